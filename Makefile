@@ -1,0 +1,42 @@
+# envcheck developer entry points. Both `install` and `test` create ./.venv when it is missing.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.dev-installed
+
+.PHONY: install test lint typecheck unit docs bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# A user install: the package and its runtime dependencies, not editable.
+install: $(BIN)/python
+	$(BIN)/python -m pip install --quiet .
+	@echo "installed: $(BIN)/envcheck  (try: $(BIN)/envcheck probe)"
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+lint: $(STAMP)
+	$(BIN)/ruff check envcheck tests scripts
+	$(BIN)/ruff format --check envcheck tests scripts
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+docs: $(STAMP)
+	$(BIN)/python scripts/gen_docs.py --check
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+test: lint typecheck docs unit
+
+bench: $(STAMP)
+	$(BIN)/python scripts/bench_probe.py
+	$(BIN)/python scripts/bench_check.py
+
+clean:
+	rm -rf $(VENV) build dist .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,70 @@
+"""``envcheck probe``: an inventory of this node (table, JSON NodeReport or Markdown)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from envcheck.errors import UsageError
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "probe",
+        help="inventory this node (never imports what it inspects)",
+        description="Inspect this node's GPU, driver, Python, packages, torch build, system, "
+        "storage, network and environment. Exit code 0 unless the input is bad.",
+    )
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print the NodeReport as JSON")
+    fmt.add_argument("--markdown", action="store_true", help="print Markdown for a bug report")
+    p.add_argument(
+        "-o", "--output", metavar="FILE", help="write the report to FILE (JSON unless --markdown)"
+    )
+    p.add_argument("--python", metavar="PATH", help="inspect the packages of another interpreter")
+    p.add_argument("--redact", action="store_true", help="replace hostnames and IP addresses")
+    p.add_argument(
+        "--timeout", type=float, default=5.0, metavar="S", help="per external command (default 5)"
+    )
+    p.set_defaults(run=run)
+
+
+def _check_python(path: str) -> str:
+    if not os.path.isfile(path) or not os.access(path, os.X_OK):
+        raise UsageError(f"--python: {path} is not an executable file")
+    return path
+
+
+def run(args: argparse.Namespace) -> int:
+    from envcheck.probes import collect
+    from envcheck.probes.context import ProbeContext
+
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    python = _check_python(args.python) if args.python else None
+    report = collect(ProbeContext(python=python, timeout=args.timeout, redact=args.redact))
+    if args.markdown:
+        from envcheck.formats.markdown import render_report
+
+        text = render_report(report)
+    elif args.json or args.output:
+        from envcheck.formats.json import dumps
+
+        text = dumps(report.to_dict())
+    else:
+        from envcheck.formats.table import console, print_report
+
+        print_report(report, console())
+        return 0
+    if args.output:
+        from envcheck.fileio import write_atomic
+
+        write_atomic(args.output, text)
+        missing = [s for s in report.SECTIONS if not getattr(report, s).is_ok]
+        note = f"; not available: {', '.join(missing)}" if missing else ""
+        sys.stderr.write(f"envcheck: wrote {args.output}{note}\n")
+    else:
+        sys.stdout.write(text)
+    return 0

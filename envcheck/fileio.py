@@ -1,0 +1,29 @@
+"""Atomic file writes: a reader sees the old file or the new one, never half of one."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from envcheck.errors import InputError
+
+
+def write_atomic(path: str | Path, text: str, *, overwrite: bool = True) -> Path:
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path()
+    if not directory.is_dir():
+        raise InputError(f"directory {directory} does not exist", where=str(target))
+    if target.exists() and not overwrite:
+        raise InputError("file exists (use --force to overwrite)", where=str(target))
+    if target.is_dir():
+        raise InputError("is a directory", where=str(target))
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target

@@ -1,0 +1,1 @@
+"""Renderers: rich tables for terminals, Markdown for bug reports, JSON for machines."""

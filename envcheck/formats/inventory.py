@@ -1,0 +1,263 @@
+"""A NodeReport as grouped, human-readable rows. Table and Markdown both render these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from envcheck.model.report import NodeReport
+from envcheck.model.section import Section
+
+Tone = Literal["normal", "muted", "warn", "bad"]
+
+KEY_PACKAGES = (
+    "torch",
+    "torchvision",
+    "torchaudio",
+    "vllm",
+    "sglang",
+    "ray",
+    "flash-attn",
+    "xformers",
+    "flashinfer-python",
+    "triton",
+    "numpy",
+    "transformers",
+    "deepspeed",
+    "pydantic",
+    "isaacsim",
+    "omnigibson",
+)
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    value: str
+    tone: Tone = "normal"
+
+
+@dataclass(frozen=True)
+class Group:
+    title: str
+    rows: tuple[Row, ...]
+
+
+def gib(n: int | None) -> str:
+    if n is None:
+        return "?"
+    return f"{n / 1024**3:.1f} GiB"
+
+
+def _mib_to_gib(n: int | None) -> str:
+    return "?" if n is None else f"{n / 1024:.1f} GiB"
+
+
+def _unavailable(section: Section[Any], what: str) -> Row:
+    tone: Tone = "bad" if section.status.value == "error" else "warn"
+    return Row(what, f"{section.status.value}: {section.reason or 'no reason given'}", tone)
+
+
+def _gpu_rows(report: NodeReport) -> list[Row]:
+    section = report.gpu
+    if not section.is_ok or section.data is None:
+        return [_unavailable(section, "GPU")]
+    info = section.data
+    driver = info.driver_version or "unknown"
+    cuda = f" (supports CUDA ≤ {info.cuda_driver_version})" if info.cuda_driver_version else ""
+    rows = [Row("driver", f"{driver}{cuda} · via {info.driver_source or section.source}")]
+    if info.gpus is None:
+        rows.append(Row("GPUs", f"unknown: {info.gpus_reason or 'not reported'}", "warn"))
+    elif not info.gpus:
+        rows.append(Row("GPUs", "none visible", "warn"))
+    for gpu in info.gpus or ():
+        cc = f"sm_{gpu.compute_capability.replace('.', '')}" if gpu.compute_capability else "sm_?"
+        used = (
+            f"{_mib_to_gib(gpu.memory_used_mib)} of {_mib_to_gib(gpu.memory_total_mib)} used"
+            if gpu.memory_total_mib is not None
+            else "memory ?"
+        )
+        procs = ""
+        tone: Tone = "normal"
+        if gpu.process_count:
+            procs = f" · {gpu.process_count} process(es) hold {_mib_to_gib(gpu.process_memory_mib)}"
+            tone = "warn"
+        persistence = {True: " · persistence on", False: " · persistence off", None: ""}[
+            gpu.persistence_mode
+        ]
+        rows.append(
+            Row(f"GPU {gpu.index}", f"{gpu.name or '?'} · {cc} · {used}{persistence}{procs}", tone)
+        )
+    rows.extend(Row("note", n, "muted") for n in section.notes)
+    return rows
+
+
+def _python_rows(report: NodeReport) -> list[Row]:
+    rows: list[Row] = []
+    py = report.python
+    if py.is_ok and py.data is not None:
+        d = py.data
+        env = f"{d.env_kind} {d.env_name!r}" if d.env_name else d.env_kind
+        rows.append(Row("Python", f"{d.version} ({d.implementation}) · {env} · {d.executable}"))
+    else:
+        rows.append(_unavailable(py, "Python"))
+    torch = report.torch
+    if torch.is_ok and torch.data is not None:
+        t = torch.data
+        cuda = f"CUDA {t.cuda}" if t.cuda else ("ROCm " + t.hip if t.hip else "CPU build")
+        if t.variant is None:
+            cuda = "build unknown"
+        rows.append(Row("torch", f"{t.version} · {cuda} · variant {t.variant or '?'}"))
+        for name in sorted(set(t.requires_cuda) | set(t.installed_cuda)):
+            pin = t.requires_cuda.get(name)
+            have = t.installed_cuda.get(name)
+            tone: Tone = "normal"
+            text = f"{have or 'not installed'}"
+            if pin:
+                text += f" (torch pins {pin})"
+            if pin and have and pin.startswith("==") and pin[2:] != have:
+                tone = "warn"
+            rows.append(Row(f"  {name}", text, tone))
+    else:
+        rows.append(Row("torch", torch.reason or torch.status.value, "muted"))
+    pkgs = report.packages
+    if pkgs.is_ok and pkgs.data is not None:
+        data = pkgs.data
+        for name in KEY_PACKAGES[1:]:
+            version = data.version(name)
+            if version:
+                rows.append(Row(name, version))
+        dupes = data.duplicates()
+        for name, copies in dupes.items():
+            where = "; ".join(f"{d.version} in {d.location}" for d in copies)
+            rows.append(Row(f"duplicate {name}", where, "warn"))
+        for broken in data.broken:
+            rows.append(Row("broken dist-info", f"{broken.path}: {broken.reason}", "warn"))
+        rows.append(Row("distributions", f"{len(data.distributions)} installed", "muted"))
+    else:
+        rows.append(_unavailable(pkgs, "packages"))
+    return rows
+
+
+def _system_rows(report: NodeReport) -> list[Row]:
+    sec = report.system
+    if not sec.is_ok or sec.data is None:
+        return [_unavailable(sec, "system")]
+    s = sec.data
+    rows = [
+        Row("OS", f"{s.os_pretty or s.os_id or '?'} · kernel {s.kernel or '?'} · {s.arch or '?'}"),
+        Row("glibc", s.glibc or "unknown"),
+        Row("CPUs", f"{s.cpu_count} ({s.cpu_affinity} usable by this process)"),
+        Row(
+            "memory",
+            f"{gib(s.memory_total_bytes)} total · {gib(s.memory_available_bytes)} available",
+        ),
+    ]
+    if s.cgroup and (s.cgroup.memory_limit_bytes or s.cgroup.cpu_limit):
+        limit = []
+        if s.cgroup.memory_limit_bytes:
+            limit.append(f"memory {gib(s.cgroup.memory_limit_bytes)}")
+        if s.cgroup.cpu_limit:
+            limit.append(f"{s.cgroup.cpu_limit:g} CPUs")
+        rows.append(Row(f"cgroup v{s.cgroup.version}", " · ".join(limit)))
+    rows.append(Row("container", f"{s.container} ({s.container_evidence})"))
+    for key, lim in sorted(s.ulimits.items()):
+        soft = "unlimited" if lim.soft < 0 else str(lim.soft)
+        hard = "unlimited" if lim.hard < 0 else str(lim.hard)
+        rows.append(Row(f"ulimit {key}", f"{soft} (hard {hard})", "muted"))
+    if s.nvcc:
+        rows.append(
+            Row(
+                "CUDA toolkit",
+                f"nvcc {s.nvcc.version or '?'} at {s.nvcc.nvcc_path} (not torch's runtime)",
+            )
+        )
+    else:
+        rows.append(
+            Row("CUDA toolkit", "no nvcc on PATH (pip wheels bring their own runtime)", "muted")
+        )
+    return rows
+
+
+def _storage_rows(report: NodeReport) -> list[Row]:
+    sec = report.storage
+    if not sec.is_ok or sec.data is None:
+        return [_unavailable(sec, "storage")]
+    rows = []
+    for disk in sec.data.disks:
+        frac = disk.used_fraction
+        tone: Tone = "normal"
+        if frac is not None and frac >= 0.95:
+            tone = "bad"
+        elif frac is not None and frac >= 0.85:
+            tone = "warn"
+        used = f"{frac * 100:.0f}% used" if frac is not None else "usage unknown"
+        where = "" if disk.exists else f" (not created yet; measured at {disk.measured_path})"
+        fs = f" · {disk.fs_type}" if disk.fs_type else ""
+        space = f"{gib(disk.free_bytes)} free of {gib(disk.total_bytes)}"
+        rows.append(Row(disk.role, f"{disk.path}{where} · {space} · {used}{fs}", tone))
+    return rows
+
+
+def _network_rows(report: NodeReport) -> list[Row]:
+    sec = report.network
+    if not sec.is_ok or sec.data is None:
+        return [_unavailable(sec, "network")]
+    n = sec.data
+    resolved = ", ".join(n.hostname_addresses) or (n.resolve_error or "nothing")
+    loop = any(a.startswith("127.") or a == "::1" for a in n.hostname_addresses)
+    rows = [
+        Row(
+            "hostname",
+            f"{n.hostname} → {resolved}",
+            "warn" if loop or n.resolve_error else "normal",
+        )
+    ]
+    for iface in n.interfaces:
+        addrs = ", ".join(iface.ipv4 + iface.ipv6) or "no address"
+        tone: Tone = "muted" if iface.state != "up" else "normal"
+        rows.append(
+            Row(
+                iface.name,
+                f"{iface.state or '?'} · {iface.kind or '?'} · mtu {iface.mtu or '?'} · {addrs}",
+                tone,
+            )
+        )
+    for dev in n.infiniband:
+        ports = ", ".join(
+            f"port {p.port} {p.state or '?'} {p.rate or ''}".strip() for p in dev.ports
+        )
+        rows.append(Row(f"IB {dev.name}", ports or "no ports"))
+    return rows
+
+
+def _env_rows(report: NodeReport) -> list[Row]:
+    sec = report.env
+    if not sec.is_ok or sec.data is None:
+        return [_unavailable(sec, "environment")]
+    rows = [Row(k, v, "muted" if k == "PATH" else "normal") for k, v in sec.data.variables.items()]
+    libs = report.libraries
+    if libs.is_ok and libs.data is not None:
+        for lib in libs.data.cuda_libraries:
+            rows.append(
+                Row(f"{lib.via} lib", f"{lib.name} {lib.version or '?'} at {lib.path}", "warn")
+            )
+    return rows or [Row("variables", "none of the steering variables are set", "muted")]
+
+
+def inventory(report: NodeReport) -> list[Group]:
+    return [
+        Group("GPU / driver", tuple(_gpu_rows(report))),
+        Group("Python & key packages", tuple(_python_rows(report))),
+        Group("System", tuple(_system_rows(report))),
+        Group("Storage", tuple(_storage_rows(report))),
+        Group("Network", tuple(_network_rows(report))),
+        Group("Environment", tuple(_env_rows(report))),
+    ]
+
+
+def headline(report: NodeReport) -> str:
+    origin = report.origin.kind + (f" {report.origin.detail}" if report.origin.detail else "")
+    return (
+        f"node {report.node} · {origin} · {report.created_at} · envcheck {report.envcheck_version}"
+    )

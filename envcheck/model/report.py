@@ -1,0 +1,314 @@
+"""NodeReport: everything envcheck knows about one node, as frozen typed records.
+
+A report is produced by probing a node, by declaring one (``--spec``), by parsing text another
+tool wrote, or by a remote node in a cluster. Rules read only this. ``None`` always means
+"unknown"; a section that could not be read says why.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from packaging.utils import canonicalize_name
+
+from envcheck.errors import CodecError, ReportError
+from envcheck.model.codec import from_dict, to_dict
+from envcheck.model.section import Section, Status
+
+SCHEMA_VERSION = 1
+UNLIMITED = -1  # value of a ulimit that is "unlimited"
+
+
+@dataclass(frozen=True)
+class Gpu:
+    index: int
+    name: str | None = None
+    uuid_hash: str | None = None
+    compute_capability: str | None = None
+    memory_total_mib: int | None = None
+    memory_used_mib: int | None = None
+    persistence_mode: bool | None = None
+    process_count: int | None = None
+    process_memory_mib: int | None = None
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    driver_version: str | None = None
+    cuda_driver_version: str | None = None  # the newest CUDA the driver supports
+    nvml_version: str | None = None
+    driver_source: str | None = None
+    gpus: tuple[Gpu, ...] | None = None  # None: the GPU list is unknown (see gpus_reason)
+    gpus_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class PythonInfo:
+    version: str
+    implementation: str = "CPython"
+    executable: str | None = None
+    prefix: str | None = None
+    base_prefix: str | None = None
+    env_kind: Literal["venv", "conda", "system", "unknown"] = "unknown"
+    env_name: str | None = None
+    markers: dict[str, str] = field(default_factory=dict)
+    sys_path: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Distribution:
+    name: str
+    version: str
+    location: str | None = None
+    installer: str | None = None
+    requires: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return canonicalize_name(self.name)
+
+
+@dataclass(frozen=True)
+class BrokenDistribution:
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class PackagesInfo:
+    """Distributions in sys.path order; a name found twice means a shadowed copy."""
+
+    distributions: tuple[Distribution, ...] = ()
+    broken: tuple[BrokenDistribution, ...] = ()
+    search_path: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def _index(self) -> dict[str, Distribution]:
+        index: dict[str, Distribution] = {}
+        for dist in self.distributions:
+            index.setdefault(dist.key, dist)
+        return index
+
+    def get(self, name: str) -> Distribution | None:
+        """The copy of ``name`` that an import would find (first on sys.path)."""
+        return self._index.get(canonicalize_name(name))
+
+    def version(self, name: str) -> str | None:
+        dist = self.get(name)
+        return dist.version if dist else None
+
+    def duplicates(self) -> dict[str, tuple[Distribution, ...]]:
+        seen: dict[str, list[Distribution]] = {}
+        for dist in self.distributions:
+            seen.setdefault(dist.key, []).append(dist)
+        return {k: tuple(v) for k, v in seen.items() if len(v) > 1}
+
+
+@dataclass(frozen=True)
+class TorchBuild:
+    version: str
+    local_label: str | None = None  # "cu121", "cpu", "rocm6.2" (PyPI wheels have none)
+    cuda: str | None = None  # torch.version.cuda, read from torch/version.py
+    hip: str | None = None
+    git_version: str | None = None
+    variant: str | None = None  # "cu121", "cpu", "rocm6.2": from the label or from `cuda`
+    location: str | None = None
+    version_file: str | None = None
+    requires_cuda: dict[str, str] = field(default_factory=dict)  # torch's own pins for this node
+    installed_cuda: dict[str, str] = field(default_factory=dict)  # nvidia-* wheels installed
+    cxx11_abi: bool | None = None
+
+
+@dataclass(frozen=True)
+class Limit:
+    soft: int  # UNLIMITED (-1) for "unlimited"
+    hard: int
+
+
+@dataclass(frozen=True)
+class CgroupInfo:
+    version: int | None = None
+    memory_limit_bytes: int | None = None  # None: no limit set
+    cpu_limit: float | None = None  # CPUs allowed by the quota; None: no quota
+
+
+@dataclass(frozen=True)
+class Toolkit:
+    nvcc_path: str
+    version: str | None = None  # nvcc's release, e.g. "12.1": the toolkit, not torch's runtime
+
+
+@dataclass(frozen=True)
+class SystemInfo:
+    os_id: str | None = None
+    os_version: str | None = None
+    os_pretty: str | None = None
+    kernel: str | None = None
+    arch: str | None = None
+    glibc: str | None = None
+    cpu_count: int | None = None
+    cpu_affinity: int | None = None
+    memory_total_bytes: int | None = None
+    memory_available_bytes: int | None = None
+    cgroup: CgroupInfo | None = None
+    container: str | None = None  # "docker", "podman", "kubernetes", ...; "none" when not in one
+    container_evidence: str | None = None
+    ulimits: dict[str, Limit] = field(default_factory=dict)
+    nvcc: Toolkit | None = None
+
+
+@dataclass(frozen=True)
+class DiskUsage:
+    role: str  # "tmp", "ray_tmp", "hf_cache", "torch_cache", "dev_shm"
+    path: str
+    measured_path: str | None = None  # nearest existing ancestor actually measured
+    exists: bool = True
+    total_bytes: int | None = None
+    free_bytes: int | None = None
+    fs_type: str | None = None
+
+    @property
+    def used_fraction(self) -> float | None:
+        if not self.total_bytes or self.free_bytes is None:
+            return None
+        return max(0.0, min(1.0, 1.0 - self.free_bytes / self.total_bytes))
+
+
+@dataclass(frozen=True)
+class StorageInfo:
+    disks: tuple[DiskUsage, ...] = ()
+
+    def by_role(self, role: str) -> DiskUsage | None:
+        return next((d for d in self.disks if d.role == role), None)
+
+
+@dataclass(frozen=True)
+class SharedLibrary:
+    name: str  # "libcublas", "libcudart", ...
+    path: str
+    version: str | None = None
+    via: str = "LD_LIBRARY_PATH"
+
+
+@dataclass(frozen=True)
+class LibrariesInfo:
+    ld_library_path: tuple[str, ...] = ()
+    ld_preload: tuple[str, ...] = ()
+    cuda_libraries: tuple[SharedLibrary, ...] = ()
+
+
+@dataclass(frozen=True)
+class Interface:
+    name: str
+    state: str | None = None  # "up", "down", "unknown"
+    mtu: int | None = None
+    ipv4: tuple[str, ...] = ()  # "10.0.0.5/24" or "10.0.0.5"
+    ipv6: tuple[str, ...] = ()
+    kind: str | None = None  # "loopback", "ether", "bridge", "veth", "infiniband", "virtual", ...
+
+
+@dataclass(frozen=True)
+class IbPort:
+    port: int
+    state: str | None = None
+    rate: str | None = None
+    link_layer: str | None = None
+
+
+@dataclass(frozen=True)
+class IbDevice:
+    name: str
+    ports: tuple[IbPort, ...] = ()
+
+
+@dataclass(frozen=True)
+class NetworkInfo:
+    hostname: str | None = None
+    hostname_addresses: tuple[str, ...] = ()  # what the hostname resolves to
+    resolve_error: str | None = None
+    interfaces: tuple[Interface, ...] = ()
+    infiniband: tuple[IbDevice, ...] = ()
+
+    def interface(self, name: str) -> Interface | None:
+        return next((i for i in self.interfaces if i.name == name), None)
+
+
+@dataclass(frozen=True)
+class EnvInfo:
+    variables: dict[str, str] = field(default_factory=dict)
+    redacted: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Origin:
+    kind: Literal["probe", "declared", "ingested", "remote", "saved"] = "probe"
+    detail: str | None = None
+
+
+def _missing(what: str) -> Any:
+    return field(default_factory=lambda: Section(Status.UNAVAILABLE, reason=f"{what} not recorded"))
+
+
+@dataclass(frozen=True)
+class NodeReport:
+    node: str
+    envcheck_version: str
+    created_at: str
+    origin: Origin = field(default_factory=Origin)
+    redacted: bool = False
+    schema: int = SCHEMA_VERSION
+    gpu: Section[GpuInfo] = _missing("GPU facts")
+    python: Section[PythonInfo] = _missing("Python facts")
+    packages: Section[PackagesInfo] = _missing("installed packages")
+    torch: Section[TorchBuild] = _missing("torch build")
+    system: Section[SystemInfo] = _missing("system facts")
+    storage: Section[StorageInfo] = _missing("storage facts")
+    libraries: Section[LibrariesInfo] = _missing("shared libraries")
+    network: Section[NetworkInfo] = _missing("network facts")
+    env: Section[EnvInfo] = _missing("environment variables")
+
+    SECTIONS = (
+        "gpu",
+        "python",
+        "packages",
+        "torch",
+        "system",
+        "storage",
+        "libraries",
+        "network",
+        "env",
+    )
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = to_dict(self)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Any, *, where: str | None = None) -> NodeReport:
+        """Load a report (or the first report of a ``check --json`` envelope)."""
+        if isinstance(data, Mapping) and "data" in data and "command" in data:
+            reports = (
+                data.get("data", {}).get("reports") if isinstance(data["data"], Mapping) else None
+            )
+            if not reports:
+                raise ReportError("JSON envelope holds no reports", where=where)
+            data = reports[0]
+        if not isinstance(data, Mapping):
+            raise ReportError("expected a JSON object (a NodeReport)", where=where)
+        schema = data.get("schema")
+        if schema != SCHEMA_VERSION:
+            raise ReportError(
+                f"unsupported report schema {schema!r} (this envcheck reads {SCHEMA_VERSION})",
+                where=where,
+                key="schema",
+            )
+        try:
+            return from_dict(cls, data, strict=False)
+        except CodecError as exc:
+            raise ReportError(exc.message, where=where, key=exc.path) from None
+
+    def with_sections(self, **sections: Any) -> NodeReport:
+        return replace(self, **sections)

@@ -1,0 +1,52 @@
+"""A probe's outcome: facts, or the reason there are none."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class Status(str, enum.Enum):
+    """``ok``: facts were read. ``unavailable``: the thing is absent (no GPU, not installed,
+    not declared). ``error``: it should have been readable but reading failed."""
+
+    OK = "ok"
+    UNAVAILABLE = "unavailable"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class Section(Generic[T]):
+    """One part of a NodeReport. ``data`` is set exactly when ``status`` is ok."""
+
+    status: Status
+    data: T | None = None
+    reason: str | None = None
+    source: str | None = None
+    duration_ms: float | None = None
+    notes: tuple[str, ...] = ()
+
+    @classmethod
+    def ok(cls, data: T, *, source: str | None = None, notes: tuple[str, ...] = ()) -> Section[T]:
+        return cls(Status.OK, data=data, source=source, notes=notes)
+
+    @classmethod
+    def unavailable(cls, reason: str, *, source: str | None = None) -> Section[T]:
+        return cls(Status.UNAVAILABLE, reason=reason, source=source)
+
+    @classmethod
+    def error(cls, reason: str, *, source: str | None = None) -> Section[T]:
+        return cls(Status.ERROR, reason=reason, source=source)
+
+    @property
+    def is_ok(self) -> bool:
+        return self.status is Status.OK and self.data is not None
+
+    def describe(self) -> str:
+        """``ok``, or ``unavailable (reason)`` / ``error (reason)``."""
+        if self.is_ok:
+            return "ok"
+        return f"{self.status.value} ({self.reason})" if self.reason else self.status.value

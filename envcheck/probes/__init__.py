@@ -1,0 +1,93 @@
+"""Probe this node into a NodeReport. Probes run concurrently; none can sink the others."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import Any, TypeVar
+
+from envcheck import __version__
+from envcheck.model.report import NodeReport, Origin
+from envcheck.model.section import Section
+from envcheck.probes.context import ProbeContext
+
+T = TypeVar("T")
+
+
+def guarded(name: str, fn: Callable[..., Section[Any]], *args: Any) -> Section[Any]:
+    """Run one probe, time it, and turn any unexpected exception into an error section."""
+    start = time.perf_counter()
+    try:
+        section = fn(*args)
+    except Exception as exc:  # a probe must never raise to its caller
+        section = Section.error(f"{name} probe failed: {type(exc).__name__}: {exc}")
+    elapsed = round((time.perf_counter() - start) * 1000, 2)
+    return replace(section, duration_ms=elapsed)
+
+
+def _python_chain(ctx: ProbeContext) -> tuple[Section[Any], Section[Any], Section[Any]]:
+    from envcheck.probes.python_env import interpreter_facts, probe_packages, probe_python
+    from envcheck.probes.torch_build import probe_torch
+
+    start = time.perf_counter()
+    try:
+        facts: dict[str, Any] | str = interpreter_facts(ctx)
+    except Exception as exc:
+        facts = f"interpreter facts failed: {type(exc).__name__}: {exc}"
+    facts_ms = (time.perf_counter() - start) * 1000
+    python = guarded("python", probe_python, facts)
+    python = replace(python, duration_ms=round((python.duration_ms or 0) + facts_ms, 2))
+    packages = guarded("packages", probe_packages, facts)
+    markers = python.data.markers if python.is_ok and python.data else {}
+    torch = guarded("torch", probe_torch, packages, markers)
+    return python, packages, torch
+
+
+def collect(ctx: ProbeContext | None = None) -> NodeReport:
+    """Probe the node described by ``ctx`` (this one by default)."""
+    from envcheck.probes.environment import probe_env
+    from envcheck.probes.gpu import probe_gpu
+    from envcheck.probes.libraries import probe_libraries
+    from envcheck.probes.network import probe_network
+    from envcheck.probes.storage import probe_storage
+    from envcheck.probes.system import probe_system
+
+    ctx = ctx or ProbeContext()
+    simple: dict[str, Callable[[ProbeContext], Section[Any]]] = {
+        "gpu": probe_gpu,
+        "system": probe_system,
+        "storage": probe_storage,
+        "libraries": probe_libraries,
+        "network": probe_network,
+        "env": probe_env,
+    }
+    with ThreadPoolExecutor(max_workers=4, thread_name_prefix="envcheck-probe") as pool:
+        chain = pool.submit(_python_chain, ctx)
+        futures = {name: pool.submit(guarded, name, fn, ctx) for name, fn in simple.items()}
+        sections = {name: f.result() for name, f in futures.items()}
+        python, packages, torch = chain.result()
+    network = sections["network"]
+    node = network.data.hostname if network.is_ok and network.data else None
+    report = NodeReport(
+        node=node or "unknown",
+        envcheck_version=__version__,
+        created_at=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        origin=Origin(kind="probe", detail=ctx.python),
+        python=python,
+        packages=packages,
+        torch=torch,
+        gpu=sections["gpu"],
+        system=sections["system"],
+        storage=sections["storage"],
+        libraries=sections["libraries"],
+        network=sections["network"],
+        env=sections["env"],
+    )
+    if ctx.redact:
+        from envcheck.redact import anonymize
+
+        report = anonymize(report)
+    return report

@@ -1,0 +1,274 @@
+"""GPU and driver: NVML first; then /proc and /sys for the driver and nvidia-smi for the GPUs.
+
+Every NVML call that fails leaves its field unknown; nothing here raises to the caller.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import re
+import time
+from typing import Any
+
+from envcheck.model.report import Gpu, GpuInfo
+from envcheck.model.section import Section
+from envcheck.probes.context import ProbeContext
+from envcheck.probes.run import run, which
+
+_MIB = 1024 * 1024
+
+
+def hash_uuid(uuid: str) -> str:
+    """GPU UUIDs identify hardware; reports carry a short stable hash instead."""
+    return hashlib.sha256(uuid.strip().encode()).hexdigest()[:12]
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def cuda_version_from_int(value: int) -> str | None:
+    """NVML/cuDriverGetVersion encode CUDA 12.4 as 12040."""
+    if value <= 0:
+        return None
+    return f"{value // 1000}.{(value % 1000) // 10}"
+
+
+def probe_gpu(ctx: ProbeContext) -> Section[GpuInfo]:
+    nvml = _probe_nvml()
+    if isinstance(nvml, GpuInfo):
+        return Section.ok(nvml, source="nvml")
+    return _probe_fallback(ctx, nvml_reason=nvml)
+
+
+# --- NVML -------------------------------------------------------------------------------------
+
+
+def _nvml_error_reason(pynvml: Any, exc: Exception) -> str:
+    code = getattr(exc, "value", None)
+    if code == getattr(pynvml, "NVML_ERROR_LIBRARY_NOT_FOUND", 12):
+        return "NVML library (libnvidia-ml.so.1) not found"
+    if code == getattr(pynvml, "NVML_ERROR_DRIVER_NOT_LOADED", 9):
+        return "NVIDIA driver not loaded"
+    return f"NVML: {exc}" if str(exc) else f"NVML error {code}"
+
+
+def _probe_nvml() -> GpuInfo | str:
+    """GpuInfo from NVML, or the reason NVML could not be used."""
+    try:
+        import pynvml
+    except ImportError as exc:
+        return f"nvidia-ml-py not importable ({exc})"
+    nvml_error: type[Exception] = getattr(pynvml, "NVMLError", Exception)
+    try:
+        pynvml.nvmlInit()
+    except nvml_error as exc:
+        return _nvml_error_reason(pynvml, exc)
+    except OSError as exc:
+        return f"NVML could not be loaded ({exc})"
+    try:
+        return _read_nvml(pynvml, nvml_error)
+    finally:
+        with contextlib.suppress(nvml_error):
+            pynvml.nvmlShutdown()
+
+
+def _call(nvml_error: type[Exception], fn: Any, *args: Any) -> Any:
+    try:
+        return fn(*args)
+    except nvml_error:
+        return None
+
+
+def _read_nvml(pynvml: Any, nvml_error: type[Exception]) -> GpuInfo | str:
+    driver = _call(nvml_error, pynvml.nvmlSystemGetDriverVersion)
+    cuda_int = None
+    for name in ("nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"):
+        fn = getattr(pynvml, name, None)
+        if fn is not None:
+            cuda_int = _call(nvml_error, fn)
+            if cuda_int:
+                break
+    nvml_version = _call(nvml_error, pynvml.nvmlSystemGetNVMLVersion)
+    try:
+        count = int(pynvml.nvmlDeviceGetCount())
+    except nvml_error as exc:
+        return GpuInfo(
+            driver_version=_text(driver) if driver else None,
+            cuda_driver_version=cuda_version_from_int(int(cuda_int)) if cuda_int else None,
+            nvml_version=_text(nvml_version) if nvml_version else None,
+            driver_source="nvml",
+            gpus=None,
+            gpus_reason=_nvml_error_reason(pynvml, exc),
+        )
+    gpus = tuple(_read_device(pynvml, nvml_error, i) for i in range(count))
+    return GpuInfo(
+        driver_version=_text(driver) if driver else None,
+        cuda_driver_version=cuda_version_from_int(int(cuda_int)) if cuda_int else None,
+        nvml_version=_text(nvml_version) if nvml_version else None,
+        driver_source="nvml",
+        gpus=gpus,
+    )
+
+
+def _read_device(pynvml: Any, nvml_error: type[Exception], index: int) -> Gpu:
+    handle = _call(nvml_error, pynvml.nvmlDeviceGetHandleByIndex, index)
+    if handle is None:
+        return Gpu(index=index)
+    name = _call(nvml_error, pynvml.nvmlDeviceGetName, handle)
+    uuid = _call(nvml_error, pynvml.nvmlDeviceGetUUID, handle)
+    cc = _call(nvml_error, pynvml.nvmlDeviceGetCudaComputeCapability, handle)
+    mem = _call(nvml_error, pynvml.nvmlDeviceGetMemoryInfo, handle)
+    persistence = _call(nvml_error, pynvml.nvmlDeviceGetPersistenceMode, handle)
+    procs = None
+    for fn_name in (
+        "nvmlDeviceGetComputeRunningProcesses",
+        "nvmlDeviceGetComputeRunningProcesses_v2",
+    ):
+        fn = getattr(pynvml, fn_name, None)
+        if fn is not None:
+            procs = _call(nvml_error, fn, handle)
+            if procs is not None:
+                break
+    graphics = None
+    if hasattr(pynvml, "nvmlDeviceGetGraphicsRunningProcesses"):
+        graphics = _call(nvml_error, pynvml.nvmlDeviceGetGraphicsRunningProcesses, handle)
+    process_count = process_mib = None
+    if procs is not None or graphics is not None:
+        by_pid: dict[int, int] = {}
+        for proc in list(procs or []) + list(graphics or []):
+            used = getattr(proc, "usedGpuMemory", None)
+            by_pid[int(proc.pid)] = max(by_pid.get(int(proc.pid), 0), int(used or 0))
+        process_count = len(by_pid)
+        process_mib = sum(by_pid.values()) // _MIB
+    return Gpu(
+        index=index,
+        name=_text(name) if name is not None else None,
+        uuid_hash=hash_uuid(_text(uuid)) if uuid else None,
+        compute_capability=f"{cc[0]}.{cc[1]}" if cc else None,
+        memory_total_mib=int(mem.total) // _MIB if mem is not None else None,
+        memory_used_mib=int(mem.used) // _MIB if mem is not None else None,
+        persistence_mode=bool(persistence) if persistence is not None else None,
+        process_count=process_count,
+        process_memory_mib=process_mib,
+    )
+
+
+# --- fallbacks: /proc, /sys, nvidia-smi ---------------------------------------------------------
+
+_PROC_VERSION = re.compile(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+\.\d+(?:\.\d+)?)")
+_QUERY_FIELDS = (
+    "index",
+    "name",
+    "uuid",
+    "driver_version",
+    "memory.total",
+    "memory.used",
+    "persistence_mode",
+    "compute_cap",
+)
+
+
+def driver_from_files(ctx: ProbeContext) -> tuple[str | None, str | None]:
+    """(driver version, file it came from) from /proc/driver/nvidia/version or /sys/module."""
+    text = ctx.read_text("/proc/driver/nvidia/version")
+    if text:
+        match = _PROC_VERSION.search(text)
+        if match:
+            return match.group(1), "/proc/driver/nvidia/version"
+    text = ctx.read_text("/sys/module/nvidia/version")
+    if text and text.strip():
+        return text.strip(), "/sys/module/nvidia/version"
+    return None, None
+
+
+def _na(value: str) -> str | None:
+    value = value.strip()
+    if not value or value.startswith("[") or value in ("N/A", "Unknown Error"):
+        return None
+    return value
+
+
+def _int_or_none(value: str) -> int | None:
+    value_na = _na(value)
+    try:
+        return int(float(value_na)) if value_na is not None else None
+    except ValueError:
+        return None
+
+
+def parse_query_gpu(text: str, fields: tuple[str, ...]) -> list[dict[str, str | None]]:
+    """Rows of ``nvidia-smi --query-gpu=... --format=csv,noheader,nounits``."""
+    rows = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        values = [v.strip() for v in line.split(",")]
+        if len(values) != len(fields):
+            continue
+        rows.append({f: _na(v) for f, v in zip(fields, values, strict=True)})
+    return rows
+
+
+def gpus_from_rows(rows: list[dict[str, str | None]]) -> tuple[str | None, tuple[Gpu, ...]]:
+    driver = None
+    gpus = []
+    for position, row in enumerate(rows):
+        driver = driver or row.get("driver_version")
+        persistence = row.get("persistence_mode")
+        uuid = row.get("uuid")
+        index = _int_or_none(row.get("index") or "")
+        gpus.append(
+            Gpu(
+                index=index if index is not None else position,
+                name=row.get("name"),
+                uuid_hash=hash_uuid(uuid) if uuid else None,
+                compute_capability=row.get("compute_cap"),
+                memory_total_mib=_int_or_none(row.get("memory.total") or ""),
+                memory_used_mib=_int_or_none(row.get("memory.used") or ""),
+                persistence_mode=(persistence.lower() == "enabled") if persistence else None,
+            )
+        )
+    return driver, tuple(gpus)
+
+
+def _nvidia_smi(ctx: ProbeContext, deadline: float) -> tuple[str | None, tuple[Gpu, ...]] | str:
+    exe = which("nvidia-smi", ctx.env)
+    if exe is None:
+        return "nvidia-smi not on PATH"
+    fields: tuple[str, ...] = _QUERY_FIELDS
+    for _attempt in range(2):
+        remaining = max(0.1, deadline - time.monotonic())
+        result = run(
+            [exe, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"],
+            timeout=remaining,
+            env=ctx.env,
+        )
+        if result.ok:
+            return gpus_from_rows(parse_query_gpu(result.stdout, fields))
+        if result.problem is None and "compute_cap" in (result.stdout + result.stderr):
+            fields = tuple(f for f in fields if f != "compute_cap")  # drivers before 510
+            continue
+        return f"nvidia-smi {result.describe_failure()}"
+    return "nvidia-smi rejected the query"
+
+
+def _probe_fallback(ctx: ProbeContext, *, nvml_reason: str) -> Section[GpuInfo]:
+    deadline = time.monotonic() + ctx.timeout
+    driver, driver_file = driver_from_files(ctx)
+    smi = _nvidia_smi(ctx, deadline)
+    if isinstance(smi, str):
+        if driver is None:
+            why = f"{nvml_reason}; no /proc/driver/nvidia/version; {smi}"
+            return Section.unavailable(why, source="nvml, /proc, nvidia-smi")
+        info = GpuInfo(driver_version=driver, driver_source=driver_file, gpus_reason=smi)
+        return Section.ok(info, source=driver_file, notes=(nvml_reason,))
+    smi_driver, gpus = smi
+    info = GpuInfo(
+        driver_version=driver or smi_driver,
+        driver_source=driver_file or "nvidia-smi",
+        gpus=gpus,
+    )
+    notes = (nvml_reason, "CUDA driver version is not reported without NVML")
+    return Section.ok(info, source="nvidia-smi", notes=notes)

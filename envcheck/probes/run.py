@@ -1,0 +1,87 @@
+"""Subprocesses for probes: argv lists, a hard timeout, never a shell, never an exception."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RunResult:
+    argv: tuple[str, ...]
+    returncode: int | None = None
+    stdout: str = ""
+    stderr: str = ""
+    problem: str | None = None  # "not found", "timed out after 5 s", "could not start: ..."
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None and self.returncode == 0
+
+    def describe_failure(self) -> str:
+        if self.problem:
+            return self.problem
+        detail = (self.stderr or self.stdout).strip().splitlines()
+        tail = detail[-1][:200] if detail else ""
+        return f"exited with {self.returncode}" + (f": {tail}" if tail else "")
+
+
+def which(command: str, env: Mapping[str, str]) -> str | None:
+    """Find ``command`` on the PATH of ``env`` (not of this process)."""
+    return shutil.which(command, path=env.get("PATH", os.defpath))
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+) -> RunResult:
+    """Run argv; a missing program, a hang or a crash becomes ``problem``, not an exception.
+
+    The child gets its own process group, and on timeout the whole group is killed, so a
+    wrapper script whose grandchild hangs cannot keep us waiting on its pipes. A child stuck
+    in the kernel (a wedged driver) is abandoned after a short grace period.
+    """
+    args = tuple(argv)
+    try:
+        proc = subprocess.Popen(
+            args,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            errors="replace",
+            env=dict(env) if env is not None else None,
+            start_new_session=True,
+        )
+    except FileNotFoundError:
+        return RunResult(args, problem=f"{args[0]} not found")
+    except OSError as exc:
+        return RunResult(args, problem=f"could not start {args[0]}: {exc.strerror or exc}")
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        try:
+            proc.communicate(timeout=_GRACE_S)
+        except subprocess.TimeoutExpired:
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
+        return RunResult(args, problem=f"timed out after {timeout:g} s")
+    return RunResult(args, proc.returncode, stdout, stderr)
+
+
+_GRACE_S = 1.0
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
