@@ -73,7 +73,7 @@ def run(
             for stream in (proc.stdout, proc.stderr):
                 if stream is not None:
                     stream.close()
-        return RunResult(args, problem=f"timed out after {timeout:g} s")
+        return RunResult(args, problem=f"timed out after {round(timeout, 1):g} s")
     return RunResult(args, proc.returncode, stdout, stderr)
 
 

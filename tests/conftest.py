@@ -1,0 +1,136 @@
+"""Shared fixtures: staged system trees, the fake pynvml, fake executables, the CLI."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from envcheck.probes.context import ProbeContext
+
+TESTS = Path(__file__).parent
+FAKES = TESTS / "fakes"
+FIXTURES = TESTS / "fixtures"
+REPO = TESTS.parent
+
+
+def load_fake_pynvml() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("pynvml", FAKES / "pynvml.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def fake_nvml(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], ModuleType]:
+    """Install the fake pynvml describing the named scenario (see fakes/nvml_scenarios.py)."""
+
+    def use(scenario: str) -> ModuleType:
+        monkeypatch.setenv("FAKE_PYNVML_SCENARIO", scenario)
+        module = load_fake_pynvml()
+        monkeypatch.setitem(sys.modules, "pynvml", module)
+        return module
+
+    return use
+
+
+@dataclass
+class Stage:
+    """A staged filesystem root for probes: /proc, /sys, /etc and /dev under ``root``."""
+
+    root: Path
+    bin: Path
+
+    def write(self, path: str, text: str) -> Path:
+        target = self.root / path.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        return target
+
+    def copy_fixture(self, name: str, path: str) -> Path:
+        return self.write(path, (FIXTURES / "system" / name).read_text(encoding="utf-8"))
+
+    def mkdir(self, path: str) -> Path:
+        target = self.root / path.lstrip("/")
+        target.mkdir(parents=True, exist_ok=True)
+        return target
+
+    def executable(self, name: str, script: str) -> Path:
+        """A fake program on this stage's PATH (e.g. nvidia-smi)."""
+        target = self.bin / name
+        target.write_text(script, encoding="utf-8")
+        target.chmod(target.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        return target
+
+    def ctx(self, env: dict[str, str] | None = None, **kwargs: Any) -> ProbeContext:
+        full_env = {"PATH": f"{self.bin}:/usr/bin:/bin", "HOME": str(self.root / "home")}
+        full_env.update(env or {})
+        kwargs.setdefault("timeout", 2.0)
+        kwargs.setdefault("addresses", lambda: {})
+        kwargs.setdefault("resolver", lambda host: ["10.0.0.5"])
+        kwargs.setdefault("hostname", lambda: "node-a")
+        return ProbeContext(root=self.root, env=full_env, **kwargs)
+
+
+@pytest.fixture
+def stage(tmp_path: Path) -> Stage:
+    root = tmp_path / "root"
+    root.mkdir()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    return Stage(root=root, bin=bin_dir)
+
+
+def cli_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("FAKE_PYNVML_SCENARIO", None)
+    env.pop("FAKE_PYNVML_JSON", None)
+    env.update(extra)
+    return env
+
+
+@dataclass
+class CliResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+def run_cli(
+    *args: str,
+    env: dict[str, str] | None = None,
+    stdin: str | None = None,
+    cwd: Path | None = None,
+    timeout: float = 120,
+) -> CliResult:
+    """Run ``python -m envcheck`` in a subprocess, as a user would."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "envcheck", *args],
+        capture_output=True,
+        text=True,
+        env=env if env is not None else cli_env(),
+        input=stdin,
+        cwd=cwd,
+        timeout=timeout,
+        check=False,
+    )
+    return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture
+def cli() -> Iterator[Callable[..., CliResult]]:
+    yield run_cli
