@@ -40,7 +40,9 @@ def make_egg_info(site: Path, name: str, version: str, requires: tuple[str, ...]
     site.mkdir(parents=True, exist_ok=True)
     info = site / f"{name}.egg-info"
     info.mkdir()
-    (info / "PKG-INFO").write_text(f"Metadata-Version: 1.2\nName: {name}\nVersion: {version}\n", encoding="utf-8")
+    (info / "PKG-INFO").write_text(
+        f"Metadata-Version: 1.2\nName: {name}\nVersion: {version}\n", encoding="utf-8"
+    )
     if requires:
         (info / "requires.txt").write_text("\n".join(requires) + "\n", encoding="utf-8")
     return info
@@ -74,7 +76,9 @@ TORCH_24_REQUIRES = (
 )
 
 
-def make_fake_torch(site: Path, version: str = "2.4.0", cuda: str | None = "12.1", *, raise_on_import: bool = True) -> Path:
+def make_fake_torch(
+    site: Path, version: str = "2.4.0", cuda: str | None = "12.1", *, raise_on_import: bool = True
+) -> Path:
     """A torch distribution whose package raises when imported and whose version.py is real-format."""
     init = "raise RuntimeError('envcheck must never import torch')\n" if raise_on_import else ""
     return make_dist(

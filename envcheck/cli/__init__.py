@@ -26,7 +26,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from envcheck.cli import probe
+    from envcheck.cli import check, explain, matrix_cmd, probe, rules_cmd
 
     parser = _Parser(
         prog="envcheck",
@@ -35,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"envcheck {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for module in (probe,):
+    for module in (check, probe, explain, rules_cmd, matrix_cmd):
         module.add_parser(sub)
     return parser
 
@@ -44,7 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
-        args = parser.parse_args(["probe", *(argv or sys.argv[1:])])
+        args = parser.parse_args(["check", *(argv if argv is not None else sys.argv[1:])])
     try:
         code: int = args.run(args)
         return code

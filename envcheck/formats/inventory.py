@@ -261,3 +261,34 @@ def headline(report: NodeReport) -> str:
     return (
         f"node {report.node} · {origin} · {report.created_at} · envcheck {report.envcheck_version}"
     )
+
+
+def summary_line(report: NodeReport) -> str:
+    """One line of the facts a reader needs to judge the findings."""
+    parts: list[str] = []
+    gpu = report.gpu
+    if gpu.is_ok and gpu.data is not None:
+        names: dict[str, int] = {}
+        for g in gpu.data.gpus or ():
+            names[g.name or "GPU"] = names.get(g.name or "GPU", 0) + 1
+        listed = ", ".join(f"{n} x{c}" if c > 1 else n for n, c in names.items())
+        parts.append(listed or ("GPUs unknown" if gpu.data.gpus is None else "no GPUs"))
+        if gpu.data.driver_version:
+            cuda = (
+                f" (CUDA <= {gpu.data.cuda_driver_version})" if gpu.data.cuda_driver_version else ""
+            )
+            parts.append(f"driver {gpu.data.driver_version}{cuda}")
+    else:
+        parts.append("no GPU facts")
+    if report.python.is_ok and report.python.data is not None:
+        parts.append(f"Python {report.python.data.version}")
+    if report.torch.is_ok and report.torch.data is not None:
+        t = report.torch.data
+        build = f" ({t.variant})" if t.variant and "+" not in t.version else ""
+        parts.append(f"torch {t.version}{build}")
+    if report.packages.is_ok and report.packages.data is not None:
+        for name in ("vllm", "ray", "flash-attn", "numpy"):
+            version = report.packages.data.version(name)
+            if version:
+                parts.append(f"{name} {version}")
+    return " · ".join(parts)

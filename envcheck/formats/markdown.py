@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from envcheck.formats.inventory import Group, headline, inventory
+from envcheck.formats.inventory import Group, headline, inventory, summary_line
+from envcheck.model.finding import CheckResult, Severity
 from envcheck.model.report import NodeReport
+from envcheck.rules.base import FAMILIES, Rule
 
 _LONG = {"Environment"}
 
@@ -36,4 +38,52 @@ def render_report(report: NodeReport) -> str:
             ]
         else:
             out += [f"### {group.title}", "", *_table(group), ""]
+    return "\n".join(out)
+
+
+def render_check(
+    reports: tuple[NodeReport, ...],
+    result: CheckResult,
+    threshold: Severity,
+    *,
+    verbose: bool = False,
+) -> str:
+    out = ["## envcheck check", ""]
+    for report in reports:
+        out += [f"`{headline(report)}`", "", summary_line(report), ""]
+    if not result.findings:
+        out += ["No problems found.", ""]
+    else:
+        out += ["| severity | code | finding | fix |", "|---|---|---|---|"]
+        for f in result.findings:
+            fix = ""
+            if f.fix is not None:
+                commands = "<br>".join(f"`{_cell(c)}`" for c in f.fix.commands)
+                fix = f"{_cell(f.fix.summary)} ({f.fix.applicability})" + (
+                    f"<br>{commands}" if commands else ""
+                )
+            out.append(
+                f"| {f.severity.value} | {f.code} | **{_cell(f.title)}**<br>{_cell(f.message)} | {fix} |"
+            )
+        out.append("")
+    if verbose and result.skipped:
+        out += ["<details><summary>Skipped rules</summary>", ""]
+        out += [f"- {s.code}: {_cell(s.reason)}" for s in result.skipped]
+        out += ["", "</details>", ""]
+    return "\n".join(out)
+
+
+def render_rule(rule: Rule, *, heading: str = "##") -> str:
+    """A rule's documentation: the text of `envcheck explain` and of docs/rules.md."""
+    origin = "matrix data rule" if rule.origin == "matrix" else "code rule"
+    verified = "" if rule.verified else " · evidence partly UNVERIFIED"
+    family = FAMILIES.get(rule.family, rule.family)
+    out = [
+        f"{heading} {rule.code}: {rule.title}",
+        "",
+        f"*{rule.name}* · default severity **{rule.severity.value}** · {family} · {origin}{verified}",
+        "",
+    ]
+    for title, body in rule.doc.sections():
+        out += [f"{heading}# {title}", "", body or "(none)", ""]
     return "\n".join(out)

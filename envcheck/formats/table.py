@@ -9,7 +9,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from envcheck.formats.inventory import Group, Tone, headline, inventory
+from envcheck.formats.inventory import Group, Tone, headline, inventory, summary_line
+from envcheck.model.finding import CheckResult, Finding, Severity
 from envcheck.model.report import NodeReport
 
 STYLES: dict[Tone, str] = {"normal": "", "muted": "dim", "warn": "yellow", "bad": "bold red"}
@@ -40,3 +41,58 @@ def print_report(report: NodeReport, out: Console) -> None:
     out.print(Text(headline(report), style="bold"))
     for group in inventory(report):
         out.print(_group_table(group))
+
+
+SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+
+
+def _finding_text(finding: Finding) -> Text:
+    text = Text()
+    text.append(finding.title, style="bold")
+    text.append("\n" + finding.message)
+    if finding.fix is not None:
+        text.append(f"\nfix ({finding.fix.applicability}): ", style="green")
+        text.append(finding.fix.summary)
+        for command in finding.fix.commands:
+            text.append("\n  $ " if not command.startswith("#") else "\n  ", style="dim")
+            text.append(command, style="dim" if command.startswith("#") else "")
+    return text
+
+
+def print_check(
+    reports: tuple[NodeReport, ...],
+    result: CheckResult,
+    threshold: Severity,
+    out: Console,
+    *,
+    verbose: bool = False,
+) -> None:
+    for report in reports:
+        out.print(Text(headline(report), style="bold"))
+        out.print(Text("  " + summary_line(report), style="dim"))
+    if not result.findings:
+        out.print(Text("No problems found.", style="green"))
+    else:
+        table = Table(box=box.SIMPLE, show_header=False, padding=(0, 1), expand=False)
+        table.add_column("severity", no_wrap=True)
+        table.add_column("code", no_wrap=True, style="cyan")
+        table.add_column("finding", overflow="fold")
+        several = len(reports) > 1
+        for finding in result.findings:
+            label = Text(finding.severity.value.upper(), style=SEVERITY_STYLE[finding.severity])
+            code = finding.code + (f"\n{finding.node}" if several else "")
+            table.add_row(label, code, _finding_text(finding))
+        out.print(table)
+    if verbose and result.skipped:
+        out.print(Text("Skipped (facts unknown):", style="bold"))
+        for skipped in result.skipped:
+            out.print(Text(f"  {skipped.code}  {skipped.reason}", style="dim"))
+    for error in result.errors:
+        out.print(Text(f"internal error: {error}", style="bold red"))
+    if not verbose and result.skipped:
+        out.print(
+            Text(
+                f"{len(result.skipped)} rule(s) skipped for unknown facts; --verbose lists them.",
+                style="dim",
+            )
+        )

@@ -15,6 +15,9 @@ import typing
 from collections.abc import Mapping
 from typing import Any, TypeVar, Union, get_args, get_origin
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
 from envcheck.errors import CodecError
 
 T = TypeVar("T")
@@ -28,6 +31,8 @@ def to_dict(obj: Any) -> Any:
         return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, enum.Enum):
         return obj.value
+    if isinstance(obj, (Version, SpecifierSet)):
+        return str(obj)
     if isinstance(obj, (tuple, list)):
         return [to_dict(v) for v in obj]
     if isinstance(obj, Mapping):
@@ -120,6 +125,20 @@ def _convert(tp: Any, data: Any, path: str, strict: bool) -> Any:
         if not isinstance(data, str):
             raise CodecError(path, f"expected a string, got {_describe(data)}")
         return data
+    if tp is Version:
+        if not isinstance(data, str):
+            raise CodecError(path, f"expected a version string, got {_describe(data)}")
+        try:
+            return Version(data)
+        except InvalidVersion:
+            raise CodecError(path, f"invalid version {data!r}") from None
+    if tp is SpecifierSet:
+        if not isinstance(data, str):
+            raise CodecError(path, f"expected a version specifier string, got {_describe(data)}")
+        try:
+            return SpecifierSet(data)
+        except InvalidSpecifier:
+            raise CodecError(path, f"invalid version specifier {data!r}") from None
     if origin is tuple:
         args = get_args(tp)
         if not isinstance(data, (list, tuple)):

@@ -237,6 +237,26 @@ class NetworkInfo:
 
 
 @dataclass(frozen=True)
+class GraphicsInfo:
+    """Userspace pieces headless rendering (Vulkan, EGL) needs from the NVIDIA driver."""
+
+    vulkan_icds: tuple[str, ...] = ()  # ICD manifests found (json files)
+    egl_vendors: tuple[str, ...] = ()  # glvnd EGL vendor manifests found
+    egl_libraries: tuple[str, ...] = ()  # libEGL_nvidia.so.* found
+    driver_capabilities: str | None = None  # $NVIDIA_DRIVER_CAPABILITIES in a container
+
+    @property
+    def nvidia_vulkan(self) -> bool:
+        return any("nvidia" in p.rsplit("/", 1)[-1].lower() for p in self.vulkan_icds)
+
+    @property
+    def nvidia_egl(self) -> bool:
+        return bool(self.egl_libraries) and any(
+            "nvidia" in p.rsplit("/", 1)[-1].lower() for p in self.egl_vendors
+        )
+
+
+@dataclass(frozen=True)
 class EnvInfo:
     variables: dict[str, str] = field(default_factory=dict)
     redacted: tuple[str, ...] = ()
@@ -269,6 +289,7 @@ class NodeReport:
     libraries: Section[LibrariesInfo] = _missing("shared libraries")
     network: Section[NetworkInfo] = _missing("network facts")
     env: Section[EnvInfo] = _missing("environment variables")
+    graphics: Section[GraphicsInfo] = _missing("graphics userspace")
 
     SECTIONS = (
         "gpu",
@@ -280,6 +301,7 @@ class NodeReport:
         "libraries",
         "network",
         "env",
+        "graphics",
     )
 
     def to_dict(self) -> dict[str, Any]:

@@ -50,6 +50,7 @@ def collect(ctx: ProbeContext | None = None) -> NodeReport:
     """Probe the node described by ``ctx`` (this one by default)."""
     from envcheck.probes.environment import probe_env
     from envcheck.probes.gpu import probe_gpu
+    from envcheck.probes.graphics import probe_graphics
     from envcheck.probes.libraries import probe_libraries
     from envcheck.probes.network import probe_network
     from envcheck.probes.storage import probe_storage
@@ -63,6 +64,7 @@ def collect(ctx: ProbeContext | None = None) -> NodeReport:
         "libraries": probe_libraries,
         "network": probe_network,
         "env": probe_env,
+        "graphics": probe_graphics,
     }
     with ThreadPoolExecutor(max_workers=4, thread_name_prefix="envcheck-probe") as pool:
         chain = pool.submit(_python_chain, ctx)
@@ -85,6 +87,7 @@ def collect(ctx: ProbeContext | None = None) -> NodeReport:
         libraries=sections["libraries"],
         network=sections["network"],
         env=sections["env"],
+        graphics=sections["graphics"],
     )
     if ctx.redact:
         from envcheck.redact import anonymize

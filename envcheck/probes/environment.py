@@ -10,7 +10,7 @@ from envcheck.redact import redact_env
 PREFIXES = (
     "CUDA_", "NVIDIA_", "NCCL_", "GLOO_", "TP_SOCKET", "RAY_", "VLLM_", "TORCH_", "PYTORCH_",
     "TORCHINDUCTOR_", "OMNIGIBSON_", "ISAAC", "HF_", "TRANSFORMERS_", "MUJOCO_", "PYOPENGL_",
-    "__EGL_", "__GLX_", "VK_", "RLINF_", "MASTER_", "UCX_", "OMPI_",
+    "__EGL_", "__GLX_", "VK_", "RLINF_", "MASTER_", "UCX_", "OMPI_", "SLURM_",
 )  # fmt: skip
 EXACT = frozenset(
     {

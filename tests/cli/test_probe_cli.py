@@ -29,7 +29,9 @@ def fake_site(tmp_path):
     make_dist(site, "nvidia-cublas-cu12", "12.1.3.1")
     make_dist(site, "vllm", "0.6.3", requires=("torch==2.4.0",))
     (site / "vllm").mkdir()
-    (site / "vllm" / "__init__.py").write_text("raise RuntimeError('envcheck must never import vllm')\n")
+    (site / "vllm" / "__init__.py").write_text(
+        "raise RuntimeError('envcheck must never import vllm')\n"
+    )
     return site
 
 
@@ -94,7 +96,13 @@ def test_probe_markdown(cli, fake_site):
     result = run_cli("probe", "--markdown", env=env)
     assert result.returncode == 0, result.stderr
     text = result.stdout
-    for heading in ("### GPU / driver", "### Python & key packages", "### System", "### Storage", "### Network"):
+    for heading in (
+        "### GPU / driver",
+        "### Python & key packages",
+        "### System",
+        "### Storage",
+        "### Network",
+    ):
         assert heading in text
     assert "<details><summary>Environment</summary>" in text
     assert "| GPU 0 | NVIDIA A100-SXM4-80GB · sm_80" in text
@@ -102,7 +110,9 @@ def test_probe_markdown(cli, fake_site):
 
 
 def test_probe_table_shows_reasons(cli):
-    env = cli_env(PYTHONPATH=str(FAKES), FAKE_PYNVML_SCENARIO="none", PATH="/usr/bin:/bin", COLUMNS="200")
+    env = cli_env(
+        PYTHONPATH=str(FAKES), FAKE_PYNVML_SCENARIO="none", PATH="/usr/bin:/bin", COLUMNS="200"
+    )
     result = run_cli("probe", env=env)
     assert result.returncode == 0
     assert "GPU / driver" in result.stdout
@@ -125,7 +135,10 @@ def test_probe_other_python(tmp_path, cli):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["probe", "--python", "/no/such/python"], "envcheck: error: --python: /no/such/python is not an executable file"),
+        (
+            ["probe", "--python", "/no/such/python"],
+            "envcheck: error: --python: /no/such/python is not an executable file",
+        ),
         (["probe", "--timeout", "0"], "envcheck: error: --timeout must be positive"),
     ],
 )
@@ -155,7 +168,9 @@ def test_redact_replaces_hostname_and_addresses(cli):
 
 
 def test_secrets_never_leave_the_node(cli):
-    env = cli_env(HF_TOKEN="hf_supersecret", WANDB_API_KEY="wk_123", https_proxy="http://u:p4ss@proxy:3128")
+    env = cli_env(
+        HF_TOKEN="hf_supersecret", WANDB_API_KEY="wk_123", https_proxy="http://u:p4ss@proxy:3128"
+    )
     for args in (["probe", "--json"], ["probe", "--markdown"], ["probe"]):
         out = run_cli(*args, env=env).stdout
         assert "hf_supersecret" not in out and "wk_123" not in out and "p4ss" not in out

@@ -8,7 +8,9 @@ GIB = 1024**3
 MIB = 1024**2
 
 
-def _device(name: str, uuid: str, cc: tuple[int, int], total_mib: int, used_mib: int = 0, **extra: Any) -> dict[str, Any]:
+def _device(
+    name: str, uuid: str, cc: tuple[int, int], total_mib: int, used_mib: int = 0, **extra: Any
+) -> dict[str, Any]:
     return {
         "name": name,
         "uuid": uuid,
@@ -29,8 +31,20 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         "driver": "550.54.15",
         "cuda": 12040,
         "devices": [
-            _device("NVIDIA H100 80GB HBM3", "GPU-5f0ad1a7-9d6c-4c5e-8e8d-2f2b8f3b1a01", (9, 0), 81559, 531),
-            _device("NVIDIA H100 80GB HBM3", "GPU-5f0ad1a7-9d6c-4c5e-8e8d-2f2b8f3b1a02", (9, 0), 81559, 531),
+            _device(
+                "NVIDIA H100 80GB HBM3",
+                "GPU-5f0ad1a7-9d6c-4c5e-8e8d-2f2b8f3b1a01",
+                (9, 0),
+                81559,
+                531,
+            ),
+            _device(
+                "NVIDIA H100 80GB HBM3",
+                "GPU-5f0ad1a7-9d6c-4c5e-8e8d-2f2b8f3b1a02",
+                (9, 0),
+                81559,
+                531,
+            ),
         ],
     },
     "h100_busy": {
@@ -43,14 +57,25 @@ SCENARIOS: dict[str, dict[str, Any]] = {
                 (9, 0),
                 81559,
                 70321,
-                processes=[{"pid": 4242, "memory": 60000 * MIB}, {"pid": 4243, "memory": 9790 * MIB}],
+                processes=[
+                    {"pid": 4242, "memory": 60000 * MIB},
+                    {"pid": 4243, "memory": 9790 * MIB},
+                ],
             )
         ],
     },
     "a100": {
         "driver": "535.104.05",
         "cuda": 12020,
-        "devices": [_device("NVIDIA A100-SXM4-80GB", "GPU-aa7c3b5e-1111-2222-3333-444455556666", (8, 0), 81920, 4)],
+        "devices": [
+            _device(
+                "NVIDIA A100-SXM4-80GB",
+                "GPU-aa7c3b5e-1111-2222-3333-444455556666",
+                (8, 0),
+                81920,
+                4,
+            )
+        ],
     },
     "rtx4090": {
         "driver": "570.124.06",
@@ -77,7 +102,10 @@ SCENARIOS: dict[str, dict[str, Any]] = {
                 "GPU-5f0ad1a7-9d6c-4c5e-8e8d-2f2b8f3b1a04",
                 (9, 0),
                 81559,
-                errors={"nvmlDeviceGetPersistenceMode": 3, "nvmlDeviceGetComputeRunningProcesses": 4},
+                errors={
+                    "nvmlDeviceGetPersistenceMode": 3,
+                    "nvmlDeviceGetComputeRunningProcesses": 4,
+                },
             )
         ],
     },

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(__file__))
-from nvml_scenarios import SCENARIOS  # noqa: E402
+from nvml_scenarios import SCENARIOS
 
 NVML_SUCCESS = 0
 NVML_ERROR_UNINITIALIZED = 1
@@ -55,7 +55,7 @@ class NVMLError(Exception):
         return _STRINGS.get(self.value, f"NVML error {self.value}")
 
 
-class NVMLError_LibraryNotFound(NVMLError):  # noqa: N801 - the real module's name
+class NVMLError_LibraryNotFound(NVMLError):
     pass
 
 
@@ -154,9 +154,14 @@ def nvmlDeviceGetPersistenceMode(handle: dict[str, Any]) -> int:
 
 def nvmlDeviceGetComputeRunningProcesses(handle: dict[str, Any]) -> list[SimpleNamespace]:
     _maybe_fail("nvmlDeviceGetComputeRunningProcesses", handle)
-    return [SimpleNamespace(pid=p["pid"], usedGpuMemory=p["memory"]) for p in handle.get("processes", [])]
+    return [
+        SimpleNamespace(pid=p["pid"], usedGpuMemory=p["memory"])
+        for p in handle.get("processes", [])
+    ]
 
 
 def nvmlDeviceGetGraphicsRunningProcesses(handle: dict[str, Any]) -> list[SimpleNamespace]:
     _maybe_fail("nvmlDeviceGetGraphicsRunningProcesses", handle)
-    return [SimpleNamespace(pid=p["pid"], usedGpuMemory=p["memory"]) for p in handle.get("graphics", [])]
+    return [
+        SimpleNamespace(pid=p["pid"], usedGpuMemory=p["memory"]) for p in handle.get("graphics", [])
+    ]

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from envcheck.errors import ReportError
-from envcheck.model.report import Gpu, GpuInfo, NodeReport, PackagesInfo, Distribution
+from envcheck.model.report import Distribution, Gpu, GpuInfo, NodeReport, PackagesInfo
 from envcheck.model.section import Section, Status
 from envcheck.probes import collect
 
@@ -25,10 +25,16 @@ def test_synthetic_report_round_trips():
         envcheck_version="0.1.0",
         created_at="2026-11-22T00:00:00Z",
         gpu=Section.ok(
-            GpuInfo(driver_version="535.104.05", cuda_driver_version="12.2", gpus=(Gpu(index=0, name="NVIDIA H20", compute_capability="9.0"),)),
+            GpuInfo(
+                driver_version="535.104.05",
+                cuda_driver_version="12.2",
+                gpus=(Gpu(index=0, name="NVIDIA H20", compute_capability="9.0"),),
+            ),
             source="nvml",
         ),
-        packages=Section.ok(PackagesInfo(distributions=(Distribution("torch", "2.4.0+cu121", requires=("a", "b")),))),
+        packages=Section.ok(
+            PackagesInfo(distributions=(Distribution("torch", "2.4.0+cu121", requires=("a", "b")),))
+        ),
     )
     again = _json_roundtrip(report)
     assert again == report
@@ -41,13 +47,18 @@ def test_wrong_type_names_the_dotted_key():
     data["gpu"] = {"status": "ok", "data": {"driver_version": 535, "gpus": []}}
     with pytest.raises(ReportError) as err:
         NodeReport.from_dict(data, where="node.json")
-    assert str(err.value) == "node.json: key 'gpu.data.driver_version': expected a string, got an integer (535)"
+    assert (
+        str(err.value)
+        == "node.json: key 'gpu.data.driver_version': expected a string, got an integer (535)"
+    )
 
 
 def test_bad_status_value():
     data = NodeReport(node="n", envcheck_version="0", created_at="t").to_dict()
     data["torch"]["status"] = "fine"
-    with pytest.raises(ReportError, match="torch.status.*expected one of 'ok', 'unavailable', 'error'"):
+    with pytest.raises(
+        ReportError, match=r"torch\.status.*expected one of 'ok', 'unavailable', 'error'"
+    ):
         NodeReport.from_dict(data)
 
 
@@ -69,11 +80,20 @@ def test_unknown_keys_from_newer_envcheck_are_ignored():
 
 def test_envelope_input_uses_first_report():
     report = NodeReport(node="from-envelope", envcheck_version="0", created_at="t")
-    envelope = {"schema": 1, "command": "check", "status": "ok", "exit_code": 0, "data": {"reports": [report.to_dict()]}, "errors": []}
+    envelope = {
+        "schema": 1,
+        "command": "check",
+        "status": "ok",
+        "exit_code": 0,
+        "data": {"reports": [report.to_dict()]},
+        "errors": [],
+    }
     assert NodeReport.from_dict(envelope).node == "from-envelope"
 
 
 def test_packages_lookup_is_name_normalised():
-    info = PackagesInfo(distributions=(Distribution("Flash_Attn", "2.6.3"), Distribution("flash-attn", "2.5.8")))
+    info = PackagesInfo(
+        distributions=(Distribution("Flash_Attn", "2.6.3"), Distribution("flash-attn", "2.5.8"))
+    )
     assert info.version("flash-attn") == "2.6.3"
     assert list(info.duplicates()) == ["flash-attn"]

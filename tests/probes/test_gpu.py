@@ -179,7 +179,19 @@ def test_failing_nvidia_smi_reports_its_message(stage, fake_nvml):
 
 
 def test_query_csv_parsing_na_values():
-    rows = parse_query_gpu("0, NVIDIA A10G, [N/A], 535.54.03, 23028, [Not Supported], Enabled, 8.6\n", ("index", "name", "uuid", "driver_version", "memory.total", "memory.used", "persistence_mode", "compute_cap"))
+    rows = parse_query_gpu(
+        "0, NVIDIA A10G, [N/A], 535.54.03, 23028, [Not Supported], Enabled, 8.6\n",
+        (
+            "index",
+            "name",
+            "uuid",
+            "driver_version",
+            "memory.total",
+            "memory.used",
+            "persistence_mode",
+            "compute_cap",
+        ),
+    )
     assert rows == [
         {
             "index": "0",
@@ -194,6 +206,9 @@ def test_query_csv_parsing_na_values():
     ]
 
 
-@pytest.mark.parametrize(("value", "text"), [(12040, "12.4"), (12020, "12.2"), (13000, "13.0"), (11080, "11.8"), (0, None)])
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(12040, "12.4"), (12020, "12.2"), (13000, "13.0"), (11080, "11.8"), (0, None)],
+)
 def test_cuda_version_encoding(value, text):
     assert cuda_version_from_int(value) == text

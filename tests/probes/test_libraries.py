@@ -36,7 +36,9 @@ def test_ld_preload(stage, tmp_path):
     _lib(tmp_path / "nccl", "libnccl.so.2.18.3", "libnccl.so.2")
     env = {"LD_PRELOAD": f"{tmp_path}/nccl/libnccl.so.2 /usr/lib/libjemalloc.so.2"}
     libs = probe_libraries(stage.ctx(env=env)).data.cuda_libraries
-    assert [(lib.name, lib.version, lib.via) for lib in libs] == [("libnccl", "2.18.3", "LD_PRELOAD")]
+    assert [(lib.name, lib.version, lib.via) for lib in libs] == [
+        ("libnccl", "2.18.3", "LD_PRELOAD")
+    ]
 
 
 def test_library_version_from_name_only():

@@ -5,7 +5,9 @@ import time
 from envcheck.probes.network import probe_network
 
 
-def _iface(stage, name, *, operstate="up", mtu=1500, arp=1, device=True, bridge=False, flags="0x1003"):
+def _iface(
+    stage, name, *, operstate="up", mtu=1500, arp=1, device=True, bridge=False, flags="0x1003"
+):
     base = f"/sys/class/net/{name}"
     stage.write(f"{base}/operstate", operstate + "\n")
     stage.write(f"{base}/mtu", f"{mtu}\n")
@@ -54,12 +56,19 @@ def test_interfaces_kinds_states_addresses(stage):
     assert by_name["eth0"].mtu == 9000 and by_name["eth0"].ipv4 == ("10.0.0.5/24",)
     assert by_name["veth12ab"].ipv4 == ()
     port = info.infiniband[0].ports[0]
-    assert (info.infiniband[0].name, port.port, port.state, port.link_layer) == ("mlx5_0", 1, "ACTIVE", "InfiniBand")
+    assert (info.infiniband[0].name, port.port, port.state, port.link_layer) == (
+        "mlx5_0",
+        1,
+        "ACTIVE",
+        "InfiniBand",
+    )
 
 
 def test_hostname_resolving_to_loopback_is_recorded(stage):
     _stage_node(stage)
-    ctx = stage.ctx(addresses=lambda: ADDRS, resolver=lambda h: ["127.0.1.1"], hostname=lambda: "trainer-7")
+    ctx = stage.ctx(
+        addresses=lambda: ADDRS, resolver=lambda h: ["127.0.1.1"], hostname=lambda: "trainer-7"
+    )
     info = probe_network(ctx).data
     assert info.hostname == "trainer-7"
     assert info.hostname_addresses == ("127.0.1.1",)

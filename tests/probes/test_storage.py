@@ -13,7 +13,9 @@ def test_storage_roles_and_missing_paths(stage, tmp_path):
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     stage.mkdir("/dev/shm")
-    stage.write("/proc/self/mounts", f"tmpfs /dev/shm tmpfs rw 0 0\n/dev/nvme0n1 {tmp_path} ext4 rw 0 0\n")
+    stage.write(
+        "/proc/self/mounts", f"tmpfs /dev/shm tmpfs rw 0 0\n/dev/nvme0n1 {tmp_path} ext4 rw 0 0\n"
+    )
     env = {"RAY_TMPDIR": str(scratch), "HF_HOME": str(tmp_path / "hf")}
     info = probe_storage(stage.ctx(env=env)).data
     roles = {d.role: d for d in info.disks}

@@ -3,21 +3,37 @@ from __future__ import annotations
 import pytest
 
 from envcheck.model.report import UNLIMITED
-from envcheck.probes.system import detect_container, parse_limits, parse_meminfo, parse_os_release, probe_system
+from envcheck.probes.system import (
+    detect_container,
+    parse_limits,
+    parse_meminfo,
+    parse_os_release,
+    probe_system,
+)
 
 
 def test_os_release_real_files():
     from tests.conftest import FIXTURES
 
     ubuntu = parse_os_release((FIXTURES / "system" / "ubuntu2204-os-release").read_text())
-    assert (ubuntu["ID"], ubuntu["VERSION_ID"], ubuntu["PRETTY_NAME"]) == ("ubuntu", "22.04", "Ubuntu 22.04.4 LTS")
+    assert (ubuntu["ID"], ubuntu["VERSION_ID"], ubuntu["PRETTY_NAME"]) == (
+        "ubuntu",
+        "22.04",
+        "Ubuntu 22.04.4 LTS",
+    )
     debian = parse_os_release((FIXTURES / "system" / "debian12-os-release").read_text())
     assert debian["ID"] == "debian" and debian["VERSION_ID"] == "12"
 
 
 def test_meminfo_in_bytes():
-    values = parse_meminfo("MemTotal:       24684092 kB\nMemAvailable:   24382820 kB\nHugePages_Total:       0\n")
-    assert values == {"MemTotal": 24684092 * 1024, "MemAvailable": 24382820 * 1024, "HugePages_Total": 0}
+    values = parse_meminfo(
+        "MemTotal:       24684092 kB\nMemAvailable:   24382820 kB\nHugePages_Total:       0\n"
+    )
+    assert values == {
+        "MemTotal": 24684092 * 1024,
+        "MemAvailable": 24382820 * 1024,
+        "HugePages_Total": 0,
+    }
 
 
 def test_limits_real_format():
@@ -73,7 +89,9 @@ def test_cgroup_v1_own_path(stage):
     _stage_common(stage)
     stage.copy_fixture("cgroup-v1-hybrid", "/proc/self/cgroup")
     own = stage.root / "proc/self/cgroup"
-    mem_path = next(line.split(":", 2)[2] for line in own.read_text().splitlines() if ":memory:" in line)
+    mem_path = next(
+        line.split(":", 2)[2] for line in own.read_text().splitlines() if ":memory:" in line
+    )
     stage.write(f"/sys/fs/cgroup/memory{mem_path}/memory.limit_in_bytes", "17179869184\n")
     stage.write("/sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n")
     stage.write("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "-1\n")

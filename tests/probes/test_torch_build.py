@@ -7,17 +7,29 @@ from envcheck.probes.python_env import probe_packages
 from envcheck.probes.torch_build import parse_version_py, probe_torch, variant_of
 from tests.distfactory import make_dist, make_fake_torch
 
-LINUX = {"platform_system": "Linux", "platform_machine": "x86_64", "python_version": "3.11", "sys_platform": "linux"}
+LINUX = {
+    "platform_system": "Linux",
+    "platform_machine": "x86_64",
+    "python_version": "3.11",
+    "sys_platform": "linux",
+}
 
 
 def test_version_py_1x_plain_form():
     text = "__version__ = '1.13.1+cu116'\ndebug = False\ncuda = '11.6'\ngit_version = '49444c3e546bf240bed24a101e747422d1f8a0ee'\nhip = None\n"
     values = parse_version_py(text)
-    assert values == {"__version__": "1.13.1+cu116", "cuda": "11.6", "git_version": "49444c3e546bf240bed24a101e747422d1f8a0ee", "hip": None}
+    assert values == {
+        "__version__": "1.13.1+cu116",
+        "cuda": "11.6",
+        "git_version": "49444c3e546bf240bed24a101e747422d1f8a0ee",
+        "hip": None,
+    }
 
 
 def test_version_py_ignores_non_literals():
-    values = parse_version_py("import os\ncuda: Optional[str] = os.environ.get('X')\n__version__ = '2.4.0'\n")
+    values = parse_version_py(
+        "import os\ncuda: Optional[str] = os.environ.get('X')\n__version__ = '2.4.0'\n"
+    )
     assert values == {"__version__": "2.4.0"}
 
 
@@ -47,7 +59,12 @@ def test_torch_build_with_pins_and_installed_wheels(tmp_path):
     make_dist(site, "nvidia-nccl-cu12", "2.20.5")
     packages = probe_packages({"sys_path": [str(site)]})
     build = probe_torch(packages, LINUX).data
-    assert (build.version, build.cuda, build.variant, build.local_label) == ("2.4.0", "12.1", "cu121", None)
+    assert (build.version, build.cuda, build.variant, build.local_label) == (
+        "2.4.0",
+        "12.1",
+        "cu121",
+        None,
+    )
     assert build.requires_cuda["nvidia-cublas-cu12"] == "==12.1.3.1"
     assert build.requires_cuda["triton"] == "==3.0.0"
     assert build.installed_cuda == {"nvidia-cublas-cu12": "12.3.4.1", "nvidia-nccl-cu12": "2.20.5"}

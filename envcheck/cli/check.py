@@ -1,0 +1,154 @@
+"""``envcheck check`` (the default command): verdicts for a node, each with its reason, source
+and fix. Exit 0 when nothing at or above ``--severity`` is found, 1 when something is."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from envcheck.cli import common
+from envcheck.model.finding import CheckResult, Severity
+from envcheck.model.report import NodeReport
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    reports: tuple[NodeReport, ...]
+    result: CheckResult
+    threshold: Severity
+
+    @property
+    def exit_code(self) -> int:
+        if self.result.at_or_above(self.threshold):
+            return 1
+        return 3 if self.result.errors else 0
+
+    @property
+    def status(self) -> str:
+        if self.result.errors:
+            return "partial"
+        return "findings" if self.result.at_or_above(self.threshold) else "ok"
+
+    def envelope(self) -> dict[str, Any]:
+        from envcheck.formats.json import envelope
+
+        data = {
+            "reports": [r.to_dict() for r in self.reports],
+            "findings": [f.to_json() for f in self.result.findings],
+            "skipped": [s.to_json() for s in self.result.skipped],
+            "summary": summary_counts(self.result, self.threshold),
+        }
+        errors = [{"message": e} for e in self.result.errors]
+        return envelope("check", self.status, self.exit_code, data, errors)
+
+
+def summary_counts(result: CheckResult, threshold: Severity) -> dict[str, Any]:
+    counts = {s.value: 0 for s in Severity}
+    for finding in result.findings:
+        counts[finding.severity.value] += 1
+    return {
+        **counts,
+        "rules_run": result.rules_run,
+        "skipped": len(result.skipped),
+        "threshold": threshold.value,
+    }
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "check",
+        help="check this node (or a spec / saved report) against the matrix (default command)",
+        description="Check a node's stack against the compatibility matrix. Exit codes: 0 nothing "
+        "at or above --severity, 1 findings, 2 bad input or usage, 3 internal error.",
+    )
+    common.add_source_options(p)
+    add_check_options(p)
+    common.add_output_options(p)
+    p.set_defaults(run=run)
+
+
+def add_check_options(p: argparse.ArgumentParser) -> None:
+    rules = p.add_argument_group("rules")
+    rules.add_argument(
+        "--severity",
+        type=common.severity_arg,
+        metavar="LEVEL",
+        help="exit 1 on findings at or above LEVEL: error (default), warning, info",
+    )
+    rules.add_argument(
+        "--select",
+        type=common.codes_arg,
+        metavar="CODES",
+        help="only rules whose code starts with these (comma-separated, e.g. TOR,CUD)",
+    )
+    rules.add_argument(
+        "--ignore",
+        type=common.codes_arg,
+        metavar="CODES",
+        help="skip rules whose code starts with these",
+    )
+    rules.add_argument(
+        "-v", "--verbose", action="store_true", help="also list skipped rules and why"
+    )
+    common.add_matrix_option(rules)
+
+
+def evaluate(args: argparse.Namespace, reports: list[NodeReport]) -> CheckOutcome:
+    from envcheck.engine import evaluate as run_rules
+    from envcheck.matrix.load import load
+    from envcheck.rules import all_rules, select
+    from envcheck.settings import find_settings
+
+    settings = find_settings()
+    matrix = load([*settings.matrix, *args.matrix])
+    chosen = select(
+        all_rules(matrix), args.select or settings.select, args.ignore or settings.ignore
+    )
+    threshold = args.severity or Severity(settings.severity or "error")
+    results = [run_rules(report, matrix, chosen) for report in reports]
+    merged = CheckResult(
+        findings=tuple(f for r in results for f in r.findings),
+        skipped=tuple(s for r in results for s in r.skipped),
+        rules_run=len(chosen),
+        errors=tuple(e for r in results for e in r.errors),
+    )
+    return CheckOutcome(tuple(reports), merged, threshold)
+
+
+def render(outcome: CheckOutcome, args: argparse.Namespace) -> None:
+    if args.json:
+        common.emit(common.json_text(outcome.envelope()))
+    elif args.markdown:
+        from envcheck.formats.markdown import render_check
+
+        common.emit(
+            render_check(outcome.reports, outcome.result, outcome.threshold, verbose=args.verbose)
+        )
+    else:
+        from envcheck.formats.table import console, print_check
+
+        print_check(
+            outcome.reports, outcome.result, outcome.threshold, console(), verbose=args.verbose
+        )
+    if args.output:
+        if args.markdown:
+            from envcheck.formats.markdown import render_check
+
+            text = render_check(outcome.reports, outcome.result, outcome.threshold, verbose=True)
+        else:
+            text = common.json_text(outcome.envelope())
+        common.write_output(args.output, text)
+    counts = summary_counts(outcome.result, outcome.threshold)
+    sys.stderr.write(
+        f"envcheck: {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info; "
+        f"{counts['rules_run']} rules, {counts['skipped']} skipped; exit {outcome.exit_code}\n"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    report = common.obtain_report(args)
+    outcome = evaluate(args, [report])
+    render(outcome, args)
+    return outcome.exit_code

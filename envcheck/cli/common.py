@@ -1,0 +1,127 @@
+"""Options and steps several subcommands share: where a report comes from, the matrix, output."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from envcheck.errors import ReportError, UsageError
+from envcheck.model.finding import Severity
+from envcheck.model.report import NodeReport
+
+
+def add_source_options(p: argparse.ArgumentParser) -> None:
+    src = p.add_argument_group("which node")
+    src.add_argument(
+        "--spec", metavar="FILE", help="check a declared stack (TOML) instead of this node"
+    )
+    src.add_argument("--report", metavar="FILE", help="check a report saved by `envcheck probe -o`")
+    src.add_argument("--python", metavar="PATH", help="probe another interpreter's packages")
+    src.add_argument(
+        "--timeout",
+        type=float,
+        default=5.0,
+        metavar="S",
+        help="per external command while probing (default 5)",
+    )
+    src.add_argument(
+        "--redact", action="store_true", help="replace hostnames and IP addresses in the output"
+    )
+
+
+def add_matrix_option(p: argparse._ActionsContainer) -> None:
+    p.add_argument(
+        "--matrix",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="merge a site matrix overlay over the built-in one (repeatable; also $ENVCHECK_MATRIX)",
+    )
+
+
+def add_output_options(p: argparse.ArgumentParser) -> None:
+    out = p.add_argument_group("output")
+    fmt = out.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print the versioned JSON envelope")
+    fmt.add_argument("--markdown", action="store_true", help="print Markdown")
+    out.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="also write the result to FILE (JSON unless --markdown)",
+    )
+
+
+def load_report(path: str) -> NodeReport:
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ReportError("no such file", where=path) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportError(f"cannot read: {exc}", where=path) from None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ReportError(
+            f"not JSON: {exc.args[0]} (line {getattr(exc, 'lineno', '?')})", where=path
+        ) from None
+    return NodeReport.from_dict(data, where=path)
+
+
+def obtain_report(args: argparse.Namespace) -> NodeReport:
+    """The node to check: a spec, a saved report, or this node probed now."""
+    if args.spec and args.report:
+        raise UsageError("--spec and --report are alternatives; give one")
+    if args.spec:
+        from envcheck.ingest.spec import load_spec
+
+        report = load_spec(args.spec)
+    elif args.report:
+        report = load_report(args.report)
+    else:
+        from envcheck.probes import collect
+        from envcheck.probes.context import ProbeContext
+
+        if args.timeout <= 0:
+            raise UsageError("--timeout must be positive")
+        python = args.python
+        if python and not (os.path.isfile(python) and os.access(python, os.X_OK)):
+            raise UsageError(f"--python: {python} is not an executable file")
+        return collect(ProbeContext(python=python, timeout=args.timeout, redact=args.redact))
+    if args.redact and not report.redacted:
+        from envcheck.redact import anonymize
+
+        report = anonymize(report)
+    return report
+
+
+def severity_arg(value: str) -> Severity:
+    try:
+        return Severity(value.lower())
+    except ValueError:
+        raise argparse.ArgumentTypeError("must be one of: error, warning, info") from None
+
+
+def codes_arg(value: str) -> list[str]:
+    return [v.strip().upper() for v in value.split(",") if v.strip()]
+
+
+def write_output(path: str, text: str) -> None:
+    from envcheck.fileio import write_atomic
+
+    write_atomic(path, text)
+    sys.stderr.write(f"envcheck: wrote {path}\n")
+
+
+def emit(text: str) -> None:
+    sys.stdout.write(text)
+
+
+def json_text(data: Any) -> str:
+    from envcheck.formats.json import dumps
+
+    return dumps(data)

@@ -1,0 +1,44 @@
+"""Evaluate rules against a report. Pure: the report and the matrix are all it reads."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from envcheck.matrix.model import Matrix
+from envcheck.model.finding import CheckResult, Finding, Skipped
+from envcheck.model.report import NodeReport
+from envcheck.rules.base import Rule, Skip
+from envcheck.rules.facts import Facts
+
+
+def evaluate(report: NodeReport, matrix: Matrix, rules: Sequence[Rule]) -> CheckResult:
+    facts = Facts(report, matrix)
+    findings: list[Finding] = []
+    skipped: list[Skipped] = []
+    errors: list[str] = []
+    for rule in rules:
+        try:
+            hits = list(rule.check(facts))
+        except Skip as skip:
+            skipped.append(Skipped(rule.code, skip.reason, report.node))
+            continue
+        except Exception as exc:  # one broken rule must not hide the others
+            errors.append(f"{rule.code} failed: {type(exc).__name__}: {exc}")
+            continue
+        for hit in hits:
+            findings.append(
+                Finding(
+                    code=rule.code,
+                    severity=hit.severity or rule.severity,
+                    title=rule.title,
+                    message=hit.message,
+                    node=report.node,
+                    evidence=hit.evidence,
+                    fix=hit.fix,
+                    references=rule.doc.references,
+                )
+            )
+    findings.sort(key=lambda f: (-f.severity.rank, f.code))
+    return CheckResult(
+        findings=tuple(findings), skipped=tuple(skipped), rules_run=len(rules), errors=tuple(errors)
+    )

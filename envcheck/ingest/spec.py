@@ -1,0 +1,398 @@
+"""Declared stack files (``--spec stack.toml``): the node you plan to build, as a NodeReport.
+
+Every table and key is optional; unknown keys are errors that name the key and line. What a
+file does not declare stays unknown, so rules that need it are skipped with that reason. A
+``[packages]`` table is the complete list of the node's relevant packages: a package it does
+not name is not installed. A torch version without a ``+cuXYZ`` label means the PyPI wheel.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from packaging.utils import InvalidName, canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from envcheck import __version__
+from envcheck.errors import CodecError, SpecError
+from envcheck.matrix.locate import line_of
+from envcheck.model.codec import from_dict
+from envcheck.model.report import (
+    CgroupInfo,
+    DiskUsage,
+    Distribution,
+    EnvInfo,
+    Gpu,
+    GpuInfo,
+    Interface,
+    LibrariesInfo,
+    NetworkInfo,
+    NodeReport,
+    Origin,
+    PackagesInfo,
+    PythonInfo,
+    StorageInfo,
+    SystemInfo,
+    TorchBuild,
+)
+from envcheck.model.section import Section
+from envcheck.probes.storage import ray_temp_dir
+from envcheck.probes.torch_build import is_cuda_dist, variant_of
+from envcheck.redact import redact_env
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+GIB = 1024**3
+NOT_DECLARED = "not declared in the spec"
+
+
+@dataclass(frozen=True)
+class SpecGpu:
+    driver: str | None = None
+    cuda: str | None = None  # the newest CUDA the driver supports (nvidia-smi's banner)
+    models: tuple[str, ...] = ()
+    compute_capability: str | None = None
+
+
+@dataclass(frozen=True)
+class SpecPython:
+    version: str
+    implementation: str = "CPython"
+
+
+@dataclass(frozen=True)
+class SpecDisk:
+    path: str
+    size_gib: float
+    free_gib: float | None = None
+
+
+@dataclass(frozen=True)
+class SpecSystem:
+    os: str | None = None
+    kernel: str | None = None
+    arch: str | None = None
+    glibc: str | None = None
+    cpus: int | None = None
+    memory_gib: float | None = None
+    memory_available_gib: float | None = None
+    memory_limit_gib: float | None = None
+    shm_gib: float | None = None
+    in_container: bool | None = None
+    disks: tuple[SpecDisk, ...] = ()
+
+
+@dataclass(frozen=True)
+class SpecInterface:
+    name: str
+    ipv4: str | tuple[str, ...] = ()
+    ipv6: str | tuple[str, ...] = ()
+    up: bool = True
+    mtu: int | None = None
+
+
+@dataclass(frozen=True)
+class SpecNetwork:
+    hostname: str | None = None
+    hostname_resolves_to: str | tuple[str, ...] = ()
+    interfaces: tuple[SpecInterface, ...] = ()
+
+
+@dataclass(frozen=True)
+class StackSpec:
+    node: str | None = None
+    gpu: SpecGpu | None = None
+    python: SpecPython | None = None
+    packages: dict[str, str] | None = None
+    system: SpecSystem | None = None
+    env: dict[str, str] | None = None
+    network: SpecNetwork | None = None
+
+
+def _tuple(value: str | tuple[str, ...]) -> tuple[str, ...]:
+    return (value,) if isinstance(value, str) else value
+
+
+def _fail(text: str, where: str, key: str, message: str) -> SpecError:
+    line = line_of(text, key)
+    return SpecError(message, where=f"{where}:{line}" if line else where, key=key)
+
+
+def parse_spec(text: str, where: str) -> StackSpec:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)
+        raise SpecError(
+            f"invalid TOML: {exc}", where=f"{where}:{line}" if line else where
+        ) from None
+    try:
+        spec = from_dict(StackSpec, data, strict=True)
+    except CodecError as exc:
+        raise _fail(text, where, exc.path, exc.message) from None
+    _validate(spec, text, where)
+    return spec
+
+
+def _check_version(text: str, where: str, key: str, value: str | None) -> None:
+    if value is None:
+        return
+    try:
+        Version(value)
+    except InvalidVersion:
+        raise _fail(text, where, key, f"invalid version {value!r}") from None
+
+
+def _validate(spec: StackSpec, text: str, where: str) -> None:
+    for name, version in (spec.packages or {}).items():
+        try:
+            canonicalize_name(name, validate=True)
+        except InvalidName:
+            raise _fail(
+                text, where, f"packages.{name}", f"invalid distribution name {name!r}"
+            ) from None
+        _check_version(text, where, f"packages.{name}", version)
+    if spec.gpu:
+        _check_version(text, where, "gpu.driver", spec.gpu.driver)
+        _check_version(text, where, "gpu.cuda", spec.gpu.cuda)
+        _check_version(text, where, "gpu.compute_capability", spec.gpu.compute_capability)
+    if spec.python:
+        _check_version(text, where, "python.version", spec.python.version)
+    if spec.system:
+        _check_version(text, where, "system.glibc", spec.system.glibc)
+        for key in ("memory_gib", "memory_available_gib", "memory_limit_gib", "shm_gib"):
+            value = getattr(spec.system, key)
+            if value is not None and value < 0:
+                raise _fail(text, where, f"system.{key}", "must not be negative")
+        for i, disk in enumerate(spec.system.disks):
+            if disk.size_gib <= 0 or (
+                disk.free_gib is not None and not 0 <= disk.free_gib <= disk.size_gib
+            ):
+                raise _fail(
+                    text,
+                    where,
+                    f"system.disks[{i}]",
+                    "needs 0 <= free_gib <= size_gib and size_gib > 0",
+                )
+    if spec.network:
+        import ipaddress
+
+        addresses = [
+            ("network.hostname_resolves_to", a) for a in _tuple(spec.network.hostname_resolves_to)
+        ]
+        for i, iface in enumerate(spec.network.interfaces):
+            addresses += [
+                (f"network.interfaces[{i}]", a) for a in _tuple(iface.ipv4) + _tuple(iface.ipv6)
+            ]
+        for key, address in addresses:
+            try:
+                ipaddress.ip_interface(address)
+            except ValueError:
+                raise _fail(text, where, key, f"invalid IP address {address!r}") from None
+
+
+def _gpu(spec: StackSpec) -> Section[GpuInfo]:
+    if spec.gpu is None:
+        return Section.unavailable(NOT_DECLARED, source="spec")
+    g = spec.gpu
+    gpus = tuple(
+        Gpu(index=i, name=m, compute_capability=g.compute_capability)
+        for i, m in enumerate(g.models)
+    )
+    info = GpuInfo(
+        driver_version=g.driver,
+        cuda_driver_version=g.cuda,
+        driver_source="declared",
+        gpus=gpus if g.models else None,
+        gpus_reason=None if g.models else "gpu.models not declared",
+    )
+    return Section.ok(info, source="spec")
+
+
+def _markers(version: str, implementation: str, arch: str | None) -> dict[str, str]:
+    v = Version(version)
+    markers = {
+        "implementation_name": implementation.lower(),
+        "platform_python_implementation": implementation,
+        "python_version": f"{v.major}.{v.minor}",
+        "python_full_version": version,
+        "sys_platform": "linux",
+        "platform_system": "Linux",
+        "os_name": "posix",
+    }
+    if arch:
+        markers["platform_machine"] = arch
+    return markers
+
+
+def _python(spec: StackSpec) -> Section[PythonInfo]:
+    if spec.python is None:
+        return Section.unavailable(NOT_DECLARED, source="spec")
+    arch = spec.system.arch if spec.system else None
+    info = PythonInfo(
+        version=spec.python.version,
+        implementation=spec.python.implementation,
+        markers=_markers(spec.python.version, spec.python.implementation, arch),
+    )
+    return Section.ok(info, source="spec")
+
+
+def _packages(spec: StackSpec) -> tuple[Section[PackagesInfo], Section[TorchBuild]]:
+    if spec.packages is None:
+        unknown: Section[Any] = Section.unavailable(NOT_DECLARED, source="spec")
+        return unknown, unknown
+    dists = tuple(
+        Distribution(name=n, version=v, installer="declared") for n, v in spec.packages.items()
+    )
+    info = PackagesInfo(distributions=dists)
+    torch = info.get("torch")
+    if torch is None:
+        return Section.ok(info, source="spec"), Section.unavailable(
+            "torch is not installed", source="spec"
+        )
+    label = torch.version.split("+", 1)[1] if "+" in torch.version else None
+    match = re.fullmatch(r"cu(\d+)(\d)", label or "")
+    cuda = f"{match.group(1)}.{match.group(2)}" if match else None
+    local, variant = variant_of(torch.version, cuda, None, known=label is not None)
+    build = TorchBuild(
+        version=torch.version,
+        local_label=local,
+        cuda=cuda,
+        variant=variant,
+        installed_cuda={d.key: d.version for d in dists if is_cuda_dist(d.name)},
+    )
+    return Section.ok(info, source="spec"), Section.ok(build, source="spec")
+
+
+def _os(text: str | None) -> tuple[str | None, str | None]:
+    if not text:
+        return None, None
+    parts = text.split()
+    return parts[0].lower(), (parts[1] if len(parts) > 1 else None)
+
+
+def _system(spec: StackSpec) -> Section[SystemInfo]:
+    s = spec.system
+    if s is None:
+        return Section.unavailable(NOT_DECLARED, source="spec")
+    os_id, os_version = _os(s.os)
+    container = (
+        None if s.in_container is None else ("declared container" if s.in_container else "none")
+    )
+    info = SystemInfo(
+        os_id=os_id,
+        os_version=os_version,
+        os_pretty=s.os,
+        kernel=s.kernel,
+        arch=s.arch,
+        glibc=s.glibc,
+        cpu_count=s.cpus,
+        cpu_affinity=s.cpus,
+        memory_total_bytes=int(s.memory_gib * GIB) if s.memory_gib is not None else None,
+        memory_available_bytes=int(s.memory_available_gib * GIB)
+        if s.memory_available_gib is not None
+        else None,
+        cgroup=CgroupInfo(memory_limit_bytes=int(s.memory_limit_gib * GIB))
+        if s.memory_limit_gib is not None
+        else None,
+        container=container,
+        container_evidence="declared" if container else None,
+    )
+    return Section.ok(info, source="spec")
+
+
+def _storage(spec: StackSpec) -> Section[StorageInfo]:
+    s = spec.system
+    if s is None or (s.shm_gib is None and not s.disks):
+        return Section.unavailable(NOT_DECLARED, source="spec")
+    env = spec.env or {}
+    ray_tmp = ray_temp_dir(env)
+    tmp = env.get("TMPDIR") or "/tmp"
+    disks = []
+    if s.shm_gib is not None:
+        size = int(s.shm_gib * GIB)
+        disks.append(DiskUsage(role="dev_shm", path="/dev/shm", total_bytes=size, fs_type="tmpfs"))
+    for disk in s.disks:
+        path = disk.path.rstrip("/") or "/"
+        role = {"/dev/shm": "dev_shm", ray_tmp: "ray_tmp", tmp: "tmp"}.get(path, "disk")
+        free = int(disk.free_gib * GIB) if disk.free_gib is not None else None
+        disks.append(
+            DiskUsage(role=role, path=path, total_bytes=int(disk.size_gib * GIB), free_bytes=free)
+        )
+    return Section.ok(StorageInfo(disks=tuple(disks)), source="spec")
+
+
+def _network(spec: StackSpec) -> Section[NetworkInfo]:
+    n = spec.network
+    if n is None:
+        return Section.unavailable(NOT_DECLARED, source="spec")
+    interfaces = tuple(
+        Interface(
+            name=i.name,
+            state="up" if i.up else "down",
+            mtu=i.mtu,
+            ipv4=_tuple(i.ipv4),
+            ipv6=_tuple(i.ipv6),
+            kind="loopback" if i.name == "lo" else None,
+        )
+        for i in n.interfaces
+    )
+    info = NetworkInfo(
+        hostname=n.hostname,
+        hostname_addresses=_tuple(n.hostname_resolves_to),
+        interfaces=interfaces,
+    )
+    return Section.ok(info, source="spec")
+
+
+def spec_to_report(spec: StackSpec, where: str) -> NodeReport:
+    env_section: Section[EnvInfo]
+    libraries: Section[LibrariesInfo]
+    if spec.env is None:
+        env_section = Section.unavailable(NOT_DECLARED, source="spec")
+        libraries = Section.unavailable(NOT_DECLARED, source="spec")
+    else:
+        variables, hidden = redact_env(spec.env)
+        env_section = Section.ok(EnvInfo(variables=variables, redacted=hidden), source="spec")
+        ld = tuple(p for p in spec.env.get("LD_LIBRARY_PATH", "").split(":") if p)
+        preload = tuple(p for p in re.split(r"[:\s]+", spec.env.get("LD_PRELOAD", "")) if p)
+        libraries = Section.ok(LibrariesInfo(ld_library_path=ld, ld_preload=preload), source="spec")
+    packages, torch = _packages(spec)
+    return NodeReport(
+        node=spec.node
+        or (spec.network.hostname if spec.network and spec.network.hostname else Path(where).stem),
+        envcheck_version=__version__,
+        created_at=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        origin=Origin(kind="declared", detail=where),
+        gpu=_gpu(spec),
+        python=_python(spec),
+        packages=packages,
+        torch=torch,
+        system=_system(spec),
+        storage=_storage(spec),
+        libraries=libraries,
+        network=_network(spec),
+        env=env_section,
+        graphics=Section.unavailable(NOT_DECLARED, source="spec"),
+    )
+
+
+def load_spec(path: str) -> NodeReport:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError("no such file", where=path) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(f"cannot read: {exc}", where=path) from None
+    return spec_to_report(parse_spec(text, path), path)
+
+
+__all__ = ["StackSpec", "load_spec", "parse_spec", "spec_to_report"]

@@ -1,0 +1,159 @@
+"""Evaluate the matrix's structured conditions against a node's facts.
+
+A condition is false as soon as one part is false, even if another part is unknown; it is
+unknown (Skip) only when no part is false and some part could not be decided.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from envcheck.matrix.schema import Condition, GpuCondition
+from envcheck.model.report import Gpu
+from envcheck.rules.base import Skip
+from envcheck.rules.facts import Facts, name_matches
+
+
+def _contains(spec: SpecifierSet, version: Version) -> bool:
+    return spec.contains(version, prereleases=True)
+
+
+def _gpu_matches(cond: GpuCondition, gpu: Gpu, facts: Facts) -> bool:
+    if cond.names and not any(name_matches(n, gpu.name) for n in cond.names):
+        return False
+    if cond.compute_capability is not None and not _contains(
+        cond.compute_capability, facts.compute_capability(gpu)
+    ):
+        return False
+    if cond.rt_cores is not None:
+        model = facts.gpu_model(gpu)
+        if model is None or model.rt_cores is None:
+            raise Skip(f"whether {gpu.name or 'the GPU'} has RT cores is unknown")
+        if model.rt_cores != cond.rt_cores:
+            return False
+    return True
+
+
+def matching_gpus(cond: GpuCondition, facts: Facts) -> tuple[Gpu, ...]:
+    return tuple(g for g in facts.gpus() if _gpu_matches(cond, g, facts))
+
+
+def _package_in(facts: Facts, name: str, spec: SpecifierSet) -> bool:
+    version = facts.version(name)
+    return version is not None and _contains(spec, version)
+
+
+def _absent(facts: Facts, name: str) -> bool:
+    return facts.version(name) is None
+
+
+def _env_ok(cond: Condition, facts: Facts) -> bool:
+    env = facts.env()
+    return all(v in env for v in cond.env_set) and not any(v in env for v in cond.env_unset)
+
+
+def _python_in(facts: Facts, spec: SpecifierSet) -> bool:
+    return _contains(spec, facts.python_version())
+
+
+def _driver_in(facts: Facts, spec: SpecifierSet) -> bool:
+    return _contains(spec, facts.driver())
+
+
+def _torch_cuda_in(facts: Facts, spec: SpecifierSet) -> bool:
+    cuda = facts.torch_cuda()
+    return cuda is not None and _contains(spec, cuda)
+
+
+def _gpu_count_ok(cond: GpuCondition, facts: Facts) -> bool:
+    return len(matching_gpus(cond, facts)) >= cond.min_count
+
+
+def _parts(cond: Condition, facts: Facts) -> list[Callable[[], bool]]:
+    parts: list[Callable[[], bool]] = []
+    parts += [functools.partial(_package_in, facts, n, s) for n, s in cond.packages.items()]
+    parts += [functools.partial(_absent, facts, n) for n in cond.absent]
+    parts += [functools.partial(_installer_is, facts, n, i) for n, i in cond.installer.items()]
+    if cond.env_set or cond.env_unset:
+        parts.append(functools.partial(_env_ok, cond, facts))
+    if cond.python is not None:
+        parts.append(functools.partial(_python_in, facts, cond.python))
+    if cond.torch_cuda is not None:
+        parts.append(functools.partial(_torch_cuda_in, facts, cond.torch_cuda))
+    if cond.driver is not None:
+        parts.append(functools.partial(_driver_in, facts, cond.driver))
+    if cond.gpu is not None:
+        parts.append(functools.partial(_gpu_count_ok, cond.gpu, facts))
+    if cond.any:
+        parts.append(functools.partial(_any, cond.any, facts))
+    return parts
+
+
+def _installer_is(facts: Facts, name: str, installer: str) -> bool:
+    dist = facts.dist(name)
+    if dist is None:
+        return False
+    if dist.installer is None:
+        raise Skip(f"installer of {name} unknown")
+    return dist.installer.strip().lower() == installer.lower()
+
+
+def _any(conditions: tuple[Condition, ...], facts: Facts) -> bool:
+    unknown: Skip | None = None
+    for cond in conditions:
+        try:
+            if evaluate(cond, facts):
+                return True
+        except Skip as skip:
+            unknown = unknown or skip
+    if unknown is not None:
+        raise unknown
+    return False
+
+
+def evaluate(cond: Condition, facts: Facts) -> bool:
+    unknown: Skip | None = None
+    for part in _parts(cond, facts):
+        try:
+            if not part():
+                return False
+        except Skip as skip:
+            unknown = unknown or skip
+    if unknown is not None:
+        raise unknown
+    return True
+
+
+def describe(cond: Condition) -> str:
+    """A one-line description of when a condition holds, for the rule catalogue."""
+    bits: list[str] = []
+    for name, spec in cond.packages.items():
+        bits.append(f"{name}{spec}" if str(spec) else f"{name} installed")
+    bits += [f"{name} not installed" for name in cond.absent]
+    bits += [f"{name} installed by {inst}" for name, inst in cond.installer.items()]
+    if cond.gpu is not None:
+        g = cond.gpu
+        what = []
+        if g.names:
+            what.append(" or ".join(g.names))
+        if g.compute_capability is not None:
+            what.append(f"compute capability {g.compute_capability}")
+        if g.rt_cores is not None:
+            what.append("with RT cores" if g.rt_cores else "without RT cores")
+        count = f"at least {g.min_count} " if g.min_count > 1 else ""
+        bits.append(f"{count}GPU {' '.join(what)}".strip())
+    if cond.driver is not None:
+        bits.append(f"driver {cond.driver}")
+    if cond.python is not None:
+        bits.append(f"Python {cond.python}")
+    if cond.torch_cuda is not None:
+        bits.append(f"torch CUDA {cond.torch_cuda}")
+    bits += [f"${v} set" for v in cond.env_set]
+    bits += [f"${v} unset" for v in cond.env_unset]
+    if cond.any:
+        bits.append("one of: " + " | ".join(f"({describe(c)})" for c in cond.any))
+    return "; ".join(bits)

@@ -1,0 +1,148 @@
+"""Load matrix TOML files strictly and merge site overlays over the built-in matrix.
+
+Overlays come from ``--matrix DIR`` (repeatable) and ``ENVCHECK_MATRIX`` (``os.pathsep``
+separated). An overlay entry with the same identity as a built-in one (a torch version, a rule
+code, a GPU name, ...) replaces it; others are added.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import fields
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from envcheck.errors import CodecError, MatrixError
+from envcheck.matrix.locate import line_of
+from envcheck.matrix.model import Matrix
+from envcheck.matrix.schema import MatrixFile
+from envcheck.model.codec import from_dict
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+ENV_VAR = "ENVCHECK_MATRIX"
+
+
+def builtin_dir() -> Path:
+    """The matrices shipped with envcheck: inside the installed package, or the source tree."""
+    packaged = resources.files("envcheck") / "matrices"
+    if packaged.is_dir():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parents[2] / "matrices"
+
+
+def overlay_dirs(cli_dirs: Sequence[str] = (), env: Mapping[str, str] | None = None) -> list[Path]:
+    env = os.environ if env is None else env
+    dirs = [Path(d) for d in env.get(ENV_VAR, "").split(os.pathsep) if d]
+    dirs += [Path(d) for d in cli_dirs]
+    for directory in dirs:
+        if not directory.is_dir():
+            raise MatrixError("matrix overlay directory does not exist", where=str(directory))
+    return dirs
+
+
+def matrix_files(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.glob("*.toml") if p.is_file())
+
+
+def parse_file(path: Path) -> MatrixFile:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MatrixError(f"cannot read: {exc}", where=str(path)) from None
+    return parse_text(text, str(path))
+
+
+def parse_text(text: str, where: str) -> MatrixFile:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        line = getattr(exc, "lineno", None)
+        if line is None and "line " in message:
+            line = int(message.rsplit("line ", 1)[1].split(",", maxsplit=1)[0].rstrip(")"))
+        return _raise(
+            MatrixError(f"invalid TOML: {message}", where=f"{where}:{line}" if line else where)
+        )
+    try:
+        return from_dict(MatrixFile, data, strict=True)
+    except CodecError as exc:
+        line = line_of(text, exc.path) if exc.path else None
+        raise MatrixError(
+            exc.message, where=f"{where}:{line}" if line else where, key=exc.path
+        ) from None
+
+
+def _raise(error: MatrixError) -> MatrixFile:
+    raise error
+
+
+# identity of an entry: overlays replace entries with the same identity
+_IDENTITY: dict[str, Callable[[Any], object]] = {
+    "toolkit": lambda e: e.cuda,
+    "driver_branch": lambda e: e.branch,
+    "gpu": lambda e: e.name,
+    "torch": lambda e: e.version,
+    "torch_index": lambda e: "torch_index",
+    "vllm": lambda e: e.version,
+    "ray": lambda e: e.version,
+    "flash_attn": lambda e: e.version,
+    "isaacsim": lambda e: e.version,
+    "omnigibson": lambda e: str(e.versions),
+    "companion": lambda e: (e.package, e.version),
+    "override": lambda e: (e.package, str(e.replaces), str(e.torch)),
+    "known_bad": lambda e: e.code,
+    "constant": lambda e: e.name,
+}
+
+
+def merge(parsed: Iterable[tuple[str, MatrixFile]]) -> Matrix:
+    tables: dict[str, dict[object, Any]] = {name: {} for name in _IDENTITY}
+    origins: dict[int, tuple[str, str, int]] = {}
+    names = []
+    for name, mfile in parsed:
+        names.append(name)
+        for f in fields(MatrixFile):
+            if f.name == "meta":
+                continue
+            key = _IDENTITY[f.name]
+            for index, entry in enumerate(getattr(mfile, f.name)):
+                tables[f.name][key(entry)] = entry
+                origins[id(entry)] = (name, f.name, index)
+    values = {k: tuple(v.values()) for k, v in tables.items()}
+    return Matrix(
+        files=tuple(names),
+        toolkits=values["toolkit"],
+        driver_branches=values["driver_branch"],
+        gpus=values["gpu"],
+        torch_releases=values["torch"],
+        torch_index=values["torch_index"][-1] if values["torch_index"] else None,
+        vllm_releases=values["vllm"],
+        ray_releases=values["ray"],
+        flash_attn_releases=values["flash_attn"],
+        isaacsim_releases=values["isaacsim"],
+        omnigibson_releases=values["omnigibson"],
+        companions=values["companion"],
+        overrides=values["override"],
+        known_bad=values["known_bad"],
+        constants={c.name: c for c in values["constant"]},
+        origins=origins,
+    )
+
+
+def load(
+    cli_dirs: Sequence[str] = (),
+    *,
+    env: Mapping[str, str] | None = None,
+    include_builtin: bool = True,
+) -> Matrix:
+    """The built-in matrix with every overlay merged over it, in order."""
+    dirs = ([builtin_dir()] if include_builtin else []) + overlay_dirs(cli_dirs, env)
+    parsed = [(str(path), parse_file(path)) for d in dirs for path in matrix_files(d)]
+    return merge(parsed)

@@ -1,0 +1,175 @@
+"""The merged compatibility matrix and the lookups rules use."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from envcheck.matrix.schema import (
+    Companion,
+    Constant,
+    CudaToolkit,
+    DriverBranch,
+    FlashAttnRelease,
+    GpuModel,
+    IsaacSimRelease,
+    KnownBad,
+    OmniGibsonRelease,
+    Override,
+    RayRelease,
+    TorchIndex,
+    TorchRelease,
+    VllmRelease,
+)
+
+
+def parse_version(text: str | None) -> Version | None:
+    if text is None:
+        return None
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+def public(version: Version) -> Version:
+    """The release a build belongs to: 2.4.0+cu121 -> 2.4.0 (pre-releases stay as they are)."""
+    return Version(version.public)
+
+
+def major_minor(version: Version) -> Version:
+    return Version(f"{version.major}.{version.minor}")
+
+
+def variant_cuda(variant: str | None) -> Version | None:
+    """cu121 -> 12.1, cu130 -> 13.0; None for cpu/rocm."""
+    match = re.fullmatch(r"cu(\d+)(\d)", variant or "")
+    return Version(f"{match.group(1)}.{match.group(2)}") if match else None
+
+
+def cuda_variant(cuda: Version) -> str:
+    return f"cu{cuda.major}{cuda.minor}"
+
+
+def _word(token: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![A-Za-z0-9]){re.escape(token)}(?![A-Za-z0-9])", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Matrix:
+    files: tuple[str, ...] = ()
+    toolkits: tuple[CudaToolkit, ...] = ()
+    driver_branches: tuple[DriverBranch, ...] = ()
+    gpus: tuple[GpuModel, ...] = ()
+    torch_releases: tuple[TorchRelease, ...] = ()
+    torch_index: TorchIndex | None = None
+    vllm_releases: tuple[VllmRelease, ...] = ()
+    ray_releases: tuple[RayRelease, ...] = ()
+    flash_attn_releases: tuple[FlashAttnRelease, ...] = ()
+    isaacsim_releases: tuple[IsaacSimRelease, ...] = ()
+    omnigibson_releases: tuple[OmniGibsonRelease, ...] = ()
+    companions: tuple[Companion, ...] = ()
+    overrides: tuple[Override, ...] = ()
+    known_bad: tuple[KnownBad, ...] = ()
+    constants: dict[str, Constant] = field(default_factory=dict)
+    origins: dict[int, tuple[str, str, int]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def origin(self, entry: object) -> tuple[str, str, int] | None:
+        """(file, table, index) an entry was read from."""
+        return self.origins.get(id(entry))
+
+    # --- CUDA and drivers -----------------------------------------------------------------
+
+    def toolkit(self, cuda: Version) -> CudaToolkit | None:
+        key = major_minor(cuda)
+        return next((t for t in self.toolkits if t.cuda == key), None)
+
+    def max_cuda_for_driver(self, driver: Version) -> DriverBranch | None:
+        """The newest CUDA of the driver's branch, from the toolkit table."""
+        return next((b for b in self.driver_branches if b.branch == driver.major), None)
+
+    def newest_cuda_supported(self, driver: Version) -> CudaToolkit | None:
+        """Newest toolkit whose GA driver this driver meets (derived from Table 3)."""
+        ok = [t for t in self.toolkits if t.min_driver is not None and driver >= t.min_driver]
+        return max(ok, key=lambda t: t.cuda) if ok else None
+
+    # --- GPUs -----------------------------------------------------------------------------
+
+    @functools.cached_property
+    def _gpu_patterns(self) -> list[tuple[re.Pattern[str], GpuModel]]:
+        pairs = [(token, gpu) for gpu in self.gpus for token in gpu.match]
+        pairs.sort(key=lambda p: len(p[0]), reverse=True)
+        return [(_word(token), gpu) for token, gpu in pairs]
+
+    def gpu_model(self, name: str | None) -> GpuModel | None:
+        if not name:
+            return None
+        return next((gpu for pattern, gpu in self._gpu_patterns if pattern.search(name)), None)
+
+    # --- packages ---------------------------------------------------------------------------
+
+    def torch_release(self, version: Version) -> TorchRelease | None:
+        key = public(version)
+        return next((t for t in self.torch_releases if t.version == key), None)
+
+    def torch_index_url(self, variant: str) -> str | None:
+        return self.torch_index.url_template.format(variant=variant) if self.torch_index else None
+
+    def vllm_release(self, version: Version) -> VllmRelease | None:
+        key = public(version)
+        return next((v for v in self.vllm_releases if v.version == key), None)
+
+    def ray_release(self, version: Version) -> RayRelease | None:
+        key = public(version)
+        return next((r for r in self.ray_releases if r.version == key), None)
+
+    def flash_attn_release(self, version: Version) -> FlashAttnRelease | None:
+        key = public(version)
+        return next((f for f in self.flash_attn_releases if f.version == key), None)
+
+    def isaacsim_release(self, version: Version) -> IsaacSimRelease | None:
+        """Isaac Sim pip versions have four parts (4.5.0.0); the matrix keys on three or two."""
+        parts = version.release
+        for release in sorted(
+            self.isaacsim_releases, key=lambda r: len(r.version.release), reverse=True
+        ):
+            n = len(release.version.release)
+            if parts[:n] == release.version.release:
+                return release
+        return None
+
+    def omnigibson_release(self, version: Version) -> OmniGibsonRelease | None:
+        return next(
+            (o for o in self.omnigibson_releases if o.versions.contains(version, prereleases=True)),
+            None,
+        )
+
+    def companion(self, package: str, version: Version) -> Companion | None:
+        key = canonicalize_name(package)
+        return next(
+            (
+                c
+                for c in self.companions
+                if canonicalize_name(c.package) == key and c.version == public(version)
+            ),
+            None,
+        )
+
+    def overrides_for(self, package: str, torch: Version) -> tuple[Override, ...]:
+        key = canonicalize_name(package)
+        return tuple(
+            o
+            for o in self.overrides
+            if canonicalize_name(o.package) == key
+            and o.torch.contains(public(torch), prereleases=True)
+        )
+
+    def constant(self, name: str) -> float | None:
+        const = self.constants.get(name)
+        return const.value if const else None

@@ -1,0 +1,248 @@
+"""Typed records of the compatibility matrix. Every fact carries its source.
+
+TOML files under ``matrices/`` hold arrays of these tables (``[[torch]]``, ``[[known_bad]]``,
+...); the loader converts them with the model codec, so a wrong key or type is reported with
+its dotted path. Versions and specifiers are parsed here, once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from envcheck.model.finding import Applicability, Severity
+
+
+@dataclass(frozen=True)
+class Meta:
+    description: str = ""
+    reviewed: str | None = None
+
+
+@dataclass(frozen=True)
+class CudaToolkit:
+    """A CUDA minor release and the drivers it needs (NVIDIA release notes, Tables 2 and 3)."""
+
+    cuda: Version
+    source: str
+    min_driver: Version | None = None  # driver bundled with the GA toolkit: full support
+    minor_compat_min_driver: Version | None = None  # floor of minor-version compatibility
+    verified: bool = True
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class DriverBranch:
+    branch: int
+    max_cuda: Version
+    source: str
+    verified: bool = True
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class GpuModel:
+    name: str
+    match: tuple[str, ...]  # tokens matched as whole words in the name NVML/nvidia-smi reports
+    compute_capability: Version
+    architecture: str
+    source: str
+    rt_cores: bool | None = None
+    rt_cores_source: str | None = None
+    verified: bool = True
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class TorchRelease:
+    version: Version
+    python: tuple[str, ...]
+    variants: tuple[str, ...]
+    source: str
+    pypi_default: str | None = None
+    pins: dict[str, SpecifierSet] = field(default_factory=dict)  # PyPI Linux x86_64 wheel
+    arch_list: dict[str, str] = field(default_factory=dict)  # variant -> "7.5;8.0;...;12.0+PTX"
+    arch_list_verified: dict[str, bool] = field(default_factory=dict)
+    numpy2: bool | None = None
+    verified: bool = True
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class TorchIndex:
+    url_template: str  # "https://download.pytorch.org/whl/{variant}"
+    source: str
+
+
+@dataclass(frozen=True)
+class VllmRelease:
+    version: Version
+    source: str
+    requires_python: SpecifierSet | None = None
+    torch: SpecifierSet | None = None
+    torchvision: SpecifierSet | None = None
+    xformers: SpecifierSet | None = None
+    ray: SpecifierSet | None = None
+    numpy: SpecifierSet | None = None
+    flashinfer: SpecifierSet | None = None
+    cuda: Version | None = None  # CUDA of the torch its PyPI wheel pins
+    verified: bool = True
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class RayRelease:
+    version: Version
+    python: tuple[str, ...]
+    source: str
+    verified: bool = True
+
+
+@dataclass(frozen=True)
+class FlashAttnRelease:
+    version: Version
+    prebuilt_torch: tuple[str, ...]  # torch major.minor with prebuilt wheels
+    python: tuple[str, ...]
+    cuda_tag: Literal["major+minor", "major"]
+    source: str
+    verified: bool = True
+
+
+@dataclass(frozen=True)
+class IsaacSimRelease:
+    version: Version
+    source: str
+    python: str | None = None  # the one CPython minor the release is built for
+    glibc: Version | None = None  # minimum glibc of its pip wheels
+    min_driver: Version | None = None  # Kit refuses older drivers for RTX
+    validated_driver: Version | None = None
+    numpy: SpecifierSet | None = None
+    verified: bool = True
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class OmniGibsonRelease:
+    versions: SpecifierSet
+    source: str
+    isaacsim: SpecifierSet | None = None
+    python: str | None = None
+    numpy: SpecifierSet | None = None
+    verified: bool = True
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Companion:
+    """A package built against exactly one torch release (torchvision, torchaudio, xformers)."""
+
+    package: str
+    version: Version
+    torch: Version
+    source: str
+    verified: bool = True
+
+
+@dataclass(frozen=True)
+class Override:
+    """A known-good replacement for one of torch's own pins."""
+
+    package: str
+    versions: tuple[str, ...]
+    replaces: SpecifierSet
+    torch: SpecifierSet
+    reason: str
+    source: str
+    verified: bool = True
+
+
+@dataclass(frozen=True)
+class GpuCondition:
+    names: tuple[str, ...] = ()
+    compute_capability: SpecifierSet | None = None
+    rt_cores: bool | None = None
+    min_count: int = 1
+
+
+@dataclass(frozen=True)
+class Condition:
+    """All given parts must hold; ``any`` holds when one of its conditions does."""
+
+    packages: dict[str, SpecifierSet] = field(default_factory=dict)
+    absent: tuple[str, ...] = ()
+    installer: dict[str, str] = field(default_factory=dict)
+    gpu: GpuCondition | None = None
+    driver: SpecifierSet | None = None
+    python: SpecifierSet | None = None
+    torch_cuda: SpecifierSet | None = None
+    env_set: tuple[str, ...] = ()
+    env_unset: tuple[str, ...] = ()
+    any: tuple[Condition, ...] = ()
+
+
+@dataclass(frozen=True)
+class Evidence:
+    when: Condition
+    severity: Severity
+    text: str
+    verified: bool = True
+
+
+@dataclass(frozen=True)
+class FixSpec:
+    summary: str
+    applicability: Applicability
+    pip: tuple[str, ...] = ()
+    pip_flags: tuple[str, ...] = ()
+    pip_uninstall: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    manual: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class KnownBad:
+    code: str
+    id: str
+    title: str
+    severity: Severity
+    when: Condition
+    message: str  # may name facts: {torch}, {numpy}, ... (package versions), {driver}, {gpu}
+    symptom: str
+    cause: str
+    source: str
+    fix: FixSpec | None = None
+    evidence: tuple[Evidence, ...] = ()
+    verified: bool = True
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Constant:
+    name: str
+    value: float
+    source: str
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class MatrixFile:
+    """One TOML file of the matrix, as written."""
+
+    meta: Meta = field(default_factory=Meta)
+    toolkit: tuple[CudaToolkit, ...] = ()
+    driver_branch: tuple[DriverBranch, ...] = ()
+    gpu: tuple[GpuModel, ...] = ()
+    torch: tuple[TorchRelease, ...] = ()
+    torch_index: tuple[TorchIndex, ...] = ()
+    vllm: tuple[VllmRelease, ...] = ()
+    ray: tuple[RayRelease, ...] = ()
+    flash_attn: tuple[FlashAttnRelease, ...] = ()
+    isaacsim: tuple[IsaacSimRelease, ...] = ()
+    omnigibson: tuple[OmniGibsonRelease, ...] = ()
+    companion: tuple[Companion, ...] = ()
+    override: tuple[Override, ...] = ()
+    known_bad: tuple[KnownBad, ...] = ()
+    constant: tuple[Constant, ...] = ()

@@ -1,0 +1,157 @@
+"""Cross-reference checks of a merged matrix: what the schema alone cannot see."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.utils import InvalidName, canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from envcheck.matrix.locate import line_of
+from envcheck.matrix.model import Matrix, variant_cuda
+from envcheck.matrix.schema import Condition
+from envcheck.rules.base import CODE_PATTERN
+
+REQUIRED_CONSTANTS = (
+    "ray.object_store_fraction",
+    "ray.object_store_max_bytes",
+    "ray.memory_usage_threshold",
+    "ray.local_fs_capacity_threshold",
+    "docker.default_shm_bytes",
+    "nccl.recommended_shm_bytes",
+    "envcheck.ray_tmp_min_free_bytes",
+    "unix.socket_path_max_bytes",
+)
+MESSAGE_FIELDS = {"pkg", "driver", "gpu", "python", "evidence"}
+_VARIANT = re.compile(r"^(cu\d{3}|cpu|rocm\d+(\.\d+)*|xpu)$")
+
+
+@dataclass(frozen=True)
+class Problem:
+    where: str
+    key: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: key '{self.key}': {self.message}"
+
+
+class _Collector:
+    def __init__(self, matrix: Matrix) -> None:
+        self.matrix = matrix
+        self.problems: list[Problem] = []
+        self._texts: dict[str, str] = {}
+
+    def add(self, entry: object, field: str, message: str) -> None:
+        origin = self.matrix.origin(entry)
+        if origin is None:
+            self.problems.append(Problem("<matrix>", field, message))
+            return
+        path, table, index = origin
+        key = f"{table}[{index}].{field}" if field else f"{table}[{index}]"
+        if path not in self._texts:
+            try:
+                self._texts[path] = Path(path).read_text(encoding="utf-8")
+            except OSError:
+                self._texts[path] = ""
+        line = line_of(self._texts[path], key)
+        self.problems.append(Problem(f"{path}:{line}" if line else path, key, message))
+
+
+def _names(cond: Condition) -> list[str]:
+    names = list(cond.packages) + list(cond.absent) + list(cond.installer)
+    for sub in cond.any:
+        names += _names(sub)
+    return names
+
+
+def validate(matrix: Matrix) -> list[Problem]:
+    c = _Collector(matrix)
+    for toolkit in matrix.toolkits:
+        if toolkit.min_driver is None and toolkit.verified:
+            c.add(toolkit, "min_driver", "missing although the entry is marked verified")
+    for branch in matrix.driver_branches:
+        if matrix.toolkit(branch.max_cuda) is None:
+            c.add(branch, "max_cuda", f"CUDA {branch.max_cuda} has no [[toolkit]] entry")
+    tokens: dict[str, str] = {}
+    for gpu in matrix.gpus:
+        if not gpu.match:
+            c.add(gpu, "match", "needs at least one name token")
+        for token in gpu.match:
+            other = tokens.setdefault(token.lower(), gpu.name)
+            if other != gpu.name:
+                c.add(gpu, "match", f"token {token!r} is also used by {other}")
+    releases = {t.version for t in matrix.torch_releases}
+    for torch in matrix.torch_releases:
+        for variant in torch.variants:
+            if not _VARIANT.match(variant):
+                c.add(
+                    torch,
+                    "variants",
+                    f"{variant!r} is not a variant name like cu121, cpu or rocm6.2",
+                )
+            cuda = variant_cuda(variant)
+            if cuda is not None and matrix.toolkit(cuda) is None:
+                c.add(torch, "variants", f"{variant}: CUDA {cuda} has no [[toolkit]] entry")
+        if torch.pypi_default is not None and torch.pypi_default not in torch.variants:
+            c.add(torch, "pypi_default", f"{torch.pypi_default} is not one of its variants")
+        for variant, text in torch.arch_list.items():
+            if variant not in torch.variants:
+                c.add(torch, f"arch_list.{variant}", "is not one of its variants")
+            for item in re.split(r"[;\s]+", text.strip()):
+                try:
+                    Version(item.removesuffix("+PTX"))
+                except InvalidVersion:
+                    c.add(
+                        torch,
+                        f"arch_list.{variant}",
+                        f"{item!r} is not a compute capability like 8.6 or 12.0+PTX",
+                    )
+        for py in torch.python:
+            if not re.fullmatch(r"3\.\d+", py):
+                c.add(torch, "python", f"{py!r} is not a Python minor version like 3.11")
+    for vllm in matrix.vllm_releases:
+        if vllm.torch is not None:
+            pinned = [s.version for s in vllm.torch if s.operator == "=="]
+            for version in pinned:
+                if "*" not in version and Version(version) not in releases:
+                    c.add(vllm, "torch", f"pins torch {version}, which has no [[torch]] entry")
+    for companion in matrix.companions:
+        if companion.torch not in releases:
+            c.add(companion, "torch", f"torch {companion.torch} has no [[torch]] entry")
+    for og in matrix.omnigibson_releases:
+        if og.isaacsim is not None and not any(
+            og.isaacsim.contains(i.version, prereleases=True) for i in matrix.isaacsim_releases
+        ):
+            c.add(og, "isaacsim", f"no [[isaacsim]] entry satisfies {og.isaacsim}")
+    for override in matrix.overrides:
+        if not any(override.torch.contains(v, prereleases=True) for v in releases):
+            c.add(override, "torch", f"no [[torch]] release satisfies {override.torch}")
+    codes: set[str] = set()
+    for entry in matrix.known_bad:
+        if not CODE_PATTERN.match(entry.code):
+            c.add(entry, "code", "must be 2-4 capital letters and 3 digits, like CUD102")
+        if entry.code in codes:
+            c.add(entry, "code", "is used twice")
+        codes.add(entry.code)
+        for name in _names(entry.when):
+            try:
+                canonicalize_name(name, validate=True)
+            except InvalidName:
+                c.add(entry, "when", f"{name!r} is not a distribution name")
+        import string
+
+        for _, placeholder, _, _ in string.Formatter().parse(entry.message):
+            if placeholder and placeholder.split("[")[0] not in MESSAGE_FIELDS:
+                allowed = ", ".join(sorted(MESSAGE_FIELDS))
+                c.add(
+                    entry, "message", f"unknown placeholder {{{placeholder}}} (allowed: {allowed})"
+                )
+    for name in REQUIRED_CONSTANTS:
+        if name not in matrix.constants:
+            c.problems.append(
+                Problem("<matrix>", f"constant.{name}", "required by the rules but missing")
+            )
+    return c.problems

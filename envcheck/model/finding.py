@@ -1,0 +1,122 @@
+"""Findings: what a rule says about a node, with evidence and a declarative fix."""
+
+from __future__ import annotations
+
+import enum
+import shlex
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Applicability = Literal["safe", "unsafe", "manual"]
+
+
+class Severity(str, enum.Enum):
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        return {"info": 0, "warning": 1, "error": 2}[self.value]
+
+    def at_least(self, other: Severity) -> bool:
+        return self.rank >= other.rank
+
+
+@dataclass(frozen=True)
+class Action:
+    """One step of a fix.
+
+    ``pip_install`` / ``pip_uninstall`` carry requirement strings; ``env`` sets variables;
+    ``manual`` is a step envcheck cannot do (upgrade the driver, resize /dev/shm).
+    """
+
+    kind: Literal["pip_install", "pip_uninstall", "env", "manual"]
+    packages: tuple[str, ...] = ()
+    index_url: str | None = None
+    flags: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    text: str | None = None
+
+    def command(self) -> str:
+        if self.kind == "pip_install":
+            argv = ["pip", "install", *self.flags, *self.packages]
+            if self.index_url:
+                argv += ["--index-url", self.index_url]
+            return shlex.join(argv)
+        if self.kind == "pip_uninstall":
+            return shlex.join(["pip", "uninstall", "-y", *self.packages])
+        if self.kind == "env":
+            return "export " + " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
+        return f"# {self.text}"
+
+
+@dataclass(frozen=True)
+class Fix:
+    summary: str
+    applicability: Applicability
+    actions: tuple[Action, ...] = ()
+
+    @property
+    def commands(self) -> tuple[str, ...]:
+        return tuple(a.command() for a in self.actions)
+
+    def to_json(self) -> dict[str, Any]:
+        from envcheck.model.codec import to_dict
+
+        return {
+            "summary": self.summary,
+            "commands": list(self.commands),
+            "applicability": self.applicability,
+            "actions": to_dict(self.actions),
+        }
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    severity: Severity
+    title: str
+    message: str
+    node: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+    fix: Fix | None = None
+    references: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "severity": self.severity.value,
+            "title": self.title,
+            "message": self.message,
+            "node": self.node,
+            "evidence": self.evidence,
+            "fix": self.fix.to_json() if self.fix else None,
+            "references": list(self.references),
+        }
+
+
+@dataclass(frozen=True)
+class Skipped:
+    code: str
+    reason: str
+    node: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code, "reason": self.reason, "node": self.node}
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    findings: tuple[Finding, ...] = ()
+    skipped: tuple[Skipped, ...] = ()
+    rules_run: int = 0
+    errors: tuple[str, ...] = ()
+
+    def worst(self) -> Severity | None:
+        if not self.findings:
+            return None
+        return max((f.severity for f in self.findings), key=lambda s: s.rank)
+
+    def at_or_above(self, threshold: Severity) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity.at_least(threshold))

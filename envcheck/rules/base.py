@@ -1,0 +1,136 @@
+"""What a rule is: a stable code, a default severity, sectioned docs and a check over Facts.
+
+Code rules are functions decorated with ``@rule``; their docstring's first line is the title and
+its ``## `` sections are the docs that ``envcheck explain`` prints. Data rules come from the
+matrix's ``[[known_bad]]`` entries (see rules/data.py) and have the same shape.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from envcheck.model.finding import Fix, Severity
+
+if TYPE_CHECKING:
+    from envcheck.rules.facts import Facts
+
+DOC_SECTIONS = ("What it checks", "Why it matters", "Example", "Fix", "References")
+CODE_PATTERN = re.compile(r"^[A-Z]{2,4}\d{3}$")
+FAMILIES = {
+    "DRV": "NVIDIA driver",
+    "TOR": "torch build vs GPUs and companion packages",
+    "CUD": "CUDA libraries",
+    "PKG": "installed packages",
+    "VLM": "vLLM",
+    "RAY": "Ray",
+    "NET": "networking for Gloo, NCCL and Ray",
+    "SIM": "Isaac Sim and OmniGibson",
+    "PY": "Python",
+    "SYS": "system",
+    "CLU": "cluster (across nodes)",
+}
+
+
+class Skip(Exception):
+    """Raised while checking when a fact the rule needs is unknown; the reason is reported."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One problem a rule found; the engine turns it into a Finding."""
+
+    message: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+    fix: Fix | None = None
+    severity: Severity | None = None  # overrides the rule's default
+
+
+@dataclass(frozen=True)
+class RuleDoc:
+    what: str
+    why: str
+    example: str
+    fix: str
+    references: tuple[str, ...]
+
+    def sections(self) -> list[tuple[str, str]]:
+        refs = "\n".join(f"- {r}" for r in self.references)
+        return list(
+            zip(DOC_SECTIONS, (self.what, self.why, self.example, self.fix, refs), strict=True)
+        )
+
+
+CheckFn = Callable[["Facts"], Iterable[Hit]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: Severity
+    title: str
+    doc: RuleDoc
+    check: CheckFn
+    origin: Literal["code", "matrix"] = "code"
+    verified: bool = True
+
+    @property
+    def family(self) -> str:
+        return re.sub(r"\d+$", "", self.code)
+
+
+_REGISTRY: list[Rule] = []
+
+
+def parse_doc(text: str) -> tuple[str, RuleDoc]:
+    """Title and sections of a rule docstring; a missing section is an empty string."""
+    text = inspect.cleandoc(text)
+    title, _, rest = text.partition("\n")
+    parts: dict[str, str] = {}
+    current = None
+    for line in rest.splitlines():
+        if line.startswith("## "):
+            current = line[3:].strip()
+            parts[current] = ""
+        elif current is not None:
+            parts[current] += line + "\n"
+    refs = tuple(
+        line[2:].strip()
+        for line in parts.get("References", "").splitlines()
+        if line.startswith("- ")
+    )
+    doc = RuleDoc(
+        what=parts.get("What it checks", "").strip(),
+        why=parts.get("Why it matters", "").strip(),
+        example=parts.get("Example", "").strip(),
+        fix=parts.get("Fix", "").strip(),
+        references=refs,
+    )
+    return title.strip(), doc
+
+
+def rule(code: str, name: str, severity: Severity) -> Callable[[CheckFn], CheckFn]:
+    """Register a code rule; its docstring supplies the title and docs."""
+
+    def register(fn: CheckFn) -> CheckFn:
+        title, doc = parse_doc(fn.__doc__ or "")
+        _REGISTRY.append(
+            Rule(code=code, name=name, severity=severity, title=title, doc=doc, check=fn)
+        )
+        return fn
+
+    return register
+
+
+def code_rules() -> list[Rule]:
+    from envcheck.rules import catalog  # noqa: F401 - importing registers every code rule
+
+    return list(_REGISTRY)

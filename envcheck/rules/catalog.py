@@ -1,0 +1,12 @@
+"""Importing this module registers every code rule."""
+
+from envcheck.rules import (  # noqa: F401
+    cuda_libs,
+    driver,
+    network,
+    packages,
+    ray_rules,
+    simulators,
+    system,
+    torch_build,
+)

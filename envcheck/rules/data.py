@@ -1,0 +1,146 @@
+"""Rules made from the matrix's ``[[known_bad]]`` entries."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import string
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from envcheck.matrix.conditions import describe, evaluate, matching_gpus
+from envcheck.matrix.schema import Condition, KnownBad
+from envcheck.model.finding import Severity
+from envcheck.rules.base import Hit, Rule, RuleDoc, Skip
+from envcheck.rules.facts import Facts
+from envcheck.rules.fixes import from_spec
+
+
+def split_sources(source: str) -> tuple[str, ...]:
+    return tuple(s.strip() for s in source.split(" ; ") if s.strip())
+
+
+def _packages_named(cond: Condition) -> set[str]:
+    names = set(cond.packages) | set(cond.installer)
+    for sub in cond.any:
+        names |= _packages_named(sub)
+    return names
+
+
+class _Values(dict[str, Any]):
+    def __missing__(self, key: str) -> str:
+        return f"<{key}?>"
+
+
+class _Packages:
+    def __init__(self, facts: Facts) -> None:
+        self.facts = facts
+
+    def __getitem__(self, name: str) -> str:
+        try:
+            dist = self.facts.dist(name)
+        except Skip:
+            return "?"
+        return dist.version if dist else "(not installed)"
+
+
+def template_fields(message: str) -> set[str]:
+    return {f for _, f, _, _ in string.Formatter().parse(message) if f}
+
+
+def render(message: str, facts: Facts, **extra: str) -> str:
+    values = _Values(pkg=_Packages(facts), **extra)
+    if "{driver}" in message:
+        values["driver"] = _or_unknown(facts.driver)
+    if "{python}" in message:
+        values["python"] = _or_unknown(facts.python_version)
+    return message.format_map(values)
+
+
+def _or_unknown(getter: Callable[[], object]) -> str:
+    try:
+        return str(getter())
+    except Skip:
+        return "unknown"
+
+
+def _gpu_text(entry: KnownBad, facts: Facts) -> str:
+    try:
+        gpus = facts.gpus()
+    except Skip:
+        return "an unknown GPU"
+    if entry.when.gpu is not None:
+        with contextlib.suppress(Skip):
+            gpus = matching_gpus(entry.when.gpu, facts) or gpus
+    return facts.gpu_summary(gpus)
+
+
+def make_rule(entry: KnownBad) -> Rule:
+    def check(facts: Facts) -> Iterable[Hit]:
+        if not evaluate(entry.when, facts):
+            return []
+        severity, evidence_text, verified = entry.severity, "", entry.verified
+        if entry.evidence:
+            try:
+                chosen = next((e for e in entry.evidence if evaluate(e.when, facts)), None)
+            except Skip as skip:
+                chosen = None
+                evidence_text = f"{skip.reason}; reports name " + ", ".join(
+                    n for e in entry.evidence if e.when.gpu for n in e.when.gpu.names
+                )
+            else:
+                if chosen is None:
+                    return []  # the GPU is known and nothing implicates it
+            if chosen is not None:
+                severity, evidence_text, verified = chosen.severity, chosen.text, chosen.verified
+        message = render(entry.message, facts, gpu=_gpu_text(entry, facts), evidence=evidence_text)
+        evidence: dict[str, Any] = {"matrix_entry": entry.id, "verified": verified}
+        for name in sorted(_packages_named(entry.when)):
+            try:
+                dist = facts.dist(name)
+            except Skip:
+                continue
+            if dist is not None:
+                evidence[name] = dist.version
+        if evidence_text:
+            evidence["evidence"] = evidence_text
+        fix = from_spec(entry.fix) if entry.fix else None
+        return [Hit(message, evidence=evidence, fix=fix, severity=severity)]
+
+    evidence_doc = ""
+    if entry.evidence:
+        levels = "; ".join(
+            f"{e.severity.value} when {describe(e.when)}"
+            + ("" if e.verified else " (evidence UNVERIFIED)")
+            for e in entry.evidence
+        )
+        evidence_doc = (
+            f" The severity follows the evidence for the node's GPU: {levels}; {entry.severity.value} "
+            "when the GPU is unknown. On other known GPUs it does not fire."
+        )
+    doc = RuleDoc(
+        what=f"Fires when: {describe(entry.when)}."
+        + evidence_doc
+        + (f" {entry.note}" if entry.note else ""),
+        why=entry.cause,
+        example=entry.symptom,
+        fix=entry.fix.summary if entry.fix else "No fix is known; see the references.",
+        references=split_sources(entry.source),
+    )
+    return Rule(
+        code=entry.code,
+        name=re.sub(r"[^a-z0-9]+", "-", entry.id.lower()).strip("-"),
+        severity=entry.severity,
+        title=entry.title,
+        doc=doc,
+        check=check,
+        origin="matrix",
+        verified=entry.verified,
+    )
+
+
+def data_rules(entries: Iterable[KnownBad]) -> list[Rule]:
+    return [make_rule(e) for e in entries]
+
+
+__all__ = ["Severity", "data_rules", "make_rule", "render", "split_sources", "template_fields"]

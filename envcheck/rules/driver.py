@@ -1,0 +1,303 @@
+"""DRV: the NVIDIA driver against the CUDA that torch was built with, and the GPUs' state."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from packaging.version import Version
+
+from envcheck.matrix.model import major_minor, public
+from envcheck.model.finding import Fix, Severity
+from envcheck.rules.base import Hit, Skip, rule
+from envcheck.rules.choose import driver_support, torch_choices
+from envcheck.rules.facts import Facts
+from envcheck.rules.fixes import fix, manual, pip_install
+
+_MIB = 1024
+
+
+def _torch_label(facts: Facts) -> str:
+    build = facts.torch()
+    assert build is not None
+    return build.version if "+" in build.version else f"{build.version} ({facts.torch_variant()})"
+
+
+def _driver_context(facts: Facts) -> tuple[Version, Version, str, Version, Version] | None:
+    """(driver, max CUDA, its source, torch CUDA, torch version); None for CPU builds."""
+    cuda = facts.torch_cuda()
+    if cuda is None:
+        return None
+    driver = facts.driver()
+    max_cuda, source = facts.max_cuda()
+    return driver, max_cuda, source, major_minor(cuda), facts.torch_version()
+
+
+def _same_release_fix(
+    facts: Facts, torch: Version, driver: Version, max_cuda: Version
+) -> Fix | None:
+    """Move to a variant of the same torch release that the driver runs fully."""
+    release = facts.matrix.torch_release(torch)
+    if release is None:
+        return None
+    choices = torch_choices(
+        facts.matrix, driver=driver, max_cuda=max_cuda, releases=[release], allow_minor_compat=False
+    )
+    if not choices:
+        return None
+    best = choices[0]
+    url = facts.matrix.torch_index_url(best.variant)
+    return fix(
+        f"Install torch {public(torch)}+{best.variant}, which driver {driver} runs, or upgrade the driver",
+        "unsafe",
+        pip_install(f"torch=={public(torch)}", index_url=url),
+    )
+
+
+@rule("DRV101", "driver-too-old-for-torch", Severity.ERROR)
+def driver_too_old(facts: Facts) -> Iterable[Hit]:
+    """The NVIDIA driver is too old for the CUDA that torch was built with
+
+    ## What it checks
+    The CUDA version of the installed torch build (from `torch/version.py`, its `+cuXYZ` label, or
+    the PyPI wheel's default) against the newest CUDA the driver supports (NVML's own figure, else
+    the matrix's driver-branch table). It fires when the driver can run the build neither fully
+    nor through CUDA minor-version compatibility (same CUDA major, driver at or above that
+    major's floor: 450.80.02 for 11.x, 525.60.13 for 12.x, branch 580 for 13.x).
+
+    ## Why it matters
+    torch loads, then the first CUDA call fails: `RuntimeError: The NVIDIA driver on your system
+    is too old` or `CUDA driver version is insufficient for CUDA runtime version`. Under Ray this
+    is a worker that dies at start-up, hours into a queue wait.
+
+    ## Example
+    Driver 470.182.03 (CUDA <= 11.4) with torch 2.4.0+cu121: 12.x needs at least 525.60.13.
+    A newer CUDA major (torch 2.11 from PyPI is CUDA 13.0) on a 12.x driver would need NVIDIA's
+    forward-compatibility package, available for datacenter GPUs only.
+
+    ## Fix
+    Install a torch variant the driver runs (same release, older CUDA, from its wheel index), or
+    upgrade the driver to at least the toolkit's driver.
+
+    ## References
+    - https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html
+    - NVIDIA CUDA Toolkit Release Notes, Table 3 (toolkit and minimum driver versions)
+    - https://github.com/nagadomi/nunif/issues/702
+    """
+    context = _driver_context(facts)
+    if context is None:
+        return []
+    driver, max_cuda, source, cuda, torch = context
+    toolkit = facts.matrix.toolkit(cuda)
+    if toolkit is None:
+        raise Skip(f"CUDA {cuda} is not in the matrix")
+    support = driver_support(toolkit, driver, max_cuda)
+    if support != "no":
+        return []
+    needs = (
+        f">= {toolkit.min_driver}" if toolkit.min_driver else "a newer driver (floor UNVERIFIED)"
+    )
+    message = (
+        f"driver {driver} supports CUDA <= {max_cuda} ({source}); torch {_torch_label(facts)} "
+        f"needs CUDA {cuda}: driver {needs}"
+    )
+    floor = toolkit.minor_compat_min_driver
+    if floor is not None:
+        message += f", or at least {floor} through CUDA {cuda.major}.x minor-version compatibility"
+    if max_cuda.major < cuda.major:
+        message += (
+            f". Running CUDA {cuda.major}.x on this {max_cuda.major}.x driver would need NVIDIA's "
+            "forward-compatibility package (datacenter GPUs only)"
+        )
+    remedy = _same_release_fix(facts, torch, driver, max_cuda) or fix(
+        f"Upgrade the NVIDIA driver to {needs.removeprefix('>= ')} or newer",
+        "manual",
+        manual(f"upgrade the NVIDIA driver ({needs}) for CUDA {cuda}"),
+    )
+    evidence = {
+        "driver": str(driver),
+        "driver_max_cuda": str(max_cuda),
+        "driver_max_cuda_source": source,
+        "torch": facts.dist("torch").version,  # type: ignore[union-attr]
+        "torch_cuda": str(cuda),
+        "torch_cuda_source": facts.torch_cuda_source(),
+        "required_driver": str(toolkit.min_driver) if toolkit.min_driver else None,
+        "minor_compat_floor": str(floor) if floor else None,
+    }
+    return [Hit(message, evidence=evidence, fix=remedy)]
+
+
+@rule("DRV102", "driver-minor-version-compat-only", Severity.WARNING)
+def driver_minor_compat(facts: Facts) -> Iterable[Hit]:
+    """torch runs on this driver only through CUDA minor-version compatibility
+
+    ## What it checks
+    The torch build's CUDA is newer than the newest CUDA the driver supports, but within the same
+    CUDA major and with the driver at or above that major's minor-version-compatibility floor.
+
+    ## Why it matters
+    Minor-version compatibility runs the build, with limits: PTX that a newer toolkit produced
+    cannot be JIT-compiled by an older driver (`the provided PTX was compiled with an unsupported
+    toolchain`), features that need a newer driver fail, and CUDA container images whose
+    `NVIDIA_REQUIRE_CUDA` asks for a newer driver refuse to start.
+
+    ## Example
+    Driver 535.104.05 supports CUDA <= 12.2; torch 2.5.1 from PyPI is a CUDA 12.4 build that
+    needs >= 550.54.14, or runs through the 12.x minor-version floor 525.60.13 with PTX limits.
+
+    ## Fix
+    Usually nothing is needed. To remove the limits, install a variant built for CUDA <= the
+    driver's (for example `--index-url https://download.pytorch.org/whl/cu121`) or upgrade the
+    driver.
+
+    ## References
+    - https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html
+    - https://github.com/triton-inference-server/server/issues/2193
+    """
+    context = _driver_context(facts)
+    if context is None:
+        return []
+    driver, max_cuda, source, cuda, torch = context
+    toolkit = facts.matrix.toolkit(cuda)
+    if toolkit is None:
+        raise Skip(f"CUDA {cuda} is not in the matrix")
+    if driver_support(toolkit, driver, max_cuda) != "minor-compat":
+        return []
+    message = (
+        f"driver {driver} supports CUDA <= {max_cuda}; torch {_torch_label(facts)} needs >= {cuda} "
+        f"(>= {toolkit.min_driver}), or the {cuda.major}.x minor-version floor "
+        f"{toolkit.minor_compat_min_driver} with PTX limits: no JIT of PTX from newer toolkits, and "
+        "images whose NVIDIA_REQUIRE_CUDA demands a newer driver will not start"
+    )
+    evidence = {
+        "driver": str(driver),
+        "driver_max_cuda": str(max_cuda),
+        "driver_max_cuda_source": source,
+        "torch_cuda": str(cuda),
+        "full_support_driver": str(toolkit.min_driver) if toolkit.min_driver else None,
+        "minor_compat_floor": str(toolkit.minor_compat_min_driver),
+    }
+    return [Hit(message, evidence=evidence, fix=_same_release_fix(facts, torch, driver, max_cuda))]
+
+
+@rule("DRV103", "no-driver-for-cuda-torch", Severity.WARNING)
+def no_driver(facts: Facts) -> Iterable[Hit]:
+    """A CUDA build of torch is installed but no NVIDIA driver or GPU is visible
+
+    ## What it checks
+    torch is a CUDA build while NVML, `/proc/driver/nvidia` and `nvidia-smi` show no driver, or
+    the driver shows no GPUs. Declared nodes without a `[gpu]` table are skipped, not flagged.
+
+    ## Why it matters
+    `torch.cuda.is_available()` is False: training silently runs on the CPU or fails at the first
+    `.cuda()`. In containers this is usually a missing `--gpus all` / NVIDIA runtime, or
+    `NVIDIA_VISIBLE_DEVICES` / `CUDA_VISIBLE_DEVICES` set to nothing.
+
+    ## Example
+    A container started without `--gpus all`: NVML's library is not mounted, torch 2.4.0+cu121
+    is installed.
+
+    ## Fix
+    Start the container with the NVIDIA runtime (`docker run --gpus all`, a GPU resource request
+    on Kubernetes), or install the driver. On a CPU-only image-build stage this is expected;
+    ignore the rule there (`--ignore DRV103`).
+
+    ## References
+    - https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html
+    """
+    cuda = facts.torch_cuda()
+    if cuda is None:
+        return []
+    section = facts.report.gpu
+    if not section.is_ok:
+        if facts.declared:
+            raise Skip("no GPU facts declared")
+        return [
+            Hit(
+                f"torch {facts.dist('torch').version} is a CUDA {cuda} build but no NVIDIA driver is "  # type: ignore[union-attr]
+                f"visible: {section.reason}",
+                evidence={"gpu_probe": section.describe(), "torch_cuda": str(cuda)},
+                fix=fix(
+                    "Run with the NVIDIA container runtime or install the driver",
+                    "manual",
+                    manual(
+                        "start the container with --gpus all (or request GPUs from the scheduler)"
+                    ),
+                ),
+            )
+        ]
+    gpus = facts.gpus()
+    if gpus:
+        return []
+    env = facts.env() if facts.report.env.is_ok else {}
+    visible = {k: env[k] for k in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES") if k in env}
+    return [
+        Hit(
+            f"driver {facts.gpu_info().driver_version} is loaded but shows no GPUs"
+            + (f" ({', '.join(f'{k}={v!r}' for k, v in visible.items())})" if visible else ""),
+            evidence={"visible_devices": visible},
+            fix=fix(
+                "Make the GPUs visible to this environment",
+                "manual",
+                manual("check --gpus / device plugin and *_VISIBLE_DEVICES"),
+            ),
+        )
+    ]
+
+
+@rule("DRV104", "gpu-memory-held", Severity.WARNING)
+def gpu_memory_held(facts: Facts) -> Iterable[Hit]:
+    """GPU memory is already held by other processes
+
+    ## What it checks
+    Processes NVML lists on each GPU (compute and graphics) and the memory they hold. It fires
+    for a GPU where other processes hold at least 1 GiB or 10% of its memory before the job
+    starts.
+
+    ## Why it matters
+    Leftover processes (a crashed run's workers, a stale vLLM server, a Ray worker that outlived
+    `ray stop`) keep VRAM. The next job's vLLM sizes its KV cache from `gpu_memory_utilization`
+    of the total and then cannot allocate, or rollouts "freeze" waiting for memory.
+
+    ## Example
+    GPU 0: 2 processes hold 68.2 GiB of 79.6 GiB.
+
+    ## Fix
+    Stop them (`nvidia-smi --query-compute-apps=pid,used_memory --format=csv`, `ray stop --force`)
+    before starting the job.
+
+    ## References
+    - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html
+    """
+    held = []
+    unknown = 0
+    for gpu in facts.gpus():
+        if gpu.process_count is None or gpu.process_memory_mib is None:
+            unknown += 1
+            continue
+        total = gpu.memory_total_mib or 0
+        if gpu.process_count and (
+            gpu.process_memory_mib >= _MIB or (total and gpu.process_memory_mib >= 0.1 * total)
+        ):
+            held.append(gpu)
+    if not held and unknown and unknown == len(facts.gpus()):
+        raise Skip("processes on the GPUs unknown (NVML process queries unavailable)")
+    return [
+        Hit(
+            f"GPU {g.index} ({g.name}): {g.process_count} process(es) already hold "
+            f"{(g.process_memory_mib or 0) / 1024:.1f} GiB"
+            + (f" of {g.memory_total_mib / 1024:.1f} GiB" if g.memory_total_mib else ""),
+            evidence={
+                "gpu": g.index,
+                "processes": g.process_count,
+                "memory_mib": g.process_memory_mib,
+            },
+            fix=fix(
+                "Stop the processes holding GPU memory before the job starts",
+                "manual",
+                manual(
+                    "nvidia-smi --query-compute-apps=pid,used_memory --format=csv; then stop them (ray stop --force)"
+                ),
+            ),
+        )
+        for g in held
+    ]

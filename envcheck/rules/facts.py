@@ -1,0 +1,219 @@
+"""Typed access to a report's facts for rules. Every accessor raises Skip when the fact is unknown,
+with a reason a user can act on; "not installed" is an answer (None), not an unknown."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from envcheck.matrix.model import Matrix, parse_version, public, variant_cuda
+from envcheck.matrix.schema import GpuModel
+from envcheck.model.report import (
+    Distribution,
+    Gpu,
+    GpuInfo,
+    LibrariesInfo,
+    NetworkInfo,
+    NodeReport,
+    PackagesInfo,
+    StorageInfo,
+    SystemInfo,
+    TorchBuild,
+)
+from envcheck.model.section import Section
+from envcheck.rules.base import Skip
+
+_WORD = "(?<![A-Za-z0-9]){}(?![A-Za-z0-9])"
+
+
+def name_matches(token: str, name: str | None) -> bool:
+    return (
+        bool(name)
+        and re.search(_WORD.format(re.escape(token)), name or "", re.IGNORECASE) is not None
+    )
+
+
+class Facts:
+    """A NodeReport seen through the matrix."""
+
+    def __init__(self, report: NodeReport, matrix: Matrix) -> None:
+        self.report = report
+        self.matrix = matrix
+
+    @property
+    def node(self) -> str:
+        return self.report.node
+
+    @property
+    def declared(self) -> bool:
+        return self.report.origin.kind in ("declared", "ingested")
+
+    def _data(self, section: Section[Any], what: str) -> Any:
+        if section.is_ok and section.data is not None:
+            return section.data
+        raise Skip(f"{what} unknown: {section.describe()}")
+
+    # --- GPU and driver -------------------------------------------------------------------------
+
+    def gpu_info(self) -> GpuInfo:
+        info: GpuInfo = self._data(self.report.gpu, "GPU facts")
+        return info
+
+    def gpus(self) -> tuple[Gpu, ...]:
+        info = self.gpu_info()
+        if info.gpus is None:
+            raise Skip(f"GPU list unknown ({info.gpus_reason or 'not reported'})")
+        return info.gpus
+
+    def driver(self) -> Version:
+        info = self.gpu_info()
+        version = parse_version(info.driver_version)
+        if version is None:
+            raise Skip(f"driver version unknown ({info.driver_version or 'not reported'})")
+        return version
+
+    def max_cuda(self) -> tuple[Version, str]:
+        """Newest CUDA the driver runs, and where that figure came from."""
+        info = self.gpu_info()
+        reported = parse_version(info.cuda_driver_version)
+        if reported is not None:
+            return reported, f"reported by {info.driver_source or 'the driver'}"
+        driver = self.driver()
+        branch = self.matrix.max_cuda_for_driver(driver)
+        if branch is not None:
+            return branch.max_cuda, f"driver branch {branch.branch} (matrix)"
+        newest = self.matrix.newest_cuda_supported(driver)
+        if newest is not None:
+            return newest.cuda, "newest toolkit whose driver it meets (matrix)"
+        raise Skip(f"the newest CUDA driver {driver} supports is unknown")
+
+    def gpu_model(self, gpu: Gpu) -> GpuModel | None:
+        return self.matrix.gpu_model(gpu.name)
+
+    def compute_capability(self, gpu: Gpu) -> Version:
+        reported = parse_version(gpu.compute_capability)
+        if reported is not None:
+            return reported
+        model = self.gpu_model(gpu)
+        if model is not None:
+            return model.compute_capability
+        raise Skip(f"compute capability of {gpu.name or f'GPU {gpu.index}'} unknown")
+
+    def gpu_summary(self, gpus: tuple[Gpu, ...] | None = None) -> str:
+        gpus = self.gpus() if gpus is None else gpus
+        counts = Counter(g.name or "unknown GPU" for g in gpus)
+        return ", ".join(f"{n} x{c}" if c > 1 else n for n, c in counts.items()) or "no GPUs"
+
+    # --- packages ------------------------------------------------------------------------------
+
+    def packages(self) -> PackagesInfo:
+        info: PackagesInfo = self._data(self.report.packages, "installed packages")
+        return info
+
+    def dist(self, name: str) -> Distribution | None:
+        return self.packages().get(name)
+
+    def version(self, name: str) -> Version | None:
+        """Installed version of ``name``; None when it is not installed."""
+        dist = self.dist(name)
+        if dist is None:
+            return None
+        try:
+            return Version(dist.version)
+        except InvalidVersion:
+            raise Skip(f"{name} version {dist.version!r} is not a PEP 440 version") from None
+
+    def torch(self) -> TorchBuild | None:
+        if self.version("torch") is None:
+            return None
+        section = self.report.torch
+        if section.status.value == "unavailable" and not section.is_ok:
+            raise Skip(f"torch build unknown: {section.describe()}")
+        build: TorchBuild = self._data(section, "torch build")
+        return build
+
+    @functools.cached_property
+    def _torch_cuda(self) -> tuple[Version | None, str | None, str]:
+        build = self.torch()
+        if build is None:
+            return None, None, "torch is not installed"
+        if build.cuda:
+            cuda = parse_version(build.cuda)
+            return cuda, build.variant, "torch/version.py"
+        if build.variant:
+            return variant_cuda(build.variant), build.variant, "its +label"
+        version = parse_version(build.version)
+        if self.declared and version is not None and not version.local:
+            release = self.matrix.torch_release(version)
+            if release is not None and release.pypi_default:
+                return (
+                    variant_cuda(release.pypi_default),
+                    release.pypi_default,
+                    "the PyPI wheel's default",
+                )
+        raise Skip(f"CUDA build of torch {build.version} unknown")
+
+    def torch_cuda(self) -> Version | None:
+        """CUDA the installed torch was built for; None for CPU and ROCm builds and no torch."""
+        return self._torch_cuda[0]
+
+    def torch_variant(self) -> str:
+        variant = self._torch_cuda[1]
+        if variant is None:
+            raise Skip("torch variant unknown")
+        return variant
+
+    def torch_cuda_source(self) -> str:
+        return self._torch_cuda[2]
+
+    def torch_version(self) -> Version:
+        version = self.version("torch")
+        if version is None:
+            raise Skip("torch is not installed")
+        return version
+
+    # --- Python, system, storage, network, environment ------------------------------------------
+
+    def python_version(self) -> Version:
+        data = self._data(self.report.python, "Python facts")
+        version = parse_version(data.version)
+        if version is None:
+            raise Skip(f"Python version unknown ({data.version!r})")
+        return version
+
+    def markers(self) -> dict[str, str]:
+        data = self._data(self.report.python, "Python facts")
+        markers: dict[str, str] = dict(data.markers)
+        if not markers:
+            raise Skip("PEP 508 marker environment unknown")
+        return markers
+
+    def system(self) -> SystemInfo:
+        info: SystemInfo = self._data(self.report.system, "system facts")
+        return info
+
+    def storage(self) -> StorageInfo:
+        info: StorageInfo = self._data(self.report.storage, "storage facts")
+        return info
+
+    def network(self) -> NetworkInfo:
+        info: NetworkInfo = self._data(self.report.network, "network facts")
+        return info
+
+    def libraries(self) -> LibrariesInfo:
+        info: LibrariesInfo = self._data(self.report.libraries, "shared libraries")
+        return info
+
+    def env(self) -> Mapping[str, str]:
+        data = self._data(self.report.env, "environment variables")
+        variables: Mapping[str, str] = data.variables
+        return variables
+
+
+def release_of(version: Version) -> str:
+    return str(public(version))

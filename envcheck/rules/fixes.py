@@ -1,0 +1,42 @@
+"""Builders for declarative fixes. Nothing here runs anything."""
+
+from __future__ import annotations
+
+from envcheck.matrix.schema import FixSpec
+from envcheck.model.finding import Action, Applicability, Fix
+
+
+def pip_install(
+    *requirements: str, index_url: str | None = None, flags: tuple[str, ...] = ()
+) -> Action:
+    return Action(
+        kind="pip_install", packages=tuple(requirements), index_url=index_url, flags=flags
+    )
+
+
+def pip_uninstall(*names: str) -> Action:
+    return Action(kind="pip_uninstall", packages=tuple(names))
+
+
+def set_env(**variables: str) -> Action:
+    return Action(kind="env", env=dict(variables))
+
+
+def manual(text: str) -> Action:
+    return Action(kind="manual", text=text)
+
+
+def fix(summary: str, applicability: Applicability, *actions: Action) -> Fix:
+    return Fix(summary=summary, applicability=applicability, actions=tuple(actions))
+
+
+def from_spec(spec: FixSpec) -> Fix:
+    actions: list[Action] = []
+    if spec.pip_uninstall:
+        actions.append(pip_uninstall(*spec.pip_uninstall))
+    if spec.pip:
+        actions.append(pip_install(*spec.pip, flags=spec.pip_flags))
+    if spec.env:
+        actions.append(set_env(**spec.env))
+    actions.extend(manual(text) for text in spec.manual)
+    return Fix(summary=spec.summary, applicability=spec.applicability, actions=tuple(actions))

@@ -1,0 +1,420 @@
+"""NET: the interfaces Gloo, NCCL and Ray will use, and what the hostname resolves to."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable, Mapping
+
+from envcheck.model.finding import Fix, Severity
+from envcheck.model.report import Interface, NetworkInfo
+from envcheck.rules.base import Hit, Skip, rule
+from envcheck.rules.facts import Facts
+from envcheck.rules.fixes import fix, manual, set_env
+
+SOCKET_VARS = ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME", "TP_SOCKET_IFNAME")
+PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+_VIRTUAL_PREFIXES = ("docker", "veth", "br-", "cni", "flannel", "cali", "virbr", "tun", "tap", "lo")
+
+
+def _addresses(iface: Interface) -> list[str]:
+    return [a.split("/")[0] for a in iface.ipv4 + iface.ipv6]
+
+
+def usable(iface: Interface) -> bool:
+    """Up, with an address other than an IPv6 link-local one."""
+    if iface.state not in ("up", None):
+        return False
+    return any(not ipaddress.ip_address(a).is_link_local for a in _addresses(iface))
+
+
+def is_virtual(iface: Interface) -> bool:
+    if iface.kind in ("loopback", "bridge", "veth", "virtual"):
+        return True
+    return iface.kind is None and iface.name.startswith(_VIRTUAL_PREFIXES)
+
+
+def candidate(net: NetworkInfo) -> Interface | None:
+    """The interface a user most likely means: up, not virtual, with an IPv4 address."""
+    options = [i for i in net.interfaces if usable(i) and not is_virtual(i) and i.ipv4]
+    options.sort(key=lambda i: (i.kind != "ether", i.kind != "infiniband", i.name))
+    return options[0] if options else None
+
+
+def _describe_ifaces(net: NetworkInfo) -> str:
+    return (
+        ", ".join(
+            f"{i.name} ({i.state or '?'}{', ' + i.ipv4[0] if i.ipv4 else ''})"
+            for i in net.interfaces
+        )
+        or "none"
+    )
+
+
+def _ifname_fix(net: NetworkInfo, variables: tuple[str, ...]) -> Fix | None:
+    best = candidate(net)
+    if best is None:
+        return None
+    return fix(
+        f"Name the routable interface ({best.name}) explicitly on every node before `ray start`",
+        "safe",
+        set_env(**{v: best.name for v in variables}),
+    )
+
+
+def nccl_selection(value: str, interfaces: Iterable[Interface]) -> list[Interface]:
+    """Interfaces NCCL's IFNAME syntax selects: prefixes, `=` for exact names, `^` to exclude."""
+    exclude = value.startswith("^")
+    rest = value[1:] if exclude else value
+    exact = rest.startswith("=")
+    rest = rest[1:] if exact else rest
+    names = [n for n in rest.split(",") if n]
+
+    def matches(name: str) -> bool:
+        return any(name == n if exact else name.startswith(n) for n in names)
+
+    return [i for i in interfaces if matches(i.name) != exclude]
+
+
+def _problem(iface: Interface | None, name: str, net: NetworkInfo) -> str | None:
+    if iface is None:
+        return f"no interface {name} on this node (interfaces: {_describe_ifaces(net)})"
+    if iface.state not in ("up", None):
+        return f"interface {name} is {iface.state}"
+    if not usable(iface):
+        return f"interface {name} has no usable IP address"
+    return None
+
+
+@rule("NET101", "socket-ifname-unusable", Severity.ERROR)
+def socket_ifname_unusable(facts: Facts) -> Iterable[Hit]:
+    """GLOO/NCCL/TP_SOCKET_IFNAME names an interface that is missing, down or has no address
+
+    ## What it checks
+    The interfaces named by `GLOO_SOCKET_IFNAME` (exact names, comma-separated),
+    `NCCL_SOCKET_IFNAME` and `TP_SOCKET_IFNAME` (NCCL syntax: prefixes, `=` for exact names,
+    `^` to exclude) against this node's interfaces, their state and addresses.
+
+    ## Why it matters
+    Gloo raises `Unable to find address for: eth1`; NCCL fails with `Bootstrap : no socket
+    interface found` or silently uses another interface; the job hangs at the first collective.
+    Multi-node images often carry one node's interface name to nodes where it differs.
+
+    ## Example
+    GLOO_SOCKET_IFNAME=eth1 on a node whose interfaces are eth0, docker0 and lo.
+
+    ## Fix
+    Set the variable to this node's routable interface (the one with the address the other nodes
+    reach), on every node, before `ray start`.
+
+    ## References
+    - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-socket-ifname
+    - https://pytorch.org/docs/stable/distributed.html#common-environment-variables
+    - https://github.com/AMD-AGI/Primus/pull/1063
+    """
+    env = facts.env()
+    set_vars = [v for v in SOCKET_VARS if env.get(v)]
+    if not set_vars:
+        return []
+    net = facts.network()
+    hits = []
+    for var in set_vars:
+        value = env[var]
+        if var == "GLOO_SOCKET_IFNAME":
+            if value.startswith(("^", "=")):
+                continue  # NET102
+            problems = [
+                p
+                for name in value.split(",")
+                if name and (p := _problem(net.interface(name), name, net))
+            ]
+        else:
+            chosen = nccl_selection(value, net.interfaces)
+            problems = (
+                []
+                if any(usable(i) for i in chosen)
+                else [
+                    f"it selects no usable interface ({', '.join(i.name for i in chosen) or 'none matches'}; interfaces: {_describe_ifaces(net)})"
+                ]
+            )
+        if problems:
+            hits.append(
+                Hit(
+                    f"{var}={value}: {'; '.join(problems)}",
+                    evidence={
+                        "variable": var,
+                        "value": value,
+                        "interfaces": [i.name for i in net.interfaces],
+                    },
+                    fix=_ifname_fix(net, (var,)),
+                )
+            )
+    return hits
+
+
+@rule("NET102", "gloo-nccl-ifname-syntax", Severity.ERROR)
+def gloo_exclusion_syntax(facts: Facts) -> Iterable[Hit]:
+    """GLOO_SOCKET_IFNAME uses NCCL's `^`/`=` syntax, which Gloo does not understand
+
+    ## What it checks
+    `GLOO_SOCKET_IFNAME` starting with `^` (exclude) or `=` (exact): syntax of
+    `NCCL_SOCKET_IFNAME` that Gloo reads as a literal interface name.
+
+    ## Why it matters
+    Process-group init fails on every rank: `RuntimeError: [enforce fail at
+    gloo/transport/tcp/device.cc:84] ifa != nullptr. Unable to find address for: ^lo`.
+    Copying `NCCL_SOCKET_IFNAME=^lo,docker0` into `GLOO_SOCKET_IFNAME` is the usual cause.
+
+    ## Example
+    GLOO_SOCKET_IFNAME=^lo,docker0
+
+    ## Fix
+    Give Gloo concrete interface names (`GLOO_SOCKET_IFNAME=eth0`); keep the `^` list for
+    `NCCL_SOCKET_IFNAME` only.
+
+    ## References
+    - https://github.com/aws-samples/aws-do-eks/pull/51
+    - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-socket-ifname
+    """
+    value = facts.env().get("GLOO_SOCKET_IFNAME", "")
+    if not value.startswith(("^", "=")):
+        return []
+    try:
+        remedy = _ifname_fix(facts.network(), ("GLOO_SOCKET_IFNAME",))
+    except Skip:
+        remedy = None
+    first = value.split(",")[0]
+    return [
+        Hit(
+            f"GLOO_SOCKET_IFNAME={value} uses NCCL's syntax; Gloo takes interface names and fails "
+            f"with 'Unable to find address for: {first}'",
+            evidence={"value": value},
+            fix=remedy
+            or fix(
+                "Set GLOO_SOCKET_IFNAME to an interface name",
+                "manual",
+                manual("export GLOO_SOCKET_IFNAME=<this node's routable interface>"),
+            ),
+        )
+    ]
+
+
+def _loopback(addresses: Iterable[str]) -> bool:
+    addrs = list(addresses)
+    return bool(addrs) and all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addrs)
+
+
+def _gloo_ok(env: Mapping[str, str], net: NetworkInfo) -> bool:
+    value = env.get("GLOO_SOCKET_IFNAME", "")
+    if not value or value.startswith(("^", "=")):
+        return False
+    return all(_problem(net.interface(n), n, net) is None for n in value.split(",") if n)
+
+
+_MULTI_NODE_VARS = (
+    "GLOO_SOCKET_IFNAME",
+    "NCCL_SOCKET_IFNAME",
+    "MASTER_ADDR",
+    "RAY_ADDRESS",
+    "RLINF_NODE_RANK",
+)
+
+
+def _multi_node_hints(env: Mapping[str, str]) -> bool:
+    """Signs that this node is set up to work with others."""
+    if any(env.get(v) for v in _MULTI_NODE_VARS):
+        return True
+    try:
+        return int(env.get("SLURM_NNODES", "1")) > 1 or int(env.get("WORLD_SIZE", "1")) > 1
+    except ValueError:
+        return False
+
+
+@rule("NET103", "hostname-resolves-to-loopback", Severity.ERROR)
+def hostname_loopback(facts: Facts) -> Iterable[Hit]:
+    """The hostname resolves to a loopback address (or not at all)
+
+    ## What it checks
+    What the node's hostname resolves to through getaddrinfo, as Gloo resolves it when
+    `GLOO_SOCKET_IFNAME` is not set. Debian and Ubuntu map the hostname to 127.0.1.1 in
+    /etc/hosts. With a valid `GLOO_SOCKET_IFNAME` Gloo does not use the hostname and the finding
+    is a warning (torch's TCPStore and tools that use the hostname still see loopback).
+
+    ## Why it matters
+    Gloo binds loopback: `Unable to resolve hostname to a (local) address. Using the loopback
+    address as fallback`, then peers cannot connect (`Gloo connectFullMesh failed`,
+    `Connection refused` to 127.0.1.1) and multi-node rollouts hang. It is an error when the
+    node is set up for multi-node work (`*_SOCKET_IFNAME`, `MASTER_ADDR`, `RAY_ADDRESS`,
+    `SLURM_NNODES` or `WORLD_SIZE` above 1) and a warning otherwise.
+
+    ## Example
+    hostname trainer-7 resolves to 127.0.1.1.
+
+    ## Fix
+    Set `GLOO_SOCKET_IFNAME` (and `NCCL_SOCKET_IFNAME`) to the routable interface on every node,
+    or map the hostname to the node's routable address in /etc/hosts.
+
+    ## References
+    - https://github.com/vllm-project/vllm/issues/5094
+    - https://github.com/pytorch/pytorch/issues/15592
+    - https://github.com/sgl-project/sglang/issues/3226
+    """
+    net = facts.network()
+    env = facts.env()
+    if net.resolve_error and not net.hostname_addresses:
+        problem = f"{net.resolve_error}: Gloo falls back to loopback ('Unable to resolve hostname to a (local) address')"
+    elif _loopback(net.hostname_addresses):
+        problem = (
+            f"hostname {net.hostname or '(this node)'} resolves to {', '.join(net.hostname_addresses)}: "
+            "Gloo binds loopback and peers cannot connect ('Gloo connectFullMesh failed')"
+        )
+    else:
+        if not net.hostname_addresses and not net.resolve_error:
+            raise Skip("what the hostname resolves to is unknown")
+        return []
+    severity = None
+    if _gloo_ok(env, net):
+        severity = Severity.WARNING
+        problem += "; GLOO_SOCKET_IFNAME is set, so Gloo is unaffected, but the TCPStore and tools using the hostname are"
+    elif not _multi_node_hints(env):
+        severity = Severity.WARNING
+        problem += "; harmless on a single node, fatal once a second node joins"
+    remedy = _ifname_fix(net, ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME")) or fix(
+        "Map the hostname to the node's routable address",
+        "manual",
+        manual("fix /etc/hosts so the hostname resolves to the routable address"),
+    )
+    return [
+        Hit(
+            problem,
+            evidence={
+                "hostname": net.hostname,
+                "resolves_to": list(net.hostname_addresses),
+                "resolve_error": net.resolve_error,
+            },
+            fix=remedy,
+            severity=severity,
+        )
+    ]
+
+
+@rule("NET104", "ambiguous-interfaces", Severity.WARNING)
+def ambiguous_interfaces(facts: Facts) -> Iterable[Hit]:
+    """Several candidate interfaces and none chosen for Gloo or NCCL
+
+    ## What it checks
+    More than one interface that is up with an IPv4 address besides loopback (physical NICs,
+    docker bridges, veth pairs, IB), while neither `GLOO_SOCKET_IFNAME` nor
+    `NCCL_SOCKET_IFNAME` is set.
+
+    ## Why it matters
+    Each library picks on its own: Gloo the hostname's address, NCCL the first interface not
+    excluded by default, Ray the route to the head. They can pick a docker bridge (172.17.0.1,
+    the same address on every node) or an unroutable NIC, and multi-node collectives hang.
+
+    ## Example
+    eth0 10.0.0.5, docker0 172.17.0.1 and ib0 192.168.100.5, with no *_SOCKET_IFNAME set.
+
+    ## Fix
+    Set `GLOO_SOCKET_IFNAME` and `NCCL_SOCKET_IFNAME` to the interface the nodes reach each other
+    on, on every node.
+
+    ## References
+    - https://github.com/vllm-project/vllm/issues/7074
+    - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-socket-ifname
+    """
+    env = facts.env()
+    if env.get("GLOO_SOCKET_IFNAME") or env.get("NCCL_SOCKET_IFNAME"):
+        return []
+    net = facts.network()
+    options = [
+        i
+        for i in net.interfaces
+        if usable(i) and i.kind != "loopback" and i.name != "lo" and i.ipv4
+    ]
+    if len(options) < 2:
+        return []
+    listed = ", ".join(f"{i.name} {i.ipv4[0]}" for i in options)
+    return [
+        Hit(
+            f"{len(options)} interfaces could carry Gloo/NCCL traffic ({listed}) and neither "
+            "GLOO_SOCKET_IFNAME nor NCCL_SOCKET_IFNAME chooses one",
+            evidence={"interfaces": [i.name for i in options]},
+            fix=_ifname_fix(net, ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME")),
+        )
+    ]
+
+
+def _covered(address: str, entries: list[str], hostname: str | None) -> bool:
+    ip = ipaddress.ip_address(address)
+    for entry in entries:
+        if entry == "*":
+            return True
+        try:
+            if ip in ipaddress.ip_network(entry, strict=False):
+                return True
+        except ValueError:
+            if hostname and (hostname == entry or hostname.endswith(entry.lstrip("*"))):
+                return True
+    return False
+
+
+@rule("NET105", "proxy-without-no-proxy", Severity.WARNING)
+def proxy_without_no_proxy(facts: Facts) -> Iterable[Hit]:
+    """An HTTP proxy is set without no_proxy covering the cluster's addresses
+
+    ## What it checks
+    With `http_proxy` / `https_proxy` / `all_proxy` set: whether `no_proxy` covers this node's
+    addresses (as `*`, the address, a CIDR containing it, or the hostname's domain).
+
+    ## Why it matters
+    HTTP clients inside the cluster then send cluster traffic to the proxy: Ray job submission
+    and the dashboard API, Ray Client (`ray://`) connections (Ray issue 37757), vLLM's
+    OpenAI-compatible server, model downloads from peers. Ray's core gRPC ignores proxies by
+    default, so the cluster starts and then these calls time out or return the proxy's error
+    pages.
+
+    ## Example
+    https_proxy=http://proxy.corp:3128 and no no_proxy, on a node at 10.0.0.5.
+
+    ## Fix
+    Add the cluster's subnets, localhost and 127.0.0.1 to `no_proxy` (and `NO_PROXY`).
+
+    ## References
+    - https://github.com/ray-project/ray/issues/37757
+    - https://github.com/ray-project/ray/pull/6744
+    - https://github.com/ray-project/ray/pull/23526
+    """
+    env = facts.env()
+    proxies = [v for v in PROXY_VARS if env.get(v)]
+    if not proxies:
+        return []
+    net = facts.network()
+    existing = env.get("no_proxy") or env.get("NO_PROXY") or ""
+    entries = [e.strip() for e in existing.split(",") if e.strip()]
+    uncovered = []
+    subnets = []
+    for iface in net.interfaces:
+        if not usable(iface) or is_virtual(iface):
+            continue
+        for text in iface.ipv4:
+            address = text.split("/")[0]
+            if not _covered(address, entries, net.hostname):
+                uncovered.append(address)
+                subnets.append(
+                    str(ipaddress.ip_interface(text if "/" in text else f"{text}/24").network)
+                )
+    if not uncovered:
+        return []
+    wanted = ",".join(dict.fromkeys(entries + subnets + ["localhost", "127.0.0.1"]))
+    return [
+        Hit(
+            f"{', '.join(proxies)} is set but no_proxy ({existing or 'unset'}) does not cover "
+            f"{', '.join(uncovered)}: HTTP calls between nodes (Ray job API, Ray Client, vLLM's server) go to the proxy",
+            evidence={"proxies": proxies, "no_proxy": existing, "uncovered": uncovered},
+            fix=fix(
+                "Exempt the cluster's addresses from the proxy",
+                "safe",
+                set_env(no_proxy=wanted, NO_PROXY=wanted),
+            ),
+        )
+    ]

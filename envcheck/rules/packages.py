@@ -1,0 +1,386 @@
+"""PKG and VLM: installed distributions' requirements, duplicates, NumPy 2, and vLLM's torch."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from envcheck.matrix.model import public
+from envcheck.model.finding import Fix, Severity
+from envcheck.model.report import Distribution
+from envcheck.rules.base import Hit, Skip, rule
+from envcheck.rules.facts import Facts
+from envcheck.rules.fixes import fix, manual, pip_install
+
+_CUDA_DIST = ("nvidia-", "cuda-toolkit", "cuda-bindings")
+_COMPANIONS = {"torchvision", "torchaudio", "xformers"}
+
+
+@functools.lru_cache(maxsize=8192)
+def _parse(line: str) -> Requirement | None:
+    try:
+        return Requirement(line)
+    except InvalidRequirement:
+        return None
+
+
+def requirements_in_effect(dist: Distribution, markers: dict[str, str]) -> list[Requirement]:
+    """A distribution's requirements whose markers hold on this node (no extras selected)."""
+    env = {**markers, "extra": ""}
+    out = []
+    for line in dist.requires:
+        req = _parse(line)
+        if req is None:
+            continue
+        if req.marker is not None and not req.marker.evaluate(env):
+            continue
+        out.append(req)
+    return out
+
+
+def _covered_elsewhere(
+    dependent: str, dependency: str, installed: Version | None, spec: SpecifierSet
+) -> bool:
+    """Pairs a dedicated rule reports with a better message."""
+    if dependent == "torch" and dependency.startswith(_CUDA_DIST):
+        return True  # CUD101
+    if dependent == "vllm" and dependency in {"torch", "torchvision", "xformers"}:
+        return True  # VLM101, TOR104
+    if dependent in _COMPANIONS and dependency == "torch":
+        return True  # TOR104
+    return dependency == "numpy" and installed is not None and installed.major >= 2  # PKG104
+
+
+def _version(dist: Distribution) -> Version | None:
+    try:
+        return Version(dist.version)
+    except InvalidVersion:
+        return None
+
+
+@rule("PKG101", "unmet-requirements", Severity.WARNING)
+def unmet_requirements(facts: Facts) -> Iterable[Hit]:
+    """Installed distributions whose requirements are not met
+
+    ## What it checks
+    What `pip check` checks, without pip: every installed distribution's `Requires-Dist`,
+    evaluated with this node's own PEP 508 marker environment (no extras), against the versions
+    installed. Pairs a more specific rule explains (torch's CUDA wheels, vLLM's torch, packages
+    built against torch, NumPy 2) are left to those rules.
+
+    ## Why it matters
+    pip installs whatever the last command asked for and only warns about what it broke; the
+    next import or the first code path that needs the newer API fails, hours into a run.
+
+    ## Example
+    transformers 4.45.2 requires tokenizers<0.21,>=0.20, but tokenizers 0.21.0 is installed.
+
+    ## Fix
+    Install a version that meets the requirement, or align the package that requires it;
+    resolve the whole set with a lock (`envcheck lock`) rather than one package at a time.
+
+    ## References
+    - https://pip.pypa.io/en/stable/cli/pip_check/
+    - https://packaging.python.org/en/latest/specifications/dependency-specifiers/
+    """
+    packages = facts.packages()
+    if not any(d.requires for d in packages.distributions):
+        raise Skip("no distribution carries requirements (declared packages list versions only)")
+    markers = facts.markers()
+    seen: set[str] = set()
+    hits = []
+    for dist in packages.distributions:
+        if dist.key in seen:
+            continue
+        seen.add(dist.key)
+        problems, wanted = [], []
+        for req in requirements_in_effect(dist, markers):
+            name = canonicalize_name(req.name)
+            other = packages.get(name)
+            installed = _version(other) if other else None
+            if _covered_elsewhere(dist.key, name, installed, req.specifier):
+                continue
+            if other is None:
+                problems.append(f"requires {req.name}{req.specifier}, which is not installed")
+                wanted.append(f"{req.name}{req.specifier}")
+            elif installed is not None and not req.specifier.contains(installed, prereleases=True):
+                problems.append(
+                    f"requires {req.name}{req.specifier}, but {other.version} is installed"
+                )
+                wanted.append(f"{req.name}{req.specifier}")
+        if problems:
+            hits.append(
+                Hit(
+                    f"{dist.name} {dist.version} {'; '.join(problems)}",
+                    evidence={"package": dist.name, "version": dist.version, "unmet": problems},
+                    fix=fix(f"Install what {dist.name} requires", "unsafe", pip_install(*wanted)),
+                )
+            )
+    return hits
+
+
+@rule("PKG102", "duplicate-distribution", Severity.WARNING)
+def duplicate_distribution(facts: Facts) -> Iterable[Hit]:
+    """The same distribution is installed twice on sys.path
+
+    ## What it checks
+    Distributions found in more than one `sys.path` entry (user site-packages and a venv, a
+    conda env and `PYTHONPATH`, two copies in one site-packages).
+
+    ## Why it matters
+    Python imports the first copy on `sys.path`; pip and `importlib.metadata` may report the
+    other. A numpy 2 in `~/.local` shadows the venv's numpy 1.26 and breaks torch < 2.3, while
+    `pip list` in the venv shows 1.26.
+
+    ## Example
+    numpy 2.1.0 in ~/.local/lib/python3.10/site-packages shadows numpy 1.26.4 in the venv.
+
+    ## Fix
+    Remove the copy that should not be there (often the user site: `pip uninstall --user`, or
+    run Python with `PYTHONNOUSERSITE=1`).
+
+    ## References
+    - https://docs.python.org/3/library/site.html
+    """
+    hits = []
+    for name, copies in facts.packages().duplicates().items():
+        first, *others = copies
+        shadowed = ", ".join(f"{d.version} in {d.location}" for d in others)
+        hits.append(
+            Hit(
+                f"{first.name} is installed {len(copies)} times: {first.version} in {first.location} "
+                f"(the one imported) shadows {shadowed}",
+                evidence={
+                    "package": name,
+                    "copies": [{"version": d.version, "location": d.location} for d in copies],
+                },
+                fix=fix(
+                    f"Remove the extra copies of {first.name}",
+                    "manual",
+                    manual(
+                        f"remove the copies of {first.name} that should not be on sys.path ({first.location} or {others[0].location})"
+                    ),
+                ),
+            )
+        )
+    return hits
+
+
+def _numpy_caps(facts: Facts, numpy: Version) -> list[str]:
+    packages = facts.packages()
+    try:
+        markers = facts.markers()
+    except Skip:
+        markers = {}
+    cappers = []
+    seen: set[str] = set()
+    for dist in packages.distributions:
+        if dist.key in seen:
+            continue
+        seen.add(dist.key)
+        reqs = (
+            requirements_in_effect(dist, markers)
+            if markers
+            else [r for line in dist.requires if (r := _parse(line))]
+        )
+        for req in reqs:
+            if canonicalize_name(req.name) == "numpy" and not req.specifier.contains(
+                numpy, prereleases=True
+            ):
+                cappers.append(f"{dist.name} {dist.version} (numpy{req.specifier})")
+    vllm = facts.version("vllm")
+    vllm_dist = facts.dist("vllm")
+    if vllm is not None and vllm_dist is not None and not vllm_dist.requires:
+        release = facts.matrix.vllm_release(vllm)
+        if (
+            release
+            and release.numpy is not None
+            and not release.numpy.contains(numpy, prereleases=True)
+        ):
+            cappers.append(f"vllm {vllm} (numpy{release.numpy}, from the matrix)")
+    return cappers
+
+
+@rule("PKG104", "numpy2-with-numpy1-pins", Severity.ERROR)
+def numpy2_capped(facts: Facts) -> Iterable[Hit]:
+    """NumPy 2 is installed but packages here require NumPy 1
+
+    ## What it checks
+    NumPy >= 2 against every installed distribution that requires `numpy<2` (vLLM <= 0.8.0, verl,
+    OmniGibson, Isaac Lab and many compiled extensions); for declared nodes, vLLM's cap from the
+    matrix.
+
+    ## Why it matters
+    Packages capped at NumPy 1 usually ship extensions compiled against the NumPy 1 C API:
+    `A module that was compiled using NumPy 1.x cannot be run in NumPy 2.x as it may crash`,
+    `_ARRAY_API not found`. Something installed later (a plotting or data library) pulls NumPy 2
+    in silently.
+
+    ## Example
+    numpy 2.1.3 with vllm 0.6.3 (numpy<2.0.0) and verl (numpy<2.0.0).
+
+    ## Fix
+    `pip install 'numpy<2'`, and keep it in a constraints file used for every later install.
+
+    ## References
+    - https://github.com/pytorch/pytorch/issues/132179
+    - PyPI wheel metadata of vllm 0.6.3 (numpy<2.0.0)
+    - volcengine/verl setup.py (numpy<2.0.0)
+    """
+    numpy = facts.version("numpy")
+    if numpy is None or numpy.major < 2:
+        return []
+    cappers = _numpy_caps(facts, numpy)
+    if not cappers:
+        return []
+    return [
+        Hit(
+            f"numpy {numpy} is installed but {', '.join(cappers)} require NumPy 1: 'A module that was "
+            "compiled using NumPy 1.x cannot be run in NumPy 2'",
+            evidence={"numpy": str(numpy), "requires_numpy1": cappers},
+            fix=fix(
+                "Install NumPy 1.x and pin it for later installs", "safe", pip_install("numpy<2")
+            ),
+        )
+    ]
+
+
+@rule("PKG105", "broken-dist-info", Severity.WARNING)
+def broken_dist_info(facts: Facts) -> Iterable[Hit]:
+    """Broken distribution metadata on sys.path
+
+    ## What it checks
+    `*.dist-info` / `*.egg-info` directories without a METADATA file, a Name or a Version.
+
+    ## Why it matters
+    They are leftovers of interrupted installs or manual copies. pip cannot uninstall or upgrade
+    what they describe, `importlib.metadata` returns None for them, and tools that read versions
+    (including transformers' dependency checks) crash on them.
+
+    ## Example
+    site-packages/torch-2.4.0.dist-info without METADATA after a killed `pip install`.
+
+    ## Fix
+    Delete the broken directory, then reinstall the package.
+
+    ## References
+    - https://packaging.python.org/en/latest/specifications/recording-installed-packages/
+    """
+    broken = facts.packages().broken
+    return [
+        Hit(
+            f"broken distribution metadata: {b.path} ({b.reason})",
+            evidence={"path": b.path, "reason": b.reason},
+            fix=fix(
+                "Delete the broken metadata directory and reinstall",
+                "manual",
+                manual(f"rm -r {b.path}; then reinstall the package"),
+            ),
+        )
+        for b in broken
+    ]
+
+
+def _vllm_pins(facts: Facts, vllm: Version) -> tuple[dict[str, SpecifierSet], str]:
+    dist = facts.dist("vllm")
+    if dist is not None and dist.requires:
+        try:
+            markers = facts.markers()
+        except Skip:
+            markers = {}
+        reqs = (
+            requirements_in_effect(dist, markers)
+            if markers
+            else [r for line in dist.requires if (r := _parse(line))]
+        )
+        pins: dict[str, SpecifierSet] = {
+            str(canonicalize_name(r.name)): r.specifier
+            for r in reqs
+            if canonicalize_name(r.name) in {"torch", "torchvision"}
+        }
+        if "torch" in pins:
+            return pins, "vllm's own requirements"
+    release = facts.matrix.vllm_release(vllm)
+    if release is None or release.torch is None:
+        raise Skip(f"vllm {vllm}'s torch pin is unknown (not in the matrix or UNVERIFIED)")
+    matrix_pins: dict[str, SpecifierSet] = {"torch": release.torch}
+    if release.torchvision is not None:
+        matrix_pins["torchvision"] = release.torchvision
+    return matrix_pins, "the matrix"
+
+
+def _vllm_fix(facts: Facts, pins: dict[str, SpecifierSet]) -> Fix:
+    torch_pin = str(pins["torch"])
+    wanted = [f"torch{torch_pin}"] + (
+        [f"torchvision{pins['torchvision']}"] if "torchvision" in pins else []
+    )
+    url = None
+    build = facts.torch() if facts.version("torch") is not None else None
+    target = Version(torch_pin.removeprefix("==")) if torch_pin.startswith("==") else None
+    release = facts.matrix.torch_release(target) if target else None
+    if (
+        build is not None
+        and build.local_label
+        and release
+        and build.local_label in release.variants
+    ):
+        url = facts.matrix.torch_index_url(build.local_label)
+    return fix(
+        f"Install the torch vLLM was built against ({torch_pin.removeprefix('==')})",
+        "unsafe",
+        pip_install(*wanted, index_url=url),
+    )
+
+
+@rule("VLM101", "vllm-torch-pin-unmet", Severity.ERROR)
+def vllm_torch_pin(facts: Facts) -> Iterable[Hit]:
+    """vLLM's exact torch pin is not met
+
+    ## What it checks
+    vLLM pins torch (and torchvision) with `==` in every release; the installed torch's release
+    against that pin (from vLLM's own metadata, or the matrix for declared nodes).
+
+    ## Why it matters
+    vLLM's custom ops (`vllm/_C.abi3.so`) are compiled against one torch; any other fails at
+    import: `undefined symbol: _ZN5torch7LibraryC1...`. The usual way here is the trap in
+    reverse: `pip install vllm` uninstalls the torch you chose (and its CUDA variant), or a later
+    `pip install torch==X` replaces vLLM's.
+
+    ## Example
+    vllm 0.6.3 requires torch==2.4.0; torch 2.5.1 is installed.
+
+    ## Fix
+    Install the pinned torch and torchvision (from the index of the CUDA variant you use), or
+    choose the vLLM release whose pin is the torch you want; install vLLM first and pin the rest
+    with a constraints file.
+
+    ## References
+    - https://github.com/vllm-project/vllm/issues/5501
+    - https://github.com/vllm-project/vllm/issues/34224
+    - https://github.com/vllm-project/vllm/pull/2804
+    """
+    vllm = facts.version("vllm")
+    if vllm is None:
+        return []
+    pins, origin = _vllm_pins(facts, vllm)
+    torch = facts.version("torch")
+    if torch is not None and pins["torch"].contains(public(torch), prereleases=True):
+        return []
+    have = f"torch {torch} is installed" if torch is not None else "torch is not installed"
+    return [
+        Hit(
+            f"vllm {vllm} requires torch{pins['torch']} ({origin}), but {have}: vLLM's compiled ops fail "
+            "with 'undefined symbol' against any other torch",
+            evidence={
+                "vllm": str(vllm),
+                "requires": str(pins["torch"]),
+                "torch": str(torch) if torch else None,
+            },
+            fix=_vllm_fix(facts, pins),
+        )
+    ]

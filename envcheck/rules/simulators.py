@@ -1,0 +1,352 @@
+"""SIM: Isaac Sim and OmniGibson against Python, glibc, NumPy, GPUs and rendering userspace."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from packaging.version import Version
+
+from envcheck.matrix.schema import IsaacSimRelease
+from envcheck.model.finding import Severity
+from envcheck.model.report import GraphicsInfo
+from envcheck.rules.base import Hit, Skip, rule
+from envcheck.rules.facts import Facts
+from envcheck.rules.fixes import fix, manual, pip_install, set_env
+
+VULKAN_USERS = ("isaacsim", "omnigibson", "mani-skill", "sapien")
+
+
+def _isaacsim(facts: Facts) -> tuple[Version, IsaacSimRelease] | None:
+    version = facts.version("isaacsim")
+    if version is None:
+        return None
+    release = facts.matrix.isaacsim_release(version)
+    if release is None:
+        raise Skip(f"isaacsim {version} is not in the matrix")
+    return version, release
+
+
+@rule("SIM101", "isaacsim-python", Severity.ERROR)
+def isaacsim_python(facts: Facts) -> Iterable[Hit]:
+    """Isaac Sim is installed for another Python
+
+    ## What it checks
+    The Python minor version against the one CPython the Isaac Sim release is built for
+    (4.x: 3.10, 5.x: 3.11, 6.x: 3.12).
+
+    ## Why it matters
+    Isaac Sim's pip packages exist for exactly one Python: `No matching distribution found for
+    isaacsim==X`, or BEHAVIOR's setup stops with `ERROR: Python 3.11 required, found 3.10`.
+
+    ## Example
+    isaacsim 5.1.0 declared for Python 3.10.
+
+    ## Fix
+    Create the environment with the Python the release needs.
+
+    ## References
+    - PyPI simple index of isaacsim (requires-python of each release)
+    - StanfordVL/BEHAVIOR-1K setup.sh
+    """
+    found = _isaacsim(facts)
+    if found is None:
+        return []
+    version, release = found
+    if release.python is None:
+        raise Skip(f"Python of Isaac Sim {release.version} unknown")
+    py = facts.python_version()
+    if f"{py.major}.{py.minor}" == release.python:
+        return []
+    return [
+        Hit(
+            f"isaacsim {version} is built for Python {release.python}; this is Python {py}",
+            evidence={"isaacsim": str(version), "python": str(py), "needs": release.python},
+            fix=fix(
+                f"Use Python {release.python}",
+                "manual",
+                manual(f"conda create -n isaac python={release.python}"),
+            ),
+        )
+    ]
+
+
+@rule("SIM102", "isaacsim-glibc", Severity.ERROR)
+def isaacsim_glibc(facts: Facts) -> Iterable[Hit]:
+    """The system glibc is older than Isaac Sim's pip wheels need
+
+    ## What it checks
+    glibc against the manylinux tag of the Isaac Sim release's wheels (4.x: glibc 2.34,
+    5.x/6.x: 2.35).
+
+    ## Why it matters
+    pip finds no wheel for the platform; on Ubuntu 20.04 (glibc 2.31) the placeholder package
+    fails with `The installation of isaacsim for version X failed`, and renamed wheels crash
+    with `GLIBC_2.34 not found`.
+
+    ## Example
+    isaacsim 5.1.0 on Ubuntu 20.04 (glibc 2.31).
+
+    ## Fix
+    Use Ubuntu 22.04 or newer, or Isaac Sim's container or standalone build.
+
+    ## References
+    - https://isaac-sim.github.io/IsaacLab/v2.3.2/source/setup/installation/pip_installation.html
+    - https://github.com/isaac-sim/IsaacSim/issues/211
+    """
+    found = _isaacsim(facts)
+    if found is None:
+        return []
+    version, release = found
+    if release.glibc is None:
+        raise Skip(f"glibc needed by Isaac Sim {release.version} unknown")
+    text = facts.system().glibc
+    if text is None:
+        raise Skip("glibc version unknown")
+    glibc = Version(text)
+    if glibc >= release.glibc:
+        return []
+    return [
+        Hit(
+            f"isaacsim {version} wheels need glibc >= {release.glibc}; this system has {glibc}",
+            evidence={"isaacsim": str(version), "glibc": str(glibc), "needs": str(release.glibc)},
+            fix=fix(
+                "Use a newer OS image (Ubuntu 22.04+) or Isaac Sim's container",
+                "manual",
+                manual("move to Ubuntu 22.04 or newer"),
+            ),
+        )
+    ]
+
+
+@rule("SIM106", "no-rt-core-gpu", Severity.WARNING)
+def no_rt_cores(facts: Facts) -> Iterable[Hit]:
+    """Isaac Sim renders on a GPU without RT cores
+
+    ## What it checks
+    With Isaac Sim or OmniGibson installed: whether any GPU has RT cores (the matrix marks
+    A100/A800/A30, H100/H200/H800 and B200 without), and whether GPU 0, where OmniGibson renders
+    by default, has them.
+
+    ## Why it matters
+    Isaac Sim's RTX renderer needs RT cores: on datacenter compute GPUs cameras render with
+    artifacts or fail (`DLSS-RR is not supported ... NVIDIA A100`, `HydraEngine rtx failed
+    creating scene renderer`).
+
+    ## Example
+    omnigibson on 8x H100.
+
+    ## Fix
+    Run simulator workers on RTX GPUs (L40S, A40, RTX 30/40/50, RTX PRO); keep A100/H100 for
+    training. With mixed GPUs, point OmniGibson at an RTX one with `OMNIGIBSON_GPU_ID`.
+
+    ## References
+    - https://github.com/isaac-sim/IsaacLab/issues/1519
+    - RLinf/RLinf docs/source-en/rst_source/examples/embodied/behavior.rst
+    - StanfordVL/BEHAVIOR-1K docs/getting_started/installation.md
+    """
+    if not any(facts.version(n) is not None for n in ("isaacsim", "omnigibson")):
+        return []
+    gpus = facts.gpus()
+    if not gpus:
+        return []
+    models = [facts.gpu_model(g) for g in gpus]
+    rt = [m.rt_cores if m else None for m in models]
+    if all(r is None for r in rt):
+        raise Skip("whether these GPUs have RT cores is unknown")
+    if not any(rt):
+        if any(r is None for r in rt):
+            raise Skip("some GPUs' RT cores are unknown")
+        return [
+            Hit(
+                f"no GPU here has RT cores ({facts.gpu_summary()}): Isaac Sim's RTX renderer shows artifacts or fails",
+                evidence={"gpus": [g.name for g in gpus]},
+                fix=fix(
+                    "Run simulators on RTX GPUs",
+                    "manual",
+                    manual(
+                        "place simulator workers on nodes with RTX GPUs (L40S, A40, RTX 30/40/50)"
+                    ),
+                ),
+            )
+        ]
+    first = gpus[0]
+    env = facts.env() if facts.report.env.is_ok else {}
+    if rt[0] is False and "OMNIGIBSON_GPU_ID" not in env:
+        rtx = next(g for g, r in zip(gpus, rt, strict=True) if r)
+        return [
+            Hit(
+                f"GPU 0 ({first.name}) has no RT cores and OMNIGIBSON_GPU_ID is not set; OmniGibson "
+                f"renders on GPU 0 by default ('HydraEngine rtx failed creating scene renderer'). "
+                f"GPU {rtx.index} ({rtx.name}) has RT cores",
+                evidence={"gpu0": first.name, "rtx_gpu": rtx.index},
+                fix=fix(
+                    f"Render on GPU {rtx.index}", "safe", set_env(OMNIGIBSON_GPU_ID=str(rtx.index))
+                ),
+            )
+        ]
+    return []
+
+
+@rule("SIM107", "omnigibson-isaacsim-pairing", Severity.ERROR)
+def omnigibson_isaacsim(facts: Facts) -> Iterable[Hit]:
+    """OmniGibson is paired with the wrong Isaac Sim or Python
+
+    ## What it checks
+    The OmniGibson release against the Isaac Sim release its kit files support (3.7.x: 4.5.0,
+    3.8.x: 5.1.0, 1.1.x: 4.0.0/4.1.0) and the Python it needs.
+
+    ## Why it matters
+    OmniGibson asserts at launch that the installed Isaac Sim version is one of its kit files
+    (`m.KIT_FILES`); any other release fails before a scene loads.
+
+    ## Example
+    omnigibson 3.8.0 with isaacsim 4.5.0.0.
+
+    ## Fix
+    Install the Isaac Sim release paired with the OmniGibson release (BEHAVIOR-1K's setup.sh
+    does it), in the Python that release needs.
+
+    ## References
+    - StanfordVL/BEHAVIOR-1K OmniGibson/omnigibson/simulator.py (m.KIT_FILES)
+    - StanfordVL/BEHAVIOR-1K setup.sh
+    """
+    version = facts.version("omnigibson")
+    if version is None:
+        return []
+    release = facts.matrix.omnigibson_release(version)
+    if release is None:
+        raise Skip(f"omnigibson {version} is not in the matrix")
+    problems = []
+    isaac = facts.version("isaacsim")
+    if release.isaacsim is not None:
+        if isaac is None:
+            raise Skip("no isaacsim distribution (a standalone Isaac Sim cannot be versioned)")
+        if not release.isaacsim.contains(isaac, prereleases=True):
+            problems.append(f"it needs isaacsim {release.isaacsim}, isaacsim {isaac} is installed")
+    if release.python is not None:
+        py = facts.python_version()
+        if f"{py.major}.{py.minor}" != release.python:
+            problems.append(f"it needs Python {release.python}, this is {py}")
+    if not problems:
+        return []
+    return [
+        Hit(
+            f"omnigibson {version}: {'; '.join(problems)}: launch fails on OmniGibson's Isaac Sim version assertion",
+            evidence={
+                "omnigibson": str(version),
+                "isaacsim": str(isaac) if isaac else None,
+                "needs": str(release.isaacsim),
+            },
+            fix=fix(
+                "Install the paired Isaac Sim",
+                "manual",
+                manual(f"install isaacsim {release.isaacsim} in Python {release.python}"),
+            ),
+        )
+    ]
+
+
+@rule("SIM108", "numpy2-isaacsim", Severity.ERROR)
+def numpy2_isaacsim(facts: Facts) -> Iterable[Hit]:
+    """NumPy 2 in an Isaac Sim 4.x/5.x environment
+
+    ## What it checks
+    The installed NumPy against the NumPy the Isaac Sim release ships (4.x and 5.x bundle NumPy
+    1.26; `isaacsim-kernel 5.0.0.0` requires `numpy==1.26.0`; 6.x ships NumPy 2).
+
+    ## Why it matters
+    Kit's bundled extensions were built against NumPy 1: imports crash inside
+    `pip_prebundle/numpy`, and Isaac Lab, OmniGibson and dex-retargeting pin `numpy<2`.
+
+    ## Example
+    isaacsim 5.1.0.0 with numpy 2.2.6.
+
+    ## Fix
+    `pip install 'numpy<2'` (1.26.x) and pin it for later installs.
+
+    ## References
+    - https://github.com/isaac-sim/IsaacLab/issues/2235
+    - https://github.com/isaac-sim/IsaacLab/pull/4216
+    - https://github.com/isaac-sim/IsaacLab/pull/4081
+    - https://github.com/unitreerobotics/unitree_sim_isaaclab/issues/82
+    """
+    found = _isaacsim(facts)
+    if found is None:
+        return []
+    version, release = found
+    numpy = facts.version("numpy")
+    if numpy is None or release.numpy is None or release.numpy.contains(numpy, prereleases=True):
+        return []
+    return [
+        Hit(
+            f"numpy {numpy} with isaacsim {version}, which ships and needs numpy{release.numpy}",
+            evidence={"isaacsim": str(version), "numpy": str(numpy), "needs": str(release.numpy)},
+            fix=fix("Install NumPy 1.26", "safe", pip_install(f"numpy{release.numpy}")),
+        )
+    ]
+
+
+def _graphics(facts: Facts) -> GraphicsInfo:
+    info: GraphicsInfo = facts._data(facts.report.graphics, "graphics userspace")
+    return info
+
+
+@rule("SIM109", "headless-rendering-userspace", Severity.WARNING)
+def headless_userspace(facts: Facts) -> Iterable[Hit]:
+    """The NVIDIA Vulkan ICD or EGL vendor library that headless rendering needs is missing
+
+    ## What it checks
+    With a simulator installed (Isaac Sim, OmniGibson, ManiSkill, SAPIEN need Vulkan; MuJoCo
+    with `MUJOCO_GL=egl` needs EGL): the NVIDIA Vulkan ICD manifest (`nvidia_icd.json`), the glvnd
+    EGL vendor manifest (`10_nvidia.json`) and `libEGL_nvidia.so.0`.
+
+    ## Why it matters
+    Compute-only driver installs and containers started without the graphics capability have
+    none of these: Vulkan finds no device (`ERROR_INCOMPATIBLE_DRIVER`), MuJoCo fails with
+    `The MUJOCO_EGL_DEVICE_ID environment variable must be an integer between 0 and 0`.
+
+    ## Example
+    A container started with `NVIDIA_DRIVER_CAPABILITIES=compute,utility`.
+
+    ## Fix
+    In containers set `NVIDIA_DRIVER_CAPABILITIES=all` (or add `graphics`); on hosts install the
+    driver's GL package (`libnvidia-gl-<branch>`), or write the ICD manifests pointing at the
+    driver's libraries.
+
+    ## References
+    - RLinf/RLinf docs/source-en/rst_source/resources/faq.rst
+    - https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html
+    """
+    env = facts.env() if facts.report.env.is_ok else {}
+    vulkan_users = [n for n in VULKAN_USERS if facts.version(n) is not None]
+    egl_user = facts.version("mujoco") is not None and env.get("MUJOCO_GL") == "egl"
+    if not vulkan_users and not egl_user:
+        return []
+    info = _graphics(facts)
+    missing = []
+    if vulkan_users and not info.nvidia_vulkan:
+        missing.append("the NVIDIA Vulkan ICD (nvidia_icd.json)")
+    if (egl_user or "omnigibson" in vulkan_users) and not info.nvidia_egl:
+        missing.append("the NVIDIA EGL vendor (10_nvidia.json and libEGL_nvidia.so.0)")
+    if not missing:
+        return []
+    users = vulkan_users + (["mujoco (MUJOCO_GL=egl)"] if egl_user else [])
+    caps = info.driver_capabilities
+    note = f"; NVIDIA_DRIVER_CAPABILITIES={caps}" if caps else ""
+    return [
+        Hit(
+            f"{', '.join(users)} render headless but {' and '.join(missing)} is missing{note}",
+            evidence={
+                "vulkan_icds": list(info.vulkan_icds),
+                "egl_vendors": list(info.egl_vendors),
+                "driver_capabilities": caps,
+            },
+            fix=fix(
+                "Provide the driver's graphics userspace",
+                "manual",
+                manual(
+                    "containers: NVIDIA_DRIVER_CAPABILITIES=all; hosts: install libnvidia-gl-<driver branch>"
+                ),
+            ),
+        )
+    ]

@@ -1,0 +1,456 @@
+"""TOR and PY: torch's build against the GPUs, the packages built against torch, and Python."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from envcheck.matrix.model import major_minor, public
+from envcheck.model.finding import Fix, Severity
+from envcheck.rules.base import Hit, Skip, rule
+from envcheck.rules.choose import Arch, arch_list, covers, sm, torch_choices
+from envcheck.rules.facts import Facts
+from envcheck.rules.fixes import fix, manual, pip_install, pip_uninstall
+
+_FA_TAG = re.compile(r"cu(\d+)torch(\d+\.\d+)cxx11abi(TRUE|FALSE)", re.IGNORECASE)
+
+
+def _arch_text(archs: Sequence[Arch]) -> str:
+    return " ".join(f"{sm(a.cc)}{'+PTX' if a.ptx else ''}" for a in archs)
+
+
+def _upgrade_fix(facts: Facts, ccs: list[Version], current: Version) -> Fix | None:
+    try:
+        driver: Version | None = facts.driver()
+        max_cuda: Version | None = facts.max_cuda()[0]
+    except Skip:
+        driver = max_cuda = None
+    try:
+        python: Version | None = facts.python_version()
+    except Skip:
+        python = None
+    choices = torch_choices(facts.matrix, ccs=ccs, driver=driver, max_cuda=max_cuda, python=python)
+    newer = [c for c in choices if c.release.version >= public(current)]
+    if not newer:
+        return None
+    oldest = min(c.release.version for c in newer)
+    best = next(c for c in newer if c.release.version == oldest)
+    url = facts.matrix.torch_index_url(best.variant)
+    return fix(
+        f"Install torch {best.release.version}+{best.variant}, the smallest upgrade with kernels for "
+        "every GPU here (then reinstall packages built against torch: torchvision, vLLM, flash-attn)",
+        "unsafe",
+        pip_install(f"torch=={best.release.version}", index_url=url),
+    )
+
+
+@rule("TOR101", "gpu-arch-not-in-torch-build", Severity.ERROR)
+def gpu_arch_missing(facts: Facts) -> Iterable[Hit]:
+    """A GPU's architecture is not compiled into the torch build
+
+    ## What it checks
+    Each GPU's compute capability against the architecture list of the installed torch release
+    and CUDA variant (`TORCH_CUDA_ARCH_LIST` of the official wheels, from the matrix). A GPU is
+    covered by SASS for its major at an equal or lower minor (sm_86 code runs on sm_89), or by
+    PTX for an equal or older architecture (`12.0+PTX`).
+
+    ## Why it matters
+    torch imports fine and then every kernel launch fails with `CUDA error: no kernel image is
+    available for execution on the device`; torch prints `sm_120 is not compatible with the
+    current PyTorch installation`. Typical: RTX 50xx / RTX PRO Blackwell (sm_120) on cu124/cu126
+    builds, V100 (sm_70) on cu13x builds.
+
+    ## Example
+    NVIDIA GeForce RTX 5090 (sm_120) with torch 2.6.0+cu124, whose list is
+    sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.
+
+    ## Fix
+    Install the smallest newer torch release whose variant covers every GPU and that the driver
+    runs (for sm_120: a cu128 or newer build), then reinstall what was built against torch.
+    Arch lists the matrix marks UNVERIFIED lower the severity to a warning.
+
+    ## References
+    - https://github.com/pytorch/pytorch/issues/150733
+    - https://github.com/pytorch/pytorch/blob/main/RELEASE.md
+    - https://github.com/StanfordVL/BEHAVIOR-1K/issues/2270
+    """
+    if facts.torch_cuda() is None:
+        return []
+    torch = facts.torch_version()
+    variant = facts.torch_variant()
+    release = facts.matrix.torch_release(torch)
+    if release is None:
+        raise Skip(f"torch {torch} is not a release the matrix knows; its arch list is unknown")
+    found = arch_list(release, variant)
+    if found is None:
+        raise Skip(f"the arch list of torch {release.version}+{variant} is not in the matrix")
+    archs, verified = found
+    gpus = facts.gpus()
+    ccs = [facts.compute_capability(g) for g in gpus]
+    hits = []
+    seen = set()
+    for gpu, cc in zip(gpus, ccs, strict=True):
+        if covers(archs, cc) or (gpu.name, cc) in seen:
+            continue
+        seen.add((gpu.name, cc))
+        count = sum(1 for g, c in zip(gpus, ccs, strict=True) if (g.name, c) == (gpu.name, cc))
+        label = f"{gpu.name or 'GPU'}" + (f" x{count}" if count > 1 else "")
+        note = "" if verified else " (this arch list is UNVERIFIED in the matrix)"
+        hits.append(
+            Hit(
+                f"{label} ({sm(cc)}) is not in torch {release.version}+{variant}'s arch list "
+                f"({_arch_text(archs)}){note}: kernels fail with 'no kernel image is available for "
+                "execution on the device'",
+                evidence={
+                    "gpu": gpu.name,
+                    "compute_capability": str(cc),
+                    "torch": str(torch),
+                    "variant": variant,
+                    "arch_list": release.arch_list[variant],
+                    "arch_list_verified": verified,
+                },
+                fix=_upgrade_fix(facts, ccs, torch),
+                severity=None if verified else Severity.WARNING,
+            )
+        )
+    return hits
+
+
+@rule("TOR102", "flash-attn-pre-ampere", Severity.ERROR)
+def flash_attn_pre_ampere(facts: Facts) -> Iterable[Hit]:
+    """FlashAttention-2 is installed on a GPU older than Ampere
+
+    ## What it checks
+    flash-attn 2.x is installed and a GPU has compute capability below 8.0 (Volta V100,
+    Turing T4, ...).
+
+    ## Why it matters
+    FlashAttention-2 supports Ampere, Ada and Hopper GPUs; on older ones it raises
+    `RuntimeError: FlashAttention only supports Ampere GPUs or newer.`, and models loaded with
+    `attn_implementation="flash_attention_2"` fail.
+
+    ## Example
+    flash-attn 2.6.3 on Tesla V100-SXM2-32GB (sm_70).
+
+    ## Fix
+    Use PyTorch's SDPA attention (`attn_implementation="sdpa"`) on these GPUs, or run on
+    Ampere or newer.
+
+    ## References
+    - https://github.com/Dao-AILab/flash-attention (README: FlashAttention-2 currently supports Ampere, Ada, or Hopper GPUs)
+    """
+    version = facts.version("flash-attn")
+    if version is None or version.major != 2:
+        return []
+    old = [(g, cc) for g in facts.gpus() if (cc := facts.compute_capability(g)) < Version("8.0")]
+    if not old:
+        return []
+    names = sorted({f"{g.name} ({sm(cc)})" for g, cc in old})
+    return [
+        Hit(
+            f"flash-attn {version} needs Ampere or newer; {', '.join(names)} is older: "
+            "'FlashAttention only supports Ampere GPUs or newer'",
+            evidence={"flash_attn": str(version), "gpus": names},
+            fix=fix(
+                "Use SDPA attention on pre-Ampere GPUs",
+                "manual",
+                manual(
+                    'load models with attn_implementation="sdpa" instead of "flash_attention_2"'
+                ),
+            ),
+        )
+    ]
+
+
+def _flash_attn_fix(facts: Facts, torch: Version) -> Fix:
+    mm = f"{torch.major}.{torch.minor}"
+    try:
+        py = facts.python_version()
+        python = f"{py.major}.{py.minor}"
+    except Skip:
+        python = None
+    candidates = [
+        r
+        for r in facts.matrix.flash_attn_releases
+        if mm in r.prebuilt_torch and (python is None or python in r.python)
+    ]
+    if not candidates:
+        return fix(
+            f"Rebuild flash-attn against torch {torch}",
+            "safe",
+            pip_uninstall("flash-attn"),
+            pip_install("flash-attn", flags=("--no-build-isolation", "--no-cache-dir")),
+        )
+    best = max(candidates, key=lambda r: r.version)
+    return fix(
+        f"Reinstall flash-attn {best.version}, which has prebuilt wheels for torch {mm}",
+        "safe",
+        pip_uninstall("flash-attn"),
+        pip_install(
+            f"flash-attn=={best.version}", flags=("--no-build-isolation", "--no-cache-dir")
+        ),
+    )
+
+
+@rule("TOR103", "flash-attn-built-for-other-torch", Severity.ERROR)
+def flash_attn_other_torch(facts: Facts) -> Iterable[Hit]:
+    """flash-attn was built for another torch, CUDA major or C++ ABI
+
+    ## What it checks
+    The build tag in flash-attn's version (`2.6.3+cu123torch2.3cxx11abiFALSE`, present when a
+    release wheel was installed from its URL) against the installed torch's major.minor, CUDA
+    major and, when known, its C++ ABI. Versions without a tag (built or fetched by `pip install
+    flash-attn`) are skipped: which torch they saw is not recorded.
+
+    ## Why it matters
+    The extension links against one torch; after pip swaps torch (installing vLLM, upgrading
+    transformers) it fails to import: `flash_attn_2_cuda...so: undefined symbol:
+    _ZN3c104cuda9SetDeviceEi`, or `_ZN3c105ErrorC2ENS_14SourceLocation...` for an ABI mismatch.
+
+    ## Example
+    flash-attn 2.6.3+cu123torch2.3cxx11abiFALSE with torch 2.4.0.
+
+    ## Fix
+    Reinstall a flash-attn release with prebuilt wheels for the installed torch, without pip's
+    cache and with `--no-build-isolation` so its setup sees this environment's torch.
+
+    ## References
+    - https://github.com/Dao-AILab/flash-attention/issues/931
+    - https://github.com/Dao-AILab/flash-attention/issues/853
+    - Dao-AILab/flash-attention setup.py (get_wheel_url)
+    """
+    dist = facts.dist("flash-attn")
+    if dist is None:
+        return []
+    match = _FA_TAG.search(dist.version)
+    if match is None:
+        raise Skip(
+            f"flash-attn {dist.version} carries no build tag; the torch it was built for is unknown"
+        )
+    cuda_tag, torch_mm, abi = match.group(1), match.group(2), match.group(3).upper() == "TRUE"
+    torch = facts.torch_version()
+    problems = []
+    if f"{torch.major}.{torch.minor}" != torch_mm:
+        problems.append(f"it was built for torch {torch_mm}, torch {torch} is installed")
+    cuda = facts.torch_cuda()
+    if cuda is not None and not cuda_tag.startswith(str(cuda.major)):
+        problems.append(
+            f"it was built for CUDA {cuda_tag[:2]}.x, torch is a CUDA {major_minor(cuda)} build"
+        )
+    build = facts.torch()
+    if build is not None and build.cxx11_abi is not None and build.cxx11_abi != abi:
+        problems.append(
+            f"its C++ ABI flag is cxx11abi{str(abi).upper()}, torch's is {build.cxx11_abi}"
+        )
+    if not problems:
+        return []
+    return [
+        Hit(
+            f"flash-attn {dist.version}: {'; '.join(problems)}: import fails with 'undefined symbol'",
+            evidence={"flash_attn": dist.version, "torch": str(torch)},
+            fix=_flash_attn_fix(facts, torch),
+        )
+    ]
+
+
+_COMPANION_SYMPTOM = {
+    "torchvision": "RuntimeError: operator torchvision::nms does not exist",
+    "torchaudio": "undefined symbol errors when torchaudio loads",
+    "xformers": "xFormers can't load C++/CUDA extensions. xFormers was built for: PyTorch ...",
+}
+
+
+def _expected_torch(facts: Facts, name: str, version: Version) -> tuple[str, str] | None:
+    """(torch specifier, where it came from) that the companion was built against."""
+    dist = facts.dist(name)
+    if dist is not None and dist.requires:
+        try:
+            markers = {**facts.markers(), "extra": ""}
+        except Skip:
+            markers = {}
+        for line in dist.requires:
+            try:
+                req = Requirement(line)
+            except InvalidRequirement:
+                continue
+            if canonicalize_name(req.name) != "torch" or "==" not in str(req.specifier):
+                continue
+            if req.marker is not None and markers and not req.marker.evaluate(markers):
+                continue
+            return str(req.specifier), f"{name}'s own requirement"
+    companion = facts.matrix.companion(name, version)
+    if companion is not None:
+        return f"=={companion.torch}", "the matrix"
+    return None
+
+
+@rule("TOR104", "companion-built-for-other-torch", Severity.ERROR)
+def companion_other_torch(facts: Facts) -> Iterable[Hit]:
+    """torchvision, torchaudio or xformers was built for another torch
+
+    ## What it checks
+    The torch release each of torchvision, torchaudio and xformers was built against (its own
+    `torch==` requirement, or the matrix's pairs from vLLM's metadata) against the installed
+    torch.
+
+    ## Why it matters
+    These packages ship C++/CUDA extensions for exactly one torch. With another torch,
+    torchvision fails with `operator torchvision::nms does not exist`, xformers disables its
+    kernels (`xFormers can't load C++/CUDA extensions`) and attention falls back or fails.
+
+    ## Example
+    torchvision 0.19.0 (built for torch 2.4.0) with torch 2.5.1.
+
+    ## Fix
+    Install the companion release built for the installed torch, from the same wheel index as
+    torch.
+
+    ## References
+    - https://github.com/facebookresearch/xformers/issues/982
+    - PyTorch wheel metadata (torchvision pins torch==X)
+    """
+    torch = facts.version("torch")
+    if torch is None:
+        return []
+    hits = []
+    for name in ("torchvision", "torchaudio", "xformers"):
+        version = facts.version(name)
+        if version is None:
+            continue
+        expected = _expected_torch(facts, name, version)
+        if expected is None:
+            continue
+        spec_text, origin = expected
+        from packaging.specifiers import SpecifierSet
+
+        if SpecifierSet(spec_text).contains(public(torch), prereleases=True):
+            continue
+        pair = next(
+            (
+                c
+                for c in facts.matrix.companions
+                if canonicalize_name(c.package) == name and c.torch == public(torch)
+            ),
+            None,
+        )
+        url = None
+        build = facts.torch()
+        if build is not None and build.local_label and name != "xformers":
+            url = facts.matrix.torch_index_url(build.local_label)
+        remedy = (
+            fix(
+                f"Install {name} {pair.version}, built for torch {public(torch)}",
+                "safe",
+                pip_install(f"{name}=={pair.version}", index_url=url),
+            )
+            if pair
+            else fix(
+                f"Install the {name} release built for torch {public(torch)}",
+                "manual",
+                manual(f"find the {name} release that requires torch=={public(torch)}"),
+            )
+        )
+        hits.append(
+            Hit(
+                f"{name} {version} was built for torch {spec_text.removeprefix('==')} ({origin}); "
+                f"torch {torch} is installed: {_COMPANION_SYMPTOM[name]}",
+                evidence={name: str(version), "torch": str(torch), "built_for": spec_text},
+                fix=remedy,
+            )
+        )
+    return hits
+
+
+@rule("PY101", "torch-python-unsupported", Severity.ERROR)
+def torch_python(facts: Facts) -> Iterable[Hit]:
+    """The torch release has no wheels for this Python
+
+    ## What it checks
+    The Python minor version against the CPython tags of the torch release's Linux wheels.
+
+    ## Why it matters
+    pip cannot install the release (`No matching distribution found for torch==X`), or a
+    declared stack cannot be built: torch 2.4 has no Python 3.13 wheels, torch 2.15 dropped
+    Python 3.10.
+
+    ## Example
+    torch 2.4.0 declared for Python 3.13.
+
+    ## Fix
+    Use a Python the release supports, or a torch release that supports this Python.
+
+    ## References
+    - PyPI simple index of torch (cpXY tags of the manylinux wheels)
+    """
+    torch = facts.version("torch")
+    if torch is None:
+        return []
+    release = facts.matrix.torch_release(torch)
+    if release is None:
+        raise Skip(f"torch {torch} is not in the matrix")
+    py = facts.python_version()
+    if f"{py.major}.{py.minor}" in release.python:
+        return []
+    return [
+        Hit(
+            f"torch {release.version} has no wheels for Python {py.major}.{py.minor} "
+            f"(it has {', '.join(release.python)})",
+            evidence={"torch": str(torch), "python": str(py), "supported": list(release.python)},
+            fix=fix(
+                f"Use Python {release.python[-1]} (or another of {', '.join(release.python)}) for torch {release.version}",
+                "manual",
+                manual(f"create the environment with one of Python {', '.join(release.python)}"),
+            ),
+        )
+    ]
+
+
+@rule("PY102", "vllm-python-unsupported", Severity.ERROR)
+def vllm_python(facts: Facts) -> Iterable[Hit]:
+    """The vLLM release does not support this Python
+
+    ## What it checks
+    The Python version against the `Requires-Python` of the installed or declared vLLM release.
+
+    ## Why it matters
+    pip refuses the release, or resolves an older vLLM than planned, which pins an older torch:
+    vLLM >= 0.11.1 needs Python >= 3.10, >= 0.32 needs >= 3.11, 0.8.4-0.10.1 exclude 3.13.
+
+    ## Example
+    vllm 0.6.3 with Python 3.13 (vLLM < 0.8.4 did not cap Python, but its torch 2.4 has no
+    3.13 wheels; vLLM 0.8.4 onwards require < 3.13).
+
+    ## Fix
+    Use a Python inside the release's range.
+
+    ## References
+    - PyPI wheel metadata of vllm (Requires-Python)
+    """
+    version = facts.version("vllm")
+    if version is None:
+        return []
+    release = facts.matrix.vllm_release(version)
+    if release is None or release.requires_python is None:
+        raise Skip(f"vllm {version}'s Python range is not in the matrix")
+    py = facts.python_version()
+    if release.requires_python.contains(py, prereleases=True):
+        return []
+    return [
+        Hit(
+            f"vllm {version} requires Python {release.requires_python}; this is Python {py}",
+            evidence={
+                "vllm": str(version),
+                "python": str(py),
+                "requires_python": str(release.requires_python),
+            },
+            fix=fix(
+                f"Use Python {release.requires_python}",
+                "manual",
+                manual(f"create the environment with Python {release.requires_python}"),
+            ),
+        )
+    ]

@@ -1,0 +1,78 @@
+"""Project settings from ``envcheck.toml`` or ``[tool.envcheck]`` in pyproject.toml.
+
+The nearest file from the working directory upwards wins; command-line flags override it.
+Relative matrix directories are relative to the file that names them.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from envcheck.errors import CodecError, InputError
+from envcheck.matrix.locate import line_of
+from envcheck.model.codec import from_dict
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+@dataclass(frozen=True)
+class Settings:
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    severity: Literal["error", "warning", "info"] | None = None
+    matrix: tuple[str, ...] = ()
+    source: str | None = None
+
+
+def _parse(path: Path, table: Any, text: str, prefix: str) -> Settings:
+    try:
+        settings = from_dict(Settings, table, strict=True)
+    except CodecError as exc:
+        key = f"{prefix}{exc.path}" if exc.path else prefix.rstrip(".")
+        line = line_of(text, exc.path) if exc.path else None
+        raise InputError(
+            exc.message, where=f"{path}:{line}" if line else str(path), key=key
+        ) from None
+    if settings.source is not None:
+        raise InputError(
+            "unknown key (allowed: ignore, matrix, select, severity)",
+            where=str(path),
+            key=f"{prefix}source",
+        )
+    dirs = tuple(str((path.parent / d).resolve()) for d in settings.matrix)
+    return replace(settings, matrix=dirs, source=str(path))
+
+
+def _read(path: Path) -> tuple[dict[str, Any], str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+        return tomllib.loads(text), text
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)
+        raise InputError(
+            f"invalid TOML: {exc}", where=f"{path}:{line}" if line else str(path)
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read: {exc}", where=str(path)) from None
+
+
+def find_settings(start: Path | None = None) -> Settings:
+    directory = (start or Path.cwd()).resolve()
+    for folder in (directory, *directory.parents):
+        own = folder / "envcheck.toml"
+        if own.is_file():
+            data, text = _read(own)
+            return _parse(own, data, text, "")
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file():
+            data, text = _read(pyproject)
+            tool = data.get("tool", {})
+            if isinstance(tool, dict) and "envcheck" in tool:
+                return _parse(pyproject, tool["envcheck"], text, "tool.envcheck.")
+    return Settings()

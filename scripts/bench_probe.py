@@ -1,0 +1,74 @@
+"""Benchmark ``envcheck probe --json`` against ``python -m torch.utils.collect_env``.
+
+Both run in one virtualenv that holds torch (CPU build) and ray, as on a training node.
+Create it once with ``--setup`` (needs the package index), then run:
+
+    python scripts/bench_probe.py --runs 7
+
+Targets (issue 2): envcheck ≤ 0.3 s median wall, ≤ 60 MiB peak RSS, ≥ 10× faster than
+collect_env.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from benchlib import measure, table
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_VENV = REPO / ".bench" / "probe-venv"
+
+
+def setup(venv: Path) -> None:
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet"]
+    subprocess.run([*pip, "torch", "ray"], check=True)
+    subprocess.run([*pip, str(REPO)], check=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--venv", type=Path, default=DEFAULT_VENV)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--setup", action="store_true", help="create the venv first")
+    args = parser.parse_args()
+    if args.setup:
+        setup(args.venv)
+    python = args.venv / "bin" / "python"
+    if not python.exists():
+        print(f"no benchmark venv at {args.venv}; run with --setup first", file=sys.stderr)
+        return 2
+    versions = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "import importlib.metadata as m; print(m.version('torch'), m.version('ray'), sum(1 for _ in m.distributions()))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    envcheck = measure(
+        "envcheck probe --json", [str(args.venv / "bin" / "envcheck"), "probe", "--json"], args.runs
+    )
+    collect_env = measure(
+        "python -m torch.utils.collect_env",
+        [str(python), "-m", "torch.utils.collect_env"],
+        args.runs,
+    )
+    print(
+        f"venv: torch {versions[0]}, ray {versions[1]}, {versions[2]} distributions; {args.runs} runs each\n"
+    )
+    print(table([collect_env, envcheck], baseline=collect_env))
+    ok = envcheck.median_wall_s <= 0.3 and envcheck.median_rss_mib <= 60
+    ok = ok and collect_env.median_wall_s / envcheck.median_wall_s >= 10
+    print(f"\ntargets (≤ 0.3 s, ≤ 60 MiB, ≥ 10× faster): {'met' if ok else 'NOT met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

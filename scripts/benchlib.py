@@ -1,0 +1,93 @@
+"""Shared benchmark helpers: run a command N times, report median wall time and peak RSS.
+
+Machines are shared and noisy, so every figure is a median of several runs and comparisons
+are quoted as ratios against the tool a user would otherwise run.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Sample:
+    wall_s: float
+    peak_rss_mib: float
+    returncode: int
+
+
+@dataclass(frozen=True)
+class Summary:
+    label: str
+    runs: int
+    median_wall_s: float
+    min_wall_s: float
+    max_wall_s: float
+    median_rss_mib: float
+    returncodes: tuple[int, ...]
+
+
+def run_once(
+    argv: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | None = None
+) -> Sample:
+    """One run; peak RSS from wait4() of exactly this child (not all children so far)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        list(argv),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        env=dict(env) if env is not None else None,
+        cwd=cwd,
+    )
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return Sample(wall_s=wall, peak_rss_mib=usage.ru_maxrss / 1024, returncode=proc.returncode)
+
+
+def measure(
+    label: str,
+    argv: Sequence[str],
+    runs: int,
+    env: Mapping[str, str] | None = None,
+    warmup: int = 1,
+    cwd: str | None = None,
+) -> Summary:
+    for _ in range(warmup):
+        run_once(argv, env, cwd)
+    samples = [run_once(argv, env, cwd) for _ in range(runs)]
+    walls = [s.wall_s for s in samples]
+    return Summary(
+        label=label,
+        runs=runs,
+        median_wall_s=statistics.median(walls),
+        min_wall_s=min(walls),
+        max_wall_s=max(walls),
+        median_rss_mib=statistics.median(s.peak_rss_mib for s in samples),
+        returncodes=tuple(sorted({s.returncode for s in samples})),
+    )
+
+
+def table(rows: Sequence[Summary], baseline: Summary | None = None) -> str:
+    lines = [
+        "| command | runs | median wall | min–max | median peak RSS | exit codes | vs baseline |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        ratio = ""
+        if baseline is not None and row is not baseline and row.median_wall_s > 0:
+            ratio = f"{baseline.median_wall_s / row.median_wall_s:.1f}× faster"
+        elif row is baseline:
+            ratio = "baseline"
+        lines.append(
+            f"| `{row.label}` | {row.runs} | {row.median_wall_s:.3f} s | "
+            f"{row.min_wall_s:.3f}–{row.max_wall_s:.3f} s | {row.median_rss_mib:.1f} MiB | "
+            f"{','.join(map(str, row.returncodes))} | {ratio} |"
+        )
+    return "\n".join(lines)
