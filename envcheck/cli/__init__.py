@@ -42,9 +42,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    # `envcheck` and `envcheck --json ...` mean `envcheck check ...`
+    if not args_list or (
+        args_list[0].startswith("-") and args_list[0] not in ("-h", "--help", "--version")
+    ):
+        args_list.insert(0, "check")
+    args = parser.parse_args(args_list)
     if args.command is None:
-        args = parser.parse_args(["check", *(argv if argv is not None else sys.argv[1:])])
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
     try:
         code: int = args.run(args)
         return code

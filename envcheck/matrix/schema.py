@@ -14,6 +14,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from envcheck.model.finding import Applicability, Severity
+from envcheck.model.versions import DriverVersion
 
 
 @dataclass(frozen=True)
@@ -28,8 +29,8 @@ class CudaToolkit:
 
     cuda: Version
     source: str
-    min_driver: Version | None = None  # driver bundled with the GA toolkit: full support
-    minor_compat_min_driver: Version | None = None  # floor of minor-version compatibility
+    min_driver: DriverVersion | None = None  # driver bundled with the GA toolkit: full support
+    minor_compat_min_driver: DriverVersion | None = None  # floor of minor-version compatibility
     verified: bool = True
     note: str | None = None
 
@@ -117,8 +118,8 @@ class IsaacSimRelease:
     source: str
     python: str | None = None  # the one CPython minor the release is built for
     glibc: Version | None = None  # minimum glibc of its pip wheels
-    min_driver: Version | None = None  # Kit refuses older drivers for RTX
-    validated_driver: Version | None = None
+    min_driver: DriverVersion | None = None  # Kit refuses older drivers for RTX
+    validated_driver: DriverVersion | None = None
     numpy: SpecifierSet | None = None
     verified: bool = True
     note: str | None = None

@@ -125,11 +125,11 @@ def _convert(tp: Any, data: Any, path: str, strict: bool) -> Any:
         if not isinstance(data, str):
             raise CodecError(path, f"expected a string, got {_describe(data)}")
         return data
-    if tp is Version:
+    if isinstance(tp, type) and issubclass(tp, Version):
         if not isinstance(data, str):
             raise CodecError(path, f"expected a version string, got {_describe(data)}")
         try:
-            return Version(data)
+            return tp(data)
         except InvalidVersion:
             raise CodecError(path, f"invalid version {data!r}") from None
     if tp is SpecifierSet:

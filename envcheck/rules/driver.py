@@ -163,8 +163,8 @@ def driver_minor_compat(facts: Facts) -> Iterable[Hit]:
     if driver_support(toolkit, driver, max_cuda) != "minor-compat":
         return []
     message = (
-        f"driver {driver} supports CUDA <= {max_cuda}; torch {_torch_label(facts)} needs >= {cuda} "
-        f"(>= {toolkit.min_driver}), or the {cuda.major}.x minor-version floor "
+        f"driver {driver} supports CUDA <= {max_cuda}; torch {_torch_label(facts)} needs CUDA {cuda} "
+        f"(driver >= {toolkit.min_driver}), or the {cuda.major}.x minor-version floor "
         f"{toolkit.minor_compat_min_driver} with PTX limits: no JIT of PTX from newer toolkits, and "
         "images whose NVIDIA_REQUIRE_CUDA demands a newer driver will not start"
     )

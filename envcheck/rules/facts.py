@@ -26,6 +26,7 @@ from envcheck.model.report import (
     TorchBuild,
 )
 from envcheck.model.section import Section
+from envcheck.model.versions import DriverVersion
 from envcheck.rules.base import Skip
 
 _WORD = "(?<![A-Za-z0-9]){}(?![A-Za-z0-9])"
@@ -72,10 +73,12 @@ class Facts:
 
     def driver(self) -> Version:
         info = self.gpu_info()
-        version = parse_version(info.driver_version)
-        if version is None:
-            raise Skip(f"driver version unknown ({info.driver_version or 'not reported'})")
-        return version
+        try:
+            return DriverVersion(info.driver_version or "")
+        except InvalidVersion:
+            raise Skip(
+                f"driver version unknown ({info.driver_version or 'not reported'})"
+            ) from None
 
     def max_cuda(self) -> tuple[Version, str]:
         """Newest CUDA the driver runs, and where that figure came from."""
@@ -86,10 +89,10 @@ class Facts:
         driver = self.driver()
         branch = self.matrix.max_cuda_for_driver(driver)
         if branch is not None:
-            return branch.max_cuda, f"driver branch {branch.branch} (matrix)"
+            return branch.max_cuda, f"its branch {branch.branch}, per the matrix"
         newest = self.matrix.newest_cuda_supported(driver)
         if newest is not None:
-            return newest.cuda, "newest toolkit whose driver it meets (matrix)"
+            return newest.cuda, "the newest toolkit whose driver it meets, per the matrix"
         raise Skip(f"the newest CUDA driver {driver} supports is unknown")
 
     def gpu_model(self, gpu: Gpu) -> GpuModel | None:

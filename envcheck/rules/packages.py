@@ -240,8 +240,9 @@ def numpy2_capped(facts: Facts) -> Iterable[Hit]:
         return []
     return [
         Hit(
-            f"numpy {numpy} is installed but {', '.join(cappers)} require NumPy 1: 'A module that was "
-            "compiled using NumPy 1.x cannot be run in NumPy 2'",
+            f"numpy {numpy} is installed but {', '.join(cappers)} "
+            f"{'requires' if len(cappers) == 1 else 'require'} NumPy 1: 'A module that was compiled using "
+            "NumPy 1.x cannot be run in NumPy 2'",
             evidence={"numpy": str(numpy), "requires_numpy1": cappers},
             fix=fix(
                 "Install NumPy 1.x and pin it for later installs", "safe", pip_install("numpy<2")

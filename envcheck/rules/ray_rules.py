@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from envcheck.model.finding import Severity
+from envcheck.model.finding import Fix, Severity
 from envcheck.model.report import DiskUsage
 from envcheck.probes.storage import ray_temp_dir
 from envcheck.rules.base import Hit, Skip, rule
@@ -46,7 +46,7 @@ def _ray_disk(facts: Facts) -> DiskUsage:
     return disk
 
 
-def _temp_dir_fix(facts: Facts) -> object:
+def _temp_dir_fix(facts: Facts) -> Fix:
     return fix(
         "Free space, or point Ray's temp dir at a bigger disk (ray start --temp-dir / RAY_TMPDIR)",
         "manual",
@@ -89,7 +89,7 @@ def ray_python(facts: Facts) -> Iterable[Hit]:
             f"ray {version} has no wheels for Python {py.major}.{py.minor} (it has {', '.join(release.python)})",
             evidence={"ray": str(version), "python": str(py), "supported": list(release.python)},
             fix=fix(
-                f"Use Python {', '.join(release.python)} with ray {version}",
+                f"Use one of Python {', '.join(release.python)} with ray {version}",
                 "manual",
                 manual("recreate the environment with a supported Python"),
             ),
@@ -139,7 +139,7 @@ def ray_disk_full(facts: Facts) -> Iterable[Hit]:
                 "free_bytes": disk.free_bytes,
                 "threshold": threshold,
             },
-            fix=_temp_dir_fix(facts),  # type: ignore[arg-type]
+            fix=_temp_dir_fix(facts),
         )
     ]
 
@@ -178,7 +178,7 @@ def ray_disk_low(facts: Facts) -> Iterable[Hit]:
             f"{disk.path}: only {_gib(disk.free_bytes or 0)} free (under {_gib(minimum)}); spilling and "
             "session logs will fill it during a long run",
             evidence={"path": disk.path, "free_bytes": disk.free_bytes, "minimum_bytes": minimum},
-            fix=_temp_dir_fix(facts),  # type: ignore[arg-type]
+            fix=_temp_dir_fix(facts),
         )
     ]
 
@@ -377,7 +377,10 @@ def ray_temp_path_too_long(facts: Facts) -> Iterable[Hit]:
     - ray-project/ray python/ray/_private/node.py (_prepare_socket_file)
     - https://man7.org/linux/man-pages/man7/unix.7.html
     """
-    disk = facts.storage().by_role("ray_tmp")
+    try:
+        disk = facts.storage().by_role("ray_tmp")
+    except Skip:
+        disk = None
     path = disk.path if disk is not None else ray_temp_dir(dict(facts.env()))
     socket = path.rstrip("/") + _SESSION_SUFFIX.format(pid="1234567")
     limit = int(_const(facts, "unix.socket_path_max_bytes"))

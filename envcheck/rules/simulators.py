@@ -335,7 +335,8 @@ def headless_userspace(facts: Facts) -> Iterable[Hit]:
     note = f"; NVIDIA_DRIVER_CAPABILITIES={caps}" if caps else ""
     return [
         Hit(
-            f"{', '.join(users)} render headless but {' and '.join(missing)} is missing{note}",
+            f"headless rendering for {', '.join(users)} needs {' and '.join(missing)}, which "
+            f"{'is' if len(missing) == 1 else 'are'} missing{note}",
             evidence={
                 "vulkan_icds": list(info.vulkan_icds),
                 "egl_vendors": list(info.egl_vendors),

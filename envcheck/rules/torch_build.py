@@ -33,16 +33,27 @@ def _upgrade_fix(facts: Facts, ccs: list[Version], current: Version) -> Fix | No
         python: Version | None = facts.python_version()
     except Skip:
         python = None
-    choices = torch_choices(facts.matrix, ccs=ccs, driver=driver, max_cuda=max_cuda, python=python)
-    newer = [c for c in choices if c.release.version >= public(current)]
+    newer = []
+    for minor_compat in (False, True):  # prefer builds the driver runs fully
+        choices = torch_choices(
+            facts.matrix,
+            ccs=ccs,
+            driver=driver,
+            max_cuda=max_cuda,
+            python=python,
+            allow_minor_compat=minor_compat,
+        )
+        newer = [c for c in choices if c.release.version >= public(current)]
+        if newer:
+            break
     if not newer:
         return None
     oldest = min(c.release.version for c in newer)
     best = next(c for c in newer if c.release.version == oldest)
     url = facts.matrix.torch_index_url(best.variant)
     return fix(
-        f"Install torch {best.release.version}+{best.variant}, the smallest upgrade with kernels for "
-        "every GPU here (then reinstall packages built against torch: torchvision, vLLM, flash-attn)",
+        f"Install torch {best.release.version}+{best.variant}, the closest build with kernels for every "
+        "GPU here (then reinstall packages built against torch: torchvision, vLLM, flash-attn)",
         "unsafe",
         pip_install(f"torch=={best.release.version}", index_url=url),
     )

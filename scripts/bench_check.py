@@ -1,0 +1,55 @@
+"""Benchmark ``envcheck check --json`` on a real environment next to ``pip check``.
+
+``envcheck check`` probes the node, loads the matrix and runs every rule (its PKG101 does what
+``pip check`` does, with the node's marker environment). Target (issue 3): <= 0.5 s median.
+
+    python scripts/bench_check.py [--venv .bench/probe-venv] [--runs 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from benchlib import measure, table
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--venv",
+        type=Path,
+        default=REPO / ".bench" / "probe-venv",
+        help="a venv with envcheck installed (see bench_probe.py --setup)",
+    )
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args()
+    venv = args.venv if (args.venv / "bin" / "envcheck").exists() else Path(sys.prefix)
+    python = venv / "bin" / "python"
+    count = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "import importlib.metadata as m; print(sum(1 for _ in m.distributions()))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    envcheck = measure(
+        "envcheck check --json", [str(venv / "bin" / "envcheck"), "check", "--json"], args.runs
+    )
+    pip = measure("python -m pip check", [str(python), "-m", "pip", "check"], args.runs)
+    print(f"venv: {venv} ({count} distributions); {args.runs} runs each\n")
+    print(table([pip, envcheck], baseline=pip))
+    print(f"\ntarget (<= 0.5 s median): {'met' if envcheck.median_wall_s <= 0.5 else 'NOT met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

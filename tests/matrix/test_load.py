@@ -1,0 +1,197 @@
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from envcheck.errors import MatrixError
+from envcheck.matrix.load import load, parse_text
+from envcheck.matrix.validate import validate
+from envcheck.model.versions import DriverVersion
+from tests.conftest import cli_env, run_cli
+
+BUILTIN = load(env={})
+
+
+def test_builtin_matrix_is_valid_and_sourced():
+    assert validate(BUILTIN) == []
+    for table in (
+        BUILTIN.toolkits,
+        BUILTIN.gpus,
+        BUILTIN.torch_releases,
+        BUILTIN.vllm_releases,
+        BUILTIN.known_bad,
+    ):
+        for entry in table:
+            assert entry.source.strip(), entry
+    assert len(BUILTIN.torch_releases) >= 30 and len(BUILTIN.vllm_releases) >= 70
+
+
+def test_unverified_facts_stay_marked():
+    h20 = BUILTIN.gpu_model("NVIDIA H20")
+    assert h20 is not None and not h20.verified and h20.source.startswith("UNVERIFIED")
+    assert not BUILTIN.torch_release(
+        __import__("packaging.version").version.Version("2.15.0")
+    ).verified
+    unknown_vllm = BUILTIN.vllm_release(__import__("packaging.version").version.Version("0.33.0"))
+    assert unknown_vllm is not None and unknown_vllm.torch is None and not unknown_vllm.verified
+
+
+def test_driver_versions_print_as_written():
+    toolkit = BUILTIN.toolkit(__import__("packaging.version").version.Version("12.1"))
+    assert isinstance(toolkit.min_driver, DriverVersion) and str(toolkit.min_driver) == "530.30.02"
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "key", "message"),
+    [
+        (
+            '[[torch]]\nversion = "2.4.0"\npython = ["3.11"]\nvariants = ["cu121"]\nsource = "x"\nfavourite = true\n',
+            "f.toml:6",
+            "torch[0].favourite",
+            "unknown key",
+        ),
+        (
+            '[[gpu]]\nname = "X"\nmatch = "X"\ncompute_capability = "9.0"\narchitecture = "Hopper"\nsource = "s"\n',
+            "f.toml:3",
+            "gpu[0].match",
+            "expected a list",
+        ),
+        (
+            '[[toolkit]]\ncuda = "12.x"\nsource = "s"\n',
+            "f.toml:2",
+            "toolkit[0].cuda",
+            "invalid version '12.x'",
+        ),
+        (
+            '[[vllm]]\nversion = "0.6.3"\ntorch = "=2.4.0"\nsource = "s"\n',
+            "f.toml:3",
+            "vllm[0].torch",
+            "invalid version specifier '=2.4.0'",
+        ),
+        (
+            '[[ray]]\nversion = "2.40.0"\nsource = "s"\n',
+            "f.toml:1",
+            "ray[0].python",
+            "missing required key",
+        ),
+        ("[[torch]\n", "f.toml:1", None, "invalid TOML"),
+        ("[surprise]\nx = 1\n", "f.toml:1", "surprise", "unknown key"),
+    ],
+)
+def test_parse_errors_name_file_line_and_key(text, where, key, message):
+    with pytest.raises(MatrixError) as err:
+        parse_text(text, "f.toml")
+    assert err.value.where == where
+    assert err.value.key == key
+    assert message in err.value.message
+
+
+OVERLAY_RULE = textwrap.dedent(
+    """\
+    [meta]
+    description = "site overlay: our internal pins"
+
+    [[known_bad]]
+    code = "SITE001"
+    id = "internal-torch-2.6-ban"
+    title = "torch 2.6.0 is banned on our clusters"
+    severity = "error"
+    message = "torch {pkg[torch]} is banned here (INC-1234)"
+    symptom = "random NaNs in our fp8 kernels"
+    cause = "internal incident INC-1234"
+    source = "https://wiki.example.internal/INC-1234"
+    [known_bad.when]
+    packages = { torch = "==2.6.0" }
+
+    [[torch_index]]
+    url_template = "https://mirror.example.internal/torch/{variant}"
+    source = "our artifact mirror"
+    """
+)
+
+
+def test_site_overlay_adds_rules_and_overrides(tmp_path):
+    (tmp_path / "site.toml").write_text(OVERLAY_RULE)
+    matrix = load([str(tmp_path)], env={})
+    assert matrix.torch_index_url("cu124") == "https://mirror.example.internal/torch/cu124"
+    assert "SITE001" in {k.code for k in matrix.known_bad}
+    assert len(matrix.torch_releases) == len(BUILTIN.torch_releases)
+    assert matrix.files[-1] == str(tmp_path / "site.toml")
+
+
+def test_overlay_replaces_entries_with_the_same_identity(tmp_path):
+    (tmp_path / "x.toml").write_text(
+        '[[constant]]\nname = "ray.memory_usage_threshold"\nvalue = 0.8\nsource = "our policy"\n'
+    )
+    assert load([str(tmp_path)], env={}).constant("ray.memory_usage_threshold") == 0.8
+
+
+def test_overlay_via_environment_variable_fires_in_check(tmp_path):
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "site.toml").write_text(OVERLAY_RULE)
+    spec = tmp_path / "n.toml"
+    spec.write_text('[packages]\ntorch = "2.6.0"\n')
+    result = run_cli(
+        "check", "--spec", str(spec), "--json", env=cli_env(ENVCHECK_MATRIX=str(overlay))
+    )
+    findings = {f["code"]: f for f in result.json()["data"]["findings"]}
+    assert result.returncode == 1
+    assert findings["SITE001"]["message"] == "torch 2.6.0 is banned here (INC-1234)"
+    assert findings["SITE001"]["references"] == ["https://wiki.example.internal/INC-1234"]
+    explained = run_cli("explain", "SITE001", "--json", env=cli_env(ENVCHECK_MATRIX=str(overlay)))
+    assert explained.json()["data"]["title"] == "torch 2.6.0 is banned on our clusters"
+
+
+def test_missing_overlay_directory(tmp_path, cli):
+    (tmp_path / "x.toml").write_text('[packages]\ntorch = "2.4.0"\n')
+    result = cli("check", "--spec", str(tmp_path / "x.toml"), "--matrix", str(tmp_path / "nope"))
+    assert result.returncode == 2
+    assert "matrix overlay directory does not exist" in result.stderr
+
+
+def test_overlay_code_clashing_with_a_code_rule(tmp_path, cli):
+    (tmp_path / "o.toml").write_text(OVERLAY_RULE.replace("SITE001", "DRV101"))
+    result = cli("rules", "--matrix", str(tmp_path))
+    assert result.returncode == 2 and "DRV101 is already a built-in rule" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "message"),
+    [
+        (
+            '[[vllm]]\nversion = "9.9.9"\ntorch = "==9.8.7"\nsource = "s"\n',
+            "vllm[0].torch",
+            "pins torch 9.8.7, which has no [[torch]] entry",
+        ),
+        (
+            '[[torch]]\nversion = "9.9.9"\npython = ["3.11"]\nvariants = ["cu999"]\npypi_default = "cu998"\nsource = "s"\n',
+            "torch[0].pypi_default",
+            "is not one of its variants",
+        ),
+        (
+            '[[known_bad]]\ncode = "site1"\nid = "x"\ntitle = "t"\nseverity = "info"\nmessage = "{oops}"\nsymptom = "s"\ncause = "c"\nsource = "s"\n[known_bad.when]\nabsent = ["x"]\n',
+            "known_bad[0].code",
+            "must be 2-4 capital letters",
+        ),
+        (
+            '[[companion]]\npackage = "torchvision"\nversion = "9.9"\ntorch = "9.9.9"\nsource = "s"\n',
+            "companion[0].torch",
+            "torch 9.9.9 has no [[torch]] entry",
+        ),
+    ],
+)
+def test_validate_cross_references(tmp_path, cli, text, key, message):
+    (tmp_path / "site.toml").write_text(text)
+    result = cli("matrix", "validate", str(tmp_path))
+    assert result.returncode == 2
+    line = next(l for l in result.stderr.splitlines() if key in l)
+    assert line.startswith(f"envcheck: error: {tmp_path / 'site.toml'}:") and message in line
+
+
+def test_validate_ok(cli):
+    result = cli("matrix", "validate")
+    assert result.returncode == 0 and result.stdout.startswith("matrix ok:")
+    data = cli("matrix", "validate", "--json").json()
+    assert data["status"] == "ok" and data["data"]["problems"] == []

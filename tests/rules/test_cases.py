@@ -1,0 +1,82 @@
+"""Every rule has fixture reports: bad ones it must flag (with the expected severity and message
+fragments) and good ones it must evaluate (not skip) and pass."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from envcheck.engine import evaluate
+from envcheck.ingest.spec import load_spec
+from envcheck.matrix.load import load
+from envcheck.model.report import NodeReport
+from envcheck.rules import all_rules
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+CASES = Path(__file__).parent / "cases"
+MATRIX = load(env={})
+RULES = {r.code: r for r in all_rules(MATRIX)}
+
+
+def _fixtures() -> list[tuple[str, Path]]:
+    out = []
+    for folder in sorted(CASES.iterdir()):
+        for path in sorted(folder.iterdir()):
+            if path.suffix in (".toml", ".json") and path.name != "expect.toml":
+                out.append((folder.name, path))
+    return out
+
+
+def _load(path: Path) -> NodeReport:
+    if path.suffix == ".json":
+        return NodeReport.from_dict(json.loads(path.read_text()), where=str(path))
+    return load_spec(str(path))
+
+
+def test_every_rule_has_a_bad_and_a_good_case():
+    for code in RULES:
+        folder = CASES / code
+        assert folder.is_dir(), f"no fixture folder for {code}"
+        names = {p.stem for p in folder.iterdir() if p.name != "expect.toml"}
+        assert any(n.startswith("bad") for n in names), f"{code} has no bad case"
+        assert any(n.startswith("good") for n in names), f"{code} has no good case"
+    assert {p.name for p in CASES.iterdir()} <= set(RULES), "fixture folder for an unknown code"
+
+
+@pytest.mark.parametrize(
+    ("code", "path"), _fixtures(), ids=lambda v: v if isinstance(v, str) else v.stem
+)
+def test_rule_case(code, path):
+    expect = tomllib.loads((path.parent / "expect.toml").read_text())[path.stem]
+    result = evaluate(_load(path), MATRIX, [RULES[code]])
+    assert not result.errors, result.errors
+    assert not result.skipped, f"{code} skipped {path.name}: {result.skipped[0].reason}"
+    findings = [f for f in result.findings if f.code == code]
+    if path.stem.startswith("good"):
+        assert findings == [], [f.message for f in findings]
+        return
+    assert findings, f"{code} did not flag {path.name}"
+    assert {f.severity.value for f in findings} == {expect["severity"]}
+    text = (
+        " ".join(f.message for f in findings)
+        + " "
+        + " ".join(" ".join(f.fix.commands) + " " + f.fix.summary for f in findings if f.fix)
+    )
+    for fragment in expect["contains"]:
+        assert fragment in text, f"{fragment!r} not in {text!r}"
+    for finding in findings:
+        assert finding.node and finding.title and finding.references
+
+
+def test_cases_use_real_formats():
+    """Spec fixtures are valid specs and JSON fixtures are valid reports (strict schema)."""
+    for _, path in _fixtures():
+        report = _load(path)
+        assert report.schema == 1
