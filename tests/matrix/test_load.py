@@ -186,7 +186,7 @@ def test_validate_cross_references(tmp_path, cli, text, key, message):
     (tmp_path / "site.toml").write_text(text)
     result = cli("matrix", "validate", str(tmp_path))
     assert result.returncode == 2
-    line = next(l for l in result.stderr.splitlines() if key in l)
+    line = next(x for x in result.stderr.splitlines() if key in x)
     assert line.startswith(f"envcheck: error: {tmp_path / 'site.toml'}:") and message in line
 
 
