@@ -165,6 +165,12 @@ def _system_rows(report: NodeReport) -> list[Row]:
         soft = "unlimited" if lim.soft < 0 else str(lim.soft)
         hard = "unlimited" if lim.hard < 0 else str(lim.hard)
         rows.append(Row(f"ulimit {key}", f"{soft} (hard {hard})", "muted"))
+    graphics = report.graphics
+    if graphics.is_ok and graphics.data is not None:
+        g = graphics.data
+        vulkan = "NVIDIA Vulkan ICD" if g.nvidia_vulkan else "no NVIDIA Vulkan ICD"
+        egl = "NVIDIA EGL" if g.nvidia_egl else "no NVIDIA EGL"
+        rows.append(Row("rendering", f"{vulkan} · {egl} (needed by headless simulators)", "muted"))
     if s.nvcc:
         rows.append(
             Row(
@@ -191,7 +197,7 @@ def _storage_rows(report: NodeReport) -> list[Row]:
             tone = "bad"
         elif frac is not None and frac >= 0.85:
             tone = "warn"
-        used = f"{frac * 100:.0f}% used" if frac is not None else "usage unknown"
+        used = f"{frac * 100:.0f}% full" if frac is not None else "usage unknown"
         where = "" if disk.exists else f" (not created yet; measured at {disk.measured_path})"
         fs = f" · {disk.fs_type}" if disk.fs_type else ""
         space = f"{gib(disk.free_bytes)} free of {gib(disk.total_bytes)}"

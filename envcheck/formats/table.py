@@ -28,9 +28,9 @@ def _group_table(group: Group) -> Table:
         show_header=False,
         box=box.SIMPLE,
         padding=(0, 1),
-        expand=False,
+        expand=True,
     )
-    table.add_column("item", style="cyan", no_wrap=True)
+    table.add_column("item", style="cyan", no_wrap=True, min_width=16)
     table.add_column("value", overflow="fold")
     for row in group.rows:
         table.add_row(row.label, Text(row.value, style=STYLES[row.tone]))
