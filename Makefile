@@ -34,8 +34,9 @@ unit: $(STAMP)
 
 test: lint typecheck docs unit
 
+# The benchmark venv (torch CPU build + ray) is created on first use under .bench/.
 bench: $(STAMP)
-	$(BIN)/python scripts/bench_probe.py
+	$(BIN)/python scripts/bench_probe.py $$(test -x .bench/probe-venv/bin/python || echo --setup)
 	$(BIN)/python scripts/bench_check.py
 
 clean:

@@ -42,6 +42,11 @@ def main() -> int:
     if not python.exists():
         print(f"no benchmark venv at {args.venv}; run with --setup first", file=sys.stderr)
         return 2
+    # measure this checkout's code, not whatever was installed last time
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--force-reinstall", str(REPO)],
+        check=True,
+    )
     versions = subprocess.run(
         [
             str(python),
