@@ -44,7 +44,16 @@ def main() -> int:
         return 2
     # measure this checkout's code, not whatever was installed last time
     subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--force-reinstall", str(REPO)],
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--force-reinstall",
+            str(REPO),
+        ],
         check=True,
     )
     versions = subprocess.run(

@@ -90,6 +90,7 @@ def lookup(matrix: Any, subject: str, text: str) -> tuple[Any, dict[str, Any]]:
         record = matrix.gpu_model(text)
     elif subject == "cuda":
         record = matrix.toolkit(_version(text))
+        related["compiles_for"] = [s.arch for s in matrix.archs_compiled_by(_version(text))]
     elif subject == "driver":
         driver = _version(text)
         record = matrix.max_cuda_for_driver(driver)

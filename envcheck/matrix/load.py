@@ -87,6 +87,7 @@ def _raise(error: MatrixError) -> MatrixFile:
 _IDENTITY: dict[str, Callable[[Any], object]] = {
     "toolkit": lambda e: e.cuda,
     "driver_branch": lambda e: e.branch,
+    "sm": lambda e: e.arch,
     "gpu": lambda e: e.name,
     "torch": lambda e: e.version,
     "torch_index": lambda e: "torch_index",
@@ -120,6 +121,7 @@ def merge(parsed: Iterable[tuple[str, MatrixFile]]) -> Matrix:
         files=tuple(names),
         toolkits=values["toolkit"],
         driver_branches=values["driver_branch"],
+        sm_support=values["sm"],
         gpus=values["gpu"],
         torch_releases=values["torch"],
         torch_index=values["torch_index"][-1] if values["torch_index"] else None,

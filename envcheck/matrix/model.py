@@ -21,6 +21,7 @@ from envcheck.matrix.schema import (
     OmniGibsonRelease,
     Override,
     RayRelease,
+    SmSupport,
     TorchIndex,
     TorchRelease,
     VllmRelease,
@@ -64,6 +65,7 @@ class Matrix:
     files: tuple[str, ...] = ()
     toolkits: tuple[CudaToolkit, ...] = ()
     driver_branches: tuple[DriverBranch, ...] = ()
+    sm_support: tuple[SmSupport, ...] = ()
     gpus: tuple[GpuModel, ...] = ()
     torch_releases: tuple[TorchRelease, ...] = ()
     torch_index: TorchIndex | None = None
@@ -98,6 +100,18 @@ class Matrix:
         """Newest toolkit whose GA driver this driver meets (derived from Table 3)."""
         ok = [t for t in self.toolkits if t.min_driver is not None and driver >= t.min_driver]
         return max(ok, key=lambda t: t.cuda) if ok else None
+
+    def sm(self, arch: str) -> SmSupport | None:
+        return next((s for s in self.sm_support if s.arch == arch), None)
+
+    def archs_compiled_by(self, cuda: Version) -> tuple[SmSupport, ...]:
+        """Architectures a CUDA toolkit can compile SASS for."""
+        key = major_minor(cuda)
+        return tuple(
+            s
+            for s in self.sm_support
+            if s.first_cuda <= key and (s.last_cuda is None or key <= s.last_cuda)
+        )
 
     # --- GPUs -----------------------------------------------------------------------------
 

@@ -45,6 +45,18 @@ class DriverBranch:
 
 
 @dataclass(frozen=True)
+class SmSupport:
+    """Which CUDA toolkits can compile code for an architecture (sm_90, sm_120, ...)."""
+
+    arch: str
+    first_cuda: Version
+    source: str
+    last_cuda: Version | None = None  # None: still supported
+    verified: bool = True
+    note: str | None = None
+
+
+@dataclass(frozen=True)
 class GpuModel:
     name: str
     match: tuple[str, ...]  # tokens matched as whole words in the name NVML/nvidia-smi reports
@@ -235,6 +247,7 @@ class MatrixFile:
     meta: Meta = field(default_factory=Meta)
     toolkit: tuple[CudaToolkit, ...] = ()
     driver_branch: tuple[DriverBranch, ...] = ()
+    sm: tuple[SmSupport, ...] = ()
     gpu: tuple[GpuModel, ...] = ()
     torch: tuple[TorchRelease, ...] = ()
     torch_index: tuple[TorchIndex, ...] = ()

@@ -100,14 +100,29 @@ def validate(matrix: Matrix) -> list[Problem]:
         for variant, text in torch.arch_list.items():
             if variant not in torch.variants:
                 c.add(torch, f"arch_list.{variant}", "is not one of its variants")
+            cuda = variant_cuda(variant)
             for item in re.split(r"[;\s]+", text.strip()):
                 try:
-                    Version(item.removesuffix("+PTX"))
+                    cc = Version(item.removesuffix("+PTX"))
                 except InvalidVersion:
                     c.add(
                         torch,
                         f"arch_list.{variant}",
                         f"{item!r} is not a compute capability like 8.6 or 12.0+PTX",
+                    )
+                    continue
+                arch = f"sm_{cc.major}{cc.minor}"
+                sm = matrix.sm(arch)
+                if sm is None:
+                    c.add(torch, f"arch_list.{variant}", f"{arch} has no [[sm]] entry")
+                elif cuda is not None and (
+                    cuda < sm.first_cuda or (sm.last_cuda is not None and cuda > sm.last_cuda)
+                ):
+                    until = sm.last_cuda or "now"
+                    c.add(
+                        torch,
+                        f"arch_list.{variant}",
+                        f"CUDA {cuda} cannot compile {arch} ({sm.first_cuda} to {until})",
                     )
         for py in torch.python:
             if not re.fullmatch(r"3\.\d+", py):

@@ -78,6 +78,11 @@ def test_matrix_show_subjects(cli, subject, version, field, value):
     assert result.json()["data"]["record"][field] == value
 
 
+def test_matrix_show_cuda_lists_the_archs_it_compiles(cli):
+    related = cli("matrix", "show", "cuda", "13.0", "--json").json()["data"]["related"]
+    assert "sm_75" in related["compiles_for"] and "sm_70" not in related["compiles_for"]
+
+
 def test_matrix_show_unknown(cli):
     result = cli("matrix", "show", "torch", "9.9.9")
     assert result.returncode == 2 and "knows nothing about torch 9.9.9" in result.stderr
