@@ -200,23 +200,26 @@ def _gpus(parsed: Parsed, notes: list[str]) -> Section[GpuInfo]:
 
 def _packages(parsed: Parsed, vllm: str | None) -> tuple[PackagesInfo | None, str | None]:
     dists: list[Distribution] = []
+    pypi_rows: list[Distribution] = []
     torch_build: str | None = None
-    for line in parsed.pip:
-        found = _PIP_PIN.match(line) or _PIP_OLD.match(line)
-        if found:
-            dists.append(Distribution(name=found.group(1), version=found.group(2)))
     for line in parsed.conda:
         parts = line.split()
         if len(parts) < 2 or not re.match(r"^\d", parts[1]):
             continue  # "Could not collect", "No relevant packages"
         channel = parts[3] if len(parts) > 3 else None
         if channel == "pypi":
-            dists.append(Distribution(name=parts[0], version=parts[1], installer="pip"))
+            pypi_rows.append(Distribution(name=parts[0], version=parts[1], installer="pip"))
             continue
         name = CONDA_TO_PIP.get(parts[0], parts[0])
         if name == "torch":
             torch_build = parts[2] if len(parts) > 2 else None
+        # conda's rows come first: pip's list names conda-installed packages too
         dists.append(Distribution(name=name, version=parts[1], installer="conda"))
+    for line in parsed.pip:
+        found = _PIP_PIN.match(line) or _PIP_OLD.match(line)
+        if found:
+            dists.append(Distribution(name=found.group(1), version=found.group(2)))
+    dists += pypi_rows
     if vllm:
         dists.append(Distribution(name="vllm", version=vllm))
     collected = [

@@ -22,7 +22,9 @@ _ROW = re.compile(
     r"^\|\s*(\d+)\s+(.+?)\s+(On|Off|WDDM|TCC|N/A)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)"
 )
 _MEMORY = re.compile(r"(\d+)\s*MiB\s*/\s*(\d+)\s*MiB")
-_PROCESS = re.compile(r"^\|\s*(\d+)\s+\S+\s+\S+\s+(\d+)\s+\S+\s+.*?(\d+)\s*MiB\s*\|\s*$")
+_PROCESS = re.compile(
+    r"^\|\s*(\d+)\s+(?:\S+\s+\S+\s+)?(\d+)\s+(?:C|G|C\+G|M|M\+C)\s+.*?(\d+)\s*MiB\s*\|$"
+)
 
 
 def looks_like_screen(text: str) -> bool:
