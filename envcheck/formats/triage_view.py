@@ -40,12 +40,27 @@ def headline(result: TriageResult) -> str:
     return f"{result.log}: {size}: " + ", ".join(parts)
 
 
-def _cause_lines(cause: CauseCheck, rank: int) -> list[tuple[str, str]]:
-    """(text, style) lines for one cause."""
+SHOWN = 160  # characters of a matched line in the terminal (JSON keeps more)
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
+
+
+def _cause_lines(cause: CauseCheck, rank: int, shown: dict[str, int]) -> list[tuple[str, str]]:
+    """(text, style) lines for one cause; a finding already printed is referred to."""
     label = VERDICT_LABEL[cause.verdict]
     lines = [(f"  {rank}. {cause.code} {label:<10} {cause.title}", VERDICT_STYLE[cause.verdict])]
     if cause.reason and cause.verdict == "unknown":
         lines.append((f"       {cause.reason}", "dim"))
+    if cause.findings and cause.code in shown:
+        lines.append(
+            (
+                f"       (the finding and its fix are shown above, under line {shown[cause.code]})",
+                "dim",
+            )
+        )
+        return lines
     for finding in cause.findings:
         lines.append((f"       {finding.message}", ""))
         if finding.fix is not None:
@@ -68,6 +83,7 @@ def print_triage(result: TriageResult, out: Console) -> None:
         return
     if result.failures:
         out.print(Text(f"Causes {result.node_note}.", style="dim"))
+    shown: dict[str, int] = {}
     for match in result.matches:
         sig = match.tally.signature
         out.print()
@@ -79,15 +95,17 @@ def print_triage(result: TriageResult, out: Console) -> None:
         if not sig.verified:
             title.append("  (signature UNVERIFIED)", style="yellow")
         out.print(title)
-        out.print(Text(f"  {match.tally.first.text}", style="dim"), soft_wrap=True)
+        out.print(Text(f"  {_short(match.tally.first.text)}", style="dim"), soft_wrap=True)
         out.print(Text(f"  {sig.meaning}"))
         if sig.noise:
             continue
         if match.causes:
             out.print(Text("  causes, most likely first:", style="bold"))
             for rank, cause in enumerate(match.causes, 1):
-                for text, style in _cause_lines(cause, rank):
+                for text, style in _cause_lines(cause, rank, shown):
                     out.print(Text(text, style=style))
+                if cause.findings:
+                    shown.setdefault(cause.code, match.tally.first.line)
         if sig.note:
             out.print(Text(f"  check: {sig.note}", style="yellow"))
 

@@ -8,6 +8,7 @@ confirmed; 2 for bad input; 3 for an internal error.
 from __future__ import annotations
 
 import gzip
+import re
 import sys
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -109,7 +110,10 @@ def open_log(path: str) -> tuple[BinaryIO, str]:
 def scan_log(path: str, matrix: Matrix, engine: Engine = "auto") -> tuple[str, ScanResult]:
     if not matrix.signatures:
         raise InputError("the matrix has no [[signature]] entries to look for")
-    scanner = Scanner(matrix.signatures, engine)
+    try:
+        scanner = Scanner(matrix.signatures, engine)
+    except (ValueError, RuntimeError, re.error) as exc:
+        raise InputError(f"{exc} (see `envcheck matrix validate`)") from None
     stream, name = open_log(path)
     try:
         return name, scanner.scan(stream)

@@ -63,14 +63,22 @@ class Scanner:
         if not signatures:
             raise ValueError("no signatures to scan for")
         self.signatures = tuple(signatures)
-        self._line_res = [re.compile(s.pattern.encode()) for s in self.signatures]
+        self._line_res = []
+        for s in self.signatures:
+            try:
+                self._line_res.append(re.compile(s.pattern.encode()))
+            except re.error as exc:
+                raise ValueError(f"signature {s.id}: pattern does not compile: {exc}") from None
         re2 = re2_module() if engine in ("auto", "re2") else None
         if engine == "re2" and re2 is None:
             raise RuntimeError("the re2 engine needs google-re2 (pip install 'envcheck[triage]')")
         self._gate = None
         if re2 is not None:
             alternation = b"|".join(b"(?:" + s.pattern.encode() + b")" for s in self.signatures)
-            self._gate = re2.compile(alternation)
+            try:
+                self._gate = re2.compile(alternation)
+            except Exception as exc:  # re2.error: a pattern RE2 does not accept
+                raise ValueError(f"RE2 rejects a signature pattern: {exc}") from None
             self.engine = "re2"
         else:
             self.engine = "re"
