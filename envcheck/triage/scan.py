@@ -20,7 +20,7 @@ from typing import BinaryIO, Literal
 from envcheck.matrix.schema import Signature
 from envcheck.triage.patterns import re2_module, required_literals
 
-CHUNK = 8 * 1024 * 1024
+CHUNK = 4 * 1024 * 1024
 MAX_CARRY = 4 * 1024 * 1024  # a "line" longer than this is scanned in pieces
 SHOWN = 400  # characters of a matched line kept for display
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
@@ -92,16 +92,17 @@ class Scanner:
 
     # --- candidates -------------------------------------------------------------------------------
 
-    def _candidates(self, chunk: bytes) -> list[int]:
-        """Offsets in ``chunk`` where a signature may match (sorted, maybe several per line)."""
+    def _candidates(self, data: bytes, end: int) -> list[int]:
+        """Offsets in ``data[:end]`` where a signature may match (sorted, maybe several per
+        line)."""
         if self._gate is not None:
-            return [m.start() for m in self._gate.finditer(chunk)]
+            return [m.start() for m in self._gate.finditer(data, 0, end)]
         positions: list[int] = []
         for literal in self._literals:
-            at = chunk.find(literal)
+            at = data.find(literal, 0, end)
             while at != -1:
                 positions.append(at)
-                at = chunk.find(literal, at + 1)
+                at = data.find(literal, at + 1, end)
         positions.sort()
         return positions
 
@@ -120,44 +121,42 @@ class Scanner:
         while True:
             block = stream.read(CHUNK)
             result.bytes_read += len(block)
-            if block:
-                data = carry + block if carry else block
-                cut = data.rfind(b"\n")
-                if cut == -1 and len(data) < MAX_CARRY:
-                    carry = data
-                    continue
-                if cut == -1:
-                    chunk, carry = data, b""
-                else:
-                    chunk, carry = data[: cut + 1], data[cut + 1 :]
-            else:
-                chunk, carry = carry, b""
-                if not chunk:
-                    break
-            self._scan_chunk(chunk, line_base, result)
-            newlines = chunk.count(b"\n")
-            line_base += newlines
-            if not chunk.endswith(b"\n") and not block:
-                line_base += 1  # the last line has no newline
+            if not block:
+                if carry:  # the last line, without a newline
+                    self._scan_chunk(carry, len(carry), line_base, result)
+                    line_base += carry.count(b"\n") + 1
+                break
+            data = carry + block if carry else block
+            del block
+            end = data.rfind(b"\n") + 1
+            if end == 0 and len(data) < MAX_CARRY:
+                carry = data
+                continue
+            if end == 0:
+                end = len(data)  # one very long line: scan it in pieces
+            self._scan_chunk(data, end, line_base, result)
+            line_base += data.count(b"\n", 0, end)
+            carry = data[end:]
+            del data
         result.lines = line_base
         return result
 
-    def _scan_chunk(self, chunk: bytes, line_base: int, result: ScanResult) -> None:
-        positions = self._candidates(chunk)
+    def _scan_chunk(self, data: bytes, end: int, line_base: int, result: ScanResult) -> None:
+        positions = self._candidates(data, end)
         if not positions:
             return
         counted_to = 0
         lineno = line_base + 1
         last_start = -1
         for pos in positions:
-            start = chunk.rfind(b"\n", 0, pos) + 1
+            start = data.rfind(b"\n", 0, pos) + 1
             if start == last_start:
                 continue
             last_start = start
-            lineno += chunk.count(b"\n", counted_to, start)
+            lineno += data.count(b"\n", counted_to, start)
             counted_to = start
-            end = chunk.find(b"\n", pos)
-            line = chunk[start : end if end != -1 else len(chunk)]
+            stop = data.find(b"\n", pos, end)
+            line = data[start : stop if stop != -1 else end]
             index = self._identify(line)
             if index is None:
                 continue
