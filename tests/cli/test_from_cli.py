@@ -162,3 +162,10 @@ def test_usage_errors(args: list[str], message: str) -> None:
     assert res.returncode == 2
     assert message in res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_partial_package_list_skips_instead_of_guessing() -> None:
+    # collect_env lists only packages matching its patterns: verl may be installed
+    res = run_cli("check", "--from", TINYZERO, "--json")
+    skipped = {s["code"]: s["reason"] for s in res.json()["data"]["skipped"]}
+    assert "verl is not in the package list, which is partial" in skipped["VLM105"]
