@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from envcheck.cli import common
+from envcheck.cli import common, from_opts
 from envcheck.model.finding import CheckResult, Severity
 from envcheck.model.report import NodeReport
 
@@ -64,6 +64,7 @@ def add_parser(sub: Any) -> None:
         "at or above --severity, 1 findings, 2 bad input or usage, 3 internal error.",
     )
     common.add_source_options(p)
+    from_opts.add_from_options(p)
     add_check_options(p)
     common.add_output_options(p)
     p.set_defaults(run=run)

@@ -73,7 +73,12 @@ def load_report(path: str) -> NodeReport:
 
 
 def obtain_report(args: argparse.Namespace) -> NodeReport:
-    """The node to check: a spec, a saved report, or this node probed now."""
+    """The node to check: a spec, a saved report, text other tools wrote, or this node now."""
+    if getattr(args, "from_", None) or getattr(args, "from_format", None):
+        from envcheck.cli.from_opts import check_from_format, report_from
+
+        check_from_format(args)
+        return report_from(args)
     if args.spec and args.report:
         raise UsageError("--spec and --report are alternatives; give one")
     if args.spec:

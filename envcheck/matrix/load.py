@@ -100,6 +100,7 @@ _IDENTITY: dict[str, Callable[[Any], object]] = {
     "override": lambda e: (e.package, str(e.replaces), str(e.torch)),
     "known_bad": lambda e: e.code,
     "constant": lambda e: e.name,
+    "signature": lambda e: e.id,
 }
 
 
@@ -134,6 +135,7 @@ def merge(parsed: Iterable[tuple[str, MatrixFile]]) -> Matrix:
         overrides=values["override"],
         known_bad=values["known_bad"],
         constants={c.name: c for c in values["constant"]},
+        signatures=values["signature"],
         origins=origins,
     )
 

@@ -21,6 +21,7 @@ from envcheck.matrix.schema import (
     OmniGibsonRelease,
     Override,
     RayRelease,
+    Signature,
     SmSupport,
     TorchIndex,
     TorchRelease,
@@ -78,6 +79,7 @@ class Matrix:
     overrides: tuple[Override, ...] = ()
     known_bad: tuple[KnownBad, ...] = ()
     constants: dict[str, Constant] = field(default_factory=dict)
+    signatures: tuple[Signature, ...] = ()
     origins: dict[int, tuple[str, str, int]] = field(
         default_factory=dict, compare=False, repr=False
     )

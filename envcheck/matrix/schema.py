@@ -241,6 +241,22 @@ class Constant:
 
 
 @dataclass(frozen=True)
+class Signature:
+    """A log line that means something (``envcheck triage``): a regex (Python ``re`` syntax that
+    RE2 also accepts: no backreferences or lookaround), what it means, and the rules that can
+    confirm or rule out its causes, most likely first. ``noise`` marks benign lines."""
+
+    id: str
+    pattern: str
+    meaning: str
+    source: str
+    causes: tuple[str, ...] = ()
+    noise: bool = False
+    verified: bool = True
+    note: str | None = None  # what to check when no rule can (causes beyond one node's facts)
+
+
+@dataclass(frozen=True)
 class MatrixFile:
     """One TOML file of the matrix, as written."""
 
@@ -260,3 +276,4 @@ class MatrixFile:
     override: tuple[Override, ...] = ()
     known_bad: tuple[KnownBad, ...] = ()
     constant: tuple[Constant, ...] = ()
+    signature: tuple[Signature, ...] = ()

@@ -164,6 +164,9 @@ def validate(matrix: Matrix) -> list[Problem]:
                 c.add(
                     entry, "message", f"unknown placeholder {{{placeholder}}} (allowed: {allowed})"
                 )
+    from envcheck.triage.patterns import check_signatures
+
+    check_signatures(matrix, c.add)
     for name in REQUIRED_CONSTANTS:
         if name not in matrix.constants:
             c.problems.append(

@@ -84,6 +84,9 @@ class PackagesInfo:
     distributions: tuple[Distribution, ...] = ()
     broken: tuple[BrokenDistribution, ...] = ()
     search_path: tuple[str, ...] = ()
+    # set when the list is known to be incomplete (text that lists only some packages, such as
+    # collect_env's name-filtered list): a name not listed is then unknown, not "not installed"
+    partial: str | None = None
 
     @functools.cached_property
     def _index(self) -> dict[str, Distribution]:

@@ -119,7 +119,11 @@ class Facts:
         return info
 
     def dist(self, name: str) -> Distribution | None:
-        return self.packages().get(name)
+        packages = self.packages()
+        dist = packages.get(name)
+        if dist is None and packages.partial:
+            raise Skip(f"{name} is not in the package list, which is partial ({packages.partial})")
+        return dist
 
     def version(self, name: str) -> Version | None:
         """Installed version of ``name``; None when it is not installed."""

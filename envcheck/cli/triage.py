@@ -1,0 +1,117 @@
+"""``envcheck triage LOG|-``: what the error lines of a log mean, most likely cause first, and
+which causes the node confirms or rules out.
+
+Exit codes: 0 no known signature (or only noise), 1 the log shows a known failure, 2 bad input
+or usage, 3 internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from envcheck.cli import common, from_opts
+from envcheck.model.report import NodeReport
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "triage",
+        help="explain a job log's error lines and check their causes on a node",
+        description="Scan a log (a file, '-' for stdin, .gz too) for known error signatures; "
+        "for each: line, meaning, ranked causes and, with a node (--report, --from, --spec, or "
+        "this node probed by default), whether the node confirms or rules out each cause. "
+        "Exit codes: 0 no known signature (or only noise), 1 a known failure, 2 bad input.",
+    )
+    p.add_argument("log", metavar="LOG", help="the log file, or '-' for standard input")
+    src = p.add_argument_group("which node the causes are checked on")
+    src.add_argument("--spec", metavar="FILE", help="a declared stack (TOML)")
+    src.add_argument("--report", metavar="FILE", help="a report saved by `envcheck probe -o`")
+    src.add_argument(
+        "--no-probe",
+        action="store_true",
+        help="do not probe this node; causes stay unchecked unless a node is given",
+    )
+    src.add_argument(
+        "--timeout", type=float, default=5.0, metavar="S", help="per command while probing"
+    )
+    from_opts.add_from_options(p)
+    opts = p.add_argument_group("scanning")
+    opts.add_argument(
+        "--engine",
+        choices=("auto", "re2", "re"),
+        default="auto",
+        help="matcher: RE2 when google-re2 is installed (auto), or the standard library's re",
+    )
+    common.add_matrix_option(opts)
+    out = p.add_argument_group("output")
+    fmt = out.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print the versioned JSON envelope")
+    fmt.add_argument("--markdown", action="store_true", help="print Markdown")
+    out.add_argument("-o", "--output", metavar="FILE", help="also write the JSON result to FILE")
+    p.set_defaults(run=run, python=None, redact=False)
+
+
+def _node(args: argparse.Namespace) -> tuple[NodeReport | None, str]:
+    """The node to check causes on, and a sentence saying where its facts come from."""
+    if args.from_ or args.from_format:
+        report = common.obtain_report(args)
+        return report, f"checked against {report.origin.detail or report.node}"
+    if args.spec or args.report:
+        report = common.obtain_report(args)
+        label = f"the declared spec {args.spec}" if args.spec else f"the saved report {args.report}"
+        return report, f"checked against {label} (node {report.node})"
+    if args.no_probe:
+        return None, "not checked: --no-probe and no --report/--from/--spec given"
+    report = common.obtain_report(args)
+    gpus = report.gpu.data.gpus if report.gpu.is_ok and report.gpu.data is not None else None
+    if not gpus:
+        return None, (
+            "not checked: this machine has no visible NVIDIA GPU, so it is not the node the "
+            "log came from; pass --report, --from or --spec"
+        )
+    return report, f"checked against this node ({report.node}, probed now)"
+
+
+def run(args: argparse.Namespace) -> int:
+    from envcheck.matrix.load import load
+    from envcheck.rules import all_rules
+    from envcheck.settings import find_settings
+    from envcheck.triage.run import judge, scan_log
+
+    if args.log == "-" and "-" in (args.from_ or []):
+        from envcheck.errors import UsageError
+
+        raise UsageError("the log and --from cannot both be standard input")
+    settings = find_settings()
+    matrix = load([*settings.matrix, *args.matrix])
+    name, scan = scan_log(args.log, matrix, args.engine)
+    node: NodeReport | None = None
+    note = "not checked: no known signature matched"
+    if any(not t.signature.noise for t in scan.tallies.values()):
+        node, note = _node(args)
+    result = judge(name, scan, matrix, all_rules(matrix), node, note)
+    from envcheck.formats.json import envelope
+
+    env = envelope("triage", result.status, result.exit_code, result.to_json())
+    if args.json:
+        common.emit(common.json_text(env))
+    elif args.markdown:
+        from envcheck.formats.triage_view import markdown
+
+        common.emit(markdown(result))
+    else:
+        from envcheck.formats.table import console
+        from envcheck.formats.triage_view import print_triage
+
+        print_triage(result, console())
+    if args.output:
+        common.write_output(args.output, common.json_text(env))
+    s = result.summary()
+    sys.stderr.write(
+        f"envcheck: {scan.lines} lines; {s['signatures']} known failure signature(s), "
+        f"{s['noise']} noise; causes: {s['confirmed']} confirmed, {s['ruled_out']} ruled out, "
+        f"{s['unknown'] + s['unchecked']} open; exit {result.exit_code}\n"
+    )
+    return result.exit_code

@@ -1,0 +1,141 @@
+"""``envcheck triage`` as terminal text (rich) and Markdown."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.text import Text
+
+from envcheck.triage.run import Match, TriageResult
+from envcheck.triage.verdict import CauseCheck
+
+VERDICT_STYLE = {
+    "confirmed": "bold red",
+    "ruled_out": "green",
+    "unknown": "yellow",
+    "unchecked": "dim",
+}
+VERDICT_LABEL = {
+    "confirmed": "CONFIRMED",
+    "ruled_out": "ruled out",
+    "unknown": "unknown",
+    "unchecked": "unchecked",
+}
+
+
+def _where(match: Match) -> str:
+    t = match.tally
+    if t.count == 1:
+        return f"line {t.first.line}"
+    return f"line {t.first.line} (x{t.count}, last at line {t.last.line})"
+
+
+def headline(result: TriageResult) -> str:
+    failures, noise = len(result.failures), len(result.matches) - len(result.failures)
+    size = f"{result.scan.lines:,} lines"
+    if not result.matches:
+        return f"{result.log}: {size}: no known signature"
+    parts = [f"{failures} known failure signature(s)"] if failures else ["no known failure"]
+    if noise:
+        parts.append(f"{noise} noise")
+    return f"{result.log}: {size}: " + ", ".join(parts)
+
+
+SHOWN = 160  # characters of a matched line in the terminal (JSON keeps more)
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
+
+
+def _cause_lines(cause: CauseCheck, rank: int, shown: dict[str, int]) -> list[tuple[str, str]]:
+    """(text, style) lines for one cause; a finding already printed is referred to."""
+    label = VERDICT_LABEL[cause.verdict]
+    lines = [(f"  {rank}. {cause.code} {label:<10} {cause.title}", VERDICT_STYLE[cause.verdict])]
+    if cause.reason and cause.verdict == "unknown":
+        lines.append((f"       {cause.reason}", "dim"))
+    if cause.findings and cause.code in shown:
+        lines.append(
+            (
+                f"       (the finding and its fix are shown above, under line {shown[cause.code]})",
+                "dim",
+            )
+        )
+        return lines
+    for finding in cause.findings:
+        lines.append((f"       {finding.message}", ""))
+        if finding.fix is not None:
+            lines.append(
+                (f"       fix ({finding.fix.applicability}): {finding.fix.summary}", "green")
+            )
+            lines += [
+                (f"         {c if c.startswith('#') else '$ ' + c}", "")
+                for c in finding.fix.commands
+            ]
+    return lines
+
+
+def print_triage(result: TriageResult, out: Console) -> None:
+    out.print(Text(headline(result), style="bold"))
+    if not result.matches:
+        out.print(
+            Text(f"No line matches a known signature ({result.scan.engine} engine).", style="green")
+        )
+        return
+    if result.failures:
+        out.print(Text(f"Causes {result.node_note}.", style="dim"))
+    shown: dict[str, int] = {}
+    for match in result.matches:
+        sig = match.tally.signature
+        out.print()
+        title = Text()
+        title.append(_where(match), style="bold cyan")
+        title.append(f"  {sig.id}")
+        if sig.noise:
+            title.append("  NOISE", style="dim")
+        if not sig.verified:
+            title.append("  (signature UNVERIFIED)", style="yellow")
+        out.print(title)
+        out.print(Text(f"  {_short(match.tally.first.text)}", style="dim"), soft_wrap=True)
+        out.print(Text(f"  {sig.meaning}"))
+        if sig.noise:
+            continue
+        if match.causes:
+            out.print(Text("  causes, most likely first:", style="bold"))
+            for rank, cause in enumerate(match.causes, 1):
+                for text, style in _cause_lines(cause, rank, shown):
+                    out.print(Text(text, style=style))
+                if cause.findings:
+                    shown.setdefault(cause.code, match.tally.first.line)
+        if sig.note:
+            out.print(Text(f"  check: {sig.note}", style="yellow"))
+
+
+def markdown(result: TriageResult) -> str:
+    lines = [f"## {headline(result)}", ""]
+    if result.failures:
+        lines += [f"Causes {result.node_note}.", ""]
+    for match in result.matches:
+        sig = match.tally.signature
+        tag = " (noise)" if sig.noise else ""
+        lines += [
+            f"### {_where(match)}: `{sig.id}`{tag}",
+            "",
+            "```",
+            match.tally.first.text,
+            "```",
+            "",
+        ]
+        lines += [sig.meaning, ""]
+        for rank, cause in enumerate(match.causes, 1):
+            lines.append(f"{rank}. **{cause.code}** {VERDICT_LABEL[cause.verdict]}: {cause.title}")
+            if cause.reason and cause.verdict == "unknown":
+                lines.append(f"   - {cause.reason}")
+            for finding in cause.findings:
+                lines.append(f"   - {finding.message}")
+                if finding.fix is not None:
+                    lines.append(f"   - fix: {finding.fix.summary}")
+                    lines += [f"     `{c}`" for c in finding.fix.commands]
+        if sig.note:
+            lines += ["", f"Check: {sig.note}"]
+        lines.append("")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,380 @@
+"""torch's ``python -m torch.utils.collect_env`` (and the copies vLLM and others ship).
+
+Handles the formats across releases: torch 1.x and 2.x ``Key: value`` lines, newer fields (Is
+XNNPACK available, Is XPU available, Caching allocator config, a ``CPU:`` block), vLLM's
+sectioned ``Key     : value`` layout with ``=====`` banners, its extra vLLM fields and the glued
+``[conda] ...ROCM Version:`` line of old vLLM copies, "Could not collect" / "No CUDA" / "N/A".
+
+What collect_env says that is known to be misleading is recorded as such:
+
+- "CUDA runtime version" is ``nvcc --version`` on PATH (the CUDA toolkit), not the runtime torch
+  loads: it becomes ``system.nvcc``, never torch's CUDA ("CUDA used to build PyTorch" is that).
+- "cuDNN version" lists the libcudnn files ``ldconfig`` finds on the system, not the cuDNN torch
+  loads (pip builds load the nvidia-cudnn wheel): a note, not a fact.
+- The package list is filtered by name patterns (torch, numpy, nvidia, ...): it is partial, so a
+  package it does not name is unknown, not absent.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from dataclasses import dataclass, field
+
+from envcheck.ingest.common import (
+    FormatError,
+    Source,
+    blank,
+    dedupe,
+    major_minor,
+    markers,
+    parse_os,
+    torch_section,
+    valid_version,
+)
+from envcheck.ingest.conda import CONDA_TO_PIP, torch_cuda
+from envcheck.model.report import (
+    Distribution,
+    Gpu,
+    GpuInfo,
+    NodeReport,
+    PackagesInfo,
+    PythonInfo,
+    SystemInfo,
+    Toolkit,
+)
+from envcheck.model.section import Section
+
+LABEL = "collect_env"
+KEYS = {
+    "pytorch version": "torch",
+    "is debug build": "debug",
+    "cuda used to build pytorch": "torch_cuda",
+    "rocm used to build pytorch": "torch_rocm",
+    "os": "os",
+    "gcc version": "gcc",
+    "clang version": "clang",
+    "cmake version": "cmake",
+    "libc version": "libc",
+    "python version": "python",
+    "python platform": "platform",
+    "is cuda available": "cuda_available",
+    "cuda runtime version": "nvcc",
+    "cuda_module_loading set to": "module_loading",
+    "gpu models and configuration": "gpus",
+    "nvidia driver version": "driver",
+    "cudnn version": "cudnn",
+    "is xpu available": "xpu",
+    "hip runtime version": "hip",
+    "miopen runtime version": "miopen",
+    "is xnnpack available": "xnnpack",
+    "caching allocator config": "allocator",
+    "cpu": "cpu",
+    "versions of relevant libraries": "libraries",
+    # vLLM's copy
+    "rocm version": "rocm",
+    "neuron sdk version": "neuron",
+    "vllm version": "vllm",
+    "vllm build flags": "vllm_flags",
+    "gpu topology": "topology",
+    "nccl version": "nccl",
+}
+TITLES = {
+    "cpu info": "cpu",
+    "versions of relevant libraries": "libraries",
+    "environment variables": "env",
+}
+MISSING = {"could not collect", "n/a", "none", "no cuda", "", "not set"}
+_KEY = re.compile(r"^([A-Za-z][A-Za-z0-9 _/().-]*?)\s*:(?:\s+(.*)|)$")
+_GLUED = re.compile(r"(?<=\S)(ROCM Version:|Neuron SDK Version:|vLLM Version:)")
+_PKG = re.compile(r"^\[(pip3?|conda)\]\s+(.*)$")
+_PIP_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==(\S+)$")
+_PIP_OLD = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)\s+\((\S+)\)$")
+_GPU = re.compile(r"^GPU (\d+):\s*(.+?)\s*$")
+_PLATFORM = re.compile(r"^Linux-(.+?)-(x86_64|aarch64|ppc64le|s390x|arm64)(?:-with|$)")
+
+
+@dataclass
+class Parsed:
+    values: dict[str, str] = field(default_factory=dict)
+    blocks: dict[str, list[str]] = field(default_factory=dict)
+    pip: list[str] = field(default_factory=list)
+    conda: list[str] = field(default_factory=list)
+
+    def get(self, key: str) -> str | None:
+        value = self.values.get(key)
+        if value is None or value.strip().lower() in MISSING:
+            return None
+        return value.strip()
+
+    def said(self, key: str) -> str | None:
+        """The raw value, sentinels included ("No CUDA", "None")."""
+        value = self.values.get(key)
+        return value.strip() if value is not None else None
+
+
+def _lines(text: str) -> list[str]:
+    """Lines with a pasted quote prefix ('> ') or a common indent removed, and old vLLM's
+    '[conda] ...ROCM Version: ...' split in two."""
+    if all(line.startswith(">") or not line.strip() for line in text.splitlines()[:50]):
+        text = "\n".join(line[1:].removeprefix(" ") for line in text.splitlines())
+    out: list[str] = []
+    for line in textwrap.dedent(text).splitlines():
+        if line.startswith("[") and _GLUED.search(line):
+            out.extend(_GLUED.sub(r"\n\1", line).splitlines())
+        else:
+            out.append(line)
+    return out
+
+
+def scan(text: str) -> Parsed:
+    parsed = Parsed()
+    current: str | None = None
+    after_banner = False
+    for raw in _lines(text):
+        line = raw.rstrip()
+        stripped = line.strip()
+        if stripped and set(stripped) == {"="}:
+            after_banner = True
+            continue
+        if after_banner and stripped.lower() in TITLES:
+            current = TITLES[stripped.lower()]
+            parsed.blocks.setdefault(current, [])
+            after_banner = False
+            continue
+        after_banner = False
+        package = _PKG.match(stripped)
+        if package:
+            (parsed.conda if package.group(1) == "conda" else parsed.pip).append(package.group(2))
+            current = "libraries"
+            continue
+        match = _KEY.match(stripped)
+        key = KEYS.get(match.group(1).strip().lower()) if match else None
+        if match and key and (key not in parsed.values or key == "cpu"):
+            parsed.values[key] = (match.group(2) or "").strip()
+            parsed.blocks.setdefault(key, [])
+            current = key
+            continue
+        if current is not None and stripped:
+            parsed.blocks.setdefault(current, []).append(stripped)
+    return parsed
+
+
+def looks_like(text: str) -> bool:
+    parsed = scan(text[:200_000])
+    return "torch" in parsed.values and ("debug" in parsed.values or "torch_cuda" in parsed.values)
+
+
+def _gpus(parsed: Parsed, notes: list[str]) -> Section[GpuInfo]:
+    said = parsed.said("gpus")
+    driver = parsed.get("driver")
+    lines = ([said] if said else []) + parsed.blocks.get("gpus", [])
+    gpus = []
+    for line in lines:
+        found = _GPU.match(line)
+        if found:
+            name = re.sub(r"\s*\(UUID: [^)]*\)", "", found.group(2))
+            gpus.append(Gpu(index=int(found.group(1)), name=name))
+    if gpus or driver:
+        info = GpuInfo(
+            driver_version=valid_version(driver),
+            driver_source="collect_env (nvidia-smi)",
+            gpus=tuple(gpus) if gpus else None,
+            gpus_reason=None if gpus else f"collect_env: {said or 'no GPU lines'}",
+        )
+        if parsed.get("cuda_available") in ("No", "False") and gpus:
+            notes.append("collect_env says torch could not use CUDA ('Is CUDA available: No')")
+        return Section.ok(info, source=LABEL, notes=tuple(notes))
+    if said and said.lower() == "no cuda":
+        return Section.unavailable(
+            "collect_env found no NVIDIA driver (nvidia-smi did not run) and torch saw no CUDA",
+            source=LABEL,
+        )
+    if said and said.lower() == "could not collect":
+        return Section.unavailable(
+            "collect_env could not collect the GPU list (nvidia-smi failed or is missing)",
+            source=LABEL,
+        )
+    return Section.unavailable(f"collect_env: GPUs {said or 'not reported'}", source=LABEL)
+
+
+def _packages(parsed: Parsed, vllm: str | None) -> tuple[PackagesInfo | None, str | None]:
+    dists: list[Distribution] = []
+    pypi_rows: list[Distribution] = []
+    torch_build: str | None = None
+    for line in parsed.conda:
+        parts = line.split()
+        if len(parts) < 2 or not re.match(r"^\d", parts[1]):
+            continue  # "Could not collect", "No relevant packages"
+        channel = parts[3] if len(parts) > 3 else None
+        if channel == "pypi":
+            pypi_rows.append(Distribution(name=parts[0], version=parts[1], installer="pip"))
+            continue
+        name = CONDA_TO_PIP.get(parts[0], parts[0])
+        if name == "torch":
+            torch_build = parts[2] if len(parts) > 2 else None
+        # conda's rows come first: pip's list names conda-installed packages too
+        dists.append(Distribution(name=name, version=parts[1], installer="conda"))
+    for line in parsed.pip:
+        found = _PIP_PIN.match(line) or _PIP_OLD.match(line)
+        if found:
+            dists.append(Distribution(name=found.group(1), version=found.group(2)))
+    dists += pypi_rows
+    if vllm:
+        dists.append(Distribution(name="vllm", version=vllm))
+    collected = [
+        line
+        for line in parsed.pip + parsed.conda
+        if line.strip().lower() not in ("could not collect",)
+    ]
+    if not dists and not collected:
+        return None, torch_build
+    partial = (
+        "collect_env lists only packages whose names match its patterns "
+        "(torch, numpy, triton, nvidia, ...)"
+    )
+    return PackagesInfo(distributions=dedupe(dists), partial=partial), torch_build
+
+
+def _vllm_version(parsed: Parsed) -> str | None:
+    said = parsed.get("vllm")
+    if not said:
+        return None
+    return valid_version(re.split(r"[\s@]", said, maxsplit=1)[0])
+
+
+def parse(source: Source, label: str = LABEL) -> NodeReport:
+    parsed = scan(source.text)
+    if "torch" not in parsed.values:
+        raise FormatError(f"format not recognised as {label}: no 'PyTorch version:' line")
+    report = blank(source, label)
+    notes_pkg: list[str] = list(source.notes)
+    vllm = _vllm_version(parsed)
+    packages, conda_torch_build = _packages(parsed, vllm)
+    torch_version = parsed.get("torch")
+    if torch_version and packages is not None and packages.get("torch") is None:
+        packages = PackagesInfo(
+            distributions=(
+                Distribution(name="torch", version=torch_version),
+                *packages.distributions,
+            ),
+            partial=packages.partial,
+        )
+    # --- torch ---------------------------------------------------------------------------------
+    said_cuda = parsed.said("torch_cuda")
+    cuda = major_minor(parsed.get("torch_cuda"))
+    cuda_known = (
+        said_cuda is not None and said_cuda.lower() in ("none", "n/a")
+    ) or cuda is not None
+    if not cuda and conda_torch_build:
+        cuda, cuda_known = torch_cuda(conda_torch_build)
+    torch_notes: list[str] = []
+    cudnn = parsed.get("cudnn")
+    if cudnn:
+        found = sorted(
+            set(
+                re.findall(
+                    r"libcudnn\.so\.([\d.]+)", " ".join([cudnn, *parsed.blocks.get("cudnn", [])])
+                )
+            )
+        )
+        listed = ", ".join(found) if found else cudnn
+        torch_notes.append(
+            f"collect_env's 'cuDNN version' ({listed}) is what ldconfig finds on the system, "
+            "not the cuDNN torch loads (pip builds load the nvidia-cudnn wheel)"
+        )
+    hip = parsed.get("torch_rocm")
+    torch = torch_section(
+        packages,
+        label,
+        version=torch_version,
+        cuda=cuda,
+        cuda_known=cuda_known or hip is not None,
+        hip=hip,
+        notes=tuple(torch_notes),
+    )
+    # --- Python --------------------------------------------------------------------------------
+    arch: str | None = None
+    os_said = parsed.get("os")
+    os_pretty = None
+    if os_said:
+        arch_match = re.search(r"\((x86_64|aarch64|ppc64le|s390x|arm64|AMD64)\)\s*$", os_said)
+        arch = arch_match.group(1) if arch_match else None
+        os_pretty = re.sub(r"\s*\([^)]*\)\s*$", "", os_said)
+    platform = parsed.get("platform") or ""
+    plat = _PLATFORM.match(platform)
+    kernel = plat.group(1) if plat else None
+    arch = arch or (plat.group(2) if plat else None)
+    py_said = parsed.get("python")
+    py_version = valid_version(py_said.split()[0]) if py_said else None
+    python: Section[PythonInfo] = report.python
+    if py_version:
+        python = Section.ok(
+            PythonInfo(version=py_version, markers=markers(py_version, arch)), source=label
+        )
+    # --- system ---------------------------------------------------------------------------------
+    sys_notes: list[str] = []
+    nvcc_said = parsed.get("nvcc")
+    nvcc = None
+    if nvcc_said and valid_version(nvcc_said):
+        nvcc = Toolkit(nvcc_path="nvcc (on PATH, per collect_env)", version=major_minor(nvcc_said))
+        built = ""
+        if cuda:
+            built = f"; torch was built with CUDA {cuda} and loads its own"
+        elif cuda_known or (torch_version or "").endswith("+cpu"):
+            built = "; this torch is a CPU build"
+        sys_notes.append(
+            f"collect_env's 'CUDA runtime version' ({nvcc_said}) is nvcc on PATH, i.e. the CUDA "
+            f"toolkit (recorded as system.nvcc), not the CUDA runtime torch loads{built}"
+        )
+    libc = parsed.get("libc")
+    glibc = libc.split("-", 1)[1] if libc and libc.startswith("glibc-") else None
+    os_id, os_version = parse_os(os_pretty)
+    cpus = next(
+        (
+            int(m.group(1))
+            for line in parsed.blocks.get("cpu", [])
+            if (m := re.match(r"^CPU\(s\):\s+(\d+)$", line))
+        ),
+        None,
+    )
+    system: Section[SystemInfo] = report.system
+    if any((os_pretty, kernel, glibc, nvcc, cpus)):
+        system = Section.ok(
+            SystemInfo(
+                os_id=os_id,
+                os_version=os_version,
+                os_pretty=os_pretty,
+                kernel=kernel,
+                arch=arch,
+                glibc=glibc,
+                cpu_count=cpus,
+                nvcc=nvcc,
+            ),
+            source=label,
+            notes=tuple(sys_notes),
+        )
+    # --- packages ------------------------------------------------------------------------------
+    if packages is not None:
+        pkg_section: Section[PackagesInfo] = Section.ok(
+            packages, source=label, notes=tuple(notes_pkg)
+        )
+    else:
+        pkg_section = Section.unavailable(
+            "collect_env could not collect the package list", source=label
+        )
+    env = report.env
+    if "env" in parsed.blocks:
+        env = Section.unavailable(
+            "vLLM's report lists only some variables (CUDA*, NCCL*, TORCH*, vLLM's own, ...); "
+            "the rest of the environment is unknown",
+            source=label,
+        )
+    return report.with_sections(
+        gpu=_gpus(parsed, []),
+        python=python,
+        packages=pkg_section,
+        torch=torch,
+        system=system,
+        env=env,
+    )

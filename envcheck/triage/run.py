@@ -1,0 +1,141 @@
+"""``envcheck triage``: scan a log for known signatures and check their causes on a node.
+
+Exit codes: 0 when no signature matched, or only noise did ("no known signature"); 1 when the
+log shows at least one known failure (a non-noise signature), whether or not a cause could be
+confirmed; 2 for bad input; 3 for an internal error.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import sys
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from envcheck.errors import InputError
+from envcheck.matrix.model import Matrix
+from envcheck.model.report import NodeReport
+from envcheck.rules.base import Rule
+from envcheck.triage.scan import Engine, Scanner, ScanResult, Tally
+from envcheck.triage.verdict import CauseCheck, check_causes
+
+
+@dataclass(frozen=True)
+class Match:
+    tally: Tally
+    causes: tuple[CauseCheck, ...]
+
+    @property
+    def noise(self) -> bool:
+        return self.tally.signature.noise
+
+    def to_json(self) -> dict[str, Any]:
+        sig = self.tally.signature
+        return {
+            "id": sig.id,
+            "noise": sig.noise,
+            "meaning": sig.meaning,
+            "note": sig.note,
+            "source": sig.source,
+            "verified": sig.verified,
+            "count": self.tally.count,
+            "first": {"line": self.tally.first.line, "text": self.tally.first.text},
+            "last": {"line": self.tally.last.line, "text": self.tally.last.text},
+            "causes": [c.to_json() for c in self.causes],
+        }
+
+
+@dataclass(frozen=True)
+class TriageResult:
+    log: str
+    scan: ScanResult
+    matches: tuple[Match, ...]
+    node: NodeReport | None
+    node_note: str  # where the node facts came from, or why there are none
+
+    @property
+    def failures(self) -> tuple[Match, ...]:
+        return tuple(m for m in self.matches if not m.noise)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failures else 0
+
+    @property
+    def status(self) -> str:
+        return "findings" if self.failures else "ok"
+
+    def summary(self) -> dict[str, Any]:
+        verdicts = [c.verdict for m in self.failures for c in m.causes]
+        return {
+            "signatures": len(self.failures),
+            "noise": len(self.matches) - len(self.failures),
+            "confirmed": verdicts.count("confirmed"),
+            "ruled_out": verdicts.count("ruled_out"),
+            "unknown": verdicts.count("unknown"),
+            "unchecked": verdicts.count("unchecked"),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "log": self.log,
+            "bytes": self.scan.bytes_read,
+            "lines": self.scan.lines,
+            "engine": self.scan.engine,
+            "node": self.node.node if self.node is not None else None,
+            "node_source": self.node_note,
+            "matches": [m.to_json() for m in self.matches],
+            "summary": self.summary(),
+            "reports": [self.node.to_dict()] if self.node is not None else [],
+        }
+
+
+def open_log(path: str) -> tuple[BinaryIO, str]:
+    """The log as a binary stream (``-``: standard input; ``.gz``: decompressed on the fly)."""
+    if path == "-":
+        return sys.stdin.buffer, "<stdin>"
+    try:
+        if path.endswith(".gz"):
+            return gzip.open(path, "rb"), path  # type: ignore[return-value]
+        return open(path, "rb"), path
+    except FileNotFoundError:
+        raise InputError("no such file", where=path) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, not a log file", where=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", where=path) from None
+
+
+def scan_log(path: str, matrix: Matrix, engine: Engine = "auto") -> tuple[str, ScanResult]:
+    if not matrix.signatures:
+        raise InputError("the matrix has no [[signature]] entries to look for")
+    try:
+        scanner = Scanner(matrix.signatures, engine)
+    except (ValueError, RuntimeError, re.error) as exc:
+        raise InputError(f"{exc} (see `envcheck matrix validate`)") from None
+    stream, name = open_log(path)
+    try:
+        return name, scanner.scan(stream)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise InputError(f"cannot read: {exc}", where=name) from None
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+
+
+def judge(
+    name: str,
+    scan: ScanResult,
+    matrix: Matrix,
+    rules: list[Rule],
+    node: NodeReport | None,
+    node_note: str,
+) -> TriageResult:
+    tallies = scan.ordered()
+    codes = [c for t in tallies for c in t.signature.causes]
+    checks = check_causes(codes, rules, matrix, node, node_note)
+    matches = tuple(
+        Match(t, tuple(checks[c] for c in t.signature.causes if c in checks)) for t in tallies
+    )
+    return TriageResult(name, scan, matches, node, node_note)

@@ -1,0 +1,293 @@
+"""The scanner: every built-in signature on a real-format line, line numbers across chunk
+boundaries, collapsing, noise, both engines, odd bytes."""
+
+from __future__ import annotations
+
+import gzip
+import io
+from pathlib import Path
+
+import pytest
+
+from envcheck.matrix.load import load
+from envcheck.matrix.model import Matrix
+from envcheck.triage import scan as scan_mod
+from envcheck.triage.patterns import re2_module, required_literals
+from envcheck.triage.scan import Scanner
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "triage"
+ENGINES = ["re", *(["re2"] if re2_module() is not None else [])]
+
+# one line in the form the tools print it, per signature (sources in matrices/signatures.toml)
+EXAMPLES = [
+    ("(WorkerDict pid=129668) Fatal Python error: Floating point exception", "cublaslt-sigfpe"),
+    ("Caught signal 8 (Floating point exception: integer divide by zero)", "cublaslt-sigfpe"),
+    (
+        "RuntimeError: CUDA error: CUBLAS_STATUS_INVALID_VALUE when calling `cublasGemmEx( handle, opa, opb, m, n, k, &falpha, a, CUDA_R_16BF, lda, b, CUDA_R_16BF, ldb, &fbeta, c, CUDA_R_16BF, ldc, CUDA_R_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP)`",
+        "cublas-status-error",
+    ),
+    (
+        "ImportError: /usr/local/lib/python3.10/dist-packages/torch/lib/../../nvidia/cusparse/lib/libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12",
+        "undefined-symbol-nvjitlink",
+    ),
+    (
+        "ImportError: /opt/conda/lib/python3.11/site-packages/flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi",
+        "undefined-symbol-flash-attn",
+    ),
+    (
+        "ImportError: /usr/local/lib/python3.10/dist-packages/vllm/_C.abi3.so: undefined symbol: _ZN5torch7LibraryC1ENS0_4KindESsSt8optionalIN3c1011DispatchKeyEEPKcj",
+        "undefined-symbol-vllm",
+    ),
+    (
+        "ImportError: /usr/lib/python3/dist-packages/xformers/_C.so: undefined symbol: _ZN2at4_ops5zeros4callEN3c108ArrayRefINS2_6SymIntEEE",
+        "undefined-symbol",
+    ),
+    (
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+        "no-kernel-image",
+    ),
+    (
+        "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.",
+        "sm-not-compatible",
+    ),
+    (
+        "RuntimeError: The NVIDIA driver on your system is too old (found version 10010).",
+        "driver-too-old",
+    ),
+    (
+        "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version",
+        "driver-insufficient",
+    ),
+    (
+        "CUDA error: the provided PTX was compiled with an unsupported toolchain.",
+        "ptx-unsupported-toolchain",
+    ),
+    (
+        "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 802: system not yet initialized",
+        "cuda-error-802",
+    ),
+    (
+        "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Error 803: system has unsupported display driver / cuda driver combination",
+        "cuda-error-803",
+    ),
+    (
+        "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Error 804: forward compatibility was attempted on non supported HW",
+        "cuda-error-804",
+    ),
+    (
+        "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory. Memory on the node (IP: 10.0.0.5, ID: 3a4b) where the task was running was 110.69GB / 124.35GB (0.890133), which exceeds the memory usage threshold of 0.95.",
+        "ray-memory-monitor-kill",
+    ),
+    ("[12345.678901] Out of memory: Killed process 129668 (ray::WorkerDict)", "linux-oom-killer"),
+    (
+        "The actor is dead because its worker process has died. Worker exit type: UNEXPECTED_SYSTEM_EXIT Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of file.",
+        "ray-unexpected-system-exit",
+    ),
+    (
+        "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
+        "ray-actor-died",
+    ),
+    (
+        "(raylet) file_system_monitor.cc:116: /tmp/ray/session_2025-02-11_10-20-01_123456_1 is over 95% full, available space: 5.2GB; capacity: 100GB. Object creation will fail if spilling is required.",
+        "ray-disk-over-threshold",
+    ),
+    ("ray.exceptions.OutOfDiskError: Local disk is full", "ray-out-of-disk"),
+    (
+        "WARNING: The object store is using /tmp instead of /dev/shm because /dev/shm has only 67108864 bytes available. This will harm performance!",
+        "ray-object-store-in-tmp",
+    ),
+    (
+        "RuntimeError: Version mismatch: The cluster was started with:",
+        "ray-version-mismatch",
+    ),
+    ("Unable to register worker with raylet", "ray-register-worker"),
+    (
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != nullptr. Unable to find address for: ^lo,docker0",
+        "gloo-unable-to-find-address",
+    ),
+    (
+        "[W ProcessGroupGloo.cpp:721] Warning: Unable to resolve hostname to a (local) address. Using the loopback address as fallback. Manually set the network interface to bind to with GLOO_SOCKET_IFNAME.",
+        "gloo-hostname-loopback",
+    ),
+    (
+        "RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error",
+        "gloo-connect-full-mesh",
+    ),
+    (
+        "node-0:1234:1290 [0] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device",
+        "nccl-shm-allocation",
+    ),
+    (
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5",
+        "nccl-unhandled-system-error",
+    ),
+    (
+        "[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600032 milliseconds before timing out.",
+        "nccl-watchdog-timeout",
+    ),
+    (
+        "A module that was compiled using NumPy 1.x cannot be run in NumPy 2.0.0 as it may crash.",
+        "numpy2-abi",
+    ),
+    (
+        "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:",
+        "xformers-cannot-load",
+    ),
+    (
+        "TypeError: Descriptors cannot not be created directly.",
+        "protobuf-descriptors",
+    ),
+    (
+        "Disabling PyTorch because PyTorch >= 2.1 is required but found 2.0.1",
+        "transformers-disables-torch",
+    ),
+    (
+        "AttributeError: partially initialized module 'cv2' has no attribute 'mat_wrapper' (most likely due to a circular import)",
+        "opencv-dual-install",
+    ),
+    (
+        "(WorkerDict pid=249887) /usr/local/lib/python3.10/dist-packages/torch/distributed/fsdp/_state_dict_utils.py:773: UserWarning: When using ``NO_SHARD`` for ``ShardingStrategy``, full_state_dict willbe returned.",
+        "fsdp-no-shard-full-state-dict",
+    ),
+    (
+        "[Error] [carb.windowing-glfw.plugin] GLFW initialization failed.",
+        "glfw-headless",
+    ),
+    (
+        "[Error] [gpu.foundation.plugin] The currently installed NVIDIA graphics driver is unsupported or has known issues.",
+        "omniverse-driver-unsupported",
+    ),
+    (
+        "[Error] [omni.hydra] HydraEngine rtx failed creating scene renderer.",
+        "rtx-scene-renderer-failed",
+    ),
+    (
+        "[Error] [omni.graph.core.plugin] /Render/PostProcess/SDGPipeline/RenderProduct_omni_kit_widget_viewport_ViewportTexture_0_LdrColorSDhostPtr: [/Render/PostProcess/SDGPipeline] SdRenderVarPtr missing valid input renderVar LdrColorSDhost",
+        "sdrendervar-missing",
+    ),
+    (
+        "RuntimeError: vk::createInstanceUnique: ErrorIncompatibleDriver (VK ERROR_INCOMPATIBLE_DRIVER)",
+        "vulkan-incompatible-driver",
+    ),
+    (
+        "RuntimeError: The MUJOCO_EGL_DEVICE_ID environment variable must be an integer between 0 and 0 (inclusive), got 1.",
+        "mujoco-egl-device",
+    ),
+    (
+        "ImportError: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.34' not found (required by isaacsim/kit/libcarb.so)",
+        "glibc-too-old",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def matrix() -> Matrix:
+    return load()
+
+
+def run_scan(matrix: Matrix, data: bytes, engine: str = "re") -> scan_mod.ScanResult:
+    return Scanner(matrix.signatures, engine).scan(io.BytesIO(data))  # type: ignore[arg-type]
+
+
+def test_every_signature_has_an_example(matrix: Matrix) -> None:
+    assert {sig.id for sig in matrix.signatures} == {sid for _, sid in EXAMPLES}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(("line", "expected"), EXAMPLES)
+def test_signature_matches_its_line(matrix: Matrix, engine: str, line: str, expected: str) -> None:
+    data = f"INFO starting\n{line}\nINFO done\n".encode()
+    result = run_scan(matrix, data, engine)
+    assert list(result.tallies) == [expected]
+    tally = result.tallies[expected]
+    assert (tally.count, tally.first.line, tally.first.text) == (1, 2, line.strip())
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_plain_log_matches_nothing(matrix: Matrix, engine: str) -> None:
+    lines = [
+        f"(WorkerDict pid={i}) step:{i} - actor/pg_loss:0.1 - critic/score/mean:0.5"
+        for i in range(5000)
+    ]
+    result = run_scan(matrix, ("\n".join(lines) + "\n").encode(), engine)
+    assert result.tallies == {}
+    assert result.lines == 5000
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_line_numbers_across_chunks_and_collapse(
+    matrix: Matrix, engine: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scan_mod, "CHUNK", 64)  # many boundaries, lines cut in two
+    filler = "x" * 50
+    rows = []
+    expected_lines = []
+    for i in range(1, 301):
+        if i % 37 == 0:
+            rows.append("ray.exceptions.ActorDiedError: The actor died unexpectedly")
+            expected_lines.append(i)
+        else:
+            rows.append(f"{filler} {i}")
+    result = run_scan(matrix, ("\n".join(rows)).encode(), engine)  # no final newline
+    tally = result.tallies["ray-actor-died"]
+    assert tally.count == len(expected_lines)
+    assert (tally.first.line, tally.last.line) == (expected_lines[0], expected_lines[-1])
+    assert result.lines == 300
+
+
+def test_engines_agree_on_the_tinyzero_log(matrix: Matrix) -> None:
+    data = (FIXTURES / "tinyzero_h20.log").read_bytes()
+    results = [run_scan(matrix, data, e) for e in ENGINES]
+    summaries = [
+        {k: (t.count, t.first.line, t.last.line) for k, t in r.tallies.items()} for r in results
+    ]
+    assert summaries[0] == {
+        "fsdp-no-shard-full-state-dict": (1, 3, 3),
+        "cublaslt-sigfpe": (2, 5, 7),
+        "ray-actor-died": (3, 11, 17),
+    }
+    assert all(s == summaries[0] for s in summaries)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\x00\x01\xff\xfe" * 10000,  # binary
+        "ünïcödé line\n".encode("latin-1") * 100
+        + b"Fatal Python error: Floating point exception\n",
+        b"\xff\xfeActorDiedError\x00\x00\n",
+        b"",
+        b"no newline at all, and no signature",
+    ],
+)
+def test_odd_bytes_never_fail(matrix: Matrix, data: bytes) -> None:
+    for engine in ENGINES:
+        result = run_scan(matrix, data, engine)
+        assert result.bytes_read == len(data)
+
+
+def test_required_literals() -> None:
+    assert required_literals("ActorDiedError|Worker exit type: SYSTEM_ERROR") == (
+        "ActorDiedError",
+        "Worker exit type: SYSTEM_ERROR",
+    )
+    assert required_literals("is over [0-9]+% full, available space") == (
+        "% full, available space",
+    )
+    assert required_literals("a(b|c)d") is None
+    assert required_literals("Unable to resolve hostname to a \\(local\\) address") == (
+        "Unable to resolve hostname to a (local) address",
+    )
+
+
+def test_gzip_log(matrix: Matrix, tmp_path: Path) -> None:
+    from envcheck.triage.run import scan_log
+
+    path = tmp_path / "job.log.gz"
+    path.write_bytes(gzip.compress((FIXTURES / "tinyzero_h20.log").read_bytes()))
+    _, result = scan_log(str(path), matrix, "re")
+    assert set(result.tallies) == {
+        "fsdp-no-shard-full-state-dict",
+        "cublaslt-sigfpe",
+        "ray-actor-died",
+    }
