@@ -82,7 +82,8 @@ def table(rows: Sequence[Summary], baseline: Summary | None = None) -> str:
     for row in rows:
         ratio = ""
         if baseline is not None and row is not baseline and row.median_wall_s > 0:
-            ratio = f"{baseline.median_wall_s / row.median_wall_s:.1f}× faster"
+            speed = baseline.median_wall_s / row.median_wall_s
+            ratio = f"{speed:.1f}× faster" if speed >= 1 else f"{1 / speed:.1f}× slower"
         elif row is baseline:
             ratio = "baseline"
         lines.append(

@@ -40,9 +40,9 @@ def add_parser(sub: Any) -> None:
     opts = p.add_argument_group("scanning")
     opts.add_argument(
         "--engine",
-        choices=("auto", "re2", "re"),
+        choices=("auto", "grep", "re2", "re"),
         default="auto",
-        help="matcher: RE2 when google-re2 is installed (auto), or the standard library's re",
+        help="matcher: GNU grep when on PATH (auto), else RE2 when google-re2 is installed, else the standard library's re",
     )
     common.add_matrix_option(opts)
     out = p.add_argument_group("output")

@@ -242,8 +242,9 @@ class Constant:
 
 @dataclass(frozen=True)
 class Signature:
-    """A log line that means something (``envcheck triage``): a regex (Python ``re`` syntax that
-    RE2 also accepts: no backreferences or lookaround), what it means, and the rules that can
+    """A log line that means something (``envcheck triage``): a regex in the common subset of
+    Python ``re``, RE2 and POSIX ERE (``grep -E``; no ``(?...)``, ``\\d``-style escapes,
+    backreferences, lazy quantifiers or lookaround), what it means, and the rules that can
     confirm or rule out its causes, most likely first. ``noise`` marks benign lines."""
 
     id: str

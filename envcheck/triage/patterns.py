@@ -26,6 +26,24 @@ def re2_module() -> ModuleType | None:
     return module
 
 
+_NOT_ERE = (
+    (re.compile(r"\(\?"), "(?...) groups and inline flags"),
+    (re.compile(r"\\[dDsSbBAZ0-9]"), "escapes such as \\d, \\s, \\b or backreferences"),
+    (re.compile(r"(?<!\\)[*+?}]\?"), "lazy quantifiers (*?, +?, ??)"),
+)
+
+
+def ere_problem(pattern: str) -> str | None:
+    """Why ``pattern`` is outside the common subset of Python re, RE2 and POSIX ERE (GNU
+    ``grep -E``, the fast triage engine), or None when it is inside it. Escapes inside a
+    character class are not special in ERE, so escaped characters are scanned as pairs."""
+    outside = re.sub(r"\\.", lambda m: m.group(0) if m.group(0)[1].isalnum() else "_", pattern)
+    for probe, what in _NOT_ERE:
+        if probe.search(outside):
+            return f"uses {what}, which grep -E reads differently"
+    return None
+
+
 def split_alternatives(pattern: str) -> list[str]:
     """The top-level alternatives of a pattern (``a|b(c|d)`` -> ``a``, ``b(c|d)``)."""
     parts: list[str] = []
@@ -140,6 +158,9 @@ def _check_one(
         return
     if sig.pattern.startswith("(?"):
         add(sig, "pattern", "inline flags are not supported; spell the cases out ([Ee]rror)")
+    problem = ere_problem(sig.pattern)
+    if problem is not None:
+        add(sig, "pattern", problem)
     if re2 is not None:
         try:
             re2.compile(sig.pattern)

@@ -17,6 +17,7 @@ from envcheck.errors import InputError
 from envcheck.matrix.model import Matrix
 from envcheck.model.report import NodeReport
 from envcheck.rules.base import Rule
+from envcheck.triage.grep_engine import GrepScanner, gnu_grep
 from envcheck.triage.scan import Engine, Scanner, ScanResult, Tally
 from envcheck.triage.verdict import CauseCheck, check_causes
 
@@ -110,18 +111,40 @@ def open_log(path: str) -> tuple[BinaryIO, str]:
 def scan_log(path: str, matrix: Matrix, engine: Engine = "auto") -> tuple[str, ScanResult]:
     if not matrix.signatures:
         raise InputError("the matrix has no [[signature]] entries to look for")
-    try:
-        scanner = Scanner(matrix.signatures, engine)
-    except (ValueError, RuntimeError, re.error) as exc:
-        raise InputError(f"{exc} (see `envcheck matrix validate`)") from None
     stream, name = open_log(path)
     try:
-        return name, scanner.scan(stream)
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise InputError(f"cannot read: {exc}", where=name) from None
+        try:
+            scanner = _scanner(matrix, engine)
+        except (ValueError, RuntimeError, re.error) as exc:
+            raise InputError(f"{exc} (see `envcheck matrix validate`)") from None
+        try:
+            return name, scanner.scan(stream)
+        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            raise InputError(f"cannot read: {exc}", where=name) from None
+        finally:
+            if isinstance(scanner, GrepScanner):
+                scanner.close()
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
+
+
+def _scanner(matrix: Matrix, engine: Engine) -> Scanner:
+    """GNU grep when it is there and accepts every pattern (auto), else RE2, else re."""
+    if engine in ("auto", "grep"):
+        grep = gnu_grep()
+        if grep is not None:
+            scanner = GrepScanner(matrix.signatures, grep)
+            if scanner.usable():
+                return scanner
+            scanner.close()
+            if engine == "grep":
+                raise RuntimeError(
+                    "grep -E cannot read every signature pattern as Python does; use --engine re"
+                )
+        elif engine == "grep":
+            raise RuntimeError("the grep engine needs GNU grep on PATH")
+    return Scanner(matrix.signatures, "auto" if engine == "auto" else engine)
 
 
 def judge(

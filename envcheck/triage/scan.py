@@ -24,7 +24,7 @@ CHUNK = 4 * 1024 * 1024
 MAX_CARRY = 4 * 1024 * 1024  # a "line" longer than this is scanned in pieces
 SHOWN = 400  # characters of a matched line kept for display
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
-Engine = Literal["auto", "re2", "re"]
+Engine = Literal["auto", "grep", "re2", "re"]
 
 
 @dataclass(frozen=True)
@@ -156,15 +156,18 @@ class Scanner:
             lineno += data.count(b"\n", counted_to, start)
             counted_to = start
             stop = data.find(b"\n", pos, end)
-            line = data[start : stop if stop != -1 else end]
-            index = self._identify(line)
-            if index is None:
-                continue
-            signature = self.signatures[index]
-            occurrence = Occurrence(lineno, _text(line))
-            tally = result.tallies.get(signature.id)
-            if tally is None:
-                result.tallies[signature.id] = Tally(signature, 1, occurrence, occurrence)
-            else:
-                tally.count += 1
-                tally.last = occurrence
+            self._record(data[start : stop if stop != -1 else end], lineno, result)
+
+    def _record(self, line: bytes, lineno: int, result: ScanResult) -> None:
+        """Tally a candidate line under the first signature that matches it."""
+        index = self._identify(line)
+        if index is None:
+            return
+        signature = self.signatures[index]
+        occurrence = Occurrence(lineno, _text(line))
+        tally = result.tallies.get(signature.id)
+        if tally is None:
+            result.tallies[signature.id] = Tally(signature, 1, occurrence, occurrence)
+        else:
+            tally.count += 1
+            tally.last = occurrence

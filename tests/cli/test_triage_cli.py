@@ -136,6 +136,7 @@ def test_site_overlay_adds_a_signature(tmp_path: Path) -> None:
         ('pattern = "(unclosed"', "does not compile"),
         ('pattern = "a(b|c)d"', "plain run"),
         ('pattern = "ok pattern here"\ncauses = ["XYZ999"]', "not a rule code"),
+        ('pattern = "rank \\\\d+ failed"', "grep -E reads differently"),
     ],
 )
 def test_matrix_validate_rejects_bad_signatures(tmp_path: Path, entry: str, message: str) -> None:

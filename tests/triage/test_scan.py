@@ -12,11 +12,16 @@ import pytest
 from envcheck.matrix.load import load
 from envcheck.matrix.model import Matrix
 from envcheck.triage import scan as scan_mod
+from envcheck.triage.grep_engine import GrepScanner, gnu_grep
 from envcheck.triage.patterns import re2_module, required_literals
 from envcheck.triage.scan import Scanner
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "triage"
-ENGINES = ["re", *(["re2"] if re2_module() is not None else [])]
+ENGINES = [
+    "re",
+    *(["re2"] if re2_module() is not None else []),
+    *(["grep"] if gnu_grep() is not None else []),
+]
 
 # one line in the form the tools print it, per signature (sources in matrices/signatures.toml)
 EXAMPLES = [
@@ -186,6 +191,13 @@ def matrix() -> Matrix:
 
 
 def run_scan(matrix: Matrix, data: bytes, engine: str = "re") -> scan_mod.ScanResult:
+    if engine == "grep":
+        grep = GrepScanner(matrix.signatures, gnu_grep() or "grep")
+        try:
+            assert grep.usable()
+            return grep.scan(io.BytesIO(data))
+        finally:
+            grep.close()
     return Scanner(matrix.signatures, engine).scan(io.BytesIO(data))  # type: ignore[arg-type]
 
 
@@ -291,3 +303,54 @@ def test_gzip_log(matrix: Matrix, tmp_path: Path) -> None:
         "cublaslt-sigfpe",
         "ray-actor-died",
     }
+
+
+def test_grep_engine_is_the_default_and_falls_back(matrix: Matrix, tmp_path) -> None:
+    """auto picks GNU grep; a pattern outside POSIX ERE makes it fall back to Python's engines."""
+    from dataclasses import replace
+
+    from envcheck.triage.run import _scanner
+
+    if gnu_grep() is None:
+        pytest.skip("GNU grep is not installed")
+    assert _scanner(matrix, "auto").engine == "grep"
+    python_only = replace(
+        matrix.signatures[0], pattern="(?:Fatal Python error): Floating point exception"
+    )
+    odd = replace(matrix, signatures=(python_only, *matrix.signatures[1:]))
+    assert _scanner(odd, "auto").engine in ("re", "re2")
+    with pytest.raises(RuntimeError, match="grep -E cannot read"):
+        _scanner(odd, "grep")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "problem"),
+    [
+        (r"Floating point exception", None),
+        (r"CUDA error: (out of memory|an illegal memory access)", None),
+        (r"sm_[0-9]+ is not compatible", None),
+        (r"literal \(paren\) and \? and \.", None),
+        (r"(?:Fatal) error", "(?...)"),
+        (r"(?i)nccl error", "(?...)"),
+        (r"rank \d+ failed", "escapes"),
+        (r"\bSIGKILL\b", "escapes"),
+        (r"(a)\1", "escapes"),
+        (r"worker .*? died", "lazy"),
+        (r"x{2,}? y", "lazy"),
+    ],
+)
+def test_ere_problem_names_python_only_syntax(pattern: str, problem: str | None) -> None:
+    from envcheck.triage.patterns import ere_problem
+
+    found = ere_problem(pattern)
+    if problem is None:
+        assert found is None
+    else:
+        assert found is not None and problem in found
+
+
+def test_every_shipped_signature_reads_the_same_in_grep(matrix: Matrix) -> None:
+    """The shipped patterns are inside the common subset, so the grep engine is usable."""
+    from envcheck.triage.patterns import ere_problem
+
+    assert [s.id for s in matrix.signatures if ere_problem(s.pattern)] == []
