@@ -161,8 +161,7 @@ class IndexClient:
         except requests.exceptions.Timeout:
             self._count(kind)
             raise FetchError(
-                f"timed out after {self.options.timeout:g} s "
-                f"({self.options.retries} retries)"
+                f"timed out after {self.options.timeout:g} s ({self.options.retries} retries)"
             ) from None
         except requests.exceptions.RequestException as exc:
             self._count(kind)

@@ -112,7 +112,8 @@ def minor_key(minor: str) -> tuple[int, int]:
 
 def pythons(dists: Iterable[Dist], arch: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(CPython minors, free-threaded minors) with a Linux wheel for ``arch``."""
-    regular, threaded = set(), set()
+    regular: set[str] = set()
+    threaded: set[str] = set()
     for dist in dists:
         for tag in dist.tags:
             py = cpython(tag)

@@ -61,9 +61,7 @@ class RemoteFile(io.RawIOBase):
 
     def _request(self, spec: str) -> tuple[int, bytes, int]:
         try:
-            response = self.client.get(
-                self.url, kind="range", headers={"Range": spec}, stream=True
-            )
+            response = self.client.get(self.url, kind="range", headers={"Range": spec}, stream=True)
         except FetchError as exc:
             raise RangeError(exc.reason, permanent=False) from None
         try:

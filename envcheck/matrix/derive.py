@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from packaging.requirements import Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -90,7 +91,12 @@ class Read:
 
 def read_metadata(release: Release, dist: Dist | None, fetched: Mapping[str, Fetched]) -> Read:
     if dist is None:
-        return Read(None, None, None, "no Linux wheel on the index")
+        only = (
+            "only an sdist"
+            if release.dists and not any(d.wheel for d in release.dists)
+            else "no Linux wheel"
+        )
+        return Read(None, None, None, f"{only} on the index: no wheel metadata to read")
     got = fetched.get(dist.filename)
     if got is None or got.text is None:
         reason = got.unknown if got is not None else "not fetched"
@@ -108,7 +114,8 @@ def _spec(req: Requirement) -> SpecifierSet | None:
 
 def variant_of(pins: Mapping[str, SpecifierSet]) -> str | None:
     """cuXYZ from the CUDA runtime torch pins (cuda-toolkit==13.0.2, nvidia-cuda-runtime-cu12)."""
-    names = ["cuda-toolkit"] + sorted(n for n in pins if re.fullmatch(r"nvidia-cuda-runtime(-cu\d+)?", n))
+    runtimes = sorted(n for n in pins if re.fullmatch(r"nvidia-cuda-runtime(-cu\d+)?", n))
+    names = ["cuda-toolkit", *runtimes]
     for name in names:
         for spec in pins.get(name, SpecifierSet()):
             if spec.operator == "==" and "*" not in spec.version:
@@ -134,7 +141,8 @@ def torch_wanted(release: Release) -> list[Dist]:
 def torch_records(release: Release, fetched: Mapping[str, Fetched]) -> list[TorchWheel]:
     out = []
     yanked, reason = release.yanked
-    for arch in ("x86_64", "aarch64"):
+    arches: tuple[Literal["x86_64"], Literal["aarch64"]] = ("x86_64", "aarch64")
+    for arch in arches:
         wheels = linux_wheels(release.dists, arch)
         if not wheels:
             continue
@@ -154,7 +162,7 @@ def torch_records(release: Release, fetched: Mapping[str, Fetched]) -> list[Torc
         out.append(
             TorchWheel(
                 version=release.version,
-                arch=arch,  # type: ignore[arg-type]
+                arch=arch,
                 read=release.read,
                 python=regular,
                 free_threaded=threaded,
@@ -229,7 +237,9 @@ def companion_records(release: Release, fetched: Mapping[str, Fetched]) -> list[
     if got.metadata is not None:
         minors = supported_minors(got.metadata.requires_python)
         for req in got.metadata.requires:
-            if canonicalize_name(req.name) == "torch" and applies(req, arch="x86_64", pythons=minors):
+            if canonicalize_name(req.name) == "torch" and applies(
+                req, arch="x86_64", pythons=minors
+            ):
                 torch = _spec(req)
                 break
     yanked, reason = release.yanked
@@ -352,4 +362,3 @@ PACKAGES: dict[str, Kind] = {
     "torchvision": COMPANION,
     "torchaudio": COMPANION,
 }
-DEFAULT_PACKAGES = ("torch", "vllm", "ray", "xformers", "flash-attn", "isaacsim")

@@ -61,11 +61,12 @@ def fill_in(matrix: Matrix) -> Matrix:
     torch = list(matrix.torch_releases)
     known = {t.version for t in torch}
     for wheel in gen.torch_wheel:
-        if wheel.arch != "x86_64" or wheel.unknown or wheel.version in known or not wheel.python:
+        python3 = tuple(p for p in wheel.python if p.startswith("3."))  # cp27 wheels of 1.x
+        if wheel.arch != "x86_64" or wheel.unknown or wheel.version in known or not python3:
             continue
         release = TorchRelease(
             version=wheel.version,
-            python=wheel.python,
+            python=python3,
             variants=(wheel.variant,) if wheel.variant else (),
             source=source_of(wheel),
             pypi_default=wheel.variant,
@@ -102,9 +103,10 @@ def fill_in(matrix: Matrix) -> Matrix:
     ray = list(matrix.ray_releases)
     known = {r.version for r in ray}
     for wheels in gen.ray_wheels:
-        if wheels.unknown or wheels.version in known or not wheels.python:
+        python3 = tuple(p for p in wheels.python if p.startswith("3."))
+        if wheels.unknown or wheels.version in known or not python3:
             continue
-        ray_entry = RayRelease(wheels.version, wheels.python, source_of(wheels))
+        ray_entry = RayRelease(wheels.version, python3, source_of(wheels))
         adopt(ray_entry, wheels)
         ray.append(ray_entry)
 
@@ -123,7 +125,9 @@ def fill_in(matrix: Matrix) -> Matrix:
         target = _exact(comp.torch) if comp.torch else None
         if comp.unknown or target is None or matrix.companion(comp.package, comp.version):
             continue
-        companion = Companion(canonicalize_name(comp.package), comp.version, target, source_of(comp))
+        companion = Companion(
+            canonicalize_name(comp.package), comp.version, target, source_of(comp)
+        )
         adopt(companion, comp)
         companions.append(companion)
 

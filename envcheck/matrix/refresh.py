@@ -119,17 +119,17 @@ def _project_page(
     raise FetchError("; ".join(errors) or "no index configured")
 
 
-def _existing(path: Path, table: str) -> tuple[list[object], bool]:
+def _existing(path: Path, table: str) -> list[object]:
     """The records of ``table`` in an existing generated file; refuses hand-curated files."""
     if not path.exists():
-        return [], False
+        return []
     mfile = parse_file(path)
     if mfile.meta.generated_by != GENERATOR:
         raise UsageError(
             f"{path} exists and was not written by `{GENERATOR}` (no meta.generated_by); "
             "refusing to overwrite what may be hand-curated: choose another --output"
         )
-    return list(getattr(mfile, table)), True
+    return list(getattr(mfile, table))
 
 
 def _in_scope(version: Version, options: RefreshOptions) -> bool:
@@ -155,18 +155,19 @@ def merge(
         if not _in_scope(r.version, options)  # type: ignore[attr-defined]
     }
     kept = 0
-    for record in new:
-        ident = identity(record)
+    for fresh in new:
+        ident = identity(fresh)
         previous = before.get(ident)
-        if previous is not None and _without_read(previous) == _without_read(record):
-            record = previous
+        chosen = fresh
+        if previous is not None and _without_read(previous) == _without_read(fresh):
+            chosen = previous
         elif (
             previous is not None
-            and getattr(record, "unknown", None)
+            and getattr(fresh, "unknown", None)
             and not getattr(previous, "unknown", None)
         ):
-            record, kept = previous, kept + 1
-        merged[ident] = record
+            chosen, kept = previous, kept + 1
+        merged[ident] = chosen
     return [merged[k] for k in sorted(merged, key=_order)], kept
 
 
@@ -174,11 +175,13 @@ def _order(ident: object) -> tuple[Any, ...]:
     return ident if isinstance(ident, tuple) else (ident,)
 
 
-def refresh_package(client: IndexClient, urls: Sequence[str], package: str, options: RefreshOptions) -> PackageResult:
+def refresh_package(
+    client: IndexClient, urls: Sequence[str], package: str, options: RefreshOptions
+) -> PackageResult:
     kind = PACKAGES[package]
     path = file_for(options.output, package)
     try:
-        old, exists = _existing(path, kind.table)
+        old = _existing(path, kind.table)
     except MatrixError as exc:
         raise UsageError(f"cannot update {path}: {exc.one_line()}") from None
     try:
@@ -210,13 +213,14 @@ def refresh_package(client: IndexClient, urls: Sequence[str], package: str, opti
             {
                 "description": f"{package}: facts read from the package index's metadata",
                 "generated_by": GENERATOR,
-                "reviewed": max((str(getattr(r, "read", "")) for r in records), default=options.today),
+                "reviewed": max(
+                    (str(getattr(r, "read", "")) for r in records), default=options.today
+                ),
             },
             {kind.table: records},
         )
         write_atomic(path, text)
         written = True
-    del exists
     return PackageResult(
         name=package,
         file=str(path),
@@ -237,7 +241,8 @@ def refresh_package(client: IndexClient, urls: Sequence[str], package: str, opti
 def _label(table: str, record: object) -> str:
     ident = _IDENTITY[table](record)
     parts = ident if isinstance(ident, tuple) else (ident,)
-    return " ".join(str(p) for p in parts)
+    text = " ".join(str(p) for p in parts)
+    return text if table == "companion_metadata" else f"{table.split('_', maxsplit=1)[0]} {text}"
 
 
 def refresh(client: IndexClient, choice: IndexChoice, options: RefreshOptions) -> RefreshResult:

@@ -34,7 +34,7 @@ def value(item: Any) -> str:
 
 
 def _empty(item: Any) -> bool:
-    return item is None or item is False or item == [] or item == {}
+    return item is None or item is False or item in ([], {})
 
 
 def table_array(name: str, records: Sequence[object]) -> str:
