@@ -111,6 +111,10 @@ def run_refresh(args: argparse.Namespace) -> int:
     from envcheck.index.config import choose_index
     from envcheck.matrix.refresh import RefreshOptions, refresh
 
+    import logging
+
+    # urllib3 logs each retry as a warning; the summary reports retries instead
+    logging.getLogger("urllib3").setLevel(logging.ERROR)
     if args.workers < 1 or args.timeout <= 0 or args.retries < 0:
         raise UsageError("--workers and --timeout must be positive, --retries not negative")
     if args.offline and args.no_cache:

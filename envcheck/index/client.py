@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import requests
 from requests.adapters import HTTPAdapter
+from urllib3.exceptions import MaxRetryError, NewConnectionError, ReadTimeoutError
 from urllib3.util.retry import Retry
 
 from envcheck import __version__
@@ -114,6 +115,10 @@ class IndexClient:
             self.counters.requests += 1
             self.counters.retries += 1
 
+    def add_bytes(self, nbytes: int) -> None:
+        with self._lock:
+            self.counters.bytes += nbytes
+
     def bump(self, name: str) -> None:
         with self._lock:
             setattr(self.counters, name, getattr(self.counters, name) + 1)
@@ -155,20 +160,23 @@ class IndexClient:
             response = self._session().get(
                 url, headers=headers or {}, timeout=self.options.timeout, stream=stream
             )
-        except requests.exceptions.RetryError as exc:
-            self._count(kind)
-            raise FetchError(f"gave up after {self.options.retries} retries ({exc})") from None
-        except requests.exceptions.Timeout:
-            self._count(kind)
-            raise FetchError(
-                f"timed out after {self.options.timeout:g} s ({self.options.retries} retries)"
-            ) from None
         except requests.exceptions.RequestException as exc:
             self._count(kind)
-            raise FetchError(f"request failed: {type(exc).__name__}: {exc}") from None
+            raise FetchError(self._describe(exc)) from None
         nbytes = 0 if stream else len(response.content)
         self._count(kind, nbytes=nbytes)
         return response
+
+    def _describe(self, exc: requests.exceptions.RequestException) -> str:
+        cause: object = exc
+        if exc.args and isinstance(exc.args[0], MaxRetryError):
+            cause = exc.args[0].reason
+        tries = f"{self.options.retries + 1} tries"
+        if isinstance(cause, (requests.exceptions.Timeout, TimeoutError, ReadTimeoutError)):
+            return f"timed out after {self.options.timeout:g} s ({tries})"
+        if isinstance(cause, NewConnectionError):
+            return f"cannot connect ({tries}): {cause}"
+        return f"request failed: {type(cause).__name__}: {cause}"
 
     @staticmethod
     def raise_for_status(response: requests.Response) -> None:

@@ -86,6 +86,7 @@ class RemoteFile(io.RawIOBase):
         if len(data) != expected:
             raise RangeError(f"got {len(data)} bytes for a range of {expected}", permanent=False)
         self.client.bump("range_requests")
+        self.client.add_bytes(len(data))
         self.fetched += len(data)
         return first, data, total
 
