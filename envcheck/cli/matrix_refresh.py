@@ -106,12 +106,12 @@ def _since(value: str | None) -> Version | None:
 
 
 def run_refresh(args: argparse.Namespace) -> int:
+    import logging
+
     from envcheck.index.cache import Cache, default_cache_dir
     from envcheck.index.client import ClientOptions, IndexClient
     from envcheck.index.config import choose_index
     from envcheck.matrix.refresh import RefreshOptions, refresh
-
-    import logging
 
     # urllib3 logs each retry as a warning; the summary reports retries instead
     logging.getLogger("urllib3").setLevel(logging.ERROR)

@@ -62,7 +62,9 @@ class IndexServer:
                 if route is None:
                     return self._send(404, b"", "text/plain", path)
                 if count <= route.fail_first:
-                    return self._send(route.fail_status, b"slow down", "text/plain", path, {"Retry-After": "0"})
+                    return self._send(
+                        route.fail_status, b"slow down", "text/plain", path, {"Retry-After": "0"}
+                    )
                 if route.delay:
                     time.sleep(route.delay)
                 if route.etag and self.headers.get("If-None-Match") == route.etag:
@@ -72,7 +74,9 @@ class IndexServer:
                 if spec and not route.ignore_range and route.status == 200:
                     first, last = _range(spec, len(route.body))
                     extra["Content-Range"] = f"bytes {first}-{last}/{len(route.body)}"
-                    return self._send(206, route.body[first : last + 1], route.content_type, path, extra)
+                    return self._send(
+                        206, route.body[first : last + 1], route.content_type, path, extra
+                    )
                 return self._send(route.status, route.body, route.content_type, path, extra)
 
             def _send(
@@ -99,7 +103,9 @@ class IndexServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     @property
     def url(self) -> str:
@@ -130,7 +136,11 @@ class IndexServer:
 
     def serve_fixtures(self) -> IndexServer:
         for page in sorted((FIXTURES / "pages").glob("*.json")):
-            self.page(page.stem, page.read_bytes(), etag=f'"{hashlib.sha256(page.read_bytes()).hexdigest()[:16]}"')
+            self.page(
+                page.stem,
+                page.read_bytes(),
+                etag=f'"{hashlib.sha256(page.read_bytes()).hexdigest()[:16]}"',
+            )
         for meta in sorted((FIXTURES / "files").glob("*.metadata")):
             self.add(f"/files/{meta.name}", meta.read_bytes())
         return self
@@ -181,7 +191,13 @@ def build_wheel(
         payload_member = (f"{name.replace('-', '_')}/_payload.bin", _noise(payload))
         ordered = [*members, payload_member] if metadata_first else [payload_member, *members]
         for member, data in ordered:
-            archive.writestr(zipfile.ZipInfo(member), data, compress_type=zipfile.ZIP_STORED if member.endswith(".bin") else zipfile.ZIP_DEFLATED)
+            archive.writestr(
+                zipfile.ZipInfo(member),
+                data,
+                compress_type=zipfile.ZIP_STORED
+                if member.endswith(".bin")
+                else zipfile.ZIP_DEFLATED,
+            )
         archive.writestr(f"{dist}/RECORD", "")
     return buffer.getvalue()
 

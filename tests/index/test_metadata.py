@@ -25,7 +25,12 @@ def _file(server, body: bytes, **kwargs) -> IndexFile:
 def test_pep658_metadata_file_is_used_and_cached_by_file_hash(index_server, tmp_path) -> None:
     text = b"Metadata-Version: 2.1\nName: demo\nVersion: 1.0\nRequires-Dist: torch==2.4.0\n"
     index_server.add(f"/files/{NAME}.metadata", text)
-    file = _file(index_server, b"wheel bytes", core_metadata=True, metadata_sha256=hashlib.sha256(text).hexdigest())
+    file = _file(
+        index_server,
+        b"wheel bytes",
+        core_metadata=True,
+        metadata_sha256=hashlib.sha256(text).hexdigest(),
+    )
     got = fetch_metadata(_client(tmp_path), file, "demo")
     assert (got.text, got.how, got.cached) == (text.decode(), VIA_FILE, False)
     again = _client(tmp_path)
@@ -41,8 +46,15 @@ def test_metadata_hash_mismatch_is_unknown(index_server, tmp_path) -> None:
 
 
 @pytest.mark.parametrize("metadata_first", [True, False])
-def test_range_requests_read_only_the_metadata_of_a_wheel(index_server, tmp_path, metadata_first) -> None:
-    wheel = build_wheel("demo", "1.0", ["torch==2.6.0", 'xformers==0.0.29; platform_machine == "x86_64"'], metadata_first=metadata_first)
+def test_range_requests_read_only_the_metadata_of_a_wheel(
+    index_server, tmp_path, metadata_first
+) -> None:
+    wheel = build_wheel(
+        "demo",
+        "1.0",
+        ["torch==2.6.0", 'xformers==0.0.29; platform_machine == "x86_64"'],
+        metadata_first=metadata_first,
+    )
     index_server.add(f"/files/{NAME}", wheel)  # no .metadata: 404
     client = _client(tmp_path)
     got = fetch_metadata(client, _file(index_server, wheel), "demo")
@@ -90,7 +102,9 @@ def test_server_ignoring_range_is_never_downloaded(index_server, tmp_path) -> No
         (b"not a zip file at all" * 100, "not a readable wheel"),
     ],
 )
-def test_unreadable_wheels_are_unknown_with_the_reason(index_server, tmp_path, body, reason) -> None:
+def test_unreadable_wheels_are_unknown_with_the_reason(
+    index_server, tmp_path, body, reason
+) -> None:
     if body is not None:
         index_server.add(f"/files/{NAME}", body)
     got = fetch_metadata(_client(tmp_path), _file(index_server, body or b""), "demo")
@@ -99,7 +113,12 @@ def test_unreadable_wheels_are_unknown_with_the_reason(index_server, tmp_path, b
 
 
 def test_sdists_are_not_read(index_server, tmp_path) -> None:
-    file = IndexFile("demo-1.0.tar.gz", f"{index_server.url}/files/demo-1.0.tar.gz", "ab" * 32, core_metadata=False)
+    file = IndexFile(
+        "demo-1.0.tar.gz",
+        f"{index_server.url}/files/demo-1.0.tar.gz",
+        "ab" * 32,
+        core_metadata=False,
+    )
     got = fetch_metadata(_client(tmp_path), file, "demo")
     assert "only wheels" in (got.unknown or "") and index_server.requests() == 0
 

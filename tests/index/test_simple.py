@@ -35,7 +35,11 @@ def test_recorded_page_parses_with_relative_urls_resolved() -> None:
     ],
 )
 def test_pep714_metadata_flags(entry, core_metadata, metadata_sha256) -> None:
-    data = {"meta": {"api-version": "1.1"}, "name": "x", "files": [{"filename": "x-1.whl", "url": "x-1.whl", "hashes": {}, **entry}]}
+    data = {
+        "meta": {"api-version": "1.1"},
+        "name": "x",
+        "files": [{"filename": "x-1.whl", "url": "x-1.whl", "hashes": {}, **entry}],
+    }
     (file,) = parse_project(json.dumps(data).encode(), PAGE_URL).files
     assert (file.core_metadata, file.metadata_sha256) == (core_metadata, metadata_sha256)
 
@@ -45,7 +49,9 @@ def test_pep714_metadata_flags(entry, core_metadata, metadata_sha256) -> None:
     [(False, (False, None)), (True, (True, None)), ("broken wheel", (True, "broken wheel"))],
 )
 def test_yanked_flag_and_reason(yanked, expected) -> None:
-    data = {"files": [{"filename": "x-1.tar.gz", "url": "/x-1.tar.gz", "hashes": {}, "yanked": yanked}]}
+    data = {
+        "files": [{"filename": "x-1.tar.gz", "url": "/x-1.tar.gz", "hashes": {}, "yanked": yanked}]
+    }
     (file,) = parse_project(json.dumps(data).encode(), PAGE_URL).files
     assert (file.yanked, file.yanked_reason) == expected
 
