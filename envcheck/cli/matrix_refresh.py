@@ -175,10 +175,9 @@ def _text(result: Any, choice: Any, options: Any) -> str:
         if p.error:
             lines.append(f"{p.name:{width}}  FAILED: {p.error}; {p.file} left as it was")
             continue
-        how = ", ".join(f"{n} {k}" for k, n in sorted(p.metadata.items()))
         parts = [f"{p.releases} releases" + (f" ({p.yanked} yanked)" if p.yanked else "")]
-        if how:
-            parts.append(f"metadata: {how}")
+        if p.metadata:
+            parts.append(f"metadata of {sum(p.metadata.values())} wheels: " + _how(p.metadata))
         if p.unknown:
             parts.append(f"{len(p.unknown)} unknown")
         if p.kept:
@@ -209,6 +208,30 @@ def _text(result: Any, choice: Any, options: Any) -> str:
             lines.append(render(changes).rstrip("\n"))
         lines.append("dry run: nothing written")
     return "\n".join(lines) + "\n"
+
+
+_HOW = {
+    "metadata file": "from metadata files",
+    "range requests": "read from the wheel by range requests",
+    "metadata file (cached)": "from the cache",
+    "range requests (cached)": "from the cache",
+    "unknown": "unknown",
+    "unknown (cached)": "known unavailable (cached)",
+}
+
+
+def _how(counts: dict[str, int]) -> str:
+    merged: dict[str, int] = {}
+    for key, n in counts.items():
+        label = _HOW.get(key, key)
+        merged[label] = merged.get(label, 0) + n
+    order = list(dict.fromkeys(_HOW.values()))
+    return ", ".join(
+        f"{n} {label}"
+        for label, n in sorted(
+            merged.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99
+        )
+    )
 
 
 def run_diff(args: argparse.Namespace) -> int:

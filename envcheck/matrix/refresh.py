@@ -202,7 +202,7 @@ def refresh_package(
         how[label] = how.get(label, 0) + 1
     unknown = tuple(
         (_label(kind.table, rec), str(rec.unknown))  # type: ignore[attr-defined]
-        for rec in new
+        for rec in reversed(new)  # newest first: what a reader looks for
         if getattr(rec, "unknown", None)
     )
     written = False
@@ -220,6 +220,7 @@ def refresh_package(
             {kind.table: records},
         )
         write_atomic(path, text)
+        path.chmod(0o644)  # a matrix file is read by everyone (the temporary file was 0600)
         written = True
     return PackageResult(
         name=package,

@@ -164,3 +164,28 @@ def test_writer_output_round_trips_through_the_strict_parser() -> None:
     parsed = parse_text(text, "x.toml")
     assert parsed.torch_wheel == tuple(records[:1]) and parsed.vllm_metadata == tuple(records[1:])
     assert text.startswith("# a header\n# over two lines\n")
+
+
+def test_every_generated_field_is_documented() -> None:
+    import dataclasses
+
+    from envcheck.matrix import generated
+    from tests.conftest import REPO
+
+    doc = (REPO / "docs" / "refresh.md").read_text()
+    records = [
+        generated.TorchWheel,
+        generated.VllmMetadata,
+        generated.RayWheels,
+        generated.FlashAttnIndex,
+        generated.IsaacSimIndex,
+        generated.CompanionMetadata,
+    ]
+    missing = [
+        f"{cls.__name__}.{f.name}"
+        for cls in records
+        for f in dataclasses.fields(cls)
+        if f"`{f.name}`" not in doc
+    ]
+    assert missing == []
+    assert all(f"`[[{table}]]`" in doc for table in generated.TABLES)
