@@ -173,7 +173,8 @@ def _text(result: Any, choice: Any, options: Any) -> str:
     width = max(len(p.name) for p in result.packages)
     for p in result.packages:
         if p.error:
-            lines.append(f"{p.name:{width}}  FAILED: {p.error}; {p.file} left as it was")
+            state = "left as it was" if Path(p.file).exists() else "not written"
+            lines.append(f"{p.name:{width}}  FAILED: {p.error}; {p.file} {state}")
             continue
         parts = [f"{p.releases} releases" + (f" ({p.yanked} yanked)" if p.yanked else "")]
         if p.metadata:

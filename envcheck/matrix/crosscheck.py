@@ -7,6 +7,7 @@ validate` lists them as warnings (errors with --strict).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,9 +30,10 @@ class Disagreement:
 
     def __str__(self) -> str:
         mark = "" if self.curated_verified else " (the curated entry is UNVERIFIED)"
+        source = re.sub(r" \(sha256 [^)]*\)", "", self.source)  # the hash is in the file
         return (
             f"{self.table} {self.key}: {self.field}: curated {self.curated}, "
-            f"index {self.generated}{mark} [{self.source}]"
+            f"index {self.generated}{mark} [{source}]"
         )
 
 

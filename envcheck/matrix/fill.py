@@ -37,6 +37,13 @@ def source_of(record: object) -> str:
     return f"index project page, read {read}"
 
 
+def note_of(record: object) -> str:
+    if getattr(record, "yanked", False):
+        reason = getattr(record, "yanked_reason", None)
+        return f"{NOTE}; yanked on the index" + (f": {reason}" if reason else "")
+    return NOTE
+
+
 def _exact(spec: SpecifierSet) -> Version | None:
     pins = [s.version for s in spec if s.operator in ("==", "===")]
     if len(pins) != 1 or "*" in pins[0]:
@@ -71,7 +78,7 @@ def fill_in(matrix: Matrix) -> Matrix:
             source=source_of(wheel),
             pypi_default=wheel.variant,
             pins=dict(wheel.pins),
-            note=NOTE,
+            note=note_of(wheel),
         )
         adopt(release, wheel)
         torch.append(release)
@@ -95,7 +102,7 @@ def fill_in(matrix: Matrix) -> Matrix:
             numpy=meta.numpy,
             flashinfer=meta.flashinfer,
             cuda=variant_cuda(defaults.get(pinned)) if pinned else None,
-            note=NOTE,
+            note=note_of(meta),
         )
         adopt(entry, meta)
         vllm.append(entry)
@@ -115,7 +122,7 @@ def fill_in(matrix: Matrix) -> Matrix:
         if sim.unknown or matrix.isaacsim_release(sim.version) is not None:
             continue
         sim_entry = IsaacSimRelease(
-            sim.version, source_of(sim), python=sim.python, glibc=sim.glibc, note=NOTE
+            sim.version, source_of(sim), python=sim.python, glibc=sim.glibc, note=note_of(sim)
         )
         adopt(sim_entry, sim)
         isaacsim.append(sim_entry)
