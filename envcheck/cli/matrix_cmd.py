@@ -30,6 +30,11 @@ def add_parser(sub: Any) -> None:
         help="overlay directories to validate over the built-in matrix",
     )
     v.add_argument("--json", action="store_true")
+    v.add_argument(
+        "--strict",
+        action="store_true",
+        help="fail when generated facts disagree with curated ones (default: warn)",
+    )
     v.set_defaults(run=run_validate)
     s = msub.add_parser("show", help="what the matrix knows about one release")
     s.add_argument("subject", choices=SUBJECTS, metavar="SUBJECT", help=", ".join(SUBJECTS))
@@ -37,15 +42,20 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--json", action="store_true")
     common.add_matrix_option(s)
     s.set_defaults(run=run_show)
+    from envcheck.cli import matrix_refresh
+
+    matrix_refresh.add_parsers(msub)
 
 
 def run_validate(args: argparse.Namespace) -> int:
     from envcheck.formats.json import envelope
+    from envcheck.matrix.crosscheck import crosscheck
     from envcheck.matrix.load import load
     from envcheck.matrix.validate import validate
 
     matrix = load(args.dirs)
     problems = validate(matrix)
+    disagreements = crosscheck(matrix)
     counts = {
         "files": len(matrix.files),
         "torch": len(matrix.torch_releases),
@@ -54,12 +64,13 @@ def run_validate(args: argparse.Namespace) -> int:
         "gpus": len(matrix.gpus),
         "known_bad": len(matrix.known_bad),
     }
-    code = 2 if problems else 0
+    code = 2 if problems or (disagreements and getattr(args, "strict", False)) else 0
     if args.json:
         data = {
             "files": list(matrix.files),
             "counts": counts,
             "problems": [p.__dict__ for p in problems],
+            "disagreements": [d.__dict__ for d in disagreements],
         }
         errors = [{"message": str(p)} for p in problems]
         common.emit(
@@ -70,6 +81,9 @@ def run_validate(args: argparse.Namespace) -> int:
         return code
     for problem in problems:
         sys.stderr.write(f"envcheck: error: {problem}\n")
+    level = "error" if getattr(args, "strict", False) else "warning"
+    for disagreement in disagreements:
+        sys.stderr.write(f"envcheck: {level}: generated vs curated: {disagreement}\n")
     if not problems:
         summary = ", ".join(f"{v} {k}" for k, v in counts.items())
         common.emit(f"matrix ok: {summary}\n")

@@ -15,7 +15,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from packaging.utils import canonicalize_name
+
 from envcheck.errors import CodecError, MatrixError
+from envcheck.matrix.fill import fill_in
+from envcheck.matrix.generated import TABLES as GENERATED_TABLES
+from envcheck.matrix.generated import Generated
 from envcheck.matrix.locate import line_of
 from envcheck.matrix.model import Matrix
 from envcheck.matrix.schema import MatrixFile
@@ -27,6 +32,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 ENV_VAR = "ENVCHECK_MATRIX"
+GENERATED_DIR = "generated"
 
 
 def builtin_dir() -> Path:
@@ -49,6 +55,11 @@ def overlay_dirs(cli_dirs: Sequence[str] = (), env: Mapping[str, str] | None = N
 
 def matrix_files(directory: Path) -> list[Path]:
     return sorted(p for p in directory.glob("*.toml") if p.is_file())
+
+
+def tree_files(directory: Path) -> list[Path]:
+    """A matrix directory's files, then those `envcheck matrix refresh` wrote to generated/."""
+    return matrix_files(directory) + matrix_files(directory / GENERATED_DIR)
 
 
 def parse_file(path: Path) -> MatrixFile:
@@ -101,6 +112,12 @@ _IDENTITY: dict[str, Callable[[Any], object]] = {
     "known_bad": lambda e: e.code,
     "constant": lambda e: e.name,
     "signature": lambda e: e.id,
+    "torch_wheel": lambda e: (e.version, e.arch),
+    "vllm_metadata": lambda e: e.version,
+    "ray_wheels": lambda e: e.version,
+    "flash_attn_index": lambda e: e.version,
+    "isaacsim_index": lambda e: e.version,
+    "companion_metadata": lambda e: (canonicalize_name(e.package), e.version),
 }
 
 
@@ -118,7 +135,7 @@ def merge(parsed: Iterable[tuple[str, MatrixFile]]) -> Matrix:
                 tables[f.name][key(entry)] = entry
                 origins[id(entry)] = (name, f.name, index)
     values = {k: tuple(v.values()) for k, v in tables.items()}
-    return Matrix(
+    matrix = Matrix(
         files=tuple(names),
         toolkits=values["toolkit"],
         driver_branches=values["driver_branch"],
@@ -136,8 +153,10 @@ def merge(parsed: Iterable[tuple[str, MatrixFile]]) -> Matrix:
         known_bad=values["known_bad"],
         constants={c.name: c for c in values["constant"]},
         signatures=values["signature"],
+        generated=Generated(**{name: values[name] for name in GENERATED_TABLES}),
         origins=origins,
     )
+    return fill_in(matrix)
 
 
 def load(
@@ -148,5 +167,5 @@ def load(
 ) -> Matrix:
     """The built-in matrix with every overlay merged over it, in order."""
     dirs = ([builtin_dir()] if include_builtin else []) + overlay_dirs(cli_dirs, env)
-    parsed = [(str(path), parse_file(path)) for d in dirs for path in matrix_files(d)]
+    parsed = [(str(path), parse_file(path)) for d in dirs for path in tree_files(d)]
     return merge(parsed)

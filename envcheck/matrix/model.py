@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from envcheck.matrix.generated import Generated
 from envcheck.matrix.schema import (
     Companion,
     Constant,
@@ -80,6 +81,7 @@ class Matrix:
     known_bad: tuple[KnownBad, ...] = ()
     constants: dict[str, Constant] = field(default_factory=dict)
     signatures: tuple[Signature, ...] = ()
+    generated: Generated = field(default_factory=Generated)  # `envcheck matrix refresh` output
     origins: dict[int, tuple[str, str, int]] = field(
         default_factory=dict, compare=False, repr=False
     )

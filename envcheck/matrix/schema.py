@@ -13,6 +13,14 @@ from typing import Literal
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from envcheck.matrix.generated import (
+    CompanionMetadata,
+    FlashAttnIndex,
+    IsaacSimIndex,
+    RayWheels,
+    TorchWheel,
+    VllmMetadata,
+)
 from envcheck.model.finding import Applicability, Severity
 from envcheck.model.versions import DriverVersion
 
@@ -21,6 +29,7 @@ from envcheck.model.versions import DriverVersion
 class Meta:
     description: str = ""
     reviewed: str | None = None
+    generated_by: str | None = None  # set in files written by `envcheck matrix refresh`
 
 
 @dataclass(frozen=True)
@@ -278,3 +287,10 @@ class MatrixFile:
     known_bad: tuple[KnownBad, ...] = ()
     constant: tuple[Constant, ...] = ()
     signature: tuple[Signature, ...] = ()
+    # written by `envcheck matrix refresh` (see envcheck/matrix/generated.py)
+    torch_wheel: tuple[TorchWheel, ...] = ()
+    vllm_metadata: tuple[VllmMetadata, ...] = ()
+    ray_wheels: tuple[RayWheels, ...] = ()
+    flash_attn_index: tuple[FlashAttnIndex, ...] = ()
+    isaacsim_index: tuple[IsaacSimIndex, ...] = ()
+    companion_metadata: tuple[CompanionMetadata, ...] = ()
