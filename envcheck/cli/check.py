@@ -64,6 +64,12 @@ def add_parser(sub: Any) -> None:
         "at or above --severity, 1 findings, 2 bad input or usage, 3 internal error.",
     )
     common.add_source_options(p)
+    p.add_argument(
+        "--lock",
+        metavar="FILE",
+        help="check the packages of a lock file (requirements, pylock.toml, environment.yml) "
+        "on the node's hardware: nothing is installed (see docs/fix.md)",
+    )
     add_check_options(p)
     common.add_output_options(p)
     p.set_defaults(run=run)
@@ -149,6 +155,10 @@ def render(outcome: CheckOutcome, args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     report = common.obtain_report(args)
+    if getattr(args, "lock", None):
+        from envcheck.plan.lockfile import apply_lock
+
+        report = apply_lock(report, args.lock)
     outcome = evaluate(args, [report])
     render(outcome, args)
     return outcome.exit_code
