@@ -66,12 +66,11 @@ def make_wheels(directory: Path, specs: Iterable[WheelSpec]) -> list[Path]:
     return [make_wheel(directory, s) for s in specs]
 
 
-def make_simple_index(root: Path, wheels: Sequence[Path]) -> str:
-    """A PEP 503 index under ``root/simple`` linking to the given wheels; returns its file URL."""
+def make_simple_index(simple: Path, wheels: Sequence[Path]) -> str:
+    """A PEP 503 index in the folder ``simple`` linking to the given wheels; returns its URL."""
     by_name: dict[str, list[Path]] = {}
     for wheel in wheels:
         by_name.setdefault(canonicalize_name(wheel.name.split("-")[0]), []).append(wheel)
-    simple = root / "simple"
     simple.mkdir(parents=True, exist_ok=True)
     links = []
     for name, files in sorted(by_name.items()):

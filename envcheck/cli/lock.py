@@ -140,7 +140,7 @@ def _gpus(values: list[str]) -> tuple[str, ...]:
 
     out: list[str] = []
     for value in values:
-        match = re.fullmatch(r"(.+?)\s*[xX×]\s*(\d+)", value.strip())
+        match = re.fullmatch(r"(.+?)\s+[xX×]\s*(\d+)", value.strip())
         if match:
             out += [match.group(1)] * int(match.group(2))
         else:

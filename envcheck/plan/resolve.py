@@ -252,12 +252,18 @@ def resolve(
             overrides.write_text("\n".join(stack.overrides) + "\n", encoding="utf-8")
         argv = compile_argv(uv, stack, index, fmt, reqs, overrides)
         result = run(argv, timeout=timeout, env=env)
+        names = {str(reqs): "the stack's requirements"}
+        if overrides is not None:
+            names[str(overrides)] = "envcheck's overrides"
     if not result.ok:
         detail = (result.stderr or result.stdout).strip()
-        detail = detail.replace(str(reqs), "the requirements").replace(tmp, "<tmp>")
+        for path, name in names.items():
+            detail = detail.replace(path, name)
         if result.problem:
             raise ResolveFailed(f"uv could not run: {result.problem}", detail)
         raise ResolveFailed("uv found no resolution for this stack", detail)
     text = result.stdout
+    for path, name in names.items():
+        text = text.replace(path, name)
     pins = pins_from_pylock(text) if fmt == "pylock" else pins_from_requirements(text)
     return Resolution(text=text, pins=pins, format=fmt)

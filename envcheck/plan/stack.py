@@ -146,9 +146,14 @@ def _choose_torch(
     notes: list[str] = []
     exact = any(s.operator == "==" for s in spec)
     rejected: list[BuildVerdict] = []
+    unverified = [r for r in pool if not r.verified and not exact and not allow_unverified]
+    if unverified:
+        skipped = ", ".join(str(r.version) for r in sorted(unverified, key=lambda r: r.version))
+        notes.append(
+            f"torch {skipped} not considered: UNVERIFIED in the matrix (--allow-unverified)"
+        )
     for release in pool:
-        if not release.verified and not exact and not allow_unverified:
-            notes.append(f"torch {release.version} skipped: its matrix entry is UNVERIFIED")
+        if release in unverified:
             continue
         if py not in release.python:
             notes.append(

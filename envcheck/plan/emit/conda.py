@@ -53,7 +53,7 @@ def plan_to_conda(
     plan: Plan, *, python: str | None, name: str, include_unsafe: bool = False
 ) -> str:
     header = plan_header(plan, command="envcheck fix --format conda")
-    header.append("# Apply with: conda env update --file <this file>")
+    header.append("# Apply with: conda env update --name <the environment> --file <this file>")
     pins: list[str] = []
     indexes: list[str] = []
     variables: dict[str, str] = {}
@@ -75,7 +75,8 @@ def plan_to_conda(
             variables.update(action.env)
             header += comment(f"{codes}: variables set in the environment below")
         else:
-            header += comment(f"{action.kind.replace('_', ' ')} ({codes}): {step.command()}")
+            text = action.text if action.kind == "manual" else step.command()
+            header += comment(f"{action.kind.replace('_', ' ')} ({codes}): {text}")
     pip_lines = [f"--extra-index-url {redact_url(u)}" for u in indexes] + pins
     return _document(header, name, python, pip_lines, variables)
 
