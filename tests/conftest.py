@@ -134,3 +134,13 @@ def run_cli(
 @pytest.fixture
 def cli() -> Iterator[Callable[..., CliResult]]:
     yield run_cli
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``online`` need the real package index: skipped unless ENVCHECK_ONLINE=1."""
+    if os.environ.get("ENVCHECK_ONLINE") == "1":
+        return
+    skip = pytest.mark.skip(reason="needs the real package index (set ENVCHECK_ONLINE=1)")
+    for item in items:
+        if "online" in item.keywords:
+            item.add_marker(skip)

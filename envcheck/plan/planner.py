@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 from envcheck.engine import evaluate
@@ -35,6 +36,7 @@ class _Want:
     applicability: Applicability
     code: str
     summary: str
+    origin: int = 0  # which action of which finding asked for it
 
 
 @dataclass
@@ -48,11 +50,13 @@ class _Collected:
 
 def _collect(findings: Sequence[Finding]) -> _Collected:
     out = _Collected()
+    origin = 0
     for finding in findings:
         fix = finding.fix
         if fix is None:
             continue
         for action in fix.actions:
+            origin += 1
             if action.kind == "pip_install":
                 for text in action.packages:
                     req = parse_requirement(text)
@@ -69,6 +73,7 @@ def _collect(findings: Sequence[Finding]) -> _Collected:
                             fix.applicability,
                             finding.code,
                             fix.summary,
+                            origin,
                         )
                     )
             elif action.kind == "pip_uninstall":
@@ -121,6 +126,14 @@ def _merge_install(key: str, wants: list[_Want]) -> tuple[_Want | None, Conflict
             codes,
             f"{key}: {' and '.join(texts)} cannot both hold ({', '.join(codes)})",
         )
+    exact = [
+        str(item)
+        for w in wants
+        for item in w.req.specifier
+        if item.operator == "==" and "*" not in item.version
+    ]
+    if exact and len(set(exact)) == 1:
+        spec = SpecifierSet(exact[0])
     first = wants[0]
     extras = sorted({e for w in wants for e in w.req.extras})
     name = first.req.name + (f"[{','.join(extras)}]" if extras else "")
@@ -156,12 +169,24 @@ def merge(findings: Sequence[Finding]) -> tuple[list[Step], list[Conflict]]:
         )
         _ = key
     groups: dict[tuple[str | None, tuple[str, ...], Applicability], list[_Want]] = {}
+    merged_wants: dict[str, _Want] = {}
+    tainted: set[int] = set()  # actions with a conflicting pin: none of their pins is emitted
     for key in got.order:
         merged, conflict = _merge_install(key, got.installs[key])
         if conflict is not None:
             conflicts.append(conflict)
-            continue
-        assert merged is not None
+            tainted |= {w.origin for w in got.installs[key]}
+        elif merged is not None:
+            merged_wants[key] = merged
+    for key, merged in merged_wants.items():
+        if any(w.origin in tainted for w in got.installs[key]):
+            kept = [w for w in got.installs[key] if w.origin not in tainted]
+            if not kept:
+                continue
+            again, _ = _merge_install(key, kept)
+            if again is None:
+                continue
+            merged = again
         groups.setdefault((merged.index_url, merged.flags, merged.applicability), []).append(merged)
     ordered = sorted(groups.items(), key=lambda kv: (kv[0][0] is None, _RANK[kv[0][2]]))
     for (index_url, flags, applicability), wants in ordered:
@@ -254,7 +279,7 @@ def build_plan(
         after, notes = simulate(report, [s.action for s in steps], matrix)
     final = evaluate(after, matrix, rules)
     remaining = tuple(f for f in final.findings if f.severity.at_least(threshold))
-    if not steps:
+    if not addressed:
         steps, conflicts = merge(_manual_only(first_seen, addressed))
     plan = Plan(
         node=report.node,

@@ -149,7 +149,10 @@ def pip_index_config(
 def find_uv(env: Mapping[str, str] | None = None) -> str:
     env = os.environ if env is None else env
     if env.get("ENVCHECK_UV"):
-        return env["ENVCHECK_UV"]
+        chosen = env["ENVCHECK_UV"]
+        if not os.access(chosen, os.X_OK):
+            raise UvMissing(f"ENVCHECK_UV={chosen} is not an executable; {INSTALL_UV}")
+        return chosen
     try:
         from uv import find_uv_bin
 

@@ -85,12 +85,13 @@ def version_within(spec: SpecifierSet, current: Version | None = None) -> Versio
 def _torch_build(
     matrix: Matrix, version: Version, variant: str | None, installed_cuda: dict[str, str]
 ) -> TorchBuild:
+    """The build pip installs: from a variant's index (``variant`` given) it carries the
+    +label; from the default index it is the PyPI wheel, with the nvidia-* pins it brings."""
     release = matrix.torch_release(version)
+    label = variant
     if variant is None and release is not None:
         variant = release.pypi_default
-    is_default = release is not None and variant == release.pypi_default
-    pins = {k: str(v) for k, v in release.pins.items()} if release and is_default else {}
-    label = None if is_default or variant is None else variant
+    pins = {k: str(v) for k, v in release.pins.items()} if release and label is None else {}
     cuda = variant_cuda(variant)
     return TorchBuild(
         version=f"{public(version)}+{label}" if label else str(public(version)),
@@ -111,7 +112,7 @@ class _State:
             self.dists = {}
             for dist in report.packages.data.distributions:
                 self.dists.setdefault(dist.key, dist)
-        self.torch_changed: tuple[Version, str | None] | None = None
+        self.torch_changed: tuple[Version, str | None] | None = None  # (version, index variant)
         self.env: dict[str, str] | None = (
             dict(report.env.data.variables) if report.env.is_ok and report.env.data else None
         )
