@@ -79,7 +79,9 @@ def make_simple_index(simple: Path, wheels: Sequence[Path]) -> str:
         anchors = []
         for wheel in files:
             digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
-            anchors.append(f'<a href="{wheel.resolve().as_uri()}#sha256={digest}">{html.escape(wheel.name)}</a>')
+            anchors.append(
+                f'<a href="{wheel.resolve().as_uri()}#sha256={digest}">{html.escape(wheel.name)}</a>'
+            )
         (page / "index.html").write_text(
             "<!DOCTYPE html><html><body>\n" + "<br>\n".join(anchors) + "\n</body></html>\n",
             encoding="utf-8",
@@ -97,8 +99,12 @@ CUDA_MARK = 'platform_system == "Linux" and platform_machine == "x86_64"'
 # A small world that looks like the real one where it matters: torch pins its CUDA wheels,
 # vLLM pins torch, and the cuBLAS fix exists as a newer wheel.
 STANDARD = (
-    WheelSpec("torch", "2.4.0", (f"nvidia-cublas-cu12==12.1.3.1; {CUDA_MARK}", "numpy", "filelock")),
-    WheelSpec("torch", "2.5.1", (f"nvidia-cublas-cu12==12.4.5.8; {CUDA_MARK}", "numpy", "filelock")),
+    WheelSpec(
+        "torch", "2.4.0", (f"nvidia-cublas-cu12==12.1.3.1; {CUDA_MARK}", "numpy", "filelock")
+    ),
+    WheelSpec(
+        "torch", "2.5.1", (f"nvidia-cublas-cu12==12.4.5.8; {CUDA_MARK}", "numpy", "filelock")
+    ),
     WheelSpec("vllm", "0.6.3", ("torch==2.4.0", "numpy<2.0.0", "ray>=2.9")),
     WheelSpec("vllm", "0.6.4", ("torch==2.5.1", "numpy<2.0.0", "ray>=2.9")),
     WheelSpec("nvidia-cublas-cu12", "12.1.3.1"),

@@ -178,16 +178,13 @@ def merge(findings: Sequence[Finding]) -> tuple[list[Step], list[Conflict]]:
             tainted |= {w.origin for w in got.installs[key]}
         elif merged is not None:
             merged_wants[key] = merged
-    for key, merged in merged_wants.items():
+    for key, first in merged_wants.items():
+        final: _Want | None = first
         if any(w.origin in tainted for w in got.installs[key]):
             kept = [w for w in got.installs[key] if w.origin not in tainted]
-            if not kept:
-                continue
-            again, _ = _merge_install(key, kept)
-            if again is None:
-                continue
-            merged = again
-        groups.setdefault((merged.index_url, merged.flags, merged.applicability), []).append(merged)
+            final = _merge_install(key, kept)[0] if kept else None
+        if final is not None:
+            groups.setdefault((final.index_url, final.flags, final.applicability), []).append(final)
     ordered = sorted(groups.items(), key=lambda kv: (kv[0][0] is None, _RANK[kv[0][2]]))
     for (index_url, flags, applicability), wants in ordered:
         steps.append(

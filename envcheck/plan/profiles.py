@@ -52,6 +52,8 @@ def builtin_profiles_dir() -> Path:
 
 def _fail(text: str, where: str, key: str, message: str) -> ProfileError:
     line = line_of(text, key) if key else None
+    if line is None and key and "[" in key:
+        line = line_of(text, key.split("[", 1)[0])
     return ProfileError(message, where=f"{where}:{line}" if line else where, key=key or None)
 
 
@@ -74,7 +76,7 @@ def parse_profile(text: str, where: str) -> Profile:
             Requirement(line)
         except InvalidRequirement as exc:
             raise _fail(
-                text, where, f"requirements[{i}]", f"invalid requirement {line!r}: {exc}"
+                text, where, f"requirements[{i}]", f"invalid requirement {line!r}: {str(exc).splitlines()[0]}"
             ) from None
     if profile.python is not None:
         try:

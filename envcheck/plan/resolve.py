@@ -191,6 +191,9 @@ def compile_argv(
     argv += ["--python-platform", python_platform(stack.target)]
     argv += ["--python-version", stack.target.python]
     argv += ["--no-header", "--generate-hashes"]
+    # pip considers every configured index alike; so does this resolution (uv's default would
+    # stop at the first index that has a package at all)
+    argv += ["--index-strategy", "unsafe-best-match"]
     if fmt == "pylock":
         argv += ["--format", "pylock.toml"]
     if index.no_index:

@@ -122,7 +122,12 @@ def _finding(code: str, *actions: Action, applicability: str = "safe") -> Findin
         ("numpy<2", "numpy>=1.20", "numpy<2,>=1.20", False),
         ("torch==2.4.0", "torch==2.5.1", None, True),
         ("numpy>=2", "numpy<2", None, True),
-        ("nvidia-cublas-cu12==12.3.4.1", "nvidia-cublas-cu12==12.3.4.1", "nvidia-cublas-cu12==12.3.4.1", False),
+        (
+            "nvidia-cublas-cu12==12.3.4.1",
+            "nvidia-cublas-cu12==12.3.4.1",
+            "nvidia-cublas-cu12==12.3.4.1",
+            False,
+        ),
     ],
 )
 def test_pins_merge_or_conflict(a: str, b: str, merged: str | None, conflict: bool) -> None:
@@ -146,8 +151,14 @@ def test_pins_merge_or_conflict(a: str, b: str, merged: str | None, conflict: bo
 def test_different_indexes_and_env_values_conflict() -> None:
     _, conflicts = merge(
         [
-            _finding("AAA101", Action(kind="pip_install", packages=("torch==2.4.0",), index_url="https://x/cu121")),
-            _finding("BBB101", Action(kind="pip_install", packages=("torch==2.4.0",), index_url="https://x/cu118")),
+            _finding(
+                "AAA101",
+                Action(kind="pip_install", packages=("torch==2.4.0",), index_url="https://x/cu121"),
+            ),
+            _finding(
+                "BBB101",
+                Action(kind="pip_install", packages=("torch==2.4.0",), index_url="https://x/cu118"),
+            ),
             _finding("CCC101", Action(kind="env", env={"GLOO_SOCKET_IFNAME": "eth0"})),
             _finding("DDD101", Action(kind="env", env={"GLOO_SOCKET_IFNAME": "ib0"})),
         ]
@@ -158,10 +169,16 @@ def test_different_indexes_and_env_values_conflict() -> None:
 def test_steps_are_ordered_uninstall_index_install_env_manual() -> None:
     steps, _ = merge(
         [
-            _finding("MMM101", Action(kind="manual", text="upgrade the driver"), applicability="manual"),
+            _finding(
+                "MMM101", Action(kind="manual", text="upgrade the driver"), applicability="manual"
+            ),
             _finding("EEE101", Action(kind="env", env={"A": "1"})),
             _finding("PPP101", Action(kind="pip_install", packages=("numpy<2",))),
-            _finding("TTT101", Action(kind="pip_install", packages=("torch==2.4.0",), index_url="https://x/cu121"), applicability="unsafe"),
+            _finding(
+                "TTT101",
+                Action(kind="pip_install", packages=("torch==2.4.0",), index_url="https://x/cu121"),
+                applicability="unsafe",
+            ),
             _finding("UUU101", Action(kind="pip_uninstall", packages=("flash-attn",))),
         ]
     )

@@ -93,9 +93,7 @@ def test_python_outside_the_release_is_a_conflict(matrix: Matrix) -> None:
 
 
 def test_unknown_hardware_is_noted_not_guessed(matrix: Matrix) -> None:
-    stack = choose_stack(
-        matrix, Target(python="3.11", gpus=("Some Future GPU",)), ["torch==2.5.1"]
-    )
+    stack = choose_stack(matrix, Target(python="3.11", gpus=("Some Future GPU",)), ["torch==2.5.1"])
     assert stack.ok and stack.torch_variant == "cu124"
     assert any("Some Future GPU" in n and "not in the matrix" in n for n in stack.notes)
     assert any("driver not declared" in n for n in stack.notes)

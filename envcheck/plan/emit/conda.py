@@ -8,7 +8,7 @@ import re
 from packaging.utils import canonicalize_name
 
 from envcheck.model.plan import Plan, Stack
-from envcheck.plan.emit.text import comment, plan_header, stack_header
+from envcheck.plan.emit.text import comment, display_command, plan_header, stack_header
 from envcheck.plan.resolve import Resolution, redact_url
 
 _NAME = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -62,11 +62,14 @@ def plan_to_conda(
         codes = ", ".join(step.codes)
         if action.kind == "pip_install":
             if step.applicability == "unsafe" and not include_unsafe:
-                header += comment(f"unsafe, not included ({codes}): {step.command()}")
+                header += comment(f"unsafe, not included ({codes}): {display_command(step)}")
                 continue
             if action.index_url and action.index_url not in indexes:
                 indexes.append(action.index_url)
             pins += list(action.packages)
+            header += comment(
+                f"{codes} ({step.applicability}): {' '.join(action.packages)}: {step.reason}"
+            )
             if action.flags:
                 header += comment(
                     f"{codes}: pip flags not expressible here: {' '.join(action.flags)}"
@@ -75,7 +78,7 @@ def plan_to_conda(
             variables.update(action.env)
             header += comment(f"{codes}: variables set in the environment below")
         else:
-            text = action.text if action.kind == "manual" else step.command()
+            text = action.text if action.kind == "manual" else display_command(step)
             header += comment(f"{action.kind.replace('_', ' ')} ({codes}): {text}")
     pip_lines = [f"--extra-index-url {redact_url(u)}" for u in indexes] + pins
     return _document(header, name, python, pip_lines, variables)

@@ -33,7 +33,14 @@ def plan_to_sh(plan: Plan, *, include_unsafe: bool = False) -> str:
         lines += step_comment(step)
         action = step.action
         if action.kind in ("pip_install", "pip_uninstall"):
-            argv = pip_argv(action, "PYTHON_PLACEHOLDER")
+            shown = action
+            if action.index_url:
+                from dataclasses import replace
+
+                from envcheck.plan.resolve import redact_url
+
+                shown = replace(action, index_url=redact_url(action.index_url))
+            argv = pip_argv(shown, "PYTHON_PLACEHOLDER")
             command = '"$PYTHON" ' + shlex.join(argv[1:])
             if step.applicability == "unsafe" and not include_unsafe:
                 lines.append("# unsafe, left commented out (envcheck fix --unsafe emits it):")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 
 from envcheck.model.plan import Plan, Stack
-from envcheck.plan.emit.text import comment, index_lines, plan_header, stack_header
+from envcheck.plan.emit.text import comment, display_command, index_lines, plan_header, stack_header
 from envcheck.plan.resolve import Resolution
 
 
@@ -19,14 +19,14 @@ def plan_to_requirements(plan: Plan, *, include_unsafe: bool = False) -> str:
         codes = ", ".join(step.codes)
         if action.kind == "pip_install":
             if step.applicability == "unsafe" and not include_unsafe:
-                lines += comment(f"unsafe, not included ({codes}): {step.command()}")
+                lines += comment(f"unsafe, not included ({codes}): {display_command(step)}")
                 continue
             indexes.append(action.index_url)
             if action.flags:
                 lines += comment(f"{codes}: install with {' '.join(action.flags)}")
             pins += [f"{p}  # {codes}" for p in action.packages]
         elif action.kind == "pip_uninstall":
-            lines += comment(f"first ({codes}): {step.command()}")
+            lines += comment(f"first ({codes}): {display_command(step)}")
         elif action.kind == "env":
             lines += comment(
                 f"set in the job's environment ({codes}): "

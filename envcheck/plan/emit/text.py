@@ -58,6 +58,16 @@ def stack_header(stack: Stack, *, command: str, resolver: str | None = None) -> 
     return out
 
 
+def display_command(step: Step) -> str:
+    """The step's command with any credentials in its index URL hidden."""
+    action = step.action
+    if action.index_url and redact_url(action.index_url) != action.index_url:
+        from dataclasses import replace
+
+        action = replace(action, index_url=redact_url(action.index_url))
+    return action.command()
+
+
 def step_comment(step: Step) -> list[str]:
     return comment(f"{', '.join(step.codes)} ({step.applicability}): {step.reason}")
 
