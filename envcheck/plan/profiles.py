@@ -76,7 +76,10 @@ def parse_profile(text: str, where: str) -> Profile:
             Requirement(line)
         except InvalidRequirement as exc:
             raise _fail(
-                text, where, f"requirements[{i}]", f"invalid requirement {line!r}: {str(exc).splitlines()[0]}"
+                text,
+                where,
+                f"requirements[{i}]",
+                f"invalid requirement {line!r}: {str(exc).splitlines()[0]}",
             ) from None
     if profile.python is not None:
         try:

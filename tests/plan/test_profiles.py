@@ -24,11 +24,23 @@ def test_builtin_profiles_load_and_cite_sources() -> None:
 
 # a node each profile's own docs describe, and the torch it must get there
 NODES = {
-    "tinyzero": (Target(python="3.9", driver="550.54.15", gpus=("NVIDIA H100 80GB HBM3",)), "2.4.0"),
+    "tinyzero": (
+        Target(python="3.9", driver="550.54.15", gpus=("NVIDIA H100 80GB HBM3",)),
+        "2.4.0",
+    ),
     "verl": (Target(python="3.11", driver="550.54.15", gpus=("NVIDIA H100 80GB HBM3",)), "2.6.0"),
-    "openrlhf": (Target(python="3.12", driver="580.65.06", gpus=("NVIDIA H100 80GB HBM3",)), "2.13.0"),
-    "rlinf-behavior": (Target(python="3.10", driver="535.183.06", gpus=("NVIDIA GeForce RTX 4090",)), "2.5.1"),
-    "omnigibson": (Target(python="3.11", driver="580.65.06", gpus=("NVIDIA GeForce RTX 4090",)), "2.7.0"),
+    "openrlhf": (
+        Target(python="3.12", driver="580.65.06", gpus=("NVIDIA H100 80GB HBM3",)),
+        "2.13.0",
+    ),
+    "rlinf-behavior": (
+        Target(python="3.10", driver="535.183.06", gpus=("NVIDIA GeForce RTX 4090",)),
+        "2.5.1",
+    ),
+    "omnigibson": (
+        Target(python="3.11", driver="580.65.06", gpus=("NVIDIA GeForce RTX 4090",)),
+        "2.7.0",
+    ),
 }
 
 
@@ -51,10 +63,22 @@ def test_openrlhf_on_a_cuda12_driver_is_a_conflict(matrix: Matrix) -> None:
 @pytest.mark.parametrize(
     ("text", "where", "key"),
     [
-        ('name = "x"\ntitle = "t"\nsource = "s"\nrequirements = ["torch"]\nbogus = 1\n', ":5", "bogus"),
-        ('name = "x"\ntitle = "t"\nsource = "s"\nrequirements = ["torch>>2"]\n', ":4", "requirements[0]"),
+        (
+            'name = "x"\ntitle = "t"\nsource = "s"\nrequirements = ["torch"]\nbogus = 1\n',
+            ":5",
+            "bogus",
+        ),
+        (
+            'name = "x"\ntitle = "t"\nsource = "s"\nrequirements = ["torch>>2"]\n',
+            ":4",
+            "requirements[0]",
+        ),
         ('name = "x"\ntitle = "t"\nrequirements = ["torch"]\n', "", "source"),
-        ('name = "x"\ntitle = "t"\nsource = "s"\nrequirements = ["a"]\npython = "three"\n', ":5", "python"),
+        (
+            'name = "x"\ntitle = "t"\nsource = "s"\nrequirements = ["a"]\npython = "three"\n',
+            ":5",
+            "python",
+        ),
         ('name = "x"\ntitle = 1\nsource = "s"\nrequirements = ["a"]\n', ":2", "title"),
     ],
 )
@@ -69,7 +93,9 @@ def test_bad_profiles_name_file_line_and_key(text: str, where: str, key: str) ->
 
 def test_profile_by_path_and_unknown_name(tmp_path: Path) -> None:
     path = tmp_path / "mine.toml"
-    path.write_text('name = "mine"\ntitle = "t"\nsource = "s"\nrequirements = ["torch"]\n', encoding="utf-8")
+    path.write_text(
+        'name = "mine"\ntitle = "t"\nsource = "s"\nrequirements = ["torch"]\n', encoding="utf-8"
+    )
     assert get_profile(str(path)).name == "mine"
     with pytest.raises(UsageError, match="known: "):
         get_profile("nope")

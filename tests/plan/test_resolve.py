@@ -47,7 +47,11 @@ def test_pip_config_env_and_command_line(tmp_path: Path) -> None:
         "[install]\nfind-links = /srv/wheels\n",
         encoding="utf-8",
     )
-    env = {"HOME": str(tmp_path), "XDG_CONFIG_DIRS": str(tmp_path / "none"), "PIP_CONFIG_FILE": str(conf)}
+    env = {
+        "HOME": str(tmp_path),
+        "XDG_CONFIG_DIRS": str(tmp_path / "none"),
+        "PIP_CONFIG_FILE": str(conf),
+    }
     got = pip_index_config(env)
     assert got.index_url == "https://mirror.example/simple"
     assert got.extra_index_urls == ("https://a.example/simple", "https://b.example/simple")
@@ -65,7 +69,10 @@ def test_pip_config_env_and_command_line(tmp_path: Path) -> None:
 
 
 def test_redact_url() -> None:
-    assert redact_url("https://user:secret@idx.example:8443/simple") == "https://***@idx.example:8443/simple"
+    assert (
+        redact_url("https://user:secret@idx.example:8443/simple")
+        == "https://***@idx.example:8443/simple"
+    )
     assert redact_url("https://idx.example/simple") == "https://idx.example/simple"
 
 
@@ -105,7 +112,9 @@ def test_resolves_from_the_variant_index_with_find_links(
     target = Target(python="3.11", driver="570.86.15", gpus=("NVIDIA GeForce RTX 5090",))
     stack = choose_stack(matrix, target, ["torch"])
     assert stack.torch_index_url is not None and stack.torch_index_url.startswith("file://")
-    index = IndexConfig(find_links=(str(local_index.wheels),), no_index=False, index_url=local_index.url)
+    index = IndexConfig(
+        find_links=(str(local_index.wheels),), no_index=False, index_url=local_index.url
+    )
     got = resolve(stack, index, uv=find_uv(), fmt="pylock", timeout=120)
     assert got.pins["torch"] == "2.11.0+cu128"
     assert got.pins["nvidia-cublas-cu12"] == "12.8.4.1"
