@@ -322,6 +322,8 @@ def _resolve_and_write(
     message = f"locked {len(resolution.pins)} packages" + (
         f"; wrote {args.output}" if args.output else ""
     )
+    if blocking:
+        message += f" despite {len(blocking)} finding(s) (--force)"
     return _finish(
         args,
         stack,

@@ -190,6 +190,9 @@ def compile_argv(
     argv = [uv, "pip", "compile", str(requirements), "--no-config", "--quiet"]
     argv += ["--python-platform", python_platform(stack.target)]
     argv += ["--python-version", stack.target.python]
+    # the interpreter that would build a source distribution's metadata; naming it spares uv a
+    # search of PATH for a Python of the target's version (seconds with pyenv shims)
+    argv += ["--python", sys.executable]
     argv += ["--no-header", "--generate-hashes"]
     # pip considers every configured index alike; so does this resolution (uv's default would
     # stop at the first index that has a package at all)
