@@ -164,18 +164,21 @@ def _target(args: argparse.Namespace, spec_report: Any, profile_python: str | No
                 Version(value)
             except InvalidVersion:
                 raise UsageError(f"{flag}: invalid version {value!r}") from None
-    if spec_report is not None:
-        target = (
-            target_from_report(spec_report, python=args.python or None)
-            if (args.python or (spec_report.python.is_ok))
-            else Target(python=profile_python or "")
-        )
-    else:
-        target = Target(python=args.python or profile_python or "")
-    if not target.python:
+    declared = (
+        spec_report.python.data.version
+        if spec_report is not None and spec_report.python.is_ok and spec_report.python.data
+        else None
+    )
+    python = args.python or declared or profile_python
+    if not python:
         raise UsageError(
             "the target's Python is unknown: pass --python X.Y (or declare [python] in the spec)"
         )
+    target = (
+        target_from_report(spec_report, python=python)
+        if spec_report is not None
+        else Target(python=python)
+    )
     changes: dict[str, Any] = {}
     if args.gpu:
         changes["gpus"] = _gpus(args.gpu)
@@ -252,7 +255,14 @@ def run(args: argparse.Namespace) -> int:
     )
     stack = _with_profile(stack, profile, target)
     if stack.conflicts:
-        return _finish(args, stack, 1, "conflict", message="the stack cannot run on this target")
+        return _finish(
+            args,
+            stack,
+            1,
+            "conflict",
+            message="the stack cannot run on this target: nothing resolved or written "
+            "(upgrade the driver as named, or request releases built for a CUDA it runs)",
+        )
     stack = add_overrides(stack, matrix, rules)
     if args.dry_run:
         return _finish(args, stack, 0, "ok", message="dry run: nothing resolved or written")

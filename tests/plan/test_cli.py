@@ -290,3 +290,33 @@ def test_lock_profile_dry_run(tmp_path: Path) -> None:
         name in listed.stdout
         for name in ("tinyzero", "verl", "openrlhf", "rlinf-behavior", "omnigibson")
     )
+
+
+def test_lock_spec_without_python_takes_the_profiles(tmp_path: Path) -> None:
+    spec = tmp_path / "node.toml"
+    spec.write_text('[gpu]\ndriver = "535.104.05"\nmodels = ["NVIDIA H20"]\n', encoding="utf-8")
+    result = run_cli("lock", "--spec", str(spec), "--profile", "tinyzero", "--dry-run", "--json")
+    target = result.json()["data"]["stack"]["target"]
+    assert (target["python"], target["driver"], target["gpus"]) == (
+        "3.9",
+        "535.104.05",
+        ["NVIDIA H20"],
+    )
+    flags = run_cli(
+        "lock",
+        "--spec",
+        str(spec),
+        "torch==2.5.1",
+        "--python",
+        "3.12",
+        "--driver",
+        "550.54.15",
+        "--dry-run",
+        "--json",
+    )
+    target = flags.json()["data"]["stack"]["target"]
+    assert (target["python"], target["driver"], target["gpus"]) == (
+        "3.12",
+        "550.54.15",
+        ["NVIDIA H20"],
+    )
