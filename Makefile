@@ -10,9 +10,10 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# A user install: the package and its runtime dependencies, not editable.
+# A user install: the package, its runtime dependencies and uv (for `envcheck lock`), not
+# editable. Ray (`envcheck cluster`) is the optional extra `cluster`.
 install: $(BIN)/python
-	$(BIN)/python -m pip install --quiet .
+	$(BIN)/python -m pip install --quiet '.[lock]'
 	@echo "installed: $(BIN)/envcheck  (try: $(BIN)/envcheck probe)"
 
 $(STAMP): pyproject.toml | $(BIN)/python
@@ -38,6 +39,9 @@ test: lint typecheck docs unit
 bench: $(STAMP)
 	$(BIN)/python scripts/bench_probe.py $$(test -x .bench/probe-venv/bin/python || echo --setup)
 	$(BIN)/python scripts/bench_check.py
+	$(BIN)/python scripts/bench_lock.py
+	$(BIN)/python scripts/bench_refresh.py --local
+	$(BIN)/python scripts/bench_triage.py --size-gb 2 --runs 3
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .ruff_cache .pytest_cache

@@ -18,6 +18,10 @@ def write_atomic(path: str | Path, text: str, *, overwrite: bool = True) -> Path
         raise InputError("file exists (use --force to overwrite)", where=str(target))
     if target.is_dir():
         raise InputError("is a directory", where=str(target))
+    if target.exists() and not target.is_file():
+        raise InputError(
+            "not a regular file (a device or a pipe is never replaced)", where=str(target)
+        )
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -26,7 +26,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from envcheck.cli import check, explain, matrix_cmd, probe, rules_cmd, triage
+    from envcheck.cli import check, explain, fix, lock, matrix_cmd, probe, rules_cmd, triage
 
     parser = _Parser(
         prog="envcheck",
@@ -35,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"envcheck {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for module in (check, probe, explain, rules_cmd, matrix_cmd, triage):
+    for module in (check, probe, explain, rules_cmd, matrix_cmd, triage, fix, lock):
         module.add_parser(sub)
     return parser
 

@@ -65,6 +65,12 @@ def add_parser(sub: Any) -> None:
     )
     common.add_source_options(p)
     from_opts.add_from_options(p)
+    p.add_argument(
+        "--lock",
+        metavar="FILE",
+        help="check the packages of a lock file (requirements, pylock.toml, environment.yml) "
+        "on the node's hardware: nothing is installed (see docs/fix.md)",
+    )
     add_check_options(p)
     common.add_output_options(p)
     p.set_defaults(run=run)
@@ -150,6 +156,10 @@ def render(outcome: CheckOutcome, args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     report = common.obtain_report(args)
+    if getattr(args, "lock", None):
+        from envcheck.plan.lockfile import apply_lock
+
+        report = apply_lock(report, args.lock)
     outcome = evaluate(args, [report])
     render(outcome, args)
     return outcome.exit_code

@@ -120,3 +120,99 @@ def torch_choices(
             reason = f"torch {release.version}+{variant}"
             out.append(TorchChoice(release, variant, support, reason))
     return out
+
+
+# --- judging one build for a target (used by fix plans and `envcheck lock`) --------------------
+
+
+def driver_max_cuda(
+    matrix: Matrix, driver: Version, reported: Version | None = None
+) -> tuple[Version | None, str]:
+    """Newest CUDA a driver runs and where that figure comes from (as Facts.max_cuda does)."""
+    if reported is not None:
+        return reported, "reported by the driver"
+    branch = matrix.max_cuda_for_driver(driver)
+    if branch is not None:
+        return branch.max_cuda, f"driver branch {branch.branch}"
+    newest = matrix.newest_cuda_supported(driver)
+    if newest is not None:
+        return newest.cuda, "newest toolkit whose driver it meets"
+    return None, "unknown"
+
+
+def driver_text(version: Version) -> str:
+    """A driver version as NVIDIA writes it: 535.104.05, not packaging's 535.104.5."""
+    parts = [str(p) for p in version.release]
+    if len(parts) == 3:
+        parts[2] = parts[2].zfill(2)
+    return ".".join(parts)
+
+
+def driver_needed(toolkit: CudaToolkit) -> str:
+    """'>= 550.54.14 (or >= 525.60.13 through CUDA 12.x minor-version compatibility)'."""
+    parts = []
+    if toolkit.min_driver is not None:
+        parts.append(f">= {driver_text(toolkit.min_driver)}")
+    if toolkit.minor_compat_min_driver is not None:
+        floor = f">= {driver_text(toolkit.minor_compat_min_driver)}"
+        text = f"{floor} through CUDA {toolkit.cuda.major}.x minor-version compatibility"
+        parts.append(f"(or {text})" if parts else text)
+    return " ".join(parts) or "a newer driver (minimum UNVERIFIED)"
+
+
+@dataclass(frozen=True)
+class BuildVerdict:
+    """Whether one torch build (release + CUDA variant) fits a target, and why (not)."""
+
+    release: TorchRelease
+    variant: str
+    support: Support | None  # None: the driver is unknown
+    problems: tuple[str, ...]
+
+    @property
+    def fits(self) -> bool:
+        return not self.problems
+
+    @property
+    def label(self) -> str:
+        return f"{self.release.version}+{self.variant}"
+
+
+def judge_build(
+    matrix: Matrix,
+    release: TorchRelease,
+    variant: str,
+    *,
+    ccs: Iterable[tuple[str, Version]] = (),
+    driver: Version | None = None,
+    max_cuda: Version | None = None,
+    accept_unverified: bool = False,
+) -> BuildVerdict:
+    """Does this build have kernels for every GPU (``(name, cc)`` pairs) and run on the driver?
+    An arch list the matrix marks UNVERIFIED counts only with ``accept_unverified``."""
+    problems: list[str] = []
+    cuda = variant_cuda(variant)
+    if cuda is None:
+        return BuildVerdict(release, variant, None, (f"{variant} is not a CUDA build",))
+    pairs = list(ccs)
+    if pairs:
+        found = arch_list(release, variant)
+        if found is None:
+            problems.append("its arch list is not in the matrix")
+        else:
+            archs, verified = found
+            missing = sorted({f"{name} ({sm(cc)})" for name, cc in pairs if not covers(archs, cc)})
+            if missing:
+                problems.append(f"no kernels for {', '.join(missing)}")
+            elif not verified and not accept_unverified:
+                problems.append("its arch list is UNVERIFIED")
+    support: Support | None = None
+    if driver is not None:
+        toolkit = matrix.toolkit(cuda)
+        if toolkit is None:
+            problems.append(f"CUDA {cuda} is not in the matrix")
+        else:
+            support = driver_support(toolkit, driver, max_cuda)
+            if support == "no":
+                problems.append(f"needs driver {driver_needed(toolkit)} for CUDA {cuda}")
+    return BuildVerdict(release, variant, support, tuple(problems))

@@ -1,0 +1,181 @@
+"""Run a plan's steps in a Python environment, safely.
+
+Only ``safe`` steps run (``unsafe`` ones with ``include_unsafe``); environment variables and
+manual steps are printed, never run. Before anything changes, the environment's ``pip freeze``
+is written to a snapshot file; each command is shown before it runs; the first failure stops
+the run and the environment's state (what changed against the snapshot) is reported with the
+commands that roll it back. Every pip command is ``<target python> -m pip``.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.utils import canonicalize_name
+
+from envcheck.errors import EnvcheckError
+from envcheck.fileio import write_atomic
+from envcheck.model.plan import Plan, Step
+from envcheck.plan.emit.pip import pip_argv
+from envcheck.probes.run import run
+
+PIP_TIMEOUT_S = 3600.0
+
+
+class ApplyError(EnvcheckError):
+    """The plan could not be started (no snapshot): nothing was changed."""
+
+
+@dataclass(frozen=True)
+class StepRun:
+    step: Step
+    argv: tuple[str, ...]
+    ok: bool
+    detail: str = ""  # the end of pip's output when it failed
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "command": shlex.join(self.argv),
+            "codes": list(self.step.codes),
+            "ok": self.ok,
+            "detail": self.detail,
+        }
+
+
+@dataclass(frozen=True)
+class ApplyOutcome:
+    python: str
+    snapshot: str
+    ran: tuple[StepRun, ...] = ()
+    not_run: tuple[tuple[Step, str], ...] = ()
+    changes: tuple[str, ...] = ()  # "numpy 2.1.3 -> 1.26.4", "+ nvidia-cublas-cu12 12.3.4.1"
+    rollback: tuple[str, ...] = ()
+    state_error: str | None = None  # pip freeze after the run failed
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> StepRun | None:
+        return next((r for r in self.ran if not r.ok), None)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "python": self.python,
+            "snapshot": self.snapshot,
+            "ran": [r.to_json() for r in self.ran],
+            "not_run": [
+                {"command": s.command(), "codes": list(s.codes), "why": why}
+                for s, why in self.not_run
+            ],
+            "failed": self.failed.to_json() if self.failed else None,
+            "changes": list(self.changes),
+            "rollback": list(self.rollback),
+            "state_error": self.state_error,
+        }
+
+
+def freeze(python: str, env: Mapping[str, str] | None = None) -> str:
+    result = run([python, "-m", "pip", "freeze"], timeout=300, env=env)
+    if not result.ok:
+        raise ApplyError(
+            f"could not take the `pip freeze` snapshot with {python}: "
+            f"{result.describe_failure()}; nothing was changed"
+        )
+    return result.stdout
+
+
+def _versions(text: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if "==" in line:
+            name, _, version = line.partition("==")
+        elif " @ " in line:
+            name, _, version = line.partition(" @ ")
+        else:
+            name, version = line, "?"
+        out[canonicalize_name(name.strip())] = version.strip()
+    return out
+
+
+def diff(before: str, after: str) -> tuple[list[str], list[str]]:
+    """(changes in words, names added) between two pip freeze outputs."""
+    old, new = _versions(before), _versions(after)
+    changes, added = [], []
+    for name in sorted(set(old) | set(new)):
+        if name not in new:
+            changes.append(f"- {name} {old[name]} (removed)")
+        elif name not in old:
+            changes.append(f"+ {name} {new[name]} (added)")
+            added.append(name)
+        elif old[name] != new[name]:
+            changes.append(f"~ {name} {old[name]} -> {new[name]}")
+    return changes, added
+
+
+def rollback_commands(python: str, snapshot: str, added: list[str]) -> list[str]:
+    commands = []
+    if added:
+        commands.append(shlex.join([python, "-m", "pip", "uninstall", "-y", *added]))
+    commands.append(shlex.join([python, "-m", "pip", "install", "--no-deps", "-r", snapshot]))
+    return commands
+
+
+def apply_plan(
+    plan: Plan,
+    python: str,
+    *,
+    snapshot: str | Path,
+    include_unsafe: bool = False,
+    overwrite: bool = False,
+    echo: Callable[[str], None] = lambda _text: None,
+    env: Mapping[str, str] | None = None,
+    timeout: float = PIP_TIMEOUT_S,
+) -> ApplyOutcome:
+    """Run the runnable steps in order; stop at the first failure."""
+    before = freeze(python, env)
+    path = write_atomic(snapshot, before, overwrite=overwrite)
+    echo(f"snapshot of the environment before any change: {path}")
+    ran: list[StepRun] = []
+    not_run: list[tuple[Step, str]] = []
+    failed = False
+    for step in plan.steps:
+        action = step.action
+        if failed:
+            not_run.append((step, "not run: an earlier step failed"))
+            continue
+        if action.kind == "manual":
+            not_run.append((step, "manual: do it by hand"))
+            continue
+        if action.kind == "env":
+            not_run.append((step, "set it in the job's environment (a child process cannot)"))
+            continue
+        if step.applicability == "unsafe" and not include_unsafe:
+            not_run.append((step, "unsafe: runs only with --unsafe"))
+            continue
+        if step.applicability == "manual":
+            not_run.append((step, "manual: do it by hand"))
+            continue
+        argv = tuple(pip_argv(action, python))
+        echo(f"$ {shlex.join(argv)}")
+        result = run(argv, timeout=timeout, env=env)
+        if result.ok:
+            ran.append(StepRun(step, argv, True))
+            continue
+        tail = (result.stderr or result.stdout).strip().splitlines()[-15:]
+        detail = result.problem or "\n".join(tail)
+        ran.append(StepRun(step, argv, False, detail))
+        failed = True
+    try:
+        after = freeze(python, env)
+    except ApplyError as exc:
+        return ApplyOutcome(python, str(path), tuple(ran), tuple(not_run), state_error=str(exc))
+    changes, added = diff(before, after)
+    rollback = rollback_commands(python, str(path), added) if changes else []
+    return ApplyOutcome(
+        python, str(path), tuple(ran), tuple(not_run), tuple(changes), tuple(rollback)
+    )

@@ -1,0 +1,1 @@
+"""Writers for plans and locks: sh scripts, requirements files, PEP 751 pylock, conda files."""

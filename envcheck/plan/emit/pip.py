@@ -1,0 +1,58 @@
+"""A plan as a POSIX sh script: reviewable, `set -eu`, the target interpreter's pip."""
+
+from __future__ import annotations
+
+import shlex
+
+from envcheck.model.finding import Action
+from envcheck.model.plan import Plan
+from envcheck.plan.emit.text import comment, plan_header, step_comment
+
+
+def pip_argv(action: Action, python: str) -> list[str]:
+    """The argv that runs an install or uninstall action with ``python -m pip``."""
+    if action.kind == "pip_install":
+        argv = [python, "-m", "pip", "install", *action.flags, *action.packages]
+        if action.index_url:
+            argv += ["--index-url", action.index_url]
+        return argv
+    if action.kind == "pip_uninstall":
+        return [python, "-m", "pip", "uninstall", "-y", *action.packages]
+    raise ValueError(f"{action.kind} is not a pip action")
+
+
+def plan_to_sh(plan: Plan, *, include_unsafe: bool = False) -> str:
+    lines = ["#!/bin/sh", *plan_header(plan, command="envcheck fix --format sh")]
+    lines += [
+        "# Runs with $PYTHON (default: python3): the interpreter of the environment to fix.",
+        "set -eu",
+        'PYTHON="${PYTHON:-python3}"',
+        "",
+    ]
+    for step in plan.steps:
+        lines += step_comment(step)
+        action = step.action
+        if action.kind in ("pip_install", "pip_uninstall"):
+            shown = action
+            if action.index_url:
+                from dataclasses import replace
+
+                from envcheck.plan.resolve import redact_url
+
+                shown = replace(action, index_url=redact_url(action.index_url))
+            argv = pip_argv(shown, "PYTHON_PLACEHOLDER")
+            command = '"$PYTHON" ' + shlex.join(argv[1:])
+            if step.applicability == "unsafe" and not include_unsafe:
+                lines.append("# unsafe, left commented out (envcheck fix --unsafe emits it):")
+                lines.append(f"# {command}")
+            else:
+                lines.append(command)
+        elif action.kind == "env":
+            lines.append("# set in the job's environment (a script cannot set its caller's):")
+            lines += [f"export {k}={shlex.quote(v)}" for k, v in action.env.items()]
+        else:
+            lines += comment(f"manual: {action.text}")
+        lines.append("")
+    if not plan.steps:
+        lines.append("# nothing to do")
+    return "\n".join(lines).rstrip() + "\n"

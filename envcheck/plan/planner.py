@@ -1,0 +1,305 @@
+"""Findings -> a Plan: ordered, merged actions, each traced to the findings it answers.
+
+Pins asked for by several findings are merged; pins that cannot both hold are reported as a
+conflict and neither is emitted. The plan is then applied to a copy of the report and the rules
+run again, until no finding with a fix that would change something is left (a fixed point,
+bounded): moving torch to another build re-checks the driver, the GPUs' architectures, vLLM's
+pin and flash-attn's tag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+
+from envcheck.engine import evaluate
+from envcheck.matrix.model import Matrix
+from envcheck.model.finding import Action, Applicability, Finding, Severity
+from envcheck.model.plan import Conflict, Plan, Step
+from envcheck.model.report import NodeReport
+from envcheck.plan.simulate import changes_something, parse_requirement, simulate, version_within
+from envcheck.rules.base import Rule
+
+MAX_ITERATIONS = 6
+_RANK: dict[Applicability, int] = {"safe": 0, "unsafe": 1, "manual": 2}
+
+
+@dataclass
+class _Want:
+    req: Requirement
+    index_url: str | None
+    flags: tuple[str, ...]
+    applicability: Applicability
+    code: str
+    summary: str
+    origin: int = 0  # which action of which finding asked for it
+
+
+@dataclass
+class _Collected:
+    installs: dict[str, list[_Want]] = field(default_factory=dict)
+    uninstalls: dict[str, list[tuple[str, str, Applicability, str]]] = field(default_factory=dict)
+    env: dict[str, list[tuple[str, str, Applicability, str]]] = field(default_factory=dict)
+    manual: dict[str, tuple[list[str], str]] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)  # install keys in first-seen order
+
+
+def _collect(findings: Sequence[Finding]) -> _Collected:
+    out = _Collected()
+    origin = 0
+    for finding in findings:
+        fix = finding.fix
+        if fix is None:
+            continue
+        for action in fix.actions:
+            origin += 1
+            if action.kind == "pip_install":
+                for text in action.packages:
+                    req = parse_requirement(text)
+                    if req is None:
+                        continue
+                    key = canonicalize_name(req.name)
+                    if key not in out.installs:
+                        out.order.append(key)
+                    out.installs.setdefault(key, []).append(
+                        _Want(
+                            req,
+                            action.index_url,
+                            action.flags,
+                            fix.applicability,
+                            finding.code,
+                            fix.summary,
+                            origin,
+                        )
+                    )
+            elif action.kind == "pip_uninstall":
+                for name in action.packages:
+                    out.uninstalls.setdefault(canonicalize_name(name), []).append(
+                        (name, finding.code, fix.applicability, fix.summary)
+                    )
+            elif action.kind == "env":
+                for var, value in action.env.items():
+                    out.env.setdefault(var, []).append(
+                        (value, finding.code, fix.applicability, fix.summary)
+                    )
+            else:
+                text = action.text or fix.summary
+                codes, _ = out.manual.setdefault(text, ([], fix.summary))
+                if finding.code not in codes:
+                    codes.append(finding.code)
+    return out
+
+
+def _codes(items: Sequence[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(items))
+
+
+def _worst(items: Sequence[Applicability]) -> Applicability:
+    return max(items, key=lambda a: _RANK[a])
+
+
+def _merge_install(key: str, wants: list[_Want]) -> tuple[_Want | None, Conflict | None]:
+    """One requirement for a distribution, or the conflict between what findings asked."""
+    codes = _codes([w.code for w in wants])
+    texts = tuple(
+        dict.fromkeys(f"{w.req}" + (f" from {w.index_url}" if w.index_url else "") for w in wants)
+    )
+    indexes = {w.index_url for w in wants if w.index_url}
+    if len(indexes) > 1:
+        return None, Conflict(
+            key,
+            texts,
+            codes,
+            f"{key} is wanted from different indexes: {', '.join(sorted(indexes))}",
+        )
+    spec = wants[0].req.specifier
+    for want in wants[1:]:
+        spec &= want.req.specifier
+    if len(wants) > 1 and version_within(spec) is None:
+        return None, Conflict(
+            key,
+            texts,
+            codes,
+            f"{key}: {' and '.join(texts)} cannot both hold ({', '.join(codes)})",
+        )
+    exact = [
+        str(item)
+        for w in wants
+        for item in w.req.specifier
+        if item.operator == "==" and "*" not in item.version
+    ]
+    if exact and len(set(exact)) == 1:
+        spec = SpecifierSet(exact[0])
+    first = wants[0]
+    extras = sorted({e for w in wants for e in w.req.extras})
+    name = first.req.name + (f"[{','.join(extras)}]" if extras else "")
+    merged = Requirement(f"{name}{spec}")
+    flags = tuple(dict.fromkeys(f for w in wants for f in w.flags))
+    return (
+        _Want(
+            merged,
+            next(iter(indexes), None),
+            flags,
+            _worst([w.applicability for w in wants]),
+            ",".join(codes),
+            "; ".join(dict.fromkeys(w.summary for w in wants)),
+        ),
+        None,
+    )
+
+
+def merge(findings: Sequence[Finding]) -> tuple[list[Step], list[Conflict]]:
+    """Ordered steps for the findings' fixes: uninstalls, installs from a torch variant's index,
+    other installs, environment variables, manual steps."""
+    got = _collect(findings)
+    steps: list[Step] = []
+    conflicts: list[Conflict] = []
+    for key, items in got.uninstalls.items():
+        steps.append(
+            Step(
+                Action(kind="pip_uninstall", packages=(items[0][0],)),
+                _worst([i[2] for i in items]),
+                _codes([i[1] for i in items]),
+                "; ".join(dict.fromkeys(i[3] for i in items)),
+            )
+        )
+        _ = key
+    groups: dict[tuple[str | None, tuple[str, ...], Applicability], list[_Want]] = {}
+    merged_wants: dict[str, _Want] = {}
+    tainted: set[int] = set()  # actions with a conflicting pin: none of their pins is emitted
+    for key in got.order:
+        merged, conflict = _merge_install(key, got.installs[key])
+        if conflict is not None:
+            conflicts.append(conflict)
+            tainted |= {w.origin for w in got.installs[key]}
+        elif merged is not None:
+            merged_wants[key] = merged
+    for key, first in merged_wants.items():
+        final: _Want | None = first
+        if any(w.origin in tainted for w in got.installs[key]):
+            kept = [w for w in got.installs[key] if w.origin not in tainted]
+            final = _merge_install(key, kept)[0] if kept else None
+        if final is not None:
+            groups.setdefault((final.index_url, final.flags, final.applicability), []).append(final)
+    ordered = sorted(groups.items(), key=lambda kv: (kv[0][0] is None, _RANK[kv[0][2]]))
+    for (index_url, flags, applicability), wants in ordered:
+        steps.append(
+            Step(
+                Action(
+                    kind="pip_install",
+                    packages=tuple(str(w.req) for w in wants),
+                    index_url=index_url,
+                    flags=flags,
+                ),
+                applicability,
+                _codes([c for w in wants for c in w.code.split(",")]),
+                "; ".join(dict.fromkeys(w.summary for w in wants)),
+            )
+        )
+    env_groups: dict[Applicability, list[tuple[str, str, list[str], list[str]]]] = {}
+    for var, items in got.env.items():
+        values = {i[0] for i in items}
+        codes = _codes([i[1] for i in items])
+        if len(values) > 1:
+            conflicts.append(
+                Conflict(
+                    var,
+                    tuple(f"{var}={v}" for v in sorted(values)),
+                    codes,
+                    f"{var} is wanted as {' and as '.join(repr(v) for v in sorted(values))}",
+                )
+            )
+            continue
+        env_groups.setdefault(_worst([i[2] for i in items]), []).append(
+            (var, items[0][0], list(codes), [i[3] for i in items])
+        )
+    for applicability, entries in sorted(env_groups.items(), key=lambda kv: _RANK[kv[0]]):
+        steps.append(
+            Step(
+                Action(kind="env", env={var: value for var, value, _, _ in entries}),
+                applicability,
+                _codes([c for _, _, codes, _ in entries for c in codes]),
+                "; ".join(dict.fromkeys(s for _, _, _, summaries in entries for s in summaries)),
+            )
+        )
+    for text, (manual_codes, summary) in got.manual.items():
+        steps.append(
+            Step(Action(kind="manual", text=text), "manual", _codes(manual_codes), summary)
+        )
+    return steps, conflicts
+
+
+def _key(finding: Finding) -> tuple[str, str]:
+    return finding.code, finding.message
+
+
+def _fixable(finding: Finding, report: NodeReport, matrix: Matrix) -> bool:
+    return finding.fix is not None and any(
+        changes_something(a, report, matrix) for a in finding.fix.actions
+    )
+
+
+def build_plan(
+    report: NodeReport,
+    matrix: Matrix,
+    rules: Sequence[Rule],
+    *,
+    threshold: Severity = Severity.WARNING,
+    max_iterations: int = MAX_ITERATIONS,
+) -> tuple[Plan, NodeReport]:
+    """The plan for a report's findings at or above ``threshold``, and the report as it would be
+    after the plan (for ``check`` to confirm)."""
+    addressed: dict[tuple[str, str], Finding] = {}
+    first_seen: list[Finding] = []
+    after = report
+    notes: tuple[str, ...] = ()
+    steps: list[Step] = []
+    conflicts: list[Conflict] = []
+    converged = False
+    iterations = 0
+    for iterations in range(1, max_iterations + 1):
+        result = evaluate(after, matrix, rules)
+        relevant = [f for f in result.findings if f.severity.at_least(threshold)]
+        if iterations == 1:
+            first_seen = relevant
+        new = [f for f in relevant if _key(f) not in addressed and _fixable(f, after, matrix)]
+        if not new:
+            converged = True
+            break
+        for finding in new:
+            addressed[_key(finding)] = finding
+        steps, conflicts = merge(list(addressed.values()) + _manual_only(first_seen, addressed))
+        after, notes = simulate(report, [s.action for s in steps], matrix)
+    final = evaluate(after, matrix, rules)
+    remaining = tuple(f for f in final.findings if f.severity.at_least(threshold))
+    if not addressed:
+        steps, conflicts = merge(_manual_only(first_seen, addressed))
+    plan = Plan(
+        node=report.node,
+        steps=tuple(steps),
+        conflicts=tuple(conflicts),
+        addressed=tuple(addressed.values())
+        + tuple(f for f in first_seen if _key(f) not in addressed and f.fix is not None),
+        remaining=remaining,
+        iterations=iterations,
+        converged=converged,
+        notes=tuple(f"simulated: {n}" for n in notes),
+    )
+    return plan, after
+
+
+def _manual_only(
+    findings: Sequence[Finding], addressed: dict[tuple[str, str], Finding]
+) -> list[Finding]:
+    """Findings whose fix is manual (nothing to simulate): their steps are printed."""
+    return [
+        f
+        for f in findings
+        if _key(f) not in addressed
+        and f.fix is not None
+        and all(a.kind == "manual" for a in f.fix.actions)
+    ]

@@ -1,0 +1,322 @@
+"""`envcheck fix`, `envcheck lock` and `check --lock` as a user runs them."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import cli_env, run_cli
+from tests.plan.conftest import TINYZERO_SPEC, LocalIndex
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+@pytest.fixture
+def tinyzero(tmp_path: Path) -> Path:
+    path = tmp_path / "stack.toml"
+    path.write_text(TINYZERO_SPEC, encoding="utf-8")
+    return path
+
+
+def test_fix_spec_prints_the_cublas_fix(tinyzero: Path) -> None:
+    result = run_cli("fix", "--spec", str(tinyzero))
+    assert result.returncode == 1, result.stderr
+    assert "$ pip install nvidia-cublas-cu12==12.3.4.1" in result.stdout
+    assert "[safe] CUD102" in result.stdout
+    assert "Nothing was changed" in result.stdout
+    assert "Traceback" not in result.stderr
+
+
+def test_fix_json_envelope(tinyzero: Path) -> None:
+    result = run_cli("fix", "--spec", str(tinyzero), "--json")
+    data = result.json()
+    assert set(data) == {"schema", "command", "status", "exit_code", "data", "errors"}
+    assert (data["command"], data["status"], data["exit_code"]) == ("fix", "findings", 1)
+    plan = data["data"]["plan"]
+    assert set(plan) == {
+        "node",
+        "steps",
+        "conflicts",
+        "addressed",
+        "remaining",
+        "iterations",
+        "converged",
+        "notes",
+    }
+    step = plan["steps"][0]
+    assert set(step) == {"command", "applicability", "codes", "reason", "action"}
+    assert step["codes"] == ["CUD102"]
+
+
+@pytest.mark.parametrize("fmt", ["sh", "requirements", "conda"])
+def test_fix_writes_files_atomically_and_never_overwrites(
+    tinyzero: Path, tmp_path: Path, fmt: str
+) -> None:
+    out = tmp_path / f"plan.{fmt}"
+    first = run_cli("fix", "--spec", str(tinyzero), "--format", fmt, "-o", str(out))
+    assert first.returncode == 1 and out.exists()
+    assert "nvidia-cublas-cu12==12.3.4.1" in out.read_text(encoding="utf-8")
+    if fmt == "conda":
+        assert yaml.safe_load(out.read_text(encoding="utf-8"))["dependencies"]
+    again = run_cli("fix", "--spec", str(tinyzero), "--format", fmt, "-o", str(out))
+    assert again.returncode == 2
+    assert again.stderr.strip().endswith("file exists (use --force to overwrite)")
+    forced = run_cli("fix", "--spec", str(tinyzero), "--format", fmt, "-o", str(out), "--force")
+    assert forced.returncode == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--apply", "--spec", "X"], "--apply changes the environment"),
+        (["--snapshot", "s.txt"], "--snapshot only applies with --apply"),
+        (["--spec", "/nonexistent.toml"], "/nonexistent.toml: no such file"),
+        (["--format", "yaml"], "invalid choice"),
+    ],
+)
+def test_fix_usage_errors(args: list[str], message: str) -> None:
+    result = run_cli("fix", *args)
+    assert result.returncode == 2
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_fix_bad_spec_names_file_line_and_key(tmp_path: Path) -> None:
+    spec = tmp_path / "bad.toml"
+    spec.write_text('[gpu]\ndriver = "535.104.05"\nmodel = ["H20"]\n', encoding="utf-8")
+    result = run_cli("fix", "--spec", str(spec))
+    assert result.returncode == 2
+    assert f"{spec}:3: key 'gpu.model'" in result.stderr
+
+
+def _lock(local_index: LocalIndex, *args: str, cwd: Path) -> tuple[int, str, str]:
+    result = run_cli(
+        "lock",
+        "--index-url",
+        local_index.url,
+        "--matrix",
+        str(local_index.overlay),
+        *args,
+        cwd=cwd,
+    )
+    return result.returncode, result.stdout, result.stderr
+
+
+def test_lock_then_gate_the_lock_on_the_hardware(local_index: LocalIndex, tmp_path: Path) -> None:
+    node = tmp_path / "node.toml"
+    node.write_text(
+        '[gpu]\ndriver = "535.104.05"\nmodels = ["NVIDIA H20", "NVIDIA H20"]\n'
+        '[python]\nversion = "3.10.12"\n[system]\nglibc = "2.35"\n',
+        encoding="utf-8",
+    )
+    code, out, err = _lock(
+        local_index, "--spec", str(node), "vllm==0.6.3", "-o", "req.lock", cwd=tmp_path
+    )
+    assert code == 0, err
+    lock = (tmp_path / "req.lock").read_text(encoding="utf-8")
+    assert "nvidia-cublas-cu12==12.3.4.1 \\\n    --hash=sha256:" in lock
+    assert "# Choices:" in lock and "CUD102 on this target" in lock
+    assert "x86_64-manylinux_2_35" in lock
+    assert "override" in out
+    gate = run_cli("check", "--lock", str(tmp_path / "req.lock"), "--spec", str(node), "--json")
+    assert gate.returncode == 0, gate.stdout
+    # the same stack without envcheck's override fails the gate on this hardware
+    plain = lock.replace("nvidia-cublas-cu12==12.3.4.1", "nvidia-cublas-cu12==12.1.3.1")
+    (tmp_path / "plain.lock").write_text(plain, encoding="utf-8")
+    bad = run_cli("check", "--lock", str(tmp_path / "plain.lock"), "--spec", str(node), "--json")
+    assert bad.returncode == 1
+    assert "CUD102" in {f["code"] for f in bad.json()["data"]["findings"]}
+    # the lock is never overwritten without --force
+    code, _, err = _lock(
+        local_index, "--spec", str(node), "vllm==0.6.3", "-o", "req.lock", cwd=tmp_path
+    )
+    assert code == 2 and "file exists" in err
+
+
+def test_lock_rtx5090_torch_is_cu128(local_index: LocalIndex, tmp_path: Path) -> None:
+    code, _out, err = _lock(
+        local_index,
+        "torch",
+        "--gpu",
+        "NVIDIA GeForce RTX 5090",
+        "--driver",
+        "570.86.15",
+        "--python",
+        "3.11",
+        "--format",
+        "pylock",
+        "-o",
+        "pylock.toml",
+        cwd=tmp_path,
+    )
+    assert code == 0, err
+    text = (tmp_path / "pylock.toml").read_text(encoding="utf-8")
+    data = tomllib.loads(text)
+    assert {p["name"]: p["version"] for p in data["packages"]}["torch"] == "2.11.0+cu128"
+    flat = " ".join(line.lstrip("#").strip() for line in text.splitlines())
+    assert "cu126: no kernels for NVIDIA GeForce RTX 5090 (sm_120)" in flat
+    gate = run_cli(
+        "check",
+        "--lock",
+        str(tmp_path / "pylock.toml"),
+        "--spec",
+        str(_node(tmp_path, "570.86.15", "NVIDIA GeForce RTX 5090")),
+        "--select",
+        "TOR,DRV",
+    )
+    assert gate.returncode == 0, gate.stdout
+
+
+def _node(tmp_path: Path, driver: str, gpu: str) -> Path:
+    path = tmp_path / f"node-{driver}.toml"
+    path.write_text(
+        f'[gpu]\ndriver = "{driver}"\nmodels = ["{gpu}"]\n[python]\nversion = "3.11.9"\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_lock_conda_is_yaml(local_index: LocalIndex, tmp_path: Path) -> None:
+    code, _, err = _lock(
+        local_index,
+        "vllm==0.6.4",
+        "--python",
+        "3.11",
+        "--gpu",
+        "NVIDIA H100 80GB HBM3",
+        "--driver",
+        "535.104.05",
+        "--format",
+        "conda",
+        "-o",
+        "environment.yml",
+        cwd=tmp_path,
+    )
+    assert code == 0, err
+    text = (tmp_path / "environment.yml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    pip_section = next(d for d in data["dependencies"] if isinstance(d, dict))["pip"]
+    assert "torch==2.5.1" in pip_section and "vllm==0.6.4" in pip_section
+    assert "minor-version compatibility" in text and "NVIDIA_REQUIRE_CUDA" in text
+
+
+def test_lock_conflict_names_the_driver_and_writes_nothing(
+    local_index: LocalIndex, tmp_path: Path
+) -> None:
+    code, out, _err = _lock(
+        local_index,
+        "vllm==0.6.4",
+        "--python",
+        "3.11",
+        "--driver",
+        "470.182.03",
+        "--gpu",
+        "NVIDIA A100-SXM4-80GB",
+        "-o",
+        "x.lock",
+        cwd=tmp_path,
+    )
+    assert code == 1
+    assert "CONFLICT" in out and ">= 525.60.13" in out and ">= 550.54.14" in out
+    assert not (tmp_path / "x.lock").exists()
+
+
+def test_lock_refuses_a_set_that_fails_the_rules(local_index: LocalIndex, tmp_path: Path) -> None:
+    """The test wheels carry no Python tags, so ray 2.40.0 resolves for Python 3.13; the rules
+    know it has no 3.13 wheels (RAY101): the lock is not written unless --force."""
+    args = ("torch==2.5.1", "ray==2.40.0", "--python", "3.13", "-o", "x.lock")
+    code, out, err = _lock(local_index, *args, cwd=tmp_path)
+    assert code == 1, (out, err)
+    assert "RAY101" in out and "lock not written" in err
+    assert not (tmp_path / "x.lock").exists()
+    code, out, err = _lock(local_index, *args, "--force", cwd=tmp_path)
+    assert code == 1 and (tmp_path / "x.lock").exists()
+    dev = run_cli("lock", "torch==2.5.1", "--python", "3.11", "--dry-run", "-o", "/dev/null")
+    assert dev.returncode == 0  # a dry run writes nothing
+    null = _lock(
+        local_index, "torch==2.5.1", "--python", "3.11", "-o", "/dev/null", "--force", cwd=tmp_path
+    )
+    assert null[0] == 2 and "not a regular file" in null[2]
+
+
+def test_lock_usage_errors(tmp_path: Path) -> None:
+    nothing = run_cli("lock", "--python", "3.11", cwd=tmp_path)
+    assert nothing.returncode == 2 and "nothing to lock" in nothing.stderr
+    no_python = run_cli("lock", "torch", cwd=tmp_path)
+    assert no_python.returncode == 2 and "--python" in no_python.stderr
+    bad = run_cli("lock", "torch>>2", "--python", "3.11", cwd=tmp_path)
+    assert bad.returncode == 2 and "invalid requirement" in bad.stderr
+    profile = run_cli("lock", "--profile", "nope", "--python", "3.11", cwd=tmp_path)
+    assert profile.returncode == 2 and "known: " in profile.stderr
+
+
+def test_lock_without_uv_says_how_to_install(tmp_path: Path) -> None:
+    env = cli_env(ENVCHECK_UV=str(tmp_path / "no-uv"))
+    result = run_cli("lock", "torch==2.5.1", "--python", "3.11", env=env, cwd=tmp_path)
+    assert result.returncode == 2
+    assert (
+        result.stderr.count("\n") == 1
+        or "pip install 'envcheck[lock]'" in result.stderr.splitlines()[-1]
+    )
+    assert "pip install 'envcheck[lock]'" in result.stderr
+
+
+def test_lock_profile_dry_run(tmp_path: Path) -> None:
+    result = run_cli(
+        "lock",
+        "--profile",
+        "tinyzero",
+        "--gpu",
+        "NVIDIA H20 x8",
+        "--driver",
+        "535.104.05",
+        "--dry-run",
+        "--json",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    stack = result.json()["data"]["stack"]
+    assert stack["target"]["python"] == "3.9" and len(stack["target"]["gpus"]) == 8
+    assert stack["overrides"] == ["nvidia-cublas-cu12==12.3.4.1"]
+    assert stack["profile"].startswith("tinyzero: ")
+    assert any("flash-attn" in step for step in stack["manual"])
+    listed = run_cli("lock", "--list-profiles")
+    assert all(
+        name in listed.stdout
+        for name in ("tinyzero", "verl", "openrlhf", "rlinf-behavior", "omnigibson")
+    )
+
+
+def test_lock_spec_without_python_takes_the_profiles(tmp_path: Path) -> None:
+    spec = tmp_path / "node.toml"
+    spec.write_text('[gpu]\ndriver = "535.104.05"\nmodels = ["NVIDIA H20"]\n', encoding="utf-8")
+    result = run_cli("lock", "--spec", str(spec), "--profile", "tinyzero", "--dry-run", "--json")
+    target = result.json()["data"]["stack"]["target"]
+    assert (target["python"], target["driver"], target["gpus"]) == (
+        "3.9",
+        "535.104.05",
+        ["NVIDIA H20"],
+    )
+    flags = run_cli(
+        "lock",
+        "--spec",
+        str(spec),
+        "torch==2.5.1",
+        "--python",
+        "3.12",
+        "--driver",
+        "550.54.15",
+        "--dry-run",
+        "--json",
+    )
+    target = flags.json()["data"]["stack"]["target"]
+    assert (target["python"], target["driver"], target["gpus"]) == (
+        "3.12",
+        "550.54.15",
+        ["NVIDIA H20"],
+    )
