@@ -220,7 +220,6 @@ def refresh_package(
             {kind.table: records},
         )
         write_atomic(path, text)
-        path.chmod(0o644)  # a matrix file is read by everyone (the temporary file was 0600)
         written = True
     return PackageResult(
         name=package,
