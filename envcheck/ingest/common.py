@@ -136,12 +136,12 @@ def major_minor(text: str | None) -> str | None:
     return f"{release[0]}.{release[1] if len(release) > 1 else 0}"
 
 
-def markers(version: str, arch: str | None) -> dict[str, str]:
-    """The PEP 508 marker environment a Linux CPython of this version has."""
+def markers(version: str, arch: str | None, implementation: str = "CPython") -> dict[str, str]:
+    """The PEP 508 marker environment a Linux Python of this version and implementation has."""
     v = Version(version)
     out = {
-        "implementation_name": "cpython",
-        "platform_python_implementation": "CPython",
+        "implementation_name": implementation.lower(),
+        "platform_python_implementation": implementation,
         "python_version": f"{v.major}.{v.minor}",
         "python_full_version": version,
         "sys_platform": "linux",

@@ -20,6 +20,7 @@ from packaging.version import InvalidVersion, Version
 
 from envcheck import __version__
 from envcheck.errors import CodecError, SpecError
+from envcheck.ingest.common import markers
 from envcheck.matrix.locate import line_of
 from envcheck.model.codec import from_dict
 from envcheck.model.report import (
@@ -217,22 +218,6 @@ def _gpu(spec: StackSpec) -> Section[GpuInfo]:
     return Section.ok(info, source="spec")
 
 
-def _markers(version: str, implementation: str, arch: str | None) -> dict[str, str]:
-    v = Version(version)
-    markers = {
-        "implementation_name": implementation.lower(),
-        "platform_python_implementation": implementation,
-        "python_version": f"{v.major}.{v.minor}",
-        "python_full_version": version,
-        "sys_platform": "linux",
-        "platform_system": "Linux",
-        "os_name": "posix",
-    }
-    if arch:
-        markers["platform_machine"] = arch
-    return markers
-
-
 def _python(spec: StackSpec) -> Section[PythonInfo]:
     if spec.python is None:
         return Section.unavailable(NOT_DECLARED, source="spec")
@@ -240,7 +225,7 @@ def _python(spec: StackSpec) -> Section[PythonInfo]:
     info = PythonInfo(
         version=spec.python.version,
         implementation=spec.python.implementation,
-        markers=_markers(spec.python.version, spec.python.implementation, arch),
+        markers=markers(spec.python.version, arch, spec.python.implementation),
     )
     return Section.ok(info, source="spec")
 
