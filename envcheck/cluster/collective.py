@@ -1,0 +1,258 @@
+"""The Gloo / NCCL connectivity test: one rank per node, a TCP store on the head node, an
+all-reduce and a ring of send/recv, all under a hard timeout.
+
+The driver never imports torch: ranks are Ray actors (cluster/rank.py) and this module only
+starts them (through fanout), waits with a deadline, and turns what they saw into a
+``CollectiveReport`` with a classified reason per failed rank. ``classify`` and ``summarize``
+are pure and tested on canned rank results.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from envcheck.model.cluster import CollectiveReport, PairOutcome, RankOutcome
+
+_GRACE_S = 5.0  # on top of the timeout, for a rank to report its own timeout
+_MISSING_IFACE = re.compile(r"Unable to find (?:address|interface) for:?\s*([^\s|,]+)")
+_UNREACHABLE = re.compile(
+    r"Connection refused|No route to host|Network is unreachable|Connection reset|"
+    r"Broken pipe|connectFullMesh failed|Connection closed by peer|ECONNREFUSED",
+    re.IGNORECASE,
+)
+_TIMEOUT = re.compile(r"timed? ?out|timeout|deadline", re.IGNORECASE)
+
+
+def _is_loopback(address: str) -> bool:
+    host = address.rsplit(":", 1)[0].strip("[]")
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def classify(
+    raw: Mapping[str, Any], *, backend: str, multi_host: bool, failed_peers: Sequence[str] = ()
+) -> tuple[str, str]:
+    """(kind, reason) for a failed rank, from its error text and the addresses it bound."""
+    error = str(raw.get("error") or "")
+    var = "NCCL_SOCKET_IFNAME" if backend == "nccl" else "GLOO_SOCKET_IFNAME"
+    ifname = raw.get("ifname")
+    missing = _MISSING_IFACE.search(error)
+    if missing:
+        return (
+            "interface",
+            f"{var}={ifname or missing.group(1)}: no interface {missing.group(1)} on this node "
+            f"({error.split('|', maxsplit=1)[0].strip()})",
+        )
+    if backend == "nccl" and "no socket interface found" in error.lower():
+        return "interface", f"{var}={ifname}: NCCL found no usable interface ({error})"
+    bound = [str(b) for b in raw.get("bound") or ()]
+    if multi_host and bound and all(_is_loopback(b) for b in bound):
+        return (
+            "loopback",
+            f"bound loopback ({', '.join(bound)}), which peers on other hosts cannot reach; "
+            f"set {var} to the routable interface",
+        )
+    if _UNREACHABLE.search(error):
+        return "unreachable", f"a peer could not be reached: {error}"
+    if _TIMEOUT.search(error):
+        blame = f"; waiting for {', '.join(failed_peers)}, which failed" if failed_peers else ""
+        return "timeout", f"timed out{blame} ({error})"
+    return "error", error or "failed without an error message"
+
+
+def _rank(
+    node: str, rank: int, raw: Mapping[str, Any], kind: str | None, reason: str | None
+) -> RankOutcome:
+    return RankOutcome(
+        node=node,
+        rank=rank,
+        ok=bool(raw.get("ok")),
+        stage=str(raw.get("stage") or "start"),
+        reason=reason,
+        kind=kind,
+        bound=tuple(str(b) for b in raw.get("bound") or ()),
+        expected=raw.get("expected"),
+        ifname=raw.get("ifname"),
+        error=raw.get("error"),
+        seconds=raw.get("seconds"),
+        log=(raw.get("log") or None),
+    )
+
+
+def summarize(
+    backend: str,
+    labels: Sequence[str],
+    results: Sequence[Mapping[str, Any]],
+    *,
+    multi_host: bool,
+    store: str | None,
+    timeout: float,
+    seconds: float | None = None,
+) -> CollectiveReport:
+    """Ranks' raw results (``ok``/``error``/``stage``/``bound``..., in rank order) -> report."""
+    direct = [
+        labels[i]
+        for i, raw in enumerate(results)
+        if not raw.get("ok") and not _TIMEOUT.search(str(raw.get("error") or ""))
+    ]
+    ranks = []
+    for i, raw in enumerate(results):
+        if raw.get("ok"):
+            ranks.append(_rank(labels[i], i, raw, None, None))
+            continue
+        others = [d for d in direct if d != labels[i]]
+        kind, reason = (
+            (str(raw["kind"]), str(raw.get("reason") or raw.get("error")))
+            if raw.get("kind")
+            else classify(raw, backend=backend, multi_host=multi_host, failed_peers=others)
+        )
+        ranks.append(_rank(labels[i], i, raw, kind, reason))
+    pairs = []
+    n = len(ranks)
+    if n > 1:
+        for i in range(n):
+            src, dst = ranks[i], ranks[(i + 1) % n]
+            if src.ok and dst.ok:
+                pairs.append(PairOutcome(src.node, dst.node, True))
+            else:
+                why = next(r for r in (src, dst) if not r.ok)
+                pairs.append(
+                    PairOutcome(
+                        src.node, dst.node, False, f"not done: {why.node} failed at {why.stage}"
+                    )
+                )
+    ok = all(r.ok for r in ranks) and bool(ranks)
+    failed = [r for r in ranks if not r.ok]
+    if ok:
+        summary = f"{backend}: all-reduce and send/recv ring across {n} node(s) worked"
+    else:
+        causes = [r for r in failed if r.kind != "timeout"] or failed
+        summary = f"{backend}: {len(failed)} of {n} rank(s) failed; " + "; ".join(
+            f"{r.node}: {r.reason}" for r in causes[:3]
+        )
+    return CollectiveReport(
+        backend=backend,
+        ok=ok,
+        summary=summary,
+        store=store,
+        timeout_s=timeout,
+        ranks=tuple(ranks),
+        pairs=tuple(pairs),
+        seconds=seconds,
+    )
+
+
+def not_run(backend: str, why: str, timeout: float) -> CollectiveReport:
+    return CollectiveReport(
+        backend=backend,
+        ok=False,
+        summary=f"{backend} test not run: {why}",
+        not_run=why,
+        timeout_s=timeout,
+    )
+
+
+def run_collective(
+    nodes: Sequence[Any],
+    labels: Sequence[str],
+    *,
+    backend: str,
+    timeout: float,
+    ifname: str | None = None,
+) -> CollectiveReport:
+    """Run the test on ``nodes`` (fanout.RayNode, head first; ``labels`` name them)."""
+    from envcheck.cluster import fanout
+    from envcheck.cluster.rank import RankWorker
+
+    start = time.monotonic()
+    if not nodes:
+        return not_run(backend, "no nodes answered", timeout)
+    head = next((i for i, n in enumerate(nodes) if n.is_head), 0)
+    order = [head, *[i for i in range(len(nodes)) if i != head]]
+    nodes = [nodes[i] for i in order]
+    labels = [labels[i] for i in order]
+    if backend == "nccl":
+        without = [label for node, label in zip(nodes, labels, strict=True) if node.gpus < 1]
+        if without:
+            return not_run(
+                backend,
+                f"NCCL needs a GPU on every node and {', '.join(without)} "
+                f"{'has' if len(without) == 1 else 'have'} none in Ray's resources; "
+                "use --collective gloo to test the network without GPUs",
+                timeout,
+            )
+    actors = fanout.start_actors(RankWorker, nodes, num_gpus=1.0 if backend == "nccl" else 0.0)
+    try:
+        prepared = fanout.gather(
+            fanout.call(actors, "prepare", [(backend, i == 0) for i in range(len(nodes))]),
+            nodes,
+            timeout,
+        )
+        ready = [a.payload for a in prepared]
+        problems: dict[int, tuple[str, str]] = {}
+        for i, answer in enumerate(prepared):
+            if answer.failure is not None:
+                problems[i] = (answer.kind, answer.failure)
+            elif not answer.payload.get("ok"):
+                problems[i] = (
+                    str(answer.payload.get("kind") or "error"),
+                    str(answer.payload.get("error")),
+                )
+        if problems:
+            ranks = tuple(
+                RankOutcome(label, i, False, "start", kind=problems[i][0], reason=problems[i][1])
+                if i in problems
+                else RankOutcome(label, i, True, "ready")
+                for i, label in enumerate(labels)
+            )
+            reason = "; ".join(f"{labels[i]}: {why}" for i, (_kind, why) in problems.items())
+            return replace(
+                not_run(backend, f"ranks could not start ({reason})", timeout), ranks=ranks
+            )
+        store_port = int(ready[0]["store_port"])
+        store_host = nodes[0].address
+        world = len(nodes)
+        refs = fanout.call(
+            actors,
+            "run",
+            [(backend, store_host, store_port, i, world, timeout, ifname) for i in range(world)],
+        )
+        answers = fanout.gather(refs, nodes, timeout + _GRACE_S)
+        results: list[Mapping[str, Any]] = []
+        for answer in answers:
+            if answer.failure is not None:
+                results.append(
+                    {
+                        "ok": False,
+                        "stage": "init",
+                        "error": f"no answer within {timeout + _GRACE_S:g} s: {answer.failure}",
+                    }
+                    if answer.kind == "timeout"
+                    else {
+                        "ok": False,
+                        "stage": "init",
+                        "error": answer.failure,
+                        "kind": answer.kind,
+                    }
+                )
+            else:
+                results.append(answer.payload)
+        multi_host = len({n.address for n in nodes}) > 1
+        return summarize(
+            backend,
+            labels,
+            results,
+            multi_host=multi_host,
+            store=f"{store_host}:{store_port}",
+            timeout=timeout,
+            seconds=round(time.monotonic() - start, 2),
+        )
+    finally:
+        fanout.kill(actors)
