@@ -25,6 +25,9 @@ _UNREACHABLE = re.compile(
     r"Broken pipe|connectFullMesh failed|Connection closed by peer|ECONNREFUSED",
     re.IGNORECASE,
 )
+_SOURCE_PATH = re.compile(
+    r"\[(?:enforce fail at )?[^\]]*\.(?:cc|cpp|h|hpp):\d+\]\s*(?:[^.]*!= nullptr\.\s*)?"
+)
 _TIMEOUT = re.compile(r"timed? ?out|timeout|deadline", re.IGNORECASE)
 
 
@@ -36,6 +39,12 @@ def _is_loopback(address: str) -> bool:
         return False
 
 
+def short_error(error: str, limit: int = 160) -> str:
+    """The error without source paths (``[enforce fail at .../device.cc:84]``), first part."""
+    text = _SOURCE_PATH.sub("", error.split("|", maxsplit=1)[0]).strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def classify(
     raw: Mapping[str, Any], *, backend: str, multi_host: bool, failed_peers: Sequence[str] = ()
 ) -> tuple[str, str]:
@@ -43,15 +52,22 @@ def classify(
     error = str(raw.get("error") or "")
     var = "NCCL_SOCKET_IFNAME" if backend == "nccl" else "GLOO_SOCKET_IFNAME"
     ifname = raw.get("ifname")
+    peers = ", ".join(failed_peers)
+    if raw.get("stopped"):
+        return (
+            "waiting",
+            f"was waiting for {peers or 'the other ranks'} to join (stopped when it failed)",
+        )
     missing = _MISSING_IFACE.search(error)
     if missing:
+        name = missing.group(1)
         return (
             "interface",
-            f"{var}={ifname or missing.group(1)}: no interface {missing.group(1)} on this node "
-            f"({error.split('|', maxsplit=1)[0].strip()})",
+            f"{var}={ifname or name}: this node has no interface {name!r} "
+            f"({'Gloo' if backend == 'gloo' else 'NCCL'}: 'Unable to find address for: {name}')",
         )
     if backend == "nccl" and "no socket interface found" in error.lower():
-        return "interface", f"{var}={ifname}: NCCL found no usable interface ({error})"
+        return "interface", f"{var}={ifname}: NCCL found no usable interface ({short_error(error)})"
     bound = [str(b) for b in raw.get("bound") or ()]
     if multi_host and bound and all(_is_loopback(b) for b in bound):
         return (
@@ -60,11 +76,11 @@ def classify(
             f"set {var} to the routable interface",
         )
     if _UNREACHABLE.search(error):
-        return "unreachable", f"a peer could not be reached: {error}"
+        return "unreachable", f"could not connect to a peer: {short_error(error)}"
     if _TIMEOUT.search(error):
-        blame = f"; waiting for {', '.join(failed_peers)}, which failed" if failed_peers else ""
-        return "timeout", f"timed out{blame} ({error})"
-    return "error", error or "failed without an error message"
+        blame = f" waiting for {peers}, which failed" if peers else ""
+        return "timeout", f"timed out{blame}: {short_error(error)}"
+    return "error", short_error(error) or "failed without an error message"
 
 
 def _rank(
@@ -100,7 +116,9 @@ def summarize(
     direct = [
         labels[i]
         for i, raw in enumerate(results)
-        if not raw.get("ok") and not _TIMEOUT.search(str(raw.get("error") or ""))
+        if not raw.get("ok")
+        and not raw.get("stopped")
+        and not _TIMEOUT.search(str(raw.get("error") or ""))
     ]
     ranks = []
     for i, raw in enumerate(results):
@@ -129,14 +147,11 @@ def summarize(
                     )
                 )
     ok = all(r.ok for r in ranks) and bool(ranks)
-    failed = [r for r in ranks if not r.ok]
     if ok:
-        summary = f"{backend}: all-reduce and send/recv ring across {n} node(s) worked"
+        took = f" in {seconds:g} s" if seconds is not None else ""
+        summary = f"all-reduce and send/recv ring across {n} node(s) worked{took}"
     else:
-        causes = [r for r in failed if r.kind != "timeout"] or failed
-        summary = f"{backend}: {len(failed)} of {n} rank(s) failed; " + "; ".join(
-            f"{r.node}: {r.reason}" for r in causes[:3]
-        )
+        summary = describe_failures(ranks)
     return CollectiveReport(
         backend=backend,
         ok=ok,
@@ -149,6 +164,24 @@ def summarize(
     )
 
 
+def root_causes(ranks: Sequence[RankOutcome]) -> tuple[list[RankOutcome], list[RankOutcome]]:
+    """(ranks that failed on their own, ranks that timed out or waited for them)."""
+    failed = [r for r in ranks if not r.ok]
+    causes = [r for r in failed if r.kind not in ("timeout", "waiting")]
+    return causes, [r for r in failed if r not in causes]
+
+
+def describe_failures(ranks: Sequence[RankOutcome]) -> str:
+    causes, waited = root_causes(ranks)
+    if not causes:
+        first = waited[0]
+        return f"{', '.join(r.node for r in waited)} timed out at {first.stage}: {first.reason}"
+    text = "; ".join(f"{r.node} failed at {r.stage}: {r.reason}" for r in causes[:3])
+    if waited:
+        text += f"; {', '.join(r.node for r in waited)} waited for {'it' if len(causes) == 1 else 'them'}"
+    return text
+
+
 def not_run(backend: str, why: str, timeout: float) -> CollectiveReport:
     return CollectiveReport(
         backend=backend,
@@ -157,6 +190,14 @@ def not_run(backend: str, why: str, timeout: float) -> CollectiveReport:
         not_run=why,
         timeout_s=timeout,
     )
+
+
+def _fails_group(answer: Any) -> bool:
+    """A rank that failed to join on its own: the others can only time out, stop waiting."""
+    raw = answer.payload
+    if answer.failure is not None or not isinstance(raw, Mapping) or raw.get("ok"):
+        return False
+    return raw.get("stage") == "init" and not _TIMEOUT.search(str(raw.get("error") or ""))
 
 
 def run_collective(
@@ -224,10 +265,12 @@ def run_collective(
             "run",
             [(backend, store_host, store_port, i, world, timeout, ifname) for i in range(world)],
         )
-        answers = fanout.gather(refs, nodes, timeout + _GRACE_S)
+        answers = fanout.gather(refs, nodes, timeout + _GRACE_S, stop=_fails_group)
         results: list[Mapping[str, Any]] = []
         for answer in answers:
-            if answer.failure is not None:
+            if answer.kind == "stopped":
+                results.append({"ok": False, "stage": "init", "stopped": True})
+            elif answer.failure is not None:
                 results.append(
                     {
                         "ok": False,

@@ -13,7 +13,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -56,7 +56,7 @@ class Answer:
     node: RayNode
     payload: Any = None
     failure: str | None = None
-    kind: str = "error"  # timeout, died, unschedulable, error
+    kind: str = "error"  # timeout, died, unschedulable, error, stopped
     seconds: float = 0.0
 
 
@@ -76,7 +76,6 @@ def connect(address: str | None, *, timeout: float = 30.0) -> ClusterInfo:
     else the cluster `ray start` left on this machine."""
     ray = import_ray()
     target = address or os.environ.get("RAY_ADDRESS") or "auto"
-    os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "error")  # core worker chatter on stderr
     box: dict[str, BaseException] = {}
 
     def init() -> None:
@@ -127,7 +126,7 @@ def list_nodes() -> list[RayNode]:
                 resources=resources,
             )
         )
-    nodes.sort(key=lambda n: (not n.is_head, n.address, n.node_id))
+    nodes.sort(key=lambda n: (not n.is_head, n.address, n.name or "", n.node_id))
     return nodes
 
 
@@ -211,7 +210,7 @@ def probe_nodes(
 
 def _collect(
     ray: ModuleType, refs: dict[Any, RayNode], start: float, timeout: float, *, cancel: bool
-) -> Iterator[tuple[Any, Answer]]:
+) -> Generator[tuple[Any, Answer], None, None]:
     pending = list(refs)
     deadline = start + timeout
     while pending:
@@ -278,13 +277,29 @@ def call(handles: Sequence[Any], method: str, args: Sequence[tuple[Any, ...]]) -
     return [getattr(h, method).remote(*a) for h, a in zip(handles, args, strict=True)]
 
 
-def gather(refs: Sequence[Any], nodes: Sequence[RayNode], timeout: float) -> list[Answer]:
-    """Wait for every ref until ``timeout``; one answer per ref, in order."""
+def gather(
+    refs: Sequence[Any],
+    nodes: Sequence[RayNode],
+    timeout: float,
+    *,
+    stop: Callable[[Answer], bool] | None = None,
+) -> list[Answer]:
+    """Wait for every ref until ``timeout``; one answer per ref, in order. When ``stop`` says
+    an answer settles the outcome, the refs still running get a ``stopped`` answer."""
     ray = import_ray()
-    found = dict(
-        _collect(ray, dict(zip(refs, nodes, strict=True)), time.monotonic(), timeout, cancel=False)
+    found: dict[Any, Answer] = {}
+    waiting = _collect(
+        ray, dict(zip(refs, nodes, strict=True)), time.monotonic(), timeout, cancel=False
     )
-    return [found[ref] for ref in refs]
+    for ref, answer in waiting:
+        found[ref] = answer
+        if stop is not None and len(found) < len(refs) and stop(answer):
+            waiting.close()
+            break
+    return [
+        found.get(ref) or Answer(node, failure="stopped waiting", kind="stopped")
+        for ref, node in zip(refs, nodes, strict=True)
+    ]
 
 
 def kill(handles: Sequence[Any]) -> None:

@@ -109,7 +109,12 @@ def drift_lines(row: DriftRow) -> list[tuple[str, str, str]]:
 def collective_rows(report: CollectiveReport) -> list[tuple[str, ...]]:
     rows: list[tuple[str, ...]] = []
     for rank in report.ranks:
-        result = "ok" if rank.ok else f"{rank.kind or 'failed'} at {rank.stage}: {rank.reason}"
+        if rank.ok:
+            result = "ok"
+        elif rank.kind == "waiting":
+            result = rank.reason or "waiting"
+        else:
+            result = f"failed at {rank.stage} ({rank.kind}): {rank.reason}"
         bound = ", ".join(rank.bound) or (f"(expected {rank.expected})" if rank.expected else "")
         rows.append((str(rank.rank), rank.node, rank.ifname or "(unset)", bound, result))
     return rows
@@ -131,10 +136,10 @@ def print_cluster(outcome: ClusterOutcome, out: Console, *, verbose: bool = Fals
             "Python",
             "torch",
             "ray",
-            "answered in",
+            "answered",
             "status",
         ):
-            table.add_column(column, no_wrap=column in ("node", "status"), overflow="fold")
+            table.add_column(column, no_wrap=column != "GPUs", overflow="fold")
         for row in rows:
             style = "bold red" if row[-1] != "ok" else ""
             table.add_row(*row[:-1], Text(row[-1], style=style))
@@ -178,7 +183,7 @@ def _print_collective(report: CollectiveReport, out: Console) -> None:
         for row in collective_rows(report):
             table.add_row(*row[:-1], Text(row[-1], style="" if row[-1] == "ok" else "red"))
         out.print(table)
-    if report.pairs:
+    if report.pairs and any(r.stage in ("ring", "done") for r in report.ranks):
         pairs = "; ".join(f"{p.src} → {p.dst} {'ok' if p.ok else 'not done'}" for p in report.pairs)
         out.print(Text(f"  send/recv ring: {pairs}", style="dim"))
     for rank in report.ranks:
@@ -254,7 +259,7 @@ def _cell(text: str) -> str:
 def render_markdown(outcome: ClusterOutcome) -> str:
     c = outcome.comparison
     out = [f"## {headline(outcome)}", ""]
-    out += ["| node | address | GPUs | Python | torch | ray | answered in | status |"]
+    out += ["| node | address | GPUs | Python | torch | ray | answered | status |"]
     out += ["|---|---|---|---|---|---|---|---|"]
     out += ["| " + " | ".join(_cell(x) for x in row) + " |" for row in node_rows(outcome)]
     out.append("")

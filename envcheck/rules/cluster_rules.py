@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from envcheck.cluster.collective import root_causes
 from envcheck.model.cluster import DriftRow
 from envcheck.model.finding import Fix, Severity
 from envcheck.rules import cluster_values as values
@@ -468,14 +469,27 @@ def socket_ifname_partial(facts: ClusterFacts) -> Iterable[ClusterHit]:
                 f"{listing}; unset on {name_nodes(unset.nodes)}, which pick an interface "
                 "on their own",
                 evidence={**_evidence(row), "unset_on": list(unset.nodes)},
-                fix=fix(
-                    f"Set {var} on {name_nodes(unset.nodes)} too, before `ray start`",
-                    "manual",
-                    set_env(**{var: set_values[0].value}),
-                ),
+                fix=_ifname_everywhere(facts, var, set_values[0].value, unset.nodes),
             )
         )
     return hits
+
+
+def _ifname_everywhere(facts: ClusterFacts, var: str, value: str, unset: tuple[str, ...]) -> Fix:
+    """Copy the value when the unset nodes have that interface; else name the step."""
+    nodes = [n for n in facts.nodes if n.label in unset]
+    names = [_interfaces(n) for n in nodes]
+    if names and all(n is not None and _selects(var, value, n) for n in names):
+        return fix(
+            f"Set {var}={value} on {name_nodes(unset)} too, before `ray start`",
+            "manual",
+            set_env(**{var: value}),
+        )
+    return fix(
+        f"Set {var} on {name_nodes(unset)} too, to each node's routable interface",
+        "manual",
+        manual(f"export {var}=<the node's routable interface> before `ray start`"),
+    )
 
 
 def _interfaces(node: NodeView) -> list[str] | None:
@@ -685,25 +699,37 @@ def collective_failed(facts: ClusterFacts) -> Iterable[ClusterHit]:
     if report.not_run:
         return [
             ClusterHit(
-                f"{report.backend} test could not run: {report.not_run}",
+                f"the {report.backend} test could not run: {report.not_run}",
                 evidence={"backend": report.backend},
             )
         ]
+    causes, waited = root_causes(report.ranks)
     hits = []
-    for rank in report.failed_ranks():
+    for rank in causes:
+        also = ""
+        if waited:
+            also = f"; {name_nodes([r.node for r in waited])} waited for it"
         hits.append(
             ClusterHit(
-                f"{report.backend} rank {rank.rank} on {rank.node} failed at {rank.stage}: {rank.reason}",
+                f"{report.backend} rank {rank.rank} on {rank.node} failed at {rank.stage}: "
+                f"{rank.reason}{also}",
                 evidence={
                     "backend": report.backend,
                     "kind": rank.kind,
                     "bound": list(rank.bound),
                     "ifname": rank.ifname,
                     "error": rank.error,
+                    "waited": [r.node for r in waited],
                 },
                 node=rank.node,
             )
         )
-    if not hits and not report.ok:
-        hits.append(ClusterHit(f"{report.backend} test failed: {report.summary}"))
+    if not causes and waited:
+        hits.append(
+            ClusterHit(
+                f"{report.backend}: {name_nodes([r.node for r in waited])} timed out at "
+                f"{waited[0].stage}: {waited[0].reason}",
+                evidence={"backend": report.backend, "timed_out": [r.node for r in waited]},
+            )
+        )
     return hits
