@@ -21,8 +21,9 @@ from envcheck.model.report import SCHEMA_VERSION, NodeReport, Origin
 from envcheck.rules.base import Hit, Rule, Skip
 from envcheck.rules.facts import Facts
 
-# Sections that are usually byte-identical across the nodes of one image.
-SHARED_SECTIONS = ("packages", "python", "torch", "libraries", "graphics")
+# Every section is shared when equal: packages, Python and torch usually are across one image,
+# GPUs, system and environment often are; network (addresses) never is.
+SHARED_SECTIONS = NodeReport.SECTIONS
 _BUCKET = 8  # distinct versions of a section compared before giving up on sharing
 
 

@@ -363,7 +363,7 @@ def mixed_gpu_architectures(facts: ClusterFacts) -> Iterable[ClusterHit]:
     if len(with_gpus) < 2:
         raise Skip(f"{len(with_gpus)} node(s) with known GPUs; comparing needs two")
     arch = facts.group("gpu_arch", "GPU architecture", values.gpu_architectures)
-    models = facts.group("gpu_models", "GPUs", values.gpu_models)
+    models = facts.group("gpu_model_names", "GPU models", values.gpu_model_names)
     arch = _without(arch, values.NO_GPUS)
     models = _without(models, values.NO_GPUS)
     if len(arch.values) > 1:

@@ -68,6 +68,12 @@ def gpu_models(node: NodeView) -> str:
     return node.facts.gpu_summary() if node.facts.gpus() else NO_GPUS
 
 
+def gpu_model_names(node: NodeView) -> str:
+    """The distinct GPU models, without counts."""
+    gpus = node.facts.gpus()
+    return ", ".join(sorted({g.name or "unknown GPU" for g in gpus})) if gpus else NO_GPUS
+
+
 def gpu_architectures(node: NodeView) -> str:
     """``sm_80 (Ampere)``; several when one node mixes GPUs."""
     facts = node.facts
