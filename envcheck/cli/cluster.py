@@ -194,21 +194,20 @@ def run(args: argparse.Namespace) -> int:
     matrix, rules, threshold = select_rules(args)
     from envcheck.cluster import fanout
 
-    info = fanout.connect(args.address, timeout=max(args.timeout, 10.0))
-    try:
-        return _run(args, info, matrix, rules, threshold, fanout)
-    finally:
-        fanout.disconnect()
+    with fanout.session(args.address, timeout=max(args.timeout, 10.0)) as info:
+        outcome = _check(args, info, matrix, rules, threshold, fanout)
+    render(outcome, args)
+    return outcome.exit_code
 
 
-def _run(
+def _check(
     args: argparse.Namespace,
     info: ClusterInfo,
     matrix: Matrix,
     rules: list[Rule],
     threshold: Severity,
     fanout: Any,
-) -> int:
+) -> ClusterOutcome:
     from envcheck.cluster.diff import ClusterOutcome, compare
     from envcheck.cluster.nodes import NodeRules, ReportReader, relabel
     from envcheck.model.cluster import Member, NodeFailure
@@ -294,6 +293,4 @@ def _run(
             "dead_nodes": info.dead,
         }
     }
-    outcome = ClusterOutcome("cluster", comparison, threshold, context=context)
-    render(outcome, args)
-    return outcome.exit_code
+    return ClusterOutcome("cluster", comparison, threshold, context=context)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
@@ -107,6 +108,22 @@ def connect(address: str | None, *, timeout: float = 30.0) -> ClusterInfo:
         nodes=tuple(n for n in list_nodes() if n is not None),
         dead=sum(1 for n in ray.nodes() if not n.get("Alive")),
     )
+
+
+@contextlib.contextmanager
+def session(address: str | None, *, timeout: float = 30.0) -> Iterator[ClusterInfo]:
+    """Connected to the cluster for the duration of the block. Ray's driver prints raylet
+    error messages ("A worker died ...") to stdout; inside the block they go to stderr, so
+    stdout carries only envcheck's output (e.g. the JSON envelope)."""
+    saved = sys.stdout
+    sys.stdout = sys.stderr
+    try:
+        yield connect(address, timeout=timeout)
+    finally:
+        try:
+            disconnect()
+        finally:
+            sys.stdout = saved
 
 
 def list_nodes() -> list[RayNode]:
@@ -265,8 +282,6 @@ def round_trip(nodes: Sequence[RayNode], *, timeout: float = 60.0) -> float:
 def start_actors(cls: type, nodes: Sequence[RayNode], *, num_gpus: float = 0.0) -> list[Any]:
     """One actor of ``cls`` (shipped by value) pinned to each node."""
     ray = import_ray()
-    import sys
-
     _by_value(sys.modules[cls.__module__])
     actor = ray.remote(num_cpus=0, num_gpus=num_gpus, max_restarts=0, max_task_retries=0)(cls)
     return [actor.options(scheduling_strategy=_pinned(n)).remote() for n in nodes]

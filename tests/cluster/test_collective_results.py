@@ -16,11 +16,36 @@ STORE_TIMEOUT = "DistStoreError: wait timeout after 15000ms, keys: /0//cpu//0/1"
 @pytest.mark.parametrize(
     ("raw", "multi_host", "kind", "words"),
     [
-        ({"error": GLOO_IFACE, "ifname": "nosuch0"}, True, "interface", ["GLOO_SOCKET_IFNAME=nosuch0", "no interface 'nosuch0'"]),
-        ({"error": STORE_TIMEOUT, "bound": ["127.0.1.1:4000"]}, True, "loopback", ["127.0.1.1:4000", "GLOO_SOCKET_IFNAME"]),
-        ({"error": STORE_TIMEOUT, "bound": ["127.0.0.1:4000"]}, False, "timeout", ["timed out", "wait timeout"]),
-        ({"error": "RuntimeError: Connection refused | more"}, True, "unreachable", ["Connection refused"]),
-        ({"error": "RuntimeError: Gloo connectFullMesh failed with [pair.cc:144] no error"}, True, "unreachable", ["connectFullMesh"]),
+        (
+            {"error": GLOO_IFACE, "ifname": "nosuch0"},
+            True,
+            "interface",
+            ["GLOO_SOCKET_IFNAME=nosuch0", "no interface 'nosuch0'"],
+        ),
+        (
+            {"error": STORE_TIMEOUT, "bound": ["127.0.1.1:4000"]},
+            True,
+            "loopback",
+            ["127.0.1.1:4000", "GLOO_SOCKET_IFNAME"],
+        ),
+        (
+            {"error": STORE_TIMEOUT, "bound": ["127.0.0.1:4000"]},
+            False,
+            "timeout",
+            ["timed out", "wait timeout"],
+        ),
+        (
+            {"error": "RuntimeError: Connection refused | more"},
+            True,
+            "unreachable",
+            ["Connection refused"],
+        ),
+        (
+            {"error": "RuntimeError: Gloo connectFullMesh failed with [pair.cc:144] no error"},
+            True,
+            "unreachable",
+            ["connectFullMesh"],
+        ),
         ({"stopped": True}, True, "waiting", ["waiting for", "stopped"]),
         ({"error": "ValueError: something else"}, True, "error", ["something else"]),
     ],
@@ -54,7 +79,15 @@ def test_all_ranks_ok_gives_every_ring_pair() -> None:
         {"ok": True, "stage": "done", "bound": [f"127.0.0.1:{4000 + i}"], "ifname": "lo"}
         for i in range(3)
     ]
-    report = summarize("gloo", ["a", "b", "c"], results, multi_host=False, store="h:1", timeout=10, seconds=1.5)
-    assert report.ok and report.summary.startswith("all-reduce and send/recv ring across 3 node(s) worked")
-    assert [(p.src, p.dst, p.ok) for p in report.pairs] == [("a", "b", True), ("b", "c", True), ("c", "a", True)]
+    report = summarize(
+        "gloo", ["a", "b", "c"], results, multi_host=False, store="h:1", timeout=10, seconds=1.5
+    )
+    assert report.ok and report.summary.startswith(
+        "all-reduce and send/recv ring across 3 node(s) worked"
+    )
+    assert [(p.src, p.dst, p.ok) for p in report.pairs] == [
+        ("a", "b", True),
+        ("b", "c", True),
+        ("c", "a", True),
+    ]
     assert report.ranks[1].bound == ("127.0.0.1:4001",)

@@ -37,8 +37,7 @@ def run(
     failures: Sequence[NodeFailure] = (),
 ) -> Comparison:
     members = [
-        Member(r.node, address=(addresses[i] if addresses else None))
-        for i, r in enumerate(reports)
+        Member(r.node, address=(addresses[i] if addresses else None)) for i, r in enumerate(reports)
     ]
     return compare(members, reports, matrix, rules, failures=failures)
 
@@ -70,7 +69,10 @@ def test_ray_patch_versions_differ_is_an_error_naming_the_odd_node(matrix, rules
     assert "2.9.2 on node-002" in finding.message and "3 nodes have 2.9.3" in finding.message
     assert finding.evidence["odd_nodes"] == ["node-002"]
     assert finding.fix is not None and "pip install ray==2.9.3" in finding.fix.commands
-    assert row(result, "package:ray") == {"2.9.3": ["node-000", "node-001", "node-003"], "2.9.2": ["node-002"]}
+    assert row(result, "package:ray") == {
+        "2.9.3": ["node-000", "node-001", "node-003"],
+        "2.9.2": ["node-002"],
+    }
 
 
 @pytest.mark.parametrize(
@@ -81,7 +83,9 @@ def test_ray_patch_versions_differ_is_an_error_naming_the_odd_node(matrix, rules
         (("3.10.12", "3.11.9", "3.10.12"), True, Severity.ERROR),  # minor differs: never relaxed
     ],
 )
-def test_python_versions_must_match_to_the_patch_level(matrix, rules, pythons, relax, severity) -> None:
+def test_python_versions_must_match_to_the_patch_level(
+    matrix, rules, pythons, relax, severity
+) -> None:
     env = {"RAY_DEFAULT_PYTHON_VERSION_MATCH_LEVEL": "minor"} if relax else {}
     reports = [node(f"n{i}", python=v, env=env) for i, v in enumerate(pythons)]
     [finding] = clu(run(reports, matrix, rules), "CLU102")
@@ -97,11 +101,16 @@ def test_one_node_with_another_torch_build_is_a_warning_naming_it(matrix, rules)
     found = clu(result, "CLU103")
     torch = next(f for f in found if f.message.startswith("torch differs"))
     assert torch.severity is Severity.WARNING
-    assert "2.4.0+cu124 on node-004" in torch.message and "5 nodes have 2.4.0+cu121" in torch.message
+    assert (
+        "2.4.0+cu124 on node-004" in torch.message and "5 nodes have 2.4.0+cu121" in torch.message
+    )
     assert torch.evidence["odd_nodes"] == ["node-004"]
     variant = next(f for f in found if f.message.startswith("torch CUDA variant differs"))
     assert "cu124 on node-004" in variant.message
-    assert row(result, "torch_variant") == {"cu121": [f"node-00{i}" for i in (0, 1, 2, 3, 5)], "cu124": ["node-004"]}
+    assert row(result, "torch_variant") == {
+        "cu121": [f"node-00{i}" for i in (0, 1, 2, 3, 5)],
+        "cu124": ["node-004"],
+    }
 
 
 @pytest.mark.parametrize(
@@ -172,7 +181,11 @@ def test_socket_ifname_naming_an_interface_some_nodes_lack(matrix, rules) -> Non
 
 
 def test_addresses_in_different_subnets_and_public_next_to_private(matrix, rules) -> None:
-    reports = [node("a", address="10.0.0.5/24"), node("b", address="10.0.0.6/24"), node("c", address="3.120.4.17/24")]
+    reports = [
+        node("a", address="10.0.0.5/24"),
+        node("b", address="10.0.0.6/24"),
+        node("c", address="3.120.4.17/24"),
+    ]
     [finding] = clu(run(reports, matrix, rules), "CLU108")
     assert "public next to private" in finding.message
     assert "3.120.4.0/24 (public) on c" in finding.message
@@ -190,7 +203,9 @@ def test_ray_addresses_take_precedence_and_shared_addresses_are_an_error(matrix,
 
 
 def test_unreachable_nodes_become_clu100_errors(matrix, rules) -> None:
-    failure = NodeFailure("node-9", "no answer within 30 s (the task was cancelled)", "abc", "10.0.0.9", "timeout")
+    failure = NodeFailure(
+        "node-9", "no answer within 30 s (the task was cancelled)", "abc", "10.0.0.9", "timeout"
+    )
     result = run(cluster(2), matrix, rules, failures=[failure])
     [finding] = clu(result, "CLU100")
     assert finding.node == "node-9" and finding.severity is Severity.ERROR

@@ -35,7 +35,11 @@ def test_reader_shares_equal_sections_and_keeps_per_node_ones() -> None:
 
 @pytest.mark.parametrize(
     "data",
-    [[], {"schema": 99, "node": "x"}, {"schema": 1, "node": 3, "envcheck_version": "1", "created_at": "x"}],
+    [
+        [],
+        {"schema": 99, "node": "x"},
+        {"schema": 1, "node": 3, "envcheck_version": "1", "created_at": "x"},
+    ],
 )
 def test_reader_rejects_what_a_single_load_rejects(data: object) -> None:
     with pytest.raises(ReportError):
@@ -78,6 +82,10 @@ def test_only_rules_reading_what_differs_run_again_for_more_nodes() -> None:
 
 def test_labels_are_unique_and_readable() -> None:
     assert assign_labels(["a", "b"], [(" (1)",), (" (2)",)]) == ["a", "b"]
-    assert assign_labels(["vm", "vm", "x"], [("@1", "#a"), ("@2", "#b"), ("@3", "#c")]) == ["vm@1", "vm@2", "x"]
+    assert assign_labels(["vm", "vm", "x"], [("@1", "#a"), ("@2", "#b"), ("@3", "#c")]) == [
+        "vm@1",
+        "vm@2",
+        "x",
+    ]
     assert assign_labels(["vm", "vm"], [("@1", "#a"), ("@1", "#b")]) == ["vm#a", "vm#b"]
     assert assign_labels(["vm", "vm"], [(), ()]) == ["vm", "vm#2"]
