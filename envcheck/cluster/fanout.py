@@ -77,6 +77,7 @@ def connect(address: str | None, *, timeout: float = 30.0) -> ClusterInfo:
     else the cluster `ray start` left on this machine."""
     ray = import_ray()
     target = address or os.environ.get("RAY_ADDRESS") or "auto"
+    _reachable(target, min(timeout, 5.0))
     box: dict[str, BaseException] = {}
 
     def init() -> None:
@@ -100,7 +101,10 @@ def connect(address: str | None, *, timeout: float = 30.0) -> ClusterInfo:
         exc = box["error"]
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         if isinstance(exc, ConnectionError) and target == "auto":
-            text += " (start one with `ray start --head`, or give --address / RAY_ADDRESS)"
+            raise ClusterError(
+                "no running Ray cluster found on this machine: start one with `ray start "
+                "--head`, or give --address HOST:PORT (or RAY_ADDRESS)"
+            )
         raise ClusterError(f"cannot connect to Ray at {where}: {text}")
     return ClusterInfo(
         address=None if target == "auto" else target,
@@ -124,6 +128,23 @@ def session(address: str | None, *, timeout: float = 30.0) -> Iterator[ClusterIn
             disconnect()
         finally:
             sys.stdout = saved
+
+
+def _reachable(target: str, timeout: float) -> None:
+    """Fail fast (one line) when a HOST:PORT address refuses connections; Ray itself retries
+    for a long time, printing warnings."""
+    import socket
+
+    host, sep, port = target.rpartition(":")
+    if not sep or "://" in target or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise ClusterError(
+            f"cannot reach the Ray cluster at {target}: {exc.strerror or exc} "
+            "(is `ray start --head` running there? is the port open?)"
+        ) from None
 
 
 def list_nodes() -> list[RayNode]:

@@ -92,7 +92,7 @@ def node(
         network=Section.ok(
             NetworkInfo(
                 hostname=hostname or name,
-                hostname_addresses=(address.split("/")[0],),
+                hostname_addresses=(address.split("/", maxsplit=1)[0],),
                 interfaces=(
                     Interface(name="lo", state="up", ipv4=("127.0.0.1/8",), kind="loopback"),
                     Interface(name=iface, state="up", ipv4=(address,), kind="ether"),
