@@ -8,7 +8,6 @@ answer is a CLU100 error, so it counts); 2 usage, input, Ray missing or unreacha
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import zlib
 from typing import TYPE_CHECKING, Any
@@ -20,6 +19,7 @@ from envcheck.model.finding import Severity
 if TYPE_CHECKING:
     from envcheck.cluster.diff import ClusterOutcome
     from envcheck.cluster.fanout import ClusterInfo
+    from envcheck.cluster.nodes import ReportReader
     from envcheck.matrix.model import Matrix
     from envcheck.rules.base import Rule
 
@@ -177,9 +177,9 @@ def _labels(nodes: list[Any], hostnames: dict[str, str]) -> dict[str, str]:
     return {n.node_id: label for n, label in zip(nodes, labels, strict=True)}
 
 
-def _decode(payload: Any, where: str) -> Any:
+def _decode(payload: Any, where: str, reader: ReportReader) -> Any:
     try:
-        return json.loads(zlib.decompress(payload).decode("utf-8"))
+        return reader.loads(zlib.decompress(payload).decode("utf-8"), where=where)
     except (zlib.error, TypeError, ValueError, UnicodeDecodeError) as exc:
         raise ReportError(f"the node sent no readable report ({exc})", where=where) from None
 
@@ -235,7 +235,9 @@ def _check(
             else:
                 where = f"node {answer.node.address} ({node_id[:12]})"
                 try:
-                    reports[node_id] = reader.read(_decode(answer.payload, where), where=where)
+                    reports[node_id] = reader.read(
+                        _decode(answer.payload, where, reader), where=where
+                    )
                 except ReportError as exc:
                     failed[node_id] = (f"its report could not be read: {exc}", "unreadable")
             progress.advance(answer.failure is not None or node_id in failed)

@@ -26,7 +26,6 @@ from envcheck.rules.cluster import (
     ClusterFacts,
     NodeView,
     evaluate_cluster,
-    group_values,
 )
 from envcheck.rules.cluster_values import CURATED_PACKAGES, DRIFT_FACTS
 from envcheck.rules.facts import Facts
@@ -55,15 +54,15 @@ class Comparison:
         return self.cluster_result.errors + self.node_result.errors
 
 
-def drift_table(nodes: Sequence[NodeView]) -> tuple[DriftRow, ...]:
+def drift_table(facts: ClusterFacts) -> tuple[DriftRow, ...]:
     """Every fact that differs (two or more known values), curated facts first, then every
     other distribution whose version differs, by name."""
     rows = []
     for spec in DRIFT_FACTS:
-        row = group_values(spec.fact, spec.label, nodes, spec.extract)
+        row = facts.group(spec.fact, spec.label, spec.extract)
         if len(row.values) > 1:
             rows.append(row)
-    rows.extend(_package_rows(nodes))
+    rows.extend(_package_rows(facts.nodes))
     return tuple(rows)
 
 
@@ -138,7 +137,7 @@ def compare(
         members=tuple(members),
         reports=tuple(reports),
         failures=tuple(failures),
-        drift=drift_table(views),
+        drift=drift_table(facts),
         node_result=merge(node_results, len(node_rules)),
         cluster_result=evaluate_cluster(facts, rules),
         collective=collective,

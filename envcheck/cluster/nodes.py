@@ -10,12 +10,17 @@ reuses its outcome for any later node whose sections are the very same objects.
 
 from __future__ import annotations
 
+import functools
+import json
+import re
+import typing
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
-from envcheck.errors import ReportError
+from envcheck.errors import CodecError, ReportError
 from envcheck.matrix.model import Matrix
+from envcheck.model.codec import from_dict
 from envcheck.model.finding import CheckResult, Finding, Skipped
 from envcheck.model.report import SCHEMA_VERSION, NodeReport, Origin
 from envcheck.rules.base import Hit, Rule, Skip
@@ -27,12 +32,74 @@ SHARED_SECTIONS = NodeReport.SECTIONS
 _BUCKET = 8  # distinct versions of a section compared before giving up on sharing
 
 
+@dataclass(frozen=True)
+class _Parsed:
+    """A section whose JSON text was seen before: its parsed value, not data."""
+
+    section: Any
+
+
 class ReportReader:
-    """Build NodeReports from JSON-shaped data, sharing equal sections between reports."""
+    """Build NodeReports from JSON text or data, sharing equal sections between reports.
+
+    ``loads`` walks a report's top-level object itself: a section whose text is byte-for-byte
+    the text of one seen before (the packages of 999 nodes of one image) is not parsed again.
+    """
 
     def __init__(self) -> None:
         self._seen: dict[tuple[str, Any], list[tuple[Any, Any]]] = {}
+        self._heads: list[tuple[dict[str, Any], NodeReport]] = []
+        self._texts: dict[str, list[tuple[str, Any]]] = {}
+        self._decoder = json.JSONDecoder()
         self.shared = 0  # sections reused instead of parsed
+
+    def loads(self, text: str, *, where: str | None = None) -> Any:
+        """``json.loads(text)``, except that sections seen before come back already parsed;
+        anything unusual goes to json.loads (and its error messages)."""
+        try:
+            data = self._walk(text, where)
+        except (ValueError, IndexError):
+            data = None
+        return json.loads(text) if data is None else data
+
+    def _walk(self, text: str, where: str | None) -> dict[str, Any] | None:
+        i = _space(text, 0)
+        if text[i : i + 1] != "{":
+            return None
+        out: dict[str, Any] = {}
+        i = _space(text, i + 1)
+        if text[i : i + 1] == "}":
+            return out if _space(text, i + 1) == len(text) else None
+        while True:
+            if text[i : i + 1] != '"':
+                return None
+            key, i = self._decoder.raw_decode(text, i)
+            i = _space(text, i)
+            if text[i : i + 1] != ":":
+                return None
+            i = _space(text, i + 1)
+            if key in SHARED_SECTIONS and out.get("schema") == SCHEMA_VERSION:
+                out[key], i = self._section_text(key, text, i, where)
+            else:
+                out[key], i = self._decoder.raw_decode(text, i)
+            i = _space(text, i)
+            if text[i : i + 1] == "}":
+                return out if _space(text, i + 1) == len(text) else None
+            if text[i : i + 1] != ",":
+                return None
+            i = _space(text, i + 1)
+
+    def _section_text(self, name: str, text: str, i: int, where: str | None) -> tuple[Any, int]:
+        known = self._texts.setdefault(name, [])
+        for raw, section in known:
+            if text.startswith(raw, i):
+                self.shared += 1
+                return _Parsed(section), i + len(raw)
+        value, end = self._decoder.raw_decode(text, i)
+        section = self._section(name, value, where)
+        if len(known) < _BUCKET:
+            known.append((text[i:end], section))
+        return _Parsed(section), end
 
     def read(self, data: Any, *, where: str | None = None) -> NodeReport:
         if not isinstance(data, Mapping):
@@ -40,30 +107,58 @@ class ReportReader:
         if data.get("schema") != SCHEMA_VERSION:
             # let the model say what is wrong, the same way `check --report` does
             return NodeReport.from_dict(data, where=where)
-        rest = {k: v for k, v in data.items() if k not in SHARED_SECTIONS}
-        report = NodeReport.from_dict(rest, where=where)
+        head = self._head(data, where)
         sections = {
             name: self._section(name, data[name], where) for name in SHARED_SECTIONS if name in data
         }
-        return replace(report, **sections)
+        return replace(head, **sections)
+
+    def _head(self, data: Mapping[str, Any], where: str | None) -> NodeReport:
+        """The report without its sections. Reports differ here only in node and created_at
+        (checked to be strings), so the rest is parsed once."""
+        node, created = data.get("node"), data.get("created_at")
+        rest = {k: v for k, v in data.items() if k not in SHARED_SECTIONS}
+        if isinstance(node, str) and isinstance(created, str):
+            common = {k: v for k, v in rest.items() if k not in ("node", "created_at")}
+            for seen, head in self._heads:
+                if seen == common:
+                    return replace(head, node=node, created_at=created)
+            head = NodeReport.from_dict(rest, where=where)
+            if len(self._heads) < _BUCKET:
+                self._heads.append((common, head))
+            return head
+        return NodeReport.from_dict(rest, where=where)
 
     def _section(self, name: str, value: Any, where: str | None) -> Any:
+        if isinstance(value, _Parsed):
+            return value.section
         key = (name, _fingerprint(value))
         bucket = self._seen.setdefault(key, [])
         for seen, section in bucket:
             if seen == value:
                 self.shared += 1
                 return section
-        skeleton = {
-            "schema": SCHEMA_VERSION,
-            "node": "-",
-            "envcheck_version": "-",
-            "created_at": "-",
-        }
-        section = getattr(NodeReport.from_dict({**skeleton, name: value}, where=where), name)
+        try:
+            section = from_dict(_section_types()[name], value, path=name, strict=False)
+        except CodecError as exc:
+            raise ReportError(exc.message, where=where, key=exc.path) from None
         if len(bucket) < _BUCKET:
             bucket.append((value, section))
         return section
+
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _space(text: str, i: int) -> int:
+    match = _WHITESPACE.match(text, i)
+    return match.end() if match else i
+
+
+@functools.cache
+def _section_types() -> dict[str, Any]:
+    hints = typing.get_type_hints(NodeReport)
+    return {name: hints[name] for name in NodeReport.SECTIONS}
 
 
 def _fingerprint(value: Any) -> Any:
@@ -142,9 +237,13 @@ class NodeRules:
         self.runs = 0
         self.reused = 0
 
-    def _lookup(self, rule: Rule, report: NodeReport) -> _Outcome | None:
+    def _lookup(
+        self, rule: Rule, keys: dict[tuple[str, ...], tuple[Any, ...]], report: NodeReport
+    ) -> _Outcome | None:
         for shape, table in self._memo.get(rule.code, {}).items():
-            key = tuple(_token(getattr(report, name)) for name in shape)
+            key = keys.get(shape)
+            if key is None:  # rules share shapes: build each report's key once
+                key = keys[shape] = tuple(_token(getattr(report, name)) for name in shape)
             found = table.get(key)
             if found is not None:
                 return found
@@ -171,8 +270,9 @@ class NodeRules:
         findings: list[Finding] = []
         skipped: list[Skipped] = []
         errors: list[str] = []
+        keys: dict[tuple[str, ...], tuple[Any, ...]] = {}
         for rule in self.rules:
-            outcome = self._lookup(rule, report)
+            outcome = self._lookup(rule, keys, report)
             if outcome is None:
                 outcome = self._run(rule, report)
             else:

@@ -3,7 +3,7 @@ envelopes, or directories of them. Each file is parsed and folded in before the 
 
 from __future__ import annotations
 
-import json
+import gc
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,6 +81,27 @@ def _kind(value: Any) -> Literal["timeout", "died", "unschedulable", "error", "u
     return "error"
 
 
+def _read_file(
+    path: Path, reader: ReportReader
+) -> tuple[list[tuple[NodeReport, str | None]], list[NodeFailure]]:
+    where = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ReportError("no such file", where=where) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportError(f"cannot read: {exc}", where=where) from None
+    try:
+        data = reader.loads(text, where=where)
+    except ValueError as exc:
+        raise ReportError(
+            f"not JSON: {exc.args[0]} (line {getattr(exc, 'lineno', '?')})", where=where
+        ) from None
+    del text
+    entries, recorded = _entries(data, where)
+    return [(reader.read(entry, where=where), address) for entry, address in entries], recorded
+
+
 def load_saved(paths: Sequence[str]) -> Saved:
     reader = ReportReader()
     files = expand(paths)
@@ -89,30 +110,23 @@ def load_saved(paths: Sequence[str]) -> Saved:
     sources: list[str] = []
     failures: list[NodeFailure] = []
     bad: list[InputError] = []
-    for path in files:
-        where = str(path)
-        try:
+    collecting = gc.isenabled()
+    gc.disable()  # parsing makes millions of objects and keeps few: skip cyclic GC passes
+    try:
+        for path in files:
             try:
-                text = path.read_text(encoding="utf-8")
-            except FileNotFoundError:
-                raise ReportError("no such file", where=where) from None
-            except (OSError, UnicodeDecodeError) as exc:
-                raise ReportError(f"cannot read: {exc}", where=where) from None
-            try:
-                data = json.loads(text)
-            except ValueError as exc:
-                raise ReportError(
-                    f"not JSON: {exc.args[0]} (line {getattr(exc, 'lineno', '?')})", where=where
-                ) from None
-            del text
-            entries, recorded = _entries(data, where)
-            for entry, address in entries:
-                reports.append(reader.read(entry, where=where))
+                found, recorded = _read_file(path, reader)
+            except InputError as exc:
+                bad.append(exc)
+                continue
+            for report, address in found:
+                reports.append(report)
                 addresses.append(address)
-                sources.append(where)
+                sources.append(str(path))
             failures.extend(recorded)
-        except InputError as exc:
-            bad.append(exc)
+    finally:
+        if collecting:
+            gc.enable()
     if bad:
         first = str(bad[0])
         if len(bad) > 1:

@@ -47,6 +47,25 @@ class NodeView:
 Extract = Callable[[NodeView], "str | None"]
 
 
+@dataclass(frozen=True)
+class Extractor:
+    """An extract function and the report sections it reads: nodes sharing those section
+    objects (cluster/nodes.py shares equal ones) share the value, computed once."""
+
+    fn: Extract
+    reads: tuple[str, ...] = ()
+
+    def __call__(self, node: NodeView) -> str | None:
+        return self.fn(node)
+
+
+def reads(*sections: str) -> Callable[[Extract], Extractor]:
+    def wrap(fn: Extract) -> Extractor:
+        return Extractor(fn, sections)
+
+    return wrap
+
+
 class ClusterFacts:
     """The nodes of a cluster for cluster rules."""
 
@@ -61,6 +80,7 @@ class ClusterFacts:
         self.matrix = matrix
         self.failures = tuple(failures)
         self.collective = collective
+        self._values: dict[tuple[Any, ...], str | None] = {}
 
     def group(self, fact: str, label: str, extract: Extract) -> DriftRow:
         """Which nodes hold which value of a fact, majority first.
@@ -68,17 +88,37 @@ class ClusterFacts:
         ``extract`` returns the value as text, or raises Skip / returns None when the node's
         report does not say; such nodes are listed as unknown and never make a fact differ.
         """
-        return group_values(fact, label, self.nodes, extract)
+        return group_values(fact, label, self.nodes, extract, self._values)
 
 
-def group_values(fact: str, label: str, nodes: Iterable[NodeView], extract: Extract) -> DriftRow:
+def _value(node: NodeView, extract: Extract) -> str | None:
+    try:
+        return extract(node)
+    except Skip:
+        return None
+
+
+def group_values(
+    fact: str,
+    label: str,
+    nodes: Iterable[NodeView],
+    extract: Extract,
+    cache: dict[tuple[Any, ...], str | None] | None = None,
+) -> DriftRow:
     groups: dict[str, list[str]] = {}
     unknown: list[str] = []
+    shared = cache is not None and isinstance(extract, Extractor) and extract.reads
     for node in nodes:
-        try:
-            value = extract(node)
-        except Skip:
-            value = None
+        if shared:
+            assert cache is not None and isinstance(extract, Extractor)
+            report = node.facts.report
+            key = (fact, *(id(getattr(report, name)) for name in extract.reads))
+            if key in cache:
+                value = cache[key]
+            else:
+                value = cache[key] = _value(node, extract)
+        else:
+            value = _value(node, extract)
         if value is None:
             unknown.append(node.label)
         else:

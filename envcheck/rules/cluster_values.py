@@ -15,7 +15,7 @@ from packaging.utils import canonicalize_name
 
 from envcheck.model.report import Interface, NetworkInfo
 from envcheck.rules.base import Skip
-from envcheck.rules.cluster import NOT_INSTALLED, Extract, NodeView
+from envcheck.rules.cluster import NOT_INSTALLED, Extractor, NodeView, reads
 from envcheck.rules.network import nccl_selection, usable
 
 UNSET = "(unset)"
@@ -23,11 +23,13 @@ NO_GPUS = "no GPUs"
 SOCKET_VARS = ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME", "TP_SOCKET_IFNAME")
 
 
+@reads("python")
 def python_version(node: NodeView) -> str:
     return str(node.facts.python_version())
 
 
-def package(name: str) -> Extract:
+def package(name: str) -> Extractor:
+    @reads("packages")
     def extract(node: NodeView) -> str:
         dist = node.facts.dist(name)
         return dist.version if dist is not None else NOT_INSTALLED
@@ -35,10 +37,11 @@ def package(name: str) -> Extract:
     return extract
 
 
-def wheel_family(prefix: str) -> Extract:
+def wheel_family(prefix: str) -> Extractor:
     """Every installed ``prefix``, ``prefix-cuXY`` distribution: ``nvidia-nccl-cu12 2.21.5``."""
     key = canonicalize_name(prefix)
 
+    @reads("packages")
     def extract(node: NodeView) -> str:
         found = [
             f"{d.name} {d.version}"
@@ -50,30 +53,36 @@ def wheel_family(prefix: str) -> Extract:
     return extract
 
 
+@reads("packages", "torch", "origin")
 def torch_variant(node: NodeView) -> str:
     if node.facts.torch() is None:
         return NOT_INSTALLED
     return node.facts.torch_variant()
 
 
+@reads("gpu")
 def driver_version(node: NodeView) -> str:
     return str(node.facts.driver())
 
 
+@reads("gpu")
 def driver_branch(node: NodeView) -> str:
     return f"R{node.facts.driver().major}"
 
 
+@reads("gpu")
 def gpu_models(node: NodeView) -> str:
     return node.facts.gpu_summary() if node.facts.gpus() else NO_GPUS
 
 
+@reads("gpu")
 def gpu_model_names(node: NodeView) -> str:
     """The distinct GPU models, without counts."""
     gpus = node.facts.gpus()
     return ", ".join(sorted({g.name or "unknown GPU" for g in gpus})) if gpus else NO_GPUS
 
 
+@reads("gpu")
 def gpu_architectures(node: NodeView) -> str:
     """``sm_80 (Ampere)``; several when one node mixes GPUs."""
     facts = node.facts
@@ -89,6 +98,7 @@ def gpu_architectures(node: NodeView) -> str:
     return ", ".join(sorted(seen))
 
 
+@reads("gpu")
 def gpu_memory(node: NodeView) -> str:
     gpus = node.facts.gpus()
     if not gpus:
@@ -99,18 +109,21 @@ def gpu_memory(node: NodeView) -> str:
     return ", ".join(f"{s / 1024:.0f} GiB" for s in sizes)
 
 
-def env_var(name: str) -> Extract:
+def env_var(name: str) -> Extractor:
+    @reads("env")
     def extract(node: NodeView) -> str:
         return node.facts.env().get(name) or UNSET
 
     return extract
 
 
+@reads("system")
 def os_release(node: NodeView) -> str | None:
     info = node.facts.system()
     return info.os_pretty or (f"{info.os_id} {info.os_version}" if info.os_id else None)
 
 
+@reads("system")
 def glibc(node: NodeView) -> str | None:
     return node.facts.system().glibc
 

@@ -89,3 +89,27 @@ def test_labels_are_unique_and_readable() -> None:
     ]
     assert assign_labels(["vm", "vm"], [("@1", "#a"), ("@1", "#b")]) == ["vm#a", "vm#b"]
     assert assign_labels(["vm", "vm"], [(), ()]) == ["vm", "vm#2"]
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_loads_matches_json_loads_and_skips_sections_seen_before(indent: int | None) -> None:
+    reader = ReportReader()
+    texts = [json.dumps(roundtrip(r), indent=indent) for r in cluster(3)]
+    reports = [reader.read(reader.loads(t)) for t in texts]
+    assert reports == [NodeReport.from_dict(json.loads(t)) for t in texts]
+    assert reports[0].packages is reports[2].packages
+    assert reader.shared >= 2 * len(NodeReport.SECTIONS) - 2  # all but network, from text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"a": 1} x', '{"schema": 1, "packages": {"status": "ok",}', "[1, 2]", '{"a": }', ""],
+)
+def test_loads_leaves_anything_odd_to_json_loads(text: str) -> None:
+    try:
+        expected: object = json.loads(text)
+    except ValueError as exc:
+        with pytest.raises(ValueError, match=str(exc.args[0].split(":")[0])):
+            ReportReader().loads(text)
+    else:
+        assert ReportReader().loads(text) == expected
