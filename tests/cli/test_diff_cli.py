@@ -29,7 +29,9 @@ def write(path: Path, report: dict, *, node: str, ray: str | None = None) -> Pat
     return path
 
 
-def test_diff_finds_a_ray_patch_mismatch_between_saved_reports(probed: dict, tmp_path: Path) -> None:
+def test_diff_finds_a_ray_patch_mismatch_between_saved_reports(
+    probed: dict, tmp_path: Path
+) -> None:
     a = write(tmp_path / "a.json", probed, node="node-a")
     b = write(tmp_path / "b.json", probed, node="node-b")
     c = write(tmp_path / "c.json", probed, node="node-c", ray="2.9.2")
@@ -39,7 +41,9 @@ def test_diff_finds_a_ray_patch_mismatch_between_saved_reports(probed: dict, tmp
     assert envelope["command"] == "diff" and envelope["status"] == "findings"
     assert set(envelope) == {"schema", "command", "status", "exit_code", "data", "errors"}
     data = envelope["data"]
-    assert {"nodes", "unreachable", "drift", "findings", "skipped", "collective", "summary"} <= set(data)
+    assert {"nodes", "unreachable", "drift", "findings", "skipped", "collective", "summary"} <= set(
+        data
+    )
     assert "reports" not in data  # they are the input files
     [ray] = [row for row in data["drift"] if row["fact"] == "package:ray"]
     assert [v["nodes"] for v in ray["values"]] == [["node-a", "node-b"], ["node-c"]]
@@ -48,7 +52,9 @@ def test_diff_finds_a_ray_patch_mismatch_between_saved_reports(probed: dict, tmp
     assert data["summary"]["nodes"] == 3 and data["summary"]["drift"] >= 1
 
 
-def test_diff_reads_directories_envelopes_and_names_duplicate_hosts(probed: dict, tmp_path: Path) -> None:
+def test_diff_reads_directories_envelopes_and_names_duplicate_hosts(
+    probed: dict, tmp_path: Path
+) -> None:
     reports = tmp_path / "reports"
     reports.mkdir()
     write(reports / "n1.json", probed, node="same")
@@ -79,7 +85,9 @@ def test_diff_table_output_shows_the_drift_table(probed: dict, tmp_path: Path) -
         ('{"command": "check", "data": {"reports": []}}', ["bad.json", "holds no reports"]),
     ],
 )
-def test_a_bad_report_is_one_line_and_exit_2(probed: dict, tmp_path: Path, content: str, words: list[str]) -> None:
+def test_a_bad_report_is_one_line_and_exit_2(
+    probed: dict, tmp_path: Path, content: str, words: list[str]
+) -> None:
     good = write(tmp_path / "good.json", probed, node="a")
     bad = tmp_path / "bad.json"
     bad.write_text(content, encoding="utf-8")
