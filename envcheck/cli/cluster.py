@@ -243,28 +243,42 @@ def _check(
             progress.advance(answer.failure is not None or node_id in failed)
     finally:
         progress.stop()
-    labels = _labels(list(info.nodes), {k: r.node for k, r in reports.items()})
+    nodes = list(info.nodes)
+    if args.redact:  # Ray's addresses and node names leave the nodes only as pseudonyms
+        from dataclasses import replace
+
+        from envcheck.redact import mask_addresses, pseudonym
+
+        nodes = [
+            replace(
+                n, address=mask_addresses(n.address), name=pseudonym(n.name) if n.name else None
+            )
+            for n in nodes
+        ]
+    labels = _labels(nodes, {k: r.node for k, r in reports.items()})
     members: list[Member] = []
     labelled: list[NodeReport] = []
     failures: list[NodeFailure] = []
     answered_nodes = []
-    for node in info.nodes:
+    for shown, node in zip(nodes, info.nodes, strict=True):
         label = labels[node.node_id]
         if node.node_id in reports:
             members.append(
                 Member(
                     label,
                     node.node_id,
-                    node.address,
+                    shown.address,
                     duration_ms=round(seconds[node.node_id] * 1000, 1),
                 )
             )
-            origin = Origin(kind="remote", detail=f"ray node {node.node_id[:12]} at {node.address}")
+            origin = Origin(
+                kind="remote", detail=f"ray node {node.node_id[:12]} at {shown.address}"
+            )
             labelled.append(relabel(reports[node.node_id], label, origin))
             answered_nodes.append(node)
         else:
             reason, kind = failed.get(node.node_id, ("no answer", "error"))
-            failures.append(NodeFailure(label, reason, node.node_id, node.address, kind))  # type: ignore[arg-type]
+            failures.append(NodeFailure(label, reason, node.node_id, shown.address, kind))  # type: ignore[arg-type]
     evaluator = NodeRules(matrix, rules)
     node_results = [evaluator.evaluate(r) for r in labelled]
     collective = None
@@ -287,9 +301,14 @@ def _check(
         collective=collective,
         node_results=node_results,
     )
+    address = info.address
+    if args.redact and address:
+        from envcheck.redact import mask_addresses
+
+        address = mask_addresses(address)
     context = {
         "ray": {
-            "address": info.address,
+            "address": address,
             "version": info.ray_version,
             "alive_nodes": len(info.nodes),
             "dead_nodes": info.dead,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from rich import box
 from rich.console import Console
@@ -51,7 +52,15 @@ def _package(report: NodeReport, name: str) -> str:
     return data.version(name) or "-"
 
 
+def _gpu_name(name: str | None) -> str:
+    return (name or "GPU").removeprefix("NVIDIA ").removeprefix("GeForce ")
+
+
+NODE_COLUMNS = ("node", "address", "GPUs", "Python", "torch", "ray", "answered")
+
+
 def node_rows(outcome: ClusterOutcome) -> list[tuple[str, ...]]:
+    """One row per node (NODE_COLUMNS); unreachable nodes say so in the last column."""
     c = outcome.comparison
     rows: list[tuple[str, ...]] = []
     for member, report in zip(c.members, c.reports, strict=True):
@@ -59,12 +68,15 @@ def node_rows(outcome: ClusterOutcome) -> list[tuple[str, ...]]:
         if report.gpu.is_ok and report.gpu.data is not None and report.gpu.data.gpus is not None:
             counts: dict[str, int] = {}
             for g in report.gpu.data.gpus:
-                counts[g.name or "GPU"] = counts.get(g.name or "GPU", 0) + 1
-            gpu = ", ".join(f"{c}x {n}" for n, c in counts.items()) or "no GPUs"
+                counts[_gpu_name(g.name)] = counts.get(_gpu_name(g.name), 0) + 1
+            gpu = ", ".join(f"{c}x {n}" for n, c in counts.items()) or "none"
         elif not report.gpu.is_ok:
-            gpu = "no GPUs" if report.gpu.status.value == "unavailable" else "?"
+            gpu = "none" if report.gpu.status.value == "unavailable" else "?"
         python = report.python.data.version if report.python.data else "?"
-        seconds = f"{member.duration_ms / 1000:.2f} s" if member.duration_ms is not None else ""
+        if member.duration_ms is not None:
+            answered = f"{member.duration_ms / 1000:.2f} s"
+        else:
+            answered = Path(member.source).name if member.source else ""
         rows.append(
             (
                 member.label,
@@ -73,13 +85,15 @@ def node_rows(outcome: ClusterOutcome) -> list[tuple[str, ...]]:
                 python,
                 _package(report, "torch"),
                 _package(report, "ray"),
-                seconds or (member.source or ""),
-                "ok",
+                answered,
             )
         )
     for failure in c.failures:
-        rows.append((failure.node, failure.address or "", "", "", "", "", "", "unreachable"))
+        rows.append((failure.node, failure.address or "", "", "", "", "", UNREACHABLE))
     return rows
+
+
+UNREACHABLE = "UNREACHABLE"
 
 
 def headline(outcome: ClusterOutcome) -> str:
@@ -129,25 +143,14 @@ def print_cluster(outcome: ClusterOutcome, out: Console, *, verbose: bool = Fals
     rows = node_rows(outcome)
     if len(rows) <= NODE_TABLE_LIMIT or verbose:
         table = Table(box=box.SIMPLE, padding=(0, 1), expand=False)
-        for column in (
-            "node",
-            "address",
-            "GPUs",
-            "Python",
-            "torch",
-            "ray",
-            "answered",
-            "status",
-        ):
-            table.add_column(column, no_wrap=column != "GPUs", overflow="fold")
+        for column in NODE_COLUMNS:
+            table.add_column(column, no_wrap=column != "GPUs", overflow="fold", min_width=4)
         for row in rows:
-            style = "bold red" if row[-1] != "ok" else ""
+            style = "bold red" if row[-1] == UNREACHABLE else ""
             table.add_row(*row[:-1], Text(row[-1], style=style))
         out.print(table)
     else:
         out.print(Text(f"  {len(rows)} nodes (--verbose lists them)", style="dim"))
-    for failure in c.failures:
-        out.print(Text(f"  {failure.node}: {failure.reason}", style="red"))
     if c.drift:
         drift = Table(
             title=f"Drift: {len(c.drift)} fact(s) differ across nodes (majority first)",
@@ -165,7 +168,8 @@ def print_cluster(outcome: ClusterOutcome, out: Console, *, verbose: bool = Fals
                 drift.add_row(fact, Text(value, style="" if i == 0 else "yellow"), nodes)
         out.print(drift)
     elif len(c.members) > 1:
-        out.print(Text("No drift: every compared fact is the same on all nodes.", style="green"))
+        which = "the nodes that answered" if c.failures else "all nodes"
+        out.print(Text(f"No drift: every compared fact is the same on {which}.", style="green"))
     if c.collective is not None:
         _print_collective(c.collective, out)
     _print_findings(outcome, out, verbose=verbose)
@@ -259,8 +263,7 @@ def _cell(text: str) -> str:
 def render_markdown(outcome: ClusterOutcome) -> str:
     c = outcome.comparison
     out = [f"## {headline(outcome)}", ""]
-    out += ["| node | address | GPUs | Python | torch | ray | answered | status |"]
-    out += ["|---|---|---|---|---|---|---|---|"]
+    out += ["| " + " | ".join(NODE_COLUMNS) + " |", "|---" * len(NODE_COLUMNS) + "|"]
     out += ["| " + " | ".join(_cell(x) for x in row) + " |" for row in node_rows(outcome)]
     out.append("")
     for failure in c.failures:

@@ -159,6 +159,13 @@ def _holding(net: NetworkInfo, ip: str) -> tuple[Interface | None, str | None]:
 
 
 def _address(text: str, how: str) -> Address:
+    try:
+        return _parse_address(text, how)
+    except ValueError:
+        raise Skip(f"the node's address {text!r} is not an IP address (redacted?)") from None
+
+
+def _parse_address(text: str, how: str) -> Address:
     if "/" in text:
         return Address(ipaddress.ip_interface(text), how)
     ip = ipaddress.ip_address(text)
@@ -197,7 +204,10 @@ def chosen_address(node: NodeView) -> Address:
         if found is not None:
             return found
     for text in net.hostname_addresses:
-        ip = ipaddress.ip_address(text.split("%")[0])
+        try:
+            ip = ipaddress.ip_address(text.split("%")[0])
+        except ValueError:
+            continue  # redacted
         if not ip.is_loopback and ip.version == 4:
             _iface, held = _holding(net, str(ip))
             return _address(held or str(ip), f"the hostname {net.hostname}'s address")

@@ -243,3 +243,13 @@ def test_cluster_rules_are_skipped_with_a_reason_for_one_node(matrix, rules) -> 
     result = run([node("only")], matrix, rules)
     reasons = {s.code: s.reason for s in result.cluster_result.skipped}
     assert "comparing needs two" in reasons["CLU101"]
+
+
+def test_redacted_reports_compare_without_addresses(matrix, rules) -> None:
+    from envcheck.redact import anonymize
+
+    reports = [anonymize(node(n, packages={"ray": v})) for n, v in (("a", "2.9.3"), ("b", "2.9.2"))]
+    result = run(reports, matrix, rules, addresses=["ip-1234abcd", "ip-99999999"])
+    assert result.errors == ()
+    assert [f.code for f in clu(result, "CLU101")] == ["CLU101"]
+    assert "CLU108" in {s.code for s in result.cluster_result.skipped}
