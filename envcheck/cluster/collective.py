@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from envcheck.model.cluster import CollectiveReport, PairOutcome, RankOutcome
+from envcheck.model.cluster import CollectiveReport, PairOutcome, RankOutcome, root_causes
 
 _GRACE_S = 5.0  # on top of the timeout, for a rank to report its own timeout
 _MISSING_IFACE = re.compile(r"Unable to find (?:address|interface) for:?\s*([^\s|,]+)")
@@ -162,13 +162,6 @@ def summarize(
         pairs=tuple(pairs),
         seconds=seconds,
     )
-
-
-def root_causes(ranks: Sequence[RankOutcome]) -> tuple[list[RankOutcome], list[RankOutcome]]:
-    """(ranks that failed on their own, ranks that timed out or waited for them)."""
-    failed = [r for r in ranks if not r.ok]
-    causes = [r for r in failed if r.kind not in ("timeout", "waiting")]
-    return causes, [r for r in failed if r not in causes]
 
 
 def describe_failures(ranks: Sequence[RankOutcome]) -> str:

@@ -5,6 +5,7 @@ Pure data. ``to_json`` writes plain JSON types for the ``cluster`` / ``diff`` en
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -152,6 +153,10 @@ class CollectiveReport:
     def failed_ranks(self) -> tuple[RankOutcome, ...]:
         return tuple(r for r in self.ranks if not r.ok)
 
+    def root_causes(self) -> tuple[tuple[RankOutcome, ...], tuple[RankOutcome, ...]]:
+        """(ranks that failed on their own, ranks that timed out or waited for them)."""
+        return root_causes(self.ranks)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "backend": self.backend,
@@ -165,3 +170,12 @@ class CollectiveReport:
             "pairs": [p.to_json() for p in self.pairs],
             "notes": list(self.notes),
         }
+
+
+def root_causes(
+    ranks: Sequence[RankOutcome],
+) -> tuple[tuple[RankOutcome, ...], tuple[RankOutcome, ...]]:
+    """(ranks that failed on their own, ranks that timed out or waited for them)."""
+    failed = [r for r in ranks if not r.ok]
+    causes = tuple(r for r in failed if r.kind not in ("timeout", "waiting"))
+    return causes, tuple(r for r in failed if r not in causes)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from envcheck.cluster.collective import root_causes
 from envcheck.model.cluster import DriftRow
 from envcheck.model.finding import Fix, Severity
 from envcheck.rules import cluster_values as values
@@ -703,7 +702,7 @@ def collective_failed(facts: ClusterFacts) -> Iterable[ClusterHit]:
                 evidence={"backend": report.backend},
             )
         ]
-    causes, waited = root_causes(report.ranks)
+    causes, waited = report.root_causes()
     hits = []
     for rank in causes:
         also = ""
