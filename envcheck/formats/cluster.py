@@ -112,9 +112,11 @@ def headline(outcome: ClusterOutcome) -> str:
 def drift_lines(row: DriftRow) -> list[tuple[str, str, str]]:
     lines = []
     for i, value in enumerate(row.values):
-        lines.append(
-            (row.label if i == 0 else "", value.value, f"{value.count}: {names(value.nodes)}")
-        )
+        if i == 0 and value.count > NAMES_SHOWN:
+            where = f"{value.count} nodes"  # the majority: its size is what matters
+        else:
+            where = f"{value.count}: {names(value.nodes)}"
+        lines.append((row.label if i == 0 else "", value.value, where))
     if row.unknown:
         lines.append(("", "(not reported)", f"{len(row.unknown)}: {names(row.unknown)}"))
     return lines

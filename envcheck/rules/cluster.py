@@ -129,10 +129,10 @@ def group_values(
 
 
 def name_nodes(nodes: Sequence[str], limit: int = 6) -> str:
-    """``a, b, c`` or ``a, b, c, … and 17 more``."""
+    """``a, b, c`` or ``998 nodes (a, b, c, …)``."""
     if len(nodes) <= limit:
         return ", ".join(nodes)
-    return f"{', '.join(nodes[:limit])} and {len(nodes) - limit} more"
+    return f"{len(nodes)} nodes ({', '.join(nodes[:3])}, …)"
 
 
 def describe_split(row: DriftRow) -> str:

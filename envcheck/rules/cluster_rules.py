@@ -367,7 +367,7 @@ def mixed_gpu_architectures(facts: ClusterFacts) -> Iterable[ClusterHit]:
     models = _without(models, values.NO_GPUS)
     if len(arch.values) > 1:
         listing = "; ".join(
-            f"{_models_of(models, v.nodes)} ({v.value}) on {name_nodes(v.nodes)}"
+            f"{_models_of(models, v.nodes)}: {v.value} on {name_nodes(v.nodes)}"
             for v in arch.values
         )
         return [
