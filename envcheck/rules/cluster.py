@@ -206,3 +206,17 @@ def evaluate_cluster(facts: ClusterFacts, rules: Sequence[Rule]) -> CheckResult:
         rules_run=len(chosen),
         errors=tuple(errors),
     )
+
+
+def evidence(row: DriftRow) -> dict[str, object]:
+    return {
+        "fact": row.fact,
+        "values": {v.value: list(v.nodes) for v in row.values},
+        "odd_nodes": list(row.odd_nodes()),
+        "unknown": list(row.unknown),
+    }
+
+
+def need_two(facts: ClusterFacts) -> None:
+    if len(facts.nodes) < 2:
+        raise Skip(f"{len(facts.nodes)} node(s) answered; comparing needs two")
