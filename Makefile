@@ -18,6 +18,9 @@ install: $(BIN)/python
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@# torch (CPU) for the Gloo test on a local Ray cluster: only from a wheel pip finds locally
+	-$(BIN)/python -m pip install --quiet --dry-run --no-index --no-deps torch==2.13.0 >/dev/null 2>&1 \
+		&& $(BIN)/python -m pip install --quiet torch==2.13.0
 	touch $(STAMP)
 
 lint: $(STAMP)

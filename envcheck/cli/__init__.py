@@ -37,6 +37,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for module in (check, probe, explain, rules_cmd, matrix_cmd, triage, fix, lock):
         module.add_parser(sub)
+    from envcheck.cli import cluster, diff  # issue 5: every node at once
+
+    for module in (cluster, diff):
+        module.add_parser(sub)
     return parser
 
 

@@ -113,6 +113,7 @@ def evaluate(args: argparse.Namespace, reports: list[NodeReport]) -> CheckOutcom
     chosen = select(
         all_rules(matrix), args.select or settings.select, args.ignore or settings.ignore
     )
+    chosen = [r for r in chosen if r.scope == "node"]  # cluster rules run in `envcheck cluster`
     threshold = args.severity or Severity(settings.severity or "error")
     results = [run_rules(report, matrix, chosen) for report in reports]
     merged = CheckResult(

@@ -26,6 +26,7 @@ def rule_json(rule: Any) -> dict[str, Any]:
         "severity": rule.severity.value,
         "title": rule.title,
         "origin": rule.origin,
+        "scope": rule.scope,
         "verified": rule.verified,
         "docs": {
             "what": doc.what,

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
             rule.code,
             rule.severity.value,
             rule.title,
-            "matrix" if rule.origin == "matrix" else "code",
+            "matrix" if rule.origin == "matrix" else rule.scope.replace("node", "code"),
         )
     console().print(table)
     return 0

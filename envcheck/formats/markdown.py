@@ -76,6 +76,8 @@ def render_check(
 def render_rule(rule: Rule, *, heading: str = "##") -> str:
     """A rule's documentation: the text of `envcheck explain` and of docs/rules.md."""
     origin = "matrix data rule" if rule.origin == "matrix" else "code rule"
+    if rule.scope == "cluster":
+        origin = "cluster rule (envcheck cluster / diff)"
     verified = "" if rule.verified else " · evidence partly UNVERIFIED"
     family = FAMILIES.get(rule.family, rule.family)
     out = [

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from envcheck.model.finding import Fix, Severity
 
 if TYPE_CHECKING:
+    from envcheck.rules.cluster import ClusterFacts, ClusterHit
     from envcheck.rules.facts import Facts
 
 DOC_SECTIONS = ("What it checks", "Why it matters", "Example", "Fix", "References")
@@ -69,6 +70,7 @@ class RuleDoc:
 
 
 CheckFn = Callable[["Facts"], Iterable[Hit]]
+ClusterCheckFn = Callable[["ClusterFacts"], Iterable["ClusterHit"]]
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,10 @@ class Rule:
     check: CheckFn
     origin: Literal["code", "matrix"] = "code"
     verified: bool = True
+    # "cluster" rules compare nodes (envcheck cluster / diff); `check` never runs them, the engine
+    # skips them, and `cluster_check` holds their check (see rules/cluster.py)
+    scope: Literal["node", "cluster"] = "node"
+    cluster_check: ClusterCheckFn | None = None
 
     @property
     def family(self) -> str:

@@ -1,6 +1,8 @@
 """Importing this module registers every code rule."""
 
 from envcheck.rules import (  # noqa: F401
+    cluster_network,
+    cluster_rules,
     cuda_libs,
     driver,
     network,

@@ -20,11 +20,19 @@ def _addresses(iface: Interface) -> list[str]:
     return [a.split("/")[0] for a in iface.ipv4 + iface.ipv6]
 
 
+def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address, or None when it is not one (``--redact`` replaces them with pseudonyms)."""
+    try:
+        return ipaddress.ip_address(text.split("%", maxsplit=1)[0])
+    except ValueError:
+        return None
+
+
 def usable(iface: Interface) -> bool:
     """Up, with an address other than an IPv6 link-local one."""
     if iface.state not in ("up", None):
         return False
-    return any(not ipaddress.ip_address(a).is_link_local for a in _addresses(iface))
+    return any(not (ip and ip.is_link_local) for ip in map(_ip, _addresses(iface)))
 
 
 def is_virtual(iface: Interface) -> bool:
@@ -200,7 +208,7 @@ def gloo_exclusion_syntax(facts: Facts) -> Iterable[Hit]:
 
 def _loopback(addresses: Iterable[str]) -> bool:
     addrs = list(addresses)
-    return bool(addrs) and all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addrs)
+    return bool(addrs) and all((ip := _ip(a)) is not None and ip.is_loopback for a in addrs)
 
 
 def _gloo_ok(env: Mapping[str, str], net: NetworkInfo) -> bool:
@@ -398,6 +406,8 @@ def proxy_without_no_proxy(facts: Facts) -> Iterable[Hit]:
             continue
         for text in iface.ipv4:
             address = text.split("/")[0]
+            if _ip(address) is None:
+                continue  # redacted
             if not _covered(address, entries, net.hostname):
                 uncovered.append(address)
                 subnets.append(

@@ -22,7 +22,8 @@ else:  # pragma: no cover
 
 CASES = Path(__file__).parent / "cases"
 MATRIX = load(env={})
-RULES = {r.code: r for r in all_rules(MATRIX)}
+# node rules; cluster rules (CLU) compare several reports and have their cases in tests/cluster
+RULES = {r.code: r for r in all_rules(MATRIX) if r.scope == "node"}
 
 
 def _fixtures() -> list[tuple[str, Path]]:
