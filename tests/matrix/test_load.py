@@ -28,8 +28,8 @@ def test_builtin_matrix_is_valid_and_sourced():
 
 
 def test_unverified_facts_stay_marked():
-    h20 = BUILTIN.gpu_model("NVIDIA H20")
-    assert h20 is not None and not h20.verified and h20.source.startswith("UNVERIFIED")
+    a800 = BUILTIN.gpu_model("NVIDIA A800")
+    assert a800 is not None and not a800.verified and a800.source.startswith("UNVERIFIED")
     assert not BUILTIN.torch_release(
         __import__("packaging.version").version.Version("2.15.0")
     ).verified
