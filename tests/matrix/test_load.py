@@ -28,13 +28,19 @@ def test_builtin_matrix_is_valid_and_sourced():
 
 
 def test_unverified_facts_stay_marked():
-    h20 = BUILTIN.gpu_model("NVIDIA H20")
-    assert h20 is not None and not h20.verified and h20.source.startswith("UNVERIFIED")
+    a800 = BUILTIN.gpu_model("NVIDIA A800")
+    assert a800 is not None and not a800.verified and a800.source.startswith("UNVERIFIED")
     assert not BUILTIN.torch_release(
         __import__("packaging.version").version.Version("2.15.0")
     ).verified
-    unknown_vllm = BUILTIN.vllm_release(__import__("packaging.version").version.Version("0.33.0"))
-    assert unknown_vllm is not None and unknown_vllm.torch is None and not unknown_vllm.verified
+
+
+def test_facts_read_from_the_index_name_their_wheel():
+    # vLLM 0.33.0's .metadata file is 404; its pins were read from the wheel itself
+    vllm = BUILTIN.vllm_release(__import__("packaging.version").version.Version("0.33.0"))
+    assert vllm is not None and vllm.verified and str(vllm.torch) == "==2.14.0"
+    assert "vllm-0.33.0-cp38-abi3-manylinux_2_28_x86_64.whl" in vllm.source
+    assert "sha256 4b6bdec4ab269990bf70d45a3c1e94c3760a27064513760193b26d6f0da883aa" in vllm.source
 
 
 def test_driver_versions_print_as_written():
