@@ -123,7 +123,9 @@ def write_output(path: str, text: str) -> None:
 
 
 def emit(text: str) -> None:
-    sys.stdout.write(text)
+    from envcheck.formats.stdout import emit as write
+
+    write(text)
 
 
 def json_text(data: Any) -> str:

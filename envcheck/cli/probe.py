@@ -66,5 +66,7 @@ def run(args: argparse.Namespace) -> int:
         note = f"; not available: {', '.join(missing)}" if missing else ""
         sys.stderr.write(f"envcheck: wrote {args.output}{note}\n")
     else:
-        sys.stdout.write(text)
+        from envcheck.formats.stdout import emit
+
+        emit(text)
     return 0

@@ -57,16 +57,17 @@ def collect(ctx: ProbeContext | None = None) -> NodeReport:
     from envcheck.probes.system import probe_system
 
     ctx = ctx or ProbeContext()
+    # the ones that wait (NVML / nvidia-smi, the hostname lookup) start first
     simple: dict[str, Callable[[ProbeContext], Section[Any]]] = {
         "gpu": probe_gpu,
+        "network": probe_network,
         "system": probe_system,
         "storage": probe_storage,
         "libraries": probe_libraries,
-        "network": probe_network,
         "env": probe_env,
         "graphics": probe_graphics,
     }
-    with ThreadPoolExecutor(max_workers=4, thread_name_prefix="envcheck-probe") as pool:
+    with ThreadPoolExecutor(max_workers=6, thread_name_prefix="envcheck-probe") as pool:
         chain = pool.submit(_python_chain, ctx)
         futures = {name: pool.submit(guarded, name, fn, ctx) for name, fn in simple.items()}
         sections = {name: f.result() for name, f in futures.items()}

@@ -174,3 +174,64 @@ def test_secrets_never_leave_the_node(cli):
     for args in (["probe", "--json"], ["probe", "--markdown"], ["probe"]):
         out = run_cli(*args, env=env).stdout
         assert "hf_supersecret" not in out and "wk_123" not in out and "p4ss" not in out
+
+
+def test_probe_loads_only_the_probe_side_of_envcheck(fake_site):
+    """`envcheck probe` builds only its own subcommand: the rules, the matrix, the planners and
+    the ingest parsers stay unloaded (their import time would be most of a probe's)."""
+    code = (
+        "import sys, json; from envcheck.cli import main; rc = main(sys.argv[1:]);"
+        "sys.stderr.write('\\nLOADED=' + json.dumps(sorted({m.split('.')[1] for m in sys.modules"
+        " if m.startswith('envcheck.')})) + '\\n'); sys.exit(rc)"
+    )
+    env = cli_env(PYTHONPATH=f"{fake_site}:{FAKES}", FAKE_PYNVML_SCENARIO="h100x2")
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "probe", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    loaded = set(json.loads(proc.stderr.rsplit("LOADED=", 1)[1]))
+    assert "probes" in loaded
+    assert loaded.isdisjoint({"rules", "matrix", "plan", "ingest", "triage", "cluster", "engine"})
+
+
+@pytest.mark.parametrize("args", [("probe", "--json"), ("rules", "--json"), ("probe",)])
+def test_a_reader_that_leaves_early_is_not_an_error(args) -> None:
+    """`envcheck probe --json | head -c 0`: no traceback, exit 0."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "envcheck", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=cli_env(),
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader leaves before the first byte: every write meets EPIPE
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 0, err
+    assert "Traceback" not in err and "Exception ignored" not in err
+
+
+def test_a_failing_check_keeps_exit_1_when_the_reader_leaves(tmp_path) -> None:
+    """A CI step `envcheck check ... | head` under pipefail must still fail on findings."""
+    spec = tmp_path / "stack.toml"
+    spec.write_text(
+        '[gpu]\ndriver = "535.104.05"\nmodels = ["NVIDIA H20"]\n'
+        '[packages]\ntorch = "2.4.0+cu121"\n"nvidia-cublas-cu12" = "12.1.3.1"\n'
+        'numpy = "1.26.4"\n'
+    )
+    for fmt in ((), ("--json",)):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "envcheck", "check", "--spec", str(spec), *fmt],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=cli_env(),
+        )
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=60) == 1, err
+        assert "Traceback" not in err
