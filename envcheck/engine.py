@@ -28,18 +28,7 @@ def evaluate(report: NodeReport, matrix: Matrix, rules: Sequence[Rule]) -> Check
             errors.append(f"{rule.code} failed: {type(exc).__name__}: {exc}")
             continue
         for hit in hits:
-            findings.append(
-                Finding(
-                    code=rule.code,
-                    severity=hit.severity or rule.severity,
-                    title=rule.title,
-                    message=hit.message,
-                    node=report.node,
-                    evidence=hit.evidence,
-                    fix=hit.fix,
-                    references=rule.doc.references,
-                )
-            )
+            findings.append(rule.finding(hit, report.node))
     findings.sort(key=lambda f: (-f.severity.rank, f.code))
     return CheckResult(
         findings=tuple(findings), skipped=tuple(skipped), rules_run=len(rules), errors=tuple(errors)

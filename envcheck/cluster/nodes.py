@@ -281,19 +281,7 @@ class NodeRules:
                 skipped.append(Skipped(rule.code, outcome.skip, report.node))
             if outcome.error is not None:
                 errors.append(outcome.error)
-            findings.extend(
-                Finding(
-                    code=rule.code,
-                    severity=hit.severity or rule.severity,
-                    title=rule.title,
-                    message=hit.message,
-                    node=report.node,
-                    evidence=hit.evidence,
-                    fix=hit.fix,
-                    references=rule.doc.references,
-                )
-                for hit in outcome.hits
-            )
+            findings.extend(rule.finding(hit, report.node) for hit in outcome.hits)
         findings.sort(key=lambda f: (-f.severity.rank, f.code))
         return CheckResult(
             findings=tuple(findings),

@@ -13,13 +13,13 @@ from rich.table import Table
 from rich.text import Text
 
 from envcheck.cluster.diff import ClusterOutcome
+from envcheck.formats.table import SEVERITY_STYLE, finding_text
 from envcheck.model.cluster import CollectiveReport, DriftRow
-from envcheck.model.finding import Finding, Severity, Skipped
+from envcheck.model.finding import Finding, Skipped
 from envcheck.model.report import NodeReport
 
 NODE_TABLE_LIMIT = 32  # above this, the node list is shown only with --verbose
 NAMES_SHOWN = 6
-SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
 
 def names(nodes: Sequence[str], limit: int = NAMES_SHOWN) -> str:
@@ -198,20 +198,6 @@ def _print_collective(report: CollectiveReport, out: Console) -> None:
             out.print(Text("    " + rank.log.strip().replace("\n", "\n    "), style="dim"))
 
 
-def _finding_text(group: FindingGroup) -> Text:
-    finding = group.first
-    text = Text()
-    text.append(finding.title, style="bold")
-    text.append("\n" + finding.message)
-    if finding.fix is not None:
-        text.append(f"\nfix ({finding.fix.applicability}): ", style="green")
-        text.append(finding.fix.summary)
-        for command in finding.fix.commands:
-            text.append("\n  $ " if not command.startswith("#") else "\n  ", style="dim")
-            text.append(command, style="dim" if command.startswith("#") else "")
-    return text
-
-
 def _print_findings(outcome: ClusterOutcome, out: Console, *, verbose: bool) -> None:
     c = outcome.comparison
     findings = c.findings
@@ -227,7 +213,7 @@ def _print_findings(outcome: ClusterOutcome, out: Console, *, verbose: bool) -> 
                 group.first.severity.value.upper(), style=SEVERITY_STYLE[group.first.severity]
             )
             where = group.nodes[0] if len(group.nodes) == 1 else f"{len(group.nodes)} nodes"
-            text = _finding_text(group)
+            text = finding_text(group.first)
             if len(group.nodes) > 1:
                 text.append(f"\non {names(group.nodes)}", style="dim")
             table.add_row(label, f"{group.first.code}\n{where}", text)

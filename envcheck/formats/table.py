@@ -56,7 +56,8 @@ def print_report(report: NodeReport, out: Console) -> None:
 SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
 
-def _finding_text(finding: Finding) -> Text:
+def finding_text(finding: Finding) -> Text:
+    """A finding's title, message and fix with its commands, as the tables print it."""
     text = Text()
     text.append(finding.title, style="bold")
     text.append("\n" + finding.message)
@@ -91,7 +92,7 @@ def print_check(
         for finding in result.findings:
             label = Text(finding.severity.value.upper(), style=SEVERITY_STYLE[finding.severity])
             code = finding.code + (f"\n{finding.node}" if several else "")
-            table.add_row(label, code, _finding_text(finding))
+            table.add_row(label, code, finding_text(finding))
         out.print(table)
     if verbose and result.skipped:
         out.print(Text("Skipped (facts unknown):", style="bold"))

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from envcheck.model.finding import Fix, Severity
+from envcheck.model.finding import Finding, Fix, Severity
 
 if TYPE_CHECKING:
     from envcheck.rules.cluster import ClusterFacts, ClusterHit
@@ -91,6 +91,19 @@ class Rule:
     @property
     def family(self) -> str:
         return re.sub(r"\d+$", "", self.code)
+
+    def finding(self, hit: Hit, node: str) -> Finding:
+        """The Finding a hit of this rule on ``node`` reports."""
+        return Finding(
+            code=self.code,
+            severity=hit.severity or self.severity,
+            title=self.title,
+            message=hit.message,
+            node=node,
+            evidence=hit.evidence,
+            fix=hit.fix,
+            references=self.doc.references,
+        )
 
 
 _REGISTRY: list[Rule] = []

@@ -10,13 +10,13 @@ runs these; ``envcheck cluster`` and ``envcheck diff`` do (see cluster/diff.py).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from envcheck.matrix.model import Matrix
 from envcheck.model.cluster import CollectiveReport, DriftRow, DriftValue, Member, NodeFailure
-from envcheck.model.finding import CheckResult, Finding, Fix, Severity, Skipped
-from envcheck.rules.base import _REGISTRY, ClusterCheckFn, Rule, Skip, parse_doc
+from envcheck.model.finding import CheckResult, Finding, Severity, Skipped
+from envcheck.rules.base import _REGISTRY, ClusterCheckFn, Hit, Rule, Skip, parse_doc
 from envcheck.rules.facts import Facts
 
 CLUSTER = "cluster"  # Finding.node of a finding about the cluster as a whole
@@ -24,13 +24,9 @@ NOT_INSTALLED = "not installed"
 
 
 @dataclass(frozen=True)
-class ClusterHit:
+class ClusterHit(Hit):
     """One problem a cluster rule found. ``node`` names the node it is about, if only one."""
 
-    message: str
-    evidence: dict[str, Any] = field(default_factory=dict)
-    fix: Fix | None = None
-    severity: Severity | None = None
     node: str | None = None
 
 
@@ -186,19 +182,7 @@ def evaluate_cluster(facts: ClusterFacts, rules: Sequence[Rule]) -> CheckResult:
         except Exception as exc:  # one broken rule must not hide the others
             errors.append(f"{rule.code} failed: {type(exc).__name__}: {exc}")
             continue
-        findings.extend(
-            Finding(
-                code=rule.code,
-                severity=hit.severity or rule.severity,
-                title=rule.title,
-                message=hit.message,
-                node=hit.node or CLUSTER,
-                evidence=hit.evidence,
-                fix=hit.fix,
-                references=rule.doc.references,
-            )
-            for hit in hits
-        )
+        findings.extend(rule.finding(hit, hit.node or CLUSTER) for hit in hits)
     findings.sort(key=lambda f: (-f.severity.rank, f.code))
     return CheckResult(
         findings=tuple(findings),

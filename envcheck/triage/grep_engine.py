@@ -1,22 +1,25 @@
 """The ``grep`` engine: GNU grep finds the candidate lines, Python names their signatures.
 
 GNU grep compiles every signature pattern into one DFA and scans hundreds of MB/s; it is on
-every Linux node, so triage needs no extra package to be fast. A feeder thread streams the log
-into grep's stdin (counting bytes and lines on the way, so stdin and files work alike); only the
-lines grep prints are decoded and matched in Python. Patterns outside the common subset of
-Python re and POSIX ERE (Python-only syntax in a site overlay) make ``usable()`` false and the caller falls back to another engine.
+every Linux node, so triage needs no extra package to be fast. A regular file becomes grep's
+stdin directly while a thread counts its lines on the other core; a pipe or a .gz is streamed in
+by a feeder thread that counts on the way. Only the lines grep prints are decoded and matched
+in Python. Patterns outside the common subset of Python re and POSIX ERE (Python-only syntax
+in a site overlay) make ``usable()`` false and the caller falls back to another engine.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 import threading
-from collections.abc import Sequence
-from typing import BinaryIO
+from collections.abc import Callable, Sequence
+from typing import IO, BinaryIO
 
 from envcheck.matrix.schema import Signature
 from envcheck.triage.patterns import ere_problem
@@ -83,47 +86,97 @@ class GrepScanner(Scanner):
         return done.returncode in (0, 1)
 
     def scan(self, stream: BinaryIO) -> ScanResult:
+        """A regular file is handed to grep as its stdin while a thread counts its bytes and
+        lines with pread() on the other core; anything else (a pipe, stdin from a terminal, a
+        .gz being decompressed) is streamed into grep by a feeder thread that counts as it
+        goes."""
         result = ScanResult(engine="grep")
+        fd = _regular_file(stream)
+        if fd is not None:
+            start = os.lseek(fd, 0, os.SEEK_CUR)
+            return self._run(result, fd, lambda: _count_file(fd, start, result))
+        return self._run(result, subprocess.PIPE, None, stream)
+
+    def _run(
+        self,
+        result: ScanResult,
+        stdin: int,
+        count: Callable[[], None] | None,
+        stream: BinaryIO | None = None,
+    ) -> ScanResult:
         proc = subprocess.Popen(
             [self._grep, "-n", "-a", "-E", "-f", self._patterns],
-            stdin=subprocess.PIPE,
+            stdin=stdin,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=_env(),
         )
-        state: dict[str, object] = {}
+        state: dict[str, BaseException] = {}
 
-        def feed() -> None:
-            assert proc.stdin is not None
-            lines = 0
-            last = b"\n"
+        def work() -> None:
             try:
-                while block := stream.read(CHUNK):
-                    result.bytes_read += len(block)
-                    lines += block.count(b"\n")
-                    last = block[-1:]
-                    proc.stdin.write(block)
-            except BrokenPipeError:
-                pass
+                if count is not None:
+                    count()
+                else:
+                    assert stream is not None and proc.stdin is not None
+                    _feed(stream, proc.stdin, result)
             except BaseException as exc:  # surfaced in the main thread
                 state["error"] = exc
-            finally:
-                with contextlib.suppress(BrokenPipeError, OSError):
-                    proc.stdin.close()
-                result.lines = lines + (0 if last == b"\n" else 1)
 
-        feeder = threading.Thread(target=feed, name="envcheck-grep-feed", daemon=True)
-        feeder.start()
+        helper = threading.Thread(target=work, name="envcheck-grep-count", daemon=True)
+        helper.start()
         assert proc.stdout is not None
         for raw in proc.stdout:
             number, _, line = raw.rstrip(b"\n").partition(b":")
             if number.isdigit():
                 self._record(line, int(number), result)
-        feeder.join()
+        helper.join()
         stderr = proc.stderr.read() if proc.stderr else b""
         code = proc.wait()
         if "error" in state:
-            raise state["error"]  # type: ignore[misc]
+            raise state["error"]
         if code not in (0, 1):
             raise OSError(f"grep failed ({code}): {stderr.decode(errors='replace').strip()}")
         return result
+
+
+def _regular_file(stream: BinaryIO) -> int | None:
+    """The descriptor of a plain file opened for binary reading (not a .gz being decompressed,
+    not a pipe or a terminal), positioned where the stream is."""
+    if not isinstance(stream, io.BufferedReader):
+        return None
+    try:
+        fd = stream.fileno()
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    except (OSError, ValueError):
+        return None
+    return fd if regular and stream.tell() == os.lseek(fd, 0, os.SEEK_CUR) else None
+
+
+def _count_file(fd: int, start: int, result: ScanResult) -> None:
+    offset = start
+    lines = 0
+    last = b"\n"
+    while block := os.pread(fd, CHUNK, offset):
+        offset += len(block)
+        lines += block.count(b"\n")
+        last = block[-1:]
+    result.bytes_read = offset - start
+    result.lines = lines + (0 if last == b"\n" else 1)
+
+
+def _feed(stream: BinaryIO, sink: IO[bytes], result: ScanResult) -> None:
+    lines = 0
+    last = b"\n"
+    try:
+        while block := stream.read(CHUNK):
+            result.bytes_read += len(block)
+            lines += block.count(b"\n")
+            last = block[-1:]
+            sink.write(block)
+    except BrokenPipeError:
+        pass
+    finally:
+        with contextlib.suppress(BrokenPipeError, OSError):
+            sink.close()
+        result.lines = lines + (0 if last == b"\n" else 1)

@@ -148,3 +148,35 @@ def test_matrix_validate_rejects_bad_signatures(tmp_path: Path, entry: str, mess
     res = run_cli("matrix", "validate", str(overlay))
     assert res.returncode == 2, res.stdout + res.stderr
     assert message in res.stdout + res.stderr
+
+
+@pytest.mark.parametrize("engine", ["grep", "re"])
+def test_stdin_redirected_from_a_file_scans_the_same(engine: str) -> None:
+    """`envcheck triage - < job.log`: stdin is a regular file (grep reads it directly)."""
+    import json
+    import subprocess
+    import sys
+
+    from envcheck.triage.grep_engine import gnu_grep
+    from tests.conftest import cli_env
+
+    if engine == "grep" and gnu_grep() is None:
+        pytest.skip("GNU grep is not installed")
+    argv = ["triage", "-", "--no-probe", "--json", "--engine", engine]
+    with open(LOG, "rb") as stdin:
+        proc = subprocess.run(
+            [sys.executable, "-m", "envcheck", *argv],
+            stdin=stdin,
+            capture_output=True,
+            env=cli_env(),
+            timeout=60,
+            check=False,
+        )
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)["data"]
+    assert (data["engine"], data["lines"], data["bytes"]) == (engine, 17, Path(LOG).stat().st_size)
+    assert [m["id"] for m in data["matches"]] == [
+        "fsdp-no-shard-full-state-dict",
+        "cublaslt-sigfpe",
+        "ray-actor-died",
+    ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,8 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "triage"
 ENGINES = [
     "re",
     *(["re2"] if re2_module() is not None else []),
-    *(["grep"] if gnu_grep() is not None else []),
+    # grep: piped in by the feeder thread; grep-file: a regular file as grep's stdin
+    *(["grep", "grep-file"] if gnu_grep() is not None else []),
 ]
 
 # one line in the form the tools print it, per signature (sources in matrices/signatures.toml)
@@ -191,11 +193,17 @@ def matrix() -> Matrix:
 
 
 def run_scan(matrix: Matrix, data: bytes, engine: str = "re") -> scan_mod.ScanResult:
-    if engine == "grep":
+    if engine in ("grep", "grep-file"):
         grep = GrepScanner(matrix.signatures, gnu_grep() or "grep")
         try:
             assert grep.usable()
-            return grep.scan(io.BytesIO(data))
+            if engine == "grep":
+                return grep.scan(io.BytesIO(data))
+            with tempfile.TemporaryFile() as handle:
+                handle.write(data)
+                handle.seek(0)
+                with open(handle.fileno(), "rb", closefd=False) as stream:
+                    return grep.scan(stream)
         finally:
             grep.close()
     return Scanner(matrix.signatures, engine).scan(io.BytesIO(data))  # type: ignore[arg-type]
