@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from envcheck.cluster.diff import ClusterOutcome
-from envcheck.formats.table import SEVERITY_STYLE, finding_text
+from envcheck.formats.table import SEVERITY_STYLE, finding_text, findings_table
 from envcheck.model.cluster import CollectiveReport, DriftRow
 from envcheck.model.finding import Finding, Skipped
 from envcheck.model.report import NodeReport
@@ -204,10 +204,7 @@ def _print_findings(outcome: ClusterOutcome, out: Console, *, verbose: bool) -> 
     if not findings:
         out.print(Text("No problems found.", style="green"))
     else:
-        table = Table(box=box.SIMPLE, show_header=False, padding=(0, 1), expand=False)
-        table.add_column("severity", no_wrap=True)
-        table.add_column("code", no_wrap=True, style="cyan")
-        table.add_column("finding", overflow="fold")
+        table = findings_table()
         for group in group_findings(findings):
             label = Text(
                 group.first.severity.value.upper(), style=SEVERITY_STYLE[group.first.severity]

@@ -56,6 +56,15 @@ def print_report(report: NodeReport, out: Console) -> None:
 SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
 
+def findings_table() -> Table:
+    """The severity / code / finding table that check and cluster print."""
+    table = Table(box=box.SIMPLE, show_header=False, padding=(0, 1), expand=False)
+    table.add_column("severity", no_wrap=True)
+    table.add_column("code", no_wrap=True, style="cyan")
+    table.add_column("finding", overflow="fold")
+    return table
+
+
 def finding_text(finding: Finding) -> Text:
     """A finding's title, message and fix with its commands, as the tables print it."""
     text = Text()
@@ -84,10 +93,7 @@ def print_check(
     if not result.findings:
         out.print(Text("No problems found.", style="green"))
     else:
-        table = Table(box=box.SIMPLE, show_header=False, padding=(0, 1), expand=False)
-        table.add_column("severity", no_wrap=True)
-        table.add_column("code", no_wrap=True, style="cyan")
-        table.add_column("finding", overflow="fold")
+        table = findings_table()
         several = len(reports) > 1
         for finding in result.findings:
             label = Text(finding.severity.value.upper(), style=SEVERITY_STYLE[finding.severity])

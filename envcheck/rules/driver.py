@@ -7,9 +7,10 @@ from collections.abc import Iterable
 from packaging.version import Version
 
 from envcheck.matrix.model import major_minor, public
+from envcheck.matrix.schema import CudaToolkit
 from envcheck.model.finding import Fix, Severity
 from envcheck.rules.base import Hit, Skip, rule
-from envcheck.rules.choose import driver_support, torch_choices
+from envcheck.rules.choose import Support, driver_support, torch_choices
 from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual, pip_install
 
@@ -22,14 +23,22 @@ def _torch_label(facts: Facts) -> str:
     return build.version if "+" in build.version else f"{build.version} ({facts.torch_variant()})"
 
 
-def _driver_context(facts: Facts) -> tuple[Version, Version, str, Version, Version] | None:
-    """(driver, max CUDA, its source, torch CUDA, torch version); None for CPU builds."""
+def _driver_context(
+    facts: Facts,
+) -> tuple[Version, Version, str, Version, Version, CudaToolkit, Support] | None:
+    """(driver, max CUDA, its source, torch CUDA, torch version, that CUDA's toolkit facts, how
+    the driver supports it); None for CPU builds. Skips when the CUDA is not in the matrix."""
     cuda = facts.torch_cuda()
     if cuda is None:
         return None
     driver = facts.driver()
     max_cuda, source = facts.max_cuda()
-    return driver, max_cuda, source, major_minor(cuda), facts.torch_version()
+    cuda = major_minor(cuda)
+    toolkit = facts.matrix.toolkit(cuda)
+    if toolkit is None:
+        raise Skip(f"CUDA {cuda} is not in the matrix")
+    support = driver_support(toolkit, driver, max_cuda)
+    return driver, max_cuda, source, cuda, facts.torch_version(), toolkit, support
 
 
 def _same_release_fix(
@@ -86,11 +95,7 @@ def driver_too_old(facts: Facts) -> Iterable[Hit]:
     context = _driver_context(facts)
     if context is None:
         return []
-    driver, max_cuda, source, cuda, torch = context
-    toolkit = facts.matrix.toolkit(cuda)
-    if toolkit is None:
-        raise Skip(f"CUDA {cuda} is not in the matrix")
-    support = driver_support(toolkit, driver, max_cuda)
+    driver, max_cuda, source, cuda, torch, toolkit, support = context
     if support != "no":
         return []
     needs = (
@@ -156,11 +161,8 @@ def driver_minor_compat(facts: Facts) -> Iterable[Hit]:
     context = _driver_context(facts)
     if context is None:
         return []
-    driver, max_cuda, source, cuda, torch = context
-    toolkit = facts.matrix.toolkit(cuda)
-    if toolkit is None:
-        raise Skip(f"CUDA {cuda} is not in the matrix")
-    if driver_support(toolkit, driver, max_cuda) != "minor-compat":
+    driver, max_cuda, source, cuda, torch, toolkit, support = context
+    if support != "minor-compat":
         return []
     message = (
         f"driver {driver} supports CUDA <= {max_cuda}; torch {_torch_label(facts)} needs CUDA {cuda} "
