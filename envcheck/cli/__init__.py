@@ -97,12 +97,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry() -> NoReturn:
-    """The ``envcheck`` console script and ``python -m envcheck``: run, then exit without the
-    interpreter's final garbage collection walking every object the run made (gc.freeze();
-    reference counting has freed what is garbage). That walk was a fifth of a probe's time."""
-    code = main()
-    from envcheck.formats.stdout import flush
+    """The ``envcheck`` console script and ``python -m envcheck``: run with standard output and
+    error that tolerate a reader leaving early (the exit code stays the command's), then exit
+    without the interpreter's final garbage collection walking every object the run made
+    (gc.freeze(); reference counting has freed what is garbage). That walk was a fifth of a
+    probe's time."""
+    from envcheck.formats.stdout import guard
 
-    flush()  # `envcheck probe --json | head`: the reader left; the exit code stays
+    guard()
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
     gc.freeze()
     sys.exit(code)

@@ -123,9 +123,7 @@ def write_output(path: str, text: str) -> None:
 
 
 def emit(text: str) -> None:
-    from envcheck.formats.stdout import emit as write
-
-    write(text)
+    sys.stdout.write(text)
 
 
 def json_text(data: Any) -> str:

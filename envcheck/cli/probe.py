@@ -66,7 +66,5 @@ def run(args: argparse.Namespace) -> int:
         note = f"; not available: {', '.join(missing)}" if missing else ""
         sys.stderr.write(f"envcheck: wrote {args.output}{note}\n")
     else:
-        from envcheck.formats.stdout import emit
-
-        emit(text)
+        sys.stdout.write(text)
     return 0

@@ -19,7 +19,7 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "triage",
         help="explain a job log's error lines and check their causes on a node",
-        description="Scan a log (a file, '-' for stdin, .gz too) for known error signatures; "
+        description="Scan a log (a file or '-' for stdin; gzip is decompressed) for known error signatures; "
         "for each: line, meaning, ranked causes and, with a node (--report, --from, --spec, or "
         "this node probed by default), whether the node confirms or rules out each cause. "
         "Exit codes: 0 no known signature (or only noise), 1 a known failure, 2 bad input.",

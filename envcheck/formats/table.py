@@ -16,18 +16,8 @@ from envcheck.model.report import NodeReport
 STYLES: dict[Tone, str] = {"normal": "", "muted": "dim", "warn": "yellow", "bad": "bold red"}
 
 
-class _Console(Console):
-    def on_broken_pipe(self) -> None:
-        """The reader left: drop the rest and let the command exit with its own code (rich's
-        default exits 1, which reads as "findings")."""
-        from envcheck.formats.stdout import silence
-
-        self.quiet = True
-        silence()
-
-
 def console(file: IO[str] | None = None) -> Console:
-    return _Console(file=file, highlight=False, soft_wrap=False)
+    return Console(file=file, highlight=False, soft_wrap=False)
 
 
 def _group_table(group: Group) -> Table:

@@ -8,7 +8,9 @@ confirmed; 2 for bad input; 3 for an internal error.
 from __future__ import annotations
 
 import gzip
+import os
 import re
+import stat
 import sys
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -92,20 +94,46 @@ class TriageResult:
         }
 
 
+GZIP_MAGIC = b"\x1f\x8b"
+
+
 def open_log(path: str) -> tuple[BinaryIO, str]:
-    """The log as a binary stream (``-``: standard input; ``.gz``: decompressed on the fly)."""
+    """The log as a binary stream (``-``: standard input). Gzip is recognised by its magic
+    bytes, not the name, and decompressed on the fly (`zcat`-free: ``envcheck triage - <
+    job.log.1``, ``kubectl logs ... | gzip | ...``)."""
     if path == "-":
-        return sys.stdin.buffer, "<stdin>"
+        stream, name = sys.stdin.buffer, "<stdin>"
+    else:
+        try:
+            stream, name = open(path, "rb"), path  # noqa: SIM115 (scan_log closes it)
+        except FileNotFoundError:
+            raise InputError("no such file", where=path) from None
+        except IsADirectoryError:
+            raise InputError("is a directory, not a log file", where=path) from None
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", where=path) from None
+    if not _starts_with_gzip_magic(stream):
+        return stream, name
+    if stream is sys.stdin.buffer:
+        return gzip.GzipFile(fileobj=stream, mode="rb"), name  # type: ignore[return-value]
+    stream.close()
+    return gzip.open(path, "rb"), name  # type: ignore[return-value]
+
+
+def _starts_with_gzip_magic(stream: BinaryIO) -> bool:
+    """Look at the first two bytes without moving a regular file's offset (so grep can still
+    read it directly); a pipe is peeked through its buffer."""
     try:
-        if path.endswith(".gz"):
-            return gzip.open(path, "rb"), path  # type: ignore[return-value]
-        return open(path, "rb"), path
-    except FileNotFoundError:
-        raise InputError("no such file", where=path) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, not a log file", where=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", where=path) from None
+        fd = stream.fileno()
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return os.pread(fd, 2, os.lseek(fd, 0, os.SEEK_CUR)) == GZIP_MAGIC
+    except (OSError, ValueError):
+        pass
+    peek = getattr(stream, "peek", None)
+    try:
+        return peek is not None and bytes(peek(2)[:2]) == GZIP_MAGIC
+    except OSError:
+        return False
 
 
 def scan_log(path: str, matrix: Matrix, engine: Engine = "auto") -> tuple[str, ScanResult]:

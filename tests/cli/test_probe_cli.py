@@ -235,3 +235,21 @@ def test_a_failing_check_keeps_exit_1_when_the_reader_leaves(tmp_path) -> None:
         err = proc.stderr.read().decode()
         assert proc.wait(timeout=60) == 1, err
         assert "Traceback" not in err
+
+
+def test_stderr_to_the_same_closed_pipe_keeps_the_exit_code(tmp_path) -> None:
+    """`envcheck check 2>&1 | head -1`: the summary line on stderr meets the closed pipe too."""
+    spec = tmp_path / "stack.toml"
+    spec.write_text(
+        '[gpu]\ndriver = "535.104.05"\nmodels = ["NVIDIA H20"]\n'
+        '[packages]\ntorch = "2.4.0+cu121"\n"nvidia-cublas-cu12" = "12.1.3.1"\n'
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "envcheck", "check", "--spec", str(spec)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=cli_env(),
+    )
+    assert proc.stdout is not None
+    proc.stdout.close()
+    assert proc.wait(timeout=60) == 1

@@ -180,3 +180,26 @@ def test_stdin_redirected_from_a_file_scans_the_same(engine: str) -> None:
         "cublaslt-sigfpe",
         "ray-actor-died",
     ]
+
+
+def test_gzipped_log_on_stdin_is_decompressed() -> None:
+    """`zcat`-free: `... | gzip | envcheck triage -` finds what the plain log shows."""
+    import gzip
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import cli_env
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "envcheck", "triage", "-", "--no-probe", "--json"],
+        input=gzip.compress(Path(LOG).read_bytes()),
+        capture_output=True,
+        env=cli_env(),
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)["data"]
+    assert data["lines"] == 17
+    assert [m["id"] for m in data["matches"]][-1] == "ray-actor-died"

@@ -300,12 +300,15 @@ def test_required_literals() -> None:
     )
 
 
-def test_gzip_log(matrix: Matrix, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["job.log.gz", "job.log.1"])  # gzip known by content
+@pytest.mark.parametrize("engine", ["re", *(["grep"] if gnu_grep() is not None else [])])
+def test_gzip_log(matrix: Matrix, tmp_path: Path, name: str, engine: str) -> None:
     from envcheck.triage.run import scan_log
 
-    path = tmp_path / "job.log.gz"
+    path = tmp_path / name
     path.write_bytes(gzip.compress((FIXTURES / "tinyzero_h20.log").read_bytes()))
-    _, result = scan_log(str(path), matrix, "re")
+    _, result = scan_log(str(path), matrix, engine)  # type: ignore[arg-type]
+    assert result.lines == 17
     assert set(result.tallies) == {
         "fsdp-no-shard-full-state-dict",
         "cublaslt-sigfpe",
