@@ -115,6 +115,22 @@ def _open_nonblocking(path: str, error: type[InputError]) -> int:
         raise error(f"cannot read: {exc.strerror or exc}", where=path) from None
 
 
+def read_regular(path: str, *, limit: int = MAX_BYTES) -> bytes:
+    """A regular file's bytes (at most ``limit``) for a probe: a FIFO, device or directory in
+    its place (a hostile dist-info tree) is refused instead of blocking the probe."""
+    fd = _open_nonblocking(path, InputError)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputError("not a regular file", where=path)
+        os.set_blocking(fd, True)
+        data = _read_all(fd, limit, path, InputError)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise InputError(f"over {_size(limit)}: too big", where=path)
+    return data
+
+
 def _read_all(fd: int, limit: int, path: str, error: type[InputError]) -> bytes:
     parts: list[bytes] = []
     got = 0

@@ -146,4 +146,10 @@ def entry() -> NoReturn:
             with contextlib.suppress(OSError, ValueError):
                 stream.flush()
     gc.freeze()
+    from envcheck.probes.bounded import abandoned
+
+    if abandoned():
+        # a call that never returned (a wedged NVML) must not keep the process alive, nor
+        # let interpreter shutdown wait on its thread; the output is flushed above
+        os._exit(code)
     sys.exit(code)
