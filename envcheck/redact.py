@@ -96,6 +96,23 @@ def redact_text(text: str) -> str:
     return _COLON.sub(_hide_colon, text)
 
 
+def redact_data(data: Any) -> Any:
+    """JSON-shaped data with every string (and every value under a secret-looking key)
+    redacted; a new structure, the input is not changed."""
+    if isinstance(data, str):
+        return redact_text(data)
+    if isinstance(data, Mapping):
+        return {
+            k: REDACTED
+            if isinstance(k, str) and is_secret_name(k) and isinstance(v, str)
+            else redact_data(v)
+            for k, v in data.items()
+        }
+    if isinstance(data, (list, tuple)):
+        return [redact_data(v) for v in data]
+    return data
+
+
 def redact_value(name: str, value: str) -> tuple[str, bool]:
     """(safe value, whether anything was hidden)."""
     if is_secret_name(name):

@@ -63,10 +63,9 @@ def tree_files(directory: Path) -> list[Path]:
 
 
 def parse_file(path: Path) -> MatrixFile:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MatrixError(f"cannot read: {exc}", where=str(path)) from None
+    from envcheck.inputs import read_text
+
+    text = read_text(str(path), error=MatrixError, too_big="for a matrix file")
     return parse_text(text, str(path))
 
 
@@ -164,8 +163,29 @@ def load(
     *,
     env: Mapping[str, str] | None = None,
     include_builtin: bool = True,
+    check_overlays: bool = True,
 ) -> Matrix:
     """The built-in matrix with every overlay merged over it, in order."""
-    dirs = ([builtin_dir()] if include_builtin else []) + overlay_dirs(cli_dirs, env)
+    overlays = overlay_dirs(cli_dirs, env)
+    dirs = ([builtin_dir()] if include_builtin else []) + overlays
     parsed = [(str(path), parse_file(path)) for d in dirs for path in tree_files(d)]
-    return merge(parsed)
+    matrix = merge(parsed)
+    if overlays and include_builtin and check_overlays:
+        _check_overlays(matrix, {str(p) for d in overlays for p in tree_files(d)})
+    return matrix
+
+
+def _check_overlays(matrix: Matrix, files: set[str]) -> None:
+    """Every command rejects an overlay `envcheck matrix validate` rejects (an unknown cause
+    code, a pattern grep or re read differently, a built-in rule code reused), naming the
+    file, line and key of the first problem."""
+    from envcheck.matrix.validate import validate
+
+    for problem in validate(matrix):
+        path = problem.where.rsplit(":", 1)[0] if ":" in problem.where else problem.where
+        if path in files or problem.where in files:
+            raise MatrixError(
+                f"{problem.message} (see `envcheck matrix validate`)",
+                where=problem.where,
+                key=problem.key,
+            )
