@@ -152,7 +152,7 @@ def validate(matrix: Matrix) -> list[Problem]:
         if not CODE_PATTERN.match(entry.code):
             c.add(entry, "code", "must be 2-4 capital letters and 3 digits, like CUD102")
         if entry.code in builtin:
-            c.add(entry, "code", f"{entry.code} is a built-in rule; pick another code")
+            c.add(entry, "code", f"{entry.code} is already a built-in rule; pick another code")
         if entry.code in codes:
             c.add(entry, "code", "is used twice")
         codes.add(entry.code)

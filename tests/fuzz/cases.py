@@ -159,7 +159,7 @@ def spec_text(draw: st.DrawFn) -> bytes:
     if draw(st.booleans()):
         lines.append("[[network.interfaces]]")
         lines.append('name = "eth0"')
-        lines.append(f"mtu = {draw(st.sampled_from(HOSTILE_NUMBERS + ['1500', '9000']))}")
+        lines.append(f"mtu = {draw(st.sampled_from([*HOSTILE_NUMBERS, '1500', '9000']))}")
     data = "\n".join(lines).encode()
     return draw(byte_mutation(data))
 
@@ -443,7 +443,7 @@ def overlay_case(draw: st.DrawFn) -> Case:
     return Case("overlay", argv, files)
 
 
-OPTION_VALUES = HOSTILE_NUMBERS + ["5", "0.5", "", "abc", "86401", "1" * 30]
+OPTION_VALUES = [*HOSTILE_NUMBERS, "5", "0.5", "", "abc", "86401", "1" * 30]
 OUTPUT_TARGETS = [
     "",
     " ",
