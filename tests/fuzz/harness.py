@@ -58,8 +58,7 @@ class Outcome:
                 found.append(f"validate printed something else: {self.stderr[-300:]}")
         elif self.code == 2:
             lines = self.stderr.splitlines()
-            errors = [line for line in lines if line.startswith("envcheck: error:")]
-            if len(errors) != 1 or lines[-1] != errors[0]:
+            if len(lines) != 1 or not lines[0].startswith("envcheck: error: "):
                 found.append(f"exit 2 without exactly one error line: {lines[-3:]}")
             if self.written:
                 found.append(f"wrote {sorted(self.written)} although it failed")
