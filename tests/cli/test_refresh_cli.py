@@ -10,7 +10,6 @@ import pytest
 
 from tests.conftest import cli_env, run_cli
 
-
 RECORDED = "torch,vllm,ray,xformers,flash-attn,isaacsim"
 
 
