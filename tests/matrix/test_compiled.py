@@ -142,3 +142,19 @@ def test_load_sees_an_overlay_edit_at_once(tmp_path: Path) -> None:
     assert "1.0.0" in rule(first)
     assert "2.0.0" in rule(second)
     assert os.listdir(tmp_path / "cache" / "matrix")
+
+
+def test_records_survive_the_cache_exactly(tmp_path: Path) -> None:
+    """Every built-in file read back from the cache equals a fresh parse, and prints the same
+    (driver versions keep their text: 530.30.02, not 530.30.2)."""
+    env = _env(tmp_path)
+    matrices = Path(__file__).parents[2] / "matrices"
+    for path in sorted(matrices.glob("*.toml")) + sorted(matrices.glob("generated/*.toml")):
+        text = path.read_text(encoding="utf-8")
+        fresh = parse_text(text, str(path))
+        compiled(text, str(path), parse_text, env)
+        unused = Counting()
+        cached = compiled(text, str(path), unused, env)
+        assert unused.calls == 0, path.name
+        assert cached == fresh, path.name
+        assert repr(cached) == repr(fresh), path.name
