@@ -62,11 +62,18 @@ def tree_files(directory: Path) -> list[Path]:
     return matrix_files(directory) + matrix_files(directory / GENERATED_DIR)
 
 
-def parse_file(path: Path) -> MatrixFile:
+def parse_file(path: Path, cache_env: Mapping[str, str] | None = None) -> MatrixFile:
+    """One matrix file, strictly decoded (``envcheck.inputs``: capped, never blocking); with
+    ``cache_env``, through the compiled-file cache (:mod:`envcheck.matrix.compiled`) whose
+    location that environment names."""
     from envcheck.inputs import read_text
 
     text = read_text(str(path), error=MatrixError, too_big="for a matrix file")
-    return parse_text(text, str(path))
+    if cache_env is None:
+        return parse_text(text, str(path))
+    from envcheck.matrix.compiled import compiled
+
+    return compiled(text, str(path), parse_text, cache_env)
 
 
 def parse_text(text: str, where: str) -> MatrixFile:
@@ -165,10 +172,18 @@ def load(
     include_builtin: bool = True,
     check_overlays: bool = True,
 ) -> Matrix:
-    """The built-in matrix with every overlay merged over it, in order."""
-    overlays = overlay_dirs(cli_dirs, env)
+    """The built-in matrix with every overlay merged over it, in order.
+
+    Files are read through the compiled-file cache, keyed by their content (see
+    :mod:`envcheck.matrix.compiled`): an edited file or overlay is parsed again, never served
+    stale. The cache's location comes from ``env`` when given, else from the process environment.
+    Overlays are validated like `envcheck matrix validate` does (unless ``check_overlays`` is
+    False, as for `matrix validate` itself, which lists every problem).
+    """
+    environ = os.environ if env is None else env
+    overlays = overlay_dirs(cli_dirs, environ)
     dirs = ([builtin_dir()] if include_builtin else []) + overlays
-    parsed = [(str(path), parse_file(path)) for d in dirs for path in tree_files(d)]
+    parsed = [(str(path), parse_file(path, environ)) for d in dirs for path in tree_files(d)]
     matrix = merge(parsed)
     if overlays and include_builtin and check_overlays:
         _check_overlays(matrix, {str(p) for d in overlays for p in tree_files(d)})

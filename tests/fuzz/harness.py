@@ -98,12 +98,12 @@ def _memoize_builtin_matrix() -> None:
     original = load_module.parse_file
     cache: dict[str, Any] = {}
 
-    def parse_file(path: Path) -> Any:
+    def parse_file(path: Path, cache_env: Any = None) -> Any:
         key = str(path)
         if not key.startswith(builtin):
-            return original(path)
+            return original(path, cache_env)
         if key not in cache:
-            cache[key] = original(path)
+            cache[key] = original(path, cache_env)
         return cache[key]
 
     parse_file._fuzz_cached = True  # type: ignore[attr-defined]
