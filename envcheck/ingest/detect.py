@@ -53,7 +53,7 @@ def _json_kind(text: str) -> str | None:
         return None
     try:
         data = json.loads(stripped)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if isinstance(data, dict) and (
         {"schema", "node"} <= data.keys() or {"schema", "command", "data"} <= data.keys()

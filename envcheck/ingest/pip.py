@@ -162,7 +162,9 @@ def parse_json(source: Source) -> NodeReport:
     try:
         data = json.loads(source.text)
     except ValueError as exc:
-        raise FormatError(f"not JSON ({exc.args[0]})") from None
+        raise FormatError(f"not JSON ({exc.args[0]})", where=source.name) from None
+    except RecursionError:
+        raise FormatError("JSON nested too deeply", where=source.name) from None
     if not isinstance(data, list) or not data:
         raise FormatError("format not recognised as pip list --format=json: not a list")
     dists: list[Distribution] = []
