@@ -75,25 +75,76 @@ def _hide_colon(match: re.Match[str]) -> str:
     return _hide_value(match)
 
 
+_WORDS = ("token", "key", "secret", "password", "passwd", "credential", "private")
+
+
+def _has_secret_word(text: str) -> bool:
+    lowered = text.lower()
+    return any(word in lowered for word in _WORDS)
+
+
 def redact_urls(text: str) -> str:
     """Hide the user information of URLs (with or without a scheme)."""
     if "@" not in text:
         return text
-    text = _URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
+    if "://" in text:
+        text = _URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
     return _BARE_USERINFO.sub(
         lambda m: f"{REDACTED}@" if m.group("userinfo") != REDACTED else m.group(0), text
     )
 
 
+def _redact_line(line: str, words: bool) -> str:
+    line = redact_urls(line)
+    if words:
+        line = _QUOTED_PAIR.sub(_hide_pair, line)
+        line = _ASSIGNED.sub(_hide_value, line)
+        line = _COLON.sub(_hide_colon, line)
+    return line
+
+
+_WORD_HITS = re.compile("|".join(_WORDS))  # run on lowered text: no IGNORECASE (slow)
+
+
 def redact_text(text: str) -> str:
     """Hide secrets in free text: URL credentials, ``NAME=value``, ``NAME: value`` and
-    ``"NAME": "value"`` for secret-looking names. Linear in the length of ``text``."""
-    text = redact_urls(text)
-    if not _SECRET_NAME.search(text):
+    ``"NAME": "value"`` for secret-looking names. Linear in the length of ``text``: only the
+    lines holding an '@' or a secret-looking word go through the patterns."""
+    if not text:
         return text
-    text = _QUOTED_PAIR.sub(_hide_pair, text)
-    text = _ASSIGNED.sub(_hide_value, text)
-    return _COLON.sub(_hide_colon, text)
+    at = "@" in text
+    lowered = text.lower()
+    words = any(word in lowered for word in _WORDS)
+    if not at and not words:
+        return text
+    spans: dict[int, tuple[int, bool]] = {}  # line start -> (line end, has a word)
+    hits = [(m.start(), True) for m in _WORD_HITS.finditer(lowered)] if words else []
+    if at:
+        pos = text.find("@")
+        while pos != -1:
+            hits.append((pos, False))
+            pos = text.find("@", pos + 1)
+    hits.sort()
+    line_end = -1
+    start = 0
+    for pos, word in hits:  # in order: each line is found once, so this stays linear
+        if pos < line_end:
+            if word and not spans[start][1]:
+                spans[start] = (line_end, True)
+            continue
+        start = text.rfind("\n", max(line_end, 0), pos) + 1
+        end = text.find("\n", pos)
+        line_end = len(text) if end == -1 else end
+        spans[start] = (line_end, word)
+    out: list[str] = []
+    done = 0
+    for start in sorted(spans):
+        end, word = spans[start]
+        out.append(text[done:start])
+        out.append(_redact_line(text[start:end], word))
+        done = end
+    out.append(text[done:])
+    return "".join(out)
 
 
 def redact_data(data: Any) -> Any:
