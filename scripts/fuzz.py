@@ -69,7 +69,7 @@ def main() -> int:
             nonlocal slowest
             with tempfile.TemporaryDirectory(prefix="envcheck-fuzz-") as tmp:
                 argv, outputs = materialise(case, Path(tmp))
-                outcome = harness.run(argv, stdin=case.stdin, outputs=outputs)
+                outcome = harness.run(argv, stdin=case.stdin, outputs=outputs, directory=Path(tmp))
             command = " ".join(argv[:2]) if argv[:1] == ["matrix"] else argv[0]
             row = table[command]
             row["cases"] += 1

@@ -130,6 +130,7 @@ def run(
     outputs: Sequence[Path] = (),
     bound: float = TIME_BOUND_S,
     encoding: str = "utf-8",
+    directory: Path | None = None,
 ) -> Outcome:
     """Run ``envcheck ARGV`` in this process; ``outputs`` are the files it may write."""
     from envcheck.cli import main
@@ -144,7 +145,10 @@ def run(
     crashed = None
     hung = False
     env_before = dict(os.environ)
+    cwd = os.getcwd()
     try:
+        if directory is not None:
+            os.chdir(directory)  # a relative -o lands in the case's directory, not the repo
         with _alarm(bound):
             code = main(list(argv))
     except _Hang:
@@ -154,6 +158,7 @@ def run(
     except BaseException as exc:
         crashed = f"{type(exc).__name__}: {exc}"
     finally:
+        os.chdir(cwd)
         sys.stdin, sys.stdout, sys.stderr = saved
         os.environ.clear()
         os.environ.update(env_before)

@@ -21,7 +21,7 @@ EXAMPLES = int(os.environ.get("ENVCHECK_FUZZ_EXAMPLES", "40"))
 def check_case(case: Case) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="envcheck-fuzz-") as tmp:
         argv, outputs = materialise(case, Path(tmp))
-        outcome = harness.run(argv, stdin=case.stdin, outputs=outputs)
+        outcome = harness.run(argv, stdin=case.stdin, outputs=outputs, directory=Path(tmp))
     return [f"{p} [{' '.join(argv)}]" for p in outcome.problems()]
 
 
