@@ -91,6 +91,8 @@ def _check_output_target(args: argparse.Namespace) -> None:
     output = getattr(args, "output", None)
     if output is None or not getattr(args, "output_is_file", True):
         return
+    if getattr(args, "dry_run", False):  # nothing will be written
+        return
     from envcheck.output import check_target
 
     check_target(str(output), overwrite=getattr(args, "force", True) is not False)
