@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-import tomllib
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 CORPUS = Path(__file__).parent
 CASES = sorted(p for p in CORPUS.iterdir() if p.is_dir() and (p / "case.toml").is_file())
@@ -33,7 +38,8 @@ URL = re.compile(r"^https://github\.com/[^/\s]+/[^/\s]+/(issues|pull|discussions
 
 def _load(case: Path) -> dict[str, Any]:
     with (case / "case.toml").open("rb") as f:
-        return tomllib.load(f)
+        data: dict[str, Any] = tomllib.load(f)
+    return data
 
 
 def test_there_are_cases() -> None:
