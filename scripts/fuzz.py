@@ -81,25 +81,36 @@ def main() -> int:
                 row[_classify(problem)] += 1
                 if len(shown) < args.show:
                     shown.append(f"{problem}\n    envcheck {' '.join(argv)}")
+                    print(f"PROBLEM {shown[-1]}", flush=True)
 
         one()
-    width = max(len(c) for c in table) + 2
-    print(f"{'command':<{width}}" + "".join(f"{c:>11}" for c in COLUMNS))
+        print(
+            f"[{kind}: done, {sum(r['cases'] for r in table.values())} cases so far, "
+            f"{time.monotonic() - started:.0f} s]",
+            flush=True,
+        )
+        _print_table(table)
     total: collections.Counter[str] = collections.Counter()
-    for command in sorted(table):
-        total.update(table[command])
-        print(f"{command:<{width}}" + "".join(f"{table[command][c]:>11}" for c in COLUMNS))
-    print(f"{'total':<{width}}" + "".join(f"{total[c]:>11}" for c in COLUMNS))
+    for row in table.values():
+        total.update(row)
     elapsed = time.monotonic() - started
     print(
         f"\nseed {args.seed}: {total['cases']} cases in {elapsed:.0f} s "
         f"({total['cases'] / max(elapsed, 1e-9):.1f}/s); slowest case {slowest[0]:.2f} s: "
         f"envcheck {slowest[1][:160]}"
     )
-    for line in shown:
-        print("\n" + line)
     bad = sum(total[c] for c in ("tracebacks", "exit3", "hangs", "leaks", "other"))
     return 1 if bad else 0
+
+
+def _print_table(table: dict[str, collections.Counter[str]]) -> None:
+    width = max((len(c) for c in table), default=5) + 2
+    print(f"{'command':<{width}}" + "".join(f"{c:>11}" for c in COLUMNS))
+    total: collections.Counter[str] = collections.Counter()
+    for command in sorted(table):
+        total.update(table[command])
+        print(f"{command:<{width}}" + "".join(f"{table[command][c]:>11}" for c in COLUMNS))
+    print(f"{'total':<{width}}" + "".join(f"{total[c]:>11}" for c in COLUMNS), flush=True)
 
 
 if __name__ == "__main__":
