@@ -68,6 +68,7 @@ def add_parser(sub: Any) -> None:
     ray.add_argument(
         "--redact", action="store_true", help="replace hostnames and IP addresses in the reports"
     )
+    common.add_deep_option(ray)
     check.add_check_options(p)
     common.add_output_options(p)
     p.set_defaults(run=run)
@@ -227,6 +228,7 @@ def _check(
             probe_timeout=min(5.0, max(1.0, args.timeout / 3)),
             redact=args.redact,
             num_cpus=args.num_cpus,
+            deep=args.deep or (),
         ):
             node_id = answer.node.node_id
             seconds[node_id] = answer.seconds
