@@ -5,7 +5,9 @@
  *   FAKE_CUDA_CTX       CUresult of cuDevicePrimaryCtxRetain on FAKE_CUDA_CTX_DEVICE (default 0)
  *   FAKE_CUDA_NAME      device name (default "NVIDIA H100 80GB HBM3")
  *   FAKE_CUDA_VERSION   cuDriverGetVersion (default 12040)
+ *   FAKE_CUDA_PIDFILE   where a hanging cuInit writes its pid (so tests can check it was killed)
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,6 +24,14 @@ CUresult cuInit(unsigned int flags) {
     const char *v = getenv("FAKE_CUDA_INIT");
     (void)flags;
     if (v && strcmp(v, "hang") == 0) {
+        const char *pidfile = getenv("FAKE_CUDA_PIDFILE");
+        if (pidfile) {
+            FILE *f = fopen(pidfile, "w");
+            if (f) {
+                fprintf(f, "%d\n", (int)getpid());
+                fclose(f);
+            }
+        }
         for (;;) pause();
     }
     return v && *v ? atoi(v) : 0;
