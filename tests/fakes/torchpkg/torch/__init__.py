@@ -13,7 +13,6 @@ import os
 import signal
 import time
 from types import SimpleNamespace
-from typing import Any
 
 __version__ = "2.1.0+cu121"
 float16, bfloat16, float32 = "float16", "bfloat16", "float32"
