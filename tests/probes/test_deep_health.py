@@ -79,9 +79,7 @@ def test_no_nvml_is_a_reason(stage, scenario, reason):
 def test_hung_nvml_is_killed_within_the_timeout(stage, tmp_path):
     pidfile = tmp_path / "pid"
     start = time.monotonic()
-    health, reason, step = _health(
-        stage, "nvml_hang", timeout=0.8, FAKE_PYNVML_PIDFILE=str(pidfile)
-    )
+    _, reason, step = _health(stage, "nvml_hang", timeout=0.8, FAKE_PYNVML_PIDFILE=str(pidfile))
     assert time.monotonic() - start < 0.8 + 2.5
     assert step.status == "hung" and "NVML did not answer within 0.8 s" in (reason or "")
     with pytest.raises(ProcessLookupError):
