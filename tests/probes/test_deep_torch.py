@@ -104,3 +104,26 @@ def test_unimportable_torch_is_a_reason_not_a_finding(stage, tmp_path):
     assert "libtorch_cuda.so" in (smoke.reason or "")
     result = evaluate(_report(smoke, step), MATRIX, RULES)
     assert result.findings == () and len(result.skipped) == 3
+
+
+def test_redaction_masks_the_hostname_in_nccl_warnings():
+    from envcheck.model.deep import TorchSmoke
+    from envcheck.redact import anonymize
+
+    smoke = TorchSmoke(
+        outcome="failed",
+        allreduce="error",
+        allreduce_detail="connect to 10.1.2.3<45123> failed on gpu-node-7",
+        nccl_warnings=(
+            "gpu-node-7:2211:2230 [1] NCCL WARN Net : Connect to 10.1.2.3<45123> failed",
+        ),
+    )
+    report = NodeReport(
+        node="gpu-node-7",
+        envcheck_version="0",
+        created_at="2026-11-23T00:00:00Z",
+        deep=Section.ok(DeepInfo(torch=smoke)),
+    )
+    text = str(anonymize(report).to_dict()["deep"])
+    assert "gpu-node-7" not in text and "10.1.2.3" not in text
+    assert "NCCL WARN Net : Connect to" in text
