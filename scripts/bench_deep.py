@@ -45,8 +45,11 @@ def _libcuda(out: Path) -> Path:
 
 
 def _scenario(out: Path, gpus: int) -> Path:
+    import importlib
+
     sys.path.insert(0, str(FAKES))
-    from nvml_scenarios import HEALTHY, _hgx
+    fakes = importlib.import_module("nvml_scenarios")
+    HEALTHY, _hgx = fakes.HEALTHY, fakes._hgx
 
     data = {
         "driver": "535.104.05",
@@ -95,7 +98,9 @@ def main() -> int:
                 "FAKE_CUDA_DEVICES": str(gpus),
             }
             rows.append(measure(f"check ({gpus} fake GPU)", cmd, args.runs, env=env))
-            rows.append(measure(f"check --deep ({gpus} fake GPU)", [*cmd, "--deep"], args.runs, env=env))
+            rows.append(
+                measure(f"check --deep ({gpus} fake GPU)", [*cmd, "--deep"], args.runs, env=env)
+            )
             steps[gpus] = _steps([*cmd, "--deep"], env)
     print(f"{args.runs} runs each, Python {sys.version.split()[0]}\n")
     print(table(rows, baseline=rows[0]))

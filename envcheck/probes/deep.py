@@ -145,10 +145,15 @@ def probe_cuda(ctx: ProbeContext) -> tuple[CudaDriverCheck, Step]:
 
 
 def _nvswitches(ctx: ProbeContext) -> int | None:
+    """NVSwitches: the nvswitch driver's device list, else NVIDIA bridges of class 0x0680."""
     try:
         return sum(1 for _ in ctx.path("/proc/driver/nvidia-nvswitch/devices").iterdir())
     except OSError:
-        return None
+        pass
+    from envcheck.probes.pcie import nvidia_devices
+
+    found = nvidia_devices(ctx, ("0x0680",))
+    return len(found) if found else None
 
 
 def health_from_child(

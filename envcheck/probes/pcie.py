@@ -27,21 +27,24 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def nvidia_gpus(ctx: ProbeContext) -> list[str]:
-    """PCI addresses of NVIDIA display/3D controllers, in bus order (NVML's default order)."""
+def nvidia_devices(ctx: ProbeContext, classes: tuple[str, ...]) -> list[str]:
+    """PCI addresses of NVIDIA devices whose class starts with one of ``classes``, in bus order."""
     base = ctx.path("/sys/bus/pci/devices")
     try:
         names = sorted(p.name for p in base.iterdir())
     except OSError:
         return []
-    out = []
-    for name in names:
-        if _read(base / name / "vendor") != _NVIDIA:
-            continue
-        cls = _read(base / name / "class") or ""
-        if cls.startswith("0x0300") or cls.startswith("0x0302"):
-            out.append(name)
-    return out
+    return [
+        name
+        for name in names
+        if _read(base / name / "vendor") == _NVIDIA
+        and (_read(base / name / "class") or "").startswith(classes)
+    ]
+
+
+def nvidia_gpus(ctx: ProbeContext) -> list[str]:
+    """NVIDIA VGA and 3D controllers, in bus order (NVML's default order)."""
+    return nvidia_devices(ctx, ("0x0300", "0x0302"))
 
 
 def acs_control(config: bytes) -> int | None:

@@ -108,8 +108,9 @@ def system_not_ready(facts: Facts) -> Iterable[Hit]:
                 f"Install and start nvidia-fabricmanager-{branch}{version}",
                 "manual",
                 manual(
-                    f"apt-get install nvidia-fabricmanager-{branch}={driver or '<driver>'}-1 "
-                    "(or the dnf/yum package of the same version)"
+                    f"apt-cache policy nvidia-fabricmanager-{branch} (or dnf list --showduplicates); "
+                    f"install the build of version {driver or 'the driver'}: apt-get install "
+                    f"nvidia-fabricmanager-{branch}=<that version>"
                 ),
                 manual(
                     "systemctl enable --now nvidia-fabricmanager; systemctl status nvidia-fabricmanager"

@@ -237,3 +237,16 @@ def _pcie_report(topology) -> NodeReport:
         gpu=Section.ok(GpuInfo(driver_version="535.104.05", gpus=gpus)),
         deep=Section.ok(DeepInfo(pcie=topology)),
     )
+
+
+def test_nvswitches_are_counted_from_the_driver_or_the_pci_bus(stage):
+    from envcheck.probes.deep import _nvswitches
+
+    assert _nvswitches(stage.ctx()) is None
+    for i, cls in enumerate(("0x068000", "0x068000", "0x030200")):
+        stage.write(f"/sys/bus/pci/devices/0000:0{i}:00.0/vendor", "0x10de\n")
+        stage.write(f"/sys/bus/pci/devices/0000:0{i}:00.0/class", cls + "\n")
+    assert _nvswitches(stage.ctx()) == 2
+    for n in range(4):
+        stage.write(f"/proc/driver/nvidia-nvswitch/devices/0000:c{n}:00.0", "")
+    assert _nvswitches(stage.ctx()) == 4
