@@ -227,6 +227,7 @@ def probe_nodes(
     redact: bool = False,
     num_cpus: float = 0.0,
     deep: tuple[str, ...] = (),
+    torch_timeout: float = 120.0,
 ) -> Iterator[Answer]:
     """Launch one probe task per node together; yield each answer as it arrives (so the caller
     can fold reports in and drop them), then a timeout answer for every node still silent
@@ -239,7 +240,7 @@ def probe_nodes(
     start = time.monotonic()
     refs = {
         remote.options(scheduling_strategy=_pinned(node), name="envcheck-probe").remote(
-            probe_timeout, redact, *((tuple(deep),) if deep else ())
+            probe_timeout, redact, *((tuple(deep), torch_timeout) if deep else ())
         ): node
         for node in nodes
     }

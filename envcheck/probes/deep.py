@@ -121,7 +121,10 @@ def cuda_from_child(result: ChildResult, timeout: float) -> tuple[CudaDriverChec
         return check, Step("cuda", "hung", result.duration_ms, reason)
     if result.signal_name or (result.returncode and not calls):
         where = f" in {pending.get('call')}" if pending else ""
-        why = result.signal_name or f"exit code {result.returncode}"
+        tail = result.stderr.strip().splitlines()[-1:] if result.stderr.strip() else []
+        why = result.signal_name or f"exit code {result.returncode}" + (
+            f": {tail[0][:200]}" if tail else ""
+        )
         reason = f"the CUDA probe died{where} ({why})"
         check = CudaDriverCheck(outcome="crashed", calls=tuple(calls), reason=reason, **fields)
         return check, Step("cuda", "crashed", result.duration_ms, reason)

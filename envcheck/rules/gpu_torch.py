@@ -169,7 +169,8 @@ def torch_cuda_unusable(facts: Facts) -> Iterable[Hit]:
     - https://pytorch.org/get-started/locally/
     """
     smoke = facts.torch_smoke()
-    if smoke.outcome in ("hung", "crashed") and not any(g.outcome == "signal" for g in smoke.gemms):
+    gemm_broke = any(g.outcome in ("signal", "hung") for g in smoke.gemms)  # GPU130 says so
+    if smoke.outcome in ("hung", "crashed") and not gemm_broke:
         return [
             Hit(
                 f"torch smoke test {smoke.outcome}: {smoke.reason}",
