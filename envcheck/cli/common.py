@@ -54,7 +54,7 @@ def add_deep_option(p: argparse._ActionsContainer) -> None:
     )
     p.add_argument(
         "--deep-timeout",
-        type=float,
+        type=seconds_arg,
         default=120.0,
         metavar="S",
         help="limit of the --deep=torch smoke test (default 120)",
@@ -68,8 +68,6 @@ def probe_context(args: argparse.Namespace, python: str | None) -> Any:
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
     deep = getattr(args, "deep", None) or ()
-    if deep and getattr(args, "deep_timeout", 120.0) <= 0:
-        raise UsageError("--deep-timeout must be positive")
     return ProbeContext(
         python=python,
         timeout=args.timeout,
