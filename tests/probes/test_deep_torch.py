@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from envcheck.engine import evaluate
@@ -17,8 +19,8 @@ MATRIX = load(env={})
 RULES = [r for r in all_rules(MATRIX) if r.code.startswith("GPU13")]
 
 
-def _smoke(stage, mode: str, timeout: float = 20.0):
-    env = {"PYTHONPATH": str(FAKES / "torchpkg"), "FAKE_TORCH": mode}
+def _smoke(stage, mode: str, timeout: float = 20.0, **extra: str):
+    env = {"PYTHONPATH": str(FAKES / "torchpkg"), "FAKE_TORCH": mode, **extra}
     return probe_torch_smoke(stage.ctx(env=env, torch_timeout=timeout))
 
 
@@ -76,19 +78,32 @@ def test_cublas_error_is_a_fact_and_later_steps_still_run(stage):
     assert smoke.outcome == "failed"
 
 
+def _all_gone(pidfile) -> None:
+    pids = [int(p) for p in pidfile.read_text().split()]
+    assert pids
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):  # killed and reaped: nothing left behind
+            os.kill(pid, 0)
+
+
 @pytest.mark.parametrize(("mode", "outcome"), [("nccl_error", "error"), ("nccl_hang", "hung")])
-def test_allreduce_failure_is_reported_with_nccl_warnings(stage, mode, outcome):
-    smoke, step = _smoke(stage, mode, timeout=6.0)
+def test_allreduce_failure_is_reported_with_nccl_warnings(stage, tmp_path, mode, outcome):
+    pidfile = tmp_path / "pids"
+    smoke, step = _smoke(stage, mode, timeout=6.0, FAKE_TORCH_PIDFILE=str(pidfile))
     assert smoke.allreduce == outcome
+    if mode == "nccl_hang":
+        _all_gone(pidfile)  # both NCCL workers
     if mode == "nccl_error":
         assert any("NCCL WARN Cuda failure" in w for w in smoke.nccl_warnings)
     result = evaluate(_report(smoke, step), MATRIX, RULES)
     assert "GPU131" in {f.code for f in result.findings}
 
 
-def test_hung_cuda_init_is_killed(stage):
-    smoke, step = _smoke(stage, "hang_init", timeout=1.5)
+def test_hung_cuda_init_is_killed(stage, tmp_path):
+    pidfile = tmp_path / "pids"
+    smoke, step = _smoke(stage, "hang_init", timeout=1.5, FAKE_TORCH_PIDFILE=str(pidfile))
     assert smoke.outcome == "hung" and step.status == "hung"
+    _all_gone(pidfile)
     assert "cuda init did not finish within 1.5 s" in (smoke.reason or "")
     result = evaluate(_report(smoke, step), MATRIX, RULES)
     assert [f.code for f in result.findings] == ["GPU132"]

@@ -22,6 +22,14 @@ def _mode() -> str:
     return os.environ.get("FAKE_TORCH", "ok")
 
 
+def _note_pid() -> None:
+    """Append this process's pid to FAKE_TORCH_PIDFILE, so tests can check it was killed."""
+    path = os.environ.get("FAKE_TORCH_PIDFILE")
+    if path:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(f"{os.getpid()}\n")
+
+
 class Tensor:
     def __init__(self, shape: tuple[int, ...], dtype: str, fill: float = 0.0) -> None:
         self.shape, self.dtype, self.fill = shape, dtype, fill
@@ -64,6 +72,7 @@ class _Cuda:
 
     def init(self) -> None:
         if _mode() == "hang_init":
+            _note_pid()
             while True:
                 time.sleep(3600)
 

@@ -15,6 +15,9 @@ def init_process_group(backend: str, init_method: str, rank: int, world_size: in
 def all_reduce(tensor: Any) -> None:
     mode = os.environ.get("FAKE_TORCH", "ok")
     if mode == "nccl_hang":
+        from torch import _note_pid
+
+        _note_pid()
         while True:
             time.sleep(3600)
     if mode == "nccl_error":
