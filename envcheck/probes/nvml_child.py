@@ -8,6 +8,7 @@ whole child with its timeout and kills its process group, so a hung NVML cannot 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import sys
@@ -98,7 +99,8 @@ def _fabric(nvml: Any, q: _Query, handle: Any) -> tuple[str | None, int | None]:
     if struct is None:
         return NOT_SUPPORTED, None
     info = struct()
-    if q("nvmlDeviceGetGpuFabricInfo", handle, info) in (None, NOT_SUPPORTED):
+    # the C function fills the struct through a pointer: pynvml passes the argument as given
+    if q("nvmlDeviceGetGpuFabricInfo", handle, ctypes.byref(info)) in (None, NOT_SUPPORTED):
         return NOT_SUPPORTED, None
     return _FABRIC.get(int(info.state), f"state {int(info.state)}"), int(info.status)
 

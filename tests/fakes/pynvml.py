@@ -7,6 +7,7 @@ module works both in-process (monkeypatched into sys.modules) and on PYTHONPATH 
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import sys
@@ -259,16 +260,19 @@ def nvmlDeviceGetNvLinkState(handle: dict[str, Any], link: int) -> int:
     return int(links[link])
 
 
-class c_nvmlGpuFabricInfo_t:
-    def __init__(self) -> None:
-        self.clusterUuid = b"\0" * 16
-        self.status = 0
-        self.cliqueId = 0
-        self.state = 0
+class c_nvmlGpuFabricInfo_t(ctypes.Structure):
+    _fields_ = [
+        ("clusterUuid", ctypes.c_uint8 * 16),
+        ("status", ctypes.c_uint),
+        ("cliqueId", ctypes.c_uint32),
+        ("state", ctypes.c_uint),
+    ]
 
 
-def nvmlDeviceGetGpuFabricInfo(handle: dict[str, Any], info: c_nvmlGpuFabricInfo_t) -> int:
+def nvmlDeviceGetGpuFabricInfo(handle: dict[str, Any], info_ref: Any) -> int:
+    """Like the real one: the struct must come by reference (ctypes.byref)."""
     state, status = _health(handle, "nvmlDeviceGetGpuFabricInfo", "fabric")
+    info = info_ref._obj  # AttributeError for a struct passed by value, as ctypes would misbehave
     info.state, info.status = state, status
     return NVML_SUCCESS
 
