@@ -17,6 +17,16 @@ def _cud102_fix(facts: Facts) -> Fix | None:
     return from_spec(entry.fix) if entry is not None and entry.fix is not None else None
 
 
+def _generic_fix() -> Fix:
+    return fix(
+        "Read the error: it names the failing library",
+        "manual",
+        manual(
+            "re-run with CUDA_LAUNCH_BLOCKING=1 and CUBLAS_LOGINFO_DBG=1 to see the failing cuBLAS call"
+        ),
+    )
+
+
 @rule("GPU130", "torch-gemm-failed", Severity.ERROR)
 def gemm_failed(facts: Facts) -> Iterable[Hit]:
     """A GEMM crashed or failed in the node's torch (confirmed by running it)
@@ -60,22 +70,26 @@ def gemm_failed(facts: Facts) -> Iterable[Hit]:
             and gemm.dtype in ("float16", "bfloat16")
         ):
             lib = f"; nvidia-cublas-cu12 {cublas}" if cublas else ""
-            confirmed = (
-                " - confirms CUD102 (confirmed by running it)"
-                if str(cublas or "").startswith("12.1.3") or gemm.source
-                else ""
-            )
+            if str(cublas or "").startswith("12.1.3"):
+                verdict, confirms = " - confirms CUD102 (confirmed by running it)", True
+            elif cublas is None and gemm.source:
+                verdict = (
+                    " - the crash CUD102 describes (cuBLAS 12.1.3.1); the cuBLAS version is unknown"
+                )
+                confirms = True
+            else:
+                verdict, confirms = " - not the cuBLAS version CUD102 names", False
             hits.append(
                 Hit(
-                    f"{gemm.dtype} GEMM (m, k, n = {shape}) killed the process with SIGFPE{lib}{confirmed}{source}",
+                    f"{gemm.dtype} GEMM (m, k, n = {shape}) killed the process with SIGFPE{lib}{verdict}{source}",
                     evidence={
                         "dtype": gemm.dtype,
                         "shape": list(gemm.shape),
                         "signal": "SIGFPE",
                         "cublas": str(cublas) if cublas else None,
-                        "confirms": CUBLAS_SIGFPE,
+                        "confirms": CUBLAS_SIGFPE if confirms else None,
                     },
-                    fix=_cud102_fix(facts),
+                    fix=_cud102_fix(facts) if confirms else _generic_fix(),
                 )
             )
             continue
@@ -88,13 +102,7 @@ def gemm_failed(facts: Facts) -> Iterable[Hit]:
                     "outcome": gemm.outcome,
                     "detail": gemm.detail,
                 },
-                fix=fix(
-                    "Read the error: it names the failing library",
-                    "manual",
-                    manual(
-                        "re-run with CUDA_LAUNCH_BLOCKING=1 and CUBLAS_LOGINFO_DBG=1 to see the failing cuBLAS call"
-                    ),
-                ),
+                fix=_generic_fix(),
             )
         )
     return hits

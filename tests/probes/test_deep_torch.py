@@ -142,3 +142,26 @@ def test_redaction_masks_the_hostname_in_nccl_warnings():
     text = str(anonymize(report).to_dict()["deep"])
     assert "gpu-node-7" not in text and "10.1.2.3" not in text
     assert "NCCL WARN Net : Connect to" in text
+
+
+@pytest.mark.parametrize(
+    ("cublas", "fragment", "fixed_by_cud102"),
+    [
+        ("12.1.3.1", "confirms CUD102 (confirmed by running it)", True),
+        (None, "the crash CUD102 describes", True),
+        ("12.4.5.8", "not the cuBLAS version CUD102 names", False),
+    ],
+)
+def test_sigfpe_verdict_follows_the_installed_cublas(stage, cublas, fragment, fixed_by_cud102):
+    from envcheck.model.deep import GemmRun, Step, TorchSmoke
+
+    crash = GemmRun("float16", (64, 14688, 1536), "signal", "SIGFPE", "CUD102: pytorch#152017")
+    smoke = TorchSmoke(outcome="crashed", gemms=(crash,), signal="SIGFPE")
+    report = _report(smoke, Step("torch", "crashed"), cublas or "0")
+    if cublas is None:  # torch bundling its own cuBLAS: no nvidia-cublas-cu12 distribution
+        dists = (Distribution("torch", "2.1.0"),)
+        report = report.with_sections(packages=Section.ok(PackagesInfo(distributions=dists)))
+    finding = evaluate(report, MATRIX, RULES).findings[0]
+    assert fragment in finding.message
+    commands = " ".join(finding.fix.commands)
+    assert ("nvidia-cublas-cu12==12.3.4.1" in commands) is fixed_by_cud102
