@@ -312,4 +312,9 @@ def summary_line(report: NodeReport) -> str:
             version = report.packages.data.version(name)
             if version:
                 parts.append(f"{name} {version}")
+    deep = report.deep
+    if deep.is_ok and deep.data is not None and deep.data.steps:
+        steps = ", ".join(f"{st.name} {st.status}" for st in deep.data.steps)
+        took = f" in {deep.duration_ms / 1000:.1f} s" if deep.duration_ms is not None else ""
+        parts.append(f"--deep: {steps}{took}")
     return " · ".join(parts)

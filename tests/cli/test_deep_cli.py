@@ -69,3 +69,10 @@ def test_deep_with_a_saved_report_is_a_usage_error(tmp_path):
     result = run_cli("check", "--spec", str(spec), "--deep", env=cli_env())
     assert result.returncode == 2 and "--deep probes this node" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_check_deep_table_names_each_step(tmp_path):
+    result = run_cli("check", "--deep", env=_gpu_less(tmp_path))
+    assert result.returncode in (0, 1), result.stderr
+    line = " ".join(result.stdout.split())
+    assert "--deep: cuda unavailable, nvml_health unavailable, pcie ok in" in line
