@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(BIN)/python scripts/bench_lock.py
 	$(BIN)/python scripts/bench_refresh.py --local
 	$(BIN)/python scripts/bench_triage.py --size-gb 2 --runs 3
+	$(BIN)/python scripts/bench_deep.py --runs 7
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .ruff_cache .pytest_cache

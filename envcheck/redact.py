@@ -249,4 +249,18 @@ def anonymize(report: NodeReport) -> NodeReport:
     if env.is_ok and env.data is not None:
         variables = {k: mask_addresses(v) for k, v in env.data.variables.items()}
         sections["env"] = replace(env, data=replace(env.data, variables=variables))
+    deep = report.deep
+    if deep.is_ok and deep.data is not None and deep.data.torch is not None:
+        smoke = deep.data.torch
+
+        def clean(text: str) -> str:
+            # NCCL prefixes its lines with "<hostname>:<pid>:<tid>"
+            return mask_addresses(text.replace(report.node, node) if report.node else text)
+
+        smoke = replace(
+            smoke,
+            nccl_warnings=tuple(map(clean, smoke.nccl_warnings)),
+            allreduce_detail=clean(smoke.allreduce_detail) if smoke.allreduce_detail else None,
+        )
+        sections["deep"] = replace(deep, data=replace(deep.data, torch=smoke))
     return replace(report, node=node, redacted=True, **sections)

@@ -30,6 +30,51 @@ def add_source_options(p: argparse.ArgumentParser) -> None:
     src.add_argument(
         "--redact", action="store_true", help="replace hostnames and IP addresses in the output"
     )
+    add_deep_option(src)
+
+
+def deep_arg(value: str) -> tuple[str, ...]:
+    if value in ("", "gpu"):
+        return ("gpu",)
+    if value == "torch":
+        return ("gpu", "torch")
+    raise argparse.ArgumentTypeError("must be --deep or --deep=torch")
+
+
+def add_deep_option(p: argparse._ActionsContainer) -> None:
+    p.add_argument(
+        "--deep",
+        nargs="?",
+        const=("gpu",),
+        type=deep_arg,
+        metavar="torch",
+        help="also ask the CUDA driver and NVML (GPU health, PCIe ACS, IOMMU), each in a child "
+        "bounded by --timeout; --deep=torch adds a GEMM and NCCL smoke test in the node's own "
+        "Python (see docs/gpu.md)",
+    )
+    p.add_argument(
+        "--deep-timeout",
+        type=seconds_arg,
+        default=120.0,
+        metavar="S",
+        help="limit of the --deep=torch smoke test (default 120)",
+    )
+
+
+def probe_context(args: argparse.Namespace, python: str | None) -> Any:
+    """The ProbeContext for probing this node with the command's options."""
+    from envcheck.probes.context import ProbeContext
+
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    deep = getattr(args, "deep", None) or ()
+    return ProbeContext(
+        python=python,
+        timeout=args.timeout,
+        redact=args.redact,
+        deep=tuple(deep),
+        torch_timeout=getattr(args, "deep_timeout", 120.0),
+    )
 
 
 def add_matrix_option(p: argparse._ActionsContainer) -> None:
@@ -73,6 +118,8 @@ def obtain_report(args: argparse.Namespace) -> NodeReport:
         return report_from(args)
     if args.spec and args.report:
         raise UsageError("--spec and --report are alternatives; give one")
+    if getattr(args, "deep", None) and (args.spec or args.report):
+        raise UsageError("--deep probes this node: it cannot be combined with --spec or --report")
     if args.spec:
         from envcheck.ingest.spec import load_spec
 
@@ -81,12 +128,11 @@ def obtain_report(args: argparse.Namespace) -> NodeReport:
         report = load_report(args.report)
     else:
         from envcheck.probes import collect
-        from envcheck.probes.context import ProbeContext
 
         python = args.python
         if python and not (os.path.isfile(python) and os.access(python, os.X_OK)):
             raise UsageError(f"--python: {python} is not an executable file")
-        return collect(ProbeContext(python=python, timeout=args.timeout, redact=args.redact))
+        return collect(probe_context(args, python))
     if args.redact and not report.redacted:
         from envcheck.redact import anonymize
 

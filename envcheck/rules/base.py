@@ -33,6 +33,7 @@ FAMILIES = {
     "PY": "Python",
     "SYS": "system",
     "CLU": "cluster (across nodes)",
+    "GPU": "GPU health and CUDA driver, asked directly (--deep)",
 }
 
 

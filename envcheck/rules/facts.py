@@ -13,6 +13,7 @@ from packaging.version import InvalidVersion, Version
 
 from envcheck.matrix.model import Matrix, parse_version, public, variant_cuda
 from envcheck.matrix.schema import GpuModel
+from envcheck.model.deep import CudaDriverCheck, DeepInfo, NvmlHealth, PcieTopology, TorchSmoke
 from envcheck.model.report import (
     Distribution,
     Gpu,
@@ -111,6 +112,42 @@ class Facts:
         gpus = self.gpus() if gpus is None else gpus
         counts = Counter(g.name or "unknown GPU" for g in gpus)
         return ", ".join(f"{n} x{c}" if c > 1 else n for n, c in counts.items()) or "no GPUs"
+
+    # --- --deep ---------------------------------------------------------------------------------
+
+    def deep(self) -> DeepInfo:
+        info: DeepInfo = self._data(self.report.deep, "--deep GPU checks")
+        return info
+
+    def cuda_check(self) -> CudaDriverCheck:
+        check = self.deep().cuda
+        if check is None:
+            raise Skip("the CUDA driver check did not run")
+        if check.outcome == "no_driver":
+            raise Skip(check.reason or "no NVIDIA driver (libcuda not found)")
+        return check
+
+    def health(self) -> NvmlHealth:
+        deep = self.deep()
+        if deep.health is None:
+            raise Skip(f"NVML health unknown ({deep.health_reason or 'not read'})")
+        if not deep.health.gpus:
+            raise Skip("NVML health lists no GPUs")
+        return deep.health
+
+    def pcie(self) -> PcieTopology:
+        topology = self.deep().pcie
+        if topology is None:
+            raise Skip("PCIe topology not read")
+        return topology
+
+    def torch_smoke(self) -> TorchSmoke:
+        smoke = self.deep().torch
+        if smoke is None:
+            raise Skip("the torch smoke test did not run (pass --deep=torch)")
+        if smoke.outcome == "no_torch":
+            raise Skip(smoke.reason or "torch not installed")
+        return smoke
 
     # --- packages ------------------------------------------------------------------------------
 
