@@ -63,6 +63,8 @@ class SmSupport:
     last_cuda: Version | None = None  # None: still supported
     verified: bool = True
     note: str | None = None
+    # the last driver branch that supports GPUs of this architecture (R580 for Volta); None: all
+    last_driver_branch: int | None = None
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from envcheck.rules import (  # noqa: F401
     cluster_rules,
     cuda_libs,
     driver,
+    driver_arch,
     network,
     packages,
     ray_rules,

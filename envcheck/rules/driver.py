@@ -41,6 +41,14 @@ def _driver_context(
     return driver, max_cuda, source, cuda, facts.torch_version(), toolkit, support
 
 
+def _gpu_ccs(facts: Facts) -> list[Version]:
+    """The GPUs' compute capabilities, or none when the GPUs are unknown."""
+    try:
+        return [facts.compute_capability(g) for g in facts.gpus()]
+    except Skip:
+        return []
+
+
 def _same_release_fix(
     facts: Facts, torch: Version, driver: Version, max_cuda: Version
 ) -> Fix | None:
@@ -49,7 +57,12 @@ def _same_release_fix(
     if release is None:
         return None
     choices = torch_choices(
-        facts.matrix, driver=driver, max_cuda=max_cuda, releases=[release], allow_minor_compat=False
+        facts.matrix,
+        ccs=_gpu_ccs(facts),  # keep kernels for the GPUs here
+        driver=driver,
+        max_cuda=max_cuda,
+        releases=[release],
+        allow_minor_compat=False,
     )
     if not choices:
         return None
