@@ -202,6 +202,9 @@ class Condition:
     driver: SpecifierSet | None = None
     python: SpecifierSet | None = None
     torch_cuda: SpecifierSet | None = None
+    # true: torch is a CPU-only build (+cpu, 'CUDA used to build PyTorch: None', conda *_cpu_*);
+    # false: it is not known to be one (not installed, a CUDA/ROCm build, or a build not stated)
+    torch_cpu: bool | None = None
     env_set: tuple[str, ...] = ()
     env_unset: tuple[str, ...] = ()
     any: tuple[Condition, ...] = ()

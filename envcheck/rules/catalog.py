@@ -12,4 +12,5 @@ from envcheck.rules import (  # noqa: F401
     simulators,
     system,
     torch_build,
+    torch_cpu,
 )
