@@ -171,6 +171,22 @@ class Companion:
 
 
 @dataclass(frozen=True)
+class Bound:
+    """What releases of a package really need of a dependency, beyond what their metadata says
+    (vLLM <= 0.11.0 declares transformers>=4.x with no cap, and breaks on transformers 5)."""
+
+    package: str
+    versions: SpecifierSet  # the releases of ``package`` this applies to
+    dependency: str
+    allowed: SpecifierSet  # the dependency versions those releases work with
+    reason: str
+    source: str
+    symptom: str | None = None
+    verified: bool = True
+    note: str | None = None
+
+
+@dataclass(frozen=True)
 class Override:
     """A known-good replacement for one of torch's own pins."""
 
@@ -289,6 +305,7 @@ class MatrixFile:
     omnigibson: tuple[OmniGibsonRelease, ...] = ()
     companion: tuple[Companion, ...] = ()
     override: tuple[Override, ...] = ()
+    bound: tuple[Bound, ...] = ()
     known_bad: tuple[KnownBad, ...] = ()
     constant: tuple[Constant, ...] = ()
     signature: tuple[Signature, ...] = ()

@@ -20,6 +20,7 @@ from envcheck.model.plan import Choice, Conflict, Stack, Target
 from envcheck.rules.base import Rule
 from envcheck.rules.choose import (
     BuildVerdict,
+    apply_bounds,
     driver_max_cuda,
     driver_needed,
     driver_text,
@@ -392,6 +393,8 @@ def choose_stack(
                 f"Not covered: {_LIMITS}. For full "
                 f"support: driver {driver_needed(toolkit) if toolkit else '(unknown)'}"
             )
+    wanted, bounded = apply_bounds(matrix, wanted)  # real upper bounds (matrix [[bound]])
+    choices += [Choice(subject, value, reason) for subject, value, reason in bounded]
     return Stack(
         target=target,
         requirements=tuple(str(r) for r in wanted.values()),

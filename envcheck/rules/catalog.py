@@ -1,6 +1,7 @@
 """Importing this module registers every code rule."""
 
 from envcheck.rules import (  # noqa: F401
+    bounds,
     cluster_network,
     cluster_rules,
     cuda_libs,

@@ -8,7 +8,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from packaging.version import Version
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 from envcheck.matrix.model import Matrix, major_minor, variant_cuda
 from envcheck.matrix.schema import CudaToolkit, TorchRelease
@@ -245,3 +248,42 @@ def judge_build(
             if support == "no":
                 problems.append(f"needs driver {driver_needed(toolkit)} for CUDA {cuda}")
     return BuildVerdict(release, variant, support, tuple(problems))
+
+
+# --- real upper bounds (matrix [[bound]]) for the requirements a lock resolves -----------------
+
+
+def apply_bounds(
+    matrix: Matrix, wanted: dict[str, Requirement]
+) -> tuple[dict[str, Requirement], list[tuple[str, str, str]]]:
+    """Add each ``[[bound]]`` of an exactly pinned requirement (vllm==0.8.5.post1 needs
+    transformers<5) to the requirements, merged with what is already asked of the dependency.
+    Returns the requirements and ("bound", requirement, reason) for every bound added."""
+    out = dict(wanted)
+    added: list[tuple[str, str, str]] = []
+    for req in wanted.values():
+        pins = [s.version for s in req.specifier if s.operator == "=="]
+        if not pins:
+            continue
+        try:
+            version = Version(pins[0])
+        except InvalidVersion:
+            continue
+        for bound in matrix.bounds_for(req.name, version):
+            key = canonicalize_name(bound.dependency)
+            old = out.get(key)
+            spec = (old.specifier if old is not None else SpecifierSet()) & bound.allowed
+            name = old.name if old is not None else bound.dependency
+            extras = f"[{','.join(sorted(old.extras))}]" if old is not None and old.extras else ""
+            marker = f"; {old.marker}" if old is not None and old.marker else ""
+            out[key] = Requirement(f"{name}{extras}{spec}{marker}")
+            added.append(
+                (
+                    "bound",
+                    f"{bound.dependency}{bound.allowed}",
+                    f"{req.name} {version} breaks on {bound.dependency} outside "
+                    f"{bound.allowed} although its metadata allows it: "
+                    f"{bound.reason.split('. ')[0]}",
+                )
+            )
+    return out, added
