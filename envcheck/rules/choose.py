@@ -4,13 +4,11 @@ kernels for, whether a driver runs a CUDA version, which torch build to move to.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from packaging.requirements import Requirement
-from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from envcheck.matrix.model import Matrix, major_minor, variant_cuda
@@ -253,14 +251,11 @@ def judge_build(
 # --- real upper bounds (matrix [[bound]]) for the requirements a lock resolves -----------------
 
 
-def apply_bounds(
-    matrix: Matrix, wanted: dict[str, Requirement]
-) -> tuple[dict[str, Requirement], list[tuple[str, str, str]]]:
-    """Add each ``[[bound]]`` of an exactly pinned requirement (vllm==0.8.5.post1 needs
-    transformers<5) to the requirements, merged with what is already asked of the dependency.
-    Returns the requirements and ("bound", requirement, reason) for every bound added."""
-    out = dict(wanted)
-    added: list[tuple[str, str, str]] = []
+def bound_constraints(matrix: Matrix, wanted: Mapping[str, Requirement]) -> list[tuple[str, str]]:
+    """The ``[[bound]]`` entries of exactly pinned requirements (vllm==0.8.5.post1 needs
+    transformers<5), as (constraint, reason): constraints, not requirements, so they bound the
+    dependency when something pulls it in and add nothing otherwise."""
+    out: list[tuple[str, str]] = []
     for req in wanted.values():
         pins = [s.version for s in req.specifier if s.operator == "=="]
         if not pins:
@@ -270,20 +265,12 @@ def apply_bounds(
         except InvalidVersion:
             continue
         for bound in matrix.bounds_for(req.name, version):
-            key = canonicalize_name(bound.dependency)
-            old = out.get(key)
-            spec = (old.specifier if old is not None else SpecifierSet()) & bound.allowed
-            name = old.name if old is not None else bound.dependency
-            extras = f"[{','.join(sorted(old.extras))}]" if old is not None and old.extras else ""
-            marker = f"; {old.marker}" if old is not None and old.marker else ""
-            out[key] = Requirement(f"{name}{extras}{spec}{marker}")
-            added.append(
+            out.append(
                 (
-                    "bound",
                     f"{bound.dependency}{bound.allowed}",
                     f"{req.name} {version} breaks on {bound.dependency} outside "
                     f"{bound.allowed} although its metadata allows it: "
                     f"{bound.reason.split('. ')[0]}",
                 )
             )
-    return out, added
+    return out
