@@ -39,6 +39,7 @@ from envcheck.model.report import (
     PythonInfo,
     StorageInfo,
     SystemInfo,
+    Toolkit,
     TorchBuild,
 )
 from envcheck.model.section import Section
@@ -82,6 +83,7 @@ class SpecSystem:
     kernel: str | None = None
     arch: str | None = None
     glibc: str | None = None
+    nvcc: str | None = None  # the CUDA toolkit on PATH / CUDA_HOME (nvcc --version), e.g. "11.8"
     cpus: int | None = None
     memory_gib: float | None = None
     memory_available_gib: float | None = None
@@ -169,6 +171,7 @@ def _validate(spec: StackSpec, text: str, where: str) -> None:
         _check_version(text, where, "python.version", spec.python.version)
     if spec.system:
         _check_version(text, where, "system.glibc", spec.system.glibc)
+        _check_version(text, where, "system.nvcc", spec.system.nvcc)
         for key in ("memory_gib", "memory_available_gib", "memory_limit_gib", "shm_gib"):
             value = getattr(spec.system, key)
             if value is not None and value < 0:
@@ -279,6 +282,7 @@ def _system(spec: StackSpec) -> Section[SystemInfo]:
         kernel=s.kernel,
         arch=s.arch,
         glibc=s.glibc,
+        nvcc=Toolkit(nvcc_path="nvcc (declared)", version=s.nvcc) if s.nvcc else None,
         cpu_count=s.cpus,
         cpu_affinity=s.cpus,
         memory_total_bytes=int(s.memory_gib * GIB) if s.memory_gib is not None else None,

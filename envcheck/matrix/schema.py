@@ -221,6 +221,8 @@ class Condition:
     # true: torch is a CPU-only build (+cpu, 'CUDA used to build PyTorch: None', conda *_cpu_*);
     # false: it is not known to be one (not installed, a CUDA/ROCm build, or a build not stated)
     torch_cpu: bool | None = None
+    # false: the CUDA toolkit on PATH (nvcc) has another major than torch's CUDA; true: same major
+    nvcc_matches_torch: bool | None = None
     env_set: tuple[str, ...] = ()
     env_unset: tuple[str, ...] = ()
     any: tuple[Condition, ...] = ()

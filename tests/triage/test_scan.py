@@ -242,6 +242,14 @@ EXAMPLES += [
         "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:799] connect [127.0.0.1]:14221: Connection refused",
         "gloo-connect-loopback-refused",
     ),
+    (
+        "The detected CUDA version (10.1) mismatches the version that was used to compile",
+        "cuda-version-mismatch-build",
+    ),
+    (
+        "RuntimeError: GPUs with compute capability below 7.0 are not supported.",
+        "vllm-compute-capability-below-7",
+    ),
 ]
 
 
