@@ -406,11 +406,42 @@ def render(summary: Summary, misses: bool = True) -> str:
     return "\n".join(lines)
 
 
+def markdown(summary: Summary) -> str:
+    """The figures and the misses as Markdown, for docs/accuracy.md."""
+    out = [
+        "| category | cases | found | top-1 | right fix | clean cases with an error |",
+        "|---|---:|---|---|---|---|",
+    ]
+    for name, t in [*summary.by_category.items(), ("**overall**", summary.overall)]:
+        fps = f"{t.clean_error_fp} of {t.clean}" if t.clean else "-"
+        out.append(
+            f"| {name} | {t.cases} | {_pct(t.found, t.failures).strip()} | "
+            f"{_pct(t.top1, t.failures).strip()} | {_pct(t.right_fix, t.fix_cases).strip()} | {fps} |"
+        )
+    out += [
+        "",
+        "| case | category | expected | envcheck named | why it is missed |",
+        "|---|---|---|---|---|",
+    ]
+    for o in summary.misses:
+        c = o.case
+        why = o.failure.split(": ", 2)[-1] if o.failure else c.expect_new or c.notes or ""
+        why = why.replace("|", "/").replace("\n", " ")[:220]
+        got = ", ".join(o.codes) or "nothing"
+        out.append(
+            f"| [{c.id}]({c.url}) | {c.category} | {', '.join(c.expect_codes) or '(none yet)'} | {got} | {why} |"
+        )
+    return "\n".join(out)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=CORPUS, help="the corpus folder")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--no-misses", action="store_true", help="only the table")
+    parser.add_argument(
+        "--markdown", action="store_true", help="the figures and misses as Markdown"
+    )
     parser.add_argument("cases", nargs="*", help="only these case ids")
     args = parser.parse_args(argv)
     cases = load_corpus(args.corpus)
@@ -419,6 +450,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary = measure(cases)
     if args.json:
         sys.stdout.write(json.dumps(summary.to_json(), indent=2) + "\n")
+    elif args.markdown:
+        sys.stdout.write(markdown(summary) + "\n")
     else:
         sys.stdout.write(render(summary, misses=not args.no_misses) + "\n")
     return 0

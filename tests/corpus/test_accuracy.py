@@ -24,6 +24,8 @@ MIN_CLEAN_CASES = 0
 MIN_RECALL = 0.0
 MIN_FIX_RATE = 0.0
 MAX_CLEAN_ERROR_FPS = 0
+# cases whose dump envcheck cannot read (exit 2: "format not recognised"); they count as misses
+MAX_NOT_RUN = 0
 
 
 def _bench() -> ModuleType:
@@ -50,10 +52,12 @@ def test_corpus_size(summary: Any) -> None:
     assert summary.overall.clean >= MIN_CLEAN_CASES
 
 
-def test_every_case_runs(summary: Any) -> None:
-    """No case makes envcheck stop with a usage/input error (exit 2) or an internal one."""
+def test_cases_envcheck_cannot_read(summary: Any) -> None:
+    """Cases that make envcheck stop with an input error (exit 2) stay at most the ratchet, and
+    none stops with an internal error (exit 3)."""
     broken = {o.case.id: o.failure for o in summary.outcomes if o.failure}
-    assert broken == {}
+    assert not [o for o in summary.outcomes if o.exit_code == 3], broken
+    assert len(broken) <= MAX_NOT_RUN, broken
 
 
 def test_recall_floor(summary: Any) -> None:
