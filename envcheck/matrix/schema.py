@@ -76,6 +76,9 @@ class GpuModel:
     source: str
     rt_cores: bool | None = None
     rt_cores_source: str | None = None
+    # a datacenter part: CUDA forward compatibility (cuda-compat) is available for it only
+    datacenter: bool | None = None
+    datacenter_source: str | None = None
     verified: bool = True
     note: str | None = None
 
