@@ -250,6 +250,10 @@ EXAMPLES += [
         "RuntimeError: GPUs with compute capability below 7.0 are not supported.",
         "vllm-compute-capability-below-7",
     ),
+    (
+        "AssertionError: CublasLt version 12.1.3.x or higher required for FP8 execution on Ada.",
+        "fp8-ada-cublaslt-version",
+    ),
 ]
 
 
