@@ -265,7 +265,8 @@ def evaluate_case(case: Case) -> Outcome:
     code, out, err = run_cli(argv)
     if code not in (0, 1):
         line = err.strip().splitlines()[-1] if err.strip() else f"exit {code}"
-        return Outcome(case, tuple(argv), code, failure=line)
+        missed_fix = False if case.kind == "failure" and case.expect_fix else None
+        return Outcome(case, tuple(argv), code, right_fix=missed_fix, failure=line)
     data = json.loads(out)["data"]
     judged = (_judge_triage if argv[0] == "triage" else _judge_check)(case, data)
     hits: list[dict[str, Any]] = judged["hit_findings"]
