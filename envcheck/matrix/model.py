@@ -11,6 +11,7 @@ from packaging.version import InvalidVersion, Version
 
 from envcheck.matrix.generated import Generated
 from envcheck.matrix.schema import (
+    Bound,
     Companion,
     Constant,
     CudaToolkit,
@@ -78,6 +79,7 @@ class Matrix:
     omnigibson_releases: tuple[OmniGibsonRelease, ...] = ()
     companions: tuple[Companion, ...] = ()
     overrides: tuple[Override, ...] = ()
+    bounds: tuple[Bound, ...] = ()
     known_bad: tuple[KnownBad, ...] = ()
     constants: dict[str, Constant] = field(default_factory=dict)
     signatures: tuple[Signature, ...] = ()
@@ -177,6 +179,16 @@ class Matrix:
                 if canonicalize_name(c.package) == key and c.version == public(version)
             ),
             None,
+        )
+
+    def bounds_for(self, package: str, version: Version) -> tuple[Bound, ...]:
+        """The dependency bounds that apply to this release of ``package``."""
+        name = canonicalize_name(package)
+        return tuple(
+            b
+            for b in self.bounds
+            if canonicalize_name(b.package) == name
+            and b.versions.contains(version, prereleases=True)
         )
 
     def overrides_for(self, package: str, torch: Version) -> tuple[Override, ...]:

@@ -1,10 +1,12 @@
 """Importing this module registers every code rule."""
 
 from envcheck.rules import (  # noqa: F401
+    bounds,
     cluster_network,
     cluster_rules,
     cuda_libs,
     driver,
+    driver_arch,
     gpu_cuda,
     gpu_health,
     gpu_torch,
@@ -14,4 +16,5 @@ from envcheck.rules import (  # noqa: F401
     simulators,
     system,
     torch_build,
+    torch_cpu,
 )

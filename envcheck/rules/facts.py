@@ -215,6 +215,24 @@ class Facts:
     def torch_cuda_source(self) -> str:
         return self._torch_cuda[2]
 
+    def torch_is_cpu(self) -> bool | None:
+        """Whether torch is a CPU-only build (``+cpu``, 'CUDA used to build PyTorch: None',
+        conda's ``*_cpu_*``); False when not installed or a GPU build; None when not stated."""
+        try:
+            build = self.torch()
+        except Skip:
+            return None
+        if build is None:
+            return False
+        if build.cuda or build.hip:
+            return False
+        labels = {(build.variant or "").lower(), (build.local_label or "").lower()}
+        if "cpu" in labels:
+            return True
+        if build.variant or build.local_label:
+            return False
+        return None
+
     def torch_version(self) -> Version:
         version = self.version("torch")
         if version is None:

@@ -48,10 +48,16 @@ def check_causes(
     wanted = [by_code[c] for c in dict.fromkeys(codes) if c in by_code]
     if report is None:
         return {r.code: CauseCheck(r.code, r.title, "unchecked", unchecked_reason) for r in wanted}
+    # a cluster rule compares nodes: one node's facts neither confirm nor rule it out
+    across = "it compares nodes: run `envcheck cluster` (or `envcheck diff` on saved reports)"
+    cluster = {
+        r.code: CauseCheck(r.code, r.title, "unknown", across) for r in wanted if r.scope != "node"
+    }
+    wanted = [r for r in wanted if r.scope == "node"]
     result = evaluate(report, matrix, wanted)
     skipped = {s.code: s.reason for s in result.skipped}
     failed = {e.split(" ", 1)[0]: e for e in result.errors}
-    out: dict[str, CauseCheck] = {}
+    out: dict[str, CauseCheck] = dict(cluster)
     for rule in wanted:
         findings = tuple(f for f in result.findings if f.code == rule.code)
         if findings:

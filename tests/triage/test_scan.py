@@ -186,6 +186,76 @@ EXAMPLES = [
     ),
 ]
 
+# lines from the corpus of real failures (tests/corpus/<id>/log.txt), one per signature of
+# matrices/signatures_more.toml
+EXAMPLES += [
+    ("RuntimeError: FlashAttention only supports Ampere GPUs or newer.", "flash-attn-needs-ampere"),
+    ("NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not comp", "sm-not-compatible-cut"),
+    ("RuntimeError: operator torchvision::nms does not exist", "torchvision-nms-missing"),
+    (
+        'raise AssertionError("Torch not compiled with CUDA enabled")',
+        "torch-not-compiled-with-cuda",
+    ),
+    (
+        "(APIServer pid=75487) AttributeError: Qwen2Tokenizer has no attribute all_special_tokens_extended. Did you mean: 'num_special_tokens_to_add'?",
+        "tokenizer-all-special-tokens-extended",
+    ),
+    (
+        "ImportError: cannot import name 'top_k_top_p_filtering' from 'transformers' (/usr/local/lib/python3.10/dist-packages/transformers/__init__.py)",
+        "trl-top-k-top-p-filtering",
+    ),
+    (
+        "ImportError: vllm>=0.4.3,<=0.6.2 is required for a normal functioning of this module, but found vllm==0.6.3.",
+        "require-version-found",
+    ),
+    (
+        "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. This behaviour is the source of the following dependency conflicts.",
+        "pip-resolver-conflicts",
+    ),
+    (
+        "ERROR: Could not find a version that satisfies the requirement torch (from versions: none)",
+        "pip-no-torch-for-python",
+    ),
+    (
+        "ERROR: Could not find a version that satisfies the requirement ray==2.3.1 (from versions: 0.6.0, 0.6.1)",
+        "pip-no-ray-for-python",
+    ),
+    (
+        "ERROR: isaacsim-4.5.0.0-cp310-none-manylinux_2_34_x86_64.whl is not a supported wheel on this platform",
+        "isaacsim-wheel-platform",
+    ),
+    ("/lib64/libc.so.6: version `GLIBC_2.33' or higher not found", "glibc-or-higher-not-found"),
+    (
+        "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update your driver to a newer version, or use an earlier cuda container: unknown.",
+        "container-cuda-requirement",
+    ),
+    (
+        "Error while creating shared memory segment /dev/shm/nccl-pZafXL (size 7340384)",
+        "nccl-shm-segment",
+    ),
+    (
+        "ImportError: Cannot initialize a EGL device display. This likely means that your EGL driver does not support the PLATFORM_DEVICE extension, which is required for creating a headless rendering context.",
+        "egl-device-display",
+    ),
+    ("RuntimeError: vk::createInstanceUnique: ErrorIncompatibleDriver", "vulkan-no-device"),
+    (
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:799] connect [127.0.0.1]:14221: Connection refused",
+        "gloo-connect-loopback-refused",
+    ),
+    (
+        "The detected CUDA version (10.1) mismatches the version that was used to compile",
+        "cuda-version-mismatch-build",
+    ),
+    (
+        "RuntimeError: GPUs with compute capability below 7.0 are not supported.",
+        "vllm-compute-capability-below-7",
+    ),
+    (
+        "AssertionError: CublasLt version 12.1.3.x or higher required for FP8 execution on Ada.",
+        "fp8-ada-cublaslt-version",
+    ),
+]
+
 
 @pytest.fixture(scope="module")
 def matrix() -> Matrix:
