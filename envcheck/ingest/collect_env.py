@@ -252,7 +252,18 @@ def parse(source: Source, label: str = LABEL) -> NodeReport:
     vllm = _vllm_version(parsed)
     packages, conda_torch_build = _packages(parsed, vllm)
     torch_version = parsed.get("torch")
-    if torch_version and packages is not None and packages.get("torch") is None:
+    if packages is None and (torch_version or vllm):
+        # the list was cut off (or not collected): the versions the dump states are still facts
+        stated = [Distribution(name="torch", version=torch_version)] if torch_version else []
+        stated += [Distribution(name="vllm", version=vllm)] if vllm else []
+        missing = "cut off" if "libraries" not in parsed.blocks else "empty"
+        packages = PackagesInfo(
+            distributions=tuple(stated),
+            partial=f"the dump's package list is {missing}; only the versions its header lines "
+            "state are known",
+        )
+        notes_pkg.append(f"package list {missing}: only torch/vLLM versions are known")
+    elif torch_version and packages is not None and packages.get("torch") is None:
         packages = PackagesInfo(
             distributions=(
                 Distribution(name="torch", version=torch_version),

@@ -101,9 +101,10 @@ class Skipped:
     code: str
     reason: str
     node: str | None = None
+    fact: str | None = None  # the unknown fact the rule needed ("packages.vllm", "gpu.gpus")
 
     def to_json(self) -> dict[str, Any]:
-        return {"code": self.code, "reason": self.reason, "node": self.node}
+        return {"code": self.code, "reason": self.reason, "node": self.node, "fact": self.fact}
 
 
 @dataclass(frozen=True)
