@@ -100,7 +100,7 @@ def test_extractor_reads_the_facts_on_its_line(
     tmp_path: Path, sig_id: str, line: str, expected: dict[str, str]
 ) -> None:
     log = write(tmp_path, f"INFO start\n{line}\nINFO end\n")
-    name, scan = scan_log(str(log), matrix())
+    _name, scan = scan_log(str(log), matrix())
     assert list(scan.tallies) == [sig_id]
     facts = log_facts(str(log), scan)
     assert {f.name: f.value for f in facts} == expected
