@@ -116,6 +116,7 @@ class Parsed:
 def _lines(text: str) -> list[str]:
     """Lines with a pasted quote prefix ('> ') or a common indent removed, and old vLLM's
     '[conda] ...ROCM Version: ...' split in two."""
+    text = text.replace("：", ":")
     if all(line.startswith(">") or not line.strip() for line in text.splitlines()[:50]):
         text = "\n".join(line[1:].removeprefix(" ") for line in text.splitlines())
     out: list[str] = []
@@ -125,6 +126,17 @@ def _lines(text: str) -> list[str]:
         else:
             out.append(line)
     return out
+
+
+_RETYPED = sorted((k for k in KEYS if k != "cpu"), key=len, reverse=True)
+
+
+def _retyped(line: str) -> tuple[str | None, str]:
+    lower = line.lower()
+    for label in _RETYPED:
+        if lower.startswith(label + " ") and line[len(label) :].strip():
+            return KEYS[label], line[len(label) :].strip()
+    return None, ""
 
 
 def scan(text: str) -> Parsed:
@@ -150,8 +162,11 @@ def scan(text: str) -> Parsed:
             continue
         match = _KEY.match(stripped)
         key = KEYS.get(match.group(1).strip().lower()) if match else None
-        if match and key and (key not in parsed.values or key == "cpu"):
-            parsed.values[key] = (match.group(2) or "").strip()
+        value = (match.group(2) or "") if match else ""
+        if key is None:  # a label retyped without its colon ("PyTorch version 2.1.0")
+            key, value = _retyped(stripped)
+        if key and (key not in parsed.values or key == "cpu"):
+            parsed.values[key] = value.strip()
             parsed.blocks.setdefault(key, [])
             current = key
             continue
