@@ -85,7 +85,7 @@ TITLES = {
     "environment variables": "env",
 }
 MISSING = {"could not collect", "n/a", "none", "no cuda", "", "not set"}
-_KEY = re.compile(r"^([A-Za-z][A-Za-z0-9 _/().-]*?)\s*:(?:\s+(.*)|)$")
+_KEY = re.compile(r"^([A-Za-z][A-Za-z0-9 _/().-]*?)\s*:\s*(.*)$")
 _GLUED = re.compile(r"(?<=\S)(ROCM Version:|Neuron SDK Version:|vLLM Version:)")
 _PKG = re.compile(r"^\[(pip3?|conda)\]\s+(.*)$")
 _PIP_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==(\S+)$")

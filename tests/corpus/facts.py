@@ -89,7 +89,9 @@ def compare(report: NodeReport, expected: dict[str, Any]) -> list[str]:
         if key == "packages":
             for name, version in want.items():
                 if got.get(name) != version:
-                    problems.append(f"packages.{canonicalize_name(name)}: {got.get(name)!r} != {version!r}")
+                    problems.append(
+                        f"packages.{canonicalize_name(name)}: {got.get(name)!r} != {version!r}"
+                    )
         elif got != want:
             problems.append(f"{key}: {got!r} != {want!r}")
     return problems
