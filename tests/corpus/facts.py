@@ -82,10 +82,9 @@ def actual(report: NodeReport, key: str, expected: Any) -> Any:
 def compare(report: NodeReport, expected: dict[str, Any]) -> list[str]:
     """One line per expected fact the report does not state as expected."""
     problems = []
-    for key, want in expected.items():
-        got = actual(report, key, want)
-        if key == "nvcc":
-            want = major_minor(want)
+    for key, stated in expected.items():
+        got = actual(report, key, stated)
+        want = major_minor(stated) if key == "nvcc" else stated
         if key == "packages":
             for name, version in want.items():
                 if got.get(name) != version:
