@@ -96,6 +96,8 @@ def obtain_report(args: argparse.Namespace) -> NodeReport:
         python = args.python
         if python and not (os.path.isfile(python) and os.access(python, os.X_OK)):
             raise UsageError(f"--python: {python} is not an executable file")
+        if python:
+            _require_python(python, args.timeout)
         return collect(ProbeContext(python=python, timeout=args.timeout, redact=args.redact))
     if args.redact and not report.redacted:
         from envcheck.redact import anonymize
@@ -130,3 +132,22 @@ def json_text(data: Any) -> str:
     from envcheck.formats.json import dumps
 
     return dumps(data)
+
+
+_PYTHON_MARK = "envcheck-python-check"
+
+
+def _require_python(path: str, timeout: float) -> None:
+    """--python must name a Python interpreter: one bounded run of a stdlib one-liner."""
+    from envcheck.probes.run import run
+
+    done = run(
+        [path, "-I", "-c", f"import sys; print('{_PYTHON_MARK}', *sys.version_info[:2])"],
+        timeout=timeout,
+    )
+    words = done.stdout.split()
+    if not (done.ok and words[:1] == [_PYTHON_MARK]):
+        why = done.problem or (
+            f"exited with {done.returncode}" if done.returncode else "it printed something else"
+        )
+        raise UsageError(f"--python: {path} is not a Python interpreter ({why})")

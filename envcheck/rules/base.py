@@ -33,6 +33,7 @@ FAMILIES = {
     "PY": "Python",
     "SYS": "system",
     "CLU": "cluster (across nodes)",
+    "COV": "coverage: what the matrix does not know about the node",
 }
 
 

@@ -3,6 +3,7 @@
 from envcheck.rules import (  # noqa: F401
     cluster_network,
     cluster_rules,
+    coverage,
     cuda_libs,
     driver,
     network,
