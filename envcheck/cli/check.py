@@ -183,11 +183,44 @@ def render(outcome: CheckOutcome, args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    report = common.obtain_report(args)
+    report = common.obtain_report(args, anonymized=False)
     if getattr(args, "lock", None):
         from envcheck.plan.lockfile import apply_lock
 
         report = apply_lock(report, args.lock)
     outcome = evaluate(args, [report])
-    render(outcome, args)
+    render(redacted_view(outcome) if getattr(args, "redact", False) else outcome, args)
     return outcome.exit_code
+
+
+def redacted_view(outcome: CheckOutcome) -> CheckOutcome:
+    """``--redact`` is a view: the verdicts were reached on the real report; the reports, messages,
+    evidence and skip reasons shown carry pseudonyms for hostnames and addresses."""
+    from dataclasses import replace
+
+    from envcheck.redact import anonymize, hostnames_of, redact_text, redact_value_tree
+
+    names = tuple(n for r in outcome.reports for n in hostnames_of(r))
+    result = outcome.result
+    findings = tuple(
+        replace(
+            f,
+            message=redact_text(f.message, names),
+            node=redact_text(f.node, names) if f.node else f.node,
+            evidence=redact_value_tree(f.evidence, names),
+        )
+        for f in result.findings
+    )
+    skipped = tuple(
+        replace(
+            s,
+            reason=redact_text(s.reason, names),
+            node=redact_text(s.node, names) if s.node else s.node,
+        )
+        for s in result.skipped
+    )
+    return replace(
+        outcome,
+        reports=tuple(r if r.redacted else anonymize(r) for r in outcome.reports),
+        result=replace(result, findings=findings, skipped=skipped),
+    )

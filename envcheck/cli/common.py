@@ -72,8 +72,13 @@ def load_report(path: str) -> NodeReport:
     return NodeReport.from_dict(data, where=path)
 
 
-def obtain_report(args: argparse.Namespace) -> NodeReport:
-    """The node to check: a spec, a saved report, text other tools wrote, or this node now."""
+def obtain_report(args: argparse.Namespace, *, anonymized: bool = True) -> NodeReport:
+    """The node to check: a spec, a saved report, text other tools wrote, or this node now.
+    With ``anonymized=False`` a ``--redact`` is left to the output (``check``: the rules see
+    the real hostname and addresses; only what is printed and written is redacted)."""
+    if not anonymized and getattr(args, "redact", False):
+        view = argparse.Namespace(**{**vars(args), "redact": False})
+        return obtain_report(view)
     if getattr(args, "from_", None) or getattr(args, "from_format", None):
         from envcheck.cli.from_opts import check_from_format, report_from
 
