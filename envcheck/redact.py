@@ -184,7 +184,7 @@ def anonymize(report: NodeReport) -> NodeReport:
     return replace(report, node=node, redacted=True, **sections)
 
 
-def redact_text(text: str, hostnames: tuple[str, ...]) -> str:
+def pseudonymize_text(text: str, hostnames: tuple[str, ...]) -> str:
     """Free text (a finding's message, a skip reason) as ``anonymize`` shows its report."""
     for name in sorted({h for h in hostnames if h}, key=len, reverse=True):
         text = re.sub(
@@ -195,7 +195,7 @@ def redact_text(text: str, hostnames: tuple[str, ...]) -> str:
 
 def redact_value_tree(value: Any, hostnames: tuple[str, ...]) -> Any:
     if isinstance(value, str):
-        return redact_text(value, hostnames)
+        return pseudonymize_text(value, hostnames)
     if isinstance(value, dict):
         return {k: redact_value_tree(v, hostnames) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

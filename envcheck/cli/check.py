@@ -198,15 +198,15 @@ def redacted_view(outcome: CheckOutcome) -> CheckOutcome:
     evidence and skip reasons shown carry pseudonyms for hostnames and addresses."""
     from dataclasses import replace
 
-    from envcheck.redact import anonymize, hostnames_of, redact_text, redact_value_tree
+    from envcheck.redact import anonymize, hostnames_of, pseudonymize_text, redact_value_tree
 
     names = tuple(n for r in outcome.reports for n in hostnames_of(r))
     result = outcome.result
     findings = tuple(
         replace(
             f,
-            message=redact_text(f.message, names),
-            node=redact_text(f.node, names) if f.node else f.node,
+            message=pseudonymize_text(f.message, names),
+            node=pseudonymize_text(f.node, names) if f.node else f.node,
             evidence=redact_value_tree(f.evidence, names),
         )
         for f in result.findings
@@ -214,8 +214,8 @@ def redacted_view(outcome: CheckOutcome) -> CheckOutcome:
     skipped = tuple(
         replace(
             s,
-            reason=redact_text(s.reason, names),
-            node=redact_text(s.node, names) if s.node else s.node,
+            reason=pseudonymize_text(s.reason, names),
+            node=pseudonymize_text(s.node, names) if s.node else s.node,
         )
         for s in result.skipped
     )
