@@ -17,9 +17,11 @@ What collect_env says that is known to be misleading is recorded as such:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import textwrap
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from envcheck.ingest.common import (
     FormatError,
@@ -46,6 +48,7 @@ from envcheck.model.report import (
 from envcheck.model.section import Section
 
 LABEL = "collect_env"
+T = TypeVar("T")
 KEYS = {
     "pytorch version": "torch",
     "is debug build": "debug",
@@ -100,6 +103,12 @@ class Parsed:
     blocks: dict[str, list[str]] = field(default_factory=dict)
     pip: list[str] = field(default_factory=list)
     conda: list[str] = field(default_factory=list)
+    lines: dict[str, int] = field(default_factory=dict)  # key -> the line it was read from
+
+    def at(self, source: Source, *keys: str) -> tuple[str, ...]:
+        """Provenance for a section: which line of the input each of its facts came from."""
+        found = [f"{k} line {self.lines[k]}" for k in keys if k in self.lines and self.get(k)]
+        return (f"read from {source.name}: {', '.join(found)}",) if found else ()
 
     def get(self, key: str) -> str | None:
         value = self.values.get(key)
@@ -143,7 +152,7 @@ def scan(text: str) -> Parsed:
     parsed = Parsed()
     current: str | None = None
     after_banner = False
-    for raw in _lines(text):
+    for number, raw in enumerate(_lines(text), 1):
         line = raw.rstrip()
         stripped = line.strip()
         if stripped and set(stripped) == {"="}:
@@ -167,6 +176,7 @@ def scan(text: str) -> Parsed:
             key, value = _retyped(stripped)
         if key and (key not in parsed.values or key == "cpu"):
             parsed.values[key] = value.strip()
+            parsed.lines.setdefault(key, number)
             parsed.blocks.setdefault(key, [])
             current = key
             continue
@@ -397,10 +407,16 @@ def parse(source: Source, label: str = LABEL) -> NodeReport:
             source=label,
         )
     return report.with_sections(
-        gpu=_gpus(parsed, []),
-        python=python,
+        gpu=_noted(_gpus(parsed, []), parsed.at(source, "driver", "gpus")),
+        python=_noted(python, parsed.at(source, "python")),
         packages=pkg_section,
-        torch=torch,
-        system=system,
+        torch=_noted(torch, parsed.at(source, "torch", "torch_cuda", "torch_rocm")),
+        system=_noted(system, parsed.at(source, "os", "libc", "nvcc", "platform")),
         env=env,
     )
+
+
+def _noted(section: Section[T], notes: tuple[str, ...]) -> Section[T]:
+    if not section.is_ok or not notes:
+        return section
+    return dataclasses.replace(section, notes=(*section.notes, *notes))

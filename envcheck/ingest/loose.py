@@ -15,6 +15,7 @@ which of the usual facts the text did not state. A text that states none is not 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -166,9 +167,17 @@ class _Harvest:
     values: dict[str, str] = field(default_factory=dict)
     gpus: list[str] = field(default_factory=list)
     packages: list[Distribution] = field(default_factory=list)
+    lines: dict[str, int] = field(default_factory=dict)  # fact -> the line it was read from
+    line: int = 0  # the line being read
 
     def set(self, fact: str, value: str) -> None:
-        self.values.setdefault(fact, value)
+        if fact not in self.values:
+            self.values[fact] = value
+            self.lines[fact] = self.line
+
+    def at(self, source: Source, *facts: str) -> tuple[str, ...]:
+        found = [f"{f} line {self.lines[f]}" for f in facts if f in self.lines]
+        return (f"read from {source.name}: {', '.join(found)}",) if found else ()
 
     def package(self, name: str, version: str) -> None:
         if name.lower() in ("python", "python3"):  # "python=3.10.12" heading a freeze
@@ -201,6 +210,7 @@ def _assign(h: _Harvest, fact: str, value: str) -> None:
         name = _gpu_name(value)
         if name:
             h.gpus.append(name)
+            h.lines.setdefault("gpu", h.line)
     elif fact in ("python", "torch", "driver", "torch_cuda"):
         version = _first_version(value)
         if version:
@@ -238,7 +248,8 @@ def harvest(text: str) -> _Harvest:
     expr: str | None = None  # ">>> torch.__version__": the value is on the next line
     bare: str | None = None  # a package name alone on its line, its version on the next
     show_name: str | None = None
-    for raw in text.splitlines():
+    for number, raw in enumerate(text.splitlines(), 1):
+        h.line = number
         line = _clean(raw)
         if not line or set(line) <= set("-=|+ "):
             continue
@@ -386,11 +397,15 @@ def parse(source: Source, label: str = LABEL) -> NodeReport:
             packages, label, version=torch_version, cuda=cuda, cuda_known=cuda_known
         )
         if torch.is_ok:
-            sections["torch"] = torch
+            sections["torch"] = dataclasses.replace(
+                torch, notes=(*torch.notes, *h.at(source, "torch", "torch_cuda", "torch_build"))
+            )
     python = values.get("python")
     if python and valid_version(python):
         sections["python"] = Section.ok(
-            PythonInfo(version=python, markers=markers(python, None)), source=label
+            PythonInfo(version=python, markers=markers(python, None)),
+            source=label,
+            notes=h.at(source, "python"),
         )
     if h.gpus or "driver" in values:
         gpus = tuple(Gpu(index=i, name=n) for i, n in enumerate(h.gpus))
@@ -402,7 +417,7 @@ def parse(source: Source, label: str = LABEL) -> NodeReport:
                 gpus_reason=None if gpus else "the text names no GPU",
             ),
             source=label,
-            notes=note if packages is None else (),
+            notes=(*(note if packages is None else ()), *h.at(source, "driver", "gpu")),
         )
     os_pretty = values.get("os")
     nvcc = values.get("nvcc")
@@ -419,5 +434,6 @@ def parse(source: Source, label: str = LABEL) -> NodeReport:
                 else None,
             ),
             source=label,
+            notes=h.at(source, "os", "glibc", "nvcc"),
         )
     return report.with_sections(**sections)

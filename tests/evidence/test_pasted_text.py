@@ -222,3 +222,12 @@ def test_cli_refuses_a_factless_text_in_one_line(
     assert result.stdout == ""
     assert len(result.stderr.strip().splitlines()) == 1
     assert "Traceback" not in result.stderr
+
+
+def test_facts_say_which_line_they_came_from() -> None:
+    report = report_of(COLLECT_ENV)
+    assert "read from dump.txt: torch line 2, torch_cuda line 4" in report.torch.notes
+    assert "read from dump.txt: python line 13" in report.python.notes
+    labelled = report_of(ACCELERATE_ENV)
+    assert "read from dump.txt: gpu line 9" in labelled.gpu.notes
+    assert "read from dump.txt: python line 3" in labelled.python.notes
