@@ -242,8 +242,12 @@ def _package_label(label: str) -> str | None:
     return "torch" if name == "pytorch" else name
 
 
+MAX_TEXT = 2_000_000  # characters read: a pasted environment is far smaller; a log is not one
+
+
 def harvest(text: str) -> _Harvest:
     h = _Harvest()
+    text = text[:MAX_TEXT]
     heading: str | None = None  # an issue-template heading waiting for its value
     expr: str | None = None  # ">>> torch.__version__": the value is on the next line
     bare: str | None = None  # a package name alone on its line, its version on the next
@@ -386,7 +390,11 @@ def parse(source: Source, label: str = LABEL) -> NodeReport:
         )
         if not known
     ]
-    note = (f"partial: the text does not state {', '.join(missing)}",) if missing else ()
+    note: tuple[str, ...] = (
+        (f"partial: the text does not state {', '.join(missing)}",) if missing else ()
+    )
+    if len(source.text) > MAX_TEXT:
+        note += (f"only the first {MAX_TEXT:,} characters were read",)
     sections: dict[str, Section[Any]] = {}
     if packages is not None:
         sections["packages"] = Section.ok(packages, source=label, notes=note)
