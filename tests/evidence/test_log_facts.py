@@ -237,3 +237,25 @@ def test_log_facts_merge_with_the_dump_the_log_first(
     found = causes(triage(cli, str(quiet), "--from", str(dump_path)))
     assert found["TOR101"]["verdict"] == "ruled_out"
     assert found["TOR101"]["fix"].startswith("TOR101 ran on the node's facts")
+
+
+def test_wrapped_lines_are_matched_and_read_with_their_context(tmp_path: Path) -> None:
+    # as pasted in ray-project/ray#36959 and allenai/open-instruct#1067: the message wrapped
+    log = write(
+        tmp_path,
+        "(raylet) file_system_monitor.cc:111: \n"
+        "/tmp/ray/session_2023-06-29_11-21-28_818264_5598 is over 95% full, \n"
+        "available space: 1392345088; capacity: 269427478528. \n"
+        "Object creation will fail if spilling is required\n"
+        "2025-10-09 20:16:32,652    WARNING services.py:2159 -- WARNING: The object store is using /tmp instead\n"
+        "  of /dev/shm because /dev/shm has only 5368709120 bytes available. This will harm performance!\n",
+    )
+    _name, scan = scan_log(str(log), matrix())
+    assert set(scan.tallies) == {"ray-disk-over-threshold", "ray-object-store-in-tmp"}
+    facts = {f.name: f.value for f in log_facts(str(log), scan)}
+    assert facts == {
+        "disk_path": "/tmp/ray/session_2023-06-29_11-21-28_818264_5598",
+        "disk_free": "1392345088",
+        "disk_total": "269427478528",
+        "shm_bytes": "5368709120",
+    }

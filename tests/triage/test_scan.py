@@ -28,6 +28,14 @@ ENGINES = [
 # one line in the form the tools print it, per signature (sources in matrices/signatures.toml)
 EXAMPLES = [
     (
+        "(raylet) [2025-04-02 15:02:00,117 E 135782 135782] (raylet) node_manager.cc:3069: 1 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons",
+        "ray-memory-monitor-kill",
+    ),
+    (
+        "Error while creating shared memory segment /dev/shm/nccl-pZafXL (size 7340384)",
+        "nccl-shm-allocation",
+    ),
+    (
         "vllm 0.6.3 requires torch==2.4.0, but you have torch 2.5.1 which is incompatible.",
         "pip-resolver-conflict",
     ),
