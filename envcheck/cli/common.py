@@ -109,8 +109,13 @@ def load_report(path: str) -> NodeReport:
     return NodeReport.from_dict(data, where=display_name(path))
 
 
-def obtain_report(args: argparse.Namespace) -> NodeReport:
-    """The node to check: a spec, a saved report, text other tools wrote, or this node now."""
+def obtain_report(args: argparse.Namespace, *, anonymized: bool = True) -> NodeReport:
+    """The node to check: a spec, a saved report, text other tools wrote, or this node now.
+    With ``anonymized=False`` a ``--redact`` is left to the output (``check``: the rules see
+    the real hostname and addresses; only what is printed and written is redacted)."""
+    if not anonymized and getattr(args, "redact", False):
+        view = argparse.Namespace(**{**vars(args), "redact": False})
+        return obtain_report(view)
     if getattr(args, "from_", None) or getattr(args, "from_format", None):
         from envcheck.cli.from_opts import check_from_format, report_from
 
@@ -132,6 +137,8 @@ def obtain_report(args: argparse.Namespace) -> NodeReport:
         python = args.python
         if python and not (os.path.isfile(python) and os.access(python, os.X_OK)):
             raise UsageError(f"--python: {python} is not an executable file")
+        if python:
+            _require_python(python, args.timeout)
         return collect(probe_context(args, python))
     if args.redact and not report.redacted:
         from envcheck.redact import anonymize
@@ -167,3 +174,22 @@ def json_text(data: Any) -> str:
     from envcheck.formats.json import dumps
 
     return dumps(data)
+
+
+_PYTHON_MARK = "envcheck-python-check"
+
+
+def _require_python(path: str, timeout: float) -> None:
+    """--python must name a Python interpreter: one bounded run of a stdlib one-liner."""
+    from envcheck.probes.run import run
+
+    done = run(
+        [path, "-I", "-c", f"import sys; print('{_PYTHON_MARK}', *sys.version_info[:2])"],
+        timeout=timeout,
+    )
+    words = done.stdout.split()
+    if not (done.ok and words[:1] == [_PYTHON_MARK]):
+        why = done.problem or (
+            f"exited with {done.returncode}" if done.returncode else "it printed something else"
+        )
+        raise UsageError(f"--python: {path} is not a Python interpreter ({why})")

@@ -290,6 +290,13 @@ class Signature:
     noise: bool = False
     verified: bool = True
     note: str | None = None  # what to check when no rule can (causes beyond one node's facts)
+    # Python regexes with named groups, run only on the lines this signature matched (and the
+    # ``context`` lines after the first one): each group is a fact (envcheck/triage/extract.py)
+    extract: tuple[str, ...] = ()
+    context: int = 0
+    # causes the line itself establishes, whatever the node's facts say ("sm_120 is not
+    # compatible with the current PyTorch installation" is TOR101 by definition)
+    confirms: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from envcheck.rules import (  # noqa: F401
     bounds,
     cluster_network,
     cluster_rules,
+    coverage,
     cuda_libs,
     driver,
     driver_arch,

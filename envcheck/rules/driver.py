@@ -310,7 +310,9 @@ def gpu_memory_held(facts: Facts) -> Iterable[Hit]:
         ):
             held.append(gpu)
     if not held and unknown and unknown == len(facts.gpus()):
-        raise Skip("processes on the GPUs unknown (NVML process queries unavailable)")
+        raise Skip(
+            "processes on the GPUs unknown (NVML process queries unavailable)", "gpu.processes"
+        )
     return [
         Hit(
             f"GPU {g.index} ({g.name}): {g.process_count} process(es) already hold "

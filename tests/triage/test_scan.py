@@ -27,6 +27,23 @@ ENGINES = [
 
 # one line in the form the tools print it, per signature (sources in matrices/signatures.toml)
 EXAMPLES = [
+    (
+        "(raylet) [2025-04-02 15:02:00,117 E 135782 135782] (raylet) node_manager.cc:3069: 1 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons",
+        "ray-memory-monitor-kill",
+    ),
+    (
+        "Error while creating shared memory segment /dev/shm/nccl-pZafXL (size 7340384)",
+        "nccl-shm-allocation",
+    ),
+    (
+        "vllm 0.6.3 requires torch==2.4.0, but you have torch 2.5.1 which is incompatible.",
+        "pip-resolver-conflict",
+    ),
+    ("misc3:123:456 [0] NCCL INFO NCCL version 2.25.1+cuda12.8", "nccl-version-banner"),
+    (
+        "(raylet) Memory on the node (IP: 10.0.0.50, ID: 4a8c) where the task (task ID: ffff, pid=1234, memory used=0.10GB) was running was 30.50GB / 32.00GB (0.953125), which exceeds the memory usage threshold of 0.95. Ray killed this worker (ID: 9f8c) because it was the most recently scheduled task",
+        "ray-memory-monitor-kill",
+    ),
     ("(WorkerDict pid=129668) Fatal Python error: Floating point exception", "cublaslt-sigfpe"),
     ("Caught signal 8 (Floating point exception: integer divide by zero)", "cublaslt-sigfpe"),
     (
