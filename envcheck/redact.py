@@ -249,4 +249,45 @@ def anonymize(report: NodeReport) -> NodeReport:
     if env.is_ok and env.data is not None:
         variables = {k: mask_addresses(v) for k, v in env.data.variables.items()}
         sections["env"] = replace(env, data=replace(env.data, variables=variables))
+    deep = report.deep
+    if deep.is_ok and deep.data is not None and deep.data.torch is not None:
+        smoke = deep.data.torch
+
+        def clean(text: str) -> str:
+            # NCCL prefixes its lines with "<hostname>:<pid>:<tid>"
+            return mask_addresses(text.replace(report.node, node) if report.node else text)
+
+        smoke = replace(
+            smoke,
+            nccl_warnings=tuple(map(clean, smoke.nccl_warnings)),
+            allreduce_detail=clean(smoke.allreduce_detail) if smoke.allreduce_detail else None,
+        )
+        sections["deep"] = replace(deep, data=replace(deep.data, torch=smoke))
     return replace(report, node=node, redacted=True, **sections)
+
+
+def pseudonymize_text(text: str, hostnames: tuple[str, ...]) -> str:
+    """Free text (a finding's message, a skip reason) as ``anonymize`` shows its report."""
+    for name in sorted({h for h in hostnames if h}, key=len, reverse=True):
+        text = re.sub(
+            rf"(?<![A-Za-z0-9.-]){re.escape(name)}(?![A-Za-z0-9-])", pseudonym(name), text
+        )
+    return mask_addresses(text)
+
+
+def redact_value_tree(value: Any, hostnames: tuple[str, ...]) -> Any:
+    if isinstance(value, str):
+        return pseudonymize_text(value, hostnames)
+    if isinstance(value, dict):
+        return {k: redact_value_tree(v, hostnames) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(redact_value_tree(v, hostnames) for v in value)
+    return value
+
+
+def hostnames_of(report: NodeReport) -> tuple[str, ...]:
+    names = [report.node]
+    net = report.network
+    if net.is_ok and net.data is not None and net.data.hostname:
+        names.append(net.data.hostname)
+    return tuple(names)

@@ -327,3 +327,16 @@ def _check_one(
             add(sig, "causes", f"{code} is not a rule code (see `envcheck rules`)")
     if sig.noise and sig.causes:
         add(sig, "causes", "a noise signature has no causes")
+    from envcheck.triage.extract import extractor_problem
+
+    for pattern in sig.extract:
+        problem = extractor_problem(pattern)
+        if problem is not None:
+            add(sig, "extract", f"{pattern!r} {problem}")
+    if sig.context < 0 or sig.context > 20:
+        add(sig, "context", "must be 0-20 lines")
+    if sig.context and not sig.extract:
+        add(sig, "context", "context lines are read only for extractors; add extract")
+    for code in sig.confirms:
+        if code not in sig.causes:
+            add(sig, "confirms", f"{code} is not one of the signature's causes")
