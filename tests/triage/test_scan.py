@@ -247,10 +247,6 @@ EXAMPLES += [
         "container-cuda-requirement",
     ),
     (
-        "Error while creating shared memory segment /dev/shm/nccl-pZafXL (size 7340384)",
-        "nccl-shm-segment",
-    ),
-    (
         "ImportError: Cannot initialize a EGL device display. This likely means that your EGL driver does not support the PLATFORM_DEVICE extension, which is required for creating a headless rendering context.",
         "egl-device-display",
     ),
