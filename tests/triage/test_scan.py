@@ -32,6 +32,10 @@ EXAMPLES = [
         "ray-memory-monitor-kill",
     ),
     (
+        "Error while creating shared memory segment /dev/shm/nccl-pZafXL (size 7340384)",
+        "nccl-shm-allocation",
+    ),
+    (
         "vllm 0.6.3 requires torch==2.4.0, but you have torch 2.5.1 which is incompatible.",
         "pip-resolver-conflict",
     ),
