@@ -20,8 +20,11 @@ Top-1: the found code is the first cause triage would have the user look at (the
   expected code is the most severe finding printed).
 Right fix (a failure case with a non-empty ``expect_fix``): one ``expect_fix`` substring occurs
   (case-insensitively) in the fix summary or fix commands of a finding whose code is expected;
-  for triage those are the findings of confirmed causes (an unchecked cause prints no fix).
+  for triage those are the findings of confirmed causes (an unchecked cause has no finding).
   The rate's denominator is every failure case with a non-empty expect_fix, found or not.
+Fix printed: the same, but also counting the fix triage prints beside an expected cause it
+  could not check on a node (the rule's documented fix, worded as a condition: "if /dev/shm is
+  Docker's 64 MB default: run with `--shm-size=16g`"). Same denominator.
 Error FP (a clean case): a finding of severity ``error`` (triage: in a confirmed cause).
 """
 
@@ -115,6 +118,9 @@ class Outcome:
     found: bool = False
     top1: bool = False
     right_fix: bool | None = None  # None: the case gives no concrete fix (or is clean)
+    # the right fix printed at all for an expected cause, a triage cause's conditional fix
+    # ("if /dev/shm is Docker's 64 MB default: ...") included
+    fix_printed: bool | None = None
     as_error: bool = False  # found at severity error (the default gate)
     error_fps: tuple[str, ...] = ()  # clean cases: codes of error findings
     codes: tuple[str, ...] = ()  # what envcheck named (findings / triage causes not ruled out)
@@ -137,6 +143,7 @@ class Outcome:
             "top1": self.top1,
             "as_error": self.as_error,
             "right_fix": self.right_fix,
+            "fix_printed": self.fix_printed,
             "error_fps": list(self.error_fps),
             "codes": list(self.codes),
             "failure": self.failure,
@@ -219,6 +226,7 @@ def _judge_check(case: Case, data: dict[str, Any]) -> dict[str, Any]:
         "top1": any(rank.get(f.get("severity", ""), 0) == worst for f in hits),
         "as_error": any(f.get("severity") == "error" for f in hits),
         "hit_findings": hits,
+        "cause_fixes": (),
         "error_fps": tuple(f["code"] for f in findings if f.get("severity") == "error"),
         "codes": tuple(dict.fromkeys(str(f.get("code")) for f in findings)),
     }
@@ -228,6 +236,7 @@ def _judge_triage(case: Case, data: dict[str, Any]) -> dict[str, Any]:
     expected = set(case.expect_codes)
     found = top1 = as_error = False
     hit_findings: list[dict[str, Any]] = []
+    cause_fixes: list[str] = []
     error_fps: list[str] = []
     codes: list[str] = []
     for match in data.get("matches") or []:
@@ -244,6 +253,7 @@ def _judge_triage(case: Case, data: dict[str, Any]) -> dict[str, Any]:
                 found = True
                 top1 = top1 or cause.get("code") == first
                 hit_findings += cause.get("findings") or []
+                cause_fixes.append(str(cause.get("fix") or ""))
         for cause in confirmed:
             for f in cause.get("findings") or []:
                 if f.get("severity") == "error":
@@ -255,6 +265,7 @@ def _judge_triage(case: Case, data: dict[str, Any]) -> dict[str, Any]:
         "top1": top1,
         "as_error": as_error,
         "hit_findings": hit_findings,
+        "cause_fixes": tuple(cause_fixes),
         "error_fps": tuple(dict.fromkeys(error_fps)),
         "codes": tuple(dict.fromkeys(codes)),
     }
@@ -266,7 +277,9 @@ def evaluate_case(case: Case) -> Outcome:
     if code not in (0, 1):
         line = err.strip().splitlines()[-1] if err.strip() else f"exit {code}"
         missed_fix = False if case.kind == "failure" and case.expect_fix else None
-        return Outcome(case, tuple(argv), code, right_fix=missed_fix, failure=line)
+        return Outcome(
+            case, tuple(argv), code, right_fix=missed_fix, fix_printed=missed_fix, failure=line
+        )
     data = json.loads(out)["data"]
     judged = (_judge_triage if argv[0] == "triage" else _judge_check)(case, data)
     hits: list[dict[str, Any]] = judged["hit_findings"]
@@ -279,6 +292,10 @@ def evaluate_case(case: Case) -> Outcome:
             codes=judged["codes"],
         )
     right = _has_fix(hits, case.expect_fix) if case.expect_fix else None
+    printed = None
+    if case.expect_fix:
+        texts = [t.lower() for t in judged["cause_fixes"]]
+        printed = bool(right) or any(w.lower() in t for w in case.expect_fix for t in texts)
     return Outcome(
         case,
         tuple(argv),
@@ -286,6 +303,7 @@ def evaluate_case(case: Case) -> Outcome:
         found=judged["found"],
         top1=judged["top1"],
         right_fix=right,
+        fix_printed=printed,
         as_error=judged["as_error"],
         codes=judged["codes"],
         fixes=tuple(_fix_text(f) for f in hits),
@@ -301,6 +319,7 @@ class Tally:
     as_error: int = 0
     fix_cases: int = 0
     right_fix: int = 0
+    fix_printed: int = 0
     clean: int = 0
     clean_error_fp: int = 0
     not_run: int = 0
@@ -319,6 +338,7 @@ class Tally:
         if o.right_fix is not None:
             self.fix_cases += 1
             self.right_fix += o.right_fix
+            self.fix_printed += bool(o.fix_printed)
 
     @property
     def recall(self) -> float:
@@ -328,11 +348,16 @@ class Tally:
     def fix_rate(self) -> float:
         return self.right_fix / self.fix_cases if self.fix_cases else 1.0
 
+    @property
+    def printed_rate(self) -> float:
+        return self.fix_printed / self.fix_cases if self.fix_cases else 1.0
+
     def to_json(self) -> dict[str, Any]:
         return {
             **self.__dict__,
             "recall": round(self.recall, 4),
             "fix_rate": round(self.fix_rate, 4),
+            "printed_rate": round(self.printed_rate, 4),
         }
 
 
@@ -379,14 +404,18 @@ def _pct(n: int, d: int) -> str:
 
 
 def render(summary: Summary, misses: bool = True) -> str:
-    head = f"{'category':<12} {'cases':>5}  {'found':<17} {'top-1':<17} {'right fix':<17} {'clean error FPs':<15}"
+    head = (
+        f"{'category':<12} {'cases':>5}  {'found':<17} {'top-1':<17} {'right fix':<17} "
+        f"{'fix printed':<17} {'clean error FPs':<15}"
+    )
     lines = [head, "-" * len(head)]
     rows = [*summary.by_category.items(), ("overall", summary.overall)]
     for name, t in rows:
         fps = f"{t.clean_error_fp}/{t.clean}" if t.clean else "-"
         lines.append(
             f"{name:<12} {t.cases:>5}  {_pct(t.found, t.failures):<17} "
-            f"{_pct(t.top1, t.failures):<17} {_pct(t.right_fix, t.fix_cases):<17} {fps:<15}"
+            f"{_pct(t.top1, t.failures):<17} {_pct(t.right_fix, t.fix_cases):<17} "
+            f"{_pct(t.fix_printed, t.fix_cases):<17} {fps:<15}"
         )
     if misses:
         for title, group in (
@@ -410,14 +439,15 @@ def render(summary: Summary, misses: bool = True) -> str:
 def markdown(summary: Summary) -> str:
     """The figures and the misses as Markdown, for docs/accuracy.md."""
     out = [
-        "| category | cases | found | top-1 | right fix | clean cases with an error |",
-        "|---|---:|---|---|---|---|",
+        "| category | cases | found | top-1 | right fix | fix printed | clean cases with an error |",
+        "|---|---:|---|---|---|---|---|",
     ]
     for name, t in [*summary.by_category.items(), ("**overall**", summary.overall)]:
         fps = f"{t.clean_error_fp} of {t.clean}" if t.clean else "-"
         out.append(
             f"| {name} | {t.cases} | {_pct(t.found, t.failures).strip()} | "
-            f"{_pct(t.top1, t.failures).strip()} | {_pct(t.right_fix, t.fix_cases).strip()} | {fps} |"
+            f"{_pct(t.top1, t.failures).strip()} | {_pct(t.right_fix, t.fix_cases).strip()} | "
+            f"{_pct(t.fix_printed, t.fix_cases).strip()} | {fps} |"
         )
     out += [
         "",
