@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from envcheck.matrix.model import Matrix
 from envcheck.model.finding import CheckResult, Finding, Skipped
-from envcheck.model.report import NodeReport
+from envcheck.model.report import DEEP_NOT_RUN, NodeReport
 from envcheck.rules.base import Rule, Skip
 from envcheck.rules.facts import Facts
 
@@ -16,9 +16,14 @@ def evaluate(report: NodeReport, matrix: Matrix, rules: Sequence[Rule]) -> Check
     findings: list[Finding] = []
     skipped: list[Skipped] = []
     errors: list[str] = []
+    # without --deep the GPU family has nothing to read: those rules are not run, and not
+    # counted as skipped (they would crowd every summary line)
+    deep_off = not report.deep.is_ok and report.deep.reason == DEEP_NOT_RUN
     for rule in rules:
         if rule.scope != "node":
             continue  # cluster rules compare nodes: cluster/diff.py runs them
+        if deep_off and rule.family == "GPU":
+            continue
         try:
             hits = list(rule.check(facts))
         except Skip as skip:
@@ -31,5 +36,8 @@ def evaluate(report: NodeReport, matrix: Matrix, rules: Sequence[Rule]) -> Check
             findings.append(rule.finding(hit, report.node))
     findings.sort(key=lambda f: (-f.severity.rank, f.code))
     return CheckResult(
-        findings=tuple(findings), skipped=tuple(skipped), rules_run=len(rules), errors=tuple(errors)
+        findings=tuple(findings),
+        skipped=tuple(skipped),
+        rules_run=len(rules) - sum(1 for r in rules if deep_off and r.family == "GPU"),
+        errors=tuple(errors),
     )
