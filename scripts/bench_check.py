@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -45,9 +46,18 @@ def main() -> int:
         "envcheck check --json", [str(venv / "bin" / "envcheck"), "check", "--json"], args.runs
     )
     pip = measure("python -m pip check", [str(python), "-m", "pip", "check"], args.runs)
+    rows = [pip, envcheck]
+    uv = shutil.which("uv") or str(Path(sys.prefix) / "bin" / "uv")
+    if Path(uv).exists():
+        uv_check = measure("uv pip check", [uv, "pip", "check", "--python", str(python)], args.runs)
+        rows.append(uv_check)
     print(f"venv: {venv} ({count} distributions); {args.runs} runs each\n")
-    print(table([pip, envcheck], baseline=pip))
-    print(f"\ntarget (<= 0.5 s median): {'met' if envcheck.median_wall_s <= 0.5 else 'NOT met'}")
+    print(table(rows, baseline=pip))
+    ratio = pip.median_wall_s / envcheck.median_wall_s
+    print(f"\nenvcheck vs pip check: {ratio:.1f}x faster (target >= 3x)")
+    if len(rows) == 3:
+        slower = envcheck.median_wall_s / rows[2].median_wall_s
+        print(f"envcheck vs uv pip check: {slower:.1f}x uv's time (target <= 10x)")
     return 0
 
 

@@ -7,10 +7,26 @@ import argparse
 from envcheck.errors import UsageError
 from envcheck.model.report import NodeReport
 
+# the names of envcheck.ingest.detect.FORMATS, kept here so that building the command line does
+# not import every parser (a test keeps the two equal)
+FORMAT_NAMES = (
+    "collect-env",
+    "vllm-env",
+    "sglang-env",
+    "pip-freeze",
+    "uv-pip-freeze",
+    "pip-list",
+    "pip-json",
+    "conda-list",
+    "conda-env",
+    "nvidia-smi",
+    "nvidia-smi-q",
+    "nvidia-smi-csv",
+    "env-text",
+)
+
 
 def add_from_options(p: argparse.ArgumentParser) -> None:
-    from envcheck.ingest.detect import FORMATS
-
     group = p.add_argument_group("reports other tools wrote")
     group.add_argument(
         "--from",
@@ -28,7 +44,7 @@ def add_from_options(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="FORMAT",
-        help=f"skip detection: {', '.join(FORMATS)} (once for all --from, or once per --from)",
+        help=f"skip detection: {', '.join(FORMAT_NAMES)} (once for all --from, or once per --from)",
     )
 
 

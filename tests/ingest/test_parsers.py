@@ -428,3 +428,12 @@ def test_nvidia_smi(name: str, driver: str, cuda: str | None, expected: list[obj
 def test_nvidia_smi_notes() -> None:
     assert any("truncated" in n for n in load("nvidia_smi_470_a10g.txt").gpu.notes)
     assert any("Processes table" in n for n in load("nvidia_smi_580_t4.txt").gpu.notes)
+
+
+def test_the_command_lines_format_names_are_the_parsers() -> None:
+    """--from-format's help lists the formats without importing every parser; the list is the
+    parsers' own."""
+    from envcheck.cli.from_opts import FORMAT_NAMES
+    from envcheck.ingest.detect import FORMATS
+
+    assert tuple(FORMATS) == FORMAT_NAMES
