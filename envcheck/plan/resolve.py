@@ -33,7 +33,7 @@ else:  # pragma: no cover
 
 ResolveFormat = Literal["requirements", "pylock"]
 INSTALL_UV = (
-    "envcheck lock needs uv: pip install 'envcheck[lock]' (or put uv on PATH, or set ENVCHECK_UV)"
+    "envcheck lock needs uv: pip install 'envcheck-gpu[lock]' (or put uv on PATH, or set ENVCHECK_UV)"
 )
 
 
