@@ -5,55 +5,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
 from typing import Any
 
 from envcheck.cli import common, from_opts
-from envcheck.model.finding import CheckResult, Severity
+from envcheck.commands.check import CheckOutcome, RuleOptions, check, summary_counts
 from envcheck.model.report import NodeReport
-
-
-@dataclass(frozen=True)
-class CheckOutcome:
-    reports: tuple[NodeReport, ...]
-    result: CheckResult
-    threshold: Severity
-
-    @property
-    def exit_code(self) -> int:
-        if self.result.at_or_above(self.threshold):
-            return 1
-        return 3 if self.result.errors else 0
-
-    @property
-    def status(self) -> str:
-        if self.result.errors:
-            return "partial"
-        return "findings" if self.result.at_or_above(self.threshold) else "ok"
-
-    def envelope(self) -> dict[str, Any]:
-        from envcheck.formats.json import envelope
-
-        data = {
-            "reports": [r.to_dict() for r in self.reports],
-            "findings": [f.to_json() for f in self.result.findings],
-            "skipped": [s.to_json() for s in self.result.skipped],
-            "summary": summary_counts(self.result, self.threshold),
-        }
-        errors = [{"message": e} for e in self.result.errors]
-        return envelope("check", self.status, self.exit_code, data, errors)
-
-
-def summary_counts(result: CheckResult, threshold: Severity) -> dict[str, Any]:
-    counts = {s.value: 0 for s in Severity}
-    for finding in result.findings:
-        counts[finding.severity.value] += 1
-    return {
-        **counts,
-        "rules_run": result.rules_run,
-        "skipped": len(result.skipped),
-        "threshold": threshold.value,
-    }
 
 
 def add_parser(sub: Any) -> None:
@@ -102,27 +58,17 @@ def add_check_options(p: argparse.ArgumentParser) -> None:
     common.add_matrix_option(rules)
 
 
-def evaluate(args: argparse.Namespace, reports: list[NodeReport]) -> CheckOutcome:
-    from envcheck.engine import evaluate as run_rules
-    from envcheck.matrix.load import load
-    from envcheck.rules import all_rules, select
-    from envcheck.settings import find_settings
+def rule_options(args: argparse.Namespace) -> RuleOptions:
+    return RuleOptions(
+        select=tuple(args.select or ()),
+        ignore=tuple(args.ignore or ()),
+        severity=args.severity,
+        matrix=tuple(args.matrix),
+    )
 
-    settings = find_settings()
-    matrix = load([*settings.matrix, *args.matrix])
-    chosen = select(
-        all_rules(matrix), args.select or settings.select, args.ignore or settings.ignore
-    )
-    chosen = [r for r in chosen if r.scope == "node"]  # cluster rules run in `envcheck cluster`
-    threshold = args.severity or Severity(settings.severity or "error")
-    results = [run_rules(report, matrix, chosen) for report in reports]
-    merged = CheckResult(
-        findings=tuple(f for r in results for f in r.findings),
-        skipped=tuple(s for r in results for s in r.skipped),
-        rules_run=len(chosen),
-        errors=tuple(e for r in results for e in r.errors),
-    )
-    return CheckOutcome(tuple(reports), merged, threshold)
+
+def evaluate(args: argparse.Namespace, reports: list[NodeReport]) -> CheckOutcome:
+    return check(reports, rule_options(args))
 
 
 def render(outcome: CheckOutcome, args: argparse.Namespace) -> None:

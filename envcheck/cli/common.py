@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from envcheck.errors import ReportError, UsageError
 from envcheck.model.finding import Severity
-from envcheck.model.report import NodeReport
+
+if TYPE_CHECKING:
+    from envcheck.commands.source import SourceOptions
+    from envcheck.model.report import NodeReport
 
 
 def add_source_options(p: argparse.ArgumentParser) -> None:
@@ -56,52 +55,25 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def load_report(path: str) -> NodeReport:
-    try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ReportError("no such file", where=path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReportError(f"cannot read: {exc}", where=path) from None
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ReportError(
-            f"not JSON: {exc.args[0]} (line {getattr(exc, 'lineno', '?')})", where=path
-        ) from None
-    return NodeReport.from_dict(data, where=path)
+def source_options(args: argparse.Namespace) -> SourceOptions:
+    from envcheck.commands.source import SourceOptions
+
+    return SourceOptions(
+        spec=getattr(args, "spec", None),
+        report=getattr(args, "report", None),
+        from_=tuple(getattr(args, "from_", None) or ()),
+        from_format=tuple(getattr(args, "from_format", None) or ()),
+        python=getattr(args, "python", None),
+        timeout=getattr(args, "timeout", 5.0),
+        redact=getattr(args, "redact", False),
+    )
 
 
 def obtain_report(args: argparse.Namespace) -> NodeReport:
     """The node to check: a spec, a saved report, text other tools wrote, or this node now."""
-    if getattr(args, "from_", None) or getattr(args, "from_format", None):
-        from envcheck.cli.from_opts import check_from_format, report_from
+    from envcheck.commands.source import obtain
 
-        check_from_format(args)
-        return report_from(args)
-    if args.spec and args.report:
-        raise UsageError("--spec and --report are alternatives; give one")
-    if args.spec:
-        from envcheck.ingest.spec import load_spec
-
-        report = load_spec(args.spec)
-    elif args.report:
-        report = load_report(args.report)
-    else:
-        from envcheck.probes import collect
-        from envcheck.probes.context import ProbeContext
-
-        if args.timeout <= 0:
-            raise UsageError("--timeout must be positive")
-        python = args.python
-        if python and not (os.path.isfile(python) and os.access(python, os.X_OK)):
-            raise UsageError(f"--python: {python} is not an executable file")
-        return collect(ProbeContext(python=python, timeout=args.timeout, redact=args.redact))
-    if args.redact and not report.redacted:
-        from envcheck.redact import anonymize
-
-        report = anonymize(report)
-    return report
+    return obtain(source_options(args))
 
 
 def severity_arg(value: str) -> Severity:

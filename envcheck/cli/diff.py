@@ -31,15 +31,9 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from envcheck.cli.cluster import render, select_rules
-    from envcheck.cluster.diff import ClusterOutcome, compare
-    from envcheck.cluster.saved import load_saved
+    from envcheck.cli.cluster import render
+    from envcheck.commands.cluster import diff_reports
 
-    matrix, rules, threshold = select_rules(args)
-    saved = load_saved(args.reports)
-    comparison = compare(saved.members, saved.reports, matrix, rules, failures=saved.failures)
-    outcome = ClusterOutcome(
-        "diff", comparison, threshold, context={"files": saved.files}, include_reports=False
-    )
+    outcome = diff_reports(args.reports, check.rule_options(args))
     render(outcome, args)
     return outcome.exit_code

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
-
-from envcheck.errors import UsageError
 
 
 def add_parser(sub: Any) -> None:
@@ -31,20 +28,10 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def _check_python(path: str) -> str:
-    if not os.path.isfile(path) or not os.access(path, os.X_OK):
-        raise UsageError(f"--python: {path} is not an executable file")
-    return path
-
-
 def run(args: argparse.Namespace) -> int:
-    from envcheck.probes import collect
-    from envcheck.probes.context import ProbeContext
+    from envcheck.commands.probe import ProbeOptions, probe
 
-    if args.timeout <= 0:
-        raise UsageError("--timeout must be positive")
-    python = _check_python(args.python) if args.python else None
-    report = collect(ProbeContext(python=python, timeout=args.timeout, redact=args.redact))
+    report = probe(ProbeOptions(python=args.python, timeout=args.timeout, redact=args.redact))
     if args.markdown:
         from envcheck.formats.markdown import render_report
 

@@ -75,23 +75,15 @@ def _node(args: argparse.Namespace) -> tuple[NodeReport | None, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from envcheck.matrix.load import load
-    from envcheck.rules import all_rules
-    from envcheck.settings import find_settings
-    from envcheck.triage.run import judge, scan_log
+    from envcheck.commands.triage import TriageOptions, triage_log
 
     if args.log == "-" and "-" in (args.from_ or []):
         from envcheck.errors import UsageError
 
         raise UsageError("the log and --from cannot both be standard input")
-    settings = find_settings()
-    matrix = load([*settings.matrix, *args.matrix])
-    name, scan = scan_log(args.log, matrix, args.engine)
-    node: NodeReport | None = None
-    note = "not checked: no known signature matched"
-    if any(not t.signature.noise for t in scan.tallies.values()):
-        node, note = _node(args)
-    result = judge(name, scan, matrix, all_rules(matrix), node, note)
+    options = TriageOptions(engine=args.engine, matrix=tuple(args.matrix))
+    result = triage_log(args.log, options, lambda: _node(args))
+    scan = result.scan
     from envcheck.formats.json import envelope
 
     env = envelope("triage", result.status, result.exit_code, result.to_json())

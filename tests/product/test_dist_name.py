@@ -45,9 +45,7 @@ def test_the_checker_catches_the_wrong_name() -> None:
 
 
 def test_docs_and_hints_name_only_the_chosen_distribution() -> None:
-    found = {
-        str(p.relative_to(REPO)): bad for p in _texts() if (bad := wrong_names(p.read_text()))
-    }
+    found = {str(p.relative_to(REPO)): bad for p in _texts() if (bad := wrong_names(p.read_text()))}
     assert found == {}, "install commands naming another distribution than envcheck-gpu"
 
 

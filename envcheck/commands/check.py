@@ -1,0 +1,111 @@
+"""``check``: verdicts for one or more nodes, each finding with its reason, source and fix."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from envcheck.model.finding import CheckResult, Severity
+from envcheck.model.report import NodeReport
+
+if TYPE_CHECKING:
+    from envcheck.matrix.model import Matrix
+    from envcheck.rules.base import Rule
+
+
+@dataclass(frozen=True)
+class RuleOptions:
+    """Which rules run and what counts: empty ``select``/``ignore`` and no ``severity`` fall back
+    to the settings file (envcheck.toml or [tool.envcheck]), then to all rules and "error"."""
+
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    severity: Severity | None = None
+    matrix: tuple[str, ...] = ()  # overlay directories merged over the built-in matrix
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    reports: tuple[NodeReport, ...]
+    result: CheckResult
+    threshold: Severity
+
+    @property
+    def findings(self) -> tuple[Any, ...]:
+        return self.result.findings
+
+    @property
+    def failing(self) -> tuple[Any, ...]:
+        """The findings at or above the threshold: the ones that make the exit code 1."""
+        return self.result.at_or_above(self.threshold)
+
+    @property
+    def exit_code(self) -> int:
+        if self.result.at_or_above(self.threshold):
+            return 1
+        return 3 if self.result.errors else 0
+
+    @property
+    def status(self) -> str:
+        if self.result.errors:
+            return "partial"
+        return "findings" if self.result.at_or_above(self.threshold) else "ok"
+
+    def envelope(self) -> dict[str, Any]:
+        from envcheck.formats.json import envelope
+
+        data = {
+            "reports": [r.to_dict() for r in self.reports],
+            "findings": [f.to_json() for f in self.result.findings],
+            "skipped": [s.to_json() for s in self.result.skipped],
+            "summary": summary_counts(self.result, self.threshold),
+        }
+        errors = [{"message": e} for e in self.result.errors]
+        return envelope("check", self.status, self.exit_code, data, errors)
+
+
+def summary_counts(result: CheckResult, threshold: Severity) -> dict[str, Any]:
+    counts = {s.value: 0 for s in Severity}
+    for finding in result.findings:
+        counts[finding.severity.value] += 1
+    return {
+        **counts,
+        "rules_run": result.rules_run,
+        "skipped": len(result.skipped),
+        "threshold": threshold.value,
+    }
+
+
+def select_rules(
+    options: RuleOptions, scope: Literal["node", "all"] = "node"
+) -> tuple[Matrix, list[Rule], Severity]:
+    """The matrix, the chosen rules (node rules only unless ``scope`` is "all") and the
+    threshold."""
+    from envcheck.matrix.load import load
+    from envcheck.rules import all_rules, select
+    from envcheck.settings import find_settings
+
+    settings = find_settings()
+    matrix = load([*settings.matrix, *options.matrix])
+    chosen = select(
+        all_rules(matrix), options.select or settings.select, options.ignore or settings.ignore
+    )
+    if scope == "node":  # cluster rules run in `envcheck cluster` and `envcheck diff`
+        chosen = [r for r in chosen if r.scope == "node"]
+    threshold = options.severity or Severity(settings.severity or "error")
+    return matrix, chosen, threshold
+
+
+def check(reports: Sequence[NodeReport], options: RuleOptions | None = None) -> CheckOutcome:
+    from envcheck.engine import evaluate
+
+    matrix, chosen, threshold = select_rules(options or RuleOptions())
+    results = [evaluate(report, matrix, chosen) for report in reports]
+    merged = CheckResult(
+        findings=tuple(f for r in results for f in r.findings),
+        skipped=tuple(s for r in results for s in r.skipped),
+        rules_run=len(chosen),
+        errors=tuple(e for r in results for e in r.errors),
+    )
+    return CheckOutcome(tuple(reports), merged, threshold)
