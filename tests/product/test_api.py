@@ -149,3 +149,22 @@ def test_triage_without_a_node_leaves_causes_unchecked() -> None:
 
 def test_the_package_is_typed() -> None:
     assert (REPO / "envcheck" / "py.typed").is_file()
+
+
+def test_the_readme_example_runs() -> None:
+    import re
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## From Python") :]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    proc = subprocess.run(
+        [sys.executable, "-c", code.group(1)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "no-kernel-image" in proc.stdout or proc.returncode == 1
