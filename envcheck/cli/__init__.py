@@ -41,7 +41,11 @@ COMMANDS = {
     "lock": "lock",
     "cluster": "cluster",
     "diff": "diff",
+    "completion": "completion",
 }
+
+# commands whose -o/--output names one file: expanded (%N, {hostname}) and checked up front
+FILE_OUTPUT = frozenset({"check", "probe", "triage", "cluster", "diff", "lock", "fix"})
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -63,6 +67,17 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _refuse_contradictions(args: argparse.Namespace) -> None:
+    """Options that cancel each other are refused rather than one silently winning (the
+    source options' contradictions are refused in commands/source.py)."""
+    if getattr(args, "no_index", False):
+        for dest, flag in (("index_url", "--index-url"), ("extra_index_url", "--extra-index-url")):
+            if getattr(args, dest, None):
+                from envcheck.errors import UsageError
+
+                raise UsageError(f"--no-index and {flag} contradict each other; give one")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     # `envcheck` and `envcheck --json ...` mean `envcheck check ...`
@@ -76,6 +91,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
+        _refuse_contradictions(args)
+        if args.command in FILE_OUTPUT:
+            from envcheck.cli.output import prepare
+
+            prepare(args)
         code: int = args.run(args)
         return code
     except EnvcheckError as exc:

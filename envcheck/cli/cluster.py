@@ -87,7 +87,9 @@ def render(outcome: ClusterOutcome, args: argparse.Namespace) -> None:
             text = render_markdown(outcome)
         else:
             text = common.json_text(outcome.envelope())
-        common.write_output(args.output, text)
+        common.write_output(args.output, text, force=args.force)
+    for warning in outcome.context.get("warnings") or ():
+        sys.stderr.write(f"envcheck: warning: {warning}\n")
     counts = outcome.counts()
     sys.stderr.write(
         f"envcheck: {counts['answered']}/{counts['nodes']} node(s) checked, "

@@ -51,8 +51,12 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
         "-o",
         "--output",
         metavar="FILE",
-        help="also write the result to FILE (JSON unless --markdown)",
+        help="also write the result to FILE (JSON unless --markdown); %%N or {hostname} "
+        "in FILE is this node's name, %%j the Slurm job id",
     )
+    from envcheck.cli.output import add_force
+
+    add_force(out)
 
 
 def source_options(args: argparse.Namespace) -> SourceOptions:
@@ -87,10 +91,11 @@ def codes_arg(value: str) -> list[str]:
     return [v.strip().upper() for v in value.split(",") if v.strip()]
 
 
-def write_output(path: str, text: str) -> None:
+def write_output(path: str, text: str, *, force: bool = True) -> None:
+    """Write -o FILE (already expanded and checked by cli.output.prepare)."""
     from envcheck.fileio import write_atomic
 
-    write_atomic(path, text)
+    write_atomic(path, text, overwrite=force)
     sys.stderr.write(f"envcheck: wrote {path}\n")
 
 

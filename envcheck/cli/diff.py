@@ -16,7 +16,7 @@ def add_parser(sub: Any) -> None:
         help="compare saved reports of several nodes (no Ray needed)",
         description="Check saved node reports and compare them: the drift table and the "
         "cluster rules of `envcheck cluster`, from files (e.g. `srun envcheck probe -o "
-        "reports/%%N.json`, then `envcheck diff reports/`). Exit codes: 0 nothing at or above "
+        "reports/%N.json`, then `envcheck diff reports/`). Exit codes: 0 nothing at or above "
         "--severity, 1 findings, 2 an unreadable report or usage error, 3 internal error.",
     )
     p.add_argument(

@@ -18,8 +18,15 @@ def add_parser(sub: Any) -> None:
     fmt.add_argument("--json", action="store_true", help="print the NodeReport as JSON")
     fmt.add_argument("--markdown", action="store_true", help="print Markdown for a bug report")
     p.add_argument(
-        "-o", "--output", metavar="FILE", help="write the report to FILE (JSON unless --markdown)"
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the report to FILE (JSON unless --markdown); %%N or {hostname} in FILE is "
+        "this node's name (for `srun envcheck probe -o reports/%%N.json`), %%j the Slurm job id",
     )
+    from envcheck.cli.output import add_force
+
+    add_force(p)
     p.add_argument("--python", metavar="PATH", help="inspect the packages of another interpreter")
     p.add_argument("--redact", action="store_true", help="replace hostnames and IP addresses")
     p.add_argument(
@@ -48,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         from envcheck.fileio import write_atomic
 
-        write_atomic(args.output, text)
+        write_atomic(args.output, text, overwrite=args.force)
         missing = [s for s in report.SECTIONS if not getattr(report, s).is_ok]
         note = f"; not available: {', '.join(missing)}" if missing else ""
         sys.stderr.write(f"envcheck: wrote {args.output}{note}\n")

@@ -50,6 +50,9 @@ def add_parser(sub: Any) -> None:
     fmt.add_argument("--json", action="store_true", help="print the versioned JSON envelope")
     fmt.add_argument("--markdown", action="store_true", help="print Markdown")
     out.add_argument("-o", "--output", metavar="FILE", help="also write the JSON result to FILE")
+    from envcheck.cli.output import add_force
+
+    add_force(out)
     p.set_defaults(run=run, python=None, redact=False)
 
 
@@ -99,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
 
         print_triage(result, console())
     if args.output:
-        common.write_output(args.output, common.json_text(env))
+        common.write_output(args.output, common.json_text(env), force=args.force)
     s = result.summary()
     sys.stderr.write(
         f"envcheck: {scan.lines} lines; {s['signatures']} known failure signature(s), "

@@ -82,7 +82,11 @@ def diff_reports(paths: Sequence[str], rules: RuleOptions | None = None) -> Clus
     saved = load_saved(paths)
     comparison = compare(saved.members, saved.reports, matrix, chosen, failures=saved.failures)
     return ClusterOutcome(
-        "diff", comparison, threshold, context={"files": saved.files}, include_reports=False
+        "diff",
+        comparison,
+        threshold,
+        context={"files": saved.files, "warnings": list(saved.warnings)},
+        include_reports=False,
     )
 
 
