@@ -17,7 +17,7 @@ import socket
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from envcheck.errors import UsageError
+from envcheck.errors import InputError, UsageError
 
 _PATTERN = re.compile(r"%(.)|\{(\w+)\}|%$")
 
@@ -66,26 +66,26 @@ def expand(path: str, env: Mapping[str, str] | None = None) -> str:
 
 
 def check_target(path: str, *, force: bool) -> None:
-    """Refuse, before any work, what the write would refuse after it."""
+    """Refuse, before any work, what the write would refuse after it (same messages)."""
     target = Path(path)
     if path.endswith(os.sep) or target.is_dir():
-        raise UsageError(
-            f"-o {path}: is a directory; give a file name (e.g. {path.rstrip('/')}/%N.json)"
+        raise InputError(
+            f"is a directory; give a file name (e.g. {path.rstrip(os.sep)}/%N.json)", where=path
         )
     parent = target.parent if str(target.parent) else Path()
     if not parent.is_dir():
-        raise UsageError(f"-o {path}: directory {parent} does not exist")
+        raise InputError(f"directory {parent} does not exist", where=path)
     if target.exists() and not target.is_file():
-        raise UsageError(f"-o {path}: not a regular file (a device or a pipe is never replaced)")
+        raise InputError("not a regular file (a device or a pipe is never replaced)", where=path)
     if target.exists() and not force:
-        raise UsageError(f"-o {path}: file exists (use --force to overwrite)")
+        raise InputError("file exists (use --force to overwrite)", where=path)
 
 
 def prepare(args: argparse.Namespace) -> None:
     """Expand and check ``args.output`` in place (commands whose -o names one file)."""
     output = getattr(args, "output", None)
-    if not output or output == "-":
-        return
+    if not output or output == "-" or getattr(args, "dry_run", False):
+        return  # a dry run writes nothing
     args.output = expand(output)
     check_target(args.output, force=bool(getattr(args, "force", False)))
 

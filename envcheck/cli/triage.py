@@ -8,7 +8,9 @@ or usage, 3 internal error.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from contextlib import nullcontext
 from typing import Any
 
 from envcheck.cli import common, from_opts
@@ -77,6 +79,18 @@ def _node(args: argparse.Namespace) -> tuple[NodeReport | None, str]:
     return report, f"checked against this node ({report.node}, probed now)"
 
 
+LARGE = 64 * 1024 * 1024  # bytes of log from which a scan shows a spinner on a terminal
+
+
+def _large(log: str) -> bool:
+    if log == "-":
+        return True
+    try:
+        return os.path.getsize(log) >= LARGE
+    except OSError:
+        return False
+
+
 def run(args: argparse.Namespace) -> int:
     from envcheck.commands.triage import TriageOptions, triage_log
 
@@ -85,7 +99,10 @@ def run(args: argparse.Namespace) -> int:
 
         raise UsageError("the log and --from cannot both be standard input")
     options = TriageOptions(engine=args.engine, matrix=tuple(args.matrix))
-    result = triage_log(args.log, options, lambda: _node(args))
+    from envcheck.formats.progress import status
+
+    with status(f"scanning {args.log}") if _large(args.log) else nullcontext():
+        result = triage_log(args.log, options, lambda: _node(args))
     scan = result.scan
     from envcheck.formats.json import envelope
 

@@ -89,7 +89,7 @@ def test_an_existing_file_is_kept_without_force(tmp_path: Path, spec: Path, comm
     refused = run_cli(*argv, "-o", str(out))
     assert refused.returncode == 2
     assert refused.stderr.strip().splitlines()[-1] == (
-        f"envcheck: error: -o {out}: file exists (use --force to overwrite)"
+        f"envcheck: error: {out}: file exists (use --force to overwrite)"
     )
     assert refused.stdout == ""  # refused before any work
     assert out.read_text() == "keep me"
@@ -105,7 +105,7 @@ def test_a_directory_or_missing_parent_is_refused_up_front(
     argv = [str(spec) if a == "SPEC" else a for a in command]
     as_dir = run_cli(*argv, "-o", str(tmp_path))
     assert as_dir.returncode == 2 and as_dir.stdout == ""
-    assert f"-o {tmp_path}: is a directory; give a file name" in as_dir.stderr
+    assert f"{tmp_path}: is a directory; give a file name" in as_dir.stderr
     missing = run_cli(*argv, "-o", str(tmp_path / "nope" / "x.json"))
     assert missing.returncode == 2 and "directory" in missing.stderr
     assert "does not exist" in missing.stderr
