@@ -93,7 +93,7 @@ def render(outcome: CheckOutcome, args: argparse.Namespace) -> None:
             text = render_check(outcome.reports, outcome.result, outcome.threshold, verbose=True)
         else:
             text = common.json_text(outcome.envelope())
-        common.write_output(args.output, text, force=args.force)
+        common.write_output(args.output, text, overwrite=args.force)
     counts = summary_counts(outcome.result, outcome.threshold)
     sys.stderr.write(
         f"envcheck: {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info; "

@@ -12,6 +12,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from envcheck.cli import check, common
+from envcheck.numeric import seconds_arg
 
 if TYPE_CHECKING:
     from envcheck.cluster.diff import ClusterOutcome
@@ -36,7 +37,7 @@ def add_parser(sub: Any) -> None:
     )
     ray.add_argument(
         "--timeout",
-        type=float,
+        type=seconds_arg,
         default=30.0,
         metavar="S",
         help="seconds every node has to answer, and the collective test's limit (default 30)",
@@ -87,7 +88,7 @@ def render(outcome: ClusterOutcome, args: argparse.Namespace) -> None:
             text = render_markdown(outcome)
         else:
             text = common.json_text(outcome.envelope())
-        common.write_output(args.output, text, force=args.force)
+        common.write_output(args.output, text, overwrite=args.force)
     for warning in outcome.context.get("warnings") or ():
         sys.stderr.write(f"envcheck: warning: {warning}\n")
     counts = outcome.counts()

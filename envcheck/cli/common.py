@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from envcheck.model.finding import Severity
+from envcheck.numeric import seconds_arg
 
 if TYPE_CHECKING:
     from envcheck.commands.source import SourceOptions
@@ -22,7 +23,7 @@ def add_source_options(p: argparse.ArgumentParser) -> None:
     src.add_argument("--python", metavar="PATH", help="probe another interpreter's packages")
     src.add_argument(
         "--timeout",
-        type=float,
+        type=seconds_arg,
         default=5.0,
         metavar="S",
         help="per external command while probing (default 5)",
@@ -91,11 +92,11 @@ def codes_arg(value: str) -> list[str]:
     return [v.strip().upper() for v in value.split(",") if v.strip()]
 
 
-def write_output(path: str, text: str, *, force: bool = True) -> None:
-    """Write -o FILE (already expanded and checked by cli.output.prepare)."""
-    from envcheck.fileio import write_atomic
+def write_output(path: str, text: str, *, overwrite: bool = True) -> None:
+    """Write a result file (redacted, atomic; see ``envcheck.output``)."""
+    from envcheck.output import write
 
-    write_atomic(path, text, overwrite=force)
+    write(path, text, overwrite=overwrite)
     sys.stderr.write(f"envcheck: wrote {path}\n")
 
 

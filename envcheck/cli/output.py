@@ -1,6 +1,5 @@
-"""One rule for ``-o FILE`` everywhere: the name is expanded and checked before any work (a
-directory, a missing parent or an existing file without ``--force`` is refused up front), then
-written atomically.
+"""``-o FILE`` names expanded before ``envcheck.output.check_target`` checks them (the CLI
+does both right after parsing, before any work; an existing file needs ``--force``).
 
 Per-node names are expanded here, because ``srun envcheck probe -o reports/%N.json`` hands the
 ``%N`` to envcheck unexpanded (srun expands it only in its own ``--output``): ``%N`` or
@@ -15,9 +14,8 @@ import os
 import re
 import socket
 from collections.abc import Callable, Mapping
-from pathlib import Path
 
-from envcheck.errors import InputError, UsageError
+from envcheck.errors import UsageError
 
 _PATTERN = re.compile(r"%(.)|\{(\w+)\}|%$")
 
@@ -63,31 +61,6 @@ def expand(path: str, env: Mapping[str, str] | None = None) -> str:
         return value.replace("/", "_")
 
     return _PATTERN.sub(one, path)
-
-
-def check_target(path: str, *, force: bool) -> None:
-    """Refuse, before any work, what the write would refuse after it (same messages)."""
-    target = Path(path)
-    if path.endswith(os.sep) or target.is_dir():
-        raise InputError(
-            f"is a directory; give a file name (e.g. {path.rstrip(os.sep)}/%N.json)", where=path
-        )
-    parent = target.parent if str(target.parent) else Path()
-    if not parent.is_dir():
-        raise InputError(f"directory {parent} does not exist", where=path)
-    if target.exists() and not target.is_file():
-        raise InputError("not a regular file (a device or a pipe is never replaced)", where=path)
-    if target.exists() and not force:
-        raise InputError("file exists (use --force to overwrite)", where=path)
-
-
-def prepare(args: argparse.Namespace) -> None:
-    """Expand and check ``args.output`` in place (commands whose -o names one file)."""
-    output = getattr(args, "output", None)
-    if not output or output == "-" or getattr(args, "dry_run", False):
-        return  # a dry run writes nothing
-    args.output = expand(output)
-    check_target(args.output, force=bool(getattr(args, "force", False)))
 
 
 def add_force(p: argparse._ActionsContainer) -> None:

@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from envcheck.numeric import seconds_arg
+
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
@@ -30,7 +32,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--python", metavar="PATH", help="inspect the packages of another interpreter")
     p.add_argument("--redact", action="store_true", help="replace hostnames and IP addresses")
     p.add_argument(
-        "--timeout", type=float, default=5.0, metavar="S", help="per external command (default 5)"
+        "--timeout",
+        type=seconds_arg,
+        default=5.0,
+        metavar="S",
+        help="per external command (default 5)",
     )
     p.set_defaults(run=run)
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from envcheck.cli import common, from_opts
 from envcheck.model.report import NodeReport
+from envcheck.numeric import seconds_arg
 
 
 def add_parser(sub: Any) -> None:
@@ -36,7 +37,7 @@ def add_parser(sub: Any) -> None:
         help="do not probe this node; causes stay unchecked unless a node is given",
     )
     src.add_argument(
-        "--timeout", type=float, default=5.0, metavar="S", help="per command while probing"
+        "--timeout", type=seconds_arg, default=5.0, metavar="S", help="per command while probing"
     )
     from_opts.add_from_options(p)
     opts = p.add_argument_group("scanning")
@@ -119,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
 
         print_triage(result, console())
     if args.output:
-        common.write_output(args.output, common.json_text(env), force=args.force)
+        common.write_output(args.output, common.json_text(env), overwrite=args.force)
     s = result.summary()
     sys.stderr.write(
         f"envcheck: {scan.lines} lines; {s['signatures']} known failure signature(s), "

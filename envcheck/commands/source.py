@@ -3,10 +3,7 @@ this node probed now."""
 
 from __future__ import annotations
 
-import json
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 from envcheck.commands.probe import ProbeOptions, probe
 from envcheck.errors import ReportError, UsageError
@@ -43,19 +40,12 @@ def refuse_contradictions(options: SourceOptions) -> None:
 
 
 def load_report(path: str) -> NodeReport:
-    try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ReportError("no such file", where=path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReportError(f"cannot read: {exc}", where=path) from None
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ReportError(
-            f"not JSON: {exc.args[0]} (line {getattr(exc, 'lineno', '?')})", where=path
-        ) from None
-    return NodeReport.from_dict(data, where=path)
+    """A saved report (``probe -o``, ``check --json``): read, capped and checked by
+    ``envcheck.inputs``; its secrets are redacted again by ``NodeReport.from_dict``."""
+    from envcheck.inputs import display_name, load_json_file
+
+    data = load_json_file(path, what="a JSON object (a report)", error=ReportError)
+    return NodeReport.from_dict(data, where=display_name(path))
 
 
 def obtain(options: SourceOptions) -> NodeReport:

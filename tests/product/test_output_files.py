@@ -105,7 +105,7 @@ def test_a_directory_or_missing_parent_is_refused_up_front(
     argv = [str(spec) if a == "SPEC" else a for a in command]
     as_dir = run_cli(*argv, "-o", str(tmp_path))
     assert as_dir.returncode == 2 and as_dir.stdout == ""
-    assert f"{tmp_path}: is a directory; give a file name" in as_dir.stderr
+    assert f"{tmp_path}: is a directory" in as_dir.stderr
     missing = run_cli(*argv, "-o", str(tmp_path / "nope" / "x.json"))
     assert missing.returncode == 2 and "directory" in missing.stderr
     assert "does not exist" in missing.stderr
