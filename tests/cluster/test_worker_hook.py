@@ -77,3 +77,29 @@ def test_a_package_missing_from_the_workers_python_fails_the_worker(
     assert out["node-a"]["error"] == "ActorDiedError"
     assert "vllm is not installed in this worker's Python (ENVCHECK_REQUIRE)" in message
     assert "packaging is not installed" not in message
+
+
+API_DRIVER = """
+import json, sys
+import envcheck
+from envcheck.commands.cluster import ClusterOptions
+
+outcome = envcheck.check_cluster(ClusterOptions(address=sys.argv[1], timeout=60))
+print(json.dumps({"counts": outcome.counts(), "exit": outcome.exit_code,
+                  "nodes": sorted(m.label for m in outcome.comparison.members)}))
+"""
+
+
+def test_check_cluster_is_the_layer_the_cli_calls(local_cluster: LocalCluster) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", API_DRIVER, local_cluster.address],
+        capture_output=True,
+        text=True,
+        env=local_cluster.env(),
+        timeout=240,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.splitlines()[-1])
+    assert out["nodes"] == ["node-a", "node-b", "node-c"]
+    assert out["counts"]["answered"] == 3 and out["exit"] in (0, 1)

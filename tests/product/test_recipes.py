@@ -96,3 +96,33 @@ def test_a_clean_node_lets_the_job_start(setup, tmp_path) -> None:
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
     assert (setup["logs"] / "4242-gpu-07.json").is_file()
+
+
+def test_the_kubernetes_init_container_runs_as_written(tmp_path: Path) -> None:
+    import yaml  # type: ignore[import-untyped]
+
+    recipes = (REPO / "docs" / "recipes.md").read_text(encoding="utf-8")
+    section = recipes[recipes.index("## Kubernetes") :]
+    block = re.search(r"```yaml\n(.*?)```", section, re.S)
+    assert block is not None
+    init = yaml.safe_load(block.group(1))["spec"]["initContainers"][0]
+    env = {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"] for e in init["env"]}
+    assert env == {"NODE_NAME": "spec.nodeName"}
+    # what the kubelet runs: $(NODE_NAME) expanded from the container's env, /reports mounted
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    argv = [
+        a.replace("$(NODE_NAME)", "gpu-node-3").replace("/reports", str(reports))
+        for a in init["command"]
+    ]
+    assert argv[0] == "envcheck"
+    for _ in range(2):  # a restarted pod runs it again: --force keeps that working
+        result = subprocess.run(
+            [sys.executable, "-m", "envcheck", *argv[1:]],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert result.returncode in (0, 1), result.stderr
+    assert (reports / "gpu-node-3.json").is_file()
