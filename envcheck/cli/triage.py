@@ -80,7 +80,7 @@ def _node(args: argparse.Namespace) -> tuple[NodeReport | None, str]:
     return report, f"checked against this node ({report.node}, probed now)"
 
 
-LARGE = 64 * 1024 * 1024  # bytes of log from which a scan shows a spinner on a terminal
+LARGE = 32 * 1024 * 1024  # bytes of log from which a scan shows a spinner on a terminal
 
 
 def _large(log: str) -> bool:

@@ -155,7 +155,7 @@ def print_cluster(outcome: ClusterOutcome, out: Console, *, verbose: bool = Fals
         out.print(Text(f"  {len(rows)} nodes (--verbose lists them)", style="dim"))
     if c.drift:
         drift = Table(
-            title=f"Drift: {len(c.drift)} fact(s) differ across nodes (majority first)",
+            title=f"Drift: {len(c.drift)} fact(s) differ across nodes (most common value first)",
             title_justify="left",
             title_style="bold",
             box=box.SIMPLE,

@@ -92,7 +92,8 @@ def ray_version_mismatch(facts: ClusterFacts) -> Iterable[ClusterHit]:
 
     ## Fix
     Install the same Ray everywhere (same image or lockfile): on the odd nodes,
-    `pip install ray==<the majority version>`, then restart Ray there.
+    `pip install ray==<the majority version>` (with no majority, as in a 1-1 split, the newest
+    of the versions), then restart Ray there.
 
     ## References
     - ray-project/ray python/ray/_private/node.py (check_version_info)
@@ -269,8 +270,10 @@ def stack_drift(facts: ClusterFacts) -> Iterable[ClusterHit]:
     torch 2.4.1+cu121 on node-17; 198 nodes have 2.4.0+cu121.
 
     ## Fix
-    Install the majority version on the odd nodes (or rebuild them from the same image or
-    lockfile); the finding names the nodes and the version.
+    Install the majority version (with no majority, the newest) on the other nodes; a wheel
+    only some nodes have is uninstalled there or installed everywhere (or rebuild the nodes
+    from the same image or lockfile); the finding names the nodes and the version. A version
+    written without its local label (`2.4.0` next to `2.4.0+cu121`) is not drift.
 
     ## References
     - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html
@@ -339,8 +342,9 @@ def driver_branch_mismatch(facts: ClusterFacts) -> Iterable[ClusterHit]:
     R550 on 30 nodes, R535 on node-31 and node-32.
 
     ## Fix
-    Upgrade the odd nodes to the cluster's driver branch, or pin a torch CUDA variant the
-    oldest branch supports (`envcheck explain DRV101`).
+    Upgrade the nodes on older branches to the newest branch in the cluster (never a
+    downgrade, whichever branch most nodes run), or pin a torch CUDA variant the oldest branch
+    supports (`envcheck explain DRV101`).
 
     ## References
     - https://docs.nvidia.com/deploy/cuda-compatibility/index.html
