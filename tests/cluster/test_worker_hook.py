@@ -38,7 +38,7 @@ for node in nodes:
         out[node] = {"ok": ray.get(actor.facts.remote(), timeout=90)}
     except Exception as exc:
         out[node] = {"error": type(exc).__name__, "message": str(exc)}
-print(json.dumps(out))
+print(json.dumps(out), flush=True)
 """
 
 
@@ -52,7 +52,14 @@ def _drive(c: LocalCluster, nodes: list[str], **options: object) -> dict:
         check=False,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.splitlines()[-1])
+    return _last_json(proc.stdout)
+
+
+def _last_json(stdout: str) -> dict:
+    """The driver's JSON line (Ray may print around it)."""
+    lines = [line for line in stdout.splitlines() if line.startswith("{")]
+    assert lines, stdout[-2000:]
+    return json.loads(lines[-1])
 
 
 def test_each_worker_checks_its_own_environment(local_cluster: LocalCluster) -> None:
@@ -86,7 +93,7 @@ from envcheck.commands.cluster import ClusterOptions
 
 outcome = envcheck.check_cluster(ClusterOptions(address=sys.argv[1], timeout=60))
 print(json.dumps({"counts": outcome.counts(), "exit": outcome.exit_code,
-                  "nodes": sorted(m.label for m in outcome.comparison.members)}))
+                  "nodes": sorted(m.label for m in outcome.comparison.members)}), flush=True)
 """
 
 
@@ -100,6 +107,6 @@ def test_check_cluster_is_the_layer_the_cli_calls(local_cluster: LocalCluster) -
         check=False,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(proc.stdout.splitlines()[-1])
+    out = _last_json(proc.stdout)
     assert out["nodes"] == ["node-a", "node-b", "node-c"]
     assert out["counts"]["answered"] == 3 and out["exit"] in (0, 1)
