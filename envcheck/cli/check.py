@@ -8,8 +8,25 @@ import sys
 from typing import Any
 
 from envcheck.cli import common, from_opts
-from envcheck.commands.check import CheckOutcome, RuleOptions, check, summary_counts
+from envcheck.commands.check import (
+    CheckOutcome,
+    RuleOptions,
+    check,
+    redacted_view,
+    summary_counts,
+)
 from envcheck.model.report import NodeReport
+
+
+def skipped_text(counts: dict[str, Any]) -> str:
+    """'46 skipped (unknown: env 12, packages 9; 3 matter)' for the summary line."""
+    if not counts["skipped"]:
+        return "0 skipped"
+    kinds = ", ".join(f"{k} {n}" for k, n in counts["skipped_by_fact"].items())
+    return (
+        f"{counts['skipped']} skipped (unknown: {kinds}; "
+        f"{counts['skipped_that_matter']} matter for the node)"
+    )
 
 
 def add_parser(sub: Any) -> None:
@@ -55,6 +72,12 @@ def add_check_options(p: argparse.ArgumentParser) -> None:
     rules.add_argument(
         "-v", "--verbose", action="store_true", help="also list skipped rules and why"
     )
+    rules.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when a rule that matters for the node (its GPU, driver, Python, torch, "
+        "vLLM or CUDA wheels) was skipped for an unknown fact",
+    )
     common.add_matrix_option(rules)
 
 
@@ -64,6 +87,7 @@ def rule_options(args: argparse.Namespace) -> RuleOptions:
         ignore=tuple(args.ignore or ()),
         severity=args.severity,
         matrix=tuple(args.matrix),
+        strict=bool(getattr(args, "strict", False)),
     )
 
 
@@ -97,16 +121,16 @@ def render(outcome: CheckOutcome, args: argparse.Namespace) -> None:
     counts = summary_counts(outcome.result, outcome.threshold)
     sys.stderr.write(
         f"envcheck: {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info; "
-        f"{counts['rules_run']} rules, {counts['skipped']} skipped; exit {outcome.exit_code}\n"
+        f"{counts['rules_run']} rules, {skipped_text(counts)}; exit {outcome.exit_code}\n"
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    report = common.obtain_report(args)
+    report = common.obtain_report(args, anonymized=False)
     if getattr(args, "lock", None):
         from envcheck.plan.lockfile import apply_lock
 
         report = apply_lock(report, args.lock)
     outcome = evaluate(args, [report])
-    render(outcome, args)
+    render(redacted_view(outcome) if getattr(args, "redact", False) else outcome, args)
     return outcome.exit_code

@@ -63,6 +63,7 @@ def add_parser(sub: Any) -> None:
     ray.add_argument(
         "--redact", action="store_true", help="replace hostnames and IP addresses in the reports"
     )
+    common.add_deep_option(ray)
     check.add_check_options(p)
     common.add_output_options(p)
     p.set_defaults(run=run)
@@ -118,5 +119,7 @@ def cluster_options(args: argparse.Namespace) -> ClusterOptions:
         ifname=args.ifname,
         num_cpus=args.num_cpus,
         redact=args.redact,
+        deep=tuple(args.deep or ()),
+        deep_timeout=args.deep_timeout,
         rules=check.rule_options(args),
     )

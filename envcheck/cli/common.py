@@ -31,6 +31,35 @@ def add_source_options(p: argparse.ArgumentParser) -> None:
     src.add_argument(
         "--redact", action="store_true", help="replace hostnames and IP addresses in the output"
     )
+    add_deep_option(src)
+
+
+def deep_arg(value: str) -> tuple[str, ...]:
+    if value in ("", "gpu"):
+        return ("gpu",)
+    if value == "torch":
+        return ("gpu", "torch")
+    raise argparse.ArgumentTypeError("must be --deep or --deep=torch")
+
+
+def add_deep_option(p: argparse._ActionsContainer) -> None:
+    p.add_argument(
+        "--deep",
+        nargs="?",
+        const=("gpu",),
+        type=deep_arg,
+        metavar="torch",
+        help="also ask the CUDA driver and NVML (GPU health, PCIe ACS, IOMMU), each in a child "
+        "bounded by --timeout; --deep=torch adds a GEMM and NCCL smoke test in the node's own "
+        "Python (see docs/gpu.md)",
+    )
+    p.add_argument(
+        "--deep-timeout",
+        type=seconds_arg,
+        default=120.0,
+        metavar="S",
+        help="limit of the --deep=torch smoke test (default 120)",
+    )
 
 
 def add_matrix_option(p: argparse._ActionsContainer) -> None:
@@ -71,14 +100,17 @@ def source_options(args: argparse.Namespace) -> SourceOptions:
         python=getattr(args, "python", None),
         timeout=getattr(args, "timeout", 5.0),
         redact=getattr(args, "redact", False),
+        deep=tuple(getattr(args, "deep", None) or ()),
+        deep_timeout=getattr(args, "deep_timeout", 120.0),
     )
 
 
-def obtain_report(args: argparse.Namespace) -> NodeReport:
-    """The node to check: a spec, a saved report, text other tools wrote, or this node now."""
+def obtain_report(args: argparse.Namespace, *, anonymized: bool = True) -> NodeReport:
+    """The node to check: a spec, a saved report, text other tools wrote, or this node now.
+    With ``anonymized=False`` a ``--redact`` is left to the output (see ``commands.source``)."""
     from envcheck.commands.source import obtain
 
-    return obtain(source_options(args))
+    return obtain(source_options(args), anonymized=anonymized)
 
 
 def severity_arg(value: str) -> Severity:

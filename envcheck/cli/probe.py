@@ -38,13 +38,24 @@ def add_parser(sub: Any) -> None:
         metavar="S",
         help="per external command (default 5)",
     )
+    from envcheck.cli.common import add_deep_option
+
+    add_deep_option(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from envcheck.commands.probe import ProbeOptions, probe
 
-    report = probe(ProbeOptions(python=args.python, timeout=args.timeout, redact=args.redact))
+    report = probe(
+        ProbeOptions(
+            python=args.python,
+            timeout=args.timeout,
+            redact=args.redact,
+            deep=tuple(args.deep or ()),
+            deep_timeout=args.deep_timeout,
+        )
+    )
     if args.markdown:
         from envcheck.formats.markdown import render_report
 
@@ -60,9 +71,14 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.output:
         from envcheck.fileio import write_atomic
+        from envcheck.model.report import DEEP_NOT_RUN
 
         write_atomic(args.output, text, overwrite=args.force)
-        missing = [s for s in report.SECTIONS if not getattr(report, s).is_ok]
+        missing = [
+            s
+            for s in report.SECTIONS
+            if not getattr(report, s).is_ok and getattr(report, s).reason != DEEP_NOT_RUN
+        ]
         note = f"; not available: {', '.join(missing)}" if missing else ""
         sys.stderr.write(f"envcheck: wrote {args.output}{note}\n")
     else:

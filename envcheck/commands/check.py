@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from envcheck.model.finding import CheckResult, Severity
+from envcheck.model.finding import CheckResult, Severity, Skipped, skip_kinds, skip_matters
 from envcheck.model.report import NodeReport
 
 if TYPE_CHECKING:
@@ -23,6 +23,9 @@ class RuleOptions:
     ignore: tuple[str, ...] = ()
     severity: Severity | None = None
     matrix: tuple[str, ...] = ()  # overlay directories merged over the built-in matrix
+    # --strict: a skipped rule that matters for the node (its GPU, driver, Python, torch, vLLM
+    # or CUDA wheels were unknown) counts as a finding for the exit code
+    strict: bool = False
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,12 @@ class CheckOutcome:
     reports: tuple[NodeReport, ...]
     result: CheckResult
     threshold: Severity
+    strict: bool = False
+
+    @property
+    def gaps(self) -> tuple[Skipped, ...]:
+        """Skipped rules that matter for the node (see ``skip_matters``)."""
+        return tuple(s for s in self.result.skipped if skip_matters(s))
 
     @property
     def findings(self) -> tuple[Any, ...]:
@@ -42,7 +51,7 @@ class CheckOutcome:
 
     @property
     def exit_code(self) -> int:
-        if self.result.at_or_above(self.threshold):
+        if self.result.at_or_above(self.threshold) or (self.strict and self.gaps):
             return 1
         return 3 if self.result.errors else 0
 
@@ -50,7 +59,9 @@ class CheckOutcome:
     def status(self) -> str:
         if self.result.errors:
             return "partial"
-        return "findings" if self.result.at_or_above(self.threshold) else "ok"
+        if self.result.at_or_above(self.threshold) or (self.strict and self.gaps):
+            return "findings"
+        return "ok"
 
     def envelope(self) -> dict[str, Any]:
         from envcheck.formats.json import envelope
@@ -73,6 +84,8 @@ def summary_counts(result: CheckResult, threshold: Severity) -> dict[str, Any]:
         **counts,
         "rules_run": result.rules_run,
         "skipped": len(result.skipped),
+        "skipped_by_fact": skip_kinds(result.skipped),
+        "skipped_that_matter": sum(1 for s in result.skipped if skip_matters(s)),
         "threshold": threshold.value,
     }
 
@@ -100,7 +113,8 @@ def select_rules(
 def check(reports: Sequence[NodeReport], options: RuleOptions | None = None) -> CheckOutcome:
     from envcheck.engine import evaluate
 
-    matrix, chosen, threshold = select_rules(options or RuleOptions())
+    options = options or RuleOptions()
+    matrix, chosen, threshold = select_rules(options)
     results = [evaluate(report, matrix, chosen) for report in reports]
     merged = CheckResult(
         findings=tuple(f for r in results for f in r.findings),
@@ -108,4 +122,37 @@ def check(reports: Sequence[NodeReport], options: RuleOptions | None = None) -> 
         rules_run=len(chosen),
         errors=tuple(e for r in results for e in r.errors),
     )
-    return CheckOutcome(tuple(reports), merged, threshold)
+    return CheckOutcome(tuple(reports), merged, threshold, options.strict)
+
+
+def redacted_view(outcome: CheckOutcome) -> CheckOutcome:
+    """``--redact`` is a view: the verdicts were reached on the real report; the reports, messages,
+    evidence and skip reasons shown carry pseudonyms for hostnames and addresses."""
+    from dataclasses import replace
+
+    from envcheck.redact import anonymize, hostnames_of, pseudonymize_text, redact_value_tree
+
+    names = tuple(n for r in outcome.reports for n in hostnames_of(r))
+    result = outcome.result
+    findings = tuple(
+        replace(
+            f,
+            message=pseudonymize_text(f.message, names),
+            node=pseudonymize_text(f.node, names) if f.node else f.node,
+            evidence=redact_value_tree(f.evidence, names),
+        )
+        for f in result.findings
+    )
+    skipped = tuple(
+        replace(
+            s,
+            reason=pseudonymize_text(s.reason, names),
+            node=pseudonymize_text(s.node, names) if s.node else s.node,
+        )
+        for s in result.skipped
+    )
+    return replace(
+        outcome,
+        reports=tuple(r if r.redacted else anonymize(r) for r in outcome.reports),
+        result=replace(result, findings=findings, skipped=skipped),
+    )

@@ -30,6 +30,9 @@ class ClusterOptions:
     ifname: str | None = None  # interface for the collective test
     num_cpus: float = 0.0  # CPUs each probe task reserves
     redact: bool = False
+    # --deep on every node (see ProbeOptions); the smoke test must end within ``timeout``
+    deep: tuple[str, ...] = ()
+    deep_timeout: float = 120.0
     rules: RuleOptions = field(default_factory=RuleOptions)
 
 
@@ -59,6 +62,11 @@ def validate(options: ClusterOptions) -> None:
         raise UsageError("--timeout must be positive")
     if not (options.num_cpus >= 0 and math.isfinite(options.num_cpus)):
         raise UsageError("--num-cpus must not be negative")
+    if "torch" in options.deep and options.timeout <= options.deep_timeout:
+        raise UsageError(
+            f"--deep=torch needs --timeout above --deep-timeout ({options.deep_timeout:g} s): "
+            "every node's answer, smoke test included, must arrive within --timeout"
+        )
     if options.ifname and not options.collective:
         raise UsageError("--ifname applies to the collective test: add --collective gloo|nccl")
 
@@ -145,6 +153,8 @@ def _check(
             probe_timeout=min(5.0, max(1.0, options.timeout / 3)),
             redact=options.redact,
             num_cpus=options.num_cpus,
+            deep=options.deep,
+            torch_timeout=options.deep_timeout,
         ):
             node_id = answer.node.node_id
             seconds[node_id] = answer.seconds

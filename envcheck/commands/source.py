@@ -3,9 +3,9 @@ this node probed now."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from envcheck.commands.probe import ProbeOptions, probe
+from envcheck.commands.probe import ProbeOptions, probe, require_python, validate
 from envcheck.errors import ReportError, UsageError
 from envcheck.model.report import NodeReport
 
@@ -19,6 +19,8 @@ class SourceOptions:
     python: str | None = None
     timeout: float = 5.0
     redact: bool = False
+    deep: tuple[str, ...] = ()  # see ProbeOptions: only for this node probed now
+    deep_timeout: float = 120.0
 
 
 def refuse_contradictions(options: SourceOptions) -> None:
@@ -31,6 +33,8 @@ def refuse_contradictions(options: SourceOptions) -> None:
         raise UsageError("--from describes another node; --python does not apply")
     if options.spec and options.report:
         raise UsageError("--spec and --report are alternatives; give one")
+    if options.deep and (options.spec or options.report):
+        raise UsageError("--deep probes this node: it cannot be combined with --spec or --report")
     for given, name in ((options.spec, "--spec"), (options.report, "--report")):
         if given and options.python:
             raise UsageError(
@@ -48,8 +52,12 @@ def load_report(path: str) -> NodeReport:
     return NodeReport.from_dict(data, where=display_name(path))
 
 
-def obtain(options: SourceOptions) -> NodeReport:
-    """The node to check, redacted when asked."""
+def obtain(options: SourceOptions, *, anonymized: bool = True) -> NodeReport:
+    """The node to check, redacted when asked. With ``anonymized=False`` a ``redact`` is left
+    to the output (``check``: the rules see the real hostname and addresses; only what is
+    printed and written is redacted)."""
+    if not anonymized and options.redact:
+        return obtain(replace(options, redact=False))
     refuse_contradictions(options)
     if options.from_:
         from envcheck.ingest.sources import load_sources
@@ -67,7 +75,13 @@ def obtain(options: SourceOptions) -> NodeReport:
     elif options.report:
         report = load_report(options.report)
     else:
-        return probe(ProbeOptions(options.python, options.timeout, options.redact))
+        probing = ProbeOptions(
+            options.python, options.timeout, options.redact, options.deep, options.deep_timeout
+        )
+        if options.python:
+            validate(probing)  # an executable file first, then a Python interpreter
+            require_python(options.python, options.timeout)
+        return probe(probing)
     if options.redact and not report.redacted:
         from envcheck.redact import anonymize
 

@@ -26,15 +26,21 @@ class TriageOptions:
     matrix: tuple[str, ...] = ()  # overlay directories merged over the built-in one
 
 
-def _finish(name: str, scan: ScanResult, matrix: Matrix, node: NodeProvider | None) -> TriageResult:
+def _finish(
+    name: str, scan: ScanResult, matrix: Matrix, node: NodeProvider | None, log: str
+) -> TriageResult:
+    """Judge the matched signatures: the node's facts (asked for only when the log shows a
+    known failure) and the log's own facts (``log``: the file to re-read context lines from,
+    '-' when there is none)."""
     from envcheck.rules import all_rules
-    from envcheck.triage.run import judge
+    from envcheck.triage.run import judge, log_facts
 
     report: NodeReport | None = None
     note = "not checked: no known signature matched"
     if any(not t.signature.noise for t in scan.tallies.values()):
         report, note = node() if node is not None else (None, "not checked: no node given")
-    return judge(name, scan, matrix, all_rules(matrix), report, note)
+    facts = log_facts(log, scan)
+    return judge(name, scan, matrix, all_rules(matrix), report, note, facts)
 
 
 def _matrix(options: TriageOptions) -> Matrix:
@@ -53,7 +59,7 @@ def triage_log(
     options = options or TriageOptions()
     matrix = _matrix(options)
     name, scan = scan_log(log, matrix, options.engine)
-    return _finish(name, scan, matrix, node)
+    return _finish(name, scan, matrix, node, log)
 
 
 def triage_text(
@@ -75,4 +81,5 @@ def triage_text(
         scanner = Scanner(matrix.signatures, engine)
     except (ValueError, RuntimeError) as exc:
         raise InputError(f"{exc} (see `envcheck matrix validate`)") from None
-    return _finish(name, scanner.scan(io.BytesIO(data)), matrix, node)
+    # the text is not a file: each signature's extractors read its matched lines only
+    return _finish(name, scanner.scan(io.BytesIO(data)), matrix, node, "-")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 
 from packaging.markers import InvalidMarker, Marker
 from packaging.utils import canonicalize_name
@@ -148,12 +147,9 @@ def parse_conda_env(text: str, where: str) -> tuple[dict[str, str], list[str], s
 
 def read_lock(path: str, markers: Mapping[str, str] | None = None) -> dict[str, str]:
     """Exact pins of a lock file; a torch from a variant index gets its +cuXYZ label."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise LockError("no such file", where=path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LockError(f"cannot read: {exc}", where=path) from None
+    from envcheck.inputs import read_text
+
+    text = read_text(path, error=LockError, too_big="for a lock file")
     if path.endswith(".toml"):
         pins, indexes = parse_pylock(text, path, markers)
     elif path.endswith((".yml", ".yaml")):

@@ -184,6 +184,7 @@ def compile_argv(
     fmt: ResolveFormat,
     requirements: Path,
     overrides: Path | None,
+    constraints: Path | None = None,
 ) -> list[str]:
     argv = [uv, "pip", "compile", str(requirements), "--no-config", "--quiet"]
     argv += ["--python-platform", python_platform(stack.target)]
@@ -210,6 +211,8 @@ def compile_argv(
         argv += ["--find-links", link]
     if overrides is not None:
         argv += ["--overrides", str(overrides)]
+    if constraints is not None:
+        argv += ["--constraints", str(constraints)]
     return argv
 
 
@@ -257,11 +260,17 @@ def resolve(
         if stack.overrides:
             overrides = Path(tmp) / "overrides.txt"
             overrides.write_text("\n".join(stack.overrides) + "\n", encoding="utf-8")
-        argv = compile_argv(uv, stack, index, fmt, reqs, overrides)
+        constraints = None
+        if stack.constraints:
+            constraints = Path(tmp) / "constraints.txt"
+            constraints.write_text("\n".join(stack.constraints) + "\n", encoding="utf-8")
+        argv = compile_argv(uv, stack, index, fmt, reqs, overrides, constraints)
         result = run(argv, timeout=timeout, env=env)
         names = {str(reqs): "the stack's requirements"}
         if overrides is not None:
             names[str(overrides)] = "envcheck's overrides"
+        if constraints is not None:
+            names[str(constraints)] = "envcheck's constraints (real upper bounds)"
     if not result.ok:
         detail = (result.stderr or result.stdout).strip()
         for path, name in names.items():
