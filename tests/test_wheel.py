@@ -31,7 +31,7 @@ def wheel(tmp_path_factory):
         check=True,
         capture_output=True,
     )
-    return next(out.glob("envcheck-*.whl"))
+    return next(out.glob("envcheck_gpu-*.whl"))
 
 
 def test_wheel_contains_the_matrices(wheel):

@@ -43,6 +43,7 @@ COMMANDS = {
     "lock": "lock",
     "cluster": "cluster",
     "diff": "diff",
+    "completion": "completion",
 }
 
 
@@ -63,6 +64,17 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         else:
             sub.add_parser(name, add_help=False)
     return parser
+
+
+def _refuse_contradictions(args: argparse.Namespace) -> None:
+    """Options that cancel each other are refused rather than one silently winning (the
+    source options' contradictions are refused in commands/source.py)."""
+    if getattr(args, "no_index", False):
+        for dest, flag in (("index_url", "--index-url"), ("extra_index_url", "--extra-index-url")):
+            if getattr(args, dest, None):
+                from envcheck.errors import UsageError
+
+                raise UsageError(f"--no-index and {flag} contradict each other; give one")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -89,13 +101,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _check_output_target(args: argparse.Namespace) -> None:
     """``-o FILE`` is checked before any work is done (unless the command writes a directory)."""
     output = getattr(args, "output", None)
-    if output is None or not getattr(args, "output_is_file", True):
-        return
-    if getattr(args, "dry_run", False):  # nothing will be written
-        return
+    if (
+        output is None
+        or not getattr(args, "output_is_file", True)
+        or getattr(args, "dry_run", False)
+    ):
+        return  # no -o, a directory (matrix refresh), or a dry run that writes nothing
+    from envcheck.cli.output import expand
     from envcheck.output import check_target
 
-    check_target(str(output), overwrite=getattr(args, "force", True) is not False)
+    args.output = expand(str(output))  # %N, {hostname}, %j, %t: srun leaves them to us
+    check_target(args.output, overwrite=getattr(args, "force", True) is not False)
 
 
 def _run(argv: Sequence[str] | None) -> int:
@@ -118,6 +134,7 @@ def _run(argv: Sequence[str] | None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
+        _refuse_contradictions(args)
         _check_output_target(args)
         code: int = args.run(args)
         return code

@@ -5,65 +5,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
 from typing import Any
 
 from envcheck.cli import common, from_opts
-from envcheck.model.finding import CheckResult, Severity, Skipped, skip_kinds, skip_matters
+from envcheck.commands.check import (
+    CheckOutcome,
+    RuleOptions,
+    check,
+    redacted_view,
+    summary_counts,
+)
 from envcheck.model.report import NodeReport
-
-
-@dataclass(frozen=True)
-class CheckOutcome:
-    reports: tuple[NodeReport, ...]
-    result: CheckResult
-    threshold: Severity
-    strict: bool = False
-
-    @property
-    def gaps(self) -> tuple[Skipped, ...]:
-        """Skipped rules that matter for the node (see ``skip_matters``)."""
-        return tuple(s for s in self.result.skipped if skip_matters(s))
-
-    @property
-    def exit_code(self) -> int:
-        if self.result.at_or_above(self.threshold) or (self.strict and self.gaps):
-            return 1
-        return 3 if self.result.errors else 0
-
-    @property
-    def status(self) -> str:
-        if self.result.errors:
-            return "partial"
-        if self.result.at_or_above(self.threshold) or (self.strict and self.gaps):
-            return "findings"
-        return "ok"
-
-    def envelope(self) -> dict[str, Any]:
-        from envcheck.formats.json import envelope
-
-        data = {
-            "reports": [r.to_dict() for r in self.reports],
-            "findings": [f.to_json() for f in self.result.findings],
-            "skipped": [s.to_json() for s in self.result.skipped],
-            "summary": summary_counts(self.result, self.threshold),
-        }
-        errors = [{"message": e} for e in self.result.errors]
-        return envelope("check", self.status, self.exit_code, data, errors)
-
-
-def summary_counts(result: CheckResult, threshold: Severity) -> dict[str, Any]:
-    counts = {s.value: 0 for s in Severity}
-    for finding in result.findings:
-        counts[finding.severity.value] += 1
-    return {
-        **counts,
-        "rules_run": result.rules_run,
-        "skipped": len(result.skipped),
-        "skipped_by_fact": skip_kinds(result.skipped),
-        "skipped_that_matter": sum(1 for s in result.skipped if skip_matters(s)),
-        "threshold": threshold.value,
-    }
 
 
 def skipped_text(counts: dict[str, Any]) -> str:
@@ -129,27 +81,18 @@ def add_check_options(p: argparse.ArgumentParser) -> None:
     common.add_matrix_option(rules)
 
 
-def evaluate(args: argparse.Namespace, reports: list[NodeReport]) -> CheckOutcome:
-    from envcheck.engine import evaluate as run_rules
-    from envcheck.matrix.load import load
-    from envcheck.rules import all_rules, select
-    from envcheck.settings import find_settings
+def rule_options(args: argparse.Namespace) -> RuleOptions:
+    return RuleOptions(
+        select=tuple(args.select or ()),
+        ignore=tuple(args.ignore or ()),
+        severity=args.severity,
+        matrix=tuple(args.matrix),
+        strict=bool(getattr(args, "strict", False)),
+    )
 
-    settings = find_settings()
-    matrix = load([*settings.matrix, *args.matrix])
-    chosen = select(
-        all_rules(matrix), args.select or settings.select, args.ignore or settings.ignore
-    )
-    chosen = [r for r in chosen if r.scope == "node"]  # cluster rules run in `envcheck cluster`
-    threshold = args.severity or Severity(settings.severity or "error")
-    results = [run_rules(report, matrix, chosen) for report in reports]
-    merged = CheckResult(
-        findings=tuple(f for r in results for f in r.findings),
-        skipped=tuple(s for r in results for s in r.skipped),
-        rules_run=len(chosen),
-        errors=tuple(e for r in results for e in r.errors),
-    )
-    return CheckOutcome(tuple(reports), merged, threshold, bool(getattr(args, "strict", False)))
+
+def evaluate(args: argparse.Namespace, reports: list[NodeReport]) -> CheckOutcome:
+    return check(reports, rule_options(args))
 
 
 def render(outcome: CheckOutcome, args: argparse.Namespace) -> None:
@@ -174,7 +117,7 @@ def render(outcome: CheckOutcome, args: argparse.Namespace) -> None:
             text = render_check(outcome.reports, outcome.result, outcome.threshold, verbose=True)
         else:
             text = common.json_text(outcome.envelope())
-        common.write_output(args.output, text)
+        common.write_output(args.output, text, overwrite=args.force)
     counts = summary_counts(outcome.result, outcome.threshold)
     sys.stderr.write(
         f"envcheck: {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info; "
@@ -191,36 +134,3 @@ def run(args: argparse.Namespace) -> int:
     outcome = evaluate(args, [report])
     render(redacted_view(outcome) if getattr(args, "redact", False) else outcome, args)
     return outcome.exit_code
-
-
-def redacted_view(outcome: CheckOutcome) -> CheckOutcome:
-    """``--redact`` is a view: the verdicts were reached on the real report; the reports, messages,
-    evidence and skip reasons shown carry pseudonyms for hostnames and addresses."""
-    from dataclasses import replace
-
-    from envcheck.redact import anonymize, hostnames_of, pseudonymize_text, redact_value_tree
-
-    names = tuple(n for r in outcome.reports for n in hostnames_of(r))
-    result = outcome.result
-    findings = tuple(
-        replace(
-            f,
-            message=pseudonymize_text(f.message, names),
-            node=pseudonymize_text(f.node, names) if f.node else f.node,
-            evidence=redact_value_tree(f.evidence, names),
-        )
-        for f in result.findings
-    )
-    skipped = tuple(
-        replace(
-            s,
-            reason=pseudonymize_text(s.reason, names),
-            node=pseudonymize_text(s.node, names) if s.node else s.node,
-        )
-        for s in result.skipped
-    )
-    return replace(
-        outcome,
-        reports=tuple(r if r.redacted else anonymize(r) for r in outcome.reports),
-        result=replace(result, findings=findings, skipped=skipped),
-    )

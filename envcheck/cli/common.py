@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from envcheck.errors import ReportError, UsageError
 from envcheck.model.finding import Severity
-from envcheck.model.report import NodeReport
 from envcheck.numeric import seconds_arg
+
+if TYPE_CHECKING:
+    from envcheck.commands.source import SourceOptions
+    from envcheck.model.report import NodeReport
 
 
 def add_source_options(p: argparse.ArgumentParser) -> None:
@@ -61,22 +62,6 @@ def add_deep_option(p: argparse._ActionsContainer) -> None:
     )
 
 
-def probe_context(args: argparse.Namespace, python: str | None) -> Any:
-    """The ProbeContext for probing this node with the command's options."""
-    from envcheck.probes.context import ProbeContext
-
-    if args.timeout <= 0:
-        raise UsageError("--timeout must be positive")
-    deep = getattr(args, "deep", None) or ()
-    return ProbeContext(
-        python=python,
-        timeout=args.timeout,
-        redact=args.redact,
-        deep=tuple(deep),
-        torch_timeout=getattr(args, "deep_timeout", 120.0),
-    )
-
-
 def add_matrix_option(p: argparse._ActionsContainer) -> None:
     p.add_argument(
         "--matrix",
@@ -96,55 +81,36 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
         "-o",
         "--output",
         metavar="FILE",
-        help="also write the result to FILE (JSON unless --markdown)",
+        help="also write the result to FILE (JSON unless --markdown); %%N or {hostname} "
+        "in FILE is this node's name, %%j the Slurm job id",
     )
+    from envcheck.cli.output import add_force
+
+    add_force(out)
 
 
-def load_report(path: str) -> NodeReport:
-    """A saved report (``probe -o``, ``check --json``): read, capped and checked by
-    ``envcheck.inputs``; its secrets are redacted again by ``NodeReport.from_dict``."""
-    from envcheck.inputs import display_name, load_json_file
+def source_options(args: argparse.Namespace) -> SourceOptions:
+    from envcheck.commands.source import SourceOptions
 
-    data = load_json_file(path, what="a JSON object (a report)", error=ReportError)
-    return NodeReport.from_dict(data, where=display_name(path))
+    return SourceOptions(
+        spec=getattr(args, "spec", None),
+        report=getattr(args, "report", None),
+        from_=tuple(getattr(args, "from_", None) or ()),
+        from_format=tuple(getattr(args, "from_format", None) or ()),
+        python=getattr(args, "python", None),
+        timeout=getattr(args, "timeout", 5.0),
+        redact=getattr(args, "redact", False),
+        deep=tuple(getattr(args, "deep", None) or ()),
+        deep_timeout=getattr(args, "deep_timeout", 120.0),
+    )
 
 
 def obtain_report(args: argparse.Namespace, *, anonymized: bool = True) -> NodeReport:
     """The node to check: a spec, a saved report, text other tools wrote, or this node now.
-    With ``anonymized=False`` a ``--redact`` is left to the output (``check``: the rules see
-    the real hostname and addresses; only what is printed and written is redacted)."""
-    if not anonymized and getattr(args, "redact", False):
-        view = argparse.Namespace(**{**vars(args), "redact": False})
-        return obtain_report(view)
-    if getattr(args, "from_", None) or getattr(args, "from_format", None):
-        from envcheck.cli.from_opts import check_from_format, report_from
+    With ``anonymized=False`` a ``--redact`` is left to the output (see ``commands.source``)."""
+    from envcheck.commands.source import obtain
 
-        check_from_format(args)
-        return report_from(args)
-    if args.spec and args.report:
-        raise UsageError("--spec and --report are alternatives; give one")
-    if getattr(args, "deep", None) and (args.spec or args.report):
-        raise UsageError("--deep probes this node: it cannot be combined with --spec or --report")
-    if args.spec:
-        from envcheck.ingest.spec import load_spec
-
-        report = load_spec(args.spec)
-    elif args.report:
-        report = load_report(args.report)
-    else:
-        from envcheck.probes import collect
-
-        python = args.python
-        if python and not (os.path.isfile(python) and os.access(python, os.X_OK)):
-            raise UsageError(f"--python: {python} is not an executable file")
-        if python:
-            _require_python(python, args.timeout)
-        return collect(probe_context(args, python))
-    if args.redact and not report.redacted:
-        from envcheck.redact import anonymize
-
-        report = anonymize(report)
-    return report
+    return obtain(source_options(args), anonymized=anonymized)
 
 
 def severity_arg(value: str) -> Severity:
@@ -174,22 +140,3 @@ def json_text(data: Any) -> str:
     from envcheck.formats.json import dumps
 
     return dumps(data)
-
-
-_PYTHON_MARK = "envcheck-python-check"
-
-
-def _require_python(path: str, timeout: float) -> None:
-    """--python must name a Python interpreter: one bounded run of a stdlib one-liner."""
-    from envcheck.probes.run import run
-
-    done = run(
-        [path, "-I", "-c", f"import sys; print('{_PYTHON_MARK}', *sys.version_info[:2])"],
-        timeout=timeout,
-    )
-    words = done.stdout.split()
-    if not (done.ok and words[:1] == [_PYTHON_MARK]):
-        why = done.problem or (
-            f"exited with {done.returncode}" if done.returncode else "it printed something else"
-        )
-        raise UsageError(f"--python: {path} is not a Python interpreter ({why})")

@@ -16,7 +16,7 @@ def add_parser(sub: Any) -> None:
         help="compare saved reports of several nodes (no Ray needed)",
         description="Check saved node reports and compare them: the drift table and the "
         "cluster rules of `envcheck cluster`, from files (e.g. `srun envcheck probe -o "
-        "reports/%%N.json`, then `envcheck diff reports/`). Exit codes: 0 nothing at or above "
+        "reports/%N.json`, then `envcheck diff reports/`). Exit codes: 0 nothing at or above "
         "--severity, 1 findings, 2 an unreadable report or usage error, 3 internal error.",
     )
     p.add_argument(
@@ -31,15 +31,9 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from envcheck.cli.cluster import render, select_rules
-    from envcheck.cluster.diff import ClusterOutcome, compare
-    from envcheck.cluster.saved import load_saved
+    from envcheck.cli.cluster import render
+    from envcheck.commands.cluster import diff_reports
 
-    matrix, rules, threshold = select_rules(args)
-    saved = load_saved(args.reports)
-    comparison = compare(saved.members, saved.reports, matrix, rules, failures=saved.failures)
-    outcome = ClusterOutcome(
-        "diff", comparison, threshold, context={"files": saved.files}, include_reports=False
-    )
+    outcome = diff_reports(args.reports, check.rule_options(args))
     render(outcome, args)
     return outcome.exit_code

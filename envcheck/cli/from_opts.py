@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from envcheck.errors import UsageError
-from envcheck.model.report import NodeReport
-
 # the names of envcheck.ingest.detect.FORMATS, kept here so that building the command line does
 # not import every parser (a test keeps the two equal)
 FORMAT_NAMES = (
@@ -46,29 +43,3 @@ def add_from_options(p: argparse.ArgumentParser) -> None:
         metavar="FORMAT",
         help=f"skip detection: {', '.join(FORMAT_NAMES)} (once for all --from, or once per --from)",
     )
-
-
-def report_from(args: argparse.Namespace) -> NodeReport:
-    """The node the --from texts describe, with a --spec merged in (the spec wins conflicts)."""
-    from envcheck.ingest.sources import load_sources
-
-    if getattr(args, "report", None):
-        raise UsageError("--from and --report are alternatives; give one")
-    if getattr(args, "python", None):
-        raise UsageError("--from describes another node; --python does not apply")
-    spec = None
-    if getattr(args, "spec", None):
-        from envcheck.ingest.spec import load_spec
-
-        spec = load_spec(args.spec)
-    report = load_sources(args.from_, args.from_format, spec)
-    if getattr(args, "redact", False) and not report.redacted:
-        from envcheck.redact import anonymize
-
-        report = anonymize(report)
-    return report
-
-
-def check_from_format(args: argparse.Namespace) -> None:
-    if getattr(args, "from_format", None) and not getattr(args, "from_", None):
-        raise UsageError("--from-format needs --from")

@@ -295,8 +295,11 @@ def _resolve_and_write(
         no_index=args.no_index,
     )
     fmt: ResolveFormat = "pylock" if args.format == "pylock" else "requirements"
+    from envcheck.formats.progress import status
+
     try:
-        resolution = resolve(stack, index, fmt=fmt, uv=uv)
+        with status("resolving the lock with uv"):
+            resolution = resolve(stack, index, fmt=fmt, uv=uv)
     except ResolveFailed as exc:
         return _finish(args, stack, 1, "unresolved", message=exc.message, detail=exc.detail)
     base = spec_report if spec_report is not None else target_report(stack.target)

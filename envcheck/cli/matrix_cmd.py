@@ -22,7 +22,15 @@ def add_parser(sub: Any) -> None:
         description="Work with the compatibility matrix.",
     )
     msub = p.add_subparsers(dest="matrix_command", metavar="ACTION", required=True)
-    v = msub.add_parser("validate", help="check matrix files (schema and cross-references)")
+    v = msub.add_parser(
+        "validate",
+        help="check matrix files (schema and cross-references)",
+        description="Load the built-in matrix with the given overlay directories the way check, "
+        "triage and lock load them (strict schema, unknown keys refused, file:line in every "
+        "error), then check cross-references (rule codes, GPU architectures, signature patterns) "
+        "and compare generated facts with curated ones (a disagreement is a warning, an error "
+        "with --strict). Exit codes: 0 valid, 2 problems found or unreadable input.",
+    )
     v.add_argument(
         "dirs",
         nargs="*",
@@ -36,7 +44,14 @@ def add_parser(sub: Any) -> None:
         help="fail when generated facts disagree with curated ones (default: warn)",
     )
     v.set_defaults(run=run_validate)
-    s = msub.add_parser("show", help="what the matrix knows about one release")
+    s = msub.add_parser(
+        "show",
+        help="what the matrix knows about one release",
+        description="Print the matrix record for one release of SUBJECT (a GPU by name, a CUDA "
+        "toolkit, a driver, torch, vLLM, Ray, flash-attn, Isaac Sim or OmniGibson version), what "
+        "refers to it (companions, overrides, known-bad rules, index URLs) and the file it "
+        "comes from. Exit codes: 0 found, 2 unknown to the matrix.",
+    )
     s.add_argument("subject", choices=SUBJECTS, metavar="SUBJECT", help=", ".join(SUBJECTS))
     s.add_argument("version", metavar="VERSION", help="a version (or a GPU name)")
     s.add_argument("--json", action="store_true")
@@ -144,12 +159,34 @@ def lookup(matrix: Any, subject: str, text: str) -> tuple[Any, dict[str, Any]]:
     return record, related
 
 
+def _item(value: dict[str, Any]) -> str:
+    """One record of a list (a companion, an override) as a line of text, not JSON."""
+    name = value.get("package") or value.get("name") or value.get("id")
+    version = value.get("version") or ", ".join(map(str, value.get("versions") or ()))
+    head = " ".join(str(x) for x in (name, version) if x)
+    rest = [
+        f"{k}: {_text(v)}"
+        for k, v in value.items()
+        if k not in ("package", "name", "id", "version", "versions", "verified")
+        and v not in (None, [], {}, "")
+    ]
+    if value.get("verified") is False:
+        rest.append("UNVERIFIED")
+    return "; ".join([head, *rest]) if head else "; ".join(rest)
+
+
 def _text(value: Any) -> str:
+    if isinstance(value, list) and all(isinstance(v, dict) for v in value):
+        return "\n".join(f"- {_item(v)}" for v in value)
     if isinstance(value, list) and all(not isinstance(v, (dict, list)) for v in value):
         return ", ".join(map(str, value))
     if isinstance(value, dict) and all(not isinstance(v, (dict, list)) for v in value.values()):
         return "\n".join(f"{k} = {v}" for k, v in value.items())
-    return value if isinstance(value, str) else common.json_text(value).strip()
+    if isinstance(value, dict):
+        return "\n".join(f"{k} = {_text(v)}" for k, v in value.items())
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
 
 
 def run_show(args: argparse.Namespace) -> int:
@@ -175,27 +212,25 @@ def run_show(args: argparse.Namespace) -> int:
     if args.json:
         common.emit(common.json_text(envelope("matrix show", "ok", 0, data)))
         return 0
-    from rich import box
-    from rich.table import Table
+    from rich.text import Text
 
-    from envcheck.formats.table import console
+    from envcheck.formats.table import console, print_hanging
 
-    table = Table(
-        box=box.SIMPLE,
-        show_header=False,
-        title=f"{args.subject} {args.version}",
-        title_justify="left",
-    )
-    table.add_column("key", style="cyan", no_wrap=True)
-    table.add_column("value", overflow="fold")
-    for key, value in {
-        **data["record"],
-        **{f"related: {k}": v for k, v in related.items()},
-    }.items():
-        if value in (None, [], {}, ""):
-            continue
-        table.add_row(key, _text(value))
+    rows = [
+        (key, _text(value))
+        for key, value in {
+            **data["record"],
+            **{f"related: {k}": v for k, v in related.items()},
+        }.items()
+        if value not in (None, [], {}, "")
+    ]
     if origin:
-        table.add_row("file", origin[0])
-    console().print(table)
+        rows.append(("file", origin[0]))
+    out = console()
+    out.print(Text(f"{args.subject} {args.version}", style="bold"))
+    width = max(len(key) for key, _ in rows) + 4
+    for key, text in rows:
+        for i, line in enumerate(text.split("\n")):
+            head = Text(f"  {key}" if i == 0 else "", style="cyan")
+            print_hanging(out, head, Text(line), width)
     return 0

@@ -141,8 +141,11 @@ def run_refresh(args: argparse.Namespace) -> int:
             timeout=args.timeout, retries=args.retries, workers=args.workers, offline=args.offline
         ),
     )
+    from envcheck.formats.progress import status as spinner
+
     try:
-        result = refresh(client, choice, options)
+        with spinner(f"refreshing {', '.join(options.packages)} from the index"):
+            result = refresh(client, choice, options)
     finally:
         client.close()
     code = 1 if result.failed else 0

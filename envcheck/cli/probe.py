@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
 
-from envcheck.errors import UsageError
 from envcheck.numeric import seconds_arg
 
 
@@ -22,8 +20,15 @@ def add_parser(sub: Any) -> None:
     fmt.add_argument("--json", action="store_true", help="print the NodeReport as JSON")
     fmt.add_argument("--markdown", action="store_true", help="print Markdown for a bug report")
     p.add_argument(
-        "-o", "--output", metavar="FILE", help="write the report to FILE (JSON unless --markdown)"
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the report to FILE (JSON unless --markdown); %%N or {hostname} in FILE is "
+        "this node's name (for `srun envcheck probe -o reports/%%N.json`), %%j the Slurm job id",
     )
+    from envcheck.cli.output import add_force
+
+    add_force(p)
     p.add_argument("--python", metavar="PATH", help="inspect the packages of another interpreter")
     p.add_argument("--redact", action="store_true", help="replace hostnames and IP addresses")
     p.add_argument(
@@ -39,18 +44,18 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def _check_python(path: str) -> str:
-    if not os.path.isfile(path) or not os.access(path, os.X_OK):
-        raise UsageError(f"--python: {path} is not an executable file")
-    return path
-
-
 def run(args: argparse.Namespace) -> int:
-    from envcheck.cli.common import probe_context
-    from envcheck.probes import collect
+    from envcheck.commands.probe import ProbeOptions, probe
 
-    python = _check_python(args.python) if args.python else None
-    report = collect(probe_context(args, python))
+    report = probe(
+        ProbeOptions(
+            python=args.python,
+            timeout=args.timeout,
+            redact=args.redact,
+            deep=tuple(args.deep or ()),
+            deep_timeout=args.deep_timeout,
+        )
+    )
     if args.markdown:
         from envcheck.formats.markdown import render_report
 
@@ -68,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         from envcheck.fileio import write_atomic
         from envcheck.model.report import DEEP_NOT_RUN
 
-        write_atomic(args.output, text)
+        write_atomic(args.output, text, overwrite=args.force)
         missing = [
             s
             for s in report.SECTIONS

@@ -8,7 +8,9 @@ or usage, 3 internal error.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from contextlib import nullcontext
 from typing import Any
 
 from envcheck.cli import common, from_opts
@@ -51,6 +53,9 @@ def add_parser(sub: Any) -> None:
     fmt.add_argument("--json", action="store_true", help="print the versioned JSON envelope")
     fmt.add_argument("--markdown", action="store_true", help="print Markdown")
     out.add_argument("-o", "--output", metavar="FILE", help="also write the JSON result to FILE")
+    from envcheck.cli.output import add_force
+
+    add_force(out)
     p.set_defaults(run=run, python=None, redact=False)
 
 
@@ -75,25 +80,31 @@ def _node(args: argparse.Namespace) -> tuple[NodeReport | None, str]:
     return report, f"checked against this node ({report.node}, probed now)"
 
 
+LARGE = 32 * 1024 * 1024  # bytes of log from which a scan shows a spinner on a terminal
+
+
+def _large(log: str) -> bool:
+    if log == "-":
+        return True
+    try:
+        return os.path.getsize(log) >= LARGE
+    except OSError:
+        return False
+
+
 def run(args: argparse.Namespace) -> int:
-    from envcheck.matrix.load import load
-    from envcheck.rules import all_rules
-    from envcheck.settings import find_settings
-    from envcheck.triage.run import judge, log_facts, scan_log
+    from envcheck.commands.triage import TriageOptions, triage_log
 
     if args.log == "-" and "-" in (args.from_ or []):
         from envcheck.errors import UsageError
 
         raise UsageError("the log and --from cannot both be standard input")
-    settings = find_settings()
-    matrix = load([*settings.matrix, *args.matrix])
-    name, scan = scan_log(args.log, matrix, args.engine)
-    node: NodeReport | None = None
-    note = "not checked: no known signature matched"
-    if any(not t.signature.noise for t in scan.tallies.values()):
-        node, note = _node(args)
-    facts = log_facts(args.log, scan)
-    result = judge(name, scan, matrix, all_rules(matrix), node, note, facts)
+    options = TriageOptions(engine=args.engine, matrix=tuple(args.matrix))
+    from envcheck.formats.progress import status
+
+    with status(f"scanning {args.log}") if _large(args.log) else nullcontext():
+        result = triage_log(args.log, options, lambda: _node(args))
+    scan = result.scan
     from envcheck.formats.json import envelope
 
     env = envelope("triage", result.status, result.exit_code, result.to_json())
@@ -109,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
 
         print_triage(result, console())
     if args.output:
-        common.write_output(args.output, common.json_text(env))
+        common.write_output(args.output, common.json_text(env), overwrite=args.force)
     s = result.summary()
     sys.stderr.write(
         f"envcheck: {scan.lines} lines; {s['signatures']} known failure signature(s), "

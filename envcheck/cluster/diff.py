@@ -26,6 +26,7 @@ from envcheck.rules.cluster import (
     ClusterFacts,
     NodeView,
     evaluate_cluster,
+    merge_local_labels,
 )
 from envcheck.rules.cluster_values import CURATED_PACKAGES, DRIFT_FACTS
 from envcheck.rules.facts import Facts
@@ -98,6 +99,9 @@ def _package_rows(nodes: Sequence[NodeView]) -> list[DriftRow]:
                 unknown.extend(labels)
             else:
                 by_value.setdefault(versions.get(name, NOT_INSTALLED), []).extend(labels)
+        by_value = merge_local_labels(by_value)
+        if len(by_value) < 2:
+            continue
         ordered = sorted(by_value.items(), key=lambda kv: (-len(kv[1]), kv[0]))
         rows.append(
             DriftRow(

@@ -21,7 +21,7 @@ from typing import Any
 
 from envcheck.errors import EnvcheckError
 
-INSTALL_HINT = "pip install 'envcheck[cluster]'"
+INSTALL_HINT = "pip install 'envcheck-gpu[cluster]'"
 HEAD_RESOURCE = "node:__internal_head__"
 
 
@@ -198,7 +198,7 @@ def describe_failure(exc: BaseException) -> tuple[str, str]:
         if isinstance(cause, ModuleNotFoundError) and (cause.name or "").startswith("envcheck"):
             return (
                 "envcheck is not installed in the Python Ray workers use on that node "
-                "(pip install envcheck there)",
+                "(pip install envcheck-gpu there)",
                 "error",
             )
         if cause is not None:

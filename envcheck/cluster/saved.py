@@ -21,6 +21,7 @@ class Saved:
     reports: tuple[NodeReport, ...]
     failures: tuple[NodeFailure, ...]
     files: int
+    warnings: tuple[str, ...] = ()
 
 
 def expand(paths: Sequence[str]) -> list[Path]:
@@ -163,4 +164,36 @@ def load_saved(paths: Sequence[str]) -> Saved:
         )
         for report, label, source in zip(reports, labels, sources, strict=True)
     )
-    return Saved(members, labelled, tuple(failures), len(files))
+    return Saved(
+        members, labelled, tuple(failures), len(files), _warnings(reports, sources, failures)
+    )
+
+
+def _warnings(
+    reports: Sequence[NodeReport], sources: Sequence[str], failures: Sequence[NodeFailure]
+) -> tuple[str, ...]:
+    """What makes a comparison meaningless or misleading: one node, or one name twice."""
+    out = []
+    if len(reports) + len(failures) == 1 and reports:
+        literal = "%" in Path(sources[0]).name or "{" in Path(sources[0]).name
+        hint = (
+            f" ({Path(sources[0]).name} was written with an unexpanded pattern: run a current "
+            "envcheck, which expands %N itself, or srun --output)"
+            if literal
+            else ""
+        )
+        out.append(
+            f"only one node's report ({reports[0].node} in {sources[0]}): nothing to compare; "
+            f"give one report per node, e.g. `srun envcheck probe -o reports/%N.json`{hint}"
+        )
+    seen: dict[str, list[str]] = {}
+    for report, source in zip(reports, sources, strict=True):
+        seen.setdefault(report.node, []).append(Path(source).name)
+    for node, files in seen.items():
+        if len(files) > 1:
+            shown = ", ".join(files[:4]) + (f" and {len(files) - 4} more" if len(files) > 4 else "")
+            out.append(
+                f"{len(files)} reports name the same node {node} ({shown}): the same node saved "
+                "twice, or nodes sharing one hostname; they are compared as different nodes"
+            )
+    return tuple(out)

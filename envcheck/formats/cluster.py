@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from envcheck.cluster.diff import ClusterOutcome
-from envcheck.formats.table import SEVERITY_STYLE, finding_text, findings_table
+from envcheck.formats.table import print_findings, print_skipped
 from envcheck.model.cluster import CollectiveReport, DriftRow
 from envcheck.model.finding import Finding, Skipped
 from envcheck.model.report import NodeReport
@@ -155,7 +155,7 @@ def print_cluster(outcome: ClusterOutcome, out: Console, *, verbose: bool = Fals
         out.print(Text(f"  {len(rows)} nodes (--verbose lists them)", style="dim"))
     if c.drift:
         drift = Table(
-            title=f"Drift: {len(c.drift)} fact(s) differ across nodes (majority first)",
+            title=f"Drift: {len(c.drift)} fact(s) differ across nodes (most common value first)",
             title_justify="left",
             title_style="bold",
             box=box.SIMPLE,
@@ -204,22 +204,25 @@ def _print_findings(outcome: ClusterOutcome, out: Console, *, verbose: bool) -> 
     if not findings:
         out.print(Text("No problems found.", style="green"))
     else:
-        table = findings_table()
-        for group in group_findings(findings):
-            label = Text(
-                group.first.severity.value.upper(), style=SEVERITY_STYLE[group.first.severity]
-            )
-            where = group.nodes[0] if len(group.nodes) == 1 else f"{len(group.nodes)} nodes"
-            text = finding_text(group.first)
-            if len(group.nodes) > 1:
-                text.append(f"\non {names(group.nodes)}", style="dim")
-            table.add_row(label, f"{group.first.code}\n{where}", text)
-        out.print(table)
+        out.print()
+        print_findings(
+            out,
+            [
+                (group.first, names(group.nodes) if group.nodes else None, None)
+                for group in group_findings(findings)
+            ],
+        )
+        out.print()
     skipped = c.node_result.skipped + c.cluster_result.skipped
     if verbose and skipped:
         out.print(Text("Skipped (facts unknown):", style="bold"))
-        for key, nodes in _group_skipped(skipped).items():
-            out.print(Text(f"  {key[0]}  {key[1]} ({names(nodes)})", style="dim"))
+        print_skipped(
+            out,
+            [
+                (code, f"{reason} ({names(nodes)})")
+                for (code, reason), nodes in _group_skipped(skipped).items()
+            ],
+        )
     elif skipped:
         out.print(
             Text(

@@ -9,14 +9,25 @@ from envcheck.model.finding import Finding
 from envcheck.model.plan import Plan, Stack
 from envcheck.plan.apply import ApplyOutcome
 
-_W = 100
+_W = 100  # at most; narrower on a narrower terminal ($COLUMNS)
+
+
+def _width() -> int:
+    import shutil
+
+    return max(40, min(_W, shutil.get_terminal_size((_W, 24)).columns))
+
+
+def _whole(text: str, first: str) -> list[str]:
+    """A command on one line, never wrapped: pasted, it is whole."""
+    return [first + text]
 
 
 def _wrap(text: str, indent: int, first: str = "") -> list[str]:
     pad = " " * indent
     return textwrap.wrap(
         text,
-        _W,
+        _width(),
         initial_indent=first or pad,
         subsequent_indent=pad,
         break_long_words=False,
@@ -41,9 +52,9 @@ def render_plan(plan: Plan, *, source: str, threshold: str, include_unsafe: bool
         head = f"  {number:>2}. [{step.applicability}] {' '.join(step.codes)}: "
         out += _wrap(step.reason, 7, head)
         if step.action.kind == "manual":
-            out += _wrap(step.action.text or "", 9, "       by hand: ")
+            out += _whole(step.action.text or "", "       by hand: ")
         else:
-            out += _wrap(step.command(), 9, "       $ ")
+            out += _whole(step.command(), "       $ ")
     for conflict in plan.conflicts:
         out.append("")
         out += _wrap(
@@ -106,7 +117,7 @@ def render_apply(outcome: ApplyOutcome) -> str:
         + (", then one FAILED" if failed else "")
     )
     if failed is not None:
-        out += _wrap(" ".join(failed.argv), 4, "  failed: ")
+        out += _whole(" ".join(failed.argv), "  failed: ")
         out += ["    " + line for line in failed.detail.splitlines()]
     for step, why in outcome.not_run:
         text = step.command() if step.action.kind != "manual" else step.action.text or ""

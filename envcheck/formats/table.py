@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import IO
+import re
+import sys
+from collections.abc import Sequence
+from typing import IO, Any
 
 from rich import box
 from rich.console import Console
@@ -17,11 +20,42 @@ from envcheck.redact import redact_text
 STYLES: dict[Tone, str] = {"normal": "", "muted": "dim", "warn": "yellow", "bad": "bold red"}
 
 
+_TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)(?=\n)")
+
+
+class TrimmedLines:
+    """A text stream that drops the spaces rich pads lines with (a pasted line carries no
+    trailing blanks; ``diff`` of two outputs shows real changes only). The tail of a write with
+    no newline yet is held until the line ends."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        data = self._pending + text
+        cut = data.rfind("\n") + 1
+        self._pending = data[cut:]
+        if cut:
+            self._stream.write(_TRAILING.sub(r"\1", data[:cut]))
+        return len(text)
+
+    def flush(self) -> None:
+        if self._pending:
+            self._stream.write(self._pending.rstrip(" "))
+            self._pending = ""
+        self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding: as the stream has
+        return getattr(self._stream, name)
+
+
 def console(file: IO[str] | None = None) -> Console:
-    return Console(file=file, highlight=False, soft_wrap=False)
+    stream = TrimmedLines(file if file is not None else sys.stdout)
+    return Console(file=stream, highlight=False, soft_wrap=False)  # type: ignore[arg-type]
 
 
-def _group_table(group: Group) -> Table:
+def _group_table(group: Group, label_width: int = 16) -> Table:
     table = Table(
         title=group.title,
         title_justify="left",
@@ -31,7 +65,7 @@ def _group_table(group: Group) -> Table:
         padding=(0, 1),
         expand=True,
     )
-    table.add_column("item", style="cyan", no_wrap=True, min_width=16)
+    table.add_column("item", style="cyan", no_wrap=True, width=label_width)
     table.add_column("value", overflow="fold")
     for row in group.rows:
         # redacted before rich can fold a long value (a URL with credentials) across lines
@@ -41,34 +75,79 @@ def _group_table(group: Group) -> Table:
 
 def print_report(report: NodeReport, out: Console) -> None:
     out.print(Text(headline(report), style="bold"))
-    for group in inventory(report):
-        out.print(_group_table(group))
+    groups = inventory(report)
+    # one label width for every section, so the value column does not move between them
+    width = max([16, *(len(row.label) for g in groups for row in g.rows)])
+    for group in groups:
+        out.print(_group_table(group, width))
 
 
 SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
 
-def findings_table() -> Table:
-    """The severity / code / finding table that check and cluster print."""
-    table = Table(box=box.SIMPLE, show_header=False, padding=(0, 1), expand=False)
-    table.add_column("severity", no_wrap=True)
-    table.add_column("code", no_wrap=True, style="cyan")
-    table.add_column("finding", overflow="fold")
-    return table
-
-
 def finding_text(finding: Finding) -> Text:
-    """A finding's title, message and fix with its commands, as the tables print it."""
+    """A finding's title, message and fix summary (its commands are printed apart, unwrapped)."""
     text = Text()
     text.append(finding.title, style="bold")
     text.append("\n" + finding.message)
     if finding.fix is not None:
         text.append(f"\nfix ({finding.fix.applicability}): ", style="green")
         text.append(finding.fix.summary)
-        for command in finding.fix.commands:
-            text.append("\n  $ " if not command.startswith("#") else "\n  ", style="dim")
-            text.append(command, style="dim" if command.startswith("#") else "")
     return text
+
+
+def _wrap_words(text: Text, width: int) -> list[Text]:
+    """Lines of at most ``width`` cells, broken at spaces only (rich's own wrap folds or crops
+    a word longer than the line)."""
+    from rich._wrap import divide_line
+
+    lines: list[Text] = []
+    for paragraph in text.split("\n", allow_blank=True):
+        for line in paragraph.divide(divide_line(paragraph.plain, width, fold=False)):
+            line.rstrip()
+            lines.append(line)
+    return lines
+
+
+def print_hanging(out: Console, head: Text | str, body: Text, indent: int) -> None:
+    """``head`` then ``body`` wrapped to the width left, continuation lines indented. A word
+    longer than the line (a URL, a path) stays whole on a line of its own: pasted, it works."""
+    width = max(20, out.width - indent)
+    lines = _wrap_words(body, width)
+    first = Text(head) if isinstance(head, str) else head.copy()
+    first.pad_right(indent - len(first.plain))
+    for i, line in enumerate(lines):
+        out.print(Text.assemble(first if i == 0 else " " * indent, line), soft_wrap=True)
+    if not lines:
+        out.print(first, soft_wrap=True)
+
+
+def print_command(out: Console, command: str, indent: int) -> None:
+    """A fix command on a line of its own, never wrapped or cropped: pasted, it is whole."""
+    comment = command.startswith("#")
+    line = Text(" " * indent + ("" if comment else "$ "), style="dim")
+    line.append(command, style="dim" if comment else "")
+    out.print(line, soft_wrap=True)
+
+
+def print_findings(out: Console, rows: Sequence[tuple[Finding, str | None, Text | None]]) -> None:
+    """Severity, code, then the finding with a hanging indent; ``rows`` are (finding, the
+    node(s) it is on or None, an extra line or None). Commands follow, unwrapped."""
+    code_width = max(len(f.code) for f, _, _ in rows)
+    indent = 2 + 7 + 2 + code_width + 2
+    for finding, where, extra in rows:
+        head = Text("  ")
+        head.append(f"{finding.severity.value.upper():<7}", style=SEVERITY_STYLE[finding.severity])
+        head.append(f"  {finding.code:<{code_width}}  ", style="cyan")
+        body = finding_text(finding)
+        if where:
+            body.append(f"\non {where}", style="dim")
+        if extra is not None:
+            body.append("\n")
+            body.append_text(extra)
+        print_hanging(out, head, body, indent)
+        for command in finding.fix.commands if finding.fix is not None else ():
+            print_command(out, command, indent + 2)
 
 
 def print_check(
@@ -85,17 +164,13 @@ def print_check(
     if not result.findings:
         out.print(Text("No problems found.", style="green"))
     else:
-        table = findings_table()
         several = len(reports) > 1
-        for finding in result.findings:
-            label = Text(finding.severity.value.upper(), style=SEVERITY_STYLE[finding.severity])
-            code = finding.code + (f"\n{finding.node}" if several else "")
-            table.add_row(label, code, finding_text(finding))
-        out.print(table)
+        out.print()
+        print_findings(out, [(f, f.node if several else None, None) for f in result.findings])
+        out.print()
     if verbose and result.skipped:
         out.print(Text("Skipped (facts unknown):", style="bold"))
-        for skipped in result.skipped:
-            out.print(Text(f"  {skipped.code}  {skipped.reason}", style="dim"))
+        print_skipped(out, [(s.code, s.reason) for s in result.skipped])
     for error in result.errors:
         out.print(Text(f"internal error: {error}", style="bold red"))
     if not verbose and result.skipped:
@@ -105,3 +180,10 @@ def print_check(
                 style="dim",
             )
         )
+
+
+def print_skipped(out: Console, rows: Sequence[tuple[str, str]]) -> None:
+    """``  CODE  reason``, a wrapped reason staying under its first line."""
+    width = max((len(code) for code, _ in rows), default=6)
+    for code, reason in rows:
+        print_hanging(out, f"  {code:<{width}}  ", Text(reason, style="dim"), width + 6)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 from rich.console import Console
 from rich.text import Text
 
+from envcheck.formats.table import print_hanging
 from envcheck.triage.run import Match, TriageResult
 from envcheck.triage.verdict import CauseCheck
 
@@ -81,6 +84,25 @@ def _cause_lines(cause: CauseCheck, rank: int, shown: dict[str, int]) -> list[tu
     return lines
 
 
+_RANKED = re.compile(r"^ *\d+\. \S+ \S+ +")
+
+
+def _print_line(out: Console, text: str, style: str) -> None:
+    """One line of the view: commands whole (never wrapped), other text wrapped under its own
+    indent (a ranked cause's continuation under its title)."""
+    body = text.lstrip(" ")
+    indent = len(text) - len(body)
+    if body.startswith(("$ ", "#")):
+        out.print(Text(text, style=style), soft_wrap=True)
+        return
+    ranked = _RANKED.match(text)
+    if ranked:
+        head, body = text[: ranked.end()], text[ranked.end() :]
+        print_hanging(out, Text(head, style=style), Text(body, style=style), len(head))
+    else:
+        print_hanging(out, " " * indent, Text(body, style=style), indent)
+
+
 def print_triage(result: TriageResult, out: Console) -> None:
     out.print(Text(headline(result), style="bold"))
     if not result.matches:
@@ -107,18 +129,18 @@ def print_triage(result: TriageResult, out: Console) -> None:
             title.append("  (signature UNVERIFIED)", style="yellow")
         out.print(title)
         out.print(Text(f"  {_short(match.tally.first.text)}", style="dim"), soft_wrap=True)
-        out.print(Text(f"  {sig.meaning}"))
+        _print_line(out, f"  {sig.meaning}", "")
         if sig.noise:
             continue
         if match.causes:
             out.print(Text("  causes, most likely first:", style="bold"))
             for rank, cause in enumerate(match.causes, 1):
                 for text, style in _cause_lines(cause, rank, shown):
-                    out.print(Text(text, style=style))
+                    _print_line(out, text, style)
                 if cause.findings:
                     shown.setdefault(cause.code, match.tally.first.line)
         if sig.note:
-            out.print(Text(f"  check: {sig.note}", style="yellow"))
+            _print_line(out, f"  check: {sig.note}", "yellow")
 
 
 def markdown(result: TriageResult) -> str:

@@ -79,6 +79,11 @@ class DriftRow:
     def odd_nodes(self) -> tuple[str, ...]:
         return tuple(n for v in self.values[1:] for n in v.nodes)
 
+    @property
+    def has_majority(self) -> bool:
+        """One value is held by more nodes than any other (a 1-1 split has none)."""
+        return len(self.values) < 2 or self.values[0].count > self.values[1].count
+
     def to_json(self) -> dict[str, Any]:
         return {
             "fact": self.fact,

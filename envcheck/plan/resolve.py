@@ -32,9 +32,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 ResolveFormat = Literal["requirements", "pylock"]
-INSTALL_UV = (
-    "envcheck lock needs uv: pip install 'envcheck[lock]' (or put uv on PATH, or set ENVCHECK_UV)"
-)
+INSTALL_UV = "envcheck lock needs uv: pip install 'envcheck-gpu[lock]' (or put uv on PATH, or set ENVCHECK_UV)"
 
 
 class UvMissing(EnvcheckError):

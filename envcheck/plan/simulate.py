@@ -140,7 +140,10 @@ class _State:
             return
         exact = any(s.operator in ("==", "===") and "*" not in s.version for s in req.specifier)
         if not exact and version != current:
-            self.assumed.append(f"{req.name} {version} (assumed for {req})")
+            # the stand-in (numpy 1.999 for numpy<2) is not a release: never show it as one
+            self.assumed.append(
+                f"{req} was re-checked as a version inside that range; pip picks the exact one"
+            )
         if old is not None and current is not None and version == current:
             return
         label = f"+{variant}" if key == "torch" and variant and variant.startswith("cu") else ""

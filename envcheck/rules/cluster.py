@@ -119,9 +119,39 @@ def group_values(
             unknown.append(node.label)
         else:
             groups.setdefault(value, []).append(node.label)
+    if fact.startswith("package:"):
+        groups = merge_local_labels(groups)
     ordered = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
     values = tuple(DriftValue(value, tuple(labels)) for value, labels in ordered)
     return DriftRow(fact=fact, label=label, values=values, unknown=tuple(unknown))
+
+
+def merge_local_labels(groups: dict[str, list[str]]) -> dict[str, list[str]]:
+    """A version without a local label (``2.4.0``, as pip freeze of some installers or a
+    declared stack write it) is not drift from the one build of that release the other nodes
+    have (``2.4.0+cu121``): its nodes join that group. With two builds (``+cu121`` and
+    ``+cu124``) it stays apart: which one it is, is unknown."""
+    from packaging.version import InvalidVersion, Version
+
+    def parse(text: str) -> Version | None:
+        try:
+            return Version(text)
+        except InvalidVersion:
+            return None
+
+    parsed = {value: parse(value) for value in groups}
+    merged = {value: list(nodes) for value, nodes in groups.items()}
+    for value, version in parsed.items():
+        if version is None or version.local is not None:
+            continue
+        builds = [
+            other
+            for other, v in parsed.items()
+            if v is not None and v.local is not None and v.public == version.public
+        ]
+        if len(builds) == 1:
+            merged[builds[0]].extend(merged.pop(value))
+    return merged
 
 
 def name_nodes(nodes: Sequence[str], limit: int = 6) -> str:
@@ -134,6 +164,8 @@ def name_nodes(nodes: Sequence[str], limit: int = 6) -> str:
 def describe_split(row: DriftRow) -> str:
     """``2.4.1+cu121 on node-17, node-42; 198 nodes have 2.4.0+cu121``."""
     majority = row.majority
+    if not row.has_majority:  # no value is the cluster's: name every side
+        return "; ".join(f"{v.value} on {name_nodes(v.nodes)}" for v in row.values)
     odd = "; ".join(f"{v.value} on {name_nodes(v.nodes)}" for v in row.values[1:])
     several = "s" if majority.count != 1 else ""
     verb = "have" if majority.count != 1 else "has"

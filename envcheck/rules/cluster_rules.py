@@ -92,7 +92,8 @@ def ray_version_mismatch(facts: ClusterFacts) -> Iterable[ClusterHit]:
 
     ## Fix
     Install the same Ray everywhere (same image or lockfile): on the odd nodes,
-    `pip install ray==<the majority version>`, then restart Ray there.
+    `pip install ray==<the majority version>` (with no majority, as in a 1-1 split, the newest
+    of the versions), then restart Ray there.
 
     ## References
     - ray-project/ray python/ray/_private/node.py (check_version_info)
@@ -103,14 +104,13 @@ def ray_version_mismatch(facts: ClusterFacts) -> Iterable[ClusterHit]:
     row = facts.group("package:ray", "ray", values.package("ray"))
     if len(row.values) < 2:
         return []
-    majority = row.majority.value
+    target, nodes, why = _goal(row)
     remedy = None
-    if majority != NOT_INSTALLED:
+    if target != NOT_INSTALLED:
         remedy = fix(
-            f"On {name_nodes(row.odd_nodes())}: install ray=={majority} (the version on "
-            f"{row.majority.count} node(s)) and restart Ray there",
+            f"On {name_nodes(nodes)}: install ray=={target} ({why}) and restart Ray there",
             "manual",
-            pip_install(f"ray=={majority}"),
+            pip_install(f"ray=={target}"),
         )
     return [
         ClusterHit(
@@ -120,6 +120,43 @@ def ray_version_mismatch(facts: ClusterFacts) -> Iterable[ClusterHit]:
             fix=remedy,
         )
     ]
+
+
+def _newest(values: Iterable[str]) -> str | None:
+    """The newest of version-like values (``R570`` > ``R535``; ``2.4.1`` > ``2.4.0``)."""
+    from packaging.version import InvalidVersion, Version
+
+    best: tuple[Version, str] | None = None
+    for value in values:
+        try:
+            version = Version(value.lstrip("Rr"))
+        except InvalidVersion:
+            continue
+        if best is None or version > best[0]:
+            best = (version, value)
+    return best[1] if best else None
+
+
+def _goal(row: DriftRow) -> tuple[str, tuple[str, ...], str]:
+    """(the value to align on, the nodes that change, why that value): the majority's when
+    there is one, else the newest of the tied values (a 1-1 split has no majority)."""
+    if row.has_majority:
+        n = row.majority.count
+        return row.majority.value, row.odd_nodes(), f"as on {n} node{'s' if n != 1 else ''}"
+    tied = [v.value for v in row.values if v.count == row.majority.count]
+    target = _newest(v for v in tied if v != NOT_INSTALLED) or row.majority.value
+    nodes = tuple(n for v in row.values if v.value != target for n in v.nodes)
+    return target, nodes, "the newest; no version is on most nodes"
+
+
+def _requirements(value: str) -> list[str]:
+    """``nvidia-nccl-cu12 2.21.5, nvidia-nccl-cu11 2.14.3`` -> pinned requirements."""
+    out = []
+    for item in value.split(", "):
+        name, _, version = item.partition(" ")
+        if version:
+            out.append(f"{name}=={version}")
+    return out
 
 
 def _minor(version: str) -> str:
@@ -172,7 +209,8 @@ def python_version_mismatch(facts: ClusterFacts) -> Iterable[ClusterHit]:
         )
     else:
         message += "Ray refuses nodes whose Python differs from the cluster's ('Version mismatch')"
-    actions = [manual(f"use Python {row.majority.value} on {name_nodes(row.odd_nodes())}")]
+    target, nodes, _ = _goal(row)
+    actions = [manual(f"use Python {target} on {name_nodes(nodes)}")]
     if patch_only and not relaxed:
         actions.append(set_env(RAY_DEFAULT_PYTHON_VERSION_MATCH_LEVEL="minor"))
     return [
@@ -232,8 +270,10 @@ def stack_drift(facts: ClusterFacts) -> Iterable[ClusterHit]:
     torch 2.4.1+cu121 on node-17; 198 nodes have 2.4.0+cu121.
 
     ## Fix
-    Install the majority version on the odd nodes (or rebuild them from the same image or
-    lockfile); the finding names the nodes and the version.
+    Install the majority version (with no majority, the newest) on the other nodes; a wheel
+    only some nodes have is uninstalled there or installed everywhere (or rebuild the nodes
+    from the same image or lockfile); the finding names the nodes and the version. A version
+    written without its local label (`2.4.0` next to `2.4.0+cu121`) is not drift.
 
     ## References
     - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html
@@ -246,23 +286,7 @@ def stack_drift(facts: ClusterFacts) -> Iterable[ClusterHit]:
         row = facts.group(fact, label, extract)
         if len(row.values) < 2:
             continue
-        majority = row.majority.value
-        remedy = None
-        if fact.startswith("package:") and majority != NOT_INSTALLED:
-            name = fact.split(":", 1)[1]
-            remedy = fix(
-                f"On {name_nodes(row.odd_nodes())}: install {name}=={majority} (as on "
-                f"{row.majority.count} node(s))",
-                "manual",
-                pip_install(f"{name}=={majority}"),
-            )
-        else:
-            remedy = fix(
-                f"Give {name_nodes(row.odd_nodes())} the same {label} as the other nodes "
-                "(same image or lockfile)",
-                "manual",
-                manual(f"install {label} {majority} on {name_nodes(row.odd_nodes())}"),
-            )
+        remedy = _align(fact, label, row)
         hits.append(
             ClusterHit(
                 f"{label} differs: {describe_split(row)}",
@@ -271,6 +295,34 @@ def stack_drift(facts: ClusterFacts) -> Iterable[ClusterHit]:
             )
         )
     return hits
+
+
+def _align(fact: str, label: str, row: DriftRow) -> Fix:
+    """The fix that makes ``row`` one value: install the goal's version where it differs, or,
+    when the goal is "not installed", remove it where it is (or install it everywhere)."""
+    target, nodes, why = _goal(row)
+    if target == NOT_INSTALLED:
+        having = name_nodes(nodes)
+        return fix(
+            f"{label} is installed on {having} only: uninstall it there, or install the same "
+            "version on every node (same image or lockfile)",
+            "manual",
+            manual(f"uninstall {label} on {having}, or install it on every other node"),
+        )
+    if fact.startswith("package:"):
+        name = fact.split(":", 1)[1]
+        return fix(
+            f"On {name_nodes(nodes)}: install {name}=={target} ({why})",
+            "manual",
+            pip_install(f"{name}=={target}"),
+        )
+    pins = _requirements(target) if fact.startswith("wheel:") else []
+    action = pip_install(*pins) if pins else manual(f"use {label} {target} on {name_nodes(nodes)}")
+    return fix(
+        f"Give {name_nodes(nodes)} the same {label} ({target}, {why}): same image or lockfile",
+        "manual",
+        action,
+    )
 
 
 @cluster_rule("CLU104", "driver-branch-mismatch", Severity.WARNING)
@@ -290,8 +342,9 @@ def driver_branch_mismatch(facts: ClusterFacts) -> Iterable[ClusterHit]:
     R550 on 30 nodes, R535 on node-31 and node-32.
 
     ## Fix
-    Upgrade the odd nodes to the cluster's driver branch, or pin a torch CUDA variant the
-    oldest branch supports (`envcheck explain DRV101`).
+    Upgrade the nodes on older branches to the newest branch in the cluster (never a
+    downgrade, whichever branch most nodes run), or pin a torch CUDA variant the oldest branch
+    supports (`envcheck explain DRV101`).
 
     ## References
     - https://docs.nvidia.com/deploy/cuda-compatibility/index.html
@@ -306,13 +359,23 @@ def driver_branch_mismatch(facts: ClusterFacts) -> Iterable[ClusterHit]:
             f"NVIDIA driver branches differ: {describe_split(row)}; the newest CUDA each runs "
             "differs, so one torch build may not run everywhere",
             evidence=evidence(row),
-            fix=fix(
-                f"Upgrade {name_nodes(row.odd_nodes())} to the {row.majority.value} driver branch",
-                "manual",
-                manual(f"install the {row.majority.value} driver on {name_nodes(row.odd_nodes())}"),
-            ),
+            fix=_driver_fix(row),
         )
     ]
+
+
+def _driver_fix(row: DriftRow) -> Fix:
+    """Upgrade the nodes on older branches to the newest one in the cluster: never advise a
+    downgrade, whichever branch most nodes run."""
+    newest = _newest(v.value for v in row.values) or row.majority.value
+    older = tuple(n for v in row.values if v.value != newest for n in v.nodes)
+    oldest = min((v.value for v in row.values), key=lambda b: int(b.lstrip("R") or 0))
+    return fix(
+        f"Upgrade {name_nodes(older)} to the {newest} driver branch (the newest in the "
+        f"cluster), or pin a torch CUDA variant that {oldest} supports",
+        "manual",
+        manual(f"install an {newest} driver on {name_nodes(older)}"),
+    )
 
 
 @cluster_rule("CLU105", "mixed-gpu-architectures", Severity.WARNING)

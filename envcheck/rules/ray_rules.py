@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 
-from envcheck.model.finding import Fix, Severity
+from envcheck.model.finding import Action, Fix, Severity
 from envcheck.model.report import DiskUsage
 from envcheck.probes.storage import ray_temp_dir
 from envcheck.rules.base import Hit, Skip, rule
@@ -183,6 +184,30 @@ def ray_disk_low(facts: Facts) -> Iterable[Hit]:
     ]
 
 
+def object_store_bytes(facts: Facts) -> float:
+    """The size of Ray's default object store on this node: 30% of available memory, capped
+    (raises Skip when the memory is unknown)."""
+    total, available = _memory(facts)
+    return min(
+        _const(facts, "ray.object_store_fraction")
+        * (available if available is not None else total),
+        _const(facts, "ray.object_store_max_bytes"),
+    )
+
+
+def shm_step(facts: Facts) -> Action:
+    """The one /dev/shm size a plan advises, whichever rule asks: NCCL's 16 GiB, or more when
+    Ray's object store needs more (two rules once advised two sizes in one plan)."""
+    gib = 16
+    if uses_ray(facts):
+        with contextlib.suppress(Skip):  # memory unknown: NCCL's size
+            gib = max(gib, int(object_store_bytes(facts) / GIB) + 1)
+    return manual(
+        f"docker run --shm-size={gib}g (or --ipc=host); on Kubernetes an emptyDir with "
+        "medium: Memory at /dev/shm"
+    )
+
+
 def _memory(facts: Facts) -> tuple[int, int | None]:
     """(total, available) memory as Ray sees it: the cgroup limit caps the host's."""
     system = facts.system()
@@ -228,11 +253,7 @@ def shm_smaller_than_object_store(facts: Facts) -> Iterable[Hit]:
     if shm is None or shm.total_bytes is None:
         raise Skip("/dev/shm size unknown")
     total, available = _memory(facts)
-    store = min(
-        _const(facts, "ray.object_store_fraction")
-        * (available if available is not None else total),
-        _const(facts, "ray.object_store_max_bytes"),
-    )
+    store = object_store_bytes(facts)
     shm_size = shm.free_bytes if shm.free_bytes is not None else shm.total_bytes
     if shm_size >= store:
         return []
@@ -245,9 +266,7 @@ def shm_smaller_than_object_store(facts: Facts) -> Iterable[Hit]:
             fix=fix(
                 "Give the container a larger /dev/shm",
                 "manual",
-                manual(
-                    f"docker run --shm-size={max(1, int(store / GIB) + 1)}g (or --ipc=host); on Kubernetes an emptyDir with medium: Memory"
-                ),
+                shm_step(facts),
             ),
         )
     ]

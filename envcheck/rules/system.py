@@ -7,7 +7,8 @@ from collections.abc import Iterable
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, Skip, rule
 from envcheck.rules.facts import Facts
-from envcheck.rules.fixes import fix, manual
+from envcheck.rules.fixes import fix
+from envcheck.rules.ray_rules import shm_step
 
 
 @rule("SYS101", "dev-shm-too-small-for-nccl", Severity.WARNING)
@@ -59,9 +60,7 @@ def shm_too_small(facts: Facts) -> Iterable[Hit]:
             fix=fix(
                 "Give the container a larger /dev/shm",
                 "manual",
-                manual(
-                    "docker run --shm-size=16g (or --ipc=host); Kubernetes: emptyDir medium: Memory at /dev/shm"
-                ),
+                shm_step(facts),
             ),
             severity=severity,
         )

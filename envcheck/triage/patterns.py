@@ -18,7 +18,7 @@ MIN_LITERAL = 3
 
 
 def re2_module() -> ModuleType | None:
-    """google-re2 when installed (``envcheck[triage]``); None otherwise."""
+    """google-re2 when installed (``envcheck-gpu[triage]``); None otherwise."""
     try:
         import re2
     except ImportError:

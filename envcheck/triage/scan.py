@@ -85,7 +85,9 @@ class Scanner:
                 raise ValueError(f"signature {s.id}: pattern does not compile: {exc}") from None
         re2 = re2_module() if engine in ("auto", "re2") else None
         if engine == "re2" and re2 is None:
-            raise RuntimeError("the re2 engine needs google-re2 (pip install 'envcheck[triage]')")
+            raise RuntimeError(
+                "the re2 engine needs google-re2 (pip install 'envcheck-gpu[triage]')"
+            )
         self._gate = None
         if re2 is not None:
             alternation = b"|".join(b"(?:" + s.pattern.encode() + b")" for s in self.signatures)

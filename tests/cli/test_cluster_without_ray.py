@@ -26,7 +26,7 @@ def test_cluster_without_ray_says_how_to_install_it(no_ray: dict[str, str]) -> N
     assert result.returncode == 2 and result.stdout == ""
     [line] = result.stderr.splitlines()
     assert line.startswith("envcheck: error: `envcheck cluster` needs Ray")
-    assert "pip install 'envcheck[cluster]'" in line and "envcheck diff" in line
+    assert "pip install 'envcheck-gpu[cluster]'" in line and "envcheck diff" in line
 
 
 def test_other_commands_work_without_ray(no_ray: dict[str, str], tmp_path: Path) -> None:

@@ -261,9 +261,9 @@ def test_lock_without_uv_says_how_to_install(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert (
         result.stderr.count("\n") == 1
-        or "pip install 'envcheck[lock]'" in result.stderr.splitlines()[-1]
+        or "pip install 'envcheck-gpu[lock]'" in result.stderr.splitlines()[-1]
     )
-    assert "pip install 'envcheck[lock]'" in result.stderr
+    assert "pip install 'envcheck-gpu[lock]'" in result.stderr
 
 
 def test_lock_profile_dry_run(tmp_path: Path) -> None:

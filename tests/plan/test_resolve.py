@@ -78,7 +78,7 @@ def test_redact_url() -> None:
 
 def test_uv_missing_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "uv", None)
-    with pytest.raises(UvMissing, match=r"pip install 'envcheck\[lock\]'"):
+    with pytest.raises(UvMissing, match=r"pip install 'envcheck-gpu\[lock\]'"):
         find_uv({"PATH": ""})
     with pytest.raises(UvMissing, match="ENVCHECK_UV"):
         find_uv({"PATH": "", "ENVCHECK_UV": "/nonexistent/uv"})

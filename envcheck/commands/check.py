@@ -1,0 +1,158 @@
+"""``check``: verdicts for one or more nodes, each finding with its reason, source and fix."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from envcheck.model.finding import CheckResult, Severity, Skipped, skip_kinds, skip_matters
+from envcheck.model.report import NodeReport
+
+if TYPE_CHECKING:
+    from envcheck.matrix.model import Matrix
+    from envcheck.rules.base import Rule
+
+
+@dataclass(frozen=True)
+class RuleOptions:
+    """Which rules run and what counts: empty ``select``/``ignore`` and no ``severity`` fall back
+    to the settings file (envcheck.toml or [tool.envcheck]), then to all rules and "error"."""
+
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    severity: Severity | None = None
+    matrix: tuple[str, ...] = ()  # overlay directories merged over the built-in matrix
+    # --strict: a skipped rule that matters for the node (its GPU, driver, Python, torch, vLLM
+    # or CUDA wheels were unknown) counts as a finding for the exit code
+    strict: bool = False
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    reports: tuple[NodeReport, ...]
+    result: CheckResult
+    threshold: Severity
+    strict: bool = False
+
+    @property
+    def gaps(self) -> tuple[Skipped, ...]:
+        """Skipped rules that matter for the node (see ``skip_matters``)."""
+        return tuple(s for s in self.result.skipped if skip_matters(s))
+
+    @property
+    def findings(self) -> tuple[Any, ...]:
+        return self.result.findings
+
+    @property
+    def failing(self) -> tuple[Any, ...]:
+        """The findings at or above the threshold: the ones that make the exit code 1."""
+        return self.result.at_or_above(self.threshold)
+
+    @property
+    def exit_code(self) -> int:
+        if self.result.at_or_above(self.threshold) or (self.strict and self.gaps):
+            return 1
+        return 3 if self.result.errors else 0
+
+    @property
+    def status(self) -> str:
+        if self.result.errors:
+            return "partial"
+        if self.result.at_or_above(self.threshold) or (self.strict and self.gaps):
+            return "findings"
+        return "ok"
+
+    def envelope(self) -> dict[str, Any]:
+        from envcheck.formats.json import envelope
+
+        data = {
+            "reports": [r.to_dict() for r in self.reports],
+            "findings": [f.to_json() for f in self.result.findings],
+            "skipped": [s.to_json() for s in self.result.skipped],
+            "summary": summary_counts(self.result, self.threshold),
+        }
+        errors = [{"message": e} for e in self.result.errors]
+        return envelope("check", self.status, self.exit_code, data, errors)
+
+
+def summary_counts(result: CheckResult, threshold: Severity) -> dict[str, Any]:
+    counts = {s.value: 0 for s in Severity}
+    for finding in result.findings:
+        counts[finding.severity.value] += 1
+    return {
+        **counts,
+        "rules_run": result.rules_run,
+        "skipped": len(result.skipped),
+        "skipped_by_fact": skip_kinds(result.skipped),
+        "skipped_that_matter": sum(1 for s in result.skipped if skip_matters(s)),
+        "threshold": threshold.value,
+    }
+
+
+def select_rules(
+    options: RuleOptions, scope: Literal["node", "all"] = "node"
+) -> tuple[Matrix, list[Rule], Severity]:
+    """The matrix, the chosen rules (node rules only unless ``scope`` is "all") and the
+    threshold."""
+    from envcheck.matrix.load import load
+    from envcheck.rules import all_rules, select
+    from envcheck.settings import find_settings
+
+    settings = find_settings()
+    matrix = load([*settings.matrix, *options.matrix])
+    chosen = select(
+        all_rules(matrix), options.select or settings.select, options.ignore or settings.ignore
+    )
+    if scope == "node":  # cluster rules run in `envcheck cluster` and `envcheck diff`
+        chosen = [r for r in chosen if r.scope == "node"]
+    threshold = options.severity or Severity(settings.severity or "error")
+    return matrix, chosen, threshold
+
+
+def check(reports: Sequence[NodeReport], options: RuleOptions | None = None) -> CheckOutcome:
+    from envcheck.engine import evaluate
+
+    options = options or RuleOptions()
+    matrix, chosen, threshold = select_rules(options)
+    results = [evaluate(report, matrix, chosen) for report in reports]
+    merged = CheckResult(
+        findings=tuple(f for r in results for f in r.findings),
+        skipped=tuple(s for r in results for s in r.skipped),
+        rules_run=len(chosen),
+        errors=tuple(e for r in results for e in r.errors),
+    )
+    return CheckOutcome(tuple(reports), merged, threshold, options.strict)
+
+
+def redacted_view(outcome: CheckOutcome) -> CheckOutcome:
+    """``--redact`` is a view: the verdicts were reached on the real report; the reports, messages,
+    evidence and skip reasons shown carry pseudonyms for hostnames and addresses."""
+    from dataclasses import replace
+
+    from envcheck.redact import anonymize, hostnames_of, pseudonymize_text, redact_value_tree
+
+    names = tuple(n for r in outcome.reports for n in hostnames_of(r))
+    result = outcome.result
+    findings = tuple(
+        replace(
+            f,
+            message=pseudonymize_text(f.message, names),
+            node=pseudonymize_text(f.node, names) if f.node else f.node,
+            evidence=redact_value_tree(f.evidence, names),
+        )
+        for f in result.findings
+    )
+    skipped = tuple(
+        replace(
+            s,
+            reason=pseudonymize_text(s.reason, names),
+            node=pseudonymize_text(s.node, names) if s.node else s.node,
+        )
+        for s in result.skipped
+    )
+    return replace(
+        outcome,
+        reports=tuple(r if r.redacted else anonymize(r) for r in outcome.reports),
+        result=replace(result, findings=findings, skipped=skipped),
+    )

@@ -1,0 +1,80 @@
+"""This node, probed: the facts every other command checks."""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from envcheck.errors import UsageError
+from envcheck.model.report import NodeReport
+
+if TYPE_CHECKING:
+    from envcheck.probes.context import ProbeContext
+
+
+@dataclass(frozen=True)
+class ProbeOptions:
+    python: str | None = None  # another interpreter whose packages to inspect
+    timeout: float = 5.0  # seconds per external command and name lookup
+    redact: bool = False  # hostnames and addresses replaced by pseudonyms
+    # --deep: ("gpu",) asks the CUDA driver and NVML, each in a child bounded by ``timeout``;
+    # ("gpu", "torch") adds the GEMM and NCCL smoke test in the node's own Python
+    deep: tuple[str, ...] = ()
+    deep_timeout: float = 120.0  # seconds the --deep=torch smoke test may take
+
+
+DEEP_STEPS = ("gpu", "torch")
+
+
+def validate(options: ProbeOptions) -> None:
+    if not (options.timeout > 0 and math.isfinite(options.timeout)):
+        raise UsageError("--timeout must be positive")
+    unknown = [d for d in options.deep if d not in DEEP_STEPS]
+    if unknown:
+        raise UsageError(f"--deep: unknown step {unknown[0]!r} (must be --deep or --deep=torch)")
+    if not (options.deep_timeout > 0 and math.isfinite(options.deep_timeout)):
+        raise UsageError("--deep-timeout must be positive")
+    python = options.python
+    if python is not None and not (os.path.isfile(python) and os.access(python, os.X_OK)):
+        raise UsageError(f"--python: {python} is not an executable file")
+
+
+def probe_context(options: ProbeOptions) -> ProbeContext:
+    """The ProbeContext for probing this node with these options (checked first)."""
+    from envcheck.probes.context import ProbeContext
+
+    validate(options)
+    return ProbeContext(
+        python=options.python,
+        timeout=options.timeout,
+        redact=options.redact,
+        deep=tuple(options.deep),
+        torch_timeout=options.deep_timeout,
+    )
+
+
+_PYTHON_MARK = "envcheck-python-check"
+
+
+def require_python(path: str, timeout: float) -> None:
+    """--python must name a Python interpreter: one bounded run of a stdlib one-liner."""
+    from envcheck.probes.run import run
+
+    done = run(
+        [path, "-I", "-c", f"import sys; print('{_PYTHON_MARK}', *sys.version_info[:2])"],
+        timeout=timeout,
+    )
+    words = done.stdout.split()
+    if not (done.ok and words[:1] == [_PYTHON_MARK]):
+        why = done.problem or (
+            f"exited with {done.returncode}" if done.returncode else "it printed something else"
+        )
+        raise UsageError(f"--python: {path} is not a Python interpreter ({why})")
+
+
+def probe(options: ProbeOptions | None = None) -> NodeReport:
+    from envcheck.probes import collect
+
+    return collect(probe_context(options or ProbeOptions()))

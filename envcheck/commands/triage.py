@@ -1,0 +1,85 @@
+"""``triage``: what a log's error lines mean, and which causes a node confirms or rules out."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from envcheck.errors import InputError
+from envcheck.model.report import NodeReport
+
+if TYPE_CHECKING:
+    from envcheck.matrix.model import Matrix
+    from envcheck.triage.run import TriageResult
+    from envcheck.triage.scan import Engine, ScanResult
+
+# the node to check causes on, asked for only when the log shows a known failure:
+# (the node or None, a sentence saying where its facts come from or why there are none)
+NodeProvider = Callable[[], "tuple[NodeReport | None, str]"]
+
+
+@dataclass(frozen=True)
+class TriageOptions:
+    engine: Engine = "auto"
+    matrix: tuple[str, ...] = ()  # overlay directories merged over the built-in one
+
+
+def _finish(
+    name: str, scan: ScanResult, matrix: Matrix, node: NodeProvider | None, log: str
+) -> TriageResult:
+    """Judge the matched signatures: the node's facts (asked for only when the log shows a
+    known failure) and the log's own facts (``log``: the file to re-read context lines from,
+    '-' when there is none)."""
+    from envcheck.rules import all_rules
+    from envcheck.triage.run import judge, log_facts
+
+    report: NodeReport | None = None
+    note = "not checked: no known signature matched"
+    if any(not t.signature.noise for t in scan.tallies.values()):
+        report, note = node() if node is not None else (None, "not checked: no node given")
+    facts = log_facts(log, scan)
+    return judge(name, scan, matrix, all_rules(matrix), report, note, facts)
+
+
+def _matrix(options: TriageOptions) -> Matrix:
+    from envcheck.matrix.load import load
+    from envcheck.settings import find_settings
+
+    return load([*find_settings().matrix, *options.matrix])
+
+
+def triage_log(
+    log: str, options: TriageOptions | None = None, node: NodeProvider | None = None
+) -> TriageResult:
+    """Scan the log file ``log`` ('-': standard input; gzip is decompressed)."""
+    from envcheck.triage.run import scan_log
+
+    options = options or TriageOptions()
+    matrix = _matrix(options)
+    name, scan = scan_log(log, matrix, options.engine)
+    return _finish(name, scan, matrix, node, log)
+
+
+def triage_text(
+    text: str | bytes,
+    options: TriageOptions | None = None,
+    node: NodeProvider | None = None,
+    name: str = "<text>",
+) -> TriageResult:
+    """Scan log text held in memory (the Python engines; grep reads files)."""
+    from envcheck.triage.scan import Scanner
+
+    options = options or TriageOptions()
+    matrix = _matrix(options)
+    if not matrix.signatures:
+        raise InputError("the matrix has no [[signature]] entries to look for")
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    engine = "auto" if options.engine in ("auto", "grep") else options.engine
+    try:
+        scanner = Scanner(matrix.signatures, engine)
+    except (ValueError, RuntimeError) as exc:
+        raise InputError(f"{exc} (see `envcheck matrix validate`)") from None
+    # the text is not a file: each signature's extractors read its matched lines only
+    return _finish(name, scanner.scan(io.BytesIO(data)), matrix, node, "-")
