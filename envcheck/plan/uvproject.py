@@ -94,8 +94,7 @@ class LockTargets:
         """The throwaway project's bound: low enough for the interpreter running uv (uv lock
         refuses an interpreter outside it); ``environments`` narrows the lock to the targets."""
         low = min(
-            [tuple(int(x) for x in p.split(".")[:2]) for p in self.pythons]
-            + [sys.version_info[:2]]
+            [tuple(int(x) for x in p.split(".")[:2]) for p in self.pythons] + [sys.version_info[:2]]
         )
         return f">={low[0]}.{low[1]}"
 

@@ -4,24 +4,18 @@ resolver itself: test_uvproject.py)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from envcheck.matrix.model import Matrix
 from envcheck.model.plan import Target
 from envcheck.plan.resolve import (
-    IndexConfig,
     UvMissing,
     find_uv,
     pip_index_config,
     python_platform,
     redact_url,
 )
-from envcheck.plan.stack import add_overrides, choose_stack
-from envcheck.rules.base import Rule
-from tests.plan.conftest import LocalIndex
 
 
 @pytest.mark.parametrize(

@@ -131,7 +131,9 @@ def test_one_lock_for_several_targets(local_index: LocalIndex, tmp_path: Path) -
         stack = Stack(Target(python="3.10"), ("torch==2.5.1", "numpy<2; python_version < '3.11'"))
         targets = LockTargets(("3.10", "3.12"), ("x86_64", "aarch64"))
         got = lock_project(
-            _request(stack, IndexConfig(index_url=served.url("pypi")), targets=targets, fmt="pylock"),
+            _request(
+                stack, IndexConfig(index_url=served.url("pypi")), targets=targets, fmt="pylock"
+            ),
             uv=find_uv(),
             timeout=120,
         )
