@@ -72,6 +72,23 @@ def test_fix_writes_files_atomically_and_never_overwrites(
     assert forced.returncode == 1
 
 
+def test_fix_exits_1_while_findings_remain(tmp_path: Path) -> None:
+    """Issue 14: a driver-470 H100 whose torch is already the closest build: no step answers
+    DRV102, which remains; that is exit 1 (findings remain), not 0."""
+    spec = tmp_path / "d470.toml"
+    spec.write_text(
+        '[gpu]\ndriver = "470.182.03"\nmodels = ["NVIDIA H100 80GB HBM3"]\n'
+        '[python]\nversion = "3.10.12"\n[packages]\ntorch = "2.0.1+cu118"\n',
+        encoding="utf-8",
+    )
+    result = run_cli("fix", "--spec", str(spec))
+    assert result.returncode == 1, result.stderr
+    assert "DRV102" in result.stdout and "1 finding(s) remain; exit 1" in result.stderr
+    data = run_cli("fix", "--spec", str(spec), "--json").json()
+    assert (data["status"], data["exit_code"]) == ("findings", 1)
+    assert [f["code"] for f in data["data"]["plan"]["remaining"]] == ["DRV102"]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
