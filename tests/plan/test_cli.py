@@ -338,3 +338,112 @@ def test_lock_spec_without_python_takes_the_profiles(tmp_path: Path) -> None:
         "550.54.15",
         ["NVIDIA H20"],
     )
+
+
+def test_lock_diff_upgrade_package_and_the_verdict_of_each_side(
+    local_index: LocalIndex, tmp_path: Path
+) -> None:
+    node = _node(tmp_path, "535.104.05", "NVIDIA H20")
+    code, _, err = _lock(
+        local_index, "--spec", str(node), "vllm==0.6.3", "-o", "old.lock", cwd=tmp_path
+    )
+    assert code == 0, err
+    # vllm may move (and torch and its cuBLAS with it); every other pin of old.lock stays
+    code, _, err = _lock(
+        local_index,
+        "--spec",
+        str(node),
+        "vllm==0.6.4",
+        "--from-lock",
+        "old.lock",
+        "--upgrade-package",
+        "vllm",
+        "--upgrade-package",
+        "torch",
+        "--upgrade-package",
+        "nvidia-cublas-cu12",
+        "-o",
+        "new.lock",
+        cwd=tmp_path,
+    )
+    assert code == 0, err
+    diff = run_cli("lock", "diff", "old.lock", "new.lock", "--spec", str(node), cwd=tmp_path)
+    assert diff.returncode == 0, diff.stderr
+    assert "~ vllm 0.6.3 -> 0.6.4 (up)" in diff.stdout
+    assert "~ torch 2.4.0 -> 2.5.1 (up)" in diff.stdout
+    assert "numpy" not in diff.stdout and "filelock" not in diff.stdout  # kept pins
+    assert "passes the rules" in diff.stdout
+    # a lock whose cuBLAS is torch 2.4.0's own fails the rules on this H20 node (CUD102)
+    old = (tmp_path / "old.lock").read_text(encoding="utf-8")
+    (tmp_path / "bad.lock").write_text(
+        old.replace("nvidia-cublas-cu12==12.3.4.1", "nvidia-cublas-cu12==12.1.3.1"),
+        encoding="utf-8",
+    )
+    worse = run_cli(
+        "lock", "diff", "old.lock", "bad.lock", "--spec", str(node), "--json", cwd=tmp_path
+    )
+    assert worse.returncode == 1
+    data = worse.json()["data"]
+    assert data["moved"] == {"nvidia-cublas-cu12": {"old": "12.3.4.1", "new": "12.1.3.1"}}
+    assert (data["old"]["verdict"], data["new"]["verdict"]) == (
+        "passes the rules",
+        "fails the rules",
+    )
+    assert [f["code"] for f in data["new"]["findings"]] == ["CUD102"]
+    usage = run_cli("lock", "diff", "old.lock", "--python", "3.11", cwd=tmp_path)
+    assert usage.returncode == 2 and "two lock files" in usage.stderr
+    alone = run_cli("lock", "vllm", "--upgrade-package", "vllm", "--python", "3.11")
+    assert alone.returncode == 2 and "--from-lock" in alone.stderr
+
+
+def test_lock_header_names_no_local_index_of_this_machine(
+    local_index: LocalIndex, tmp_path: Path
+) -> None:
+    """Issue 14: pip's configuration here adds file:// mirrors; a lock never lists them (they
+    are left out with a note) and a command-line file:// index is refused (exit 2)."""
+    conf = tmp_path / "pip.conf"
+    conf.write_text(
+        f"[global]\nindex-url = {local_index.url}\n"
+        f"extra-index-url = {local_index.file_url}\nfind-links = {local_index.wheels}\n",
+        encoding="utf-8",
+    )
+    env = cli_env(PIP_CONFIG_FILE=str(conf))
+    for var in ("PIP_FIND_LINKS", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL"):
+        env.pop(var, None)
+    result = run_cli(
+        "lock", "vllm==0.6.4", "--python", "3.11", "-o", "x.lock", env=env, cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    text = (tmp_path / "x.lock").read_text(encoding="utf-8")
+    assert "file://" not in text and str(local_index.root) not in text
+    assert "left out 2 local index(es)" in " ".join(text.split())
+    assert local_index.url in text
+    refused = run_cli(
+        "lock", "vllm==0.6.4", "--python", "3.11", "--index-url", local_index.file_url, cwd=tmp_path
+    )
+    assert refused.returncode == 2 and "names no local path" in refused.stderr
+
+
+def test_lock_unreachable_index_has_its_own_exit_code(tmp_path: Path) -> None:
+    from tests.index.wheels import WheelIndexes
+
+    closed = WheelIndexes(tmp_path / "closed").start()
+    dead = closed.url("pypi")
+    closed.stop()
+    env = cli_env(UV_HTTP_RETRIES="0")
+    result = run_cli(
+        "lock",
+        "torch==2.5.1",
+        "--python",
+        "3.11",
+        "--index-url",
+        dead,
+        "-o",
+        "x.lock",
+        env=env,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 4, result.stderr
+    assert f"could not reach {dead.rsplit('/', 2)[0]}" in result.stderr
+    assert "nothing was written; exit 4" in result.stderr
+    assert "no resolution" not in result.stderr and not (tmp_path / "x.lock").exists()
