@@ -157,10 +157,24 @@ def render(outcome: CheckOutcome, args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     report = common.obtain_report(args)
+    problem = None
     if getattr(args, "lock", None):
-        from envcheck.plan.lockfile import apply_lock
+        from envcheck.plan.lockfile import apply_lock, lock_problem
 
         report = apply_lock(report, args.lock)
+        problem = lock_problem(report, args.lock)
     outcome = evaluate(args, [report])
-    render(outcome, args)
-    return outcome.exit_code
+    if problem is None:
+        render(outcome, args)
+        return outcome.exit_code
+    # a lock that cannot install here fails the gate whatever the rules say
+    if args.json:
+        data = outcome.envelope()
+        data.update(status="findings", exit_code=1)
+        data["errors"] = [*data["errors"], {"message": f"cannot install: {problem}"}]
+        common.emit(common.json_text(data))
+    else:
+        render(outcome, args)
+        common.emit(f"cannot install: {problem}\n")
+    sys.stderr.write(f"envcheck: the lock cannot install on this node: {problem}; exit 1\n")
+    return 1
