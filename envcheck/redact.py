@@ -8,24 +8,99 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from envcheck.model.report import NodeReport
+    from envcheck.model.report import EnvInfo, NodeReport
+    from envcheck.model.section import Section
 
 REDACTED = "<redacted>"
-_SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE", re.IGNORECASE)
-_URL_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/@\s]+)@")
+_SECRET_WORDS = r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE"
+_SECRET_NAME = re.compile(_SECRET_WORDS, re.IGNORECASE)
 _IPV4 = re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}\b")
 _IPV6 = re.compile(r"\b(?:[0-9a-fA-F]{1,4}:){2,7}[0-9a-fA-F]{0,4}\b")
+
+# Every pattern below is linear in the text's length with Python's backtracking engine: each
+# one can only start a match at the start of a token (a look-behind rejects the middle of a
+# run in one step), and the repetitions inside a token stop at characters that end it.
+#
+# URL user information, with or without a scheme: ``http://bob:p@ss@proxy`` (the last '@'
+# before the host ends it), ``alice:pw@proxy:3128``. A scheme-less one needs the ':' between
+# user and password, so ``git@github.com`` and e-mail addresses stay as they are.
+_TOKEN_START = r"(?<![^\s\"'=,;(\[{<|])"
+_URL_USERINFO = re.compile(
+    r"(?P<scheme>(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]*://)"
+    r"(?P<userinfo>[^/\s\"'<>@][^/\s\"'<>]*)@(?=[^\s@/\"'<>]*(?:[/\s\"'<>]|$))"
+)
+_BARE_USERINFO = re.compile(
+    _TOKEN_START + r"(?P<userinfo>[A-Za-z0-9._%+\-~]+:[^/\s\"'<>]*)"
+    r"@(?=[A-Za-z0-9][A-Za-z0-9.\-]*(?::\d+)?(?:[/\s\"'<>,;)\]}]|$))"
+)
+# NAME=value, NAME: value, "NAME": "value" and 'NAME': 'value' (a printed Python dict) for
+# secret-looking names. The name is taken whole (a look-ahead capture and a back-reference: an
+# atomic group that Python 3.10 lacks), and whether it looks secret is decided in Python, so no
+# pattern backtracks through a name. ``NAME: value`` needs an environment-style name (HF_TOKEN,
+# api_key) so that prose ("the key: ...") is kept.
+_WHOLE_NAME = r"(?<![A-Za-z0-9_])(?=(?P<name>[A-Za-z_][A-Za-z0-9_]*))(?P=name)"
+_QUOTED = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
+_ASSIGNED = re.compile(
+    _WHOLE_NAME + r"(?P<sep>\s?=\s?)(?P<value>" + _QUOTED + r"|(?:[^\s\"'\\,;&]|\\.)+)"
+)
+_QUOTED_PAIR = re.compile(
+    r"(?P<q>[\"'])" + _WHOLE_NAME + r"(?P=q)(?P<sep>\s*:\s*)(?P<value>" + _QUOTED + ")"
+)
+_COLON = re.compile(_WHOLE_NAME + r"(?P<sep>: )(?P<value>[^\s\"'<>,;]+)")
+_ENV_STYLE = re.compile(r"[A-Z0-9_]+|.*_.*")
 
 
 def is_secret_name(name: str) -> bool:
     return bool(_SECRET_NAME.search(name))
 
 
+def _hide_value(match: re.Match[str]) -> str:
+    value = match.group("value")
+    if not is_secret_name(match.group("name")) or value.strip("\"'") == REDACTED:
+        return match.group(0)
+    quote = value[0] if value[:1] in ('"', "'") and len(value) > 1 else ""
+    return f"{match.group('name')}{match.group('sep')}{quote}{REDACTED}{quote}"
+
+
+def _hide_pair(match: re.Match[str]) -> str:
+    if not is_secret_name(match.group("name")):
+        return match.group(0)
+    q, value = match.group("q"), match.group("value")
+    return f"{q}{match.group('name')}{q}{match.group('sep')}{value[0]}{REDACTED}{value[0]}"
+
+
+def _hide_colon(match: re.Match[str]) -> str:
+    if not _ENV_STYLE.fullmatch(match.group("name")):
+        return match.group(0)
+    return _hide_value(match)
+
+
+def redact_urls(text: str) -> str:
+    """Hide the user information of URLs (with or without a scheme)."""
+    if "@" not in text:
+        return text
+    text = _URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
+    return _BARE_USERINFO.sub(
+        lambda m: f"{REDACTED}@" if m.group("userinfo") != REDACTED else m.group(0), text
+    )
+
+
+def redact_text(text: str) -> str:
+    """Hide secrets in free text: URL credentials, ``NAME=value``, ``NAME: value`` and
+    ``"NAME": "value"`` for secret-looking names. Linear in the length of ``text``."""
+    text = redact_urls(text)
+    if not _SECRET_NAME.search(text):
+        return text
+    text = _QUOTED_PAIR.sub(_hide_pair, text)
+    text = _ASSIGNED.sub(_hide_value, text)
+    return _COLON.sub(_hide_colon, text)
+
+
 def redact_value(name: str, value: str) -> tuple[str, bool]:
     """(safe value, whether anything was hidden)."""
     if is_secret_name(name):
         return REDACTED, True
-    cleaned = _URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", value)
+    cleaned = redact_text(value)
     return cleaned, cleaned != value
 
 
@@ -38,6 +113,29 @@ def redact_env(variables: Mapping[str, str]) -> tuple[dict[str, str], tuple[str,
         if was_hidden:
             hidden.append(name)
     return safe, tuple(sorted(hidden))
+
+
+def scrub_env_section(section: Section[EnvInfo]) -> Section[EnvInfo]:
+    """An env section read from a file, redacted again (it may come from an older envcheck,
+    another tool or a hand)."""
+    from dataclasses import replace
+
+    data = section.data
+    if data is None or not data.variables:
+        return section
+    values, hidden = redact_env(data.variables)
+    if values == data.variables:
+        return section
+    names = tuple(sorted(set(data.redacted) | set(hidden)))
+    return replace(section, data=replace(data, variables=values, redacted=names))
+
+
+def scrub_report(report: NodeReport) -> NodeReport:
+    """A report read from a file with its secrets hidden again."""
+    from dataclasses import replace
+
+    env = scrub_env_section(report.env)
+    return report if env is report.env else replace(report, env=env)
 
 
 def pseudonym(text: str, prefix: str = "node") -> str:

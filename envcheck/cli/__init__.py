@@ -7,6 +7,7 @@ Exit codes: 0 clean, 1 findings at or above the chosen severity, 2 usage or inpu
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import importlib
 import os
@@ -23,8 +24,9 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"envcheck: error: {message}\n")
+        """One line (the usage block is one `--help` away)."""
+        message = " ".join(message.split())
+        sys.stderr.write(f"envcheck: error: {message} (see `{self.prog} --help`)\n")
         raise SystemExit(EXIT_USAGE)
 
 
@@ -64,6 +66,37 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command with guarded standard streams (``formats.stdout``): everything printed
+    is redacted and degraded to what the streams can carry; a stream that cannot be written
+    (a full disk, a closed descriptor) makes the exit code 2 with one line."""
+    from envcheck.formats.stdout import guarded
+
+    with guarded() as (out, err):
+        try:
+            code = _run(argv)
+        except SystemExit as exc:  # argparse: --help, --version, usage errors
+            code = exc.code if isinstance(exc.code, int) else EXIT_USAGE
+        out.flush()
+        if out.failure:
+            err.write(f"envcheck: error: cannot write to standard output: {out.failure}\n")
+            code = EXIT_USAGE
+        err.flush()
+        if err.failure and code == EXIT_OK:
+            code = EXIT_USAGE
+    return code
+
+
+def _check_output_target(args: argparse.Namespace) -> None:
+    """``-o FILE`` is checked before any work is done (unless the command writes a directory)."""
+    output = getattr(args, "output", None)
+    if output is None or not getattr(args, "output_is_file", True):
+        return
+    from envcheck.output import check_target
+
+    check_target(str(output), overwrite=getattr(args, "force", True) is not False)
+
+
+def _run(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     # `envcheck` and `envcheck --json ...` mean `envcheck check ...`
     if not args_list or (
@@ -76,6 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
+        _check_output_target(args)
         code: int = args.run(args)
         return code
     except EnvcheckError as exc:
@@ -86,6 +120,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except RecursionError:
+        sys.stderr.write("envcheck: error: input nested too deeply\n")
+        return EXIT_USAGE
+
     except Exception as exc:  # the last line of defence: one line, exit 3
         if os.environ.get("ENVCHECK_DEBUG"):
             traceback.print_exc()
@@ -102,11 +140,16 @@ def entry() -> NoReturn:
     without the interpreter's final garbage collection walking every object the run made
     (gc.freeze(); reference counting has freed what is garbage). That walk was a fifth of a
     probe's time."""
-    from envcheck.formats.stdout import guard
-
-    guard()
     code = main()
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
     gc.freeze()
+    from envcheck.probes.bounded import abandoned
+
+    if abandoned():
+        # a call that never returned (a wedged NVML) must not keep the process alive, nor
+        # let interpreter shutdown wait on its thread; the output is flushed above
+        os._exit(code)
     sys.exit(code)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from envcheck.cli import check, common
 from envcheck.errors import ReportError, UsageError
 from envcheck.model.finding import Severity
+from envcheck.numeric import seconds_arg
 
 if TYPE_CHECKING:
     from envcheck.cluster.diff import ClusterOutcome
@@ -42,7 +43,7 @@ def add_parser(sub: Any) -> None:
     )
     ray.add_argument(
         "--timeout",
-        type=float,
+        type=seconds_arg,
         default=30.0,
         metavar="S",
         help="seconds every node has to answer, and the collective test's limit (default 30)",

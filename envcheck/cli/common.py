@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from envcheck.errors import ReportError, UsageError
 from envcheck.model.finding import Severity
 from envcheck.model.report import NodeReport
+from envcheck.numeric import seconds_arg
 
 
 def add_source_options(p: argparse.ArgumentParser) -> None:
@@ -23,7 +22,7 @@ def add_source_options(p: argparse.ArgumentParser) -> None:
     src.add_argument("--python", metavar="PATH", help="probe another interpreter's packages")
     src.add_argument(
         "--timeout",
-        type=float,
+        type=seconds_arg,
         default=5.0,
         metavar="S",
         help="per external command while probing (default 5)",
@@ -57,19 +56,12 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
 
 
 def load_report(path: str) -> NodeReport:
-    try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ReportError("no such file", where=path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReportError(f"cannot read: {exc}", where=path) from None
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ReportError(
-            f"not JSON: {exc.args[0]} (line {getattr(exc, 'lineno', '?')})", where=path
-        ) from None
-    return NodeReport.from_dict(data, where=path)
+    """A saved report (``probe -o``, ``check --json``): read, capped and checked by
+    ``envcheck.inputs``; its secrets are redacted again by ``NodeReport.from_dict``."""
+    from envcheck.inputs import display_name, load_json_file
+
+    data = load_json_file(path, what="a JSON object (a report)", error=ReportError)
+    return NodeReport.from_dict(data, where=display_name(path))
 
 
 def obtain_report(args: argparse.Namespace) -> NodeReport:
@@ -91,8 +83,6 @@ def obtain_report(args: argparse.Namespace) -> NodeReport:
         from envcheck.probes import collect
         from envcheck.probes.context import ProbeContext
 
-        if args.timeout <= 0:
-            raise UsageError("--timeout must be positive")
         python = args.python
         if python and not (os.path.isfile(python) and os.access(python, os.X_OK)):
             raise UsageError(f"--python: {python} is not an executable file")
@@ -115,10 +105,11 @@ def codes_arg(value: str) -> list[str]:
     return [v.strip().upper() for v in value.split(",") if v.strip()]
 
 
-def write_output(path: str, text: str) -> None:
-    from envcheck.fileio import write_atomic
+def write_output(path: str, text: str, *, overwrite: bool = True) -> None:
+    """Write a result file (redacted, atomic; see ``envcheck.output``)."""
+    from envcheck.output import write
 
-    write_atomic(path, text)
+    write(path, text, overwrite=overwrite)
     sys.stderr.write(f"envcheck: wrote {path}\n")
 
 

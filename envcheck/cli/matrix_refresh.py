@@ -13,6 +13,7 @@ from packaging.version import InvalidVersion, Version
 
 from envcheck.cli import common
 from envcheck.errors import UsageError
+from envcheck.numeric import seconds_arg
 
 SHOWN_UNKNOWN = 5
 
@@ -53,10 +54,12 @@ def add_parsers(msub: Any) -> None:
     r.add_argument("--cache-dir", metavar="DIR", help="default $XDG_CACHE_HOME/envcheck/index")
     r.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     r.add_argument("--workers", type=int, default=4, metavar="N", help="concurrent requests (4)")
-    r.add_argument("--timeout", type=float, default=30.0, metavar="S", help="per request (30)")
+    r.add_argument(
+        "--timeout", type=seconds_arg, default=30.0, metavar="S", help="per request (30)"
+    )
     r.add_argument("--retries", type=int, default=3, metavar="N", help="on 429/5xx/timeouts (3)")
     r.add_argument("--json", action="store_true")
-    r.set_defaults(run=run_refresh)
+    r.set_defaults(run=run_refresh, output_is_file=False)
 
     d = msub.add_parser(
         "diff",

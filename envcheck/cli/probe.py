@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from envcheck.errors import UsageError
+from envcheck.numeric import seconds_arg
 
 
 def add_parser(sub: Any) -> None:
@@ -26,7 +27,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--python", metavar="PATH", help="inspect the packages of another interpreter")
     p.add_argument("--redact", action="store_true", help="replace hostnames and IP addresses")
     p.add_argument(
-        "--timeout", type=float, default=5.0, metavar="S", help="per external command (default 5)"
+        "--timeout",
+        type=seconds_arg,
+        default=5.0,
+        metavar="S",
+        help="per external command (default 5)",
     )
     p.set_defaults(run=run)
 
@@ -41,8 +46,6 @@ def run(args: argparse.Namespace) -> int:
     from envcheck.probes import collect
     from envcheck.probes.context import ProbeContext
 
-    if args.timeout <= 0:
-        raise UsageError("--timeout must be positive")
     python = _check_python(args.python) if args.python else None
     report = collect(ProbeContext(python=python, timeout=args.timeout, redact=args.redact))
     if args.markdown:

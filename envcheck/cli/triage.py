@@ -13,6 +13,7 @@ from typing import Any
 
 from envcheck.cli import common, from_opts
 from envcheck.model.report import NodeReport
+from envcheck.numeric import seconds_arg
 
 
 def add_parser(sub: Any) -> None:
@@ -34,7 +35,7 @@ def add_parser(sub: Any) -> None:
         help="do not probe this node; causes stay unchecked unless a node is given",
     )
     src.add_argument(
-        "--timeout", type=float, default=5.0, metavar="S", help="per command while probing"
+        "--timeout", type=seconds_arg, default=5.0, metavar="S", help="per command while probing"
     )
     from_opts.add_from_options(p)
     opts = p.add_argument_group("scanning")

@@ -56,11 +56,19 @@ class ReportReader:
     def loads(self, text: str, *, where: str | None = None) -> Any:
         """``json.loads(text)``, except that sections seen before come back already parsed;
         anything unusual goes to json.loads (and its error messages)."""
-        try:
-            data = self._walk(text, where)
-        except (ValueError, IndexError):
-            data = None
-        return json.loads(text) if data is None else data
+        from envcheck.inputs import has_surrogate_escape, loads_json
+
+        data = None
+        if not has_surrogate_escape(text):
+            try:
+                data = self._walk(text, where)
+            except (ValueError, IndexError, RecursionError):
+                data = None
+        if data is None:
+            data = loads_json(
+                text, where or "<report>", expect=object, what="JSON", error=ReportError
+            )
+        return data
 
     def _walk(self, text: str, where: str | None) -> dict[str, Any] | None:
         i = _space(text, 0)
@@ -78,7 +86,8 @@ class ReportReader:
             if text[i : i + 1] != ":":
                 return None
             i = _space(text, i + 1)
-            if key in SHARED_SECTIONS and out.get("schema") == SCHEMA_VERSION:
+            schema = out.get("schema")
+            if key in SHARED_SECTIONS and type(schema) is int and schema == SCHEMA_VERSION:
                 out[key], i = self._section_text(key, text, i, where)
             else:
                 out[key], i = self._decoder.raw_decode(text, i)
@@ -104,7 +113,8 @@ class ReportReader:
     def read(self, data: Any, *, where: str | None = None) -> NodeReport:
         if not isinstance(data, Mapping):
             raise ReportError("expected a JSON object (a NodeReport)", where=where)
-        if data.get("schema") != SCHEMA_VERSION:
+        schema = data.get("schema")
+        if type(schema) is not int or schema != SCHEMA_VERSION:
             # let the model say what is wrong, the same way `check --report` does
             return NodeReport.from_dict(data, where=where)
         head = self._head(data, where)
@@ -142,6 +152,12 @@ class ReportReader:
             section = from_dict(_section_types()[name], value, path=name, strict=False)
         except CodecError as exc:
             raise ReportError(exc.message, where=where, key=exc.path) from None
+        except RecursionError:
+            raise ReportError("nested too deeply", where=where, key=name) from None
+        if name == "env":
+            from envcheck.redact import scrub_env_section
+
+            section = scrub_env_section(section)
         if len(bucket) < _BUCKET:
             bucket.append((value, section))
         return section
@@ -165,8 +181,12 @@ def _fingerprint(value: Any) -> Any:
     if not isinstance(value, Mapping):
         return None
     data = value.get("data")
-    size = len(data.get("distributions") or ()) if isinstance(data, Mapping) else 0
-    return (value.get("status"), size)
+    dists = data.get("distributions") if isinstance(data, Mapping) else None
+    status = value.get("status")
+    return (
+        status if isinstance(status, str) else None,
+        len(dists) if isinstance(dists, list) else 0,
+    )
 
 
 def assign_labels(names: Sequence[str], qualifiers: Sequence[Sequence[str]]) -> list[str]:

@@ -50,28 +50,46 @@ def _entries(data: Any, where: str) -> tuple[list[tuple[Any, str | None]], list[
                 "(write them with `envcheck probe -o`, `check --json` or `cluster --json`)",
                 where=where,
             )
-        nodes = body.get("nodes") if isinstance(body.get("nodes"), list) else []
+        nodes = _list(body.get("nodes"), where, "data.nodes")
         addresses = {
-            n.get("node"): n.get("address")
+            n["node"]: _text(n.get("address"))
             for n in nodes
-            if isinstance(n, Mapping) and n.get("address")
+            if isinstance(n, Mapping) and isinstance(n.get("node"), str) and n.get("address")
         }
         failures = [
             NodeFailure(
                 node=str(f.get("node")),
                 reason=f"{f.get('reason')} (recorded in {where})",
-                node_id=f.get("node_id"),
-                address=f.get("address"),
+                node_id=_text(f.get("node_id")),
+                address=_text(f.get("address")),
                 kind=_kind(f.get("kind")),
             )
-            for f in body.get("unreachable") or []
+            for f in _list(body.get("unreachable"), where, "data.unreachable")
             if isinstance(f, Mapping)
         ]
         entries = [
-            (r, addresses.get(r.get("node")) if isinstance(r, Mapping) else None) for r in reports
+            (
+                r,
+                addresses.get(r["node"])
+                if isinstance(r, Mapping) and isinstance(r.get("node"), str)
+                else None,
+            )
+            for r in reports
         ]
         return entries, failures
     return [(data, None)], []
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _list(value: Any, where: str, key: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ReportError("expected a list", where=where, key=key)
+    return value
 
 
 def _kind(value: Any) -> Literal["timeout", "died", "unschedulable", "error", "unreadable"]:
@@ -84,19 +102,11 @@ def _kind(value: Any) -> Literal["timeout", "died", "unschedulable", "error", "u
 def _read_file(
     path: Path, reader: ReportReader
 ) -> tuple[list[tuple[NodeReport, str | None]], list[NodeFailure]]:
+    from envcheck.inputs import read_text
+
     where = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ReportError("no such file", where=where) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReportError(f"cannot read: {exc}", where=where) from None
-    try:
-        data = reader.loads(text, where=where)
-    except ValueError as exc:
-        raise ReportError(
-            f"not JSON: {exc.args[0]} (line {getattr(exc, 'lineno', '?')})", where=where
-        ) from None
+    text = read_text(where, error=ReportError, too_big="for a saved report")
+    data = reader.loads(text, where=where)
     del text
     entries, recorded = _entries(data, where)
     return [(reader.read(entry, where=where), address) for entry, address in entries], recorded

@@ -88,13 +88,22 @@ def read_requirements(path: str) -> list[str]:
 
 
 def split_gpus(values: Sequence[str]) -> tuple[str, ...]:
+    from envcheck.errors import UsageError
+    from envcheck.numeric import MAX_GPUS, NumberError, Range, parse
+
     out: list[str] = []
     for value in values:
-        match = re.fullmatch(r"(.+?)\s+[xX×]\s*(\d+)", value.strip())
+        match = re.fullmatch(r"(.+?)\s+[xX×]\s*([-+]?\d+)", value.strip())
         if match:
-            out += [match.group(1)] * int(match.group(2))
+            try:
+                count = int(parse(match.group(2), Range(minimum=1, maximum=MAX_GPUS, integer=True)))
+            except NumberError as exc:
+                raise UsageError(f"--gpu {value!r}: the count {exc.message}") from None
+            out += [match.group(1)] * count
         else:
             out.append(value.strip())
+        if len(out) > MAX_GPUS:
+            raise UsageError(f"--gpu: more than {MAX_GPUS} GPUs in one node")
     return tuple(out)
 
 

@@ -127,6 +127,13 @@ def linux_wheels(dists: Iterable[Dist], arch: str) -> list[Dist]:
     return [d for d in dists if d.wheel and any(linux_arch(t) == arch for t in d.tags)]
 
 
+def pure_wheel(dists: Iterable[Dist]) -> Dist | None:
+    """A platform-independent wheel (``py3-none-any``): what pure-Python packages (transformers,
+    trl, SGLang) publish instead of Linux wheels; its metadata speaks for every platform."""
+    pure = [d for d in dists if d.wheel and d.tags and all(t.platform == "any" for t in d.tags)]
+    return min(pure, key=lambda d: d.filename) if pure else None
+
+
 # the Python whose wheel's metadata is read: the one most releases have, then its neighbours
 PREFERRED = ("3.11", "3.10", "3.12", "3.9", "3.13", "3.8", "3.14")
 

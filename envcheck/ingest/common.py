@@ -10,7 +10,6 @@ from __future__ import annotations
 import codecs
 import datetime as _dt
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,11 +19,11 @@ from packaging.version import InvalidVersion, Version
 
 from envcheck import __version__
 from envcheck.errors import InputError
+from envcheck.inputs import MAX_BYTES  # one cap for every input
 from envcheck.model.report import Distribution, NodeReport, Origin, PackagesInfo, TorchBuild
 from envcheck.model.section import Section
 from envcheck.probes.torch_build import is_cuda_dist, variant_of
 
-MAX_BYTES = 64 * 1024**2  # a report is kilobytes; a bigger file is a log or a mistake
 STDIN = "-"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 
@@ -67,25 +66,15 @@ def decode(data: bytes, name: str) -> Source:
 
 def read_source(path: str) -> Source:
     """A file (or ``-`` for standard input) as a Source; at most MAX_BYTES."""
+    from envcheck.inputs import read_bytes
+
     name = "<stdin>" if path == STDIN else path
-    try:
-        if path == STDIN:
-            data = sys.stdin.buffer.read(MAX_BYTES + 1)
-        else:
-            with open(path, "rb") as handle:
-                data = handle.read(MAX_BYTES + 1)
-    except FileNotFoundError:
-        raise InputError("no such file", where=path) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, not a file", where=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", where=path) from None
-    if len(data) > MAX_BYTES:
-        raise FormatError(
-            f"over {MAX_BYTES // 1024**2} MiB: too big for an environment report "
-            "(for a log, use `envcheck triage`)",
-            where=name,
-        )
+    data = read_bytes(
+        path,
+        limit=MAX_BYTES,
+        error=FormatError,
+        too_big="for an environment report (for a log, use `envcheck triage`)",
+    )
     if not data.strip():
         raise FormatError("format not recognised: the input is empty", where=name)
     return decode(data, name)

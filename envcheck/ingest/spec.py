@@ -42,6 +42,7 @@ from envcheck.model.report import (
     TorchBuild,
 )
 from envcheck.model.section import Section
+from envcheck.numeric import NumberError, Range, check
 from envcheck.probes.storage import ray_temp_dir
 from envcheck.probes.torch_build import is_cuda_dist, variant_of
 from envcheck.redact import redact_env
@@ -52,6 +53,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 GIB = 1024**3
+MAX_GIB = float(1024**3)  # an exbibyte: far above any node, far below float overflow
 NOT_DECLARED = "not declared in the spec"
 
 
@@ -152,6 +154,26 @@ def _check_version(text: str, where: str, key: str, value: str | None) -> None:
         raise _fail(text, where, key, f"invalid version {value!r}") from None
 
 
+_GIB = Range(minimum=0, maximum=MAX_GIB)
+_SYSTEM_BOUNDS = {
+    "cpus": Range(minimum=1, maximum=1_000_000, integer=True),
+    "memory_gib": _GIB,
+    "memory_available_gib": _GIB,
+    "memory_limit_gib": _GIB,
+    "shm_gib": _GIB,
+}
+_MTU = Range(minimum=68, maximum=65536 * 4, integer=True)  # IPv4's minimum; jumbo/IB maximum
+
+
+def _check_number(text: str, where: str, key: str, value: object, bounds: Range) -> None:
+    if value is None:
+        return
+    try:
+        check(value, bounds)
+    except NumberError as exc:
+        raise _fail(text, where, key, exc.message) from None
+
+
 def _validate(spec: StackSpec, text: str, where: str) -> None:
     for name, version in (spec.packages or {}).items():
         try:
@@ -169,11 +191,13 @@ def _validate(spec: StackSpec, text: str, where: str) -> None:
         _check_version(text, where, "python.version", spec.python.version)
     if spec.system:
         _check_version(text, where, "system.glibc", spec.system.glibc)
-        for key in ("memory_gib", "memory_available_gib", "memory_limit_gib", "shm_gib"):
-            value = getattr(spec.system, key)
-            if value is not None and value < 0:
-                raise _fail(text, where, f"system.{key}", "must not be negative")
+        for key, bounds in _SYSTEM_BOUNDS.items():
+            _check_number(text, where, f"system.{key}", getattr(spec.system, key), bounds)
+        if spec.system.os is not None and not spec.system.os.strip():
+            raise _fail(text, where, "system.os", "is blank (leave it out when unknown)")
         for i, disk in enumerate(spec.system.disks):
+            _check_number(text, where, f"system.disks[{i}].size_gib", disk.size_gib, _GIB)
+            _check_number(text, where, f"system.disks[{i}].free_gib", disk.free_gib, _GIB)
             if disk.size_gib <= 0 or (
                 disk.free_gib is not None and not 0 <= disk.free_gib <= disk.size_gib
             ):
@@ -193,6 +217,7 @@ def _validate(spec: StackSpec, text: str, where: str) -> None:
             addresses += [
                 (f"network.interfaces[{i}]", a) for a in _tuple(iface.ipv4) + _tuple(iface.ipv6)
             ]
+            _check_number(text, where, f"network.interfaces[{i}].mtu", iface.mtu, _MTU)
         for key, address in addresses:
             try:
                 ipaddress.ip_interface(address)
@@ -258,9 +283,9 @@ def _packages(spec: StackSpec) -> tuple[Section[PackagesInfo], Section[TorchBuil
 
 
 def _os(text: str | None) -> tuple[str | None, str | None]:
-    if not text:
+    parts = (text or "").split()
+    if not parts:
         return None, None
-    parts = text.split()
     return parts[0].lower(), (parts[1] if len(parts) > 1 else None)
 
 
@@ -371,13 +396,11 @@ def spec_to_report(spec: StackSpec, where: str) -> NodeReport:
 
 
 def load_spec(path: str) -> NodeReport:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecError("no such file", where=path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(f"cannot read: {exc}", where=path) from None
-    return spec_to_report(parse_spec(text, path), path)
+    from envcheck.inputs import display_name, read_text
+
+    text = read_text(path, error=SpecError, too_big="for a stack spec")
+    name = display_name(path)
+    return spec_to_report(parse_spec(text, name), name)
 
 
 __all__ = ["StackSpec", "load_spec", "parse_spec", "spec_to_report"]

@@ -26,11 +26,13 @@ from envcheck.index.files import (
     linux_wheels,
     parse_metadata,
     pick_wheel,
+    pure_wheel,
     pythons,
     supported_minors,
 )
 from envcheck.index.metadata import Fetched
 from envcheck.matrix.generated import (
+    KEY_REQUIREMENTS,
     CompanionMetadata,
     FlashAttnIndex,
     IsaacSimIndex,
@@ -51,6 +53,7 @@ VLLM_FIELDS = {
     "flashinfer": "flashinfer",
     "numpy": "numpy",
     "ray": "ray",
+    "transformers": "transformers",
 }
 _TORCH_PIN_NAMES = ("cuda-toolkit", "cuda-bindings", "triton", "pytorch-triton")
 
@@ -193,8 +196,12 @@ def _x86_wanted(release: Release) -> list[Dist]:
     return [dist] if dist else []
 
 
+def companion_wanted(release: Release) -> list[Dist]:
+    dist = pick_wheel(release.dists, "x86_64") or pure_wheel(release.dists)
+    return [dist] if dist else []
+
+
 vllm_wanted = _x86_wanted
-companion_wanted = _x86_wanted
 
 
 def vllm_records(release: Release, fetched: Mapping[str, Fetched]) -> list[VllmMetadata]:
@@ -232,16 +239,21 @@ def vllm_records(release: Release, fetched: Mapping[str, Fetched]) -> list[VllmM
 
 
 def companion_records(release: Release, fetched: Mapping[str, Fetched]) -> list[CompanionMetadata]:
-    got = read_metadata(release, pick_wheel(release.dists, "x86_64"), fetched)
-    torch = None
+    wheel = pick_wheel(release.dists, "x86_64") or pure_wheel(release.dists)
+    got = read_metadata(release, wheel, fetched)
+    requires: dict[str, SpecifierSet] = {}
     if got.metadata is not None:
         minors = supported_minors(got.metadata.requires_python)
         for req in got.metadata.requires:
-            if canonicalize_name(req.name) == "torch" and applies(
-                req, arch="x86_64", pythons=minors
-            ):
-                torch = _spec(req)
-                break
+            name = canonicalize_name(req.name)
+            if name not in KEY_REQUIREMENTS or name in requires:
+                continue
+            if not applies(req, arch="x86_64", pythons=minors):
+                continue
+            spec = _spec(req)
+            if spec is not None:
+                requires[name] = spec
+    torch = requires.get("torch")
     yanked, reason = release.yanked
     return [
         CompanionMetadata(
@@ -254,6 +266,7 @@ def companion_records(release: Release, fetched: Mapping[str, Fetched]) -> list[
             torch=torch,
             requires_python=(got.metadata.requires_python if got.metadata else None)
             or release.requires_python,
+            requires={k: v for k, v in requires.items() if k != "torch"},
             yanked=yanked,
             yanked_reason=reason,
             unknown=got.unknown,
@@ -361,4 +374,9 @@ PACKAGES: dict[str, Kind] = {
     "isaacsim": ISAACSIM,
     "torchvision": COMPANION,
     "torchaudio": COMPANION,
+    "flashinfer-python": COMPANION,
+    "sglang": COMPANION,
+    "transformers": COMPANION,
+    "trl": COMPANION,
+    "numpy": COMPANION,
 }

@@ -62,12 +62,18 @@ def tree_files(directory: Path) -> list[Path]:
     return matrix_files(directory) + matrix_files(directory / GENERATED_DIR)
 
 
-def parse_file(path: Path) -> MatrixFile:
+def parse_file(path: Path, cache_env: Mapping[str, str] | None = None) -> MatrixFile:
+    """One matrix file, strictly decoded; with ``cache_env``, through the compiled-file cache
+    (:mod:`envcheck.matrix.compiled`) whose location that environment names."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise MatrixError(f"cannot read: {exc}", where=str(path)) from None
-    return parse_text(text, str(path))
+    if cache_env is None:
+        return parse_text(text, str(path))
+    from envcheck.matrix.compiled import compiled
+
+    return compiled(text, str(path), parse_text, cache_env)
 
 
 def parse_text(text: str, where: str) -> MatrixFile:
@@ -165,7 +171,13 @@ def load(
     env: Mapping[str, str] | None = None,
     include_builtin: bool = True,
 ) -> Matrix:
-    """The built-in matrix with every overlay merged over it, in order."""
-    dirs = ([builtin_dir()] if include_builtin else []) + overlay_dirs(cli_dirs, env)
-    parsed = [(str(path), parse_file(path)) for d in dirs for path in tree_files(d)]
+    """The built-in matrix with every overlay merged over it, in order.
+
+    Files are read through the compiled-file cache, keyed by their content (see
+    :mod:`envcheck.matrix.compiled`): an edited file or overlay is parsed again, never served
+    stale. The cache's location comes from ``env`` when given, else from the process environment.
+    """
+    environ = os.environ if env is None else env
+    dirs = ([builtin_dir()] if include_builtin else []) + overlay_dirs(cli_dirs, environ)
+    parsed = [(str(path), parse_file(path, environ)) for d in dirs for path in tree_files(d)]
     return merge(parsed)

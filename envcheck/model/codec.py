@@ -19,6 +19,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from envcheck.errors import CodecError
+from envcheck.numeric import NumberError, check
 
 T = TypeVar("T")
 
@@ -120,7 +121,10 @@ def _convert(tp: Any, data: Any, path: str, strict: bool) -> Any:
     if tp is float:
         if not isinstance(data, (int, float)) or isinstance(data, bool):
             raise CodecError(path, f"expected a number, got {_describe(data)}")
-        return float(data)
+        try:
+            return float(check(data))
+        except (NumberError, OverflowError) as exc:
+            raise CodecError(path, str(exc)) from None
     if tp is str:
         if not isinstance(data, str):
             raise CodecError(path, f"expected a string, got {_describe(data)}")

@@ -314,26 +314,29 @@ class NodeReport:
     @classmethod
     def from_dict(cls, data: Any, *, where: str | None = None) -> NodeReport:
         """Load a report (or the first report of a ``check --json`` envelope)."""
+        from envcheck.inputs import check_schema
+        from envcheck.redact import scrub_report
+
         if isinstance(data, Mapping) and "data" in data and "command" in data:
             reports = (
                 data.get("data", {}).get("reports") if isinstance(data["data"], Mapping) else None
             )
-            if not reports:
-                raise ReportError("JSON envelope holds no reports", where=where)
+            if not isinstance(reports, list) or not reports:
+                raise ReportError(
+                    "JSON envelope holds no list of reports", where=where, key="data.reports"
+                )
             data = reports[0]
         if not isinstance(data, Mapping):
             raise ReportError("expected a JSON object (a NodeReport)", where=where)
-        schema = data.get("schema")
-        if schema != SCHEMA_VERSION:
-            raise ReportError(
-                f"unsupported report schema {schema!r} (this envcheck reads {SCHEMA_VERSION})",
-                where=where,
-                key="schema",
-            )
+        check_schema(data.get("schema"), SCHEMA_VERSION, where, error=ReportError)
         try:
-            return from_dict(cls, data, strict=False)
+            report = from_dict(cls, data, strict=False)
         except CodecError as exc:
             raise ReportError(exc.message, where=where, key=exc.path) from None
+        except RecursionError:
+            raise ReportError("nested too deeply", where=where) from None
+        # a saved report may come from an older envcheck or a hand: secrets are hidden again
+        return scrub_report(report)
 
     def with_sections(self, **sections: Any) -> NodeReport:
         return replace(self, **sections)

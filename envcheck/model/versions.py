@@ -18,3 +18,8 @@ class DriverVersion(Version):
 
     def __repr__(self) -> str:
         return f"<DriverVersion({self._text!r})>"
+
+    def __reduce__(self) -> tuple[type[DriverVersion], tuple[str]]:
+        # rebuilt from the text as written: packaging's own pickle state (its slots) would
+        # drop `_text` (the compiled-matrix cache pickles records holding driver versions)
+        return DriverVersion, (self._text,)

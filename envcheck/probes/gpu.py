@@ -36,10 +36,25 @@ def cuda_version_from_int(value: int) -> str | None:
 
 
 def probe_gpu(ctx: ProbeContext) -> Section[GpuInfo]:
-    nvml = _probe_nvml()
+    from envcheck.probes import bounded
+
+    started = time.monotonic()
+    outcome = bounded.call(_probe_nvml, ctx.timeout, "nvml")
+    if not outcome.done:
+        # nvidia-smi answers through the same NVML: it would hang too; the driver files do not
+        reason = f"NVML did not answer within {round(ctx.timeout, 1):g} s (a wedged driver?)"
+        return _probe_fallback(ctx, nvml_reason=reason, try_smi=False)
+    if outcome.error is not None:
+        exc = outcome.error
+        if not isinstance(exc, Exception):
+            raise exc
+        nvml: GpuInfo | str = f"NVML failed: {type(exc).__name__}: {exc}"
+    else:
+        nvml = outcome.value if outcome.value is not None else "NVML gave nothing"
     if isinstance(nvml, GpuInfo):
         return Section.ok(nvml, source="nvml")
-    return _probe_fallback(ctx, nvml_reason=nvml)
+    left = max(0.1, ctx.timeout - (time.monotonic() - started))
+    return _probe_fallback(ctx, nvml_reason=nvml, budget=left)
 
 
 # --- NVML -------------------------------------------------------------------------------------
@@ -254,10 +269,12 @@ def _nvidia_smi(ctx: ProbeContext, deadline: float) -> tuple[str | None, tuple[G
     return "nvidia-smi rejected the query"
 
 
-def _probe_fallback(ctx: ProbeContext, *, nvml_reason: str) -> Section[GpuInfo]:
-    deadline = time.monotonic() + ctx.timeout
+def _probe_fallback(
+    ctx: ProbeContext, *, nvml_reason: str, try_smi: bool = True, budget: float | None = None
+) -> Section[GpuInfo]:
+    deadline = time.monotonic() + (ctx.timeout if budget is None else budget)
     driver, driver_file = driver_from_files(ctx)
-    smi = _nvidia_smi(ctx, deadline)
+    smi = _nvidia_smi(ctx, deadline) if try_smi else "nvidia-smi not tried (NVML hung)"
     if isinstance(smi, str):
         if driver is None:
             why = f"{nvml_reason}; no /proc/driver/nvidia/version; {smi}"

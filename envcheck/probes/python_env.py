@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
-from email.parser import HeaderParser
+import os
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from envcheck.errors import InputError
+from envcheck.inputs import read_regular
 from envcheck.model.report import BrokenDistribution, Distribution, PackagesInfo, PythonInfo
 from envcheck.model.section import Section
 from envcheck.probes import pyfacts
@@ -64,31 +66,85 @@ def probe_python(facts: dict[str, Any] | str) -> Section[PythonInfo]:
     return Section.ok(info, source="interpreter" if facts else None)
 
 
-_HEADERS = HeaderParser()
+MAX_METADATA = 16 * 1024**2  # the largest real METADATA (long descriptions) is ~1 MiB
+MAX_REQUIRES = 2000  # the most Requires-Dist lines a real distribution has is a few hundred
+_WANTED = ("name", "version", "requires-dist")
+
+
+def parse_headers(text: str) -> dict[str, list[str]]:
+    """Name, Version and Requires-Dist of a METADATA text (core metadata is RFC 822 headers
+    up to the first blank line; a folded line continues the header before it). Linear, and
+    at most MAX_REQUIRES Requires-Dist values are kept."""
+    head = text.split("\n\n", 1)[0]
+    if "\r" in head:
+        head = text.replace("\r\n", "\n").split("\n\n", 1)[0]
+    found: dict[str, list[str]] = {}
+    last: list[str] | None = None
+    for line in head.split("\n"):
+        if line[:1] in (" ", "\t"):
+            if last:
+                last[-1] = f"{last[-1]} {line.strip()}"
+            continue
+        name, sep, value = line.partition(":")
+        if not sep:
+            break  # not a header: the body starts here
+        key = name.strip().lower()
+        if key not in _WANTED:
+            last = None
+            continue
+        values = found.setdefault(key, [])
+        if key == "requires-dist" and len(values) >= MAX_REQUIRES:
+            last = None
+            continue
+        values.append(value.strip())
+        last = values
+    return found
+
+
+def _metadata_text(dist: metadata.Distribution) -> str | None:
+    """METADATA (or PKG-INFO) of a distribution. A dist-info directory is read through
+    ``inputs.read_regular``: a FIFO or device in place of the file never blocks, and a huge
+    one is refused. Other kinds (eggs in zips) go through importlib.metadata."""
+    base = getattr(dist, "_path", None)
+    if not isinstance(base, Path):
+        return dist.read_text("METADATA") or dist.read_text("PKG-INFO")
+    for name in ("METADATA", "PKG-INFO"):
+        candidate = base / name
+        if not os.path.lexists(candidate):
+            continue
+        try:
+            data = read_regular(str(candidate), limit=MAX_METADATA)
+        except InputError as exc:
+            raise OSError(exc.message) from None
+        return data.decode("utf-8", errors="replace")
+    return None
 
 
 def _read_distribution(dist: metadata.Distribution) -> Distribution | BrokenDistribution:
     path = str(getattr(dist, "_path", "") or dist.locate_file(""))
     try:
-        text = dist.read_text("METADATA") or dist.read_text("PKG-INFO")
+        text = _metadata_text(dist)
     except (OSError, UnicodeDecodeError) as exc:
         return BrokenDistribution(path=path, reason=f"unreadable metadata ({exc})")
     if not text:
         return BrokenDistribution(path=path, reason="no METADATA file")
-    headers = _HEADERS.parsestr(text, headersonly=True)
-    name, version = headers.get("Name"), headers.get("Version")
+    headers = parse_headers(text)
+    name = next(iter(headers.get("name") or ()), None)
+    version = next(iter(headers.get("version") or ()), None)
     if not name:
         return BrokenDistribution(path=path, reason="METADATA has no Name")
     if not version:
         return BrokenDistribution(path=path, reason=f"METADATA of {name} has no Version")
-    requires = headers.get_all("Requires-Dist")
+    requires: list[str] | None = headers.get("requires-dist")
     if requires is None and path.endswith(".egg-info"):
         requires = dist.requires
     installer = None
     try:
-        installer_text = dist.read_text("INSTALLER")
-        installer = installer_text.strip() or None if installer_text else None
-    except OSError:
+        installer_path = Path(path) / "INSTALLER"
+        if os.path.lexists(installer_path):
+            raw = read_regular(str(installer_path), limit=4096)
+            installer = raw.decode("utf-8", errors="replace").strip() or None
+    except InputError:
         pass
     return Distribution(
         name=str(name).strip(),

@@ -9,6 +9,8 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from envcheck.errors import InputError
+from envcheck.inputs import read_regular
 from envcheck.model.report import PackagesInfo, TorchBuild
 from envcheck.model.section import Section
 
@@ -81,7 +83,9 @@ def probe_torch(packages: Section[PackagesInfo], markers: dict[str, str]) -> Sec
     notes: tuple[str, ...] = ()
     values: dict[str, str | None] = {}
     try:
-        values = parse_version_py(version_file.read_text(encoding="utf-8"))
+        values = parse_version_py(read_regular(str(version_file), limit=1024**2).decode("utf-8"))
+    except InputError as exc:
+        notes = (f"torch/version.py unreadable ({exc.message}); CUDA build unknown",)
     except (OSError, UnicodeDecodeError) as exc:
         notes = (f"torch/version.py unreadable ({exc.__class__.__name__}); CUDA build unknown",)
     except SyntaxError:

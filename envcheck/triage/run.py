@@ -12,6 +12,7 @@ import os
 import re
 import stat
 import sys
+import zlib
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -104,20 +105,17 @@ def open_log(path: str) -> tuple[BinaryIO, str]:
     if path == "-":
         stream, name = sys.stdin.buffer, "<stdin>"
     else:
-        try:
-            stream, name = open(path, "rb"), path  # noqa: SIM115 (scan_log closes it)
-        except FileNotFoundError:
-            raise InputError("no such file", where=path) from None
-        except IsADirectoryError:
-            raise InputError("is a directory, not a log file", where=path) from None
-        except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror or exc}", where=path) from None
+        from envcheck.inputs import open_binary
+
+        stream, name = open_binary(path), path
     if not _starts_with_gzip_magic(stream):
         return stream, name
     if stream is sys.stdin.buffer:
         return gzip.GzipFile(fileobj=stream, mode="rb"), name  # type: ignore[return-value]
-    stream.close()
-    return gzip.open(path, "rb"), name  # type: ignore[return-value]
+    if stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+        stream.close()
+        return gzip.open(path, "rb"), name  # type: ignore[return-value]
+    return gzip.GzipFile(fileobj=stream, mode="rb"), name  # type: ignore[return-value]
 
 
 def _starts_with_gzip_magic(stream: BinaryIO) -> bool:
@@ -147,7 +145,7 @@ def scan_log(path: str, matrix: Matrix, engine: Engine = "auto") -> tuple[str, S
             raise InputError(f"{exc} (see `envcheck matrix validate`)") from None
         try:
             return name, scanner.scan(stream)
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise InputError(f"cannot read: {exc}", where=name) from None
         finally:
             if isinstance(scanner, GrepScanner):

@@ -57,7 +57,7 @@ def test_check_runs_no_cluster_rule_and_counts_only_node_rules(tmp_path: Path) -
 
 def test_cluster_usage_errors_are_one_line() -> None:
     for args, words in (
-        (("--timeout", "0"), "--timeout must be positive"),
+        (("--timeout", "0"), "argument --timeout: must be > 0"),
         (("--ifname", "eth0"), "--ifname applies to the collective test"),
         (("--address", "127.0.0.1:1"), "cannot reach the Ray cluster at 127.0.0.1:1"),
     ):

@@ -139,7 +139,11 @@ def test_probe_other_python(tmp_path, cli):
             ["probe", "--python", "/no/such/python"],
             "envcheck: error: --python: /no/such/python is not an executable file",
         ),
-        (["probe", "--timeout", "0"], "envcheck: error: --timeout must be positive"),
+        (
+            ["probe", "--timeout", "0"],
+            "envcheck: error: argument --timeout: must be > 0 and <= 86400, got 0.0"
+            " (see `envcheck probe --help`)",
+        ),
     ],
 )
 def test_probe_bad_input_is_one_line_exit_2(cli, args, message):

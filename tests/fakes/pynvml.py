@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from types import SimpleNamespace
 from typing import Any
 
@@ -82,7 +83,15 @@ def _maybe_fail(name: str, device: dict[str, Any] | None = None) -> None:
         raise NVMLError(errors[name])
 
 
+def _maybe_hang(name: str) -> None:
+    """``FAKE_PYNVML_HANG=<function>``: that call never returns (a wedged driver)."""
+    if os.environ.get("FAKE_PYNVML_HANG") == name:
+        while True:
+            time.sleep(3600)
+
+
 def nvmlInit() -> None:
+    _maybe_hang("nvmlInit")
     scenario = _load()
     code = scenario.get("init_error")
     if code == NVML_ERROR_LIBRARY_NOT_FOUND:
@@ -127,6 +136,7 @@ def nvmlDeviceGetHandleByIndex(index: int) -> dict[str, Any]:
 
 
 def nvmlDeviceGetName(handle: dict[str, Any]) -> str:
+    _maybe_hang("nvmlDeviceGetName")
     _maybe_fail("nvmlDeviceGetName", handle)
     return handle["name"]
 

@@ -23,12 +23,16 @@ from tests.index.server import FIXTURES, build_wheel, fixture_page
 
 TODAY = "2026-01-02"
 BUILTIN = load(env={})
+# the default packages whose pages are recorded under tests/fixtures/index (trl is tested apart)
+RECORDED = tuple(
+    p for p in DEFAULT_PACKAGES if (FIXTURES / "pages" / f"{p}.json").exists() and p != "trl"
+)
 
 
 def run_refresh(
     server,
     tmp_path: Path,
-    packages=DEFAULT_PACKAGES,
+    packages=RECORDED,
     *,
     cache: str = "cache",
     offline=False,
@@ -227,18 +231,16 @@ def test_429_on_the_project_page_is_retried(index_server, tmp_path) -> None:
 def test_a_cached_refresh_makes_one_request_per_package(index_server, tmp_path) -> None:
     index_server.serve_fixtures()
     run_refresh(index_server, tmp_path)
-    first = {p: (tmp_path / "out" / f"{p}.toml").read_text() for p in DEFAULT_PACKAGES}
+    first = {p: (tmp_path / "out" / f"{p}.toml").read_text() for p in RECORDED}
     before = index_server.requests()
     result, client = run_refresh(index_server, tmp_path, today="2026-02-03")
-    assert index_server.requests() - before == len(DEFAULT_PACKAGES) == client.counters.requests
-    assert client.counters.not_modified == len(DEFAULT_PACKAGES)
+    assert index_server.requests() - before == len(RECORDED) == client.counters.requests
+    assert client.counters.not_modified == len(RECORDED)
     assert all(not p.changes and not p.written for p in result.packages)
     # nothing changed, so the files (and the dates in them) are as they were
-    assert first == {p: (tmp_path / "out" / f"{p}.toml").read_text() for p in DEFAULT_PACKAGES}
+    assert first == {p: (tmp_path / "out" / f"{p}.toml").read_text() for p in RECORDED}
     offline, client = run_refresh(index_server, tmp_path, offline=True)
-    assert (
-        index_server.requests() - before == len(DEFAULT_PACKAGES) and client.counters.requests == 0
-    )
+    assert index_server.requests() - before == len(RECORDED) and client.counters.requests == 0
     assert not offline.failed and all(not p.changes for p in offline.packages)
 
 
@@ -306,3 +308,21 @@ def test_generated_files_round_trip_through_the_strict_loader(index_server, tmp_
         assert parsed.meta.generated_by == "envcheck matrix refresh"
     data = json.loads((FIXTURES / "pages" / "torch.json").read_text())
     assert data["files"]
+
+
+def test_a_companion_records_its_requirements_on_the_stack(index_server, tmp_path) -> None:
+    """trl's recorded wheels: its transformers / accelerate / datasets floors become data
+    (`requires`), extras-only requirements (deepspeed, peft) do not."""
+    index_server.serve_fixtures()
+    result, _ = run_refresh(index_server, tmp_path, ("trl",))
+    assert not result.failed
+    records = {str(c.version): c for c in generated(tmp_path).generated.companion_metadata}
+    trl = records["0.19.0"]
+    assert trl.package == "trl" and trl.torch is None
+    assert trl.requires == {
+        "accelerate": SpecifierSet(">=1.4.0"),
+        "datasets": SpecifierSet(">=3.0.0"),
+        "transformers": SpecifierSet(">=4.51.0"),
+    }
+    assert trl.requires_python == SpecifierSet(">=3.9")
+    assert records["0.20.0"].requires["transformers"] == SpecifierSet(">=4.53.2")
