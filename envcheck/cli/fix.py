@@ -117,7 +117,7 @@ def _apply(result: FixResult, options: FixOptions, args: argparse.Namespace) -> 
     from envcheck.formats.plan_text import render_apply
 
     if not args.json:
-        common.emit(render_fix(result, "text", options))
+        common.emit(render_fix(result, "text", options, applying=True))
 
     def echo(line: str) -> None:
         sys.stderr.write(f"envcheck: {line}\n")
@@ -126,7 +126,11 @@ def _apply(result: FixResult, options: FixOptions, args: argparse.Namespace) -> 
     applied = apply_fix(
         result.plan,
         ApplyOptions(
-            python=args.python, snapshot=args.snapshot, unsafe=args.unsafe, force=args.force
+            python=args.python,
+            snapshot=args.snapshot,
+            unsafe=args.unsafe,
+            force=args.force,
+            matrix=tuple(args.matrix),
         ),
         echo,
     )

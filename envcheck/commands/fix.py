@@ -9,6 +9,7 @@ remain once it is applied (with --apply: a step failed or pins conflict).
 from __future__ import annotations
 
 import datetime as _dt
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -69,7 +70,9 @@ def plan_fix(options: FixOptions) -> FixResult:
     return FixResult(plan, options.report, exit_code(plan))
 
 
-def render_fix(result: FixResult, fmt: FixFormat, options: FixOptions) -> str:
+def render_fix(
+    result: FixResult, fmt: FixFormat, options: FixOptions, *, applying: bool = False
+) -> str:
     from envcheck.plan.emit import conda, pip, requirements
 
     plan, report = result.plan, result.report
@@ -86,7 +89,11 @@ def render_fix(result: FixResult, fmt: FixFormat, options: FixOptions) -> str:
 
     source = report.origin.kind + (f" {report.origin.detail}" if report.origin.detail else "")
     return render_plan(
-        plan, source=source, threshold=options.severity.value, include_unsafe=options.unsafe
+        plan,
+        source=source,
+        threshold=options.severity.value,
+        include_unsafe=options.unsafe,
+        applying=applying,
     )
 
 
@@ -96,6 +103,7 @@ class ApplyOptions:
     snapshot: str | None = None
     unsafe: bool = False
     force: bool = False
+    matrix: tuple[str, ...] = ()  # overlays (the torch variant indexes the snapshot records)
 
 
 @dataclass(frozen=True)
@@ -111,7 +119,15 @@ def default_snapshot() -> str:
 def apply_fix(
     plan: Plan, options: ApplyOptions, echo: Callable[[str], None] = lambda _line: None
 ) -> ApplyResult:
+    from envcheck.matrix.load import load
     from envcheck.plan.apply import apply_plan
+    from envcheck.settings import find_settings
+
+    matrix = load([*find_settings().matrix, *options.matrix])
+
+    def index_for(label: str) -> str | None:
+        known = re.fullmatch(r"cu\d{3,}|cpu|rocm[\d.]+", label)
+        return matrix.torch_index_url(label) if known else None
 
     outcome = apply_plan(
         plan,
@@ -120,6 +136,7 @@ def apply_fix(
         include_unsafe=options.unsafe,
         overwrite=options.force,
         echo=echo,
+        index_for=index_for,
     )
     code = 1 if outcome.failed is not None or plan.conflicts else 0
     return ApplyResult(outcome, code)

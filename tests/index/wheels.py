@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from packaging.utils import canonicalize_name
 
@@ -99,7 +100,7 @@ class WheelIndexes:
 
             def do_GET(self, head: bool = False) -> None:
                 owner.hits.append(self.path)
-                parts = [p for p in self.path.split("?")[0].split("/") if p]
+                parts = [unquote(p) for p in self.path.split("?")[0].split("/") if p]
                 body, ctype = None, "application/octet-stream"
                 if len(parts) >= 3 and parts[-2] == "files":
                     path = owner.root.joinpath(*parts[:-2], parts[-1])

@@ -146,6 +146,9 @@ def test_cli_fix_apply_on_another_interpreter(
     assert "numpy==2.1.3" in (tmp_path / "snap.txt").read_text(encoding="utf-8")
     assert "numpy==1.26.4" in _freeze(python, env)
     assert "to roll back" in result.stdout
+    # it says what it runs, never "Nothing was changed"
+    assert "Nothing was changed" not in result.stdout
+    assert "Running now, after a `pip freeze` snapshot: step(s) 1" in result.stdout
     # a failing step (nothing to install from): exit 1, state and snapshot reported
     subprocess.run(
         [str(python), "-m", "pip", "install", "-q", "--no-deps", "numpy==2.1.3"],
@@ -171,3 +174,42 @@ def test_cli_fix_apply_on_another_interpreter(
     assert data["status"] == "failed" and data["data"]["apply"]["failed"]["ok"] is False
     assert data["data"]["apply"]["changes"] == []
     assert "numpy==2.1.3" in (tmp_path / "snap2.txt").read_text(encoding="utf-8")
+
+
+def test_rollback_restores_a_variant_build(local_index: LocalIndex, tmp_path: Path) -> None:
+    """A torch that only the variant index serves (+cu128): the snapshot records that index,
+    so the printed rollback puts the same build back."""
+    folder = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, timeout=120)
+    python = folder / "bin" / "python"
+    variant = local_index.server.url("whl/cu128")
+    env = cli_env(
+        PIP_INDEX_URL=local_index.url,
+        PIP_CONFIG_FILE=os.devnull,
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+        PIP_NO_CACHE_DIR="1",
+    )
+    for var in ("PIP_CONSTRAINT", "PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL", "PIP_NO_INDEX"):
+        env.pop(var, None)
+    pip = [str(python), "-m", "pip", "install", "--quiet"]
+    subprocess.run(
+        [*pip, "--extra-index-url", variant, "torch==2.11.0+cu128"],
+        check=True,
+        env=env,
+        timeout=300,
+    )
+    plan = Plan(node="n", steps=(_step("torch==2.5.1", applicability="unsafe", code="TOR101"),))
+    snapshot = tmp_path / "snap.txt"
+    outcome = apply_plan(
+        plan,
+        str(python),
+        snapshot=snapshot,
+        include_unsafe=True,
+        env=env,
+        index_for=lambda label: variant if label == "cu128" else None,
+    )
+    assert "torch==2.5.1" in _freeze(python, env)
+    assert f"--extra-index-url {variant}" in snapshot.read_text(encoding="utf-8")
+    for command in outcome.rollback:
+        subprocess.run(command, shell=True, check=True, env=env, timeout=300)
+    assert "torch==2.11.0+cu128" in _freeze(python, env)
