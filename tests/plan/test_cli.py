@@ -219,7 +219,12 @@ def test_lock_conda_is_yaml(local_index: LocalIndex, tmp_path: Path) -> None:
     text = (tmp_path / "environment.yml").read_text(encoding="utf-8")
     data = yaml.safe_load(text)
     pip_section = next(d for d in data["dependencies"] if isinstance(d, dict))["pip"]
-    assert "torch==2.5.1" in pip_section and "vllm==0.6.4" in pip_section
+    pins = {entry.split()[0]: entry for entry in pip_section}
+    assert "torch==2.5.1" in pins and "vllm==0.6.4" in pins
+    # no overrides here: every pip pin carries its hashes (pip checks them under conda)
+    assert all(" --hash=sha256:" in entry for entry in pip_section)
+    assert data["channels"] == ["conda-forge", "nodefaults"]
+    assert "conda-forge::python=3.11" in data["dependencies"]
     assert "minor-version compatibility" in text and "NVIDIA_REQUIRE_CUDA" in text
 
 
