@@ -213,3 +213,45 @@ def test_rollback_restores_a_variant_build(local_index: LocalIndex, tmp_path: Pa
     for command in outcome.rollback:
         subprocess.run(command, shell=True, check=True, env=env, timeout=300)
     assert "torch==2.11.0+cu128" in _freeze(python, env)
+
+
+def test_a_locks_after_step_keeps_the_override(local_index: LocalIndex, tmp_path: Path) -> None:
+    """A lock's own "after" step (`pip install ...`) makes pip re-resolve torch's pin: without
+    the constraint the header adds, pip silently re-installs cuBLAS 12.1.3.1; with it, pip stops
+    and the override stays."""
+    from envcheck.model.plan import Stack, Target
+    from envcheck.plan.emit.text import stack_header
+
+    folder = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, timeout=120)
+    python = folder / "bin" / "python"
+    env = cli_env(
+        PIP_NO_INDEX="1",
+        PIP_FIND_LINKS=str(local_index.wheels),
+        PIP_CONFIG_FILE=os.devnull,
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+    )
+    env.pop("PIP_CONSTRAINT", None)
+    pip = [str(python), "-m", "pip", "install", "--quiet"]
+    subprocess.run([*pip, "torch==2.4.0"], check=True, env=env, timeout=300)
+    subprocess.run([*pip, "--no-deps", "nvidia-cublas-cu12==12.3.4.1"], check=True, env=env)
+    stack = Stack(
+        Target(python="3.11"),
+        ("torch==2.4.0",),
+        overrides=("nvidia-cublas-cu12==12.3.4.1",),
+        manual=("pip install vllm==0.6.3",),
+    )
+    line = next(
+        h.removeprefix("#   ") for h in stack_header(stack, command="t") if "vllm==0.6.3" in h
+    )
+    command = line.replace("pip install", f"{python} -m pip install", 1)
+    kept = subprocess.run(
+        ["bash", "-c", command], env=env, capture_output=True, text=True, check=False
+    )
+    assert kept.returncode == 1 and "ResolutionImpossible" in kept.stderr
+    assert "nvidia-cublas-cu12==12.3.4.1" in _freeze(python, env)
+    plain = subprocess.run(
+        [*pip, "vllm==0.6.3"], env=env, capture_output=True, text=True, check=False
+    )
+    assert plain.returncode == 0
+    assert "nvidia-cublas-cu12==12.1.3.1" in _freeze(python, env)  # what the constraint prevents
