@@ -32,7 +32,13 @@ from envcheck.plan.resolve import IndexConfig, Resolution, ResolveFailed, Resolv
 from envcheck.probes.run import run
 
 VARIANT_PACKAGES = ("torch", "torchvision", "torchaudio", "triton")
-KEEP_UV_VARS = ("UV_CACHE_DIR", "UV_HTTP_TIMEOUT", "UV_NATIVE_TLS", "UV_CONCURRENT_DOWNLOADS")
+KEEP_UV_VARS = (
+    "UV_CACHE_DIR",
+    "UV_HTTP_TIMEOUT",
+    "UV_HTTP_RETRIES",
+    "UV_NATIVE_TLS",
+    "UV_CONCURRENT_DOWNLOADS",
+)
 _NETWORK = re.compile(
     r"error sending request|tcp connect error|connection refused|dns error|failed to lookup "
     r"address|timed out|request failed after|http status server error|network is unreachable|"

@@ -219,7 +219,12 @@ def test_no_resolution_and_an_unreachable_index_are_different(
     variant = replace(good, torch_index_url=dead.replace("/pypi/simple", "/whl/cu124"))
     variant = replace(variant, requirements=(*variant.requirements, "torch==2.5.1"))
     with pytest.raises(IndexUnreachable):
-        lock_project(_request(variant, index), uv=find_uv(), timeout=120, env={"PATH": "/usr/bin"})
+        lock_project(
+            _request(variant, index),
+            uv=find_uv(),
+            timeout=120,
+            env={"UV_HTTP_RETRIES": "0", "PATH": "/usr/bin"},
+        )
 
 
 @pytest.mark.online
