@@ -30,10 +30,11 @@ def _parse(line: str) -> Requirement | None:
         return None
 
 
-# `name ...; extra == "x"` and nothing else: never in effect when no extra is selected. Most of
-# an ML environment's Requires-Dist lines are of this form (551 of 690 in a venv with torch and
-# Ray), so recognising them by their text skips parsing them at all.
-_EXTRA_ONLY = re.compile(r"""^[^;]*;\s*extra\s*==\s*(?:"[^"]+"|'[^']+')\s*$""")
+# `name ...; extra == "x"` and nothing else: never in effect when no extra is selected. Most of an
+# ML environment's Requires-Dist lines are of this form (551 of 690 in a venv with torch and Ray),
+# so recognising them by their text skips parsing them at all. Lines with a URL (`@`) are left to
+# the parser: in `pkg @ https://h/x.whl;extra=="x"` everything after `@` is the URL.
+_EXTRA_ONLY = re.compile(r"""^[^;@]*;\s*extra\s*==\s*(?:"[^"]+"|'[^']+')\s*$""")
 
 
 def requirements_in_effect(dist: Distribution, markers: dict[str, str]) -> list[Requirement]:
