@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.dev-installed
 
-.PHONY: install test lint typecheck unit docs bench clean
+.PHONY: install test lint typecheck unit docs bench accuracy clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,11 @@ bench: $(STAMP)
 	$(BIN)/python scripts/bench_lock.py
 	$(BIN)/python scripts/bench_refresh.py --local
 	$(BIN)/python scripts/bench_triage.py --size-gb 2 --runs 3
+	$(BIN)/python scripts/bench_deep.py --runs 7
+
+# Recall, right-fix rate and clean-node false positives on tests/corpus (docs/accuracy.md).
+accuracy: $(STAMP)
+	$(BIN)/python scripts/bench_accuracy.py
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .ruff_cache .pytest_cache

@@ -22,7 +22,7 @@ def evaluate(report: NodeReport, matrix: Matrix, rules: Sequence[Rule]) -> Check
         try:
             hits = list(rule.check(facts))
         except Skip as skip:
-            skipped.append(Skipped(rule.code, skip.reason, report.node))
+            skipped.append(Skipped(rule.code, skip.reason, report.node, skip.fact))
             continue
         except Exception as exc:  # one broken rule must not hide the others
             errors.append(f"{rule.code} failed: {type(exc).__name__}: {exc}")

@@ -32,6 +32,8 @@ def check_target(path: str, *, overwrite: bool = True, option: str = "-o") -> Pa
         name_max = 255
     if len(os.fsencode(target.name)) > name_max:
         raise InputError(f"file name longer than {name_max} bytes", where=path[:80] + "...")
+    if (target.exists() or target.is_symlink()) and not target.is_file() and not target.is_dir():
+        raise InputError("not a regular file (a device or a pipe is never replaced)", where=path)
     real = os.path.realpath(directory)
     if any(real == p or real.startswith(p + "/") for p in _PSEUDO):
         raise InputError(f"{real} is a kernel file system; write the file elsewhere", where=path)

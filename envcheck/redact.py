@@ -75,25 +75,93 @@ def _hide_colon(match: re.Match[str]) -> str:
     return _hide_value(match)
 
 
+_WORDS = ("token", "key", "secret", "password", "passwd", "credential", "private")
+
+
+def _has_secret_word(text: str) -> bool:
+    lowered = text.lower()
+    return any(word in lowered for word in _WORDS)
+
+
 def redact_urls(text: str) -> str:
     """Hide the user information of URLs (with or without a scheme)."""
     if "@" not in text:
         return text
-    text = _URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
+    if "://" in text:
+        text = _URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
     return _BARE_USERINFO.sub(
         lambda m: f"{REDACTED}@" if m.group("userinfo") != REDACTED else m.group(0), text
     )
 
 
+def _redact_line(line: str, words: bool) -> str:
+    line = redact_urls(line)
+    if words:
+        line = _QUOTED_PAIR.sub(_hide_pair, line)
+        line = _ASSIGNED.sub(_hide_value, line)
+        line = _COLON.sub(_hide_colon, line)
+    return line
+
+
+_WORD_HITS = re.compile("|".join(_WORDS))  # run on lowered text: no IGNORECASE (slow)
+
+
 def redact_text(text: str) -> str:
     """Hide secrets in free text: URL credentials, ``NAME=value``, ``NAME: value`` and
-    ``"NAME": "value"`` for secret-looking names. Linear in the length of ``text``."""
-    text = redact_urls(text)
-    if not _SECRET_NAME.search(text):
+    ``"NAME": "value"`` for secret-looking names. Linear in the length of ``text``: only the
+    lines holding an '@' or a secret-looking word go through the patterns."""
+    if not text:
         return text
-    text = _QUOTED_PAIR.sub(_hide_pair, text)
-    text = _ASSIGNED.sub(_hide_value, text)
-    return _COLON.sub(_hide_colon, text)
+    at = "@" in text
+    lowered = text.lower()
+    words = any(word in lowered for word in _WORDS)
+    if not at and not words:
+        return text
+    spans: dict[int, tuple[int, bool]] = {}  # line start -> (line end, has a word)
+    hits = [(m.start(), True) for m in _WORD_HITS.finditer(lowered)] if words else []
+    if at:
+        pos = text.find("@")
+        while pos != -1:
+            hits.append((pos, False))
+            pos = text.find("@", pos + 1)
+    hits.sort()
+    line_end = -1
+    start = 0
+    for pos, word in hits:  # in order: each line is found once, so this stays linear
+        if pos < line_end:
+            if word and not spans[start][1]:
+                spans[start] = (line_end, True)
+            continue
+        start = text.rfind("\n", max(line_end, 0), pos) + 1
+        end = text.find("\n", pos)
+        line_end = len(text) if end == -1 else end
+        spans[start] = (line_end, word)
+    out: list[str] = []
+    done = 0
+    for start in sorted(spans):
+        end, word = spans[start]
+        out.append(text[done:start])
+        out.append(_redact_line(text[start:end], word))
+        done = end
+    out.append(text[done:])
+    return "".join(out)
+
+
+def redact_data(data: Any) -> Any:
+    """JSON-shaped data with every string (and every value under a secret-looking key)
+    redacted; a new structure, the input is not changed."""
+    if isinstance(data, str):
+        return redact_text(data)
+    if isinstance(data, Mapping):
+        return {
+            k: REDACTED
+            if isinstance(k, str) and is_secret_name(k) and isinstance(v, str)
+            else redact_data(v)
+            for k, v in data.items()
+        }
+    if isinstance(data, (list, tuple)):
+        return [redact_data(v) for v in data]
+    return data
 
 
 def redact_value(name: str, value: str) -> tuple[str, bool]:
@@ -181,4 +249,45 @@ def anonymize(report: NodeReport) -> NodeReport:
     if env.is_ok and env.data is not None:
         variables = {k: mask_addresses(v) for k, v in env.data.variables.items()}
         sections["env"] = replace(env, data=replace(env.data, variables=variables))
+    deep = report.deep
+    if deep.is_ok and deep.data is not None and deep.data.torch is not None:
+        smoke = deep.data.torch
+
+        def clean(text: str) -> str:
+            # NCCL prefixes its lines with "<hostname>:<pid>:<tid>"
+            return mask_addresses(text.replace(report.node, node) if report.node else text)
+
+        smoke = replace(
+            smoke,
+            nccl_warnings=tuple(map(clean, smoke.nccl_warnings)),
+            allreduce_detail=clean(smoke.allreduce_detail) if smoke.allreduce_detail else None,
+        )
+        sections["deep"] = replace(deep, data=replace(deep.data, torch=smoke))
     return replace(report, node=node, redacted=True, **sections)
+
+
+def pseudonymize_text(text: str, hostnames: tuple[str, ...]) -> str:
+    """Free text (a finding's message, a skip reason) as ``anonymize`` shows its report."""
+    for name in sorted({h for h in hostnames if h}, key=len, reverse=True):
+        text = re.sub(
+            rf"(?<![A-Za-z0-9.-]){re.escape(name)}(?![A-Za-z0-9-])", pseudonym(name), text
+        )
+    return mask_addresses(text)
+
+
+def redact_value_tree(value: Any, hostnames: tuple[str, ...]) -> Any:
+    if isinstance(value, str):
+        return pseudonymize_text(value, hostnames)
+    if isinstance(value, dict):
+        return {k: redact_value_tree(v, hostnames) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(redact_value_tree(v, hostnames) for v in value)
+    return value
+
+
+def hostnames_of(report: NodeReport) -> tuple[str, ...]:
+    names = [report.node]
+    net = report.network
+    if net.is_ok and net.data is not None and net.data.hostname:
+        names.append(net.data.hostname)
+    return tuple(names)

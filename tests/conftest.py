@@ -100,6 +100,26 @@ def cli_env(**extra: str) -> dict[str, str]:
     return env
 
 
+@pytest.fixture(scope="session")
+def fake_libcuda(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tests/fakes/libcuda_fake.c built with the system C compiler, installed the way a driver
+    installs it: libcuda.so.550.54.15 and the libcuda.so.1 link the loader opens."""
+    import shutil
+
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no C compiler (cc) to build the fake libcuda")
+    out = tmp_path_factory.mktemp("libcuda")
+    real = out / "libcuda.so.550.54.15"
+    subprocess.run(
+        [compiler, "-shared", "-fPIC", "-o", str(real), str(FAKES / "libcuda_fake.c")],
+        check=True,
+        timeout=60,
+    )
+    (out / "libcuda.so.1").symlink_to(real.name)
+    return out / "libcuda.so.1"
+
+
 @dataclass
 class CliResult:
     returncode: int

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from envcheck.model import report
+from envcheck.model import deep, report
 from envcheck.model.finding import Action, Finding
 from envcheck.model.section import Section
 from tests.conftest import REPO
@@ -15,7 +15,9 @@ RECORDS = [
     report.BrokenDistribution, report.TorchBuild, report.SystemInfo, report.CgroupInfo, report.Limit, report.Toolkit,
     report.StorageInfo, report.DiskUsage, report.LibrariesInfo, report.SharedLibrary, report.NetworkInfo,
     report.Interface, report.IbDevice, report.IbPort, report.EnvInfo, report.GraphicsInfo, report.Origin,
-    Section, Finding, Action,
+    Section, Finding, Action, deep.DeepInfo, deep.Step, deep.CudaDriverCheck, deep.CudaCall,
+    deep.NvmlHealth, deep.GpuHealth, deep.Throttle, deep.P2PLink, deep.PcieTopology, deep.Bridge,
+    deep.TorchSmoke, deep.GemmRun,
 ]  # fmt: skip
 
 

@@ -91,6 +91,8 @@ def _check_output_target(args: argparse.Namespace) -> None:
     output = getattr(args, "output", None)
     if output is None or not getattr(args, "output_is_file", True):
         return
+    if getattr(args, "dry_run", False):  # nothing will be written
+        return
     from envcheck.output import check_target
 
     check_target(str(output), overwrite=getattr(args, "force", True) is not False)
@@ -103,7 +105,14 @@ def _run(argv: Sequence[str] | None) -> int:
         args_list[0].startswith("-") and args_list[0] not in ("-h", "--help", "--version")
     ):
         args_list.insert(0, "check")
-    parser = build_parser(args_list[0] if args_list[0] in COMMANDS else None)
+    try:
+        parser = build_parser(args_list[0] if args_list[0] in COMMANDS else None)
+    except ImportError as exc:
+        problem = _import_problem(exc)
+        if problem is None:
+            raise
+        sys.stderr.write(f"envcheck: error: {problem}\n")
+        return EXIT_USAGE
     args = parser.parse_args(args_list)
     if args.command is None:
         parser.print_help(sys.stderr)
@@ -120,6 +129,12 @@ def _run(argv: Sequence[str] | None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except ImportError as exc:
+        problem = _import_problem(exc)
+        if problem is None:
+            raise
+        sys.stderr.write(f"envcheck: error: {problem}\n")
+        return EXIT_USAGE
     except RecursionError:
         sys.stderr.write("envcheck: error: input nested too deeply\n")
         return EXIT_USAGE
@@ -134,6 +149,44 @@ def _run(argv: Sequence[str] | None) -> int:
         return EXIT_INTERNAL
 
 
+def _import_problem(exc: ImportError) -> str | None:
+    """One line for a dependency that cannot be imported (a PYTHONPATH directory shadowing
+    `packaging`, a broken install); None for envcheck's own modules (a bug: exit 3)."""
+    name = exc.name or _failing_module(exc) or ""
+    top = name.split(".")[0]
+    if not top or top == "envcheck":
+        return None
+    where = next(
+        (
+            os.path.join(p, top)
+            for p in sys.path
+            if p and (os.path.exists(os.path.join(p, top)) or os.path.exists(f"{p}/{top}.py"))
+        ),
+        None,
+    )
+    found = f" ({top} was found at {where})" if where else ""
+    return (
+        f"cannot import {name or top}: {exc.msg if hasattr(exc, 'msg') else exc}{found}; "
+        "is a directory on PYTHONPATH shadowing it?"
+    )
+
+
+def _failing_module(exc: BaseException) -> str | None:
+    """The top-level module whose own code raised ``exc`` (the deepest frame outside
+    envcheck), found by which sys.path entry holds its file."""
+    tb = exc.__traceback__
+    found = None
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        for entry in sys.path:
+            if entry and filename.startswith(entry.rstrip("/") + "/"):
+                rel = filename[len(entry.rstrip("/")) + 1 :]
+                found = rel.split("/")[0].removesuffix(".py")
+                break
+        tb = tb.tb_next
+    return found
+
+
 def entry() -> NoReturn:
     """The ``envcheck`` console script and ``python -m envcheck``: run with standard output and
     error that tolerate a reader leaving early (the exit code stays the command's), then exit
@@ -146,9 +199,8 @@ def entry() -> NoReturn:
             with contextlib.suppress(OSError, ValueError):
                 stream.flush()
     gc.freeze()
-    from envcheck.probes.bounded import abandoned
-
-    if abandoned():
+    bounded = sys.modules.get("envcheck.probes.bounded")  # only loaded when a probe ran
+    if bounded is not None and bounded.abandoned():
         # a call that never returned (a wedged NVML) must not keep the process alive, nor
         # let interpreter shutdown wait on its thread; the output is flushed above
         os._exit(code)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from envcheck.cli import common, from_opts
-from envcheck.model.finding import CheckResult, Severity
+from envcheck.model.finding import CheckResult, Severity, Skipped, skip_kinds, skip_matters
 from envcheck.model.report import NodeReport
 
 
@@ -18,10 +18,16 @@ class CheckOutcome:
     reports: tuple[NodeReport, ...]
     result: CheckResult
     threshold: Severity
+    strict: bool = False
+
+    @property
+    def gaps(self) -> tuple[Skipped, ...]:
+        """Skipped rules that matter for the node (see ``skip_matters``)."""
+        return tuple(s for s in self.result.skipped if skip_matters(s))
 
     @property
     def exit_code(self) -> int:
-        if self.result.at_or_above(self.threshold):
+        if self.result.at_or_above(self.threshold) or (self.strict and self.gaps):
             return 1
         return 3 if self.result.errors else 0
 
@@ -29,7 +35,9 @@ class CheckOutcome:
     def status(self) -> str:
         if self.result.errors:
             return "partial"
-        return "findings" if self.result.at_or_above(self.threshold) else "ok"
+        if self.result.at_or_above(self.threshold) or (self.strict and self.gaps):
+            return "findings"
+        return "ok"
 
     def envelope(self) -> dict[str, Any]:
         from envcheck.formats.json import envelope
@@ -52,8 +60,21 @@ def summary_counts(result: CheckResult, threshold: Severity) -> dict[str, Any]:
         **counts,
         "rules_run": result.rules_run,
         "skipped": len(result.skipped),
+        "skipped_by_fact": skip_kinds(result.skipped),
+        "skipped_that_matter": sum(1 for s in result.skipped if skip_matters(s)),
         "threshold": threshold.value,
     }
+
+
+def skipped_text(counts: dict[str, Any]) -> str:
+    """'46 skipped (unknown: env 12, packages 9; 3 matter)' for the summary line."""
+    if not counts["skipped"]:
+        return "0 skipped"
+    kinds = ", ".join(f"{k} {n}" for k, n in counts["skipped_by_fact"].items())
+    return (
+        f"{counts['skipped']} skipped (unknown: {kinds}; "
+        f"{counts['skipped_that_matter']} matter for the node)"
+    )
 
 
 def add_parser(sub: Any) -> None:
@@ -99,6 +120,12 @@ def add_check_options(p: argparse.ArgumentParser) -> None:
     rules.add_argument(
         "-v", "--verbose", action="store_true", help="also list skipped rules and why"
     )
+    rules.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when a rule that matters for the node (its GPU, driver, Python, torch, "
+        "vLLM or CUDA wheels) was skipped for an unknown fact",
+    )
     common.add_matrix_option(rules)
 
 
@@ -122,7 +149,7 @@ def evaluate(args: argparse.Namespace, reports: list[NodeReport]) -> CheckOutcom
         rules_run=len(chosen),
         errors=tuple(e for r in results for e in r.errors),
     )
-    return CheckOutcome(tuple(reports), merged, threshold)
+    return CheckOutcome(tuple(reports), merged, threshold, bool(getattr(args, "strict", False)))
 
 
 def render(outcome: CheckOutcome, args: argparse.Namespace) -> None:
@@ -151,12 +178,12 @@ def render(outcome: CheckOutcome, args: argparse.Namespace) -> None:
     counts = summary_counts(outcome.result, outcome.threshold)
     sys.stderr.write(
         f"envcheck: {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info; "
-        f"{counts['rules_run']} rules, {counts['skipped']} skipped; exit {outcome.exit_code}\n"
+        f"{counts['rules_run']} rules, {skipped_text(counts)}; exit {outcome.exit_code}\n"
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    report = common.obtain_report(args)
+    report = common.obtain_report(args, anonymized=False)
     problem = None
     if getattr(args, "lock", None):
         from envcheck.plan.lockfile import apply_lock, lock_problem
@@ -164,17 +191,51 @@ def run(args: argparse.Namespace) -> int:
         report = apply_lock(report, args.lock)
         problem = lock_problem(report, args.lock)
     outcome = evaluate(args, [report])
+    shown = redacted_view(outcome) if getattr(args, "redact", False) else outcome
     if problem is None:
-        render(outcome, args)
+        render(shown, args)
         return outcome.exit_code
     # a lock that cannot install here fails the gate whatever the rules say
     if args.json:
-        data = outcome.envelope()
+        data = shown.envelope()
         data.update(status="findings", exit_code=1)
         data["errors"] = [*data["errors"], {"message": f"cannot install: {problem}"}]
         common.emit(common.json_text(data))
     else:
-        render(outcome, args)
+        render(shown, args)
         common.emit(f"cannot install: {problem}\n")
     sys.stderr.write(f"envcheck: the lock cannot install on this node: {problem}; exit 1\n")
     return 1
+
+
+def redacted_view(outcome: CheckOutcome) -> CheckOutcome:
+    """``--redact`` is a view: the verdicts were reached on the real report; the reports, messages,
+    evidence and skip reasons shown carry pseudonyms for hostnames and addresses."""
+    from dataclasses import replace
+
+    from envcheck.redact import anonymize, hostnames_of, pseudonymize_text, redact_value_tree
+
+    names = tuple(n for r in outcome.reports for n in hostnames_of(r))
+    result = outcome.result
+    findings = tuple(
+        replace(
+            f,
+            message=pseudonymize_text(f.message, names),
+            node=pseudonymize_text(f.node, names) if f.node else f.node,
+            evidence=redact_value_tree(f.evidence, names),
+        )
+        for f in result.findings
+    )
+    skipped = tuple(
+        replace(
+            s,
+            reason=pseudonymize_text(s.reason, names),
+            node=pseudonymize_text(s.node, names) if s.node else s.node,
+        )
+        for s in result.skipped
+    )
+    return replace(
+        outcome,
+        reports=tuple(r if r.redacted else anonymize(r) for r in outcome.reports),
+        result=replace(result, findings=findings, skipped=skipped),
+    )

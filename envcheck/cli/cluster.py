@@ -69,6 +69,7 @@ def add_parser(sub: Any) -> None:
     ray.add_argument(
         "--redact", action="store_true", help="replace hostnames and IP addresses in the reports"
     )
+    common.add_deep_option(ray)
     check.add_check_options(p)
     common.add_output_options(p)
     p.set_defaults(run=run)
@@ -190,6 +191,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--timeout must be positive")
     if args.num_cpus < 0:
         raise UsageError("--num-cpus must not be negative")
+    if args.deep and "torch" in args.deep and args.timeout <= args.deep_timeout:
+        raise UsageError(
+            f"--deep=torch needs --timeout above --deep-timeout ({args.deep_timeout:g} s): every "
+            "node's answer, smoke test included, must arrive within --timeout"
+        )
     if args.ifname and not args.collective:
         raise UsageError("--ifname applies to the collective test: add --collective gloo|nccl")
     matrix, rules, threshold = select_rules(args)
@@ -228,6 +234,8 @@ def _check(
             probe_timeout=min(5.0, max(1.0, args.timeout / 3)),
             redact=args.redact,
             num_cpus=args.num_cpus,
+            deep=args.deep or (),
+            torch_timeout=args.deep_timeout,
         ):
             node_id = answer.node.node_id
             seconds[node_id] = answer.seconds

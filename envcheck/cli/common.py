@@ -30,6 +30,51 @@ def add_source_options(p: argparse.ArgumentParser) -> None:
     src.add_argument(
         "--redact", action="store_true", help="replace hostnames and IP addresses in the output"
     )
+    add_deep_option(src)
+
+
+def deep_arg(value: str) -> tuple[str, ...]:
+    if value in ("", "gpu"):
+        return ("gpu",)
+    if value == "torch":
+        return ("gpu", "torch")
+    raise argparse.ArgumentTypeError("must be --deep or --deep=torch")
+
+
+def add_deep_option(p: argparse._ActionsContainer) -> None:
+    p.add_argument(
+        "--deep",
+        nargs="?",
+        const=("gpu",),
+        type=deep_arg,
+        metavar="torch",
+        help="also ask the CUDA driver and NVML (GPU health, PCIe ACS, IOMMU), each in a child "
+        "bounded by --timeout; --deep=torch adds a GEMM and NCCL smoke test in the node's own "
+        "Python (see docs/gpu.md)",
+    )
+    p.add_argument(
+        "--deep-timeout",
+        type=seconds_arg,
+        default=120.0,
+        metavar="S",
+        help="limit of the --deep=torch smoke test (default 120)",
+    )
+
+
+def probe_context(args: argparse.Namespace, python: str | None) -> Any:
+    """The ProbeContext for probing this node with the command's options."""
+    from envcheck.probes.context import ProbeContext
+
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    deep = getattr(args, "deep", None) or ()
+    return ProbeContext(
+        python=python,
+        timeout=args.timeout,
+        redact=args.redact,
+        deep=tuple(deep),
+        torch_timeout=getattr(args, "deep_timeout", 120.0),
+    )
 
 
 def add_matrix_option(p: argparse._ActionsContainer) -> None:
@@ -64,8 +109,13 @@ def load_report(path: str) -> NodeReport:
     return NodeReport.from_dict(data, where=display_name(path))
 
 
-def obtain_report(args: argparse.Namespace) -> NodeReport:
-    """The node to check: a spec, a saved report, text other tools wrote, or this node now."""
+def obtain_report(args: argparse.Namespace, *, anonymized: bool = True) -> NodeReport:
+    """The node to check: a spec, a saved report, text other tools wrote, or this node now.
+    With ``anonymized=False`` a ``--redact`` is left to the output (``check``: the rules see
+    the real hostname and addresses; only what is printed and written is redacted)."""
+    if not anonymized and getattr(args, "redact", False):
+        view = argparse.Namespace(**{**vars(args), "redact": False})
+        return obtain_report(view)
     if getattr(args, "from_", None) or getattr(args, "from_format", None):
         from envcheck.cli.from_opts import check_from_format, report_from
 
@@ -73,6 +123,8 @@ def obtain_report(args: argparse.Namespace) -> NodeReport:
         return report_from(args)
     if args.spec and args.report:
         raise UsageError("--spec and --report are alternatives; give one")
+    if getattr(args, "deep", None) and (args.spec or args.report):
+        raise UsageError("--deep probes this node: it cannot be combined with --spec or --report")
     if args.spec:
         from envcheck.ingest.spec import load_spec
 
@@ -81,12 +133,13 @@ def obtain_report(args: argparse.Namespace) -> NodeReport:
         report = load_report(args.report)
     else:
         from envcheck.probes import collect
-        from envcheck.probes.context import ProbeContext
 
         python = args.python
         if python and not (os.path.isfile(python) and os.access(python, os.X_OK)):
             raise UsageError(f"--python: {python} is not an executable file")
-        return collect(ProbeContext(python=python, timeout=args.timeout, redact=args.redact))
+        if python:
+            _require_python(python, args.timeout)
+        return collect(probe_context(args, python))
     if args.redact and not report.redacted:
         from envcheck.redact import anonymize
 
@@ -121,3 +174,22 @@ def json_text(data: Any) -> str:
     from envcheck.formats.json import dumps
 
     return dumps(data)
+
+
+_PYTHON_MARK = "envcheck-python-check"
+
+
+def _require_python(path: str, timeout: float) -> None:
+    """--python must name a Python interpreter: one bounded run of a stdlib one-liner."""
+    from envcheck.probes.run import run
+
+    done = run(
+        [path, "-I", "-c", f"import sys; print('{_PYTHON_MARK}', *sys.version_info[:2])"],
+        timeout=timeout,
+    )
+    words = done.stdout.split()
+    if not (done.ok and words[:1] == [_PYTHON_MARK]):
+        why = done.problem or (
+            f"exited with {done.returncode}" if done.returncode else "it printed something else"
+        )
+        raise UsageError(f"--python: {path} is not a Python interpreter ({why})")

@@ -53,7 +53,7 @@ def run_validate(args: argparse.Namespace) -> int:
     from envcheck.matrix.load import load
     from envcheck.matrix.validate import validate
 
-    matrix = load(args.dirs)
+    matrix = load(args.dirs, check_overlays=False)  # every problem is listed below
     problems = validate(matrix)
     disagreements = crosscheck(matrix)
     counts = {
@@ -159,13 +159,19 @@ def run_show(args: argparse.Namespace) -> int:
     matrix = load(args.matrix)
     record, related = lookup(matrix, args.subject, args.version)
     origin = matrix.origin(record)
-    data = {
-        "subject": args.subject,
-        "query": args.version,
-        "record": to_dict(record),
-        "file": origin[0] if origin else None,
-        "related": related,
-    }
+    from envcheck.redact import redact_data
+
+    # an overlay's url_template may carry credentials; a table may fold a URL across lines,
+    # so they are hidden here, before rendering, not only by the output stream
+    data = redact_data(
+        {
+            "subject": args.subject,
+            "query": args.version,
+            "record": to_dict(record),
+            "file": origin[0] if origin else None,
+            "related": related,
+        }
+    )
     if args.json:
         common.emit(common.json_text(envelope("matrix show", "ok", 0, data)))
         return 0

@@ -33,6 +33,9 @@ def add_parser(sub: Any) -> None:
         metavar="S",
         help="per external command (default 5)",
     )
+    from envcheck.cli.common import add_deep_option
+
+    add_deep_option(p)
     p.set_defaults(run=run)
 
 
@@ -43,11 +46,11 @@ def _check_python(path: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from envcheck.cli.common import probe_context
     from envcheck.probes import collect
-    from envcheck.probes.context import ProbeContext
 
     python = _check_python(args.python) if args.python else None
-    report = collect(ProbeContext(python=python, timeout=args.timeout, redact=args.redact))
+    report = collect(probe_context(args, python))
     if args.markdown:
         from envcheck.formats.markdown import render_report
 
@@ -63,9 +66,14 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.output:
         from envcheck.fileio import write_atomic
+        from envcheck.model.report import DEEP_NOT_RUN
 
         write_atomic(args.output, text)
-        missing = [s for s in report.SECTIONS if not getattr(report, s).is_ok]
+        missing = [
+            s
+            for s in report.SECTIONS
+            if not getattr(report, s).is_ok and getattr(report, s).reason != DEEP_NOT_RUN
+        ]
         note = f"; not available: {', '.join(missing)}" if missing else ""
         sys.stderr.write(f"envcheck: wrote {args.output}{note}\n")
     else:

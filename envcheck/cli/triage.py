@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     from envcheck.matrix.load import load
     from envcheck.rules import all_rules
     from envcheck.settings import find_settings
-    from envcheck.triage.run import judge, scan_log
+    from envcheck.triage.run import judge, log_facts, scan_log
 
     if args.log == "-" and "-" in (args.from_ or []):
         from envcheck.errors import UsageError
@@ -92,7 +92,8 @@ def run(args: argparse.Namespace) -> int:
     note = "not checked: no known signature matched"
     if any(not t.signature.noise for t in scan.tallies.values()):
         node, note = _node(args)
-    result = judge(name, scan, matrix, all_rules(matrix), node, note)
+    facts = log_facts(args.log, scan)
+    result = judge(name, scan, matrix, all_rules(matrix), node, note, facts)
     from envcheck.formats.json import envelope
 
     env = envelope("triage", result.status, result.exit_code, result.to_json())

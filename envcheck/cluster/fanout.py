@@ -226,6 +226,8 @@ def probe_nodes(
     probe_timeout: float,
     redact: bool = False,
     num_cpus: float = 0.0,
+    deep: tuple[str, ...] = (),
+    torch_timeout: float = 120.0,
 ) -> Iterator[Answer]:
     """Launch one probe task per node together; yield each answer as it arrives (so the caller
     can fold reports in and drop them), then a timeout answer for every node still silent
@@ -238,7 +240,7 @@ def probe_nodes(
     start = time.monotonic()
     refs = {
         remote.options(scheduling_strategy=_pinned(node), name="envcheck-probe").remote(
-            probe_timeout, redact
+            probe_timeout, redact, *((tuple(deep), torch_timeout) if deep else ())
         ): node
         for node in nodes
     }

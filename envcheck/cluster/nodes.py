@@ -242,6 +242,7 @@ def _token(value: Any) -> Any:
 class _Outcome:
     hits: tuple[Hit, ...] = ()
     skip: str | None = None
+    skip_fact: str | None = None
     error: str | None = None
 
 
@@ -275,7 +276,7 @@ class NodeRules:
         try:
             outcome = _Outcome(hits=tuple(rule.check(facts)))
         except Skip as skip:
-            outcome = _Outcome(skip=skip.reason)
+            outcome = _Outcome(skip=skip.reason, skip_fact=skip.fact)
         except Exception as exc:  # one broken rule must not hide the others
             outcome = _Outcome(error=f"{rule.code} failed: {type(exc).__name__}: {exc}")
         self.runs += 1
@@ -298,7 +299,7 @@ class NodeRules:
             else:
                 self.reused += 1
             if outcome.skip is not None:
-                skipped.append(Skipped(rule.code, outcome.skip, report.node))
+                skipped.append(Skipped(rule.code, outcome.skip, report.node, outcome.skip_fact))
             if outcome.error is not None:
                 errors.append(outcome.error)
             findings.extend(rule.finding(hit, report.node) for hit in outcome.hits)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, Literal
 
 from envcheck.model.finding import Finding, Severity
@@ -64,14 +63,10 @@ class LockResult:
 
 def read_requirements(path: str) -> list[str]:
     from envcheck.errors import InputError
+    from envcheck.inputs import read_text
     from envcheck.plan.simulate import parse_requirement
 
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("no such file", where=path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read: {exc}", where=path) from None
+    text = read_text(path, error=InputError, too_big="for a requirements file")
     out = []
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.split(" #", 1)[0].strip()

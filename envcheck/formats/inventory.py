@@ -251,7 +251,21 @@ def _env_rows(report: NodeReport) -> list[Row]:
     return rows or [Row("variables", "none of the steering variables are set", "muted")]
 
 
+def _deep_rows(report: NodeReport) -> list[Row] | None:
+    from envcheck.model.report import DEEP_NOT_RUN
+
+    section = report.deep
+    if section.reason == DEEP_NOT_RUN:
+        return None
+    if not section.is_ok or section.data is None:
+        return [_unavailable(section, "--deep")]
+    from envcheck.formats.deep_rows import deep_rows
+
+    return deep_rows(section.data, Row)
+
+
 def inventory(report: NodeReport) -> list[Group]:
+    deep = _deep_rows(report)
     return [
         Group("GPU / driver", tuple(_gpu_rows(report))),
         Group("Python & key packages", tuple(_python_rows(report))),
@@ -259,6 +273,7 @@ def inventory(report: NodeReport) -> list[Group]:
         Group("Storage", tuple(_storage_rows(report))),
         Group("Network", tuple(_network_rows(report))),
         Group("Environment", tuple(_env_rows(report))),
+        *([Group("GPU health", tuple(deep))] if deep is not None else []),
     ]
 
 
@@ -297,4 +312,9 @@ def summary_line(report: NodeReport) -> str:
             version = report.packages.data.version(name)
             if version:
                 parts.append(f"{name} {version}")
+    deep = report.deep
+    if deep.is_ok and deep.data is not None and deep.data.steps:
+        steps = ", ".join(f"{st.name} {st.status}" for st in deep.data.steps)
+        took = f" in {deep.duration_ms / 1000:.1f} s" if deep.duration_ms is not None else ""
+        parts.append(f"--deep: {steps}{took}")
     return " · ".join(parts)

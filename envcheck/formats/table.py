@@ -12,6 +12,7 @@ from rich.text import Text
 from envcheck.formats.inventory import Group, Tone, headline, inventory, summary_line
 from envcheck.model.finding import CheckResult, Finding, Severity
 from envcheck.model.report import NodeReport
+from envcheck.redact import redact_text
 
 STYLES: dict[Tone, str] = {"normal": "", "muted": "dim", "warn": "yellow", "bad": "bold red"}
 
@@ -33,7 +34,8 @@ def _group_table(group: Group) -> Table:
     table.add_column("item", style="cyan", no_wrap=True, min_width=16)
     table.add_column("value", overflow="fold")
     for row in group.rows:
-        table.add_row(row.label, Text(row.value, style=STYLES[row.tone]))
+        # redacted before rich can fold a long value (a URL with credentials) across lines
+        table.add_row(row.label, Text(redact_text(row.value), style=STYLES[row.tone]))
     return table
 
 

@@ -51,8 +51,15 @@ def _cause_lines(cause: CauseCheck, rank: int, shown: dict[str, int]) -> list[tu
     """(text, style) lines for one cause; a finding already printed is referred to."""
     label = VERDICT_LABEL[cause.verdict]
     lines = [(f"  {rank}. {cause.code} {label:<10} {cause.title}", VERDICT_STYLE[cause.verdict])]
+    if cause.evidence:
+        lines.append((f"       {cause.evidence}", "bold"))
     if cause.reason and cause.verdict == "unknown":
         lines.append((f"       {cause.reason}", "dim"))
+    if cause.fix and not cause.findings:
+        prefix = "why: " if cause.verdict == "ruled_out" else "fix: "
+        lines.append(
+            (f"       {prefix}{cause.fix}", "dim" if cause.verdict == "ruled_out" else "green")
+        )
     if cause.findings and cause.code in shown:
         lines.append(
             (
@@ -83,6 +90,10 @@ def print_triage(result: TriageResult, out: Console) -> None:
         return
     if result.failures:
         out.print(Text(f"Causes {result.node_note}.", style="dim"))
+    if result.facts:
+        out.print(Text("Facts the log states:", style="bold"))
+        for fact in result.facts:
+            out.print(Text(f"  line {fact.line}: {fact.name} = {fact.value}"), soft_wrap=True)
     shown: dict[str, int] = {}
     for match in result.matches:
         sig = match.tally.signature
@@ -114,6 +125,10 @@ def markdown(result: TriageResult) -> str:
     lines = [f"## {headline(result)}", ""]
     if result.failures:
         lines += [f"Causes {result.node_note}.", ""]
+    if result.facts:
+        lines += ["Facts the log states:", ""]
+        lines += [f"- line {f.line}: `{f.name}` = `{f.value}`" for f in result.facts]
+        lines.append("")
     for match in result.matches:
         sig = match.tally.signature
         tag = " (noise)" if sig.noise else ""
@@ -128,8 +143,13 @@ def markdown(result: TriageResult) -> str:
         lines += [sig.meaning, ""]
         for rank, cause in enumerate(match.causes, 1):
             lines.append(f"{rank}. **{cause.code}** {VERDICT_LABEL[cause.verdict]}: {cause.title}")
+            if cause.evidence:
+                lines.append(f"   - {cause.evidence}")
             if cause.reason and cause.verdict == "unknown":
                 lines.append(f"   - {cause.reason}")
+            if cause.fix and not cause.findings:
+                why = "why" if cause.verdict == "ruled_out" else "fix"
+                lines.append(f"   - {why}: {cause.fix}")
             for finding in cause.findings:
                 lines.append(f"   - {finding.message}")
                 if finding.fix is not None:

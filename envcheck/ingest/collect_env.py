@@ -17,9 +17,11 @@ What collect_env says that is known to be misleading is recorded as such:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import textwrap
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from envcheck.ingest.common import (
     FormatError,
@@ -46,6 +48,7 @@ from envcheck.model.report import (
 from envcheck.model.section import Section
 
 LABEL = "collect_env"
+T = TypeVar("T")
 KEYS = {
     "pytorch version": "torch",
     "is debug build": "debug",
@@ -85,7 +88,7 @@ TITLES = {
     "environment variables": "env",
 }
 MISSING = {"could not collect", "n/a", "none", "no cuda", "", "not set"}
-_KEY = re.compile(r"^([A-Za-z][A-Za-z0-9 _/().-]*?)\s*:(?:\s+(.*)|)$")
+_KEY = re.compile(r"^([A-Za-z][A-Za-z0-9 _/().-]*?)\s*:\s*(.*)$")
 _GLUED = re.compile(r"(?<=\S)(ROCM Version:|Neuron SDK Version:|vLLM Version:)")
 _PKG = re.compile(r"^\[(pip3?|conda)\]\s+(.*)$")
 _PIP_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==(\S+)$")
@@ -100,6 +103,12 @@ class Parsed:
     blocks: dict[str, list[str]] = field(default_factory=dict)
     pip: list[str] = field(default_factory=list)
     conda: list[str] = field(default_factory=list)
+    lines: dict[str, int] = field(default_factory=dict)  # key -> the line it was read from
+
+    def at(self, source: Source, *keys: str) -> tuple[str, ...]:
+        """Provenance for a section: which line of the input each of its facts came from."""
+        found = [f"{k} line {self.lines[k]}" for k in keys if k in self.lines and self.get(k)]
+        return (f"read from {source.name}: {', '.join(found)}",) if found else ()
 
     def get(self, key: str) -> str | None:
         value = self.values.get(key)
@@ -116,6 +125,7 @@ class Parsed:
 def _lines(text: str) -> list[str]:
     """Lines with a pasted quote prefix ('> ') or a common indent removed, and old vLLM's
     '[conda] ...ROCM Version: ...' split in two."""
+    text = text.replace("：", ":")
     if all(line.startswith(">") or not line.strip() for line in text.splitlines()[:50]):
         text = "\n".join(line[1:].removeprefix(" ") for line in text.splitlines())
     out: list[str] = []
@@ -127,11 +137,22 @@ def _lines(text: str) -> list[str]:
     return out
 
 
+_RETYPED = sorted((k for k in KEYS if k != "cpu"), key=len, reverse=True)
+
+
+def _retyped(line: str) -> tuple[str | None, str]:
+    lower = line.lower()
+    for label in _RETYPED:
+        if lower.startswith(label + " ") and line[len(label) :].strip():
+            return KEYS[label], line[len(label) :].strip()
+    return None, ""
+
+
 def scan(text: str) -> Parsed:
     parsed = Parsed()
     current: str | None = None
     after_banner = False
-    for raw in _lines(text):
+    for number, raw in enumerate(_lines(text), 1):
         line = raw.rstrip()
         stripped = line.strip()
         if stripped and set(stripped) == {"="}:
@@ -150,8 +171,12 @@ def scan(text: str) -> Parsed:
             continue
         match = _KEY.match(stripped)
         key = KEYS.get(match.group(1).strip().lower()) if match else None
-        if match and key and (key not in parsed.values or key == "cpu"):
-            parsed.values[key] = (match.group(2) or "").strip()
+        value = (match.group(2) or "") if match else ""
+        if key is None:  # a label retyped without its colon ("PyTorch version 2.1.0")
+            key, value = _retyped(stripped)
+        if key and (key not in parsed.values or key == "cpu"):
+            parsed.values[key] = value.strip()
+            parsed.lines.setdefault(key, number)
             parsed.blocks.setdefault(key, [])
             current = key
             continue
@@ -252,7 +277,18 @@ def parse(source: Source, label: str = LABEL) -> NodeReport:
     vllm = _vllm_version(parsed)
     packages, conda_torch_build = _packages(parsed, vllm)
     torch_version = parsed.get("torch")
-    if torch_version and packages is not None and packages.get("torch") is None:
+    if packages is None and (torch_version or vllm):
+        # the list was cut off (or not collected): the versions the dump states are still facts
+        stated = [Distribution(name="torch", version=torch_version)] if torch_version else []
+        stated += [Distribution(name="vllm", version=vllm)] if vllm else []
+        missing = "cut off" if "libraries" not in parsed.blocks else "empty"
+        packages = PackagesInfo(
+            distributions=tuple(stated),
+            partial=f"the dump's package list is {missing}; only the versions its header lines "
+            "state are known",
+        )
+        notes_pkg.append(f"package list {missing}: only torch/vLLM versions are known")
+    elif torch_version and packages is not None and packages.get("torch") is None:
         packages = PackagesInfo(
             distributions=(
                 Distribution(name="torch", version=torch_version),
@@ -371,10 +407,16 @@ def parse(source: Source, label: str = LABEL) -> NodeReport:
             source=label,
         )
     return report.with_sections(
-        gpu=_gpus(parsed, []),
-        python=python,
+        gpu=_noted(_gpus(parsed, []), parsed.at(source, "driver", "gpus")),
+        python=_noted(python, parsed.at(source, "python")),
         packages=pkg_section,
-        torch=torch,
-        system=system,
+        torch=_noted(torch, parsed.at(source, "torch", "torch_cuda", "torch_rocm")),
+        system=_noted(system, parsed.at(source, "os", "libc", "nvcc", "platform")),
         env=env,
     )
+
+
+def _noted(section: Section[T], notes: tuple[str, ...]) -> Section[T]:
+    if not section.is_ok or not notes:
+        return section
+    return dataclasses.replace(section, notes=(*section.notes, *notes))

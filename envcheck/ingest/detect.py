@@ -10,14 +10,16 @@ recognised"; ``--from-format`` skips detection.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from envcheck.ingest import collect_env, conda, nvidia_smi, pip, vllm_env
+from envcheck.ingest import collect_env, conda, loose, nvidia_smi, pip, vllm_env
 from envcheck.ingest.common import FormatError, Source
-from envcheck.model.report import NodeReport
+from envcheck.model.report import NodeReport, PackagesInfo
+from envcheck.model.section import Section
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,7 @@ FORMATS: dict[str, Format] = {
         Format("nvidia-smi", "nvidia-smi", nvidia_smi.parse_screen),
         Format("nvidia-smi-q", "nvidia-smi -q", nvidia_smi.parse_query),
         Format("nvidia-smi-csv", "nvidia-smi --query-gpu", nvidia_smi.parse_csv),
+        Format("env-text", loose.LABEL, loose.parse),
     )
 }
 _HEAD = 200_000
@@ -53,7 +56,7 @@ def _json_kind(text: str) -> str | None:
         return None
     try:
         data = json.loads(stripped)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if isinstance(data, dict) and (
         {"schema", "node"} <= data.keys() or {"schema", "command", "data"} <= data.keys()
@@ -109,11 +112,40 @@ def detect(text: str) -> str | None:
         return "pip-list"
     if _freeze_like(lines):
         return "pip-freeze"
+    if loose.facts_stated(head):
+        return "env-text"
     return None
 
 
+_FENCE = re.compile(r"^\s*(?:```|~~~)[A-Za-z0-9_-]*\s*")
+_MIXED = {"collect-env", "vllm-env", "sglang-env", "nvidia-smi", "nvidia-smi-q"}
+
+
+def unwrap(text: str) -> str:
+    """Text as pasted into an issue, without what the pasting added: markdown fences (the line
+    count is kept, so line numbers still point into the file), '> ' quote markers when most
+    lines carry them, and full-width colons."""
+    lines = text.splitlines()
+    lines = [_FENCE.sub("", line) if _FENCE.match(line) else line for line in lines]
+    filled = [line for line in lines if line.strip()]
+    quoted = [
+        line
+        for line in filled
+        if line.lstrip().startswith(">") and not line.lstrip().startswith(">>>")
+    ]
+    if filled and len(quoted) >= 0.6 * len(filled):
+        lines = [
+            re.sub(r"^\s*>\s?", "", line) if line.lstrip().startswith(">") else line
+            for line in lines
+        ]
+    return "\n".join(lines).replace("：", ":")
+
+
 def parse(source: Source, forced: str | None = None) -> NodeReport:
-    """Parse one input, detecting its format unless ``forced``."""
+    """Parse one input, detecting its format unless ``forced``. A fixed format followed by
+    other text (a collect_env and then a ``pip list``) also gets the packages the rest names."""
+    if _json_kind(source.text) is None:
+        source = dataclasses.replace(source, text=unwrap(source.text))
     name = forced or detect(source.text)
     if name == "envcheck-report":
         raise FormatError(
@@ -128,6 +160,29 @@ def parse(source: Source, forced: str | None = None) -> NodeReport:
         )
     fmt = FORMATS[name]
     try:
-        return fmt.parse(source)
+        report = fmt.parse(source)
     except FormatError as exc:
         raise FormatError(exc.message, where=exc.where or source.name, key=exc.key) from None
+    if name in _MIXED and forced is None:
+        report = _with_listed_packages(report, source)
+    return report
+
+
+def _with_listed_packages(report: NodeReport, source: Source) -> NodeReport:
+    """Packages that rows after the report name (a mixed paste), added to a partial list."""
+    packages = report.packages.data if report.packages.is_ok else None
+    if packages is not None and not packages.partial:
+        return report
+    extra = loose.harvest(source.text).packages
+    known = {d.key for d in packages.distributions} if packages is not None else set()
+    added = tuple(d for d in extra if d.key not in known and d.key != "torch")
+    if len(added) < 2:  # a stray "name 1.2" line is not a package list
+        return report
+    merged = PackagesInfo(
+        distributions=(packages.distributions if packages else ()) + added,
+        partial=packages.partial if packages else "pasted text names only some packages",
+    )
+    notes = (*report.packages.notes, f"{len(added)} package(s) from the list pasted after it")
+    return report.with_sections(
+        packages=Section.ok(merged, source=report.packages.source, notes=notes)
+    )

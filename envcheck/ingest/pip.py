@@ -21,10 +21,11 @@ from envcheck.ingest.common import (
     blank,
     dedupe,
     dist,
+    markers,
     torch_section,
     valid_version,
 )
-from envcheck.model.report import Distribution, NodeReport, PackagesInfo
+from envcheck.model.report import Distribution, NodeReport, PackagesInfo, PythonInfo
 from envcheck.model.section import Section
 
 UNKNOWN = "unknown"
@@ -43,10 +44,16 @@ def _url_version(name: str, url: str) -> str | None:
     return None
 
 
+_PYTHON_LINE = re.compile(r"^python3?\s*==?\s*(3\.[0-9]+(?:\.[0-9]+)?)\s*$")
+
+
 def is_freeze_line(line: str) -> bool:
     line = line.strip()
     return bool(
-        _PINNED.match(line) or _DIRECT.match(line) or line.startswith(("-e ", "--editable "))
+        _PYTHON_LINE.match(line)
+        or _PINNED.match(line)
+        or _DIRECT.match(line)
+        or line.startswith(("-e ", "--editable "))
     )
 
 
@@ -55,6 +62,7 @@ def parse_freeze(source: Source, label: str = "pip freeze") -> NodeReport:
     notes: list[str] = list(source.notes)
     unnamed: list[str] = []
     pending: tuple[str, str] | None = None  # from "# Editable ... (name==version)"
+    python_version: str | None = None
     for raw in source.text.splitlines():
         line = raw.strip()
         if not line:
@@ -77,6 +85,10 @@ def parse_freeze(source: Source, label: str = "pip freeze") -> NodeReport:
             pending = None
             continue
         pending = None
+        python = _PYTHON_LINE.match(line)
+        if python:  # "python=3.10.12" (conda's spelling) heading a pasted freeze
+            python_version = python.group(1)
+            continue
         pinned = _PINNED.match(line)
         if pinned:
             dists.append(dist(pinned.group(1), pinned.group(2)))
@@ -99,7 +111,16 @@ def parse_freeze(source: Source, label: str = "pip freeze") -> NodeReport:
         notes.append(
             "pip freeze does not list pip, setuptools or wheel: their versions are unknown"
         )
-    return _report(source, label, dedupe(dists), partial, tuple(notes))
+    report = _report(source, label, dedupe(dists), partial, tuple(notes))
+    if python_version is not None and valid_version(python_version):
+        report = report.with_sections(
+            python=Section.ok(
+                PythonInfo(version=python_version, markers=markers(python_version, None)),
+                source=label,
+                notes=("from a 'python=' line",),
+            )
+        )
+    return report
 
 
 def _report(
@@ -162,7 +183,9 @@ def parse_json(source: Source) -> NodeReport:
     try:
         data = json.loads(source.text)
     except ValueError as exc:
-        raise FormatError(f"not JSON ({exc.args[0]})") from None
+        raise FormatError(f"not JSON ({exc.args[0]})", where=source.name) from None
+    except RecursionError:
+        raise FormatError("JSON nested too deeply", where=source.name) from None
     if not isinstance(data, list) or not data:
         raise FormatError("format not recognised as pip list --format=json: not a list")
     dists: list[Distribution] = []

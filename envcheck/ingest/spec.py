@@ -39,6 +39,7 @@ from envcheck.model.report import (
     PythonInfo,
     StorageInfo,
     SystemInfo,
+    Toolkit,
     TorchBuild,
 )
 from envcheck.model.section import Section
@@ -84,6 +85,7 @@ class SpecSystem:
     kernel: str | None = None
     arch: str | None = None
     glibc: str | None = None
+    nvcc: str | None = None  # the CUDA toolkit on PATH / CUDA_HOME (nvcc --version), e.g. "11.8"
     cpus: int | None = None
     memory_gib: float | None = None
     memory_available_gib: float | None = None
@@ -191,6 +193,7 @@ def _validate(spec: StackSpec, text: str, where: str) -> None:
         _check_version(text, where, "python.version", spec.python.version)
     if spec.system:
         _check_version(text, where, "system.glibc", spec.system.glibc)
+        _check_version(text, where, "system.nvcc", spec.system.nvcc)
         for key, bounds in _SYSTEM_BOUNDS.items():
             _check_number(text, where, f"system.{key}", getattr(spec.system, key), bounds)
         if spec.system.os is not None and not spec.system.os.strip():
@@ -304,6 +307,7 @@ def _system(spec: StackSpec) -> Section[SystemInfo]:
         kernel=s.kernel,
         arch=s.arch,
         glibc=s.glibc,
+        nvcc=Toolkit(nvcc_path="nvcc (declared)", version=s.nvcc) if s.nvcc else None,
         cpu_count=s.cpus,
         cpu_affinity=s.cpus,
         memory_total_bytes=int(s.memory_gib * GIB) if s.memory_gib is not None else None,

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from envcheck.matrix.model import parse_version
 from envcheck.matrix.schema import Condition, GpuCondition
 from envcheck.model.report import Gpu
 from envcheck.rules.base import Skip
@@ -69,6 +70,26 @@ def _torch_cuda_in(facts: Facts, spec: SpecifierSet) -> bool:
     return cuda is not None and _contains(spec, cuda)
 
 
+def _torch_cpu_is(facts: Facts, wanted: bool) -> bool:
+    cpu = facts.torch_is_cpu()
+    if cpu is None:
+        if wanted:
+            raise Skip("whether torch is a CPU-only build is unknown")
+        return True  # false means "not known to be CPU-only"
+    return cpu == wanted
+
+
+def _nvcc_matches_torch_is(facts: Facts, wanted: bool) -> bool:
+    cuda = facts.torch_cuda()
+    if cuda is None:
+        return False  # no CUDA torch: nothing to match
+    toolkit = facts.system().nvcc
+    nvcc = parse_version(toolkit.version) if toolkit is not None else None
+    if nvcc is None:
+        raise Skip("the CUDA toolkit (nvcc) on this node is unknown")
+    return (nvcc.major == cuda.major) == wanted
+
+
 def _gpu_count_ok(cond: GpuCondition, facts: Facts) -> bool:
     return len(matching_gpus(cond, facts)) >= cond.min_count
 
@@ -84,6 +105,10 @@ def _parts(cond: Condition, facts: Facts) -> list[Callable[[], bool]]:
         parts.append(functools.partial(_python_in, facts, cond.python))
     if cond.torch_cuda is not None:
         parts.append(functools.partial(_torch_cuda_in, facts, cond.torch_cuda))
+    if cond.torch_cpu is not None:
+        parts.append(functools.partial(_torch_cpu_is, facts, cond.torch_cpu))
+    if cond.nvcc_matches_torch is not None:
+        parts.append(functools.partial(_nvcc_matches_torch_is, facts, cond.nvcc_matches_torch))
     if cond.driver is not None:
         parts.append(functools.partial(_driver_in, facts, cond.driver))
     if cond.gpu is not None:
@@ -152,6 +177,11 @@ def describe(cond: Condition) -> str:
         bits.append(f"Python {cond.python}")
     if cond.torch_cuda is not None:
         bits.append(f"torch CUDA {cond.torch_cuda}")
+    if cond.nvcc_matches_torch is not None:
+        same = "the same" if cond.nvcc_matches_torch else "another"
+        bits.append(f"nvcc of {same} CUDA major as torch")
+    if cond.torch_cpu is not None:
+        bits.append("torch is a CPU-only build" if cond.torch_cpu else "torch not a CPU-only build")
     bits += [f"${v} set" for v in cond.env_set]
     bits += [f"${v} unset" for v in cond.env_unset]
     if cond.any:

@@ -63,12 +63,12 @@ def tree_files(directory: Path) -> list[Path]:
 
 
 def parse_file(path: Path, cache_env: Mapping[str, str] | None = None) -> MatrixFile:
-    """One matrix file, strictly decoded; with ``cache_env``, through the compiled-file cache
-    (:mod:`envcheck.matrix.compiled`) whose location that environment names."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MatrixError(f"cannot read: {exc}", where=str(path)) from None
+    """One matrix file, strictly decoded (``envcheck.inputs``: capped, never blocking); with
+    ``cache_env``, through the compiled-file cache (:mod:`envcheck.matrix.compiled`) whose
+    location that environment names."""
+    from envcheck.inputs import read_text
+
+    text = read_text(str(path), error=MatrixError, too_big="for a matrix file")
     if cache_env is None:
         return parse_text(text, str(path))
     from envcheck.matrix.compiled import compiled
@@ -115,6 +115,11 @@ _IDENTITY: dict[str, Callable[[Any], object]] = {
     "omnigibson": lambda e: str(e.versions),
     "companion": lambda e: (e.package, e.version),
     "override": lambda e: (e.package, str(e.replaces), str(e.torch)),
+    "bound": lambda e: (
+        canonicalize_name(e.package),
+        str(e.versions),
+        canonicalize_name(e.dependency),
+    ),
     "known_bad": lambda e: e.code,
     "constant": lambda e: e.name,
     "signature": lambda e: e.id,
@@ -156,6 +161,7 @@ def merge(parsed: Iterable[tuple[str, MatrixFile]]) -> Matrix:
         omnigibson_releases=values["omnigibson"],
         companions=values["companion"],
         overrides=values["override"],
+        bounds=values["bound"],
         known_bad=values["known_bad"],
         constants={c.name: c for c in values["constant"]},
         signatures=values["signature"],
@@ -170,14 +176,37 @@ def load(
     *,
     env: Mapping[str, str] | None = None,
     include_builtin: bool = True,
+    check_overlays: bool = True,
 ) -> Matrix:
     """The built-in matrix with every overlay merged over it, in order.
 
     Files are read through the compiled-file cache, keyed by their content (see
     :mod:`envcheck.matrix.compiled`): an edited file or overlay is parsed again, never served
     stale. The cache's location comes from ``env`` when given, else from the process environment.
+    Overlays are validated like `envcheck matrix validate` does (unless ``check_overlays`` is
+    False, as for `matrix validate` itself, which lists every problem).
     """
     environ = os.environ if env is None else env
-    dirs = ([builtin_dir()] if include_builtin else []) + overlay_dirs(cli_dirs, environ)
+    overlays = overlay_dirs(cli_dirs, environ)
+    dirs = ([builtin_dir()] if include_builtin else []) + overlays
     parsed = [(str(path), parse_file(path, environ)) for d in dirs for path in tree_files(d)]
-    return merge(parsed)
+    matrix = merge(parsed)
+    if overlays and include_builtin and check_overlays:
+        _check_overlays(matrix, {str(p) for d in overlays for p in tree_files(d)})
+    return matrix
+
+
+def _check_overlays(matrix: Matrix, files: set[str]) -> None:
+    """Every command rejects an overlay `envcheck matrix validate` rejects (an unknown cause
+    code, a pattern grep or re read differently, a built-in rule code reused), naming the
+    file, line and key of the first problem."""
+    from envcheck.matrix.validate import validate
+
+    for problem in validate(matrix):
+        path = problem.where.rsplit(":", 1)[0] if ":" in problem.where else problem.where
+        if path in files or problem.where in files:
+            raise MatrixError(
+                f"{problem.message} (see `envcheck matrix validate`)",
+                where=problem.where,
+                key=problem.key,
+            )

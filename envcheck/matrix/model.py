@@ -11,6 +11,7 @@ from packaging.version import InvalidVersion, Version
 
 from envcheck.matrix.generated import Generated
 from envcheck.matrix.schema import (
+    Bound,
     Companion,
     Constant,
     CudaToolkit,
@@ -58,6 +59,17 @@ def cuda_variant(cuda: Version) -> str:
     return f"cu{cuda.major}{cuda.minor}"
 
 
+def gpu_name_forms(name: str) -> tuple[str, ...]:
+    """A GPU name as written, then normalised: nvidia-smi's `NVIDIA GeForce RTX 5090`, people's
+    `RTX5090` / `RTX5070TI`, cloud consoles' `nvidia-h100-80gb-hbm3` / `NVIDIA_A100`."""
+    form = re.sub(r"[_-]+", " ", name)
+    form = re.sub(r"(?i)\b(RTX|GTX|RTX PRO)(?=[0-9])", r"\1 ", form)
+    form = re.sub(r"(?i)\b([0-9]{4})\s*ti\b", r"\1 Ti", form)
+    form = re.sub(r"(?i)\b([0-9]{4})\s*super\b", r"\1 SUPER", form)
+    form = re.sub(r"\s+", " ", form).strip()
+    return (name, form) if form != name else (name,)
+
+
 def _word(token: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![A-Za-z0-9]){re.escape(token)}(?![A-Za-z0-9])", re.IGNORECASE)
 
@@ -78,6 +90,7 @@ class Matrix:
     omnigibson_releases: tuple[OmniGibsonRelease, ...] = ()
     companions: tuple[Companion, ...] = ()
     overrides: tuple[Override, ...] = ()
+    bounds: tuple[Bound, ...] = ()
     known_bad: tuple[KnownBad, ...] = ()
     constants: dict[str, Constant] = field(default_factory=dict)
     signatures: tuple[Signature, ...] = ()
@@ -126,9 +139,14 @@ class Matrix:
         return [(_word(token), gpu) for token, gpu in pairs]
 
     def gpu_model(self, name: str | None) -> GpuModel | None:
+        """The model a GPU name denotes, however it is spelled (see ``gpu_name_forms``)."""
         if not name:
             return None
-        return next((gpu for pattern, gpu in self._gpu_patterns if pattern.search(name)), None)
+        for form in gpu_name_forms(name):
+            found = next((gpu for pattern, gpu in self._gpu_patterns if pattern.search(form)), None)
+            if found is not None:
+                return found
+        return None
 
     # --- packages ---------------------------------------------------------------------------
 
@@ -177,6 +195,16 @@ class Matrix:
                 if canonicalize_name(c.package) == key and c.version == public(version)
             ),
             None,
+        )
+
+    def bounds_for(self, package: str, version: Version) -> tuple[Bound, ...]:
+        """The dependency bounds that apply to this release of ``package``."""
+        name = canonicalize_name(package)
+        return tuple(
+            b
+            for b in self.bounds
+            if canonicalize_name(b.package) == name
+            and b.versions.contains(version, prereleases=True)
         )
 
     def overrides_for(self, package: str, torch: Version) -> tuple[Override, ...]:

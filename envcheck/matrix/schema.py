@@ -63,6 +63,8 @@ class SmSupport:
     last_cuda: Version | None = None  # None: still supported
     verified: bool = True
     note: str | None = None
+    # the last driver branch that supports GPUs of this architecture (R580 for Volta); None: all
+    last_driver_branch: int | None = None
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,9 @@ class GpuModel:
     source: str
     rt_cores: bool | None = None
     rt_cores_source: str | None = None
+    # a datacenter part: CUDA forward compatibility (cuda-compat) is available for it only
+    datacenter: bool | None = None
+    datacenter_source: str | None = None
     verified: bool = True
     note: str | None = None
 
@@ -169,6 +174,22 @@ class Companion:
 
 
 @dataclass(frozen=True)
+class Bound:
+    """What releases of a package really need of a dependency, beyond what their metadata says
+    (vLLM <= 0.11.0 declares transformers>=4.x with no cap, and breaks on transformers 5)."""
+
+    package: str
+    versions: SpecifierSet  # the releases of ``package`` this applies to
+    dependency: str
+    allowed: SpecifierSet  # the dependency versions those releases work with
+    reason: str
+    source: str
+    symptom: str | None = None
+    verified: bool = True
+    note: str | None = None
+
+
+@dataclass(frozen=True)
 class Override:
     """A known-good replacement for one of torch's own pins."""
 
@@ -200,6 +221,11 @@ class Condition:
     driver: SpecifierSet | None = None
     python: SpecifierSet | None = None
     torch_cuda: SpecifierSet | None = None
+    # true: torch is a CPU-only build (+cpu, 'CUDA used to build PyTorch: None', conda *_cpu_*);
+    # false: it is not known to be one (not installed, a CUDA/ROCm build, or a build not stated)
+    torch_cpu: bool | None = None
+    # false: the CUDA toolkit on PATH (nvcc) has another major than torch's CUDA; true: same major
+    nvcc_matches_torch: bool | None = None
     env_set: tuple[str, ...] = ()
     env_unset: tuple[str, ...] = ()
     any: tuple[Condition, ...] = ()
@@ -264,6 +290,13 @@ class Signature:
     noise: bool = False
     verified: bool = True
     note: str | None = None  # what to check when no rule can (causes beyond one node's facts)
+    # Python regexes with named groups, run only on the lines this signature matched (and the
+    # ``context`` lines after the first one): each group is a fact (envcheck/triage/extract.py)
+    extract: tuple[str, ...] = ()
+    context: int = 0
+    # causes the line itself establishes, whatever the node's facts say ("sm_120 is not
+    # compatible with the current PyTorch installation" is TOR101 by definition)
+    confirms: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -284,6 +317,7 @@ class MatrixFile:
     omnigibson: tuple[OmniGibsonRelease, ...] = ()
     companion: tuple[Companion, ...] = ()
     override: tuple[Override, ...] = ()
+    bound: tuple[Bound, ...] = ()
     known_bad: tuple[KnownBad, ...] = ()
     constant: tuple[Constant, ...] = ()
     signature: tuple[Signature, ...] = ()

@@ -145,9 +145,14 @@ def validate(matrix: Matrix) -> list[Problem]:
         if not any(override.torch.contains(v, prereleases=True) for v in releases):
             c.add(override, "torch", f"no [[torch]] release satisfies {override.torch}")
     codes: set[str] = set()
+    from envcheck.rules.base import code_rules
+
+    builtin = {r.code for r in code_rules()}
     for entry in matrix.known_bad:
         if not CODE_PATTERN.match(entry.code):
             c.add(entry, "code", "must be 2-4 capital letters and 3 digits, like CUD102")
+        if entry.code in builtin:
+            c.add(entry, "code", f"{entry.code} is already a built-in rule; pick another code")
         if entry.code in codes:
             c.add(entry, "code", "is used twice")
         codes.add(entry.code)
@@ -158,7 +163,12 @@ def validate(matrix: Matrix) -> list[Problem]:
                 c.add(entry, "when", f"{name!r} is not a distribution name")
         import string
 
-        for _, placeholder, _, _ in string.Formatter().parse(entry.message):
+        try:
+            parsed = list(string.Formatter().parse(entry.message))
+        except ValueError as exc:  # "Single '{' encountered in format string"
+            c.add(entry, "message", f"is not a valid message template: {exc} (write {{{{ for {{)")
+            parsed = []
+        for _, placeholder, _, _ in parsed:
             if placeholder and placeholder.split("[")[0] not in MESSAGE_FIELDS:
                 allowed = ", ".join(sorted(MESSAGE_FIELDS))
                 c.add(

@@ -101,9 +101,39 @@ class Skipped:
     code: str
     reason: str
     node: str | None = None
+    fact: str | None = None  # the unknown fact the rule needed ("packages.vllm", "gpu.gpus")
 
     def to_json(self) -> dict[str, Any]:
-        return {"code": self.code, "reason": self.reason, "node": self.node}
+        return {"code": self.code, "reason": self.reason, "node": self.node, "fact": self.fact}
+
+
+# facts every GPU training node has: a rule skipped for one of them is a gap that matters
+# (`--strict`); a skip for an unknown environment variable, disk, interface or an optional
+# package (Ray, Isaac Sim, ...) does not
+CORE_FACTS = (
+    "gpu.gpus",
+    "gpu.driver_version",
+    "gpu.cuda_driver_version",
+    "torch",
+    "python",
+    "packages.torch",
+    "packages.vllm",
+    "packages.nvidia-",
+)
+
+
+def skip_matters(skipped: Skipped) -> bool:
+    fact = skipped.fact
+    return fact is not None and (fact in ("gpu", "packages") or fact.startswith(CORE_FACTS))
+
+
+def skip_kinds(skipped: tuple[Skipped, ...]) -> dict[str, int]:
+    """How many rules were skipped per unknown fact (its first part: packages, env, gpu...)."""
+    counts: dict[str, int] = {}
+    for s in skipped:
+        kind = (s.fact or "unnamed").split(".", 1)[0].split("[", 1)[0]
+        counts[kind] = counts.get(kind, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 @dataclass(frozen=True)

@@ -123,6 +123,8 @@ class Stack:
     target: Target
     requirements: tuple[str, ...]
     overrides: tuple[str, ...] = ()
+    # bounds on what the stack may pull in (uv --constraints): real upper bounds of its releases
+    constraints: tuple[str, ...] = ()
     torch: str | None = None  # "2.5.1"
     torch_variant: str | None = None  # "cu124"
     torch_index_url: str | None = None  # None: the torch wheel on the default index
@@ -143,6 +145,7 @@ class Stack:
             "profile": self.profile,
             "requirements": list(self.requirements),
             "overrides": list(self.overrides),
+            "constraints": list(self.constraints),
             "torch": self.torch,
             "torch_variant": self.torch_variant,
             "torch_index_url": self.torch_index_url,

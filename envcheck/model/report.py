@@ -16,10 +16,12 @@ from packaging.utils import canonicalize_name
 
 from envcheck.errors import CodecError, ReportError
 from envcheck.model.codec import from_dict, to_dict
+from envcheck.model.deep import DeepInfo
 from envcheck.model.section import Section, Status
 
 SCHEMA_VERSION = 1
 UNLIMITED = -1  # value of a ulimit that is "unlimited"
+DEEP_NOT_RUN = "not run (pass --deep)"
 
 
 @dataclass(frozen=True)
@@ -293,6 +295,9 @@ class NodeReport:
     network: Section[NetworkInfo] = _missing("network facts")
     env: Section[EnvInfo] = _missing("environment variables")
     graphics: Section[GraphicsInfo] = _missing("graphics userspace")
+    deep: Section[DeepInfo] = field(
+        default_factory=lambda: Section(Status.UNAVAILABLE, reason=DEEP_NOT_RUN)
+    )
 
     SECTIONS = (
         "gpu",
@@ -305,6 +310,7 @@ class NodeReport:
         "network",
         "env",
         "graphics",
+        "deep",
     )
 
     def to_dict(self) -> dict[str, Any]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 
 from packaging.markers import InvalidMarker, Marker
 from packaging.utils import canonicalize_name
@@ -149,14 +148,10 @@ def parse_conda_env(text: str, where: str) -> tuple[dict[str, str], list[str], s
 def read_lock(path: str, markers: Mapping[str, str] | None = None) -> dict[str, str]:
     """Exact pins of a lock file (its format told by its content, not its name); a torch from a
     variant index gets its +cuXYZ label."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise LockError("no such file", where=path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LockError(f"cannot read: {exc}", where=path) from None
+    from envcheck.inputs import read_text
     from envcheck.plan.installable import detect_format
 
+    text = read_text(path, error=LockError, too_big="for a lock file")
     fmt = detect_format(text)
     if fmt == "pylock":
         pins, indexes = parse_pylock(text, path, markers)
@@ -191,9 +186,12 @@ def lock_problem(report: NodeReport, path: str) -> str | None:
     node = node_from(python.markers, system.glibc if system else None) if python else None
     if node is None:
         return None
+    from envcheck.errors import InputError
+    from envcheck.inputs import read_text
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = read_text(path)
+    except InputError:
         return None  # read_lock has already said why
     try:
         problem = lock_problem(text, detect_format(text), node)

@@ -20,6 +20,7 @@ from envcheck.model.plan import Choice, Conflict, Stack, Target
 from envcheck.rules.base import Rule
 from envcheck.rules.choose import (
     BuildVerdict,
+    bound_constraints,
     driver_max_cuda,
     driver_needed,
     driver_text,
@@ -392,9 +393,12 @@ def choose_stack(
                 f"Not covered: {_LIMITS}. For full "
                 f"support: driver {driver_needed(toolkit) if toolkit else '(unknown)'}"
             )
+    bounded = bound_constraints(matrix, wanted)  # real upper bounds (matrix [[bound]])
+    choices += [Choice("bound", value, reason) for value, reason in bounded]
     return Stack(
         target=target,
         requirements=tuple(str(r) for r in wanted.values()),
+        constraints=tuple(dict.fromkeys(value for value, _ in bounded)),
         torch=torch_version,
         torch_variant=variant,
         torch_index_url=index,

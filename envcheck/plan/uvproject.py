@@ -159,7 +159,9 @@ def _names(requirements: Sequence[str]) -> list[str]:
 def project_text(request: LockRequest) -> str:
     """The throwaway project's pyproject.toml."""
     stack, index = request.stack, request.index
-    constraints = [
+    # the stack's real upper bounds (matrix [[bound]]) and the kept pins of a re-lock both reach
+    # uv as constraints: they narrow what may be chosen, never add a requirement
+    constraints = list(stack.constraints) + [
         f"{name}=={version}"
         for name, version in sorted((request.keep_pins or {}).items())
         if canonicalize_name(name) not in {canonicalize_name(u) for u in request.upgrade}

@@ -46,6 +46,12 @@ def _python_chain(ctx: ProbeContext) -> tuple[Section[Any], Section[Any], Sectio
     return python, packages, torch
 
 
+def _deep(ctx: ProbeContext) -> Section[Any]:
+    from envcheck.probes.deep import probe_deep
+
+    return probe_deep(ctx)
+
+
 def collect(ctx: ProbeContext | None = None) -> NodeReport:
     """Probe the node described by ``ctx`` (this one by default)."""
     from envcheck.probes.environment import probe_env
@@ -67,11 +73,13 @@ def collect(ctx: ProbeContext | None = None) -> NodeReport:
         "env": probe_env,
         "graphics": probe_graphics,
     }
-    with ThreadPoolExecutor(max_workers=6, thread_name_prefix="envcheck-probe") as pool:
+    with ThreadPoolExecutor(max_workers=7, thread_name_prefix="envcheck-probe") as pool:
         chain = pool.submit(_python_chain, ctx)
         futures = {name: pool.submit(guarded, name, fn, ctx) for name, fn in simple.items()}
         sections = {name: f.result() for name, f in futures.items()}
+        deep_f = pool.submit(guarded, "deep", _deep, ctx) if ctx.deep else None
         python, packages, torch = chain.result()
+        deep = deep_f.result() if deep_f is not None else None
     network = sections["network"]
     node = network.data.hostname if network.is_ok and network.data else None
     report = NodeReport(
@@ -90,6 +98,8 @@ def collect(ctx: ProbeContext | None = None) -> NodeReport:
         env=sections["env"],
         graphics=sections["graphics"],
     )
+    if deep is not None:
+        report = report.with_sections(deep=deep)
     if ctx.redact:
         from envcheck.redact import anonymize
 

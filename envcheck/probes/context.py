@@ -41,7 +41,7 @@ class ProbeContext:
 
     ``root`` prefixes every read of /proc, /sys, /etc and /dev; ``env`` replaces os.environ;
     ``python`` names another interpreter whose packages to inspect; ``timeout`` bounds every
-    subprocess and name lookup.
+    subprocess and name lookup (and each --deep step but the torch smoke test).
     """
 
     root: Path = Path("/")
@@ -49,6 +49,10 @@ class ProbeContext:
     python: str | None = None
     timeout: float = 5.0
     redact: bool = False
+    # --deep: () off; ("gpu",) CUDA driver, NVML health and PCIe; ("gpu", "torch") adds the
+    # torch smoke test in the node's interpreter, bounded by torch_timeout
+    deep: tuple[str, ...] = ()
+    torch_timeout: float = 120.0
     addresses: Callable[[], AddressMap] = _default_addresses
     resolver: Callable[[str], list[str]] = _default_resolver
     hostname: Callable[[], str] = _default_hostname

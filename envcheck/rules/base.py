@@ -33,15 +33,18 @@ FAMILIES = {
     "PY": "Python",
     "SYS": "system",
     "CLU": "cluster (across nodes)",
+    "GPU": "GPU health and CUDA driver, asked directly (--deep)",
+    "COV": "coverage: what the matrix does not know about the node",
 }
 
 
 class Skip(Exception):
     """Raised while checking when a fact the rule needs is unknown; the reason is reported."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, fact: str | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.fact = fact  # the unknown fact, as a dotted path ("packages", "gpu.driver_version")
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,12 @@ kernels for, whether a driver runs a CUDA version, which torch build to move to.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from packaging.version import Version
+from packaging.requirements import Requirement
+from packaging.version import InvalidVersion, Version
 
 from envcheck.matrix.model import Matrix, major_minor, variant_cuda
 from envcheck.matrix.schema import CudaToolkit, TorchRelease
@@ -55,6 +56,31 @@ def arch_list(release: TorchRelease, variant: str) -> tuple[list[Arch], bool] | 
     return parse_arch_list(text), release.arch_list_verified.get(variant, True)
 
 
+def arch_driver_problem(matrix: Matrix, name: str, cc: Version, driver: Version) -> str | None:
+    """Why a driver cannot run a GPU of compute capability ``cc`` at all, or None.
+
+    A driver older than the branch of the first CUDA toolkit that supports the architecture does
+    not know the GPU (an RTX 5090 needs CUDA 12.8's R570, an H100 CUDA 11.8's R520); one newer
+    than the architecture's last driver branch has dropped it (Volta after R580). Forward
+    compatibility (cuda-compat on datacenter GPUs) runs a newer CUDA on an old driver; it does
+    not teach an old driver a new GPU."""
+    support = matrix.sm(sm(cc))
+    if support is None:
+        return None
+    label = f"{name} ({sm(cc)})"
+    last = support.last_driver_branch
+    if last is not None and driver.major > last:
+        return f"{label} is not supported by drivers after R{last}"
+    toolkit = matrix.toolkit(support.first_cuda)
+    floor = toolkit.min_driver if toolkit is not None else None
+    if floor is not None and driver.major < floor.major:
+        return (
+            f"{label} needs a driver of R{floor.major} or newer (CUDA {support.first_cuda}, the "
+            f"first toolkit for {sm(cc)}, ships {driver_text(floor)})"
+        )
+    return None
+
+
 def driver_support(toolkit: CudaToolkit, driver: Version, max_cuda: Version | None) -> Support:
     """Whether a driver runs binaries built with this CUDA toolkit.
 
@@ -95,6 +121,8 @@ def torch_choices(
     the Python; newest release first, and within a release the newest CUDA first."""
     ccs = list(ccs)
     out: list[TorchChoice] = []
+    if driver is not None and any(arch_driver_problem(matrix, "", cc, driver) for cc in ccs):
+        return out
     pool = list(releases) if releases is not None else list(matrix.torch_releases)
     for release in sorted(pool, key=lambda r: r.version, reverse=True):
         if python is not None and f"{python.major}.{python.minor}" not in release.python:
@@ -195,6 +223,8 @@ def judge_build(
     if cuda is None:
         return BuildVerdict(release, variant, None, (f"{variant} is not a CUDA build",))
     pairs = list(ccs)
+    if driver is not None:
+        problems += [p for n, c in pairs if (p := arch_driver_problem(matrix, n, c, driver))]
     if pairs:
         found = arch_list(release, variant)
         if found is None:
@@ -216,3 +246,31 @@ def judge_build(
             if support == "no":
                 problems.append(f"needs driver {driver_needed(toolkit)} for CUDA {cuda}")
     return BuildVerdict(release, variant, support, tuple(problems))
+
+
+# --- real upper bounds (matrix [[bound]]) for the requirements a lock resolves -----------------
+
+
+def bound_constraints(matrix: Matrix, wanted: Mapping[str, Requirement]) -> list[tuple[str, str]]:
+    """The ``[[bound]]`` entries of exactly pinned requirements (vllm==0.8.5.post1 needs
+    transformers<5), as (constraint, reason): constraints, not requirements, so they bound the
+    dependency when something pulls it in and add nothing otherwise."""
+    out: list[tuple[str, str]] = []
+    for req in wanted.values():
+        pins = [s.version for s in req.specifier if s.operator == "=="]
+        if not pins:
+            continue
+        try:
+            version = Version(pins[0])
+        except InvalidVersion:
+            continue
+        for bound in matrix.bounds_for(req.name, version):
+            out.append(
+                (
+                    f"{bound.dependency}{bound.allowed}",
+                    f"{req.name} {version} breaks on {bound.dependency} outside "
+                    f"{bound.allowed} although its metadata allows it: "
+                    f"{bound.reason.split('. ')[0]}",
+                )
+            )
+    return out

@@ -177,7 +177,7 @@ def evaluate_cluster(facts: ClusterFacts, rules: Sequence[Rule]) -> CheckResult:
         try:
             hits = list(rule.cluster_check(facts))
         except Skip as skip:
-            skipped.append(Skipped(rule.code, skip.reason, CLUSTER))
+            skipped.append(Skipped(rule.code, skip.reason, CLUSTER, skip.fact))
             continue
         except Exception as exc:  # one broken rule must not hide the others
             errors.append(f"{rule.code} failed: {type(exc).__name__}: {exc}")

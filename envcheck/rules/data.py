@@ -8,6 +8,8 @@ import string
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from packaging.utils import canonicalize_name
+
 from envcheck.matrix.conditions import describe, evaluate, matching_gpus
 from envcheck.matrix.schema import Condition, KnownBad
 from envcheck.model.finding import Severity
@@ -102,6 +104,10 @@ def make_rule(entry: KnownBad) -> Rule:
                 continue
             if dist is not None:
                 evidence[name] = dist.version
+            implied = facts.provenance.get(f"packages.{canonicalize_name(name)}")
+            if implied is not None:
+                evidence.setdefault("provenance", {})[name] = implied
+                message = f"{message} [{name} {dist.version if dist else ''}: {implied}]"
         if evidence_text:
             evidence["evidence"] = evidence_text
         fix = from_spec(entry.fix) if entry.fix else None

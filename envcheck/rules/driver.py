@@ -41,6 +41,29 @@ def _driver_context(
     return driver, max_cuda, source, cuda, facts.torch_version(), toolkit, support
 
 
+def _datacenter_note(facts: Facts) -> str:
+    """'; NVIDIA GeForce RTX 4090 is not one' / '; these GPUs are' from the matrix's GPU table."""
+    try:
+        gpus = facts.gpus()
+    except Skip:
+        return ""
+    flags = {g.name or "GPU": (m.datacenter if (m := facts.gpu_model(g)) else None) for g in gpus}
+    consumer = [n for n, f in flags.items() if f is False]
+    if consumer:
+        return f"; {', '.join(consumer)} is not one"
+    if flags and all(f is True for f in flags.values()):
+        return "; these GPUs are"
+    return ""
+
+
+def _gpu_ccs(facts: Facts) -> list[Version]:
+    """The GPUs' compute capabilities, or none when the GPUs are unknown."""
+    try:
+        return [facts.compute_capability(g) for g in facts.gpus()]
+    except Skip:
+        return []
+
+
 def _same_release_fix(
     facts: Facts, torch: Version, driver: Version, max_cuda: Version
 ) -> Fix | None:
@@ -49,7 +72,12 @@ def _same_release_fix(
     if release is None:
         return None
     choices = torch_choices(
-        facts.matrix, driver=driver, max_cuda=max_cuda, releases=[release], allow_minor_compat=False
+        facts.matrix,
+        ccs=_gpu_ccs(facts),  # keep kernels for the GPUs here
+        driver=driver,
+        max_cuda=max_cuda,
+        releases=[release],
+        allow_minor_compat=False,
     )
     if not choices:
         return None
@@ -111,7 +139,7 @@ def driver_too_old(facts: Facts) -> Iterable[Hit]:
     if max_cuda.major < cuda.major:
         message += (
             f". Running CUDA {cuda.major}.x on this {max_cuda.major}.x driver would need NVIDIA's "
-            "forward-compatibility package (datacenter GPUs only)"
+            f"forward-compatibility package (datacenter GPUs only{_datacenter_note(facts)})"
         )
     remedy = _same_release_fix(facts, torch, driver, max_cuda) or fix(
         f"Upgrade the NVIDIA driver to {needs.removeprefix('>= ')} or newer",
@@ -282,7 +310,9 @@ def gpu_memory_held(facts: Facts) -> Iterable[Hit]:
         ):
             held.append(gpu)
     if not held and unknown and unknown == len(facts.gpus()):
-        raise Skip("processes on the GPUs unknown (NVML process queries unavailable)")
+        raise Skip(
+            "processes on the GPUs unknown (NVML process queries unavailable)", "gpu.processes"
+        )
     return [
         Hit(
             f"GPU {g.index} ({g.name}): {g.process_count} process(es) already hold "

@@ -9,10 +9,12 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from packaging.utils import canonicalize_name as canonical_name
 from packaging.version import InvalidVersion, Version
 
 from envcheck.matrix.model import Matrix, parse_version, public, variant_cuda
 from envcheck.matrix.schema import GpuModel
+from envcheck.model.deep import CudaDriverCheck, DeepInfo, NvmlHealth, PcieTopology, TorchSmoke
 from envcheck.model.report import (
     Distribution,
     Gpu,
@@ -45,6 +47,9 @@ class Facts:
     def __init__(self, report: NodeReport, matrix: Matrix) -> None:
         self.report = report
         self.matrix = matrix
+        self._implied: dict[str, Distribution | None] = {}
+        # where a fact the rules read came from, when it is not the report's own section
+        self.provenance: dict[str, str] = {}
 
     @property
     def node(self) -> str:
@@ -54,21 +59,21 @@ class Facts:
     def declared(self) -> bool:
         return self.report.origin.kind in ("declared", "ingested")
 
-    def _data(self, section: Section[Any], what: str) -> Any:
+    def _data(self, section: Section[Any], what: str, fact: str) -> Any:
         if section.is_ok and section.data is not None:
             return section.data
-        raise Skip(f"{what} unknown: {section.describe()}")
+        raise Skip(f"{what} unknown: {section.describe()}", fact)
 
     # --- GPU and driver -------------------------------------------------------------------------
 
     def gpu_info(self) -> GpuInfo:
-        info: GpuInfo = self._data(self.report.gpu, "GPU facts")
+        info: GpuInfo = self._data(self.report.gpu, "GPU facts", "gpu")
         return info
 
     def gpus(self) -> tuple[Gpu, ...]:
         info = self.gpu_info()
         if info.gpus is None:
-            raise Skip(f"GPU list unknown ({info.gpus_reason or 'not reported'})")
+            raise Skip(f"GPU list unknown ({info.gpus_reason or 'not reported'})", "gpu.gpus")
         return info.gpus
 
     def driver(self) -> Version:
@@ -77,7 +82,8 @@ class Facts:
             return DriverVersion(info.driver_version or "")
         except InvalidVersion:
             raise Skip(
-                f"driver version unknown ({info.driver_version or 'not reported'})"
+                f"driver version unknown ({info.driver_version or 'not reported'})",
+                "gpu.driver_version",
             ) from None
 
     def max_cuda(self) -> tuple[Version, str]:
@@ -93,7 +99,9 @@ class Facts:
         newest = self.matrix.newest_cuda_supported(driver)
         if newest is not None:
             return newest.cuda, "the newest toolkit whose driver it meets, per the matrix"
-        raise Skip(f"the newest CUDA driver {driver} supports is unknown")
+        raise Skip(
+            f"the newest CUDA driver {driver} supports is unknown", "gpu.cuda_driver_version"
+        )
 
     def gpu_model(self, gpu: Gpu) -> GpuModel | None:
         return self.matrix.gpu_model(gpu.name)
@@ -105,24 +113,101 @@ class Facts:
         model = self.gpu_model(gpu)
         if model is not None:
             return model.compute_capability
-        raise Skip(f"compute capability of {gpu.name or f'GPU {gpu.index}'} unknown")
+        raise Skip(
+            f"compute capability of {gpu.name or f'GPU {gpu.index}'} unknown "
+            "(a GPU name the matrix does not know)",
+            f"gpu.gpus[{gpu.index}].compute_capability",
+        )
 
     def gpu_summary(self, gpus: tuple[Gpu, ...] | None = None) -> str:
         gpus = self.gpus() if gpus is None else gpus
         counts = Counter(g.name or "unknown GPU" for g in gpus)
         return ", ".join(f"{n} x{c}" if c > 1 else n for n, c in counts.items()) or "no GPUs"
 
+    # --- --deep ---------------------------------------------------------------------------------
+
+    def deep(self) -> DeepInfo:
+        info: DeepInfo = self._data(self.report.deep, "--deep GPU checks", "deep")
+        return info
+
+    def cuda_check(self) -> CudaDriverCheck:
+        check = self.deep().cuda
+        if check is None:
+            raise Skip("the CUDA driver check did not run", "deep.cuda")
+        if check.outcome == "no_driver":
+            raise Skip(check.reason or "no NVIDIA driver (libcuda not found)", "deep.cuda")
+        return check
+
+    def health(self) -> NvmlHealth:
+        deep = self.deep()
+        if deep.health is None:
+            raise Skip(f"NVML health unknown ({deep.health_reason or 'not read'})")
+        if not deep.health.gpus:
+            raise Skip("NVML health lists no GPUs", "deep.health")
+        return deep.health
+
+    def pcie(self) -> PcieTopology:
+        topology = self.deep().pcie
+        if topology is None:
+            raise Skip("PCIe topology not read", "deep.pcie")
+        return topology
+
+    def torch_smoke(self) -> TorchSmoke:
+        smoke = self.deep().torch
+        if smoke is None:
+            raise Skip("the torch smoke test did not run (pass --deep=torch)", "deep.torch")
+        if smoke.outcome == "no_torch":
+            raise Skip(smoke.reason or "torch not installed")
+        return smoke
+
     # --- packages ------------------------------------------------------------------------------
 
     def packages(self) -> PackagesInfo:
-        info: PackagesInfo = self._data(self.report.packages, "installed packages")
+        info: PackagesInfo = self._data(self.report.packages, "installed packages", "packages")
         return info
 
     def dist(self, name: str) -> Distribution | None:
         packages = self.packages()
         dist = packages.get(name)
         if dist is None and packages.partial:
-            raise Skip(f"{name} is not in the package list, which is partial ({packages.partial})")
+            implied = self.implied(name)
+            if implied is not None:
+                return implied
+            raise Skip(
+                f"{name} is not in the package list, which is partial ({packages.partial})",
+                f"packages.{name}",
+            )
+        return dist
+
+    def implied(self, name: str) -> Distribution | None:
+        """A wheel the package list does not show but torch's build implies: PyPI's torch X
+        (and the PyTorch index's build of its default CUDA variant) pins its nvidia-* wheels
+        exactly, so unless the list says otherwise that pin is what is installed. None when
+        nothing implies it. The distribution's installer is ``implied`` and ``provenance``
+        says by what."""
+        if name in self._implied:
+            return self._implied[name]
+        dist: Distribution | None = None
+        section = self.report.torch
+        build = section.data if section.is_ok else None
+        version = parse_version(build.version) if build is not None else None
+        if build is not None and version is not None and canonical_name(name) != "torch":
+            release = self.matrix.torch_release(public(version))
+            label = build.local_label or build.variant
+            spec = release.pins.get(canonical_name(name)) if release is not None else None
+            pinned = [s.version for s in spec if s.operator == "=="] if spec is not None else []
+            if (
+                release is not None
+                and release.pypi_default is not None
+                and label in (None, release.pypi_default)
+                and len(pinned) == 1
+            ):
+                dist = Distribution(name=name, version=pinned[0], installer="implied")
+                self.provenance[f"packages.{canonical_name(name)}"] = (
+                    f"implied by the matrix: torch {build.version} pins {name}=={pinned[0]}; "
+                    f"the package list does not show it (confirm with `pip show {name}`)"
+                )
+        self._implied[name] = dist
         return dist
 
     def version(self, name: str) -> Version | None:
@@ -133,15 +218,17 @@ class Facts:
         try:
             return Version(dist.version)
         except InvalidVersion:
-            raise Skip(f"{name} version {dist.version!r} is not a PEP 440 version") from None
+            raise Skip(
+                f"{name} version {dist.version!r} is not a PEP 440 version", f"packages.{name}"
+            ) from None
 
     def torch(self) -> TorchBuild | None:
         if self.version("torch") is None:
             return None
         section = self.report.torch
         if section.status.value == "unavailable" and not section.is_ok:
-            raise Skip(f"torch build unknown: {section.describe()}")
-        build: TorchBuild = self._data(section, "torch build")
+            raise Skip(f"torch build unknown: {section.describe()}", "torch")
+        build: TorchBuild = self._data(section, "torch build", "torch")
         return build
 
     @functools.cached_property
@@ -163,7 +250,7 @@ class Facts:
                     release.pypi_default,
                     "the PyPI wheel's default",
                 )
-        raise Skip(f"CUDA build of torch {build.version} unknown")
+        raise Skip(f"CUDA build of torch {build.version} unknown", "torch.cuda")
 
     def torch_cuda(self) -> Version | None:
         """CUDA the installed torch was built for; None for CPU and ROCm builds and no torch."""
@@ -172,11 +259,29 @@ class Facts:
     def torch_variant(self) -> str:
         variant = self._torch_cuda[1]
         if variant is None:
-            raise Skip("torch variant unknown")
+            raise Skip("torch variant unknown", "torch.variant")
         return variant
 
     def torch_cuda_source(self) -> str:
         return self._torch_cuda[2]
+
+    def torch_is_cpu(self) -> bool | None:
+        """Whether torch is a CPU-only build (``+cpu``, 'CUDA used to build PyTorch: None',
+        conda's ``*_cpu_*``); False when not installed or a GPU build; None when not stated."""
+        try:
+            build = self.torch()
+        except Skip:
+            return None
+        if build is None:
+            return False
+        if build.cuda or build.hip:
+            return False
+        labels = {(build.variant or "").lower(), (build.local_label or "").lower()}
+        if "cpu" in labels:
+            return True
+        if build.variant or build.local_label:
+            return False
+        return None
 
     def torch_version(self) -> Version:
         version = self.version("torch")
@@ -187,37 +292,37 @@ class Facts:
     # --- Python, system, storage, network, environment ------------------------------------------
 
     def python_version(self) -> Version:
-        data = self._data(self.report.python, "Python facts")
+        data = self._data(self.report.python, "Python facts", "python")
         version = parse_version(data.version)
         if version is None:
-            raise Skip(f"Python version unknown ({data.version!r})")
+            raise Skip(f"Python version unknown ({data.version!r})", "python.version")
         return version
 
     def markers(self) -> dict[str, str]:
-        data = self._data(self.report.python, "Python facts")
+        data = self._data(self.report.python, "Python facts", "python")
         markers: dict[str, str] = dict(data.markers)
         if not markers:
-            raise Skip("PEP 508 marker environment unknown")
+            raise Skip("PEP 508 marker environment unknown", "python.markers")
         return markers
 
     def system(self) -> SystemInfo:
-        info: SystemInfo = self._data(self.report.system, "system facts")
+        info: SystemInfo = self._data(self.report.system, "system facts", "system")
         return info
 
     def storage(self) -> StorageInfo:
-        info: StorageInfo = self._data(self.report.storage, "storage facts")
+        info: StorageInfo = self._data(self.report.storage, "storage facts", "storage")
         return info
 
     def network(self) -> NetworkInfo:
-        info: NetworkInfo = self._data(self.report.network, "network facts")
+        info: NetworkInfo = self._data(self.report.network, "network facts", "network")
         return info
 
     def libraries(self) -> LibrariesInfo:
-        info: LibrariesInfo = self._data(self.report.libraries, "shared libraries")
+        info: LibrariesInfo = self._data(self.report.libraries, "shared libraries", "libraries")
         return info
 
     def env(self) -> Mapping[str, str]:
-        data = self._data(self.report.env, "environment variables")
+        data = self._data(self.report.env, "environment variables", "env")
         variables: Mapping[str, str] = data.variables
         return variables
 

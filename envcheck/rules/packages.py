@@ -100,7 +100,10 @@ def unmet_requirements(facts: Facts) -> Iterable[Hit]:
     """
     packages = facts.packages()
     if not any(d.requires for d in packages.distributions):
-        raise Skip("no distribution carries requirements (declared packages list versions only)")
+        raise Skip(
+            "no distribution carries requirements (declared packages list versions only)",
+            "packages.requirements",
+        )
     markers = facts.markers()
     seen: set[str] = set()
     hits = []

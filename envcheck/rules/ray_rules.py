@@ -188,7 +188,7 @@ def _memory(facts: Facts) -> tuple[int, int | None]:
     system = facts.system()
     total = system.memory_total_bytes
     if total is None:
-        raise Skip("memory size unknown")
+        raise Skip("memory size unknown", "system.memory")
     limit = system.cgroup.memory_limit_bytes if system.cgroup else None
     available = system.memory_available_bytes
     if limit is not None and limit < total:
@@ -330,7 +330,7 @@ def cgroup_below_host(facts: Facts) -> Iterable[Hit]:
     """
     system = facts.system()
     if system.cgroup is None:
-        raise Skip("cgroup limits unknown")
+        raise Skip("cgroup limits unknown", "system.cgroup")
     limit = system.cgroup.memory_limit_bytes
     host = system.memory_total_bytes
     if limit is None or host is None or limit >= host:

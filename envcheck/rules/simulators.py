@@ -287,7 +287,7 @@ def numpy2_isaacsim(facts: Facts) -> Iterable[Hit]:
 
 
 def _graphics(facts: Facts) -> GraphicsInfo:
-    info: GraphicsInfo = facts._data(facts.report.graphics, "graphics userspace")
+    info: GraphicsInfo = facts._data(facts.report.graphics, "graphics userspace", "graphics")
     return info
 
 

@@ -9,7 +9,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from envcheck.matrix.model import major_minor, public
+from envcheck.matrix.model import major_minor, public, variant_cuda
 from envcheck.model.finding import Fix, Severity
 from envcheck.rules.base import Hit, Skip, rule
 from envcheck.rules.choose import Arch, arch_list, covers, sm, torch_choices
@@ -59,6 +59,16 @@ def _upgrade_fix(facts: Facts, ccs: list[Version], current: Version) -> Fix | No
     )
 
 
+def _toolkit_floor(facts: Facts, variant: str, cc: Version) -> str:
+    """'CUDA 12.6 cannot compile sm_120 (first CUDA 12.8)' when the variant's toolkit predates
+    the architecture: no list of that build can hold its kernels (only PTX of an older arch)."""
+    cuda = variant_cuda(variant)
+    support = facts.matrix.sm(sm(cc))
+    if cuda is None or support is None or cuda >= support.first_cuda:
+        return ""
+    return f"CUDA {cuda} cannot compile {sm(cc)} (first CUDA {support.first_cuda})"
+
+
 @rule("TOR101", "gpu-arch-not-in-torch-build", Severity.ERROR)
 def gpu_arch_missing(facts: Facts) -> Iterable[Hit]:
     """A GPU's architecture is not compiled into the torch build
@@ -82,7 +92,10 @@ def gpu_arch_missing(facts: Facts) -> Iterable[Hit]:
     ## Fix
     Install the smallest newer torch release whose variant covers every GPU and that the driver
     runs (for sm_120: a cu128 or newer build), then reinstall what was built against torch.
-    Arch lists the matrix marks UNVERIFIED lower the severity to a warning.
+    An arch list the matrix marks UNVERIFIED is trusted alike to fail and to pass (the finding
+    stays an error and says so); where the variant's CUDA toolkit cannot compile the GPU's
+    architecture at all (CUDA 12.6 and sm_120), the finding says that too, which holds whatever
+    the list.
 
     ## References
     - https://github.com/pytorch/pytorch/issues/150733
@@ -110,7 +123,10 @@ def gpu_arch_missing(facts: Facts) -> Iterable[Hit]:
         seen.add((gpu.name, cc))
         count = sum(1 for g, c in zip(gpus, ccs, strict=True) if (g.name, c) == (gpu.name, cc))
         label = f"{gpu.name or 'GPU'}" + (f" x{count}" if count > 1 else "")
+        floor = _toolkit_floor(facts, variant, cc)
         note = "" if verified else " (this arch list is UNVERIFIED in the matrix)"
+        if floor:
+            note += f"; {floor}"
         hits.append(
             Hit(
                 f"{label} ({sm(cc)}) is not in torch {release.version}+{variant}'s arch list "
@@ -123,9 +139,9 @@ def gpu_arch_missing(facts: Facts) -> Iterable[Hit]:
                     "variant": variant,
                     "arch_list": release.arch_list[variant],
                     "arch_list_verified": verified,
+                    **({"toolkit_floor": floor} if floor else {}),
                 },
                 fix=_upgrade_fix(facts, ccs, torch),
-                severity=None if verified else Severity.WARNING,
             )
         )
     return hits

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 from envcheck.matrix.model import Matrix
 from envcheck.matrix.schema import Signature
@@ -42,6 +43,151 @@ def ere_problem(pattern: str) -> str | None:
         if probe.search(outside):
             return f"uses {what}, which grep -E reads differently"
     return None
+
+
+def _sre_parse(pattern: str) -> Any:
+    """The parse tree re compiles from (``re._parser``; ``sre_parse`` before Python 3.11)."""
+    import importlib
+
+    try:
+        parser = importlib.import_module("re._parser")
+    except ImportError:  # pragma: no cover - Python 3.10
+        parser = importlib.import_module("sre_parse")
+    return parser.parse(pattern)
+
+
+_REPEATS = ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
+
+
+def super_linear(pattern: str) -> str | None:
+    """Why matching ``pattern`` with a backtracking engine (Python's re) can take more than
+    linear time, or None. Refused: a repeated group that holds a repetition (``(a+)+``,
+    ``(\\w*\\s?)*``) and a repeated group whose alternatives can start alike (``(a|ab)+``).
+    These are the shapes behind catastrophic backtracking; grep and RE2 are linear anyway,
+    but matched lines are named with re, which is not."""
+    try:
+        tree = _sre_parse(pattern)
+    except Exception:  # re.error; the compile check reports it
+        return None
+    return _walk(list(tree), inside_repeat=False)
+
+
+def _walk(items: list[Any], *, inside_repeat: bool) -> str | None:
+    for op, arg in items:
+        name = str(op)
+        if name in _REPEATS:
+            low, high, sub = arg
+            repeats = high is None or high > 1 or str(high) == "MAXREPEAT"
+            if inside_repeat and (repeats or low != high):
+                # (a+)+ and (aa?)+ alike: the inner part can take more or fewer characters
+                return "nests a repetition inside a repetition (catastrophic backtracking)"
+            body = _unwrap(list(sub))
+            if repeats and _ambiguous_branch(body):
+                return "repeats alternatives that can match alike (catastrophic backtracking)"
+            # (\d+\.)+ is safe: every round ends at a '.' the inner part cannot take
+            delimited = repeats and _delimited(body)
+            found = _walk(body, inside_repeat=(inside_repeat or repeats) and not delimited)
+            if found:
+                return found
+        elif name == "SUBPATTERN":
+            found = _walk(list(arg[-1]), inside_repeat=inside_repeat)
+            if found:
+                return found
+        elif name == "BRANCH":
+            if inside_repeat and any(not list(b) for b in arg[1]):
+                # (a|aa)+ is parsed as (a(?:|a))+: an optional part inside a repetition
+                return "nests a repetition inside a repetition (catastrophic backtracking)"
+            for branch in arg[1]:
+                found = _walk(list(branch), inside_repeat=inside_repeat)
+                if found:
+                    return found
+        elif name in ("ASSERT", "ASSERT_NOT"):
+            found = _walk(list(arg[1]), inside_repeat=inside_repeat)
+            if found:
+                return found
+    return None
+
+
+def _unwrap(items: list[Any]) -> list[Any]:
+    while len(items) == 1 and str(items[0][0]) == "SUBPATTERN":
+        items = list(items[0][1][-1])
+    return items
+
+
+def _delimited(body: list[Any]) -> bool:
+    """Whether a repeated body holds a plain character (outside any repetition) that nothing
+    variable inside the body can match: each round must then stop at that character."""
+    delimiters = [arg for op, arg in body if str(op) == "LITERAL"]
+    variable = [(op, arg) for op, arg in body if str(op) != "LITERAL"]
+    return any(
+        all(not _can_match(op, arg, chr(code)) for op, arg in variable) for code in delimiters
+    )
+
+
+def _can_match(op: Any, arg: Any, ch: str) -> bool:
+    """Whether the parsed item (op, arg) may consume ``ch``; True when unsure."""
+    name = str(op)
+    if name == "LITERAL":
+        return bool(arg == ord(ch))
+    if name == "NOT_LITERAL":
+        return bool(arg != ord(ch))
+    if name in ("AT", "ASSERT", "ASSERT_NOT"):
+        return False
+    if name == "IN":
+        return _in_set(list(arg), ch)
+    if name in _REPEATS:
+        return any(_can_match(o, a, ch) for o, a in list(arg[2]))
+    if name == "SUBPATTERN":
+        return any(_can_match(o, a, ch) for o, a in list(arg[-1]))
+    if name == "BRANCH":
+        return any(_can_match(o, a, ch) for b in arg[1] for o, a in list(b))
+    return True  # ANY, categories outside a set, back references: assume the worst
+
+
+_CATEGORIES: dict[str, Callable[[str], bool]] = {
+    "CATEGORY_DIGIT": str.isdigit,
+    "CATEGORY_NOT_DIGIT": lambda c: not c.isdigit(),
+    "CATEGORY_WORD": lambda c: c.isalnum() or c == "_",
+    "CATEGORY_NOT_WORD": lambda c: not (c.isalnum() or c == "_"),
+    "CATEGORY_SPACE": str.isspace,
+    "CATEGORY_NOT_SPACE": lambda c: not c.isspace(),
+}
+
+
+def _in_set(items: list[Any], ch: str) -> bool:
+    negate = False
+    hit = False
+    for op, arg in items:
+        name = str(op)
+        if name == "NEGATE":
+            negate = True
+        elif name == "LITERAL":
+            hit = hit or arg == ord(ch)
+        elif name == "RANGE":
+            hit = hit or arg[0] <= ord(ch) <= arg[1]
+        elif name == "CATEGORY":
+            test = _CATEGORIES.get(str(arg))
+            hit = hit or (test(ch) if test else True)
+        else:
+            return True
+    return hit != negate
+
+
+def _ambiguous_branch(items: list[Any]) -> bool:
+    """Whether ``items`` is (a group around) alternatives of which two may start with the
+    same character: a first literal shared, or a first item that is not a plain literal."""
+    items = _unwrap(items)
+    if len(items) != 1 or str(items[0][0]) != "BRANCH":
+        return False
+    firsts: set[int] = set()
+    for alternative in items[0][1][1]:
+        branch = list(alternative)
+        if not branch or str(branch[0][0]) != "LITERAL":
+            return True
+        if branch[0][1] in firsts:
+            return True
+        firsts.add(branch[0][1])
+    return False
 
 
 def split_alternatives(pattern: str) -> list[str]:
@@ -156,6 +302,9 @@ def _check_one(
     except re.error as exc:
         add(sig, "pattern", f"does not compile: {exc}")
         return
+    slow = super_linear(sig.pattern)
+    if slow is not None:
+        add(sig, "pattern", slow)
     if sig.pattern.startswith("(?"):
         add(sig, "pattern", "inline flags are not supported; spell the cases out ([Ee]rror)")
     problem = ere_problem(sig.pattern)
@@ -178,3 +327,16 @@ def _check_one(
             add(sig, "causes", f"{code} is not a rule code (see `envcheck rules`)")
     if sig.noise and sig.causes:
         add(sig, "causes", "a noise signature has no causes")
+    from envcheck.triage.extract import extractor_problem
+
+    for pattern in sig.extract:
+        problem = extractor_problem(pattern)
+        if problem is not None:
+            add(sig, "extract", f"{pattern!r} {problem}")
+    if sig.context < 0 or sig.context > 20:
+        add(sig, "context", "must be 0-20 lines")
+    if sig.context and not sig.extract:
+        add(sig, "context", "context lines are read only for extractors; add extract")
+    for code in sig.confirms:
+        if code not in sig.causes:
+            add(sig, "confirms", f"{code} is not one of the signature's causes")

@@ -20,6 +20,7 @@ from envcheck.errors import InputError
 from envcheck.matrix.model import Matrix
 from envcheck.model.report import NodeReport
 from envcheck.rules.base import Rule
+from envcheck.triage.extract import LogFact, dedupe, extract
 from envcheck.triage.grep_engine import GrepScanner, gnu_grep
 from envcheck.triage.scan import Engine, Scanner, ScanResult, Tally
 from envcheck.triage.verdict import CauseCheck, check_causes
@@ -57,6 +58,7 @@ class TriageResult:
     matches: tuple[Match, ...]
     node: NodeReport | None
     node_note: str  # where the node facts came from, or why there are none
+    facts: tuple[LogFact, ...] = ()  # what the matched lines state about the node
 
     @property
     def failures(self) -> tuple[Match, ...]:
@@ -89,6 +91,7 @@ class TriageResult:
             "engine": self.scan.engine,
             "node": self.node.node if self.node is not None else None,
             "node_source": self.node_note,
+            "facts": [f.to_json() for f in self.facts],
             "matches": [m.to_json() for m in self.matches],
             "summary": self.summary(),
             "reports": [self.node.to_dict()] if self.node is not None else [],
@@ -173,6 +176,58 @@ def _scanner(matrix: Matrix, engine: Engine) -> Scanner:
     return Scanner(matrix.signatures, "auto" if engine == "auto" else engine)
 
 
+def log_facts(path: str, scan: ScanResult) -> tuple[LogFact, ...]:
+    """What the matched lines say about the node: each signature's extractors on its first and
+    last occurrence, and on the ``context`` lines after the first (re-read from the file, only
+    for the signatures that matched and ask for context; not possible on standard input)."""
+    facts: list[LogFact] = []
+    wanted = {
+        t.first.line: t.signature.context
+        for t in scan.tallies.values()
+        if t.signature.extract and t.signature.context > 0
+    }
+    context = read_context(path, wanted) if wanted and path != "-" else {}
+    for tally in scan.tallies.values():
+        sig = tally.signature
+        if not sig.extract:
+            continue
+        facts += extract(sig, tally.first.line, tally.first.text)
+        if tally.last.line != tally.first.line:
+            facts += extract(sig, tally.last.line, tally.last.text)
+        lines = context.get(tally.first.line)
+        if lines:  # the line and its context as one block, for extractors that span lines
+            block = "\n".join([tally.first.text, *(text for _, text in lines)])
+            facts += extract(sig, tally.first.line, block)
+    return dedupe(facts)
+
+
+def read_context(path: str, wanted: dict[int, int]) -> dict[int, list[tuple[int, str]]]:
+    """The ``wanted[line]`` lines after each wanted line (numbered), read in one pass that stops
+    after the last one needed."""
+    out: dict[int, list[tuple[int, str]]] = {}
+    last = max(line + n for line, n in wanted.items())
+    try:
+        stream, _ = open_log(path)
+    except InputError:
+        return out
+    try:
+        for number, raw in enumerate(stream, 1):
+            if number > last:
+                break
+            for line, n in wanted.items():
+                if line < number <= line + n:
+                    text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+                    out.setdefault(line, []).append((number, text[:SHOWN_CONTEXT]))
+    except (OSError, EOFError, gzip.BadGzipFile):
+        pass
+    finally:
+        stream.close()
+    return out
+
+
+SHOWN_CONTEXT = 1000
+
+
 def judge(
     name: str,
     scan: ScanResult,
@@ -180,11 +235,30 @@ def judge(
     rules: list[Rule],
     node: NodeReport | None,
     node_note: str,
+    facts: tuple[LogFact, ...] = (),
 ) -> TriageResult:
+    """Check each matched signature's causes on ``node`` (the log's own facts merged in, the
+    log first) or, with no node, on the log's facts alone."""
+    from envcheck.triage.extract import to_report
+
     tallies = scan.ordered()
     codes = [c for t in tallies for c in t.signature.causes]
-    checks = check_causes(codes, rules, matrix, node, node_note)
+    confirmed = {}
+    for t in reversed(tallies):  # the earliest line wins
+        confirmed.update({c: t.first.line for c in t.signature.confirms})
+    from_log = to_report(facts, name)
+    checked = node
+    if from_log is not None:
+        if node is None:
+            checked = from_log
+            node_note = f"checked against the facts the log states ({node_note})"
+        else:
+            from envcheck.ingest.merge import merge
+
+            checked = merge([from_log, node])
+            node_note += " and the facts the log states (the log wins where they differ)"
+    checks = check_causes(codes, rules, matrix, checked, node_note, confirmed)
     matches = tuple(
         Match(t, tuple(checks[c] for c in t.signature.causes if c in checks)) for t in tallies
     )
-    return TriageResult(name, scan, matches, node, node_note)
+    return TriageResult(name, scan, matches, checked, node_note, facts)

@@ -23,6 +23,8 @@ from envcheck.triage.patterns import re2_module, required_literals
 CHUNK = 4 * 1024 * 1024
 MAX_CARRY = 4 * 1024 * 1024  # a "line" longer than this is scanned in pieces
 SHOWN = 400  # characters of a matched line kept for display
+_CACHE_LINES = 4096  # distinct candidate lines whose signature is remembered
+MAX_MATCHED = 8 * 1024  # bytes of one line a signature is matched against (bounds re's work)
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 Engine = Literal["auto", "grep", "re2", "re"]
 
@@ -38,7 +40,19 @@ class Tally:
     signature: Signature
     count: int
     first: Occurrence
-    last: Occurrence
+    _last: Occurrence | None = None
+    _last_raw: tuple[int, bytes] | None = None  # decoded only when asked for
+
+    @property
+    def last(self) -> Occurrence:
+        if self._last_raw is not None:
+            line, raw = self._last_raw
+            self._last, self._last_raw = Occurrence(line, _text(raw)), None
+        return self._last if self._last is not None else self.first
+
+    @last.setter
+    def last(self, value: Occurrence) -> None:
+        self._last, self._last_raw = value, None
 
 
 @dataclass
@@ -89,6 +103,7 @@ class Scanner:
                 raise ValueError(f"signature {s.id}: pattern has no literal to prefilter on")
             literals += [lit.encode() for lit in found]
         self._literals = tuple(dict.fromkeys(literals))
+        self._seen: dict[bytes, int | None] = {}
 
     # --- candidates -------------------------------------------------------------------------------
 
@@ -107,10 +122,21 @@ class Scanner:
         return positions
 
     def _identify(self, line: bytes) -> int | None:
+        """The first signature matching ``line`` (at most MAX_MATCHED bytes of it)."""
+        if len(line) > MAX_MATCHED:
+            line = line[:MAX_MATCHED]
+        cache = self._seen
+        if line in cache:  # a log where every line matches mostly repeats a few lines
+            return cache[line]
+        found = None
         for index, regex in enumerate(self._line_res):
             if regex.search(line):
-                return index
-        return None
+                found = index
+                break
+        if len(cache) >= _CACHE_LINES:
+            cache.clear()
+        cache[line] = found
+        return found
 
     # --- the scan ---------------------------------------------------------------------------------
 
@@ -164,10 +190,9 @@ class Scanner:
         if index is None:
             return
         signature = self.signatures[index]
-        occurrence = Occurrence(lineno, _text(line))
         tally = result.tallies.get(signature.id)
         if tally is None:
-            result.tallies[signature.id] = Tally(signature, 1, occurrence, occurrence)
+            result.tallies[signature.id] = Tally(signature, 1, Occurrence(lineno, _text(line)))
         else:
             tally.count += 1
-            tally.last = occurrence
+            tally._last_raw = (lineno, line)

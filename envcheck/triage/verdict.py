@@ -1,12 +1,18 @@
 """A signature's candidate causes checked against a node: each cause is a rule, and running it
 on the node's report confirms the cause (it fires), rules it out (it runs clean) or leaves it
-unknown (it was skipped for a missing fact, whose reason is kept)."""
+unknown (it was skipped for a missing fact, whose reason is kept).
+
+Every cause carries a fix: confirmed, the finding's concrete fix; unknown or unchecked, the
+rule's documented fix worded as a condition ("if /dev/shm is too small for NCCL ...: ...");
+ruled out, why (the facts it was checked against). A cause a matched line establishes by itself
+(the signature's ``confirms``) is confirmed "from line N" even when the rule cannot run."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from envcheck.matrix.model import Matrix
 from envcheck.model.finding import Finding
@@ -21,8 +27,11 @@ class CauseCheck:
     code: str
     title: str
     verdict: Verdict
-    reason: str | None = None  # why unknown / unchecked
+    reason: str | None = None  # why unknown / unchecked / ruled out
     findings: tuple[Finding, ...] = ()
+    fix: str | None = None  # what to do (conditional unless confirmed); why, when ruled out
+    evidence: str | None = None  # "confirmed from line 3", "from the log's line 3 and the node"
+    fact: str | None = None  # the unknown fact a skipped rule needed
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -30,8 +39,58 @@ class CauseCheck:
             "title": self.title,
             "verdict": self.verdict,
             "reason": self.reason,
+            "fact": self.fact,
+            "evidence": self.evidence,
+            "fix": self.fix,
             "findings": [f.to_json() for f in self.findings],
         }
+
+
+def _lower_first(text: str) -> str:
+    return text if text[:2].isupper() else text[:1].lower() + text[1:]
+
+
+def conditional_fix(rule: Rule) -> str:
+    """The rule's documented fix, worded as the condition under which it applies."""
+    fix = " ".join(rule.doc.fix.split()) or "see `envcheck explain " + rule.code + "`"
+    return f"if {_lower_first(rule.title.rstrip('.'))}: {fix}"
+
+
+class _Recorder:
+    """A NodeReport stand-in that notes which sections a rule reads."""
+
+    def __init__(self, report: NodeReport) -> None:
+        self._report = report
+        self.read: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        if name in NodeReport.SECTIONS and name not in self.read:
+            self.read.append(name)
+        return getattr(self._report, name)
+
+
+def _log_lines(rule: Rule, report: NodeReport, matrix: Matrix) -> str | None:
+    """The log lines behind the facts ``rule`` read ("app.log lines 3, 9"), when any."""
+    from envcheck.rules.base import Skip
+    from envcheck.rules.facts import Facts
+
+    recorder = _Recorder(report)
+    try:
+        list(rule.check(Facts(cast(NodeReport, recorder), matrix)))
+    except Skip:
+        pass
+    except Exception:  # the engine already reported it
+        return None
+    numbers: set[int] = set()
+    for section in (getattr(report, name) for name in recorder.read):
+        if section.is_ok and section.source and section.source.startswith("log ("):
+            found = re.search(r" lines? ([0-9, ]+)\)$", section.source)
+            if found:
+                numbers |= {int(n) for n in found.group(1).split(", ") if n.strip().isdigit()}
+    if not numbers:
+        return None
+    ordered = sorted(numbers)
+    return f"line{'s' if len(ordered) > 1 else ''} " + ", ".join(map(str, ordered))
 
 
 def check_causes(
@@ -40,26 +99,144 @@ def check_causes(
     matrix: Matrix,
     report: NodeReport | None,
     unchecked_reason: str,
+    confirmed_lines: Mapping[str, int] | None = None,
 ) -> dict[str, CauseCheck]:
-    """One CauseCheck per rule code; without a report every cause is 'unchecked'."""
+    """One CauseCheck per rule code; without a report every cause is 'unchecked' unless a matched
+    line establishes it (``confirmed_lines``: code -> the line that does)."""
     from envcheck.engine import evaluate
 
+    confirmed_lines = confirmed_lines or {}
     by_code = {r.code: r for r in rules}
     wanted = [by_code[c] for c in dict.fromkeys(codes) if c in by_code]
-    if report is None:
-        return {r.code: CauseCheck(r.code, r.title, "unchecked", unchecked_reason) for r in wanted}
-    result = evaluate(report, matrix, wanted)
-    skipped = {s.code: s.reason for s in result.skipped}
-    failed = {e.split(" ", 1)[0]: e for e in result.errors}
     out: dict[str, CauseCheck] = {}
+    if report is None:
+        for r in wanted:
+            if r.code in confirmed_lines:
+                out[r.code] = _by_line(r, confirmed_lines[r.code], None, None, None)
+            else:
+                out[r.code] = CauseCheck(
+                    r.code, r.title, "unchecked", unchecked_reason, fix=conditional_fix(r)
+                )
+        return out
+    # a cluster rule compares nodes: one node's facts neither confirm nor rule it out
+    across = "it compares nodes: run `envcheck cluster` (or `envcheck diff` on saved reports)"
+    for r in wanted:
+        if r.scope != "node":
+            out[r.code] = CauseCheck(r.code, r.title, "unknown", across, fix=conditional_fix(r))
+    wanted = [r for r in wanted if r.scope == "node"]
+    result = evaluate(report, matrix, wanted)
+    skipped = {s.code: s for s in result.skipped}
+    failed = {e.split(" ", 1)[0]: e for e in result.errors}
     for rule in wanted:
         findings = tuple(f for f in result.findings if f.code == rule.code)
         if findings:
-            out[rule.code] = CauseCheck(rule.code, rule.title, "confirmed", None, findings)
+            from_log = _log_lines(rule, report, matrix)
+            fixes = [
+                f.fix.summary
+                + (": " + "; ".join(f"`{c}`" for c in f.fix.commands) if f.fix.commands else "")
+                for f in findings
+                if f.fix is not None
+            ]
+            evidence = f"confirmed from the log's {from_log}" if from_log else None
+            if rule.code in confirmed_lines:
+                evidence = f"confirmed from line {confirmed_lines[rule.code]}" + (
+                    f" (facts read from {from_log})" if from_log else ""
+                )
+            out[rule.code] = CauseCheck(
+                rule.code,
+                rule.title,
+                "confirmed",
+                None,
+                findings,
+                fix="; ".join(fixes) or conditional_fix(rule).split(": ", 1)[1],
+                evidence=evidence,
+            )
+        elif rule.code in confirmed_lines:
+            skip = skipped.get(rule.code)
+            out[rule.code] = _by_line(
+                rule,
+                confirmed_lines[rule.code],
+                skip.reason if skip else None,
+                skip.fact if skip else None,
+                _line_fix(rule.code, report, matrix),
+            )
         elif rule.code in skipped:
-            out[rule.code] = CauseCheck(rule.code, rule.title, "unknown", skipped[rule.code])
+            skip = skipped[rule.code]
+            out[rule.code] = CauseCheck(
+                rule.code,
+                rule.title,
+                "unknown",
+                skip.reason,
+                fix=conditional_fix(rule),
+                fact=skip.fact,
+            )
         elif rule.code in failed:
-            out[rule.code] = CauseCheck(rule.code, rule.title, "unknown", failed[rule.code])
+            out[rule.code] = CauseCheck(
+                rule.code, rule.title, "unknown", failed[rule.code], fix=conditional_fix(rule)
+            )
         else:
-            out[rule.code] = CauseCheck(rule.code, rule.title, "ruled_out")
+            why = f"{rule.code} ran on the node's facts ({_sources(report)}) and does not fire"
+            out[rule.code] = CauseCheck(rule.code, rule.title, "ruled_out", why, fix=why)
     return out
+
+
+def _line_fix(code: str, report: NodeReport, matrix: Matrix) -> str | None:
+    """A concrete fix from the facts a confirming line states, where the rule that would give
+    one cannot run (TOR101 without the torch build: the builds with kernels for the GPU)."""
+    if code != "TOR101":
+        return None
+    from packaging.version import Version
+
+    from envcheck.rules.base import Skip
+    from envcheck.rules.choose import sm, torch_choices
+    from envcheck.rules.facts import Facts
+
+    facts = Facts(report, matrix)
+    try:
+        ccs = [facts.compute_capability(g) for g in facts.gpus()]
+    except Skip:
+        return None
+    driver: Version | None
+    try:
+        driver, max_cuda = facts.driver(), facts.max_cuda()[0]
+    except Skip:
+        driver = max_cuda = None
+    choices = torch_choices(matrix, ccs=ccs, driver=driver, max_cuda=max_cuda)
+    if not choices:
+        return None
+    oldest = min(c.release.version for c in choices)
+    best = next(c for c in choices if c.release.version == oldest)
+    newest = choices[0]
+    url = matrix.torch_index_url(best.variant)
+    archs = ", ".join(sorted({sm(cc) for cc in ccs}))
+    return (
+        f"install a torch build with {archs} kernels: torch {best.release.version}+{best.variant} "
+        f"is the oldest the matrix knows (`pip install torch=={best.release.version} "
+        f"--index-url {url}`), {newest.release.version}+{newest.variant} the newest; then "
+        "reinstall what was built against torch (torchvision, vLLM, flash-attn)"
+    )
+
+
+def _by_line(
+    rule: Rule, line: int, reason: str | None, fact: str | None, concrete: str | None
+) -> CauseCheck:
+    fix = concrete or " ".join(rule.doc.fix.split())
+    note = f" (the rule itself could not run: {reason})" if reason and not concrete else ""
+    return CauseCheck(
+        rule.code,
+        rule.title,
+        "confirmed",
+        None,
+        fix=fix + note,
+        evidence=f"confirmed from line {line}",
+        fact=fact,
+    )
+
+
+def _sources(report: NodeReport) -> str:
+    names = [
+        f"{name} from {getattr(report, name).source}"
+        for name in NodeReport.SECTIONS
+        if getattr(report, name).is_ok
+    ]
+    return "; ".join(names) or "none"

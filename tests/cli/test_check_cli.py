@@ -65,7 +65,7 @@ def test_envelope_contract(tinyzero, cli):
             assert {"summary", "commands", "applicability"} <= set(finding["fix"])
             assert finding["fix"]["applicability"] in ("safe", "unsafe", "manual")
     for skipped in data["skipped"]:
-        assert set(skipped) == {"code", "reason", "node"} and skipped["reason"]
+        assert set(skipped) == {"code", "reason", "node", "fact"} and skipped["reason"]
     report = NodeReport.from_dict(data["reports"][0])
     assert report.origin.kind == "declared"
     assert data["summary"]["error"] == sum(f["severity"] == "error" for f in data["findings"])

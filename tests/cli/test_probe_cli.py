@@ -70,6 +70,10 @@ def test_probe_json_is_a_versioned_report(cli):
     assert set(NodeReport.SECTIONS) <= set(data)
     for name in NodeReport.SECTIONS:
         assert data[name]["status"] in ("ok", "unavailable", "error")
+        if name == "deep":  # only probed with --deep
+            assert data[name] == {**data[name], "status": "unavailable", "duration_ms": None}
+            assert data[name]["reason"] == "not run (pass --deep)"
+            continue
         assert isinstance(data[name]["duration_ms"], float)
     assert NodeReport.from_dict(data).to_dict() == data
 

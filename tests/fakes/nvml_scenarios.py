@@ -110,3 +110,92 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         ],
     },
 }
+
+
+# --- health (--deep) -------------------------------------------------------------------------
+HEALTHY = {
+    "ecc_volatile": [0, 0],
+    "ecc_aggregate": [3, 0],
+    "remapped_rows": [0, 0, 0, 0],
+    "clocks_event_reasons": 0x1,  # GPU idle
+    "mig": [0, 0],
+    "pcie": [5, 5, 16, 16],
+    "nvlinks": [1] * 18,
+    "fabric": [3, 0],  # completed, NVML_SUCCESS
+}
+
+
+def _hgx(health: dict[str, Any], n: int, **extra: Any) -> dict[str, Any]:
+    return _device(
+        "NVIDIA H100 80GB HBM3",
+        f"GPU-5f0ad1a7-9d6c-4c5e-8e8d-2f2b8f3b1b{n:02d}",
+        (9, 0),
+        81559,
+        531,
+        health=health,
+        bus_id=f"00000000:{0x18 + 0x10 * n:02X}:00.0",
+        **extra,
+    )
+
+
+SCENARIOS.update(
+    {
+        "hgx_healthy": {
+            "driver": "535.104.05",
+            "cuda": 12020,
+            "devices": [_hgx(HEALTHY, 0), _hgx(HEALTHY, 1)],
+            "p2p": [[0, 0], [0, 0]],
+        },
+        "hgx_sick": {
+            "driver": "535.104.05",
+            "cuda": 12020,
+            "devices": [
+                _hgx(
+                    {
+                        **HEALTHY,
+                        "ecc_volatile": [1, 2],
+                        "ecc_aggregate": [9, 2],
+                        "remapped_rows": [1, 512, 0, 1],  # failure
+                        "clocks_event_reasons": 0x8 | 0x40,  # HW slowdown + HW thermal
+                        "mig": [1, 1],
+                        "fabric": [1, 0],  # not started
+                        "nvlinks": [1, 1, 1, 1, 0, 1, 1, 0] + [1] * 10,
+                    },
+                    0,
+                ),
+                _hgx(
+                    {
+                        **HEALTHY,
+                        "remapped_rows": [0, 0, 1, 0],  # pending
+                        "clocks_event_reasons": 0x80,  # power brake
+                        "pcie": [4, 5, 4, 16],
+                        "fabric": [2, 0],  # in progress
+                    },
+                    1,
+                    persistence=0,
+                ),
+            ],
+            "p2p": [[0, 1], [1, 0]],  # chipset not supported
+        },
+        "hgx_errors": {
+            "driver": "535.104.05",
+            "cuda": 12020,
+            "devices": [
+                _hgx(
+                    HEALTHY,
+                    0,
+                    errors={
+                        "nvmlDeviceGetTotalEccErrors": 4,  # no permission
+                        "nvmlDeviceGetRemappedRows": 15,  # GPU is lost
+                    },
+                )
+            ],
+        },
+        "nvml_hang": {
+            "driver": "535.104.05",
+            "cuda": 12020,
+            "devices": [_hgx(HEALTHY, 0)],
+            "hang_in": "nvmlDeviceGetTotalEccErrors",
+        },
+    }
+)

@@ -7,6 +7,7 @@ module works both in-process (monkeypatched into sys.modules) and on PYTHONPATH 
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import sys
@@ -175,3 +176,116 @@ def nvmlDeviceGetGraphicsRunningProcesses(handle: dict[str, Any]) -> list[Simple
     return [
         SimpleNamespace(pid=p["pid"], usedGpuMemory=p["memory"]) for p in handle.get("graphics", [])
     ]
+
+
+# --- health queries (--deep) ------------------------------------------------------------------
+# A device's "health" table gives the answers; a query whose key is absent raises
+# NVML_ERROR_NOT_SUPPORTED, as NVML does on GPUs without the feature; "errors" still applies.
+
+NVML_VOLATILE_ECC = 0
+NVML_AGGREGATE_ECC = 1
+NVML_MEMORY_ERROR_TYPE_CORRECTED = 0
+NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1
+NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 1
+NVML_NVLINK_MAX_LINKS = 18
+NVML_P2P_CAPS_INDEX_READ = 0
+NVML_FEATURE_DISABLED = 0
+NVML_FEATURE_ENABLED = 1
+
+
+def _health(handle: dict[str, Any], name: str, key: str) -> Any:
+    _maybe_fail(name, handle)
+    if _scenario().get("hang_in") == name:
+        import time
+
+        pidfile = os.environ.get("FAKE_PYNVML_PIDFILE")
+        if pidfile:
+            with open(pidfile, "w", encoding="utf-8") as handle:
+                handle.write(f"{os.getpid()}\n")
+        while True:
+            time.sleep(3600)
+    health = handle.get("health", {})
+    if key not in health:
+        raise NVMLError(NVML_ERROR_NOT_SUPPORTED)
+    return health[key]
+
+
+def nvmlDeviceGetTotalEccErrors(handle: dict[str, Any], error_type: int, counter: int) -> int:
+    key = "ecc_volatile" if counter == NVML_VOLATILE_ECC else "ecc_aggregate"
+    counts = _health(handle, "nvmlDeviceGetTotalEccErrors", key)
+    return int(counts[error_type])  # [corrected, uncorrected]
+
+
+def nvmlDeviceGetRetiredPagesPendingStatus(handle: dict[str, Any]) -> int:
+    return int(_health(handle, "nvmlDeviceGetRetiredPagesPendingStatus", "retired_pending"))
+
+
+def nvmlDeviceGetRetiredPages(handle: dict[str, Any], cause: int) -> list[int]:
+    return list(_health(handle, "nvmlDeviceGetRetiredPages", "retired_dbe_pages"))
+
+
+def nvmlDeviceGetRemappedRows(handle: dict[str, Any]) -> tuple[int, int, int, int]:
+    rows = _health(handle, "nvmlDeviceGetRemappedRows", "remapped_rows")
+    return tuple(rows)  # type: ignore[return-value]  # (corrected, uncorrected, pending, failure)
+
+
+def nvmlDeviceGetCurrentClocksEventReasons(handle: dict[str, Any]) -> int:
+    return int(_health(handle, "nvmlDeviceGetCurrentClocksEventReasons", "clocks_event_reasons"))
+
+
+def nvmlDeviceGetMigMode(handle: dict[str, Any]) -> list[int]:
+    return list(_health(handle, "nvmlDeviceGetMigMode", "mig"))  # [current, pending]
+
+
+def nvmlDeviceGetCurrPcieLinkGeneration(handle: dict[str, Any]) -> int:
+    return int(_health(handle, "nvmlDeviceGetCurrPcieLinkGeneration", "pcie")[0])
+
+
+def nvmlDeviceGetMaxPcieLinkGeneration(handle: dict[str, Any]) -> int:
+    return int(_health(handle, "nvmlDeviceGetMaxPcieLinkGeneration", "pcie")[1])
+
+
+def nvmlDeviceGetCurrPcieLinkWidth(handle: dict[str, Any]) -> int:
+    return int(_health(handle, "nvmlDeviceGetCurrPcieLinkWidth", "pcie")[2])
+
+
+def nvmlDeviceGetMaxPcieLinkWidth(handle: dict[str, Any]) -> int:
+    return int(_health(handle, "nvmlDeviceGetMaxPcieLinkWidth", "pcie")[3])
+
+
+def nvmlDeviceGetNvLinkState(handle: dict[str, Any], link: int) -> int:
+    links = _health(handle, "nvmlDeviceGetNvLinkState", "nvlinks")
+    if link >= len(links):
+        raise NVMLError(NVML_ERROR_INVALID_ARGUMENT)
+    return int(links[link])
+
+
+class c_nvmlGpuFabricInfo_t(ctypes.Structure):
+    _fields_ = [
+        ("clusterUuid", ctypes.c_uint8 * 16),
+        ("status", ctypes.c_uint),
+        ("cliqueId", ctypes.c_uint32),
+        ("state", ctypes.c_uint),
+    ]
+
+
+def nvmlDeviceGetGpuFabricInfo(handle: dict[str, Any], info_ref: Any) -> int:
+    """Like the real one: the struct must come by reference (ctypes.byref)."""
+    state, status = _health(handle, "nvmlDeviceGetGpuFabricInfo", "fabric")
+    info = info_ref._obj  # AttributeError for a struct passed by value, as ctypes would misbehave
+    info.state, info.status = state, status
+    return NVML_SUCCESS
+
+
+def nvmlDeviceGetP2PStatus(a: dict[str, Any], b: dict[str, Any], index: int) -> int:
+    _maybe_fail("nvmlDeviceGetP2PStatus")
+    matrix = _scenario().get("p2p")
+    if matrix is None:
+        raise NVMLError(NVML_ERROR_NOT_SUPPORTED)
+    devices = _scenario()["devices"]
+    return int(matrix[devices.index(a)][devices.index(b)])
+
+
+def nvmlDeviceGetPciInfo(handle: dict[str, Any]) -> SimpleNamespace:
+    _maybe_fail("nvmlDeviceGetPciInfo", handle)
+    return SimpleNamespace(busId=handle.get("bus_id", "00000000:18:00.0").encode())

@@ -161,6 +161,7 @@ def test_overlay_code_clashing_with_a_code_rule(tmp_path, cli):
     (tmp_path / "o.toml").write_text(OVERLAY_RULE.replace("SITE001", "DRV101"))
     result = cli("rules", "--matrix", str(tmp_path))
     assert result.returncode == 2 and "DRV101 is already a built-in rule" in result.stderr
+    assert f"{tmp_path / 'o.toml'}:5: key 'known_bad[0].code'" in result.stderr  # file:line
 
 
 @pytest.mark.parametrize(

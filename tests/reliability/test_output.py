@@ -28,7 +28,8 @@ SPEC = REPO / "tests" / "fixtures"
         ("/no/such/dir/x.json", InputError, "does not exist"),
         ("/tmp/" + "a" * 300, InputError, "longer than 255 bytes"),
         ("/tmp", InputError, "is a directory"),
-        ("/dev/null", InputError, "kernel file system"),
+        ("/dev/null", InputError, "not a regular file"),
+        ("/dev/new.json", InputError, "kernel file system"),
     ],
 )
 def test_bad_targets_are_refused(path: str, error: type[Exception], message: str) -> None:

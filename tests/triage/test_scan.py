@@ -27,6 +27,23 @@ ENGINES = [
 
 # one line in the form the tools print it, per signature (sources in matrices/signatures.toml)
 EXAMPLES = [
+    (
+        "(raylet) [2025-04-02 15:02:00,117 E 135782 135782] (raylet) node_manager.cc:3069: 1 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons",
+        "ray-memory-monitor-kill",
+    ),
+    (
+        "Error while creating shared memory segment /dev/shm/nccl-pZafXL (size 7340384)",
+        "nccl-shm-allocation",
+    ),
+    (
+        "vllm 0.6.3 requires torch==2.4.0, but you have torch 2.5.1 which is incompatible.",
+        "pip-resolver-conflict",
+    ),
+    ("misc3:123:456 [0] NCCL INFO NCCL version 2.25.1+cuda12.8", "nccl-version-banner"),
+    (
+        "(raylet) Memory on the node (IP: 10.0.0.50, ID: 4a8c) where the task (task ID: ffff, pid=1234, memory used=0.10GB) was running was 30.50GB / 32.00GB (0.953125), which exceeds the memory usage threshold of 0.95. Ray killed this worker (ID: 9f8c) because it was the most recently scheduled task",
+        "ray-memory-monitor-kill",
+    ),
     ("(WorkerDict pid=129668) Fatal Python error: Floating point exception", "cublaslt-sigfpe"),
     ("Caught signal 8 (Floating point exception: integer divide by zero)", "cublaslt-sigfpe"),
     (
@@ -183,6 +200,76 @@ EXAMPLES = [
     (
         "ImportError: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.34' not found (required by isaacsim/kit/libcarb.so)",
         "glibc-too-old",
+    ),
+]
+
+# lines from the corpus of real failures (tests/corpus/<id>/log.txt), one per signature of
+# matrices/signatures_more.toml
+EXAMPLES += [
+    ("RuntimeError: FlashAttention only supports Ampere GPUs or newer.", "flash-attn-needs-ampere"),
+    ("NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not comp", "sm-not-compatible-cut"),
+    ("RuntimeError: operator torchvision::nms does not exist", "torchvision-nms-missing"),
+    (
+        'raise AssertionError("Torch not compiled with CUDA enabled")',
+        "torch-not-compiled-with-cuda",
+    ),
+    (
+        "(APIServer pid=75487) AttributeError: Qwen2Tokenizer has no attribute all_special_tokens_extended. Did you mean: 'num_special_tokens_to_add'?",
+        "tokenizer-all-special-tokens-extended",
+    ),
+    (
+        "ImportError: cannot import name 'top_k_top_p_filtering' from 'transformers' (/usr/local/lib/python3.10/dist-packages/transformers/__init__.py)",
+        "trl-top-k-top-p-filtering",
+    ),
+    (
+        "ImportError: vllm>=0.4.3,<=0.6.2 is required for a normal functioning of this module, but found vllm==0.6.3.",
+        "require-version-found",
+    ),
+    (
+        "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. This behaviour is the source of the following dependency conflicts.",
+        "pip-resolver-conflicts",
+    ),
+    (
+        "ERROR: Could not find a version that satisfies the requirement torch (from versions: none)",
+        "pip-no-torch-for-python",
+    ),
+    (
+        "ERROR: Could not find a version that satisfies the requirement ray==2.3.1 (from versions: 0.6.0, 0.6.1)",
+        "pip-no-ray-for-python",
+    ),
+    (
+        "ERROR: isaacsim-4.5.0.0-cp310-none-manylinux_2_34_x86_64.whl is not a supported wheel on this platform",
+        "isaacsim-wheel-platform",
+    ),
+    ("/lib64/libc.so.6: version `GLIBC_2.33' or higher not found", "glibc-or-higher-not-found"),
+    (
+        "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update your driver to a newer version, or use an earlier cuda container: unknown.",
+        "container-cuda-requirement",
+    ),
+    (
+        "Error while creating shared memory segment /dev/shm/nccl-pZafXL (size 7340384)",
+        "nccl-shm-segment",
+    ),
+    (
+        "ImportError: Cannot initialize a EGL device display. This likely means that your EGL driver does not support the PLATFORM_DEVICE extension, which is required for creating a headless rendering context.",
+        "egl-device-display",
+    ),
+    ("RuntimeError: vk::createInstanceUnique: ErrorIncompatibleDriver", "vulkan-no-device"),
+    (
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:799] connect [127.0.0.1]:14221: Connection refused",
+        "gloo-connect-loopback-refused",
+    ),
+    (
+        "The detected CUDA version (10.1) mismatches the version that was used to compile",
+        "cuda-version-mismatch-build",
+    ),
+    (
+        "RuntimeError: GPUs with compute capability below 7.0 are not supported.",
+        "vllm-compute-capability-below-7",
+    ),
+    (
+        "AssertionError: CublasLt version 12.1.3.x or higher required for FP8 execution on Ada.",
+        "fp8-ada-cublaslt-version",
     ),
 ]
 

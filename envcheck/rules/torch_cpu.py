@@ -1,0 +1,107 @@
+"""TOR110: a CPU-only torch on a node with NVIDIA GPUs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from packaging.version import Version
+
+from envcheck.matrix.model import public
+from envcheck.model.finding import Fix, Severity
+from envcheck.rules.base import Hit, Skip, rule
+from envcheck.rules.choose import torch_choices
+from envcheck.rules.facts import Facts
+from envcheck.rules.fixes import fix, pip_install
+
+
+def _cuda_build_fix(facts: Facts, torch: Version, ccs: list[Version]) -> Fix | None:
+    """The same torch release as a CUDA build with kernels for the GPUs that the driver runs
+    (else the closest newer release that has one)."""
+    try:
+        driver: Version | None = facts.driver()
+        max_cuda: Version | None = facts.max_cuda()[0]
+    except Skip:
+        driver = max_cuda = None
+    release = facts.matrix.torch_release(torch)
+    pools = [[release]] if release is not None else []
+    pools.append([r for r in facts.matrix.torch_releases if r.version >= public(torch)])
+    for pool in pools:
+        for minor_compat in (False, True):
+            choices = torch_choices(
+                facts.matrix,
+                ccs=ccs,
+                driver=driver,
+                max_cuda=max_cuda,
+                releases=pool,
+                allow_minor_compat=minor_compat,
+            )
+            if choices:
+                oldest = min(c.release.version for c in choices)
+                best = next(c for c in choices if c.release.version == oldest)
+                url = facts.matrix.torch_index_url(best.variant)
+                return fix(
+                    f"Replace the CPU-only torch with torch {best.release.version}+{best.variant}, "
+                    "a CUDA build with kernels for every GPU here"
+                    + (" that this driver runs" if driver is not None else "")
+                    + " (then reinstall torchvision/torchaudio for it)",
+                    "unsafe",
+                    pip_install(
+                        f"torch=={best.release.version}",
+                        index_url=url,
+                        flags=("--force-reinstall",),
+                    ),
+                )
+    return None
+
+
+@rule("TOR110", "cpu-only-torch-on-gpu-node", Severity.ERROR)
+def cpu_torch_on_gpu_node(facts: Facts) -> Iterable[Hit]:
+    """A CPU-only torch build is installed on a node with NVIDIA GPUs
+
+    ## What it checks
+    Whether the installed torch is a CPU-only build (a `+cpu` version, `CUDA used to build
+    PyTorch: None` in collect_env, conda's `pytorch ... py3.9_cpu_0` build, the `cpu` variant
+    in a spec) while the node reports NVIDIA GPUs.
+
+    ## Why it matters
+    Everything imports, and nothing uses the GPUs: `torch.cuda.is_available()` is False,
+    `AssertionError: Torch not compiled with CUDA enabled`, vLLM and DeepSpeed stop with
+    `No CUDA GPUs are available` or fall back to the CPU. It happens when pip resolved torch from
+    a CPU index (`--index-url .../cpu`, a mirror), when conda picked the `cpuonly` build, or when
+    a package's pin replaced a CUDA build with PyPI's CPU wheel for macOS/Windows-like markers.
+
+    ## Example
+    torch 2.4.0+cpu with 8 x NVIDIA H100 80GB HBM3 on driver 550.54.15.
+
+    ## Fix
+    Install the CUDA build of the same torch release that has kernels for the GPUs here and that
+    the driver runs (from the PyTorch index of that CUDA variant), then reinstall the packages
+    built against torch (torchvision, torchaudio).
+
+    ## References
+    - https://pytorch.org/get-started/locally/
+    - https://github.com/pytorch/pytorch/issues/30664
+    """
+    cpu = facts.torch_is_cpu()
+    if cpu is None:
+        raise Skip("whether torch is a CPU-only build is unknown")
+    if not cpu:
+        return []
+    gpus = facts.gpus()
+    if not gpus:
+        return []
+    torch = facts.torch_version()
+    ccs = []
+    for gpu in gpus:
+        try:
+            ccs.append(facts.compute_capability(gpu))
+        except Skip:
+            continue
+    return [
+        Hit(
+            f"torch {torch} is a CPU-only build on a node with {facts.gpu_summary(gpus)}: "
+            "torch.cuda.is_available() is False and nothing runs on the GPUs",
+            evidence={"torch": str(torch), "gpus": [g.name for g in gpus]},
+            fix=_cuda_build_fix(facts, torch, ccs),
+        )
+    ]

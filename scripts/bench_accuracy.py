@@ -1,0 +1,463 @@
+"""Accuracy of envcheck on the corpus of real failures (tests/corpus/<id>/): how many confirmed
+causes it finds, how often it prints the fix the thread established, and whether it raises
+errors on clean nodes. docs/accuracy.md defines every figure; this file is the definition.
+
+    python scripts/bench_accuracy.py [--corpus tests/corpus] [--json] [--misses]
+
+Each case runs through the real CLI, in this process, as a user would run it:
+  log.txt present  -> envcheck triage log.txt --json  (+ --from dump.txt / --spec spec.toml,
+                      else --no-probe)
+  otherwise        -> envcheck check --json  --from dump.txt [--spec spec.toml] | --spec spec.toml
+
+Found (a failure case): one of the case's ``expect_codes``
+  - check:  is the code of a finding (any severity);
+  - triage: is a cause of a matched (non-noise) signature whose verdict is ``confirmed``, or
+            whose verdict is ``unchecked``/``unknown`` (the node's facts cannot decide) while no
+            cause of that same signature is confirmed. A cause the node rules out, or one listed
+            beside a cause the node confirms, is not found.
+Top-1: the found code is the first cause triage would have the user look at (the first
+  confirmed cause of the match, else its first cause not ruled out; for check: a finding of an
+  expected code is the most severe finding printed).
+Right fix (a failure case with a non-empty ``expect_fix``): one ``expect_fix`` substring occurs
+  (case-insensitively) in the fix summary or fix commands of a finding whose code is expected;
+  for triage those are the findings of confirmed causes (an unchecked cause prints no fix).
+  The rate's denominator is every failure case with a non-empty expect_fix, found or not.
+Error FP (a clean case): a finding of severity ``error`` (triage: in a confirmed cause).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO / "tests" / "corpus"
+
+CATEGORIES = (
+    "driver",
+    "cuda-libs",
+    "torch-build",
+    "packages",
+    "vllm",
+    "ray",
+    "network",
+    "system",
+    "simulator",
+    "python",
+    "clean",
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    path: Path
+    kind: str  # failure | clean
+    category: str
+    title: str
+    expect_codes: tuple[str, ...]
+    expect_fix: tuple[str, ...]
+    expect_new: str
+    notes: str
+    url: str
+
+    @property
+    def log(self) -> Path | None:
+        p = self.path / "log.txt"
+        return p if p.is_file() else None
+
+    @property
+    def dump(self) -> Path | None:
+        p = self.path / "dump.txt"
+        return p if p.is_file() else None
+
+    @property
+    def spec(self) -> Path | None:
+        p = self.path / "spec.toml"
+        return p if p.is_file() else None
+
+    def argv(self) -> list[str]:
+        """The command a user would run on this case's inputs."""
+        if self.log is not None:
+            argv = ["triage", str(self.log), "--json"]
+            if self.dump is not None:
+                argv += ["--from", str(self.dump)]
+            if self.spec is not None:
+                argv += ["--spec", str(self.spec)]
+            if self.dump is None and self.spec is None:
+                argv.append("--no-probe")
+            return argv
+        argv = ["check", "--json"]
+        if self.dump is not None:
+            argv += ["--from", str(self.dump)]
+        if self.spec is not None:
+            argv += ["--spec", str(self.spec)]
+        return argv
+
+
+@dataclass(frozen=True)
+class Outcome:
+    case: Case
+    argv: tuple[str, ...]
+    exit_code: int
+    found: bool = False
+    top1: bool = False
+    right_fix: bool | None = None  # None: the case gives no concrete fix (or is clean)
+    as_error: bool = False  # found at severity error (the default gate)
+    error_fps: tuple[str, ...] = ()  # clean cases: codes of error findings
+    codes: tuple[str, ...] = ()  # what envcheck named (findings / triage causes not ruled out)
+    failure: str | None = None  # envcheck could not run on the inputs (exit 2/3): its stderr
+    fixes: tuple[str, ...] = field(default=(), repr=False)
+
+    @property
+    def miss(self) -> bool:
+        return self.case.kind == "failure" and not self.found
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.case.id,
+            "category": self.case.category,
+            "kind": self.case.kind,
+            "argv": ["envcheck", *self.argv],
+            "exit_code": self.exit_code,
+            "expect_codes": list(self.case.expect_codes),
+            "found": self.found,
+            "top1": self.top1,
+            "as_error": self.as_error,
+            "right_fix": self.right_fix,
+            "error_fps": list(self.error_fps),
+            "codes": list(self.codes),
+            "failure": self.failure,
+            "expect_new": self.case.expect_new,
+            "notes": self.case.notes,
+        }
+
+
+def _strs(value: Any, key: str, where: Path) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,) if value else ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{where}: {key} must be a list of strings")
+    return tuple(value)
+
+
+def load_case(path: Path) -> Case:
+    meta_path = path / "case.toml"
+    with meta_path.open("rb") as f:
+        meta = tomllib.load(f)
+    kind = str(meta.get("kind", "failure"))
+    if kind not in ("failure", "clean"):
+        raise ValueError(f"{meta_path}: kind must be 'failure' or 'clean', not {kind!r}")
+    return Case(
+        id=path.name,
+        path=path,
+        kind=kind,
+        category=str(meta.get("category", "clean" if kind == "clean" else "?")),
+        title=str(meta.get("title", "")),
+        expect_codes=_strs(meta.get("expect_codes", []), "expect_codes", meta_path),
+        expect_fix=_strs(meta.get("expect_fix", []), "expect_fix", meta_path),
+        expect_new=str(meta.get("expect_new", "")),
+        notes=str(meta.get("notes", "")),
+        url=str(meta.get("url", "")),
+    )
+
+
+def load_corpus(root: Path = CORPUS) -> list[Case]:
+    """Every case folder (one holding case.toml and at least one input) under ``root``."""
+    cases = []
+    for d in sorted(p for p in root.iterdir() if (p / "case.toml").is_file()):
+        case = load_case(d)
+        if case.log or case.dump or case.spec:
+            cases.append(case)
+    return cases
+
+
+def run_cli(argv: Sequence[str]) -> tuple[int, str, str]:
+    """``envcheck ARGV`` in this process: exit code, stdout, stderr."""
+    from envcheck.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(argv))
+        except SystemExit as exc:  # argparse usage errors
+            code = exc.code if isinstance(exc.code, int) else 2
+    return code, out.getvalue(), err.getvalue()
+
+
+def _fix_text(finding: dict[str, Any]) -> str:
+    fix = finding.get("fix") or {}
+    parts = [str(fix.get("summary") or ""), *(str(c) for c in fix.get("commands") or [])]
+    return "\n".join(parts)
+
+
+def _has_fix(findings: Iterable[dict[str, Any]], wanted: Sequence[str]) -> bool:
+    texts = [_fix_text(f).lower() for f in findings]
+    return any(w.lower() in t for w in wanted for t in texts)
+
+
+def _judge_check(case: Case, data: dict[str, Any]) -> dict[str, Any]:
+    findings: list[dict[str, Any]] = list(data.get("findings") or [])
+    expected = set(case.expect_codes)
+    hits = [f for f in findings if f.get("code") in expected]
+    rank = {"error": 2, "warning": 1, "info": 0}
+    worst = max((rank.get(f.get("severity", ""), 0) for f in findings), default=-1)
+    return {
+        "found": bool(hits),
+        "top1": any(rank.get(f.get("severity", ""), 0) == worst for f in hits),
+        "as_error": any(f.get("severity") == "error" for f in hits),
+        "hit_findings": hits,
+        "error_fps": tuple(f["code"] for f in findings if f.get("severity") == "error"),
+        "codes": tuple(dict.fromkeys(str(f.get("code")) for f in findings)),
+    }
+
+
+def _judge_triage(case: Case, data: dict[str, Any]) -> dict[str, Any]:
+    expected = set(case.expect_codes)
+    found = top1 = as_error = False
+    hit_findings: list[dict[str, Any]] = []
+    error_fps: list[str] = []
+    codes: list[str] = []
+    for match in data.get("matches") or []:
+        if match.get("noise"):
+            continue
+        causes: list[dict[str, Any]] = list(match.get("causes") or [])
+        confirmed = [c for c in causes if c.get("verdict") == "confirmed"]
+        open_ = [c for c in causes if c.get("verdict") in ("unchecked", "unknown")]
+        named = confirmed or open_  # a confirmed cause displaces the undecided ones
+        codes += [str(c["code"]) for c in named]
+        first = (confirmed or open_ or [{}])[0].get("code")
+        for cause in named:
+            if cause.get("code") in expected:
+                found = True
+                top1 = top1 or cause.get("code") == first
+                hit_findings += cause.get("findings") or []
+        for cause in confirmed:
+            for f in cause.get("findings") or []:
+                if f.get("severity") == "error":
+                    error_fps.append(str(f.get("code")))
+                    if cause.get("code") in expected:
+                        as_error = True
+    return {
+        "found": found,
+        "top1": top1,
+        "as_error": as_error,
+        "hit_findings": hit_findings,
+        "error_fps": tuple(dict.fromkeys(error_fps)),
+        "codes": tuple(dict.fromkeys(codes)),
+    }
+
+
+def evaluate_case(case: Case) -> Outcome:
+    argv = case.argv()
+    code, out, err = run_cli(argv)
+    if code not in (0, 1):
+        line = err.strip().splitlines()[-1] if err.strip() else f"exit {code}"
+        missed_fix = False if case.kind == "failure" and case.expect_fix else None
+        return Outcome(case, tuple(argv), code, right_fix=missed_fix, failure=line)
+    data = json.loads(out)["data"]
+    judged = (_judge_triage if argv[0] == "triage" else _judge_check)(case, data)
+    hits: list[dict[str, Any]] = judged["hit_findings"]
+    if case.kind == "clean":
+        return Outcome(
+            case,
+            tuple(argv),
+            code,
+            error_fps=judged["error_fps"],
+            codes=judged["codes"],
+        )
+    right = _has_fix(hits, case.expect_fix) if case.expect_fix else None
+    return Outcome(
+        case,
+        tuple(argv),
+        code,
+        found=judged["found"],
+        top1=judged["top1"],
+        right_fix=right,
+        as_error=judged["as_error"],
+        codes=judged["codes"],
+        fixes=tuple(_fix_text(f) for f in hits),
+    )
+
+
+@dataclass
+class Tally:
+    cases: int = 0
+    failures: int = 0
+    found: int = 0
+    top1: int = 0
+    as_error: int = 0
+    fix_cases: int = 0
+    right_fix: int = 0
+    clean: int = 0
+    clean_error_fp: int = 0
+    not_run: int = 0
+
+    def add(self, o: Outcome) -> None:
+        self.cases += 1
+        self.not_run += o.failure is not None
+        if o.case.kind == "clean":
+            self.clean += 1
+            self.clean_error_fp += bool(o.error_fps)
+            return
+        self.failures += 1
+        self.found += o.found
+        self.top1 += o.top1
+        self.as_error += o.as_error
+        if o.right_fix is not None:
+            self.fix_cases += 1
+            self.right_fix += o.right_fix
+
+    @property
+    def recall(self) -> float:
+        return self.found / self.failures if self.failures else 1.0
+
+    @property
+    def fix_rate(self) -> float:
+        return self.right_fix / self.fix_cases if self.fix_cases else 1.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.__dict__,
+            "recall": round(self.recall, 4),
+            "fix_rate": round(self.fix_rate, 4),
+        }
+
+
+@dataclass(frozen=True)
+class Summary:
+    outcomes: tuple[Outcome, ...]
+    overall: Tally
+    by_category: dict[str, Tally]
+
+    @property
+    def misses(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.miss]
+
+    @property
+    def wrong_fixes(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.found and o.right_fix is False]
+
+    @property
+    def false_positives(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.case.kind == "clean" and o.error_fps]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "overall": self.overall.to_json(),
+            "by_category": {k: v.to_json() for k, v in self.by_category.items()},
+            "cases": [o.to_json() for o in self.outcomes],
+        }
+
+
+def measure(cases: Iterable[Case]) -> Summary:
+    outcomes = tuple(evaluate_case(c) for c in cases)
+    overall = Tally()
+    by_cat: dict[str, Tally] = {}
+    for o in outcomes:
+        overall.add(o)
+        by_cat.setdefault(o.case.category, Tally()).add(o)
+    order = {c: i for i, c in enumerate(CATEGORIES)}
+    ordered = dict(sorted(by_cat.items(), key=lambda kv: (order.get(kv[0], 99), kv[0])))
+    return Summary(outcomes, overall, ordered)
+
+
+def _pct(n: int, d: int) -> str:
+    return f"{100 * n / d:5.1f}% ({n}/{d})" if d else "    -"
+
+
+def render(summary: Summary, misses: bool = True) -> str:
+    head = f"{'category':<12} {'cases':>5}  {'found':<17} {'top-1':<17} {'right fix':<17} {'clean error FPs':<15}"
+    lines = [head, "-" * len(head)]
+    rows = [*summary.by_category.items(), ("overall", summary.overall)]
+    for name, t in rows:
+        fps = f"{t.clean_error_fp}/{t.clean}" if t.clean else "-"
+        lines.append(
+            f"{name:<12} {t.cases:>5}  {_pct(t.found, t.failures):<17} "
+            f"{_pct(t.top1, t.failures):<17} {_pct(t.right_fix, t.fix_cases):<17} {fps:<15}"
+        )
+    if misses:
+        for title, group in (
+            ("misses", summary.misses),
+            ("found, wrong or no fix", summary.wrong_fixes),
+            ("error findings on clean cases", summary.false_positives),
+        ):
+            lines.append("")
+            lines.append(f"{title} ({len(group)}):")
+            for o in group:
+                c = o.case
+                why = o.failure or c.expect_new or c.notes or ""
+                got = ",".join(o.error_fps if c.kind == "clean" else o.codes) or "nothing"
+                want = ",".join(c.expect_codes) or "(no code)"
+                lines.append(f"  {c.id:<28} [{c.category}] want {want}; got {got}")
+                if why:
+                    lines.append(f"      {why[:200]}")
+    return "\n".join(lines)
+
+
+def markdown(summary: Summary) -> str:
+    """The figures and the misses as Markdown, for docs/accuracy.md."""
+    out = [
+        "| category | cases | found | top-1 | right fix | clean cases with an error |",
+        "|---|---:|---|---|---|---|",
+    ]
+    for name, t in [*summary.by_category.items(), ("**overall**", summary.overall)]:
+        fps = f"{t.clean_error_fp} of {t.clean}" if t.clean else "-"
+        out.append(
+            f"| {name} | {t.cases} | {_pct(t.found, t.failures).strip()} | "
+            f"{_pct(t.top1, t.failures).strip()} | {_pct(t.right_fix, t.fix_cases).strip()} | {fps} |"
+        )
+    out += [
+        "",
+        "| case | category | expected | envcheck named | why it is missed |",
+        "|---|---|---|---|---|",
+    ]
+    for o in summary.misses:
+        c = o.case
+        why = o.failure.split(": ", 2)[-1] if o.failure else c.expect_new or c.notes or ""
+        why = why.replace("|", "/").replace("\n", " ")[:220]
+        got = ", ".join(o.codes) or "nothing"
+        out.append(
+            f"| [{c.id}]({c.url}) | {c.category} | {', '.join(c.expect_codes) or '(none yet)'} | {got} | {why} |"
+        )
+    return "\n".join(out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help="the corpus folder")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--no-misses", action="store_true", help="only the table")
+    parser.add_argument(
+        "--markdown", action="store_true", help="the figures and misses as Markdown"
+    )
+    parser.add_argument("cases", nargs="*", help="only these case ids")
+    args = parser.parse_args(argv)
+    cases = load_corpus(args.corpus)
+    if args.cases:
+        cases = [c for c in cases if c.id in set(args.cases)]
+    summary = measure(cases)
+    if args.json:
+        sys.stdout.write(json.dumps(summary.to_json(), indent=2) + "\n")
+    elif args.markdown:
+        sys.stdout.write(markdown(summary) + "\n")
+    else:
+        sys.stdout.write(render(summary, misses=not args.no_misses) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(REPO))
+    raise SystemExit(main())

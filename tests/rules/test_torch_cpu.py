@@ -1,0 +1,56 @@
+"""A CPU-only torch on a GPU node, read from the texts users paste: TOR110 names it with a CUDA
+build that keeps the GPUs' architecture, and CUD102 (a cuBLAS wheel torch does not load) stays
+quiet."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from envcheck.engine import evaluate
+from envcheck.ingest.sources import load_sources
+from envcheck.matrix.load import load
+from envcheck.rules import all_rules
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "ingest"
+MATRIX = load(env={})
+RULES = all_rules(MATRIX)
+
+
+def _collect_env_cpu(tmp_path: Path) -> list[str]:
+    text = (FIXTURES / "collect_env_tinyzero_h20.txt").read_text()
+    text = text.replace("PyTorch version: 2.4.0+cu121", "PyTorch version: 2.4.0")
+    text = text.replace("CUDA used to build PyTorch: 12.1", "CUDA used to build PyTorch: None")
+    assert "CUDA used to build PyTorch: None" in text
+    path = tmp_path / "collect_env.txt"
+    path.write_text(text)
+    return [str(path)]
+
+
+def _conda_cpu(tmp_path: Path) -> list[str]:
+    text = (FIXTURES / "conda_list.txt").read_text()
+    text = text.replace("py3.9_cuda12.1_cudnn9.1.0_0", "py3.9_cpu_0")
+    text = "".join(line for line in text.splitlines(True) if not line.startswith("pytorch-cuda"))
+    conda = tmp_path / "conda.txt"
+    conda.write_text(text)
+    return [str(conda), str(FIXTURES / "nvidia_smi_535_h20.txt")]
+
+
+@pytest.mark.parametrize("texts", [_collect_env_cpu, _conda_cpu])
+def test_cpu_torch_on_gpu_node(tmp_path: Path, texts) -> None:
+    report = load_sources(texts(tmp_path), [], None)
+    result = evaluate(report, MATRIX, RULES)
+    codes = {f.code: f for f in result.findings}
+    assert "TOR110" in codes and codes["TOR110"].severity.value == "error"
+    assert "CUD102" not in codes  # nvidia-cublas-cu12 12.1.3.1 is there, but torch never loads it
+    fix = codes["TOR110"].fix
+    assert fix is not None
+    assert any("torch==2.4.0" in c and "/cu12" in c for c in fix.commands)
+
+
+def test_cuda_torch_is_not_flagged() -> None:
+    report = load_sources([str(FIXTURES / "collect_env_tinyzero_h20.txt")], [], None)
+    result = evaluate(report, MATRIX, RULES)
+    codes = {f.code for f in result.findings}
+    assert "TOR110" not in codes and "CUD102" in codes
