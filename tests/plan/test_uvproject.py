@@ -239,3 +239,47 @@ def test_online_vllm_063_for_linux_x86_64_py311_applies_the_cublas_override(
     assert got.pins["vllm"] == "0.6.3"
     assert got.pins["torch"] == "2.4.0"
     assert got.pins["nvidia-cublas-cu12"] == "12.3.4.1"
+
+
+def test_the_stacks_upper_bounds_reach_uv_as_constraints(tmp_path: Path) -> None:
+    """A matrix [[bound]] (Stack.constraints) narrows uv's choice without adding a requirement;
+    kept pins of a re-lock sit beside it in constraint-dependencies."""
+    from envcheck.model.plan import Stack
+
+    served = WheelIndexes(tmp_path)
+    served.add(
+        "pypi",
+        [
+            WheelSpec("app", "1.0", ("transformers",)),
+            WheelSpec("transformers", "4.57.1"),
+            WheelSpec("transformers", "5.0.0"),
+            WheelSpec("filelock", "3.16.1"),
+            WheelSpec("filelock", "3.18.0"),
+        ],
+    )
+    served.start()
+    try:
+        stack = Stack(Target(python="3.11"), ("app", "filelock"), constraints=("transformers<5",))
+        index = IndexConfig(index_url=served.url("pypi"))
+        free = lock_project(
+            _request(replace(stack, constraints=()), index), uv=find_uv(), timeout=120
+        )
+        assert free.pins["transformers"] == "5.0.0"
+        request = _request(stack, index, keep_pins={"filelock": "3.16.1"})
+        data = tomllib.loads(project_text(request))
+        assert data["tool"]["uv"]["constraint-dependencies"] == [
+            "transformers<5",
+            "filelock==3.16.1",
+        ]
+        assert "transformers" not in " ".join(data["project"]["dependencies"])
+        got = lock_project(request, uv=find_uv(), timeout=120)
+        assert got.pins["transformers"] == "4.57.1"
+        assert got.pins["filelock"] == "3.16.1"
+        # a bound that the requirements do not pull in adds nothing
+        unused = replace(stack, requirements=("filelock",))
+        assert (
+            "transformers"
+            not in lock_project(_request(unused, index), uv=find_uv(), timeout=120).pins
+        )
+    finally:
+        served.stop()
