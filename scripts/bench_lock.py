@@ -1,26 +1,29 @@
-"""Benchmark ``envcheck lock`` (spec to written, checked lock) against plain ``uv pip compile``
-on the same requirements, overrides and target.
+"""Benchmark ``envcheck lock`` (spec to written, checked lock) against the uv commands it wraps:
+``uv lock`` + ``uv export`` on the same throwaway project (same requirements, overrides,
+explicit PyTorch index, environments), side by side in one run, runs interleaved.
 
-Offline and repeatable: both resolve against a local PEP 503 index of small wheels built here
-(the tests' wheel factory), so the figures measure envcheck's own work (matrix, stack choice,
-rules before and after, the lock's comments) on top of the resolver. With ``--real`` it also
-times a resolution of vLLM 0.6.3 against the index pip is configured with, when reachable.
+Offline and repeatable: both resolve against two wheel indexes served on 127.0.0.1 (the tests'
+wheel factory and loopback server; one plays the PyTorch index), so the figures measure
+envcheck's own work (matrix, stack choice, rules before and after, the lock's comments) on
+top of the resolver.
 
-    python scripts/bench_lock.py --runs 7 [--real]
+    python scripts/bench_lock.py --runs 7
 
-Target (issue 4): envcheck's own overhead (median envcheck - median uv) <= 0.5 s.
+Target (issue 13): envcheck's own overhead (median envcheck - median uv) <= 0.5 s.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
-import subprocess
+import statistics
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from benchlib import Summary, measure, table
+from benchlib import Summary, run_once, table
 
 REPO = Path(__file__).resolve().parent.parent
 WORK = REPO / ".bench" / "lock"
@@ -37,143 +40,108 @@ glibc = "2.35"
 """
 
 
-def build_index(work: Path) -> str:
-    sys.path.insert(0, str(REPO))
-    from tests.wheelfactory import STANDARD, make_simple_index, make_wheels
-
-    if work.exists():
-        shutil.rmtree(work)
-    wheels = make_wheels(work / "wheels", STANDARD)
-    return make_simple_index(work / "simple", wheels)
-
-
-def uv_bin() -> str:
-    from uv import find_uv_bin
-
-    return str(find_uv_bin())
-
-
 def envcheck_bin() -> str:
     found = Path(sys.executable).parent / "envcheck"
     return str(found) if found.exists() else "envcheck"
 
 
-def compare(label: str, index_args: list[str], work: Path, runs: int) -> tuple[Summary, Summary]:
-    spec = work / "target.toml"
-    spec.write_text(SPEC, encoding="utf-8")
-    (work / "requirements.in").write_text("vllm==0.6.3\ntorch==2.4.0\n", encoding="utf-8")
-    (work / "overrides.txt").write_text("nvidia-cublas-cu12==12.3.4.1\n", encoding="utf-8")
-    envcheck = measure(
-        f"envcheck lock --spec target.toml ({label})",
-        [
-            envcheck_bin(),
-            "lock",
-            "--spec",
-            str(spec),
-            *index_args,
-            "-o",
-            str(work / "a.lock"),
-            "--force",
-        ],
-        runs,
-        cwd=str(work),
+def summary(label: str, walls: list[float], codes: set[int]) -> Summary:
+    return Summary(
+        label=label,
+        runs=len(walls),
+        median_wall_s=statistics.median(walls),
+        min_wall_s=min(walls),
+        max_wall_s=max(walls),
+        median_rss_mib=0.0,
+        returncodes=tuple(sorted(codes)),
     )
-    uv = measure(
-        f"uv pip compile ({label})",
-        [
-            uv_bin(),
-            "pip",
-            "compile",
-            str(work / "requirements.in"),
-            "--no-config",
-            "--quiet",
-            "--python-version",
-            "3.10.12",
-            "--python",
-            sys.executable,
-            "--python-platform",
-            "x86_64-manylinux_2_35",
-            "--generate-hashes",
-            "--index-strategy",
-            "unsafe-best-match",
-            "--overrides",
-            str(work / "overrides.txt"),
-            *index_args,
-            "-o",
-            str(work / "b.lock"),
-        ],
-        runs,
-        cwd=str(work),
-    )
-    return envcheck, uv
-
-
-def real_index_args() -> list[str] | None:
-    """The index pip is configured with, if a resolution of vllm==0.6.3 works within a minute."""
-    sys.path.insert(0, str(REPO))
-    from envcheck.plan.resolve import pip_index_config
-
-    config = pip_index_config()
-    args: list[str] = []
-    if config.index_url:
-        args += ["--index-url", config.index_url]
-    for url in config.extra_index_urls:
-        args += ["--extra-index-url", url]
-    for link in config.find_links:
-        args += ["--find-links", link]
-    probe = subprocess.run(
-        [
-            uv_bin(),
-            "pip",
-            "compile",
-            "-",
-            "--no-config",
-            "--quiet",
-            "--python-version",
-            "3.11",
-            "--index-strategy",
-            "unsafe-best-match",
-            *args,
-        ],
-        input="vllm==0.6.3\n",
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    return args if probe.returncode == 0 else None
-
-
-def report(rows: tuple[Summary, Summary]) -> bool:
-    envcheck, uv = rows
-    print(table([uv, envcheck], baseline=uv))
-    overhead = envcheck.median_wall_s - uv.median_wall_s
-    ok = overhead <= 0.5
-    print(
-        f"\nenvcheck's own overhead: {overhead:.3f} s median "
-        f"({envcheck.median_wall_s / uv.median_wall_s:.1f}x uv's time); target <= 0.5 s: "
-        f"{'met' if ok else 'NOT met'}\n"
-    )
-    return ok
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--real", action="store_true", help="also time the configured index")
     args = parser.parse_args()
-    url = build_index(WORK)
-    print(f"local index: {url}; target: 4x H20, driver 535.104.05, Python 3.10.12, glibc 2.35;")
+    sys.path.insert(0, str(REPO))
+    from envcheck.matrix.load import load
+    from envcheck.model.plan import Target
+    from envcheck.plan.resolve import IndexConfig, find_uv
+    from envcheck.plan.stack import add_overrides, choose_stack
+    from envcheck.plan.uvproject import LockRequest, LockTargets, project_text
+    from envcheck.rules import all_rules
+    from tests.index.wheels import WheelIndexes
+    from tests.wheelfactory import STANDARD
+
+    if WORK.exists():
+        shutil.rmtree(WORK)
+    WORK.mkdir(parents=True)
+    served = WheelIndexes(WORK / "served")
+    served.add("pypi", STANDARD)
+    served.start()
+    try:
+        index = served.url("pypi")
+        spec = WORK / "target.toml"
+        spec.write_text(SPEC, encoding="utf-8")
+        matrix = load()
+        target = Target(
+            python="3.10.12", glibc="2.35", driver="535.104.05", gpus=("NVIDIA H20",) * 4
+        )
+        stack = add_overrides(
+            choose_stack(matrix, target, ["vllm==0.6.3"]), matrix, all_rules(matrix)
+        )
+        project = WORK / "project"
+        project.mkdir()
+        request = LockRequest(stack, IndexConfig(index_url=index), LockTargets(("3.10.12",)))
+        (project / "pyproject.toml").write_text(project_text(request), encoding="utf-8")
+        uv = find_uv()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("UV_")}
+        env["XDG_CONFIG_HOME"] = env["XDG_CONFIG_DIRS"] = str(project)
+        uv_argv = [
+            "sh",
+            "-c",
+            f'rm -f uv.lock && "{uv}" lock --quiet --no-progress --python "{sys.executable}" '
+            f'--no-python-downloads && "{uv}" export --frozen --quiet --no-header '
+            "--format requirements.txt --no-emit-project > b.lock",
+        ]
+        out = Path(tempfile.mkdtemp(prefix="bench-lock-", dir=WORK))
+        envcheck_argv = [
+            envcheck_bin(),
+            "lock",
+            "--spec",
+            str(spec),
+            "--index-url",
+            index,
+            "-o",
+            str(out / "a.lock"),
+            "--force",
+        ]
+        # an installed envcheck has its bytecode compiled: let the warm-up write it
+        own_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        run_once(envcheck_argv, own_env, str(WORK))  # warm-up: uv's cache, Python's bytecode
+        run_once(uv_argv, env, str(project))
+        walls: dict[str, list[float]] = {"envcheck": [], "uv": []}
+        codes: dict[str, set[int]] = {"envcheck": set(), "uv": set()}
+        for _ in range(args.runs):  # interleaved: both see the same machine load
+            for name, argv, run_env, cwd in (
+                ("uv", uv_argv, env, str(project)),
+                ("envcheck", envcheck_argv, own_env, str(WORK)),
+            ):
+                sample = run_once(argv, run_env, cwd)
+                walls[name].append(sample.wall_s)
+                codes[name].add(sample.returncode)
+    finally:
+        served.stop()
+    uv_row = summary("uv lock + uv export (same project)", walls["uv"], codes["uv"])
+    envcheck_row = summary("envcheck lock --spec target.toml", walls["envcheck"], codes["envcheck"])
+    print(f"loopback index {index}; target: 4x H20, driver 535.104.05, Python 3.10.12;")
     print(f"requirements: vllm==0.6.3 (+ torch==2.4.0, cuBLAS override); {args.runs} runs each\n")
-    ok = report(compare("local index", ["--index-url", url], WORK, args.runs))
-    if args.real:
-        index = real_index_args()
-        if index is None:
-            print("real index: not reachable (or vllm==0.6.3 does not resolve there); skipped")
-        else:
-            real = WORK / "real"
-            real.mkdir(exist_ok=True)
-            ok = report(compare("real index", index, real, max(3, args.runs // 2))) and ok
+    print(table([uv_row, envcheck_row], baseline=uv_row))
+    overhead = envcheck_row.median_wall_s - uv_row.median_wall_s
+    ok = overhead <= 0.5
+    print(
+        f"\nenvcheck's own overhead: {overhead:.3f} s median "
+        f"({envcheck_row.median_wall_s / uv_row.median_wall_s:.1f}x uv's time); "
+        f"target <= 0.5 s: {'met' if ok else 'NOT met'}"
+    )
     return 0 if ok else 1
 
 

@@ -127,10 +127,25 @@ def render(outcome: CheckOutcome, args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     report = common.obtain_report(args, anonymized=False)
+    problem = None
     if getattr(args, "lock", None):
-        from envcheck.plan.lockfile import apply_lock
+        from envcheck.plan.lockfile import apply_lock, lock_problem
 
         report = apply_lock(report, args.lock)
+        problem = lock_problem(report, args.lock)
     outcome = evaluate(args, [report])
-    render(redacted_view(outcome) if getattr(args, "redact", False) else outcome, args)
-    return outcome.exit_code
+    shown = redacted_view(outcome) if getattr(args, "redact", False) else outcome
+    if problem is None:
+        render(shown, args)
+        return outcome.exit_code
+    # a lock that cannot install here fails the gate whatever the rules say
+    if args.json:
+        data = shown.envelope()
+        data.update(status="findings", exit_code=1)
+        data["errors"] = [*data["errors"], {"message": f"cannot install: {problem}"}]
+        common.emit(common.json_text(data))
+    else:
+        render(shown, args)
+        common.emit(f"cannot install: {problem}\n")
+    sys.stderr.write(f"envcheck: the lock cannot install on this node: {problem}; exit 1\n")
+    return 1

@@ -1,21 +1,25 @@
-"""``envcheck fix``: the plan for a node's findings, printed (or written as sh, requirements or
-a conda file); ``--apply`` runs its safe steps after writing a ``pip freeze`` snapshot.
+"""``envcheck fix``: parse the arguments, call ``envcheck.commands.fix`` and render the plan
+(printed, or written as sh, requirements or a conda file); ``--apply`` runs its safe steps
+after writing a ``pip freeze`` snapshot.
 
 Exit codes: 0 nothing to fix (or, with --apply, every step it ran succeeded), 1 a plan with
-steps or conflicts (with --apply: a step failed, or pins conflict), 2 usage or input error.
+steps or conflicts, or findings that remain once it is applied (with --apply: a step failed,
+or pins conflict), 2 usage or input error.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envcheck.cli import common
 from envcheck.model.finding import Severity
 from envcheck.model.plan import Plan
 from envcheck.model.report import NodeReport
+
+if TYPE_CHECKING:
+    from envcheck.commands.fix import FixOptions, FixResult
 
 FORMATS = ("text", "sh", "requirements", "conda")
 
@@ -64,42 +68,21 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def _render(plan: Plan, report: NodeReport, args: argparse.Namespace) -> str:
-    from envcheck.plan.emit import conda, pip, requirements
+def _options(args: argparse.Namespace, report: NodeReport) -> FixOptions:
+    from envcheck.commands.fix import FixOptions
 
-    if args.format == "sh":
-        return pip.plan_to_sh(plan, include_unsafe=args.unsafe)
-    if args.format == "requirements":
-        return requirements.plan_to_requirements(plan, include_unsafe=args.unsafe)
-    if args.format == "conda":
-        python = report.python.data.version if report.python.is_ok and report.python.data else None
-        return conda.plan_to_conda(
-            plan, python=python, name=f"{report.node}-fix", include_unsafe=args.unsafe
-        )
-    from envcheck.formats.plan_text import render_plan
-
-    source = report.origin.kind + (f" {report.origin.detail}" if report.origin.detail else "")
-    return render_plan(
-        plan, source=source, threshold=args.severity.value, include_unsafe=args.unsafe
+    return FixOptions(
+        report=report,
+        severity=args.severity,
+        select=tuple(args.select or ()),
+        ignore=tuple(args.ignore or ()),
+        matrix=tuple(args.matrix),
+        unsafe=args.unsafe,
     )
-
-
-def build(args: argparse.Namespace, report: NodeReport) -> Plan:
-    from envcheck.matrix.load import load
-    from envcheck.plan.planner import build_plan
-    from envcheck.rules import all_rules, select
-    from envcheck.settings import find_settings
-
-    settings = find_settings()
-    matrix = load([*settings.matrix, *args.matrix])
-    chosen = select(
-        all_rules(matrix), args.select or settings.select, args.ignore or settings.ignore
-    )
-    plan, _after = build_plan(report, matrix, chosen, threshold=args.severity)
-    return plan
 
 
 def run(args: argparse.Namespace) -> int:
+    from envcheck.commands.fix import plan_fix, render_fix
     from envcheck.errors import UsageError
 
     if args.apply and (args.spec or args.report):
@@ -111,77 +94,65 @@ def run(args: argparse.Namespace) -> int:
     if args.snapshot and not args.apply:
         raise UsageError("--snapshot only applies with --apply")
     report = common.obtain_report(args)
-    plan = build(args, report)
-    exit_code = 1 if (plan.steps or plan.conflicts) else 0
-    if not args.apply:
-        text = _render(plan, report, args)
-        if args.output:
-            from envcheck.fileio import write_atomic
+    options = _options(args, report)
+    result = plan_fix(options)
+    if args.apply:
+        return _apply(result, options, args)
+    text = render_fix(result, args.format, options)
+    if args.output:
+        from envcheck.fileio import write_atomic
 
-            write_atomic(args.output, text, overwrite=args.force)
-            sys.stderr.write(f"envcheck: wrote {args.output}\n")
-        if args.json:
-            _emit_json(plan, exit_code, None)
-        elif not args.output or args.format == "text":
-            common.emit(text)
-        _summary(plan, exit_code)
-        return exit_code
-    return _apply(plan, args)
+        write_atomic(args.output, text, overwrite=args.force)
+        sys.stderr.write(f"envcheck: wrote {args.output}\n")
+    if args.json:
+        _emit_json(result.plan, result.code, result.status, None)
+    elif not args.output or args.format == "text":
+        common.emit(text)
+    _summary(result.plan, result.code)
+    return result.code
 
 
-def _apply(plan: Plan, args: argparse.Namespace) -> int:
+def _apply(result: FixResult, options: FixOptions, args: argparse.Namespace) -> int:
+    from envcheck.commands.fix import ApplyOptions, apply_fix, render_fix
     from envcheck.formats.plan_text import render_apply
-    from envcheck.plan.apply import apply_plan
 
-    python = args.python or sys.executable
-    snapshot = args.snapshot or (
-        f"envcheck-freeze-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}.txt"
-    )
     if not args.json:
-        from envcheck.formats.plan_text import render_plan
-
-        common.emit(
-            render_plan(
-                plan,
-                source=f"{python}",
-                threshold=args.severity.value,
-                include_unsafe=args.unsafe,
-            )
-        )
+        common.emit(render_fix(result, "text", options, applying=True))
 
     def echo(line: str) -> None:
         sys.stderr.write(f"envcheck: {line}\n")
         sys.stderr.flush()
 
-    outcome = apply_plan(
-        plan,
-        python,
-        snapshot=snapshot,
-        include_unsafe=args.unsafe,
-        overwrite=args.force,
-        echo=echo,
+    applied = apply_fix(
+        result.plan,
+        ApplyOptions(
+            python=args.python,
+            snapshot=args.snapshot,
+            unsafe=args.unsafe,
+            force=args.force,
+            matrix=tuple(args.matrix),
+        ),
+        echo,
     )
-    exit_code = 1 if outcome.failed is not None or plan.conflicts else 0
+    outcome = applied.outcome
+    status = "conflict" if result.plan.conflicts else ("ok" if applied.code == 0 else "findings")
+    if outcome.failed:
+        status = "failed"
     if args.json:
-        _emit_json(plan, exit_code, outcome.to_json())
+        _emit_json(result.plan, applied.code, status, outcome.to_json())
     else:
         common.emit(render_apply(outcome))
     sys.stderr.write(
         f"envcheck: {sum(r.ok for r in outcome.ran)} step(s) ran"
         + (", one failed" if outcome.failed else "")
-        + f"; snapshot {outcome.snapshot}; exit {exit_code}\n"
+        + f"; snapshot {outcome.snapshot}; exit {applied.code}\n"
     )
-    return exit_code
+    return applied.code
 
 
-def _emit_json(plan: Plan, exit_code: int, applied: dict[str, object] | None) -> None:
+def _emit_json(plan: Plan, exit_code: int, status: str, applied: dict[str, object] | None) -> None:
     from envcheck.formats.json import envelope
 
-    status = "ok" if exit_code == 0 else "findings"
-    if plan.conflicts:
-        status = "conflict"
-    if applied is not None and applied.get("failed"):
-        status = "failed"
     data: dict[str, object] = {"plan": plan.to_json()}
     if applied is not None:
         data["apply"] = applied
@@ -193,7 +164,8 @@ def _summary(plan: Plan, exit_code: int) -> None:
     for step in plan.steps:
         kinds[step.applicability] = kinds.get(step.applicability, 0) + 1
     parts = ", ".join(f"{n} {k}" for k, n in kinds.items()) or "no steps"
+    left = f", {len(plan.remaining)} finding(s) remain" if plan.remaining else ""
     sys.stderr.write(
-        f"envcheck: plan of {len(plan.steps)} step(s) ({parts}), {len(plan.conflicts)} conflict(s); "
-        f"exit {exit_code}\n"
+        f"envcheck: plan of {len(plan.steps)} step(s) ({parts}), {len(plan.conflicts)} conflict(s)"
+        f"{left}; exit {exit_code}\n"
     )

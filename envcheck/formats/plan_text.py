@@ -39,7 +39,9 @@ def _finding_line(f: Finding) -> list[str]:
     return _wrap(f.message, 20, f"  {f.severity.value.upper():<8}{f.code:<10}")
 
 
-def render_plan(plan: Plan, *, source: str, threshold: str, include_unsafe: bool) -> str:
+def render_plan(
+    plan: Plan, *, source: str, threshold: str, include_unsafe: bool, applying: bool = False
+) -> str:
     out = [f"envcheck fix · node {plan.node} · {source}"]
     if not plan.addressed and not plan.remaining and not plan.conflicts:
         out.append(f"  nothing at or above {threshold} to fix")
@@ -84,6 +86,14 @@ def render_plan(plan: Plan, *, source: str, threshold: str, include_unsafe: bool
         if s.applicability == "safe" and s.action.kind in ("pip_install", "pip_uninstall")
     ]
     unsafe = [i for i, s in enumerate(plan.steps, 1) if s.applicability == "unsafe"]
+    if applying:
+        chosen = runnable + (unsafe if include_unsafe else [])
+        hint = "Running now, after a `pip freeze` snapshot: step(s) "
+        hint += ", ".join(map(str, sorted(chosen))) if chosen else "none"
+        if unsafe and not include_unsafe:
+            hint += f" (unsafe {', '.join(map(str, unsafe))} need --unsafe)"
+        out += _wrap(hint + "; environment variables and manual steps are yours to do.", 2, "  ")
+        return "\n".join(out) + "\n"
     hint = "Nothing was changed. `envcheck fix --apply` runs the safe pip steps"
     hint += f" ({', '.join(map(str, runnable))})" if runnable else " (none here)"
     if unsafe:

@@ -117,6 +117,29 @@ def diff(before: str, after: str) -> tuple[list[str], list[str]]:
     return changes, added
 
 
+def with_indexes(freeze_text: str, index_for: Callable[[str], str | None]) -> str:
+    """The snapshot as a requirements file that restores it: a build only a variant index
+    serves (torch==2.4.0+cu121) gets that index as an ``--extra-index-url`` line."""
+    from envcheck.plan.simulate import parse_requirement
+
+    urls: list[str] = []
+    for line in freeze_text.splitlines():
+        req = parse_requirement(line.strip()) if "==" in line else None
+        if req is None:
+            continue
+        for item in req.specifier:
+            label = item.version.partition("+")[2]
+            url = index_for(label) if label else None
+            if url and url not in urls:
+                urls.append(url)
+    if not urls:
+        return freeze_text
+    head = "".join(
+        f"# restores builds only this index serves\n--extra-index-url {u}\n" for u in urls
+    )
+    return head + freeze_text
+
+
 def rollback_commands(python: str, snapshot: str, added: list[str]) -> list[str]:
     commands = []
     if added:
@@ -135,10 +158,13 @@ def apply_plan(
     echo: Callable[[str], None] = lambda _text: None,
     env: Mapping[str, str] | None = None,
     timeout: float = PIP_TIMEOUT_S,
+    index_for: Callable[[str], str | None] | None = None,
 ) -> ApplyOutcome:
-    """Run the runnable steps in order; stop at the first failure."""
+    """Run the runnable steps in order; stop at the first failure. ``index_for`` maps a local
+    version label (cu121) to the index that serves it, recorded in the snapshot."""
     before = freeze(python, env)
-    path = write_atomic(snapshot, before, overwrite=overwrite)
+    recorded = with_indexes(before, index_for) if index_for else before
+    path = write_atomic(snapshot, recorded, overwrite=overwrite)
     echo(f"snapshot of the environment before any change: {path}")
     ran: list[StepRun] = []
     not_run: list[tuple[Step, str]] = []

@@ -146,13 +146,16 @@ def parse_conda_env(text: str, where: str) -> tuple[dict[str, str], list[str], s
 
 
 def read_lock(path: str, markers: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Exact pins of a lock file; a torch from a variant index gets its +cuXYZ label."""
+    """Exact pins of a lock file (its format told by its content, not its name); a torch from a
+    variant index gets its +cuXYZ label."""
     from envcheck.inputs import read_text
+    from envcheck.plan.installable import detect_format
 
     text = read_text(path, error=LockError, too_big="for a lock file")
-    if path.endswith(".toml"):
+    fmt = detect_format(text)
+    if fmt == "pylock":
         pins, indexes = parse_pylock(text, path, markers)
-    elif path.endswith((".yml", ".yaml")):
+    elif fmt == "conda":
         pins, indexes, _python = parse_conda_env(text, path)
     else:
         pins, indexes = parse_requirements_lock(text, path, markers)
@@ -172,3 +175,26 @@ def apply_lock(report: NodeReport, path: str) -> NodeReport:
     return with_packages(
         report, read_lock(path, markers), origin=f"{report.origin.detail or report.node} + {path}"
     )
+
+
+def lock_problem(report: NodeReport, path: str) -> str | None:
+    """The first package of the lock that cannot install on the report's node, as one line."""
+    from envcheck.plan.installable import detect_format, lock_problem, node_from
+
+    python = report.python.data if report.python.is_ok and report.python.data else None
+    system = report.system.data if report.system.is_ok and report.system.data else None
+    node = node_from(python.markers, system.glibc if system else None) if python else None
+    if node is None:
+        return None
+    from envcheck.errors import InputError
+    from envcheck.inputs import read_text
+
+    try:
+        text = read_text(path)
+    except InputError:
+        return None  # read_lock has already said why
+    try:
+        problem = lock_problem(text, detect_format(text), node)
+    except tomllib.TOMLDecodeError:
+        return None
+    return f"{path}: {problem}" if problem else None

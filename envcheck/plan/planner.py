@@ -10,7 +10,7 @@ pin and flash-attn's tag.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
@@ -22,9 +22,11 @@ from envcheck.model.finding import Action, Applicability, Finding, Severity
 from envcheck.model.plan import Conflict, Plan, Step
 from envcheck.model.report import NodeReport
 from envcheck.plan.simulate import changes_something, parse_requirement, simulate, version_within
+from envcheck.plan.torch_choice import rechoose
 from envcheck.rules.base import Rule
 
 MAX_ITERATIONS = 6
+_TORCH_FAMILY = {"torch", "torchvision", "torchaudio"}
 _RANK: dict[Applicability, int] = {"safe": 0, "unsafe": 1, "manual": 2}
 
 
@@ -168,7 +170,7 @@ def merge(findings: Sequence[Finding]) -> tuple[list[Step], list[Conflict]]:
             )
         )
         _ = key
-    groups: dict[tuple[str | None, tuple[str, ...], Applicability], list[_Want]] = {}
+    groups: dict[tuple[str | None, tuple[str, ...], Applicability, bool], list[_Want]] = {}
     merged_wants: dict[str, _Want] = {}
     tainted: set[int] = set()  # actions with a conflicting pin: none of their pins is emitted
     for key in got.order:
@@ -184,9 +186,22 @@ def merge(findings: Sequence[Finding]) -> tuple[list[Step], list[Conflict]]:
             kept = [w for w in got.installs[key] if w.origin not in tainted]
             final = _merge_install(key, kept)[0] if kept else None
         if final is not None:
-            groups.setdefault((final.index_url, final.flags, final.applicability), []).append(final)
-    ordered = sorted(groups.items(), key=lambda kv: (kv[0][0] is None, _RANK[kv[0][2]]))
-    for (index_url, flags, applicability), wants in ordered:
+            # torch and its companions install in a step of their own: a pin that overrides one
+            # of torch's (cuBLAS) cannot be resolved together with it, and comes after it
+            family = canonicalize_name(final.req.name) in _TORCH_FAMILY
+            key_ = (final.index_url, final.flags, final.applicability, family)
+            groups.setdefault(key_, []).append(final)
+    # torch first: every later step (its overrides: a cuBLAS that torch's own pin would undo)
+    # runs after it, so no step undoes an earlier one
+    ordered = sorted(
+        groups.items(),
+        key=lambda kv: (
+            not kv[0][3],
+            kv[0][0] is None,
+            _RANK[kv[0][2]],
+        ),
+    )
+    for (index_url, flags, applicability, _family), wants in ordered:
         steps.append(
             Step(
                 Action(
@@ -272,7 +287,13 @@ def build_plan(
             break
         for finding in new:
             addressed[_key(finding)] = finding
-        steps, conflicts = merge(list(addressed.values()) + _manual_only(first_seen, addressed))
+        wanted, torch_conflicts = rechoose(
+            _dependent(list(addressed.values()), first_seen) + _manual_only(first_seen, addressed),
+            report,
+            matrix,
+        )
+        steps, conflicts = merge(wanted)
+        conflicts += torch_conflicts
         after, notes = simulate(report, [s.action for s in steps], matrix)
     final = evaluate(after, matrix, rules)
     remaining = tuple(f for f in final.findings if f.severity.at_least(threshold))
@@ -290,6 +311,30 @@ def build_plan(
         notes=tuple(f"simulated: {n}" for n in notes),
     )
     return plan, after
+
+
+def _dependent(findings: list[Finding], first_seen: Sequence[Finding]) -> list[Finding]:
+    """Findings the plan itself brings (a torch change re-installs torch's cuBLAS pin) depend
+    on the steps that bring them: they are no safer than the riskiest of those steps, so an
+    ``--apply`` without ``--unsafe`` never runs them alone (a cuBLAS downgrade under the old
+    torch)."""
+    original = {_key(f) for f in first_seen}
+    risk = [
+        f.fix.applicability
+        for f in findings
+        if _key(f) in original and f.fix is not None and f.fix.applicability != "manual"
+    ]
+    if not risk:
+        return findings
+    worst = _worst(risk)
+
+    def riskier(item: Finding) -> Finding:
+        fix = item.fix
+        if _key(item) in original or fix is None or _RANK[worst] <= _RANK[fix.applicability]:
+            return item
+        return replace(item, fix=replace(fix, applicability=worst))
+
+    return [riskier(f) for f in findings]
 
 
 def _manual_only(

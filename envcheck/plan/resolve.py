@@ -1,9 +1,9 @@
-"""Resolve a stack with a real resolver for the target's platform and Python: ``uv pip compile``.
+"""What a resolution needs around uv: finding uv, the index pip is configured with, the
+target's platform, and reading pins out of uv's output (the resolver itself: uvproject.py).
 
 The index is the one pip is configured with (pip's config files, ``PIP_INDEX_URL``,
 ``PIP_EXTRA_INDEX_URL``, ``PIP_FIND_LINKS``, ``PIP_NO_INDEX``) unless the command line names
-one; the torch variant's index comes from the matrix. uv's own configuration files are not
-read (``--no-config``), so pip's settings are the single source of the index.
+one; the torch variant's index comes from the matrix.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,8 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 from packaging.utils import canonicalize_name
 
 from envcheck.errors import EnvcheckError
-from envcheck.model.plan import Stack, Target
-from envcheck.probes.run import run
+from envcheck.model.plan import Target
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -177,45 +175,6 @@ def python_platform(target: Target) -> str:
     return f"{arch}-unknown-linux-gnu"
 
 
-def compile_argv(
-    uv: str,
-    stack: Stack,
-    index: IndexConfig,
-    fmt: ResolveFormat,
-    requirements: Path,
-    overrides: Path | None,
-    constraints: Path | None = None,
-) -> list[str]:
-    argv = [uv, "pip", "compile", str(requirements), "--no-config", "--quiet"]
-    argv += ["--python-platform", python_platform(stack.target)]
-    argv += ["--python-version", stack.target.python]
-    # the interpreter that would build a source distribution's metadata; naming it spares uv a
-    # search of PATH for a Python of the target's version (seconds with pyenv shims)
-    argv += ["--python", sys.executable]
-    argv += ["--no-header", "--generate-hashes"]
-    # pip considers every configured index alike; so does this resolution (uv's default would
-    # stop at the first index that has a package at all)
-    argv += ["--index-strategy", "unsafe-best-match"]
-    if fmt == "pylock":
-        argv += ["--format", "pylock.toml"]
-    if index.no_index:
-        argv.append("--no-index")
-    elif index.index_url:
-        argv += ["--index-url", index.index_url]
-    extras = ([stack.torch_index_url] if stack.torch_index_url else []) + list(
-        index.extra_index_urls
-    )
-    for url in extras:
-        argv += ["--extra-index-url", url]
-    for link in index.find_links:
-        argv += ["--find-links", link]
-    if overrides is not None:
-        argv += ["--overrides", str(overrides)]
-    if constraints is not None:
-        argv += ["--constraints", str(constraints)]
-    return argv
-
-
 @dataclass(frozen=True)
 class Resolution:
     text: str  # uv's output, without its header
@@ -242,44 +201,3 @@ def pins_from_pylock(text: str) -> dict[str, str]:
         for p in data.get("packages", [])
         if isinstance(p, dict) and "name" in p and "version" in p
     }
-
-
-def resolve(
-    stack: Stack,
-    index: IndexConfig,
-    *,
-    fmt: ResolveFormat = "requirements",
-    uv: str,
-    timeout: float = 900.0,
-    env: Mapping[str, str] | None = None,
-) -> Resolution:
-    with tempfile.TemporaryDirectory(prefix="envcheck-lock-") as tmp:
-        reqs = Path(tmp) / "requirements.in"
-        reqs.write_text("\n".join(stack.requirements) + "\n", encoding="utf-8")
-        overrides = None
-        if stack.overrides:
-            overrides = Path(tmp) / "overrides.txt"
-            overrides.write_text("\n".join(stack.overrides) + "\n", encoding="utf-8")
-        constraints = None
-        if stack.constraints:
-            constraints = Path(tmp) / "constraints.txt"
-            constraints.write_text("\n".join(stack.constraints) + "\n", encoding="utf-8")
-        argv = compile_argv(uv, stack, index, fmt, reqs, overrides, constraints)
-        result = run(argv, timeout=timeout, env=env)
-        names = {str(reqs): "the stack's requirements"}
-        if overrides is not None:
-            names[str(overrides)] = "envcheck's overrides"
-        if constraints is not None:
-            names[str(constraints)] = "envcheck's constraints (real upper bounds)"
-    if not result.ok:
-        detail = (result.stderr or result.stdout).strip()
-        for path, name in names.items():
-            detail = detail.replace(path, name)
-        if result.problem:
-            raise ResolveFailed(f"uv could not run: {result.problem}", detail)
-        raise ResolveFailed("uv found no resolution for this stack", detail)
-    text = result.stdout
-    for path, name in names.items():
-        text = text.replace(path, name)
-    pins = pins_from_pylock(text) if fmt == "pylock" else pins_from_requirements(text)
-    return Resolution(text=text, pins=pins, format=fmt)

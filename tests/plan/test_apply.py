@@ -146,6 +146,9 @@ def test_cli_fix_apply_on_another_interpreter(
     assert "numpy==2.1.3" in (tmp_path / "snap.txt").read_text(encoding="utf-8")
     assert "numpy==1.26.4" in _freeze(python, env)
     assert "to roll back" in result.stdout
+    # it says what it runs, never "Nothing was changed"
+    assert "Nothing was changed" not in result.stdout
+    assert "Running now, after a `pip freeze` snapshot: step(s) 1" in result.stdout
     # a failing step (nothing to install from): exit 1, state and snapshot reported
     subprocess.run(
         [str(python), "-m", "pip", "install", "-q", "--no-deps", "numpy==2.1.3"],
@@ -171,3 +174,84 @@ def test_cli_fix_apply_on_another_interpreter(
     assert data["status"] == "failed" and data["data"]["apply"]["failed"]["ok"] is False
     assert data["data"]["apply"]["changes"] == []
     assert "numpy==2.1.3" in (tmp_path / "snap2.txt").read_text(encoding="utf-8")
+
+
+def test_rollback_restores_a_variant_build(local_index: LocalIndex, tmp_path: Path) -> None:
+    """A torch that only the variant index serves (+cu128): the snapshot records that index,
+    so the printed rollback puts the same build back."""
+    folder = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, timeout=120)
+    python = folder / "bin" / "python"
+    variant = local_index.server.url("whl/cu128")
+    env = cli_env(
+        PIP_INDEX_URL=local_index.url,
+        PIP_CONFIG_FILE=os.devnull,
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+        PIP_NO_CACHE_DIR="1",
+    )
+    for var in ("PIP_CONSTRAINT", "PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL", "PIP_NO_INDEX"):
+        env.pop(var, None)
+    pip = [str(python), "-m", "pip", "install", "--quiet"]
+    subprocess.run(
+        [*pip, "--extra-index-url", variant, "torch==2.11.0+cu128"],
+        check=True,
+        env=env,
+        timeout=300,
+    )
+    plan = Plan(node="n", steps=(_step("torch==2.5.1", applicability="unsafe", code="TOR101"),))
+    snapshot = tmp_path / "snap.txt"
+    outcome = apply_plan(
+        plan,
+        str(python),
+        snapshot=snapshot,
+        include_unsafe=True,
+        env=env,
+        index_for=lambda label: variant if label == "cu128" else None,
+    )
+    assert "torch==2.5.1" in _freeze(python, env)
+    assert f"--extra-index-url {variant}" in snapshot.read_text(encoding="utf-8")
+    for command in outcome.rollback:
+        subprocess.run(command, shell=True, check=True, env=env, timeout=300)
+    assert "torch==2.11.0+cu128" in _freeze(python, env)
+
+
+def test_a_locks_after_step_keeps_the_override(local_index: LocalIndex, tmp_path: Path) -> None:
+    """A lock's own "after" step (`pip install ...`) makes pip re-resolve torch's pin: without
+    the constraint the header adds, pip silently re-installs cuBLAS 12.1.3.1; with it, pip stops
+    and the override stays."""
+    from envcheck.model.plan import Stack, Target
+    from envcheck.plan.emit.text import stack_header
+
+    folder = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, timeout=120)
+    python = folder / "bin" / "python"
+    env = cli_env(
+        PIP_NO_INDEX="1",
+        PIP_FIND_LINKS=str(local_index.wheels),
+        PIP_CONFIG_FILE=os.devnull,
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+    )
+    env.pop("PIP_CONSTRAINT", None)
+    pip = [str(python), "-m", "pip", "install", "--quiet"]
+    subprocess.run([*pip, "torch==2.4.0"], check=True, env=env, timeout=300)
+    subprocess.run([*pip, "--no-deps", "nvidia-cublas-cu12==12.3.4.1"], check=True, env=env)
+    stack = Stack(
+        Target(python="3.11"),
+        ("torch==2.4.0",),
+        overrides=("nvidia-cublas-cu12==12.3.4.1",),
+        manual=("pip install vllm==0.6.3",),
+    )
+    line = next(
+        h.removeprefix("#   ") for h in stack_header(stack, command="t") if "vllm==0.6.3" in h
+    )
+    command = line.replace("pip install", f"{python} -m pip install", 1)
+    kept = subprocess.run(
+        ["bash", "-c", command], env=env, capture_output=True, text=True, check=False
+    )
+    assert kept.returncode == 1 and "ResolutionImpossible" in kept.stderr
+    assert "nvidia-cublas-cu12==12.3.4.1" in _freeze(python, env)
+    plain = subprocess.run(
+        [*pip, "vllm==0.6.3"], env=env, capture_output=True, text=True, check=False
+    )
+    assert plain.returncode == 0
+    assert "nvidia-cublas-cu12==12.1.3.1" in _freeze(python, env)  # what the constraint prevents

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -71,6 +72,24 @@ def test_fix_writes_files_atomically_and_never_overwrites(
     assert forced.returncode == 1
 
 
+def test_fix_exits_1_while_findings_remain(tmp_path: Path) -> None:
+    """Issue 14: a driver-470 H100 whose torch is already the closest build: no step answers
+    DRV102, which remains (beside DRV110: no CUDA build runs sm_90 on R470, the driver upgrade is
+    a manual step); that is exit 1 (findings remain), not 0."""
+    spec = tmp_path / "d470.toml"
+    spec.write_text(
+        '[gpu]\ndriver = "470.182.03"\nmodels = ["NVIDIA H100 80GB HBM3"]\n'
+        '[python]\nversion = "3.10.12"\n[packages]\ntorch = "2.0.1+cu118"\n',
+        encoding="utf-8",
+    )
+    result = run_cli("fix", "--spec", str(spec))
+    assert result.returncode == 1, result.stderr
+    assert "DRV102" in result.stdout and "2 finding(s) remain; exit 1" in result.stderr
+    data = run_cli("fix", "--spec", str(spec), "--json").json()
+    assert (data["status"], data["exit_code"]) == ("findings", 1)
+    assert [f["code"] for f in data["data"]["plan"]["remaining"]] == ["DRV110", "DRV102"]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -119,7 +138,7 @@ def test_lock_then_gate_the_lock_on_the_hardware(local_index: LocalIndex, tmp_pa
     )
     assert code == 0, err
     lock = (tmp_path / "req.lock").read_text(encoding="utf-8")
-    assert "nvidia-cublas-cu12==12.3.4.1 \\\n    --hash=sha256:" in lock
+    assert re.search(r"^nvidia-cublas-cu12==12\.3\.4\.1 ;[^\n]*\\\n    --hash=sha256:", lock, re.M)
     assert "# Choices:" in lock and "CUD102 on this target" in lock
     assert "x86_64-manylinux_2_35" in lock
     assert "override" in out
@@ -201,7 +220,12 @@ def test_lock_conda_is_yaml(local_index: LocalIndex, tmp_path: Path) -> None:
     text = (tmp_path / "environment.yml").read_text(encoding="utf-8")
     data = yaml.safe_load(text)
     pip_section = next(d for d in data["dependencies"] if isinstance(d, dict))["pip"]
-    assert "torch==2.5.1" in pip_section and "vllm==0.6.4" in pip_section
+    pins = {entry.split()[0]: entry for entry in pip_section}
+    assert "torch==2.5.1" in pins and "vllm==0.6.4" in pins
+    # no overrides here: every pip pin carries its hashes (pip checks them under conda)
+    assert all(" --hash=sha256:" in entry for entry in pip_section)
+    assert data["channels"] == ["conda-forge", "nodefaults"]
+    assert "conda-forge::python=3.11" in data["dependencies"]
     assert "minor-version compatibility" in text and "NVIDIA_REQUIRE_CUDA" in text
 
 
@@ -236,8 +260,10 @@ def test_lock_refuses_a_set_that_fails_the_rules(local_index: LocalIndex, tmp_pa
     assert not (tmp_path / "x.lock").exists()
     code, out, err = _lock(local_index, *args, "--force", cwd=tmp_path)
     assert code == 1 and (tmp_path / "x.lock").exists()
+    # a dry run writes nothing, so its -o is not checked (envcheck.output, from main) ...
     dev = run_cli("lock", "torch==2.5.1", "--python", "3.11", "--dry-run", "-o", "/dev/null")
-    assert dev.returncode == 0  # a dry run writes nothing
+    assert dev.returncode == 0
+    # ... otherwise -o is checked before any work: a device is refused up front
     null = _lock(
         local_index, "torch==2.5.1", "--python", "3.11", "-o", "/dev/null", "--force", cwd=tmp_path
     )
@@ -320,3 +346,112 @@ def test_lock_spec_without_python_takes_the_profiles(tmp_path: Path) -> None:
         "550.54.15",
         ["NVIDIA H20"],
     )
+
+
+def test_lock_diff_upgrade_package_and_the_verdict_of_each_side(
+    local_index: LocalIndex, tmp_path: Path
+) -> None:
+    node = _node(tmp_path, "535.104.05", "NVIDIA H20")
+    code, _, err = _lock(
+        local_index, "--spec", str(node), "vllm==0.6.3", "-o", "old.lock", cwd=tmp_path
+    )
+    assert code == 0, err
+    # vllm may move (and torch and its cuBLAS with it); every other pin of old.lock stays
+    code, _, err = _lock(
+        local_index,
+        "--spec",
+        str(node),
+        "vllm==0.6.4",
+        "--from-lock",
+        "old.lock",
+        "--upgrade-package",
+        "vllm",
+        "--upgrade-package",
+        "torch",
+        "--upgrade-package",
+        "nvidia-cublas-cu12",
+        "-o",
+        "new.lock",
+        cwd=tmp_path,
+    )
+    assert code == 0, err
+    diff = run_cli("lock", "diff", "old.lock", "new.lock", "--spec", str(node), cwd=tmp_path)
+    assert diff.returncode == 0, diff.stderr
+    assert "~ vllm 0.6.3 -> 0.6.4 (up)" in diff.stdout
+    assert "~ torch 2.4.0 -> 2.5.1 (up)" in diff.stdout
+    assert "numpy" not in diff.stdout and "filelock" not in diff.stdout  # kept pins
+    assert "passes the rules" in diff.stdout
+    # a lock whose cuBLAS is torch 2.4.0's own fails the rules on this H20 node (CUD102)
+    old = (tmp_path / "old.lock").read_text(encoding="utf-8")
+    (tmp_path / "bad.lock").write_text(
+        old.replace("nvidia-cublas-cu12==12.3.4.1", "nvidia-cublas-cu12==12.1.3.1"),
+        encoding="utf-8",
+    )
+    worse = run_cli(
+        "lock", "diff", "old.lock", "bad.lock", "--spec", str(node), "--json", cwd=tmp_path
+    )
+    assert worse.returncode == 1
+    data = worse.json()["data"]
+    assert data["moved"] == {"nvidia-cublas-cu12": {"old": "12.3.4.1", "new": "12.1.3.1"}}
+    assert (data["old"]["verdict"], data["new"]["verdict"]) == (
+        "passes the rules",
+        "fails the rules",
+    )
+    assert [f["code"] for f in data["new"]["findings"]] == ["CUD102"]
+    usage = run_cli("lock", "diff", "old.lock", "--python", "3.11", cwd=tmp_path)
+    assert usage.returncode == 2 and "two lock files" in usage.stderr
+    alone = run_cli("lock", "vllm", "--upgrade-package", "vllm", "--python", "3.11")
+    assert alone.returncode == 2 and "--from-lock" in alone.stderr
+
+
+def test_lock_header_names_no_local_index_of_this_machine(
+    local_index: LocalIndex, tmp_path: Path
+) -> None:
+    """Issue 14: pip's configuration here adds file:// mirrors; a lock never lists them (they
+    are left out with a note) and a command-line file:// index is refused (exit 2)."""
+    conf = tmp_path / "pip.conf"
+    conf.write_text(
+        f"[global]\nindex-url = {local_index.url}\n"
+        f"extra-index-url = {local_index.file_url}\nfind-links = {local_index.wheels}\n",
+        encoding="utf-8",
+    )
+    env = cli_env(PIP_CONFIG_FILE=str(conf))
+    for var in ("PIP_FIND_LINKS", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL"):
+        env.pop(var, None)
+    result = run_cli(
+        "lock", "vllm==0.6.4", "--python", "3.11", "-o", "x.lock", env=env, cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    text = (tmp_path / "x.lock").read_text(encoding="utf-8")
+    assert "file://" not in text and str(local_index.root) not in text
+    assert "left out 2 local index(es)" in " ".join(text.split())
+    assert local_index.url in text
+    refused = run_cli(
+        "lock", "vllm==0.6.4", "--python", "3.11", "--index-url", local_index.file_url, cwd=tmp_path
+    )
+    assert refused.returncode == 2 and "names no local path" in refused.stderr
+
+
+def test_lock_unreachable_index_has_its_own_exit_code(tmp_path: Path) -> None:
+    from tests.index.wheels import WheelIndexes
+
+    closed = WheelIndexes(tmp_path / "closed").start()
+    dead = closed.url("pypi")
+    closed.stop()
+    env = cli_env(UV_HTTP_RETRIES="0")
+    result = run_cli(
+        "lock",
+        "torch==2.5.1",
+        "--python",
+        "3.11",
+        "--index-url",
+        dead,
+        "-o",
+        "x.lock",
+        env=env,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 4, result.stderr
+    assert f"could not reach {dead.rsplit('/', 2)[0]}" in result.stderr
+    assert "nothing was written; exit 4" in result.stderr
+    assert "no resolution" not in result.stderr and not (tmp_path / "x.lock").exists()

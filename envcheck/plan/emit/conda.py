@@ -29,6 +29,8 @@ def _document(
     python: str | None,
     pip_lines: list[str],
     variables: dict[str, str],
+    *,
+    exact_python: bool = False,
 ) -> str:
     lines = [
         *header,
@@ -36,8 +38,13 @@ def _document(
         "channels:",
         "  - conda-forge",
     ]
+    if exact_python:
+        # a lock names its channel and nothing else (no channels from ~/.condarc)
+        lines.append("  - nodefaults")
     lines.append("dependencies:")
-    if python:
+    if python and exact_python:
+        lines.append(f"  - {_q('conda-forge::python=' + python)}")
+    elif python:
         lines.append(f"  - {_q('python=' + _python_mm(python))}")
     lines.append("  - 'pip'")
     if pip_lines:
@@ -84,31 +91,48 @@ def plan_to_conda(
     return _document(header, name, python, pip_lines, variables)
 
 
+def _hashed(resolution: Resolution) -> list[tuple[str, str]]:
+    """(pin, its --hash options) for each package of a requirements-format resolution."""
+    out: list[tuple[str, str]] = []
+    for logical in re.sub(r"\\\n", " ", resolution.text).splitlines():
+        line = logical.strip()
+        if not line or line.startswith(("#", "--")):
+            continue
+        pin = line.split()[0]
+        if "==" in pin:
+            out.append((pin, " ".join(re.findall(r"--hash=\S+", line))))
+    return out
+
+
 def lock_conda(stack: Stack, resolution: Resolution, *, resolver: str, name: str) -> str:
-    """A conda file from a resolved set: exact pins under ``pip:`` (no hashes: pip under conda
-    resolves dependencies, and a hashed set would have to list torch's own pins too).
-    Overrides of torch's pins cannot go there (pip would refuse them): they follow as a step."""
+    """A conda file from a resolved set: python pinned to the target's version on one named
+    channel, every other package under ``pip:`` with its hashes (conda hands that section to
+    pip as a requirements file, so pip checks them). Overrides of torch's pins cannot go there
+    (pip would refuse them, and hash-checking needs every dependency listed): with overrides,
+    the pins go without hashes and the overrides follow as a step."""
     header = stack_header(stack, command="envcheck lock --format conda", resolver=resolver)
     header.append("# Create with: conda env create --file <this file>")
     header.append(
-        "# Exact pins without hashes: for a hashed lock use --format requirements or pylock."
+        "# A conda-side lock: conda-lock -f <this file> -p linux-64 (its pip support is "
+        "experimental), or pixi init --import <this file>"
     )
     overridden = {
         canonicalize_name(re.split(r"[=<>!~ ;\[]", o, maxsplit=1)[0]) for o in stack.overrides
     }
     entries: list[str] = []
     after: list[str] = []
-    for raw in resolution.text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith(("#", "--")):
-            continue
-        pin = line.rstrip("\\").split()[0]
-        if "==" not in pin:
-            continue
+    pins = _hashed(resolution)
+    hashed = not overridden and all(h for _, h in pins)
+    for pin, hashes in pins:
         if canonicalize_name(re.split(r"[=\[]", pin, maxsplit=1)[0]) in overridden:
             after.append(pin)
         else:
-            entries.append(pin)
+            entries.append(f"{pin} {hashes}" if hashed else pin)
+    if not hashed:
+        header.append(
+            "# Exact pins without hashes (overrides of torch's pins below): for a hashed lock "
+            "use --format requirements or pylock."
+        )
     if after:
         header += comment(
             "then, in the new environment (overrides of torch's own pins, which pip would refuse "
@@ -117,4 +141,6 @@ def lock_conda(stack: Stack, resolution: Resolution, *, resolver: str, name: str
     indexes = (
         [f"--extra-index-url {redact_url(stack.torch_index_url)}"] if stack.torch_index_url else []
     )
-    return _document(header, name, stack.target.python, indexes + entries, dict(stack.env))
+    return _document(
+        header, name, stack.target.python, indexes + entries, dict(stack.env), exact_python=True
+    )

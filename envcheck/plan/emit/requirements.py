@@ -14,6 +14,8 @@ def plan_to_requirements(plan: Plan, *, include_unsafe: bool = False) -> str:
     lines.append("# Install with: python -m pip install -r <this file>")
     pins: list[str] = []
     indexes: list[str | None] = []
+    after: list[str] = []
+    torch_step = False
     for step in plan.steps:
         action = step.action
         codes = ", ".join(step.codes)
@@ -21,6 +23,15 @@ def plan_to_requirements(plan: Plan, *, include_unsafe: bool = False) -> str:
             if step.applicability == "unsafe" and not include_unsafe:
                 lines += comment(f"unsafe, not included ({codes}): {display_command(step)}")
                 continue
+            names = {p.split("=", 1)[0].split("[", 1)[0].strip().lower() for p in action.packages}
+            if torch_step and any(n.startswith("nvidia-") for n in names):
+                # an override of one of torch's own pins: one requirements set cannot hold both
+                after += comment(
+                    f"then ({codes}), after installing this file: {display_command(step)} "
+                    "(it overrides a pin of torch's; resolved together they have no solution)"
+                )
+                continue
+            torch_step = torch_step or bool(names & {"torch", "torchvision", "torchaudio"})
             indexes.append(action.index_url)
             if action.flags:
                 lines += comment(f"{codes}: install with {' '.join(action.flags)}")
@@ -34,7 +45,7 @@ def plan_to_requirements(plan: Plan, *, include_unsafe: bool = False) -> str:
             )
         else:
             lines += comment(f"manual ({codes}): {action.text}")
-    return "\n".join([*lines, *index_lines(indexes), *pins]) + "\n"
+    return "\n".join([*lines, *after, *index_lines(indexes), *pins]) + "\n"
 
 
 def lock_requirements(stack: Stack, resolution: Resolution, *, resolver: str) -> str:

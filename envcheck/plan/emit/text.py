@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import shlex
 import textwrap
 from collections.abc import Iterable
 
@@ -53,8 +55,23 @@ def stack_header(stack: Stack, *, command: str, resolver: str | None = None) -> 
         out += [f"#   export {k}={v}" for k, v in stack.env.items()]
     if stack.manual:
         out.append("# After installing this (not part of the lock):")
+        pins = " ".join(shlex.quote(o) for o in stack.overrides)
+        constraint = f"-c <(printf '%s\\n' {pins})"
+        pip_steps = False
         for step in stack.manual:
-            out += comment(step, "  ")
+            text = step
+            command, sep, note = step.partition("#")
+            if stack.overrides and re.search(r"\bpip3?\s+install\b", command):
+                # pip would re-resolve torch's own pin and silently drop the override
+                text = f"{command.rstrip()} {constraint}" + (f"   {sep}{note}" if sep else "")
+                pip_steps = True
+            out += comment(text, "  ")
+        if pip_steps:
+            out += comment(
+                "(bash) the -c constraint re-asserts the overrides above in each pip step: pip "
+                "then stops with a conflict instead of silently re-installing torch's own pin",
+                "  ",
+            )
     return out
 
 

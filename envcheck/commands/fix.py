@@ -1,0 +1,142 @@
+"""``fix`` as functions: the plan for a node's findings (``plan_fix``), its text forms
+(``render_fix``), and running its steps (``apply_fix``). Nothing here prints or exits.
+
+Exit codes (``FixResult.code``): 0 nothing left at or above the threshold (with --apply: every
+step it ran succeeded and nothing remains), 1 a plan with steps, conflicts, or findings that
+remain once it is applied (with --apply: a step failed or pins conflict).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from envcheck.model.finding import Severity
+from envcheck.model.plan import Plan
+from envcheck.model.report import NodeReport
+
+if TYPE_CHECKING:
+    from envcheck.plan.apply import ApplyOutcome
+
+FixFormat = Literal["text", "sh", "requirements", "conda"]
+
+
+@dataclass(frozen=True)
+class FixOptions:
+    report: NodeReport  # the node (probed, saved, declared or parsed: the caller obtains it)
+    severity: Severity = Severity.WARNING
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    matrix: tuple[str, ...] = ()
+    unsafe: bool = False
+
+
+@dataclass(frozen=True)
+class FixResult:
+    plan: Plan
+    report: NodeReport
+    code: int
+
+    @property
+    def status(self) -> str:
+        if self.plan.conflicts:
+            return "conflict"
+        return "ok" if self.code == 0 else "findings"
+
+
+def exit_code(plan: Plan) -> int:
+    """1 while anything is left to do or still reported; 0 only for a node with nothing to fix."""
+    return 1 if (plan.steps or plan.conflicts or plan.remaining) else 0
+
+
+def plan_fix(options: FixOptions) -> FixResult:
+    from envcheck.matrix.load import load
+    from envcheck.plan.planner import build_plan
+    from envcheck.rules import all_rules, select
+    from envcheck.settings import find_settings
+
+    settings = find_settings()
+    matrix = load([*settings.matrix, *options.matrix])
+    chosen = select(
+        all_rules(matrix),
+        list(options.select) or settings.select,
+        list(options.ignore) or settings.ignore,
+    )
+    plan, _after = build_plan(options.report, matrix, chosen, threshold=options.severity)
+    return FixResult(plan, options.report, exit_code(plan))
+
+
+def render_fix(
+    result: FixResult, fmt: FixFormat, options: FixOptions, *, applying: bool = False
+) -> str:
+    from envcheck.plan.emit import conda, pip, requirements
+
+    plan, report = result.plan, result.report
+    if fmt == "sh":
+        return pip.plan_to_sh(plan, include_unsafe=options.unsafe)
+    if fmt == "requirements":
+        return requirements.plan_to_requirements(plan, include_unsafe=options.unsafe)
+    if fmt == "conda":
+        python = report.python.data.version if report.python.is_ok and report.python.data else None
+        return conda.plan_to_conda(
+            plan, python=python, name=f"{report.node}-fix", include_unsafe=options.unsafe
+        )
+    from envcheck.formats.plan_text import render_plan
+
+    source = report.origin.kind + (f" {report.origin.detail}" if report.origin.detail else "")
+    return render_plan(
+        plan,
+        source=source,
+        threshold=options.severity.value,
+        include_unsafe=options.unsafe,
+        applying=applying,
+    )
+
+
+@dataclass(frozen=True)
+class ApplyOptions:
+    python: str | None = None  # the interpreter whose environment changes (default: this one)
+    snapshot: str | None = None
+    unsafe: bool = False
+    force: bool = False
+    matrix: tuple[str, ...] = ()  # overlays (the torch variant indexes the snapshot records)
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    outcome: ApplyOutcome
+    code: int
+
+
+def default_snapshot() -> str:
+    return f"envcheck-freeze-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}.txt"
+
+
+def apply_fix(
+    plan: Plan, options: ApplyOptions, echo: Callable[[str], None] = lambda _line: None
+) -> ApplyResult:
+    from envcheck.matrix.load import load
+    from envcheck.plan.apply import apply_plan
+    from envcheck.settings import find_settings
+
+    matrix = load([*find_settings().matrix, *options.matrix])
+
+    def index_for(label: str) -> str | None:
+        known = re.fullmatch(r"cu\d{3,}|cpu|rocm[\d.]+", label)
+        return matrix.torch_index_url(label) if known else None
+
+    outcome = apply_plan(
+        plan,
+        options.python or sys.executable,
+        snapshot=options.snapshot or default_snapshot(),
+        include_unsafe=options.unsafe,
+        overwrite=options.force,
+        echo=echo,
+        index_for=index_for,
+    )
+    code = 1 if outcome.failed is not None or plan.conflicts else 0
+    return ApplyResult(outcome, code)

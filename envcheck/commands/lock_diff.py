@@ -1,0 +1,105 @@
+"""``lock diff OLD NEW``: packages added, removed and moved between two locks, and the rules'
+verdict on each side for the same target node."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from envcheck.model.finding import Finding, Severity
+
+
+@dataclass(frozen=True)
+class Side:
+    path: str
+    pins: dict[str, str]
+    findings: tuple[Finding, ...]
+    blocking: int
+
+    @property
+    def verdict(self) -> str:
+        return "fails the rules" if self.blocking else "passes the rules"
+
+
+@dataclass(frozen=True)
+class LockDiff:
+    old: Side
+    new: Side
+    added: dict[str, str] = field(default_factory=dict)
+    removed: dict[str, str] = field(default_factory=dict)
+    moved: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    @property
+    def code(self) -> int:
+        return 1 if self.new.blocking else 0
+
+    def to_json(self) -> dict[str, Any]:
+        def side(s: Side) -> dict[str, Any]:
+            return {
+                "path": s.path,
+                "packages": len(s.pins),
+                "verdict": s.verdict,
+                "findings": [f.to_json() for f in s.findings],
+            }
+
+        return {
+            "old": side(self.old),
+            "new": side(self.new),
+            "added": self.added,
+            "removed": self.removed,
+            "moved": {k: {"old": a, "new": b} for k, (a, b) in self.moved.items()},
+        }
+
+
+def _direction(old: str, new: str) -> str:
+    try:
+        return "up" if Version(new) > Version(old) else "down"
+    except InvalidVersion:
+        return "changed"
+
+
+def render(diff: LockDiff) -> str:
+    lines = [f"--- {diff.old.path} ({len(diff.old.pins)} packages, {diff.old.verdict})"]
+    lines.append(f"+++ {diff.new.path} ({len(diff.new.pins)} packages, {diff.new.verdict})")
+    for name, version in sorted(diff.removed.items()):
+        lines.append(f"- {name}=={version}")
+    for name, version in sorted(diff.added.items()):
+        lines.append(f"+ {name}=={version}")
+    for name, (old, new) in sorted(diff.moved.items()):
+        lines.append(f"~ {name} {old} -> {new} ({_direction(old, new)})")
+    if not (diff.added or diff.removed or diff.moved):
+        lines.append("  the locks install the same packages")
+    for side, label in ((diff.old, "old"), (diff.new, "new")):
+        for finding in side.findings:
+            lines.append(f"  {label}: {finding.code} {finding.severity.value}: {finding.message}")
+    return "\n".join(lines) + "\n"
+
+
+def diff_locks(
+    old: str, new: str, report: Any, matrix: Any, rules: Any, severity: Severity
+) -> LockDiff:
+    """Compare two lock files for the node ``report`` describes (its hardware, no packages)."""
+    from envcheck.engine import evaluate
+    from envcheck.plan.lockfile import read_lock
+    from envcheck.plan.target import with_packages
+
+    markers = report.python.data.markers if report.python.is_ok and report.python.data else None
+    bare = with_packages(report, {}, origin="target")
+    before = {(f.code, f.message) for f in evaluate(bare, matrix, rules).findings}
+
+    def side(path: str) -> Side:
+        pins = read_lock(path, markers)
+        result = evaluate(with_packages(report, pins, origin=path), matrix, rules)
+        brought = tuple(f for f in result.findings if (f.code, f.message) not in before)
+        return Side(path, pins, brought, sum(f.severity.at_least(severity) for f in brought))
+
+    a, b = side(old), side(new)
+    return LockDiff(
+        a,
+        b,
+        added={k: v for k, v in b.pins.items() if k not in a.pins},
+        removed={k: v for k, v in a.pins.items() if k not in b.pins},
+        moved={k: (v, b.pins[k]) for k, v in a.pins.items() if k in b.pins and b.pins[k] != v},
+    )

@@ -1,0 +1,181 @@
+"""The resolving half of ``lock``: the index, uv's project resolver, the rules on every
+target's resolved set, and the lock text."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from envcheck.commands.lock import EXIT_INDEX, LockOptions, LockResult
+from envcheck.model.plan import Stack
+from envcheck.plan.resolve import IndexConfig
+
+
+def index_for(options: LockOptions) -> tuple[IndexConfig, tuple[str, ...]]:
+    """The index: the command line's, else pip's configuration without the entries that name
+    this machine (a lock meant to travel cannot use them); notes say what was left out."""
+    from envcheck.errors import UsageError
+    from envcheck.plan.resolve import pip_index_config
+    from envcheck.plan.uvproject import is_local
+
+    cli = bool(
+        options.index_url or options.extra_index_urls or options.find_links or options.no_index
+    )
+    index = pip_index_config(
+        index_url=options.index_url,
+        extra_index_urls=options.extra_index_urls,
+        find_links=options.find_links,
+        no_index=options.no_index,
+    )
+    if options.allow_local:
+        return index, ()
+    if cli:
+        local = [
+            u
+            for u in [options.index_url or "", *options.extra_index_urls, *options.find_links]
+            if u and is_local(u)
+        ]
+        if local:
+            raise UsageError(
+                f"{local[0]} is a local path: a lock meant to travel names no local path or "
+                "file:// URL (use an index URL, or --allow-local to keep it)"
+            )
+        return index, ()
+    dropped = [
+        u
+        for u in [index.index_url or "", *index.extra_index_urls, *index.find_links]
+        if u and is_local(u)
+    ]
+    if not dropped:
+        return index, ()
+    kept = replace(
+        index,
+        index_url=None if index.index_url and is_local(index.index_url) else index.index_url,
+        extra_index_urls=tuple(u for u in index.extra_index_urls if not is_local(u)),
+        find_links=tuple(u for u in index.find_links if not is_local(u)),
+    )
+    note = (
+        f"left out {len(dropped)} local index(es) of {index.source}: a lock meant to travel "
+        "names no local path (--allow-local keeps them)"
+    )
+    return kept, (note,)
+
+
+def resolver_line(options: LockOptions, stack: Stack, index: IndexConfig, targets: Any) -> str:
+    from envcheck.plan.resolve import python_platform, redact_url
+
+    sources = [
+        redact_url(u)
+        for u in ([index.index_url] if index.index_url else []) + list(index.extra_index_urls)
+    ]
+    where = f"{python_platform(stack.target)} / Python {stack.target.python}"
+    if len(targets.markers()) > 1:
+        where = "; ".join(targets.markers())
+    line = f"uv lock (project resolver) for {where}; default index from {index.source}"
+    if sources or index.find_links:
+        line += " (" + ", ".join(sources + list(index.find_links)) + ")"
+    if options.exclude_newer:
+        line += f"; files uploaded before {options.exclude_newer}"
+    return line
+
+
+def resolve_and_check(
+    options: LockOptions, stack: Stack, matrix: Any, rules: Any, spec_report: Any
+) -> LockResult:
+    from envcheck.engine import evaluate
+    from envcheck.errors import UsageError
+    from envcheck.plan.resolve import ResolveFailed, find_uv
+    from envcheck.plan.target import target_report, with_packages
+    from envcheck.plan.uvproject import (
+        IndexUnreachable,
+        LocalIndexRefused,
+        LockRequest,
+        LockTargets,
+        lock_project,
+        pins_per_target,
+    )
+
+    uv = find_uv()
+    index, notes = index_for(options)
+    pythons = (stack.target.python, *options.python[1:])
+    arches = (stack.target.arch, *options.arch[1:])
+    targets = LockTargets(tuple(dict.fromkeys(pythons)), tuple(dict.fromkeys(arches)))
+    keep: dict[str, str] | None = None
+    if options.from_lock:
+        from envcheck.plan.lockfile import read_lock
+
+        keep = read_lock(options.from_lock, targets.environments()[0])
+    request = LockRequest(
+        stack,
+        index,
+        targets,
+        fmt="pylock" if options.format == "pylock" else "requirements",
+        exclude_newer=options.exclude_newer,
+        keep_pins=keep,
+        upgrade=options.upgrade_packages,
+        allow_local=options.allow_local,
+    )
+    stack = replace(stack, notes=stack.notes + notes)
+    try:
+        resolution = lock_project(request, uv=uv)
+    except IndexUnreachable as exc:
+        return LockResult(
+            EXIT_INDEX, "unreachable", stack, f"{exc}; nothing was written", notes=notes
+        )
+    except LocalIndexRefused as exc:
+        raise UsageError(str(exc)) from None
+    except ResolveFailed as exc:
+        return LockResult(1, "unresolved", stack, exc.message, detail=exc.detail, notes=notes)
+    base = spec_report if spec_report is not None else target_report(stack.target)
+    bare = with_packages(base, {}, origin="target")
+    before = {(f.code, f.message) for f in evaluate(bare, matrix, rules).findings}
+    brought: list[Any] = []
+    seen: set[tuple[str, str]] = set()
+    for pins in pins_per_target(resolution, targets):
+        result = evaluate(with_packages(base, pins, origin="resolved lock"), matrix, rules)
+        for finding in result.findings:
+            key = (finding.code, finding.message)
+            if key not in before and key not in seen:
+                seen.add(key)
+                brought.append(finding)
+    blocking = [f for f in brought if f.severity.at_least(options.severity)]
+    text = emit_lock(options, stack, resolution, resolver_line(options, stack, index, targets))
+    if blocking and not options.force:
+        return LockResult(
+            1,
+            "findings",
+            stack,
+            f"the resolved set fails {len(blocking)} rule(s): lock not written "
+            "(use --force to write it anyway)",
+            findings=tuple(brought),
+            pins=resolution.pins,
+            blocking=len(blocking),
+            notes=notes,
+        )
+    message = f"locked {len(resolution.pins)} packages"
+    if blocking:
+        message += f" despite {len(blocking)} finding(s) (--force)"
+    return LockResult(
+        1 if blocking else 0,
+        "findings" if blocking else "ok",
+        stack,
+        message,
+        text=text,
+        findings=tuple(brought),
+        pins=resolution.pins,
+        blocking=len(blocking),
+        notes=notes,
+    )
+
+
+def emit_lock(options: LockOptions, stack: Stack, resolution: Any, resolver: str) -> str:
+    from envcheck.plan.emit.conda import lock_conda
+    from envcheck.plan.emit.pylock import lock_pylock
+    from envcheck.plan.emit.requirements import lock_requirements
+
+    if options.format == "pylock":
+        return lock_pylock(stack, resolution, resolver=resolver)
+    if options.format == "conda":
+        name = (stack.profile or "envcheck").split(":", 1)[0]
+        return lock_conda(stack, resolution, resolver=resolver, name=name)
+    return lock_requirements(stack, resolution, resolver=resolver)
