@@ -11,18 +11,21 @@ from envcheck.rules.base import Rule, Skip
 from envcheck.rules.facts import Facts
 
 
+def not_asked(report: NodeReport, rule: Rule) -> bool:
+    """A rule the node was not asked to answer: without --deep the GPU family has nothing to
+    read, so it is neither run nor counted as skipped (it would crowd every summary line)."""
+    return rule.family == "GPU" and not report.deep.is_ok and report.deep.reason == DEEP_NOT_RUN
+
+
 def evaluate(report: NodeReport, matrix: Matrix, rules: Sequence[Rule]) -> CheckResult:
     facts = Facts(report, matrix)
     findings: list[Finding] = []
     skipped: list[Skipped] = []
     errors: list[str] = []
-    # without --deep the GPU family has nothing to read: those rules are not run, and not
-    # counted as skipped (they would crowd every summary line)
-    deep_off = not report.deep.is_ok and report.deep.reason == DEEP_NOT_RUN
     for rule in rules:
         if rule.scope != "node":
             continue  # cluster rules compare nodes: cluster/diff.py runs them
-        if deep_off and rule.family == "GPU":
+        if not_asked(report, rule):
             continue
         try:
             hits = list(rule.check(facts))
@@ -38,6 +41,6 @@ def evaluate(report: NodeReport, matrix: Matrix, rules: Sequence[Rule]) -> Check
     return CheckResult(
         findings=tuple(findings),
         skipped=tuple(skipped),
-        rules_run=len(rules) - sum(1 for r in rules if deep_off and r.family == "GPU"),
+        rules_run=len(rules) - sum(1 for r in rules if not_asked(report, r)),
         errors=tuple(errors),
     )

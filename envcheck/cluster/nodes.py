@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
+from envcheck.engine import not_asked
 from envcheck.errors import CodecError, ReportError
 from envcheck.matrix.model import Matrix
 from envcheck.model.codec import from_dict
@@ -292,7 +293,8 @@ class NodeRules:
         skipped: list[Skipped] = []
         errors: list[str] = []
         keys: dict[tuple[str, ...], tuple[Any, ...]] = {}
-        for rule in self.rules:
+        rules = [r for r in self.rules if not not_asked(report, r)]
+        for rule in rules:
             outcome = self._lookup(rule, keys, report)
             if outcome is None:
                 outcome = self._run(rule, report)
@@ -307,7 +309,7 @@ class NodeRules:
         return CheckResult(
             findings=tuple(findings),
             skipped=tuple(skipped),
-            rules_run=len(self.rules),
+            rules_run=len(rules),
             errors=tuple(errors),
         )
 
