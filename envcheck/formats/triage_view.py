@@ -60,9 +60,11 @@ def _cause_lines(cause: CauseCheck, rank: int, shown: dict[str, int]) -> list[tu
         lines.append((f"       {cause.reason}", "dim"))
     if cause.fix and not cause.findings:
         prefix = "why: " if cause.verdict == "ruled_out" else "fix: "
+        prose, commands = split_commands(cause.fix)
         lines.append(
-            (f"       {prefix}{cause.fix}", "dim" if cause.verdict == "ruled_out" else "green")
+            (f"       {prefix}{prose}", "dim" if cause.verdict == "ruled_out" else "green")
         )
+        lines += [(f"         $ {c}", "") for c in commands]
     if cause.findings and cause.code in shown:
         lines.append(
             (
@@ -85,6 +87,21 @@ def _cause_lines(cause: CauseCheck, rank: int, shown: dict[str, int]) -> list[tu
 
 
 _RANKED = re.compile(r"^ *\d+\. \S+ \S+ +")
+_COMMAND = re.compile(
+    r"`((?:pip|pip3|uv|conda|mamba|export|docker|sudo|apt|apt-get|ray|python|python3|nvidia-smi"
+    r"|envcheck|ulimit|sysctl|systemctl|srun|kubectl)\b[^`]*)`"
+)
+
+
+def split_commands(text: str) -> tuple[str, list[str]]:
+    """A fix's prose with its shell commands taken out, and the commands: a command is printed
+    on a line of its own so that the terminal never wraps it (a wrapped `pip install ...
+    --index-url` pastes as two commands)."""
+    commands = [m.group(1).strip() for m in _COMMAND.finditer(text)]
+    if not commands:
+        return text, []
+    prose = re.sub(r"\(\s*\(below\)\s*\)", "(below)", _COMMAND.sub("(below)", text))
+    return prose, commands
 
 
 def _print_line(out: Console, text: str, style: str) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import cli_env, run_cli
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 LOG = str(FIXTURES / "triage" / "tinyzero_h20.log")
@@ -203,3 +203,16 @@ def test_gzipped_log_on_stdin_is_decompressed() -> None:
     data = json.loads(proc.stdout)["data"]
     assert data["lines"] == 17
     assert [m["id"] for m in data["matches"]][-1] == "ray-actor-died"
+
+
+def test_a_confirmed_causes_install_command_is_never_wrapped_at_80_columns(tmp_path) -> None:
+    log = tmp_path / "job.log"
+    log.write_text(
+        "RuntimeError: NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible "
+        "with the current PyTorch installation.\n",
+        encoding="utf-8",
+    )
+    result = run_cli("triage", str(log), "--no-probe", env=cli_env(COLUMNS="80"))
+    assert result.returncode == 1, result.stderr
+    commands = [line.strip() for line in result.stdout.splitlines() if "$ pip install" in line]
+    assert commands and all("--index-url https://" in c for c in commands), result.stdout

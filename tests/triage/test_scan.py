@@ -448,3 +448,30 @@ def test_every_shipped_signature_reads_the_same_in_grep(matrix: Matrix) -> None:
     from envcheck.triage.patterns import ere_problem
 
     assert [s.id for s in matrix.signatures if ere_problem(s.pattern)] == []
+
+
+@pytest.mark.parametrize(
+    ("fix", "prose", "commands"),
+    [
+        (
+            "if /dev/shm is Docker's 64 MB default: run with `--shm-size=16g` or `--ipc=host`",
+            "if /dev/shm is Docker's 64 MB default: run with `--shm-size=16g` or `--ipc=host`",
+            [],
+        ),
+        (
+            "install torch 2.8.0 (`pip install torch==2.8.0 --index-url https://x/whl/cu129`), "
+            "then `export NCCL_SOCKET_IFNAME=eth0`",
+            "install torch 2.8.0 (below), then (below)",
+            [
+                "pip install torch==2.8.0 --index-url https://x/whl/cu129",
+                "export NCCL_SOCKET_IFNAME=eth0",
+            ],
+        ),
+    ],
+)
+def test_triage_prints_a_fixs_commands_on_lines_of_their_own(
+    fix: str, prose: str, commands: list[str]
+) -> None:
+    from envcheck.formats.triage_view import split_commands
+
+    assert split_commands(fix) == (prose, commands)
