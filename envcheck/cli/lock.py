@@ -185,7 +185,10 @@ def run(args: argparse.Namespace) -> int:
         return run_diff(args)
     from envcheck.commands.lock import lock
 
-    result = lock(options_from(args))
+    from envcheck.formats.progress import status
+
+    with status("choosing and resolving the lock with uv"):
+        result = lock(options_from(args))
     written = False
     if result.text is not None:
         if args.output:
