@@ -184,7 +184,6 @@ def run(args: argparse.Namespace) -> int:
 
         return run_diff(args)
     from envcheck.commands.lock import lock
-
     from envcheck.formats.progress import status
 
     with status("choosing and resolving the lock with uv"):
