@@ -78,6 +78,7 @@ def _rules(
     select: str | Iterable[str] | None,
     ignore: str | Iterable[str] | None,
     matrix: Iterable[str | os.PathLike[str]],
+    strict: bool = False,
 ) -> RuleOptions:
     severity = None
     if fail_on is not None:
@@ -89,15 +90,28 @@ def _rules(
             raise UsageError(
                 f"fail_on must be one of: error, warning, info (got {fail_on!r})"
             ) from None
-    return RuleOptions(_codes(select), _codes(ignore), severity, tuple(map(str, matrix)))
+    return RuleOptions(
+        _codes(select), _codes(ignore), severity, tuple(map(str, matrix)), strict=strict
+    )
 
 
-def probe(*, python: str | None = None, timeout: float = 5.0, redact: bool = False) -> NodeReport:
+def probe(
+    *,
+    python: str | None = None,
+    timeout: float = 5.0,
+    redact: bool = False,
+    deep: Iterable[str] = (),
+    deep_timeout: float = 120.0,
+) -> NodeReport:
     """This node's facts (``envcheck probe``); ``python`` inspects another interpreter's
-    packages."""
+    packages; ``deep=("gpu",)`` asks the CUDA driver and NVML (``envcheck probe --deep``), and
+    ``("gpu", "torch")`` adds the torch smoke test bounded by ``deep_timeout``."""
     from envcheck.commands.probe import probe as run
 
-    return run(ProbeOptions(python=python, timeout=timeout, redact=redact))
+    options = ProbeOptions(
+        python=python, timeout=timeout, redact=redact, deep=tuple(deep), deep_timeout=deep_timeout
+    )
+    return run(options)
 
 
 def _node(node: NodeReport | dict[str, Any] | str | os.PathLike[str] | None) -> NodeReport:
@@ -122,13 +136,14 @@ def check(
     select: str | Iterable[str] | None = None,
     ignore: str | Iterable[str] | None = None,
     matrix: Iterable[str | os.PathLike[str]] = (),
+    strict: bool = False,
 ) -> CheckOutcome:
     """Check a node (``envcheck check``): a NodeReport (from :func:`probe`), a saved report
     (a path to ``probe -o``/``check --json`` JSON, or its parsed dict), a declared stack (a path
     ending in ``.toml``), or, with nothing given, this node probed now."""
     from envcheck.commands.check import check as run
 
-    return run([_node(node)], _rules(severity, select, ignore, matrix))
+    return run([_node(node)], _rules(severity, select, ignore, matrix, strict))
 
 
 def preflight(
@@ -138,13 +153,17 @@ def preflight(
     *,
     matrix: Iterable[str | os.PathLike[str]] = (),
     timeout: float = 5.0,
+    strict: bool = False,
+    deep: Iterable[str] = (),
 ) -> CheckOutcome:
     """Check the running process's node and interpreter; raise :class:`PreflightError` carrying
-    the findings at or above ``fail_on``, else return the outcome (warnings included)."""
+    the findings at or above ``fail_on``, else return the outcome (warnings included).
+    ``strict`` also fails on a skipped rule that matters for the node; ``deep`` as in
+    :func:`probe`."""
     from envcheck.commands.check import check as run
 
-    report = probe(timeout=timeout)
-    outcome = run([report], _rules(fail_on, select, ignore, matrix))
+    report = probe(timeout=timeout, deep=deep)
+    outcome = run([report], _rules(fail_on, select, ignore, matrix, strict))
     if outcome.failing:
         raise PreflightError(outcome)
     return outcome

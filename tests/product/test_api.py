@@ -168,3 +168,23 @@ def test_the_readme_example_runs() -> None:
     assert proc.returncode in (0, 1), proc.stderr
     assert "Traceback" not in proc.stderr
     assert "no-kernel-image" in proc.stdout or proc.returncode == 1
+
+
+def test_check_strict_gives_what_the_cli_gives(tmp_path: Path) -> None:
+    """A node whose GPU list is unknown: --strict turns the skipped rules that matter into exit 1,
+    through the API as on the command line."""
+    partial = tmp_path / "partial.toml"
+    partial.write_text('[python]\nversion = "3.10.12"\n', encoding="utf-8")
+    loose = envcheck.check(partial)
+    strict = envcheck.check(partial, strict=True)
+    cli = run_cli("check", "--spec", str(partial), "--strict", "--json")
+    assert loose.exit_code == 0
+    assert strict.exit_code == cli.returncode == 1
+
+
+def test_probe_deep_on_a_node_without_a_driver(tmp_path: Path) -> None:
+    """deep=("gpu",) runs the CUDA-driver step: on this GPU-less machine it reports the missing
+    driver as a fact, exactly as `envcheck probe --deep` does."""
+    report = envcheck.probe(timeout=5, deep=("gpu",))
+    assert report.deep.is_ok and report.deep.data is not None
+    assert report.deep.data.cuda is not None
