@@ -141,7 +141,7 @@ class Facts:
     def health(self) -> NvmlHealth:
         deep = self.deep()
         if deep.health is None:
-            raise Skip(f"NVML health unknown ({deep.health_reason or 'not read'})")
+            raise Skip(f"NVML health unknown ({deep.health_reason or 'not read'})", "deep.health")
         if not deep.health.gpus:
             raise Skip("NVML health lists no GPUs", "deep.health")
         return deep.health
@@ -157,7 +157,7 @@ class Facts:
         if smoke is None:
             raise Skip("the torch smoke test did not run (pass --deep=torch)", "deep.torch")
         if smoke.outcome == "no_torch":
-            raise Skip(smoke.reason or "torch not installed")
+            raise Skip(smoke.reason or "torch not installed", "deep.torch")
         return smoke
 
     # --- packages ------------------------------------------------------------------------------

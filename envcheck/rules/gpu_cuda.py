@@ -352,5 +352,5 @@ def query_hung(facts: Facts) -> Iterable[Hit]:
                 )
             )
     if not hits and deep.cuda is None and deep.health is None:
-        raise Skip("neither the CUDA driver nor NVML check ran")
+        raise Skip("neither the CUDA driver nor NVML check ran", "deep")
     return hits

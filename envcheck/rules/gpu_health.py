@@ -23,7 +23,7 @@ def _known(value: Any) -> bool:
 def _answered(facts: Facts, field: str, what: str) -> list[GpuHealth]:
     gpus = [g for g in facts.health().gpus if _known(getattr(g, field))]
     if not gpus:
-        raise Skip(f"no GPU reported {what} (not supported or not readable)")
+        raise Skip(f"no GPU reported {what} (not supported or not readable)", "deep.health")
     return gpus
 
 
@@ -86,7 +86,7 @@ def uncorrectable_ecc(facts: Facts) -> Iterable[Hit]:
         _known(g.ecc_volatile_uncorrected) or _known(g.ecc_aggregate_uncorrected)
         for g in facts.health().gpus
     ):
-        raise Skip("no GPU reported ECC counters (ECC off or not supported)")
+        raise Skip("no GPU reported ECC counters (ECC off or not supported)", "deep.health")
     return hits
 
 
@@ -118,7 +118,7 @@ def repair_pending(facts: Facts) -> Iterable[Hit]:
     gpus = facts.health().gpus
     fields = ("remap_pending", "remap_failure", "retired_pages_pending")
     if not any(_known(getattr(g, f)) for g in gpus for f in fields):
-        raise Skip("no GPU reported row remapping or page retirement")
+        raise Skip("no GPU reported row remapping or page retirement", "deep.health")
     hits = []
     for g in gpus:
         if g.remap_failure is True:
@@ -286,7 +286,7 @@ def nvlink_down(facts: Facts) -> Iterable[Hit]:
     """
     gpus = [g for g in facts.health().gpus if g.nvlink_active is not None]
     if not gpus:
-        raise Skip("no GPU reported NVLink state (no NVLink, or not supported)")
+        raise Skip("no GPU reported NVLink state (no NVLink, or not supported)", "deep.health")
     return [
         Hit(
             f"GPU {g.index}: NVLink(s) {', '.join(str(i) for i in g.nvlink_inactive)} down ({g.nvlink_active} up)",
@@ -328,7 +328,7 @@ def fabric_not_ready(facts: Facts) -> Iterable[Hit]:
     """
     gpus = [g for g in facts.health().gpus if g.fabric_state not in (None, NOT_SUPPORTED)]
     if not gpus:
-        raise Skip("no GPU reported a fabric state (not an NVSwitch system)")
+        raise Skip("no GPU reported a fabric state (not an NVSwitch system)", "deep.health")
     return [
         Hit(
             f"GPU {g.index}: fabric state {g.fabric_state!r}"
@@ -370,7 +370,9 @@ def p2p_unavailable(facts: Facts) -> Iterable[Hit]:
     """
     links = facts.health().p2p
     if not links:
-        raise Skip("no P2P status between GPUs (fewer than 2 GPUs, or not supported)")
+        raise Skip(
+            "no P2P status between GPUs (fewer than 2 GPUs, or not supported)", "deep.health"
+        )
     bad = [link for link in links if link.status != "ok"]
     if not bad:
         return []
@@ -417,10 +419,11 @@ def acs_redirect(facts: Facts) -> Iterable[Hit]:
     topology = facts.pcie()
     readable = [b for b in topology.bridges if b.readable]
     if not topology.bridges:
-        raise Skip("no PCIe bridges found above NVIDIA GPUs in /sys")
+        raise Skip("no PCIe bridges found above NVIDIA GPUs in /sys", "deep.pcie")
     if not readable:
         raise Skip(
-            f"ACS unreadable on {topology.unreadable} bridge(s): run as root to read config space"
+            f"ACS unreadable on {topology.unreadable} bridge(s): run as root to read config space",
+            "deep.pcie",
         )
     bad = [b for b in readable if b.redirects]
     if not bad:
@@ -473,7 +476,7 @@ def iommu_translated(facts: Facts) -> Iterable[Hit]:
     """
     topology = facts.pcie()
     if topology.iommu in (None, "unknown"):
-        raise Skip("IOMMU mode unknown")
+        raise Skip("IOMMU mode unknown", "deep.pcie")
     gpus = facts.gpus()
     if len(gpus) < 2 or topology.iommu != "translated":
         return []

@@ -56,7 +56,7 @@ def gemm_failed(facts: Facts) -> Iterable[Hit]:
     """
     smoke = facts.torch_smoke()
     if not smoke.gemms:
-        raise Skip(f"no GEMM ran ({smoke.reason or smoke.outcome})")
+        raise Skip(f"no GEMM ran ({smoke.reason or smoke.outcome})", "deep.torch")
     cublas = facts.version("nvidia-cublas-cu12")
     hits = []
     for gemm in smoke.gemms:
@@ -134,7 +134,10 @@ def allreduce_failed(facts: Facts) -> Iterable[Hit]:
     """
     smoke = facts.torch_smoke()
     if smoke.allreduce in (None, "skipped"):
-        raise Skip("the all-reduce did not run (fewer than 2 GPUs, or an earlier step failed)")
+        raise Skip(
+            "the all-reduce did not run (fewer than 2 GPUs, or an earlier step failed)",
+            "deep.torch",
+        )
     if smoke.allreduce == "ok":
         return []
     warns = "; ".join(smoke.nccl_warnings[:3])
