@@ -8,16 +8,15 @@ On timeout the whole process group is killed (a torch child's NCCL workers with 
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-_GRACE_S = 1.0
+from envcheck.probes.run import run_bounded
+
 _ENDS = ("end", "gemm", "allreduce", "torch", "no_torch")
 HERE = Path(__file__).resolve().parent
 
@@ -73,39 +72,15 @@ def run_child(
     """Run ``python HERE/script args`` bounded by ``timeout`` seconds; never raises."""
     argv = [python, str(HERE / script), *args]
     start = time.perf_counter()
-    try:
-        proc = subprocess.Popen(
-            argv,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            errors="replace",
-            env=dict(env),
-            start_new_session=True,
-        )
-    except OSError as exc:
+    got = run_bounded(argv, timeout=timeout, env=env)
+    if got.start_error is not None:
+        exc = got.start_error
         return ChildResult(start_error=f"could not start {python}: {exc.strerror or exc}")
-    timed_out = False
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            proc.kill()
-        try:
-            out, err = proc.communicate(timeout=_GRACE_S)
-        except subprocess.TimeoutExpired:  # stuck in the kernel: give up on its pipes
-            for stream in (proc.stdout, proc.stderr):
-                if stream is not None:
-                    stream.close()
-            out, err = "", ""
+    out, err, timed_out = got.stdout, got.stderr, got.timed_out
     ms = round((time.perf_counter() - start) * 1000, 2)
     return ChildResult(
         events=parse_lines(out or ""),
-        returncode=proc.returncode,
+        returncode=got.returncode,
         timed_out=timed_out,
         stderr=(err or "")[-4000:],
         duration_ms=ms,

@@ -35,22 +35,29 @@ def which(command: str, env: Mapping[str, str]) -> str | None:
     return shutil.which(command, path=env.get("PATH", os.defpath))
 
 
-def run(
-    argv: Sequence[str],
-    *,
-    timeout: float,
-    env: Mapping[str, str] | None = None,
-) -> RunResult:
-    """Run argv; a missing program, a hang or a crash becomes ``problem``, not an exception.
+@dataclass(frozen=True)
+class Bounded:
+    """What a bounded child left: its exit status and output, or why there is none."""
 
-    The child gets its own process group, and on timeout the whole group is killed, so a
-    wrapper script whose grandchild hangs cannot keep us waiting on its pipes. A child stuck
-    in the kernel (a wedged driver) is abandoned after a short grace period.
+    returncode: int | None = None
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False  # killed at the deadline; stdout/stderr hold what it had written
+    start_error: OSError | None = None
+
+
+def run_bounded(
+    argv: Sequence[str], *, timeout: float, env: Mapping[str, str] | None = None
+) -> Bounded:
+    """Run argv in its own process group with a hard deadline; never raises.
+
+    On timeout the whole group is killed, so a wrapper script whose grandchild hangs cannot
+    keep us waiting on its pipes, and the output written so far is kept. A child stuck in the
+    kernel (a wedged driver) is abandoned after a short grace period.
     """
-    args = tuple(argv)
     try:
         proc = subprocess.Popen(
-            args,
+            tuple(argv),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
@@ -59,22 +66,41 @@ def run(
             env=dict(env) if env is not None else None,
             start_new_session=True,
         )
-    except FileNotFoundError:
-        return RunResult(args, problem=f"{args[0]} not found")
     except OSError as exc:
-        return RunResult(args, problem=f"could not start {args[0]}: {exc.strerror or exc}")
+        return Bounded(start_error=exc)
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         try:
-            proc.communicate(timeout=_GRACE_S)
-        except subprocess.TimeoutExpired:
+            stdout, stderr = proc.communicate(timeout=_GRACE_S)
+        except subprocess.TimeoutExpired:  # stuck in the kernel: give up on its pipes
             for stream in (proc.stdout, proc.stderr):
                 if stream is not None:
                     stream.close()
+            stdout, stderr = "", ""
+        return Bounded(proc.returncode, stdout or "", stderr or "", timed_out=True)
+    return Bounded(proc.returncode, stdout, stderr)
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+) -> RunResult:
+    """Run argv; a missing program, a hang or a crash becomes ``problem``, not an exception
+    (see :func:`run_bounded` for how the child is bounded)."""
+    args = tuple(argv)
+    got = run_bounded(args, timeout=timeout, env=env)
+    if isinstance(got.start_error, FileNotFoundError):
+        return RunResult(args, problem=f"{args[0]} not found")
+    if got.start_error is not None:
+        exc = got.start_error
+        return RunResult(args, problem=f"could not start {args[0]}: {exc.strerror or exc}")
+    if got.timed_out:
         return RunResult(args, problem=f"timed out after {round(timeout, 1):g} s")
-    return RunResult(args, proc.returncode, stdout, stderr)
+    return RunResult(args, got.returncode, got.stdout, got.stderr)
 
 
 _GRACE_S = 1.0
