@@ -56,10 +56,13 @@ def _drive(c: LocalCluster, nodes: list[str], **options: object) -> dict:
 
 
 def _last_json(stdout: str) -> dict:
-    """The driver's JSON line (Ray may print around it)."""
+    """The driver's JSON line (Ray may print around it, on the same line too: under load a
+    worker's message can land right after the JSON before the newline)."""
     lines = [line for line in stdout.splitlines() if line.startswith("{")]
     assert lines, stdout[-2000:]
-    return json.loads(lines[-1])
+    value, _end = json.JSONDecoder().raw_decode(lines[-1])
+    assert isinstance(value, dict), lines[-1]
+    return value
 
 
 def test_each_worker_checks_its_own_environment(local_cluster: LocalCluster) -> None:
