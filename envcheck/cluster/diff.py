@@ -21,14 +21,14 @@ from envcheck.model.cluster import (
 from envcheck.model.finding import CheckResult, Finding, Severity
 from envcheck.model.report import NodeReport
 from envcheck.rules.base import Rule
-from envcheck.rules.cluster import (
+from envcheck.rules.cluster.model import (
     NOT_INSTALLED,
     ClusterFacts,
     NodeView,
     evaluate_cluster,
     merge_local_labels,
 )
-from envcheck.rules.cluster_values import CURATED_PACKAGES, DRIFT_FACTS
+from envcheck.rules.cluster.values import CURATED_PACKAGES, DRIFT_FACTS
 from envcheck.rules.facts import Facts
 
 # distribution families the drift table shows as one row each (see cluster_values.DRIFT_FACTS)

@@ -3,7 +3,7 @@
 Each step runs in a child process with its own process group and deadline (``ctx.timeout`` for
 the driver and NVML, ``ctx.torch_timeout`` for the torch smoke test); the steps run side by side,
 so the driver and NVML together add at most ``ctx.timeout`` to a probe whatever the driver does.
-Outputs are parsed into facts (model/deep.py); rules/gpu_health.py and rules/gpu_cuda.py read them.
+Outputs are parsed into facts (model/deep.py); rules/node/gpu_health.py and rules/node/gpu_cuda.py read them.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from envcheck.model.finding import Finding, Fix, Severity
 
 if TYPE_CHECKING:
-    from envcheck.rules.cluster import ClusterFacts, ClusterHit
+    from envcheck.rules.cluster.model import ClusterFacts, ClusterHit
     from envcheck.rules.facts import Facts
 
 DOC_SECTIONS = ("What it checks", "Why it matters", "Example", "Fix", "References")
@@ -87,7 +87,7 @@ class Rule:
     origin: Literal["code", "matrix"] = "code"
     verified: bool = True
     # "cluster" rules compare nodes (envcheck cluster / diff); `check` never runs them, the engine
-    # skips them, and `cluster_check` holds their check (see rules/cluster.py)
+    # skips them, and `cluster_check` holds their check (see rules/cluster/model.py)
     scope: Literal["node", "cluster"] = "node"
     cluster_check: ClusterCheckFn | None = None
 

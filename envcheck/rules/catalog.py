@@ -1,9 +1,8 @@
-"""Importing this module registers every code rule."""
+"""Importing this module registers every code rule: node rules, then cluster rules."""
 
-from envcheck.rules import (  # noqa: F401
+from envcheck.rules.cluster import drift, network  # noqa: F401
+from envcheck.rules.node import (  # noqa: F401
     bounds,
-    cluster_network,
-    cluster_rules,
     coverage,
     cuda_libs,
     driver,
@@ -11,11 +10,11 @@ from envcheck.rules import (  # noqa: F401
     gpu_cuda,
     gpu_health,
     gpu_torch,
-    network,
     packages,
-    ray_rules,
+    ray,
     simulators,
     system,
     torch_build,
     torch_cpu,
 )
+from envcheck.rules.node import network as node_network  # noqa: F401

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from packaging.requirements import InvalidRequirement, Requirement
 
 from envcheck.model.report import Distribution
-from envcheck.rules.packages import requirements_in_effect
+from envcheck.rules.node.packages import requirements_in_effect
 
 MARKERS = {
     "implementation_name": "cpython",

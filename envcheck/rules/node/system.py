@@ -8,7 +8,7 @@ from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, Skip, rule
 from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix
-from envcheck.rules.ray_rules import shm_step
+from envcheck.rules.node.ray import shm_step
 
 
 @rule("SYS101", "dev-shm-too-small-for-nccl", Severity.WARNING)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from envcheck.model.finding import Fix, Severity
-from envcheck.rules import cluster_values as values
 from envcheck.rules.base import Skip
-from envcheck.rules.cluster import (
+from envcheck.rules.cluster import values
+from envcheck.rules.cluster.model import (
     ClusterFacts,
     ClusterHit,
     NodeView,
@@ -18,7 +18,7 @@ from envcheck.rules.cluster import (
     need_two,
 )
 from envcheck.rules.fixes import fix, manual, set_env
-from envcheck.rules.network import nccl_selection
+from envcheck.rules.node.network import nccl_selection
 
 _IFNAME_VARS = ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME")
 

@@ -15,8 +15,8 @@ from packaging.utils import canonicalize_name
 
 from envcheck.model.report import Interface, NetworkInfo
 from envcheck.rules.base import Skip
-from envcheck.rules.cluster import NOT_INSTALLED, Extractor, NodeView, reads
-from envcheck.rules.network import nccl_selection, usable
+from envcheck.rules.cluster.model import NOT_INSTALLED, Extractor, NodeView, reads
+from envcheck.rules.node.network import nccl_selection, usable
 
 UNSET = "(unset)"
 NO_GPUS = "no GPUs"

@@ -9,9 +9,9 @@ from collections.abc import Iterable
 
 from envcheck.model.cluster import DriftRow
 from envcheck.model.finding import Fix, Severity
-from envcheck.rules import cluster_values as values
 from envcheck.rules.base import Skip
-from envcheck.rules.cluster import (
+from envcheck.rules.cluster import values
+from envcheck.rules.cluster.model import (
     NOT_INSTALLED,
     ClusterFacts,
     ClusterHit,
