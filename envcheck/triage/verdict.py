@@ -114,10 +114,10 @@ def check_causes(
     by_code = {r.code: r for r in rules}
     wanted = [by_code[c] for c in dict.fromkeys(codes) if c in by_code]
     out: dict[str, CauseCheck] = {}
-    # a cause a line establishes, worded by the rule from what the log states (cluster rules
-    # included: the line may state both sides, as Ray's version-mismatch line does)
+    # a cause a line establishes that the node's facts cannot check is worded by the rule from
+    # what the log states (cluster rules included: Ray's version-mismatch line states both sides)
     for r in wanted:
-        if r.code in lines:
+        if r.code in lines and (report is None or r.scope != "node"):
             stated = _from_log(r, lines[r.code], report, matrix)
             if stated is not None:
                 out[r.code] = stated
@@ -167,6 +167,8 @@ def check_causes(
                 fix="; ".join(fixes) or conditional_fix(rule).split(": ", 1)[1],
                 evidence=evidence,
             )
+        elif rule.code in lines and (stated := _from_log(rule, lines[rule.code], report, matrix)):
+            out[rule.code] = stated
         elif rule.code in lines:
             skip = skipped.get(rule.code)
             out[rule.code] = _by_line(

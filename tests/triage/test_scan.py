@@ -139,6 +139,14 @@ EXAMPLES = [
     ),
     (
         "node-0:1234:1290 [0] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device",
+        "nccl-shm-no-space",
+    ),
+    (
+        "node-0:1234:1290 [0] misc/shmutils.cc:87 NCCL WARN Error: failed to extend /dev/shm/nccl-aBcDeF to 9637892 bytes, error: No space left on device (28)",
+        "nccl-shm-no-space",
+    ),
+    (
+        "node-0:1234:1290 [0] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : Permission denied",
         "nccl-shm-allocation",
     ),
     (
