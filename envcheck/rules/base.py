@@ -47,6 +47,11 @@ class Skip(Exception):
         self.fact = fact  # the unknown fact, as a dotted path ("packages", "gpu.driver_version")
 
 
+class NotStated(Skip):
+    """Raised by a ``@from_log`` function when the line does not state what would establish
+    the cause (Ray's version-mismatch line cut before the versions): the cause stays open."""
+
+
 @dataclass(frozen=True)
 class Hit:
     """One problem a rule found; the engine turns it into a Finding."""
@@ -178,8 +183,9 @@ def from_log(code: str) -> Callable[[LogHitFn], LogHitFn]:
     """Register how rule ``code`` turns a line that establishes its cause into a finding, from
     what the log states and what is known of the node (``facts``): return the Hit (message and
     the concrete fix), None when the facts the line states show it is not this cause (Ray's
-    version-mismatch line with equal versions), or raise Skip when nothing concrete can be said
-    (triage then prints the rule's documented fix)."""
+    version-mismatch line with equal versions), raise Skip when nothing concrete can be said
+    (triage then prints the rule's documented fix), or NotStated when the line does not state
+    what would establish the cause (it stays open)."""
 
     def register(fn: LogHitFn) -> LogHitFn:
         _FROM_LOG[code] = fn

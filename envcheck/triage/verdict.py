@@ -208,7 +208,7 @@ def _from_log(
     """The cause a line establishes, as the finding the rule's ``@from_log`` words from the
     facts the log states (and the node's, when known); None when the rule has none or cannot
     say anything concrete (Skip): the plain line verdict applies then."""
-    from envcheck.rules.base import Skip, log_hit
+    from envcheck.rules.base import NotStated, Skip, log_hit
     from envcheck.rules.facts import Facts
 
     hook = log_hit(rule.code)
@@ -217,6 +217,10 @@ def _from_log(
     node = report if report is not None else _empty_report()
     try:
         hit = hook(Facts(node, matrix), line)
+    except NotStated as exc:
+        return CauseCheck(
+            rule.code, rule.title, "unknown", exc.reason, fix=conditional_fix(rule), fact=exc.fact
+        )
     except Skip:
         return None
     if hit is None:
