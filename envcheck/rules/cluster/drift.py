@@ -10,7 +10,6 @@ from collections.abc import Iterable
 from envcheck.model.cluster import DriftRow
 from envcheck.model.finding import Fix, Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, Skip, from_log
-from envcheck.rules.facts import Facts
 from envcheck.rules.cluster import values
 from envcheck.rules.cluster.model import (
     NOT_INSTALLED,
@@ -23,6 +22,7 @@ from envcheck.rules.cluster.model import (
     name_nodes,
     need_two,
 )
+from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
 
 
