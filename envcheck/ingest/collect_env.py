@@ -45,7 +45,7 @@ from envcheck.model.report import (
     SystemInfo,
     Toolkit,
 )
-from envcheck.model.section import Section
+from envcheck.model.section import STATED_ABSENT, Section, Status
 
 LABEL = "collect_env"
 T = TypeVar("T")
@@ -211,9 +211,13 @@ def _gpus(parsed: Parsed, notes: list[str]) -> Section[GpuInfo]:
             notes.append("collect_env says torch could not use CUDA ('Is CUDA available: No')")
         return Section.ok(info, source=LABEL, notes=tuple(notes))
     if said and said.lower() == "no cuda":
-        return Section.unavailable(
-            "collect_env found no NVIDIA driver (nvidia-smi did not run) and torch saw no CUDA",
+        # torch's collect_env writes 'No CUDA' only when torch saw no CUDA and nvidia-smi gave
+        # neither GPUs nor a driver version: the dump states there is no usable driver
+        return Section(
+            Status.UNAVAILABLE,
+            reason="collect_env found no NVIDIA driver (nvidia-smi did not run) and torch saw no CUDA",
             source=LABEL,
+            notes=(STATED_ABSENT,),
         )
     if said and said.lower() == "could not collect":
         return Section.unavailable(

@@ -214,6 +214,12 @@ EXAMPLES = [
 # lines from the corpus of real failures (tests/corpus/<id>/log.txt), one per signature of
 # matrices/signatures_more.toml
 EXAMPLES += [
+    (
+        "Refer to the documentation on how to address the out of memory issue: https://docs.ray.io/en/latest/ray-core/scheduling/ray-oom-prevention.html. Consider provisioning more memory on this node or reducing task parallelism by requesting more CPUs per task.",
+        "ray-oom-kill-advice",
+    ),
+]
+EXAMPLES += [
     ("RuntimeError: FlashAttention only supports Ampere GPUs or newer.", "flash-attn-needs-ampere"),
     ("NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not comp", "sm-not-compatible-cut"),
     ("RuntimeError: operator torchvision::nms does not exist", "torchvision-nms-missing"),

@@ -355,7 +355,9 @@ def no_driver(facts: Facts) -> Iterable[Hit]:
 
     ## What it checks
     torch is a CUDA build while NVML, `/proc/driver/nvidia` and `nvidia-smi` show no driver, or
-    the driver shows no GPUs. Declared nodes without a `[gpu]` table are skipped, not flagged.
+    the driver shows no GPUs. Declared nodes without a `[gpu]` table are skipped, not flagged;
+    a pasted collect_env that says `No CUDA` (torch saw no CUDA and nvidia-smi gave nothing)
+    states the absence and is flagged.
 
     ## Why it matters
     `torch.cuda.is_available()` is False: training silently runs on the CPU or fails at the first
@@ -379,7 +381,7 @@ def no_driver(facts: Facts) -> Iterable[Hit]:
         return []
     section = facts.report.gpu
     if not section.is_ok:
-        if facts.declared:
+        if facts.declared and not section.stated_absent:
             raise Skip("no GPU facts declared")
         return [
             Hit(
