@@ -237,3 +237,30 @@ def test_collect_env_no_cuda_is_a_stated_absence(
     codes = {f["code"]: f for f in result.json()["data"]["findings"]}
     assert "DRV103" in codes
     assert "no NVIDIA driver is visible" in codes["DRV103"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("value", "confirmed", "ruled_out", "fragment"),
+    [
+        ("^lo,docker0", "NET102", "NET101", "keep ^lo,docker0 for NCCL_SOCKET_IFNAME only"),
+        ("eth1", "NET101", "NET102", "an interface this node has (not eth1)"),
+    ],
+)
+def test_gloo_unable_to_find_address_names_the_cause_by_its_value(
+    tmp_path: Path,
+    cli: Callable[..., CliResult],
+    value: str,
+    confirmed: str,
+    ruled_out: str,
+    fragment: str,
+) -> None:
+    log = _log(
+        tmp_path,
+        "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:84] "
+        f"ifa != nullptr. Unable to find address for: {value}\n",
+    )
+    found = _causes(cli, log)
+    assert found[confirmed]["verdict"] == "confirmed"
+    assert fragment in _fix(found[confirmed])
+    assert "GLOO_SOCKET_IFNAME=" in _fix(found[confirmed])
+    assert found[ruled_out]["verdict"] == "ruled_out"

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 
 from envcheck.model.finding import Fix, Severity
 from envcheck.model.report import Interface, NetworkInfo
-from envcheck.rules.base import Hit, LogLine, Skip, from_log, rule
+from envcheck.rules.base import Hit, LogLine, NotStated, Skip, from_log, rule
 from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual, set_env
 
@@ -338,6 +338,63 @@ def hostname_loopback_in_log(facts: Facts, line: LogLine) -> Hit:
         evidence={"line": line.line},
         fix=remedy or loopback_fix(),
         severity=Severity.WARNING,  # harmless when every rank is on this node
+    )
+
+
+def _gloo_iface(line: LogLine) -> str:
+    name = line.stated.get("iface")
+    if not name:
+        raise NotStated("the log does not name the interface Gloo looked for", "log.iface")
+    return name
+
+
+def _routable_fix(facts: Facts, summary: str) -> Fix:
+    try:
+        remedy = _ifname_fix(facts.network(), ("GLOO_SOCKET_IFNAME",))
+    except Skip:
+        remedy = None
+    return remedy or fix(
+        summary,
+        "manual",
+        manual("export GLOO_SOCKET_IFNAME=<this node's routable interface, from `ip -4 addr`>"),
+    )
+
+
+@from_log("NET101")
+def gloo_no_address_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """Gloo's 'Unable to find address for: eth1': the interface GLOO_SOCKET_IFNAME names has no
+    address on the node that logged it (a `^`/`=` value is NET102 instead)."""
+    name = _gloo_iface(line)
+    if name.startswith(("^", "=")):
+        return None
+    return Hit(
+        f"GLOO_SOCKET_IFNAME names {name}, which has no address on the node that logged line "
+        f"{line.line} (missing, down, or named differently there)",
+        evidence={"line": line.line, "interface": name},
+        fix=_routable_fix(
+            facts,
+            f"Set GLOO_SOCKET_IFNAME to an interface this node has (not {name}): the name can "
+            "differ from node to node",
+        ),
+    )
+
+
+@from_log("NET102")
+def gloo_exclusion_syntax_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """The same line with NCCL's syntax in GLOO_SOCKET_IFNAME ('Unable to find address for:
+    ^lo'): Gloo reads the value as an interface name."""
+    name = _gloo_iface(line)
+    if not name.startswith(("^", "=")):
+        return None
+    return Hit(
+        f"GLOO_SOCKET_IFNAME={name} (line {line.line}) uses NCCL's syntax; Gloo takes "
+        "interface names",
+        evidence={"line": line.line, "value": name},
+        fix=_routable_fix(
+            facts,
+            f"Give Gloo an interface name (GLOO_SOCKET_IFNAME=eth0, say); keep {name} for "
+            "NCCL_SOCKET_IFNAME only",
+        ),
     )
 
 
