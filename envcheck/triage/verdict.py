@@ -9,8 +9,9 @@ ruled out, why (the facts it was checked against). A cause a matched line establ
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -215,6 +216,8 @@ def _from_log(
     if hook is None or not line.signature:
         return None
     node = report if report is not None else _empty_report()
+    reads = _Reads(line.stated)
+    line = dataclasses.replace(line, stated=reads)
     try:
         hit = hook(Facts(node, matrix), line)
     except NotStated as exc:
@@ -224,8 +227,8 @@ def _from_log(
     except Skip:
         return None
     if hit is None:
-        why = f"line {line.line} ({line.signature}) states facts that rule it out: " + ", ".join(
-            f"{k} = {v}" for k, v in sorted(line.stated.items())
+        why = f"line {line.line} ({line.signature}) states facts that rule it out: " + (
+            ", ".join(f"{k} = {reads.data[k]}" for k in reads.read if k in reads.data) or "-"
         )
         return CauseCheck(rule.code, rule.title, "ruled_out", why, fix=why)
     finding = rule.finding(hit, node.node)
@@ -244,6 +247,25 @@ def _from_log(
         fix=text,
         evidence=f"confirmed from line {line.line}",
     )
+
+
+class _Reads(Mapping[str, str]):
+    """The facts a log states, noting which ones a ``@from_log`` function read."""
+
+    def __init__(self, data: Mapping[str, str]) -> None:
+        self.data = data
+        self.read: list[str] = []
+
+    def __getitem__(self, key: str) -> str:
+        if key not in self.read:
+            self.read.append(key)
+        return self.data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.data)
+
+    def __len__(self) -> int:
+        return len(self.data)
 
 
 def _empty_report() -> NodeReport:
