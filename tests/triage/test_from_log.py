@@ -164,6 +164,10 @@ def test_ray_mismatch_line_confirms_the_side_that_differs(
     text = _fix(found["CLU101"])
     assert "pip install ray==2.2.0" in text and "ray==2.3.0" in text
     assert found["CLU102"]["verdict"] == "ruled_out"
+    # the reason names the facts CLU102 read (both Pythons), not everything the log states
+    assert found["CLU102"]["reason"].endswith(
+        "python_version = 3.8.10, python_cluster_version = 3.8.10"
+    )
 
 
 def test_ray_mismatch_patch_only_python(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
