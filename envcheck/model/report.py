@@ -125,6 +125,9 @@ class TorchBuild:
     requires_cuda: dict[str, str] = field(default_factory=dict)  # torch's own pins for this node
     installed_cuda: dict[str, str] = field(default_factory=dict)  # nvidia-* wheels installed
     cxx11_abi: bool | None = None
+    # the architectures torch itself says it was built for ("5.0;6.0;...;9.0", "...;12.0+PTX"):
+    # its get_arch_list() or its start-up warning, as a log or dump quotes them; None: not read
+    arch_list: str | None = None
 
 
 @dataclass(frozen=True)

@@ -231,6 +231,15 @@ class Facts:
         build: TorchBuild = self._data(section, "torch build", "torch")
         return build
 
+    def torch_arch_stated(self) -> tuple[str, str] | None:
+        """(arch list, where it was read) when a log or dump quotes the architectures torch says
+        it was built for (its get_arch_list() or start-up warning); None when nothing does."""
+        section = self.report.torch
+        build = section.data if section.is_ok else None
+        if not isinstance(build, TorchBuild) or not build.arch_list:
+            return None
+        return build.arch_list, section.source or "the report"
+
     @functools.cached_property
     def _torch_cuda(self) -> tuple[Version | None, str | None, str]:
         build = self.torch()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from envcheck.ingest.common import markers, now
@@ -33,6 +33,7 @@ from envcheck.model.report import (
     SharedLibrary,
     StorageInfo,
     SystemInfo,
+    TorchBuild,
 )
 from envcheck.model.section import Section
 
@@ -43,6 +44,7 @@ FACTS: dict[str, str] = {
     "driver_cuda": "the newest CUDA the driver supports, as CUDA prints it (12080 -> 12.8)",
     "driver_version": "the NVIDIA driver version",
     "torch_version": "the torch version",
+    "torch_arch_list": "the architectures torch says it was built for (sm_50 ... compute_90)",
     "python_version": "the Python version (X.Y or X.Y.Z)",
     "site_python": "X.Y from a pythonX.Y/site-packages path",
     "ray_version": "the Ray version of the process that logged",
@@ -210,6 +212,21 @@ class _Builder:
         )
         return self.section(info, *used)
 
+    def torch_archs(self, torch: Section[Any] | None) -> Section[Any] | None:
+        """The torch section with the arch list the log quotes (torch's warning or its
+        get_arch_list()); without a torch version in the log the build's version stays empty
+        (merging with a node fills it in; rules read the version from the package list)."""
+        from envcheck.rules.choose import arch_list_from_torch
+
+        fact = self.first("torch_arch_list")
+        text = arch_list_from_torch(fact.value) if fact is not None else None
+        if fact is None or text is None:
+            return None
+        if torch is not None and torch.is_ok and torch.data is not None:
+            data = replace(torch.data, arch_list=text)
+            return Section.ok(data, source=f"{torch.source} + log ({self.where(fact)})")
+        return self.section(TorchBuild(version="", arch_list=text), fact)
+
     def python(self) -> Section[PythonInfo] | None:
         fact = self.first("python_version") or self.first("site_python")
         if fact is None:
@@ -305,6 +322,15 @@ def to_report(facts: tuple[LogFact, ...], log: str) -> NodeReport | None:
         )
         if section is not None
     }
+    if "packages" in sections:
+        from envcheck.ingest.common import torch_section
+
+        torch = torch_section(sections["packages"].data, sections["packages"].source or log)
+        if torch.is_ok:
+            sections["torch"] = torch
+    archs = build.torch_archs(sections.get("torch"))
+    if archs is not None:
+        sections["torch"] = archs
     if not sections:
         return None
     report = NodeReport(
@@ -313,10 +339,4 @@ def to_report(facts: tuple[LogFact, ...], log: str) -> NodeReport | None:
         created_at=now(),
         origin=Origin(kind="ingested", detail=f"{log} (facts read from the log)"),
     )
-    if "packages" in sections:
-        from envcheck.ingest.common import torch_section
-
-        torch = torch_section(sections["packages"].data, sections["packages"].source or log)
-        if torch.is_ok:
-            sections["torch"] = torch
     return report.with_sections(**sections)

@@ -269,6 +269,14 @@ EXAMPLES += [
     ),
 ]
 
+# matrices/signatures_torchfix.toml (leggedlab-26, kokoro-fastapi-306 in tests/corpus)
+EXAMPLES += [
+    (
+        "The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.",
+        "torch-arch-list-warning",
+    ),
+]
+
 
 @pytest.fixture(scope="module")
 def matrix() -> Matrix:

@@ -12,7 +12,7 @@ from packaging.version import Version
 from envcheck.matrix.model import major_minor, public, variant_cuda
 from envcheck.model.finding import Fix, Severity
 from envcheck.rules.base import Hit, Skip, rule
-from envcheck.rules.choose import Arch, arch_list, covers, sm, torch_choices
+from envcheck.rules.choose import Arch, arch_list, covers, parse_arch_list, sm, torch_choices
 from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual, pip_install, pip_uninstall
 
@@ -23,7 +23,7 @@ def _arch_text(archs: Sequence[Arch]) -> str:
     return " ".join(f"{sm(a.cc)}{'+PTX' if a.ptx else ''}" for a in archs)
 
 
-def _upgrade_fix(facts: Facts, ccs: list[Version], current: Version) -> Fix | None:
+def _upgrade_fix(facts: Facts, ccs: list[Version], current: Version | None) -> Fix | None:
     try:
         driver: Version | None = facts.driver()
         max_cuda: Version | None = facts.max_cuda()[0]
@@ -43,7 +43,7 @@ def _upgrade_fix(facts: Facts, ccs: list[Version], current: Version) -> Fix | No
             python=python,
             allow_minor_compat=minor_compat,
         )
-        newer = [c for c in choices if c.release.version >= public(current)]
+        newer = [c for c in choices if current is None or c.release.version >= public(current)]
         if newer:
             break
     if not newer:
@@ -77,7 +77,10 @@ def gpu_arch_missing(facts: Facts) -> Iterable[Hit]:
     Each GPU's compute capability against the architecture list of the installed torch release
     and CUDA variant (`TORCH_CUDA_ARCH_LIST` of the official wheels, from the matrix). A GPU is
     covered by SASS for its major at an equal or lower minor (sm_86 code runs on sm_89), or by
-    PTX for an equal or older architecture (`12.0+PTX`).
+    PTX for an equal or older architecture (`12.0+PTX`). Where a log or dump quotes the list
+    torch itself prints (its warning `The current PyTorch install supports CUDA capabilities
+    sm_50 ... sm_90`, or `torch.cuda.get_arch_list()`), that list is used, with torch's own test
+    (code for the GPU's major), even when the torch release is not stated.
 
     ## Why it matters
     torch imports fine and then every kernel launch fails with `CUDA error: no kernel image is
@@ -102,6 +105,9 @@ def gpu_arch_missing(facts: Facts) -> Iterable[Hit]:
     - https://github.com/pytorch/pytorch/blob/main/RELEASE.md
     - https://github.com/StanfordVL/BEHAVIOR-1K/issues/2270
     """
+    stated = facts.torch_arch_stated()
+    if stated is not None:
+        return _stated_arch_missing(facts, *stated)
     if facts.torch_cuda() is None:
         return []
     torch = facts.torch_version()
@@ -140,6 +146,57 @@ def gpu_arch_missing(facts: Facts) -> Iterable[Hit]:
                     "arch_list": release.arch_list[variant],
                     "arch_list_verified": verified,
                     **({"toolkit_floor": floor} if floor else {}),
+                },
+                fix=_upgrade_fix(facts, ccs, torch),
+            )
+        )
+    return hits
+
+
+def _covered_as_torch_checks(archs: Sequence[Arch], cc: Version) -> bool:
+    """torch's own start-up check: code for the GPU's major at an equal or lower minor (SASS or
+    PTX). PTX of an older major (1.x builds' compute_37) does not stop torch's warning, and the
+    threads that quote such a list report 'no kernel image' on the newer GPU."""
+    return any(a.cc.major == cc.major and a.cc.minor <= cc.minor for a in archs)
+
+
+def _stated_arch_missing(facts: Facts, text: str, source: str) -> list[Hit]:
+    """TOR101 on the arch list torch itself states (a log's warning or get_arch_list())."""
+    archs = parse_arch_list(text)
+    torch: Version | None
+    try:
+        torch = facts.torch_version()
+    except Skip:
+        torch = None
+    label = f"torch {torch}" if torch is not None else "the installed torch"
+    gpus = facts.gpus()
+    ccs = [facts.compute_capability(g) for g in gpus]
+    hits = []
+    seen = set()
+    for gpu, cc in zip(gpus, ccs, strict=True):
+        if _covered_as_torch_checks(archs, cc) or (gpu.name, cc) in seen:
+            continue
+        seen.add((gpu.name, cc))
+        floor = ""
+        variant = None
+        try:
+            variant = facts.torch_variant() if torch is not None else None
+        except Skip:
+            variant = None
+        if variant is not None:
+            floor = _toolkit_floor(facts, variant, cc)
+        hits.append(
+            Hit(
+                f"{gpu.name or 'GPU'} ({sm(cc)}) is not in {label}'s arch list "
+                f"({_arch_text(archs)}, as torch states it in {source})"
+                + (f"; {floor}" if floor else "")
+                + ": kernels fail with 'no kernel image is available for execution on the device'",
+                evidence={
+                    "gpu": gpu.name,
+                    "compute_capability": str(cc),
+                    "torch": str(torch) if torch is not None else None,
+                    "arch_list": text,
+                    "arch_list_source": source,
                 },
                 fix=_upgrade_fix(facts, ccs, torch),
             )
