@@ -365,7 +365,10 @@ def _expected_torch(facts: Facts, name: str, version: Version) -> tuple[str, str
                 continue
             if req.marker is not None and markers and not req.marker.evaluate(markers):
                 continue
-            return str(req.specifier), f"{name}'s own requirement"
+            spec = str(req.specifier)
+            return spec, (
+                f"the build {name} reports" if "+" in spec else f"{name}'s own requirement"
+            )
     companion = facts.matrix.companion(name, version)
     if companion is not None:
         return f"=={companion.torch}", "the matrix"
@@ -401,8 +404,13 @@ def companion_other_torch(facts: Facts) -> Iterable[Hit]:
     if torch is None:
         return []
     hits = []
+    unknown: list[Skip] = []
     for name in ("torchvision", "torchaudio", "xformers"):
-        version = facts.version(name)
+        try:
+            version = facts.version(name)
+        except Skip as skip:  # a partial list: the others are still judged
+            unknown.append(skip)
+            continue
         if version is None:
             continue
         expected = _expected_torch(facts, name, version)
@@ -411,7 +419,29 @@ def companion_other_torch(facts: Facts) -> Iterable[Hit]:
         spec_text, origin = expected
         from packaging.specifiers import SpecifierSet
 
-        if SpecifierSet(spec_text).contains(public(torch), prereleases=True):
+        # a build stated with its variant (xformers.info: "built for PyTorch 2.2.0+cu121")
+        # must match the installed build's label too
+        candidate = torch if "+" in spec_text else public(torch)
+        if SpecifierSet(spec_text).contains(candidate, prereleases=True):
+            continue
+        built = Version(spec_text.removeprefix("=="))
+        if "+" in spec_text and public(built) == public(torch) and built.local:
+            url = facts.matrix.torch_index_url(built.local)
+            hits.append(
+                Hit(
+                    f"{name} {version} was built for torch {built} ({origin}); torch {torch} is "
+                    f"installed: {_COMPANION_SYMPTOM[name]}",
+                    evidence={name: str(version), "torch": str(torch), "built_for": spec_text},
+                    fix=fix(
+                        f"Install torch {built}, the build {name} {version} was compiled for "
+                        "(or reinstall {name} for the installed torch)".replace("{name}", name),
+                        "unsafe",
+                        pip_install(
+                            f"torch=={public(built)}", index_url=url, flags=("--force-reinstall",)
+                        ),
+                    ),
+                )
+            )
             continue
         pair = next(
             (
@@ -446,6 +476,8 @@ def companion_other_torch(facts: Facts) -> Iterable[Hit]:
                 fix=remedy,
             )
         )
+    if not hits and unknown:
+        raise unknown[0]
     return hits
 
 
