@@ -202,10 +202,20 @@ class SharedLibrary:
 
 
 @dataclass(frozen=True)
+class UnresolvedSymbol:
+    """A compiled extension that failed to load: ``library: undefined symbol: symbol`` (as a
+    log shows it; envcheck does not load extensions itself)."""
+
+    library: str  # the .so named before the colon ("flash_attn_2_cuda.cpython-311-...so")
+    symbol: str  # the mangled name it needs ("_ZN3c104cuda9SetDeviceEi")
+
+
+@dataclass(frozen=True)
 class LibrariesInfo:
     ld_library_path: tuple[str, ...] = ()
     ld_preload: tuple[str, ...] = ()
     cuda_libraries: tuple[SharedLibrary, ...] = ()
+    unresolved: tuple[UnresolvedSymbol, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from envcheck.model.report import (
     StorageInfo,
     SystemInfo,
     TorchBuild,
+    UnresolvedSymbol,
 )
 from envcheck.model.section import Section
 from envcheck.model.versions import DriverVersion
@@ -230,6 +231,15 @@ class Facts:
             raise Skip(f"torch build unknown: {section.describe()}", "torch")
         build: TorchBuild = self._data(section, "torch build", "torch")
         return build
+
+    def unresolved_symbols(self, library: str) -> list[UnresolvedSymbol]:
+        """Extensions whose file name contains ``library`` that a log shows failing to load with
+        an undefined symbol; [] when nothing says so."""
+        section = self.report.libraries
+        info = section.data if section.is_ok else None
+        if not isinstance(info, LibrariesInfo):
+            return []
+        return [u for u in info.unresolved if library in u.library.rsplit("/", 1)[-1]]
 
     def torch_arch_stated(self) -> tuple[str, str] | None:
         """(arch list, where it was read) when a log or dump quotes the architectures torch says

@@ -34,6 +34,7 @@ from envcheck.model.report import (
     StorageInfo,
     SystemInfo,
     TorchBuild,
+    UnresolvedSymbol,
 )
 from envcheck.model.section import Section
 
@@ -64,6 +65,8 @@ FACTS: dict[str, str] = {
     "disk_free": "free bytes on it",
     "disk_total": "its capacity in bytes",
     "cuda_lib": "a CUDA shared library named on the line (libcudart.so.12)",
+    "ext_library": "a compiled extension that failed to load (paired with undefined_symbol)",
+    "undefined_symbol": "the symbol it could not resolve (a mangled C++ name)",
     "iface": "a network interface name",
     "address": "an IP address the process used",
 }
@@ -277,13 +280,20 @@ class _Builder:
 
     def libraries(self) -> Section[LibrariesInfo] | None:
         libs = [f for f in self.facts if f.name == "cuda_lib"]
-        if not libs:
+        exts = [f for f in self.facts if f.name == "ext_library"]
+        symbols = [f for f in self.facts if f.name == "undefined_symbol"]
+        if not libs and not exts:
             return None
         found = tuple(
             SharedLibrary(name=f.value.split(".so", 1)[0], path=f.value, via="named in the log")
             for f in libs
         )
-        return self.section(LibrariesInfo(cuda_libraries=found), *libs)
+        pairs = list(zip(exts, symbols, strict=False))
+        unresolved = tuple(
+            dict.fromkeys(UnresolvedSymbol(library=e.value, symbol=s.value) for e, s in pairs)
+        )
+        info = LibrariesInfo(cuda_libraries=found, unresolved=unresolved)
+        return self.section(info, *libs, *(f for pair in pairs for f in pair))
 
     def network(self) -> Section[NetworkInfo] | None:
         ifaces = [f for f in self.facts if f.name == "iface"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 
@@ -288,7 +289,9 @@ def flash_attn_other_torch(facts: Facts) -> Iterable[Hit]:
     The build tag in flash-attn's version (`2.6.3+cu123torch2.3cxx11abiFALSE`, present when a
     release wheel was installed from its URL) against the installed torch's major.minor, CUDA
     major and, when known, its C++ ABI. Versions without a tag (built or fetched by `pip install
-    flash-attn`) are skipped: which torch they saw is not recorded.
+    flash-attn`) record no torch: they are judged only when a log shows the extension failing to
+    load on a torch symbol (`flash_attn_2_cuda...so: undefined symbol: _ZN3c10...`); a missing
+    C++11-ABI symbol (`__cxx11`) means the wheel's ABI flag is not torch's.
 
     ## Why it matters
     The extension links against one torch; after pip swaps torch (installing vLLM, upgrading
@@ -307,14 +310,17 @@ def flash_attn_other_torch(facts: Facts) -> Iterable[Hit]:
     - https://github.com/Dao-AILab/flash-attention/issues/853
     - Dao-AILab/flash-attention setup.py (get_wheel_url)
     """
-    dist = facts.dist("flash-attn")
+    try:
+        dist = facts.dist("flash-attn")
+    except Skip:  # a partial list; a log that shows its extension failing says it is there
+        if facts.unresolved_symbols("flash_attn"):
+            return _flash_attn_unresolved(facts, "(version not stated)")
+        raise
     if dist is None:
         return []
     match = _FA_TAG.search(dist.version)
     if match is None:
-        raise Skip(
-            f"flash-attn {dist.version} carries no build tag; the torch it was built for is unknown"
-        )
+        return _flash_attn_unresolved(facts, dist.version)
     cuda_tag, torch_mm, abi = match.group(1), match.group(2), match.group(3).upper() == "TRUE"
     torch = facts.torch_version()
     problems = []
@@ -337,6 +343,45 @@ def flash_attn_other_torch(facts: Facts) -> Iterable[Hit]:
             f"flash-attn {dist.version}: {'; '.join(problems)}: import fails with 'undefined symbol'",
             evidence={"flash_attn": dist.version, "torch": str(torch)},
             fix=_flash_attn_fix(facts, torch),
+        )
+    ]
+
+
+_TORCH_SYMBOL = re.compile(r"^_ZN?K?(?:3c10|2at|5torch)")
+
+
+def _flash_attn_unresolved(facts: Facts, version: str) -> list[Hit]:
+    """An untagged flash-attn (built or fetched by `pip install flash-attn`) records no torch;
+    a log that shows its extension failing on a torch symbol (c10::, at::, torch::) says it was
+    built for another torch or C++ ABI."""
+    failed = [u for u in facts.unresolved_symbols("flash_attn") if _TORCH_SYMBOL.match(u.symbol)]
+    if not failed:
+        raise Skip(
+            f"flash-attn {version} carries no build tag; the torch it was built for is unknown"
+        )
+    torch = facts.torch_version()
+    first = failed[0]
+    remedy = _flash_attn_fix(facts, torch)
+    if "__cxx11" in first.symbol:
+        # the extension asks for the C++11-ABI form of a torch symbol that this torch exports only
+        # in the old ABI (PyPI torch before 2.7): the cxx11abiFALSE wheel is the one that loads
+        remedy = dataclasses.replace(
+            remedy,
+            summary=remedy.summary
+            + f"; {first.symbol[:40]}... is the C++11-ABI form of a torch symbol and torch {torch} "
+            "exports the old-ABI one: take the release wheel tagged cxx11abiFALSE",
+        )
+    return [
+        Hit(
+            f"flash-attn {version}'s extension {first.library} does not load against torch "
+            f"{torch}: undefined symbol {first.symbol}: it was built for another torch or C++ ABI",
+            evidence={
+                "flash_attn": version,
+                "torch": str(torch),
+                "library": first.library,
+                "symbol": first.symbol,
+            },
+            fix=remedy,
         )
     ]
 
