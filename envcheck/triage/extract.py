@@ -42,6 +42,7 @@ from envcheck.model.section import Section
 FACTS: dict[str, str] = {
     "gpu_name": "a GPU's name as the log prints it",
     "gpu_sm": "that GPU's architecture, sm_XY digits (120 -> compute capability 12.0)",
+    "gpu_cc": "that GPU's compute capability as X.Y (torch's 'which is of cuda capability 5.0')",
     "driver_cuda": "the newest CUDA the driver supports, as CUDA prints it (12080 -> 12.8)",
     "driver_version": "the NVIDIA driver version",
     "torch_version": "the torch version",
@@ -131,6 +132,8 @@ def dedupe(facts: Iterable[LogFact]) -> tuple[LogFact, ...]:
 
 
 def _cc(sm: str) -> str | None:
+    if re.fullmatch(r"[0-9]+\.[0-9]+", sm.strip()):
+        return sm.strip()
     digits = sm.strip().lower().removeprefix("sm_")
     if not digits.isdigit() or len(digits) < 2:
         return None
@@ -168,7 +171,7 @@ class _Builder:
         return Section.ok(data, source=f"log ({self.where(*facts)})")
 
     def gpu(self) -> Section[GpuInfo] | None:
-        name, sm = self.first("gpu_name"), self.first("gpu_sm")
+        name, sm = self.first("gpu_name"), self.first("gpu_sm") or self.first("gpu_cc")
         cuda, driver = self.first("driver_cuda"), self.first("driver_version")
         if not any((name, sm, cuda, driver)):
             return None

@@ -141,3 +141,23 @@ def test_ptx_of_an_older_major_does_not_cover_as_torch_itself_judges(tmp_path: P
     )
     [finding] = evaluate(report, MATRIX, TOR101).findings
     assert "sm_120" in finding.message and "a quoted get_arch_list()" in finding.message
+
+
+def test_the_too_old_warning_confirms_tor101_with_the_gpu_it_names(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    # as pasted in peterjc123/pytorch-scripts#13 (torch 0.3.1 on Windows)
+    log = tmp_path / "job.log"
+    log.write_text(
+        "UserWarning:\n"
+        "    Found GPU0 GeForce GTX 960M which is of cuda capability 5.0.\n"
+        "    PyTorch no longer supports this GPU because it is too old.\n"
+    )
+    data = _triage(cli, log)
+    assert {f["fact"]: f["value"] for f in data["facts"]} == {
+        "gpu_name": "GeForce GTX 960M",
+        "gpu_cc": "5.0",
+    }
+    tor101 = next(c for m in data["matches"] for c in m["causes"] if c["code"] == "TOR101")
+    assert (tor101["verdict"], tor101["evidence"]) == ("confirmed", "confirmed from line 2")
+    assert "sm_50 kernels" in tor101["fix"]

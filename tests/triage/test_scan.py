@@ -275,6 +275,7 @@ EXAMPLES += [
         "The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.",
         "torch-arch-list-warning",
     ),
+    ("    Found GPU0 GeForce GTX 670M which is of cuda capability 2.1.", "gpu-too-old-for-torch"),
 ]
 
 
