@@ -46,6 +46,7 @@ FACTS: dict[str, str] = {
     "driver_cuda": "the newest CUDA the driver supports, as CUDA prints it (12080 -> 12.8)",
     "driver_version": "the NVIDIA driver version",
     "torch_version": "the torch version",
+    "xformers_torch": "the torch build xformers' extensions were compiled for (xformers.info)",
     "torch_arch_list": "the architectures torch says it was built for (sm_50 ... compute_90)",
     "python_version": "the Python version (X.Y or X.Y.Z)",
     "site_python": "X.Y from a pythonX.Y/site-packages path",
@@ -207,6 +208,14 @@ class _Builder:
             for name, version in zip(names, versions, strict=False):
                 dists.append(Distribution(name=name.value, version=version.value))
                 used += [name, version]
+        built = self.first("xformers_torch")
+        if built is not None:  # xformers is there (its version is not on the line)
+            dists.append(
+                Distribution(
+                    name="xformers", version="unknown", requires=(f"torch=={built.value}",)
+                )
+            )
+            used.append(built)
         if not dists:
             return None
         unique: dict[str, Distribution] = {}

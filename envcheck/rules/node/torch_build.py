@@ -12,6 +12,7 @@ from packaging.version import Version
 
 from envcheck.matrix.model import major_minor, public, variant_cuda
 from envcheck.model.finding import Fix, Severity
+from envcheck.model.report import Distribution
 from envcheck.rules.base import Hit, Skip, rule
 from envcheck.rules.choose import Arch, arch_list, covers, parse_arch_list, sm, torch_choices
 from envcheck.rules.facts import Facts
@@ -393,7 +394,19 @@ _COMPANION_SYMPTOM = {
 }
 
 
-def _expected_torch(facts: Facts, name: str, version: Version) -> tuple[str, str] | None:
+def _stated_dist(facts: Facts, name: str) -> Distribution | None:
+    """A companion a log shows without its version (xformers.info names only the torch build it
+    was compiled for): judged by that build."""
+    try:
+        dist = facts.dist(name)
+    except Skip:
+        return None
+    if dist is None or dist.version != "unknown" or not dist.requires:
+        return None
+    return dist
+
+
+def _expected_torch(facts: Facts, name: str, version: Version | str) -> tuple[str, str] | None:
     """(torch specifier, where it came from) that the companion was built against."""
     dist = facts.dist(name)
     if dist is not None and dist.requires:
@@ -414,7 +427,7 @@ def _expected_torch(facts: Facts, name: str, version: Version) -> tuple[str, str
             return spec, (
                 f"the build {name} reports" if "+" in spec else f"{name}'s own requirement"
             )
-    companion = facts.matrix.companion(name, version)
+    companion = facts.matrix.companion(name, version) if isinstance(version, Version) else None
     if companion is not None:
         return f"=={companion.torch}", "the matrix"
     return None
@@ -451,11 +464,15 @@ def companion_other_torch(facts: Facts) -> Iterable[Hit]:
     hits = []
     unknown: list[Skip] = []
     for name in ("torchvision", "torchaudio", "xformers"):
+        version: Version | str | None
         try:
             version = facts.version(name)
         except Skip as skip:  # a partial list: the others are still judged
-            unknown.append(skip)
-            continue
+            dist = _stated_dist(facts, name)
+            if dist is None:
+                unknown.append(skip)
+                continue
+            version = "(version not stated)"
         if version is None:
             continue
         expected = _expected_torch(facts, name, version)
