@@ -233,13 +233,13 @@ class Facts:
         return build
 
     def unresolved_symbols(self, library: str) -> list[UnresolvedSymbol]:
-        """Extensions whose file name contains ``library`` that a log shows failing to load with
+        """Extensions whose path (as the log names it) contains ``library`` that a log shows failing to load with
         an undefined symbol; [] when nothing says so."""
         section = self.report.libraries
         info = section.data if section.is_ok else None
         if not isinstance(info, LibrariesInfo):
             return []
-        return [u for u in info.unresolved if library in u.library.rsplit("/", 1)[-1]]
+        return [u for u in info.unresolved if library in u.library]
 
     def torch_arch_stated(self) -> tuple[str, str] | None:
         """(arch list, where it was read) when a log or dump quotes the architectures torch says

@@ -276,6 +276,11 @@ EXAMPLES += [
         "torch-arch-list-warning",
     ),
     ("    Found GPU0 GeForce GTX 670M which is of cuda capability 2.1.", "gpu-too-old-for-torch"),
+    (
+        "ImportError: /usr/local/lib/python3.11/dist-packages/sgl_kernel/common_ops.abi3.so: "
+        "undefined symbol: _ZN5torch3jit17parseSchemaOrNameERKSsb",
+        "undefined-symbol-sgl-kernel",
+    ),
 ]
 
 
