@@ -83,3 +83,17 @@ def test_could_not_collect_on_a_rocm_build_is_not_a_cpu_torch(tmp_path: Path) ->
     assert report.torch.data is not None and report.torch.data.variant != "cpu"
     codes = {f.code for f in evaluate(report, MATRIX, RULES).findings}
     assert "TOR110" not in codes
+
+
+def test_a_conda_list_excerpt_without_gpus_warns(tmp_path: Path) -> None:
+    # pytorch/torchdata#315: `conda list | grep pytorch` of the broken env, nothing else
+    conda = tmp_path / "conda.txt"
+    conda.write_text(
+        "cpuonly                   2.0                           0    pytorch\n"
+        "pytorch                   1.11.0              py3.8_cpu_0    pytorch\n"
+        "pytorch-mutex             1.0                         cpu    pytorch\n"
+    )
+    report = load_sources([str(conda)], [], None)
+    [finding] = [f for f in evaluate(report, MATRIX, RULES).findings if f.code == "TOR110"]
+    assert finding.severity.value == "warning"
+    assert "torch 1.11.0 is a CPU-only build" in finding.message
