@@ -306,6 +306,17 @@ def parse(source: Source, label: str = LABEL) -> NodeReport:
     cuda_known = (
         said_cuda is not None and said_cuda.lower() in ("none", "n/a")
     ) or cuda is not None
+    if (
+        not cuda_known
+        and torch_version
+        and said_cuda is not None
+        and said_cuda.lower() == "could not collect"
+        and parsed.get("torch_rocm") is None
+    ):
+        # collect_env prints torch.version.cuda, and replaces every None with "Could not
+        # collect" (it writes "None" only on a node without GPUs): with torch imported and no
+        # ROCm build, that is a CPU-only torch (pytorch/pytorch#106565's dump)
+        cuda_known = True
     if not cuda and conda_torch_build:
         cuda, cuda_known = torch_cuda(conda_torch_build)
     torch_notes: list[str] = []

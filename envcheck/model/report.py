@@ -125,6 +125,9 @@ class TorchBuild:
     requires_cuda: dict[str, str] = field(default_factory=dict)  # torch's own pins for this node
     installed_cuda: dict[str, str] = field(default_factory=dict)  # nvidia-* wheels installed
     cxx11_abi: bool | None = None
+    # the architectures torch itself says it was built for ("5.0;6.0;...;9.0", "...;12.0+PTX"):
+    # its get_arch_list() or its start-up warning, as a log or dump quotes them; None: not read
+    arch_list: str | None = None
 
 
 @dataclass(frozen=True)
@@ -199,10 +202,20 @@ class SharedLibrary:
 
 
 @dataclass(frozen=True)
+class UnresolvedSymbol:
+    """A compiled extension that failed to load: ``library: undefined symbol: symbol`` (as a
+    log shows it; envcheck does not load extensions itself)."""
+
+    library: str  # the .so named before the colon ("flash_attn_2_cuda.cpython-311-...so")
+    symbol: str  # the mangled name it needs ("_ZN3c104cuda9SetDeviceEi")
+
+
+@dataclass(frozen=True)
 class LibrariesInfo:
     ld_library_path: tuple[str, ...] = ()
     ld_preload: tuple[str, ...] = ()
     cuda_libraries: tuple[SharedLibrary, ...] = ()
+    unresolved: tuple[UnresolvedSymbol, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from envcheck.rules.node import (  # noqa: F401
     gpu_torch,
     packages,
     ray,
+    sgl_kernel,
     simulators,
     system,
     torch_build,

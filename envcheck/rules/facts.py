@@ -26,6 +26,7 @@ from envcheck.model.report import (
     StorageInfo,
     SystemInfo,
     TorchBuild,
+    UnresolvedSymbol,
 )
 from envcheck.model.section import Section
 from envcheck.model.versions import DriverVersion
@@ -230,6 +231,24 @@ class Facts:
             raise Skip(f"torch build unknown: {section.describe()}", "torch")
         build: TorchBuild = self._data(section, "torch build", "torch")
         return build
+
+    def unresolved_symbols(self, library: str) -> list[UnresolvedSymbol]:
+        """Extensions whose path (as the log names it) contains ``library`` that a log shows failing to load with
+        an undefined symbol; [] when nothing says so."""
+        section = self.report.libraries
+        info = section.data if section.is_ok else None
+        if not isinstance(info, LibrariesInfo):
+            return []
+        return [u for u in info.unresolved if library in u.library]
+
+    def torch_arch_stated(self) -> tuple[str, str] | None:
+        """(arch list, where it was read) when a log or dump quotes the architectures torch says
+        it was built for (its get_arch_list() or start-up warning); None when nothing does."""
+        section = self.report.torch
+        build = section.data if section.is_ok else None
+        if not isinstance(build, TorchBuild) or not build.arch_list:
+            return None
+        return build.arch_list, section.source or "the report"
 
     @functools.cached_property
     def _torch_cuda(self) -> tuple[Version | None, str | None, str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from envcheck.ingest.common import markers, now
@@ -33,6 +33,8 @@ from envcheck.model.report import (
     SharedLibrary,
     StorageInfo,
     SystemInfo,
+    TorchBuild,
+    UnresolvedSymbol,
 )
 from envcheck.model.section import Section
 
@@ -40,9 +42,12 @@ from envcheck.model.section import Section
 FACTS: dict[str, str] = {
     "gpu_name": "a GPU's name as the log prints it",
     "gpu_sm": "that GPU's architecture, sm_XY digits (120 -> compute capability 12.0)",
+    "gpu_cc": "that GPU's compute capability as X.Y (torch's 'which is of cuda capability 5.0')",
     "driver_cuda": "the newest CUDA the driver supports, as CUDA prints it (12080 -> 12.8)",
     "driver_version": "the NVIDIA driver version",
     "torch_version": "the torch version",
+    "xformers_torch": "the torch build xformers' extensions were compiled for (xformers.info)",
+    "torch_arch_list": "the architectures torch says it was built for (sm_50 ... compute_90)",
     "python_version": "the Python version (X.Y or X.Y.Z)",
     "site_python": "X.Y from a pythonX.Y/site-packages path",
     "ray_version": "the Ray version of the process that logged",
@@ -65,6 +70,8 @@ FACTS: dict[str, str] = {
     "disk_free": "free bytes on it",
     "disk_total": "its capacity in bytes",
     "cuda_lib": "a CUDA shared library named on the line (libcudart.so.12)",
+    "ext_library": "a compiled extension that failed to load (paired with undefined_symbol)",
+    "undefined_symbol": "the symbol it could not resolve (a mangled C++ name)",
     "iface": "a network interface name",
     "address": "an IP address the process used",
 }
@@ -129,6 +136,8 @@ def dedupe(facts: Iterable[LogFact]) -> tuple[LogFact, ...]:
 
 
 def _cc(sm: str) -> str | None:
+    if re.fullmatch(r"[0-9]+\.[0-9]+", sm.strip()):
+        return sm.strip()
     digits = sm.strip().lower().removeprefix("sm_")
     if not digits.isdigit() or len(digits) < 2:
         return None
@@ -166,7 +175,7 @@ class _Builder:
         return Section.ok(data, source=f"log ({self.where(*facts)})")
 
     def gpu(self) -> Section[GpuInfo] | None:
-        name, sm = self.first("gpu_name"), self.first("gpu_sm")
+        name, sm = self.first("gpu_name"), self.first("gpu_sm") or self.first("gpu_cc")
         cuda, driver = self.first("driver_cuda"), self.first("driver_version")
         if not any((name, sm, cuda, driver)):
             return None
@@ -202,6 +211,14 @@ class _Builder:
             for name, version in zip(names, versions, strict=False):
                 dists.append(Distribution(name=name.value, version=version.value))
                 used += [name, version]
+        built = self.first("xformers_torch")
+        if built is not None:  # xformers is there (its version is not on the line)
+            dists.append(
+                Distribution(
+                    name="xformers", version="unknown", requires=(f"torch=={built.value}",)
+                )
+            )
+            used.append(built)
         if not dists:
             return None
         unique: dict[str, Distribution] = {}
@@ -212,6 +229,21 @@ class _Builder:
             partial="a log names only the packages its lines mention",
         )
         return self.section(info, *used)
+
+    def torch_archs(self, torch: Section[Any] | None) -> Section[Any] | None:
+        """The torch section with the arch list the log quotes (torch's warning or its
+        get_arch_list()); without a torch version in the log the build's version stays empty
+        (merging with a node fills it in; rules read the version from the package list)."""
+        from envcheck.rules.choose import arch_list_from_torch
+
+        fact = self.first("torch_arch_list")
+        text = arch_list_from_torch(fact.value) if fact is not None else None
+        if fact is None or text is None:
+            return None
+        if torch is not None and torch.is_ok and torch.data is not None:
+            data = replace(torch.data, arch_list=text)
+            return Section.ok(data, source=f"{torch.source} + log ({self.where(fact)})")
+        return self.section(TorchBuild(version="", arch_list=text), fact)
 
     def python(self) -> Section[PythonInfo] | None:
         fact = self.first("python_version") or self.first("site_python")
@@ -263,13 +295,20 @@ class _Builder:
 
     def libraries(self) -> Section[LibrariesInfo] | None:
         libs = [f for f in self.facts if f.name == "cuda_lib"]
-        if not libs:
+        exts = [f for f in self.facts if f.name == "ext_library"]
+        symbols = [f for f in self.facts if f.name == "undefined_symbol"]
+        if not libs and not exts:
             return None
         found = tuple(
             SharedLibrary(name=f.value.split(".so", 1)[0], path=f.value, via="named in the log")
             for f in libs
         )
-        return self.section(LibrariesInfo(cuda_libraries=found), *libs)
+        pairs = list(zip(exts, symbols, strict=False))
+        unresolved = tuple(
+            dict.fromkeys(UnresolvedSymbol(library=e.value, symbol=s.value) for e, s in pairs)
+        )
+        info = LibrariesInfo(cuda_libraries=found, unresolved=unresolved)
+        return self.section(info, *libs, *(f for pair in pairs for f in pair))
 
     def network(self) -> Section[NetworkInfo] | None:
         ifaces = [f for f in self.facts if f.name == "iface"]
@@ -308,6 +347,15 @@ def to_report(facts: tuple[LogFact, ...], log: str) -> NodeReport | None:
         )
         if section is not None
     }
+    if "packages" in sections:
+        from envcheck.ingest.common import torch_section
+
+        torch = torch_section(sections["packages"].data, sections["packages"].source or log)
+        if torch.is_ok:
+            sections["torch"] = torch
+    archs = build.torch_archs(sections.get("torch"))
+    if archs is not None:
+        sections["torch"] = archs
     if not sections:
         return None
     report = NodeReport(
@@ -316,10 +364,4 @@ def to_report(facts: tuple[LogFact, ...], log: str) -> NodeReport | None:
         created_at=now(),
         origin=Origin(kind="ingested", detail=f"{log} (facts read from the log)"),
     )
-    if "packages" in sections:
-        from envcheck.ingest.common import torch_section
-
-        torch = torch_section(sections["packages"].data, sections["packages"].source or log)
-        if torch.is_ok:
-            sections["torch"] = torch
     return report.with_sections(**sections)

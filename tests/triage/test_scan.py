@@ -283,6 +283,20 @@ EXAMPLES += [
     ),
 ]
 
+# matrices/signatures_torchfix.toml (leggedlab-26, kokoro-fastapi-306 in tests/corpus)
+EXAMPLES += [
+    (
+        "The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.",
+        "torch-arch-list-warning",
+    ),
+    ("    Found GPU0 GeForce GTX 670M which is of cuda capability 2.1.", "gpu-too-old-for-torch"),
+    (
+        "ImportError: /usr/local/lib/python3.11/dist-packages/sgl_kernel/common_ops.abi3.so: "
+        "undefined symbol: _ZN5torch3jit17parseSchemaOrNameERKSsb",
+        "undefined-symbol-sgl-kernel",
+    ),
+]
+
 
 @pytest.fixture(scope="module")
 def matrix() -> Matrix:

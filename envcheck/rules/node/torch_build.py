@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 
@@ -11,8 +12,9 @@ from packaging.version import Version
 
 from envcheck.matrix.model import major_minor, public, variant_cuda
 from envcheck.model.finding import Fix, Severity
+from envcheck.model.report import Distribution
 from envcheck.rules.base import Hit, Skip, rule
-from envcheck.rules.choose import Arch, arch_list, covers, sm, torch_choices
+from envcheck.rules.choose import Arch, arch_list, covers, parse_arch_list, sm, torch_choices
 from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual, pip_install, pip_uninstall
 
@@ -23,7 +25,7 @@ def _arch_text(archs: Sequence[Arch]) -> str:
     return " ".join(f"{sm(a.cc)}{'+PTX' if a.ptx else ''}" for a in archs)
 
 
-def _upgrade_fix(facts: Facts, ccs: list[Version], current: Version) -> Fix | None:
+def _upgrade_fix(facts: Facts, ccs: list[Version], current: Version | None) -> Fix | None:
     try:
         driver: Version | None = facts.driver()
         max_cuda: Version | None = facts.max_cuda()[0]
@@ -43,7 +45,7 @@ def _upgrade_fix(facts: Facts, ccs: list[Version], current: Version) -> Fix | No
             python=python,
             allow_minor_compat=minor_compat,
         )
-        newer = [c for c in choices if c.release.version >= public(current)]
+        newer = [c for c in choices if current is None or c.release.version >= public(current)]
         if newer:
             break
     if not newer:
@@ -77,7 +79,10 @@ def gpu_arch_missing(facts: Facts) -> Iterable[Hit]:
     Each GPU's compute capability against the architecture list of the installed torch release
     and CUDA variant (`TORCH_CUDA_ARCH_LIST` of the official wheels, from the matrix). A GPU is
     covered by SASS for its major at an equal or lower minor (sm_86 code runs on sm_89), or by
-    PTX for an equal or older architecture (`12.0+PTX`).
+    PTX for an equal or older architecture (`12.0+PTX`). Where a log or dump quotes the list
+    torch itself prints (its warning `The current PyTorch install supports CUDA capabilities
+    sm_50 ... sm_90`, or `torch.cuda.get_arch_list()`), that list is used, with torch's own test
+    (code for the GPU's major), even when the torch release is not stated.
 
     ## Why it matters
     torch imports fine and then every kernel launch fails with `CUDA error: no kernel image is
@@ -102,6 +107,9 @@ def gpu_arch_missing(facts: Facts) -> Iterable[Hit]:
     - https://github.com/pytorch/pytorch/blob/main/RELEASE.md
     - https://github.com/StanfordVL/BEHAVIOR-1K/issues/2270
     """
+    stated = facts.torch_arch_stated()
+    if stated is not None:
+        return _stated_arch_missing(facts, *stated)
     if facts.torch_cuda() is None:
         return []
     torch = facts.torch_version()
@@ -140,6 +148,57 @@ def gpu_arch_missing(facts: Facts) -> Iterable[Hit]:
                     "arch_list": release.arch_list[variant],
                     "arch_list_verified": verified,
                     **({"toolkit_floor": floor} if floor else {}),
+                },
+                fix=_upgrade_fix(facts, ccs, torch),
+            )
+        )
+    return hits
+
+
+def _covered_as_torch_checks(archs: Sequence[Arch], cc: Version) -> bool:
+    """torch's own start-up check: code for the GPU's major at an equal or lower minor (SASS or
+    PTX). PTX of an older major (1.x builds' compute_37) does not stop torch's warning, and the
+    threads that quote such a list report 'no kernel image' on the newer GPU."""
+    return any(a.cc.major == cc.major and a.cc.minor <= cc.minor for a in archs)
+
+
+def _stated_arch_missing(facts: Facts, text: str, source: str) -> list[Hit]:
+    """TOR101 on the arch list torch itself states (a log's warning or get_arch_list())."""
+    archs = parse_arch_list(text)
+    torch: Version | None
+    try:
+        torch = facts.torch_version()
+    except Skip:
+        torch = None
+    label = f"torch {torch}" if torch is not None else "the installed torch"
+    gpus = facts.gpus()
+    ccs = [facts.compute_capability(g) for g in gpus]
+    hits = []
+    seen = set()
+    for gpu, cc in zip(gpus, ccs, strict=True):
+        if _covered_as_torch_checks(archs, cc) or (gpu.name, cc) in seen:
+            continue
+        seen.add((gpu.name, cc))
+        floor = ""
+        variant = None
+        try:
+            variant = facts.torch_variant() if torch is not None else None
+        except Skip:
+            variant = None
+        if variant is not None:
+            floor = _toolkit_floor(facts, variant, cc)
+        hits.append(
+            Hit(
+                f"{gpu.name or 'GPU'} ({sm(cc)}) is not in {label}'s arch list "
+                f"({_arch_text(archs)}, as torch states it in {source})"
+                + (f"; {floor}" if floor else "")
+                + ": kernels fail with 'no kernel image is available for execution on the device'",
+                evidence={
+                    "gpu": gpu.name,
+                    "compute_capability": str(cc),
+                    "torch": str(torch) if torch is not None else None,
+                    "arch_list": text,
+                    "arch_list_source": source,
                 },
                 fix=_upgrade_fix(facts, ccs, torch),
             )
@@ -231,7 +290,9 @@ def flash_attn_other_torch(facts: Facts) -> Iterable[Hit]:
     The build tag in flash-attn's version (`2.6.3+cu123torch2.3cxx11abiFALSE`, present when a
     release wheel was installed from its URL) against the installed torch's major.minor, CUDA
     major and, when known, its C++ ABI. Versions without a tag (built or fetched by `pip install
-    flash-attn`) are skipped: which torch they saw is not recorded.
+    flash-attn`) record no torch: they are judged only when a log shows the extension failing to
+    load on a torch symbol (`flash_attn_2_cuda...so: undefined symbol: _ZN3c10...`); a missing
+    C++11-ABI symbol (`__cxx11`) means the wheel's ABI flag is not torch's.
 
     ## Why it matters
     The extension links against one torch; after pip swaps torch (installing vLLM, upgrading
@@ -250,14 +311,17 @@ def flash_attn_other_torch(facts: Facts) -> Iterable[Hit]:
     - https://github.com/Dao-AILab/flash-attention/issues/853
     - Dao-AILab/flash-attention setup.py (get_wheel_url)
     """
-    dist = facts.dist("flash-attn")
+    try:
+        dist = facts.dist("flash-attn")
+    except Skip:  # a partial list; a log that shows its extension failing says it is there
+        if facts.unresolved_symbols("flash_attn"):
+            return _flash_attn_unresolved(facts, "(version not stated)")
+        raise
     if dist is None:
         return []
     match = _FA_TAG.search(dist.version)
     if match is None:
-        raise Skip(
-            f"flash-attn {dist.version} carries no build tag; the torch it was built for is unknown"
-        )
+        return _flash_attn_unresolved(facts, dist.version)
     cuda_tag, torch_mm, abi = match.group(1), match.group(2), match.group(3).upper() == "TRUE"
     torch = facts.torch_version()
     problems = []
@@ -284,6 +348,45 @@ def flash_attn_other_torch(facts: Facts) -> Iterable[Hit]:
     ]
 
 
+_TORCH_SYMBOL = re.compile(r"^_ZN?K?(?:3c10|2at|5torch)")
+
+
+def _flash_attn_unresolved(facts: Facts, version: str) -> list[Hit]:
+    """An untagged flash-attn (built or fetched by `pip install flash-attn`) records no torch;
+    a log that shows its extension failing on a torch symbol (c10::, at::, torch::) says it was
+    built for another torch or C++ ABI."""
+    failed = [u for u in facts.unresolved_symbols("flash_attn") if _TORCH_SYMBOL.match(u.symbol)]
+    if not failed:
+        raise Skip(
+            f"flash-attn {version} carries no build tag; the torch it was built for is unknown"
+        )
+    torch = facts.torch_version()
+    first = failed[0]
+    remedy = _flash_attn_fix(facts, torch)
+    if "__cxx11" in first.symbol:
+        # the extension asks for the C++11-ABI form of a torch symbol that this torch exports only
+        # in the old ABI (PyPI torch before 2.7): the cxx11abiFALSE wheel is the one that loads
+        remedy = dataclasses.replace(
+            remedy,
+            summary=remedy.summary
+            + f"; {first.symbol[:40]}... is the C++11-ABI form of a torch symbol and torch {torch} "
+            "exports the old-ABI one: take the release wheel tagged cxx11abiFALSE",
+        )
+    return [
+        Hit(
+            f"flash-attn {version}'s extension {first.library} does not load against torch "
+            f"{torch}: undefined symbol {first.symbol}: it was built for another torch or C++ ABI",
+            evidence={
+                "flash_attn": version,
+                "torch": str(torch),
+                "library": first.library,
+                "symbol": first.symbol,
+            },
+            fix=remedy,
+        )
+    ]
+
+
 _COMPANION_SYMPTOM = {
     "torchvision": "RuntimeError: operator torchvision::nms does not exist",
     "torchaudio": "undefined symbol errors when torchaudio loads",
@@ -291,7 +394,19 @@ _COMPANION_SYMPTOM = {
 }
 
 
-def _expected_torch(facts: Facts, name: str, version: Version) -> tuple[str, str] | None:
+def _stated_dist(facts: Facts, name: str) -> Distribution | None:
+    """A companion a log shows without its version (xformers.info names only the torch build it
+    was compiled for): judged by that build."""
+    try:
+        dist = facts.dist(name)
+    except Skip:
+        return None
+    if dist is None or dist.version != "unknown" or not dist.requires:
+        return None
+    return dist
+
+
+def _expected_torch(facts: Facts, name: str, version: Version | str) -> tuple[str, str] | None:
     """(torch specifier, where it came from) that the companion was built against."""
     dist = facts.dist(name)
     if dist is not None and dist.requires:
@@ -308,8 +423,11 @@ def _expected_torch(facts: Facts, name: str, version: Version) -> tuple[str, str
                 continue
             if req.marker is not None and markers and not req.marker.evaluate(markers):
                 continue
-            return str(req.specifier), f"{name}'s own requirement"
-    companion = facts.matrix.companion(name, version)
+            spec = str(req.specifier)
+            return spec, (
+                f"the build {name} reports" if "+" in spec else f"{name}'s own requirement"
+            )
+    companion = facts.matrix.companion(name, version) if isinstance(version, Version) else None
     if companion is not None:
         return f"=={companion.torch}", "the matrix"
     return None
@@ -344,8 +462,17 @@ def companion_other_torch(facts: Facts) -> Iterable[Hit]:
     if torch is None:
         return []
     hits = []
+    unknown: list[Skip] = []
     for name in ("torchvision", "torchaudio", "xformers"):
-        version = facts.version(name)
+        version: Version | str | None
+        try:
+            version = facts.version(name)
+        except Skip as skip:  # a partial list: the others are still judged
+            dist = _stated_dist(facts, name)
+            if dist is None:
+                unknown.append(skip)
+                continue
+            version = "(version not stated)"
         if version is None:
             continue
         expected = _expected_torch(facts, name, version)
@@ -354,7 +481,29 @@ def companion_other_torch(facts: Facts) -> Iterable[Hit]:
         spec_text, origin = expected
         from packaging.specifiers import SpecifierSet
 
-        if SpecifierSet(spec_text).contains(public(torch), prereleases=True):
+        # a build stated with its variant (xformers.info: "built for PyTorch 2.2.0+cu121")
+        # must match the installed build's label too
+        candidate = torch if "+" in spec_text else public(torch)
+        if SpecifierSet(spec_text).contains(candidate, prereleases=True):
+            continue
+        built = Version(spec_text.removeprefix("=="))
+        if "+" in spec_text and public(built) == public(torch) and built.local:
+            url = facts.matrix.torch_index_url(built.local)
+            hits.append(
+                Hit(
+                    f"{name} {version} was built for torch {built} ({origin}); torch {torch} is "
+                    f"installed: {_COMPANION_SYMPTOM[name]}",
+                    evidence={name: str(version), "torch": str(torch), "built_for": spec_text},
+                    fix=fix(
+                        f"Install torch {built}, the build {name} {version} was compiled for "
+                        "(or reinstall {name} for the installed torch)".replace("{name}", name),
+                        "unsafe",
+                        pip_install(
+                            f"torch=={public(built)}", index_url=url, flags=("--force-reinstall",)
+                        ),
+                    ),
+                )
+            )
             continue
         pair = next(
             (
@@ -389,6 +538,8 @@ def companion_other_torch(facts: Facts) -> Iterable[Hit]:
                 fix=remedy,
             )
         )
+    if not hits and unknown:
+        raise unknown[0]
     return hits
 
 
