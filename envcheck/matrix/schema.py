@@ -297,6 +297,9 @@ class Signature:
     # causes the line itself establishes, whatever the node's facts say ("sm_120 is not
     # compatible with the current PyTorch installation" is TOR101 by definition)
     confirms: tuple[str, ...] = ()
+    # the distribution whose own runtime check prints the matched line (LLaMA-Factory's
+    # check_version): a ``requirement`` its extractors read is that distribution's requirement
+    requirer: str | None = None
 
 
 @dataclass(frozen=True)

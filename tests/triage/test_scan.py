@@ -269,6 +269,14 @@ EXAMPLES += [
     ),
 ]
 
+# matrices/signatures_pkgfix.toml (lines from tests/corpus/<id>/log.txt)
+EXAMPLES += [
+    (
+        "To fix: run `pip install vllm>=0.4.3,<=0.7.3` or set `DISABLE_VERSION_CHECK=1` to skip this check.",
+        "llamafactory-check-version",
+    ),
+]
+
 
 @pytest.fixture(scope="module")
 def matrix() -> Matrix:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from envcheck.model.finding import Severity
-from envcheck.rules.base import Hit, rule
+from envcheck.rules.base import Hit, Skip, rule
 from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, pip_install
 
@@ -41,11 +41,16 @@ def dependency_beyond_bound(facts: Facts) -> Iterable[Hit]:
     - https://github.com/QwenLM/Qwen3-VL/issues/2058
     """
     hits = []
+    undecided: Skip | None = None  # a bound whose package or dependency is not known
     for bound in facts.matrix.bounds:
-        version = facts.version(bound.package)
-        if version is None or not bound.versions.contains(version, prereleases=True):
+        try:
+            version = facts.version(bound.package)
+            if version is None or not bound.versions.contains(version, prereleases=True):
+                continue
+            dep = facts.version(bound.dependency)
+        except Skip as skip:  # a partial list: this bound cannot be decided, the others can
+            undecided = undecided or skip
             continue
-        dep = facts.version(bound.dependency)
         if dep is None or bound.allowed.contains(dep, prereleases=True):
             continue
         wanted = f"{bound.dependency}{bound.allowed}"
@@ -69,4 +74,6 @@ def dependency_beyond_bound(facts: Facts) -> Iterable[Hit]:
                 ),
             )
         )
+    if not hits and undecided is not None:
+        raise undecided
     return hits

@@ -37,9 +37,11 @@ def _parse(line: str) -> Requirement | None:
 _EXTRA_ONLY = re.compile(r"""^[^;@]*;\s*extra\s*==\s*(?:"[^"]+"|'[^']+')\s*$""")
 
 
-def requirements_in_effect(dist: Distribution, markers: dict[str, str]) -> list[Requirement]:
-    """A distribution's requirements whose markers hold on this node (no extras selected)."""
-    env = {**markers, "extra": ""}
+def requirements_in_effect(dist: Distribution, markers: dict[str, str] | None) -> list[Requirement]:
+    """A distribution's requirements whose markers hold on this node (no extras selected).
+    With the marker environment unknown (``None``), only the requirements without a marker:
+    those hold on every node (pip's resolver lines in a log state them so)."""
+    env = {**(markers or {}), "extra": ""}
     out = []
     for line in dist.requires:
         if _EXTRA_ONLY.match(line):
@@ -47,7 +49,7 @@ def requirements_in_effect(dist: Distribution, markers: dict[str, str]) -> list[
         req = _parse(line)
         if req is None:
             continue
-        if req.marker is not None and not req.marker.evaluate(env):
+        if req.marker is not None and (markers is None or not req.marker.evaluate(env)):
             continue
         out.append(req)
     return out
@@ -104,7 +106,13 @@ def unmet_requirements(facts: Facts) -> Iterable[Hit]:
             "no distribution carries requirements (declared packages list versions only)",
             "packages.requirements",
         )
-    markers = facts.markers()
+    markers: dict[str, str] | None
+    try:
+        markers = facts.markers()
+    except Skip:
+        if not any(d.location and d.location.startswith("log") for d in packages.distributions):
+            raise
+        markers = None  # a log's requirements: pip already evaluated their markers
     seen: set[str] = set()
     hits = []
     for dist in packages.distributions:
@@ -127,11 +135,18 @@ def unmet_requirements(facts: Facts) -> Iterable[Hit]:
                 )
                 wanted.append(f"{req.name}{req.specifier}")
         if problems:
+            label = dist.name if dist.version == "unknown" else f"{dist.name} {dist.version}"
+            stated = f" (as {dist.location} states)" if dist.location else ""
             hits.append(
                 Hit(
-                    f"{dist.name} {dist.version} {'; '.join(problems)}",
+                    f"{label} {'; '.join(problems)}{stated}",
                     evidence={"package": dist.name, "version": dist.version, "unmet": problems},
-                    fix=fix(f"Install what {dist.name} requires", "unsafe", pip_install(*wanted)),
+                    fix=fix(
+                        f"Install what {dist.name} requires, or move {dist.name} to a release "
+                        "whose requirements allow what is installed",
+                        "unsafe",
+                        pip_install(*wanted),
+                    ),
                 )
             )
     return hits

@@ -1,0 +1,143 @@
+"""Requirements a log states (pip's resolver lines, LLaMA-Factory's runtime version check) become
+the requirer's requirements in the log's report, so PKG101 confirms the conflict from the log's
+own lines and names the range to install."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from envcheck.matrix.load import load
+from envcheck.matrix.model import Matrix
+from envcheck.triage.extract import to_report
+from envcheck.triage.run import log_facts, scan_log
+from tests.conftest import CliResult
+
+# pip's resolver output as IsaacLab#2060 pasted it: two installs, the second the current state
+ISAACLAB = """\
+ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. This behaviour is the source of the following dependency conflicts.
+isaaclab 0.36.1 requires torch==2.5.1, but you have torch 2.4.0 which is incompatible.
+omni-isaac-lab 0.27.15 requires gymnasium==0.29.0, but you have gymnasium 1.0.0 which is incompatible.
+
+ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. This behaviour is the source of the following dependency conflicts.
+omni-isaac-lab-tasks 0.10.13 requires torch==2.4.0, but you have torch 2.5.1 which is incompatible.
+torchvision 0.19.0 requires torch==2.4.0, but you have torch 2.5.1 which is incompatible
+"""
+# LLaMA-Factory's check_version (hiyouga/LlamaFactory#7428, #10757)
+LLAMAFACTORY_VLLM = """\
+ImportError: vllm>=0.4.3,<=0.7.3 is required for a normal functioning of this module, but found vllm==0.8.1.
+To fix: run `pip install vllm>=0.4.3,<=0.7.3` or set `DISABLE_VERSION_CHECK=1` to skip this check.
+"""
+LLAMAFACTORY_TRL = """\
+[rank0]: ImportError: trl>=0.8.6,<=0.9.6 is required for a normal functioning of this module, but found trl==0.24.0.
+[rank0]: Incompatible TRL version detected. LLaMA-Factory ppo requires TRL version >=0.8.6,<=0.9.6. Found version 0.24.0. Ple
+"""
+# transformers' require_version from an unknown module: the requirement belongs to nothing named
+BARE = "ImportError: vllm>=0.4.3,<=0.6.2 is required for a normal functioning of this module, but found vllm==0.6.3.\n"
+
+
+@functools.cache
+def matrix() -> Matrix:
+    return load([])
+
+
+def write(tmp_path: Path, text: str, name: str = "job.log") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def report_of(tmp_path: Path, text: str) -> dict[str, tuple[str, tuple[str, ...], str | None]]:
+    log = write(tmp_path, text)
+    facts = log_facts(str(log), scan_log(str(log), matrix())[1])
+    report = to_report(facts, "job.log")
+    assert report is not None and report.packages.data is not None
+    return {d.key: (d.version, d.requires, d.location) for d in report.packages.data.distributions}
+
+
+def test_resolver_lines_give_requirers_and_the_latest_installed_set(tmp_path: Path) -> None:
+    dists = report_of(tmp_path, ISAACLAB)
+    # the second install's lines (5, 6) are the current state: torch 2.5.1, not 2.4.0
+    assert dists["torch"][0] == "2.5.1"
+    assert dists["gymnasium"][0] == "1.0.0"
+    assert dists["omni-isaac-lab"] == ("0.27.15", ("gymnasium==0.29.0",), "log line 3")
+    assert dists["omni-isaac-lab-tasks"] == ("0.10.13", ("torch==2.4.0",), "log line 6")
+    assert dists["isaaclab"][1] == ("torch==2.5.1",)
+
+
+def test_requirement_with_commas_is_read_whole(tmp_path: Path) -> None:
+    line = (
+        "llamafactory 0.9.4.dev0 requires transformers!=4.52.0,<=4.55.0,>=4.49.0, but you have "
+        "transformers 4.56.1 which is incompatible.\n"
+    )
+    dists = report_of(tmp_path, line)
+    assert dists["llamafactory"][:2] == (
+        "0.9.4.dev0",
+        ("transformers!=4.52.0,<=4.55.0,>=4.49.0",),
+    )
+    assert dists["transformers"][0] == "4.56.1"
+
+
+@pytest.mark.parametrize(
+    ("text", "requirement", "installed"),
+    [
+        (LLAMAFACTORY_VLLM, "vllm<=0.7.3,>=0.4.3", ("vllm", "0.8.1")),
+        (LLAMAFACTORY_TRL, "TRL<=0.9.6,>=0.8.6", ("trl", "0.24.0")),
+    ],
+)
+def test_llamafactory_check_is_llamafactorys_requirement(
+    tmp_path: Path, text: str, requirement: str, installed: tuple[str, str]
+) -> None:
+    dists = report_of(tmp_path, text)
+    assert dists["llamafactory"][:2] == ("unknown", (requirement,))
+    assert dists[installed[0]][0] == installed[1]
+
+
+def test_a_bare_requirement_is_not_given_to_anything(tmp_path: Path) -> None:
+    dists = report_of(tmp_path, BARE)
+    assert set(dists) == {"vllm"}
+    assert dists["vllm"][1] == ()
+
+
+def causes(cli: Callable[..., CliResult], *argv: str) -> dict[str, dict[str, Any]]:
+    result = cli("triage", *argv, "--json")
+    assert result.returncode == 1, result.stderr
+    data = result.json()["data"]
+    return {c["code"]: c for m in data["matches"] for c in m["causes"]}
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "command"),
+    [
+        (ISAACLAB, "omni-isaac-lab 0.27.15 requires gymnasium==0.29.0", "gymnasium==0.29.0"),
+        (LLAMAFACTORY_VLLM, "llamafactory requires vllm", "pip install 'vllm<=0.7.3,>=0.4.3'"),
+        (LLAMAFACTORY_TRL, "but 0.24.0 is installed", "pip install 'TRL<=0.9.6,>=0.8.6'"),
+    ],
+)
+def test_log_alone_confirms_pkg101_with_the_range_to_install(
+    tmp_path: Path, cli: Callable[..., CliResult], text: str, message: str, command: str
+) -> None:
+    pkg101 = causes(cli, str(write(tmp_path, text)), "--no-probe")["PKG101"]
+    assert pkg101["verdict"] == "confirmed"
+    assert message in pkg101["findings"][0]["message"]
+    assert command in pkg101["fix"]
+
+
+def test_bare_requirement_leaves_pkg101_open(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    result = cli("triage", str(write(tmp_path, BARE)), "--no-probe", "--json")
+    data = result.json()["data"]
+    verdicts = {c["code"]: c["verdict"] for m in data["matches"] for c in m["causes"]}
+    assert verdicts["PKG101"] in ("unknown", "unchecked")
+
+
+def test_the_dump_gives_the_requirer_its_version(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    spec = write(tmp_path, '[packages]\nllamafactory = "0.9.2"\nvllm = "0.8.1"\n', "spec.toml")
+    pkg101 = causes(cli, str(write(tmp_path, LLAMAFACTORY_VLLM)), "--spec", str(spec))["PKG101"]
+    assert pkg101["verdict"] == "confirmed"
+    assert "llamafactory 0.9.2 requires vllm" in pkg101["findings"][0]["message"]
