@@ -137,7 +137,21 @@ def test_bare_requirement_leaves_pkg101_open(tmp_path: Path, cli: Callable[..., 
 def test_the_dump_gives_the_requirer_its_version(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    spec = write(tmp_path, '[packages]\nllamafactory = "0.9.2"\nvllm = "0.8.1"\n', "spec.toml")
+    # llamafactory 0.8.3 declares vllm>=0.4.3 only: no bound, the log's requirement decides
+    spec = write(tmp_path, '[packages]\nllamafactory = "0.8.3"\nvllm = "0.8.1"\n', "spec.toml")
     pkg101 = causes(cli, str(write(tmp_path, LLAMAFACTORY_VLLM)), "--spec", str(spec))["PKG101"]
     assert pkg101["verdict"] == "confirmed"
-    assert "llamafactory 0.9.2 requires vllm" in pkg101["findings"][0]["message"]
+    assert "llamafactory 0.8.3 requires vllm" in pkg101["findings"][0]["message"]
+
+
+def test_a_known_release_is_checked_against_its_bound(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    # llamafactory 0.9.2's [vllm] extra (matrices/bounds_pkgfix.toml): PKG110 names the range,
+    # the escape hatch the check itself offers, and PKG101 leaves the pair to it
+    spec = write(tmp_path, '[packages]\nllamafactory = "0.9.2"\nvllm = "0.8.1"\n', "spec.toml")
+    found = causes(cli, str(write(tmp_path, LLAMAFACTORY_VLLM)), "--spec", str(spec))
+    assert found["PKG110"]["verdict"] == "confirmed"
+    assert "pip install 'vllm<=0.7.3,>=0.4.3'" in found["PKG110"]["fix"]
+    assert "DISABLE_VERSION_CHECK=1" in found["PKG110"]["fix"]
+    assert found["PKG101"]["verdict"] == "ruled_out"

@@ -275,6 +275,11 @@ EXAMPLES += [
         "To fix: run `pip install vllm>=0.4.3,<=0.7.3` or set `DISABLE_VERSION_CHECK=1` to skip this check.",
         "llamafactory-check-version",
     ),
+    ("module 'torch' has no attribute 'compiler'", "torch-no-compiler"),
+    (
+        "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'worker_extension_cls'",
+        "vllm-engineargs-worker-extension-cls",
+    ),
 ]
 
 

@@ -55,6 +55,15 @@ def requirements_in_effect(dist: Distribution, markers: dict[str, str] | None) -
     return out
 
 
+def _bounded(facts: Facts, dist: Distribution, dependency: str) -> bool:
+    """A matrix ``[[bound]]`` covers this pair: PKG110 reports it, with the bound's reason."""
+    version = _version(dist)
+    return version is not None and any(
+        canonicalize_name(b.dependency) == dependency
+        for b in facts.matrix.bounds_for(dist.name, version)
+    )
+
+
 def _covered_elsewhere(
     dependent: str, dependency: str, installed: Version | None, spec: SpecifierSet
 ) -> bool:
@@ -125,6 +134,8 @@ def unmet_requirements(facts: Facts) -> Iterable[Hit]:
             other = packages.get(name)
             installed = _version(other) if other else None
             if _covered_elsewhere(dist.key, name, installed, req.specifier):
+                continue
+            if installed is not None and _bounded(facts, dist, name):
                 continue
             if other is None:
                 problems.append(f"requires {req.name}{req.specifier}, which is not installed")
