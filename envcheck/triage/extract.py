@@ -37,6 +37,8 @@ from envcheck.model.report import (
     SharedLibrary,
     StorageInfo,
     SystemInfo,
+    WorkloadInfo,
+    normal_dtype,
 )
 from envcheck.model.section import Section
 
@@ -44,6 +46,8 @@ from envcheck.model.section import Section
 FACTS: dict[str, str] = {
     "gpu_name": "a GPU's name as the log prints it",
     "gpu_sm": "that GPU's architecture, sm_XY digits (120 -> compute capability 12.0)",
+    "gpu_cc": "that GPU's compute capability as X.Y ('7.0')",
+    "dtype": "the floating-point type the job asked for (bfloat16, bf16, float16, half ...)",
     "driver_cuda": "the newest CUDA the driver supports, as CUDA prints it (12080 -> 12.8)",
     "driver_version": "the NVIDIA driver version",
     "torch_version": "the torch version",
@@ -186,7 +190,7 @@ class _Builder:
         return Section.ok(data, source=f"log ({self.where(*facts)})")
 
     def gpu(self) -> Section[GpuInfo] | None:
-        name, sm = self.first("gpu_name"), self.first("gpu_sm")
+        name, sm = self.first("gpu_name"), self.first("gpu_sm") or self.first("gpu_cc")
         cuda, driver = self.first("driver_cuda"), self.first("driver_version")
         if not any((name, sm, cuda, driver)):
             return None
@@ -196,7 +200,9 @@ class _Builder:
                 Gpu(
                     index=0,
                     name=name.value if name else None,
-                    compute_capability=_cc(sm.value) if sm else None,
+                    compute_capability=(
+                        (sm.value if sm.name == "gpu_cc" else _cc(sm.value)) if sm else None
+                    ),
                 ),
             )
         info = GpuInfo(
@@ -269,6 +275,13 @@ class _Builder:
             if fact.line not in lines:
                 lines.append(fact.line)
         return out
+
+    def workload(self) -> Section[WorkloadInfo] | None:
+        fact = self.first("dtype")
+        dtype = normal_dtype(fact.value) if fact else None
+        if fact is None or dtype is None:
+            return None
+        return self.section(WorkloadInfo(dtype=dtype), fact)
 
     def python(self) -> Section[PythonInfo] | None:
         fact = self.first("python_version") or self.first("site_python")
@@ -362,6 +375,7 @@ def to_report(facts: tuple[LogFact, ...], log: str) -> NodeReport | None:
             ("storage", build.storage()),
             ("libraries", build.libraries()),
             ("network", build.network()),
+            ("workload", build.workload()),
         )
         if section is not None
     }

@@ -1,6 +1,7 @@
-"""Requirements a log states (pip's resolver lines, LLaMA-Factory's runtime version check) become
-the requirer's requirements in the log's report, so PKG101 confirms the conflict from the log's
-own lines and names the range to install."""
+"""What a log states about the packages and the job: requirements (pip's resolver lines,
+LLaMA-Factory's runtime version check) become the requirer's requirements in the log's report,
+so PKG101 confirms the conflict from the log's own lines and names the range to install; vLLM's
+bf16 refusal states the job's dtype and the GPU, so VLM120 confirms it."""
 
 from __future__ import annotations
 
@@ -155,3 +156,36 @@ def test_a_known_release_is_checked_against_its_bound(
     assert "pip install 'vllm<=0.7.3,>=0.4.3'" in found["PKG110"]["fix"]
     assert "DISABLE_VERSION_CHECK=1" in found["PKG110"]["fix"]
     assert found["PKG101"]["verdict"] == "ruled_out"
+
+
+# vllm-project/vllm#946 and #1157, as vLLM prints it
+BF16 = (
+    "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. "
+    "Your {gpu} GPU has compute capability {cc}.\n"
+)
+
+
+@pytest.mark.parametrize(("gpu", "cc"), [("Tesla V100-SXM2-32GB", "7.0"), ("Tesla T4", "7.5")])
+def test_bf16_refusal_states_dtype_and_gpu(
+    tmp_path: Path, cli: Callable[..., CliResult], gpu: str, cc: str
+) -> None:
+    log = write(tmp_path, BF16.format(gpu=gpu, cc=cc))
+    facts = {f.name: f.value for f in log_facts(str(log), scan_log(str(log), matrix())[1])}
+    assert facts == {"dtype": "Bfloat16", "gpu_name": gpu, "gpu_cc": cc}
+    vlm120 = causes(cli, str(log), "--no-probe")["VLM120"]
+    assert vlm120["verdict"] == "confirmed"
+    assert f"{gpu} (compute capability {cc})" in vlm120["findings"][0]["message"]
+    assert "--dtype half" in vlm120["fix"]
+
+
+def test_spec_declares_the_dtype_and_rejects_an_unknown_one(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    spec = write(tmp_path, '[gpu]\nmodels = ["Tesla T4"]\n[workload]\ndtype = "bf16"\n', "s.toml")
+    result = cli("check", "--spec", str(spec), "--json")
+    codes = {f["code"] for f in result.json()["data"]["findings"]}
+    assert "VLM120" in codes
+    bad = write(tmp_path, '[workload]\ndtype = "int8"\n', "bad.toml")
+    result = cli("check", "--spec", str(bad))
+    assert result.returncode == 2
+    assert "workload.dtype" in result.stderr and "Traceback" not in result.stderr

@@ -280,6 +280,11 @@ EXAMPLES += [
         "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'worker_extension_cls'",
         "vllm-engineargs-worker-extension-cls",
     ),
+    (
+        "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. "
+        "Your Tesla T4 GPU has compute capability 7.5.",
+        "vllm-bf16-needs-sm80",
+    ),
 ]
 
 
