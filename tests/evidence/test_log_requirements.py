@@ -189,3 +189,15 @@ def test_spec_declares_the_dtype_and_rejects_an_unknown_one(
     result = cli("check", "--spec", str(bad))
     assert result.returncode == 2
     assert "workload.dtype" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_requirement_on_a_package_the_log_does_not_show_is_left_open(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    # the log names the requirer and the requirement but not what is installed: a partial list
+    # says nothing about the required package, so PKG101 neither fires nor rules the cause out
+    text = LLAMAFACTORY_VLLM.split("\n", 1)[1]
+    result = cli("triage", str(write(tmp_path, text)), "--no-probe", "--json")
+    found = {c["code"]: c for m in result.json()["data"]["matches"] for c in m["causes"]}
+    assert found["PKG101"]["verdict"] == "unknown"
+    assert "vllm is not in the package list" in found["PKG101"]["reason"]

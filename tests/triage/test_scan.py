@@ -285,6 +285,11 @@ EXAMPLES += [
         "Your Tesla T4 GPU has compute capability 7.5.",
         "vllm-bf16-needs-sm80",
     ),
+    ("  Unable to find installation candidates for ray (1.9.0)", "poetry-no-ray-candidates"),
+    (
+        '  File "/envs/lf/LLaMA-Factory/src/llamafactory/extras/misc.py", line 92, in check_dependencies',
+        "llamafactory-check-dependencies",
+    ),
 ]
 
 

@@ -124,6 +124,7 @@ def unmet_requirements(facts: Facts) -> Iterable[Hit]:
         markers = None  # a log's requirements: pip already evaluated their markers
     seen: set[str] = set()
     hits = []
+    unknown: str | None = None  # a required package a partial list does not show
     for dist in packages.distributions:
         if dist.key in seen:
             continue
@@ -136,6 +137,9 @@ def unmet_requirements(facts: Facts) -> Iterable[Hit]:
             if _covered_elsewhere(dist.key, name, installed, req.specifier):
                 continue
             if installed is not None and _bounded(facts, dist, name):
+                continue
+            if other is None and packages.partial:
+                unknown = unknown or name  # not listed is not "not installed" on a partial list
                 continue
             if other is None:
                 problems.append(f"requires {req.name}{req.specifier}, which is not installed")
@@ -160,6 +164,11 @@ def unmet_requirements(facts: Facts) -> Iterable[Hit]:
                     ),
                 )
             )
+    if not hits and unknown is not None:
+        raise Skip(
+            f"{unknown} is not in the package list, which is partial ({packages.partial})",
+            f"packages.{unknown}",
+        )
     return hits
 
 
