@@ -201,3 +201,19 @@ def test_a_requirement_on_a_package_the_log_does_not_show_is_left_open(
     found = {c["code"]: c for m in result.json()["data"]["matches"] for c in m["causes"]}
     assert found["PKG101"]["verdict"] == "unknown"
     assert "vllm is not in the package list" in found["PKG101"]["reason"]
+
+
+def test_verl_refusing_the_vllm_release_is_checked_against_its_bound(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    # verl 0.1's third_party/vllm: the line names the vLLM release, the spec the verl release
+    log = write(
+        tmp_path,
+        "ValueError: vllm version 0.8.5.post1 not supported. Currently supported versions are "
+        "0.3.1, 0.4.2, 0.5.4 and 0.6.3.\n",
+    )
+    spec = write(tmp_path, '[packages]\nverl = "0.1"\ntorch = "2.6.0"\n', "spec.toml")
+    pkg110 = causes(cli, str(log), "--spec", str(spec))["PKG110"]
+    assert pkg110["verdict"] == "confirmed"
+    assert "verl 0.1 with vllm 0.8.5.post1" in pkg110["findings"][0]["message"]
+    assert "pip install vllm==0.6.3" in pkg110["fix"]

@@ -290,6 +290,12 @@ EXAMPLES += [
         '  File "/envs/lf/LLaMA-Factory/src/llamafactory/extras/misc.py", line 92, in check_dependencies',
         "llamafactory-check-dependencies",
     ),
+    ("ModuleNotFoundError: No module named 'numpy.lib.function_base'", "numpy2-private-lib-module"),
+    (
+        "ValueError: vllm version 0.8.5.post1 not supported. Currently supported versions are "
+        "0.3.1, 0.4.2, 0.5.4 and 0.6.3.",
+        "verl-vllm-version-not-supported",
+    ),
 ]
 
 
