@@ -217,3 +217,21 @@ def test_verl_refusing_the_vllm_release_is_checked_against_its_bound(
     assert pkg110["verdict"] == "confirmed"
     assert "verl 0.1 with vllm 0.8.5.post1" in pkg110["findings"][0]["message"]
     assert "pip install vllm==0.6.3" in pkg110["fix"]
+
+
+# unitreerobotics/unitree_sim_isaaclab#82: a dependency pulled NumPy 2.2.6 into Isaac Sim 5.0
+NUMPY2 = """\
+ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. This behaviour is the source of the following dependency conflicts.
+isaaclab 0.44.9 requires numpy<2, but you have numpy 2.2.6 which is incompatible.
+isaacsim-kernel 5.0.0.0 requires numpy==1.26.0, but you have numpy 2.2.6 which is incompatible.
+numba 0.59.1 requires numpy<1.27,>=1.22, but you have numpy 2.2.6 which is incompatible.
+"""
+
+
+def test_numpy2_under_numpy1_pins_is_confirmed_with_the_pin_they_all_accept(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    pkg104 = causes(cli, str(write(tmp_path, NUMPY2)), "--no-probe")["PKG104"]
+    assert pkg104["verdict"] == "confirmed"
+    assert "isaacsim-kernel 5.0.0.0 (numpy==1.26.0)" in pkg104["findings"][0]["message"]
+    assert "pip install numpy==1.26.0" in pkg104["fix"]

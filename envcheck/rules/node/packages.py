@@ -151,7 +151,7 @@ def unmet_requirements(facts: Facts) -> Iterable[Hit]:
                 wanted.append(f"{req.name}{req.specifier}")
         if problems:
             label = dist.name if dist.version == "unknown" else f"{dist.name} {dist.version}"
-            stated = f" (as {dist.location} states)" if dist.location else ""
+            stated = f" (stated on {dist.location})" if dist.location else ""
             hits.append(
                 Hit(
                     f"{label} {'; '.join(problems)}{stated}",
@@ -219,13 +219,14 @@ def duplicate_distribution(facts: Facts) -> Iterable[Hit]:
     return hits
 
 
-def _numpy_caps(facts: Facts, numpy: Version) -> list[str]:
+def _numpy_caps(facts: Facts, numpy: Version) -> list[tuple[str, SpecifierSet]]:
+    """The packages that require NumPy 1 here: (label, what they require of numpy)."""
     packages = facts.packages()
     try:
         markers = facts.markers()
     except Skip:
         markers = {}
-    cappers = []
+    cappers: list[tuple[str, SpecifierSet]] = []
     seen: set[str] = set()
     for dist in packages.distributions:
         if dist.key in seen:
@@ -240,9 +241,15 @@ def _numpy_caps(facts: Facts, numpy: Version) -> list[str]:
             if canonicalize_name(req.name) == "numpy" and not req.specifier.contains(
                 numpy, prereleases=True
             ):
-                cappers.append(f"{dist.name} {dist.version} (numpy{req.specifier})")
-    vllm = facts.version("vllm")
-    vllm_dist = facts.dist("vllm")
+                cappers.append(
+                    (f"{dist.name} {dist.version} (numpy{req.specifier})", req.specifier)
+                )
+    try:
+        vllm, vllm_dist = facts.version("vllm"), facts.dist("vllm")
+    except Skip:  # a partial list without vLLM: the requirements above still decide
+        if cappers:
+            return cappers
+        raise
     if vllm is not None and vllm_dist is not None and not vllm_dist.requires:
         release = facts.matrix.vllm_release(vllm)
         if (
@@ -250,7 +257,7 @@ def _numpy_caps(facts: Facts, numpy: Version) -> list[str]:
             and release.numpy is not None
             and not release.numpy.contains(numpy, prereleases=True)
         ):
-            cappers.append(f"vllm {vllm} (numpy{release.numpy}, from the matrix)")
+            cappers.append((f"vllm {vllm} (numpy{release.numpy}, from the matrix)", release.numpy))
     return cappers
 
 
@@ -283,9 +290,14 @@ def numpy2_capped(facts: Facts) -> Iterable[Hit]:
     numpy = facts.version("numpy")
     if numpy is None or numpy.major < 2:
         return []
-    cappers = _numpy_caps(facts, numpy)
-    if not cappers:
+    found = _numpy_caps(facts, numpy)
+    if not found:
         return []
+    cappers = [label for label, _ in found]
+    # an exact pin one of them names and all of them accept (isaacsim-kernel's numpy==1.26.0)
+    pins = [s.version for _, spec in found for s in spec if s.operator == "=="]
+    pin = next((p for p in pins if all(spec.contains(p) for _, spec in found)), None)
+    wanted = f"numpy=={pin}" if pin else "numpy<2"
     return [
         Hit(
             f"numpy {numpy} is installed but {', '.join(cappers)} "
@@ -293,7 +305,10 @@ def numpy2_capped(facts: Facts) -> Iterable[Hit]:
             "NumPy 1.x cannot be run in NumPy 2'",
             evidence={"numpy": str(numpy), "requires_numpy1": cappers},
             fix=fix(
-                "Install NumPy 1.x and pin it for later installs", "safe", pip_install("numpy<2")
+                f"Install NumPy 1.x ({wanted}, which every package here that needs NumPy 1 accepts) "
+                "and pin it for later installs",
+                "safe",
+                pip_install(wanted),
             ),
         )
     ]
