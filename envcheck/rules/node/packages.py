@@ -280,7 +280,9 @@ def numpy2_capped(facts: Facts) -> Iterable[Hit]:
     numpy 2.1.3 with vllm 0.6.3 (numpy<2.0.0) and verl (numpy<2.0.0).
 
     ## Fix
-    `pip install 'numpy<2'`, and keep it in a constraints file used for every later install.
+    `pip install 'numpy<2'` (or the exact pin one of the packages names when every other accepts
+    it: Isaac Sim 5.0's `numpy==1.26.0`), and keep it in a constraints file used for every
+    later install.
 
     ## References
     - https://github.com/pytorch/pytorch/issues/132179
