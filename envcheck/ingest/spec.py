@@ -41,6 +41,8 @@ from envcheck.model.report import (
     SystemInfo,
     Toolkit,
     TorchBuild,
+    WorkloadInfo,
+    normal_dtype,
 )
 from envcheck.model.section import Section
 from envcheck.numeric import NumberError, Range, check
@@ -112,6 +114,11 @@ class SpecNetwork:
 
 
 @dataclass(frozen=True)
+class SpecWorkload:
+    dtype: str | None = None  # what the job runs in: bfloat16 (bf16), float16 (half, fp16), float32
+
+
+@dataclass(frozen=True)
 class StackSpec:
     node: str | None = None
     gpu: SpecGpu | None = None
@@ -120,6 +127,7 @@ class StackSpec:
     system: SpecSystem | None = None
     env: dict[str, str] | None = None
     network: SpecNetwork | None = None
+    workload: SpecWorkload | None = None
 
 
 def _tuple(value: str | tuple[str, ...]) -> tuple[str, ...]:
@@ -210,6 +218,13 @@ def _validate(spec: StackSpec, text: str, where: str) -> None:
                     f"system.disks[{i}]",
                     "needs 0 <= free_gib <= size_gib and size_gib > 0",
                 )
+    if spec.workload and spec.workload.dtype is not None and not normal_dtype(spec.workload.dtype):
+        raise _fail(
+            text,
+            where,
+            "workload.dtype",
+            f"unknown dtype {spec.workload.dtype!r} (bfloat16, float16 or float32)",
+        )
     if spec.network:
         import ipaddress
 
@@ -396,7 +411,15 @@ def spec_to_report(spec: StackSpec, where: str) -> NodeReport:
         network=_network(spec),
         env=env_section,
         graphics=Section.unavailable(NOT_DECLARED, source="spec"),
+        workload=_workload(spec),
     )
+
+
+def _workload(spec: StackSpec) -> Section[WorkloadInfo]:
+    if spec.workload is None:
+        return Section.unavailable(NOT_DECLARED, source="spec")
+    dtype = normal_dtype(spec.workload.dtype) if spec.workload.dtype else None
+    return Section.ok(WorkloadInfo(dtype=dtype), source="spec")
 
 
 def load_spec(path: str) -> NodeReport:

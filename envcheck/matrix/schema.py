@@ -187,6 +187,12 @@ class Bound:
     symptom: str | None = None
     verified: bool = True
     note: str | None = None
+    # the requirement to install when it is narrower than ``allowed`` (the release's own extra
+    # pins vllm==0.7.2; "{version}" is the installed release: trl[vllm]=={version});
+    # default: ``dependency`` + ``allowed``
+    install: str | None = None
+    # a setting that lets the pair run as it is, where the thread established one (VLLM_USE_V1=0)
+    workaround: str | None = None
 
 
 @dataclass(frozen=True)
@@ -297,6 +303,9 @@ class Signature:
     # causes the line itself establishes, whatever the node's facts say ("sm_120 is not
     # compatible with the current PyTorch installation" is TOR101 by definition)
     confirms: tuple[str, ...] = ()
+    # the distribution whose own runtime check prints the matched line (LLaMA-Factory's
+    # check_version): a ``requirement`` its extractors read is that distribution's requirement
+    requirer: str | None = None
 
 
 @dataclass(frozen=True)

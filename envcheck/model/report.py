@@ -275,6 +275,14 @@ class GraphicsInfo:
 
 
 @dataclass(frozen=True)
+class WorkloadInfo:
+    """What the job asks of the node, as a log or a declared spec states it (a probe cannot
+    know it): the floating-point type it runs in."""
+
+    dtype: str | None = None  # "bfloat16", "float16", "float32" (normalised)
+
+
+@dataclass(frozen=True)
 class EnvInfo:
     variables: dict[str, str] = field(default_factory=dict)
     redacted: tuple[str, ...] = ()
@@ -308,6 +316,7 @@ class NodeReport:
     network: Section[NetworkInfo] = _missing("network facts")
     env: Section[EnvInfo] = _missing("environment variables")
     graphics: Section[GraphicsInfo] = _missing("graphics userspace")
+    workload: Section[WorkloadInfo] = _missing("the job's settings (from a log or a spec)")
     deep: Section[DeepInfo] = field(
         default_factory=lambda: Section(Status.UNAVAILABLE, reason=DEEP_NOT_RUN)
     )
@@ -323,6 +332,7 @@ class NodeReport:
         "network",
         "env",
         "graphics",
+        "workload",
         "deep",
     )
 
@@ -359,3 +369,21 @@ class NodeReport:
 
     def with_sections(self, **sections: Any) -> NodeReport:
         return replace(self, **sections)
+
+
+# spellings of the floating-point types (PyTorch, vLLM's --dtype, HF's bf16/fp16 flags)
+DTYPES = {
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+    "float16": "float16",
+    "fp16": "float16",
+    "half": "float16",
+    "float32": "float32",
+    "fp32": "float32",
+    "float": "float32",
+}
+
+
+def normal_dtype(text: str) -> str | None:
+    """The dtype's normal name ("bfloat16" for "Bfloat16", "bf16", "torch.bfloat16"), or None."""
+    return DTYPES.get(text.strip().lower().removeprefix("torch."))

@@ -27,6 +27,7 @@ from envcheck.model.report import (
     SystemInfo,
     TorchBuild,
     UnresolvedSymbol,
+    WorkloadInfo,
 )
 from envcheck.model.section import Section
 from envcheck.model.versions import DriverVersion
@@ -338,6 +339,10 @@ class Facts:
 
     def libraries(self) -> LibrariesInfo:
         info: LibrariesInfo = self._data(self.report.libraries, "shared libraries", "libraries")
+        return info
+
+    def workload(self) -> WorkloadInfo:
+        info: WorkloadInfo = self._data(self.report.workload, "the job's settings", "workload")
         return info
 
     def env(self) -> Mapping[str, str]:

@@ -10,11 +10,15 @@ more specific witness of the failed run).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 
 from envcheck.ingest.common import markers, now
 from envcheck.matrix.schema import Signature
@@ -35,6 +39,8 @@ from envcheck.model.report import (
     SystemInfo,
     TorchBuild,
     UnresolvedSymbol,
+    WorkloadInfo,
+    normal_dtype,
 )
 from envcheck.model.section import Section
 
@@ -43,6 +49,7 @@ FACTS: dict[str, str] = {
     "gpu_name": "a GPU's name as the log prints it",
     "gpu_sm": "that GPU's architecture, sm_XY digits (120 -> compute capability 12.0)",
     "gpu_cc": "that GPU's compute capability as X.Y (torch's 'which is of cuda capability 5.0')",
+    "dtype": "the floating-point type the job asked for (bfloat16, bf16, float16, half ...)",
     "driver_cuda": "the newest CUDA the driver supports, as CUDA prints it (12080 -> 12.8)",
     "driver_version": "the NVIDIA driver version",
     "torch_version": "the torch version",
@@ -57,6 +64,12 @@ FACTS: dict[str, str] = {
     "pkg_version": "its version",
     "pkg2_name": "a second installed distribution's name (paired with pkg2_version)",
     "pkg2_version": "its version",
+    "requires": "'NAME [VERSION] requires REQUIREMENT', a requirement an installed distribution "
+    "has, as pip's resolver prints it ('isaaclab 0.36.1 requires torch==2.5.1')",
+    "requirement": "a requirement (PEP 508) that the signature's `requirer` checks at run time "
+    "(LLaMA-Factory's check_version: 'vllm>=0.4.3,<=0.7.3')",
+    "req_name": "a required distribution's name, joined with req_spec into a requirement",
+    "req_spec": "the version range required of it ('>=0.8.6,<=0.9.6')",
     "nccl_version": "the NCCL release loaded",
     "nccl_cuda": "the CUDA release that NCCL was built for",
     "mem_used_gb": "memory in use on the node (GB, Ray's memory monitor)",
@@ -76,6 +89,10 @@ FACTS: dict[str, str] = {
     "address": "an IP address the process used",
 }
 _PAIRS = {"pkg_name": "pkg_version", "pkg2_name": "pkg2_version"}
+_REQUIRES = re.compile(
+    r"^(?P<by>[A-Za-z0-9][A-Za-z0-9._-]*)(?: [0-9][^ ]*)? requires (?P<req>.+?)"
+    r"(?:, but you have (?P<have>[A-Za-z0-9][A-Za-z0-9._-]*) (?P<have_version>[0-9][^ ]*))?$"
+)
 _LOOPBACK = re.compile(r"^(127\.|::1$|localhost$)")
 
 
@@ -115,13 +132,22 @@ def extractor_problem(pattern: str) -> str | None:
 
 
 def extract(signature: Signature, line: int, text: str) -> list[LogFact]:
-    """The facts ``signature``'s extractors read from one matched line (or its context)."""
+    """The facts ``signature``'s extractors read from one matched line (or its context). A
+    requirement read on a line its ``requirer`` prints becomes that distribution's
+    ``requires`` fact ("llamafactory requires vllm>=0.4.3,<=0.7.3"); without a requirer it is
+    dropped (a bare requirement belongs to nothing the node has)."""
     found: list[LogFact] = []
     for pattern in signature.extract:
         for match in _compiled(pattern).finditer(text):
-            for name, value in match.groupdict().items():
-                if value:
-                    found.append(LogFact(name, value.strip(), line, signature.id))
+            groups = {k: v.strip() for k, v in match.groupdict().items() if v and v.strip()}
+            name, spec = groups.pop("req_name", None), groups.pop("req_spec", None)
+            if name and spec:
+                groups.setdefault("requirement", name + spec.replace(" ", ""))
+            requirement = groups.pop("requirement", None)
+            if requirement and signature.requirer:
+                groups["requires"] = f"{signature.requirer} requires {requirement}"
+            at = line + text.count("\n", 0, match.start())  # the line in a context block
+            found += [LogFact(k, v, at, signature.id) for k, v in groups.items()]
     return found
 
 
@@ -185,7 +211,9 @@ class _Builder:
                 Gpu(
                     index=0,
                     name=name.value if name else None,
-                    compute_capability=_cc(sm.value) if sm else None,
+                    compute_capability=(
+                        (sm.value if sm.name == "gpu_cc" else _cc(sm.value)) if sm else None
+                    ),
                 ),
             )
         info = GpuInfo(
@@ -200,6 +228,13 @@ class _Builder:
     def packages(self) -> Section[PackagesInfo] | None:
         dists: list[Distribution] = []
         used: list[LogFact] = []
+        # what pip's resolver lines say is installed: the latest line states the current set
+        have: dict[str, str] = {}
+        for stated in self.facts:
+            found = _REQUIRES.match(stated.value) if stated.name == "requires" else None
+            if found is not None and found.group("have"):
+                have[found.group("have")] = found.group("have_version")
+        dists += [Distribution(name=n, version=v) for n, v in have.items()]
         for key, value in (("torch_version", "torch"), ("ray_version", "ray")):
             fact = self.first(key)
             if fact is not None:
@@ -219,11 +254,19 @@ class _Builder:
                 )
             )
             used.append(built)
+        required = self.requirements()
+        for requirer in required:
+            if not any(canonicalize_name(d.name) == requirer for d in dists):
+                dists.append(Distribution(name=requirer, version="unknown"))
+        used += [f for f in self.facts if f.name == "requires"]
         if not dists:
             return None
         unique: dict[str, Distribution] = {}
         for dist in dists:
             unique.setdefault(dist.key, dist)
+        for key, (reqs, lines) in required.items():
+            where = f"log line{'s' if len(lines) > 1 else ''} " + ", ".join(map(str, lines))
+            unique[key] = dataclasses.replace(unique[key], requires=tuple(reqs), location=where)
         info = PackagesInfo(
             distributions=tuple(unique.values()),
             partial="a log names only the packages its lines mention",
@@ -244,6 +287,35 @@ class _Builder:
             data = replace(torch.data, arch_list=text)
             return Section.ok(data, source=f"{torch.source} + log ({self.where(fact)})")
         return self.section(TorchBuild(version="", arch_list=text), fact)
+
+    def requirements(self) -> dict[str, tuple[list[str], list[int]]]:
+        """Requirements the log states, by requirer (canonical name), with the lines stating
+        them: pip's resolver lines and runtime checks. Only those that parse as PEP 508 (a
+        retyped 'torch= =2.4.0' does not)."""
+        out: dict[str, tuple[list[str], list[int]]] = {}
+        for fact in self.facts:
+            if fact.name != "requires":
+                continue
+            found = _REQUIRES.match(fact.value)
+            if found is None:
+                continue
+            try:
+                req = Requirement(found.group("req").replace(" ", ""))
+            except InvalidRequirement:
+                continue
+            reqs, lines = out.setdefault(canonicalize_name(found.group("by")), ([], []))
+            if str(req) not in reqs:
+                reqs.append(str(req))
+            if fact.line not in lines:
+                lines.append(fact.line)
+        return out
+
+    def workload(self) -> Section[WorkloadInfo] | None:
+        fact = self.first("dtype")
+        dtype = normal_dtype(fact.value) if fact else None
+        if fact is None or dtype is None:
+            return None
+        return self.section(WorkloadInfo(dtype=dtype), fact)
 
     def python(self) -> Section[PythonInfo] | None:
         fact = self.first("python_version") or self.first("site_python")
@@ -344,6 +416,7 @@ def to_report(facts: tuple[LogFact, ...], log: str) -> NodeReport | None:
             ("storage", build.storage()),
             ("libraries", build.libraries()),
             ("network", build.network()),
+            ("workload", build.workload()),
         )
         if section is not None
     }

@@ -36,7 +36,13 @@ LINES: list[tuple[str, str, dict[str, str]]] = [
     (
         "pip-resolver-conflict",
         "vllm 0.6.3 requires torch==2.4.0, but you have torch 2.5.1 which is incompatible.",
-        {"pkg_name": "vllm", "pkg_version": "0.6.3", "pkg2_name": "torch", "pkg2_version": "2.5.1"},
+        {
+            "pkg_name": "vllm",
+            "pkg_version": "0.6.3",
+            "pkg2_name": "torch",
+            "pkg2_version": "2.5.1",
+            "requires": "vllm 0.6.3 requires torch==2.4.0, but you have torch 2.5.1",
+        },
     ),
     (
         "nccl-version-banner",

@@ -297,6 +297,35 @@ EXAMPLES += [
     ),
 ]
 
+# matrices/signatures_pkgfix.toml (lines from tests/corpus/<id>/log.txt)
+EXAMPLES += [
+    (
+        "To fix: run `pip install vllm>=0.4.3,<=0.7.3` or set `DISABLE_VERSION_CHECK=1` to skip this check.",
+        "llamafactory-check-version",
+    ),
+    ("module 'torch' has no attribute 'compiler'", "torch-no-compiler"),
+    (
+        "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'worker_extension_cls'",
+        "vllm-engineargs-worker-extension-cls",
+    ),
+    (
+        "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. "
+        "Your Tesla T4 GPU has compute capability 7.5.",
+        "vllm-bf16-needs-sm80",
+    ),
+    ("  Unable to find installation candidates for ray (1.9.0)", "poetry-no-ray-candidates"),
+    (
+        '  File "/envs/lf/LLaMA-Factory/src/llamafactory/extras/misc.py", line 92, in check_dependencies',
+        "llamafactory-check-dependencies",
+    ),
+    ("ModuleNotFoundError: No module named 'numpy.lib.function_base'", "numpy2-private-lib-module"),
+    (
+        "ValueError: vllm version 0.8.5.post1 not supported. Currently supported versions are "
+        "0.3.1, 0.4.2, 0.5.4 and 0.6.3.",
+        "verl-vllm-version-not-supported",
+    ),
+]
+
 
 @pytest.fixture(scope="module")
 def matrix() -> Matrix:
