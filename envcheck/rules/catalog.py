@@ -12,8 +12,10 @@ from envcheck.rules.node import (  # noqa: F401
     gpu_torch,
     packages,
     ray,
+    sim_render,
     simulators,
     system,
+    system_build,
     torch_build,
     torch_cpu,
 )
