@@ -129,11 +129,12 @@ def host_compiler(facts: Facts) -> Iterable[Hit]:
         return []
     return [
         Hit(
-            f"g++ {found} is outside the range this CUDA toolkit accepts ({accepted}): CUDA "
+            f"g++ {found} is outside the range this CUDA toolkit accepts ({system.gxx_needed}): CUDA "
             "extensions cannot be compiled here",
             evidence={"gxx": str(found), "accepted": str(accepted)},
             fix=fix(
-                f"Use a g++ in {accepted} for the build (e.g. g++-9: CC=gcc-9 CXX=g++-9), then "
+                f"Use a g++ in the range CUDA accepts ({system.gxx_needed}) for the build (e.g. "
+                "g++-9: CC=gcc-9 CXX=g++-9), then "
                 "pip install flash-attn --no-build-isolation",
                 "manual",
                 manual(
