@@ -267,6 +267,31 @@ EXAMPLES += [
         "AssertionError: CublasLt version 12.1.3.x or higher required for FP8 execution on Ada.",
         "fp8-ada-cublaslt-version",
     ),
+    # simsys: rendering userspace, MuJoCo backends, build prerequisites
+    (
+        "ERROR: [Loader Message] Code 0 : libGLX_nvidia.so.0: cannot open shared object",
+        "vulkan-icd-library-missing",
+    ),
+    (
+        "libEGL warning: failed to open /dev/dri/renderD128: Permission denied",
+        "egl-dri-permission-denied",
+    ),
+    ("AttributeError: 'GLXPlatform' object has no attribute 'EGL'", "pyopengl-platform-mismatch"),
+    ("an OpenGL platform library has not been loaded", "mujoco-no-opengl-context"),
+    (
+        "python_headers.h:12:10: fatal error: Python.h: No such file or directory",
+        "python-h-missing",
+    ),
+    (
+        "RuntimeError: The current installed version of g++ (4.8.5) is less than the minimum "
+        "required version by CUDA 11.7 (6.0.0). Please make sure to use an adequate version of "
+        "g++ (>=6.0.0, <12.0).",
+        "gxx-outside-cuda-range",
+    ),
+    (
+        "- `libGLU.so.1: cannot open shared object file`",
+        "system-library-cannot-open",
+    ),
 ]
 
 

@@ -277,8 +277,10 @@ def mujoco_egl_no_device(facts: Facts) -> Iterable[Hit]:
             return []
         if facts.gpus():
             return []
-    what = f"the log shows EGL finding no device ({logged[0]})" if logged else (
-        "MUJOCO_GL=egl on a node with no NVIDIA GPU"
+    what = (
+        f"the log shows EGL finding no device ({logged[0]})"
+        if logged
+        else ("MUJOCO_GL=egl on a node with no NVIDIA GPU")
     )
     return [
         Hit(
@@ -324,8 +326,10 @@ def mujoco_no_gl_context(facts: Facts) -> Iterable[Hit]:
             return []
         if not _installed(facts, ("mujoco",)):
             return []
-    what = f"the log shows no OpenGL context ({logged[0]})" if logged else (
-        "mujoco is installed, MUJOCO_GL is unset and there is no DISPLAY"
+    what = (
+        f"the log shows no OpenGL context ({logged[0]})"
+        if logged
+        else ("mujoco is installed, MUJOCO_GL is unset and there is no DISPLAY")
     )
     return [
         Hit(

@@ -12,7 +12,6 @@ from envcheck.rules.base import Hit, Skip, rule
 from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
 
-
 # Isaac Sim's pip components carry the release's version (isaacsim-kernel 5.0.0.0 belongs to
 # isaacsim 5.0.0.0); a node or log that names only a component still names the release
 COMPONENTS = ("isaacsim-kernel", "isaacsim-rl", "isaacsim-app", "isaacsim-core")
