@@ -77,6 +77,8 @@ def python_headers(facts: Facts) -> Iterable[Hit]:
             f"Python.h is missing for Python {minor or '(this interpreter)'}: C/C++ extensions "
             "built on this node (DeepSpeed ops, torch cpp_extension, Triton) cannot compile",
             evidence={"python": minor},
+            # a build log's failure is certain; a probed node may never build anything
+            severity=None if logged else Severity.WARNING,
             fix=fix(
                 f"Install the Python development headers ({package})",
                 "manual",
