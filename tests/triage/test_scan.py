@@ -292,6 +292,11 @@ EXAMPLES += [
         "- `libGLU.so.1: cannot open shared object file`",
         "system-library-cannot-open",
     ),
+    (
+        "[Error] [rtx.scenedb.plugin] Failed to create nrend renderer with error code 2",
+        "isaacsim-nrend-renderer-failed",
+    ),
+    ("is unsupported by this version of iray photoreal.", "iray-gpu-unsupported"),
 ]
 
 
