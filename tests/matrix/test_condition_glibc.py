@@ -36,7 +36,7 @@ def test_glibc_range(tmp_path: Path, glibc: str, vllm: str, holds: bool) -> None
 
 def test_unknown_glibc_is_unknown_not_false(tmp_path: Path) -> None:
     node = facts(tmp_path, '[packages]\nvllm = "0.8.2"\n')
-    with pytest.raises(Skip, match="glibc is unknown|system facts unknown"):
+    with pytest.raises(Skip, match=r"glibc is unknown|system facts unknown"):
         evaluate(COND, node)
     node = facts(tmp_path, '[system]\nos = "CentOS 7"\n\n[packages]\nvllm = "0.8.2"\n')
     with pytest.raises(Skip, match="glibc is unknown"):
