@@ -154,6 +154,13 @@ CONFIRMED = [
     (LINES[7][1] + "\n", "SYS132", ["glibc >= 2.32"]),
     (LINES[8][1] + "\n", "SYS133", ["libglu1-mesa"]),
     (LINES[9][1] + "\n", "GPU101", ["nvidia-fabricmanager"]),
+    (
+        "isaaclab 0.44.9 requires numpy<2, but you have numpy 2.2.6 which is incompatible.\n"
+        "isaacsim-kernel 5.0.0.0 requires numpy==1.26.0, but you have numpy 2.2.6 which is "
+        "incompatible.\n",
+        "SIM108",
+        ["numpy==1.26.0"],
+    ),
 ]
 
 

@@ -297,6 +297,17 @@ EXAMPLES += [
         "isaacsim-nrend-renderer-failed",
     ),
     ("is unsupported by this version of iray photoreal.", "iray-gpu-unsupported"),
+    (
+        "isaacsim-kernel 5.0.0.0 requires numpy==1.26.0, but you have numpy 2.2.6 which is "
+        "incompatible.",
+        "isaacsim-numpy-conflict",
+    ),
+    (
+        '  File "/envs/isaaclab/lib/python3.10/site-packages/isaacsim/extscache/'
+        'omni.kit.pip_archive-0.0.0+d02c707b.lx64.cp310/pip_prebundle/numpy/core/records.py", '
+        "line 44, in <module>",
+        "isaacsim-prebundle-numpy-crash",
+    ),
 ]
 
 
