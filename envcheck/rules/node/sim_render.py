@@ -18,6 +18,7 @@ from envcheck.model.versions import DriverVersion
 from envcheck.rules.base import Hit, Skip, rule
 from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual, set_env
+from envcheck.rules.node.simulators import isaacsim_version
 
 VULKAN_USERS = ("isaacsim", "omnigibson", "mani-skill", "sapien")
 RTX_FLOOR = "omniverse.rtx_min_driver"
@@ -93,7 +94,7 @@ def rtx_driver_floor(facts: Facts) -> Iterable[Hit]:
     floor_text = info.rtx_min_driver if info else None
     who = "the Omniverse RTX app (its log states the unsupported range [0.0, {floor}))"
     if floor_text is None:
-        isaac = facts.version("isaacsim")
+        isaac = isaacsim_version(facts)
         if isaac is None or isaac < Version("4.0"):
             return []
         constant = facts.matrix.constant(RTX_FLOOR)
