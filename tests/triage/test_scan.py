@@ -298,6 +298,11 @@ EXAMPLES += [
     ),
     ("is unsupported by this version of iray photoreal.", "iray-gpu-unsupported"),
     (
+        "        [omnigibson-2023.1.1] dependency: 'omni.kit.streamsdk.plugins' = { version='=2.5.2' } "
+        "can't be satisfied. Available versions:",
+        "omnigibson-kit-dependency-unsatisfied",
+    ),
+    (
         "isaacsim-kernel 5.0.0.0 requires numpy==1.26.0, but you have numpy 2.2.6 which is "
         "incompatible.",
         "isaacsim-numpy-conflict",
