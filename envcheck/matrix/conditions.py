@@ -90,6 +90,14 @@ def _nvcc_matches_torch_is(facts: Facts, wanted: bool) -> bool:
     return (nvcc.major == cuda.major) == wanted
 
 
+def _glibc_in(facts: Facts, spec: SpecifierSet) -> bool:
+    text = facts.system().glibc
+    glibc = parse_version(text) if text else None
+    if glibc is None:
+        raise Skip("the system glibc is unknown", "system.glibc")
+    return _contains(spec, glibc)
+
+
 def _gpu_count_ok(cond: GpuCondition, facts: Facts) -> bool:
     return len(matching_gpus(cond, facts)) >= cond.min_count
 
@@ -111,6 +119,8 @@ def _parts(cond: Condition, facts: Facts) -> list[Callable[[], bool]]:
         parts.append(functools.partial(_nvcc_matches_torch_is, facts, cond.nvcc_matches_torch))
     if cond.driver is not None:
         parts.append(functools.partial(_driver_in, facts, cond.driver))
+    if cond.glibc is not None:
+        parts.append(functools.partial(_glibc_in, facts, cond.glibc))
     if cond.gpu is not None:
         parts.append(functools.partial(_gpu_count_ok, cond.gpu, facts))
     if cond.any:
@@ -175,6 +185,8 @@ def describe(cond: Condition) -> str:
         bits.append(f"driver {cond.driver}")
     if cond.python is not None:
         bits.append(f"Python {cond.python}")
+    if cond.glibc is not None:
+        bits.append(f"glibc {cond.glibc}")
     if cond.torch_cuda is not None:
         bits.append(f"torch CUDA {cond.torch_cuda}")
     if cond.nvcc_matches_torch is not None:

@@ -232,6 +232,7 @@ class Condition:
     torch_cpu: bool | None = None
     # false: the CUDA toolkit on PATH (nvcc) has another major than torch's CUDA; true: same major
     nvcc_matches_torch: bool | None = None
+    glibc: SpecifierSet | None = None  # the system glibc (ldd --version)
     env_set: tuple[str, ...] = ()
     env_unset: tuple[str, ...] = ()
     any: tuple[Condition, ...] = ()

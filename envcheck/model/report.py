@@ -45,6 +45,7 @@ class GpuInfo:
     driver_source: str | None = None
     gpus: tuple[Gpu, ...] | None = None  # None: the GPU list is unknown (see gpus_reason)
     gpus_reason: str | None = None
+    cuda_errors: tuple[str, ...] = ()  # CUDA error numbers a log states ("802")
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class PythonInfo:
     env_name: str | None = None
     markers: dict[str, str] = field(default_factory=dict)
     sys_path: tuple[str, ...] = ()
+    headers: bool | None = None  # Python.h present for this interpreter (None: unknown)
 
 
 @dataclass(frozen=True)
@@ -166,6 +168,9 @@ class SystemInfo:
     container_evidence: str | None = None
     ulimits: dict[str, Limit] = field(default_factory=dict)
     nvcc: Toolkit | None = None
+    glibc_lacks: str | None = None  # a GLIBC_x.y symbol version a log says this glibc lacks
+    gxx: str | None = None  # the host C++ compiler's version, as a build log states it
+    gxx_needed: str | None = None  # what the CUDA toolkit accepts (">=6.0.0, <12.0"), ditto
 
 
 @dataclass(frozen=True)
@@ -216,6 +221,7 @@ class LibrariesInfo:
     ld_preload: tuple[str, ...] = ()
     cuda_libraries: tuple[SharedLibrary, ...] = ()
     unresolved: tuple[UnresolvedSymbol, ...] = ()
+    missing: tuple[str, ...] = ()  # shared libraries a log says could not be opened
 
 
 @dataclass(frozen=True)
@@ -262,6 +268,10 @@ class GraphicsInfo:
     egl_vendors: tuple[str, ...] = ()  # glvnd EGL vendor manifests found
     egl_libraries: tuple[str, ...] = ()  # libEGL_nvidia.so.* found
     driver_capabilities: str | None = None  # $NVIDIA_DRIVER_CAPABILITIES in a container
+    render_nodes: tuple[str, ...] = ()  # /dev/dri/renderD* present
+    render_nodes_denied: tuple[str, ...] = ()  # ... that this user cannot open read-write
+    rtx_min_driver: str | None = None  # the driver floor an Omniverse RTX app states in a log
+    failures: tuple[str, ...] = ()  # rendering failures a log states ("egl: ...", "vulkan: ...")
 
     @property
     def nvidia_vulkan(self) -> bool:

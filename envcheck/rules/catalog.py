@@ -14,8 +14,10 @@ from envcheck.rules.node import (  # noqa: F401
     packages,
     ray,
     sgl_kernel,
+    sim_render,
     simulators,
     system,
+    system_build,
     torch_build,
     torch_cpu,
 )

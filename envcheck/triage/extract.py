@@ -25,8 +25,10 @@ from envcheck.matrix.schema import Signature
 from envcheck.model.report import (
     DiskUsage,
     Distribution,
+    EnvInfo,
     Gpu,
     GpuInfo,
+    GraphicsInfo,
     Interface,
     LibrariesInfo,
     NetworkInfo,
@@ -87,6 +89,25 @@ FACTS: dict[str, str] = {
     "undefined_symbol": "the symbol it could not resolve (a mangled C++ name)",
     "iface": "a network interface name",
     "address": "an IP address the process used",
+    "rtx_min_driver": "the driver floor an Omniverse RTX app states ('[0.0, 535.129)' -> 535.129)",
+    "vulkan_error": "a Vulkan failure the log states (no device, no ICD, ICD library missing)",
+    "egl_error": "an EGL failure the log states (no EGL device display)",
+    "gl_error": "an OpenGL failure the log states (no platform library / context loaded)",
+    "dri_denied": "a /dev/dri node the process was denied (permission)",
+    "missing_lib": "a shared library the loader could not open (libGLU.so.1)",
+    "glibc_lacks": "X.Y of a GLIBC_X.Y symbol version the system's glibc lacks",
+    "gxx_version": "the host g++ version a CUDA extension build found",
+    "gxx_needed": "the g++ versions that build's CUDA accepts ('>=6.0.0, <12.0')",
+    "missing_header": "a C header the compiler could not find (Python.h)",
+    "cuda_error": "a CUDA runtime error number (802)",
+    "mujoco_gl": "the MuJoCo rendering backend in use (egl, osmesa, glfw)",
+    "pyopengl_platform": "the PyOpenGL platform in use (GLXPlatform -> glx)",
+}
+_FAILURES = {
+    "vulkan_error": "vulkan",
+    "egl_error": "egl",
+    "gl_error": "gl",
+    "dri_denied": "dri",
 }
 _PAIRS = {"pkg_name": "pkg_version", "pkg2_name": "pkg2_version"}
 _REQUIRES = re.compile(
@@ -193,6 +214,9 @@ class _Builder:
     def first(self, name: str) -> LogFact | None:
         return next((f for f in self.facts if f.name == name), None)
 
+    def all(self, name: str) -> list[LogFact]:
+        return [f for f in self.facts if f.name == name]
+
     def where(self, *facts: LogFact | None) -> str:
         lines = sorted({f.line for f in facts if f is not None})
         return f"{self.log} line{'s' if len(lines) > 1 else ''} " + ", ".join(map(str, lines))
@@ -203,7 +227,8 @@ class _Builder:
     def gpu(self) -> Section[GpuInfo] | None:
         name, sm = self.first("gpu_name"), self.first("gpu_sm") or self.first("gpu_cc")
         cuda, driver = self.first("driver_cuda"), self.first("driver_version")
-        if not any((name, sm, cuda, driver)):
+        errors = self.all("cuda_error")
+        if not any((name, sm, cuda, driver, errors)):
             return None
         gpus = None
         if name or sm:
@@ -222,8 +247,9 @@ class _Builder:
             driver_source=f"the log ({self.where(cuda)})" if cuda else None,
             gpus=gpus,
             gpus_reason=None if gpus else "the log names no GPU",
+            cuda_errors=tuple(dict.fromkeys(f.value for f in errors)),
         )
-        return self.section(info, name, sm, cuda, driver)
+        return self.section(info, name, sm, cuda, driver, *errors)
 
     def packages(self) -> Section[PackagesInfo] | None:
         dists: list[Distribution] = []
@@ -321,20 +347,42 @@ class _Builder:
         fact = self.first("python_version") or self.first("site_python")
         if fact is None:
             return None
-        return self.section(PythonInfo(version=fact.value, markers=markers(fact.value, None)), fact)
+        header = next((f for f in self.all("missing_header") if f.value == "Python.h"), None)
+        info = PythonInfo(
+            version=fact.value,
+            markers=markers(fact.value, None),
+            headers=False if header is not None else None,
+        )
+        return self.section(info, fact, header)
 
     def system(self) -> Section[SystemInfo] | None:
         total = self.first("mem_total_gb")
         used = self.first("mem_used_gb")
-        if total is None:
+        lacks, gxx, needed = (
+            self.first("glibc_lacks"),
+            self.first("gxx_version"),
+            self.first("gxx_needed"),
+        )
+        if total is None and not any((lacks, gxx, needed)):
             return None
-        total_bytes = _bytes_gb(total.value)
+        total_bytes = _bytes_gb(total.value) if total else None
         used_bytes = _bytes_gb(used.value) if used else None
         available = (
             total_bytes - used_bytes if total_bytes is not None and used_bytes is not None else None
         )
-        info = SystemInfo(memory_total_bytes=total_bytes, memory_available_bytes=available)
-        return self.section(info, total, used)
+        newest_lacking = max(
+            (f.value for f in self.all("glibc_lacks")),
+            key=lambda v: tuple(int(p) for p in v.split(".") if p.isdigit()),
+            default=None,
+        )
+        info = SystemInfo(
+            memory_total_bytes=total_bytes,
+            memory_available_bytes=available,
+            glibc_lacks=newest_lacking,
+            gxx=gxx.value if gxx else None,
+            gxx_needed=needed.value if needed else None,
+        )
+        return self.section(info, total, used, lacks, gxx, needed)
 
     def storage(self) -> Section[StorageInfo] | None:
         disks: list[DiskUsage] = []
@@ -366,10 +414,11 @@ class _Builder:
         return self.section(StorageInfo(disks=tuple(disks)), *used)
 
     def libraries(self) -> Section[LibrariesInfo] | None:
-        libs = [f for f in self.facts if f.name == "cuda_lib"]
-        exts = [f for f in self.facts if f.name == "ext_library"]
-        symbols = [f for f in self.facts if f.name == "undefined_symbol"]
-        if not libs and not exts:
+        libs = self.all("cuda_lib")
+        missing = self.all("missing_lib")
+        exts = self.all("ext_library")
+        symbols = self.all("undefined_symbol")
+        if not libs and not exts and not missing:
             return None
         found = tuple(
             SharedLibrary(name=f.value.split(".so", 1)[0], path=f.value, via="named in the log")
@@ -379,8 +428,37 @@ class _Builder:
         unresolved = tuple(
             dict.fromkeys(UnresolvedSymbol(library=e.value, symbol=s.value) for e, s in pairs)
         )
-        info = LibrariesInfo(cuda_libraries=found, unresolved=unresolved)
-        return self.section(info, *libs, *(f for pair in pairs for f in pair))
+        info = LibrariesInfo(
+            cuda_libraries=found,
+            unresolved=unresolved,
+            missing=tuple(dict.fromkeys(f.value for f in missing)),
+        )
+        return self.section(info, *libs, *missing, *(f for pair in pairs for f in pair))
+
+    def graphics(self) -> Section[GraphicsInfo] | None:
+        floor = self.first("rtx_min_driver")
+        failures = [f for f in self.facts if f.name in _FAILURES]
+        if floor is None and not failures:
+            return None
+        denied = tuple(dict.fromkeys(f.value for f in failures if f.name == "dri_denied"))
+        info = GraphicsInfo(
+            rtx_min_driver=floor.value if floor else None,
+            failures=tuple(dict.fromkeys(f"{_FAILURES[f.name]}: {f.value}" for f in failures)),
+            render_nodes=denied,
+            render_nodes_denied=denied,
+        )
+        return self.section(info, floor, *failures)
+
+    def env(self) -> Section[EnvInfo] | None:
+        stated = [
+            (var, fact)
+            for var, key in (("MUJOCO_GL", "mujoco_gl"), ("PYOPENGL_PLATFORM", "pyopengl_platform"))
+            if (fact := self.first(key)) is not None
+        ]
+        if not stated:
+            return None
+        info = EnvInfo(variables={var: fact.value.lower() for var, fact in stated})
+        return self.section(info, *(fact for _, fact in stated))
 
     def network(self) -> Section[NetworkInfo] | None:
         ifaces = [f for f in self.facts if f.name == "iface"]
@@ -417,6 +495,8 @@ def to_report(facts: tuple[LogFact, ...], log: str) -> NodeReport | None:
             ("libraries", build.libraries()),
             ("network", build.network()),
             ("workload", build.workload()),
+            ("graphics", build.graphics()),
+            ("env", build.env()),
         )
         if section is not None
     }

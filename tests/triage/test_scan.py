@@ -281,6 +281,52 @@ EXAMPLES += [
         "AssertionError: CublasLt version 12.1.3.x or higher required for FP8 execution on Ada.",
         "fp8-ada-cublaslt-version",
     ),
+    # simsys: rendering userspace, MuJoCo backends, build prerequisites
+    (
+        "ERROR: [Loader Message] Code 0 : libGLX_nvidia.so.0: cannot open shared object",
+        "vulkan-icd-library-missing",
+    ),
+    (
+        "libEGL warning: failed to open /dev/dri/renderD128: Permission denied",
+        "egl-dri-permission-denied",
+    ),
+    ("AttributeError: 'GLXPlatform' object has no attribute 'EGL'", "pyopengl-platform-mismatch"),
+    ("an OpenGL platform library has not been loaded", "mujoco-no-opengl-context"),
+    (
+        "python_headers.h:12:10: fatal error: Python.h: No such file or directory",
+        "python-h-missing",
+    ),
+    (
+        "RuntimeError: The current installed version of g++ (4.8.5) is less than the minimum "
+        "required version by CUDA 11.7 (6.0.0). Please make sure to use an adequate version of "
+        "g++ (>=6.0.0, <12.0).",
+        "gxx-outside-cuda-range",
+    ),
+    (
+        "- `libGLU.so.1: cannot open shared object file`",
+        "system-library-cannot-open",
+    ),
+    (
+        "[Error] [rtx.scenedb.plugin] Failed to create nrend renderer with error code 2",
+        "isaacsim-nrend-renderer-failed",
+    ),
+    ("is unsupported by this version of iray photoreal.", "iray-gpu-unsupported"),
+    (
+        "        [omnigibson-2023.1.1] dependency: 'omni.kit.streamsdk.plugins' = { version='=2.5.2' } "
+        "can't be satisfied. Available versions:",
+        "omnigibson-kit-dependency-unsatisfied",
+    ),
+    (
+        "isaacsim-kernel 5.0.0.0 requires numpy==1.26.0, but you have numpy 2.2.6 which is "
+        "incompatible.",
+        "isaacsim-numpy-conflict",
+    ),
+    (
+        '  File "/envs/isaaclab/lib/python3.10/site-packages/isaacsim/extscache/'
+        'omni.kit.pip_archive-0.0.0+d02c707b.lx64.cp310/pip_prebundle/numpy/core/records.py", '
+        "line 44, in <module>",
+        "isaacsim-prebundle-numpy-crash",
+    ),
 ]
 
 # matrices/signatures_torchfix.toml (leggedlab-26, kokoro-fastapi-306 in tests/corpus)
