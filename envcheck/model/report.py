@@ -144,6 +144,9 @@ class CgroupInfo:
 class Toolkit:
     nvcc_path: str
     version: str | None = None  # nvcc's release, e.g. "12.1": the toolkit, not torch's runtime
+    # what a log shows compiling CUDA with it (an extension build, a JIT compiler): the toolkit
+    # is known to be in use, whatever is installed
+    in_use: str | None = None
 
 
 @dataclass(frozen=True)
@@ -163,6 +166,8 @@ class SystemInfo:
     container_evidence: str | None = None
     ulimits: dict[str, Limit] = field(default_factory=dict)
     nvcc: Toolkit | None = None
+    # True when the source looked for nvcc (PATH, CUDA_HOME): then no ``nvcc`` means none found
+    nvcc_searched: bool = False
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,8 @@ from envcheck.model.report import (
     SharedLibrary,
     StorageInfo,
     SystemInfo,
+    Toolkit,
+    TorchBuild,
 )
 from envcheck.model.section import Section
 
@@ -62,6 +64,9 @@ FACTS: dict[str, str] = {
     "disk_free": "free bytes on it",
     "disk_total": "its capacity in bytes",
     "cuda_lib": "a CUDA shared library named on the line (libcudart.so.12)",
+    "nvcc_version": "the CUDA toolkit release (nvcc) a build or JIT compiler found (10.1, 12.8)",
+    "torch_cuda": "the CUDA release torch was built with (torch.version.cuda: 11.8)",
+    "cuda_build": "what the line shows compiling CUDA code (an extension build, a JIT compiler)",
     "iface": "a network interface name",
     "address": "an IP address the process used",
 }
@@ -138,6 +143,11 @@ def _cuda_number(value: str) -> str | None:
         return value if re.fullmatch(r"\d+\.\d+", value) else None
     number = int(value)
     return f"{number // 1000}.{(number % 1000) // 10}"
+
+
+def _major_minor(value: str) -> str | None:
+    found = re.match(r"(\d+)\.(\d+)", value.strip())
+    return f"{found.group(1)}.{found.group(2)}" if found else None
 
 
 def _bytes_gb(value: str) -> int | None:
@@ -219,15 +229,28 @@ class _Builder:
     def system(self) -> Section[SystemInfo] | None:
         total = self.first("mem_total_gb")
         used = self.first("mem_used_gb")
-        if total is None:
+        nvcc, build = self.first("nvcc_version"), self.first("cuda_build")
+        if total is None and nvcc is None and build is None:
             return None
-        total_bytes = _bytes_gb(total.value)
+        total_bytes = _bytes_gb(total.value) if total else None
         used_bytes = _bytes_gb(used.value) if used else None
         available = (
             total_bytes - used_bytes if total_bytes is not None and used_bytes is not None else None
         )
-        info = SystemInfo(memory_total_bytes=total_bytes, memory_available_bytes=available)
-        return self.section(info, total, used)
+        toolkit = None
+        if nvcc is not None or build is not None:
+            toolkit = Toolkit(
+                nvcc_path=f"nvcc (named in {self.where(nvcc or build)})",
+                version=_major_minor(nvcc.value) if nvcc else None,
+                in_use=f"{build.value} ({self.where(build)})" if build else None,
+            )
+        info = SystemInfo(
+            memory_total_bytes=total_bytes, memory_available_bytes=available, nvcc=toolkit
+        )
+        return self.section(info, total, used, nvcc, build)
+
+    def torch_cuda(self) -> LogFact | None:
+        return self.first("torch_cuda")
 
     def storage(self) -> Section[StorageInfo] | None:
         disks: list[DiskUsage] = []
@@ -305,7 +328,7 @@ def to_report(facts: tuple[LogFact, ...], log: str) -> NodeReport | None:
         )
         if section is not None
     }
-    if not sections:
+    if not sections and build.torch_cuda() is None:
         return None
     report = NodeReport(
         node=f"the node of {log}",
@@ -313,10 +336,20 @@ def to_report(facts: tuple[LogFact, ...], log: str) -> NodeReport | None:
         created_at=now(),
         origin=Origin(kind="ingested", detail=f"{log} (facts read from the log)"),
     )
+    cuda = build.torch_cuda()
+    cuda_version = _major_minor(cuda.value) if cuda else None
     if "packages" in sections:
         from envcheck.ingest.common import torch_section
 
-        torch = torch_section(sections["packages"].data, sections["packages"].source or log)
+        torch = torch_section(
+            sections["packages"].data,
+            sections["packages"].source or log,
+            cuda=cuda_version,
+            cuda_known=cuda_version is not None,
+        )
         if torch.is_ok:
             sections["torch"] = torch
+    if "torch" not in sections and cuda_version is not None:
+        # the line states torch's CUDA but not its version: a build whose version is unknown
+        sections["torch"] = build.section(TorchBuild(version="", cuda=cuda_version), cuda)
     return report.with_sections(**sections)
