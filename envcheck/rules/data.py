@@ -52,7 +52,11 @@ def template_fields(message: str) -> set[str]:
 
 
 # what a fix may name besides the message's facts ("install the CUDA {torch_cuda} toolkit")
-FIX_FIELDS = {"torch_cuda": "torch's CUDA", "torch_variant": "torch's variant", "nvcc": "nvcc's"}
+FIX_FIELDS = {
+    "torch_cuda": "torch's CUDA version",
+    "torch_variant": "torch's CUDA variant (cuXYZ)",
+    "nvcc": "nvcc's CUDA version",
+}
 
 
 def _torch_variant(facts: Facts) -> str:
@@ -96,9 +100,14 @@ def render_fix(spec: FixSpec, facts: Facts) -> FixSpec:
 
 def doc_text(text: str) -> str:
     """A fix template as the docs show it: each fact named in angle brackets."""
-    return re.sub(
-        r"\{(\w+)\}", lambda m: f"<{FIX_FIELDS.get(m.group(1), m.group(1))} version>", text
-    )
+
+    def named(match: re.Match[str]) -> str:
+        field, package = match.group(1), match.group(2)
+        if package:
+            return f"<the installed {package} version>"
+        return f"<{FIX_FIELDS.get(field, field)}>"
+
+    return re.sub(r"\{(\w+)(?:\[([^\]]+)\])?\}", named, text)
 
 
 def _or_unknown(getter: Callable[[], object]) -> str:
