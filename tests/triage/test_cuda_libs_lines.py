@@ -161,3 +161,16 @@ def test_watchdog_timeout_on_dgx_spark_confirms_the_arm_nccl_hang(tmp_path: Path
     assert "nvidia-nccl-cu13==2.30.7" in cause["fix"]
     spec.write_text(spec.read_text().replace("aarch64", "x86_64"))
     assert _cause(_triage(tmp_path, log, "--spec", str(spec)), "CUD122")["verdict"] == "ruled_out"
+
+
+def test_pip_conflict_on_a_cuda_wheel_confirms_cud101(tmp_path: Path) -> None:
+    """verl#1554: the resolver line names torch and the cuDNN it pins; the matrix knows PyPI's
+    torch 2.6.0 pins, so the fix is the exact wheel."""
+    log = (
+        'torch 2.6.0 requires nvidia-cudnn-cu12==9.1.0.70; platform_system == "Linux" and '
+        'platform_machine == "x86_64", but you have nvidia-cudnn-cu12 9.8.0.87 which is '
+        "incompatible.\n"
+    )
+    cause = _cause(_triage(tmp_path, log, "--no-probe"), "CUD101")
+    assert cause["verdict"] == "confirmed"
+    assert "pip install nvidia-cudnn-cu12==9.1.0.70" in json.dumps(cause["findings"])
