@@ -378,6 +378,14 @@ def parse(source: Source, label: str = LABEL) -> NodeReport:
             f"collect_env's 'CUDA runtime version' ({nvcc_said}) is nvcc on PATH, i.e. the CUDA "
             f"toolkit (recorded as system.nvcc), not the CUDA runtime torch loads{built}"
         )
+    # collect_env runs `nvcc --version` for 'CUDA runtime version': 'Could not collect' is no
+    # nvcc on PATH (or one that does not answer)
+    nvcc_searched = nvcc is not None or (parsed.said("nvcc") or "").lower() == "could not collect"
+    if nvcc is None and nvcc_searched:
+        sys_notes.append(
+            "collect_env's 'CUDA runtime version: Could not collect' means `nvcc --version` "
+            "failed: no CUDA toolkit (nvcc) on PATH"
+        )
     libc = parsed.get("libc")
     glibc = libc.split("-", 1)[1] if libc and libc.startswith("glibc-") else None
     os_id, os_version = parse_os(os_pretty)
@@ -390,7 +398,7 @@ def parse(source: Source, label: str = LABEL) -> NodeReport:
         None,
     )
     system: Section[SystemInfo] = report.system
-    if any((os_pretty, kernel, glibc, nvcc, cpus)):
+    if any((os_pretty, kernel, glibc, nvcc, cpus, nvcc_searched)):
         system = Section.ok(
             SystemInfo(
                 os_id=os_id,
@@ -401,6 +409,7 @@ def parse(source: Source, label: str = LABEL) -> NodeReport:
                 glibc=glibc,
                 cpu_count=cpus,
                 nvcc=nvcc,
+                nvcc_searched=nvcc_searched,
             ),
             source=label,
             notes=tuple(sys_notes),

@@ -87,7 +87,8 @@ class SpecSystem:
     kernel: str | None = None
     arch: str | None = None
     glibc: str | None = None
-    nvcc: str | None = None  # the CUDA toolkit on PATH / CUDA_HOME (nvcc --version), e.g. "11.8"
+    # the CUDA toolkit on PATH / CUDA_HOME (nvcc --version), e.g. "11.8"; "none": no toolkit
+    nvcc: str | None = None
     cpus: int | None = None
     memory_gib: float | None = None
     memory_available_gib: float | None = None
@@ -201,7 +202,8 @@ def _validate(spec: StackSpec, text: str, where: str) -> None:
         _check_version(text, where, "python.version", spec.python.version)
     if spec.system:
         _check_version(text, where, "system.glibc", spec.system.glibc)
-        _check_version(text, where, "system.nvcc", spec.system.nvcc)
+        if spec.system.nvcc != "none":
+            _check_version(text, where, "system.nvcc", spec.system.nvcc)
         for key, bounds in _SYSTEM_BOUNDS.items():
             _check_number(text, where, f"system.{key}", getattr(spec.system, key), bounds)
         if spec.system.os is not None and not spec.system.os.strip():
@@ -322,7 +324,10 @@ def _system(spec: StackSpec) -> Section[SystemInfo]:
         kernel=s.kernel,
         arch=s.arch,
         glibc=s.glibc,
-        nvcc=Toolkit(nvcc_path="nvcc (declared)", version=s.nvcc) if s.nvcc else None,
+        nvcc=Toolkit(nvcc_path="nvcc (declared)", version=s.nvcc)
+        if s.nvcc and s.nvcc != "none"
+        else None,
+        nvcc_searched=s.nvcc is not None,  # "none" declares that there is no toolkit
         cpu_count=s.cpus,
         cpu_affinity=s.cpus,
         memory_total_bytes=int(s.memory_gib * GIB) if s.memory_gib is not None else None,

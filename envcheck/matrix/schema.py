@@ -222,6 +222,9 @@ class Condition:
 
     packages: dict[str, SpecifierSet] = field(default_factory=dict)
     absent: tuple[str, ...] = ()
+    # not installed, or not shown by a partial package list (an opt-in extra a filtered dump
+    # would not name): the rule says so rather than skipping
+    absent_or_unlisted: tuple[str, ...] = ()
     installer: dict[str, str] = field(default_factory=dict)
     gpu: GpuCondition | None = None
     driver: SpecifierSet | None = None
@@ -233,6 +236,12 @@ class Condition:
     # false: the CUDA toolkit on PATH (nvcc) has another major than torch's CUDA; true: same major
     nvcc_matches_torch: bool | None = None
     glibc: SpecifierSet | None = None  # the system glibc (ldd --version)
+    # true: a log shows the CUDA toolkit compiling (an extension build, a JIT compiler)
+    nvcc_in_use: bool | None = None
+    # false: no nvcc on PATH or under CUDA_HOME (unknown unless the source looked); true: one found
+    nvcc_found: bool | None = None
+    # the node's CPU architecture is one of these (uname -m: "aarch64", "x86_64")
+    arch: tuple[str, ...] = ()
     env_set: tuple[str, ...] = ()
     env_unset: tuple[str, ...] = ()
     any: tuple[Condition, ...] = ()

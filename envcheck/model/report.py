@@ -149,6 +149,9 @@ class CgroupInfo:
 class Toolkit:
     nvcc_path: str
     version: str | None = None  # nvcc's release, e.g. "12.1": the toolkit, not torch's runtime
+    # what a log shows compiling CUDA with it (an extension build, a JIT compiler): the toolkit
+    # is known to be in use, whatever is installed
+    in_use: str | None = None
 
 
 @dataclass(frozen=True)
@@ -171,6 +174,8 @@ class SystemInfo:
     glibc_lacks: str | None = None  # a GLIBC_x.y symbol version a log says this glibc lacks
     gxx: str | None = None  # the host C++ compiler's version, as a build log states it
     gxx_needed: str | None = None  # what the CUDA toolkit accepts (">=6.0.0, <12.0"), ditto
+    # True when the source looked for nvcc (PATH, CUDA_HOME): then no ``nvcc`` means none found
+    nvcc_searched: bool = False
 
 
 @dataclass(frozen=True)

@@ -171,6 +171,10 @@ class Facts:
     def dist(self, name: str) -> Distribution | None:
         packages = self.packages()
         dist = packages.get(name)
+        if dist is None and not packages.partial and self.report.origin.kind == "declared":
+            # a declared stack names torch, not the nvidia-* wheels its pip build pins exactly
+            # and cannot be installed without: those pins are implied, not absent
+            return self.implied(name)
         if dist is None and packages.partial:
             implied = self.implied(name)
             if implied is not None:

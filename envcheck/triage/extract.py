@@ -39,6 +39,7 @@ from envcheck.model.report import (
     SharedLibrary,
     StorageInfo,
     SystemInfo,
+    Toolkit,
     TorchBuild,
     UnresolvedSymbol,
     WorkloadInfo,
@@ -87,6 +88,9 @@ FACTS: dict[str, str] = {
     "cuda_lib": "a CUDA shared library named on the line (libcudart.so.12)",
     "ext_library": "a compiled extension that failed to load (paired with undefined_symbol)",
     "undefined_symbol": "the symbol it could not resolve (a mangled C++ name)",
+    "nvcc_version": "the CUDA toolkit release (nvcc) a build or JIT compiler found (10.1, 12.8)",
+    "torch_cuda": "the CUDA release torch was built with (torch.version.cuda: 11.8)",
+    "cuda_build": "what the line shows compiling CUDA code (an extension build, a JIT compiler)",
     "iface": "a network interface name",
     "address": "an IP address the process used",
     "rtx_min_driver": "the driver floor an Omniverse RTX app states ('[0.0, 535.129)' -> 535.129)",
@@ -197,6 +201,11 @@ def _cuda_number(value: str) -> str | None:
         return value if re.fullmatch(r"\d+\.\d+", value) else None
     number = int(value)
     return f"{number // 1000}.{(number % 1000) // 10}"
+
+
+def _major_minor(value: str) -> str | None:
+    found = re.match(r"(\d+)\.(\d+)", value.strip())
+    return f"{found.group(1)}.{found.group(2)}" if found else None
 
 
 def _bytes_gb(value: str) -> int | None:
@@ -363,7 +372,8 @@ class _Builder:
             self.first("gxx_version"),
             self.first("gxx_needed"),
         )
-        if total is None and not any((lacks, gxx, needed)):
+        nvcc, build = self.first("nvcc_version"), self.first("cuda_build")
+        if total is None and not any((lacks, gxx, needed, nvcc, build)):
             return None
         total_bytes = _bytes_gb(total.value) if total else None
         used_bytes = _bytes_gb(used.value) if used else None
@@ -375,14 +385,25 @@ class _Builder:
             key=lambda v: tuple(int(p) for p in v.split(".") if p.isdigit()),
             default=None,
         )
+        toolkit = None
+        if nvcc is not None or build is not None:
+            toolkit = Toolkit(
+                nvcc_path=f"nvcc (named in {self.where(nvcc or build)})",
+                version=_major_minor(nvcc.value) if nvcc else None,
+                in_use=f"{build.value} ({self.where(build)})" if build else None,
+            )
         info = SystemInfo(
             memory_total_bytes=total_bytes,
             memory_available_bytes=available,
             glibc_lacks=newest_lacking,
             gxx=gxx.value if gxx else None,
             gxx_needed=needed.value if needed else None,
+            nvcc=toolkit,
         )
-        return self.section(info, total, used, lacks, gxx, needed)
+        return self.section(info, total, used, lacks, gxx, needed, nvcc, build)
+
+    def torch_cuda(self) -> LogFact | None:
+        return self.first("torch_cuda")
 
     def storage(self) -> Section[StorageInfo] | None:
         disks: list[DiskUsage] = []
@@ -500,12 +521,22 @@ def to_report(facts: tuple[LogFact, ...], log: str) -> NodeReport | None:
         )
         if section is not None
     }
+    cuda = build.torch_cuda()
+    cuda_version = _major_minor(cuda.value) if cuda else None
     if "packages" in sections:
         from envcheck.ingest.common import torch_section
 
-        torch = torch_section(sections["packages"].data, sections["packages"].source or log)
+        torch = torch_section(
+            sections["packages"].data,
+            sections["packages"].source or log,
+            cuda=cuda_version,
+            cuda_known=cuda_version is not None,
+        )
         if torch.is_ok:
             sections["torch"] = torch
+    if "torch" not in sections and cuda_version is not None:
+        # the line states torch's CUDA but not its version: a build whose version is unknown
+        sections["torch"] = build.section(TorchBuild(version="", cuda=cuda_version), cuda)
     archs = build.torch_archs(sections.get("torch"))
     if archs is not None:
         sections["torch"] = archs

@@ -270,8 +270,29 @@ EXAMPLES += [
         "gloo-connect-loopback-refused",
     ),
     (
-        "The detected CUDA version (10.1) mismatches the version that was used to compile",
+        "deepspeed.ops.op_builder.builder.CUDAMismatchException",
         "cuda-version-mismatch-build",
+    ),
+    (
+        "  The detected CUDA version (10.1) mismatches the version that was used to compile",
+        "cpp-extension-cuda-mismatch",
+    ),
+    (
+        "Exception: >- DeepSpeed Op Builder: Installed CUDA version 9.1 does not match the version torch was compiled with 11.8, unable to compile cuda/cpp extensions without a matching cuda version.",
+        "deepspeed-cuda-mismatch",
+    ),
+    (
+        "RuntimeError: FlashAttention is only supported on CUDA 11.6 and above.  Note: make sure nvcc has a supported version by running nvcc -V.",
+        "flash-attn-build-nvcc-too-old",
+    ),
+    (
+        "Failed to get device capability: SM 12.x requires CUDA >= 12.9",
+        "flashinfer-jit-cuda-too-old-for-sm",
+    ),
+    ("Invalid config blocking attribute value -2147483648", "nccl-config-blocking-invalid"),
+    (
+        "[rank0]: AttributeError: 'PyNcclCommunicator' object has no attribute 'device'",
+        "vllm-pynccl-no-device",
     ),
     (
         "RuntimeError: GPUs with compute capability below 7.0 are not supported.",
