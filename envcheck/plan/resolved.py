@@ -93,6 +93,7 @@ class PlanResolver:
     budget: float = RESOLVE_BUDGET
     env: Mapping[str, str] | None = None
     runs: int = 0
+    held: set[str] = field(default_factory=set)  # learned: dependencies pip leaves alone here
     _deadline: float | None = field(default=None, repr=False)
 
     def describe(self, report: NodeReport) -> str:
@@ -130,9 +131,13 @@ class _Request:
     torch_index: str | None
     excluded: set[str] = field(default_factory=set)  # not on the index: kept as installed
     freed: set[str] = field(default_factory=set)  # dependencies the resolution may move
+    # dependencies already at odds with what requires them, which the plan does not touch: pip
+    # leaves them as they are (an installed cuBLAS override of torch's pin stays)
+    held: set[str] = field(default_factory=set)
 
     def stack(self) -> Stack:
         requirements = [str(req) for req, _ in self.plan.values()]
+        overrides = list(self.overrides)
         constraints = []
         for key, dist in sorted(self.installed.items()):
             if key in self.excluded:
@@ -140,12 +145,14 @@ class _Request:
             pin = f"{dist.name}=={dist.version}"
             if key in self.top:
                 requirements.append(pin)
+            elif key in self.held:
+                overrides.append(pin)
             elif key not in self.freed:
                 constraints.append(pin)
         return Stack(
             target=Target(python=self.python, arch=self.arch),
             requirements=tuple(requirements),
-            overrides=tuple(self.overrides),
+            overrides=tuple(overrides),
             constraints=tuple(constraints),
             torch_index_url=self.torch_index,
         )
@@ -264,7 +271,10 @@ def _request(report: NodeReport, steps: Sequence[Step], matrix: Matrix) -> _Requ
             torch_index = matrix.torch_index_url(label)
             if torch_index is None:
                 excluded.add("torch")
-    top = _top_level(installed, matrix, torch)
+    # what is top-level is a property of the node as it is (torch, which the plan moves,
+    # still makes its cuBLAS a dependency)
+    everything = {d.key: d for d in packages.distributions}
+    top = _top_level(everything, matrix, torch) & set(installed)
     return _Request(
         python, _arch(report), plan, installed, top, overrides, torch_index, excluded=excluded
     )
@@ -417,6 +427,7 @@ def resolve_plan(report: NodeReport, steps: Sequence[Step], resolver: PlanResolv
     """The node's packages after ``steps``, resolved by uv; raises ResolutionConflict,
     IndexUnreachable or NotResolved."""
     request = _request(report, steps, resolver.matrix)
+    request.held = {k for k in resolver.held if k in request.installed and k not in request.top}
     data: dict[str, object] | None = None
     for _attempt in range(MAX_ATTEMPTS):
         try:
@@ -446,15 +457,27 @@ def resolve_plan(report: NodeReport, steps: Sequence[Step], resolver: PlanResolv
             raise _conflict(request, exc.detail) from None
     if data is None:
         raise NotResolved(f"no resolution settled after {MAX_ATTEMPTS} attempts")
-    return _result(request, _packages(data))
+    locked = _packages(data)
+    untouched = request.freed - _closure(request, locked)
+    if untouched:
+        # freed only because the node was already at odds with them: pip, installing the
+        # plan's pins, leaves them as they are; so does the resolution (if it still holds)
+        request.freed -= untouched
+        request.held |= untouched
+        try:
+            locked = _packages(_lockfile(request, resolver))
+        except _NoResolution:
+            request.held -= untouched
+            request.freed |= untouched
+    resolver.held |= request.held
+    return _result(request, locked)
 
 
-def _result(
+def _closure(
     request: _Request, locked: Mapping[str, tuple[str, list[tuple[str, str | None]]]]
-) -> Resolved:
+) -> set[str]:
+    """The plan's pins and everything they depend on, in uv's graph, for the node."""
     env = _marker_env(request.python, request.arch)
-    # what the plan's pins bring: their closure in uv's graph (pip installs no missing
-    # dependency of a package the plan does not touch)
     brought: set[str] = set()
     todo = [k for k in request.plan if k in locked]
     while todo:
@@ -463,6 +486,15 @@ def _result(
             continue
         brought.add(key)
         todo += [d for d, marker in locked[key][1] if d in locked and _applies(marker, env)]
+    return brought
+
+
+def _result(
+    request: _Request, locked: Mapping[str, tuple[str, list[tuple[str, str | None]]]]
+) -> Resolved:
+    # what the plan's pins bring: their closure in uv's graph (pip installs no missing
+    # dependency of a package the plan does not touch)
+    brought = _closure(request, locked)
     pins: dict[str, str] = {}
     notes: list[str] = []
     added: list[str] = []
