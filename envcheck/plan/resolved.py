@@ -15,15 +15,10 @@ explanation; an index that cannot be reached is ``IndexUnreachable``, never a ve
 
 from __future__ import annotations
 
-import re
-import sys
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from packaging.markers import InvalidMarker, Marker
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -33,35 +28,23 @@ from envcheck.model.plan import Conflict, Stack, Step, Target
 from envcheck.model.report import Distribution, NodeReport
 from envcheck.plan.resolve import IndexConfig, redact_url
 from envcheck.plan.simulate import parse_requirement, variant_of_index
-from envcheck.plan.uvproject import (
-    IndexUnreachable,
-    LockRequest,
-    LockTargets,
-    _env,
-    _unreachable,
-    project_text,
+from envcheck.plan.uvlock import (
+    Locked,
+    NoResolution,
+    NotResolved,
+    applies,
+    explanation,
+    lock_once,
+    lock_packages,
+    mentioned,
+    not_found,
 )
-from envcheck.probes.run import run
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from envcheck.plan.uvproject import IndexUnreachable, LockTargets
 
 RESOLVE_TIMEOUT = 300.0  # seconds for one `uv lock`
 RESOLVE_BUDGET = 900.0  # seconds for every resolution of one plan
 MAX_ATTEMPTS = 8  # resolutions per plan round (each frees what the previous one named)
 _TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-_NOT_FOUND = re.compile(
-    r"(?:there is no version of|no versions of)\s+([A-Za-z0-9][A-Za-z0-9._-]*)"
-    r"|([A-Za-z0-9][A-Za-z0-9._-]*) was not found in the",
-    re.IGNORECASE,
-)
-
-
-class NotResolved(Exception):
-    """The plan cannot be resolved here (no Python known, uv did not run): not a verdict."""
 
 
 class ResolutionConflict(Exception):
@@ -94,6 +77,7 @@ class PlanResolver:
     env: Mapping[str, str] | None = None
     runs: int = 0
     held: set[str] = field(default_factory=set)  # learned: dependencies pip leaves alone here
+    missing: set[str] = field(default_factory=set)  # learned: installed, not on the index
     _deadline: float | None = field(default=None, repr=False)
 
     def describe(self, report: NodeReport) -> str:
@@ -280,88 +264,8 @@ def _request(report: NodeReport, steps: Sequence[Step], matrix: Matrix) -> _Requ
     )
 
 
-def _lockfile(request: _Request, resolver: PlanResolver) -> dict[str, object]:
-    """uv's lock of the request, as parsed TOML; raises ResolveAnswer on no resolution."""
-    targets = LockTargets((request.python,), (request.arch,))
-    variant = tuple(
-        n
-        for n in _TORCH_FAMILY
-        if n in request.plan or (n in request.installed and n in request.top)
-    )
-    # pip takes the best version across every index it is configured with: so does this
-    # resolution (it checks what pip will do); the torch index stays explicit, for torch only
-    lock = LockRequest(
-        request.stack(),
-        resolver.index,
-        targets,
-        allow_local=True,
-        variant_names=variant,
-        index_strategy="unsafe-best-match",
-    )
-    left = resolver._remaining()
-    if left <= 0:
-        raise NotResolved(f"the resolver's time ({resolver.budget:.0f} s) ran out")
-    with tempfile.TemporaryDirectory(prefix="envcheck-fix-") as tmp:
-        project = Path(tmp)
-        (project / "pyproject.toml").write_text(project_text(lock), encoding="utf-8")
-        argv = [resolver.uv, "lock", "--quiet", "--directory", tmp, "--no-progress"]
-        argv += ["--python", sys.executable, "--no-python-downloads"]
-        resolver.runs += 1
-        result = run(argv, timeout=min(resolver.timeout, left), env=_env(project, resolver.env))
-        if result.problem:
-            raise NotResolved(f"uv could not run: {result.problem}")
-        if not result.ok:
-            detail = (result.stderr or result.stdout).strip().replace(tmp, "the plan")
-            unreachable = _unreachable(detail, lock)
-            if unreachable is not None:
-                raise unreachable
-            raise _NoResolution(detail)
-        try:
-            data = tomllib.loads((project / "uv.lock").read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise NotResolved(f"uv wrote no readable lock: {exc}") from None
-    return data
-
-
-class _NoResolution(Exception):
-    def __init__(self, detail: str) -> None:
-        super().__init__(detail)
-        self.detail = detail
-
-
-def _mentioned(detail: str) -> set[str]:
-    return {canonicalize_name(m) for m in _NAME.findall(detail)}
-
-
-def _not_found(detail: str) -> set[str]:
-    out: set[str] = set()
-    for match in _NOT_FOUND.finditer(detail):
-        name = match.group(1) or match.group(2)
-        out.add(canonicalize_name(re.split(r"[<>=!~;\[{ ]", name)[0]))
-    return out
-
-
-def explanation(detail: str) -> str:
-    """uv's own explanation, trimmed: the lines after ``cause:`` (no hints), on one line."""
-    lines = detail.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.strip().startswith("cause:")), None)
-    body = lines[start:] if start is not None else lines
-    kept = []
-    for line in body:
-        text = line.strip().removeprefix("cause:").strip(" ×╰─▶│")
-        if text.lower().startswith("hint:"):
-            break
-        if text:
-            kept.append(text)
-    text = " ".join(kept) or detail.strip()
-    text = text.replace("your project's requirements", "the plan's and the installed requirements")
-    text = text.replace("your project", "the node after the plan")
-    text = re.sub(r"(?:https?|file)://\S+", lambda m: redact_url(m.group(0)), text)
-    return text if len(text) <= 700 else text[:697] + "..."
-
-
 def _conflict(request: _Request, detail: str, why: str = "") -> ResolutionConflict:
-    named = _mentioned(detail)
+    named = mentioned(detail)
     plan_side = [
         f"{req} ({', '.join(codes)})" for key, (req, codes) in request.plan.items() if key in named
     ]
@@ -390,37 +294,25 @@ def _conflict(request: _Request, detail: str, why: str = "") -> ResolutionConfli
     return ResolutionConflict(Conflict("resolution", wanted, codes, message), detail)
 
 
-def _packages(data: Mapping[str, object]) -> dict[str, tuple[str, list[tuple[str, str | None]]]]:
-    """uv.lock's packages: name -> (version, [(dependency, marker)]), the project left out."""
-    out: dict[str, tuple[str, list[tuple[str, str | None]]]] = {}
-    items = data.get("package", [])
-    for item in items if isinstance(items, list) else []:
-        if not isinstance(item, dict) or "version" not in item:
-            continue
-        source = item.get("source", {})
-        if isinstance(source, dict) and ("virtual" in source or "editable" in source):
-            continue
-        deps: list[tuple[str, str | None]] = []
-        groups = [item.get("dependencies", [])]
-        optional = item.get("optional-dependencies", {})
-        if isinstance(optional, dict):
-            groups += list(optional.values())
-        for group in groups:
-            for dep in group if isinstance(group, list) else []:
-                if isinstance(dep, dict) and "name" in dep:
-                    deps.append((canonicalize_name(str(dep["name"])), dep.get("marker")))
-        name = canonicalize_name(str(item.get("name", "")))
-        out.setdefault(name, (str(item["version"]), deps))
-    return out
-
-
-def _applies(marker: str | None, env: Mapping[str, str]) -> bool:
-    if not marker:
-        return True
-    try:
-        return Marker(marker).evaluate(dict(env))
-    except (InvalidMarker, KeyError, ValueError):
-        return True
+def _lockfile(request: _Request, resolver: PlanResolver) -> dict[str, object]:
+    """uv's lock of the request (parsed TOML)."""
+    variant = tuple(
+        n
+        for n in _TORCH_FAMILY
+        if n in request.plan or (n in request.installed and n in request.top)
+    )
+    left = resolver._remaining()
+    if left <= 0:
+        raise NotResolved(f"the resolver's time ({resolver.budget:.0f} s) ran out")
+    resolver.runs += 1
+    return lock_once(
+        request.stack(),
+        resolver.index,
+        variant,
+        uv=resolver.uv,
+        timeout=min(resolver.timeout, left),
+        env=resolver.env,
+    )
 
 
 def resolve_plan(report: NodeReport, steps: Sequence[Step], resolver: PlanResolver) -> Resolved:
@@ -428,13 +320,14 @@ def resolve_plan(report: NodeReport, steps: Sequence[Step], resolver: PlanResolv
     IndexUnreachable or NotResolved."""
     request = _request(report, steps, resolver.matrix)
     request.held = {k for k in resolver.held if k in request.installed and k not in request.top}
+    request.excluded |= resolver.missing & set(request.installed)
     data: dict[str, object] | None = None
     for _attempt in range(MAX_ATTEMPTS):
         try:
             data = _lockfile(request, resolver)
             break
-        except _NoResolution as exc:
-            missing = _not_found(exc.detail)
+        except NoResolution as exc:
+            missing = not_found(exc.detail)
             ours = missing & set(request.plan)
             if ours:
                 raise _conflict(
@@ -447,7 +340,7 @@ def resolve_plan(report: NodeReport, steps: Sequence[Step], resolver: PlanResolv
             if kept:
                 request.excluded |= kept
                 continue
-            named = _mentioned(exc.detail)
+            named = mentioned(exc.detail)
             movable = {
                 k for k in request.installed if k not in request.top and k not in request.freed
             }
@@ -457,7 +350,7 @@ def resolve_plan(report: NodeReport, steps: Sequence[Step], resolver: PlanResolv
             raise _conflict(request, exc.detail) from None
     if data is None:
         raise NotResolved(f"no resolution settled after {MAX_ATTEMPTS} attempts")
-    locked = _packages(data)
+    locked = lock_packages(data)
     untouched = request.freed - _closure(request, locked)
     if untouched:
         # freed only because the node was already at odds with them: pip, installing the
@@ -465,17 +358,16 @@ def resolve_plan(report: NodeReport, steps: Sequence[Step], resolver: PlanResolv
         request.freed -= untouched
         request.held |= untouched
         try:
-            locked = _packages(_lockfile(request, resolver))
-        except _NoResolution:
+            locked = lock_packages(_lockfile(request, resolver))
+        except NoResolution:
             request.held -= untouched
             request.freed |= untouched
     resolver.held |= request.held
+    resolver.missing |= request.excluded
     return _result(request, locked)
 
 
-def _closure(
-    request: _Request, locked: Mapping[str, tuple[str, list[tuple[str, str | None]]]]
-) -> set[str]:
+def _closure(request: _Request, locked: Locked) -> set[str]:
     """The plan's pins and everything they depend on, in uv's graph, for the node."""
     env = _marker_env(request.python, request.arch)
     brought: set[str] = set()
@@ -485,13 +377,11 @@ def _closure(
         if key in brought:
             continue
         brought.add(key)
-        todo += [d for d, marker in locked[key][1] if d in locked and _applies(marker, env)]
+        todo += [d for d, marker in locked[key][1] if d in locked and applies(marker, env)]
     return brought
 
 
-def _result(
-    request: _Request, locked: Mapping[str, tuple[str, list[tuple[str, str | None]]]]
-) -> Resolved:
+def _result(request: _Request, locked: Locked) -> Resolved:
     # what the plan's pins bring: their closure in uv's graph (pip installs no missing
     # dependency of a package the plan does not touch)
     brought = _closure(request, locked)
