@@ -78,6 +78,9 @@ def lock_once(
             unreachable = _unreachable(detail, lock)
             if unreachable is not None:
                 raise unreachable
+            if "no solution found" not in detail.lower():
+                # not a verdict on the plan (an sdist whose metadata would not build ...)
+                raise NotResolved(f"uv failed: {explanation(detail)}")
             raise NoResolution(detail)
         try:
             data = tomllib.loads((project / "uv.lock").read_text(encoding="utf-8"))

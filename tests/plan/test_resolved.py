@@ -143,6 +143,7 @@ def test_the_resolved_version_is_rechecked(
             "numpy": "1.26.4",
             "filelock": "3.16.1",
             "ray": "2.40.0",
+            "my-local-tool": "0.1",  # installed from a local build: no index serves it
         }
     )
     report = _probed(
@@ -167,9 +168,11 @@ def test_the_resolved_version_is_rechecked(
     assert "resolved: transformers<5,>=4.45.0: uv picks transformers 4.57.6" in plan.notes
     assert not {f.code for f in evaluate(after, matrix, rules).findings} & {"PKG101", "PKG110"}
     assert plan.remaining == ()
-    # two rounds (transformers 5.1.0, then 4.57.6); the first learns that the installed cuBLAS
-    # override of torch's pin is left alone (pip does not touch it for transformers)
-    assert 2 <= resolver.runs <= 4
+    # two rounds (transformers 5.1.0, then 4.57.6); the first learns that my-local-tool is not on
+    # the index and that the installed cuBLAS override of torch's pin is left alone (pip does not
+    # touch it for transformers); the second starts from that
+    assert 2 <= resolver.runs <= 5
+    assert "resolved: kept as installed, not on the index: my-local-tool 0.1" in plan.notes
     assert after.packages.data.get("nvidia-cublas-cu12").version == "12.3.4.1"  # type: ignore[union-attr]
 
 
@@ -284,6 +287,9 @@ def test_h100_vllm_063_torch_251_cublas_reaches_a_clean_fixed_point(
     assert installs == [["torch==2.4.0", "torchvision==0.19"], ["nvidia-cublas-cu12==12.3.4.1"]]
     text = run_cli(*args).stdout
     assert "verified: uv lock for Python 3.10.12" in " ".join(text.split())
+    script = tmp_path / "fix.sh"
+    assert run_cli(*args, "--format", "sh", "-o", str(script)).returncode == 1
+    assert "# Verified: uv lock for Python 3.10.12" in script.read_text(encoding="utf-8")
 
 
 def test_no_resolve_says_the_plan_was_not_verified(tmp_path: Path) -> None:
@@ -294,6 +300,8 @@ def test_no_resolve_says_the_plan_was_not_verified(tmp_path: Path) -> None:
     assert "--no-resolve" in data["data"]["plan"]["resolver"]
     text = run_cli("fix", "--spec", str(spec), "--no-resolve").stdout
     assert "NOT verified by the resolver (--no-resolve)" in text
+    reqs = run_cli("fix", "--spec", str(spec), "--no-resolve", "--format", "requirements").stdout
+    assert "# NOT verified by the resolver (--no-resolve)" in reqs
     clash = run_cli(
         "fix", "--spec", str(spec), "--no-resolve", "--index-url", "http://127.0.0.1:9/"
     )
