@@ -325,8 +325,8 @@ class _Builder:
 
     def requirements(self) -> dict[str, tuple[list[str], list[int]]]:
         """Requirements the log states, by requirer (canonical name), with the lines stating
-        them: pip's resolver lines and runtime checks. Only those that parse as PEP 508 (a
-        retyped 'torch= =2.4.0' does not)."""
+        them: pip's resolver lines and runtime checks. Spaces are dropped first (a retyped
+        'torch= =2.4.0' reads as torch==2.4.0); what still is not PEP 508 is left out."""
         out: dict[str, tuple[list[str], list[int]]] = {}
         for fact in self.facts:
             if fact.name != "requires":
