@@ -7,6 +7,7 @@ from envcheck.rules.node import (  # noqa: F401
     cuda_libs,
     driver,
     driver_arch,
+    flash_attn,
     gpu_cuda,
     gpu_health,
     gpu_torch,
