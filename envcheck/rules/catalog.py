@@ -8,6 +8,7 @@ from envcheck.rules.node import (  # noqa: F401
     driver,
     driver_arch,
     dtype,
+    flash_attn,
     gpu_cuda,
     gpu_health,
     gpu_torch,
