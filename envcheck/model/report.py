@@ -208,6 +208,10 @@ class LibrariesInfo:
     ld_library_path: tuple[str, ...] = ()
     ld_preload: tuple[str, ...] = ()
     cuda_libraries: tuple[SharedLibrary, ...] = ()
+    # the NCCL release a job loaded and the CUDA it was built for, as NCCL's own banner or error
+    # line states them ("NCCL version 2.28.9+cuda13.0"): the library in use, wheel or system
+    nccl_loaded: str | None = None
+    nccl_loaded_cuda: str | None = None
 
 
 @dataclass(frozen=True)

@@ -283,13 +283,19 @@ class _Builder:
 
     def libraries(self) -> Section[LibrariesInfo] | None:
         libs = [f for f in self.facts if f.name == "cuda_lib"]
-        if not libs:
+        nccl, nccl_cuda = self.first("nccl_version"), self.first("nccl_cuda")
+        if not libs and nccl is None:
             return None
         found = tuple(
             SharedLibrary(name=f.value.split(".so", 1)[0], path=f.value, via="named in the log")
             for f in libs
         )
-        return self.section(LibrariesInfo(cuda_libraries=found), *libs)
+        info = LibrariesInfo(
+            cuda_libraries=found,
+            nccl_loaded=nccl.value if nccl else None,
+            nccl_loaded_cuda=nccl_cuda.value if nccl and nccl_cuda else None,
+        )
+        return self.section(info, *libs, nccl, nccl_cuda)
 
     def network(self) -> Section[NetworkInfo] | None:
         ifaces = [f for f in self.facts if f.name == "iface"]
