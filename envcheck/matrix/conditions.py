@@ -139,6 +139,17 @@ def _nvcc_found_is(facts: Facts, wanted: bool) -> bool:
     return (info.nvcc is not None) == wanted
 
 
+def _nccl_loaded_in(facts: Facts, spec: SpecifierSet, cuda: bool) -> bool:
+    """The loaded NCCL (or the CUDA it was built for) a log states; not stated is false."""
+    try:
+        libs = facts.libraries()
+    except Skip:
+        return False
+    stated = libs.nccl_loaded_cuda if cuda else libs.nccl_loaded
+    version = parse_version(stated) if stated else None
+    return version is not None and _contains(spec, version)
+
+
 _ARCH_ALIASES = {"arm64": "aarch64", "amd64": "x86_64", "x64": "x86_64"}
 
 
@@ -185,6 +196,10 @@ def _parts(cond: Condition, facts: Facts) -> list[Callable[[], bool]]:
         parts.append(functools.partial(_nvcc_in_use_is, facts, cond.nvcc_in_use))
     if cond.nvcc_found is not None:
         parts.append(functools.partial(_nvcc_found_is, facts, cond.nvcc_found))
+    if cond.nccl_loaded is not None:
+        parts.append(functools.partial(_nccl_loaded_in, facts, cond.nccl_loaded, False))
+    if cond.nccl_loaded_cuda is not None:
+        parts.append(functools.partial(_nccl_loaded_in, facts, cond.nccl_loaded_cuda, True))
     if cond.arch:
         parts.append(functools.partial(_arch_in, facts, cond.arch))
     if cond.driver is not None:
@@ -269,6 +284,10 @@ def describe(cond: Condition) -> str:
         )
     if cond.nvcc_found is not None:
         bits.append("an nvcc on PATH" if cond.nvcc_found else "no nvcc on PATH or under CUDA_HOME")
+    if cond.nccl_loaded is not None:
+        bits.append(f"a log states NCCL {cond.nccl_loaded} loaded")
+    if cond.nccl_loaded_cuda is not None:
+        bits.append(f"built for CUDA {cond.nccl_loaded_cuda}")
     if cond.arch:
         bits.append("CPU " + " or ".join(cond.arch))
     if cond.torch_cpu is not None:

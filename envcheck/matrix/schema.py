@@ -240,6 +240,10 @@ class Condition:
     nvcc_in_use: bool | None = None
     # false: no nvcc on PATH or under CUDA_HOME (unknown unless the source looked); true: one found
     nvcc_found: bool | None = None
+    # the NCCL a log states the job loaded (NCCL's banner) is in this range / was built for
+    # this CUDA; false when no log states it
+    nccl_loaded: SpecifierSet | None = None
+    nccl_loaded_cuda: SpecifierSet | None = None
     # the node's CPU architecture is one of these (uname -m: "aarch64", "x86_64")
     arch: tuple[str, ...] = ()
     env_set: tuple[str, ...] = ()

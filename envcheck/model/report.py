@@ -227,6 +227,10 @@ class LibrariesInfo:
     cuda_libraries: tuple[SharedLibrary, ...] = ()
     unresolved: tuple[UnresolvedSymbol, ...] = ()
     missing: tuple[str, ...] = ()  # shared libraries a log says could not be opened
+    # the NCCL release a job loaded and the CUDA it was built for, as NCCL's own banner or error
+    # line states them ("NCCL version 2.28.9+cuda13.0"): the library in use, wheel or system
+    nccl_loaded: str | None = None
+    nccl_loaded_cuda: str | None = None
 
 
 @dataclass(frozen=True)

@@ -439,7 +439,8 @@ class _Builder:
         missing = self.all("missing_lib")
         exts = self.all("ext_library")
         symbols = self.all("undefined_symbol")
-        if not libs and not exts and not missing:
+        nccl, nccl_cuda = self.first("nccl_version"), self.first("nccl_cuda")
+        if not libs and not exts and not missing and nccl is None:
             return None
         found = tuple(
             SharedLibrary(name=f.value.split(".so", 1)[0], path=f.value, via="named in the log")
@@ -453,8 +454,12 @@ class _Builder:
             cuda_libraries=found,
             unresolved=unresolved,
             missing=tuple(dict.fromkeys(f.value for f in missing)),
+            nccl_loaded=nccl.value if nccl else None,
+            nccl_loaded_cuda=nccl_cuda.value if nccl and nccl_cuda else None,
         )
-        return self.section(info, *libs, *missing, *(f for pair in pairs for f in pair))
+        return self.section(
+            info, *libs, *missing, *(f for pair in pairs for f in pair), nccl, nccl_cuda
+        )
 
     def graphics(self) -> Section[GraphicsInfo] | None:
         floor = self.first("rtx_min_driver")

@@ -130,7 +130,8 @@ def test_nccl_config_error_names_two_nccl_wheels(tmp_path: Path) -> None:
     cause = _cause(_triage(tmp_path, log, "--spec", str(spec)), "CUD121")
     assert cause["verdict"] == "confirmed"
     assert "pip uninstall -y nvidia-nccl-cu11" in json.dumps(cause["findings"])
-    assert _cause(_triage(tmp_path, log, "--no-probe"), "CUD121")["verdict"] == "unchecked"
+    # alone, the log states only the NCCL loaded (2.14.3): which wheels are installed is unknown
+    assert _cause(_triage(tmp_path, log, "--no-probe"), "CUD121")["verdict"] == "unknown"
 
 
 def test_pynccl_without_device_points_at_conda_torch(tmp_path: Path) -> None:
@@ -174,3 +175,30 @@ def test_pip_conflict_on_a_cuda_wheel_confirms_cud101(tmp_path: Path) -> None:
     cause = _cause(_triage(tmp_path, log, "--no-probe"), "CUD101")
     assert cause["verdict"] == "confirmed"
     assert "pip install nvidia-cudnn-cu12==9.1.0.70" in json.dumps(cause["findings"])
+
+
+@pytest.mark.parametrize(
+    ("banner", "code", "verdict"),
+    [
+        ("NCCL version 2.28.9+cuda13.0", "CUD122", "confirmed"),
+        ("NCCL version 2.27.5+cuda12.9", "CUD123", "confirmed"),
+        # fixed NCCL loaded; the spec lists no packages, so the wheel clauses stay open
+        ("NCCL version 2.30.7+cuda13.0", "CUD122", "unknown"),
+    ],
+)
+def test_nccl_banner_states_the_loaded_nccl(
+    tmp_path: Path, banner: str, code: str, verdict: str
+) -> None:
+    """NCCL_DEBUG=INFO's banner names the NCCL the job loaded (wheel or system): on an aarch64
+    host a release before 2.29.3 is the ARM hang, whatever the package list says."""
+    log = (
+        f"gh200-node:3301:3301 [0] NCCL INFO {banner}\n"
+        "[rank0]:[E1112 10:01:02.000000000 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught "
+        "collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1, "
+        "NumelOut=1, Timeout(ms)=600000) ran for 600011 milliseconds before timing out.\n"
+    )
+    spec = tmp_path / "node.toml"
+    spec.write_text('[gpu]\nmodels = ["GH200"]\n[system]\narch = "aarch64"\n')
+    data = _triage(tmp_path, log, "--spec", str(spec))
+    assert _facts(data)["nccl_version"] == banner.split()[2].split("+", maxsplit=1)[0]
+    assert _cause(data, code)["verdict"] == verdict
