@@ -21,5 +21,6 @@ from envcheck.rules.node import (  # noqa: F401
     system_build,
     torch_build,
     torch_cpu,
+    torch_stated,
 )
 from envcheck.rules.node import network as node_network  # noqa: F401

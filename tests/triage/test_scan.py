@@ -364,6 +364,11 @@ EXAMPLES += [
     ),
 ]
 
+# matrices/signatures_torch2.toml (vllm-productionstack-528 in tests/corpus)
+EXAMPLES += [
+    ("TORCH_CUDA_ARCH_LIST: ['sm_50', 'sm_60", "torch-arch-list-printed"),
+]
+
 # matrices/signatures_pkgfix.toml (lines from tests/corpus/<id>/log.txt)
 EXAMPLES += [
     (

@@ -380,11 +380,21 @@ def _vllm_pins(facts: Facts, vllm: Version) -> tuple[dict[str, SpecifierSet], st
     return matrix_pins, "the matrix"
 
 
+def _built_against(spec: SpecifierSet) -> str:
+    """The pin as a requirement on the torch the wheel was compiled against: `==X` as it is; a
+    bare floor `>=X` (vLLM 0.2.0, 0.2.2-0.2.5 published only a floor) as `==X`: those wheels
+    were built on the floor's release (vllm#1661: "vLLM 0.2.2 ... will use PyTorch 2.1.0"), and
+    `>=X` would let pip pick a newer torch whose C++ ABI the compiled ops do not match."""
+    parts = list(spec)
+    if len(parts) == 1 and parts[0].operator == ">=":
+        return f"=={parts[0].version}"
+    return str(spec)
+
+
 def _vllm_fix(facts: Facts, pins: dict[str, SpecifierSet]) -> Fix:
-    torch_pin = str(pins["torch"])
-    wanted = [f"torch{torch_pin}"] + (
-        [f"torchvision{pins['torchvision']}"] if "torchvision" in pins else []
-    )
+    torch_pin = _built_against(pins["torch"])
+    vision = pins.get("torchvision")
+    wanted = [f"torch{torch_pin}"] + ([f"torchvision{_built_against(vision)}"] if vision else [])
     url = None
     build = facts.torch() if facts.version("torch") is not None else None
     target = Version(torch_pin.removeprefix("==")) if torch_pin.startswith("==") else None
@@ -427,6 +437,7 @@ def vllm_torch_pin(facts: Facts) -> Iterable[Hit]:
 
     ## References
     - https://github.com/vllm-project/vllm/issues/5501
+    - https://github.com/vllm-project/vllm/issues/1661
     - https://github.com/vllm-project/vllm/issues/34224
     - https://github.com/vllm-project/vllm/pull/2804
     """

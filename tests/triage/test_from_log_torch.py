@@ -1,0 +1,89 @@
+"""TOR101 from what a log states: torch's own 'sm_XY is not compatible' warning establishes the
+cause and its finding names the closest build with kernels for the GPU; a printed
+torch.cuda.get_arch_list() is checked against the declared build. Lines as torch and users print
+them (sources in matrices/signatures*.toml)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import CliResult
+
+
+def _causes(cli: Callable[..., CliResult], log: Path, *args: str) -> dict[str, dict[str, Any]]:
+    result = cli("triage", str(log), "--json", *(args or ("--no-probe",)))
+    assert result.returncode == 1, result.stderr
+    data = result.json()["data"]
+    return {c["code"]: c for m in data["matches"] for c in m["causes"]}
+
+
+def _fix(cause: dict[str, Any]) -> str:
+    (finding,) = cause["findings"]
+    fix = finding["fix"]
+    return fix["summary"] + "\n" + "\n".join(fix["commands"])
+
+
+def test_sm120_warning_confirms_tor101_with_a_cu128_build(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = tmp_path / "job.log"
+    log.write_text(
+        "/opt/conda/lib/python3.12/site-packages/torch/cuda/__init__.py:235: UserWarning:\n"
+        "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not comp\n"
+    )
+    tor101 = _causes(cli, log)["TOR101"]
+    assert (tor101["verdict"], tor101["evidence"]) == ("confirmed", "confirmed from line 2")
+    (finding,) = tor101["findings"]
+    assert "NVIDIA GeForce RTX 5090 (sm_120)" in finding["message"]
+    # CUDA 12.8 is the first toolkit that compiles sm_120: every build offered is cu128 or later
+    assert "torch 2.7.0+cu128" in _fix(tor101)
+    assert "--index-url https://download.pytorch.org/whl/cu128" in _fix(tor101)
+
+
+def test_sm61_warning_with_a_supported_build_offers_no_cu128(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """A Pascal GPU (sm_61): the closest build is not forced onto CUDA 12.8."""
+    log = tmp_path / "job.log"
+    log.write_text(
+        "UserWarning: NVIDIA GeForce GTX 1080 with CUDA capability sm_61 is not compatible "
+        "with the current PyTorch installation.\n"
+    )
+    tor101 = _causes(cli, log)["TOR101"]
+    assert tor101["verdict"] == "confirmed"
+    assert "sm_61" in tor101["findings"][0]["message"]
+    assert "pip install torch==" in _fix(tor101)
+
+
+def test_printed_arch_list_is_checked_against_the_declared_build(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """vllm-project/production-stack#528: the list is cut after 'sm_60'; the declared torch
+    2.7.0+cu126 (no sm_120) on an RTX 5090 decides."""
+    log = tmp_path / "job.log"
+    log.write_text(
+        "PyTorch version: 2.7.0+cu126\nCUDA version: 12.6\nTORCH_CUDA_ARCH_LIST: ['sm_50', 'sm_60\n"
+    )
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        '[gpu]\nmodels = ["NVIDIA GeForce RTX 5090"]\n\n[packages]\ntorch = "2.7.0+cu126"\n'
+    )
+    tor101 = _causes(cli, log, "--spec", str(spec))["TOR101"]
+    assert tor101["verdict"] == "confirmed"
+    assert "whl/cu128" in _fix(tor101)
+
+
+def test_printed_arch_list_with_the_gpu_in_the_build_rules_tor101_out(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = tmp_path / "job.log"
+    log.write_text("['sm_50', 'sm_60', 'sm_70', 'sm_75', 'sm_80', 'sm_86', 'sm_90', 'sm_100']\n")
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        '[gpu]\nmodels = ["NVIDIA H100 80GB HBM3"]\n\n[packages]\ntorch = "2.7.0+cu128"\n'
+    )
+    result = cli("triage", str(log), "--json", "--spec", str(spec))
+    causes = {c["code"]: c for m in result.json()["data"]["matches"] for c in m["causes"]}
+    assert causes["TOR101"]["verdict"] == "ruled_out"
