@@ -87,3 +87,26 @@ def test_printed_arch_list_with_the_gpu_in_the_build_rules_tor101_out(
     result = cli("triage", str(log), "--json", "--spec", str(spec))
     causes = {c["code"]: c for m in result.json()["data"]["matches"] for c in m["causes"]}
     assert causes["TOR101"]["verdict"] == "ruled_out"
+
+
+def test_flash_attn_ampere_error_confirms_tor102_with_sdpa(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """huggingface/transformers#28188: the error alone establishes the cause; the fix is another
+    attention implementation."""
+    log = tmp_path / "job.log"
+    log.write_text("RuntimeError: FlashAttention only supports Ampere GPUs or newer.\n")
+    tor102 = _causes(cli, log)["TOR102"]
+    assert (tor102["verdict"], tor102["evidence"]) == ("confirmed", "confirmed from line 1")
+    assert 'attn_implementation="sdpa"' in _fix(tor102)
+
+
+def test_flash_attn_ampere_error_names_the_declared_pre_ampere_gpu(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = tmp_path / "job.log"
+    log.write_text("RuntimeError: FlashAttention only supports Ampere GPUs or newer.\n")
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[gpu]\nmodels = ["Tesla T4", "NVIDIA A100-SXM4-80GB"]\n')
+    (finding,) = _causes(cli, log, "--spec", str(spec))["TOR102"]["findings"]
+    assert "Tesla T4 (sm_75)" in finding["message"] and "A100" not in finding["message"]

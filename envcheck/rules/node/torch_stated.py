@@ -1,6 +1,7 @@
-"""TOR101 from a log line: torch's own warning that a GPU's architecture is not in its build
-(`NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch
-installation`) establishes the cause; the finding names the builds that have the kernels."""
+"""TOR101 and TOR102 from a log line: torch's own warning that a GPU's architecture is not in
+its build (`NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch
+installation`) establishes TOR101, the finding naming the builds that have the kernels;
+flash-attn's 'FlashAttention only supports Ampere GPUs or newer' establishes TOR102."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from packaging.version import Version
 from envcheck.rules.base import Hit, LogLine, Skip, from_log
 from envcheck.rules.choose import sm
 from envcheck.rules.facts import Facts
+from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.torch_build import _upgrade_fix
 
 
@@ -34,4 +36,39 @@ def arch_missing_in_log(facts: Facts, line: LogLine) -> Hit:
         "every CUDA kernel fails with 'no kernel image is available'",
         evidence={"line": line.line, "gpu_archs": [sm(cc) for cc in ccs], "torch": str(current)},
         fix=step,
+    )
+
+
+@from_log("TOR102")
+def pre_ampere_in_log(facts: Facts, line: LogLine) -> Hit:
+    """flash-attn 2 raises 'FlashAttention only supports Ampere GPUs or newer' only after its own
+    check of the GPU's compute capability fails (csrc/flash_attn/flash_api.cpp): the line
+    establishes the cause; the node's GPUs, where known, are named."""
+    try:
+        gpus_known = facts.gpus()
+    except Skip:
+        gpus_known = ()
+    names = set()
+    for g in gpus_known:
+        try:
+            cc = facts.compute_capability(g)
+        except Skip:  # a model the matrix does not know: named without its architecture
+            names.add(g.name or f"GPU {g.index}")
+            continue
+        if cc < Version("8.0"):
+            names.add(f"{g.name} ({sm(cc)})")
+    old = sorted(names)
+    gpus = f" ({', '.join(old)})" if old else ""
+    return Hit(
+        f"flash-attn 2 refused the GPU{gpus} (line {line.line}: 'FlashAttention only supports "
+        "Ampere GPUs or newer'): its kernels exist only for Ampere (sm_80) and newer",
+        evidence={"line": line.line, "gpus": old},
+        fix=fix(
+            "Use SDPA (or eager) attention on pre-Ampere GPUs",
+            "manual",
+            manual(
+                'load models with attn_implementation="sdpa" (or "eager") instead of '
+                '"flash_attention_2"'
+            ),
+        ),
     )
