@@ -110,3 +110,27 @@ def test_flash_attn_ampere_error_names_the_declared_pre_ampere_gpu(
     spec.write_text('[gpu]\nmodels = ["Tesla T4", "NVIDIA A100-SXM4-80GB"]\n')
     (finding,) = _causes(cli, log, "--spec", str(spec))["TOR102"]["findings"]
     assert "Tesla T4 (sm_75)" in finding["message"] and "A100" not in finding["message"]
+
+
+def test_torchvision_nms_missing_confirms_tor104(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """pytorch/torchtitan#3022: a nightly torch beside an old torchvision; the log states no
+    versions, so the fix is the pairing rule (same channel and index as torch)."""
+    log = tmp_path / "job.log"
+    log.write_text("RuntimeError: operator torchvision::nms does not exist\n")
+    tor104 = _causes(cli, log)["TOR104"]
+    assert (tor104["verdict"], tor104["evidence"]) == ("confirmed", "confirmed from line 1")
+    assert "Reinstall torchvision from the channel and index torch came from" in _fix(tor104)
+
+
+def test_torchvision_nms_missing_with_a_declared_torch_names_its_pair(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """torch 2.5.1 declared (torchvision not): the matrix's pair 0.20.1 is named."""
+    log = tmp_path / "job.log"
+    log.write_text("RuntimeError: operator torchvision::nms does not exist\n")
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[packages]\ntorch = "2.5.1"\n')
+    tor104 = _causes(cli, log, "--spec", str(spec))["TOR104"]
+    assert "pip install torchvision==0.20.1" in _fix(tor104)

@@ -5,12 +5,14 @@ flash-attn's 'FlashAttention only supports Ampere GPUs or newer' establishes TOR
 
 from __future__ import annotations
 
+from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from envcheck.matrix.model import public
 from envcheck.rules.base import Hit, LogLine, Skip, from_log
 from envcheck.rules.choose import sm
 from envcheck.rules.facts import Facts
-from envcheck.rules.fixes import fix, manual
+from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.torch_build import _upgrade_fix
 
 
@@ -72,3 +74,48 @@ def pre_ampere_in_log(facts: Facts, line: LogLine) -> Hit:
             ),
         ),
     )
+
+
+@from_log("TOR104")
+def companion_in_log(facts: Facts, line: LogLine) -> Hit:
+    """torchvision's 'operator torchvision::nms does not exist': its compiled ops did not load
+    into the installed torch. Where the node's torch is known, the paired torchvision release
+    (the matrix's companions) is named; otherwise the pairing rule: the torchvision of the same
+    channel and release as torch, from torch's own index."""
+    try:
+        torch = facts.version("torch")
+    except Skip:
+        torch = None
+    pair = None
+    if torch is not None:
+        release = public(torch)
+        pair = next(
+            (
+                c
+                for c in facts.matrix.companions
+                if canonicalize_name(c.package) == "torchvision" and c.torch == release
+            ),
+            None,
+        )
+    have = f"torch {torch}" if torch is not None else "the installed torch"
+    message = (
+        f"torchvision's compiled ops did not load into {have} (line {line.line}: 'operator "
+        "torchvision::nms does not exist'): the torchvision installed was built for another torch"
+    )
+    if pair is not None:
+        remedy = fix(
+            f"Install torchvision {pair.version}, built for torch {pair.torch}",
+            "safe",
+            pip_install(f"torchvision=={pair.version}"),
+        )
+    else:
+        remedy = fix(
+            "Reinstall torchvision from the channel and index torch came from (a nightly torch "
+            "needs the nightly torchvision of the same date; a release, its paired release)",
+            "manual",
+            manual(
+                "pip install --force-reinstall torchvision --index-url <the index torch was "
+                "installed from> (with --pre for a nightly)"
+            ),
+        )
+    return Hit(message, evidence={"line": line.line, "torch": str(torch)}, fix=remedy)
