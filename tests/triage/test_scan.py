@@ -364,9 +364,17 @@ EXAMPLES += [
     ),
 ]
 
-# matrices/signatures_torch2.toml (vllm-productionstack-528 in tests/corpus)
+# matrices/signatures_torch2.toml (vllm-productionstack-528, flash-attention-1348, -853 in tests/corpus)
 EXAMPLES += [
     ("TORCH_CUDA_ARCH_LIST: ['sm_50', 'sm_60", "torch-arch-list-printed"),
+    (
+        '  File "/usr/local/lib/python3.10/dist-packages/flash_attn/__init__.py", line 3, in <module>',
+        "flash-attn-import-traceback",
+    ),
+    (
+        "`pip install flash_attn-2.5.5+cu118torch2.2cxx11abiTRUE-cp38-cp38-linux_x86_64.whl`",
+        "flash-attn-wheel-cxx11abi-true",
+    ),
 ]
 
 # matrices/signatures_pkgfix.toml (lines from tests/corpus/<id>/log.txt)
