@@ -66,7 +66,7 @@ def test_a_log_naming_the_xformers_build_gives_the_pinned_xformers(
     result = cli("triage", str(log), "--spec", str(spec), "--json")
     assert result.returncode == 1, result.stderr
     data = result.json()["data"]
-    assert {"fact": "xformers_torch", "value": "2.6.0+cu124", "line": 1} in [
+    assert {"fact": "xformers_torch", "value": "2.6.0+cu124", "line": 2} in [
         {k: f[k] for k in ("fact", "value", "line")} for f in data["facts"]
     ]
     tor104 = next(c for m in data["matches"] for c in m["causes"] if c["code"] == "TOR104")
