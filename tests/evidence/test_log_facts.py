@@ -184,8 +184,12 @@ def test_sm_line_alone_confirms_tor101_with_the_builds_that_have_its_kernels(
     log = write(tmp_path, "UserWarning:\n" + LINES[0][1] + "\n")
     tor101 = causes(triage(cli, str(log), "--no-probe"))["TOR101"]
     assert (tor101["verdict"], tor101["evidence"]) == ("confirmed", "confirmed from line 2")
-    assert tor101["fix"].startswith("install a torch build with sm_120 kernels: torch ")
-    assert "--index-url" in tor101["fix"]
+    # the line carries TOR101's finding (rules/node/torch_stated.py): the closest build with
+    # sm_120 kernels, on its CUDA variant's index (CUDA 12.8 is the first to compile sm_120)
+    (finding,) = tor101["findings"]
+    assert "(sm_120) has no kernels" in finding["message"]
+    assert tor101["fix"].startswith("Install torch 2.7.0+cu128, the closest build with kernels")
+    assert "--index-url https://download.pytorch.org/whl/cu128" in tor101["fix"]
 
 
 def test_every_listed_cause_has_a_fix(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
