@@ -188,7 +188,9 @@ def test_sm_line_alone_confirms_tor101_with_the_builds_that_have_its_kernels(
     # sm_120 kernels, on its CUDA variant's index (CUDA 12.8 is the first to compile sm_120)
     (finding,) = tor101["findings"]
     assert "(sm_120) has no kernels" in finding["message"]
-    assert tor101["fix"].startswith("Install torch 2.7.0+cu128, the closest build with kernels")
+    assert tor101["fix"].startswith(
+        "Install torch 2.7.0+cu128, the closest build with sm_120 kernels"
+    )
     assert "--index-url https://download.pytorch.org/whl/cu128" in tor101["fix"]
 
 

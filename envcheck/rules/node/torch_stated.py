@@ -5,6 +5,8 @@ flash-attn's 'FlashAttention only supports Ampere GPUs or newer' establishes TOR
 
 from __future__ import annotations
 
+import dataclasses
+
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
@@ -32,6 +34,13 @@ def arch_missing_in_log(facts: Facts, line: LogLine) -> Hit:
         raise Skip("no torch build the matrix knows has kernels for the GPU", "packages")
     names = ", ".join(dict.fromkeys(g.name for g in gpus if g.name)) or "the GPU"
     archs = ", ".join(sm(cc) for cc in ccs)
+    step = dataclasses.replace(
+        step,
+        summary=step.summary.replace(
+            "the closest build with kernels for every GPU here",
+            f"the closest build with {archs} kernels",
+        ),
+    )
     have = f"torch {current}" if current is not None else "the installed torch"
     return Hit(
         f"{names} ({archs}) has no kernels in {have} (line {line.line}: torch's own warning): "
