@@ -433,7 +433,9 @@ def vllm_torch_pin(facts: Facts) -> Iterable[Hit]:
     ## Fix
     Install the pinned torch and torchvision (from the index of the CUDA variant you use), or
     choose the vLLM release whose pin is the torch you want; install vLLM first and pin the rest
-    with a constraints file.
+    with a constraints file. A release that published only a floor (vLLM 0.2.0,
+    0.2.2-0.2.5: `torch>=2.1.0`) is met by the floor's release (its ops were compiled against it),
+    not by the newest torch `>=` would let pip pick.
 
     ## References
     - https://github.com/vllm-project/vllm/issues/5501
