@@ -70,7 +70,7 @@ def gpu_name_forms(name: str) -> tuple[str, ...]:
     return (name, form) if form != name else (name,)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _word(token: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![A-Za-z0-9]){re.escape(token)}(?![A-Za-z0-9])", re.IGNORECASE)
 

@@ -30,6 +30,7 @@ def _import_deferred() -> None:
 
     globals()["DeepInfo"] = DeepInfo
 
+
 SCHEMA_VERSION = 1
 UNLIMITED = -1  # value of a ulimit that is "unlimited"
 DEEP_NOT_RUN = "not run (pass --deep)"
