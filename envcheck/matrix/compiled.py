@@ -23,6 +23,7 @@ cache; ``ENVCHECK_NO_CACHE=1`` turns it off.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
@@ -240,6 +241,8 @@ def compiled_matrix(
     if _safe_dir(directory):
         hit = _unpack(_read(path))
         if hit is not None:
+            with contextlib.suppress(OSError):  # recently used: the last entry pruned
+                os.utime(path)
             return hit
     matrix = build()  # raises MatrixError on bad input: nothing is cached then
     _write(directory, path, _pack(matrix))

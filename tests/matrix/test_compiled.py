@@ -185,7 +185,10 @@ def test_the_merged_matrix_is_one_entry_equal_to_a_fresh_load(
     assert _origins(second) == _origins(fresh)
     assert all(origin is not None for origin in _origins(second))
     assert len(list((tmp_path / "cache" / "matrix").glob("merged-*.pickle"))) == 1
-    assert merged.exists()
+    # a hit marks the entry as recently used: pruning (oldest first) keeps it
+    os.utime(merged, (1_000_000, 1_000_000))
+    load(env=env)
+    assert merged.stat().st_mtime > 1_000_000
 
 
 def test_adding_editing_or_removing_any_matrix_file_misses_the_merged_entry(
