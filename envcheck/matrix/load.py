@@ -11,7 +11,6 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +36,11 @@ GENERATED_DIR = "generated"
 
 def builtin_dir() -> Path:
     """The matrices shipped with envcheck: inside the installed package, or the source tree."""
-    packaged = resources.files("envcheck") / "matrices"
+    import envcheck  # its directory, as importlib.resources.files() would name it (unimported)
+
+    packaged = Path(envcheck.__file__).parent / "matrices"
     if packaged.is_dir():
-        return Path(str(packaged))
+        return packaged
     return Path(__file__).resolve().parents[2] / "matrices"
 
 
