@@ -13,8 +13,12 @@ from envcheck.rules.facts import Facts
 
 def not_asked(report: NodeReport, rule: Rule) -> bool:
     """A rule the node was not asked to answer: without --deep the GPU family has nothing to
-    read, so it is neither run nor counted as skipped (it would crowd every summary line)."""
-    return rule.family == "GPU" and not report.deep.is_ok and report.deep.reason == DEEP_NOT_RUN
+    read, so it is neither run nor counted as skipped (it would crowd every summary line),
+    unless a log stated a CUDA error (``triage``: GPU101 reads a logged 802)."""
+    if rule.family != "GPU" or report.deep.is_ok or report.deep.reason != DEEP_NOT_RUN:
+        return False
+    gpu = report.gpu.data if report.gpu.is_ok else None
+    return gpu is None or not gpu.cuda_errors
 
 
 def evaluate(report: NodeReport, matrix: Matrix, rules: Sequence[Rule]) -> CheckResult:

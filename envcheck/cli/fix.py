@@ -3,8 +3,9 @@
 after writing a ``pip freeze`` snapshot.
 
 Exit codes: 0 nothing to fix (or, with --apply, every step it ran succeeded), 1 a plan with
-steps or conflicts, or findings that remain once it is applied (with --apply: a step failed,
-or pins conflict), 2 usage or input error.
+steps or conflicts (no resolution included), or findings that remain once it is applied (with
+--apply: a step failed, or pins conflict), 2 usage or input error, 4 the index could not be
+reached while resolving the plan (nothing written, nothing run).
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ def add_parser(sub: Any) -> None:
         help="the plan that fixes this node's findings (printed; --apply runs its safe steps)",
         description="Turn findings into an ordered, pinned plan. Nothing is changed without "
         "--apply; --apply runs only safe steps (--unsafe adds unsafe ones), after writing a "
-        "`pip freeze` snapshot. Exit codes: 0 nothing to fix / all steps ran, 1 a plan or a "
-        "failed step, 2 bad input or usage.",
+        "`pip freeze` snapshot. Before it is shown, the plan is resolved with uv against the "
+        "node's installed packages and re-checked on that resolution (--no-resolve skips it). "
+        "Exit codes: 0 nothing to fix / all steps ran, 1 a plan, a conflict or a failed step, "
+        "2 bad input or usage, 4 the index could not be reached.",
     )
     common.add_source_options(p)
     rules = p.add_argument_group("rules")
@@ -45,6 +48,16 @@ def add_parser(sub: Any) -> None:
     rules.add_argument("--select", type=common.codes_arg, metavar="CODES", help="only these rules")
     rules.add_argument("--ignore", type=common.codes_arg, metavar="CODES", help="skip these rules")
     common.add_matrix_option(rules)
+    res = p.add_argument_group("resolving (default: uv, the index pip is configured with)")
+    res.add_argument(
+        "--no-resolve",
+        action="store_true",
+        help="do not resolve the plan with uv (offline): the plan says it was not verified",
+    )
+    res.add_argument("--index-url", metavar="URL", help="resolve against this index")
+    res.add_argument("--extra-index-url", action="append", default=[], metavar="URL")
+    res.add_argument("--find-links", action="append", default=[], metavar="DIR|URL")
+    res.add_argument("--no-index", action="store_true", help="resolve from --find-links only")
     out = p.add_argument_group("output")
     fmt = out.add_mutually_exclusive_group()
     fmt.add_argument(
@@ -78,6 +91,11 @@ def _options(args: argparse.Namespace, report: NodeReport) -> FixOptions:
         ignore=tuple(args.ignore or ()),
         matrix=tuple(args.matrix),
         unsafe=args.unsafe,
+        resolve=not args.no_resolve,
+        index_url=args.index_url,
+        extra_index_urls=tuple(args.extra_index_url),
+        find_links=tuple(args.find_links),
+        no_index=args.no_index,
     )
 
 
@@ -93,9 +111,20 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--apply runs the plan; write it with -o in a separate run")
     if args.snapshot and not args.apply:
         raise UsageError("--snapshot only applies with --apply")
+    if args.no_resolve and (
+        args.index_url or args.extra_index_url or args.find_links or args.no_index
+    ):
+        raise UsageError("--no-resolve and an index option contradict each other")
+    if args.no_index and args.index_url:
+        raise UsageError("--no-index and --index-url contradict each other")
     report = common.obtain_report(args)
     options = _options(args, report)
     result = plan_fix(options)
+    if result.message is not None:  # the index could not be reached: no plan, nothing written
+        if args.json:
+            _emit_json(result.plan, result.code, result.status, None, result.message)
+        sys.stderr.write(f"envcheck: {result.message}; exit {result.code}\n")
+        return result.code
     if args.apply:
         return _apply(result, options, args)
     text = render_fix(result, args.format, options)
@@ -150,12 +179,20 @@ def _apply(result: FixResult, options: FixOptions, args: argparse.Namespace) -> 
     return applied.code
 
 
-def _emit_json(plan: Plan, exit_code: int, status: str, applied: dict[str, object] | None) -> None:
+def _emit_json(
+    plan: Plan,
+    exit_code: int,
+    status: str,
+    applied: dict[str, object] | None,
+    error: str | None = None,
+) -> None:
     from envcheck.formats.json import envelope
 
     data: dict[str, object] = {"plan": plan.to_json()}
     if applied is not None:
         data["apply"] = applied
+    if error is not None:
+        data["message"] = error
     common.emit(common.json_text(envelope("fix", status, exit_code, data)))
 
 

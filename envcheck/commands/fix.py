@@ -2,8 +2,13 @@
 (``render_fix``), and running its steps (``apply_fix``). Nothing here prints or exits.
 
 Exit codes (``FixResult.code``): 0 nothing left at or above the threshold (with --apply: every
-step it ran succeeded and nothing remains), 1 a plan with steps, conflicts, or findings that
-remain once it is applied (with --apply: a step failed or pins conflict).
+step it ran succeeded and nothing remains), 1 a plan with steps, conflicts (no resolution
+included), or findings that remain once it is applied (with --apply: a step failed or pins
+conflict), 4 the index could not be reached while resolving the plan (nothing was written).
+
+Unless ``resolve`` is off, every round of the plan is resolved with uv against the node's
+installed packages (``plan/resolved.py``) and the rules run on that resolution; the plan says
+whether it was (``Plan.resolved``) and, when not, why.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import datetime as _dt
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from envcheck.model.finding import Severity
@@ -20,7 +25,9 @@ from envcheck.model.plan import Plan
 from envcheck.model.report import NodeReport
 
 if TYPE_CHECKING:
+    from envcheck.matrix.model import Matrix
     from envcheck.plan.apply import ApplyOutcome
+    from envcheck.plan.resolved import PlanResolver
 
 FixFormat = Literal["text", "sh", "requirements", "conda"]
 
@@ -33,6 +40,14 @@ class FixOptions:
     ignore: tuple[str, ...] = ()
     matrix: tuple[str, ...] = ()
     unsafe: bool = False
+    resolve: bool = True  # resolve the plan with uv (False: --no-resolve)
+    index_url: str | None = None  # the index (default: the one pip is configured with)
+    extra_index_urls: tuple[str, ...] = ()
+    find_links: tuple[str, ...] = ()
+    no_index: bool = False
+
+
+EXIT_INDEX = 4
 
 
 @dataclass(frozen=True)
@@ -40,9 +55,12 @@ class FixResult:
     plan: Plan
     report: NodeReport
     code: int
+    message: str | None = None  # why there is no plan (an index that could not be reached)
 
     @property
     def status(self) -> str:
+        if self.code == EXIT_INDEX:
+            return "unreachable"
         if self.plan.conflicts:
             return "conflict"
         return "ok" if self.code == 0 else "findings"
@@ -56,6 +74,7 @@ def exit_code(plan: Plan) -> int:
 def plan_fix(options: FixOptions) -> FixResult:
     from envcheck.matrix.load import load
     from envcheck.plan.planner import build_plan
+    from envcheck.plan.uvproject import IndexUnreachable
     from envcheck.rules import all_rules, select
     from envcheck.settings import find_settings
 
@@ -66,8 +85,48 @@ def plan_fix(options: FixOptions) -> FixResult:
         list(options.select) or settings.select,
         list(options.ignore) or settings.ignore,
     )
-    plan, _after = build_plan(options.report, matrix, chosen, threshold=options.severity)
+    resolver, reason = _resolver(options, matrix)
+    try:
+        plan, _after = build_plan(
+            options.report, matrix, chosen, threshold=options.severity, resolve=resolver
+        )
+    except IndexUnreachable as exc:
+        return FixResult(
+            Plan(node=options.report.node, resolver=f"{exc}"),
+            options.report,
+            EXIT_INDEX,
+            f"{exc}; nothing was written",
+        )
+    installs = any(s.action.kind == "pip_install" for s in plan.steps)
+    if resolver is None:
+        plan = replace(
+            plan,
+            resolved=False if installs else None,
+            resolver=reason if installs else "the plan installs nothing",
+        )
+    elif plan.resolved:
+        plan = replace(plan, resolver=f"{resolver.describe(options.report)}: {plan.resolver}")
     return FixResult(plan, options.report, exit_code(plan))
+
+
+def _resolver(options: FixOptions, matrix: Matrix) -> tuple[PlanResolver | None, str]:
+    """The resolver for the plan, or why there is none."""
+    from envcheck.plan.resolve import UvMissing, find_uv, pip_index_config
+    from envcheck.plan.resolved import PlanResolver
+
+    if not options.resolve:
+        return None, "not verified by the resolver (--no-resolve): versions are the simulator's"
+    try:
+        uv = find_uv()
+    except UvMissing as exc:
+        return None, f"not verified by the resolver: {exc}"
+    index = pip_index_config(
+        index_url=options.index_url,
+        extra_index_urls=options.extra_index_urls,
+        find_links=options.find_links,
+        no_index=options.no_index,
+    )
+    return PlanResolver(uv, index, matrix), ""
 
 
 def render_fix(

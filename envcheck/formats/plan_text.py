@@ -49,6 +49,10 @@ def render_plan(
     out.append(
         f"  {len(plan.addressed)} finding(s) at or above {threshold} answered by {len(plan.steps)} step(s)"
     )
+    if plan.resolved:
+        out += _wrap(f"verified: {plan.resolver}; the rules ran on the resolved set", 4, "  ")
+    elif plan.resolved is False:
+        out += _wrap(plan.resolver.replace("not verified", "NOT verified", 1), 4, "  ")
     out.append("")
     for number, step in enumerate(plan.steps, 1):
         head = f"  {number:>2}. [{step.applicability}] {' '.join(step.codes)}: "
@@ -59,8 +63,13 @@ def render_plan(
             out += _whole(step.command(), "       $ ")
     for conflict in plan.conflicts:
         out.append("")
+        tail = (
+            "the pip steps are withheld; change what is installed or the plan's pins"
+            if conflict.subject == "resolution"
+            else "neither is emitted; decide and pin one"
+        )
         out += _wrap(
-            f"{conflict.message} — neither is emitted; decide and pin one",
+            f"{conflict.message} — {tail}",
             12,
             f"  CONFLICT  {', '.join(conflict.codes)} ",
         )
@@ -74,7 +83,7 @@ def render_plan(
         )
         for finding in plan.remaining:
             out += _finding_line(finding)
-    if not plan.converged:
+    if not plan.converged and not plan.conflicts:
         out.append("")
         out.append(
             f"  the plan did not settle after {plan.iterations} rounds of re-checking: review it"

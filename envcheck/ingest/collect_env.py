@@ -45,7 +45,7 @@ from envcheck.model.report import (
     SystemInfo,
     Toolkit,
 )
-from envcheck.model.section import Section
+from envcheck.model.section import STATED_ABSENT, Section, Status
 
 LABEL = "collect_env"
 T = TypeVar("T")
@@ -211,9 +211,13 @@ def _gpus(parsed: Parsed, notes: list[str]) -> Section[GpuInfo]:
             notes.append("collect_env says torch could not use CUDA ('Is CUDA available: No')")
         return Section.ok(info, source=LABEL, notes=tuple(notes))
     if said and said.lower() == "no cuda":
-        return Section.unavailable(
-            "collect_env found no NVIDIA driver (nvidia-smi did not run) and torch saw no CUDA",
+        # torch's collect_env writes 'No CUDA' only when torch saw no CUDA and nvidia-smi gave
+        # neither GPUs nor a driver version: the dump states there is no usable driver
+        return Section(
+            Status.UNAVAILABLE,
+            reason="collect_env found no NVIDIA driver (nvidia-smi did not run) and torch saw no CUDA",
             source=LABEL,
+            notes=(STATED_ABSENT,),
         )
     if said and said.lower() == "could not collect":
         return Section.unavailable(
@@ -302,6 +306,17 @@ def parse(source: Source, label: str = LABEL) -> NodeReport:
     cuda_known = (
         said_cuda is not None and said_cuda.lower() in ("none", "n/a")
     ) or cuda is not None
+    if (
+        not cuda_known
+        and torch_version
+        and said_cuda is not None
+        and said_cuda.lower() == "could not collect"
+        and parsed.get("torch_rocm") is None
+    ):
+        # collect_env prints torch.version.cuda, and replaces every None with "Could not
+        # collect" (it writes "None" only on a node without GPUs): with torch imported and no
+        # ROCm build, that is a CPU-only torch (pytorch/pytorch#106565's dump)
+        cuda_known = True
     if not cuda and conda_torch_build:
         cuda, cuda_known = torch_cuda(conda_torch_build)
     torch_notes: list[str] = []
@@ -363,6 +378,14 @@ def parse(source: Source, label: str = LABEL) -> NodeReport:
             f"collect_env's 'CUDA runtime version' ({nvcc_said}) is nvcc on PATH, i.e. the CUDA "
             f"toolkit (recorded as system.nvcc), not the CUDA runtime torch loads{built}"
         )
+    # collect_env runs `nvcc --version` for 'CUDA runtime version': 'Could not collect' is no
+    # nvcc on PATH (or one that does not answer)
+    nvcc_searched = nvcc is not None or (parsed.said("nvcc") or "").lower() == "could not collect"
+    if nvcc is None and nvcc_searched:
+        sys_notes.append(
+            "collect_env's 'CUDA runtime version: Could not collect' means `nvcc --version` "
+            "failed: no CUDA toolkit (nvcc) on PATH"
+        )
     libc = parsed.get("libc")
     glibc = libc.split("-", 1)[1] if libc and libc.startswith("glibc-") else None
     os_id, os_version = parse_os(os_pretty)
@@ -375,7 +398,7 @@ def parse(source: Source, label: str = LABEL) -> NodeReport:
         None,
     )
     system: Section[SystemInfo] = report.system
-    if any((os_pretty, kernel, glibc, nvcc, cpus)):
+    if any((os_pretty, kernel, glibc, nvcc, cpus, nvcc_searched)):
         system = Section.ok(
             SystemInfo(
                 os_id=os_id,
@@ -386,6 +409,7 @@ def parse(source: Source, label: str = LABEL) -> NodeReport:
                 glibc=glibc,
                 cpu_count=cpus,
                 nvcc=nvcc,
+                nvcc_searched=nvcc_searched,
             ),
             source=label,
             notes=tuple(sys_notes),

@@ -103,6 +103,7 @@ def blank(source: Source, label: str) -> NodeReport:
         network=unknown,
         env=unknown,
         graphics=unknown,
+        workload=unknown,
     )
 
 

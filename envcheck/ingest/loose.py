@@ -61,6 +61,11 @@ _SPECIFIC = (
     # xformers.info: "PyTorch 2.2.0+cu121 with CUDA 1201 (you have 2.2.0+cpu)"
     (re.compile(rf"PyTorch {_VERSION} with CUDA [0-9]+ \(you have ({_VERSION})\)"), "torch"),
     (re.compile(rf"Python\s+{_VERSION} \(you have ({_VERSION})\)"), "python"),
+    # ... and the torch build that xFormers wheel was compiled against
+    (
+        re.compile(rf"PyTorch ({_VERSION}) with CUDA [0-9]+ \(you have {_VERSION}\)"),
+        "xformers_torch",
+    ),
     (re.compile(rf"\bIsaac Sim:?\s+({_VERSION})"), "pkg:isaacsim"),
     (re.compile(rf"\bIsaac Lab:?\s+v?({_VERSION})"), "pkg:isaaclab"),
     (re.compile(rf"\bxFormers\s+({_VERSION})"), "pkg:xformers"),
@@ -211,7 +216,7 @@ def _assign(h: _Harvest, fact: str, value: str) -> None:
         if name:
             h.gpus.append(name)
             h.lines.setdefault("gpu", h.line)
-    elif fact in ("python", "torch", "driver", "torch_cuda"):
+    elif fact in ("python", "torch", "driver", "torch_cuda", "xformers_torch"):
         version = _first_version(value)
         if version:
             h.set(fact, version)
@@ -370,6 +375,16 @@ def parse(source: Source, label: str = LABEL) -> NodeReport:
     if torch_version:  # a labelled torch version beats a "torch X" row elsewhere
         dists = [Distribution(name="torch", version=torch_version)] + [
             d for d in dists if d.key != "torch"
+        ]
+    built_for = values.get("xformers_torch")
+    if built_for:
+        # xformers.info states the torch build its extensions were compiled for: that build is
+        # what it needs (TOR104 compares it with the installed torch, variant included)
+        dists = [
+            dataclasses.replace(d, requires=(*d.requires, f"torch=={built_for}"))
+            if d.key == "xformers"
+            else d
+            for d in dists
         ]
     packages = (
         PackagesInfo(

@@ -181,6 +181,14 @@ def _torch(torch: Section[TorchBuild], packages: Section[PackagesInfo]) -> Secti
     if not packages.is_ok or packages.data is None:
         return torch
     dist = packages.data.get("torch")
+    if torch.is_ok and torch.data is not None and not torch.data.version and dist is not None:
+        # a log quoted torch's arch list but not its release: the package list names the build
+        from envcheck.ingest.common import torch_section
+
+        listed = torch_section(packages.data, packages.source or "the package list")
+        if listed.is_ok and listed.data is not None:
+            data = dataclasses.replace(listed.data, arch_list=torch.data.arch_list)
+            torch = Section.ok(data, source=f"{listed.source} + {torch.source}", notes=torch.notes)
     if not torch.is_ok or torch.data is None:
         if dist is None:
             return torch

@@ -41,6 +41,8 @@ from envcheck.model.report import (
     SystemInfo,
     Toolkit,
     TorchBuild,
+    WorkloadInfo,
+    normal_dtype,
 )
 from envcheck.model.section import Section
 from envcheck.numeric import NumberError, Range, check
@@ -85,7 +87,8 @@ class SpecSystem:
     kernel: str | None = None
     arch: str | None = None
     glibc: str | None = None
-    nvcc: str | None = None  # the CUDA toolkit on PATH / CUDA_HOME (nvcc --version), e.g. "11.8"
+    # the CUDA toolkit on PATH / CUDA_HOME (nvcc --version), e.g. "11.8"; "none": no toolkit
+    nvcc: str | None = None
     cpus: int | None = None
     memory_gib: float | None = None
     memory_available_gib: float | None = None
@@ -112,6 +115,11 @@ class SpecNetwork:
 
 
 @dataclass(frozen=True)
+class SpecWorkload:
+    dtype: str | None = None  # what the job runs in: bfloat16 (bf16), float16 (half, fp16), float32
+
+
+@dataclass(frozen=True)
 class StackSpec:
     node: str | None = None
     gpu: SpecGpu | None = None
@@ -120,6 +128,7 @@ class StackSpec:
     system: SpecSystem | None = None
     env: dict[str, str] | None = None
     network: SpecNetwork | None = None
+    workload: SpecWorkload | None = None
 
 
 def _tuple(value: str | tuple[str, ...]) -> tuple[str, ...]:
@@ -193,7 +202,8 @@ def _validate(spec: StackSpec, text: str, where: str) -> None:
         _check_version(text, where, "python.version", spec.python.version)
     if spec.system:
         _check_version(text, where, "system.glibc", spec.system.glibc)
-        _check_version(text, where, "system.nvcc", spec.system.nvcc)
+        if spec.system.nvcc != "none":
+            _check_version(text, where, "system.nvcc", spec.system.nvcc)
         for key, bounds in _SYSTEM_BOUNDS.items():
             _check_number(text, where, f"system.{key}", getattr(spec.system, key), bounds)
         if spec.system.os is not None and not spec.system.os.strip():
@@ -210,6 +220,13 @@ def _validate(spec: StackSpec, text: str, where: str) -> None:
                     f"system.disks[{i}]",
                     "needs 0 <= free_gib <= size_gib and size_gib > 0",
                 )
+    if spec.workload and spec.workload.dtype is not None and not normal_dtype(spec.workload.dtype):
+        raise _fail(
+            text,
+            where,
+            "workload.dtype",
+            f"unknown dtype {spec.workload.dtype!r} (bfloat16, float16 or float32)",
+        )
     if spec.network:
         import ipaddress
 
@@ -307,7 +324,10 @@ def _system(spec: StackSpec) -> Section[SystemInfo]:
         kernel=s.kernel,
         arch=s.arch,
         glibc=s.glibc,
-        nvcc=Toolkit(nvcc_path="nvcc (declared)", version=s.nvcc) if s.nvcc else None,
+        nvcc=Toolkit(nvcc_path="nvcc (declared)", version=s.nvcc)
+        if s.nvcc and s.nvcc != "none"
+        else None,
+        nvcc_searched=s.nvcc is not None,  # "none" declares that there is no toolkit
         cpu_count=s.cpus,
         cpu_affinity=s.cpus,
         memory_total_bytes=int(s.memory_gib * GIB) if s.memory_gib is not None else None,
@@ -396,7 +416,15 @@ def spec_to_report(spec: StackSpec, where: str) -> NodeReport:
         network=_network(spec),
         env=env_section,
         graphics=Section.unavailable(NOT_DECLARED, source="spec"),
+        workload=_workload(spec),
     )
+
+
+def _workload(spec: StackSpec) -> Section[WorkloadInfo]:
+    if spec.workload is None:
+        return Section.unavailable(NOT_DECLARED, source="spec")
+    dtype = normal_dtype(spec.workload.dtype) if spec.workload.dtype else None
+    return Section.ok(WorkloadInfo(dtype=dtype), source="spec")
 
 
 def load_spec(path: str) -> NodeReport:

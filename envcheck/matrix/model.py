@@ -191,7 +191,8 @@ class Matrix:
             self.isaacsim_releases, key=lambda r: len(r.version.release), reverse=True
         ):
             n = len(release.version.release)
-            if parts[:n] == release.version.release:
+            padded = parts + (0,) * (n - len(parts))  # "5.0" names release 5.0.0
+            if padded[:n] == release.version.release:
                 return release
         return None
 

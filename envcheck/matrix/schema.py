@@ -187,6 +187,12 @@ class Bound:
     symptom: str | None = None
     verified: bool = True
     note: str | None = None
+    # the requirement to install when it is narrower than ``allowed`` (the release's own extra
+    # pins vllm==0.7.2; "{version}" is the installed release: trl[vllm]=={version});
+    # default: ``dependency`` + ``allowed``
+    install: str | None = None
+    # a setting that lets the pair run as it is, where the thread established one (VLLM_USE_V1=0)
+    workaround: str | None = None
 
 
 @dataclass(frozen=True)
@@ -216,6 +222,9 @@ class Condition:
 
     packages: dict[str, SpecifierSet] = field(default_factory=dict)
     absent: tuple[str, ...] = ()
+    # not installed, or not shown by a partial package list (an opt-in extra a filtered dump
+    # would not name): the rule says so rather than skipping
+    absent_or_unlisted: tuple[str, ...] = ()
     installer: dict[str, str] = field(default_factory=dict)
     gpu: GpuCondition | None = None
     driver: SpecifierSet | None = None
@@ -226,6 +235,17 @@ class Condition:
     torch_cpu: bool | None = None
     # false: the CUDA toolkit on PATH (nvcc) has another major than torch's CUDA; true: same major
     nvcc_matches_torch: bool | None = None
+    glibc: SpecifierSet | None = None  # the system glibc (ldd --version)
+    # true: a log shows the CUDA toolkit compiling (an extension build, a JIT compiler)
+    nvcc_in_use: bool | None = None
+    # false: no nvcc on PATH or under CUDA_HOME (unknown unless the source looked); true: one found
+    nvcc_found: bool | None = None
+    # the NCCL a log states the job loaded (NCCL's banner) is in this range / was built for
+    # this CUDA; false when no log states it
+    nccl_loaded: SpecifierSet | None = None
+    nccl_loaded_cuda: SpecifierSet | None = None
+    # the node's CPU architecture is one of these (uname -m: "aarch64", "x86_64")
+    arch: tuple[str, ...] = ()
     env_set: tuple[str, ...] = ()
     env_unset: tuple[str, ...] = ()
     any: tuple[Condition, ...] = ()
@@ -297,6 +317,9 @@ class Signature:
     # causes the line itself establishes, whatever the node's facts say ("sm_120 is not
     # compatible with the current PyTorch installation" is TOR101 by definition)
     confirms: tuple[str, ...] = ()
+    # the distribution whose own runtime check prints the matched line (LLaMA-Factory's
+    # check_version): a ``requirement`` its extractors read is that distribution's requirement
+    requirer: str | None = None
 
 
 @dataclass(frozen=True)

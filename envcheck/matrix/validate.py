@@ -61,7 +61,8 @@ class _Collector:
 
 
 def _names(cond: Condition) -> list[str]:
-    names = list(cond.packages) + list(cond.absent) + list(cond.installer)
+    names = list(cond.packages) + list(cond.absent) + list(cond.absent_or_unlisted)
+    names += list(cond.installer)
     for sub in cond.any:
         names += _names(sub)
     return names
@@ -146,6 +147,7 @@ def validate(matrix: Matrix) -> list[Problem]:
             c.add(override, "torch", f"no [[torch]] release satisfies {override.torch}")
     codes: set[str] = set()
     from envcheck.rules.base import code_rules
+    from envcheck.rules.data import FIX_FIELDS
 
     builtin = {r.code for r in code_rules()}
     for entry in matrix.known_bad:
@@ -169,11 +171,26 @@ def validate(matrix: Matrix) -> list[Problem]:
             c.add(entry, "message", f"is not a valid message template: {exc} (write {{{{ for {{)")
             parsed = []
         for _, placeholder, _, _ in parsed:
-            if placeholder and placeholder.split("[")[0] not in MESSAGE_FIELDS:
-                allowed = ", ".join(sorted(MESSAGE_FIELDS))
+            if placeholder and placeholder.split("[")[0] not in MESSAGE_FIELDS | FIX_FIELDS.keys():
+                allowed = ", ".join(sorted(MESSAGE_FIELDS | FIX_FIELDS.keys()))
                 c.add(
                     entry, "message", f"unknown placeholder {{{placeholder}}} (allowed: {allowed})"
                 )
+        if entry.fix is not None:
+            for key, text in (
+                ("fix.summary", entry.fix.summary),
+                *(("fix.pip", t) for t in entry.fix.pip),
+                *(("fix.manual", t) for t in entry.fix.manual),
+            ):
+                try:
+                    names = [p for _, p, _, _ in string.Formatter().parse(text) if p]
+                except ValueError as exc:
+                    c.add(entry, key, f"is not a valid template: {exc} (write {{{{ for {{)")
+                    continue
+                for name in names:
+                    if name.split("[")[0] not in MESSAGE_FIELDS | FIX_FIELDS.keys():
+                        allowed = ", ".join(sorted(MESSAGE_FIELDS | FIX_FIELDS.keys()))
+                        c.add(entry, key, f"unknown placeholder {{{name}}} (allowed: {allowed})")
     from envcheck.triage.patterns import check_signatures
 
     check_signatures(matrix, c.add)

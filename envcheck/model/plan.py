@@ -64,6 +64,10 @@ class Plan:
     iterations: int = 0
     converged: bool = True
     notes: tuple[str, ...] = ()
+    # True: the rules ran on uv's resolution of the plan with the node's installed packages;
+    # False: on the simulator's estimate (``resolver`` says why); None: nothing to resolve
+    resolved: bool | None = False
+    resolver: str = "not verified by the resolver"
 
     def by_applicability(self, *kinds: Applicability) -> tuple[Step, ...]:
         return tuple(s for s in self.steps if s.applicability in kinds)
@@ -82,6 +86,8 @@ class Plan:
             "iterations": self.iterations,
             "converged": self.converged,
             "notes": list(self.notes),
+            "resolved": self.resolved,
+            "resolver": self.resolver,
         }
 
 

@@ -57,6 +57,7 @@ class GpuInfo:
     driver_source: str | None = None
     gpus: tuple[Gpu, ...] | None = None  # None: the GPU list is unknown (see gpus_reason)
     gpus_reason: str | None = None
+    cuda_errors: tuple[str, ...] = ()  # CUDA error numbers a log states ("802")
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,7 @@ class PythonInfo:
     env_name: str | None = None
     markers: dict[str, str] = field(default_factory=dict)
     sys_path: tuple[str, ...] = ()
+    headers: bool | None = None  # Python.h present for this interpreter (None: unknown)
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,9 @@ class TorchBuild:
     requires_cuda: dict[str, str] = field(default_factory=dict)  # torch's own pins for this node
     installed_cuda: dict[str, str] = field(default_factory=dict)  # nvidia-* wheels installed
     cxx11_abi: bool | None = None
+    # the architectures torch itself says it was built for ("5.0;6.0;...;9.0", "...;12.0+PTX"):
+    # its get_arch_list() or its start-up warning, as a log or dump quotes them; None: not read
+    arch_list: str | None = None
 
 
 @dataclass(frozen=True)
@@ -156,6 +161,9 @@ class CgroupInfo:
 class Toolkit:
     nvcc_path: str
     version: str | None = None  # nvcc's release, e.g. "12.1": the toolkit, not torch's runtime
+    # what a log shows compiling CUDA with it (an extension build, a JIT compiler): the toolkit
+    # is known to be in use, whatever is installed
+    in_use: str | None = None
 
 
 @dataclass(frozen=True)
@@ -175,6 +183,11 @@ class SystemInfo:
     container_evidence: str | None = None
     ulimits: dict[str, Limit] = field(default_factory=dict)
     nvcc: Toolkit | None = None
+    glibc_lacks: str | None = None  # a GLIBC_x.y symbol version a log says this glibc lacks
+    gxx: str | None = None  # the host C++ compiler's version, as a build log states it
+    gxx_needed: str | None = None  # what the CUDA toolkit accepts (">=6.0.0, <12.0"), ditto
+    # True when the source looked for nvcc (PATH, CUDA_HOME): then no ``nvcc`` means none found
+    nvcc_searched: bool = False
 
 
 @dataclass(frozen=True)
@@ -211,10 +224,25 @@ class SharedLibrary:
 
 
 @dataclass(frozen=True)
+class UnresolvedSymbol:
+    """A compiled extension that failed to load: ``library: undefined symbol: symbol`` (as a
+    log shows it; envcheck does not load extensions itself)."""
+
+    library: str  # the .so named before the colon ("flash_attn_2_cuda.cpython-311-...so")
+    symbol: str  # the mangled name it needs ("_ZN3c104cuda9SetDeviceEi")
+
+
+@dataclass(frozen=True)
 class LibrariesInfo:
     ld_library_path: tuple[str, ...] = ()
     ld_preload: tuple[str, ...] = ()
     cuda_libraries: tuple[SharedLibrary, ...] = ()
+    unresolved: tuple[UnresolvedSymbol, ...] = ()
+    missing: tuple[str, ...] = ()  # shared libraries a log says could not be opened
+    # the NCCL release a job loaded and the CUDA it was built for, as NCCL's own banner or error
+    # line states them ("NCCL version 2.28.9+cuda13.0"): the library in use, wheel or system
+    nccl_loaded: str | None = None
+    nccl_loaded_cuda: str | None = None
 
 
 @dataclass(frozen=True)
@@ -261,6 +289,10 @@ class GraphicsInfo:
     egl_vendors: tuple[str, ...] = ()  # glvnd EGL vendor manifests found
     egl_libraries: tuple[str, ...] = ()  # libEGL_nvidia.so.* found
     driver_capabilities: str | None = None  # $NVIDIA_DRIVER_CAPABILITIES in a container
+    render_nodes: tuple[str, ...] = ()  # /dev/dri/renderD* present
+    render_nodes_denied: tuple[str, ...] = ()  # ... that this user cannot open read-write
+    rtx_min_driver: str | None = None  # the driver floor an Omniverse RTX app states in a log
+    failures: tuple[str, ...] = ()  # rendering failures a log states ("egl: ...", "vulkan: ...")
 
     @property
     def nvidia_vulkan(self) -> bool:
@@ -271,6 +303,14 @@ class GraphicsInfo:
         return bool(self.egl_libraries) and any(
             "nvidia" in p.rsplit("/", 1)[-1].lower() for p in self.egl_vendors
         )
+
+
+@dataclass(frozen=True)
+class WorkloadInfo:
+    """What the job asks of the node, as a log or a declared spec states it (a probe cannot
+    know it): the floating-point type it runs in."""
+
+    dtype: str | None = None  # "bfloat16", "float16", "float32" (normalised)
 
 
 @dataclass(frozen=True)
@@ -307,6 +347,7 @@ class NodeReport:
     network: Section[NetworkInfo] = _missing("network facts")
     env: Section[EnvInfo] = _missing("environment variables")
     graphics: Section[GraphicsInfo] = _missing("graphics userspace")
+    workload: Section[WorkloadInfo] = _missing("the job's settings (from a log or a spec)")
     deep: Section[DeepInfo] = field(
         default_factory=lambda: Section(Status.UNAVAILABLE, reason=DEEP_NOT_RUN)
     )
@@ -322,6 +363,7 @@ class NodeReport:
         "network",
         "env",
         "graphics",
+        "workload",
         "deep",
     )
 
@@ -358,3 +400,21 @@ class NodeReport:
 
     def with_sections(self, **sections: Any) -> NodeReport:
         return replace(self, **sections)
+
+
+# spellings of the floating-point types (PyTorch, vLLM's --dtype, HF's bf16/fp16 flags)
+DTYPES = {
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+    "float16": "float16",
+    "fp16": "float16",
+    "half": "float16",
+    "float32": "float32",
+    "fp32": "float32",
+    "float": "float32",
+}
+
+
+def normal_dtype(text: str) -> str | None:
+    """The dtype's normal name ("bfloat16" for "Bfloat16", "bf16", "torch.bfloat16"), or None."""
+    return DTYPES.get(text.strip().lower().removeprefix("torch."))

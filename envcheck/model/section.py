@@ -18,6 +18,9 @@ class Status(str, enum.Enum):
     ERROR = "error"
 
 
+STATED_ABSENT = "the input states it is absent"
+
+
 @dataclass(frozen=True)
 class Section(Generic[T]):
     """One part of a NodeReport. ``data`` is set exactly when ``status`` is ok."""
@@ -40,6 +43,12 @@ class Section(Generic[T]):
     @classmethod
     def error(cls, reason: str, *, source: str | None = None) -> Section[T]:
         return cls(Status.ERROR, reason=reason, source=source)
+
+    @property
+    def stated_absent(self) -> bool:
+        """The input states the thing is absent (collect_env's 'No CUDA'), as a probe would
+        find it; not merely unknown (a spec that does not declare it)."""
+        return self.status is Status.UNAVAILABLE and STATED_ABSENT in self.notes
 
     @property
     def is_ok(self) -> bool:

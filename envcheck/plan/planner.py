@@ -9,8 +9,9 @@ pin and flash-attn's tag.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
@@ -24,6 +25,9 @@ from envcheck.model.report import NodeReport
 from envcheck.plan.simulate import changes_something, parse_requirement, simulate, version_within
 from envcheck.plan.torch_choice import rechoose
 from envcheck.rules.base import Rule
+
+if TYPE_CHECKING:
+    from envcheck.plan.resolved import Resolved
 
 MAX_ITERATIONS = 6
 _TORCH_FAMILY = {"torch", "torchvision", "torchaudio"}
@@ -258,6 +262,56 @@ def _fixable(finding: Finding, report: NodeReport, matrix: Matrix) -> bool:
     )
 
 
+Resolve = Callable[[NodeReport, Sequence[Step]], "Resolved"]
+
+
+@dataclass
+class _Verdict:
+    """What the resolver said of the plan's latest round."""
+
+    resolved: bool | None = False
+    reason: str = "not verified by the resolver"
+    notes: tuple[str, ...] = ()
+    conflict: Conflict | None = None
+
+
+def _installs(steps: Sequence[Step]) -> bool:
+    return any(s.action.kind == "pip_install" for s in steps)
+
+
+def _resolve(
+    report: NodeReport,
+    steps: list[Step],
+    after: NodeReport,
+    notes: tuple[str, ...],
+    matrix: Matrix,
+    resolve: Resolve,
+    verdict: _Verdict,
+) -> tuple[NodeReport, tuple[str, ...]]:
+    """The simulated ``after`` replaced by uv's resolution of the steps (the verdict says
+    whether it was); a conflict or an unusable resolver is recorded in ``verdict``."""
+    from envcheck.plan.resolved import NotResolved, ResolutionConflict, after_resolution
+
+    if not _installs(steps):
+        verdict.resolved, verdict.reason, verdict.notes = None, "the plan installs nothing", ()
+        return after, notes
+    try:
+        got = resolve(report, steps)
+    except NotResolved as exc:
+        verdict.resolved, verdict.reason = False, f"not verified by the resolver: {exc}"
+        verdict.notes = ()
+        return after, notes
+    except ResolutionConflict as exc:
+        verdict.resolved, verdict.reason = False, "uv found no resolution (see the conflict)"
+        verdict.conflict, verdict.notes = exc.conflict, ()
+        return after, notes
+    verdict.resolved, verdict.reason = True, f"{got.count} package(s) resolved"
+    verdict.notes = got.notes
+    # the resolution gives the exact release a range stands for
+    kept = tuple(n for n in notes if "was re-checked as a version inside that range" not in n)
+    return after_resolution(after, got, matrix), kept
+
+
 def build_plan(
     report: NodeReport,
     matrix: Matrix,
@@ -265,9 +319,12 @@ def build_plan(
     *,
     threshold: Severity = Severity.WARNING,
     max_iterations: int = MAX_ITERATIONS,
+    resolve: Resolve | None = None,
 ) -> tuple[Plan, NodeReport]:
     """The plan for a report's findings at or above ``threshold``, and the report as it would be
-    after the plan (for ``check`` to confirm)."""
+    after the plan (for ``check`` to confirm). With ``resolve``, every round's steps are
+    resolved with the node's installed packages and the rules run on that resolution; no
+    resolution ends planning with a conflict naming both sides (the pip steps are withheld)."""
     addressed: dict[tuple[str, str], Finding] = {}
     first_seen: list[Finding] = []
     after = report
@@ -276,6 +333,7 @@ def build_plan(
     conflicts: list[Conflict] = []
     converged = False
     iterations = 0
+    verdict = _Verdict()
     for iterations in range(1, max_iterations + 1):
         result = evaluate(after, matrix, rules)
         relevant = [f for f in result.findings if f.severity.at_least(threshold)]
@@ -295,10 +353,20 @@ def build_plan(
         steps, conflicts = merge(wanted)
         conflicts += torch_conflicts
         after, notes = simulate(report, [s.action for s in steps], matrix)
+        if resolve is not None:
+            after, notes = _resolve(report, steps, after, notes, matrix, resolve, verdict)
+            if verdict.conflict is not None:
+                # a real conflict: the pip steps cannot all hold with what is installed
+                conflicts.append(verdict.conflict)
+                steps = [s for s in steps if s.action.kind not in ("pip_install", "pip_uninstall")]
+                after, notes = simulate(report, [s.action for s in steps], matrix)
+                break
     final = evaluate(after, matrix, rules)
     remaining = tuple(f for f in final.findings if f.severity.at_least(threshold))
     if not addressed:
         steps, conflicts = merge(_manual_only(first_seen, addressed))
+    if resolve is not None and not _installs(steps) and verdict.conflict is None:
+        verdict.resolved, verdict.reason = None, "the plan installs nothing"
     plan = Plan(
         node=report.node,
         steps=tuple(steps),
@@ -308,7 +376,10 @@ def build_plan(
         remaining=remaining,
         iterations=iterations,
         converged=converged,
-        notes=tuple(f"simulated: {n}" for n in notes),
+        notes=tuple(f"simulated: {n}" for n in notes)
+        + tuple(f"resolved: {n}" for n in verdict.notes),
+        resolved=verdict.resolved,
+        resolver=verdict.reason,
     )
     return plan, after
 

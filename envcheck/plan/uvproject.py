@@ -136,6 +136,11 @@ class LockRequest:
     keep_pins: Mapping[str, str] | None = None  # previous lock's pins (--upgrade-package)
     upgrade: tuple[str, ...] = ()
     allow_local: bool = False
+    # names pinned to the torch index (None: torch, torchvision, torchaudio, triton, nvidia-*)
+    variant_names: tuple[str, ...] | None = None
+    # "unsafe-best-match" models pip across several indexes (fix checks what pip will do);
+    # None is uv's first-index (a lock's choice)
+    index_strategy: str | None = None
 
 
 def _toml_str(text: str) -> str:
@@ -181,6 +186,8 @@ def project_text(request: LockRequest) -> str:
         lines.append(f"override-dependencies = {_toml_list(stack.overrides)}")
     if constraints:
         lines.append(f"constraint-dependencies = {_toml_list(constraints)}")
+    if request.index_strategy:
+        lines.append(f"index-strategy = {_toml_str(request.index_strategy)}")
     if index.no_index:
         lines.append("no-index = true")
     if index.find_links:
@@ -203,8 +210,13 @@ def project_text(request: LockRequest) -> str:
             f"url = {_toml_str(stack.torch_index_url)}",
             "explicit = true",
         ]
+        chosen = request.variant_names
         pinned = sorted(
-            {n for n in _names([*stack.requirements, *stack.overrides]) if on_variant_index(n)}
+            {
+                n
+                for n in _names([*stack.requirements, *stack.overrides])
+                if (on_variant_index(n) if chosen is None else n in chosen)
+            }
         )
         if pinned:
             lines += ["", "[tool.uv.sources]"]

@@ -51,6 +51,14 @@ def _deep(ctx: ProbeContext) -> Section[Any]:
     return probe_deep(ctx)
 
 
+def _workload(_ctx: ProbeContext) -> Section[Any]:
+    return Section.unavailable(
+        "a node probe cannot know the job's settings: declare them in a spec's [workload] "
+        "(--spec) or let triage read them from the job's log",
+        source="probe",
+    )
+
+
 def collect(ctx: ProbeContext | None = None) -> NodeReport:
     """Probe the node described by ``ctx`` (this one by default)."""
     # here, not at the top: readers of a spec or a lock import probe helpers (torch_build,
@@ -100,6 +108,7 @@ def collect(ctx: ProbeContext | None = None) -> NodeReport:
         network=sections["network"],
         env=sections["env"],
         graphics=sections["graphics"],
+        workload=guarded("workload", _workload, ctx),
     )
     if deep is not None:
         report = report.with_sections(deep=deep)

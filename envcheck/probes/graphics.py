@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from envcheck.model.report import GraphicsInfo
 from envcheck.model.section import Section
 from envcheck.probes.context import ProbeContext
@@ -41,7 +43,18 @@ def _listed(
     return list(dict.fromkeys(found))
 
 
+def _render_nodes(ctx: ProbeContext) -> tuple[list[str], list[str]]:
+    """The DRM render nodes, and those this user cannot open read-write (EGL needs them)."""
+    staged = ctx.path("/dev/dri")
+    if not staged.is_dir():
+        return [], []
+    nodes = sorted(staged.glob("renderD*"))[:64]
+    denied = [p for p in nodes if not os.access(p, os.R_OK | os.W_OK)]
+    return [f"/dev/dri/{p.name}" for p in nodes], [f"/dev/dri/{p.name}" for p in denied]
+
+
 def probe_graphics(ctx: ProbeContext) -> Section[GraphicsInfo]:
+    nodes, denied = _render_nodes(ctx)
     info = GraphicsInfo(
         vulkan_icds=tuple(
             _listed(ctx, ICD_DIRS, "*.json", ("VK_DRIVER_FILES", "VK_ICD_FILENAMES"))
@@ -51,5 +64,7 @@ def probe_graphics(ctx: ProbeContext) -> Section[GraphicsInfo]:
         ),
         egl_libraries=tuple(_listed(ctx, LIB_DIRS, "libEGL_nvidia.so*", ())),
         driver_capabilities=ctx.env.get("NVIDIA_DRIVER_CAPABILITIES"),
+        render_nodes=tuple(nodes),
+        render_nodes_denied=tuple(denied),
     )
     return Section.ok(info, source="ICD and vendor manifests")

@@ -36,6 +36,17 @@ def marker_environment() -> "dict[str, str]":
     }
 
 
+def _has_headers() -> "bool | None":
+    """Whether Python.h exists for this interpreter (C extensions built here include it)."""
+    try:
+        import sysconfig
+
+        include = sysconfig.get_path("include")
+    except Exception:
+        return None
+    return os.path.isfile(os.path.join(include, "Python.h")) if include else None
+
+
 def facts() -> "dict[str, object]":
     return {
         "version": platform.python_version(),
@@ -47,6 +58,7 @@ def facts() -> "dict[str, object]":
         "conda_prefix": os.environ.get("CONDA_PREFIX"),
         "markers": marker_environment(),
         "sys_path": [p for p in sys.path if p],
+        "headers": _has_headers(),
     }
 
 

@@ -62,6 +62,7 @@ def probe_python(facts: dict[str, Any] | str) -> Section[PythonInfo]:
         env_name=name,
         markers={str(k): str(v) for k, v in dict(facts.get("markers") or {}).items()},
         sys_path=tuple(str(p) for p in facts.get("sys_path") or ()),
+        headers=facts["headers"] if isinstance(facts.get("headers"), bool) else None,
     )
     return Section.ok(info, source="interpreter" if facts else None)
 

@@ -175,5 +175,6 @@ def probe_system(ctx: ProbeContext) -> Section[SystemInfo]:
         container_evidence=evidence,
         ulimits=parse_limits(ctx.read_text("/proc/self/limits") or ""),
         nvcc=_nvcc(ctx),
+        nvcc_searched=True,
     )
     return Section.ok(info, source="/proc, /sys, /etc/os-release")

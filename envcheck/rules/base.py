@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -45,6 +45,11 @@ class Skip(Exception):
         super().__init__(reason)
         self.reason = reason
         self.fact = fact  # the unknown fact, as a dotted path ("packages", "gpu.driver_version")
+
+
+class NotStated(Skip):
+    """Raised by a ``@from_log`` function when the line does not state what would establish
+    the cause (Ray's version-mismatch line cut before the versions): the cause stays open."""
 
 
 @dataclass(frozen=True)
@@ -150,6 +155,49 @@ def rule(code: str, name: str, severity: Severity) -> Callable[[CheckFn], CheckF
         return fn
 
     return register
+
+
+@dataclass(frozen=True)
+class LogLine:
+    """A log line that establishes a rule's cause by itself (a signature's ``confirms``), with
+    the facts the log's matched lines state (extract.FACTS names -> the first value read)."""
+
+    signature: str
+    line: int
+    text: str
+    stated: Mapping[str, str] = field(default_factory=dict)
+
+    def number(self, name: str) -> float | None:
+        try:
+            return float(self.stated[name])
+        except (KeyError, ValueError):
+            return None
+
+
+# code -> how the rule words a cause that a log line establishes (``@from_log``)
+LogHitFn = Callable[["Facts", LogLine], "Hit | None"]
+_FROM_LOG: dict[str, LogHitFn] = {}
+
+
+def from_log(code: str) -> Callable[[LogHitFn], LogHitFn]:
+    """Register how rule ``code`` turns a line that establishes its cause into a finding, from
+    what the log states and what is known of the node (``facts``): return the Hit (message and
+    the concrete fix), None when the facts the line states show it is not this cause (Ray's
+    version-mismatch line with equal versions), raise Skip when nothing concrete can be said
+    (triage then prints the rule's documented fix), or NotStated when the line does not state
+    what would establish the cause (it stays open)."""
+
+    def register(fn: LogHitFn) -> LogHitFn:
+        _FROM_LOG[code] = fn
+        return fn
+
+    return register
+
+
+def log_hit(code: str) -> LogHitFn | None:
+    code_rules()  # importing the rule modules registers every @from_log
+
+    return _FROM_LOG.get(code)
 
 
 def code_rules(scope: Literal["node", "all"] = "all") -> list[Rule]:

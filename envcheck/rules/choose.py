@@ -33,6 +33,26 @@ def parse_arch_list(text: str) -> list[Arch]:
     return archs
 
 
+_TORCH_ARCH = re.compile(r"\b(sm|compute)_([0-9]+)[af]?\b")
+
+
+def arch_list_from_torch(text: str) -> str | None:
+    """torch's own names for its architectures (``get_arch_list()`` or its warning: ``sm_50 sm_60
+    ... sm_120 compute_120``) in the matrix's form (``5.0;6.0;...;12.0+PTX``); None when the text
+    names none. ``compute_XY`` is PTX of that architecture."""
+    sass: dict[Version, bool] = {}
+    for kind, digits in _TORCH_ARCH.findall(text):
+        if len(digits) < 2:
+            continue
+        cc = Version(f"{int(digits[:-1])}.{digits[-1]}")
+        sass[cc] = sass.get(cc, False) or kind == "compute"
+    if not sass:
+        return None
+    return ";".join(
+        f"{cc.major}.{cc.minor}{'+PTX' if ptx else ''}" for cc, ptx in sorted(sass.items())
+    )
+
+
 def sm(cc: Version) -> str:
     return f"sm_{cc.major}{cc.minor}"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 import string
 from collections.abc import Callable, Iterable
@@ -10,8 +11,8 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
-from envcheck.matrix.conditions import describe, evaluate, matching_gpus
-from envcheck.matrix.schema import Condition, KnownBad
+from envcheck.matrix.conditions import describe, evaluate, matching_gpus, torch_cuda_stated
+from envcheck.matrix.schema import Condition, FixSpec, KnownBad
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, Rule, RuleDoc, Skip
 from envcheck.rules.facts import Facts
@@ -50,13 +51,63 @@ def template_fields(message: str) -> set[str]:
     return {f for _, f, _, _ in string.Formatter().parse(message) if f}
 
 
+# what a fix may name besides the message's facts ("install the CUDA {torch_cuda} toolkit")
+FIX_FIELDS = {
+    "torch_cuda": "torch's CUDA version",
+    "torch_variant": "torch's CUDA variant (cuXYZ)",
+    "nvcc": "nvcc's CUDA version",
+}
+
+
+def _torch_variant(facts: Facts) -> str:
+    cuda = torch_cuda_stated(facts)
+    if cuda is None:
+        raise Skip("torch is not a CUDA build")
+    return f"cu{cuda.major}{cuda.minor}"
+
+
+def _nvcc(facts: Facts) -> str:
+    toolkit = facts.system().nvcc
+    if toolkit is None or not toolkit.version:
+        raise Skip("nvcc's version is unknown")
+    return toolkit.version
+
+
 def render(message: str, facts: Facts, **extra: str) -> str:
     values = _Values(pkg=_Packages(facts), **extra)
     if "{driver}" in message:
         values["driver"] = _or_unknown(facts.driver)
     if "{python}" in message:
         values["python"] = _or_unknown(facts.python_version)
+    if "{torch_cuda}" in message:
+        values["torch_cuda"] = _or_unknown(lambda: torch_cuda_stated(facts))
+    if "{torch_variant}" in message:
+        values["torch_variant"] = _or_unknown(lambda: _torch_variant(facts))
+    if "{nvcc}" in message:
+        values["nvcc"] = _or_unknown(lambda: _nvcc(facts))
     return message.format_map(values)
+
+
+def render_fix(spec: FixSpec, facts: Facts) -> FixSpec:
+    """The fix with the node's facts in it (torch's CUDA, its variant, nvcc's release)."""
+    return dataclasses.replace(
+        spec,
+        summary=render(spec.summary, facts),
+        pip=tuple(render(p, facts) for p in spec.pip),
+        manual=tuple(render(m, facts) for m in spec.manual),
+    )
+
+
+def doc_text(text: str) -> str:
+    """A fix template as the docs show it: each fact named in angle brackets."""
+
+    def named(match: re.Match[str]) -> str:
+        field, package = match.group(1), match.group(2)
+        if package:
+            return f"<the installed {package} version>"
+        return f"<{FIX_FIELDS.get(field, field)}>"
+
+    return re.sub(r"\{(\w+)(?:\[([^\]]+)\])?\}", named, text)
 
 
 def _or_unknown(getter: Callable[[], object]) -> str:
@@ -110,7 +161,7 @@ def make_rule(entry: KnownBad) -> Rule:
                 message = f"{message} [{name} {dist.version if dist else ''}: {implied}]"
         if evidence_text:
             evidence["evidence"] = evidence_text
-        fix = from_spec(entry.fix) if entry.fix else None
+        fix = from_spec(render_fix(entry.fix, facts)) if entry.fix else None
         return [Hit(message, evidence=evidence, fix=fix, severity=severity)]
 
     evidence_doc = ""
@@ -130,7 +181,7 @@ def make_rule(entry: KnownBad) -> Rule:
         + (f" {entry.note}" if entry.note else ""),
         why=entry.cause,
         example=entry.symptom,
-        fix=entry.fix.summary if entry.fix else "No fix is known; see the references.",
+        fix=doc_text(entry.fix.summary) if entry.fix else "No fix is known; see the references.",
         references=split_sources(entry.source),
     )
     return Rule(
@@ -149,4 +200,14 @@ def data_rules(entries: Iterable[KnownBad]) -> list[Rule]:
     return [make_rule(e) for e in entries]
 
 
-__all__ = ["Severity", "data_rules", "make_rule", "render", "split_sources", "template_fields"]
+__all__ = [
+    "FIX_FIELDS",
+    "Severity",
+    "data_rules",
+    "doc_text",
+    "make_rule",
+    "render",
+    "render_fix",
+    "split_sources",
+    "template_fields",
+]

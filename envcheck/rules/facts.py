@@ -25,6 +25,8 @@ from envcheck.model.report import (
     StorageInfo,
     SystemInfo,
     TorchBuild,
+    UnresolvedSymbol,
+    WorkloadInfo,
 )
 from envcheck.model.section import Section
 from envcheck.model.versions import DriverVersion
@@ -171,6 +173,10 @@ class Facts:
     def dist(self, name: str) -> Distribution | None:
         packages = self.packages()
         dist = packages.get(name)
+        if dist is None and not packages.partial and self.report.origin.kind == "declared":
+            # a declared stack names torch, not the nvidia-* wheels its pip build pins exactly
+            # and cannot be installed without: those pins are implied, not absent
+            return self.implied(name)
         if dist is None and packages.partial:
             implied = self.implied(name)
             if implied is not None:
@@ -232,6 +238,24 @@ class Facts:
             raise Skip(f"torch build unknown: {section.describe()}", "torch")
         build: TorchBuild = self._data(section, "torch build", "torch")
         return build
+
+    def unresolved_symbols(self, library: str) -> list[UnresolvedSymbol]:
+        """Extensions whose path (as the log names it) contains ``library`` that a log shows failing to load with
+        an undefined symbol; [] when nothing says so."""
+        section = self.report.libraries
+        info = section.data if section.is_ok else None
+        if not isinstance(info, LibrariesInfo):
+            return []
+        return [u for u in info.unresolved if library in u.library]
+
+    def torch_arch_stated(self) -> tuple[str, str] | None:
+        """(arch list, where it was read) when a log or dump quotes the architectures torch says
+        it was built for (its get_arch_list() or start-up warning); None when nothing does."""
+        section = self.report.torch
+        build = section.data if section.is_ok else None
+        if not isinstance(build, TorchBuild) or not build.arch_list:
+            return None
+        return build.arch_list, section.source or "the report"
 
     @functools.cached_property
     def _torch_cuda(self) -> tuple[Version | None, str | None, str]:
@@ -321,6 +345,10 @@ class Facts:
 
     def libraries(self) -> LibrariesInfo:
         info: LibrariesInfo = self._data(self.report.libraries, "shared libraries", "libraries")
+        return info
+
+    def workload(self) -> WorkloadInfo:
+        info: WorkloadInfo = self._data(self.report.workload, "the job's settings", "workload")
         return info
 
     def env(self) -> Mapping[str, str]:

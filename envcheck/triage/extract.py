@@ -10,19 +10,25 @@ more specific witness of the failed run).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 
 from envcheck.ingest.common import markers, now
 from envcheck.matrix.schema import Signature
 from envcheck.model.report import (
     DiskUsage,
     Distribution,
+    EnvInfo,
     Gpu,
     GpuInfo,
+    GraphicsInfo,
     Interface,
     LibrariesInfo,
     NetworkInfo,
@@ -33,6 +39,11 @@ from envcheck.model.report import (
     SharedLibrary,
     StorageInfo,
     SystemInfo,
+    Toolkit,
+    TorchBuild,
+    UnresolvedSymbol,
+    WorkloadInfo,
+    normal_dtype,
 )
 from envcheck.model.section import Section
 
@@ -40,9 +51,13 @@ from envcheck.model.section import Section
 FACTS: dict[str, str] = {
     "gpu_name": "a GPU's name as the log prints it",
     "gpu_sm": "that GPU's architecture, sm_XY digits (120 -> compute capability 12.0)",
+    "gpu_cc": "that GPU's compute capability as X.Y (torch's 'which is of cuda capability 5.0')",
+    "dtype": "the floating-point type the job asked for (bfloat16, bf16, float16, half ...)",
     "driver_cuda": "the newest CUDA the driver supports, as CUDA prints it (12080 -> 12.8)",
     "driver_version": "the NVIDIA driver version",
     "torch_version": "the torch version",
+    "xformers_torch": "the torch build xformers' extensions were compiled for (xformers.info)",
+    "torch_arch_list": "the architectures torch says it was built for (sm_50 ... compute_90)",
     "python_version": "the Python version (X.Y or X.Y.Z)",
     "site_python": "X.Y from a pythonX.Y/site-packages path",
     "ray_version": "the Ray version of the process that logged",
@@ -52,20 +67,57 @@ FACTS: dict[str, str] = {
     "pkg_version": "its version",
     "pkg2_name": "a second installed distribution's name (paired with pkg2_version)",
     "pkg2_version": "its version",
+    "requires": "'NAME [VERSION] requires REQUIREMENT', a requirement an installed distribution "
+    "has, as pip's resolver prints it ('isaaclab 0.36.1 requires torch==2.5.1')",
+    "requirement": "a requirement (PEP 508) that the signature's `requirer` checks at run time "
+    "(LLaMA-Factory's check_version: 'vllm>=0.4.3,<=0.7.3')",
+    "req_name": "a required distribution's name, joined with req_spec into a requirement",
+    "req_spec": "the version range required of it ('>=0.8.6,<=0.9.6')",
     "nccl_version": "the NCCL release loaded",
     "nccl_cuda": "the CUDA release that NCCL was built for",
     "mem_used_gb": "memory in use on the node (GB, Ray's memory monitor)",
     "mem_total_gb": "the node's memory (GB, Ray's memory monitor)",
     "mem_threshold": "Ray's memory usage threshold (fraction)",
     "shm_bytes": "bytes available in /dev/shm",
+    "shm_request_bytes": "bytes of a shared-memory segment that could not be created in /dev/shm",
+    "ray_shm_suggest_gib": "the --shm-size (GiB) Ray's object-store warning asks for (1.1x the store)",
+    "cuda_required": "the CUDA release a container image or binary requires of the driver",
     "disk_path": "the directory whose disk is reported",
     "disk_free": "free bytes on it",
     "disk_total": "its capacity in bytes",
     "cuda_lib": "a CUDA shared library named on the line (libcudart.so.12)",
+    "ext_library": "a compiled extension that failed to load (paired with undefined_symbol)",
+    "undefined_symbol": "the symbol it could not resolve (a mangled C++ name)",
+    "nvcc_version": "the CUDA toolkit release (nvcc) a build or JIT compiler found (10.1, 12.8)",
+    "torch_cuda": "the CUDA release torch was built with (torch.version.cuda: 11.8)",
+    "cuda_build": "what the line shows compiling CUDA code (an extension build, a JIT compiler)",
     "iface": "a network interface name",
     "address": "an IP address the process used",
+    "rtx_min_driver": "the driver floor an Omniverse RTX app states ('[0.0, 535.129)' -> 535.129)",
+    "vulkan_error": "a Vulkan failure the log states (no device, no ICD, ICD library missing)",
+    "egl_error": "an EGL failure the log states (no EGL device display)",
+    "gl_error": "an OpenGL failure the log states (no platform library / context loaded)",
+    "dri_denied": "a /dev/dri node the process was denied (permission)",
+    "missing_lib": "a shared library the loader could not open (libGLU.so.1)",
+    "glibc_lacks": "X.Y of a GLIBC_X.Y symbol version the system's glibc lacks",
+    "gxx_version": "the host g++ version a CUDA extension build found",
+    "gxx_needed": "the g++ versions that build's CUDA accepts ('>=6.0.0, <12.0')",
+    "missing_header": "a C header the compiler could not find (Python.h)",
+    "cuda_error": "a CUDA runtime error number (802)",
+    "mujoco_gl": "the MuJoCo rendering backend in use (egl, osmesa, glfw)",
+    "pyopengl_platform": "the PyOpenGL platform in use (GLXPlatform -> glx)",
+}
+_FAILURES = {
+    "vulkan_error": "vulkan",
+    "egl_error": "egl",
+    "gl_error": "gl",
+    "dri_denied": "dri",
 }
 _PAIRS = {"pkg_name": "pkg_version", "pkg2_name": "pkg2_version"}
+_REQUIRES = re.compile(
+    r"^(?P<by>[A-Za-z0-9][A-Za-z0-9._-]*)(?: [0-9][^ ]*)? requires (?P<req>.+?)"
+    r"(?:, but you have (?P<have>[A-Za-z0-9][A-Za-z0-9._-]*) (?P<have_version>[0-9][^ ]*))?$"
+)
 _LOOPBACK = re.compile(r"^(127\.|::1$|localhost$)")
 
 
@@ -105,13 +157,22 @@ def extractor_problem(pattern: str) -> str | None:
 
 
 def extract(signature: Signature, line: int, text: str) -> list[LogFact]:
-    """The facts ``signature``'s extractors read from one matched line (or its context)."""
+    """The facts ``signature``'s extractors read from one matched line (or its context). A
+    requirement read on a line its ``requirer`` prints becomes that distribution's
+    ``requires`` fact ("llamafactory requires vllm>=0.4.3,<=0.7.3"); without a requirer it is
+    dropped (a bare requirement belongs to nothing the node has)."""
     found: list[LogFact] = []
     for pattern in signature.extract:
         for match in _compiled(pattern).finditer(text):
-            for name, value in match.groupdict().items():
-                if value:
-                    found.append(LogFact(name, value.strip(), line, signature.id))
+            groups = {k: v.strip() for k, v in match.groupdict().items() if v and v.strip()}
+            name, spec = groups.pop("req_name", None), groups.pop("req_spec", None)
+            if name and spec:
+                groups.setdefault("requirement", name + spec.replace(" ", ""))
+            requirement = groups.pop("requirement", None)
+            if requirement and signature.requirer:
+                groups["requires"] = f"{signature.requirer} requires {requirement}"
+            at = line + text.count("\n", 0, match.start())  # the line in a context block
+            found += [LogFact(k, v, at, signature.id) for k, v in groups.items()]
     return found
 
 
@@ -126,6 +187,8 @@ def dedupe(facts: Iterable[LogFact]) -> tuple[LogFact, ...]:
 
 
 def _cc(sm: str) -> str | None:
+    if re.fullmatch(r"[0-9]+\.[0-9]+", sm.strip()):
+        return sm.strip()
     digits = sm.strip().lower().removeprefix("sm_")
     if not digits.isdigit() or len(digits) < 2:
         return None
@@ -138,6 +201,11 @@ def _cuda_number(value: str) -> str | None:
         return value if re.fullmatch(r"\d+\.\d+", value) else None
     number = int(value)
     return f"{number // 1000}.{(number % 1000) // 10}"
+
+
+def _major_minor(value: str) -> str | None:
+    found = re.match(r"(\d+)\.(\d+)", value.strip())
+    return f"{found.group(1)}.{found.group(2)}" if found else None
 
 
 def _bytes_gb(value: str) -> int | None:
@@ -155,6 +223,9 @@ class _Builder:
     def first(self, name: str) -> LogFact | None:
         return next((f for f in self.facts if f.name == name), None)
 
+    def all(self, name: str) -> list[LogFact]:
+        return [f for f in self.facts if f.name == name]
+
     def where(self, *facts: LogFact | None) -> str:
         lines = sorted({f.line for f in facts if f is not None})
         return f"{self.log} line{'s' if len(lines) > 1 else ''} " + ", ".join(map(str, lines))
@@ -163,9 +234,10 @@ class _Builder:
         return Section.ok(data, source=f"log ({self.where(*facts)})")
 
     def gpu(self) -> Section[GpuInfo] | None:
-        name, sm = self.first("gpu_name"), self.first("gpu_sm")
+        name, sm = self.first("gpu_name"), self.first("gpu_sm") or self.first("gpu_cc")
         cuda, driver = self.first("driver_cuda"), self.first("driver_version")
-        if not any((name, sm, cuda, driver)):
+        errors = self.all("cuda_error")
+        if not any((name, sm, cuda, driver, errors)):
             return None
         gpus = None
         if name or sm:
@@ -173,7 +245,9 @@ class _Builder:
                 Gpu(
                     index=0,
                     name=name.value if name else None,
-                    compute_capability=_cc(sm.value) if sm else None,
+                    compute_capability=(
+                        (sm.value if sm.name == "gpu_cc" else _cc(sm.value)) if sm else None
+                    ),
                 ),
             )
         info = GpuInfo(
@@ -182,12 +256,20 @@ class _Builder:
             driver_source=f"the log ({self.where(cuda)})" if cuda else None,
             gpus=gpus,
             gpus_reason=None if gpus else "the log names no GPU",
+            cuda_errors=tuple(dict.fromkeys(f.value for f in errors)),
         )
-        return self.section(info, name, sm, cuda, driver)
+        return self.section(info, name, sm, cuda, driver, *errors)
 
     def packages(self) -> Section[PackagesInfo] | None:
         dists: list[Distribution] = []
         used: list[LogFact] = []
+        # what pip's resolver lines say is installed: the latest line states the current set
+        have: dict[str, str] = {}
+        for stated in self.facts:
+            found = _REQUIRES.match(stated.value) if stated.name == "requires" else None
+            if found is not None and found.group("have"):
+                have[found.group("have")] = found.group("have_version")
+        dists += [Distribution(name=n, version=v) for n, v in have.items()]
         for key, value in (("torch_version", "torch"), ("ray_version", "ray")):
             fact = self.first(key)
             if fact is not None:
@@ -199,35 +281,129 @@ class _Builder:
             for name, version in zip(names, versions, strict=False):
                 dists.append(Distribution(name=name.value, version=version.value))
                 used += [name, version]
+        built = self.first("xformers_torch")
+        if built is not None:  # xformers is there (its version is not on the line)
+            dists.append(
+                Distribution(
+                    name="xformers", version="unknown", requires=(f"torch=={built.value}",)
+                )
+            )
+            used.append(built)
+        required = self.requirements()
+        for requirer in required:
+            if not any(canonicalize_name(d.name) == requirer for d in dists):
+                dists.append(Distribution(name=requirer, version="unknown"))
+        used += [f for f in self.facts if f.name == "requires"]
         if not dists:
             return None
         unique: dict[str, Distribution] = {}
         for dist in dists:
             unique.setdefault(dist.key, dist)
+        for key, (reqs, lines) in required.items():
+            where = f"log line{'s' if len(lines) > 1 else ''} " + ", ".join(map(str, lines))
+            unique[key] = dataclasses.replace(unique[key], requires=tuple(reqs), location=where)
         info = PackagesInfo(
             distributions=tuple(unique.values()),
             partial="a log names only the packages its lines mention",
         )
         return self.section(info, *used)
 
+    def torch_archs(self, torch: Section[Any] | None) -> Section[Any] | None:
+        """The torch section with the arch list the log quotes (torch's warning or its
+        get_arch_list()); without a torch version in the log the build's version stays empty
+        (merging with a node fills it in; rules read the version from the package list)."""
+        from envcheck.rules.choose import arch_list_from_torch
+
+        fact = self.first("torch_arch_list")
+        text = arch_list_from_torch(fact.value) if fact is not None else None
+        if fact is None or text is None:
+            return None
+        if torch is not None and torch.is_ok and torch.data is not None:
+            data = replace(torch.data, arch_list=text)
+            return Section.ok(data, source=f"{torch.source} + log ({self.where(fact)})")
+        return self.section(TorchBuild(version="", arch_list=text), fact)
+
+    def requirements(self) -> dict[str, tuple[list[str], list[int]]]:
+        """Requirements the log states, by requirer (canonical name), with the lines stating
+        them: pip's resolver lines and runtime checks. Spaces are dropped first (a retyped
+        'torch= =2.4.0' reads as torch==2.4.0); what still is not PEP 508 is left out."""
+        out: dict[str, tuple[list[str], list[int]]] = {}
+        for fact in self.facts:
+            if fact.name != "requires":
+                continue
+            found = _REQUIRES.match(fact.value)
+            if found is None:
+                continue
+            try:
+                req = Requirement(found.group("req").replace(" ", ""))
+            except InvalidRequirement:
+                continue
+            reqs, lines = out.setdefault(canonicalize_name(found.group("by")), ([], []))
+            if str(req) not in reqs:
+                reqs.append(str(req))
+            if fact.line not in lines:
+                lines.append(fact.line)
+        return out
+
+    def workload(self) -> Section[WorkloadInfo] | None:
+        fact = self.first("dtype")
+        dtype = normal_dtype(fact.value) if fact else None
+        if fact is None or dtype is None:
+            return None
+        return self.section(WorkloadInfo(dtype=dtype), fact)
+
     def python(self) -> Section[PythonInfo] | None:
         fact = self.first("python_version") or self.first("site_python")
         if fact is None:
             return None
-        return self.section(PythonInfo(version=fact.value, markers=markers(fact.value, None)), fact)
+        header = next((f for f in self.all("missing_header") if f.value == "Python.h"), None)
+        info = PythonInfo(
+            version=fact.value,
+            markers=markers(fact.value, None),
+            headers=False if header is not None else None,
+        )
+        return self.section(info, fact, header)
 
     def system(self) -> Section[SystemInfo] | None:
         total = self.first("mem_total_gb")
         used = self.first("mem_used_gb")
-        if total is None:
+        lacks, gxx, needed = (
+            self.first("glibc_lacks"),
+            self.first("gxx_version"),
+            self.first("gxx_needed"),
+        )
+        nvcc, build = self.first("nvcc_version"), self.first("cuda_build")
+        if total is None and not any((lacks, gxx, needed, nvcc, build)):
             return None
-        total_bytes = _bytes_gb(total.value)
+        total_bytes = _bytes_gb(total.value) if total else None
         used_bytes = _bytes_gb(used.value) if used else None
         available = (
             total_bytes - used_bytes if total_bytes is not None and used_bytes is not None else None
         )
-        info = SystemInfo(memory_total_bytes=total_bytes, memory_available_bytes=available)
-        return self.section(info, total, used)
+        newest_lacking = max(
+            (f.value for f in self.all("glibc_lacks")),
+            key=lambda v: tuple(int(p) for p in v.split(".") if p.isdigit()),
+            default=None,
+        )
+        toolkit = None
+        if nvcc is not None or build is not None:
+            toolkit = Toolkit(
+                nvcc_path=f"nvcc (named in {self.where(nvcc or build)})",
+                version=_major_minor(nvcc.value) if nvcc else None,
+                in_use=f"{build.value} ({self.where(build)})" if build else None,
+            )
+        info = SystemInfo(
+            memory_total_bytes=total_bytes,
+            memory_available_bytes=available,
+            glibc_lacks=newest_lacking,
+            gxx=gxx.value if gxx else None,
+            gxx_needed=needed.value if needed else None,
+            nvcc=toolkit,
+        )
+        return self.section(info, total, used, lacks, gxx, needed, nvcc, build)
+
+    def torch_cuda(self) -> LogFact | None:
+        return self.first("torch_cuda")
 
     def storage(self) -> Section[StorageInfo] | None:
         disks: list[DiskUsage] = []
@@ -259,14 +435,56 @@ class _Builder:
         return self.section(StorageInfo(disks=tuple(disks)), *used)
 
     def libraries(self) -> Section[LibrariesInfo] | None:
-        libs = [f for f in self.facts if f.name == "cuda_lib"]
-        if not libs:
+        libs = self.all("cuda_lib")
+        missing = self.all("missing_lib")
+        exts = self.all("ext_library")
+        symbols = self.all("undefined_symbol")
+        nccl, nccl_cuda = self.first("nccl_version"), self.first("nccl_cuda")
+        if not libs and not exts and not missing and nccl is None:
             return None
         found = tuple(
             SharedLibrary(name=f.value.split(".so", 1)[0], path=f.value, via="named in the log")
             for f in libs
         )
-        return self.section(LibrariesInfo(cuda_libraries=found), *libs)
+        pairs = list(zip(exts, symbols, strict=False))
+        unresolved = tuple(
+            dict.fromkeys(UnresolvedSymbol(library=e.value, symbol=s.value) for e, s in pairs)
+        )
+        info = LibrariesInfo(
+            cuda_libraries=found,
+            unresolved=unresolved,
+            missing=tuple(dict.fromkeys(f.value for f in missing)),
+            nccl_loaded=nccl.value if nccl else None,
+            nccl_loaded_cuda=nccl_cuda.value if nccl and nccl_cuda else None,
+        )
+        return self.section(
+            info, *libs, *missing, *(f for pair in pairs for f in pair), nccl, nccl_cuda
+        )
+
+    def graphics(self) -> Section[GraphicsInfo] | None:
+        floor = self.first("rtx_min_driver")
+        failures = [f for f in self.facts if f.name in _FAILURES]
+        if floor is None and not failures:
+            return None
+        denied = tuple(dict.fromkeys(f.value for f in failures if f.name == "dri_denied"))
+        info = GraphicsInfo(
+            rtx_min_driver=floor.value if floor else None,
+            failures=tuple(dict.fromkeys(f"{_FAILURES[f.name]}: {f.value}" for f in failures)),
+            render_nodes=denied,
+            render_nodes_denied=denied,
+        )
+        return self.section(info, floor, *failures)
+
+    def env(self) -> Section[EnvInfo] | None:
+        stated = [
+            (var, fact)
+            for var, key in (("MUJOCO_GL", "mujoco_gl"), ("PYOPENGL_PLATFORM", "pyopengl_platform"))
+            if (fact := self.first(key)) is not None
+        ]
+        if not stated:
+            return None
+        info = EnvInfo(variables={var: fact.value.lower() for var, fact in stated})
+        return self.section(info, *(fact for _, fact in stated))
 
     def network(self) -> Section[NetworkInfo] | None:
         ifaces = [f for f in self.facts if f.name == "iface"]
@@ -302,9 +520,31 @@ def to_report(facts: tuple[LogFact, ...], log: str) -> NodeReport | None:
             ("storage", build.storage()),
             ("libraries", build.libraries()),
             ("network", build.network()),
+            ("workload", build.workload()),
+            ("graphics", build.graphics()),
+            ("env", build.env()),
         )
         if section is not None
     }
+    cuda = build.torch_cuda()
+    cuda_version = _major_minor(cuda.value) if cuda else None
+    if "packages" in sections:
+        from envcheck.ingest.common import torch_section
+
+        torch = torch_section(
+            sections["packages"].data,
+            sections["packages"].source or log,
+            cuda=cuda_version,
+            cuda_known=cuda_version is not None,
+        )
+        if torch.is_ok:
+            sections["torch"] = torch
+    if "torch" not in sections and cuda_version is not None:
+        # the line states torch's CUDA but not its version: a build whose version is unknown
+        sections["torch"] = build.section(TorchBuild(version="", cuda=cuda_version), cuda)
+    archs = build.torch_archs(sections.get("torch"))
+    if archs is not None:
+        sections["torch"] = archs
     if not sections:
         return None
     report = NodeReport(
@@ -313,10 +553,4 @@ def to_report(facts: tuple[LogFact, ...], log: str) -> NodeReport | None:
         created_at=now(),
         origin=Origin(kind="ingested", detail=f"{log} (facts read from the log)"),
     )
-    if "packages" in sections:
-        from envcheck.ingest.common import torch_section
-
-        torch = torch_section(sections["packages"].data, sections["packages"].source or log)
-        if torch.is_ok:
-            sections["torch"] = torch
     return report.with_sections(**sections)

@@ -243,9 +243,19 @@ def judge(
 
     tallies = scan.ordered()
     codes = [c for t in tallies for c in t.signature.causes]
-    confirmed = {}
+    from envcheck.rules.base import LogLine
+
+    stated: dict[str, str] = {}
+    for fact in facts:  # the earliest line's value of each fact
+        stated.setdefault(fact.name, fact.value)
+    confirmed: dict[str, int | LogLine] = {}
     for t in reversed(tallies):  # the earliest line wins
-        confirmed.update({c: t.first.line for c in t.signature.confirms})
+        confirmed.update(
+            {
+                c: LogLine(t.signature.id, t.first.line, t.first.text, stated)
+                for c in t.signature.confirms
+            }
+        )
     from_log = to_report(facts, name)
     checked = node
     if from_log is not None:

@@ -9,15 +9,16 @@ ruled out, why (the facts it was checked against). A cause a matched line establ
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from envcheck.matrix.model import Matrix
 from envcheck.model.finding import Finding
 from envcheck.model.report import NodeReport
-from envcheck.rules.base import Rule
+from envcheck.rules.base import LogLine, Rule
 
 Verdict = Literal["confirmed", "ruled_out", "unknown", "unchecked"]
 
@@ -99,30 +100,46 @@ def check_causes(
     matrix: Matrix,
     report: NodeReport | None,
     unchecked_reason: str,
-    confirmed_lines: Mapping[str, int] | None = None,
+    confirmed_lines: Mapping[str, int | LogLine] | None = None,
 ) -> dict[str, CauseCheck]:
     """One CauseCheck per rule code; without a report every cause is 'unchecked' unless a matched
-    line establishes it (``confirmed_lines``: code -> the line that does)."""
+    line establishes it (``confirmed_lines``: code -> the line that does, as a number or as a
+    LogLine with the facts the log states, which the rule's ``@from_log`` turns into a
+    finding)."""
     from envcheck.engine import evaluate
 
-    confirmed_lines = confirmed_lines or {}
+    lines = {
+        code: v if isinstance(v, LogLine) else LogLine("", v, "")
+        for code, v in (confirmed_lines or {}).items()
+    }
     by_code = {r.code: r for r in rules}
     wanted = [by_code[c] for c in dict.fromkeys(codes) if c in by_code]
     out: dict[str, CauseCheck] = {}
+    # a cause a line establishes that the node's facts cannot check is worded by the rule from
+    # what the log states (cluster rules included: Ray's version-mismatch line states both sides)
+    for r in wanted:
+        if r.code in lines and (report is None or r.scope != "node"):
+            stated = _from_log(r, lines[r.code], report, matrix)
+            if stated is not None:
+                out[r.code] = stated
+    wanted = [r for r in wanted if r.code not in out]
     if report is None:
         for r in wanted:
-            if r.code in confirmed_lines:
-                out[r.code] = _by_line(r, confirmed_lines[r.code], None, None, None)
+            if r.code in lines:
+                out[r.code] = _by_line(r, lines[r.code].line, None, None, None)
             else:
                 out[r.code] = CauseCheck(
                     r.code, r.title, "unchecked", unchecked_reason, fix=conditional_fix(r)
                 )
-        return out
+        return _ordered(out, codes)
     # a cluster rule compares nodes: one node's facts neither confirm nor rule it out
     across = "it compares nodes: run `envcheck cluster` (or `envcheck diff` on saved reports)"
     for r in wanted:
         if r.scope != "node":
-            out[r.code] = CauseCheck(r.code, r.title, "unknown", across, fix=conditional_fix(r))
+            if r.code in lines:
+                out[r.code] = _by_line(r, lines[r.code].line, across, None, None)
+            else:
+                out[r.code] = CauseCheck(r.code, r.title, "unknown", across, fix=conditional_fix(r))
     wanted = [r for r in wanted if r.scope == "node"]
     result = evaluate(report, matrix, wanted)
     skipped = {s.code: s for s in result.skipped}
@@ -138,8 +155,8 @@ def check_causes(
                 if f.fix is not None
             ]
             evidence = f"confirmed from the log's {from_log}" if from_log else None
-            if rule.code in confirmed_lines:
-                evidence = f"confirmed from line {confirmed_lines[rule.code]}" + (
+            if rule.code in lines:
+                evidence = f"confirmed from line {lines[rule.code].line}" + (
                     f" (facts read from {from_log})" if from_log else ""
                 )
             out[rule.code] = CauseCheck(
@@ -151,11 +168,13 @@ def check_causes(
                 fix="; ".join(fixes) or conditional_fix(rule).split(": ", 1)[1],
                 evidence=evidence,
             )
-        elif rule.code in confirmed_lines:
+        elif rule.code in lines and (stated := _from_log(rule, lines[rule.code], report, matrix)):
+            out[rule.code] = stated
+        elif rule.code in lines:
             skip = skipped.get(rule.code)
             out[rule.code] = _by_line(
                 rule,
-                confirmed_lines[rule.code],
+                lines[rule.code].line,
                 skip.reason if skip else None,
                 skip.fact if skip else None,
                 _line_fix(rule.code, report, matrix),
@@ -177,7 +196,89 @@ def check_causes(
         else:
             why = f"{rule.code} ran on the node's facts ({_sources(report)}) and does not fire"
             out[rule.code] = CauseCheck(rule.code, rule.title, "ruled_out", why, fix=why)
-    return out
+    return _ordered(out, codes)
+
+
+def _ordered(out: dict[str, CauseCheck], codes: Iterable[str]) -> dict[str, CauseCheck]:
+    return {c: out[c] for c in dict.fromkeys(codes) if c in out}
+
+
+def _from_log(
+    rule: Rule, line: LogLine, report: NodeReport | None, matrix: Matrix
+) -> CauseCheck | None:
+    """The cause a line establishes, as the finding the rule's ``@from_log`` words from the
+    facts the log states (and the node's, when known); None when the rule has none or cannot
+    say anything concrete (Skip): the plain line verdict applies then."""
+    from envcheck.rules.base import NotStated, Skip, log_hit
+    from envcheck.rules.facts import Facts
+
+    hook = log_hit(rule.code)
+    if hook is None or not line.signature:
+        return None
+    node = report if report is not None else _empty_report()
+    reads = _Reads(line.stated)
+    line = dataclasses.replace(line, stated=reads)
+    try:
+        hit = hook(Facts(node, matrix), line)
+    except NotStated as exc:
+        return CauseCheck(
+            rule.code, rule.title, "unknown", exc.reason, fix=conditional_fix(rule), fact=exc.fact
+        )
+    except Skip:
+        return None
+    if hit is None:
+        why = f"line {line.line} ({line.signature}) states facts that rule it out: " + (
+            ", ".join(f"{k} = {reads.data[k]}" for k in reads.read if k in reads.data) or "-"
+        )
+        return CauseCheck(rule.code, rule.title, "ruled_out", why, fix=why)
+    finding = rule.finding(hit, node.node)
+    text = (
+        finding.fix.summary
+        + (": " + "; ".join(f"`{c}`" for c in finding.fix.commands) if finding.fix.commands else "")
+        if finding.fix is not None
+        else " ".join(rule.doc.fix.split())
+    )
+    return CauseCheck(
+        rule.code,
+        rule.title,
+        "confirmed",
+        None,
+        (finding,),
+        fix=text,
+        evidence=f"confirmed from line {line.line}",
+    )
+
+
+class _Reads(Mapping[str, str]):
+    """The facts a log states, noting which ones a ``@from_log`` function read."""
+
+    def __init__(self, data: Mapping[str, str]) -> None:
+        self.data = data
+        self.read: list[str] = []
+
+    def __getitem__(self, key: str) -> str:
+        if key not in self.read:
+            self.read.append(key)
+        return self.data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.data)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
+def _empty_report() -> NodeReport:
+    from envcheck import __version__
+    from envcheck.ingest.common import now
+    from envcheck.model.report import Origin
+
+    return NodeReport(
+        node="the node of the log",
+        envcheck_version=__version__,
+        created_at=now(),
+        origin=Origin(kind="ingested", detail="no facts: the log alone"),
+    )
 
 
 def _line_fix(code: str, report: NodeReport, matrix: Matrix) -> str | None:

@@ -90,9 +90,10 @@ def test_json_is_emitted_when_clean(tmp_path, cli):
     ],
 )
 def test_severity_select_ignore(tmp_path, cli, args, code):
+    # one warning only (CUD104); torch 2.4.0+cu121 would also imply PyPI's cuBLAS 12.1.3.1 (CUD102)
     spec = tmp_path / "warn.toml"
     spec.write_text(
-        '[packages]\ntorch = "2.4.0+cu121"\n\n[env]\nLD_LIBRARY_PATH = "/usr/local/cuda-12.1/lib64"\n'
+        '[packages]\ntorch = "2.5.1+cu121"\n\n[env]\nLD_LIBRARY_PATH = "/usr/local/cuda-12.1/lib64"\n'
     )
     assert cli("check", "--spec", str(spec), *args).returncode == code
 

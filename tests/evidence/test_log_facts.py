@@ -36,7 +36,13 @@ LINES: list[tuple[str, str, dict[str, str]]] = [
     (
         "pip-resolver-conflict",
         "vllm 0.6.3 requires torch==2.4.0, but you have torch 2.5.1 which is incompatible.",
-        {"pkg_name": "vllm", "pkg_version": "0.6.3", "pkg2_name": "torch", "pkg2_version": "2.5.1"},
+        {
+            "pkg_name": "vllm",
+            "pkg_version": "0.6.3",
+            "pkg2_name": "torch",
+            "pkg2_version": "2.5.1",
+            "requires": "vllm 0.6.3 requires torch==2.4.0, but you have torch 2.5.1",
+        },
     ),
     (
         "nccl-version-banner",
@@ -203,8 +209,26 @@ def test_shm_failure_prints_the_shm_size_flag(
     result = cli("triage", str(log), "--no-probe")
     assert result.returncode == 1
     assert "--shm-size" in result.stdout
+    # ENOSPC is NCCL saying /dev/shm had no room: the line confirms SYS101, with its finding
+    sys101 = causes(triage(cli, str(log), "--no-probe"))["SYS101"]
+    assert (sys101["verdict"], sys101["evidence"]) == ("confirmed", "confirmed from line 1")
+    (finding,) = sys101["findings"]
+    assert finding["severity"] == "error"
+    assert any("--shm-size=" in c and "emptyDir" in c for c in finding["fix"]["commands"])
+
+
+def test_shm_failure_without_its_errno_stays_open(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """'Error while creating shared memory segment' follows any failure (open, fallocate, mmap):
+    without the errno line the cause is not established."""
+    log = write(
+        tmp_path,
+        "NCCL WARN Error while creating shared memory segment /dev/shm/nccl-pZafXL (size 7340384)\n",
+    )
     sys101 = causes(triage(cli, str(log), "--no-probe"))["SYS101"]
     assert sys101["verdict"] == "unchecked"
+    assert sys101["findings"] == []
     assert sys101["fix"].startswith("if /dev/shm is too small for NCCL")
 
 

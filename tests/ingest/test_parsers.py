@@ -132,6 +132,7 @@ def test_collect_env_cpu_build_from_this_machine() -> None:
         "x86_64",
     )
     assert s.nvcc is not None and s.nvcc.version == "13.0"
+    assert s.nvcc_searched
     assert any("CPU build" in n for n in r.system.notes)
 
 
@@ -164,6 +165,9 @@ def test_collect_env_conda_torch_and_glued_vllm_line() -> None:
     assert v["cudatoolkit"] == "11.8.0"
     assert r.torch.data is not None and r.torch.data.cuda == "12.1"
     assert r.system.data is not None and r.system.data.nvcc is None  # "Could not collect"
+    # ... which is collect_env's `nvcc --version` failing: no toolkit on PATH, not "unknown"
+    assert r.system.data.nvcc_searched
+    assert any("no CUDA toolkit (nvcc) on PATH" in n for n in r.system.notes)
     assert [g.name for g in (r.gpu.data.gpus or ())] == ["NVIDIA A100-SXM4-80GB"] * 2  # type: ignore[union-attr]
 
 

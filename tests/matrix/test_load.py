@@ -183,6 +183,11 @@ def test_overlay_code_clashing_with_a_code_rule(tmp_path, cli):
             "must be 2-4 capital letters",
         ),
         (
+            '[[known_bad]]\ncode = "SITE002"\nid = "x"\ntitle = "t"\nseverity = "info"\nmessage = "m"\nsymptom = "s"\ncause = "c"\nsource = "s"\n[known_bad.when]\nabsent = ["x"]\n[known_bad.fix]\nsummary = "install CUDA {torch_cuda} for {cuda}"\napplicability = "manual"\n',
+            "known_bad[0].fix.summary",
+            "unknown placeholder {cuda}",
+        ),
+        (
             '[[companion]]\npackage = "torchvision"\nversion = "9.9"\ntorch = "9.9.9"\nsource = "s"\n',
             "companion[0].torch",
             "torch 9.9.9 has no [[torch]] entry",

@@ -26,7 +26,7 @@ def tinyzero(tmp_path: Path) -> Path:
 
 
 def test_fix_spec_prints_the_cublas_fix(tinyzero: Path) -> None:
-    result = run_cli("fix", "--spec", str(tinyzero))
+    result = run_cli("fix", "--no-resolve", "--spec", str(tinyzero))
     assert result.returncode == 1, result.stderr
     assert "$ pip install nvidia-cublas-cu12==12.3.4.1" in result.stdout
     assert "[safe] CUD102" in result.stdout
@@ -35,7 +35,7 @@ def test_fix_spec_prints_the_cublas_fix(tinyzero: Path) -> None:
 
 
 def test_fix_json_envelope(tinyzero: Path) -> None:
-    result = run_cli("fix", "--spec", str(tinyzero), "--json")
+    result = run_cli("fix", "--no-resolve", "--spec", str(tinyzero), "--json")
     data = result.json()
     assert set(data) == {"schema", "command", "status", "exit_code", "data", "errors"}
     assert (data["command"], data["status"], data["exit_code"]) == ("fix", "findings", 1)
@@ -49,7 +49,10 @@ def test_fix_json_envelope(tinyzero: Path) -> None:
         "iterations",
         "converged",
         "notes",
+        "resolved",
+        "resolver",
     }
+    assert plan["resolved"] is False and "--no-resolve" in plan["resolver"]
     step = plan["steps"][0]
     assert set(step) == {"command", "applicability", "codes", "reason", "action"}
     assert step["codes"] == ["CUD102"]
@@ -60,15 +63,17 @@ def test_fix_writes_files_atomically_and_never_overwrites(
     tinyzero: Path, tmp_path: Path, fmt: str
 ) -> None:
     out = tmp_path / f"plan.{fmt}"
-    first = run_cli("fix", "--spec", str(tinyzero), "--format", fmt, "-o", str(out))
+    first = run_cli("fix", "--no-resolve", "--spec", str(tinyzero), "--format", fmt, "-o", str(out))
     assert first.returncode == 1 and out.exists()
     assert "nvidia-cublas-cu12==12.3.4.1" in out.read_text(encoding="utf-8")
     if fmt == "conda":
         assert yaml.safe_load(out.read_text(encoding="utf-8"))["dependencies"]
-    again = run_cli("fix", "--spec", str(tinyzero), "--format", fmt, "-o", str(out))
+    again = run_cli("fix", "--no-resolve", "--spec", str(tinyzero), "--format", fmt, "-o", str(out))
     assert again.returncode == 2
     assert again.stderr.strip().endswith("file exists (use --force to overwrite)")
-    forced = run_cli("fix", "--spec", str(tinyzero), "--format", fmt, "-o", str(out), "--force")
+    forced = run_cli(
+        "fix", "--no-resolve", "--spec", str(tinyzero), "--format", fmt, "-o", str(out), "--force"
+    )
     assert forced.returncode == 1
 
 
@@ -82,10 +87,10 @@ def test_fix_exits_1_while_findings_remain(tmp_path: Path) -> None:
         '[python]\nversion = "3.10.12"\n[packages]\ntorch = "2.0.1+cu118"\n',
         encoding="utf-8",
     )
-    result = run_cli("fix", "--spec", str(spec))
+    result = run_cli("fix", "--no-resolve", "--spec", str(spec))
     assert result.returncode == 1, result.stderr
     assert "DRV102" in result.stdout and "2 finding(s) remain; exit 1" in result.stderr
-    data = run_cli("fix", "--spec", str(spec), "--json").json()
+    data = run_cli("fix", "--no-resolve", "--spec", str(spec), "--json").json()
     assert (data["status"], data["exit_code"]) == ("findings", 1)
     assert [f["code"] for f in data["data"]["plan"]["remaining"]] == ["DRV110", "DRV102"]
 
@@ -108,7 +113,7 @@ def test_fix_usage_errors(args: list[str], message: str) -> None:
 def test_fix_bad_spec_names_file_line_and_key(tmp_path: Path) -> None:
     spec = tmp_path / "bad.toml"
     spec.write_text('[gpu]\ndriver = "535.104.05"\nmodel = ["H20"]\n', encoding="utf-8")
-    result = run_cli("fix", "--spec", str(spec))
+    result = run_cli("fix", "--no-resolve", "--spec", str(spec))
     assert result.returncode == 2
     assert f"{spec}:3: key 'gpu.model'" in result.stderr
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -40,6 +41,10 @@ def test_probe_python_current_interpreter():
     assert info.markers["python_version"] == f"{sys.version_info[0]}.{sys.version_info[1]}"
     assert info.markers["sys_platform"] == sys.platform
     assert info.executable == sys.executable
+    import sysconfig
+
+    include = sysconfig.get_path("include")
+    assert info.headers == os.path.isfile(os.path.join(include, "Python.h"))
 
 
 def test_markers_match_packaging():

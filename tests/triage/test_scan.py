@@ -139,6 +139,14 @@ EXAMPLES = [
     ),
     (
         "node-0:1234:1290 [0] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device",
+        "nccl-shm-no-space",
+    ),
+    (
+        "node-0:1234:1290 [0] misc/shmutils.cc:87 NCCL WARN Error: failed to extend /dev/shm/nccl-aBcDeF to 9637892 bytes, error: No space left on device (28)",
+        "nccl-shm-no-space",
+    ),
+    (
+        "node-0:1234:1290 [0] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : Permission denied",
         "nccl-shm-allocation",
     ),
     (
@@ -206,6 +214,12 @@ EXAMPLES = [
 # lines from the corpus of real failures (tests/corpus/<id>/log.txt), one per signature of
 # matrices/signatures_more.toml
 EXAMPLES += [
+    (
+        "Refer to the documentation on how to address the out of memory issue: https://docs.ray.io/en/latest/ray-core/scheduling/ray-oom-prevention.html. Consider provisioning more memory on this node or reducing task parallelism by requesting more CPUs per task.",
+        "ray-oom-kill-advice",
+    ),
+]
+EXAMPLES += [
     ("RuntimeError: FlashAttention only supports Ampere GPUs or newer.", "flash-attn-needs-ampere"),
     ("NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not comp", "sm-not-compatible-cut"),
     ("RuntimeError: operator torchvision::nms does not exist", "torchvision-nms-missing"),
@@ -256,8 +270,29 @@ EXAMPLES += [
         "gloo-connect-loopback-refused",
     ),
     (
-        "The detected CUDA version (10.1) mismatches the version that was used to compile",
+        "deepspeed.ops.op_builder.builder.CUDAMismatchException",
         "cuda-version-mismatch-build",
+    ),
+    (
+        "  The detected CUDA version (10.1) mismatches the version that was used to compile",
+        "cpp-extension-cuda-mismatch",
+    ),
+    (
+        "Exception: >- DeepSpeed Op Builder: Installed CUDA version 9.1 does not match the version torch was compiled with 11.8, unable to compile cuda/cpp extensions without a matching cuda version.",
+        "deepspeed-cuda-mismatch",
+    ),
+    (
+        "RuntimeError: FlashAttention is only supported on CUDA 11.6 and above.  Note: make sure nvcc has a supported version by running nvcc -V.",
+        "flash-attn-build-nvcc-too-old",
+    ),
+    (
+        "Failed to get device capability: SM 12.x requires CUDA >= 12.9",
+        "flashinfer-jit-cuda-too-old-for-sm",
+    ),
+    ("Invalid config blocking attribute value -2147483648", "nccl-config-blocking-invalid"),
+    (
+        "[rank0]: AttributeError: 'PyNcclCommunicator' object has no attribute 'device'",
+        "vllm-pynccl-no-device",
     ),
     (
         "RuntimeError: GPUs with compute capability below 7.0 are not supported.",
@@ -266,6 +301,95 @@ EXAMPLES += [
     (
         "AssertionError: CublasLt version 12.1.3.x or higher required for FP8 execution on Ada.",
         "fp8-ada-cublaslt-version",
+    ),
+    # simsys: rendering userspace, MuJoCo backends, build prerequisites
+    (
+        "ERROR: [Loader Message] Code 0 : libGLX_nvidia.so.0: cannot open shared object",
+        "vulkan-icd-library-missing",
+    ),
+    (
+        "libEGL warning: failed to open /dev/dri/renderD128: Permission denied",
+        "egl-dri-permission-denied",
+    ),
+    ("AttributeError: 'GLXPlatform' object has no attribute 'EGL'", "pyopengl-platform-mismatch"),
+    ("an OpenGL platform library has not been loaded", "mujoco-no-opengl-context"),
+    (
+        "python_headers.h:12:10: fatal error: Python.h: No such file or directory",
+        "python-h-missing",
+    ),
+    (
+        "RuntimeError: The current installed version of g++ (4.8.5) is less than the minimum "
+        "required version by CUDA 11.7 (6.0.0). Please make sure to use an adequate version of "
+        "g++ (>=6.0.0, <12.0).",
+        "gxx-outside-cuda-range",
+    ),
+    (
+        "- `libGLU.so.1: cannot open shared object file`",
+        "system-library-cannot-open",
+    ),
+    (
+        "[Error] [rtx.scenedb.plugin] Failed to create nrend renderer with error code 2",
+        "isaacsim-nrend-renderer-failed",
+    ),
+    ("is unsupported by this version of iray photoreal.", "iray-gpu-unsupported"),
+    (
+        "        [omnigibson-2023.1.1] dependency: 'omni.kit.streamsdk.plugins' = { version='=2.5.2' } "
+        "can't be satisfied. Available versions:",
+        "omnigibson-kit-dependency-unsatisfied",
+    ),
+    (
+        "isaacsim-kernel 5.0.0.0 requires numpy==1.26.0, but you have numpy 2.2.6 which is "
+        "incompatible.",
+        "isaacsim-numpy-conflict",
+    ),
+    (
+        '  File "/envs/isaaclab/lib/python3.10/site-packages/isaacsim/extscache/'
+        'omni.kit.pip_archive-0.0.0+d02c707b.lx64.cp310/pip_prebundle/numpy/core/records.py", '
+        "line 44, in <module>",
+        "isaacsim-prebundle-numpy-crash",
+    ),
+]
+
+# matrices/signatures_torchfix.toml (leggedlab-26, kokoro-fastapi-306 in tests/corpus)
+EXAMPLES += [
+    (
+        "The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.",
+        "torch-arch-list-warning",
+    ),
+    ("    Found GPU0 GeForce GTX 670M which is of cuda capability 2.1.", "gpu-too-old-for-torch"),
+    (
+        "ImportError: /usr/local/lib/python3.11/dist-packages/sgl_kernel/common_ops.abi3.so: "
+        "undefined symbol: _ZN5torch3jit17parseSchemaOrNameERKSsb",
+        "undefined-symbol-sgl-kernel",
+    ),
+]
+
+# matrices/signatures_pkgfix.toml (lines from tests/corpus/<id>/log.txt)
+EXAMPLES += [
+    (
+        "To fix: run `pip install vllm>=0.4.3,<=0.7.3` or set `DISABLE_VERSION_CHECK=1` to skip this check.",
+        "llamafactory-check-version",
+    ),
+    ("module 'torch' has no attribute 'compiler'", "torch-no-compiler"),
+    (
+        "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'worker_extension_cls'",
+        "vllm-engineargs-worker-extension-cls",
+    ),
+    (
+        "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. "
+        "Your Tesla T4 GPU has compute capability 7.5.",
+        "vllm-bf16-needs-sm80",
+    ),
+    ("  Unable to find installation candidates for ray (1.9.0)", "poetry-no-ray-candidates"),
+    (
+        '  File "/envs/lf/LLaMA-Factory/src/llamafactory/extras/misc.py", line 92, in check_dependencies',
+        "llamafactory-check-dependencies",
+    ),
+    ("ModuleNotFoundError: No module named 'numpy.lib.function_base'", "numpy2-private-lib-module"),
+    (
+        "ValueError: vllm version 0.8.5.post1 not supported. Currently supported versions are "
+        "0.3.1, 0.4.2, 0.5.4 and 0.6.3.",
+        "verl-vllm-version-not-supported",
     ),
 ]
 

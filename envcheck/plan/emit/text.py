@@ -96,6 +96,10 @@ def plan_header(plan: Plan, *, command: str) -> list[str]:
     out += comment(
         "Every step names the findings (rule codes) it answers; `envcheck explain CODE` says why."
     )
+    if plan.resolved:
+        out += comment(f"Verified: {plan.resolver}; the rules ran on the resolved set.")
+    elif plan.resolved is False:
+        out += comment(plan.resolver.replace("not verified", "NOT verified", 1) + ".")
     for conflict in plan.conflicts:
         out += comment(f"CONFLICT, not emitted: {conflict.message}")
     return out

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 from envcheck.model.cluster import DriftRow
 from envcheck.model.finding import Fix, Severity
-from envcheck.rules.base import Skip
+from envcheck.rules.base import Hit, LogLine, NotStated, Skip, from_log
 from envcheck.rules.cluster import values
 from envcheck.rules.cluster.model import (
     NOT_INSTALLED,
@@ -22,6 +22,7 @@ from envcheck.rules.cluster.model import (
     name_nodes,
     need_two,
 )
+from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
 
 
@@ -474,4 +475,71 @@ def _placement_fix() -> Fix:
         "manual",
         manual("ray start ... --resources '{\"<gpu-type>\": <count>}' on each node group"),
         manual("request that resource per role: training actors on one type, vLLM on another"),
+    )
+
+
+# --- Ray's own version-mismatch line states both sides -------------------------------------------
+
+
+def _sides(line: LogLine, this: str, cluster: str, what: str) -> tuple[str, str]:
+    mine, theirs = line.stated.get(this), line.stated.get(cluster)
+    if not mine or not theirs:
+        raise NotStated(f"the log does not state both {what} versions", f"log.{this}")
+    return mine, theirs
+
+
+@from_log("CLU101")
+def ray_mismatch_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """`Version mismatch: The cluster was started with: Ray: A ... This process on node ... was
+    started with: Ray: B`: the line names both Ray versions; equal ones rule CLU101 out."""
+    mine, theirs = _sides(line, "ray_version", "ray_cluster_version", "Ray")
+    if mine == theirs:
+        return None
+    return Hit(
+        f"this process runs Ray {mine}, the cluster was started with Ray {theirs} (line "
+        f"{line.line}); Ray refuses the mismatch",
+        evidence={"line": line.line, "ray": mine, "cluster_ray": theirs},
+        fix=fix(
+            f"Use the cluster's Ray here (ray=={theirs}), or start every node of the cluster "
+            f"with this process's (ray=={mine}): client, head and workers must match",
+            "manual",
+            pip_install(f"ray=={theirs}"),
+            manual(
+                f"or: pip install ray=={mine} on every node (image / pip_packages) and restart Ray"
+            ),
+        ),
+    )
+
+
+@from_log("CLU102")
+def python_mismatch_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """The same line's Python versions: Ray compared them (down to the patch level unless
+    RAY_DEFAULT_PYTHON_VERSION_MATCH_LEVEL=minor); equal ones rule CLU102 out."""
+    mine, theirs = _sides(line, "python_version", "python_cluster_version", "Python")
+    if mine == theirs:
+        return None
+    patch_only = _minor(mine) == _minor(theirs)
+    actions = [
+        manual(
+            f"run this process with Python {theirs} (the cluster's), or start the cluster with "
+            f"Python {mine}"
+        )
+    ]
+    if patch_only:
+        actions.append(set_env(RAY_DEFAULT_PYTHON_VERSION_MATCH_LEVEL="minor"))
+    return Hit(
+        f"this process runs Python {mine}, the cluster was started with Python {theirs} (line "
+        f"{line.line})",
+        evidence={"line": line.line, "python": mine, "cluster_python": theirs},
+        fix=fix(
+            f"Use the cluster's Python {theirs} here, or one Python build on every node"
+            + (
+                " (only the patch level differs: newer Ray accepts it with "
+                "RAY_DEFAULT_PYTHON_VERSION_MATCH_LEVEL=minor on every node)"
+                if patch_only
+                else ""
+            ),
+            "manual",
+            *actions,
+        ),
     )

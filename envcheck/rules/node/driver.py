@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 
 from packaging.version import Version
 
-from envcheck.matrix.model import major_minor, public
+from envcheck.matrix.model import major_minor, parse_version, public
 from envcheck.matrix.schema import CudaToolkit
-from envcheck.model.finding import Fix, Severity
-from envcheck.rules.base import Hit, Skip, rule
+from envcheck.model.finding import Action, Fix, Severity
+from envcheck.rules.base import Hit, LogLine, Skip, from_log, rule
 from envcheck.rules.choose import Support, driver_support, torch_choices
 from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual, pip_install
@@ -31,7 +32,7 @@ def _driver_context(
     cuda = facts.torch_cuda()
     if cuda is None:
         return None
-    driver = facts.driver()
+    driver = _driver(facts)
     max_cuda, source = facts.max_cuda()
     cuda = major_minor(cuda)
     toolkit = facts.matrix.toolkit(cuda)
@@ -39,6 +40,34 @@ def _driver_context(
         raise Skip(f"CUDA {cuda} is not in the matrix")
     support = driver_support(toolkit, driver, max_cuda)
     return driver, max_cuda, source, cuda, facts.torch_version(), toolkit, support
+
+
+def _driver(facts: Facts) -> Version:
+    """The driver's version; when only the CUDA it supports is known (torch's 'found version
+    11040', a spec's `cuda`), the lowest driver that reports that CUDA (the toolkit's driver, per
+    NVIDIA's table), which is what decides minor-version compatibility."""
+    try:
+        return facts.driver()
+    except Skip:
+        implied = _implied_driver(facts)
+        if implied is None:
+            raise
+        return implied
+
+
+def _implied_driver(facts: Facts) -> Version | None:
+    reported = parse_version(facts.gpu_info().cuda_driver_version)
+    toolkit = facts.matrix.toolkit(reported) if reported is not None else None
+    if toolkit is None or toolkit.min_driver is None:
+        return None
+    return toolkit.min_driver
+
+
+def _driver_label(facts: Facts, driver: Version) -> str:
+    try:
+        return f"driver {facts.driver()}"
+    except Skip:
+        return f"the driver (version not stated; at least {driver} as it reports that CUDA)"
 
 
 def _datacenter_note(facts: Facts) -> str:
@@ -65,9 +94,15 @@ def _gpu_ccs(facts: Facts) -> list[Version]:
 
 
 def _same_release_fix(
-    facts: Facts, torch: Version, driver: Version, max_cuda: Version
+    facts: Facts,
+    torch: Version,
+    driver: Version,
+    max_cuda: Version,
+    needs: str | None = None,
+    allow_minor_compat: bool = False,
 ) -> Fix | None:
-    """Move to a variant of the same torch release that the driver runs fully."""
+    """Move to a variant of the same torch release that the driver runs fully (or, allowed,
+    through CUDA minor-version compatibility); ``needs``: the driver the installed build wants."""
     release = facts.matrix.torch_release(torch)
     if release is None:
         return None
@@ -77,14 +112,17 @@ def _same_release_fix(
         driver=driver,
         max_cuda=max_cuda,
         releases=[release],
-        allow_minor_compat=False,
+        allow_minor_compat=allow_minor_compat,
     )
     if not choices:
         return None
     best = choices[0]
     url = facts.matrix.torch_index_url(best.variant)
+    how = " (through CUDA minor-version compatibility)" if best.support == "minor-compat" else ""
+    upgrade = f"upgrade the driver ({needs})" if needs else "upgrade the driver"
     return fix(
-        f"Install torch {public(torch)}+{best.variant}, which driver {driver} runs, or upgrade the driver",
+        f"Install torch {public(torch)}+{best.variant}, which {_driver_label(facts, driver)} "
+        f"runs{how}, or {upgrade}",
         "unsafe",
         pip_install(f"torch=={public(torch)}", index_url=url),
     )
@@ -130,8 +168,8 @@ def driver_too_old(facts: Facts) -> Iterable[Hit]:
         f">= {toolkit.min_driver}" if toolkit.min_driver else "a newer driver (floor UNVERIFIED)"
     )
     message = (
-        f"driver {driver} supports CUDA <= {max_cuda} ({source}); torch {_torch_label(facts)} "
-        f"needs CUDA {cuda}: driver {needs}"
+        f"{_driver_label(facts, driver)} supports CUDA <= {max_cuda} ({source}); torch "
+        f"{_torch_label(facts)} needs CUDA {cuda}: driver {needs}"
     )
     floor = toolkit.minor_compat_min_driver
     if floor is not None:
@@ -141,10 +179,14 @@ def driver_too_old(facts: Facts) -> Iterable[Hit]:
             f". Running CUDA {cuda.major}.x on this {max_cuda.major}.x driver would need NVIDIA's "
             f"forward-compatibility package (datacenter GPUs only{_datacenter_note(facts)})"
         )
-    remedy = _same_release_fix(facts, torch, driver, max_cuda) or fix(
-        f"Upgrade the NVIDIA driver to {needs.removeprefix('>= ')} or newer",
-        "manual",
-        manual(f"upgrade the NVIDIA driver ({needs}) for CUDA {cuda}"),
+    remedy = (
+        _same_release_fix(facts, torch, driver, max_cuda, needs)
+        or _same_release_fix(facts, torch, driver, max_cuda, needs, allow_minor_compat=True)
+        or fix(
+            f"Upgrade the NVIDIA driver to {needs.removeprefix('>= ')} or newer",
+            "manual",
+            manual(f"upgrade the NVIDIA driver ({needs}) for CUDA {cuda}"),
+        )
     )
     evidence = {
         "driver": str(driver),
@@ -157,6 +199,104 @@ def driver_too_old(facts: Facts) -> Iterable[Hit]:
         "minor_compat_floor": str(floor) if floor else None,
     }
     return [Hit(message, evidence=evidence, fix=remedy)]
+
+
+# what each line that establishes DRV101 says happened
+_LINE_SAYS = {
+    "driver-too-old": "torch found the NVIDIA driver too old for the CUDA it was built with",
+    "cuda-error-804": (
+        "CUDA error 804: the CUDA in use is newer than the driver supports, and the "
+        "forward-compatibility library tried instead runs on datacenter GPUs only"
+    ),
+    "container-cuda-requirement": (
+        "the NVIDIA container runtime refused the image: its NVIDIA_REQUIRE_CUDA is newer than "
+        "the driver supports"
+    ),
+}
+
+
+@from_log("DRV101")
+def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
+    """A line that says the driver is older than the CUDA in use: torch's 'The NVIDIA driver on
+    your system is too old (found version 12040)', CUDA error 804, nvidia-container-cli's
+    'unsatisfied condition: cuda>=12.4'. The fix names what the driver runs (from the CUDA the
+    log or the node states) and what the CUDA in use needs."""
+    says = _LINE_SAYS.get(line.signature, "the driver is too old for the CUDA in use")
+    try:
+        max_cuda: Version | None = facts.max_cuda()[0]
+    except Skip:
+        max_cuda = None
+    try:
+        cuda = facts.torch_cuda()
+    except Skip:
+        cuda = None
+    image = line.signature != "driver-too-old"
+    required = parse_version(line.stated.get("cuda_required"))
+    needed = required or (cuda if not image else None)
+    toolkit = facts.matrix.toolkit(needed) if needed is not None else None
+    upgrade = "Upgrade the NVIDIA driver"
+    if needed is not None:
+        floor = f" (>= {toolkit.min_driver})" if toolkit and toolkit.min_driver else ""
+        upgrade += f" to one that supports CUDA {major_minor(needed)}{floor}"
+    elif image:
+        upgrade += " to one that supports the CUDA in use (the container image's)"
+    else:
+        upgrade += " to one that supports torch's CUDA (`python -c 'import torch; print(torch.version.cuda)'`)"
+    actions = [manual(upgrade[0].lower() + upgrade[1:])]
+    alternative = ""
+    if max_cuda is not None and image:
+        alternative = f", or use an image built for CUDA <= {max_cuda} (an earlier release)"
+    elif max_cuda is not None:
+        alternative, install = _torch_for_driver(facts, max_cuda)
+        if install is not None:
+            actions.append(install)
+    driver = f" (it supports CUDA <= {max_cuda})" if max_cuda is not None else ""
+    return Hit(
+        f"{says} (line {line.line}){driver}",
+        evidence={
+            "line": line.line,
+            "driver_max_cuda": str(max_cuda) if max_cuda else None,
+            "cuda_needed": str(needed) if needed else None,
+        },
+        fix=fix(upgrade + alternative, "manual", *actions),
+    )
+
+
+def _torch_for_driver(facts: Facts, max_cuda: Version) -> tuple[str, Action | None]:
+    """', or install torch X+cuY, which the driver runs' and its command: the installed torch
+    release's variant when torch is known, else the newest release with a variant the driver
+    runs fully (through minor-version compatibility when none does)."""
+    driver = _implied_driver(facts)
+    with contextlib.suppress(Skip):
+        driver = facts.driver()
+    if driver is None:
+        return "", None
+    torch = None
+    with contextlib.suppress(Skip):
+        torch = facts.torch_version() if facts.torch_cuda() is not None else None
+    if torch is not None:
+        remedy = _same_release_fix(facts, torch, driver, max_cuda, allow_minor_compat=True)
+        if remedy is not None and remedy.actions:
+            summary = remedy.summary.split(", or upgrade", 1)[0]
+            return f"; or {summary[0].lower()}{summary[1:]}", remedy.actions[0]
+    for minor_compat in (False, True):
+        choices = torch_choices(
+            facts.matrix,
+            ccs=_gpu_ccs(facts),
+            driver=driver,
+            max_cuda=max_cuda,
+            allow_minor_compat=minor_compat,
+        )
+        if choices:
+            best = choices[0]
+            how = " through CUDA minor-version compatibility" if minor_compat else ""
+            url = facts.matrix.torch_index_url(best.variant)
+            text = (
+                f"; or install a torch build the driver runs{how}: torch "
+                f"{best.release.version}+{best.variant} is the newest the matrix knows"
+            )
+            return text, pip_install(f"torch=={best.release.version}", index_url=url)
+    return "", None
 
 
 @rule("DRV102", "driver-minor-version-compat-only", Severity.WARNING)
@@ -193,7 +333,7 @@ def driver_minor_compat(facts: Facts) -> Iterable[Hit]:
     if support != "minor-compat":
         return []
     message = (
-        f"driver {driver} supports CUDA <= {max_cuda}; torch {_torch_label(facts)} needs CUDA {cuda} "
+        f"{_driver_label(facts, driver)} supports CUDA <= {max_cuda}; torch {_torch_label(facts)} needs CUDA {cuda} "
         f"(driver >= {toolkit.min_driver}), or the {cuda.major}.x minor-version floor "
         f"{toolkit.minor_compat_min_driver} with PTX limits: no JIT of PTX from newer toolkits, and "
         "images whose NVIDIA_REQUIRE_CUDA demands a newer driver will not start"
@@ -215,7 +355,9 @@ def no_driver(facts: Facts) -> Iterable[Hit]:
 
     ## What it checks
     torch is a CUDA build while NVML, `/proc/driver/nvidia` and `nvidia-smi` show no driver, or
-    the driver shows no GPUs. Declared nodes without a `[gpu]` table are skipped, not flagged.
+    the driver shows no GPUs. Declared nodes without a `[gpu]` table are skipped, not flagged;
+    a pasted collect_env that says `No CUDA` (torch saw no CUDA and nvidia-smi gave nothing)
+    states the absence and is flagged.
 
     ## Why it matters
     `torch.cuda.is_available()` is False: training silently runs on the CPU or fails at the first
@@ -239,7 +381,7 @@ def no_driver(facts: Facts) -> Iterable[Hit]:
         return []
     section = facts.report.gpu
     if not section.is_ok:
-        if facts.declared:
+        if facts.declared and not section.stated_absent:
             raise Skip("no GPU facts declared")
         return [
             Hit(

@@ -63,7 +63,8 @@ def system_not_ready(facts: Facts) -> Iterable[Hit]:
 
     ## What it checks
     The CUresult of `cuInit` and of creating a context on each GPU, asked of libcuda directly
-    in a child process by `--deep`: `CUDA_ERROR_SYSTEM_NOT_READY` (802).
+    in a child process by `--deep`: `CUDA_ERROR_SYSTEM_NOT_READY` (802); in `triage`, a log's
+    `cuda runtime error (802) : system not yet initialized` / `cudaErrorSystemNotReady`.
 
     ## Why it matters
     802 means "the system is not yet ready to start any CUDA work": on NVSwitch systems (HGX
@@ -84,25 +85,31 @@ def system_not_ready(facts: Facts) -> Iterable[Hit]:
     - https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html
     - https://github.com/pytorch/pytorch/issues/35710
     """
-    check = facts.cuda_check()
-    failed = _failed_with(check, SYSTEM_NOT_READY)
-    if not failed:
-        return []
+    stated = facts.report.gpu.data if facts.report.gpu.is_ok else None
+    switches: int | None = None
+    if stated is not None and "802" in stated.cuda_errors:
+        call = "CUDA (the log's error 802)"
+    else:
+        check = facts.cuda_check()
+        failed = _failed_with(check, SYSTEM_NOT_READY)
+        if not failed:
+            return []
+        call = failed[0].call
+        health = facts.deep().health
+        switches = health.nvswitch_count if health is not None else None
     try:
         driver: str | None = str(facts.gpu_info().driver_version or "") or None
     except Skip:
         driver = None
     branch = driver.split(".")[0] if driver else "<driver branch>"
-    health = facts.deep().health
-    switches = health.nvswitch_count if health is not None else None
     where = f" on a node with {switches} NVSwitch(es)" if switches else ""
     version = f" version {driver}" if driver else " at the driver's exact version"
     return [
         Hit(
-            f"{failed[0].call} returned 802 (CUDA_ERROR_SYSTEM_NOT_READY){where}: the NVIDIA "
+            f"{call} returned 802 (CUDA_ERROR_SYSTEM_NOT_READY){where}: the NVIDIA "
             f"Fabric Manager is not running or does not match driver {driver or '(unknown)'}",
             evidence={
-                "call": failed[0].call,
+                "call": call,
                 "result": 802,
                 "driver": driver,
                 "nvswitches": switches,

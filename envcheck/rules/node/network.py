@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 
 from envcheck.model.finding import Fix, Severity
 from envcheck.model.report import Interface, NetworkInfo
-from envcheck.rules.base import Hit, Skip, rule
+from envcheck.rules.base import Hit, LogLine, NotStated, Skip, from_log, rule
 from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual, set_env
 
@@ -267,7 +267,10 @@ def hostname_loopback(facts: Facts) -> Iterable[Hit]:
     - https://github.com/sgl-project/sglang/issues/3226
     """
     net = facts.network()
-    env = facts.env()
+    try:
+        env: Mapping[str, str] | None = facts.env()
+    except Skip:  # a declared node or a log: what the hostname resolves to is still known
+        env = None
     if net.resolve_error and not net.hostname_addresses:
         problem = f"{net.resolve_error}: Gloo falls back to loopback ('Unable to resolve hostname to a (local) address')"
     elif _loopback(net.hostname_addresses):
@@ -280,17 +283,19 @@ def hostname_loopback(facts: Facts) -> Iterable[Hit]:
             raise Skip("what the hostname resolves to is unknown")
         return []
     severity = None
-    if _gloo_ok(env, net):
+    if env is None:
+        severity = Severity.WARNING
+        problem += (
+            "; the environment is unknown: harmless on a single node or with GLOO_SOCKET_IFNAME "
+            "set to the routable interface, fatal for Gloo across nodes otherwise"
+        )
+    elif _gloo_ok(env, net):
         severity = Severity.WARNING
         problem += "; GLOO_SOCKET_IFNAME is set, so Gloo is unaffected, but the TCPStore and tools using the hostname are"
     elif not _multi_node_hints(env):
         severity = Severity.WARNING
         problem += "; harmless on a single node, fatal once a second node joins"
-    remedy = _ifname_fix(net, ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME")) or fix(
-        "Map the hostname to the node's routable address",
-        "manual",
-        manual("fix /etc/hosts so the hostname resolves to the routable address"),
-    )
+    remedy = _ifname_fix(net, ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME")) or loopback_fix()
     return [
         Hit(
             problem,
@@ -303,6 +308,94 @@ def hostname_loopback(facts: Facts) -> Iterable[Hit]:
             severity=severity,
         )
     ]
+
+
+def loopback_fix() -> Fix:
+    """The fix when this node's interfaces are unknown: name the interface, or fix /etc/hosts."""
+    return fix(
+        "On every node, set GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME to the routable interface "
+        "(`ip -4 addr` shows it; Gloo takes names only, no '^' exclusions), or map the hostname "
+        "to the node's routable address in /etc/hosts (Debian and Ubuntu map it to 127.0.1.1)",
+        "manual",
+        manual("export GLOO_SOCKET_IFNAME=<routable interface> NCCL_SOCKET_IFNAME=<same>"),
+        manual(
+            "or: in /etc/hosts, replace 127.0.1.1 <hostname> with <routable address> <hostname>"
+        ),
+    )
+
+
+@from_log("NET103")
+def hostname_loopback_in_log(facts: Facts, line: LogLine) -> Hit:
+    """Gloo's own warning: 'Unable to resolve hostname to a (local) address. Using the loopback
+    address as fallback' (gloo/transport/tcp: the hostname gave no non-loopback address)."""
+    try:
+        remedy = _ifname_fix(facts.network(), ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"))
+    except Skip:
+        remedy = None
+    return Hit(
+        f"Gloo could not resolve the hostname to a non-loopback address and bound loopback (line "
+        f"{line.line}): ranks on other nodes cannot reach this one",
+        evidence={"line": line.line},
+        fix=remedy or loopback_fix(),
+        severity=Severity.WARNING,  # harmless when every rank is on this node
+    )
+
+
+def _gloo_iface(line: LogLine) -> str:
+    name = line.stated.get("iface")
+    if not name:
+        raise NotStated("the log does not name the interface Gloo looked for", "log.iface")
+    return name
+
+
+def _routable_fix(facts: Facts, summary: str) -> Fix:
+    try:
+        remedy = _ifname_fix(facts.network(), ("GLOO_SOCKET_IFNAME",))
+    except Skip:
+        remedy = None
+    return remedy or fix(
+        summary,
+        "manual",
+        manual("export GLOO_SOCKET_IFNAME=<this node's routable interface, from `ip -4 addr`>"),
+    )
+
+
+@from_log("NET101")
+def gloo_no_address_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """Gloo's 'Unable to find address for: eth1': the interface GLOO_SOCKET_IFNAME names has no
+    address on the node that logged it (a `^`/`=` value is NET102 instead)."""
+    name = _gloo_iface(line)
+    if name.startswith(("^", "=")):
+        return None
+    return Hit(
+        f"GLOO_SOCKET_IFNAME names {name}, which has no address on the node that logged line "
+        f"{line.line} (missing, down, or named differently there)",
+        evidence={"line": line.line, "interface": name},
+        fix=_routable_fix(
+            facts,
+            f"Set GLOO_SOCKET_IFNAME to an interface this node has (not {name}): the name can "
+            "differ from node to node",
+        ),
+    )
+
+
+@from_log("NET102")
+def gloo_exclusion_syntax_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """The same line with NCCL's syntax in GLOO_SOCKET_IFNAME ('Unable to find address for:
+    ^lo'): Gloo reads the value as an interface name."""
+    name = _gloo_iface(line)
+    if not name.startswith(("^", "=")):
+        return None
+    return Hit(
+        f"GLOO_SOCKET_IFNAME={name} (line {line.line}) uses NCCL's syntax; Gloo takes "
+        "interface names",
+        evidence={"line": line.line, "value": name},
+        fix=_routable_fix(
+            facts,
+            f"Give Gloo an interface name (GLOO_SOCKET_IFNAME=eth0, say); keep {name} for "
+            "NCCL_SOCKET_IFNAME only",
+        ),
+    )
 
 
 @rule("NET104", "ambiguous-interfaces", Severity.WARNING)

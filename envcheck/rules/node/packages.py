@@ -37,9 +37,11 @@ def _parse(line: str) -> Requirement | None:
 _EXTRA_ONLY = re.compile(r"""^[^;@]*;\s*extra\s*==\s*(?:"[^"]+"|'[^']+')\s*$""")
 
 
-def requirements_in_effect(dist: Distribution, markers: dict[str, str]) -> list[Requirement]:
-    """A distribution's requirements whose markers hold on this node (no extras selected)."""
-    env = {**markers, "extra": ""}
+def requirements_in_effect(dist: Distribution, markers: dict[str, str] | None) -> list[Requirement]:
+    """A distribution's requirements whose markers hold on this node (no extras selected).
+    With the marker environment unknown (``None``), only the requirements without a marker:
+    those hold on every node (pip's resolver lines in a log state them so)."""
+    env = {**(markers or {}), "extra": ""}
     out = []
     for line in dist.requires:
         if _EXTRA_ONLY.match(line):
@@ -47,10 +49,19 @@ def requirements_in_effect(dist: Distribution, markers: dict[str, str]) -> list[
         req = _parse(line)
         if req is None:
             continue
-        if req.marker is not None and not req.marker.evaluate(env):
+        if req.marker is not None and (markers is None or not req.marker.evaluate(env)):
             continue
         out.append(req)
     return out
+
+
+def _bounded(facts: Facts, dist: Distribution, dependency: str) -> bool:
+    """A matrix ``[[bound]]`` covers this pair: PKG110 reports it, with the bound's reason."""
+    version = _version(dist)
+    return version is not None and any(
+        canonicalize_name(b.dependency) == dependency
+        for b in facts.matrix.bounds_for(dist.name, version)
+    )
 
 
 def _covered_elsewhere(
@@ -104,9 +115,16 @@ def unmet_requirements(facts: Facts) -> Iterable[Hit]:
             "no distribution carries requirements (declared packages list versions only)",
             "packages.requirements",
         )
-    markers = facts.markers()
+    markers: dict[str, str] | None
+    try:
+        markers = facts.markers()
+    except Skip:
+        if not any(d.location and d.location.startswith("log") for d in packages.distributions):
+            raise
+        markers = None  # a log's requirements: pip already evaluated their markers
     seen: set[str] = set()
     hits = []
+    unknown: str | None = None  # a required package a partial list does not show
     for dist in packages.distributions:
         if dist.key in seen:
             continue
@@ -118,6 +136,11 @@ def unmet_requirements(facts: Facts) -> Iterable[Hit]:
             installed = _version(other) if other else None
             if _covered_elsewhere(dist.key, name, installed, req.specifier):
                 continue
+            if installed is not None and _bounded(facts, dist, name):
+                continue
+            if other is None and packages.partial:
+                unknown = unknown or name  # not listed is not "not installed" on a partial list
+                continue
             if other is None:
                 problems.append(f"requires {req.name}{req.specifier}, which is not installed")
                 wanted.append(f"{req.name}{req.specifier}")
@@ -127,13 +150,25 @@ def unmet_requirements(facts: Facts) -> Iterable[Hit]:
                 )
                 wanted.append(f"{req.name}{req.specifier}")
         if problems:
+            label = dist.name if dist.version == "unknown" else f"{dist.name} {dist.version}"
+            stated = f" (stated on {dist.location})" if dist.location else ""
             hits.append(
                 Hit(
-                    f"{dist.name} {dist.version} {'; '.join(problems)}",
+                    f"{label} {'; '.join(problems)}{stated}",
                     evidence={"package": dist.name, "version": dist.version, "unmet": problems},
-                    fix=fix(f"Install what {dist.name} requires", "unsafe", pip_install(*wanted)),
+                    fix=fix(
+                        f"Install what {dist.name} requires, or move {dist.name} to a release "
+                        "whose requirements allow what is installed",
+                        "unsafe",
+                        pip_install(*wanted),
+                    ),
                 )
             )
+    if not hits and unknown is not None:
+        raise Skip(
+            f"{unknown} is not in the package list, which is partial ({packages.partial})",
+            f"packages.{unknown}",
+        )
     return hits
 
 
@@ -184,13 +219,14 @@ def duplicate_distribution(facts: Facts) -> Iterable[Hit]:
     return hits
 
 
-def _numpy_caps(facts: Facts, numpy: Version) -> list[str]:
+def _numpy_caps(facts: Facts, numpy: Version) -> list[tuple[str, SpecifierSet]]:
+    """The packages that require NumPy 1 here: (label, what they require of numpy)."""
     packages = facts.packages()
     try:
         markers = facts.markers()
     except Skip:
         markers = {}
-    cappers = []
+    cappers: list[tuple[str, SpecifierSet]] = []
     seen: set[str] = set()
     for dist in packages.distributions:
         if dist.key in seen:
@@ -205,9 +241,15 @@ def _numpy_caps(facts: Facts, numpy: Version) -> list[str]:
             if canonicalize_name(req.name) == "numpy" and not req.specifier.contains(
                 numpy, prereleases=True
             ):
-                cappers.append(f"{dist.name} {dist.version} (numpy{req.specifier})")
-    vllm = facts.version("vllm")
-    vllm_dist = facts.dist("vllm")
+                cappers.append(
+                    (f"{dist.name} {dist.version} (numpy{req.specifier})", req.specifier)
+                )
+    try:
+        vllm, vllm_dist = facts.version("vllm"), facts.dist("vllm")
+    except Skip:  # a partial list without vLLM: the requirements above still decide
+        if cappers:
+            return cappers
+        raise
     if vllm is not None and vllm_dist is not None and not vllm_dist.requires:
         release = facts.matrix.vllm_release(vllm)
         if (
@@ -215,7 +257,7 @@ def _numpy_caps(facts: Facts, numpy: Version) -> list[str]:
             and release.numpy is not None
             and not release.numpy.contains(numpy, prereleases=True)
         ):
-            cappers.append(f"vllm {vllm} (numpy{release.numpy}, from the matrix)")
+            cappers.append((f"vllm {vllm} (numpy{release.numpy}, from the matrix)", release.numpy))
     return cappers
 
 
@@ -238,7 +280,9 @@ def numpy2_capped(facts: Facts) -> Iterable[Hit]:
     numpy 2.1.3 with vllm 0.6.3 (numpy<2.0.0) and verl (numpy<2.0.0).
 
     ## Fix
-    `pip install 'numpy<2'`, and keep it in a constraints file used for every later install.
+    `pip install 'numpy<2'` (or the exact pin one of the packages names when every other accepts
+    it: Isaac Sim 5.0's `numpy==1.26.0`), and keep it in a constraints file used for every
+    later install.
 
     ## References
     - https://github.com/pytorch/pytorch/issues/132179
@@ -248,9 +292,14 @@ def numpy2_capped(facts: Facts) -> Iterable[Hit]:
     numpy = facts.version("numpy")
     if numpy is None or numpy.major < 2:
         return []
-    cappers = _numpy_caps(facts, numpy)
-    if not cappers:
+    found = _numpy_caps(facts, numpy)
+    if not found:
         return []
+    cappers = [label for label, _ in found]
+    # an exact pin one of them names and all of them accept (isaacsim-kernel's numpy==1.26.0)
+    pins = [s.version for _, spec in found for s in spec if s.operator == "=="]
+    pin = next((p for p in pins if all(spec.contains(p) for _, spec in found)), None)
+    wanted = f"numpy=={pin}" if pin else "numpy<2"
     return [
         Hit(
             f"numpy {numpy} is installed but {', '.join(cappers)} "
@@ -258,7 +307,10 @@ def numpy2_capped(facts: Facts) -> Iterable[Hit]:
             "NumPy 1.x cannot be run in NumPy 2'",
             evidence={"numpy": str(numpy), "requires_numpy1": cappers},
             fix=fix(
-                "Install NumPy 1.x and pin it for later installs", "safe", pip_install("numpy<2")
+                f"Install NumPy 1.x ({wanted}, which every package here that needs NumPy 1 accepts) "
+                "and pin it for later installs",
+                "safe",
+                pip_install(wanted),
             ),
         )
     ]

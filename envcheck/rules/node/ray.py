@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Iterable
 
 from envcheck.model.finding import Action, Fix, Severity
 from envcheck.model.report import DiskUsage
 from envcheck.probes.storage import ray_temp_dir
-from envcheck.rules.base import Hit, Skip, rule
+from envcheck.rules.base import Hit, LogLine, Skip, from_log, rule
 from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual, set_env
 
@@ -270,6 +271,38 @@ def shm_smaller_than_object_store(facts: Facts) -> Iterable[Hit]:
             ),
         )
     ]
+
+
+@from_log("RAY105")
+def object_store_in_tmp_in_log(facts: Facts, line: LogLine) -> Hit:
+    """Ray's own warning: it put the object store in /tmp because /dev/shm had less room than
+    the store (python/ray/_private/services.py: the warning's --shm-size is
+    ``object_store_memory * 1.1 / 2**30``)."""
+    shm = line.number("shm_bytes")
+    asked = line.number("ray_shm_suggest_gib")
+    if asked is not None and shm is not None and asked * GIB < 2 * shm:
+        asked = None  # Ray capped its store to /dev/shm (Ray 1.x): its figure is no target
+    have = f"/dev/shm has {_gib(shm)}" if shm is not None else "/dev/shm is too small"
+    size = f"{math.ceil(asked)}g" if asked else "<more than 30% of RAM>"
+    wanted = (
+        f" (Ray asks for {asked:.2f} GiB, 1.1 times its object store, and advises more than "
+        "30% of the node's RAM)"
+        if asked
+        else " (Ray advises more than 30% of the node's RAM)"
+    )
+    return Hit(
+        f"{have} and Ray put its object store in /tmp instead (line {line.line}): object "
+        "transfers go through disk",
+        evidence={"line": line.line, "dev_shm_bytes": shm, "ray_asks_gib": asked},
+        fix=fix(
+            "Give the container a larger /dev/shm" + wanted,
+            "manual",
+            manual(
+                f"docker run --shm-size={size} (or --ipc=host); on Kubernetes an emptyDir with "
+                "medium: Memory at /dev/shm; in a Ray cluster config, add it to run_options"
+            ),
+        ),
+    )
 
 
 @rule("RAY106", "memory-above-ray-threshold", Severity.ERROR)

@@ -8,16 +8,40 @@ from packaging.version import Version
 
 from envcheck.matrix.schema import IsaacSimRelease
 from envcheck.model.finding import Severity
-from envcheck.model.report import GraphicsInfo
 from envcheck.rules.base import Hit, Skip, rule
 from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
 
-VULKAN_USERS = ("isaacsim", "omnigibson", "mani-skill", "sapien")
+# Isaac Sim's pip components carry the release's version (isaacsim-kernel 5.0.0.0 belongs to
+# isaacsim 5.0.0.0); a node or log that names only a component still names the release
+COMPONENTS = ("isaacsim-kernel", "isaacsim-rl", "isaacsim-app", "isaacsim-core")
+
+
+def isaacsim_version(facts: Facts) -> Version | None:
+    """The Isaac Sim release installed: isaacsim itself, else one of its components."""
+    try:
+        version = facts.version("isaacsim")
+    except Skip:
+        version = None
+        unknown = True
+    else:
+        unknown = False
+    if version is not None:
+        return version
+    for name in COMPONENTS:
+        try:
+            found = facts.version(name)
+        except Skip:
+            continue
+        if found is not None:
+            return found
+    if unknown:
+        facts.version("isaacsim")  # re-raise: the package list cannot say
+    return None
 
 
 def _isaacsim(facts: Facts) -> tuple[Version, IsaacSimRelease] | None:
-    version = facts.version("isaacsim")
+    version = isaacsim_version(facts)
     if version is None:
         return None
     release = facts.matrix.isaacsim_release(version)
@@ -87,7 +111,8 @@ def isaacsim_glibc(facts: Facts) -> Iterable[Hit]:
     isaacsim 5.1.0 on Ubuntu 20.04 (glibc 2.31).
 
     ## Fix
-    Use Ubuntu 22.04 or newer, or Isaac Sim's container or standalone build.
+    Use an OS whose glibc is new enough (Ubuntu 22.04 or newer), or Isaac Sim's container or
+    standalone build.
 
     ## References
     - https://isaac-sim.github.io/IsaacLab/v2.3.2/source/setup/installation/pip_installation.html
@@ -110,9 +135,13 @@ def isaacsim_glibc(facts: Facts) -> Iterable[Hit]:
             f"isaacsim {version} wheels need glibc >= {release.glibc}; this system has {glibc}",
             evidence={"isaacsim": str(version), "glibc": str(glibc), "needs": str(release.glibc)},
             fix=fix(
-                "Use a newer OS image (Ubuntu 22.04+) or Isaac Sim's container",
+                f"Use an OS with glibc >= {release.glibc} (Ubuntu 22.04 or newer), or run Isaac "
+                "Sim's container (docker) or standalone build",
                 "manual",
-                manual("move to Ubuntu 22.04 or newer"),
+                manual(
+                    f"move to Ubuntu 22.04 or newer (glibc >= {release.glibc}), or use the "
+                    "nvcr.io/nvidia/isaac-sim container"
+                ),
             ),
         )
     ]
@@ -282,72 +311,5 @@ def numpy2_isaacsim(facts: Facts) -> Iterable[Hit]:
             f"numpy {numpy} with isaacsim {version}, which ships and needs numpy{release.numpy}",
             evidence={"isaacsim": str(version), "numpy": str(numpy), "needs": str(release.numpy)},
             fix=fix("Install NumPy 1.26", "safe", pip_install(f"numpy{release.numpy}")),
-        )
-    ]
-
-
-def _graphics(facts: Facts) -> GraphicsInfo:
-    info: GraphicsInfo = facts._data(facts.report.graphics, "graphics userspace", "graphics")
-    return info
-
-
-@rule("SIM109", "headless-rendering-userspace", Severity.WARNING)
-def headless_userspace(facts: Facts) -> Iterable[Hit]:
-    """The NVIDIA Vulkan ICD or EGL vendor library that headless rendering needs is missing
-
-    ## What it checks
-    With a simulator installed (Isaac Sim, OmniGibson, ManiSkill, SAPIEN need Vulkan; MuJoCo
-    with `MUJOCO_GL=egl` needs EGL): the NVIDIA Vulkan ICD manifest (`nvidia_icd.json`), the glvnd
-    EGL vendor manifest (`10_nvidia.json`) and `libEGL_nvidia.so.0`.
-
-    ## Why it matters
-    Compute-only driver installs and containers started without the graphics capability have
-    none of these: Vulkan finds no device (`ERROR_INCOMPATIBLE_DRIVER`), MuJoCo fails with
-    `The MUJOCO_EGL_DEVICE_ID environment variable must be an integer between 0 and 0`.
-
-    ## Example
-    A container started with `NVIDIA_DRIVER_CAPABILITIES=compute,utility`.
-
-    ## Fix
-    In containers set `NVIDIA_DRIVER_CAPABILITIES=all` (or add `graphics`); on hosts install the
-    driver's GL package (`libnvidia-gl-<branch>`), or write the ICD manifests pointing at the
-    driver's libraries.
-
-    ## References
-    - RLinf/RLinf docs/source-en/rst_source/resources/faq.rst
-    - https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html
-    """
-    env = facts.env() if facts.report.env.is_ok else {}
-    vulkan_users = [n for n in VULKAN_USERS if facts.version(n) is not None]
-    egl_user = facts.version("mujoco") is not None and env.get("MUJOCO_GL") == "egl"
-    if not vulkan_users and not egl_user:
-        return []
-    info = _graphics(facts)
-    missing = []
-    if vulkan_users and not info.nvidia_vulkan:
-        missing.append("the NVIDIA Vulkan ICD (nvidia_icd.json)")
-    if (egl_user or "omnigibson" in vulkan_users) and not info.nvidia_egl:
-        missing.append("the NVIDIA EGL vendor (10_nvidia.json and libEGL_nvidia.so.0)")
-    if not missing:
-        return []
-    users = vulkan_users + (["mujoco (MUJOCO_GL=egl)"] if egl_user else [])
-    caps = info.driver_capabilities
-    note = f"; NVIDIA_DRIVER_CAPABILITIES={caps}" if caps else ""
-    return [
-        Hit(
-            f"headless rendering for {', '.join(users)} needs {' and '.join(missing)}, which "
-            f"{'is' if len(missing) == 1 else 'are'} missing{note}",
-            evidence={
-                "vulkan_icds": list(info.vulkan_icds),
-                "egl_vendors": list(info.egl_vendors),
-                "driver_capabilities": caps,
-            },
-            fix=fix(
-                "Provide the driver's graphics userspace",
-                "manual",
-                manual(
-                    "containers: NVIDIA_DRIVER_CAPABILITIES=all; hosts: install libnvidia-gl-<driver branch>"
-                ),
-            ),
         )
     ]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from envcheck.model.finding import Severity
-from envcheck.rules.base import Hit, Skip, rule
+from envcheck.rules.base import Hit, LogLine, Skip, from_log, rule
 from envcheck.rules.facts import Facts
-from envcheck.rules.fixes import fix
+from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.ray import shm_step
 
 
@@ -65,3 +65,43 @@ def shm_too_small(facts: Facts) -> Iterable[Hit]:
             severity=severity,
         )
     ]
+
+
+@from_log("SYS101")
+def shm_full_in_log(facts: Facts, line: LogLine) -> Hit:
+    """NCCL's own line says /dev/shm had no room for its segment (ENOSPC): `Call to
+    posix_fallocate failed : No space left on device` (NCCL <= 2.18, include/shm.h) or `Error:
+    failed to extend /dev/shm/nccl-... to N bytes, error: No space left on device` (shmutils.cc)."""
+    size = line.number("shm_request_bytes")
+    segment = f"a {size / 1024**2:.1f} MiB segment" if size else "its segment"
+    shm = None
+    try:
+        disk = facts.storage().by_role("dev_shm")
+        shm = disk.total_bytes if disk is not None else None
+    except Skip:
+        pass
+    known = f" (/dev/shm is {shm / 1024**2:.0f} MiB)" if shm else ""
+    try:
+        step = shm_step(facts)
+    except Skip:  # packages unknown: NCCL's size
+        step = manual(
+            "docker run --shm-size=16g (or --ipc=host); on Kubernetes an emptyDir with "
+            "medium: Memory at /dev/shm"
+        )
+    return Hit(
+        f"NCCL could not create {segment} in /dev/shm{known}: No space left on device (line "
+        f"{line.line}); the container's /dev/shm (Docker's default is 64 MiB) is too small for "
+        "NCCL's shared-memory transport",
+        evidence={
+            "line": line.line,
+            "segment_bytes": int(size) if size else None,
+            "dev_shm_bytes": shm,
+        },
+        fix=fix(
+            "Give the container a larger /dev/shm (NCCL_SHM_DISABLE=1, which stops NCCL's "
+            "shared-memory transport, is the workaround the NCCL threads report)",
+            "manual",
+            step,
+        ),
+        severity=Severity.ERROR,
+    )

@@ -1,29 +1,28 @@
-"""TOR and PY: torch's build against the GPUs, the packages built against torch, and Python."""
+"""TOR and PY: torch's build against the GPUs, the packages built against torch (flash-attn in
+flash_attn.py), and Python."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from envcheck.matrix.model import major_minor, public, variant_cuda
+from envcheck.matrix.model import public, variant_cuda
 from envcheck.model.finding import Fix, Severity
+from envcheck.model.report import Distribution
 from envcheck.rules.base import Hit, Skip, rule
-from envcheck.rules.choose import Arch, arch_list, covers, sm, torch_choices
+from envcheck.rules.choose import Arch, arch_list, covers, parse_arch_list, sm, torch_choices
 from envcheck.rules.facts import Facts
-from envcheck.rules.fixes import fix, manual, pip_install, pip_uninstall
-
-_FA_TAG = re.compile(r"cu(\d+)torch(\d+\.\d+)cxx11abi(TRUE|FALSE)", re.IGNORECASE)
+from envcheck.rules.fixes import fix, manual, pip_install
 
 
 def _arch_text(archs: Sequence[Arch]) -> str:
     return " ".join(f"{sm(a.cc)}{'+PTX' if a.ptx else ''}" for a in archs)
 
 
-def _upgrade_fix(facts: Facts, ccs: list[Version], current: Version) -> Fix | None:
+def _upgrade_fix(facts: Facts, ccs: list[Version], current: Version | None) -> Fix | None:
     try:
         driver: Version | None = facts.driver()
         max_cuda: Version | None = facts.max_cuda()[0]
@@ -43,7 +42,7 @@ def _upgrade_fix(facts: Facts, ccs: list[Version], current: Version) -> Fix | No
             python=python,
             allow_minor_compat=minor_compat,
         )
-        newer = [c for c in choices if c.release.version >= public(current)]
+        newer = [c for c in choices if current is None or c.release.version >= public(current)]
         if newer:
             break
     if not newer:
@@ -77,7 +76,10 @@ def gpu_arch_missing(facts: Facts) -> Iterable[Hit]:
     Each GPU's compute capability against the architecture list of the installed torch release
     and CUDA variant (`TORCH_CUDA_ARCH_LIST` of the official wheels, from the matrix). A GPU is
     covered by SASS for its major at an equal or lower minor (sm_86 code runs on sm_89), or by
-    PTX for an equal or older architecture (`12.0+PTX`).
+    PTX for an equal or older architecture (`12.0+PTX`). Where a log or dump quotes the list
+    torch itself prints (its warning `The current PyTorch install supports CUDA capabilities
+    sm_50 ... sm_90`, or `torch.cuda.get_arch_list()`), that list is used, with torch's own test
+    (code for the GPU's major), even when the torch release is not stated.
 
     ## Why it matters
     torch imports fine and then every kernel launch fails with `CUDA error: no kernel image is
@@ -102,6 +104,9 @@ def gpu_arch_missing(facts: Facts) -> Iterable[Hit]:
     - https://github.com/pytorch/pytorch/blob/main/RELEASE.md
     - https://github.com/StanfordVL/BEHAVIOR-1K/issues/2270
     """
+    stated = facts.torch_arch_stated()
+    if stated is not None:
+        return _stated_arch_missing(facts, *stated)
     if facts.torch_cuda() is None:
         return []
     torch = facts.torch_version()
@@ -147,141 +152,55 @@ def gpu_arch_missing(facts: Facts) -> Iterable[Hit]:
     return hits
 
 
-@rule("TOR102", "flash-attn-pre-ampere", Severity.ERROR)
-def flash_attn_pre_ampere(facts: Facts) -> Iterable[Hit]:
-    """FlashAttention-2 is installed on a GPU older than Ampere
-
-    ## What it checks
-    flash-attn 2.x is installed and a GPU has compute capability below 8.0 (Volta V100,
-    Turing T4, ...).
-
-    ## Why it matters
-    FlashAttention-2 supports Ampere, Ada and Hopper GPUs; on older ones it raises
-    `RuntimeError: FlashAttention only supports Ampere GPUs or newer.`, and models loaded with
-    `attn_implementation="flash_attention_2"` fail.
-
-    ## Example
-    flash-attn 2.6.3 on Tesla V100-SXM2-32GB (sm_70).
-
-    ## Fix
-    Use PyTorch's SDPA attention (`attn_implementation="sdpa"`) on these GPUs, or run on
-    Ampere or newer.
-
-    ## References
-    - https://github.com/Dao-AILab/flash-attention (README: FlashAttention-2 currently supports Ampere, Ada, or Hopper GPUs)
-    """
-    version = facts.version("flash-attn")
-    if version is None or version.major != 2:
-        return []
-    old = [(g, cc) for g in facts.gpus() if (cc := facts.compute_capability(g)) < Version("8.0")]
-    if not old:
-        return []
-    names = sorted({f"{g.name} ({sm(cc)})" for g, cc in old})
-    return [
-        Hit(
-            f"flash-attn {version} needs Ampere or newer; {', '.join(names)} is older: "
-            "'FlashAttention only supports Ampere GPUs or newer'",
-            evidence={"flash_attn": str(version), "gpus": names},
-            fix=fix(
-                "Use SDPA attention on pre-Ampere GPUs",
-                "manual",
-                manual(
-                    'load models with attn_implementation="sdpa" instead of "flash_attention_2"'
-                ),
-            ),
-        )
-    ]
+def _covered_as_torch_checks(archs: Sequence[Arch], cc: Version) -> bool:
+    """torch's own start-up check: code for the GPU's major at an equal or lower minor (SASS or
+    PTX). PTX of an older major (1.x builds' compute_37) does not stop torch's warning, and the
+    threads that quote such a list report 'no kernel image' on the newer GPU."""
+    return any(a.cc.major == cc.major and a.cc.minor <= cc.minor for a in archs)
 
 
-def _flash_attn_fix(facts: Facts, torch: Version) -> Fix:
-    mm = f"{torch.major}.{torch.minor}"
+def _stated_arch_missing(facts: Facts, text: str, source: str) -> list[Hit]:
+    """TOR101 on the arch list torch itself states (a log's warning or get_arch_list())."""
+    archs = parse_arch_list(text)
+    torch: Version | None
     try:
-        py = facts.python_version()
-        python = f"{py.major}.{py.minor}"
+        torch = facts.torch_version()
     except Skip:
-        python = None
-    candidates = [
-        r
-        for r in facts.matrix.flash_attn_releases
-        if mm in r.prebuilt_torch and (python is None or python in r.python)
-    ]
-    if not candidates:
-        return fix(
-            f"Rebuild flash-attn against torch {torch}",
-            "safe",
-            pip_uninstall("flash-attn"),
-            pip_install("flash-attn", flags=("--no-build-isolation", "--no-cache-dir")),
+        torch = None
+    label = f"torch {torch}" if torch is not None else "the installed torch"
+    gpus = facts.gpus()
+    ccs = [facts.compute_capability(g) for g in gpus]
+    hits = []
+    seen = set()
+    for gpu, cc in zip(gpus, ccs, strict=True):
+        if _covered_as_torch_checks(archs, cc) or (gpu.name, cc) in seen:
+            continue
+        seen.add((gpu.name, cc))
+        floor = ""
+        variant = None
+        try:
+            variant = facts.torch_variant() if torch is not None else None
+        except Skip:
+            variant = None
+        if variant is not None:
+            floor = _toolkit_floor(facts, variant, cc)
+        hits.append(
+            Hit(
+                f"{gpu.name or 'GPU'} ({sm(cc)}) is not in {label}'s arch list "
+                f"({_arch_text(archs)}, as torch states it in {source})"
+                + (f"; {floor}" if floor else "")
+                + ": kernels fail with 'no kernel image is available for execution on the device'",
+                evidence={
+                    "gpu": gpu.name,
+                    "compute_capability": str(cc),
+                    "torch": str(torch) if torch is not None else None,
+                    "arch_list": text,
+                    "arch_list_source": source,
+                },
+                fix=_upgrade_fix(facts, ccs, torch),
+            )
         )
-    best = max(candidates, key=lambda r: r.version)
-    return fix(
-        f"Reinstall flash-attn {best.version}, which has prebuilt wheels for torch {mm}",
-        "safe",
-        pip_uninstall("flash-attn"),
-        pip_install(
-            f"flash-attn=={best.version}", flags=("--no-build-isolation", "--no-cache-dir")
-        ),
-    )
-
-
-@rule("TOR103", "flash-attn-built-for-other-torch", Severity.ERROR)
-def flash_attn_other_torch(facts: Facts) -> Iterable[Hit]:
-    """flash-attn was built for another torch, CUDA major or C++ ABI
-
-    ## What it checks
-    The build tag in flash-attn's version (`2.6.3+cu123torch2.3cxx11abiFALSE`, present when a
-    release wheel was installed from its URL) against the installed torch's major.minor, CUDA
-    major and, when known, its C++ ABI. Versions without a tag (built or fetched by `pip install
-    flash-attn`) are skipped: which torch they saw is not recorded.
-
-    ## Why it matters
-    The extension links against one torch; after pip swaps torch (installing vLLM, upgrading
-    transformers) it fails to import: `flash_attn_2_cuda...so: undefined symbol:
-    _ZN3c104cuda9SetDeviceEi`, or `_ZN3c105ErrorC2ENS_14SourceLocation...` for an ABI mismatch.
-
-    ## Example
-    flash-attn 2.6.3+cu123torch2.3cxx11abiFALSE with torch 2.4.0.
-
-    ## Fix
-    Reinstall a flash-attn release with prebuilt wheels for the installed torch, without pip's
-    cache and with `--no-build-isolation` so its setup sees this environment's torch.
-
-    ## References
-    - https://github.com/Dao-AILab/flash-attention/issues/931
-    - https://github.com/Dao-AILab/flash-attention/issues/853
-    - Dao-AILab/flash-attention setup.py (get_wheel_url)
-    """
-    dist = facts.dist("flash-attn")
-    if dist is None:
-        return []
-    match = _FA_TAG.search(dist.version)
-    if match is None:
-        raise Skip(
-            f"flash-attn {dist.version} carries no build tag; the torch it was built for is unknown"
-        )
-    cuda_tag, torch_mm, abi = match.group(1), match.group(2), match.group(3).upper() == "TRUE"
-    torch = facts.torch_version()
-    problems = []
-    if f"{torch.major}.{torch.minor}" != torch_mm:
-        problems.append(f"it was built for torch {torch_mm}, torch {torch} is installed")
-    cuda = facts.torch_cuda()
-    if cuda is not None and not cuda_tag.startswith(str(cuda.major)):
-        problems.append(
-            f"it was built for CUDA {cuda_tag[:2]}.x, torch is a CUDA {major_minor(cuda)} build"
-        )
-    build = facts.torch()
-    if build is not None and build.cxx11_abi is not None and build.cxx11_abi != abi:
-        problems.append(
-            f"its C++ ABI flag is cxx11abi{str(abi).upper()}, torch's is {build.cxx11_abi}"
-        )
-    if not problems:
-        return []
-    return [
-        Hit(
-            f"flash-attn {dist.version}: {'; '.join(problems)}: import fails with 'undefined symbol'",
-            evidence={"flash_attn": dist.version, "torch": str(torch)},
-            fix=_flash_attn_fix(facts, torch),
-        )
-    ]
+    return hits
 
 
 _COMPANION_SYMPTOM = {
@@ -291,7 +210,19 @@ _COMPANION_SYMPTOM = {
 }
 
 
-def _expected_torch(facts: Facts, name: str, version: Version) -> tuple[str, str] | None:
+def _stated_dist(facts: Facts, name: str) -> Distribution | None:
+    """A companion a log shows without its version (xformers.info names only the torch build it
+    was compiled for): judged by that build."""
+    try:
+        dist = facts.dist(name)
+    except Skip:
+        return None
+    if dist is None or dist.version != "unknown" or not dist.requires:
+        return None
+    return dist
+
+
+def _expected_torch(facts: Facts, name: str, version: Version | str) -> tuple[str, str] | None:
     """(torch specifier, where it came from) that the companion was built against."""
     dist = facts.dist(name)
     if dist is not None and dist.requires:
@@ -308,8 +239,11 @@ def _expected_torch(facts: Facts, name: str, version: Version) -> tuple[str, str
                 continue
             if req.marker is not None and markers and not req.marker.evaluate(markers):
                 continue
-            return str(req.specifier), f"{name}'s own requirement"
-    companion = facts.matrix.companion(name, version)
+            spec = str(req.specifier)
+            return spec, (
+                f"the build {name} reports" if "+" in spec else f"{name}'s own requirement"
+            )
+    companion = facts.matrix.companion(name, version) if isinstance(version, Version) else None
     if companion is not None:
         return f"=={companion.torch}", "the matrix"
     return None
@@ -344,8 +278,17 @@ def companion_other_torch(facts: Facts) -> Iterable[Hit]:
     if torch is None:
         return []
     hits = []
+    unknown: list[Skip] = []
     for name in ("torchvision", "torchaudio", "xformers"):
-        version = facts.version(name)
+        version: Version | str | None
+        try:
+            version = facts.version(name)
+        except Skip as skip:  # a partial list: the others are still judged
+            dist = _stated_dist(facts, name)
+            if dist is None:
+                unknown.append(skip)
+                continue
+            version = "(version not stated)"
         if version is None:
             continue
         expected = _expected_torch(facts, name, version)
@@ -354,7 +297,29 @@ def companion_other_torch(facts: Facts) -> Iterable[Hit]:
         spec_text, origin = expected
         from packaging.specifiers import SpecifierSet
 
-        if SpecifierSet(spec_text).contains(public(torch), prereleases=True):
+        # a build stated with its variant (xformers.info: "built for PyTorch 2.2.0+cu121")
+        # must match the installed build's label too
+        candidate = torch if "+" in spec_text else public(torch)
+        if SpecifierSet(spec_text).contains(candidate, prereleases=True):
+            continue
+        built = Version(spec_text.removeprefix("=="))
+        if "+" in spec_text and public(built) == public(torch) and built.local:
+            url = facts.matrix.torch_index_url(built.local)
+            hits.append(
+                Hit(
+                    f"{name} {version} was built for torch {built} ({origin}); torch {torch} is "
+                    f"installed: {_COMPANION_SYMPTOM[name]}",
+                    evidence={name: str(version), "torch": str(torch), "built_for": spec_text},
+                    fix=fix(
+                        f"Install torch {built}, the build {name} {version} was compiled for "
+                        "(or reinstall {name} for the installed torch)".replace("{name}", name),
+                        "unsafe",
+                        pip_install(
+                            f"torch=={public(built)}", index_url=url, flags=("--force-reinstall",)
+                        ),
+                    ),
+                )
+            )
             continue
         pair = next(
             (
@@ -389,6 +354,8 @@ def companion_other_torch(facts: Facts) -> Iterable[Hit]:
                 fix=remedy,
             )
         )
+    if not hits and unknown:
+        raise unknown[0]
     return hits
 
 

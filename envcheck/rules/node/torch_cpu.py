@@ -11,7 +11,7 @@ from envcheck.model.finding import Fix, Severity
 from envcheck.rules.base import Hit, Skip, rule
 from envcheck.rules.choose import torch_choices
 from envcheck.rules.facts import Facts
-from envcheck.rules.fixes import fix, pip_install
+from envcheck.rules.fixes import fix, manual, pip_install
 
 
 def _cuda_build_fix(facts: Facts, torch: Version, ccs: list[Version]) -> Fix | None:
@@ -54,6 +54,30 @@ def _cuda_build_fix(facts: Facts, torch: Version, ccs: list[Version]) -> Fix | N
     return None
 
 
+def _cpu_torch_gpus_unstated(facts: Facts) -> list[Hit]:
+    """A pasted or declared environment that shows a CPU-only torch and says nothing of GPUs
+    (a `conda list` excerpt, xformers.info): a warning, since on a GPU node nothing would use
+    the GPUs, and on a CPU machine it is what was wanted."""
+    torch = facts.torch_version()
+    return [
+        Hit(
+            f"torch {torch} is a CPU-only build, and the text states no GPU: on a node with "
+            "NVIDIA GPUs torch.cuda.is_available() is False and nothing runs on them",
+            evidence={"torch": str(torch), "gpus": None},
+            fix=fix(
+                f"On a GPU node install a CUDA build of torch {public(torch)} instead",
+                "manual",
+                manual(
+                    "conda: a pytorch build whose string names cuda, with pytorch-cuda (or "
+                    "cudatoolkit for torch < 1.13) and without the cpuonly package; pip: torch "
+                    "from the PyTorch index of a CUDA variant the GPUs and driver support"
+                ),
+            ),
+            severity=Severity.WARNING,
+        )
+    ]
+
+
 @rule("TOR110", "cpu-only-torch-on-gpu-node", Severity.ERROR)
 def cpu_torch_on_gpu_node(facts: Facts) -> Iterable[Hit]:
     """A CPU-only torch build is installed on a node with NVIDIA GPUs
@@ -71,7 +95,9 @@ def cpu_torch_on_gpu_node(facts: Facts) -> Iterable[Hit]:
     a package's pin replaced a CUDA build with PyPI's CPU wheel for macOS/Windows-like markers.
 
     ## Example
-    torch 2.4.0+cpu with 8 x NVIDIA H100 80GB HBM3 on driver 550.54.15.
+    torch 2.4.0+cpu with 8 x NVIDIA H100 80GB HBM3 on driver 550.54.15. A pasted environment
+    that shows a CPU-only torch but states no GPU (a `conda list` excerpt with `py3.8_cpu_0`)
+    gets a warning.
 
     ## Fix
     Install the CUDA build of the same torch release that has kernels for the GPUs here and that
@@ -87,7 +113,12 @@ def cpu_torch_on_gpu_node(facts: Facts) -> Iterable[Hit]:
         raise Skip("whether torch is a CPU-only build is unknown")
     if not cpu:
         return []
-    gpus = facts.gpus()
+    try:
+        gpus = facts.gpus()
+    except Skip:
+        if not facts.declared:  # probed: the GPU facts are missing for a reason of their own
+            raise
+        return _cpu_torch_gpus_unstated(facts)
     if not gpus:
         return []
     torch = facts.torch_version()

@@ -1,0 +1,199 @@
+"""TOR102 and TOR103: flash-attn against the GPU's architecture and the installed torch."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable
+
+from packaging.version import Version
+
+from envcheck.matrix.model import major_minor
+from envcheck.model.finding import Fix, Severity
+from envcheck.rules.base import Hit, Skip, rule
+from envcheck.rules.choose import sm
+from envcheck.rules.facts import Facts
+from envcheck.rules.fixes import fix, manual, pip_install, pip_uninstall
+
+_FA_TAG = re.compile(r"cu(\d+)torch(\d+\.\d+)cxx11abi(TRUE|FALSE)", re.IGNORECASE)
+
+
+@rule("TOR102", "flash-attn-pre-ampere", Severity.ERROR)
+def flash_attn_pre_ampere(facts: Facts) -> Iterable[Hit]:
+    """FlashAttention-2 is installed on a GPU older than Ampere
+
+    ## What it checks
+    flash-attn 2.x is installed and a GPU has compute capability below 8.0 (Volta V100,
+    Turing T4, ...).
+
+    ## Why it matters
+    FlashAttention-2 supports Ampere, Ada and Hopper GPUs; on older ones it raises
+    `RuntimeError: FlashAttention only supports Ampere GPUs or newer.`, and models loaded with
+    `attn_implementation="flash_attention_2"` fail.
+
+    ## Example
+    flash-attn 2.6.3 on Tesla V100-SXM2-32GB (sm_70).
+
+    ## Fix
+    Use PyTorch's SDPA attention (`attn_implementation="sdpa"`) on these GPUs, or run on
+    Ampere or newer.
+
+    ## References
+    - https://github.com/Dao-AILab/flash-attention (README: FlashAttention-2 currently supports Ampere, Ada, or Hopper GPUs)
+    """
+    version = facts.version("flash-attn")
+    if version is None or version.major != 2:
+        return []
+    old = [(g, cc) for g in facts.gpus() if (cc := facts.compute_capability(g)) < Version("8.0")]
+    if not old:
+        return []
+    names = sorted({f"{g.name} ({sm(cc)})" for g, cc in old})
+    return [
+        Hit(
+            f"flash-attn {version} needs Ampere or newer; {', '.join(names)} is older: "
+            "'FlashAttention only supports Ampere GPUs or newer'",
+            evidence={"flash_attn": str(version), "gpus": names},
+            fix=fix(
+                "Use SDPA attention on pre-Ampere GPUs",
+                "manual",
+                manual(
+                    'load models with attn_implementation="sdpa" instead of "flash_attention_2"'
+                ),
+            ),
+        )
+    ]
+
+
+def _flash_attn_fix(facts: Facts, torch: Version) -> Fix:
+    mm = f"{torch.major}.{torch.minor}"
+    try:
+        py = facts.python_version()
+        python = f"{py.major}.{py.minor}"
+    except Skip:
+        python = None
+    candidates = [
+        r
+        for r in facts.matrix.flash_attn_releases
+        if mm in r.prebuilt_torch and (python is None or python in r.python)
+    ]
+    if not candidates:
+        return fix(
+            f"Rebuild flash-attn against torch {torch}",
+            "safe",
+            pip_uninstall("flash-attn"),
+            pip_install("flash-attn", flags=("--no-build-isolation", "--no-cache-dir")),
+        )
+    best = max(candidates, key=lambda r: r.version)
+    return fix(
+        f"Reinstall flash-attn {best.version}, which has prebuilt wheels for torch {mm}",
+        "safe",
+        pip_uninstall("flash-attn"),
+        pip_install(
+            f"flash-attn=={best.version}", flags=("--no-build-isolation", "--no-cache-dir")
+        ),
+    )
+
+
+@rule("TOR103", "flash-attn-built-for-other-torch", Severity.ERROR)
+def flash_attn_other_torch(facts: Facts) -> Iterable[Hit]:
+    """flash-attn was built for another torch, CUDA major or C++ ABI
+
+    ## What it checks
+    The build tag in flash-attn's version (`2.6.3+cu123torch2.3cxx11abiFALSE`, present when a
+    release wheel was installed from its URL) against the installed torch's major.minor, CUDA
+    major and, when known, its C++ ABI. Versions without a tag (built or fetched by `pip install
+    flash-attn`) record no torch: they are judged only when a log shows the extension failing to
+    load on a torch symbol (`flash_attn_2_cuda...so: undefined symbol: _ZN3c10...`); a missing
+    C++11-ABI symbol (`__cxx11`) means the wheel's ABI flag is not torch's.
+
+    ## Why it matters
+    The extension links against one torch; after pip swaps torch (installing vLLM, upgrading
+    transformers) it fails to import: `flash_attn_2_cuda...so: undefined symbol:
+    _ZN3c104cuda9SetDeviceEi`, or `_ZN3c105ErrorC2ENS_14SourceLocation...` for an ABI mismatch.
+
+    ## Example
+    flash-attn 2.6.3+cu123torch2.3cxx11abiFALSE with torch 2.4.0.
+
+    ## Fix
+    Reinstall a flash-attn release with prebuilt wheels for the installed torch, without pip's
+    cache and with `--no-build-isolation` so its setup sees this environment's torch.
+
+    ## References
+    - https://github.com/Dao-AILab/flash-attention/issues/931
+    - https://github.com/Dao-AILab/flash-attention/issues/853
+    - Dao-AILab/flash-attention setup.py (get_wheel_url)
+    """
+    try:
+        dist = facts.dist("flash-attn")
+    except Skip:  # a partial list; a log that shows its extension failing says it is there
+        if facts.unresolved_symbols("flash_attn"):
+            return _flash_attn_unresolved(facts, "(version not stated)")
+        raise
+    if dist is None:
+        return []
+    match = _FA_TAG.search(dist.version)
+    if match is None:
+        return _flash_attn_unresolved(facts, dist.version)
+    cuda_tag, torch_mm, abi = match.group(1), match.group(2), match.group(3).upper() == "TRUE"
+    torch = facts.torch_version()
+    problems = []
+    if f"{torch.major}.{torch.minor}" != torch_mm:
+        problems.append(f"it was built for torch {torch_mm}, torch {torch} is installed")
+    cuda = facts.torch_cuda()
+    if cuda is not None and not cuda_tag.startswith(str(cuda.major)):
+        problems.append(
+            f"it was built for CUDA {cuda_tag[:2]}.x, torch is a CUDA {major_minor(cuda)} build"
+        )
+    build = facts.torch()
+    if build is not None and build.cxx11_abi is not None and build.cxx11_abi != abi:
+        problems.append(
+            f"its C++ ABI flag is cxx11abi{str(abi).upper()}, torch's is {build.cxx11_abi}"
+        )
+    if not problems:
+        return []
+    return [
+        Hit(
+            f"flash-attn {dist.version}: {'; '.join(problems)}: import fails with 'undefined symbol'",
+            evidence={"flash_attn": dist.version, "torch": str(torch)},
+            fix=_flash_attn_fix(facts, torch),
+        )
+    ]
+
+
+_TORCH_SYMBOL = re.compile(r"^_ZN?K?(?:3c10|2at|5torch)")
+
+
+def _flash_attn_unresolved(facts: Facts, version: str) -> list[Hit]:
+    """An untagged flash-attn (built or fetched by `pip install flash-attn`) records no torch;
+    a log that shows its extension failing on a torch symbol (c10::, at::, torch::) says it was
+    built for another torch or C++ ABI."""
+    failed = [u for u in facts.unresolved_symbols("flash_attn") if _TORCH_SYMBOL.match(u.symbol)]
+    if not failed:
+        raise Skip(
+            f"flash-attn {version} carries no build tag; the torch it was built for is unknown"
+        )
+    torch = facts.torch_version()
+    first = failed[0]
+    remedy = _flash_attn_fix(facts, torch)
+    if "__cxx11" in first.symbol:
+        # the extension asks for the C++11-ABI form of a torch symbol that this torch exports only
+        # in the old ABI (PyPI torch before 2.7): the cxx11abiFALSE wheel is the one that loads
+        remedy = dataclasses.replace(
+            remedy,
+            summary=remedy.summary
+            + f"; {first.symbol[:40]}... is the C++11-ABI form of a torch symbol and torch {torch} "
+            "exports the old-ABI one: take the release wheel tagged cxx11abiFALSE",
+        )
+    return [
+        Hit(
+            f"flash-attn {version}'s extension {first.library} does not load against torch "
+            f"{torch}: undefined symbol {first.symbol}: it was built for another torch or C++ ABI",
+            evidence={
+                "flash_attn": version,
+                "torch": str(torch),
+                "library": first.library,
+                "symbol": first.symbol,
+            },
+            fix=remedy,
+        )
+    ]

@@ -1,0 +1,243 @@
+"""SYS: what the OS must provide to build and load compiled wheels (Python headers, a host
+compiler the CUDA toolkit accepts, a new enough glibc, the system libraries simulators load).
+
+These rules read the node and, in ``envcheck triage``, the facts a build or import log states
+(`fatal error: Python.h: No such file or directory`, `version `GLIBC_2.32' not found`, torch's
+g++ check, `libGLU.so.1: cannot open shared object file`), so the cause is confirmed from the
+log's own line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from envcheck.model.finding import Severity
+from envcheck.rules.base import Hit, Skip, rule
+from envcheck.rules.facts import Facts
+from envcheck.rules.fixes import fix, manual
+
+JIT_BUILDERS = ("deepspeed", "triton")  # compile C/C++ against Python.h on the node at run time
+
+# shared library -> the Debian/Ubuntu package that ships it (for the fix line)
+SYSTEM_LIBRARIES = {
+    "libGLU.so.1": "libglu1-mesa",
+    "libGL.so.1": "libgl1",
+    "libEGL.so.1": "libegl1",
+    "libvulkan.so.1": "libvulkan1",
+    "libOSMesa.so.6": "libosmesa6",
+    "libOSMesa.so.8": "libosmesa6",
+}
+
+
+def _python_minor(facts: Facts) -> str | None:
+    try:
+        version = facts.python_version()
+    except Skip:
+        return None
+    return f"{version.major}.{version.minor}"
+
+
+@rule("SYS130", "python-headers-missing", Severity.ERROR)
+def python_headers(facts: Facts) -> Iterable[Hit]:
+    """The Python development headers (Python.h) are missing
+
+    ## What it checks
+    Whether `Python.h` exists for the interpreter (the probe looks in its include directory), with
+    a package that compiles C/C++ against it at run time (DeepSpeed ops, Triton's launcher); in
+    `triage`, a compiler's `fatal error: Python.h: No such file or directory`.
+
+    ## Why it matters
+    JIT-built extensions (DeepSpeed's fused ops, torch cpp_extension, Triton) include Python.h;
+    without the interpreter's development package every such build fails.
+
+    ## Example
+    DeepSpeed building FusedAdam in a venv on Ubuntu with Python 3.10 and no python3.10-dev.
+
+    ## Fix
+    Install the headers for the interpreter in use: `apt install python3.10-dev` (the X.Y of the
+    venv's Python; `dnf install python3-devel` on RHEL); conda and uv-managed Pythons ship them.
+
+    ## References
+    - https://github.com/deepspeedai/DeepSpeed/issues/3223
+    """
+    section = facts.report.python
+    info = section.data if section.is_ok else None
+    if info is None or info.headers is not False:
+        return []
+    logged = (section.source or "").startswith("log (")
+    if not logged and not any(_present(facts, name) for name in JIT_BUILDERS):
+        return []
+    minor = _python_minor(facts)
+    package = f"python{minor}-dev" if minor else "python3-dev"
+    return [
+        Hit(
+            f"Python.h is missing for Python {minor or '(this interpreter)'}: C/C++ extensions "
+            "built on this node (DeepSpeed ops, torch cpp_extension, Triton) cannot compile",
+            evidence={"python": minor},
+            # a build log's failure is certain; a probed node may never build anything
+            severity=None if logged else Severity.WARNING,
+            fix=fix(
+                f"Install the Python development headers ({package})",
+                "manual",
+                manual(f"apt install {package}  (RHEL/Rocky: dnf install python3-devel)"),
+            ),
+        )
+    ]
+
+
+def _present(facts: Facts, name: str) -> bool:
+    try:
+        return facts.version(name) is not None
+    except Skip:
+        return False
+
+
+@rule("SYS131", "host-compiler-vs-cuda", Severity.ERROR)
+def host_compiler(facts: Facts) -> Iterable[Hit]:
+    """The host g++ is outside the range the CUDA toolkit accepts
+
+    ## What it checks
+    The g++ a CUDA extension build found against the versions that build's CUDA toolkit accepts,
+    as torch's cpp_extension states them (`The current installed version of g++ (4.8.5) is less
+    than the minimum required version by CUDA 11.7 (6.0.0) ... (>=6.0.0, <12.0)`).
+
+    ## Why it matters
+    nvcc refuses host compilers older or newer than its supported range; source builds of
+    flash-attn, xformers, DeepSpeed ops and other CUDA extensions stop there.
+
+    ## Example
+    CentOS 7's g++ 4.8.5 building flash-attn against CUDA 11.7.
+
+    ## Fix
+    Install a g++ in the accepted range and point the build at it (`CC=gcc-9 CXX=g++-9`, or
+    devtoolset / conda's gxx); build flash-attn with `pip install flash-attn
+    --no-build-isolation` so it sees the installed torch.
+
+    ## References
+    - https://github.com/Dao-AILab/flash-attention/issues/246
+    - https://docs.nvidia.com/cuda/cuda-installation-guide-linux/ (supported host compilers)
+    """
+    system = facts.system()
+    if system.gxx is None or system.gxx_needed is None:
+        return []
+    try:
+        found, accepted = Version(system.gxx), SpecifierSet(system.gxx_needed.replace(" ", ""))
+    except (InvalidVersion, InvalidSpecifier):
+        raise Skip(f"g++ {system.gxx!r} or its range {system.gxx_needed!r} unreadable") from None
+    if accepted.contains(found, prereleases=True):
+        return []
+    return [
+        Hit(
+            f"g++ {found} is outside the range this CUDA toolkit accepts ({system.gxx_needed}): CUDA "
+            "extensions cannot be compiled here",
+            evidence={"gxx": str(found), "accepted": str(accepted)},
+            fix=fix(
+                f"Use a g++ in the range CUDA accepts ({system.gxx_needed}) for the build (e.g. "
+                "g++-9: CC=gcc-9 CXX=g++-9), then "
+                "pip install flash-attn --no-build-isolation",
+                "manual",
+                manual(
+                    "install a supported g++ (apt install g++-9; RHEL 7: devtoolset-9) and export "
+                    "CC/CXX to it before building"
+                ),
+            ),
+        )
+    ]
+
+
+@rule("SYS132", "glibc-too-old-for-wheel", Severity.ERROR)
+def glibc_lacking(facts: Facts) -> Iterable[Hit]:
+    """The system glibc is older than a compiled wheel needs
+
+    ## What it checks
+    A `GLIBC_X.Y` symbol version the loader could not find (`/lib64/libc.so.6: version
+    `GLIBC_2.32' not found`), against the system glibc when it is known.
+
+    ## Why it matters
+    Wheels built on a newer OS than their manylinux tag promises (vLLM's `_C` before its wheels
+    were re-tagged, Isaac Sim's, many CUDA extensions) import only where glibc has every symbol
+    version they use: CentOS 7 (glibc 2.17) cannot load vLLM >= 0.7.3.
+
+    ## Example
+    `Failed to import from vllm._C with ImportError("/lib64/libc.so.6: version `GLIBC_2.32' not
+    found")` on CentOS 7.9.
+
+    ## Fix
+    Run on an OS (or in a container image) whose glibc is at least X.Y (Ubuntu 22.04 has 2.35),
+    or build the package from source on this OS; on CentOS 7, stay on a release built for it
+    (vLLM < 0.7.3).
+
+    ## References
+    - https://github.com/vllm-project/vllm/issues/15469
+    - https://github.com/vllm-project/vllm/issues/6562
+    - https://github.com/isaac-sim/IsaacLab/issues/3695
+    """
+    system = facts.system()
+    if system.glibc_lacks is None:
+        return []
+    have = f" (this system has {system.glibc})" if system.glibc else ""
+    return [
+        Hit(
+            f"a binary needs GLIBC_{system.glibc_lacks}, which this glibc lacks{have}: the wheel "
+            "was built for a newer OS",
+            evidence={"needs": system.glibc_lacks, "glibc": system.glibc},
+            fix=fix(
+                f"Run on an OS or container image with glibc >= {system.glibc_lacks} (Ubuntu "
+                "22.04 has 2.35), or build the package from source here",
+                "manual",
+                manual(
+                    f"use a base image with glibc >= {system.glibc_lacks} (e.g. ubuntu:22.04 or "
+                    "the project's own container image)"
+                ),
+            ),
+        )
+    ]
+
+
+@rule("SYS133", "system-library-missing", Severity.ERROR)
+def system_library_missing(facts: Facts) -> Iterable[Hit]:
+    """A system library a simulator or renderer loads is missing
+
+    ## What it checks
+    Shared libraries a log says the loader could not open (`libGLU.so.1: cannot open shared
+    object file`) that come from the OS's packages (GLU, GL, EGL, the Vulkan loader, OSMesa).
+
+    ## Why it matters
+    Isaac Sim's RTX / iray renderer loads libGLU at start-up; without it the renderer fails
+    (`Creating rtx::raytracing::SubsurfaceContext failed`, `HydraEngine rtx failed creating scene
+    renderer`). Container images and new OS releases often lack these packages.
+
+    ## Example
+    Isaac Sim 5.1 on Ubuntu 26.04 without libglu1-mesa.
+
+    ## Fix
+    Install the package that ships the library (`apt install libglu1-mesa` for libGLU.so.1,
+    `libvulkan1` for libvulkan.so.1, `libosmesa6` for OSMesa).
+
+    ## References
+    - https://github.com/isaac-sim/IsaacLab/issues/5777
+    - https://github.com/mani-skill/ManiSkill/issues/160
+    """
+    try:
+        missing = facts.libraries().missing
+    except Skip:
+        return []
+    known = [(lib, SYSTEM_LIBRARIES[lib]) for lib in missing if lib in SYSTEM_LIBRARIES]
+    if not known:
+        return []
+    packages = sorted({pkg for _, pkg in known})
+    return [
+        Hit(
+            f"{', '.join(lib for lib, _ in known)} cannot be opened: the OS package that ships "
+            f"{'it' if len(known) == 1 else 'them'} is not installed",
+            evidence={"missing": [lib for lib, _ in known]},
+            fix=fix(
+                f"Install {' '.join(packages)}",
+                "manual",
+                manual(f"sudo apt-get install -y {' '.join(packages)}"),
+            ),
+        )
+    ]
