@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from benchlib import Summary, run_once, table
+from benchlib import Summary, load_average, run_once, table
 
 REPO = Path(__file__).resolve().parent.parent
 WORK = REPO / ".bench" / "lock"
@@ -116,6 +116,8 @@ def main() -> int:
         ]
         # an installed envcheck has its bytecode compiled: let the warm-up write it
         own_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        # a cache of its own: other envcheck runs on the machine share ~/.cache/envcheck
+        own_env["ENVCHECK_CACHE_DIR"] = str(WORK.parent / "cache")
         run_once(envcheck_argv, own_env, str(WORK))  # warm-up: uv's cache, Python's bytecode
         run_once(uv_argv, env, str(project))
         walls: dict[str, list[float]] = {"envcheck": [], "uv": []}
@@ -133,7 +135,8 @@ def main() -> int:
     uv_row = summary("uv lock + uv export (same project)", walls["uv"], codes["uv"])
     envcheck_row = summary("envcheck lock --spec target.toml", walls["envcheck"], codes["envcheck"])
     print(f"loopback index {index}; target: 4x H20, driver 535.104.05, Python 3.10.12;")
-    print(f"requirements: vllm==0.6.3 (+ torch==2.4.0, cuBLAS override); {args.runs} runs each\n")
+    print(f"requirements: vllm==0.6.3 (+ torch==2.4.0, cuBLAS override); {args.runs} runs each")
+    print(f"{load_average()} at the end\n")
     print(table([uv_row, envcheck_row], baseline=uv_row))
     overhead = envcheck_row.median_wall_s - uv_row.median_wall_s
     ok = overhead <= 0.5

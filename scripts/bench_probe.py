@@ -12,12 +12,13 @@ collect_env.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from benchlib import measure, table
+from benchlib import load_average, measure_interleaved, table
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_VENV = REPO / ".bench" / "probe-venv"
@@ -66,17 +67,27 @@ def main() -> int:
         text=True,
         check=True,
     ).stdout.split()
-    envcheck = measure(
-        "envcheck probe --json", [str(args.venv / "bin" / "envcheck"), "probe", "--json"], args.runs
-    )
-    collect_env = measure(
-        "python -m torch.utils.collect_env",
-        [str(python), "-m", "torch.utils.collect_env"],
+    env = {**os.environ, "ENVCHECK_CACHE_DIR": str(REPO / ".bench" / "cache")}
+    collect_env, envcheck = measure_interleaved(  # taking turns: the same load for both
+        [
+            (
+                "python -m torch.utils.collect_env",
+                [str(python), "-m", "torch.utils.collect_env"],
+                None,
+            ),
+            (
+                "envcheck probe --json",
+                [str(args.venv / "bin" / "envcheck"), "probe", "--json"],
+                env,
+            ),
+        ],
         args.runs,
     )
     print(
-        f"venv: torch {versions[0]}, ray {versions[1]}, {versions[2]} distributions; {args.runs} runs each\n"
+        f"venv: torch {versions[0]}, ray {versions[1]}, {versions[2]} distributions; "
+        f"{args.runs} runs each, interleaved"
     )
+    print(f"{load_average()} at the end\n")
     print(table([collect_env, envcheck], baseline=collect_env))
     ok = envcheck.median_wall_s <= 0.3 and envcheck.median_rss_mib <= 60
     ok = ok and collect_env.median_wall_s / envcheck.median_wall_s >= 10

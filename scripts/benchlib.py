@@ -74,6 +74,44 @@ def measure(
     )
 
 
+def _summary(label: str, samples: Sequence[Sample]) -> Summary:
+    walls = [s.wall_s for s in samples]
+    return Summary(
+        label=label,
+        runs=len(samples),
+        median_wall_s=statistics.median(walls),
+        min_wall_s=min(walls),
+        max_wall_s=max(walls),
+        median_rss_mib=statistics.median(s.peak_rss_mib for s in samples),
+        returncodes=tuple(sorted({s.returncode for s in samples})),
+    )
+
+
+def measure_interleaved(
+    commands: Sequence[tuple[str, Sequence[str], Mapping[str, str] | None]],
+    runs: int,
+    warmup: int = 1,
+) -> list[Summary]:
+    """Each (label, argv, env) ``runs`` times, the commands taking turns (A B C A B C ...), so
+    that all of them see the same machine load: on a shared machine the load changes within
+    seconds, and a block of runs of one command against a later block of another compares
+    the load, not the commands."""
+    for _ in range(warmup):
+        for _label, argv, env in commands:
+            run_once(argv, env)
+    samples: list[list[Sample]] = [[] for _ in commands]
+    for _ in range(runs):
+        for row, (_label, argv, env) in zip(samples, commands, strict=True):
+            row.append(run_once(argv, env))
+    return [_summary(label, row) for row, (label, _a, _e) in zip(samples, commands, strict=True)]
+
+
+def load_average() -> str:
+    """The machine's 1/5/15-minute load averages, for the record beside the figures."""
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} / {five:.2f} / {fifteen:.2f} (1/5/15 min)"
+
+
 def table(rows: Sequence[Summary], baseline: Summary | None = None) -> str:
     lines = [
         "| command | runs | median wall | min–max | median peak RSS | exit codes | vs baseline |",

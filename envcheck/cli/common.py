@@ -6,11 +6,11 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from envcheck.model.finding import Severity
 from envcheck.numeric import seconds_arg
 
 if TYPE_CHECKING:
     from envcheck.commands.source import SourceOptions
+    from envcheck.model.finding import Severity
     from envcheck.model.report import NodeReport
 
 
@@ -114,6 +114,8 @@ def obtain_report(args: argparse.Namespace, *, anonymized: bool = True) -> NodeR
 
 
 def severity_arg(value: str) -> Severity:
+    from envcheck.model.finding import Severity  # `probe` needs no findings
+
     try:
         return Severity(value.lower())
     except ValueError:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-import typing
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
@@ -21,7 +20,7 @@ from typing import Any, cast
 from envcheck.engine import not_asked
 from envcheck.errors import CodecError, ReportError
 from envcheck.matrix.model import Matrix
-from envcheck.model.codec import from_dict
+from envcheck.model.codec import from_dict, type_hints
 from envcheck.model.finding import CheckResult, Finding, Skipped
 from envcheck.model.report import SCHEMA_VERSION, NodeReport, Origin
 from envcheck.rules.base import Hit, Rule, Skip
@@ -174,7 +173,7 @@ def _space(text: str, i: int) -> int:
 
 @functools.cache
 def _section_types() -> dict[str, Any]:
-    hints = typing.get_type_hints(NodeReport)
+    hints = type_hints(NodeReport)
     return {name: hints[name] for name in NodeReport.SECTIONS}
 
 

@@ -96,16 +96,16 @@ def select_rules(
     """The matrix, the chosen rules (node rules only unless ``scope`` is "all") and the
     threshold."""
     from envcheck.matrix.load import load
-    from envcheck.rules import all_rules, select
+    from envcheck.rules import all_rules, node_rules, select
     from envcheck.settings import find_settings
 
     settings = find_settings()
     matrix = load([*settings.matrix, *options.matrix])
-    chosen = select(
-        all_rules(matrix), options.select or settings.select, options.ignore or settings.ignore
-    )
+    prefixes = options.select or settings.select, options.ignore or settings.ignore
     if scope == "node":  # cluster rules run in `envcheck cluster` and `envcheck diff`
-        chosen = [r for r in chosen if r.scope == "node"]
+        chosen = node_rules(matrix, *prefixes)
+    else:
+        chosen = select(all_rules(matrix), *prefixes)
     threshold = options.severity or Severity(settings.severity or "error")
     return matrix, chosen, threshold
 

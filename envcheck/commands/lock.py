@@ -218,7 +218,7 @@ def lock(options: LockOptions) -> LockResult:
     target = choose_target(options, spec_report, profile.python if profile else None)
     requirements = wanted(options, spec_report, profile)
     matrix = load([*find_settings().matrix, *options.matrix])
-    rules = all_rules(matrix)
+    rules = all_rules(matrix, "node")  # the engine runs node rules only: no cluster imports
     stack = choose_stack(
         matrix, target, requirements, allow_unverified=options.allow_unverified, profile=None
     )

@@ -11,7 +11,6 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +36,11 @@ GENERATED_DIR = "generated"
 
 def builtin_dir() -> Path:
     """The matrices shipped with envcheck: inside the installed package, or the source tree."""
-    packaged = resources.files("envcheck") / "matrices"
+    import envcheck  # its directory, as importlib.resources.files() would name it (unimported)
+
+    packaged = Path(envcheck.__file__).parent / "matrices"
     if packaged.is_dir():
-        return Path(str(packaged))
+        return packaged
     return Path(__file__).resolve().parents[2] / "matrices"
 
 
@@ -66,14 +67,19 @@ def parse_file(path: Path, cache_env: Mapping[str, str] | None = None) -> Matrix
     """One matrix file, strictly decoded (``envcheck.inputs``: capped, never blocking); with
     ``cache_env``, through the compiled-file cache (:mod:`envcheck.matrix.compiled`) whose
     location that environment names."""
-    from envcheck.inputs import read_text
-
-    text = read_text(str(path), error=MatrixError, too_big="for a matrix file")
+    text = read_file(path)
     if cache_env is None:
         return parse_text(text, str(path))
     from envcheck.matrix.compiled import compiled
 
     return compiled(text, str(path), parse_text, cache_env)
+
+
+def read_file(path: Path) -> str:
+    """A matrix file's text (``envcheck.inputs``: capped, never blocking)."""
+    from envcheck.inputs import read_text
+
+    return read_text(str(path), error=MatrixError, too_big="for a matrix file")
 
 
 def parse_text(text: str, where: str) -> MatrixFile:
@@ -180,17 +186,23 @@ def load(
 ) -> Matrix:
     """The built-in matrix with every overlay merged over it, in order.
 
-    Files are read through the compiled-file cache, keyed by their content (see
-    :mod:`envcheck.matrix.compiled`): an edited file or overlay is parsed again, never served
-    stale. The cache's location comes from ``env`` when given, else from the process environment.
+    The merged matrix, and each file, are read through the compiled cache, keyed by the files'
+    content (see :mod:`envcheck.matrix.compiled`): an edited file or overlay is parsed again,
+    never served stale. The cache's location comes from ``env`` when given, else from the process environment.
     Overlays are validated like `envcheck matrix validate` does (unless ``check_overlays`` is
     False, as for `matrix validate` itself, which lists every problem).
     """
+    from envcheck.matrix.compiled import compiled, compiled_matrix
+
     environ = os.environ if env is None else env
     overlays = overlay_dirs(cli_dirs, environ)
     dirs = ([builtin_dir()] if include_builtin else []) + overlays
-    parsed = [(str(path), parse_file(path, environ)) for d in dirs for path in tree_files(d)]
-    matrix = merge(parsed)
+    texts = [(str(path), read_file(path)) for d in dirs for path in tree_files(d)]
+
+    def build() -> Matrix:
+        return merge((where, compiled(text, where, parse_text, environ)) for where, text in texts)
+
+    matrix = compiled_matrix(texts, build, environ)
     if overlays and include_builtin and check_overlays:
         _check_overlays(matrix, {str(p) for d in overlays for p in tree_files(d)})
     return matrix

@@ -70,8 +70,19 @@ def gpu_name_forms(name: str) -> tuple[str, ...]:
     return (name, form) if form != name else (name,)
 
 
+@functools.cache
 def _word(token: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![A-Za-z0-9]){re.escape(token)}(?![A-Za-z0-9])", re.IGNORECASE)
+
+
+def _mentions(token: str, form: str, lowered: str) -> bool:
+    """``token`` as a whole word of ``form``, case-insensitively. The pattern is compiled only
+    for a token that occurs in the text at all (for ASCII text and token, a case-insensitive
+    match needs the lowered token inside the lowered text): a name mentions one or two of the
+    matrix's dozens of tokens, and compiling them all was most of a GPU lookup."""
+    if form.isascii() and token.isascii() and token.lower() not in lowered:
+        return False
+    return _word(token).search(form) is not None
 
 
 @dataclass(frozen=True)
@@ -133,17 +144,21 @@ class Matrix:
     # --- GPUs -----------------------------------------------------------------------------
 
     @functools.cached_property
-    def _gpu_patterns(self) -> list[tuple[re.Pattern[str], GpuModel]]:
+    def _gpu_tokens(self) -> list[tuple[str, GpuModel]]:
         pairs = [(token, gpu) for gpu in self.gpus for token in gpu.match]
         pairs.sort(key=lambda p: len(p[0]), reverse=True)
-        return [(_word(token), gpu) for token, gpu in pairs]
+        return pairs
 
     def gpu_model(self, name: str | None) -> GpuModel | None:
-        """The model a GPU name denotes, however it is spelled (see ``gpu_name_forms``)."""
+        """The model a GPU name denotes, however it is spelled (see ``gpu_name_forms``): the
+        longest matching token wins."""
         if not name:
             return None
         for form in gpu_name_forms(name):
-            found = next((gpu for pattern, gpu in self._gpu_patterns if pattern.search(form)), None)
+            lowered = form.lower()
+            found = next(
+                (gpu for token, gpu in self._gpu_tokens if _mentions(token, form, lowered)), None
+            )
             if found is not None:
                 return found
         return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+import sys
 import types
 import typing
 from collections.abc import Mapping
@@ -51,8 +52,17 @@ def from_dict(tp: type[T], data: Any, *, path: str = "", strict: bool = True) ->
 
 
 @functools.cache
-def _hints(cls: type) -> dict[str, Any]:
+def type_hints(cls: type) -> dict[str, Any]:
+    """``typing.get_type_hints(cls)``, once per class. A module whose annotations name types it
+    imports only when needed defines ``_import_deferred()``, which puts them in its namespace
+    (model/report.py: the --deep records, which a plain probe never builds)."""
+    deferred = getattr(sys.modules.get(cls.__module__), "_import_deferred", None)
+    if deferred is not None:
+        deferred()
     return typing.get_type_hints(cls)
+
+
+_hints = type_hints
 
 
 def _describe(value: Any) -> str:

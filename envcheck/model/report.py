@@ -10,14 +10,26 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from packaging.utils import canonicalize_name
 
 from envcheck.errors import CodecError, ReportError
 from envcheck.model.codec import from_dict, to_dict
-from envcheck.model.deep import DeepInfo
 from envcheck.model.section import Section, Status
+
+if TYPE_CHECKING:
+    from envcheck.model.deep import DeepInfo
+
+
+def _import_deferred() -> None:
+    """The --deep records (a dozen dataclasses) are imported when a report is decoded or a
+    --deep probe builds them, not by every probe: the codec calls this before it reads the
+    annotations of a class defined here."""
+    from envcheck.model.deep import DeepInfo
+
+    globals()["DeepInfo"] = DeepInfo
+
 
 SCHEMA_VERSION = 1
 UNLIMITED = -1  # value of a ulimit that is "unlimited"

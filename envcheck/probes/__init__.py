@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as _dt
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, TypeVar
 
@@ -62,6 +61,10 @@ def _workload(_ctx: ProbeContext) -> Section[Any]:
 
 def collect(ctx: ProbeContext | None = None) -> NodeReport:
     """Probe the node described by ``ctx`` (this one by default)."""
+    # here, not at the top: readers of a spec or a lock import probe helpers (torch_build,
+    # storage) through this package and need no thread pool (concurrent.futures, logging)
+    from concurrent.futures import ThreadPoolExecutor
+
     from envcheck.probes.environment import probe_env
     from envcheck.probes.gpu import probe_gpu
     from envcheck.probes.graphics import probe_graphics

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 from envcheck.errors import MatrixError, UsageError
 from envcheck.matrix.model import Matrix
 from envcheck.rules.base import Rule, code_rules
 
 
-def all_rules(matrix: Matrix) -> list[Rule]:
+def all_rules(matrix: Matrix, scope: Literal["node", "all"] = "all") -> list[Rule]:
+    """Code rules and the matrix's data rules; ``scope="node"`` leaves the cluster rules out
+    (and unimported). A data rule reusing a cluster rule's code is then not caught here, but
+    the built-in matrix is tested for it and an overlay is refused at load by the same check
+    (``envcheck matrix validate`` against every code rule)."""
     from envcheck.rules.data import data_rules
 
-    rules = code_rules()
+    rules = code_rules(scope)
     codes = {r.code for r in rules}
     for data_rule in data_rules(matrix.known_bad):
         if data_rule.code in codes:
@@ -33,6 +38,18 @@ def select(
             raise UsageError(f"no rule code starts with {prefix!r} (see `envcheck rules`)")
     chosen = [r for r in rules if not select or any(r.code.startswith(p) for p in select)]
     return [r for r in chosen if not any(r.code.startswith(p) for p in ignore)]
+
+
+def node_rules(
+    matrix: Matrix, select_: Sequence[str] = (), ignore: Sequence[str] = ()
+) -> list[Rule]:
+    """``select(all_rules(matrix), ...)`` cut to the node rules, without importing the cluster
+    rules unless a --select/--ignore prefix matches only one of them (it is a known prefix,
+    as in `envcheck cluster`: it selects no node rule)."""
+    rules = all_rules(matrix, "node")
+    if any(not any(r.code.startswith(p) for r in rules) for p in (*select_, *ignore)):
+        rules = all_rules(matrix)
+    return [r for r in select(rules, select_, ignore) if r.scope == "node"]
 
 
 def find(rules: Sequence[Rule], code: str) -> Rule | None:

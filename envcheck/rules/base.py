@@ -195,12 +195,18 @@ def from_log(code: str) -> Callable[[LogHitFn], LogHitFn]:
 
 
 def log_hit(code: str) -> LogHitFn | None:
-    from envcheck.rules import catalog  # noqa: F401 - importing registers every code rule
+    code_rules()  # importing the rule modules registers every @from_log
 
     return _FROM_LOG.get(code)
 
 
-def code_rules() -> list[Rule]:
-    from envcheck.rules import catalog  # noqa: F401 - importing registers every code rule
+def code_rules(scope: Literal["node", "all"] = "all") -> list[Rule]:
+    """Every code rule, or (``scope="node"``) the node rules only: those leave the cluster rule
+    modules unimported, which node commands (`check`, `lock`) do not pay for."""
+    from envcheck.rules import catalog  # noqa: F401 - importing registers every node rule
+
+    if scope == "node":
+        return [r for r in _REGISTRY if r.scope == "node"]
+    from envcheck.rules.cluster import catalog as cluster  # noqa: F401 - and every cluster rule
 
     return list(_REGISTRY)

@@ -1,6 +1,6 @@
-"""Importing this module registers every code rule: node rules, then cluster rules."""
+"""Importing this module registers every node rule (the cluster rules: rules/cluster/catalog.py,
+imported only by what needs them: `check` never runs them)."""
 
-from envcheck.rules.cluster import drift, network  # noqa: F401
 from envcheck.rules.node import (  # noqa: F401
     bounds,
     coverage,

@@ -7,14 +7,13 @@ import functools
 import re
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from packaging.utils import canonicalize_name as canonical_name
 from packaging.version import InvalidVersion, Version
 
 from envcheck.matrix.model import Matrix, parse_version, public, variant_cuda
 from envcheck.matrix.schema import GpuModel
-from envcheck.model.deep import CudaDriverCheck, DeepInfo, NvmlHealth, PcieTopology, TorchSmoke
 from envcheck.model.report import (
     Distribution,
     Gpu,
@@ -32,6 +31,9 @@ from envcheck.model.report import (
 from envcheck.model.section import Section
 from envcheck.model.versions import DriverVersion
 from envcheck.rules.base import Skip
+
+if TYPE_CHECKING:  # the --deep records are imported when a --deep report is read or probed
+    from envcheck.model.deep import CudaDriverCheck, DeepInfo, NvmlHealth, PcieTopology, TorchSmoke
 
 _WORD = "(?<![A-Za-z0-9]){}(?![A-Za-z0-9])"
 

@@ -10,8 +10,10 @@ import pytest
 
 from envcheck.errors import MatrixError
 from envcheck.matrix import compiled as compiled_mod
-from envcheck.matrix.compiled import cache_dir, compiled
+from envcheck.matrix import load as load_mod
+from envcheck.matrix.compiled import _entries, cache_dir, compiled
 from envcheck.matrix.load import load, parse_text
+from envcheck.matrix.model import Matrix
 from envcheck.matrix.schema import MatrixFile
 
 OVERLAY = """
@@ -158,3 +160,108 @@ def test_records_survive_the_cache_exactly(tmp_path: Path) -> None:
         assert unused.calls == 0, path.name
         assert cached == fresh, path.name
         assert repr(cached) == repr(fresh), path.name
+
+
+def _origins(matrix: Matrix) -> list[tuple[str, str, int] | None]:
+    return [matrix.origin(entry) for entry in _entries(matrix)]
+
+
+def test_the_merged_matrix_is_one_entry_equal_to_a_fresh_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = _env(tmp_path)
+    fresh = load(env={"ENVCHECK_NO_CACHE": "1"})
+    first = load(env=env)
+    (merged,) = (tmp_path / "cache" / "matrix").glob("merged-*.pickle")
+
+    def no_merge(parsed: object) -> Matrix:
+        raise AssertionError("merged again although the merged matrix is cached")
+
+    monkeypatch.setattr(load_mod, "merge", no_merge)
+    second = load(env=env)
+    assert second == first == fresh
+    assert repr(second) == repr(fresh)
+    # records keep the file, table and index they were read from (matrix validate, show)
+    assert _origins(second) == _origins(fresh)
+    assert all(origin is not None for origin in _origins(second))
+    assert len(list((tmp_path / "cache" / "matrix").glob("merged-*.pickle"))) == 1
+    # a hit marks the entry as recently used: pruning (oldest first) keeps it
+    os.utime(merged, (1_000_000, 1_000_000))
+    load(env=env)
+    assert merged.stat().st_mtime > 1_000_000
+
+
+def test_adding_editing_or_removing_any_matrix_file_misses_the_merged_entry(
+    tmp_path: Path,
+) -> None:
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    env = {**_env(tmp_path), "ENVCHECK_MATRIX": str(overlay)}
+    codes = []
+    for version in ("1.0.0", "2.0.0"):  # one more file each time, then an edit
+        (overlay / f"site-{version}.toml").write_text(
+            OVERLAY.format(version=version).replace("SITE901", f"SITE90{version[0]}"),
+            encoding="utf-8",
+        )
+        codes.append(sorted(k.code for k in load(env=env).known_bad if k.code.startswith("SITE")))
+    (overlay / "site-2.0.0.toml").write_text(
+        OVERLAY.format(version="3.0.0").replace("SITE901", "SITE903"), encoding="utf-8"
+    )
+    codes.append(sorted(k.code for k in load(env=env).known_bad if k.code.startswith("SITE")))
+    (overlay / "site-1.0.0.toml").unlink()
+    codes.append(sorted(k.code for k in load(env=env).known_bad if k.code.startswith("SITE")))
+    assert codes == [["SITE901"], ["SITE901", "SITE902"], ["SITE901", "SITE903"], ["SITE903"]]
+    assert len(list((tmp_path / "cache" / "matrix").glob("merged-*.pickle"))) == 4
+
+
+@pytest.mark.parametrize("damage", ["truncated", "a MatrixFile", "group-writable dir"])
+def test_a_damaged_merged_entry_is_a_miss(tmp_path: Path, damage: str) -> None:
+    env = _env(tmp_path)
+    good = load(env=env)
+    directory = tmp_path / "cache" / "matrix"
+    (entry,) = directory.glob("merged-*.pickle")
+    if damage == "truncated":
+        entry.write_bytes(entry.read_bytes()[:100])
+    elif damage == "a MatrixFile":
+        import pickle
+
+        entry.write_bytes(pickle.dumps(MatrixFile()))
+    else:
+        directory.chmod(0o777)
+    again = load(env=env)
+    assert again == good
+    assert _origins(again) == _origins(good)
+
+
+def test_equal_versions_and_specifiers_are_stored_once_and_read_back_exactly(
+    tmp_path: Path,
+) -> None:
+    """The pickle shares equal values (same pickled form) and keeps different spellings apart:
+    a driver version keeps its text, ``==2.4`` and ``==2.4.0`` stay two specifiers."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    from envcheck.matrix.compiled import _read, _write
+    from envcheck.model.versions import DriverVersion
+
+    values = [
+        SpecifierSet(">=2.4,<2.5"),
+        SpecifierSet(">=2.4,<2.5"),
+        SpecifierSet("==2.4"),
+        SpecifierSet("==2.4.0"),
+        Version("1.0"),
+        Version("1.0.0"),
+        Version("1.0"),
+        DriverVersion("530.30.02"),
+        DriverVersion("530.30.02"),
+    ]
+    directory = tmp_path / "c"
+    directory.mkdir(mode=0o700)
+    _write(directory, directory / "x.pickle", values)
+    back = _read(directory / "x.pickle")
+    assert isinstance(back, list)
+    assert [str(v) for v in back] == [str(v) for v in values]
+    assert [type(v) for v in back] == [type(v) for v in values]
+    assert back == values
+    assert back[0] is back[1] and back[4] is back[6] and back[7] is back[8]
+    assert back[2] is not back[3] and back[4] is not back[5]

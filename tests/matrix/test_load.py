@@ -207,3 +207,42 @@ def test_validate_ok(cli):
     assert result.returncode == 0 and result.stdout.startswith("matrix ok:")
     data = cli("matrix", "validate", "--json").json()
     assert data["status"] == "ok" and data["data"]["problems"] == []
+
+
+def test_gpu_lookup_agrees_with_matching_every_token_pattern() -> None:
+    """gpu_model compiles a token's pattern only when the token occurs in the name: it names
+    the same model as trying every token's whole-word pattern, longest token first."""
+    import re
+
+    from envcheck.matrix.model import gpu_name_forms
+
+    matrix = load()
+    tokens = sorted(
+        ((t, g) for g in matrix.gpus for t in g.match), key=lambda p: len(p[0]), reverse=True
+    )
+
+    def by_every_pattern(name: str) -> object:
+        for form in gpu_name_forms(name):
+            for token, gpu in tokens:
+                word = rf"(?<![A-Za-z0-9]){re.escape(token)}(?![A-Za-z0-9])"
+                if re.search(word, form, re.IGNORECASE):
+                    return gpu
+        return None
+
+    names = [g.name for g in matrix.gpus] + [t for t, _g in tokens]
+    names += [n.upper() for n in names] + [n.lower().replace(" ", "-") for n in names]
+    names += [
+        "NVIDIA GeForce RTX 5090",
+        "RTX5070TI",
+        "nvidia-h100-80gb-hbm3",
+        "NVIDIA_A100",
+        "Tesla V100-SXM2-32GB",
+        "NVIDIA H100 80GB HBM3 / A100",
+        "NVIDIA A1000",
+        "NVİDİA H100",  # not ASCII: every pattern is tried
+        "H200ı",
+        "",
+        "unknown accelerator",
+    ]
+    for name in names:
+        assert matrix.gpu_model(name) is by_every_pattern(name), name

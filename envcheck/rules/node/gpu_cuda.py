@@ -7,12 +7,15 @@ follow NVIDIA's descriptions of each code.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from envcheck.model.deep import CudaCall, CudaDriverCheck
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, Skip, rule
 from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual
+
+if TYPE_CHECKING:  # the --deep records are imported when a --deep report is read
+    from envcheck.model.deep import CudaCall, CudaDriverCheck
 
 SYSTEM_NOT_READY, DRIVER_MISMATCH, COMPAT_NOT_SUPPORTED = 802, 803, 804
 _OWN_RULES = (SYSTEM_NOT_READY, DRIVER_MISMATCH, COMPAT_NOT_SUPPORTED)

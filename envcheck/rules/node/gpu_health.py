@@ -7,16 +7,20 @@ no GPU answered its query.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from envcheck.model.deep import NOT_SUPPORTED, GpuHealth
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, Skip, rule
 from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual
 
+if TYPE_CHECKING:  # the --deep records are imported when a --deep report is read
+    from envcheck.model.deep import GpuHealth
+
 
 def _known(value: Any) -> bool:
+    from envcheck.model.deep import NOT_SUPPORTED
+
     return value is not None and value != NOT_SUPPORTED
 
 
@@ -326,6 +330,8 @@ def fabric_not_ready(facts: Facts) -> Iterable[Hit]:
     - https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/
     - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html
     """
+    from envcheck.model.deep import NOT_SUPPORTED
+
     gpus = [g for g in facts.health().gpus if g.fabric_state not in (None, NOT_SUPPORTED)]
     if not gpus:
         raise Skip("no GPU reported a fabric state (not an NVSwitch system)", "deep.health")
