@@ -34,8 +34,9 @@ def dependency_beyond_bound(facts: Facts) -> Iterable[Hit]:
     vllm 0.8.5.post1 with transformers 5.1.0.
 
     ## Fix
-    Install the dependency inside the bound (`pip install "transformers<5"`; the bound's own
-    pin where it names one, such as `vllm==0.7.2` for trl 0.15.2), or move to a release of the
+    Install the dependency inside the bound the finding names (transformers<5 for vLLM 0.11.0
+    and older, transformers<4.39 for trl older than 0.8.1; the bound's own pin where it names
+    one, such as vllm==0.7.2 for trl 0.15.2), or move to a release of the
     package that supports the newer dependency, or use the bound's workaround where a thread
     established one (`VLLM_USE_V1=0`, LLaMA-Factory's `DISABLE_VERSION_CHECK=1`); `envcheck
     lock` adds the bound to what it resolves.
