@@ -4,21 +4,15 @@ that is not a Python."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from envcheck.matrix.load import load
-from envcheck.matrix.model import Matrix, gpu_name_forms
+from envcheck.matrix.model import gpu_name_forms
 from envcheck.model.finding import Skipped, skip_kinds, skip_matters
 from tests.conftest import CliResult
-
-
-@functools.cache
-def matrix() -> Matrix:
-    return load([])
+from tests.evidence.shared import matrix
 
 
 @pytest.mark.parametrize(

@@ -4,18 +4,16 @@ every listed cause carries a fix."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from envcheck.matrix.load import load
-from envcheck.matrix.model import Matrix
 from envcheck.triage.extract import FACTS, extract, extractor_problem, to_report
 from envcheck.triage.run import log_facts, scan_log
 from tests.conftest import CliResult
+from tests.evidence.shared import matrix, write
 
 INGEST = Path(__file__).parent.parent / "fixtures" / "ingest"
 
@@ -88,17 +86,6 @@ LINES: list[tuple[str, str, dict[str, str]]] = [
         {"site_python": "3.10"},
     ),
 ]
-
-
-@functools.cache
-def matrix() -> Matrix:
-    return load([])
-
-
-def write(tmp_path: Path, text: str, name: str = "job.log") -> Path:
-    path = tmp_path / name
-    path.write_text(text)
-    return path
 
 
 @pytest.mark.parametrize(("sig_id", "line", "expected"), LINES)

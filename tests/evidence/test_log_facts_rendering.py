@@ -6,17 +6,15 @@ the threads named in matrices/signatures*.toml."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from envcheck.matrix.load import load
-from envcheck.matrix.model import Matrix
 from envcheck.triage.run import log_facts, scan_log
 from tests.conftest import CliResult
+from tests.evidence.shared import matrix
 
 KIT_LOG = """\
 2025-12-18 09:53:11 [8,503ms] [Error] [gpu.foundation.plugin] The currently installed NVIDIA graphics driver is unsupported or has known issues.
@@ -93,11 +91,6 @@ LINES: list[tuple[str, str, dict[str, str]]] = [
         {"cuda_error": "802"},
     ),
 ]
-
-
-@functools.cache
-def matrix() -> Matrix:
-    return load([])
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -5,18 +5,16 @@ bf16 refusal states the job's dtype and the GPU, so VLM120 confirms it."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from envcheck.matrix.load import load
-from envcheck.matrix.model import Matrix
 from envcheck.triage.extract import to_report
 from envcheck.triage.run import log_facts, scan_log
 from tests.conftest import CliResult
+from tests.evidence.shared import matrix, write
 
 # pip's resolver output as IsaacLab#2060 pasted it: two installs, the second the current state
 ISAACLAB = """\
@@ -39,17 +37,6 @@ LLAMAFACTORY_TRL = """\
 """
 # transformers' require_version from an unknown module: the requirement belongs to nothing named
 BARE = "ImportError: vllm>=0.4.3,<=0.6.2 is required for a normal functioning of this module, but found vllm==0.6.3.\n"
-
-
-@functools.cache
-def matrix() -> Matrix:
-    return load([])
-
-
-def write(tmp_path: Path, text: str, name: str = "job.log") -> Path:
-    path = tmp_path / name
-    path.write_text(text)
-    return path
 
 
 def report_of(tmp_path: Path, text: str) -> dict[str, tuple[str, tuple[str, ...], str | None]]:

@@ -4,16 +4,14 @@ torch pins exactly is implied by the matrix (with provenance) unless the list sa
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 from envcheck.engine import evaluate
 from envcheck.ingest.common import Source
 from envcheck.ingest.detect import parse
-from envcheck.matrix.load import load
-from envcheck.matrix.model import Matrix
 from envcheck.model.finding import CheckResult
 from envcheck.rules import all_rules
+from tests.evidence.shared import matrix
 
 INGEST = Path(__file__).parent.parent / "fixtures" / "ingest"
 FULL = (INGEST / "collect_env_torch2.3_h20.txt").read_text()
@@ -21,11 +19,6 @@ CUT = FULL.split("Versions of relevant libraries")[0]
 # vLLM's copy with its package list lost (the "vLLM Version" line after it survived)
 _TINY = (INGEST / "collect_env_tinyzero_h20.txt").read_text().splitlines()
 VLLM_NO_LIST = "\n".join(_TINY[:59] + _TINY[100:])
-
-
-@functools.cache
-def matrix() -> Matrix:
-    return load([])
 
 
 def check(text: str) -> CheckResult:

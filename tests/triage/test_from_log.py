@@ -8,24 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.conftest import CliResult
-
-
-def _causes(cli: Callable[..., CliResult], log: Path, *args: str) -> dict[str, dict[str, Any]]:
-    result = cli("triage", str(log), "--json", *(args or ("--no-probe",)))
-    assert result.returncode == 1, result.stderr
-    data = result.json()["data"]
-    return {c["code"]: c for m in data["matches"] for c in m["causes"]}
-
-
-def _fix(cause: dict[str, Any]) -> str:
-    (finding,) = cause["findings"]
-    fix = finding["fix"]
-    return fix["summary"] + "\n" + "\n".join(fix["commands"])
+from tests.triage.from_log import causes as _causes
+from tests.triage.from_log import fix_text as _fix
 
 
 def _log(tmp_path: Path, text: str) -> Path:

@@ -1,0 +1,20 @@
+"""Helpers shared by the evidence tests: the built-in matrix (loaded once) and a log file."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from envcheck.matrix.load import load
+from envcheck.matrix.model import Matrix
+
+
+@functools.cache
+def matrix() -> Matrix:
+    return load([])
+
+
+def write(tmp_path: Path, text: str, name: str = "job.log") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
