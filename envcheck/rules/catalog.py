@@ -5,6 +5,7 @@ from envcheck.rules.node import (  # noqa: F401
     bounds,
     coverage,
     cuda_libs,
+    cuda_stated,
     driver,
     driver_arch,
     dtype,

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 
 from envcheck.model.finding import Severity
-from envcheck.rules.base import Hit, LogLine, Skip, from_log, rule
+from envcheck.rules.base import Hit, LogLine, NotStated, Skip, from_log, rule
 from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.ray import shm_step
@@ -67,11 +68,20 @@ def shm_too_small(facts: Facts) -> Iterable[Hit]:
     ]
 
 
+# NCCL's line when creating a segment failed, the reason not stated (shmutils.cc of NCCL 2.12 to
+# 2.21: fallocate's ENOSPC is logged only as 'failed to extend ...', often cut from the excerpt)
+_UNSTATED = "nccl-shm-allocation"
+
+
 @from_log("SYS101")
-def shm_full_in_log(facts: Facts, line: LogLine) -> Hit:
+def shm_full_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """NCCL's own line says /dev/shm had no room for its segment (ENOSPC): `Call to
     posix_fallocate failed : No space left on device` (NCCL <= 2.18, include/shm.h) or `Error:
-    failed to extend /dev/shm/nccl-... to N bytes, error: No space left on device` (shmutils.cc)."""
+    failed to extend /dev/shm/nccl-... to N bytes, error: No space left on device` (shmutils.cc).
+    NCCL's bare `Error while creating shared memory segment /dev/shm/nccl-...` does not say
+    why: it establishes the cause where /dev/shm is known to be small, or on a node in a
+    container (64 MiB unless started with --shm-size or --ipc=host: video-diffusion-speedrun#2,
+    MiniMax-01#42); /dev/shm known to be 1 GiB or more rules it out."""
     size = line.number("shm_request_bytes")
     segment = f"a {size / 1024**2:.1f} MiB segment" if size else "its segment"
     shm = None
@@ -81,6 +91,26 @@ def shm_full_in_log(facts: Facts, line: LogLine) -> Hit:
     except Skip:
         pass
     known = f" (/dev/shm is {shm / 1024**2:.0f} MiB)" if shm else ""
+    reason = "No space left on device"
+    if line.signature == _UNSTATED:
+        recommended = facts.matrix.constant("nccl.recommended_shm_bytes") or 1024**3
+        if shm is not None and shm >= recommended:
+            return None
+        container = None
+        with contextlib.suppress(Skip):
+            container = facts.system().container
+        if shm is None and container in (None, "none"):
+            raise NotStated(
+                f"line {line.line} does not say why NCCL could not create its segment, and "
+                "/dev/shm's size is unknown"
+                + (" (the node is not a container)" if container == "none" else "")
+            )
+        reason = (
+            f"the line states no reason, and the node is a container ({container}), whose "
+            "/dev/shm is 64 MiB unless started with --shm-size or --ipc=host"
+            if shm is None
+            else "/dev/shm is smaller than NCCL's recommended 1 GiB"
+        )
     try:
         step = shm_step(facts)
     except Skip:  # packages unknown: NCCL's size
@@ -89,7 +119,7 @@ def shm_full_in_log(facts: Facts, line: LogLine) -> Hit:
             "medium: Memory at /dev/shm"
         )
     return Hit(
-        f"NCCL could not create {segment} in /dev/shm{known}: No space left on device (line "
+        f"NCCL could not create {segment} in /dev/shm{known}: {reason} (line "
         f"{line.line}); the container's /dev/shm (Docker's default is 64 MiB) is too small for "
         "NCCL's shared-memory transport",
         evidence={
