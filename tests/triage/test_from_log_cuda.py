@@ -63,6 +63,26 @@ def test_bare_shm_create_failure_alone_stays_open(
     assert sys101["verdict"] == "unknown" and not sys101["findings"]
 
 
+def test_shm_create_failure_stating_enospc_confirms_sys101_anywhere(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _file(
+        tmp_path, "job.log", SHM_LINE.replace(")\n", "), error: No space left on device (28)\n")
+    )
+    sys101 = _causes(cli, log)["SYS101"]
+    assert sys101["verdict"] == "confirmed"
+    assert "No space left on device" in sys101["findings"][0]["message"]
+
+
+def test_shm_create_failure_stating_another_errno_stays_open_in_a_container(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _file(tmp_path, "job.log", SHM_LINE.replace(")\n", "), error: Permission denied (13)\n"))
+    spec = _file(tmp_path, "node.toml", "[system]\nin_container = true\n")
+    sys101 = _causes(cli, log, "--spec", str(spec))["SYS101"]
+    assert sys101["verdict"] == "unknown" and "Permission denied (13)" in sys101["reason"]
+
+
 NVJITLINK = (
     "ImportError: /opt/venv/lib/python3.11/site-packages/torch/lib/../../nvidia/cusparse/lib/"
     "libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterable
 
 from envcheck.model.finding import Severity
@@ -92,7 +93,13 @@ def shm_full_in_log(facts: Facts, line: LogLine) -> Hit | None:
         pass
     known = f" (/dev/shm is {shm / 1024**2:.0f} MiB)" if shm else ""
     reason = "No space left on device"
-    if line.signature == _UNSTATED:
+    # NCCL 2.22 on appends the errno: ', error: No space left on device (28)'
+    stated = re.search(r"\(size [0-9]+\), error: ([^(]+?) ?\(([0-9]+)\)", line.text)
+    if stated is not None and stated.group(2) != "28":
+        raise NotStated(
+            f"line {line.line} states {stated.group(1)} ({stated.group(2)}), not a full /dev/shm"
+        )
+    if line.signature == _UNSTATED and stated is None:
         recommended = facts.matrix.constant("nccl.recommended_shm_bytes") or 1024**3
         if shm is not None and shm >= recommended:
             return None
