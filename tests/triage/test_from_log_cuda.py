@@ -185,3 +185,27 @@ def test_invalid_blocking_config_with_one_nccl_wheel_is_ruled_out(
     )
     cud121 = _causes(cli, _file(tmp_path, "job.log", BLOCKING), "--spec", str(spec))["CUD121"]
     assert cud121["verdict"] == "ruled_out"
+
+
+CT2_LINE = (
+    "RuntimeError: CUDA failed with error CUDA driver version is insufficient for CUDA runtime "
+    "version\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("driver", "verdict"), [("470.256.02", "confirmed"), ("535.183.01", "ruled_out")]
+)
+def test_ctranslate2_driver_error_checks_its_cuda12_floor(
+    tmp_path: Path, cli: Callable[..., CliResult], driver: str, verdict: str
+) -> None:
+    spec = _file(
+        tmp_path,
+        "node.toml",
+        f'[gpu]\nmodels = ["NVIDIA GeForce RTX 3050"]\ndriver = "{driver}"\n\n'
+        '[packages]\n"faster-whisper" = "1.1.1"\nctranslate2 = "4.6.0"\n',
+    )
+    drv140 = _causes(cli, _file(tmp_path, "job.log", CT2_LINE), "--spec", str(spec))["DRV140"]
+    assert drv140["verdict"] == verdict
+    if verdict == "confirmed":
+        assert "525.60.13 or newer" in _fix(drv140)
