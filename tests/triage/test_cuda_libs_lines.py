@@ -130,14 +130,25 @@ def test_nccl_config_error_names_two_nccl_wheels(tmp_path: Path) -> None:
     cause = _cause(_triage(tmp_path, log, "--spec", str(spec)), "CUD121")
     assert cause["verdict"] == "confirmed"
     assert "pip uninstall -y nvidia-nccl-cu11" in json.dumps(cause["findings"])
-    # alone, the log states only the NCCL loaded (2.14.3): which wheels are installed is unknown
-    assert _cause(_triage(tmp_path, log, "--no-probe"), "CUD121")["verdict"] == "unknown"
+    # alone, the log states the NCCL loaded (2.14.3) and that it is older than torch's (NCCL
+    # rejects the config torch's headers fill in): established from the line, the stale wheel
+    # named from the version (torch 2.0's nvidia-nccl-cu11 pin)
+    alone = _cause(_triage(tmp_path, log, "--no-probe"), "CUD121")
+    assert (alone["verdict"], alone["evidence"]) == ("confirmed", "confirmed from line 4")
+    assert "pip uninstall -y nvidia-nccl-cu11" in json.dumps(alone["findings"])
+    # a package list with one NCCL wheel: the old library comes from elsewhere, not CUD121
+    spec.write_text('[packages]\ntorch = "2.1.0"\n"nvidia-nccl-cu12" = "2.18.1"\n')
+    one = _cause(_triage(tmp_path, log, "--spec", str(spec)), "CUD121")
+    assert one["verdict"] == "ruled_out"
 
 
 def test_pynccl_without_device_points_at_conda_torch(tmp_path: Path) -> None:
     log = "[rank0]: AttributeError: 'PyNcclCommunicator' object has no attribute 'device'\n"
+    # vLLM's pynccl.py leaves `device` unset only when NCCLLibrary() failed: the line
+    # establishes that vLLM found no NCCL library (conda's torch links it statically)
     cause = _cause(_triage(tmp_path, log, "--no-probe"), "CUD107")
-    assert cause["verdict"] == "unchecked"
+    assert (cause["verdict"], cause["evidence"]) == ("confirmed", "confirmed from line 1")
+    assert "pip install vllm==" in json.dumps(cause["findings"])
 
 
 def test_sigfpe_without_a_space_is_the_cublas_crash(tmp_path: Path) -> None:

@@ -119,10 +119,10 @@ def pynccl_without_nccl_in_log(facts: Facts, line: LogLine) -> Hit:
     except Skip:
         vllm = None
     pin = f"vllm=={vllm}" if vllm is not None else "vllm==<the vLLM release>"
-    conda = " (torch from conda links NCCL statically and ships no libnccl.so.2)"
     return Hit(
         f"vLLM's PyNccl communicator found no NCCL library to load (line {line.line}: it "
-        f"disables itself without a device, then tensor-parallel all_reduce used it){conda}",
+        "disabled itself before setting its device, then tensor-parallel all_reduce used it); "
+        "torch from conda links NCCL statically and ships no libnccl.so.2 for vLLM",
         evidence={"line": line.line, "torch_installer": torch.installer if torch else None},
         fix=fix(
             "Install torch (and vLLM) with pip, so the nvidia-nccl-cu12 wheel brings the "
@@ -170,7 +170,8 @@ def old_nccl_loaded_in_log(facts: Facts, line: LogLine) -> Hit | None:
         },
         fix=fix(
             "Remove the extra NCCL (`pip list | grep -i nccl`) and reinstall the nvidia-nccl "
-            "wheel torch pins",
+            "wheel torch pins (with one NCCL wheel listed, the old libnccl.so.2 comes from "
+            "LD_LIBRARY_PATH or LD_PRELOAD: drop it there)",
             "manual",
             manual("pip list | grep -i nccl"),
             manual(f"pip uninstall -y {stale}"),

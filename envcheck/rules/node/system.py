@@ -112,11 +112,12 @@ def shm_full_in_log(facts: Facts, line: LogLine) -> Hit | None:
                 "/dev/shm's size is unknown"
                 + (" (the node is not a container)" if container == "none" else "")
             )
+        kind = f" ({container})" if container and container != "declared container" else ""
         reason = (
-            f"the line states no reason, and the node is a container ({container}), whose "
-            "/dev/shm is 64 MiB unless started with --shm-size or --ipc=host"
+            f"the line states no reason; the node is a container{kind}, whose /dev/shm is 64 MiB "
+            "unless it was started with --shm-size or --ipc=host"
             if shm is None
-            else "/dev/shm is smaller than NCCL's recommended 1 GiB"
+            else "the line states no reason; /dev/shm is smaller than NCCL's recommended 1 GiB"
         )
     try:
         step = shm_step(facts)
@@ -126,9 +127,13 @@ def shm_full_in_log(facts: Facts, line: LogLine) -> Hit | None:
             "medium: Memory at /dev/shm"
         )
     return Hit(
-        f"NCCL could not create {segment} in /dev/shm{known}: {reason} (line "
-        f"{line.line}); the container's /dev/shm (Docker's default is 64 MiB) is too small for "
-        "NCCL's shared-memory transport",
+        f"NCCL could not create {segment} in /dev/shm{known} (line {line.line}): {reason}"
+        + (
+            "; the container's /dev/shm (Docker's default is 64 MiB) is too small for NCCL's "
+            "shared-memory transport"
+            if reason.startswith("No space")
+            else " (too small for NCCL's shared-memory transport)"
+        ),
         evidence={
             "line": line.line,
             "segment_bytes": int(size) if size else None,
