@@ -8,7 +8,7 @@ from packaging.version import Version
 
 from envcheck.matrix.model import public
 from envcheck.model.finding import Fix, Severity
-from envcheck.rules.base import Hit, Skip, rule
+from envcheck.rules.base import Hit, LogLine, Skip, from_log, rule
 from envcheck.rules.choose import torch_choices
 from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual, pip_install
@@ -136,3 +136,51 @@ def cpu_torch_on_gpu_node(facts: Facts) -> Iterable[Hit]:
             fix=_cuda_build_fix(facts, torch, ccs),
         )
     ]
+
+
+# conda's classic solver can settle on the CPU build of pytorch where mamba (libmamba) picks the
+# CUDA build for the same environment file: https://github.com/PMBio/deeprvat/issues/16
+_INSTALL_CUDA_BUILD = (
+    "pip: torch from the PyTorch index of a CUDA variant the GPUs and driver support; conda: a "
+    "pytorch build whose string names cuda, with pytorch-cuda (cudatoolkit for torch < 1.13) and "
+    "without the cpuonly package (`conda list pytorch` shows the build); when conda's solver keeps "
+    "choosing the CPU build, solve the environment with mamba (or conda's libmamba solver)"
+)
+
+
+@from_log("TOR110")
+def cpu_torch_in_log(facts: Facts, line: LogLine) -> Hit:
+    """'Torch not compiled with CUDA enabled' is torch's own statement that it is a CPU-only build
+    (torch/cuda/__init__.py raises it when the job asks for CUDA): the line establishes TOR110.
+    Where the node's torch and GPUs are known, the fix names the CUDA build of that release."""
+    try:
+        torch: Version | None = facts.version("torch")
+    except Skip:
+        torch = None
+    remedy = None
+    try:
+        gpus = facts.gpus()
+    except Skip:
+        gpus = ()
+    if torch is not None and gpus:
+        ccs = []
+        for gpu in gpus:
+            try:
+                ccs.append(facts.compute_capability(gpu))
+            except Skip:
+                continue
+        remedy = _cuda_build_fix(facts, torch, ccs)
+    have = f"torch {torch}" if torch is not None else "the installed torch"
+    if remedy is None:
+        release = f" {public(torch)}" if torch is not None else ""
+        remedy = fix(
+            f"Install a CUDA build of torch{release} in place of the CPU-only one",
+            "manual",
+            manual(_INSTALL_CUDA_BUILD),
+        )
+    return Hit(
+        f"{have} is a CPU-only build (line {line.line}: 'Torch not compiled with CUDA enabled'): "
+        "the job asked for CUDA and torch.cuda cannot run on any GPU",
+        evidence={"line": line.line, "torch": str(torch) if torch is not None else None},
+        fix=remedy,
+    )
