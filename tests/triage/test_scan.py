@@ -59,6 +59,11 @@ EXAMPLES = [
         "undefined-symbol-flash-attn",
     ),
     (
+        # Dao-AILab/flash-attention#235 (FlashAttention 1.x's extension)
+        "E   ImportError: /home/dsuser/.local/lib/python3.8/site-packages/flash_attn_cuda.cpython-38-x86_64-linux-gnu.so: undefined symbol: _ZN3c104impl8GPUTrace13gpuTraceStateE",
+        "undefined-symbol-flash-attn-1",
+    ),
+    (
         "ImportError: /usr/local/lib/python3.10/dist-packages/vllm/_C.abi3.so: undefined symbol: _ZN5torch7LibraryC1ENS0_4KindESsSt8optionalIN3c1011DispatchKeyEEPKcj",
         "undefined-symbol-vllm",
     ),
