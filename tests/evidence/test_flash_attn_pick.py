@@ -9,10 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from envcheck.ingest.spec import load_spec
 from envcheck.matrix.load import load
 from envcheck.rules.facts import Facts
-from envcheck.rules.node.flash_attn_pick import newest_loading
+from envcheck.rules.node.flash_attn_pick import newest_loading, torch_old_abi
 from tests.conftest import CliResult
 
 # PrimeIntellect-ai/verifiers#96 (the line as pasted)
@@ -75,3 +77,22 @@ def test_the_pick_skips_broken_old_abi_wheels_and_releases_not_on_the_index(
     # 2.7.4 has a GitHub tag in the curated table but no upload on the index
     for_21 = newest_loading(facts, "2.1", old_abi=True)
     assert for_21 is not None and str(for_21.version) == "2.7.3"
+
+
+@pytest.mark.parametrize(
+    ("torch", "old"),
+    [
+        ("2.5.1+cu124", True),  # pip wheels before 2.6 use the old ABI
+        ("2.6.0+cu124", True),
+        ("2.6.0+cu126", False),  # 2.6's CUDA 12.6 builds switched (flash-attention#1644)
+        ("2.7.1+cu118", False),  # every 2.7 build uses the C++11 ABI
+        ("2.3.0a0+40ec155e58.nv24.3", None),  # NGC's source build: not judged
+    ],
+)
+def test_torch_s_abi_from_its_release_and_variant(
+    tmp_path: Path, torch: str, old: bool | None
+) -> None:
+    spec = tmp_path / "stack.toml"
+    spec.write_text(f'[packages]\ntorch = "{torch}"\n')
+    facts = Facts(load_spec(str(spec)), load(env={}))
+    assert torch_old_abi(facts, facts.torch_version()) is old

@@ -28,8 +28,9 @@ _RELEASES = "https://github.com/Dao-AILab/flash-attention/releases/download"
 
 def torch_old_abi(facts: Facts, torch: Version | None) -> bool | None:
     """True when torch uses the old (pre-C++11) ABI, False when the C++11 one, None unknown.
-    A probe states it (torch._C._GLIBCXX_USE_CXX11_ABI); for a pip-installed torch the release
-    and CUDA variant decide it; conda's builds (conda-forge uses the C++11 ABI) are not judged."""
+    A probe states it (torch._C._GLIBCXX_USE_CXX11_ABI); for a torch from pip or the PyTorch index
+    (a +cuXXX label, pip as installer, or a declared stack) the release and CUDA variant decide
+    it; conda's builds (conda-forge uses the C++11 ABI), vendor and source builds are not judged."""
     try:
         build = facts.torch()
     except Skip:
@@ -43,6 +44,9 @@ def torch_old_abi(facts: Facts, torch: Version | None) -> bool | None:
     except Skip:
         dist = None
     if dist is not None and dist.installer == "conda":
+        return None
+    if not torch.local and not facts.declared and (dist is None or dist.installer != "pip"):
+        # a bare version in a package list may be conda's (conda-forge builds use the C++11 ABI)
         return None
     if torch.is_prerelease or (torch.local and not _VARIANT.fullmatch(torch.local)):
         return None  # a source or vendor build (NGC's 2.3.0a0+40ec155e58.nv24.3): not judged
