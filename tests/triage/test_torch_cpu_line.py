@@ -52,3 +52,41 @@ def test_a_known_node_gets_the_cuda_build_of_its_release(
     assert "torch 2.1.2+cpu is a CPU-only build" in finding["message"]
     assert finding["fix"]["summary"].startswith("Replace the CPU-only torch with torch 2.1.2+cu")
     assert any("download.pytorch.org/whl/cu" in c for c in finding["fix"]["commands"])
+
+
+# pytorch/pytorch#69202 (the request as the reporter wrote it)
+CONDA = (
+    "I have tried to install cudatoolkit 11.3 with `conda install -c pytorch pytorch=1.9.0 "
+    "torchvision cudatoolkit=11.3`. After successful installing pytorch, my GPU is not available "
+    "anymore: torch.cuda.is_available=**False**\n"
+)
+
+
+def _conda(cli: Callable[..., CliResult], tmp_path: Path, text: str) -> Any:
+    log = tmp_path / "install.log"
+    log.write_text(text)
+    result = cli("triage", str(log), "--json", "--no-probe")
+    return result.json()["data"]["matches"]
+
+
+def test_a_conda_request_no_channel_build_meets_confirms_the_cpu_build(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    [match] = _conda(cli, tmp_path, CONDA)
+    tor110 = next(c for c in match["causes"] if c["code"] == "TOR110")
+    assert tor110["verdict"] == "confirmed"
+    [finding] = tor110["findings"]
+    assert (
+        "torch 1.9.0 installed by this request (line 1) is the CPU-only build"
+        in (finding["message"])
+    )
+    assert any(
+        "conda install pytorch==1.9.0 cudatoolkit=11.1" in c for c in finding["fix"]["commands"]
+    )
+
+
+def test_a_release_the_channel_builds_for_11_3_is_not_matched(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    # pytorch 1.10.0 has cudatoolkit 11.3 builds: nothing to say
+    assert _conda(cli, tmp_path, CONDA.replace("pytorch=1.9.0", "pytorch=1.10.0")) == []

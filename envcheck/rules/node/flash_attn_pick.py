@@ -8,11 +8,12 @@ import re
 from packaging.version import Version
 
 from envcheck.matrix.conditions import evaluate
-from envcheck.matrix.schema import FixSpec, FlashAttnRelease
+from envcheck.matrix.schema import FlashAttnRelease
 from envcheck.model.finding import Fix
 from envcheck.rules.base import Skip
+from envcheck.rules.data import render_fix
 from envcheck.rules.facts import Facts
-from envcheck.rules.fixes import fix, manual, pip_install, pip_uninstall
+from envcheck.rules.fixes import fix, from_spec, pip_install, pip_uninstall
 
 # PyTorch's Linux wheels switched to the C++11 ABI with the CUDA 12.6 builds of 2.6.0 and with
 # every build of 2.7 (https://github.com/Dao-AILab/flash-attention/issues/1644, quoting
@@ -93,16 +94,6 @@ def newest_loading(facts: Facts, torch_mm: str, *, old_abi: bool | None) -> Flas
     return max(candidates, key=lambda r: r.version) if candidates else None
 
 
-def _from_spec(spec: FixSpec) -> Fix:
-    steps = []
-    if spec.pip_uninstall:
-        steps.append(pip_uninstall(*spec.pip_uninstall))
-    if spec.pip:
-        steps.append(pip_install(*spec.pip, flags=spec.pip_flags))
-    steps += [manual(m) for m in spec.manual]
-    return fix(spec.summary, spec.applicability, *steps)
-
-
 def known_bad_fix(facts: Facts) -> Fix | None:
     """The fix of a known-bad entry that pairs the installed flash-attn with this torch and
     names the flash-attn release to install instead (the matrix's [[known_bad]] data)."""
@@ -117,7 +108,7 @@ def known_bad_fix(facts: Facts) -> Fix | None:
         except Skip:
             continue
         if holds:
-            return _from_spec(entry.fix)
+            return from_spec(render_fix(entry.fix, facts))
     return None
 
 
