@@ -96,3 +96,17 @@ def test_torch_s_abi_from_its_release_and_variant(
     spec.write_text(f'[packages]\ntorch = "{torch}"\n')
     facts = Facts(load_spec(str(spec)), load(env={}))
     assert torch_old_abi(facts, facts.torch_version()) is old
+
+
+def test_a_bare_2_7_in_a_package_list_keeps_the_2_8_releases(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    freeze = tmp_path / "freeze.txt"
+    freeze.write_text("torch==2.7.1\nflash_attn==2.7.4.post1\n")
+    line = CXX11.replace(
+        "_ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE",
+        "_ZN3c104cuda9SetDeviceEi",
+    )
+    [finding] = _tor103(cli, tmp_path, line, "--from", str(freeze))["findings"]
+    assert "prebuilt wheels for torch 2.7" in finding["fix"]["summary"]
+    assert any("flash-attn==2.8." in c for c in finding["fix"]["commands"])

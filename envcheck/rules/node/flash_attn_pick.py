@@ -31,7 +31,8 @@ def torch_old_abi(facts: Facts, torch: Version | None) -> bool | None:
     """True when torch uses the old (pre-C++11) ABI, False when the C++11 one, None unknown.
     A probe states it (torch._C._GLIBCXX_USE_CXX11_ABI); for a torch from pip or the PyTorch index
     (a +cuXXX label, pip as installer, or a declared stack) the release and CUDA variant decide
-    it; conda's builds (conda-forge uses the C++11 ABI), vendor and source builds are not judged."""
+    it; conda's builds (conda-forge uses the C++11 ABI), vendor and source builds are not judged
+    before 2.7. From 2.7 every build uses the C++11 ABI."""
     try:
         build = facts.torch()
     except Skip:
@@ -40,6 +41,9 @@ def torch_old_abi(facts: Facts, torch: Version | None) -> bool | None:
         return not build.cxx11_abi
     if torch is None:
         return None
+    release = Version(torch.base_version)
+    if release >= _NEW_ABI_ALL:  # pip, conda-forge and NGC builds alike
+        return False
     try:
         dist = facts.dist("torch")
     except Skip:
@@ -51,9 +55,6 @@ def torch_old_abi(facts: Facts, torch: Version | None) -> bool | None:
         return None
     if torch.is_prerelease or (torch.local and not _VARIANT.fullmatch(torch.local)):
         return None  # a source or vendor build (NGC's 2.3.0a0+40ec155e58.nv24.3): not judged
-    release = Version(torch.base_version)
-    if release >= _NEW_ABI_ALL:
-        return False
     if release < _NEW_ABI_FROM:
         return True
     try:
