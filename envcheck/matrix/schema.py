@@ -136,6 +136,9 @@ class FlashAttnRelease:
     cuda_tag: Literal["major+minor", "major"]
     source: str
     verified: bool = True
+    # false: the release's cxx11abiFALSE wheels (for PyPI's old-ABI torch) do not load on such a
+    # torch (they ask for C++11-ABI symbols); reports for 2.8.x (flash-attention#1783)
+    cxx11abi_false_loads: bool = True
 
 
 @dataclass(frozen=True)

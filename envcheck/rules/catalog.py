@@ -10,6 +10,7 @@ from envcheck.rules.node import (  # noqa: F401
     driver_arch,
     dtype,
     flash_attn,
+    flash_attn1,
     gpu_cuda,
     gpu_health,
     gpu_torch,

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from envcheck.matrix.conditions import describe, evaluate, matching_gpus, torch_cuda_stated
 from envcheck.matrix.schema import Condition, FixSpec, KnownBad
@@ -56,6 +57,7 @@ FIX_FIELDS = {
     "torch_cuda": "torch's CUDA version",
     "torch_variant": "torch's CUDA variant (cuXYZ)",
     "nvcc": "nvcc's CUDA version",
+    "torch_release": "torch's release without its local label (1.9.0 for 1.9.0+cpu)",
 }
 
 
@@ -85,6 +87,8 @@ def render(message: str, facts: Facts, **extra: str) -> str:
         values["torch_variant"] = _or_unknown(lambda: _torch_variant(facts))
     if "{nvcc}" in message:
         values["nvcc"] = _or_unknown(lambda: _nvcc(facts))
+    if "{torch_release}" in message:
+        values["torch_release"] = _or_unknown(lambda: Version(facts.torch_version().public))
     return message.format_map(values)
 
 

@@ -59,6 +59,16 @@ EXAMPLES = [
         "undefined-symbol-flash-attn",
     ),
     (
+        # Dao-AILab/flash-attention#235 (FlashAttention 1.x's extension)
+        "E   ImportError: /home/dsuser/.local/lib/python3.8/site-packages/flash_attn_cuda.cpython-38-x86_64-linux-gnu.so: undefined symbol: _ZN3c104impl8GPUTrace13gpuTraceStateE",
+        "undefined-symbol-flash-attn-1",
+    ),
+    (
+        # pytorch/pytorch#69202
+        "I have tried to install cudatoolkit 11.3 with `conda install -c pytorch pytorch=1.9.0 torchvision cudatoolkit=11.3`.",
+        "conda-pytorch-cudatoolkit-11-3-no-build",
+    ),
+    (
         "ImportError: /usr/local/lib/python3.10/dist-packages/vllm/_C.abi3.so: undefined symbol: _ZN5torch7LibraryC1ENS0_4KindESsSt8optionalIN3c1011DispatchKeyEEPKcj",
         "undefined-symbol-vllm",
     ),

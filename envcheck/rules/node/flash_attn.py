@@ -14,6 +14,13 @@ from envcheck.rules.base import Hit, Skip, rule
 from envcheck.rules.choose import sm
 from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual, pip_install, pip_uninstall
+from envcheck.rules.node.flash_attn_pick import (
+    LAST_OLD_ABI,
+    abi_wheel_fix,
+    known_bad_fix,
+    newest_loading,
+    torch_old_abi,
+)
 
 _FA_TAG = re.compile(r"cu(\d+)torch(\d+\.\d+)cxx11abi(TRUE|FALSE)", re.IGNORECASE)
 
@@ -64,28 +71,44 @@ def flash_attn_pre_ampere(facts: Facts) -> Iterable[Hit]:
     ]
 
 
-def _flash_attn_fix(facts: Facts, torch: Version) -> Fix:
-    mm = f"{torch.major}.{torch.minor}"
-    try:
-        py = facts.python_version()
-        python = f"{py.major}.{py.minor}"
-    except Skip:
-        python = None
-    candidates = [
-        r
-        for r in facts.matrix.flash_attn_releases
-        if mm in r.prebuilt_torch and (python is None or python in r.python)
-    ]
-    if not candidates:
+def _flash_attn_fix(facts: Facts, torch: Version | None, *, old_abi: bool | None = None) -> Fix:
+    """The flash-attn release to reinstall: a known-bad entry's own replacement where one pairs
+    the installed flash-attn with this torch, else the newest release on the index with wheels
+    for this torch (for an unstated torch that exports only old-ABI symbols: for the newest
+    old-ABI torch) whose wheels load on its ABI."""
+    known = known_bad_fix(facts)
+    if known is not None:
+        return known
+    if old_abi is None and torch is not None:
+        old_abi = torch_old_abi(facts, torch)
+    mm = f"{torch.major}.{torch.minor}" if torch is not None else None
+    best = newest_loading(facts, mm or LAST_OLD_ABI, old_abi=old_abi) if mm or old_abi else None
+    if best is None:
+        what = f"torch {torch}" if torch is not None else "the installed torch"
         return fix(
-            f"Rebuild flash-attn against torch {torch}",
+            f"Rebuild flash-attn against {what}",
             "safe",
             pip_uninstall("flash-attn"),
             pip_install("flash-attn", flags=("--no-build-isolation", "--no-cache-dir")),
         )
-    best = max(candidates, key=lambda r: r.version)
+    if mm is not None:
+        summary = f"Reinstall flash-attn {best.version}, which has prebuilt wheels for torch {mm}"
+    else:
+        summary = (
+            f"torch exports only old-ABI symbols, so it is a pip build of torch {LAST_OLD_ABI} or "
+            f"older: reinstall flash-attn {best.version}, the newest release whose old-ABI wheels "
+            f"load (wheels for torch {', '.join(best.prebuilt_torch)})"
+        )
+    broken = sorted(
+        r.version for r in facts.matrix.flash_attn_releases if not r.cxx11abi_false_loads
+    )
+    if old_abi and broken:
+        summary += (
+            f"; the old-ABI wheels of {broken[0]} to {broken[-1]} ask for C++11-ABI symbols "
+            "(flash-attention#1783)"
+        )
     return fix(
-        f"Reinstall flash-attn {best.version}, which has prebuilt wheels for torch {mm}",
+        summary,
         "safe",
         pip_uninstall("flash-attn"),
         pip_install(
@@ -144,18 +167,24 @@ def flash_attn_other_torch(facts: Facts) -> Iterable[Hit]:
         problems.append(
             f"it was built for CUDA {cuda_tag[:2]}.x, torch is a CUDA {major_minor(cuda)} build"
         )
-    build = facts.torch()
-    if build is not None and build.cxx11_abi is not None and build.cxx11_abi != abi:
+    old_abi = torch_old_abi(facts, torch)
+    abi_differs = old_abi is not None and old_abi == abi
+    if abi_differs:
         problems.append(
-            f"its C++ ABI flag is cxx11abi{str(abi).upper()}, torch's is {build.cxx11_abi}"
+            f"its C++ ABI flag is cxx11abi{str(abi).upper()}, torch {torch} uses the "
+            f"{'old' if old_abi else 'C++11'} ABI"
         )
     if not problems:
         return []
+    remedy = None
+    release = facts.matrix.flash_attn_release(Version(Version(dist.version).public))
+    if abi_differs and release is not None and f"{torch.major}.{torch.minor}" == torch_mm:
+        remedy = abi_wheel_fix(facts, release, torch, cuda, bool(old_abi))
     return [
         Hit(
             f"flash-attn {dist.version}: {'; '.join(problems)}: import fails with 'undefined symbol'",
             evidence={"flash_attn": dist.version, "torch": str(torch)},
-            fix=_flash_attn_fix(facts, torch),
+            fix=remedy or _flash_attn_fix(facts, torch, old_abi=old_abi),
         )
     ]
 
@@ -172,25 +201,30 @@ def _flash_attn_unresolved(facts: Facts, version: str) -> list[Hit]:
         raise Skip(
             f"flash-attn {version} carries no build tag; the torch it was built for is unknown"
         )
-    torch = facts.torch_version()
+    try:  # the failing load itself establishes the mismatch; the torch release may be unstated
+        torch: Version | None = facts.torch_version()
+    except Skip:
+        torch = None
     first = failed[0]
-    remedy = _flash_attn_fix(facts, torch)
-    if "__cxx11" in first.symbol:
-        # the extension asks for the C++11-ABI form of a torch symbol that this torch exports only
-        # in the old ABI (PyPI torch before 2.7): the cxx11abiFALSE wheel is the one that loads
+    # the extension asks for the C++11-ABI form of a torch symbol that this torch exports only in
+    # the old ABI (pip wheels before 2.7): the cxx11abiFALSE wheel is the one that loads
+    cxx11 = "__cxx11" in first.symbol
+    remedy = _flash_attn_fix(facts, torch, old_abi=True if cxx11 else None)
+    have = f"torch {torch}" if torch is not None else "the installed torch"
+    if cxx11:
         remedy = dataclasses.replace(
             remedy,
             summary=remedy.summary
-            + f"; {first.symbol[:40]}... is the C++11-ABI form of a torch symbol and torch {torch} "
+            + f"; {first.symbol[:40]}... is the C++11-ABI form of a torch symbol and {have} "
             "exports the old-ABI one: take the release wheel tagged cxx11abiFALSE",
         )
     return [
         Hit(
-            f"flash-attn {version}'s extension {first.library} does not load against torch "
-            f"{torch}: undefined symbol {first.symbol}: it was built for another torch or C++ ABI",
+            f"flash-attn {version}'s extension {first.library} does not load against {have}: "
+            f"undefined symbol {first.symbol}: it was built for another torch or C++ ABI",
             evidence={
                 "flash_attn": version,
-                "torch": str(torch),
+                "torch": str(torch) if torch is not None else None,
                 "library": first.library,
                 "symbol": first.symbol,
             },

@@ -8,10 +8,11 @@ from packaging.version import Version
 
 from envcheck.matrix.model import public
 from envcheck.model.finding import Fix, Severity
-from envcheck.rules.base import Hit, Skip, rule
+from envcheck.rules.base import Hit, LogLine, NotStated, Skip, from_log, rule
 from envcheck.rules.choose import torch_choices
+from envcheck.rules.data import render_fix
 from envcheck.rules.facts import Facts
-from envcheck.rules.fixes import fix, manual, pip_install
+from envcheck.rules.fixes import fix, from_spec, manual, pip_install
 
 
 def _cuda_build_fix(facts: Facts, torch: Version, ccs: list[Version]) -> Fix | None:
@@ -136,3 +137,77 @@ def cpu_torch_on_gpu_node(facts: Facts) -> Iterable[Hit]:
             fix=_cuda_build_fix(facts, torch, ccs),
         )
     ]
+
+
+_NOT_COMPILED = "torch-not-compiled-with-cuda"  # signatures.toml: torch's own statement
+
+# conda's classic solver can settle on the CPU build of pytorch where mamba (libmamba) picks the
+# CUDA build for the same environment file: https://github.com/PMBio/deeprvat/issues/16
+_INSTALL_CUDA_BUILD = (
+    "pip: torch from the PyTorch index of a CUDA variant the GPUs and driver support; conda: a "
+    "pytorch build whose string names cuda, with pytorch-cuda (cudatoolkit for torch < 1.13) and "
+    "without the cpuonly package (`conda list pytorch` shows the build); when conda's solver keeps "
+    "choosing the CPU build, solve the environment with mamba (or conda's libmamba solver)"
+)
+
+
+def _cpu_fallback(facts: Facts, torch: Version | None) -> tuple[str, Fix] | None:
+    """A known-bad entry for CPU-only builds (``torch_cpu = true``) that names this torch release:
+    why the package manager installed the CPU build, and its fix."""
+    if torch is None:
+        return None
+    for entry in facts.matrix.known_bad:
+        spec = entry.when.packages.get("torch")
+        if entry.when.torch_cpu is not True or spec is None or entry.fix is None:
+            continue
+        if spec.contains(public(torch), prereleases=True):
+            return entry.title, from_spec(render_fix(entry.fix, facts))
+    return None
+
+
+@from_log("TOR110")
+def cpu_torch_in_log(facts: Facts, line: LogLine) -> Hit:
+    """'Torch not compiled with CUDA enabled' is torch's own statement that it is a CPU-only build
+    (torch/cuda/__init__.py raises it when the job asks for CUDA): the line establishes TOR110.
+    Where the node's torch and GPUs are known, the fix names the CUDA build of that release."""
+    try:
+        torch: Version | None = facts.version("torch")
+    except Skip:
+        torch = None
+    remedy = None
+    try:
+        gpus = facts.gpus()
+    except Skip:
+        gpus = ()
+    if torch is not None and gpus:
+        ccs = []
+        for gpu in gpus:
+            try:
+                ccs.append(facts.compute_capability(gpu))
+            except Skip:
+                continue
+        remedy = _cuda_build_fix(facts, torch, ccs)
+    have = f"torch {torch}" if torch is not None else "the installed torch"
+    if line.signature != _NOT_COMPILED:  # a package manager's request that only a CPU build meets
+        known = _cpu_fallback(facts, torch)
+        if known is None:
+            raise NotStated("no known CPU-only fallback for the torch release the line asks for")
+        title, remedy = known
+        return Hit(
+            f"{have} installed by this request (line {line.line}) is the CPU-only build: {title}",
+            evidence={"line": line.line, "torch": str(torch)},
+            fix=remedy,
+        )
+    if remedy is None:
+        release = f" {public(torch)}" if torch is not None else ""
+        remedy = fix(
+            f"Install a CUDA build of torch{release} in place of the CPU-only one",
+            "manual",
+            manual(_INSTALL_CUDA_BUILD),
+        )
+    return Hit(
+        f"{have} is a CPU-only build (line {line.line}: 'Torch not compiled with CUDA enabled'): "
+        "the job asked for CUDA and torch.cuda cannot run on any GPU",
+        evidence={"line": line.line, "torch": str(torch) if torch is not None else None},
+        fix=remedy,
+    )
