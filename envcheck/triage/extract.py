@@ -106,6 +106,7 @@ FACTS: dict[str, str] = {
     "cuda_error": "a CUDA runtime error number (802)",
     "mujoco_gl": "the MuJoCo rendering backend in use (egl, osmesa, glfw)",
     "pyopengl_platform": "the PyOpenGL platform in use (GLXPlatform -> glx)",
+    "model_type": "a checkpoint's model type a library refused (transformers' KeyError: 'qwen2')",
 }
 _FAILURES = {
     "vulkan_error": "vulkan",
