@@ -308,9 +308,11 @@ class GraphicsInfo:
 @dataclass(frozen=True)
 class WorkloadInfo:
     """What the job asks of the node, as a log or a declared spec states it (a probe cannot
-    know it): the floating-point type it runs in."""
+    know it): the floating-point type it runs in, the model type it loads, the command it runs."""
 
     dtype: str | None = None  # "bfloat16", "float16", "float32" (normalised)
+    model_type: str | None = None  # the checkpoint's model type ("qwen2": config.json's model_type)
+    command: str | None = None  # the command line tool and subcommand it runs ("trl vllm-serve")
 
 
 @dataclass(frozen=True)

@@ -349,9 +349,11 @@ class _Builder:
     def workload(self) -> Section[WorkloadInfo] | None:
         fact = self.first("dtype")
         dtype = normal_dtype(fact.value) if fact else None
-        if fact is None or dtype is None:
+        model = self.first("model_type")
+        if dtype is None and model is None:
             return None
-        return self.section(WorkloadInfo(dtype=dtype), fact)
+        info = WorkloadInfo(dtype=dtype, model_type=model.value if model else None)
+        return self.section(info, fact if dtype else None, model)
 
     def python(self) -> Section[PythonInfo] | None:
         fact = self.first("python_version") or self.first("site_python")

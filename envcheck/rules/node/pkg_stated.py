@@ -193,7 +193,8 @@ def trl_command_missing(facts: Facts) -> Iterable[Hit]:
     A log line of trl's command-line tool refusing a command (`TRL CLI: error: argument command:
     invalid choice: 'vllm-serve' (choose from ...)`): the trl that ran predates the command.
     Where the node's trl is known and new enough, another (older) trl is first on PATH. Only a
-    log states which command a job runs: on a node alone the rule does not run.
+    log (trl's own refusal) or a spec's `[workload] command` states which command a job runs:
+    on a node alone the rule does not run.
 
     ## Why it matters
     Recipes written for a newer trl (GRPO with a separate `trl vllm-serve` server) fail at once
@@ -210,7 +211,25 @@ def trl_command_missing(facts: Facts) -> Iterable[Hit]:
     - https://github.com/huggingface/trl/issues/3139
     - trl/cli.py in the PyPI wheels of trl 0.15.2 and 0.16.0
     """
-    raise Skip("only a log states which trl command a job runs", "workload.command")
+    command = facts.workload().command
+    if command is None:
+        raise Skip("the job's command is not stated", "workload.command")
+    words = command.split()
+    if len(words) < 2 or canonicalize_name(words[0]) != "trl" or words[1] not in TRL_COMMANDS:
+        return []
+    first = Version(TRL_COMMANDS[words[1]])
+    trl = facts.version("trl")
+    if trl is None or trl >= first:
+        return []
+    want = f"trl>={first}"
+    return [
+        Hit(
+            f"the job runs `trl {words[1]}`, which trl {trl} does not have (it arrived in trl "
+            f"{first})",
+            evidence={"command": command, "trl": str(trl), "needs": want},
+            fix=fix(f"pip install --upgrade '{want}'", "safe", pip_install(want)),
+        )
+    ]
 
 
 @from_log("PKG140")
@@ -257,7 +276,8 @@ def unknown_model_type(facts: Facts) -> Iterable[Hit]:
     configuration_auto.py, or `has model type `qwen2_5_vl` but Transformers does not recognize
     this architecture`): the transformers that ran predates the architecture. Where the node's
     transformers is known and new enough for it, the process ran another environment. Only a
-    log states which model a job loads: on a node alone the rule does not run.
+    log or a spec's `[workload] model_type` states which model a job loads: on a node alone the
+    rule does not run.
 
     ## Why it matters
     The environment a user lists (`pip list` in one shell) is not always the one the job
@@ -275,7 +295,25 @@ def unknown_model_type(facts: Facts) -> Iterable[Hit]:
     - https://github.com/QwenLM/Qwen3/issues/434
     - https://github.com/hiyouga/LlamaFactory/issues/6784
     """
-    raise Skip("only a log states which model a job loads", "workload.model_type")
+    model_type = facts.workload().model_type
+    if model_type is None:
+        raise Skip("the job's model type is not stated", "workload.model_type")
+    if model_type not in MODEL_TYPES:
+        raise Skip(f"the first transformers that knows {model_type!r} is not in the table")
+    first = Version(MODEL_TYPES[model_type])
+    transformers = facts.version("transformers")
+    if transformers is not None and transformers >= first:
+        return []
+    want = f"transformers>={first}"
+    have = f"transformers {transformers}" if transformers is not None else "no transformers"
+    return [
+        Hit(
+            f"the job loads model type '{model_type}', which {have} does not know (it arrived "
+            f"in transformers {first})",
+            evidence={"model_type": model_type, "transformers": str(transformers), "needs": want},
+            fix=fix(f"pip install '{want}'", "safe", pip_install(want)),
+        )
+    ]
 
 
 @from_log("PKG141")
