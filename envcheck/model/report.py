@@ -81,6 +81,9 @@ class Distribution:
     location: str | None = None
     installer: str | None = None
     requires: tuple[str, ...] = ()
+    # a setting that skips the distribution's own runtime check of ``requires``, where the line
+    # stating them offers one (LLaMA-Factory's 'or set `DISABLE_VERSION_CHECK=1`')
+    check_switch: str | None = None
 
     @property
     def key(self) -> str:

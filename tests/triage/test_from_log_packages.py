@@ -185,3 +185,38 @@ def test_a_model_type_the_table_does_not_know_gets_an_upgrade(
     pkg141 = _causes(cli, log)["PKG141"]
     assert pkg141["verdict"] == "confirmed"
     assert "pip install --upgrade transformers" in _fix(pkg141)
+
+
+LF_CHECK = (
+    "ImportError: transformers>=4.41.2,<=4.48.1 is required for a normal functioning of this "
+    "module, but found transformers==4.49.0.\n"
+    "To fix: run `pip install transformers>=4.41.2,<=4.48.1` or set `DISABLE_VERSION_CHECK=1` to "
+    "skip this check.\n"
+)
+
+
+def test_llamafactory_check_offers_its_own_switch_in_pkg101s_fix(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """hiyouga/LlamaFactory#6784: the line says DISABLE_VERSION_CHECK=1 skips the check."""
+    spec = _spec(tmp_path, '[packages]\nllamafactory = "0.9.2"\ntransformers = "4.49.0"\n')
+    pkg101 = _causes(cli, _log(tmp_path, LF_CHECK), "--spec", str(spec))["PKG101"]
+    assert pkg101["verdict"] == "confirmed"
+    text = _fix(pkg101)
+    assert "set DISABLE_VERSION_CHECK=1 to skip llamafactory's own check" in text
+    assert "pip install 'transformers<=4.48.1,>=4.41.2'" in text
+
+
+def test_a_check_without_the_switch_offers_none(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """LLaMA-Factory's PPO trl check (hiyouga/LlamaFactory#10757) names no switch."""
+    log = _log(
+        tmp_path,
+        "[rank0]: Incompatible TRL version detected. LLaMA-Factory ppo requires TRL version "
+        ">=0.8.6,<=0.9.6. Found version 0.24.0. Please\n",
+    )
+    spec = _spec(tmp_path, '[packages]\nllamafactory = "0.9.1"\ntrl = "0.24.0"\n')
+    pkg101 = _causes(cli, log, "--spec", str(spec))["PKG101"]
+    assert pkg101["verdict"] == "confirmed"
+    assert "DISABLE_VERSION_CHECK" not in _fix(pkg101)

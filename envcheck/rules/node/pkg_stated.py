@@ -267,6 +267,15 @@ def trl_command_in_log(facts: Facts, line: LogLine) -> Hit:
     )
 
 
+def _dev_of(transformers: Version | None, first: Version, model_type: str) -> None:
+    """A development build of the release that added the model type (4.49.0.dev0, from
+    source) may or may not have it: undecided."""
+    if transformers is not None and transformers < first <= Version(transformers.base_version):
+        raise Skip(
+            f"transformers {transformers} is a development build of {first}, which added {model_type!r}"
+        )
+
+
 @rule("PKG141", "transformers-unknown-model-type", Severity.ERROR)
 def unknown_model_type(facts: Facts) -> Iterable[Hit]:
     """transformers does not know the model's architecture
@@ -288,8 +297,8 @@ def unknown_model_type(facts: Facts) -> Iterable[Hit]:
     transformers 4.32, while the user lists transformers 4.37.2; Qwen2 needs >= 4.37.0.
 
     ## Fix
-    Install a transformers that knows the model type (`pip install 'transformers>=4.37.0'` for
-    qwen2) in the environment the job runs, and check which interpreter that is.
+    Install a transformers that knows the model type (4.37.0 or newer for qwen2, 4.49.0 or newer
+    for qwen2_5_vl) in the environment the job runs, and check which interpreter that is.
 
     ## References
     - https://github.com/QwenLM/Qwen3/issues/434
@@ -302,6 +311,7 @@ def unknown_model_type(facts: Facts) -> Iterable[Hit]:
         raise Skip(f"the first transformers that knows {model_type!r} is not in the table")
     first = Version(MODEL_TYPES[model_type])
     transformers = facts.version("transformers")
+    _dev_of(transformers, first, model_type)
     if transformers is not None and transformers >= first:
         return []
     want = f"transformers>={first}"
@@ -326,6 +336,8 @@ def unknown_model_type_in_log(facts: Facts, line: LogLine) -> Hit | None:
     first = MODEL_TYPES.get(model_type)
     want = f"transformers>={first}" if first else "transformers"
     transformers = _known(facts, "transformers")
+    if first is not None:
+        _dev_of(transformers, Version(first), model_type)
     since = f" (it arrived in transformers {first})" if first else ""
     if transformers is not None and first is not None and transformers >= Version(first):
         return Hit(
