@@ -220,3 +220,29 @@ def test_a_check_without_the_switch_offers_none(
     pkg101 = _causes(cli, log, "--spec", str(spec))["PKG101"]
     assert pkg101["verdict"] == "confirmed"
     assert "DISABLE_VERSION_CHECK" not in _fix(pkg101)
+
+
+CHECK_DEPENDENCIES = (
+    '  File "/w/LLaMA-Factory/src/llamafactory/extras/misc.py", line 92, in check_dependencies\n'
+    '    check_version("transformers>=4.45.0,<=4.51.3,!=4.46.0,!=4.\n'
+)
+
+
+def test_check_dependencies_traceback_confirms_pkg101_with_the_range_it_states(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """hiyouga/LlamaFactory#7827: the traceback is cut inside the range; the complete clauses
+    are the fix."""
+    pkg101 = _causes(cli, _log(tmp_path, CHECK_DEPENDENCIES))["PKG101"]
+    assert (pkg101["verdict"], pkg101["evidence"]) == ("confirmed", "confirmed from line 1")
+    text = _fix(pkg101)
+    assert "transformers>=4.45.0 and transformers<=4.51.3 and transformers!=4.46.0" in text
+    assert "pip install 'transformers!=4.46.0,<=4.51.3,>=4.45.0'" in text
+
+
+def test_check_dependencies_with_a_transformers_inside_the_range_rules_pkg101_out(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    spec = _spec(tmp_path, '[packages]\nllamafactory = "0.9.3"\ntransformers = "4.51.3"\n')
+    pkg101 = _causes(cli, _log(tmp_path, CHECK_DEPENDENCIES), "--spec", str(spec))["PKG101"]
+    assert pkg101["verdict"] == "ruled_out"

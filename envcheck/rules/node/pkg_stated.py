@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -371,5 +372,40 @@ def unknown_model_type_in_log(facts: Facts, line: LogLine) -> Hit | None:
             + ("" if first else " (a release that knows the model type)"),
             "safe",
             pip_install(want, flags=() if first else ("--upgrade",)),
+        ),
+    )
+
+
+_STATED_REQUIRES = re.compile(r"^(?P<by>[A-Za-z0-9][A-Za-z0-9._-]*) requires (?P<req>\S+)$")
+
+
+@from_log("PKG101")
+def runtime_check_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """A package's own start-up check raised (LLaMA-Factory's check_dependencies, the traceback
+    naming the range it checks): the installed release is outside that range, or missing. The
+    range is what the log states (up to where the line is cut)."""
+    stated = _STATED_REQUIRES.match(line.stated.get("requires", ""))
+    if stated is None:
+        raise NotStated("the log is cut before the range the check names", "packages.requires")
+    try:
+        req = Requirement(stated.group("req"))
+    except InvalidRequirement:
+        raise NotStated("the range the check names is not readable", "packages.requires") from None
+    by, name = stated.group("by"), req.name
+    installed = _known(facts, name)
+    if installed is not None and req.specifier.contains(installed, prereleases=True):
+        return None
+    have = f"{name} {installed} is installed" if installed is not None else f"the installed {name}"
+    clauses = sorted(req.specifier, key=lambda s: (s.operator != ">=", s.operator != "<=", str(s)))
+    inside = " and ".join(f"{name}{s}" for s in clauses)
+    return Hit(
+        f"{by}'s start-up check refused {name} (line {line.line}): {by} requires "
+        f"{name}{req.specifier}, and {have} is outside it or missing",
+        evidence={"line": line.line, "package": by, "requires": str(req)},
+        fix=fix(
+            f"Install a {name} inside {by}'s range ({inside}, as the log states it), or move "
+            f"{by} to a release that supports the {name} installed",
+            "unsafe",
+            pip_install(str(req)),
         ),
     )
