@@ -246,3 +246,38 @@ def test_check_dependencies_with_a_transformers_inside_the_range_rules_pkg101_ou
     spec = _spec(tmp_path, '[packages]\nllamafactory = "0.9.3"\ntransformers = "4.51.3"\n')
     pkg101 = _causes(cli, _log(tmp_path, CHECK_DEPENDENCIES), "--spec", str(spec))["PKG101"]
     assert pkg101["verdict"] == "ruled_out"
+
+
+def test_top_k_import_error_is_the_symptom_of_trls_transformers_bound(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """huggingface/trl#1409: the line alone confirms PKG110 with the bound's own fix."""
+    log = _log(
+        tmp_path,
+        "ImportError: cannot import name 'top_k_top_p_filtering' from 'transformers' "
+        "(/usr/local/lib/python3.10/dist-packages/transformers/__init__.py)\n",
+    )
+    pkg110 = _causes(cli, log)["PKG110"]
+    assert (pkg110["verdict"], pkg110["evidence"]) == ("confirmed", "confirmed from line 1")
+    text = _fix(pkg110)
+    assert "pip install 'transformers<4.39'" in text and "trl release" in text
+
+
+def test_worker_extension_cls_names_trls_vllm_extra(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """huggingface/trl#3304: 'pip install trl[vllm]' (the release's own pin when it is known)."""
+    line = "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'worker_extension_cls'\n"
+    assert "pip install 'trl[vllm]'" in _fix(_causes(cli, _log(tmp_path, line))["PKG110"])
+    spec = _spec(tmp_path, '[packages]\ntrl = "0.17.0"\nvllm = "0.8.2"\n')
+    pkg110 = _causes(cli, _log(tmp_path, line), "--spec", str(spec))["PKG110"]
+    assert "pip install 'trl[vllm]==0.17.0'" in _fix(pkg110)
+
+
+def test_a_bound_symptom_with_the_node_inside_the_bound_is_ruled_out(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    line = "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'worker_extension_cls'\n"
+    spec = _spec(tmp_path, '[packages]\ntrl = "0.17.0"\nvllm = "0.8.3"\n')
+    pkg110 = _causes(cli, _log(tmp_path, line), "--spec", str(spec))["PKG110"]
+    assert pkg110["verdict"] == "ruled_out"
