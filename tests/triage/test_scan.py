@@ -418,6 +418,12 @@ EXAMPLES += [
         'configuration_auto.py", line 723, in __getitem__',
         "transformers-unknown-model-type",
     ),
+    (
+        "Exception: flashinfer with minimum required version 0.1.6 is not installed. Please "
+        "uninstall the old version and reinstall the latest version by following the "
+        "instructions at https://docs.flashinfer.ai/installation.html.",
+        "sglang-flashinfer-dist-missing",
+    ),
 ]
 
 

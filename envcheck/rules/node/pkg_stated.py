@@ -458,3 +458,63 @@ def bound_symptom_in_log(facts: Facts, line: LogLine) -> Hit | None:
             pip_install(install),
         ),
     )
+
+
+# sglang releases whose start-up check reads the distribution 'flashinfer' (FlashInfer 0.1.x's
+# name), and the first that reads 'flashinfer_python': sglang/srt/server.py (and the srt extra's
+# Requires-Dist) in the PyPI wheels py3-none-any of sglang 0.3.6 (sha256
+# 00b98a4d81d7a0773faaafc6b8bf997e52c539ddf0ca7f2ad15133d5feb62740), 0.4.1 (eec41a21d0d0abd4...),
+# 0.4.1.post7 (3eff86713eb47cf2...) and 0.4.2 (4ae7e3ef76c7ac61e1af25a315a5b61f6894d91bab6d6a266489717d72185d2c):
+# assert_pkg_version("flashinfer", "0.1.6"), flashinfer==0.1.6; 0.4.3
+# (2ce4a5385a0319fe70c2087b3def17ccb174deab1be1d4448eed430b3066d60b):
+# assert_pkg_version("flashinfer_python", "0.2.1.post1"), flashinfer_python>=0.2.1.post1.
+SGLANG_OLD_FLASHINFER = SpecifierSet(">=0.3.6,<=0.4.2")
+SGLANG_NEW_FLASHINFER = "0.4.3"
+
+
+@rule("PKG142", "sglang-flashinfer-renamed", Severity.ERROR)
+def sglang_flashinfer_renamed(facts: Facts) -> Iterable[Hit]:
+    """sglang looks for FlashInfer under its old distribution name
+
+    ## What it checks
+    An sglang release whose start-up check reads the distribution `flashinfer` (0.3.6 to 0.4.2)
+    on a node where FlashInfer is installed as `flashinfer-python` (FlashInfer 0.2 and later)
+    and no `flashinfer` distribution is present.
+
+    ## Why it matters
+    sglang refuses to start: `importlib.metadata.PackageNotFoundError: flashinfer`, then
+    `flashinfer with minimum required version 0.1.6 is not installed`, although FlashInfer is
+    installed.
+
+    ## Example
+    sglang 0.4.1 with flashinfer-python 0.2.0 from the cu124/torch2.5 index.
+
+    ## Fix
+    Upgrade sglang to 0.4.3 or newer (its check reads `flashinfer_python`, >= 0.2.1.post1):
+    `pip install --upgrade 'sglang[srt]>=0.4.3'`.
+
+    ## References
+    - https://github.com/flashinfer-ai/flashinfer/issues/794
+    - sglang/srt/server.py in the PyPI wheels of sglang 0.3.6-0.4.2 and 0.4.3
+    """
+    sglang = facts.version("sglang")
+    if sglang is None or not SGLANG_OLD_FLASHINFER.contains(sglang, prereleases=True):
+        return []
+    renamed = facts.version("flashinfer-python")
+    if renamed is None or facts.version("flashinfer") is not None:
+        return []
+    want = f"sglang[srt]>={SGLANG_NEW_FLASHINFER}"
+    return [
+        Hit(
+            f"sglang {sglang} checks the distribution 'flashinfer', but FlashInfer is installed "
+            f"as flashinfer-python {renamed}: sglang refuses to start (PackageNotFoundError: "
+            "flashinfer)",
+            evidence={"sglang": str(sglang), "flashinfer-python": str(renamed)},
+            fix=fix(
+                f"Upgrade sglang to {SGLANG_NEW_FLASHINFER} or newer, whose check reads "
+                "flashinfer_python (>= 0.2.1.post1)",
+                "safe",
+                pip_install(want, flags=("--upgrade",)),
+            ),
+        )
+    ]
