@@ -117,6 +117,8 @@ class SpecNetwork:
 @dataclass(frozen=True)
 class SpecWorkload:
     dtype: str | None = None  # what the job runs in: bfloat16 (bf16), float16 (half, fp16), float32
+    model_type: str | None = None  # the model type it loads (config.json's model_type: "qwen2")
+    command: str | None = None  # the command it runs ("trl vllm-serve")
 
 
 @dataclass(frozen=True)
@@ -424,7 +426,10 @@ def _workload(spec: StackSpec) -> Section[WorkloadInfo]:
     if spec.workload is None:
         return Section.unavailable(NOT_DECLARED, source="spec")
     dtype = normal_dtype(spec.workload.dtype) if spec.workload.dtype else None
-    return Section.ok(WorkloadInfo(dtype=dtype), source="spec")
+    work = spec.workload
+    return Section.ok(
+        WorkloadInfo(dtype=dtype, model_type=work.model_type, command=work.command), source="spec"
+    )
 
 
 def load_spec(path: str) -> NodeReport:

@@ -81,6 +81,9 @@ class Distribution:
     location: str | None = None
     installer: str | None = None
     requires: tuple[str, ...] = ()
+    # a setting that skips the distribution's own runtime check of ``requires``, where the line
+    # stating them offers one (LLaMA-Factory's 'or set `DISABLE_VERSION_CHECK=1`')
+    check_switch: str | None = None
 
     @property
     def key(self) -> str:
@@ -308,9 +311,11 @@ class GraphicsInfo:
 @dataclass(frozen=True)
 class WorkloadInfo:
     """What the job asks of the node, as a log or a declared spec states it (a probe cannot
-    know it): the floating-point type it runs in."""
+    know it): the floating-point type it runs in, the model type it loads, the command it runs."""
 
     dtype: str | None = None  # "bfloat16", "float16", "float32" (normalised)
+    model_type: str | None = None  # the checkpoint's model type ("qwen2": config.json's model_type)
+    command: str | None = None  # the command line tool and subcommand it runs ("trl vllm-serve")
 
 
 @dataclass(frozen=True)

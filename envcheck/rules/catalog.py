@@ -15,6 +15,7 @@ from envcheck.rules.node import (  # noqa: F401
     gpu_health,
     gpu_torch,
     packages,
+    pkg_stated,
     ray,
     sgl_kernel,
     sim_render,

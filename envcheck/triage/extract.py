@@ -73,6 +73,8 @@ FACTS: dict[str, str] = {
     "(LLaMA-Factory's check_version: 'vllm>=0.4.3,<=0.7.3')",
     "req_name": "a required distribution's name, joined with req_spec into a requirement",
     "req_spec": "the version range required of it ('>=0.8.6,<=0.9.6')",
+    "check_switch": "a setting the line says skips the runtime check that refused a requirement "
+    "(LLaMA-Factory's 'or set `DISABLE_VERSION_CHECK=1` to skip this check')",
     "nccl_version": "the NCCL release loaded",
     "nccl_cuda": "the CUDA release that NCCL was built for",
     "mem_used_gb": "memory in use on the node (GB, Ray's memory monitor)",
@@ -106,6 +108,7 @@ FACTS: dict[str, str] = {
     "cuda_error": "a CUDA runtime error number (802)",
     "mujoco_gl": "the MuJoCo rendering backend in use (egl, osmesa, glfw)",
     "pyopengl_platform": "the PyOpenGL platform in use (GLXPlatform -> glx)",
+    "model_type": "a checkpoint's model type a library refused (transformers' KeyError: 'qwen2')",
 }
 _FAILURES = {
     "vulkan_error": "vulkan",
@@ -299,9 +302,13 @@ class _Builder:
         unique: dict[str, Distribution] = {}
         for dist in dists:
             unique.setdefault(dist.key, dist)
+        switches = {f.line: f.value for f in self.facts if f.name == "check_switch"}
         for key, (reqs, lines) in required.items():
             where = f"log line{'s' if len(lines) > 1 else ''} " + ", ".join(map(str, lines))
-            unique[key] = dataclasses.replace(unique[key], requires=tuple(reqs), location=where)
+            switch = next((switches[n] for n in lines if n in switches), None)
+            unique[key] = dataclasses.replace(
+                unique[key], requires=tuple(reqs), location=where, check_switch=switch
+            )
         info = PackagesInfo(
             distributions=tuple(unique.values()),
             partial="a log names only the packages its lines mention",
@@ -348,9 +355,11 @@ class _Builder:
     def workload(self) -> Section[WorkloadInfo] | None:
         fact = self.first("dtype")
         dtype = normal_dtype(fact.value) if fact else None
-        if fact is None or dtype is None:
+        model = self.first("model_type")
+        if dtype is None and model is None:
             return None
-        return self.section(WorkloadInfo(dtype=dtype), fact)
+        info = WorkloadInfo(dtype=dtype, model_type=model.value if model else None)
+        return self.section(info, fact if dtype else None, model)
 
     def python(self) -> Section[PythonInfo] | None:
         fact = self.first("python_version") or self.first("site_python")

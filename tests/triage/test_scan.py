@@ -168,7 +168,7 @@ EXAMPLES = [
         "nccl-watchdog-timeout",
     ),
     (
-        "A module that was compiled using NumPy 1.x cannot be run in NumPy 2.0.0 as it may crash.",
+        "A module that was compiled using NumPy 1.x cannot be run in",  # NumPy wraps the line
         "numpy2-abi",
     ),
     (
@@ -413,6 +413,26 @@ EXAMPLES += [
         "ValueError: vllm version 0.8.5.post1 not supported. Currently supported versions are "
         "0.3.1, 0.4.2, 0.5.4 and 0.6.3.",
         "verl-vllm-version-not-supported",
+    ),
+]
+# matrices/signatures_pkg3.toml: lines that state a package cause by themselves
+EXAMPLES += [
+    ("NumPy 2.0.0 as it may crash. To support both 1.x and 2.x", "numpy1-module-under-numpy2"),
+    (
+        "TRL CLI: error: argument command: invalid choice: 'vllm-serve' (choose from 'chat', "
+        "'dpo', 'env', 'grpo', 'kto', 'sft')",
+        "trl-cli-invalid-command",
+    ),
+    (
+        '  File "/envs/qwen/lib/python3.11/site-packages/transformers/models/auto/'
+        'configuration_auto.py", line 723, in __getitem__',
+        "transformers-unknown-model-type",
+    ),
+    (
+        "Exception: flashinfer with minimum required version 0.1.6 is not installed. Please "
+        "uninstall the old version and reinstall the latest version by following the "
+        "instructions at https://docs.flashinfer.ai/installation.html.",
+        "sglang-flashinfer-dist-missing",
     ),
 ]
 

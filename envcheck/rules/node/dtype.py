@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from packaging.version import Version
 
 from envcheck.model.finding import Severity
-from envcheck.rules.base import Hit, rule
+from envcheck.rules.base import Hit, Skip, rule
 from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual
 
@@ -50,6 +50,8 @@ def bf16_without_support(facts: Facts) -> Iterable[Hit]:
     if not below:
         return []  # every GPU has bf16: whatever the job asks for, this is not the cause
     dtype = facts.workload().dtype
+    if dtype is None:  # the section states the job's model or command, not its dtype
+        raise Skip("the job's dtype is not stated", "workload.dtype")
     if dtype != "bfloat16":
         return []
     names = ", ".join(dict.fromkeys(below))

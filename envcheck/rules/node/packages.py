@@ -152,13 +152,20 @@ def unmet_requirements(facts: Facts) -> Iterable[Hit]:
         if problems:
             label = dist.name if dist.version == "unknown" else f"{dist.name} {dist.version}"
             stated = f" (stated on {dist.location})" if dist.location else ""
+            switch = (
+                f"; or, keeping both, set {dist.check_switch} to skip {dist.name}'s own check "
+                f"(its advice on {dist.location or 'the line'}, at the risk the range protects "
+                "against)"
+                if dist.check_switch
+                else ""
+            )
             hits.append(
                 Hit(
                     f"{label} {'; '.join(problems)}{stated}",
                     evidence={"package": dist.name, "version": dist.version, "unmet": problems},
                     fix=fix(
                         f"Install what {dist.name} requires, or move {dist.name} to a release "
-                        "whose requirements allow what is installed",
+                        f"whose requirements allow what is installed{switch}",
                         "unsafe",
                         pip_install(*wanted),
                     ),

@@ -1,0 +1,520 @@
+"""Package causes a log line states by itself (`confirms` in matrices/signatures_pkg3.toml):
+NumPy 2's import guard names the NumPy that refused a NumPy-1 module (PKG104), transformers'
+torch gate names its floor and the torch it found (PKG108), trl's CLI lists the commands the
+installed release has (PKG140), transformers names the model type it does not know (PKG141).
+Each finding is worded from the line and, where known, the node's facts."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from envcheck.model.finding import Severity
+from envcheck.rules.base import Hit, LogLine, NotStated, Skip, from_log, rule
+from envcheck.rules.facts import Facts
+from envcheck.rules.fixes import fix, manual, pip_install
+from envcheck.rules.node.packages import requirements_in_effect
+
+# the last NumPy 1 release: a requirement that excludes it asks for NumPy 2
+_LAST_NUMPY1 = Version("1.26.4")
+
+# trl commands and the first release whose CLI has them: trl/cli.py in the PyPI wheels
+# trl-0.15.2-py3-none-any.whl (sha256 bf2b88e3cf5da08cd533dc03273d977965bd5d86c5878f76285fba45d9cb9634:
+# chat, dpo, env, grpo, kto, sft) and trl-0.16.0-py3-none-any.whl (sha256
+# 23752d91f8a53cdecf71b53a1960c9d9b97689f458220c29993f16e3e81f1f60: `elif args.command ==
+# "vllm-serve"`); https://github.com/huggingface/trl/issues/3139
+TRL_COMMANDS: dict[str, str] = {"vllm-serve": "0.16.0"}
+
+# model types and the first transformers release whose CONFIG_MAPPING has them, read from
+# transformers/models/auto/configuration_auto.py in the PyPI wheels py3-none-any of 4.36.2
+# (sha256 462066c4f74ee52516f12890dcc9ec71d1a5e97998db621668455117a54330f6: neither), 4.37.0
+# (669d4e2c12661e71c464eb18d6a9b9a2c74d4cba0f4648bb9323896bdd046826: qwen2), 4.48.3
+# (78697f990f5ef350c23b46bf86d5081ce96b49479ab180b2de7687267de8fd36: no qwen2_5_vl) and 4.49.0
+# (6b4fded1c5fee04d384b1014495b4235a2b53c87503d7d592423c06128cbbe03: qwen2_5_vl); qwen2 is also
+# what the Qwen maintainers state in https://github.com/QwenLM/Qwen3/issues/434
+MODEL_TYPES: dict[str, str] = {"qwen2": "4.37.0", "qwen2_5_vl": "4.49.0"}
+
+
+def _known(facts: Facts, name: str) -> Version | None:
+    try:
+        return facts.version(name)
+    except Skip:
+        return None
+
+
+def _needs_numpy2(facts: Facts, numpy: Version) -> list[str]:
+    """Installed distributions whose requirement on numpy excludes every NumPy 1 release."""
+    try:
+        packages = facts.packages()
+    except Skip:
+        return []
+    try:
+        markers: dict[str, str] | None = facts.markers()
+    except Skip:
+        markers = None
+    out = []
+    for dist in packages.distributions:
+        for req in requirements_in_effect(dist, markers):
+            spec = req.specifier
+            if (
+                canonicalize_name(req.name) == "numpy"
+                and str(spec)
+                and spec.contains(numpy, prereleases=True)
+                and not spec.contains(_LAST_NUMPY1)
+            ):
+                out.append(f"{dist.name} {dist.version} (numpy{spec})")
+    return list(dict.fromkeys(out))
+
+
+@from_log("PKG104")
+def numpy1_module_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """NumPy 2 prints 'A module that was compiled using NumPy 1.x cannot be run in NumPy X as
+    it may crash' when an extension built against NumPy 1 imports it: the line names the NumPy
+    installed, and the module (the traceback above it) needs NumPy 1 or a rebuild."""
+    found = re.search(r"NumPy ([0-9][0-9.]*[0-9]) as it may crash", line.text)
+    if found is None:
+        raise NotStated("the line does not name the NumPy release", "packages.numpy")
+    numpy = Version(found.group(1))
+    if numpy.major < 2:
+        return None
+    torch = _known(facts, "torch")
+    module = (
+        f"torch {torch} (built against NumPy 1 before 2.3)"
+        if torch is not None and torch < Version("2.3")
+        else "a module loaded here (the traceback above the line names it)"
+    )
+    needs2 = _needs_numpy2(facts, numpy)
+    message = (
+        f"numpy {numpy} is installed but {module} was compiled against NumPy 1.x (line "
+        f"{line.line}: NumPy's own import guard): it may crash or fail to import"
+    )
+    if needs2:
+        return Hit(
+            message + f"; {', '.join(needs2)} requires NumPy 2, so numpy<2 is not an option",
+            evidence={"line": line.line, "numpy": str(numpy), "requires_numpy2": needs2},
+            fix=fix(
+                "Upgrade the module compiled against NumPy 1.x to a release built for NumPy 2 "
+                f"(NumPy's advice on line {line.line}); {', '.join(needs2)} rules out numpy<2",
+                "manual",
+                manual("upgrade (or rebuild) the module the traceback names against NumPy 2"),
+            ),
+        )
+    return Hit(
+        message,
+        evidence={"line": line.line, "numpy": str(numpy)},
+        fix=fix(
+            f"Install NumPy 1.x (numpy<2, NumPy's own advice on line {line.line}) and pin it for "
+            "later installs, or upgrade the affected module to a release built for NumPy 2",
+            "safe",
+            pip_install("numpy<2"),
+        ),
+    )
+
+
+def _lower_bound(spec: SpecifierSet) -> Version | None:
+    lows = [Version(s.version) for s in spec if s.operator in (">=", ">", "==", "~=")]
+    return min(lows) if lows else None
+
+
+def transformers_below(facts: Facts, torch: Version) -> Version | None:
+    """The oldest transformers release the matrix knows to break on ``torch`` (PKG108's
+    known-bad table, the [[bound]]s of transformers on torch): installing below it keeps torch."""
+    lows: list[Version] = []
+    for entry in facts.matrix.known_bad:
+        if entry.code != "PKG108":
+            continue
+        for cond in (entry.when, *entry.when.any):
+            need = cond.packages.get("torch")
+            have = cond.packages.get("transformers")
+            if need is not None and have is not None and need.contains(torch, prereleases=True):
+                low = _lower_bound(have)
+                if low is not None:
+                    lows.append(low)
+    for bound in facts.matrix.bounds:
+        if (
+            canonicalize_name(bound.package) == "transformers"
+            and canonicalize_name(bound.dependency) == "torch"
+            and not bound.allowed.contains(torch, prereleases=True)
+        ):
+            low = _lower_bound(bound.versions)
+            if low is not None:
+                lows.append(low)
+    return min(lows) if lows else None
+
+
+@from_log("PKG108")
+def transformers_torch_gate_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """transformers prints 'Disabling PyTorch because PyTorch >= X is required but found Y'
+    (utils/import_utils.py) and runs without torch: the line names its floor and the torch
+    installed. The fix keeps torch (often the newest the node supports) and moves transformers
+    below the oldest release the matrix knows to need more than it."""
+    found = re.search(r"PyTorch >= ([0-9][0-9.]*) is required but found ([0-9][^ ,;]*)", line.text)
+    if found is None:
+        raise NotStated("the line is cut before the torch it found", "packages.torch")
+    try:
+        floor, torch = Version(found.group(1)), Version(found.group(2).rstrip("."))
+    except InvalidVersion:
+        raise NotStated("the line's versions are not readable", "packages.torch") from None
+    if Version(torch.base_version) >= floor:
+        return None
+    below = transformers_below(facts, Version(torch.base_version))
+    transformers = _known(facts, "transformers")
+    have = (
+        f"transformers {transformers}" if transformers is not None else "the installed transformers"
+    )
+    message = (
+        f"{have} needs torch >= {floor} but torch {torch} is installed (line {line.line}): "
+        "it disables its PyTorch backend and the AutoModel classes go missing"
+    )
+    evidence = {"line": line.line, "torch": str(torch), "transformers_needs": f"torch>={floor}"}
+    if below is None:
+        raise Skip("no transformers release the matrix knows works with this torch")
+    return Hit(
+        message,
+        evidence={**evidence, "transformers_below": str(below)},
+        fix=fix(
+            f"Install transformers<{below} (the releases before {below} support torch {torch}), "
+            f"or upgrade torch to >= {floor}",
+            "safe",
+            pip_install(f"transformers<{below}"),
+        ),
+    )
+
+
+@rule("PKG140", "trl-command-missing", Severity.ERROR)
+def trl_command_missing(facts: Facts) -> Iterable[Hit]:
+    """The installed trl is older than the command a job runs
+
+    ## What it checks
+    A log line of trl's command-line tool refusing a command (`TRL CLI: error: argument command:
+    invalid choice: 'vllm-serve' (choose from ...)`): the trl that ran predates the command.
+    Where the node's trl is known and new enough, another (older) trl is first on PATH. Only a
+    log (trl's own refusal) or a spec's `[workload] command` states which command a job runs:
+    on a node alone the rule does not run.
+
+    ## Why it matters
+    Recipes written for a newer trl (GRPO with a separate `trl vllm-serve` server) fail at once
+    with an argparse error that does not name the installed version.
+
+    ## Example
+    `trl vllm-serve` with trl 0.15.2: `invalid choice: 'vllm-serve' (choose from 'chat', 'dpo',
+    'env', 'grpo', 'kto', 'sft')`; vllm-serve arrived in trl 0.16.0.
+
+    ## Fix
+    `pip install --upgrade 'trl>=0.16.0'` in the environment whose `trl` runs (check `which trl`).
+
+    ## References
+    - https://github.com/huggingface/trl/issues/3139
+    - trl/cli.py in the PyPI wheels of trl 0.15.2 and 0.16.0
+    """
+    command = facts.workload().command
+    if command is None:
+        raise Skip("the job's command is not stated", "workload.command")
+    words = command.split()
+    if len(words) < 2 or canonicalize_name(words[0]) != "trl" or words[1] not in TRL_COMMANDS:
+        return []
+    first = Version(TRL_COMMANDS[words[1]])
+    trl = facts.version("trl")
+    if trl is None or trl >= first:
+        return []
+    want = f"trl>={first}"
+    return [
+        Hit(
+            f"the job runs `trl {words[1]}`, which trl {trl} does not have (it arrived in trl "
+            f"{first})",
+            evidence={"command": command, "trl": str(trl), "needs": want},
+            fix=fix(f"pip install --upgrade '{want}'", "safe", pip_install(want)),
+        )
+    ]
+
+
+@from_log("PKG140")
+def trl_command_in_log(facts: Facts, line: LogLine) -> Hit:
+    found = re.search(r"invalid choice: '([A-Za-z0-9_-]+)'", line.text)
+    if found is None:
+        raise NotStated("the line is cut before the command", "workload.command")
+    command = found.group(1)
+    first = TRL_COMMANDS.get(command)
+    want = f"trl>={first}" if first else "trl"
+    trl = _known(facts, "trl")
+    since = f" (it arrived in trl {first})" if first else ""
+    if trl is not None and first is not None and trl >= Version(first):
+        return Hit(
+            f"trl's CLI has no '{command}' command (line {line.line}), yet trl {trl} here has it"
+            f"{since}: another, older trl is first on PATH",
+            evidence={"line": line.line, "command": command, "trl": str(trl)},
+            fix=fix(
+                f"Run the `trl` of the environment that has trl {trl} (check `which trl`), or "
+                f"upgrade the other one: pip install --upgrade '{want}'",
+                "manual",
+                manual("check `which trl` and `python -m pip show trl` in the job's environment"),
+            ),
+        )
+    have = f"trl {trl}" if trl is not None else "the trl that ran"
+    return Hit(
+        f"{have} has no '{command}' command (line {line.line}: its CLI lists the commands it "
+        f"has){since}",
+        evidence={"line": line.line, "command": command, "trl": str(trl) if trl else None},
+        fix=fix(
+            f"pip install --upgrade '{want}' in the environment whose `trl` runs",
+            "safe",
+            pip_install(want, flags=("--upgrade",)),
+        ),
+    )
+
+
+def _dev_of(transformers: Version | None, first: Version, model_type: str) -> None:
+    """A development build of the release that added the model type (4.49.0.dev0, from
+    source) may or may not have it: undecided."""
+    if transformers is not None and transformers < first <= Version(transformers.base_version):
+        raise Skip(
+            f"transformers {transformers} is a development build of {first}, which added {model_type!r}"
+        )
+
+
+@rule("PKG141", "transformers-unknown-model-type", Severity.ERROR)
+def unknown_model_type(facts: Facts) -> Iterable[Hit]:
+    """transformers does not know the model's architecture
+
+    ## What it checks
+    A log line of transformers refusing a checkpoint's model type (`KeyError: 'qwen2'` from
+    configuration_auto.py, or `has model type `qwen2_5_vl` but Transformers does not recognize
+    this architecture`): the transformers that ran predates the architecture. Where the node's
+    transformers is known and new enough for it, the process ran another environment. Only a
+    log or a spec's `[workload] model_type` states which model a job loads: on a node alone the
+    rule does not run.
+
+    ## Why it matters
+    The environment a user lists (`pip list` in one shell) is not always the one the job
+    imports; the KeyError names neither.
+
+    ## Example
+    Qwen1.5 fine-tuning fails with `KeyError: 'qwen2'` from a python3.11 env running
+    transformers 4.32, while the user lists transformers 4.37.2; Qwen2 needs >= 4.37.0.
+
+    ## Fix
+    Install a transformers that knows the model type (4.37.0 or newer for qwen2, 4.49.0 or newer
+    for qwen2_5_vl) in the environment the job runs, and check which interpreter that is.
+
+    ## References
+    - https://github.com/QwenLM/Qwen3/issues/434
+    - https://github.com/hiyouga/LlamaFactory/issues/6784
+    """
+    model_type = facts.workload().model_type
+    if model_type is None:
+        raise Skip("the job's model type is not stated", "workload.model_type")
+    if model_type not in MODEL_TYPES:
+        raise Skip(f"the first transformers that knows {model_type!r} is not in the table")
+    first = Version(MODEL_TYPES[model_type])
+    transformers = facts.version("transformers")
+    _dev_of(transformers, first, model_type)
+    if transformers is not None and transformers >= first:
+        return []
+    want = f"transformers>={first}"
+    have = f"transformers {transformers}" if transformers is not None else "no transformers"
+    return [
+        Hit(
+            f"the job loads model type '{model_type}', which {have} does not know (it arrived "
+            f"in transformers {first})",
+            evidence={"model_type": model_type, "transformers": str(transformers), "needs": want},
+            fix=fix(f"pip install '{want}'", "safe", pip_install(want)),
+        )
+    ]
+
+
+@from_log("PKG141")
+def unknown_model_type_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    stated = line.stated.get("model_type")
+    found = re.search(r"has model type `([A-Za-z0-9_-]+)`", line.text)
+    model_type = found.group(1) if found else stated
+    if not model_type:
+        raise NotStated("the log is cut before the model type", "workload.model_type")
+    first = MODEL_TYPES.get(model_type)
+    want = f"transformers>={first}" if first else "transformers"
+    transformers = _known(facts, "transformers")
+    if first is not None:
+        _dev_of(transformers, Version(first), model_type)
+    since = f" (it arrived in transformers {first})" if first else ""
+    if transformers is not None and first is not None and transformers >= Version(first):
+        return Hit(
+            f"transformers refused model type '{model_type}' (line {line.line}), yet transformers "
+            f"{transformers} here knows it{since}: the job ran another environment",
+            evidence={
+                "line": line.line,
+                "model_type": model_type,
+                "transformers": str(transformers),
+            },
+            fix=fix(
+                f"Run the job with the interpreter that has transformers {transformers} (check "
+                f"`python -c 'import transformers; print(transformers.__file__)'`), or install "
+                f"'{want}' in the one it runs",
+                "manual",
+                manual("print transformers.__version__ and __file__ from the job's interpreter"),
+            ),
+        )
+    have = (
+        f"transformers {transformers}" if transformers is not None else "the transformers that ran"
+    )
+    return Hit(
+        f"{have} does not know model type '{model_type}' (line {line.line}){since}",
+        evidence={
+            "line": line.line,
+            "model_type": model_type,
+            "transformers": str(transformers) if transformers else None,
+        },
+        fix=fix(
+            f"Install {want} in the environment the job runs"
+            + ("" if first else " (a release that knows the model type)"),
+            "safe",
+            pip_install(want, flags=() if first else ("--upgrade",)),
+        ),
+    )
+
+
+_STATED_REQUIRES = re.compile(r"^(?P<by>[A-Za-z0-9][A-Za-z0-9._-]*) requires (?P<req>\S+)$")
+
+
+@from_log("PKG101")
+def runtime_check_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """A package's own start-up check raised (LLaMA-Factory's check_dependencies, the traceback
+    naming the range it checks): the installed release is outside that range, or missing. The
+    range is what the log states (up to where the line is cut)."""
+    stated = _STATED_REQUIRES.match(line.stated.get("requires", ""))
+    if stated is None:
+        raise NotStated("the log is cut before the range the check names", "packages.requires")
+    try:
+        req = Requirement(stated.group("req"))
+    except InvalidRequirement:
+        raise NotStated("the range the check names is not readable", "packages.requires") from None
+    by, name = stated.group("by"), req.name
+    installed = _known(facts, name)
+    if installed is not None and req.specifier.contains(installed, prereleases=True):
+        return None
+    have = f"{name} {installed} is installed" if installed is not None else f"the installed {name}"
+    clauses = sorted(req.specifier, key=lambda s: (s.operator != ">=", s.operator != "<=", str(s)))
+    inside = " and ".join(f"{name}{s}" for s in clauses)
+    return Hit(
+        f"{by}'s start-up check refused {name} (line {line.line}): {by} requires "
+        f"{name}{req.specifier}, and {have} is outside it or missing",
+        evidence={"line": line.line, "package": by, "requires": str(req)},
+        fix=fix(
+            f"Install a {name} inside {by}'s range ({inside}, as the log states it), or move "
+            f"{by} to a release that supports the {name} installed",
+            "unsafe",
+            pip_install(str(req)),
+        ),
+    )
+
+
+@from_log("PKG110")
+def bound_symptom_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """A line that is the symptom of exactly one ``[[bound]]`` (trl < 0.8.1's import of
+    top_k_top_p_filtering; trl's worker_extension_cls with a vLLM older than its extra allows):
+    the finding names that bound and its fix; the node's versions, where known, can rule it out."""
+    signature = next((s for s in facts.matrix.signatures if s.id == line.signature), None)
+    if signature is None:
+        raise Skip("the line's signature is not in the matrix")
+    pattern = re.compile(signature.pattern)
+    bounds = [b for b in facts.matrix.bounds if b.symptom and pattern.search(b.symptom)]
+    if len(bounds) != 1:
+        raise Skip("the line is not the symptom of exactly one bound")
+    (bound,) = bounds
+    version, dep = _known(facts, bound.package), _known(facts, bound.dependency)
+    if version is not None and not bound.versions.contains(version, prereleases=True):
+        return None
+    if dep is not None and bound.allowed.contains(dep, prereleases=True):
+        return None
+    wanted = f"{bound.dependency}{bound.allowed}"
+    install = bound.install or wanted
+    install = (
+        install.replace("{version}", str(version))
+        if version is not None
+        else install.replace("=={version}", "")
+    )
+    have = f"{bound.package} {version}" if version is not None else bound.package
+    with_dep = (
+        f"{bound.dependency} {dep}" if dep is not None else f"the installed {bound.dependency}"
+    )
+    workaround = f"; or, keeping both: {bound.workaround}" if bound.workaround else ""
+    return Hit(
+        f"line {line.line} is the symptom of {bound.package} {bound.versions} with "
+        f"{bound.dependency} outside {bound.allowed}: {bound.reason.split('. ')[0]}",
+        evidence={
+            "line": line.line,
+            bound.package: str(version) if version else None,
+            bound.dependency: str(dep) if dep else None,
+            "bound": wanted,
+        },
+        fix=fix(
+            f"Install {install} (what {bound.package} {bound.versions} works with), or a "
+            f"{bound.package} release that supports {with_dep}{workaround}"
+            + ("" if version is not None else f" (no {have} release is stated)"),
+            "safe",
+            pip_install(install),
+        ),
+    )
+
+
+# sglang releases whose start-up check reads the distribution 'flashinfer' (FlashInfer 0.1.x's
+# name), and the first that reads 'flashinfer_python': sglang/srt/server.py (and the srt extra's
+# Requires-Dist) in the PyPI wheels py3-none-any of sglang 0.3.6 (sha256
+# 00b98a4d81d7a0773faaafc6b8bf997e52c539ddf0ca7f2ad15133d5feb62740), 0.4.1 (eec41a21d0d0abd4...),
+# 0.4.1.post7 (3eff86713eb47cf2...) and 0.4.2 (4ae7e3ef76c7ac61e1af25a315a5b61f6894d91bab6d6a266489717d72185d2c):
+# assert_pkg_version("flashinfer", "0.1.6"), flashinfer==0.1.6; 0.4.3
+# (2ce4a5385a0319fe70c2087b3def17ccb174deab1be1d4448eed430b3066d60b):
+# assert_pkg_version("flashinfer_python", "0.2.1.post1"), flashinfer_python>=0.2.1.post1.
+SGLANG_OLD_FLASHINFER = SpecifierSet(">=0.3.6,<=0.4.2")
+SGLANG_NEW_FLASHINFER = "0.4.3"
+
+
+@rule("PKG142", "sglang-flashinfer-renamed", Severity.ERROR)
+def sglang_flashinfer_renamed(facts: Facts) -> Iterable[Hit]:
+    """sglang looks for FlashInfer under its old distribution name
+
+    ## What it checks
+    An sglang release whose start-up check reads the distribution `flashinfer` (0.3.6 to 0.4.2)
+    on a node where FlashInfer is installed as `flashinfer-python` (FlashInfer 0.2 and later)
+    and no `flashinfer` distribution is present.
+
+    ## Why it matters
+    sglang refuses to start: `importlib.metadata.PackageNotFoundError: flashinfer`, then
+    `flashinfer with minimum required version 0.1.6 is not installed`, although FlashInfer is
+    installed.
+
+    ## Example
+    sglang 0.4.1 with flashinfer-python 0.2.0 from the cu124/torch2.5 index.
+
+    ## Fix
+    Upgrade sglang to 0.4.3 or newer (its check reads `flashinfer_python`, >= 0.2.1.post1):
+    `pip install --upgrade 'sglang[srt]>=0.4.3'`.
+
+    ## References
+    - https://github.com/flashinfer-ai/flashinfer/issues/794
+    - sglang/srt/server.py in the PyPI wheels of sglang 0.3.6-0.4.2 and 0.4.3
+    """
+    sglang = facts.version("sglang")
+    if sglang is None or not SGLANG_OLD_FLASHINFER.contains(sglang, prereleases=True):
+        return []
+    renamed = facts.version("flashinfer-python")
+    if renamed is None or facts.version("flashinfer") is not None:
+        return []
+    want = f"sglang[srt]>={SGLANG_NEW_FLASHINFER}"
+    return [
+        Hit(
+            f"sglang {sglang} checks the distribution 'flashinfer', but FlashInfer is installed "
+            f"as flashinfer-python {renamed}: sglang refuses to start (PackageNotFoundError: "
+            "flashinfer)",
+            evidence={"sglang": str(sglang), "flashinfer-python": str(renamed)},
+            fix=fix(
+                f"Upgrade sglang to {SGLANG_NEW_FLASHINFER} or newer, whose check reads "
+                "flashinfer_python (>= 0.2.1.post1)",
+                "safe",
+                pip_install(want, flags=("--upgrade",)),
+            ),
+        )
+    ]
