@@ -117,6 +117,7 @@ class SpecNetwork:
 @dataclass(frozen=True)
 class SpecWorkload:
     dtype: str | None = None  # what the job runs in: bfloat16 (bf16), float16 (half, fp16), float32
+    runs: tuple[str, ...] = ()  # what the job runs, installed or not: "isaacsim", "omnigibson"
 
 
 @dataclass(frozen=True)
@@ -227,6 +228,9 @@ def _validate(spec: StackSpec, text: str, where: str) -> None:
             "workload.dtype",
             f"unknown dtype {spec.workload.dtype!r} (bfloat16, float16 or float32)",
         )
+    for i, name in enumerate(spec.workload.runs if spec.workload else ()):
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+            raise _fail(text, where, f"workload.runs[{i}]", f"not a distribution name: {name!r}")
     if spec.network:
         import ipaddress
 
@@ -423,8 +427,11 @@ def spec_to_report(spec: StackSpec, where: str) -> NodeReport:
 def _workload(spec: StackSpec) -> Section[WorkloadInfo]:
     if spec.workload is None:
         return Section.unavailable(NOT_DECLARED, source="spec")
+    from packaging.utils import canonicalize_name
+
     dtype = normal_dtype(spec.workload.dtype) if spec.workload.dtype else None
-    return Section.ok(WorkloadInfo(dtype=dtype), source="spec")
+    runs = tuple(dict.fromkeys(str(canonicalize_name(n)) for n in spec.workload.runs))
+    return Section.ok(WorkloadInfo(dtype=dtype, runs=runs), source="spec")
 
 
 def load_spec(path: str) -> NodeReport:

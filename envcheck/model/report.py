@@ -308,9 +308,12 @@ class GraphicsInfo:
 @dataclass(frozen=True)
 class WorkloadInfo:
     """What the job asks of the node, as a log or a declared spec states it (a probe cannot
-    know it): the floating-point type it runs in."""
+    know it): the floating-point type it runs in, and the simulators or frameworks it runs even
+    before they are installed (an Isaac Sim issue template's "Isaac Sim Version: Unable to
+    install")."""
 
     dtype: str | None = None  # "bfloat16", "float16", "float32" (normalised)
+    runs: tuple[str, ...] = ()  # distribution names, canonicalised: "isaacsim", "omnigibson"
 
 
 @dataclass(frozen=True)
