@@ -406,6 +406,11 @@ EXAMPLES += [
     ),
 ]
 
+# matrices/signatures_sim3.toml (lines from tests/corpus/<id>/log.txt)
+EXAMPLES += [
+    ("ModuleNotFoundError: No module named 'omni.kit.usd'", "omni-kit-usd-module-missing"),
+]
+
 
 @pytest.fixture(scope="module")
 def matrix() -> Matrix:

@@ -290,6 +290,8 @@ def omnigibson_isaacsim(facts: Facts) -> Iterable[Hit]:
     """
     version = facts.version("omnigibson")
     if version is None:
+        if runs(facts, "omnigibson"):
+            raise Skip("the job runs OmniGibson, but its release is not stated")
         return []
     release = facts.matrix.omnigibson_release(version)
     if release is None:
