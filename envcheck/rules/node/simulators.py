@@ -342,7 +342,9 @@ def numpy2_isaacsim(facts: Facts) -> Iterable[Hit]:
     isaacsim 5.1.0.0 with numpy 2.2.6.
 
     ## Fix
-    `pip install 'numpy<2'` (1.26.x) and pin it for later installs.
+    `pip install 'numpy<2'` (1.26.x) and pin it for later installs: Isaac Sim 5.1 ships NumPy
+    1.26.4, and going back to numpy==1.26.4 fixed Isaac Lab on 4.5 after Pinocchio pulled in
+    another NumPy (IsaacLab#2235); 5.0's isaacsim-kernel pins numpy==1.26.0 exactly.
 
     ## References
     - https://github.com/isaac-sim/IsaacLab/issues/2235
