@@ -10,7 +10,9 @@ next line); ``pip show`` blocks; table rows of ``pip list`` / ``conda list`` wit
 with markdown (``**``, backticks, list dashes), full-width colons and missing colons tolerated.
 
 Every fact is kept as written; what is not stated stays unknown, and the report's notes say
-which of the usual facts the text did not state. A text that states none is not recognised.
+which of the usual facts the text did not state. A text that states none is not recognised. An Isaac Sim issue template's
+``Isaac Sim Version`` field also says the job runs Isaac Sim (``workload.runs``), even when
+its value is "Unable to install".
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from envcheck.model.report import (
     PythonInfo,
     SystemInfo,
     Toolkit,
+    WorkloadInfo,
 )
 from envcheck.model.section import Section
 
@@ -173,6 +176,7 @@ class _Harvest:
     gpus: list[str] = field(default_factory=list)
     packages: list[Distribution] = field(default_factory=list)
     lines: dict[str, int] = field(default_factory=dict)  # fact -> the line it was read from
+    runs: list[str] = field(default_factory=list)  # what an issue template says the job runs
     line: int = 0  # the line being read
 
     def set(self, fact: str, value: str) -> None:
@@ -236,6 +240,17 @@ def _assign(h: _Harvest, fact: str, value: str) -> None:
         version = _first_version(value)
         if version:
             h.package(fact[4:], version)
+        name = fact[4:]
+        # "Isaac Sim Version: Unable to install": the job runs Isaac Sim, release unknown
+        if name in _TEMPLATE_RUNS and name not in h.runs and not _NOT_USED.fullmatch(value):
+            h.runs.append(name)
+            h.lines.setdefault("runs", h.line)
+
+
+# the issue templates' "Isaac Sim Version" field names what the job runs even when its value
+# is no version ("Unable to install"); "N/A" or "none" says it does not run it
+_TEMPLATE_RUNS = ("isaacsim",)
+_NOT_USED = re.compile(r"(?i)\W*(?:n/?a|none|no|not used|not applicable)?\W*")
 
 
 def _package_label(label: str) -> str | None:
@@ -441,6 +456,10 @@ def parse(source: Source, label: str = LABEL) -> NodeReport:
             ),
             source=label,
             notes=(*(note if packages is None else ()), *h.at(source, "driver", "gpu")),
+        )
+    if h.runs:
+        sections["workload"] = Section.ok(
+            WorkloadInfo(runs=tuple(h.runs)), source=label, notes=h.at(source, "runs")
         )
     os_pretty = values.get("os")
     nvcc = values.get("nvcc")

@@ -119,6 +119,7 @@ class SpecWorkload:
     dtype: str | None = None  # what the job runs in: bfloat16 (bf16), float16 (half, fp16), float32
     model_type: str | None = None  # the model type it loads (config.json's model_type: "qwen2")
     command: str | None = None  # the command it runs ("trl vllm-serve")
+    runs: tuple[str, ...] = ()  # what the job runs, installed or not: "isaacsim", "omnigibson"
 
 
 @dataclass(frozen=True)
@@ -229,6 +230,9 @@ def _validate(spec: StackSpec, text: str, where: str) -> None:
             "workload.dtype",
             f"unknown dtype {spec.workload.dtype!r} (bfloat16, float16 or float32)",
         )
+    for i, name in enumerate(spec.workload.runs if spec.workload else ()):
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+            raise _fail(text, where, f"workload.runs[{i}]", f"not a distribution name: {name!r}")
     if spec.network:
         import ipaddress
 
@@ -425,10 +429,14 @@ def spec_to_report(spec: StackSpec, where: str) -> NodeReport:
 def _workload(spec: StackSpec) -> Section[WorkloadInfo]:
     if spec.workload is None:
         return Section.unavailable(NOT_DECLARED, source="spec")
+    from packaging.utils import canonicalize_name
+
     dtype = normal_dtype(spec.workload.dtype) if spec.workload.dtype else None
+    runs = tuple(dict.fromkeys(str(canonicalize_name(n)) for n in spec.workload.runs))
     work = spec.workload
     return Section.ok(
-        WorkloadInfo(dtype=dtype, model_type=work.model_type, command=work.command), source="spec"
+        WorkloadInfo(dtype=dtype, model_type=work.model_type, command=work.command, runs=runs),
+        source="spec",
     )
 
 

@@ -119,6 +119,7 @@ _IDENTITY: dict[str, Callable[[Any], object]] = {
     "flash_attn": lambda e: e.version,
     "isaacsim": lambda e: e.version,
     "omnigibson": lambda e: str(e.versions),
+    "os_release": lambda e: (e.os, e.version),
     "companion": lambda e: (e.package, e.version),
     "override": lambda e: (e.package, str(e.replaces), str(e.torch)),
     "bound": lambda e: (
@@ -165,6 +166,7 @@ def merge(parsed: Iterable[tuple[str, MatrixFile]]) -> Matrix:
         flash_attn_releases=values["flash_attn"],
         isaacsim_releases=values["isaacsim"],
         omnigibson_releases=values["omnigibson"],
+        os_releases=values["os_release"],
         companions=values["companion"],
         overrides=values["override"],
         bounds=values["bound"],

@@ -21,6 +21,7 @@ from envcheck.matrix.schema import (
     IsaacSimRelease,
     KnownBad,
     OmniGibsonRelease,
+    OsRelease,
     Override,
     RayRelease,
     Signature,
@@ -99,6 +100,7 @@ class Matrix:
     flash_attn_releases: tuple[FlashAttnRelease, ...] = ()
     isaacsim_releases: tuple[IsaacSimRelease, ...] = ()
     omnigibson_releases: tuple[OmniGibsonRelease, ...] = ()
+    os_releases: tuple[OsRelease, ...] = ()
     companions: tuple[Companion, ...] = ()
     overrides: tuple[Override, ...] = ()
     bounds: tuple[Bound, ...] = ()
@@ -199,6 +201,15 @@ class Matrix:
     def omnigibson_release(self, version: Version) -> OmniGibsonRelease | None:
         return next(
             (o for o in self.omnigibson_releases if o.versions.contains(version, prereleases=True)),
+            None,
+        )
+
+    def os_glibc(self, os_id: str | None, version: str | None) -> OsRelease | None:
+        """The glibc the distribution release ships ("ubuntu", "18.04"); None when unknown."""
+        if not os_id or not version:
+            return None
+        return next(
+            (r for r in self.os_releases if r.os == os_id.lower() and r.version == version),
             None,
         )
 

@@ -166,6 +166,18 @@ class OmniGibsonRelease:
 
 
 @dataclass(frozen=True)
+class OsRelease:
+    """The glibc a Linux distribution release ships (``os``: the os-release ID, ``ubuntu``;
+    ``version``: its VERSION_ID, ``18.04``): what a node that states only its OS runs."""
+
+    os: str
+    version: str
+    glibc: Version
+    source: str
+    note: str | None = None
+
+
+@dataclass(frozen=True)
 class Companion:
     """A package built against exactly one torch release (torchvision, torchaudio, xformers)."""
 
@@ -341,6 +353,7 @@ class MatrixFile:
     flash_attn: tuple[FlashAttnRelease, ...] = ()
     isaacsim: tuple[IsaacSimRelease, ...] = ()
     omnigibson: tuple[OmniGibsonRelease, ...] = ()
+    os_release: tuple[OsRelease, ...] = ()
     companion: tuple[Companion, ...] = ()
     override: tuple[Override, ...] = ()
     bound: tuple[Bound, ...] = ()

@@ -311,11 +311,14 @@ class GraphicsInfo:
 @dataclass(frozen=True)
 class WorkloadInfo:
     """What the job asks of the node, as a log or a declared spec states it (a probe cannot
-    know it): the floating-point type it runs in, the model type it loads, the command it runs."""
+    know it): the floating-point type it runs in, the model type it loads, the command it runs,
+    and the simulators or frameworks it runs even before they are installed (an Isaac Sim issue
+    template's "Isaac Sim Version: Unable to install")."""
 
     dtype: str | None = None  # "bfloat16", "float16", "float32" (normalised)
     model_type: str | None = None  # the checkpoint's model type ("qwen2": config.json's model_type)
     command: str | None = None  # the command line tool and subcommand it runs ("trl vllm-serve")
+    runs: tuple[str, ...] = ()  # distribution names, canonicalised: "isaacsim", "omnigibson"
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from envcheck.rules.node import (  # noqa: F401
     ray,
     sgl_kernel,
     sim_render,
+    sim_stated,
     simulators,
     system,
     system_build,

@@ -436,6 +436,16 @@ EXAMPLES += [
     ),
 ]
 
+# matrices/signatures_sim3.toml (lines from tests/corpus/<id>/log.txt)
+EXAMPLES += [
+    ("ModuleNotFoundError: No module named 'omni.kit.usd'", "omni-kit-usd-module-missing"),
+    (
+        "2026-03-16T16:11:44Z [21,750ms] [Fatal] [carb.crashreporter-breakpad.plugin] 000: "
+        "rtx.scenedb.plugin.dll!carbOnPluginStartup+0x252db",
+        "rtx-scenedb-plugin-crash",
+    ),
+]
+
 
 @pytest.fixture(scope="module")
 def matrix() -> Matrix:

@@ -40,6 +40,27 @@ def isaacsim_version(facts: Facts) -> Version | None:
     return None
 
 
+def runs(facts: Facts, *names: str) -> bool:
+    """Whether the job runs one of ``names`` by what the spec or a pasted issue template says
+    (``workload.runs``), installed or not; False when the job's settings are unknown."""
+    if not facts.report.workload.is_ok:
+        return False
+    return any(n in facts.workload().runs for n in names)
+
+
+def system_glibc(facts: Facts) -> tuple[Version, str]:
+    """The node's glibc and where it comes from: stated, else the one its OS release ships
+    (the matrix's ``[[os_release]]``: Ubuntu 18.04 ships 2.27)."""
+    system = facts.system()
+    if system.glibc is not None:
+        return Version(system.glibc), "this system has"
+    known = facts.matrix.os_glibc(system.os_id, system.os_version)
+    if known is None:
+        raise Skip("glibc version unknown")
+    name = f"{system.os_id.capitalize() if system.os_id else ''} {system.os_version}".strip()
+    return known.glibc, f"{name} ships"
+
+
 def _isaacsim(facts: Facts) -> tuple[Version, IsaacSimRelease] | None:
     version = isaacsim_version(facts)
     if version is None:
@@ -100,7 +121,10 @@ def isaacsim_glibc(facts: Facts) -> Iterable[Hit]:
 
     ## What it checks
     glibc against the manylinux tag of the Isaac Sim release's wheels (4.x: glibc 2.34,
-    5.x/6.x: 2.35).
+    5.x/6.x: 2.35). A node that states only its OS release gets the glibc that release ships
+    (Ubuntu 18.04: 2.27, 20.04: 2.31). A job declared to run Isaac Sim (`[workload] runs`, or
+    an issue template's "Isaac Sim Version: Unable to install") whose release is not stated is
+    held to the lowest floor of all releases (2.34), as a warning.
 
     ## Why it matters
     pip finds no wheel for the platform; on Ubuntu 20.04 (glibc 2.31) the placeholder package
@@ -117,29 +141,49 @@ def isaacsim_glibc(facts: Facts) -> Iterable[Hit]:
     ## References
     - https://isaac-sim.github.io/IsaacLab/v2.3.2/source/setup/installation/pip_installation.html
     - https://github.com/isaac-sim/IsaacSim/issues/211
+    - https://github.com/isaac-sim/IsaacLab/issues/711
+    - https://github.com/isaac-sim/IsaacLab/issues/3081
     """
-    found = _isaacsim(facts)
-    if found is None:
+    declared = runs(facts, "isaacsim")
+    try:
+        found = _isaacsim(facts)
+    except Skip:
+        if not declared:
+            raise
+        found = None
+    if found is None and not declared:
         return []
-    version, release = found
-    if release.glibc is None:
-        raise Skip(f"glibc needed by Isaac Sim {release.version} unknown")
-    text = facts.system().glibc
-    if text is None:
-        raise Skip("glibc version unknown")
-    glibc = Version(text)
-    if glibc >= release.glibc:
+    if found is not None:
+        version, release = found
+        if release.glibc is None:
+            raise Skip(f"glibc needed by Isaac Sim {release.version} unknown")
+        needs, what, severity = release.glibc, f"isaacsim {version} wheels need", None
+    else:
+        # the job runs Isaac Sim, release not stated: every release's wheels need this much
+        floors = [r.glibc for r in facts.matrix.isaacsim_releases if r.glibc is not None]
+        if not floors:
+            raise Skip("glibc needed by Isaac Sim's releases unknown")
+        needs, version = min(floors), None
+        what = "the job runs Isaac Sim (release not stated); every Isaac Sim pip release needs"
+        severity = Severity.WARNING
+    glibc, has = system_glibc(facts)
+    if glibc >= needs:
         return []
     return [
         Hit(
-            f"isaacsim {version} wheels need glibc >= {release.glibc}; this system has {glibc}",
-            evidence={"isaacsim": str(version), "glibc": str(glibc), "needs": str(release.glibc)},
+            f"{what} glibc >= {needs}; {has} {glibc}",
+            evidence={
+                "isaacsim": str(version) if version else None,
+                "glibc": str(glibc),
+                "needs": str(needs),
+            },
+            severity=severity,
             fix=fix(
-                f"Use an OS with glibc >= {release.glibc} (Ubuntu 22.04 or newer), or run Isaac "
+                f"Use an OS with glibc >= {needs} (Ubuntu 22.04 or newer), or run Isaac "
                 "Sim's container (docker) or standalone build",
                 "manual",
                 manual(
-                    f"move to Ubuntu 22.04 or newer (glibc >= {release.glibc}), or use the "
+                    f"move to Ubuntu 22.04 or newer (glibc >= {needs}), or use the "
                     "nvcr.io/nvidia/isaac-sim container"
                 ),
             ),
@@ -152,7 +196,8 @@ def no_rt_cores(facts: Facts) -> Iterable[Hit]:
     """Isaac Sim renders on a GPU without RT cores
 
     ## What it checks
-    With Isaac Sim or OmniGibson installed: whether any GPU has RT cores (the matrix marks
+    With Isaac Sim or OmniGibson installed, or declared as what the job runs (`[workload]
+    runs`): whether any GPU has RT cores (the matrix marks
     A100/A800/A30, H100/H200/H800 and B200 without), and whether GPU 0, where OmniGibson renders
     by default, has them.
 
@@ -172,8 +217,12 @@ def no_rt_cores(facts: Facts) -> Iterable[Hit]:
     - https://github.com/isaac-sim/IsaacLab/issues/1519
     - RLinf/RLinf docs/source-en/rst_source/examples/embodied/behavior.rst
     - StanfordVL/BEHAVIOR-1K docs/getting_started/installation.md
+    - https://github.com/wayrise/DexGarmentLab/issues/4
+    - https://github.com/isaac-sim/IsaacAutomator/issues/25
     """
-    if not any(facts.version(n) is not None for n in ("isaacsim", "omnigibson")):
+    if not runs(facts, "isaacsim", "omnigibson") and not any(
+        facts.version(n) is not None for n in ("isaacsim", "omnigibson")
+    ):
         return []
     gpus = facts.gpus()
     if not gpus:
@@ -241,6 +290,8 @@ def omnigibson_isaacsim(facts: Facts) -> Iterable[Hit]:
     """
     version = facts.version("omnigibson")
     if version is None:
+        if runs(facts, "omnigibson"):
+            raise Skip("the job runs OmniGibson, but its release is not stated")
         return []
     release = facts.matrix.omnigibson_release(version)
     if release is None:
@@ -291,7 +342,9 @@ def numpy2_isaacsim(facts: Facts) -> Iterable[Hit]:
     isaacsim 5.1.0.0 with numpy 2.2.6.
 
     ## Fix
-    `pip install 'numpy<2'` (1.26.x) and pin it for later installs.
+    `pip install 'numpy<2'` (1.26.x) and pin it for later installs: Isaac Sim 5.1 ships NumPy
+    1.26.4, and going back to numpy==1.26.4 fixed Isaac Lab on 4.5 after Pinocchio pulled in
+    another NumPy (IsaacLab#2235); 5.0's isaacsim-kernel pins numpy==1.26.0 exactly.
 
     ## References
     - https://github.com/isaac-sim/IsaacLab/issues/2235

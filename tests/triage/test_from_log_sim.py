@@ -1,0 +1,69 @@
+"""SIM causes from what a log states: iray's refusal of a Blackwell GPU establishes SIM105 and
+its finding names the Isaac Sim upgrade and, for staying on 4.5, a torch build with sm_120
+kernels; BEHAVIOR-1K's missing omni.kit.usd and Kit's rtx.scenedb.plugin crash leave their
+causes to the node's facts. Lines as Isaac Sim prints them (sources in matrices/signatures*)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.conftest import CliResult
+from tests.triage.from_log import causes as _causes
+from tests.triage.from_log import fix_text as _fix
+
+IRAY = (
+    "2025-04-06 08:20:33 [6,565ms] [Warning] [rtx.neuraylib.plugin] [IRAY:RENDER] 1.1 IRAY   "
+    "rend warn : GPU 1 (NVIDIA GeForce RTX {model}) with CUDA compute capability {cc} is "
+    "unsupported by this version of iray photoreal. please look for an update\n"
+)
+
+
+def test_iray_blackwell_line_confirms_sim105_with_a_cu128_torch(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = tmp_path / "kit.log"
+    log.write_text(IRAY.format(model="5080", cc="12.0"))
+    sim105 = _causes(cli, log)["SIM105"]
+    assert (sim105["verdict"], sim105["evidence"]) == ("confirmed", "confirmed from line 1")
+    (finding,) = sim105["findings"]
+    assert "NVIDIA GeForce RTX 5080 (sm_120)" in finding["message"]
+    assert "Isaac Sim >= 5.0" in _fix(sim105)
+    assert "torch 2.7.0+cu128" in _fix(sim105)
+    assert "--index-url https://download.pytorch.org/whl/cu128" in _fix(sim105)
+
+
+def test_iray_line_for_another_architecture_rules_sim105_out(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = tmp_path / "kit.log"
+    log.write_text(IRAY.format(model="4090", cc="8.9"))
+    assert _causes(cli, log)["SIM105"]["verdict"] == "ruled_out"
+
+
+def test_missing_omni_kit_usd_with_declared_omnigibson_stays_open(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """BEHAVIOR-1K#916: Isaac Sim 4.2.0, OmniGibson's release not stated."""
+    log = tmp_path / "og.log"
+    log.write_text("ModuleNotFoundError: No module named 'omni.kit.usd'\n")
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[packages]\nisaacsim = "4.2.0"\n\n[workload]\nruns = ["omnigibson"]\n')
+    sim107 = _causes(cli, log, "--spec", str(spec))["SIM107"]
+    assert sim107["verdict"] == "unknown"
+    assert "release is not stated" in sim107["reason"]
+
+
+def test_scenedb_crash_on_a_declared_isaac_sim_51_with_driver_595_confirms_sim104(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = tmp_path / "kit.log"
+    log.write_text(
+        "2026-03-16T16:11:44Z [21,750ms] [Fatal] [carb.crashreporter-breakpad.plugin] 000: "
+        "rtx.scenedb.plugin.dll!carbOnPluginStartup+0x252db\n"
+    )
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[gpu]\ndriver = "595.79"\n\n[packages]\nisaacsim = "5.1.0.0"\n')
+    sim104 = _causes(cli, log, "--spec", str(spec))["SIM104"]
+    assert sim104["verdict"] == "confirmed"
+    assert "580.65.06" in _fix(sim104)
