@@ -3,6 +3,7 @@ imported only by what needs them: `check` never runs them)."""
 
 from envcheck.rules.node import (  # noqa: F401
     bounds,
+    bounds_log,
     coverage,
     cuda_libs,
     driver,
