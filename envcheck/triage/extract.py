@@ -59,6 +59,7 @@ FACTS: dict[str, str] = {
     "xformers_torch": "the torch build xformers' extensions were compiled for (xformers.info)",
     "torch_arch_list": "the architectures torch says it was built for (sm_50 ... compute_90)",
     "python_version": "the Python version (X.Y or X.Y.Z)",
+    "requires_python": "a release's Requires-Python range as pip states it ('>=3.9')",
     "site_python": "X.Y from a pythonX.Y/site-packages path",
     "ray_version": "the Ray version of the process that logged",
     "ray_cluster_version": "the Ray version the cluster was started with",

@@ -72,3 +72,31 @@ def test_pythons_own_attribute_error_leaves_the_bound_open(
     pkg110 = _causes(cli, log)["PKG110"]
     assert pkg110["verdict"] == "unknown"
     assert not pkg110.get("findings")
+
+
+# pip's refusal, as ms-swift#3268 pasted it after `pip install git+...trl`
+PIP_REFUSAL = "ERROR: Package 'trl' requires a different Python: 3.8.17 not in '>=3.9'\n"
+
+
+def test_pips_python_refusal_confirms_py140_with_the_pythons_in_range(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    py140 = _causes(cli, _log(tmp_path, PIP_REFUSAL))["PY140"]
+    assert (py140["verdict"], py140["evidence"]) == ("confirmed", "confirmed from line 1")
+    (finding,) = py140["findings"]
+    assert finding["message"] == "trl requires Python '>=3.9'; this is Python 3.8.17"
+    text = _fix(py140)
+    assert "'>=3.9' (3.9, 3.10, 3.11" in text
+    assert "(3.8," not in text and ", 3.8," not in text  # 3.8 is outside the range
+    # the release pip refused is the one the job asked for: no older trl is offered
+    assert "pip install trl==" not in text
+
+
+def test_pips_python_refusal_for_a_python_in_range_is_ruled_out(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    # a line whose numbers contradict it (retyped by hand) does not establish the cause
+    log = _log(
+        tmp_path, "ERROR: Package 'trl' requires a different Python: 3.10.2 not in '>=3.9'\n"
+    )
+    assert _causes(cli, log)["PY140"]["verdict"] == "ruled_out"
