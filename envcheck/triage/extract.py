@@ -64,6 +64,8 @@ FACTS: dict[str, str] = {
     "ray_version": "the Ray version of the process that logged",
     "ray_cluster_version": "the Ray version the cluster was started with",
     "python_cluster_version": "the Python version the cluster was started with",
+    "cloudpickle_version": "the cloudpickle version of the process that logged (early Ray)",
+    "cloudpickle_cluster_version": "the cloudpickle version the cluster was started with",
     "pkg_name": "an installed distribution's name (paired with pkg_version)",
     "pkg_version": "its version",
     "pkg2_name": "a second installed distribution's name (paired with pkg2_version)",

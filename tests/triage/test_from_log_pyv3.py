@@ -100,3 +100,50 @@ def test_pips_python_refusal_for_a_python_in_range_is_ruled_out(
         tmp_path, "ERROR: Package 'trl' requires a different Python: 3.10.2 not in '>=3.9'\n"
     )
     assert _causes(cli, log)["PY140"]["verdict"] == "ruled_out"
+
+
+# Ray 0.2.2's version check, as ray#1263 pasted it
+RAY_MISMATCH = (
+    "Exception: Version mismatch: The cluster was started with:\n"
+    "    Ray: 0.2.2\n"
+    "    Ray location: /home/ubuntu/ray/python/ray/__init__.py\n"
+    "    Python: 3.5.2\n"
+    "    Cloudpickle: {theirs}\n"
+    "This process on node 172.31.4.51 was started with:\n"
+    "    Ray: 0.2.2\n"
+    "    Ray location: /home/ubuntu/ray/python/ray/__init__.py\n"
+    "    Python: 3.5.2\n"
+    "    Cloudpickle: {mine}\n"
+)
+
+
+def test_early_rays_mismatch_line_with_another_cloudpickle_confirms_clu140(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    found = _causes(cli, _log(tmp_path, RAY_MISMATCH.format(theirs="0.5.2", mine="0.2.2")))
+    assert found["CLU101"]["verdict"] == "ruled_out"  # same Ray
+    assert found["CLU102"]["verdict"] == "ruled_out"  # same Python
+    assert found["CLU140"]["verdict"] == "confirmed"
+    assert "pip install cloudpickle==0.5.2" in _fix(found["CLU140"])
+
+
+def test_mismatch_line_with_equal_cloudpickles_rules_clu140_out(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    found = _causes(cli, _log(tmp_path, RAY_MISMATCH.format(theirs="0.5.2", mine="0.5.2")))
+    assert found["CLU140"]["verdict"] == "ruled_out"
+
+
+def test_newer_rays_mismatch_line_without_cloudpickle_rules_clu140_out(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "RuntimeError: Version mismatch: The cluster was started with:\n"
+        "    Ray: 2.9.3\n    Python: 3.10.12\n"
+        "This process on node 10.0.0.7 was started with:\n"
+        "    Ray: 2.10.0\n    Python: 3.10.12\n",
+    )
+    found = _causes(cli, log)
+    assert found["CLU101"]["verdict"] == "confirmed"
+    assert found["CLU140"]["verdict"] == "ruled_out"
