@@ -14,6 +14,7 @@ from envcheck.rules.node import (  # noqa: F401
     gpu_health,
     gpu_torch,
     packages,
+    pip_offered,
     python_range,
     ray,
     sgl_kernel,

@@ -60,6 +60,8 @@ FACTS: dict[str, str] = {
     "torch_arch_list": "the architectures torch says it was built for (sm_50 ... compute_90)",
     "python_version": "the Python version (X.Y or X.Y.Z)",
     "requires_python": "a release's Requires-Python range as pip states it ('>=3.9')",
+    "pip_requirement": "the requirement pip could not satisfy ('ray==2.3.1')",
+    "pip_offered": "the versions pip found for this interpreter and platform ('2.2.0, 2.3.0' or 'none')",
     "site_python": "X.Y from a pythonX.Y/site-packages path",
     "ray_version": "the Ray version of the process that logged",
     "ray_cluster_version": "the Ray version the cluster was started with",

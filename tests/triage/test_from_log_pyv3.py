@@ -147,3 +147,66 @@ def test_newer_rays_mismatch_line_without_cloudpickle_rules_clu140_out(
     found = _causes(cli, log)
     assert found["CLU101"]["verdict"] == "confirmed"
     assert found["CLU140"]["verdict"] == "ruled_out"
+
+
+# ray#34666 on macOS 11.6 with Python 3.7.16: pip lists what it found for this interpreter
+# (the thread's lines, verbatim, from the corpus)
+PIP_NO_RAY = (Path(__file__).parents[1] / "corpus" / "ray-34666" / "log.txt").read_text()
+
+
+def test_pips_list_of_ray_releases_names_the_newest_installable(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    # the line is longer than triage displays: the extractor reads it whole
+    assert len(PIP_NO_RAY.splitlines()[1]) > 400
+    spec = _spec(
+        tmp_path,
+        '[python]\nversion = "3.7.16"\n[packages]\nray = "2.3.1"\n[system]\nos = "macOS 11.6"\n',
+    )
+    ray101 = _causes(cli, _log(tmp_path, PIP_NO_RAY), "--spec", spec)["RAY101"]
+    assert (ray101["verdict"], ray101["evidence"]) == ("confirmed", "confirmed from line 2")
+    assert "pip lists ray up to 2.3.0" in ray101["findings"][0]["message"]
+    assert "pip install ray==2.3.0" in _fix(ray101)
+
+
+def test_ray101_does_not_rule_out_a_macos_node_from_the_linux_wheels(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    # ray 2.3.1 has cp37 Linux wheels, which say nothing of macOS: the rule cannot decide
+    spec = _spec(
+        tmp_path,
+        '[python]\nversion = "3.7.16"\n[packages]\nray = "2.3.1"\n[system]\nos = "macOS 11.6"\n',
+    )
+    found = _causes(
+        cli,
+        _log(tmp_path, "ERROR: No matching distribution found for ray==2.3.1\n"),
+        "--spec",
+        spec,
+    )
+    assert found["RAY101"]["verdict"] == "unknown"
+
+
+def test_pip_finding_no_torch_for_a_python_no_release_has_names_the_pythons(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ERROR: Could not find a version that satisfies the requirement torch (from versions: none)\n",
+    )
+    py101 = _causes(cli, log, "--spec", _spec(tmp_path, '[python]\nversion = "3.4.10"\n'))["PY101"]
+    assert py101["verdict"] == "confirmed"
+    text = _fix(py101)
+    assert "Use a Python that torch has wheels for: torch " in text and "3.12" in text
+
+
+def test_pip_finding_no_torch_for_a_python_releases_have_stays_open(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    # torch has had 3.12 wheels since 2.2: the empty list points at the platform or the index
+    log = _log(
+        tmp_path,
+        "ERROR: Could not find a version that satisfies the requirement torch (from versions: none)\n",
+    )
+    py101 = _causes(cli, log, "--spec", _spec(tmp_path, '[python]\nversion = "3.12.0"\n'))["PY101"]
+    assert py101["verdict"] == "unknown"
+    assert "platform or the index" in py101["reason"]

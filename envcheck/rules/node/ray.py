@@ -12,6 +12,7 @@ from envcheck.probes.storage import ray_temp_dir
 from envcheck.rules.base import Hit, LogLine, Skip, from_log, rule
 from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual, set_env
+from envcheck.rules.node.pip_offered import linux_wheels_only
 
 GIB = 1024**3
 RAY_USERS = ("ray", "vllm", "verl", "openrlhf", "rlinf")
@@ -83,6 +84,7 @@ def ray_python(facts: Facts) -> Iterable[Hit]:
     release = facts.matrix.ray_release(version)
     if release is None:
         raise Skip(f"ray {version} is not in the matrix")
+    linux_wheels_only(facts)
     py = facts.python_version()
     if f"{py.major}.{py.minor}" in release.python:
         return []

@@ -16,6 +16,7 @@ from envcheck.rules.base import Hit, Skip, rule
 from envcheck.rules.choose import Arch, arch_list, covers, parse_arch_list, sm, torch_choices
 from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual, pip_install
+from envcheck.rules.node.pip_offered import linux_wheels_only
 
 
 def _arch_text(archs: Sequence[Arch]) -> str:
@@ -386,6 +387,7 @@ def torch_python(facts: Facts) -> Iterable[Hit]:
     release = facts.matrix.torch_release(torch)
     if release is None:
         raise Skip(f"torch {torch} is not in the matrix")
+    linux_wheels_only(facts)
     py = facts.python_version()
     if f"{py.major}.{py.minor}" in release.python:
         return []
