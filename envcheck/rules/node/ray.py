@@ -62,7 +62,11 @@ def ray_python(facts: Facts) -> Iterable[Hit]:
     """The Ray release has no wheels for this Python
 
     ## What it checks
-    The Python minor version against the CPython tags of the Ray release's Linux wheels.
+    The Python minor version against the CPython tags of the Ray release's Linux wheels (a node
+    declared as macOS or Windows is not judged by them). From a log, pip's `Could not find a
+    version that satisfies the requirement ray==X (from versions: ...)` lists the releases that
+    have a wheel for that interpreter and platform: a pinned release missing from it is confirmed,
+    and the newest listed is the one to install (ray#34666).
 
     ## Why it matters
     pip cannot install that Ray for this Python (it falls back to an older Ray that pins

@@ -365,7 +365,11 @@ def torch_python(facts: Facts) -> Iterable[Hit]:
     """The torch release has no wheels for this Python
 
     ## What it checks
-    The Python minor version against the CPython tags of the torch release's Linux wheels.
+    The Python minor version against the CPython tags of the torch release's Linux wheels (a
+    node declared as macOS or Windows is not judged by them). From a log, pip's `(from versions:
+    ...)` list confirms it: a pinned release missing from the list, or an empty list for a Python
+    no torch release has wheels for (an empty list for a Python that releases do support points at
+    the platform or the index, and stays open).
 
     ## Why it matters
     pip cannot install the release (`No matching distribution found for torch==X`), or a
