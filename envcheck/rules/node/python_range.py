@@ -50,6 +50,23 @@ def _newest_for(matrix: Matrix, package: str, python: Version) -> Version | None
     return max(fits, default=None)
 
 
+_INDEX: list[tuple[object, dict[tuple[str, Version], SpecifierSet]]] = []
+
+
+def _ranges(matrix: Matrix) -> dict[tuple[str, Version], SpecifierSet]:
+    """(name, version) -> Requires-Python of the generated tables, built once per matrix."""
+    table = matrix.generated.companion_metadata
+    if _INDEX and _INDEX[0][0] is table:
+        return _INDEX[0][1]
+    index = {
+        (str(canonicalize_name(c.package)), c.version): c.requires_python
+        for c in table
+        if c.requires_python is not None
+    }
+    _INDEX[:] = [(table, index)]
+    return index
+
+
 def _hit(matrix: Matrix, package: str, version: str | None, spec: SpecifierSet, py: Version) -> Hit:
     """The finding; an older release that accepts ``py`` is offered only for a known release
     (pip's line is about the release the job asked for: the older one is what it fell back to)."""
@@ -108,11 +125,7 @@ def package_python_range(facts: Facts) -> Iterable[Hit]:
     - https://packaging.python.org/en/latest/specifications/core-metadata/#requires-python
     - the package index's wheel metadata (matrices/generated/*.toml)
     """
-    metadata: dict[tuple[str, Version], SpecifierSet] = {
-        (str(canonicalize_name(c.package)), c.version): c.requires_python
-        for c in facts.matrix.generated.companion_metadata
-        if c.requires_python is not None
-    }
+    metadata = _ranges(facts.matrix)
     ranges: list[tuple[str, str, SpecifierSet]] = []
     for dist in facts.packages().distributions:
         if dist.key in _OWN_RULES:
