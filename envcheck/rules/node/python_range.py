@@ -32,7 +32,12 @@ def _minors(matrix: Matrix) -> list[str]:
 
 
 def _accepted(matrix: Matrix, spec: SpecifierSet) -> list[str]:
-    return [py for py in _minors(matrix) if spec.contains(f"{py}.0", prereleases=True)]
+    """The known minors with a release inside ``spec`` ('>=3.9.1' admits 3.9: 3.9.99 is in)."""
+    return [
+        py
+        for py in _minors(matrix)
+        if any(spec.contains(f"{py}.{patch}", prereleases=True) for patch in (0, 99))
+    ]
 
 
 def _newest_for(matrix: Matrix, package: str, python: Version) -> Version | None:
