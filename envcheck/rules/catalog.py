@@ -3,6 +3,7 @@ imported only by what needs them: `check` never runs them)."""
 
 from envcheck.rules.node import (  # noqa: F401
     bounds,
+    bounds_log,
     coverage,
     cuda_libs,
     cuda_stated,
@@ -16,6 +17,8 @@ from envcheck.rules.node import (  # noqa: F401
     gpu_torch,
     packages,
     pkg_stated,
+    pip_offered,
+    python_range,
     ray,
     sgl_kernel,
     sim_render,

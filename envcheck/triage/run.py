@@ -22,7 +22,7 @@ from envcheck.model.report import NodeReport
 from envcheck.rules.base import Rule
 from envcheck.triage.extract import LogFact, dedupe, extract
 from envcheck.triage.grep_engine import GrepScanner, gnu_grep
-from envcheck.triage.scan import Engine, Scanner, ScanResult, Tally
+from envcheck.triage.scan import MAX_MATCHED, Engine, Scanner, ScanResult, Tally
 from envcheck.triage.verdict import CauseCheck, check_causes
 
 
@@ -187,13 +187,27 @@ def log_facts(path: str, scan: ScanResult) -> tuple[LogFact, ...]:
         if t.signature.extract and t.signature.context > 0
     }
     context = read_context(path, wanted) if wanted and path != "-" else {}
+    # a matched line is kept cut to its display length: extractors read it whole (pip's list of
+    # the versions it found runs past it), up to the bytes a signature is matched against
+    cut = {
+        seen.line - 1: 1
+        for t in scan.tallies.values()
+        if t.signature.extract
+        for seen in (t.first, t.last)
+        if seen.text.endswith("…")
+    }
+    whole = read_context(path, cut, MAX_MATCHED) if cut and path != "-" else {}
+
+    def text_of(line: int, shown: str) -> str:
+        return next((text for _, text in whole.get(line - 1, ())), shown)
+
     for tally in scan.tallies.values():
         sig = tally.signature
         if not sig.extract:
             continue
-        facts += extract(sig, tally.first.line, tally.first.text)
+        facts += extract(sig, tally.first.line, text_of(tally.first.line, tally.first.text))
         if tally.last.line != tally.first.line:
-            facts += extract(sig, tally.last.line, tally.last.text)
+            facts += extract(sig, tally.last.line, text_of(tally.last.line, tally.last.text))
         lines = context.get(tally.first.line)
         if lines:  # the line and its context as one block, for extractors that span lines
             block = "\n".join([tally.first.text, *(text for _, text in lines)])
@@ -201,7 +215,9 @@ def log_facts(path: str, scan: ScanResult) -> tuple[LogFact, ...]:
     return dedupe(facts)
 
 
-def read_context(path: str, wanted: dict[int, int]) -> dict[int, list[tuple[int, str]]]:
+def read_context(
+    path: str, wanted: dict[int, int], limit: int | None = None
+) -> dict[int, list[tuple[int, str]]]:
     """The ``wanted[line]`` lines after each wanted line (numbered), read in one pass that stops
     after the last one needed."""
     out: dict[int, list[tuple[int, str]]] = {}
@@ -217,7 +233,7 @@ def read_context(path: str, wanted: dict[int, int]) -> dict[int, list[tuple[int,
             for line, n in wanted.items():
                 if line < number <= line + n:
                     text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-                    out.setdefault(line, []).append((number, text[:SHOWN_CONTEXT]))
+                    out.setdefault(line, []).append((number, text[: limit or SHOWN_CONTEXT]))
     except (OSError, EOFError, gzip.BadGzipFile):
         pass
     finally:

@@ -414,6 +414,10 @@ EXAMPLES += [
         "0.3.1, 0.4.2, 0.5.4 and 0.6.3.",
         "verl-vllm-version-not-supported",
     ),
+    (
+        "ERROR: Package 'trl' requires a different Python: 3.8.17 not in '>=3.9'",
+        "pip-requires-different-python",
+    ),
 ]
 # matrices/signatures_pkg3.toml: lines that state a package cause by themselves
 EXAMPLES += [

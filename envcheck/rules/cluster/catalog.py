@@ -1,3 +1,3 @@
 """Importing this module registers every cluster rule."""
 
-from envcheck.rules.cluster import drift, network  # noqa: F401
+from envcheck.rules.cluster import drift, network, serialization  # noqa: F401

@@ -12,6 +12,7 @@ from envcheck.probes.storage import ray_temp_dir
 from envcheck.rules.base import Hit, LogLine, Skip, from_log, rule
 from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual, set_env
+from envcheck.rules.node.pip_offered import linux_wheels_only
 
 GIB = 1024**3
 RAY_USERS = ("ray", "vllm", "verl", "openrlhf", "rlinf")
@@ -61,7 +62,11 @@ def ray_python(facts: Facts) -> Iterable[Hit]:
     """The Ray release has no wheels for this Python
 
     ## What it checks
-    The Python minor version against the CPython tags of the Ray release's Linux wheels.
+    The Python minor version against the CPython tags of the Ray release's Linux wheels (a node
+    declared as macOS or Windows is not judged by them). From a log, pip's `Could not find a
+    version that satisfies the requirement ray==X (from versions: ...)` lists the releases that
+    have a wheel for that interpreter and platform: a pinned release missing from it is confirmed,
+    and the newest listed is the one to install (ray#34666).
 
     ## Why it matters
     pip cannot install that Ray for this Python (it falls back to an older Ray that pins
@@ -83,6 +88,7 @@ def ray_python(facts: Facts) -> Iterable[Hit]:
     release = facts.matrix.ray_release(version)
     if release is None:
         raise Skip(f"ray {version} is not in the matrix")
+    linux_wheels_only(facts)
     py = facts.python_version()
     if f"{py.major}.{py.minor}" in release.python:
         return []

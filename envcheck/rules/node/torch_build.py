@@ -16,6 +16,7 @@ from envcheck.rules.base import Hit, Skip, rule
 from envcheck.rules.choose import Arch, arch_list, covers, parse_arch_list, sm, torch_choices
 from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual, pip_install
+from envcheck.rules.node.pip_offered import linux_wheels_only
 
 
 def _arch_text(archs: Sequence[Arch]) -> str:
@@ -364,7 +365,11 @@ def torch_python(facts: Facts) -> Iterable[Hit]:
     """The torch release has no wheels for this Python
 
     ## What it checks
-    The Python minor version against the CPython tags of the torch release's Linux wheels.
+    The Python minor version against the CPython tags of the torch release's Linux wheels (a
+    node declared as macOS or Windows is not judged by them). From a log, pip's `(from versions:
+    ...)` list confirms it: a pinned release missing from the list, or an empty list for a Python
+    no torch release has wheels for (an empty list for a Python that releases do support points at
+    the platform or the index, and stays open).
 
     ## Why it matters
     pip cannot install the release (`No matching distribution found for torch==X`), or a
@@ -386,6 +391,7 @@ def torch_python(facts: Facts) -> Iterable[Hit]:
     release = facts.matrix.torch_release(torch)
     if release is None:
         raise Skip(f"torch {torch} is not in the matrix")
+    linux_wheels_only(facts)
     py = facts.python_version()
     if f"{py.major}.{py.minor}" in release.python:
         return []

@@ -1,0 +1,134 @@
+"""What pip's 'Could not find a version that satisfies the requirement R (from versions: ...)'
+states: the releases of the package that have a wheel for this interpreter and platform.
+
+PY101 (torch) and RAY101 (Ray) compare the Python with the CPython tags of a release's Linux
+wheels (the matrix's generated tables). pip's list is the witness for the node it ran on
+(macOS, Windows, another architecture included): a pinned release missing from it has no wheel
+there, and the newest release it lists is the one that installs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from envcheck.rules.base import Hit, LogLine, NotStated, Skip, from_log
+from envcheck.rules.facts import Facts
+from envcheck.rules.fixes import fix, manual, pip_install
+
+_NOT_LINUX = {"macos": "macOS", "darwin": "macOS", "osx": "macOS", "windows": "Windows"}
+
+
+def linux_wheels_only(facts: Facts) -> None:
+    """Skip a rule that reads the Linux wheels' tags on a node declared as macOS or Windows."""
+    try:
+        os_id = (facts.system().os_id or "").lower()
+    except Skip:
+        return
+    if os_id in _NOT_LINUX:
+        raise Skip(
+            f"the matrix lists the Linux wheels' Pythons; this node runs {_NOT_LINUX[os_id]}",
+            "system.os",
+        )
+
+
+def _offered(text: str) -> list[Version]:
+    out = []
+    for part in text.split(","):
+        try:
+            out.append(Version(part.strip()))
+        except InvalidVersion:
+            continue
+    return out
+
+
+def _stated(line: LogLine, package: str) -> tuple[Requirement, list[Version]]:
+    wanted, listed = line.stated.get("pip_requirement"), line.stated.get("pip_offered")
+    if not wanted or listed is None:
+        raise NotStated("the line does not list the versions pip found", "log.pip_offered")
+    try:
+        req = Requirement(wanted)
+    except InvalidRequirement:
+        raise NotStated(f"'{wanted}' is not a requirement", "log.pip_requirement") from None
+    if canonicalize_name(req.name) != package:
+        raise NotStated(f"the line is about {req.name}, not {package}", "log.pip_requirement")
+    return req, _offered(listed)
+
+
+def _python_minors(facts: Facts, pythons: Sequence[tuple[str, ...]]) -> str:
+    """Where the node's Python is known: whether any release has Linux wheels for it."""
+    try:
+        py = facts.python_version()
+    except Skip:
+        raise NotStated("pip found no release at all; the Python is not stated", "python") from None
+    minor = f"{py.major}.{py.minor}"
+    if any(minor in tags for tags in pythons):
+        raise NotStated(
+            f"releases with wheels for Python {minor} exist (Linux): pip's empty list points at "
+            "the platform or the index, not only the Python",
+            "system.os",
+        )
+    return minor
+
+
+def _newest_tags(pythons: Sequence[tuple[Version, tuple[str, ...]]]) -> tuple[Version, str]:
+    version, tags = max(pythons, key=lambda p: p[0])
+    return version, ", ".join(tags)
+
+
+def _hit(
+    facts: Facts,
+    line: LogLine,
+    package: str,
+    releases: Sequence[tuple[Version, tuple[str, ...]]],
+) -> Hit | None:
+    req, offered = _stated(line, package)
+    stable = [v for v in offered if not v.is_prerelease] or offered
+    if stable:
+        if any(req.specifier.contains(v, prereleases=True) for v in offered):
+            raise NotStated(f"pip lists a release that satisfies {req}", "log.pip_offered")
+        newest = max(stable)
+        pinned = next((r for r, _ in releases if req.specifier.contains(r, prereleases=True)), None)
+        tags = dict(releases).get(pinned) if pinned else None
+        where = f" (its Linux x86-64 wheels are for Python {', '.join(tags)})" if tags else ""
+        return Hit(
+            f"pip lists {package} up to {newest} for this interpreter and platform (line "
+            f"{line.line}): {req} has no wheel here{where}",
+            evidence={"line": line.line, "requirement": str(req), "newest_offered": str(newest)},
+            fix=fix(
+                f"Install {package}=={newest}, the newest release pip offers for this Python and "
+                f"platform, or use a Python and platform that {req} has wheels for{where}",
+                "manual",
+                pip_install(f"{package}=={newest}"),
+            ),
+        )
+    minor = _python_minors(facts, [tags for _, tags in releases])
+    newest_release, newest_tags = _newest_tags(releases)
+    return Hit(
+        f"pip found no {package} release for Python {minor} (line {line.line}); no {package} "
+        f"release in the matrix has wheels for it",
+        evidence={"line": line.line, "python": minor, "newest": str(newest_release)},
+        fix=fix(
+            f"Use a Python that {package} has wheels for: {package} {newest_release} has them "
+            f"for {newest_tags}",
+            "manual",
+            manual(f"create the environment with one of Python {newest_tags}"),
+        ),
+    )
+
+
+@from_log("RAY101")
+def ray_offered(facts: Facts, line: LogLine) -> Hit | None:
+    """pip's list of the Ray releases it found for this interpreter (ray#34666)."""
+    releases = [(r.version, tuple(r.python)) for r in facts.matrix.ray_releases]
+    return _hit(facts, line, "ray", releases)
+
+
+@from_log("PY101")
+def torch_offered(facts: Facts, line: LogLine) -> Hit | None:
+    """pip's list of the torch releases it found for this interpreter (pytorch#112478)."""
+    releases = [(t.version, tuple(t.python)) for t in facts.matrix.torch_releases]
+    return _hit(facts, line, "torch", releases)

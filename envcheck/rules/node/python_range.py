@@ -1,0 +1,167 @@
+"""PY140: a package's release does not accept this Python (its Requires-Python), beyond the
+torch, vLLM and Ray releases PY101, PY102 and RAY101 check.
+
+The ranges come from the matrix's generated tables (the wheel metadata of trl, transformers,
+NumPy, FlashInfer, SGLang, torchvision ... as `envcheck matrix refresh` read it); pip's own line
+'Package X requires a different Python: A not in B' states one by itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from envcheck.matrix.model import Matrix
+from envcheck.model.finding import Severity
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
+from envcheck.rules.facts import Facts
+from envcheck.rules.fixes import fix, manual, pip_install
+
+# checked by their own rules (PY101, PY102, RAY101)
+_OWN_RULES = frozenset({"torch", "vllm", "ray"})
+
+
+def _minors(matrix: Matrix) -> list[str]:
+    """The CPython minors the matrix knows wheels for (torch's and Ray's releases), in order."""
+    seen = {py for t in matrix.torch_releases for py in t.python}
+    seen |= {py for r in matrix.ray_releases for py in r.python}
+    return sorted(seen, key=Version)
+
+
+def _accepted(matrix: Matrix, spec: SpecifierSet) -> list[str]:
+    """The known minors with a release inside ``spec`` ('>=3.9.1' admits 3.9: 3.9.99 is in)."""
+    return [
+        py
+        for py in _minors(matrix)
+        if any(spec.contains(f"{py}.{patch}", prereleases=True) for patch in (0, 99))
+    ]
+
+
+def _newest_for(matrix: Matrix, package: str, python: Version) -> Version | None:
+    """The newest release of ``package`` whose Requires-Python admits ``python``."""
+    key = canonicalize_name(package)
+    fits = [
+        c.version
+        for c in matrix.generated.companion_metadata
+        if canonicalize_name(c.package) == key
+        and c.requires_python is not None
+        and not c.yanked
+        and not c.version.is_prerelease
+        and c.requires_python.contains(python, prereleases=True)
+    ]
+    return max(fits, default=None)
+
+
+_INDEX: list[tuple[object, dict[tuple[str, Version], SpecifierSet]]] = []
+
+
+def _ranges(matrix: Matrix) -> dict[tuple[str, Version], SpecifierSet]:
+    """(name, version) -> Requires-Python of the generated tables, built once per matrix."""
+    table = matrix.generated.companion_metadata
+    if _INDEX and _INDEX[0][0] is table:
+        return _INDEX[0][1]
+    index = {
+        (str(canonicalize_name(c.package)), c.version): c.requires_python
+        for c in table
+        if c.requires_python is not None
+    }
+    _INDEX[:] = [(table, index)]
+    return index
+
+
+def _hit(matrix: Matrix, package: str, version: str | None, spec: SpecifierSet, py: Version) -> Hit:
+    """The finding; an older release that accepts ``py`` is offered only for a known release
+    (pip's line is about the release the job asked for: the older one is what it fell back to)."""
+    accepted = _accepted(matrix, spec)
+    older = _newest_for(matrix, package, py) if version else None
+    named = f"{package} {version}" if version else package
+    pythons = f" ({', '.join(accepted)})" if accepted else ""
+    alternative = (
+        f", or {package}=={older}, its newest release that accepts Python {py}" if older else ""
+    )
+    actions = [manual(f"create the environment with a Python in '{spec}'{pythons}")]
+    if older is not None:
+        actions.append(pip_install(f"{package}=={older}"))
+    return Hit(
+        f"{named} requires Python '{spec}'; this is Python {py}",
+        evidence={
+            "package": package,
+            "version": version or "unknown",
+            "requires_python": str(spec),
+            "python": str(py),
+        },
+        fix=fix(
+            f"Use a Python that {named} accepts: '{spec}'{pythons}{alternative}",
+            "manual",
+            *actions,
+        ),
+    )
+
+
+@rule("PY140", "package-python-range", Severity.ERROR)
+def package_python_range(facts: Facts) -> Iterable[Hit]:
+    """A package's release does not accept this Python (Requires-Python)
+
+    ## What it checks
+    Every installed or declared distribution whose release the matrix's generated tables know
+    (trl, transformers, NumPy, FlashInfer, SGLang, torchvision, xformers ...: the wheel's
+    `Requires-Python`) against the Python version. torch, vLLM and Ray have their own rules
+    (PY101, PY102, RAY101). pip's line `ERROR: Package 'trl' requires a different Python:
+    3.8.17 not in '>=3.9'` states the same from a log.
+
+    ## Why it matters
+    pip refuses the release and keeps (or resolves) an older one without the features the job
+    imports: on Python 3.8 the newest trl installable has no `GRPOConfig`, and the job fails
+    with `ImportError: cannot import name 'GRPOConfig' from 'trl'`. A declared stack with such a
+    pair cannot be built.
+
+    ## Example
+    trl 0.14.0 (Requires-Python >= 3.9) declared for Python 3.8.17.
+
+    ## Fix
+    Use a Python inside the release's range (the finding lists the minors the matrix knows
+    wheels for), or the newest release of the package that still accepts this Python.
+
+    ## References
+    - https://github.com/modelscope/ms-swift/issues/3268
+    - https://packaging.python.org/en/latest/specifications/core-metadata/#requires-python
+    - the package index's wheel metadata (matrices/generated/*.toml)
+    """
+    metadata = _ranges(facts.matrix)
+    ranges: list[tuple[str, str, SpecifierSet]] = []
+    for dist in facts.packages().distributions:
+        if dist.key in _OWN_RULES:
+            continue
+        try:
+            spec = metadata.get((dist.key, Version(dist.version)))
+        except InvalidVersion:
+            continue
+        if spec is not None:
+            ranges.append((dist.name, dist.version, spec))
+    if not ranges:
+        return []
+    py = facts.python_version()
+    return [
+        _hit(facts.matrix, name, version, spec, py)
+        for name, version, spec in ranges
+        if not spec.contains(py, prereleases=True)
+    ]
+
+
+@from_log("PY140")
+def python_range_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """pip's 'Package X requires a different Python: A not in B' names all three."""
+    package = line.stated.get("pkg_name")
+    stated, spec_text = line.stated.get("python_version"), line.stated.get("requires_python")
+    if not package or not stated or not spec_text:
+        raise NotStated("the line does not name the package, the Python and its range", "log.line")
+    try:
+        spec, py = SpecifierSet(spec_text), Version(stated)
+    except (InvalidSpecifier, InvalidVersion):
+        raise NotStated(f"'{spec_text}' or '{stated}' is not a version range", "log.line") from None
+    if spec.contains(py, prereleases=True):
+        return None
+    return _hit(facts.matrix, package, None, spec, py)
