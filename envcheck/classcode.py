@@ -10,9 +10,9 @@ one that compiles each distinct text once, exactly as ``exec`` would (file ``<st
 inherited ``__future__`` flags, the interpreter's optimisation level), and remembers the code
 object; :func:`save` writes the code objects of texts first seen in this run to the cache
 directory with ``marshal``. Nothing that depends on the node is kept: the key is the source
-text itself, and the file's name is a digest of the interpreter build (its version string,
-bytecode cache tag, marshal format and optimisation level), so another interpreter never reads
-it.
+text itself, and the file is named after the interpreter (bytecode cache tag, version, marshal format,
+optimisation level) and holds its full version string (with the build), so another interpreter
+never uses it.
 
 Safety, as for the compiled matrix: the file is only read from a directory owned by this user
 and not writable by others, when it is a regular file owned by this user; anything else, and
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import hashlib
 import marshal
 import os
 import stat
@@ -55,8 +54,9 @@ def cache_root(env: Mapping[str, str]) -> Path | None:
 
 
 def _interpreter_key() -> str:
-    build = f"{sys.version}|{sys.implementation.cache_tag}|{marshal.version}|{sys.flags.optimize}"
-    return hashlib.sha256(build.encode()).hexdigest()[:20]
+    """The file's name; the full version string (with the build) is checked inside it."""
+    tag = sys.implementation.cache_tag or sys.implementation.name
+    return f"{tag}-{sys.hexversion:x}-m{marshal.version}-o{sys.flags.optimize}"
 
 
 class CodeCache:
@@ -78,9 +78,11 @@ class CodeCache:
             value = marshal.loads(data)  # our own file, checked above
         except (EOFError, ValueError, TypeError):
             return
-        if isinstance(value, dict):
+        if not (isinstance(value, tuple) and len(value) == 2 and value[0] == sys.version):
+            return  # another build of this Python version (or not our format)
+        if isinstance(value[1], dict):
             self.codes = {
-                k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, CodeType)
+                k: v for k, v in value[1].items() if isinstance(k, str) and isinstance(v, CodeType)
             }
 
     def compiled(self, source: str) -> CodeType:
@@ -113,7 +115,7 @@ class CodeCache:
             fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             try:
                 with os.fdopen(fd, "wb") as handle:
-                    handle.write(marshal.dumps(keep))
+                    handle.write(marshal.dumps((sys.version, keep)))
                 os.replace(temp, self.path)
             except BaseException:
                 with contextlib.suppress(OSError):

@@ -12,7 +12,6 @@ import gc
 import importlib
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -158,6 +157,8 @@ def _run(argv: Sequence[str] | None) -> int:
 
     except Exception as exc:  # the last line of defence: one line, exit 3
         if os.environ.get("ENVCHECK_DEBUG"):
+            import traceback
+
             traceback.print_exc()
         sys.stderr.write(
             f"envcheck: internal error: {type(exc).__name__}: {exc} "
