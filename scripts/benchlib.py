@@ -12,6 +12,7 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -130,3 +131,17 @@ def table(rows: Sequence[Summary], baseline: Summary | None = None) -> str:
             f"{','.join(map(str, row.returncodes))} | {ratio} |"
         )
     return "\n".join(lines)
+
+
+def source_commands(
+    python: Path, trees: Sequence[Path], argv: Sequence[str], env: Mapping[str, str]
+) -> list[tuple[str, list[str], dict[str, str]]]:
+    """``python -m envcheck ARGV`` from each source tree (its code and matrices, the venv's
+    dependencies), with bytecode written as an installed copy has it."""
+    commands = []
+    for tree in trees:
+        tree_env = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        tree_env["PYTHONPATH"] = str(tree.resolve())
+        label = f"envcheck {' '.join(argv)} ({tree.resolve().name} source)"
+        commands.append((label, [str(python), "-m", "envcheck", *argv], tree_env))
+    return commands
