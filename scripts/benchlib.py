@@ -20,6 +20,7 @@ class Sample:
     wall_s: float
     peak_rss_mib: float
     returncode: int
+    cpu_s: float = 0.0  # user + system time of exactly this child
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class Summary:
     max_wall_s: float
     median_rss_mib: float
     returncodes: tuple[int, ...]
+    median_cpu_s: float = 0.0  # user + system CPU: steadier than wall time on a loaded machine
 
 
 def run_once(
@@ -49,7 +51,12 @@ def run_once(
     _pid, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return Sample(wall_s=wall, peak_rss_mib=usage.ru_maxrss / 1024, returncode=proc.returncode)
+    return Sample(
+        wall_s=wall,
+        peak_rss_mib=usage.ru_maxrss / 1024,
+        returncode=proc.returncode,
+        cpu_s=usage.ru_utime + usage.ru_stime,
+    )
 
 
 def measure(
@@ -62,17 +69,7 @@ def measure(
 ) -> Summary:
     for _ in range(warmup):
         run_once(argv, env, cwd)
-    samples = [run_once(argv, env, cwd) for _ in range(runs)]
-    walls = [s.wall_s for s in samples]
-    return Summary(
-        label=label,
-        runs=runs,
-        median_wall_s=statistics.median(walls),
-        min_wall_s=min(walls),
-        max_wall_s=max(walls),
-        median_rss_mib=statistics.median(s.peak_rss_mib for s in samples),
-        returncodes=tuple(sorted({s.returncode for s in samples})),
-    )
+    return _summary(label, [run_once(argv, env, cwd) for _ in range(runs)])
 
 
 def _summary(label: str, samples: Sequence[Sample]) -> Summary:
@@ -115,8 +112,9 @@ def load_average() -> str:
 
 def table(rows: Sequence[Summary], baseline: Summary | None = None) -> str:
     lines = [
-        "| command | runs | median wall | min–max | median peak RSS | exit codes | vs baseline |",
-        "|---|---|---|---|---|---|---|",
+        "| command | runs | median wall | min–max | median CPU | median peak RSS | exit codes "
+        "| vs baseline |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         ratio = ""
@@ -127,7 +125,8 @@ def table(rows: Sequence[Summary], baseline: Summary | None = None) -> str:
             ratio = "baseline"
         lines.append(
             f"| `{row.label}` | {row.runs} | {row.median_wall_s:.3f} s | "
-            f"{row.min_wall_s:.3f}–{row.max_wall_s:.3f} s | {row.median_rss_mib:.1f} MiB | "
+            f"{row.min_wall_s:.3f}–{row.max_wall_s:.3f} s | {row.median_cpu_s:.3f} s | "
+            f"{row.median_rss_mib:.1f} MiB | "
             f"{','.join(map(str, row.returncodes))} | {ratio} |"
         )
     return "\n".join(lines)
