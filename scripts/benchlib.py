@@ -82,6 +82,7 @@ def _summary(label: str, samples: Sequence[Sample]) -> Summary:
         max_wall_s=max(walls),
         median_rss_mib=statistics.median(s.peak_rss_mib for s in samples),
         returncodes=tuple(sorted({s.returncode for s in samples})),
+        median_cpu_s=statistics.median(s.cpu_s for s in samples),
     )
 
 
