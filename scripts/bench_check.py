@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from benchlib import load_average, measure_interleaved, source_commands, table
+from benchlib import load_average, measure_interleaved, neutral_directory, source_commands, table
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -64,7 +64,9 @@ def main() -> int:
         commands.append(("uv pip check", [uv, "pip", "check", "--python", str(python)], None))
     has_uv = len(commands) == 3
     commands += source_commands(python, args.source, ["check", "--json"], env)
-    rows = measure_interleaved(commands, args.runs)  # taking turns: the same load for each
+    rows = measure_interleaved(
+        commands, args.runs, cwd=neutral_directory()
+    )  # taking turns: the same load for each
     pip, envcheck = rows[0], rows[1]
     print(f"venv: {venv} ({count} distributions); {args.runs} runs each, interleaved")
     print(f"{load_average()} at the end\n")

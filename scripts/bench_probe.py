@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from benchlib import load_average, measure_interleaved, source_commands, table
+from benchlib import load_average, measure_interleaved, neutral_directory, source_commands, table
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_VENV = REPO / ".bench" / "probe-venv"
@@ -92,6 +92,7 @@ def main() -> int:
             *source_commands(python, args.source, ["probe", "--json"], env),
         ],
         args.runs,
+        cwd=neutral_directory(),
     )
     collect_env, envcheck = rows[0], rows[1]
     print(

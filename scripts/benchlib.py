@@ -90,6 +90,7 @@ def measure_interleaved(
     commands: Sequence[tuple[str, Sequence[str], Mapping[str, str] | None]],
     runs: int,
     warmup: int = 1,
+    cwd: str | None = None,
 ) -> list[Summary]:
     """Each (label, argv, env) ``runs`` times, the commands taking turns (A B C A B C ...), so
     that all of them see the same machine load: on a shared machine the load changes within
@@ -97,12 +98,21 @@ def measure_interleaved(
     the load, not the commands."""
     for _ in range(warmup):
         for _label, argv, env in commands:
-            run_once(argv, env)
+            run_once(argv, env, cwd)
     samples: list[list[Sample]] = [[] for _ in commands]
     for _ in range(runs):
         for row, (_label, argv, env) in zip(samples, commands, strict=True):
-            row.append(run_once(argv, env))
+            row.append(run_once(argv, env, cwd))
     return [_summary(label, row) for row, (label, _a, _e) in zip(samples, commands, strict=True)]
+
+
+def neutral_directory() -> str:
+    """An empty working directory with no pyproject.toml above it: where a user runs a command
+    on a node, rather than inside envcheck's own source tree (whose pyproject.toml envcheck
+    would read, looking for [tool.envcheck] settings)."""
+    import tempfile
+
+    return tempfile.mkdtemp(prefix="envcheck-bench-")
 
 
 def load_average() -> str:
