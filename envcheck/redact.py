@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -207,6 +206,8 @@ def scrub_report(report: NodeReport) -> NodeReport:
 
 
 def pseudonym(text: str, prefix: str = "node") -> str:
+    import hashlib  # here: only anonymised output needs it (loading OpenSSL costs ms)
+
     return f"{prefix}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 

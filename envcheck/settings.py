@@ -15,11 +15,6 @@ from envcheck.errors import CodecError, InputError
 from envcheck.matrix.locate import line_of
 from envcheck.model.codec import from_dict
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 
 @dataclass(frozen=True)
 class Settings:
@@ -49,17 +44,35 @@ def _parse(path: Path, table: Any, text: str, prefix: str) -> Settings:
     return replace(settings, matrix=dirs, source=str(path))
 
 
-def _read(path: Path) -> tuple[dict[str, Any], str]:
+def _text(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read: {exc}", where=str(path)) from None
+
+
+def _read(path: Path, text: str | None = None) -> tuple[dict[str, Any], str]:
+    # here, not at the top: most runs find no settings file
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+
+    text = _text(path) if text is None else text
+    try:
         return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:
         line = getattr(exc, "lineno", None)
         raise InputError(
             f"invalid TOML: {exc}", where=f"{path}:{line}" if line else str(path)
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read: {exc}", where=str(path)) from None
+
+
+def _may_configure(text: str) -> bool:
+    """Whether a pyproject.toml can hold a ``tool.envcheck`` table: its key is spelled out
+    (bare, quoted or dotted) unless a quoted key escapes a letter (``\\u0065``). A project's
+    pyproject.toml that cannot is not parsed at all (most are not envcheck's)."""
+    return "envcheck" in text or "\\u" in text or "\\U" in text
 
 
 def find_settings(start: Path | None = None) -> Settings:
@@ -71,7 +84,10 @@ def find_settings(start: Path | None = None) -> Settings:
             return _parse(own, data, text, "")
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file():
-            data, text = _read(pyproject)
+            text = _text(pyproject)
+            if not _may_configure(text):
+                continue
+            data, text = _read(pyproject, text)
             tool = data.get("tool", {})
             if isinstance(tool, dict) and "envcheck" in tool:
                 return _parse(pyproject, tool["envcheck"], text, "tool.envcheck.")

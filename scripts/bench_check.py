@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from benchlib import load_average, measure_interleaved, table
+from benchlib import load_average, measure_interleaved, neutral_directory, source_commands, table
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -30,6 +30,15 @@ def main() -> int:
         help="a venv with envcheck installed (see bench_probe.py --setup)",
     )
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument(
+        "--source",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="also run envcheck from this source tree (PYTHONPATH=DIR, the venv's Python) in "
+        "the same interleaved runs: before/after comparisons of two checkouts (repeatable)",
+    )
     args = parser.parse_args()
     venv = args.venv if (args.venv / "bin" / "envcheck").exists() else Path(sys.prefix)
     python = venv / "bin" / "python"
@@ -53,16 +62,25 @@ def main() -> int:
     uv = shutil.which("uv") or str(Path(sys.prefix) / "bin" / "uv")
     if Path(uv).exists():
         commands.append(("uv pip check", [uv, "pip", "check", "--python", str(python)], None))
-    rows = measure_interleaved(commands, args.runs)  # taking turns: the same load for each
+    has_uv = len(commands) == 3
+    commands += source_commands(python, args.source, ["check", "--json"], env)
+    rows = measure_interleaved(
+        commands, args.runs, cwd=neutral_directory()
+    )  # taking turns: the same load for each
     pip, envcheck = rows[0], rows[1]
     print(f"venv: {venv} ({count} distributions); {args.runs} runs each, interleaved")
     print(f"{load_average()} at the end\n")
     print(table(rows, baseline=pip))
     ratio = pip.median_wall_s / envcheck.median_wall_s
     print(f"\nenvcheck vs pip check: {ratio:.1f}x faster (target >= 3x)")
-    if len(rows) == 3:
+    if has_uv:
         slower = envcheck.median_wall_s / rows[2].median_wall_s
         print(f"envcheck vs uv pip check: {slower:.1f}x uv's time (target <= 10x)")
+    for row in rows[3 if has_uv else 2 :]:
+        line = f"{row.label}: {pip.median_wall_s / row.median_wall_s:.1f}x faster than pip check"
+        if has_uv:
+            line += f", {row.median_wall_s / rows[2].median_wall_s:.1f}x uv's time"
+        print(line)
     return 0
 
 

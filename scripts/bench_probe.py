@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from benchlib import load_average, measure_interleaved, table
+from benchlib import load_average, measure_interleaved, neutral_directory, source_commands, table
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_VENV = REPO / ".bench" / "probe-venv"
@@ -35,6 +35,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--venv", type=Path, default=DEFAULT_VENV)
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument(
+        "--source",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="also run envcheck from this source tree (PYTHONPATH=DIR, the venv's Python) in "
+        "the same interleaved runs: before/after comparisons of two checkouts (repeatable)",
+    )
     parser.add_argument("--setup", action="store_true", help="create the venv first")
     args = parser.parse_args()
     if args.setup:
@@ -68,7 +77,7 @@ def main() -> int:
         check=True,
     ).stdout.split()
     env = {**os.environ, "ENVCHECK_CACHE_DIR": str(REPO / ".bench" / "cache")}
-    collect_env, envcheck = measure_interleaved(  # taking turns: the same load for both
+    rows = measure_interleaved(  # taking turns: the same load for each
         [
             (
                 "python -m torch.utils.collect_env",
@@ -80,18 +89,23 @@ def main() -> int:
                 [str(args.venv / "bin" / "envcheck"), "probe", "--json"],
                 env,
             ),
+            *source_commands(python, args.source, ["probe", "--json"], env),
         ],
         args.runs,
+        cwd=neutral_directory(),
     )
+    collect_env, envcheck = rows[0], rows[1]
     print(
         f"venv: torch {versions[0]}, ray {versions[1]}, {versions[2]} distributions; "
         f"{args.runs} runs each, interleaved"
     )
     print(f"{load_average()} at the end\n")
-    print(table([collect_env, envcheck], baseline=collect_env))
+    print(table(rows, baseline=collect_env))
     ok = envcheck.median_wall_s <= 0.3 and envcheck.median_rss_mib <= 60
     ok = ok and collect_env.median_wall_s / envcheck.median_wall_s >= 10
     print(f"\ntargets (≤ 0.3 s, ≤ 60 MiB, ≥ 10× faster): {'met' if ok else 'NOT met'}")
+    ratio = collect_env.median_wall_s / envcheck.median_wall_s
+    print(f"envcheck vs collect_env: {ratio:.1f}x faster (issue 11 target >= 15x)")
     return 0
 
 

@@ -12,6 +12,7 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,7 @@ class Sample:
     wall_s: float
     peak_rss_mib: float
     returncode: int
+    cpu_s: float = 0.0  # user + system time of exactly this child
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,7 @@ class Summary:
     max_wall_s: float
     median_rss_mib: float
     returncodes: tuple[int, ...]
+    median_cpu_s: float = 0.0  # user + system CPU: steadier than wall time on a loaded machine
 
 
 def run_once(
@@ -48,7 +51,12 @@ def run_once(
     _pid, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return Sample(wall_s=wall, peak_rss_mib=usage.ru_maxrss / 1024, returncode=proc.returncode)
+    return Sample(
+        wall_s=wall,
+        peak_rss_mib=usage.ru_maxrss / 1024,
+        returncode=proc.returncode,
+        cpu_s=usage.ru_utime + usage.ru_stime,
+    )
 
 
 def measure(
@@ -61,17 +69,7 @@ def measure(
 ) -> Summary:
     for _ in range(warmup):
         run_once(argv, env, cwd)
-    samples = [run_once(argv, env, cwd) for _ in range(runs)]
-    walls = [s.wall_s for s in samples]
-    return Summary(
-        label=label,
-        runs=runs,
-        median_wall_s=statistics.median(walls),
-        min_wall_s=min(walls),
-        max_wall_s=max(walls),
-        median_rss_mib=statistics.median(s.peak_rss_mib for s in samples),
-        returncodes=tuple(sorted({s.returncode for s in samples})),
-    )
+    return _summary(label, [run_once(argv, env, cwd) for _ in range(runs)])
 
 
 def _summary(label: str, samples: Sequence[Sample]) -> Summary:
@@ -84,6 +82,7 @@ def _summary(label: str, samples: Sequence[Sample]) -> Summary:
         max_wall_s=max(walls),
         median_rss_mib=statistics.median(s.peak_rss_mib for s in samples),
         returncodes=tuple(sorted({s.returncode for s in samples})),
+        median_cpu_s=statistics.median(s.cpu_s for s in samples),
     )
 
 
@@ -91,6 +90,7 @@ def measure_interleaved(
     commands: Sequence[tuple[str, Sequence[str], Mapping[str, str] | None]],
     runs: int,
     warmup: int = 1,
+    cwd: str | None = None,
 ) -> list[Summary]:
     """Each (label, argv, env) ``runs`` times, the commands taking turns (A B C A B C ...), so
     that all of them see the same machine load: on a shared machine the load changes within
@@ -98,12 +98,21 @@ def measure_interleaved(
     the load, not the commands."""
     for _ in range(warmup):
         for _label, argv, env in commands:
-            run_once(argv, env)
+            run_once(argv, env, cwd)
     samples: list[list[Sample]] = [[] for _ in commands]
     for _ in range(runs):
         for row, (_label, argv, env) in zip(samples, commands, strict=True):
-            row.append(run_once(argv, env))
+            row.append(run_once(argv, env, cwd))
     return [_summary(label, row) for row, (label, _a, _e) in zip(samples, commands, strict=True)]
+
+
+def neutral_directory() -> str:
+    """An empty working directory with no pyproject.toml above it: where a user runs a command
+    on a node, rather than inside envcheck's own source tree (whose pyproject.toml envcheck
+    would read, looking for [tool.envcheck] settings)."""
+    import tempfile
+
+    return tempfile.mkdtemp(prefix="envcheck-bench-")
 
 
 def load_average() -> str:
@@ -114,8 +123,9 @@ def load_average() -> str:
 
 def table(rows: Sequence[Summary], baseline: Summary | None = None) -> str:
     lines = [
-        "| command | runs | median wall | min–max | median peak RSS | exit codes | vs baseline |",
-        "|---|---|---|---|---|---|---|",
+        "| command | runs | median wall | min–max | median CPU | median peak RSS | exit codes "
+        "| vs baseline |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         ratio = ""
@@ -126,7 +136,22 @@ def table(rows: Sequence[Summary], baseline: Summary | None = None) -> str:
             ratio = "baseline"
         lines.append(
             f"| `{row.label}` | {row.runs} | {row.median_wall_s:.3f} s | "
-            f"{row.min_wall_s:.3f}–{row.max_wall_s:.3f} s | {row.median_rss_mib:.1f} MiB | "
+            f"{row.min_wall_s:.3f}–{row.max_wall_s:.3f} s | {row.median_cpu_s:.3f} s | "
+            f"{row.median_rss_mib:.1f} MiB | "
             f"{','.join(map(str, row.returncodes))} | {ratio} |"
         )
     return "\n".join(lines)
+
+
+def source_commands(
+    python: Path, trees: Sequence[Path], argv: Sequence[str], env: Mapping[str, str]
+) -> list[tuple[str, list[str], dict[str, str]]]:
+    """``python -m envcheck ARGV`` from each source tree (its code and matrices, the venv's
+    dependencies), with bytecode written as an installed copy has it."""
+    commands = []
+    for tree in trees:
+        tree_env = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        tree_env["PYTHONPATH"] = str(tree.resolve())
+        label = f"envcheck {' '.join(argv)} ({tree.resolve().name} source)"
+        commands.append((label, [str(python), "-m", "envcheck", *argv], tree_env))
+    return commands

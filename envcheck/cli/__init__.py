@@ -12,7 +12,6 @@ import gc
 import importlib
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -158,6 +157,8 @@ def _run(argv: Sequence[str] | None) -> int:
 
     except Exception as exc:  # the last line of defence: one line, exit 3
         if os.environ.get("ENVCHECK_DEBUG"):
+            import traceback
+
             traceback.print_exc()
         sys.stderr.write(
             f"envcheck: internal error: {type(exc).__name__}: {exc} "
@@ -209,8 +210,15 @@ def entry() -> NoReturn:
     error that tolerate a reader leaving early (the exit code stays the command's), then exit
     without the interpreter's final garbage collection walking every object the run made
     (gc.freeze(); reference counting has freed what is garbage). That walk was a fifth of a
-    probe's time."""
-    code = main()
+    probe's time. The command's own process compiles the methods of its dataclasses once per
+    interpreter, not once per run (``envcheck.classcode``)."""
+    from envcheck import classcode
+
+    classcode.install()
+    try:
+        code = main()
+    finally:
+        classcode.uninstall()
     for stream in (sys.stdout, sys.stderr):
         if stream is not None:
             with contextlib.suppress(OSError, ValueError):

@@ -40,6 +40,7 @@ from packaging.specifiers import Specifier, SpecifierSet
 from packaging.version import Version
 
 from envcheck import __version__
+from envcheck.classcode import cache_root
 from envcheck.matrix.generated import Generated
 from envcheck.matrix.model import Matrix
 from envcheck.matrix.schema import MatrixFile
@@ -52,17 +53,8 @@ _INTERNED = frozenset({Version, SpecifierSet, Specifier, DriverVersion})
 
 def cache_dir(env: Mapping[str, str]) -> Path | None:
     """Where compiled files live, or None when caching is off."""
-    if env.get("ENVCHECK_NO_CACHE", "") not in ("", "0"):
-        return None
-    if env.get("ENVCHECK_CACHE_DIR"):
-        return Path(env["ENVCHECK_CACHE_DIR"]) / "matrix"
-    base = env.get("XDG_CACHE_HOME")
-    if not base:
-        home = env.get("HOME")
-        if not home:
-            return None
-        base = str(Path(home) / ".cache")
-    return Path(base) / "envcheck" / "matrix"
+    root = cache_root(env)
+    return None if root is None else root / "matrix"
 
 
 @lru_cache(maxsize=1)

@@ -25,11 +25,6 @@ from envcheck.matrix.model import Matrix
 from envcheck.matrix.schema import MatrixFile
 from envcheck.model.codec import from_dict
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
 ENV_VAR = "ENVCHECK_MATRIX"
 GENERATED_DIR = "generated"
 
@@ -83,6 +78,12 @@ def read_file(path: Path) -> str:
 
 
 def parse_text(text: str, where: str) -> MatrixFile:
+    # here, not at the top: a run that reads the compiled matrix parses no TOML
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

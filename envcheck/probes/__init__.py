@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as _dt
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -96,7 +95,7 @@ def collect(ctx: ProbeContext | None = None) -> NodeReport:
     report = NodeReport(
         node=node or "unknown",
         envcheck_version=__version__,
-        created_at=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         origin=Origin(kind="probe", detail=ctx.python),
         python=python,
         packages=packages,

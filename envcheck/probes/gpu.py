@@ -6,7 +6,6 @@ Every NVML call that fails leaves its field unknown; nothing here raises to the 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import re
 import time
 from typing import Any
@@ -21,6 +20,8 @@ _MIB = 1024 * 1024
 
 def hash_uuid(uuid: str) -> str:
     """GPU UUIDs identify hardware; reports carry a short stable hash instead."""
+    import hashlib  # here: only a node with GPUs needs it (loading OpenSSL costs ms)
+
     return hashlib.sha256(uuid.strip().encode()).hexdigest()[:12]
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import socket
 
 AddressMap = dict[str, tuple[list[str], list[str]]]
@@ -57,9 +56,20 @@ def _prefix(mask: bytes) -> int:
     return sum(bin(b).count("1") for b in mask)
 
 
+def _libc() -> ctypes.CDLL:
+    """The C library: the one this interpreter is linked with (glibc or musl, already loaded),
+    found without ``ctypes.util.find_library``, which runs ``ldconfig -p`` in a subprocess."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if hasattr(libc, "getifaddrs") and hasattr(libc, "freeifaddrs"):
+        return libc
+    from ctypes.util import find_library  # a statically linked interpreter: look it up
+
+    return ctypes.CDLL(find_library("c") or "libc.so.6", use_errno=True)
+
+
 def interface_addresses() -> AddressMap:
     """Map interface name to (IPv4, IPv6) lists of ``addr/prefix`` strings."""
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    libc = _libc()
     head = ctypes.POINTER(_IfAddrs)()
     if libc.getifaddrs(ctypes.byref(head)) != 0:
         errno = ctypes.get_errno()

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-from importlib import metadata
+import re
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envcheck.errors import InputError
 from envcheck.inputs import read_regular
@@ -15,6 +16,9 @@ from envcheck.model.section import Section
 from envcheck.probes import pyfacts
 from envcheck.probes.context import ProbeContext
 from envcheck.probes.run import run
+
+if TYPE_CHECKING:
+    from importlib.metadata import Distribution as MetadataDistribution
 
 
 def interpreter_facts(ctx: ProbeContext) -> dict[str, Any] | str:
@@ -102,11 +106,48 @@ def parse_headers(text: str) -> dict[str, list[str]]:
     return found
 
 
-def _metadata_text(dist: metadata.Distribution) -> str | None:
+def find_distributions(search_path: Sequence[str]) -> list[Path] | None:
+    """The metadata directories on ``search_path``, found and ordered exactly as
+    ``importlib.metadata.distributions(path=...)`` finds them (its path finder, unchanged from
+    Python 3.10 to 3.13): per entry, the ``*.dist-info`` and ``*.egg-info`` children of the
+    directory in listing order, grouped by normalised project name in order of first
+    appearance, then an egg's ``EGG-INFO`` when the entry is a ``*.egg`` directory. Found from
+    the names alone, without importing importlib.metadata (and the email parser under it).
+    None when an entry is a file (a zip archive): importlib.metadata reads those."""
+    found: list[Path] = []
+    for root in search_path:
+        try:
+            children = os.listdir(root or ".")
+        except Exception:  # as importlib.metadata: an unreadable or missing entry holds nothing
+            if os.path.isfile(root):
+                return None
+            continue
+        base = os.path.basename(root).lower()
+        base_is_egg = base.endswith(".egg")
+        infos: dict[str, list[Path]] = {}
+        eggs: list[Path] = []
+        for child in children:
+            low = child.lower()
+            if low.endswith((".dist-info", ".egg-info")):
+                name = low.rpartition(".")[0].partition("-")[0]
+                key = _SEPARATORS.sub("-", name).lower().replace("-", "_")
+                infos.setdefault(key, []).append(Path(root, child))
+            elif base_is_egg and low == "egg-info":
+                eggs.append(Path(root, child))
+        for group in infos.values():
+            found.extend(group)
+        found.extend(eggs)
+    return found
+
+
+_SEPARATORS = re.compile(r"[-_.]+")
+
+
+def _metadata_text(dist: Path | MetadataDistribution) -> str | None:
     """METADATA (or PKG-INFO) of a distribution. A dist-info directory is read through
     ``inputs.read_regular``: a FIFO or device in place of the file never blocks, and a huge
     one is refused. Other kinds (eggs in zips) go through importlib.metadata."""
-    base = getattr(dist, "_path", None)
+    base = dist if isinstance(dist, Path) else getattr(dist, "_path", None)
     if not isinstance(base, Path):
         return dist.read_text("METADATA") or dist.read_text("PKG-INFO")
     for name in ("METADATA", "PKG-INFO"):
@@ -121,8 +162,21 @@ def _metadata_text(dist: metadata.Distribution) -> str | None:
     return None
 
 
-def _read_distribution(dist: metadata.Distribution) -> Distribution | BrokenDistribution:
-    path = str(getattr(dist, "_path", "") or dist.locate_file(""))
+def _egg_requires(dist: Path | MetadataDistribution) -> list[str] | None:
+    """An egg-info's requirements (``requires.txt``, sections turned into markers), as
+    importlib.metadata reads them."""
+    if isinstance(dist, Path):
+        from importlib.metadata import PathDistribution
+
+        return PathDistribution(dist).requires
+    return dist.requires
+
+
+def _read_distribution(dist: Path | MetadataDistribution) -> Distribution | BrokenDistribution:
+    if isinstance(dist, Path):
+        path = str(dist)
+    else:
+        path = str(getattr(dist, "_path", "") or dist.locate_file(""))
     try:
         text = _metadata_text(dist)
     except (OSError, UnicodeDecodeError) as exc:
@@ -138,7 +192,7 @@ def _read_distribution(dist: metadata.Distribution) -> Distribution | BrokenDist
         return BrokenDistribution(path=path, reason=f"METADATA of {name} has no Version")
     requires: list[str] | None = headers.get("requires-dist")
     if requires is None and path.endswith(".egg-info"):
-        requires = dist.requires
+        requires = _egg_requires(dist)
     installer = None
     try:
         installer_path = Path(path) / "INSTALLER"
@@ -162,7 +216,12 @@ def probe_packages(facts: dict[str, Any] | str) -> Section[PackagesInfo]:
     search_path = tuple(str(p) for p in facts.get("sys_path") or ())
     dists: list[Distribution] = []
     broken: list[BrokenDistribution] = []
-    for dist in metadata.distributions(path=list(search_path)):
+    found: Iterable[Path | MetadataDistribution] | None = find_distributions(search_path)
+    if found is None:
+        from importlib import metadata
+
+        found = metadata.distributions(path=list(search_path))
+    for dist in found:
         record = _read_distribution(dist)
         (broken if isinstance(record, BrokenDistribution) else dists).append(record)  # type: ignore[arg-type]
     info = PackagesInfo(distributions=tuple(dists), broken=tuple(broken), search_path=search_path)

@@ -6,7 +6,12 @@ import sys
 
 from envcheck.model.section import Status
 from envcheck.probes.context import ProbeContext
-from envcheck.probes.python_env import interpreter_facts, probe_packages, probe_python
+from envcheck.probes.python_env import (
+    find_distributions,
+    interpreter_facts,
+    probe_packages,
+    probe_python,
+)
 from tests.distfactory import make_dist, make_egg_info, make_fake_torch
 
 
@@ -95,3 +100,59 @@ def test_conda_env_detection(tmp_path):
     }
     info = probe_python(facts).data
     assert (info.env_kind, info.env_name) == ("conda", "zero")
+
+
+def _by_importlib(search_path: list[str]) -> list[str]:
+    from importlib import metadata
+
+    return [str(d._path) for d in metadata.distributions(path=search_path)]  # type: ignore[attr-defined]
+
+
+def test_distributions_are_found_as_importlib_metadata_finds_them(tmp_path, monkeypatch):
+    """The directory scan lists the same metadata directories in the same order as
+    importlib.metadata, on the real installed layout of this interpreter (venv, editable
+    installs, the user site) and on staged odd layouts: names that normalise alike (grouped
+    at the first one's place), upper-case suffixes, an egg-info file, an egg directory on the
+    path, a missing entry and the current directory ("")."""
+    real = [p for p in sys.path if os.path.isdir(p)]
+    found = find_distributions(real)
+    assert found is not None and len(found) > 5
+    assert [str(p) for p in found] == _by_importlib(real)
+
+    site = tmp_path / "site"
+    make_dist(site, "Foo.Bar", "1.0")
+    make_dist(site, "zeta", "1.0")
+    make_dist(site, "foo_bar", "2.0")
+    make_egg_info(site, "legacy_pkg", "0.3", requires=("six>=1.0",))
+    (site / "Shout-1.0.DIST-INFO").mkdir()
+    (site / "single_file-0.1.egg-info").write_text("Metadata-Version: 1.0\nName: single-file\n")
+    (site / "not_metadata").mkdir()
+    egg = tmp_path / "Old_Pkg-1.0-py3.egg"
+    (egg / "EGG-INFO").mkdir(parents=True)
+    (egg / "EGG-INFO" / "PKG-INFO").write_text(
+        "Metadata-Version: 1.1\nName: Old-Pkg\nVersion: 1.0\n"
+    )
+    monkeypatch.chdir(site)
+    paths = [str(site), str(egg), str(tmp_path / "missing"), ""]
+    found = find_distributions(paths)
+    assert found is not None
+    assert [str(p) for p in found] == _by_importlib(paths)
+    names = [p.name for p in found if p.parent == site]
+    foo = [i for i, n in enumerate(names) if n.lower().startswith("foo")]
+    assert len(foo) == 2 and foo[1] == foo[0] + 1  # grouped, whatever the listing order
+    packages = probe_packages({"sys_path": paths}).data
+    assert packages.get("old-pkg").version == "1.0"
+    assert packages.get("legacy-pkg").requires == ("six>=1.0",)
+
+
+def test_a_zip_on_the_path_is_read_by_importlib_metadata(tmp_path):
+    import zipfile
+
+    archive = tmp_path / "bundle.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr(
+            "zipped-1.2.dist-info/METADATA", "Metadata-Version: 2.1\nName: zipped\nVersion: 1.2\n"
+        )
+    assert find_distributions([str(archive)]) is None
+    packages = probe_packages({"sys_path": [str(archive)]}).data
+    assert packages.get("zipped").version == "1.2"
