@@ -9,7 +9,19 @@ class EnvcheckError(Exception):
     exit_code = 2
 
     def one_line(self) -> str:
-        return str(self).splitlines()[0] if str(self) else type(self).__name__
+        return elide(str(self).splitlines()[0] if str(self) else type(self).__name__)
+
+
+MAX_ERROR = 400  # characters of one error line: what and where stay, a quoted megabyte does not
+
+
+def elide(text: str, limit: int = MAX_ERROR) -> str:
+    """``text`` cut in the middle when longer than ``limit`` (the file and line at the start
+    and the explanation at the end stay), saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    head, tail = limit * 2 // 3, limit // 4
+    return f"{text[:head]}...[{len(text) - head - tail:,} characters]...{text[-tail:]}"
 
 
 class UsageError(EnvcheckError):

@@ -111,6 +111,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--apply runs the plan; write it with -o in a separate run")
     if args.snapshot and not args.apply:
         raise UsageError("--snapshot only applies with --apply")
+    if args.snapshot:
+        from envcheck.output import check_target
+
+        # like -o: checked before any work, so a bad name is one line and no plan is printed
+        check_target(args.snapshot, overwrite=args.force, option="--snapshot")
     if args.no_resolve and (
         args.index_url or args.extra_index_url or args.find_links or args.no_index
     ):

@@ -229,7 +229,8 @@ def lock(options: LockOptions) -> LockResult:
             "conflict",
             stack,
             "the stack cannot run on this target: nothing resolved or written "
-            "(upgrade the driver as named, or request releases built for a CUDA it runs)",
+            "(the conflict above names why: change the request, or the target's Python or "
+            "driver as it says)",
         )
     stack = add_overrides(stack, matrix, rules)
     if options.dry_run:

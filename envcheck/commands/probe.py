@@ -75,6 +75,12 @@ def require_python(path: str, timeout: float) -> None:
 
 
 def probe(options: ProbeOptions | None = None) -> NodeReport:
+    """This node's report; ``--python`` must name an executable file that is a Python
+    interpreter (UsageError otherwise: exit 2, as for ``check``)."""
     from envcheck.probes import collect
 
-    return collect(probe_context(options or ProbeOptions()))
+    options = options or ProbeOptions()
+    context = probe_context(options)  # an executable file first, then a Python interpreter
+    if options.python:
+        require_python(options.python, options.timeout)
+    return collect(context)

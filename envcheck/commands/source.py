@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from envcheck.commands.probe import ProbeOptions, probe, require_python, validate
+from envcheck.commands.probe import ProbeOptions, probe
 from envcheck.errors import ReportError, UsageError
 from envcheck.model.report import NodeReport
 
@@ -78,10 +78,7 @@ def obtain(options: SourceOptions, *, anonymized: bool = True) -> NodeReport:
         probing = ProbeOptions(
             options.python, options.timeout, options.redact, options.deep, options.deep_timeout
         )
-        if options.python:
-            validate(probing)  # an executable file first, then a Python interpreter
-            require_python(options.python, options.timeout)
-        return probe(probing)
+        return probe(probing)  # --python: an executable file, then a Python interpreter
     if options.redact and not report.redacted:
         from envcheck.redact import anonymize
 

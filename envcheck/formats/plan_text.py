@@ -46,8 +46,11 @@ def render_plan(
     if not plan.addressed and not plan.remaining and not plan.conflicts:
         out.append(f"  nothing at or above {threshold} to fix")
         return "\n".join(out) + "\n"
-    out.append(
-        f"  {len(plan.addressed)} finding(s) at or above {threshold} answered by {len(plan.steps)} step(s)"
+    out += _wrap(
+        f"{len(plan.addressed)} finding(s) at or above {threshold} answered by"
+        f" {len(plan.steps)} step(s)",
+        4,
+        "  ",
     )
     if plan.resolved:
         out += _wrap(f"verified: {plan.resolver}; the rules ran on the resolved set", 4, "  ")
@@ -78,15 +81,20 @@ def render_plan(
         out += [line for n in plan.notes for line in _wrap(n, 4, "  · ")]
     if plan.remaining:
         out.append("")
-        out.append(
-            "  still reported once the plan is applied (needs the manual steps, or has no automatic fix):"
+        out += _wrap(
+            "still reported once the plan is applied (needs the manual steps, or has no"
+            " automatic fix):",
+            4,
+            "  ",
         )
         for finding in plan.remaining:
             out += _finding_line(finding)
     if not plan.converged and not plan.conflicts:
         out.append("")
-        out.append(
-            f"  the plan did not settle after {plan.iterations} rounds of re-checking: review it"
+        out += _wrap(
+            f"the plan did not settle after {plan.iterations} rounds of re-checking: review it",
+            4,
+            "  ",
         )
     out.append("")
     runnable = [

@@ -49,8 +49,13 @@ LABEL = "pasted environment text"
 _VERSION = (
     r"[0-9]+(?:\.[0-9]+)+(?:[.-]?(?:a|b|rc|post|dev)[0-9]*)*(?:\.dev[0-9]+)?(?:\+[A-Za-z0-9_.]+)?"
 )
-_VER = re.compile(_VERSION)
+# a search starts only where a run of digits (or of name characters) starts: the first match
+# is the same, found in linear time instead of once from every character of a long run
+_VER = re.compile(rf"(?<![0-9]){_VERSION}")
 _NAME = r"[A-Za-z][A-Za-z0-9._-]*"
+_RUN_START = r"(?<![A-Za-z0-9._-])[0-9._-]*"  # a name's run, up to the name's first letter
+_EXPR = re.compile(rf"{_RUN_START}({_NAME})\.__version__\)?$")
+_PAIR = re.compile(rf"{_RUN_START}({_NAME})\s+({_VERSION})")
 _KV = re.compile(r"^(?P<key>[^:=]{1,60}?)\s*(?:[:=]|\.{3,})\s*(?P<value>.*)$")
 _NOCOLON = re.compile(rf"^(?P<key>[A-Za-z][A-Za-z ()/_`?.-]{{1,40}}?)\s+(?P<value>{_VERSION}\b.*)$")
 _ROW = re.compile(rf"^(?P<name>{_NAME})\s+(?P<version>{_VERSION})(?:\s+\S+){{0,3}}\s*$")
@@ -292,7 +297,7 @@ def harvest(text: str) -> _Harvest:
             h.package(expr, value_only)
             if expr == "torch":
                 h.set("torch", value_only)
-        found_expr = re.search(rf"({_NAME})\.__version__\)?$", line)
+        found_expr = _EXPR.search(line)
         expr = found_expr.group(1) if found_expr else None
         if bare is not None and _VER.fullmatch(line):
             h.package(bare, line)
@@ -354,7 +359,7 @@ def harvest(text: str) -> _Harvest:
             if label.endswith("packages") or (
                 "compiled" not in label and re.fullmatch(rf"{pairs}(?:\s*,\s*{pairs})*\s*", value)
             ):
-                for pair in re.finditer(rf"({_NAME})\s+({_VERSION})", value):
+                for pair in _PAIR.finditer(value):
                     h.package(pair.group(1), pair.group(2))
             if re.fullmatch(r"[a-z][a-z0-9._-]*", label) and _VER.fullmatch(value.strip()):
                 h.package(label, value.strip())  # "numpy:   1.18.1" (PyTorch Lightning's report)

@@ -103,7 +103,14 @@ def parse_screen(source: Source) -> NodeReport:
     )
 
 
-_Q_VALUE = re.compile(r"^(\s*)([^:]+?)\s*:\s*(.*?)\s*$")
+def _q_value(raw: str) -> tuple[str, str] | None:
+    r"""'    Key : value' as (key, value), or None without a colon: what the pattern
+    ``^(\s*)([^:]+?)\s*:\s*(.*?)\s*$`` took, split in linear time (that pattern took minutes
+    on a long line of spaces)."""
+    before, colon, after = raw.partition(":")
+    if not colon or not before:
+        return None
+    return before.strip() or before[-1], after.strip()
 
 
 def parse_query(source: Source) -> NodeReport:
@@ -127,7 +134,7 @@ def parse_query(source: Source) -> NodeReport:
             finish()
             current, block = {}, None
             continue
-        match = _Q_VALUE.match(raw)
+        match = _q_value(raw)
         indent = len(raw) - len(raw.lstrip())
         if match is None:
             if current is not None:
@@ -135,7 +142,7 @@ def parse_query(source: Source) -> NodeReport:
                 if block == "Processes":
                     current["process_count"], current["process_memory_mib"] = 0, 0
             continue
-        key, value = match.group(2), match.group(3)
+        key, value = match
         if current is None:
             if key == "Driver Version":
                 driver = value
@@ -180,9 +187,16 @@ CSV_FIELDS = {
 }
 
 
+def _unit_cut(cell: str) -> str:
+    r"""'memory.total [MiB]' -> 'memory.total' (from the first '[' when the cell ends with ']'),
+    as ``re.sub(r"\s*\[.*\]$", "", cell)`` did, in linear time."""
+    start = cell.find("[")
+    return cell[:start].rstrip() if start >= 0 and cell.endswith("]") else cell
+
+
 def csv_header(line: str) -> list[str] | None:
     """Column keys of a --query-gpu CSV header ('memory.total [MiB]' -> 'memory.total')."""
-    cells = [re.sub(r"\s*\[.*\]$", "", c.strip()) for c in line.split(",")]
+    cells = [_unit_cut(c.strip()) for c in line.split(",")]
     if "name" in cells or "gpu_name" in cells:
         known = [c for c in cells if c in CSV_FIELDS or c in ("pci.bus_id", "uuid", "count")]
         if len(known) >= 2:

@@ -41,11 +41,18 @@ def builtin_dir() -> Path:
 
 def overlay_dirs(cli_dirs: Sequence[str] = (), env: Mapping[str, str] | None = None) -> list[Path]:
     env = os.environ if env is None else env
-    dirs = [Path(d) for d in env.get(ENV_VAR, "").split(os.pathsep) if d]
-    dirs += [Path(d) for d in cli_dirs]
+    from_env = [Path(d) for d in env.get(ENV_VAR, "").split(os.pathsep) if d]
+    dirs = from_env + [Path(d) for d in cli_dirs]
     for directory in dirs:
-        if not directory.is_dir():
-            raise MatrixError("matrix overlay directory does not exist", where=str(directory))
+        if directory.is_dir():
+            continue
+        problem = (
+            "is not a directory (a matrix overlay is a directory of *.toml files)"
+            if directory.exists()
+            else "matrix overlay directory does not exist"
+        )
+        given = f" (from {ENV_VAR})" if directory in from_env else ""
+        raise MatrixError(problem + given, where=str(directory))
     return dirs
 
 

@@ -153,14 +153,12 @@ def _choose_torch(
         notes.append(
             f"torch {skipped} not considered: UNVERIFIED in the matrix (--allow-unverified)"
         )
+    no_wheels: list[TorchRelease] = []  # newest first: said once, however many there are
     for release in pool:
         if release in unverified:
             continue
         if py not in release.python:
-            notes.append(
-                f"torch {release.version} skipped: no wheels for Python {py} "
-                f"(it has {', '.join(release.python)})"
-            )
+            no_wheels.append(release)
             continue
         names = variants if variants is not None else release.variants
         verdicts = _verdicts(matrix, hw, release, names, accept_unverified=False)
@@ -175,9 +173,29 @@ def _choose_torch(
                 )
         if ordered:
             others = tuple(v for v in verdicts if not v.fits)
-            return _Pick(ordered[0], others, tuple(rejected)), rejected, notes
+            return (
+                _Pick(ordered[0], others, tuple(rejected)),
+                rejected,
+                notes + _no_wheels(no_wheels, py),
+            )
         rejected.extend(verdicts)
-    return None, rejected, notes
+    return None, rejected, notes + _no_wheels(no_wheels, py)
+
+
+def _no_wheels(releases: Sequence[TorchRelease], py: str) -> list[str]:
+    """One note for the releases skipped for the Python (newest first): one line, not one per
+    release (a Python no release has wheels for listed every release of the matrix)."""
+    if not releases:
+        return []
+    newest = releases[0]
+    has = f"{', '.join(newest.python)}"
+    if len(releases) == 1:
+        return [f"torch {newest.version} skipped: no wheels for Python {py} (it has {has})"]
+    oldest = releases[-1]
+    return [
+        f"torch {oldest.version} to {newest.version} ({len(releases)} releases) skipped: no"
+        f" wheels for Python {py} (torch {newest.version} has {has})"
+    ]
 
 
 def _verdicts(

@@ -14,8 +14,7 @@ from packaging.utils import canonicalize_name
 
 from envcheck.model.plan import Stack
 from envcheck.plan.resolve import IndexConfig, redact_url
-from envcheck.plan.uvproject import LockRequest, LockTargets, _env, _unreachable, project_text
-from envcheck.probes.run import run
+from envcheck.plan.uvproject import LockRequest, LockTargets, index_unreachable, uv_lock
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -67,15 +66,12 @@ def lock_once(
     )
     with tempfile.TemporaryDirectory(prefix="envcheck-fix-") as tmp:
         project = Path(tmp)
-        (project / "pyproject.toml").write_text(project_text(lock), encoding="utf-8")
-        argv = [uv, "lock", "--quiet", "--directory", tmp, "--no-progress"]
-        argv += ["--python", sys.executable, "--no-python-downloads"]
-        result = run(argv, timeout=timeout, env=_env(project, env))
+        result = uv_lock(lock, project, uv=uv, timeout=timeout, env=env)
         if result.problem:
             raise NotResolved(f"uv could not run: {result.problem}")
         if not result.ok:
             detail = (result.stderr or result.stdout).strip().replace(tmp, "the plan")
-            unreachable = _unreachable(detail, lock)
+            unreachable = index_unreachable(detail, lock)
             if unreachable is not None:
                 raise unreachable
             if "no solution found" not in detail.lower():
@@ -111,9 +107,11 @@ def explanation(detail: str) -> str:
         text = line.strip().removeprefix("cause:").strip(" ×╰─▶│")
         if text.lower().startswith("hint:"):
             break
+        if text.lower().startswith("no solution found when resolving"):
+            continue  # uv's header, not the cause
         if text:
             kept.append(text)
-    text = " ".join(kept) or detail.strip()
+    text = " ".join(kept) or " ".join(detail.split())
     text = text.replace("your project's requirements", "the plan's and the installed requirements")
     text = text.replace("your project", "the node after the plan")
     text = re.sub(r"(?:https?|file)://\S+", lambda m: redact_url(m.group(0)), text)

@@ -29,7 +29,7 @@ from packaging.utils import canonicalize_name
 
 from envcheck.model.plan import Stack
 from envcheck.plan.resolve import IndexConfig, Resolution, ResolveFailed, ResolveFormat, redact_url
-from envcheck.probes.run import run
+from envcheck.probes.run import RunResult, run
 
 VARIANT_PACKAGES = ("torch", "torchvision", "torchaudio", "triton")
 KEEP_UV_VARS = (
@@ -245,7 +245,9 @@ def refuse_local(request: LockRequest) -> None:
         )
 
 
-def _env(project: Path, env: Mapping[str, str] | None) -> dict[str, str]:
+def uv_env(project: Path, env: Mapping[str, str] | None) -> dict[str, str]:
+    """The environment uv runs in for a throwaway project: ``env`` (default: this process's)
+    without uv's index variables, and no user or system ``uv.toml``."""
     base = os.environ if env is None else env
     out = {k: v for k, v in base.items() if not k.startswith("UV_") or k in KEEP_UV_VARS}
     # no user or system uv.toml: the throwaway project is the only configuration
@@ -254,7 +256,9 @@ def _env(project: Path, env: Mapping[str, str] | None) -> dict[str, str]:
     return out
 
 
-def _unreachable(detail: str, request: LockRequest) -> IndexUnreachable | None:
+def index_unreachable(detail: str, request: LockRequest) -> IndexUnreachable | None:
+    """uv's failure ``detail`` as the index it could not reach, or None when it is something
+    else (no resolution, a build failure)."""
     if not _NETWORK.search(detail) or "no solution found" in detail.lower():
         return None
     urls = _URL.findall(detail)
@@ -282,6 +286,25 @@ def _unreachable(detail: str, request: LockRequest) -> IndexUnreachable | None:
     return IndexUnreachable(redact_url(where), cause)
 
 
+def uv_lock(
+    request: LockRequest,
+    project: Path,
+    *,
+    uv: str,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+) -> RunResult:
+    """Write the throwaway project for ``request`` into the directory ``project`` and run
+    ``uv lock`` there (``uv.lock`` lands beside it). The interpreter running envcheck builds
+    any sdist's metadata: no search of PATH (seconds with pyenv shims), never a download."""
+    (project / "pyproject.toml").write_text(project_text(request), encoding="utf-8")
+    argv = [uv, "lock", "--quiet", "--directory", str(project), "--no-progress"]
+    argv += ["--python", sys.executable, "--no-python-downloads"]
+    if request.exclude_newer:
+        argv += ["--exclude-newer", request.exclude_newer]
+    return run(argv, timeout=timeout, env=uv_env(project, env))
+
+
 def _check_travels(text: str, request: LockRequest) -> None:
     if request.allow_local:
         return
@@ -305,27 +328,19 @@ def lock_project(
     refuse_local(request)
     with tempfile.TemporaryDirectory(prefix="envcheck-lock-") as tmp:
         project = Path(tmp)
-        (project / "pyproject.toml").write_text(project_text(request), encoding="utf-8")
-        run_env = _env(project, env)
-        # the interpreter running envcheck builds any sdist's metadata: no search of PATH (seconds
-        # with pyenv shims), never a download
-        argv = [uv, "lock", "--quiet", "--directory", tmp, "--no-progress"]
-        argv += ["--python", sys.executable, "--no-python-downloads"]
-        if request.exclude_newer:
-            argv += ["--exclude-newer", request.exclude_newer]
-        locked = run(argv, timeout=timeout, env=run_env)
+        locked = uv_lock(request, project, uv=uv, timeout=timeout, env=env)
         if not locked.ok:
             detail = (locked.stderr or locked.stdout).strip().replace(tmp, "the stack")
             if locked.problem:
                 raise ResolveFailed(f"uv could not run: {locked.problem}", detail)
-            unreachable = _unreachable(detail, request)
+            unreachable = index_unreachable(detail, request)
             if unreachable is not None:
                 raise unreachable
             raise ResolveFailed("uv found no resolution for this stack", detail)
         fmt = "pylock.toml" if request.fmt == "pylock" else "requirements.txt"
         export = [uv, "export", "--frozen", "--quiet", "--directory", tmp, "--no-header"]
         export += ["--format", fmt, "--no-emit-project"]
-        exported = run(export, timeout=timeout, env=run_env)
+        exported = run(export, timeout=timeout, env=uv_env(project, env))
         if not exported.ok:
             detail = (exported.stderr or exported.stdout).strip().replace(tmp, "the stack")
             raise ResolveFailed("uv could not export the lock", detail)

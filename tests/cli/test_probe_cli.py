@@ -144,6 +144,15 @@ def test_probe_other_python(tmp_path, cli):
             "envcheck: error: --python: /no/such/python is not an executable file",
         ),
         (
+            ["probe", "--python", "/bin/ls"],  # probe ran it and exited 0 with error sections
+            "envcheck: error: --python: /bin/ls is not a Python interpreter (exited with 2)",
+        ),
+        (
+            ["probe", "--json", "--python", "/bin/true"],
+            "envcheck: error: --python: /bin/true is not a Python interpreter"
+            " (it printed something else)",
+        ),
+        (
             ["probe", "--timeout", "0"],
             "envcheck: error: argument --timeout: must be > 0 and <= 86400, got 0.0"
             " (see `envcheck probe --help`)",

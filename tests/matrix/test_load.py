@@ -157,6 +157,24 @@ def test_missing_overlay_directory(tmp_path, cli):
     assert "matrix overlay directory does not exist" in result.stderr
 
 
+def test_overlay_that_is_a_file_or_from_the_environment_says_so(tmp_path, cli):
+    spec = tmp_path / "x.toml"
+    spec.write_text('[packages]\ntorch = "2.4.0"\n')
+    result = cli("check", "--spec", str(spec), "--matrix", str(spec))
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == (
+        f"envcheck: error: {spec}: is not a directory (a matrix overlay is a directory of"
+        " *.toml files)\n"
+    )
+    missing = tmp_path / "nope"
+    result = run_cli("check", "--spec", str(spec), env=cli_env(ENVCHECK_MATRIX=str(missing)))
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"envcheck: error: {missing}: matrix overlay directory does not exist"
+        " (from ENVCHECK_MATRIX)\n"
+    )
+
+
 def test_overlay_code_clashing_with_a_code_rule(tmp_path, cli):
     (tmp_path / "o.toml").write_text(OVERLAY_RULE.replace("SITE001", "DRV101"))
     result = cli("rules", "--matrix", str(tmp_path))

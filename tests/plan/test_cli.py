@@ -110,6 +110,19 @@ def test_fix_usage_errors(args: list[str], message: str) -> None:
     assert message in result.stderr and "Traceback" not in result.stderr
 
 
+def test_fix_apply_snapshot_target_is_refused_before_any_work(tmp_path: Path) -> None:
+    """A --snapshot that cannot be written is one line, exit 2, before the plan is made or
+    printed (the plan was printed, then the error; a directory was 'file exists')."""
+    missing = tmp_path / "missing" / "s.txt"
+    for snapshot, message in (
+        (missing, f"{missing}: directory {missing.parent} does not exist"),
+        (tmp_path, f"{tmp_path}: is a directory"),
+    ):
+        result = run_cli("fix", "--apply", "--no-resolve", "--snapshot", str(snapshot))
+        assert result.returncode == 2 and result.stdout == ""
+        assert result.stderr == f"envcheck: error: {message}\n"
+
+
 def test_fix_bad_spec_names_file_line_and_key(tmp_path: Path) -> None:
     spec = tmp_path / "bad.toml"
     spec.write_text('[gpu]\ndriver = "535.104.05"\nmodel = ["H20"]\n', encoding="utf-8")

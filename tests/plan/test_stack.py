@@ -92,6 +92,24 @@ def test_python_outside_the_release_is_a_conflict(matrix: Matrix) -> None:
     assert "Python 3.13" in stack.conflicts[0].message
 
 
+def test_releases_without_wheels_for_the_python_are_one_note(matrix: Matrix) -> None:
+    """A Python no release has wheels for gave one note per torch release of the matrix
+    (140 lines at 80 columns); now one, naming the span and what the newest release has."""
+    stack = choose_stack(matrix, Target(python="3.99"), ["torch"])
+    assert not stack.ok
+    skipped = [n for n in stack.notes if "no wheels for Python 3.99" in n]
+    assert len(skipped) == 1
+    releases = sorted(
+        (r for r in matrix.torch_releases if r.verified), key=lambda r: r.version, reverse=True
+    )
+    newest, oldest = releases[0], releases[-1]
+    assert skipped[0] == (
+        f"torch {oldest.version} to {newest.version} ({len(releases)} releases) skipped: no"
+        f" wheels for Python 3.99 (torch {newest.version} has {', '.join(newest.python)})"
+    )
+    assert stack.conflicts[0].message.count("no wheels for Python 3.99") == 1
+
+
 def test_unknown_hardware_is_noted_not_guessed(matrix: Matrix) -> None:
     stack = choose_stack(matrix, Target(python="3.11", gpus=("Some Future GPU",)), ["torch==2.5.1"])
     assert stack.ok and stack.torch_variant == "cu124"

@@ -96,3 +96,15 @@ def test_diff_output_has_no_trailing_spaces(tmp_path: Path) -> None:
     out = run_cli("diff", str(tmp_path / "a.json"), str(tmp_path / "b.json"), env=COLUMNS_80)
     assert out.returncode in (0, 1)
     no_trailing_spaces(out.stdout)
+
+
+def test_fix_plan_prose_fits_80_columns(spec: Path) -> None:
+    """The plan's headings wrap like its reasons (the 'still reported once the plan is
+    applied' heading ran to column 92); commands and manual steps stay whole."""
+    out = run_cli("fix", "--spec", str(spec), "--no-resolve", env=COLUMNS_80).stdout
+    no_trailing_spaces(out)
+    lines = out.splitlines()
+    assert any(line.startswith("  still reported once the plan is applied") for line in lines)
+    prose = [line for line in lines if not line.lstrip().startswith(("$ ", "by hand: "))]
+    for line in prose:
+        assert len(line) <= 80 or len(max(line.split(), key=len)) > 40, line
