@@ -384,7 +384,10 @@ def runtime_check_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """A package's own start-up check raised (LLaMA-Factory's check_dependencies, the traceback
     naming the range it checks): the installed release is outside that range, or missing. The
     range is what the log states (up to where the line is cut)."""
+    signature = next((s for s in facts.matrix.signatures if s.id == line.signature), None)
     stated = _STATED_REQUIRES.match(line.stated.get("requires", ""))
+    if stated is not None and (signature is None or stated.group("by") != signature.requirer):
+        stated = None  # a requirement some other line states, not this check's
     if stated is None:
         raise NotStated("the log is cut before the range the check names", "packages.requires")
     try:
