@@ -208,8 +208,6 @@ class Bound:
     install: str | None = None
     # a setting that lets the pair run as it is, where the thread established one (VLLM_USE_V1=0)
     workaround: str | None = None
-    # ids of log signatures whose line shows this very breakage (triage confirms PKG110 there)
-    signatures: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -194,11 +194,6 @@ def validate(matrix: Matrix) -> list[Problem]:
     from envcheck.triage.patterns import check_signatures
 
     check_signatures(matrix, c.add)
-    signature_ids = {sig.id for sig in matrix.signatures}
-    for bound in matrix.bounds:
-        for name in bound.signatures:
-            if name not in signature_ids:
-                c.add(bound, "signatures", f"names no known log signature: {name!r}")
     for name in REQUIRED_CONSTANTS:
         if name not in matrix.constants:
             c.problems.append(

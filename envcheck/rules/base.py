@@ -188,6 +188,8 @@ def from_log(code: str) -> Callable[[LogHitFn], LogHitFn]:
     what would establish the cause (it stays open)."""
 
     def register(fn: LogHitFn) -> LogHitFn:
+        if code in _FROM_LOG:  # one reading per code: a second would silently replace the first
+            raise ValueError(f"@from_log({code!r}) registered twice: {_FROM_LOG[code].__module__}")
         _FROM_LOG[code] = fn
         return fn
 

@@ -242,6 +242,10 @@ EXAMPLES += [
         "tokenizer-all-special-tokens-extended",
     ),
     (
+        "AttributeError: 'MistralTokenizer' object has no attribute 'all_special_tokens_extended'",
+        "tokenizer-no-all-special-tokens-extended",
+    ),
+    (
         "ImportError: cannot import name 'top_k_top_p_filtering' from 'transformers' (/usr/local/lib/python3.10/dist-packages/transformers/__init__.py)",
         "trl-top-k-top-p-filtering",
     ),

@@ -1,79 +1,80 @@
 """PKG110 from a log line: the crash a matrix ``[[bound]]`` describes, seen in the log.
 
-A bound may name the log signatures whose line is its very breakage (``signatures``): vLLM's
-tokenizer cache reading ``all_special_tokens_extended``, which transformers 5 removed, fails
-with transformers 5's own ``X has no attribute all_special_tokens_extended``. That line states
-that the dependency is beyond the bound, so the bound's fix applies without the versions; the
-node's versions, where known, still rule the bound out.
+A line whose signature matches the ``symptom`` of exactly one bound is that bound's breakage:
+vLLM's tokenizer cache reading ``all_special_tokens_extended``, which transformers 5 removed,
+fails with transformers 5's own ``X has no attribute all_special_tokens_extended``; trl < 0.8.1
+fails importing ``top_k_top_p_filtering`` from transformers 4.39. The line states that the
+dependency is beyond the bound, so the bound's fix applies without the versions; the node's
+versions, where known, still rule the bound out. (Python's own ``'X' object has no attribute
+'y'`` is another signature, which leaves the cause open: the class may never have had it.)
 """
 
 from __future__ import annotations
 
 import re
 
+from packaging.version import Version
+
 from envcheck.matrix.schema import Bound
-from envcheck.rules.base import Hit, LogLine, NotStated, Skip, from_log
+from envcheck.rules.base import Hit, LogLine, Skip, from_log
 from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, pip_install
 
-# transformers 5's PreTrainedTokenizerBase.__getattr__: f"{cls} has no attribute {key}"; Python's
-# own "'X' object has no attribute 'y'" (a tokenizer class that never had it) is another cause
-_TRANSFORMERS_GETATTR = re.compile(r"(?<!object )\bhas no attribute [A-Za-z_]+\b(?!')")
 
-
-def _known(facts: Facts, name: str) -> str | None:
+def _known(facts: Facts, name: str) -> Version | None:
     try:
-        version = facts.version(name)
+        return facts.version(name)
     except Skip:
         return None
-    return str(version) if version is not None else None
 
 
-def _applies(facts: Facts, bound: Bound) -> bool:
-    """False when the node's stated versions put the pair outside the bound."""
-    package, dep = _known(facts, bound.package), _known(facts, bound.dependency)
-    if package is not None and not bound.versions.contains(package, prereleases=True):
-        return False
-    return dep is None or not bound.allowed.contains(dep, prereleases=True)
+def _symptom_of(facts: Facts, line: LogLine) -> Bound:
+    signature = next((s for s in facts.matrix.signatures if s.id == line.signature), None)
+    if signature is None:
+        raise Skip("the line's signature is not in the matrix")
+    pattern = re.compile(signature.pattern)
+    bounds = [b for b in facts.matrix.bounds if b.symptom and pattern.search(b.symptom)]
+    if len(bounds) != 1:
+        raise Skip("the line is not the symptom of exactly one [[bound]]")
+    return bounds[0]
 
 
 @from_log("PKG110")
-def bound_in_log(facts: Facts, line: LogLine) -> Hit | None:
-    """The line is the breakage of a bound that names its signature: the bound's fix."""
-    bounds = [b for b in facts.matrix.bounds if line.signature in b.signatures]
-    if not bounds:
-        raise Skip(f"no [[bound]] names the signature {line.signature}")
-    if not _TRANSFORMERS_GETATTR.search(line.text):
-        raise NotStated(
-            f"line {line.line} is Python's own AttributeError, not the dependency's "
-            "(the attribute may never have existed on that class)",
-            "log.line",
-        )
-    applicable = [b for b in bounds if _applies(facts, b)]
-    if not applicable:
+def bound_symptom_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """The line is the symptom of one bound: that bound's finding and fix, or None when the
+    node's versions put the pair outside it."""
+    bound = _symptom_of(facts, line)
+    version, dep = _known(facts, bound.package), _known(facts, bound.dependency)
+    if version is not None and not bound.versions.contains(version, prereleases=True):
         return None
-    bound = applicable[0]
-    package, dep = _known(facts, bound.package), _known(facts, bound.dependency)
+    if dep is not None and bound.allowed.contains(dep, prereleases=True):
+        return None
     wanted = f"{bound.dependency}{bound.allowed}"
     install = bound.install or wanted
-    if package is not None:
-        install = install.replace("{version}", package)
-    elif "{version}" in install:
-        install = wanted
-    named = f"{bound.package} {package}" if package else f"{bound.package} {bound.versions}"
-    have = f"{bound.dependency} {dep}" if dep else f"{bound.dependency} outside {bound.allowed}"
+    install = (
+        install.replace("{version}", str(version))
+        if version is not None
+        else install.replace("=={version}", "")
+    )
+    named = f"{bound.package} {version}" if version is not None else f"{bound.package}"
+    with_dep = (
+        f"{bound.dependency} {dep}" if dep is not None else f"the installed {bound.dependency}"
+    )
+    workaround = f"; or, keeping both: {bound.workaround}" if bound.workaround else ""
     return Hit(
-        f"line {line.line} is the crash the matrix knows of {named} with {have}: "
+        f"line {line.line} is the symptom of {bound.package} {bound.versions} with "
+        f"{bound.dependency} outside {bound.allowed} ({named}, {with_dep}): "
         f"{bound.reason.split('. ')[0]}",
         evidence={
             "line": line.line,
-            bound.package: package or f"{bound.versions} (from the line)",
-            bound.dependency: dep or f"not {bound.allowed} (from the line)",
+            bound.package: str(version) if version else None,
+            bound.dependency: str(dep) if dep else None,
             "bound": wanted,
         },
         fix=fix(
             f"Install {install} (what {bound.package} {bound.versions} works with), or a "
-            f"{bound.package} release that supports the newer {bound.dependency}",
+            f"{bound.package} release that supports {with_dep}{workaround}"
+            + ("" if version is not None else f" (no {bound.package} release is stated)"),
             "safe",
             pip_install(install),
         ),

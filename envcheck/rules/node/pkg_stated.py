@@ -414,55 +414,6 @@ def runtime_check_in_log(facts: Facts, line: LogLine) -> Hit | None:
     )
 
 
-@from_log("PKG110")
-def bound_symptom_in_log(facts: Facts, line: LogLine) -> Hit | None:
-    """A line that is the symptom of exactly one ``[[bound]]`` (trl < 0.8.1's import of
-    top_k_top_p_filtering; trl's worker_extension_cls with a vLLM older than its extra allows):
-    the finding names that bound and its fix; the node's versions, where known, can rule it out."""
-    signature = next((s for s in facts.matrix.signatures if s.id == line.signature), None)
-    if signature is None:
-        raise Skip("the line's signature is not in the matrix")
-    pattern = re.compile(signature.pattern)
-    bounds = [b for b in facts.matrix.bounds if b.symptom and pattern.search(b.symptom)]
-    if len(bounds) != 1:
-        raise Skip("the line is not the symptom of exactly one bound")
-    (bound,) = bounds
-    version, dep = _known(facts, bound.package), _known(facts, bound.dependency)
-    if version is not None and not bound.versions.contains(version, prereleases=True):
-        return None
-    if dep is not None and bound.allowed.contains(dep, prereleases=True):
-        return None
-    wanted = f"{bound.dependency}{bound.allowed}"
-    install = bound.install or wanted
-    install = (
-        install.replace("{version}", str(version))
-        if version is not None
-        else install.replace("=={version}", "")
-    )
-    have = f"{bound.package} {version}" if version is not None else bound.package
-    with_dep = (
-        f"{bound.dependency} {dep}" if dep is not None else f"the installed {bound.dependency}"
-    )
-    workaround = f"; or, keeping both: {bound.workaround}" if bound.workaround else ""
-    return Hit(
-        f"line {line.line} is the symptom of {bound.package} {bound.versions} with "
-        f"{bound.dependency} outside {bound.allowed}: {bound.reason.split('. ')[0]}",
-        evidence={
-            "line": line.line,
-            bound.package: str(version) if version else None,
-            bound.dependency: str(dep) if dep else None,
-            "bound": wanted,
-        },
-        fix=fix(
-            f"Install {install} (what {bound.package} {bound.versions} works with), or a "
-            f"{bound.package} release that supports {with_dep}{workaround}"
-            + ("" if version is not None else f" (no {have} release is stated)"),
-            "safe",
-            pip_install(install),
-        ),
-    )
-
-
 # sglang releases whose start-up check reads the distribution 'flashinfer' (FlashInfer 0.1.x's
 # name), and the first that reads 'flashinfer_python': sglang/srt/server.py (and the srt extra's
 # Requires-Dist) in the PyPI wheels py3-none-any of sglang 0.3.6 (sha256
