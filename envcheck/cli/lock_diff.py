@@ -22,6 +22,10 @@ def run_diff(args: argparse.Namespace) -> int:
     paths = args.requirements[1:]
     if len(paths) != 2:
         raise UsageError("lock diff needs two lock files: envcheck lock diff OLD NEW")
+    from envcheck.inputs import open_binary
+
+    for path in paths:  # a missing lock file is named before the target is asked for
+        open_binary(path).close()
     options = options_from(args)
     spec_report = load_spec(args.spec) if args.spec else None
     target = choose_target(options, spec_report, None)

@@ -201,6 +201,10 @@ def _validate(options: LockOptions) -> None:
     for arch in options.arch:
         if arch not in ("x86_64", "aarch64"):
             raise UsageError(f"--arch: {arch!r} is not x86_64 or aarch64")
+    if options.from_lock:
+        from envcheck.inputs import open_binary
+
+        open_binary(options.from_lock).close()  # a missing --from-lock first, not "nothing to lock"
 
 
 def lock(options: LockOptions) -> LockResult:

@@ -46,8 +46,11 @@ def headline(result: TriageResult) -> str:
 SHOWN = 160  # characters of a matched line in the terminal (JSON keeps more)
 
 
-def _short(text: str) -> str:
-    return text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
+def _short(text: str, width: int = SHOWN) -> str:
+    """A matched line cut to ``width`` (at most SHOWN) characters: the terminal's line, so a
+    quoted log line never wraps at 80 columns (JSON keeps more)."""
+    limit = max(40, min(SHOWN, width))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _cause_lines(cause: CauseCheck, rank: int, shown: dict[str, int]) -> list[tuple[str, str]]:
@@ -145,7 +148,8 @@ def print_triage(result: TriageResult, out: Console) -> None:
         if not sig.verified:
             title.append("  (signature UNVERIFIED)", style="yellow")
         out.print(title)
-        out.print(Text(f"  {_short(match.tally.first.text)}", style="dim"), soft_wrap=True)
+        quoted = _short(match.tally.first.text, out.width - 2)
+        out.print(Text(f"  {quoted}", style="dim"), soft_wrap=True)
         _print_line(out, f"  {sig.meaning}", "")
         if sig.noise:
             continue

@@ -86,6 +86,19 @@ def _split(value: str) -> tuple[str, ...]:
     return tuple(v for v in re.split(r"\s+", value.strip()) if v)
 
 
+def _check_location(option: str, value: str) -> None:
+    """An index given on the command line is a URL (http, https, file) or an existing path:
+    anything else is a usage error, not an index that 'has no torch'."""
+    if urlsplit(value).scheme.lower() in ("http", "https", "file") or Path(value).exists():
+        return
+    from envcheck.errors import UsageError
+
+    raise UsageError(
+        f"{option}: {redact_url(value)!r} is neither a URL (http://, https://, file://) "
+        "nor an existing path"
+    )
+
+
 def pip_index_config(
     env: Mapping[str, str] | None = None,
     *,
@@ -115,6 +128,13 @@ def pip_index_config(
             values[key] = env[var]
             origin[key] = var
     cli = bool(index_url or extra_index_urls or find_links or no_index)
+    for option, values_given in (
+        ("--index-url", [index_url] if index_url else []),
+        ("--extra-index-url", list(extra_index_urls)),
+        ("--find-links", list(find_links)),
+    ):
+        for given in values_given:
+            _check_location(option, given)
     index = index_url or (None if cli else values.get("index-url"))
     extras = tuple(extra_index_urls) or (() if cli else _split(values.get("extra-index-url", "")))
     links = tuple(find_links) or (() if cli else _split(values.get("find-links", "")))

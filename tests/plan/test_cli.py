@@ -422,6 +422,21 @@ def test_lock_diff_upgrade_package_and_the_verdict_of_each_side(
     assert alone.returncode == 2 and "--from-lock" in alone.stderr
 
 
+def test_lock_names_a_missing_lock_file_first(tmp_path: Path) -> None:
+    """`lock diff` asked for the target's Python, and `--from-lock` said 'nothing to lock',
+    when the real problem was a lock file that does not exist."""
+    missing = tmp_path / "old.lock"
+    there = tmp_path / "new.lock"
+    there.write_text("numpy==1.26.4\n", encoding="utf-8")
+    for args in (
+        ["lock", "diff", str(missing), str(there)],
+        ["lock", "--from-lock", str(missing), "--upgrade-package", "vllm", "--python", "3.11"],
+    ):
+        result = run_cli(*args)
+        assert result.returncode == 2 and result.stdout == ""
+        assert result.stderr == f"envcheck: error: {missing}: no such file\n"
+
+
 def test_lock_header_names_no_local_index_of_this_machine(
     local_index: LocalIndex, tmp_path: Path
 ) -> None:

@@ -76,3 +76,31 @@ def test_uv_missing_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None
         find_uv({"PATH": ""})
     with pytest.raises(UvMissing, match="ENVCHECK_UV"):
         find_uv({"PATH": "", "ENVCHECK_UV": "/nonexistent/uv"})
+
+
+def test_an_index_on_the_command_line_is_a_url_or_an_existing_path(tmp_path: Path) -> None:
+    """`fix --index-url 'not a url'` reached uv as a relative path and came back as a conflict
+    ('the index has no torch==2.4.0'); now it is a usage error naming the option."""
+    from envcheck.errors import UsageError
+    from tests.conftest import run_cli
+
+    for option, kwargs in (
+        ("--index-url", {"index_url": "not a url"}),
+        ("--extra-index-url", {"extra_index_urls": ("u:pw@mirror.example/simple",)}),
+        ("--find-links", {"find_links": (str(tmp_path / "no-such-wheels"),)}),
+    ):
+        with pytest.raises(UsageError, match=f"^{option}: .* is neither a URL"):
+            pip_index_config({}, **kwargs)  # type: ignore[arg-type]
+    ok = pip_index_config({}, index_url="http://127.0.0.1:9/simple", find_links=(str(tmp_path),))
+    assert ok.find_links == (str(tmp_path),)
+    spec = tmp_path / "node.toml"
+    spec.write_text(
+        '[python]\nversion = "3.10.12"\n[packages]\nvllm = "0.6.3"\ntorch = "2.5.1"\n',
+        encoding="utf-8",
+    )
+    result = run_cli("fix", "--spec", str(spec), "--index-url", "not a url")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == (
+        "envcheck: error: --index-url: 'not a url' is neither a URL (http://, https://, file://)"
+        " nor an existing path\n"
+    )

@@ -108,3 +108,13 @@ def test_fix_plan_prose_fits_80_columns(spec: Path) -> None:
     prose = [line for line in lines if not line.lstrip().startswith(("$ ", "by hand: "))]
     for line in prose:
         assert len(line) <= 80 or len(max(line.split(), key=len)) > 40, line
+
+
+def test_triage_quotes_a_long_log_line_within_80_columns(spec: Path) -> None:
+    """The matched log line is cut at the terminal's width (it ran to 162 columns); the JSON
+    keeps the line as read."""
+    out = run_cli("triage", str(LOG), "--spec", str(spec), env=COLUMNS_80).stdout
+    quoted = [line for line in out.splitlines() if line.startswith("  (raylet) A worker died")]
+    assert quoted and all(len(line) <= 80 and line.endswith("…") for line in quoted), quoted
+    data = run_cli("triage", str(LOG), "--spec", str(spec), "--json", env=COLUMNS_80).json()
+    assert any(len(m["first"]["text"]) > 80 for m in data["data"]["matches"])
