@@ -29,7 +29,6 @@ import os
 import pickle
 import stat
 import sys
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields, replace
 from functools import lru_cache
@@ -134,6 +133,8 @@ def _write(directory: Path, path: Path, value: object) -> None:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not _safe_dir(directory):
             return
+        import tempfile  # here: only a cache miss writes
+
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=_SUFFIX, dir=directory)
         try:
             with os.fdopen(fd, "wb") as handle:

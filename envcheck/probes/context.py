@@ -17,10 +17,25 @@ def _default_addresses() -> AddressMap:
     return interface_addresses()
 
 
+def idna_host(hostname: str) -> str | bytes:
+    """What ``getaddrinfo`` looks up for ``hostname``: the bytes the "idna" codec gives for an
+    ASCII name it accepts (the same bytes, so the lookup is the same), handed over as bytes so
+    that the codec (and stringprep and unicodedata under it, a few ms) is not imported for
+    them; any other name as given, for the codec to encode or refuse as before."""
+    try:
+        raw = hostname.encode("ascii")
+    except UnicodeEncodeError:
+        return hostname
+    labels = raw.split(b".")
+    if not raw or len(labels[-1]) >= 64 or not all(0 < len(x) < 64 for x in labels[:-1]):
+        return hostname
+    return raw
+
+
 def _default_resolver(hostname: str) -> list[str]:
     import socket
 
-    infos = socket.getaddrinfo(hostname, None, proto=socket.IPPROTO_TCP)
+    infos = socket.getaddrinfo(idna_host(hostname), None, proto=socket.IPPROTO_TCP)
     seen: list[str] = []
     for info in infos:
         addr = str(info[4][0])

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from envcheck.probes.network import probe_network
 
 
@@ -108,3 +110,37 @@ def test_real_getifaddrs_has_loopback():
 
     addresses = interface_addresses()
     assert any(a.startswith("127.0.0.1/") for a in addresses.get("lo", ([], []))[0])
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "node-1",
+        "gpu01.cluster.local",
+        "localhost.",
+        "a" * 63,
+        "a" * 64,
+        "x..y",
+        ".lead",
+        "bü.de",
+        "",
+    ],
+)
+def test_hostnames_reach_getaddrinfo_as_the_idna_codec_would_give_them(name):
+    """ASCII names the codec accepts go as the codec's own bytes; the rest go as text, so the
+    codec encodes (or refuses) them exactly as before."""
+    from envcheck.probes.context import idna_host
+
+    host = idna_host(name)
+    if isinstance(host, bytes):
+        assert host == name.encode("idna")
+    else:
+        assert host == name
+        try:
+            name.encode("ascii")
+            ascii_name = True
+        except UnicodeEncodeError:
+            ascii_name = False
+        if ascii_name and name:
+            with pytest.raises(UnicodeError):
+                name.encode("idna")
