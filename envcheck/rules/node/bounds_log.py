@@ -56,14 +56,15 @@ def bound_symptom_in_log(facts: Facts, line: LogLine) -> Hit | None:
         if version is not None
         else install.replace("=={version}", "")
     )
-    named = f"{bound.package} {version}" if version is not None else f"{bound.package}"
+    known = [f"{name} {v}" for name, v in ((bound.package, version), (bound.dependency, dep)) if v]
+    stated = f" (the node has {' and '.join(known)})" if known else ""
     with_dep = (
         f"{bound.dependency} {dep}" if dep is not None else f"the installed {bound.dependency}"
     )
     workaround = f"; or, keeping both: {bound.workaround}" if bound.workaround else ""
     return Hit(
         f"line {line.line} is the symptom of {bound.package} {bound.versions} with "
-        f"{bound.dependency} outside {bound.allowed} ({named}, {with_dep}): "
+        f"{bound.dependency} outside {bound.allowed}{stated}: "
         f"{bound.reason.split('. ')[0]}",
         evidence={
             "line": line.line,
