@@ -27,30 +27,15 @@ import builtins
 import contextlib
 import marshal
 import os
-import stat
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from types import CodeType
 from typing import Any
 
+from envcheck.cachefiles import cache_root, read_own, safe_dir
+
 _MAX_ENTRIES = 2048  # distinct texts kept; past it, only this run's are written
-
-
-def cache_root(env: Mapping[str, str]) -> Path | None:
-    """envcheck's cache directory (``compiled.cache_dir`` keeps the matrix under it), or None
-    when caching is off."""
-    if env.get("ENVCHECK_NO_CACHE", "") not in ("", "0"):
-        return None
-    if env.get("ENVCHECK_CACHE_DIR"):
-        return Path(env["ENVCHECK_CACHE_DIR"])
-    base = env.get("XDG_CACHE_HOME")
-    if not base:
-        home = env.get("HOME")
-        if not home:
-            return None
-        base = str(Path(home) / ".cache")
-    return Path(base) / "envcheck"
 
 
 def _interpreter_key() -> str:
@@ -69,9 +54,9 @@ class CodeCache:
         self.added = False
 
     def load(self) -> None:
-        if self.path is None or not _safe_dir(self.path.parent):
+        if self.path is None or not safe_dir(self.path.parent):
             return
-        data = _read_own(self.path)
+        data = read_own(self.path)
         if data is None:
             return
         try:
@@ -109,7 +94,7 @@ class CodeCache:
             keep = {k: v for k, v in keep.items() if k in self.used}
         with contextlib.suppress(OSError, ValueError):
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            if not _safe_dir(self.path.parent):
+            if not safe_dir(self.path.parent):
                 return
             temp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
             fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
@@ -122,37 +107,6 @@ class CodeCache:
                     os.unlink(temp)
                 raise
         self.added = False
-
-
-def _safe_dir(directory: Path) -> bool:
-    try:
-        info = directory.stat()
-    except OSError:
-        return False
-    return (
-        stat.S_ISDIR(info.st_mode)
-        and info.st_uid == os.getuid()
-        and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-    )
-
-
-def _read_own(path: Path) -> bytes | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
-            return None
-        with os.fdopen(fd, "rb") as handle:
-            fd = -1
-            return handle.read()
-    except OSError:
-        return None
-    finally:
-        if fd >= 0:
-            os.close(fd)
 
 
 _ACTIVE: list[CodeCache] = []  # the installed cache, at most one

@@ -27,7 +27,6 @@ import contextlib
 import hashlib
 import os
 import pickle
-import stat
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields, replace
@@ -39,7 +38,7 @@ from packaging.specifiers import Specifier, SpecifierSet
 from packaging.version import Version
 
 from envcheck import __version__
-from envcheck.classcode import cache_root
+from envcheck.cachefiles import cache_root, read_own, safe_dir
 from envcheck.matrix.generated import Generated
 from envcheck.matrix.model import Matrix
 from envcheck.matrix.schema import MatrixFile
@@ -71,36 +70,14 @@ def code_key() -> str:
     return digest.hexdigest()
 
 
-def _safe_dir(directory: Path) -> bool:
-    try:
-        info = directory.stat()
-    except OSError:
-        return False
-    return (
-        stat.S_ISDIR(info.st_mode)
-        and info.st_uid == os.getuid()
-        and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-    )
-
-
 def _read(path: Path) -> object:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+    data = read_own(path)
+    if data is None:
         return None
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
-            return None
-        with os.fdopen(fd, "rb") as handle:
-            fd = -1
-            value = pickle.load(handle)  # our own file, checked above
+        return pickle.loads(data)  # our own file, checked by read_own
     except Exception:  # a truncated or stale entry is a miss, never an error
         return None
-    finally:
-        if fd >= 0:
-            os.close(fd)
-    return value
 
 
 def _same(value: object) -> object:
@@ -131,7 +108,7 @@ class _Interning(pickle.Pickler):
 def _write(directory: Path, path: Path, value: object) -> None:
     try:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if not _safe_dir(directory):
+        if not safe_dir(directory):
             return
         import tempfile  # here: only a cache miss writes
 
@@ -167,7 +144,7 @@ def compiled(
         return parse(text, where)
     key = hashlib.sha256(f"{code_key()}|{where}|".encode() + text.encode("utf-8")).hexdigest()
     path = directory / f"{key[:48]}{_SUFFIX}"
-    if _safe_dir(directory):
+    if safe_dir(directory):
         hit = _read(path)
         if isinstance(hit, MatrixFile):
             return hit
@@ -231,7 +208,7 @@ def compiled_matrix(
         digest.update(f"|{where}|".encode())
         digest.update(hashlib.sha256(text.encode("utf-8")).digest())
     path = directory / f"{_MERGED}{digest.hexdigest()[:48]}{_SUFFIX}"
-    if _safe_dir(directory):
+    if safe_dir(directory):
         hit = _unpack(_read(path))
         if hit is not None:
             with contextlib.suppress(OSError):  # recently used: the last entry pruned

@@ -8,11 +8,23 @@ from packaging.version import Version
 
 from envcheck.matrix.model import public
 from envcheck.model.finding import Fix, Severity
+from envcheck.model.report import Gpu
 from envcheck.rules.base import Hit, LogLine, NotStated, Skip, from_log, rule
 from envcheck.rules.choose import torch_choices
 from envcheck.rules.data import render_fix
 from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, from_spec, manual, pip_install
+
+
+def _capabilities(facts: Facts, gpus: Iterable[Gpu]) -> list[Version]:
+    """The compute capabilities known of these GPUs (an unknown model is left out)."""
+    ccs = []
+    for gpu in gpus:
+        try:
+            ccs.append(facts.compute_capability(gpu))
+        except Skip:
+            continue
+    return ccs
 
 
 def _cuda_build_fix(facts: Facts, torch: Version, ccs: list[Version]) -> Fix | None:
@@ -123,12 +135,7 @@ def cpu_torch_on_gpu_node(facts: Facts) -> Iterable[Hit]:
     if not gpus:
         return []
     torch = facts.torch_version()
-    ccs = []
-    for gpu in gpus:
-        try:
-            ccs.append(facts.compute_capability(gpu))
-        except Skip:
-            continue
+    ccs = _capabilities(facts, gpus)
     return [
         Hit(
             f"torch {torch} is a CPU-only build on a node with {facts.gpu_summary(gpus)}: "
@@ -180,13 +187,7 @@ def cpu_torch_in_log(facts: Facts, line: LogLine) -> Hit:
     except Skip:
         gpus = ()
     if torch is not None and gpus:
-        ccs = []
-        for gpu in gpus:
-            try:
-                ccs.append(facts.compute_capability(gpu))
-            except Skip:
-                continue
-        remedy = _cuda_build_fix(facts, torch, ccs)
+        remedy = _cuda_build_fix(facts, torch, _capabilities(facts, gpus))
     have = f"torch {torch}" if torch is not None else "the installed torch"
     if line.signature != _NOT_COMPILED:  # a package manager's request that only a CPU build meets
         known = _cpu_fallback(facts, torch)

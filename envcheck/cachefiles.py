@@ -1,0 +1,58 @@
+"""envcheck's cache directory and how its files are read: only from a directory owned by this
+user and not writable by others, and only a regular file owned by this user (not through a
+link); anything else, and any error while reading, reads as nothing (a miss). Shared by the
+compiled matrix (matrix/compiled.py) and the kept dataclass code (classcode.py)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+
+
+def cache_root(env: Mapping[str, str]) -> Path | None:
+    """envcheck's cache directory (``compiled.cache_dir`` keeps the matrix under it), or None
+    when caching is off."""
+    if env.get("ENVCHECK_NO_CACHE", "") not in ("", "0"):
+        return None
+    if env.get("ENVCHECK_CACHE_DIR"):
+        return Path(env["ENVCHECK_CACHE_DIR"])
+    base = env.get("XDG_CACHE_HOME")
+    if not base:
+        home = env.get("HOME")
+        if not home:
+            return None
+        base = str(Path(home) / ".cache")
+    return Path(base) / "envcheck"
+
+
+def safe_dir(directory: Path) -> bool:
+    try:
+        info = directory.stat()
+    except OSError:
+        return False
+    return (
+        stat.S_ISDIR(info.st_mode)
+        and info.st_uid == os.getuid()
+        and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    )
+
+
+def read_own(path: Path) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+            return None
+        with os.fdopen(fd, "rb") as handle:
+            fd = -1
+            return handle.read()
+    except OSError:
+        return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
