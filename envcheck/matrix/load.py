@@ -128,6 +128,7 @@ _IDENTITY: dict[str, Callable[[Any], object]] = {
     "isaacsim": lambda e: e.version,
     "omnigibson": lambda e: str(e.versions),
     "os_release": lambda e: (e.os, e.version),
+    "first_release": lambda e: (canonicalize_name(e.package), e.kind, e.name),
     "companion": lambda e: (e.package, e.version),
     "override": lambda e: (e.package, str(e.replaces), str(e.torch)),
     "bound": lambda e: (
@@ -175,6 +176,7 @@ def merge(parsed: Iterable[tuple[str, MatrixFile]]) -> Matrix:
         isaacsim_releases=values["isaacsim"],
         omnigibson_releases=values["omnigibson"],
         os_releases=values["os_release"],
+        first_releases=values["first_release"],
         companions=values["companion"],
         overrides=values["override"],
         bounds=values["bound"],

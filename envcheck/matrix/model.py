@@ -16,6 +16,7 @@ from envcheck.matrix.schema import (
     Constant,
     CudaToolkit,
     DriverBranch,
+    FirstRelease,
     FlashAttnRelease,
     GpuModel,
     IsaacSimRelease,
@@ -101,6 +102,7 @@ class Matrix:
     isaacsim_releases: tuple[IsaacSimRelease, ...] = ()
     omnigibson_releases: tuple[OmniGibsonRelease, ...] = ()
     os_releases: tuple[OsRelease, ...] = ()
+    first_releases: tuple[FirstRelease, ...] = ()
     companions: tuple[Companion, ...] = ()
     overrides: tuple[Override, ...] = ()
     bounds: tuple[Bound, ...] = ()
@@ -201,6 +203,19 @@ class Matrix:
     def omnigibson_release(self, version: Version) -> OmniGibsonRelease | None:
         return next(
             (o for o in self.omnigibson_releases if o.versions.contains(version, prereleases=True)),
+            None,
+        )
+
+    def first_release(self, package: str, kind: str, name: str) -> Version | None:
+        """The first release of ``package`` that has the command / model type ``name``; None
+        when the matrix does not know it."""
+        wanted = canonicalize_name(package)
+        return next(
+            (
+                r.version
+                for r in self.first_releases
+                if r.kind == kind and r.name == name and canonicalize_name(r.package) == wanted
+            ),
             None,
         )
 

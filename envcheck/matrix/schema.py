@@ -178,6 +178,20 @@ class OsRelease:
 
 
 @dataclass(frozen=True)
+class FirstRelease:
+    """The first release of ``package`` that has ``name``: a command of its command-line tool
+    (``kind = "command"``: trl's ``vllm-serve``) or a model type its auto classes know
+    (``kind = "model_type"``: transformers' ``qwen2``)."""
+
+    package: str
+    kind: Literal["command", "model_type"]
+    name: str
+    version: Version
+    source: str
+    note: str | None = None
+
+
+@dataclass(frozen=True)
 class Companion:
     """A package built against exactly one torch release (torchvision, torchaudio, xformers)."""
 
@@ -354,6 +368,7 @@ class MatrixFile:
     isaacsim: tuple[IsaacSimRelease, ...] = ()
     omnigibson: tuple[OmniGibsonRelease, ...] = ()
     os_release: tuple[OsRelease, ...] = ()
+    first_release: tuple[FirstRelease, ...] = ()
     companion: tuple[Companion, ...] = ()
     override: tuple[Override, ...] = ()
     bound: tuple[Bound, ...] = ()

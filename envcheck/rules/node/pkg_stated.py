@@ -23,22 +23,6 @@ from envcheck.rules.node.packages import requirements_in_effect
 # the last NumPy 1 release: a requirement that excludes it asks for NumPy 2
 _LAST_NUMPY1 = Version("1.26.4")
 
-# trl commands and the first release whose CLI has them: trl/cli.py in the PyPI wheels
-# trl-0.15.2-py3-none-any.whl (sha256 bf2b88e3cf5da08cd533dc03273d977965bd5d86c5878f76285fba45d9cb9634:
-# chat, dpo, env, grpo, kto, sft) and trl-0.16.0-py3-none-any.whl (sha256
-# 23752d91f8a53cdecf71b53a1960c9d9b97689f458220c29993f16e3e81f1f60: `elif args.command ==
-# "vllm-serve"`); https://github.com/huggingface/trl/issues/3139
-TRL_COMMANDS: dict[str, str] = {"vllm-serve": "0.16.0"}
-
-# model types and the first transformers release whose CONFIG_MAPPING has them, read from
-# transformers/models/auto/configuration_auto.py in the PyPI wheels py3-none-any of 4.36.2
-# (sha256 462066c4f74ee52516f12890dcc9ec71d1a5e97998db621668455117a54330f6: neither), 4.37.0
-# (669d4e2c12661e71c464eb18d6a9b9a2c74d4cba0f4648bb9323896bdd046826: qwen2), 4.48.3
-# (78697f990f5ef350c23b46bf86d5081ce96b49479ab180b2de7687267de8fd36: no qwen2_5_vl) and 4.49.0
-# (6b4fded1c5fee04d384b1014495b4235a2b53c87503d7d592423c06128cbbe03: qwen2_5_vl); qwen2 is also
-# what the Qwen maintainers state in https://github.com/QwenLM/Qwen3/issues/434
-MODEL_TYPES: dict[str, str] = {"qwen2": "4.37.0", "qwen2_5_vl": "4.49.0"}
-
 
 def _known(facts: Facts, name: str) -> Version | None:
     try:
@@ -216,9 +200,11 @@ def trl_command_missing(facts: Facts) -> Iterable[Hit]:
     if command is None:
         raise Skip("the job's command is not stated", "workload.command")
     words = command.split()
-    if len(words) < 2 or canonicalize_name(words[0]) != "trl" or words[1] not in TRL_COMMANDS:
+    if len(words) < 2 or canonicalize_name(words[0]) != "trl":
         return []
-    first = Version(TRL_COMMANDS[words[1]])
+    first = facts.matrix.first_release("trl", "command", words[1])
+    if first is None:
+        return []
     trl = facts.version("trl")
     if trl is None or trl >= first:
         return []
@@ -239,11 +225,11 @@ def trl_command_in_log(facts: Facts, line: LogLine) -> Hit:
     if found is None:
         raise NotStated("the line is cut before the command", "workload.command")
     command = found.group(1)
-    first = TRL_COMMANDS.get(command)
+    first = facts.matrix.first_release("trl", "command", command)
     want = f"trl>={first}" if first else "trl"
     trl = _known(facts, "trl")
     since = f" (it arrived in trl {first})" if first else ""
-    if trl is not None and first is not None and trl >= Version(first):
+    if trl is not None and first is not None and trl >= first:
         return Hit(
             f"trl's CLI has no '{command}' command (line {line.line}), yet trl {trl} here has it"
             f"{since}: another, older trl is first on PATH",
@@ -308,9 +294,9 @@ def unknown_model_type(facts: Facts) -> Iterable[Hit]:
     model_type = facts.workload().model_type
     if model_type is None:
         raise Skip("the job's model type is not stated", "workload.model_type")
-    if model_type not in MODEL_TYPES:
-        raise Skip(f"the first transformers that knows {model_type!r} is not in the table")
-    first = Version(MODEL_TYPES[model_type])
+    first = facts.matrix.first_release("transformers", "model_type", model_type)
+    if first is None:
+        raise Skip(f"the first transformers that knows {model_type!r} is not in the matrix")
     transformers = facts.version("transformers")
     _dev_of(transformers, first, model_type)
     if transformers is not None and transformers >= first:
@@ -334,13 +320,13 @@ def unknown_model_type_in_log(facts: Facts, line: LogLine) -> Hit | None:
     model_type = found.group(1) if found else stated
     if not model_type:
         raise NotStated("the log is cut before the model type", "workload.model_type")
-    first = MODEL_TYPES.get(model_type)
+    first = facts.matrix.first_release("transformers", "model_type", model_type)
     want = f"transformers>={first}" if first else "transformers"
     transformers = _known(facts, "transformers")
     if first is not None:
-        _dev_of(transformers, Version(first), model_type)
+        _dev_of(transformers, first, model_type)
     since = f" (it arrived in transformers {first})" if first else ""
-    if transformers is not None and first is not None and transformers >= Version(first):
+    if transformers is not None and first is not None and transformers >= first:
         return Hit(
             f"transformers refused model type '{model_type}' (line {line.line}), yet transformers "
             f"{transformers} here knows it{since}: the job ran another environment",
