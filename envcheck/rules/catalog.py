@@ -10,6 +10,7 @@ from envcheck.rules.node import (  # noqa: F401
     driver,
     driver_arch,
     dtype,
+    features,
     flash_attn,
     flash_attn1,
     gpu_cuda,

@@ -230,6 +230,15 @@ class Facts:
                 f"{name} version {dist.version!r} is not a PEP 440 version", f"packages.{name}"
             ) from None
 
+    def known_version(self, name: str) -> Version | None:
+        """Installed version of ``name`` where it is known; None when it is not installed, the
+        packages are not known, or the version is not PEP 440 (a log's rule words its finding
+        from what is known and leaves the rest out)."""
+        try:
+            return self.version(name)
+        except Skip:
+            return None
+
     def torch(self) -> TorchBuild | None:
         if self.version("torch") is None:
             return None

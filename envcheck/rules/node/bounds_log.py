@@ -13,19 +13,10 @@ from __future__ import annotations
 
 import re
 
-from packaging.version import Version
-
 from envcheck.matrix.schema import Bound
 from envcheck.rules.base import Hit, LogLine, Skip, from_log
 from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, pip_install
-
-
-def _known(facts: Facts, name: str) -> Version | None:
-    try:
-        return facts.version(name)
-    except Skip:
-        return None
 
 
 def _symptom_of(facts: Facts, line: LogLine) -> Bound:
@@ -44,7 +35,7 @@ def bound_symptom_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """The line is the symptom of one bound: that bound's finding and fix, or None when the
     node's versions put the pair outside it."""
     bound = _symptom_of(facts, line)
-    version, dep = _known(facts, bound.package), _known(facts, bound.dependency)
+    version, dep = facts.known_version(bound.package), facts.known_version(bound.dependency)
     if version is not None and not bound.versions.contains(version, prereleases=True):
         return None
     if dep is not None and bound.allowed.contains(dep, prereleases=True):
