@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.matrix.model import Matrix
 from envcheck.model.finding import CheckResult, Finding, Skipped
 from envcheck.model.report import DEEP_NOT_RUN, NodeReport
-from envcheck.rules.base import Rule, Skip
-from envcheck.rules.facts import Facts
+from envcheck.rules.base import Rule
 
 
 def not_asked(report: NodeReport, rule: Rule) -> bool:

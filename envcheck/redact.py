@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from envcheck.model.report import EnvInfo, NodeReport
-    from envcheck.model.section import Section
+from typing import Any
 
 REDACTED = "<redacted>"
 _SECRET_WORDS = r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE"
@@ -182,29 +178,6 @@ def redact_env(variables: Mapping[str, str]) -> tuple[dict[str, str], tuple[str,
     return safe, tuple(sorted(hidden))
 
 
-def scrub_env_section(section: Section[EnvInfo]) -> Section[EnvInfo]:
-    """An env section read from a file, redacted again (it may come from an older envcheck,
-    another tool or a hand)."""
-    from dataclasses import replace
-
-    data = section.data
-    if data is None or not data.variables:
-        return section
-    values, hidden = redact_env(data.variables)
-    if values == data.variables:
-        return section
-    names = tuple(sorted(set(data.redacted) | set(hidden)))
-    return replace(section, data=replace(data, variables=values, redacted=names))
-
-
-def scrub_report(report: NodeReport) -> NodeReport:
-    """A report read from a file with its secrets hidden again."""
-    from dataclasses import replace
-
-    env = scrub_env_section(report.env)
-    return report if env is report.env else replace(report, env=env)
-
-
 def pseudonym(text: str, prefix: str = "node") -> str:
     import hashlib  # here: only anonymised output needs it (loading OpenSSL costs ms)
 
@@ -215,56 +188,6 @@ def mask_addresses(text: str) -> str:
     """Replace IPv4 and IPv6 addresses in free text with stable pseudonyms."""
     text = _IPV4.sub(lambda m: pseudonym(m.group(0), "ip"), text)
     return _IPV6.sub(lambda m: pseudonym(m.group(0), "ip6"), text)
-
-
-def anonymize(report: NodeReport) -> NodeReport:
-    """Replace the hostname and every IP address in a report with stable pseudonyms."""
-    from dataclasses import replace
-
-    node = pseudonym(report.node)
-    sections: dict[str, Any] = {}
-    net = report.network
-    if net.is_ok and net.data is not None:
-        data = net.data
-        interfaces = tuple(
-            replace(
-                i, ipv4=tuple(map(mask_addresses, i.ipv4)), ipv6=tuple(map(mask_addresses, i.ipv6))
-            )
-            for i in data.interfaces
-        )
-        sections["network"] = replace(
-            net,
-            data=replace(
-                data,
-                hostname=pseudonym(data.hostname) if data.hostname else None,
-                hostname_addresses=tuple(map(mask_addresses, data.hostname_addresses)),
-                resolve_error=mask_addresses(
-                    data.resolve_error.replace(data.hostname or "\0", node)
-                )
-                if data.resolve_error
-                else None,
-                interfaces=interfaces,
-            ),
-        )
-    env = report.env
-    if env.is_ok and env.data is not None:
-        variables = {k: mask_addresses(v) for k, v in env.data.variables.items()}
-        sections["env"] = replace(env, data=replace(env.data, variables=variables))
-    deep = report.deep
-    if deep.is_ok and deep.data is not None and deep.data.torch is not None:
-        smoke = deep.data.torch
-
-        def clean(text: str) -> str:
-            # NCCL prefixes its lines with "<hostname>:<pid>:<tid>"
-            return mask_addresses(text.replace(report.node, node) if report.node else text)
-
-        smoke = replace(
-            smoke,
-            nccl_warnings=tuple(map(clean, smoke.nccl_warnings)),
-            allreduce_detail=clean(smoke.allreduce_detail) if smoke.allreduce_detail else None,
-        )
-        sections["deep"] = replace(deep, data=replace(deep.data, torch=smoke))
-    return replace(report, node=node, redacted=True, **sections)
 
 
 def pseudonymize_text(text: str, hostnames: tuple[str, ...]) -> str:
@@ -284,11 +207,3 @@ def redact_value_tree(value: Any, hostnames: tuple[str, ...]) -> Any:
     if isinstance(value, (list, tuple)):
         return type(value)(redact_value_tree(v, hostnames) for v in value)
     return value
-
-
-def hostnames_of(report: NodeReport) -> tuple[str, ...]:
-    names = [report.node]
-    net = report.network
-    if net.is_ok and net.data is not None and net.data.hostname:
-        names.append(net.data.hostname)
-    return tuple(names)

@@ -62,7 +62,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
-    from envcheck.matrix.load import load
+    from envcheck.matrix_validate import load
     from envcheck.model.plan import Target
     from envcheck.plan.resolve import IndexConfig, find_uv
     from envcheck.plan.stack import add_overrides, choose_stack

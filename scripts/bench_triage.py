@@ -84,7 +84,7 @@ def write_log(path: Path, size: int, seed: int = 6) -> int:
 
 
 def patterns_file(directory: Path) -> Path:
-    from envcheck.matrix.load import load
+    from envcheck.matrix_validate import load
 
     path = directory / "patterns.txt"
     path.write_text("\n".join(s.pattern for s in load().signatures) + "\n", encoding="utf-8")

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from envcheck.formats.markdown import render_rule
-from envcheck.matrix.load import load
+from envcheck.matrix_validate import load
 from envcheck.rules import all_rules
 from envcheck.rules.base import FAMILIES
 

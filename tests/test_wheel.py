@@ -37,7 +37,8 @@ def wheel(tmp_path_factory):
 def test_wheel_contains_the_matrices(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     toml = {n for n in names if n.startswith("envcheck/matrices/") and n.endswith(".toml")}
-    assert {f"envcheck/matrices/{p.name}" for p in (REPO / "matrices").glob("*.toml")} <= toml
+    shipped = {p.relative_to(REPO).as_posix() for p in (REPO / "matrices").rglob("*.toml")}
+    assert shipped and {f"envcheck/{name}" for name in shipped} <= toml
 
 
 def test_installed_wheel_finds_its_matrices(wheel, tmp_path):

@@ -15,8 +15,8 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from envcheck import __version__
 from envcheck.errors import EnvcheckError
+from envcheck.version import __version__
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 

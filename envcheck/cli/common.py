@@ -139,6 +139,6 @@ def emit(text: str) -> None:
 
 
 def json_text(data: Any) -> str:
-    from envcheck.formats.json import dumps
+    from envcheck.model.envelope import dumps
 
     return dumps(data)

@@ -39,14 +39,14 @@ def rule_json(rule: Any) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from envcheck.matrix.load import load
+    from envcheck.matrix_validate import load
     from envcheck.rules import all_rules, find
 
     rule = find(all_rules(load(args.matrix)), args.code)
     if rule is None:
         raise UsageError(f"unknown rule {args.code!r} (see `envcheck rules`)")
     if args.json:
-        from envcheck.formats.json import envelope
+        from envcheck.model.envelope import envelope
 
         common.emit(common.json_text(envelope("explain", "ok", 0, rule_json(rule))))
         return 0

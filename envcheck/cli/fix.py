@@ -191,7 +191,7 @@ def _emit_json(
     applied: dict[str, object] | None,
     error: str | None = None,
 ) -> None:
-    from envcheck.formats.json import envelope
+    from envcheck.model.envelope import envelope
 
     data: dict[str, object] = {"plan": plan.to_json()}
     if applied is not None:

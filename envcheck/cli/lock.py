@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from envcheck.cli import common
+from envcheck.cli.lock_args import options_from
 from envcheck.model.finding import Severity
 
 FORMATS = ("requirements", "pylock", "conda")
@@ -142,36 +143,6 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def options_from(args: argparse.Namespace) -> Any:
-    from envcheck.commands.lock import LockOptions
-
-    return LockOptions(
-        requirements=tuple(args.requirements),
-        requirement_files=tuple(args.requirement),
-        profile=args.profile,
-        allow_unverified=args.allow_unverified,
-        spec=args.spec,
-        python=tuple(args.python),
-        gpus=tuple(args.gpu),
-        driver=args.driver,
-        arch=tuple(args.arch),
-        glibc=args.glibc,
-        index_url=args.index_url,
-        extra_index_urls=tuple(args.extra_index_url),
-        find_links=tuple(args.find_links),
-        no_index=args.no_index,
-        allow_local=args.allow_local,
-        format=args.format,
-        force=args.force,
-        severity=args.severity,
-        dry_run=args.dry_run,
-        matrix=tuple(args.matrix),
-        exclude_newer=args.exclude_newer,
-        upgrade_packages=tuple(args.upgrade_package),
-        from_lock=args.from_lock,
-    )
-
-
 def run(args: argparse.Namespace) -> int:
     if args.list_profiles:
         from envcheck.plan.profiles import load_profiles
@@ -207,7 +178,7 @@ def _render(args: argparse.Namespace, result: Any, message: str, *, quiet_stack:
     from envcheck.formats.plan_text import render_findings, render_stack
 
     if args.json:
-        from envcheck.formats.json import envelope
+        from envcheck.model.envelope import envelope
 
         data = {
             "stack": result.stack.to_json(),

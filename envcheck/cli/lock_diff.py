@@ -9,12 +9,12 @@ from envcheck.cli import common
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    from envcheck.cli.lock import options_from
+    from envcheck.cli.lock_args import options_from
     from envcheck.commands.lock import choose_target
     from envcheck.commands.lock_diff import diff_locks, render
     from envcheck.errors import UsageError
     from envcheck.ingest.spec import load_spec
-    from envcheck.matrix.load import load
+    from envcheck.matrix_validate import load
     from envcheck.plan.target import target_report
     from envcheck.rules import all_rules
     from envcheck.settings import find_settings
@@ -33,7 +33,7 @@ def run_diff(args: argparse.Namespace) -> int:
     matrix = load([*find_settings().matrix, *args.matrix])
     diff = diff_locks(paths[0], paths[1], report, matrix, all_rules(matrix), args.severity)
     if args.json:
-        from envcheck.formats.json import envelope
+        from envcheck.model.envelope import envelope
 
         status = "findings" if diff.code else "ok"
         common.emit(common.json_text(envelope("lock", status, diff.code, diff.to_json())))

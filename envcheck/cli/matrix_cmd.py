@@ -63,10 +63,9 @@ def add_parser(sub: Any) -> None:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    from envcheck.formats.json import envelope
     from envcheck.matrix.crosscheck import crosscheck
-    from envcheck.matrix.load import load
-    from envcheck.matrix.validate import validate
+    from envcheck.matrix_validate import load, validate
+    from envcheck.model.envelope import envelope
 
     matrix = load(args.dirs, check_overlays=False)  # every problem is listed below
     problems = validate(matrix)
@@ -190,8 +189,8 @@ def _text(value: Any) -> str:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from envcheck.formats.json import envelope
-    from envcheck.matrix.load import load
+    from envcheck.matrix_validate import load
+    from envcheck.model.envelope import envelope
 
     matrix = load(args.matrix)
     record, related = lookup(matrix, args.subject, args.version)

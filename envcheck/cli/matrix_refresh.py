@@ -150,7 +150,7 @@ def run_refresh(args: argparse.Namespace) -> int:
         client.close()
     code = 1 if result.failed else 0
     if args.json:
-        from envcheck.formats.json import envelope
+        from envcheck.model.envelope import envelope
 
         data = {
             "index": {
@@ -248,7 +248,7 @@ def run_diff(args: argparse.Namespace) -> int:
     code = 1 if changes else 0
     counts = {k: sum(1 for c in changes if c.kind == k) for k in ("added", "removed", "changed")}
     if args.json:
-        from envcheck.formats.json import envelope
+        from envcheck.model.envelope import envelope
 
         data = {
             "old": args.old,

@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
 
         text = render_report(report)
     elif args.json or args.output:
-        from envcheck.formats.json import dumps
+        from envcheck.model.envelope import dumps
 
         text = dumps(report.to_dict())
     else:

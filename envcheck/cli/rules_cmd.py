@@ -17,12 +17,12 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from envcheck.cli.explain import rule_json
-    from envcheck.matrix.load import load
+    from envcheck.matrix_validate import load
     from envcheck.rules import all_rules
 
     rules = all_rules(load(args.matrix))
     if args.json:
-        from envcheck.formats.json import envelope
+        from envcheck.model.envelope import envelope
 
         common.emit(common.json_text(envelope("rules", "ok", 0, [rule_json(r) for r in rules])))
         return 0

@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     with status(f"scanning {args.log}") if _large(args.log) else nullcontext():
         result = triage_log(args.log, options, lambda: _node(args))
     scan = result.scan
-    from envcheck.formats.json import envelope
+    from envcheck.model.envelope import envelope
 
     env = envelope("triage", result.status, result.exit_code, result.to_json())
     if args.json:

@@ -10,6 +10,7 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
+from envcheck.facts.node import Facts
 from envcheck.matrix.model import Matrix
 from envcheck.model.cluster import (
     CollectiveReport,
@@ -29,7 +30,6 @@ from envcheck.rules.cluster.model import (
     merge_local_labels,
 )
 from envcheck.rules.cluster.values import CURATED_PACKAGES, DRIFT_FACTS
-from envcheck.rules.facts import Facts
 
 # distribution families the drift table shows as one row each (see cluster_values.DRIFT_FACTS)
 _FAMILIES = ("nvidia-nccl", "nvidia-cublas", "nvidia-cudnn")
@@ -193,7 +193,7 @@ class ClusterOutcome:
         }
 
     def envelope(self) -> dict[str, Any]:
-        from envcheck.formats.json import envelope
+        from envcheck.model.envelope import envelope
 
         c = self.comparison
         data: dict[str, Any] = {

@@ -19,12 +19,13 @@ from typing import Any, cast
 
 from envcheck.engine import not_asked
 from envcheck.errors import CodecError, ReportError
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.matrix.model import Matrix
 from envcheck.model.codec import from_dict, type_hints
 from envcheck.model.finding import CheckResult, Finding, Skipped
 from envcheck.model.report import SCHEMA_VERSION, NodeReport, Origin
-from envcheck.rules.base import Hit, Rule, Skip
-from envcheck.rules.facts import Facts
+from envcheck.rules.base import Hit, Rule
 
 # Every section is shared when equal: packages, Python and torch usually are across one image,
 # GPUs, system and environment often are; network (addresses) never is.
@@ -155,7 +156,7 @@ class ReportReader:
         except RecursionError:
             raise ReportError("nested too deeply", where=where, key=name) from None
         if name == "env":
-            from envcheck.redact import scrub_env_section
+            from envcheck.model.scrub import scrub_env_section
 
             section = scrub_env_section(section)
         if len(bucket) < _BUCKET:

@@ -64,7 +64,7 @@ class CheckOutcome:
         return "ok"
 
     def envelope(self) -> dict[str, Any]:
-        from envcheck.formats.json import envelope
+        from envcheck.model.envelope import envelope
 
         data = {
             "reports": [r.to_dict() for r in self.reports],
@@ -95,7 +95,7 @@ def select_rules(
 ) -> tuple[Matrix, list[Rule], Severity]:
     """The matrix, the chosen rules (node rules only unless ``scope`` is "all") and the
     threshold."""
-    from envcheck.matrix.load import load
+    from envcheck.matrix_validate import load
     from envcheck.rules import all_rules, node_rules, select
     from envcheck.settings import find_settings
 
@@ -130,7 +130,8 @@ def redacted_view(outcome: CheckOutcome) -> CheckOutcome:
     evidence and skip reasons shown carry pseudonyms for hostnames and addresses."""
     from dataclasses import replace
 
-    from envcheck.redact import anonymize, hostnames_of, pseudonymize_text, redact_value_tree
+    from envcheck.model.scrub import anonymize, hostnames_of
+    from envcheck.redact import pseudonymize_text, redact_value_tree
 
     names = tuple(n for r in outcome.reports for n in hostnames_of(r))
     result = outcome.result

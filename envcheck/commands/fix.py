@@ -72,7 +72,7 @@ def exit_code(plan: Plan) -> int:
 
 
 def plan_fix(options: FixOptions) -> FixResult:
-    from envcheck.matrix.load import load
+    from envcheck.matrix_validate import load
     from envcheck.plan.planner import build_plan
     from envcheck.plan.uvproject import IndexUnreachable
     from envcheck.rules import all_rules, select
@@ -178,7 +178,7 @@ def default_snapshot() -> str:
 def apply_fix(
     plan: Plan, options: ApplyOptions, echo: Callable[[str], None] = lambda _line: None
 ) -> ApplyResult:
-    from envcheck.matrix.load import load
+    from envcheck.matrix_validate import load
     from envcheck.plan.apply import apply_plan
     from envcheck.settings import find_settings
 

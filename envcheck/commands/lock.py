@@ -10,55 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from dataclasses import replace
+from typing import Any
 
-from envcheck.model.finding import Finding, Severity
+from envcheck.commands.lock_options import LockOptions, LockResult
 from envcheck.model.plan import Stack, Target
-
-LockFormat = Literal["requirements", "pylock", "conda"]
-EXIT_INDEX = 4
-
-
-@dataclass(frozen=True)
-class LockOptions:
-    requirements: tuple[str, ...] = ()
-    requirement_files: tuple[str, ...] = ()
-    profile: str | None = None
-    allow_unverified: bool = False
-    spec: str | None = None
-    python: tuple[str, ...] = ()  # the first is the rules' target; more make a multi-target lock
-    gpus: tuple[str, ...] = ()
-    driver: str | None = None
-    arch: tuple[str, ...] = ()
-    glibc: str | None = None
-    index_url: str | None = None
-    extra_index_urls: tuple[str, ...] = ()
-    find_links: tuple[str, ...] = ()
-    no_index: bool = False
-    allow_local: bool = False
-    format: LockFormat = "requirements"
-    force: bool = False
-    severity: Severity = Severity.ERROR
-    dry_run: bool = False
-    matrix: tuple[str, ...] = ()
-    exclude_newer: str | None = None
-    upgrade_packages: tuple[str, ...] = ()
-    from_lock: str | None = None
-
-
-@dataclass(frozen=True)
-class LockResult:
-    code: int
-    status: str  # ok | conflict | unresolved | findings | unreachable
-    stack: Stack
-    message: str
-    text: str | None = None  # the lock, when one was produced
-    detail: str | None = None  # the resolver's own explanation
-    findings: tuple[Finding, ...] = ()
-    pins: dict[str, str] = field(default_factory=dict)
-    blocking: int = 0
-    notes: tuple[str, ...] = ()
 
 
 def read_requirements(path: str) -> list[str]:
@@ -210,7 +166,7 @@ def _validate(options: LockOptions) -> None:
 def lock(options: LockOptions) -> LockResult:
     """Choose, resolve and check a lock; nothing is written (the caller writes ``text``)."""
     from envcheck.ingest.spec import load_spec
-    from envcheck.matrix.load import load
+    from envcheck.matrix_validate import load
     from envcheck.plan.profiles import get_profile
     from envcheck.plan.stack import add_overrides, choose_stack
     from envcheck.rules import all_rules

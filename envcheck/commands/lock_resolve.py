@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from envcheck.commands.lock import EXIT_INDEX, LockOptions, LockResult
+from envcheck.commands.lock_options import EXIT_INDEX, LockOptions, LockResult
 from envcheck.model.plan import Stack
 from envcheck.plan.resolve import IndexConfig
 

@@ -80,7 +80,7 @@ def obtain(options: SourceOptions, *, anonymized: bool = True) -> NodeReport:
         )
         return probe(probing)  # --python: an executable file, then a Python interpreter
     if options.redact and not report.redacted:
-        from envcheck.redact import anonymize
+        from envcheck.model.scrub import anonymize
 
         report = anonymize(report)
     return report

@@ -44,7 +44,7 @@ def _finish(
 
 
 def _matrix(options: TriageOptions) -> Matrix:
-    from envcheck.matrix.load import load
+    from envcheck.matrix_validate import load
     from envcheck.settings import find_settings
 
     return load([*find_settings().matrix, *options.matrix])

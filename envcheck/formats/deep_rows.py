@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from envcheck.formats.rows import Row, Tone
 from envcheck.model.deep import NOT_SUPPORTED, DeepInfo, GpuHealth
-
-if TYPE_CHECKING:
-    from envcheck.formats.inventory import Row, Tone
 
 
 def _v(value: object) -> str:

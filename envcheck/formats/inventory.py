@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from envcheck.formats.rows import Group, Row, Tone
 from envcheck.model.report import NodeReport
 from envcheck.model.section import Section
-
-Tone = Literal["normal", "muted", "warn", "bad"]
 
 KEY_PACKAGES = (
     "torch",
@@ -28,19 +26,6 @@ KEY_PACKAGES = (
     "isaacsim",
     "omnigibson",
 )
-
-
-@dataclass(frozen=True)
-class Row:
-    label: str
-    value: str
-    tone: Tone = "normal"
-
-
-@dataclass(frozen=True)
-class Group:
-    title: str
-    rows: tuple[Row, ...]
 
 
 def gib(n: int | None) -> str:

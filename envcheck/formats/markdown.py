@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from envcheck.formats.inventory import Group, headline, inventory, summary_line
+from envcheck.formats.inventory import headline, inventory, summary_line
+from envcheck.formats.rows import Group
 from envcheck.model.finding import CheckResult, Severity
 from envcheck.model.report import NodeReport
 from envcheck.rules.base import FAMILIES, Rule

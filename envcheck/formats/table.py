@@ -12,7 +12,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from envcheck.formats.inventory import Group, Tone, headline, inventory, summary_line
+from envcheck.formats.inventory import headline, inventory, summary_line
+from envcheck.formats.rows import Group, Tone
 from envcheck.model.finding import CheckResult, Finding, Severity
 from envcheck.model.report import NodeReport
 from envcheck.redact import redact_text

@@ -17,9 +17,9 @@ from requests.adapters import HTTPAdapter
 from urllib3.exceptions import MaxRetryError, NewConnectionError, ReadTimeoutError
 from urllib3.util.retry import Retry
 
-from envcheck import __version__
 from envcheck.index.cache import Cache, CachedPage
 from envcheck.index.simple import ACCEPT_JSON
+from envcheck.version import __version__
 
 T = TypeVar("T")
 R = TypeVar("R")

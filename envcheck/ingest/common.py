@@ -17,12 +17,12 @@ from typing import Any
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from envcheck import __version__
 from envcheck.errors import InputError
 from envcheck.inputs import MAX_BYTES  # one cap for every input
 from envcheck.model.report import Distribution, NodeReport, Origin, PackagesInfo, TorchBuild
 from envcheck.model.section import Section
 from envcheck.probes.torch_build import is_cuda_dist, variant_of
+from envcheck.version import __version__
 
 STDIN = "-"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")

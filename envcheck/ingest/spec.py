@@ -18,7 +18,6 @@ from typing import Any
 from packaging.utils import InvalidName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from envcheck import __version__
 from envcheck.errors import CodecError, SpecError
 from envcheck.ingest.common import markers
 from envcheck.matrix.locate import line_of
@@ -49,6 +48,7 @@ from envcheck.numeric import NumberError, Range, check
 from envcheck.probes.storage import ray_temp_dir
 from envcheck.probes.torch_build import is_cuda_dist, variant_of
 from envcheck.redact import redact_env
+from envcheck.version import __version__
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -37,12 +37,12 @@ from typing import Any, BinaryIO
 from packaging.specifiers import Specifier, SpecifierSet
 from packaging.version import Version
 
-from envcheck import __version__
 from envcheck.cachefiles import cache_root, read_own, safe_dir
 from envcheck.matrix.generated import Generated
 from envcheck.matrix.model import Matrix
 from envcheck.matrix.schema import MatrixFile
 from envcheck.model.versions import DriverVersion
+from envcheck.version import __version__
 
 _SUFFIX = ".pickle"
 _KEEP = 256  # entries kept; older ones are pruned when a new one is written

@@ -31,12 +31,11 @@ GENERATED_DIR = "generated"
 
 def builtin_dir() -> Path:
     """The matrices shipped with envcheck: inside the installed package, or the source tree."""
-    import envcheck  # its directory, as importlib.resources.files() would name it (unimported)
-
-    packaged = Path(envcheck.__file__).parent / "matrices"
+    package = Path(__file__).resolve().parents[1]  # envcheck/, as importlib.resources names it
+    packaged = package / "matrices"
     if packaged.is_dir():
         return packaged
-    return Path(__file__).resolve().parents[2] / "matrices"
+    return package.parent / "matrices"
 
 
 def overlay_dirs(cli_dirs: Sequence[str] = (), env: Mapping[str, str] | None = None) -> list[Path]:
@@ -56,13 +55,25 @@ def overlay_dirs(cli_dirs: Sequence[str] = (), env: Mapping[str, str] | None = N
     return dirs
 
 
+PROFILES_DIR = "profiles"
+
+
 def matrix_files(directory: Path) -> list[Path]:
-    return sorted(p for p in directory.glob("*.toml") if p.is_file())
+    """A matrix directory's curated files: ``*.toml`` in it and in its domain folders
+    (``cuda/``, ``signatures/``, ...; matrices/README.md), in path order, without the files
+    `envcheck matrix refresh` wrote (``generated/``) or the lock profiles (``profiles/``)."""
+    found = [
+        p
+        for p in directory.rglob("*.toml")
+        if p.is_file() and p.relative_to(directory).parts[0] not in (GENERATED_DIR, PROFILES_DIR)
+    ]
+    return sorted(found, key=lambda p: p.relative_to(directory).parts)
 
 
 def tree_files(directory: Path) -> list[Path]:
     """A matrix directory's files, then those `envcheck matrix refresh` wrote to generated/."""
-    return matrix_files(directory) + matrix_files(directory / GENERATED_DIR)
+    generated = directory / GENERATED_DIR
+    return matrix_files(directory) + sorted(p for p in generated.glob("*.toml") if p.is_file())
 
 
 def parse_file(path: Path, cache_env: Mapping[str, str] | None = None) -> MatrixFile:
@@ -182,7 +193,7 @@ def merge(parsed: Iterable[tuple[str, MatrixFile]]) -> Matrix:
         bounds=values["bound"],
         known_bad=values["known_bad"],
         constants={c.name: c for c in values["constant"]},
-        signatures=values["signature"],
+        signatures=tuple(sorted(values["signature"], key=lambda s: s.generic)),
         generated=Generated(**{name: values[name] for name in GENERATED_TABLES}),
         origins=origins,
     )
@@ -194,15 +205,14 @@ def load(
     *,
     env: Mapping[str, str] | None = None,
     include_builtin: bool = True,
-    check_overlays: bool = True,
 ) -> Matrix:
     """The built-in matrix with every overlay merged over it, in order.
 
     The merged matrix, and each file, are read through the compiled cache, keyed by the files'
     content (see :mod:`envcheck.matrix.compiled`): an edited file or overlay is parsed again,
     never served stale. The cache's location comes from ``env`` when given, else from the process environment.
-    Overlays are validated like `envcheck matrix validate` does (unless ``check_overlays`` is
-    False, as for `matrix validate` itself, which lists every problem).
+    Overlays are not cross-checked here: :func:`envcheck.matrix_validate.load` is this plus
+    the checks `envcheck matrix validate` makes, and every command loads through it.
     """
     from envcheck.matrix.compiled import compiled, compiled_matrix
 
@@ -215,22 +225,4 @@ def load(
         return merge((where, compiled(text, where, parse_text, environ)) for where, text in texts)
 
     matrix = compiled_matrix(texts, build, environ)
-    if overlays and include_builtin and check_overlays:
-        _check_overlays(matrix, {str(p) for d in overlays for p in tree_files(d)})
     return matrix
-
-
-def _check_overlays(matrix: Matrix, files: set[str]) -> None:
-    """Every command rejects an overlay `envcheck matrix validate` rejects (an unknown cause
-    code, a pattern grep or re read differently, a built-in rule code reused), naming the
-    file, line and key of the first problem."""
-    from envcheck.matrix.validate import validate
-
-    for problem in validate(matrix):
-        path = problem.where.rsplit(":", 1)[0] if ":" in problem.where else problem.where
-        if path in files or problem.where in files:
-            raise MatrixError(
-                f"{problem.message} (see `envcheck matrix validate`)",
-                where=problem.where,
-                key=problem.key,
-            )

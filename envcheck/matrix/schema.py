@@ -349,6 +349,9 @@ class Signature:
     # the distribution whose own runtime check prints the matched line (LLaMA-Factory's
     # check_version): a ``requirement`` its extractors read is that distribution's requirement
     requirer: str | None = None
+    # a family-wide line (any undefined symbol, any resolver conflict): tried after every
+    # specific signature, so that a line a specific signature knows is named by that one
+    generic: bool = False
 
 
 @dataclass(frozen=True)

@@ -383,7 +383,7 @@ class NodeReport:
     def from_dict(cls, data: Any, *, where: str | None = None) -> NodeReport:
         """Load a report (or the first report of a ``check --json`` envelope)."""
         from envcheck.inputs import check_schema
-        from envcheck.redact import scrub_report
+        from envcheck.model.scrub import scrub_report
 
         if isinstance(data, Mapping) and "data" in data and "command" in data:
             reports = (

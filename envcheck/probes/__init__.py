@@ -7,10 +7,10 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from envcheck import __version__
 from envcheck.model.report import NodeReport, Origin
 from envcheck.model.section import Section
 from envcheck.probes.context import ProbeContext
+from envcheck.version import __version__
 
 T = TypeVar("T")
 
@@ -112,7 +112,7 @@ def collect(ctx: ProbeContext | None = None) -> NodeReport:
     if deep is not None:
         report = report.with_sections(deep=deep)
     if ctx.redact:
-        from envcheck.redact import anonymize
+        from envcheck.model.scrub import anonymize
 
         report = anonymize(report)
     return report

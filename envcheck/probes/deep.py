@@ -38,7 +38,7 @@ from envcheck.probes.context import ProbeContext
 # GEMMs of the torch smoke test: (dtype, m, k, n, why). The known crash comes last: it kills the
 # child when it reproduces. pytorch#152017 states the exact shape ("The args must be that exact
 # size"): torch.matmul of fp16 (64, 14688) x (14688, 1536) dies with SIGFPE on H20 with torch
-# 2.1.0+cu121, whose pinned cuBLAS is 12.1.3.1 (CUD102 in matrices/known_bad.toml).
+# 2.1.0+cu121, whose pinned cuBLAS is 12.1.3.1 (CUD102 in matrices/cuda/known_bad.toml).
 SMOKE_GEMMS: tuple[tuple[str, int, int, int, str], ...] = (
     ("float16", 1024, 1024, 1024, "smoke"),
     ("bfloat16", 1024, 1024, 1024, "smoke"),

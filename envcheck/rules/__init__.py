@@ -7,7 +7,7 @@ from typing import Literal
 
 from envcheck.errors import MatrixError, UsageError
 from envcheck.matrix.model import Matrix
-from envcheck.rules.base import Rule, code_rules
+from envcheck.rules.base import _FROM_LOG, _REGISTRY, LogHitFn, Rule
 
 
 def all_rules(matrix: Matrix, scope: Literal["node", "all"] = "all") -> list[Rule]:
@@ -55,3 +55,21 @@ def node_rules(
 def find(rules: Sequence[Rule], code: str) -> Rule | None:
     wanted = code.strip().upper()
     return next((r for r in rules if r.code == wanted or r.name == code.strip().lower()), None)
+
+
+def code_rules(scope: Literal["node", "all"] = "all") -> list[Rule]:
+    """Every code rule, or (``scope="node"``) the node rules only: those leave the cluster rule
+    modules unimported, which node commands (`check`, `lock`) do not pay for."""
+    from envcheck.rules import catalog  # noqa: F401 - importing registers every node rule
+
+    if scope == "node":
+        return [r for r in _REGISTRY if r.scope == "node"]
+    from envcheck.rules.cluster import catalog as cluster  # noqa: F401 - and every cluster rule
+
+    return list(_REGISTRY)
+
+
+def log_hit(code: str) -> LogHitFn | None:
+    code_rules()  # importing the rule modules registers every @from_log
+
+    return _FROM_LOG.get(code)

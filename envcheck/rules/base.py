@@ -13,11 +13,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from envcheck.facts.skip import Skip
 from envcheck.model.finding import Finding, Fix, Severity
 
 if TYPE_CHECKING:
+    from envcheck.facts.node import Facts
     from envcheck.rules.cluster.model import ClusterFacts, ClusterHit
-    from envcheck.rules.facts import Facts
 
 DOC_SECTIONS = ("What it checks", "Why it matters", "Example", "Fix", "References")
 CODE_PATTERN = re.compile(r"^[A-Z]{2,4}\d{3}$")
@@ -36,15 +37,6 @@ FAMILIES = {
     "GPU": "GPU health and CUDA driver, asked directly (--deep)",
     "COV": "coverage: what the matrix does not know about the node",
 }
-
-
-class Skip(Exception):
-    """Raised while checking when a fact the rule needs is unknown; the reason is reported."""
-
-    def __init__(self, reason: str, fact: str | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.fact = fact  # the unknown fact, as a dotted path ("packages", "gpu.driver_version")
 
 
 class NotStated(Skip):
@@ -194,21 +186,3 @@ def from_log(code: str) -> Callable[[LogHitFn], LogHitFn]:
         return fn
 
     return register
-
-
-def log_hit(code: str) -> LogHitFn | None:
-    code_rules()  # importing the rule modules registers every @from_log
-
-    return _FROM_LOG.get(code)
-
-
-def code_rules(scope: Literal["node", "all"] = "all") -> list[Rule]:
-    """Every code rule, or (``scope="node"``) the node rules only: those leave the cluster rule
-    modules unimported, which node commands (`check`, `lock`) do not pay for."""
-    from envcheck.rules import catalog  # noqa: F401 - importing registers every node rule
-
-    if scope == "node":
-        return [r for r in _REGISTRY if r.scope == "node"]
-    from envcheck.rules.cluster import catalog as cluster  # noqa: F401 - and every cluster rule
-
-    return list(_REGISTRY)

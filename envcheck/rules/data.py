@@ -12,11 +12,12 @@ from typing import Any
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from envcheck.matrix.conditions import describe, evaluate, matching_gpus, torch_cuda_stated
+from envcheck.facts.conditions import describe, evaluate, matching_gpus, torch_cuda_stated
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.matrix.schema import Condition, FixSpec, KnownBad
 from envcheck.model.finding import Severity
-from envcheck.rules.base import Hit, Rule, RuleDoc, Skip
-from envcheck.rules.facts import Facts
+from envcheck.rules.base import Hit, Rule, RuleDoc
 from envcheck.rules.fixes import from_spec
 
 

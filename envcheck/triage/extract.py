@@ -1,6 +1,6 @@
 """Facts a log states about the node it ran on, read by the signatures' extractors.
 
-A signature in ``matrices/signatures.toml`` may carry ``extract``: Python regexes with named
+A signature in ``matrices/signatures/*.toml`` may carry ``extract``: Python regexes with named
 groups, run only on the lines the signature matched (the first and last occurrence, plus the
 ``context`` lines after the first), so the scan's speed does not depend on them. Each group name
 is a fact from ``FACTS``; ``to_report`` turns the facts into a NodeReport whose sections say
@@ -521,7 +521,7 @@ def to_report(facts: tuple[LogFact, ...], log: str) -> NodeReport | None:
     """The node as the log describes it; None when the log states no fact."""
     if not facts:
         return None
-    from envcheck import __version__
+    from envcheck.version import __version__
 
     build = _Builder(facts, log)
     sections: dict[str, Section[Any]] = {

@@ -276,7 +276,7 @@ def required_literals(pattern: str) -> tuple[str, ...] | None:
 
 def check_signatures(matrix: Matrix, add: Callable[[object, str, str], None]) -> None:
     """Report bad signature entries through ``add(entry, field, message)``."""
-    from envcheck.rules.base import code_rules
+    from envcheck.rules import code_rules
 
     codes = {r.code for r in code_rules()} | {k.code for k in matrix.known_bad}
     re2 = re2_module()

@@ -72,8 +72,8 @@ class _Recorder:
 
 def _log_lines(rule: Rule, report: NodeReport, matrix: Matrix) -> str | None:
     """The log lines behind the facts ``rule`` read ("app.log lines 3, 9"), when any."""
-    from envcheck.rules.base import Skip
-    from envcheck.rules.facts import Facts
+    from envcheck.facts.node import Facts
+    from envcheck.facts.skip import Skip
 
     recorder = _Recorder(report)
     try:
@@ -209,8 +209,10 @@ def _from_log(
     """The cause a line establishes, as the finding the rule's ``@from_log`` words from the
     facts the log states (and the node's, when known); None when the rule has none or cannot
     say anything concrete (Skip): the plain line verdict applies then."""
-    from envcheck.rules.base import NotStated, Skip, log_hit
-    from envcheck.rules.facts import Facts
+    from envcheck.facts.node import Facts
+    from envcheck.facts.skip import Skip
+    from envcheck.rules import log_hit
+    from envcheck.rules.base import NotStated
 
     hook = log_hit(rule.code)
     if hook is None or not line.signature:
@@ -269,9 +271,9 @@ class _Reads(Mapping[str, str]):
 
 
 def _empty_report() -> NodeReport:
-    from envcheck import __version__
     from envcheck.ingest.common import now
     from envcheck.model.report import Origin
+    from envcheck.version import __version__
 
     return NodeReport(
         node="the node of the log",
@@ -288,9 +290,9 @@ def _line_fix(code: str, report: NodeReport, matrix: Matrix) -> str | None:
         return None
     from packaging.version import Version
 
-    from envcheck.rules.base import Skip
+    from envcheck.facts.node import Facts
+    from envcheck.facts.skip import Skip
     from envcheck.rules.choose import sm, torch_choices
-    from envcheck.rules.facts import Facts
 
     facts = Facts(report, matrix)
     try:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from envcheck.matrix.load import load
+from envcheck.matrix_validate import load
 from envcheck.rules import all_rules
 from tests.conftest import cli_env, run_cli
 

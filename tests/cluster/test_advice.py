@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from envcheck.cluster.diff import Comparison, compare
-from envcheck.matrix.load import load
 from envcheck.matrix.model import Matrix
+from envcheck.matrix_validate import load
 from envcheck.model.cluster import Member
 from envcheck.model.finding import Finding
 from envcheck.model.report import NodeReport

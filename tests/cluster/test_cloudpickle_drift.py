@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from envcheck.cluster.diff import compare
-from envcheck.matrix.load import load
 from envcheck.matrix.model import Matrix
+from envcheck.matrix_validate import load
 from envcheck.model.cluster import Member
 from envcheck.model.finding import Severity
 from envcheck.model.report import NodeReport

@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 
 from envcheck.cluster.diff import Comparison, compare
-from envcheck.matrix.load import load
 from envcheck.matrix.model import Matrix
+from envcheck.matrix_validate import load
 from envcheck.model.cluster import Member, NodeFailure
 from envcheck.model.finding import Finding, Severity
 from envcheck.model.report import Interface, NodeReport
@@ -246,7 +246,7 @@ def test_cluster_rules_are_skipped_with_a_reason_for_one_node(matrix, rules) -> 
 
 
 def test_redacted_reports_compare_without_addresses(matrix, rules) -> None:
-    from envcheck.redact import anonymize
+    from envcheck.model.scrub import anonymize
 
     reports = [anonymize(node(n, packages={"ray": v})) for n, v in (("a", "2.9.3"), ("b", "2.9.2"))]
     result = run(reports, matrix, rules, addresses=["ip-1234abcd", "ip-99999999"])

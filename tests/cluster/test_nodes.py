@@ -10,7 +10,7 @@ import pytest
 from envcheck.cluster.nodes import NodeRules, ReportReader, assign_labels
 from envcheck.engine import evaluate
 from envcheck.errors import ReportError
-from envcheck.matrix.load import load
+from envcheck.matrix_validate import load
 from envcheck.model.report import NodeReport
 from envcheck.rules import all_rules
 from tests.cluster.factory import RTX4090, cluster, node

@@ -11,7 +11,7 @@ from envcheck.cluster.collective import summarize
 from envcheck.cluster.diff import ClusterOutcome, compare
 from envcheck.formats.cluster import print_cluster, render_markdown
 from envcheck.formats.markdown import render_rule
-from envcheck.matrix.load import load
+from envcheck.matrix_validate import load
 from envcheck.model.cluster import Member, NodeFailure
 from envcheck.model.finding import Severity
 from envcheck.rules import all_rules

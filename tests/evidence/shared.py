@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from envcheck.matrix.load import load
 from envcheck.matrix.model import Matrix
+from envcheck.matrix_validate import load
 
 
 @functools.cache

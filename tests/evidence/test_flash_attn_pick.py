@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from envcheck.facts.node import Facts
 from envcheck.ingest.spec import load_spec
-from envcheck.matrix.load import load
-from envcheck.rules.facts import Facts
+from envcheck.matrix_validate import load
 from envcheck.rules.node.flash_attn_pick import newest_loading, torch_old_abi
 from tests.conftest import CliResult
 

@@ -17,7 +17,7 @@ from tests.evidence.shared import matrix, write
 
 INGEST = Path(__file__).parent.parent / "fixtures" / "ingest"
 
-# real-format lines, as the tools print them (sources in matrices/signatures.toml)
+# real-format lines, as the tools print them (sources in matrices/signatures/*.toml)
 LINES: list[tuple[str, str, dict[str, str]]] = [
     (
         "sm-not-compatible",

@@ -135,7 +135,7 @@ def test_the_dump_gives_the_requirer_its_version(
 def test_a_known_release_is_checked_against_its_bound(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    # llamafactory 0.9.2's [vllm] extra (matrices/bounds_pkgfix.toml): PKG110 names the range,
+    # llamafactory 0.9.2's [vllm] extra (matrices/packages/bounds.toml): PKG110 names the range,
     # the escape hatch the check itself offers, and PKG101 leaves the pair to it
     spec = write(tmp_path, '[packages]\nllamafactory = "0.9.2"\nvllm = "0.8.1"\n', "spec.toml")
     found = causes(cli, str(write(tmp_path, LLAMAFACTORY_VLLM)), "--spec", str(spec))

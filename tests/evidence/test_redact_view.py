@@ -14,7 +14,7 @@ import pytest
 from envcheck.cli import build_parser
 from envcheck.cli import check as check_cmd
 from envcheck.cli.common import obtain_report
-from envcheck.redact import anonymize
+from envcheck.model.scrub import anonymize
 from tests.conftest import CliResult
 
 CASES = Path(__file__).parent.parent / "rules" / "cases"
@@ -68,7 +68,7 @@ def test_anonymizing_before_the_rules_would_have_lost_net103() -> None:
     """The regression this guards: hashed addresses are no longer loopback."""
     from envcheck.engine import evaluate
     from envcheck.ingest.spec import load_spec
-    from envcheck.matrix.load import load
+    from envcheck.matrix_validate import load
     from envcheck.rules import all_rules
 
     matrix = load([])

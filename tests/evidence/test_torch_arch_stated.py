@@ -14,7 +14,7 @@ import pytest
 from envcheck.engine import evaluate
 from envcheck.ingest.merge import merge
 from envcheck.ingest.spec import load_spec
-from envcheck.matrix.load import load
+from envcheck.matrix_validate import load
 from envcheck.model.section import Section
 from envcheck.rules import all_rules
 from envcheck.rules.choose import arch_list_from_torch

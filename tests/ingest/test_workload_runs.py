@@ -12,7 +12,7 @@ from envcheck.errors import SpecError
 from envcheck.ingest.common import Source
 from envcheck.ingest.loose import parse
 from envcheck.ingest.spec import load_spec
-from envcheck.matrix.load import load
+from envcheck.matrix_validate import load
 
 # the System Info block of IsaacLab#3081, as the issue template has it
 TEMPLATE = """### System Info

@@ -48,7 +48,9 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 
 def test_second_parse_of_the_same_text_is_served_from_the_cache(tmp_path: Path) -> None:
-    text = (Path(__file__).parents[2] / "matrices" / "gpus.toml").read_text(encoding="utf-8")
+    text = (Path(__file__).parents[2] / "matrices" / "hardware" / "gpus.toml").read_text(
+        encoding="utf-8"
+    )
     parse, env = Counting(), _env(tmp_path)
     first = compiled(text, "gpus.toml", parse, env)
     second = compiled(text, "gpus.toml", parse, env)
@@ -60,7 +62,9 @@ def test_second_parse_of_the_same_text_is_served_from_the_cache(tmp_path: Path) 
 def test_an_edited_text_or_other_code_is_parsed_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    text = (Path(__file__).parents[2] / "matrices" / "gpus.toml").read_text(encoding="utf-8")
+    text = (Path(__file__).parents[2] / "matrices" / "hardware" / "gpus.toml").read_text(
+        encoding="utf-8"
+    )
     parse, env = Counting(), _env(tmp_path)
     compiled(text, "gpus.toml", parse, env)
     compiled(text + "\n# edited\n", "gpus.toml", parse, env)
@@ -76,7 +80,9 @@ def test_an_edited_text_or_other_code_is_parsed_again(
 
 @pytest.mark.parametrize("damage", ["truncated", "not a MatrixFile", "group-writable dir"])
 def test_a_damaged_or_unsafe_entry_is_a_miss(tmp_path: Path, damage: str) -> None:
-    text = (Path(__file__).parents[2] / "matrices" / "gpus.toml").read_text(encoding="utf-8")
+    text = (Path(__file__).parents[2] / "matrices" / "hardware" / "gpus.toml").read_text(
+        encoding="utf-8"
+    )
     parse, env = Counting(), _env(tmp_path)
     good = compiled(text, "gpus.toml", parse, env)
     directory = tmp_path / "cache" / "matrix"
@@ -106,7 +112,9 @@ def test_an_unwritable_cache_only_costs_a_parse(tmp_path: Path) -> None:
     blocked = tmp_path / "file-not-dir"
     blocked.write_text("x", encoding="utf-8")
     env = {"ENVCHECK_CACHE_DIR": str(blocked)}
-    text = (Path(__file__).parents[2] / "matrices" / "gpus.toml").read_text(encoding="utf-8")
+    text = (Path(__file__).parents[2] / "matrices" / "hardware" / "gpus.toml").read_text(
+        encoding="utf-8"
+    )
     parse = Counting()
     assert compiled(text, "gpus.toml", parse, env) == compiled(text, "gpus.toml", parse, env)
     assert parse.calls == 2

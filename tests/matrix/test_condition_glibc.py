@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from packaging.specifiers import SpecifierSet
 
+from envcheck.facts.conditions import describe, evaluate
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.ingest.spec import load_spec
-from envcheck.matrix.conditions import describe, evaluate
-from envcheck.matrix.load import load
 from envcheck.matrix.schema import Condition
-from envcheck.rules.base import Skip
-from envcheck.rules.facts import Facts
+from envcheck.matrix_validate import load
 
 MATRIX = load(env={})
 COND = Condition(packages={"vllm": SpecifierSet(">=0.7.3")}, glibc=SpecifierSet("<2.25"))

@@ -13,7 +13,7 @@ from envcheck.matrix.crosscheck import crosscheck
 from envcheck.matrix.generated import TorchWheel, VllmMetadata
 from envcheck.matrix.load import load, parse_text
 from envcheck.matrix.tomlwrite import document
-from envcheck.matrix.validate import validate
+from envcheck.matrix_validate import validate
 from tests.conftest import run_cli
 
 BUILTIN = load(env={})

@@ -6,7 +6,7 @@ import pytest
 
 from envcheck.errors import MatrixError
 from envcheck.matrix.load import load, parse_text
-from envcheck.matrix.validate import validate
+from envcheck.matrix_validate import validate
 from envcheck.model.versions import DriverVersion
 from tests.conftest import cli_env, run_cli
 

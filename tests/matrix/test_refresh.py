@@ -295,7 +295,7 @@ def test_hand_curated_files_are_never_overwritten(index_server, tmp_path) -> Non
     index_server.serve_fixtures()
     out = tmp_path / "out"
     out.mkdir()
-    curated = (FIXTURES.parents[2] / "matrices" / "ray.toml").read_text()
+    curated = (FIXTURES.parents[2] / "matrices" / "packages" / "ray.toml").read_text()
     (out / "ray.toml").write_text(curated)
     with pytest.raises(UsageError, match="not written by `envcheck matrix refresh`"):
         run_refresh(index_server, tmp_path, ["ray"])

@@ -11,8 +11,8 @@ from envcheck.index.cache import Cache
 from envcheck.index.client import IndexClient
 from envcheck.index.config import choose_index
 from envcheck.matrix.crosscheck import crosscheck
-from envcheck.matrix.load import load
 from envcheck.matrix.refresh import RefreshOptions, refresh
+from envcheck.matrix_validate import load
 
 
 @pytest.mark.online

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from envcheck.matrix.load import load
 from envcheck.matrix.model import Matrix
+from envcheck.matrix_validate import load
 from envcheck.rules import all_rules
 from envcheck.rules.base import Rule
 from tests.index.wheels import WheelIndexes

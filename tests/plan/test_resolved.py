@@ -13,8 +13,8 @@ import pytest
 
 from envcheck.engine import evaluate
 from envcheck.ingest.spec import parse_spec, spec_to_report
-from envcheck.matrix.load import load
 from envcheck.matrix.model import Matrix
+from envcheck.matrix_validate import load
 from envcheck.model.report import NodeReport
 from envcheck.plan.planner import build_plan
 from envcheck.plan.resolve import IndexConfig, find_uv

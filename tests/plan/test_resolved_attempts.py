@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from envcheck.ingest.spec import parse_spec, spec_to_report
-from envcheck.matrix.load import load
+from envcheck.matrix_validate import load
 from envcheck.model.finding import Action
 from envcheck.model.plan import Step
 from envcheck.model.report import NodeReport

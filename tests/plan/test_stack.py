@@ -122,5 +122,5 @@ def test_vllm_range_takes_the_newest_release_that_fits(matrix: Matrix) -> None:
     target = Target(python="3.11", driver="550.54.15", gpus=("NVIDIA H100 80GB HBM3",))
     stack = choose_stack(matrix, target, ["vllm>=0.8.5,<0.9"])
     assert stack.ok and stack.torch == "2.6.0"
-    # 0.8.5.post1 is verified from its wheel METADATA (matrices/vllm.toml), so it is the newest
+    # 0.8.5.post1 is verified from its wheel METADATA (matrices/packages/vllm.toml), so it is the newest
     assert "vllm==0.8.5.post1" in stack.requirements

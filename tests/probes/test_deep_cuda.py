@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from envcheck.engine import evaluate
-from envcheck.matrix.load import load
+from envcheck.matrix_validate import load
 from envcheck.model.report import Gpu, GpuInfo, NodeReport
 from envcheck.model.section import Section
 from envcheck.probes.deep import probe_cuda

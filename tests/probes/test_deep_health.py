@@ -9,7 +9,7 @@ import time
 import pytest
 
 from envcheck.engine import evaluate
-from envcheck.matrix.load import load
+from envcheck.matrix_validate import load
 from envcheck.model.deep import NOT_SUPPORTED, DeepInfo, Throttle
 from envcheck.model.report import Gpu, GpuInfo, NodeReport
 from envcheck.model.section import Section

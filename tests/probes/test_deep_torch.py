@@ -7,7 +7,7 @@ import os
 import pytest
 
 from envcheck.engine import evaluate
-from envcheck.matrix.load import load
+from envcheck.matrix_validate import load
 from envcheck.model.deep import DeepInfo
 from envcheck.model.report import Distribution, Gpu, GpuInfo, NodeReport, PackagesInfo
 from envcheck.model.section import Section
@@ -123,7 +123,7 @@ def test_unimportable_torch_is_a_reason_not_a_finding(stage, tmp_path):
 
 def test_redaction_masks_the_hostname_in_nccl_warnings():
     from envcheck.model.deep import TorchSmoke
-    from envcheck.redact import anonymize
+    from envcheck.model.scrub import anonymize
 
     smoke = TorchSmoke(
         outcome="failed",

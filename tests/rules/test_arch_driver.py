@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from packaging.version import Version
 
-from envcheck.matrix.load import load
+from envcheck.matrix_validate import load
 from envcheck.model.plan import Target
 from envcheck.plan.stack import choose_stack
 from envcheck.rules.choose import arch_driver_problem, judge_build, torch_choices

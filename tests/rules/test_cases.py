@@ -11,7 +11,7 @@ import pytest
 
 from envcheck.engine import evaluate
 from envcheck.ingest.spec import load_spec
-from envcheck.matrix.load import load
+from envcheck.matrix_validate import load
 from envcheck.model.report import NodeReport
 from envcheck.rules import all_rules
 

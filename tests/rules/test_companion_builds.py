@@ -9,7 +9,7 @@ from pathlib import Path
 
 from envcheck.engine import evaluate
 from envcheck.ingest.sources import load_sources
-from envcheck.matrix.load import load
+from envcheck.matrix_validate import load
 from envcheck.rules import all_rules
 from tests.conftest import CliResult
 

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from envcheck.matrix.load import load
+from envcheck.matrix_validate import load
 from envcheck.rules import all_rules
 from envcheck.rules.base import CODE_PATTERN, DOC_SECTIONS, FAMILIES
 from tests.conftest import REPO

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from envcheck.engine import evaluate
 from envcheck.ingest.spec import load_spec
-from envcheck.matrix.load import load
+from envcheck.matrix_validate import load
 from envcheck.rules import all_rules
 
 MATRIX = load(env={})

@@ -10,7 +10,7 @@ import pytest
 
 from envcheck.engine import evaluate
 from envcheck.ingest.sources import load_sources
-from envcheck.matrix.load import load
+from envcheck.matrix_validate import load
 from envcheck.rules import all_rules
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "ingest"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from envcheck.ingest.spec import load_spec
-from envcheck.matrix.load import load
+from envcheck.matrix_validate import load
 from envcheck.rules import all_rules
 from envcheck.triage.verdict import check_causes
 

@@ -1,4 +1,4 @@
-"""Package causes a log line states by itself (matrices/signatures_pkg3.toml): NumPy 2's import
+"""Package causes a log line states by itself (matrices/signatures/packages.toml): NumPy 2's import
 guard (PKG104), transformers' torch gate (PKG108), trl's CLI refusing a command (PKG140) and
 transformers refusing a model type (PKG141). Lines as the libraries print them (the threads
 are named in the signatures' sources)."""

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from envcheck.matrix.load import load
 from envcheck.matrix.model import Matrix
+from envcheck.matrix_validate import load
 from envcheck.triage import scan as scan_mod
 from envcheck.triage.grep_engine import GrepScanner, gnu_grep
 from envcheck.triage.patterns import re2_module, required_literals
@@ -25,7 +25,7 @@ ENGINES = [
     *(["grep", "grep-file"] if gnu_grep() is not None else []),
 ]
 
-# one line in the form the tools print it, per signature (sources in matrices/signatures.toml)
+# one line in the form the tools print it, per signature (sources in matrices/signatures/*.toml)
 EXAMPLES = [
     (
         "(raylet) [2025-04-02 15:02:00,117 E 135782 135782] (raylet) node_manager.cc:3069: 1 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons",
@@ -222,7 +222,7 @@ EXAMPLES = [
 ]
 
 # lines from the corpus of real failures (tests/corpus/<id>/log.txt), one per signature of
-# matrices/signatures_more.toml
+# matrices/signatures/ (from the corpus)
 EXAMPLES += [
     (
         "Refer to the documentation on how to address the out of memory issue: https://docs.ray.io/en/latest/ray-core/scheduling/ray-oom-prevention.html. Consider provisioning more memory on this node or reducing task parallelism by requesting more CPUs per task.",
@@ -364,7 +364,7 @@ EXAMPLES += [
     ),
 ]
 
-# matrices/signatures_torchfix.toml (leggedlab-26, kokoro-fastapi-306 in tests/corpus)
+# matrices/signatures/arch.toml (leggedlab-26, kokoro-fastapi-306 in tests/corpus)
 EXAMPLES += [
     (
         "The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.",
@@ -378,7 +378,7 @@ EXAMPLES += [
     ),
 ]
 
-# matrices/signatures_torch2.toml (vllm-productionstack-528, flash-attention-1348, -853 in tests/corpus)
+# matrices/signatures/arch.toml, abi.toml (vllm-productionstack-528, flash-attention-1348, -853 in tests/corpus)
 EXAMPLES += [
     ("TORCH_CUDA_ARCH_LIST: ['sm_50', 'sm_60", "torch-arch-list-printed"),
     (
@@ -391,7 +391,7 @@ EXAMPLES += [
     ),
 ]
 
-# matrices/signatures_pkgfix.toml (lines from tests/corpus/<id>/log.txt)
+# matrices/signatures/packages.toml (lines from tests/corpus/<id>/log.txt)
 EXAMPLES += [
     (
         "To fix: run `pip install vllm>=0.4.3,<=0.7.3` or set `DISABLE_VERSION_CHECK=1` to skip this check.",
@@ -423,7 +423,7 @@ EXAMPLES += [
         "pip-requires-different-python",
     ),
 ]
-# matrices/signatures_pkg3.toml: lines that state a package cause by themselves
+# matrices/signatures/packages.toml: lines that state a package cause by themselves
 EXAMPLES += [
     ("NumPy 2.0.0 as it may crash. To support both 1.x and 2.x", "numpy1-module-under-numpy2"),
     (
@@ -444,7 +444,7 @@ EXAMPLES += [
     ),
 ]
 
-# matrices/signatures_sim3.toml (lines from tests/corpus/<id>/log.txt)
+# matrices/signatures/simulators.toml (lines from tests/corpus/<id>/log.txt)
 EXAMPLES += [
     ("ModuleNotFoundError: No module named 'omni.kit.usd'", "omni-kit-usd-module-missing"),
     (

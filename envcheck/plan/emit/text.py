@@ -7,9 +7,9 @@ import shlex
 import textwrap
 from collections.abc import Iterable
 
-from envcheck import __version__
 from envcheck.model.plan import Plan, Stack, Step
 from envcheck.plan.resolve import redact_url
+from envcheck.version import __version__
 
 WIDTH = 98
 

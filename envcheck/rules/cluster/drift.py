@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.model.cluster import DriftRow
 from envcheck.model.finding import Fix, Severity
-from envcheck.rules.base import Hit, LogLine, NotStated, Skip, from_log
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log
 from envcheck.rules.cluster import values
 from envcheck.rules.cluster.model import (
     NOT_INSTALLED,
@@ -22,7 +24,6 @@ from envcheck.rules.cluster.model import (
     name_nodes,
     need_two,
 )
-from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
 
 

@@ -13,11 +13,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.matrix.model import Matrix
 from envcheck.model.cluster import CollectiveReport, DriftRow, DriftValue, Member, NodeFailure
 from envcheck.model.finding import CheckResult, Finding, Severity, Skipped
-from envcheck.rules.base import _REGISTRY, ClusterCheckFn, Hit, Rule, Skip, parse_doc
-from envcheck.rules.facts import Facts
+from envcheck.rules.base import _REGISTRY, ClusterCheckFn, Hit, Rule, parse_doc
 
 CLUSTER = "cluster"  # Finding.node of a finding about the cluster as a whole
 NOT_INSTALLED = "not installed"

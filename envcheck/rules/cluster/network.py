@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from envcheck.facts.skip import Skip
 from envcheck.model.finding import Fix, Severity
-from envcheck.rules.base import Skip
 from envcheck.rules.cluster import values
 from envcheck.rules.cluster.model import (
     ClusterFacts,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from envcheck.facts.node import Facts
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log
 from envcheck.rules.cluster import values
@@ -23,7 +24,6 @@ from envcheck.rules.cluster.model import (
     name_nodes,
     need_two,
 )
-from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual, pip_install
 
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from packaging.utils import canonicalize_name
 
+from envcheck.facts.skip import Skip
 from envcheck.model.report import Interface, NetworkInfo
-from envcheck.rules.base import Skip
 from envcheck.rules.cluster.model import NOT_INSTALLED, Extractor, NodeView, reads
 from envcheck.rules.node.network import nccl_selection, usable
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.matrix.schema import Bound
-from envcheck.rules.base import Hit, LogLine, Skip, from_log
-from envcheck.rules.facts import Facts
+from envcheck.rules.base import Hit, LogLine, from_log
 from envcheck.rules.fixes import fix, pip_install
 
 

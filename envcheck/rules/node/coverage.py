@@ -6,9 +6,9 @@ from collections.abc import Iterable
 
 from packaging.version import Version
 
+from envcheck.facts.node import Facts
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, rule
-from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual
 
 
@@ -32,7 +32,7 @@ def gpu_unknown(facts: Facts) -> Iterable[Hit]:
 
     ## Fix
     Probe the node itself (`envcheck check` reads the compute capability from NVML), or add the
-    model with its compute capability and source to `matrices/gpus.toml` (or a site overlay).
+    model with its compute capability and source to `matrices/hardware/gpus.toml` (or a site overlay).
 
     ## References
     - https://developer.nvidia.com/cuda-gpus
@@ -51,7 +51,7 @@ def gpu_unknown(facts: Facts) -> Iterable[Hit]:
                     evidence={"gpu": gpu.name},
                     fix=fix(
                         "Probe the node (NVML reports the compute capability) or add the model "
-                        "to matrices/gpus.toml",
+                        "to matrices/hardware/gpus.toml",
                         "manual",
                         manual("run `envcheck check` on the node, or add the GPU to the matrix"),
                     ),

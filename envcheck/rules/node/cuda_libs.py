@@ -8,10 +8,10 @@ from collections.abc import Iterable, Mapping
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
+from envcheck.facts.node import Facts
 from envcheck.matrix.model import public
 from envcheck.model.finding import Fix, Severity
 from envcheck.rules.base import Hit, rule
-from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, pip_install, set_env
 
 # the wheel that brings each library (cu12 naming first, then CUDA 13's)

@@ -18,8 +18,9 @@ import re
 
 from packaging.utils import canonicalize_name
 
-from envcheck.rules.base import Hit, LogLine, NotStated, Skip, from_log
-from envcheck.rules.facts import Facts
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log
 from envcheck.rules.fixes import fix, manual, set_env
 from envcheck.rules.node.cuda_libs import _TOOLKIT_DIR
 

@@ -7,12 +7,13 @@ from collections.abc import Iterable
 
 from packaging.version import Version
 
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.matrix.model import major_minor, parse_version, public
 from envcheck.matrix.schema import CudaToolkit
 from envcheck.model.finding import Action, Fix, Severity
-from envcheck.rules.base import Hit, LogLine, Skip, from_log, rule
+from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.choose import Support, driver_support, torch_choices
-from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual, pip_install
 
 _MIB = 1024

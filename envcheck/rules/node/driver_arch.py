@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from envcheck.facts.node import Facts
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, rule
 from envcheck.rules.choose import arch_driver_problem, driver_text, sm
-from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual
 
 
@@ -20,7 +20,7 @@ def driver_for_architecture(facts: Facts) -> Iterable[Hit]:
     toolkit that supports the architecture (Blackwell sm_100/sm_120: CUDA 12.8, R570; Hopper
     sm_90 and Ada sm_89: CUDA 11.8, R520; Ampere: CUDA 11.0/11.1, R450/R455), and at most the
     architecture's last branch (Volta, Pascal, Maxwell: R580; Kepler: R470). Both come from
-    the matrix (`[[sm]]` in cuda.toml, from NVIDIA's toolkit/driver/architecture matrix).
+    the matrix (`[[sm]]` in matrices/cuda/drivers.toml, from NVIDIA's toolkit/driver/architecture matrix).
 
     ## Why it matters
     A driver that predates the GPU does not drive it: `nvidia-smi` shows no device or

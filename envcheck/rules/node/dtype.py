@@ -6,9 +6,10 @@ from collections.abc import Iterable
 
 from packaging.version import Version
 
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
-from envcheck.rules.base import Hit, Skip, rule
-from envcheck.rules.facts import Facts
+from envcheck.rules.base import Hit, rule
 from envcheck.rules.fixes import fix, manual
 
 _BF16 = Version("8.0")

@@ -11,9 +11,10 @@ from collections.abc import Iterable
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
-from envcheck.rules.base import Hit, LogLine, NotStated, Skip, from_log, rule
-from envcheck.rules.facts import Facts
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
 
 

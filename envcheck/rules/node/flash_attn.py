@@ -8,11 +8,12 @@ from collections.abc import Iterable
 
 from packaging.version import Version
 
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.matrix.model import major_minor
 from envcheck.model.finding import Fix, Severity
-from envcheck.rules.base import Hit, Skip, rule
+from envcheck.rules.base import Hit, rule
 from envcheck.rules.choose import sm
-from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual, pip_install, pip_uninstall
 from envcheck.rules.node.flash_attn_pick import (
     LAST_OLD_ABI,

@@ -10,9 +10,10 @@ from collections.abc import Iterable
 
 from packaging.version import Version
 
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.model.finding import Fix, Severity
-from envcheck.rules.base import Hit, LogLine, NotStated, Skip, from_log, rule
-from envcheck.rules.facts import Facts
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, pip_install, pip_uninstall
 
 _ISOLATED = Version("1.0.5")  # Dao-AILab/flash-attention v1.0.5:pyproject.toml

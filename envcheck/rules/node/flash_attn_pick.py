@@ -7,12 +7,12 @@ import re
 
 from packaging.version import Version
 
-from envcheck.matrix.conditions import evaluate
+from envcheck.facts.conditions import evaluate
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.matrix.schema import FlashAttnRelease
 from envcheck.model.finding import Fix
-from envcheck.rules.base import Skip
 from envcheck.rules.data import render_fix
-from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, from_spec, pip_install, pip_uninstall
 
 # PyTorch's Linux wheels switched to the C++11 ABI with the CUDA 12.6 builds of 2.6.0 and with

@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
-from envcheck.rules.base import Hit, Skip, rule
-from envcheck.rules.facts import Facts
+from envcheck.rules.base import Hit, rule
 from envcheck.rules.fixes import fix, manual
 
 if TYPE_CHECKING:  # the --deep records are imported when a --deep report is read

@@ -5,10 +5,11 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable, Mapping
 
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.model.finding import Fix, Severity
 from envcheck.model.report import Interface, NetworkInfo
-from envcheck.rules.base import Hit, LogLine, NotStated, Skip, from_log, rule
-from envcheck.rules.facts import Facts
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, set_env
 
 SOCKET_VARS = ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME", "TP_SOCKET_IFNAME")

@@ -11,11 +11,12 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.matrix.model import public
 from envcheck.model.finding import Fix, Severity
 from envcheck.model.report import Distribution
-from envcheck.rules.base import Hit, Skip, rule
-from envcheck.rules.facts import Facts
+from envcheck.rules.base import Hit, rule
 from envcheck.rules.fixes import fix, manual, pip_install
 
 _CUDA_DIST = ("nvidia-", "cuda-toolkit", "cuda-bindings")

@@ -15,8 +15,9 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from envcheck.rules.base import Hit, LogLine, NotStated, Skip, from_log
-from envcheck.rules.facts import Facts
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log
 from envcheck.rules.fixes import fix, manual, pip_install
 
 _NOT_LINUX = {"macos": "macOS", "darwin": "macOS", "osx": "macOS", "windows": "Windows"}

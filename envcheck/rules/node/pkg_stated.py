@@ -1,4 +1,4 @@
-"""Package causes a log line states by itself (`confirms` in matrices/signatures_pkg3.toml):
+"""Package causes a log line states by itself (`confirms` in matrices/signatures/packages.toml):
 NumPy 2's import guard names the NumPy that refused a NumPy-1 module (PKG104), transformers'
 torch gate names its floor and the torch it found (PKG108), a start-up check states the range
 it wants (PKG101); and sglang looking for FlashInfer under its old name (PKG142). Each finding is
@@ -14,9 +14,10 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
-from envcheck.rules.base import Hit, LogLine, NotStated, Skip, from_log, rule
-from envcheck.rules.facts import Facts
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.packages import requirements_in_effect
 

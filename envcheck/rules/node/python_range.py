@@ -14,10 +14,10 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from envcheck.facts.node import Facts
 from envcheck.matrix.model import Matrix
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
-from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual, pip_install
 
 # checked by their own rules (PY101, PY102, RAY101)

@@ -6,11 +6,12 @@ import contextlib
 import math
 from collections.abc import Iterable
 
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.model.finding import Action, Fix, Severity
 from envcheck.model.report import DiskUsage
 from envcheck.probes.storage import ray_temp_dir
-from envcheck.rules.base import Hit, LogLine, Skip, from_log, rule
-from envcheck.rules.facts import Facts
+from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual, set_env
 from envcheck.rules.node.pip_offered import linux_wheels_only
 

@@ -8,10 +8,11 @@ from collections.abc import Iterable
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.matrix.model import public
 from envcheck.model.finding import Fix, Severity
-from envcheck.rules.base import Hit, Skip, rule
-from envcheck.rules.facts import Facts
+from envcheck.rules.base import Hit, rule
 from envcheck.rules.fixes import fix, manual, pip_install
 
 # a mangled torch / c10 / ATen symbol: what a kernel library built for another torch misses

@@ -12,11 +12,12 @@ from collections.abc import Iterable
 
 from packaging.version import InvalidVersion, Version
 
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
 from envcheck.model.report import GraphicsInfo
 from envcheck.model.versions import DriverVersion
-from envcheck.rules.base import Hit, Skip, rule
-from envcheck.rules.facts import Facts
+from envcheck.rules.base import Hit, rule
 from envcheck.rules.fixes import fix, manual, set_env
 from envcheck.rules.node.simulators import isaacsim_version
 

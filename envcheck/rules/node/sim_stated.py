@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from envcheck.rules.base import Hit, LogLine, Skip, from_log
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
+from envcheck.rules.base import Hit, LogLine, from_log
 from envcheck.rules.choose import sm
-from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.torch_build import _upgrade_fix
 

@@ -6,10 +6,11 @@ from collections.abc import Iterable
 
 from packaging.version import Version
 
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.matrix.schema import IsaacSimRelease
 from envcheck.model.finding import Severity
-from envcheck.rules.base import Hit, Skip, rule
-from envcheck.rules.facts import Facts
+from envcheck.rules.base import Hit, rule
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
 
 # Isaac Sim's pip components carry the release's version (isaacsim-kernel 5.0.0.0 belongs to

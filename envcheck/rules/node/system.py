@@ -6,9 +6,10 @@ import contextlib
 import re
 from collections.abc import Iterable
 
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
-from envcheck.rules.base import Hit, LogLine, NotStated, Skip, from_log, rule
-from envcheck.rules.facts import Facts
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.ray import shm_step
 

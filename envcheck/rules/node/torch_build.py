@@ -9,12 +9,13 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.matrix.model import public, variant_cuda
 from envcheck.model.finding import Fix, Severity
 from envcheck.model.report import Distribution
-from envcheck.rules.base import Hit, Skip, rule
+from envcheck.rules.base import Hit, rule
 from envcheck.rules.choose import Arch, arch_list, covers, parse_arch_list, sm, torch_choices
-from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.pip_offered import linux_wheels_only
 

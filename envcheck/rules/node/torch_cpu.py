@@ -6,13 +6,14 @@ from collections.abc import Iterable
 
 from packaging.version import Version
 
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.matrix.model import public
 from envcheck.model.finding import Fix, Severity
 from envcheck.model.report import Gpu
-from envcheck.rules.base import Hit, LogLine, NotStated, Skip, from_log, rule
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.choose import torch_choices
 from envcheck.rules.data import render_fix
-from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, from_spec, manual, pip_install
 
 
@@ -146,7 +147,9 @@ def cpu_torch_on_gpu_node(facts: Facts) -> Iterable[Hit]:
     ]
 
 
-_NOT_COMPILED = "torch-not-compiled-with-cuda"  # signatures.toml: torch's own statement
+_NOT_COMPILED = (
+    "torch-not-compiled-with-cuda"  # matrices/signatures/arch.toml: torch's own statement
+)
 
 # conda's classic solver can settle on the CPU build of pytorch where mamba (libmamba) picks the
 # CUDA build for the same environment file: https://github.com/PMBio/deeprvat/issues/16

@@ -10,10 +10,11 @@ import dataclasses
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.matrix.model import public
-from envcheck.rules.base import Hit, LogLine, Skip, from_log
+from envcheck.rules.base import Hit, LogLine, from_log
 from envcheck.rules.choose import sm
-from envcheck.rules.facts import Facts
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.torch_build import _upgrade_fix
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from packaging.utils import canonicalize_name as canonical_name
 from packaging.version import InvalidVersion, Version
 
+from envcheck.facts.skip import Skip
 from envcheck.matrix.model import Matrix, parse_version, public, variant_cuda
 from envcheck.matrix.schema import GpuModel
 from envcheck.model.report import (
@@ -30,7 +31,6 @@ from envcheck.model.report import (
 )
 from envcheck.model.section import Section
 from envcheck.model.versions import DriverVersion
-from envcheck.rules.base import Skip
 
 if TYPE_CHECKING:  # the --deep records are imported when a --deep report is read or probed
     from envcheck.model.deep import CudaDriverCheck, DeepInfo, NvmlHealth, PcieTopology, TorchSmoke

@@ -1,4 +1,4 @@
-"""JSON output: reports as-is, command results in a versioned envelope."""
+"""The JSON contract: reports as-is, command results in a versioned envelope (docs/json.md)."""
 
 from __future__ import annotations
 

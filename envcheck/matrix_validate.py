@@ -1,14 +1,21 @@
-"""Cross-reference checks of a merged matrix: what the schema alone cannot see."""
+"""Cross-reference checks of a merged matrix, what the schema alone cannot see, and the matrix
+every command loads: the built-in one with overlays merged and checked the same way.
+
+It sits above the rule catalogue and triage (it checks cause codes against the one and
+signature patterns with the other), so ``matrix/`` itself never imports either."""
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.utils import InvalidName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from envcheck.errors import MatrixError
 from envcheck.matrix.locate import line_of
 from envcheck.matrix.model import Matrix, variant_cuda
 from envcheck.matrix.schema import Condition
@@ -49,7 +56,9 @@ class _Collector:
         if origin is None:
             self.problems.append(Problem("<matrix>", field, message))
             return
-        path, table, index = origin
+        self.add_at(*origin, field, message)
+
+    def add_at(self, path: str, table: str, index: int, field: str, message: str) -> None:
         key = f"{table}[{index}].{field}" if field else f"{table}[{index}]"
         if path not in self._texts:
             try:
@@ -146,7 +155,7 @@ def validate(matrix: Matrix) -> list[Problem]:
         if not any(override.torch.contains(v, prereleases=True) for v in releases):
             c.add(override, "torch", f"no [[torch]] release satisfies {override.torch}")
     codes: set[str] = set()
-    from envcheck.rules.base import code_rules
+    from envcheck.rules import code_rules
     from envcheck.rules.data import FIX_FIELDS
 
     builtin = {r.code for r in code_rules()}
@@ -199,4 +208,51 @@ def validate(matrix: Matrix) -> list[Problem]:
             c.problems.append(
                 Problem("<matrix>", f"constant.{name}", "required by the rules but missing")
             )
+    _check_places(c)
     return c.problems
+
+
+def _check_places(c: _Collector) -> None:
+    from envcheck.matrix.load import builtin_dir
+    from envcheck.matrix.places import misplaced
+
+    builtin = builtin_dir()
+    for path, table, index in sorted(set(c.matrix.origins.values())):
+        reason = misplaced(path, table, builtin)
+        if reason is not None:
+            c.add_at(path, table, index, "", reason)
+
+
+def load(
+    cli_dirs: Sequence[str] = (),
+    *,
+    env: Mapping[str, str] | None = None,
+    include_builtin: bool = True,
+    check_overlays: bool = True,
+) -> Matrix:
+    """:func:`envcheck.matrix.load.load`, with every overlay checked as `envcheck matrix
+    validate` checks it (unless ``check_overlays`` is False, as for `matrix validate` itself,
+    which lists every problem)."""
+    from envcheck.matrix.load import load as load_files
+    from envcheck.matrix.load import overlay_dirs, tree_files
+
+    matrix = load_files(cli_dirs, env=env, include_builtin=include_builtin)
+    if include_builtin and check_overlays:
+        overlays = overlay_dirs(cli_dirs, os.environ if env is None else env)
+        if overlays:
+            _check_overlays(matrix, {str(p) for d in overlays for p in tree_files(d)})
+    return matrix
+
+
+def _check_overlays(matrix: Matrix, files: set[str]) -> None:
+    """Every command rejects an overlay `envcheck matrix validate` rejects (an unknown cause
+    code, a pattern grep or re read differently, a built-in rule code reused), naming the
+    file, line and key of the first problem."""
+    for problem in validate(matrix):
+        path = problem.where.rsplit(":", 1)[0] if ":" in problem.where else problem.where
+        if path in files or problem.where in files:
+            raise MatrixError(
+                f"{problem.message} (see `envcheck matrix validate`)",
+                where=problem.where,
+                key=problem.key,
+            )

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from envcheck.facts.node import Facts, name_matches
+from envcheck.facts.skip import Skip
 from envcheck.matrix.model import parse_version
 from envcheck.matrix.schema import Condition, GpuCondition
 from envcheck.model.report import Gpu
-from envcheck.rules.base import Skip
-from envcheck.rules.facts import Facts, name_matches
 
 
 def _contains(spec: SpecifierSet, version: Version) -> bool:

@@ -1,0 +1,93 @@
+"""A report with its secrets hidden again, or its hostnames and addresses pseudonymised: the
+structured side of :mod:`envcheck.redact` (which holds the text patterns)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from envcheck.redact import mask_addresses, pseudonym, redact_env
+
+if TYPE_CHECKING:
+    from envcheck.model.report import EnvInfo, NodeReport
+    from envcheck.model.section import Section
+
+
+def scrub_env_section(section: Section[EnvInfo]) -> Section[EnvInfo]:
+    """An env section read from a file, redacted again (it may come from an older envcheck,
+    another tool or a hand)."""
+    from dataclasses import replace
+
+    data = section.data
+    if data is None or not data.variables:
+        return section
+    values, hidden = redact_env(data.variables)
+    if values == data.variables:
+        return section
+    names = tuple(sorted(set(data.redacted) | set(hidden)))
+    return replace(section, data=replace(data, variables=values, redacted=names))
+
+
+def scrub_report(report: NodeReport) -> NodeReport:
+    """A report read from a file with its secrets hidden again."""
+    from dataclasses import replace
+
+    env = scrub_env_section(report.env)
+    return report if env is report.env else replace(report, env=env)
+
+
+def anonymize(report: NodeReport) -> NodeReport:
+    """Replace the hostname and every IP address in a report with stable pseudonyms."""
+    from dataclasses import replace
+
+    node = pseudonym(report.node)
+    sections: dict[str, Any] = {}
+    net = report.network
+    if net.is_ok and net.data is not None:
+        data = net.data
+        interfaces = tuple(
+            replace(
+                i, ipv4=tuple(map(mask_addresses, i.ipv4)), ipv6=tuple(map(mask_addresses, i.ipv6))
+            )
+            for i in data.interfaces
+        )
+        sections["network"] = replace(
+            net,
+            data=replace(
+                data,
+                hostname=pseudonym(data.hostname) if data.hostname else None,
+                hostname_addresses=tuple(map(mask_addresses, data.hostname_addresses)),
+                resolve_error=mask_addresses(
+                    data.resolve_error.replace(data.hostname or "\0", node)
+                )
+                if data.resolve_error
+                else None,
+                interfaces=interfaces,
+            ),
+        )
+    env = report.env
+    if env.is_ok and env.data is not None:
+        variables = {k: mask_addresses(v) for k, v in env.data.variables.items()}
+        sections["env"] = replace(env, data=replace(env.data, variables=variables))
+    deep = report.deep
+    if deep.is_ok and deep.data is not None and deep.data.torch is not None:
+        smoke = deep.data.torch
+
+        def clean(text: str) -> str:
+            # NCCL prefixes its lines with "<hostname>:<pid>:<tid>"
+            return mask_addresses(text.replace(report.node, node) if report.node else text)
+
+        smoke = replace(
+            smoke,
+            nccl_warnings=tuple(map(clean, smoke.nccl_warnings)),
+            allreduce_detail=clean(smoke.allreduce_detail) if smoke.allreduce_detail else None,
+        )
+        sections["deep"] = replace(deep, data=replace(deep.data, torch=smoke))
+    return replace(report, node=node, redacted=True, **sections)
+
+
+def hostnames_of(report: NodeReport) -> tuple[str, ...]:
+    names = [report.node]
+    net = report.network
+    if net.is_ok and net.data is not None and net.data.hostname:
+        names.append(net.data.hostname)
+    return tuple(names)
