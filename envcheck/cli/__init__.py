@@ -56,6 +56,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         epilog="Exit codes: 0 clean, 1 findings, 2 usage or input error, 3 internal error.",
     )
     parser.add_argument("--version", action="version", version=f"envcheck {__version__}")
+    parser.add_argument(
+        "--isolated",
+        action="store_true",
+        help="ignore settings files (envcheck.toml, [tool.envcheck]) and $ENVCHECK_MATRIX "
+        "overlays; accepted by every command, anywhere on the line",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, module in COMMANDS.items():
         if only is None or only == name:
@@ -113,8 +119,45 @@ def _check_output_target(args: argparse.Namespace) -> None:
     check_target(args.output, overwrite=getattr(args, "force", True) is not False)
 
 
+def _isolated(args_list: list[str]) -> list[str]:
+    """``--isolated`` taken out of the command line (before a ``--``), wherever it stands:
+    settings files and ``ENVCHECK_MATRIX`` are then ignored for the rest of this process."""
+    end = args_list.index("--") if "--" in args_list else len(args_list)
+    if "--isolated" not in args_list[:end]:
+        return args_list
+    from envcheck.matrix.load import ENV_VAR
+    from envcheck.settings import isolate
+
+    isolate()
+    os.environ.pop(ENV_VAR, None)
+    return [a for a in args_list[:end] if a != "--isolated"] + args_list[end:]
+
+
+# the commands that read settings files (the others only load the matrix, or neither)
+_SETTINGS_COMMANDS = frozenset({"check", "fix", "triage", "lock", "cluster", "diff"})
+_MATRIX_COMMANDS = _SETTINGS_COMMANDS | {"explain", "rules", "matrix"}
+
+
+def _name_applied(args: argparse.Namespace) -> None:
+    """Every output names the settings file and overlays this run applies: a line on standard
+    error first, and ``applied`` in every JSON envelope (``common.json_text``)."""
+    if args.command not in _MATRIX_COMMANDS:
+        return
+    from envcheck.cli import common
+    from envcheck.settings import applied, describe
+
+    found = applied(
+        [str(d) for d in getattr(args, "matrix", None) or ()],
+        with_settings=args.command in _SETTINGS_COMMANDS,
+    )
+    common.APPLIED[:] = found
+    line = describe(found)
+    if line:
+        sys.stderr.write(f"envcheck: {line}\n")
+
+
 def _run(argv: Sequence[str] | None) -> int:
-    args_list = list(sys.argv[1:] if argv is None else argv)
+    args_list = _isolated(list(sys.argv[1:] if argv is None else argv))
     # `envcheck` and `envcheck --json ...` mean `envcheck check ...`
     if not args_list or (
         args_list[0].startswith("-") and args_list[0] not in ("-h", "--help", "--version")
@@ -135,6 +178,7 @@ def _run(argv: Sequence[str] | None) -> int:
     try:
         _refuse_contradictions(args)
         _check_output_target(args)
+        _name_applied(args)
         code: int = args.run(args)
         return code
     except EnvcheckError as exc:
