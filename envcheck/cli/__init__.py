@@ -254,15 +254,8 @@ def entry() -> NoReturn:
     error that tolerate a reader leaving early (the exit code stays the command's), then exit
     without the interpreter's final garbage collection walking every object the run made
     (gc.freeze(); reference counting has freed what is garbage). That walk was a fifth of a
-    probe's time. The command's own process compiles the methods of its dataclasses once per
-    interpreter, not once per run (``envcheck.classcode``)."""
-    from envcheck import classcode
-
-    classcode.install()
-    try:
-        code = main()
-    finally:
-        classcode.uninstall()
+    probe's time."""
+    code = main()
     for stream in (sys.stdout, sys.stderr):
         if stream is not None:
             with contextlib.suppress(OSError, ValueError):
