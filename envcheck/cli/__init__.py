@@ -138,11 +138,12 @@ _SETTINGS_COMMANDS = frozenset({"check", "fix", "triage", "lock", "cluster", "di
 _MATRIX_COMMANDS = _SETTINGS_COMMANDS | {"explain", "rules", "matrix"}
 
 
-def _name_applied(args: argparse.Namespace) -> None:
-    """Every output names the settings file and overlays this run applies: a line on standard
-    error first, and ``applied`` in every JSON envelope (``common.json_text``)."""
+def _name_applied(args: argparse.Namespace) -> str:
+    """Every output names the settings file and overlays this run applies: ``applied`` in every
+    JSON envelope (``common.json_text``) and the line returned here, which goes to standard
+    error after the command ran ('' when nothing is applied)."""
     if args.command not in _MATRIX_COMMANDS:
-        return
+        return ""
     from envcheck.cli import common
     from envcheck.settings import applied, describe
 
@@ -151,9 +152,7 @@ def _name_applied(args: argparse.Namespace) -> None:
         with_settings=args.command in _SETTINGS_COMMANDS,
     )
     common.APPLIED[:] = found
-    line = describe(found)
-    if line:
-        sys.stderr.write(f"envcheck: {line}\n")
+    return describe(found)
 
 
 def _run(argv: Sequence[str] | None) -> int:
@@ -178,8 +177,10 @@ def _run(argv: Sequence[str] | None) -> int:
     try:
         _refuse_contradictions(args)
         _check_output_target(args)
-        _name_applied(args)
+        line = _name_applied(args)
         code: int = args.run(args)
+        if line:  # after the command's own lines: an error stays the one line it prints
+            sys.stderr.write(f"envcheck: {line}\n")
         return code
     except EnvcheckError as exc:
         sys.stderr.write(f"envcheck: error: {exc.one_line()}\n")
