@@ -255,8 +255,15 @@ def entry() -> NoReturn:
     error that tolerate a reader leaving early (the exit code stays the command's), then exit
     without the interpreter's final garbage collection walking every object the run made
     (gc.freeze(); reference counting has freed what is garbage). That walk was a fifth of a
-    probe's time."""
-    code = main()
+    probe's time. The command's own process creates its dataclasses from the method code
+    compiled with the package (``envcheck.dataclass_code``), not compiled again at every run."""
+    from envcheck import dataclass_code
+
+    dataclass_code.install()
+    try:
+        code = main()
+    finally:
+        dataclass_code.uninstall()
     for stream in (sys.stdout, sys.stderr):
         if stream is not None:
             with contextlib.suppress(OSError, ValueError):
