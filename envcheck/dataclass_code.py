@@ -4,8 +4,8 @@
 ``__setattr__`` / ``__delattr__``) as source text and compiles it with ``exec`` every time a class
 is created: about 65 µs a method on Python 3.11, a quarter of ``check``'s CPU time. The text
 depends only on the class and the interpreter, so ``scripts/gen_dataclass_code.py`` writes the
-texts of envcheck's own classes into ``envcheck/dataclass_methods.py``, a module of the package:
-its code is compiled when the package is installed (or on first import, into the package's own
+texts of envcheck's own classes into ``envcheck/dataclass_methods/`` (a module per envcheck
+module, imported when that module's first class is created), modules of the package: their code is compiled when the package is installed (or on first import, into the package's own
 ``__pycache__``), like every other module, and trusted exactly as much. Nothing is read from a
 cache or an input: there is no code from data here (docs/security.md).
 
@@ -29,13 +29,22 @@ from typing import Any
 _ACTIVE: list[Callable[..., None]] = []
 
 
-def table() -> dict[str, Any]:
-    """The generated functions by the sha256 of their text; empty on another interpreter."""
+def table(module: str) -> dict[str, Any]:
+    """The generated functions of ``module``'s dataclasses by the sha256 of their text (empty
+    for a module without any, or on another interpreter)."""
     from envcheck import dataclass_methods
 
-    if sys.implementation.cache_tag != dataclass_methods.CACHE_TAG:
+    name = module.removeprefix("envcheck.").replace(".", "__")
+    if (
+        sys.implementation.cache_tag != dataclass_methods.CACHE_TAG
+        or not module.startswith("envcheck.")
+        or name not in dataclass_methods.MODULES
+    ):
         return {}
-    return dataclass_methods.FUNCTIONS
+    import importlib
+
+    found: dict[str, Any] = importlib.import_module(f"envcheck.dataclass_methods.{name}").FUNCTIONS
+    return found
 
 
 def install() -> bool:
@@ -45,13 +54,19 @@ def install() -> bool:
     import dataclasses
     import hashlib
 
-    known = table()
-    if not known:
+    from envcheck import dataclass_methods
+
+    if sys.implementation.cache_tag != dataclass_methods.CACHE_TAG:
         return False
+    tables: dict[str, dict[str, Any]] = {}
 
     def exec_(source: Any, globals: Any = None, locals: Any = None, /) -> None:
-        if type(source) is str and type(locals) is dict and not locals:
-            found = known.get(hashlib.sha256(source.encode("utf-8")).hexdigest())
+        if type(source) is str and type(locals) is dict and not locals and type(globals) is dict:
+            module = str(globals.get("__name__", ""))
+            known = tables.get(module)
+            if known is None:
+                known = tables[module] = table(module)
+            found = known.get(hashlib.sha256(source.encode("utf-8")).hexdigest()) if known else None
             if found is not None:
                 # what `exec` of the text does: bind the function it defines in `locals`,
                 # made from the same code with the caller's globals

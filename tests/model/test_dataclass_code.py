@@ -1,4 +1,4 @@
-"""envcheck/dataclass_methods.py (generated) holds exactly the code ``exec`` compiles for the
+"""envcheck/dataclass_methods/ (generated) holds exactly the code ``exec`` compiles for the
 methods of envcheck's dataclasses, and is current; the CLI uses it, the library never."""
 
 from __future__ import annotations
@@ -49,13 +49,13 @@ def test_the_generated_module_is_current_and_holds_what_exec_compiles() -> None:
     texts = gen_dataclass_code.texts()
     assert len(texts) > 500
     missing = []
-    for text in texts:
-        found = dataclass_methods.FUNCTIONS.get(hashlib.sha256(text.encode()).hexdigest())
+    for module, text in texts:
+        found = dataclass_code.table(module).get(hashlib.sha256(text.encode()).hexdigest())
         if found is None:
             missing.append(text)
             continue
-        module = compile(text, "<string>", "exec", dont_inherit=True)
-        (expected,) = [c for c in module.co_consts if isinstance(c, types.CodeType)]
+        code = compile(text, "<string>", "exec", dont_inherit=True)
+        (expected,) = [c for c in code.co_consts if isinstance(c, types.CodeType)]
         assert _same_code(found.__code__, expected), text
     # a dataclass added or changed since: correct without it (exec), but slower
     assert not missing, f"{len(missing)} new texts: run python scripts/gen_dataclass_code.py"
@@ -136,7 +136,13 @@ def test_envcheck_classes_get_the_generated_code(monkeypatch: pytest.MonkeyPatch
     assert dataclass_code.install()
     monkeypatch.setattr(dataclass_code.builtins, "exec", recording)
     try:
-        copy = dataclasses.make_dataclass("Copy", spec, frozen=params.frozen, eq=params.eq)
+        copy = dataclasses.make_dataclass(
+            "Copy",
+            spec,
+            namespace={"__module__": RunResult.__module__},  # its methods get that module's globals
+            frozen=params.frozen,
+            eq=params.eq,
+        )
     finally:
         monkeypatch.undo()
         dataclass_code.uninstall()
