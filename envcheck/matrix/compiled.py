@@ -2,7 +2,8 @@
 
 Parsing a matrix file (TOML, then the strict typed decode) is most of the matrix's load time and
 grows with the knowledge shipped. A parsed file is a tree of frozen dataclasses; the loader
-keeps its JSON form (``codec.to_dict``) in the user's cache directory, keyed by the sha256 of the
+keeps its JSON form (``codec.to_dict``'s, each record as the list of its field values) in the
+user's cache directory, keyed by the sha256 of the
 file's bytes and of the code that decodes it (the modules of ``envcheck.matrix`` and
 ``envcheck.model``) plus the envcheck and Python versions. The first run after an install, an
 upgrade or any edit of a matrix or an overlay file parses that file again and rewrites its
@@ -43,7 +44,7 @@ from envcheck.matrix.schema import MatrixFile
 from envcheck.model.codec import to_dict, type_hints
 from envcheck.version import __version__
 
-_FORMAT = 1
+_FORMAT = 2  # records as lists of field values
 _NAME = re.compile(r"m-[0-9a-f]{48}\.json")  # the only names this cache writes (and prunes)
 _KEEP = 256  # entries kept; older ones are pruned when a new one is written
 
@@ -77,7 +78,7 @@ Decoder = Callable[[Any], Any]
 
 
 def _plan(tp: Any, memo: dict[Any, Decoder]) -> Decoder:
-    """A decoder for JSON that ``codec.to_dict`` wrote for ``tp`` (the matrix's record types:
+    """A decoder for JSON that :func:`_data` wrote for ``tp`` (the matrix's record types:
     dataclasses, optionals, tuples, string-keyed dicts, literals, enums, scalars, versions and
     specifiers). Anything else in the data raises ``_Miss``."""
     if tp in memo:
@@ -107,9 +108,13 @@ def _plan(tp: Any, memo: dict[Any, Decoder]) -> Decoder:
         decoder = lru_cache(maxsize=None)(_typed(tp))
     elif tp is SpecifierSet:
         decoder = lru_cache(maxsize=None)(_typed(SpecifierSet))
+    elif origin is tuple and len(args) == 2 and args[1] is Ellipsis and args[0] in _SCALARS:
+        decoder = _scalar_tuple(args[0])
     elif origin is tuple and len(args) == 2 and args[1] is Ellipsis:
         item = _plan(args[0], memo)
         decoder = lambda v: tuple(map(item, v)) if type(v) is list else _miss(v)  # noqa: E731
+    elif origin in (dict, Mapping) and len(args) == 2 and args[0] is str and args[1] in _SCALARS:
+        decoder = _scalar_dict(args[1])
     elif origin in (dict, Mapping) and len(args) == 2 and args[0] is str:
         value = _plan(args[1], memo)
         decoder = (  # noqa: E731
@@ -121,6 +126,31 @@ def _plan(tp: Any, memo: dict[Any, Decoder]) -> Decoder:
         raise _Miss(f"unsupported type {tp!r}")
     memo[tp] = decoder
     return decoder
+
+
+_SCALARS = (str, int, bool)
+
+
+def _scalar_tuple(kind: type) -> Decoder:
+    """A tuple of strings (integers, booleans): the list json made, checked in one pass."""
+
+    def decode(value: Any) -> Any:
+        if type(value) is not list or not all(type(x) is kind for x in value):
+            raise _Miss(kind.__name__)
+        return tuple(value)
+
+    return decode
+
+
+def _scalar_dict(kind: type) -> Decoder:
+    """A dict of strings (integers, booleans): json's own dict, checked in one pass."""
+
+    def decode(value: Any) -> Any:
+        if type(value) is not dict or not all(type(x) is kind for x in value.values()):
+            raise _Miss(kind.__name__)
+        return value
+
+    return decode
 
 
 def _same(value: Any) -> Any:
@@ -156,7 +186,7 @@ def _typed(tp: type) -> Decoder:
 def _record(cls: type, memo: dict[Any, Decoder]) -> Decoder:
     names = [f.name for f in dataclasses.fields(cls) if f.init]
     hints = type_hints(cls)
-    fields: dict[str, Decoder] = {}  # filled after ``decode`` is in the memo (recursive types)
+    decoders: list[Decoder] = []  # filled after ``decode`` is in the memo (recursive types)
 
     if (
         hasattr(cls, "__post_init__")
@@ -165,21 +195,33 @@ def _record(cls: type, memo: dict[Any, Decoder]) -> Decoder:
     ):
         raise _Miss(f"{cls.__name__} is not a plain record")
     new = object.__new__
-    every = frozenset(names)
+    count = len(names)
 
     def decode(value: Any) -> Any:
-        # to_dict wrote every field: the same keys, each value decoded to its type, give what
-        # the generated __init__ would (a plain frozen record), without its per-field setattr
-        if type(value) is not dict or value.keys() != every:
+        # _data wrote every field, in order: each value decoded to its type gives what the
+        # generated __init__ would (a plain frozen record), without its per-field setattr
+        if type(value) is not list or len(value) != count:
             raise _Miss(cls.__name__)
         record: Any = new(cls)
-        record.__dict__.update({k: fields[k](v) for k, v in value.items()})
+        values = [d(v) for d, v in zip(decoders, value, strict=True)]  # lengths checked above
+        record.__dict__.update(zip(names, values, strict=True))
         return record
 
     memo[cls] = decode
-    for name in names:
-        fields[name] = _plan(hints[name], memo)
+    decoders.extend(_plan(hints[name], memo) for name in names)
     return decode
+
+
+def _data(obj: Any) -> Any:
+    """The JSON form :func:`_plan`'s decoders read: ``codec.to_dict``'s, with each record as the
+    list of its field values in field order (the decoder knows the names)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return [_data(getattr(obj, f.name)) for f in dataclasses.fields(obj)]
+    if isinstance(obj, (tuple, list)):
+        return [_data(v) for v in obj]
+    if isinstance(obj, Mapping):
+        return {str(k): _data(v) for k, v in obj.items()}
+    return to_dict(obj)
 
 
 @lru_cache(maxsize=1)
@@ -203,7 +245,7 @@ def _read(path: Path) -> MatrixFile | None:
 
 def _write(directory: Path, path: Path, value: MatrixFile) -> None:
     try:
-        text = json.dumps({"format": _FORMAT, "file": to_dict(value)}, separators=(",", ":"))
+        text = json.dumps({"format": _FORMAT, "file": _data(value)}, separators=(",", ":"))
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not safe_dir(directory):
             return
