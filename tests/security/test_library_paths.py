@@ -92,3 +92,19 @@ def test_the_loaders_cache_names_absolute_paths(tmp_path: Path) -> None:
     )
     assert find_library("libfake.so.1", {}, cache=str(cache)) == str(lib / "libfake.so.1")
     assert find_library("libfake.so.1", {}, cache=str(tmp_path / "none")) is None
+
+
+def test_commands_are_not_found_in_the_working_directory(tmp_path: Path) -> None:
+    """The same for executables: with an empty PATH component, an ``nvidia-smi`` left in the
+    working directory is not run by the GPU probe's fallback."""
+    work = tmp_path / "work"
+    work.mkdir()
+    marker = tmp_path / "marker"
+    smi = work / "nvidia-smi"
+    smi.write_text(f"#!/bin/sh\necho ran >> {marker}\n")
+    smi.chmod(0o755)
+    env = _env(tmp_path)
+    env["PATH"] = ":" + env.get("PATH", "/usr/bin:/bin")
+    result = run_cli("probe", "--json", cwd=work, env=env)
+    assert result.returncode == 0, result.stderr
+    assert not marker.exists()
