@@ -1,7 +1,7 @@
 """envcheck's cache directory and how its files are read: only from a directory owned by this
 user and not writable by others, and only a regular file owned by this user (not through a
 link); anything else, and any error while reading, reads as nothing (a miss). Shared by the
-compiled matrix (matrix/compiled.py) and the kept dataclass code (classcode.py)."""
+compiled matrix (matrix/compiled.py). A cache holds data only (JSON), never code."""
 
 from __future__ import annotations
 
@@ -16,15 +16,18 @@ def cache_root(env: Mapping[str, str]) -> Path | None:
     when caching is off."""
     if env.get("ENVCHECK_NO_CACHE", "") not in ("", "0"):
         return None
+    # a relative location would be resolved against the working directory: a repository's
+    # committed .cache/envcheck could then answer for it; no cache instead
     if env.get("ENVCHECK_CACHE_DIR"):
-        return Path(env["ENVCHECK_CACHE_DIR"])
+        given = env["ENVCHECK_CACHE_DIR"]
+        return Path(given) if os.path.isabs(given) else None
     base = env.get("XDG_CACHE_HOME")
-    if not base:
-        home = env.get("HOME")
-        if not home:
-            return None
-        base = str(Path(home) / ".cache")
-    return Path(base) / "envcheck"
+    if base:
+        return Path(base) / "envcheck" if os.path.isabs(base) else None
+    home = env.get("HOME")
+    if not home or not os.path.isabs(home):
+        return None
+    return Path(home) / ".cache" / "envcheck"
 
 
 def safe_dir(directory: Path) -> bool:

@@ -21,7 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "envcheck"
 # Low to high: a module may import its own layer's package and any layer before it.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("version", "errors", "numeric", "fileio", "inputs", "redact", "output", "cachefiles"),
-    ("classcode",),
+    ("dataclass_methods", "dataclass_code"),
     ("model",),
     ("probes",),
     ("index",),

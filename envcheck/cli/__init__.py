@@ -56,6 +56,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         epilog="Exit codes: 0 clean, 1 findings, 2 usage or input error, 3 internal error.",
     )
     parser.add_argument("--version", action="version", version=f"envcheck {__version__}")
+    parser.add_argument(
+        "--isolated",
+        action="store_true",
+        help="ignore settings files (envcheck.toml, [tool.envcheck]) and $ENVCHECK_MATRIX "
+        "overlays; accepted by every command, anywhere on the line",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, module in COMMANDS.items():
         if only is None or only == name:
@@ -113,8 +119,44 @@ def _check_output_target(args: argparse.Namespace) -> None:
     check_target(args.output, overwrite=getattr(args, "force", True) is not False)
 
 
+def _isolated(args_list: list[str]) -> list[str]:
+    """``--isolated`` taken out of the command line (before a ``--``), wherever it stands:
+    settings files and ``ENVCHECK_MATRIX`` are then ignored for the rest of this process."""
+    end = args_list.index("--") if "--" in args_list else len(args_list)
+    if "--isolated" not in args_list[:end]:
+        return args_list
+    from envcheck.matrix.load import ENV_VAR
+    from envcheck.settings import isolate
+
+    isolate()
+    os.environ.pop(ENV_VAR, None)
+    return [a for a in args_list[:end] if a != "--isolated"] + args_list[end:]
+
+
+# the commands that read settings files (the others only load the matrix, or neither)
+_SETTINGS_COMMANDS = frozenset({"check", "fix", "triage", "lock", "cluster", "diff"})
+_MATRIX_COMMANDS = _SETTINGS_COMMANDS | {"explain", "rules", "matrix"}
+
+
+def _name_applied(args: argparse.Namespace) -> str:
+    """Every output names the settings file and overlays this run applies: ``applied`` in every
+    JSON envelope (``common.json_text``) and the line returned here, which goes to standard
+    error after the command ran ('' when nothing is applied)."""
+    if args.command not in _MATRIX_COMMANDS:
+        return ""
+    from envcheck.cli import common
+    from envcheck.settings import applied, describe
+
+    found = applied(
+        [str(d) for d in getattr(args, "matrix", None) or ()],
+        with_settings=args.command in _SETTINGS_COMMANDS,
+    )
+    common.APPLIED[:] = found
+    return describe(found)
+
+
 def _run(argv: Sequence[str] | None) -> int:
-    args_list = list(sys.argv[1:] if argv is None else argv)
+    args_list = _isolated(list(sys.argv[1:] if argv is None else argv))
     # `envcheck` and `envcheck --json ...` mean `envcheck check ...`
     if not args_list or (
         args_list[0].startswith("-") and args_list[0] not in ("-h", "--help", "--version")
@@ -135,7 +177,10 @@ def _run(argv: Sequence[str] | None) -> int:
     try:
         _refuse_contradictions(args)
         _check_output_target(args)
+        line = _name_applied(args)
         code: int = args.run(args)
+        if line:  # after the command's own lines: an error stays the one line it prints
+            sys.stderr.write(f"envcheck: {line}\n")
         return code
     except EnvcheckError as exc:
         sys.stderr.write(f"envcheck: error: {exc.one_line()}\n")
@@ -210,15 +255,15 @@ def entry() -> NoReturn:
     error that tolerate a reader leaving early (the exit code stays the command's), then exit
     without the interpreter's final garbage collection walking every object the run made
     (gc.freeze(); reference counting has freed what is garbage). That walk was a fifth of a
-    probe's time. The command's own process compiles the methods of its dataclasses once per
-    interpreter, not once per run (``envcheck.classcode``)."""
-    from envcheck import classcode
+    probe's time. The command's own process creates its dataclasses from the method code
+    compiled with the package (``envcheck.dataclass_code``), not compiled again at every run."""
+    from envcheck import dataclass_code
 
-    classcode.install()
+    dataclass_code.install()
     try:
         code = main()
     finally:
-        classcode.uninstall()
+        dataclass_code.uninstall()
     for stream in (sys.stdout, sys.stderr):
         if stream is not None:
             with contextlib.suppress(OSError, ValueError):

@@ -138,7 +138,14 @@ def emit(text: str) -> None:
     sys.stdout.write(text)
 
 
+# what this run applies besides the built-in matrix (``settings.applied``), set by the CLI
+APPLIED: list[dict[str, str]] = []
+
+
 def json_text(data: Any) -> str:
+    """JSON text; a command envelope gains ``applied``: the settings file and overlays used."""
     from envcheck.model.envelope import dumps
 
+    if isinstance(data, dict) and "schema" in data and "command" in data:
+        data = {**data, "applied": list(APPLIED)}
     return dumps(data)

@@ -97,11 +97,11 @@ def select_rules(
     threshold."""
     from envcheck.matrix_validate import load
     from envcheck.rules import all_rules, node_rules, select
-    from envcheck.settings import find_settings
+    from envcheck.settings import choose, find_settings
 
     settings = find_settings()
     matrix = load([*settings.matrix, *options.matrix])
-    prefixes = options.select or settings.select, options.ignore or settings.ignore
+    prefixes = choose(settings, options.select, options.ignore)
     if scope == "node":  # cluster rules run in `envcheck cluster` and `envcheck diff`
         chosen = node_rules(matrix, *prefixes)
     else:

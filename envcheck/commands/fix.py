@@ -76,15 +76,11 @@ def plan_fix(options: FixOptions) -> FixResult:
     from envcheck.plan.planner import build_plan
     from envcheck.plan.uvproject import IndexUnreachable
     from envcheck.rules import all_rules, select
-    from envcheck.settings import find_settings
+    from envcheck.settings import choose, find_settings
 
     settings = find_settings()
     matrix = load([*settings.matrix, *options.matrix])
-    chosen = select(
-        all_rules(matrix),
-        list(options.select) or settings.select,
-        list(options.ignore) or settings.ignore,
-    )
+    chosen = select(all_rules(matrix), *choose(settings, options.select, options.ignore))
     resolver, reason = _resolver(options, matrix)
     try:
         plan, _after = build_plan(

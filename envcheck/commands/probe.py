@@ -60,11 +60,13 @@ _PYTHON_MARK = "envcheck-python-check"
 
 def require_python(path: str, timeout: float) -> None:
     """--python must name a Python interpreter: one bounded run of a stdlib one-liner."""
+    from envcheck.probes.python_env import target_env
     from envcheck.probes.run import run
 
-    done = run(
-        [path, "-I", "-c", f"import sys; print('{_PYTHON_MARK}', *sys.version_info[:2])"],
+    done = run(  # isolated, as every run of the target (probes/python_env.py)
+        [path, "-I", "-S", "-c", f"import sys; print('{_PYTHON_MARK}', *sys.version_info[:2])"],
         timeout=timeout,
+        env=target_env(os.environ),
     )
     words = done.stdout.split()
     if not (done.ok and words[:1] == [_PYTHON_MARK]):

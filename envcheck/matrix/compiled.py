@@ -1,52 +1,52 @@
-"""The compiled form of the matrix: the merged matrix, and each parsed file, kept as pickles
-keyed by their content.
+"""The compiled form of the matrix: each parsed file kept as data (JSON), keyed by its content.
 
 Parsing a matrix file (TOML, then the strict typed decode) is most of the matrix's load time and
-grows with the knowledge shipped. A parsed file is a tree of frozen dataclasses, so the loader
-keeps it in the user's cache directory, keyed by the sha256 of the file's bytes and of the code
-that decodes it (the modules of ``envcheck.matrix`` and ``envcheck.model``) plus the envcheck
-and Python versions. The first run after an install, an upgrade or any edit of a matrix or an
-overlay file parses that file again and rewrites its entry; every other run reads the pickle.
+grows with the knowledge shipped. A parsed file is a tree of frozen dataclasses; the loader
+keeps its JSON form (``codec.to_dict``'s, each record as the list of its field values) in the
+user's cache directory, keyed by the sha256 of the
+file's bytes and of the code that decodes it (the modules of ``envcheck.matrix`` and
+``envcheck.model``) plus the envcheck and Python versions. The first run after an install, an
+upgrade or any edit of a matrix or an overlay file parses that file again and rewrites its
+entry; every other run reads the JSON and rebuilds the records with a decoder planned once per
+record type (:func:`_plan`: no TOML, no per-value type dispatch, each distinct version or
+specifier string parsed once).
 
-On top of the per-file entries, the whole merged matrix (every file merged in order, the
-generated tables filled in) is kept as one entry keyed by the code key and every file's path and
-content hash (:func:`compiled_matrix`), so a run whose files are all unchanged reads one pickle
-instead of one per file and skips the merge. Any number of files (built-in, generated, overlays)
-goes into that key; adding, removing, reordering or editing one is a miss, and the per-file
-entries make that miss cost only the parse of the file that changed.
-
-Safety: a pickle is only read from a directory owned by this user and not writable by others,
-from a regular file owned by this user; anything else (and any error while reading) is treated
-as a miss, and the file is parsed as if there were no cache. ``ENVCHECK_CACHE_DIR`` moves the
-cache; ``ENVCHECK_NO_CACHE=1`` turns it off.
+No code from data: an entry is JSON, read with ``json.loads`` and turned into the matrix's own
+record types only; a file that is not exactly that shape is a miss. Entries are read only from a
+directory owned by this user and not writable by others, from a regular file owned by this user
+(``cachefiles``); entries are named ``m-<48 hex digits>.json`` and pruning deletes only names of
+that form (never another file in the directory). ``ENVCHECK_CACHE_DIR`` moves the cache;
+``ENVCHECK_NO_CACHE=1`` turns it off, as does a relative ``HOME`` or ``XDG_CACHE_HOME``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import enum
 import hashlib
+import json
 import os
-import pickle
+import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import fields, replace
+import types
+import typing
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
-from packaging.specifiers import Specifier, SpecifierSet
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from envcheck.cachefiles import cache_root, read_own, safe_dir
-from envcheck.matrix.generated import Generated
-from envcheck.matrix.model import Matrix
 from envcheck.matrix.schema import MatrixFile
-from envcheck.model.versions import DriverVersion
+from envcheck.model.codec import to_dict, type_hints
 from envcheck.version import __version__
 
-_SUFFIX = ".pickle"
+_FORMAT = 2  # records as lists of field values
+_NAME = re.compile(r"m-[0-9a-f]{48}\.json")  # the only names this cache writes (and prunes)
 _KEEP = 256  # entries kept; older ones are pruned when a new one is written
-_INTERNED = frozenset({Version, SpecifierSet, Specifier, DriverVersion})
 
 
 def cache_dir(env: Mapping[str, str]) -> Path | None:
@@ -58,7 +58,7 @@ def cache_dir(env: Mapping[str, str]) -> Path | None:
 @lru_cache(maxsize=1)
 def code_key() -> str:
     """A digest of the code that turns TOML into records: a change to it invalidates the cache."""
-    digest = hashlib.sha256(f"{__version__}|{sys.version}|{pickle.HIGHEST_PROTOCOL}".encode())
+    digest = hashlib.sha256(f"{__version__}|{sys.version}|json{_FORMAT}".encode())
     root = Path(__file__).resolve().parent.parent
     for package in ("matrix", "model"):
         for source in sorted((root / package).glob("*.py")):
@@ -70,52 +70,191 @@ def code_key() -> str:
     return digest.hexdigest()
 
 
-def _read(path: Path) -> object:
+class _Miss(Exception):
+    """A cached entry that is not exactly what this code writes."""
+
+
+Decoder = Callable[[Any], Any]
+
+
+def _plan(tp: Any, memo: dict[Any, Decoder]) -> Decoder:
+    """A decoder for JSON that :func:`_data` wrote for ``tp`` (the matrix's record types:
+    dataclasses, optionals, tuples, string-keyed dicts, literals, enums, scalars, versions and
+    specifiers). Anything else in the data raises ``_Miss``."""
+    if tp in memo:
+        return memo[tp]
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    decoder: Decoder
+    if tp is Any:
+        decoder = _same
+    elif origin in (typing.Union, types.UnionType):
+        options = [a for a in args if a is not type(None)]
+        if len(options) != 1:
+            raise _Miss(f"unsupported union {tp!r}")
+        inner = _plan(options[0], memo)
+        decoder = lambda v: None if v is None else inner(v)  # noqa: E731
+    elif origin is typing.Literal:
+        allowed = frozenset(args)
+        decoder = lambda v: v if v in allowed and type(v) is not bool else _miss(v)  # noqa: E731
+    elif isinstance(tp, type) and issubclass(tp, enum.Enum):
+        decoder = _enum(tp)
+    elif tp in (bool, int, str):
+        kind = tp
+        decoder = lambda v: v if type(v) is kind else _miss(v)  # noqa: E731
+    elif tp is float:
+        decoder = lambda v: float(v) if type(v) in (int, float) else _miss(v)  # noqa: E731
+    elif isinstance(tp, type) and issubclass(tp, Version):
+        decoder = lru_cache(maxsize=None)(_typed(tp))
+    elif tp is SpecifierSet:
+        decoder = lru_cache(maxsize=None)(_typed(SpecifierSet))
+    elif origin is tuple and len(args) == 2 and args[1] is Ellipsis and args[0] in _SCALARS:
+        decoder = _scalar_tuple(args[0])
+    elif origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        item = _plan(args[0], memo)
+        decoder = lambda v: tuple(map(item, v)) if type(v) is list else _miss(v)  # noqa: E731
+    elif origin in (dict, Mapping) and len(args) == 2 and args[0] is str and args[1] in _SCALARS:
+        decoder = _scalar_dict(args[1])
+    elif origin in (dict, Mapping) and len(args) == 2 and args[0] is str:
+        value = _plan(args[1], memo)
+        decoder = (  # noqa: E731
+            lambda v: {k: value(x) for k, x in v.items()} if type(v) is dict else _miss(v)
+        )
+    elif isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        decoder = _record(tp, memo)
+    else:
+        raise _Miss(f"unsupported type {tp!r}")
+    memo[tp] = decoder
+    return decoder
+
+
+_SCALARS = (str, int, bool)
+
+
+def _scalar_tuple(kind: type) -> Decoder:
+    """A tuple of strings (integers, booleans): the list json made, checked in one pass."""
+
+    def decode(value: Any) -> Any:
+        if type(value) is not list or not all(type(x) is kind for x in value):
+            raise _Miss(kind.__name__)
+        return tuple(value)
+
+    return decode
+
+
+def _scalar_dict(kind: type) -> Decoder:
+    """A dict of strings (integers, booleans): json's own dict, checked in one pass."""
+
+    def decode(value: Any) -> Any:
+        if type(value) is not dict or not all(type(x) is kind for x in value.values()):
+            raise _Miss(kind.__name__)
+        return value
+
+    return decode
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _miss(value: Any) -> Any:
+    raise _Miss(type(value).__name__)
+
+
+def _enum(tp: type[enum.Enum]) -> Decoder:
+    def decode(value: Any) -> Any:
+        try:
+            return tp(value)
+        except ValueError:
+            raise _Miss(repr(value)) from None
+
+    return decode
+
+
+def _typed(tp: type) -> Decoder:
+    def decode(value: Any) -> Any:
+        if type(value) is not str:
+            raise _Miss(type(value).__name__)
+        try:
+            return tp(value)
+        except ValueError:
+            raise _Miss(repr(value)) from None
+
+    return decode
+
+
+def _record(cls: type, memo: dict[Any, Decoder]) -> Decoder:
+    names = [f.name for f in dataclasses.fields(cls) if f.init]
+    hints = type_hints(cls)
+    decoders: list[Decoder] = []  # filled after ``decode`` is in the memo (recursive types)
+
+    if (
+        hasattr(cls, "__post_init__")
+        or hasattr(cls, "__slots__")
+        or len(names) != len(dataclasses.fields(cls))
+    ):
+        raise _Miss(f"{cls.__name__} is not a plain record")
+    new = object.__new__
+    count = len(names)
+
+    def decode(value: Any) -> Any:
+        # _data wrote every field, in order: each value decoded to its type gives what the
+        # generated __init__ would (a plain frozen record), without its per-field setattr
+        if type(value) is not list or len(value) != count:
+            raise _Miss(cls.__name__)
+        record: Any = new(cls)
+        values = [d(v) for d, v in zip(decoders, value, strict=True)]  # lengths checked above
+        record.__dict__.update(zip(names, values, strict=True))
+        return record
+
+    memo[cls] = decode
+    decoders.extend(_plan(hints[name], memo) for name in names)
+    return decode
+
+
+def _data(obj: Any) -> Any:
+    """The JSON form :func:`_plan`'s decoders read: ``codec.to_dict``'s, with each record as the
+    list of its field values in field order (the decoder knows the names)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return [_data(getattr(obj, f.name)) for f in dataclasses.fields(obj)]
+    if isinstance(obj, (tuple, list)):
+        return [_data(v) for v in obj]
+    if isinstance(obj, Mapping):
+        return {str(k): _data(v) for k, v in obj.items()}
+    return to_dict(obj)
+
+
+@lru_cache(maxsize=1)
+def _decoder() -> Decoder:
+    return _plan(MatrixFile, {})
+
+
+def _read(path: Path) -> MatrixFile | None:
     data = read_own(path)
     if data is None:
         return None
     try:
-        return pickle.loads(data)  # our own file, checked by read_own
-    except Exception:  # a truncated or stale entry is a miss, never an error
-        return None
+        value = json.loads(data)
+        if not (type(value) is dict and value.get("format") == _FORMAT and "file" in value):
+            return None
+        record = _decoder()(value["file"])
+    except (_Miss, ValueError, TypeError, RecursionError, KeyError):
+        return None  # a truncated, stale or foreign entry is a miss, never an error
+    return record if isinstance(record, MatrixFile) else None
 
 
-def _same(value: object) -> object:
-    """How a pickle written by ``_Interning`` gives back a value equal to one stored before."""
-    return value
-
-
-class _Interning(pickle.Pickler):
-    """Stores each distinct version or specifier once: the matrix repeats a few hundred of them
-    thousands of times (``>=2.4,<2.5`` in every generated wheel record), and restoring one is
-    most of a load's time. "Distinct" means a different pickled form, so what is read back is
-    exactly what was written; these values are immutable, so sharing one object is safe."""
-
-    def __init__(self, file: BinaryIO) -> None:
-        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
-        self._seen: dict[tuple[type, bytes], object] = {}
-
-    def reducer_override(self, obj: object) -> Any:
-        kind = type(obj)
-        if kind not in _INTERNED:
-            return NotImplemented
-        first = self._seen.setdefault(
-            (kind, pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)), obj
-        )
-        return NotImplemented if first is obj else (_same, (first,))
-
-
-def _write(directory: Path, path: Path, value: object) -> None:
+def _write(directory: Path, path: Path, value: MatrixFile) -> None:
     try:
+        text = json.dumps({"format": _FORMAT, "file": _data(value)}, separators=(",", ":"))
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not safe_dir(directory):
             return
         import tempfile  # here: only a cache miss writes
 
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=_SUFFIX, dir=directory)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=directory)
         try:
-            with os.fdopen(fd, "wb") as handle:
-                _Interning(handle).dump(value)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
@@ -126,8 +265,10 @@ def _write(directory: Path, path: Path, value: object) -> None:
 
 
 def _prune(directory: Path) -> None:
-    entries = sorted(directory.glob(f"*{_SUFFIX}"), key=lambda p: p.stat().st_mtime)
-    for old in entries[:-_KEEP]:
+    """The oldest of this cache's own entries past ``_KEEP``; nothing else is touched."""
+    own = [p for p in directory.iterdir() if _NAME.fullmatch(p.name) and p.is_file()]
+    own.sort(key=lambda p: p.stat().st_mtime)
+    for old in own[:-_KEEP]:
         old.unlink(missing_ok=True)
 
 
@@ -143,77 +284,13 @@ def compiled(
     if directory is None:
         return parse(text, where)
     key = hashlib.sha256(f"{code_key()}|{where}|".encode() + text.encode("utf-8")).hexdigest()
-    path = directory / f"{key[:48]}{_SUFFIX}"
+    path = directory / f"m-{key[:48]}.json"
     if safe_dir(directory):
         hit = _read(path)
-        if isinstance(hit, MatrixFile):
-            return hit
-    value = parse(text, where)  # raises MatrixError on bad input: nothing is cached then
-    _write(directory, path, value)
-    return value
-
-
-_MERGED = "merged-"
-_NOT_RECORDS = ("files", "origins")
-
-
-def _entries(matrix: Matrix) -> list[object]:
-    """Every record the merged matrix holds (the ones ``Matrix.origin`` is asked about)."""
-    found: list[object] = []
-    values = [getattr(matrix, f.name) for f in fields(matrix) if f.name not in _NOT_RECORDS]
-    values += [getattr(matrix.generated, f.name) for f in fields(matrix.generated)]
-    for value in values:
-        if isinstance(value, Generated):
-            continue
-        if isinstance(value, tuple):
-            found.extend(value)
-        elif isinstance(value, dict):
-            found.extend(value.values())
-        elif value is not None:
-            found.append(value)
-    return found
-
-
-def _pack(matrix: Matrix) -> tuple[Matrix, list[tuple[object, tuple[str, str, int]]]]:
-    """The matrix as it can be pickled: ``origins`` is keyed by ``id()``, which a pickle does
-    not keep, so it travels as (record, origin) pairs (a pickle keeps the records' identity)."""
-    origins = matrix.origins
-    pairs = [(e, origins[id(e)]) for e in _entries(matrix) if id(e) in origins]
-    return replace(matrix, origins={}), pairs
-
-
-def _unpack(value: object) -> Matrix | None:
-    """The matrix ``_pack`` stored, or None for anything else (a stale or foreign entry)."""
-    if not (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], Matrix)):
-        return None
-    matrix: Matrix = value[0]
-    try:
-        return replace(matrix, origins={id(entry): origin for entry, origin in value[1]})
-    except (TypeError, ValueError):
-        return None
-
-
-def compiled_matrix(
-    files: Sequence[tuple[str, str]],
-    build: Callable[[], Matrix],
-    env: Mapping[str, str],
-) -> Matrix:
-    """``build()``, answered from the cache when the same ``files`` ((path, text) pairs, in
-    merge order) were merged before by the same code."""
-    directory = cache_dir(env)
-    if directory is None:
-        return build()
-    digest = hashlib.sha256(f"{code_key()}|merged|{len(files)}".encode())
-    for where, text in files:
-        digest.update(f"|{where}|".encode())
-        digest.update(hashlib.sha256(text.encode("utf-8")).digest())
-    path = directory / f"{_MERGED}{digest.hexdigest()[:48]}{_SUFFIX}"
-    if safe_dir(directory):
-        hit = _unpack(_read(path))
         if hit is not None:
             with contextlib.suppress(OSError):  # recently used: the last entry pruned
                 os.utime(path)
             return hit
-    matrix = build()  # raises MatrixError on bad input: nothing is cached then
-    _write(directory, path, _pack(matrix))
-    return matrix
+    value = parse(text, where)  # raises MatrixError on bad input: nothing is cached then
+    _write(directory, path, value)
+    return value

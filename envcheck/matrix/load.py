@@ -208,21 +208,17 @@ def load(
 ) -> Matrix:
     """The built-in matrix with every overlay merged over it, in order.
 
-    The merged matrix, and each file, are read through the compiled cache, keyed by the files'
-    content (see :mod:`envcheck.matrix.compiled`): an edited file or overlay is parsed again,
-    never served stale. The cache's location comes from ``env`` when given, else from the process environment.
+    Each file is read through the compiled cache, keyed by its content (see
+    :mod:`envcheck.matrix.compiled`): an edited file or overlay is parsed again, never served
+    stale. The cache's location comes from ``env`` when given, else from the process environment.
     Overlays are not cross-checked here: :func:`envcheck.matrix_validate.load` is this plus
     the checks `envcheck matrix validate` makes, and every command loads through it.
     """
-    from envcheck.matrix.compiled import compiled, compiled_matrix
+    from envcheck.matrix.compiled import compiled
 
     environ = os.environ if env is None else env
     overlays = overlay_dirs(cli_dirs, environ)
     dirs = ([builtin_dir()] if include_builtin else []) + overlays
     texts = [(str(path), read_file(path)) for d in dirs for path in tree_files(d)]
 
-    def build() -> Matrix:
-        return merge((where, compiled(text, where, parse_text, environ)) for where, text in texts)
-
-    matrix = compiled_matrix(texts, build, environ)
-    return matrix
+    return merge((where, compiled(text, where, parse_text, environ)) for where, text in texts)

@@ -3,7 +3,8 @@
 Standard library only, so it runs in any interpreter. One JSON object per line on stdout, flushed
 before and after every driver call: when a call never returns (a wedged driver), the parent kills
 this process and the last ``begin`` line names the call that hung. ``ENVCHECK_LIBCUDA`` names the
-library to load (default ``libcuda.so.1``, found by the dynamic loader).
+library to load by absolute path (the parent finds ``libcuda.so.1`` with probes/libpath.py); none
+is reported as no driver, never looked up by bare name.
 """
 
 from __future__ import annotations
@@ -58,7 +59,12 @@ class _Driver:
 
 
 def main() -> int:
-    path = os.environ.get("ENVCHECK_LIBCUDA") or "libcuda.so.1"
+    # by absolute path only (the parent resolves it, probes/libpath.py): a bare name would be
+    # searched in the working directory for an empty LD_LIBRARY_PATH component
+    path = os.environ.get("ENVCHECK_LIBCUDA") or ""
+    if not os.path.isabs(path):
+        _emit(event="load_error", library="libcuda.so.1", error="not found")
+        return 0
     try:
         lib = ctypes.CDLL(path)
     except OSError as exc:

@@ -52,7 +52,26 @@ _LIBCUDA_VERSION = re.compile(r"libcuda\.so\.(\d+\.\d+(?:\.\d+)?)$")
 
 
 def _child_env(ctx: ProbeContext, *, with_pynvml: bool = False) -> dict[str, str]:
+    """The children's environment: the libraries they load named by absolute path
+    (``ENVCHECK_LIBCUDA``, ``ENVCHECK_LIBNVML``; a relative one given is dropped) and an
+    ``LD_LIBRARY_PATH`` without empty or relative components (``probes.libpath``)."""
+    from envcheck.probes.libpath import find_library, safe_library_path
+
     env = dict(ctx.env)
+    for var, soname in (
+        ("ENVCHECK_LIBCUDA", "libcuda.so.1"),
+        ("ENVCHECK_LIBNVML", "libnvidia-ml.so.1"),
+    ):
+        given = env.get(var, "")
+        if given and os.path.isabs(given):
+            continue  # named by the caller (tests, a site's driver location): kept as given
+        found = find_library(soname, ctx.env)
+        if found is None:
+            env.pop(var, None)
+        else:
+            env[var] = found
+    if "LD_LIBRARY_PATH" in env:
+        env["LD_LIBRARY_PATH"] = safe_library_path(env)
     if with_pynvml:
         # the child must import the same nvidia-ml-py envcheck uses; the node's PYTHONPATH
         # stays first (tests put a fake pynvml there)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import re
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from envcheck.model.report import Gpu, GpuInfo
@@ -40,7 +41,7 @@ def probe_gpu(ctx: ProbeContext) -> Section[GpuInfo]:
     from envcheck.probes import bounded
 
     started = time.monotonic()
-    outcome = bounded.call(_probe_nvml, ctx.timeout, "nvml")
+    outcome = bounded.call(lambda: _probe_nvml(ctx.env), ctx.timeout, "nvml")
     if not outcome.done:
         # nvidia-smi answers through the same NVML: it would hang too; the driver files do not
         reason = f"NVML did not answer within {round(ctx.timeout, 1):g} s (a wedged driver?)"
@@ -70,7 +71,7 @@ def _nvml_error_reason(pynvml: Any, exc: Exception) -> str:
     return f"NVML: {exc}" if str(exc) else f"NVML error {code}"
 
 
-def _probe_nvml() -> GpuInfo | str:
+def _probe_nvml(env: Mapping[str, str] | None = None) -> GpuInfo | str:
     """GpuInfo from NVML, or the reason NVML could not be used."""
     try:
         import pynvml
@@ -78,6 +79,9 @@ def _probe_nvml() -> GpuInfo | str:
         return f"nvidia-ml-py not importable ({exc})"
     nvml_error: type[Exception] = getattr(pynvml, "NVMLError", Exception)
     try:
+        problem = _load_nvml(pynvml, env)
+        if problem is not None:
+            return problem
         pynvml.nvmlInit()
     except nvml_error as exc:
         return _nvml_error_reason(pynvml, exc)
@@ -88,6 +92,23 @@ def _probe_nvml() -> GpuInfo | str:
     finally:
         with contextlib.suppress(nvml_error):
             pynvml.nvmlShutdown()
+
+
+def _load_nvml(pynvml: Any, env: Mapping[str, str] | None) -> str | None:
+    """nvidia-ml-py loads ``libnvidia-ml.so.1`` by bare name (searching the working directory
+    for an empty ``LD_LIBRARY_PATH`` component): hand it the library by absolute path instead
+    (``probes.libpath``), or say it is missing."""
+    if getattr(pynvml, "nvmlLib", False) is not None:
+        return None  # loaded already, or not nvidia-ml-py's module layout
+    import ctypes
+
+    from envcheck.probes.libpath import find_library
+
+    path = find_library("libnvidia-ml.so.1", env)
+    if path is None:
+        return "NVML library (libnvidia-ml.so.1) not found"
+    pynvml.nvmlLib = ctypes.CDLL(path)
+    return None
 
 
 def _call(nvml_error: type[Exception], fn: Any, *args: Any) -> Any:

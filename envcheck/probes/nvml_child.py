@@ -192,6 +192,18 @@ def main() -> int:
     except ImportError as exc:
         _emit(event="unavailable", reason=f"nvidia-ml-py not importable ({exc})")
         return 0
+    if getattr(nvml, "nvmlLib", False) is None:
+        # nvidia-ml-py would load the library by bare name: give it the absolute path the
+        # parent resolved (probes/libpath.py), never a search of the working directory
+        path = os.environ.get("ENVCHECK_LIBNVML") or ""
+        if not os.path.isabs(path):
+            _emit(event="unavailable", reason="NVML library (libnvidia-ml.so.1) not found")
+            return 0
+        try:
+            nvml.nvmlLib = ctypes.CDLL(path)
+        except OSError as exc:
+            _emit(event="unavailable", reason=f"NVML: {exc}")
+            return 0
     try:
         nvml.nvmlInit()
     except Exception as exc:  # NVMLError or OSError: the reason is the answer

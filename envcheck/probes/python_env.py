@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,12 +22,16 @@ if TYPE_CHECKING:
 
 
 def interpreter_facts(ctx: ProbeContext) -> dict[str, Any] | str:
-    """Facts of this interpreter, or of ``ctx.python`` (by running pyfacts in it)."""
+    """Facts of this interpreter, or of ``ctx.python``: pyfacts run in it isolated (``-I -S``:
+    no site, so no .pth file or sitecustomize runs; no PYTHON* variable, user site or working
+    directory) with a minimal environment (no secrets), only to learn its version, prefix and
+    paths; its distributions are then read from those paths as data."""
     if ctx.python is None:
         return pyfacts.facts()
     source = Path(pyfacts.__file__).read_text(encoding="utf-8")
-    env = {k: v for k, v in ctx.env.items() if k != "PYTHONHOME"}
-    result = run([ctx.python, "-c", source], timeout=ctx.timeout, env=env)
+    result = run(
+        [ctx.python, "-I", "-S", "-c", source], timeout=ctx.timeout, env=target_env(ctx.env)
+    )
     if not result.ok:
         return f"could not run {ctx.python}: {result.describe_failure()}"
     try:
@@ -37,6 +41,17 @@ def interpreter_facts(ctx: ProbeContext) -> dict[str, Any] | str:
     if not isinstance(data, dict):
         return f"{ctx.python} printed no facts (is it a Python 3 interpreter?)"
     return data
+
+
+_PASSED = ("CONDA_DEFAULT_ENV", "CONDA_PREFIX")  # named in the facts; never secrets
+
+
+def target_env(env: Mapping[str, str]) -> dict[str, str]:
+    """What an inspected interpreter is started with (always with ``-I -S``): a fixed PATH and
+    the conda names the facts report, nothing else of envcheck's environment."""
+    minimal = {"PATH": os.defpath, "LC_ALL": "C.UTF-8"}
+    minimal.update({k: env[k] for k in _PASSED if env.get(k)})
+    return minimal
 
 
 def _env_kind(facts: dict[str, Any]) -> tuple[str, str | None]:

@@ -31,8 +31,12 @@ class RunResult:
 
 
 def which(command: str, env: Mapping[str, str]) -> str | None:
-    """Find ``command`` on the PATH of ``env`` (not of this process)."""
-    return shutil.which(command, path=env.get("PATH", os.defpath))
+    """Find ``command`` on the PATH of ``env`` (not of this process), in its absolute
+    directories only: an empty or relative component would mean the working directory, where
+    anyone may have left an ``nvidia-smi`` (docs/security.md)."""
+    path = env.get("PATH", os.defpath)
+    absolute = os.pathsep.join(p for p in path.split(os.pathsep) if p and os.path.isabs(p))
+    return shutil.which(command, path=absolute) if absolute else None
 
 
 @dataclass(frozen=True)

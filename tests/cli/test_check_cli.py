@@ -19,7 +19,7 @@ def tinyzero(tmp_path):
 
 def _envelope(result):
     data = result.json()
-    assert list(data) == ["schema", "command", "status", "exit_code", "data", "errors"]
+    assert list(data) == ["schema", "command", "status", "exit_code", "data", "errors", "applied"]
     return data
 
 

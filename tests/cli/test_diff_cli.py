@@ -39,7 +39,15 @@ def test_diff_finds_a_ray_patch_mismatch_between_saved_reports(
     envelope = result.json()
     assert result.returncode == 1 and envelope["exit_code"] == 1
     assert envelope["command"] == "diff" and envelope["status"] == "findings"
-    assert set(envelope) == {"schema", "command", "status", "exit_code", "data", "errors"}
+    assert set(envelope) == {
+        "schema",
+        "command",
+        "status",
+        "exit_code",
+        "data",
+        "errors",
+        "applied",
+    }
     data = envelope["data"]
     assert {"nodes", "unreachable", "drift", "findings", "skipped", "collective", "summary"} <= set(
         data

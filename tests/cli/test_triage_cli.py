@@ -18,7 +18,7 @@ def test_tinyzero_log_confirms_cublas_against_its_collect_env() -> None:
     res = run_cli("triage", LOG, "--from", TINYZERO, "--json")
     assert res.returncode == 1, res.stderr
     env = res.json()
-    assert set(env) == {"schema", "command", "status", "exit_code", "data", "errors"}
+    assert set(env) == {"schema", "command", "status", "exit_code", "data", "errors", "applied"}
     assert (env["command"], env["status"], env["exit_code"]) == ("triage", "findings", 1)
     data = env["data"]
     assert data["lines"] == 17

@@ -10,8 +10,7 @@ import pytest
 
 from envcheck.errors import MatrixError
 from envcheck.matrix import compiled as compiled_mod
-from envcheck.matrix import load as load_mod
-from envcheck.matrix.compiled import _entries, cache_dir, compiled
+from envcheck.matrix.compiled import cache_dir, compiled
 from envcheck.matrix.load import load, parse_text
 from envcheck.matrix.model import Matrix
 from envcheck.matrix.schema import MatrixFile
@@ -56,7 +55,7 @@ def test_second_parse_of_the_same_text_is_served_from_the_cache(tmp_path: Path) 
     second = compiled(text, "gpus.toml", parse, env)
     assert parse.calls == 1
     assert first == second
-    assert len(list((tmp_path / "cache" / "matrix").glob("*.pickle"))) == 1
+    assert len(list((tmp_path / "cache" / "matrix").glob("m-*.json"))) == 1
 
 
 def test_an_edited_text_or_other_code_is_parsed_again(
@@ -86,13 +85,11 @@ def test_a_damaged_or_unsafe_entry_is_a_miss(tmp_path: Path, damage: str) -> Non
     parse, env = Counting(), _env(tmp_path)
     good = compiled(text, "gpus.toml", parse, env)
     directory = tmp_path / "cache" / "matrix"
-    (entry,) = directory.glob("*.pickle")
+    (entry,) = directory.glob("m-*.json")
     if damage == "truncated":
         entry.write_bytes(entry.read_bytes()[:20])
     elif damage == "not a MatrixFile":
-        import pickle
-
-        entry.write_bytes(pickle.dumps({"not": "a matrix"}))
+        entry.write_text('{"format": 1, "file": {"not": "a matrix"}}')
     else:
         directory.chmod(0o777)
     assert compiled(text, "gpus.toml", parse, env) == good
@@ -105,7 +102,7 @@ def test_bad_toml_raises_every_time_and_is_never_cached(tmp_path: Path) -> None:
         with pytest.raises(MatrixError, match="invalid TOML"):
             compiled("[[gpu]\nname =", "bad.toml", parse, env)
     assert parse.calls == 2
-    assert not list((tmp_path / "cache" / "matrix").glob("*.pickle"))
+    assert not list((tmp_path / "cache" / "matrix").glob("m-*.json"))
 
 
 def test_an_unwritable_cache_only_costs_a_parse(tmp_path: Path) -> None:
@@ -159,7 +156,9 @@ def test_records_survive_the_cache_exactly(tmp_path: Path) -> None:
     (driver versions keep their text: 530.30.02, not 530.30.2)."""
     env = _env(tmp_path)
     matrices = Path(__file__).parents[2] / "matrices"
-    for path in sorted(matrices.glob("*.toml")) + sorted(matrices.glob("generated/*.toml")):
+    from envcheck.matrix.load import tree_files
+
+    for path in tree_files(matrices):
         text = path.read_text(encoding="utf-8")
         fresh = parse_text(text, str(path))
         compiled(text, str(path), parse_text, env)
@@ -174,102 +173,50 @@ def _origins(matrix: Matrix) -> list[tuple[str, str, int] | None]:
     return [matrix.origin(entry) for entry in _entries(matrix)]
 
 
-def test_the_merged_matrix_is_one_entry_equal_to_a_fresh_load(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _entries(matrix: Matrix) -> list[object]:
+    from dataclasses import fields
+
+    found: list[object] = []
+    for f in fields(matrix):
+        value = getattr(matrix, f.name)
+        if f.name in ("files", "origins", "generated"):
+            continue
+        if isinstance(value, tuple):
+            found.extend(value)
+        elif isinstance(value, dict):
+            found.extend(value.values())
+    return found
+
+
+def test_a_cached_load_equals_a_fresh_one(tmp_path: Path) -> None:
     env = _env(tmp_path)
     fresh = load(env={"ENVCHECK_NO_CACHE": "1"})
     first = load(env=env)
-    (merged,) = (tmp_path / "cache" / "matrix").glob("merged-*.pickle")
-
-    def no_merge(parsed: object) -> Matrix:
-        raise AssertionError("merged again although the merged matrix is cached")
-
-    monkeypatch.setattr(load_mod, "merge", no_merge)
+    entries = list((tmp_path / "cache" / "matrix").glob("m-*.json"))
+    assert entries
     second = load(env=env)
     assert second == first == fresh
     assert repr(second) == repr(fresh)
     # records keep the file, table and index they were read from (matrix validate, show)
     assert _origins(second) == _origins(fresh)
     assert all(origin is not None for origin in _origins(second))
-    assert len(list((tmp_path / "cache" / "matrix").glob("merged-*.pickle"))) == 1
     # a hit marks the entry as recently used: pruning (oldest first) keeps it
-    os.utime(merged, (1_000_000, 1_000_000))
+    os.utime(entries[0], (1_000_000, 1_000_000))
     load(env=env)
-    assert merged.stat().st_mtime > 1_000_000
+    assert entries[0].stat().st_mtime > 1_000_000
 
 
-def test_adding_editing_or_removing_any_matrix_file_misses_the_merged_entry(
-    tmp_path: Path,
+def test_pruning_deletes_only_the_caches_own_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    overlay = tmp_path / "overlay"
-    overlay.mkdir()
-    env = {**_env(tmp_path), "ENVCHECK_MATRIX": str(overlay)}
-    codes = []
-    for version in ("1.0.0", "2.0.0"):  # one more file each time, then an edit
-        (overlay / f"site-{version}.toml").write_text(
-            OVERLAY.format(version=version).replace("SITE901", f"SITE90{version[0]}"),
-            encoding="utf-8",
-        )
-        codes.append(sorted(k.code for k in load(env=env).known_bad if k.code.startswith("SITE")))
-    (overlay / "site-2.0.0.toml").write_text(
-        OVERLAY.format(version="3.0.0").replace("SITE901", "SITE903"), encoding="utf-8"
-    )
-    codes.append(sorted(k.code for k in load(env=env).known_bad if k.code.startswith("SITE")))
-    (overlay / "site-1.0.0.toml").unlink()
-    codes.append(sorted(k.code for k in load(env=env).known_bad if k.code.startswith("SITE")))
-    assert codes == [["SITE901"], ["SITE901", "SITE902"], ["SITE901", "SITE903"], ["SITE903"]]
-    assert len(list((tmp_path / "cache" / "matrix").glob("merged-*.pickle"))) == 4
-
-
-@pytest.mark.parametrize("damage", ["truncated", "a MatrixFile", "group-writable dir"])
-def test_a_damaged_merged_entry_is_a_miss(tmp_path: Path, damage: str) -> None:
-    env = _env(tmp_path)
-    good = load(env=env)
     directory = tmp_path / "cache" / "matrix"
-    (entry,) = directory.glob("merged-*.pickle")
-    if damage == "truncated":
-        entry.write_bytes(entry.read_bytes()[:100])
-    elif damage == "a MatrixFile":
-        import pickle
-
-        entry.write_bytes(pickle.dumps(MatrixFile()))
-    else:
-        directory.chmod(0o777)
-    again = load(env=env)
-    assert again == good
-    assert _origins(again) == _origins(good)
-
-
-def test_equal_versions_and_specifiers_are_stored_once_and_read_back_exactly(
-    tmp_path: Path,
-) -> None:
-    """The pickle shares equal values (same pickled form) and keeps different spellings apart:
-    a driver version keeps its text, ``==2.4`` and ``==2.4.0`` stay two specifiers."""
-    from packaging.specifiers import SpecifierSet
-    from packaging.version import Version
-
-    from envcheck.matrix.compiled import _read, _write
-    from envcheck.model.versions import DriverVersion
-
-    values = [
-        SpecifierSet(">=2.4,<2.5"),
-        SpecifierSet(">=2.4,<2.5"),
-        SpecifierSet("==2.4"),
-        SpecifierSet("==2.4.0"),
-        Version("1.0"),
-        Version("1.0.0"),
-        Version("1.0"),
-        DriverVersion("530.30.02"),
-        DriverVersion("530.30.02"),
-    ]
-    directory = tmp_path / "c"
-    directory.mkdir(mode=0o700)
-    _write(directory, directory / "x.pickle", values)
-    back = _read(directory / "x.pickle")
-    assert isinstance(back, list)
-    assert [str(v) for v in back] == [str(v) for v in values]
-    assert [type(v) for v in back] == [type(v) for v in values]
-    assert back == values
-    assert back[0] is back[1] and back[4] is back[6] and back[7] is back[8]
-    assert back[2] is not back[3] and back[4] is not back[5]
+    directory.mkdir(parents=True, mode=0o700)
+    others = ["notes.pickle", "m-1234.json", "keep.json", "merged-" + "a" * 48 + ".pickle"]
+    for name in others:
+        (directory / name).write_text("x")
+    monkeypatch.setattr(compiled_mod, "_KEEP", 1)
+    text = (Path(__file__).parents[2] / "matrices" / "hardware" / "gpus.toml").read_text()
+    compiled(text, "gpus.toml", parse_text, _env(tmp_path))
+    compiled(text, "other.toml", parse_text, _env(tmp_path))
+    assert sorted(p.name for p in directory.iterdir() if p.name in others) == sorted(others)
+    assert len([p for p in directory.glob("m-*.json") if p.name not in others]) == 1

@@ -37,7 +37,7 @@ def test_fix_spec_prints_the_cublas_fix(tinyzero: Path) -> None:
 def test_fix_json_envelope(tinyzero: Path) -> None:
     result = run_cli("fix", "--no-resolve", "--spec", str(tinyzero), "--json")
     data = result.json()
-    assert set(data) == {"schema", "command", "status", "exit_code", "data", "errors"}
+    assert set(data) == {"schema", "command", "status", "exit_code", "data", "errors", "applied"}
     assert (data["command"], data["status"], data["exit_code"]) == ("fix", "findings", 1)
     plan = data["data"]["plan"]
     assert set(plan) == {
