@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("version", "errors", "numeric", "fileio", "inputs", "redact", "output", "cachefiles"),
     ("classcode",),
     ("model",),
-    ("probes",),
+    ("probes", "binaries"),
     ("index",),
     ("matrix",),
     ("facts",),
