@@ -60,6 +60,7 @@ def test_no_visible_gpu_with_a_cuda_stack_fails_by_default(stage, fake_nvml, tmp
     outcome = check([report], RuleOptions(select=("DRV",)))
     assert outcome.exit_code == 1
     assert [f.code for f in outcome.failing] == ["DRV103"]
+    assert "no /dev/nvidia<N> device nodes" in outcome.failing[0].message
     # a node meant to be GPU-less says so, and passes
     meant = check([report], RuleOptions(select=("DRV",), expect="no-gpu"))
     assert meant.exit_code == 0 and not meant.findings

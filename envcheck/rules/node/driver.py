@@ -388,10 +388,11 @@ def no_driver(facts: Facts) -> Iterable[Hit]:
     if not section.is_ok:
         if facts.declared and not section.stated_absent:
             raise Skip("no GPU facts declared")
+        nodes = _device_nodes_note(facts)
         return [
             Hit(
                 f"torch {facts.dist('torch').version} is a CUDA {cuda} build but no NVIDIA driver is "  # type: ignore[union-attr]
-                f"visible: {section.reason}",
+                f"visible: {section.reason}{nodes}",
                 evidence={"gpu_probe": section.describe(), "torch_cuda": str(cuda)},
                 fix=fix(
                     "Run with the NVIDIA container runtime or install the driver",
@@ -419,6 +420,24 @@ def no_driver(facts: Facts) -> Iterable[Hit]:
             ),
         )
     ]
+
+
+def _device_nodes_note(facts: Facts) -> str:
+    """'; no /dev/nvidia* device nodes (a container started without GPUs)' from the driver's
+    files, when they were read."""
+    binaries = facts.report.binaries
+    driver = binaries.data.driver if binaries.is_ok and binaries.data else None
+    if driver is None:
+        return ""
+    if not any(n.removeprefix("/dev/nvidia").isdigit() for n in driver.device_nodes):
+        where = " (a container started without GPUs?)" if _in_container(facts) else ""
+        return f"; no /dev/nvidia<N> device nodes{where}"
+    return ""
+
+
+def _in_container(facts: Facts) -> bool:
+    system = facts.report.system
+    return bool(system.is_ok and system.data and system.data.container not in (None, "none"))
 
 
 @rule("DRV104", "gpu-memory-held", Severity.WARNING)
