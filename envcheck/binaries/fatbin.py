@@ -26,7 +26,7 @@ MAX_ENTRIES = 200_000  # a bound for a corrupt section: real libraries hold a fe
 class FatbinKernels:
     sass: tuple[int, ...]  # SM architectures of the cubins (80 = sm_80), ascending, distinct
     ptx: tuple[int, ...]  # virtual architectures of the embedded PTX
-    ptx_isa: tuple[str, ...]  # PTX ISA versions of that PTX ("8.4")
+    ptx_isa: tuple[str, ...]  # the PTX ISA version of each of ``ptx`` ("8.4"), in its order
     entries: int  # kernel images seen (cubins and PTX)
     reads: int  # header reads it took
 
@@ -34,8 +34,7 @@ class FatbinKernels:
 def read_kernels(handle: BinaryIO, offset: int, size: int) -> FatbinKernels:
     """Walk the fatbins of a section at ``offset`` (``size`` bytes) of an open file."""
     sass: set[int] = set()
-    ptx: set[int] = set()
-    isa: set[tuple[int, int]] = set()
+    isa: dict[int, tuple[int, int]] = {}  # PTX arch -> its newest ISA
     entries = reads = 0
     pos, end = offset, offset + size
     while pos + _HEADER.size <= end and entries < MAX_ENTRIES:
@@ -63,15 +62,14 @@ def read_kernels(handle: BinaryIO, offset: int, size: int) -> FatbinKernels:
             if kind == KIND_CUBIN:
                 sass.add(arch)
             elif kind == KIND_PTX:
-                ptx.add(arch)
-                isa.add((major, minor))
+                isa[arch] = max(isa.get(arch, (0, 0)), (major, minor))
             entry += entry_header + payload
         # the next fatbin starts after this one's entries, on an 8-byte boundary
         pos = max(pos + 8, (stop + 7) // 8 * 8)
     return FatbinKernels(
         sass=tuple(sorted(sass)),
-        ptx=tuple(sorted(ptx)),
-        ptx_isa=tuple(f"{a}.{b}" for a, b in sorted(isa)),
+        ptx=tuple(sorted(isa)),
+        ptx_isa=tuple(f"{isa[a][0]}.{isa[a][1]}" for a in sorted(isa)),
         entries=entries,
         reads=reads,
     )

@@ -24,6 +24,7 @@ from envcheck.matrix.schema import (
     OmniGibsonRelease,
     OsRelease,
     Override,
+    PtxIsa,
     RayRelease,
     Signature,
     SmSupport,
@@ -103,6 +104,7 @@ class Matrix:
     omnigibson_releases: tuple[OmniGibsonRelease, ...] = ()
     os_releases: tuple[OsRelease, ...] = ()
     first_releases: tuple[FirstRelease, ...] = ()
+    ptx_isas: tuple[PtxIsa, ...] = ()
     companions: tuple[Companion, ...] = ()
     overrides: tuple[Override, ...] = ()
     bounds: tuple[Bound, ...] = ()
@@ -205,6 +207,10 @@ class Matrix:
             (o for o in self.omnigibson_releases if o.versions.contains(version, prereleases=True)),
             None,
         )
+
+    def ptx_cuda(self, isa: str) -> Version | None:
+        """The CUDA release that introduced PTX ISA ``isa``; None when the matrix lacks it."""
+        return next((p.cuda for p in self.ptx_isas if p.isa == isa), None)
 
     def first_release(self, package: str, kind: str, name: str) -> Version | None:
         """The first release of ``package`` that has the command / model type ``name``; None

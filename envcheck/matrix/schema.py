@@ -178,6 +178,17 @@ class OsRelease:
 
 
 @dataclass(frozen=True)
+class PtxIsa:
+    """A PTX ISA version and the CUDA release that introduced it: a driver JIT-compiles PTX of
+    ISA ``isa`` only when its CUDA is at least ``cuda`` (NVIDIA's PTX release history)."""
+
+    isa: str  # "8.5"
+    cuda: Version
+    source: str
+    note: str | None = None
+
+
+@dataclass(frozen=True)
 class FirstRelease:
     """The first release of ``package`` that has ``name``: a command of its command-line tool
     (``kind = "command"``: trl's ``vllm-serve``) or a model type its auto classes know
@@ -372,6 +383,7 @@ class MatrixFile:
     omnigibson: tuple[OmniGibsonRelease, ...] = ()
     os_release: tuple[OsRelease, ...] = ()
     first_release: tuple[FirstRelease, ...] = ()
+    ptx_isa: tuple[PtxIsa, ...] = ()
     companion: tuple[Companion, ...] = ()
     override: tuple[Override, ...] = ()
     bound: tuple[Bound, ...] = ()

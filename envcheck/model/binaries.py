@@ -12,7 +12,7 @@ class Kernels:
 
     sass: tuple[int, ...] = ()
     ptx: tuple[int, ...] = ()
-    ptx_isa: tuple[str, ...] = ()  # PTX ISA versions of the PTX ("8.4")
+    ptx_isa: tuple[str, ...] = ()  # the PTX ISA version of each of ``ptx`` ("8.4"), in order
 
 
 @dataclass(frozen=True)

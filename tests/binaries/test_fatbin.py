@@ -24,7 +24,7 @@ def test_kernels_of_several_fatbins_with_padding(tmp_path: Path) -> None:
     assert kernels is not None
     assert kernels.sass == (80, 86, 120)
     assert kernels.ptx == (90, 120)
-    assert kernels.ptx_isa == ("8.4", "8.7")
+    assert kernels.ptx_isa == ("8.4", "8.7")  # one per PTX architecture, in its order
     assert kernels.entries == 5
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import PurePosixPath
 
+from packaging.version import Version
+
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.binaries import BinariesInfo, BinaryFile, Kernels
@@ -142,14 +144,30 @@ def no_kernels(facts: Facts) -> Iterable[Hit]:
     return hits
 
 
+def _jit_ptx(k: Kernels, cc: int) -> tuple[int, str | None]:
+    """The PTX the driver compiles for a GPU of ``cc``: the newest architecture at most the
+    GPU's, with its ISA version."""
+    arch = max(a for a in k.ptx if a <= cc)
+    isa = k.ptx_isa[k.ptx.index(arch)] if len(k.ptx_isa) == len(k.ptx) else None
+    return arch, isa
+
+
+def _driver_cuda(facts: Facts) -> tuple[Version, str] | None:
+    try:
+        return facts.max_cuda()
+    except Skip:
+        return None
+
+
 @rule("TOR161", "kernels-by-ptx-jit", Severity.INFO)
 def ptx_only(facts: Facts) -> Iterable[Hit]:
     """A GPU library runs on this GPU only through PTX compiled by the driver
 
     ## What it checks
     Libraries whose fatbin has no cubin for the GPU's architecture but PTX for an older one
-    (see TOR160 for how the headers are read). It names the PTX ISA versions: the driver can
-    compile PTX only from a CUDA toolkit no newer than its own.
+    (see TOR160 for how the headers are read). The driver compiles the newest such PTX; its ISA
+    version names the CUDA release that introduced it (`matrices/cuda/ptx_isa.toml`), and a
+    driver whose CUDA is older cannot compile it: then this is an error, else information.
 
     ## Why it matters
     The driver compiles every kernel at first use (minutes for a large library, cached in
@@ -170,25 +188,51 @@ def ptx_only(facts: Facts) -> Iterable[Hit]:
     """
     info = binaries(facts)
     gpus = _gpus(facts)
+    driver = _driver_cuda(facts)
     hits = []
     for file in info.files:
         k = file.kernels
         if k is None or not (k.sass or k.ptx):
             continue
         for gpu, cc in gpus:
-            if min((*k.sass, *k.ptx)) <= cc and verdict(k, cc) == "ptx":
-                hits.append(
-                    Hit(
-                        f"{_label(file)} has no cubin for {gpu.name} (sm_{cc}); it runs by "
-                        f"JIT from PTX {_sm(a for a in k.ptx if a <= cc)} (PTX ISA "
-                        f"{', '.join(k.ptx_isa) or 'unknown'}), compiled by the driver at "
-                        "first use",
-                        evidence={
-                            "file": file.path,
-                            "gpu_arch": f"sm_{cc}",
-                            "ptx": list(k.ptx),
-                            "ptx_isa": list(k.ptx_isa),
-                        },
-                    )
+            if min((*k.sass, *k.ptx)) > cc or verdict(k, cc) != "ptx":
+                continue
+            arch, isa = _jit_ptx(k, cc)
+            needs = facts.matrix.ptx_cuda(isa) if isa else None
+            too_old = driver is not None and needs is not None and driver[0] < needs
+            base = (
+                f"{_label(file)} has no cubin for {gpu.name} (sm_{cc}); it runs by JIT from "
+                f"its sm_{arch} PTX (PTX ISA {isa or 'unknown'}"
+                + (f", CUDA {needs}" if needs else "")
+                + ")"
+            )
+            if too_old and driver is not None:
+                message = (
+                    f"{base}, which the driver cannot compile: it supports CUDA <= {driver[0]} "
+                    f"({driver[1]}): 'the provided PTX was compiled with an unsupported "
+                    "toolchain'"
                 )
+            else:
+                message = f"{base}, compiled by the driver at first use"
+            hits.append(
+                Hit(
+                    message,
+                    evidence={
+                        "file": file.path,
+                        "gpu_arch": f"sm_{cc}",
+                        "ptx": list(k.ptx),
+                        "ptx_isa": list(k.ptx_isa),
+                        "ptx_cuda": str(needs) if needs else None,
+                        "driver_cuda": str(driver[0]) if driver else None,
+                    },
+                    fix=fix(
+                        f"Update the driver to one that runs CUDA {needs}",
+                        "manual",
+                        manual(f"install an NVIDIA driver supporting CUDA >= {needs}"),
+                    )
+                    if too_old
+                    else None,
+                    severity=Severity.ERROR if too_old else None,
+                )
+            )
     return hits
