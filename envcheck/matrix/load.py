@@ -141,6 +141,7 @@ _IDENTITY: dict[str, Callable[[Any], object]] = {
     "os_release": lambda e: (e.os, e.version),
     "first_release": lambda e: (canonicalize_name(e.package), e.kind, e.name),
     "ptx_isa": lambda e: e.isa,
+    "soname": lambda e: e.name,
     "companion": lambda e: (e.package, e.version),
     "override": lambda e: (e.package, str(e.replaces), str(e.torch)),
     "bound": lambda e: (
@@ -190,6 +191,7 @@ def merge(parsed: Iterable[tuple[str, MatrixFile]]) -> Matrix:
         os_releases=values["os_release"],
         first_releases=values["first_release"],
         ptx_isas=values["ptx_isa"],
+        sonames=values["soname"],
         companions=values["companion"],
         overrides=values["override"],
         bounds=values["bound"],

@@ -28,6 +28,7 @@ from envcheck.matrix.schema import (
     RayRelease,
     Signature,
     SmSupport,
+    Soname,
     TorchIndex,
     TorchRelease,
     VllmRelease,
@@ -105,6 +106,7 @@ class Matrix:
     os_releases: tuple[OsRelease, ...] = ()
     first_releases: tuple[FirstRelease, ...] = ()
     ptx_isas: tuple[PtxIsa, ...] = ()
+    sonames: tuple[Soname, ...] = ()
     companions: tuple[Companion, ...] = ()
     overrides: tuple[Override, ...] = ()
     bounds: tuple[Bound, ...] = ()
@@ -207,6 +209,10 @@ class Matrix:
             (o for o in self.omnigibson_releases if o.versions.contains(version, prereleases=True)),
             None,
         )
+
+    def soname(self, name: str) -> Soname | None:
+        """Who ships the shared library ``name`` (its SONAME); None when the matrix lacks it."""
+        return next((s for s in self.sonames if s.name == name), None)
 
     def ptx_cuda(self, isa: str) -> Version | None:
         """The CUDA release that introduced PTX ISA ``isa``; None when the matrix lacks it."""

@@ -34,6 +34,7 @@ PLACES: dict[str, tuple[str, ...]] = {
     "bound": ("packages",),
     "first_release": ("packages",),
     "ptx_isa": ("cuda",),
+    "soname": ("cuda",),
     "isaacsim": ("simulators",),
     "omnigibson": ("simulators",),
     "constant": ("packages", "hardware", "simulators", "cuda"),

@@ -9,9 +9,10 @@ from collections.abc import Iterable
 
 from envcheck.binaries.demangle import demangle
 from envcheck.facts.node import Facts
+from envcheck.matrix.schema import Soname
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, rule
-from envcheck.rules.fixes import fix, manual
+from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.binaries import MAX_NAMED, _label, binaries
 
 
@@ -36,8 +37,9 @@ def missing_library(facts: Facts) -> Iterable[Hit]:
     no nvidia-cuda-runtime-cu12 wheel is installed and the system has no CUDA 12 runtime.
 
     ## Fix
-    Install the package that ships the library (the nvidia-* wheel matching the CUDA the
-    extension was built for), or install the extension built for the CUDA present.
+    Install the package that ships the library (`matrices/cuda/sonames.toml` names the
+    nvidia-* wheel, apt and conda package for the common ones), or install the extension built
+    for the CUDA present.
 
     ## References
     - https://man7.org/linux/man-pages/man8/ld.so.8.html
@@ -47,21 +49,38 @@ def missing_library(facts: Facts) -> Iterable[Hit]:
         missing = [n.name for n in file.needs if n.path is None]
         if not missing:
             continue
+        shipped = {m: facts.matrix.soname(m) for m in missing}
+        wheels = sorted({s.pip for s in shipped.values() if s is not None and s.pip})
+        known = [f"{m} ({_provider(s)})" for m, s in shipped.items() if s is not None]
+        if wheels:
+            action = fix(f"Install {', '.join(wheels)}", "manual", pip_install(*wheels))
+        else:
+            action = fix(
+                f"Install what ships {missing[0]}",
+                "manual",
+                manual(f"install the package that provides {', '.join(missing)}"),
+            )
         hits.append(
             Hit(
                 f"{_label(file)} needs {', '.join(missing)}, which the loader finds nowhere "
                 f"(RPATH/RUNPATH, LD_LIBRARY_PATH, ld.so.cache, default directories): "
-                f"'{missing[0]}: cannot open shared object file'",
-                evidence={"file": file.path, "missing": missing},
-                fix=fix(
-                    f"Install what ships {missing[0]}",
-                    "manual",
-                    manual(f"install the package that provides {', '.join(missing)}"),
-                ),
+                f"'{missing[0]}: cannot open shared object file'"
+                + (f"; shipped by: {'; '.join(known)}" if known else ""),
+                evidence={"file": file.path, "missing": missing, "wheels": wheels},
+                fix=action,
                 severity=None if file.extension else Severity.WARNING,
             )
         )
     return hits
+
+
+def _provider(shipped: Soname) -> str:
+    where = [
+        f"pip {shipped.pip}" if shipped.pip else None,
+        f"apt {shipped.apt.split(' ')[0]}" if shipped.apt else None,
+        f"conda {shipped.conda.split(' ')[0]}" if shipped.conda else None,
+    ]
+    return ", ".join(w for w in where if w) or shipped.kind
 
 
 @rule("SYS171", "needed-library-shadowed", Severity.WARNING)
