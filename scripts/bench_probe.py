@@ -126,7 +126,7 @@ def bench_binaries(venv: Path, runs: int) -> int:
         return 2
     cache = REPO / ".bench" / "cache-binaries"
     env = {**os.environ, "ENVCHECK_CACHE_DIR": str(cache)}
-    cold = f'rm -f "{cache}/binaries-v1.json"; exec "{envcheck}" check --json'
+    cold = f'rm -f "{cache}"/binaries-v*.json; exec "{envcheck}" check --json'
     rows = measure_interleaved(
         [
             (

@@ -12,7 +12,7 @@ from typing import Any
 
 from envcheck.cachefiles import cache_root, read_own, safe_dir
 
-FORMAT = 1
+FORMAT = 2  # 2: ptx_isa holds one ISA per PTX architecture
 FILE_NAME = f"binaries-v{FORMAT}.json"
 MAX_ENTRIES = 20_000
 

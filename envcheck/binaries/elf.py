@@ -65,7 +65,7 @@ def read_elf(
         defs: list[str] = []
         kernels: FatbinKernels | None = None
         dynsym: Any = None
-        for section in elf.iter_sections():
+        for section in _wanted_sections(elf):
             if isinstance(section, DynamicSection):
                 tag: Any
                 for tag in section.iter_tags():
@@ -88,7 +88,7 @@ def read_elf(
                     first = next(iter(aux), None)
                     if first is not None:
                         defs.append(first.name)
-            elif section.name == ".nv_fatbin" and section["sh_type"] != "SHT_NOBITS":
+            elif section.name == ".nv_fatbin":
                 kernels = read_kernels(handle, section["sh_offset"], section["sh_size"])
             elif section.name == ".dynsym":
                 dynsym = section
@@ -106,6 +106,19 @@ def read_elf(
             undefined=undefined,
             machine=str(elf["e_machine"]),
         )
+
+
+_WANTED_TYPES = ("SHT_DYNAMIC", "SHT_GNU_verneed", "SHT_GNU_verdef", "SHT_DYNSYM")
+
+
+def _wanted_sections(elf: Any) -> Iterable[Any]:
+    """Only the sections read here, built one by one: iterating all of them would make
+    pyelftools parse every hash table (100 ms on libtorch_cuda.so) for nothing."""
+    for index in range(elf.num_sections()):
+        header = elf._get_section_header(index)
+        kind = header["sh_type"]
+        if kind in _WANTED_TYPES or (kind == "SHT_PROGBITS" and elf._get_section_name(header) == ".nv_fatbin"):
+            yield elf.get_section(index)
 
 
 def _undefined(symbols: Iterable[Any], keep: Callable[[str], bool] | None) -> list[str]:

@@ -120,7 +120,8 @@ def no_kernels(facts: Facts) -> Iterable[Hit]:
         more = f" and {len(files) - 1} more of its libraries" if len(files) > 1 else ""
         hits.append(
             Hit(
-                f"{_label(files[0])}{more} has no kernels for {name} (sm_{cc}): cubins "
+                f"{_label(files[0])}{more} {'have' if more else 'has'} no kernels for {name} "
+                f"(sm_{cc}): cubins "
                 f"{_sm(first.sass)}, PTX {_sm(first.ptx)}; its first kernel launch fails with "
                 "'no kernel image is available'",
                 evidence={
