@@ -117,7 +117,9 @@ def _wanted_sections(elf: Any) -> Iterable[Any]:
     for index in range(elf.num_sections()):
         header = elf._get_section_header(index)
         kind = header["sh_type"]
-        if kind in _WANTED_TYPES or (kind == "SHT_PROGBITS" and elf._get_section_name(header) == ".nv_fatbin"):
+        if kind in _WANTED_TYPES or (
+            kind == "SHT_PROGBITS" and elf._get_section_name(header) == ".nv_fatbin"
+        ):
             yield elf.get_section(index)
 
 

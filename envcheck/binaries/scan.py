@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from stat import S_ISREG
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,6 +107,8 @@ def _read(path: Path, cache: FileCache, symbols: bool = True) -> _Read | None:
         stat = path.stat()
     except OSError:
         return None
+    if not S_ISREG(stat.st_mode):
+        return None  # a FIFO or device named in a RECORD would block a read
     key = file_key(stat)
     entry = cache.get(str(path), key)
     if entry is not None:

@@ -183,3 +183,14 @@ def test_ld_so_cache_matches_ldconfig() -> None:
     assert table and {k: sorted(v) for k, v in table.items()} == {
         k: sorted(v) for k, v in listed.items()
     }
+
+
+def test_a_fifo_named_in_a_record_is_not_opened(tmp_path: Path) -> None:
+    site, _ = _node(tmp_path)
+    fifo = site / "myext" / "_pipe.abi3.so"
+    os.mkfifo(fifo)
+    record(site, "piped", "1.0", [site / "myext" / EXT])
+    rows = (site / "piped-1.0.dist-info" / "RECORD").read_text()
+    (site / "piped-1.0.dist-info" / "RECORD").write_text(rows + "myext/_pipe.abi3.so,,\n")
+    info = scan(_ctx(tmp_path), [str(site)], "x86_64")  # returns: the FIFO is never opened
+    assert not any(f.path == str(fifo) for f in info.files)
