@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 import re
-from stat import S_ISREG
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 from envcheck.binaries.cache import FileCache, file_key
