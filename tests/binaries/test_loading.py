@@ -21,10 +21,10 @@ from tests.binaries.elfbuild import build_so, record
 EXT = "_C.cpython-311-x86_64-linux-gnu.so"
 
 
-def _node(tmp_path: Path) -> tuple[Path, Path]:
+def _node(tmp_path: Path, site: Path | None = None) -> tuple[Path, Path]:
     """A site-packages with a torch-like lib, a CUDA-like wheel library, and an extension
     that needs them; returns (site, the system directory on LD_LIBRARY_PATH)."""
-    site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
+    site = site or tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
     # torch's libc10.so defines SetDevice(signed char) (torch 2.5's signature), not (int)
     c10 = build_so(
         site / "torch" / "lib" / "libc10.so",

@@ -77,3 +77,32 @@ def test_expectation_fails_a_node_short_of_it(stage, fake_nvml, tmp_path) -> Non
     assert fine.exit_code == 0 and not fine.findings
     old = check([report], RuleOptions(select=("DRV171",), expect="gpus=2, driver>=555"))
     assert "expected driver >= 555, found 550.54.15" in old.findings[0].message
+
+
+def test_probe_to_finding_end_to_end(stage, fake_nvml, tmp_path) -> None:
+    """An interpreter whose site-packages holds gcc-built torch-like and extension libraries:
+    the probe reads them into the report, the report survives JSON, the rules find the torch
+    symbol the extension needs and the library it cannot load."""
+    import json
+
+    from envcheck.model.report import NodeReport
+    from tests.binaries.test_loading import EXT, _node
+    from tests.distfactory import TORCH_VERSION_PY_2X
+
+    fake_nvml("h100x2")
+    venv = tmp_path / "venv"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120
+    )
+    site, _ = _node(tmp_path, next((venv / "lib").glob("python3*/site-packages")))
+    (site / "torch" / "version.py").write_text(
+        TORCH_VERSION_PY_2X.format(version="2.5.1", cuda="12.4")
+    )
+    report = collect(stage.ctx(python=str(venv / "bin" / "python")))
+    assert report.binaries.is_ok, report.binaries.describe()
+    saved = NodeReport.from_dict(json.loads(json.dumps(report.to_dict())))
+    outcome = check([saved], RuleOptions(select=("TOR162", "SYS170")))
+    codes = {f.code: f for f in outcome.findings}
+    assert "c10::cuda::SetDevice(int)" in codes["TOR162"].message
+    assert EXT in codes["SYS170"].message and "libgone.so.3" in codes["SYS170"].message
+    assert outcome.exit_code == 1
