@@ -121,18 +121,25 @@ def with_expectation(report: NodeReport, text: str, where: str) -> NodeReport:
     return report.with_sections(expect=Section.ok(parse_expect(text, where), source=where))
 
 
-def check(reports: Sequence[NodeReport], options: RuleOptions | None = None) -> CheckOutcome:
-    from envcheck.engine import evaluate
+def expected(reports: Sequence[NodeReport], options: RuleOptions) -> list[NodeReport]:
+    """The reports with the expectation of ``--expect``, else of the settings file, if any."""
     from envcheck.settings import find_settings
 
-    options = options or RuleOptions()
-    matrix, chosen, threshold = select_rules(options)
     expect, where = options.expect, "--expect"
     if expect is None:
         settings = find_settings()
         expect, where = settings.expect, settings.source or "settings"
-    if expect is not None:
-        reports = [with_expectation(r, expect, where) for r in reports]
+    if expect is None:
+        return list(reports)
+    return [with_expectation(r, expect, where) for r in reports]
+
+
+def check(reports: Sequence[NodeReport], options: RuleOptions | None = None) -> CheckOutcome:
+    from envcheck.engine import evaluate
+
+    options = options or RuleOptions()
+    matrix, chosen, threshold = select_rules(options)
+    reports = expected(reports, options)
     results = [evaluate(report, matrix, chosen) for report in reports]
     merged = CheckResult(
         findings=tuple(f for r in results for f in r.findings),

@@ -47,3 +47,20 @@ def test_settings_expect_is_checked_where_it_is_written(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         find_settings(tmp_path)
     assert "envcheck.toml:2" in str(err.value) and "8 of them" in str(err.value)
+
+
+def test_diff_checks_every_saved_node_against_the_expectation(cli, tmp_path: Path) -> None:
+    import json
+
+    cases = Path(__file__).parents[1] / "rules" / "cases" / "DRV171"
+    for name in ("good", "bad"):
+        data = json.loads((cases / f"{name}.json").read_text())
+        data["expect"] = {"status": "unavailable", "reason": "not given"}
+        data["node"] = f"node-{name}"
+        (tmp_path / f"{name}.json").write_text(json.dumps(data))
+    plain = cli("diff", str(tmp_path), "--json")
+    assert not [f for f in plain.json()["data"]["findings"] if f["code"] == "DRV171"]
+    result = cli("diff", str(tmp_path), "--expect", "8x H100", "--json")
+    assert result.returncode == 1
+    flagged = [f for f in result.json()["data"]["findings"] if f["code"] == "DRV171"]
+    assert [f["node"] for f in flagged] == ["node-bad"]
