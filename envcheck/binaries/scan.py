@@ -1,8 +1,10 @@
 """Read the installed packages' ELF files into the report's ``binaries`` section.
 
 Which files: every shared object a distribution's RECORD lists in the interpreter's
-site-packages (wheels say what they installed; a source build's egg-info names no RECORD and
-its top-level folders are walked instead). Each file's facts are cached by (path, size, mtime,
+site-packages (what pip installed; a `setup.py develop` checkout, with no RECORD, is not read).
+The GPU stack's distributions (torch, the CUDA wheels, what requires them) are read in full;
+any other file only when a first look (quick.py) finds GPU code or a CUDA or torch library in
+it. Each file's facts are cached by (path, size, mtime,
 inode); what depends on other files (where the loader finds a needed library, whether torch
 defines a symbol) is worked out on every run from those cached facts.
 """
@@ -21,6 +23,7 @@ from envcheck.binaries.cache import FileCache, file_key
 from envcheck.binaries.elf import ElfFacts, defines, read_elf
 from envcheck.binaries.fatbin import FatbinKernels
 from envcheck.binaries.ldcache import Loader, default_dirs, parse_ld_cache
+from envcheck.binaries.quick import carries_gpu_code
 from envcheck.model.binaries import BinariesInfo, BinaryFile, Kernels, Need
 from envcheck.probes.context import ProbeContext
 
@@ -102,7 +105,10 @@ class _Read:
     key: list[int]
 
 
-def _read(path: Path, cache: FileCache, symbols: bool = True) -> _Read | None:
+def _read(
+    path: Path, cache: FileCache, symbols: bool = True, first_look: bool = False
+) -> _Read | None:
+    """The facts of one file (cached); ``first_look``: only when quick.carries_gpu_code passes."""
     try:
         stat = path.stat()
     except OSError:
@@ -114,13 +120,16 @@ def _read(path: Path, cache: FileCache, symbols: bool = True) -> _Read | None:
     if entry is not None:
         if entry.get("error"):
             return _Read(path, None, str(entry["error"]), True, key)
-        if entry.get("elf") is False:
+        if entry.get("elf") is False or entry.get("gpu") is False:
             return None
         return _Read(path, _from_json(entry), None, True, key)
     try:
         with path.open("rb") as handle:
             if handle.read(4) != b"\x7fELF":
                 cache.put(str(path), key, {"elf": False})
+                return None
+            if first_look and not carries_gpu_code(handle):
+                cache.put(str(path), key, {"gpu": False})
                 return None
         facts = read_elf(path, wants_torch_symbols if symbols else None, is_torch_symbol)
     except Exception as exc:  # a damaged file is a finding, never a crash (ELFError, OSError)
@@ -161,19 +170,14 @@ def gpu_stack(name: str, requires: Iterable[str]) -> bool:
 _CUDA_NAME = re.compile(r"^nvidia-|cuda|^cupy|^jax-cuda|^triton$")
 
 
-def installed_objects(
-    site: Path, wanted: dict[str, bool] | None = None
-) -> Iterator[tuple[Path, str | None]]:
-    """(shared object, distribution) for each one a RECORD lists, of the distributions
-    ``wanted`` keeps (keyed by canonical name; all when None)."""
+def installed_objects(site: Path) -> Iterator[tuple[Path, str | None]]:
+    """(shared object, distribution) for each one a RECORD lists."""
     try:
         infos = sorted(site.glob("*.dist-info"))
     except OSError:
         return
     for info in infos:
         name = info.name.split("-")[0]
-        if wanted is not None and not wanted.get(name.lower().replace("_", "-"), False):
-            continue
         try:
             text = (info / "RECORD").read_text(encoding="utf-8", errors="replace")
         except OSError:
@@ -241,18 +245,21 @@ def scan(
     are read (all when None)."""
     cache = FileCache(ctx.env)
     sites = site_dirs(sys_path, ctx)
-    wanted = None
+    stack = None
     if distributions is not None:
-        wanted = {n.lower().replace("_", "-"): gpu_stack(n, r) for n, r in distributions}
+        stack = {n.lower().replace("_", "-"): gpu_stack(n, r) for n, r in distributions}
     objects: dict[Path, str | None] = {}
     for site in sites:
-        for path, dist in installed_objects(site, wanted):
+        for path, dist in installed_objects(site):
             if len(objects) >= MAX_FILES:
                 break
             objects.setdefault(path, dist)
     reads: dict[Path, _Read] = {}
     for path, dist in objects.items():
-        read = _read(path, cache, symbols=dist != "torch")
+        # outside the GPU stack's distributions, a file is read only if it has GPU code or
+        # links CUDA or torch (sgl-kernel states no dependency)
+        other = stack is not None and not stack.get((dist or "").lower().replace("_", "-"))
+        read = _read(path, cache, symbols=dist != "torch", first_look=other)
         if read is not None:
             reads[path] = read
     loader = _loader(ctx, arch)

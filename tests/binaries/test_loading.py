@@ -194,3 +194,29 @@ def test_a_fifo_named_in_a_record_is_not_opened(tmp_path: Path) -> None:
     (site / "piped-1.0.dist-info" / "RECORD").write_text(rows + "myext/_pipe.abi3.so,,\n")
     info = scan(_ctx(tmp_path), [str(site)], "x86_64")  # returns: the FIFO is never opened
     assert not any(f.path == str(fifo) for f in info.files)
+
+
+def test_outside_the_gpu_stack_only_files_with_gpu_code_are_read(tmp_path: Path) -> None:
+    from tests.binaries.elfbuild import add_fatbin, cubin, fatbin
+
+    site, _ = _node(tmp_path)
+    # a kernel package that states no dependency (sgl-kernel's wheels require nothing)
+    kernels = build_so(site / "kern" / "common_ops.abi3.so", "int op(void) { return 1; }")
+    add_fatbin(kernels, fatbin(cubin(90), cubin(100)))
+    record(site, "kern", "0.3.0", [kernels])
+    plain = build_so(site / "plainpkg" / "_speedups.abi3.so", "int f(void) { return 0; }")
+    record(site, "plainpkg", "1.0", [plain])
+    dists = [
+        ("torch", ()),
+        ("nvidia_fakeblas_cu12", ()),
+        ("myext", ("torch>=2.4",)),
+        ("kern", ()),
+        ("plainpkg", ()),
+    ]
+    info = scan(_ctx(tmp_path), [str(site)], "x86_64", dists)
+    kern = next(f for f in info.files if f.path == str(kernels))
+    assert kern.distribution == "kern" and kern.kernels is not None
+    assert kern.kernels.sass == (90, 100)
+    assert info.scanned == 4  # torch, the wheel, the extension, kern: not plainpkg
+    again = scan(_ctx(tmp_path), [str(site)], "x86_64", dists)
+    assert again.files == info.files and again.from_cache == again.scanned
