@@ -15,10 +15,11 @@ GPU_LIBRARIES = (b"libcudart", b"libcuda.so", b"libc10", b"libtorch", b"libcubla
 
 
 def _read(handle: BinaryIO, offset: int, size: int) -> bytes:
-    if size <= 0 or size > MAX_TABLE:
+    """At most MAX_TABLE bytes at ``offset`` (a longer .dynstr is looked at in its first MiB)."""
+    if size <= 0 or offset < 0:
         return b""
     handle.seek(offset)
-    return handle.read(size)
+    return handle.read(min(size, MAX_TABLE))
 
 
 def carries_gpu_code(handle: BinaryIO) -> bool:

@@ -60,3 +60,15 @@ def test_damaged_headers_end_the_walk() -> None:
     # a fat size beyond the section and garbage: bounded by the section, no exception
     junk = struct.pack("<IHHQ", 0xBA55ED50, 1, 16, 10**12) + b"\xff" * 100
     assert read_kernels(io.BytesIO(junk), 0, len(junk)).entries <= 2
+
+
+def test_first_look_on_real_and_damaged_files(tmp_path: Path) -> None:
+    from envcheck.binaries.quick import carries_gpu_code
+
+    gpu = add_fatbin(build_so(tmp_path / "libg.so", "int g(void) { return 1; }"), fatbin(cubin(90)))
+    plain = build_so(tmp_path / "libp.so", "int p(void) { return 1; }")
+    with gpu.open("rb") as a, plain.open("rb") as b:
+        assert carries_gpu_code(a) and not carries_gpu_code(b)
+    raw = plain.read_bytes()
+    for damaged in (b"", raw[:40], raw[:64] + b"\xff" * 64, b"\x7fELF\x02\x01" + b"\xff" * 200):
+        assert carries_gpu_code(io.BytesIO(damaged)) is False
