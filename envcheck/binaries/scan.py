@@ -170,22 +170,41 @@ def gpu_stack(name: str, requires: Iterable[str]) -> bool:
 _CUDA_NAME = re.compile(r"^nvidia-|cuda|^cupy|^jax-cuda|^triton$")
 
 
-def installed_objects(site: Path) -> Iterator[tuple[Path, str | None]]:
-    """(shared object, distribution) for each one a RECORD lists."""
+_RECORD_SHARED = re.compile(r"^([^,\r\n]+\.so(?:\.\d+)*),", re.MULTILINE)
+
+
+def installed_objects(
+    site: Path, cache: FileCache | None = None
+) -> Iterator[tuple[Path, str | None]]:
+    """(shared object, distribution) for each one a RECORD lists (each RECORD's list cached
+    like a file's facts)."""
     try:
-        infos = sorted(site.glob("*.dist-info"))
+        names = sorted(n for n in os.listdir(site) if n.endswith(".dist-info"))
     except OSError:
         return
-    for info in infos:
-        name = info.name.split("-")[0]
-        try:
-            text = (info / "RECORD").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        for line in text.splitlines():
-            rel = line.split(",", 1)[0]
-            if _SHARED.search(rel) and not rel.startswith(("/", "..")):
+    for folder in names:
+        name = folder.split("-")[0]
+        for rel in _record_objects(site / folder / "RECORD", cache):
+            if not rel.startswith(("/", "..")) and "/../" not in rel:
                 yield site / rel, name
+
+
+def _record_objects(record: Path, cache: FileCache | None) -> list[str]:
+    try:
+        key = file_key(record.stat())
+    except OSError:
+        return []
+    entry = cache.get(str(record), key) if cache is not None else None
+    if entry is not None and isinstance(entry.get("objects"), list):
+        return [str(o) for o in entry["objects"]]
+    try:
+        text = record.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    objects = _RECORD_SHARED.findall(text)
+    if cache is not None:
+        cache.put(str(record), key, {"objects": objects})
+    return objects
 
 
 # --- the node's view --------------------------------------------------------------------------
@@ -250,7 +269,7 @@ def scan(
         stack = {n.lower().replace("_", "-"): gpu_stack(n, r) for n, r in distributions}
     objects: dict[Path, str | None] = {}
     for site in sites:
-        for path, dist in installed_objects(site):
+        for path, dist in installed_objects(site, cache):
             if len(objects) >= MAX_FILES:
                 break
             objects.setdefault(path, dist)
