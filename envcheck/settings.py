@@ -34,6 +34,8 @@ class Settings:
     ignore: tuple[str, ...] = ()
     severity: Literal["error", "warning", "info"] | None = None
     matrix: tuple[str, ...] = ()
+    # what the node must have ("8x H100, driver>=550", "no-gpu"); --expect overrides it
+    expect: str | None = None
     source: str | None = None
 
 
@@ -58,10 +60,14 @@ def _parse(path: Path, table: Any, text: str, prefix: str) -> Settings:
         ) from None
     if settings.source is not None:
         raise InputError(
-            "unknown key (allowed: ignore, matrix, select, severity)",
+            "unknown key (allowed: expect, ignore, matrix, select, severity)",
             where=str(path),
             key=f"{prefix}source",
         )
+    if settings.expect is not None:
+        from envcheck.model.expect import parse_expect
+
+        parse_expect(settings.expect, where=f"{path}:{line_of(text, 'expect') or ''}".rstrip(":"))
     dirs = tuple(str((path.parent / d).resolve()) for d in settings.matrix)
     return replace(settings, matrix=dirs, source=str(path))
 

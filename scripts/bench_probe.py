@@ -7,6 +7,11 @@ Create it once with ``--setup`` (needs the package index), then run:
 
 Targets (issue 2): envcheck ≤ 0.3 s median wall, ≤ 60 MiB peak RSS, ≥ 10× faster than
 collect_env.
+
+``--binaries`` measures the cost of reading the installed packages' ELF files (issue 23) in a
+venv with a CUDA torch: ``check --json`` warm (per-file cache filled), with the reading off
+(``ENVCHECK_NO_BINARIES=1``), and cold (the binaries cache removed before each run); targets:
+warm ≤ 2× off, cold ≤ 3 s.
 """
 
 from __future__ import annotations
@@ -45,7 +50,12 @@ def main() -> int:
         "the same interleaved runs: before/after comparisons of two checkouts (repeatable)",
     )
     parser.add_argument("--setup", action="store_true", help="create the venv first")
+    parser.add_argument(
+        "--binaries", action="store_true", help="measure the ELF reading of check (issue 23)"
+    )
     args = parser.parse_args()
+    if args.binaries:
+        return bench_binaries(args.venv, args.runs)
     if args.setup:
         setup(args.venv)
     python = args.venv / "bin" / "python"
@@ -106,6 +116,38 @@ def main() -> int:
     print(f"\ntargets (≤ 0.3 s, ≤ 60 MiB, ≥ 10× faster): {'met' if ok else 'NOT met'}")
     ratio = collect_env.median_wall_s / envcheck.median_wall_s
     print(f"envcheck vs collect_env: {ratio:.1f}x faster (issue 11 target >= 15x)")
+    return 0
+
+
+def bench_binaries(venv: Path, runs: int) -> int:
+    envcheck = str(venv.resolve() / "bin" / "envcheck")
+    if not Path(envcheck).exists():
+        print(f"no envcheck in {venv}: pip install this checkout there first", file=sys.stderr)
+        return 2
+    cache = REPO / ".bench" / "cache-binaries"
+    env = {**os.environ, "ENVCHECK_CACHE_DIR": str(cache)}
+    cold = f'rm -f "{cache}"/binaries-v*.json; exec "{envcheck}" check --json'
+    rows = measure_interleaved(
+        [
+            (
+                "check --json (binaries off)",
+                [envcheck, "check", "--json"],
+                {**env, "ENVCHECK_NO_BINARIES": "1"},
+            ),
+            ("check --json (binaries, warm)", [envcheck, "check", "--json"], env),
+            ("check --json (binaries, cold)", ["sh", "-c", cold], env),
+        ],
+        runs,
+        cwd=neutral_directory(),
+    )
+    off, warm, cold_row = rows
+    print(f"venv: {venv}; {runs} runs each, interleaved; {load_average()}\n")
+    print(table(rows, baseline=off))
+    ratio = warm.median_wall_s / off.median_wall_s
+    print(
+        f"\nwarm / off: {ratio:.2f}x (target <= 2x); cold: {cold_row.median_wall_s:.2f} s "
+        "(target <= 3 s)"
+    )
     return 0
 
 

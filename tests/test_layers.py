@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("version", "errors", "numeric", "fileio", "inputs", "redact", "output", "cachefiles"),
     ("dataclass_methods", "dataclass_code"),
     ("model",),
-    ("probes",),
+    ("probes", "binaries"),
     ("index",),
     ("matrix",),
     ("facts",),

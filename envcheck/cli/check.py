@@ -78,6 +78,12 @@ def add_check_options(p: argparse.ArgumentParser) -> None:
         help="exit 1 when a rule that matters for the node (its GPU, driver, Python, torch, "
         "vLLM or CUDA wheels) was skipped for an unknown fact",
     )
+    rules.add_argument(
+        "--expect",
+        metavar="SPEC",
+        help="what the node must have, e.g. '8x H100, driver>=550' or 'no-gpu' (a node meant "
+        "to have no GPU); a node short of it fails (exit 1)",
+    )
     common.add_matrix_option(rules)
 
 
@@ -88,6 +94,7 @@ def rule_options(args: argparse.Namespace) -> RuleOptions:
         severity=args.severity,
         matrix=tuple(args.matrix),
         strict=bool(getattr(args, "strict", False)),
+        expect=getattr(args, "expect", None),
     )
 
 

@@ -26,6 +26,9 @@ class RuleOptions:
     # --strict: a skipped rule that matters for the node (its GPU, driver, Python, torch, vLLM
     # or CUDA wheels were unknown) counts as a finding for the exit code
     strict: bool = False
+    # --expect: what the node must have ("8x H100, driver>=550", "no-gpu"); None: the
+    # settings file's ``expect``, else nothing expected
+    expect: str | None = None
 
 
 @dataclass(frozen=True)
@@ -110,11 +113,33 @@ def select_rules(
     return matrix, chosen, threshold
 
 
+def with_expectation(report: NodeReport, text: str, where: str) -> NodeReport:
+    """The report with the user's expectation as its ``expect`` section."""
+    from envcheck.model.expect import parse_expect
+    from envcheck.model.section import Section
+
+    return report.with_sections(expect=Section.ok(parse_expect(text, where), source=where))
+
+
+def expected(reports: Sequence[NodeReport], options: RuleOptions) -> list[NodeReport]:
+    """The reports with the expectation of ``--expect``, else of the settings file, if any."""
+    from envcheck.settings import find_settings
+
+    expect, where = options.expect, "--expect"
+    if expect is None:
+        settings = find_settings()
+        expect, where = settings.expect, settings.source or "settings"
+    if expect is None:
+        return list(reports)
+    return [with_expectation(r, expect, where) for r in reports]
+
+
 def check(reports: Sequence[NodeReport], options: RuleOptions | None = None) -> CheckOutcome:
     from envcheck.engine import evaluate
 
     options = options or RuleOptions()
     matrix, chosen, threshold = select_rules(options)
+    reports = expected(reports, options)
     results = [evaluate(report, matrix, chosen) for report in reports]
     merged = CheckResult(
         findings=tuple(f for r in results for f in r.findings),

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from envcheck.commands.check import RuleOptions, select_rules
+from envcheck.commands.check import RuleOptions, expected, select_rules
 from envcheck.errors import ReportError, UsageError
 from envcheck.model.finding import Severity
 
@@ -88,7 +88,8 @@ def diff_reports(paths: Sequence[str], rules: RuleOptions | None = None) -> Clus
 
     matrix, chosen, threshold = select_rules(rules or RuleOptions(), scope="all")
     saved = load_saved(paths)
-    comparison = compare(saved.members, saved.reports, matrix, chosen, failures=saved.failures)
+    reports = expected(saved.reports, rules or RuleOptions())
+    comparison = compare(saved.members, reports, matrix, chosen, failures=saved.failures)
     return ClusterOutcome(
         "diff",
         comparison,
@@ -207,6 +208,7 @@ def _check(
         else:
             reason, kind = failed.get(node.node_id, ("no answer", "error"))
             failures.append(NodeFailure(label, reason, node.node_id, shown.address, kind))  # type: ignore[arg-type]
+    labelled = expected(labelled, options.rules)  # --expect: what every node must have
     evaluator = NodeRules(matrix, rules)
     node_results = [evaluator.evaluate(r) for r in labelled]
     collective = None

@@ -140,6 +140,8 @@ _IDENTITY: dict[str, Callable[[Any], object]] = {
     "omnigibson": lambda e: str(e.versions),
     "os_release": lambda e: (e.os, e.version),
     "first_release": lambda e: (canonicalize_name(e.package), e.kind, e.name),
+    "ptx_isa": lambda e: e.isa,
+    "soname": lambda e: e.name,
     "companion": lambda e: (e.package, e.version),
     "override": lambda e: (e.package, str(e.replaces), str(e.torch)),
     "bound": lambda e: (
@@ -188,6 +190,8 @@ def merge(parsed: Iterable[tuple[str, MatrixFile]]) -> Matrix:
         omnigibson_releases=values["omnigibson"],
         os_releases=values["os_release"],
         first_releases=values["first_release"],
+        ptx_isas=values["ptx_isa"],
+        sonames=values["soname"],
         companions=values["companion"],
         overrides=values["override"],
         bounds=values["bound"],

@@ -24,9 +24,11 @@ from envcheck.matrix.schema import (
     OmniGibsonRelease,
     OsRelease,
     Override,
+    PtxIsa,
     RayRelease,
     Signature,
     SmSupport,
+    Soname,
     TorchIndex,
     TorchRelease,
     VllmRelease,
@@ -103,6 +105,8 @@ class Matrix:
     omnigibson_releases: tuple[OmniGibsonRelease, ...] = ()
     os_releases: tuple[OsRelease, ...] = ()
     first_releases: tuple[FirstRelease, ...] = ()
+    ptx_isas: tuple[PtxIsa, ...] = ()
+    sonames: tuple[Soname, ...] = ()
     companions: tuple[Companion, ...] = ()
     overrides: tuple[Override, ...] = ()
     bounds: tuple[Bound, ...] = ()
@@ -205,6 +209,14 @@ class Matrix:
             (o for o in self.omnigibson_releases if o.versions.contains(version, prereleases=True)),
             None,
         )
+
+    def soname(self, name: str) -> Soname | None:
+        """Who ships the shared library ``name`` (its SONAME); None when the matrix lacks it."""
+        return next((s for s in self.sonames if s.name == name), None)
+
+    def ptx_cuda(self, isa: str) -> Version | None:
+        """The CUDA release that introduced PTX ISA ``isa``; None when the matrix lacks it."""
+        return next((p.cuda for p in self.ptx_isas if p.isa == isa), None)
 
     def first_release(self, package: str, kind: str, name: str) -> Version | None:
         """The first release of ``package`` that has the command / model type ``name``; None

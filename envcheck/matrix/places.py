@@ -33,6 +33,8 @@ PLACES: dict[str, tuple[str, ...]] = {
     "flash_attn": ("packages",),
     "bound": ("packages",),
     "first_release": ("packages",),
+    "ptx_isa": ("cuda",),
+    "soname": ("cuda",),
     "isaacsim": ("simulators",),
     "omnigibson": ("simulators",),
     "constant": ("packages", "hardware", "simulators", "cuda"),

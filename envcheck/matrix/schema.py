@@ -178,6 +178,35 @@ class OsRelease:
 
 
 @dataclass(frozen=True)
+class Soname:
+    """A shared library's SONAME (as a loader error names it) and the packages that ship it."""
+
+    name: str  # "libcudart.so.12"
+    kind: str
+    source: str
+    cuda_major: int | None = None
+    pip: str | None = None  # the wheel ("nvidia-cuda-runtime-cu12")
+    pip_dir: str | None = None  # where that wheel puts it under site-packages
+    apt: str | None = None
+    apt_nvidia: str | None = None
+    dnf: str | None = None
+    conda: str | None = None
+    note: str | None = None
+    unverified_fields: str | None = None
+
+
+@dataclass(frozen=True)
+class PtxIsa:
+    """A PTX ISA version and the CUDA release that introduced it: a driver JIT-compiles PTX of
+    ISA ``isa`` only when its CUDA is at least ``cuda`` (NVIDIA's PTX release history)."""
+
+    isa: str  # "8.5"
+    cuda: Version
+    source: str
+    note: str | None = None
+
+
+@dataclass(frozen=True)
 class FirstRelease:
     """The first release of ``package`` that has ``name``: a command of its command-line tool
     (``kind = "command"``: trl's ``vllm-serve``) or a model type its auto classes know
@@ -372,6 +401,8 @@ class MatrixFile:
     omnigibson: tuple[OmniGibsonRelease, ...] = ()
     os_release: tuple[OsRelease, ...] = ()
     first_release: tuple[FirstRelease, ...] = ()
+    ptx_isa: tuple[PtxIsa, ...] = ()
+    soname: tuple[Soname, ...] = ()
     companion: tuple[Companion, ...] = ()
     override: tuple[Override, ...] = ()
     bound: tuple[Bound, ...] = ()

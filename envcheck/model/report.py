@@ -19,16 +19,22 @@ from envcheck.model.codec import from_dict, to_dict
 from envcheck.model.section import Section, Status
 
 if TYPE_CHECKING:
+    from envcheck.model.binaries import BinariesInfo
     from envcheck.model.deep import DeepInfo
+    from envcheck.model.expect import Expectation
 
 
 def _import_deferred() -> None:
     """The --deep records (a dozen dataclasses) are imported when a report is decoded or a
     --deep probe builds them, not by every probe: the codec calls this before it reads the
     annotations of a class defined here."""
+    from envcheck.model.binaries import BinariesInfo
     from envcheck.model.deep import DeepInfo
+    from envcheck.model.expect import Expectation
 
     globals()["DeepInfo"] = DeepInfo
+    globals()["BinariesInfo"] = BinariesInfo
+    globals()["Expectation"] = Expectation
 
 
 SCHEMA_VERSION = 1
@@ -359,6 +365,9 @@ class NodeReport:
     deep: Section[DeepInfo] = field(
         default_factory=lambda: Section(Status.UNAVAILABLE, reason=DEEP_NOT_RUN)
     )
+    binaries: Section[BinariesInfo] = _missing("the installed packages' ELF files")
+    # what the node must have, as the user states it (--expect); not a fact of the node
+    expect: Section[Expectation] = _missing("expectations (--expect)")
 
     SECTIONS = (
         "gpu",
@@ -373,6 +382,8 @@ class NodeReport:
         "graphics",
         "workload",
         "deep",
+        "binaries",
+        "expect",
     )
 
     def to_dict(self) -> dict[str, Any]:

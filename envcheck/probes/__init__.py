@@ -50,6 +50,28 @@ def _deep(ctx: ProbeContext) -> Section[Any]:
     return probe_deep(ctx)
 
 
+def _binaries(ctx: ProbeContext, python: Section[Any], packages: Section[Any]) -> Section[Any]:
+    """The installed packages' ELF files and the driver's files (envcheck/binaries/)."""
+    import platform
+    from dataclasses import replace as with_fields
+
+    from envcheck.binaries.scan import scan
+    from envcheck.probes.driver_files import probe_driver_files
+
+    driver = probe_driver_files(ctx)
+    if not ctx.binaries or ctx.env.get("ENVCHECK_NO_BINARIES", "") not in ("", "0"):
+        from envcheck.model.binaries import BinariesInfo
+
+        return Section.ok(BinariesInfo(driver=driver), source="driver files (ELF reading off)")
+    if not python.is_ok or python.data is None:
+        return Section.unavailable(f"interpreter unknown: {python.describe()}", source="elf")
+    dists = None
+    if packages.is_ok and packages.data is not None:
+        dists = [(d.name, d.requires) for d in packages.data.distributions]
+    info = scan(ctx, python.data.sys_path, platform.machine(), dists)
+    return Section.ok(with_fields(info, driver=driver), source="elf")
+
+
 def _workload(_ctx: ProbeContext) -> Section[Any]:
     return Section.unavailable(
         "a node probe cannot know the job's settings: declare them in a spec's [workload] "
@@ -89,6 +111,7 @@ def collect(ctx: ProbeContext | None = None) -> NodeReport:
         sections = {name: f.result() for name, f in futures.items()}
         deep_f = pool.submit(guarded, "deep", _deep, ctx) if ctx.deep else None
         python, packages, torch = chain.result()
+        binaries = guarded("binaries", _binaries, ctx, python, packages)
         deep = deep_f.result() if deep_f is not None else None
     network = sections["network"]
     node = network.data.hostname if network.is_ok and network.data else None
@@ -108,6 +131,7 @@ def collect(ctx: ProbeContext | None = None) -> NodeReport:
         env=sections["env"],
         graphics=sections["graphics"],
         workload=guarded("workload", _workload, ctx),
+        binaries=binaries,
     )
     if deep is not None:
         report = report.with_sections(deep=deep)

@@ -68,6 +68,9 @@ class ProbeContext:
     # torch smoke test in the node's interpreter, bounded by torch_timeout
     deep: tuple[str, ...] = ()
     torch_timeout: float = 120.0
+    # read the installed packages' ELF files (envcheck/binaries/); ENVCHECK_NO_BINARIES=1 or
+    # --no-binaries turns it off
+    binaries: bool = True
     addresses: Callable[[], AddressMap] = _default_addresses
     resolver: Callable[[str], list[str]] = _default_resolver
     hostname: Callable[[], str] = _default_hostname

@@ -2,6 +2,8 @@
 imported only by what needs them: `check` never runs them)."""
 
 from envcheck.rules.node import (  # noqa: F401
+    binaries,
+    binaries_load,
     bounds,
     bounds_log,
     coverage,
@@ -9,6 +11,7 @@ from envcheck.rules.node import (  # noqa: F401
     cuda_stated,
     driver,
     driver_arch,
+    driver_files,
     dtype,
     features,
     flash_attn,

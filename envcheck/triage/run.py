@@ -23,7 +23,7 @@ from envcheck.rules.base import Rule
 from envcheck.triage.extract import LogFact, dedupe, extract
 from envcheck.triage.grep_engine import GrepScanner, gnu_grep
 from envcheck.triage.scan import MAX_MATCHED, Engine, Scanner, ScanResult, Tally
-from envcheck.triage.verdict import CauseCheck, check_causes
+from envcheck.triage.verdict import CauseCheck, binary_causes, check_causes
 
 
 @dataclass(frozen=True)
@@ -285,6 +285,15 @@ def judge(
             node_note += " and the facts the log states (the log wins where they differ)"
     checks = check_causes(codes, rules, matrix, checked, node_note, confirmed)
     matches = tuple(
-        Match(t, tuple(checks[c] for c in t.signature.causes if c in checks)) for t in tallies
+        Match(
+            t,
+            tuple(checks[c] for c in t.signature.causes if c in checks)
+            + tuple(
+                b
+                for b in binary_causes(t.first.text, checked, matrix, rules)
+                if b.code not in t.signature.causes
+            ),
+        )
+        for t in tallies
     )
     return TriageResult(name, scan, matches, checked, node_note, facts)

@@ -343,3 +343,71 @@ def _sources(report: NodeReport) -> str:
         if getattr(report, name).is_ok
     ]
     return "; ".join(names) or "none"
+
+
+# --- the node's own binaries confirm or rule out a loading line ---------------------------------
+
+_UNDEFINED = re.compile(r"(?:([^\s:'\"/]+\.so[.\d]*): )?undefined symbol: ([A-Za-z0-9_]+)")
+_CANNOT_OPEN = re.compile(r"([^\s:'\"/]+\.so[.\d]*): cannot open shared object file")
+_VERSION = re.compile(r"version [`'](\w+_[\d.]+)' not found")
+_NO_KERNEL = re.compile(r"no kernel image is available")
+
+
+def _binary_line(text: str) -> tuple[str, str | None, str | None] | None:
+    """(the binary rule that checks the line's failure, the library named, the symbol or
+    version named) for a loader or kernel-image line; None for any other line."""
+    if m := _UNDEFINED.search(text):
+        return "TOR162", m.group(1), m.group(2)
+    if m := _CANNOT_OPEN.search(text):
+        return "SYS170", m.group(1), None
+    if m := _VERSION.search(text):
+        return "SYS172", None, m.group(1)
+    if _NO_KERNEL.search(text):
+        return "TOR160", None, None
+    return None
+
+
+def binary_causes(
+    text: str, report: NodeReport | None, matrix: Matrix, rules: Sequence[Rule]
+) -> tuple[CauseCheck, ...]:
+    """A log line's ``undefined symbol`` / missing library / missing symbol version / ``no kernel
+    image`` checked against the node's own ELF files (the report's ``binaries`` section, read
+    when triage probes the node): confirmed when the binary rule finds that failure (for the
+    library or symbol the line names, where it names one), ruled out when the rule runs clean;
+    nothing when the node's binaries were not read."""
+    parsed = _binary_line(text)
+    if parsed is None or report is None or not report.binaries.is_ok:
+        return ()
+    code, library, named = parsed
+    rule = next((r for r in rules if r.code == code), None)
+    if rule is None:
+        return ()
+    from envcheck.engine import evaluate
+
+    result = evaluate(report, matrix, [rule])
+    if result.skipped or result.errors:
+        return ()
+    findings = result.findings
+    if library is not None or named is not None:
+
+        def explains(f: Finding) -> bool:
+            blob = f"{f.message} {f.evidence}"
+            return (library is None or library in blob) and (named is None or named in blob)
+
+        findings = tuple(f for f in findings if explains(f))
+    if findings:
+        fixes = [f.fix.summary for f in findings if f.fix is not None]
+        return (
+            CauseCheck(
+                code,
+                rule.title,
+                "confirmed",
+                None,
+                findings,
+                fix="; ".join(fixes) or None,
+                evidence="confirmed against the node's own ELF files",
+            ),
+        )
+    what = " ".join(p for p in (library, named) if p) or "this failure"
+    why = f"{code} read the node's installed libraries and finds no {what} problem"
+    return (CauseCheck(code, rule.title, "ruled_out", why, fix=why),)

@@ -350,13 +350,14 @@ def driver_minor_compat(facts: Facts) -> Iterable[Hit]:
     return [Hit(message, evidence=evidence, fix=_same_release_fix(facts, torch, driver, max_cuda))]
 
 
-@rule("DRV103", "no-driver-for-cuda-torch", Severity.WARNING)
+@rule("DRV103", "no-driver-for-cuda-torch", Severity.ERROR)
 def no_driver(facts: Facts) -> Iterable[Hit]:
     """A CUDA build of torch is installed but no NVIDIA driver or GPU is visible
 
     ## What it checks
     torch is a CUDA build while NVML, `/proc/driver/nvidia` and `nvidia-smi` show no driver, or
-    the driver shows no GPUs. Declared nodes without a `[gpu]` table are skipped, not flagged;
+    the driver shows no GPUs. An error: a node with a CUDA stack and no GPU is not fit for a
+    GPU job unless the user states it is meant to be GPU-less (`--expect no-gpu`). Declared nodes without a `[gpu]` table are skipped, not flagged;
     a pasted collect_env that says `No CUDA` (torch saw no CUDA and nvidia-smi gave nothing)
     states the absence and is flagged.
 
@@ -371,8 +372,8 @@ def no_driver(facts: Facts) -> Iterable[Hit]:
 
     ## Fix
     Start the container with the NVIDIA runtime (`docker run --gpus all`, a GPU resource request
-    on Kubernetes), or install the driver. On a CPU-only image-build stage this is expected;
-    ignore the rule there (`--ignore DRV103`).
+    on Kubernetes), or install the driver. On a node meant to have no GPU (an image-build
+    stage, a CPU worker) say so: `--expect no-gpu` (or `expect = "no-gpu"` in envcheck.toml).
 
     ## References
     - https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html
@@ -380,14 +381,18 @@ def no_driver(facts: Facts) -> Iterable[Hit]:
     cuda = facts.torch_cuda()
     if cuda is None:
         return []
+    expect = facts.report.expect
+    if expect.is_ok and expect.data is not None and expect.data.no_gpu:
+        raise Skip("the node is expected to have no GPU (--expect no-gpu)", "expect")
     section = facts.report.gpu
     if not section.is_ok:
         if facts.declared and not section.stated_absent:
             raise Skip("no GPU facts declared")
+        nodes = _device_nodes_note(facts)
         return [
             Hit(
                 f"torch {facts.dist('torch').version} is a CUDA {cuda} build but no NVIDIA driver is "  # type: ignore[union-attr]
-                f"visible: {section.reason}",
+                f"visible: {section.reason}{nodes}",
                 evidence={"gpu_probe": section.describe(), "torch_cuda": str(cuda)},
                 fix=fix(
                     "Run with the NVIDIA container runtime or install the driver",
@@ -415,6 +420,24 @@ def no_driver(facts: Facts) -> Iterable[Hit]:
             ),
         )
     ]
+
+
+def _device_nodes_note(facts: Facts) -> str:
+    """'; no /dev/nvidia* device nodes (a container started without GPUs)' from the driver's
+    files, when they were read."""
+    binaries = facts.report.binaries
+    driver = binaries.data.driver if binaries.is_ok and binaries.data else None
+    if driver is None:
+        return ""
+    if not any(n.removeprefix("/dev/nvidia").isdigit() for n in driver.device_nodes):
+        where = " (a container started without GPUs?)" if _in_container(facts) else ""
+        return f"; no /dev/nvidia<N> device nodes{where}"
+    return ""
+
+
+def _in_container(facts: Facts) -> bool:
+    system = facts.report.system
+    return bool(system.is_ok and system.data and system.data.container not in (None, "none"))
 
 
 @rule("DRV104", "gpu-memory-held", Severity.WARNING)

@@ -1,0 +1,124 @@
+"""The dynamic loader's view of the system: ``/etc/ld.so.cache`` (glibc's "new" format,
+``glibc-ld.so.cache1.1``, the format ldconfig has written since glibc 2.32 and alongside the
+old one before), the default directories, and how a needed name is found (``ld.so(8)``: RPATH
+when there is no RUNPATH, LD_LIBRARY_PATH, RUNPATH, the cache, the default directories)."""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+NEW_MAGIC = b"glibc-ld.so.cache1.1"
+_NEW_HEADER = struct.Struct("<20sII")  # magic+version, nlibs, len_strings (then 28 bytes)
+_NEW_HEADER_SIZE = 48
+_NEW_ENTRY = struct.Struct("<iIIIQ")  # flags, key, value, osversion, hwcap
+_FLAG_X8664_LIB64 = 0x0300
+_FLAG_ELF_LIBC6 = 0x0003
+MAX_CACHE_BYTES = 32 * 1024 * 1024
+
+DEFAULT_DIRS = ("/lib64", "/usr/lib64", "/lib", "/usr/lib")
+MULTIARCH = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu"}
+
+
+def parse_ld_cache(data: bytes) -> dict[str, list[str]]:
+    """soname -> paths, in the cache's order (the loader takes the first that fits)."""
+    start = data.find(NEW_MAGIC)
+    if start < 0 or len(data) < start + _NEW_HEADER_SIZE:
+        return {}
+    _magic, nlibs, _strings = _NEW_HEADER.unpack_from(data, start)
+    table: dict[str, list[str]] = {}
+    base = start + _NEW_HEADER_SIZE
+    for i in range(min(nlibs, (len(data) - base) // _NEW_ENTRY.size)):
+        _flags, key, value, _os, _hwcap = _NEW_ENTRY.unpack_from(data, base + i * _NEW_ENTRY.size)
+        # offsets are from the start of the new-format table
+        name, path = _cstr(data, start + key), _cstr(data, start + value)
+        if name and path:
+            table.setdefault(name, []).append(path)
+    return table
+
+
+def _cstr(data: bytes, offset: int) -> str | None:
+    if not 0 <= offset < len(data):
+        return None
+    end = data.find(b"\0", offset)
+    return data[offset : end if end >= 0 else len(data)].decode("utf-8", "replace")
+
+
+@dataclass(frozen=True)
+class Found:
+    path: str | None  # None: not found
+    via: str | None  # "loaded", "RPATH", "LD_LIBRARY_PATH", "RUNPATH", "ld.so.cache", "default"
+
+
+@dataclass(frozen=True)
+class Loader:
+    """What decides where a name is found, outside the object that needs it."""
+
+    root: Path = Path("/")  # prefixes the system directories (tests stage a root)
+    ld_library_path: tuple[str, ...] = ()
+    cache: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    default_dirs: tuple[str, ...] = DEFAULT_DIRS
+    # sonames already loaded by the time the object is (``import torch`` first loads torch's
+    # libraries and the nvidia-* wheels' ones they find): the loader reuses those copies
+    loaded: Mapping[str, str] = field(default_factory=dict)
+
+    def _on_disk(self, directory: str, name: str) -> str | None:
+        candidate = Path(directory) / name
+        staged = (
+            candidate
+            if self.root == Path("/") or not candidate.is_absolute()
+            else (self.root / str(candidate).lstrip("/"))
+        )
+        try:
+            return str(candidate) if staged.is_file() else None
+        except OSError:
+            return None
+
+    def find(
+        self,
+        name: str,
+        origin: str,
+        rpath: Sequence[str] = (),
+        runpath: Sequence[str] = (),
+        use_loaded: bool = True,
+    ) -> Found:
+        if "/" in name:
+            return Found(name if self._on_disk("/", name.lstrip("/")) else None, "path")
+        if use_loaded and name in self.loaded:
+            return Found(self.loaded[name], "loaded")
+        steps: list[tuple[str, Sequence[str]]] = []
+        if not runpath:
+            steps.append(("RPATH", rpath))
+        steps.append(("LD_LIBRARY_PATH", self.ld_library_path))
+        steps.append(("RUNPATH", runpath))
+        for via, dirs in steps:
+            for entry in dirs:
+                directory = expand_origin(entry, origin)
+                if not directory:
+                    continue
+                hit = self._on_disk(directory, name)
+                if hit:
+                    return Found(hit, via)
+        for path in self.cache.get(name, ()):
+            hit = self._on_disk("/", path.lstrip("/"))
+            if hit:
+                return Found(path, "ld.so.cache")
+        for directory in self.default_dirs:
+            hit = self._on_disk(directory, name)
+            if hit:
+                return Found(hit, "default")
+        return Found(None, None)
+
+
+def expand_origin(directory: str, origin: str) -> str:
+    for token in ("${ORIGIN}", "$ORIGIN"):
+        directory = directory.replace(token, origin)
+    return directory
+
+
+def default_dirs(arch: str | None) -> tuple[str, ...]:
+    multi = MULTIARCH.get(arch or "")
+    extra = (f"/lib/{multi}", f"/usr/lib/{multi}") if multi else ()
+    return (*extra, *DEFAULT_DIRS)

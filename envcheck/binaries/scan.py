@@ -1,0 +1,429 @@
+"""Read the installed packages' ELF files into the report's ``binaries`` section.
+
+Which files: every shared object a distribution's RECORD lists in the interpreter's
+site-packages (what pip installed; a `setup.py develop` checkout, with no RECORD, is not read).
+The GPU stack's distributions (torch, the CUDA wheels, what requires them) are read in full;
+any other file only when a first look (quick.py) finds GPU code or a CUDA or torch library in
+it. Each file's facts are cached by (path, size, mtime,
+inode); what depends on other files (where the loader finds a needed library, whether torch
+defines a symbol) is worked out on every run from those cached facts.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from stat import S_ISREG
+from typing import Any
+
+from envcheck.binaries.cache import FileCache, file_key
+from envcheck.binaries.elf import ElfFacts, defines, read_elf
+from envcheck.binaries.fatbin import FatbinKernels
+from envcheck.binaries.ldcache import Loader, default_dirs, parse_ld_cache
+from envcheck.binaries.quick import carries_gpu_code
+from envcheck.model.binaries import BinariesInfo, BinaryFile, Kernels, Need
+from envcheck.probes.context import ProbeContext
+
+MAX_FILES = 5000  # shared objects read per run: a bound for an enormous environment
+TORCH_LIB_PREFIXES = ("libc10", "libtorch", "libshm")
+_TORCH_SYMBOL = re.compile(r"^_ZN(?:[KVr]|St)*(?:3c10|2at|5torch)\d")
+_SHARED = re.compile(r"\.so(?:\.\d+)*$")
+_EXTENSION = re.compile(r"\.(?:cpython-[^.]+|abi3|pypy[^.]*)\.so$")
+# driver libraries: their absence is the driver's story (DRV rules), not a package's
+DRIVER_SONAMES = ("libcuda.so.1", "libnvidia-ml.so.1", "libnvcuvid.so.1", "libnvidia-encode.so.1")
+# the C library's own pieces: always there where the interpreter runs
+_LIBC_PARTS = re.compile(r"^(?:ld-linux[-\w.]*|libc|libm|libdl|libpthread|librt|libutil)\.so")
+
+
+def wants_torch_symbols(needed: tuple[str, ...]) -> bool:
+    return any(n.startswith(TORCH_LIB_PREFIXES) for n in needed)
+
+
+def is_torch_symbol(name: str) -> bool:
+    return _TORCH_SYMBOL.match(name) is not None
+
+
+# --- per-file facts, cached ---------------------------------------------------------------------
+
+
+def _to_json(facts: ElfFacts) -> dict[str, Any]:
+    k = facts.kernels
+    return {
+        "soname": facts.soname,
+        "needed": list(facts.needed),
+        "rpath": list(facts.rpath),
+        "runpath": list(facts.runpath),
+        "version_needs": {lib: list(v) for lib, v in facts.version_needs.items()},
+        "version_defs": list(facts.version_defs),
+        "kernels": None
+        if k is None
+        else {"sass": list(k.sass), "ptx": list(k.ptx), "ptx_isa": list(k.ptx_isa)},
+        "undefined": list(facts.undefined),
+    }
+
+
+def _strs(value: Any) -> tuple[str, ...]:
+    return tuple(str(v) for v in value) if isinstance(value, list) else ()
+
+
+def _from_json(data: dict[str, Any]) -> ElfFacts:
+    k = data.get("kernels")
+    kernels = None
+    if isinstance(k, dict):
+        kernels = FatbinKernels(
+            sass=tuple(int(x) for x in k.get("sass", []) if isinstance(x, int)),
+            ptx=tuple(int(x) for x in k.get("ptx", []) if isinstance(x, int)),
+            ptx_isa=_strs(k.get("ptx_isa")),
+            entries=0,
+            reads=0,
+        )
+    needs = data.get("version_needs")
+    soname = data.get("soname")
+    return ElfFacts(
+        soname=soname if isinstance(soname, str) else None,
+        needed=_strs(data.get("needed")),
+        rpath=_strs(data.get("rpath")),
+        runpath=_strs(data.get("runpath")),
+        version_needs={str(a): _strs(b) for a, b in needs.items()}
+        if isinstance(needs, dict)
+        else {},
+        version_defs=_strs(data.get("version_defs")),
+        kernels=kernels,
+        undefined=_strs(data.get("undefined")),
+    )
+
+
+@dataclass
+class _Read:
+    path: Path
+    facts: ElfFacts | None
+    error: str | None
+    cached: bool
+    key: list[int]
+
+
+def _read(
+    path: Path, cache: FileCache, symbols: bool = True, first_look: bool = False
+) -> _Read | None:
+    """The facts of one file (cached); ``first_look``: only when quick.carries_gpu_code passes."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    if not S_ISREG(stat.st_mode):
+        return None  # a FIFO or device named in a RECORD would block a read
+    key = file_key(stat)
+    entry = cache.get(str(path), key)
+    if entry is not None:
+        if entry.get("error"):
+            return _Read(path, None, str(entry["error"]), True, key)
+        if entry.get("elf") is False or entry.get("gpu") is False:
+            return None
+        return _Read(path, _from_json(entry), None, True, key)
+    try:
+        with path.open("rb") as handle:
+            if handle.read(4) != b"\x7fELF":
+                cache.put(str(path), key, {"elf": False})
+                return None
+            if first_look and not carries_gpu_code(handle):
+                cache.put(str(path), key, {"gpu": False})
+                return None
+        facts = read_elf(path, wants_torch_symbols if symbols else None, is_torch_symbol)
+    except Exception as exc:  # a damaged file is a finding, never a crash (ELFError, OSError)
+        error = f"{type(exc).__name__}: {exc}"[:300]
+        cache.put(str(path), key, {"error": error})
+        return _Read(path, None, error, False, key)
+    cache.put(str(path), key, _to_json(facts))
+    return _Read(path, facts, None, False, key)
+
+
+# --- which files --------------------------------------------------------------------------------
+
+
+def site_dirs(sys_path: Iterable[str], ctx: ProbeContext) -> tuple[Path, ...]:
+    seen: list[Path] = []
+    for entry in sys_path:
+        if not entry.endswith(("site-packages", "dist-packages")):
+            continue
+        path = Path(entry)
+        if path.is_dir() and path not in seen:
+            seen.append(path)
+    return tuple(seen)
+
+
+def gpu_stack(name: str, requires: Iterable[str]) -> bool:
+    """A distribution of the GPU stack: torch, the nvidia-* and other CUDA wheels, and every
+    distribution that requires one of them (flash-attn, vLLM, xformers, bitsandbytes, ...)."""
+    key = name.lower().replace("_", "-")
+    if key == "torch" or _CUDA_NAME.search(key):
+        return True
+    for req in requires:
+        dep = re.split(r"[\s<>=!~;\[(]", req.strip(), maxsplit=1)[0].lower().replace("_", "-")
+        if dep == "torch" or _CUDA_NAME.search(dep):
+            return True
+    return False
+
+
+_CUDA_NAME = re.compile(r"^nvidia-|cuda|^cupy|^jax-cuda|^triton$")
+
+
+_RECORD_SHARED = re.compile(r"^([^,\r\n]+\.so(?:\.\d+)*),", re.MULTILINE)
+
+
+def installed_objects(
+    site: Path, cache: FileCache | None = None
+) -> Iterator[tuple[Path, str | None]]:
+    """(shared object, distribution) for each one a RECORD lists (each RECORD's list cached
+    like a file's facts)."""
+    try:
+        names = sorted(n for n in os.listdir(site) if n.endswith(".dist-info"))
+    except OSError:
+        return
+    for folder in names:
+        name = folder.split("-")[0]
+        for rel in _record_objects(site / folder / "RECORD", cache):
+            if not rel.startswith(("/", "..")) and "/../" not in rel:
+                yield site / rel, name
+
+
+def _record_objects(record: Path, cache: FileCache | None) -> list[str]:
+    try:
+        key = file_key(record.stat())
+    except OSError:
+        return []
+    entry = cache.get(str(record), key) if cache is not None else None
+    if entry is not None and isinstance(entry.get("objects"), list):
+        return [str(o) for o in entry["objects"]]
+    try:
+        text = record.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    objects = _RECORD_SHARED.findall(text)
+    if cache is not None:
+        cache.put(str(record), key, {"objects": objects})
+    return objects
+
+
+# --- the node's view --------------------------------------------------------------------------
+
+
+def _loader(ctx: ProbeContext, arch: str | None) -> Loader:
+    raw = b""
+    try:
+        with ctx.path("/etc/ld.so.cache").open("rb") as handle:
+            raw = handle.read(32 * 1024 * 1024)
+    except OSError:
+        pass
+    ld_path = tuple(p for p in ctx.env.get("LD_LIBRARY_PATH", "").split(":") if p)
+    return Loader(
+        root=ctx.root,
+        ld_library_path=ld_path,
+        cache=parse_ld_cache(raw),
+        default_dirs=default_dirs(arch),
+    )
+
+
+def _wheel_libs(sites: Iterable[Path]) -> dict[str, str]:
+    """soname -> path for the nvidia-* wheels' libraries (site-packages/nvidia/*/lib)."""
+    found: dict[str, str] = {}
+    for site in sites:
+        for lib in sorted(site.glob("nvidia/*/lib")):
+            try:
+                names = sorted(os.listdir(lib))
+            except OSError:
+                continue
+            for name in names:
+                if _SHARED.search(name):
+                    found.setdefault(name, str(lib / name))
+    return found
+
+
+def _version_family(version: str) -> str:
+    return re.sub(r"[\d.]+$", "", version)
+
+
+def _numbers(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split(".") if p.isdigit())
+
+
+def _newest(defs: Iterable[str], family: str) -> str | None:
+    same = [d for d in defs if _version_family(d) == family]
+    return max(same, key=lambda d: _numbers(d[len(family) :]), default=None)
+
+
+def scan(
+    ctx: ProbeContext,
+    sys_path: Iterable[str],
+    arch: str | None,
+    distributions: Iterable[tuple[str, Iterable[str]]] | None = None,
+) -> BinariesInfo:
+    """``distributions``: (name, requires) of the installed ones; only the GPU stack's files
+    are read (all when None)."""
+    cache = FileCache(ctx.env)
+    sites = site_dirs(sys_path, ctx)
+    stack = None
+    if distributions is not None:
+        stack = {n.lower().replace("_", "-"): gpu_stack(n, r) for n, r in distributions}
+    objects: dict[Path, str | None] = {}
+    for site in sites:
+        for path, dist in installed_objects(site, cache):
+            if len(objects) >= MAX_FILES:
+                break
+            objects.setdefault(path, dist)
+    reads: dict[Path, _Read] = {}
+    for path, dist in objects.items():
+        # outside the GPU stack's distributions, a file is read only if it has GPU code or
+        # links CUDA or torch (sgl-kernel states no dependency)
+        other = stack is not None and not stack.get((dist or "").lower().replace("_", "-"))
+        read = _read(path, cache, symbols=dist != "torch", first_look=other)
+        if read is not None:
+            reads[path] = read
+    loader = _loader(ctx, arch)
+    wheel_libs = _wheel_libs(sites)
+    torch_lib = next((s / "torch" / "lib" for s in sites if (s / "torch" / "lib").is_dir()), None)
+    loaded = _torch_loaded(reads, torch_lib, loader)
+    version_defs: dict[str, tuple[str, ...]] = {}
+    files: list[BinaryFile] = []
+    torch_exports = _TorchExports(torch_lib, reads)
+    for path, read in reads.items():
+        dist = objects.get(path)
+        extension = _EXTENSION.search(path.name) is not None
+        if read.facts is None:
+            files.append(BinaryFile(str(path), dist, extension, error=read.error))
+            continue
+        facts = read.facts
+        uses_torch = wants_torch_symbols(facts.needed)
+        view = Loader(
+            loader.root,
+            loader.ld_library_path,
+            loader.cache,
+            loader.default_dirs,
+            loaded if uses_torch else {},
+        )
+        needs = tuple(_problems(path, facts, view, wheel_libs, version_defs, cache))
+        missing: tuple[str, ...] = ()
+        checked = 0
+        if facts.undefined and torch_lib is not None and dist != "torch":
+            missing, checked = torch_exports.missing(facts.undefined)
+        kernels = None
+        if facts.kernels is not None:
+            kernels = Kernels(facts.kernels.sass, facts.kernels.ptx, facts.kernels.ptx_isa)
+        if kernels or needs or missing:
+            files.append(BinaryFile(str(path), dist, extension, kernels, needs, missing, checked))
+    cache.save()
+    return BinariesInfo(
+        site_dirs=tuple(str(s) for s in sites),
+        files=tuple(files),
+        scanned=len(reads),
+        from_cache=sum(1 for r in reads.values() if r.cached),
+        torch_lib=str(torch_lib) if torch_lib else None,
+    )
+
+
+def _torch_loaded(
+    reads: dict[Path, _Read], torch_lib: Path | None, loader: Loader
+) -> dict[str, str]:
+    """The sonames ``import torch`` has loaded when an extension loads: torch's own libraries
+    and the copies of what they need that the loader found for them."""
+    if torch_lib is None:
+        return {}
+    loaded: dict[str, str] = {}
+    for path, read in reads.items():
+        if path.parent != torch_lib or read.facts is None:
+            continue
+        loaded[read.facts.soname or path.name] = str(path)
+    for path, read in reads.items():
+        if path.parent != torch_lib or read.facts is None:
+            continue
+        for name in read.facts.needed:
+            if name in loaded:
+                continue
+            found = loader.find(name, str(path.parent), read.facts.rpath, read.facts.runpath, False)
+            if found.path:
+                loaded[name] = found.path
+    return loaded
+
+
+def _problems(
+    path: Path,
+    facts: ElfFacts,
+    loader: Loader,
+    wheel_libs: dict[str, str],
+    version_defs: dict[str, tuple[str, ...]],
+    cache: FileCache,
+) -> Iterator[Need]:
+    for name in facts.needed:
+        found = loader.find(name, str(path.parent), facts.rpath, facts.runpath)
+        if found.path is None:
+            if name in DRIVER_SONAMES or _LIBC_PARTS.match(name):
+                continue
+            yield Need(name)
+            continue
+        meant = wheel_libs.get(name)
+        shadowed = (
+            meant
+            if meant
+            and os.path.realpath(meant) != os.path.realpath(_staged(loader, found.path))
+            and found.via in ("LD_LIBRARY_PATH", "ld.so.cache", "default")
+            else None
+        )
+        lacking: tuple[str, ...] = ()
+        newest: str | None = None
+        wanted = facts.version_needs.get(name, ())
+        if wanted:
+            defs = version_defs.get(found.path)
+            if defs is None:
+                defs = _defs_of(_staged(loader, found.path), cache)
+                version_defs[found.path] = defs
+            if defs:  # a library that defines no versions satisfies none and is not checked
+                lacking = tuple(v for v in wanted if v not in defs)
+                if lacking:
+                    newest = _newest(defs, _version_family(lacking[0]))
+        if shadowed or lacking:
+            yield Need(name, found.path, found.via, shadowed, lacking, newest)
+
+
+def _staged(loader: Loader, path: str) -> str:
+    if loader.root == Path("/") or not path.startswith("/"):
+        return path
+    staged = loader.root / path.lstrip("/")
+    return str(staged) if staged.exists() else path
+
+
+def _defs_of(path: str, cache: FileCache) -> tuple[str, ...]:
+    read = _read(Path(path), cache)
+    return read.facts.version_defs if read is not None and read.facts is not None else ()
+
+
+class _TorchExports:
+    """Which symbols the installed torch's libraries define (hash-table lookups, remembered)."""
+
+    def __init__(self, torch_lib: Path | None, reads: dict[Path, _Read]) -> None:
+        self.libs = sorted(
+            p
+            for p in reads
+            if torch_lib is not None
+            and (
+                p.parent == torch_lib or (p.parent == torch_lib.parent and p.name.startswith("_C"))
+            )
+        )
+        self.known: dict[str, bool] = {}
+
+    def missing(self, names: tuple[str, ...]) -> tuple[tuple[str, ...], int]:
+        todo = [n for n in names if n not in self.known]
+        if todo:
+            found: set[str] = set()
+            for lib in self.libs:
+                left = [n for n in todo if n not in found]
+                if not left:
+                    break
+                try:
+                    found |= defines(lib, left)
+                except Exception:  # an unreadable torch library decides nothing
+                    return (), 0
+            for name in todo:
+                self.known[name] = name in found
+        return tuple(n for n in names if not self.known[n]), len(names)
