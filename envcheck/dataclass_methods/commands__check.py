@@ -16,10 +16,10 @@ FUNCTIONS['47d8c7e1306de8d1eaabdc8de6c0ede74e9bdf48736c39e7e86feb0f18c041d4'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.select,self.ignore,self.severity,self.matrix,self.strict,)==(other.select,other.ignore,other.severity,other.matrix,other.strict,)
+   return (self.select,self.ignore,self.severity,self.matrix,self.strict,self.expect,)==(other.select,other.ignore,other.severity,other.matrix,other.strict,other.expect,)
   return NotImplemented
  return __eq__
-FUNCTIONS['605332515ac69462b04368b869a4a3d7e5a1204c2cde4691333455e1bcc2384e'] = __create_fn__
+FUNCTIONS['efe269f7f3ccdf3d9d6d402fb9d2f89412ed8fa5d77b39744a37768a442aeb0c'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -29,9 +29,9 @@ FUNCTIONS['562adc19f76615120a1b5e5f1b42f5d508ff96dab601411c864c567115f2c3ac'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.select,self.ignore,self.severity,self.matrix,self.strict,))
+  return hash((self.select,self.ignore,self.severity,self.matrix,self.strict,self.expect,))
  return __hash__
-FUNCTIONS['22f2b52bd08990d3aa25afa12f45bbd764be4e53e8c1a251bff3faaf6bc77e72'] = __create_fn__
+FUNCTIONS['4231638aca665a8293cda397681daf854c03c14074c6dbf9bd26225535483bbb'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -41,9 +41,9 @@ FUNCTIONS['c07c9b99698927050cb98772d1752d2317584f296eacb502e31b0ff0de586a86'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(select={self.select!r}, ignore={self.ignore!r}, severity={self.severity!r}, matrix={self.matrix!r}, strict={self.strict!r})"
+  return self.__class__.__qualname__ + f"(select={self.select!r}, ignore={self.ignore!r}, severity={self.severity!r}, matrix={self.matrix!r}, strict={self.strict!r}, expect={self.expect!r})"
  return __repr__
-FUNCTIONS['cfc88455497d0284216ae67bba9f748fded141cf21f42b3e13e40959e5ebc900'] = __create_fn__
+FUNCTIONS['920af3766081c9ad6e3911b62f847b2bbb3cf7fa9de744f6a2862e6b466f7e3a'] = __create_fn__
 
 def __create_fn__(_type_reports, _type_result, _type_threshold, _type_strict, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_strict, _return_type):
  def __init__(self,reports:_type_reports,result:_type_result,threshold:_type_threshold,strict:_type_strict=_dflt_strict)->_return_type:
@@ -54,15 +54,16 @@ def __create_fn__(_type_reports, _type_result, _type_threshold, _type_strict, MI
  return __init__
 FUNCTIONS['1f2bd23d288144f5192b243fcbbe5e126a2b27821a90c4591c0ed0b0b6452c64'] = __create_fn__
 
-def __create_fn__(_type_select, _type_ignore, _type_severity, _type_matrix, _type_strict, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_select, _dflt_ignore, _dflt_severity, _dflt_matrix, _dflt_strict, _return_type):
- def __init__(self,select:_type_select=_dflt_select,ignore:_type_ignore=_dflt_ignore,severity:_type_severity=_dflt_severity,matrix:_type_matrix=_dflt_matrix,strict:_type_strict=_dflt_strict)->_return_type:
+def __create_fn__(_type_select, _type_ignore, _type_severity, _type_matrix, _type_strict, _type_expect, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_select, _dflt_ignore, _dflt_severity, _dflt_matrix, _dflt_strict, _dflt_expect, _return_type):
+ def __init__(self,select:_type_select=_dflt_select,ignore:_type_ignore=_dflt_ignore,severity:_type_severity=_dflt_severity,matrix:_type_matrix=_dflt_matrix,strict:_type_strict=_dflt_strict,expect:_type_expect=_dflt_expect)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'select',select)
   __dataclass_builtins_object__.__setattr__(self,'ignore',ignore)
   __dataclass_builtins_object__.__setattr__(self,'severity',severity)
   __dataclass_builtins_object__.__setattr__(self,'matrix',matrix)
   __dataclass_builtins_object__.__setattr__(self,'strict',strict)
+  __dataclass_builtins_object__.__setattr__(self,'expect',expect)
  return __init__
-FUNCTIONS['600af32eb362a033c714dc7652f6a304ecbbaa6cbe0746c51ed2c546f84dbbf2'] = __create_fn__
+FUNCTIONS['27a5e8290dcc34c0b9ff71b8c0c64e0c11479e972a00ab0416b751af25fbb492'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -74,11 +75,11 @@ FUNCTIONS['1a8ef19866748735100017901e62b4a9b4f1d59f7d3e8877ac501fcb0238c572'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('select','ignore','severity','matrix','strict',):
+  if type(self) is cls or name in ('select','ignore','severity','matrix','strict','expect',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['245e0bfbbd4b351b637162e407c76c5ea147f81630fbe268f3bc786e47575481'] = __create_fn__
+FUNCTIONS['3a502c020b1f9428e41e8a71fb71192dd35ab7c85e292b5a54fb9285d89be938'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -90,10 +91,10 @@ FUNCTIONS['b7e989a417d840ac3df8713b0cc7d595cce0012fb8834c4dda2d19dce7c85d0f'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('select','ignore','severity','matrix','strict',):
+  if type(self) is cls or name in ('select','ignore','severity','matrix','strict','expect',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['15e5a1367bc8d00709777d90d019bd6e9af642b32ea1ad418964378d45408e15'] = __create_fn__
+FUNCTIONS['7a7da9299f485e521e361b729595f999279f51d5d937d9a9d08b89b66cf6fe06'] = __create_fn__
 
 del __create_fn__

@@ -56,10 +56,26 @@ FUNCTIONS['6093a565e5076610ad023096474628e4d5d04fddc48af955fc2cbeb56ec82c16'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.companion,self.override,self.bound,self.known_bad,self.constant,self.signature,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,)==(other.meta,other.toolkit,other.driver_branch,other.sm,other.gpu,other.torch,other.torch_index,other.vllm,other.ray,other.flash_attn,other.isaacsim,other.omnigibson,other.os_release,other.first_release,other.companion,other.override,other.bound,other.known_bad,other.constant,other.signature,other.torch_wheel,other.vllm_metadata,other.ray_wheels,other.flash_attn_index,other.isaacsim_index,other.companion_metadata,)
+   return (self.isa,self.cuda,self.source,self.note,)==(other.isa,other.cuda,other.source,other.note,)
   return NotImplemented
  return __eq__
-FUNCTIONS['ebc4665fca31492593767555ae09e2ee57c3fb8277b52bfefcff3be338ec5653'] = __create_fn__
+FUNCTIONS['3bb818ae910ca2def391ffbd67cc0a549044917fde493548531b0c0da110c47e'] = __create_fn__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.companion,self.override,self.bound,self.known_bad,self.constant,self.signature,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,)==(other.meta,other.toolkit,other.driver_branch,other.sm,other.gpu,other.torch,other.torch_index,other.vllm,other.ray,other.flash_attn,other.isaacsim,other.omnigibson,other.os_release,other.first_release,other.ptx_isa,other.soname,other.companion,other.override,other.bound,other.known_bad,other.constant,other.signature,other.torch_wheel,other.vllm_metadata,other.ray_wheels,other.flash_attn_index,other.isaacsim_index,other.companion_metadata,)
+  return NotImplemented
+ return __eq__
+FUNCTIONS['b118b0988cc7e3457205472c2a036414884dc878dee88fb0e1139a765aa878c0'] = __create_fn__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.name,self.kind,self.source,self.cuda_major,self.pip,self.pip_dir,self.apt,self.apt_nvidia,self.dnf,self.conda,self.note,self.unverified_fields,)==(other.name,other.kind,other.source,other.cuda_major,other.pip,other.pip_dir,other.apt,other.apt_nvidia,other.dnf,other.conda,other.note,other.unverified_fields,)
+  return NotImplemented
+ return __eq__
+FUNCTIONS['0a9f44a307d475297bfa7712e066b393c444f538353e22157c5293d8b93a91e7'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -243,9 +259,21 @@ FUNCTIONS['532ac21140f799b884834a1fefabd1f477852dab34ab8885450d88eafdf65466'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.companion,self.override,self.bound,self.known_bad,self.constant,self.signature,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,))
+  return hash((self.isa,self.cuda,self.source,self.note,))
  return __hash__
-FUNCTIONS['b398828fe76e20ff5a6520384f3fc6ef75d178192c1a9a7ee1ef3edfd128f141'] = __create_fn__
+FUNCTIONS['73ab92fde24dbf5be5dfc195ea999a44ea791a154eebb8c9901d0e8ca2b04278'] = __create_fn__
+
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.companion,self.override,self.bound,self.known_bad,self.constant,self.signature,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,))
+ return __hash__
+FUNCTIONS['72e67232cc89a766fc2146039ec55f1d97db460637f5b5a74e4753c39b2b89f8'] = __create_fn__
+
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.name,self.kind,self.source,self.cuda_major,self.pip,self.pip_dir,self.apt,self.apt_nvidia,self.dnf,self.conda,self.note,self.unverified_fields,))
+ return __hash__
+FUNCTIONS['d2b4044b31eb09336a78ad665ce051b068ff8db95dce5f9cfec1c82c8eab308e'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -393,9 +421,21 @@ FUNCTIONS['da8d157e084b33910a89ca92c087b59e3b39a6d822c2c546e9d8a58d39e98d6a'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(meta={self.meta!r}, toolkit={self.toolkit!r}, driver_branch={self.driver_branch!r}, sm={self.sm!r}, gpu={self.gpu!r}, torch={self.torch!r}, torch_index={self.torch_index!r}, vllm={self.vllm!r}, ray={self.ray!r}, flash_attn={self.flash_attn!r}, isaacsim={self.isaacsim!r}, omnigibson={self.omnigibson!r}, os_release={self.os_release!r}, first_release={self.first_release!r}, companion={self.companion!r}, override={self.override!r}, bound={self.bound!r}, known_bad={self.known_bad!r}, constant={self.constant!r}, signature={self.signature!r}, torch_wheel={self.torch_wheel!r}, vllm_metadata={self.vllm_metadata!r}, ray_wheels={self.ray_wheels!r}, flash_attn_index={self.flash_attn_index!r}, isaacsim_index={self.isaacsim_index!r}, companion_metadata={self.companion_metadata!r})"
+  return self.__class__.__qualname__ + f"(isa={self.isa!r}, cuda={self.cuda!r}, source={self.source!r}, note={self.note!r})"
  return __repr__
-FUNCTIONS['200ef66387978a631ef50dea53ddb1f16481edf53b26324b61ed774388bf4df1'] = __create_fn__
+FUNCTIONS['5f1bce1d51301c3a004f97ad03210e683c44ec628890a460e477ad97c8327e32'] = __create_fn__
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(meta={self.meta!r}, toolkit={self.toolkit!r}, driver_branch={self.driver_branch!r}, sm={self.sm!r}, gpu={self.gpu!r}, torch={self.torch!r}, torch_index={self.torch_index!r}, vllm={self.vllm!r}, ray={self.ray!r}, flash_attn={self.flash_attn!r}, isaacsim={self.isaacsim!r}, omnigibson={self.omnigibson!r}, os_release={self.os_release!r}, first_release={self.first_release!r}, ptx_isa={self.ptx_isa!r}, soname={self.soname!r}, companion={self.companion!r}, override={self.override!r}, bound={self.bound!r}, known_bad={self.known_bad!r}, constant={self.constant!r}, signature={self.signature!r}, torch_wheel={self.torch_wheel!r}, vllm_metadata={self.vllm_metadata!r}, ray_wheels={self.ray_wheels!r}, flash_attn_index={self.flash_attn_index!r}, isaacsim_index={self.isaacsim_index!r}, companion_metadata={self.companion_metadata!r})"
+ return __repr__
+FUNCTIONS['6b15eaeb1c040ee6ab7a5afa9edde0d25ab3e22d4f68cc4a7ed7bd2ad6482641'] = __create_fn__
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(name={self.name!r}, kind={self.kind!r}, source={self.source!r}, cuda_major={self.cuda_major!r}, pip={self.pip!r}, pip_dir={self.pip_dir!r}, apt={self.apt!r}, apt_nvidia={self.apt_nvidia!r}, dnf={self.dnf!r}, conda={self.conda!r}, note={self.note!r}, unverified_fields={self.unverified_fields!r})"
+ return __repr__
+FUNCTIONS['436f6c8ed5e63dc184deb8f80f0304b37a2bce9485d65fe957ea6dcbc14072c8'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -582,8 +622,17 @@ def __create_fn__(_type_id, _type_pattern, _type_meaning, _type_source, _type_ca
  return __init__
 FUNCTIONS['d95497351d8f7c71dbaee2b75bbba45cbc560698d8e080b7aac8b47579e50353'] = __create_fn__
 
-def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _type_gpu, _type_torch, _type_torch_index, _type_vllm, _type_ray, _type_flash_attn, _type_isaacsim, _type_omnigibson, _type_os_release, _type_first_release, _type_companion, _type_override, _type_bound, _type_known_bad, _type_constant, _type_signature, _type_torch_wheel, _type_vllm_metadata, _type_ray_wheels, _type_flash_attn_index, _type_isaacsim_index, _type_companion_metadata, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_meta, _dflt_toolkit, _dflt_driver_branch, _dflt_sm, _dflt_gpu, _dflt_torch, _dflt_torch_index, _dflt_vllm, _dflt_ray, _dflt_flash_attn, _dflt_isaacsim, _dflt_omnigibson, _dflt_os_release, _dflt_first_release, _dflt_companion, _dflt_override, _dflt_bound, _dflt_known_bad, _dflt_constant, _dflt_signature, _dflt_torch_wheel, _dflt_vllm_metadata, _dflt_ray_wheels, _dflt_flash_attn_index, _dflt_isaacsim_index, _dflt_companion_metadata, _return_type):
- def __init__(self,meta:_type_meta=_HAS_DEFAULT_FACTORY,toolkit:_type_toolkit=_dflt_toolkit,driver_branch:_type_driver_branch=_dflt_driver_branch,sm:_type_sm=_dflt_sm,gpu:_type_gpu=_dflt_gpu,torch:_type_torch=_dflt_torch,torch_index:_type_torch_index=_dflt_torch_index,vllm:_type_vllm=_dflt_vllm,ray:_type_ray=_dflt_ray,flash_attn:_type_flash_attn=_dflt_flash_attn,isaacsim:_type_isaacsim=_dflt_isaacsim,omnigibson:_type_omnigibson=_dflt_omnigibson,os_release:_type_os_release=_dflt_os_release,first_release:_type_first_release=_dflt_first_release,companion:_type_companion=_dflt_companion,override:_type_override=_dflt_override,bound:_type_bound=_dflt_bound,known_bad:_type_known_bad=_dflt_known_bad,constant:_type_constant=_dflt_constant,signature:_type_signature=_dflt_signature,torch_wheel:_type_torch_wheel=_dflt_torch_wheel,vllm_metadata:_type_vllm_metadata=_dflt_vllm_metadata,ray_wheels:_type_ray_wheels=_dflt_ray_wheels,flash_attn_index:_type_flash_attn_index=_dflt_flash_attn_index,isaacsim_index:_type_isaacsim_index=_dflt_isaacsim_index,companion_metadata:_type_companion_metadata=_dflt_companion_metadata)->_return_type:
+def __create_fn__(_type_isa, _type_cuda, _type_source, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_note, _return_type):
+ def __init__(self,isa:_type_isa,cuda:_type_cuda,source:_type_source,note:_type_note=_dflt_note)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'isa',isa)
+  __dataclass_builtins_object__.__setattr__(self,'cuda',cuda)
+  __dataclass_builtins_object__.__setattr__(self,'source',source)
+  __dataclass_builtins_object__.__setattr__(self,'note',note)
+ return __init__
+FUNCTIONS['5bcbaae724178c1d5cc7284c615df7e4d2a0693d43803dc76e2b597fd4e0dc22'] = __create_fn__
+
+def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _type_gpu, _type_torch, _type_torch_index, _type_vllm, _type_ray, _type_flash_attn, _type_isaacsim, _type_omnigibson, _type_os_release, _type_first_release, _type_ptx_isa, _type_soname, _type_companion, _type_override, _type_bound, _type_known_bad, _type_constant, _type_signature, _type_torch_wheel, _type_vllm_metadata, _type_ray_wheels, _type_flash_attn_index, _type_isaacsim_index, _type_companion_metadata, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_meta, _dflt_toolkit, _dflt_driver_branch, _dflt_sm, _dflt_gpu, _dflt_torch, _dflt_torch_index, _dflt_vllm, _dflt_ray, _dflt_flash_attn, _dflt_isaacsim, _dflt_omnigibson, _dflt_os_release, _dflt_first_release, _dflt_ptx_isa, _dflt_soname, _dflt_companion, _dflt_override, _dflt_bound, _dflt_known_bad, _dflt_constant, _dflt_signature, _dflt_torch_wheel, _dflt_vllm_metadata, _dflt_ray_wheels, _dflt_flash_attn_index, _dflt_isaacsim_index, _dflt_companion_metadata, _return_type):
+ def __init__(self,meta:_type_meta=_HAS_DEFAULT_FACTORY,toolkit:_type_toolkit=_dflt_toolkit,driver_branch:_type_driver_branch=_dflt_driver_branch,sm:_type_sm=_dflt_sm,gpu:_type_gpu=_dflt_gpu,torch:_type_torch=_dflt_torch,torch_index:_type_torch_index=_dflt_torch_index,vllm:_type_vllm=_dflt_vllm,ray:_type_ray=_dflt_ray,flash_attn:_type_flash_attn=_dflt_flash_attn,isaacsim:_type_isaacsim=_dflt_isaacsim,omnigibson:_type_omnigibson=_dflt_omnigibson,os_release:_type_os_release=_dflt_os_release,first_release:_type_first_release=_dflt_first_release,ptx_isa:_type_ptx_isa=_dflt_ptx_isa,soname:_type_soname=_dflt_soname,companion:_type_companion=_dflt_companion,override:_type_override=_dflt_override,bound:_type_bound=_dflt_bound,known_bad:_type_known_bad=_dflt_known_bad,constant:_type_constant=_dflt_constant,signature:_type_signature=_dflt_signature,torch_wheel:_type_torch_wheel=_dflt_torch_wheel,vllm_metadata:_type_vllm_metadata=_dflt_vllm_metadata,ray_wheels:_type_ray_wheels=_dflt_ray_wheels,flash_attn_index:_type_flash_attn_index=_dflt_flash_attn_index,isaacsim_index:_type_isaacsim_index=_dflt_isaacsim_index,companion_metadata:_type_companion_metadata=_dflt_companion_metadata)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'meta',_dflt_meta() if meta is _HAS_DEFAULT_FACTORY else meta)
   __dataclass_builtins_object__.__setattr__(self,'toolkit',toolkit)
   __dataclass_builtins_object__.__setattr__(self,'driver_branch',driver_branch)
@@ -598,6 +647,8 @@ def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _typ
   __dataclass_builtins_object__.__setattr__(self,'omnigibson',omnigibson)
   __dataclass_builtins_object__.__setattr__(self,'os_release',os_release)
   __dataclass_builtins_object__.__setattr__(self,'first_release',first_release)
+  __dataclass_builtins_object__.__setattr__(self,'ptx_isa',ptx_isa)
+  __dataclass_builtins_object__.__setattr__(self,'soname',soname)
   __dataclass_builtins_object__.__setattr__(self,'companion',companion)
   __dataclass_builtins_object__.__setattr__(self,'override',override)
   __dataclass_builtins_object__.__setattr__(self,'bound',bound)
@@ -611,7 +662,24 @@ def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _typ
   __dataclass_builtins_object__.__setattr__(self,'isaacsim_index',isaacsim_index)
   __dataclass_builtins_object__.__setattr__(self,'companion_metadata',companion_metadata)
  return __init__
-FUNCTIONS['3821950e262cc4f62ef46203646a913fe6392cd11b6ebf6c2fd1a7ecb027cca1'] = __create_fn__
+FUNCTIONS['48e5c200227d7ec43422dc61f99aae9dce3848699cdcab2194ec3f3f7af364ce'] = __create_fn__
+
+def __create_fn__(_type_name, _type_kind, _type_source, _type_cuda_major, _type_pip, _type_pip_dir, _type_apt, _type_apt_nvidia, _type_dnf, _type_conda, _type_note, _type_unverified_fields, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_cuda_major, _dflt_pip, _dflt_pip_dir, _dflt_apt, _dflt_apt_nvidia, _dflt_dnf, _dflt_conda, _dflt_note, _dflt_unverified_fields, _return_type):
+ def __init__(self,name:_type_name,kind:_type_kind,source:_type_source,cuda_major:_type_cuda_major=_dflt_cuda_major,pip:_type_pip=_dflt_pip,pip_dir:_type_pip_dir=_dflt_pip_dir,apt:_type_apt=_dflt_apt,apt_nvidia:_type_apt_nvidia=_dflt_apt_nvidia,dnf:_type_dnf=_dflt_dnf,conda:_type_conda=_dflt_conda,note:_type_note=_dflt_note,unverified_fields:_type_unverified_fields=_dflt_unverified_fields)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'name',name)
+  __dataclass_builtins_object__.__setattr__(self,'kind',kind)
+  __dataclass_builtins_object__.__setattr__(self,'source',source)
+  __dataclass_builtins_object__.__setattr__(self,'cuda_major',cuda_major)
+  __dataclass_builtins_object__.__setattr__(self,'pip',pip)
+  __dataclass_builtins_object__.__setattr__(self,'pip_dir',pip_dir)
+  __dataclass_builtins_object__.__setattr__(self,'apt',apt)
+  __dataclass_builtins_object__.__setattr__(self,'apt_nvidia',apt_nvidia)
+  __dataclass_builtins_object__.__setattr__(self,'dnf',dnf)
+  __dataclass_builtins_object__.__setattr__(self,'conda',conda)
+  __dataclass_builtins_object__.__setattr__(self,'note',note)
+  __dataclass_builtins_object__.__setattr__(self,'unverified_fields',unverified_fields)
+ return __init__
+FUNCTIONS['ff1dd2ff3fae048c7b41c9e8b7be8bfc6f97ae08c4a73da7a44f611fa4ad3de7'] = __create_fn__
 
 def __create_fn__(_type_name, _type_match, _type_compute_capability, _type_architecture, _type_source, _type_rt_cores, _type_rt_cores_source, _type_datacenter, _type_datacenter_source, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_rt_cores, _dflt_rt_cores_source, _dflt_datacenter, _dflt_datacenter_source, _dflt_verified, _dflt_note, _return_type):
  def __init__(self,name:_type_name,match:_type_match,compute_capability:_type_compute_capability,architecture:_type_architecture,source:_type_source,rt_cores:_type_rt_cores=_dflt_rt_cores,rt_cores_source:_type_rt_cores_source=_dflt_rt_cores_source,datacenter:_type_datacenter=_dflt_datacenter,datacenter_source:_type_datacenter_source=_dflt_datacenter_source,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:
@@ -888,11 +956,27 @@ FUNCTIONS['89ffcadc2c4182feb27421352e0280c8d05c7dbc105ca0830705f68e8feafff3'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','companion','override','bound','known_bad','constant','signature','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
+  if type(self) is cls or name in ('isa','cuda','source','note',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['7a0c8c8fb0c0123a1edda42228e4584cd23599c8a0e92286f74d09c3f69c6748'] = __create_fn__
+FUNCTIONS['a97f3af12e54c168e022a140fb2b525333be09ee0fcf5fb908e23969cec6ed87'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','companion','override','bound','known_bad','constant','signature','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+FUNCTIONS['4856345c83649bb86d60e79f1a7e26191f044c41124c8c94a90ec62a69f92f59'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('name','kind','source','cuda_major','pip','pip_dir','apt','apt_nvidia','dnf','conda','note','unverified_fields',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+FUNCTIONS['aedd75a99803ec0b77aa5924a9ef55c9b3eb0848ef1308bc7889f15778804eec'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1088,11 +1172,27 @@ FUNCTIONS['3cf270cb983e77e8a96b33997077adff6dea1dfd0c6a6939485aeb481afd9ec0'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','companion','override','bound','known_bad','constant','signature','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
+  if type(self) is cls or name in ('isa','cuda','source','note',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['38db7146d1136874d7484167abedd25411f9ea70ba2347c3098dc30abf77ad83'] = __create_fn__
+FUNCTIONS['871a920cce52157c0c246caac88dbf1098c64ea46df2a28ea76eca5564f48d30'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','companion','override','bound','known_bad','constant','signature','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+FUNCTIONS['9f5fe74114d471d20726f9b6905832c3ea30bde831114720815a22627d6eea1f'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('name','kind','source','cuda_major','pip','pip_dir','apt','apt_nvidia','dnf','conda','note','unverified_fields',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+FUNCTIONS['632f5d94e79c8aa7516aa2f1fa9a40de53aaba059c6f543afab94c8c0a19c027'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

@@ -112,10 +112,10 @@ FUNCTIONS['52fa758c8c9999d49e399780de86963efac9a77b26f966873d94ce3d2afc34dc'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.node,self.envcheck_version,self.created_at,self.origin,self.redacted,self.schema,self.gpu,self.python,self.packages,self.torch,self.system,self.storage,self.libraries,self.network,self.env,self.graphics,self.workload,self.deep,)==(other.node,other.envcheck_version,other.created_at,other.origin,other.redacted,other.schema,other.gpu,other.python,other.packages,other.torch,other.system,other.storage,other.libraries,other.network,other.env,other.graphics,other.workload,other.deep,)
+   return (self.node,self.envcheck_version,self.created_at,self.origin,self.redacted,self.schema,self.gpu,self.python,self.packages,self.torch,self.system,self.storage,self.libraries,self.network,self.env,self.graphics,self.workload,self.deep,self.binaries,self.expect,)==(other.node,other.envcheck_version,other.created_at,other.origin,other.redacted,other.schema,other.gpu,other.python,other.packages,other.torch,other.system,other.storage,other.libraries,other.network,other.env,other.graphics,other.workload,other.deep,other.binaries,other.expect,)
   return NotImplemented
  return __eq__
-FUNCTIONS['5f57d126c9ee6bb73afaf44a14e59278260c93f651c447fa9d9a8fbb7fbc8d23'] = __create_fn__
+FUNCTIONS['d5b465cb547b1accc1ba24d6419bf2ac9282f5a7dd449be25f6f092374422aa0'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -285,9 +285,9 @@ FUNCTIONS['dfced2e86955e82c661ddca69a52e249890cd20e2c7c8d7bfb6f59d06dc5b601'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.node,self.envcheck_version,self.created_at,self.origin,self.redacted,self.schema,self.gpu,self.python,self.packages,self.torch,self.system,self.storage,self.libraries,self.network,self.env,self.graphics,self.workload,self.deep,))
+  return hash((self.node,self.envcheck_version,self.created_at,self.origin,self.redacted,self.schema,self.gpu,self.python,self.packages,self.torch,self.system,self.storage,self.libraries,self.network,self.env,self.graphics,self.workload,self.deep,self.binaries,self.expect,))
  return __hash__
-FUNCTIONS['4ce59549d4f13be48f7225a9d0ad57c6a8939af27c6820d693e12cd243564830'] = __create_fn__
+FUNCTIONS['0eeec97ee089300ee9df36271c66a5d045c7123b8d1bc6521777fb309ae82c61'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -435,9 +435,9 @@ FUNCTIONS['d6a304445656590a9604e957de057f95e6f6896e8425f184f183be446aebe88e'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(node={self.node!r}, envcheck_version={self.envcheck_version!r}, created_at={self.created_at!r}, origin={self.origin!r}, redacted={self.redacted!r}, schema={self.schema!r}, gpu={self.gpu!r}, python={self.python!r}, packages={self.packages!r}, torch={self.torch!r}, system={self.system!r}, storage={self.storage!r}, libraries={self.libraries!r}, network={self.network!r}, env={self.env!r}, graphics={self.graphics!r}, workload={self.workload!r}, deep={self.deep!r})"
+  return self.__class__.__qualname__ + f"(node={self.node!r}, envcheck_version={self.envcheck_version!r}, created_at={self.created_at!r}, origin={self.origin!r}, redacted={self.redacted!r}, schema={self.schema!r}, gpu={self.gpu!r}, python={self.python!r}, packages={self.packages!r}, torch={self.torch!r}, system={self.system!r}, storage={self.storage!r}, libraries={self.libraries!r}, network={self.network!r}, env={self.env!r}, graphics={self.graphics!r}, workload={self.workload!r}, deep={self.deep!r}, binaries={self.binaries!r}, expect={self.expect!r})"
  return __repr__
-FUNCTIONS['e50419bfb7b204166cdb07f37f59466bcf3d0dfd2659d1fbe14e7125d935e209'] = __create_fn__
+FUNCTIONS['5dca4dd8a7eaba7be6c79cc1a1cdffd1276f7d852537933947eff44f4be44fb6'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -629,8 +629,8 @@ def __create_fn__(_type_name, _type_version, _type_location, _type_installer, _t
  return __init__
 FUNCTIONS['6aae123917d93832898c09889d33ae35598bab76ac76329e9c447d8cc920081d'] = __create_fn__
 
-def __create_fn__(_type_node, _type_envcheck_version, _type_created_at, _type_origin, _type_redacted, _type_schema, _type_gpu, _type_python, _type_packages, _type_torch, _type_system, _type_storage, _type_libraries, _type_network, _type_env, _type_graphics, _type_workload, _type_deep, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_origin, _dflt_redacted, _dflt_schema, _dflt_gpu, _dflt_python, _dflt_packages, _dflt_torch, _dflt_system, _dflt_storage, _dflt_libraries, _dflt_network, _dflt_env, _dflt_graphics, _dflt_workload, _dflt_deep, _return_type):
- def __init__(self,node:_type_node,envcheck_version:_type_envcheck_version,created_at:_type_created_at,origin:_type_origin=_HAS_DEFAULT_FACTORY,redacted:_type_redacted=_dflt_redacted,schema:_type_schema=_dflt_schema,gpu:_type_gpu=_HAS_DEFAULT_FACTORY,python:_type_python=_HAS_DEFAULT_FACTORY,packages:_type_packages=_HAS_DEFAULT_FACTORY,torch:_type_torch=_HAS_DEFAULT_FACTORY,system:_type_system=_HAS_DEFAULT_FACTORY,storage:_type_storage=_HAS_DEFAULT_FACTORY,libraries:_type_libraries=_HAS_DEFAULT_FACTORY,network:_type_network=_HAS_DEFAULT_FACTORY,env:_type_env=_HAS_DEFAULT_FACTORY,graphics:_type_graphics=_HAS_DEFAULT_FACTORY,workload:_type_workload=_HAS_DEFAULT_FACTORY,deep:_type_deep=_HAS_DEFAULT_FACTORY)->_return_type:
+def __create_fn__(_type_node, _type_envcheck_version, _type_created_at, _type_origin, _type_redacted, _type_schema, _type_gpu, _type_python, _type_packages, _type_torch, _type_system, _type_storage, _type_libraries, _type_network, _type_env, _type_graphics, _type_workload, _type_deep, _type_binaries, _type_expect, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_origin, _dflt_redacted, _dflt_schema, _dflt_gpu, _dflt_python, _dflt_packages, _dflt_torch, _dflt_system, _dflt_storage, _dflt_libraries, _dflt_network, _dflt_env, _dflt_graphics, _dflt_workload, _dflt_deep, _dflt_binaries, _dflt_expect, _return_type):
+ def __init__(self,node:_type_node,envcheck_version:_type_envcheck_version,created_at:_type_created_at,origin:_type_origin=_HAS_DEFAULT_FACTORY,redacted:_type_redacted=_dflt_redacted,schema:_type_schema=_dflt_schema,gpu:_type_gpu=_HAS_DEFAULT_FACTORY,python:_type_python=_HAS_DEFAULT_FACTORY,packages:_type_packages=_HAS_DEFAULT_FACTORY,torch:_type_torch=_HAS_DEFAULT_FACTORY,system:_type_system=_HAS_DEFAULT_FACTORY,storage:_type_storage=_HAS_DEFAULT_FACTORY,libraries:_type_libraries=_HAS_DEFAULT_FACTORY,network:_type_network=_HAS_DEFAULT_FACTORY,env:_type_env=_HAS_DEFAULT_FACTORY,graphics:_type_graphics=_HAS_DEFAULT_FACTORY,workload:_type_workload=_HAS_DEFAULT_FACTORY,deep:_type_deep=_HAS_DEFAULT_FACTORY,binaries:_type_binaries=_HAS_DEFAULT_FACTORY,expect:_type_expect=_HAS_DEFAULT_FACTORY)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'node',node)
   __dataclass_builtins_object__.__setattr__(self,'envcheck_version',envcheck_version)
   __dataclass_builtins_object__.__setattr__(self,'created_at',created_at)
@@ -649,8 +649,10 @@ def __create_fn__(_type_node, _type_envcheck_version, _type_created_at, _type_or
   __dataclass_builtins_object__.__setattr__(self,'graphics',_dflt_graphics() if graphics is _HAS_DEFAULT_FACTORY else graphics)
   __dataclass_builtins_object__.__setattr__(self,'workload',_dflt_workload() if workload is _HAS_DEFAULT_FACTORY else workload)
   __dataclass_builtins_object__.__setattr__(self,'deep',_dflt_deep() if deep is _HAS_DEFAULT_FACTORY else deep)
+  __dataclass_builtins_object__.__setattr__(self,'binaries',_dflt_binaries() if binaries is _HAS_DEFAULT_FACTORY else binaries)
+  __dataclass_builtins_object__.__setattr__(self,'expect',_dflt_expect() if expect is _HAS_DEFAULT_FACTORY else expect)
  return __init__
-FUNCTIONS['7597a3d46340f6a1e5d56495c37242ebb367b17234983e6c06bcd0a8cfd95f86'] = __create_fn__
+FUNCTIONS['95726b82ce62cc0e2571970103df34583798979c8977af30f4ce568d79d22f68'] = __create_fn__
 
 def __create_fn__(_type_nvcc_path, _type_version, _type_in_use, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_version, _dflt_in_use, _return_type):
  def __init__(self,nvcc_path:_type_nvcc_path,version:_type_version=_dflt_version,in_use:_type_in_use=_dflt_in_use)->_return_type:
@@ -885,11 +887,11 @@ FUNCTIONS['7c8a88c9591db729cce0e3c7dc0ce4bf381555691df8d8d9bdb51f30c815a290'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('node','envcheck_version','created_at','origin','redacted','schema','gpu','python','packages','torch','system','storage','libraries','network','env','graphics','workload','deep',):
+  if type(self) is cls or name in ('node','envcheck_version','created_at','origin','redacted','schema','gpu','python','packages','torch','system','storage','libraries','network','env','graphics','workload','deep','binaries','expect',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['98ee38d4ccdc3cca11d9b6100d4eaaf0f7bfe8ca2348069d311a59289f4211d5'] = __create_fn__
+FUNCTIONS['75b462485516373c25893289e6627b61277a3a36db652ba722348600aa8a6598'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1085,11 +1087,11 @@ FUNCTIONS['2a4fa62dda1e9fec951eba68d952691127f32c9889a9a10c07657e746f06e686'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('node','envcheck_version','created_at','origin','redacted','schema','gpu','python','packages','torch','system','storage','libraries','network','env','graphics','workload','deep',):
+  if type(self) is cls or name in ('node','envcheck_version','created_at','origin','redacted','schema','gpu','python','packages','torch','system','storage','libraries','network','env','graphics','workload','deep','binaries','expect',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['e569e74e60d8bb4806701f0b5d40b84c329754b8b62be97d70a7c042d96b6ea8'] = __create_fn__
+FUNCTIONS['b2b0daabc5f88e0ad01500ebbdd152dda673e343c7ca7b6a0d71221e9fc30074'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

@@ -8,25 +8,25 @@ FUNCTIONS = {}
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.root,self.env,self.python,self.timeout,self.redact,self.deep,self.torch_timeout,self.addresses,self.resolver,self.hostname,)==(other.root,other.env,other.python,other.timeout,other.redact,other.deep,other.torch_timeout,other.addresses,other.resolver,other.hostname,)
+   return (self.root,self.env,self.python,self.timeout,self.redact,self.deep,self.torch_timeout,self.binaries,self.addresses,self.resolver,self.hostname,)==(other.root,other.env,other.python,other.timeout,other.redact,other.deep,other.torch_timeout,other.binaries,other.addresses,other.resolver,other.hostname,)
   return NotImplemented
  return __eq__
-FUNCTIONS['cc70a733f684023c01f0565e7390c26a36505b087f61d6887312c45f8edcf822'] = __create_fn__
+FUNCTIONS['59d4673ee5fd331634056ebef1e381e73060d5102537b202143331179f31943d'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.root,self.env,self.python,self.timeout,self.redact,self.deep,self.torch_timeout,self.addresses,self.resolver,self.hostname,))
+  return hash((self.root,self.env,self.python,self.timeout,self.redact,self.deep,self.torch_timeout,self.binaries,self.addresses,self.resolver,self.hostname,))
  return __hash__
-FUNCTIONS['5c4adaace771ae28f898a7c0b270adab5de1f1fbf48513e30983a08385ad4142'] = __create_fn__
+FUNCTIONS['06c08d21ac72ba317fe1847a2e3c30266387c638a33b88c2bbbc017355911f18'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(root={self.root!r}, env={self.env!r}, python={self.python!r}, timeout={self.timeout!r}, redact={self.redact!r}, deep={self.deep!r}, torch_timeout={self.torch_timeout!r}, addresses={self.addresses!r}, resolver={self.resolver!r}, hostname={self.hostname!r})"
+  return self.__class__.__qualname__ + f"(root={self.root!r}, env={self.env!r}, python={self.python!r}, timeout={self.timeout!r}, redact={self.redact!r}, deep={self.deep!r}, torch_timeout={self.torch_timeout!r}, binaries={self.binaries!r}, addresses={self.addresses!r}, resolver={self.resolver!r}, hostname={self.hostname!r})"
  return __repr__
-FUNCTIONS['2a3b03ba8038e1b49c7aceb2f0b1a91f9b4066e7816e9f72213c47c59569d5af'] = __create_fn__
+FUNCTIONS['364a8aa32ee2924ce787e674f466ebf27bd2d8b2a587c2ea8a3fe718c7e4b19d'] = __create_fn__
 
-def __create_fn__(_type_root, _type_env, _type_python, _type_timeout, _type_redact, _type_deep, _type_torch_timeout, _type_addresses, _type_resolver, _type_hostname, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_root, _dflt_env, _dflt_python, _dflt_timeout, _dflt_redact, _dflt_deep, _dflt_torch_timeout, _dflt_addresses, _dflt_resolver, _dflt_hostname, _return_type):
- def __init__(self,root:_type_root=_dflt_root,env:_type_env=_HAS_DEFAULT_FACTORY,python:_type_python=_dflt_python,timeout:_type_timeout=_dflt_timeout,redact:_type_redact=_dflt_redact,deep:_type_deep=_dflt_deep,torch_timeout:_type_torch_timeout=_dflt_torch_timeout,addresses:_type_addresses=_dflt_addresses,resolver:_type_resolver=_dflt_resolver,hostname:_type_hostname=_dflt_hostname)->_return_type:
+def __create_fn__(_type_root, _type_env, _type_python, _type_timeout, _type_redact, _type_deep, _type_torch_timeout, _type_binaries, _type_addresses, _type_resolver, _type_hostname, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_root, _dflt_env, _dflt_python, _dflt_timeout, _dflt_redact, _dflt_deep, _dflt_torch_timeout, _dflt_binaries, _dflt_addresses, _dflt_resolver, _dflt_hostname, _return_type):
+ def __init__(self,root:_type_root=_dflt_root,env:_type_env=_HAS_DEFAULT_FACTORY,python:_type_python=_dflt_python,timeout:_type_timeout=_dflt_timeout,redact:_type_redact=_dflt_redact,deep:_type_deep=_dflt_deep,torch_timeout:_type_torch_timeout=_dflt_torch_timeout,binaries:_type_binaries=_dflt_binaries,addresses:_type_addresses=_dflt_addresses,resolver:_type_resolver=_dflt_resolver,hostname:_type_hostname=_dflt_hostname)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'root',root)
   __dataclass_builtins_object__.__setattr__(self,'env',_dflt_env() if env is _HAS_DEFAULT_FACTORY else env)
   __dataclass_builtins_object__.__setattr__(self,'python',python)
@@ -34,26 +34,27 @@ def __create_fn__(_type_root, _type_env, _type_python, _type_timeout, _type_reda
   __dataclass_builtins_object__.__setattr__(self,'redact',redact)
   __dataclass_builtins_object__.__setattr__(self,'deep',deep)
   __dataclass_builtins_object__.__setattr__(self,'torch_timeout',torch_timeout)
+  __dataclass_builtins_object__.__setattr__(self,'binaries',binaries)
   __dataclass_builtins_object__.__setattr__(self,'addresses',addresses)
   __dataclass_builtins_object__.__setattr__(self,'resolver',resolver)
   __dataclass_builtins_object__.__setattr__(self,'hostname',hostname)
  return __init__
-FUNCTIONS['cb8b7e59570253044b1a985d198dd826babb83f77533e3485e5343cabc98cdf5'] = __create_fn__
+FUNCTIONS['26095da7edf64b15a889ad1602530213237c204e1e387d28b8ddf6242ee4b5a2'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('root','env','python','timeout','redact','deep','torch_timeout','addresses','resolver','hostname',):
+  if type(self) is cls or name in ('root','env','python','timeout','redact','deep','torch_timeout','binaries','addresses','resolver','hostname',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['0370b2ac23ac9d35d16e6b8064eb29ebd66b2935adbae5cee05d99a94c93b0cc'] = __create_fn__
+FUNCTIONS['0d99702c024bac823c02779ce8c574f2c11b60f9ced663b2ca6613751b8d8750'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('root','env','python','timeout','redact','deep','torch_timeout','addresses','resolver','hostname',):
+  if type(self) is cls or name in ('root','env','python','timeout','redact','deep','torch_timeout','binaries','addresses','resolver','hostname',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['676b7837795f3c08ea211ce93460c3fde6fe671eb6944de6dd07e20e0837d936'] = __create_fn__
+FUNCTIONS['356bcecc24b483157dacd8f57561ed47fdabe70b23d04ecb4d7169456f1926e3'] = __create_fn__
 
 del __create_fn__

@@ -8,47 +8,48 @@ FUNCTIONS = {}
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.select,self.ignore,self.severity,self.matrix,self.source,)==(other.select,other.ignore,other.severity,other.matrix,other.source,)
+   return (self.select,self.ignore,self.severity,self.matrix,self.expect,self.source,)==(other.select,other.ignore,other.severity,other.matrix,other.expect,other.source,)
   return NotImplemented
  return __eq__
-FUNCTIONS['b58ca3dd50562608e2a9aa0a21983f604e047d43a4b2af9c5f39c45079fdd643'] = __create_fn__
+FUNCTIONS['075ac274a89c5c4ab5c88ed4eed47cbc37b1ed52cc2c196df426f9083deb09d1'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.select,self.ignore,self.severity,self.matrix,self.source,))
+  return hash((self.select,self.ignore,self.severity,self.matrix,self.expect,self.source,))
  return __hash__
-FUNCTIONS['b64d73d194ecd1a142b8bdea18d8471711c859b2157f5f23b7600393a1128f24'] = __create_fn__
+FUNCTIONS['a293d309a031060f68501eb52b6169375c37c7b834cf1c8a08b0a7631fc7b482'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(select={self.select!r}, ignore={self.ignore!r}, severity={self.severity!r}, matrix={self.matrix!r}, source={self.source!r})"
+  return self.__class__.__qualname__ + f"(select={self.select!r}, ignore={self.ignore!r}, severity={self.severity!r}, matrix={self.matrix!r}, expect={self.expect!r}, source={self.source!r})"
  return __repr__
-FUNCTIONS['45d5dfc7f9e0d67b880b7bac1744a9bdfe639606d914b7f3822eea0364d2a061'] = __create_fn__
+FUNCTIONS['c0fdbaa48b936f180f291b107c9ef8eb1ecba19f7b92c04bb109b470abcf284d'] = __create_fn__
 
-def __create_fn__(_type_select, _type_ignore, _type_severity, _type_matrix, _type_source, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_select, _dflt_ignore, _dflt_severity, _dflt_matrix, _dflt_source, _return_type):
- def __init__(self,select:_type_select=_dflt_select,ignore:_type_ignore=_dflt_ignore,severity:_type_severity=_dflt_severity,matrix:_type_matrix=_dflt_matrix,source:_type_source=_dflt_source)->_return_type:
+def __create_fn__(_type_select, _type_ignore, _type_severity, _type_matrix, _type_expect, _type_source, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_select, _dflt_ignore, _dflt_severity, _dflt_matrix, _dflt_expect, _dflt_source, _return_type):
+ def __init__(self,select:_type_select=_dflt_select,ignore:_type_ignore=_dflt_ignore,severity:_type_severity=_dflt_severity,matrix:_type_matrix=_dflt_matrix,expect:_type_expect=_dflt_expect,source:_type_source=_dflt_source)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'select',select)
   __dataclass_builtins_object__.__setattr__(self,'ignore',ignore)
   __dataclass_builtins_object__.__setattr__(self,'severity',severity)
   __dataclass_builtins_object__.__setattr__(self,'matrix',matrix)
+  __dataclass_builtins_object__.__setattr__(self,'expect',expect)
   __dataclass_builtins_object__.__setattr__(self,'source',source)
  return __init__
-FUNCTIONS['bdc7700f5fe53e052b343e4d71068e1c4d090076b253d1b7de386b602e7c64d7'] = __create_fn__
+FUNCTIONS['f909c0c36ba2a294f4d1a2da166f8452cc70303e733a400505b3a295bc552556'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('select','ignore','severity','matrix','source',):
+  if type(self) is cls or name in ('select','ignore','severity','matrix','expect','source',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['c101291f0f44cd6f425ab59e94308fbe5240c4da9bec1b904923b9b616920da4'] = __create_fn__
+FUNCTIONS['76984e83b06fbb6217d13eacb66df8b4b4a837e5ed2e0d717a5d230f9e426fde'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('select','ignore','severity','matrix','source',):
+  if type(self) is cls or name in ('select','ignore','severity','matrix','expect','source',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['49302ef3e7d9fc91c92d5c950772ff38de6b58d13d4d1a16b2c64686c7e7c333'] = __create_fn__
+FUNCTIONS['ea534193ec9da2a90ae9b49f8c3be59d0885c2189da78c3c952a2df40d86ed43'] = __create_fn__
 
 del __create_fn__
