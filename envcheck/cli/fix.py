@@ -134,9 +134,10 @@ def run(args: argparse.Namespace) -> int:
         return _apply(result, options, args)
     text = render_fix(result, args.format, options)
     if args.output:
-        from envcheck.fileio import write_atomic
+        from envcheck.output import write
+        from envcheck.redact import redact_urls
 
-        write_atomic(args.output, text, overwrite=args.force)
+        write(args.output, text, overwrite=args.force, redactor=redact_urls)
         sys.stderr.write(f"envcheck: wrote {args.output}\n")
     if args.json:
         _emit_json(result.plan, result.code, result.status, None)

@@ -162,9 +162,10 @@ def run(args: argparse.Namespace) -> int:
     written = False
     if result.text is not None:
         if args.output:
-            from envcheck.fileio import write_atomic
+            from envcheck.output import write
+            from envcheck.redact import redact_urls
 
-            write_atomic(args.output, result.text, overwrite=args.force)
+            write(args.output, result.text, overwrite=args.force, redactor=redact_urls)
             written = True
         elif not args.json:
             common.emit(result.text)
