@@ -148,6 +148,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+def _working_directory() -> None:
+    """A working directory that was deleted under us is one line, not an exception from the
+    first relative path."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        from envcheck.errors import UsageError
+
+        raise UsageError(
+            "the working directory no longer exists (it was deleted); cd to a directory that "
+            "exists and run again"
+        ) from None
+    except OSError as exc:
+        from envcheck.errors import UsageError
+
+        raise UsageError(f"the working directory cannot be read: {exc.strerror}") from None
+
+
 def _check_output_target(args: argparse.Namespace) -> None:
     """``-o FILE`` is checked before any work is done (unless the command writes a directory)."""
     output = getattr(args, "output", None)
@@ -184,6 +202,7 @@ def _run(argv: Sequence[str] | None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
+        _working_directory()
         _refuse_contradictions(args)
         _check_output_target(args)
         code: int = args.run(args)

@@ -54,8 +54,12 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="do not resolve the plan with uv (offline): the plan says it was not verified",
     )
-    res.add_argument("--index-url", metavar="URL", help="resolve against this index")
-    res.add_argument("--extra-index-url", action="append", default=[], metavar="URL")
+    res.add_argument(
+        "--index-url", type=common.url_arg, metavar="URL", help="resolve against this index"
+    )
+    res.add_argument(
+        "--extra-index-url", type=common.url_arg, action="append", default=[], metavar="URL"
+    )
     res.add_argument("--find-links", action="append", default=[], metavar="DIR|URL")
     res.add_argument("--no-index", action="store_true", help="resolve from --find-links only")
     out = p.add_argument_group("output")

@@ -40,6 +40,7 @@ def add_parsers(msub: Any) -> None:
     r.add_argument("--pre", action="store_true", help="include pre-releases and dev releases")
     r.add_argument(
         "--index-url",
+        type=common.url_arg,
         metavar="URL",
         help="simple index to read (default: the one pip is configured with)",
     )
@@ -79,6 +80,8 @@ def _packages(values: list[str] | None) -> tuple[str, ...]:
     if not values:
         return DEFAULT_PACKAGES
     names = [n.strip().lower() for v in values for n in v.split(",") if n.strip()]
+    if not names:
+        raise UsageError("--packages names no package (give a comma-separated list)")
     return tuple(dict.fromkeys(names))
 
 
