@@ -35,7 +35,8 @@ def _python(tmp_path: Path) -> Path:
 
 def _plan() -> Plan:
     return Plan(
-        node="n", steps=(Step(Action(kind="pip_install", packages=("numpy<2",)), "safe", ("PKG104",), "x"),)
+        node="n",
+        steps=(Step(Action(kind="pip_install", packages=("numpy<2",)), "safe", ("PKG104",), "x"),),
     )
 
 
@@ -100,5 +101,5 @@ def test_a_symlink_planted_at_the_name_is_not_followed(tmp_path: Path) -> None:
 
 
 def test_an_unwritable_snapshot_is_an_apply_error(tmp_path: Path) -> None:
-    with pytest.raises(ApplyError, match="cannot write the snapshot .*nothing was changed"):
+    with pytest.raises(ApplyError, match=r"cannot write the snapshot .*nothing was changed"):
         write_snapshot(tmp_path / "missing" / "snap.txt", "x\n")
