@@ -144,7 +144,9 @@ class IndexClient:
         deadline = getattr(response, "envcheck_deadline", None) or self._request_deadline()
         data = bytearray()
         try:
-            for block in response.raw.stream(_BLOCK, decode_content=True):
+            # read1: whatever has arrived (a dripping server's byte included), so that the
+            # deadline is checked between reads; read(n) would wait for all n bytes
+            while block := response.raw.read1(_BLOCK, decode_content=True):
                 data += block
                 if len(data) > limit:
                     raise FetchError(f"the answer is larger than {limit} bytes; not read further")

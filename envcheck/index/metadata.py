@@ -99,9 +99,8 @@ class RemoteFile(io.RawIOBase):
         data = bytearray()
         try:
             while len(data) <= expected:
-                block = response.raw.read(
-                    min(CHUNK, expected + 1 - len(data)), decode_content=False
-                )
+                want = min(CHUNK, expected + 1 - len(data))
+                block = response.raw.read1(want, decode_content=False)
                 if not block:
                     break
                 data += block
