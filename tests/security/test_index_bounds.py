@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gzip
 import io
-import socket
 import threading
 import time
 import zipfile
@@ -66,7 +65,7 @@ class HostileIndex:
                         self.end_headers()
                     else:
                         route(self)
-                except (BrokenPipeError, ConnectionResetError, socket.timeout):
+                except (TimeoutError, BrokenPipeError, ConnectionResetError):
                     pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Serve)
