@@ -8,19 +8,26 @@ import os
 import stat
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from envcheck.errors import InputError
 from envcheck.model.finding import Action
 from envcheck.model.plan import Plan, Step
-from envcheck.plan.apply import ApplyError, apply_plan, write_snapshot
+from envcheck.plan.apply import ApplyError, apply_plan
 from tests.security.helpers import fake_program
 
 FREEZE = (
     "--extra-index-url https://alice:s3cret@private.example/simple\n"
     "numpy==2.1.3\nkeyring==24.3.1\nevil==1.0 \x1b]52;c;ZXZpbA==\x07\n"
 )
+
+
+def _write_snapshot(*args: Any, **kwargs: Any) -> Path:
+    from envcheck.plan.apply import write_snapshot
+
+    return write_snapshot(*args, **kwargs)
 
 
 def _python(tmp_path: Path) -> Path:
@@ -67,7 +74,7 @@ def test_default_names_are_unique_within_one_second(
     lock = threading.Lock()
 
     def one() -> None:
-        path = write_snapshot(None, "numpy==2.1.3\n")
+        path = _write_snapshot(None, "numpy==2.1.3\n")
         with lock:
             names.append(path)
 
@@ -84,9 +91,9 @@ def test_a_named_snapshot_is_never_replaced_without_force(tmp_path: Path) -> Non
     target = tmp_path / "snap.txt"
     target.write_text("precious\n", encoding="utf-8")
     with pytest.raises(InputError, match="exists"):
-        write_snapshot(target, "numpy==2.1.3\n")
+        _write_snapshot(target, "numpy==2.1.3\n")
     assert target.read_text(encoding="utf-8") == "precious\n"
-    write_snapshot(target, "numpy==2.1.3\n", overwrite=True)
+    _write_snapshot(target, "numpy==2.1.3\n", overwrite=True)
     assert target.read_text(encoding="utf-8") == "numpy==2.1.3\n"
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
 
@@ -96,10 +103,10 @@ def test_a_symlink_planted_at_the_name_is_not_followed(tmp_path: Path) -> None:
     victim.write_text("root's file\n", encoding="utf-8")
     (tmp_path / "snap.txt").symlink_to(victim)
     with pytest.raises(InputError, match="exists"):
-        write_snapshot(tmp_path / "snap.txt", "numpy==2.1.3\n")
+        _write_snapshot(tmp_path / "snap.txt", "numpy==2.1.3\n")
     assert victim.read_text(encoding="utf-8") == "root's file\n"
 
 
 def test_an_unwritable_snapshot_is_an_apply_error(tmp_path: Path) -> None:
     with pytest.raises(ApplyError, match=r"cannot write the snapshot .*nothing was changed"):
-        write_snapshot(tmp_path / "missing" / "snap.txt", "x\n")
+        _write_snapshot(tmp_path / "missing" / "snap.txt", "x\n")

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from envcheck.terminal import strip_controls
 from tests.conftest import cli_env, run_cli
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
@@ -40,10 +39,14 @@ HOSTILE = (
     ],
 )
 def test_strip_controls(text: str, clean: str) -> None:
+    from envcheck.terminal import strip_controls
+
     assert strip_controls(text) == clean
 
 
 def test_sgr_is_kept_only_when_asked() -> None:
+    from envcheck.terminal import strip_controls
+
     styled = "\x1b[1;31mred\x1b[0m\x1b]0;t\x07"
     assert strip_controls(styled, keep_sgr=True) == "\x1b[1;31mred\x1b[0m"
     assert strip_controls(styled) == "red"
