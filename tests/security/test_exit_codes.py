@@ -100,6 +100,22 @@ def test_malformed_index_url(args: tuple[str, ...]) -> None:
     assert "index-url" in _one_line(result.stderr)
 
 
+def test_malformed_pip_index_url_in_the_environment() -> None:
+    """PIP_INDEX_URL is read by matrix refresh: a URL that does not parse is skipped with a
+    note, and with nothing left it is one usage line."""
+    result = run_cli(
+        "matrix",
+        "refresh",
+        "--dry-run",
+        "--no-cache",
+        "--packages",
+        "torch",
+        env=cli_env(PIP_INDEX_URL="http://[::1", PIP_EXTRA_INDEX_URL=""),
+    )
+    assert result.returncode == 2
+    assert "no HTTP(S) package index is configured" in _one_line(result.stderr)
+
+
 def test_empty_packages() -> None:
     result = run_cli("matrix", "refresh", "--dry-run", "--packages", "", "--packages", " , ")
     assert result.returncode == 2
