@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,6 +47,29 @@ def test_parallel_no_clobber_writes_have_one_winner(tmp_path: Path) -> None:
     assert target.read_text(encoding="utf-8") == f"writer {winners[0].split()[1]}\n"
     assert all("file exists" in o for o in outcomes if o.startswith("refused"))
     assert [p.name for p in tmp_path.iterdir()] == ["report.json"]  # no temporary left
+
+
+def test_a_run_that_wins_the_race_is_not_clobbered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race made certain: another run creates the file after this one checked that the
+    name is free and before it renames its temporary into place. A check followed by a
+    rename replaced the winner's file (both "wrote"); link(2) refuses."""
+    import tempfile
+
+    target = tmp_path / "report.json"
+    real_mkstemp = tempfile.mkstemp
+
+    def competitor_first(*args: Any, **kwargs: Any) -> tuple[int, str]:
+        if not target.exists():
+            target.write_text("the other run's report\n", encoding="utf-8")
+        return real_mkstemp(*args, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkstemp", competitor_first)
+    with pytest.raises(InputError, match="file exists"):
+        write_atomic(target, "this run's report\n", overwrite=False)
+    assert target.read_text(encoding="utf-8") == "the other run's report\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
 
 
 def test_parallel_cli_runs_one_writes(tmp_path: Path) -> None:
