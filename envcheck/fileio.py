@@ -1,7 +1,15 @@
-"""Atomic file writes: a reader sees the old file or the new one, never half of one."""
+"""Atomic file writes: a reader sees the old file or the new one, never half of one.
+
+Without ``overwrite`` the final name is claimed with ``link(2)`` of the finished temporary
+file, which fails when the name exists: of two runs racing for one name exactly one wins, and
+the other is told the file exists (a check followed by a rename would let both "write").
+``create_exclusive`` makes a new file under a name nobody has (``O_CREAT | O_EXCL``), with the
+mode asked for (the ``fix --apply`` snapshot: 0600).
+"""
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -18,6 +26,34 @@ def _mode_for(target: Path) -> int:
         mask = os.umask(0o022)
         os.umask(mask)
         return 0o666 & ~mask
+
+
+def _claim(tmp: str, target: Path) -> None:
+    """Give the finished ``tmp`` the name ``target`` unless that name exists (atomically)."""
+    try:
+        os.link(tmp, target)
+    except FileExistsError:
+        raise InputError("file exists (use --force to overwrite)", where=str(target)) from None
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+            raise
+        # a file system without hard links: reserve the name with O_EXCL, then replace it
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        os.replace(tmp, target)
+
+
+def create_exclusive(path: str | Path, text: str, *, mode: int = 0o600) -> Path:
+    """Write ``text`` to a new file ``path`` (``FileExistsError`` when it exists)."""
+    target = Path(path)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+    try:
+        os.fchmod(fd, mode)  # the umask cannot widen it, but a wider one is never asked for
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except BaseException:
+        target.unlink(missing_ok=True)
+        raise
+    return target
 
 
 def write_atomic(path: str | Path, text: str, *, overwrite: bool = True) -> Path:
@@ -39,8 +75,10 @@ def write_atomic(path: str | Path, text: str, *, overwrite: bool = True) -> Path
         os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
-        os.replace(tmp, target)
-    except BaseException:
+        if overwrite:
+            os.replace(tmp, target)
+        else:
+            _claim(tmp, target)
+    finally:
         Path(tmp).unlink(missing_ok=True)
-        raise
     return target

@@ -4,8 +4,9 @@
 
 Runs the strategies of ``tests/fuzz/cases.py`` through the real CLI entry point in-process
 (``tests/fuzz/harness.py``), spread evenly over the kinds of input (spec, report, diff, dump,
-log, overlay, options), and counts per command: cases, tracebacks, exit 3s, hangs, leaks of a
-planted secret, other contract breaks (exit 2 without one error line, a file written on error).
+log, overlay, options, and tests/fuzz/hostile.py's controls and hostile index), and counts per
+command: cases, tracebacks, exit 3s, hangs, leaks of a planted secret, terminal control
+sequences printed, other contract breaks (exit 2 without one error line, a file written on error).
 Exit status 1 when any count but ``cases`` is not zero. The first few problems are printed
 with the argv that produced them.
 """
@@ -27,7 +28,18 @@ from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
 from tests.fuzz import harness  # noqa: E402
 from tests.fuzz.cases import ALL, Case, materialise  # noqa: E402
 
-COLUMNS = ("cases", "tracebacks", "exit3", "hangs", "leaks", "other", "exit0", "exit1", "exit2")
+COLUMNS = (
+    "cases",
+    "tracebacks",
+    "exit3",
+    "hangs",
+    "leaks",
+    "controls",
+    "other",
+    "exit0",
+    "exit1",
+    "exit2",
+)
 
 
 def _classify(problem: str) -> str:
@@ -39,6 +51,8 @@ def _classify(problem: str) -> str:
         return "hangs"
     if problem.startswith("leaked"):
         return "leaks"
+    if problem.startswith("control sequence"):
+        return "controls"
     return "other"
 
 
@@ -99,7 +113,7 @@ def main() -> int:
         f"({total['cases'] / max(elapsed, 1e-9):.1f}/s); slowest case {slowest[0]:.2f} s: "
         f"envcheck {slowest[1][:160]}"
     )
-    bad = sum(total[c] for c in ("tracebacks", "exit3", "hangs", "leaks", "other"))
+    bad = sum(total[c] for c in ("tracebacks", "exit3", "hangs", "leaks", "controls", "other"))
     return 1 if bad else 0
 
 

@@ -20,7 +20,17 @@ PACKAGE = Path(__file__).resolve().parents[1] / "envcheck"
 
 # Low to high: a module may import its own layer's package and any layer before it.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("version", "errors", "numeric", "fileio", "inputs", "redact", "output", "cachefiles"),
+    (
+        "version",
+        "errors",
+        "numeric",
+        "terminal",
+        "fileio",
+        "inputs",
+        "redact",
+        "output",
+        "cachefiles",
+    ),
     ("dataclass_methods", "dataclass_code"),
     ("model",),
     ("probes", "binaries"),

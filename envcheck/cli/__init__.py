@@ -1,7 +1,10 @@
 """Command line: parse, dispatch to a subcommand, map outcomes to exit codes.
 
 Exit codes: 0 clean, 1 findings at or above the chosen severity, 2 usage or input error
-(one line on stderr, nothing written), 3 internal error.
+(one line on stderr, nothing written), 3 internal error, 130 / 143 / 129 stopped by SIGINT /
+SIGTERM / SIGHUP (128 + the signal's number, as a shell reports a process a signal killed):
+the children envcheck started are ended first (SIGTERM to their process groups, SIGKILL after
+two seconds) and its temporary files removed.
 """
 
 from __future__ import annotations
@@ -11,9 +14,12 @@ import contextlib
 import gc
 import importlib
 import os
+import signal
 import sys
-from collections.abc import Sequence
-from typing import NoReturn
+import threading
+from collections.abc import Iterator, Sequence
+from types import FrameType
+from typing import Any, NoReturn
 
 from envcheck.errors import EnvcheckError
 from envcheck.version import __version__
@@ -82,17 +88,62 @@ def _refuse_contradictions(args: argparse.Namespace) -> None:
                 raise UsageError(f"--no-index and {flag} contradict each other; give one")
 
 
+def _raise_terminated(signum: int, _frame: FrameType | None) -> None:
+    from envcheck.probes.run import Terminated
+
+    raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def _signals() -> Iterator[None]:
+    """For the command: SIGTERM and SIGHUP raise ``Terminated`` in the main thread (SIGINT
+    raises KeyboardInterrupt already), so cleanup runs; SIGXFSZ (``ulimit -f``) is ignored so
+    that a write past the limit fails with EFBIG, which is reported, instead of killing us."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    wanted: dict[int, Any] = {
+        signal.SIGTERM: _raise_terminated,
+        signal.SIGHUP: _raise_terminated,
+        signal.SIGXFSZ: signal.SIG_IGN,
+    }
+    previous: dict[int, Any] = {}
+    for signum, handler in wanted.items():
+        with contextlib.suppress(OSError, ValueError):
+            previous[signum] = signal.signal(signum, handler)
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            with contextlib.suppress(OSError, ValueError, TypeError):
+                signal.signal(signum, handler)
+
+
+def _stopped(exc: BaseException) -> int:
+    """End the children, say which signal stopped the command; 128 + its number."""
+    from envcheck.probes.run import signal_name, terminate_children
+
+    ended = terminate_children()
+    name = signal_name(exc)
+    children = f"; ended {ended} child process(es)" if ended else ""
+    sys.stderr.write(f"envcheck: stopped by {name}{children}\n")
+    return 128 + int(signal.Signals[name])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command with guarded standard streams (``formats.stdout``): everything printed
     is redacted and degraded to what the streams can carry; a stream that cannot be written
     (a full disk, a closed descriptor) makes the exit code 2 with one line."""
     from envcheck.formats.stdout import guarded
+    from envcheck.probes.run import Terminated
 
-    with guarded() as (out, err):
+    with guarded() as (out, err), _signals():
         try:
             code = _run(argv)
         except SystemExit as exc:  # argparse: --help, --version, usage errors
             code = exc.code if isinstance(exc.code, int) else EXIT_USAGE
+        except (KeyboardInterrupt, Terminated) as exc:
+            code = _stopped(exc)
         out.flush()
         if out.failure:
             err.write(f"envcheck: error: cannot write to standard output: {out.failure}\n")
@@ -101,6 +152,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         if err.failure and code == EXIT_OK:
             code = EXIT_USAGE
     return code
+
+
+def _working_directory() -> None:
+    """A working directory that was deleted under us is one line, not an exception from the
+    first relative path."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        from envcheck.errors import UsageError
+
+        raise UsageError(
+            "the working directory no longer exists (it was deleted); cd to a directory that "
+            "exists and run again"
+        ) from None
+    except OSError as exc:
+        from envcheck.errors import UsageError
+
+        raise UsageError(f"the working directory cannot be read: {exc.strerror}") from None
 
 
 def _check_output_target(args: argparse.Namespace) -> None:
@@ -175,6 +244,7 @@ def _run(argv: Sequence[str] | None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
+        _working_directory()
         _refuse_contradictions(args)
         _check_output_target(args)
         line = _name_applied(args)
@@ -185,9 +255,6 @@ def _run(argv: Sequence[str] | None) -> int:
     except EnvcheckError as exc:
         sys.stderr.write(f"envcheck: error: {exc.one_line()}\n")
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        sys.stderr.write("envcheck: interrupted\n")
-        return 130
     except BrokenPipeError:
         return EXIT_OK
     except ImportError as exc:

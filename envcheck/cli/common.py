@@ -122,6 +122,27 @@ def severity_arg(value: str) -> Severity:
         raise argparse.ArgumentTypeError("must be one of: error, warning, info") from None
 
 
+def url_arg(value: str) -> str:
+    """An index URL (or a local path, as pip and uv take): one that parses. ``http://[::1`` or
+    a port out of range is a usage error, not an exception deep in the resolver."""
+    from urllib.parse import urlsplit
+
+    if not value.strip() or any(ord(c) < 0x20 or c == "\x7f" for c in value):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a URL")
+    try:
+        parts = urlsplit(value)
+        _ = parts.port  # raises on a port that is not a number or out of range
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a valid URL: {exc}") from None
+    if parts.scheme and parts.scheme not in ("http", "https", "file") and len(parts.scheme) > 1:
+        raise argparse.ArgumentTypeError(
+            f"{value!r}: the scheme must be http, https or file (a path is taken as it is)"
+        )
+    if parts.scheme in ("http", "https") and not parts.hostname:
+        raise argparse.ArgumentTypeError(f"{value!r} names no host")
+    return value
+
+
 def codes_arg(value: str) -> list[str]:
     return [v.strip().upper() for v in value.split(",") if v.strip()]
 

@@ -54,8 +54,12 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="do not resolve the plan with uv (offline): the plan says it was not verified",
     )
-    res.add_argument("--index-url", metavar="URL", help="resolve against this index")
-    res.add_argument("--extra-index-url", action="append", default=[], metavar="URL")
+    res.add_argument(
+        "--index-url", type=common.url_arg, metavar="URL", help="resolve against this index"
+    )
+    res.add_argument(
+        "--extra-index-url", type=common.url_arg, action="append", default=[], metavar="URL"
+    )
     res.add_argument("--find-links", action="append", default=[], metavar="DIR|URL")
     res.add_argument("--no-index", action="store_true", help="resolve from --find-links only")
     out = p.add_argument_group("output")
@@ -134,9 +138,10 @@ def run(args: argparse.Namespace) -> int:
         return _apply(result, options, args)
     text = render_fix(result, args.format, options)
     if args.output:
-        from envcheck.fileio import write_atomic
+        from envcheck.output import write
+        from envcheck.redact import redact_urls
 
-        write_atomic(args.output, text, overwrite=args.force)
+        write(args.output, text, overwrite=args.force, redactor=redact_urls)
         sys.stderr.write(f"envcheck: wrote {args.output}\n")
     if args.json:
         _emit_json(result.plan, result.code, result.status, None)

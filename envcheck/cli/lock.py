@@ -88,8 +88,10 @@ def add_parser(sub: Any) -> None:
         "--glibc", metavar="VERSION", help="the target's glibc (picks the manylinux tag)"
     )
     index = p.add_argument_group("index (default: the one pip is configured with)")
-    index.add_argument("--index-url", metavar="URL")
-    index.add_argument("--extra-index-url", action="append", default=[], metavar="URL")
+    index.add_argument("--index-url", type=common.url_arg, metavar="URL")
+    index.add_argument(
+        "--extra-index-url", type=common.url_arg, action="append", default=[], metavar="URL"
+    )
     index.add_argument("--find-links", action="append", default=[], metavar="DIR|URL")
     index.add_argument("--no-index", action="store_true")
     index.add_argument(
@@ -162,9 +164,10 @@ def run(args: argparse.Namespace) -> int:
     written = False
     if result.text is not None:
         if args.output:
-            from envcheck.fileio import write_atomic
+            from envcheck.output import write
+            from envcheck.redact import redact_urls
 
-            write_atomic(args.output, result.text, overwrite=args.force)
+            write(args.output, result.text, overwrite=args.force, redactor=redact_urls)
             written = True
         elif not args.json:
             common.emit(result.text)

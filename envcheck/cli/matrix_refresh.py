@@ -40,6 +40,7 @@ def add_parsers(msub: Any) -> None:
     r.add_argument("--pre", action="store_true", help="include pre-releases and dev releases")
     r.add_argument(
         "--index-url",
+        type=common.url_arg,
         metavar="URL",
         help="simple index to read (default: the one pip is configured with)",
     )
@@ -55,9 +56,20 @@ def add_parsers(msub: Any) -> None:
     r.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     r.add_argument("--workers", type=int, default=4, metavar="N", help="concurrent requests (4)")
     r.add_argument(
-        "--timeout", type=seconds_arg, default=30.0, metavar="S", help="per request (30)"
+        "--timeout",
+        type=seconds_arg,
+        default=30.0,
+        metavar="S",
+        help="per read (30); a whole answer gets 4 times as long",
     )
     r.add_argument("--retries", type=int, default=3, metavar="N", help="on 429/5xx/timeouts (3)")
+    r.add_argument(
+        "--deadline",
+        type=seconds_arg,
+        default=1800.0,
+        metavar="S",
+        help="for every request together, retries and Retry-After waits included (1800)",
+    )
     r.add_argument("--json", action="store_true")
     r.set_defaults(run=run_refresh, output_is_file=False)
 
@@ -79,6 +91,8 @@ def _packages(values: list[str] | None) -> tuple[str, ...]:
     if not values:
         return DEFAULT_PACKAGES
     names = [n.strip().lower() for v in values for n in v.split(",") if n.strip()]
+    if not names:
+        raise UsageError("--packages names no package (give a comma-separated list)")
     return tuple(dict.fromkeys(names))
 
 
@@ -138,7 +152,11 @@ def run_refresh(args: argparse.Namespace) -> int:
     client = IndexClient(
         cache,
         ClientOptions(
-            timeout=args.timeout, retries=args.retries, workers=args.workers, offline=args.offline
+            timeout=args.timeout,
+            retries=args.retries,
+            workers=args.workers,
+            offline=args.offline,
+            command_deadline=args.deadline,
         ),
     )
     from envcheck.formats.progress import status as spinner

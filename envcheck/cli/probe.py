@@ -70,10 +70,10 @@ def run(args: argparse.Namespace) -> int:
         print_report(report, console())
         return 0
     if args.output:
-        from envcheck.fileio import write_atomic
         from envcheck.model.report import DEEP_NOT_RUN
+        from envcheck.output import write
 
-        write_atomic(args.output, text, overwrite=args.force)
+        write(args.output, text, overwrite=args.force)
         missing = [
             s
             for s in report.SECTIONS

@@ -13,7 +13,6 @@ whether it was (``Plan.resolved``) and, when not, why.
 
 from __future__ import annotations
 
-import datetime as _dt
 import re
 import sys
 from collections.abc import Callable
@@ -167,10 +166,6 @@ class ApplyResult:
     code: int
 
 
-def default_snapshot() -> str:
-    return f"envcheck-freeze-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}.txt"
-
-
 def apply_fix(
     plan: Plan, options: ApplyOptions, echo: Callable[[str], None] = lambda _line: None
 ) -> ApplyResult:
@@ -187,7 +182,7 @@ def apply_fix(
     outcome = apply_plan(
         plan,
         options.python or sys.executable,
-        snapshot=options.snapshot or default_snapshot(),
+        snapshot=options.snapshot,  # None: a fresh name of the plan's own
         include_unsafe=options.unsafe,
         overwrite=options.force,
         echo=echo,

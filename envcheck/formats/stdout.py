@@ -3,6 +3,10 @@ crosses (rich included, which writes to ``sys.stdout`` at print time).
 
 ``guarded()`` wraps both streams for the length of a command. The wrapper
 
+- takes terminal control sequences out of everything written (``terminal.strip_controls``:
+  an OSC 52 clipboard write or a title change in a package's METADATA or a log line), except
+  what rich writes through ``trusted()``: rich's own styling, whose data was stripped when it
+  was rendered (``formats.table.SafeConsole``);
 - redacts secrets in everything written (``redact.redact_text``: URL credentials, ``NAME=value``
   of secret-looking names), whole lines at a time so a secret split across writes is still seen;
 - degrades text the stream's encoding cannot carry (``PYTHONIOENCODING=ascii``, the C locale):
@@ -26,6 +30,7 @@ from collections.abc import Iterator
 from typing import Any, TextIO
 
 from envcheck.redact import redact_text
+from envcheck.terminal import strip_controls
 
 _HOLD = 64 * 1024  # a partial line held back for redaction at most this long
 _PLAIN = str.maketrans(
@@ -74,18 +79,28 @@ class GuardedStream:
         return self._stream
 
     def write(self, text: str) -> int:
+        """Write text from data: control sequences are taken out first."""
         if not text:
             return 0
+        return self._write(strip_controls(text), len(text))
+
+    def trusted(self) -> TrustedWriter:
+        """A writer for rich's rendered output (its styling kept; its data already clean)."""
+        return TrustedWriter(self)
+
+    def _write(self, text: str, size: int) -> int:
+        if not text:
+            return size
         pending = self._pending + text
         cut = pending.rfind("\n") + 1
         if cut == 0 and len(pending) < _HOLD:
             self._pending = pending
-            return len(text)
+            return size
         if cut == 0:
             cut = len(pending)
         self._pending = pending[cut:]
         self._emit(pending[:cut])
-        return len(text)
+        return size
 
     def flush(self) -> None:
         if self._pending:
@@ -158,6 +173,19 @@ class GuardedStream:
         if self._stream is None:
             raise AttributeError(name)
         return getattr(self._stream, name)
+
+
+class TrustedWriter:
+    """What rich writes to a guarded stream: redacted, but its escape sequences kept."""
+
+    def __init__(self, stream: GuardedStream) -> None:
+        self._guarded = stream
+
+    def write(self, text: str) -> int:
+        return self._guarded._write(text, len(text))
+
+    def __getattr__(self, name: str) -> Any:  # flush, isatty, fileno, encoding
+        return getattr(self._guarded, name)
 
 
 def _occupy(fd: int) -> None:

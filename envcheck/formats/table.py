@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import IO, Any
 
 from rich import box
 from rich.console import Console
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
 from envcheck.formats.inventory import headline, inventory, summary_line
 from envcheck.formats.rows import Group, Tone
+from envcheck.formats.stdout import GuardedStream
 from envcheck.model.finding import CheckResult, Finding, Severity
 from envcheck.model.report import NodeReport
 from envcheck.redact import redact_text
+from envcheck.terminal import strip_controls
 
 STYLES: dict[Tone, str] = {"normal": "", "muted": "dim", "warn": "yellow", "bad": "bold red"}
 
@@ -51,9 +54,25 @@ class TrimmedLines:
         return getattr(self._stream, name)
 
 
+class SafeConsole(Console):
+    """A rich console that takes terminal control sequences out of the text it renders (data:
+    a package's METADATA, a log line) while keeping the escapes rich makes for its own styles
+    and cursor movements; those reach a guarded stream through its ``trusted()`` writer."""
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        clean = (
+            seg if seg.control or not seg.text else Segment(strip_controls(seg.text), seg.style)
+            for seg in buffer
+        )
+        return super()._render_buffer(clean)
+
+
 def console(file: IO[str] | None = None) -> Console:
-    stream = TrimmedLines(file if file is not None else sys.stdout)
-    return Console(file=stream, highlight=False, soft_wrap=False)  # type: ignore[arg-type]
+    target: Any = file if file is not None else sys.stdout
+    if isinstance(target, GuardedStream):
+        target = target.trusted()
+    stream = TrimmedLines(target)
+    return SafeConsole(file=stream, highlight=False, soft_wrap=False)  # type: ignore[arg-type]
 
 
 def _group_table(group: Group, label_width: int = 16) -> Table:

@@ -2,11 +2,19 @@
 retries with backoff on 429 and 5xx (urllib3 ``Retry`` via ``HTTPAdapter``), conditional
 requests for cached project pages, a small thread pool, and ``offline`` mode that answers from
 the cache only. Every request that goes out is counted.
+
+An index is not trusted to be polite (docs/security.md): every attempt has one deadline for
+the whole answer (``request_deadline``: a server dripping a byte a second never trips a
+per-read timeout, but it trips this), the command has one deadline for all its requests
+(``command_deadline``), a ``Retry-After`` is honoured up to ``RETRY_AFTER_CAP`` seconds and
+never past the command's deadline, and a body is read up to ``max_body`` bytes after
+decompression (an endless body or a gzip bomb is cut off, not held in memory).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -25,6 +33,9 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 RETRY_STATUSES = (429, 500, 502, 503, 504)
+RETRY_AFTER_CAP = 60.0  # seconds: a longer Retry-After is not waited for in full
+MAX_BODY = 64 * 1024 * 1024  # bytes of one answer, after decompression
+_BLOCK = 64 * 1024
 
 
 class FetchError(Exception):
@@ -70,11 +81,21 @@ class _CountingRetry(Retry):
     """urllib3 retries happen below requests; this counts each one."""
 
     on_retry: Callable[[], None] | None = None
+    time_left: Callable[[], float] | None = None  # seconds to the command's deadline
 
     def new(self, **kw: Any) -> _CountingRetry:
         retry = super().new(**kw)
         retry.on_retry = self.on_retry
+        retry.time_left = self.time_left
         return retry
+
+    def parse_retry_after(self, retry_after: str) -> float:
+        """A server's Retry-After, capped: at most RETRY_AFTER_CAP seconds and never past the
+        command's deadline (a value of days, or a date years ahead, is not slept on)."""
+        seconds = min(super().parse_retry_after(retry_after), RETRY_AFTER_CAP)
+        if self.time_left is not None:
+            seconds = min(seconds, max(self.time_left(), 0.0))
+        return max(seconds, 0.0)
 
     def increment(self, *args: Any, **kwargs: Any) -> _CountingRetry:
         retry = super().increment(*args, **kwargs)
@@ -87,6 +108,9 @@ class _CountingRetry(Retry):
 class ClientOptions:
     timeout: float = 30.0  # seconds, for connecting and for each read
     retries: int = 3
+    request_deadline: float | None = None  # seconds for one whole answer (None: 4 x timeout)
+    command_deadline: float = 1800.0  # seconds for every request of the command together
+    max_body: int = MAX_BODY
     backoff: float = 0.5  # urllib3 backoff_factor: 0.5, 1, 2 ... seconds between tries
     backoff_max: float = 30.0
     workers: int = 4  # concurrent requests: polite to a public index
@@ -101,6 +125,51 @@ class IndexClient:
         self._lock = threading.Lock()
         self._local = threading.local()
         self._sessions: list[requests.Session] = []
+        self._started = time.monotonic()
+
+    # --- deadlines ---------------------------------------------------------------------------
+
+    def time_left(self) -> float:
+        """Seconds until the command's deadline."""
+        return self.options.command_deadline - (time.monotonic() - self._started)
+
+    def _request_deadline(self) -> float:
+        per = self.options.request_deadline or 4 * self.options.timeout
+        return time.monotonic() + min(per, max(self.time_left(), 0.0))
+
+    def read_body(self, response: requests.Response, *, limit: int | None = None) -> bytes:
+        """The body of a streamed response, decompressed, at most ``limit`` bytes (default
+        ``max_body``), before the request's deadline; FetchError otherwise."""
+        limit = self.options.max_body if limit is None else limit
+        deadline = getattr(response, "envcheck_deadline", None) or self._request_deadline()
+        data = bytearray()
+        try:
+            # read1: whatever has arrived (a dripping server's byte included), so that the
+            # deadline is checked between reads; read(n) would wait for all n bytes
+            while block := response.raw.read1(_BLOCK, decode_content=True):
+                data += block
+                if len(data) > limit:
+                    raise FetchError(f"the answer is larger than {limit} bytes; not read further")
+                if time.monotonic() > deadline:
+                    raise FetchError(self._late())
+        except FetchError:
+            response.close()
+            raise
+        except (requests.exceptions.RequestException, OSError, ValueError) as exc:
+            response.close()
+            if "timed out" in str(exc).lower():
+                raise FetchError(self._late()) from None
+            raise FetchError(f"reading the answer failed: {type(exc).__name__}: {exc}") from None
+        except Exception as exc:  # urllib3's ProtocolError, DecodeError, ReadTimeoutError
+            response.close()
+            raise FetchError(f"reading the answer failed: {type(exc).__name__}") from None
+        return bytes(data)
+
+    def _late(self) -> str:
+        if self.time_left() <= 0:
+            return f"the command's deadline of {self.options.command_deadline:g} s passed"
+        per = self.options.request_deadline or 4 * self.options.timeout
+        return f"no complete answer within {per:g} s"
 
     # --- plumbing ---------------------------------------------------------------------------
 
@@ -140,6 +209,7 @@ class IndexClient:
                 raise_on_status=False,
             )
             retry.on_retry = self._retried
+            retry.time_left = self.time_left
             adapter = HTTPAdapter(max_retries=retry, pool_maxsize=max(opts.workers, 1))
             session = requests.Session()
             session.mount("http://", adapter)
@@ -156,15 +226,28 @@ class IndexClient:
         """One GET (plus its retries). Connection problems become FetchError."""
         if self.options.offline:
             raise FetchError("offline: not in the cache")
+        if self.time_left() <= 0:
+            raise FetchError(self._late())
+        deadline = self._request_deadline()
+        read_timeout = max(min(self.options.timeout, deadline - time.monotonic()), 0.01)
         try:
             response = self._session().get(
-                url, headers=headers or {}, timeout=self.options.timeout, stream=stream
+                url,
+                headers=headers or {},
+                timeout=(self.options.timeout, read_timeout),
+                stream=True,
             )
         except requests.exceptions.RequestException as exc:
             self._count(kind)
             raise FetchError(self._describe(exc)) from None
-        nbytes = 0 if stream else len(response.content)
-        self._count(kind, nbytes=nbytes)
+        response.envcheck_deadline = deadline  # type: ignore[attr-defined]
+        if stream:
+            self._count(kind)
+            return response
+        body = self.read_body(response)
+        response._content = body  # the body as requests would hold it, read within bounds
+        response._content_consumed = True  # type: ignore[attr-defined]
+        self._count(kind, nbytes=len(body))
         return response
 
     def _describe(self, exc: requests.exceptions.RequestException) -> str:

@@ -67,8 +67,13 @@ def pip_default_index(python: str, timeout: float, env: Mapping[str, str]) -> st
 
 
 def is_http(url: str) -> bool:
-    parts = urlsplit(url)
-    return parts.scheme in ("http", "https") and bool(parts.netloc)
+    """An http(s) URL with a host that parses (``http://[::1`` or a port out of range: no)."""
+    try:
+        parts = urlsplit(url)
+        _ = parts.port
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
 def choose_index(

@@ -12,8 +12,10 @@ from __future__ import annotations
 import hashlib
 import io
 import re
+import time
 import zipfile
 from dataclasses import dataclass
+from typing import Any
 
 from packaging.utils import canonicalize_name
 
@@ -23,6 +25,7 @@ from envcheck.index.simple import IndexFile
 
 CHUNK = 64 * 1024  # bytes per range request
 MAX_RANGE_BYTES = 8 * 1024 * 1024  # a wheel's central directory is far smaller than this
+MAX_METADATA = 16 * 1024 * 1024  # bytes of an unpacked METADATA (real ones: a few KiB to ~1 MiB)
 VIA_FILE, VIA_RANGE = "metadata file", "range requests"
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+)")
 
@@ -80,7 +83,7 @@ class RemoteFile(io.RawIOBase):
             expected = last - first + 1
             if self.fetched + expected > MAX_RANGE_BYTES:
                 raise RangeError(f"more than {MAX_RANGE_BYTES} bytes needed; gave up")
-            data = response.raw.read(expected + 1, decode_content=False)
+            data = self._read(response, expected)
         finally:
             response.close()
         if len(data) != expected:
@@ -89,6 +92,27 @@ class RemoteFile(io.RawIOBase):
         self.client.add_bytes(len(data))
         self.fetched += len(data)
         return first, data, total
+
+    def _read(self, response: Any, expected: int) -> bytes:
+        """At most ``expected + 1`` raw bytes, before the request's deadline."""
+        deadline = getattr(response, "envcheck_deadline", None)
+        data = bytearray()
+        try:
+            while len(data) <= expected:
+                want = min(CHUNK, expected + 1 - len(data))
+                block = response.raw.read1(want, decode_content=False)
+                if not block:
+                    break
+                data += block
+                if deadline is not None and time.monotonic() > deadline:
+                    raise RangeError("no complete answer before the deadline", permanent=False)
+        except RangeError:
+            raise
+        except Exception as exc:  # a timeout, a reset connection
+            raise RangeError(
+                f"reading the range failed: {type(exc).__name__}", permanent=False
+            ) from None
+        return bytes(data)
 
     def _read_at(self, pos: int, n: int) -> bytes:
         end = min(pos + n, self.size)
@@ -146,7 +170,13 @@ def read_wheel_metadata(client: IndexClient, file: IndexFile, project: str) -> s
             member = _dist_info_metadata(archive.namelist(), project)
             if member is None:
                 raise RangeError("the wheel has no single *.dist-info/METADATA")
-            data = archive.read(member)
+            info = archive.getinfo(member)
+            if info.file_size > MAX_METADATA:
+                raise RangeError(f"METADATA says it is {info.file_size} bytes; not unpacked")
+            with archive.open(member) as handle:
+                data = handle.read(MAX_METADATA + 1)  # the size in the header may lie
+            if len(data) > MAX_METADATA:
+                raise RangeError(f"METADATA unpacks to more than {MAX_METADATA} bytes; not read")
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, KeyError, ValueError) as exc:
         raise RangeError(f"not a readable wheel: {exc}") from None
     except NotImplementedError as exc:  # an unsupported compression method

@@ -2,13 +2,20 @@
 
 Only ``safe`` steps run (``unsafe`` ones with ``include_unsafe``); environment variables and
 manual steps are printed, never run. Before anything changes, the environment's ``pip freeze``
-is written to a snapshot file; each command is shown before it runs; the first failure stops
-the run and the environment's state (what changed against the snapshot) is reported with the
-commands that roll it back. Every pip command is ``<target python> -m pip``.
+is written to a snapshot file (mode 0600, a new file made with ``O_EXCL`` under a name no other
+run has, index credentials redacted, control sequences taken out); each command is shown before
+it runs; the first failure stops the run and the environment's state (what changed against the
+snapshot) is reported with the commands that roll it back. A signal (SIGINT, SIGTERM) ends the
+running pip's process group and is reported through ``echo`` (the snapshot, the steps that had
+run, the one that was stopped, how to roll back) before it propagates. Every pip command is
+``<target python> -m pip``.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
+import os
+import secrets
 import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -16,11 +23,13 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from envcheck.errors import EnvcheckError
-from envcheck.fileio import write_atomic
+from envcheck.errors import EnvcheckError, InputError
+from envcheck.fileio import create_exclusive
 from envcheck.model.plan import Plan, Step
 from envcheck.plan.emit.pip import pip_argv
-from envcheck.probes.run import run
+from envcheck.probes.run import Terminated, run, signal_name
+from envcheck.redact import redact_urls
+from envcheck.terminal import strip_controls
 
 PIP_TIMEOUT_S = 3600.0
 
@@ -148,11 +157,78 @@ def rollback_commands(python: str, snapshot: str, added: list[str]) -> list[str]
     return commands
 
 
+def default_snapshot_name(now: _dt.datetime | None = None) -> str:
+    """envcheck-freeze-<date>-<time>-<microseconds>.txt (made unique on creation)."""
+    return f"envcheck-freeze-{(now or _dt.datetime.now()).strftime('%Y%m%d-%H%M%S-%f')}.txt"
+
+
+def write_snapshot(snapshot: str | Path | None, text: str, *, overwrite: bool = False) -> Path:
+    """The snapshot written as a new 0600 file, redacted; ``None``: a fresh default name in the
+    working directory. Raises ApplyError (nothing was changed) when it cannot be written."""
+    text = redact_urls(strip_controls(text))
+    try:
+        if snapshot is None:
+            base = default_snapshot_name()
+            for n in range(100):
+                name = base if n == 0 else base.replace(".txt", f"-{n}.txt")
+                try:
+                    return create_exclusive(name, text)
+                except FileExistsError:
+                    continue
+            raise FileExistsError(base)
+        target = Path(snapshot)
+        if not overwrite:
+            return create_exclusive(target, text)
+        tmp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+        create_exclusive(tmp, text)
+        try:
+            os.replace(tmp, target)
+        finally:
+            tmp.unlink(missing_ok=True)
+        return target
+    except FileExistsError:
+        raise InputError(
+            "the snapshot file exists (use --force to overwrite); nothing was changed",
+            where=str(snapshot),
+        ) from None
+    except OSError as exc:
+        where = snapshot if snapshot is not None else "in the working directory"
+        raise ApplyError(
+            f"cannot write the snapshot {where}: {exc.strerror or exc}; nothing was changed"
+        ) from None
+
+
+def _report_stop(
+    exc: BaseException,
+    echo: Callable[[str], None],
+    path: Path,
+    python: str,
+    ran: list[StepRun],
+    running: tuple[str, ...] | None,
+) -> None:
+    done = "; ".join(shlex.join(r.argv) + ("" if r.ok else " (failed)") for r in ran)
+    echo(
+        f"stopped by {signal_name(exc)}"
+        + (
+            f" while running `{shlex.join(running)}` (its process group was ended)"
+            if running
+            else ""
+        )
+        + f"; {len(ran)} step(s) had run before it"
+        + (f": {done}" if done else "")
+    )
+    echo(
+        f"snapshot of the environment before any change: {path}; to roll back: "
+        + shlex.join([python, "-m", "pip", "install", "--no-deps", "-r", str(path)])
+        + " (and uninstall what the stopped step added: compare `pip freeze` with the snapshot)"
+    )
+
+
 def apply_plan(
     plan: Plan,
     python: str,
     *,
-    snapshot: str | Path,
+    snapshot: str | Path | None,
     include_unsafe: bool = False,
     overwrite: bool = False,
     echo: Callable[[str], None] = lambda _text: None,
@@ -164,10 +240,40 @@ def apply_plan(
     version label (cu121) to the index that serves it, recorded in the snapshot."""
     before = freeze(python, env)
     recorded = with_indexes(before, index_for) if index_for else before
-    path = write_atomic(snapshot, recorded, overwrite=overwrite)
+    path = write_snapshot(snapshot, recorded, overwrite=overwrite)
     echo(f"snapshot of the environment before any change: {path}")
     ran: list[StepRun] = []
     not_run: list[tuple[Step, str]] = []
+    running: list[tuple[str, ...]] = []
+    try:
+        _run_steps(plan, python, ran, not_run, running, include_unsafe, echo, env, timeout)
+    except (KeyboardInterrupt, Terminated) as exc:
+        _report_stop(exc, echo, path, python, ran, running[-1] if running else None)
+        raise
+    try:
+        after = freeze(python, env)
+    except ApplyError as exc:
+        return ApplyOutcome(python, str(path), tuple(ran), tuple(not_run), state_error=str(exc))
+    changes, added = diff(before, after)
+    rollback = rollback_commands(python, str(path), added) if changes else []
+    return ApplyOutcome(
+        python, str(path), tuple(ran), tuple(not_run), tuple(changes), tuple(rollback)
+    )
+
+
+def _run_steps(
+    plan: Plan,
+    python: str,
+    ran: list[StepRun],
+    not_run: list[tuple[Step, str]],
+    running: list[tuple[str, ...]],
+    include_unsafe: bool,
+    echo: Callable[[str], None],
+    env: Mapping[str, str] | None,
+    timeout: float,
+) -> bool:
+    """Run the steps, appending to ``ran``/``not_run``; ``running`` gets each command as it
+    starts (a signal is reported with it). Whether a step failed."""
     failed = False
     for step in plan.steps:
         action = step.action
@@ -188,7 +294,9 @@ def apply_plan(
             continue
         argv = tuple(pip_argv(action, python))
         echo(f"$ {shlex.join(argv)}")
+        running.append(argv)
         result = run(argv, timeout=timeout, env=env)
+        running.clear()
         if result.ok:
             ran.append(StepRun(step, argv, True))
             continue
@@ -196,12 +304,4 @@ def apply_plan(
         detail = result.problem or "\n".join(tail)
         ran.append(StepRun(step, argv, False, detail))
         failed = True
-    try:
-        after = freeze(python, env)
-    except ApplyError as exc:
-        return ApplyOutcome(python, str(path), tuple(ran), tuple(not_run), state_error=str(exc))
-    changes, added = diff(before, after)
-    rollback = rollback_commands(python, str(path), added) if changes else []
-    return ApplyOutcome(
-        python, str(path), tuple(ran), tuple(not_run), tuple(changes), tuple(rollback)
-    )
+    return failed

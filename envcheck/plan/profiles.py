@@ -109,13 +109,10 @@ def load_profiles(directory: Path | None = None) -> dict[str, Profile]:
 def get_profile(name: str, directory: Path | None = None) -> Profile:
     """A built-in profile by name, or a profile file given by path."""
     if name.endswith(".toml") or "/" in name:
-        path = Path(name)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise ProfileError("no such file", where=name) from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ProfileError(f"cannot read: {exc}", where=name) from None
+        from envcheck.inputs import read_text
+
+        # the one capped, non-blocking reader: /dev/zero or a FIFO is not read forever
+        text = read_text(name, error=ProfileError)
         return parse_profile(text, name)
     profiles = load_profiles(directory)
     if name not in profiles:

@@ -37,6 +37,11 @@ class UvMissing(EnvcheckError):
     """uv is not installed; the message says how to install it."""
 
 
+class UvFailed(EnvcheckError):
+    """uv itself failed (killed, timed out, an error that is not a resolver's verdict): an
+    error naming uv's failure, exit 2, never "no resolution"."""
+
+
 class ResolveFailed(Exception):
     """The resolver found no solution or could not run; ``detail`` is its own explanation."""
 

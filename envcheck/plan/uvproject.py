@@ -28,7 +28,14 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from envcheck.model.plan import Stack
-from envcheck.plan.resolve import IndexConfig, Resolution, ResolveFailed, ResolveFormat, redact_url
+from envcheck.plan.resolve import (
+    IndexConfig,
+    Resolution,
+    ResolveFailed,
+    ResolveFormat,
+    UvFailed,
+    redact_url,
+)
 from envcheck.probes.run import RunResult, run
 
 VARIANT_PACKAGES = ("torch", "torchvision", "torchaudio", "triton")
@@ -332,10 +339,16 @@ def lock_project(
         if not locked.ok:
             detail = (locked.stderr or locked.stdout).strip().replace(tmp, "the stack")
             if locked.problem:
-                raise ResolveFailed(f"uv could not run: {locked.problem}", detail)
+                raise UvFailed(f"uv could not run: {locked.problem}")
             unreachable = index_unreachable(detail, request)
             if unreachable is not None:
                 raise unreachable
+            if locked.returncode is None or locked.returncode < 0:
+                # killed (a signal, the OOM killer): not a verdict on the stack
+                raise UvFailed(f"uv failed: {locked.describe_failure()}")
+            if "no solution found" not in detail.lower():
+                last = detail.splitlines()[-1][:300] if detail else "no message"
+                raise UvFailed(f"uv failed (exit {locked.returncode}): {last}")
             raise ResolveFailed("uv found no resolution for this stack", detail)
         fmt = "pylock.toml" if request.fmt == "pylock" else "requirements.txt"
         export = [uv, "export", "--frozen", "--quiet", "--directory", tmp, "--no-header"]

@@ -121,6 +121,14 @@ def parse_headers(text: str) -> dict[str, list[str]]:
     return found
 
 
+class UnreadablePath(Exception):
+    """A directory on the inspected path that cannot be listed (permissions)."""
+
+    def __init__(self, path: str, why: str) -> None:
+        super().__init__(f"site-packages unreadable: {path}: {why}")
+        self.path = path
+
+
 def find_distributions(search_path: Sequence[str]) -> list[Path] | None:
     """The metadata directories on ``search_path``, found and ordered exactly as
     ``importlib.metadata.distributions(path=...)`` finds them (its path finder, unchanged from
@@ -128,12 +136,17 @@ def find_distributions(search_path: Sequence[str]) -> list[Path] | None:
     directory in listing order, grouped by normalised project name in order of first
     appearance, then an egg's ``EGG-INFO`` when the entry is a ``*.egg`` directory. Found from
     the names alone, without importing importlib.metadata (and the email parser under it).
-    None when an entry is a file (a zip archive): importlib.metadata reads those."""
+    None when an entry is a file (a zip archive): importlib.metadata reads those. A directory
+    that exists but cannot be listed raises ``UnreadablePath``: what it holds is unknown, so the
+    packages section is an error and the rules that need it skip (not "X is not installed")."""
     found: list[Path] = []
     for root in search_path:
         try:
             children = os.listdir(root or ".")
-        except Exception:  # as importlib.metadata: an unreadable or missing entry holds nothing
+        except PermissionError as exc:
+            # importlib.metadata would see nothing here; "not installed" would be a lie
+            raise UnreadablePath(root, exc.strerror or "permission denied") from None
+        except Exception:  # as importlib.metadata: a missing entry holds nothing
             if os.path.isfile(root):
                 return None
             continue
@@ -231,7 +244,10 @@ def probe_packages(facts: dict[str, Any] | str) -> Section[PackagesInfo]:
     search_path = tuple(str(p) for p in facts.get("sys_path") or ())
     dists: list[Distribution] = []
     broken: list[BrokenDistribution] = []
-    found: Iterable[Path | MetadataDistribution] | None = find_distributions(search_path)
+    try:
+        found: Iterable[Path | MetadataDistribution] | None = find_distributions(search_path)
+    except UnreadablePath as exc:
+        return Section.error(str(exc))
     if found is None:
         from importlib import metadata
 

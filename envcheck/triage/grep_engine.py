@@ -4,7 +4,9 @@ GNU grep compiles every signature pattern into one DFA and scans hundreds of MB/
 every Linux node, so triage needs no extra package to be fast. A regular file becomes grep's
 stdin directly while a thread counts its lines on the other core; a pipe or a .gz is streamed in
 by a feeder thread that counts on the way. Only the lines grep prints are decoded and matched
-in Python. Patterns outside the common subset of Python re and POSIX ERE (Python-only syntax
+in Python, at most 8 KiB of each (a 2 GB matching line is not held in memory). grep runs in a
+process group of its own, recorded so that a signal to envcheck ends it
+(``probes.run.terminate_children``), and the patterns file is removed by ``close()``. Patterns outside the common subset of Python re and POSIX ERE (Python-only syntax
 in a site overlay) make ``usable()`` false and the caller falls back to another engine.
 """
 
@@ -22,10 +24,12 @@ from collections.abc import Callable, Sequence
 from typing import IO, BinaryIO
 
 from envcheck.matrix.schema import Signature
+from envcheck.probes.run import end_group, forget, spawn
 from envcheck.triage.patterns import ere_problem
-from envcheck.triage.scan import CHUNK, Scanner, ScanResult
+from envcheck.triage.scan import CHUNK, MAX_MATCHED, Scanner, ScanResult
 
 _TIMEOUT_S = 5.0
+_KEPT = MAX_MATCHED + 32  # "<line number>:" and the part of a line a signature is matched on
 
 
 def gnu_grep() -> str | None:
@@ -104,13 +108,28 @@ class GrepScanner(Scanner):
         count: Callable[[], None] | None,
         stream: BinaryIO | None = None,
     ) -> ScanResult:
-        proc = subprocess.Popen(
+        proc = spawn(
             [self._grep, "-n", "-a", "-E", "-f", self._patterns],
             stdin=stdin,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=_env(),
         )
+        try:
+            return self._collect(proc, result, count, stream)
+        except BaseException:
+            end_group(proc)  # an interrupt or a failed read: grep does not outlive us
+            raise
+        finally:
+            forget(proc)
+
+    def _collect(
+        self,
+        proc: subprocess.Popen[bytes],
+        result: ScanResult,
+        count: Callable[[], None] | None,
+        stream: BinaryIO | None,
+    ) -> ScanResult:
         state: dict[str, BaseException] = {}
 
         def work() -> None:
@@ -126,18 +145,31 @@ class GrepScanner(Scanner):
         helper = threading.Thread(target=work, name="envcheck-grep-count", daemon=True)
         helper.start()
         assert proc.stdout is not None
-        for raw in proc.stdout:
+        while raw := _bounded_line(proc.stdout):
             number, _, line = raw.rstrip(b"\n").partition(b":")
             if number.isdigit():
                 self._record(line, int(number), result)
         helper.join()
-        stderr = proc.stderr.read() if proc.stderr else b""
+        stderr = proc.stderr.read(_KEPT) if proc.stderr else b""
         code = proc.wait()
         if "error" in state:
             raise state["error"]
         if code not in (0, 1):
             raise OSError(f"grep failed ({code}): {stderr.decode(errors='replace').strip()}")
         return result
+
+
+def _bounded_line(out: IO[bytes]) -> bytes:
+    """The next line grep printed, at most ``_KEPT`` bytes of it (a 2 GB matching line is
+    named from its first 8 KiB, as every engine does, and the rest is skipped unread into
+    memory); b"" at the end."""
+    raw = out.readline(_KEPT)
+    if raw and not raw.endswith(b"\n"):
+        while rest := out.readline(CHUNK):
+            if rest.endswith(b"\n"):
+                break
+        raw += b"\n"
+    return raw
 
 
 def _regular_file(stream: BinaryIO) -> int | None:

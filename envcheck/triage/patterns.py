@@ -62,7 +62,8 @@ _REPEATS = ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
 def super_linear(pattern: str) -> str | None:
     """Why matching ``pattern`` with a backtracking engine (Python's re) can take more than
     linear time, or None. Refused: a repeated group that holds a repetition (``(a+)+``,
-    ``(\\w*\\s?)*``) and a repeated group whose alternatives can start alike (``(a|ab)+``).
+    ``(\\w*\\s?)*``) and a repeated group whose alternatives can start alike (``(a|ab)+``,
+    ``(a|a)+``, which re parses as ``a`` and two empty alternatives).
     These are the shapes behind catastrophic backtracking; grep and RE2 are linear anyway,
     but matched lines are named with re, which is not."""
     try:
@@ -82,7 +83,7 @@ def _walk(items: list[Any], *, inside_repeat: bool) -> str | None:
                 # (a+)+ and (aa?)+ alike: the inner part can take more or fewer characters
                 return "nests a repetition inside a repetition (catastrophic backtracking)"
             body = _unwrap(list(sub))
-            if repeats and _ambiguous_branch(body):
+            if repeats and (_ambiguous_branch(body) or _same_alternatives(body)):
                 return "repeats alternatives that can match alike (catastrophic backtracking)"
             # (\d+\.)+ is safe: every round ends at a '.' the inner part cannot take
             delimited = repeats and _delimited(body)
@@ -187,6 +188,30 @@ def _ambiguous_branch(items: list[Any]) -> bool:
         if branch[0][1] in firsts:
             return True
         firsts.add(branch[0][1])
+    return False
+
+
+def _same_alternatives(items: list[Any]) -> bool:
+    """Whether a repeated body holds alternatives that match alike once their common start
+    is factored out: ``(a|a)+`` parses as ``a`` then a branch of two empty alternatives, and
+    each round can take either, so a failing match tries 2^n ways. Two empty alternatives, or
+    two starting with the same literal, are ambiguous."""
+    for op, arg in items:
+        if str(op) == "SUBPATTERN" and _same_alternatives(list(arg[-1])):
+            return True
+        if str(op) != "BRANCH":
+            continue
+        firsts: set[object] = set()
+        for alternative in arg[1]:
+            branch = list(alternative)
+            first: object = (
+                "" if not branch else (branch[0][1] if str(branch[0][0]) == "LITERAL" else None)
+            )
+            if first is None:
+                continue  # not a plain literal: _ambiguous_branch judges whole branches
+            if first in firsts:
+                return True
+            firsts.add(first)
     return False
 
 

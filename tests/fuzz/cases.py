@@ -494,6 +494,12 @@ def option_case(draw: st.DrawFn) -> Case:
     return Case("options", ("check", "--spec", "{dir}/node.toml", *junk), files)
 
 
+def _families() -> dict[str, Any]:
+    from tests.fuzz.hostile import control_case, index_case
+
+    return {"controls": control_case, "index": index_case}
+
+
 ALL = {
     "spec": spec_case,
     "report": report_case,
@@ -503,6 +509,7 @@ ALL = {
     "overlay": overlay_case,
     "options": option_case,
 }
+ALL.update(_families())  # defined after the building blocks they use
 
 
 def materialise(case: Case, directory: Path) -> tuple[list[str], list[Path]]:

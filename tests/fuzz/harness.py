@@ -4,6 +4,7 @@ check the contract every command keeps:
 - the exit code is 0, 1 or 2 (never 3, never an uncaught exception);
 - exit 2 prints exactly one line on standard error, ``envcheck: error: ...``;
 - no traceback anywhere;
+- no terminal control sequence (ESC, BEL, 8-bit CSI/OSC/DCS) in anything printed or written;
 - nothing is written on error (the ``-o`` target does not appear);
 - no planted secret appears in standard output, standard error or a written file;
 - the case finishes within its time bound (an alarm turns a hang into a recorded failure).
@@ -26,6 +27,7 @@ from typing import Any
 
 SECRET = "Zq9S3CRETPW"  # planted in secret-shaped places only; must never be printed
 TIME_BOUND_S = 20.0
+_CONTROLS = ("\x1b", "\x9b", "\x9d", "\x90", "\x07")  # ESC, 8-bit CSI/OSC/DCS, BEL
 
 
 @dataclass
@@ -63,6 +65,9 @@ class Outcome:
             if self.written:
                 found.append(f"wrote {sorted(self.written)} although it failed")
         everything = self.stdout + self.stderr + "".join(self.written.values())
+        if any(c in everything for c in _CONTROLS):
+            at = min(i for i in (everything.find(c) for c in _CONTROLS) if i >= 0)
+            found.append(f"control sequence printed: {everything[max(0, at - 40) : at + 20]!r}")
         for secret in secrets:
             if secret in everything:
                 found.append(f"leaked {secret!r}")

@@ -281,11 +281,12 @@ def test_lock_refuses_a_set_that_fails_the_rules(local_index: LocalIndex, tmp_pa
     # a dry run writes nothing, so its -o is not checked (envcheck.output, from main) ...
     dev = run_cli("lock", "torch==2.5.1", "--python", "3.11", "--dry-run", "-o", "/dev/null")
     assert dev.returncode == 0
-    # ... otherwise -o is checked before any work: a device is refused up front
-    null = _lock(
-        local_index, "torch==2.5.1", "--python", "3.11", "-o", "/dev/null", "--force", cwd=tmp_path
+    # ... otherwise -o is checked before any work: a device is refused up front (a stream,
+    # /dev/null or /dev/stdout, is written in place: tests/security/test_output_race.py)
+    zero = _lock(
+        local_index, "torch==2.5.1", "--python", "3.11", "-o", "/dev/zero", "--force", cwd=tmp_path
     )
-    assert null[0] == 2 and "not a regular file" in null[2]
+    assert zero[0] == 2 and "not a regular file" in zero[2]
 
 
 def test_lock_usage_errors(tmp_path: Path) -> None:

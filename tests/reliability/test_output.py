@@ -28,7 +28,7 @@ SPEC = REPO / "tests" / "fixtures"
         ("/no/such/dir/x.json", InputError, "does not exist"),
         ("/tmp/" + "a" * 300, InputError, "longer than 255 bytes"),
         ("/tmp", InputError, "is a directory"),
-        ("/dev/null", InputError, "not a regular file"),
+        ("/dev/zero", InputError, "not a regular file"),  # streams (/dev/null) are targets
         ("/dev/new.json", InputError, "kernel file system"),
     ],
 )

@@ -1,0 +1,171 @@
+"""SIGINT and SIGTERM to a running envcheck: the children it started (uv for `lock`, pip for
+`fix --apply`, grep for triage) are ended with their process groups, its temporary files and
+directories are removed, `fix --apply` reports the snapshot and what ran, and the exit code is
+128 + the signal's number, as a shell reports it. A real child process (a fake uv or pip that
+records its pid and sleeps) and a real signal to a real `python -m envcheck`."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.distfactory import make_dist
+from tests.security.helpers import (
+    alive,
+    base_env,
+    fake_program,
+    kill_leftover,
+    start_envcheck,
+    wait_for,
+)
+
+SLEEPER = 'echo $$ >> "{pids}"\nexec sleep 300\n'
+
+
+def _stop(proc: subprocess.Popen[str], signum: int) -> tuple[int, str]:
+    proc.send_signal(signum)
+    try:
+        _, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise AssertionError("envcheck did not end within 30 s of the signal") from None
+    return proc.returncode, err
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_lock_ends_uv_and_removes_its_project(tmp_path: Path, signum: int, code: int) -> None:
+    pids = tmp_path / "uv.pids"
+    uv = fake_program(
+        tmp_path / "bin" / "uv",
+        'if [ "$1" = "--version" ]; then echo "uv 0.5.0"; exit 0; fi\n' + SLEEPER.format(pids=pids),
+    )
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc = start_envcheck(
+        "lock",
+        "torch",
+        "--python",
+        "3.11",
+        "--index-url",
+        "http://127.0.0.1:9/simple",
+        cwd=tmp_path,
+        env=base_env(tmp, ENVCHECK_UV=str(uv)),
+    )
+    uv_pid = int(wait_for(pids).split()[0])
+    try:
+        assert any(tmp.iterdir())  # the throwaway uv project exists while uv runs
+        returncode, err = _stop(proc, signum)
+        assert returncode == code, err
+        assert f"stopped by {signal.Signals(signum).name}" in err
+        assert "Traceback" not in err
+        time.sleep(0.2)
+        assert not alive(uv_pid), "uv was left running"
+        assert list(tmp.iterdir()) == [], "the temporary project was left behind"
+    finally:
+        kill_leftover(uv_pid)
+        kill_leftover(proc.pid)
+
+
+def _fake_python(tmp_path: Path, pids: Path) -> Path:
+    """A venv's interpreter behind a wrapper whose `-m pip` is fake: `freeze` answers, any
+    other pip command records its pid and sleeps (a pip install that is still running)."""
+    venv = tmp_path / "venv"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120
+    )
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    make_dist(site, "numpy", "2.1.3")
+    make_dist(site, "vllm", "0.6.3", requires=("numpy<2",))
+    return fake_program(
+        tmp_path / "bin" / "python",
+        'if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then\n'
+        '  if [ "$3" = "freeze" ]; then\n'
+        "    printf 'numpy==2.1.3\\nvllm==0.6.3\\n'\n"
+        "    printf -- '--extra-index-url https://alice:s3cret@private.example/simple\\n'\n"
+        "    exit 0\n"
+        "  fi\n" + SLEEPER.format(pids=pids).replace("\n", "\n  ") + "fi\n"
+        f'exec "{venv}/bin/python" "$@"\n',
+    )
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_fix_apply_ends_pip_and_reports_the_snapshot(
+    tmp_path: Path, signum: int, code: int
+) -> None:
+    pids = tmp_path / "pip.pids"
+    python = _fake_python(tmp_path, pids)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc = start_envcheck(
+        "fix",
+        "--python",
+        str(python),
+        "--no-resolve",
+        "--apply",
+        "--select",
+        "PKG104",
+        cwd=tmp_path,
+        env=base_env(tmp),
+    )
+    pip_pid = int(wait_for(pids).split()[0])
+    try:
+        returncode, err = _stop(proc, signum)
+        assert returncode == code, err
+        assert "Traceback" not in err
+        name = signal.Signals(signum).name
+        assert f"stopped by {name} while running `{python} -m pip install" in err
+        assert "0 step(s) had run before it" in err
+        snapshots = list(tmp_path.glob("envcheck-freeze-*.txt"))
+        assert len(snapshots) == 1
+        assert f"snapshot of the environment before any change: {snapshots[0].name}" in err
+        assert f"to roll back: {python} -m pip install --no-deps -r {snapshots[0].name}" in err
+        time.sleep(0.2)
+        assert not alive(pip_pid), "pip was left running"
+        assert list(tmp.iterdir()) == []
+    finally:
+        kill_leftover(pip_pid)
+        kill_leftover(proc.pid)
+
+
+def test_triage_grep_engine_child_and_patterns_file_are_removed(tmp_path: Path) -> None:
+    """triage reading a pipe that never ends: grep waits on it; SIGTERM ends grep and removes
+    the signatures file grep was reading."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc = start_envcheck("triage", "--engine", "grep", "-", cwd=tmp_path, env=base_env(tmp))
+    assert proc.stdin is not None
+    proc.stdin.write("CUDA error: out of memory\n" * 10)
+    proc.stdin.flush()
+    deadline = time.monotonic() + 60
+    grep_pids: list[int] = []
+    while time.monotonic() < deadline and not grep_pids:
+        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+        grep_pids = (
+            [
+                int(p)
+                for p in children.read_text(encoding="utf-8").split()
+                if "grep" in Path(f"/proc/{p}/cmdline").read_bytes().decode(errors="replace")
+            ]
+            if children.exists()
+            else []
+        )
+        time.sleep(0.1)
+    if not grep_pids:
+        proc.kill()
+        pytest.skip("GNU grep engine did not start (no GNU grep?)")
+    try:
+        assert any(tmp.iterdir())  # the signatures file grep reads
+        returncode, err = _stop(proc, signal.SIGTERM)
+        assert returncode == 143, err
+        time.sleep(0.2)
+        assert not any(alive(p) for p in grep_pids), "grep was left running"
+        assert list(tmp.iterdir()) == []
+    finally:
+        for pid in grep_pids:
+            kill_leftover(pid)
+        kill_leftover(proc.pid)
