@@ -24,10 +24,10 @@ FUNCTIONS['e8e5c7a0105ce7a0d9753b81f4b6ca72676e90926598e50ce82e5aeb1c4d2fef'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.timeout,self.retries,self.backoff,self.backoff_max,self.workers,self.offline,)==(other.timeout,other.retries,other.backoff,other.backoff_max,other.workers,other.offline,)
+   return (self.timeout,self.retries,self.request_deadline,self.command_deadline,self.max_body,self.backoff,self.backoff_max,self.workers,self.offline,)==(other.timeout,other.retries,other.request_deadline,other.command_deadline,other.max_body,other.backoff,other.backoff_max,other.workers,other.offline,)
   return NotImplemented
  return __eq__
-FUNCTIONS['d45e09a493ed4571dbef5addcf975e16eefd699645d3470462fab96eb550609e'] = __create_fn__
+FUNCTIONS['e5e5078558fe0e34882e293f4f446fbd788c5296c5bb1da6b38f6b8ce447e7fe'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -37,9 +37,9 @@ FUNCTIONS['406f1d4c20faa2817ecac5f526f2f802f292f8d47c8ecba7e392ee02c9ea0551'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.timeout,self.retries,self.backoff,self.backoff_max,self.workers,self.offline,))
+  return hash((self.timeout,self.retries,self.request_deadline,self.command_deadline,self.max_body,self.backoff,self.backoff_max,self.workers,self.offline,))
  return __hash__
-FUNCTIONS['55ac0ff4237de80df9e9938a87b0fd53ffa4eb8badcc458bff9ca6acee70f44b'] = __create_fn__
+FUNCTIONS['e353ef6feeba6b17343560646c520ca7727a7901c21d7161309f73cac79abdd3'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -55,9 +55,9 @@ FUNCTIONS['ba439a2c252d79fd74124f1c2e31f684a0761b744d10b48a9325cc7bc73c2fe0'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(timeout={self.timeout!r}, retries={self.retries!r}, backoff={self.backoff!r}, backoff_max={self.backoff_max!r}, workers={self.workers!r}, offline={self.offline!r})"
+  return self.__class__.__qualname__ + f"(timeout={self.timeout!r}, retries={self.retries!r}, request_deadline={self.request_deadline!r}, command_deadline={self.command_deadline!r}, max_body={self.max_body!r}, backoff={self.backoff!r}, backoff_max={self.backoff_max!r}, workers={self.workers!r}, offline={self.offline!r})"
  return __repr__
-FUNCTIONS['6de60944c016e17604698b9196e99552c8bb0e78eda0ae9f3dfc9a574ebf5c6f'] = __create_fn__
+FUNCTIONS['871ea4bce70543978983b96963641a15f2feb81da9b1570fe190e5245f5ee739'] = __create_fn__
 
 def __create_fn__(_type_body, _type_how, _type_etag, _type_last_modified, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_etag, _dflt_last_modified, _return_type):
  def __init__(self,body:_type_body,how:_type_how,etag:_type_etag=_dflt_etag,last_modified:_type_last_modified=_dflt_last_modified)->_return_type:
@@ -81,16 +81,19 @@ def __create_fn__(_type_requests, _type_retries, _type_not_modified, _type_range
  return __init__
 FUNCTIONS['21385c4ceac336b068d52e43780f7f9445ba70cee888bbccd16a76d4ee3d16bb'] = __create_fn__
 
-def __create_fn__(_type_timeout, _type_retries, _type_backoff, _type_backoff_max, _type_workers, _type_offline, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_timeout, _dflt_retries, _dflt_backoff, _dflt_backoff_max, _dflt_workers, _dflt_offline, _return_type):
- def __init__(self,timeout:_type_timeout=_dflt_timeout,retries:_type_retries=_dflt_retries,backoff:_type_backoff=_dflt_backoff,backoff_max:_type_backoff_max=_dflt_backoff_max,workers:_type_workers=_dflt_workers,offline:_type_offline=_dflt_offline)->_return_type:
+def __create_fn__(_type_timeout, _type_retries, _type_request_deadline, _type_command_deadline, _type_max_body, _type_backoff, _type_backoff_max, _type_workers, _type_offline, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_timeout, _dflt_retries, _dflt_request_deadline, _dflt_command_deadline, _dflt_max_body, _dflt_backoff, _dflt_backoff_max, _dflt_workers, _dflt_offline, _return_type):
+ def __init__(self,timeout:_type_timeout=_dflt_timeout,retries:_type_retries=_dflt_retries,request_deadline:_type_request_deadline=_dflt_request_deadline,command_deadline:_type_command_deadline=_dflt_command_deadline,max_body:_type_max_body=_dflt_max_body,backoff:_type_backoff=_dflt_backoff,backoff_max:_type_backoff_max=_dflt_backoff_max,workers:_type_workers=_dflt_workers,offline:_type_offline=_dflt_offline)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'timeout',timeout)
   __dataclass_builtins_object__.__setattr__(self,'retries',retries)
+  __dataclass_builtins_object__.__setattr__(self,'request_deadline',request_deadline)
+  __dataclass_builtins_object__.__setattr__(self,'command_deadline',command_deadline)
+  __dataclass_builtins_object__.__setattr__(self,'max_body',max_body)
   __dataclass_builtins_object__.__setattr__(self,'backoff',backoff)
   __dataclass_builtins_object__.__setattr__(self,'backoff_max',backoff_max)
   __dataclass_builtins_object__.__setattr__(self,'workers',workers)
   __dataclass_builtins_object__.__setattr__(self,'offline',offline)
  return __init__
-FUNCTIONS['feefed3a6952dd123b038d147cd401923ee3e89aaa3195e97535027f3a72d073'] = __create_fn__
+FUNCTIONS['4b2aedf1a09ac58a6e5291f048f9707e94221a01022db14a3263ebaa9fc0a523'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -102,11 +105,11 @@ FUNCTIONS['0fc575b4e57c7a3380dcfc8b573cec33e09217af5d8d2732496408413ef784be'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('timeout','retries','backoff','backoff_max','workers','offline',):
+  if type(self) is cls or name in ('timeout','retries','request_deadline','command_deadline','max_body','backoff','backoff_max','workers','offline',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['becac82a4f69e1630d7e8d613a12d614c91280fb618ea7eaa4601c52786c42ea'] = __create_fn__
+FUNCTIONS['83d455dc629fd09f3c695ec4545ad745c7a12d3ad82db03ed77b103207dbcd38'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -118,10 +121,10 @@ FUNCTIONS['bace311313d0df05d501a350450aa124a495cbe6db74c2265cde65725ca53530'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('timeout','retries','backoff','backoff_max','workers','offline',):
+  if type(self) is cls or name in ('timeout','retries','request_deadline','command_deadline','max_body','backoff','backoff_max','workers','offline',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['584d104a3710c25fed63dfe2ca38d7c95fc2ed94a8c3cd56d6a688244689a1c4'] = __create_fn__
+FUNCTIONS['94633f6c7440ac63e65adeb903feeffa2f9fe49822f72aaaae7ef9d0c9925fac'] = __create_fn__
 
 del __create_fn__
