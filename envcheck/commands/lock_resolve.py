@@ -3,6 +3,7 @@ target's resolved set, and the lock text."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -174,8 +175,27 @@ def emit_lock(options: LockOptions, stack: Stack, resolution: Any, resolver: str
     from envcheck.plan.emit.requirements import lock_requirements
 
     if options.format == "pylock":
-        return lock_pylock(stack, resolution, resolver=resolver)
-    if options.format == "conda":
+        text = lock_pylock(stack, resolution, resolver=resolver)
+    elif options.format == "conda":
         name = (stack.profile or "envcheck").split(":", 1)[0]
-        return lock_conda(stack, resolution, resolver=resolver, name=name)
-    return lock_requirements(stack, resolution, resolver=resolver)
+        text = lock_conda(stack, resolution, resolver=resolver, name=name)
+    else:
+        text = lock_requirements(stack, resolution, resolver=resolver)
+    return header_without_local_paths(text)
+
+
+_FILE_URL = re.compile(r"file://\S*[^\s,;)\]]")
+_ABS_PATH = re.compile(r"(?<![\w:/.~-])(?:~/|/)(?:[\w.+@-]+/)+[\w.+@-]*")
+
+
+def header_without_local_paths(text: str) -> str:
+    """A lock travels: its comments name no local path or file:// URL (a profile or spec read
+    from a file, a local --find-links kept with --allow-local); the pins stay as they are."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        if line.lstrip().startswith("#"):
+            hidden = _FILE_URL.sub("<a local index of the machine that locked>", line)
+            out.append(_ABS_PATH.sub("<a local path>", hidden))
+        else:
+            out.append(line)
+    return "".join(out)
