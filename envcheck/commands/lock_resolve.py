@@ -116,17 +116,31 @@ def resolve_and_check(
         upgrade=options.upgrade_packages,
         allow_local=options.allow_local,
     )
-    stack = replace(stack, notes=stack.notes + notes)
-    try:
-        resolution = lock_project(request, uv=uv)
-    except IndexUnreachable as exc:
-        return LockResult(
-            EXIT_INDEX, "unreachable", stack, f"{exc}; nothing was written", notes=notes
-        )
-    except LocalIndexRefused as exc:
-        raise UsageError(str(exc)) from None
-    except ResolveFailed as exc:
-        return LockResult(1, "unresolved", stack, exc.message, detail=exc.detail, notes=notes)
+    from envcheck.commands.lock_bounds import MAX_ROUNDS, bound_repairs, with_repairs
+
+    for _round in range(MAX_ROUNDS + 1):
+        try:
+            resolution = lock_project(request, uv=uv)
+        except IndexUnreachable as exc:
+            stack = replace(request.stack, notes=request.stack.notes + notes)
+            return LockResult(
+                EXIT_INDEX, "unreachable", stack, f"{exc}; nothing was written", notes=notes
+            )
+        except LocalIndexRefused as exc:
+            raise UsageError(str(exc)) from None
+        except ResolveFailed as exc:
+            stack = replace(request.stack, notes=request.stack.notes + notes)
+            return LockResult(1, "unresolved", stack, exc.message, detail=exc.detail, notes=notes)
+        # what the metadata allowed but the packages do not run with (matrix [[bound]]):
+        # a constraint or a requirement, and the stack is resolved again
+        repairs = [
+            r for p in pins_per_target(resolution, targets) for r in bound_repairs(matrix.bounds, p)
+        ]
+        repaired = with_repairs(request.stack, repairs) if _round < MAX_ROUNDS else None
+        if repaired is None:
+            break
+        request = replace(request, stack=repaired)
+    stack = replace(request.stack, notes=request.stack.notes + notes)
     base = spec_report if spec_report is not None else target_report(stack.target)
     bare = with_packages(base, {}, origin="target")
     before = {(f.code, f.message) for f in evaluate(bare, matrix, rules).findings}
