@@ -133,9 +133,8 @@ def resolve_and_check(
             return LockResult(1, "unresolved", stack, exc.message, detail=exc.detail, notes=notes)
         # what the metadata allowed but the packages do not run with (matrix [[bound]]):
         # a constraint or a requirement, and the stack is resolved again
-        repairs = [
-            r for p in pins_per_target(resolution, targets) for r in bound_repairs(matrix.bounds, p)
-        ]
+        resolved_sets = pins_per_target(resolution, targets)
+        repairs = [r for pins in resolved_sets for r in bound_repairs(matrix.bounds, pins)]
         repaired = with_repairs(request.stack, repairs) if _round < MAX_ROUNDS else None
         if repaired is None:
             break
@@ -146,7 +145,7 @@ def resolve_and_check(
     before = {(f.code, f.message) for f in evaluate(bare, matrix, rules).findings}
     brought: list[Any] = []
     seen: set[tuple[str, str]] = set()
-    for pins in pins_per_target(resolution, targets):
+    for pins in resolved_sets:
         result = evaluate(with_packages(base, pins, origin="resolved lock"), matrix, rules)
         for finding in result.findings:
             key = (finding.code, finding.message)
