@@ -201,7 +201,15 @@ def check_pylock_name(output: str) -> None:
     from envcheck.errors import UsageError
 
     name = os.path.basename(output)
-    if _PYLOCK_NAME.match(name):
+    try:
+        from pathlib import Path
+
+        from packaging.pylock import is_valid_pylock_path
+
+        valid = is_valid_pylock_path(Path(name))
+    except ImportError:  # pragma: no cover - packaging < 25 has no pylock module
+        valid = bool(_PYLOCK_NAME.match(name))
+    if valid:
         return
     stem = re.sub(r"[^A-Za-z0-9_-]+", "-", name.removesuffix(".toml").replace("pylock", ""))
     better = f"pylock.{stem.strip('-')}.toml" if stem.strip("-") else "pylock.toml"

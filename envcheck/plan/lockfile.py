@@ -106,6 +106,7 @@ def parse_pylock(
     packages = data.get("packages")
     if not isinstance(packages, list) or "lock-version" not in data:
         raise LockError("not a PEP 751 lock (lock-version and [[packages]] expected)", where=where)
+    _validate_pylock(data, where)
     pins: dict[str, str] = {}
     indexes: list[str] = []
     for i, package in enumerate(packages):
@@ -123,6 +124,22 @@ def parse_pylock(
             if package.get("index"):
                 indexes.append(str(package["index"]))
     return pins, indexes
+
+
+def _validate_pylock(data: dict[str, object], where: str) -> None:
+    """PEP 751's own rules, as packaging (>= 25) checks them, where it has ``packaging.pylock``."""
+    try:
+        from packaging.pylock import (
+            Pylock,
+            PylockUnsupportedVersionError,
+            PylockValidationError,
+        )
+    except ImportError:  # pragma: no cover - an older packaging: the fields above suffice
+        return
+    try:
+        Pylock.from_dict(data)
+    except (PylockValidationError, PylockUnsupportedVersionError) as exc:
+        raise LockError(f"not a valid PEP 751 lock: {exc}", where=where) from None
 
 
 _YAML_ITEM = re.compile(r"^\s*-\s*(['\"]?)(?P<value>.*?)\1\s*$")
