@@ -391,7 +391,8 @@ def _imports(
             )
         )
     if any(_key(n) == "ray" for n in inventory) and "ray" in worked:
-        task_modules = [m for m in worked if m != "ray"][:8]
+        # the runtime a training job's workers load (a worker deserialises with pyarrow)
+        task_modules = [m for m in worked if m in RUNTIME and m != "ray"]
         started = time.monotonic()
         got = run(
             [python, "-c", _RAY_TASK % (task_modules, int(RAY_TIMEOUT_S) - 30)],
