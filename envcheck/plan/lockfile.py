@@ -249,7 +249,9 @@ def install_findings(report: NodeReport, path: str, *, index: bool = True) -> li
     out = [
         _finding(
             "PKG171" if p.kind == "yanked" else "PKG170",
-            f"{path}: {p.message}",
+            f"{path}: {p.message}"
+            if p.kind == "yanked"
+            else f"{path}: cannot install: {p.message}",
             report.node,
             dict(p.evidence),
         )

@@ -93,7 +93,7 @@ def test_requires_python_of_the_pinned_files_is_read_from_the_index(
     code, data, _ = _gate(lock, _spec(tmp_path, "3.10.12"))
     assert code == 1 and data["status"] == "findings"
     assert _codes(data)["PKG170"].endswith(
-        "numpy==2.3.0 requires Python >=3.11 (Requires-Python of its files); this node runs 3.10.12"
+        "cannot install: numpy==2.3.0 requires Python >=3.11 (Requires-Python of its files); this node runs 3.10.12"
     )
     code, data, _ = _gate(lock, _spec(tmp_path, "3.11.9"))
     assert code == 0, data
