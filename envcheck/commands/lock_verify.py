@@ -78,7 +78,8 @@ print(json.dumps(out))
 
 _RAY_TASK = r"""
 import ray
-ray.init(num_cpus=1, include_dashboard=False, log_to_driver=True, configure_logging=False)
+# address="local": a cluster of its own, never one already running on this machine
+ray.init(address="local", num_cpus=1, include_dashboard=False, configure_logging=False)
 @ray.remote
 def task(modules):
     import importlib
