@@ -183,6 +183,9 @@ def _child_env(env: Mapping[str, str] | None, home: Path) -> dict[str, str]:
         PYTHONDONTWRITEBYTECODE="1",
         RAY_USAGE_STATS_ENABLED="0",
         RAY_DISABLE_DOCKER_CPU_WARNING="1",
+        # a smoke test, not a memory test: Ray's monitor must not kill the one task because
+        # something else fills this machine's memory
+        RAY_memory_monitor_refresh_ms="0",
         HF_HUB_OFFLINE="1",
         TOKENIZERS_PARALLELISM="false",
     )
@@ -194,12 +197,17 @@ def _tail(text: str, lines: int = 30) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
 
-def _last_error(text: str) -> str:
-    for line in reversed(text.strip().splitlines()):
-        if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b", line.strip()):
-            return line.strip()
+def _last_error(text: str, limit: int = 300) -> str:
     lines = text.strip().splitlines()
-    return lines[-1].strip() if lines else "no output"
+    found = next(
+        (
+            line.strip()
+            for line in reversed(lines)
+            if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b", line.strip())
+        ),
+        lines[-1].strip() if lines else "no output",
+    )
+    return found if len(found) <= limit else found[: limit - 3] + "..."
 
 
 def _interpreter(python: str | None) -> str:
