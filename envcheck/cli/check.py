@@ -153,11 +153,11 @@ def run(args: argparse.Namespace) -> int:
         # what pip checks before it installs anything: one verdict with the rules' findings
         extra = install_findings(report, lock, index=not getattr(args, "lock_offline", False))
         if getattr(args, "verify", False) and not any(f.code == "PKG170" for f in extra):
-            from envcheck.commands.lock_verify import VerifyOptions, verify_lock
+            from envcheck.commands.lock_verify import verify_lock
             from envcheck.formats.progress import status
 
             with status("installing the lock into a scratch venv (uv) and importing it"):
-                verified = verify_lock(lock, VerifyOptions(python=_node_python(report)))
+                verified = verify_lock(lock, _verify_options(report))
             extra += list(verified.findings)
             sys.stderr.write(verified.summary + "\n")
     outcome = evaluate(args, [report])
@@ -171,6 +171,11 @@ def run(args: argparse.Namespace) -> int:
     return outcome.exit_code
 
 
-def _node_python(report: NodeReport) -> str | None:
+def _verify_options(report: NodeReport) -> Any:
+    """The scratch venv's Python and CPU: the node's (a spec of another node is refused)."""
+    from envcheck.commands.lock_verify import VerifyOptions
+
     data = report.python.data if report.python.is_ok else None
-    return data.version if data is not None else None
+    if data is None:
+        return VerifyOptions()
+    return VerifyOptions(python=data.version, arch=data.markers.get("platform_machine"))

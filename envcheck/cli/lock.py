@@ -230,13 +230,6 @@ def _verify(options: Any, result: Any) -> tuple[Any, Any]:
     from envcheck.formats.progress import status
 
     target = result.stack.target
-    import platform
-
-    if target.arch != platform.machine():
-        raise UsageError(
-            f"--verify: a lock for {target.arch} cannot be installed on this {platform.machine()} "
-            "machine (verify it on the node, with `envcheck check --lock FILE --verify`)"
-        )
     suffix = "pylock.toml" if options.format == "pylock" else "requirements.txt"
     with tempfile.TemporaryDirectory(prefix="envcheck-lock-") as folder:
         path = os.path.join(folder, suffix)
@@ -244,6 +237,7 @@ def _verify(options: Any, result: Any) -> tuple[Any, Any]:
             handle.write(result.text)
         verify = VerifyOptions(
             python=target.python,
+            arch=target.arch,
             index_url=options.index_url,
             extra_index_urls=options.extra_index_urls,
             find_links=options.find_links,

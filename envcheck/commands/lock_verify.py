@@ -98,6 +98,7 @@ class VerifyUnavailable(EnvcheckError):
 @dataclass(frozen=True)
 class VerifyOptions:
     python: str | None = None  # X.Y[.Z] of the target, or an interpreter's path; None: this one
+    arch: str | None = None  # the target's CPU (platform_machine); None: this machine's
     index_url: str | None = None
     extra_index_urls: tuple[str, ...] = ()
     find_links: tuple[str, ...] = ()
@@ -233,6 +234,13 @@ def verify_lock(lock: str, options: VerifyOptions | None = None) -> VerifyResult
         raise VerifyUnavailable(
             f"{lock}: --verify installs requirements or pylock.toml locks (an environment.yml "
             "needs conda): lock with --format requirements to verify"
+        )
+    import platform
+
+    if options.arch and options.arch != platform.machine():
+        raise VerifyUnavailable(
+            f"a lock for {options.arch} cannot be installed on this {platform.machine()} "
+            "machine: verify it on the node (`envcheck check --lock FILE --verify`)"
         )
     try:
         uv = find_uv(options.env)

@@ -148,3 +148,21 @@ def test_what_is_imported() -> None:
         ("numpy", "numpy"),
         ("omnigibson", "omnigibson"),
     ]
+
+
+def test_a_lock_for_another_cpu_is_not_verified_here(tmp_path: Path, index: WheelIndexes) -> None:
+    import platform
+
+    other = "aarch64" if platform.machine() == "x86_64" else "x86_64"
+    lock = _lock(tmp_path, index, "fakenumpy==1.26.4")
+    spec = tmp_path / "node.toml"
+    spec.write_text(
+        f'[python]\nversion = "{PYTHON}"\n[system]\narch = "{other}"\n', encoding="utf-8"
+    )
+    result = run_cli("check", "--lock", str(lock), "--spec", str(spec), "--verify")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.strip().splitlines() == [
+        f"envcheck: error: a lock for {other} cannot be installed on this "
+        f"{platform.machine()} machine: verify it on the node (`envcheck check --lock FILE "
+        "--verify`)"
+    ]
