@@ -210,3 +210,35 @@ def test_pep503_html_pages_are_read() -> None:
     assert first.sha256 == "abcd" and first.requires_python == ">=3.9.0" and not first.yanked
     assert first.url.startswith("https://index.example/whl/files/torch-2.5.1")
     assert second.yanked and second.yanked_reason is None
+
+
+def _online_env() -> dict[str, str]:
+    """pip's own default index: no configuration file, no index variables of this machine."""
+    from tests.conftest import cli_env
+
+    env = cli_env(PIP_CONFIG_FILE="/dev/null")
+    for name in ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX"):
+        env.pop(name, None)
+    return env
+
+
+@pytest.mark.online
+def test_online_the_yanked_transformers_and_a_python_311_pyarrow(tmp_path: Path) -> None:
+    """The real index: transformers 4.57.0 is yanked ("Error in the setup causing installation
+    issues"); pyarrow 26.0.1's files require Python >=3.11 although the lock's marker (as uv
+    writes it) applies on 3.10."""
+    lock = tmp_path / "requirements.lock"
+    lock.write_text(
+        "transformers==4.57.0 \\\n    --hash=sha256:"
+        "9d7c6d098c026e40d897e017ed1f481ab803cbac041021dbc6ae6100e4949b55\n"
+        "pyarrow==26.0.1 ; python_full_version < '3.12'\n",
+        encoding="utf-8",
+    )
+    result = run_cli(
+        "check", "--lock", str(lock), "--spec", str(_spec(tmp_path, "3.10.12")), "--json",
+        env=_online_env(),
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    codes = _codes(result.json())
+    assert "transformers==4.57.0 is yanked (the index says: Error in the setup" in codes["PKG171"]
+    assert "pyarrow==26.0.1 requires Python >=3.11" in codes["PKG170"]
