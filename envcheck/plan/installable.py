@@ -193,6 +193,7 @@ class ParsedLock:
     requires_python: str | None = None
     environments: tuple[str, ...] = ()
     allowed_yanked: Mapping[str, str] = field(default_factory=dict)  # "name==version" -> why
+    replaces_default: bool = False  # an --index-url line: pip's configured index is not read
 
 
 _PIN = re.compile(
@@ -214,6 +215,7 @@ def _allowed_yanked(text: str) -> dict[str, str]:
 def parse_requirements(text: str) -> ParsedLock:
     pins: list[LockedPin] = []
     indexes: list[str] = []
+    replaces_default = False
     buffer, start = "", 0
     logical: list[tuple[int, str]] = []
     for number, raw in enumerate(text.splitlines(), 1):
@@ -237,6 +239,7 @@ def parse_requirements(text: str) -> ParsedLock:
                 option, _, value = option.partition("=")
             if option in ("--index-url", "-i", "--extra-index-url"):
                 indexes.append(value.strip())
+                replaces_default = replaces_default or option != "--extra-index-url"
             continue
         body = re.split(r"\s#", line, maxsplit=1)[0]
         match = _PIN.match(_OPTION.sub("", " " + body).strip())
@@ -252,7 +255,11 @@ def parse_requirements(text: str) -> ParsedLock:
             )
         )
     return ParsedLock(
-        "requirements", tuple(pins), tuple(indexes), allowed_yanked=_allowed_yanked(text)
+        "requirements",
+        tuple(pins),
+        tuple(indexes),
+        replaces_default=replaces_default,
+        allowed_yanked=_allowed_yanked(text),
     )
 
 

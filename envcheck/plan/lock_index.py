@@ -27,19 +27,21 @@ class Served:
 
 
 def lock_indexes(lock: ParsedLock, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """The HTTP(S) indexes pip would read for this lock: its own ``--index-url`` /
-    ``--extra-index-url`` lines and pylock ``index`` fields, else pip's configuration."""
+    """The HTTP(S) indexes pip would read for this lock: an ``--index-url`` line replaces the
+    configured index, ``--extra-index-url`` lines add to it (as for pip); a pylock names each
+    package's ``index``; with neither, pip's configuration."""
     from envcheck.errors import UsageError
     from envcheck.index.config import choose_index, is_http
 
     named = [*lock.indexes, *(p.index for p in lock.pins if p.index)]
     found = tuple(dict.fromkeys(u for u in named if u and is_http(u)))
-    if found:
+    if lock.replaces_default or (found and lock.fmt == "pylock"):
         return found
     try:
-        return choose_index(None, dict(os.environ if env is None else env), timeout=10.0).urls
-    except UsageError:  # no HTTP index configured: nothing to read
-        return ()
+        configured = choose_index(None, dict(os.environ if env is None else env), timeout=10.0)
+    except UsageError:  # no HTTP index configured: only the lock's own
+        return found
+    return tuple(dict.fromkeys((*configured.urls, *found)))
 
 
 def _files(page: ProjectPage) -> list[IndexedFile]:

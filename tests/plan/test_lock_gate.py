@@ -242,3 +242,20 @@ def test_online_the_yanked_transformers_and_a_python_311_pyarrow(tmp_path: Path)
     codes = _codes(result.json())
     assert "transformers==4.57.0 is yanked (the index says: Error in the setup" in codes["PKG171"]
     assert "pyarrow==26.0.1 requires Python >=3.11" in codes["PKG170"]
+
+
+def test_the_indexes_read_are_pips() -> None:
+    """--extra-index-url adds to the configured index (a torch variant index in a lock made by
+    `envcheck lock`), --index-url replaces it."""
+    from envcheck.plan.installable import parse_requirements
+    from envcheck.plan.lock_index import lock_indexes
+
+    env = {"PIP_INDEX_URL": "http://mirror.example/simple", "PIP_CONFIG_FILE": "/dev/null"}
+    env["PIP_EXTRA_INDEX_URL"] = ""
+    extra = parse_requirements("--extra-index-url http://torch.example/whl/cu124\ntorch==2.5.1\n")
+    assert lock_indexes(extra, env) == (
+        "http://mirror.example/simple",
+        "http://torch.example/whl/cu124",
+    )
+    own = parse_requirements("--index-url http://own.example/simple\ntorch==2.5.1\n")
+    assert lock_indexes(own, env) == ("http://own.example/simple",)
