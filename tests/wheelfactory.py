@@ -24,6 +24,7 @@ class WheelSpec:
     requires: tuple[str, ...] = ()
     requires_python: str | None = None
     tag: str = "py3-none-any"
+    module: str | None = None  # the package's __init__.py (default: it sets __version__)
 
 
 def _record_hash(data: bytes) -> str:
@@ -45,7 +46,7 @@ def make_wheel(directory: Path, spec: WheelSpec) -> Path:
         metadata.append(f"Requires-Python: {spec.requires_python}")
     metadata += [f"Requires-Dist: {r}" for r in spec.requires]
     files = {
-        f"{dist}/__init__.py": f"__version__ = {spec.version!r}\n".encode(),
+        f"{dist}/__init__.py": (spec.module or f"__version__ = {spec.version!r}\n").encode(),
         f"{info}/METADATA": ("\n".join(metadata) + "\n").encode(),
         f"{info}/WHEEL": (
             f"Wheel-Version: 1.0\nGenerator: envcheck-tests\nRoot-Is-Purelib: true\nTag: {spec.tag}\n"

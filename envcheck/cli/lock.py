@@ -2,13 +2,17 @@
 result (the orchestration lives there); ``lock diff OLD NEW`` compares two locks.
 
 Exit codes: 0 lock written (or printed), 1 the stack conflicts with the target, cannot be
-resolved, or the resolved set fails the rules (nothing written unless --force), 2 usage or
-input error (uv missing included), 4 an index could not be reached (nothing written).
+resolved, the resolved set fails the rules, or (``--verify``) an import fails in the installed
+lock (nothing written unless --force), 2 usage or input error (uv missing included; a pylock
+``-o`` name that is not ``pylock.toml`` / ``pylock.<name>.toml``), 4 an index could not be
+reached (nothing written).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 from typing import Any
 
@@ -26,7 +30,8 @@ def add_parser(sub: Any) -> None:
         description="Choose a stack for a target node (torch build, vLLM pairing, overrides), "
         "resolve it with uv for the target's platform and Python, check the result against "
         "the matrix and write it. `envcheck lock diff OLD NEW` compares two locks. Exit codes: "
-        "0 written, 1 conflict / unresolvable / fails the rules (not written unless --force), "
+        "0 written, 1 conflict / unresolvable / fails the rules / --verify: an import fails "
+        "(not written unless --force), "
         "2 bad input or usage, 4 an index could not be reached (nothing written).",
     )
     p.add_argument(
@@ -137,6 +142,13 @@ def add_parser(sub: Any) -> None:
         metavar="LEVEL",
         help="refuse a lock with findings at or above LEVEL: error (default), warning",
     )
+    out.add_argument(
+        "--verify",
+        action="store_true",
+        help="install the lock into a scratch venv with uv (cached) and import what it runs "
+        "(torch, vLLM, triton, flash-attn, Ray, ...) on CPU, each import bounded; a failure "
+        "(PKG172) stops the lock (written only with --force)",
+    )
     out.add_argument("--json", action="store_true", help="print the versioned JSON envelope")
     out.add_argument(
         "--dry-run", action="store_true", help="choose the stack and stop (no resolver)"
@@ -159,8 +171,14 @@ def run(args: argparse.Namespace) -> int:
     from envcheck.commands.lock import lock
     from envcheck.formats.progress import status
 
+    if args.output and args.format == "pylock":
+        check_pylock_name(args.output)
+    options = options_from(args)
     with status("choosing and resolving the lock with uv"):
-        result = lock(options_from(args))
+        result = lock(options)
+    verified = None
+    if args.verify and result.text is not None:
+        result, verified = _verify(options, result)
     written = False
     if result.text is not None:
         if args.output:
@@ -173,11 +191,88 @@ def run(args: argparse.Namespace) -> int:
             common.emit(result.text)
     message = result.message + (f"; wrote {args.output}" if written else "")
     quiet = result.text is not None and not args.output and not args.json
-    _render(args, result, message, quiet_stack=quiet)
+    _render(args, result, message, quiet_stack=quiet, verified=verified)
     return result.code
 
 
-def _render(args: argparse.Namespace, result: Any, message: str, *, quiet_stack: bool) -> None:
+_PYLOCK_NAME = re.compile(r"^pylock\.toml$|^pylock\.([^.]+)\.toml$")
+
+
+def check_pylock_name(output: str) -> None:
+    """PEP 751: a lock file is named ``pylock.toml`` or ``pylock.<name>.toml``; uv and pip
+    refuse any other name, so envcheck never writes one."""
+    from envcheck.errors import UsageError
+
+    name = os.path.basename(output)
+    try:
+        from pathlib import Path
+
+        from packaging.pylock import is_valid_pylock_path
+
+        valid = is_valid_pylock_path(Path(name))
+    except ImportError:  # pragma: no cover - packaging < 25 has no pylock module
+        valid = bool(_PYLOCK_NAME.match(name))
+    if valid:
+        return
+    stem = re.sub(r"[^A-Za-z0-9_-]+", "-", name.removesuffix(".toml").replace("pylock", ""))
+    better = f"pylock.{stem.strip('-')}.toml" if stem.strip("-") else "pylock.toml"
+    raise UsageError(
+        f"-o {output}: a PEP 751 lock is named pylock.toml or pylock.<name>.toml "
+        f"(uv and pip refuse other names): use -o {os.path.join(os.path.dirname(output), better)}"
+    )
+
+
+def _verify(options: Any, result: Any) -> tuple[Any, Any]:
+    """Install the lock into a scratch venv and import it; findings stop the lock like the
+    rules' do (it is written only with --force)."""
+    import tempfile
+    from dataclasses import replace
+
+    from envcheck.commands.lock_verify import VerifyOptions, VerifyUnavailable, verify_lock
+    from envcheck.errors import UsageError
+    from envcheck.formats.progress import status
+
+    target = result.stack.target
+    suffix = "pylock.toml" if options.format == "pylock" else "requirements.txt"
+    with tempfile.TemporaryDirectory(prefix="envcheck-lock-") as folder:
+        path = os.path.join(folder, suffix)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(result.text)
+        verify = VerifyOptions(
+            python=target.python,
+            arch=target.arch,
+            index_url=options.index_url,
+            extra_index_urls=options.extra_index_urls,
+            find_links=options.find_links,
+            no_index=options.no_index,
+        )
+        try:
+            with status("installing the lock into a scratch venv (uv) and importing it"):
+                verified = verify_lock(path, verify)
+        except VerifyUnavailable as exc:
+            raise UsageError(f"--verify: {exc}") from None
+    sys.stderr.write(verified.summary + "\n")
+    if not verified.findings:
+        return result, verified
+    findings = (*result.findings, *verified.findings)
+    message = f"the installed lock fails {len(verified.findings)} import check(s)"
+    if options.force:
+        return replace(
+            result, code=1, status="findings", findings=findings, message=message + " (--force)"
+        ), verified
+    return replace(
+        result,
+        code=1,
+        status="findings",
+        findings=findings,
+        text=None,
+        message=message + ": lock not written (use --force to write it anyway)",
+    ), verified
+
+
+def _render(
+    args: argparse.Namespace, result: Any, message: str, *, quiet_stack: bool, verified: Any = None
+) -> None:
     from envcheck.formats.plan_text import render_findings, render_stack
 
     if args.json:
@@ -190,6 +285,7 @@ def _render(args: argparse.Namespace, result: Any, message: str, *, quiet_stack:
             "output": args.output,
             "message": message,
             "resolver_output": result.detail,
+            "verify": verified.to_json() if verified is not None else None,
         }
         common.emit(common.json_text(envelope("lock", result.status, result.code, data)))
     else:

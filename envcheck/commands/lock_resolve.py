@@ -3,6 +3,7 @@ target's resolved set, and the lock text."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -115,23 +116,36 @@ def resolve_and_check(
         upgrade=options.upgrade_packages,
         allow_local=options.allow_local,
     )
-    stack = replace(stack, notes=stack.notes + notes)
-    try:
-        resolution = lock_project(request, uv=uv)
-    except IndexUnreachable as exc:
-        return LockResult(
-            EXIT_INDEX, "unreachable", stack, f"{exc}; nothing was written", notes=notes
-        )
-    except LocalIndexRefused as exc:
-        raise UsageError(str(exc)) from None
-    except ResolveFailed as exc:
-        return LockResult(1, "unresolved", stack, exc.message, detail=exc.detail, notes=notes)
+    from envcheck.commands.lock_bounds import MAX_ROUNDS, bound_repairs, with_repairs
+
+    for _round in range(MAX_ROUNDS + 1):
+        try:
+            resolution = lock_project(request, uv=uv)
+        except IndexUnreachable as exc:
+            stack = replace(request.stack, notes=request.stack.notes + notes)
+            return LockResult(
+                EXIT_INDEX, "unreachable", stack, f"{exc}; nothing was written", notes=notes
+            )
+        except LocalIndexRefused as exc:
+            raise UsageError(str(exc)) from None
+        except ResolveFailed as exc:
+            stack = replace(request.stack, notes=request.stack.notes + notes)
+            return LockResult(1, "unresolved", stack, exc.message, detail=exc.detail, notes=notes)
+        # what the metadata allowed but the packages do not run with (matrix [[bound]]):
+        # a constraint or a requirement, and the stack is resolved again
+        resolved_sets = pins_per_target(resolution, targets)
+        repairs = [r for pins in resolved_sets for r in bound_repairs(matrix.bounds, pins)]
+        repaired = with_repairs(request.stack, repairs) if _round < MAX_ROUNDS else None
+        if repaired is None:
+            break
+        request = replace(request, stack=repaired)
+    stack = replace(request.stack, notes=request.stack.notes + notes)
     base = spec_report if spec_report is not None else target_report(stack.target)
     bare = with_packages(base, {}, origin="target")
     before = {(f.code, f.message) for f in evaluate(bare, matrix, rules).findings}
     brought: list[Any] = []
     seen: set[tuple[str, str]] = set()
-    for pins in pins_per_target(resolution, targets):
+    for pins in resolved_sets:
         result = evaluate(with_packages(base, pins, origin="resolved lock"), matrix, rules)
         for finding in result.findings:
             key = (finding.code, finding.message)
@@ -174,8 +188,27 @@ def emit_lock(options: LockOptions, stack: Stack, resolution: Any, resolver: str
     from envcheck.plan.emit.requirements import lock_requirements
 
     if options.format == "pylock":
-        return lock_pylock(stack, resolution, resolver=resolver)
-    if options.format == "conda":
+        text = lock_pylock(stack, resolution, resolver=resolver)
+    elif options.format == "conda":
         name = (stack.profile or "envcheck").split(":", 1)[0]
-        return lock_conda(stack, resolution, resolver=resolver, name=name)
-    return lock_requirements(stack, resolution, resolver=resolver)
+        text = lock_conda(stack, resolution, resolver=resolver, name=name)
+    else:
+        text = lock_requirements(stack, resolution, resolver=resolver)
+    return header_without_local_paths(text)
+
+
+_FILE_URL = re.compile(r"file://\S*[^\s,;)\]]")
+_ABS_PATH = re.compile(r"(?<![\w:/.~-])(?:~/|/)(?:[\w.+@-]+/)+[\w.+@-]*")
+
+
+def header_without_local_paths(text: str) -> str:
+    """A lock travels: its comments name no local path or file:// URL (a profile or spec read
+    from a file, a local --find-links kept with --allow-local); the pins stay as they are."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        if line.lstrip().startswith("#"):
+            hidden = _FILE_URL.sub("<a local index of the machine that locked>", line)
+            out.append(_ABS_PATH.sub("<a local path>", hidden))
+        else:
+            out.append(line)
+    return "".join(out)

@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import unquote, urljoin
 
 ACCEPT_JSON = "application/vnd.pypi.simple.v1+json"
 
@@ -118,3 +119,60 @@ def parse_project(body: bytes, url: str) -> ProjectPage:
         api_version=api if isinstance(api, str) else None,
         problems=tuple(problems),
     )
+
+
+ACCEPT_ANY = f"{ACCEPT_JSON}, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1"
+
+
+class _Anchors(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[tuple[dict[str, str | None], str]] = []
+        self._open: dict[str, str | None] | None = None
+        self._text = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            self._open, self._text = dict(attrs), ""
+
+    def handle_data(self, data: str) -> None:
+        if self._open is not None:
+            self._text += data
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "a" and self._open is not None:
+            self.found.append((self._open, self._text.strip()))
+            self._open = None
+
+
+def parse_project_html(body: bytes, url: str) -> ProjectPage:
+    """A PEP 503 HTML project page (what indexes without PEP 691 JSON serve: the PyTorch
+    index): each anchor's file name, URL, ``#sha256=`` fragment, ``data-requires-python`` and
+    ``data-yanked`` (PEP 592)."""
+    parser = _Anchors()
+    try:
+        parser.feed(body.decode("utf-8", errors="replace"))
+    except (ValueError, AssertionError) as exc:
+        raise IndexDataError(f"the project page is not readable HTML: {exc}") from None
+    files, problems = [], []
+    for attrs, text in parser.found:
+        href = attrs.get("href") or ""
+        link, _, fragment = href.partition("#")
+        filename = (text or unquote(link.rsplit("/", 1)[-1])).strip()
+        if not link or not filename or "/" in filename:
+            problems.append(f"an anchor without a usable file name ({href!r})")
+            continue
+        digest = fragment.partition("=")[2] if fragment.startswith("sha256=") else None
+        yanked = "data-yanked" in attrs
+        reason = attrs.get("data-yanked") or None
+        files.append(
+            IndexFile(
+                filename=filename,
+                url=urljoin(url, link),
+                sha256=digest.lower() if digest else None,
+                requires_python=attrs.get("data-requires-python") or None,
+                yanked=yanked,
+                yanked_reason=reason,
+            )
+        )
+    return ProjectPage(name="", url=url, files=tuple(files), problems=tuple(problems))

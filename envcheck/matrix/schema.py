@@ -251,6 +251,9 @@ class Bound:
     install: str | None = None
     # a setting that lets the pair run as it is, where the thread established one (VLLM_USE_V1=0)
     workaround: str | None = None
+    # the releases import the dependency without declaring it (triton 3.0-3.2 and setuptools):
+    # a lock that holds them must hold the dependency too
+    required: bool = False
 
 
 @dataclass(frozen=True)

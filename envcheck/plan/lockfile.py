@@ -7,11 +7,12 @@ import re
 import sys
 from collections.abc import Mapping
 
-from packaging.markers import InvalidMarker, Marker
+from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from envcheck.errors import InputError
+from envcheck.model.finding import Action, Finding, Fix, Severity
 from envcheck.model.report import NodeReport
 from envcheck.plan.simulate import variant_of_index
 from envcheck.plan.target import with_packages
@@ -35,10 +36,16 @@ _LINE = re.compile(
 def _keep(marker: str | None, markers: Mapping[str, str] | None, where: str) -> bool:
     if not marker or not markers:
         return True
+    from envcheck.plan.installable import node_from
+
+    node = node_from(markers, None)
+    environment = node.environment if node is not None else {**markers, "extra": ""}
     try:
-        return Marker(marker).evaluate({**markers, "extra": ""})
+        return Marker(marker).evaluate(environment)  # the node's whole environment
     except InvalidMarker as exc:
         raise LockError(f"invalid marker {marker!r}: {exc}", where=where) from None
+    except (UndefinedComparison, UndefinedEnvironmentName) as exc:
+        raise LockError(f"marker {marker!r} cannot be evaluated: {exc}", where=where) from None
 
 
 def _check_version(name: str, version: str, where: str) -> None:
@@ -99,6 +106,7 @@ def parse_pylock(
     packages = data.get("packages")
     if not isinstance(packages, list) or "lock-version" not in data:
         raise LockError("not a PEP 751 lock (lock-version and [[packages]] expected)", where=where)
+    _validate_pylock(data, where)
     pins: dict[str, str] = {}
     indexes: list[str] = []
     for i, package in enumerate(packages):
@@ -116,6 +124,22 @@ def parse_pylock(
             if package.get("index"):
                 indexes.append(str(package["index"]))
     return pins, indexes
+
+
+def _validate_pylock(data: dict[str, object], where: str) -> None:
+    """PEP 751's own rules, as packaging (>= 25) checks them, where it has ``packaging.pylock``."""
+    try:
+        from packaging.pylock import (
+            Pylock,
+            PylockUnsupportedVersionError,
+            PylockValidationError,
+        )
+    except ImportError:  # pragma: no cover - an older packaging: the fields above suffice
+        return
+    try:
+        Pylock.from_dict(data)
+    except (PylockValidationError, PylockUnsupportedVersionError) as exc:
+        raise LockError(f"not a valid PEP 751 lock: {exc}", where=where) from None
 
 
 _YAML_ITEM = re.compile(r"^\s*-\s*(['\"]?)(?P<value>.*?)\1\s*$")
@@ -145,9 +169,13 @@ def parse_conda_env(text: str, where: str) -> tuple[dict[str, str], list[str], s
     return pins, indexes, python
 
 
-def read_lock(path: str, markers: Mapping[str, str] | None = None) -> dict[str, str]:
+def read_lock(
+    path: str, markers: Mapping[str, str] | None = None, *, none_may_apply: bool = False
+) -> dict[str, str]:
     """Exact pins of a lock file (its format told by its content, not its name); a torch from a
-    variant index gets its +cuXYZ label."""
+    variant index gets its +cuXYZ label. A lock whose every pin is marked for another
+    environment gives no pins with ``none_may_apply`` (the gate says why it cannot install),
+    else it is an error."""
     from envcheck.inputs import read_text
     from envcheck.plan.installable import detect_format
 
@@ -159,8 +187,12 @@ def read_lock(path: str, markers: Mapping[str, str] | None = None) -> dict[str, 
         pins, indexes, _python = parse_conda_env(text, path)
     else:
         pins, indexes = parse_requirements_lock(text, path, markers)
-    if not pins:
+    if not pins and not (none_may_apply and fmt != "conda" and _has_pins(text, fmt, path)):
         raise LockError("no pinned packages found", where=path)
+    from envcheck.plan.installable import allow_yanked_errors
+
+    for problem in allow_yanked_errors(text):
+        raise LockError(problem, where=path)
     torch = pins.get("torch")
     if torch is not None and "+" not in torch:
         variants = [v for v in (variant_of_index(u) for u in indexes) if v]
@@ -169,32 +201,105 @@ def read_lock(path: str, markers: Mapping[str, str] | None = None) -> dict[str, 
     return pins
 
 
+def _has_pins(text: str, fmt: str, path: str) -> bool:
+    if fmt == "pylock":
+        return bool(parse_pylock(text, path)[0])
+    return bool(parse_requirements_lock(text, path)[0])
+
+
 def apply_lock(report: NodeReport, path: str) -> NodeReport:
     """The node's hardware (from a spec, a saved report, or this node) with the lock's packages."""
     markers = report.python.data.markers if report.python.is_ok and report.python.data else None
-    return with_packages(
-        report, read_lock(path, markers), origin=f"{report.origin.detail or report.node} + {path}"
-    )
+    pins = read_lock(path, markers, none_may_apply=True)
+    return with_packages(report, pins, origin=f"{report.origin.detail or report.node} + {path}")
 
 
-def lock_problem(report: NodeReport, path: str) -> str | None:
-    """The first package of the lock that cannot install on the report's node, as one line."""
-    from envcheck.plan.installable import detect_format, lock_problem, node_from
+def install_findings(report: NodeReport, path: str, *, index: bool = True) -> list[Finding]:
+    """Why the lock cannot install on the report's node, as findings: PKG170 (no file of a pin
+    for the node's Python or platform, or no pin for its environment), PKG171 (a yanked release
+    pinned without a reason), PKG173 (an index that could not be read: what it would have said
+    is unchecked). ``index`` reads each pin's files from the index (Requires-Python, tags,
+    yanked); without it only what the lock itself states is checked."""
+    from envcheck.errors import InputError
+    from envcheck.inputs import read_text
+    from envcheck.plan.installable import detect_format, lock_problems, node_from, parse_lock_text
 
     python = report.python.data if report.python.is_ok and report.python.data else None
     system = report.system.data if report.system.is_ok and report.system.data else None
     node = node_from(python.markers, system.glibc if system else None) if python else None
     if node is None:
-        return None
-    from envcheck.errors import InputError
-    from envcheck.inputs import read_text
-
+        return []
     try:
         text = read_text(path)
     except InputError:
-        return None  # read_lock has already said why
+        return []  # read_lock has already said why
     try:
-        problem = lock_problem(text, detect_format(text), node)
+        parsed = parse_lock_text(text, detect_format(text))
     except tomllib.TOMLDecodeError:
-        return None
-    return f"{path}: {problem}" if problem else None
+        return []
+    if parsed is None:
+        return []
+    served = None
+    unread: tuple[str, ...] = ()
+    if index:
+        from envcheck.plan.lock_index import lock_indexes, served_files
+
+        found = served_files(parsed, node, lock_indexes(parsed))
+        served, unread = found.files, found.unread
+    out = [
+        _finding(
+            "PKG171" if p.kind == "yanked" else "PKG170",
+            f"{path}: {p.message}"
+            if p.kind == "yanked"
+            else f"{path}: cannot install: {p.message}",
+            report.node,
+            dict(p.evidence),
+        )
+        for p in lock_problems(parsed, node, served)
+    ]
+    out += [
+        _finding(
+            "PKG173",
+            f"{path}: could not read the index {why}: Requires-Python, wheel tags and yanked "
+            "releases of its packages were not checked",
+            report.node,
+            {"index": why},
+        )
+        for why in unread
+    ]
+    return out
+
+
+_CODES = {
+    "PKG170": (
+        Severity.ERROR,
+        "The lock cannot install on this node",
+        "Lock for this node's Python and CPU (`envcheck lock --python X.Y --arch ARCH`), or "
+        "check the lock on the node it was made for",
+    ),
+    "PKG171": (
+        Severity.ERROR,
+        "The lock pins a yanked release",
+        "Lock another release (`envcheck lock` skips yanked files), or keep it on purpose "
+        "with a line `# envcheck: allow-yanked NAME==VERSION <reason>` in the lock",
+    ),
+    "PKG173": (
+        Severity.WARNING,
+        "The lock's packages could not be checked against the index",
+        "Run the gate where the index can be reached",
+    ),
+}
+
+
+def _finding(code: str, message: str, node: str, evidence: dict[str, str]) -> Finding:
+    severity, title, fix_text = _CODES[code]
+    return Finding(
+        code=code,
+        severity=severity,
+        title=title,
+        message=message,
+        node=node,
+        evidence=evidence,
+        fix=Fix(fix_text, "manual", (Action("manual", text=fix_text),)),
+        references=("https://packaging.python.org/en/latest/specifications/",),
+    )

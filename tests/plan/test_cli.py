@@ -160,12 +160,28 @@ def test_lock_then_gate_the_lock_on_the_hardware(local_index: LocalIndex, tmp_pa
     assert "# Choices:" in lock and "CUD102 on this target" in lock
     assert "x86_64-manylinux_2_35" in lock
     assert "override" in out
-    gate = run_cli("check", "--lock", str(tmp_path / "req.lock"), "--spec", str(node), "--json")
+    gate = run_cli(
+        "check",
+        "--lock",
+        str(tmp_path / "req.lock"),
+        "--spec",
+        str(node),
+        "--json",
+        "--lock-offline",
+    )
     assert gate.returncode == 0, gate.stdout
     # the same stack without envcheck's override fails the gate on this hardware
     plain = lock.replace("nvidia-cublas-cu12==12.3.4.1", "nvidia-cublas-cu12==12.1.3.1")
     (tmp_path / "plain.lock").write_text(plain, encoding="utf-8")
-    bad = run_cli("check", "--lock", str(tmp_path / "plain.lock"), "--spec", str(node), "--json")
+    bad = run_cli(
+        "check",
+        "--lock",
+        str(tmp_path / "plain.lock"),
+        "--spec",
+        str(node),
+        "--json",
+        "--lock-offline",
+    )
     assert bad.returncode == 1
     assert "CUD102" in {f["code"] for f in bad.json()["data"]["findings"]}
     # the lock is never overwritten without --force
@@ -199,6 +215,7 @@ def test_lock_rtx5090_torch_is_cu128(local_index: LocalIndex, tmp_path: Path) ->
     assert "cu126: no kernels for NVIDIA GeForce RTX 5090 (sm_120)" in flat
     gate = run_cli(
         "check",
+        "--lock-offline",
         "--lock",
         str(tmp_path / "pylock.toml"),
         "--spec",

@@ -33,6 +33,7 @@ wheels = [{ url = "https://idx.example/whl/cu128/torch-2.11.0-cp311-cp311-linux_
 name = "numpy"
 version = "1.26.4"
 marker = "python_version >= '3.9'"
+wheels = [{ url = "https://idx.example/numpy-1.26.4-cp311-cp311-manylinux_2_17_x86_64.whl", hashes = { sha256 = "bb" } }]
 """
 CONDA = """\
 # generated
@@ -87,3 +88,11 @@ def test_bad_locks_name_the_place(tmp_path: Path, name: str, text: str, where: s
 def test_missing_lock(tmp_path: Path) -> None:
     with pytest.raises(LockError, match="no such file"):
         read_lock(str(tmp_path / "nope.txt"))
+
+
+def test_a_pylock_that_pep751_refuses_is_bad_input(tmp_path: Path) -> None:
+    """packaging.pylock's own validation: a package needs wheels, an sdist or a source."""
+    path = tmp_path / "pylock.toml"
+    path.write_text(PYLOCK.rsplit("wheels = ", 1)[0], encoding="utf-8")
+    with pytest.raises(LockError, match=r"not a valid PEP 751 lock: Exactly one of vcs"):
+        read_lock(str(path))
