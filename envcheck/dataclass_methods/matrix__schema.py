@@ -128,10 +128,10 @@ FUNCTIONS['018329be637b962dace3c302c1f2ce07b07255625becffc6f5227bd730ccea4d'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.package,self.versions,self.dependency,self.allowed,self.reason,self.source,self.symptom,self.verified,self.note,self.install,self.workaround,)==(other.package,other.versions,other.dependency,other.allowed,other.reason,other.source,other.symptom,other.verified,other.note,other.install,other.workaround,)
+   return (self.package,self.versions,self.dependency,self.allowed,self.reason,self.source,self.symptom,self.verified,self.note,self.install,self.workaround,self.required,)==(other.package,other.versions,other.dependency,other.allowed,other.reason,other.source,other.symptom,other.verified,other.note,other.install,other.workaround,other.required,)
   return NotImplemented
  return __eq__
-FUNCTIONS['c398deee15d6fc160afb87b18adbc67901570d334f75a4694a9553653de1759a'] = __create_fn__
+FUNCTIONS['03f495fb168f5b1d127e04b803276bc33ec3117313063c7e48782643e2973b29'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -313,9 +313,9 @@ FUNCTIONS['bfb65f0a38c20674b356063c336472171953ed0dc56f4e646c43f845a5a5489f'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.package,self.versions,self.dependency,self.allowed,self.reason,self.source,self.symptom,self.verified,self.note,self.install,self.workaround,))
+  return hash((self.package,self.versions,self.dependency,self.allowed,self.reason,self.source,self.symptom,self.verified,self.note,self.install,self.workaround,self.required,))
  return __hash__
-FUNCTIONS['52303d61076911f12902809c086cc22d099c9f68a00c12fb88543a09f1c7b04f'] = __create_fn__
+FUNCTIONS['e3e0d7102a4ff3cdcd56121a200f5ad813f3d8db9e70f986e9a180f9fb8465be'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -475,9 +475,9 @@ FUNCTIONS['da70fd5d47d8f97ed94f77ba130f9c69bbbd7a7263e76733275a55af4b49bf82'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(package={self.package!r}, versions={self.versions!r}, dependency={self.dependency!r}, allowed={self.allowed!r}, reason={self.reason!r}, source={self.source!r}, symptom={self.symptom!r}, verified={self.verified!r}, note={self.note!r}, install={self.install!r}, workaround={self.workaround!r})"
+  return self.__class__.__qualname__ + f"(package={self.package!r}, versions={self.versions!r}, dependency={self.dependency!r}, allowed={self.allowed!r}, reason={self.reason!r}, source={self.source!r}, symptom={self.symptom!r}, verified={self.verified!r}, note={self.note!r}, install={self.install!r}, workaround={self.workaround!r}, required={self.required!r})"
  return __repr__
-FUNCTIONS['84142236ab6e006ad424e571d1dc5cecc76741fe8f1fb98297d65501d25bf341'] = __create_fn__
+FUNCTIONS['ada72f8c3a553e973fa5341a13015438f07bfe445f951ca16c77d4323cc70798'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -746,8 +746,8 @@ def __create_fn__(_type_package, _type_version, _type_torch, _type_source, _type
  return __init__
 FUNCTIONS['32f0393bdc98ac6175f588ff552694de6b37d7ac8af2cb98b3dd243072cb3f73'] = __create_fn__
 
-def __create_fn__(_type_package, _type_versions, _type_dependency, _type_allowed, _type_reason, _type_source, _type_symptom, _type_verified, _type_note, _type_install, _type_workaround, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_symptom, _dflt_verified, _dflt_note, _dflt_install, _dflt_workaround, _return_type):
- def __init__(self,package:_type_package,versions:_type_versions,dependency:_type_dependency,allowed:_type_allowed,reason:_type_reason,source:_type_source,symptom:_type_symptom=_dflt_symptom,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,install:_type_install=_dflt_install,workaround:_type_workaround=_dflt_workaround)->_return_type:
+def __create_fn__(_type_package, _type_versions, _type_dependency, _type_allowed, _type_reason, _type_source, _type_symptom, _type_verified, _type_note, _type_install, _type_workaround, _type_required, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_symptom, _dflt_verified, _dflt_note, _dflt_install, _dflt_workaround, _dflt_required, _return_type):
+ def __init__(self,package:_type_package,versions:_type_versions,dependency:_type_dependency,allowed:_type_allowed,reason:_type_reason,source:_type_source,symptom:_type_symptom=_dflt_symptom,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,install:_type_install=_dflt_install,workaround:_type_workaround=_dflt_workaround,required:_type_required=_dflt_required)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'package',package)
   __dataclass_builtins_object__.__setattr__(self,'versions',versions)
   __dataclass_builtins_object__.__setattr__(self,'dependency',dependency)
@@ -759,8 +759,9 @@ def __create_fn__(_type_package, _type_versions, _type_dependency, _type_allowed
   __dataclass_builtins_object__.__setattr__(self,'note',note)
   __dataclass_builtins_object__.__setattr__(self,'install',install)
   __dataclass_builtins_object__.__setattr__(self,'workaround',workaround)
+  __dataclass_builtins_object__.__setattr__(self,'required',required)
  return __init__
-FUNCTIONS['a43ab5720fdbd7addec14d4950edcacfac34a51ede438a6746f949770fb38a59'] = __create_fn__
+FUNCTIONS['b72093f1407d2b267a914a42feb2630ca6194bf01d768ecaf94d38ac5601ef70'] = __create_fn__
 
 def __create_fn__(_type_package, _type_versions, _type_replaces, _type_torch, _type_reason, _type_source, _type_verified, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_verified, _return_type):
  def __init__(self,package:_type_package,versions:_type_versions,replaces:_type_replaces,torch:_type_torch,reason:_type_reason,source:_type_source,verified:_type_verified=_dflt_verified)->_return_type:
@@ -1028,11 +1029,11 @@ FUNCTIONS['5c385e0f5e162f7aa535b76c096e32357347a9662cde5c64b14b8e648e7b9545'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('package','versions','dependency','allowed','reason','source','symptom','verified','note','install','workaround',):
+  if type(self) is cls or name in ('package','versions','dependency','allowed','reason','source','symptom','verified','note','install','workaround','required',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['b8dfa6e6ae4430fbf1c1d5418041d5585b7fe19179c662fdfd33c20603d2a14a'] = __create_fn__
+FUNCTIONS['83492fa45cbe1f715f9cbd4d6d292ed00c8549f1f64c3ab2bea6aa5853ea37e1'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1244,11 +1245,11 @@ FUNCTIONS['7c7cebd7fa16acc2c2407875da43b03051aaafac57dba73b4bff9a4508c1ff2e'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('package','versions','dependency','allowed','reason','source','symptom','verified','note','install','workaround',):
+  if type(self) is cls or name in ('package','versions','dependency','allowed','reason','source','symptom','verified','note','install','workaround','required',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['cca4faaca2e0b367aed08a355fe9918ad6ad846e03e47d5eaf6e2672c142d628'] = __create_fn__
+FUNCTIONS['1cab65c3cf21a05400a7b14a50256878ff25dd8e638b5569a4d95b02e18e945f'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
