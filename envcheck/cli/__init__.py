@@ -1,7 +1,8 @@
 """Command line: parse, dispatch to a subcommand, map outcomes to exit codes.
 
 Exit codes: 0 clean, 1 findings at or above the chosen severity, 2 usage or input error
-(one line on stderr, nothing written), 3 internal error.
+(one line on stderr, nothing written; with ``--json`` also an envelope with status "error" on
+stdout), 3 internal error.
 """
 
 from __future__ import annotations
@@ -21,12 +22,20 @@ from envcheck.version import __version__
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
+class UsageExit(SystemExit):
+    """argparse's refusal, carrying its one line (for the ``--json`` error envelope)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(EXIT_USAGE)
+        self.message = message
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         """One line (the usage block is one `--help` away)."""
         message = " ".join(message.split())
         sys.stderr.write(f"envcheck: error: {message} (see `{self.prog} --help`)\n")
-        raise SystemExit(EXIT_USAGE)
+        raise UsageExit(message)
 
 
 # subcommand -> the module that defines it (``add_parser(sub)`` and ``run(args)``), in the order
@@ -53,7 +62,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="envcheck",
         description="Pre-flight checks for GPU training nodes.",
-        epilog="Exit codes: 0 clean, 1 findings, 2 usage or input error, 3 internal error.",
+        epilog="Exit codes: 0 clean, 1 findings, 2 usage or input error, 3 internal error, "
+        "4 the package index could not be reached (fix, lock).",
     )
     parser.add_argument("--version", action="version", version=f"envcheck {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -128,7 +138,12 @@ def _run(argv: Sequence[str] | None) -> int:
             raise
         sys.stderr.write(f"envcheck: error: {problem}\n")
         return EXIT_USAGE
-    args = parser.parse_args(args_list)
+    try:
+        args = parser.parse_args(args_list)
+    except UsageExit as exc:
+        _error_envelope(_wants_json(args_list), args_list[0], exc.message)
+        raise
+    _normalize_format(args)
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
@@ -139,6 +154,7 @@ def _run(argv: Sequence[str] | None) -> int:
         return code
     except EnvcheckError as exc:
         sys.stderr.write(f"envcheck: error: {exc.one_line()}\n")
+        _error_envelope(bool(getattr(args, "json", False)), command_name(args), exc.one_line())
         return EXIT_USAGE
     except KeyboardInterrupt:
         sys.stderr.write("envcheck: interrupted\n")
@@ -165,6 +181,53 @@ def _run(argv: Sequence[str] | None) -> int:
             "(set ENVCHECK_DEBUG=1 for a traceback; please report it)\n"
         )
         return EXIT_INTERNAL
+
+
+def _wants_json(argv: Sequence[str]) -> bool:
+    """Whether a command line that argparse refused asked for JSON."""
+    return any(
+        a in ("--json", "--output-format=json") or (a == "--output-format" and b == "json")
+        for a, b in zip(argv, [*argv[1:], ""], strict=True)
+    )
+
+
+def command_name(args: argparse.Namespace) -> str:
+    """The envelope's ``command``: "check", "matrix validate", "lock diff"."""
+    name = str(getattr(args, "command", None) or "check")
+    for dest in ("matrix_command", "lock_command"):
+        sub = getattr(args, dest, None)
+        if isinstance(sub, str):
+            return f"{name} {sub}"
+    return name
+
+
+def _error_envelope(wanted: bool, command: str, message: str) -> None:
+    """With ``--json``, an error is an envelope too (status "error", exit_code 2, the message
+    in ``errors``); the one stderr line stays."""
+    if not wanted:
+        return
+    from envcheck.model.envelope import dumps, envelope
+
+    sys.stdout.write(dumps(envelope(command, "error", EXIT_USAGE, None, [{"message": message}])))
+
+
+# --output-format values (ruff's name); --json and --markdown are aliases of two of them
+OUTPUT_FORMATS = ("text", "json", "markdown", "github", "junit", "sarif")
+
+
+def _normalize_format(args: argparse.Namespace) -> None:
+    """One ``args.output_format`` from --output-format, --json or --markdown (argparse refuses
+    two of them together), with ``args.json``/``args.markdown`` kept true to it."""
+    if not hasattr(args, "output_format"):
+        return
+    chosen = args.output_format
+    if getattr(args, "json", False):
+        chosen = "json"
+    elif getattr(args, "markdown", False):
+        chosen = "markdown"
+    args.output_format = chosen or "text"
+    args.json = args.output_format == "json"
+    args.markdown = args.output_format == "markdown"
 
 
 def _import_problem(exc: ImportError) -> str | None:

@@ -63,11 +63,28 @@ def add_parser(sub: Any) -> None:
 
 
 def run_validate(args: argparse.Namespace) -> int:
+    from envcheck.errors import InputError
     from envcheck.matrix.crosscheck import crosscheck
     from envcheck.matrix_validate import load, validate
     from envcheck.model.envelope import envelope
 
-    matrix = load(args.dirs, check_overlays=False)  # every problem is listed below
+    try:
+        matrix = load(args.dirs, check_overlays=False)  # every problem is listed below
+    except InputError as exc:
+        if not args.json:
+            raise
+        # a file that does not load at all (TOML syntax, schema) is a problem like the others
+        sys.stderr.write(f"envcheck: error: {exc.one_line()}\n")
+        unloaded = {"where": exc.where or "", "key": exc.key or "", "message": exc.message}
+        failed: dict[str, Any] = {
+            "files": [],
+            "counts": {},
+            "problems": [unloaded],
+            "disagreements": [],
+        }
+        errors = [{"message": exc.one_line()}]
+        common.emit(common.json_text(envelope("matrix validate", "error", 2, failed, errors)))
+        return 2
     problems = validate(matrix)
     disagreements = crosscheck(matrix)
     counts = {

@@ -44,6 +44,7 @@ class Comparison:
     node_result: CheckResult
     cluster_result: CheckResult
     collective: CollectiveReport | None = None
+    rules: tuple[Rule, ...] = ()  # node and cluster rules that ran (for JUnit and SARIF)
 
     @property
     def findings(self) -> tuple[Finding, ...]:
@@ -145,6 +146,7 @@ def compare(
         node_result=merge(node_results, len(node_rules)),
         cluster_result=evaluate_cluster(facts, rules),
         collective=collective,
+        rules=tuple(rules),
     )
 
 

@@ -344,16 +344,42 @@ def memory_above_threshold(facts: Facts) -> Iterable[Hit]:
     used = 1 - available / total if total else 0
     if used < threshold:
         return []
+    evidence = {
+        "used_fraction": round(used, 4),
+        "threshold": threshold,
+        "available_bytes": available,
+        "total_bytes": total,
+    }
+    source = facts.report.system.source or ""
+    if source.startswith("log ("):
+        # the figures of Ray's kill report: the memory was used while the job ran, typically by
+        # its own workers (the report's "Top 10 memory users": ray::WorkerDict ...), not
+        # left over from before it; the fix is what Ray's OOM-prevention guide advises
+        return [
+            Hit(
+                f"Ray's memory monitor saw {used:.0%} of {_gib(total)} in use while the job ran, "
+                f"above its {threshold:.0%} threshold, and killed workers",
+                evidence=evidence,
+                fix=fix(
+                    "Make the job fit the node's memory: run fewer workers/actors at once or "
+                    "smaller ones (request more CPUs or memory per task so that fewer are "
+                    "scheduled together; smaller batches or model shards), or give the node more "
+                    "memory; RAY_memory_usage_threshold (set when Ray starts) moves the kill "
+                    "point only where the memory is reclaimable. If the kill report's top memory "
+                    "users are not the job's ray:: workers, stop those processes first.",
+                    "manual",
+                    manual(
+                        "fewer or smaller workers per node, or more memory "
+                        "(docs.ray.io/en/latest/ray-core/scheduling/ray-oom-prevention.html)"
+                    ),
+                ),
+            )
+        ]
     return [
         Hit(
             f"memory is already {used:.0%} used ({_gib(available)} available of {_gib(total)}); Ray's "
             f"memory monitor kills workers above {threshold:.0%}",
-            evidence={
-                "used_fraction": round(used, 4),
-                "threshold": threshold,
-                "available_bytes": available,
-                "total_bytes": total,
-            },
+            evidence=evidence,
             fix=fix(
                 "Free memory before the job starts",
                 "manual",
