@@ -130,6 +130,11 @@ def _run(argv: Sequence[str] | None) -> int:
         args_list[0].startswith("-") and args_list[0] not in ("-h", "--help", "--version")
     ):
         args_list.insert(0, "check")
+    if args_list[:2] == ["lock", "diff"] and any(a in ("-h", "--help") for a in args_list[2:]):
+        from envcheck.cli.lock_diff import print_help  # `diff` is lock's first positional
+
+        print_help()
+        return EXIT_OK
     try:
         parser = build_parser(args_list[0] if args_list[0] in COMMANDS else None)
     except ImportError as exc:
@@ -209,10 +214,6 @@ def _error_envelope(wanted: bool, command: str, message: str) -> None:
     from envcheck.model.envelope import dumps, envelope
 
     sys.stdout.write(dumps(envelope(command, "error", EXIT_USAGE, None, [{"message": message}])))
-
-
-# --output-format values (ruff's name); --json and --markdown are aliases of two of them
-OUTPUT_FORMATS = ("text", "json", "markdown", "github", "junit", "sarif")
 
 
 def _normalize_format(args: argparse.Namespace) -> None:

@@ -72,10 +72,12 @@ def add_matrix_option(p: argparse._ActionsContainer) -> None:
     )
 
 
+# --output-format values (ruff's name); --json and --markdown are aliases of two of them
+OUTPUT_FORMATS = ("text", "json", "markdown", "github", "junit", "sarif")
+
+
 def add_format_options(out: argparse._ActionsContainer) -> None:
     """``--output-format`` (as ruff names it) and its aliases ``--json`` and ``--markdown``."""
-    from envcheck.cli import OUTPUT_FORMATS
-
     fmt = out.add_mutually_exclusive_group()
     fmt.add_argument(
         "--output-format",

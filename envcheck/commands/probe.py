@@ -62,8 +62,16 @@ def require_python(path: str, timeout: float) -> None:
     """--python must name a Python interpreter: one bounded run of a stdlib one-liner."""
     from envcheck.probes.run import run
 
+    # valid in Python 2 and 3 alike (-I and print(*...) are not), so that Python 2.7 is named
+    # as what it is: an interpreter envcheck does not support, not "not a Python interpreter"
     done = run(
-        [path, "-I", "-c", f"import sys; print('{_PYTHON_MARK}', *sys.version_info[:2])"],
+        [
+            path,
+            "-E",
+            "-s",
+            "-c",
+            f"import sys; sys.stdout.write('{_PYTHON_MARK} %d %d\\n' % sys.version_info[:2])",
+        ],
         timeout=timeout,
     )
     words = done.stdout.split()
@@ -72,6 +80,11 @@ def require_python(path: str, timeout: float) -> None:
             f"exited with {done.returncode}" if done.returncode else "it printed something else"
         )
         raise UsageError(f"--python: {path} is not a Python interpreter ({why})")
+    if len(words) >= 3 and words[1].isdigit() and int(words[1]) < 3:
+        raise UsageError(
+            f"--python: {path} is Python {words[1]}.{words[2]}, a Python interpreter envcheck "
+            "does not support (it inspects Python 3 environments)"
+        )
 
 
 def probe(options: ProbeOptions | None = None) -> NodeReport:

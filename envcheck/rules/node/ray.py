@@ -265,10 +265,17 @@ def shm_smaller_than_object_store(facts: Facts) -> Iterable[Hit]:
     shm_size = shm.free_bytes if shm.free_bytes is not None else shm.total_bytes
     if shm_size >= store:
         return []
+    fraction = _const(facts, "ray.object_store_fraction")
+    cap = _const(facts, "ray.object_store_max_bytes")
+    memory = available if available is not None else total
+    if store >= cap:  # Ray's cap, not the fraction, sets the size
+        why = f"its cap of {cap / 1e9:.0f} GB, below {fraction:.0%} of {_gib(memory)}"
+    else:
+        why = f"{fraction:.0%} of {_gib(memory)}"
     return [
         Hit(
-            f"/dev/shm has {_gib(shm_size)} but Ray's default object store is {_gib(store)} (30% of "
-            f"{_gib(available or total)}): Ray will put it in /tmp ('The object store is using /tmp "
+            f"/dev/shm has {_gib(shm_size)} but Ray's default object store is {_gib(store)} "
+            f"({why}): Ray will put it in /tmp ('The object store is using /tmp "
             "instead of /dev/shm')",
             evidence={"dev_shm_bytes": shm_size, "object_store_bytes": int(store)},
             fix=fix(
