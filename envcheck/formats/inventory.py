@@ -324,8 +324,14 @@ def coverage_line(result: CheckResult, nodes: int = 1) -> str:
 
 def strict_line(gaps: Sequence[Skipped]) -> str:
     """Why ``--strict`` fails a run without findings."""
-    listed = ", ".join(f"{s.code} ({s.fact})" if s.fact else s.code for s in gaps)
+    by_fact: dict[str, list[str]] = {}
+    for s in gaps:
+        by_fact.setdefault(s.fact or "unnamed", []).append(s.code)
+    parts = []
+    for fact, codes in sorted(by_fact.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        shown = ", ".join(codes[:4]) + (f", +{len(codes) - 4} more" if len(codes) > 4 else "")
+        parts.append(f"{fact} unknown for {len(codes)} ({shown})")
     return (
         f"--strict: exit 1 because {len(gaps)} rule(s) that matter for the node were skipped "
-        f"for unknown facts: {listed}"
+        f"for unknown facts ({'; '.join(parts)}); --verbose lists them"
     )

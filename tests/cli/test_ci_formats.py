@@ -201,3 +201,22 @@ def test_no_problems_says_what_was_checked(tmp_path: Path) -> None:
     assert f"No problems found: {ran} of {summary['rules_run']} rules ran; " in " ".join(
         res.stdout.split()
     )
+
+
+def test_diff_in_ci_formats_is_valid(
+    tmp_path: Path, sarif_schema: dict[str, Any], junit_schema: xmlschema.XMLSchema
+) -> None:
+    saved = tmp_path / "reports"
+    saved.mkdir()
+    assert run_cli("probe", "-o", str(saved / "a.json")).returncode == 0
+    other = json.loads((saved / "a.json").read_text())
+    other["node"] = "node-b"
+    other["python"]["data"]["version"] = "3.12.1"  # CLU102: Python differs across nodes
+    (saved / "b.json").write_text(json.dumps(other))
+    sarif = run_cli("diff", str(saved), "--output-format", "sarif")
+    run = _valid_sarif(sarif.stdout, sarif_schema)["runs"][0]
+    assert "CLU102" in {r["ruleId"] for r in run["results"]}
+    assert "CLU102" in {r["id"] for r in run["tool"]["driver"]["rules"]}
+    junit = run_cli("diff", str(saved), "--output-format", "junit")
+    junit_schema.validate(junit.stdout)
+    assert junit.returncode == sarif.returncode
