@@ -327,3 +327,18 @@ def test_api_check_names_its_own_severity_argument(tmp_path: Path) -> None:
 def test_top_level_help_lists_exit_4() -> None:
     res = run_cli("--help")
     assert "4 the package index could not be reached" in " ".join(res.stdout.split())
+
+
+def test_readme_example_counts_the_rules_check_runs() -> None:
+    import re
+
+    from envcheck.matrix_validate import load
+    from envcheck.rules import node_rules
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    counts = {int(n) for n in re.findall(r"envcheck: \d+ error\(s\).*?; (\d+) rules,", readme)}
+    ran = len(node_rules(load([]), (), ()))
+    assert counts == {ran}, (
+        f"README's example summary says {counts} rules; `envcheck check` runs {ran}: "
+        "rerun the example (envcheck check --spec stack.toml) and update README.md"
+    )
