@@ -73,8 +73,15 @@ def _hide_value(match: re.Match[str]) -> str:
     return f"{match.group('name')}{match.group('sep')}{quote}{REDACTED}{quote}"
 
 
+# a dotted key path with an array index (``torch[0].bogus_key``): what envcheck's own JSON
+# names under "key" (matrix validate's problems), never a secret (no token has brackets)
+_KEY_PATH = re.compile(r"[A-Za-z_][\w-]*\[\d+\](?:\.[A-Za-z_][\w-]*(?:\[\d+\])?)*")
+
+
 def _hide_pair(match: re.Match[str]) -> str:
     if not is_secret_name(match.group("name")):
+        return match.group(0)
+    if match.group("name") == "key" and _KEY_PATH.fullmatch(match.group("value")[1:-1]):
         return match.group(0)
     q, value = match.group("q"), match.group("value")
     return f"{q}{match.group('name')}{q}{match.group('sep')}{value[0]}{REDACTED}{value[0]}"

@@ -167,6 +167,7 @@ def test_matrix_validate_json_lists_a_file_that_does_not_load_as_a_problem(
     assert (env["command"], env["status"]) == ("matrix validate", "error")
     (problem,) = env["data"]["problems"]
     assert problem["where"] == f"{tmp_path / 'torch.toml'}:3"
+    assert problem["key"] == "torch[0].bogus"  # a key path, not a secret to redact
     assert "unknown key" in problem["message"]
 
 
