@@ -185,6 +185,12 @@ def _run(argv: Sequence[str] | None) -> int:
             f"envcheck: internal error: {type(exc).__name__}: {exc} "
             "(set ENVCHECK_DEBUG=1 for a traceback; please report it)\n"
         )
+        _error_envelope(
+            bool(getattr(args, "json", False)),
+            command_name(args),
+            f"internal error: {type(exc).__name__}: {exc}",
+            EXIT_INTERNAL,
+        )
         return EXIT_INTERNAL
 
 
@@ -199,21 +205,22 @@ def _wants_json(argv: Sequence[str]) -> bool:
 def command_name(args: argparse.Namespace) -> str:
     """The envelope's ``command``: "check", "matrix validate", "lock diff"."""
     name = str(getattr(args, "command", None) or "check")
-    for dest in ("matrix_command", "lock_command"):
-        sub = getattr(args, dest, None)
-        if isinstance(sub, str):
-            return f"{name} {sub}"
+    sub = getattr(args, "matrix_command", None)
+    if isinstance(sub, str):
+        return f"{name} {sub}"
+    if name == "lock" and list(getattr(args, "requirements", None) or [])[:1] == ["diff"]:
+        return "lock diff"
     return name
 
 
-def _error_envelope(wanted: bool, command: str, message: str) -> None:
-    """With ``--json``, an error is an envelope too (status "error", exit_code 2, the message
+def _error_envelope(wanted: bool, command: str, message: str, code: int = EXIT_USAGE) -> None:
+    """With ``--json``, an error is an envelope too (status "error", the exit code, the message
     in ``errors``); the one stderr line stays."""
     if not wanted:
         return
     from envcheck.model.envelope import dumps, envelope
 
-    sys.stdout.write(dumps(envelope(command, "error", EXIT_USAGE, None, [{"message": message}])))
+    sys.stdout.write(dumps(envelope(command, "error", code, None, [{"message": message}])))
 
 
 def _normalize_format(args: argparse.Namespace) -> None:

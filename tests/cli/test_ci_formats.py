@@ -221,3 +221,27 @@ def test_diff_in_ci_formats_is_valid(
     junit = run_cli("diff", str(saved), "--output-format", "junit")
     junit_schema.validate(junit.stdout)
     assert junit.returncode == sarif.returncode
+
+
+def test_an_internal_error_with_json_is_an_envelope_too(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from envcheck.cli import check as check_cli
+    from envcheck.cli import main
+
+    def broken(args: object) -> int:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(check_cli, "run", broken)
+    assert main(["check", "--json"]) == 3
+    out = capsys.readouterr()
+    env = json.loads(out.out)
+    assert (env["status"], env["exit_code"]) == ("error", 3)
+    assert env["errors"] == [{"message": "internal error: RuntimeError: a bug"}]
+    assert "internal error" in out.err
+
+
+def test_lock_diff_errors_name_their_command(tmp_path: Path) -> None:
+    res = run_cli("lock", "diff", str(tmp_path / "old.lock"), str(tmp_path / "new.lock"), "--json")
+    assert res.returncode == 2
+    assert res.json()["command"] == "lock diff"
