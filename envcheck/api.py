@@ -79,7 +79,11 @@ def _rules(
     ignore: str | Iterable[str] | None,
     matrix: Iterable[str | os.PathLike[str]],
     strict: bool = False,
+    *,
+    name: str = "fail_on",
 ) -> RuleOptions:
+    """``name``: the caller's argument the level came in (``severity`` for check, ``fail_on``
+    for preflight), so that an error names what the caller wrote."""
     severity = None
     if fail_on is not None:
         try:
@@ -88,7 +92,7 @@ def _rules(
             from envcheck.errors import UsageError
 
             raise UsageError(
-                f"fail_on must be one of: error, warning, info (got {fail_on!r})"
+                f"{name} must be one of: error, warning, info (got {fail_on!r})"
             ) from None
     return RuleOptions(
         _codes(select), _codes(ignore), severity, tuple(map(str, matrix)), strict=strict
@@ -143,7 +147,7 @@ def check(
     ending in ``.toml``), or, with nothing given, this node probed now."""
     from envcheck.commands.check import check as run
 
-    return run([_node(node)], _rules(severity, select, ignore, matrix, strict))
+    return run([_node(node)], _rules(severity, select, ignore, matrix, strict, name="severity"))
 
 
 def preflight(

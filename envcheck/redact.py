@@ -10,7 +10,6 @@ REDACTED = "<redacted>"
 _SECRET_WORDS = r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE"
 _SECRET_NAME = re.compile(_SECRET_WORDS, re.IGNORECASE)
 _IPV4 = re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}\b")
-_IPV6 = re.compile(r"\b(?:[0-9a-fA-F]{1,4}:){2,7}[0-9a-fA-F]{0,4}\b")
 
 # Every pattern below is linear in the text's length with Python's backtracking engine: each
 # one can only start a match at the start of a token (a look-behind rejects the middle of a
@@ -49,16 +48,40 @@ def is_secret_name(name: str) -> bool:
     return bool(_SECRET_NAME.search(name))
 
 
+_PARTS = re.compile(r"[_\-.]+|(?<=[a-z0-9])(?=[A-Z])")
+_WORD_PARTS = {"token", "tokens", "key", "keys", "apikey", "secret", "secrets", "password"}
+_WORD_PARTS |= {"passwords", "passwd", "credential", "credentials", "private", "privatekey"}
+
+
+def _assigns_a_secret(name: str) -> bool:
+    """``NAME=value`` hides the value when NAME is secret-looking: an environment-style name
+    in capitals anywhere (HF_TOKEN, APIKEY), else a name one of whose parts is a secret word
+    (api_key, authToken): a requirement pin such as ``tokenizers==0.19.1`` or ``keyring=25``
+    names a package, not a secret."""
+    if not is_secret_name(name):
+        return False
+    if name == name.upper():
+        return True
+    return any(part.lower() in _WORD_PARTS for part in _PARTS.split(name))
+
+
 def _hide_value(match: re.Match[str]) -> str:
     value = match.group("value")
-    if not is_secret_name(match.group("name")) or value.strip("\"'") == REDACTED:
+    if not _assigns_a_secret(match.group("name")) or value.strip("\"'") == REDACTED:
         return match.group(0)
     quote = value[0] if value[:1] in ('"', "'") and len(value) > 1 else ""
     return f"{match.group('name')}{match.group('sep')}{quote}{REDACTED}{quote}"
 
 
+# a dotted key path with an array index (``torch[0].bogus_key``): what envcheck's own JSON
+# names under "key" (matrix validate's problems), never a secret (no token has brackets)
+_KEY_PATH = re.compile(r"[A-Za-z_][\w-]*\[\d+\](?:\.[A-Za-z_][\w-]*(?:\[\d+\])?)*")
+
+
 def _hide_pair(match: re.Match[str]) -> str:
     if not is_secret_name(match.group("name")):
+        return match.group(0)
+    if match.group("name") == "key" and _KEY_PATH.fullmatch(match.group("value")[1:-1]):
         return match.group(0)
     q, value = match.group("q"), match.group("value")
     return f"{q}{match.group('name')}{q}{match.group('sep')}{value[0]}{REDACTED}{value[0]}"
@@ -184,10 +207,76 @@ def pseudonym(text: str, prefix: str = "node") -> str:
     return f"{prefix}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 
+# an IPv6 candidate: a run of hex digits and colons with two colons at least, taken whole (the
+# look-behind rejects the middle of a run), then checked by ``ipaddress``: compressed forms
+# (fd00::2, ::ffff:10.0.0.1) included, times (10:30:45) and MAC addresses left alone
+_IPV6_TOKEN = re.compile(
+    r"(?<![0-9A-Za-z:.])(?=[0-9A-Fa-f]*:[0-9A-Fa-f]*:)[0-9A-Fa-f:]+(?:\.\d{1,3}){0,3}(?![0-9A-Za-z:])"
+)
+
+
+def _keeps(address: str) -> bool:
+    """Loopback, link-local and unspecified addresses name no machine: they stay readable
+    (NET103's "resolves to 127.0.1.1: Gloo binds loopback" must say loopback)."""
+    import ipaddress
+
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return ip.is_loopback or ip.is_link_local or ip.is_unspecified
+
+
+def _mask_v4(match: re.Match[str]) -> str:
+    found = match.group(0)
+    return found if _keeps(found) else pseudonym(found, "ip")
+
+
+def _mask_v6(match: re.Match[str]) -> str:
+    import ipaddress
+
+    found = match.group(0)
+    try:
+        ipaddress.IPv6Address(found)
+    except ValueError:
+        return found
+    return found if _keeps(found) else pseudonym(found, "ip6")
+
+
 def mask_addresses(text: str) -> str:
-    """Replace IPv4 and IPv6 addresses in free text with stable pseudonyms."""
-    text = _IPV4.sub(lambda m: pseudonym(m.group(0), "ip"), text)
-    return _IPV6.sub(lambda m: pseudonym(m.group(0), "ip6"), text)
+    """Replace IPv4 and IPv6 addresses in free text with stable pseudonyms (loopback and
+    link-local ones stay as they are)."""
+    text = _IPV4.sub(_mask_v4, text)
+    if ":" not in text:
+        return text
+    return _IPV6_TOKEN.sub(_mask_v6, text)
+
+
+_PROXY_HOST = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://(?:[^@/\s]*@)?(?P<host>[^:/\s,@\[\]]+)")
+
+
+def proxy_hosts(variables: Mapping[str, str]) -> tuple[str, ...]:
+    """Host names in proxy settings (``https_proxy=http://proxy.corp:3128``, the domains of
+    ``no_proxy``): names of the site's machines, hidden like the node's own under --redact."""
+    import ipaddress
+
+    hosts: list[str] = []
+    for name, value in variables.items():
+        lowered = name.lower()
+        if not lowered.endswith("_proxy"):
+            continue
+        if lowered == "no_proxy":
+            entries = [e.strip().split(":")[0] for e in value.split(",")]
+        else:
+            entries = [m.group("host") for m in _PROXY_HOST.finditer(value)]
+        for entry in entries:
+            if not entry or entry == "localhost" or "/" in entry or entry == REDACTED:
+                continue
+            try:
+                ipaddress.ip_address(entry)
+            except ValueError:
+                hosts.append(entry)
+    return tuple(dict.fromkeys(hosts))
 
 
 def pseudonymize_text(text: str, hostnames: tuple[str, ...]) -> str:

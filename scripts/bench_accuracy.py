@@ -275,14 +275,14 @@ def _judge_triage(case: Case, data: dict[str, Any]) -> dict[str, Any]:
         for cause in named:
             findings = cause.get("findings") or []
             by_name = bool(case.expect_mentions) and (
-                _names(case, cause.get("fix"), cause.get("evidence"))
+                _names(case, _fix_text(cause), cause.get("evidence"))
                 or any(_finding_names(case, f) for f in findings)
             )
             if cause.get("code") in expected or by_name:
                 found = True
                 top1 = top1 or cause.get("code") == first
                 hit_findings += cause.get("findings") or []
-                cause_fixes.append(str(cause.get("fix") or ""))
+                cause_fixes.append(_fix_text(cause))
         for cause in confirmed:
             for f in cause.get("findings") or []:
                 if f.get("severity") == "error":

@@ -1,7 +1,8 @@
 """Command line: parse, dispatch to a subcommand, map outcomes to exit codes.
 
 Exit codes: 0 clean, 1 findings at or above the chosen severity, 2 usage or input error
-(one line on stderr, nothing written), 3 internal error, 130 / 143 / 129 stopped by SIGINT /
+(one line on stderr, nothing written; with ``--json`` also an envelope with status "error" on
+stdout), 3 internal error, 130 / 143 / 129 stopped by SIGINT /
 SIGTERM / SIGHUP (128 + the signal's number, as a shell reports a process a signal killed):
 the children envcheck started are ended first (SIGTERM to their process groups, SIGKILL after
 two seconds) and its temporary files removed.
@@ -27,12 +28,20 @@ from envcheck.version import __version__
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
+class UsageExit(SystemExit):
+    """argparse's refusal, carrying its one line (for the ``--json`` error envelope)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(EXIT_USAGE)
+        self.message = message
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         """One line (the usage block is one `--help` away)."""
         message = " ".join(message.split())
         sys.stderr.write(f"envcheck: error: {message} (see `{self.prog} --help`)\n")
-        raise SystemExit(EXIT_USAGE)
+        raise UsageExit(message)
 
 
 # subcommand -> the module that defines it (``add_parser(sub)`` and ``run(args)``), in the order
@@ -59,7 +68,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="envcheck",
         description="Pre-flight checks for GPU training nodes.",
-        epilog="Exit codes: 0 clean, 1 findings, 2 usage or input error, 3 internal error.",
+        epilog="Exit codes: 0 clean, 1 findings, 2 usage or input error, 3 internal error, "
+        "4 the package index could not be reached (fix, lock).",
     )
     parser.add_argument("--version", action="version", version=f"envcheck {__version__}")
     parser.add_argument(
@@ -231,6 +241,11 @@ def _run(argv: Sequence[str] | None) -> int:
         args_list[0].startswith("-") and args_list[0] not in ("-h", "--help", "--version")
     ):
         args_list.insert(0, "check")
+    if args_list[:2] == ["lock", "diff"] and any(a in ("-h", "--help") for a in args_list[2:]):
+        from envcheck.cli.lock_diff import print_help  # `diff` is lock's first positional
+
+        print_help()
+        return EXIT_OK
     try:
         parser = build_parser(args_list[0] if args_list[0] in COMMANDS else None)
     except ImportError as exc:
@@ -239,7 +254,12 @@ def _run(argv: Sequence[str] | None) -> int:
             raise
         sys.stderr.write(f"envcheck: error: {problem}\n")
         return EXIT_USAGE
-    args = parser.parse_args(args_list)
+    try:
+        args = parser.parse_args(args_list)
+    except UsageExit as exc:
+        _error_envelope(_wants_json(args_list), args_list[0], exc.message)
+        raise
+    _normalize_format(args)
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
@@ -254,6 +274,7 @@ def _run(argv: Sequence[str] | None) -> int:
         return code
     except EnvcheckError as exc:
         sys.stderr.write(f"envcheck: error: {exc.one_line()}\n")
+        _error_envelope(bool(getattr(args, "json", False)), command_name(args), exc.one_line())
         return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK
@@ -276,7 +297,57 @@ def _run(argv: Sequence[str] | None) -> int:
             f"envcheck: internal error: {type(exc).__name__}: {exc} "
             "(set ENVCHECK_DEBUG=1 for a traceback; please report it)\n"
         )
+        _error_envelope(
+            bool(getattr(args, "json", False)),
+            command_name(args),
+            f"internal error: {type(exc).__name__}: {exc}",
+            EXIT_INTERNAL,
+        )
         return EXIT_INTERNAL
+
+
+def _wants_json(argv: Sequence[str]) -> bool:
+    """Whether a command line that argparse refused asked for JSON."""
+    return any(
+        a in ("--json", "--output-format=json") or (a == "--output-format" and b == "json")
+        for a, b in zip(argv, [*argv[1:], ""], strict=True)
+    )
+
+
+def command_name(args: argparse.Namespace) -> str:
+    """The envelope's ``command``: "check", "matrix validate", "lock diff"."""
+    name = str(getattr(args, "command", None) or "check")
+    sub = getattr(args, "matrix_command", None)
+    if isinstance(sub, str):
+        return f"{name} {sub}"
+    if name == "lock" and list(getattr(args, "requirements", None) or [])[:1] == ["diff"]:
+        return "lock diff"
+    return name
+
+
+def _error_envelope(wanted: bool, command: str, message: str, code: int = EXIT_USAGE) -> None:
+    """With ``--json``, an error is an envelope too (status "error", the exit code, the message
+    in ``errors``); the one stderr line stays."""
+    if not wanted:
+        return
+    from envcheck.model.envelope import dumps, envelope
+
+    sys.stdout.write(dumps(envelope(command, "error", code, None, [{"message": message}])))
+
+
+def _normalize_format(args: argparse.Namespace) -> None:
+    """One ``args.output_format`` from --output-format, --json or --markdown (argparse refuses
+    two of them together), with ``args.json``/``args.markdown`` kept true to it."""
+    if not hasattr(args, "output_format"):
+        return
+    chosen = args.output_format
+    if getattr(args, "json", False):
+        chosen = "json"
+    elif getattr(args, "markdown", False):
+        chosen = "markdown"
+    args.output_format = chosen or "text"
+    args.json = args.output_format == "json"
+    args.markdown = args.output_format == "markdown"
 
 
 def _import_problem(exc: ImportError) -> str | None:

@@ -115,27 +115,75 @@ def evaluate(args: argparse.Namespace, reports: list[NodeReport]) -> CheckOutcom
     return check(reports, rule_options(args))
 
 
+def checked_file(args: argparse.Namespace) -> str | None:
+    """The file whose facts were checked (the location CI formats give a finding): the lock,
+    else the first pasted dump, else the saved report or the spec; None for this node."""
+    named = [getattr(args, "lock", None), *(getattr(args, "from_", None) or ())]
+    named += [getattr(args, "report", None), getattr(args, "spec", None)]
+    return next((f for f in named if f and f != "-"), None)
+
+
+def ci_text(outcome: CheckOutcome, args: argparse.Namespace) -> str:
+    from envcheck.formats.ci import from_findings
+    from envcheck.formats.ci_output import render
+
+    file = checked_file(args)
+    run = from_findings(
+        "check",
+        outcome.rules,
+        outcome.result.findings,
+        outcome.result.skipped,
+        threshold=outcome.threshold,
+        exit_code=outcome.exit_code,
+        errors=outcome.result.errors,
+        files={r.node: file for r in outcome.reports} if file else None,
+        strict_gaps=outcome.strict_gaps,
+    )
+    return render(args.output_format, run)
+
+
 def render(outcome: CheckOutcome, args: argparse.Namespace) -> None:
-    if args.json:
+    from envcheck.formats.ci_output import CI_FORMATS
+
+    fmt = getattr(args, "output_format", "text")
+    gaps = outcome.strict_gaps
+    text = None
+    if fmt in CI_FORMATS:
+        text = ci_text(outcome, args)
+        common.emit(text)
+    elif args.json:
         common.emit(common.json_text(outcome.envelope()))
     elif args.markdown:
         from envcheck.formats.markdown import render_check
 
         common.emit(
-            render_check(outcome.reports, outcome.result, outcome.threshold, verbose=args.verbose)
+            render_check(
+                outcome.reports,
+                outcome.result,
+                outcome.threshold,
+                verbose=args.verbose,
+                gaps=gaps,
+            )
         )
     else:
         from envcheck.formats.table import console, print_check
 
         print_check(
-            outcome.reports, outcome.result, outcome.threshold, console(), verbose=args.verbose
+            outcome.reports,
+            outcome.result,
+            outcome.threshold,
+            console(),
+            verbose=args.verbose,
+            gaps=gaps,
         )
     if args.output:
-        if args.markdown:
+        if text is None and args.markdown:
             from envcheck.formats.markdown import render_check
 
-            text = render_check(outcome.reports, outcome.result, outcome.threshold, verbose=True)
-        else:
+            text = render_check(
+                outcome.reports, outcome.result, outcome.threshold, verbose=True, gaps=gaps
+            )
+        elif text is None:
             text = common.json_text(outcome.envelope())
         common.write_output(args.output, text, overwrite=args.force)
     counts = summary_counts(outcome.result, outcome.threshold)

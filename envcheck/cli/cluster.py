@@ -70,8 +70,27 @@ def add_parser(sub: Any) -> None:
 
 
 def render(outcome: ClusterOutcome, args: argparse.Namespace) -> None:
-    """Print the outcome (table, --json or --markdown), write -o, and a summary on stderr."""
-    if args.json:
+    """Print the outcome (table, --json, --markdown or a CI format), write -o, and a summary
+    on stderr."""
+    from envcheck.formats.ci import from_findings
+    from envcheck.formats.ci_output import CI_FORMATS
+    from envcheck.formats.ci_output import render as render_ci
+
+    text = None
+    if args.output_format in CI_FORMATS:
+        c = outcome.comparison
+        run = from_findings(
+            outcome.command,
+            c.rules,
+            c.findings,
+            c.cluster_result.skipped + c.node_result.skipped,
+            threshold=outcome.threshold,
+            exit_code=outcome.exit_code,
+            errors=c.errors,
+        )
+        text = render_ci(args.output_format, run)
+        common.emit(text)
+    elif args.json:
         common.emit(common.json_text(outcome.envelope()))
     elif args.markdown:
         from envcheck.formats.cluster import render_markdown
@@ -83,11 +102,11 @@ def render(outcome: ClusterOutcome, args: argparse.Namespace) -> None:
 
         print_cluster(outcome, console(), verbose=args.verbose)
     if args.output:
-        if args.markdown:
+        if text is None and args.markdown:
             from envcheck.formats.cluster import render_markdown
 
             text = render_markdown(outcome)
-        else:
+        elif text is None:
             text = common.json_text(outcome.envelope())
         common.write_output(args.output, text, overwrite=args.force)
     for warning in outcome.context.get("warnings") or ():

@@ -72,17 +72,40 @@ def add_matrix_option(p: argparse._ActionsContainer) -> None:
     )
 
 
+# --output-format values (ruff's name); --json and --markdown are aliases of two of them
+OUTPUT_FORMATS = ("text", "json", "markdown", "github", "junit", "sarif")
+
+
+def add_format_options(out: argparse._ActionsContainer) -> None:
+    """``--output-format`` (as ruff names it) and its aliases ``--json`` and ``--markdown``."""
+    fmt = out.add_mutually_exclusive_group()
+    fmt.add_argument(
+        "--output-format",
+        choices=OUTPUT_FORMATS,
+        metavar="FORMAT",
+        help="text (default), json (the versioned envelope), markdown, github (workflow "
+        "annotations), junit (JUnit XML, one test case per rule), sarif (SARIF 2.1.0); "
+        "see docs/recipes.md",
+    )
+    fmt.add_argument(
+        "--json",
+        action="store_true",
+        help="print the versioned JSON envelope (--output-format json)",
+    )
+    fmt.add_argument(
+        "--markdown", action="store_true", help="print Markdown (--output-format markdown)"
+    )
+
+
 def add_output_options(p: argparse.ArgumentParser) -> None:
     out = p.add_argument_group("output")
-    fmt = out.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="print the versioned JSON envelope")
-    fmt.add_argument("--markdown", action="store_true", help="print Markdown")
+    add_format_options(out)
     out.add_argument(
         "-o",
         "--output",
         metavar="FILE",
-        help="also write the result to FILE (JSON unless --markdown); %%N or {hostname} "
-        "in FILE is this node's name, %%j the Slurm job id",
+        help="also write the result to FILE (JSON, or the --output-format chosen other than "
+        "text); %%N or {hostname} in FILE is this node's name, %%j the Slurm job id",
     )
     from envcheck.cli.output import add_force
 

@@ -59,16 +59,51 @@ def _walk(parser: argparse.ArgumentParser, path: tuple[str, ...], out: list[Comm
             command.positional_choices = tuple(str(c) for c in action.choices)
 
 
+def _values() -> dict[str, tuple[str, ...]]:
+    """Values of options whose argparse ``type`` checks them (so argparse has no ``choices``):
+    completed as words instead of file names. ``--profile`` also takes a file."""
+    from envcheck.ingest.detect import FORMATS
+    from envcheck.plan.profiles import load_profiles
+
+    return {
+        "--severity": ("error", "warning", "info"),
+        "--from-format": tuple(FORMATS),
+        "--profile": tuple(load_profiles()),
+        "--deep": ("torch",),
+    }
+
+
+# options that take a file as well as the words above
+TAKES_FILES = ("--profile",)
+
+
+def _rule_codes() -> tuple[str, ...]:
+    from envcheck.matrix_validate import load
+    from envcheck.rules import all_rules
+
+    return tuple(sorted(r.code for r in all_rules(load([]))))
+
+
 def commands() -> list[Command]:
     from envcheck.cli import build_parser
 
     out: list[Command] = []
     _walk(build_parser(), (), out)
+    values = _values()
+    for command in out:
+        command.options = [
+            (o, h, choices or values.get(o, ()), takes) for o, h, choices, takes in command.options
+        ]
+        if command.path == ("explain",):
+            command.positional_choices = _rule_codes()
     return out
 
 
 def _clean(text: str) -> str:
-    return " ".join(text.replace("%%", "%").split()).replace("'", "")[:70]
+    """Help text for a fish single-quoted string: one line, apostrophes and backslashes escaped
+    (fish reads \\' and \\\\ inside single quotes)."""
+    text = " ".join(text.replace("%%", "%").split())[:70]
+    return text.replace("\\", "\\\\").replace("'", "\\'")
 
 
 def bash(cmds: list[Command]) -> str:
@@ -77,7 +112,10 @@ def bash(cmds: list[Command]) -> str:
         words = [o for o, *_ in c.options] + c.subcommands + list(c.positional_choices)
         valued = [(o, ch) for o, _, ch, takes in c.options if takes]
         prev = "".join(
-            f"            {o}) COMPREPLY=($(compgen -W '{' '.join(ch)}' -- \"$cur\")); return;;\n"
+            f"            {o}) COMPREPLY=($(compgen -W '{' '.join(ch)}' -- \"$cur\") "
+            f'$(compgen -f -- "$cur")); return;;\n'
+            if ch and o in TAKES_FILES
+            else f"            {o}) COMPREPLY=($(compgen -W '{' '.join(ch)}' -- \"$cur\")); return;;\n"
             if ch
             else f'            {o}) COMPREPLY=($(compgen -f -- "$cur")); return;;\n'
             for o, ch in valued
@@ -110,10 +148,11 @@ def bash(cmds: list[Command]) -> str:
 
 
 def zsh(cmds: list[Command]) -> str:
-    # zsh runs the bash script through bashcompinit: one implementation, tested in bash
+    # zsh runs the bash script through bashcompinit: one implementation, tested in bash; compinit
+    # runs only when it has not run yet (a second compinit in ~/.zshrc is slow and resets state)
     return (
         "# zsh completion for envcheck (envcheck completion zsh)\n"
-        "autoload -U +X compinit && compinit\n"
+        "(( $+functions[compdef] )) || { autoload -U +X compinit && compinit; }\n"
         "autoload -U +X bashcompinit && bashcompinit\n" + bash(cmds)
     )
 
@@ -147,6 +186,8 @@ def fish(cmds: list[Command]) -> str:
         for option, text, choices, takes in c.options:
             flag = f"-l {option[2:]}" if option.startswith("--") else f"-s {option[1:]}"
             extra = f" -x -a '{' '.join(choices)}'" if choices else (" -r -F" if takes else "")
+            if choices and option in TAKES_FILES:
+                extra = f" -r -F -a '{' '.join(choices)}'"
             lines.append(f"complete -c envcheck -n '{condition}' {flag}{extra} -d '{_clean(text)}'")
         if c.positional_choices:
             lines.append(

@@ -7,6 +7,7 @@ import argparse
 # the names of envcheck.ingest.detect.FORMATS, kept here so that building the command line does
 # not import every parser (a test keeps the two equal)
 FORMAT_NAMES = (
+    "envcheck-markdown",
     "collect-env",
     "vllm-env",
     "sglang-env",

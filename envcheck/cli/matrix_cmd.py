@@ -63,11 +63,28 @@ def add_parser(sub: Any) -> None:
 
 
 def run_validate(args: argparse.Namespace) -> int:
+    from envcheck.errors import InputError
     from envcheck.matrix.crosscheck import crosscheck
     from envcheck.matrix_validate import load, validate
     from envcheck.model.envelope import envelope
 
-    matrix = load(args.dirs, check_overlays=False)  # every problem is listed below
+    try:
+        matrix = load(args.dirs, check_overlays=False)  # every problem is listed below
+    except InputError as exc:
+        if not args.json:
+            raise
+        # a file that does not load at all (TOML syntax, schema) is a problem like the others
+        sys.stderr.write(f"envcheck: error: {exc.one_line()}\n")
+        unloaded = {"where": exc.where or "", "key": exc.key or "", "message": exc.message}
+        failed: dict[str, Any] = {
+            "files": [],
+            "counts": {},
+            "problems": [unloaded],
+            "disagreements": [],
+        }
+        errors = [{"message": exc.one_line()}]
+        common.emit(common.json_text(envelope("matrix validate", "error", 2, failed, errors)))
+        return 2
     problems = validate(matrix)
     disagreements = crosscheck(matrix)
     counts = {
@@ -111,6 +128,11 @@ def _version(text: str) -> Version:
         raise UsageError(f"{text!r} is not a version") from None
 
 
+def _pins(spec: Any) -> bool:
+    """A requirement that names one release (``==2.7.0``), not a range."""
+    return bool(spec) and all(s.operator in ("==", "===") and "*" not in s.version for s in spec)
+
+
 def lookup(matrix: Any, subject: str, text: str) -> tuple[Any, dict[str, Any]]:
     """(record, related records) for one subject; raises UsageError when unknown."""
     related: dict[str, Any] = {}
@@ -127,8 +149,13 @@ def lookup(matrix: Any, subject: str, text: str) -> tuple[Any, dict[str, Any]]:
     elif subject == "torch":
         version = _version(text)
         record = matrix.torch_release(version)
+        # a release that pins torch (==) names this one; a range (torch>=2.0.0) only allows it
+        allowing = [v for v in matrix.vllm_releases if v.torch and v.torch.contains(version)]
         related["vllm_releases_pinning_it"] = [
-            str(v.version) for v in matrix.vllm_releases if v.torch and v.torch.contains(version)
+            str(v.version) for v in allowing if v.torch and _pins(v.torch)
+        ]
+        related["vllm_releases_allowing_it"] = [
+            str(v.version) for v in allowing if v.torch and not _pins(v.torch)
         ]
         related["companions"] = [to_dict(c) for c in matrix.companions if c.torch == version]
         related["overrides"] = [
@@ -174,13 +201,22 @@ def _item(value: dict[str, Any]) -> str:
     return "; ".join([head, *rest]) if head else "; ".join(rest)
 
 
+def _pair(key: str, value: Any) -> str:
+    """``name==1.2`` for a requirement (a pin reads as pip writes it, not "name = ==1.2"),
+    ``key = value`` otherwise."""
+    text = str(value)
+    if text[:1] in "=<>!~" and text:
+        return f"{key}{text}"
+    return f"{key} = {text}"
+
+
 def _text(value: Any) -> str:
     if isinstance(value, list) and all(isinstance(v, dict) for v in value):
         return "\n".join(f"- {_item(v)}" for v in value)
     if isinstance(value, list) and all(not isinstance(v, (dict, list)) for v in value):
         return ", ".join(map(str, value))
     if isinstance(value, dict) and all(not isinstance(v, (dict, list)) for v in value.values()):
-        return "\n".join(f"{k} = {v}" for k, v in value.items())
+        return "\n".join(_pair(k, v) for k, v in value.items())
     if isinstance(value, dict):
         return "\n".join(f"{k} = {_text(v)}" for k, v in value.items())
     if isinstance(value, bool):

@@ -96,7 +96,9 @@ def _packages(values: list[str] | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def _output(value: str | None) -> Path:
+def _output(value: str | None, *, dry_run: bool = False) -> Path:
+    """Where the files go: --output, else the checkout's built-in matrix. A dry run writes
+    nothing, so it compares with the built-in files even in an installed package."""
     from envcheck.matrix.load import GENERATED_DIR, builtin_dir
 
     if value:
@@ -105,7 +107,7 @@ def _output(value: str | None) -> Path:
             raise UsageError(f"--output {value}: not a directory")
         return path
     builtin = builtin_dir()
-    if not (builtin.parent / "pyproject.toml").is_file():
+    if not dry_run and not (builtin.parent / "pyproject.toml").is_file():
         raise UsageError(
             "envcheck runs from an installed package, whose matrix is not written to: "
             "give --output DIR (a site overlay; then check with --matrix DIR)"
@@ -138,7 +140,7 @@ def run_refresh(args: argparse.Namespace) -> int:
         raise UsageError("--offline answers from the cache; it cannot go with --no-cache")
     options = RefreshOptions(
         packages=_packages(args.packages),
-        output=_output(args.output),
+        output=_output(args.output, dry_run=args.dry_run),
         today=datetime.date.today().isoformat(),
         since=_since(args.since),
         pre=args.pre,
@@ -211,9 +213,16 @@ def _text(result: Any, choice: Any, options: Any) -> str:
             k: sum(1 for c in p.changes if c.kind == k) for k in ("added", "changed", "removed")
         }
         change = ", ".join(f"{n} {k}" for k, n in counts.items() if n) or "no change"
-        verb = "would write" if options.dry_run and p.changes else "wrote" if p.written else "kept"
+        if options.dry_run and p.changes:
+            where = f"would write {p.file}"
+        elif p.written:
+            where = f"wrote {p.file}"
+        elif Path(p.file).exists():
+            where = f"kept {p.file}"
+        else:
+            where = f"nothing to write ({p.file} does not exist)"
         lines.append(f"{p.name:{width}}  {'; '.join(parts)}")
-        lines.append(f"{'':{width}}  {change}: {verb} {p.file}")
+        lines.append(f"{'':{width}}  {change}: {where}")
         for entry, reason in p.unknown[:SHOWN_UNKNOWN]:
             lines.append(f"{'':{width}}  unknown: {entry}: {reason}")
         if len(p.unknown) > SHOWN_UNKNOWN:

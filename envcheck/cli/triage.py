@@ -49,10 +49,13 @@ def add_parser(sub: Any) -> None:
     )
     common.add_matrix_option(opts)
     out = p.add_argument_group("output")
-    fmt = out.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="print the versioned JSON envelope")
-    fmt.add_argument("--markdown", action="store_true", help="print Markdown")
-    out.add_argument("-o", "--output", metavar="FILE", help="also write the JSON result to FILE")
+    common.add_format_options(out)
+    out.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="also write the result to FILE (JSON, or the --output-format chosen other than text)",
+    )
     from envcheck.cli.output import add_force
 
     add_force(out)
@@ -108,7 +111,15 @@ def run(args: argparse.Namespace) -> int:
     from envcheck.model.envelope import envelope
 
     env = envelope("triage", result.status, result.exit_code, result.to_json())
-    if args.json:
+    from envcheck.formats.ci import from_triage
+    from envcheck.formats.ci_output import CI_FORMATS
+    from envcheck.formats.ci_output import render as render_ci
+
+    text = None
+    if args.output_format in CI_FORMATS:
+        text = render_ci(args.output_format, from_triage(result))
+        common.emit(text)
+    elif args.json:
         common.emit(common.json_text(env))
     elif args.markdown:
         from envcheck.formats.triage_view import markdown
@@ -120,7 +131,8 @@ def run(args: argparse.Namespace) -> int:
 
         print_triage(result, console())
     if args.output:
-        common.write_output(args.output, common.json_text(env), overwrite=args.force)
+        text = common.json_text(env) if text is None else text
+        common.write_output(args.output, text, overwrite=args.force)
     s = result.summary()
     sys.stderr.write(
         f"envcheck: {scan.lines} lines; {s['signatures']} known failure signature(s), "

@@ -44,6 +44,7 @@ class Comparison:
     node_result: CheckResult
     cluster_result: CheckResult
     collective: CollectiveReport | None = None
+    rules: tuple[Rule, ...] = ()  # node and cluster rules that ran (for JUnit and SARIF)
 
     @property
     def findings(self) -> tuple[Finding, ...]:
@@ -142,10 +143,32 @@ def compare(
         reports=tuple(reports),
         failures=tuple(failures),
         drift=drift_table(facts),
-        node_result=merge(node_results, len(node_rules)),
+        node_result=one_severity(merge(node_results, len(node_rules))),
         cluster_result=evaluate_cluster(facts, rules),
         collective=collective,
+        rules=tuple(rules),
     )
+
+
+def one_severity(result: CheckResult) -> CheckResult:
+    """One severity per rule across the nodes of a cluster: a rule that fires on several nodes
+    is as severe on each as on the worst. A node rule may soften a finding it cannot know to
+    matter on one node alone (NET103: loopback is "harmless on a single node" unless the node
+    shows multi-node settings); in a cluster of several nodes it does matter, on every one."""
+    from dataclasses import replace
+
+    worst: dict[str, Severity] = {}
+    for f in result.findings:
+        if f.code not in worst or f.severity.rank > worst[f.code].rank:
+            worst[f.code] = f.severity
+    nodes = {f.node for f in result.findings}
+    if len(nodes) < 2:
+        return result
+    findings = tuple(
+        f if f.severity is worst[f.code] else replace(f, severity=worst[f.code])
+        for f in result.findings
+    )
+    return replace(result, findings=findings)
 
 
 @dataclass(frozen=True)

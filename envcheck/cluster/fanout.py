@@ -79,6 +79,14 @@ def connect(address: str | None, *, timeout: float = 30.0) -> ClusterInfo:
     target = address or os.environ.get("RAY_ADDRESS") or "auto"
     _reachable(target, min(timeout, 5.0))
     box: dict[str, BaseException] = {}
+    advertised, where_read = advertised_address(os.environ)
+    extra: dict[str, str] = {}
+    node_ip = _rewritten_host(target, advertised)
+    if node_ip is not None:
+        # `ray start --node-ip-address=127.0.0.1` registered this machine's raylet under its
+        # own address; a driver that takes itself for 127.0.0.1 waits for a raylet that never
+        # answers. Ray's own advice ("ray.init(_node_ip_address=...)") joins it.
+        extra["_node_ip_address"] = node_ip
 
     def init() -> None:
         try:
@@ -87,6 +95,7 @@ def connect(address: str | None, *, timeout: float = 30.0) -> ClusterInfo:
                 logging_level=logging.ERROR,
                 log_to_driver=False,
                 namespace="envcheck",
+                **extra,
             )
         except BaseException as exc:  # reported below, as one line
             box["error"] = exc
@@ -96,7 +105,17 @@ def connect(address: str | None, *, timeout: float = 30.0) -> ClusterInfo:
     thread.join(timeout)
     where = "the local cluster (auto)" if target == "auto" else target
     if thread.is_alive():
-        raise ClusterError(f"could not connect to the Ray cluster at {where} within {timeout:g} s")
+        hint = ""
+        if advertised and advertised != target:
+            hint = (
+                f": Ray advertises this machine's cluster at {advertised} ({where_read}; "
+                "`ray start` replaces --node-ip-address=127.0.0.1 with the machine's address "
+                "unless RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 is set); try --address "
+                f"{advertised}"
+            )
+        raise ClusterError(
+            f"could not connect to the Ray cluster at {where} within {timeout:g} s{hint}"
+        )
     if "error" in box:
         exc = box["error"]
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -112,6 +131,44 @@ def connect(address: str | None, *, timeout: float = 30.0) -> ClusterInfo:
         nodes=tuple(n for n in list_nodes() if n is not None),
         dead=sum(1 for n in ray.nodes() if not n.get("Alive")),
     )
+
+
+def advertised_address(env: Any) -> tuple[str | None, str]:
+    """The GCS address `ray start` recorded for this machine's cluster
+    (``<ray temp dir>/ray_current_cluster``), and that file's path; None when there is none."""
+    from pathlib import Path
+
+    path = (
+        Path(env.get("RAY_TMPDIR") or env.get("TMPDIR") or "/tmp") / "ray" / "ray_current_cluster"
+    )
+    try:
+        from envcheck.inputs import read_regular
+
+        text = read_regular(str(path), limit=4096).decode("utf-8", "replace").strip()
+    except (OSError, EnvcheckError, ValueError):
+        return None, str(path)
+    first = text.splitlines()[0].strip() if text else ""
+    host, sep, port = first.rpartition(":")
+    return (first if sep and host and port.isdigit() else None), str(path)
+
+
+def _rewritten_host(target: str, advertised: str | None) -> str | None:
+    """The host Ray advertises when ``target`` names this machine's cluster by a loopback
+    address on the same port and Ray advertises another address; else None."""
+    import ipaddress
+
+    if advertised is None or "://" in target:
+        return None
+    host, _, port = target.rpartition(":")
+    adv_host, _, adv_port = advertised.rpartition(":")
+    try:
+        loopback = ipaddress.ip_address(host.strip("[]")).is_loopback
+        adv_loopback = ipaddress.ip_address(adv_host.strip("[]")).is_loopback
+    except ValueError:
+        return None
+    if loopback and not adv_loopback and port == adv_port:
+        return adv_host.strip("[]")
+    return None
 
 
 @contextlib.contextmanager

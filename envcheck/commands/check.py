@@ -6,7 +6,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from envcheck.model.finding import CheckResult, Severity, Skipped, skip_kinds, skip_matters
+from envcheck.model.finding import (
+    CheckResult,
+    Fix,
+    Severity,
+    Skipped,
+    skip_kinds,
+    skip_matters,
+)
 from envcheck.model.report import NodeReport
 
 if TYPE_CHECKING:
@@ -37,6 +44,7 @@ class CheckOutcome:
     result: CheckResult
     threshold: Severity
     strict: bool = False
+    rules: tuple[Rule, ...] = ()  # the rules that ran (for JUnit and SARIF)
 
     @property
     def gaps(self) -> tuple[Skipped, ...]:
@@ -59,22 +67,34 @@ class CheckOutcome:
         return 3 if self.result.errors else 0
 
     @property
+    def strict_gaps(self) -> tuple[Skipped, ...]:
+        """With --strict, the skipped rules that fail the run; empty without it."""
+        return self.gaps if self.strict else ()
+
+    @property
     def status(self) -> str:
         if self.result.errors:
             return "partial"
-        if self.result.at_or_above(self.threshold) or (self.strict and self.gaps):
+        if self.result.at_or_above(self.threshold):
             return "findings"
+        if self.strict_gaps:
+            return "strict"  # no finding, but --strict and rules that matter were skipped
         return "ok"
 
     def envelope(self) -> dict[str, Any]:
         from envcheck.model.envelope import envelope
 
-        data = {
+        data: dict[str, Any] = {
             "reports": [r.to_dict() for r in self.reports],
             "findings": [f.to_json() for f in self.result.findings],
             "skipped": [s.to_json() for s in self.result.skipped],
+            "gaps": [s.to_json() for s in self.gaps],
             "summary": summary_counts(self.result, self.threshold),
         }
+        if self.strict_gaps:
+            from envcheck.formats.inventory import strict_line
+
+            data["strict"] = strict_line(self.strict_gaps)
         errors = [{"message": e} for e in self.result.errors]
         return envelope("check", self.status, self.exit_code, data, errors)
 
@@ -147,7 +167,31 @@ def check(reports: Sequence[NodeReport], options: RuleOptions | None = None) -> 
         rules_run=len(chosen),
         errors=tuple(e for r in results for e in r.errors),
     )
-    return CheckOutcome(tuple(reports), merged, threshold, options.strict)
+    return CheckOutcome(tuple(reports), merged, threshold, options.strict, tuple(chosen))
+
+
+def redacted_fix(fix: Fix | None, names: tuple[str, ...]) -> Fix | None:
+    """A fix as ``--redact`` shows it: its summary and commands with the same pseudonyms as the
+    message (``export no_proxy=192.0.2.0/24`` must not print what the message hides)."""
+    if fix is None:
+        return None
+    from dataclasses import replace
+
+    from envcheck.redact import pseudonymize_text
+
+    def clean(text: str) -> str:
+        return pseudonymize_text(text, names)
+
+    actions = tuple(
+        replace(
+            a,
+            env={k: clean(v) for k, v in a.env.items()},
+            text=clean(a.text) if a.text else a.text,
+            index_url=a.index_url,
+        )
+        for a in fix.actions
+    )
+    return replace(fix, summary=clean(fix.summary), actions=actions)
 
 
 def redacted_view(outcome: CheckOutcome) -> CheckOutcome:
@@ -166,6 +210,7 @@ def redacted_view(outcome: CheckOutcome) -> CheckOutcome:
             message=pseudonymize_text(f.message, names),
             node=pseudonymize_text(f.node, names) if f.node else f.node,
             evidence=redact_value_tree(f.evidence, names),
+            fix=redacted_fix(f.fix, names),
         )
         for f in result.findings
     )

@@ -3,9 +3,11 @@ verdict on each side for the same target node."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from envcheck.model.finding import Finding, Severity
@@ -60,15 +62,57 @@ def _direction(old: str, new: str) -> str:
         return "changed"
 
 
+# the packages whose moves decide whether a GPU stack still works: shown first, in this order
+LEADING = (
+    "torch",
+    "vllm",
+    "transformers",
+    "flash-attn",
+    "ray",
+    "xformers",
+    "flashinfer-python",
+    "triton",
+    "deepspeed",
+    "accelerate",
+    "torchvision",
+    "torchaudio",
+    "numpy",
+)
+
+
+def _rank(name: str) -> tuple[int, int, str]:
+    key = canonicalize_name(name)
+    if key in LEADING:
+        return (0, LEADING.index(key), key)
+    if key.startswith("nvidia-"):  # torch's CUDA wheels (cuBLAS, NCCL, cuDNN)
+        return (1, 0, key)
+    return (2, 0, key)
+
+
 def render(diff: LockDiff) -> str:
+    """The moves of the packages that matter first (torch, vLLM, transformers, ..., then the
+    nvidia-* wheels), then the rest by name; each group: removed, added, moved."""
     lines = [f"--- {diff.old.path} ({len(diff.old.pins)} packages, {diff.old.verdict})"]
     lines.append(f"+++ {diff.new.path} ({len(diff.new.pins)} packages, {diff.new.verdict})")
-    for name, version in sorted(diff.removed.items()):
-        lines.append(f"- {name}=={version}")
-    for name, version in sorted(diff.added.items()):
-        lines.append(f"+ {name}=={version}")
-    for name, (old, new) in sorted(diff.moved.items()):
-        lines.append(f"~ {name} {old} -> {new} ({_direction(old, new)})")
+    rows: list[tuple[tuple[int, int, str], int, str]] = []
+    for name, version in diff.removed.items():
+        rows.append((_rank(name), 0, f"- {name}=={version}"))
+    for name, version in diff.added.items():
+        rows.append((_rank(name), 1, f"+ {name}=={version}"))
+    for name, (old, new) in diff.moved.items():
+        rows.append((_rank(name), 2, f"~ {name} {old} -> {new} ({_direction(old, new)})"))
+    rows.sort(key=lambda r: (r[0][0], r[0][1], r[1], r[0][2]))
+    leading = [text for rank, _, text in rows if rank[0] < 2]
+    rest = [text for rank, _, text in rows if rank[0] == 2]
+    if leading and rest:
+        lines += [
+            "packages that matter for the GPU stack:",
+            *leading,
+            f"other packages ({len(rest)}):",
+            *rest,
+        ]
+    else:
+        lines += leading + rest
     if not (diff.added or diff.removed or diff.moved):
         lines.append("  the locks install the same packages")
     for side, label in ((diff.old, "old"), (diff.new, "new")):
@@ -103,3 +147,30 @@ def diff_locks(
         removed={k: v for k, v in a.pins.items() if k not in b.pins},
         moved={k: (v, b.pins[k]) for k, v in a.pins.items() if k in b.pins and b.pins[k] != v},
     )
+
+
+_TARGET = re.compile(r"^# Target: (?P<target>.+)$", re.MULTILINE)
+
+
+def stated_target(path: str) -> dict[str, Any]:
+    """The target an envcheck lock's header states ("# Target: Python 3.11; x86_64, glibc 2.35;
+    driver 550.54.15; NVIDIA H20 x8"): python, arch, glibc, driver, gpus; {} when it states none."""
+    from envcheck.inputs import read_text
+
+    found = _TARGET.search(read_text(path)[:65536])
+    if found is None:
+        return {}
+    out: dict[str, Any] = {}
+    for part in (p.strip() for p in found.group("target").split(";")):
+        if part.startswith("Python "):
+            out["python"] = part.removeprefix("Python ").strip()
+        elif part.startswith("driver "):
+            out["driver"] = part.removeprefix("driver ").strip()
+        elif "glibc" in part or part in ("x86_64", "aarch64"):
+            arch, _, glibc = part.partition(", glibc ")
+            out["arch"] = arch.strip()
+            if glibc:
+                out["glibc"] = glibc.strip()
+        elif re.search(r"\sx\d+$", part.split(",")[0].strip()):
+            out["gpus"] = tuple(g.strip() for g in part.split(","))
+    return out

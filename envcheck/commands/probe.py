@@ -63,8 +63,18 @@ def require_python(path: str, timeout: float) -> None:
     from envcheck.probes.python_env import target_env
     from envcheck.probes.run import run
 
-    done = run(  # isolated, as every run of the target (probes/python_env.py)
-        [path, "-I", "-S", "-c", f"import sys; print('{_PYTHON_MARK}', *sys.version_info[:2])"],
+    # isolated (no environment variables, no user or site packages: nothing of the target's
+    # runs), in words Python 2 reads too (-I and print(*...) are not), so that Python 2.7 is
+    # named as what it is: an interpreter envcheck does not support
+    done = run(
+        [
+            path,
+            "-E",
+            "-s",
+            "-S",
+            "-c",
+            f"import sys; sys.stdout.write('{_PYTHON_MARK} %d %d\\n' % sys.version_info[:2])",
+        ],
         timeout=timeout,
         env=target_env(os.environ),
     )
@@ -74,6 +84,11 @@ def require_python(path: str, timeout: float) -> None:
             f"exited with {done.returncode}" if done.returncode else "it printed something else"
         )
         raise UsageError(f"--python: {path} is not a Python interpreter ({why})")
+    if len(words) >= 3 and words[1].isdigit() and int(words[1]) < 3:
+        raise UsageError(
+            f"--python: {path} is Python {words[1]}.{words[2]}, a Python interpreter envcheck "
+            "does not support (it inspects Python 3 environments)"
+        )
 
 
 def probe(options: ProbeOptions | None = None) -> NodeReport:

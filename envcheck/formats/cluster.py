@@ -139,6 +139,21 @@ def collective_rows(report: CollectiveReport) -> list[tuple[str, ...]]:
 # --- rich -----------------------------------------------------------------------------------
 
 
+def print_table(out: Console, table: Table) -> None:
+    """A table whole: piped or written to a file, at its natural width (no value is cropped
+    to 'addres' or 'Pyth' because a pipe has no width); on a terminal, at the terminal's."""
+    if out.is_terminal:
+        out.print(table)
+        return
+    natural = out.measure(table, options=out.options.update_width(1000)).maximum
+    saved = out.width
+    out.width = max(saved, min(natural, 1000))
+    try:
+        out.print(table)
+    finally:
+        out.width = saved
+
+
 def print_cluster(outcome: ClusterOutcome, out: Console, *, verbose: bool = False) -> None:
     c = outcome.comparison
     out.print(Text(headline(outcome), style="bold"))
@@ -150,25 +165,24 @@ def print_cluster(outcome: ClusterOutcome, out: Console, *, verbose: bool = Fals
         for row in rows:
             style = "bold red" if row[-1] == UNREACHABLE else ""
             table.add_row(*row[:-1], Text(row[-1], style=style))
-        out.print(table)
+        print_table(out, table)
     else:
         out.print(Text(f"  {len(rows)} nodes (--verbose lists them)", style="dim"))
     if c.drift:
-        drift = Table(
-            title=f"Drift: {len(c.drift)} fact(s) differ across nodes (most common value first)",
-            title_justify="left",
-            title_style="bold",
-            box=box.SIMPLE,
-            padding=(0, 1),
-            expand=False,
+        out.print(
+            Text(
+                f"Drift: {len(c.drift)} fact(s) differ across nodes (most common value first)",
+                style="bold",
+            )
         )
+        drift = Table(box=box.SIMPLE, padding=(0, 1), expand=False)
         drift.add_column("fact", style="cyan", no_wrap=True)
         drift.add_column("value", overflow="fold")
         drift.add_column("nodes", overflow="fold")
         for drift_row in c.drift:
             for i, (fact, value, nodes) in enumerate(drift_lines(drift_row)):
                 drift.add_row(fact, Text(value, style="" if i == 0 else "yellow"), nodes)
-        out.print(drift)
+        print_table(out, drift)
     elif len(c.members) > 1:
         which = "the nodes that answered" if c.failures else "all nodes"
         out.print(Text(f"No drift: every compared fact is the same on {which}.", style="green"))
@@ -188,7 +202,7 @@ def _print_collective(report: CollectiveReport, out: Console) -> None:
             table.add_column(column, overflow="fold", no_wrap=column == "rank")
         for row in collective_rows(report):
             table.add_row(*row[:-1], Text(row[-1], style="" if row[-1] == "ok" else "red"))
-        out.print(table)
+        print_table(out, table)
     if report.pairs and any(r.stage in ("ring", "done") for r in report.ranks):
         pairs = "; ".join(f"{p.src} → {p.dst} {'ok' if p.ok else 'not done'}" for p in report.pairs)
         out.print(Text(f"  send/recv ring: {pairs}", style="dim"))

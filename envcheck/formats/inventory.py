@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from envcheck.formats.rows import Group, Row, Tone
+from envcheck.model.finding import CheckResult, Skipped
 from envcheck.model.report import NodeReport
 from envcheck.model.section import Section
 
@@ -303,3 +305,33 @@ def summary_line(report: NodeReport) -> str:
         took = f" in {deep.duration_ms / 1000:.1f} s" if deep.duration_ms is not None else ""
         parts.append(f"--deep: {steps}{took}")
     return " · ".join(parts)
+
+
+def coverage_line(result: CheckResult, nodes: int = 1) -> str:
+    """What was checked: '25 of 113 rules ran; 88 skipped for unknown facts (packages 40, env
+    30, ...)', so that "no problems" is never read as "everything was checked"."""
+    from envcheck.model.finding import skip_kinds
+
+    total = result.rules_run * max(nodes, 1)
+    skipped = len(result.skipped)
+    what = "rules" if nodes <= 1 else "rule checks"
+    line = f"{total - skipped} of {total} {what} ran"
+    if skipped:
+        kinds = ", ".join(f"{k} {n}" for k, n in skip_kinds(result.skipped).items())
+        line += f"; {skipped} skipped for unknown facts ({kinds})"
+    return line
+
+
+def strict_line(gaps: Sequence[Skipped]) -> str:
+    """Why ``--strict`` fails a run without findings."""
+    by_fact: dict[str, list[str]] = {}
+    for s in gaps:
+        by_fact.setdefault(s.fact or "unnamed", []).append(s.code)
+    parts = []
+    for fact, codes in sorted(by_fact.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        shown = ", ".join(codes[:4]) + (f", +{len(codes) - 4} more" if len(codes) > 4 else "")
+        parts.append(f"{fact} unknown for {len(codes)} ({shown})")
+    return (
+        f"--strict: exit 1 because {len(gaps)} rule(s) that matter for the node were skipped "
+        f"for unknown facts ({'; '.join(parts)}); --verbose lists them"
+    )

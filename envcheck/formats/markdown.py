@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-from envcheck.formats.inventory import headline, inventory, summary_line
+from collections.abc import Sequence
+
+from envcheck.formats.inventory import (
+    coverage_line,
+    headline,
+    inventory,
+    strict_line,
+    summary_line,
+)
 from envcheck.formats.rows import Group
-from envcheck.model.finding import CheckResult, Severity
+from envcheck.ingest.envcheck_md import EMBEDDED
+from envcheck.model.finding import CheckResult, Severity, Skipped
 from envcheck.model.report import NodeReport
 from envcheck.rules.base import FAMILIES, Rule
 
@@ -25,7 +34,29 @@ def _table(group: Group) -> list[str]:
     return lines
 
 
+def _packages(report: NodeReport) -> list[str]:
+    """Every installed distribution with its version, collapsed (what a maintainer asks for)."""
+    data = report.packages.data if report.packages.is_ok else None
+    if data is None or not data.distributions:
+        return []
+    lines = [
+        f"<details><summary>Packages ({len(data.distributions)} installed)</summary>",
+        "",
+        "| package | version | installer |",
+        "|---|---|---|",
+    ]
+    for dist in sorted(data.distributions, key=lambda d: d.name.lower()):
+        lines.append(
+            f"| {_cell(dist.name)} | {_cell(dist.version)} | {_cell(dist.installer or '')} |"
+        )
+    return [*lines, "", "</details>", ""]
+
+
 def render_report(report: NodeReport) -> str:
+    """The inventory for an issue, every installed package in a collapsed block, and the
+    report itself as one line of JSON (collapsed) so that the paste reads back losslessly."""
+    import json
+
     out = ["## envcheck report", "", f"`{headline(report)}`", ""]
     for group in inventory(report):
         if group.title in _LONG:
@@ -39,6 +70,18 @@ def render_report(report: NodeReport) -> str:
             ]
         else:
             out += [f"### {group.title}", "", *_table(group), ""]
+    out += _packages(report)
+    compact = json.dumps(report.to_dict(), separators=(",", ":"), ensure_ascii=False)
+    out += [
+        f"<details><summary>{EMBEDDED}</summary>",
+        "",
+        "```json",
+        compact,
+        "```",
+        "",
+        "</details>",
+        "",
+    ]
     return "\n".join(out)
 
 
@@ -48,12 +91,13 @@ def render_check(
     threshold: Severity,
     *,
     verbose: bool = False,
+    gaps: Sequence[Skipped] = (),
 ) -> str:
     out = ["## envcheck check", ""]
     for report in reports:
         out += [f"`{headline(report)}`", "", summary_line(report), ""]
     if not result.findings:
-        out += ["No problems found.", ""]
+        out += [f"No problems found: {coverage_line(result, len(reports))}.", ""]
     else:
         out += ["| severity | code | finding | fix |", "|---|---|---|---|"]
         for f in result.findings:
@@ -67,6 +111,8 @@ def render_check(
                 f"| {f.severity.value} | {f.code} | **{_cell(f.title)}**<br>{_cell(f.message)} | {fix} |"
             )
         out.append("")
+    if gaps:
+        out += [f"**{strict_line(gaps)}**", ""]
     if verbose and result.skipped:
         out += ["<details><summary>Skipped rules</summary>", ""]
         out += [f"- {s.code}: {_cell(s.reason)}" for s in result.skipped]

@@ -13,10 +13,16 @@ from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
-from envcheck.formats.inventory import headline, inventory, summary_line
+from envcheck.formats.inventory import (
+    coverage_line,
+    headline,
+    inventory,
+    strict_line,
+    summary_line,
+)
 from envcheck.formats.rows import Group, Tone
 from envcheck.formats.stdout import GuardedStream
-from envcheck.model.finding import CheckResult, Finding, Severity
+from envcheck.model.finding import CheckResult, Finding, Severity, Skipped
 from envcheck.model.report import NodeReport
 from envcheck.redact import redact_text
 from envcheck.terminal import strip_controls
@@ -177,12 +183,14 @@ def print_check(
     out: Console,
     *,
     verbose: bool = False,
+    gaps: Sequence[Skipped] = (),
 ) -> None:
+    """``gaps``: with --strict, the skipped rules that matter (they fail the run)."""
     for report in reports:
         out.print(Text(headline(report), style="bold"))
         out.print(Text("  " + summary_line(report), style="dim"))
     if not result.findings:
-        out.print(Text("No problems found.", style="green"))
+        out.print(Text(f"No problems found: {coverage_line(result, len(reports))}.", style="green"))
     else:
         several = len(reports) > 1
         out.print()
@@ -193,6 +201,8 @@ def print_check(
         print_skipped(out, [(s.code, s.reason) for s in result.skipped])
     for error in result.errors:
         out.print(Text(f"internal error: {error}", style="bold red"))
+    if gaps:
+        print_hanging(out, "", Text(strict_line(gaps), style="bold red"), 0)
     if not verbose and result.skipped:
         out.print(
             Text(

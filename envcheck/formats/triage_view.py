@@ -61,13 +61,11 @@ def _cause_lines(cause: CauseCheck, rank: int, shown: dict[str, int]) -> list[tu
         lines.append((f"       {cause.evidence}", "bold"))
     if cause.reason and cause.verdict == "unknown":
         lines.append((f"       {cause.reason}", "dim"))
-    if cause.fix and not cause.findings:
-        prefix = "why: " if cause.verdict == "ruled_out" else "fix: "
-        prose, commands = split_commands(cause.fix)
-        lines.append(
-            (f"       {prefix}{prose}", "dim" if cause.verdict == "ruled_out" else "green")
-        )
-        lines += [(f"         $ {c}", "") for c in commands]
+    if cause.verdict == "ruled_out" and cause.reason:
+        lines.append((f"       why: {cause.reason}", "dim"))
+    elif cause.fix is not None and not cause.findings:
+        lines.append((f"       fix: {cause.fix.summary}", "green"))
+        lines += [(f"         $ {c}", "") for c in cause.fix.commands]
     if cause.findings and cause.code in shown:
         lines.append(
             (
@@ -90,21 +88,6 @@ def _cause_lines(cause: CauseCheck, rank: int, shown: dict[str, int]) -> list[tu
 
 
 _RANKED = re.compile(r"^ *\d+\. \S+ \S+ +")
-_COMMAND = re.compile(
-    r"`((?:pip|pip3|uv|conda|mamba|export|docker|sudo|apt|apt-get|ray|python|python3|nvidia-smi"
-    r"|envcheck|ulimit|sysctl|systemctl|srun|kubectl)\b[^`]*)`"
-)
-
-
-def split_commands(text: str) -> tuple[str, list[str]]:
-    """A fix's prose with its shell commands taken out, and the commands: a command is printed
-    on a line of its own so that the terminal never wraps it (a wrapped `pip install ...
-    --index-url` pastes as two commands)."""
-    commands = [m.group(1).strip() for m in _COMMAND.finditer(text)]
-    if not commands:
-        return text, []
-    prose = re.sub(r"\(\s*\(below\)\s*\)", "(below)", _COMMAND.sub("(below)", text))
-    return prose, commands
 
 
 def _print_line(out: Console, text: str, style: str) -> None:
@@ -190,9 +173,10 @@ def markdown(result: TriageResult) -> str:
                 lines.append(f"   - {cause.evidence}")
             if cause.reason and cause.verdict == "unknown":
                 lines.append(f"   - {cause.reason}")
-            if cause.fix and not cause.findings:
-                why = "why" if cause.verdict == "ruled_out" else "fix"
-                lines.append(f"   - {why}: {cause.fix}")
+            if cause.verdict == "ruled_out" and cause.reason:
+                lines.append(f"   - why: {cause.reason}")
+            elif cause.fix is not None and not cause.findings:
+                lines.append(f"   - fix: {cause.fix.summary}")
             for finding in cause.findings:
                 lines.append(f"   - {finding.message}")
                 if finding.fix is not None:

@@ -45,7 +45,7 @@ from envcheck.model.report import (
     SystemInfo,
     Toolkit,
 )
-from envcheck.model.section import STATED_ABSENT, Section, Status
+from envcheck.model.section import QUERY_FAILED, STATED_ABSENT, Section, Status
 
 LABEL = "collect_env"
 T = TypeVar("T")
@@ -220,9 +220,11 @@ def _gpus(parsed: Parsed, notes: list[str]) -> Section[GpuInfo]:
             notes=(STATED_ABSENT,),
         )
     if said and said.lower() == "could not collect":
-        return Section.unavailable(
-            "collect_env could not collect the GPU list (nvidia-smi failed or is missing)",
+        return Section(
+            Status.UNAVAILABLE,
+            reason="collect_env could not collect the GPU list (nvidia-smi failed or is missing)",
             source=LABEL,
+            notes=(QUERY_FAILED,),
         )
     return Section.unavailable(f"collect_env: GPUs {said or 'not reported'}", source=LABEL)
 

@@ -1,7 +1,8 @@
 """Which format a text is in, and the parser for each format.
 
 Detection looks for each format's fixed markers, most specific first: an envcheck report (JSON
-with ``schema`` and ``node``: use ``--report``), pip's JSON list, vLLM's collect_env (torch's plus
+with ``schema`` and ``node``: use ``--report``), pip's JSON list, ``envcheck probe --markdown``
+(its embedded report), vLLM's collect_env (torch's plus
 a ``vLLM Version`` line), torch's collect_env, SGLang's check_env, the three nvidia-smi forms,
 conda's two, ``pip list`` columns and finally ``pip freeze`` (most non-blank lines are
 ``name==version``, ``name @ url`` or ``-e ...``). Text that matches none is "format not
@@ -16,7 +17,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from envcheck.ingest import collect_env, conda, loose, nvidia_smi, pip, vllm_env
+from envcheck.ingest import collect_env, conda, envcheck_md, loose, nvidia_smi, pip, vllm_env
 from envcheck.ingest.common import FormatError, Source
 from envcheck.model.report import NodeReport, PackagesInfo
 from envcheck.model.section import Section
@@ -32,6 +33,7 @@ class Format:
 FORMATS: dict[str, Format] = {
     f.name: f
     for f in (
+        Format("envcheck-markdown", envcheck_md.LABEL, envcheck_md.parse),
         Format("collect-env", "collect_env", collect_env.parse),
         Format("vllm-env", vllm_env.VLLM_LABEL, vllm_env.parse_vllm),
         Format("sglang-env", vllm_env.SGLANG_LABEL, vllm_env.parse_sglang),
@@ -87,6 +89,8 @@ def detect(text: str) -> str | None:
         return kind
     head = text[:_HEAD]
     lines = head.splitlines()
+    if envcheck_md.looks_like(text):  # its JSON line can lie past the head
+        return "envcheck-markdown"
     if collect_env.looks_like(head):
         return (
             "vllm-env" if re.search(r"^\s*vLLM Version\s*:", head, re.MULTILINE) else "collect-env"

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from envcheck.redact import mask_addresses, pseudonym, redact_env
+from envcheck.redact import (
+    mask_addresses,
+    proxy_hosts,
+    pseudonym,
+    pseudonymize_text,
+    redact_env,
+)
 
 if TYPE_CHECKING:
     from envcheck.model.report import EnvInfo, NodeReport
@@ -66,7 +72,9 @@ def anonymize(report: NodeReport) -> NodeReport:
         )
     env = report.env
     if env.is_ok and env.data is not None:
-        variables = {k: mask_addresses(v) for k, v in env.data.variables.items()}
+        # proxy hosts are the site's machines: hidden like the node's own name
+        hosts = proxy_hosts(env.data.variables)
+        variables = {k: pseudonymize_text(v, hosts) for k, v in env.data.variables.items()}
         sections["env"] = replace(env, data=replace(env.data, variables=variables))
     deep = report.deep
     if deep.is_ok and deep.data is not None and deep.data.torch is not None:
@@ -86,8 +94,12 @@ def anonymize(report: NodeReport) -> NodeReport:
 
 
 def hostnames_of(report: NodeReport) -> tuple[str, ...]:
+    """The names ``--redact`` hides: the node's, and the proxy hosts its environment names."""
     names = [report.node]
     net = report.network
     if net.is_ok and net.data is not None and net.data.hostname:
         names.append(net.data.hostname)
+    env = report.env
+    if env.is_ok and env.data is not None:
+        names += proxy_hosts(env.data.variables)
     return tuple(names)

@@ -19,6 +19,9 @@ class Status(str, enum.Enum):
 
 
 STATED_ABSENT = "the input states it is absent"
+# the input tried to read the fact and could not (collect_env's 'GPU models and configuration:
+# Could not collect'): unknown, like a probe that failed, not silent about it
+QUERY_FAILED = "the input's own query for it failed"
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,11 @@ class Section(Generic[T]):
         """The input states the thing is absent (collect_env's 'No CUDA'), as a probe would
         find it; not merely unknown (a spec that does not declare it)."""
         return self.status is Status.UNAVAILABLE and STATED_ABSENT in self.notes
+
+    @property
+    def query_failed(self) -> bool:
+        """The input tried to read it and could not: unknown, and the input says so."""
+        return self.status is not Status.OK and QUERY_FAILED in self.notes
 
     @property
     def is_ok(self) -> bool:

@@ -22,6 +22,53 @@ from envcheck.rules.base import LogLine, Rule
 
 Verdict = Literal["confirmed", "ruled_out", "unknown", "unchecked"]
 
+# a shell command quoted in a fix's prose (`pip install ...`): one to run, unless the prose only
+# names it ("before `ray start`": a bare command with no argument is a reference)
+_COMMAND = re.compile(
+    r"`((?:pip|pip3|uv|conda|mamba|export|docker|sudo|apt|apt-get|ray|python|python3|nvidia-smi"
+    r"|envcheck|ulimit|sysctl|systemctl|srun|kubectl)\b[^`]*)`"
+)
+
+
+@dataclass(frozen=True)
+class CauseFix:
+    """What to do about a cause, in the shape of a finding's fix (``summary``, ``commands``):
+    the prose keeps the commands it quotes, so it reads whole; ``commands`` are the ones to
+    run, each on a line of its own."""
+
+    summary: str
+    commands: tuple[str, ...] = ()
+    applicability: str | None = None  # a confirmed finding's (safe/unsafe/manual), else None
+
+    @classmethod
+    def from_text(cls, text: str) -> CauseFix:
+        commands = tuple(
+            dict.fromkeys(
+                c
+                for m in _COMMAND.finditer(text)
+                if len((c := " ".join(m.group(1).split())).split()) > 2
+                or (c.startswith("export ") and "=" in c)
+            )
+        )
+        return cls(text, commands)
+
+    @classmethod
+    def from_findings(cls, findings: Sequence[Finding]) -> CauseFix | None:
+        fixes = [f.fix for f in findings if f.fix is not None]
+        if not fixes:
+            return None
+        summary = "; ".join(dict.fromkeys(f.summary for f in fixes))
+        commands = tuple(dict.fromkeys(c for f in fixes for c in f.commands))
+        kinds = {f.applicability for f in fixes}
+        return cls(summary, commands, kinds.pop() if len(kinds) == 1 else None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "summary": self.summary,
+            "commands": list(self.commands),
+            "applicability": self.applicability,
+        }
+
 
 @dataclass(frozen=True)
 class CauseCheck:
@@ -30,7 +77,7 @@ class CauseCheck:
     verdict: Verdict
     reason: str | None = None  # why unknown / unchecked / ruled out
     findings: tuple[Finding, ...] = ()
-    fix: str | None = None  # what to do (conditional unless confirmed); why, when ruled out
+    fix: CauseFix | None = None  # what to do (conditional unless confirmed); None: ruled out
     evidence: str | None = None  # "confirmed from line 3", "from the log's line 3 and the node"
     fact: str | None = None  # the unknown fact a skipped rule needed
 
@@ -42,7 +89,7 @@ class CauseCheck:
             "reason": self.reason,
             "fact": self.fact,
             "evidence": self.evidence,
-            "fix": self.fix,
+            "fix": self.fix.to_json() if self.fix is not None else None,
             "findings": [f.to_json() for f in self.findings],
         }
 
@@ -51,10 +98,10 @@ def _lower_first(text: str) -> str:
     return text if text[:2].isupper() else text[:1].lower() + text[1:]
 
 
-def conditional_fix(rule: Rule) -> str:
+def conditional_fix(rule: Rule) -> CauseFix:
     """The rule's documented fix, worded as the condition under which it applies."""
     fix = " ".join(rule.doc.fix.split()) or "see `envcheck explain " + rule.code + "`"
-    return f"if {_lower_first(rule.title.rstrip('.'))}: {fix}"
+    return CauseFix.from_text(f"if {_lower_first(rule.title.rstrip('.'))}: {fix}")
 
 
 class _Recorder:
@@ -148,12 +195,6 @@ def check_causes(
         findings = tuple(f for f in result.findings if f.code == rule.code)
         if findings:
             from_log = _log_lines(rule, report, matrix)
-            fixes = [
-                f.fix.summary
-                + (": " + "; ".join(f"`{c}`" for c in f.fix.commands) if f.fix.commands else "")
-                for f in findings
-                if f.fix is not None
-            ]
             evidence = f"confirmed from the log's {from_log}" if from_log else None
             if rule.code in lines:
                 evidence = f"confirmed from line {lines[rule.code].line}" + (
@@ -165,7 +206,8 @@ def check_causes(
                 "confirmed",
                 None,
                 findings,
-                fix="; ".join(fixes) or conditional_fix(rule).split(": ", 1)[1],
+                fix=CauseFix.from_findings(findings)
+                or CauseFix.from_text(" ".join(rule.doc.fix.split())),
                 evidence=evidence,
             )
         elif rule.code in lines and (stated := _from_log(rule, lines[rule.code], report, matrix)):
@@ -195,7 +237,7 @@ def check_causes(
             )
         else:
             why = f"{rule.code} ran on the node's facts ({_sources(report)}) and does not fire"
-            out[rule.code] = CauseCheck(rule.code, rule.title, "ruled_out", why, fix=why)
+            out[rule.code] = CauseCheck(rule.code, rule.title, "ruled_out", why)
     return _ordered(out, codes)
 
 
@@ -232,14 +274,9 @@ def _from_log(
         why = f"line {line.line} ({line.signature}) states facts that rule it out: " + (
             ", ".join(f"{k} = {reads.data[k]}" for k in reads.read if k in reads.data) or "-"
         )
-        return CauseCheck(rule.code, rule.title, "ruled_out", why, fix=why)
+        return CauseCheck(rule.code, rule.title, "ruled_out", why)
     finding = rule.finding(hit, node.node)
-    text = (
-        finding.fix.summary
-        + (": " + "; ".join(f"`{c}`" for c in finding.fix.commands) if finding.fix.commands else "")
-        if finding.fix is not None
-        else " ".join(rule.doc.fix.split())
-    )
+    text = CauseFix.from_findings((finding,)) or CauseFix.from_text(" ".join(rule.doc.fix.split()))
     return CauseCheck(
         rule.code,
         rule.title,
@@ -330,7 +367,7 @@ def _by_line(
         rule.title,
         "confirmed",
         None,
-        fix=fix + note,
+        fix=CauseFix.from_text(fix + note),
         evidence=f"confirmed from line {line}",
         fact=fact,
     )

@@ -48,7 +48,7 @@ def test_issue_example_spec(tinyzero, cli):
 def test_envelope_contract(tinyzero, cli):
     env = _envelope(cli("check", "--spec", str(tinyzero), "--json", "--verbose"))
     data = env["data"]
-    assert set(data) == {"reports", "findings", "skipped", "summary"}
+    assert set(data) == {"reports", "findings", "skipped", "gaps", "summary"}
     for finding in data["findings"]:
         assert set(finding) == {
             "code",

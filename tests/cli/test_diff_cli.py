@@ -112,8 +112,11 @@ def test_a_directory_with_several_bad_files_names_them(probed: dict, tmp_path: P
     for name in ("x.json", "y.json", "z.json"):
         (tmp_path / name).write_text("[", encoding="utf-8")
     result = run_cli("diff", str(tmp_path), "--json")
-    assert result.returncode == 2 and result.stdout == ""
+    assert result.returncode == 2
+    envelope = result.json()  # --json: the error is an envelope too
+    assert (envelope["command"], envelope["status"], envelope["data"]) == ("diff", "error", None)
     [line] = result.stderr.splitlines()
+    assert envelope["errors"] == [{"message": line.removeprefix("envcheck: error: ")}]
     assert "x.json" in line and "y.json" in line and "z.json" in line and "3 of 4 files" in line
 
 

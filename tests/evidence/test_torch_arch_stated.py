@@ -22,6 +22,12 @@ from envcheck.triage.extract import to_report
 from envcheck.triage.run import log_facts, scan_log
 from tests.conftest import CliResult
 
+
+def fix_text(fix: dict) -> str:  # type: ignore[type-arg]
+    """A cause's or finding's fix (summary and commands) as one text."""
+    return "\n".join([fix["summary"], *fix["commands"]])
+
+
 MATRIX = load(env={})
 TOR101 = [r for r in all_rules(MATRIX) if r.code == "TOR101"]
 
@@ -160,4 +166,4 @@ def test_the_too_old_warning_confirms_tor101_with_the_gpu_it_names(
     }
     tor101 = next(c for m in data["matches"] for c in m["causes"] if c["code"] == "TOR101")
     assert (tor101["verdict"], tor101["evidence"]) == ("confirmed", "confirmed from line 2")
-    assert "sm_50 kernels" in tor101["fix"]
+    assert "sm_50 kernels" in fix_text(tor101["fix"])

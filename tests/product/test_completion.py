@@ -81,3 +81,41 @@ def test_fish_completes_subcommands_and_choices() -> None:
     assert complete("envcheck matrix s") == ["show"]
     assert complete("envcheck triage x.log --engine ") == ["auto", "grep", "re", "re2"]
     assert "--json" in complete("envcheck probe --j")
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        (["envcheck", "check", "--severity", ""], ["error", "warning", "info"]),
+        (["envcheck", "check", "--deep", ""], ["torch"]),
+        (["envcheck", "check", "--from-format", "collect"], ["collect-env"]),
+        (["envcheck", "explain", "CUD10"], None),
+    ],
+)
+def test_bash_completes_option_values_and_rule_codes(words, expected) -> None:
+    """Values argparse checks with a ``type`` (no ``choices``) complete as words, not as file
+    names; `explain` completes rule codes."""
+    got = bash_complete(script("bash"), words)
+    if expected is None:
+        assert "CUD102" in got and all(c.startswith("CUD10") for c in got)
+    else:
+        assert got == expected
+
+
+def test_bash_completes_profile_names() -> None:
+    got = bash_complete(script("bash"), ["envcheck", "lock", "--profile", "ver"])
+    assert "verl" in got
+
+
+def test_zsh_script_does_not_rerun_compinit() -> None:
+    text = script("zsh")
+    assert "(( $+functions[compdef] )) ||" in text
+    assert "\nautoload -U +X compinit && compinit\n" not in text
+
+
+def test_fish_keeps_apostrophes_escaped() -> None:
+    from envcheck.cli.completion import _clean
+
+    assert _clean("the node's GPUs") == "the node\\'s GPUs"
+    text = script("fish")
+    assert "\\'" in text  # help texts with apostrophes keep them, escaped for fish

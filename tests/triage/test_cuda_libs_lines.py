@@ -73,7 +73,7 @@ def test_build_line_confirms_cud110_with_the_toolkit_to_install(
     cause = _cause(data, "CUD110")
     assert cause["verdict"] == "confirmed"
     assert cause["findings"] and cause["findings"][0]["severity"] == "error"
-    assert toolkit in cause["fix"]
+    assert toolkit in cause["fix"]["summary"]
     assert f"nvcc {nvcc}" in cause["findings"][0]["message"]
 
 
@@ -91,7 +91,7 @@ def test_flashinfer_jit_toolkit_against_the_declared_torch(tmp_path: Path) -> No
     assert _facts(data)["nvcc_version"] == "12.8"
     cause = _cause(data, "CUD110")
     assert cause["verdict"] == "confirmed"
-    assert "CUDA_HOME=/usr/local/cuda-13.0" in cause["fix"]
+    assert "CUDA_HOME=/usr/local/cuda-13.0" in cause["fix"]["summary"]
 
 
 def test_flash_attn_build_uses_the_dumps_nvcc(tmp_path: Path) -> None:
@@ -106,7 +106,7 @@ def test_flash_attn_build_uses_the_dumps_nvcc(tmp_path: Path) -> None:
     data = _triage(tmp_path, FLASH_ATTN, "--from", str(dump))
     cause = _cause(data, "CUD110")
     assert cause["verdict"] == "confirmed"
-    assert "CUDA_HOME=/usr/local/cuda-12.1" in cause["fix"]
+    assert "CUDA_HOME=/usr/local/cuda-12.1" in cause["fix"]["summary"]
 
 
 def test_flash_attn_build_with_a_matching_toolkit_is_ruled_out(tmp_path: Path) -> None:
@@ -170,7 +170,7 @@ def test_watchdog_timeout_on_dgx_spark_confirms_the_arm_nccl_hang(tmp_path: Path
     )
     cause = _cause(_triage(tmp_path, log, "--spec", str(spec)), "CUD122")
     assert cause["verdict"] == "confirmed"
-    assert "nvidia-nccl-cu13==2.30.7" in cause["fix"]
+    assert "nvidia-nccl-cu13==2.30.7" in cause["fix"]["summary"]
     spec.write_text(spec.read_text().replace("aarch64", "x86_64"))
     assert _cause(_triage(tmp_path, log, "--spec", str(spec)), "CUD122")["verdict"] == "ruled_out"
 

@@ -636,27 +636,33 @@ def test_every_shipped_signature_reads_the_same_in_grep(matrix: Matrix) -> None:
 
 
 @pytest.mark.parametrize(
-    ("fix", "prose", "commands"),
+    ("fix", "commands"),
     [
         (
-            "if /dev/shm is Docker's 64 MB default: run with `--shm-size=16g` or `--ipc=host`",
             "if /dev/shm is Docker's 64 MB default: run with `--shm-size=16g` or `--ipc=host`",
             [],
         ),
         (
             "install torch 2.8.0 (`pip install torch==2.8.0 --index-url https://x/whl/cu129`), "
             "then `export NCCL_SOCKET_IFNAME=eth0`",
-            "install torch 2.8.0 (below), then (below)",
             [
                 "pip install torch==2.8.0 --index-url https://x/whl/cu129",
                 "export NCCL_SOCKET_IFNAME=eth0",
             ],
         ),
+        # NET101's documented fix names `ray start` in its prose: a reference, not the fix
+        (
+            "Set the variable to this node's routable interface, on every node, before "
+            "`ray start`.",
+            [],
+        ),
     ],
 )
-def test_triage_prints_a_fixs_commands_on_lines_of_their_own(
-    fix: str, prose: str, commands: list[str]
-) -> None:
-    from envcheck.formats.triage_view import split_commands
+def test_a_causes_fix_keeps_its_prose_and_lists_its_commands(fix: str, commands: list[str]) -> None:
+    """The prose reads whole (no "(below)" where a command was); the commands to run are
+    listed apart, each printed on a line of its own."""
+    from envcheck.triage.verdict import CauseFix
 
-    assert split_commands(fix) == (prose, commands)
+    parsed = CauseFix.from_text(fix)
+    assert parsed.summary == fix
+    assert list(parsed.commands) == commands

@@ -265,10 +265,17 @@ def shm_smaller_than_object_store(facts: Facts) -> Iterable[Hit]:
     shm_size = shm.free_bytes if shm.free_bytes is not None else shm.total_bytes
     if shm_size >= store:
         return []
+    fraction = _const(facts, "ray.object_store_fraction")
+    cap = _const(facts, "ray.object_store_max_bytes")
+    memory = available if available is not None else total
+    if store >= cap:  # Ray's cap, not the fraction, sets the size
+        why = f"its cap of {cap / 1e9:.0f} GB, below {fraction:.0%} of {_gib(memory)}"
+    else:
+        why = f"{fraction:.0%} of {_gib(memory)}"
     return [
         Hit(
-            f"/dev/shm has {_gib(shm_size)} but Ray's default object store is {_gib(store)} (30% of "
-            f"{_gib(available or total)}): Ray will put it in /tmp ('The object store is using /tmp "
+            f"/dev/shm has {_gib(shm_size)} but Ray's default object store is {_gib(store)} "
+            f"({why}): Ray will put it in /tmp ('The object store is using /tmp "
             "instead of /dev/shm')",
             evidence={"dev_shm_bytes": shm_size, "object_store_bytes": int(store)},
             fix=fix(
@@ -344,16 +351,42 @@ def memory_above_threshold(facts: Facts) -> Iterable[Hit]:
     used = 1 - available / total if total else 0
     if used < threshold:
         return []
+    evidence = {
+        "used_fraction": round(used, 4),
+        "threshold": threshold,
+        "available_bytes": available,
+        "total_bytes": total,
+    }
+    source = facts.report.system.source or ""
+    if source.startswith("log ("):
+        # the figures of Ray's kill report: the memory was used while the job ran, typically by
+        # its own workers (the report's "Top 10 memory users": ray::WorkerDict ...), not
+        # left over from before it; the fix is what Ray's OOM-prevention guide advises
+        return [
+            Hit(
+                f"Ray's memory monitor saw {used:.0%} of {_gib(total)} in use while the job ran, "
+                f"above its {threshold:.0%} threshold, and killed workers",
+                evidence=evidence,
+                fix=fix(
+                    "Make the job fit the node's memory: run fewer workers/actors at once or "
+                    "smaller ones (request more CPUs or memory per task so that fewer are "
+                    "scheduled together; smaller batches or model shards), or give the node more "
+                    "memory; RAY_memory_usage_threshold (set when Ray starts) moves the kill "
+                    "point only where the memory is reclaimable. If the kill report's top memory "
+                    "users are not the job's ray:: workers, stop those processes first.",
+                    "manual",
+                    manual(
+                        "fewer or smaller workers per node, or more memory "
+                        "(docs.ray.io/en/latest/ray-core/scheduling/ray-oom-prevention.html)"
+                    ),
+                ),
+            )
+        ]
     return [
         Hit(
             f"memory is already {used:.0%} used ({_gib(available)} available of {_gib(total)}); Ray's "
             f"memory monitor kills workers above {threshold:.0%}",
-            evidence={
-                "used_fraction": round(used, 4),
-                "threshold": threshold,
-                "available_bytes": available,
-                "total_bytes": total,
-            },
+            evidence=evidence,
             fix=fix(
                 "Free memory before the job starts",
                 "manual",

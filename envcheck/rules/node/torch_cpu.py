@@ -130,7 +130,9 @@ def cpu_torch_on_gpu_node(facts: Facts) -> Iterable[Hit]:
     try:
         gpus = facts.gpus()
     except Skip:
-        if not facts.declared:  # probed: the GPU facts are missing for a reason of their own
+        # probed, or a text whose own GPU query failed (collect_env's 'Could not collect'):
+        # the GPU facts are missing for a reason of their own, not left unsaid
+        if not facts.declared or facts.report.gpu.query_failed:
             raise
         return _cpu_torch_gpus_unstated(facts)
     if not gpus:
