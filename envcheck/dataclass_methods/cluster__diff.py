@@ -16,10 +16,10 @@ FUNCTIONS['27c160b14f8b2b538c4df4346f7ff04e090b81a48519ecb7e6e4b2d1d59e8914'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.members,self.reports,self.failures,self.drift,self.node_result,self.cluster_result,self.collective,)==(other.members,other.reports,other.failures,other.drift,other.node_result,other.cluster_result,other.collective,)
+   return (self.members,self.reports,self.failures,self.drift,self.node_result,self.cluster_result,self.collective,self.rules,)==(other.members,other.reports,other.failures,other.drift,other.node_result,other.cluster_result,other.collective,other.rules,)
   return NotImplemented
  return __eq__
-FUNCTIONS['a2fd6165947deda3871052d780de212f5eee19a5016b29823d33840b7b57c960'] = __create_fn__
+FUNCTIONS['ffdb1548fd8d44dbf345aeffc59f7e21a69eee532538357a2d02a322ec298a0f'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -29,9 +29,9 @@ FUNCTIONS['bade3a83aeeed984fd45d061c81b3de59592ad45535cf724e463803ef4215ab1'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.members,self.reports,self.failures,self.drift,self.node_result,self.cluster_result,self.collective,))
+  return hash((self.members,self.reports,self.failures,self.drift,self.node_result,self.cluster_result,self.collective,self.rules,))
  return __hash__
-FUNCTIONS['6a0949ad3e5510ff818f3dabf71cc07e5ec403e535fed4a4815b9c0878ab7bf8'] = __create_fn__
+FUNCTIONS['5ba0a35e093a81ccea12b5a1409f17a6dc57e34393ea68327e0576e69ced4791'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -41,9 +41,9 @@ FUNCTIONS['35bae884c14b4af8ee4d82ba534606909273ee3ddd4555d9d0a5099dd5e57c23'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(members={self.members!r}, reports={self.reports!r}, failures={self.failures!r}, drift={self.drift!r}, node_result={self.node_result!r}, cluster_result={self.cluster_result!r}, collective={self.collective!r})"
+  return self.__class__.__qualname__ + f"(members={self.members!r}, reports={self.reports!r}, failures={self.failures!r}, drift={self.drift!r}, node_result={self.node_result!r}, cluster_result={self.cluster_result!r}, collective={self.collective!r}, rules={self.rules!r})"
  return __repr__
-FUNCTIONS['8f42d42564b5692bc07ff4c45b9ea03b72937a2abbc1832ebc7a92ab483d3779'] = __create_fn__
+FUNCTIONS['64f27d231540fce015d0ebd6c878a1d54ffcfc609905b8e49522b89830187b21'] = __create_fn__
 
 def __create_fn__(_type_command, _type_comparison, _type_threshold, _type_context, _type_include_reports, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_context, _dflt_include_reports, _return_type):
  def __init__(self,command:_type_command,comparison:_type_comparison,threshold:_type_threshold,context:_type_context=_HAS_DEFAULT_FACTORY,include_reports:_type_include_reports=_dflt_include_reports)->_return_type:
@@ -55,8 +55,8 @@ def __create_fn__(_type_command, _type_comparison, _type_threshold, _type_contex
  return __init__
 FUNCTIONS['e2847baad69414be0ceea90dd35aa81cb520762db3a19f4751d407220db49efc'] = __create_fn__
 
-def __create_fn__(_type_members, _type_reports, _type_failures, _type_drift, _type_node_result, _type_cluster_result, _type_collective, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_collective, _return_type):
- def __init__(self,members:_type_members,reports:_type_reports,failures:_type_failures,drift:_type_drift,node_result:_type_node_result,cluster_result:_type_cluster_result,collective:_type_collective=_dflt_collective)->_return_type:
+def __create_fn__(_type_members, _type_reports, _type_failures, _type_drift, _type_node_result, _type_cluster_result, _type_collective, _type_rules, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_collective, _dflt_rules, _return_type):
+ def __init__(self,members:_type_members,reports:_type_reports,failures:_type_failures,drift:_type_drift,node_result:_type_node_result,cluster_result:_type_cluster_result,collective:_type_collective=_dflt_collective,rules:_type_rules=_dflt_rules)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'members',members)
   __dataclass_builtins_object__.__setattr__(self,'reports',reports)
   __dataclass_builtins_object__.__setattr__(self,'failures',failures)
@@ -64,8 +64,9 @@ def __create_fn__(_type_members, _type_reports, _type_failures, _type_drift, _ty
   __dataclass_builtins_object__.__setattr__(self,'node_result',node_result)
   __dataclass_builtins_object__.__setattr__(self,'cluster_result',cluster_result)
   __dataclass_builtins_object__.__setattr__(self,'collective',collective)
+  __dataclass_builtins_object__.__setattr__(self,'rules',rules)
  return __init__
-FUNCTIONS['932ce3d67ef39801acb414ab66ee86a747b9766852267012de24723f7e9e419d'] = __create_fn__
+FUNCTIONS['6c66b7b496800218cf1e6ac4542e67eb7fcc201b1e5da8fcd8baa7ecfbe1d98e'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -77,11 +78,11 @@ FUNCTIONS['c0ee632b203c06ed5201325249dff8326a31201acf80bfff55aab2c957392055'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('members','reports','failures','drift','node_result','cluster_result','collective',):
+  if type(self) is cls or name in ('members','reports','failures','drift','node_result','cluster_result','collective','rules',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['890c98aec5977746650390e7c930dcceaa2f97268ac4ce809488d97cac971bf3'] = __create_fn__
+FUNCTIONS['e69be54b1e836cb15629732644072e937528753d8ab4aa9f5e298ee77d842585'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -93,10 +94,10 @@ FUNCTIONS['7da8e311256626b5a8ed37a7d68f3e56f24e84376d45eb3992c5b5476ec7e041'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('members','reports','failures','drift','node_result','cluster_result','collective',):
+  if type(self) is cls or name in ('members','reports','failures','drift','node_result','cluster_result','collective','rules',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['9a28559f8b2cb7d34f1d783299c8190e1be531795e14daec73177fd332a0de90'] = __create_fn__
+FUNCTIONS['fc1309aa542521dff05dd51d875f6c83dfb0d6479773139d7d8c515a712a3152'] = __create_fn__
 
 del __create_fn__

@@ -8,10 +8,10 @@ FUNCTIONS = {}
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.reports,self.result,self.threshold,self.strict,)==(other.reports,other.result,other.threshold,other.strict,)
+   return (self.reports,self.result,self.threshold,self.strict,self.rules,)==(other.reports,other.result,other.threshold,other.strict,other.rules,)
   return NotImplemented
  return __eq__
-FUNCTIONS['47d8c7e1306de8d1eaabdc8de6c0ede74e9bdf48736c39e7e86feb0f18c041d4'] = __create_fn__
+FUNCTIONS['1f584983f75e846f00433f71188a951f2ea43eb06c2b2c46e0f0c53223bbc2f9'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -23,9 +23,9 @@ FUNCTIONS['efe269f7f3ccdf3d9d6d402fb9d2f89412ed8fa5d77b39744a37768a442aeb0c'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.reports,self.result,self.threshold,self.strict,))
+  return hash((self.reports,self.result,self.threshold,self.strict,self.rules,))
  return __hash__
-FUNCTIONS['562adc19f76615120a1b5e5f1b42f5d508ff96dab601411c864c567115f2c3ac'] = __create_fn__
+FUNCTIONS['08449b63868a3966c963bda5e5876227cf42b6472f51920ff732898b46099662'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -35,9 +35,9 @@ FUNCTIONS['4231638aca665a8293cda397681daf854c03c14074c6dbf9bd26225535483bbb'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(reports={self.reports!r}, result={self.result!r}, threshold={self.threshold!r}, strict={self.strict!r})"
+  return self.__class__.__qualname__ + f"(reports={self.reports!r}, result={self.result!r}, threshold={self.threshold!r}, strict={self.strict!r}, rules={self.rules!r})"
  return __repr__
-FUNCTIONS['c07c9b99698927050cb98772d1752d2317584f296eacb502e31b0ff0de586a86'] = __create_fn__
+FUNCTIONS['497d7bc41fb9d562fff226942270a9b195b3789b47f2c2dbbbc1025b9be4d95e'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -45,14 +45,15 @@ def __create_fn__():
  return __repr__
 FUNCTIONS['920af3766081c9ad6e3911b62f847b2bbb3cf7fa9de744f6a2862e6b466f7e3a'] = __create_fn__
 
-def __create_fn__(_type_reports, _type_result, _type_threshold, _type_strict, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_strict, _return_type):
- def __init__(self,reports:_type_reports,result:_type_result,threshold:_type_threshold,strict:_type_strict=_dflt_strict)->_return_type:
+def __create_fn__(_type_reports, _type_result, _type_threshold, _type_strict, _type_rules, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_strict, _dflt_rules, _return_type):
+ def __init__(self,reports:_type_reports,result:_type_result,threshold:_type_threshold,strict:_type_strict=_dflt_strict,rules:_type_rules=_dflt_rules)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'reports',reports)
   __dataclass_builtins_object__.__setattr__(self,'result',result)
   __dataclass_builtins_object__.__setattr__(self,'threshold',threshold)
   __dataclass_builtins_object__.__setattr__(self,'strict',strict)
+  __dataclass_builtins_object__.__setattr__(self,'rules',rules)
  return __init__
-FUNCTIONS['1f2bd23d288144f5192b243fcbbe5e126a2b27821a90c4591c0ed0b0b6452c64'] = __create_fn__
+FUNCTIONS['f11f904cbe82142c63c9de9f4c8c950b8d5cd7265ed760fbdb89d118816a15d5'] = __create_fn__
 
 def __create_fn__(_type_select, _type_ignore, _type_severity, _type_matrix, _type_strict, _type_expect, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_select, _dflt_ignore, _dflt_severity, _dflt_matrix, _dflt_strict, _dflt_expect, _return_type):
  def __init__(self,select:_type_select=_dflt_select,ignore:_type_ignore=_dflt_ignore,severity:_type_severity=_dflt_severity,matrix:_type_matrix=_dflt_matrix,strict:_type_strict=_dflt_strict,expect:_type_expect=_dflt_expect)->_return_type:
@@ -67,11 +68,11 @@ FUNCTIONS['27a5e8290dcc34c0b9ff71b8c0c64e0c11479e972a00ab0416b751af25fbb492'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('reports','result','threshold','strict',):
+  if type(self) is cls or name in ('reports','result','threshold','strict','rules',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['1a8ef19866748735100017901e62b4a9b4f1d59f7d3e8877ac501fcb0238c572'] = __create_fn__
+FUNCTIONS['c8b7f9d6ff35a0e902e55c6efc420d65524bcce6a33a3e5ae6ef6a3ecf8401c1'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -83,11 +84,11 @@ FUNCTIONS['3a502c020b1f9428e41e8a71fb71192dd35ab7c85e292b5a54fb9285d89be938'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('reports','result','threshold','strict',):
+  if type(self) is cls or name in ('reports','result','threshold','strict','rules',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['b7e989a417d840ac3df8713b0cc7d595cce0012fb8834c4dda2d19dce7c85d0f'] = __create_fn__
+FUNCTIONS['a83d8584e51f05f71ed21cc79663ca08c6897d497f2f47b0c41bf603ecc0df62'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
