@@ -433,7 +433,6 @@ def binary_causes(
 
         findings = tuple(f for f in findings if explains(f))
     if findings:
-        fixes = [f.fix.summary for f in findings if f.fix is not None]
         return (
             CauseCheck(
                 code,
@@ -441,10 +440,10 @@ def binary_causes(
                 "confirmed",
                 None,
                 findings,
-                fix="; ".join(fixes) or None,
+                fix=CauseFix.from_findings(findings),
                 evidence="confirmed against the node's own ELF files",
             ),
         )
     what = " ".join(p for p in (library, named) if p) or "this failure"
     why = f"{code} read the node's installed libraries and finds no {what} problem"
-    return (CauseCheck(code, rule.title, "ruled_out", why, fix=why),)
+    return (CauseCheck(code, rule.title, "ruled_out", why),)
