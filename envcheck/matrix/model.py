@@ -19,14 +19,17 @@ from envcheck.matrix.schema import (
     FirstRelease,
     FlashAttnRelease,
     GpuModel,
+    ImportName,
     IsaacSimRelease,
     KnownBad,
+    Libstdcxx,
     OmniGibsonRelease,
     OsRelease,
     Override,
     RayRelease,
     Signature,
     SmSupport,
+    Soname,
     TorchIndex,
     TorchRelease,
     VllmRelease,
@@ -103,6 +106,9 @@ class Matrix:
     omnigibson_releases: tuple[OmniGibsonRelease, ...] = ()
     os_releases: tuple[OsRelease, ...] = ()
     first_releases: tuple[FirstRelease, ...] = ()
+    sonames: tuple[Soname, ...] = ()
+    libstdcxx: tuple[Libstdcxx, ...] = ()
+    import_names: tuple[ImportName, ...] = ()
     companions: tuple[Companion, ...] = ()
     overrides: tuple[Override, ...] = ()
     bounds: tuple[Bound, ...] = ()
@@ -218,6 +224,39 @@ class Matrix:
             ),
             None,
         )
+
+    def soname(self, name: str) -> tuple[Soname, ...]:
+        """The packages that ship the shared library ``name`` as a loader names it
+        (``libcudnn.so.9``; a file name with more version parts, ``libcudnn.so.9.1.0``, or a
+        Python's ``libpython3.10.so.1.0`` finds its SONAME's entries); one entry per CUDA major
+        where the SONAME is shared; () when the matrix does not know it."""
+        wanted = name.strip()
+        candidates = [wanted]
+        base, sep, numbers = wanted.partition(".so")
+        parts = [p for p in numbers.split(".") if p] if sep else []
+        candidates += [base + ".so." + ".".join(parts[:n]) for n in range(len(parts) - 1, 0, -1)]
+        candidates.append(re.sub(r"^libpython3\.[0-9]+", "libpython3.X", wanted))
+        for candidate in candidates:
+            found = tuple(s for s in self.sonames if s.name == candidate)
+            if found:
+                return found
+        return ()
+
+    def import_name(self, module: str) -> ImportName | None:
+        """What the matrix knows of the import name ``module`` (its distribution, or the
+        release that removed it); a submodule (``cv2.dnn``) finds its package's entry."""
+        parts = module.strip().split(".")
+        for n in range(len(parts), 0, -1):
+            wanted = ".".join(parts[:n])
+            found = next((e for e in self.import_names if e.module == wanted), None)
+            if found is not None:
+                return found
+        return None
+
+    def libstdcxx_label(self, label: str) -> Libstdcxx | None:
+        """The first GCC release whose libstdc++ provides ``label`` (GLIBCXX_3.4.30,
+        CXXABI_1.3.13); None when the matrix does not know it."""
+        return next((e for e in self.libstdcxx if e.symbol_version == label), None)
 
     def os_glibc(self, os_id: str | None, version: str | None) -> OsRelease | None:
         """The glibc the distribution release ships ("ubuntu", "18.04"); None when unknown."""

@@ -2,8 +2,10 @@
 imported only by what needs them: `check` never runs them)."""
 
 from envcheck.rules.node import (  # noqa: F401
+    abi,
     bounds,
     bounds_log,
+    build,
     coverage,
     cuda_libs,
     cuda_stated,
@@ -16,6 +18,8 @@ from envcheck.rules.node import (  # noqa: F401
     gpu_cuda,
     gpu_health,
     gpu_torch,
+    imports,
+    loader,
     packages,
     pip_offered,
     pkg_stated,
