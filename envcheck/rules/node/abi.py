@@ -91,7 +91,7 @@ def paired_with_torch(matrix: Matrix) -> set[str]:
 
 @rule("TOR150", "extension-undefined-symbol", Severity.ERROR)
 def extension_undefined_symbol(facts: Facts) -> Iterable[Hit]:
-    """A package's compiled extension was built against another torch, CUDA or Python
+    """The compiled extension of a package was built against another torch, CUDA or Python
 
     ## What it checks
     A log line `<site-packages>/<pkg>/<ext>.so: undefined symbol: <symbol>` of any package: the

@@ -37,7 +37,7 @@ def _torch_cuda(facts: Facts) -> str | None:
 
 @rule("SYS152", "cuda-toolkit-missing-for-build", Severity.ERROR)
 def cuda_toolkit_missing(facts: Facts) -> Iterable[Hit]:
-    """An extension build finds no CUDA toolkit (nvcc, headers)
+    """The extension build finds no CUDA toolkit (nvcc, headers)
 
     ## What it checks
     Build lines that say the CUDA toolkit is not there: torch.utils.cpp_extension's `CUDA_HOME
@@ -101,7 +101,8 @@ def cuda_toolkit_missing_in_log(facts: Facts, line: LogLine) -> Hit:
         )
         actions = [
             manual(f"install the CUDA toolkit {cuda or '<torch.version.cuda>'} (nvcc and headers)"),
-            set_env(CUDA_HOME=home, PATH=f"{home}/bin:$PATH"),
+            set_env(CUDA_HOME=home),
+            manual(f"export PATH={home}/bin:$PATH"),
         ]
     return Hit(
         f"{what} (line {line.line}); pip's torch wheels bring the CUDA runtime, not the toolkit a build needs",
@@ -112,7 +113,7 @@ def cuda_toolkit_missing_in_log(facts: Facts, line: LogLine) -> Hit:
 
 @rule("SYS153", "extension-build-failed", Severity.ERROR)
 def extension_build_failed(facts: Facts) -> Iterable[Hit]:
-    """A C++/CUDA extension build failed
+    """The C++/CUDA extension build failed
 
     ## What it checks
     The build driver's summary lines: torch.utils.cpp_extension's `Error building extension
@@ -158,11 +159,17 @@ def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
         "torch's CUDA, an architecture nvcc does not know)",
         evidence={"line": line.line, "extension": extension},
         fix=fix(
-            "Find the first `error:` line above it; to see it alone, clear the JIT cache and "
-            "rebuild with one job: rm -rf ~/.cache/torch_extensions && MAX_JOBS=1 <the command>",
+            "Find the first `error:` line above it and fix that (triage's other matches name "
+            "the known ones); to see it alone, clear the JIT cache and rebuild with one job "
+            "(rm -rf ~/.cache/torch_extensions && MAX_JOBS=1 <the command>), or for a pip "
+            "build: pip install -v --no-build-isolation <the package>; a prebuilt wheel for "
+            "this torch, CUDA and Python needs no compiler",
             "manual",
             manual("rm -rf ~/.cache/torch_extensions"),
             set_env(MAX_JOBS="1"),
+            manual(
+                "pip install -v --no-build-isolation <the package>  (shows the compiler's error)"
+            ),
         ),
     )
 

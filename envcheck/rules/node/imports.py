@@ -52,7 +52,7 @@ def _requirers(facts: Facts, dist: str) -> list[tuple[str, str]]:
 
 @rule("PY150", "import-name-missing", Severity.ERROR)
 def import_name_missing(facts: Facts) -> Iterable[Hit]:
-    """A package imports a name its dependency's installed release does not have
+    """The installed release of a dependency lacks a name a package imports
 
     ## What it checks
     The interpreter's `cannot import name 'X' from 'Y' (<path>)`: the distribution that provides
@@ -143,7 +143,7 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
 
 @rule("PY151", "module-not-found", Severity.ERROR)
 def module_not_found(facts: Facts) -> Iterable[Hit]:
-    """A module is not provided by anything installed for this interpreter
+    """No installed distribution provides a module the job imports
 
     ## What it checks
     The interpreter's `No module named 'X'`: the distribution that provides X (the matrix's
@@ -252,7 +252,10 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         f"{line.line}){named}.{note}".rstrip(),
         evidence=evidence,
         fix=fix(
-            f"Install {dist} in the environment that runs the job: python -m pip install {dist}",
+            f"Install {dist} in the environment that runs the job: python -m pip install {dist} "
+            f"(if a package's build failed with it, pip built that package in an isolated "
+            f"environment: install {dist} first, then pip install --no-build-isolation "
+            "<the package>)",
             "safe",
             pip_install(dist),
         ),

@@ -19,7 +19,7 @@ from envcheck.facts.skip import Skip
 from envcheck.matrix.schema import OsRelease, Soname
 from envcheck.model.finding import Action, Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
-from envcheck.rules.fixes import fix, manual, pip_install, set_env
+from envcheck.rules.fixes import fix, manual, pip_install
 
 _SONAME = re.compile(r"(lib[A-Za-z0-9_+.-]*?\.so(?:\.[0-9]+)*)(?:: cannot open| => not found)")
 _SITE = re.compile(r"(?P<site>/[^\s:'\"()]*?/(?:site|dist)-packages)/")
@@ -68,7 +68,7 @@ def _pick(entries: tuple[Soname, ...], major: int | None) -> tuple[Soname, ...]:
 
 @rule("SYS150", "shared-library-not-found", Severity.ERROR)
 def shared_library_not_found(facts: Facts) -> Iterable[Hit]:
-    """A shared library a binary or extension needs cannot be found by the loader
+    """The loader cannot find a shared library a binary or extension needs
 
     ## What it checks
     A log line of the dynamic loader that names a shared object it could not open
@@ -98,15 +98,39 @@ def shared_library_not_found(facts: Facts) -> Iterable[Hit]:
     raise Skip("only a log line states a library the loader could not open", "libraries.missing")
 
 
-def _soname_actions(entry: Soname, site: str | None) -> tuple[list[str], list[Action]]:
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+_PURELIB = "$(python -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')"
+
+
+def _names(field: str | None, major: int | None) -> list[str]:
+    """The package names a table field offers ('nvidia-cudnn-cu12 (9.x ...) / nvidia-cudnn-cu13
+    (...)'): the first word of each '/'- or ';'-separated alternative that is a name; the one
+    for torch's CUDA major first. A field that describes a bundled copy offers none."""
+    if not field or field.startswith("bundled"):
+        return []
+    names = []
+    for part in re.split(r"\s[/;]\s", field):
+        words = part.split()
+        if words and _NAME.match(words[0]) and words[0] not in names:
+            names.append(words[0])
+    if major is not None:
+        names.sort(key=lambda n: not n.endswith(f"-cu{major}"))
+    return names
+
+
+def _soname_actions(
+    entry: Soname, soname: str, site: str | None, major: int | None
+) -> tuple[list[str], list[Action]]:
     words: list[str] = []
     actions: list[Action] = []
-    wheel = _first_word(entry.pip)
-    if wheel:
+    minor = re.match(r"libpython3\.([0-9]+)", soname)
+    wheels = _names(entry.pip, major)
+    if wheels:
+        wheel = wheels[0]
         words.append(f"pip install {wheel}")
         actions.append(pip_install(wheel))
-        if site and entry.pip_dir:
-            folder = f"{site}/{entry.pip_dir.removeprefix('site-packages/')}"
+        if entry.pip_dir:
+            folder = (site or _PURELIB) + "/" + entry.pip_dir.removeprefix("site-packages/")
             actions.append(
                 manual(f"if {wheel} is installed: export LD_LIBRARY_PATH={folder}:$LD_LIBRARY_PATH")
             )
@@ -115,11 +139,12 @@ def _soname_actions(entry: Soname, site: str | None) -> tuple[list[str], list[Ac
         (entry.dnf, "dnf install"),
         (entry.conda, "conda install -c conda-forge"),
     ):
-        name = _first_word(field)
-        if name:
+        found = _names(field, None)
+        if found:
+            name = found[0].replace("3.X", f"3.{minor.group(1)}") if minor else found[0]
             words.append(f"{command} {name}")
             actions.append(manual(f"{command} {name}"))
-    if not wheel and not entry.apt and entry.apt_nvidia:
+    if not wheels and not entry.apt and entry.apt_nvidia:
         words.append(f"apt install {entry.apt_nvidia} (NVIDIA's CUDA repository; X = CUDA minor)")
         actions.append(manual(f"apt install {entry.apt_nvidia} (X = the CUDA minor)"))
     return words, actions
@@ -160,7 +185,7 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
     words: list[str] = []
     actions: list[Action] = []
     for entry in entries:
-        more, acts = _soname_actions(entry, site)
+        more, acts = _soname_actions(entry, soname, site, major)
         if len(entries) > 1 and entry.cuda_major is not None:
             more = [f"{w} (CUDA {entry.cuda_major})" for w in more]
         words += more
@@ -280,7 +305,7 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
             f"Upgrade the environment's libstdc++ to GCC >= {gcc_short or '?'}: conda install "
             f"-c conda-forge '{conda_pkg}' (or load the system's newer copy first with LD_PRELOAD)"
         )
-        actions.append(manual(f"conda install -p {prefix} -c conda-forge '{conda_pkg}'"))
+        actions.append(manual(f"conda install -c conda-forge '{conda_pkg}'  (in {prefix})"))
         if system_has is not False:
             actions.append(manual("export LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libstdc++.so.6"))
     elif copy == "system":
@@ -290,7 +315,7 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
             "put $CONDA_PREFIX/lib first on LD_LIBRARY_PATH), or use a newer OS image"
         )
         actions.append(manual(f"conda install -c conda-forge '{conda_pkg}'"))
-        actions.append(set_env(LD_LIBRARY_PATH="$CONDA_PREFIX/lib:$LD_LIBRARY_PATH"))
+        actions.append(manual("export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH"))
         newer = [
             f"{r.os} {r.version}"
             for r in facts.matrix.os_releases
