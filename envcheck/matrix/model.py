@@ -90,6 +90,26 @@ def _mentions(token: str, form: str, lowered: str) -> bool:
     return _word(token).search(form) is not None
 
 
+_PACKAGE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+
+
+def package_names(field: str | None, cuda_major: int | None = None) -> list[str]:
+    """The package names a ``[[soname]]`` field offers ('nvidia-cudnn-cu12 (9.x, torch
+    2.4-2.10) / nvidia-cudnn-cu13 (torch 2.11+)'): the first word of each '/'- or
+    ';'-separated alternative that is a name, the one for ``cuda_major`` first. A field that
+    describes a copy bundled inside another package ('bundled inside torch wheels') offers none."""
+    if not field or field.startswith("bundled"):
+        return []
+    names: list[str] = []
+    for part in re.split(r"\s[/;]\s", field):
+        words = part.split()
+        if words and _PACKAGE_NAME.match(words[0]) and words[0] not in names:
+            names.append(words[0])
+    if cuda_major is not None:
+        names.sort(key=lambda n: not n.endswith(f"-cu{cuda_major}"))
+    return names
+
+
 @dataclass(frozen=True)
 class Matrix:
     files: tuple[str, ...] = ()
@@ -252,6 +272,15 @@ class Matrix:
             if found is not None:
                 return found
         return None
+
+    def soname_wheels(self, library: str) -> tuple[str, ...]:
+        """The pip wheels that ship ``library`` (a name without its .so suffix: ``libcublas``)
+        for any CUDA major, CUDA 12's first; () when the matrix knows none."""
+        names: list[str] = []
+        for entry in self.sonames:
+            if entry.name.startswith(library + ".so"):
+                names += [n for n in package_names(entry.pip) if n not in names]
+        return tuple(sorted(names, key=lambda n: not n.endswith("-cu12")))
 
     def libstdcxx_label(self, label: str) -> Libstdcxx | None:
         """The first GCC release whose libstdc++ provides ``label`` (GLIBCXX_3.4.30,

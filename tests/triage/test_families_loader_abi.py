@@ -247,3 +247,27 @@ def test_build_lines_word_the_gcc_ceiling_and_cuda_home(
     found = _causes(cli, log, "--spec", str(spec))
     assert "apt install gcc-11 g++-11" in _fix(found["SYS131"])
     assert "CUDA_HOME=/usr/local/cuda-11.8" in _fix(found["SYS152"])
+
+
+def test_package_names_read_each_alternative_and_skip_bundled_copies() -> None:
+    from envcheck.matrix.model import package_names
+
+    field = "nvidia-cudnn-cu12 (9.x, torch 2.4-2.10) / nvidia-cudnn-cu13 (torch 2.11+)"
+    assert package_names(field) == ["nvidia-cudnn-cu12", "nvidia-cudnn-cu13"]
+    assert package_names(field, 13)[0] == "nvidia-cudnn-cu13"
+    assert package_names("bundled inside torch wheels (torch/lib/libgomp.so.1)") == []
+    # CUD104 reads the wheels of a library from the same table
+    assert MATRIX.soname_wheels("libnvJitLink") == ("nvidia-nvjitlink-cu12", "nvidia-nvjitlink")
+
+
+def test_glibc_line_with_straight_quotes_states_the_floor(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "OSError: /lib64/libc.so.6: version 'GLIBC_2.28' not found (required by "
+        "/usr/local/lib/python3.9/site-packages/pyarrow/libarrow.so.1500)",
+    )
+    sys132 = _causes(cli, log)["SYS132"]
+    assert sys132["verdict"] == "confirmed"
+    assert "glibc >= 2.28" in _fix(sys132)

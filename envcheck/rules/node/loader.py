@@ -16,6 +16,7 @@ from collections.abc import Iterable
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
+from envcheck.matrix.model import package_names
 from envcheck.matrix.schema import OsRelease, Soname
 from envcheck.model.finding import Action, Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
@@ -98,24 +99,7 @@ def shared_library_not_found(facts: Facts) -> Iterable[Hit]:
     raise Skip("only a log line states a library the loader could not open", "libraries.missing")
 
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 _PURELIB = "$(python -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')"
-
-
-def _names(field: str | None, major: int | None) -> list[str]:
-    """The package names a table field offers ('nvidia-cudnn-cu12 (9.x ...) / nvidia-cudnn-cu13
-    (...)'): the first word of each '/'- or ';'-separated alternative that is a name; the one
-    for torch's CUDA major first. A field that describes a bundled copy offers none."""
-    if not field or field.startswith("bundled"):
-        return []
-    names = []
-    for part in re.split(r"\s[/;]\s", field):
-        words = part.split()
-        if words and _NAME.match(words[0]) and words[0] not in names:
-            names.append(words[0])
-    if major is not None:
-        names.sort(key=lambda n: not n.endswith(f"-cu{major}"))
-    return names
 
 
 def _soname_actions(
@@ -124,7 +108,7 @@ def _soname_actions(
     words: list[str] = []
     actions: list[Action] = []
     minor = re.match(r"libpython3\.([0-9]+)", soname)
-    wheels = _names(entry.pip, major)
+    wheels = package_names(entry.pip, major)
     if wheels:
         wheel = wheels[0]
         words.append(f"pip install {wheel}")
@@ -139,7 +123,7 @@ def _soname_actions(
         (entry.dnf, "dnf install"),
         (entry.conda, "conda install -c conda-forge"),
     ):
-        found = _names(field, None)
+        found = package_names(field)
         if found:
             name = found[0].replace("3.X", f"3.{minor.group(1)}") if minor else found[0]
             words.append(f"{command} {name}")
@@ -303,7 +287,8 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         prefix = path.rsplit("/lib/", 1)[0] if path else "$CONDA_PREFIX"
         summary = (
             f"Upgrade the environment's libstdc++ to GCC >= {gcc_short or '?'}: conda install "
-            f"-c conda-forge '{conda_pkg}' (or load the system's newer copy first with LD_PRELOAD)"
+            f"-c conda-forge libstdcxx-ng (a release >= {gcc_short or '?'}: '{conda_pkg}'), or "
+            "load the system's newer copy first with LD_PRELOAD"
         )
         actions.append(manual(f"conda install -c conda-forge '{conda_pkg}'  (in {prefix})"))
         if system_has is not False:
@@ -311,8 +296,9 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
     elif copy == "system":
         summary = (
             f"The system libstdc++ is older than GCC {gcc or '?'}: load a newer libstdc++.so.6 "
-            f"first (a conda environment's: conda install -c conda-forge '{conda_pkg}', then "
-            "put $CONDA_PREFIX/lib first on LD_LIBRARY_PATH), or use a newer OS image"
+            f"first (a conda environment's: conda install -c conda-forge libstdcxx-ng, a release "
+            f">= {gcc_short or '?'}, then export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:"
+            "$LD_LIBRARY_PATH), or use a newer OS image"
         )
         actions.append(manual(f"conda install -c conda-forge '{conda_pkg}'"))
         actions.append(manual("export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH"))
