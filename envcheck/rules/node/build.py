@@ -152,6 +152,22 @@ def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
             fix=fix("Install ninja: pip install ninja", "safe", pip_install("ninja")),
         )
     extension = line.stated.get("extension")
+    if extension is not None and (
+        "Failed building wheel" in line.text or "pyproject.toml" in line.text
+    ):
+        return Hit(
+            f"pip could not build {extension} from source (line {line.line}); the cause is the "
+            "build's first error above this line (a torch missing from pip's isolated build "
+            "environment, no CUDA toolkit, an unsupported compiler)",
+            evidence={"line": line.line, "package": extension},
+            fix=fix(
+                f"Install a prebuilt wheel of {extension} for this Python, torch and CUDA if one "
+                f"exists; else build it against the installed torch and read the first error: "
+                f"pip install -v --no-build-isolation {extension}",
+                "manual",
+                pip_install(extension, flags=("-v", "--no-build-isolation")),
+            ),
+        )
     what = f"the extension {extension!r}" if extension else "a C++/CUDA extension"
     return Hit(
         f"building {what} failed (line {line.line}); the cause is the first compiler error "

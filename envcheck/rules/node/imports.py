@@ -11,6 +11,7 @@ importing package states.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -82,8 +83,34 @@ def import_name_missing(facts: Facts) -> Iterable[Hit]:
 @from_log("PY150")
 def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
     name, module = line.stated.get("import_name"), line.stated.get("from_module")
-    if name is None or module is None:
-        raise NotStated(f"line {line.line} is cut before the module", "packages")
+    if name is None:
+        raise NotStated(f"line {line.line} is cut before the name", "packages")
+    if module is None:  # Python < 3.8 does not name the module
+        return Hit(
+            f"the module '{name}' is imported from lacks it (line {line.line}): the importing "
+            "package was written for another release of the package that module belongs to",
+            evidence={"line": line.line, "name": name},
+            fix=fix(
+                f"Find the `from ... import {name}` line in the traceback and install the "
+                "release of that package the importer requires (`pip check` names the range; "
+                "usually pip install --upgrade <that package>)",
+                "manual",
+                manual("pip check"),
+            ),
+        )
+    top = module.split(".", maxsplit=1)[0]
+    if top in getattr(sys, "stdlib_module_names", ()):
+        return Hit(
+            f"the standard library's {module} has no '{name}' in this Python (line {line.line}):"
+            " the code was written for another Python version",
+            evidence={"line": line.line, "name": name, "module": module},
+            fix=fix(
+                "Run the code on a Python version it supports (its Requires-Python), or "
+                "upgrade the package that uses it to a release for this Python",
+                "manual",
+                manual("python --version; pip show <the package in the traceback>"),
+            ),
+        )
     if "partially initialized module" in line.text:
         top = module.split(".")[0]
         return Hit(
