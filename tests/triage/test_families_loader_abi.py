@@ -271,3 +271,14 @@ def test_glibc_line_with_straight_quotes_states_the_floor(
     sys132 = _causes(cli, log)["SYS132"]
     assert sys132["verdict"] == "confirmed"
     assert "glibc >= 2.28" in _fix(sys132)
+
+
+def test_driver_library_points_at_the_driver_and_the_container_runtime(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path, "OSError: libcuda.so.1: cannot open shared object file: No such file or directory"
+    )
+    text = _fix(_causes(cli, log)["SYS150"])
+    assert "the NVIDIA driver on the host" in text and "docker run --gpus all" in text
+    assert "pip install" not in text

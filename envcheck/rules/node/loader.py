@@ -175,6 +175,14 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         words += more
         actions += acts
     kind = entries[0].kind
+    if kind == "driver":  # the driver's user-space library: never a package of the job's own
+        words = [
+            "the NVIDIA driver on the host (" + " or ".join(words) + ")"
+            if words
+            else "the NVIDIA driver",
+            "in a container, start it with the host's GPUs: docker run --gpus all (NVIDIA Container Toolkit)",
+        ]
+        actions.append(manual("docker run --gpus all ...  (or the CDI device nvidia.com/gpu=all)"))
     notes = " ".join(dict.fromkeys(e.note for e in entries if e.note))
     for_cuda = f" for torch's CUDA {major}" if major is not None and entries[0].cuda_major else ""
     return Hit(
