@@ -282,3 +282,16 @@ def test_driver_library_points_at_the_driver_and_the_container_runtime(
     text = _fix(_causes(cli, log)["SYS150"])
     assert "the NVIDIA driver on the host" in text and "docker run --gpus all" in text
     assert "pip install" not in text
+
+
+def test_torchs_own_library_is_left_to_the_cuda_library_rules(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "OSError: /home/u/.venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so: "
+        "undefined symbol: ncclCommRegister",
+    )
+    found = _causes(cli, log)
+    assert found["TOR150"]["verdict"] == "unknown"
+    assert found["CUD104"]["verdict"] in ("unknown", "unchecked")

@@ -148,6 +148,12 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
             "libraries.unresolved",
         )
     top, dist = owned
+    if dist in ("torch", "nvidia"):
+        raise NotStated(
+            f"{path} is torch's own library or one of its CUDA wheels: CUD104 and CUD101 judge "
+            "which copies load and whether they match torch's pins on the node",
+            "libraries.cuda_libraries",
+        )
     if dist in paired_with_torch(facts.matrix):
         raise NotStated(
             f"{dist}'s own rule compares its release with the node's torch", f"packages.{dist}"
