@@ -118,7 +118,7 @@ def extension_undefined_symbol(facts: Facts) -> Iterable[Hit]:
     - bminor/glibc elf/dl-lookup.c ("undefined symbol: %s%s%s")
     - https://github.com/Dao-AILab/flash-attention/issues/931
     """
-    raise Skip("only a log line states an undefined symbol", "libraries.unresolved")
+    raise Skip("only a log line states an undefined symbol", "log.abi")
 
 
 def _torch_text(facts: Facts) -> str:

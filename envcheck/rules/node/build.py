@@ -62,7 +62,7 @@ def cuda_toolkit_missing(facts: Facts) -> Iterable[Hit]:
     ## References
     - pytorch/pytorch torch/utils/cpp_extension.py (_join_cuda_home, CUDA_NOT_FOUND_MESSAGE)
     """
-    raise Skip("only a build log states a missing CUDA toolkit", "system.nvcc")
+    raise Skip("only a build log states a missing CUDA toolkit", "log.build")
 
 
 @from_log("SYS152")
@@ -140,7 +140,7 @@ def extension_build_failed(facts: Facts) -> Iterable[Hit]:
     - pytorch/pytorch torch/utils/cpp_extension.py (_run_ninja_build, verify_ninja_availability)
     - ninja-build/ninja src/ninja.cc ("build stopped: %s.")
     """
-    raise Skip("only a build log states a failed extension build", "system.nvcc")
+    raise Skip("only a build log states a failed extension build", "log.build")
 
 
 @from_log("SYS153")

@@ -77,7 +77,7 @@ def import_name_missing(facts: Facts) -> Iterable[Hit]:
     ## References
     - python/cpython Python/ceval.c (import_from: "cannot import name %R from %R (%S)")
     """
-    raise Skip("only a log line states a failed import", "packages")
+    raise Skip("only a log line states a failed import", "log.imports")
 
 
 @from_log("PY150")
@@ -195,7 +195,7 @@ def module_not_found(facts: Facts) -> Iterable[Hit]:
     - python/cpython Lib/importlib/_bootstrap.py ("No module named {!r}")
     - matrices/packages/import_names.toml
     """
-    raise Skip("only a log line states a failed import", "packages")
+    raise Skip("only a log line states a failed import", "log.imports")
 
 
 @from_log("PY151")

@@ -96,7 +96,7 @@ def shared_library_not_found(facts: Facts) -> Iterable[Hit]:
     - bminor/glibc elf/dl-load.c, elf/dl-catch.c (the loader's messages)
     - matrices/cuda/sonames.toml (who ships each SONAME, with sources)
     """
-    raise Skip("only a log line states a library the loader could not open", "libraries.missing")
+    raise Skip("only a log line states a library the loader could not open", "log.loader")
 
 
 _PURELIB = "$(python -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')"
@@ -241,7 +241,7 @@ def libstdcxx_too_old(facts: Facts) -> Iterable[Hit]:
     - https://gcc.gnu.org/onlinedocs/libstdc++/manual/abi.html
     - bminor/glibc elf/dl-version.c (match_symbol: "version `%s' not found (required by %s)")
     """
-    raise Skip("only a log line states a missing libstdc++ symbol version", "system.libstdcxx")
+    raise Skip("only a log line states a missing libstdc++ symbol version", "log.loader")
 
 
 def _which_copy(path: str | None) -> str:
