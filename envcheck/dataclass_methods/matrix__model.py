@@ -8,25 +8,25 @@ FUNCTIONS = {}
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.files,self.toolkits,self.driver_branches,self.sm_support,self.gpus,self.torch_releases,self.torch_index,self.vllm_releases,self.ray_releases,self.flash_attn_releases,self.isaacsim_releases,self.omnigibson_releases,self.os_releases,self.first_releases,self.ptx_isas,self.sonames,self.companions,self.overrides,self.bounds,self.known_bad,self.constants,self.signatures,self.generated,)==(other.files,other.toolkits,other.driver_branches,other.sm_support,other.gpus,other.torch_releases,other.torch_index,other.vllm_releases,other.ray_releases,other.flash_attn_releases,other.isaacsim_releases,other.omnigibson_releases,other.os_releases,other.first_releases,other.ptx_isas,other.sonames,other.companions,other.overrides,other.bounds,other.known_bad,other.constants,other.signatures,other.generated,)
+   return (self.files,self.toolkits,self.driver_branches,self.sm_support,self.gpus,self.torch_releases,self.torch_index,self.vllm_releases,self.ray_releases,self.flash_attn_releases,self.isaacsim_releases,self.omnigibson_releases,self.os_releases,self.first_releases,self.ptx_isas,self.sonames,self.libstdcxx,self.import_names,self.companions,self.overrides,self.bounds,self.known_bad,self.constants,self.signatures,self.generated,)==(other.files,other.toolkits,other.driver_branches,other.sm_support,other.gpus,other.torch_releases,other.torch_index,other.vllm_releases,other.ray_releases,other.flash_attn_releases,other.isaacsim_releases,other.omnigibson_releases,other.os_releases,other.first_releases,other.ptx_isas,other.sonames,other.libstdcxx,other.import_names,other.companions,other.overrides,other.bounds,other.known_bad,other.constants,other.signatures,other.generated,)
   return NotImplemented
  return __eq__
-FUNCTIONS['1831fb83ead802011fce5d54fbc2ab9d2b3eaa0ed284d28bc98b7043adb02a76'] = __create_fn__
+FUNCTIONS['a9cf282445be6e5e0d6a94bbbd8af61138577b6dd08c37f89689c3d73100164e'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.files,self.toolkits,self.driver_branches,self.sm_support,self.gpus,self.torch_releases,self.torch_index,self.vllm_releases,self.ray_releases,self.flash_attn_releases,self.isaacsim_releases,self.omnigibson_releases,self.os_releases,self.first_releases,self.ptx_isas,self.sonames,self.companions,self.overrides,self.bounds,self.known_bad,self.constants,self.signatures,self.generated,))
+  return hash((self.files,self.toolkits,self.driver_branches,self.sm_support,self.gpus,self.torch_releases,self.torch_index,self.vllm_releases,self.ray_releases,self.flash_attn_releases,self.isaacsim_releases,self.omnigibson_releases,self.os_releases,self.first_releases,self.ptx_isas,self.sonames,self.libstdcxx,self.import_names,self.companions,self.overrides,self.bounds,self.known_bad,self.constants,self.signatures,self.generated,))
  return __hash__
-FUNCTIONS['4fadf0f82a9054632dd769e24c1ea27c8b0145316843f4eca19e1a7dcbc9c4f5'] = __create_fn__
+FUNCTIONS['0e112081b542c0a273d5315da89cb85c85877cb51a8e63f55d9aec8e141cdb00'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(files={self.files!r}, toolkits={self.toolkits!r}, driver_branches={self.driver_branches!r}, sm_support={self.sm_support!r}, gpus={self.gpus!r}, torch_releases={self.torch_releases!r}, torch_index={self.torch_index!r}, vllm_releases={self.vllm_releases!r}, ray_releases={self.ray_releases!r}, flash_attn_releases={self.flash_attn_releases!r}, isaacsim_releases={self.isaacsim_releases!r}, omnigibson_releases={self.omnigibson_releases!r}, os_releases={self.os_releases!r}, first_releases={self.first_releases!r}, ptx_isas={self.ptx_isas!r}, sonames={self.sonames!r}, companions={self.companions!r}, overrides={self.overrides!r}, bounds={self.bounds!r}, known_bad={self.known_bad!r}, constants={self.constants!r}, signatures={self.signatures!r}, generated={self.generated!r})"
+  return self.__class__.__qualname__ + f"(files={self.files!r}, toolkits={self.toolkits!r}, driver_branches={self.driver_branches!r}, sm_support={self.sm_support!r}, gpus={self.gpus!r}, torch_releases={self.torch_releases!r}, torch_index={self.torch_index!r}, vllm_releases={self.vllm_releases!r}, ray_releases={self.ray_releases!r}, flash_attn_releases={self.flash_attn_releases!r}, isaacsim_releases={self.isaacsim_releases!r}, omnigibson_releases={self.omnigibson_releases!r}, os_releases={self.os_releases!r}, first_releases={self.first_releases!r}, ptx_isas={self.ptx_isas!r}, sonames={self.sonames!r}, libstdcxx={self.libstdcxx!r}, import_names={self.import_names!r}, companions={self.companions!r}, overrides={self.overrides!r}, bounds={self.bounds!r}, known_bad={self.known_bad!r}, constants={self.constants!r}, signatures={self.signatures!r}, generated={self.generated!r})"
  return __repr__
-FUNCTIONS['358646da1b02898f4431a9d01733c6504ce81af62e81cd2973e6e164c5172926'] = __create_fn__
+FUNCTIONS['98e6a4580c99ed473ff87224428323c53a147a1b9bd6f24468606693cc02fe44'] = __create_fn__
 
-def __create_fn__(_type_files, _type_toolkits, _type_driver_branches, _type_sm_support, _type_gpus, _type_torch_releases, _type_torch_index, _type_vllm_releases, _type_ray_releases, _type_flash_attn_releases, _type_isaacsim_releases, _type_omnigibson_releases, _type_os_releases, _type_first_releases, _type_ptx_isas, _type_sonames, _type_companions, _type_overrides, _type_bounds, _type_known_bad, _type_constants, _type_signatures, _type_generated, _type_origins, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_files, _dflt_toolkits, _dflt_driver_branches, _dflt_sm_support, _dflt_gpus, _dflt_torch_releases, _dflt_torch_index, _dflt_vllm_releases, _dflt_ray_releases, _dflt_flash_attn_releases, _dflt_isaacsim_releases, _dflt_omnigibson_releases, _dflt_os_releases, _dflt_first_releases, _dflt_ptx_isas, _dflt_sonames, _dflt_companions, _dflt_overrides, _dflt_bounds, _dflt_known_bad, _dflt_constants, _dflt_signatures, _dflt_generated, _dflt_origins, _return_type):
- def __init__(self,files:_type_files=_dflt_files,toolkits:_type_toolkits=_dflt_toolkits,driver_branches:_type_driver_branches=_dflt_driver_branches,sm_support:_type_sm_support=_dflt_sm_support,gpus:_type_gpus=_dflt_gpus,torch_releases:_type_torch_releases=_dflt_torch_releases,torch_index:_type_torch_index=_dflt_torch_index,vllm_releases:_type_vllm_releases=_dflt_vllm_releases,ray_releases:_type_ray_releases=_dflt_ray_releases,flash_attn_releases:_type_flash_attn_releases=_dflt_flash_attn_releases,isaacsim_releases:_type_isaacsim_releases=_dflt_isaacsim_releases,omnigibson_releases:_type_omnigibson_releases=_dflt_omnigibson_releases,os_releases:_type_os_releases=_dflt_os_releases,first_releases:_type_first_releases=_dflt_first_releases,ptx_isas:_type_ptx_isas=_dflt_ptx_isas,sonames:_type_sonames=_dflt_sonames,companions:_type_companions=_dflt_companions,overrides:_type_overrides=_dflt_overrides,bounds:_type_bounds=_dflt_bounds,known_bad:_type_known_bad=_dflt_known_bad,constants:_type_constants=_HAS_DEFAULT_FACTORY,signatures:_type_signatures=_dflt_signatures,generated:_type_generated=_HAS_DEFAULT_FACTORY,origins:_type_origins=_HAS_DEFAULT_FACTORY)->_return_type:
+def __create_fn__(_type_files, _type_toolkits, _type_driver_branches, _type_sm_support, _type_gpus, _type_torch_releases, _type_torch_index, _type_vllm_releases, _type_ray_releases, _type_flash_attn_releases, _type_isaacsim_releases, _type_omnigibson_releases, _type_os_releases, _type_first_releases, _type_ptx_isas, _type_sonames, _type_libstdcxx, _type_import_names, _type_companions, _type_overrides, _type_bounds, _type_known_bad, _type_constants, _type_signatures, _type_generated, _type_origins, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_files, _dflt_toolkits, _dflt_driver_branches, _dflt_sm_support, _dflt_gpus, _dflt_torch_releases, _dflt_torch_index, _dflt_vllm_releases, _dflt_ray_releases, _dflt_flash_attn_releases, _dflt_isaacsim_releases, _dflt_omnigibson_releases, _dflt_os_releases, _dflt_first_releases, _dflt_ptx_isas, _dflt_sonames, _dflt_libstdcxx, _dflt_import_names, _dflt_companions, _dflt_overrides, _dflt_bounds, _dflt_known_bad, _dflt_constants, _dflt_signatures, _dflt_generated, _dflt_origins, _return_type):
+ def __init__(self,files:_type_files=_dflt_files,toolkits:_type_toolkits=_dflt_toolkits,driver_branches:_type_driver_branches=_dflt_driver_branches,sm_support:_type_sm_support=_dflt_sm_support,gpus:_type_gpus=_dflt_gpus,torch_releases:_type_torch_releases=_dflt_torch_releases,torch_index:_type_torch_index=_dflt_torch_index,vllm_releases:_type_vllm_releases=_dflt_vllm_releases,ray_releases:_type_ray_releases=_dflt_ray_releases,flash_attn_releases:_type_flash_attn_releases=_dflt_flash_attn_releases,isaacsim_releases:_type_isaacsim_releases=_dflt_isaacsim_releases,omnigibson_releases:_type_omnigibson_releases=_dflt_omnigibson_releases,os_releases:_type_os_releases=_dflt_os_releases,first_releases:_type_first_releases=_dflt_first_releases,ptx_isas:_type_ptx_isas=_dflt_ptx_isas,sonames:_type_sonames=_dflt_sonames,libstdcxx:_type_libstdcxx=_dflt_libstdcxx,import_names:_type_import_names=_dflt_import_names,companions:_type_companions=_dflt_companions,overrides:_type_overrides=_dflt_overrides,bounds:_type_bounds=_dflt_bounds,known_bad:_type_known_bad=_dflt_known_bad,constants:_type_constants=_HAS_DEFAULT_FACTORY,signatures:_type_signatures=_dflt_signatures,generated:_type_generated=_HAS_DEFAULT_FACTORY,origins:_type_origins=_HAS_DEFAULT_FACTORY)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'files',files)
   __dataclass_builtins_object__.__setattr__(self,'toolkits',toolkits)
   __dataclass_builtins_object__.__setattr__(self,'driver_branches',driver_branches)
@@ -43,6 +43,8 @@ def __create_fn__(_type_files, _type_toolkits, _type_driver_branches, _type_sm_s
   __dataclass_builtins_object__.__setattr__(self,'first_releases',first_releases)
   __dataclass_builtins_object__.__setattr__(self,'ptx_isas',ptx_isas)
   __dataclass_builtins_object__.__setattr__(self,'sonames',sonames)
+  __dataclass_builtins_object__.__setattr__(self,'libstdcxx',libstdcxx)
+  __dataclass_builtins_object__.__setattr__(self,'import_names',import_names)
   __dataclass_builtins_object__.__setattr__(self,'companions',companions)
   __dataclass_builtins_object__.__setattr__(self,'overrides',overrides)
   __dataclass_builtins_object__.__setattr__(self,'bounds',bounds)
@@ -52,22 +54,22 @@ def __create_fn__(_type_files, _type_toolkits, _type_driver_branches, _type_sm_s
   __dataclass_builtins_object__.__setattr__(self,'generated',_dflt_generated() if generated is _HAS_DEFAULT_FACTORY else generated)
   __dataclass_builtins_object__.__setattr__(self,'origins',_dflt_origins() if origins is _HAS_DEFAULT_FACTORY else origins)
  return __init__
-FUNCTIONS['956aead005fd18c247114b5f911acd3e88c3fefb0127937fd6fd840a1eb8b140'] = __create_fn__
+FUNCTIONS['21cd910b37a464bef00a836ef3dc0bbee15a067979373f1fce9800f4dcdedacc'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('files','toolkits','driver_branches','sm_support','gpus','torch_releases','torch_index','vllm_releases','ray_releases','flash_attn_releases','isaacsim_releases','omnigibson_releases','os_releases','first_releases','ptx_isas','sonames','companions','overrides','bounds','known_bad','constants','signatures','generated','origins',):
+  if type(self) is cls or name in ('files','toolkits','driver_branches','sm_support','gpus','torch_releases','torch_index','vllm_releases','ray_releases','flash_attn_releases','isaacsim_releases','omnigibson_releases','os_releases','first_releases','ptx_isas','sonames','libstdcxx','import_names','companions','overrides','bounds','known_bad','constants','signatures','generated','origins',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['c0921d38b3ac60f24d6f59bb9fc8971622ddeafdd93acc3457072be195b2c866'] = __create_fn__
+FUNCTIONS['9c992f6766ae84f78ff7e1cc9bbe0a60ff356d5dc0e61ec7c443f155c43adc94'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('files','toolkits','driver_branches','sm_support','gpus','torch_releases','torch_index','vllm_releases','ray_releases','flash_attn_releases','isaacsim_releases','omnigibson_releases','os_releases','first_releases','ptx_isas','sonames','companions','overrides','bounds','known_bad','constants','signatures','generated','origins',):
+  if type(self) is cls or name in ('files','toolkits','driver_branches','sm_support','gpus','torch_releases','torch_index','vllm_releases','ray_releases','flash_attn_releases','isaacsim_releases','omnigibson_releases','os_releases','first_releases','ptx_isas','sonames','libstdcxx','import_names','companions','overrides','bounds','known_bad','constants','signatures','generated','origins',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['7d4759774a97f184b2b5196065bc0f2f2c29ba6a0094d284d60b236237fe24d4'] = __create_fn__
+FUNCTIONS['70c5a26e4c3cdbcbccd669a59ad363a2fb3ac771e7408149ad93b2d92cb6984c'] = __create_fn__
 
 del __create_fn__

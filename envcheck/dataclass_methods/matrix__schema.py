@@ -64,10 +64,18 @@ FUNCTIONS['3bb818ae910ca2def391ffbd67cc0a549044917fde493548531b0c0da110c47e'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.companion,self.override,self.bound,self.known_bad,self.constant,self.signature,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,)==(other.meta,other.toolkit,other.driver_branch,other.sm,other.gpu,other.torch,other.torch_index,other.vllm,other.ray,other.flash_attn,other.isaacsim,other.omnigibson,other.os_release,other.first_release,other.ptx_isa,other.soname,other.companion,other.override,other.bound,other.known_bad,other.constant,other.signature,other.torch_wheel,other.vllm_metadata,other.ray_wheels,other.flash_attn_index,other.isaacsim_index,other.companion_metadata,)
+   return (self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.companion,self.override,self.bound,self.known_bad,self.constant,self.signature,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,)==(other.meta,other.toolkit,other.driver_branch,other.sm,other.gpu,other.torch,other.torch_index,other.vllm,other.ray,other.flash_attn,other.isaacsim,other.omnigibson,other.os_release,other.first_release,other.ptx_isa,other.soname,other.libstdcxx,other.import_name,other.companion,other.override,other.bound,other.known_bad,other.constant,other.signature,other.torch_wheel,other.vllm_metadata,other.ray_wheels,other.flash_attn_index,other.isaacsim_index,other.companion_metadata,)
   return NotImplemented
  return __eq__
-FUNCTIONS['b118b0988cc7e3457205472c2a036414884dc878dee88fb0e1139a765aa878c0'] = __create_fn__
+FUNCTIONS['a85b7f4bd3e87b0d209db3e305f2db7f2c49e3a9423d820a4e5ea8dee9089de1'] = __create_fn__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.module,self.source,self.distribution,self.removed_by,self.removed_in,self.replacement,self.verified,self.note,)==(other.module,other.source,other.distribution,other.removed_by,other.removed_in,other.replacement,other.verified,other.note,)
+  return NotImplemented
+ return __eq__
+FUNCTIONS['38d8f7a573484732cd2b466b954256f26dc7e4c28e03562ee65bdf49785359e2'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -104,10 +112,10 @@ FUNCTIONS['9afe0a4a1868620bda438e764d8ba992df258f07f79a09be071dc2fb07928b8e'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.os,self.version,self.glibc,self.source,self.note,)==(other.os,other.version,other.glibc,other.source,other.note,)
+   return (self.os,self.version,self.glibc,self.source,self.note,self.glibcxx_max,self.cxxabi_max,self.libstdcxx_gcc,self.verified,)==(other.os,other.version,other.glibc,other.source,other.note,other.glibcxx_max,other.cxxabi_max,other.libstdcxx_gcc,other.verified,)
   return NotImplemented
  return __eq__
-FUNCTIONS['62b4f444645254e6147eb4c26ebfa67ec4923413686a35665f260a7cc56553d6'] = __create_fn__
+FUNCTIONS['1c8e4833d36933a84c3f1e96fe3f7b983f3f5984ef077fe29b9a463e576460f9'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -156,6 +164,14 @@ def __create_fn__():
   return NotImplemented
  return __eq__
 FUNCTIONS['7510a98c5945a0e981a81569efe747b271cb97beec86b98d58a6619c0e78addc'] = __create_fn__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.symbol_version,self.gcc,self.gcc_major,self.source,self.cxxabi_max,self.libstdcxx_file,self.note,)==(other.symbol_version,other.gcc,other.gcc_major,other.source,other.cxxabi_max,other.libstdcxx_file,other.note,)
+  return NotImplemented
+ return __eq__
+FUNCTIONS['e76f5486e7fa30c48c260d18fab72eaaebc21a1a3f5b2e3d640afb552abfd763'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -265,9 +281,15 @@ FUNCTIONS['73ab92fde24dbf5be5dfc195ea999a44ea791a154eebb8c9901d0e8ca2b04278'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.companion,self.override,self.bound,self.known_bad,self.constant,self.signature,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,))
+  return hash((self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.companion,self.override,self.bound,self.known_bad,self.constant,self.signature,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,))
  return __hash__
-FUNCTIONS['72e67232cc89a766fc2146039ec55f1d97db460637f5b5a74e4753c39b2b89f8'] = __create_fn__
+FUNCTIONS['2426d59bd46f31c313385d16c34cbf4d75ef13fd1606c53e34af7fc186e675a4'] = __create_fn__
+
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.module,self.source,self.distribution,self.removed_by,self.removed_in,self.replacement,self.verified,self.note,))
+ return __hash__
+FUNCTIONS['8869c8fffe5a4eadb723f484233bf439e8ff9c6fffbfb0768f8af77065618aea'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -295,9 +317,9 @@ FUNCTIONS['4497f97379061c7308db80cca4a57eb272438e20d31fa8b05a5da2436985a623'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.os,self.version,self.glibc,self.source,self.note,))
+  return hash((self.os,self.version,self.glibc,self.source,self.note,self.glibcxx_max,self.cxxabi_max,self.libstdcxx_gcc,self.verified,))
  return __hash__
-FUNCTIONS['5a88e40c1a1a62bf61495d02cb1fe60820726115c8a087804f45f53e86898ba4'] = __create_fn__
+FUNCTIONS['278b5bc093183163cacf00ba0e8c17706e88d191ef1927726727df4522bd3ade'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -334,6 +356,12 @@ def __create_fn__():
   return hash((self.summary,self.applicability,self.pip,self.pip_flags,self.pip_uninstall,self.env,self.manual,))
  return __hash__
 FUNCTIONS['a1e9daccdac48a3d208a4080a3762c3005a6f76f606a4dcca5a01f929ee51198'] = __create_fn__
+
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.symbol_version,self.gcc,self.gcc_major,self.source,self.cxxabi_max,self.libstdcxx_file,self.note,))
+ return __hash__
+FUNCTIONS['7e1928d94b53fa409c6b833b22576009182be57fd160284ccdd44db4cda4d190'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -427,9 +455,15 @@ FUNCTIONS['5f1bce1d51301c3a004f97ad03210e683c44ec628890a460e477ad97c8327e32'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(meta={self.meta!r}, toolkit={self.toolkit!r}, driver_branch={self.driver_branch!r}, sm={self.sm!r}, gpu={self.gpu!r}, torch={self.torch!r}, torch_index={self.torch_index!r}, vllm={self.vllm!r}, ray={self.ray!r}, flash_attn={self.flash_attn!r}, isaacsim={self.isaacsim!r}, omnigibson={self.omnigibson!r}, os_release={self.os_release!r}, first_release={self.first_release!r}, ptx_isa={self.ptx_isa!r}, soname={self.soname!r}, companion={self.companion!r}, override={self.override!r}, bound={self.bound!r}, known_bad={self.known_bad!r}, constant={self.constant!r}, signature={self.signature!r}, torch_wheel={self.torch_wheel!r}, vllm_metadata={self.vllm_metadata!r}, ray_wheels={self.ray_wheels!r}, flash_attn_index={self.flash_attn_index!r}, isaacsim_index={self.isaacsim_index!r}, companion_metadata={self.companion_metadata!r})"
+  return self.__class__.__qualname__ + f"(meta={self.meta!r}, toolkit={self.toolkit!r}, driver_branch={self.driver_branch!r}, sm={self.sm!r}, gpu={self.gpu!r}, torch={self.torch!r}, torch_index={self.torch_index!r}, vllm={self.vllm!r}, ray={self.ray!r}, flash_attn={self.flash_attn!r}, isaacsim={self.isaacsim!r}, omnigibson={self.omnigibson!r}, os_release={self.os_release!r}, first_release={self.first_release!r}, ptx_isa={self.ptx_isa!r}, soname={self.soname!r}, libstdcxx={self.libstdcxx!r}, import_name={self.import_name!r}, companion={self.companion!r}, override={self.override!r}, bound={self.bound!r}, known_bad={self.known_bad!r}, constant={self.constant!r}, signature={self.signature!r}, torch_wheel={self.torch_wheel!r}, vllm_metadata={self.vllm_metadata!r}, ray_wheels={self.ray_wheels!r}, flash_attn_index={self.flash_attn_index!r}, isaacsim_index={self.isaacsim_index!r}, companion_metadata={self.companion_metadata!r})"
  return __repr__
-FUNCTIONS['6b15eaeb1c040ee6ab7a5afa9edde0d25ab3e22d4f68cc4a7ed7bd2ad6482641'] = __create_fn__
+FUNCTIONS['35ea63cadac6429c94feeaf4551fb7c7432c3ff950acc369e98f5be214e7974d'] = __create_fn__
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(module={self.module!r}, source={self.source!r}, distribution={self.distribution!r}, removed_by={self.removed_by!r}, removed_in={self.removed_in!r}, replacement={self.replacement!r}, verified={self.verified!r}, note={self.note!r})"
+ return __repr__
+FUNCTIONS['2de2acda7388fef27746ac72b1de1d4a8440c0799b55d52386c09cbaf4d789c7'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -457,9 +491,9 @@ FUNCTIONS['05ef5fe0ba71b12ff0874e6702a834595897de3898855e63b006d44504c97514'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(os={self.os!r}, version={self.version!r}, glibc={self.glibc!r}, source={self.source!r}, note={self.note!r})"
+  return self.__class__.__qualname__ + f"(os={self.os!r}, version={self.version!r}, glibc={self.glibc!r}, source={self.source!r}, note={self.note!r}, glibcxx_max={self.glibcxx_max!r}, cxxabi_max={self.cxxabi_max!r}, libstdcxx_gcc={self.libstdcxx_gcc!r}, verified={self.verified!r})"
  return __repr__
-FUNCTIONS['1146b559b5a13d613f0fa97e4228237c2c417380d40d38d363fadd9c53bf05ac'] = __create_fn__
+FUNCTIONS['9c53acbac0d2e2cecae40bc658c5445f215d5a77adbd5967219f381f5ecc8c32'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -496,6 +530,12 @@ def __create_fn__():
   return self.__class__.__qualname__ + f"(summary={self.summary!r}, applicability={self.applicability!r}, pip={self.pip!r}, pip_flags={self.pip_flags!r}, pip_uninstall={self.pip_uninstall!r}, env={self.env!r}, manual={self.manual!r})"
  return __repr__
 FUNCTIONS['7cac8bcceb125c3229aa82d0f4a9f6aa04fae2e6b57733ccd389d72dd7621390'] = __create_fn__
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(symbol_version={self.symbol_version!r}, gcc={self.gcc!r}, gcc_major={self.gcc_major!r}, source={self.source!r}, cxxabi_max={self.cxxabi_max!r}, libstdcxx_file={self.libstdcxx_file!r}, note={self.note!r})"
+ return __repr__
+FUNCTIONS['efefac9b6a95fbeb9b1c362e2248d437bf69d36ed934d62cf4296a3f69c97f9d'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -631,8 +671,8 @@ def __create_fn__(_type_isa, _type_cuda, _type_source, _type_note, MISSING, _HAS
  return __init__
 FUNCTIONS['5bcbaae724178c1d5cc7284c615df7e4d2a0693d43803dc76e2b597fd4e0dc22'] = __create_fn__
 
-def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _type_gpu, _type_torch, _type_torch_index, _type_vllm, _type_ray, _type_flash_attn, _type_isaacsim, _type_omnigibson, _type_os_release, _type_first_release, _type_ptx_isa, _type_soname, _type_companion, _type_override, _type_bound, _type_known_bad, _type_constant, _type_signature, _type_torch_wheel, _type_vllm_metadata, _type_ray_wheels, _type_flash_attn_index, _type_isaacsim_index, _type_companion_metadata, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_meta, _dflt_toolkit, _dflt_driver_branch, _dflt_sm, _dflt_gpu, _dflt_torch, _dflt_torch_index, _dflt_vllm, _dflt_ray, _dflt_flash_attn, _dflt_isaacsim, _dflt_omnigibson, _dflt_os_release, _dflt_first_release, _dflt_ptx_isa, _dflt_soname, _dflt_companion, _dflt_override, _dflt_bound, _dflt_known_bad, _dflt_constant, _dflt_signature, _dflt_torch_wheel, _dflt_vllm_metadata, _dflt_ray_wheels, _dflt_flash_attn_index, _dflt_isaacsim_index, _dflt_companion_metadata, _return_type):
- def __init__(self,meta:_type_meta=_HAS_DEFAULT_FACTORY,toolkit:_type_toolkit=_dflt_toolkit,driver_branch:_type_driver_branch=_dflt_driver_branch,sm:_type_sm=_dflt_sm,gpu:_type_gpu=_dflt_gpu,torch:_type_torch=_dflt_torch,torch_index:_type_torch_index=_dflt_torch_index,vllm:_type_vllm=_dflt_vllm,ray:_type_ray=_dflt_ray,flash_attn:_type_flash_attn=_dflt_flash_attn,isaacsim:_type_isaacsim=_dflt_isaacsim,omnigibson:_type_omnigibson=_dflt_omnigibson,os_release:_type_os_release=_dflt_os_release,first_release:_type_first_release=_dflt_first_release,ptx_isa:_type_ptx_isa=_dflt_ptx_isa,soname:_type_soname=_dflt_soname,companion:_type_companion=_dflt_companion,override:_type_override=_dflt_override,bound:_type_bound=_dflt_bound,known_bad:_type_known_bad=_dflt_known_bad,constant:_type_constant=_dflt_constant,signature:_type_signature=_dflt_signature,torch_wheel:_type_torch_wheel=_dflt_torch_wheel,vllm_metadata:_type_vllm_metadata=_dflt_vllm_metadata,ray_wheels:_type_ray_wheels=_dflt_ray_wheels,flash_attn_index:_type_flash_attn_index=_dflt_flash_attn_index,isaacsim_index:_type_isaacsim_index=_dflt_isaacsim_index,companion_metadata:_type_companion_metadata=_dflt_companion_metadata)->_return_type:
+def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _type_gpu, _type_torch, _type_torch_index, _type_vllm, _type_ray, _type_flash_attn, _type_isaacsim, _type_omnigibson, _type_os_release, _type_first_release, _type_ptx_isa, _type_soname, _type_libstdcxx, _type_import_name, _type_companion, _type_override, _type_bound, _type_known_bad, _type_constant, _type_signature, _type_torch_wheel, _type_vllm_metadata, _type_ray_wheels, _type_flash_attn_index, _type_isaacsim_index, _type_companion_metadata, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_meta, _dflt_toolkit, _dflt_driver_branch, _dflt_sm, _dflt_gpu, _dflt_torch, _dflt_torch_index, _dflt_vllm, _dflt_ray, _dflt_flash_attn, _dflt_isaacsim, _dflt_omnigibson, _dflt_os_release, _dflt_first_release, _dflt_ptx_isa, _dflt_soname, _dflt_libstdcxx, _dflt_import_name, _dflt_companion, _dflt_override, _dflt_bound, _dflt_known_bad, _dflt_constant, _dflt_signature, _dflt_torch_wheel, _dflt_vllm_metadata, _dflt_ray_wheels, _dflt_flash_attn_index, _dflt_isaacsim_index, _dflt_companion_metadata, _return_type):
+ def __init__(self,meta:_type_meta=_HAS_DEFAULT_FACTORY,toolkit:_type_toolkit=_dflt_toolkit,driver_branch:_type_driver_branch=_dflt_driver_branch,sm:_type_sm=_dflt_sm,gpu:_type_gpu=_dflt_gpu,torch:_type_torch=_dflt_torch,torch_index:_type_torch_index=_dflt_torch_index,vllm:_type_vllm=_dflt_vllm,ray:_type_ray=_dflt_ray,flash_attn:_type_flash_attn=_dflt_flash_attn,isaacsim:_type_isaacsim=_dflt_isaacsim,omnigibson:_type_omnigibson=_dflt_omnigibson,os_release:_type_os_release=_dflt_os_release,first_release:_type_first_release=_dflt_first_release,ptx_isa:_type_ptx_isa=_dflt_ptx_isa,soname:_type_soname=_dflt_soname,libstdcxx:_type_libstdcxx=_dflt_libstdcxx,import_name:_type_import_name=_dflt_import_name,companion:_type_companion=_dflt_companion,override:_type_override=_dflt_override,bound:_type_bound=_dflt_bound,known_bad:_type_known_bad=_dflt_known_bad,constant:_type_constant=_dflt_constant,signature:_type_signature=_dflt_signature,torch_wheel:_type_torch_wheel=_dflt_torch_wheel,vllm_metadata:_type_vllm_metadata=_dflt_vllm_metadata,ray_wheels:_type_ray_wheels=_dflt_ray_wheels,flash_attn_index:_type_flash_attn_index=_dflt_flash_attn_index,isaacsim_index:_type_isaacsim_index=_dflt_isaacsim_index,companion_metadata:_type_companion_metadata=_dflt_companion_metadata)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'meta',_dflt_meta() if meta is _HAS_DEFAULT_FACTORY else meta)
   __dataclass_builtins_object__.__setattr__(self,'toolkit',toolkit)
   __dataclass_builtins_object__.__setattr__(self,'driver_branch',driver_branch)
@@ -649,6 +689,8 @@ def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _typ
   __dataclass_builtins_object__.__setattr__(self,'first_release',first_release)
   __dataclass_builtins_object__.__setattr__(self,'ptx_isa',ptx_isa)
   __dataclass_builtins_object__.__setattr__(self,'soname',soname)
+  __dataclass_builtins_object__.__setattr__(self,'libstdcxx',libstdcxx)
+  __dataclass_builtins_object__.__setattr__(self,'import_name',import_name)
   __dataclass_builtins_object__.__setattr__(self,'companion',companion)
   __dataclass_builtins_object__.__setattr__(self,'override',override)
   __dataclass_builtins_object__.__setattr__(self,'bound',bound)
@@ -662,7 +704,20 @@ def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _typ
   __dataclass_builtins_object__.__setattr__(self,'isaacsim_index',isaacsim_index)
   __dataclass_builtins_object__.__setattr__(self,'companion_metadata',companion_metadata)
  return __init__
-FUNCTIONS['48e5c200227d7ec43422dc61f99aae9dce3848699cdcab2194ec3f3f7af364ce'] = __create_fn__
+FUNCTIONS['428065301dcdf5f602fc45740442e185fe084ccbf043cb6f5156e8d4552fe24d'] = __create_fn__
+
+def __create_fn__(_type_module, _type_source, _type_distribution, _type_removed_by, _type_removed_in, _type_replacement, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_distribution, _dflt_removed_by, _dflt_removed_in, _dflt_replacement, _dflt_verified, _dflt_note, _return_type):
+ def __init__(self,module:_type_module,source:_type_source,distribution:_type_distribution=_dflt_distribution,removed_by:_type_removed_by=_dflt_removed_by,removed_in:_type_removed_in=_dflt_removed_in,replacement:_type_replacement=_dflt_replacement,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'module',module)
+  __dataclass_builtins_object__.__setattr__(self,'source',source)
+  __dataclass_builtins_object__.__setattr__(self,'distribution',distribution)
+  __dataclass_builtins_object__.__setattr__(self,'removed_by',removed_by)
+  __dataclass_builtins_object__.__setattr__(self,'removed_in',removed_in)
+  __dataclass_builtins_object__.__setattr__(self,'replacement',replacement)
+  __dataclass_builtins_object__.__setattr__(self,'verified',verified)
+  __dataclass_builtins_object__.__setattr__(self,'note',note)
+ return __init__
+FUNCTIONS['99fc1aa0b41fafca2037ea3c7de4d8aa656f1916269f4916a6d08bab13c4c955'] = __create_fn__
 
 def __create_fn__(_type_name, _type_kind, _type_source, _type_cuda_major, _type_pip, _type_pip_dir, _type_apt, _type_apt_nvidia, _type_dnf, _type_conda, _type_note, _type_unverified_fields, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_cuda_major, _dflt_pip, _dflt_pip_dir, _dflt_apt, _dflt_apt_nvidia, _dflt_dnf, _dflt_conda, _dflt_note, _dflt_unverified_fields, _return_type):
  def __init__(self,name:_type_name,kind:_type_kind,source:_type_source,cuda_major:_type_cuda_major=_dflt_cuda_major,pip:_type_pip=_dflt_pip,pip_dir:_type_pip_dir=_dflt_pip_dir,apt:_type_apt=_dflt_apt,apt_nvidia:_type_apt_nvidia=_dflt_apt_nvidia,dnf:_type_dnf=_dflt_dnf,conda:_type_conda=_dflt_conda,note:_type_note=_dflt_note,unverified_fields:_type_unverified_fields=_dflt_unverified_fields)->_return_type:
@@ -715,15 +770,19 @@ def __create_fn__(_type_names, _type_compute_capability, _type_rt_cores, _type_m
  return __init__
 FUNCTIONS['f3e3e1aa74dd368330fc5d0b90607525b9a6021e40e517fe5384afa04c555ad6'] = __create_fn__
 
-def __create_fn__(_type_os, _type_version, _type_glibc, _type_source, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_note, _return_type):
- def __init__(self,os:_type_os,version:_type_version,glibc:_type_glibc,source:_type_source,note:_type_note=_dflt_note)->_return_type:
+def __create_fn__(_type_os, _type_version, _type_glibc, _type_source, _type_note, _type_glibcxx_max, _type_cxxabi_max, _type_libstdcxx_gcc, _type_verified, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_note, _dflt_glibcxx_max, _dflt_cxxabi_max, _dflt_libstdcxx_gcc, _dflt_verified, _return_type):
+ def __init__(self,os:_type_os,version:_type_version,glibc:_type_glibc,source:_type_source,note:_type_note=_dflt_note,glibcxx_max:_type_glibcxx_max=_dflt_glibcxx_max,cxxabi_max:_type_cxxabi_max=_dflt_cxxabi_max,libstdcxx_gcc:_type_libstdcxx_gcc=_dflt_libstdcxx_gcc,verified:_type_verified=_dflt_verified)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'os',os)
   __dataclass_builtins_object__.__setattr__(self,'version',version)
   __dataclass_builtins_object__.__setattr__(self,'glibc',glibc)
   __dataclass_builtins_object__.__setattr__(self,'source',source)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
+  __dataclass_builtins_object__.__setattr__(self,'glibcxx_max',glibcxx_max)
+  __dataclass_builtins_object__.__setattr__(self,'cxxabi_max',cxxabi_max)
+  __dataclass_builtins_object__.__setattr__(self,'libstdcxx_gcc',libstdcxx_gcc)
+  __dataclass_builtins_object__.__setattr__(self,'verified',verified)
  return __init__
-FUNCTIONS['e775974014fda1330c27ba63bbcb702343380ac05970f855d20b33b1a434abc7'] = __create_fn__
+FUNCTIONS['e127e408512fe8617669cc2cee580e2b5f491fbd0e8139c45eb4c963eabbbed1'] = __create_fn__
 
 def __create_fn__(_type_package, _type_kind, _type_name, _type_version, _type_source, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_note, _return_type):
  def __init__(self,package:_type_package,kind:_type_kind,name:_type_name,version:_type_version,source:_type_source,note:_type_note=_dflt_note)->_return_type:
@@ -810,6 +869,18 @@ def __create_fn__(_type_summary, _type_applicability, _type_pip, _type_pip_flags
   __dataclass_builtins_object__.__setattr__(self,'manual',manual)
  return __init__
 FUNCTIONS['c4b90cb599ba5e83b7afa8ad329d0427807d1eec3201787af1f9b527f9d72833'] = __create_fn__
+
+def __create_fn__(_type_symbol_version, _type_gcc, _type_gcc_major, _type_source, _type_cxxabi_max, _type_libstdcxx_file, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_cxxabi_max, _dflt_libstdcxx_file, _dflt_note, _return_type):
+ def __init__(self,symbol_version:_type_symbol_version,gcc:_type_gcc,gcc_major:_type_gcc_major,source:_type_source,cxxabi_max:_type_cxxabi_max=_dflt_cxxabi_max,libstdcxx_file:_type_libstdcxx_file=_dflt_libstdcxx_file,note:_type_note=_dflt_note)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'symbol_version',symbol_version)
+  __dataclass_builtins_object__.__setattr__(self,'gcc',gcc)
+  __dataclass_builtins_object__.__setattr__(self,'gcc_major',gcc_major)
+  __dataclass_builtins_object__.__setattr__(self,'source',source)
+  __dataclass_builtins_object__.__setattr__(self,'cxxabi_max',cxxabi_max)
+  __dataclass_builtins_object__.__setattr__(self,'libstdcxx_file',libstdcxx_file)
+  __dataclass_builtins_object__.__setattr__(self,'note',note)
+ return __init__
+FUNCTIONS['e9d41e6a2db0eae4ec786a2dd7ac476509d086eba89db5ff8fea01cab9568230'] = __create_fn__
 
 def __create_fn__(_type_url_template, _type_source, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,url_template:_type_url_template,source:_type_source)->_return_type:
@@ -965,11 +1036,19 @@ FUNCTIONS['a97f3af12e54c168e022a140fb2b525333be09ee0fcf5fb908e23969cec6ed87'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','companion','override','bound','known_bad','constant','signature','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
+  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','libstdcxx','import_name','companion','override','bound','known_bad','constant','signature','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['4856345c83649bb86d60e79f1a7e26191f044c41124c8c94a90ec62a69f92f59'] = __create_fn__
+FUNCTIONS['c70d1605c68d4c329d77c8eee0ab2a72940f2f3e0525514e53da02485f1290a5'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('module','source','distribution','removed_by','removed_in','replacement','verified','note',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+FUNCTIONS['c4d4a232c8296737ec1f19b3c7a4201bc39b5e2fe4cfb60e86c54feae5484fab'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1005,11 +1084,11 @@ FUNCTIONS['a515fbaa7637d4d89703a4a2942599e4de904f80df21837e342572a4c75eefbb'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('os','version','glibc','source','note',):
+  if type(self) is cls or name in ('os','version','glibc','source','note','glibcxx_max','cxxabi_max','libstdcxx_gcc','verified',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['46bb22b5b97bae61e04c7cbdfa14a4149a8aef907a5afa12689c1c5d796233f9'] = __create_fn__
+FUNCTIONS['518b11bcb47e4d7f9b2f34dd0837c6b1cfae01b41bbebbd3c636345180a819d5'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1058,6 +1137,14 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__delattr__(name)
  return __delattr__
 FUNCTIONS['ea1a48a20230d1ebf9170c967d6f35e86169a259dd8b3795011034cc5cd20635'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('symbol_version','gcc','gcc_major','source','cxxabi_max','libstdcxx_file','note',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+FUNCTIONS['30ccac99758c4bbf905dd1f0201dbda6c57ecbcf4d270db8836f5f3854e4dce0'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1181,11 +1268,19 @@ FUNCTIONS['871a920cce52157c0c246caac88dbf1098c64ea46df2a28ea76eca5564f48d30'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','companion','override','bound','known_bad','constant','signature','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
+  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','libstdcxx','import_name','companion','override','bound','known_bad','constant','signature','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['9f5fe74114d471d20726f9b6905832c3ea30bde831114720815a22627d6eea1f'] = __create_fn__
+FUNCTIONS['ee7fa2fa799918fb753a6c94f1c6c987a7bf2e1a017365b630b9c160094aa8e8'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('module','source','distribution','removed_by','removed_in','replacement','verified','note',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+FUNCTIONS['403f5c6d4248a00a828362908dc97cff7c01396901d4fa795e7944b9f9de839b'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1221,11 +1316,11 @@ FUNCTIONS['2bf1fe396b463f5347155fdd0091aa266e06fa277eb6f594d56dba7f7b35745f'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('os','version','glibc','source','note',):
+  if type(self) is cls or name in ('os','version','glibc','source','note','glibcxx_max','cxxabi_max','libstdcxx_gcc','verified',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['bf3f1d236f0d44c60fdf51b3b74c4ea8300953b0eff365586352f13e298d97ae'] = __create_fn__
+FUNCTIONS['ce833ff3c528100461d0cdbf69ea12ffaf61534759dd23b075b1a378428f138f'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1274,6 +1369,14 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__setattr__(name, value)
  return __setattr__
 FUNCTIONS['670808b5a18a4d8824ee24df5c5afa2e8da54cdf47637de11bea3163852655e9'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('symbol_version','gcc','gcc_major','source','cxxabi_max','libstdcxx_file','note',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+FUNCTIONS['86fe907f4d38511e090f6b7ba295ccdd86c6ce0752954eb9a2727271aafe4e2e'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

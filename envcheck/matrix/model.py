@@ -19,8 +19,10 @@ from envcheck.matrix.schema import (
     FirstRelease,
     FlashAttnRelease,
     GpuModel,
+    ImportName,
     IsaacSimRelease,
     KnownBad,
+    Libstdcxx,
     OmniGibsonRelease,
     OsRelease,
     Override,
@@ -89,6 +91,26 @@ def _mentions(token: str, form: str, lowered: str) -> bool:
     return _word(token).search(form) is not None
 
 
+_PACKAGE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+
+
+def package_names(field: str | None, cuda_major: int | None = None) -> list[str]:
+    """The package names a ``[[soname]]`` field offers ('nvidia-cudnn-cu12 (9.x, torch
+    2.4-2.10) / nvidia-cudnn-cu13 (torch 2.11+)'): the first word of each '/'- or
+    ';'-separated alternative that is a name, the one for ``cuda_major`` first. A field that
+    describes a copy bundled inside another package ('bundled inside torch wheels') offers none."""
+    if not field or field.startswith("bundled"):
+        return []
+    names: list[str] = []
+    for part in re.split(r"\s[/;]\s", field):
+        words = part.split()
+        if words and _PACKAGE_NAME.match(words[0]) and words[0] not in names:
+            names.append(words[0])
+    if cuda_major is not None:
+        names.sort(key=lambda n: not n.endswith(f"-cu{cuda_major}"))
+    return names
+
+
 @dataclass(frozen=True)
 class Matrix:
     files: tuple[str, ...] = ()
@@ -107,6 +129,8 @@ class Matrix:
     first_releases: tuple[FirstRelease, ...] = ()
     ptx_isas: tuple[PtxIsa, ...] = ()
     sonames: tuple[Soname, ...] = ()
+    libstdcxx: tuple[Libstdcxx, ...] = ()
+    import_names: tuple[ImportName, ...] = ()
     companions: tuple[Companion, ...] = ()
     overrides: tuple[Override, ...] = ()
     bounds: tuple[Bound, ...] = ()
@@ -210,10 +234,6 @@ class Matrix:
             None,
         )
 
-    def soname(self, name: str) -> Soname | None:
-        """Who ships the shared library ``name`` (its SONAME); None when the matrix lacks it."""
-        return next((s for s in self.sonames if s.name == name), None)
-
     def ptx_cuda(self, isa: str) -> Version | None:
         """The CUDA release that introduced PTX ISA ``isa``; None when the matrix lacks it."""
         return next((p.cuda for p in self.ptx_isas if p.isa == isa), None)
@@ -230,6 +250,48 @@ class Matrix:
             ),
             None,
         )
+
+    def soname(self, name: str) -> tuple[Soname, ...]:
+        """The packages that ship the shared library ``name`` as a loader names it
+        (``libcudnn.so.9``; a file name with more version parts, ``libcudnn.so.9.1.0``, or a
+        Python's ``libpython3.10.so.1.0`` finds its SONAME's entries); one entry per CUDA major
+        where the SONAME is shared; () when the matrix does not know it."""
+        wanted = name.strip()
+        candidates = [wanted]
+        base, sep, numbers = wanted.partition(".so")
+        parts = [p for p in numbers.split(".") if p] if sep else []
+        candidates += [base + ".so." + ".".join(parts[:n]) for n in range(len(parts) - 1, 0, -1)]
+        candidates.append(re.sub(r"^libpython3\.[0-9]+", "libpython3.X", wanted))
+        for candidate in candidates:
+            found = tuple(s for s in self.sonames if s.name == candidate)
+            if found:
+                return found
+        return ()
+
+    def import_name(self, module: str) -> ImportName | None:
+        """What the matrix knows of the import name ``module`` (its distribution, or the
+        release that removed it); a submodule (``cv2.dnn``) finds its package's entry."""
+        parts = module.strip().split(".")
+        for n in range(len(parts), 0, -1):
+            wanted = ".".join(parts[:n])
+            found = next((e for e in self.import_names if e.module == wanted), None)
+            if found is not None:
+                return found
+        return None
+
+    def soname_wheels(self, library: str) -> tuple[str, ...]:
+        """The pip wheels that ship ``library`` (a name without its .so suffix: ``libcublas``)
+        for any CUDA major, CUDA 12's first; () when the matrix knows none."""
+        names: list[str] = []
+        for entry in self.sonames:
+            if entry.name.startswith(library + ".so"):
+                names += [n for n in package_names(entry.pip) if n not in names]
+        return tuple(sorted(names, key=lambda n: not n.endswith("-cu12")))
+
+    def libstdcxx_label(self, label: str) -> Libstdcxx | None:
+        """The first GCC release whose libstdc++ provides ``label`` (GLIBCXX_3.4.30,
+        CXXABI_1.3.13); None when the matrix does not know it."""
+        return next((e for e in self.libstdcxx if e.symbol_version == label), None)
 
     def os_glibc(self, os_id: str | None, version: str | None) -> OsRelease | None:
         """The glibc the distribution release ships ("ubuntu", "18.04"); None when unknown."""

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 FOLDERS: dict[str, str] = {
-    "hardware": "GPU models, OS releases (glibc), host and driver known-bad setups",
-    "cuda": "drivers and CUDA toolkits, CUDA libraries (cuBLAS, NCCL, cuDNN) and their known-bad setups",
+    "hardware": "GPU models, OS releases (glibc, libstdc++), libstdc++ symbol versions -> GCC, host and driver known-bad setups",
+    "cuda": "drivers and CUDA toolkits, CUDA libraries (cuBLAS, NCCL, cuDNN) and their known-bad setups, shared-library names and the packages that ship them",
     "torch": "torch releases and wheel indexes, companions built for a torch, torch known-bad pairings",
     "packages": "vLLM, Ray, flash-attn and other package families: releases, bounds, features",
     "simulators": "Isaac Sim and OmniGibson releases and their known-bad setups",
@@ -24,6 +24,8 @@ PLACES: dict[str, tuple[str, ...]] = {
     "sm": ("cuda",),
     "gpu": ("hardware",),
     "os_release": ("hardware",),
+    "soname": ("cuda",),
+    "libstdcxx": ("hardware",),
     "torch": ("torch",),
     "torch_index": ("torch",),
     "companion": ("torch",),
@@ -34,7 +36,7 @@ PLACES: dict[str, tuple[str, ...]] = {
     "bound": ("packages",),
     "first_release": ("packages",),
     "ptx_isa": ("cuda",),
-    "soname": ("cuda",),
+    "import_name": ("packages",),
     "isaacsim": ("simulators",),
     "omnigibson": ("simulators",),
     "constant": ("packages", "hardware", "simulators", "cuda"),

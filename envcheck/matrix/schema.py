@@ -175,24 +175,64 @@ class OsRelease:
     glibc: Version
     source: str
     note: str | None = None
+    # the release's default libstdc++.so.6 (x86_64): its newest GLIBCXX_3.4.x and CXXABI_1.3.x
+    # labels, and the first GCC release that provides that GLIBCXX label
+    glibcxx_max: str | None = None
+    cxxabi_max: str | None = None
+    libstdcxx_gcc: str | None = None
+    verified: bool = True
 
 
 @dataclass(frozen=True)
 class Soname:
-    """A shared library's SONAME (as a loader error names it) and the packages that ship it."""
+    """A shared library's SONAME as a loader error names it (``libcudnn.so.9``) and the
+    packages that ship it: a pip wheel (``pip``, with the directory it installs the file in),
+    Debian/Ubuntu (``apt``; ``apt_nvidia``: NVIDIA's CUDA apt repository, X = the CUDA minor),
+    RHEL (``dnf``) and conda. CUDA libraries whose SONAME is the same across CUDA majors
+    (libcurand.so.10) have one entry per ``cuda_major``."""
 
-    name: str  # "libcudart.so.12"
+    name: str
     kind: str
     source: str
     cuda_major: int | None = None
-    pip: str | None = None  # the wheel ("nvidia-cuda-runtime-cu12")
-    pip_dir: str | None = None  # where that wheel puts it under site-packages
+    pip: str | None = None
+    pip_dir: str | None = None
     apt: str | None = None
     apt_nvidia: str | None = None
     dnf: str | None = None
     conda: str | None = None
     note: str | None = None
     unverified_fields: str | None = None
+
+
+@dataclass(frozen=True)
+class ImportName:
+    """A Python import name (``cv2``, ``torch._six``) and the distribution that provides it
+    when the names differ (opencv-python), or the release that removed it (``removed_by``:
+    the distribution, or ``python`` for the standard library; ``removed_in``: its version)."""
+
+    module: str
+    source: str
+    distribution: str | None = None
+    removed_by: str | None = None
+    removed_in: Version | None = None
+    replacement: str | None = None
+    verified: bool = True
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Libstdcxx:
+    """A symbol-version label of libstdc++.so.6 (``GLIBCXX_3.4.30``, ``CXXABI_1.3.13``) and
+    the first GCC release whose libstdc++ provides it (the labels are cumulative)."""
+
+    symbol_version: str
+    gcc: str
+    gcc_major: int
+    source: str
+    cxxabi_max: str | None = None
+    libstdcxx_file: str | None = None
+    note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -406,6 +446,8 @@ class MatrixFile:
     first_release: tuple[FirstRelease, ...] = ()
     ptx_isa: tuple[PtxIsa, ...] = ()
     soname: tuple[Soname, ...] = ()
+    libstdcxx: tuple[Libstdcxx, ...] = ()
+    import_name: tuple[ImportName, ...] = ()
     companion: tuple[Companion, ...] = ()
     override: tuple[Override, ...] = ()
     bound: tuple[Bound, ...] = ()

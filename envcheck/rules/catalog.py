@@ -2,10 +2,12 @@
 imported only by what needs them: `check` never runs them)."""
 
 from envcheck.rules.node import (  # noqa: F401
+    abi,
     binaries,
     binaries_load,
     bounds,
     bounds_log,
+    build,
     coverage,
     cuda_libs,
     cuda_stated,
@@ -19,6 +21,8 @@ from envcheck.rules.node import (  # noqa: F401
     gpu_cuda,
     gpu_health,
     gpu_torch,
+    imports,
+    loader,
     packages,
     pip_offered,
     pkg_stated,

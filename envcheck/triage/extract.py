@@ -114,6 +114,18 @@ FACTS: dict[str, str] = {
     "mujoco_gl": "the MuJoCo rendering backend in use (egl, osmesa, glfw)",
     "pyopengl_platform": "the PyOpenGL platform in use (GLXPlatform -> glx)",
     "model_type": "a checkpoint's model type a library refused (transformers' KeyError: 'qwen2')",
+    "soname": "a shared library the loader could not find or open, as the line names it "
+    "(libcudnn.so.9; ldd's 'libX.so.N => not found')",
+    "symbol_version": "a symbol-version label the loaded library lacks (GLIBC_2.32, "
+    "GLIBCXX_3.4.30, CXXABI_1.3.15)",
+    "library_path": "the library file the line names: the copy that lacks a symbol version "
+    "(a conda env's lib/libstdc++.so.6) or an extension with an undefined symbol",
+    "required_by": "the binary that needs it ('(required by /path/ext.so)')",
+    "module": "a Python module the import system could not find (No module named 'X')",
+    "import_name": "a name an import could not find in a module (cannot import name 'X')",
+    "from_module": "the module that import read it from (cannot import name 'X' from 'Y')",
+    "gcc_max": "the newest gcc major the CUDA toolkit's host_config.h accepts",
+    "extension": "a C++/CUDA extension a JIT or setup.py build was compiling",
 }
 _FAILURES = {
     "vulkan_error": "vulkan",

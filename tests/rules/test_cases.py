@@ -1,5 +1,8 @@
 """Every rule has fixture reports: bad ones it must flag (with the expected severity and message
-fragments) and good ones it must evaluate (not skip) and pass."""
+fragments) and good ones it must evaluate (not skip) and pass. A rule whose cause only a log
+line states (its node check always skips: the loader, ABI, import and build families) has log
+fixtures instead (``bad*.log`` / ``good*.log``): triage must confirm it from the bad log's line,
+with the expected severity and fragments, and must not confirm it from the good one."""
 
 from __future__ import annotations
 
@@ -33,6 +36,15 @@ def _fixtures() -> list[tuple[str, Path]]:
             if path.suffix in (".toml", ".json") and path.name != "expect.toml":
                 out.append((folder.name, path))
     return out
+
+
+def _log_fixtures() -> list[tuple[str, Path]]:
+    return [
+        (folder.name, path)
+        for folder in sorted(CASES.iterdir())
+        for path in sorted(folder.iterdir())
+        if path.suffix == ".log"
+    ]
 
 
 def _load(path: Path) -> NodeReport:
@@ -74,6 +86,30 @@ def test_rule_case(code, path):
         assert fragment in text, f"{fragment!r} not in {text!r}"
     for finding in findings:
         assert finding.node and finding.title and finding.references
+
+
+@pytest.mark.parametrize(
+    ("code", "path"), _log_fixtures(), ids=lambda v: v if isinstance(v, str) else v.stem
+)
+def test_log_case(code, path, cli):
+    expect = tomllib.loads((path.parent / "expect.toml").read_text())[path.stem]
+    result = cli("triage", str(path), "--json", "--no-probe")
+    assert result.returncode in (0, 1), result.stderr
+    causes = [c for m in result.json()["data"]["matches"] for c in m["causes"]]
+    confirmed = [c for c in causes if c["code"] == code and c["verdict"] == "confirmed"]
+    if path.stem.startswith("good"):
+        assert confirmed == [], [c["findings"] for c in confirmed]
+        return
+    assert confirmed, f"{code} not confirmed from {path.name}: {causes}"
+    findings = [f for c in confirmed for f in c["findings"]]
+    assert findings, f"{code} confirmed from {path.name} without a finding"
+    assert {f["severity"] for f in findings} == {expect["severity"]}
+    text = " ".join(
+        f["message"] + " " + f["fix"]["summary"] + " " + " ".join(f["fix"]["commands"])
+        for f in findings
+    )
+    for fragment in expect["contains"]:
+        assert fragment in text, f"{fragment!r} not in {text!r}"
 
 
 def test_cases_use_real_formats():

@@ -453,6 +453,61 @@ EXAMPLES += [
         "rtx-scenedb-plugin-crash",
     ),
 ]
+# the failure families (loader, abi, python, build): lines as glibc, CPython, torch's
+# cpp_extension, nvcc, ninja, setuptools and pip print them
+EXAMPLES += [
+    (
+        "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory",
+        "shared-object-cannot-open",
+    ),
+    ("\tlibcublasLt.so.12 => not found", "ldd-not-found"),
+    (
+        "ImportError: /opt/conda/envs/py310/lib/libstdc++.so.6: version `GLIBCXX_3.4.30' not "
+        "found (required by /opt/conda/envs/py310/lib/python3.10/site-packages/x/_ext.so)",
+        "libstdcxx-version-not-found",
+    ),
+    (
+        "OSError: /lib64/libc.so.6: version 'GLIBC_2.28' not found (required by /x/libarrow.so)",
+        "glibc-version-not-found",
+    ),
+    (
+        "ImportError: cannot import name 'Cache' from 'transformers' "
+        "(/usr/lib/python3.10/site-packages/transformers/__init__.py)",
+        "cannot-import-name",
+    ),
+    ("ModuleNotFoundError: No module named 'cv2'", "no-module-named"),
+    ("AttributeError: module 'numpy' has no attribute 'float'", "module-has-no-attribute"),
+    (
+        "/usr/local/cuda/include/crt/host_config.h:143:2: error: #error -- unsupported GNU "
+        "version! gcc versions later than 12 are not supported!",
+        "nvcc-unsupported-gnu-version",
+    ),
+    (
+        "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install "
+        "root.",
+        "cuda-home-not-set",
+    ),
+    (
+        "csrc/x.cu:1:10: fatal error: cuda_runtime.h: No such file or directory",
+        "cuda-header-missing",
+    ),
+    (
+        "RuntimeError: Ninja is required to load C++ extensions (pip install ninja to get it)",
+        "ninja-required",
+    ),
+    (
+        "subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.",
+        "ninja-subprocess-failed",
+    ),
+    ("error: command '/usr/local/cuda/bin/nvcc' failed with exit code 1", "nvcc-command-failed"),
+    ("  ERROR: Failed building wheel for flash-attn", "pip-wheel-build-failed"),
+    ("RuntimeError: Error building extension 'fused_adam'", "extension-build-failed"),
+    (
+        "RuntimeError: ('The detected CUDA version (%s) mismatches the version that was used to "
+        "compilePyTorch (%s). Please make sure to use the same CUDA versions.', '12.1', '13.0')",
+        "cpp-extension-cuda-mismatch-unformatted",
+    ),
+]
 
 
 @pytest.fixture(scope="module")

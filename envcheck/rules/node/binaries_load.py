@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 from envcheck.binaries.demangle import demangle
 from envcheck.facts.node import Facts
+from envcheck.matrix.model import package_names
 from envcheck.matrix.schema import Soname
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, rule
@@ -49,8 +50,10 @@ def missing_library(facts: Facts) -> Iterable[Hit]:
         missing = [n.name for n in file.needs if n.path is None]
         if not missing:
             continue
-        shipped = {m: facts.matrix.soname(m) for m in missing}
-        wheels = sorted({s.pip for s in shipped.values() if s is not None and s.pip})
+        shipped = {m: next(iter(facts.matrix.soname(m)), None) for m in missing}
+        wheels = sorted(
+            {w for s in shipped.values() if s is not None for w in package_names(s.pip)[:1]}
+        )
         known = [f"{m} ({_provider(s)})" for m, s in shipped.items() if s is not None]
         if wheels:
             action = fix(f"Install {', '.join(wheels)}", "manual", pip_install(*wheels))

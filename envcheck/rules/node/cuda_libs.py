@@ -14,16 +14,6 @@ from envcheck.model.finding import Fix, Severity
 from envcheck.rules.base import Hit, rule
 from envcheck.rules.fixes import fix, pip_install, set_env
 
-# the wheel that brings each library (cu12 naming first, then CUDA 13's)
-LIB_WHEELS = {
-    "libcublas": ("nvidia-cublas-cu12", "nvidia-cublas"),
-    "libcublasLt": ("nvidia-cublas-cu12", "nvidia-cublas"),
-    "libcudart": ("nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime"),
-    "libcudnn": ("nvidia-cudnn-cu12", "nvidia-cudnn-cu13"),
-    "libnccl": ("nvidia-nccl-cu12", "nvidia-nccl-cu13"),
-    "libnvJitLink": ("nvidia-nvjitlink-cu12", "nvidia-nvjitlink"),
-    "libcusparse": ("nvidia-cusparse-cu12", "nvidia-cusparse"),
-}
 _TOOLKIT_DIR = re.compile(r"/cuda(?:-(\d+(?:\.\d+)?))?(?:/targets/[^/]+)?/lib(?:64)?/?$")
 _CUDA_DIST = ("nvidia-", "cuda-toolkit")
 
@@ -106,7 +96,7 @@ def cuda_wheels_differ(facts: Facts) -> Iterable[Hit]:
 
 
 def _wheel_version(facts: Facts, lib: str) -> tuple[str, str] | None:
-    for wheel in LIB_WHEELS.get(lib, ()):
+    for wheel in facts.matrix.soname_wheels(lib):  # matrices/cuda/sonames.toml
         dist = facts.dist(wheel)
         if dist is not None:
             return wheel, dist.version

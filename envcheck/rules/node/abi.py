@@ -1,0 +1,250 @@
+"""The ABI family: a compiled extension of any package that fails to load with `undefined
+symbol` (TOR150).
+
+The line names the extension (`<site-packages>/<pkg>/_C.so: undefined symbol: _ZN3c10...`):
+its top-level directory gives the owning distribution (the matrix's `[[import_name]]` table
+where the names differ), the mangled symbol says which library should provide it (c10 / at /
+torch -> torch; cu*, cublas, cudnn, nccl -> CUDA; Py* -> the Python C API), and that gives the
+cause: built for another torch (version or C++ ABI), another CUDA, another Python. Packages whose
+releases the matrix pairs with torch (vLLM, flash-attn, the companions) are judged by their own
+rules (VLM101, TOR103, TOR104, TOR120) on the node's facts; for them this rule stays open.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from packaging.utils import canonicalize_name
+
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
+from envcheck.matrix.model import Matrix
+from envcheck.model.finding import Severity
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
+from envcheck.rules.fixes import fix, manual, pip_install
+
+_SITE_PATH = re.compile(r"/(?:site|dist)-packages/(?P<top>[A-Za-z0-9_.-]+)")
+_TORCH = re.compile(r"^_ZN?K?(?:St|N)?K?(?:3c10|2at|5torch|6caffe2)")
+_TORCH_ANY = re.compile(r"(?:3c10|2at|5torch)")
+_CUDA_DRIVER = re.compile(r"^cu[A-Z][A-Za-z0-9_]*$")
+_CUDA_LIB = re.compile(
+    r"^(?:cuda[A-Z]|cublas|cusparse|cufft|curand|cusolver|cudnn|nccl|__nvJitLink|nvrtc)"
+)
+_PYTHON = re.compile(r"^_?Py[A-Z_]")
+
+
+def demangle(symbol: str) -> str | None:
+    """The C++ name of an Itanium-mangled symbol (``_ZN3c104cuda9SetDeviceEi`` ->
+    ``c10::cuda::SetDevice(int)``); None for a C symbol, one the demangler cannot read, or
+    when the demangler (itanium-demangler, pure Python) is not installed."""
+    if not symbol.startswith("_Z"):
+        return None
+    try:
+        from itanium_demangler import parse  # type: ignore[import-untyped]
+    except ImportError:
+        return None
+    try:
+        node = parse(symbol)
+    except Exception:  # a truncated or unusual symbol: show it mangled
+        return None
+    return str(node) if node is not None else None
+
+
+def provider(symbol: str) -> str:
+    """Which library should define ``symbol``: torch, cuda-driver, cuda, python or other."""
+    if _TORCH.match(symbol) or (symbol.startswith("_Z") and _TORCH_ANY.search(symbol[:40])):
+        return "torch"
+    if _CUDA_DRIVER.match(symbol):
+        return "cuda-driver"
+    if _CUDA_LIB.match(symbol):
+        return "cuda"
+    if _PYTHON.match(symbol):
+        return "python"
+    return "other"
+
+
+def owner(path: str, matrix: Matrix) -> tuple[str, str] | None:
+    """(top-level import name, distribution) of an extension from its path under
+    site-packages; None for a path elsewhere."""
+    found = _SITE_PATH.search(path)
+    if found is None:
+        return None
+    top = found.group("top")
+    if top.endswith(".so") or ".cpython-" in top or ".abi3" in top:  # a top-level extension file
+        top = top.split(".", 1)[0]
+    entry = matrix.import_name(top)
+    dist = entry.distribution if entry is not None and entry.distribution else None
+    return top, canonicalize_name(dist or top)
+
+
+def paired_with_torch(matrix: Matrix) -> set[str]:
+    """Distributions whose releases the matrix pairs with torch releases, each judged by its
+    own rule on the node's facts."""
+    names: set[str] = {canonicalize_name(c.package) for c in matrix.companions}
+    if matrix.vllm_releases:
+        names.add("vllm")
+    if matrix.flash_attn_releases:
+        names.add("flash-attn")
+    return names
+
+
+@rule("TOR150", "extension-undefined-symbol", Severity.ERROR)
+def extension_undefined_symbol(facts: Facts) -> Iterable[Hit]:
+    """The compiled extension of a package was built against another torch, CUDA or Python
+
+    ## What it checks
+    A log line `<site-packages>/<pkg>/<ext>.so: undefined symbol: <symbol>` of any package: the
+    distribution that owns the extension (from the path), the symbol demangled, and the library
+    expected to provide it (c10/at::/torch:: -> torch, `cu*`/cuBLAS/cuDNN/NCCL -> CUDA, `Py*`
+    -> Python). vLLM, flash-attn and the torch companions are left to their own rules, which
+    compare versions on the node. Only a log states an undefined symbol.
+
+    ## Why it matters
+    An extension compiled against one torch (or C++ ABI, CUDA major, Python) links symbols
+    that another does not export: the import fails, and reinstalling the same prebuilt wheel
+    does not help.
+
+    ## Example
+    `.../site-packages/mmcv/_ext.cpython-310-x86_64-linux-gnu.so: undefined symbol:
+    _ZN3c104cuda9SetDeviceEi` (`c10::cuda::SetDevice(int)`): mmcv was built for another torch.
+
+    ## Fix
+    Install the package's build for the installed torch (its wheel index for that torch and
+    CUDA), or rebuild it against the installed torch: `pip install --no-build-isolation
+    --no-cache-dir --force-reinstall <pkg>`.
+
+    ## References
+    - bminor/glibc elf/dl-lookup.c ("undefined symbol: %s%s%s")
+    - https://github.com/Dao-AILab/flash-attention/issues/931
+    """
+    raise Skip("only a log line states an undefined symbol", "log.abi")
+
+
+def _torch_text(facts: Facts) -> str:
+    try:
+        torch = facts.known_version("torch")
+        cuda = facts.torch_cuda() if torch is not None else None
+    except Skip:
+        return "the installed torch"
+    if torch is None:
+        return "the installed torch"
+    return f"torch {torch}" + (f" (CUDA {cuda})" if cuda else "")
+
+
+@from_log("TOR150")
+def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
+    path = line.stated.get("library_path")
+    symbol = line.stated.get("undefined_symbol")
+    if path is None or symbol is None:
+        raise NotStated(
+            f"line {line.line} does not name the extension's path and the symbol",
+            "libraries.unresolved",
+        )
+    owned = owner(path, facts.matrix)
+    if owned is None:
+        raise NotStated(
+            f"{path} is not under site-packages: the line does not say which distribution built it",
+            "libraries.unresolved",
+        )
+    top, dist = owned
+    if dist in ("torch", "nvidia"):
+        raise NotStated(
+            f"{path} is torch's own library or one of its CUDA wheels: CUD104 and CUD101 judge "
+            "which copies load and whether they match torch's pins on the node",
+            "libraries.cuda_libraries",
+        )
+    if dist in paired_with_torch(facts.matrix):
+        raise NotStated(
+            f"{dist}'s own rule compares its release with the node's torch", f"packages.{dist}"
+        )
+    readable = demangle(symbol)
+    shown = f"{symbol} ({readable})" if readable else symbol
+    source = provider(symbol)
+    version = facts.known_version(dist)
+    pin = f"{dist}=={version}" if version is not None else dist
+    rebuild = pip_install(
+        pin,
+        flags=("--no-build-isolation", "--no-cache-dir", "--force-reinstall", "--no-binary", dist),
+    )
+    have = f"{dist} {version}" if version is not None else dist
+    cxx11 = "__cxx11" in symbol
+    if source == "torch":
+        torch = _torch_text(facts)
+        abi = (
+            " with the other C++ ABI (the symbol uses std::__cxx11: _GLIBCXX_USE_CXX11_ABI "
+            "differs between the extension and torch)"
+            if cxx11
+            else ""
+        )
+        cause = f"{have}'s extension was built against another torch than {torch}{abi}"
+        summary = (
+            f"Install the {dist} build made for {torch} (its wheel for that torch and CUDA), or "
+            f"rebuild it against the installed torch: pip install --no-build-isolation "
+            f"--no-cache-dir --force-reinstall --no-binary {dist} {pin}"
+        )
+        actions = [rebuild]
+    elif source == "cuda-driver":
+        cause = (
+            f"{have}'s extension calls a CUDA driver function the installed NVIDIA driver does "
+            "not have: the driver is older than the CUDA it was built with"
+        )
+        summary = (
+            "Upgrade the NVIDIA driver to one that supports the CUDA the package was built for "
+            f"(`nvidia-smi` shows the newest CUDA it supports), or install a {dist} build for "
+            "an older CUDA"
+        )
+        actions = [manual("nvidia-smi  (the driver's newest CUDA, top right)")]
+    elif source == "cuda":
+        cause = (
+            f"{have}'s extension was built against another CUDA release than the CUDA "
+            "libraries that load (another CUDA major, or the toolkit's libraries on "
+            "LD_LIBRARY_PATH before the wheels')"
+        )
+        summary = (
+            f"Install the {dist} build for torch's CUDA ({_torch_text(facts)}), and drop CUDA "
+            f"toolkit directories from LD_LIBRARY_PATH; or rebuild: pip install "
+            f"--no-build-isolation --no-cache-dir --force-reinstall --no-binary {dist} {pin}"
+        )
+        actions = [
+            rebuild,
+            manual("echo $LD_LIBRARY_PATH  (no /usr/local/cuda*/lib64 before the wheels)"),
+        ]
+    elif source == "python":
+        cause = f"{have}'s extension was built for another Python than the one importing it"
+        summary = f"Reinstall {dist} for this interpreter: python -m pip install --force-reinstall --no-cache-dir {pin}"
+        actions = [pip_install(pin, flags=("--force-reinstall", "--no-cache-dir"))]
+    else:
+        cause = (
+            f"{have}'s extension was built against another version of a library it links "
+            "than the one that loads"
+        )
+        summary = (
+            f"Reinstall {dist} so it is built against the installed libraries: pip install "
+            f"--no-build-isolation --no-cache-dir --force-reinstall --no-binary {dist} {pin}"
+        )
+        actions = [rebuild]
+    return Hit(
+        f"{path} (package {dist}, line {line.line}) cannot resolve {shown}, which {source_text(source)} "
+        f"should provide: {cause}",
+        evidence={
+            "line": line.line,
+            "library": path,
+            "distribution": dist,
+            "module": top,
+            "symbol": symbol,
+            "demangled": readable,
+            "provider": source,
+        },
+        fix=fix(summary, "manual", *actions),
+    )
+
+
+def source_text(source: str) -> str:
+    return {
+        "torch": "torch (libtorch / libc10)",
+        "cuda-driver": "the NVIDIA driver (libcuda)",
+        "cuda": "a CUDA library",
+        "python": "the Python C API",
+        "other": "a library the extension links",
+    }[source]

@@ -1,0 +1,221 @@
+"""The build family: what a C++/CUDA extension build needs from the node, for any package
+(setup.py builds, JIT builds under DeepSpeed, FlashInfer, torch.utils.cpp_extension).
+
+- SYS152: no CUDA toolkit for the build (`CUDA_HOME environment variable is not set`,
+  `cuda_runtime.h: No such file or directory`, `nvcc not found at ...`).
+- SYS153: the build failed (`Error building extension 'x'`, `ninja: build stopped: subcommand
+  failed`, `Ninja is required to load C++ extensions`): the cause is the first compiler error
+  above it, which triage names with its own signature when it knows it.
+- SYS131 (rules/node/system_build.py) worded from nvcc's own `unsupported GNU version! gcc
+  versions later than N are not supported`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
+from envcheck.model.finding import Severity
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
+from envcheck.rules.fixes import fix, manual, pip_install, set_env
+
+_HEADER = re.compile(r"([A-Za-z0-9_]+\.h): No such file or directory")
+_NVCC_AT = re.compile(r"nvcc not found at '([^']+)'")
+# headers that come with a CUDA library's own package rather than the toolkit's core
+_LIBRARY_HEADERS = {"cudnn.h": "cuDNN", "nccl.h": "NCCL"}
+
+
+def _torch_cuda(facts: Facts) -> str | None:
+    try:
+        cuda = facts.torch_cuda()
+    except Skip:
+        return None
+    return f"{cuda.major}.{cuda.minor}" if cuda is not None else None
+
+
+@rule("SYS152", "cuda-toolkit-missing-for-build", Severity.ERROR)
+def cuda_toolkit_missing(facts: Facts) -> Iterable[Hit]:
+    """The extension build finds no CUDA toolkit (nvcc, headers)
+
+    ## What it checks
+    Build lines that say the CUDA toolkit is not there: torch.utils.cpp_extension's `CUDA_HOME
+    environment variable is not set` / `CUDA was not found on the system` / `nvcc not found at
+    '...'`, or a compiler's `cuda_runtime.h: No such file or directory` (any CUDA header).
+    With torch's CUDA known, the toolkit release to install. Only a build log states it.
+
+    ## Why it matters
+    pip's torch wheels bring the CUDA runtime libraries, not nvcc or the headers: every package
+    that compiles CUDA code (flash-attn, DeepSpeed ops, FlashInfer's JIT, apex) needs a toolkit
+    of torch's CUDA release, found through CUDA_HOME or nvcc on PATH.
+
+    ## Example
+    `OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install
+    root.` while building flash-attn with torch 2.4.0+cu121.
+
+    ## Fix
+    Install the CUDA toolkit of torch's CUDA release and point the build at it: `export
+    CUDA_HOME=/usr/local/cuda-12.1 PATH=/usr/local/cuda-12.1/bin:$PATH`; or install a prebuilt
+    wheel of the package that needs no compiler.
+
+    ## References
+    - pytorch/pytorch torch/utils/cpp_extension.py (_join_cuda_home, CUDA_NOT_FOUND_MESSAGE)
+    """
+    raise Skip("only a build log states a missing CUDA toolkit", "log.build")
+
+
+@from_log("SYS152")
+def cuda_toolkit_missing_in_log(facts: Facts, line: LogLine) -> Hit:
+    cuda = _torch_cuda(facts)
+    home = f"/usr/local/cuda-{cuda}" if cuda else "/usr/local/cuda"
+    release = (
+        f"CUDA {cuda} (torch's)"
+        if cuda
+        else "torch's CUDA release (python -c 'import torch; print(torch.version.cuda)')"
+    )
+    header = line.stated.get("missing_header")
+    if header is None and (found := _HEADER.search(line.text)):
+        header = found.group(1)
+    nvcc_at = _NVCC_AT.search(line.text)
+    if header in _LIBRARY_HEADERS:
+        library = _LIBRARY_HEADERS[header]
+        what = f"the compiler cannot find {header}: {library}'s development headers are not on the include path"
+        summary = (
+            f"Install {library}'s headers for {release} (its -dev package, or the pip wheel's "
+            f"include/ directory on CPATH), then rebuild"
+        )
+        actions = [
+            manual(f"find / -name {header} 2>/dev/null; export CPATH=<that directory>:$CPATH")
+        ]
+    else:
+        if header is not None:
+            what = f"the compiler cannot find the CUDA header {header}: no CUDA toolkit is on the include path"
+        elif nvcc_at is not None:
+            what = f"CUDA_HOME points at a directory without nvcc ({nvcc_at.group(1)})"
+        else:
+            what = "the build found no CUDA toolkit: CUDA_HOME is not set and no nvcc is on PATH"
+        summary = (
+            f"Install the CUDA toolkit of {release} and point the build at it: export "
+            f"CUDA_HOME={home} PATH={home}/bin:$PATH (pip's torch wheels ship no nvcc or headers)"
+        )
+        actions = [
+            manual(f"install the CUDA toolkit {cuda or '<torch.version.cuda>'} (nvcc and headers)"),
+            set_env(CUDA_HOME=home),
+            manual(f"export PATH={home}/bin:$PATH"),
+        ]
+    return Hit(
+        f"{what} (line {line.line}); pip's torch wheels bring the CUDA runtime, not the toolkit a build needs",
+        evidence={"line": line.line, "header": header, "torch_cuda": cuda},
+        fix=fix(summary, "manual", *actions),
+    )
+
+
+@rule("SYS153", "extension-build-failed", Severity.ERROR)
+def extension_build_failed(facts: Facts) -> Iterable[Hit]:
+    """The C++/CUDA extension build failed
+
+    ## What it checks
+    The build driver's summary lines: torch.utils.cpp_extension's `Error building extension
+    'x'` / `Error compiling objects for extension` and ninja's `ninja: build stopped: subcommand
+    failed` (JIT builds under DeepSpeed, FlashInfer, any `load()`), and `Ninja is required to
+    load C++ extensions`. The real cause is the first compiler error above the summary (triage
+    names the known ones with their own rules: a missing header, an unsupported gcc, nvcc vs
+    torch's CUDA, an architecture nvcc does not know). Only a build log states it.
+
+    ## Why it matters
+    The summary line is what users paste, but it says nothing about why: the same line follows
+    a missing `Python.h`, a gcc newer than nvcc accepts or a CUDA mismatch.
+
+    ## Example
+    DeepSpeed's FusedAdam JIT build: `RuntimeError: Error building extension 'fused_adam'` after
+    `unsupported GNU version! gcc versions later than 12 are not supported!`.
+
+    ## Fix
+    Read the first `error:` line above it (rerun the build alone to see it: for JIT builds
+    clear `~/.cache/torch_extensions` and run again with `MAX_JOBS=1`); for `Ninja is required`,
+    `pip install ninja`.
+
+    ## References
+    - pytorch/pytorch torch/utils/cpp_extension.py (_run_ninja_build, verify_ninja_availability)
+    - ninja-build/ninja src/ninja.cc ("build stopped: %s.")
+    """
+    raise Skip("only a build log states a failed extension build", "log.build")
+
+
+@from_log("SYS153")
+def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
+    if "Ninja is required" in line.text:
+        return Hit(
+            f"torch's C++ extension loader needs ninja, which is not on PATH (line {line.line})",
+            evidence={"line": line.line},
+            fix=fix("Install ninja: pip install ninja", "safe", pip_install("ninja")),
+        )
+    extension = line.stated.get("extension")
+    if extension is not None and (
+        "Failed building wheel" in line.text or "pyproject.toml" in line.text
+    ):
+        return Hit(
+            f"pip could not build {extension} from source (line {line.line}); the cause is the "
+            "build's first error above this line (a torch missing from pip's isolated build "
+            "environment, no CUDA toolkit, an unsupported compiler)",
+            evidence={"line": line.line, "package": extension},
+            fix=fix(
+                f"Install a prebuilt wheel of {extension} for this Python, torch and CUDA if one "
+                f"exists; else build it against the installed torch and read the first error: "
+                f"pip install -v --no-build-isolation {extension}",
+                "manual",
+                pip_install(extension, flags=("-v", "--no-build-isolation")),
+            ),
+        )
+    what = f"the extension {extension!r}" if extension else "a C++/CUDA extension"
+    return Hit(
+        f"building {what} failed (line {line.line}); the cause is the first compiler error "
+        "above this line (triage names the known ones: missing headers, gcc vs nvcc, nvcc vs "
+        "torch's CUDA, an architecture nvcc does not know)",
+        evidence={"line": line.line, "extension": extension},
+        fix=fix(
+            "Find the first `error:` line above it and fix that (triage's other matches name "
+            "the known ones); to see it alone, clear the JIT cache and rebuild with one job "
+            "(rm -rf ~/.cache/torch_extensions && MAX_JOBS=1 <the command>), or for a pip "
+            "build: pip install -v --no-build-isolation <the package>; a prebuilt wheel for "
+            "this torch, CUDA and Python needs no compiler",
+            "manual",
+            manual("rm -rf ~/.cache/torch_extensions"),
+            set_env(MAX_JOBS="1"),
+            manual(
+                "pip install -v --no-build-isolation <the package>  (shows the compiler's error)"
+            ),
+        ),
+    )
+
+
+@from_log("SYS131")
+def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
+    """nvcc's host_config.h names the newest gcc major the toolkit accepts; the fix points the
+    build at that gcc (nvcc takes its host compiler from -ccbin; NVCC_PREPEND_FLAGS adds it to
+    every nvcc call, torch's cpp_extension also passes CC as -ccbin)."""
+    ceiling = line.stated.get("gcc_max")
+    if ceiling is None or not ceiling.isdigit():
+        raise NotStated(f"line {line.line} is cut before the gcc version", "system.gxx")
+    try:
+        gxx = facts.system().gxx
+    except Skip:
+        gxx = None
+    have = f" (this node's g++ is {gxx})" if gxx else ""
+    return Hit(
+        f"nvcc accepts gcc up to {ceiling} and the build's gcc is newer{have} (line {line.line})",
+        evidence={"line": line.line, "gcc_max": int(ceiling), "gxx": gxx},
+        fix=fix(
+            f"Build with gcc {ceiling} or older: apt install gcc-{ceiling} g++-{ceiling}, then "
+            f"export CC=gcc-{ceiling} CXX=g++-{ceiling} NVCC_PREPEND_FLAGS='-ccbin "
+            f"/usr/bin/g++-{ceiling}' (or use a newer CUDA toolkit that accepts this gcc)",
+            "manual",
+            manual(f"apt install gcc-{ceiling} g++-{ceiling}"),
+            set_env(
+                CC=f"gcc-{ceiling}",
+                CXX=f"g++-{ceiling}",
+                NVCC_PREPEND_FLAGS=f"-ccbin /usr/bin/g++-{ceiling}",
+            ),
+        ),
+    )

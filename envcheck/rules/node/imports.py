@@ -1,0 +1,289 @@
+"""The Python import family: a name missing from a module (PY150, version skew between two
+packages) and a module nothing installed provides (PY151), for any package.
+
+The interpreter's own lines state the facts: `cannot import name 'X' from 'Y' (<path>)` and
+`No module named 'X'`. The matrix's `[[import_name]]` table (packages/import_names.toml) maps
+import names to the distributions that provide them where the names differ (cv2 ->
+opencv-python) and records modules a release removed (torch._six in torch 2.0, distutils in
+Python 3.12); the node's package list, when known, gives versions and the requirement the
+importing package states.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
+from envcheck.model.finding import Action, Severity
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
+from envcheck.rules.fixes import fix, manual, pip_install
+
+
+def distribution_of(facts: Facts, module: str) -> str:
+    """The distribution that provides the import name ``module`` (its top-level package)."""
+    entry = facts.matrix.import_name(module)
+    if entry is not None and entry.distribution:
+        return canonicalize_name(entry.distribution)
+    return canonicalize_name(module.split(".", maxsplit=1)[0])
+
+
+def _requirers(facts: Facts, dist: str) -> list[tuple[str, str]]:
+    """(distribution, requirement) of installed distributions that require ``dist`` with a
+    version range, as the node's package list states them."""
+    try:
+        packages = facts.packages()
+    except Skip:
+        return []
+    out = []
+    for other in packages.distributions:
+        for text in other.requires:
+            try:
+                req = Requirement(text)
+            except InvalidRequirement:
+                continue
+            if canonicalize_name(req.name) == dist and str(req.specifier):
+                out.append((other.name, f"{dist}{req.specifier}"))
+    return out
+
+
+@rule("PY150", "import-name-missing", Severity.ERROR)
+def import_name_missing(facts: Facts) -> Iterable[Hit]:
+    """The installed release of a dependency lacks a name a package imports
+
+    ## What it checks
+    The interpreter's `cannot import name 'X' from 'Y' (<path>)`: the distribution that provides
+    Y, its installed version and the range the installed packages require of it (when the node
+    is known). `from partially initialized module` means a circular import or a local file
+    that shadows the package. Only a log states the failed import.
+
+    ## Why it matters
+    Packages move, rename and remove names between releases: an importer written for another
+    release of Y stops at import time, whatever else is right on the node.
+
+    ## Example
+    `ImportError: cannot import name 'GRPOConfig' from 'trl'`: trl 0.13 has no GRPOConfig (0.14
+    added it); the importing package needs a newer trl.
+
+    ## Fix
+    Install the release of Y the importer was written for: the range it requires (`pip check`
+    shows it), usually `pip install --upgrade Y`; if X was removed from newer releases, pin the
+    last release that has it.
+
+    ## References
+    - python/cpython Python/ceval.c (import_from: "cannot import name %R from %R (%S)")
+    """
+    raise Skip("only a log line states a failed import", "log.imports")
+
+
+@from_log("PY150")
+def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
+    name, module = line.stated.get("import_name"), line.stated.get("from_module")
+    if name is None:
+        raise NotStated(f"line {line.line} is cut before the name", "packages")
+    if module is None:  # Python < 3.8 does not name the module
+        return Hit(
+            f"the module '{name}' is imported from lacks it (line {line.line}): the importing "
+            "package was written for another release of the package that module belongs to",
+            evidence={"line": line.line, "name": name},
+            fix=fix(
+                f"Find the `from ... import {name}` line in the traceback and install the "
+                "release of that package the importer requires (`pip check` names the range; "
+                "usually pip install --upgrade <that package>)",
+                "manual",
+                manual("pip check"),
+            ),
+        )
+    top = module.split(".", maxsplit=1)[0]
+    if top in getattr(sys, "stdlib_module_names", ()):
+        return Hit(
+            f"the standard library's {module} has no '{name}' in this Python (line {line.line}):"
+            " the code was written for another Python version",
+            evidence={"line": line.line, "name": name, "module": module},
+            fix=fix(
+                "Run the code on a Python version it supports (its Requires-Python), or "
+                "upgrade the package that uses it to a release for this Python",
+                "manual",
+                manual("python --version; pip show <the package in the traceback>"),
+            ),
+        )
+    if "partially initialized module" in line.text:
+        top = module.split(".")[0]
+        return Hit(
+            f"'{name}' is imported from a module '{module}' that is still initialising (line "
+            f"{line.line}): a circular import, or a local file or directory named {top} that "
+            "shadows the installed package",
+            evidence={"line": line.line, "name": name, "module": module},
+            fix=fix(
+                f"Rename a local {top}.py (or {top}/ directory) that shadows the package, or "
+                "break the circular import",
+                "manual",
+                manual(f"python -c 'import {top}; print({top}.__file__)'  (must be site-packages)"),
+            ),
+        )
+    dist = distribution_of(facts, module)
+    version = facts.known_version(dist)
+    have = f"{dist} {version}" if version is not None else f"the installed {dist}"
+    wanted = _requirers(facts, dist)
+    actions: list[Action]
+    if (
+        wanted
+        and version is not None
+        and not all(
+            Requirement(req).specifier.contains(version, prereleases=True) for _, req in wanted
+        )
+    ):
+        by, req = next(
+            (b, r)
+            for b, r in wanted
+            if not Requirement(r).specifier.contains(version, prereleases=True)
+        )
+        summary = f"Install the {dist} release {by} requires: pip install '{req}'"
+        actions = [pip_install(req)]
+        skew = f"{by} requires {req}"
+    else:
+        summary = (
+            f"Install the {dist} release the importing package was written for: pip install "
+            f"--upgrade {dist} when '{name}' is newer than {have}; if it was removed, pin the "
+            f"last {dist} release that has it (`pip check` names the required range)"
+        )
+        actions = [pip_install(dist, flags=("--upgrade",)), manual("pip check")]
+        skew = f"the importing package was written for another {dist} release"
+    return Hit(
+        f"{have} has no '{name}' in {module} (line {line.line}): {skew} (version skew between "
+        f"{dist} and the package that imports it)",
+        evidence={
+            "line": line.line,
+            "name": name,
+            "module": module,
+            "distribution": dist,
+            "version": str(version) if version is not None else None,
+            "required": [r for _, r in wanted],
+        },
+        fix=fix(summary, "manual", *actions),
+    )
+
+
+@rule("PY151", "module-not-found", Severity.ERROR)
+def module_not_found(facts: Facts) -> Iterable[Hit]:
+    """No installed distribution provides a module the job imports
+
+    ## What it checks
+    The interpreter's `No module named 'X'`: the distribution that provides X (the matrix's
+    `[[import_name]]` table where the import name differs: cv2 -> opencv-python, yaml ->
+    pyyaml), a compiled submodule of an installed package (`vllm._C`: the package's build is
+    incomplete), or a module a release removed (`torch._six`, removed in torch 2.0;
+    `distutils`, removed in Python 3.12). Only a log states the failed import.
+
+    ## Why it matters
+    An import name is not always the distribution's name, so `pip install X` may install
+    nothing or the wrong project; a removed module needs a newer importer, not an install.
+
+    ## Example
+    `ModuleNotFoundError: No module named 'cv2'`: `pip install opencv-python`.
+
+    ## Fix
+    Install the distribution that provides the module in the interpreter that runs the job
+    (`python -m pip install <distribution>`); for a removed module, upgrade the package that
+    imports it (or pin the release before the removal).
+
+    ## References
+    - python/cpython Lib/importlib/_bootstrap.py ("No module named {!r}")
+    - matrices/packages/import_names.toml
+    """
+    raise Skip("only a log line states a failed import", "log.imports")
+
+
+@from_log("PY151")
+def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
+    module = line.stated.get("module")
+    if module is None:
+        raise NotStated(f"line {line.line} is cut before the module name", "packages")
+    entry = facts.matrix.import_name(module)
+    evidence: dict[str, object] = {"line": line.line, "module": module}
+    if entry is not None and entry.removed_by:
+        by, when = entry.removed_by, entry.removed_in
+        instead = f" (use {entry.replacement})" if entry.replacement else ""
+        evidence |= {"removed_by": by, "removed_in": str(when)}
+        if by == "python":
+            return Hit(
+                f"'{module}' is not in the standard library since Python {when} (line "
+                f"{line.line}): the importing package predates that Python{instead}",
+                evidence=evidence,
+                fix=fix(
+                    f"Upgrade the package that imports {module} to a release for Python "
+                    f">= {when}, provide it another way{instead}, or run on Python < {when}",
+                    "manual",
+                    manual(f"replacement: {entry.replacement or '-'}"),
+                ),
+            )
+        have = facts.known_version(by)
+        here = f" ({by} {have} is installed)" if have is not None else ""
+        return Hit(
+            f"'{module}' was removed in {by} {when}{here} (line {line.line}): the package that "
+            f"imports it was written for {by} < {when}",
+            evidence=evidence,
+            fix=fix(
+                f"Upgrade the package that imports {module} to a release made for {by} >= "
+                f"{when}, or install {by}<{when}",
+                "manual",
+                pip_install(f"{by}<{when}"),
+            ),
+        )
+    parts = module.split(".")
+    dist = distribution_of(facts, module)
+    evidence["distribution"] = dist
+    installed = facts.known_version(dist)
+    private = next((p for p in parts[1:] if p.startswith("_")), None)
+    if len(parts) > 1 and private is not None:
+        pin = f"{dist}=={installed}" if installed is not None else dist
+        return Hit(
+            f"{module} is the compiled part of {dist} (line {line.line}) and it is missing: "
+            f"{dist} was installed from a source tree without building its extension, or the "
+            f"job runs inside a checkout whose {parts[0]}/ directory shadows the installed "
+            "package",
+            evidence=evidence,
+            fix=fix(
+                f"Reinstall {dist} from its wheel (pip install --force-reinstall --no-cache-dir "
+                f"{pin}) and run outside its source directory",
+                "manual",
+                pip_install(pin, flags=("--force-reinstall", "--no-cache-dir")),
+                manual(f"python -c 'import {parts[0]}; print({parts[0]}.__file__)'"),
+            ),
+        )
+    if len(parts) > 1 and installed is not None:
+        return Hit(
+            f"{dist} {installed} has no module {module} (line {line.line}): the importing "
+            f"package was written for another {dist} release",
+            evidence=evidence,
+            fix=fix(
+                f"Install the {dist} release the importing package needs (`pip check`; "
+                f"usually pip install --upgrade {dist})",
+                "manual",
+                pip_install(dist, flags=("--upgrade",)),
+                manual("pip check"),
+            ),
+        )
+    named = (
+        f" (the import name differs from the distribution: {module} comes from {dist})"
+        if entry is not None and entry.distribution
+        else ""
+    )
+    note = f" {entry.note}" if entry is not None and entry.note else ""
+    return Hit(
+        f"no installed distribution provides {module} for this interpreter (line "
+        f"{line.line}){named}.{note}".rstrip(),
+        evidence=evidence,
+        fix=fix(
+            f"Install {dist} in the environment that runs the job: python -m pip install {dist} "
+            f"(if a package's build failed with it, pip built that package in an isolated "
+            f"environment: install {dist} first, then pip install --no-build-isolation "
+            "<the package>)",
+            "safe",
+            pip_install(dist),
+        ),
+    )

@@ -1,0 +1,351 @@
+"""The loader family: a shared object the dynamic loader cannot find (SYS150) and a libstdc++
+older than a binary needs (SYS151), for any library and any package.
+
+A line states the facts: the SONAME (`libcudnn.so.9: cannot open shared object file`, ldd's
+`libX.so.N => not found`), the symbol-version label and the copy of libstdc++.so.6 the loader
+picked (`/opt/conda/envs/x/lib/libstdc++.so.6: version `GLIBCXX_3.4.30' not found (required
+by ...)`). The rules read the matrix's `[[soname]]` table (cuda/sonames.toml: who ships the
+library) and `[[libstdcxx]]` (hardware/libstdcxx.toml: the GCC release that provides a label)
+and, when the node is known, its OS release and torch's CUDA.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
+from envcheck.matrix.model import package_names
+from envcheck.matrix.schema import OsRelease, Soname
+from envcheck.model.finding import Action, Severity
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
+from envcheck.rules.fixes import fix, manual, pip_install
+
+_SONAME = re.compile(r"(lib[A-Za-z0-9_+.-]*?\.so(?:\.[0-9]+)*)(?:: cannot open| => not found)")
+_SITE = re.compile(r"(?P<site>/[^\s:'\"()]*?/(?:site|dist)-packages)/")
+_LABEL = re.compile(r"^(GLIBCXX|CXXABI)_([0-9.]+)$")
+_CONDA = re.compile(
+    r"/(?:envs/[^/]+|(?:mini|ana)conda[0-9]*|miniforge[0-9]*|mambaforge|conda)/lib/"
+)
+_SYSTEM = re.compile(r"^/(?:usr/)?lib(?:64|32)?/")
+
+
+def _first_word(text: str | None) -> str | None:
+    """The package name a table field starts with ('libcudart12 (Ubuntu 24.04 ...)')."""
+    return text.split()[0] if text and text.split() else None
+
+
+def _label_key(label: str) -> tuple[str, tuple[int, ...]] | None:
+    found = _LABEL.match(label)
+    if found is None:
+        return None
+    return found.group(1), tuple(int(p) for p in found.group(2).split(".") if p.isdigit())
+
+
+def _has_label(newest: str | None, label: str) -> bool | None:
+    """Does a libstdc++ whose newest label of this kind is ``newest`` provide ``label``?"""
+    want, have = _label_key(label), _label_key(newest or "")
+    if want is None or have is None or want[0] != have[0]:
+        return None
+    return have[1] >= want[1]
+
+
+def _torch_cuda_major(facts: Facts) -> int | None:
+    try:
+        cuda = facts.torch_cuda()
+    except Skip:
+        return None
+    return cuda.major if cuda is not None else None
+
+
+def _pick(entries: tuple[Soname, ...], major: int | None) -> tuple[Soname, ...]:
+    if len(entries) > 1 and major is not None:
+        chosen = tuple(e for e in entries if e.cuda_major == major)
+        if chosen:
+            return chosen
+    return entries
+
+
+@rule("SYS150", "shared-library-not-found", Severity.ERROR)
+def shared_library_not_found(facts: Facts) -> Iterable[Hit]:
+    """The loader cannot find a shared library a binary or extension needs
+
+    ## What it checks
+    A log line of the dynamic loader that names a shared object it could not open
+    (`error while loading shared libraries: libX.so.N: cannot open shared object file`,
+    `OSError: libcudnn.so.9: cannot open shared object file`, ldd's `libX.so.N => not found`):
+    which pip wheel, apt, dnf or conda package ships that SONAME (the matrix's `[[soname]]`
+    table, for the CUDA major of the node's torch when it is known). Only a log states which
+    library failed to load: on a node alone the rule does not run.
+
+    ## Why it matters
+    The loader searches LD_LIBRARY_PATH, the binary's RUNPATH and ld.so.cache, never
+    site-packages: a library that a wheel ships but the failing binary does not find through its
+    RUNPATH, or one no installed package ships, stops the import or the program at once.
+
+    ## Example
+    `ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory`:
+    nvidia-cudnn-cu12 ships it (site-packages/nvidia/cudnn/lib).
+
+    ## Fix
+    Install the package that ships the library (`pip install nvidia-cudnn-cu12`, `apt install
+    libgl1`), or, when it is installed, put its directory on `LD_LIBRARY_PATH`.
+
+    ## References
+    - bminor/glibc elf/dl-load.c, elf/dl-catch.c (the loader's messages)
+    - matrices/cuda/sonames.toml (who ships each SONAME, with sources)
+    """
+    raise Skip("only a log line states a library the loader could not open", "log.loader")
+
+
+_PURELIB = "$(python -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')"
+
+
+def _soname_actions(
+    entry: Soname, soname: str, site: str | None, major: int | None
+) -> tuple[list[str], list[Action]]:
+    words: list[str] = []
+    actions: list[Action] = []
+    minor = re.match(r"libpython3\.([0-9]+)", soname)
+    wheels = package_names(entry.pip, major)
+    if wheels:
+        wheel = wheels[0]
+        words.append(f"pip install {wheel}")
+        actions.append(pip_install(wheel))
+        if entry.pip_dir:
+            folder = (site or _PURELIB) + "/" + entry.pip_dir.removeprefix("site-packages/")
+            actions.append(
+                manual(f"if {wheel} is installed: export LD_LIBRARY_PATH={folder}:$LD_LIBRARY_PATH")
+            )
+    for field, command in (
+        (entry.apt, "apt install"),
+        (entry.dnf, "dnf install"),
+        (entry.conda, "conda install -c conda-forge"),
+    ):
+        found = package_names(field)
+        if found:
+            name = found[0].replace("3.X", f"3.{minor.group(1)}") if minor else found[0]
+            words.append(f"{command} {name}")
+            actions.append(manual(f"{command} {name}"))
+    if not wheels and not entry.apt and entry.apt_nvidia:
+        words.append(f"apt install {entry.apt_nvidia} (NVIDIA's CUDA repository; X = CUDA minor)")
+        actions.append(manual(f"apt install {entry.apt_nvidia} (X = the CUDA minor)"))
+    return words, actions
+
+
+@from_log("SYS150")
+def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
+    soname = line.stated.get("soname")
+    if soname is None:
+        found = _SONAME.search(line.text)
+        if found is None:
+            raise NotStated(f"line {line.line} does not name the library", "libraries.missing")
+        soname = found.group(1)
+    needer = line.stated.get("required_by")
+    by = f" needed by {needer}" if needer else ""
+    site_match = _SITE.search(line.text)
+    site = site_match.group("site") if site_match else None
+    major = _torch_cuda_major(facts)
+    entries = _pick(facts.matrix.soname(soname), major)
+    optional = "Could not load dynamic library" in line.text  # a probe that goes on without it
+    severity = Severity.WARNING if optional else None
+    if not entries:
+        return Hit(
+            f"the loader cannot find {soname}{by} (line {line.line}); the matrix does not know "
+            "which package ships it",
+            evidence={"line": line.line, "soname": soname, "required_by": needer},
+            fix=fix(
+                f"Install the package that ships {soname} and make sure its directory is on "
+                "the loader's path",
+                "manual",
+                manual(
+                    f"apt-file search {soname}  (Debian/Ubuntu; RHEL: dnf provides '*/{soname}')"
+                ),
+                manual(f"find / -name '{soname}*' 2>/dev/null  (installed but not on the path?)"),
+            ),
+            severity=severity,
+        )
+    words: list[str] = []
+    actions: list[Action] = []
+    for entry in entries:
+        more, acts = _soname_actions(entry, soname, site, major)
+        if len(entries) > 1 and entry.cuda_major is not None:
+            more = [f"{w} (CUDA {entry.cuda_major})" for w in more]
+        words += more
+        actions += acts
+    kind = entries[0].kind
+    if kind == "driver":  # the driver's user-space library: never a package of the job's own
+        words = [
+            "the NVIDIA driver on the host (" + " or ".join(words) + ")"
+            if words
+            else "the NVIDIA driver",
+            "in a container, start it with the host's GPUs: docker run --gpus all (NVIDIA Container Toolkit)",
+        ]
+        actions.append(manual("docker run --gpus all ...  (or the CDI device nvidia.com/gpu=all)"))
+    notes = " ".join(dict.fromkeys(e.note for e in entries if e.note))
+    for_cuda = f" for torch's CUDA {major}" if major is not None and entries[0].cuda_major else ""
+    return Hit(
+        f"the loader cannot find {soname}{by} (line {line.line}), a {kind} library{for_cuda}: "
+        f"the package that ships it is not installed, or not where the loader looks. {notes}".strip(),
+        evidence={
+            "line": line.line,
+            "soname": soname,
+            "required_by": needer,
+            "packages": [
+                {
+                    "pip": e.pip,
+                    "apt": e.apt,
+                    "dnf": e.dnf,
+                    "conda": e.conda,
+                    "cuda_major": e.cuda_major,
+                }
+                for e in entries
+            ],
+        },
+        fix=fix(
+            f"Install what ships {soname}: " + " or ".join(words or ["see the matrix entry"]),
+            "manual",
+            *actions,
+        ),
+        severity=severity,
+    )
+
+
+@rule("SYS151", "libstdcxx-too-old", Severity.ERROR)
+def libstdcxx_too_old(facts: Facts) -> Iterable[Hit]:
+    """The libstdc++ the loader picked is older than a binary needs
+
+    ## What it checks
+    A loader line `<path>/libstdc++.so.6: version `GLIBCXX_3.4.N' not found (required by ...)`
+    (or `CXXABI_1.3.M`): the GCC release whose libstdc++ first provides that label (the
+    matrix's `[[libstdcxx]]` table), which copy was picked (a conda environment's `lib/`, the
+    system's `/lib/x86_64-linux-gnu/`, one a wheel bundles), and, when the node's OS release is
+    known, whether its system libstdc++ has the label. Only a log states the failing label.
+
+    ## Why it matters
+    A binary built with a newer GCC than the libstdc++ that loads first cannot start: a conda
+    environment's old `libstdcxx-ng` shadows the system's newer copy (or the reverse), and every
+    package with a compiled extension built on a newer OS fails on import.
+
+    ## Example
+    `/opt/conda/envs/py310/lib/libstdc++.so.6: version `GLIBCXX_3.4.30' not found`: GLIBCXX_3.4.30
+    arrived with GCC 12.1.0; the environment's libstdcxx-ng is older.
+
+    ## Fix
+    Give the process a libstdc++ from GCC >= that release: in a conda environment `conda install
+    -c conda-forge 'libstdcxx-ng>=12.1'`; or load a newer copy first (`LD_PRELOAD` it or put its
+    directory first on `LD_LIBRARY_PATH`).
+
+    ## References
+    - https://gcc.gnu.org/onlinedocs/libstdc++/manual/abi.html
+    - bminor/glibc elf/dl-version.c (match_symbol: "version `%s' not found (required by %s)")
+    """
+    raise Skip("only a log line states a missing libstdc++ symbol version", "log.loader")
+
+
+def _which_copy(path: str | None) -> str:
+    if not path:
+        return "unknown"
+    if _CONDA.search(path):
+        return "conda"
+    if "/site-packages/" in path or "/dist-packages/" in path:
+        return "wheel"
+    if _SYSTEM.match(path):
+        return "system"
+    return "other"
+
+
+def _os_release(facts: Facts) -> OsRelease | None:
+    try:
+        system = facts.system()
+    except Skip:
+        return None
+    return facts.matrix.os_glibc(system.os_id, system.os_version)
+
+
+@from_log("SYS151")
+def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
+    label = line.stated.get("symbol_version")
+    if label is None:
+        raise NotStated(f"line {line.line} is cut before the symbol version", "system.libstdcxx")
+    path = line.stated.get("library_path")
+    needer = line.stated.get("required_by")
+    entry = facts.matrix.libstdcxx_label(label)
+    gcc = entry.gcc if entry else None
+    gcc_short = ".".join(gcc.split(".")[:2]) if gcc else None
+    copy = _which_copy(path)
+    picked = {
+        "conda": f"the conda environment's copy ({path})",
+        "wheel": f"a copy a wheel bundles ({path})",
+        "system": f"the system's copy ({path})",
+        "other": f"the copy at {path}",
+        "unknown": "the libstdc++.so.6 that loaded first",
+    }[copy]
+    since = f"{label} arrived with GCC {gcc}" if gcc else f"the matrix does not know {label}"
+    release = _os_release(facts)
+    system_has = None
+    if release is not None:
+        newest = release.glibcxx_max if label.startswith("GLIBCXX") else release.cxxabi_max
+        system_has = _has_label(newest, label)
+    actions: list[Action] = []
+    summary: str
+    conda_pkg = f"libstdcxx-ng>={gcc_short}" if gcc_short else "libstdcxx-ng"
+    if copy == "conda":
+        prefix = path.rsplit("/lib/", 1)[0] if path else "$CONDA_PREFIX"
+        summary = (
+            f"Upgrade the environment's libstdc++ to GCC >= {gcc_short or '?'}: conda install "
+            f"-c conda-forge libstdcxx-ng (a release >= {gcc_short or '?'}: '{conda_pkg}'), or "
+            "load the system's newer copy first with LD_PRELOAD"
+        )
+        actions.append(manual(f"conda install -c conda-forge '{conda_pkg}'  (in {prefix})"))
+        if system_has is not False:
+            actions.append(manual("export LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libstdc++.so.6"))
+    elif copy == "system":
+        summary = (
+            f"The system libstdc++ is older than GCC {gcc or '?'}: load a newer libstdc++.so.6 "
+            f"first (a conda environment's: conda install -c conda-forge libstdcxx-ng, a release "
+            f">= {gcc_short or '?'}, then export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:"
+            "$LD_LIBRARY_PATH), or use a newer OS image"
+        )
+        actions.append(manual(f"conda install -c conda-forge '{conda_pkg}'"))
+        actions.append(manual("export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH"))
+        newer = [
+            f"{r.os} {r.version}"
+            for r in facts.matrix.os_releases
+            if r.glibcxx_max
+            and _has_label(r.glibcxx_max if label.startswith("GLIBCXX") else r.cxxabi_max, label)
+            and r.os in ("ubuntu", "debian", "rhel", "rocky")
+        ]
+        if newer:
+            actions.append(
+                manual(f"or run on an OS whose libstdc++ has {label}: {', '.join(newer[:4])}")
+            )
+    else:
+        summary = (
+            f"Load a libstdc++.so.6 from GCC >= {gcc or '?'} before {path or 'the old copy'}: "
+            "LD_PRELOAD a newer one, or conda install -c conda-forge "
+            f"'{conda_pkg}'"
+        )
+        actions.append(manual("export LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libstdc++.so.6"))
+        actions.append(manual(f"conda install -c conda-forge '{conda_pkg}'"))
+    os_note = ""
+    if release is not None and system_has is not None:
+        os_note = (
+            f"; this {release.os} {release.version}'s system libstdc++ "
+            f"{'has' if system_has else 'lacks'} it"
+        )
+    by = f" by {needer}" if needer else ""
+    return Hit(
+        f"{label} is needed{by} (line {line.line}) but {picked} lacks it: {since}, the "
+        f"libstdc++ that loaded is older{os_note}",
+        evidence={
+            "line": line.line,
+            "symbol_version": label,
+            "gcc": gcc,
+            "library": path,
+            "copy": copy,
+            "required_by": needer,
+        },
+        fix=fix(summary, "manual", *actions),
+    )
