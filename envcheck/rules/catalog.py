@@ -2,6 +2,7 @@
 imported only by what needs them: `check` never runs them)."""
 
 from envcheck.rules.node import (  # noqa: F401
+    arch,
     bounds,
     bounds_log,
     coverage,
@@ -9,6 +10,7 @@ from envcheck.rules.node import (  # noqa: F401
     cuda_stated,
     driver,
     driver_arch,
+    driver_errors,
     dtype,
     features,
     flash_attn,
@@ -16,6 +18,8 @@ from envcheck.rules.node import (  # noqa: F401
     gpu_cuda,
     gpu_health,
     gpu_torch,
+    graphics,
+    nccl,
     packages,
     pip_offered,
     pkg_stated,

@@ -660,3 +660,50 @@ def test_triage_prints_a_fixs_commands_on_lines_of_their_own(
     from envcheck.formats.triage_view import split_commands
 
     assert split_commands(fix) == (prose, commands)
+
+# the driver, arch, NCCL and graphics families (lines in the libraries' own wording: NVML's and
+# nvidia-smi's strings, libcudart's messages, ptxas/nvcc, Triton, NCCL's src/, Mesa, the Vulkan
+# loader)
+EXAMPLES += [
+    ("Failed to initialize NVML: Driver/library version mismatch", "nvml-driver-library-mismatch"),
+    ("Failed to initialize NVML: Unknown Error", "nvml-failure"),
+    ("No devices were found", "nvidia-smi-no-devices"),
+    (
+        "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an "
+        "NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx",
+        "torch-found-no-driver",
+    ),
+    ("RuntimeError: CUDA error: no CUDA-capable device is detected", "cuda-error"),
+    ("ptxas fatal   : Value 'sm_120a' is not defined for option 'gpu-name'", "compiler-unknown-arch"),
+    (
+        "triton.compiler.errors.CompilationError: at 1:0: type fp8e4nv not supported in this "
+        "architecture. The supported fp8 dtypes are ('fp8e4b15', 'fp8e5')",
+        "library-arch-floor",
+    ),
+    ("RuntimeError: CUDA error: invalid device function", "invalid-device-function"),
+    ("node1:2301:2388 [0] NCCL INFO NET/IB : No device found.", "nccl-ib-unavailable"),
+    (
+        "node1:2301:2388 [0] bootstrap.cc:45 NCCL WARN Bootstrap : no socket interface found",
+        "nccl-no-socket-interface",
+    ),
+    (
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+        "NCCLUtils.hpp:275, remote process exited or there was a network error, NCCL version "
+        "2.19.3",
+        "nccl-remote-exited",
+    ),
+    (
+        "node1:2301:2388 [0] NCCL INFO P2P is disabled between connected GPUs 0 and 1. You can "
+        "repress this message with NCCL_IGNORE_DISABLED_P2P=1.",
+        "nccl-p2p-disabled",
+    ),
+    (
+        "NCCL WARN NCCL library is too old. This application was compiled with NCCL version "
+        "2.18.1, but is running with NCCL 2.14.3",
+        "nccl-library-too-old",
+    ),
+    ("[EGL] Could not find an EGL device for CUDA device 0", "egl-not-initialized"),
+    ("vkCreateInstance: Found no drivers!", "vulkan-found-no-drivers"),
+    ("libGL error: failed to load driver: swrast", "glx-driver-not-loaded"),
+    ("libEGL warning: failed to open /dev/dri/card0: Permission denied", "dri-permission-denied"),
+]

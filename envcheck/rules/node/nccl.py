@@ -1,0 +1,115 @@
+"""The NCCL family's causes that no older rule names: NET150, NCCL's InfiniBand / RoCE transport
+unusable (no HCA the process can open, libibverbs missing, /dev/infiniband not in the
+container). NCCL's other lines name existing causes (the signatures in
+matrices/signatures/nccl.toml): its socket interface lines NET101/NET104, its shared-memory
+lines SYS101, its P2P lines GPU116/NET106, its `Cuda failure` lines DRV150."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
+from envcheck.model.finding import Severity
+from envcheck.rules.base import Hit, LogLine, from_log, rule
+from envcheck.rules.fixes import fix, manual
+
+_STEPS = (
+    "with InfiniBand/RoCE HCAs on the node: install rdma-core (libibverbs1, ibverbs-providers; "
+    "`ibv_devinfo` must list the HCAs) and, in a container, pass the devices "
+    "(`--device=/dev/infiniband`, `--cap-add=IPC_LOCK`, or the RDMA device plugin)",
+    "without them (or to run over TCP on purpose): export NCCL_IB_DISABLE=1 so NCCL uses its "
+    "socket transport, with NCCL_SOCKET_IFNAME set to the interface between the nodes",
+)
+
+
+@rule("NET150", "nccl-ib-transport-unavailable", Severity.WARNING)
+def nccl_ib_unavailable(facts: Facts) -> Iterable[Hit]:
+    """NCCL cannot use InfiniBand/RoCE: no HCA it can open, or libibverbs missing
+
+    ## What it checks
+    NCCL's own IB plugin lines (src/transport/net_ib.cc, src/misc/ibvwrap.cc): `NET/IB : No
+    device found.`, `NET/IB : Unable to open device mlx5_0`, `Failed to open libibverbs.so[.1]`,
+    `Call to ibv_create_qp failed`. On a node: HCAs whose ports are all down (NCCL uses only
+    ACTIVE ports); what NCCL inside a container could open only its log says.
+
+    ## Why it matters
+    Without the IB plugin NCCL falls back to TCP sockets (`NET/Socket`): multi-node collectives
+    run an order of magnitude slower, or, where the socket interface is wrong too, fail with
+    `unhandled system error`. In containers the usual cause is an image without rdma-core or a
+    run without `/dev/infiniband`.
+
+    ## Example
+    `NCCL INFO NET/IB : No device found.` then `NCCL INFO NET/Socket : Using [0]eth0` on an
+    InfiniBand cluster, in a container started without `--device=/dev/infiniband`.
+
+    ## Fix
+    With HCAs: install rdma-core (libibverbs1, ibverbs-providers) and pass /dev/infiniband
+    (and IPC_LOCK) into the container; without them, or to use TCP on purpose,
+    `export NCCL_IB_DISABLE=1` and set NCCL_SOCKET_IFNAME.
+
+    ## References
+    - https://github.com/NVIDIA/nccl/blob/master/src/transport/net_ib.cc
+    - https://github.com/NVIDIA/nccl/blob/master/src/misc/ibvwrap.cc
+    - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-ib-disable
+    """
+    network = facts.network()
+    hcas = network.infiniband
+    if not hcas:  # no HCA: NCCL uses its socket transport by design
+        return []
+    ports = [p for d in hcas for p in d.ports]
+    if not ports or any("ACTIVE" in (p.state or "").upper() for p in ports):
+        return []
+    names = ", ".join(f"{d.name} ({', '.join(p.state or '?' for p in d.ports)})" for d in hcas)
+    return [
+        Hit(
+            f"every InfiniBand/RoCE port is down ({names}): NCCL uses only ACTIVE ports, so its "
+            "IB transport finds no device and falls back to TCP sockets",
+            evidence={"hcas": [d.name for d in hcas]},
+            fix=fix(
+                "Bring the HCA ports up (cable, switch, subnet manager: `ibstat`), or export "
+                "NCCL_IB_DISABLE=1 to use sockets on purpose",
+                "manual",
+                manual("ibstat; ibv_devinfo (port state must be PORT_ACTIVE)"),
+                manual(_STEPS[1]),
+            ),
+        )
+    ]
+
+
+@from_log("NET150")
+def nccl_ib_unavailable_in_log(facts: Facts, line: LogLine) -> Hit:
+    """The IB line NCCL printed; the node's HCAs, where known, say which fix applies."""
+    hcas: tuple[str, ...] | None = None
+    try:
+        hcas = tuple(d.name for d in facts.network().infiniband)
+    except Skip:
+        hcas = None
+    verbs = "libibverbs" in line.text.lower()
+    what = (
+        "NCCL could not load libibverbs (rdma-core is not installed in this environment)"
+        if verbs
+        else "NCCL's InfiniBand transport found no device it can open"
+    )
+    steps: tuple[str, ...]
+    if hcas:
+        summary = (
+            f"The node has HCAs ({', '.join(hcas)}): install rdma-core and pass /dev/infiniband "
+            "into the container"
+        )
+        steps = _STEPS[:1]
+    elif hcas is not None:
+        summary = "The node has no HCA: export NCCL_IB_DISABLE=1 (NCCL uses sockets)"
+        steps = _STEPS[1:]
+    else:
+        summary = (
+            "Install rdma-core and pass /dev/infiniband where the node has HCAs; else export "
+            "NCCL_IB_DISABLE=1"
+        )
+        steps = _STEPS
+    return Hit(
+        f"{what} (line {line.line}): NCCL falls back to TCP sockets (slow), or fails where the "
+        "socket interface is wrong too",
+        evidence={"line": line.line, "hcas": list(hcas) if hcas is not None else None},
+        fix=fix(summary, "manual", *(manual(s) for s in steps)),
+    )
