@@ -279,3 +279,45 @@ def test_egl_and_vulkan_lines_confirm_the_missing_userspace(
     sim109 = _causes(cli, _log(tmp_path, line))["SIM109"]
     assert sim109["verdict"] == "confirmed"
     assert "10_nvidia.json" in _fix(sim109) or "nvidia_icd.json" in _fix(sim109)
+
+
+def test_out_of_memory_names_the_other_processes(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    line = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+        "total capacity of 79.15 GiB of which 1.06 GiB is free. Process 4242 has 61.20 GiB "
+        "memory in use. Including non-PyTorch memory, this process has 16.88 GiB memory in use."
+    )
+    found = _causes(cli, _log(tmp_path, line))
+    assert found["DRV104"]["verdict"] == "confirmed"
+    assert "process 4242 holds 61.20 GiB" in found["DRV104"]["findings"][0]["message"]
+    assert "kill 4242" in _fix(found["DRV104"])
+    assert found["DRV150"]["verdict"] == "confirmed"
+
+
+def test_out_of_memory_without_other_processes_leaves_them_open(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    line = "RuntimeError: CUDA error: out of memory"
+    found = _causes(cli, _log(tmp_path, line))
+    assert found["DRV104"]["verdict"] == "unknown"
+    assert "batch size" in _fix(found["DRV150"])
+
+
+def test_no_display_is_glx_without_x(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    line = "glfw.GLFWError: (65544) b'X11: The DISPLAY environment variable is missing'"
+    sim150 = _causes(cli, _log(tmp_path, line))["SIM150"]
+    assert "DISPLAY unset" in sim150["findings"][0]["message"]
+    assert "xvfb-run" in _fix(sim150)
+
+
+def test_inductor_on_a_pre_volta_gpu(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    line = (
+        "RuntimeError: Found Tesla P100-PCIE-16GB which is too old to be supported by the triton "
+        "GPU compiler, which is used as the backend. Triton only supports devices of CUDA "
+        "Capability >= 7.0, but your device is of CUDA capability 6.0"
+    )
+    cud151 = _causes(cli, _log(tmp_path, line))["CUD151"]
+    assert "Tesla P100-PCIE-16GB (sm_60" in cud151["findings"][0]["message"]
+    assert "backend='eager'" in _fix(cud151)

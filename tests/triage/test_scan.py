@@ -661,6 +661,7 @@ def test_triage_prints_a_fixs_commands_on_lines_of_their_own(
 
     assert split_commands(fix) == (prose, commands)
 
+
 # the driver, arch, NCCL and graphics families (lines in the libraries' own wording: NVML's and
 # nvidia-smi's strings, libcudart's messages, ptxas/nvcc, Triton, NCCL's src/, Mesa, the Vulkan
 # loader)
@@ -674,7 +675,10 @@ EXAMPLES += [
         "torch-found-no-driver",
     ),
     ("RuntimeError: CUDA error: no CUDA-capable device is detected", "cuda-error"),
-    ("ptxas fatal   : Value 'sm_120a' is not defined for option 'gpu-name'", "compiler-unknown-arch"),
+    (
+        "ptxas fatal   : Value 'sm_120a' is not defined for option 'gpu-name'",
+        "compiler-unknown-arch",
+    ),
     (
         "triton.compiler.errors.CompilationError: at 1:0: type fp8e4nv not supported in this "
         "architecture. The supported fp8 dtypes are ('fp8e4b15', 'fp8e5')",
@@ -706,4 +710,19 @@ EXAMPLES += [
     ("vkCreateInstance: Found no drivers!", "vulkan-found-no-drivers"),
     ("libGL error: failed to load driver: swrast", "glx-driver-not-loaded"),
     ("libEGL warning: failed to open /dev/dri/card0: Permission denied", "dri-permission-denied"),
+]
+EXAMPLES += [
+    (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+        "total capacity of 79.15 GiB of which 1.06 GiB is free. Process 4242 has 61.20 GiB "
+        "memory in use.",
+        "cuda-out-of-memory",
+    ),
+    (
+        "RuntimeError: Attempting to deserialize object on a CUDA device but "
+        "torch.cuda.is_available() is False. If you are running on a CPU-only machine, please "
+        "use torch.load with map_location=torch.device('cpu') to map your storages to the CPU.",
+        "torch-deserialize-on-cuda-without-cuda",
+    ),
+    ("glfw.GLFWError: (65544) b'X11: The DISPLAY environment variable is missing'", "no-x-display"),
 ]

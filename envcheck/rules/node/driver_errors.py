@@ -11,6 +11,7 @@ the same table."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from envcheck.facts.node import Facts
@@ -241,5 +242,34 @@ def driver_library_mismatch_in_log(facts: Facts, line: LogLine) -> Hit:
             "the driver update (or reload the nvidia modules)",
             "manual",
             manual(step),
+        ),
+    )
+
+
+_OTHER_PROCESS = re.compile(r"Process (?P<pid>[0-9]+) has (?P<held>[0-9.]+ [KMGT]iB) memory in use")
+
+
+@from_log("DRV104")
+def memory_held_in_log(facts: Facts, line: LogLine) -> Hit:
+    """torch's out-of-memory message (since 2.1) names every other process holding memory on
+    the GPU ('Process 4242 has 61.20 GiB memory in use'; the process itself is 'this process'):
+    those establish the cause; without them the line does not say who holds the memory."""
+    others = [(m.group("pid"), m.group("held")) for m in _OTHER_PROCESS.finditer(line.text)]
+    if not others:
+        raise NotStated(
+            f"line {line.line} does not name other processes holding GPU memory", "gpu.processes"
+        )
+    held = ", ".join(f"process {pid} holds {size}" for pid, size in others)
+    return Hit(
+        f"the GPU ran out of memory while other processes held it (line {line.line}: {held})",
+        evidence={"line": line.line, "processes": [pid for pid, _ in others]},
+        fix=fix(
+            "Stop the processes holding the GPU's memory before the job starts",
+            "manual",
+            manual(
+                "nvidia-smi --query-compute-apps=pid,used_memory --format=csv; kill "
+                + " ".join(pid for pid, _ in others)
+                + " (a stale run's workers, a vLLM server, Ray workers: ray stop --force)"
+            ),
         ),
     )

@@ -80,8 +80,20 @@ def glx_driver_in_log(facts: Facts, line: LogLine) -> Hit:
     section = facts.report.graphics
     caps = section.data.driver_capabilities if section.is_ok and section.data else None
     lacking = caps is not None and "graphics" not in caps and "all" not in caps
-    what = f"libGL could not load the {driver} driver" if driver else "GLX found no GL driver"
+    display = "display" in line.text.lower()
+    what = (
+        "no X display to open (DISPLAY unset)"
+        if display
+        else f"libGL could not load the {driver} driver"
+        if driver
+        else "GLX found no GL driver"
+    )
     steps = [
+        *(
+            ["with a GUI program: run it under a virtual display: xvfb-run -a <command>"]
+            if display
+            else []
+        ),
         "headless: render without GLX: MUJOCO_GL=egl PYOPENGL_PLATFORM=egl (NVIDIA EGL vendor "
         "library), or MUJOCO_GL=osmesa PYOPENGL_PLATFORM=osmesa (software)",
         "in a container: start it with NVIDIA_DRIVER_CAPABILITIES=all (graphics) so the NVIDIA "
