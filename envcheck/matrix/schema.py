@@ -369,7 +369,7 @@ class CudaError:
     number: int | None = None
     cause: str | None = None
     fix: str | None = None
-    # "program": the failing program (its arguments, its kernel) is at fault, not the node
+    # "program": the failing job (its arguments, its kernel, its size) is at fault, not the node
     fault: Literal["node", "program"] = "node"
     note: str | None = None
 

@@ -303,6 +303,8 @@ def test_out_of_memory_without_other_processes_leaves_them_open(
     found = _causes(cli, _log(tmp_path, line))
     assert found["DRV104"]["verdict"] == "unknown"
     assert "batch size" in _fix(found["DRV150"])
+    # the job's size, not the node: never an error-level finding
+    assert found["DRV150"]["findings"][0]["severity"] == "warning"
 
 
 def test_no_display_is_glx_without_x(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
