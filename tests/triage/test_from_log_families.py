@@ -323,3 +323,19 @@ def test_inductor_on_a_pre_volta_gpu(tmp_path: Path, cli: Callable[..., CliResul
     cud151 = _causes(cli, _log(tmp_path, line))["CUD151"]
     assert "Tesla P100-PCIE-16GB (sm_60" in cud151["findings"][0]["message"]
     assert "backend='eager'" in _fix(cud151)
+
+
+def test_duplicate_gpu_names_the_ranks(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    line = (
+        "node1:2301:2388 [1] init.cc:871 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 "
+        "both on CUDA device 1000"
+    )
+    cud152 = _causes(cli, _log(tmp_path, line))["CUD152"]
+    assert "ranks 1 and 0 are both on CUDA device 1000" in cud152["findings"][0]["message"]
+    assert "set_device" in _fix(cud152)
+
+
+def test_nccl_nvml_call_reads_nvmls_text(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    line = "node1:2301:2388 [0] NCCL WARN nvmlDeviceGetHandleByPciBusId() failed: Not Found"
+    drv151 = _causes(cli, _log(tmp_path, line))["DRV151"]
+    assert "NVML_ERROR_NOT_FOUND" in drv151["findings"][0]["message"]

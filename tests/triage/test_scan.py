@@ -726,3 +726,17 @@ EXAMPLES += [
     ),
     ("glfw.GLFWError: (65544) b'X11: The DISPLAY environment variable is missing'", "no-x-display"),
 ]
+EXAMPLES += [
+    (
+        "node1:2301:2388 [1] init.cc:871 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 "
+        "both on CUDA device 1000",
+        "nccl-duplicate-gpu",
+    ),
+    ("RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!", "nccl-no-gpus"),
+    ("RuntimeError: Distributed package doesn't have NCCL built in", "nccl-not-built-in"),
+    (
+        "node1:2301:2388 [0] NCCL WARN nvmlDeviceGetHandleByPciBusId() failed: Not Found",
+        "nccl-nvml-call-failed",
+    ),
+    ("qt.qpa.xcb: could not connect to display", "no-x-display"),
+]

@@ -1,11 +1,12 @@
 """The NCCL family's causes that no older rule names: NET150, NCCL's InfiniBand / RoCE transport
 unusable (no HCA the process can open, libibverbs missing, /dev/infiniband not in the
-container). NCCL's other lines name existing causes (the signatures in
+container); CUD152, two ranks on one GPU. NCCL's other lines name existing causes (the signatures in
 matrices/signatures/nccl.toml): its socket interface lines NET101/NET104, its shared-memory
 lines SYS101, its P2P lines GPU116/NET106, its `Cuda failure` lines DRV150."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from envcheck.facts.node import Facts
@@ -112,4 +113,87 @@ def nccl_ib_unavailable_in_log(facts: Facts, line: LogLine) -> Hit:
         "socket interface is wrong too",
         evidence={"line": line.line, "hcas": list(hcas) if hcas is not None else None},
         fix=fix(summary, "manual", *(manual(s) for s in steps)),
+    )
+
+
+def _duplicates(visible: str) -> list[str]:
+    entries = [e.strip() for e in visible.split(",") if e.strip()]
+    return sorted({e for e in entries if entries.count(e) > 1})
+
+
+@rule("CUD152", "nccl-ranks-share-a-gpu", Severity.ERROR)
+def ranks_share_a_gpu(facts: Facts) -> Iterable[Hit]:
+    """Two ranks of one NCCL communicator are on the same GPU
+
+    ## What it checks
+    `CUDA_VISIBLE_DEVICES` listing a GPU twice (`0,0,1`); in `triage`, NCCL's own refusal
+    (src/init.cc): `Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000`.
+
+    ## Why it matters
+    NCCL needs one GPU per rank: two ranks on one device fail at communicator creation
+    (`ncclInvalidUsage`). It happens when the launcher starts more processes per node than
+    there are GPUs, when every process uses the default device 0 (no
+    `torch.cuda.set_device(local_rank)` before `init_process_group`), or when
+    CUDA_VISIBLE_DEVICES repeats a GPU.
+
+    ## Example
+    `torchrun --nproc_per_node 4` on a node where CUDA_VISIBLE_DEVICES=0,1 (or where the script
+    never calls `torch.cuda.set_device(local_rank)`).
+
+    ## Fix
+    Give each rank its own GPU: call `torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))`
+    (or pass `device_id` to `init_process_group`) before the first collective, start at most
+    as many processes per node as it has GPUs, and list each GPU once in CUDA_VISIBLE_DEVICES.
+
+    ## References
+    - https://github.com/NVIDIA/nccl/blob/master/src/init.cc
+    - https://pytorch.org/docs/stable/distributed.html#torch.distributed.init_process_group
+    """
+    visible = facts.env().get("CUDA_VISIBLE_DEVICES") or ""
+    twice = _duplicates(visible)
+    if not twice:
+        return []
+    return [
+        Hit(
+            f"CUDA_VISIBLE_DEVICES={visible} lists GPU {', '.join(twice)} more than once: the "
+            "processes that get the same device fail NCCL's 'Duplicate GPU detected'",
+            evidence={"CUDA_VISIBLE_DEVICES": visible, "repeated": twice},
+            fix=fix(
+                "List each GPU once in CUDA_VISIBLE_DEVICES",
+                "manual",
+                manual(
+                    "export CUDA_VISIBLE_DEVICES=" + ",".join(dict.fromkeys(visible.split(",")))
+                ),
+            ),
+        )
+    ]
+
+
+@from_log("CUD152")
+def ranks_share_a_gpu_in_log(facts: Facts, line: LogLine) -> Hit:
+    """NCCL's 'Duplicate GPU detected : rank A and rank B both on CUDA device D'."""
+    found = re.search(
+        r"rank ([0-9]+) and rank ([0-9]+) both on CUDA device ([0-9a-fA-Fx]+)", line.text
+    )
+    ranks = (
+        f"ranks {found.group(1)} and {found.group(2)} are both on CUDA device {found.group(3)}"
+        if found
+        else "two ranks are on one GPU"
+    )
+    return Hit(
+        f"NCCL refused the communicator (line {line.line}): {ranks}",
+        evidence={"line": line.line},
+        fix=fix(
+            "Give each rank its own GPU: torch.cuda.set_device(local_rank) before "
+            "init_process_group, and no more processes per node than GPUs",
+            "manual",
+            manual(
+                'torch.cuda.set_device(int(os.environ["LOCAL_RANK"])) before '
+                "dist.init_process_group (or init_process_group(..., device_id=...))"
+            ),
+            manual(
+                "torchrun --nproc_per_node <number of GPUs on the node>; list each GPU once in "
+                "CUDA_VISIBLE_DEVICES"
+            ),
+        ),
     )
