@@ -740,3 +740,10 @@ EXAMPLES += [
     ),
     ("qt.qpa.xcb: could not connect to display", "no-x-display"),
 ]
+EXAMPLES += [
+    (
+        "[W socket.cpp:663] [c10d] The client socket has failed to connect to "
+        "[::ffff:10.0.0.1]:29500 (errno: 110 - Connection timed out).",
+        "c10d-store-connect-failed",
+    ),
+]
