@@ -157,7 +157,8 @@ def nvml_failure_stated(facts: Facts) -> Iterable[Hit]:
     `NVMLError_...`), looked up in the `[[cuda_error]]` table (`api = "nvml"`: every
     `nvmlReturn_t` with `nvmlErrorString`'s text; `api = "nvidia-smi"`: nvidia-smi's own
     failure lines with their exit codes). Only a log states these: on a node, `--deep` asks
-    NVML directly: `nvmlInit`'s own error, looked up the same way.
+    NVML directly: `nvmlInit`'s own error, looked up the same way (on a node with an NVIDIA
+    driver: without one, NVML failing is expected).
 
     ## Why it matters
     When NVML fails, so do schedulers' GPU discovery, monitoring, and every framework that asks
@@ -182,8 +183,9 @@ def nvml_failure_stated(facts: Facts) -> Iterable[Hit]:
     - https://github.com/NVIDIA/nvidia-docker/issues/1730
     - https://docs.nvidia.com/deploy/nvidia-smi/index.html
     """
+    facts.cuda_check()  # Skip without --deep, and on a node with no NVIDIA driver at all
     hits = []
-    for step in facts.deep().steps:  # Skip without --deep: only a log states NVML's failures
+    for step in facts.deep().steps:
         reason = step.reason or ""
         if step.name != "nvml_health" or step.status != "unavailable" or "NVML" not in reason:
             continue
