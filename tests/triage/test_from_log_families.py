@@ -339,3 +339,18 @@ def test_nccl_nvml_call_reads_nvmls_text(tmp_path: Path, cli: Callable[..., CliR
     line = "node1:2301:2388 [0] NCCL WARN nvmlDeviceGetHandleByPciBusId() failed: Not Found"
     drv151 = _causes(cli, _log(tmp_path, line))["DRV151"]
     assert "NVML_ERROR_NOT_FOUND" in drv151["findings"][0]["message"]
+
+
+def test_nvrtc_refusing_the_gpus_arch_is_torchs_cuda(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(tmp_path, "nvrtc: error: invalid value for --gpu-architecture (-arch)")
+    spec = _spec(
+        tmp_path,
+        '[gpu]\ndriver = "570.124.04"\nmodels = ["NVIDIA GeForce RTX 5090"]\n\n'
+        '[packages]\ntorch = "2.5.1+cu124"\n',
+    )
+    cud150 = _causes(cli, log, "--spec", str(spec))["CUD150"]
+    assert cud150["verdict"] == "confirmed"
+    assert "CUDA 12.4 predates sm_120" in cud150["findings"][0]["message"]
+    assert "torch build for CUDA >= 12.8" in _fix(cud150)

@@ -747,3 +747,6 @@ EXAMPLES += [
         "c10d-store-connect-failed",
     ),
 ]
+EXAMPLES += [
+    ("nvrtc: error: invalid value for --gpu-architecture (-arch)", "compiler-unknown-arch"),
+]

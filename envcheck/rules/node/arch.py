@@ -159,19 +159,36 @@ def toolkit_refused_arch_in_log(facts: Facts, line: LogLine) -> Hit | None:
     it (and the last, for dropped architectures), against the toolkit's release where the log
     or the node states it (a release that compiles it rules the cause out)."""
     target = line.stated.get("ptx_target")
-    if not target:
-        raise NotStated(f"line {line.line} does not name the target architecture", "log.ptx_target")
+    if not target:  # NVRTC's 'invalid value for --gpu-architecture' names none: the GPU's own
+        _, cc = _line_gpu(facts, line)
+        if cc is None:
+            raise NotStated(
+                f"line {line.line} does not name the target architecture, and the GPU is unknown",
+                "log.ptx_target",
+            )
+        target = sm(cc)
     support = sm_support(facts.matrix, target)
     if support is None:
         raise NotStated(
             f"the matrix's [[sm]] table does not know {target} (line {line.line})", "log.ptx_target"
         )
+    lowered = line.text.lower()
+    compiler = "ptxas" if "ptxas" in lowered else "NVRTC" if "nvrtc" in lowered else "nvcc"
     cuda = _nvcc(facts, line)
+    if compiler == "NVRTC":  # torch's runtime compiler comes with torch's CUDA
+        cuda = None
+        with contextlib.suppress(Skip):
+            cuda = facts.torch_cuda()
     problem = _toolkit_problem(support, cuda)
     if problem is None:
         return None
     step = _toolkit_fix(support, cuda)
-    compiler = "ptxas" if "ptxas" in line.text.lower() else "nvcc"
+    if compiler == "NVRTC":
+        step = (
+            f"Install a torch build for CUDA >= {support.first_cuda} (NVRTC, the "
+            f"nvidia-cuda-nvrtc wheel, comes with torch's CUDA and compiles {support.arch} from "
+            "that release on)"
+        )
     return Hit(
         f"{compiler} refused {target} (line {line.line}): {problem}"
         + ("" if cuda is not None else "; the toolkit in use is older"),
