@@ -8,6 +8,14 @@ FUNCTIONS = {}
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
+   return (self.api,self.name,self.message,self.source,self.number,self.cause,self.fix,self.fault,self.note,)==(other.api,other.name,other.message,other.source,other.number,other.cause,other.fix,other.fault,other.note,)
+  return NotImplemented
+ return __eq__
+FUNCTIONS['4b51a255381f5566b0825ea7fad3d1e70be94c885b9682d63f6460b51c3eeebd'] = __create_fn__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
    return (self.arch,self.first_cuda,self.source,self.last_cuda,self.verified,self.note,self.last_driver_branch,)==(other.arch,other.first_cuda,other.source,other.last_cuda,other.verified,other.note,other.last_driver_branch,)
   return NotImplemented
  return __eq__
@@ -64,10 +72,10 @@ FUNCTIONS['3bb818ae910ca2def391ffbd67cc0a549044917fde493548531b0c0da110c47e'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.companion,self.override,self.bound,self.known_bad,self.constant,self.signature,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,)==(other.meta,other.toolkit,other.driver_branch,other.sm,other.gpu,other.torch,other.torch_index,other.vllm,other.ray,other.flash_attn,other.isaacsim,other.omnigibson,other.os_release,other.first_release,other.ptx_isa,other.soname,other.libstdcxx,other.import_name,other.companion,other.override,other.bound,other.known_bad,other.constant,other.signature,other.torch_wheel,other.vllm_metadata,other.ray_wheels,other.flash_attn_index,other.isaacsim_index,other.companion_metadata,)
+   return (self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.companion,self.override,self.bound,self.known_bad,self.constant,self.signature,self.cuda_error,self.arch_floor,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,)==(other.meta,other.toolkit,other.driver_branch,other.sm,other.gpu,other.torch,other.torch_index,other.vllm,other.ray,other.flash_attn,other.isaacsim,other.omnigibson,other.os_release,other.first_release,other.ptx_isa,other.soname,other.libstdcxx,other.import_name,other.companion,other.override,other.bound,other.known_bad,other.constant,other.signature,other.cuda_error,other.arch_floor,other.torch_wheel,other.vllm_metadata,other.ray_wheels,other.flash_attn_index,other.isaacsim_index,other.companion_metadata,)
   return NotImplemented
  return __eq__
-FUNCTIONS['a85b7f4bd3e87b0d209db3e305f2db7f2c49e3a9423d820a4e5ea8dee9089de1'] = __create_fn__
+FUNCTIONS['f3efaf5b5e75bf23dd17f51190a2caaeeb8e0d223a1b418edffbc9053283e802'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -116,6 +124,14 @@ def __create_fn__():
   return NotImplemented
  return __eq__
 FUNCTIONS['1c8e4833d36933a84c3f1e96fe3f7b983f3f5984ef077fe29b9a463e576460f9'] = __create_fn__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.package,self.feature,self.message,self.fix,self.source,self.min_compute_capability,self.at_or_above,self.at_or_above_fix,self.whole_package,self.note,)==(other.package,other.feature,other.message,other.fix,other.source,other.min_compute_capability,other.at_or_above,other.at_or_above_fix,other.whole_package,other.note,)
+  return NotImplemented
+ return __eq__
+FUNCTIONS['86d4193f51f72383320e5bf27cb25329507ccfcc2631ce03f591b88e4d62566f'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -239,6 +255,12 @@ FUNCTIONS['d75e16e1ad48439b160a6c9ddb96ba064aade6ee1fde5c2f4ab99dc8d71985be'] = 
 
 def __create_fn__():
  def __hash__(self):
+  return hash((self.api,self.name,self.message,self.source,self.number,self.cause,self.fix,self.fault,self.note,))
+ return __hash__
+FUNCTIONS['b80c1f689e3129659d04c70c8045d356b15a6d100f6e9722f253eee6bfabaa0a'] = __create_fn__
+
+def __create_fn__():
+ def __hash__(self):
   return hash((self.arch,self.first_cuda,self.source,self.last_cuda,self.verified,self.note,self.last_driver_branch,))
  return __hash__
 FUNCTIONS['ad482f606ffd8a02690f1e799b78296761bd5310095d55d9507ede2c85a0e35f'] = __create_fn__
@@ -281,9 +303,9 @@ FUNCTIONS['73ab92fde24dbf5be5dfc195ea999a44ea791a154eebb8c9901d0e8ca2b04278'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.companion,self.override,self.bound,self.known_bad,self.constant,self.signature,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,))
+  return hash((self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.companion,self.override,self.bound,self.known_bad,self.constant,self.signature,self.cuda_error,self.arch_floor,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,))
  return __hash__
-FUNCTIONS['2426d59bd46f31c313385d16c34cbf4d75ef13fd1606c53e34af7fc186e675a4'] = __create_fn__
+FUNCTIONS['7c770d21144a8ee006e00823b821ec1b350db2198d573f9e6387df12796036bc'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -320,6 +342,12 @@ def __create_fn__():
   return hash((self.os,self.version,self.glibc,self.source,self.note,self.glibcxx_max,self.cxxabi_max,self.libstdcxx_gcc,self.verified,))
  return __hash__
 FUNCTIONS['278b5bc093183163cacf00ba0e8c17706e88d191ef1927726727df4522bd3ade'] = __create_fn__
+
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.package,self.feature,self.message,self.fix,self.source,self.min_compute_capability,self.at_or_above,self.at_or_above_fix,self.whole_package,self.note,))
+ return __hash__
+FUNCTIONS['e1b5956b0b91ca6a16d65409255f9dbcbf408a0902b2c4f4c22ecbe61b8498f1'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -413,6 +441,12 @@ FUNCTIONS['82001588337daecd0be6dc89e23887d8ef1872cd790a6065254dd220a9c69bb8'] = 
 
 def __create_fn__():
  def __repr__(self):
+  return self.__class__.__qualname__ + f"(api={self.api!r}, name={self.name!r}, message={self.message!r}, source={self.source!r}, number={self.number!r}, cause={self.cause!r}, fix={self.fix!r}, fault={self.fault!r}, note={self.note!r})"
+ return __repr__
+FUNCTIONS['2841458f1d61ebf34f575c6a96c551ee63130e42b97cf2860b94a179817b6333'] = __create_fn__
+
+def __create_fn__():
+ def __repr__(self):
   return self.__class__.__qualname__ + f"(arch={self.arch!r}, first_cuda={self.first_cuda!r}, source={self.source!r}, last_cuda={self.last_cuda!r}, verified={self.verified!r}, note={self.note!r}, last_driver_branch={self.last_driver_branch!r})"
  return __repr__
 FUNCTIONS['eda2c22fde776b159a179b16d35432f7b6e79bc0158f604e3cbec775b1bab3ca'] = __create_fn__
@@ -455,9 +489,9 @@ FUNCTIONS['5f1bce1d51301c3a004f97ad03210e683c44ec628890a460e477ad97c8327e32'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(meta={self.meta!r}, toolkit={self.toolkit!r}, driver_branch={self.driver_branch!r}, sm={self.sm!r}, gpu={self.gpu!r}, torch={self.torch!r}, torch_index={self.torch_index!r}, vllm={self.vllm!r}, ray={self.ray!r}, flash_attn={self.flash_attn!r}, isaacsim={self.isaacsim!r}, omnigibson={self.omnigibson!r}, os_release={self.os_release!r}, first_release={self.first_release!r}, ptx_isa={self.ptx_isa!r}, soname={self.soname!r}, libstdcxx={self.libstdcxx!r}, import_name={self.import_name!r}, companion={self.companion!r}, override={self.override!r}, bound={self.bound!r}, known_bad={self.known_bad!r}, constant={self.constant!r}, signature={self.signature!r}, torch_wheel={self.torch_wheel!r}, vllm_metadata={self.vllm_metadata!r}, ray_wheels={self.ray_wheels!r}, flash_attn_index={self.flash_attn_index!r}, isaacsim_index={self.isaacsim_index!r}, companion_metadata={self.companion_metadata!r})"
+  return self.__class__.__qualname__ + f"(meta={self.meta!r}, toolkit={self.toolkit!r}, driver_branch={self.driver_branch!r}, sm={self.sm!r}, gpu={self.gpu!r}, torch={self.torch!r}, torch_index={self.torch_index!r}, vllm={self.vllm!r}, ray={self.ray!r}, flash_attn={self.flash_attn!r}, isaacsim={self.isaacsim!r}, omnigibson={self.omnigibson!r}, os_release={self.os_release!r}, first_release={self.first_release!r}, ptx_isa={self.ptx_isa!r}, soname={self.soname!r}, libstdcxx={self.libstdcxx!r}, import_name={self.import_name!r}, companion={self.companion!r}, override={self.override!r}, bound={self.bound!r}, known_bad={self.known_bad!r}, constant={self.constant!r}, signature={self.signature!r}, cuda_error={self.cuda_error!r}, arch_floor={self.arch_floor!r}, torch_wheel={self.torch_wheel!r}, vllm_metadata={self.vllm_metadata!r}, ray_wheels={self.ray_wheels!r}, flash_attn_index={self.flash_attn_index!r}, isaacsim_index={self.isaacsim_index!r}, companion_metadata={self.companion_metadata!r})"
  return __repr__
-FUNCTIONS['35ea63cadac6429c94feeaf4551fb7c7432c3ff950acc369e98f5be214e7974d'] = __create_fn__
+FUNCTIONS['7db21b0a81f4505da76201e05fa5840a487c90daa40a0103fa6690f16afd3895'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -494,6 +528,12 @@ def __create_fn__():
   return self.__class__.__qualname__ + f"(os={self.os!r}, version={self.version!r}, glibc={self.glibc!r}, source={self.source!r}, note={self.note!r}, glibcxx_max={self.glibcxx_max!r}, cxxabi_max={self.cxxabi_max!r}, libstdcxx_gcc={self.libstdcxx_gcc!r}, verified={self.verified!r})"
  return __repr__
 FUNCTIONS['9c53acbac0d2e2cecae40bc658c5445f215d5a77adbd5967219f381f5ecc8c32'] = __create_fn__
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(package={self.package!r}, feature={self.feature!r}, message={self.message!r}, fix={self.fix!r}, source={self.source!r}, min_compute_capability={self.min_compute_capability!r}, at_or_above={self.at_or_above!r}, at_or_above_fix={self.at_or_above_fix!r}, whole_package={self.whole_package!r}, note={self.note!r})"
+ return __repr__
+FUNCTIONS['d4f48392f27c9993e587fec574d132834321b5dc4580f62d7b74e7def19ec65f'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -585,6 +625,20 @@ def __create_fn__():
  return __repr__
 FUNCTIONS['1c2a5fcfc9b5dde5153d2078f225c8c0012f135b87f02ac25249457a7f9c9605'] = __create_fn__
 
+def __create_fn__(_type_api, _type_name, _type_message, _type_source, _type_number, _type_cause, _type_fix, _type_fault, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_number, _dflt_cause, _dflt_fix, _dflt_fault, _dflt_note, _return_type):
+ def __init__(self,api:_type_api,name:_type_name,message:_type_message,source:_type_source,number:_type_number=_dflt_number,cause:_type_cause=_dflt_cause,fix:_type_fix=_dflt_fix,fault:_type_fault=_dflt_fault,note:_type_note=_dflt_note)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'api',api)
+  __dataclass_builtins_object__.__setattr__(self,'name',name)
+  __dataclass_builtins_object__.__setattr__(self,'message',message)
+  __dataclass_builtins_object__.__setattr__(self,'source',source)
+  __dataclass_builtins_object__.__setattr__(self,'number',number)
+  __dataclass_builtins_object__.__setattr__(self,'cause',cause)
+  __dataclass_builtins_object__.__setattr__(self,'fix',fix)
+  __dataclass_builtins_object__.__setattr__(self,'fault',fault)
+  __dataclass_builtins_object__.__setattr__(self,'note',note)
+ return __init__
+FUNCTIONS['755d8fa16d21ce3860ca30bb1af4e1f7dcda5795655921ccc97095763359f509'] = __create_fn__
+
 def __create_fn__(_type_arch, _type_first_cuda, _type_source, _type_last_cuda, _type_verified, _type_note, _type_last_driver_branch, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_last_cuda, _dflt_verified, _dflt_note, _dflt_last_driver_branch, _return_type):
  def __init__(self,arch:_type_arch,first_cuda:_type_first_cuda,source:_type_source,last_cuda:_type_last_cuda=_dflt_last_cuda,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,last_driver_branch:_type_last_driver_branch=_dflt_last_driver_branch)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'arch',arch)
@@ -671,8 +725,8 @@ def __create_fn__(_type_isa, _type_cuda, _type_source, _type_note, MISSING, _HAS
  return __init__
 FUNCTIONS['5bcbaae724178c1d5cc7284c615df7e4d2a0693d43803dc76e2b597fd4e0dc22'] = __create_fn__
 
-def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _type_gpu, _type_torch, _type_torch_index, _type_vllm, _type_ray, _type_flash_attn, _type_isaacsim, _type_omnigibson, _type_os_release, _type_first_release, _type_ptx_isa, _type_soname, _type_libstdcxx, _type_import_name, _type_companion, _type_override, _type_bound, _type_known_bad, _type_constant, _type_signature, _type_torch_wheel, _type_vllm_metadata, _type_ray_wheels, _type_flash_attn_index, _type_isaacsim_index, _type_companion_metadata, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_meta, _dflt_toolkit, _dflt_driver_branch, _dflt_sm, _dflt_gpu, _dflt_torch, _dflt_torch_index, _dflt_vllm, _dflt_ray, _dflt_flash_attn, _dflt_isaacsim, _dflt_omnigibson, _dflt_os_release, _dflt_first_release, _dflt_ptx_isa, _dflt_soname, _dflt_libstdcxx, _dflt_import_name, _dflt_companion, _dflt_override, _dflt_bound, _dflt_known_bad, _dflt_constant, _dflt_signature, _dflt_torch_wheel, _dflt_vllm_metadata, _dflt_ray_wheels, _dflt_flash_attn_index, _dflt_isaacsim_index, _dflt_companion_metadata, _return_type):
- def __init__(self,meta:_type_meta=_HAS_DEFAULT_FACTORY,toolkit:_type_toolkit=_dflt_toolkit,driver_branch:_type_driver_branch=_dflt_driver_branch,sm:_type_sm=_dflt_sm,gpu:_type_gpu=_dflt_gpu,torch:_type_torch=_dflt_torch,torch_index:_type_torch_index=_dflt_torch_index,vllm:_type_vllm=_dflt_vllm,ray:_type_ray=_dflt_ray,flash_attn:_type_flash_attn=_dflt_flash_attn,isaacsim:_type_isaacsim=_dflt_isaacsim,omnigibson:_type_omnigibson=_dflt_omnigibson,os_release:_type_os_release=_dflt_os_release,first_release:_type_first_release=_dflt_first_release,ptx_isa:_type_ptx_isa=_dflt_ptx_isa,soname:_type_soname=_dflt_soname,libstdcxx:_type_libstdcxx=_dflt_libstdcxx,import_name:_type_import_name=_dflt_import_name,companion:_type_companion=_dflt_companion,override:_type_override=_dflt_override,bound:_type_bound=_dflt_bound,known_bad:_type_known_bad=_dflt_known_bad,constant:_type_constant=_dflt_constant,signature:_type_signature=_dflt_signature,torch_wheel:_type_torch_wheel=_dflt_torch_wheel,vllm_metadata:_type_vllm_metadata=_dflt_vllm_metadata,ray_wheels:_type_ray_wheels=_dflt_ray_wheels,flash_attn_index:_type_flash_attn_index=_dflt_flash_attn_index,isaacsim_index:_type_isaacsim_index=_dflt_isaacsim_index,companion_metadata:_type_companion_metadata=_dflt_companion_metadata)->_return_type:
+def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _type_gpu, _type_torch, _type_torch_index, _type_vllm, _type_ray, _type_flash_attn, _type_isaacsim, _type_omnigibson, _type_os_release, _type_first_release, _type_ptx_isa, _type_soname, _type_libstdcxx, _type_import_name, _type_companion, _type_override, _type_bound, _type_known_bad, _type_constant, _type_signature, _type_cuda_error, _type_arch_floor, _type_torch_wheel, _type_vllm_metadata, _type_ray_wheels, _type_flash_attn_index, _type_isaacsim_index, _type_companion_metadata, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_meta, _dflt_toolkit, _dflt_driver_branch, _dflt_sm, _dflt_gpu, _dflt_torch, _dflt_torch_index, _dflt_vllm, _dflt_ray, _dflt_flash_attn, _dflt_isaacsim, _dflt_omnigibson, _dflt_os_release, _dflt_first_release, _dflt_ptx_isa, _dflt_soname, _dflt_libstdcxx, _dflt_import_name, _dflt_companion, _dflt_override, _dflt_bound, _dflt_known_bad, _dflt_constant, _dflt_signature, _dflt_cuda_error, _dflt_arch_floor, _dflt_torch_wheel, _dflt_vllm_metadata, _dflt_ray_wheels, _dflt_flash_attn_index, _dflt_isaacsim_index, _dflt_companion_metadata, _return_type):
+ def __init__(self,meta:_type_meta=_HAS_DEFAULT_FACTORY,toolkit:_type_toolkit=_dflt_toolkit,driver_branch:_type_driver_branch=_dflt_driver_branch,sm:_type_sm=_dflt_sm,gpu:_type_gpu=_dflt_gpu,torch:_type_torch=_dflt_torch,torch_index:_type_torch_index=_dflt_torch_index,vllm:_type_vllm=_dflt_vllm,ray:_type_ray=_dflt_ray,flash_attn:_type_flash_attn=_dflt_flash_attn,isaacsim:_type_isaacsim=_dflt_isaacsim,omnigibson:_type_omnigibson=_dflt_omnigibson,os_release:_type_os_release=_dflt_os_release,first_release:_type_first_release=_dflt_first_release,ptx_isa:_type_ptx_isa=_dflt_ptx_isa,soname:_type_soname=_dflt_soname,libstdcxx:_type_libstdcxx=_dflt_libstdcxx,import_name:_type_import_name=_dflt_import_name,companion:_type_companion=_dflt_companion,override:_type_override=_dflt_override,bound:_type_bound=_dflt_bound,known_bad:_type_known_bad=_dflt_known_bad,constant:_type_constant=_dflt_constant,signature:_type_signature=_dflt_signature,cuda_error:_type_cuda_error=_dflt_cuda_error,arch_floor:_type_arch_floor=_dflt_arch_floor,torch_wheel:_type_torch_wheel=_dflt_torch_wheel,vllm_metadata:_type_vllm_metadata=_dflt_vllm_metadata,ray_wheels:_type_ray_wheels=_dflt_ray_wheels,flash_attn_index:_type_flash_attn_index=_dflt_flash_attn_index,isaacsim_index:_type_isaacsim_index=_dflt_isaacsim_index,companion_metadata:_type_companion_metadata=_dflt_companion_metadata)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'meta',_dflt_meta() if meta is _HAS_DEFAULT_FACTORY else meta)
   __dataclass_builtins_object__.__setattr__(self,'toolkit',toolkit)
   __dataclass_builtins_object__.__setattr__(self,'driver_branch',driver_branch)
@@ -697,6 +751,8 @@ def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _typ
   __dataclass_builtins_object__.__setattr__(self,'known_bad',known_bad)
   __dataclass_builtins_object__.__setattr__(self,'constant',constant)
   __dataclass_builtins_object__.__setattr__(self,'signature',signature)
+  __dataclass_builtins_object__.__setattr__(self,'cuda_error',cuda_error)
+  __dataclass_builtins_object__.__setattr__(self,'arch_floor',arch_floor)
   __dataclass_builtins_object__.__setattr__(self,'torch_wheel',torch_wheel)
   __dataclass_builtins_object__.__setattr__(self,'vllm_metadata',vllm_metadata)
   __dataclass_builtins_object__.__setattr__(self,'ray_wheels',ray_wheels)
@@ -704,7 +760,7 @@ def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _typ
   __dataclass_builtins_object__.__setattr__(self,'isaacsim_index',isaacsim_index)
   __dataclass_builtins_object__.__setattr__(self,'companion_metadata',companion_metadata)
  return __init__
-FUNCTIONS['428065301dcdf5f602fc45740442e185fe084ccbf043cb6f5156e8d4552fe24d'] = __create_fn__
+FUNCTIONS['5144ea4580119ca335d89baadc9140306c80c5c259c73d663fb4cabc9ed2f539'] = __create_fn__
 
 def __create_fn__(_type_module, _type_source, _type_distribution, _type_removed_by, _type_removed_in, _type_replacement, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_distribution, _dflt_removed_by, _dflt_removed_in, _dflt_replacement, _dflt_verified, _dflt_note, _return_type):
  def __init__(self,module:_type_module,source:_type_source,distribution:_type_distribution=_dflt_distribution,removed_by:_type_removed_by=_dflt_removed_by,removed_in:_type_removed_in=_dflt_removed_in,replacement:_type_replacement=_dflt_replacement,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:
@@ -783,6 +839,21 @@ def __create_fn__(_type_os, _type_version, _type_glibc, _type_source, _type_note
   __dataclass_builtins_object__.__setattr__(self,'verified',verified)
  return __init__
 FUNCTIONS['e127e408512fe8617669cc2cee580e2b5f491fbd0e8139c45eb4c963eabbbed1'] = __create_fn__
+
+def __create_fn__(_type_package, _type_feature, _type_message, _type_fix, _type_source, _type_min_compute_capability, _type_at_or_above, _type_at_or_above_fix, _type_whole_package, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_min_compute_capability, _dflt_at_or_above, _dflt_at_or_above_fix, _dflt_whole_package, _dflt_note, _return_type):
+ def __init__(self,package:_type_package,feature:_type_feature,message:_type_message,fix:_type_fix,source:_type_source,min_compute_capability:_type_min_compute_capability=_dflt_min_compute_capability,at_or_above:_type_at_or_above=_dflt_at_or_above,at_or_above_fix:_type_at_or_above_fix=_dflt_at_or_above_fix,whole_package:_type_whole_package=_dflt_whole_package,note:_type_note=_dflt_note)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'package',package)
+  __dataclass_builtins_object__.__setattr__(self,'feature',feature)
+  __dataclass_builtins_object__.__setattr__(self,'message',message)
+  __dataclass_builtins_object__.__setattr__(self,'fix',fix)
+  __dataclass_builtins_object__.__setattr__(self,'source',source)
+  __dataclass_builtins_object__.__setattr__(self,'min_compute_capability',min_compute_capability)
+  __dataclass_builtins_object__.__setattr__(self,'at_or_above',at_or_above)
+  __dataclass_builtins_object__.__setattr__(self,'at_or_above_fix',at_or_above_fix)
+  __dataclass_builtins_object__.__setattr__(self,'whole_package',whole_package)
+  __dataclass_builtins_object__.__setattr__(self,'note',note)
+ return __init__
+FUNCTIONS['b4581b10b1e9fb102e9d04c3ac0ad713d0136fa8dd32eefe95e43a1e6d8f757d'] = __create_fn__
 
 def __create_fn__(_type_package, _type_kind, _type_name, _type_version, _type_source, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_note, _return_type):
  def __init__(self,package:_type_package,kind:_type_kind,name:_type_name,version:_type_version,source:_type_source,note:_type_note=_dflt_note)->_return_type:
@@ -980,6 +1051,14 @@ FUNCTIONS['8e29df5b923865c208778c33eb1c2d13f641412cf53268ef915dd513a290fe36'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
+  if type(self) is cls or name in ('api','name','message','source','number','cause','fix','fault','note',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+FUNCTIONS['40b9ff3309f4e81a384707edd919f5df2f070ad9dbff5dda037a7b1dd92157c3'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
   if type(self) is cls or name in ('arch','first_cuda','source','last_cuda','verified','note','last_driver_branch',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
@@ -1036,11 +1115,11 @@ FUNCTIONS['a97f3af12e54c168e022a140fb2b525333be09ee0fcf5fb908e23969cec6ed87'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','libstdcxx','import_name','companion','override','bound','known_bad','constant','signature','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
+  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','libstdcxx','import_name','companion','override','bound','known_bad','constant','signature','cuda_error','arch_floor','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['c70d1605c68d4c329d77c8eee0ab2a72940f2f3e0525514e53da02485f1290a5'] = __create_fn__
+FUNCTIONS['e6d9ca5590138f0e2a8ccd66199d3df3215a0121e201816869892909fed87fb5'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1089,6 +1168,14 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__delattr__(name)
  return __delattr__
 FUNCTIONS['518b11bcb47e4d7f9b2f34dd0837c6b1cfae01b41bbebbd3c636345180a819d5'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('package','feature','message','fix','source','min_compute_capability','at_or_above','at_or_above_fix','whole_package','note',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+FUNCTIONS['ffd12b5d555f97f6cc109c8989b639e2b98edcdda5d5ab7604320373d0157e62'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1212,6 +1299,14 @@ FUNCTIONS['0064aa4531cb07b3aef8190fe831fcd34c5e02022b6023f84e62cd32fc30dae8'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
+  if type(self) is cls or name in ('api','name','message','source','number','cause','fix','fault','note',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+FUNCTIONS['43081fcdd774990570a5203342afae42e52736dd16d975e268764d36e83a3e72'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
   if type(self) is cls or name in ('arch','first_cuda','source','last_cuda','verified','note','last_driver_branch',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
@@ -1268,11 +1363,11 @@ FUNCTIONS['871a920cce52157c0c246caac88dbf1098c64ea46df2a28ea76eca5564f48d30'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','libstdcxx','import_name','companion','override','bound','known_bad','constant','signature','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
+  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','libstdcxx','import_name','companion','override','bound','known_bad','constant','signature','cuda_error','arch_floor','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['ee7fa2fa799918fb753a6c94f1c6c987a7bf2e1a017365b630b9c160094aa8e8'] = __create_fn__
+FUNCTIONS['31eda28b819dbf8ab179544ec278adcb2ba3c6ed6d7119ca79286c277140b482'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1321,6 +1416,14 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__setattr__(name, value)
  return __setattr__
 FUNCTIONS['ce833ff3c528100461d0cdbf69ea12ffaf61534759dd23b075b1a378428f138f'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('package','feature','message','fix','source','min_compute_capability','at_or_above','at_or_above_fix','whole_package','note',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+FUNCTIONS['7621df163bc21599fdf8d8b50ffac951eed28e70310342a2f419898e85d9425d'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

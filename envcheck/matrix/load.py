@@ -154,6 +154,8 @@ _IDENTITY: dict[str, Callable[[Any], object]] = {
     "known_bad": lambda e: e.code,
     "constant": lambda e: e.name,
     "signature": lambda e: e.id,
+    "cuda_error": lambda e: (e.api, e.number, e.name, e.message),
+    "arch_floor": lambda e: (canonicalize_name(e.package), e.message),
     "torch_wheel": lambda e: (e.version, e.arch),
     "vllm_metadata": lambda e: e.version,
     "ray_wheels": lambda e: e.version,
@@ -202,6 +204,8 @@ def merge(parsed: Iterable[tuple[str, MatrixFile]]) -> Matrix:
         known_bad=values["known_bad"],
         constants={c.name: c for c in values["constant"]},
         signatures=tuple(sorted(values["signature"], key=lambda s: s.generic)),
+        cuda_errors=values["cuda_error"],
+        arch_floors=values["arch_floor"],
         generated=Generated(**{name: values[name] for name in GENERATED_TABLES}),
         origins=origins,
     )

@@ -11,9 +11,11 @@ from packaging.version import InvalidVersion, Version
 
 from envcheck.matrix.generated import Generated
 from envcheck.matrix.schema import (
+    ArchFloor,
     Bound,
     Companion,
     Constant,
+    CudaError,
     CudaToolkit,
     DriverBranch,
     FirstRelease,
@@ -137,6 +139,8 @@ class Matrix:
     known_bad: tuple[KnownBad, ...] = ()
     constants: dict[str, Constant] = field(default_factory=dict)
     signatures: tuple[Signature, ...] = ()
+    cuda_errors: tuple[CudaError, ...] = ()
+    arch_floors: tuple[ArchFloor, ...] = ()
     generated: Generated = field(default_factory=Generated)  # `envcheck matrix refresh` output
     origins: dict[int, tuple[str, str, int]] = field(
         default_factory=dict, compare=False, repr=False
@@ -160,6 +164,43 @@ class Matrix:
         """Newest toolkit whose GA driver this driver meets (derived from Table 3)."""
         ok = [t for t in self.toolkits if t.min_driver is not None and driver >= t.min_driver]
         return max(ok, key=lambda t: t.cuda) if ok else None
+
+    def cuda_error(
+        self,
+        *,
+        number: int | None = None,
+        name: str | None = None,
+        text: str | None = None,
+        apis: tuple[str, ...] = ("runtime", "driver"),
+    ) -> CudaError | None:
+        """The error a log names: by its name (cudaErrorNoDevice, CUDA_ERROR_NO_DEVICE,
+        NVML_ERROR_UNKNOWN: the name says the API), else by the library's message found in
+        ``text`` (the longest that occurs, so 'system not yet initialized' wins over 'not
+        initialized'), else by number (the first API of ``apis`` that has it: a bare 'error 209'
+        printed by a runtime user is cudaError_t's). Entries with a cause come first."""
+        table = [e for e in self.cuda_errors if e.api in apis]
+        if name:
+            found = [e for e in table if e.name.lower() == name.lower()]
+            if found:
+                return _with_cause(found)
+        if text:
+            lowered = text.lower()
+            found = [e for e in table if e.message and e.message.lower() in lowered]
+            if found:
+                longest = max(len(e.message) for e in found)
+                return _with_cause([e for e in found if len(e.message) == longest])
+        if number is not None:
+            for api in apis:
+                found = [e for e in table if e.api == api and e.number == number]
+                if found:
+                    return _with_cause(found)
+        return None
+
+    def arch_floor(self, text: str) -> ArchFloor | None:
+        """The library check whose message occurs in ``text`` (case-insensitively)."""
+        lowered = text.lower()
+        found = [f for f in self.arch_floors if f.message.lower() in lowered]
+        return max(found, key=lambda f: len(f.message)) if found else None
 
     def sm(self, arch: str) -> SmSupport | None:
         return next((s for s in self.sm_support if s.arch == arch), None)
@@ -335,3 +376,7 @@ class Matrix:
     def constant(self, name: str) -> float | None:
         const = self.constants.get(name)
         return const.value if const else None
+
+
+def _with_cause(entries: list[CudaError]) -> CudaError:
+    return next((e for e in entries if e.cause), entries[0])

@@ -42,6 +42,8 @@ PLACES: dict[str, tuple[str, ...]] = {
     "constant": ("packages", "hardware", "simulators", "cuda"),
     "known_bad": ("hardware", "cuda", "torch", "packages", "simulators"),
     "signature": ("signatures",),
+    "cuda_error": ("cuda",),
+    "arch_floor": ("packages", "cuda"),
 }
 
 

@@ -427,6 +427,49 @@ class Signature:
 
 
 @dataclass(frozen=True)
+class CudaError:
+    """An error code of the CUDA runtime (``cudaError_t``), the CUDA driver (``CUresult``) or NVML
+    (``nvmlReturn_t``) with the text the library prints for it (``cudaGetErrorString``,
+    ``cuGetErrorString``, ``nvmlErrorString``), or a line nvidia-smi prints when it fails
+    (``api = "nvidia-smi"``, ``number`` its exit code). ``cause``/``fix``: what it means on a node
+    and what to do, where it is a node problem (an application bug has none)."""
+
+    api: Literal["runtime", "driver", "nvml", "nvidia-smi"]
+    name: str  # cudaErrorNoDevice, CUDA_ERROR_NO_DEVICE, NVML_ERROR_UNKNOWN
+    message: str
+    source: str
+    number: int | None = None
+    cause: str | None = None
+    fix: str | None = None
+    # "program": the failing job (its arguments, its kernel, its size) is at fault, not the node
+    fault: Literal["node", "program"] = "node"
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class ArchFloor:
+    """The compute capability a library's kernel, op or dtype needs, read from the library's own
+    check; ``message`` is the text of that check as the library prints it (how a log line finds
+    its entry)."""
+
+    package: str
+    feature: str  # what needs the GPU: "fp8e4nv (float8_e4m3fn) in a Triton kernel"
+    message: str
+    fix: str
+    source: str
+    # None: the line states the floor itself (xformers' 'requires device with capability > (8, 0)')
+    min_compute_capability: Version | None = None
+    # what the line means on a GPU at or above the floor (FlashInfer's check misfires there),
+    # and what to do then
+    at_or_above: str | None = None
+    at_or_above_fix: str | None = None
+    # true: nothing of the package runs below the floor (FlashInfer), so installing it on such
+    # GPUs is itself the problem; false: only the feature does (Triton's fp8e4nv)
+    whole_package: bool = False
+    note: str | None = None
+
+
+@dataclass(frozen=True)
 class MatrixFile:
     """One TOML file of the matrix, as written."""
 
@@ -454,6 +497,8 @@ class MatrixFile:
     known_bad: tuple[KnownBad, ...] = ()
     constant: tuple[Constant, ...] = ()
     signature: tuple[Signature, ...] = ()
+    cuda_error: tuple[CudaError, ...] = ()
+    arch_floor: tuple[ArchFloor, ...] = ()
     # written by `envcheck matrix refresh` (see envcheck/matrix/generated.py)
     torch_wheel: tuple[TorchWheel, ...] = ()
     vllm_metadata: tuple[VllmMetadata, ...] = ()

@@ -3,6 +3,7 @@ imported only by what needs them: `check` never runs them)."""
 
 from envcheck.rules.node import (  # noqa: F401
     abi,
+    arch,
     binaries,
     binaries_load,
     bounds,
@@ -13,6 +14,7 @@ from envcheck.rules.node import (  # noqa: F401
     cuda_stated,
     driver,
     driver_arch,
+    driver_errors,
     driver_files,
     dtype,
     features,
@@ -21,8 +23,10 @@ from envcheck.rules.node import (  # noqa: F401
     gpu_cuda,
     gpu_health,
     gpu_torch,
+    graphics,
     imports,
     loader,
+    nccl,
     packages,
     pip_offered,
     pkg_stated,

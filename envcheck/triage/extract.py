@@ -111,6 +111,11 @@ FACTS: dict[str, str] = {
     "gxx_needed": "the g++ versions that build's CUDA accepts ('>=6.0.0, <12.0')",
     "missing_header": "a C header the compiler could not find (Python.h)",
     "cuda_error": "a CUDA runtime error number (802)",
+    "cuda_error_name": "a CUDA error's name (cudaErrorNoDevice, CUDA_ERROR_NOT_INITIALIZED)",
+    "nvml_error": "an NVML return code's name (NVML_ERROR_LIB_RM_VERSION_MISMATCH)",
+    "ptx_target": "a GPU architecture a compiler (nvcc, ptxas) refused (sm_120a, compute_90)",
+    "min_cc": "the compute capability a library's check requires ('(8, 0)', 8.9)",
+    "nccl_subsystem": "the NCCL subsystem a line comes from (NET/IB, NET/Socket, Bootstrap, P2P)",
     "mujoco_gl": "the MuJoCo rendering backend in use (egl, osmesa, glfw)",
     "pyopengl_platform": "the PyOpenGL platform in use (GLXPlatform -> glx)",
     "model_type": "a checkpoint's model type a library refused (transformers' KeyError: 'qwen2')",
@@ -215,6 +220,12 @@ def _cc(sm: str) -> str | None:
     return f"{int(digits[:-1])}.{digits[-1]}"
 
 
+def _cc_text(value: str) -> str:
+    """A compute capability as X.Y: xformers writes its tuple '(7, 5)'."""
+    pair = re.fullmatch(r"\(?\s*([0-9]+)\s*[.,]\s*([0-9]+)\s*\)?", value.strip())
+    return f"{pair.group(1)}.{pair.group(2)}" if pair else value
+
+
 def _cuda_number(value: str) -> str | None:
     """CUDA's integer version (12080, 11040) as major.minor."""
     if not value.isdigit():
@@ -266,7 +277,9 @@ class _Builder:
                     index=0,
                     name=name.value if name else None,
                     compute_capability=(
-                        (sm.value if sm.name == "gpu_cc" else _cc(sm.value)) if sm else None
+                        (_cc_text(sm.value) if sm.name == "gpu_cc" else _cc(sm.value))
+                        if sm
+                        else None
                     ),
                 ),
             )

@@ -721,3 +721,93 @@ def test_a_causes_fix_keeps_its_prose_and_lists_its_commands(fix: str, commands:
     parsed = CauseFix.from_text(fix)
     assert parsed.summary == fix
     assert list(parsed.commands) == commands
+
+
+# the driver, arch, NCCL and graphics families (lines in the libraries' own wording: NVML's and
+# nvidia-smi's strings, libcudart's messages, ptxas/nvcc, Triton, NCCL's src/, Mesa, the Vulkan
+# loader)
+EXAMPLES += [
+    ("Failed to initialize NVML: Driver/library version mismatch", "nvml-driver-library-mismatch"),
+    ("Failed to initialize NVML: Unknown Error", "nvml-failure"),
+    ("No devices were found", "nvidia-smi-no-devices"),
+    (
+        "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an "
+        "NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx",
+        "torch-found-no-driver",
+    ),
+    ("RuntimeError: CUDA error: no CUDA-capable device is detected", "cuda-error"),
+    (
+        "ptxas fatal   : Value 'sm_120a' is not defined for option 'gpu-name'",
+        "compiler-unknown-arch",
+    ),
+    (
+        "triton.compiler.errors.CompilationError: at 1:0: type fp8e4nv not supported in this "
+        "architecture. The supported fp8 dtypes are ('fp8e4b15', 'fp8e5')",
+        "library-arch-floor",
+    ),
+    ("RuntimeError: CUDA error: invalid device function", "invalid-device-function"),
+    ("node1:2301:2388 [0] NCCL INFO NET/IB : No device found.", "nccl-ib-unavailable"),
+    (
+        "node1:2301:2388 [0] bootstrap.cc:45 NCCL WARN Bootstrap : no socket interface found",
+        "nccl-no-socket-interface",
+    ),
+    (
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+        "NCCLUtils.hpp:275, remote process exited or there was a network error, NCCL version "
+        "2.19.3",
+        "nccl-remote-exited",
+    ),
+    (
+        "node1:2301:2388 [0] NCCL INFO P2P is disabled between connected GPUs 0 and 1. You can "
+        "repress this message with NCCL_IGNORE_DISABLED_P2P=1.",
+        "nccl-p2p-disabled",
+    ),
+    (
+        "NCCL WARN NCCL library is too old. This application was compiled with NCCL version "
+        "2.18.1, but is running with NCCL 2.14.3",
+        "nccl-library-too-old",
+    ),
+    ("[EGL] Could not find an EGL device for CUDA device 0", "egl-not-initialized"),
+    ("vkCreateInstance: Found no drivers!", "vulkan-found-no-drivers"),
+    ("libGL error: failed to load driver: swrast", "glx-driver-not-loaded"),
+    ("libEGL warning: failed to open /dev/dri/card0: Permission denied", "dri-permission-denied"),
+]
+EXAMPLES += [
+    (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+        "total capacity of 79.15 GiB of which 1.06 GiB is free. Process 4242 has 61.20 GiB "
+        "memory in use.",
+        "cuda-out-of-memory",
+    ),
+    (
+        "RuntimeError: Attempting to deserialize object on a CUDA device but "
+        "torch.cuda.is_available() is False. If you are running on a CPU-only machine, please "
+        "use torch.load with map_location=torch.device('cpu') to map your storages to the CPU.",
+        "torch-deserialize-on-cuda-without-cuda",
+    ),
+    ("glfw.GLFWError: (65544) b'X11: The DISPLAY environment variable is missing'", "no-x-display"),
+]
+EXAMPLES += [
+    (
+        "node1:2301:2388 [1] init.cc:871 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 "
+        "both on CUDA device 1000",
+        "nccl-duplicate-gpu",
+    ),
+    ("RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!", "nccl-no-gpus"),
+    ("RuntimeError: Distributed package doesn't have NCCL built in", "nccl-not-built-in"),
+    (
+        "node1:2301:2388 [0] NCCL WARN nvmlDeviceGetHandleByPciBusId() failed: Not Found",
+        "nccl-nvml-call-failed",
+    ),
+    ("qt.qpa.xcb: could not connect to display", "no-x-display"),
+]
+EXAMPLES += [
+    (
+        "[W socket.cpp:663] [c10d] The client socket has failed to connect to "
+        "[::ffff:10.0.0.1]:29500 (errno: 110 - Connection timed out).",
+        "c10d-store-connect-failed",
+    ),
+]
+EXAMPLES += [
+    ("nvrtc: error: invalid value for --gpu-architecture (-arch)", "compiler-unknown-arch"),
+]

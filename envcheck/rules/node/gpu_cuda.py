@@ -1,7 +1,7 @@
 """GPU1xx (CUDA driver): what cuInit and friends answered in the --deep child, mapped to causes.
 
-CUresult values are those of the CUDA driver API (cuda.h, ``CUresult``); their meanings below
-follow NVIDIA's descriptions of each code.
+CUresult values are those of the CUDA driver API (cuda.h, ``CUresult``); what each means on a
+node and its fix are read from the ``[[cuda_error]]`` table (matrices/cuda/errors.toml).
 """
 
 from __future__ import annotations
@@ -20,34 +20,6 @@ if TYPE_CHECKING:  # the --deep records are imported when a --deep report is rea
 
 SYSTEM_NOT_READY, DRIVER_MISMATCH, COMPAT_NOT_SUPPORTED = 802, 803, 804
 _OWN_RULES = (SYSTEM_NOT_READY, DRIVER_MISMATCH, COMPAT_NOT_SUPPORTED)
-MEANINGS = {
-    2: "out of memory while creating the context",
-    3: "the driver is not initialised (an earlier cuInit failed)",
-    34: "the process loaded the CUDA driver stub library (libcuda.so from the toolkit's stubs/ "
-    "directory), not the real driver",
-    46: "the device is unavailable: in exclusive-process compute mode and already in use, or "
-    "marked unavailable",
-    100: "no CUDA-capable device is visible (CUDA_VISIBLE_DEVICES empty or wrong, the container "
-    "started without GPUs, or the kernel module sees none)",
-    101: "the device ordinal is invalid (CUDA_VISIBLE_DEVICES names a GPU that does not exist)",
-    214: "an uncorrectable ECC error was detected on the device",
-    304: "an OS call failed inside the driver (often /dev/nvidia* permissions or cgroup device "
-    "rules in a container)",
-    999: "an unknown internal error: the driver or GPU is in a bad state (Xid errors in dmesg; "
-    "a GPU reset or reboot usually clears it)",
-}
-_FIXES = {
-    34: "Remove the toolkit's stubs directory (.../lib64/stubs) from LD_LIBRARY_PATH so the "
-    "driver's libcuda.so.1 is loaded",
-    46: "Set the GPU's compute mode to DEFAULT (nvidia-smi -c DEFAULT) or stop the process using it",
-    100: "Unset or correct CUDA_VISIBLE_DEVICES; start the container with --gpus all (or the "
-    "NVIDIA device plugin's resource request); check nvidia-smi lists the GPUs",
-    101: "Make CUDA_VISIBLE_DEVICES list GPUs that exist (nvidia-smi -L)",
-    214: "Drain the node; reset the GPU (nvidia-smi -r) and check ECC counters (see GPU110)",
-    304: "Check /dev/nvidia* device nodes and permissions; in containers use the NVIDIA container "
-    "runtime",
-    999: "Check dmesg for Xid errors; reset the GPU (nvidia-smi -r) or reboot the node",
-}
 
 
 def _cuinit(check: CudaDriverCheck) -> CudaCall | None:
@@ -297,21 +269,23 @@ def cuda_failed(facts: Facts) -> Iterable[Hit]:
         if call.result in (None, 0) or call.result in _OWN_RULES:
             continue
         code = int(call.result)  # mypy: not None here
-        meaning = MEANINGS.get(code, "see the CUresult table")
+        entry = facts.matrix.cuda_error(number=code, name=call.name, apis=("driver",))
+        meaning = (entry.cause or entry.message) if entry else "see the CUresult table"
         on = f" on GPU {call.device}" if call.device is not None else ""
         try:
             visible = facts.env().get("CUDA_VISIBLE_DEVICES") if code in (100, 101) else None
         except Skip:
             visible = None
         extra = f" (CUDA_VISIBLE_DEVICES={visible!r})" if visible is not None else ""
+        step = entry.fix if entry and entry.fix else None
         hits.append(
             Hit(
                 f"{call.call}{on} returned {code} ({call.name or 'unnamed'}): {meaning}{extra}",
                 evidence={"call": call.call, "result": code, "device": call.device},
                 fix=fix(
-                    _FIXES.get(code, "Check dmesg for Xid errors and the driver installation"),
+                    step or "Check dmesg for Xid errors and the driver installation",
                     "manual",
-                    manual(_FIXES.get(code, "dmesg | grep -i xid; nvidia-smi -q")),
+                    manual(step or "dmesg | grep -i xid; nvidia-smi -q"),
                 ),
             )
         )

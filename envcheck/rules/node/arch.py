@@ -1,0 +1,322 @@
+"""The arch family: what a GPU's compute capability rules out, for any library.
+
+CUD150: a compiler (nvcc, ptxas: the CUDA toolkit's, Triton's bundled one) that does not know
+the architecture it is asked to compile for, read against the ``[[sm]]`` table
+(matrices/cuda/drivers.toml: the first and last CUDA that compile each sm_XY). CUD151: a
+library's kernel, op or dtype refused below its compute-capability floor, read against the
+``[[arch_floor]]`` table (matrices/packages/arch_floors.toml: each library's own check, found
+by the text it prints), with the GPU's compute capability where the line or the node states
+it (at or above the floor rules the cause out, or names what the same text means there)."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterable
+
+from packaging.version import InvalidVersion, Version
+
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
+from envcheck.matrix.model import Matrix, major_minor
+from envcheck.matrix.schema import SmSupport
+from envcheck.model.finding import Fix, Severity
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
+from envcheck.rules.choose import sm
+from envcheck.rules.fixes import fix, manual
+
+
+def _cc(text: str | None) -> Version | None:
+    """A compute capability as a line writes it: 8.9, '8, 9' (xformers' tuple), sm_89, sm_120a,
+    compute_90."""
+    if not text:
+        return None
+    value = text.strip().strip("()").lower()
+    pair = re.fullmatch(r"([0-9]+)\s*[.,]\s*([0-9]+)", value)
+    if pair:
+        return Version(f"{pair.group(1)}.{pair.group(2)}")
+    digits = re.fullmatch(r"(?:(?:sm|compute)_?)?([0-9]+)[af]?", value)
+    if digits and len(digits.group(1)) >= 2:
+        number = digits.group(1)
+        return Version(f"{int(number[:-1])}.{number[-1]}")
+    return None
+
+
+def sm_support(matrix: Matrix, target: str) -> SmSupport | None:
+    """The ``[[sm]]`` entry of a compiler target: sm_90a as written, else its base sm_90;
+    compute_80 as sm_80."""
+    name = target.strip().lower().replace("compute_", "sm_")
+    found = matrix.sm(name)
+    if found is None:
+        found = matrix.sm(re.sub(r"[af]$", "", name))
+    return found
+
+
+def _nvcc(facts: Facts, line: LogLine | None) -> Version | None:
+    stated = line.stated.get("nvcc_version") if line is not None else None
+    if stated is None:
+        with contextlib.suppress(Skip):
+            toolkit = facts.system().nvcc
+            stated = toolkit.version if toolkit is not None else None
+    try:
+        return major_minor(Version(stated)) if stated else None
+    except InvalidVersion:
+        return None
+
+
+def _toolkit_problem(support: SmSupport, cuda: Version | None) -> str | None:
+    """Why a toolkit of release ``cuda`` cannot compile for ``support`` (None: it can; unknown
+    release: both bounds are named)."""
+    if cuda is not None and cuda < support.first_cuda:
+        return f"CUDA {cuda} predates {support.arch} (first compiled by CUDA {support.first_cuda})"
+    if cuda is not None and support.last_cuda is not None and cuda > support.last_cuda:
+        return f"CUDA {cuda} dropped {support.arch} (the last CUDA that compiles it is {support.last_cuda})"
+    if cuda is not None:
+        return None
+    last = f", last by CUDA {support.last_cuda}" if support.last_cuda else ""
+    return f"{support.arch} is compiled first by CUDA {support.first_cuda}{last}"
+
+
+def _toolkit_fix(support: SmSupport, cuda: Version | None) -> str:
+    base = support.arch.replace("sm_", "")
+    cc = f"{base[:-1]}.{base[-1]}" if base[-1:].isdigit() else base
+    if support.last_cuda is not None and (cuda is None or cuda > support.last_cuda):
+        use = f"a CUDA toolkit <= {support.last_cuda} (CUDA_HOME / PATH)"
+    else:
+        use = (
+            f"a CUDA toolkit >= {support.first_cuda} (CUDA_HOME / PATH; for Triton, a triton "
+            f"release whose bundled ptxas is that new, or TRITON_PTXAS_PATH pointing at one)"
+        )
+    return (
+        f"Compile with {use}, or leave {support.arch} out of the targets "
+        f"(TORCH_CUDA_ARCH_LIST without {cc}, the build's -gencode / --gpu-architecture list)"
+    )
+
+
+@rule("CUD150", "toolkit-does-not-know-arch", Severity.ERROR)
+def toolkit_does_not_know_arch(facts: Facts) -> Iterable[Hit]:
+    """The CUDA toolkit (nvcc, ptxas) is older than a GPU architecture it has to compile for, or has dropped it
+
+    ## What it checks
+    The toolkit's release (nvcc) against each GPU's architecture, and in `triage` the target a
+    compiler refused (`nvcc fatal : Unsupported gpu architecture 'compute_120'`, `ptxas fatal :
+    Value 'sm_120a' is not defined for option 'gpu-name'`, from any build or JIT: torch
+    extensions, Triton, DeepSpeed, FlashInfer), both against the `[[sm]]` table of
+    matrices/cuda/drivers.toml: the first CUDA that compiles each sm_XY and, for dropped
+    architectures, the last.
+
+    ## Why it matters
+    A compiler that predates the architecture cannot emit code for it, whatever torch or the
+    driver support: extension builds and JIT compilers (Triton's ptxas, FlashInfer, DeepSpeed
+    ops) fail on the GPU, often only at the first kernel launch. A toolkit newer than an
+    architecture's last release (Kepler after CUDA 11.8, Maxwell to Volta after 12.x) fails the
+    same way for old GPUs.
+
+    ## Example
+    An RTX 5090 (sm_120) with nvcc 12.4: `nvcc fatal : Unsupported gpu architecture
+    'compute_120'` (sm_120 needs CUDA 12.8).
+
+    ## Fix
+    Compile with a toolkit that knows the architecture (CUDA_HOME / PATH; for Triton a release
+    whose bundled ptxas is new enough, or TRITON_PTXAS_PATH), or leave the architecture out of
+    TORCH_CUDA_ARCH_LIST / the -gencode list.
+
+    ## References
+    - https://docs.nvidia.com/datacenter/tesla/drivers/cuda-toolkit-driver-and-architecture-matrix.html
+    - https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#gpu-feature-list
+    """
+    cuda = _nvcc(facts, None)
+    if cuda is None:
+        raise Skip("the CUDA toolkit's (nvcc's) release is unknown", "system.nvcc")
+    hits = []
+    seen: set[str] = set()
+    for gpu in facts.gpus():
+        cc = facts.compute_capability(gpu)
+        support = facts.matrix.sm(sm(cc))
+        if support is None or support.arch in seen:
+            continue
+        problem = _toolkit_problem(support, cuda)
+        if problem is None:
+            continue
+        seen.add(support.arch)
+        step = _toolkit_fix(support, cuda)
+        hits.append(
+            Hit(
+                f"nvcc is CUDA {cuda}; {gpu.name or 'the GPU'} is {support.arch}: {problem}; "
+                "extension builds and JIT compilers for this GPU fail with this toolkit",
+                evidence={"nvcc": str(cuda), "arch": support.arch, "gpu": gpu.name},
+                fix=fix(step, "manual", manual(step)),
+                # only a build or JIT compiler uses the toolkit: on a node it is a warning
+                severity=Severity.WARNING,
+            )
+        )
+    return hits
+
+
+@from_log("CUD150")
+def toolkit_refused_arch_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """The target nvcc or ptxas refused, from the `[[sm]]` table: the CUDA that first compiles
+    it (and the last, for dropped architectures), against the toolkit's release where the log
+    or the node states it (a release that compiles it rules the cause out)."""
+    target = line.stated.get("ptx_target")
+    if not target:  # NVRTC's 'invalid value for --gpu-architecture' names none: the GPU's own
+        _, cc = _line_gpu(facts, line)
+        if cc is None:
+            raise NotStated(
+                f"line {line.line} does not name the target architecture, and the GPU is unknown",
+                "log.ptx_target",
+            )
+        target = sm(cc)
+    support = sm_support(facts.matrix, target)
+    if support is None:
+        raise NotStated(
+            f"the matrix's [[sm]] table does not know {target} (line {line.line})", "log.ptx_target"
+        )
+    lowered = line.text.lower()
+    compiler = "ptxas" if "ptxas" in lowered else "NVRTC" if "nvrtc" in lowered else "nvcc"
+    cuda = _nvcc(facts, line)
+    if compiler == "NVRTC":  # torch's runtime compiler comes with torch's CUDA
+        cuda = None
+        with contextlib.suppress(Skip):
+            cuda = facts.torch_cuda()
+    problem = _toolkit_problem(support, cuda)
+    if problem is None:
+        return None
+    step = _toolkit_fix(support, cuda)
+    if compiler == "NVRTC":
+        step = (
+            f"Install a torch build for CUDA >= {support.first_cuda} (NVRTC, the "
+            f"nvidia-cuda-nvrtc wheel, comes with torch's CUDA and compiles {support.arch} from "
+            "that release on)"
+        )
+    return Hit(
+        f"{compiler} refused {target} (line {line.line}): {problem}"
+        + ("" if cuda is not None else "; the toolkit in use is older"),
+        evidence={
+            "line": line.line,
+            "target": target,
+            "first_cuda": str(support.first_cuda),
+            "last_cuda": str(support.last_cuda) if support.last_cuda else None,
+            "toolkit": str(cuda) if cuda else None,
+        },
+        fix=fix(step, "manual", manual(step)),
+    )
+
+
+@rule("CUD151", "below-library-arch-floor", Severity.ERROR)
+def below_arch_floor(facts: Facts) -> Iterable[Hit]:
+    """A library refused a kernel, op or dtype on this GPU: its compute capability is below the library's floor
+
+    ## What it checks
+    In `triage`, a library's own architecture check (Triton's `type fp8e4nv not supported in
+    this architecture`, `num_ctas > 1 requires NVIDIA SM90+`, flash-attn's `bfloat16 is only
+    supported on Ampere GPUs or newer`, FlashInfer's `requires GPUs with sm75 or higher`,
+    xformers' `requires device with capability > (8, 0)`), found in the `[[arch_floor]]` table
+    of matrices/packages/arch_floors.toml by the text it prints, against the GPU's compute
+    capability from the line or the node. On a node: an installed package none of whose kernels
+    run below its floor (FlashInfer below sm_75) on GPUs that are all older; which kernels and
+    dtypes a job uses otherwise only its log states.
+
+    ## Why it matters
+    These checks fire at the first kernel launch, after minutes of model loading, and the fix is
+    not a reinstall: the GPU lacks the hardware (fp8 tensor cores arrive with Ada, sm_89;
+    bf16 with Ampere, sm_80; thread-block clusters with Hopper), so the job needs another dtype,
+    another kernel path, or another GPU.
+
+    ## Example
+    `type fp8e4nv not supported in this architecture. The supported fp8 dtypes are
+    ('fp8e4b15', 'fp8e5')` on an A100 (sm_80) running an FP8 checkpoint.
+
+    ## Fix
+    Run the feature on a GPU at or above the floor, or use what this GPU has: bf16/fp16 instead
+    of fp8 below sm_89, fp16 instead of bf16 below sm_80, SDPA instead of flash-attn below
+    Ampere, num_ctas=1 below Hopper.
+
+    ## References
+    - https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#compute-capabilities
+    - https://github.com/triton-lang/triton/blob/main/third_party/nvidia/backend/compiler.py
+    """
+    gpus = [(facts.compute_capability(g), g.name or f"GPU {g.index}") for g in facts.gpus()]
+    hits = []
+    for entry in facts.matrix.arch_floors:
+        floor = entry.min_compute_capability
+        if not entry.whole_package or floor is None or facts.version(entry.package) is None:
+            continue
+        below = [f"{name} ({sm(cc)})" for cc, name in gpus if cc < floor]
+        if not below or len(below) < len(gpus):
+            continue
+        hits.append(
+            Hit(
+                f"{entry.package} {facts.version(entry.package)} is installed, but "
+                f"{entry.feature} need compute capability {floor}; every GPU here is older: "
+                + ", ".join(dict.fromkeys(below)),
+                evidence={"package": entry.package, "floor": str(floor), "gpus": below},
+                fix=_fix(entry.fix),
+                severity=Severity.WARNING,
+            )
+        )
+    return hits
+
+
+def _line_gpu(facts: Facts, line: LogLine) -> tuple[str | None, Version | None]:
+    """The GPU's name and compute capability: the line's, else the node's lowest."""
+    name = line.stated.get("gpu_name")
+    cc = _cc(line.stated.get("gpu_cc") or line.stated.get("gpu_sm"))
+    if cc is None:
+        match = re.search(r"your GPU has capability \(([0-9]+), ?([0-9]+)\)", line.text)
+        cc = _cc(f"{match.group(1)}.{match.group(2)}") if match else None
+    if cc is not None:
+        return name, cc
+    with contextlib.suppress(Skip):
+        known = []
+        for gpu in facts.gpus():
+            with contextlib.suppress(Skip):
+                known.append((facts.compute_capability(gpu), gpu.name))
+        if known:
+            low, low_name = min(known, key=lambda k: k[0])
+            return name or low_name, low
+    return name, None
+
+
+@from_log("CUD151")
+def arch_floor_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """The library check the line's text belongs to, its floor (from the table, or stated on
+    the line), and the GPU's compute capability where known: below the floor confirms it; at
+    or above it rules it out, unless the table says what the same text means there."""
+    entry = facts.matrix.arch_floor(line.text)
+    if entry is None:
+        raise NotStated(
+            f"line {line.line} is no library check the [[arch_floor]] table knows", "log.arch_floor"
+        )
+    floor = entry.min_compute_capability or _cc(line.stated.get("min_cc"))
+    if floor is None:
+        raise NotStated(f"line {line.line} does not state {entry.package}'s floor", "log.min_cc")
+    name, cc = _line_gpu(facts, line)
+    gpu = f"{name or 'the GPU'}" + (f" ({sm(cc)}, compute capability {cc})" if cc else "")
+    evidence = {
+        "line": line.line,
+        "package": entry.package,
+        "floor": str(floor),
+        "gpu": name,
+        "compute_capability": str(cc) if cc else None,
+    }
+    if cc is not None and cc >= floor:
+        if entry.at_or_above is None:
+            return None
+        return Hit(
+            f"{entry.package} refused {entry.feature} on {gpu} (line {line.line}), which meets "
+            f"its floor {floor}: {entry.at_or_above}",
+            evidence=evidence,
+            fix=_fix(entry.at_or_above_fix or entry.fix),
+        )
+    below = "is below" if cc is not None else "is below, by the library's own check,"
+    return Hit(
+        f"{entry.package}: {entry.feature} needs compute capability {floor} or newer "
+        f"(sm_{str(floor).replace('.', '')}); {gpu} {below} it (line {line.line})",
+        evidence=evidence,
+        fix=_fix(entry.fix),
+    )
+
+
+def _fix(text: str) -> Fix:
+    return fix(text.split("; ", 1)[0], "manual", manual(text))

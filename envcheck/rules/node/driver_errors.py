@@ -1,0 +1,277 @@
+"""DRV150/DRV151: any CUDA runtime or driver error, and any NVML or nvidia-smi failure, that a log
+states, explained from the ``[[cuda_error]]`` table (matrices/cuda/errors.toml: every
+``cudaError_t``, ``CUresult`` and ``nvmlReturn_t`` with the text NVIDIA's libraries print, the
+lines nvidia-smi prints when it fails, and the cause and fix of each code that is a node
+problem). A line is matched to its entry by the error's name, else by the library's message in
+the line, else by its number: the same reading serves torch's `CUDA error: ...`, NCCL's
+`Cuda failure 'msg'`, cuda-samples' `code=N(cudaErrorX)`, CTranslate2's `CUDA failed with
+error ...` and any other library that prints NVIDIA's text. NVML's `Driver/library version
+mismatch` is GPU102's cause (the user-space driver against the kernel module), worded here from
+the same table."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
+from envcheck.matrix.schema import CudaError
+from envcheck.model.finding import Fix, Severity
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
+from envcheck.rules.fixes import fix, manual
+
+CUDA_APIS = ("runtime", "driver")
+NVML_APIS = ("nvidia-smi", "nvml")
+# codes whose cause a rule of its own explains from the node (GPU101-103: Fabric Manager, the
+# libcuda against the kernel module, forward compatibility on a GPU without it)
+_OWNED = {802: "GPU101", 803: "GPU102", 804: "GPU103"}
+
+
+def _number(text: str | None) -> int | None:
+    return int(text) if text is not None and text.strip().isdigit() else None
+
+
+def stated_error(facts: Facts, line: LogLine, apis: tuple[str, ...]) -> CudaError | None:
+    """The table's entry for the error ``line`` states: by name, message or number."""
+    return facts.matrix.cuda_error(
+        number=_number(line.stated.get("cuda_error")),
+        name=line.stated.get("cuda_error_name") or line.stated.get("nvml_error"),
+        text=line.text,
+        apis=apis,
+    )
+
+
+def _label(entry: CudaError) -> str:
+    number = f" {entry.number}" if entry.number is not None and entry.api != "nvidia-smi" else ""
+    return f"{entry.name}{number}"
+
+
+def _hit(entry: CudaError, line: LogLine, what: str) -> Hit:
+    if entry.cause is None or entry.fix is None:
+        raise NotStated(
+            f"line {line.line} states {_label(entry)} ('{entry.message}'), which the table gives "
+            "no node cause for: it comes from the failing call itself (its arguments or the "
+            "kernel), so the traceback, not the node, says more",
+            "log.cuda_error",
+        )
+    program = entry.fault == "program"
+    return Hit(
+        f"{what} {_label(entry)} ('{entry.message}', line {line.line}): {entry.cause}"
+        + (" (the program's own error, not the node's)" if program else ""),
+        evidence={
+            "line": line.line,
+            "api": entry.api,
+            "name": entry.name,
+            "number": entry.number,
+            "message": entry.message,
+        },
+        fix=_fix(entry.fix),
+        severity=Severity.WARNING if program else None,
+    )
+
+
+def _fix(text: str) -> Fix:
+    """The table's fix: its first step as the summary, the whole text as the action."""
+    first = text.split("; ", 1)[0].rstrip(".")
+    return fix(first, "manual", manual(text))
+
+
+@rule("DRV150", "cuda-error-stated", Severity.ERROR)
+def cuda_error_stated(facts: Facts) -> Iterable[Hit]:
+    """A CUDA runtime or driver call failed; its error code names the cause
+
+    ## What it checks
+    The CUDA error codes a log or a declared node states (`gpu.cuda_errors`: torch's
+    `CUDA error: <message>`, `cudaErrorX` / `CUDA_ERROR_X` names, `cuda runtime error (N)`,
+    NCCL's `Cuda failure 'msg'`, any library that prints NVIDIA's own text), looked up by name,
+    message and number in the `[[cuda_error]]` table of matrices/cuda/errors.toml, which holds
+    every `cudaError_t` and `CUresult` with the text `cudaGetErrorString`/`cuGetErrorString`
+    return. Codes the table marks as the program's own (an invalid argument, an illegal address,
+    a device-side assert) are a warning with the table's debugging step in triage and are not
+    counted against a node; 802-804 are GPU101-GPU103's.
+
+    ## Why it matters
+    The same failure reaches the user in many wordings (`CUDA error: out of memory`,
+    `cudaErrorNoDevice`, `CUDA_ERROR_NOT_INITIALIZED`, `Cuda failure 'initialization error'`),
+    and the fix depends on the code, not on the library that printed it: no device visible
+    (100) is a container or CUDA_VISIBLE_DEVICES problem, the stub library (34) a
+    LD_LIBRARY_PATH one, an uncorrectable ECC error (214) a drain-and-reset, 999 a GPU that
+    needs a reset.
+
+    ## Example
+    `RuntimeError: CUDA error: no CUDA-capable device is detected` (cudaErrorNoDevice, 100) in a
+    container started without `--gpus`.
+
+    ## Fix
+    The table's fix for the code, e.g. for 100: check `echo $CUDA_VISIBLE_DEVICES`,
+    `nvidia-smi -L` and the container's GPU flags (`--gpus all`, the `nvidia.com/gpu`
+    resource); for 34: remove the toolkit's `stubs` directory from `LD_LIBRARY_PATH`.
+
+    ## References
+    - https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html
+    - https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html
+    """
+    info = facts.gpu_info()  # no CUDA error stated: nothing failed
+    hits = []
+    for text in info.cuda_errors:
+        number = _number(text)
+        if number is None or number in _OWNED:
+            continue
+        entry = facts.matrix.cuda_error(number=number, apis=CUDA_APIS)
+        if entry is None or entry.cause is None or entry.fix is None or entry.fault != "node":
+            continue
+        hits.append(
+            Hit(
+                f"CUDA error {_label(entry)} ('{entry.message}'): {entry.cause}",
+                evidence={"name": entry.name, "number": number, "message": entry.message},
+                fix=_fix(entry.fix),
+            )
+        )
+    return hits
+
+
+@from_log("DRV150")
+def cuda_error_in_log(facts: Facts, line: LogLine) -> Hit:
+    """The error the line names, from the table: its cause and fix; a code with no node cause
+    (an application bug) stays open with the reason."""
+    entry = stated_error(facts, line, CUDA_APIS)
+    if entry is None:
+        raise NotStated(
+            f"line {line.line} names no CUDA error (name, message or number) that the table "
+            "knows (NCCL's 'unhandled cuda error' says which only with NCCL_DEBUG=INFO)",
+            "log.cuda_error",
+        )
+    api = "CUDA runtime error" if entry.api == "runtime" else "CUDA driver error"
+    return _hit(entry, line, api)
+
+
+@rule("DRV151", "nvml-failure-stated", Severity.ERROR)
+def nvml_failure_stated(facts: Facts) -> Iterable[Hit]:
+    """NVML (nvidia-smi, DCGM, pynvml) cannot reach the driver or the GPU
+
+    ## What it checks
+    A line NVML or nvidia-smi prints when it fails (`Failed to initialize NVML: <message>`,
+    `NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver`, `No devices
+    were found`, `Unable to determine the device handle for GPU...: GPU is lost`, pynvml's
+    `NVMLError_...`), looked up in the `[[cuda_error]]` table (`api = "nvml"`: every
+    `nvmlReturn_t` with `nvmlErrorString`'s text; `api = "nvidia-smi"`: nvidia-smi's own
+    failure lines with their exit codes). Only a log states these: on a node, `--deep` asks
+    NVML directly: `nvmlInit`'s own error, looked up the same way (on a node with an NVIDIA
+    driver: without one, NVML failing is expected).
+
+    ## Why it matters
+    When NVML fails, so do schedulers' GPU discovery, monitoring, and every framework that asks
+    NVML first; the message names the cause precisely: the kernel module not loaded (after a
+    kernel update without a DKMS rebuild), a container that lost its device nodes after
+    `systemctl daemon-reload` (`Unknown Error`), /dev/nvidia* permissions, a GPU fallen off the
+    bus.
+
+    ## Example
+    `Failed to initialize NVML: Unknown Error` inside a container that worked until the host
+    ran `systemctl daemon-reload`.
+
+    ## Fix
+    The table's fix for the message, e.g. for a container's `Unknown Error`: restart the
+    container, and on the host configure the NVIDIA Container Toolkit so device cgroup rules
+    survive a systemd reload (nvidia-ctk's `--cdi` mode or the documented
+    `systemd.unified_cgroup_hierarchy` / `no-cgroups` setting); for `couldn't communicate with
+    the NVIDIA driver`: load the module (`modprobe nvidia`, `dkms status`).
+
+    ## References
+    - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceEnumvs.html
+    - https://github.com/NVIDIA/nvidia-docker/issues/1730
+    - https://docs.nvidia.com/deploy/nvidia-smi/index.html
+    """
+    facts.cuda_check()  # Skip without --deep, and on a node with no NVIDIA driver at all
+    hits = []
+    for step in facts.deep().steps:
+        reason = step.reason or ""
+        if step.name != "nvml_health" or step.status != "unavailable" or "NVML" not in reason:
+            continue
+        entry = facts.matrix.cuda_error(text=reason, apis=NVML_APIS)
+        if entry is None or entry.cause is None or entry.fix is None or entry.fault != "node":
+            continue
+        hits.append(
+            Hit(
+                f"nvmlInit failed with {_label(entry)} ('{entry.message}'): {entry.cause}",
+                evidence={"step": step.name, "reason": reason, "name": entry.name},
+                fix=_fix(entry.fix),
+            )
+        )
+    return hits
+
+
+@from_log("DRV151")
+def nvml_failure_in_log(facts: Facts, line: LogLine) -> Hit:
+    """The NVML or nvidia-smi failure the line states, from the table."""
+    entry = stated_error(facts, line, NVML_APIS)
+    if entry is None:
+        raise NotStated(
+            f"line {line.line} states no NVML return code the table knows", "log.nvml_error"
+        )
+    return _hit(entry, line, "NVML / nvidia-smi failed with")
+
+
+@from_log("GPU102")
+def driver_library_mismatch_in_log(facts: Facts, line: LogLine) -> Hit:
+    """NVML's `Driver/library version mismatch` (NVML_ERROR_LIB_RM_VERSION_MISMATCH) and CUDA's
+    803 both say the user-space driver libraries are another version than the loaded kernel
+    module: after a driver update without a reboot, or a container carrying its own driver
+    libraries. The kernel module's version, where the node states it, is named."""
+    entry = stated_error(facts, line, (*NVML_APIS, *CUDA_APIS))
+    if entry is None or entry.fix is None:
+        raise Skip("the table has no entry for the line")
+    try:
+        kernel: str | None = str(facts.gpu_info().driver_version or "") or None
+    except Skip:
+        kernel = None
+    module = f" (the node's driver: {kernel})" if kernel else ""
+    step = (
+        "reboot the node (or stop every GPU process and reload the modules: `rmmod nvidia_uvm "
+        "nvidia_drm nvidia_modeset nvidia && modprobe nvidia`) so the kernel module matches the "
+        "installed user-space driver; compare `cat /proc/driver/nvidia/version` with the "
+        "libnvidia-ml / libcuda version; in a container, do not ship driver libraries: let the "
+        "NVIDIA container runtime mount the host's"
+    )
+    return Hit(
+        f"{_label(entry)} ('{entry.message}', line {line.line}): the NVIDIA kernel module and "
+        f"the user-space driver libraries are different versions{module}: the driver was "
+        "updated without a reboot, or a container carries its own driver libraries",
+        evidence={"line": line.line, "name": entry.name, "kernel_driver": kernel},
+        fix=fix(
+            "Make the kernel module and the driver libraries the same version: reboot after "
+            "the driver update (or reload the nvidia modules)",
+            "manual",
+            manual(step),
+        ),
+    )
+
+
+_OTHER_PROCESS = re.compile(r"Process (?P<pid>[0-9]+) has (?P<held>[0-9.]+ [KMGT]iB) memory in use")
+
+
+@from_log("DRV104")
+def memory_held_in_log(facts: Facts, line: LogLine) -> Hit:
+    """torch's out-of-memory message (since 2.1) names every other process holding memory on
+    the GPU ('Process 4242 has 61.20 GiB memory in use'; the process itself is 'this process'):
+    those establish the cause; without them the line does not say who holds the memory."""
+    others = [(m.group("pid"), m.group("held")) for m in _OTHER_PROCESS.finditer(line.text)]
+    if not others:
+        raise NotStated(
+            f"line {line.line} does not name other processes holding GPU memory", "gpu.processes"
+        )
+    held = ", ".join(f"process {pid} holds {size}" for pid, size in others)
+    return Hit(
+        f"the GPU ran out of memory while other processes held it (line {line.line}: {held})",
+        evidence={"line": line.line, "processes": [pid for pid, _ in others]},
+        fix=fix(
+            "Stop the processes holding the GPU's memory before the job starts",
+            "manual",
+            manual(
+                "nvidia-smi --query-compute-apps=pid,used_memory --format=csv; kill "
+                + " ".join(pid for pid, _ in others)
+                + " (a stale run's workers, a vLLM server, Ray workers: ray stop --force)"
+            ),
+        ),
+    )

@@ -1,0 +1,113 @@
+"""The graphics family's cause no older rule names: SIM150, OpenGL through GLX (Mesa's or
+glvnd's libGL) loading no driver. EGL and Vulkan failures are SIM109/SIM120 (the NVIDIA EGL
+vendor library or Vulkan ICD missing), render-node permissions SIM122 (the signatures in
+matrices/signatures/graphics.toml)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from envcheck.facts.node import Facts
+from envcheck.model.finding import Severity
+from envcheck.rules.base import Hit, LogLine, from_log, rule
+from envcheck.rules.fixes import fix, manual
+
+
+@rule("SIM150", "glx-driver-not-loaded", Severity.WARNING)
+def glx_driver_not_loaded(facts: Facts) -> Iterable[Hit]:
+    """OpenGL (GLX) loaded no driver: no display, no NVIDIA GLX library, or no Mesa DRI driver
+
+    ## What it checks
+    libGL's own lines (Mesa's loader and glvnd): `libGL error: failed to load driver: swrast`,
+    `libGL error: MESA-LOADER: failed to open iris`, `libGL error: No matching fbConfigs or
+    visuals found`, `glXCreateContext failed`. On a node: GLX asked for
+    (`MUJOCO_GL=glx`, `PYOPENGL_PLATFORM=glx`) in a container whose NVIDIA_DRIVER_CAPABILITIES
+    lack graphics.
+
+    ## Why it matters
+    GLX needs an X display and a GL driver for it: on a headless node or in a container without
+    the NVIDIA graphics libraries (NVIDIA_DRIVER_CAPABILITIES lacking `graphics`), libGL falls
+    back to Mesa, and without Mesa's DRI drivers (libgl1-mesa-dri) it loads nothing: viewers,
+    GLFW windows and `MUJOCO_GL=glx` rendering fail.
+
+    ## Example
+    `libGL error: MESA-LOADER: failed to open swrast: /usr/lib/dri/swrast_dri.so: cannot open
+    shared object file` in a container rendering over a forwarded X display.
+
+    ## Fix
+    Render headless without GLX (`MUJOCO_GL=egl` / `PYOPENGL_PLATFORM=egl` with the NVIDIA EGL
+    vendor library, or `osmesa` in software); for GLX in a container start it with
+    `NVIDIA_DRIVER_CAPABILITIES=all` (graphics) so the NVIDIA GLX library is mounted, or install
+    Mesa's drivers (`apt install libgl1-mesa-dri libglx-mesa0`) for software GL.
+
+    ## References
+    - https://docs.mesa3d.org/envvars.html
+    - https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html
+    - https://github.com/NVIDIA/libglvnd
+    """
+    env = facts.env()
+    glx = [
+        f"{k}={env[k]}"
+        for k in ("MUJOCO_GL", "PYOPENGL_PLATFORM")
+        if env.get(k, "").lower() == "glx"
+    ]
+    caps = env.get("NVIDIA_DRIVER_CAPABILITIES")
+    if not glx or caps is None or "graphics" in caps or "all" in caps:
+        return []
+    return [
+        Hit(
+            f"{' '.join(glx)} renders through GLX, but NVIDIA_DRIVER_CAPABILITIES={caps} lacks "
+            "graphics: the container has no NVIDIA GL library, so libGL loads no driver",
+            evidence={"glx": glx, "driver_capabilities": caps},
+            fix=fix(
+                "Start the container with NVIDIA_DRIVER_CAPABILITIES=all (or add graphics), or "
+                "render through EGL",
+                "manual",
+                manual("docker run -e NVIDIA_DRIVER_CAPABILITIES=all ..."),
+                manual("MUJOCO_GL=egl PYOPENGL_PLATFORM=egl"),
+            ),
+        )
+    ]
+
+
+@from_log("SIM150")
+def glx_driver_in_log(facts: Facts, line: LogLine) -> Hit:
+    """The driver libGL could not load, named from the line; the container's capabilities, where
+    the node states them."""
+    named = re.search(r"failed to (?:load driver|open):? ([A-Za-z0-9_]+)", line.text)
+    driver = named.group(1) if named else None
+    section = facts.report.graphics
+    caps = section.data.driver_capabilities if section.is_ok and section.data else None
+    lacking = caps is not None and "graphics" not in caps and "all" not in caps
+    display = "display" in line.text.lower()
+    what = (
+        "no X display to open (DISPLAY unset)"
+        if display
+        else f"libGL could not load the {driver} driver"
+        if driver
+        else "GLX found no GL driver"
+    )
+    steps = [
+        *(
+            ["with a GUI program: run it under a virtual display: xvfb-run -a <command>"]
+            if display
+            else []
+        ),
+        "headless: render without GLX: MUJOCO_GL=egl PYOPENGL_PLATFORM=egl (NVIDIA EGL vendor "
+        "library), or MUJOCO_GL=osmesa PYOPENGL_PLATFORM=osmesa (software)",
+        "in a container: start it with NVIDIA_DRIVER_CAPABILITIES=all (graphics) so the NVIDIA "
+        "GLX/EGL libraries are mounted",
+        "for Mesa's software GL: apt install libgl1-mesa-dri libglx-mesa0",
+    ]
+    caps_note = f"; NVIDIA_DRIVER_CAPABILITIES={caps} lacks graphics" if lacking else ""
+    return Hit(
+        f"{what} (line {line.line}){caps_note}: OpenGL through GLX has no usable driver",
+        evidence={"line": line.line, "driver": driver, "driver_capabilities": caps},
+        fix=fix(
+            "Render headless through EGL (or OSMesa), or provide a GL driver: "
+            "NVIDIA_DRIVER_CAPABILITIES=all in the container, or libgl1-mesa-dri",
+            "manual",
+            *(manual(s) for s in steps),
+        ),
+    )

@@ -1,0 +1,199 @@
+"""The NCCL family's causes that no older rule names: NET150, NCCL's InfiniBand / RoCE transport
+unusable (no HCA the process can open, libibverbs missing, /dev/infiniband not in the
+container); CUD152, two ranks on one GPU. NCCL's other lines name existing causes (the signatures in
+matrices/signatures/nccl.toml): its socket interface lines NET101/NET104, its shared-memory
+lines SYS101, its P2P lines GPU116/NET106, its `Cuda failure` lines DRV150."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
+from envcheck.model.finding import Severity
+from envcheck.rules.base import Hit, LogLine, from_log, rule
+from envcheck.rules.fixes import fix, manual
+
+_STEPS = (
+    "with InfiniBand/RoCE HCAs on the node: install rdma-core (libibverbs1, ibverbs-providers; "
+    "`ibv_devinfo` must list the HCAs) and, in a container, pass the devices "
+    "(`--device=/dev/infiniband`, `--cap-add=IPC_LOCK`, or the RDMA device plugin)",
+    "without them (or to run over TCP on purpose): export NCCL_IB_DISABLE=1 so NCCL uses its "
+    "socket transport, with NCCL_SOCKET_IFNAME set to the interface between the nodes",
+)
+
+
+@rule("NET150", "nccl-ib-transport-unavailable", Severity.WARNING)
+def nccl_ib_unavailable(facts: Facts) -> Iterable[Hit]:
+    """NCCL cannot use InfiniBand/RoCE: no HCA it can open, or libibverbs missing
+
+    ## What it checks
+    NCCL's own IB plugin lines (src/transport/net_ib.cc, src/misc/ibvwrap.cc): `NET/IB : No
+    device found.`, `NET/IB : Unable to open device mlx5_0`, `Failed to open libibverbs.so[.1]`,
+    `Call to ibv_create_qp failed`. On a node: HCAs whose ports are all down (NCCL uses only
+    ACTIVE ports); what NCCL inside a container could open only its log says.
+
+    ## Why it matters
+    Without the IB plugin NCCL falls back to TCP sockets (`NET/Socket`): multi-node collectives
+    run an order of magnitude slower, or, where the socket interface is wrong too, fail with
+    `unhandled system error`. In containers the usual cause is an image without rdma-core or a
+    run without `/dev/infiniband`.
+
+    ## Example
+    `NCCL INFO NET/IB : No device found.` then `NCCL INFO NET/Socket : Using [0]eth0` on an
+    InfiniBand cluster, in a container started without `--device=/dev/infiniband`.
+
+    ## Fix
+    With HCAs: install rdma-core (libibverbs1, ibverbs-providers) and pass /dev/infiniband
+    (and IPC_LOCK) into the container; without them, or to use TCP on purpose,
+    `export NCCL_IB_DISABLE=1` and set NCCL_SOCKET_IFNAME.
+
+    ## References
+    - https://github.com/NVIDIA/nccl/blob/master/src/transport/net_ib.cc
+    - https://github.com/NVIDIA/nccl/blob/master/src/misc/ibvwrap.cc
+    - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-ib-disable
+    """
+    network = facts.network()
+    hcas = network.infiniband
+    if not hcas:  # no HCA: NCCL uses its socket transport by design
+        return []
+    ports = [p for d in hcas for p in d.ports]
+    if not ports or any("ACTIVE" in (p.state or "").upper() for p in ports):
+        return []
+    names = ", ".join(f"{d.name} ({', '.join(p.state or '?' for p in d.ports)})" for d in hcas)
+    return [
+        Hit(
+            f"every InfiniBand/RoCE port is down ({names}): NCCL uses only ACTIVE ports, so its "
+            "IB transport finds no device and falls back to TCP sockets",
+            evidence={"hcas": [d.name for d in hcas]},
+            fix=fix(
+                "Bring the HCA ports up (cable, switch, subnet manager: `ibstat`), or export "
+                "NCCL_IB_DISABLE=1 to use sockets on purpose",
+                "manual",
+                manual("ibstat; ibv_devinfo (port state must be PORT_ACTIVE)"),
+                manual(_STEPS[1]),
+            ),
+        )
+    ]
+
+
+@from_log("NET150")
+def nccl_ib_unavailable_in_log(facts: Facts, line: LogLine) -> Hit:
+    """The IB line NCCL printed; the node's HCAs, where known, say which fix applies."""
+    hcas: tuple[str, ...] | None = None
+    try:
+        hcas = tuple(d.name for d in facts.network().infiniband)
+    except Skip:
+        hcas = None
+    verbs = "libibverbs" in line.text.lower()
+    what = (
+        "NCCL could not load libibverbs (rdma-core is not installed in this environment)"
+        if verbs
+        else "NCCL's InfiniBand transport found no device it can open"
+    )
+    steps: tuple[str, ...]
+    if hcas:
+        summary = (
+            f"The node has HCAs ({', '.join(hcas)}): install rdma-core and pass /dev/infiniband "
+            "into the container"
+        )
+        steps = _STEPS[:1]
+    elif hcas is not None:
+        summary = "The node has no HCA: export NCCL_IB_DISABLE=1 (NCCL uses sockets)"
+        steps = _STEPS[1:]
+    else:
+        summary = (
+            "Install rdma-core and pass /dev/infiniband where the node has HCAs; else export "
+            "NCCL_IB_DISABLE=1"
+        )
+        steps = _STEPS
+    return Hit(
+        f"{what} (line {line.line}): NCCL falls back to TCP sockets (slow), or fails where the "
+        "socket interface is wrong too",
+        evidence={"line": line.line, "hcas": list(hcas) if hcas is not None else None},
+        fix=fix(summary, "manual", *(manual(s) for s in steps)),
+    )
+
+
+def _duplicates(visible: str) -> list[str]:
+    entries = [e.strip() for e in visible.split(",") if e.strip()]
+    return sorted({e for e in entries if entries.count(e) > 1})
+
+
+@rule("CUD152", "nccl-ranks-share-a-gpu", Severity.ERROR)
+def ranks_share_a_gpu(facts: Facts) -> Iterable[Hit]:
+    """Two ranks of one NCCL communicator are on the same GPU
+
+    ## What it checks
+    `CUDA_VISIBLE_DEVICES` listing a GPU twice (`0,0,1`); in `triage`, NCCL's own refusal
+    (src/init.cc): `Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000`.
+
+    ## Why it matters
+    NCCL needs one GPU per rank: two ranks on one device fail at communicator creation
+    (`ncclInvalidUsage`). It happens when the launcher starts more processes per node than
+    there are GPUs, when every process uses the default device 0 (no
+    `torch.cuda.set_device(local_rank)` before `init_process_group`), or when
+    CUDA_VISIBLE_DEVICES repeats a GPU.
+
+    ## Example
+    `torchrun --nproc_per_node 4` on a node where CUDA_VISIBLE_DEVICES=0,1 (or where the script
+    never calls `torch.cuda.set_device(local_rank)`).
+
+    ## Fix
+    Give each rank its own GPU: call `torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))`
+    (or pass `device_id` to `init_process_group`) before the first collective, start at most
+    as many processes per node as it has GPUs, and list each GPU once in CUDA_VISIBLE_DEVICES.
+
+    ## References
+    - https://github.com/NVIDIA/nccl/blob/master/src/init.cc
+    - https://pytorch.org/docs/stable/distributed.html#torch.distributed.init_process_group
+    """
+    visible = facts.env().get("CUDA_VISIBLE_DEVICES") or ""
+    twice = _duplicates(visible)
+    if not twice:
+        return []
+    return [
+        Hit(
+            f"CUDA_VISIBLE_DEVICES={visible} lists GPU {', '.join(twice)} more than once: the "
+            "processes that get the same device fail NCCL's 'Duplicate GPU detected'",
+            evidence={"CUDA_VISIBLE_DEVICES": visible, "repeated": twice},
+            fix=fix(
+                "List each GPU once in CUDA_VISIBLE_DEVICES",
+                "manual",
+                manual(
+                    "export CUDA_VISIBLE_DEVICES=" + ",".join(dict.fromkeys(visible.split(",")))
+                ),
+            ),
+        )
+    ]
+
+
+@from_log("CUD152")
+def ranks_share_a_gpu_in_log(facts: Facts, line: LogLine) -> Hit:
+    """NCCL's 'Duplicate GPU detected : rank A and rank B both on CUDA device D'."""
+    found = re.search(
+        r"rank ([0-9]+) and rank ([0-9]+) both on CUDA device ([0-9a-fA-Fx]+)", line.text
+    )
+    ranks = (
+        f"ranks {found.group(1)} and {found.group(2)} are both on CUDA device {found.group(3)}"
+        if found
+        else "two ranks are on one GPU"
+    )
+    return Hit(
+        f"NCCL refused the communicator (line {line.line}): {ranks}",
+        evidence={"line": line.line},
+        fix=fix(
+            "Give each rank its own GPU: torch.cuda.set_device(local_rank) before "
+            "init_process_group, and no more processes per node than GPUs",
+            "manual",
+            manual(
+                'torch.cuda.set_device(int(os.environ["LOCAL_RANK"])) before '
+                "dist.init_process_group (or init_process_group(..., device_id=...))"
+            ),
+            manual(
+                "torchrun --nproc_per_node <number of GPUs on the node>; list each GPU once in "
+                "CUDA_VISIBLE_DEVICES"
+            ),
+        ),
+    )
