@@ -9,7 +9,7 @@ pin and flash-attn's tag.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -28,6 +28,7 @@ from envcheck.rules.base import Rule
 
 if TYPE_CHECKING:
     from envcheck.plan.resolved import Resolved
+    from envcheck.plan.resolved_result import Followed
 
 MAX_ITERATIONS = 6
 _TORCH_FAMILY = {"torch", "torchvision", "torchaudio"}
@@ -273,6 +274,7 @@ class _Verdict:
     reason: str = "not verified by the resolver"
     notes: tuple[str, ...] = ()
     conflict: Conflict | None = None
+    followed: dict[str, Followed] = field(default_factory=dict)
 
 
 def _installs(steps: Sequence[Step]) -> bool:
@@ -307,6 +309,7 @@ def _resolve(
         return after, notes
     verdict.resolved, verdict.reason = True, f"{got.count} package(s) resolved"
     verdict.notes = got.notes
+    verdict.followed = dict(got.followed)
     # the resolution gives the exact release a range stands for
     kept = tuple(n for n in notes if "was re-checked as a version inside that range" not in n)
     return after_resolution(after, got, matrix), kept
@@ -355,6 +358,7 @@ def build_plan(
         after, notes = simulate(report, [s.action for s in steps], matrix)
         if resolve is not None:
             after, notes = _resolve(report, steps, after, notes, matrix, resolve, verdict)
+            steps = _followed(steps, verdict.followed)
             if verdict.conflict is not None:
                 # a real conflict: the pip steps cannot all hold with what is installed
                 conflicts.append(verdict.conflict)
@@ -363,6 +367,11 @@ def build_plan(
                 break
     final = evaluate(after, matrix, rules)
     remaining = tuple(f for f in final.findings if f.severity.at_least(threshold))
+    for key, item in verdict.followed.items():
+        # the pin could not hold and the rule is still violated on the resolution: a real
+        # conflict, between the rule and the anchor uv named
+        if any(f.code in item.codes for f in remaining):
+            conflicts.append(replace(item.conflict, subject=key))
     if not addressed:
         steps, conflicts = merge(_manual_only(first_seen, addressed))
     if resolve is not None and not _installs(steps) and verdict.conflict is None:
@@ -382,6 +391,30 @@ def build_plan(
         resolver=verdict.reason,
     )
     return plan, after
+
+
+def _followed(steps: list[Step], followed: Mapping[str, Followed]) -> list[Step]:
+    """The install steps with each followed pin replaced by the release uv picked (dropped when
+    that is the installed one or nothing needs it): what is printed is the resolution."""
+    if not followed:
+        return steps
+    out: list[Step] = []
+    for step in steps:
+        action = step.action
+        if action.kind != "pip_install":
+            out.append(step)
+            continue
+        packages = []
+        for text in action.packages:
+            req = parse_requirement(text)
+            item = followed.get(canonicalize_name(req.name)) if req is not None else None
+            if item is None:
+                packages.append(text)
+            elif item.version is not None and item.version != item.installed:
+                packages.append(f"{req.name if req else text}=={item.version}")
+        if packages:
+            out.append(replace(step, action=replace(action, packages=tuple(packages))))
+    return out
 
 
 def _dependent(findings: list[Finding], first_seen: Sequence[Finding]) -> list[Finding]:

@@ -1,0 +1,181 @@
+"""A plan is a resolution (issue 24): the H100 node with vLLM 0.6.3, torch 2.5.1, xformers
+0.0.27.post2 and cuBLAS 12.4.5.8 reaches a clean fixed point (torch 2.4.0 as vLLM pins it,
+vLLM's own xformers, the cuBLAS override after torch), from a declared spec and from a venv
+built from wheels with the real names, versions and Requires-Dist, probed as a node is."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from envcheck.ingest.spec import parse_spec, spec_to_report
+from envcheck.matrix.model import Matrix
+from envcheck.matrix_validate import load
+from envcheck.model.plan import Plan
+from envcheck.model.report import NodeReport
+from envcheck.plan.planner import build_plan
+from envcheck.plan.resolve import IndexConfig, find_uv
+from envcheck.plan.resolved import PlanResolver
+from envcheck.rules import all_rules, select
+from envcheck.rules.base import Rule
+from tests.conftest import cli_env
+from tests.index.wheels import WheelIndexes
+from tests.wheelfactory import CUDA_MARK, WheelSpec, make_wheels
+
+# Requires-Dist as the real wheels state them (the parts a resolver needs)
+WORLD = (
+    WheelSpec(
+        "torch", "2.4.0", (f"nvidia-cublas-cu12==12.1.3.1; {CUDA_MARK}", "numpy", "filelock")
+    ),
+    WheelSpec(
+        "torch", "2.5.1", (f"nvidia-cublas-cu12==12.4.5.8; {CUDA_MARK}", "numpy", "filelock")
+    ),
+    WheelSpec(
+        "vllm",
+        "0.6.3",
+        (
+            "torch==2.4.0",
+            "torchvision==0.19",
+            f"xformers==0.0.27.post2; {CUDA_MARK}",
+            "numpy<2.0.0",
+            "ray>=2.9",
+            "transformers>=4.45.0",
+        ),
+    ),
+    WheelSpec("torchvision", "0.19.0", ("torch==2.4.0", "numpy")),
+    WheelSpec("torchvision", "0.20.1", ("torch==2.5.1", "numpy")),
+    WheelSpec("xformers", "0.0.27.post2", ("numpy", "torch==2.4.0")),
+    WheelSpec("xformers", "0.0.28.post3", ("numpy", "torch==2.5.1")),
+    WheelSpec("transformers", "4.57.6", ("numpy>=1.17", "filelock")),
+    WheelSpec("nvidia-cublas-cu12", "12.1.3.1"),
+    WheelSpec("nvidia-cublas-cu12", "12.3.4.1"),
+    WheelSpec("nvidia-cublas-cu12", "12.4.5.8"),
+    WheelSpec("numpy", "1.26.4"),
+    WheelSpec("numpy", "2.1.3"),
+    WheelSpec("filelock", "3.16.1"),
+    WheelSpec("ray", "2.40.0", ("filelock",)),
+)
+NODE = {
+    "vllm": "0.6.3",
+    "torch": "2.5.1",
+    "torchvision": "0.20.1",
+    "xformers": "0.0.27.post2",
+    "nvidia-cublas-cu12": "12.4.5.8",
+    "numpy": "1.26.4",
+    "transformers": "4.57.6",
+    "ray": "2.40.0",
+    "filelock": "3.16.1",
+}
+H100 = "NVIDIA H100 80GB HBM3"
+PACKAGE_FAMILIES = ("TOR", "VLM", "CUD", "PKG", "DRV")
+
+
+@dataclass(frozen=True)
+class World:
+    url: str
+    wheels: Path
+    overlay: Path
+
+    def matrix(self) -> Matrix:
+        return load([str(self.overlay)])
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    root = tmp_path_factory.mktemp("resolution")
+    server = WheelIndexes(root / "served")
+    server.add("pypi", WORLD)
+    server.start()
+    overlay = root / "overlay"
+    overlay.mkdir()
+    (overlay / "torch_index.toml").write_text(
+        f'[[torch_index]]\nurl_template = "{server.base}/whl/{{variant}}"\n'
+        'source = "envcheck tests: a local copy"\n',
+        encoding="utf-8",
+    )
+    yield World(server.url("pypi"), make_wheels(root / "wheels", WORLD)[0].parent, overlay)
+    server.stop()
+
+
+def _spec_text(packages: dict[str, str]) -> str:
+    lines = "\n".join(f'"{k}" = "{v}"' for k, v in packages.items())
+    return (
+        f'[gpu]\ndriver = "550.54.15"\nmodels = ["{H100}"]\n[python]\nversion = "3.10.12"\n'
+        f"[packages]\n{lines}\n"
+    )
+
+
+def _declared(packages: dict[str, str]) -> NodeReport:
+    return spec_to_report(parse_spec(_spec_text(packages), "node.toml"), "node.toml")
+
+
+def _plan(world: World, report: NodeReport, families: Sequence[str] = ()) -> Plan:
+    matrix = world.matrix()
+    rules: Sequence[Rule] = select(all_rules(matrix), list(families), [])
+    resolver = PlanResolver(find_uv(), IndexConfig(index_url=world.url), matrix, timeout=120)
+    plan, _after = build_plan(report, matrix, rules, resolve=resolver)
+    return plan
+
+
+def _installs(plan: Plan) -> list[tuple[str, ...]]:
+    return [s.action.packages for s in plan.steps if s.action.kind == "pip_install"]
+
+
+def _assert_clean(plan: Plan) -> None:
+    assert plan.conflicts == (), [c.message for c in plan.conflicts]
+    assert plan.resolved is True, plan.resolver
+    assert plan.converged is True
+    assert [f.code for f in plan.remaining] == []
+    installs = _installs(plan)
+    flat = [p for step in installs for p in step]
+    assert "torch==2.4.0" in flat
+    # vLLM's own xformers (never xformers up to the torch vLLM does not run with)
+    assert not any(p.startswith("xformers") and "0.0.28" in p for p in flat)
+    # the cuBLAS override comes after torch, in a later step
+    torch_step = next(i for i, s in enumerate(installs) if "torch==2.4.0" in s)
+    cublas = [i for i, s in enumerate(installs) if any(p.startswith("nvidia-cublas") for p in s)]
+    assert cublas and cublas[0] > torch_step
+
+
+def test_h100_vllm_xformers_from_a_spec_reaches_a_clean_fixed_point(world: World) -> None:
+    _assert_clean(_plan(world, _declared(NODE)))
+
+
+def test_h100_vllm_xformers_from_a_probed_venv_reaches_a_clean_fixed_point(
+    world: World, tmp_path: Path
+) -> None:
+    from envcheck.commands.probe import ProbeOptions, probe
+
+    folder = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, timeout=120)
+    python = folder / "bin" / "python"
+    env = cli_env(
+        PIP_NO_INDEX="1",
+        PIP_FIND_LINKS=str(world.wheels),
+        PIP_CONFIG_FILE=os.devnull,
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+        PIP_NO_CACHE_DIR="1",
+    )
+    env.pop("PIP_CONSTRAINT", None)
+    pins = [f"{k}=={v}" for k, v in NODE.items()]
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--no-deps", *pins],
+        check=True,
+        env=env,
+        timeout=300,
+    )
+    probed = probe(ProbeOptions(python=str(python)))
+    packages = probed.packages.data
+    assert packages is not None and packages.get("vllm") is not None
+    assert any("torch==2.4.0" in r for r in packages.get("vllm").requires)  # type: ignore[union-attr]
+    # the GPU is declared (no GPU here); the packages and the interpreter are what the probe
+    # read from the venv (each distribution with its Requires-Dist, as pip installed it)
+    node = probed.with_sections(gpu=_declared({}).gpu)
+    # the package families (this host's own network and system are not the node's)
+    _assert_clean(_plan(world, node, PACKAGE_FAMILIES))
