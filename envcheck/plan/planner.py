@@ -9,6 +9,7 @@ pin and flash-attn's tag.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from envcheck.engine import evaluate
 from envcheck.matrix.model import Matrix
@@ -246,11 +248,44 @@ def merge(findings: Sequence[Finding]) -> tuple[list[Step], list[Conflict]]:
                 "; ".join(dict.fromkeys(s for _, _, _, summaries in entries for s in summaries)),
             )
         )
-    for text, (manual_codes, summary) in got.manual.items():
+    for text, (manual_codes, summary) in _one_driver(got.manual).items():
         steps.append(
             Step(Action(kind="manual", text=text), "manual", _codes(manual_codes), summary)
         )
     return steps, conflicts
+
+
+_DRIVER_STEP = re.compile(r"\bNVIDIA driver\b", re.IGNORECASE)
+_DRIVER_VERSION = re.compile(r"\b(\d{3}\.\d{2,3}(?:\.\d{2,3})?)\b")
+
+
+def _driver_floor(text: str) -> Version | None:
+    """The driver version a manual "upgrade the NVIDIA driver" step asks for at least."""
+    if not _DRIVER_STEP.search(text):
+        return None
+    found = [Version(v) for v in _DRIVER_VERSION.findall(text)]
+    return max(found) if found else None
+
+
+def _one_driver(
+    manual: dict[str, tuple[list[str], str]],
+) -> dict[str, tuple[list[str], str]]:
+    """Driver upgrades asked for by several findings (the CUDA build's floor, the GPU's
+    architecture's) as one step: the highest floor meets every one of them."""
+    floors = {text: v for text in manual if (v := _driver_floor(text)) is not None}
+    if len(floors) < 2:
+        return manual
+    top = max(floors.values())
+    codes = _codes([c for text in floors for c in manual[text][0]])
+    merged = f"upgrade the NVIDIA driver to {top} or newer (it meets what {', '.join(codes)} need)"
+    summaries = f"Upgrade the NVIDIA driver to {top} or newer: one driver for every finding"
+    out: dict[str, tuple[list[str], str]] = {}
+    for text, item in manual.items():
+        if text in floors:
+            out.setdefault(merged, (list(codes), summaries))
+        else:
+            out[text] = item
+    return out
 
 
 def _key(finding: Finding) -> tuple[str, str]:

@@ -265,6 +265,16 @@ def _conflict_message(
     return f"{what}{have}: " + " | ".join(problems)
 
 
+def _built_against(spec: SpecifierSet) -> SpecifierSet:
+    """vLLM's torch pin as the torch its ops were compiled against: a bare floor (vLLM 0.2.0,
+    0.2.2-0.2.5 published only ``torch>=2.1.0``) is the floor's release, as VLM101 reads it
+    (vllm#1661); a newer torch does not match the compiled ops' C++ ABI."""
+    parts = list(spec)
+    if len(parts) == 1 and parts[0].operator == ">=":
+        return SpecifierSet(f"=={parts[0].version}")
+    return spec
+
+
 def _vllm_candidates(matrix: Matrix, req: Requirement) -> list[VllmRelease]:
     spec = req.specifier
     found = [
@@ -316,7 +326,7 @@ def choose_stack(
         failure: Conflict | None = None
         for vllm in candidates:
             assert vllm.torch is not None
-            spec = torch_spec & vllm.torch
+            spec = torch_spec & _built_against(vllm.torch)
             need = [cuda_variant(vllm.cuda)] if vllm.cuda is not None else variants
             if variants and need and variants != need:
                 failure = failure or Conflict(

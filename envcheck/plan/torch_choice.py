@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 from envcheck.matrix.model import Matrix
 from envcheck.model.finding import Action, Finding
@@ -57,7 +58,17 @@ def choose(report: NodeReport, matrix: Matrix) -> Stack | None:
     base = [f"vllm=={installed['vllm']}"] if "vllm" in installed else []
     tries = []
     if TORCH in installed:
-        tries.append([*base, f"torch=={installed[TORCH].split('+', 1)[0]}"])
+        release = installed[TORCH].split("+", 1)[0]
+        tries.append([*base, f"torch=={release}"])
+        # then the closest newer release that fits (TOR101's "closest build"), so that check,
+        # triage and fix print one torch for one node
+        try:
+            current = Version(release)
+        except InvalidVersion:
+            current = None
+        if current is not None and not base:
+            newer = sorted(r.version for r in matrix.torch_releases if r.version > current)
+            tries += [[f"torch=={v}"] for v in newer]
     tries.append([*base, "torch"])
     stack = None
     for requirements in tries:

@@ -179,3 +179,61 @@ def test_h100_vllm_xformers_from_a_probed_venv_reaches_a_clean_fixed_point(
     node = probed.with_sections(gpu=_declared({}).gpu)
     # the package families (this host's own network and system are not the node's)
     _assert_clean(_plan(world, node, PACKAGE_FAMILIES))
+
+
+# --- one node, one fix: check, triage and fix print what the same planner plans ---
+
+RTX5090 = (
+    '[gpu]\ndriver = "570.86.10"\nmodels = ["NVIDIA GeForce RTX 5090"]\n'
+    '[python]\nversion = "3.11.9"\n'
+    '[packages]\ntorch = "2.6.0+cu124"\ntorchvision = "0.21.0+cu124"\n'
+)
+H100_DRIVER_470 = (
+    f'[gpu]\ndriver = "470.82.01"\nmodels = ["{H100}"]\n[python]\nversion = "3.10.12"\n'
+    '[packages]\ntorch = "2.5.1"\nvllm = "0.6.4"\n'
+)
+
+
+def _commands(findings: list[dict[str, object]], code: str) -> list[str]:
+    return [c for f in findings if f["code"] == code for c in f["fix"]["commands"]]  # type: ignore[index]
+
+
+def test_check_triage_and_fix_print_one_fix_for_an_rtx5090(tmp_path: Path) -> None:
+    """RTX 5090 + torch 2.6.0+cu124: TOR101's closest build, vLLM-free, is torch 2.7.0 from
+    cu128 with the torchvision built for it; check, triage and fix print that same command."""
+    from tests.conftest import run_cli
+
+    spec = tmp_path / "node.toml"
+    spec.write_text(RTX5090, encoding="utf-8")
+    plan = run_cli("fix", "--spec", str(spec), "--no-resolve", "--json").json()["data"]["plan"]
+    steps = [s["command"] for s in plan["steps"] if s["action"]["kind"] == "pip_install"]
+    assert len(steps) == 1 and "torch==2.7.0 torchvision==0.22.0" in steps[0], steps
+    assert steps[0].endswith("/whl/cu128")
+    found = run_cli("check", "--spec", str(spec), "--json").json()["data"]["findings"]
+    assert _commands(found, "TOR101") == steps
+    log = tmp_path / "train.log"
+    log.write_text(
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device\n",
+        encoding="utf-8",
+    )
+    judged = run_cli("triage", str(log), "--spec", str(spec), "--json").json()
+    causes = [c for m in judged["data"]["matches"] for c in m["causes"] if c["code"] == "TOR101"]
+    assert causes and causes[0]["verdict"] == "confirmed"
+    assert _commands(causes[0]["findings"], "TOR101") == steps
+
+
+def test_an_h100_on_driver_470_gets_one_driver_target(tmp_path: Path) -> None:
+    """DRV101 (CUDA 12.4 needs >= 550.54.14) and DRV110 (sm_90 needs R520) ask for different
+    drivers: the plan, and check beside each finding, ask for the one that meets both."""
+    from tests.conftest import run_cli
+
+    spec = tmp_path / "node.toml"
+    spec.write_text(H100_DRIVER_470, encoding="utf-8")
+    plan = run_cli("fix", "--spec", str(spec), "--no-resolve", "--json").json()["data"]["plan"]
+    manual = [s["action"]["text"] for s in plan["steps"] if s["action"]["kind"] == "manual"]
+    drivers = [t for t in manual if "driver" in t.lower()]
+    assert drivers == [
+        "upgrade the NVIDIA driver to 550.54.14 or newer (it meets what DRV101, DRV110 need)"
+    ]
+    found = run_cli("check", "--spec", str(spec), "--json").json()["data"]["findings"]
+    assert _commands(found, "DRV101") == _commands(found, "DRV110") == [f"# {drivers[0]}"]
