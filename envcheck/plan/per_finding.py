@@ -72,11 +72,19 @@ def planned_fixes(
     resolver here: ``fix`` verifies with uv; the steps are the same)."""
     if not any(_installs(f) for f in findings) and sum(map(_planned, findings)) < 2:
         return tuple(findings)
-    from envcheck.plan.planner import build_plan
+    from envcheck.plan.planner import build_plan, interpreter
 
     plan, _after = build_plan(report, matrix, rules, threshold=Severity.INFO)
+    python = interpreter(report)
     out = []
-    for finding in findings:
+    for given in findings:
+        finding = given
+        if python is not None and given.fix is not None and _installs(given):
+            # a rule's own command names the interpreter checked, as the plan's do
+            actions = tuple(
+                replace(a, python=python) if a.kind in _PIP else a for a in given.fix.actions
+            )
+            finding = replace(given, fix=replace(given.fix, actions=actions))
         steps = [s for s in plan.steps if finding.code in s.codes]
         torn = any(finding.code in c.codes for c in plan.conflicts)
         if not _planned(finding) or torn or not steps or not _kinds(steps) >= _kinds_of(finding):

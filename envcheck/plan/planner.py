@@ -413,7 +413,7 @@ def build_plan(
         verdict.resolved, verdict.reason = None, "the plan installs nothing"
     plan = Plan(
         node=report.node,
-        steps=tuple(steps),
+        steps=bound(steps, interpreter(report)),
         conflicts=tuple(conflicts),
         addressed=tuple(addressed.values())
         + tuple(f for f in first_seen if _key(f) not in addressed and f.fix is not None),
@@ -426,6 +426,25 @@ def build_plan(
         resolver=verdict.reason,
     )
     return plan, after
+
+
+def interpreter(report: NodeReport) -> str | None:
+    """The interpreter the report was probed with (None for a declared or pasted node)."""
+    data = report.python.data if report.python.is_ok else None
+    return data.executable if data is not None and data.executable else None
+
+
+def bound(steps: Sequence[Step], python: str | None) -> tuple[Step, ...]:
+    """The steps with their pip commands bound to ``python`` (``/path/python -m pip``): the
+    environment checked, never whichever pip comes first on PATH."""
+    if python is None:
+        return tuple(steps)
+    return tuple(
+        replace(s, action=replace(s.action, python=python))
+        if s.action.kind in ("pip_install", "pip_uninstall")
+        else s
+        for s in steps
+    )
 
 
 def _followed(steps: list[Step], followed: Mapping[str, Followed]) -> list[Step]:

@@ -237,3 +237,98 @@ def test_an_h100_on_driver_470_gets_one_driver_target(tmp_path: Path) -> None:
     ]
     found = run_cli("check", "--spec", str(spec), "--json").json()["data"]["findings"]
     assert _commands(found, "DRV101") == _commands(found, "DRV110") == [f"# {drivers[0]}"]
+
+
+# --- commands that do what they say ---
+
+
+def _venv(tmp_path: Path, wheels: Path, *pins: str) -> tuple[Path, dict[str, str]]:
+    folder = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, timeout=120)
+    python = folder / "bin" / "python"
+    env = cli_env(
+        PIP_NO_INDEX="1",
+        PIP_FIND_LINKS=str(wheels),
+        PIP_CONFIG_FILE=os.devnull,
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+        PIP_NO_CACHE_DIR="1",
+    )
+    env.pop("PIP_CONSTRAINT", None)
+    if pins:
+        install = [str(python), "-m", "pip", "install", "--quiet", "--no-deps", *pins]
+        subprocess.run(install, check=True, env=env, timeout=300)
+    return python, env
+
+
+def _freeze(python: Path, env: dict[str, str]) -> str:
+    return subprocess.run(
+        [str(python), "-m", "pip", "freeze"], capture_output=True, text=True, env=env, check=True
+    ).stdout
+
+
+def test_commands_name_the_interpreter_checked(world: World, tmp_path: Path) -> None:
+    """`--python OTHER`: the printed commands and the sh script run OTHER's pip, not the pip
+    on PATH or python3; check prints the same bound command beside the finding."""
+    from tests.conftest import run_cli
+
+    python, env = _venv(tmp_path, world.wheels, "vllm==0.6.3", "numpy==2.1.3")
+    shown = run_cli("fix", "--python", str(python), "--select", "PKG104", "--no-resolve", env=env)
+    assert shown.returncode == 1, shown.stderr
+    assert f"$ {python} -m pip install 'numpy<2'" in shown.stdout
+    assert "$ pip install" not in shown.stdout
+    script = tmp_path / "fix.sh"
+    args = ("fix", "--python", str(python), "--select", "PKG104", "--no-resolve")
+    run_cli(*args, "--format", "sh", "-o", str(script), env=env)
+    text = script.read_text(encoding="utf-8")
+    assert f'PYTHON="${{PYTHON:-{python}}}"' in text and "python3" not in text
+    checked = run_cli("check", "--python", str(python), "--select", "PKG104", "--json", env=env)
+    [finding] = checked.json()["data"]["findings"]
+    assert finding["fix"]["commands"] == [f"{python} -m pip install 'numpy<2'"]
+    # the script does what it says: numpy moves below 2 in that venv, not in this one
+    subprocess.run(["sh", str(script)], check=True, env=env, timeout=300)
+    assert "numpy==1.26.4" in _freeze(python, env)
+
+
+def test_a_locks_after_step_is_held_by_the_whole_resolved_set(tmp_path: Path) -> None:
+    """With the overrides alone, pip answers an "after" step by backtracking torch to a
+    release that pins no cuBLAS (as PyPI's aarch64 wheels do); with every resolved pin as a
+    constraint it stops with a conflict and torch stays."""
+    from envcheck.model.plan import Stack, Target
+    from envcheck.plan.emit.text import stack_header
+
+    wheels = make_wheels(
+        tmp_path / "wheels",
+        (
+            WheelSpec("torch", "2.3.0", ("filelock",)),  # pins no CUDA wheel
+            WheelSpec("torch", "2.5.1", (f"nvidia-cublas-cu12==12.4.5.8; {CUDA_MARK}", "filelock")),
+            WheelSpec("nvidia-cublas-cu12", "12.4.5.8"),
+            WheelSpec("nvidia-cublas-cu12", "12.6.4.1"),
+            WheelSpec("filelock", "3.16.1"),
+            WheelSpec("flash-attn", "2.6.3", ("torch",)),
+        ),
+    )[0].parent
+    python, env = _venv(
+        tmp_path, wheels, "torch==2.5.1", "nvidia-cublas-cu12==12.6.4.1", "filelock==3.16.1"
+    )
+    stack = Stack(
+        Target(python="3.11"),
+        ("torch==2.5.1",),
+        overrides=("nvidia-cublas-cu12==12.6.4.1",),
+        manual=("pip install flash-attn",),
+    )
+    resolved = {"torch": "2.5.1", "nvidia-cublas-cu12": "12.6.4.1", "filelock": "3.16.1"}
+
+    def after(**kwargs: object) -> subprocess.CompletedProcess[str]:
+        header = stack_header(stack, command="t", **kwargs)  # type: ignore[arg-type]
+        line = next(h.removeprefix("#   ") for h in header if "flash-attn" in h)
+        command = line.replace("pip install", f"{python} -m pip install", 1)
+        return subprocess.run(
+            ["bash", "-c", command], env=env, capture_output=True, text=True, check=False
+        )
+
+    held = after(resolved=resolved)
+    assert held.returncode == 1 and "ResolutionImpossible" in held.stderr
+    assert "torch==2.5.1" in _freeze(python, env)
+    loose = after()  # the overrides alone: what the header said before
+    assert loose.returncode == 0, loose.stderr
+    assert "torch==2.3.0" in _freeze(python, env)  # what the whole set prevents
