@@ -32,6 +32,7 @@ PLACES: dict[str, tuple[str, ...]] = {
     "ray": ("packages",),
     "flash_attn": ("packages",),
     "bound": ("packages",),
+    "wheel_platform": ("packages", "torch"),
     "first_release": ("packages",),
     "isaacsim": ("simulators",),
     "omnigibson": ("simulators",),

@@ -203,6 +203,22 @@ class Companion:
 
 
 @dataclass(frozen=True)
+class WheelPlatform:
+    """Which releases of a package the index serves as wheels for one CPU architecture (the
+    rest are an sdist there: pip builds it, which for a CUDA package needs the toolkit and
+    hours, or fails). Read from the wheels' file names on the index (their platform tags)."""
+
+    package: str
+    arch: Literal["x86_64", "aarch64"]
+    versions: SpecifierSet  # the releases with a wheel for ``arch``
+    source: str
+    wheels: tuple[str, ...] = ()  # platform tags or file names the range was read from
+    cuda: bool = True  # whether those wheels are CUDA builds (PyPI's aarch64 torch: no)
+    verified: bool = True
+    note: str | None = None
+
+
+@dataclass(frozen=True)
 class Bound:
     """What releases of a package really need of a dependency, beyond what their metadata says
     (vLLM <= 0.11.0 declares transformers>=4.x with no cap, and breaks on transformers 5)."""
@@ -375,6 +391,7 @@ class MatrixFile:
     companion: tuple[Companion, ...] = ()
     override: tuple[Override, ...] = ()
     bound: tuple[Bound, ...] = ()
+    wheel_platform: tuple[WheelPlatform, ...] = ()
     known_bad: tuple[KnownBad, ...] = ()
     constant: tuple[Constant, ...] = ()
     signature: tuple[Signature, ...] = ()

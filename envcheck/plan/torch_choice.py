@@ -72,7 +72,7 @@ def choose(report: NodeReport, matrix: Matrix) -> Stack | None:
     tries.append([*base, "torch"])
     stack = None
     for requirements in tries:
-        stack = choose_stack(matrix, target, requirements)
+        stack = choose_stack(matrix, target, requirements, installed=True)
         if stack.torch is not None and not stack.conflicts:
             return stack
     return stack

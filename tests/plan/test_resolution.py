@@ -332,3 +332,65 @@ def test_a_locks_after_step_is_held_by_the_whole_resolved_set(tmp_path: Path) ->
     loose = after()  # the overrides alone: what the header said before
     assert loose.returncode == 0, loose.stderr
     assert "torch==2.3.0" in _freeze(python, env)  # what the whole set prevents
+
+
+# --- aarch64: wheels per architecture, from the index's file names ---
+
+GH200 = (
+    '[gpu]\ndriver = "550.54.15"\nmodels = ["NVIDIA GH200 480GB"]\n'
+    '[python]\nversion = "3.10.12"\n[system]\narch = "aarch64"\n'
+    '[packages]\ntorch = "2.5.1"\nvllm = "0.6.4"\n'
+)
+
+
+def test_a_gh200_with_pypis_torch_has_a_cpu_build_and_no_implied_nccl(tmp_path: Path) -> None:
+    """PyPI's aarch64 torch 2.5.1 pins no CUDA library (the generated [[torch_wheel]] table):
+    on a GH200 it is a CPU build (TOR110), no NCCL is implied by it, and the fix is the CUDA
+    build from the variant's index (the PyPI wheel is not that build on this CPU)."""
+    from tests.conftest import run_cli
+
+    spec = tmp_path / "gh200.toml"
+    spec.write_text(GH200, encoding="utf-8")
+    found = run_cli("check", "--spec", str(spec), "--severity", "info", "--json").json()
+    findings = found["data"]["findings"]
+    assert "TOR110" in [f["code"] for f in findings]
+    assert not any("implied" in json_text(f) and "nccl" in json_text(f) for f in findings)
+    [command] = _commands(findings, "TOR110")
+    assert "torch==2.5.1+cu124" in command and command.endswith("/whl/cu124")
+    plan = run_cli("fix", "--spec", str(spec), "--no-resolve", "--json").json()["data"]["plan"]
+    assert [s["command"] for s in plan["steps"] if "torch" in s["command"]] == [command]
+
+
+def json_text(value: object) -> str:
+    import json
+
+    return json.dumps(value).lower()
+
+
+def test_lock_never_chooses_a_vllm_without_an_aarch64_wheel() -> None:
+    """vLLM publishes aarch64 wheels from 0.10.2 on: a lock for a GH200 asking for 0.6.4 is a
+    conflict naming the CPU (pip would build the sdist), and an open request gets >= 0.10.2."""
+    from packaging.version import Version
+
+    from tests.conftest import run_cli
+
+    target = ("--python", "3.10", "--gpu", "GH200", "--driver", "550.54.15", "--arch", "aarch64")
+    pinned = run_cli("lock", "--dry-run", "--json", *target, "vllm==0.6.4")
+    assert pinned.returncode == 1
+    text = json_text(pinned.json())
+    assert "no aarch64 wheel of 0.6.4" in text and "0.10.2" in text
+    open_ = run_cli("lock", "--dry-run", "--json", *target, "vllm").json()
+    stack = open_["data"]["stack"]
+    vllm = next(r for r in stack["requirements"] if r.startswith("vllm=="))
+    assert Version(vllm.split("==", 1)[1]) >= Version("0.10.2")
+    # on x86_64 the same request keeps its wheel
+    x86 = run_cli("lock", "--dry-run", "--json", *target[:-1], "x86_64", "vllm==0.6.4")
+    assert "no x86_64 wheel" not in json_text(x86.json())
+
+
+def test_the_wheel_platform_table_agrees_with_the_generated_wheels(matrix: Matrix) -> None:
+    """Every vLLM release whose wheel the generated table read is inside the x86_64 range, and
+    every sdist-only one outside it: the curated range and the index's files say the same."""
+    for meta in matrix.generated.vllm_metadata:
+        has = matrix.wheel_for("vllm", meta.version, "x86_64") is not None
+        assert has == (meta.file is not None and "x86_64" in meta.file), meta.version
