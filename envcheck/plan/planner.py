@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from envcheck.engine import evaluate
 from envcheck.matrix.model import Matrix
@@ -447,6 +447,13 @@ def bound(steps: Sequence[Step], python: str | None) -> tuple[Step, ...]:
     )
 
 
+def _same_version(a: str, b: str | None) -> bool:
+    try:
+        return b is not None and Version(a) == Version(b)
+    except InvalidVersion:
+        return a == b
+
+
 def _followed(steps: list[Step], followed: Mapping[str, Followed]) -> list[Step]:
     """The install steps with each followed pin replaced by the release uv picked (dropped when
     that is the installed one or nothing needs it): what is printed is the resolution."""
@@ -464,7 +471,7 @@ def _followed(steps: list[Step], followed: Mapping[str, Followed]) -> list[Step]
             item = followed.get(canonicalize_name(req.name)) if req is not None else None
             if item is None:
                 packages.append(text)
-            elif item.version is not None and item.version != item.installed:
+            elif item.version is not None and not _same_version(item.version, item.installed):
                 packages.append(f"{req.name if req else text}=={item.version}")
         if packages:
             out.append(replace(step, action=replace(action, packages=tuple(packages))))

@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -394,3 +394,58 @@ def test_the_wheel_platform_table_agrees_with_the_generated_wheels(matrix: Matri
     for meta in matrix.generated.vllm_metadata:
         has = matrix.wheel_for("vllm", meta.version, "x86_64") is not None
         assert has == (meta.file is not None and "x86_64" in meta.file), meta.version
+
+
+# --- a bound that cannot hold with an anchor is a conflict, never a step pip would answer
+# by breaking the anchor ---
+
+HUB_WORLD = (
+    WheelSpec("vllm", "0.6.3", ("transformers>=4.45.0",)),
+    WheelSpec("transformers", "4.57.6", ("huggingface-hub<1.0,>=0.34.0",)),
+    WheelSpec("transformers", "5.1.0", ("huggingface-hub<2.0,>=1.0.0",)),
+    WheelSpec("huggingface-hub", "0.36.0"),
+    WheelSpec("huggingface-hub", "1.1.0"),
+    # the job's own package, needing the newer hub (a made-up name: the metadata is the test's)
+    WheelSpec("my-data", "1.0.0", ("huggingface-hub>=1.0.0",)),
+)
+
+
+def test_a_bound_against_an_anchor_is_a_conflict_naming_it(tmp_path: Path) -> None:
+    """vLLM 0.6.3 breaks on transformers 5 (PKG110: transformers<5), but the job's my-data needs
+    huggingface-hub>=1, which transformers 4.x excludes. `pip install 'transformers<5'` would
+    move the hub below what my-data needs; the resolution keeps the anchors, lets the bound's
+    pin go, finds PKG110 still violated and says so: a conflict naming my-data, no pip step."""
+    server = WheelIndexes(tmp_path / "served")
+    server.add("pypi", HUB_WORLD)
+    server.start()
+    try:
+        requires = {
+            "vllm": ("transformers>=4.45.0",),
+            "transformers": ("huggingface-hub<2.0,>=1.0.0",),
+            "my-data": ("huggingface-hub>=1.0.0",),
+        }
+        installed = {
+            "vllm": "0.6.3",
+            "transformers": "5.1.0",
+            "huggingface-hub": "1.1.0",
+            "my-data": "1.0.0",
+        }
+        report = _declared(installed)
+        packages = report.packages.data
+        assert packages is not None
+        dists = tuple(replace(d, requires=requires.get(d.key, ())) for d in packages.distributions)
+        node = report.with_sections(
+            packages=replace(report.packages, data=replace(packages, distributions=dists))
+        )
+        matrix = load()
+        index = IndexConfig(index_url=server.url("pypi"))
+        resolver = PlanResolver(find_uv(), index, matrix, timeout=120)
+        rules = select(all_rules(matrix), ["PKG"], [])
+        plan, _ = build_plan(node, matrix, rules, resolve=resolver)
+    finally:
+        server.stop()
+    assert not any("transformers" in p for s in _installs(plan) for p in s)
+    [conflict] = [c for c in plan.conflicts if "PKG110" in c.codes]
+    assert conflict.subject == "transformers"
+    assert "my-data" in conflict.message and "transformers<5" in conflict.message
+    assert "PKG110" in [f.code for f in plan.remaining]
