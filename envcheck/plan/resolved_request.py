@@ -53,6 +53,10 @@ class Request:
         constraints = []
         for key, dist in sorted(self.installed.items()):
             if key in self.excluded:
+                # installed, not on the index: pip, installing the plan, finds it met by what is
+                # installed; the resolution takes it as given (an override whose marker never
+                # holds drops it from every requirement, instead of failing on it)
+                overrides.append(f"{dist.name}; sys_platform == 'never'")
                 continue
             pin = f"{dist.name}=={dist.version}"
             if key in self.top:

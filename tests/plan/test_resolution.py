@@ -449,3 +449,27 @@ def test_a_bound_against_an_anchor_is_a_conflict_naming_it(tmp_path: Path) -> No
     assert conflict.subject == "transformers"
     assert "my-data" in conflict.message and "transformers<5" in conflict.message
     assert "PKG110" in [f.code for f in plan.remaining]
+
+
+def test_a_partial_mirror_keeps_what_is_installed_and_not_served(tmp_path: Path) -> None:
+    """A local mirror that serves the plan's packages but not filelock (installed, and met by
+    what is installed): pip installs torch 2.4.0 from it without a word; the resolution keeps
+    filelock as installed instead of reporting a conflict pip does not have."""
+    partial = tuple(s for s in WORLD if s.name not in ("filelock", "ray"))
+    server = WheelIndexes(tmp_path / "served")
+    server.add("pypi", partial)
+    server.start()
+    try:
+        matrix = load()
+        index = IndexConfig(index_url=server.url("pypi"))
+        resolver = PlanResolver(find_uv(), index, matrix, timeout=120)
+        node = _declared(NODE)
+        plan, _ = build_plan(
+            node, matrix, select(all_rules(matrix), ["VLM", "TOR", "CUD"], []), resolve=resolver
+        )
+    finally:
+        server.stop()
+    assert plan.conflicts == (), [c.message for c in plan.conflicts]
+    assert plan.resolved is True, plan.resolver
+    assert any("torch==2.4.0" in s for s in _installs(plan))
+    assert any("filelock" in n and "kept as installed" in n for n in plan.notes), plan.notes
