@@ -293,7 +293,14 @@ class Facts:
         section = self.report.system
         data = section.data if section.is_ok else None
         arch = getattr(data, "arch", None)
-        return arch if arch in ("x86_64", "aarch64") else "x86_64"
+        if arch in ("x86_64", "aarch64"):
+            return str(arch)
+        gpus = self.report.gpu.data.gpus if self.report.gpu.is_ok and self.report.gpu.data else ()
+        for gpu in gpus or ():
+            model = self.matrix.gpu_model(gpu.name)
+            if model is not None and model.host_arch:
+                return model.host_arch  # a superchip: its CPU is the node's
+        return "x86_64"
 
     def pypi_wheel(self, version: Version) -> tuple[str | None, dict[str, SpecifierSet]]:
         """The CUDA variant and the pins of PyPI's torch ``version`` wheel for this node's CPU

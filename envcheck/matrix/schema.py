@@ -79,6 +79,10 @@ class GpuModel:
     # a datacenter part: CUDA forward compatibility (cuda-compat) is available for it only
     datacenter: bool | None = None
     datacenter_source: str | None = None
+    # the CPU a superchip pairs it with (GH200, GB200, GB10: Grace, aarch64): the node's CPU
+    # when the report does not state it
+    host_arch: Literal["x86_64", "aarch64"] | None = None
+    host_arch_source: str | None = None
     verified: bool = True
     note: str | None = None
 

@@ -75,7 +75,7 @@ class PlanResolver:
     _deadline: float | None = field(default=None, repr=False)
 
     def describe(self, report: NodeReport) -> str:
-        python, arch = node_python(report) or "?", node_arch(report)
+        python, arch = node_python(report) or "?", node_arch(report, self.matrix)
         urls = [redact_url(u) for u in [self.index.index_url or "", *self.index.extra_index_urls]]
         if not self.index.index_url:
             urls.append("the resolver's default index")

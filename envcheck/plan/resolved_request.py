@@ -106,9 +106,18 @@ def node_python(report: NodeReport) -> str | None:
     return data.version if data is not None and data.version else None
 
 
-def node_arch(report: NodeReport) -> str:
+def node_arch(report: NodeReport, matrix: Matrix | None = None) -> str:
+    """The node's CPU: as the report states it, else the CPU a superchip GPU pairs with
+    (GH200, GB200, GB10: aarch64, per the matrix), else x86_64."""
     data = report.system.data if report.system.is_ok else None
-    return data.arch if data is not None and data.arch in ("x86_64", "aarch64") else "x86_64"
+    if data is not None and data.arch in ("x86_64", "aarch64"):
+        return data.arch
+    gpus = report.gpu.data.gpus if report.gpu.is_ok and report.gpu.data else ()
+    for gpu in gpus or ():
+        model = matrix.gpu_model(gpu.name) if matrix is not None else None
+        if model is not None and model.host_arch:
+            return model.host_arch
+    return "x86_64"
 
 
 def plan_pins(steps: Sequence[Step]) -> tuple[PlanPins, set[str], str | None]:
@@ -214,7 +223,7 @@ def build_request(report: NodeReport, steps: Sequence[Step], matrix: Matrix) -> 
     top = top_level(everything, matrix, torch) & set(installed)
     return Request(
         python,
-        node_arch(report),
+        node_arch(report, matrix),
         plan,
         installed,
         top,

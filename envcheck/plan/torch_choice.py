@@ -47,6 +47,7 @@ def choose(report: NodeReport, matrix: Matrix) -> Stack | None:
     """The chooser's torch for this node: first keeping the installed release, then any
     release; None when the node's Python is unknown (nothing to choose for)."""
     from envcheck.errors import UsageError
+    from envcheck.plan.resolved_request import node_arch
     from envcheck.plan.stack import choose_stack
     from envcheck.plan.target import target_from_report
 
@@ -54,6 +55,7 @@ def choose(report: NodeReport, matrix: Matrix) -> Stack | None:
         target = target_from_report(report)
     except UsageError:
         return None
+    target = replace(target, arch=node_arch(report, matrix))  # a GH200's CPU is aarch64
     installed = _installed(report)
     base = [f"vllm=={installed['vllm']}"] if "vllm" in installed else []
     tries = []

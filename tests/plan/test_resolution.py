@@ -343,14 +343,20 @@ GH200 = (
 )
 
 
-def test_a_gh200_with_pypis_torch_has_a_cpu_build_and_no_implied_nccl(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stated", [True, False], ids=["arch-stated", "arch-from-the-gpu"])
+def test_a_gh200_with_pypis_torch_has_a_cpu_build_and_no_implied_nccl(
+    tmp_path: Path, stated: bool
+) -> None:
     """PyPI's aarch64 torch 2.5.1 pins no CUDA library (the generated [[torch_wheel]] table):
     on a GH200 it is a CPU build (TOR110), no NCCL is implied by it, and the fix is the CUDA
-    build from the variant's index (the PyPI wheel is not that build on this CPU)."""
+    build from the variant's index (the PyPI wheel is not that build on this CPU). A GH200's
+    CPU is Grace (aarch64) whether or not the spec says so."""
     from tests.conftest import run_cli
 
     spec = tmp_path / "gh200.toml"
-    spec.write_text(GH200, encoding="utf-8")
+    text = GH200 if stated else GH200.replace('[system]\narch = "aarch64"\n', "")
+    assert stated or "aarch64" not in text
+    spec.write_text(text, encoding="utf-8")
     found = run_cli("check", "--spec", str(spec), "--severity", "info", "--json").json()
     findings = found["data"]["findings"]
     assert "TOR110" in [f["code"] for f in findings]
