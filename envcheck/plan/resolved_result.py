@@ -93,8 +93,11 @@ def read_result(request: Request, locked: Locked) -> Resolved:
         got = pins.get(key)
         dist = request.node.get(key)
         followed[key] = Followed(str(req), codes, got, dist.version if dist else None, conflict)
+        anchors = [w.removeprefix("installed: ") for w in conflict.wanted if w.startswith("inst")]
         notes.append(
-            f"{req} ({', '.join(codes)}) cannot hold with the rest ({conflict.message}); "
+            f"{req} ({', '.join(codes)}) cannot hold with "
+            + (", ".join(anchors) or "the rest")
+            + "; the package follows the resolution: "
             + (f"uv picks {key} {got}" if got else f"nothing needs {key}")
         )
     return Resolved(pins=pins, notes=tuple(notes), count=len(locked), followed=followed)
