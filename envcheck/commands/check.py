@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from envcheck.model.finding import (
@@ -156,11 +156,17 @@ def expected(reports: Sequence[NodeReport], options: RuleOptions) -> list[NodeRe
 
 def check(reports: Sequence[NodeReport], options: RuleOptions | None = None) -> CheckOutcome:
     from envcheck.engine import evaluate
+    from envcheck.plan.per_finding import planned_fixes
 
     options = options or RuleOptions()
     matrix, chosen, threshold = select_rules(options)
     reports = expected(reports, options)
     results = [evaluate(report, matrix, chosen) for report in reports]
+    # the fix printed beside each finding is the one `envcheck fix` plans for the node
+    results = [
+        replace(r, findings=planned_fixes(report, matrix, chosen, r.findings))
+        for report, r in zip(reports, results, strict=True)
+    ]
     merged = CheckResult(
         findings=tuple(f for r in results for f in r.findings),
         skipped=tuple(s for r in results for s in r.skipped),
@@ -197,8 +203,6 @@ def redacted_fix(fix: Fix | None, names: tuple[str, ...]) -> Fix | None:
 def redacted_view(outcome: CheckOutcome) -> CheckOutcome:
     """``--redact`` is a view: the verdicts were reached on the real report; the reports, messages,
     evidence and skip reasons shown carry pseudonyms for hostnames and addresses."""
-    from dataclasses import replace
-
     from envcheck.model.scrub import anonymize, hostnames_of
     from envcheck.redact import pseudonymize_text, redact_value_tree
 

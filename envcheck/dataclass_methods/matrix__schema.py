@@ -72,10 +72,10 @@ FUNCTIONS['3bb818ae910ca2def391ffbd67cc0a549044917fde493548531b0c0da110c47e'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.companion,self.override,self.bound,self.known_bad,self.constant,self.signature,self.cuda_error,self.arch_floor,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,)==(other.meta,other.toolkit,other.driver_branch,other.sm,other.gpu,other.torch,other.torch_index,other.vllm,other.ray,other.flash_attn,other.isaacsim,other.omnigibson,other.os_release,other.first_release,other.ptx_isa,other.soname,other.libstdcxx,other.import_name,other.companion,other.override,other.bound,other.known_bad,other.constant,other.signature,other.cuda_error,other.arch_floor,other.torch_wheel,other.vllm_metadata,other.ray_wheels,other.flash_attn_index,other.isaacsim_index,other.companion_metadata,)
+   return (self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.companion,self.override,self.bound,self.wheel_platform,self.known_bad,self.constant,self.signature,self.cuda_error,self.arch_floor,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,)==(other.meta,other.toolkit,other.driver_branch,other.sm,other.gpu,other.torch,other.torch_index,other.vllm,other.ray,other.flash_attn,other.isaacsim,other.omnigibson,other.os_release,other.first_release,other.ptx_isa,other.soname,other.libstdcxx,other.import_name,other.companion,other.override,other.bound,other.wheel_platform,other.known_bad,other.constant,other.signature,other.cuda_error,other.arch_floor,other.torch_wheel,other.vllm_metadata,other.ray_wheels,other.flash_attn_index,other.isaacsim_index,other.companion_metadata,)
   return NotImplemented
  return __eq__
-FUNCTIONS['f3efaf5b5e75bf23dd17f51190a2caaeeb8e0d223a1b418edffbc9053283e802'] = __create_fn__
+FUNCTIONS['a2000665e0adb58cfad74cd154008a1d138f740a2e6f862c1e78a9be6c728a5c'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -96,10 +96,10 @@ FUNCTIONS['0a9f44a307d475297bfa7712e066b393c444f538353e22157c5293d8b93a91e7'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.name,self.match,self.compute_capability,self.architecture,self.source,self.rt_cores,self.rt_cores_source,self.datacenter,self.datacenter_source,self.verified,self.note,)==(other.name,other.match,other.compute_capability,other.architecture,other.source,other.rt_cores,other.rt_cores_source,other.datacenter,other.datacenter_source,other.verified,other.note,)
+   return (self.name,self.match,self.compute_capability,self.architecture,self.source,self.rt_cores,self.rt_cores_source,self.datacenter,self.datacenter_source,self.host_arch,self.host_arch_source,self.verified,self.note,)==(other.name,other.match,other.compute_capability,other.architecture,other.source,other.rt_cores,other.rt_cores_source,other.datacenter,other.datacenter_source,other.host_arch,other.host_arch_source,other.verified,other.note,)
   return NotImplemented
  return __eq__
-FUNCTIONS['d02d0b14a70affd029d7bdedb838b19c46e8d87dc03ffd481bf25f2e621323ad'] = __create_fn__
+FUNCTIONS['bf89b59a7cb9d322ed6fba3896be34b5370ea051884d17f7efbfea943cab1b60'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -124,6 +124,14 @@ def __create_fn__():
   return NotImplemented
  return __eq__
 FUNCTIONS['1c8e4833d36933a84c3f1e96fe3f7b983f3f5984ef077fe29b9a463e576460f9'] = __create_fn__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.package,self.arch,self.versions,self.source,self.wheels,self.cuda,self.verified,self.note,)==(other.package,other.arch,other.versions,other.source,other.wheels,other.cuda,other.verified,other.note,)
+  return NotImplemented
+ return __eq__
+FUNCTIONS['38a0b1b975ab1ca5df6a40b035aa9cd90442b76a62e36ccba3c03b8ffa20661d'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -303,9 +311,9 @@ FUNCTIONS['73ab92fde24dbf5be5dfc195ea999a44ea791a154eebb8c9901d0e8ca2b04278'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.companion,self.override,self.bound,self.known_bad,self.constant,self.signature,self.cuda_error,self.arch_floor,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,))
+  return hash((self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.companion,self.override,self.bound,self.wheel_platform,self.known_bad,self.constant,self.signature,self.cuda_error,self.arch_floor,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,))
  return __hash__
-FUNCTIONS['7c770d21144a8ee006e00823b821ec1b350db2198d573f9e6387df12796036bc'] = __create_fn__
+FUNCTIONS['f58c3b63540a745922dd976b395b565f89d77af65085d83a1d8e0d6c2538bfcf'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -321,9 +329,9 @@ FUNCTIONS['d2b4044b31eb09336a78ad665ce051b068ff8db95dce5f9cfec1c82c8eab308e'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.name,self.match,self.compute_capability,self.architecture,self.source,self.rt_cores,self.rt_cores_source,self.datacenter,self.datacenter_source,self.verified,self.note,))
+  return hash((self.name,self.match,self.compute_capability,self.architecture,self.source,self.rt_cores,self.rt_cores_source,self.datacenter,self.datacenter_source,self.host_arch,self.host_arch_source,self.verified,self.note,))
  return __hash__
-FUNCTIONS['6086ab14bc50e6db3b9971324188053ac62014f6bfbf5f3e41ecfde9f4991d96'] = __create_fn__
+FUNCTIONS['2e2df1e47cd11e5897ebeeb1532559abc83ec568bff0afff48617412748a0acc'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -342,6 +350,12 @@ def __create_fn__():
   return hash((self.os,self.version,self.glibc,self.source,self.note,self.glibcxx_max,self.cxxabi_max,self.libstdcxx_gcc,self.verified,))
  return __hash__
 FUNCTIONS['278b5bc093183163cacf00ba0e8c17706e88d191ef1927726727df4522bd3ade'] = __create_fn__
+
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.package,self.arch,self.versions,self.source,self.wheels,self.cuda,self.verified,self.note,))
+ return __hash__
+FUNCTIONS['37be08daa836a781a9c1c28ec423d612678c96a08cb8c9d3f1512528daaca90a'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -489,9 +503,9 @@ FUNCTIONS['5f1bce1d51301c3a004f97ad03210e683c44ec628890a460e477ad97c8327e32'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(meta={self.meta!r}, toolkit={self.toolkit!r}, driver_branch={self.driver_branch!r}, sm={self.sm!r}, gpu={self.gpu!r}, torch={self.torch!r}, torch_index={self.torch_index!r}, vllm={self.vllm!r}, ray={self.ray!r}, flash_attn={self.flash_attn!r}, isaacsim={self.isaacsim!r}, omnigibson={self.omnigibson!r}, os_release={self.os_release!r}, first_release={self.first_release!r}, ptx_isa={self.ptx_isa!r}, soname={self.soname!r}, libstdcxx={self.libstdcxx!r}, import_name={self.import_name!r}, companion={self.companion!r}, override={self.override!r}, bound={self.bound!r}, known_bad={self.known_bad!r}, constant={self.constant!r}, signature={self.signature!r}, cuda_error={self.cuda_error!r}, arch_floor={self.arch_floor!r}, torch_wheel={self.torch_wheel!r}, vllm_metadata={self.vllm_metadata!r}, ray_wheels={self.ray_wheels!r}, flash_attn_index={self.flash_attn_index!r}, isaacsim_index={self.isaacsim_index!r}, companion_metadata={self.companion_metadata!r})"
+  return self.__class__.__qualname__ + f"(meta={self.meta!r}, toolkit={self.toolkit!r}, driver_branch={self.driver_branch!r}, sm={self.sm!r}, gpu={self.gpu!r}, torch={self.torch!r}, torch_index={self.torch_index!r}, vllm={self.vllm!r}, ray={self.ray!r}, flash_attn={self.flash_attn!r}, isaacsim={self.isaacsim!r}, omnigibson={self.omnigibson!r}, os_release={self.os_release!r}, first_release={self.first_release!r}, ptx_isa={self.ptx_isa!r}, soname={self.soname!r}, libstdcxx={self.libstdcxx!r}, import_name={self.import_name!r}, companion={self.companion!r}, override={self.override!r}, bound={self.bound!r}, wheel_platform={self.wheel_platform!r}, known_bad={self.known_bad!r}, constant={self.constant!r}, signature={self.signature!r}, cuda_error={self.cuda_error!r}, arch_floor={self.arch_floor!r}, torch_wheel={self.torch_wheel!r}, vllm_metadata={self.vllm_metadata!r}, ray_wheels={self.ray_wheels!r}, flash_attn_index={self.flash_attn_index!r}, isaacsim_index={self.isaacsim_index!r}, companion_metadata={self.companion_metadata!r})"
  return __repr__
-FUNCTIONS['7db21b0a81f4505da76201e05fa5840a487c90daa40a0103fa6690f16afd3895'] = __create_fn__
+FUNCTIONS['b3325885b0a267f3e7667883af602069cd51103e57d46f02fc75ef00e92bfa16'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -507,9 +521,9 @@ FUNCTIONS['436f6c8ed5e63dc184deb8f80f0304b37a2bce9485d65fe957ea6dcbc14072c8'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(name={self.name!r}, match={self.match!r}, compute_capability={self.compute_capability!r}, architecture={self.architecture!r}, source={self.source!r}, rt_cores={self.rt_cores!r}, rt_cores_source={self.rt_cores_source!r}, datacenter={self.datacenter!r}, datacenter_source={self.datacenter_source!r}, verified={self.verified!r}, note={self.note!r})"
+  return self.__class__.__qualname__ + f"(name={self.name!r}, match={self.match!r}, compute_capability={self.compute_capability!r}, architecture={self.architecture!r}, source={self.source!r}, rt_cores={self.rt_cores!r}, rt_cores_source={self.rt_cores_source!r}, datacenter={self.datacenter!r}, datacenter_source={self.datacenter_source!r}, host_arch={self.host_arch!r}, host_arch_source={self.host_arch_source!r}, verified={self.verified!r}, note={self.note!r})"
  return __repr__
-FUNCTIONS['fa803a31bc9ad6aca7ad99de43c6d7c9e231234f54d152178d4bcd52b6372d06'] = __create_fn__
+FUNCTIONS['11239b3d334cde3e7b4fd4f5c4a6f154395f0927f287ca7806af2a5d7020a055'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -528,6 +542,12 @@ def __create_fn__():
   return self.__class__.__qualname__ + f"(os={self.os!r}, version={self.version!r}, glibc={self.glibc!r}, source={self.source!r}, note={self.note!r}, glibcxx_max={self.glibcxx_max!r}, cxxabi_max={self.cxxabi_max!r}, libstdcxx_gcc={self.libstdcxx_gcc!r}, verified={self.verified!r})"
  return __repr__
 FUNCTIONS['9c53acbac0d2e2cecae40bc658c5445f215d5a77adbd5967219f381f5ecc8c32'] = __create_fn__
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(package={self.package!r}, arch={self.arch!r}, versions={self.versions!r}, source={self.source!r}, wheels={self.wheels!r}, cuda={self.cuda!r}, verified={self.verified!r}, note={self.note!r})"
+ return __repr__
+FUNCTIONS['7d35b326410efb4a70403b43ddd88fc16223c84e6ed16612d0759c1c8aac083a'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -725,8 +745,8 @@ def __create_fn__(_type_isa, _type_cuda, _type_source, _type_note, MISSING, _HAS
  return __init__
 FUNCTIONS['5bcbaae724178c1d5cc7284c615df7e4d2a0693d43803dc76e2b597fd4e0dc22'] = __create_fn__
 
-def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _type_gpu, _type_torch, _type_torch_index, _type_vllm, _type_ray, _type_flash_attn, _type_isaacsim, _type_omnigibson, _type_os_release, _type_first_release, _type_ptx_isa, _type_soname, _type_libstdcxx, _type_import_name, _type_companion, _type_override, _type_bound, _type_known_bad, _type_constant, _type_signature, _type_cuda_error, _type_arch_floor, _type_torch_wheel, _type_vllm_metadata, _type_ray_wheels, _type_flash_attn_index, _type_isaacsim_index, _type_companion_metadata, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_meta, _dflt_toolkit, _dflt_driver_branch, _dflt_sm, _dflt_gpu, _dflt_torch, _dflt_torch_index, _dflt_vllm, _dflt_ray, _dflt_flash_attn, _dflt_isaacsim, _dflt_omnigibson, _dflt_os_release, _dflt_first_release, _dflt_ptx_isa, _dflt_soname, _dflt_libstdcxx, _dflt_import_name, _dflt_companion, _dflt_override, _dflt_bound, _dflt_known_bad, _dflt_constant, _dflt_signature, _dflt_cuda_error, _dflt_arch_floor, _dflt_torch_wheel, _dflt_vllm_metadata, _dflt_ray_wheels, _dflt_flash_attn_index, _dflt_isaacsim_index, _dflt_companion_metadata, _return_type):
- def __init__(self,meta:_type_meta=_HAS_DEFAULT_FACTORY,toolkit:_type_toolkit=_dflt_toolkit,driver_branch:_type_driver_branch=_dflt_driver_branch,sm:_type_sm=_dflt_sm,gpu:_type_gpu=_dflt_gpu,torch:_type_torch=_dflt_torch,torch_index:_type_torch_index=_dflt_torch_index,vllm:_type_vllm=_dflt_vllm,ray:_type_ray=_dflt_ray,flash_attn:_type_flash_attn=_dflt_flash_attn,isaacsim:_type_isaacsim=_dflt_isaacsim,omnigibson:_type_omnigibson=_dflt_omnigibson,os_release:_type_os_release=_dflt_os_release,first_release:_type_first_release=_dflt_first_release,ptx_isa:_type_ptx_isa=_dflt_ptx_isa,soname:_type_soname=_dflt_soname,libstdcxx:_type_libstdcxx=_dflt_libstdcxx,import_name:_type_import_name=_dflt_import_name,companion:_type_companion=_dflt_companion,override:_type_override=_dflt_override,bound:_type_bound=_dflt_bound,known_bad:_type_known_bad=_dflt_known_bad,constant:_type_constant=_dflt_constant,signature:_type_signature=_dflt_signature,cuda_error:_type_cuda_error=_dflt_cuda_error,arch_floor:_type_arch_floor=_dflt_arch_floor,torch_wheel:_type_torch_wheel=_dflt_torch_wheel,vllm_metadata:_type_vllm_metadata=_dflt_vllm_metadata,ray_wheels:_type_ray_wheels=_dflt_ray_wheels,flash_attn_index:_type_flash_attn_index=_dflt_flash_attn_index,isaacsim_index:_type_isaacsim_index=_dflt_isaacsim_index,companion_metadata:_type_companion_metadata=_dflt_companion_metadata)->_return_type:
+def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _type_gpu, _type_torch, _type_torch_index, _type_vllm, _type_ray, _type_flash_attn, _type_isaacsim, _type_omnigibson, _type_os_release, _type_first_release, _type_ptx_isa, _type_soname, _type_libstdcxx, _type_import_name, _type_companion, _type_override, _type_bound, _type_wheel_platform, _type_known_bad, _type_constant, _type_signature, _type_cuda_error, _type_arch_floor, _type_torch_wheel, _type_vllm_metadata, _type_ray_wheels, _type_flash_attn_index, _type_isaacsim_index, _type_companion_metadata, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_meta, _dflt_toolkit, _dflt_driver_branch, _dflt_sm, _dflt_gpu, _dflt_torch, _dflt_torch_index, _dflt_vllm, _dflt_ray, _dflt_flash_attn, _dflt_isaacsim, _dflt_omnigibson, _dflt_os_release, _dflt_first_release, _dflt_ptx_isa, _dflt_soname, _dflt_libstdcxx, _dflt_import_name, _dflt_companion, _dflt_override, _dflt_bound, _dflt_wheel_platform, _dflt_known_bad, _dflt_constant, _dflt_signature, _dflt_cuda_error, _dflt_arch_floor, _dflt_torch_wheel, _dflt_vllm_metadata, _dflt_ray_wheels, _dflt_flash_attn_index, _dflt_isaacsim_index, _dflt_companion_metadata, _return_type):
+ def __init__(self,meta:_type_meta=_HAS_DEFAULT_FACTORY,toolkit:_type_toolkit=_dflt_toolkit,driver_branch:_type_driver_branch=_dflt_driver_branch,sm:_type_sm=_dflt_sm,gpu:_type_gpu=_dflt_gpu,torch:_type_torch=_dflt_torch,torch_index:_type_torch_index=_dflt_torch_index,vllm:_type_vllm=_dflt_vllm,ray:_type_ray=_dflt_ray,flash_attn:_type_flash_attn=_dflt_flash_attn,isaacsim:_type_isaacsim=_dflt_isaacsim,omnigibson:_type_omnigibson=_dflt_omnigibson,os_release:_type_os_release=_dflt_os_release,first_release:_type_first_release=_dflt_first_release,ptx_isa:_type_ptx_isa=_dflt_ptx_isa,soname:_type_soname=_dflt_soname,libstdcxx:_type_libstdcxx=_dflt_libstdcxx,import_name:_type_import_name=_dflt_import_name,companion:_type_companion=_dflt_companion,override:_type_override=_dflt_override,bound:_type_bound=_dflt_bound,wheel_platform:_type_wheel_platform=_dflt_wheel_platform,known_bad:_type_known_bad=_dflt_known_bad,constant:_type_constant=_dflt_constant,signature:_type_signature=_dflt_signature,cuda_error:_type_cuda_error=_dflt_cuda_error,arch_floor:_type_arch_floor=_dflt_arch_floor,torch_wheel:_type_torch_wheel=_dflt_torch_wheel,vllm_metadata:_type_vllm_metadata=_dflt_vllm_metadata,ray_wheels:_type_ray_wheels=_dflt_ray_wheels,flash_attn_index:_type_flash_attn_index=_dflt_flash_attn_index,isaacsim_index:_type_isaacsim_index=_dflt_isaacsim_index,companion_metadata:_type_companion_metadata=_dflt_companion_metadata)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'meta',_dflt_meta() if meta is _HAS_DEFAULT_FACTORY else meta)
   __dataclass_builtins_object__.__setattr__(self,'toolkit',toolkit)
   __dataclass_builtins_object__.__setattr__(self,'driver_branch',driver_branch)
@@ -748,6 +768,7 @@ def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _typ
   __dataclass_builtins_object__.__setattr__(self,'companion',companion)
   __dataclass_builtins_object__.__setattr__(self,'override',override)
   __dataclass_builtins_object__.__setattr__(self,'bound',bound)
+  __dataclass_builtins_object__.__setattr__(self,'wheel_platform',wheel_platform)
   __dataclass_builtins_object__.__setattr__(self,'known_bad',known_bad)
   __dataclass_builtins_object__.__setattr__(self,'constant',constant)
   __dataclass_builtins_object__.__setattr__(self,'signature',signature)
@@ -760,7 +781,7 @@ def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _typ
   __dataclass_builtins_object__.__setattr__(self,'isaacsim_index',isaacsim_index)
   __dataclass_builtins_object__.__setattr__(self,'companion_metadata',companion_metadata)
  return __init__
-FUNCTIONS['5144ea4580119ca335d89baadc9140306c80c5c259c73d663fb4cabc9ed2f539'] = __create_fn__
+FUNCTIONS['fcef357a85fb2b39d550aa16cda9595e53a34dd7ea173df9b1d35cfdc85219f9'] = __create_fn__
 
 def __create_fn__(_type_module, _type_source, _type_distribution, _type_removed_by, _type_removed_in, _type_replacement, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_distribution, _dflt_removed_by, _dflt_removed_in, _dflt_replacement, _dflt_verified, _dflt_note, _return_type):
  def __init__(self,module:_type_module,source:_type_source,distribution:_type_distribution=_dflt_distribution,removed_by:_type_removed_by=_dflt_removed_by,removed_in:_type_removed_in=_dflt_removed_in,replacement:_type_replacement=_dflt_replacement,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:
@@ -792,8 +813,8 @@ def __create_fn__(_type_name, _type_kind, _type_source, _type_cuda_major, _type_
  return __init__
 FUNCTIONS['ff1dd2ff3fae048c7b41c9e8b7be8bfc6f97ae08c4a73da7a44f611fa4ad3de7'] = __create_fn__
 
-def __create_fn__(_type_name, _type_match, _type_compute_capability, _type_architecture, _type_source, _type_rt_cores, _type_rt_cores_source, _type_datacenter, _type_datacenter_source, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_rt_cores, _dflt_rt_cores_source, _dflt_datacenter, _dflt_datacenter_source, _dflt_verified, _dflt_note, _return_type):
- def __init__(self,name:_type_name,match:_type_match,compute_capability:_type_compute_capability,architecture:_type_architecture,source:_type_source,rt_cores:_type_rt_cores=_dflt_rt_cores,rt_cores_source:_type_rt_cores_source=_dflt_rt_cores_source,datacenter:_type_datacenter=_dflt_datacenter,datacenter_source:_type_datacenter_source=_dflt_datacenter_source,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:
+def __create_fn__(_type_name, _type_match, _type_compute_capability, _type_architecture, _type_source, _type_rt_cores, _type_rt_cores_source, _type_datacenter, _type_datacenter_source, _type_host_arch, _type_host_arch_source, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_rt_cores, _dflt_rt_cores_source, _dflt_datacenter, _dflt_datacenter_source, _dflt_host_arch, _dflt_host_arch_source, _dflt_verified, _dflt_note, _return_type):
+ def __init__(self,name:_type_name,match:_type_match,compute_capability:_type_compute_capability,architecture:_type_architecture,source:_type_source,rt_cores:_type_rt_cores=_dflt_rt_cores,rt_cores_source:_type_rt_cores_source=_dflt_rt_cores_source,datacenter:_type_datacenter=_dflt_datacenter,datacenter_source:_type_datacenter_source=_dflt_datacenter_source,host_arch:_type_host_arch=_dflt_host_arch,host_arch_source:_type_host_arch_source=_dflt_host_arch_source,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'name',name)
   __dataclass_builtins_object__.__setattr__(self,'match',match)
   __dataclass_builtins_object__.__setattr__(self,'compute_capability',compute_capability)
@@ -803,10 +824,12 @@ def __create_fn__(_type_name, _type_match, _type_compute_capability, _type_archi
   __dataclass_builtins_object__.__setattr__(self,'rt_cores_source',rt_cores_source)
   __dataclass_builtins_object__.__setattr__(self,'datacenter',datacenter)
   __dataclass_builtins_object__.__setattr__(self,'datacenter_source',datacenter_source)
+  __dataclass_builtins_object__.__setattr__(self,'host_arch',host_arch)
+  __dataclass_builtins_object__.__setattr__(self,'host_arch_source',host_arch_source)
   __dataclass_builtins_object__.__setattr__(self,'verified',verified)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
  return __init__
-FUNCTIONS['34052861cb639b958107a305666552fc4ac58efb950a04ba6be87a4f8090e064'] = __create_fn__
+FUNCTIONS['0b51d3a6170c7492748c16927f58f902560671dfe0b240959caa53abe13ec50f'] = __create_fn__
 
 def __create_fn__(_type_name, _type_value, _type_source, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_note, _return_type):
  def __init__(self,name:_type_name,value:_type_value,source:_type_source,note:_type_note=_dflt_note)->_return_type:
@@ -839,6 +862,19 @@ def __create_fn__(_type_os, _type_version, _type_glibc, _type_source, _type_note
   __dataclass_builtins_object__.__setattr__(self,'verified',verified)
  return __init__
 FUNCTIONS['e127e408512fe8617669cc2cee580e2b5f491fbd0e8139c45eb4c963eabbbed1'] = __create_fn__
+
+def __create_fn__(_type_package, _type_arch, _type_versions, _type_source, _type_wheels, _type_cuda, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_wheels, _dflt_cuda, _dflt_verified, _dflt_note, _return_type):
+ def __init__(self,package:_type_package,arch:_type_arch,versions:_type_versions,source:_type_source,wheels:_type_wheels=_dflt_wheels,cuda:_type_cuda=_dflt_cuda,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'package',package)
+  __dataclass_builtins_object__.__setattr__(self,'arch',arch)
+  __dataclass_builtins_object__.__setattr__(self,'versions',versions)
+  __dataclass_builtins_object__.__setattr__(self,'source',source)
+  __dataclass_builtins_object__.__setattr__(self,'wheels',wheels)
+  __dataclass_builtins_object__.__setattr__(self,'cuda',cuda)
+  __dataclass_builtins_object__.__setattr__(self,'verified',verified)
+  __dataclass_builtins_object__.__setattr__(self,'note',note)
+ return __init__
+FUNCTIONS['559c34e91d9bbf2d81fbbcdc928f643f3dc59b96dbe8c25badd9991c5d877b85'] = __create_fn__
 
 def __create_fn__(_type_package, _type_feature, _type_message, _type_fix, _type_source, _type_min_compute_capability, _type_at_or_above, _type_at_or_above_fix, _type_whole_package, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_min_compute_capability, _dflt_at_or_above, _dflt_at_or_above_fix, _dflt_whole_package, _dflt_note, _return_type):
  def __init__(self,package:_type_package,feature:_type_feature,message:_type_message,fix:_type_fix,source:_type_source,min_compute_capability:_type_min_compute_capability=_dflt_min_compute_capability,at_or_above:_type_at_or_above=_dflt_at_or_above,at_or_above_fix:_type_at_or_above_fix=_dflt_at_or_above_fix,whole_package:_type_whole_package=_dflt_whole_package,note:_type_note=_dflt_note)->_return_type:
@@ -1115,11 +1151,11 @@ FUNCTIONS['a97f3af12e54c168e022a140fb2b525333be09ee0fcf5fb908e23969cec6ed87'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','libstdcxx','import_name','companion','override','bound','known_bad','constant','signature','cuda_error','arch_floor','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
+  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','libstdcxx','import_name','companion','override','bound','wheel_platform','known_bad','constant','signature','cuda_error','arch_floor','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['e6d9ca5590138f0e2a8ccd66199d3df3215a0121e201816869892909fed87fb5'] = __create_fn__
+FUNCTIONS['ad2ebc46f6fe6bd2a00205bf6a9fc85dc908e06581b4545de38ad4b0d7d3f0b4'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1139,11 +1175,11 @@ FUNCTIONS['aedd75a99803ec0b77aa5924a9ef55c9b3eb0848ef1308bc7889f15778804eec'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('name','match','compute_capability','architecture','source','rt_cores','rt_cores_source','datacenter','datacenter_source','verified','note',):
+  if type(self) is cls or name in ('name','match','compute_capability','architecture','source','rt_cores','rt_cores_source','datacenter','datacenter_source','host_arch','host_arch_source','verified','note',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['80747f18eca2d00f84af8e0f340d82165cb9251a4d47e64e9dae9245411666f6'] = __create_fn__
+FUNCTIONS['1a094bf07150891880b75ca29a83daaa46dca7a90e14540a072302082c4443b0'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1168,6 +1204,14 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__delattr__(name)
  return __delattr__
 FUNCTIONS['518b11bcb47e4d7f9b2f34dd0837c6b1cfae01b41bbebbd3c636345180a819d5'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('package','arch','versions','source','wheels','cuda','verified','note',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+FUNCTIONS['db8731ae553ee6da0b96dac628ee5af55676ba709e2023893cd9fd3337e891a5'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1363,11 +1407,11 @@ FUNCTIONS['871a920cce52157c0c246caac88dbf1098c64ea46df2a28ea76eca5564f48d30'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','libstdcxx','import_name','companion','override','bound','known_bad','constant','signature','cuda_error','arch_floor','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
+  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','libstdcxx','import_name','companion','override','bound','wheel_platform','known_bad','constant','signature','cuda_error','arch_floor','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['31eda28b819dbf8ab179544ec278adcb2ba3c6ed6d7119ca79286c277140b482'] = __create_fn__
+FUNCTIONS['54f1c5e25a4a11217f28f6e4d29afc6698710ac23d8ac8f23401e28b865a7de0'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1387,11 +1431,11 @@ FUNCTIONS['632f5d94e79c8aa7516aa2f1fa9a40de53aaba059c6f543afab94c8c0a19c027'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('name','match','compute_capability','architecture','source','rt_cores','rt_cores_source','datacenter','datacenter_source','verified','note',):
+  if type(self) is cls or name in ('name','match','compute_capability','architecture','source','rt_cores','rt_cores_source','datacenter','datacenter_source','host_arch','host_arch_source','verified','note',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['d1148e387e611aafc939f9b0a184d8ca00e600b132fba0ad6c93230de53af89c'] = __create_fn__
+FUNCTIONS['b3ec4f3fdd0ea83df1da3df812d61534d6e822c5058e928fcbc1055e17a53821'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1416,6 +1460,14 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__setattr__(name, value)
  return __setattr__
 FUNCTIONS['ce833ff3c528100461d0cdbf69ea12ffaf61534759dd23b075b1a378428f138f'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('package','arch','versions','source','wheels','cuda','verified','note',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+FUNCTIONS['7f68ad54f4dc3eee47b162376eb3c6160db74757a705c0a2af496d70a1a1b3d3'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

@@ -24,10 +24,10 @@ FUNCTIONS['4141c2d1513c506affa233038238c55046bd75997419eb141311d7330e7b1bab'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.resolved,self.reason,self.notes,self.conflict,)==(other.resolved,other.reason,other.notes,other.conflict,)
+   return (self.resolved,self.reason,self.notes,self.conflict,self.followed,)==(other.resolved,other.reason,other.notes,other.conflict,other.followed,)
   return NotImplemented
  return __eq__
-FUNCTIONS['0fd40677855ee1287385810beb95d24eb043304acf6de942ada92fd48c0159e1'] = __create_fn__
+FUNCTIONS['cf3dd956adc00ed99c4ca1421ca8f41c387e3d4446f3bf1f2a80c2a0b3ff85a9'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -43,9 +43,9 @@ FUNCTIONS['8a6d08e5e8f850efe844625fc959a3a65d44fc52d24ac3d79a67cf9569bb41bf'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(resolved={self.resolved!r}, reason={self.reason!r}, notes={self.notes!r}, conflict={self.conflict!r})"
+  return self.__class__.__qualname__ + f"(resolved={self.resolved!r}, reason={self.reason!r}, notes={self.notes!r}, conflict={self.conflict!r}, followed={self.followed!r})"
  return __repr__
-FUNCTIONS['5f12bc622c89cceee0764e651717ee0e05db99cdc9407927020c547a4489e83f'] = __create_fn__
+FUNCTIONS['16afdc5a77cfb45fcb7db198f7f6d249509db25d17881a5029fa029565ab4444'] = __create_fn__
 
 def __create_fn__(_type_installs, _type_uninstalls, _type_env, _type_manual, _type_order, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_installs, _dflt_uninstalls, _dflt_env, _dflt_manual, _dflt_order, _return_type):
  def __init__(self,installs:_type_installs=_HAS_DEFAULT_FACTORY,uninstalls:_type_uninstalls=_HAS_DEFAULT_FACTORY,env:_type_env=_HAS_DEFAULT_FACTORY,manual:_type_manual=_HAS_DEFAULT_FACTORY,order:_type_order=_HAS_DEFAULT_FACTORY)->_return_type:
@@ -69,13 +69,14 @@ def __create_fn__(_type_req, _type_index_url, _type_flags, _type_applicability, 
  return __init__
 FUNCTIONS['ce6cf49ff2fcd153aac126535fc7ab210edf0afeae9b81ac505bfbf58d9635c0'] = __create_fn__
 
-def __create_fn__(_type_resolved, _type_reason, _type_notes, _type_conflict, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_resolved, _dflt_reason, _dflt_notes, _dflt_conflict, _return_type):
- def __init__(self,resolved:_type_resolved=_dflt_resolved,reason:_type_reason=_dflt_reason,notes:_type_notes=_dflt_notes,conflict:_type_conflict=_dflt_conflict)->_return_type:
+def __create_fn__(_type_resolved, _type_reason, _type_notes, _type_conflict, _type_followed, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_resolved, _dflt_reason, _dflt_notes, _dflt_conflict, _dflt_followed, _return_type):
+ def __init__(self,resolved:_type_resolved=_dflt_resolved,reason:_type_reason=_dflt_reason,notes:_type_notes=_dflt_notes,conflict:_type_conflict=_dflt_conflict,followed:_type_followed=_HAS_DEFAULT_FACTORY)->_return_type:
   self.resolved=resolved
   self.reason=reason
   self.notes=notes
   self.conflict=conflict
+  self.followed=_dflt_followed() if followed is _HAS_DEFAULT_FACTORY else followed
  return __init__
-FUNCTIONS['10a11c9a9c5bdee8e946b25c4e132aefc9eaf2e9b767e1f0c44346d4dc06b7f2'] = __create_fn__
+FUNCTIONS['385f56048186d886b601f3ba3081fac2dfaa77af16eb66791f9ed964df7995fd'] = __create_fn__
 
 del __create_fn__

@@ -8,45 +8,92 @@ FUNCTIONS = {}
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.pins,self.notes,self.count,)==(other.pins,other.notes,other.count,)
+   return (self.asked,self.codes,self.version,self.installed,self.conflict,)==(other.asked,other.codes,other.version,other.installed,other.conflict,)
   return NotImplemented
  return __eq__
-FUNCTIONS['9bd0a9818a5e6fd85b2cdae7457ac743cf6dab268ae5bbe50f7d9f21af31de3b'] = __create_fn__
+FUNCTIONS['f00673ce34949bff71a91b7f56ece4766226cedb977a0846e5a6b50e3d1aeebe'] = __create_fn__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.pins,self.notes,self.count,self.followed,)==(other.pins,other.notes,other.count,other.followed,)
+  return NotImplemented
+ return __eq__
+FUNCTIONS['fb6fd9415c821c21b319a60ee15bb560ec8bd1dd4ccf877fc4f8935158df7928'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.pins,self.notes,self.count,))
+  return hash((self.asked,self.codes,self.version,self.installed,self.conflict,))
  return __hash__
-FUNCTIONS['9c16c57900f01a85ae432680605f2f5e9211e59f7f24f5a38e6aff0b90a04d8d'] = __create_fn__
+FUNCTIONS['19f0381273d1fb14716c863b69a0b42d16c5a08066e34e384f86efec101df6d5'] = __create_fn__
+
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.pins,self.notes,self.count,self.followed,))
+ return __hash__
+FUNCTIONS['f8ba902e91953e68c1b65ece0740c7f659da44034c0116a4ccc3b3281e5361fc'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(pins={self.pins!r}, notes={self.notes!r}, count={self.count!r})"
+  return self.__class__.__qualname__ + f"(asked={self.asked!r}, codes={self.codes!r}, version={self.version!r}, installed={self.installed!r}, conflict={self.conflict!r})"
  return __repr__
-FUNCTIONS['edc006f27659e60ea691b7e45790c775c2dbe508a86c4fb16caf1384828aac83'] = __create_fn__
+FUNCTIONS['0716d8cd4efa7e4f1fe2fd0d3613e19c3c11c716696f9208fa6b7d93d32c1880'] = __create_fn__
 
-def __create_fn__(_type_pins, _type_notes, _type_count, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_notes, _dflt_count, _return_type):
- def __init__(self,pins:_type_pins,notes:_type_notes=_dflt_notes,count:_type_count=_dflt_count)->_return_type:
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(pins={self.pins!r}, notes={self.notes!r}, count={self.count!r}, followed={self.followed!r})"
+ return __repr__
+FUNCTIONS['aa8d4d67e1defd816211a184b58bfd640b0045e535a83f2b736b1fcb8e3da8af'] = __create_fn__
+
+def __create_fn__(_type_asked, _type_codes, _type_version, _type_installed, _type_conflict, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
+ def __init__(self,asked:_type_asked,codes:_type_codes,version:_type_version,installed:_type_installed,conflict:_type_conflict)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'asked',asked)
+  __dataclass_builtins_object__.__setattr__(self,'codes',codes)
+  __dataclass_builtins_object__.__setattr__(self,'version',version)
+  __dataclass_builtins_object__.__setattr__(self,'installed',installed)
+  __dataclass_builtins_object__.__setattr__(self,'conflict',conflict)
+ return __init__
+FUNCTIONS['00dcc76f4f6b029d068aa1306842b4851690f7bbfb9bf9d5f2a03339f4c4ce86'] = __create_fn__
+
+def __create_fn__(_type_pins, _type_notes, _type_count, _type_followed, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_notes, _dflt_count, _dflt_followed, _return_type):
+ def __init__(self,pins:_type_pins,notes:_type_notes=_dflt_notes,count:_type_count=_dflt_count,followed:_type_followed=_HAS_DEFAULT_FACTORY)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'pins',pins)
   __dataclass_builtins_object__.__setattr__(self,'notes',notes)
   __dataclass_builtins_object__.__setattr__(self,'count',count)
+  __dataclass_builtins_object__.__setattr__(self,'followed',_dflt_followed() if followed is _HAS_DEFAULT_FACTORY else followed)
  return __init__
-FUNCTIONS['4aec8b89e04770fb749d58fbcaf9e62acf508f45d7ab94a78e09150b76f708f8'] = __create_fn__
+FUNCTIONS['f4fa36925d2ae99c952d58c6dce972bedbecfff7a1cffa2d3b0cdf979902b607'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('pins','notes','count',):
+  if type(self) is cls or name in ('asked','codes','version','installed','conflict',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['5d650e9e89b03ae583ff3dc5cff662f223cf20bbe1f44510ca66db6046929876'] = __create_fn__
+FUNCTIONS['4044f6d4a3b0383694ce1a5b0d97ab7d24482888e700e003d03d7fed9af360af'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('pins','notes','count','followed',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+FUNCTIONS['dc290561469ba8ea46162de4ce568bbc7867da231e130fa582778c4713c480cd'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('pins','notes','count',):
+  if type(self) is cls or name in ('asked','codes','version','installed','conflict',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['e7bb9c30a0ec7a3fcdb902d23f410de3a65f36606bd57f06e09389488ce0c5a1'] = __create_fn__
+FUNCTIONS['44658c6e354625e05551e6337b66748f23a193d88b59b5710ef37992b0dd1235'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('pins','notes','count','followed',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+FUNCTIONS['0c6c645cb9da4bca6bb658a71bb44efb8f9c4b9e601dcc75b192d61d229b6da4'] = __create_fn__
 
 del __create_fn__

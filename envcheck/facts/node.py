@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name as canonical_name
 from packaging.version import InvalidVersion, Version
 
@@ -202,12 +203,13 @@ class Facts:
         if build is not None and version is not None and canonical_name(name) != "torch":
             release = self.matrix.torch_release(public(version))
             label = build.local_label or build.variant
-            spec = release.pins.get(canonical_name(name)) if release is not None else None
+            default, pins = self.pypi_wheel(public(version))
+            spec = pins.get(canonical_name(name)) if release is not None else None
             pinned = [s.version for s in spec if s.operator == "=="] if spec is not None else []
             if (
                 release is not None
-                and release.pypi_default is not None
-                and label in (None, release.pypi_default)
+                and default is not None
+                and label in (None, default)
                 and len(pinned) == 1
             ):
                 dist = Distribution(name=name, version=pinned[0], installer="implied")
@@ -279,13 +281,40 @@ class Facts:
         version = parse_version(build.version)
         if self.declared and version is not None and not version.local:
             release = self.matrix.torch_release(version)
-            if release is not None and release.pypi_default:
-                return (
-                    variant_cuda(release.pypi_default),
-                    release.pypi_default,
-                    "the PyPI wheel's default",
-                )
+            default, _pins = self.pypi_wheel(version)
+            if release is not None and default:
+                return variant_cuda(default), default, "the PyPI wheel's default"
+            if release is not None and self.host_arch() == "aarch64":
+                return None, "cpu", "the PyPI aarch64 wheel (it pins no CUDA libraries)"
         raise Skip(f"CUDA build of torch {build.version} unknown", "torch.cuda")
+
+    def host_arch(self) -> str:
+        """The node's CPU architecture ("x86_64" when the report does not say)."""
+        section = self.report.system
+        data = section.data if section.is_ok else None
+        arch = getattr(data, "arch", None)
+        if arch in ("x86_64", "aarch64"):
+            return str(arch)
+        gpus = self.report.gpu.data.gpus if self.report.gpu.is_ok and self.report.gpu.data else ()
+        for gpu in gpus or ():
+            model = self.matrix.gpu_model(gpu.name)
+            if model is not None and model.host_arch:
+                return model.host_arch  # a superchip: its CPU is the node's
+        return "x86_64"
+
+    def pypi_wheel(self, version: Version) -> tuple[str | None, dict[str, SpecifierSet]]:
+        """The CUDA variant and the pins of PyPI's torch ``version`` wheel for this node's CPU
+        (PyPI's aarch64 wheels of torch up to 2.10 pin no CUDA library: CPU builds, per the
+        generated [[torch_wheel]] table); (None, {}) when the matrix does not know it."""
+        release = self.matrix.torch_release(version)
+        if self.host_arch() == "aarch64":
+            wheel = self.matrix.generated.torch(version, "aarch64")
+            if wheel is not None and not wheel.unknown:
+                return wheel.variant, dict(wheel.pins)
+            return None, {}
+        if release is None:
+            return None, {}
+        return release.pypi_default, dict(release.pins)
 
     def torch_cuda(self) -> Version | None:
         """CUDA the installed torch was built for; None for CPU and ROCm builds and no torch."""
@@ -316,7 +345,10 @@ class Facts:
             return True
         if build.variant or build.local_label:
             return False
-        return None
+        try:
+            return self._torch_cuda[1] == "cpu"  # a declared PyPI wheel's build, by CPU
+        except Skip:
+            return None
 
     def torch_version(self) -> Version:
         version = self.version("torch")

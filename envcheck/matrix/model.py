@@ -36,6 +36,7 @@ from envcheck.matrix.schema import (
     TorchIndex,
     TorchRelease,
     VllmRelease,
+    WheelPlatform,
 )
 
 
@@ -136,6 +137,7 @@ class Matrix:
     companions: tuple[Companion, ...] = ()
     overrides: tuple[Override, ...] = ()
     bounds: tuple[Bound, ...] = ()
+    wheel_platforms: tuple[WheelPlatform, ...] = ()
     known_bad: tuple[KnownBad, ...] = ()
     constants: dict[str, Constant] = field(default_factory=dict)
     signatures: tuple[Signature, ...] = ()
@@ -352,6 +354,29 @@ class Matrix:
                 if canonicalize_name(c.package) == key and c.version == public(version)
             ),
             None,
+        )
+
+    def wheel_for(self, package: str, version: Version, arch: str) -> WheelPlatform | None:
+        """The ``[[wheel_platform]]`` entry saying ``package`` ``version`` has a wheel for
+        ``arch``; None when the matrix says nothing of it."""
+        name = canonicalize_name(package)
+        return next(
+            (
+                w
+                for w in self.wheel_platforms
+                if canonicalize_name(w.package) == name
+                and w.arch == arch
+                and w.versions.contains(version, prereleases=True)
+            ),
+            None,
+        )
+
+    def wheels_known(self, package: str, arch: str) -> bool:
+        """Whether the matrix lists which releases of ``package`` have ``arch`` wheels (then a
+        release it does not list has none)."""
+        name = canonicalize_name(package)
+        return any(
+            canonicalize_name(w.package) == name and w.arch == arch for w in self.wheel_platforms
         )
 
     def bounds_for(self, package: str, version: Version) -> tuple[Bound, ...]:

@@ -34,6 +34,7 @@ PLACES: dict[str, tuple[str, ...]] = {
     "ray": ("packages",),
     "flash_attn": ("packages",),
     "bound": ("packages",),
+    "wheel_platform": ("packages", "torch"),
     "first_release": ("packages",),
     "ptx_isa": ("cuda",),
     "import_name": ("packages",),

@@ -79,6 +79,10 @@ class GpuModel:
     # a datacenter part: CUDA forward compatibility (cuda-compat) is available for it only
     datacenter: bool | None = None
     datacenter_source: str | None = None
+    # the CPU a superchip pairs it with (GH200, GB200, GB10: Grace, aarch64): the node's CPU
+    # when the report does not state it
+    host_arch: Literal["x86_64", "aarch64"] | None = None
+    host_arch_source: str | None = None
     verified: bool = True
     note: str | None = None
 
@@ -269,6 +273,22 @@ class Companion:
     torch: Version
     source: str
     verified: bool = True
+
+
+@dataclass(frozen=True)
+class WheelPlatform:
+    """Which releases of a package the index serves as wheels for one CPU architecture (the
+    rest are an sdist there: pip builds it, which for a CUDA package needs the toolkit and
+    hours, or fails). Read from the wheels' file names on the index (their platform tags)."""
+
+    package: str
+    arch: Literal["x86_64", "aarch64"]
+    versions: SpecifierSet  # the releases with a wheel for ``arch``
+    source: str
+    wheels: tuple[str, ...] = ()  # platform tags or file names the range was read from
+    cuda: bool = True  # whether those wheels are CUDA builds (PyPI's aarch64 torch: no)
+    verified: bool = True
+    note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -494,6 +514,7 @@ class MatrixFile:
     companion: tuple[Companion, ...] = ()
     override: tuple[Override, ...] = ()
     bound: tuple[Bound, ...] = ()
+    wheel_platform: tuple[WheelPlatform, ...] = ()
     known_bad: tuple[KnownBad, ...] = ()
     constant: tuple[Constant, ...] = ()
     signature: tuple[Signature, ...] = ()

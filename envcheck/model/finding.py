@@ -37,15 +37,18 @@ class Action:
     flags: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
     text: str | None = None
+    # the interpreter whose pip runs it (`/path/python -m pip`): the one checked, when known
+    python: str | None = None
 
     def command(self) -> str:
+        pip = [self.python, "-m", "pip"] if self.python else ["pip"]
         if self.kind == "pip_install":
-            argv = ["pip", "install", *self.flags, *self.packages]
+            argv = [*pip, "install", *self.flags, *self.packages]
             if self.index_url:
                 argv += ["--index-url", self.index_url]
             return shlex.join(argv)
         if self.kind == "pip_uninstall":
-            return shlex.join(["pip", "uninstall", "-y", *self.packages])
+            return shlex.join([*pip, "uninstall", "-y", *self.packages])
         if self.kind == "env":
             return "export " + " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
         return f"# {self.text}"

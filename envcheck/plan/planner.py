@@ -9,13 +9,15 @@ pin and flash-attn's tag.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 from envcheck.engine import evaluate
 from envcheck.matrix.model import Matrix
@@ -28,6 +30,7 @@ from envcheck.rules.base import Rule
 
 if TYPE_CHECKING:
     from envcheck.plan.resolved import Resolved
+    from envcheck.plan.resolved_result import Followed
 
 MAX_ITERATIONS = 6
 _TORCH_FAMILY = {"torch", "torchvision", "torchaudio"}
@@ -245,11 +248,44 @@ def merge(findings: Sequence[Finding]) -> tuple[list[Step], list[Conflict]]:
                 "; ".join(dict.fromkeys(s for _, _, _, summaries in entries for s in summaries)),
             )
         )
-    for text, (manual_codes, summary) in got.manual.items():
+    for text, (manual_codes, summary) in _one_driver(got.manual).items():
         steps.append(
             Step(Action(kind="manual", text=text), "manual", _codes(manual_codes), summary)
         )
     return steps, conflicts
+
+
+_DRIVER_STEP = re.compile(r"\bNVIDIA driver\b", re.IGNORECASE)
+_DRIVER_VERSION = re.compile(r"\b(\d{3}\.\d{2,3}(?:\.\d{2,3})?)\b")
+
+
+def _driver_floor(text: str) -> Version | None:
+    """The driver version a manual "upgrade the NVIDIA driver" step asks for at least."""
+    if not _DRIVER_STEP.search(text):
+        return None
+    found = [Version(v) for v in _DRIVER_VERSION.findall(text)]
+    return max(found) if found else None
+
+
+def _one_driver(
+    manual: dict[str, tuple[list[str], str]],
+) -> dict[str, tuple[list[str], str]]:
+    """Driver upgrades asked for by several findings (the CUDA build's floor, the GPU's
+    architecture's) as one step: the highest floor meets every one of them."""
+    floors = {text: v for text in manual if (v := _driver_floor(text)) is not None}
+    if len(floors) < 2:
+        return manual
+    top = max(floors.values())
+    codes = _codes([c for text in floors for c in manual[text][0]])
+    merged = f"upgrade the NVIDIA driver to {top} or newer (it meets what {', '.join(codes)} need)"
+    summaries = f"Upgrade the NVIDIA driver to {top} or newer: one driver for every finding"
+    out: dict[str, tuple[list[str], str]] = {}
+    for text, item in manual.items():
+        if text in floors:
+            out.setdefault(merged, (list(codes), summaries))
+        else:
+            out[text] = item
+    return out
 
 
 def _key(finding: Finding) -> tuple[str, str]:
@@ -273,6 +309,7 @@ class _Verdict:
     reason: str = "not verified by the resolver"
     notes: tuple[str, ...] = ()
     conflict: Conflict | None = None
+    followed: dict[str, Followed] = field(default_factory=dict)
 
 
 def _installs(steps: Sequence[Step]) -> bool:
@@ -307,6 +344,7 @@ def _resolve(
         return after, notes
     verdict.resolved, verdict.reason = True, f"{got.count} package(s) resolved"
     verdict.notes = got.notes
+    verdict.followed = dict(got.followed)
     # the resolution gives the exact release a range stands for
     kept = tuple(n for n in notes if "was re-checked as a version inside that range" not in n)
     return after_resolution(after, got, matrix), kept
@@ -355,6 +393,7 @@ def build_plan(
         after, notes = simulate(report, [s.action for s in steps], matrix)
         if resolve is not None:
             after, notes = _resolve(report, steps, after, notes, matrix, resolve, verdict)
+            steps = _followed(steps, verdict.followed)
             if verdict.conflict is not None:
                 # a real conflict: the pip steps cannot all hold with what is installed
                 conflicts.append(verdict.conflict)
@@ -363,13 +402,18 @@ def build_plan(
                 break
     final = evaluate(after, matrix, rules)
     remaining = tuple(f for f in final.findings if f.severity.at_least(threshold))
+    for key, item in verdict.followed.items():
+        # the pin could not hold and the rule is still violated on the resolution: a real
+        # conflict, between the rule and the anchor uv named
+        if any(f.code in item.codes for f in remaining):
+            conflicts.append(replace(item.conflict, subject=key))
     if not addressed:
         steps, conflicts = merge(_manual_only(first_seen, addressed))
     if resolve is not None and not _installs(steps) and verdict.conflict is None:
         verdict.resolved, verdict.reason = None, "the plan installs nothing"
     plan = Plan(
         node=report.node,
-        steps=tuple(steps),
+        steps=bound(steps, interpreter(report)),
         conflicts=tuple(conflicts),
         addressed=tuple(addressed.values())
         + tuple(f for f in first_seen if _key(f) not in addressed and f.fix is not None),
@@ -382,6 +426,56 @@ def build_plan(
         resolver=verdict.reason,
     )
     return plan, after
+
+
+def interpreter(report: NodeReport) -> str | None:
+    """The interpreter the report was probed with (None for a declared or pasted node)."""
+    data = report.python.data if report.python.is_ok else None
+    return data.executable if data is not None and data.executable else None
+
+
+def bound(steps: Sequence[Step], python: str | None) -> tuple[Step, ...]:
+    """The steps with their pip commands bound to ``python`` (``/path/python -m pip``): the
+    environment checked, never whichever pip comes first on PATH."""
+    if python is None:
+        return tuple(steps)
+    return tuple(
+        replace(s, action=replace(s.action, python=python))
+        if s.action.kind in ("pip_install", "pip_uninstall")
+        else s
+        for s in steps
+    )
+
+
+def _same_version(a: str, b: str | None) -> bool:
+    try:
+        return b is not None and Version(a) == Version(b)
+    except InvalidVersion:
+        return a == b
+
+
+def _followed(steps: list[Step], followed: Mapping[str, Followed]) -> list[Step]:
+    """The install steps with each followed pin replaced by the release uv picked (dropped when
+    that is the installed one or nothing needs it): what is printed is the resolution."""
+    if not followed:
+        return steps
+    out: list[Step] = []
+    for step in steps:
+        action = step.action
+        if action.kind != "pip_install":
+            out.append(step)
+            continue
+        packages = []
+        for text in action.packages:
+            req = parse_requirement(text)
+            item = followed.get(canonicalize_name(req.name)) if req is not None else None
+            if item is None:
+                packages.append(text)
+            elif item.version is not None and not _same_version(item.version, item.installed):
+                packages.append(f"{req.name if req else text}=={item.version}")
+        if packages:
+            out.append(replace(step, action=replace(action, packages=tuple(packages))))
+    return out
 
 
 def _dependent(findings: list[Finding], first_seen: Sequence[Finding]) -> list[Finding]:

@@ -75,7 +75,7 @@ class PlanResolver:
     _deadline: float | None = field(default=None, repr=False)
 
     def describe(self, report: NodeReport) -> str:
-        python, arch = node_python(report) or "?", node_arch(report)
+        python, arch = node_python(report) or "?", node_arch(report, self.matrix)
         urls = [redact_url(u) for u in [self.index.index_url or "", *self.index.extra_index_urls]]
         if not self.index.index_url:
             urls.append("the resolver's default index")
@@ -162,9 +162,20 @@ def _loosen(request: Request, detail: str) -> None:
         request.excluded |= kept
         return
     named = mentioned(detail) & request.movable()
-    if not named:
+    if named:
+        request.freed |= named
+        return
+    relax = request.relaxable(mentioned(detail))
+    if not relax:
+        if request.followed:
+            # uv still finds nothing with the rule's pin let go: the first conflict, which
+            # names the pin and the installed side, is the real one
+            first = next(iter(request.followed.values()))[2]
+            raise ResolutionConflict(first, detail)
         raise _conflict(request, detail)
-    request.freed |= named
+    # a rule's pin that cannot hold with the anchors becomes "may move": uv picks the release
+    # the rest allows, and the rules run on that (a rule still violated there is the conflict)
+    request.follow(relax, _conflict(request, detail).conflict)
 
 
 def _names(keys: set[str], limit: int = 8) -> str:

@@ -16,7 +16,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from envcheck.matrix.model import Matrix
-from envcheck.model.plan import Stack, Step, Target
+from envcheck.model.plan import Conflict, Stack, Step, Target
 from envcheck.model.report import Distribution, NodeReport
 from envcheck.plan.simulate import parse_requirement, variant_of_index
 from envcheck.plan.uvlock import NotResolved
@@ -41,6 +41,11 @@ class Request:
     # dependencies already at odds with what requires them, which the plan does not touch: pip
     # leaves them as they are (an installed cuBLAS override of torch's pin stays)
     held: set[str] = field(default_factory=set)
+    # the plan's pins that follow the resolution: a rule's pin that cannot hold with the
+    # anchors (xformers up to the installed torch, under a vLLM that pins both) becomes "this
+    # package may move" and uv picks the release every other constraint allows
+    followed: dict[str, tuple[Requirement, tuple[str, ...], Conflict]] = field(default_factory=dict)
+    node: dict[str, Distribution] = field(default_factory=dict)  # every installed distribution
 
     def stack(self) -> Stack:
         requirements = [str(req) for req, _ in self.plan.values()]
@@ -48,13 +53,17 @@ class Request:
         constraints = []
         for key, dist in sorted(self.installed.items()):
             if key in self.excluded:
+                # installed, not on the index: pip, installing the plan, finds it met by what is
+                # installed; the resolution takes it as given (an override whose marker never
+                # holds drops it from every requirement, instead of failing on it)
+                overrides.append(f"{dist.name}; sys_platform == 'never'")
                 continue
             pin = f"{dist.name}=={dist.version}"
             if key in self.top:
                 requirements.append(pin)
             elif key in self.held:
                 overrides.append(pin)
-            elif key not in self.freed:
+            elif key not in self.freed and key not in self.followed:
                 constraints.append(pin)
         return Stack(
             target=Target(python=self.python, arch=self.arch),
@@ -63,6 +72,29 @@ class Request:
             constraints=tuple(constraints),
             torch_index_url=self.torch_index,
         )
+
+    def relaxable(self, named: set[str]) -> set[str]:
+        """The plan's pins uv named that may follow the resolution instead: not torch's (the
+        chooser picked that build for the GPUs, the driver and vLLM's pin) and not an override
+        the matrix accepts. The anchors (installed top-level packages the plan does not pin)
+        stay requirements at their versions."""
+        pinned_overrides = {canonicalize_name(Requirement(o).name) for o in self.overrides}
+        return {
+            key
+            for key in named & set(self.plan)
+            if key not in TORCH_FAMILY and key not in pinned_overrides
+        }
+
+    def follow(self, keys: set[str], conflict: Conflict) -> None:
+        """Let ``keys`` follow the resolution: the pin is dropped, an installed one may move
+        (``conflict``: what uv said of the pin)."""
+        for key in keys:
+            req, codes = self.plan.pop(key)
+            self.followed[key] = (req, codes, conflict)
+            dist = self.node.get(key)
+            if dist is not None and key not in self.installed:
+                self.installed[key] = dist
+                self.freed.add(key)
 
     def movable(self) -> set[str]:
         """Installed dependencies the resolution may still free."""
@@ -74,9 +106,18 @@ def node_python(report: NodeReport) -> str | None:
     return data.version if data is not None and data.version else None
 
 
-def node_arch(report: NodeReport) -> str:
+def node_arch(report: NodeReport, matrix: Matrix | None = None) -> str:
+    """The node's CPU: as the report states it, else the CPU a superchip GPU pairs with
+    (GH200, GB200, GB10: aarch64, per the matrix), else x86_64."""
     data = report.system.data if report.system.is_ok else None
-    return data.arch if data is not None and data.arch in ("x86_64", "aarch64") else "x86_64"
+    if data is not None and data.arch in ("x86_64", "aarch64"):
+        return data.arch
+    gpus = report.gpu.data.gpus if report.gpu.is_ok and report.gpu.data else ()
+    for gpu in gpus or ():
+        model = matrix.gpu_model(gpu.name) if matrix is not None else None
+        if model is not None and model.host_arch:
+            return model.host_arch
+    return "x86_64"
 
 
 def plan_pins(steps: Sequence[Step]) -> tuple[PlanPins, set[str], str | None]:
@@ -181,5 +222,13 @@ def build_request(report: NodeReport, steps: Sequence[Step], matrix: Matrix) -> 
     everything = {d.key: d for d in packages.distributions}
     top = top_level(everything, matrix, torch) & set(installed)
     return Request(
-        python, node_arch(report), plan, installed, top, overrides, torch_index, excluded=excluded
+        python,
+        node_arch(report, matrix),
+        plan,
+        installed,
+        top,
+        overrides,
+        torch_index,
+        excluded=excluded,
+        node=everything,
     )

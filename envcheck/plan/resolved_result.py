@@ -8,11 +8,12 @@ the simulated report the rules run on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
 
 from envcheck.matrix.model import Matrix
+from envcheck.model.plan import Conflict
 from envcheck.model.report import NodeReport
 from envcheck.plan.resolved_request import Request, exact
 from envcheck.plan.uvlock import Locked, applies
@@ -26,6 +27,20 @@ class Resolved:
     pins: dict[str, str]  # canonical name -> version: installed ones and what the plan brings
     notes: tuple[str, ...] = ()
     count: int = 0  # packages in uv's resolution
+    # the rules' pins that followed the resolution: name -> (the pin asked for, its rule codes,
+    # the version uv picked or None when nothing installs it, uv's conflict with the pin)
+    followed: dict[str, Followed] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Followed:
+    """A rule's pin that could not hold with the anchors, and what the resolution made of it."""
+
+    asked: str
+    codes: tuple[str, ...]
+    version: str | None
+    installed: str | None
+    conflict: Conflict
 
 
 def closure(request: Request, locked: Locked) -> set[str]:
@@ -73,7 +88,19 @@ def read_result(request: Request, locked: Locked) -> Resolved:
             if k in request.installed
         )
         notes.append(f"kept as installed, not on the index: {kept}")
-    return Resolved(pins=pins, notes=tuple(notes), count=len(locked))
+    followed: dict[str, Followed] = {}
+    for key, (req, codes, conflict) in request.followed.items():
+        got = pins.get(key)
+        dist = request.node.get(key)
+        followed[key] = Followed(str(req), codes, got, dist.version if dist else None, conflict)
+        anchors = [w.removeprefix("installed: ") for w in conflict.wanted if w.startswith("inst")]
+        notes.append(
+            f"{req} ({', '.join(codes)}) cannot hold with "
+            + (", ".join(anchors) or "the rest")
+            + "; the package follows the resolution: "
+            + (f"uv picks {key} {got}" if got else f"nothing needs {key}")
+        )
+    return Resolved(pins=pins, notes=tuple(notes), count=len(locked), followed=followed)
 
 
 def after_resolution(after: NodeReport, resolved: Resolved, matrix: Matrix) -> NodeReport:

@@ -6,7 +6,7 @@ that the emitters print as comments.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
@@ -45,6 +45,17 @@ class _Hardware:
     max_cuda_source: str
     python: Version
     unknown_gpus: tuple[str, ...]
+    pypi: dict[Version, str | None] = field(default_factory=dict)  # release -> PyPI's variant
+
+
+def pypi_variant(matrix: Matrix, release: TorchRelease, arch: str) -> str | None:
+    """The CUDA variant of PyPI's wheel of ``release`` for ``arch``: on aarch64 the generated
+    [[torch_wheel]] table's (PyPI's aarch64 torch up to 2.10 pins no CUDA library: a CPU
+    build, so a CUDA build comes from a variant's index), elsewhere the release's default."""
+    if arch != "aarch64":
+        return release.pypi_default
+    wheel = matrix.generated.torch(release.version, "aarch64")
+    return wheel.variant if wheel is not None and not wheel.unknown else None
 
 
 def _hardware(matrix: Matrix, target: Target) -> _Hardware:
@@ -75,6 +86,7 @@ def _hardware(matrix: Matrix, target: Target) -> _Hardware:
         source,
         python,
         tuple(unknown),
+        {r.version: pypi_variant(matrix, r, target.arch) for r in matrix.torch_releases},
     )
 
 
@@ -115,13 +127,15 @@ class _Pick:
     newer_rejected: tuple[BuildVerdict, ...]  # builds of newer releases that do not fit
 
 
-def _order(release: TorchRelease, verdicts: list[BuildVerdict]) -> list[BuildVerdict]:
+def _order(
+    release: TorchRelease, verdicts: list[BuildVerdict], hw: _Hardware
+) -> list[BuildVerdict]:
     """Fitting builds best first: the PyPI wheel when the driver fully runs it, then fully
     supported builds (newest CUDA first), then the PyPI wheel and others through minor-version
     compatibility."""
 
     def key(v: BuildVerdict) -> tuple[int, int, str]:
-        default = 0 if v.variant == release.pypi_default else 1
+        default = 0 if v.variant == hw.pypi.get(release.version) else 1
         return (_RANK[v.support], default, "" if default == 0 else _neg(v.variant))
 
     return sorted((v for v in verdicts if v.fits), key=key)
@@ -162,10 +176,10 @@ def _choose_torch(
             continue
         names = variants if variants is not None else release.variants
         verdicts = _verdicts(matrix, hw, release, names, accept_unverified=False)
-        ordered = _order(release, verdicts)
+        ordered = _order(release, verdicts, hw)
         if not ordered and exact:
             verdicts = _verdicts(matrix, hw, release, names, accept_unverified=True)
-            ordered = _order(release, verdicts)
+            ordered = _order(release, verdicts, hw)
             if ordered:
                 notes.append(
                     f"the arch list of torch {ordered[0].label} is UNVERIFIED in the matrix: "
@@ -235,7 +249,7 @@ def _torch_reason(pick: _Pick, hw: _Hardware, release: TorchRelease, why: str) -
     if hw.ccs:
         gpus = ", ".join(sorted({f"{n} {sm(cc)}" for n, cc in hw.ccs}))
         parts.append(f"kernels for {gpus}")
-    if v.variant == release.pypi_default:
+    if v.variant == hw.pypi.get(release.version):
         parts.append("the PyPI wheel's own CUDA build")
     else:
         parts.append(f"from the {v.variant} index")
@@ -265,6 +279,34 @@ def _conflict_message(
     return f"{what}{have}: " + " | ".join(problems)
 
 
+def _built_against(spec: SpecifierSet) -> SpecifierSet:
+    """vLLM's torch pin as the torch its ops were compiled against: a bare floor (vLLM 0.2.0,
+    0.2.2-0.2.5 published only ``torch>=2.1.0``) is the floor's release, as VLM101 reads it
+    (vllm#1661); a newer torch does not match the compiled ops' C++ ABI."""
+    parts = list(spec)
+    if len(parts) == 1 and parts[0].operator == ">=":
+        return SpecifierSet(f"=={parts[0].version}")
+    return spec
+
+
+def _has_wheel(matrix: Matrix, package: str, version: Version, arch: str) -> bool:
+    """Whether the index serves ``package`` ``version`` as a wheel for ``arch`` (True when the
+    matrix does not list that package's wheels for that arch)."""
+    if not matrix.wheels_known(package, arch):
+        return True
+    return matrix.wheel_for(package, version, arch) is not None
+
+
+def _first_wheel(matrix: Matrix, package: str, arch: str) -> str | None:
+    """The lower bound of the releases with an ``arch`` wheel, as the matrix states it."""
+    for w in matrix.wheel_platforms:
+        if canonicalize_name(w.package) == canonicalize_name(package) and w.arch == arch:
+            floors = [s.version for s in w.versions if s.operator == ">="]
+            if floors:
+                return floors[0]
+    return None
+
+
 def _vllm_candidates(matrix: Matrix, req: Requirement) -> list[VllmRelease]:
     spec = req.specifier
     found = [
@@ -283,8 +325,12 @@ def choose_stack(
     *,
     allow_unverified: bool = False,
     profile: str | None = None,
+    installed: bool = False,
 ) -> Stack:
-    """Pick torch (release and CUDA build), vLLM's pairing and the requirement lines to resolve."""
+    """Pick torch (release and CUDA build), vLLM's pairing and the requirement lines to resolve.
+    A vLLM release the index has no wheel of for the target's CPU is never chosen, unless
+    ``installed`` (the requirements name what the node already has: a fix pairs torch with
+    it, whatever it was built from)."""
     hw = _hardware(matrix, target)
     wanted = _wanted(requirements)
     choices: list[Choice] = []
@@ -307,8 +353,25 @@ def choose_stack(
     vllm_req = wanted.get("vllm")
     pick: _Pick | None = None
     if vllm_req is not None:
-        candidates = _vllm_candidates(matrix, vllm_req)
-        if not candidates:
+        listed = _vllm_candidates(matrix, vllm_req)
+        candidates = [
+            v for v in listed if installed or _has_wheel(matrix, "vllm", v.version, target.arch)
+        ]
+        if listed and not candidates:
+            first = _first_wheel(matrix, "vllm", target.arch)
+            conflicts.append(
+                Conflict(
+                    "vllm",
+                    (str(vllm_req), f"linux {target.arch}"),
+                    (),
+                    f"{vllm_req}: the index has no {target.arch} wheel of "
+                    + ", ".join(str(v.version) for v in listed[:3])
+                    + (" ..." if len(listed) > 3 else "")
+                    + " (pip would build the sdist)"
+                    + (f"; the first vLLM with one is {first}" if first else ""),
+                )
+            )
+        elif not candidates:
             notes.append(
                 f"{vllm_req}: no release in the matrix with a known torch pin; its torch comes "
                 "from the resolver and is checked only afterwards"
@@ -316,7 +379,7 @@ def choose_stack(
         failure: Conflict | None = None
         for vllm in candidates:
             assert vllm.torch is not None
-            spec = torch_spec & vllm.torch
+            spec = torch_spec & _built_against(vllm.torch)
             need = [cuda_variant(vllm.cuda)] if vllm.cuda is not None else variants
             if variants and need and variants != need:
                 failure = failure or Conflict(
@@ -387,7 +450,7 @@ def choose_stack(
     if pick is not None:
         release = pick.verdict.release
         torch_version, variant = str(release.version), pick.verdict.variant
-        if variant != release.pypi_default:
+        if variant != hw.pypi.get(release.version):
             index = matrix.torch_index_url(variant)
         extras = f"[{','.join(sorted(torch_req.extras))}]" if torch_req and torch_req.extras else ""
         wanted["torch"] = Requirement(f"torch{extras}=={torch_version}")
@@ -445,12 +508,11 @@ def add_overrides(stack: Stack, matrix: Matrix, rules: Sequence[Rule]) -> Stack:
         exact = [s.version for s in req.specifier if s.operator == "=="]
         if exact:
             packages[req.name] = exact[0]
+    default = pypi_variant(matrix, release, stack.target.arch) if release is not None else None
     packages["torch"] = stack.torch + (
-        f"+{stack.torch_variant}"
-        if release is not None and stack.torch_variant != release.pypi_default
-        else ""
+        f"+{stack.torch_variant}" if release is not None and stack.torch_variant != default else ""
     )
-    if release is not None and stack.torch_variant == release.pypi_default:
+    if release is not None and stack.torch_variant == default:
         for name, spec in release.pins.items():
             pins = [s.version for s in spec if s.operator == "=="]
             if pins:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 from envcheck.matrix.model import Matrix
 from envcheck.model.finding import Action, Finding
@@ -46,6 +47,7 @@ def choose(report: NodeReport, matrix: Matrix) -> Stack | None:
     """The chooser's torch for this node: first keeping the installed release, then any
     release; None when the node's Python is unknown (nothing to choose for)."""
     from envcheck.errors import UsageError
+    from envcheck.plan.resolved_request import node_arch
     from envcheck.plan.stack import choose_stack
     from envcheck.plan.target import target_from_report
 
@@ -53,15 +55,26 @@ def choose(report: NodeReport, matrix: Matrix) -> Stack | None:
         target = target_from_report(report)
     except UsageError:
         return None
+    target = replace(target, arch=node_arch(report, matrix))  # a GH200's CPU is aarch64
     installed = _installed(report)
     base = [f"vllm=={installed['vllm']}"] if "vllm" in installed else []
     tries = []
     if TORCH in installed:
-        tries.append([*base, f"torch=={installed[TORCH].split('+', 1)[0]}"])
+        release = installed[TORCH].split("+", 1)[0]
+        tries.append([*base, f"torch=={release}"])
+        # then the closest newer release that fits (TOR101's "closest build"), so that check,
+        # triage and fix print one torch for one node
+        try:
+            current = Version(release)
+        except InvalidVersion:
+            current = None
+        if current is not None and not base:
+            newer = sorted(r.version for r in matrix.torch_releases if r.version > current)
+            tries += [[f"torch=={v}"] for v in newer]
     tries.append([*base, "torch"])
     stack = None
     for requirements in tries:
-        stack = choose_stack(matrix, target, requirements)
+        stack = choose_stack(matrix, target, requirements, installed=True)
         if stack.torch is not None and not stack.conflicts:
             return stack
     return stack

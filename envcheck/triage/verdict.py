@@ -189,6 +189,13 @@ def check_causes(
                 out[r.code] = CauseCheck(r.code, r.title, "unknown", across, fix=conditional_fix(r))
     wanted = [r for r in wanted if r.scope == "node"]
     result = evaluate(report, matrix, wanted)
+    # the fix beside a confirmed cause is the one `envcheck fix` plans for the node
+    from envcheck.plan.per_finding import planned_fixes
+
+    node_rules = [r for r in rules if r.scope == "node"]
+    result = dataclasses.replace(
+        result, findings=planned_fixes(report, matrix, node_rules, result.findings)
+    )
     skipped = {s.code: s for s in result.skipped}
     failed = {e.split(" ", 1)[0]: e for e in result.errors}
     for rule in wanted:

@@ -110,7 +110,9 @@ def lock_conda(stack: Stack, resolution: Resolution, *, resolver: str, name: str
     pip as a requirements file, so pip checks them). Overrides of torch's pins cannot go there
     (pip would refuse them, and hash-checking needs every dependency listed): with overrides,
     the pins go without hashes and the overrides follow as a step."""
-    header = stack_header(stack, command="envcheck lock --format conda", resolver=resolver)
+    header = stack_header(
+        stack, command="envcheck lock --format conda", resolver=resolver, resolved=resolution.pins
+    )
     header.append("# Create with: conda env create --file <this file>")
     header.append(
         "# A conda-side lock: conda-lock -f <this file> -p linux-64 (its pip support is "

@@ -21,12 +21,21 @@ def pip_argv(action: Action, python: str) -> list[str]:
     raise ValueError(f"{action.kind} is not a pip action")
 
 
+def _in_double_quotes(text: str) -> str:
+    return "".join("\\" + c if c in '"$`\\' else c for c in text)
+
+
 def plan_to_sh(plan: Plan, *, include_unsafe: bool = False) -> str:
     lines = ["#!/bin/sh", *plan_header(plan, command="envcheck fix --format sh")]
+    checked = {
+        s.action.python for s in plan.steps if s.action.kind in ("pip_install", "pip_uninstall")
+    }
+    default = next(iter(checked)) if len(checked) == 1 and None not in checked else None
     lines += [
-        "# Runs with $PYTHON (default: python3): the interpreter of the environment to fix.",
+        f"# Runs with $PYTHON (default: {default or 'python3'}): the interpreter of the"
+        " environment to fix" + (" (the one checked)." if default else "."),
         "set -eu",
-        'PYTHON="${PYTHON:-python3}"',
+        f'PYTHON="${{PYTHON:-{_in_double_quotes(default or "python3")}}}"',
         "",
     ]
     for step in plan.steps:

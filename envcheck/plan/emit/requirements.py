@@ -49,7 +49,9 @@ def plan_to_requirements(plan: Plan, *, include_unsafe: bool = False) -> str:
 
 
 def lock_requirements(stack: Stack, resolution: Resolution, *, resolver: str) -> str:
-    lines = stack_header(stack, command="envcheck lock", resolver=resolver)
+    lines = stack_header(
+        stack, command="envcheck lock", resolver=resolver, resolved=resolution.pins
+    )
     lines.append("# Install with: python -m pip install --no-deps --require-hashes -r <this file>")
     lines.append("#   (or: uv pip sync <this file>); --no-deps keeps the overrides above in force")
     lines += index_lines([stack.torch_index_url])
