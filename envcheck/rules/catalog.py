@@ -14,6 +14,7 @@ from envcheck.rules.node import (  # noqa: F401
     cuda_stated,
     driver,
     driver_arch,
+    driver_container,
     driver_errors,
     driver_files,
     dtype,

@@ -811,3 +811,19 @@ EXAMPLES += [
 EXAMPLES += [
     ("nvrtc: error: invalid value for --gpu-architecture (-arch)", "compiler-unknown-arch"),
 ]
+# driver / arch / cuDNN: Docker without the NVIDIA runtime, torch's cuDNN version check, cuDNN
+# status errors, torch's extension builder on an arch it does not know
+EXAMPLES += [
+    (
+        'docker: Error response from daemon: could not select device driver "" with '
+        "capabilities: [[gpu]].",
+        "docker-no-gpu-runtime",
+    ),
+    (
+        "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (8, 7, 0) but "
+        "found runtime version (8, 2, 4).",
+        "cudnn-version-incompatible",
+    ),
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED", "cudnn-status-error"),
+    ("ValueError: Unknown CUDA arch (12.0) or GPU not supported", "cpp-extension-unknown-arch"),
+]

@@ -1,0 +1,57 @@
+"""DRV103 from a log: the container engine could not give the container the GPUs. Docker says
+`could not select device driver "" with capabilities: [[gpu]]` for `--gpus` (or a compose
+file's GPU reservation) and `unknown or invalid runtime name: nvidia` for `--runtime=nvidia`
+when the NVIDIA Container Toolkit is not installed on the host, or installed but not registered
+with this Docker daemon (a snap or rootless Docker reads another daemon.json). Other lines that
+establish DRV103 (torch's 'Found no NVIDIA driver') keep the rule's documented fix."""
+
+from __future__ import annotations
+
+import re
+
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
+from envcheck.rules.base import Hit, LogLine, from_log
+from envcheck.rules.fixes import fix, manual
+
+_NO_RUNTIME = re.compile(
+    r"could not select device driver \"(?P<driver>[^\"]*)\" with capabilities: \[\[gpu\]\]"
+    r"|unknown or invalid runtime name: (?P<runtime>nvidia)"
+)
+
+# NVIDIA Container Toolkit install guide (Installing with Apt; Configuring Docker)
+INSTALL = (
+    "sudo apt-get install -y nvidia-container-toolkit  (after adding NVIDIA's "
+    "libnvidia-container repository; dnf/zypper likewise)"
+)
+CONFIGURE = "sudo nvidia-ctk runtime configure --runtime=docker"
+RESTART = "sudo systemctl restart docker"
+
+
+@from_log("DRV103")
+def container_without_gpu_runtime_in_log(facts: Facts, line: LogLine) -> Hit:
+    """Docker has no NVIDIA runtime to hand the GPUs to the container: the NVIDIA Container
+    Toolkit is missing on the host or not configured for this daemon."""
+    found = _NO_RUNTIME.search(line.text)
+    if found is None:
+        raise Skip("the line is not the container engine's")
+    asked = "--runtime=nvidia" if found.group("runtime") else "--gpus (or a GPU reservation)"
+    return Hit(
+        f"Docker could not give the container GPUs (line {line.line}): {asked} needs the NVIDIA "
+        "Container Toolkit, which is not installed on the host or not registered with this "
+        "Docker daemon",
+        evidence={"line": line.line},
+        fix=fix(
+            "Install the NVIDIA Container Toolkit on the host (nvidia-container-toolkit), "
+            "register it with Docker (nvidia-ctk runtime configure) and restart Docker; then "
+            "docker run --gpus all",
+            "manual",
+            manual(INSTALL),
+            manual(CONFIGURE),
+            manual(RESTART),
+            manual(
+                "docker run --rm --gpus all ubuntu nvidia-smi  (check; a snap-installed Docker "
+                "does not read /etc/docker/daemon.json: use Docker's own packages)"
+            ),
+        ),
+    )

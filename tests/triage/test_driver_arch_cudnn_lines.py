@@ -1,0 +1,144 @@
+"""Driver, architecture and cuDNN lines whose fix the log's own facts decide: torch's cuDNN
+version check (CUD104, the cuDNN it was built with), Docker without the NVIDIA runtime (DRV103,
+the NVIDIA Container Toolkit), CUDA's unknown error (the nvidia_uvm reload), torch's extension
+builder on an arch it does not know (TOR101), cuDNN status errors (open causes). Lines as the
+tools print them, copied from the threads named in matrices/signatures/*.toml."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CliResult
+from tests.triage.from_log import causes as _causes
+from tests.triage.from_log import fix_text as _fix
+
+CUDNN_TUPLE = (
+    "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (8, 9, 2) but "
+    "found runtime version (8, 5, 0). PyTorch already comes bundled with cuDNN. One option to "
+    "resolving this error is to ensure PyTorch can find the bundled cuDNN.one possibility is "
+    "that there is a conflicting cuDNN in LD_LIBRARY_PATH.\n"
+)
+CUDNN_OLD = (
+    "RuntimeError: cuDNN version mismatch: PyTorch was compiled against 7102 but linked "
+    "against 7600\n"
+)
+DOCKER = (
+    'docker: Error response from daemon: could not select device driver "" with '
+    "capabilities: [[gpu]].\n"
+)
+
+
+def _file(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_cudnn_incompatibility_names_the_cudnn_torch_was_built_with(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    cud104 = _causes(cli, _file(tmp_path, "job.log", CUDNN_TUPLE))["CUD104"]
+    assert cud104["verdict"] == "confirmed"
+    message = cud104["findings"][0]["message"]
+    assert "built with cuDNN 8.9.2 but loaded cuDNN 8.5.0" in message
+    fix = _fix(cud104)
+    assert "pip install 'nvidia-cudnn-cu12==8.9.2.*'" in fix
+    assert "unset LD_LIBRARY_PATH" in fix
+    assert "conda install cudnn=8.9.2" in fix
+
+
+def test_cudnn_incompatibility_on_a_node_with_a_toolkit_first_drops_it(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    spec = _file(
+        tmp_path,
+        "node.toml",
+        '[env]\nLD_LIBRARY_PATH = "/public/apps/cudnn/v8.0.3.33-cuda.11.0/cuda/lib64:/opt/x/lib"\n',
+    )
+    cud104 = _causes(cli, _file(tmp_path, "job.log", CUDNN_TUPLE), "--spec", str(spec))["CUD104"]
+    assert cud104["verdict"] == "confirmed"
+    (finding,) = cud104["findings"]
+    assert "export LD_LIBRARY_PATH=/opt/x/lib" in finding["fix"]["commands"]
+
+
+def test_cudnn_incompatibility_picks_the_wheel_of_torch_s_cuda_major(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    spec = _file(tmp_path, "node.toml", '[packages]\ntorch = "2.0.1+cu118"\n')
+    log = _file(tmp_path, "job.log", CUDNN_TUPLE.replace("(8, 9, 2)", "(8, 7, 0)"))
+    cud104 = _causes(cli, log, "--spec", str(spec))["CUD104"]
+    assert cud104["verdict"] == "confirmed"
+    assert "pip install 'nvidia-cudnn-cu11==8.7.0.*'" in _fix(cud104)
+
+
+def test_cudnn_7_mismatch_has_no_wheel_to_offer(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    cud104 = _causes(cli, _file(tmp_path, "job.log", CUDNN_OLD))["CUD104"]
+    assert cud104["verdict"] == "confirmed"
+    fix = _fix(cud104)
+    assert "cuDNN 7.1.2" in fix and "conda install cudnn=7.1.2" in fix
+    assert "nvidia-cudnn" not in fix
+
+
+def test_docker_without_gpu_runtime_names_the_container_toolkit(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    drv103 = _causes(cli, _file(tmp_path, "job.log", DOCKER))["DRV103"]
+    assert drv103["verdict"] == "confirmed"
+    fix = _fix(drv103)
+    assert "nvidia-container-toolkit" in fix
+    assert "nvidia-ctk runtime configure --runtime=docker" in fix
+    assert "systemctl restart docker" in fix
+
+
+def test_torch_found_no_driver_keeps_drv103_s_documented_fix(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _file(tmp_path, "job.log", "RuntimeError: No CUDA GPUs are available\n")
+    drv103 = _causes(cli, log)["DRV103"]
+    assert drv103["verdict"] == "confirmed"
+    assert "--gpus all" in drv103["fix"]["summary"]
+    assert "nvidia-ctk" not in drv103["fix"]["summary"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "UserWarning: CUDA initialization: CUDA unknown error - this may be due to an "
+        "incorrectly set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after "
+        "program start. Setting the available devices to be zero.",
+        "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda "
+        "functions before calling NumCudaDevices() that might have already set an error? "
+        "Error 999: unknown error",
+        "E external/xla/xla/stream_executor/cuda/cuda_driver.cc:268] failed call to cuInit: "
+        "CUDA_ERROR_UNKNOWN: unknown error",
+    ],
+)
+def test_cuda_unknown_error_reloads_nvidia_uvm(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str
+) -> None:
+    drv150 = _causes(cli, _file(tmp_path, "job.log", line + "\n"))["DRV150"]
+    assert drv150["verdict"] == "confirmed"
+    fix = _fix(drv150)
+    assert "sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm" in fix and "reboot" in fix
+
+
+def test_extension_builder_unknown_arch_installs_a_torch_with_it(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _file(tmp_path, "job.log", "ValueError: Unknown CUDA arch (12.0) or GPU not supported\n")
+    tor101 = _causes(cli, log)["TOR101"]
+    assert tor101["verdict"] == "confirmed"
+    assert "whl/cu128" in _fix(tor101)
+
+
+def test_cudnn_status_error_stays_open_between_its_causes(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _file(tmp_path, "job.log", "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED\n")
+    causes = _causes(cli, log)
+    assert {causes[c]["verdict"] for c in ("CUD104", "CUD101", "DRV104")} == {"unchecked"}
