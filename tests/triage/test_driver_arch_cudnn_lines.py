@@ -142,3 +142,96 @@ def test_cudnn_status_error_stays_open_between_its_causes(
     log = _file(tmp_path, "job.log", "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED\n")
     causes = _causes(cli, log)
     assert {causes[c]["verdict"] for c in ("CUD104", "CUD101", "DRV104")} == {"unchecked"}
+
+
+NO_IMAGE = "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+
+
+def test_no_kernel_image_where_torch_covers_the_gpu_rebuilds_the_extension(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    spec = _file(
+        tmp_path,
+        "node.toml",
+        '[gpu]\nmodels = ["A100"]\ndriver = "535.104.05"\n[packages]\ntorch = "2.1.0+cu121"\n',
+    )
+    causes = _causes(cli, _file(tmp_path, "job.log", NO_IMAGE), "--spec", str(spec))
+    assert causes["TOR101"]["verdict"] == "ruled_out"
+    assert causes["CUD153"]["verdict"] == "confirmed"
+    assert 'TORCH_CUDA_ARCH_LIST="8.0" pip install --no-build-isolation' in _fix(causes["CUD153"])
+
+
+def test_no_kernel_image_where_torch_lacks_the_gpu_is_torch_s_not_an_extension_s(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    spec = _file(
+        tmp_path,
+        "node.toml",
+        '[gpu]\nmodels = ["RTX 5090"]\ndriver = "570.124.04"\n[packages]\ntorch = "2.5.1+cu124"\n',
+    )
+    causes = _causes(cli, _file(tmp_path, "job.log", NO_IMAGE), "--spec", str(spec))
+    assert causes["TOR101"]["verdict"] == "confirmed"
+    assert causes["CUD153"]["verdict"] == "ruled_out"
+
+
+def test_no_kernel_image_alone_leaves_the_extension_open(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    causes = _causes(cli, _file(tmp_path, "job.log", NO_IMAGE))
+    assert causes["TOR101"]["verdict"] == "unchecked"
+    assert causes["CUD153"]["verdict"] == "unknown"
+
+
+def test_ctranslate2_cudnn9_not_loadable_names_wheel_and_path(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _file(
+        tmp_path,
+        "job.log",
+        "Unable to load any of {libcudnn_ops.so.9.1.0, libcudnn_ops.so.9.1, libcudnn_ops.so.9, "
+        "libcudnn_ops.so}\nInvalid handle. Cannot load symbol cudnnCreateTensorDescriptor\n",
+    )
+    spec = _file(tmp_path, "node.toml", '[packages]\nnvidia-cudnn-cu12 = "8.9.2.26"\n')
+    cud154 = _causes(cli, log, "--spec", str(spec))["CUD154"]
+    assert cud154["verdict"] == "confirmed"
+    assert "cuDNN 8, not the 9 the program wants" in cud154["findings"][0]["message"]
+    fix = _fix(cud154)
+    assert "pip install 'nvidia-cudnn-cu12==9.*'" in fix
+    assert "nvidia.cudnn.lib.__file__" in fix and "libcudnn9-cuda-12" in fix
+
+
+def test_cudnn8_sublibrary_not_loadable(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    log = _file(
+        tmp_path,
+        "job.log",
+        "Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot "
+        "open shared object file: No such file or directory\n",
+    )
+    cud154 = _causes(cli, log)["CUD154"]
+    assert cud154["verdict"] == "confirmed"
+    assert "libcudnn_ops_infer.so.8" in cud154["findings"][0]["message"]
+    assert "ctranslate2==4.4.0" in _fix(cud154)
+
+
+@pytest.mark.parametrize(
+    ("log", "versions"),
+    [
+        (
+            "Jun 30 11:07:05 gpu-0 kernel: NVRM: API mismatch: the client has the version "
+            "535.54.03, but#012NVRM: this kernel module has the version 530.30.02.  Please\n",
+            "user-space driver 535.54.03, kernel module 530.30.02",
+        ),
+        (
+            "[   12.014918] NVRM: API mismatch: the client has the version 570.153.02, but\n"
+            "               NVRM: this kernel module has the version 570.144.  Please\n",
+            "user-space driver 570.153.02",
+        ),
+    ],
+)
+def test_nvrm_api_mismatch_reboots(
+    tmp_path: Path, cli: Callable[..., CliResult], log: str, versions: str
+) -> None:
+    gpu102 = _causes(cli, _file(tmp_path, "job.log", log))["GPU102"]
+    assert gpu102["verdict"] == "confirmed"
+    assert versions in gpu102["findings"][0]["message"]
+    assert "reboot" in _fix(gpu102)

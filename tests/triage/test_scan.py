@@ -826,4 +826,17 @@ EXAMPLES += [
     ),
     ("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED", "cudnn-status-error"),
     ("ValueError: Unknown CUDA arch (12.0) or GPU not supported", "cpp-extension-unknown-arch"),
+    (
+        "Unable to load any of {libcudnn_ops.so.9.1.0, libcudnn_ops.so.9.1, libcudnn_ops.so.9, "
+        "libcudnn_ops.so}",
+        "cudnn-library-not-loadable",
+    ),
+    (
+        "[   12.014918] NVRM: API mismatch: the client has the version 570.153.02, but",
+        "nvrm-api-mismatch",
+    ),
+    (
+        "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-5b7c1a8e-2f3d-4c6b-9e1a-7d2f4b8c9e01)",
+        "nvidia-smi-gpu-list",
+    ),
 ]
