@@ -95,14 +95,26 @@ def test_docker_without_gpu_runtime_names_the_container_toolkit(
     assert "systemctl restart docker" in fix
 
 
-def test_torch_found_no_driver_keeps_drv103_s_documented_fix(
+def test_torch_found_no_gpu_gives_the_container_its_gpus(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     log = _file(tmp_path, "job.log", "RuntimeError: No CUDA GPUs are available\n")
     drv103 = _causes(cli, log)["DRV103"]
     assert drv103["verdict"] == "confirmed"
-    assert "--gpus all" in drv103["fix"]["summary"]
-    assert "nvidia-ctk" not in drv103["fix"]["summary"]
+    fix = _fix(drv103)
+    assert "docker run --gpus all" in fix and "runtime: nvidia" in fix
+    assert "nvidia-ctk" not in fix
+
+
+def test_torch_found_no_gpu_with_cuda_visible_devices_empty_unsets_it(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _file(tmp_path, "job.log", "RuntimeError: No CUDA GPUs are available\n")
+    spec = _file(tmp_path, "node.toml", '[env]\nCUDA_VISIBLE_DEVICES = ""\n')
+    drv103 = _causes(cli, log, "--spec", str(spec))["DRV103"]
+    assert drv103["verdict"] == "confirmed"
+    assert "CUDA_VISIBLE_DEVICES='' hides every GPU" in drv103["findings"][0]["message"]
+    assert "unset CUDA_VISIBLE_DEVICES" in _fix(drv103)
 
 
 @pytest.mark.parametrize(

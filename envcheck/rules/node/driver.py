@@ -371,9 +371,11 @@ def no_driver(facts: Facts) -> Iterable[Hit]:
     is installed.
 
     ## Fix
-    Start the container with the NVIDIA runtime (`docker run --gpus all`, a GPU resource request
-    on Kubernetes), or install the driver. On a node meant to have no GPU (an image-build
-    stage, a CPU worker) say so: `--expect no-gpu` (or `expect = "no-gpu"` in envcheck.toml).
+    Start the container with the NVIDIA runtime (`docker run --gpus all`; docker compose:
+    `runtime: nvidia` or a GPU device reservation; a GPU resource request on Kubernetes), with
+    the NVIDIA Container Toolkit (`nvidia-container-toolkit`) installed on the host, or install
+    the driver. On a node meant to have no GPU (an image-build stage, a CPU worker) say so:
+    `--expect no-gpu` (or `expect = "no-gpu"` in envcheck.toml).
 
     ## References
     - https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html
@@ -395,10 +397,13 @@ def no_driver(facts: Facts) -> Iterable[Hit]:
                 f"visible: {section.reason}{nodes}",
                 evidence={"gpu_probe": section.describe(), "torch_cuda": str(cuda)},
                 fix=fix(
-                    "Run with the NVIDIA container runtime or install the driver",
+                    "Run with the NVIDIA container runtime (docker run --gpus all) or install "
+                    "the driver",
                     "manual",
                     manual(
-                        "start the container with --gpus all (or request GPUs from the scheduler)"
+                        "start the container with --gpus all (docker compose: `runtime: nvidia` "
+                        "or a GPU device reservation; Kubernetes: an nvidia.com/gpu limit), with "
+                        "the NVIDIA Container Toolkit (nvidia-container-toolkit) on the host"
                     ),
                 ),
             )
