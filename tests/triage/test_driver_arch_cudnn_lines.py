@@ -95,6 +95,20 @@ def test_docker_without_gpu_runtime_names_the_container_toolkit(
     assert "systemctl restart docker" in fix
 
 
+def test_compose_nvidia_driver_without_the_toolkit(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _file(
+        tmp_path,
+        "job.log",
+        'Error response from daemon: could not select device driver "nvidia" with '
+        "capabilities: [[compute utility]]\n",
+    )
+    drv103 = _causes(cli, log)["DRV103"]
+    assert drv103["verdict"] == "confirmed"
+    assert "nvidia-container-toolkit" in _fix(drv103)
+
+
 def test_torch_found_no_gpu_gives_the_container_its_gpus(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:

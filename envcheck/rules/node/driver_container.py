@@ -1,6 +1,6 @@
 """DRV103 from a log: the container engine could not give the container the GPUs. Docker says
 `could not select device driver "" with capabilities: [[gpu]]` for `--gpus` (or a compose
-file's GPU reservation) and `unknown or invalid runtime name: nvidia` for `--runtime=nvidia`
+file's GPU reservation, `[[compute utility]]`) and `unknown or invalid runtime name: nvidia` for `--runtime=nvidia`
 when the NVIDIA Container Toolkit is not installed on the host, or installed but not registered
 with this Docker daemon (a snap or rootless Docker reads another daemon.json). torch's own
 lines ('Found no NVIDIA driver on your system', 'No CUDA GPUs are available') say the process
@@ -17,7 +17,7 @@ from envcheck.rules.base import Hit, LogLine, from_log
 from envcheck.rules.fixes import fix, manual
 
 _NO_RUNTIME = re.compile(
-    r"could not select device driver \"(?P<driver>[^\"]*)\" with capabilities: \[\[gpu\]\]"
+    r"could not select device driver (?:\"(?P<driver>[^\"]*)\" )?with capabilities: \[\["
     r"|unknown or invalid runtime name: (?P<runtime>nvidia)"
 )
 
