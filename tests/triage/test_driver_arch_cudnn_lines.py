@@ -261,3 +261,18 @@ def test_nvrm_api_mismatch_reboots(
     assert gpu102["verdict"] == "confirmed"
     assert versions in gpu102["findings"][0]["message"]
     assert "reboot" in _fix(gpu102)
+
+
+@pytest.mark.parametrize(
+    ("line", "spelled"),
+    [
+        ("ptxas fatal   : Value 'sm_90a' is not defined for option 'gpu-name'", "without 9.0a"),
+        ("nvcc fatal   : Unsupported gpu architecture 'compute_120'", "without 12.0"),
+    ],
+)
+def test_compiler_unknown_arch_spells_torch_cuda_arch_list(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str, spelled: str
+) -> None:
+    cud150 = _causes(cli, _file(tmp_path, "job.log", line + "\n"))["CUD150"]
+    assert cud150["verdict"] == "confirmed"
+    assert f"TORCH_CUDA_ARCH_LIST {spelled}" in _fix(cud150)
