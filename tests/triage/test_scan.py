@@ -839,4 +839,12 @@ EXAMPLES += [
         "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-5b7c1a8e-2f3d-4c6b-9e1a-7d2f4b8c9e01)",
         "nvidia-smi-gpu-list",
     ),
+    (
+        "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`",
+        "cublas-not-initialized",
+    ),
+    (
+        "RuntimeError: CUDA error: CUBLAS_STATUS_ARCH_MISMATCH when calling `cublasGemmEx(...)`",
+        "cublas-arch-mismatch",
+    ),
 ]
