@@ -276,3 +276,40 @@ def test_compiler_unknown_arch_spells_torch_cuda_arch_list(
     cud150 = _causes(cli, _file(tmp_path, "job.log", line + "\n"))["CUD150"]
     assert cud150["verdict"] == "confirmed"
     assert f"TORCH_CUDA_ARCH_LIST {spelled}" in _fix(cud150)
+
+
+INSUFFICIENT = (
+    "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version\n"
+)
+
+
+def test_insufficient_driver_on_a_node_with_a_driver_confirms_drv101(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    spec = _file(tmp_path, "node.toml", '[gpu]\nmodels = ["A100"]\ndriver = "470.182.03"\n')
+    causes = _causes(cli, _file(tmp_path, "job.log", INSUFFICIENT), "--spec", str(spec))
+    assert causes["DRV101"]["verdict"] == "confirmed"
+    message = causes["DRV101"]["findings"][0]["message"]
+    assert "newer than the loaded driver supports" in message and "CUDA <= 11.4" in message
+    assert "--index-url https://download.pytorch.org/whl/cu11" in _fix(causes["DRV101"])
+
+
+def test_insufficient_driver_without_node_facts_stays_open(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    causes = _causes(cli, _file(tmp_path, "job.log", INSUFFICIENT))
+    assert causes["DRV101"]["verdict"] == "unknown"
+    assert causes["DRV103"]["verdict"] == "unchecked"
+
+
+def test_ctranslate2_insufficient_driver_is_not_torch_s(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    spec = _file(tmp_path, "node.toml", '[gpu]\nmodels = ["A100"]\ndriver = "535.183.01"\n')
+    log = _file(
+        tmp_path,
+        "job.log",
+        "RuntimeError: CUDA failed with error CUDA driver version is insufficient for CUDA "
+        "runtime version\n",
+    )
+    assert _causes(cli, log, "--spec", str(spec))["DRV101"]["verdict"] == "unknown"
