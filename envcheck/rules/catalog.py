@@ -4,6 +4,7 @@ imported only by what needs them: `check` never runs them)."""
 from envcheck.rules.node import (  # noqa: F401
     abi,
     arch,
+    arch_extension,
     binaries,
     binaries_load,
     bounds,
@@ -12,8 +13,10 @@ from envcheck.rules.node import (  # noqa: F401
     coverage,
     cuda_libs,
     cuda_stated,
+    cudnn_load,
     driver,
     driver_arch,
+    driver_container,
     driver_errors,
     driver_files,
     dtype,

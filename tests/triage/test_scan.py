@@ -811,3 +811,40 @@ EXAMPLES += [
 EXAMPLES += [
     ("nvrtc: error: invalid value for --gpu-architecture (-arch)", "compiler-unknown-arch"),
 ]
+# driver / arch / cuDNN: Docker without the NVIDIA runtime, torch's cuDNN version check, cuDNN
+# status errors, torch's extension builder on an arch it does not know
+EXAMPLES += [
+    (
+        'docker: Error response from daemon: could not select device driver "" with '
+        "capabilities: [[gpu]].",
+        "docker-no-gpu-runtime",
+    ),
+    (
+        "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (8, 7, 0) but "
+        "found runtime version (8, 2, 4).",
+        "cudnn-version-incompatible",
+    ),
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED", "cudnn-status-error"),
+    ("ValueError: Unknown CUDA arch (12.0) or GPU not supported", "cpp-extension-unknown-arch"),
+    (
+        "Unable to load any of {libcudnn_ops.so.9.1.0, libcudnn_ops.so.9.1, libcudnn_ops.so.9, "
+        "libcudnn_ops.so}",
+        "cudnn-library-not-loadable",
+    ),
+    (
+        "[   12.014918] NVRM: API mismatch: the client has the version 570.153.02, but",
+        "nvrm-api-mismatch",
+    ),
+    (
+        "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-5b7c1a8e-2f3d-4c6b-9e1a-7d2f4b8c9e01)",
+        "nvidia-smi-gpu-list",
+    ),
+    (
+        "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`",
+        "cublas-not-initialized",
+    ),
+    (
+        "RuntimeError: CUDA error: CUBLAS_STATUS_ARCH_MISMATCH when calling `cublasGemmEx(...)`",
+        "cublas-arch-mismatch",
+    ),
+]

@@ -78,8 +78,9 @@ def _toolkit_problem(support: SmSupport, cuda: Version | None) -> str | None:
 
 
 def _toolkit_fix(support: SmSupport, cuda: Version | None) -> str:
-    base = support.arch.replace("sm_", "")
-    cc = f"{base[:-1]}.{base[-1]}" if base[-1:].isdigit() else base
+    # TORCH_CUDA_ARCH_LIST's spelling: sm_120 -> 12.0, sm_90a -> 9.0a
+    found = re.fullmatch(r"sm_([0-9]+)([0-9])([af]?)", support.arch)
+    cc = f"{found.group(1)}.{found.group(2)}{found.group(3)}" if found else support.arch
     if support.last_cuda is not None and (cuda is None or cuda > support.last_cuda):
         use = f"a CUDA toolkit <= {support.last_cuda} (CUDA_HOME / PATH)"
     else:

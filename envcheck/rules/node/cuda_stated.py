@@ -23,6 +23,7 @@ from envcheck.facts.skip import Skip
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log
 from envcheck.rules.fixes import fix, manual, set_env
 from envcheck.rules.node.cuda_libs import _TOOLKIT_DIR
+from envcheck.rules.node.cudnn_stated import cudnn_mismatch_in_log
 
 # a CUDA library of a pip wheel: .../site-packages/[torch/lib/../../]nvidia/<wheel>/lib/lib*.so.N
 _WHEEL_LIB = re.compile(
@@ -37,7 +38,11 @@ def nvjitlink_shadowed_in_log(facts: Facts, line: LogLine) -> Hit:
     """A wheel's library (the path on the line is under site-packages/nvidia/) could not find
     an nvJitLink symbol of its own CUDA release: the libnvJitLink.so.12 that loaded is not the
     nvidia-nvjitlink wheel's. The fix puts the wheel's directory first (pytorch#111469) or
-    drops the toolkit directories the node's LD_LIBRARY_PATH holds (ragflow#4466)."""
+    drops the toolkit directories the node's LD_LIBRARY_PATH holds (ragflow#4466). torch's
+    cuDNN version check is the same cause for cuDNN (cudnn_stated.py)."""
+    cudnn = cudnn_mismatch_in_log(facts, line)
+    if cudnn is not None:
+        return cudnn
     found = _WHEEL_LIB.search(line.text)
     if found is None:
         raise NotStated(

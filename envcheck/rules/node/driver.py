@@ -12,7 +12,7 @@ from envcheck.facts.skip import Skip
 from envcheck.matrix.model import major_minor, parse_version, public
 from envcheck.matrix.schema import CudaToolkit
 from envcheck.model.finding import Action, Fix, Severity
-from envcheck.rules.base import Hit, LogLine, from_log, rule
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.choose import Support, driver_support, torch_choices
 from envcheck.rules.fixes import fix, manual, pip_install
 
@@ -213,6 +213,10 @@ _LINE_SAYS = {
         "the NVIDIA container runtime refused the image: its NVIDIA_REQUIRE_CUDA is newer than "
         "the driver supports"
     ),
+    "driver-insufficient": (
+        "the CUDA runtime in use is newer than the loaded driver supports "
+        "(cudaErrorInsufficientDriver)"
+    ),
 }
 
 
@@ -227,11 +231,13 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         max_cuda: Version | None = facts.max_cuda()[0]
     except Skip:
         max_cuda = None
+    if line.signature == "driver-insufficient":
+        _insufficient_is_torch_s(facts, line, max_cuda)
     try:
         cuda = facts.torch_cuda()
     except Skip:
         cuda = None
-    image = line.signature != "driver-too-old"
+    image = line.signature not in ("driver-too-old", "driver-insufficient")
     required = parse_version(line.stated.get("cuda_required"))
     needed = required or (cuda if not image else None)
     toolkit = facts.matrix.toolkit(needed) if needed is not None else None
@@ -261,6 +267,25 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         },
         fix=fix(upgrade + alternative, "manual", *actions),
     )
+
+
+def _insufficient_is_torch_s(facts: Facts, line: LogLine, max_cuda: Version | None) -> None:
+    """CUDA's 'driver version is insufficient for CUDA runtime version' establishes DRV101 only
+    where the node shows a loaded driver (with none at all CUDA says the same: DRV103's cause)
+    and the runtime is torch's (CTranslate2's 'CUDA failed with error ...' is DRV140's)."""
+    if max_cuda is None:
+        raise NotStated(
+            f"line {line.line} does not say which driver is loaded (with none at all CUDA says "
+            "the same)",
+            "gpu.driver",
+        )
+    ctranslate2 = "CUDA failed with error" in line.text
+    with contextlib.suppress(Skip):
+        ctranslate2 = ctranslate2 or (
+            facts.dist("ctranslate2") is not None and facts.dist("torch") is None
+        )
+    if ctranslate2:
+        raise NotStated(f"line {line.line} is CTranslate2's CUDA runtime, not torch's", "packages")
 
 
 def _torch_for_driver(facts: Facts, max_cuda: Version) -> tuple[str, Action | None]:
@@ -371,9 +396,11 @@ def no_driver(facts: Facts) -> Iterable[Hit]:
     is installed.
 
     ## Fix
-    Start the container with the NVIDIA runtime (`docker run --gpus all`, a GPU resource request
-    on Kubernetes), or install the driver. On a node meant to have no GPU (an image-build
-    stage, a CPU worker) say so: `--expect no-gpu` (or `expect = "no-gpu"` in envcheck.toml).
+    Start the container with the NVIDIA runtime (`docker run --gpus all`; docker compose:
+    `runtime: nvidia` or a GPU device reservation; a GPU resource request on Kubernetes), with
+    the NVIDIA Container Toolkit (`nvidia-container-toolkit`) installed on the host, or install
+    the driver. On a node meant to have no GPU (an image-build stage, a CPU worker) say so:
+    `--expect no-gpu` (or `expect = "no-gpu"` in envcheck.toml).
 
     ## References
     - https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html
@@ -395,10 +422,13 @@ def no_driver(facts: Facts) -> Iterable[Hit]:
                 f"visible: {section.reason}{nodes}",
                 evidence={"gpu_probe": section.describe(), "torch_cuda": str(cuda)},
                 fix=fix(
-                    "Run with the NVIDIA container runtime or install the driver",
+                    "Run with the NVIDIA container runtime (docker run --gpus all) or install "
+                    "the driver",
                     "manual",
                     manual(
-                        "start the container with --gpus all (or request GPUs from the scheduler)"
+                        "start the container with --gpus all (docker compose: `runtime: nvidia` "
+                        "or a GPU device reservation; Kubernetes: an nvidia.com/gpu limit), with "
+                        "the NVIDIA Container Toolkit (nvidia-container-toolkit) on the host"
                     ),
                 ),
             )

@@ -218,15 +218,29 @@ def driver_library_mismatch_in_log(facts: Facts, line: LogLine) -> Hit:
     """NVML's `Driver/library version mismatch` (NVML_ERROR_LIB_RM_VERSION_MISMATCH) and CUDA's
     803 both say the user-space driver libraries are another version than the loaded kernel
     module: after a driver update without a reboot, or a container carrying its own driver
-    libraries. The kernel module's version, where the node states it, is named."""
+    libraries. The kernel module's version, where the node states it, is named; the kernel's
+    own `NVRM: API mismatch` line states both versions."""
+    api = _API_MISMATCH.search(line.text)
     entry = stated_error(facts, line, (*NVML_APIS, *CUDA_APIS))
-    if entry is None or entry.fix is None:
+    if api is None and (entry is None or entry.fix is None):
         raise Skip("the table has no entry for the line")
     try:
         kernel: str | None = str(facts.gpu_info().driver_version or "") or None
     except Skip:
         kernel = None
+    if api is not None and api.group("kernel"):  # the kernel's own words
+        kernel = api.group("kernel")
     module = f" (the node's driver: {kernel})" if kernel else ""
+    if api is not None:
+        versions = ", ".join(
+            f"{what} {api.group(key)}"
+            for what, key in (("user-space driver", "client"), ("kernel module", "kernel"))
+            if api.group(key)
+        )
+        said = f"NVRM: API mismatch ({versions + '; ' if versions else ''}line {line.line})"
+    else:
+        assert entry is not None
+        said = f"{_label(entry)} ('{entry.message}', line {line.line})"
     step = (
         "reboot the node (or stop every GPU process and reload the modules: `rmmod nvidia_uvm "
         "nvidia_drm nvidia_modeset nvidia && modprobe nvidia`) so the kernel module matches the "
@@ -235,10 +249,14 @@ def driver_library_mismatch_in_log(facts: Facts, line: LogLine) -> Hit:
         "NVIDIA container runtime mount the host's"
     )
     return Hit(
-        f"{_label(entry)} ('{entry.message}', line {line.line}): the NVIDIA kernel module and "
+        f"{said}: the NVIDIA kernel module and "
         f"the user-space driver libraries are different versions{module}: the driver was "
         "updated without a reboot, or a container carries its own driver libraries",
-        evidence={"line": line.line, "name": entry.name, "kernel_driver": kernel},
+        evidence={
+            "line": line.line,
+            "name": entry.name if entry is not None else "NVRM API mismatch",
+            "kernel_driver": kernel,
+        },
         fix=fix(
             "Make the kernel module and the driver libraries the same version: reboot after "
             "the driver update (or reload the nvidia modules)",
@@ -248,6 +266,12 @@ def driver_library_mismatch_in_log(facts: Facts, line: LogLine) -> Hit:
     )
 
 
+# the kernel module's own line (dmesg, journalctl) when a client of another version opens it
+_API_MISMATCH = re.compile(
+    r"API mismatch: the client (?:'[^']*' \(pid [0-9]+\) )?"
+    r"(?:has the version (?P<client>[0-9.]+))?"
+    r"(?:.*?this kernel module has(?:\s|NVRM:|#012)*the version (?P<kernel>[0-9.]+))?"
+)
 _OTHER_PROCESS = re.compile(r"Process (?P<pid>[0-9]+) has (?P<held>[0-9.]+ [KMGT]iB) memory in use")
 
 

@@ -1,0 +1,94 @@
+"""CUD153: 'no kernel image is available for execution on the device' (or 'invalid device
+function') on a node whose torch build has kernels for every GPU: the kernel that failed is an
+extension's (mmcv, detectron2, a project's own CUDA ops, a JIT-built module), compiled without
+the GPU's architecture. The GPUs and the torch build come from the node (or the log's own
+lines); the fix rebuilds the extension with TORCH_CUDA_ARCH_LIST naming the GPUs' compute
+capabilities."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
+from envcheck.model.finding import Severity
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
+from envcheck.rules.choose import sm
+from envcheck.rules.fixes import fix, manual
+from envcheck.rules.node.torch_build import gpu_arch_missing
+
+
+@rule("CUD153", "extension-arch-missing", Severity.ERROR)
+def extension_arch_missing(facts: Facts) -> Iterable[Hit]:
+    """A CUDA extension has no kernels for the GPU's architecture (torch itself has them)
+
+    ## What it checks
+    A log's `no kernel image is available for execution on the device` (or `invalid device
+    function`, the older runtimes' word for it) on a node whose torch build covers every GPU
+    (the TOR101 check finds nothing): the kernel that failed is not torch's but an
+    extension's, built (by `setup.py`, `pip install` from source, a JIT build, a prebuilt
+    wheel) for other architectures. Only a log states the failed launch.
+
+    ## Why it matters
+    torch's cpp_extension compiles for `TORCH_CUDA_ARCH_LIST`, or, unset, for the GPUs visible
+    at build time: an extension built on another machine, in a Docker build without GPUs, or
+    with a list that omits the GPU, imports fine and fails at its first kernel.
+
+    ## Example
+    A detectron2 / mmcv op built with `TORCH_CUDA_ARCH_LIST="7.0"` on an A100 (sm_80) with
+    torch 1.7.1+cu110: torch's own kernels run, the op fails with 'no kernel image'.
+
+    ## Fix
+    Rebuild the extension for the GPU's compute capability:
+    `TORCH_CUDA_ARCH_LIST="8.0" pip install --no-build-isolation --no-cache-dir
+    --force-reinstall <package>` (or the project's build script under the same variable);
+    for a prebuilt wheel, install a release built for the architecture.
+
+    ## References
+    - https://github.com/csuhan/ReDet/issues/49
+    - https://github.com/thomasbrandon/mish-cuda/issues/10
+    - https://github.com/facebookresearch/detectron2/issues/235
+    - pytorch/pytorch torch/utils/cpp_extension.py (_get_cuda_arch_flags: TORCH_CUDA_ARCH_LIST)
+    """
+    raise Skip("only a log line states a kernel launch without an image", "log.arch")
+
+
+@from_log("CUD153")
+def extension_arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """Confirmed when the node's torch has kernels for every GPU (the kernel that failed is an
+    extension's); ruled out when torch itself lacks one (TOR101's cause); open otherwise."""
+    try:
+        if facts.torch_arch_stated() is None and facts.torch_cuda() is None:
+            raise NotStated("the node's torch is not a CUDA build the facts show", "torch")
+        gpus = facts.gpus()
+        ccs = sorted({facts.compute_capability(g) for g in gpus})
+        if not ccs:
+            raise NotStated("the node states no GPU", "gpu")
+        missing = list(gpu_arch_missing(facts))
+    except Skip as exc:
+        raise NotStated(
+            f"whether torch itself has kernels for the GPU is not known: {exc}", "torch"
+        ) from None
+    if missing:
+        return None  # torch lacks the architecture: TOR101's cause, not an extension's
+    names = ", ".join(dict.fromkeys(g.name for g in gpus if g.name)) or "the GPU"
+    archs = ", ".join(sm(cc) for cc in ccs)
+    arch_list = ";".join(f"{cc.major}.{cc.minor}" for cc in ccs)
+    return Hit(
+        f"a kernel had no image for {names} ({archs}) (line {line.line}) though the installed "
+        "torch has kernels for it: a CUDA extension was built without the GPU's architecture",
+        evidence={"line": line.line, "gpu_archs": [sm(cc) for cc in ccs]},
+        fix=fix(
+            f'Rebuild the extension for {archs}: TORCH_CUDA_ARCH_LIST="{arch_list}"',
+            "manual",
+            manual(
+                f'TORCH_CUDA_ARCH_LIST="{arch_list}" pip install --no-build-isolation '
+                "--no-cache-dir --force-reinstall <the extension's package>  (or its build "
+                "script under the same variable)"
+            ),
+            manual(
+                "a prebuilt wheel: install a release built for "
+                f"{archs} (its wheel index for this torch and CUDA)"
+            ),
+        ),
+    )

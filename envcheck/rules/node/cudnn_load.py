@@ -1,0 +1,127 @@
+"""CUD154: cuDNN's libraries, which a program opens by name at run time, are not on the loader's
+path. cuDNN 8 loads its sub-libraries itself (`Could not load library libcudnn_ops_infer.so.8.
+Error: ...: cannot open shared object file`); CTranslate2 (faster-whisper, WhisperX) opens
+cuDNN 9's (`Unable to load any of {libcudnn_ops.so.9.1.0, ..., libcudnn_ops.so}` then
+`Invalid handle. Cannot load symbol cudnnCreateTensorDescriptor`). The nvidia-cudnn wheel puts
+them under site-packages/nvidia/cudnn/lib, which no loader searches unless torch loaded them
+first or LD_LIBRARY_PATH names it; a program that wants another cuDNN major than the one
+installed fails alike. The line names the major, so the fix names the wheel, the directory to
+export and the system package."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
+from envcheck.model.finding import Severity
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
+from envcheck.rules.fixes import fix, manual, pip_install
+
+_LIBRARY = re.compile(r"(?P<lib>libcudnn[a-z_]*)\.so\.(?P<major>[0-9]+)")
+_SYMBOL = re.compile(r"Cannot load symbol (?P<symbol>cudnn[A-Za-z_]+)")
+# where the nvidia-cudnn wheel keeps its libraries, for the interpreter that runs the job
+EXPORT = (
+    "export LD_LIBRARY_PATH=$(python -c 'import os, nvidia.cudnn.lib; "
+    "print(os.path.dirname(nvidia.cudnn.lib.__file__))'):$LD_LIBRARY_PATH"
+)
+
+
+@rule("CUD154", "cudnn-not-on-loader-path", Severity.ERROR)
+def cudnn_not_loadable(facts: Facts) -> Iterable[Hit]:
+    """cuDNN libraries a program opens at run time are not on the loader's path
+
+    ## What it checks
+    A log line from a program that opens cuDNN's libraries by name at run time and found none:
+    cuDNN 8's own `Could not load library libcudnn_ops_infer.so.8. Error: ... cannot open shared
+    object file`, CTranslate2's `Unable to load any of {libcudnn_ops.so.9.1.0, ...}` and
+    `Invalid handle. Cannot load symbol cudnnCreateTensorDescriptor`. The line names the cuDNN
+    major the program wants; where the node lists its packages, the nvidia-cudnn wheel
+    installed (another major, or none) is named. Only a log states the failed load.
+
+    ## Why it matters
+    The nvidia-cudnn wheel installs its libraries under `site-packages/nvidia/cudnn/lib`, which
+    the dynamic loader does not search: torch finds them because it loads them first, a
+    program that does not import torch (faster-whisper, WhisperX, an ONNX or TensorRT
+    runtime) aborts at the first convolution or transcription. CTranslate2 4.5 and newer need
+    cuDNN 9, 4.0-4.4 need cuDNN 8.
+
+    ## Example
+    faster-whisper with ctranslate2 4.5.0 and nvidia-cudnn-cu12 9.1.0.70 installed by pip:
+    `Unable to load any of {libcudnn_ops.so.9.1.0, libcudnn_ops.so.9.1, libcudnn_ops.so.9,
+    libcudnn_ops.so}`.
+
+    ## Fix
+    Install the cuDNN major the line names (`pip install "nvidia-cudnn-cu12==9.*"`) and put the
+    wheel's directory on the loader's path: `export LD_LIBRARY_PATH=$(python -c 'import os,
+    nvidia.cudnn.lib; print(os.path.dirname(nvidia.cudnn.lib.__file__))'):$LD_LIBRARY_PATH`;
+    or the system package (`apt install libcudnn9-cuda-12`); or, for CTranslate2, the release
+    built for the cuDNN installed (`pip install ctranslate2==4.4.0` for cuDNN 8).
+
+    ## References
+    - https://github.com/SYSTRAN/faster-whisper/issues/1182
+    - https://github.com/SYSTRAN/faster-whisper/issues/516
+    - https://github.com/MahmoudAshraf97/whisper-diarization/issues/259
+    - https://github.com/disler/always-on-ai-assistant/issues/3
+    """
+    raise Skip("only a log line states a failed cuDNN load", "log.cudnn")
+
+
+def _installed(facts: Facts) -> tuple[str, str] | None:
+    for name in ("nvidia-cudnn-cu12", "nvidia-cudnn-cu13", "nvidia-cudnn-cu11"):
+        try:
+            dist = facts.dist(name)
+        except Skip:
+            return None
+        if dist is not None:
+            return name, dist.version
+    return None
+
+
+@from_log("CUD154")
+def cudnn_not_loadable_in_log(facts: Facts, line: LogLine) -> Hit:
+    """The cuDNN major the line asks for, the wheel the node has (where known), the fix."""
+    found = _LIBRARY.search(line.text)
+    symbol = _SYMBOL.search(line.text)
+    if found is None and symbol is None:
+        raise NotStated(f"line {line.line} names no cuDNN library", "log.cudnn")
+    major = found.group("major") if found else None
+    if found is not None:
+        lib = f"{found.group('lib')}.so.{major}"
+    else:
+        lib = f"the cuDNN library with {symbol.group('symbol') if symbol else 'its symbols'}"
+    installed = _installed(facts)
+    wheel = installed[0] if installed else "nvidia-cudnn-cu12"
+    have = ""
+    if installed is not None:
+        name, version = installed
+        other = major is not None and version.split(".")[0] != major
+        have = f"; {name} {version} is installed" + (
+            f": cuDNN {version.split('.')[0]}, not the {major} the program wants" if other else ""
+        )
+    actions = []
+    if major is not None:
+        actions.append(pip_install(f"{wheel}=={major}.*"))
+    actions.append(manual(EXPORT))
+    if major is not None:
+        system = f"libcudnn{major}-cuda-12" if int(major) >= 9 else f"libcudnn{major}"
+        actions.append(manual(f"or the system package: sudo apt install {system}"))
+    actions.append(
+        manual(
+            "CTranslate2 (faster-whisper): 4.5 and newer need cuDNN 9, 4.0-4.4 cuDNN 8 "
+            "(pip install ctranslate2==4.4.0 for cuDNN 8)"
+        )
+    )
+    want = f"cuDNN {major}" if major else "cuDNN"
+    return Hit(
+        f"the program could not load {lib} (line {line.line}): {want} is not installed or not "
+        f"on the loader's path (the nvidia-cudnn wheel's lib directory is not searched){have}",
+        evidence={"line": line.line, "library": lib, "installed": installed},
+        fix=fix(
+            f"Install {want} and put its directory on LD_LIBRARY_PATH"
+            + (f" (pip install {wheel}=={major}.*)" if major else ""),
+            "manual",
+            *actions,
+        ),
+    )

@@ -1,0 +1,107 @@
+"""DRV103 from a log: the container engine could not give the container the GPUs. Docker says
+`could not select device driver "" with capabilities: [[gpu]]` for `--gpus` (or a compose
+file's GPU reservation, `[[compute utility]]`) and `unknown or invalid runtime name: nvidia` for `--runtime=nvidia`
+when the NVIDIA Container Toolkit is not installed on the host, or installed but not registered
+with this Docker daemon (a snap or rootless Docker reads another daemon.json). torch's own
+lines ('Found no NVIDIA driver on your system', 'No CUDA GPUs are available') say the process
+saw no driver or no GPU: a container started without GPUs, CUDA_VISIBLE_DEVICES hiding them
+(named where the node states it), or no driver loaded on the host."""
+
+from __future__ import annotations
+
+import re
+
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
+from envcheck.rules.base import Hit, LogLine, from_log
+from envcheck.rules.fixes import fix, manual
+
+_NO_RUNTIME = re.compile(
+    r"could not select device driver (?:\"(?P<driver>[^\"]*)\" )?with capabilities: \[\["
+    r"|unknown or invalid runtime name: (?P<runtime>nvidia)"
+)
+
+# NVIDIA Container Toolkit install guide (Installing with Apt; Configuring Docker)
+INSTALL = (
+    "sudo apt-get install -y nvidia-container-toolkit  (after adding NVIDIA's "
+    "libnvidia-container repository; dnf/zypper likewise)"
+)
+CONFIGURE = "sudo nvidia-ctk runtime configure --runtime=docker"
+RESTART = "sudo systemctl restart docker"
+
+
+@from_log("DRV103")
+def container_without_gpu_runtime_in_log(facts: Facts, line: LogLine) -> Hit:
+    """Docker has no NVIDIA runtime to hand the GPUs to the container: the NVIDIA Container
+    Toolkit is missing on the host or not configured for this daemon."""
+    found = _NO_RUNTIME.search(line.text)
+    if found is None:
+        return _no_gpu_seen(facts, line)
+    asked = "--runtime=nvidia" if found.group("runtime") else "--gpus (or a GPU reservation)"
+    return Hit(
+        f"Docker could not give the container GPUs (line {line.line}): {asked} needs the NVIDIA "
+        "Container Toolkit, which is not installed on the host or not registered with this "
+        "Docker daemon",
+        evidence={"line": line.line},
+        fix=fix(
+            "Install the NVIDIA Container Toolkit on the host (nvidia-container-toolkit), "
+            "register it with Docker (nvidia-ctk runtime configure) and restart Docker; then "
+            "docker run --gpus all",
+            "manual",
+            manual(INSTALL),
+            manual(CONFIGURE),
+            manual(RESTART),
+            manual(
+                "docker run --rm --gpus all ubuntu nvidia-smi  (check; a snap-installed Docker "
+                "does not read /etc/docker/daemon.json: use Docker's own packages)"
+            ),
+        ),
+    )
+
+
+_HIDDEN = ("", "-1", "none", "void", "NoDevFiles")
+
+
+def _no_gpu_seen(facts: Facts, line: LogLine) -> Hit:
+    """torch saw no driver or no GPU: CUDA_VISIBLE_DEVICES hiding them where the node says so,
+    else the container's GPUs, the toolkit and the host driver, in that order."""
+    try:
+        env = facts.env()
+    except Skip:
+        env = {}
+    hidden = {
+        k: env[k]
+        for k in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES")
+        if k in env and env[k].strip() in _HIDDEN
+    }
+    actions = []
+    if hidden:
+        actions.append(manual("unset " + " ".join(hidden) + "  (it hides every GPU)"))
+    actions += [
+        manual(
+            "in a container: docker run --gpus all ...  (docker compose: `runtime: nvidia` or a "
+            "GPU device reservation; Kubernetes: an nvidia.com/gpu limit), with the NVIDIA "
+            "Container Toolkit on the host"
+        ),
+        manual(
+            "on the host: nvidia-smi must list the GPUs; if it fails, install or load the NVIDIA "
+            "driver (sudo modprobe nvidia, or reboot after installing it)"
+        ),
+    ]
+    why = (
+        f"{', '.join(f'{k}={v!r}' for k, v in hidden.items())} hides every GPU"
+        if hidden
+        else "a container started without GPUs, CUDA_VISIBLE_DEVICES hiding them, or no NVIDIA "
+        "driver loaded"
+    )
+    return Hit(
+        f"torch saw no usable NVIDIA driver or GPU (line {line.line}): {why}",
+        evidence={"line": line.line, "hidden_by": hidden},
+        fix=fix(
+            "Give the process the GPUs: "
+            + ("unset " + " ".join(hidden) + "; " if hidden else "")
+            + "docker run --gpus all in a container, the NVIDIA driver loaded on the host",
+            "manual",
+            *actions,
+        ),
+    )
