@@ -27,7 +27,8 @@ def missing_library(facts: Facts) -> Iterable[Hit]:
     expanded, `/etc/ld.so.cache`, the default directories, and for extensions that need torch,
     the libraries `import torch` has already loaded. Driver libraries (`libcuda.so.1`) are the
     DRV rules' concern. A Python extension module that cannot load is an error; a plain library
-    another one may never load is a warning.
+    that no import may ever load (nvshmem's MPI bootstrap, cuFile's RDMA plugin in every CUDA
+    torch wheel) is only information.
 
     ## Why it matters
     `import` fails with `ImportError: libcudart.so.12: cannot open shared object file: No such
@@ -71,7 +72,7 @@ def missing_library(facts: Facts) -> Iterable[Hit]:
                 + (f"; shipped by: {'; '.join(known)}" if known else ""),
                 evidence={"file": file.path, "missing": missing, "wheels": wheels},
                 fix=action,
-                severity=None if file.extension else Severity.WARNING,
+                severity=None if file.extension else Severity.INFO,
             )
         )
     return hits
@@ -185,7 +186,7 @@ def version_missing(facts: Facts) -> Iterable[Hit]:
                             f"{file.distribution or 'the package'} for this system"
                         ),
                     ),
-                    severity=None if file.extension else Severity.WARNING,
+                    severity=None if file.extension else Severity.INFO,
                 )
             )
     return hits
