@@ -502,6 +502,14 @@ EXAMPLES += [
     ("error: command '/usr/local/cuda/bin/nvcc' failed with exit code 1", "nvcc-command-failed"),
     ("  ERROR: Failed building wheel for flash-attn", "pip-wheel-build-failed"),
     ("RuntimeError: Error building extension 'fused_adam'", "extension-build-failed"),
+    ("c++: fatal error: Killed signal terminated program cc1plus", "compiler-killed-oom"),
+    ("nvcc error   : 'cicc' died due to signal 9 (Kill signal)", "compiler-killed-oom"),
+    (
+        "/opt/conda/include/python3.10/Python.h:44:10: fatal error: crypt.h: No such file or "
+        "directory",
+        "system-header-missing",
+    ),
+    ("csrc/aio.h:10:10: fatal error: 'libaio.h' file not found", "system-header-missing-clang"),
     (
         "RuntimeError: ('The detected CUDA version (%s) mismatches the version that was used to "
         "compilePyTorch (%s). Please make sure to use the same CUDA versions.', '12.1', '13.0')",

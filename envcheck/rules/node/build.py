@@ -23,6 +23,9 @@ from envcheck.rules.fixes import fix, manual, pip_install, set_env
 
 _HEADER = re.compile(r"([A-Za-z0-9_]+\.h): No such file or directory")
 _NVCC_AT = re.compile(r"nvcc not found at '([^']+)'")
+_KILLED = re.compile(
+    r"(?:Killed signal terminated program |')(?P<program>[A-Za-z0-9_+]+)(?:' died due to signal 9)?"
+)
 # headers that come with a CUDA library's own package rather than the toolkit's core
 _LIBRARY_HEADERS = {"cudnn.h": "cuDNN", "nccl.h": "NCCL"}
 
@@ -95,12 +98,20 @@ def cuda_toolkit_missing_in_log(facts: Facts, line: LogLine) -> Hit:
             what = f"CUDA_HOME points at a directory without nvcc ({nvcc_at.group(1)})"
         else:
             what = "the build found no CUDA toolkit: CUDA_HOME is not set and no nvcc is on PATH"
+        conda = (
+            f"conda install -c nvidia cuda-toolkit={cuda}"
+            if cuda
+            else ("conda install -c nvidia cuda-toolkit=<torch.version.cuda>")
+        )
         summary = (
             f"Install the CUDA toolkit of {release} and point the build at it: export "
-            f"CUDA_HOME={home} PATH={home}/bin:$PATH (pip's torch wheels ship no nvcc or headers)"
+            f"CUDA_HOME={home} PATH={home}/bin:$PATH (pip's torch wheels ship no nvcc or "
+            f"headers); in a conda env: {conda} and export CUDA_HOME=$CONDA_PREFIX; or install "
+            "a prebuilt wheel of the package that needs no compiler"
         )
         actions = [
             manual(f"install the CUDA toolkit {cuda or '<torch.version.cuda>'} (nvcc and headers)"),
+            manual(f"{conda}  (conda env; then export CUDA_HOME=$CONDA_PREFIX)"),
             set_env(CUDA_HOME=home),
             manual(f"export PATH={home}/bin:$PATH"),
         ]
@@ -161,11 +172,13 @@ def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
             "environment, no CUDA toolkit, an unsupported compiler)",
             evidence={"line": line.line, "package": extension},
             fix=fix(
-                f"Install a prebuilt wheel of {extension} for this Python, torch and CUDA if one "
-                f"exists; else build it against the installed torch and read the first error: "
-                f"pip install -v --no-build-isolation {extension}",
+                f"Build it against the installed torch, with few parallel jobs: MAX_JOBS=4 pip "
+                f"install {extension} --no-build-isolation (pip's isolated build environment has "
+                f"no torch; add -v to see the first error), or install a prebuilt wheel of "
+                f"{extension} for this Python, torch and CUDA",
                 "manual",
                 pip_install(extension, flags=("-v", "--no-build-isolation")),
+                set_env(MAX_JOBS="4"),
             ),
         )
     what = f"the extension {extension!r}" if extension else "a C++/CUDA extension"
@@ -178,8 +191,8 @@ def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
             "Find the first `error:` line above it and fix that (triage's other matches name "
             "the known ones); to see it alone, clear the JIT cache and rebuild with one job "
             "(rm -rf ~/.cache/torch_extensions && MAX_JOBS=1 <the command>), or for a pip "
-            "build: pip install -v --no-build-isolation <the package>; a prebuilt wheel for "
-            "this torch, CUDA and Python needs no compiler",
+            "build: MAX_JOBS=4 pip install <the package> --no-build-isolation -v; a prebuilt "
+            "wheel for this torch, CUDA and Python needs no compiler",
             "manual",
             manual("rm -rf ~/.cache/torch_extensions"),
             set_env(MAX_JOBS="1"),
@@ -209,7 +222,9 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
         fix=fix(
             f"Build with gcc {ceiling} or older: apt install gcc-{ceiling} g++-{ceiling}, then "
             f"export CC=gcc-{ceiling} CXX=g++-{ceiling} NVCC_PREPEND_FLAGS='-ccbin "
-            f"/usr/bin/g++-{ceiling}' (or use a newer CUDA toolkit that accepts this gcc)",
+            f"/usr/bin/g++-{ceiling}' (conda: conda install -c conda-forge "
+            f"gxx_linux-64={ceiling}); or use a newer CUDA toolkit that accepts this gcc; at "
+            "your own risk, NVCC_APPEND_FLAGS='-allow-unsupported-compiler' skips nvcc's check",
             "manual",
             manual(f"apt install gcc-{ceiling} g++-{ceiling}"),
             set_env(
@@ -217,5 +232,126 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
                 CXX=f"g++-{ceiling}",
                 NVCC_PREPEND_FLAGS=f"-ccbin /usr/bin/g++-{ceiling}",
             ),
+        ),
+    )
+
+
+@rule("SYS160", "build-compiler-killed", Severity.ERROR)
+def build_compiler_killed(facts: Facts) -> Iterable[Hit]:
+    """A compiler process of the extension build was killed (out of memory)
+
+    ## What it checks
+    gcc's `fatal error: Killed signal terminated program cc1plus` and nvcc's `'cicc' died due
+    to signal 9 (Kill signal)`: the kernel's OOM killer stopped a compiler of a C++/CUDA
+    extension build. Only a build log states it.
+
+    ## Why it matters
+    ninja runs as many compile jobs as there are CPU cores, and each nvcc job of flash-attn,
+    xformers or vLLM's kernels takes several GB of RAM: on a many-core node without matching
+    memory (or in a container with a memory limit) the build dies with a bare `Killed`.
+
+    ## Example
+    `c++: fatal error: Killed signal terminated program cc1plus` while `pip install flash-attn
+    --no-build-isolation` compiles on 64 cores and 32 GB of RAM.
+
+    ## Fix
+    Limit the parallel jobs: `MAX_JOBS=4 pip install <the package> --no-build-isolation` (fewer
+    with little RAM; torch.utils.cpp_extension reads MAX_JOBS), or install a prebuilt wheel.
+
+    ## References
+    - https://github.com/Dao-AILab/flash-attention/issues/391 (README: 'MAX_JOBS=4 pip install flash-attn --no-build-isolation')
+    - GCC gcc/gcc.cc (execute: "%s signal terminated program %s")
+    """
+    raise Skip("only a build log states a killed compiler", "log.build")
+
+
+@from_log("SYS160")
+def build_compiler_killed_in_log(facts: Facts, line: LogLine) -> Hit:
+    found = _KILLED.search(line.text)
+    program = found.group("program") if found else "the compiler"
+    package = line.stated.get("extension") or "<the package>"
+    return Hit(
+        f"{program} was killed during the build (line {line.line}): the node (or the "
+        "container) ran out of memory with ninja's parallel compile jobs",
+        evidence={"line": line.line, "program": program},
+        fix=fix(
+            f"Rebuild with fewer parallel jobs: MAX_JOBS=4 pip install {package} "
+            "--no-build-isolation (MAX_JOBS=1 or 2 with little RAM), or install a prebuilt "
+            "wheel for this torch, CUDA and Python",
+            "manual",
+            set_env(MAX_JOBS="4"),
+            manual(f"pip install {package} --no-build-isolation"),
+        ),
+    )
+
+
+# system header -> (Debian/Ubuntu package, conda-forge package) that ships it; the headers
+# that extension builds of the GPU stack include (Python.h is SYS130, CUDA's are SYS152)
+SYSTEM_HEADERS = {
+    "crypt.h": ("libcrypt-dev", "libxcrypt"),  # Python.h includes it (Python < 3.13)
+    "libaio.h": ("libaio-dev", "libaio"),  # DeepSpeed's async_io op
+    "zlib.h": ("zlib1g-dev", "zlib"),
+    "ffi.h": ("libffi-dev", "libffi"),
+    "numa.h": ("libnuma-dev", "libnuma"),
+    "features.h": ("libc6-dev", "sysroot_linux-64"),
+    "mpi.h": ("libopenmpi-dev", "openmpi"),
+}
+_SYSTEM_HEADER = re.compile(
+    r"(?<![A-Za-z0-9_/])(?P<header>"
+    + "|".join(re.escape(h) for h in SYSTEM_HEADERS)
+    + r")(?:: No such file or directory|' file not found)"
+)
+
+
+@rule("SYS161", "build-system-header-missing", Severity.ERROR)
+def build_system_header_missing(facts: Facts) -> Iterable[Hit]:
+    """A system header the extension build includes is missing
+
+    ## What it checks
+    A compiler's `fatal error: crypt.h: No such file or directory` (clang: `'crypt.h' file not
+    found`) for a header an OS or conda package ships: crypt.h (which Python.h includes),
+    libaio.h (DeepSpeed's async_io), zlib.h, ffi.h, numa.h, features.h, mpi.h. Only a build log
+    states it.
+
+    ## Why it matters
+    Python.h of Python < 3.13 includes crypt.h: a conda env's compiler (or a new distro without
+    libcrypt-dev) stops every C++/CUDA extension build there, whatever the package.
+
+    ## Example
+    `/opt/conda/envs/x/include/python3.10/Python.h:44:10: fatal error: crypt.h: No such file
+    or directory` while DeepSpeed JIT-builds fused_adam in a conda env.
+
+    ## Fix
+    Install the package that ships the header: `sudo apt-get install libcrypt-dev` (system
+    compiler), or in a conda env `conda install -c conda-forge libxcrypt` and `export
+    CPATH=$CONDA_PREFIX/include`.
+
+    ## References
+    - https://github.com/ClementPinard/Pytorch-Correlation-extension/issues/105 ('sudo apt install libcrypt-dev'; in conda, install libcrypt from conda-forge)
+    - https://github.com/cortes-ciriano-lab/SComatic/issues/89 (libxcrypt in a conda env)
+    - Debian package contents: libcrypt-dev (/usr/include/crypt.h), libaio-dev (/usr/include/libaio.h)
+    """
+    raise Skip("only a build log states a missing system header", "log.build")
+
+
+@from_log("SYS161")
+def build_system_header_missing_in_log(facts: Facts, line: LogLine) -> Hit:
+    found = _SYSTEM_HEADER.search(line.text)
+    header = found.group("header") if found else None
+    if header not in SYSTEM_HEADERS:
+        raise NotStated(f"line {line.line} names no header envcheck knows", "system")
+    apt, conda = SYSTEM_HEADERS[header]
+    return Hit(
+        f"the build cannot find the system header {header} (line {line.line}): the package "
+        f"that ships it ({apt}; conda-forge: {conda}) is not installed where the compiler looks",
+        evidence={"line": line.line, "header": header, "apt": apt, "conda": conda},
+        fix=fix(
+            f"Install {apt}: sudo apt-get install {apt} (in a conda env with conda's compiler: "
+            f"conda install -c conda-forge {conda} and export CPATH=$CONDA_PREFIX/include), "
+            "then rebuild",
+            "manual",
+            manual(f"sudo apt-get install -y {apt}"),
+            manual(f"conda install -c conda-forge {conda}  (conda env)"),
+            manual("export CPATH=$CONDA_PREFIX/include  (conda env)"),
         ),
     )

@@ -125,6 +125,9 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
                 manual(f"python -c 'import {top}; print({top}.__file__)'  (must be site-packages)"),
             ),
         )
+    removed = _removed_name(facts, line, module, name)
+    if removed is not None:
+        return removed
     dist = distribution_of(facts, module)
     version = facts.known_version(dist)
     have = f"{dist} {version}" if version is not None else f"the installed {dist}"
@@ -165,6 +168,46 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
             "required": [r for _, r in wanted],
         },
         fix=fix(summary, "manual", *actions),
+    )
+
+
+def _removed_name(facts: Facts, line: LogLine, module: str, name: str) -> Hit | None:
+    """The finding for a name the matrix records as removed by a release (``[[import_name]]``
+    with ``module = "Y.X"``): pin the last releases that have it, the importer's upgrade after.
+    None when the matrix does not know the name, or the installed release predates the
+    removal (then the removal is not the cause)."""
+    path = f"{module}.{name}"
+    entry = facts.matrix.import_name(path)
+    if entry is None or entry.module != path or not entry.removed_by or not entry.removed_in:
+        return None
+    by, when = canonicalize_name(entry.removed_by), entry.removed_in
+    version = facts.known_version(by)
+    if version is not None and version < when:
+        return None
+    top = module.split(".", maxsplit=1)[0]
+    # the spelling users type: the import name when it names the same distribution
+    spelled = top if canonicalize_name(top) == by else by
+    have = f"{by} {version}" if version is not None else f"the installed {by}"
+    instead = f" (the importer should use {entry.replacement})" if entry.replacement else ""
+    note = f" {entry.note}" if entry.note else ""
+    return Hit(
+        f"{by} {when} removed {module}.{name}; {have} does not have it (line {line.line}): the "
+        f"importing package was written for {by} < {when}{instead}.{note}",
+        evidence={
+            "line": line.line,
+            "name": name,
+            "module": module,
+            "distribution": by,
+            "removed_in": str(when),
+            "version": str(version) if version is not None else None,
+        },
+        fix=fix(
+            f'Install the last {by} release before the removal: pip install "{spelled}<{when}"'
+            f" (or upgrade the package that imports {name} to a release made for {by} >= "
+            f"{when})",
+            "manual",
+            pip_install(f"{spelled}<{when}"),
+        ),
     )
 
 

@@ -18,7 +18,7 @@ from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, rule
-from envcheck.rules.fixes import fix, manual
+from envcheck.rules.fixes import fix, manual, set_env
 
 JIT_BUILDERS = ("deepspeed", "triton")  # compile C/C++ against Python.h on the node at run time
 
@@ -81,9 +81,12 @@ def python_headers(facts: Facts) -> Iterable[Hit]:
             # a build log's failure is certain; a probed node may never build anything
             severity=None if logged else Severity.WARNING,
             fix=fix(
-                f"Install the Python development headers ({package})",
+                f"Install the Python development headers: sudo apt-get install python3-dev "
+                f"({package} for this interpreter; RHEL/Rocky: dnf install python3-devel; a "
+                "conda Python ships them: conda install python)",
                 "manual",
-                manual(f"apt install {package}  (RHEL/Rocky: dnf install python3-devel)"),
+                manual(f"sudo apt-get install -y {package}"),
+                manual("dnf install python3-devel  (RHEL/Rocky)"),
             ),
         )
     ]
@@ -130,23 +133,39 @@ def host_compiler(facts: Facts) -> Iterable[Hit]:
         raise Skip(f"g++ {system.gxx!r} or its range {system.gxx_needed!r} unreadable") from None
     if accepted.contains(found, prereleases=True):
         return []
+    gcc = _newest_accepted_major(accepted)
     return [
         Hit(
             f"g++ {found} is outside the range this CUDA toolkit accepts ({system.gxx_needed}): CUDA "
             "extensions cannot be compiled here",
             evidence={"gxx": str(found), "accepted": str(accepted)},
             fix=fix(
-                f"Use a g++ in the range CUDA accepts ({system.gxx_needed}) for the build (e.g. "
-                "g++-9: CC=gcc-9 CXX=g++-9), then "
-                "pip install flash-attn --no-build-isolation",
+                f"Use a g++ in the range CUDA accepts ({system.gxx_needed}) for the build: "
+                f"apt install gcc-{gcc} g++-{gcc}, export CC=gcc-{gcc} CXX=g++-{gcc} (conda: "
+                f"conda install -c conda-forge gxx_linux-64={gcc}; RHEL 7: devtoolset-{gcc}), "
+                "then rebuild, e.g. pip install flash-attn --no-build-isolation",
                 "manual",
-                manual(
-                    "install a supported g++ (apt install g++-9; RHEL 7: devtoolset-9) and export "
-                    "CC/CXX to it before building"
-                ),
+                manual(f"apt install gcc-{gcc} g++-{gcc}"),
+                set_env(CC=f"gcc-{gcc}", CXX=f"g++-{gcc}"),
             ),
         )
     ]
+
+
+def _newest_accepted_major(accepted: SpecifierSet) -> int:
+    """The newest gcc major a range accepts: one below an exclusive upper bound (``<12.0`` ->
+    11), the bound itself when inclusive; 9 (accepted by every CUDA 11 and 12 toolkit) when
+    the range has no upper bound."""
+    for spec in accepted:
+        try:
+            bound = Version(spec.version)
+        except InvalidVersion:
+            continue
+        if spec.operator == "<":
+            return bound.major - 1 if bound.minor == 0 and bound.micro == 0 else bound.major
+        if spec.operator == "<=":
+            return bound.major
+    return 9
 
 
 @rule("SYS132", "glibc-too-old-for-wheel", Severity.ERROR)
