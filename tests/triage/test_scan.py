@@ -510,6 +510,11 @@ EXAMPLES += [
         "system-header-missing",
     ),
     ("csrc/aio.h:10:10: fatal error: 'libaio.h' file not found", "system-header-missing-clang"),
+    ("  × Getting requirements to build wheel did not run successfully.", "pip-build-step-failed"),
+    (
+        "  Using cached flash_attn-2.7.2.post1.tar.gz (3.1 MB)",
+        "pip-source-distribution",
+    ),
     (
         "RuntimeError: ('The detected CUDA version (%s) mismatches the version that was used to "
         "compilePyTorch (%s). Please make sure to use the same CUDA versions.', '12.1', '13.0')",

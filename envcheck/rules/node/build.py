@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from packaging.utils import canonicalize_name
+
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
@@ -164,8 +166,11 @@ def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
         )
     extension = line.stated.get("extension")
     if extension is not None and (
-        "Failed building wheel" in line.text or "pyproject.toml" in line.text
+        "Failed building wheel" in line.text
+        or "pyproject.toml" in line.text
+        or "did not run successfully" in line.text
     ):
+        extension = canonicalize_name(extension)
         return Hit(
             f"pip could not build {extension} from source (line {line.line}); the cause is the "
             "build's first error above this line (a torch missing from pip's isolated build "
@@ -269,7 +274,8 @@ def build_compiler_killed(facts: Facts) -> Iterable[Hit]:
 def build_compiler_killed_in_log(facts: Facts, line: LogLine) -> Hit:
     found = _KILLED.search(line.text)
     program = found.group("program") if found else "the compiler"
-    package = line.stated.get("extension") or "<the package>"
+    stated = line.stated.get("extension")
+    package = canonicalize_name(stated) if stated else "<the package>"
     return Hit(
         f"{program} was killed during the build (line {line.line}): the node (or the "
         "container) ran out of memory with ninja's parallel compile jobs",

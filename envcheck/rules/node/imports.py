@@ -211,6 +211,34 @@ def _removed_name(facts: Facts, line: LogLine, module: str, name: str) -> Hit | 
     )
 
 
+def _missing_in_source_build(
+    line: LogLine, module: str, dist: str, built: str, installed: object
+) -> Hit:
+    """``No module named 'torch'`` while pip builds a source distribution the log names: the
+    package's setup.py imports a module it does not declare as a build requirement, and pip's
+    isolated build environment has only the declared ones (flash-attn, apex, many CUDA
+    extensions import torch there)."""
+    first = (
+        f"install {dist} first if it is not (pip install {dist}), then "
+        if installed is None
+        else ""
+    )
+    return Hit(
+        f"building {built} from source imports {module} (line {line.line}), which pip's isolated "
+        f"build environment lacks: {built}'s setup.py needs the installed {dist}, not a "
+        "declared build requirement",
+        evidence={"line": line.line, "module": module, "distribution": dist, "building": built},
+        fix=fix(
+            f"Build {built} against this environment: {first}pip install {built} "
+            f"--no-build-isolation (MAX_JOBS=4 limits the compile's memory), or install a "
+            f"prebuilt wheel of {built} for this Python, torch and CUDA",
+            "manual",
+            *([pip_install(dist)] if installed is None else []),
+            pip_install(built, flags=("--no-build-isolation",)),
+        ),
+    )
+
+
 @rule("PY151", "module-not-found", Severity.ERROR)
 def module_not_found(facts: Facts) -> Iterable[Hit]:
     """No installed distribution provides a module the job imports
@@ -311,6 +339,9 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
                 manual("pip check"),
             ),
         )
+    built = line.stated.get("extension")
+    if built is not None and len(parts) == 1:
+        return _missing_in_source_build(line, module, dist, canonicalize_name(built), installed)
     named = (
         f" (the import name differs from the distribution: {module} comes from {dist})"
         if entry is not None and entry.distribution
