@@ -512,6 +512,12 @@ EXAMPLES += [
     ("csrc/aio.h:10:10: fatal error: 'libaio.h' file not found", "system-header-missing-clang"),
     ("  × Getting requirements to build wheel did not run successfully.", "pip-build-step-failed"),
     (
+        "RuntimeError: Failed to find C compiler. Please specify via CC environment variable.",
+        "c-compiler-missing",
+    ),
+    ("    error: command 'gcc' failed: No such file or directory", "c-compiler-missing"),
+    ("    arch_list[-1] += '+PTX'", "cuda-arch-list-empty"),
+    (
         "  Using cached flash_attn-2.7.2.post1.tar.gz (3.1 MB)",
         "pip-source-distribution",
     ),

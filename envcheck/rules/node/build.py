@@ -361,3 +361,118 @@ def build_system_header_missing_in_log(facts: Facts, line: LogLine) -> Hit:
             manual("export CPATH=$CONDA_PREFIX/include  (conda env)"),
         ),
     )
+
+
+@rule("SYS162", "cuda-arch-list-empty", Severity.ERROR)
+def cuda_arch_list_empty(facts: Facts) -> Iterable[Hit]:
+    """The extension build found no GPU to choose architectures for (TORCH_CUDA_ARCH_LIST)
+
+    ## What it checks
+    torch.utils.cpp_extension's `arch_list[-1] += '+PTX'` / `IndexError: list index out of
+    range`: without `TORCH_CUDA_ARCH_LIST` it compiles for the GPUs torch sees, and it saw none.
+    Only a build log states it.
+
+    ## Why it matters
+    A `docker build` has no GPU, nor does a login node or a job with `CUDA_VISIBLE_DEVICES=""`;
+    with a CPU-only torch (`No CUDA runtime is found`) torch sees none either. Every CUDA
+    extension build (a JIT load or a setup.py) stops there.
+
+    ## Example
+    `RUN python setup.py develop` of a CUDA extension in a Dockerfile: `arch_list[-1] +=
+    '+PTX'` `IndexError: list index out of range`.
+
+    ## Fix
+    Name the architectures to build for: `export TORCH_CUDA_ARCH_LIST="8.0;8.6;8.9;9.0"` (the
+    compute capabilities of the GPUs the build will run on; `ENV` in a Dockerfile); if torch is
+    CPU-only, install a CUDA build of torch.
+
+    ## References
+    - pytorch/pytorch torch/utils/cpp_extension.py (_get_cuda_arch_flags)
+    - https://github.com/pytorch/ort/pull/95
+    """
+    raise Skip("only a build log states an empty architecture list", "log.build")
+
+
+def _arch_list(facts: Facts) -> str:
+    """The node's GPUs' compute capabilities as TORCH_CUDA_ARCH_LIST wants them, else a list of
+    the data-centre and workstation architectures CUDA 11.8+ builds (Ampere, Ada, Hopper)."""
+    caps: set[str] = set()
+    try:
+        for gpu in facts.gpus():
+            try:
+                caps.add(str(facts.compute_capability(gpu)))
+            except Skip:
+                continue
+    except Skip:
+        pass
+    return ";".join(sorted(caps)) if caps else "8.0;8.6;8.9;9.0"
+
+
+@from_log("SYS162")
+def cuda_arch_list_empty_in_log(facts: Facts, line: LogLine) -> Hit:
+    archs = _arch_list(facts)
+    return Hit(
+        f"torch's extension build saw no GPU to choose architectures for (line {line.line}): "
+        "no GPU is visible where it builds (a docker build, CUDA_VISIBLE_DEVICES, a CPU-only "
+        "torch) and TORCH_CUDA_ARCH_LIST is not set",
+        evidence={"line": line.line, "arch_list": archs},
+        fix=fix(
+            f'Name the GPU architectures to build for: export TORCH_CUDA_ARCH_LIST="{archs}" '
+            "(the compute capabilities of the GPUs it will run on; ENV in a Dockerfile), then "
+            "rebuild; with a CPU-only torch, install a CUDA build of torch first",
+            "manual",
+            set_env(TORCH_CUDA_ARCH_LIST=archs),
+        ),
+    )
+
+
+_COMPILER = re.compile(r"(?:unable to execute '|error: command '(?:[^']*/)?)([A-Za-z0-9_+.-]+)'")
+
+
+@rule("SYS163", "c-compiler-missing", Severity.ERROR)
+def c_compiler_missing(facts: Facts) -> Iterable[Hit]:
+    """No C/C++ compiler for a build (Triton's launcher, an extension)
+
+    ## What it checks
+    Triton's `Failed to find C compiler. Please specify via CC environment variable.` and
+    setuptools' `unable to execute 'gcc': No such file or directory` / `error: command 'gcc'
+    failed: No such file or directory`. Only a log states it.
+
+    ## Why it matters
+    Triton compiles a small C launcher with the system compiler the first time a kernel runs
+    (torch.compile, vLLM, Unsloth, Liger kernels): a slim container image without gcc fails at
+    the first kernel, not at install time. Source builds of extensions need it too.
+
+    ## Example
+    `RuntimeError: Failed to find C compiler. Please specify via CC environment variable.` in a
+    python:3.11-slim image running torch.compile.
+
+    ## Fix
+    Install a C compiler: `sudo apt-get install build-essential` (RHEL: `dnf groupinstall
+    "Development Tools"`), or point CC at one (`export CC=/usr/bin/gcc`).
+
+    ## References
+    - triton-lang/triton python/triton/runtime/build.py (_build)
+    - https://github.com/apple/ml-cross-entropy/issues/5
+    """
+    raise Skip("only a log states a missing compiler", "log.build")
+
+
+@from_log("SYS163")
+def c_compiler_missing_in_log(facts: Facts, line: LogLine) -> Hit:
+    found = _COMPILER.search(line.text)
+    which = found.group(1) if found else "C compiler"
+    who = "Triton's launcher build" if "specify via CC" in line.text else "the build"
+    return Hit(
+        f"{who} found no {which} (line {line.line}): no C/C++ compiler is installed (slim "
+        "container images have none) or CC names one that is not there",
+        evidence={"line": line.line, "compiler": which},
+        fix=fix(
+            "Install a C/C++ compiler: sudo apt-get install build-essential (RHEL: dnf "
+            'groupinstall "Development Tools"; conda: conda install -c conda-forge '
+            "gxx_linux-64), or export CC=/usr/bin/gcc to name one",
+            "manual",
+            manual("sudo apt-get install -y build-essential"),
+            set_env(CC="/usr/bin/gcc"),
+        ),
+    )
