@@ -124,6 +124,18 @@ def cuda_toolkit_missing_in_log(facts: Facts, line: LogLine) -> Hit:
     )
 
 
+def _usual_causes(facts: Facts) -> str:
+    """The compile failures threads most often end with, worded with torch's CUDA when known."""
+    cuda = _torch_cuda(facts)
+    release = cuda or "<torch.version.cuda>"
+    return (
+        f"When the compile itself fails, the usual causes are an nvcc of another CUDA than "
+        f"torch's (install torch's: conda install -c nvidia cuda-toolkit={release}, or the "
+        f"toolkit under /usr/local/cuda-{release}, and export CUDA_HOME to it), a gcc newer "
+        "than nvcc accepts (export CC=gcc-11 CXX=g++-11) and memory (MAX_JOBS=1)"
+    )
+
+
 @rule("SYS153", "extension-build-failed", Severity.ERROR)
 def extension_build_failed(facts: Facts) -> Iterable[Hit]:
     """The C++/CUDA extension build failed
@@ -168,6 +180,9 @@ def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
     if extension is not None and (
         "Failed building wheel" in line.text
         or "pyproject.toml" in line.text
+        or "Could not build wheels" in line.text
+        or "Failed to build `" in line.text
+        or "Failed to download and build `" in line.text
         or "did not run successfully" in line.text
     ):
         extension = canonicalize_name(extension)
@@ -180,7 +195,7 @@ def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
                 f"Build it against the installed torch, with few parallel jobs: MAX_JOBS=4 pip "
                 f"install {extension} --no-build-isolation (pip's isolated build environment has "
                 f"no torch; add -v to see the first error), or install a prebuilt wheel of "
-                f"{extension} for this Python, torch and CUDA",
+                f"{extension} for this Python, torch and CUDA. {_usual_causes(facts)}",
                 "manual",
                 pip_install(extension, flags=("-v", "--no-build-isolation")),
                 set_env(MAX_JOBS="4"),
@@ -197,7 +212,7 @@ def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
             "the known ones); to see it alone, clear the JIT cache and rebuild with one job "
             "(rm -rf ~/.cache/torch_extensions && MAX_JOBS=1 <the command>), or for a pip "
             "build: MAX_JOBS=4 pip install <the package> --no-build-isolation -v; a prebuilt "
-            "wheel for this torch, CUDA and Python needs no compiler",
+            f"wheel for this torch, CUDA and Python needs no compiler. {_usual_causes(facts)}",
             "manual",
             manual("rm -rf ~/.cache/torch_extensions"),
             set_env(MAX_JOBS="1"),
@@ -228,7 +243,8 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
             f"Build with gcc {ceiling} or older: apt install gcc-{ceiling} g++-{ceiling}, then "
             f"export CC=gcc-{ceiling} CXX=g++-{ceiling} NVCC_PREPEND_FLAGS='-ccbin "
             f"/usr/bin/g++-{ceiling}' (conda: conda install -c conda-forge "
-            f"gxx_linux-64={ceiling}); or use a newer CUDA toolkit that accepts this gcc; at "
+            f"gcc_linux-64={ceiling} gxx_linux-64={ceiling}); or use a newer CUDA toolkit that "
+            "accepts this gcc; at "
             "your own risk, NVCC_APPEND_FLAGS='-allow-unsupported-compiler' skips nvcc's check",
             "manual",
             manual(f"apt install gcc-{ceiling} g++-{ceiling}"),

@@ -192,7 +192,7 @@ def _removed_name(facts: Facts, line: LogLine, module: str, name: str) -> Hit | 
     note = f" {entry.note}" if entry.note else ""
     return Hit(
         f"{by} {when} removed {module}.{name}; {have} does not have it (line {line.line}): the "
-        f"importing package was written for {by} < {when}{instead}.{note}",
+        f"importing package was written for {by} < {when}{instead}",
         evidence={
             "line": line.line,
             "name": name,
@@ -204,7 +204,7 @@ def _removed_name(facts: Facts, line: LogLine, module: str, name: str) -> Hit | 
         fix=fix(
             f'Install the last {by} release before the removal: pip install "{spelled}<{when}"'
             f" (or upgrade the package that imports {name} to a release made for {by} >= "
-            f"{when})",
+            f"{when}).{note}",
             "manual",
             pip_install(f"{spelled}<{when}"),
         ),
