@@ -326,9 +326,11 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
                 manual(f"python -c 'import {parts[0]}; print({parts[0]}.__file__)'"),
             ),
         )
-    if len(parts) > 1 and installed is not None:
+    if len(parts) > 1:
+        # Python names the first component it cannot import: the parent package imported
+        holder = f"{dist} {installed}" if installed is not None else f"the installed {dist}"
         return Hit(
-            f"{dist} {installed} has no module {module} (line {line.line}): the importing "
+            f"{holder} has no module {module} (line {line.line}): the importing "
             f"package was written for another {dist} release",
             evidence=evidence,
             fix=fix(
@@ -350,13 +352,13 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
     note = f" {entry.note}" if entry is not None and entry.note else ""
     return Hit(
         f"no installed distribution provides {module} for this interpreter (line "
-        f"{line.line}){named}.{note}".rstrip(),
+        f"{line.line}){named}",
         evidence=evidence,
         fix=fix(
             f"Install {dist} in the environment that runs the job: python -m pip install {dist} "
             f"(if a package's build failed with it, pip built that package in an isolated "
             f"environment: install {dist} first, then pip install --no-build-isolation "
-            "<the package>)",
+            f"<the package>).{note}",
             "safe",
             pip_install(dist),
         ),
