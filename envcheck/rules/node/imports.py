@@ -151,8 +151,9 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
     else:
         summary = (
             f"Install the {dist} release the importing package was written for: pip install "
-            f"--upgrade {dist} when '{name}' is newer than {have}; if it was removed, pin the "
-            f"last {dist} release that has it (`pip check` names the required range)"
+            f"-U {dist} when '{name}' is newer than {have}; if it was removed, pin the last "
+            f"{dist} release that has it, or upgrade the importing package to a release made "
+            f"for this {dist} (`pip check` names the required range)"
         )
         actions = [pip_install(dist, flags=("--upgrade",)), manual("pip check")]
         skew = f"the importing package was written for another {dist} release"
@@ -335,7 +336,7 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
             evidence=evidence,
             fix=fix(
                 f"Install the {dist} release the importing package needs (`pip check`; "
-                f"usually pip install --upgrade {dist})",
+                f"usually pip install -U {dist})",
                 "manual",
                 pip_install(dist, flags=("--upgrade",)),
                 manual("pip check"),
