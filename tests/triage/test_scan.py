@@ -517,6 +517,7 @@ EXAMPLES += [
     ),
     ("    error: command 'gcc' failed: No such file or directory", "c-compiler-missing"),
     ("    arch_list[-1] += '+PTX'", "cuda-arch-list-empty"),
+    ("/usr/bin/ld: cannot find -lcuda: No such file or directory", "linker-cannot-find-library"),
     (
         "  Using cached flash_attn-2.7.2.post1.tar.gz (3.1 MB)",
         "pip-source-distribution",

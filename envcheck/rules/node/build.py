@@ -492,3 +492,92 @@ def c_compiler_missing_in_log(facts: Facts, line: LogLine) -> Hit:
             set_env(CC="/usr/bin/gcc"),
         ),
     )
+
+
+_LINK_LIBRARY = re.compile(r"cannot find -l([A-Za-z0-9_+.-]+)")
+# -l<name> of the CUDA toolkit's own libraries (lib64 under CUDA_HOME)
+_TOOLKIT_LIBRARIES = {"cudart", "cublas", "cublasLt", "curand", "cusparse", "cusolver", "cufft", "nvrtc", "nvToolsExt", "cudadevrt"}  # fmt: skip
+
+
+@rule("SYS164", "linker-cannot-find-library", Severity.ERROR)
+def linker_cannot_find_library(facts: Facts) -> Iterable[Hit]:
+    """The build's linker cannot find a library (-lcuda, -lcudart, ...)
+
+    ## What it checks
+    GNU ld's `cannot find -l<name>`: `-lcuda` when Triton compiles its launcher (torch.compile,
+    vLLM, mamba's kernels), a CUDA toolkit library (`-lcudart`, `-lcublas`) or another `-dev`
+    package's library in an extension build. Only a log states it.
+
+    ## Why it matters
+    The driver installs `libcuda.so.1`; the linker looks for `libcuda.so`, which only the
+    driver's development link (or CUDA's stubs) provides: containers and runfile installs often
+    lack it, and Triton's first kernel fails with `/usr/bin/ld: cannot find -lcuda`.
+
+    ## Example
+    `/usr/bin/ld: cannot find -lcuda: No such file or directory` / `collect2: error: ld
+    returned 1 exit status` from Triton under torch.compile.
+
+    ## Fix
+    For -lcuda: `sudo ldconfig` and check `ldconfig -p | grep libcuda`; tell Triton where the
+    driver's library is (`export TRITON_LIBCUDA_PATH=<the directory of libcuda.so.1>`), or
+    create the link (`sudo ln -s <dir>/libcuda.so.1 <dir>/libcuda.so`); in a build without a
+    driver, `export LIBRARY_PATH=/usr/local/cuda/lib64/stubs:$LIBRARY_PATH`. For the toolkit's
+    libraries: `export LIBRARY_PATH=$CUDA_HOME/lib64:$LIBRARY_PATH`.
+
+    ## References
+    - https://github.com/state-spaces/mamba/issues/123
+    - https://github.com/pytorch/pytorch/issues/94585
+    - triton-lang/triton third_party/nvidia/backend/driver.py (libcuda_dirs, TRITON_LIBCUDA_PATH)
+    """
+    raise Skip("only a build log states a library the linker cannot find", "log.build")
+
+
+@from_log("SYS164")
+def linker_cannot_find_library_in_log(facts: Facts, line: LogLine) -> Hit:
+    found = _LINK_LIBRARY.search(line.text)
+    name = found.group(1) if found else "the library"
+    what = f"the linker cannot find lib{name}.so (line {line.line})"
+    if name == "cuda":
+        libdir = "/usr/lib/x86_64-linux-gnu"
+        return Hit(
+            f"{what}: the driver's libcuda.so.1 has no unversioned libcuda.so link where the "
+            "linker looks (Triton links its launcher with -lcuda at the first kernel)",
+            evidence={"line": line.line, "library": name},
+            fix=fix(
+                "Make libcuda.so findable: sudo ldconfig (ldconfig -p | grep libcuda shows where "
+                f"libcuda.so.1 is), then export TRITON_LIBCUDA_PATH={libdir} (that directory) or "
+                f"sudo ln -s {libdir}/libcuda.so.1 {libdir}/libcuda.so; in a build without a "
+                "driver: export LIBRARY_PATH=/usr/local/cuda/lib64/stubs:$LIBRARY_PATH",
+                "manual",
+                manual("sudo ldconfig; ldconfig -p | grep libcuda"),
+                set_env(TRITON_LIBCUDA_PATH=libdir),
+                manual(f"sudo ln -s {libdir}/libcuda.so.1 {libdir}/libcuda.so"),
+            ),
+        )
+    if name in _TOOLKIT_LIBRARIES:
+        cuda = _torch_cuda(facts)
+        home = f"/usr/local/cuda-{cuda}" if cuda else "/usr/local/cuda"
+        return Hit(
+            f"{what}: the CUDA toolkit's lib64 is not on the linker's path (CUDA_HOME unset or "
+            "a runtime-only CUDA install)",
+            evidence={"line": line.line, "library": name},
+            fix=fix(
+                f"Point the linker at the CUDA toolkit: export CUDA_HOME={home} "
+                f"LIBRARY_PATH={home}/lib64:$LIBRARY_PATH (install the toolkit of torch's CUDA "
+                "if it is not there), then rebuild",
+                "manual",
+                set_env(CUDA_HOME=home),
+                manual(f"export LIBRARY_PATH={home}/lib64:$LIBRARY_PATH"),
+            ),
+        )
+    return Hit(
+        f"{what}: the package that ships lib{name}.so (its -dev package) is not installed, or "
+        "its directory is not on LIBRARY_PATH",
+        evidence={"line": line.line, "library": name},
+        fix=fix(
+            f"Install the development package of lib{name} (apt: lib{name}-dev; conda: "
+            f"conda install -c conda-forge lib{name}) or add its directory to LIBRARY_PATH",
+            "manual",
+            manual(f"sudo apt-get install -y lib{name}-dev"),
+        ),
+    )
