@@ -98,6 +98,9 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
                 manual("pip check"),
             ),
         )
+    removed = _removed_name(facts, line, module, name)
+    if removed is not None:
+        return removed
     top = module.split(".", maxsplit=1)[0]
     if top in getattr(sys, "stdlib_module_names", ()):
         return Hit(
@@ -125,9 +128,6 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
                 manual(f"python -c 'import {top}; print({top}.__file__)'  (must be site-packages)"),
             ),
         )
-    removed = _removed_name(facts, line, module, name)
-    if removed is not None:
-        return removed
     dist = distribution_of(facts, module)
     version = facts.known_version(dist)
     have = f"{dist} {version}" if version is not None else f"the installed {dist}"
@@ -182,6 +182,19 @@ def _removed_name(facts: Facts, line: LogLine, module: str, name: str) -> Hit | 
     if entry is None or entry.module != path or not entry.removed_by or not entry.removed_in:
         return None
     by, when = canonicalize_name(entry.removed_by), entry.removed_in
+    if by == "python":
+        instead = f": {entry.replacement}" if entry.replacement else ""
+        return Hit(
+            f"Python {when} removed {module}.{name} (line {line.line}): the importing package "
+            f"predates Python {when}",
+            evidence={"line": line.line, "name": name, "module": module, "removed_in": str(when)},
+            fix=fix(
+                f"Upgrade the package that uses {module}.{name} to a release for Python >= "
+                f"{when}{instead}; or run on Python < {when}",
+                "manual",
+                manual(entry.replacement or f"python < {when}"),
+            ),
+        )
     version = facts.known_version(by)
     if version is not None and version < when:
         return None
