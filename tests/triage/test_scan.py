@@ -519,6 +519,16 @@ EXAMPLES += [
     ("    arch_list[-1] += '+PTX'", "cuda-arch-list-empty"),
     ("/usr/bin/ld: cannot find -lcuda: No such file or directory", "linker-cannot-find-library"),
     (
+        "/torch/include/c10/util/C++17.h:16:2: error: #error C++17 or later compatible compiler "
+        "is required to use PyTorch.",
+        "torch-headers-need-cxx17",
+    ),
+    (
+        "/usr/include/c++/11/bits/std_function.h:435:145: error: parameter packs not expanded "
+        "with '...':",
+        "nvcc-gcc11-std-function",
+    ),
+    (
         "  Using cached flash_attn-2.7.2.post1.tar.gz (3.1 MB)",
         "pip-source-distribution",
     ),

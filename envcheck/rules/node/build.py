@@ -228,6 +228,8 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
     """nvcc's host_config.h names the newest gcc major the toolkit accepts; the fix points the
     build at that gcc (nvcc takes its host compiler from -ccbin; NVCC_PREPEND_FLAGS adds it to
     every nvcc call, torch's cpp_extension also passes CC as -ccbin)."""
+    if "C++17 or later" in line.text or "parameter packs not expanded" in line.text:
+        return _host_compiler_line(facts, line)
     ceiling = line.stated.get("gcc_max")
     if ceiling is None or not ceiling.isdigit():
         raise NotStated(f"line {line.line} is cut before the gcc version", "system.gxx")
@@ -253,6 +255,33 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
                 CXX=f"g++-{ceiling}",
                 NVCC_PREPEND_FLAGS=f"-ccbin /usr/bin/g++-{ceiling}",
             ),
+        ),
+    )
+
+
+def _host_compiler_line(facts: Facts, line: LogLine) -> Hit:
+    """A compiler error that names the host gcc as the cause without nvcc's ceiling: torch's
+    C++17 check (gcc older than torch's headers need) or GCC 11's std_function.h that an older
+    nvcc cannot parse."""
+    if "C++17 or later" in line.text:
+        what = "the host compiler is older than torch's headers need (C++17: gcc 9 or newer)"
+        gcc, flag = "11", ""
+    else:
+        what = (
+            "nvcc cannot parse the host gcc 11's <functional> (std_function.h): this CUDA "
+            "toolkit predates that gcc"
+        )
+        gcc, flag = "10", " or use a newer CUDA toolkit"
+    return Hit(
+        f"{what} (line {line.line})",
+        evidence={"line": line.line},
+        fix=fix(
+            f"Build with gcc {gcc}: apt install gcc-{gcc} g++-{gcc}, export CC=gcc-{gcc} "
+            f"CXX=g++-{gcc} (conda: conda install -c conda-forge gcc_linux-64={gcc} "
+            f"gxx_linux-64={gcc}; RHEL: gcc-toolset-{gcc}){flag}, then rebuild",
+            "manual",
+            manual(f"apt install gcc-{gcc} g++-{gcc}"),
+            set_env(CC=f"gcc-{gcc}", CXX=f"g++-{gcc}"),
         ),
     )
 
