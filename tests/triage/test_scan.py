@@ -502,6 +502,36 @@ EXAMPLES += [
     ("error: command '/usr/local/cuda/bin/nvcc' failed with exit code 1", "nvcc-command-failed"),
     ("  ERROR: Failed building wheel for flash-attn", "pip-wheel-build-failed"),
     ("RuntimeError: Error building extension 'fused_adam'", "extension-build-failed"),
+    ("c++: fatal error: Killed signal terminated program cc1plus", "compiler-killed-oom"),
+    ("nvcc error   : 'cicc' died due to signal 9 (Kill signal)", "compiler-killed-oom"),
+    (
+        "/opt/conda/include/python3.10/Python.h:44:10: fatal error: crypt.h: No such file or "
+        "directory",
+        "system-header-missing",
+    ),
+    ("csrc/aio.h:10:10: fatal error: 'libaio.h' file not found", "system-header-missing-clang"),
+    ("  × Getting requirements to build wheel did not run successfully.", "pip-build-step-failed"),
+    (
+        "RuntimeError: Failed to find C compiler. Please specify via CC environment variable.",
+        "c-compiler-missing",
+    ),
+    ("    error: command 'gcc' failed: No such file or directory", "c-compiler-missing"),
+    ("    arch_list[-1] += '+PTX'", "cuda-arch-list-empty"),
+    ("/usr/bin/ld: cannot find -lcuda: No such file or directory", "linker-cannot-find-library"),
+    (
+        "/torch/include/c10/util/C++17.h:16:2: error: #error C++17 or later compatible compiler "
+        "is required to use PyTorch.",
+        "torch-headers-need-cxx17",
+    ),
+    (
+        "/usr/include/c++/11/bits/std_function.h:435:145: error: parameter packs not expanded "
+        "with '...':",
+        "nvcc-gcc11-std-function",
+    ),
+    (
+        "  Using cached flash_attn-2.7.2.post1.tar.gz (3.1 MB)",
+        "pip-source-distribution",
+    ),
     (
         "RuntimeError: ('The detected CUDA version (%s) mismatches the version that was used to "
         "compilePyTorch (%s). Please make sure to use the same CUDA versions.', '12.1', '13.0')",

@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from packaging.utils import canonicalize_name
+
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
@@ -23,6 +25,9 @@ from envcheck.rules.fixes import fix, manual, pip_install, set_env
 
 _HEADER = re.compile(r"([A-Za-z0-9_]+\.h): No such file or directory")
 _NVCC_AT = re.compile(r"nvcc not found at '([^']+)'")
+_KILLED = re.compile(
+    r"(?:Killed signal terminated program |')(?P<program>[A-Za-z0-9_+]+)(?:' died due to signal 9)?"
+)
 # headers that come with a CUDA library's own package rather than the toolkit's core
 _LIBRARY_HEADERS = {"cudnn.h": "cuDNN", "nccl.h": "NCCL"}
 
@@ -95,12 +100,20 @@ def cuda_toolkit_missing_in_log(facts: Facts, line: LogLine) -> Hit:
             what = f"CUDA_HOME points at a directory without nvcc ({nvcc_at.group(1)})"
         else:
             what = "the build found no CUDA toolkit: CUDA_HOME is not set and no nvcc is on PATH"
+        conda = (
+            f"conda install -c nvidia cuda-toolkit={cuda}"
+            if cuda
+            else ("conda install -c nvidia cuda-toolkit=<torch.version.cuda>")
+        )
         summary = (
             f"Install the CUDA toolkit of {release} and point the build at it: export "
-            f"CUDA_HOME={home} PATH={home}/bin:$PATH (pip's torch wheels ship no nvcc or headers)"
+            f"CUDA_HOME={home} PATH={home}/bin:$PATH (pip's torch wheels ship no nvcc or "
+            f"headers); in a conda env: {conda} and export CUDA_HOME=$CONDA_PREFIX; or install "
+            "a prebuilt wheel of the package that needs no compiler"
         )
         actions = [
             manual(f"install the CUDA toolkit {cuda or '<torch.version.cuda>'} (nvcc and headers)"),
+            manual(f"{conda}  (conda env; then export CUDA_HOME=$CONDA_PREFIX)"),
             set_env(CUDA_HOME=home),
             manual(f"export PATH={home}/bin:$PATH"),
         ]
@@ -108,6 +121,18 @@ def cuda_toolkit_missing_in_log(facts: Facts, line: LogLine) -> Hit:
         f"{what} (line {line.line}); pip's torch wheels bring the CUDA runtime, not the toolkit a build needs",
         evidence={"line": line.line, "header": header, "torch_cuda": cuda},
         fix=fix(summary, "manual", *actions),
+    )
+
+
+def _usual_causes(facts: Facts) -> str:
+    """The compile failures threads most often end with, worded with torch's CUDA when known."""
+    cuda = _torch_cuda(facts)
+    release = cuda or "<torch.version.cuda>"
+    return (
+        f"When the compile itself fails, the usual causes are an nvcc of another CUDA than "
+        f"torch's (install torch's: conda install -c nvidia cuda-toolkit={release}, or the "
+        f"toolkit under /usr/local/cuda-{release}, and export CUDA_HOME to it), a gcc newer "
+        "than nvcc accepts (export CC=gcc-11 CXX=g++-11) and memory (MAX_JOBS=1)"
     )
 
 
@@ -153,19 +178,27 @@ def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
         )
     extension = line.stated.get("extension")
     if extension is not None and (
-        "Failed building wheel" in line.text or "pyproject.toml" in line.text
+        "Failed building wheel" in line.text
+        or "pyproject.toml" in line.text
+        or "Could not build wheels" in line.text
+        or "Failed to build `" in line.text
+        or "Failed to download and build `" in line.text
+        or "did not run successfully" in line.text
     ):
+        extension = canonicalize_name(extension)
         return Hit(
             f"pip could not build {extension} from source (line {line.line}); the cause is the "
             "build's first error above this line (a torch missing from pip's isolated build "
             "environment, no CUDA toolkit, an unsupported compiler)",
             evidence={"line": line.line, "package": extension},
             fix=fix(
-                f"Install a prebuilt wheel of {extension} for this Python, torch and CUDA if one "
-                f"exists; else build it against the installed torch and read the first error: "
-                f"pip install -v --no-build-isolation {extension}",
+                f"Build it against the installed torch, with few parallel jobs: MAX_JOBS=4 pip "
+                f"install {extension} --no-build-isolation (pip's isolated build environment has "
+                f"no torch; add -v to see the first error), or install a prebuilt wheel of "
+                f"{extension} for this Python, torch and CUDA. {_usual_causes(facts)}",
                 "manual",
                 pip_install(extension, flags=("-v", "--no-build-isolation")),
+                set_env(MAX_JOBS="4"),
             ),
         )
     what = f"the extension {extension!r}" if extension else "a C++/CUDA extension"
@@ -178,8 +211,8 @@ def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
             "Find the first `error:` line above it and fix that (triage's other matches name "
             "the known ones); to see it alone, clear the JIT cache and rebuild with one job "
             "(rm -rf ~/.cache/torch_extensions && MAX_JOBS=1 <the command>), or for a pip "
-            "build: pip install -v --no-build-isolation <the package>; a prebuilt wheel for "
-            "this torch, CUDA and Python needs no compiler",
+            "build: MAX_JOBS=4 pip install <the package> --no-build-isolation -v; a prebuilt "
+            f"wheel for this torch, CUDA and Python needs no compiler. {_usual_causes(facts)}",
             "manual",
             manual("rm -rf ~/.cache/torch_extensions"),
             set_env(MAX_JOBS="1"),
@@ -195,6 +228,8 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
     """nvcc's host_config.h names the newest gcc major the toolkit accepts; the fix points the
     build at that gcc (nvcc takes its host compiler from -ccbin; NVCC_PREPEND_FLAGS adds it to
     every nvcc call, torch's cpp_extension also passes CC as -ccbin)."""
+    if "C++17 or later" in line.text or "parameter packs not expanded" in line.text:
+        return _host_compiler_line(facts, line)
     ceiling = line.stated.get("gcc_max")
     if ceiling is None or not ceiling.isdigit():
         raise NotStated(f"line {line.line} is cut before the gcc version", "system.gxx")
@@ -209,7 +244,10 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
         fix=fix(
             f"Build with gcc {ceiling} or older: apt install gcc-{ceiling} g++-{ceiling}, then "
             f"export CC=gcc-{ceiling} CXX=g++-{ceiling} NVCC_PREPEND_FLAGS='-ccbin "
-            f"/usr/bin/g++-{ceiling}' (or use a newer CUDA toolkit that accepts this gcc)",
+            f"/usr/bin/g++-{ceiling}' (conda: conda install -c conda-forge "
+            f"gcc_linux-64={ceiling} gxx_linux-64={ceiling}); or use a newer CUDA toolkit that "
+            "accepts this gcc; at "
+            "your own risk, NVCC_APPEND_FLAGS='-allow-unsupported-compiler' skips nvcc's check",
             "manual",
             manual(f"apt install gcc-{ceiling} g++-{ceiling}"),
             set_env(
@@ -217,5 +255,358 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
                 CXX=f"g++-{ceiling}",
                 NVCC_PREPEND_FLAGS=f"-ccbin /usr/bin/g++-{ceiling}",
             ),
+        ),
+    )
+
+
+def _host_compiler_line(facts: Facts, line: LogLine) -> Hit:
+    """A compiler error that names the host gcc as the cause without nvcc's ceiling: torch's
+    C++17 check (gcc older than torch's headers need) or GCC 11's std_function.h that an older
+    nvcc cannot parse."""
+    if "C++17 or later" in line.text:
+        what = "the host compiler is older than torch's headers need (C++17: gcc 9 or newer)"
+        gcc, flag = "11", ""
+    else:
+        what = (
+            "nvcc cannot parse the host gcc 11's <functional> (std_function.h): this CUDA "
+            "toolkit predates that gcc"
+        )
+        gcc, flag = "10", " or use a newer CUDA toolkit"
+    return Hit(
+        f"{what} (line {line.line})",
+        evidence={"line": line.line},
+        fix=fix(
+            f"Build with gcc {gcc}: apt install gcc-{gcc} g++-{gcc}, export CC=gcc-{gcc} "
+            f"CXX=g++-{gcc} (conda: conda install -c conda-forge gcc_linux-64={gcc} "
+            f"gxx_linux-64={gcc}; RHEL: gcc-toolset-{gcc}){flag}, then rebuild",
+            "manual",
+            manual(f"apt install gcc-{gcc} g++-{gcc}"),
+            set_env(CC=f"gcc-{gcc}", CXX=f"g++-{gcc}"),
+        ),
+    )
+
+
+@rule("SYS160", "build-compiler-killed", Severity.ERROR)
+def build_compiler_killed(facts: Facts) -> Iterable[Hit]:
+    """A compiler process of the extension build was killed (out of memory)
+
+    ## What it checks
+    gcc's `fatal error: Killed signal terminated program cc1plus` and nvcc's `'cicc' died due
+    to signal 9 (Kill signal)`: the kernel's OOM killer stopped a compiler of a C++/CUDA
+    extension build. Only a build log states it.
+
+    ## Why it matters
+    ninja runs as many compile jobs as there are CPU cores, and each nvcc job of flash-attn,
+    xformers or vLLM's kernels takes several GB of RAM: on a many-core node without matching
+    memory (or in a container with a memory limit) the build dies with a bare `Killed`.
+
+    ## Example
+    `c++: fatal error: Killed signal terminated program cc1plus` while `pip install flash-attn
+    --no-build-isolation` compiles on 64 cores and 32 GB of RAM.
+
+    ## Fix
+    Limit the parallel jobs: `MAX_JOBS=4 pip install <the package> --no-build-isolation` (fewer
+    with little RAM; torch.utils.cpp_extension reads MAX_JOBS), or install a prebuilt wheel.
+
+    ## References
+    - https://github.com/Dao-AILab/flash-attention/issues/391 (README: 'MAX_JOBS=4 pip install flash-attn --no-build-isolation')
+    - GCC gcc/gcc.cc (execute: "%s signal terminated program %s")
+    """
+    raise Skip("only a build log states a killed compiler", "log.build")
+
+
+@from_log("SYS160")
+def build_compiler_killed_in_log(facts: Facts, line: LogLine) -> Hit:
+    found = _KILLED.search(line.text)
+    program = found.group("program") if found else "the compiler"
+    stated = line.stated.get("extension")
+    package = canonicalize_name(stated) if stated else "<the package>"
+    return Hit(
+        f"{program} was killed during the build (line {line.line}): the node (or the "
+        "container) ran out of memory with ninja's parallel compile jobs",
+        evidence={"line": line.line, "program": program},
+        fix=fix(
+            f"Rebuild with fewer parallel jobs: MAX_JOBS=4 pip install {package} "
+            "--no-build-isolation (MAX_JOBS=1 or 2 with little RAM), or install a prebuilt "
+            "wheel for this torch, CUDA and Python",
+            "manual",
+            set_env(MAX_JOBS="4"),
+            manual(f"pip install {package} --no-build-isolation"),
+        ),
+    )
+
+
+# system header -> (Debian/Ubuntu package, conda-forge package) that ships it; the headers
+# that extension builds of the GPU stack include (Python.h is SYS130, CUDA's are SYS152)
+SYSTEM_HEADERS = {
+    "crypt.h": ("libcrypt-dev", "libxcrypt"),  # Python.h includes it (Python < 3.13)
+    "libaio.h": ("libaio-dev", "libaio"),  # DeepSpeed's async_io op
+    "zlib.h": ("zlib1g-dev", "zlib"),
+    "ffi.h": ("libffi-dev", "libffi"),
+    "numa.h": ("libnuma-dev", "libnuma"),
+    "features.h": ("libc6-dev", "sysroot_linux-64"),
+    "mpi.h": ("libopenmpi-dev", "openmpi"),
+}
+_SYSTEM_HEADER = re.compile(
+    r"(?<![A-Za-z0-9_/])(?P<header>"
+    + "|".join(re.escape(h) for h in SYSTEM_HEADERS)
+    + r")(?:: No such file or directory|' file not found)"
+)
+
+
+@rule("SYS161", "build-system-header-missing", Severity.ERROR)
+def build_system_header_missing(facts: Facts) -> Iterable[Hit]:
+    """A system header the extension build includes is missing
+
+    ## What it checks
+    A compiler's `fatal error: crypt.h: No such file or directory` (clang: `'crypt.h' file not
+    found`) for a header an OS or conda package ships: crypt.h (which Python.h includes),
+    libaio.h (DeepSpeed's async_io), zlib.h, ffi.h, numa.h, features.h, mpi.h. Only a build log
+    states it.
+
+    ## Why it matters
+    Python.h of Python < 3.13 includes crypt.h: a conda env's compiler (or a new distro without
+    libcrypt-dev) stops every C++/CUDA extension build there, whatever the package.
+
+    ## Example
+    `/opt/conda/envs/x/include/python3.10/Python.h:44:10: fatal error: crypt.h: No such file
+    or directory` while DeepSpeed JIT-builds fused_adam in a conda env.
+
+    ## Fix
+    Install the package that ships the header: `sudo apt-get install libcrypt-dev` (system
+    compiler), or in a conda env `conda install -c conda-forge libxcrypt` and `export
+    CPATH=$CONDA_PREFIX/include`.
+
+    ## References
+    - https://github.com/ClementPinard/Pytorch-Correlation-extension/issues/105 ('sudo apt install libcrypt-dev'; in conda, install libcrypt from conda-forge)
+    - https://github.com/cortes-ciriano-lab/SComatic/issues/89 (libxcrypt in a conda env)
+    - Debian package contents: libcrypt-dev (/usr/include/crypt.h), libaio-dev (/usr/include/libaio.h)
+    """
+    raise Skip("only a build log states a missing system header", "log.build")
+
+
+@from_log("SYS161")
+def build_system_header_missing_in_log(facts: Facts, line: LogLine) -> Hit:
+    found = _SYSTEM_HEADER.search(line.text)
+    header = found.group("header") if found else None
+    if header not in SYSTEM_HEADERS:
+        raise NotStated(f"line {line.line} names no header envcheck knows", "system")
+    apt, conda = SYSTEM_HEADERS[header]
+    return Hit(
+        f"the build cannot find the system header {header} (line {line.line}): the package "
+        f"that ships it ({apt}; conda-forge: {conda}) is not installed where the compiler looks",
+        evidence={"line": line.line, "header": header, "apt": apt, "conda": conda},
+        fix=fix(
+            f"Install {apt}: sudo apt-get install {apt} (in a conda env with conda's compiler: "
+            f"conda install -c conda-forge {conda} and export CPATH=$CONDA_PREFIX/include), "
+            "then rebuild",
+            "manual",
+            manual(f"sudo apt-get install -y {apt}"),
+            manual(f"conda install -c conda-forge {conda}  (conda env)"),
+            manual("export CPATH=$CONDA_PREFIX/include  (conda env)"),
+        ),
+    )
+
+
+@rule("SYS162", "cuda-arch-list-empty", Severity.ERROR)
+def cuda_arch_list_empty(facts: Facts) -> Iterable[Hit]:
+    """The extension build found no GPU to choose architectures for (TORCH_CUDA_ARCH_LIST)
+
+    ## What it checks
+    torch.utils.cpp_extension's `arch_list[-1] += '+PTX'` / `IndexError: list index out of
+    range`: without `TORCH_CUDA_ARCH_LIST` it compiles for the GPUs torch sees, and it saw none.
+    Only a build log states it.
+
+    ## Why it matters
+    A `docker build` has no GPU, nor does a login node or a job with `CUDA_VISIBLE_DEVICES=""`;
+    with a CPU-only torch (`No CUDA runtime is found`) torch sees none either. Every CUDA
+    extension build (a JIT load or a setup.py) stops there.
+
+    ## Example
+    `RUN python setup.py develop` of a CUDA extension in a Dockerfile: `arch_list[-1] +=
+    '+PTX'` `IndexError: list index out of range`.
+
+    ## Fix
+    Name the architectures to build for: `export TORCH_CUDA_ARCH_LIST="8.0;8.6;8.9;9.0"` (the
+    compute capabilities of the GPUs the build will run on; `ENV` in a Dockerfile); if torch is
+    CPU-only, install a CUDA build of torch.
+
+    ## References
+    - pytorch/pytorch torch/utils/cpp_extension.py (_get_cuda_arch_flags)
+    - https://github.com/pytorch/ort/pull/95
+    """
+    raise Skip("only a build log states an empty architecture list", "log.build")
+
+
+def _arch_list(facts: Facts) -> str:
+    """The node's GPUs' compute capabilities as TORCH_CUDA_ARCH_LIST wants them, else a list of
+    the data-centre and workstation architectures CUDA 11.8+ builds (Ampere, Ada, Hopper)."""
+    caps: set[str] = set()
+    try:
+        for gpu in facts.gpus():
+            try:
+                caps.add(str(facts.compute_capability(gpu)))
+            except Skip:
+                continue
+    except Skip:
+        pass
+    return ";".join(sorted(caps)) if caps else "8.0;8.6;8.9;9.0"
+
+
+@from_log("SYS162")
+def cuda_arch_list_empty_in_log(facts: Facts, line: LogLine) -> Hit:
+    archs = _arch_list(facts)
+    return Hit(
+        f"torch's extension build saw no GPU to choose architectures for (line {line.line}): "
+        "no GPU is visible where it builds (a docker build, CUDA_VISIBLE_DEVICES, a CPU-only "
+        "torch) and TORCH_CUDA_ARCH_LIST is not set",
+        evidence={"line": line.line, "arch_list": archs},
+        fix=fix(
+            f'Name the GPU architectures to build for: export TORCH_CUDA_ARCH_LIST="{archs}" '
+            "(the compute capabilities of the GPUs it will run on; ENV in a Dockerfile), then "
+            "rebuild; with a CPU-only torch, install a CUDA build of torch first",
+            "manual",
+            set_env(TORCH_CUDA_ARCH_LIST=archs),
+        ),
+    )
+
+
+_COMPILER = re.compile(r"(?:unable to execute '|error: command '(?:[^']*/)?)([A-Za-z0-9_+.-]+)'")
+
+
+@rule("SYS163", "c-compiler-missing", Severity.ERROR)
+def c_compiler_missing(facts: Facts) -> Iterable[Hit]:
+    """No C/C++ compiler for a build (Triton's launcher, an extension)
+
+    ## What it checks
+    Triton's `Failed to find C compiler. Please specify via CC environment variable.` and
+    setuptools' `unable to execute 'gcc': No such file or directory` / `error: command 'gcc'
+    failed: No such file or directory`. Only a log states it.
+
+    ## Why it matters
+    Triton compiles a small C launcher with the system compiler the first time a kernel runs
+    (torch.compile, vLLM, Unsloth, Liger kernels): a slim container image without gcc fails at
+    the first kernel, not at install time. Source builds of extensions need it too.
+
+    ## Example
+    `RuntimeError: Failed to find C compiler. Please specify via CC environment variable.` in a
+    python:3.11-slim image running torch.compile.
+
+    ## Fix
+    Install a C compiler: `sudo apt-get install build-essential` (RHEL: `dnf groupinstall
+    "Development Tools"`), or point CC at one (`export CC=/usr/bin/gcc`).
+
+    ## References
+    - triton-lang/triton python/triton/runtime/build.py (_build)
+    - https://github.com/apple/ml-cross-entropy/issues/5
+    """
+    raise Skip("only a log states a missing compiler", "log.build")
+
+
+@from_log("SYS163")
+def c_compiler_missing_in_log(facts: Facts, line: LogLine) -> Hit:
+    found = _COMPILER.search(line.text)
+    which = found.group(1) if found else "C compiler"
+    who = "Triton's launcher build" if "specify via CC" in line.text else "the build"
+    return Hit(
+        f"{who} found no {which} (line {line.line}): no C/C++ compiler is installed (slim "
+        "container images have none) or CC names one that is not there",
+        evidence={"line": line.line, "compiler": which},
+        fix=fix(
+            "Install a C/C++ compiler: sudo apt-get install build-essential (RHEL: dnf "
+            'groupinstall "Development Tools"; conda: conda install -c conda-forge '
+            "gxx_linux-64), or export CC=/usr/bin/gcc to name one",
+            "manual",
+            manual("sudo apt-get install -y build-essential"),
+            set_env(CC="/usr/bin/gcc"),
+        ),
+    )
+
+
+_LINK_LIBRARY = re.compile(r"cannot find -l([A-Za-z0-9_+.-]+)")
+# -l<name> of the CUDA toolkit's own libraries (lib64 under CUDA_HOME)
+_TOOLKIT_LIBRARIES = {"cudart", "cublas", "cublasLt", "curand", "cusparse", "cusolver", "cufft", "nvrtc", "nvToolsExt", "cudadevrt"}  # fmt: skip
+
+
+@rule("SYS164", "linker-cannot-find-library", Severity.ERROR)
+def linker_cannot_find_library(facts: Facts) -> Iterable[Hit]:
+    """The build's linker cannot find a library (-lcuda, -lcudart, ...)
+
+    ## What it checks
+    GNU ld's `cannot find -l<name>`: `-lcuda` when Triton compiles its launcher (torch.compile,
+    vLLM, mamba's kernels), a CUDA toolkit library (`-lcudart`, `-lcublas`) or another `-dev`
+    package's library in an extension build. Only a log states it.
+
+    ## Why it matters
+    The driver installs `libcuda.so.1`; the linker looks for `libcuda.so`, which only the
+    driver's development link (or CUDA's stubs) provides: containers and runfile installs often
+    lack it, and Triton's first kernel fails with `/usr/bin/ld: cannot find -lcuda`.
+
+    ## Example
+    `/usr/bin/ld: cannot find -lcuda: No such file or directory` / `collect2: error: ld
+    returned 1 exit status` from Triton under torch.compile.
+
+    ## Fix
+    For -lcuda: `sudo ldconfig` and check `ldconfig -p | grep libcuda`; tell Triton where the
+    driver's library is (`export TRITON_LIBCUDA_PATH=<the directory of libcuda.so.1>`), or
+    create the link (`sudo ln -s <dir>/libcuda.so.1 <dir>/libcuda.so`); in a build without a
+    driver, `export LIBRARY_PATH=/usr/local/cuda/lib64/stubs:$LIBRARY_PATH`. For the toolkit's
+    libraries: `export LIBRARY_PATH=$CUDA_HOME/lib64:$LIBRARY_PATH`.
+
+    ## References
+    - https://github.com/state-spaces/mamba/issues/123
+    - https://github.com/pytorch/pytorch/issues/94585
+    - triton-lang/triton third_party/nvidia/backend/driver.py (libcuda_dirs, TRITON_LIBCUDA_PATH)
+    """
+    raise Skip("only a build log states a library the linker cannot find", "log.build")
+
+
+@from_log("SYS164")
+def linker_cannot_find_library_in_log(facts: Facts, line: LogLine) -> Hit:
+    found = _LINK_LIBRARY.search(line.text)
+    name = found.group(1) if found else "the library"
+    what = f"the linker cannot find lib{name}.so (line {line.line})"
+    if name == "cuda":
+        libdir = "/usr/lib/x86_64-linux-gnu"
+        return Hit(
+            f"{what}: the driver's libcuda.so.1 has no unversioned libcuda.so link where the "
+            "linker looks (Triton links its launcher with -lcuda at the first kernel)",
+            evidence={"line": line.line, "library": name},
+            fix=fix(
+                "Make libcuda.so findable: sudo ldconfig (ldconfig -p | grep libcuda shows where "
+                f"libcuda.so.1 is), then export TRITON_LIBCUDA_PATH={libdir} (that directory) or "
+                f"sudo ln -s {libdir}/libcuda.so.1 {libdir}/libcuda.so; in a build without a "
+                "driver: export LIBRARY_PATH=/usr/local/cuda/lib64/stubs:$LIBRARY_PATH",
+                "manual",
+                manual("sudo ldconfig; ldconfig -p | grep libcuda"),
+                set_env(TRITON_LIBCUDA_PATH=libdir),
+                manual(f"sudo ln -s {libdir}/libcuda.so.1 {libdir}/libcuda.so"),
+            ),
+        )
+    if name in _TOOLKIT_LIBRARIES:
+        cuda = _torch_cuda(facts)
+        home = f"/usr/local/cuda-{cuda}" if cuda else "/usr/local/cuda"
+        return Hit(
+            f"{what}: the CUDA toolkit's lib64 is not on the linker's path (CUDA_HOME unset or "
+            "a runtime-only CUDA install)",
+            evidence={"line": line.line, "library": name},
+            fix=fix(
+                f"Point the linker at the CUDA toolkit: export CUDA_HOME={home} "
+                f"LIBRARY_PATH={home}/lib64:$LIBRARY_PATH (install the toolkit of torch's CUDA "
+                "if it is not there), then rebuild",
+                "manual",
+                set_env(CUDA_HOME=home),
+                manual(f"export LIBRARY_PATH={home}/lib64:$LIBRARY_PATH"),
+            ),
+        )
+    return Hit(
+        f"{what}: the package that ships lib{name}.so (its -dev package) is not installed, or "
+        "its directory is not on LIBRARY_PATH",
+        evidence={"line": line.line, "library": name},
+        fix=fix(
+            f"Install the development package of lib{name} (apt: lib{name}-dev; conda: "
+            f"conda install -c conda-forge lib{name}) or add its directory to LIBRARY_PATH",
+            "manual",
+            manual(f"sudo apt-get install -y lib{name}-dev"),
         ),
     )

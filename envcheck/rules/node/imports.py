@@ -98,6 +98,9 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
                 manual("pip check"),
             ),
         )
+    removed = _removed_name(facts, line, module, name)
+    if removed is not None:
+        return removed
     top = module.split(".", maxsplit=1)[0]
     if top in getattr(sys, "stdlib_module_names", ()):
         return Hit(
@@ -148,8 +151,9 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
     else:
         summary = (
             f"Install the {dist} release the importing package was written for: pip install "
-            f"--upgrade {dist} when '{name}' is newer than {have}; if it was removed, pin the "
-            f"last {dist} release that has it (`pip check` names the required range)"
+            f"-U {dist} when '{name}' is newer than {have}; if it was removed, pin the last "
+            f"{dist} release that has it, or upgrade the importing package to a release made "
+            f"for this {dist} (`pip check` names the required range)"
         )
         actions = [pip_install(dist, flags=("--upgrade",)), manual("pip check")]
         skew = f"the importing package was written for another {dist} release"
@@ -165,6 +169,87 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
             "required": [r for _, r in wanted],
         },
         fix=fix(summary, "manual", *actions),
+    )
+
+
+def _removed_name(facts: Facts, line: LogLine, module: str, name: str) -> Hit | None:
+    """The finding for a name the matrix records as removed by a release (``[[import_name]]``
+    with ``module = "Y.X"``): pin the last releases that have it, the importer's upgrade after.
+    None when the matrix does not know the name, or the installed release predates the
+    removal (then the removal is not the cause)."""
+    path = f"{module}.{name}"
+    entry = facts.matrix.import_name(path)
+    if entry is None or entry.module != path or not entry.removed_by or not entry.removed_in:
+        return None
+    by, when = canonicalize_name(entry.removed_by), entry.removed_in
+    if by == "python":
+        instead = f": {entry.replacement}" if entry.replacement else ""
+        return Hit(
+            f"Python {when} removed {module}.{name} (line {line.line}): the importing package "
+            f"predates Python {when}",
+            evidence={"line": line.line, "name": name, "module": module, "removed_in": str(when)},
+            fix=fix(
+                f"Upgrade the package that uses {module}.{name} to a release for Python >= "
+                f"{when}{instead}; or run on Python < {when}",
+                "manual",
+                manual(entry.replacement or f"python < {when}"),
+            ),
+        )
+    version = facts.known_version(by)
+    if version is not None and version < when:
+        return None
+    top = module.split(".", maxsplit=1)[0]
+    # the spelling users type: the import name when it names the same distribution
+    spelled = top if canonicalize_name(top) == by else by
+    have = f"{by} {version}" if version is not None else f"the installed {by}"
+    instead = f" (the importer should use {entry.replacement})" if entry.replacement else ""
+    note = f" {entry.note}" if entry.note else ""
+    return Hit(
+        f"{by} {when} removed {module}.{name}; {have} does not have it (line {line.line}): the "
+        f"importing package was written for {by} < {when}{instead}",
+        evidence={
+            "line": line.line,
+            "name": name,
+            "module": module,
+            "distribution": by,
+            "removed_in": str(when),
+            "version": str(version) if version is not None else None,
+        },
+        fix=fix(
+            f'Install the last {by} release before the removal: pip install "{spelled}<{when}"'
+            f" (or upgrade the package that imports {name} to a release made for {by} >= "
+            f"{when}).{note}",
+            "manual",
+            pip_install(f"{spelled}<{when}"),
+        ),
+    )
+
+
+def _missing_in_source_build(
+    line: LogLine, module: str, dist: str, built: str, installed: object
+) -> Hit:
+    """``No module named 'torch'`` while pip builds a source distribution the log names: the
+    package's setup.py imports a module it does not declare as a build requirement, and pip's
+    isolated build environment has only the declared ones (flash-attn, apex, many CUDA
+    extensions import torch there)."""
+    first = (
+        f"install {dist} first if it is not (pip install {dist}), then "
+        if installed is None
+        else ""
+    )
+    return Hit(
+        f"building {built} from source imports {module} (line {line.line}), which pip's isolated "
+        f"build environment lacks: {built}'s setup.py needs the installed {dist}, not a "
+        "declared build requirement",
+        evidence={"line": line.line, "module": module, "distribution": dist, "building": built},
+        fix=fix(
+            f"Build {built} against this environment: {first}pip install {built} "
+            f"--no-build-isolation (MAX_JOBS=4 limits the compile's memory), or install a "
+            f"prebuilt wheel of {built} for this Python, torch and CUDA",
+            "manual",
+            *([pip_install(dist)] if installed is None else []),
+            pip_install(built, flags=("--no-build-isolation",)),
+        ),
     )
 
 
@@ -255,19 +340,24 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
                 manual(f"python -c 'import {parts[0]}; print({parts[0]}.__file__)'"),
             ),
         )
-    if len(parts) > 1 and installed is not None:
+    if len(parts) > 1:
+        # Python names the first component it cannot import: the parent package imported
+        holder = f"{dist} {installed}" if installed is not None else f"the installed {dist}"
         return Hit(
-            f"{dist} {installed} has no module {module} (line {line.line}): the importing "
+            f"{holder} has no module {module} (line {line.line}): the importing "
             f"package was written for another {dist} release",
             evidence=evidence,
             fix=fix(
                 f"Install the {dist} release the importing package needs (`pip check`; "
-                f"usually pip install --upgrade {dist})",
+                f"usually pip install -U {dist})",
                 "manual",
                 pip_install(dist, flags=("--upgrade",)),
                 manual("pip check"),
             ),
         )
+    built = line.stated.get("extension")
+    if built is not None and len(parts) == 1:
+        return _missing_in_source_build(line, module, dist, canonicalize_name(built), installed)
     named = (
         f" (the import name differs from the distribution: {module} comes from {dist})"
         if entry is not None and entry.distribution
@@ -276,13 +366,13 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
     note = f" {entry.note}" if entry is not None and entry.note else ""
     return Hit(
         f"no installed distribution provides {module} for this interpreter (line "
-        f"{line.line}){named}.{note}".rstrip(),
+        f"{line.line}){named}",
         evidence=evidence,
         fix=fix(
             f"Install {dist} in the environment that runs the job: python -m pip install {dist} "
             f"(if a package's build failed with it, pip built that package in an isolated "
             f"environment: install {dist} first, then pip install --no-build-isolation "
-            "<the package>)",
+            f"<the package>).{note}",
             "safe",
             pip_install(dist),
         ),

@@ -17,8 +17,8 @@ from packaging.version import InvalidVersion, Version
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
-from envcheck.rules.base import Hit, rule
-from envcheck.rules.fixes import fix, manual
+from envcheck.rules.base import Hit, LogLine, from_log, rule
+from envcheck.rules.fixes import fix, manual, set_env
 
 JIT_BUILDERS = ("deepspeed", "triton")  # compile C/C++ against Python.h on the node at run time
 
@@ -58,8 +58,9 @@ def python_headers(facts: Facts) -> Iterable[Hit]:
     DeepSpeed building FusedAdam in a venv on Ubuntu with Python 3.10 and no python3.10-dev.
 
     ## Fix
-    Install the headers for the interpreter in use: `apt install python3.10-dev` (the X.Y of the
-    venv's Python; `dnf install python3-devel` on RHEL); conda and uv-managed Pythons ship them.
+    Install the headers for the interpreter in use: `sudo apt-get install python3-dev` (or
+    `python3.10-dev`, the X.Y of the venv's Python; `dnf install python3-devel` on RHEL); conda
+    and uv-managed Pythons ship them.
 
     ## References
     - https://github.com/deepspeedai/DeepSpeed/issues/3223
@@ -81,12 +82,36 @@ def python_headers(facts: Facts) -> Iterable[Hit]:
             # a build log's failure is certain; a probed node may never build anything
             severity=None if logged else Severity.WARNING,
             fix=fix(
-                f"Install the Python development headers ({package})",
+                f"Install the Python development headers: sudo apt-get install python3-dev "
+                f"({package} for this interpreter; RHEL/Rocky: dnf install python3-devel; a "
+                "conda Python ships them: conda install python)",
                 "manual",
-                manual(f"apt install {package}  (RHEL/Rocky: dnf install python3-devel)"),
+                manual(f"sudo apt-get install -y {package}"),
+                manual("dnf install python3-devel  (RHEL/Rocky)"),
             ),
         )
     ]
+
+
+@from_log("SYS130")
+def python_headers_in_log(facts: Facts, line: LogLine) -> Hit:
+    """The compiler's own `Python.h: No such file or directory` establishes the cause; the
+    Python version comes from the node or from a site-packages path the log shows."""
+    minor = _python_minor(facts) or line.stated.get("site_python")
+    package = f"python{minor}-dev" if minor else "python3-dev"
+    also = f" ({package} for Python {minor})" if minor else ""
+    return Hit(
+        f"the compiler cannot find Python.h (line {line.line}): the Python development headers "
+        f"are not installed for Python {minor or '(this interpreter)'}",
+        evidence={"line": line.line, "python": minor},
+        fix=fix(
+            f"Install the Python development headers: sudo apt-get install python3-dev{also} "
+            "(RHEL/Rocky: dnf install python3-devel; a conda Python ships them)",
+            "manual",
+            manual(f"sudo apt-get install -y {package}"),
+            manual("dnf install python3-devel  (RHEL/Rocky)"),
+        ),
+    )
 
 
 def _present(facts: Facts, name: str) -> bool:
@@ -130,23 +155,40 @@ def host_compiler(facts: Facts) -> Iterable[Hit]:
         raise Skip(f"g++ {system.gxx!r} or its range {system.gxx_needed!r} unreadable") from None
     if accepted.contains(found, prereleases=True):
         return []
+    gcc = _newest_accepted_major(accepted)
     return [
         Hit(
             f"g++ {found} is outside the range this CUDA toolkit accepts ({system.gxx_needed}): CUDA "
             "extensions cannot be compiled here",
             evidence={"gxx": str(found), "accepted": str(accepted)},
             fix=fix(
-                f"Use a g++ in the range CUDA accepts ({system.gxx_needed}) for the build (e.g. "
-                "g++-9: CC=gcc-9 CXX=g++-9), then "
-                "pip install flash-attn --no-build-isolation",
+                f"Use a g++ in the range CUDA accepts ({system.gxx_needed}) for the build: "
+                f"apt install gcc-{gcc} g++-{gcc}, export CC=gcc-{gcc} CXX=g++-{gcc} (conda: "
+                f"conda install -c conda-forge gcc_linux-64={gcc} gxx_linux-64={gcc}; RHEL 7: "
+                f"devtoolset-{gcc}), "
+                "then rebuild, e.g. pip install flash-attn --no-build-isolation",
                 "manual",
-                manual(
-                    "install a supported g++ (apt install g++-9; RHEL 7: devtoolset-9) and export "
-                    "CC/CXX to it before building"
-                ),
+                manual(f"apt install gcc-{gcc} g++-{gcc}"),
+                set_env(CC=f"gcc-{gcc}", CXX=f"g++-{gcc}"),
             ),
         )
     ]
+
+
+def _newest_accepted_major(accepted: SpecifierSet) -> int:
+    """The newest gcc major a range accepts: one below an exclusive upper bound (``<12.0`` ->
+    11), the bound itself when inclusive; 9 (accepted by every CUDA 11 and 12 toolkit) when
+    the range has no upper bound."""
+    for spec in accepted:
+        try:
+            bound = Version(spec.version)
+        except InvalidVersion:
+            continue
+        if spec.operator == "<":
+            return bound.major - 1 if bound.minor == 0 and bound.micro == 0 else bound.major
+        if spec.operator == "<=":
+            return bound.major
+    return 9
 
 
 @rule("SYS132", "glibc-too-old-for-wheel", Severity.ERROR)
