@@ -65,3 +65,25 @@ def test_a_family_rule_that_names_the_thing_counts(tmp_path: Path) -> None:
     assert not bench._judge_triage(case, {"matches": [{"causes": [other]}]})["found"]
     ruled_out = {**named, "verdict": "ruled_out"}
     assert not bench._judge_triage(case, {"matches": [{"causes": [ruled_out]}]})["found"]
+
+
+def _threads(root: Path) -> dict[str, str]:
+    import re
+
+    import tomllib
+
+    found: dict[str, str] = {}
+    for case in sorted(root.glob("*/case.toml")):
+        url = str(tomllib.loads(case.read_text(encoding="utf-8")).get("url", ""))
+        m = re.search(r"github\.com/([^/]+/[^/]+)/(?:issues|pull|discussions)/(\d+)", url, re.I)
+        found[f"{m.group(1).lower()}#{m.group(2)}" if m else url.lower().rstrip("/")] = (
+            case.parent.name
+        )
+    return found
+
+
+def test_no_thread_is_in_both_sets() -> None:
+    """A thread mined into the corpus after the held-out set was would train on the exam: the
+    corpus side is named (to remove it), the held-out side never is."""
+    corpus, heldout = _threads(REPO / "tests" / "corpus"), _threads(REPO / "tests" / "heldout")
+    assert sorted(corpus[k] for k in corpus.keys() & heldout.keys()) == []
