@@ -199,6 +199,39 @@ def test_undefined_symbol_in_a_torch_companion_is_left_to_its_own_rule(
     assert found["TOR104"]["verdict"] in ("unknown", "unchecked")
 
 
+def test_undefined_symbol_in_an_extension_built_in_place_says_rebuild(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ImportError: /work/detector/ops/_ext.cpython-39-x86_64-linux-gnu.so: undefined "
+        "symbol: _ZN2at4_ops5empty4callEN3c108ArrayRefIlEE",
+    )
+    tor150 = _causes(cli, log)["TOR150"]
+    assert tor150["verdict"] == "confirmed"
+    assert "built in place" in tor150["findings"][0]["message"]
+    assert "pip install --no-build-isolation" in _fix(tor150)
+
+
+def test_glibcxx_from_a_conda_copy_found_through_bin_dotdot_lib(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ImportError: /home/u/miniforge3/envs/sim/bin/../lib/libstdc++.so.6: version "
+        "`GLIBCXX_3.4.29' not found (required by /home/u/miniforge3/envs/sim/lib/python3.10/"
+        "site-packages/open3d/cpu/pybind.cpython-310-x86_64-linux-gnu.so)",
+    )
+    sys151 = _causes(cli, log)["SYS151"]
+    assert "the conda environment's copy" in sys151["findings"][0]["message"]
+    text = _fix(sys151)
+    assert "conda install -c conda-forge libstdcxx-ng" in text
+    assert "conda install -c conda-forge gcc" in text
+    assert (
+        "ln -sf /usr/lib/x86_64-linux-gnu/libstdc++.so.6 /home/u/miniforge3/envs/sim/lib/" in text
+    )
+
+
 def test_cannot_import_name_uses_the_requirement_the_node_states(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
@@ -295,3 +328,31 @@ def test_torchs_own_library_is_left_to_the_cuda_library_rules(
     found = _causes(cli, log)
     assert found["TOR150"]["verdict"] == "unknown"
     assert found["CUD104"]["verdict"] in ("unknown", "unchecked")
+
+
+def test_missing_cuda_library_pins_the_wheel_to_the_soname_release(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory",
+    )
+    assert "pip install nvidia-cudnn-cu12==9.*" in _fix(_causes(cli, log)["SYS150"])
+    tools = _log(
+        tmp_path,
+        "OSError: libnvToolsExt.so.1: cannot open shared object file: No such file or directory",
+    )
+    assert "==1.*" not in _fix(_causes(cli, tools)["SYS150"])  # nvtx 12.x ships the .so.1
+
+
+def test_missing_torch_library_says_import_torch_first_or_rebuild(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ImportError: libc10.so: cannot open shared object file: No such file or directory",
+    )
+    text = _fix(_causes(cli, log)["SYS150"])
+    assert "import torch before the extension" in text
+    assert "--no-build-isolation --no-cache-dir --force-reinstall" in text
+    assert "torch.__file__" in text

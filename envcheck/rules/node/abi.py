@@ -143,10 +143,7 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
         )
     owned = owner(path, facts.matrix)
     if owned is None:
-        raise NotStated(
-            f"{path} is not under site-packages: the line does not say which distribution built it",
-            "libraries.unresolved",
-        )
+        return _source_build(facts, line, path, symbol)
     top, dist = owned
     if dist in ("torch", "nvidia"):
         raise NotStated(
@@ -237,6 +234,42 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
             "provider": source,
         },
         fix=fix(summary, "manual", *actions),
+    )
+
+
+def _source_build(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
+    """An extension outside site-packages (a project built in place, `python setup.py develop`,
+    `pip install -e .`): no distribution to reinstall; its build is older than the torch (or
+    CUDA, Python) now installed, and rebuilding it from a clean tree is the fix."""
+    if not path.startswith("/") or provider(symbol) not in ("torch", "cuda", "other"):
+        raise NotStated(
+            f"{path} is not under site-packages: the line does not say which distribution built it",
+            "libraries.unresolved",
+        )
+    folder = path.rsplit("/", 1)[0]
+    readable = demangle(symbol)
+    shown = f"{symbol} ({readable})" if readable else symbol
+    source = provider(symbol)
+    against = _torch_text(facts) if source == "torch" else "the libraries now installed"
+    return Hit(
+        f"{path} (built in place, outside site-packages; line {line.line}) cannot resolve "
+        f"{shown}, which {source_text(source)} should provide: the extension was compiled "
+        f"against another version than {against}",
+        evidence={
+            "line": line.line,
+            "library": path,
+            "symbol": symbol,
+            "demangled": readable,
+            "provider": source,
+        },
+        fix=fix(
+            f"Rebuild the extension against {against}: in the project that built it, delete "
+            "its build/ folder and the stale .so, then pip install --no-build-isolation -e . "
+            "(or python setup.py build develop)",
+            "manual",
+            manual(f"rm -rf build/ {folder}/*.so  (in the project's source tree)"),
+            manual("pip install --no-build-isolation --no-cache-dir -e ."),
+        ),
     )
 
 

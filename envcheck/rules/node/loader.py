@@ -99,6 +99,11 @@ def shared_library_not_found(facts: Facts) -> Iterable[Hit]:
     raise Skip("only a log line states a library the loader could not open", "log.loader")
 
 
+# NVIDIA's CUDA libraries whose SONAME major is the component's major version, which is the
+# wheel's version (cudnn-feedstock: soname = version.split('.')[0]; torch's METADATA pins:
+# pip version = component version). Not the tools (libnvToolsExt.so.1 ships in nvtx 12.x).
+_VERSIONED_LIKE_SONAME = frozenset({"cudnn", "cuda-runtime", "cuda-math", "cuda-compiler", "nccl"})
+
 _PURELIB = "$(python -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')"
 
 
@@ -111,8 +116,17 @@ def _soname_actions(
     wheels = package_names(entry.pip, major)
     if wheels:
         wheel = wheels[0]
-        words.append(f"pip install {wheel}")
-        actions.append(pip_install(wheel))
+        spec = wheel
+        so_major = re.search(r"\.so\.([0-9]+)", soname)
+        if (
+            so_major
+            and int(so_major.group(1)) >= 1
+            and wheel.startswith("nvidia-")
+            and entry.kind in _VERSIONED_LIKE_SONAME
+        ):
+            spec = f"{wheel}=={so_major.group(1)}.*"  # the release line the SONAME names
+        words.append(f"pip install {spec}")
+        actions.append(pip_install(spec))
         if entry.pip_dir:
             folder = (site or _PURELIB) + "/" + entry.pip_dir.removeprefix("site-packages/")
             actions.append(
@@ -150,6 +164,8 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
     entries = _pick(facts.matrix.soname(soname), major)
     optional = "Could not load dynamic library" in line.text  # a probe that goes on without it
     severity = Severity.WARNING if optional else None
+    if _TORCH_LIB.match(soname) and all(e.kind == "torch" for e in entries):
+        return _torch_library(soname, by, needer, line, severity)
     if not entries:
         return Hit(
             f"the loader cannot find {soname}{by} (line {line.line}); the matrix does not know "
@@ -212,6 +228,36 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
     )
 
 
+_TORCH_LIB = re.compile(r"^lib(?:torch|c10|caffe2)[A-Za-z0-9_]*\.so")
+
+
+def _torch_library(
+    soname: str, by: str, needer: str | None, line: LogLine, severity: Severity | None
+) -> Hit:
+    """torch's own libraries (torch/lib: libc10.so, libtorch_cpu.so, libtorch_cuda.so): an
+    extension links them without a RUNPATH to torch/lib and relies on `import torch` having
+    loaded them; a name the installed torch no longer ships (libtorch_cuda_cu.so, split off
+    before torch 2.0) means the extension was built for another torch."""
+    torch_lib = "$(python -c 'import os, torch; print(os.path.dirname(torch.__file__))')/lib"
+    return Hit(
+        f"the loader cannot find {soname}{by} (line {line.line}), one of torch's own libraries "
+        "(site-packages/torch/lib): torch was not imported before the extension, is not "
+        "installed in this environment, or is another release than the extension was built for",
+        evidence={"line": line.line, "soname": soname, "required_by": needer},
+        fix=fix(
+            "import torch before the extension (it loads torch/lib); if that does not help, "
+            "the extension was built for another torch: reinstall it for the installed torch "
+            "(pip install --no-build-isolation --no-cache-dir --force-reinstall <package>), or "
+            f"export LD_LIBRARY_PATH={torch_lib}:$LD_LIBRARY_PATH",
+            "manual",
+            manual("import torch  (before importing the extension)"),
+            manual("pip install --no-build-isolation --no-cache-dir --force-reinstall <package>"),
+            manual(f"export LD_LIBRARY_PATH={torch_lib}:$LD_LIBRARY_PATH"),
+        ),
+        severity=severity,
+    )
+
+
 @rule("SYS151", "libstdcxx-too-old", Severity.ERROR)
 def libstdcxx_too_old(facts: Facts) -> Iterable[Hit]:
     """The libstdc++ the loader picked is older than a binary needs
@@ -244,7 +290,19 @@ def libstdcxx_too_old(facts: Facts) -> Iterable[Hit]:
     raise Skip("only a log line states a missing libstdc++ symbol version", "log.loader")
 
 
+def _normalized(path: str | None) -> str | None:
+    """The path with `dir/../` folded (`/opt/conda/envs/x/bin/../lib/libstdc++.so.6`, as the
+    loader prints a copy found through python's `$ORIGIN/../lib` RPATH)."""
+    if not path:
+        return path
+    previous = None
+    while previous != path:
+        previous, path = path, re.sub(r"/[^/]+/\.\./", "/", path, count=1)
+    return path
+
+
 def _which_copy(path: str | None) -> str:
+    path = _normalized(path)
     if not path:
         return "unknown"
     if _CONDA.search(path):
@@ -290,26 +348,52 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         system_has = _has_label(newest, label)
     actions: list[Action] = []
     summary: str
+    at_least = gcc_short or "?"
     conda_pkg = f"libstdcxx-ng>={gcc_short}" if gcc_short else "libstdcxx-ng"
+    gcc_pkg = f"gcc>={gcc_short}" if gcc_short else "gcc"
+    system_copy = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"
+    check = manual(
+        f"strings {path or system_copy} | grep {label.split('_')[0]}_  (the labels it has)"
+    )
     if copy == "conda":
-        prefix = path.rsplit("/lib/", 1)[0] if path else "$CONDA_PREFIX"
+        prefix = (_normalized(path) or path).rsplit("/lib/", 1)[0] if path else "$CONDA_PREFIX"
         summary = (
-            f"Upgrade the environment's libstdc++ to GCC >= {gcc_short or '?'}: conda install "
-            f"-c conda-forge libstdcxx-ng (a release >= {gcc_short or '?'}: '{conda_pkg}'), or "
-            "load the system's newer copy first with LD_PRELOAD"
+            f"Upgrade the conda environment's libstdc++ to GCC >= {at_least}: conda install -c "
+            f"conda-forge libstdcxx-ng (a release >= {at_least}), or conda install -c "
+            f"conda-forge gcc (>= {at_least}, which brings it); or make the process load the "
+            f"system's newer copy first: export LD_PRELOAD={system_copy}, or "
+            f"ln -sf {system_copy} {prefix}/lib/libstdc++.so.6"
         )
-        actions.append(manual(f"conda install -c conda-forge '{conda_pkg}'  (in {prefix})"))
+        actions.append(
+            manual(
+                f"conda install -n {prefix.rsplit('/', 1)[-1]} -c conda-forge '{conda_pkg}'"
+                if "/envs/" in prefix
+                else f"conda install -c conda-forge '{conda_pkg}'"
+            )
+        )
+        actions.append(manual(f"conda install -c conda-forge '{gcc_pkg}'"))
         if system_has is not False:
-            actions.append(manual("export LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libstdc++.so.6"))
+            actions.append(manual(f"export LD_PRELOAD={system_copy}"))
+            actions.append(manual(f"ln -sf {system_copy} {prefix}/lib/libstdc++.so.6"))
+        actions.append(check)
     elif copy == "system":
         summary = (
-            f"The system libstdc++ is older than GCC {gcc or '?'}: load a newer libstdc++.so.6 "
-            f"first (a conda environment's: conda install -c conda-forge libstdcxx-ng, a release "
-            f">= {gcc_short or '?'}, then export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:"
-            "$LD_LIBRARY_PATH), or use a newer OS image"
+            f"The system libstdc++ is older than GCC {gcc or '?'}: put a newer libstdc++.so.6 "
+            "first on the loader's path: in a conda environment, conda install -c conda-forge "
+            f"libstdcxx-ng (a release >= {at_least}) and export "
+            "LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH (or LD_PRELOAD "
+            "$CONDA_PREFIX/lib/libstdc++.so.6); or upgrade the OS's libstdc++6 (Ubuntu: the "
+            "ppa:ubuntu-toolchain-r/test PPA) or use a newer OS image"
         )
         actions.append(manual(f"conda install -c conda-forge '{conda_pkg}'"))
         actions.append(manual("export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH"))
+        actions.append(manual("export LD_PRELOAD=$CONDA_PREFIX/lib/libstdc++.so.6"))
+        actions.append(
+            manual(
+                "sudo add-apt-repository ppa:ubuntu-toolchain-r/test && sudo apt-get update && "
+                "sudo apt-get install --only-upgrade libstdc++6  (Ubuntu)"
+            )
+        )
         newer = [
             f"{r.os} {r.version}"
             for r in facts.matrix.os_releases
@@ -321,14 +405,18 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
             actions.append(
                 manual(f"or run on an OS whose libstdc++ has {label}: {', '.join(newer[:4])}")
             )
+        actions.append(check)
     else:
         summary = (
             f"Load a libstdc++.so.6 from GCC >= {gcc or '?'} before {path or 'the old copy'}: "
-            "LD_PRELOAD a newer one, or conda install -c conda-forge "
-            f"'{conda_pkg}'"
+            f"export LD_PRELOAD={system_copy} (when the system's has {label}), or in a conda "
+            f"environment conda install -c conda-forge libstdcxx-ng (a release >= {at_least}) "
+            "and export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH"
         )
-        actions.append(manual("export LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libstdc++.so.6"))
+        actions.append(manual(f"export LD_PRELOAD={system_copy}"))
         actions.append(manual(f"conda install -c conda-forge '{conda_pkg}'"))
+        actions.append(manual("export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH"))
+        actions.append(check)
     os_note = ""
     if release is not None and system_has is not None:
         os_note = (
