@@ -185,7 +185,7 @@ def test_undefined_symbol_in_any_package_names_owner_symbol_and_rebuild(
     assert "torch-scatter==2.1.2" in _fix(tor150)
 
 
-def test_undefined_symbol_in_a_torch_companion_is_left_to_its_own_rule(
+def test_undefined_symbol_in_a_torch_companion_confirms_the_companion_rule(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     log = _log(
@@ -194,9 +194,25 @@ def test_undefined_symbol_in_a_torch_companion_is_left_to_its_own_rule(
         "undefined symbol: _ZN5torch3jit17parseSchemaOrNameERKSsb",
     )
     found = _causes(cli, log)
-    assert found["TOR150"]["verdict"] == "unknown"
-    assert "torchaudio's own rule" in found["TOR150"]["reason"]
-    assert found["TOR104"]["verdict"] in ("unknown", "unchecked")
+    assert "TOR150" not in found
+    tor104 = found["TOR104"]
+    assert tor104["verdict"] == "confirmed"
+    assert "torchaudio's compiled ops" in tor104["findings"][0]["message"]
+    assert "pip install --force-reinstall --no-cache-dir torchaudio" in _fix(tor104)
+
+
+def test_undefined_symbol_in_a_companion_names_the_release_paired_with_torch(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ImportError: /opt/conda/lib/python3.11/site-packages/torchvision/_C.so: undefined "
+        "symbol: _ZN3c1017RegisterOperatorsD1Ev",
+    )
+    spec = _spec(tmp_path, '[packages]\ntorch = "2.4.0"\ntorchvision = "0.15.2"\n')
+    tor104 = _causes(cli, log, "--spec", str(spec))["TOR104"]
+    assert tor104["verdict"] == "confirmed"
+    assert "pip install torchvision==0.19" in _fix(tor104)
 
 
 def test_undefined_symbol_in_an_extension_built_in_place_says_rebuild(

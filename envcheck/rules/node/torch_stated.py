@@ -90,10 +90,11 @@ def pre_ampere_in_log(facts: Facts, line: LogLine) -> Hit:
 def companion_in_log(facts: Facts, line: LogLine) -> Hit:
     """A companion's compiled part that did not load into the installed torch: torchvision's
     'operator torchvision::nms does not exist', or the companion's own extension with an
-    `undefined symbol` (torchvision, torchaudio, xformers; the line states which). Where the
+    `undefined symbol` (torchvision, torchaudio, xformers: the extension's path names it). Where the
     node's torch is known, the paired release (the matrix's companions) is named; otherwise the
     pairing rule: the companion of the same channel and release as torch, from torch's index."""
-    name = str(canonicalize_name(line.stated.get("companion") or "torchvision"))
+    extension = line.stated.get("ext_library")  # torchaudio/lib/libtorchaudio.so
+    name = str(canonicalize_name(extension.split("/", 1)[0] if extension else "torchvision"))
     symbol = line.stated.get("undefined_symbol")
     try:
         torch = facts.version("torch")
@@ -124,7 +125,8 @@ def companion_in_log(facts: Facts, line: LogLine) -> Hit:
         )
     else:
         remedy = fix(
-            f"Reinstall {name} built for the installed torch: pip install --force-reinstall "
+            f"Reinstall {name} from the channel and index torch came from, the release paired "
+            f"with the installed torch: pip install --force-reinstall "
             f"--no-cache-dir {name}==<the release paired with your torch> from the index torch "
             f"came from (a nightly torch needs the nightly {name} of the same date), or "
             f"reinstall torch and {name} together so pip pairs them",
