@@ -372,3 +372,28 @@ def test_missing_torch_library_says_import_torch_first_or_rebuild(
     assert "import torch before the extension" in text
     assert "--no-build-isolation --no-cache-dir --force-reinstall" in text
     assert "torch.__file__" in text
+
+
+def test_a_sub_library_finds_its_family_and_an_unversioned_name_its_sonames(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    sub = _log(
+        tmp_path,
+        "Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: "
+        "cannot open shared object file: No such file or directory",
+    )
+    found = _causes(cli, sub)["SYS150"]
+    assert "ships with libcudnn.so.8" in found["findings"][0]["message"]
+    assert "nvidia-cudnn-cu" in _fix(found)
+    dev = _log(
+        tmp_path,
+        "OSError: libcudart.so: cannot open shared object file: No such file or directory",
+    )
+    found = _causes(cli, dev)["SYS150"]
+    assert "unversioned development name" in found["findings"][0]["message"]
+    assert "nvidia-cuda-runtime-cu12" in _fix(found)
+    unknown = _log(
+        tmp_path,
+        "ImportError: libfoo_bar.so.1: cannot open shared object file: No such file or directory",
+    )
+    assert "apt-file search libfoo_bar.so.1" in _fix(_causes(cli, unknown)["SYS150"])

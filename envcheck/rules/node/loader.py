@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
-from envcheck.matrix.model import package_names
+from envcheck.matrix.model import Matrix, package_names
 from envcheck.matrix.schema import OsRelease, Soname
 from envcheck.model.finding import Action, Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
@@ -161,7 +161,8 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
     site_match = _SITE.search(line.text)
     site = site_match.group("site") if site_match else None
     major = _torch_cuda_major(facts)
-    entries = _pick(facts.matrix.soname(soname), major)
+    entries, via = _lookup(facts.matrix, soname)
+    entries = _pick(entries, major)
     optional = "Could not load dynamic library" in line.text  # a probe that goes on without it
     severity = Severity.WARNING if optional else None
     if _TORCH_LIB.match(soname) and all(e.kind == "torch" for e in entries):
@@ -200,6 +201,13 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         ]
         actions.append(manual("docker run --gpus all ...  (or the CDI device nvidia.com/gpu=all)"))
     notes = " ".join(dict.fromkeys(e.note for e in entries if e.note))
+    if via is not None and soname.endswith(".so"):
+        notes = (
+            f"{soname} is the unversioned development name of {via} (a program that opens it "
+            "needs the -dev link, or the versioned library's directory on the path). " + notes
+        )
+    elif via is not None:
+        notes = f"{soname} ships with {via}. " + notes
     for_cuda = f" for torch's CUDA {major}" if major is not None and entries[0].cuda_major else ""
     return Hit(
         f"the loader cannot find {soname}{by} (line {line.line}), a {kind} library{for_cuda}: "
@@ -226,6 +234,30 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         ),
         severity=severity,
     )
+
+
+_SUBLIBRARY = re.compile(r"^(?P<stem>lib[A-Za-z0-9]+[_-][A-Za-z0-9]+)[A-Za-z0-9_-]*(?P<so>\.so.*)$")
+
+
+def _lookup(matrix: Matrix, soname: str) -> tuple[tuple[Soname, ...], str | None]:
+    """The table's entries for ``soname`` and, when they are another name's, which: a
+    sub-library its family's entry names in its note (libcudnn_cnn_infer.so.8 ships with
+    libcudnn.so.8, libnvrtc-builtins.so.12.4 with libnvrtc.so.12), or the unversioned
+    development name (libcudart.so) of the SONAMEs the table knows (libcudart.so.12)."""
+    found = matrix.soname(soname)
+    if found:
+        return found, None
+    sub = _SUBLIBRARY.match(soname)
+    if sub is not None:
+        main = re.sub(r"[_-].*$", "", sub.group("stem")) + sub.group("so")
+        family = matrix.soname(main)
+        if family and any(e.note and sub.group("stem") in e.note for e in family):
+            return family, family[0].name
+    if soname.endswith(".so"):
+        versioned = tuple(e for e in matrix.sonames if e.name.startswith(soname + "."))
+        if versioned:
+            return versioned, " / ".join(dict.fromkeys(e.name for e in versioned))
+    return (), None
 
 
 _TORCH_LIB = re.compile(r"^lib(?:torch|c10|caffe2)[A-Za-z0-9_]*\.so")
