@@ -397,3 +397,14 @@ def test_a_sub_library_finds_its_family_and_an_unversioned_name_its_sonames(
         "ImportError: libfoo_bar.so.1: cannot open shared object file: No such file or directory",
     )
     assert "apt-file search libfoo_bar.so.1" in _fix(_causes(cli, unknown)["SYS150"])
+
+
+def test_flash_attn_undefined_symbol_prints_the_readme_install_form(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ImportError: /home/u/.venv/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-"
+        "x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi",
+    )
+    assert "pip install flash-attn --no-build-isolation" in _fix(_causes(cli, log)["TOR103"])
