@@ -408,3 +408,23 @@ def test_flash_attn_undefined_symbol_prints_the_readme_install_form(
         "x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi",
     )
     assert "pip install flash-attn --no-build-isolation" in _fix(_causes(cli, log)["TOR103"])
+
+
+def test_a_label_pasted_without_its_quotes_still_names_the_cause(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """Markdown eats the backtick: "version GLIBCXX_3.4.20 not found"."""
+    log = _log(
+        tmp_path,
+        "ImportError: /usr/lib64/libstdc++.so.6: version GLIBCXX_3.4.21 not found (required by "
+        "/srv/mambaforge/envs/seq/lib/python3.9/site-packages/pysam/libchtslib.so)",
+    )
+    sys151 = _causes(cli, log)["SYS151"]
+    assert "GLIBCXX_3.4.21 is needed" in sys151["findings"][0]["message"]
+    assert "export LD_LIBRARY_PATH=/srv/mambaforge/envs/seq/lib:$LD_LIBRARY_PATH" in _fix(sys151)
+    glibc = _log(
+        tmp_path,
+        "ImportError: /lib64/libc.so.6: version GLIBC_2.28' not found (required by "
+        "/opt/venv/lib/python3.10/site-packages/tokenizers/tokenizers.so)",
+    )
+    assert _causes(cli, glibc)["SYS132"]["verdict"] == "confirmed"

@@ -333,6 +333,16 @@ def _normalized(path: str | None) -> str | None:
     return path
 
 
+def _conda_prefix(path: str | None) -> str | None:
+    """The conda environment a path lies in (`/opt/conda/envs/x/lib/python3.11/...` ->
+    `/opt/conda/envs/x`); None for a path outside one."""
+    path = _normalized(path)
+    found = _CONDA.search(path) if path else None
+    if path is None or found is None:
+        return None
+    return path[: found.end() - len("/lib/")]
+
+
 def _which_copy(path: str | None) -> str:
     path = _normalized(path)
     if not path:
@@ -419,6 +429,9 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         )
         actions.append(manual(f"conda install -c conda-forge '{conda_pkg}'"))
         actions.append(manual("export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH"))
+        env = _conda_prefix(needer)
+        if env is not None:  # the binary that needs the label lives in a conda environment
+            actions.append(manual(f"export LD_LIBRARY_PATH={env}/lib:$LD_LIBRARY_PATH  (here)"))
         actions.append(manual("export LD_PRELOAD=$CONDA_PREFIX/lib/libstdc++.so.6"))
         actions.append(
             manual(
@@ -443,11 +456,14 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
             f"Load a libstdc++.so.6 from GCC >= {gcc or '?'} before {path or 'the old copy'}: "
             f"export LD_PRELOAD={system_copy} (when the system's has {label}), or in a conda "
             f"environment conda install -c conda-forge libstdcxx-ng (a release >= {at_least}) "
-            "and export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH"
+            "and export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH, or link the "
+            f"system's copy into the environment: ln -sf {system_copy} "
+            "$CONDA_PREFIX/lib/libstdc++.so.6"
         )
         actions.append(manual(f"export LD_PRELOAD={system_copy}"))
         actions.append(manual(f"conda install -c conda-forge '{conda_pkg}'"))
         actions.append(manual("export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH"))
+        actions.append(manual(f"ln -sf {system_copy} $CONDA_PREFIX/lib/libstdc++.so.6"))
         actions.append(check)
     os_note = ""
     if release is not None and system_has is not None:
