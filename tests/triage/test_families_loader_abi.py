@@ -428,3 +428,25 @@ def test_a_label_pasted_without_its_quotes_still_names_the_cause(
         "/opt/venv/lib/python3.10/site-packages/tokenizers/tokenizers.so)",
     )
     assert _causes(cli, glibc)["SYS132"]["verdict"] == "confirmed"
+
+
+def test_macos_and_windows_wordings_of_an_undefined_symbol_name_the_rebuild(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    mac = _log(
+        tmp_path,
+        "OSError: dlopen(/Users/a/envs/r/lib/python3.8/site-packages/torch_sparse/_version_cpu"
+        ".so, 6): Symbol not found: __ZN3c106detail23torchInternalAssertFailEPKcS2_jS2_S2_",
+    )
+    tor150 = _causes(cli, mac)["TOR150"]
+    assert tor150["verdict"] == "confirmed"
+    assert "package torch-sparse" in tor150["findings"][0]["message"]
+    assert "torch (libtorch / libc10)" in tor150["findings"][0]["message"]
+    windows = _log(
+        tmp_path,
+        "ImportError: DLL load failed while importing _C: The specified procedure could not be "
+        "found.",
+    )
+    tor150 = _causes(cli, windows)["TOR150"]
+    assert tor150["verdict"] == "confirmed"
+    assert "--no-build-isolation --no-cache-dir --force-reinstall" in _fix(tor150)

@@ -136,6 +136,9 @@ def _torch_text(facts: Facts) -> str:
 def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
     path = line.stated.get("library_path")
     symbol = line.stated.get("undefined_symbol")
+    windows = _WINDOWS.search(line.text)
+    if windows is not None:
+        return _windows_entry_point(facts, line, windows.group(1))
     if path is None or symbol is None:
         raise NotStated(
             f"line {line.line} does not name the extension's path and the symbol",
@@ -234,6 +237,31 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
             "provider": source,
         },
         fix=fix(summary, "manual", *actions),
+    )
+
+
+_WINDOWS = re.compile(
+    r"DLL load failed while importing ([A-Za-z0-9_.]+): The specified (?:procedure|program)"
+)
+
+
+def _windows_entry_point(facts: Facts, line: LogLine, module: str) -> Hit:
+    """Windows names neither the symbol nor the file: only the module being imported (`_C`);
+    the traceback above it names the package."""
+    torch = _torch_text(facts)
+    return Hit(
+        f"Windows could not resolve an entry point of the extension module {module} (line "
+        f"{line.line}): it was built against another torch (or library) than {torch}",
+        evidence={"line": line.line, "module": module},
+        fix=fix(
+            f"Install the package's build made for {torch} (the wheel for that torch, CUDA and "
+            "Python), or rebuild it against the installed torch: pip install "
+            "--no-build-isolation --no-cache-dir --force-reinstall <the package importing "
+            f"{module}>; or install the torch release the package was built for",
+            "manual",
+            manual("pip install --no-build-isolation --no-cache-dir --force-reinstall <package>"),
+            manual('python -c "import torch; print(torch.__version__)"  (the torch it must match)'),
+        ),
     )
 
 
