@@ -450,3 +450,17 @@ def test_macos_and_windows_wordings_of_an_undefined_symbol_name_the_rebuild(
     tor150 = _causes(cli, windows)["TOR150"]
     assert tor150["verdict"] == "confirmed"
     assert "--no-build-isolation --no-cache-dir --force-reinstall" in _fix(tor150)
+
+
+def test_torchs_own_library_missing_a_cudart_symbol_names_the_mixed_copies(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "OSError: /usr/local/lib/python3.10/dist-packages/torch/lib/libtorch_cuda.so: undefined "
+        "symbol: cudaGraphInstantiateWithFlags, version libcudart.so.11.0",
+    )
+    tor150 = _causes(cli, log)["TOR150"]
+    assert tor150["verdict"] == "confirmed"
+    assert "libcudart.so.11.0" in tor150["findings"][0]["message"]
+    assert "LD_LIBRARY_PATH" in _fix(tor150)

@@ -148,6 +148,12 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
     if owned is None:
         return _source_build(facts, line, path, symbol)
     top, dist = owned
+    if (
+        dist in ("torch", "nvidia")
+        and not symbol.startswith("nccl")  # NCCL against torch's pin: CUD101 / the nccl rules
+        and (provider(symbol) in ("cuda", "cuda-driver") or _VERSIONED.search(line.text))
+    ):
+        return _mixed_cuda(facts, line, path, symbol)
     if dist in ("torch", "nvidia"):
         raise NotStated(
             f"{path} is torch's own library or one of its CUDA wheels: CUD104 and CUD101 judge "
@@ -237,6 +243,47 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
             "provider": source,
         },
         fix=fix(summary, "manual", *actions),
+    )
+
+
+_VERSIONED = re.compile(r"undefined symbol: [A-Za-z0-9_]+, version (lib[A-Za-z0-9_]+\.so[.0-9]*)")
+
+
+def _mixed_cuda(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
+    """torch's own library or a CUDA wheel's that misses a CUDA symbol (`libtorch_cuda.so:
+    undefined symbol: cudaGraphInstantiateWithFlags, version libcudart.so.11.0`): the copy of
+    the CUDA library that loaded is not the one it was built with (a toolkit's on
+    LD_LIBRARY_PATH, a wheel of another release); a driver symbol means an older driver."""
+    versioned = _VERSIONED.search(line.text)
+    other = versioned.group(1) if versioned else "the CUDA library that defines it"
+    if provider(symbol) == "cuda-driver":
+        return Hit(
+            f"{path} (line {line.line}) cannot resolve {symbol}, a function of the NVIDIA "
+            "driver's libcuda: the driver is older than the CUDA this build needs",
+            evidence={"line": line.line, "library": path, "symbol": symbol},
+            fix=fix(
+                "Upgrade the NVIDIA driver to one that supports torch's CUDA (`nvidia-smi` "
+                "shows the newest CUDA it supports), or install the torch build for an older "
+                "CUDA",
+                "manual",
+                manual("nvidia-smi  (the driver's newest CUDA, top right)"),
+            ),
+        )
+    return Hit(
+        f"{path} (line {line.line}) cannot resolve {symbol} in {other}: the copy of {other} "
+        "that loaded is from another CUDA release than the one it was built with (a CUDA "
+        "toolkit's directory on LD_LIBRARY_PATH, or an nvidia-* wheel of another version)",
+        evidence={"line": line.line, "library": path, "symbol": symbol, "loaded": other},
+        fix=fix(
+            "Let torch load the CUDA libraries of its own wheels: drop CUDA toolkit "
+            "directories (/usr/local/cuda*/lib64) from LD_LIBRARY_PATH (or unset "
+            "LD_LIBRARY_PATH) for the job, and reinstall the nvidia-* wheels torch pins: "
+            "pip install --force-reinstall torch==<the installed version> (same index)",
+            "manual",
+            manual("unset LD_LIBRARY_PATH  (or remove /usr/local/cuda*/lib64 from it)"),
+            manual("pip check  (nvidia-* wheels that differ from torch's pins)"),
+            manual(f"ldd {path} | grep {other.split('.so')[0]}  (which copy loads)"),
+        ),
     )
 
 
