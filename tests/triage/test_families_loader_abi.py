@@ -464,3 +464,16 @@ def test_torchs_own_library_missing_a_cudart_symbol_names_the_mixed_copies(
     assert tor150["verdict"] == "confirmed"
     assert "libcudart.so.11.0" in tor150["findings"][0]["message"]
     assert "LD_LIBRARY_PATH" in _fix(tor150)
+
+
+def test_missing_cuda_library_names_the_version_the_nodes_torch_pins(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory",
+    )
+    spec = _spec(tmp_path, '[packages]\ntorch = "2.5.1"\n')
+    assert "pip install nvidia-cudnn-cu12==9.1.0.70" in _fix(
+        _causes(cli, log, "--spec", str(spec))["SYS150"]
+    )

@@ -12,7 +12,9 @@ and, when the node is known, its OS release and torch's CUDA.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+
+from packaging.specifiers import SpecifierSet
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
@@ -21,6 +23,7 @@ from envcheck.matrix.schema import OsRelease, Soname
 from envcheck.model.finding import Action, Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
+from envcheck.rules.node.cuda_libs import _pins
 
 _SONAME = re.compile(r"(lib[A-Za-z0-9_+.-]*?\.so(?:\.[0-9]+)*)(?:: cannot open| => not found)")
 _SITE = re.compile(r"(?P<site>/[^\s:'\"()]*?/(?:site|dist)-packages)/")
@@ -57,6 +60,15 @@ def _torch_cuda_major(facts: Facts) -> int | None:
     except Skip:
         return None
     return cuda.major if cuda is not None else None
+
+
+def _torch_pins(facts: Facts) -> Mapping[str, SpecifierSet]:
+    """The nvidia-* wheels and versions the node's torch pins (its METADATA, or the matrix's
+    release entry); {} when the node does not say."""
+    try:
+        return _pins(facts)
+    except Skip:
+        return {}
 
 
 def _pick(entries: tuple[Soname, ...], major: int | None) -> tuple[Soname, ...]:
@@ -108,7 +120,11 @@ _PURELIB = "$(python -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib
 
 
 def _soname_actions(
-    entry: Soname, soname: str, site: str | None, major: int | None
+    entry: Soname,
+    soname: str,
+    site: str | None,
+    major: int | None,
+    pins: Mapping[str, SpecifierSet] | None = None,
 ) -> tuple[list[str], list[Action]]:
     words: list[str] = []
     actions: list[Action] = []
@@ -125,6 +141,9 @@ def _soname_actions(
             and entry.kind in _VERSIONED_LIKE_SONAME
         ):
             spec = f"{wheel}=={so_major.group(1)}.*"  # the release line the SONAME names
+        pinned = (pins or {}).get(wheel)
+        if pinned is not None and str(pinned):  # the version the node's torch pins
+            spec = f"{wheel}{pinned}"
         words.append(f"pip install {spec}")
         actions.append(pip_install(spec))
         if entry.pip_dir:
@@ -186,7 +205,7 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
     words: list[str] = []
     actions: list[Action] = []
     for entry in entries:
-        more, acts = _soname_actions(entry, soname, site, major)
+        more, acts = _soname_actions(entry, soname, site, major, _torch_pins(facts))
         if len(entries) > 1 and entry.cuda_major is not None:
             more = [f"{w} (CUDA {entry.cuda_major})" for w in more]
         words += more
