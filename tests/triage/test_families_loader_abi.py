@@ -477,3 +477,18 @@ def test_missing_cuda_library_names_the_version_the_nodes_torch_pins(
     assert "pip install nvidia-cudnn-cu12==9.1.0.70" in _fix(
         _causes(cli, log, "--spec", str(spec))["SYS150"]
     )
+
+
+def test_nvjitlink_symbol_names_the_wheel_release_it_needs(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ImportError: /srv/env/lib/python3.11/site-packages/nvidia/cusolver/lib/libcusolver.so.11: "
+        "undefined symbol: __nvJitLinkGetErrorLog_12_4, version libnvJitLink.so.12",
+    )
+    text = _fix(_causes(cli, log)["CUD104"])
+    assert "pip install --upgrade nvidia-nvjitlink-cu12 (>= 12.4)" in text
+    assert (
+        "export LD_LIBRARY_PATH=/srv/env/lib/python3.11/site-packages/nvidia/nvjitlink/lib" in text
+    )
