@@ -98,7 +98,11 @@ def extension_undefined_symbol(facts: Facts) -> Iterable[Hit]:
     distribution that owns the extension (from the path), the symbol demangled, and the library
     expected to provide it (c10/at::/torch:: -> torch, `cu*`/cuBLAS/cuDNN/NCCL -> CUDA, `Py*`
     -> Python). vLLM, flash-attn and the torch companions are left to their own rules, which
-    compare versions on the node. Only a log states an undefined symbol.
+    compare versions on the node. macOS's `Symbol not found` (dlopen) and Windows' `DLL load
+    failed ... The specified procedure could not be found` are read the same way; an extension
+    outside site-packages (built in place) gets the rebuild; torch's own library or a CUDA
+    wheel's that misses a CUDA runtime symbol names the mixed CUDA copies. Only a log states an
+    undefined symbol.
 
     ## Why it matters
     An extension compiled against one torch (or C++ ABI, CUDA major, Python) links symbols

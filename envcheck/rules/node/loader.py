@@ -101,8 +101,10 @@ def shared_library_not_found(facts: Facts) -> Iterable[Hit]:
     nvidia-cudnn-cu12 ships it (site-packages/nvidia/cudnn/lib).
 
     ## Fix
-    Install the package that ships the library (`pip install nvidia-cudnn-cu12`, `apt install
-    libgl1`), or, when it is installed, put its directory on `LD_LIBRARY_PATH`.
+    Install the package that ships the library (`pip install nvidia-cudnn-cu12==9.*`, at the
+    version the node's torch pins when known; `apt install libgl1`), or, when it is installed,
+    put its directory on `LD_LIBRARY_PATH`. A sub-library (libcudnn_cnn_infer.so.8) is shipped
+    by its family's package; torch's own libraries (libc10.so) load with `import torch`.
 
     ## References
     - bminor/glibc elf/dl-load.c, elf/dl-catch.c (the loader's messages)
@@ -331,8 +333,10 @@ def libstdcxx_too_old(facts: Facts) -> Iterable[Hit]:
 
     ## Fix
     Give the process a libstdc++ from GCC >= that release: in a conda environment `conda install
-    -c conda-forge 'libstdcxx-ng>=12.1'`; or load a newer copy first (`LD_PRELOAD` it or put its
-    directory first on `LD_LIBRARY_PATH`).
+    -c conda-forge 'libstdcxx-ng>=12.1'` (or conda-forge's `gcc`, which brings it); or load a
+    newer copy first (`LD_PRELOAD` it, put its directory first on `LD_LIBRARY_PATH`
+    (`$CONDA_PREFIX/lib` when the system's copy is the old one), or link the system's copy into
+    the environment with `ln -sf`).
 
     ## References
     - https://gcc.gnu.org/onlinedocs/libstdc++/manual/abi.html
