@@ -191,7 +191,9 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
         summary = (
             f"Install the {dist} build made for {torch} (its wheel for that torch and CUDA), or "
             f"rebuild it against the installed torch: pip install --no-build-isolation "
-            f"--no-cache-dir --force-reinstall --no-binary {dist} {pin}"
+            f"--no-cache-dir --force-reinstall {pin} "
+            f"(with --no-binary {dist} to compile it here when the index only has the mismatched "
+            "wheel)"
         )
         actions = [rebuild]
     elif source == "cuda-driver":
@@ -214,7 +216,9 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
         summary = (
             f"Install the {dist} build for torch's CUDA ({_torch_text(facts)}), and drop CUDA "
             f"toolkit directories from LD_LIBRARY_PATH; or rebuild: pip install "
-            f"--no-build-isolation --no-cache-dir --force-reinstall --no-binary {dist} {pin}"
+            f"--no-build-isolation --no-cache-dir --force-reinstall {pin} "
+            f"(with --no-binary {dist} to compile it here when the index only has the mismatched "
+            "wheel)"
         )
         actions = [
             rebuild,
@@ -231,7 +235,9 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
         )
         summary = (
             f"Reinstall {dist} so it is built against the installed libraries: pip install "
-            f"--no-build-isolation --no-cache-dir --force-reinstall --no-binary {dist} {pin}"
+            f"--no-build-isolation --no-cache-dir --force-reinstall {pin} "
+            f"(with --no-binary {dist} to compile it here when the index only has the mismatched "
+            "wheel)"
         )
         actions = [rebuild]
     return Hit(
