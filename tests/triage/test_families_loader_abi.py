@@ -185,7 +185,7 @@ def test_undefined_symbol_in_any_package_names_owner_symbol_and_rebuild(
     assert "torch-scatter==2.1.2" in _fix(tor150)
 
 
-def test_undefined_symbol_in_a_torch_companion_is_left_to_its_own_rule(
+def test_undefined_symbol_in_a_torch_companion_confirms_the_companion_rule(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     log = _log(
@@ -194,9 +194,58 @@ def test_undefined_symbol_in_a_torch_companion_is_left_to_its_own_rule(
         "undefined symbol: _ZN5torch3jit17parseSchemaOrNameERKSsb",
     )
     found = _causes(cli, log)
-    assert found["TOR150"]["verdict"] == "unknown"
-    assert "torchaudio's own rule" in found["TOR150"]["reason"]
-    assert found["TOR104"]["verdict"] in ("unknown", "unchecked")
+    assert "TOR150" not in found
+    tor104 = found["TOR104"]
+    assert tor104["verdict"] == "confirmed"
+    assert "torchaudio's compiled ops" in tor104["findings"][0]["message"]
+    assert "pip install --force-reinstall --no-cache-dir torchaudio" in _fix(tor104)
+
+
+def test_undefined_symbol_in_a_companion_names_the_release_paired_with_torch(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ImportError: /opt/conda/lib/python3.11/site-packages/torchvision/_C.so: undefined "
+        "symbol: _ZN3c1017RegisterOperatorsD1Ev",
+    )
+    spec = _spec(tmp_path, '[packages]\ntorch = "2.4.0"\ntorchvision = "0.15.2"\n')
+    tor104 = _causes(cli, log, "--spec", str(spec))["TOR104"]
+    assert tor104["verdict"] == "confirmed"
+    assert "pip install torchvision==0.19" in _fix(tor104)
+
+
+def test_undefined_symbol_in_an_extension_built_in_place_says_rebuild(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ImportError: /work/detector/ops/_ext.cpython-39-x86_64-linux-gnu.so: undefined "
+        "symbol: _ZN2at4_ops5empty4callEN3c108ArrayRefIlEE",
+    )
+    tor150 = _causes(cli, log)["TOR150"]
+    assert tor150["verdict"] == "confirmed"
+    assert "built in place" in tor150["findings"][0]["message"]
+    assert "pip install --no-build-isolation" in _fix(tor150)
+
+
+def test_glibcxx_from_a_conda_copy_found_through_bin_dotdot_lib(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ImportError: /home/u/miniforge3/envs/sim/bin/../lib/libstdc++.so.6: version "
+        "`GLIBCXX_3.4.29' not found (required by /home/u/miniforge3/envs/sim/lib/python3.10/"
+        "site-packages/open3d/cpu/pybind.cpython-310-x86_64-linux-gnu.so)",
+    )
+    sys151 = _causes(cli, log)["SYS151"]
+    assert "the conda environment's copy" in sys151["findings"][0]["message"]
+    text = _fix(sys151)
+    assert "conda install -c conda-forge libstdcxx-ng" in text
+    assert "conda install -c conda-forge gcc" in text
+    assert (
+        "ln -sf /usr/lib/x86_64-linux-gnu/libstdc++.so.6 /home/u/miniforge3/envs/sim/lib/" in text
+    )
 
 
 def test_cannot_import_name_uses_the_requirement_the_node_states(
@@ -295,3 +344,151 @@ def test_torchs_own_library_is_left_to_the_cuda_library_rules(
     found = _causes(cli, log)
     assert found["TOR150"]["verdict"] == "unknown"
     assert found["CUD104"]["verdict"] in ("unknown", "unchecked")
+
+
+def test_missing_cuda_library_pins_the_wheel_to_the_soname_release(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory",
+    )
+    assert "pip install nvidia-cudnn-cu12==9.*" in _fix(_causes(cli, log)["SYS150"])
+    tools = _log(
+        tmp_path,
+        "OSError: libnvToolsExt.so.1: cannot open shared object file: No such file or directory",
+    )
+    assert "==1.*" not in _fix(_causes(cli, tools)["SYS150"])  # nvtx 12.x ships the .so.1
+
+
+def test_missing_torch_library_says_import_torch_first_or_rebuild(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ImportError: libc10.so: cannot open shared object file: No such file or directory",
+    )
+    text = _fix(_causes(cli, log)["SYS150"])
+    assert "import torch before the extension" in text
+    assert "--no-build-isolation --no-cache-dir --force-reinstall" in text
+    assert "torch.__file__" in text
+
+
+def test_a_sub_library_finds_its_family_and_an_unversioned_name_its_sonames(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    sub = _log(
+        tmp_path,
+        "Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: "
+        "cannot open shared object file: No such file or directory",
+    )
+    found = _causes(cli, sub)["SYS150"]
+    assert "ships with libcudnn.so.8" in found["findings"][0]["message"]
+    assert "nvidia-cudnn-cu" in _fix(found)
+    dev = _log(
+        tmp_path,
+        "OSError: libcudart.so: cannot open shared object file: No such file or directory",
+    )
+    found = _causes(cli, dev)["SYS150"]
+    assert "unversioned development name" in found["findings"][0]["message"]
+    assert "nvidia-cuda-runtime-cu12" in _fix(found)
+    unknown = _log(
+        tmp_path,
+        "ImportError: libfoo_bar.so.1: cannot open shared object file: No such file or directory",
+    )
+    assert "apt-file search libfoo_bar.so.1" in _fix(_causes(cli, unknown)["SYS150"])
+
+
+def test_flash_attn_undefined_symbol_prints_the_readme_install_form(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ImportError: /home/u/.venv/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-"
+        "x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi",
+    )
+    assert "pip install flash-attn --no-build-isolation" in _fix(_causes(cli, log)["TOR103"])
+
+
+def test_a_label_pasted_without_its_quotes_still_names_the_cause(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """Markdown eats the backtick: "version GLIBCXX_3.4.20 not found"."""
+    log = _log(
+        tmp_path,
+        "ImportError: /usr/lib64/libstdc++.so.6: version GLIBCXX_3.4.21 not found (required by "
+        "/srv/mambaforge/envs/seq/lib/python3.9/site-packages/pysam/libchtslib.so)",
+    )
+    sys151 = _causes(cli, log)["SYS151"]
+    assert "GLIBCXX_3.4.21 is needed" in sys151["findings"][0]["message"]
+    assert "export LD_LIBRARY_PATH=/srv/mambaforge/envs/seq/lib:$LD_LIBRARY_PATH" in _fix(sys151)
+    glibc = _log(
+        tmp_path,
+        "ImportError: /lib64/libc.so.6: version GLIBC_2.28' not found (required by "
+        "/opt/venv/lib/python3.10/site-packages/tokenizers/tokenizers.so)",
+    )
+    assert _causes(cli, glibc)["SYS132"]["verdict"] == "confirmed"
+
+
+def test_macos_and_windows_wordings_of_an_undefined_symbol_name_the_rebuild(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    mac = _log(
+        tmp_path,
+        "OSError: dlopen(/Users/a/envs/r/lib/python3.8/site-packages/torch_sparse/_version_cpu"
+        ".so, 6): Symbol not found: __ZN3c106detail23torchInternalAssertFailEPKcS2_jS2_S2_",
+    )
+    tor150 = _causes(cli, mac)["TOR150"]
+    assert tor150["verdict"] == "confirmed"
+    assert "package torch-sparse" in tor150["findings"][0]["message"]
+    assert "torch (libtorch / libc10)" in tor150["findings"][0]["message"]
+    windows = _log(
+        tmp_path,
+        "ImportError: DLL load failed while importing _C: The specified procedure could not be "
+        "found.",
+    )
+    tor150 = _causes(cli, windows)["TOR150"]
+    assert tor150["verdict"] == "confirmed"
+    assert "--no-build-isolation --no-cache-dir --force-reinstall" in _fix(tor150)
+
+
+def test_torchs_own_library_missing_a_cudart_symbol_names_the_mixed_copies(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "OSError: /usr/local/lib/python3.10/dist-packages/torch/lib/libtorch_cuda.so: undefined "
+        "symbol: cudaGraphInstantiateWithFlags, version libcudart.so.11.0",
+    )
+    tor150 = _causes(cli, log)["TOR150"]
+    assert tor150["verdict"] == "confirmed"
+    assert "libcudart.so.11.0" in tor150["findings"][0]["message"]
+    assert "LD_LIBRARY_PATH" in _fix(tor150)
+
+
+def test_missing_cuda_library_names_the_version_the_nodes_torch_pins(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory",
+    )
+    spec = _spec(tmp_path, '[packages]\ntorch = "2.5.1"\n')
+    assert "pip install nvidia-cudnn-cu12==9.1.0.70" in _fix(
+        _causes(cli, log, "--spec", str(spec))["SYS150"]
+    )
+
+
+def test_nvjitlink_symbol_names_the_wheel_release_it_needs(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ImportError: /srv/env/lib/python3.11/site-packages/nvidia/cusolver/lib/libcusolver.so.11: "
+        "undefined symbol: __nvJitLinkGetErrorLog_12_4, version libnvJitLink.so.12",
+    )
+    text = _fix(_causes(cli, log)["CUD104"])
+    assert "pip install --upgrade nvidia-nvjitlink-cu12 (>= 12.4)" in text
+    assert (
+        "export LD_LIBRARY_PATH=/srv/env/lib/python3.11/site-packages/nvidia/nvjitlink/lib" in text
+    )

@@ -59,6 +59,21 @@ EXAMPLES = [
         "undefined-symbol-flash-attn",
     ),
     (
+        # GOATmessi8/ASFF#52 (torchvision built for another torch)
+        "ImportError: /home/u/anaconda3/envs/a/lib/python3.7/site-packages/torchvision/_C.so: undefined symbol: _ZN3c105ErrorC1ENS_14SourceLocationERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE",
+        "undefined-symbol-torch-companion",
+    ),
+    (
+        # rusty1s/pytorch_sparse#180 (macOS's dyld)
+        "OSError: dlopen(/Users/a/envs/r/lib/python3.8/site-packages/torch_sparse/_version_cpu.so, 6): Symbol not found: __ZN3c106detail23torchInternalAssertFailEPKcS2_jS2_S2_",
+        "symbol-not-found-macos",
+    ),
+    (
+        # facebookresearch/pytorch3d#1872 (Windows)
+        "ImportError: DLL load failed while importing _C: The specified procedure could not be found.",
+        "dll-procedure-not-found",
+    ),
+    (
         # Dao-AILab/flash-attention#235 (FlashAttention 1.x's extension)
         "E   ImportError: /home/dsuser/.local/lib/python3.8/site-packages/flash_attn_cuda.cpython-38-x86_64-linux-gnu.so: undefined symbol: _ZN3c104impl8GPUTrace13gpuTraceStateE",
         "undefined-symbol-flash-attn-1",
@@ -73,7 +88,7 @@ EXAMPLES = [
         "undefined-symbol-vllm",
     ),
     (
-        "ImportError: /usr/lib/python3/dist-packages/xformers/_C.so: undefined symbol: _ZN2at4_ops5zeros4callEN3c108ArrayRefINS2_6SymIntEEE",
+        "ImportError: /usr/lib/python3/dist-packages/torch_scatter/_scatter_cuda.so: undefined symbol: _ZN2at4_ops5zeros4callEN3c108ArrayRefINS2_6SymIntEEE",
         "undefined-symbol",
     ),
     (

@@ -98,7 +98,11 @@ def extension_undefined_symbol(facts: Facts) -> Iterable[Hit]:
     distribution that owns the extension (from the path), the symbol demangled, and the library
     expected to provide it (c10/at::/torch:: -> torch, `cu*`/cuBLAS/cuDNN/NCCL -> CUDA, `Py*`
     -> Python). vLLM, flash-attn and the torch companions are left to their own rules, which
-    compare versions on the node. Only a log states an undefined symbol.
+    compare versions on the node. macOS's `Symbol not found` (dlopen) and Windows' `DLL load
+    failed ... The specified procedure could not be found` are read the same way; an extension
+    outside site-packages (built in place) gets the rebuild; torch's own library or a CUDA
+    wheel's that misses a CUDA runtime symbol names the mixed CUDA copies. Only a log states an
+    undefined symbol.
 
     ## Why it matters
     An extension compiled against one torch (or C++ ABI, CUDA major, Python) links symbols
@@ -136,6 +140,9 @@ def _torch_text(facts: Facts) -> str:
 def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
     path = line.stated.get("library_path")
     symbol = line.stated.get("undefined_symbol")
+    windows = _WINDOWS.search(line.text)
+    if windows is not None:
+        return _windows_entry_point(facts, line, windows.group(1))
     if path is None or symbol is None:
         raise NotStated(
             f"line {line.line} does not name the extension's path and the symbol",
@@ -143,11 +150,14 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
         )
     owned = owner(path, facts.matrix)
     if owned is None:
-        raise NotStated(
-            f"{path} is not under site-packages: the line does not say which distribution built it",
-            "libraries.unresolved",
-        )
+        return _source_build(facts, line, path, symbol)
     top, dist = owned
+    if (
+        dist in ("torch", "nvidia")
+        and not symbol.startswith("nccl")  # NCCL against torch's pin: CUD101 / the nccl rules
+        and (provider(symbol) in ("cuda", "cuda-driver") or _VERSIONED.search(line.text))
+    ):
+        return _mixed_cuda(facts, line, path, symbol)
     if dist in ("torch", "nvidia"):
         raise NotStated(
             f"{path} is torch's own library or one of its CUDA wheels: CUD104 and CUD101 judge "
@@ -181,7 +191,9 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
         summary = (
             f"Install the {dist} build made for {torch} (its wheel for that torch and CUDA), or "
             f"rebuild it against the installed torch: pip install --no-build-isolation "
-            f"--no-cache-dir --force-reinstall --no-binary {dist} {pin}"
+            f"--no-cache-dir --force-reinstall {pin} "
+            f"(with --no-binary {dist} to compile it here when the index only has the mismatched "
+            "wheel)"
         )
         actions = [rebuild]
     elif source == "cuda-driver":
@@ -204,7 +216,9 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
         summary = (
             f"Install the {dist} build for torch's CUDA ({_torch_text(facts)}), and drop CUDA "
             f"toolkit directories from LD_LIBRARY_PATH; or rebuild: pip install "
-            f"--no-build-isolation --no-cache-dir --force-reinstall --no-binary {dist} {pin}"
+            f"--no-build-isolation --no-cache-dir --force-reinstall {pin} "
+            f"(with --no-binary {dist} to compile it here when the index only has the mismatched "
+            "wheel)"
         )
         actions = [
             rebuild,
@@ -221,7 +235,9 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
         )
         summary = (
             f"Reinstall {dist} so it is built against the installed libraries: pip install "
-            f"--no-build-isolation --no-cache-dir --force-reinstall --no-binary {dist} {pin}"
+            f"--no-build-isolation --no-cache-dir --force-reinstall {pin} "
+            f"(with --no-binary {dist} to compile it here when the index only has the mismatched "
+            "wheel)"
         )
         actions = [rebuild]
     return Hit(
@@ -237,6 +253,108 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
             "provider": source,
         },
         fix=fix(summary, "manual", *actions),
+    )
+
+
+_VERSIONED = re.compile(r"undefined symbol: [A-Za-z0-9_]+, version (lib[A-Za-z0-9_]+\.so[.0-9]*)")
+
+
+def _mixed_cuda(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
+    """torch's own library or a CUDA wheel's that misses a CUDA symbol (`libtorch_cuda.so:
+    undefined symbol: cudaGraphInstantiateWithFlags, version libcudart.so.11.0`): the copy of
+    the CUDA library that loaded is not the one it was built with (a toolkit's on
+    LD_LIBRARY_PATH, a wheel of another release); a driver symbol means an older driver."""
+    versioned = _VERSIONED.search(line.text)
+    other = versioned.group(1) if versioned else "the CUDA library that defines it"
+    if provider(symbol) == "cuda-driver":
+        return Hit(
+            f"{path} (line {line.line}) cannot resolve {symbol}, a function of the NVIDIA "
+            "driver's libcuda: the driver is older than the CUDA this build needs",
+            evidence={"line": line.line, "library": path, "symbol": symbol},
+            fix=fix(
+                "Upgrade the NVIDIA driver to one that supports torch's CUDA (`nvidia-smi` "
+                "shows the newest CUDA it supports), or install the torch build for an older "
+                "CUDA",
+                "manual",
+                manual("nvidia-smi  (the driver's newest CUDA, top right)"),
+            ),
+        )
+    return Hit(
+        f"{path} (line {line.line}) cannot resolve {symbol} in {other}: the copy of {other} "
+        "that loaded is from another CUDA release than the one it was built with (a CUDA "
+        "toolkit's directory on LD_LIBRARY_PATH, or an nvidia-* wheel of another version)",
+        evidence={"line": line.line, "library": path, "symbol": symbol, "loaded": other},
+        fix=fix(
+            "Let torch load the CUDA libraries of its own wheels: drop CUDA toolkit "
+            "directories (/usr/local/cuda*/lib64) from LD_LIBRARY_PATH (or unset "
+            "LD_LIBRARY_PATH) for the job, and reinstall the nvidia-* wheels torch pins: "
+            "pip install --force-reinstall torch==<the installed version> (same index)",
+            "manual",
+            manual("unset LD_LIBRARY_PATH  (or remove /usr/local/cuda*/lib64 from it)"),
+            manual("pip check  (nvidia-* wheels that differ from torch's pins)"),
+            manual(f"ldd {path} | grep {other.split('.so')[0]}  (which copy loads)"),
+        ),
+    )
+
+
+_WINDOWS = re.compile(
+    r"DLL load failed while importing ([A-Za-z0-9_.]+): The specified (?:procedure|program)"
+)
+
+
+def _windows_entry_point(facts: Facts, line: LogLine, module: str) -> Hit:
+    """Windows names neither the symbol nor the file: only the module being imported (`_C`);
+    the traceback above it names the package."""
+    torch = _torch_text(facts)
+    return Hit(
+        f"Windows could not resolve an entry point of the extension module {module} (line "
+        f"{line.line}): it was built against another torch (or library) than {torch}",
+        evidence={"line": line.line, "module": module},
+        fix=fix(
+            f"Install the package's build made for {torch} (the wheel for that torch, CUDA and "
+            "Python), or rebuild it against the installed torch: pip install "
+            "--no-build-isolation --no-cache-dir --force-reinstall <the package importing "
+            f"{module}>; or install the torch release the package was built for",
+            "manual",
+            manual("pip install --no-build-isolation --no-cache-dir --force-reinstall <package>"),
+            manual('python -c "import torch; print(torch.__version__)"  (the torch it must match)'),
+        ),
+    )
+
+
+def _source_build(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
+    """An extension outside site-packages (a project built in place, `python setup.py develop`,
+    `pip install -e .`): no distribution to reinstall; its build is older than the torch (or
+    CUDA, Python) now installed, and rebuilding it from a clean tree is the fix."""
+    if not path.startswith("/") or provider(symbol) not in ("torch", "cuda", "other"):
+        raise NotStated(
+            f"{path} is not under site-packages: the line does not say which distribution built it",
+            "libraries.unresolved",
+        )
+    folder = path.rsplit("/", 1)[0]
+    readable = demangle(symbol)
+    shown = f"{symbol} ({readable})" if readable else symbol
+    source = provider(symbol)
+    against = _torch_text(facts) if source == "torch" else "the libraries now installed"
+    return Hit(
+        f"{path} (built in place, outside site-packages; line {line.line}) cannot resolve "
+        f"{shown}, which {source_text(source)} should provide: the extension was compiled "
+        f"against another version than {against}",
+        evidence={
+            "line": line.line,
+            "library": path,
+            "symbol": symbol,
+            "demangled": readable,
+            "provider": source,
+        },
+        fix=fix(
+            f"Rebuild the extension against {against}: in the project that built it, delete "
+            "its build/ folder and the stale .so, then pip install --no-build-isolation -e . "
+            "(or python setup.py build develop)",
+            "manual",
+            manual(f"rm -rf build/ {folder}/*.so  (in the project's source tree)"),
+            manual("pip install --no-build-isolation --no-cache-dir -e ."),
+        ),
     )
 
 

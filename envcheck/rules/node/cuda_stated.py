@@ -21,7 +21,7 @@ from packaging.utils import canonicalize_name
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log
-from envcheck.rules.fixes import fix, manual, set_env
+from envcheck.rules.fixes import fix, manual, pip_install, set_env
 from envcheck.rules.node.cuda_libs import _TOOLKIT_DIR
 from envcheck.rules.node.cudnn_stated import cudnn_mismatch_in_log
 
@@ -82,6 +82,16 @@ def nvjitlink_shadowed_in_log(facts: Facts, line: LogLine) -> Hit:
         if toolkit
         else "Put the nvidia-nvjitlink wheel's directory first on LD_LIBRARY_PATH"
     )
+    # __nvJitLinkAddData_12_4: the symbol names the CUDA release of nvJitLink it needs
+    release = re.search(r"_(1[0-9])_([0-9]+)$", symbol.group("symbol")) if symbol else None
+    if release is not None:
+        wheel = f"nvidia-nvjitlink-cu{release.group(1)}"
+        floor = f"{release.group(1)}.{release.group(2)}"
+        summary += (
+            f"; if the nvidia-nvjitlink wheel itself is older than {floor} (pip installed "
+            f"mismatched wheels): pip install --upgrade {wheel} (>= {floor})"
+        )
+        actions.append(pip_install(f"{wheel}>={floor}", flags=("--upgrade",)))
     return Hit(
         f"{lib} of the pip wheel (line {line.line}) loaded a libnvJitLink.so.12 that lacks a "
         f"symbol of its own CUDA release{missing}: not the nvidia-nvjitlink wheel's but {where}",

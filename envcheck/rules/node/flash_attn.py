@@ -87,13 +87,18 @@ def _flash_attn_fix(facts: Facts, torch: Version | None, *, old_abi: bool | None
     if best is None:
         what = f"torch {torch}" if torch is not None else "the installed torch"
         return fix(
-            f"Rebuild flash-attn against {what}",
+            f"Rebuild flash-attn against {what}: pip uninstall -y flash-attn, then "
+            "pip install flash-attn --no-build-isolation --no-cache-dir (its setup compiles "
+            "against the torch of this environment, or picks its prebuilt wheel for it)",
             "safe",
             pip_uninstall("flash-attn"),
             pip_install("flash-attn", flags=("--no-build-isolation", "--no-cache-dir")),
         )
     if mm is not None:
-        summary = f"Reinstall flash-attn {best.version}, which has prebuilt wheels for torch {mm}"
+        summary = (
+            f"Reinstall flash-attn {best.version}, which has prebuilt wheels for torch {mm}: "
+            f"pip install flash-attn=={best.version} --no-build-isolation --no-cache-dir"
+        )
     else:
         summary = (
             f"torch exports only old-ABI symbols, so it is a pip build of torch {LAST_OLD_ABI} or "

@@ -12,15 +12,18 @@ and, when the node is known, its OS release and torch's CUDA.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+
+from packaging.specifiers import SpecifierSet
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
-from envcheck.matrix.model import package_names
+from envcheck.matrix.model import Matrix, package_names
 from envcheck.matrix.schema import OsRelease, Soname
 from envcheck.model.finding import Action, Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
+from envcheck.rules.node.cuda_libs import _pins
 
 _SONAME = re.compile(r"(lib[A-Za-z0-9_+.-]*?\.so(?:\.[0-9]+)*)(?:: cannot open| => not found)")
 _SITE = re.compile(r"(?P<site>/[^\s:'\"()]*?/(?:site|dist)-packages)/")
@@ -59,6 +62,15 @@ def _torch_cuda_major(facts: Facts) -> int | None:
     return cuda.major if cuda is not None else None
 
 
+def _torch_pins(facts: Facts) -> Mapping[str, SpecifierSet]:
+    """The nvidia-* wheels and versions the node's torch pins (its METADATA, or the matrix's
+    release entry); {} when the node does not say."""
+    try:
+        return _pins(facts)
+    except Skip:
+        return {}
+
+
 def _pick(entries: tuple[Soname, ...], major: int | None) -> tuple[Soname, ...]:
     if len(entries) > 1 and major is not None:
         chosen = tuple(e for e in entries if e.cuda_major == major)
@@ -89,8 +101,10 @@ def shared_library_not_found(facts: Facts) -> Iterable[Hit]:
     nvidia-cudnn-cu12 ships it (site-packages/nvidia/cudnn/lib).
 
     ## Fix
-    Install the package that ships the library (`pip install nvidia-cudnn-cu12`, `apt install
-    libgl1`), or, when it is installed, put its directory on `LD_LIBRARY_PATH`.
+    Install the package that ships the library (`pip install nvidia-cudnn-cu12==9.*`, at the
+    version the node's torch pins when known; `apt install libgl1`), or, when it is installed,
+    put its directory on `LD_LIBRARY_PATH`. A sub-library (libcudnn_cnn_infer.so.8) is shipped
+    by its family's package; torch's own libraries (libc10.so) load with `import torch`.
 
     ## References
     - bminor/glibc elf/dl-load.c, elf/dl-catch.c (the loader's messages)
@@ -99,11 +113,20 @@ def shared_library_not_found(facts: Facts) -> Iterable[Hit]:
     raise Skip("only a log line states a library the loader could not open", "log.loader")
 
 
+# NVIDIA's CUDA libraries whose SONAME major is the component's major version, which is the
+# wheel's version (cudnn-feedstock: soname = version.split('.')[0]; torch's METADATA pins:
+# pip version = component version). Not the tools (libnvToolsExt.so.1 ships in nvtx 12.x).
+_VERSIONED_LIKE_SONAME = frozenset({"cudnn", "cuda-runtime", "cuda-math", "cuda-compiler", "nccl"})
+
 _PURELIB = "$(python -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')"
 
 
 def _soname_actions(
-    entry: Soname, soname: str, site: str | None, major: int | None
+    entry: Soname,
+    soname: str,
+    site: str | None,
+    major: int | None,
+    pins: Mapping[str, SpecifierSet] | None = None,
 ) -> tuple[list[str], list[Action]]:
     words: list[str] = []
     actions: list[Action] = []
@@ -111,8 +134,20 @@ def _soname_actions(
     wheels = package_names(entry.pip, major)
     if wheels:
         wheel = wheels[0]
-        words.append(f"pip install {wheel}")
-        actions.append(pip_install(wheel))
+        spec = wheel
+        so_major = re.search(r"\.so\.([0-9]+)", soname)
+        if (
+            so_major
+            and int(so_major.group(1)) >= 1
+            and wheel.startswith("nvidia-")
+            and entry.kind in _VERSIONED_LIKE_SONAME
+        ):
+            spec = f"{wheel}=={so_major.group(1)}.*"  # the release line the SONAME names
+        pinned = (pins or {}).get(wheel)
+        if pinned is not None and str(pinned):  # the version the node's torch pins
+            spec = f"{wheel}{pinned}"
+        words.append(f"pip install {spec}")
+        actions.append(pip_install(spec))
         if entry.pip_dir:
             folder = (site or _PURELIB) + "/" + entry.pip_dir.removeprefix("site-packages/")
             actions.append(
@@ -147,9 +182,12 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
     site_match = _SITE.search(line.text)
     site = site_match.group("site") if site_match else None
     major = _torch_cuda_major(facts)
-    entries = _pick(facts.matrix.soname(soname), major)
+    entries, via = _lookup(facts.matrix, soname)
+    entries = _pick(entries, major)
     optional = "Could not load dynamic library" in line.text  # a probe that goes on without it
     severity = Severity.WARNING if optional else None
+    if _TORCH_LIB.match(soname) and all(e.kind == "torch" for e in entries):
+        return _torch_library(soname, by, needer, line, severity)
     if not entries:
         return Hit(
             f"the loader cannot find {soname}{by} (line {line.line}); the matrix does not know "
@@ -169,7 +207,7 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
     words: list[str] = []
     actions: list[Action] = []
     for entry in entries:
-        more, acts = _soname_actions(entry, soname, site, major)
+        more, acts = _soname_actions(entry, soname, site, major, _torch_pins(facts))
         if len(entries) > 1 and entry.cuda_major is not None:
             more = [f"{w} (CUDA {entry.cuda_major})" for w in more]
         words += more
@@ -184,6 +222,13 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         ]
         actions.append(manual("docker run --gpus all ...  (or the CDI device nvidia.com/gpu=all)"))
     notes = " ".join(dict.fromkeys(e.note for e in entries if e.note))
+    if via is not None and soname.endswith(".so"):
+        notes = (
+            f"{soname} is the unversioned development name of {via} (a program that opens it "
+            "needs the -dev link, or the versioned library's directory on the path). " + notes
+        )
+    elif via is not None:
+        notes = f"{soname} ships with {via}. " + notes
     for_cuda = f" for torch's CUDA {major}" if major is not None and entries[0].cuda_major else ""
     return Hit(
         f"the loader cannot find {soname}{by} (line {line.line}), a {kind} library{for_cuda}: "
@@ -212,6 +257,60 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
     )
 
 
+_SUBLIBRARY = re.compile(r"^(?P<stem>lib[A-Za-z0-9]+[_-][A-Za-z0-9]+)[A-Za-z0-9_-]*(?P<so>\.so.*)$")
+
+
+def _lookup(matrix: Matrix, soname: str) -> tuple[tuple[Soname, ...], str | None]:
+    """The table's entries for ``soname`` and, when they are another name's, which: a
+    sub-library its family's entry names in its note (libcudnn_cnn_infer.so.8 ships with
+    libcudnn.so.8, libnvrtc-builtins.so.12.4 with libnvrtc.so.12), or the unversioned
+    development name (libcudart.so) of the SONAMEs the table knows (libcudart.so.12)."""
+    found = matrix.soname(soname)
+    if found:
+        return found, None
+    sub = _SUBLIBRARY.match(soname)
+    if sub is not None:
+        main = re.sub(r"[_-].*$", "", sub.group("stem")) + sub.group("so")
+        family = matrix.soname(main)
+        if family and any(e.note and sub.group("stem") in e.note for e in family):
+            return family, family[0].name
+    if soname.endswith(".so"):
+        versioned = tuple(e for e in matrix.sonames if e.name.startswith(soname + "."))
+        if versioned:
+            return versioned, " / ".join(dict.fromkeys(e.name for e in versioned))
+    return (), None
+
+
+_TORCH_LIB = re.compile(r"^lib(?:torch|c10|caffe2)[A-Za-z0-9_]*\.so")
+
+
+def _torch_library(
+    soname: str, by: str, needer: str | None, line: LogLine, severity: Severity | None
+) -> Hit:
+    """torch's own libraries (torch/lib: libc10.so, libtorch_cpu.so, libtorch_cuda.so): an
+    extension links them without a RUNPATH to torch/lib and relies on `import torch` having
+    loaded them; a name the installed torch no longer ships (libtorch_cuda_cu.so, split off
+    before torch 2.0) means the extension was built for another torch."""
+    torch_lib = "$(python -c 'import os, torch; print(os.path.dirname(torch.__file__))')/lib"
+    return Hit(
+        f"the loader cannot find {soname}{by} (line {line.line}), one of torch's own libraries "
+        "(site-packages/torch/lib): torch was not imported before the extension, is not "
+        "installed in this environment, or is another release than the extension was built for",
+        evidence={"line": line.line, "soname": soname, "required_by": needer},
+        fix=fix(
+            "import torch before the extension (it loads torch/lib); if that does not help, "
+            "the extension was built for another torch: reinstall it for the installed torch "
+            "(pip install --no-build-isolation --no-cache-dir --force-reinstall <package>), or "
+            f"export LD_LIBRARY_PATH={torch_lib}:$LD_LIBRARY_PATH",
+            "manual",
+            manual("import torch  (before importing the extension)"),
+            manual("pip install --no-build-isolation --no-cache-dir --force-reinstall <package>"),
+            manual(f"export LD_LIBRARY_PATH={torch_lib}:$LD_LIBRARY_PATH"),
+        ),
+        severity=severity,
+    )
+
+
 @rule("SYS151", "libstdcxx-too-old", Severity.ERROR)
 def libstdcxx_too_old(facts: Facts) -> Iterable[Hit]:
     """The libstdc++ the loader picked is older than a binary needs
@@ -234,8 +333,10 @@ def libstdcxx_too_old(facts: Facts) -> Iterable[Hit]:
 
     ## Fix
     Give the process a libstdc++ from GCC >= that release: in a conda environment `conda install
-    -c conda-forge 'libstdcxx-ng>=12.1'`; or load a newer copy first (`LD_PRELOAD` it or put its
-    directory first on `LD_LIBRARY_PATH`).
+    -c conda-forge 'libstdcxx-ng>=12.1'` (or conda-forge's `gcc`, which brings it); or load a
+    newer copy first (`LD_PRELOAD` it, put its directory first on `LD_LIBRARY_PATH`
+    (`$CONDA_PREFIX/lib` when the system's copy is the old one), or link the system's copy into
+    the environment with `ln -sf`).
 
     ## References
     - https://gcc.gnu.org/onlinedocs/libstdc++/manual/abi.html
@@ -244,7 +345,29 @@ def libstdcxx_too_old(facts: Facts) -> Iterable[Hit]:
     raise Skip("only a log line states a missing libstdc++ symbol version", "log.loader")
 
 
+def _normalized(path: str | None) -> str | None:
+    """The path with `dir/../` folded (`/opt/conda/envs/x/bin/../lib/libstdc++.so.6`, as the
+    loader prints a copy found through python's `$ORIGIN/../lib` RPATH)."""
+    if not path:
+        return path
+    previous = None
+    while previous != path:
+        previous, path = path, re.sub(r"/[^/]+/\.\./", "/", path, count=1)
+    return path
+
+
+def _conda_prefix(path: str | None) -> str | None:
+    """The conda environment a path lies in (`/opt/conda/envs/x/lib/python3.11/...` ->
+    `/opt/conda/envs/x`); None for a path outside one."""
+    path = _normalized(path)
+    found = _CONDA.search(path) if path else None
+    if path is None or found is None:
+        return None
+    return path[: found.end() - len("/lib/")]
+
+
 def _which_copy(path: str | None) -> str:
+    path = _normalized(path)
     if not path:
         return "unknown"
     if _CONDA.search(path):
@@ -290,26 +413,55 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         system_has = _has_label(newest, label)
     actions: list[Action] = []
     summary: str
+    at_least = gcc_short or "?"
     conda_pkg = f"libstdcxx-ng>={gcc_short}" if gcc_short else "libstdcxx-ng"
+    gcc_pkg = f"gcc>={gcc_short}" if gcc_short else "gcc"
+    system_copy = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"
+    check = manual(
+        f"strings {path or system_copy} | grep {label.split('_')[0]}_  (the labels it has)"
+    )
     if copy == "conda":
-        prefix = path.rsplit("/lib/", 1)[0] if path else "$CONDA_PREFIX"
+        prefix = (_normalized(path) or path).rsplit("/lib/", 1)[0] if path else "$CONDA_PREFIX"
         summary = (
-            f"Upgrade the environment's libstdc++ to GCC >= {gcc_short or '?'}: conda install "
-            f"-c conda-forge libstdcxx-ng (a release >= {gcc_short or '?'}: '{conda_pkg}'), or "
-            "load the system's newer copy first with LD_PRELOAD"
+            f"Upgrade the conda environment's libstdc++ to GCC >= {at_least}: conda install -c "
+            f"conda-forge libstdcxx-ng (a release >= {at_least}), or conda install -c "
+            f"conda-forge gcc (>= {at_least}, which brings it); or make the process load the "
+            f"system's newer copy first: export LD_PRELOAD={system_copy}, or "
+            f"ln -sf {system_copy} {prefix}/lib/libstdc++.so.6"
         )
-        actions.append(manual(f"conda install -c conda-forge '{conda_pkg}'  (in {prefix})"))
+        actions.append(
+            manual(
+                f"conda install -n {prefix.rsplit('/', 1)[-1]} -c conda-forge '{conda_pkg}'"
+                if "/envs/" in prefix
+                else f"conda install -c conda-forge '{conda_pkg}'"
+            )
+        )
+        actions.append(manual(f"conda install -c conda-forge '{gcc_pkg}'"))
         if system_has is not False:
-            actions.append(manual("export LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libstdc++.so.6"))
+            actions.append(manual(f"export LD_PRELOAD={system_copy}"))
+            actions.append(manual(f"ln -sf {system_copy} {prefix}/lib/libstdc++.so.6"))
+        actions.append(check)
     elif copy == "system":
         summary = (
-            f"The system libstdc++ is older than GCC {gcc or '?'}: load a newer libstdc++.so.6 "
-            f"first (a conda environment's: conda install -c conda-forge libstdcxx-ng, a release "
-            f">= {gcc_short or '?'}, then export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:"
-            "$LD_LIBRARY_PATH), or use a newer OS image"
+            f"The system libstdc++ is older than GCC {gcc or '?'}: put a newer libstdc++.so.6 "
+            "first on the loader's path: in a conda environment, conda install -c conda-forge "
+            f"libstdcxx-ng (a release >= {at_least}) and export "
+            "LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH (or LD_PRELOAD "
+            "$CONDA_PREFIX/lib/libstdc++.so.6); or upgrade the OS's libstdc++6 (Ubuntu: the "
+            "ppa:ubuntu-toolchain-r/test PPA) or use a newer OS image"
         )
         actions.append(manual(f"conda install -c conda-forge '{conda_pkg}'"))
         actions.append(manual("export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH"))
+        env = _conda_prefix(needer)
+        if env is not None:  # the binary that needs the label lives in a conda environment
+            actions.append(manual(f"export LD_LIBRARY_PATH={env}/lib:$LD_LIBRARY_PATH  (here)"))
+        actions.append(manual("export LD_PRELOAD=$CONDA_PREFIX/lib/libstdc++.so.6"))
+        actions.append(
+            manual(
+                "sudo add-apt-repository ppa:ubuntu-toolchain-r/test && sudo apt-get update && "
+                "sudo apt-get install --only-upgrade libstdc++6  (Ubuntu)"
+            )
+        )
         newer = [
             f"{r.os} {r.version}"
             for r in facts.matrix.os_releases
@@ -321,14 +473,21 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
             actions.append(
                 manual(f"or run on an OS whose libstdc++ has {label}: {', '.join(newer[:4])}")
             )
+        actions.append(check)
     else:
         summary = (
             f"Load a libstdc++.so.6 from GCC >= {gcc or '?'} before {path or 'the old copy'}: "
-            "LD_PRELOAD a newer one, or conda install -c conda-forge "
-            f"'{conda_pkg}'"
+            f"export LD_PRELOAD={system_copy} (when the system's has {label}), or in a conda "
+            f"environment conda install -c conda-forge libstdcxx-ng (a release >= {at_least}) "
+            "and export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH, or link the "
+            f"system's copy into the environment: ln -sf {system_copy} "
+            "$CONDA_PREFIX/lib/libstdc++.so.6"
         )
-        actions.append(manual("export LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libstdc++.so.6"))
+        actions.append(manual(f"export LD_PRELOAD={system_copy}"))
         actions.append(manual(f"conda install -c conda-forge '{conda_pkg}'"))
+        actions.append(manual("export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH"))
+        actions.append(manual(f"ln -sf {system_copy} $CONDA_PREFIX/lib/libstdc++.so.6"))
+        actions.append(check)
     os_note = ""
     if release is not None and system_has is not None:
         os_note = (

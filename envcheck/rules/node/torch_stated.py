@@ -88,10 +88,14 @@ def pre_ampere_in_log(facts: Facts, line: LogLine) -> Hit:
 
 @from_log("TOR104")
 def companion_in_log(facts: Facts, line: LogLine) -> Hit:
-    """torchvision's 'operator torchvision::nms does not exist': its compiled ops did not load
-    into the installed torch. Where the node's torch is known, the paired torchvision release
-    (the matrix's companions) is named; otherwise the pairing rule: the torchvision of the same
-    channel and release as torch, from torch's own index."""
+    """A companion's compiled part that did not load into the installed torch: torchvision's
+    'operator torchvision::nms does not exist', or the companion's own extension with an
+    `undefined symbol` (torchvision, torchaudio, xformers: the extension's path names it). Where the
+    node's torch is known, the paired release (the matrix's companions) is named; otherwise the
+    pairing rule: the companion of the same channel and release as torch, from torch's index."""
+    extension = line.stated.get("ext_library")  # torchaudio/lib/libtorchaudio.so
+    name = str(canonicalize_name(extension.split("/", 1)[0] if extension else "torchvision"))
+    symbol = line.stated.get("undefined_symbol")
     try:
         torch = facts.version("torch")
     except Skip:
@@ -103,29 +107,39 @@ def companion_in_log(facts: Facts, line: LogLine) -> Hit:
             (
                 c
                 for c in facts.matrix.companions
-                if canonicalize_name(c.package) == "torchvision" and c.torch == release
+                if canonicalize_name(c.package) == name and c.torch == release
             ),
             None,
         )
     have = f"torch {torch}" if torch is not None else "the installed torch"
+    said = f"undefined symbol {symbol}" if symbol else "'operator torchvision::nms does not exist'"
     message = (
-        f"torchvision's compiled ops did not load into {have} (line {line.line}: 'operator "
-        "torchvision::nms does not exist'): the torchvision installed was built for another torch"
+        f"{name}'s compiled ops did not load into {have} (line {line.line}: {said}): the "
+        f"{name} installed was built for another torch"
     )
     if pair is not None:
         remedy = fix(
-            f"Install torchvision {pair.version}, built for torch {pair.torch}",
+            f"Install {name} {pair.version}, built for torch {pair.torch}",
             "safe",
-            pip_install(f"torchvision=={pair.version}"),
+            pip_install(f"{name}=={pair.version}"),
         )
     else:
         remedy = fix(
-            "Reinstall torchvision from the channel and index torch came from (a nightly torch "
-            "needs the nightly torchvision of the same date; a release, its paired release)",
+            f"Reinstall {name} from the channel and index torch came from, the release paired "
+            f"with the installed torch: pip install --force-reinstall "
+            f"--no-cache-dir {name}==<the release paired with your torch> from the index torch "
+            f"came from (a nightly torch needs the nightly {name} of the same date), or "
+            f"reinstall torch and {name} together so pip pairs them",
             "manual",
+            manual(f"pip uninstall -y {name}"),
             manual(
-                "pip install --force-reinstall torchvision --index-url <the index torch was "
-                "installed from> (with --pre for a nightly)"
+                f"pip install --force-reinstall --no-cache-dir torch {name} --index-url "
+                "<the index torch was installed from, e.g. .../whl/cu121> (with --pre for a "
+                "nightly)"
             ),
         )
-    return Hit(message, evidence={"line": line.line, "torch": str(torch)}, fix=remedy)
+    return Hit(
+        message,
+        evidence={"line": line.line, "torch": str(torch), "companion": name, "symbol": symbol},
+        fix=remedy,
+    )
