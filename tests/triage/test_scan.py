@@ -112,7 +112,7 @@ EXAMPLES = [
         "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory. Memory on the node (IP: 10.0.0.5, ID: 3a4b) where the task was running was 110.69GB / 124.35GB (0.890133), which exceeds the memory usage threshold of 0.95.",
         "ray-memory-monitor-kill",
     ),
-    ("[12345.678901] Out of memory: Killed process 129668 (ray::WorkerDict)", "linux-oom-killer"),
+    ("[12345.678901] Out of memory: Killed process 129668 (ray::WorkerDict)", "kernel-oom-killer"),
     (
         "The actor is dead because its worker process has died. Worker exit type: UNEXPECTED_SYSTEM_EXIT Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of file.",
         "ray-unexpected-system-exit",
@@ -452,6 +452,29 @@ EXAMPLES += [
         "rtx.scenedb.plugin.dll!carbOnPluginStartup+0x252db",
         "rtx-scenedb-plugin-crash",
     ),
+]
+# the memory family: torch's DataLoader and shared-memory lines, the kernel's OOM killer, SIGKILL
+EXAMPLES += [
+    (
+        "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient "
+        "shared memory (shm).",
+        "dataloader-shm-bus-error",
+    ),
+    (
+        "RuntimeError: unable to write to file </torch_31911_952036340_6686>: No space left on "
+        "device (28)",
+        "torch-shm-no-space",
+    ),
+    (
+        "RuntimeError: DataLoader worker (pid(s) 2081, 2082) exited unexpectedly",
+        "dataloader-worker-exited",
+    ),
+    (
+        "[Mon Apr 29 14:55:41 2024] Out of memory: Killed process 1440763 (python) "
+        "total-vm:87033376kB, anon-rss:60356340kB",
+        "kernel-oom-killer",
+    ),
+    ("  traceback : Signal 9 (SIGKILL) received by PID 2187", "process-sigkilled"),
 ]
 # the failure families (loader, abi, python, build): lines as glibc, CPython, torch's
 # cpp_extension, nvcc, ninja, setuptools and pip print them

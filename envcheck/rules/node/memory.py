@@ -1,0 +1,250 @@
+"""The memory family: host RAM and shared memory (matrices/signatures/memory.toml).
+
+SYS190 is a job killed for host memory: the kernel's OOM killer, or the bare SIGKILL it leaves
+behind (`Killed`, torchrun's `exitcode : -9`, a DataLoader worker `killed by signal: Killed`).
+A full /dev/shm (a DataLoader worker's bus error, torch.multiprocessing's `unable to write to
+file </torch_...>`) is SYS101's cause, worded here (`shm_hit`) for system.py's reading of the
+line. GPU memory held by other processes is DRV104 (driver_errors.py), Ray's memory monitor
+RAY106/RAY107 (ray.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterable
+
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
+from envcheck.model.finding import Action, Severity
+from envcheck.rules.base import Hit, LogLine, from_log, rule
+from envcheck.rules.fixes import fix, manual
+
+GIB = 1024**3
+# available host memory below this share of the total before a job starts (SYS190 on a node)
+_LOW_SHARE = 0.05
+
+# the signatures whose line is a full /dev/shm seen by torch's DataLoader / multiprocessing
+SHM_SIGNATURES = frozenset(
+    {"dataloader-shm-bus-error", "torch-shm-no-space", "dataloader-worker-exited"}
+)
+# the signature that names the OOM killer itself (the others infer it from a SIGKILL)
+_OOM_KILLER = "kernel-oom-killer"
+
+_CHECK = "dmesg -T | grep -i -E 'killed process|out of memory' (kubectl describe pod: OOMKilled)"
+_STEPS = (
+    "lower the host memory the job needs: fewer DataLoader workers (num_workers=2, or "
+    "num_workers=0), a smaller batch size, datasets memory-mapped or streamed instead of loaded",
+    "give the job more memory: raise the container's limit (docker run --memory=<size>, "
+    "Kubernetes resources.limits.memory, Slurm --mem=<size>) or add swap",
+)
+
+
+def _memory(facts: Facts) -> tuple[int, int | None, bool]:
+    """(total, available, capped by a cgroup limit) host memory as a job sees it."""
+    system = facts.system()
+    total = system.memory_total_bytes
+    if total is None:
+        raise Skip("memory size unknown", "system.memory")
+    limit = system.cgroup.memory_limit_bytes if system.cgroup else None
+    available = system.memory_available_bytes
+    capped = limit is not None and limit < total
+    if capped and limit is not None:
+        total = limit
+        available = min(available, limit) if available is not None else None
+    return total, available, capped
+
+
+@rule("SYS190", "host-memory-exhausted", Severity.WARNING)
+def host_memory_exhausted(facts: Facts) -> Iterable[Hit]:
+    """The job was killed for host memory (the kernel's OOM killer, a bare SIGKILL)
+
+    ## What it checks
+    On a node: the host memory still available (the container's cgroup limit caps the host's)
+    below 5% of the total before the job starts. In `triage`, the kernel's own lines (`Out of
+    memory: Killed process N`, `invoked oom-killer`, `Memory cgroup out of memory`, Kubernetes'
+    `OOMKilled`) and the SIGKILL they leave in a job's log: a bare `Killed`, torchrun's
+    `Signal 9 (SIGKILL) received by PID` / `exitcode : -9`, `died with <Signals.SIGKILL: 9>`,
+    a DataLoader worker `killed by signal: Killed`, exit code 137.
+
+    ## Why it matters
+    A process killed for host RAM gets no Python traceback: it ends with `Killed` or exit code
+    -9/137, and the other ranks then fail with NCCL timeouts or "remote process exited". It is
+    not CUDA's out of memory (that is an exception about the GPU). Common causes: many
+    DataLoader workers each copying the dataset, loading a checkpoint to CPU on every rank, a
+    container memory limit below what the job needs.
+
+    ## Example
+    `torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 1234 closing
+    signal SIGTERM` ... `exitcode : -9`, and `dmesg` shows `Out of memory: Killed process 1234
+    (python)`.
+
+    ## Fix
+    Confirm with `dmesg -T | grep -i 'killed process'`; lower the job's host memory (fewer
+    DataLoader workers, `num_workers=0`, a smaller batch, memory-mapped data) or give it more
+    (docker `--memory`, Kubernetes `resources.limits.memory`, Slurm `--mem`, swap).
+
+    ## References
+    - https://github.com/torvalds/linux/blob/master/mm/oom_kill.c
+    - https://pytorch.org/docs/stable/elastic/errors.html
+    - https://kubernetes.io/docs/tasks/configure-pod-container/assign-memory-resource/
+    """
+    total, available, capped = _memory(facts)
+    if available is None:
+        raise Skip("available memory unknown", "system.memory")
+    if available >= _LOW_SHARE * total:
+        return []
+    where = "the container's memory limit" if capped else "the node's memory"
+    return [
+        Hit(
+            f"only {available / GIB:.1f} GiB of {where} ({total / GIB:.1f} GiB) is available: a "
+            "job started now is likely to be killed by the kernel's OOM killer",
+            evidence={"memory_total_bytes": total, "memory_available_bytes": available},
+            fix=fix(
+                "Free host memory (stale jobs, leftover DataLoader workers) or raise the limit",
+                "manual",
+                manual("ps aux --sort=-rss | head (stop what a finished job left behind)"),
+                manual(_STEPS[1]),
+            ),
+        )
+    ]
+
+
+def _limit_note(facts: Facts) -> str:
+    with contextlib.suppress(Skip):
+        total, _, capped = _memory(facts)
+        if capped:
+            return f"; the container's memory limit is {total / GIB:.1f} GiB"
+        return f"; the node has {total / GIB:.1f} GiB"
+    return ""
+
+
+@from_log("SYS190")
+def host_memory_exhausted_in_log(facts: Facts, line: LogLine) -> Hit:
+    """The kernel's OOM-killer line names the cause; a bare SIGKILL (`Killed`, `exitcode : -9`)
+    is worded as the OOM killer's most likely trace, with the command that confirms it."""
+    pid = re.search(
+        r"(?:Killed process |received by PID |[Kk]ill process |\(pid: ?)([0-9]+)", line.text
+    )
+    who = f"process {pid.group(1)}" if pid else "a process"
+    killer = line.signature == _OOM_KILLER
+    what = (
+        f"the kernel's OOM killer killed {who} (line {line.line}): host RAM or the container's "
+        "memory limit ran out (not the GPU's memory)"
+        if killer
+        else f"{who} was killed with SIGKILL (line {line.line}) and left no traceback: almost "
+        "always the kernel's OOM killer, host RAM or the container's memory limit exhausted "
+        "(not the GPU's memory)"
+    )
+    return Hit(
+        what + _limit_note(facts),
+        evidence={"line": line.line, "pid": pid.group(1) if pid else None},
+        fix=fix(
+            "Lower the job's host memory (fewer DataLoader workers: num_workers=0 to confirm, a "
+            "smaller batch) or give it more memory (docker run --memory, --mem, swap)",
+            "manual",
+            *(() if killer else (manual(_CHECK),)),
+            *(manual(s) for s in _STEPS),
+        ),
+        severity=Severity.ERROR if killer else Severity.WARNING,
+    )
+
+
+def shm_hit(facts: Facts, line: LogLine, step: Action) -> Hit:
+    """SYS101 worded for torch's DataLoader / multiprocessing lines: a full /dev/shm, the
+    container's size flag first (what the threads establish), fewer workers as the fallback."""
+    shm = None
+    with contextlib.suppress(Skip):
+        disk = facts.storage().by_role("dev_shm")
+        shm = disk.total_bytes if disk is not None else None
+    known = f" (/dev/shm is {shm / 1024**2:.0f} MiB)" if shm else ""
+    text = line.text.lower()
+    if "exited unexpectedly" in text:
+        what = "DataLoader workers died without an error of their own"
+        full = "most often /dev/shm is full"
+    elif "bus error" in text or "shared memory (shm)" in text:
+        what = "a DataLoader worker crashed with a bus error writing a batch into shared memory"
+        full = "/dev/shm is full"
+    else:
+        what = "torch.multiprocessing could not write a tensor into shared memory"
+        full = "/dev/shm is full"
+    return Hit(
+        f"{what} (line {line.line}): {full}{known}; a container's /dev/shm is 64 MiB "
+        "(Docker's default) unless started with --shm-size or --ipc=host",
+        evidence={"line": line.line, "dev_shm_bytes": shm},
+        fix=fix(
+            "Give the container a larger /dev/shm (docker run --shm-size=16g or --ipc=host); "
+            "or lower DataLoader num_workers (num_workers=0 uses no shared memory)",
+            "manual",
+            step,
+            manual(
+                "without root on the container: DataLoader(..., num_workers=0), or fewer "
+                "workers and a smaller batch"
+            ),
+        ),
+        severity=Severity.ERROR,
+    )
+
+
+# GPU memory in use with no process listed: at least this much (MiB) or this share of the GPU
+_HELD_MIB = 1024
+_HELD_SHARE = 0.1
+
+
+@rule("SYS191", "gpu-memory-without-process", Severity.WARNING)
+def gpu_memory_without_process(facts: Facts) -> Iterable[Hit]:
+    """GPU memory is in use but no process is listed on the GPU (an orphaned holder)
+
+    ## What it checks
+    Each GPU whose used memory is at least 1 GiB or 10% of its total while nvidia-smi / NVML
+    lists no process on it ("No running processes found").
+
+    ## Why it matters
+    Memory that no listed process holds belongs to a process nvidia-smi cannot name: a killed
+    job's orphaned or zombie workers (DataLoader or multiprocessing children still holding
+    the CUDA context), or a process in another PID namespace (another container). The next job
+    fails with CUDA out of memory on a GPU that looks idle. (Listed processes are DRV104's.)
+
+    ## Example
+    `nvidia-smi`: `10151MiB / 81920MiB`, 100% utilisation, and `No running processes found`
+    after the training script was stopped with Ctrl-C.
+
+    ## Fix
+    Find the holders with `fuser -v /dev/nvidia*` (or `lsof /dev/nvidia*`) on the host and kill
+    them (`kill -9 <pid>`, `pkill -f <script>`); if none is left, `nvidia-smi --gpu-reset -i
+    <index>` with the GPU idle, or reboot.
+
+    ## References
+    - https://github.com/PaddlePaddle/PaddleOCR/issues/2074
+    - https://github.com/qizhou000/VisEdit/issues/5
+    - https://docs.nvidia.com/deploy/nvidia-smi/index.html
+    """
+    held = []
+    for gpu in facts.gpus():
+        used, total = gpu.memory_used_mib, gpu.memory_total_mib
+        if gpu.process_count != 0 or used is None:
+            continue
+        if used >= _HELD_MIB or (total and used >= _HELD_SHARE * total):
+            held.append(gpu)
+    return [
+        Hit(
+            f"GPU {gpu.index} has {gpu.memory_used_mib} MiB in use"
+            + (f" of {gpu.memory_total_mib} MiB" if gpu.memory_total_mib else "")
+            + " but no process is listed on it: an orphaned or zombie process (a killed job's "
+            "workers) or a process in another container holds it",
+            evidence={"gpu": gpu.index, "memory_used_mib": gpu.memory_used_mib},
+            fix=fix(
+                "Find and kill the processes holding /dev/nvidia* (on the host), then check "
+                "that the memory is free",
+                "manual",
+                manual("sudo fuser -v /dev/nvidia* (or lsof /dev/nvidia*); kill -9 <pid>"),
+                manual(
+                    "pkill -f <training script> (its leftover DataLoader/multiprocessing workers)"
+                ),
+                manual(
+                    f"nothing left holding it: nvidia-smi --gpu-reset -i {gpu.index} (GPU idle), "
+                    "or reboot"
+                ),
+            ),
+        )
+        for gpu in held
+    ]
