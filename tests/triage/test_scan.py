@@ -476,6 +476,51 @@ EXAMPLES += [
     ),
     ("  traceback : Signal 9 (SIGKILL) received by PID 2187", "process-sigkilled"),
 ]
+# NCCL's error classes, torch's watchdog and store, Gloo's pairs; Magnum (habitat-sim), SAPIEN and
+# dm_control renderers
+EXAMPLES += [
+    (
+        "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:219, internal error - please report this issue to the NCCL developers, NCCL version 2.18.1",
+        "nccl-internal-error",
+    ),
+    (
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.19.3",
+        "nccl-invalid-usage",
+    ),
+    (
+        "node1:2301:2390 [0] proxy.cc:1523 NCCL WARN [Proxy Service 3] Failed to execute operation Connect from rank 3, retcode 3",
+        "nccl-proxy-failed",
+    ),
+    (
+        "node1:2301:2401 [1] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<36742> with status=12 opcode=0 len=0 vendor err 129 (Recv)",
+        "nccl-ib-runtime-error",
+    ),
+    (
+        "[rank0]:[E ProcessGroupNCCL.cpp:1182] [Rank 0] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives.",
+        "nccl-watchdog-stuck",
+    ),
+    (
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer [10.0.0.2]:41235",
+        "gloo-pair-connection-lost",
+    ),
+    (
+        "torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/2 clients joined.",
+        "c10d-store-wait-timeout",
+    ),
+    (
+        "Platform::WindowlessEglApplication::tryCreateContext(): unable to find EGL device for CUDA device 0",
+        "magnum-egl-context",
+    ),
+    (
+        "[2023-09-04 10:25:11.337] [svulkan2] [error] Some required Vulkan extension is not present. You may not use the renderer to render, however, CPU resources will be still available.",
+        "sapien-vulkan-unusable",
+    ),
+    ("ImportError: Cannot initialize a headless EGL display.", "dm-control-headless-egl"),
+    (
+        "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.",
+        "nccl-unhandled-system-error",
+    ),
+]
 # the failure families (loader, abi, python, build): lines as glibc, CPython, torch's
 # cpp_extension, nvcc, ninja, setuptools and pip print them
 EXAMPLES += [
