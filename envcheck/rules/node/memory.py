@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
@@ -248,3 +249,104 @@ def gpu_memory_without_process(facts: Facts) -> Iterable[Hit]:
         )
         for gpu in held
     ]
+
+
+# torch's out-of-memory message: the GPU's total and free memory and what this process holds.
+# Since torch 2.1: 'GPU 0 has a total capacity of 79.15 GiB of which 1.06 GiB is free. ...
+# Including non-PyTorch memory, this process has 16.88 GiB memory in use.'; before:
+# '(GPU 0; 7.79 GiB total capacity; 6.50 GiB already allocated; 19.75 MiB free; 6.60 GiB reserved
+# in total by PyTorch)' (reserved: PyTorch's cache only, not the CUDA context).
+_SIZE = r"([0-9.]+) ?(bytes|KiB|MiB|GiB|TiB)"
+_UNITS = {"bytes": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4}
+_NEW_OOM = re.compile(
+    r"GPU (?P<gpu>[0-9]+) has a total capacity of " + _SIZE + " of which " + _SIZE + r" is free"
+    r".*?this process has " + _SIZE + " memory in use"
+)
+_OLD_OOM = re.compile(
+    r"\(GPU (?P<gpu>[0-9]+); "
+    + _SIZE
+    + r" total capacity; .*?"
+    + _SIZE
+    + r" free; "
+    + _SIZE
+    + r" reserved in total by PyTorch\)"
+)
+# what the CUDA context and libraries of the process itself may take beyond PyTorch's cache
+_CONTEXT_BYTES = 1.5 * GIB
+
+
+def _bytes(value: str, unit: str) -> float:
+    return float(value) * _UNITS[unit]
+
+
+@dataclass(frozen=True)
+class OomShare:
+    """GPU memory as torch's out-of-memory message states it (bytes)."""
+
+    gpu: int
+    total: float
+    free: float
+    own: float  # this process (new format: all its memory; old: PyTorch's reserved cache)
+    others: float  # held by other processes: total - free - own (- the context, old format)
+
+
+def oom_share(text: str) -> OomShare | None:
+    """What other processes held when torch ran out of GPU memory, from the numbers its message
+    states (the processes themselves are named only when torch can see them: not across
+    containers); None when the line states no numbers."""
+    new = _NEW_OOM.search(text)
+    if new is not None:
+        g = new.groups()
+        total, free, own = _bytes(g[1], g[2]), _bytes(g[3], g[4]), _bytes(g[5], g[6])
+        others = total - free - own
+    else:
+        old = _OLD_OOM.search(text)
+        if old is None:
+            return None
+        g = old.groups()
+        total, free, own = _bytes(g[1], g[2]), _bytes(g[3], g[4]), _bytes(g[5], g[6])
+        others = total - free - own - _CONTEXT_BYTES
+    return OomShare(int(g[0]), total, free, own, max(others, 0.0))
+
+
+def held_by_others(share: OomShare) -> bool:
+    """Other processes held a real part of the GPU: at least 1 GiB and 10% of it."""
+    return share.others >= GIB and share.others >= 0.1 * share.total
+
+
+def held_fix(gpu: int, pids: Iterable[str] = ()) -> tuple[Action, ...]:
+    """The steps that free GPU memory other (often orphaned) processes hold."""
+    listed = " ".join(pids)
+    return (
+        manual(
+            "nvidia-smi --query-compute-apps=pid,used_memory --format=csv; "
+            + (f"kill {listed}" if listed else "kill -9 <pid>")
+            + " (a stale run's workers, a vLLM server, Ray workers: ray stop --force)"
+        ),
+        manual(
+            "nothing listed (orphaned/zombie workers, another container): sudo fuser -v "
+            "/dev/nvidia* then kill -9 <pid>, or pkill -f <training script>"
+        ),
+        manual(f"nothing left holding it: nvidia-smi --gpu-reset -i {gpu} (GPU idle), or reboot"),
+    )
+
+
+def oom_held_hit(line: int, text: str) -> Hit | None:
+    """DRV104 from torch's out-of-memory numbers when it names no other process (they run in
+    another container, or are orphans it cannot see): total - free - this process's own."""
+    share = oom_share(text)
+    if share is None or not held_by_others(share):
+        return None
+    return Hit(
+        f"the GPU ran out of memory while other processes held {share.others / GIB:.2f} GiB of it "
+        f"(line {line}: GPU {share.gpu} has {share.total / GIB:.2f} GiB, {share.free / GIB:.2f} "
+        f"GiB free, this process {share.own / GIB:.2f} GiB): leftover or orphaned processes of an "
+        "earlier run, or another job or container on the same GPU",
+        evidence={"line": line, "gpu": share.gpu, "others_bytes": int(share.others)},
+        fix=fix(
+            "Stop the processes holding the GPU's memory before the job starts (orphaned "
+            "workers of a killed run often hold it without being listed)",
+            "manual",
+            *held_fix(share.gpu),
+        ),
+    )
