@@ -86,6 +86,7 @@ def test_oom_of_the_job_itself_does_not_blame_others(
         "RuntimeError: unable to write to file </torch_31911_952036340_6686>: No space left on "
         "device (28)",
         "RuntimeError: DataLoader worker (pid(s) 2081, 2082) exited unexpectedly",
+        "Bus error (core dumped)",
     ],
 )
 def test_torch_shared_memory_lines_are_a_full_dev_shm(

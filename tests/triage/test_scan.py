@@ -475,6 +475,13 @@ EXAMPLES += [
         "kernel-oom-killer",
     ),
     ("  traceback : Signal 9 (SIGKILL) received by PID 2187", "process-sigkilled"),
+    ("Bus error (core dumped)", "bare-bus-error"),
+    ("Killed", "process-sigkilled"),
+    (
+        "RuntimeError: [enforce fail at alloc_cpu.cpp:114] data. DefaultCPUAllocator: not enough "
+        "memory: you tried to allocate 4194304 bytes.",
+        "host-allocation-failed",
+    ),
 ]
 # NCCL's error classes, torch's watchdog and store, Gloo's pairs; Magnum (habitat-sim), SAPIEN and
 # dm_control renderers

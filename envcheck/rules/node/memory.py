@@ -26,7 +26,7 @@ _LOW_SHARE = 0.05
 
 # the signatures whose line is a full /dev/shm seen by torch's DataLoader / multiprocessing
 SHM_SIGNATURES = frozenset(
-    {"dataloader-shm-bus-error", "torch-shm-no-space", "dataloader-worker-exited"}
+    {"dataloader-shm-bus-error", "torch-shm-no-space", "dataloader-worker-exited", "bare-bus-error"}
 )
 # the signature that names the OOM killer itself (the others infer it from a SIGKILL)
 _OOM_KILLER = "kernel-oom-killer"
@@ -159,7 +159,10 @@ def shm_hit(facts: Facts, line: LogLine, step: Action) -> Hit:
         shm = disk.total_bytes if disk is not None else None
     known = f" (/dev/shm is {shm / 1024**2:.0f} MiB)" if shm else ""
     text = line.text.lower()
-    if "exited unexpectedly" in text:
+    if line.signature == "bare-bus-error":
+        what = "a process died of a bus error (SIGBUS) with no message of its own"
+        full = "in a container most often /dev/shm is full"
+    elif "exited unexpectedly" in text:
         what = "DataLoader workers died without an error of their own"
         full = "most often /dev/shm is full"
     elif "bus error" in text or "shared memory (shm)" in text:
