@@ -146,3 +146,42 @@ def test_nccl_error_classes_name_the_node_causes(
     tmp_path: Path, cli: Callable[..., CliResult], line: str, codes: set[str]
 ) -> None:
     assert codes <= set(_causes(cli, _log(tmp_path, line)))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ValueError: Free memory on device (10.95/79.15 GiB) on startup is less than desired GPU "
+        "memory utilization (0.9, 71.24 GiB). Decrease GPU memory utilization or reduce GPU "
+        "memory used by other processes.",
+        "ValueError: The memory capacity is unbalanced. Some GPUs may be occupied by other "
+        "processes. min_per_gpu_memory=20.1, local_gpu_memory=78.5, local_gpu_memory * 0.9=70.6",
+    ],
+)
+def test_serving_engines_name_memory_held_by_others(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str
+) -> None:
+    drv104 = _causes(cli, _log(tmp_path, line))["DRV104"]
+    assert drv104["verdict"] == "confirmed"
+    assert "fuser -v /dev/nvidia*" in _fix(drv104)
+
+
+def test_vllm_startup_with_the_gpu_free_is_not_others(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    line = (
+        "ValueError: Free memory on device (78.50/79.15 GiB) on startup is less than desired GPU "
+        "memory utilization (0.995, 78.75 GiB). Decrease GPU memory utilization or reduce GPU "
+        "memory used by other processes."
+    )
+    assert _causes(cli, _log(tmp_path, line))["DRV104"]["verdict"] != "confirmed"
+
+
+def test_too_many_open_files_is_not_a_full_dev_shm(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    line = (
+        "RuntimeError: unable to open shared memory object </torch_1411_3415625446_2> in "
+        "read-write mode: Too many open files (24)"
+    )
+    assert _causes(cli, _log(tmp_path, line))["SYS101"]["verdict"] != "confirmed"

@@ -478,6 +478,16 @@ EXAMPLES += [
     ("Bus error (core dumped)", "bare-bus-error"),
     ("Killed", "process-sigkilled"),
     (
+        "ValueError: Free memory on device (10.95/79.15 GiB) on startup is less than desired GPU "
+        "memory utilization (0.9, 71.24 GiB).",
+        "vllm-free-memory-below-utilization",
+    ),
+    (
+        "ValueError: The memory capacity is unbalanced. Some GPUs may be occupied by other "
+        "processes. min_per_gpu_memory=20.1",
+        "sglang-memory-unbalanced",
+    ),
+    (
         "RuntimeError: [enforce fail at alloc_cpu.cpp:114] data. DefaultCPUAllocator: not enough "
         "memory: you tried to allocate 4194304 bytes.",
         "host-allocation-failed",

@@ -150,15 +150,18 @@ def host_memory_exhausted_in_log(facts: Facts, line: LogLine) -> Hit:
     )
 
 
-def shm_hit(facts: Facts, line: LogLine, step: Action) -> Hit:
+def shm_hit(facts: Facts, line: LogLine, step: Action) -> Hit | None:
     """SYS101 worded for torch's DataLoader / multiprocessing lines: a full /dev/shm, the
-    container's size flag first (what the threads establish), fewer workers as the fallback."""
+    container's size flag first (what the threads establish), fewer workers as the fallback.
+    None for torch's 'Too many open files' (the descriptor limit: ulimit -n, not /dev/shm)."""
     shm = None
     with contextlib.suppress(Skip):
         disk = facts.storage().by_role("dev_shm")
         shm = disk.total_bytes if disk is not None else None
     known = f" (/dev/shm is {shm / 1024**2:.0f} MiB)" if shm else ""
     text = line.text.lower()
+    if "too many open files" in text:  # the file-descriptor limit, not a full /dev/shm
+        return None
     if line.signature == "bare-bus-error":
         what = "a process died of a bus error (SIGBUS) with no message of its own"
         full = "in a container most often /dev/shm is full"
@@ -330,19 +333,50 @@ def held_fix(gpu: int, pids: Iterable[str] = ()) -> tuple[Action, ...]:
             "nothing listed (orphaned/zombie workers, another container): sudo fuser -v "
             "/dev/nvidia* then kill -9 <pid>, or pkill -f <training script>"
         ),
-        manual(f"nothing left holding it: nvidia-smi --gpu-reset -i {gpu} (GPU idle), or reboot"),
+        manual(
+            "nothing left holding it: nvidia-smi --gpu-reset -i "
+            + (str(gpu) if gpu >= 0 else "<index>")
+            + " (GPU idle), or reboot"
+        ),
     )
+
+
+_VLLM_FREE = re.compile(
+    r"Free memory on device \((?P<free>[0-9.]+)/(?P<total>[0-9.]+) GiB\) on startup is less than"
+)
+_SGLANG_UNBALANCED = "Some GPUs may be occupied by other processes"
+
+
+def _engine_share(text: str) -> OomShare | None:
+    """vLLM's start-up check: free of total GiB before the engine allocated anything."""
+    found = _VLLM_FREE.search(text)
+    if found is None:
+        return None
+    total, free = float(found.group("total")) * GIB, float(found.group("free")) * GIB
+    return OomShare(-1, total, free, 0.0, max(total - free - _CONTEXT_BYTES, 0.0))
 
 
 def oom_held_hit(line: int, text: str) -> Hit | None:
     """DRV104 from torch's out-of-memory numbers when it names no other process (they run in
-    another container, or are orphans it cannot see): total - free - this process's own."""
-    share = oom_share(text)
+    another container, or are orphans it cannot see): total - free - this process's own; from
+    vLLM's start-up free memory; from SGLang's unbalanced-memory refusal."""
+    if _SGLANG_UNBALANCED in text:
+        return Hit(
+            f"SGLang found less free memory on some GPUs than on others (line {line}): other "
+            "processes hold memory on them (leftover or orphaned workers, another job)",
+            evidence={"line": line},
+            fix=fix(
+                "Stop the processes holding the GPUs' memory before the server starts",
+                "manual",
+                *held_fix(-1)[:2],
+            ),
+        )
+    share = _engine_share(text) or oom_share(text)
     if share is None or not held_by_others(share):
         return None
     return Hit(
-        f"the GPU ran out of memory while other processes held {share.others / GIB:.2f} GiB of it "
-        f"(line {line}: GPU {share.gpu} has {share.total / GIB:.2f} GiB, {share.free / GIB:.2f} "
+        f"the GPU had too little free memory while other processes held {share.others / GIB:.2f} "
+        f"GiB of it (line {line}: {f'GPU {share.gpu}' if share.gpu >= 0 else 'the GPU'} has {share.total / GIB:.2f} GiB, {share.free / GIB:.2f} "
         f"GiB free, this process {share.own / GIB:.2f} GiB): leftover or orphaned processes of an "
         "earlier run, or another job or container on the same GPU",
         evidence={"line": line, "gpu": share.gpu, "others_bytes": int(share.others)},
