@@ -17,7 +17,7 @@ from envcheck.rules.node.ray import shm_step
 
 @rule("SYS101", "dev-shm-too-small-for-nccl", Severity.WARNING)
 def shm_too_small(facts: Facts) -> Iterable[Hit]:
-    """/dev/shm is too small for NCCL (Docker's 64 MB default)
+    """/dev/shm is too small for NCCL and DataLoader workers (Docker's 64 MB default)
 
     ## What it checks
     With torch installed: the size of /dev/shm against Docker's 64 MiB default (an error when
