@@ -29,6 +29,7 @@ from envcheck.rules.node import (  # noqa: F401
     graphics,
     imports,
     loader,
+    memory,
     nccl,
     packages,
     pip_offered,

@@ -90,7 +90,11 @@ class Scanner:
             )
         self._gate = None
         if re2 is not None:
-            alternation = b"|".join(b"(?:" + s.pattern.encode() + b")" for s in self.signatures)
+            # (?m): the gate runs over a whole buffer of lines, where ^ and $ must mean a line's
+            # start and end as they do for grep and for the per-line re match
+            alternation = b"(?m)" + b"|".join(
+                b"(?:" + s.pattern.encode() + b")" for s in self.signatures
+            )
             try:
                 self._gate = re2.compile(alternation)
             except Exception as exc:  # re2.error: a pattern RE2 does not accept

@@ -259,7 +259,8 @@ def test_nccl_no_socket_interface_points_at_ifname(
     line = "node1:2301:2388 [0] bootstrap.cc:45 NCCL WARN Bootstrap : no socket interface found"
     found = _causes(cli, _log(tmp_path, line))
     assert {"NET101", "NET104"} <= set(found)
-    assert "SOCKET_IFNAME" in found["NET101"]["fix"]["summary"]
+    assert found["NET101"]["verdict"] == "confirmed"
+    assert "NCCL_SOCKET_IFNAME=eth0" in _fix(found["NET101"])
 
 
 def test_glx_driver_line_names_the_driver(tmp_path: Path, cli: Callable[..., CliResult]) -> None:

@@ -127,7 +127,7 @@ EXAMPLES = [
         "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory. Memory on the node (IP: 10.0.0.5, ID: 3a4b) where the task was running was 110.69GB / 124.35GB (0.890133), which exceeds the memory usage threshold of 0.95.",
         "ray-memory-monitor-kill",
     ),
-    ("[12345.678901] Out of memory: Killed process 129668 (ray::WorkerDict)", "linux-oom-killer"),
+    ("[12345.678901] Out of memory: Killed process 129668 (ray::WorkerDict)", "kernel-oom-killer"),
     (
         "The actor is dead because its worker process has died. Worker exit type: UNEXPECTED_SYSTEM_EXIT Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of file.",
         "ray-unexpected-system-exit",
@@ -466,6 +466,91 @@ EXAMPLES += [
         "2026-03-16T16:11:44Z [21,750ms] [Fatal] [carb.crashreporter-breakpad.plugin] 000: "
         "rtx.scenedb.plugin.dll!carbOnPluginStartup+0x252db",
         "rtx-scenedb-plugin-crash",
+    ),
+]
+# the memory family: torch's DataLoader and shared-memory lines, the kernel's OOM killer, SIGKILL
+EXAMPLES += [
+    (
+        "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient "
+        "shared memory (shm).",
+        "dataloader-shm-bus-error",
+    ),
+    (
+        "RuntimeError: unable to write to file </torch_31911_952036340_6686>: No space left on "
+        "device (28)",
+        "torch-shm-no-space",
+    ),
+    (
+        "RuntimeError: DataLoader worker (pid(s) 2081, 2082) exited unexpectedly",
+        "dataloader-worker-exited",
+    ),
+    (
+        "[Mon Apr 29 14:55:41 2024] Out of memory: Killed process 1440763 (python) "
+        "total-vm:87033376kB, anon-rss:60356340kB",
+        "kernel-oom-killer",
+    ),
+    ("  traceback : Signal 9 (SIGKILL) received by PID 2187", "process-sigkilled"),
+    ("Bus error (core dumped)", "bare-bus-error"),
+    ("Killed", "process-sigkilled"),
+    (
+        "ValueError: Free memory on device (10.95/79.15 GiB) on startup is less than desired GPU "
+        "memory utilization (0.9, 71.24 GiB).",
+        "vllm-free-memory-below-utilization",
+    ),
+    (
+        "ValueError: The memory capacity is unbalanced. Some GPUs may be occupied by other "
+        "processes. min_per_gpu_memory=20.1",
+        "sglang-memory-unbalanced",
+    ),
+    (
+        "RuntimeError: [enforce fail at alloc_cpu.cpp:114] data. DefaultCPUAllocator: not enough "
+        "memory: you tried to allocate 4194304 bytes.",
+        "host-allocation-failed",
+    ),
+]
+# NCCL's error classes, torch's watchdog and store, Gloo's pairs; Magnum (habitat-sim), SAPIEN and
+# dm_control renderers
+EXAMPLES += [
+    (
+        "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:219, internal error - please report this issue to the NCCL developers, NCCL version 2.18.1",
+        "nccl-internal-error",
+    ),
+    (
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.19.3",
+        "nccl-invalid-usage",
+    ),
+    (
+        "node1:2301:2390 [0] proxy.cc:1523 NCCL WARN [Proxy Service 3] Failed to execute operation Connect from rank 3, retcode 3",
+        "nccl-proxy-failed",
+    ),
+    (
+        "node1:2301:2401 [1] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<36742> with status=12 opcode=0 len=0 vendor err 129 (Recv)",
+        "nccl-ib-runtime-error",
+    ),
+    (
+        "[rank0]:[E ProcessGroupNCCL.cpp:1182] [Rank 0] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives.",
+        "nccl-watchdog-stuck",
+    ),
+    (
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer [10.0.0.2]:41235",
+        "gloo-pair-connection-lost",
+    ),
+    (
+        "torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/2 clients joined.",
+        "c10d-store-wait-timeout",
+    ),
+    (
+        "Platform::WindowlessEglApplication::tryCreateContext(): unable to find EGL device for CUDA device 0",
+        "magnum-egl-context",
+    ),
+    (
+        "[2023-09-04 10:25:11.337] [svulkan2] [error] Some required Vulkan extension is not present. You may not use the renderer to render, however, CPU resources will be still available.",
+        "sapien-vulkan-unusable",
+    ),
+    ("ImportError: Cannot initialize a headless EGL display.", "dm-control-headless-egl"),
+    (
+        "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.",
+        "nccl-unhandled-system-error",
     ),
 ]
 # the failure families (loader, abi, python, build): lines as glibc, CPython, torch's

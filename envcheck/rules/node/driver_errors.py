@@ -20,6 +20,7 @@ from envcheck.matrix.schema import CudaError
 from envcheck.model.finding import Fix, Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
+from envcheck.rules.node.memory import oom_held_hit
 
 CUDA_APIS = ("runtime", "driver")
 NVML_APIS = ("nvidia-smi", "nvml")
@@ -279,9 +280,13 @@ _OTHER_PROCESS = re.compile(r"Process (?P<pid>[0-9]+) has (?P<held>[0-9.]+ [KMGT
 def memory_held_in_log(facts: Facts, line: LogLine) -> Hit:
     """torch's out-of-memory message (since 2.1) names every other process holding memory on
     the GPU ('Process 4242 has 61.20 GiB memory in use'; the process itself is 'this process'):
-    those establish the cause; without them the line does not say who holds the memory."""
+    those establish the cause; without them, total - free - this process's own memory does
+    (memory.oom_held_hit)."""
     others = [(m.group("pid"), m.group("held")) for m in _OTHER_PROCESS.finditer(line.text)]
     if not others:
+        stated = oom_held_hit(line.line, line.text)  # the numbers say others held it
+        if stated is not None:
+            return stated
         raise NotStated(
             f"line {line.line} does not name other processes holding GPU memory", "gpu.processes"
         )

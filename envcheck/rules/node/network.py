@@ -342,6 +342,27 @@ def hostname_loopback_in_log(facts: Facts, line: LogLine) -> Hit:
     )
 
 
+_NCCL_NO_INTERFACE = "nccl-no-socket-interface"
+
+
+def _nccl_no_interface(line: LogLine) -> Hit:
+    return Hit(
+        f"NCCL found no network interface to use (line {line.line}): NCCL_SOCKET_IFNAME names "
+        "an interface this node does not have, or only excluded ones (lo, docker0) are left",
+        evidence={"line": line.line},
+        fix=fix(
+            "Set NCCL_SOCKET_IFNAME to the interface between the nodes (the same on every node, "
+            "from `ip -br addr`), e.g. NCCL_SOCKET_IFNAME=eth0",
+            "manual",
+            manual("ip -br addr   # the interface that carries the nodes' addresses"),
+            manual(
+                "export NCCL_SOCKET_IFNAME=eth0 (that interface; a prefix list such as "
+                "'^docker,lo' excludes instead) and GLOO_SOCKET_IFNAME to the same name"
+            ),
+        ),
+    )
+
+
 def _gloo_iface(line: LogLine) -> str:
     name = line.stated.get("iface")
     if not name:
@@ -364,7 +385,11 @@ def _routable_fix(facts: Facts, summary: str) -> Fix:
 @from_log("NET101")
 def gloo_no_address_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """Gloo's 'Unable to find address for: eth1': the interface GLOO_SOCKET_IFNAME names has no
-    address on the node that logged it (a `^`/`=` value is NET102 instead)."""
+    address on the node that logged it (a `^`/`=` value is NET102 instead). NCCL's 'Bootstrap :
+    no socket interface found' says the same of NCCL_SOCKET_IFNAME (or that nothing but
+    excluded interfaces, lo and docker0, is left)."""
+    if line.signature == _NCCL_NO_INTERFACE:
+        return _nccl_no_interface(line)
     name = _gloo_iface(line)
     if name.startswith(("^", "=")):
         return None

@@ -11,17 +11,19 @@ from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
+from envcheck.rules.node.memory import SHM_SIGNATURES, shm_hit
 from envcheck.rules.node.ray import shm_step
 
 
 @rule("SYS101", "dev-shm-too-small-for-nccl", Severity.WARNING)
 def shm_too_small(facts: Facts) -> Iterable[Hit]:
-    """/dev/shm is too small for NCCL (Docker's 64 MB default)
+    """/dev/shm is too small for NCCL and DataLoader workers (Docker's 64 MB default)
 
     ## What it checks
     With torch installed: the size of /dev/shm against Docker's 64 MiB default (an error when
     the node has several GPUs or their number is unknown) and NCCL's recommended 1 GiB (a
-    warning).
+    warning). In `triage`: NCCL's shared-memory lines and torch's (a DataLoader worker's
+    `Unexpected bus error encountered in worker`, `unable to write to file </torch_...>`).
 
     ## Why it matters
     NCCL's intra-node transport and torch's DataLoader workers use /dev/shm. At 64 MiB NCCL
@@ -73,6 +75,10 @@ def shm_too_small(facts: Facts) -> Iterable[Hit]:
 # NCCL's line when creating a segment failed, the reason not stated (shmutils.cc of NCCL 2.12 to
 # 2.21: fallocate's ENOSPC is logged only as 'failed to extend ...', often cut from the excerpt)
 _UNSTATED = "nccl-shm-allocation"
+_DEFAULT_STEP = manual(
+    "docker run --shm-size=16g (or --ipc=host); on Kubernetes an emptyDir with "
+    "medium: Memory at /dev/shm"
+)
 
 
 @from_log("SYS101")
@@ -83,7 +89,14 @@ def shm_full_in_log(facts: Facts, line: LogLine) -> Hit | None:
     NCCL's bare `Error while creating shared memory segment /dev/shm/nccl-...` does not say
     why: it establishes the cause where /dev/shm is known to be small, or on a node in a
     container (64 MiB unless started with --shm-size or --ipc=host: video-diffusion-speedrun#2,
-    MiniMax-01#42); /dev/shm known to be 1 GiB or more rules it out."""
+    MiniMax-01#42); /dev/shm known to be 1 GiB or more rules it out. torch's DataLoader and
+    multiprocessing lines (a worker's bus error, `unable to write to file </torch_...>`) are
+    worded by memory.py."""
+    if line.signature in SHM_SIGNATURES:
+        try:
+            return shm_hit(facts, line, shm_step(facts))
+        except Skip:  # packages unknown: NCCL's size
+            return shm_hit(facts, line, _DEFAULT_STEP)
     size = line.number("shm_request_bytes")
     segment = f"a {size / 1024**2:.1f} MiB segment" if size else "its segment"
     shm = None
@@ -123,10 +136,7 @@ def shm_full_in_log(facts: Facts, line: LogLine) -> Hit | None:
     try:
         step = shm_step(facts)
     except Skip:  # packages unknown: NCCL's size
-        step = manual(
-            "docker run --shm-size=16g (or --ipc=host); on Kubernetes an emptyDir with "
-            "medium: Memory at /dev/shm"
-        )
+        step = _DEFAULT_STEP
     return Hit(
         f"NCCL could not create {segment} in /dev/shm{known} (line {line.line}): {reason}"
         + (

@@ -1,0 +1,389 @@
+"""The memory family: host RAM and shared memory (matrices/signatures/memory.toml).
+
+SYS190 is a job killed for host memory: the kernel's OOM killer, or the bare SIGKILL it leaves
+behind (`Killed`, torchrun's `exitcode : -9`, a DataLoader worker `killed by signal: Killed`).
+A full /dev/shm (a DataLoader worker's bus error, torch.multiprocessing's `unable to write to
+file </torch_...>`) is SYS101's cause, worded here (`shm_hit`) for system.py's reading of the
+line. GPU memory held by other processes is DRV104 (driver_errors.py), Ray's memory monitor
+RAY106/RAY107 (ray.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
+from envcheck.model.finding import Action, Severity
+from envcheck.rules.base import Hit, LogLine, from_log, rule
+from envcheck.rules.fixes import fix, manual
+
+GIB = 1024**3
+# available host memory below this share of the total before a job starts (SYS190 on a node)
+_LOW_SHARE = 0.05
+
+# the signatures whose line is a full /dev/shm seen by torch's DataLoader / multiprocessing
+SHM_SIGNATURES = frozenset(
+    {"dataloader-shm-bus-error", "torch-shm-no-space", "dataloader-worker-exited", "bare-bus-error"}
+)
+# the signature that names the OOM killer itself (the others infer it from a SIGKILL)
+_OOM_KILLER = "kernel-oom-killer"
+
+_CHECK = "dmesg -T | grep -i -E 'killed process|out of memory' (kubectl describe pod: OOMKilled)"
+_STEPS = (
+    "lower the host memory the job needs: fewer DataLoader workers (num_workers=2, or "
+    "num_workers=0), a smaller batch size, datasets memory-mapped or streamed instead of loaded",
+    "give the job more memory: raise the container's limit (docker run --memory=<size>, "
+    "Kubernetes resources.limits.memory, Slurm --mem=<size>) or add swap",
+)
+
+
+def _memory(facts: Facts) -> tuple[int, int | None, bool]:
+    """(total, available, capped by a cgroup limit) host memory as a job sees it."""
+    system = facts.system()
+    total = system.memory_total_bytes
+    if total is None:
+        raise Skip("memory size unknown", "system.memory")
+    limit = system.cgroup.memory_limit_bytes if system.cgroup else None
+    available = system.memory_available_bytes
+    capped = limit is not None and limit < total
+    if capped and limit is not None:
+        total = limit
+        available = min(available, limit) if available is not None else None
+    return total, available, capped
+
+
+@rule("SYS190", "host-memory-exhausted", Severity.WARNING)
+def host_memory_exhausted(facts: Facts) -> Iterable[Hit]:
+    """The job was killed for host memory (the kernel's OOM killer, a bare SIGKILL)
+
+    ## What it checks
+    On a node: the host memory still available (the container's cgroup limit caps the host's)
+    below 5% of the total before the job starts. In `triage`, the kernel's own lines (`Out of
+    memory: Killed process N`, `invoked oom-killer`, `Memory cgroup out of memory`, Kubernetes'
+    `OOMKilled`) and the SIGKILL they leave in a job's log: a bare `Killed`, torchrun's
+    `Signal 9 (SIGKILL) received by PID` / `exitcode : -9`, `died with <Signals.SIGKILL: 9>`,
+    a DataLoader worker `killed by signal: Killed`, exit code 137.
+
+    ## Why it matters
+    A process killed for host RAM gets no Python traceback: it ends with `Killed` or exit code
+    -9/137, and the other ranks then fail with NCCL timeouts or "remote process exited". It is
+    not CUDA's out of memory (that is an exception about the GPU). Common causes: many
+    DataLoader workers each copying the dataset, loading a checkpoint to CPU on every rank, a
+    container memory limit below what the job needs.
+
+    ## Example
+    `torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 1234 closing
+    signal SIGTERM` ... `exitcode : -9`, and `dmesg` shows `Out of memory: Killed process 1234
+    (python)`.
+
+    ## Fix
+    Confirm with `dmesg -T | grep -i 'killed process'`; lower the job's host memory (fewer
+    DataLoader workers, `num_workers=0`, a smaller batch, memory-mapped data) or give it more
+    (docker `--memory`, Kubernetes `resources.limits.memory`, Slurm `--mem`, swap).
+
+    ## References
+    - https://github.com/torvalds/linux/blob/master/mm/oom_kill.c
+    - https://pytorch.org/docs/stable/elastic/errors.html
+    - https://kubernetes.io/docs/tasks/configure-pod-container/assign-memory-resource/
+    """
+    total, available, capped = _memory(facts)
+    if available is None:
+        raise Skip("available memory unknown", "system.memory")
+    if available >= _LOW_SHARE * total:
+        return []
+    where = "the container's memory limit" if capped else "the node's memory"
+    return [
+        Hit(
+            f"only {available / GIB:.1f} GiB of {where} ({total / GIB:.1f} GiB) is available: a "
+            "job started now is likely to be killed by the kernel's OOM killer",
+            evidence={"memory_total_bytes": total, "memory_available_bytes": available},
+            fix=fix(
+                "Free host memory (stale jobs, leftover DataLoader workers) or raise the limit",
+                "manual",
+                manual("ps aux --sort=-rss | head (stop what a finished job left behind)"),
+                manual(_STEPS[1]),
+            ),
+        )
+    ]
+
+
+def _limit_note(facts: Facts) -> str:
+    with contextlib.suppress(Skip):
+        total, _, capped = _memory(facts)
+        if capped:
+            return f"; the container's memory limit is {total / GIB:.1f} GiB"
+        return f"; the node has {total / GIB:.1f} GiB"
+    return ""
+
+
+@from_log("SYS190")
+def host_memory_exhausted_in_log(facts: Facts, line: LogLine) -> Hit:
+    """The kernel's OOM-killer line names the cause; a bare SIGKILL (`Killed`, `exitcode : -9`)
+    is worded as the OOM killer's most likely trace, with the command that confirms it."""
+    pid = re.search(
+        r"(?:Killed process |received by PID |[Kk]ill process |\(pid: ?)([0-9]+)", line.text
+    )
+    who = f"process {pid.group(1)}" if pid else "a process"
+    killer = line.signature == _OOM_KILLER
+    what = (
+        f"the kernel's OOM killer killed {who} (line {line.line}): host RAM or the container's "
+        "memory limit ran out (not the GPU's memory)"
+        if killer
+        else f"{who} was killed with SIGKILL (line {line.line}) and left no traceback: almost "
+        "always the kernel's OOM killer, host RAM or the container's memory limit exhausted "
+        "(not the GPU's memory)"
+    )
+    return Hit(
+        what + _limit_note(facts),
+        evidence={"line": line.line, "pid": pid.group(1) if pid else None},
+        fix=fix(
+            "Lower the job's host memory (fewer DataLoader workers: num_workers=0 to confirm, a "
+            "smaller batch) or give it more memory (docker run --memory, --mem, swap)",
+            "manual",
+            *(() if killer else (manual(_CHECK),)),
+            *(manual(s) for s in _STEPS),
+        ),
+        severity=Severity.ERROR if killer else Severity.WARNING,
+    )
+
+
+def shm_hit(facts: Facts, line: LogLine, step: Action) -> Hit | None:
+    """SYS101 worded for torch's DataLoader / multiprocessing lines: a full /dev/shm, the
+    container's size flag first (what the threads establish), fewer workers as the fallback.
+    None for torch's 'Too many open files' (the descriptor limit: ulimit -n, not /dev/shm)."""
+    shm = None
+    with contextlib.suppress(Skip):
+        disk = facts.storage().by_role("dev_shm")
+        shm = disk.total_bytes if disk is not None else None
+    known = f" (/dev/shm is {shm / 1024**2:.0f} MiB)" if shm else ""
+    text = line.text.lower()
+    if "too many open files" in text:  # the file-descriptor limit, not a full /dev/shm
+        return None
+    if line.signature == "bare-bus-error":
+        what = "a process died of a bus error (SIGBUS) with no message of its own"
+        full = "in a container most often /dev/shm is full"
+    elif "exited unexpectedly" in text:
+        what = "DataLoader workers died without an error of their own"
+        full = "most often /dev/shm is full"
+    elif "bus error" in text or "shared memory (shm)" in text:
+        what = "a DataLoader worker crashed with a bus error writing a batch into shared memory"
+        full = "/dev/shm is full"
+    else:
+        what = "torch.multiprocessing could not write a tensor into shared memory"
+        full = "/dev/shm is full"
+    return Hit(
+        f"{what} (line {line.line}): {full}{known}; a container's /dev/shm is 64 MiB "
+        "(Docker's default) unless started with --shm-size or --ipc=host",
+        evidence={"line": line.line, "dev_shm_bytes": shm},
+        fix=fix(
+            "Give the container a larger /dev/shm (docker run --shm-size=16g or --ipc=host); "
+            "or lower DataLoader num_workers (num_workers=0 uses no shared memory)",
+            "manual",
+            step,
+            manual(
+                "without root on the container: DataLoader(..., num_workers=0), or fewer "
+                "workers and a smaller batch"
+            ),
+        ),
+        severity=Severity.ERROR,
+    )
+
+
+# GPU memory in use with no process listed: at least this much (MiB) or this share of the GPU
+_HELD_MIB = 1024
+_HELD_SHARE = 0.1
+
+
+@rule("SYS191", "gpu-memory-without-process", Severity.WARNING)
+def gpu_memory_without_process(facts: Facts) -> Iterable[Hit]:
+    """GPU memory is in use but no process is listed on the GPU (an orphaned holder)
+
+    ## What it checks
+    Each GPU whose used memory is at least 1 GiB or 10% of its total while nvidia-smi / NVML
+    lists no process on it ("No running processes found").
+
+    ## Why it matters
+    Memory that no listed process holds belongs to a process nvidia-smi cannot name: a killed
+    job's orphaned or zombie workers (DataLoader or multiprocessing children still holding
+    the CUDA context), or a process in another PID namespace (another container). The next job
+    fails with CUDA out of memory on a GPU that looks idle. (Listed processes are DRV104's.)
+
+    ## Example
+    `nvidia-smi`: `10151MiB / 81920MiB`, 100% utilisation, and `No running processes found`
+    after the training script was stopped with Ctrl-C.
+
+    ## Fix
+    Find the holders with `fuser -v /dev/nvidia*` (or `lsof /dev/nvidia*`) on the host and kill
+    them (`kill -9 <pid>`, `pkill -f <script>`); if none is left, `nvidia-smi --gpu-reset -i
+    <index>` with the GPU idle, or reboot.
+
+    ## References
+    - https://github.com/PaddlePaddle/PaddleOCR/issues/2074
+    - https://github.com/qizhou000/VisEdit/issues/5
+    - https://docs.nvidia.com/deploy/nvidia-smi/index.html
+    """
+    held = []
+    for gpu in facts.gpus():
+        used, total = gpu.memory_used_mib, gpu.memory_total_mib
+        if gpu.process_count != 0 or used is None:
+            continue
+        if used >= _HELD_MIB or (total and used >= _HELD_SHARE * total):
+            held.append(gpu)
+    return [
+        Hit(
+            f"GPU {gpu.index} has {gpu.memory_used_mib} MiB in use"
+            + (f" of {gpu.memory_total_mib} MiB" if gpu.memory_total_mib else "")
+            + " but no process is listed on it: an orphaned or zombie process (a killed job's "
+            "workers) or a process in another container holds it",
+            evidence={"gpu": gpu.index, "memory_used_mib": gpu.memory_used_mib},
+            fix=fix(
+                "Find and kill the processes holding /dev/nvidia* (on the host), then check "
+                "that the memory is free",
+                "manual",
+                manual("sudo fuser -v /dev/nvidia* (or lsof /dev/nvidia*); kill -9 <pid>"),
+                manual(
+                    "pkill -f <training script> (its leftover DataLoader/multiprocessing workers)"
+                ),
+                manual(
+                    f"nothing left holding it: nvidia-smi --gpu-reset -i {gpu.index} (GPU idle), "
+                    "or reboot"
+                ),
+            ),
+        )
+        for gpu in held
+    ]
+
+
+# torch's out-of-memory message: the GPU's total and free memory and what this process holds.
+# Since torch 2.1: 'GPU 0 has a total capacity of 79.15 GiB of which 1.06 GiB is free. ...
+# Including non-PyTorch memory, this process has 16.88 GiB memory in use.'; before:
+# '(GPU 0; 7.79 GiB total capacity; 6.50 GiB already allocated; 19.75 MiB free; 6.60 GiB reserved
+# in total by PyTorch)' (reserved: PyTorch's cache only, not the CUDA context).
+_SIZE = r"([0-9.]+) ?(bytes|KiB|MiB|GiB|TiB)"
+_UNITS = {"bytes": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4}
+_NEW_OOM = re.compile(
+    r"GPU (?P<gpu>[0-9]+) has a total capacity of " + _SIZE + " of which " + _SIZE + r" is free"
+    r".*?this process has " + _SIZE + " memory in use"
+)
+_OLD_OOM = re.compile(
+    r"\(GPU (?P<gpu>[0-9]+); "
+    + _SIZE
+    + r" total capacity; .*?"
+    + _SIZE
+    + r" free; "
+    + _SIZE
+    + r" reserved in total by PyTorch\)"
+)
+# what the CUDA context and libraries of the process itself may take beyond PyTorch's cache
+_CONTEXT_BYTES = 1.5 * GIB
+
+
+def _bytes(value: str, unit: str) -> float:
+    return float(value) * _UNITS[unit]
+
+
+@dataclass(frozen=True)
+class OomShare:
+    """GPU memory as torch's out-of-memory message states it (bytes)."""
+
+    gpu: int
+    total: float
+    free: float
+    own: float  # this process (new format: all its memory; old: PyTorch's reserved cache)
+    others: float  # held by other processes: total - free - own (- the context, old format)
+
+
+def oom_share(text: str) -> OomShare | None:
+    """What other processes held when torch ran out of GPU memory, from the numbers its message
+    states (the processes themselves are named only when torch can see them: not across
+    containers); None when the line states no numbers."""
+    new = _NEW_OOM.search(text)
+    if new is not None:
+        g = new.groups()
+        total, free, own = _bytes(g[1], g[2]), _bytes(g[3], g[4]), _bytes(g[5], g[6])
+        others = total - free - own
+    else:
+        old = _OLD_OOM.search(text)
+        if old is None:
+            return None
+        g = old.groups()
+        total, free, own = _bytes(g[1], g[2]), _bytes(g[3], g[4]), _bytes(g[5], g[6])
+        others = total - free - own - _CONTEXT_BYTES
+    return OomShare(int(g[0]), total, free, own, max(others, 0.0))
+
+
+def held_by_others(share: OomShare) -> bool:
+    """Other processes held a real part of the GPU: at least 1 GiB and 10% of it."""
+    return share.others >= GIB and share.others >= 0.1 * share.total
+
+
+def held_fix(gpu: int, pids: Iterable[str] = ()) -> tuple[Action, ...]:
+    """The steps that free GPU memory other (often orphaned) processes hold."""
+    listed = " ".join(pids)
+    return (
+        manual(
+            "nvidia-smi --query-compute-apps=pid,used_memory --format=csv; "
+            + (f"kill {listed}" if listed else "kill -9 <pid>")
+            + " (a stale run's workers, a vLLM server, Ray workers: ray stop --force)"
+        ),
+        manual(
+            "nothing listed (orphaned/zombie workers, another container): sudo fuser -v "
+            "/dev/nvidia* then kill -9 <pid>, or pkill -f <training script>"
+        ),
+        manual(
+            "nothing left holding it: nvidia-smi --gpu-reset -i "
+            + (str(gpu) if gpu >= 0 else "<index>")
+            + " (GPU idle), or reboot"
+        ),
+    )
+
+
+_VLLM_FREE = re.compile(
+    r"Free memory on device \((?P<free>[0-9.]+)/(?P<total>[0-9.]+) GiB\) on startup is less than"
+)
+_SGLANG_UNBALANCED = "Some GPUs may be occupied by other processes"
+
+
+def _engine_share(text: str) -> OomShare | None:
+    """vLLM's start-up check: free of total GiB before the engine allocated anything."""
+    found = _VLLM_FREE.search(text)
+    if found is None:
+        return None
+    total, free = float(found.group("total")) * GIB, float(found.group("free")) * GIB
+    return OomShare(-1, total, free, 0.0, max(total - free - _CONTEXT_BYTES, 0.0))
+
+
+def oom_held_hit(line: int, text: str) -> Hit | None:
+    """DRV104 from torch's out-of-memory numbers when it names no other process (they run in
+    another container, or are orphans it cannot see): total - free - this process's own; from
+    vLLM's start-up free memory; from SGLang's unbalanced-memory refusal."""
+    if _SGLANG_UNBALANCED in text:
+        return Hit(
+            f"SGLang found less free memory on some GPUs than on others (line {line}): other "
+            "processes hold memory on them (leftover or orphaned workers, another job)",
+            evidence={"line": line},
+            fix=fix(
+                "Stop the processes holding the GPUs' memory before the server starts",
+                "manual",
+                *held_fix(-1)[:2],
+            ),
+        )
+    share = _engine_share(text) or oom_share(text)
+    if share is None or not held_by_others(share):
+        return None
+    return Hit(
+        f"the GPU had too little free memory while other processes held {share.others / GIB:.2f} "
+        f"GiB of it (line {line}: {f'GPU {share.gpu}' if share.gpu >= 0 else 'the GPU'} has {share.total / GIB:.2f} GiB, {share.free / GIB:.2f} "
+        f"GiB free, this process {share.own / GIB:.2f} GiB): leftover or orphaned processes of an "
+        "earlier run, or another job or container on the same GPU",
+        evidence={"line": line, "gpu": share.gpu, "others_bytes": int(share.others)},
+        fix=fix(
+            "Stop the processes holding the GPU's memory before the job starts (orphaned "
+            "workers of a killed run often hold it without being listed)",
+            "manual",
+            *held_fix(share.gpu),
+        ),
+    )

@@ -1,0 +1,187 @@
+"""The memory family (matrices/signatures/memory.toml, rules/node/memory.py): torch's shared-memory
+lines, the kernel's OOM killer and the SIGKILL it leaves, and GPU memory that torch's
+out-of-memory numbers show other processes held. Lines in the tools' own wording (torch's
+DataLoader.cpp and MapAllocator.cpp, CUDACachingAllocator.cpp, Linux's mm/oom_kill.c)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from envcheck.rules.node.memory import GIB, held_by_others, oom_share
+from tests.conftest import CliResult
+from tests.triage.from_log import causes as _causes
+from tests.triage.from_log import fix_text as _fix
+
+# torch <= 2.0: a process that holds nothing while the GPU is full (others hold it)
+_OLD_OTHERS = (
+    "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.79 GiB total "
+    "capacity; 0 bytes already allocated; 19.75 MiB free; 0 bytes reserved in total by PyTorch)"
+)
+# torch <= 2.0: the job itself holds the GPU
+_OLD_SELF = (
+    "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 1; 23.69 GiB total "
+    "capacity; 21.10 GiB already allocated; 301.06 MiB free; 22.61 GiB reserved in total by "
+    "PyTorch)"
+)
+# torch >= 2.1 in a container: other processes not named, this process small
+_NEW_OTHERS = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 3 has a total "
+    "capacity of 79.15 GiB of which 512.00 MiB is free. Including non-PyTorch memory, this "
+    "process has 2.10 GiB memory in use. Of the allocated memory 1.20 GiB is allocated by "
+    "PyTorch, and 300.00 MiB is reserved by PyTorch but unallocated."
+)
+_NEW_SELF = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total "
+    "capacity of 79.15 GiB of which 512.00 MiB is free. Including non-PyTorch memory, this "
+    "process has 78.60 GiB memory in use."
+)
+
+
+def _log(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "job.log"
+    path.write_text(text + "\n")
+    return path
+
+
+def test_oom_share_reads_both_formats() -> None:
+    old = oom_share(_OLD_OTHERS)
+    assert old is not None and old.gpu == 0 and held_by_others(old)
+    assert old.others == pytest.approx(7.79 * GIB - 19.75 * 1024**2 - 1.5 * GIB)
+    new = oom_share(_NEW_OTHERS)
+    assert new is not None and new.gpu == 3 and held_by_others(new)
+    assert new.others == pytest.approx((79.15 - 0.5 - 2.10) * GIB)
+    for own in (_OLD_SELF, _NEW_SELF):
+        share = oom_share(own)
+        assert share is not None and not held_by_others(share)
+    assert oom_share("RuntimeError: CUDA error: out of memory") is None
+
+
+@pytest.mark.parametrize(("line", "gpu"), [(_OLD_OTHERS, 0), (_NEW_OTHERS, 3)])
+def test_oom_numbers_establish_memory_held_by_others(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str, gpu: int
+) -> None:
+    drv104 = _causes(cli, _log(tmp_path, line))["DRV104"]
+    assert drv104["verdict"] == "confirmed"
+    text = _fix(drv104)
+    assert "fuser -v /dev/nvidia*" in text and f"nvidia-smi --gpu-reset -i {gpu}" in text
+
+
+@pytest.mark.parametrize("line", [_OLD_SELF, _NEW_SELF])
+def test_oom_of_the_job_itself_does_not_blame_others(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str
+) -> None:
+    found = _causes(cli, _log(tmp_path, line))
+    assert found["DRV104"]["verdict"] != "confirmed"
+    assert found["DRV150"]["verdict"] == "confirmed"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient "
+        "shared memory (shm).",
+        "RuntimeError: unable to write to file </torch_31911_952036340_6686>: No space left on "
+        "device (28)",
+        "RuntimeError: DataLoader worker (pid(s) 2081, 2082) exited unexpectedly",
+        "Bus error (core dumped)",
+    ],
+)
+def test_torch_shared_memory_lines_are_a_full_dev_shm(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str
+) -> None:
+    sys101 = _causes(cli, _log(tmp_path, line))["SYS101"]
+    assert sys101["verdict"] == "confirmed"
+    text = _fix(sys101)
+    assert "--shm-size=16g" in text and "--ipc=host" in text and "num_workers=0" in text
+
+
+@pytest.mark.parametrize(
+    ("line", "severity"),
+    [
+        ("[  123.456] Out of memory: Killed process 1440763 (python) total-vm:87033376kB", "error"),
+        ("Killed", "warning"),
+        ("  traceback : Signal 9 (SIGKILL) received by PID 2187", "warning"),
+        ("RuntimeError: DataLoader worker (pid 4242) is killed by signal: Killed.", "warning"),
+    ],
+)
+def test_host_memory_kills_are_sys190(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str, severity: str
+) -> None:
+    sys190 = _causes(cli, _log(tmp_path, line))["SYS190"]
+    assert sys190["verdict"] == "confirmed"
+    assert sys190["findings"][0]["severity"] == severity
+    assert "num_workers=0" in _fix(sys190) and "--memory" in _fix(sys190)
+    assert "not the GPU's memory" in sys190["findings"][0]["message"]
+
+
+@pytest.mark.parametrize(
+    ("line", "codes"),
+    [
+        (
+            "ncclSystemError: System call (e.g. socket, malloc) or external library call failed "
+            "or device error.",
+            {"SYS101", "NET101"},
+        ),
+        (
+            "node1:2301:2390 [0] proxy.cc:1523 NCCL WARN [Proxy Service 3] Failed to execute "
+            "operation Connect from rank 3, retcode 3",
+            {"SYS101", "NET101"},
+        ),
+        (
+            "[rank0]:[E ProcessGroupNCCL.cpp:1182] [Rank 0] ProcessGroupNCCL's watchdog got stuck "
+            "for 480 seconds without making progress in monitoring enqueued collectives.",
+            {"NET106", "NET101"},
+        ),
+        (
+            "torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. "
+            "1/2 clients joined.",
+            {"NET103", "NET105"},
+        ),
+    ],
+)
+def test_nccl_error_classes_name_the_node_causes(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str, codes: set[str]
+) -> None:
+    assert codes <= set(_causes(cli, _log(tmp_path, line)))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ValueError: Free memory on device (10.95/79.15 GiB) on startup is less than desired GPU "
+        "memory utilization (0.9, 71.24 GiB). Decrease GPU memory utilization or reduce GPU "
+        "memory used by other processes.",
+        "ValueError: The memory capacity is unbalanced. Some GPUs may be occupied by other "
+        "processes. min_per_gpu_memory=20.1, local_gpu_memory=78.5, local_gpu_memory * 0.9=70.6",
+    ],
+)
+def test_serving_engines_name_memory_held_by_others(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str
+) -> None:
+    drv104 = _causes(cli, _log(tmp_path, line))["DRV104"]
+    assert drv104["verdict"] == "confirmed"
+    assert "fuser -v /dev/nvidia*" in _fix(drv104)
+
+
+def test_vllm_startup_with_the_gpu_free_is_not_others(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    line = (
+        "ValueError: Free memory on device (78.50/79.15 GiB) on startup is less than desired GPU "
+        "memory utilization (0.995, 78.75 GiB). Decrease GPU memory utilization or reduce GPU "
+        "memory used by other processes."
+    )
+    assert _causes(cli, _log(tmp_path, line))["DRV104"]["verdict"] != "confirmed"
+
+
+def test_too_many_open_files_is_not_a_full_dev_shm(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    line = (
+        "RuntimeError: unable to open shared memory object </torch_1411_3415625446_2> in "
+        "read-write mode: Too many open files (24)"
+    )
+    assert _causes(cli, _log(tmp_path, line))["SYS101"]["verdict"] != "confirmed"
