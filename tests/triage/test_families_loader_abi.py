@@ -382,8 +382,10 @@ def test_a_sub_library_finds_its_family_and_an_unversioned_name_its_sonames(
         "Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: "
         "cannot open shared object file: No such file or directory",
     )
-    found = _causes(cli, sub)["SYS150"]
-    assert "ships with libcudnn.so.8" in found["findings"][0]["message"]
+    # cuDNN 8 opening its own sub-library by name: the cuDNN family's signature (CUD154, in
+    # signatures/cuda_libs.toml, before the loader's) names it, with the cuDNN 8 wheel
+    found = _causes(cli, sub)["CUD154"]
+    assert "libcudnn_cnn_infer.so.8" in found["findings"][0]["message"]
     assert "nvidia-cudnn-cu" in _fix(found)
     dev = _log(
         tmp_path,
