@@ -19,6 +19,7 @@ import re
 import shutil
 import sys
 import tempfile
+import textwrap
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -76,19 +77,22 @@ for dist in metadata.distributions():
 print(json.dumps(out))
 """
 
-_RAY_TASK = r"""
-import ray
-# address="local": a cluster of its own, never one already running on this machine
-ray.init(address="local", num_cpus=1, include_dashboard=False, configure_logging=False)
-@ray.remote
-def task(modules):
-    import importlib
-    for name in modules:
-        importlib.import_module(name)
-    return len(modules)
-print("ray task ok:", ray.get(task.remote(%r), timeout=%d))
-ray.shutdown()
-"""
+# run by the scratch venv's Python, never imported by envcheck (indented here, dedented there)
+_RAY_TASK = textwrap.dedent(
+    r"""
+    import ray
+    # address="local": a cluster of its own, never one already running on this machine
+    ray.init(address="local", num_cpus=1, include_dashboard=False, configure_logging=False)
+    @ray.remote
+    def task(modules):
+        import importlib
+        for name in modules:
+            importlib.import_module(name)
+        return len(modules)
+    print("ray task ok:", ray.get(task.remote(%r), timeout=%d))
+    ray.shutdown()
+    """
+)
 
 
 class VerifyUnavailable(EnvcheckError):

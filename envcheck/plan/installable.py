@@ -212,12 +212,11 @@ def _allowed_yanked(text: str) -> dict[str, str]:
     return out
 
 
-def parse_requirements(text: str) -> ParsedLock:
-    pins: list[LockedPin] = []
-    indexes: list[str] = []
-    replaces_default = False
-    buffer, start = "", 0
+def logical_lines(text: str) -> list[tuple[int, str]]:
+    """A requirements file's logical lines (a trailing backslash continues a line), each with
+    the number of the line it starts on."""
     logical: list[tuple[int, str]] = []
+    buffer, start = "", 0
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not buffer:
@@ -229,7 +228,14 @@ def parse_requirements(text: str) -> ParsedLock:
         buffer = ""
     if buffer:
         logical.append((start, buffer))
-    for number, raw_line in logical:
+    return logical
+
+
+def parse_requirements(text: str) -> ParsedLock:
+    pins: list[LockedPin] = []
+    indexes: list[str] = []
+    replaces_default = False
+    for number, raw_line in logical_lines(text):
         line = raw_line.strip()
         if not line or line.startswith("#"):
             continue

@@ -61,20 +61,9 @@ def parse_requirements_lock(
     """(pins, index URLs) of a requirements-format lock."""
     pins: dict[str, str] = {}
     indexes: list[str] = []
-    logical: list[tuple[int, str]] = []
-    buffer, start = "", 0
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not buffer:
-            start = number
-        if line.endswith("\\"):
-            buffer += line[:-1] + " "
-            continue
-        logical.append((start, buffer + line))
-        buffer = ""
-    if buffer:
-        logical.append((start, buffer))
-    for number, raw_line in logical:
+    from envcheck.plan.installable import logical_lines
+
+    for number, raw_line in logical_lines(text):
         line = raw_line.strip()
         if not line or line.startswith("#"):
             continue
