@@ -83,7 +83,12 @@ def plan_fix(options: FixOptions) -> FixResult:
     resolver, reason = _resolver(options, matrix)
     try:
         plan, _after = build_plan(
-            options.report, matrix, chosen, threshold=options.severity, resolve=resolver
+            options.report,
+            matrix,
+            chosen,
+            threshold=options.severity,
+            resolve=resolver,
+            constrain=True,
         )
     except IndexUnreachable as exc:
         return FixResult(
