@@ -395,6 +395,49 @@ def test_lock_never_chooses_a_vllm_without_an_aarch64_wheel() -> None:
     assert "no x86_64 wheel" not in json_text(x86.json())
 
 
+@pytest.mark.parametrize(
+    "gpu", ["NVIDIA GH200 480GB", "NVIDIA GB200", "NVIDIA GB10"], ids=["GH200", "GB200", "GB10"]
+)
+def test_lock_for_a_superchip_without_arch_is_for_aarch64_and_says_so(gpu: str) -> None:
+    """No --arch and no [system] arch: a superchip's GPU puts the lock on its Grace CPU
+    (aarch64, from the matrix's host_arch with its source), as the first choice printed;
+    vLLM 0.6.4 is then a conflict naming the CPU, as with --arch aarch64."""
+    from tests.conftest import run_cli
+
+    target = ("--python", "3.10", "--gpu", f"{gpu} x4", "--driver", "580.65.06")
+    data = run_cli("lock", "--dry-run", "--json", *target, "torch").json()["data"]["stack"]
+    assert data["target"]["arch"] == "aarch64"
+    first = data["choices"][0]
+    assert first["subject"] == "arch" and first["value"] == "aarch64"
+    assert "host_arch" in first["reason"] and "source: NVIDIA" in first["reason"]
+    text = run_cli("lock", "--dry-run", *target, "torch")
+    assert "no --arch and no [system] arch: the CPU of" in " ".join(text.stdout.split())
+    pinned = run_cli("lock", "--dry-run", "--json", *target, "vllm==0.6.4")
+    assert pinned.returncode == 1 and "no aarch64 wheel of 0.6.4" in json_text(pinned.json())
+
+
+def test_a_stated_cpu_wins_over_the_gpus(tmp_path: Path) -> None:
+    """--arch, or the spec's [system] arch, is the CPU locked for; an H100 implies none."""
+    from tests.conftest import run_cli
+
+    gh200 = ("--python", "3.10", "--gpu", "GH200", "--driver", "580.65.06", "torch")
+    flag = run_cli("lock", "--dry-run", "--json", "--arch", "x86_64", *gh200).json()["data"]
+    assert flag["stack"]["target"]["arch"] == "x86_64"
+    assert all(c["subject"] != "arch" for c in flag["stack"]["choices"])
+    spec = tmp_path / "node.toml"
+    spec.write_text(
+        '[gpu]\ndriver = "580.65.06"\nmodels = ["NVIDIA GH200 480GB"]\n'
+        '[python]\nversion = "3.10.12"\n[system]\narch = "x86_64"\n',
+        encoding="utf-8",
+    )
+    stated = run_cli("lock", "--dry-run", "--json", "--spec", str(spec), "torch").json()["data"]
+    assert stated["stack"]["target"]["arch"] == "x86_64"
+    h100 = ("--python", "3.10", "--gpu", H100, "--driver", "580.65.06", "torch")
+    plain = run_cli("lock", "--dry-run", "--json", *h100).json()["data"]["stack"]
+    assert plain["target"]["arch"] == "x86_64"
+    assert all(c["subject"] != "arch" for c in plain["choices"])
+
+
 def test_the_wheel_platform_table_agrees_with_the_generated_wheels(matrix: Matrix) -> None:
     """Every vLLM release whose wheel the generated table read is inside the x86_64 range, and
     every sdist-only one outside it: the curated range and the index's files say the same."""
