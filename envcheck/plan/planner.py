@@ -29,8 +29,7 @@ from envcheck.plan.torch_choice import rechoose
 from envcheck.rules.base import Rule
 
 if TYPE_CHECKING:
-    from envcheck.plan.resolved import Resolved
-    from envcheck.plan.resolved_result import Followed
+    from envcheck.plan.resolver_answer import Followed, Resolved
 
 MAX_ITERATIONS = 6
 _TORCH_FAMILY = {"torch", "torchvision", "torchaudio"}
@@ -328,7 +327,7 @@ def _resolve(
 ) -> tuple[NodeReport, tuple[str, ...]]:
     """The simulated ``after`` replaced by uv's resolution of the steps (the verdict says
     whether it was); a conflict or an unusable resolver is recorded in ``verdict``."""
-    from envcheck.plan.resolved import NotResolved, ResolutionConflict, after_resolution
+    from envcheck.plan.resolver_answer import NotResolved, ResolutionConflict, after_resolution
 
     if not _installs(steps):
         verdict.resolved, verdict.reason, verdict.notes = None, "the plan installs nothing", ()
@@ -343,6 +342,10 @@ def _resolve(
         verdict.resolved, verdict.reason = False, "uv found no resolution (see the conflict)"
         verdict.conflict, verdict.notes = exc.conflict, ()
         return after, notes
+    if not got.verified:
+        # the offline resolver (plan/offline.py): the simulator's versions, read as uv's are
+        verdict.resolved, verdict.reason, verdict.notes = False, got.reason, ()
+        return after_resolution(after, got, matrix), notes
     verdict.resolved, verdict.reason = True, f"{got.count} package(s) resolved"
     verdict.notes = got.notes
     verdict.followed = dict(got.followed)
@@ -367,7 +370,11 @@ def build_plan(
     resolved with the node's installed packages and the rules run on that resolution; no
     resolution ends planning with a conflict naming both sides (the pip steps are withheld).
     With ``constrain`` (``fix``), every install step after the first carries the resolved set
-    as pip constraints (``held``)."""
+    as pip constraints (``held``). Without ``resolve``, the rounds go through the same path
+    with the offline resolver (``plan/offline.py``: the simulator's versions, unverified)."""
+    from envcheck.plan.offline import OfflineResolver
+
+    resolver: Resolve = resolve if resolve is not None else OfflineResolver(matrix)
     addressed: dict[tuple[str, str], Finding] = {}
     first_seen: list[Finding] = []
     after = report
@@ -396,15 +403,14 @@ def build_plan(
         steps, conflicts = merge(wanted)
         conflicts += torch_conflicts
         after, notes = simulate(report, [s.action for s in steps], matrix)
-        if resolve is not None:
-            after, notes = _resolve(report, steps, after, notes, matrix, resolve, verdict)
-            steps = _followed(steps, verdict.followed)
-            if verdict.conflict is not None:
-                # a real conflict: the pip steps cannot all hold with what is installed
-                conflicts.append(verdict.conflict)
-                steps = [s for s in steps if s.action.kind not in ("pip_install", "pip_uninstall")]
-                after, notes = simulate(report, [s.action for s in steps], matrix)
-                break
+        after, notes = _resolve(report, steps, after, notes, matrix, resolver, verdict)
+        steps = _followed(steps, verdict.followed)
+        if verdict.conflict is not None:
+            # a real conflict: the pip steps cannot all hold with what is installed
+            conflicts.append(verdict.conflict)
+            steps = [s for s in steps if s.action.kind not in ("pip_install", "pip_uninstall")]
+            after, notes = simulate(report, [s.action for s in steps], matrix)
+            break
     final = evaluate(after, matrix, rules)
     remaining = tuple(f for f in final.findings if f.severity.at_least(threshold))
     for key, item in verdict.followed.items():
@@ -414,7 +420,7 @@ def build_plan(
             conflicts.append(replace(item.conflict, subject=key))
     if not addressed:
         steps, conflicts = merge(_manual_only(first_seen, addressed))
-    if resolve is not None and not _installs(steps) and verdict.conflict is None:
+    if not _installs(steps) and verdict.conflict is None:
         verdict.resolved, verdict.reason = None, "the plan installs nothing"
     pinned = bound(steps, interpreter(report))
     if constrain:
