@@ -9,7 +9,10 @@ top of the resolver.
 
     python scripts/bench_lock.py --runs 7
 
-Target (issue 13): envcheck's own overhead (median envcheck - median uv) <= 0.5 s.
+Target (issue 24): envcheck's own overhead (median envcheck - median uv) <= 0.25 s (issue 13's
+was 0.5 s). On a loaded machine the wall figures mostly measure waiting for a CPU, so the CPU
+time is printed too: each run's user + system time from wait4(), which counts the uv
+processes a run waited for, so the difference of the medians is envcheck's own CPU work.
 """
 
 from __future__ import annotations
@@ -121,6 +124,7 @@ def main() -> int:
         run_once(envcheck_argv, own_env, str(WORK))  # warm-up: uv's cache, Python's bytecode
         run_once(uv_argv, env, str(project))
         walls: dict[str, list[float]] = {"envcheck": [], "uv": []}
+        cpus: dict[str, list[float]] = {"envcheck": [], "uv": []}
         codes: dict[str, set[int]] = {"envcheck": set(), "uv": set()}
         for _ in range(args.runs):  # interleaved: both see the same machine load
             for name, argv, run_env, cwd in (
@@ -129,6 +133,7 @@ def main() -> int:
             ):
                 sample = run_once(argv, run_env, cwd)
                 walls[name].append(sample.wall_s)
+                cpus[name].append(sample.cpu_s)
                 codes[name].add(sample.returncode)
     finally:
         served.stop()
@@ -139,11 +144,16 @@ def main() -> int:
     print(f"{load_average()} at the end\n")
     print(table([uv_row, envcheck_row], baseline=uv_row))
     overhead = envcheck_row.median_wall_s - uv_row.median_wall_s
-    ok = overhead <= 0.5
+    ok = overhead <= 0.25
+    own_cpu = statistics.median(cpus["envcheck"]) - statistics.median(cpus["uv"])
     print(
         f"\nenvcheck's own overhead: {overhead:.3f} s median "
         f"({envcheck_row.median_wall_s / uv_row.median_wall_s:.1f}x uv's time); "
-        f"target <= 0.5 s: {'met' if ok else 'NOT met'}"
+        f"target <= 0.25 s: {'met' if ok else 'NOT met'}"
+    )
+    print(
+        f"CPU time (user + system, uv's included): envcheck {statistics.median(cpus['envcheck']):.3f} s, "
+        f"uv {statistics.median(cpus['uv']):.3f} s median: envcheck's own CPU work {own_cpu:.3f} s"
     )
     return 0 if ok else 1
 

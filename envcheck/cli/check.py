@@ -216,6 +216,7 @@ def run(args: argparse.Namespace) -> int:
             extra += list(verified.findings)
             sys.stderr.write(verified.summary + "\n")
     outcome = evaluate(args, [report])
+    extra = _selected(extra, tuple(args.select or ()), tuple(args.ignore or ()))
     if extra:
         from dataclasses import replace
 
@@ -224,6 +225,17 @@ def run(args: argparse.Namespace) -> int:
     shown = redacted_view(outcome) if getattr(args, "redact", False) else outcome
     render(shown, args)
     return outcome.exit_code
+
+
+def _selected(findings: list[Any], select: tuple[str, ...], ignore: tuple[str, ...]) -> list[Any]:
+    """The lock gate's findings (PKG170-173, catalogue rules of scope "lock") as --select and
+    --ignore choose them, like the rules' own."""
+    return [
+        f
+        for f in findings
+        if (not select or any(f.code.startswith(p) for p in select))
+        and not any(f.code.startswith(p) for p in ignore)
+    ]
 
 
 def _verify_options(report: NodeReport) -> Any:

@@ -87,7 +87,8 @@ def add_parser(sub: Any) -> None:
         action="append",
         default=[],
         choices=("x86_64", "aarch64"),
-        help="CPU architecture (default x86_64; repeat for a lock that covers both)",
+        help="CPU architecture (default: the spec's, else aarch64 for a superchip GPU such as GH200, "
+        "else x86_64; repeat for a lock that covers both)",
     )
     node.add_argument(
         "--glibc", metavar="VERSION", help="the target's glibc (picks the manylinux tag)"

@@ -11,7 +11,7 @@ from envcheck.cli import common
 
 def run_diff(args: argparse.Namespace) -> int:
     from envcheck.cli.lock_args import options_from
-    from envcheck.commands.lock import choose_target
+    from envcheck.commands.lock import choose_target, derive_arch
     from envcheck.commands.lock_diff import diff_locks, render
     from envcheck.errors import UsageError
     from envcheck.ingest.spec import load_spec
@@ -32,8 +32,9 @@ def run_diff(args: argparse.Namespace) -> int:
     if spec_report is None and not options.python:
         options = _target_from_headers(options, paths)
     target = choose_target(options, spec_report, None)
-    report = spec_report if spec_report is not None else target_report(target)
     matrix = load([*find_settings().matrix, *args.matrix])
+    target, _why = derive_arch(options, spec_report, target, matrix)
+    report = spec_report if spec_report is not None else target_report(target)
     diff = diff_locks(paths[0], paths[1], report, matrix, all_rules(matrix), args.severity)
     if args.json:
         from envcheck.model.envelope import envelope

@@ -26,6 +26,7 @@ from envcheck.model.report import NodeReport
 if TYPE_CHECKING:
     from envcheck.matrix.model import Matrix
     from envcheck.plan.apply import ApplyOutcome
+    from envcheck.plan.offline import OfflineResolver
     from envcheck.plan.resolved import PlanResolver
 
 FixFormat = Literal["text", "sh", "requirements", "conda"]
@@ -80,10 +81,17 @@ def plan_fix(options: FixOptions) -> FixResult:
     settings = find_settings()
     matrix = load([*settings.matrix, *options.matrix])
     chosen = select(all_rules(matrix), *choose(settings, options.select, options.ignore))
-    resolver, reason = _resolver(options, matrix)
+    from envcheck.plan.offline import OfflineResolver
+
+    resolver = _resolver(options, matrix)
     try:
         plan, _after = build_plan(
-            options.report, matrix, chosen, threshold=options.severity, resolve=resolver
+            options.report,
+            matrix,
+            chosen,
+            threshold=options.severity,
+            resolve=resolver,
+            constrain=True,
         )
     except IndexUnreachable as exc:
         return FixResult(
@@ -92,36 +100,33 @@ def plan_fix(options: FixOptions) -> FixResult:
             EXIT_INDEX,
             f"{exc}; nothing was written",
         )
-    installs = any(s.action.kind == "pip_install" for s in plan.steps)
-    if resolver is None:
-        plan = replace(
-            plan,
-            resolved=False if installs else None,
-            resolver=reason if installs else "the plan installs nothing",
-        )
-    elif plan.resolved:
+    if plan.resolved and not isinstance(resolver, OfflineResolver):
         plan = replace(plan, resolver=f"{resolver.describe(options.report)}: {plan.resolver}")
     return FixResult(plan, options.report, exit_code(plan))
 
 
-def _resolver(options: FixOptions, matrix: Matrix) -> tuple[PlanResolver | None, str]:
-    """The resolver for the plan, or why there is none."""
+def _resolver(options: FixOptions, matrix: Matrix) -> PlanResolver | OfflineResolver:
+    """The resolver for the plan: uv against the index, or (``--no-resolve``, no uv) the
+    offline one, whose reason the plan prints."""
+    from envcheck.plan.offline import OfflineResolver
     from envcheck.plan.resolve import UvMissing, find_uv, pip_index_config
     from envcheck.plan.resolved import PlanResolver
 
     if not options.resolve:
-        return None, "not verified by the resolver (--no-resolve): versions are the simulator's"
+        return OfflineResolver(
+            matrix, "not verified by the resolver (--no-resolve): versions are the simulator's"
+        )
     try:
         uv = find_uv()
     except UvMissing as exc:
-        return None, f"not verified by the resolver: {exc}"
+        return OfflineResolver(matrix, f"not verified by the resolver: {exc}")
     index = pip_index_config(
         index_url=options.index_url,
         extra_index_urls=options.extra_index_urls,
         find_links=options.find_links,
         no_index=options.no_index,
     )
-    return PlanResolver(uv, index, matrix), ""
+    return PlanResolver(uv, index, matrix)
 
 
 def render_fix(

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from envcheck.commands.lock_options import LockOptions, LockResult
-from envcheck.model.plan import Stack, Target
+from envcheck.model.plan import Choice, Stack, Target
 
 
 def read_requirements(path: str) -> list[str]:
@@ -104,6 +104,21 @@ def choose_target(options: LockOptions, spec_report: Any, profile_python: str | 
     return replace(target, **changes)
 
 
+def derive_arch(
+    options: LockOptions, spec_report: Any, target: Target, matrix: Any
+) -> tuple[Target, Choice | None]:
+    """``target`` with the CPU its GPUs imply when neither --arch nor the spec states one
+    (`lock --gpu GH200`: aarch64, not x86_64), and the choice that says so."""
+    from envcheck.plan.target import arch_from_gpus, stated_arch
+
+    if options.arch or stated_arch(spec_report) is not None:
+        return target, None
+    choice = arch_from_gpus(target, matrix)
+    if choice is None:
+        return target, None
+    return replace(target, arch=choice.value), choice
+
+
 def wanted(options: LockOptions, spec_report: Any, profile: Any) -> list[str]:
     from envcheck.errors import UsageError
     from envcheck.plan.simulate import parse_requirement
@@ -178,10 +193,13 @@ def lock(options: LockOptions) -> LockResult:
     target = choose_target(options, spec_report, profile.python if profile else None)
     requirements = wanted(options, spec_report, profile)
     matrix = load([*find_settings().matrix, *options.matrix])
+    target, arch_choice = derive_arch(options, spec_report, target, matrix)
     rules = all_rules(matrix, "node")  # the engine runs node rules only: no cluster imports
     stack = choose_stack(
         matrix, target, requirements, allow_unverified=options.allow_unverified, profile=None
     )
+    if arch_choice is not None:
+        stack = replace(stack, choices=(arch_choice, *stack.choices))
     stack = with_profile(stack, profile, target)
     if stack.conflicts:
         return LockResult(

@@ -141,13 +141,23 @@ def resolve_and_check(
         request = replace(request, stack=repaired)
     stack = replace(request.stack, notes=request.stack.notes + notes)
     base = spec_report if spec_report is not None else target_report(stack.target)
-    bare = with_packages(base, {}, origin="target")
-    before = {(f.code, f.message) for f in evaluate(bare, matrix, rules).findings}
+    found = [
+        evaluate(with_packages(base, pins, origin="resolved lock"), matrix, rules).findings
+        for pins in resolved_sets
+    ]
+    # what the bare target already shows is not the lock's doing: only the rules that found
+    # something in a resolved set need to run on it (a rule's findings depend on the report
+    # alone), and none when nothing was found
+    fired = {f.code for findings in found for f in findings}
+    before: set[tuple[str, str]] = set()
+    if fired:
+        bare = with_packages(base, {}, origin="target")
+        asked = [r for r in rules if r.code in fired]
+        before = {(f.code, f.message) for f in evaluate(bare, matrix, asked).findings}
     brought: list[Any] = []
     seen: set[tuple[str, str]] = set()
-    for pins in resolved_sets:
-        result = evaluate(with_packages(base, pins, origin="resolved lock"), matrix, rules)
-        for finding in result.findings:
+    for findings in found:
+        for finding in findings:
             key = (finding.code, finding.message)
             if key not in before and key not in seen:
                 seen.add(key)
@@ -183,16 +193,18 @@ def resolve_and_check(
 
 
 def emit_lock(options: LockOptions, stack: Stack, resolution: Any, resolver: str) -> str:
-    from envcheck.plan.emit.conda import lock_conda
-    from envcheck.plan.emit.pylock import lock_pylock
-    from envcheck.plan.emit.requirements import lock_requirements
-
     if options.format == "pylock":
+        from envcheck.plan.emit.pylock import lock_pylock
+
         text = lock_pylock(stack, resolution, resolver=resolver)
     elif options.format == "conda":
+        from envcheck.plan.emit.conda import lock_conda
+
         name = (stack.profile or "envcheck").split(":", 1)[0]
         text = lock_conda(stack, resolution, resolver=resolver, name=name)
     else:
+        from envcheck.plan.emit.requirements import lock_requirements
+
         text = lock_requirements(stack, resolution, resolver=resolver)
     return header_without_local_paths(text)
 

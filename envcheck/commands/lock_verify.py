@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from envcheck.errors import EnvcheckError
-from envcheck.model.finding import Action, Finding, Fix, Severity
+from envcheck.model.finding import Finding
 
 # what a GPU training job imports even where the lock holds it only as a dependency (torch's
 # triton, vLLM's xformers): an import that fails here fails the job, whatever pulled it in
@@ -155,19 +155,9 @@ class VerifyResult:
 
 
 def _finding(code: str, message: str, evidence: dict[str, str], fix_text: str) -> Finding:
-    titles = {
-        "PKG170": "The lock cannot install on this node",
-        "PKG172": "An import fails in the installed lock",
-    }
-    return Finding(
-        code=code,
-        severity=Severity.ERROR,
-        title=titles[code],
-        message=message,
-        node="lock --verify",
-        evidence=evidence,
-        fix=Fix(fix_text, "manual", (Action("manual", text=fix_text),)),
-    )
+    from envcheck.rules.lock import lock_finding
+
+    return lock_finding(code, message, "lock --verify", evidence, fix_text)
 
 
 def _uv_env(scratch: Path, env: Mapping[str, str] | None) -> dict[str, str]:

@@ -32,10 +32,10 @@ FUNCTIONS['9f4129bd2d60db23ce1abf946f557b185ea129e569e28b11dfded5737ed67e8a'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.kind,self.packages,self.index_url,self.flags,self.env,self.text,self.python,)==(other.kind,other.packages,other.index_url,other.flags,other.env,other.text,other.python,)
+   return (self.kind,self.packages,self.index_url,self.flags,self.env,self.text,self.python,self.constraints,)==(other.kind,other.packages,other.index_url,other.flags,other.env,other.text,other.python,other.constraints,)
   return NotImplemented
  return __eq__
-FUNCTIONS['489e91234c71c6c251fdff4a73ae668bcf3a376b6a37b34e144c17d2c3aecb98'] = __create_fn__
+FUNCTIONS['1bf94e796b5e08f31c6ff769f7fb3bd71f60c56c66102029e9e14de2a7586a9e'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -65,9 +65,9 @@ FUNCTIONS['c3c8d96b4d4431219b571c68815cd01d9c65e9854f76780c1a2ba9c88fa543dc'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.kind,self.packages,self.index_url,self.flags,self.env,self.text,self.python,))
+  return hash((self.kind,self.packages,self.index_url,self.flags,self.env,self.text,self.python,self.constraints,))
  return __hash__
-FUNCTIONS['672e4d85afdbfc6f80a650de0f6e48c265938ae4a18797c1de62acfac5dee0b7'] = __create_fn__
+FUNCTIONS['80fcabeae9bdc67f712af867ce3aa85b2813419c33f4d0fa92e09c65ec0349a7'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -95,9 +95,9 @@ FUNCTIONS['ea1c8689d9ffd6f9263024afa8cdd51957f98b3f851a7133110ff1f0d3fc0c8e'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(kind={self.kind!r}, packages={self.packages!r}, index_url={self.index_url!r}, flags={self.flags!r}, env={self.env!r}, text={self.text!r}, python={self.python!r})"
+  return self.__class__.__qualname__ + f"(kind={self.kind!r}, packages={self.packages!r}, index_url={self.index_url!r}, flags={self.flags!r}, env={self.env!r}, text={self.text!r}, python={self.python!r}, constraints={self.constraints!r})"
  return __repr__
-FUNCTIONS['234728209183b0452cd9a5594bae95de93af97cf179340428c6d0f95a783d7a6'] = __create_fn__
+FUNCTIONS['87ca6120870558006bbaac9a48c7d0522f6304c20aaaa0b1d496910ba8e4dce4'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -136,8 +136,8 @@ def __create_fn__(_type_findings, _type_skipped, _type_rules_run, _type_errors, 
  return __init__
 FUNCTIONS['d5d6c4c44d97b00a16843790163da96191e5648fa45a730907dbc22ca3a39d41'] = __create_fn__
 
-def __create_fn__(_type_kind, _type_packages, _type_index_url, _type_flags, _type_env, _type_text, _type_python, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_packages, _dflt_index_url, _dflt_flags, _dflt_env, _dflt_text, _dflt_python, _return_type):
- def __init__(self,kind:_type_kind,packages:_type_packages=_dflt_packages,index_url:_type_index_url=_dflt_index_url,flags:_type_flags=_dflt_flags,env:_type_env=_HAS_DEFAULT_FACTORY,text:_type_text=_dflt_text,python:_type_python=_dflt_python)->_return_type:
+def __create_fn__(_type_kind, _type_packages, _type_index_url, _type_flags, _type_env, _type_text, _type_python, _type_constraints, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_packages, _dflt_index_url, _dflt_flags, _dflt_env, _dflt_text, _dflt_python, _dflt_constraints, _return_type):
+ def __init__(self,kind:_type_kind,packages:_type_packages=_dflt_packages,index_url:_type_index_url=_dflt_index_url,flags:_type_flags=_dflt_flags,env:_type_env=_HAS_DEFAULT_FACTORY,text:_type_text=_dflt_text,python:_type_python=_dflt_python,constraints:_type_constraints=_dflt_constraints)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'kind',kind)
   __dataclass_builtins_object__.__setattr__(self,'packages',packages)
   __dataclass_builtins_object__.__setattr__(self,'index_url',index_url)
@@ -145,8 +145,9 @@ def __create_fn__(_type_kind, _type_packages, _type_index_url, _type_flags, _typ
   __dataclass_builtins_object__.__setattr__(self,'env',_dflt_env() if env is _HAS_DEFAULT_FACTORY else env)
   __dataclass_builtins_object__.__setattr__(self,'text',text)
   __dataclass_builtins_object__.__setattr__(self,'python',python)
+  __dataclass_builtins_object__.__setattr__(self,'constraints',constraints)
  return __init__
-FUNCTIONS['f8185016471b2bf5eeea2d98a1220fd09cce6e42894460694ac40d0d812cea01'] = __create_fn__
+FUNCTIONS['ffe215129534ea6284aba86f15092a751c4e6cfef87a197d0c6a8fd3ea35978f'] = __create_fn__
 
 def __create_fn__(_type_summary, _type_applicability, _type_actions, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_actions, _return_type):
  def __init__(self,summary:_type_summary,applicability:_type_applicability,actions:_type_actions=_dflt_actions)->_return_type:
@@ -182,11 +183,11 @@ FUNCTIONS['3dc64c7b546b02cee893bc76b048d1533cb76a7c1fa3b28ce87a4adbf475278e'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('kind','packages','index_url','flags','env','text','python',):
+  if type(self) is cls or name in ('kind','packages','index_url','flags','env','text','python','constraints',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['707af3ec114c437e55f22b3ff86ff458331a5f556ab7fc6bb20e535c74d7b5ad'] = __create_fn__
+FUNCTIONS['4c20beb96c583f8aa555b71f578c8a2d690276fb1247849a3211a1f48e59acd7'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -222,11 +223,11 @@ FUNCTIONS['dd0b380c603783802c741926908b20744f4adad6cbe555f61671e45c039e38c8'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('kind','packages','index_url','flags','env','text','python',):
+  if type(self) is cls or name in ('kind','packages','index_url','flags','env','text','python','constraints',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['85792a82fc398c50205f6102a8fd8b231211050b141e8a1df6ed06a890684eea'] = __create_fn__
+FUNCTIONS['7ab8334cfc088ecbe2b4c66baa71bd5fec6104441cce6158899414ec7ef20cbc'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

@@ -24,10 +24,10 @@ FUNCTIONS['4141c2d1513c506affa233038238c55046bd75997419eb141311d7330e7b1bab'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.resolved,self.reason,self.notes,self.conflict,self.followed,)==(other.resolved,other.reason,other.notes,other.conflict,other.followed,)
+   return (self.resolved,self.reason,self.notes,self.conflict,self.followed,self.pins,)==(other.resolved,other.reason,other.notes,other.conflict,other.followed,other.pins,)
   return NotImplemented
  return __eq__
-FUNCTIONS['cf3dd956adc00ed99c4ca1421ca8f41c387e3d4446f3bf1f2a80c2a0b3ff85a9'] = __create_fn__
+FUNCTIONS['f0af925270951e420967aca63054e50e6cbe27b9f05545b335e5273df48a1f93'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -43,9 +43,9 @@ FUNCTIONS['8a6d08e5e8f850efe844625fc959a3a65d44fc52d24ac3d79a67cf9569bb41bf'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(resolved={self.resolved!r}, reason={self.reason!r}, notes={self.notes!r}, conflict={self.conflict!r}, followed={self.followed!r})"
+  return self.__class__.__qualname__ + f"(resolved={self.resolved!r}, reason={self.reason!r}, notes={self.notes!r}, conflict={self.conflict!r}, followed={self.followed!r}, pins={self.pins!r})"
  return __repr__
-FUNCTIONS['16afdc5a77cfb45fcb7db198f7f6d249509db25d17881a5029fa029565ab4444'] = __create_fn__
+FUNCTIONS['fbef2e39dd86fb16a1a9b558bcd1d2ba5b1741d7489d1b16a284db16a51790e8'] = __create_fn__
 
 def __create_fn__(_type_installs, _type_uninstalls, _type_env, _type_manual, _type_order, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_installs, _dflt_uninstalls, _dflt_env, _dflt_manual, _dflt_order, _return_type):
  def __init__(self,installs:_type_installs=_HAS_DEFAULT_FACTORY,uninstalls:_type_uninstalls=_HAS_DEFAULT_FACTORY,env:_type_env=_HAS_DEFAULT_FACTORY,manual:_type_manual=_HAS_DEFAULT_FACTORY,order:_type_order=_HAS_DEFAULT_FACTORY)->_return_type:
@@ -69,14 +69,15 @@ def __create_fn__(_type_req, _type_index_url, _type_flags, _type_applicability, 
  return __init__
 FUNCTIONS['ce6cf49ff2fcd153aac126535fc7ab210edf0afeae9b81ac505bfbf58d9635c0'] = __create_fn__
 
-def __create_fn__(_type_resolved, _type_reason, _type_notes, _type_conflict, _type_followed, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_resolved, _dflt_reason, _dflt_notes, _dflt_conflict, _dflt_followed, _return_type):
- def __init__(self,resolved:_type_resolved=_dflt_resolved,reason:_type_reason=_dflt_reason,notes:_type_notes=_dflt_notes,conflict:_type_conflict=_dflt_conflict,followed:_type_followed=_HAS_DEFAULT_FACTORY)->_return_type:
+def __create_fn__(_type_resolved, _type_reason, _type_notes, _type_conflict, _type_followed, _type_pins, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_resolved, _dflt_reason, _dflt_notes, _dflt_conflict, _dflt_followed, _dflt_pins, _return_type):
+ def __init__(self,resolved:_type_resolved=_dflt_resolved,reason:_type_reason=_dflt_reason,notes:_type_notes=_dflt_notes,conflict:_type_conflict=_dflt_conflict,followed:_type_followed=_HAS_DEFAULT_FACTORY,pins:_type_pins=_HAS_DEFAULT_FACTORY)->_return_type:
   self.resolved=resolved
   self.reason=reason
   self.notes=notes
   self.conflict=conflict
   self.followed=_dflt_followed() if followed is _HAS_DEFAULT_FACTORY else followed
+  self.pins=_dflt_pins() if pins is _HAS_DEFAULT_FACTORY else pins
  return __init__
-FUNCTIONS['385f56048186d886b601f3ba3081fac2dfaa77af16eb66791f9ed964df7995fd'] = __create_fn__
+FUNCTIONS['50d6b298b86b4ed4ec5a4360af2f2abd77512abdf81f17f5b6803860dddd047d'] = __create_fn__
 
 del __create_fn__

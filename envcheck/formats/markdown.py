@@ -125,6 +125,8 @@ def render_rule(rule: Rule, *, heading: str = "##") -> str:
     origin = "matrix data rule" if rule.origin == "matrix" else "code rule"
     if rule.scope == "cluster":
         origin = "cluster rule (envcheck cluster / diff)"
+    elif rule.scope == "lock":
+        origin = "lock gate (envcheck check --lock, lock --verify)"
     verified = "" if rule.verified else " · evidence partly UNVERIFIED"
     family = FAMILIES.get(rule.family, rule.family)
     out = [

@@ -224,19 +224,30 @@ class Matrix:
         pairs.sort(key=lambda p: len(p[0]), reverse=True)
         return pairs
 
+    @functools.cached_property
+    def _gpu_named(self) -> dict[str, GpuModel | None]:
+        return {}
+
     def gpu_model(self, name: str | None) -> GpuModel | None:
         """The model a GPU name denotes, however it is spelled (see ``gpu_name_forms``): the
-        longest matching token wins."""
+        longest matching token wins. Each name is looked up once per matrix (the rules ask for
+        the node's GPUs hundreds of times in one run: every implied wheel asks for the CPU a
+        superchip implies)."""
         if not name:
             return None
+        named = self._gpu_named
+        if name in named:
+            return named[name]
+        found = None
         for form in gpu_name_forms(name):
             lowered = form.lower()
             found = next(
                 (gpu for token, gpu in self._gpu_tokens if _mentions(token, form, lowered)), None
             )
             if found is not None:
-                return found
-        return None
+                break
+        named[name] = found
+        return found
 
     # --- packages ---------------------------------------------------------------------------
 

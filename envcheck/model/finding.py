@@ -39,6 +39,9 @@ class Action:
     text: str | None = None
     # the interpreter whose pip runs it (`/path/python -m pip`): the one checked, when known
     python: str | None = None
+    # pins pip must keep while it installs (`-c`): a fix plan's later steps carry the whole
+    # resolved set, so pip cannot backtrack torch or undo an earlier step (plan/planner.py)
+    constraints: tuple[str, ...] = ()
 
     def command(self) -> str:
         pip = [self.python, "-m", "pip"] if self.python else ["pip"]
@@ -46,7 +49,12 @@ class Action:
             argv = [*pip, "install", *self.flags, *self.packages]
             if self.index_url:
                 argv += ["--index-url", self.index_url]
-            return shlex.join(argv)
+            text = shlex.join(argv)
+            if self.constraints:
+                # (bash) one line: the constraints as a file pip reads, nothing left behind
+                pins = " ".join(shlex.quote(c) for c in self.constraints)
+                text += f" -c <(printf '%s\\n' {pins})"
+            return text
         if self.kind == "pip_uninstall":
             return shlex.join([*pip, "uninstall", "-y", *self.packages])
         if self.kind == "env":

@@ -17,6 +17,7 @@ import datetime as _dt
 import os
 import secrets
 import shlex
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -292,11 +293,17 @@ def _run_steps(
         if step.applicability == "manual":
             not_run.append((step, "manual: do it by hand"))
             continue
-        argv = tuple(pip_argv(action, python))
-        echo(f"$ {shlex.join(argv)}")
-        running.append(argv)
-        result = run(argv, timeout=timeout, env=env)
-        running.clear()
+        with tempfile.TemporaryDirectory(prefix="envcheck-constraints-") as folder:
+            constraints = None
+            if action.constraints:
+                # pip reads the constraints from a file; it is removed once the step has run
+                constraints = str(Path(folder) / "constraints.txt")
+                Path(constraints).write_text("\n".join(action.constraints) + "\n", "utf-8")
+            argv = tuple(pip_argv(action, python, constraints))
+            echo(f"$ {shlex.join(argv)}")
+            running.append(argv)
+            result = run(argv, timeout=timeout, env=env)
+            running.clear()
         if result.ok:
             ran.append(StepRun(step, argv, True))
             continue

@@ -12,7 +12,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from envcheck.errors import InputError
-from envcheck.model.finding import Action, Finding, Fix, Severity
+from envcheck.model.finding import Finding
 from envcheck.model.report import NodeReport
 from envcheck.plan.simulate import variant_of_index
 from envcheck.plan.target import with_packages
@@ -259,36 +259,16 @@ def install_findings(report: NodeReport, path: str, *, index: bool = True) -> li
     return out
 
 
-_CODES = {
-    "PKG170": (
-        Severity.ERROR,
-        "The lock cannot install on this node",
-        "Lock for this node's Python and CPU (`envcheck lock --python X.Y --arch ARCH`), or "
-        "check the lock on the node it was made for",
-    ),
-    "PKG171": (
-        Severity.ERROR,
-        "The lock pins a yanked release",
-        "Lock another release (`envcheck lock` skips yanked files), or keep it on purpose "
-        "with a line `# envcheck: allow-yanked NAME==VERSION <reason>` in the lock",
-    ),
-    "PKG173": (
-        Severity.WARNING,
-        "The lock's packages could not be checked against the index",
-        "Run the gate where the index can be reached",
-    ),
+_FIXES = {
+    "PKG170": "Lock for this node's Python and CPU (`envcheck lock --python X.Y --arch ARCH`), or "
+    "check the lock on the node it was made for",
+    "PKG171": "Lock another release (`envcheck lock` skips yanked files), or keep it on purpose "
+    "with a line `# envcheck: allow-yanked NAME==VERSION <reason>` in the lock",
+    "PKG173": "Run the gate where the index can be reached",
 }
 
 
 def _finding(code: str, message: str, node: str, evidence: dict[str, str]) -> Finding:
-    severity, title, fix_text = _CODES[code]
-    return Finding(
-        code=code,
-        severity=severity,
-        title=title,
-        message=message,
-        node=node,
-        evidence=evidence,
-        fix=Fix(fix_text, "manual", (Action("manual", text=fix_text),)),
-        references=("https://packaging.python.org/en/latest/specifications/",),
-    )
+    from envcheck.rules.lock import lock_finding
+
+    return lock_finding(code, message, node, evidence, _FIXES[code])

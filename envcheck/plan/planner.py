@@ -29,8 +29,7 @@ from envcheck.plan.torch_choice import rechoose
 from envcheck.rules.base import Rule
 
 if TYPE_CHECKING:
-    from envcheck.plan.resolved import Resolved
-    from envcheck.plan.resolved_result import Followed
+    from envcheck.plan.resolver_answer import Followed, Resolved
 
 MAX_ITERATIONS = 6
 _TORCH_FAMILY = {"torch", "torchvision", "torchaudio"}
@@ -310,6 +309,7 @@ class _Verdict:
     notes: tuple[str, ...] = ()
     conflict: Conflict | None = None
     followed: dict[str, Followed] = field(default_factory=dict)
+    pins: dict[str, str] = field(default_factory=dict)  # the resolved set: name -> version
 
 
 def _installs(steps: Sequence[Step]) -> bool:
@@ -327,7 +327,7 @@ def _resolve(
 ) -> tuple[NodeReport, tuple[str, ...]]:
     """The simulated ``after`` replaced by uv's resolution of the steps (the verdict says
     whether it was); a conflict or an unusable resolver is recorded in ``verdict``."""
-    from envcheck.plan.resolved import NotResolved, ResolutionConflict, after_resolution
+    from envcheck.plan.resolver_answer import NotResolved, ResolutionConflict, after_resolution
 
     if not _installs(steps):
         verdict.resolved, verdict.reason, verdict.notes = None, "the plan installs nothing", ()
@@ -342,9 +342,14 @@ def _resolve(
         verdict.resolved, verdict.reason = False, "uv found no resolution (see the conflict)"
         verdict.conflict, verdict.notes = exc.conflict, ()
         return after, notes
+    if not got.verified:
+        # the offline resolver (plan/offline.py): the simulator's versions, read as uv's are
+        verdict.resolved, verdict.reason, verdict.notes = False, got.reason, ()
+        return after_resolution(after, got, matrix), notes
     verdict.resolved, verdict.reason = True, f"{got.count} package(s) resolved"
     verdict.notes = got.notes
     verdict.followed = dict(got.followed)
+    verdict.pins = dict(got.pins)
     # the resolution gives the exact release a range stands for
     kept = tuple(n for n in notes if "was re-checked as a version inside that range" not in n)
     return after_resolution(after, got, matrix), kept
@@ -358,11 +363,18 @@ def build_plan(
     threshold: Severity = Severity.WARNING,
     max_iterations: int = MAX_ITERATIONS,
     resolve: Resolve | None = None,
+    constrain: bool = False,
 ) -> tuple[Plan, NodeReport]:
     """The plan for a report's findings at or above ``threshold``, and the report as it would be
     after the plan (for ``check`` to confirm). With ``resolve``, every round's steps are
     resolved with the node's installed packages and the rules run on that resolution; no
-    resolution ends planning with a conflict naming both sides (the pip steps are withheld)."""
+    resolution ends planning with a conflict naming both sides (the pip steps are withheld).
+    With ``constrain`` (``fix``), every install step after the first carries the resolved set
+    as pip constraints (``held``). Without ``resolve``, the rounds go through the same path
+    with the offline resolver (``plan/offline.py``: the simulator's versions, unverified)."""
+    from envcheck.plan.offline import OfflineResolver
+
+    resolver: Resolve = resolve if resolve is not None else OfflineResolver(matrix)
     addressed: dict[tuple[str, str], Finding] = {}
     first_seen: list[Finding] = []
     after = report
@@ -391,15 +403,14 @@ def build_plan(
         steps, conflicts = merge(wanted)
         conflicts += torch_conflicts
         after, notes = simulate(report, [s.action for s in steps], matrix)
-        if resolve is not None:
-            after, notes = _resolve(report, steps, after, notes, matrix, resolve, verdict)
-            steps = _followed(steps, verdict.followed)
-            if verdict.conflict is not None:
-                # a real conflict: the pip steps cannot all hold with what is installed
-                conflicts.append(verdict.conflict)
-                steps = [s for s in steps if s.action.kind not in ("pip_install", "pip_uninstall")]
-                after, notes = simulate(report, [s.action for s in steps], matrix)
-                break
+        after, notes = _resolve(report, steps, after, notes, matrix, resolver, verdict)
+        steps = _followed(steps, verdict.followed)
+        if verdict.conflict is not None:
+            # a real conflict: the pip steps cannot all hold with what is installed
+            conflicts.append(verdict.conflict)
+            steps = [s for s in steps if s.action.kind not in ("pip_install", "pip_uninstall")]
+            after, notes = simulate(report, [s.action for s in steps], matrix)
+            break
     final = evaluate(after, matrix, rules)
     remaining = tuple(f for f in final.findings if f.severity.at_least(threshold))
     for key, item in verdict.followed.items():
@@ -409,11 +420,14 @@ def build_plan(
             conflicts.append(replace(item.conflict, subject=key))
     if not addressed:
         steps, conflicts = merge(_manual_only(first_seen, addressed))
-    if resolve is not None and not _installs(steps) and verdict.conflict is None:
+    if not _installs(steps) and verdict.conflict is None:
         verdict.resolved, verdict.reason = None, "the plan installs nothing"
+    pinned = bound(steps, interpreter(report))
+    if constrain:
+        pinned = held(pinned, verdict.pins if verdict.resolved else None, _torch_family(report))
     plan = Plan(
         node=report.node,
-        steps=bound(steps, interpreter(report)),
+        steps=pinned,
         conflicts=tuple(conflicts),
         addressed=tuple(addressed.values())
         + tuple(f for f in first_seen if _key(f) not in addressed and f.fix is not None),
@@ -445,6 +459,85 @@ def bound(steps: Sequence[Step], python: str | None) -> tuple[Step, ...]:
         else s
         for s in steps
     )
+
+
+def _exact(text: str) -> tuple[str, str] | None:
+    """``(canonical name, text)`` of an exact pin (``torch==2.4.0``), else None."""
+    req = parse_requirement(text)
+    if req is None:
+        return None
+    items = list(req.specifier)
+    if len(items) == 1 and items[0].operator in ("==", "===") and "*" not in items[0].version:
+        return canonicalize_name(req.name), f"{req.name}=={items[0].version}"
+    return None
+
+
+def _torch_family(report: NodeReport) -> dict[str, str]:
+    """The installed torch, torchvision and torchaudio: name -> ``name==version``."""
+    packages = report.packages.data if report.packages.is_ok else None
+    if packages is None:
+        return {}
+    return {
+        d.key: f"{d.name}=={d.version}" for d in packages.distributions if d.key in _TORCH_FAMILY
+    }
+
+
+def held(
+    steps: Sequence[Step],
+    resolved: Mapping[str, str] | None,
+    installed: Mapping[str, str] | None = None,
+) -> tuple[Step, ...]:
+    """The steps with every install after the first carrying what pip must keep, as ``-c``
+    constraints: the whole resolved set (``resolved``: name -> version, as uv resolved the
+    node after the plan), so a later step (a companion, flash-attn, an override of torch's
+    pin) cannot move torch or anything else the resolution holds: pip stops with a conflict
+    instead of backtracking. Without a resolution (``--no-resolve``, no uv), what is known
+    without one: the exact pins of the earlier install steps and ``installed`` (name ->
+    ``name==version``: the installed torch family) as those steps leave it; the simulator's
+    estimate of everything else is not held (pip may have to move a dependency). The first
+    install has none: it is the step that moves what the rest is held to (a constraint on the
+    resolved cuBLAS override would make torch's own pin of it unsatisfiable). A constraint on a
+    name the step itself installs is kept only when the step's requirement allows it."""
+    out: list[Step] = []
+    earlier: dict[str, str] = dict(installed or {})
+    first = True
+    for step in steps:
+        action = step.action
+        if action.kind == "pip_uninstall":
+            for name in action.packages:
+                earlier.pop(canonicalize_name(name), None)
+        if action.kind != "pip_install":
+            out.append(step)
+            continue
+        own: dict[str, Requirement] = {
+            canonicalize_name(req.name): req
+            for req in (parse_requirement(p) for p in action.packages)
+            if req is not None
+        }
+        if not first:
+            base = (
+                {k: f"{k}=={v}" for k, v in resolved.items()}
+                if resolved is not None
+                else dict(earlier)
+            )
+            keep = {
+                k: pin
+                for k, pin in base.items()
+                if k not in own
+                or own[k].specifier.contains(pin.split("==", 1)[1], prereleases=True)
+            }
+            constraints = tuple(keep[k] for k in sorted(keep))
+            out.append(replace(step, action=replace(action, constraints=constraints)))
+        else:
+            out.append(step)
+        first = False
+        for key, req in own.items():
+            pin = _exact(str(req))
+            if pin is not None:
+                earlier[key] = pin[1]
+            else:
+                earlier.pop(key, None)  # a range: pip picks the release, unknown here
+    return tuple(out)
 
 
 def _same_version(a: str, b: str | None) -> bool:

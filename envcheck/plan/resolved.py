@@ -33,10 +33,15 @@ from envcheck.plan.resolved_request import (
     node_arch,
     node_python,
 )
-from envcheck.plan.resolved_result import Resolved, after_resolution, closure, read_result
+from envcheck.plan.resolved_result import closure, read_result
+from envcheck.plan.resolver_answer import (
+    NotResolved,
+    ResolutionConflict,
+    Resolved,
+    after_resolution,
+)
 from envcheck.plan.uvlock import (
     NoResolution,
-    NotResolved,
     explanation,
     lock_once,
     lock_packages,
@@ -48,15 +53,6 @@ from envcheck.plan.uvproject import IndexUnreachable
 RESOLVE_TIMEOUT = 300.0  # seconds for one `uv lock`
 RESOLVE_BUDGET = 900.0  # seconds for every resolution of one plan
 MAX_ATTEMPTS = 8  # resolutions per plan round (each frees what the previous one named)
-
-
-class ResolutionConflict(Exception):
-    """uv found no resolution: the plan's pins and what is installed cannot hold together."""
-
-    def __init__(self, conflict: Conflict, detail: str) -> None:
-        super().__init__(conflict.message)
-        self.conflict = conflict
-        self.detail = detail
 
 
 @dataclass

@@ -18,8 +18,8 @@ from packaging.version import InvalidVersion, Version
 from envcheck.matrix.model import Matrix
 from envcheck.model.plan import Conflict, Stack, Step, Target
 from envcheck.model.report import Distribution, NodeReport
+from envcheck.plan.resolver_answer import NotResolved
 from envcheck.plan.simulate import parse_requirement, variant_of_index
-from envcheck.plan.uvlock import NotResolved
 
 TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
 PlanPins = dict[str, tuple[Requirement, tuple[str, ...]]]  # name -> (requirement, rule codes)

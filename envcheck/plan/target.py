@@ -7,8 +7,34 @@ from dataclasses import replace
 
 from envcheck.errors import UsageError
 from envcheck.ingest.spec import SpecGpu, SpecPython, SpecSystem, StackSpec, spec_to_report
-from envcheck.model.plan import Target
+from envcheck.matrix.model import Matrix
+from envcheck.model.plan import Choice, Target
 from envcheck.model.report import NodeReport, Origin
+
+
+def stated_arch(report: NodeReport | None) -> str | None:
+    """The CPU a report states (x86_64 or aarch64), or None."""
+    data = report.system.data if report is not None and report.system.is_ok else None
+    arch = getattr(data, "arch", None)
+    return str(arch) if arch in ("x86_64", "aarch64") else None
+
+
+def arch_from_gpus(target: Target, matrix: Matrix) -> Choice | None:
+    """The CPU a target's GPUs imply when nothing states it: a superchip's GPU (GH200, GB200,
+    GB10: a Grace CPU) is on an aarch64 host (``host_arch`` of matrices/hardware/gpus.toml,
+    with its source), as the choice that says so; None when no GPU implies one."""
+    for name in dict.fromkeys(target.gpus):
+        model = matrix.gpu_model(name)
+        if model is not None and model.host_arch:
+            source = f"; source: {model.host_arch_source}" if model.host_arch_source else ""
+            return Choice(
+                "arch",
+                model.host_arch,
+                f"no --arch and no [system] arch: the CPU of {model.name}, a superchip whose "
+                f"host is {model.host_arch} (matrices/hardware/gpus.toml host_arch{source}); "
+                "pass --arch to lock for another CPU",
+            )
+    return None
 
 
 def target_from_report(report: NodeReport, *, python: str | None = None) -> Target:

@@ -14,6 +14,7 @@ from packaging.utils import canonicalize_name
 
 from envcheck.model.plan import Stack
 from envcheck.plan.resolve import IndexConfig, redact_url
+from envcheck.plan.resolver_answer import NotResolved
 from envcheck.plan.uvproject import LockRequest, LockTargets, index_unreachable, uv_lock
 
 if sys.version_info >= (3, 11):
@@ -28,10 +29,6 @@ _NOT_FOUND = re.compile(
     r"|([A-Za-z0-9][A-Za-z0-9._-]*) was not found in the",
     re.IGNORECASE,
 )
-
-
-class NotResolved(Exception):
-    """The plan cannot be resolved here (no Python known, uv did not run): not a verdict."""
 
 
 class NoResolution(Exception):

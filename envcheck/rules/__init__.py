@@ -59,11 +59,13 @@ def find(rules: Sequence[Rule], code: str) -> Rule | None:
 
 def code_rules(scope: Literal["node", "all"] = "all") -> list[Rule]:
     """Every code rule, or (``scope="node"``) the node rules only: those leave the cluster rule
-    modules unimported, which node commands (`check`, `lock`) do not pay for."""
+    modules (and the lock gate's, rules/lock.py) unimported, which node commands (`check`,
+    `lock`) do not pay for."""
     from envcheck.rules import catalog  # noqa: F401 - importing registers every node rule
 
     if scope == "node":
         return [r for r in _REGISTRY if r.scope == "node"]
+    from envcheck.rules import lock  # noqa: F401 - the lock gate's findings
     from envcheck.rules.cluster import catalog as cluster  # noqa: F401 - and every cluster rule
 
     return list(_REGISTRY)

@@ -84,8 +84,9 @@ class Rule:
     origin: Literal["code", "matrix"] = "code"
     verified: bool = True
     # "cluster" rules compare nodes (envcheck cluster / diff); `check` never runs them, the engine
-    # skips them, and `cluster_check` holds their check (see rules/cluster/model.py)
-    scope: Literal["node", "cluster"] = "node"
+    # skips them, and `cluster_check` holds their check (see rules/cluster/model.py). "lock"
+    # rules are the lock gate's findings (check --lock, lock --verify: rules/lock.py)
+    scope: Literal["node", "cluster", "lock"] = "node"
     cluster_check: ClusterCheckFn | None = None
 
     @property

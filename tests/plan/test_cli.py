@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -304,6 +305,38 @@ def test_lock_refuses_a_set_that_fails_the_rules(local_index: LocalIndex, tmp_pa
         local_index, "torch==2.5.1", "--python", "3.11", "-o", "/dev/zero", "--force", cwd=tmp_path
     )
     assert zero[0] == 2 and "not a regular file" in zero[2]
+
+
+def test_lock_reports_what_the_lock_brings_not_what_the_target_has(
+    local_index: LocalIndex, tmp_path: Path
+) -> None:
+    """A hostname that resolves to loopback (NET103) is the target's, on the bare target as on
+    the resolved set: not the lock's doing. ray 2.40.0 on Python 3.13 (RAY101) is: only that
+    one is reported (the bare target is checked with the rules that found something in the
+    resolved set)."""
+    node = tmp_path / "node.toml"
+    node.write_text(
+        '[python]\nversion = "3.13.1"\n'
+        '[network]\nhostname = "node1"\nhostname_resolves_to = "127.0.1.1"\n',
+        encoding="utf-8",
+    )
+    code, out, err = _lock(
+        local_index,
+        "torch==2.5.1",
+        "ray==2.40.0",
+        "--spec",
+        str(node),
+        "--json",
+        "--force",
+        "-o",
+        "x.lock",
+        cwd=tmp_path,
+    )
+    assert code == 1, (out, err)
+    codes = {f["code"] for f in json.loads(out)["data"]["findings"]}
+    assert "RAY101" in codes and "NET103" not in codes, codes
+    bare = run_cli("check", "--spec", str(node), "--json").json()["data"]["findings"]
+    assert "NET103" in {f["code"] for f in bare}  # the target itself has it
 
 
 def test_lock_usage_errors(tmp_path: Path) -> None:

@@ -17,7 +17,8 @@ import pytest
 from envcheck.ingest.spec import parse_spec, spec_to_report
 from envcheck.matrix.model import Matrix
 from envcheck.matrix_validate import load
-from envcheck.model.plan import Plan
+from envcheck.model.finding import Action
+from envcheck.model.plan import Plan, Step
 from envcheck.model.report import NodeReport
 from envcheck.plan.planner import build_plan
 from envcheck.plan.resolve import IndexConfig, find_uv
@@ -394,6 +395,49 @@ def test_lock_never_chooses_a_vllm_without_an_aarch64_wheel() -> None:
     assert "no x86_64 wheel" not in json_text(x86.json())
 
 
+@pytest.mark.parametrize(
+    "gpu", ["NVIDIA GH200 480GB", "NVIDIA GB200", "NVIDIA GB10"], ids=["GH200", "GB200", "GB10"]
+)
+def test_lock_for_a_superchip_without_arch_is_for_aarch64_and_says_so(gpu: str) -> None:
+    """No --arch and no [system] arch: a superchip's GPU puts the lock on its Grace CPU
+    (aarch64, from the matrix's host_arch with its source), as the first choice printed;
+    vLLM 0.6.4 is then a conflict naming the CPU, as with --arch aarch64."""
+    from tests.conftest import run_cli
+
+    target = ("--python", "3.10", "--gpu", f"{gpu} x4", "--driver", "580.65.06")
+    data = run_cli("lock", "--dry-run", "--json", *target, "torch").json()["data"]["stack"]
+    assert data["target"]["arch"] == "aarch64"
+    first = data["choices"][0]
+    assert first["subject"] == "arch" and first["value"] == "aarch64"
+    assert "host_arch" in first["reason"] and "source: NVIDIA" in first["reason"]
+    text = run_cli("lock", "--dry-run", *target, "torch")
+    assert "no --arch and no [system] arch: the CPU of" in " ".join(text.stdout.split())
+    pinned = run_cli("lock", "--dry-run", "--json", *target, "vllm==0.6.4")
+    assert pinned.returncode == 1 and "no aarch64 wheel of 0.6.4" in json_text(pinned.json())
+
+
+def test_a_stated_cpu_wins_over_the_gpus(tmp_path: Path) -> None:
+    """--arch, or the spec's [system] arch, is the CPU locked for; an H100 implies none."""
+    from tests.conftest import run_cli
+
+    gh200 = ("--python", "3.10", "--gpu", "GH200", "--driver", "580.65.06", "torch")
+    flag = run_cli("lock", "--dry-run", "--json", "--arch", "x86_64", *gh200).json()["data"]
+    assert flag["stack"]["target"]["arch"] == "x86_64"
+    assert all(c["subject"] != "arch" for c in flag["stack"]["choices"])
+    spec = tmp_path / "node.toml"
+    spec.write_text(
+        '[gpu]\ndriver = "580.65.06"\nmodels = ["NVIDIA GH200 480GB"]\n'
+        '[python]\nversion = "3.10.12"\n[system]\narch = "x86_64"\n',
+        encoding="utf-8",
+    )
+    stated = run_cli("lock", "--dry-run", "--json", "--spec", str(spec), "torch").json()["data"]
+    assert stated["stack"]["target"]["arch"] == "x86_64"
+    h100 = ("--python", "3.10", "--gpu", H100, "--driver", "580.65.06", "torch")
+    plain = run_cli("lock", "--dry-run", "--json", *h100).json()["data"]["stack"]
+    assert plain["target"]["arch"] == "x86_64"
+    assert all(c["subject"] != "arch" for c in plain["choices"])
+
+
 def test_the_wheel_platform_table_agrees_with_the_generated_wheels(matrix: Matrix) -> None:
     """Every vLLM release whose wheel the generated table read is inside the x86_64 range, and
     every sdist-only one outside it: the curated range and the index's files say the same."""
@@ -479,3 +523,140 @@ def test_a_partial_mirror_keeps_what_is_installed_and_not_served(tmp_path: Path)
     assert plan.resolved is True, plan.resolver
     assert any("torch==2.4.0" in s for s in _installs(plan))
     assert any("filelock" in n and "kept as installed" in n for n in plan.notes), plan.notes
+
+
+# --- a fix plan's later steps are held by the whole resolved set ---
+
+
+def test_a_fix_plans_later_steps_hold_the_resolved_set_and_install(
+    world: World, tmp_path: Path
+) -> None:
+    """`fix` on the probed H100 venv: the first install (torch) carries no constraint, every
+    later one the whole resolved set (the override in place of torch's own cuBLAS pin); the
+    plan, run as `fix --apply --unsafe` runs it, leaves the venv at that set."""
+    from envcheck.commands.probe import ProbeOptions, probe
+    from envcheck.plan.apply import apply_plan
+
+    python, env = _venv(tmp_path, world.wheels, *(f"{k}=={v}" for k, v in NODE.items()))
+    node = probe(ProbeOptions(python=str(python))).with_sections(gpu=_declared({}).gpu)
+    matrix = world.matrix()
+    rules = select(all_rules(matrix), list(PACKAGE_FAMILIES), [])
+    resolver = PlanResolver(find_uv(), IndexConfig(index_url=world.url), matrix, timeout=120)
+    plan, _after = build_plan(node, matrix, rules, resolve=resolver, constrain=True)
+    _assert_clean(plan)
+    installs = [s.action for s in plan.steps if s.action.kind == "pip_install"]
+    assert len(installs) >= 2 and installs[0].constraints == ()
+    for later in installs[1:]:
+        assert {"torch==2.4.0", "vllm==0.6.3", "nvidia-cublas-cu12==12.3.4.1"} <= set(
+            later.constraints
+        ), later.constraints
+        assert later.command().endswith(")") and " -c <(printf '%s\\n' " in later.command()
+    outcome = apply_plan(
+        plan, str(python), snapshot=tmp_path / "snapshot.txt", include_unsafe=True, env=env
+    )
+    assert outcome.failed is None, outcome.failed
+    frozen = _freeze(python, env)
+    for pin in ("torch==2.4.0", "nvidia-cublas-cu12==12.3.4.1", "xformers==0.0.27.post2"):
+        assert pin in frozen, frozen
+
+
+def _backtracking_world(tmp_path: Path) -> tuple[Path, dict[str, str], list[Step]]:
+    """torch 2.5.1 with a cuBLAS override installed, and a plan whose later step installs a
+    package that needs torch: pip, free, answers it by moving torch or the override."""
+    wheels = make_wheels(
+        tmp_path / "wheels",
+        (
+            WheelSpec("torch", "2.3.0", ("filelock",)),  # pins no CUDA wheel
+            WheelSpec("torch", "2.5.1", (f"nvidia-cublas-cu12==12.4.5.8; {CUDA_MARK}", "filelock")),
+            WheelSpec("nvidia-cublas-cu12", "12.4.5.8"),
+            WheelSpec("nvidia-cublas-cu12", "12.6.4.1"),
+            WheelSpec("filelock", "3.16.1"),
+            WheelSpec("flash-attn", "2.6.3", ("torch",)),
+        ),
+    )[0].parent
+    python, env = _venv(
+        tmp_path, wheels, "torch==2.5.1", "nvidia-cublas-cu12==12.6.4.1", "filelock==3.16.1"
+    )
+    steps = [
+        Step(Action("pip_install", ("nvidia-cublas-cu12==12.6.4.1",)), "safe", ("CUD102",), "r"),
+        Step(Action("pip_install", ("flash-attn==2.6.3",)), "safe", ("TOR103",), "r"),
+    ]
+    return python, env, steps
+
+
+RESOLVED = {
+    "torch": "2.5.1",
+    "nvidia-cublas-cu12": "12.6.4.1",
+    "filelock": "3.16.1",
+    "flash-attn": "2.6.3",
+}
+
+
+@pytest.mark.parametrize("resolved", [True, False], ids=["resolved", "no-resolve"])
+def test_a_later_fix_step_cannot_backtrack_torch(tmp_path: Path, resolved: bool) -> None:
+    """Held (by the resolved set, or without a resolution by the earlier steps' pins and the
+    installed torch), the later step stops with a conflict and nothing moves; the sh script
+    (`fix --format sh`) and `--apply` run the same constraints."""
+    from envcheck.plan.apply import apply_plan
+    from envcheck.plan.emit.pip import plan_to_sh
+    from envcheck.plan.planner import held
+
+    python, env, steps = _backtracking_world(tmp_path / "held")
+    plan = Plan(
+        node="n",
+        steps=held(steps, RESOLVED if resolved else None, {"torch": "torch==2.5.1"}),
+    )
+    first, later = plan.steps
+    assert first.action.constraints == ()
+    assert "torch==2.5.1" in later.action.constraints
+    assert "nvidia-cublas-cu12==12.6.4.1" in later.action.constraints
+    script = tmp_path / "fix.sh"
+    script.write_text(plan_to_sh(plan), encoding="utf-8")
+    ran = subprocess.run(
+        ["sh", str(script)],
+        env={**env, "PYTHON": str(python)},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert ran.returncode != 0 and "ResolutionImpossible" in ran.stderr, ran.stderr
+    outcome = apply_plan(plan, str(python), snapshot=tmp_path / "snap.txt", env=env)
+    assert outcome.failed is not None and outcome.failed.step is later
+    frozen = _freeze(python, env)
+    assert "torch==2.5.1" in frozen and "nvidia-cublas-cu12==12.6.4.1" in frozen, frozen
+
+
+def test_a_free_later_fix_step_moves_what_the_plan_installed(tmp_path: Path) -> None:
+    """What the constraints prevent: the same steps without them, and pip moves torch or
+    undoes the override."""
+    from envcheck.plan.apply import apply_plan
+
+    python, env, steps = _backtracking_world(tmp_path)
+    outcome = apply_plan(
+        Plan(node="n", steps=tuple(steps)), str(python), snapshot=tmp_path / "s.txt", env=env
+    )
+    assert outcome.failed is None, outcome.failed
+    frozen = _freeze(python, env)
+    assert "torch==2.5.1" not in frozen or "nvidia-cublas-cu12==12.6.4.1" not in frozen, frozen
+
+
+def test_fix_without_the_resolver_holds_later_steps_to_the_earlier_pins(tmp_path: Path) -> None:
+    """`fix --no-resolve` on the declared H100: the cuBLAS override after torch 2.4.0 carries
+    torch's step as `-c` (pip cannot move torch for it); `check` prints the step beside its
+    finding without the constraint (it is one step of a plan only in `fix`)."""
+    from tests.conftest import run_cli
+
+    spec = tmp_path / "node.toml"
+    spec.write_text(_spec_text(NODE), encoding="utf-8")
+    plan = run_cli("fix", "--spec", str(spec), "--no-resolve", "--json").json()["data"]["plan"]
+    installs = [s for s in plan["steps"] if s["action"]["kind"] == "pip_install"]
+    assert installs[0]["action"]["constraints"] == []
+    assert "torch==2.4.0" in installs[0]["command"]
+    [cublas] = [s for s in installs if "nvidia-cublas-cu12==12.3.4.1" in s["command"]]
+    assert cublas["action"]["constraints"] == ["torch==2.4.0", "torchvision==0.19"]
+    assert cublas["command"].endswith(
+        "nvidia-cublas-cu12==12.3.4.1 -c <(printf '%s\\n' torch==2.4.0 torchvision==0.19)"
+    )
+    found = run_cli("check", "--spec", str(spec), "--json").json()["data"]["findings"]
+    assert not any(" -c " in c for f in found for c in (f["fix"] or {}).get("commands", []))
