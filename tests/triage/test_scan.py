@@ -978,3 +978,54 @@ EXAMPLES += [
         "cublas-arch-mismatch",
     ),
 ]
+# the build and arch families, more of their tools' wording: DeepSpeed's op builder, apex's
+# setup.py, flash-attn's setup.py running nvcc, torch's headers and cpp_extension, nvcc's
+# option check and banner, ptxas, clang, pip's spinner
+EXAMPLES += [
+    (
+        "deepspeed.ops.op_builder.builder.MissingCUDAException: CUDA_HOME does not exist, unable to compile CUDA op(s)",
+        "deepspeed-cuda-home-missing",
+    ),
+    (
+        "AssertionError: CUDA_HOME does not exist, unable to compile CUDA op(s)",
+        "deepspeed-cuda-home-missing",
+    ),
+    (
+        "FileNotFoundError: [Errno 2] No such file or directory: '/usr/local/cuda/bin/nvcc'",
+        "nvcc-missing",
+    ),
+    (
+        '    raw_output = subprocess.check_output([cuda_dir + "/bin/nvcc", "-V"], universal_newlines=True)',
+        "nvcc-missing",
+    ),
+    ("/bin/sh: 1: nvcc: not found", "nvcc-missing"),
+    (
+        "RuntimeError: Cuda extensions are being compiled with a version of Cuda that does not match the version used to compile Pytorch binaries.  Pytorch binaries were compiled with Cuda 12.1.",
+        "apex-cuda-mismatch",
+    ),
+    ("Cuda compilation tools, release 11.5, V11.5.119", "nvcc-version-banner"),
+    ("nvcc fatal   : Value 'c++17' is not defined for option 'std'", "nvcc-lacks-cxx17"),
+    (
+        'C++17.h:16:2: error: #error "You\'re trying to build PyTorch with a too old version of GCC. We need GCC 9 or later."',
+        "torch-headers-need-newer-gcc",
+    ),
+    (
+        "subprocess.CalledProcessError: Command '['which', 'c++']' returned non-zero exit status 1.",
+        "c-compiler-missing",
+    ),
+    (
+        "UserWarning: Error checking compiler version for c++: [Errno 2] No such file or directory: 'c++'",
+        "c-compiler-missing",
+    ),
+    (
+        "/usr/include/python3.10/pyconfig.h:3:12: fatal error: 'Python.h' file not found",
+        "python-h-missing",
+    ),
+    ("  × python setup.py egg_info did not run successfully.", "pip-build-step-failed"),
+    ("  Building wheel for flash-attn (setup.py) ... error", "pip-wheel-build-failed"),
+    ("    Running setup.py install for apex ... error", "pip-wheel-build-failed"),
+    (
+        "ptxas /tmp/compile-ptx-src-9e79cc, line 59; error   : Feature '.bf16' requires .target sm_80 or higher",
+        "ptxas-feature-needs-arch",
+    ),
+]
