@@ -230,3 +230,117 @@ def test_ptxas_floor_met_by_the_nodes_gpu_is_ruled_out(
     spec.write_text('[gpu]\nmodels = ["A100"]\n')
     cud151 = _causes(cli, log, "--spec", str(spec))["CUD151"]
     assert cud151["verdict"] == "ruled_out"
+
+
+def test_a_gpu_older_than_the_torch_build_gets_the_newest_build_that_still_has_it(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    # the arch list torch states starts above the GPU: newer builds dropped it, so the closest
+    # build with its kernels is an older one, the newest that has them
+    log = _log(
+        tmp_path,
+        "NVIDIA GeForce GTX 1080 Ti with CUDA capability sm_61 is not compatible with the "
+        "current PyTorch installation.\n"
+        "The current PyTorch install supports CUDA capabilities sm_75 sm_80 sm_86 sm_90 sm_100 "
+        "sm_120.",
+    )
+    tor101 = _causes(cli, log)["TOR101"]
+    assert tor101["verdict"] == "confirmed"
+    (finding,) = tor101["findings"]
+    fix = finding["fix"]
+    assert "newer builds dropped this GPU's architecture" in fix["summary"]
+    (command,) = fix["commands"]
+    release = command.split("torch==", 1)[1].split()[0]
+    assert tuple(int(p) for p in release.split(".")[:2]) >= (2, 0)
+
+
+def test_a_gpu_newer_than_the_torch_build_gets_the_oldest_build_that_has_it(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current "
+        "PyTorch installation.\n"
+        "The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 "
+        "sm_86 sm_90.",
+    )
+    tor101 = _causes(cli, log)["TOR101"]
+    assert "pip install torch==2.7.0 --index-url https://download.pytorch.org/whl/cu128" in _fix(
+        tor101
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "floor", "fix"),
+    [
+        (
+            "ValueError: The quantization method awq is not supported for the current GPU. "
+            "Minimum capability: 75. Current capability: 70.",
+            "compute capability 7.5",
+            "GPTQ or unquantized",
+        ),
+        (
+            "RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to "
+            "float16.",
+            "compute capability 8.0",
+            "dtype=torch.float16",
+        ),
+        (
+            "ValueError: bf16 mixed precision requires PyTorch >= 1.10 and a supported device.",
+            "compute capability 8.0",
+            "--mixed_precision fp16",
+        ),
+    ],
+)
+def test_library_floors_stated_by_vllm_torch_and_accelerate(
+    tmp_path: Path, cli: Callable[..., CliResult], text: str, floor: str, fix: str
+) -> None:
+    cud151 = _causes(cli, _log(tmp_path, text))["CUD151"]
+    assert cud151["verdict"] == "confirmed"
+    (finding,) = cud151["findings"]
+    assert floor in finding["message"]
+    assert fix in _fix(cud151)
+
+
+def test_vllms_quantization_floor_met_by_the_gpu_it_names_is_ruled_out(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    # a line whose GPU meets the floor it states is not this cause (a check the line contradicts)
+    log = _log(
+        tmp_path,
+        "ValueError: The quantization method awq is not supported for the current GPU. "
+        "Minimum capability: 75. Current capability: 80.",
+    )
+    assert _causes(cli, log)["CUD151"]["verdict"] == "ruled_out"
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "fix"),
+    [
+        (
+            "      NameError: name 'bare_metal_version' is not defined",
+            "setup.py found no nvcc",
+            "cuda-toolkit",
+        ),
+        ("error: invalid command 'bdist_wheel'", "no bdist_wheel command", "pip install wheel"),
+        (
+            "gcc: error trying to exec 'cc1plus': execvp: No such file or directory",
+            "found no cc1plus",
+            "gcc-c++",
+        ),
+        (
+            'error: Microsoft Visual C++ 14.0 or greater is required. Get it with "Microsoft C++ '
+            'Build Tools": https://visualstudio.microsoft.com/visual-cpp-build-tools/',
+            "no MSVC compiler",
+            "Microsoft C++ Build Tools",
+        ),
+    ],
+)
+def test_more_build_lines_name_their_cause(
+    tmp_path: Path, cli: Callable[..., CliResult], text: str, message: str, fix: str
+) -> None:
+    found = [c for c in _causes(cli, _log(tmp_path, text)).values() if c["verdict"] == "confirmed"]
+    (cause,) = found
+    (finding,) = cause["findings"]
+    assert message in finding["message"]
+    assert fix in _fix(cause)

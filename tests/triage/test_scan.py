@@ -999,6 +999,32 @@ EXAMPLES += [
         "nvcc-missing",
     ),
     ("/bin/sh: 1: nvcc: not found", "nvcc-missing"),
+    ("      NameError: name 'bare_metal_version' is not defined", "setup-py-no-nvcc"),
+    (
+        "mamba_ssm was requested, but nvcc was not found.  Are you sure your environment has nvcc available?",
+        "setup-py-no-nvcc",
+    ),
+    ("error: invalid command 'bdist_wheel'", "bdist-wheel-missing"),
+    (
+        "gcc: error trying to exec 'cc1plus': execvp: No such file or directory",
+        "c-compiler-missing",
+    ),
+    (
+        "ValueError: The quantization method awq is not supported for the current GPU. Minimum capability: 75. Current capability: 70.",
+        "library-arch-floor",
+    ),
+    (
+        "RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16.",
+        "library-arch-floor",
+    ),
+    (
+        "ValueError: bf16 mixed precision requires PyTorch >= 1.10 and a supported device.",
+        "library-arch-floor",
+    ),
+    (
+        'error: Microsoft Visual C++ 14.0 or greater is required. Get it with "Microsoft C++ Build Tools": https://visualstudio.microsoft.com/visual-cpp-build-tools/',
+        "c-compiler-missing",
+    ),
     (
         "RuntimeError: Cuda extensions are being compiled with a version of Cuda that does not match the version used to compile Pytorch binaries.  Pytorch binaries were compiled with Cuda 12.1.",
         "apex-cuda-mismatch",

@@ -106,6 +106,11 @@ def cuda_toolkit_missing_in_log(facts: Facts, line: LogLine) -> Hit:
                 "the build's setup.py ran $CUDA_HOME/bin/nvcc -V and found no CUDA toolkit "
                 "(CUDA_HOME unset or pointing at a directory without nvcc)"
             )
+        elif "bare_metal_version" in line.text or "nvcc was not found" in line.text:
+            what = (
+                "the package's setup.py found no nvcc (torch's CUDA_HOME is None): no CUDA "
+                "toolkit is installed where the build looks"
+            )
         elif "unable to compile CUDA op" in line.text:
             what = (
                 "DeepSpeed's op builder found no CUDA toolkit (torch's CUDA_HOME is None: "
@@ -120,11 +125,18 @@ def cuda_toolkit_missing_in_log(facts: Facts, line: LogLine) -> Hit:
             if cuda
             else ("conda install -c nvidia cuda-toolkit=<torch.version.cuda>")
         )
+        nvcc_only = (
+            f"conda install -c nvidia cuda-nvcc={cuda}"
+            if cuda
+            else "conda install -c nvidia cuda-nvcc=<torch.version.cuda>"
+        )
         summary = (
             f"Install the CUDA toolkit of {release} and point the build at it: export "
             f"CUDA_HOME={home} PATH={home}/bin:$PATH (pip's torch wheels ship no nvcc or "
-            f"headers); in a conda env: {conda} and export CUDA_HOME=$CONDA_PREFIX; or install "
-            "a prebuilt wheel of the package that needs no compiler"
+            f"headers); in a conda env: {conda} (or just the compiler: {nvcc_only}) and export "
+            "CUDA_HOME=$CONDA_PREFIX; Ubuntu's packaged toolkit (sudo apt install "
+            "nvidia-cuda-toolkit) only where its CUDA matches torch's; or install a prebuilt "
+            "wheel of the package that needs no compiler"
         )
         actions = [
             manual(f"install the CUDA toolkit {cuda or '<torch.version.cuda>'} (nvcc and headers)"),
@@ -190,6 +202,18 @@ def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
             f"torch's C++ extension loader needs ninja, which is not on PATH (line {line.line})",
             evidence={"line": line.line},
             fix=fix("Install ninja: pip install ninja", "safe", pip_install("ninja")),
+        )
+    if "bdist_wheel" in line.text:
+        return Hit(
+            f"setup.py has no bdist_wheel command (line {line.line}): the wheel package is not "
+            "installed where the build runs (with --no-build-isolation, the environment itself)",
+            evidence={"line": line.line},
+            fix=fix(
+                "Install the build's own tools, then rebuild: pip install wheel setuptools "
+                "(and ninja packaging for CUDA extensions)",
+                "safe",
+                pip_install("wheel", "setuptools", "ninja", "packaging"),
+            ),
         )
     extension = line.stated.get("extension")
     if extension is not None and (
@@ -498,7 +522,8 @@ def cuda_arch_list_empty_in_log(facts: Facts, line: LogLine) -> Hit:
 
 
 _COMPILER = re.compile(
-    r"(?:unable to execute '|error: command '(?:[^']*/)?|\['which', ')([A-Za-z0-9_+.-]+)'"
+    r"(?:unable to execute '|error: command '(?:[^']*/)?|\['which', '|error trying to exec ')"
+    r"([A-Za-z0-9_+.-]+)'"
     r"|Error checking compiler version for ([A-Za-z0-9_+.-]+):"
 )
 
@@ -534,6 +559,19 @@ def c_compiler_missing(facts: Facts) -> Iterable[Hit]:
 
 @from_log("SYS163")
 def c_compiler_missing_in_log(facts: Facts, line: LogLine) -> Hit:
+    if "Microsoft Visual C++" in line.text:
+        return Hit(
+            f"the build found no MSVC compiler (line {line.line}): Python extensions on Windows "
+            "compile with Microsoft C++ Build Tools 14.0 or newer",
+            evidence={"line": line.line, "compiler": "cl"},
+            fix=fix(
+                'Install "Microsoft C++ Build Tools" (the "Desktop development with C++" '
+                "workload: https://visualstudio.microsoft.com/visual-cpp-build-tools/), then "
+                "rebuild from a Developer Command Prompt; or install a prebuilt wheel",
+                "manual",
+                manual("install Microsoft C++ Build Tools (Desktop development with C++)"),
+            ),
+        )
     found = _COMPILER.search(line.text)
     which = (found.group(1) or found.group(2)) if found else "C compiler"
     who = "Triton's launcher build" if "specify via CC" in line.text else "the build"
