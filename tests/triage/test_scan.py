@@ -1010,6 +1010,23 @@ EXAMPLES += [
         "c-compiler-missing",
     ),
     (
+        "gcc: fatal error: cannot execute 'cc1plus': execvp: No such file or directory",
+        "c-compiler-missing",
+    ),
+    (
+        "csrc/ops.cu:3:10: fatal error: curand_kernel.h: No such file or directory",
+        "cuda-header-missing",
+    ),
+    ("src/kernel.cu:1:10: fatal error: 'cuda_runtime.h' file not found", "cuda-header-missing"),
+    (
+        "csrc\\ops.cpp(2): fatal error C1083: Cannot open include file: 'cuda_runtime_api.h': No such file or directory",
+        "cuda-header-missing",
+    ),
+    (
+        'src/op.cu(4): catastrophic error: cannot open source file "cub/cub.cuh"',
+        "cuda-header-missing",
+    ),
+    (
         "ValueError: The quantization method awq is not supported for the current GPU. Minimum capability: 75. Current capability: 70.",
         "library-arch-floor",
     ),

@@ -23,7 +23,10 @@ from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
 
-_HEADER = re.compile(r"([A-Za-z0-9_]+\.h): No such file or directory")
+_HEADER = re.compile(
+    r"([A-Za-z0-9_/]+\.c?u?h)(?:: No such file or directory|' file not found|': No such file)"
+    r"|cannot open source file \"([A-Za-z0-9_/]+\.c?u?h)\""
+)
 _NVCC_AT = re.compile(r"nvcc not found at '([^']+)'|No such file or directory: '([^']*/bin/nvcc)'")
 # flash-attn's (and causal-conv1d's, mamba's) setup.py runs `$CUDA_HOME/bin/nvcc -V`
 _SETUP_NVCC = re.compile(r"check_output\(\[(?:cuda_dir|cuda_home) \+ \"/bin/nvcc\"")
@@ -84,7 +87,7 @@ def cuda_toolkit_missing_in_log(facts: Facts, line: LogLine) -> Hit:
     )
     header = line.stated.get("missing_header")
     if header is None and (found := _HEADER.search(line.text)):
-        header = found.group(1)
+        header = found.group(1) or found.group(2)
     nvcc_at = _NVCC_AT.search(line.text)
     if header in _LIBRARY_HEADERS:
         library = _LIBRARY_HEADERS[header]
@@ -524,7 +527,7 @@ def cuda_arch_list_empty_in_log(facts: Facts, line: LogLine) -> Hit:
 _COMPILER = re.compile(
     r"(?:unable to execute '|error: command '(?:[^']*/)?|\['which', '|error trying to exec ')"
     r"([A-Za-z0-9_+.-]+)'"
-    r"|Error checking compiler version for ([A-Za-z0-9_+.-]+):"
+    r"|Error checking compiler version for ([A-Za-z0-9_+.-]+):|cannot execute '([A-Za-z0-9_+.-]+)'"
 )
 
 
@@ -573,7 +576,7 @@ def c_compiler_missing_in_log(facts: Facts, line: LogLine) -> Hit:
             ),
         )
     found = _COMPILER.search(line.text)
-    which = (found.group(1) or found.group(2)) if found else "C compiler"
+    which = (found.group(1) or found.group(2) or found.group(3)) if found else "C compiler"
     who = "Triton's launcher build" if "specify via CC" in line.text else "the build"
     return Hit(
         f"{who} found no {which} (line {line.line}): no C/C++ compiler is installed (slim "
