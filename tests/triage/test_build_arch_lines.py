@@ -344,3 +344,41 @@ def test_more_build_lines_name_their_cause(
     (finding,) = cause["findings"]
     assert message in finding["message"]
     assert fix in _fix(cause)
+
+
+@pytest.mark.parametrize(
+    "facts",
+    [
+        "PyTorch version: 2.0.1+cu117\nGPU models and configuration:\nGPU 0: NVIDIA GeForce RTX 5090",
+        "| NVIDIA-SMI 570.86.10              Driver Version: 570.86.10      CUDA Version: 12.8     |\n"
+        "| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |\n"
+        "|   0  NVIDIA GeForce RTX 5090        Off |   00000000:01:00.0  On |                  N/A |\n"
+        "      torch.__version__  = 2.5.1+cu124",
+    ],
+)
+def test_no_kernel_image_is_confirmed_from_the_gpu_and_torch_the_log_prints(
+    tmp_path: Path, cli: Callable[..., CliResult], facts: str
+) -> None:
+    log = _log(
+        tmp_path,
+        facts
+        + "\nRuntimeError: CUDA error: no kernel image is available for execution on the device",
+    )
+    found = _causes(cli, log)
+    assert found["TOR101"]["verdict"] == "confirmed"
+    assert "--index-url https://download.pytorch.org/whl/cu128" in _fix(found["TOR101"])
+    assert found["CUD153"]["verdict"] == "ruled_out"
+
+
+def test_no_kernel_image_with_a_torch_that_has_the_gpu_is_an_extensions(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "PyTorch version: 2.7.0+cu128\nGPU 0: NVIDIA GeForce RTX 5090\n"
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+    )
+    found = _causes(cli, log)
+    assert found["TOR101"]["verdict"] == "ruled_out"
+    assert found["CUD153"]["verdict"] == "confirmed"
+    assert 'TORCH_CUDA_ARCH_LIST="12.0"' in _fix(found["CUD153"])

@@ -1026,6 +1026,17 @@ EXAMPLES += [
         'src/op.cu(4): catastrophic error: cannot open source file "cub/cub.cuh"',
         "cuda-header-missing",
     ),
+    ("GPU 0: NVIDIA GeForce RTX 5090", "collect-env-gpu-line"),
+    (
+        "|   0  NVIDIA GeForce RTX 4090        Off |   00000000:01:00.0  On |                  N/A |",
+        "nvidia-smi-table-gpu",
+    ),
+    ("PyTorch version: 2.0.1+cu117", "torch-version-printed"),
+    (
+        "RuntimeError: ('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', 'Current capability: 75.')",
+        "library-arch-floor",
+    ),
+    ("      torch.__version__  = 2.3.1+cu121", "torch-version-printed"),
     (
         "ValueError: The quantization method awq is not supported for the current GPU. Minimum capability: 75. Current capability: 70.",
         "library-arch-floor",
