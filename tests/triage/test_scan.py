@@ -1033,6 +1033,10 @@ EXAMPLES += [
     ),
     ("PyTorch version: 2.0.1+cu117", "torch-version-printed"),
     (
+        "error: command 'C:\\\\Program Files\\\\NVIDIA GPU Computing Toolkit\\\\CUDA\\\\v11.8\\\\bin\\\\nvcc.exe' failed with exit code 2",
+        "nvcc-command-failed",
+    ),
+    (
         "RuntimeError: ('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', 'Current capability: 75.')",
         "library-arch-floor",
     ),
