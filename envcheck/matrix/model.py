@@ -199,9 +199,10 @@ class Matrix:
         return None
 
     def arch_floor(self, text: str) -> ArchFloor | None:
-        """The library check whose message occurs in ``text`` (case-insensitively)."""
-        lowered = text.lower()
-        found = [f for f in self.arch_floors if f.message.lower() in lowered]
+        """The library check whose message occurs in ``text`` (case-insensitively; a line
+        retyped with double quotes for single ones matches alike)."""
+        lowered = text.lower().replace('"', "'")
+        found = [f for f in self.arch_floors if f.message.lower().replace('"', "'") in lowered]
         return max(found, key=lambda f: len(f.message)) if found else None
 
     def sm(self, arch: str) -> SmSupport | None:

@@ -10,6 +10,7 @@ from envcheck.rules.node import (  # noqa: F401
     bounds,
     bounds_log,
     build,
+    build_cuda,
     coverage,
     cuda_libs,
     cuda_stated,

@@ -294,3 +294,17 @@ def bound_constraints(matrix: Matrix, wanted: Mapping[str, Requirement]) -> list
                 )
             )
     return out
+
+
+def torch_build_for_cuda(
+    matrix: Matrix, cuda: Version, current: Version | None = None
+) -> tuple[Version, str] | None:
+    """The torch build of CUDA ``cuda`` (its cuXY variant) the matrix knows, with its index URL:
+    the ``current`` release where it has that variant, else the newest release that has it."""
+    variant = f"cu{cuda.major}{cuda.minor}"
+    having = [r for r in matrix.torch_releases if variant in r.variants]
+    url = matrix.torch_index_url(variant)
+    if not having or url is None:
+        return None
+    same = next((r for r in having if current is not None and r.version == current), None)
+    return (same or max(having, key=lambda r: r.version)).version, url

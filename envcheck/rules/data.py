@@ -15,9 +15,11 @@ from packaging.version import Version
 from envcheck.facts.conditions import describe, evaluate, matching_gpus, torch_cuda_stated
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
+from envcheck.matrix.model import parse_version, public
 from envcheck.matrix.schema import Condition, FixSpec, KnownBad
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, Rule, RuleDoc
+from envcheck.rules.choose import torch_build_for_cuda
 from envcheck.rules.fixes import from_spec
 
 
@@ -59,6 +61,7 @@ FIX_FIELDS = {
     "torch_variant": "torch's CUDA variant (cuXYZ)",
     "nvcc": "nvcc's CUDA version",
     "torch_release": "torch's release without its local label (1.9.0 for 1.9.0+cpu)",
+    "nvcc_torch": "the pip install line of the torch build for nvcc's CUDA, where PyTorch has one",
 }
 
 
@@ -76,6 +79,20 @@ def _nvcc(facts: Facts) -> str:
     return toolkit.version
 
 
+def _nvcc_torch(facts: Facts) -> str:
+    nvcc = parse_version(_nvcc(facts))
+    if nvcc is None:
+        raise Skip("nvcc's version is unreadable")
+    current = None
+    with contextlib.suppress(Skip):
+        installed = facts.version("torch")
+        current = public(installed) if installed is not None else None
+    build = torch_build_for_cuda(facts.matrix, nvcc, current)
+    if build is None:
+        return f"PyTorch has no build for CUDA {nvcc.major}.{nvcc.minor} that envcheck knows"
+    return f"pip install torch=={build[0]} --index-url {build[1]}"
+
+
 def render(message: str, facts: Facts, **extra: str) -> str:
     values = _Values(pkg=_Packages(facts), **extra)
     if "{driver}" in message:
@@ -88,6 +105,8 @@ def render(message: str, facts: Facts, **extra: str) -> str:
         values["torch_variant"] = _or_unknown(lambda: _torch_variant(facts))
     if "{nvcc}" in message:
         values["nvcc"] = _or_unknown(lambda: _nvcc(facts))
+    if "{nvcc_torch}" in message:
+        values["nvcc_torch"] = _or_unknown(lambda: _nvcc_torch(facts))
     if "{torch_release}" in message:
         values["torch_release"] = _or_unknown(lambda: Version(facts.torch_version().public))
     return message.format_map(values)

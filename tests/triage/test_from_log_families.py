@@ -146,7 +146,11 @@ def test_torch_found_no_driver_is_drv103(tmp_path: Path, cli: Callable[..., CliR
             "ptxas fatal   : Value 'sm_120a' is not defined for option 'gpu-name'",
             None,
             "confirmed",
-            ["sm_120 is compiled first by CUDA 12.8", ">= 12.8", "TRITON_PTXAS_PATH"],
+            [
+                "sm_120 is compiled first by CUDA 12.8",
+                "export CUDA_HOME=/usr/local/cuda-12.8",
+                "TRITON_PTXAS_PATH",
+            ],
         ),
         (
             "nvcc fatal   : Unsupported gpu architecture 'compute_90'",
@@ -158,7 +162,7 @@ def test_torch_found_no_driver_is_drv103(tmp_path: Path, cli: Callable[..., CliR
             "nvcc fatal   : Unsupported gpu architecture 'compute_35'",
             '[system]\nnvcc = "12.1"\n',
             "confirmed",
-            ["CUDA 12.1 dropped sm_35", "<= 11.8"],
+            ["CUDA 12.1 dropped sm_35", "the CUDA 11.8 toolkit (the last that compiles sm_35)"],
         ),
         # a toolkit that compiles the target: not this cause
         (

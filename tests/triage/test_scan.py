@@ -978,3 +978,112 @@ EXAMPLES += [
         "cublas-arch-mismatch",
     ),
 ]
+# the build and arch families, more of their tools' wording: DeepSpeed's op builder, apex's
+# setup.py, flash-attn's setup.py running nvcc, torch's headers and cpp_extension, nvcc's
+# option check and banner, ptxas, clang, pip's spinner
+EXAMPLES += [
+    (
+        "deepspeed.ops.op_builder.builder.MissingCUDAException: CUDA_HOME does not exist, unable to compile CUDA op(s)",
+        "deepspeed-cuda-home-missing",
+    ),
+    (
+        "AssertionError: CUDA_HOME does not exist, unable to compile CUDA op(s)",
+        "deepspeed-cuda-home-missing",
+    ),
+    (
+        "FileNotFoundError: [Errno 2] No such file or directory: '/usr/local/cuda/bin/nvcc'",
+        "nvcc-missing",
+    ),
+    (
+        '    raw_output = subprocess.check_output([cuda_dir + "/bin/nvcc", "-V"], universal_newlines=True)',
+        "nvcc-missing",
+    ),
+    ("/bin/sh: 1: nvcc: not found", "nvcc-missing"),
+    ("      NameError: name 'bare_metal_version' is not defined", "setup-py-no-nvcc"),
+    (
+        "mamba_ssm was requested, but nvcc was not found.  Are you sure your environment has nvcc available?",
+        "setup-py-no-nvcc",
+    ),
+    ("error: invalid command 'bdist_wheel'", "bdist-wheel-missing"),
+    (
+        "gcc: error trying to exec 'cc1plus': execvp: No such file or directory",
+        "c-compiler-missing",
+    ),
+    (
+        "gcc: fatal error: cannot execute 'cc1plus': execvp: No such file or directory",
+        "c-compiler-missing",
+    ),
+    (
+        "csrc/ops.cu:3:10: fatal error: curand_kernel.h: No such file or directory",
+        "cuda-header-missing",
+    ),
+    ("src/kernel.cu:1:10: fatal error: 'cuda_runtime.h' file not found", "cuda-header-missing"),
+    (
+        "csrc\\ops.cpp(2): fatal error C1083: Cannot open include file: 'cuda_runtime_api.h': No such file or directory",
+        "cuda-header-missing",
+    ),
+    (
+        'src/op.cu(4): catastrophic error: cannot open source file "cub/cub.cuh"',
+        "cuda-header-missing",
+    ),
+    ("GPU 0: NVIDIA GeForce RTX 5090", "collect-env-gpu-line"),
+    (
+        "|   0  NVIDIA GeForce RTX 4090        Off |   00000000:01:00.0  On |                  N/A |",
+        "nvidia-smi-table-gpu",
+    ),
+    ("PyTorch version: 2.0.1+cu117", "torch-version-printed"),
+    (
+        "error: command 'C:\\\\Program Files\\\\NVIDIA GPU Computing Toolkit\\\\CUDA\\\\v11.8\\\\bin\\\\nvcc.exe' failed with exit code 2",
+        "nvcc-command-failed",
+    ),
+    (
+        "RuntimeError: ('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', 'Current capability: 75.')",
+        "library-arch-floor",
+    ),
+    ("      torch.__version__  = 2.3.1+cu121", "torch-version-printed"),
+    (
+        "ValueError: The quantization method awq is not supported for the current GPU. Minimum capability: 75. Current capability: 70.",
+        "library-arch-floor",
+    ),
+    (
+        "RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16.",
+        "library-arch-floor",
+    ),
+    (
+        "ValueError: bf16 mixed precision requires PyTorch >= 1.10 and a supported device.",
+        "library-arch-floor",
+    ),
+    (
+        'error: Microsoft Visual C++ 14.0 or greater is required. Get it with "Microsoft C++ Build Tools": https://visualstudio.microsoft.com/visual-cpp-build-tools/',
+        "c-compiler-missing",
+    ),
+    (
+        "RuntimeError: Cuda extensions are being compiled with a version of Cuda that does not match the version used to compile Pytorch binaries.  Pytorch binaries were compiled with Cuda 12.1.",
+        "apex-cuda-mismatch",
+    ),
+    ("Cuda compilation tools, release 11.5, V11.5.119", "nvcc-version-banner"),
+    ("nvcc fatal   : Value 'c++17' is not defined for option 'std'", "nvcc-lacks-cxx17"),
+    (
+        'C++17.h:16:2: error: #error "You\'re trying to build PyTorch with a too old version of GCC. We need GCC 9 or later."',
+        "torch-headers-need-newer-gcc",
+    ),
+    (
+        "subprocess.CalledProcessError: Command '['which', 'c++']' returned non-zero exit status 1.",
+        "c-compiler-missing",
+    ),
+    (
+        "UserWarning: Error checking compiler version for c++: [Errno 2] No such file or directory: 'c++'",
+        "c-compiler-missing",
+    ),
+    (
+        "/usr/include/python3.10/pyconfig.h:3:12: fatal error: 'Python.h' file not found",
+        "python-h-missing",
+    ),
+    ("  × python setup.py egg_info did not run successfully.", "pip-build-step-failed"),
+    ("  Building wheel for flash-attn (setup.py) ... error", "pip-wheel-build-failed"),
+    ("    Running setup.py install for apex ... error", "pip-wheel-build-failed"),
+    (
+        "ptxas /tmp/compile-ptx-src-9e79cc, line 59; error   : Feature '.bf16' requires .target sm_80 or higher",
+        "ptxas-feature-needs-arch",
+    ),
+]

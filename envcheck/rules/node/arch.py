@@ -82,15 +82,22 @@ def _toolkit_fix(support: SmSupport, cuda: Version | None) -> str:
     found = re.fullmatch(r"sm_([0-9]+)([0-9])([af]?)", support.arch)
     cc = f"{found.group(1)}.{found.group(2)}{found.group(3)}" if found else support.arch
     if support.last_cuda is not None and (cuda is None or cuda > support.last_cuda):
-        use = f"a CUDA toolkit <= {support.last_cuda} (CUDA_HOME / PATH)"
+        release = str(support.last_cuda)
+        use = f"the CUDA {release} toolkit (the last that compiles {support.arch})"
+        triton = ""
     else:
-        use = (
-            f"a CUDA toolkit >= {support.first_cuda} (CUDA_HOME / PATH; for Triton, a triton "
-            f"release whose bundled ptxas is that new, or TRITON_PTXAS_PATH pointing at one)"
+        release = str(support.first_cuda)
+        use = f"the CUDA {release} toolkit or newer (the first that compiles {support.arch})"
+        triton = (
+            f"; for Triton's bundled ptxas, a newer triton (pip install -U triton, or the torch "
+            f"build that pins it) or TRITON_PTXAS_PATH=/usr/local/cuda-{release}/bin/ptxas"
         )
+    home = f"/usr/local/cuda-{release}"
     return (
-        f"Compile with {use}, or leave {support.arch} out of the targets "
-        f"(TORCH_CUDA_ARCH_LIST without {cc}, the build's -gencode / --gpu-architecture list)"
+        f"Compile with {use}: install it and export CUDA_HOME={home} PATH={home}/bin:$PATH "
+        f"(conda: conda install -c nvidia cuda-toolkit={release}){triton}; or leave "
+        f"{support.arch} out of the targets (TORCH_CUDA_ARCH_LIST without {cc}, the build's "
+        "-gencode / --gpu-architecture list)"
     )
 
 

@@ -23,8 +23,14 @@ from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
 
-_HEADER = re.compile(r"([A-Za-z0-9_]+\.h): No such file or directory")
-_NVCC_AT = re.compile(r"nvcc not found at '([^']+)'")
+_HEADER = re.compile(
+    r"([A-Za-z0-9_/]+\.c?u?h)(?:: No such file or directory|' file not found|': No such file)"
+    r"|cannot open source file \"([A-Za-z0-9_/]+\.c?u?h)\""
+)
+_NVCC_AT = re.compile(r"nvcc not found at '([^']+)'|No such file or directory: '([^']*/bin/nvcc)'")
+# flash-attn's (and causal-conv1d's, mamba's) setup.py runs `$CUDA_HOME/bin/nvcc -V`
+_SETUP_NVCC = re.compile(r"check_output\(\[(?:cuda_dir|cuda_home) \+ \"/bin/nvcc\"")
+_GCC_NEEDED = re.compile(r"too old version of GCC\. We need GCC ([0-9]+) or later")
 _KILLED = re.compile(
     r"(?:Killed signal terminated program |')(?P<program>[A-Za-z0-9_+]+)(?:' died due to signal 9)?"
 )
@@ -81,7 +87,7 @@ def cuda_toolkit_missing_in_log(facts: Facts, line: LogLine) -> Hit:
     )
     header = line.stated.get("missing_header")
     if header is None and (found := _HEADER.search(line.text)):
-        header = found.group(1)
+        header = found.group(1) or found.group(2)
     nvcc_at = _NVCC_AT.search(line.text)
     if header in _LIBRARY_HEADERS:
         library = _LIBRARY_HEADERS[header]
@@ -97,7 +103,24 @@ def cuda_toolkit_missing_in_log(facts: Facts, line: LogLine) -> Hit:
         if header is not None:
             what = f"the compiler cannot find the CUDA header {header}: no CUDA toolkit is on the include path"
         elif nvcc_at is not None:
-            what = f"CUDA_HOME points at a directory without nvcc ({nvcc_at.group(1)})"
+            what = f"CUDA_HOME points at a directory without nvcc ({nvcc_at.group(1) or nvcc_at.group(2)})"
+        elif _SETUP_NVCC.search(line.text):
+            what = (
+                "the build's setup.py ran $CUDA_HOME/bin/nvcc -V and found no CUDA toolkit "
+                "(CUDA_HOME unset or pointing at a directory without nvcc)"
+            )
+        elif "bare_metal_version" in line.text or "nvcc was not found" in line.text:
+            what = (
+                "the package's setup.py found no nvcc (torch's CUDA_HOME is None): no CUDA "
+                "toolkit is installed where the build looks"
+            )
+        elif "unable to compile CUDA op" in line.text:
+            what = (
+                "DeepSpeed's op builder found no CUDA toolkit (torch's CUDA_HOME is None: "
+                "CUDA_HOME is not set and no nvcc is on PATH)"
+            )
+        elif "not found" in line.text:
+            what = "no nvcc is on PATH: the CUDA toolkit is not installed (or not on PATH)"
         else:
             what = "the build found no CUDA toolkit: CUDA_HOME is not set and no nvcc is on PATH"
         conda = (
@@ -105,11 +128,18 @@ def cuda_toolkit_missing_in_log(facts: Facts, line: LogLine) -> Hit:
             if cuda
             else ("conda install -c nvidia cuda-toolkit=<torch.version.cuda>")
         )
+        nvcc_only = (
+            f"conda install -c nvidia cuda-nvcc={cuda}"
+            if cuda
+            else "conda install -c nvidia cuda-nvcc=<torch.version.cuda>"
+        )
         summary = (
             f"Install the CUDA toolkit of {release} and point the build at it: export "
             f"CUDA_HOME={home} PATH={home}/bin:$PATH (pip's torch wheels ship no nvcc or "
-            f"headers); in a conda env: {conda} and export CUDA_HOME=$CONDA_PREFIX; or install "
-            "a prebuilt wheel of the package that needs no compiler"
+            f"headers); in a conda env: {conda} (or just the compiler: {nvcc_only}) and export "
+            "CUDA_HOME=$CONDA_PREFIX; Ubuntu's packaged toolkit (sudo apt install "
+            "nvidia-cuda-toolkit) only where its CUDA matches torch's; or install a prebuilt "
+            "wheel of the package that needs no compiler"
         )
         actions = [
             manual(f"install the CUDA toolkit {cuda or '<torch.version.cuda>'} (nvcc and headers)"),
@@ -176,9 +206,22 @@ def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
             evidence={"line": line.line},
             fix=fix("Install ninja: pip install ninja", "safe", pip_install("ninja")),
         )
+    if "bdist_wheel" in line.text:
+        return Hit(
+            f"setup.py has no bdist_wheel command (line {line.line}): the wheel package is not "
+            "installed where the build runs (with --no-build-isolation, the environment itself)",
+            evidence={"line": line.line},
+            fix=fix(
+                "Install the build's own tools, then rebuild: pip install wheel setuptools "
+                "(and ninja packaging for CUDA extensions)",
+                "safe",
+                pip_install("wheel", "setuptools", "ninja", "packaging"),
+            ),
+        )
     extension = line.stated.get("extension")
     if extension is not None and (
         "Failed building wheel" in line.text
+        or " ... error" in line.text
         or "pyproject.toml" in line.text
         or "Could not build wheels" in line.text
         or "Failed to build `" in line.text
@@ -228,7 +271,11 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
     """nvcc's host_config.h names the newest gcc major the toolkit accepts; the fix points the
     build at that gcc (nvcc takes its host compiler from -ccbin; NVCC_PREPEND_FLAGS adds it to
     every nvcc call, torch's cpp_extension also passes CC as -ccbin)."""
-    if "C++17 or later" in line.text or "parameter packs not expanded" in line.text:
+    if (
+        "C++17 or later" in line.text
+        or "parameter packs not expanded" in line.text
+        or "too old version of GCC" in line.text
+    ):
         return _host_compiler_line(facts, line)
     ceiling = line.stated.get("gcc_max")
     if ceiling is None or not ceiling.isdigit():
@@ -263,7 +310,12 @@ def _host_compiler_line(facts: Facts, line: LogLine) -> Hit:
     """A compiler error that names the host gcc as the cause without nvcc's ceiling: torch's
     C++17 check (gcc older than torch's headers need) or GCC 11's std_function.h that an older
     nvcc cannot parse."""
-    if "C++17 or later" in line.text:
+    needed = _GCC_NEEDED.search(line.text)
+    if needed is not None:
+        floor = int(needed.group(1))
+        what = f"the host gcc is older than torch's headers accept (gcc {floor} or newer)"
+        gcc, flag = str(max(floor, 11)), ""
+    elif "C++17 or later" in line.text:
         what = "the host compiler is older than torch's headers need (C++17: gcc 9 or newer)"
         gcc, flag = "11", ""
     else:
@@ -278,7 +330,8 @@ def _host_compiler_line(facts: Facts, line: LogLine) -> Hit:
         fix=fix(
             f"Build with gcc {gcc}: apt install gcc-{gcc} g++-{gcc}, export CC=gcc-{gcc} "
             f"CXX=g++-{gcc} (conda: conda install -c conda-forge gcc_linux-64={gcc} "
-            f"gxx_linux-64={gcc}; RHEL: gcc-toolset-{gcc}){flag}, then rebuild",
+            f"gxx_linux-64={gcc}; RHEL: gcc-toolset-{gcc}; a cluster: module load gcc/{gcc})"
+            f"{flag}, then rebuild",
             "manual",
             manual(f"apt install gcc-{gcc} g++-{gcc}"),
             set_env(CC=f"gcc-{gcc}", CXX=f"g++-{gcc}"),
@@ -471,7 +524,11 @@ def cuda_arch_list_empty_in_log(facts: Facts, line: LogLine) -> Hit:
     )
 
 
-_COMPILER = re.compile(r"(?:unable to execute '|error: command '(?:[^']*/)?)([A-Za-z0-9_+.-]+)'")
+_COMPILER = re.compile(
+    r"(?:unable to execute '|error: command '(?:[^']*/)?|\['which', '|error trying to exec ')"
+    r"([A-Za-z0-9_+.-]+)'"
+    r"|Error checking compiler version for ([A-Za-z0-9_+.-]+):|cannot execute '([A-Za-z0-9_+.-]+)'"
+)
 
 
 @rule("SYS163", "c-compiler-missing", Severity.ERROR)
@@ -505,19 +562,33 @@ def c_compiler_missing(facts: Facts) -> Iterable[Hit]:
 
 @from_log("SYS163")
 def c_compiler_missing_in_log(facts: Facts, line: LogLine) -> Hit:
+    if "Microsoft Visual C++" in line.text:
+        return Hit(
+            f"the build found no MSVC compiler (line {line.line}): Python extensions on Windows "
+            "compile with Microsoft C++ Build Tools 14.0 or newer",
+            evidence={"line": line.line, "compiler": "cl"},
+            fix=fix(
+                'Install "Microsoft C++ Build Tools" (the "Desktop development with C++" '
+                "workload: https://visualstudio.microsoft.com/visual-cpp-build-tools/), then "
+                "rebuild from a Developer Command Prompt; or install a prebuilt wheel",
+                "manual",
+                manual("install Microsoft C++ Build Tools (Desktop development with C++)"),
+            ),
+        )
     found = _COMPILER.search(line.text)
-    which = found.group(1) if found else "C compiler"
+    which = (found.group(1) or found.group(2) or found.group(3)) if found else "C compiler"
     who = "Triton's launcher build" if "specify via CC" in line.text else "the build"
     return Hit(
         f"{who} found no {which} (line {line.line}): no C/C++ compiler is installed (slim "
         "container images have none) or CC names one that is not there",
         evidence={"line": line.line, "compiler": which},
         fix=fix(
-            "Install a C/C++ compiler: sudo apt-get install build-essential (RHEL: dnf "
-            'groupinstall "Development Tools"; conda: conda install -c conda-forge '
-            "gxx_linux-64), or export CC=/usr/bin/gcc to name one",
+            "Install a C/C++ compiler: sudo apt-get install build-essential (RHEL/CentOS: sudo "
+            'yum install gcc gcc-c++, or dnf groupinstall "Development Tools"; conda: conda '
+            "install -c conda-forge gxx_linux-64), or export CC=/usr/bin/gcc to name one",
             "manual",
             manual("sudo apt-get install -y build-essential"),
+            manual("sudo yum install -y gcc gcc-c++  (RHEL/CentOS)"),
             set_env(CC="/usr/bin/gcc"),
         ),
     )

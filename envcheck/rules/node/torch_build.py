@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
@@ -15,7 +15,15 @@ from envcheck.matrix.model import public, variant_cuda
 from envcheck.model.finding import Fix, Severity
 from envcheck.model.report import Distribution
 from envcheck.rules.base import Hit, rule
-from envcheck.rules.choose import Arch, arch_list, covers, parse_arch_list, sm, torch_choices
+from envcheck.rules.choose import (
+    Arch,
+    TorchChoice,
+    arch_list,
+    covers,
+    parse_arch_list,
+    sm,
+    torch_choices,
+)
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.pip_offered import linux_wheels_only
 
@@ -24,7 +32,23 @@ def _arch_text(archs: Sequence[Arch]) -> str:
     return " ".join(f"{sm(a.cc)}{'+PTX' if a.ptx else ''}" for a in archs)
 
 
+def _torch_newer_than_gpus(facts: Facts, ccs: list[Version]) -> bool:
+    """Whether the arch list torch states starts above every GPU: the installed torch dropped
+    them (a GTX 1080 on a build from sm_75), so the closest build with their kernels is older."""
+    stated = facts.torch_arch_stated()
+    if stated is None or not ccs:
+        return False
+    try:
+        archs = parse_arch_list(stated[0])
+    except InvalidVersion:
+        return False
+    return bool(archs) and max(ccs) < min(a.cc for a in archs)
+
+
 def _upgrade_fix(facts: Facts, ccs: list[Version], current: Version | None) -> Fix | None:
+    """The closest torch build with kernels for every GPU: the oldest release from the installed
+    one on (the GPU is newer than the build), else, where the installed torch (or the arch list
+    it states) is newer than the GPUs, the newest older release that still has their kernels."""
     try:
         driver: Version | None = facts.driver()
         max_cuda: Version | None = facts.max_cuda()[0]
@@ -34,7 +58,9 @@ def _upgrade_fix(facts: Facts, ccs: list[Version], current: Version | None) -> F
         python: Version | None = facts.python_version()
     except Skip:
         python = None
-    newer = []
+    dropped = current is None and _torch_newer_than_gpus(facts, ccs)
+    newer: list[TorchChoice] = []
+    older: list[TorchChoice] = []
     for minor_compat in (False, True):  # prefer builds the driver runs fully
         choices = torch_choices(
             facts.matrix,
@@ -44,17 +70,28 @@ def _upgrade_fix(facts: Facts, ccs: list[Version], current: Version | None) -> F
             python=python,
             allow_minor_compat=minor_compat,
         )
-        newer = [c for c in choices if current is None or c.release.version >= public(current)]
-        if newer:
+        if dropped:
+            older = choices
+        elif current is None:
+            newer = choices
+        else:
+            newer = [c for c in choices if c.release.version >= public(current)]
+            older = [c for c in choices if c.release.version < public(current)]
+        if newer or older:
             break
-    if not newer:
+    if newer:
+        oldest = min(c.release.version for c in newer)
+        best = next(c for c in newer if c.release.version == oldest)
+        why = ""
+    elif older:
+        best = older[0]  # newest release first, newest CUDA first within it
+        why = " (newer builds dropped this GPU's architecture)"
+    else:
         return None
-    oldest = min(c.release.version for c in newer)
-    best = next(c for c in newer if c.release.version == oldest)
     url = facts.matrix.torch_index_url(best.variant)
     return fix(
         f"Install torch {best.release.version}+{best.variant}, the closest build with kernels for every "
-        "GPU here (then reinstall packages built against torch: torchvision, vLLM, flash-attn)",
+        f"GPU here{why} (then reinstall packages built against torch: torchvision, vLLM, flash-attn)",
         "unsafe",
         pip_install(f"torch=={best.release.version}", index_url=url),
     )

@@ -1,0 +1,116 @@
+"""CUD110 from a build's own line: nvcc's CUDA against torch's (torch.utils.cpp_extension's `The
+detected CUDA version (12.1) mismatches the version that was used to compile PyTorch (11.8)`,
+DeepSpeed's `Installed CUDA version ... does not match`, apex's `Cuda extensions are being
+compiled with a version of Cuda that does not match`, nvcc's `Value 'c++17' is not defined for
+option 'std'`). The rule itself is a matrix data rule (matrices/cuda/known_bad.toml); this words
+the fix from the versions the log (or the node) states: the toolkit of torch's CUDA under
+CUDA_HOME first, then, where the matrix knows a torch build for nvcc's CUDA, that build's
+`pip install` line."""
+
+from __future__ import annotations
+
+import contextlib
+
+from packaging.version import InvalidVersion, Version
+
+from envcheck.facts.conditions import torch_cuda_stated
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
+from envcheck.matrix.model import major_minor, public
+from envcheck.model.finding import Fix
+from envcheck.rules.base import Hit, LogLine, from_log
+from envcheck.rules.choose import torch_build_for_cuda
+from envcheck.rules.fixes import fix, manual, pip_install, set_env
+
+
+def _version(text: str | None) -> Version | None:
+    try:
+        return major_minor(Version(text)) if text else None
+    except InvalidVersion:
+        return None
+
+
+def _nvcc(facts: Facts, line: LogLine) -> Version | None:
+    stated = _version(line.stated.get("nvcc_version"))
+    if stated is None:
+        with contextlib.suppress(Skip):
+            toolkit = facts.system().nvcc
+            stated = _version(toolkit.version if toolkit is not None else None)
+    return stated
+
+
+def _torch_cuda(facts: Facts, line: LogLine) -> Version | None:
+    stated = _version(line.stated.get("torch_cuda"))
+    if stated is None:
+        with contextlib.suppress(Skip):
+            cuda = torch_cuda_stated(facts)
+            stated = major_minor(cuda) if cuda is not None else None
+    return stated
+
+
+def _torch_for_cuda(facts: Facts, cuda: Version) -> tuple[Version, str] | None:
+    current = None
+    with contextlib.suppress(Skip):
+        installed = facts.version("torch")
+        current = public(installed) if installed is not None else None
+    return torch_build_for_cuda(facts.matrix, cuda, current)
+
+
+def _fix(facts: Facts, nvcc: Version | None, torch_cuda: Version | None) -> Fix:
+    release = str(torch_cuda) if torch_cuda else "<torch.version.cuda>"
+    home = f"/usr/local/cuda-{release}"
+    toolkit = (
+        f"Build with the CUDA toolkit of torch's CUDA ({release}): export CUDA_HOME={home} "
+        f"PATH={home}/bin:$PATH (install it first if it is not there: the CUDA {release} "
+        f"toolkit, or in a conda env conda install -c nvidia cuda-toolkit={release} and export "
+        "CUDA_HOME=$CONDA_PREFIX)"
+    )
+    actions = [
+        set_env(CUDA_HOME=home),
+        manual(f"export PATH={home}/bin:$PATH"),
+        manual(
+            f"conda install -c nvidia cuda-toolkit={release}  (conda env; then export CUDA_HOME=$CONDA_PREFIX)"
+        ),
+    ]
+    build = _torch_for_cuda(facts, nvcc) if nvcc is not None else None
+    if build is not None:
+        version, url = build
+        toolkit += (
+            f"; or install the torch build of nvcc's CUDA ({nvcc}): pip install "
+            f"torch=={version} --index-url {url} (then reinstall torchvision/torchaudio from "
+            f"the same index)"
+        )
+        actions.append(pip_install(f"torch=={version}", index_url=url))
+    elif nvcc is not None:
+        toolkit += (
+            f"; PyTorch publishes no build for CUDA {nvcc} that the matrix knows, so the "
+            "toolkit is what has to change"
+        )
+    return fix(toolkit + "; then rebuild the extension", "manual", *actions)
+
+
+@from_log("CUD110")
+def nvcc_vs_torch_in_log(facts: Facts, line: LogLine) -> Hit:
+    """The line establishes the mismatch (the build refused to go on); the versions come from
+    the line, nvcc's banner elsewhere in the log, or the node."""
+    nvcc, torch_cuda = _nvcc(facts, line), _torch_cuda(facts, line)
+    if "c++17" in line.text:
+        what = (
+            "nvcc does not know -std=c++17: the CUDA toolkit the build uses is older than CUDA "
+            "11.0, and torch's headers need C++17"
+        )
+    else:
+        have = f"nvcc is CUDA {nvcc}" if nvcc else "the CUDA toolkit (nvcc) is another release"
+        of = f"torch was built with CUDA {torch_cuda}" if torch_cuda else "than torch's CUDA"
+        what = (
+            f"{have}, {of}: the extension build refuses to compile with a toolkit of another CUDA"
+        )
+    return Hit(
+        f"{what} (line {line.line})",
+        evidence={
+            "line": line.line,
+            "nvcc": str(nvcc) if nvcc else None,
+            "torch_cuda": str(torch_cuda) if torch_cuda else None,
+        },
+        fix=_fix(facts, nvcc, torch_cuda),
+    )
