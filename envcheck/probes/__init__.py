@@ -105,7 +105,13 @@ def collect(ctx: ProbeContext | None = None) -> NodeReport:
         "env": probe_env,
         "graphics": probe_graphics,
     }
-    with ThreadPoolExecutor(max_workers=7, thread_name_prefix="envcheck-probe") as pool:
+    from envcheck.probes.run import stopping_children
+
+    # a signal ends the children the workers wait on before the pool joins them
+    with (
+        ThreadPoolExecutor(max_workers=7, thread_name_prefix="envcheck-probe") as pool,
+        stopping_children(),
+    ):
         chain = pool.submit(_python_chain, ctx)
         futures = {name: pool.submit(guarded, name, fn, ctx) for name, fn in simple.items()}
         sections = {name: f.result() for name, f in futures.items()}

@@ -17,7 +17,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -27,6 +27,7 @@ _GRACE_S = 1.0  # after SIGKILL, for the pipes to drain
 
 _live: set[subprocess.Popen[Any]] = set()
 _live_lock = threading.Lock()
+_stopping: list[int] = []  # children ended by ``stopping_children``, before the CLI's count
 
 
 class Terminated(BaseException):
@@ -79,11 +80,31 @@ def which(command: str, env: Mapping[str, str]) -> str | None:
 
 
 def spawn(argv: Sequence[str], **kwargs: Any) -> subprocess.Popen[Any]:
-    """``Popen`` in a new process group, recorded until ``forget``; raises OSError."""
-    proc: subprocess.Popen[Any] = subprocess.Popen(tuple(argv), start_new_session=True, **kwargs)
+    """``Popen`` in a new process group, recorded until ``forget``; raises OSError (also once
+    a signal is stopping envcheck: a worker thread starts no new child then)."""
     with _live_lock:
+        if _stopping:
+            raise OSError("envcheck is stopping (a signal)")
+        proc: subprocess.Popen[Any] = subprocess.Popen(
+            tuple(argv), start_new_session=True, **kwargs
+        )
         _live.add(proc)
     return proc
+
+
+@contextlib.contextmanager
+def stopping_children() -> Iterator[None]:
+    """Around a block whose worker threads wait on children (the probe's thread pool): a
+    signal in the main thread (KeyboardInterrupt, ``Terminated``) ends every recorded child
+    at once and lets no new one start, so the pool's shutdown, which joins the workers, does
+    not wait out their timeouts (``nvidia-smi`` hanging for ``--timeout``)."""
+    try:
+        yield
+    except (KeyboardInterrupt, Terminated):
+        with _live_lock:
+            _stopping.append(0)
+        _stopping.append(terminate_children(reset=False))
+        raise
 
 
 def forget(proc: subprocess.Popen[Any]) -> None:
@@ -111,10 +132,15 @@ def end_group(proc: subprocess.Popen[Any], grace: float = TERM_GRACE_S) -> None:
     forget(proc)
 
 
-def terminate_children(grace: float = TERM_GRACE_S) -> int:
-    """End every recorded child's group (SIGTERM, then SIGKILL after ``grace``); how many."""
+def terminate_children(grace: float = TERM_GRACE_S, *, reset: bool = True) -> int:
+    """End every recorded child's group (SIGTERM, then SIGKILL after ``grace``); how many,
+    with those ``stopping_children`` ended before (``reset``: counted once, and children may
+    start again)."""
     with _live_lock:
         procs = list(_live)
+        earlier = sum(_stopping) if reset else 0
+        if reset:
+            _stopping.clear()
     for proc in procs:
         if proc.poll() is None:
             _signal_group(proc, signal.SIGTERM)
@@ -127,7 +153,7 @@ def terminate_children(grace: float = TERM_GRACE_S) -> int:
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(_GRACE_S)
         forget(proc)
-    return len(procs)
+    return len(procs) + earlier
 
 
 @dataclass(frozen=True)

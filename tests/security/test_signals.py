@@ -169,3 +169,34 @@ def test_triage_grep_engine_child_and_patterns_file_are_removed(tmp_path: Path) 
         for pid in grep_pids:
             kill_leftover(pid)
         kill_leftover(proc.pid)
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_check_ends_a_probe_child_its_worker_thread_waits_on(
+    tmp_path: Path, signum: int, code: int
+) -> None:
+    """`check` of this node while nvidia-smi hangs (a probe's worker thread waits on it, up to
+    --timeout): the signal ends nvidia-smi at once instead of the pool joining that worker for
+    the whole timeout (found by the signals fuzz family: 60 s with --timeout 60)."""
+    pids = tmp_path / "smi.pids"
+    bin_dir = tmp_path / "bin"
+    fake_program(bin_dir / "nvidia-smi", SLEEPER.format(pids=pids))
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = base_env(tmp)
+    env["PATH"] = f"{bin_dir}:{env['PATH']}"
+    proc = start_envcheck("check", "--timeout", "120", cwd=tmp_path, env=env)
+    smi_pid = int(wait_for(pids).split()[0])
+    try:
+        started = time.monotonic()
+        returncode, err = _stop(proc, signum)
+        assert time.monotonic() - started < 15, "waited for the probe's timeout"
+        assert returncode == code, err
+        assert f"stopped by {signal.Signals(signum).name}; ended 1 child process(es)" in err
+        assert "Traceback" not in err
+        time.sleep(0.2)
+        assert not alive(smi_pid), "nvidia-smi was left running"
+        assert list(tmp.iterdir()) == []
+    finally:
+        kill_leftover(smi_pid)
+        kill_leftover(proc.pid)
