@@ -38,13 +38,8 @@ def _cc(gpu: Gpu) -> int | None:
 
 
 def verdict(kernels: Kernels, cc: int) -> str:
-    """ "native" (a cubin of the GPU's major with a minor at most its own), "ptx" (PTX for an
-    architecture at most the GPU's, compiled by the driver at load), "none"."""
-    if any(a // 10 == cc // 10 and a <= cc for a in kernels.sass):
-        return "native"
-    if any(a <= cc for a in kernels.ptx):
-        return "ptx"
-    return "none"
+    """ "native", "ptx" or "none": see ``Kernels.runs_on``."""
+    return kernels.runs_on(cc)
 
 
 def _sm(arches: Iterable[int]) -> str:
