@@ -1,7 +1,8 @@
 """Read the installed packages' ELF files into the report's ``binaries`` section.
 
 Which files: every shared object a distribution's RECORD lists in the interpreter's
-site-packages (what pip installed; a `setup.py develop` checkout, with no RECORD, is not read).
+site-packages (what pip installed), and those an editable install (PEP 660's direct_url.json
+and finders, `setup.py develop`'s .egg-link) left in its source tree (editable.py).
 The GPU stack's distributions (torch, the CUDA wheels, what requires them) are read in full;
 any other file only when a first look (quick.py) finds GPU code or a CUDA or torch library in
 it. Each file's facts are cached by (path, size, mtime,
@@ -20,6 +21,7 @@ from stat import S_ISREG
 from typing import Any
 
 from envcheck.binaries.cache import FileCache, file_key
+from envcheck.binaries.editable import editable_objects
 from envcheck.binaries.elf import ElfFacts, defines, read_elf
 from envcheck.binaries.fatbin import FatbinKernels
 from envcheck.binaries.ldcache import Loader, default_dirs, parse_ld_cache
@@ -270,6 +272,11 @@ def scan(
     objects: dict[Path, str | None] = {}
     for site in sites:
         for path, dist in installed_objects(site, cache):
+            if len(objects) >= MAX_FILES:
+                break
+            objects.setdefault(path, dist)
+        # editable installs (PEP 660, `setup.py develop`): their objects stay in the source
+        for path, dist in editable_objects(site):
             if len(objects) >= MAX_FILES:
                 break
             objects.setdefault(path, dist)
