@@ -72,6 +72,13 @@ def _binaries(ctx: ProbeContext, python: Section[Any], packages: Section[Any]) -
     return Section.ok(with_fields(info, driver=driver), source="elf")
 
 
+def installed_binaries(ctx: ProbeContext) -> tuple[Section[Any], Section[Any], Section[Any]]:
+    """(python, packages, binaries) of ``ctx``'s interpreter, without the rest of a probe: the
+    files an image holds, for a declared stack checked on it (``check --spec`` in an image)."""
+    python, packages, _torch = _python_chain(ctx)
+    return python, packages, guarded("binaries", _binaries, ctx, python, packages)
+
+
 def _workload(_ctx: ProbeContext) -> Section[Any]:
     return Section.unavailable(
         "a node probe cannot know the job's settings: declare them in a spec's [workload] "

@@ -52,9 +52,18 @@ def _label(file: BinaryFile) -> str:
 
 
 def _gpus(facts: Facts) -> list[tuple[Gpu, int]]:
+    """Each GPU model with its compute capability: reported, else the matrix's for its name
+    (a declared GPU: `check --spec` with an image's files)."""
     seen: dict[str, tuple[Gpu, int]] = {}
     for gpu in facts.gpus():
         cc = _cc(gpu)
+        if cc is None:
+            try:
+                version = facts.compute_capability(gpu)
+            except Skip:
+                continue
+            major, minor = (*version.release, 0)[:2]
+            cc = major * 10 + minor
         if cc is not None:
             seen.setdefault(f"{gpu.name}/{cc}", (gpu, cc))
     if not seen:
