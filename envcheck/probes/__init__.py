@@ -91,8 +91,6 @@ def collect(ctx: ProbeContext | None = None) -> NodeReport:
     """Probe the node described by ``ctx`` (this one by default)."""
     # here, not at the top: readers of a spec or a lock import probe helpers (torch_build,
     # storage) through this package and need no thread pool (concurrent.futures, logging)
-    from concurrent.futures import ThreadPoolExecutor
-
     from envcheck.probes.environment import probe_env
     from envcheck.probes.gpu import probe_gpu
     from envcheck.probes.graphics import probe_graphics
@@ -112,13 +110,10 @@ def collect(ctx: ProbeContext | None = None) -> NodeReport:
         "env": probe_env,
         "graphics": probe_graphics,
     }
-    from envcheck.probes.run import stopping_children
+    from envcheck.probes.run import worker_pool
 
     # a signal ends the children the workers wait on before the pool joins them
-    with (
-        ThreadPoolExecutor(max_workers=7, thread_name_prefix="envcheck-probe") as pool,
-        stopping_children(),
-    ):
+    with worker_pool(7, "envcheck-probe") as pool:
         chain = pool.submit(_python_chain, ctx)
         futures = {name: pool.submit(guarded, name, fn, ctx) for name, fn in simple.items()}
         sections = {name: f.result() for name, f in futures.items()}

@@ -19,7 +19,10 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 OUTPUT_CAP = 32 * 1024 * 1024  # bytes kept per stream of one child
 TERM_GRACE_S = 2.0  # after SIGTERM, before SIGKILL, when envcheck itself is stopped
@@ -27,7 +30,8 @@ _GRACE_S = 1.0  # after SIGKILL, for the pipes to drain
 
 _live: set[subprocess.Popen[Any]] = set()
 _live_lock = threading.Lock()
-_stopping: list[int] = []  # children ended by ``stopping_children``, before the CLI's count
+_refusing: list[bool] = []  # set while a stopped worker_pool joins its workers
+_ended_early: list[int] = []  # children a stopped worker_pool ended, for the CLI's count
 
 
 class Terminated(BaseException):
@@ -83,7 +87,7 @@ def spawn(argv: Sequence[str], **kwargs: Any) -> subprocess.Popen[Any]:
     """``Popen`` in a new process group, recorded until ``forget``; raises OSError (also once
     a signal is stopping envcheck: a worker thread starts no new child then)."""
     with _live_lock:
-        if _stopping:
+        if _refusing:
             raise OSError("envcheck is stopping (a signal)")
         proc: subprocess.Popen[Any] = subprocess.Popen(
             tuple(argv), start_new_session=True, **kwargs
@@ -93,18 +97,29 @@ def spawn(argv: Sequence[str], **kwargs: Any) -> subprocess.Popen[Any]:
 
 
 @contextlib.contextmanager
-def stopping_children() -> Iterator[None]:
-    """Around a block whose worker threads wait on children (the probe's thread pool): a
-    signal in the main thread (KeyboardInterrupt, ``Terminated``) ends every recorded child
-    at once and lets no new one start, so the pool's shutdown, which joins the workers, does
-    not wait out their timeouts (``nvidia-smi`` hanging for ``--timeout``)."""
+def worker_pool(workers: int, prefix: str) -> Iterator[ThreadPoolExecutor]:
+    """A thread pool whose workers wait on children (the probe's): a signal in the main thread
+    (KeyboardInterrupt, ``Terminated``) ends every recorded child at once and lets no new one
+    start while the pool joins its workers, so the join does not wait out their timeouts
+    (``nvidia-smi`` hanging for ``--timeout``). Children may start again afterwards (the API
+    and a REPL go on after a Ctrl-C); the CLI's ``terminate_children`` counts those ended."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=prefix)
     try:
-        yield
+        yield pool
     except (KeyboardInterrupt, Terminated):
         with _live_lock:
-            _stopping.append(0)
-        _stopping.append(terminate_children(reset=False))
+            _refusing.append(True)
+        try:
+            _ended_early.append(terminate_children(reset=False))
+            pool.shutdown(wait=True, cancel_futures=True)
+        finally:
+            with _live_lock:
+                _refusing.clear()
         raise
+    finally:
+        pool.shutdown(wait=True)
 
 
 def forget(proc: subprocess.Popen[Any]) -> None:
@@ -134,13 +149,12 @@ def end_group(proc: subprocess.Popen[Any], grace: float = TERM_GRACE_S) -> None:
 
 def terminate_children(grace: float = TERM_GRACE_S, *, reset: bool = True) -> int:
     """End every recorded child's group (SIGTERM, then SIGKILL after ``grace``); how many,
-    with those ``stopping_children`` ended before (``reset``: counted once, and children may
-    start again)."""
+    with those a stopped ``worker_pool`` ended before (``reset``: counted once)."""
     with _live_lock:
         procs = list(_live)
-        earlier = sum(_stopping) if reset else 0
+        earlier = sum(_ended_early) if reset else 0
         if reset:
-            _stopping.clear()
+            _ended_early.clear()
     for proc in procs:
         if proc.poll() is None:
             _signal_group(proc, signal.SIGTERM)

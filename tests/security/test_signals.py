@@ -200,3 +200,38 @@ def test_check_ends_a_probe_child_its_worker_thread_waits_on(
     finally:
         kill_leftover(smi_pid)
         kill_leftover(proc.pid)
+
+
+def test_a_stopped_pool_refuses_new_children_only_while_it_joins() -> None:
+    """While a signal-stopped worker_pool joins its workers, a worker cannot start a child (it
+    would outlive the cleanup); afterwards children start again (the API, a REPL after
+    Ctrl-C), and the CLI's count includes those the pool ended."""
+    import threading
+
+    from envcheck.probes.run import forget, spawn, terminate_children, worker_pool
+
+    started = threading.Event()
+
+    def work() -> str:
+        started.set()
+        time.sleep(0.5)  # the signal arrives meanwhile
+        try:
+            proc = spawn(["true"])
+        except OSError as exc:
+            return str(exc)
+        proc.wait(10)
+        forget(proc)
+        return "started"
+
+    sleeper = spawn(["sleep", "300"])
+    with pytest.raises(KeyboardInterrupt), worker_pool(2, "test") as pool:
+        future = pool.submit(work)
+        started.wait(10)
+        raise KeyboardInterrupt
+    assert future.result() == "envcheck is stopping (a signal)"
+    assert sleeper.poll() is not None  # ended at once, not when the pool was done
+    again = spawn(["true"])
+    assert again.wait(10) == 0
+    forget(again)
+    assert terminate_children() == 1  # the sleeper, ended by the pool, counted once
+    assert terminate_children() == 0
