@@ -338,7 +338,11 @@ def _warm_matrix_cache() -> Path:
     """A matrix cache with every built-in file's entry, as a run writes it (once per process):
     each case starts from a copy, so that only its hostile entries are parsed again."""
     if not _WARM:
+        import atexit
+        import shutil
+
         base = Path(tempfile.mkdtemp(prefix="envcheck-fuzz-warm-"))
+        atexit.register(shutil.rmtree, base, True)
         (base / "node.toml").write_text(TINYZERO, encoding="utf-8")
         harness.run(
             ["check", "--spec", str(base / "node.toml")],
