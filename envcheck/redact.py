@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 REDACTED = "<redacted>"
@@ -227,9 +227,62 @@ def _keeps(address: str) -> bool:
     return ip.is_loopback or ip.is_link_local or ip.is_unspecified
 
 
-def _mask_v4(match: re.Match[str]) -> str:
+# A dotted quad is a version, not an address, when its context says so (a pasted report needs
+# ``nvidia-cublas-cu12==12.1.3.1`` and ``CUDNN_VERSION=9.1.0.70`` as they are):
+# - before it: a requirement operator (``==``, ``>=``, ``~=``), a name it is attached to
+#   (``cu12-12.1.3.1``, ``libcublas.so.12.1.3.1``; not the end of an address range
+#   ``10.0.0.1-10.0.0.9``), the word "version" (``Driver Version:``, ``"version": "``,
+#   ``NV_CUDNN_VERSION=``), or a CUDA package or library name (``nvidia-cublas-cu12  12.1.3.1``,
+#   ``cupy-cuda12x (13.0.0.1)``, ``cuBLAS 12.1.3.1``);
+# - after it: a local label, a Debian revision or more parts (``+cu121``, ``-1``, ``.post1``,
+#   ``.dist-info``, a fifth number);
+# - the quad itself: an octet over 255 or with a leading zero (``535.104.05.01``), which no
+#   address prints;
+# - a quad the caller knows as a version (``versions``: the report's package versions, the quads
+#   its fixes pin), so prose such as "torch pins 12.1.3.1" keeps it too.
+# Everything else (``MASTER_ADDR=10.0.0.4``, ``tcp://192.168.1.2:29500``, ``eth0:10.0.0.4<0>``)
+# is an address. The look-arounds read a bounded window, so masking stays linear.
+_VERSION_BEFORE = re.compile(
+    r"(?:===?|[<>!~]=)\s*$"
+    r"|[A-Za-z0-9][-_.]$"
+    r"|(?i:version)[A-Za-z0-9_]*[\"']?\s*[:=]?\s*[\"'(]?\s*$"
+    r"|(?:[-_]cu(?:da)?\d+[A-Za-z0-9]*|\bcu[A-Z]{2,}[A-Za-z]*)\s*(?:==|[:=(])?\s*[\"']?$"
+)
+_RANGE_BEFORE = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}-$")
+_VERSION_AFTER = re.compile(
+    r"[+~]|-\d+(?![\d]|\.\d)|\.\d|\.(?:post|dev|rc|dist-info|egg-info|whl|tar|zip)"
+)
+_WINDOW = 64
+
+
+def _valid_v4(found: str) -> bool:
+    return all(len(o) == 1 or (o[0] != "0" and int(o) <= 255) for o in found.split("."))
+
+
+def _is_version(text: str, start: int, end: int, versions: frozenset[str]) -> bool:
+    found = text[start:end]
+    if found in versions or not _valid_v4(found):
+        return True
+    if _VERSION_AFTER.match(text, end, end + _WINDOW):
+        return True
+    before = text[max(0, start - _WINDOW) : start]
+    return bool(_VERSION_BEFORE.search(before)) and not _RANGE_BEFORE.search(before)
+
+
+def version_quads(text: str) -> frozenset[str]:
+    """The dotted quads ``text`` states as versions by their context (see ``_is_version``)."""
+    return frozenset(
+        m.group(0)
+        for m in _IPV4.finditer(text)
+        if _is_version(text, m.start(), m.end(), frozenset())
+    )
+
+
+def _mask_v4(match: re.Match[str], versions: frozenset[str] = frozenset()) -> str:
     found = match.group(0)
-    return found if _keeps(found) else pseudonym(found, "ip")
+    if _keeps(found) or _is_version(match.string, match.start(), match.end(), versions):
+        return found
+    return pseudonym(found, "ip")
 
 
 def _mask_v6(match: re.Match[str]) -> str:
@@ -243,10 +296,11 @@ def _mask_v6(match: re.Match[str]) -> str:
     return found if _keeps(found) else pseudonym(found, "ip6")
 
 
-def mask_addresses(text: str) -> str:
+def mask_addresses(text: str, versions: frozenset[str] = frozenset()) -> str:
     """Replace IPv4 and IPv6 addresses in free text with stable pseudonyms (loopback and
-    link-local ones stay as they are)."""
-    text = _IPV4.sub(_mask_v4, text)
+    link-local ones stay as they are, and so do versions that look like addresses: see
+    ``_is_version``; ``versions`` are quads known to be versions wherever they appear)."""
+    text = _IPV4.sub(lambda m: _mask_v4(m, versions), text)
     if ":" not in text:
         return text
     return _IPV6_TOKEN.sub(_mask_v6, text)
@@ -279,20 +333,37 @@ def proxy_hosts(variables: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(hosts))
 
 
-def pseudonymize_text(text: str, hostnames: tuple[str, ...]) -> str:
+def pseudonymize_text(
+    text: str, hostnames: tuple[str, ...], versions: frozenset[str] = frozenset()
+) -> str:
     """Free text (a finding's message, a skip reason) as ``anonymize`` shows its report."""
     for name in sorted({h for h in hostnames if h}, key=len, reverse=True):
         text = re.sub(
             rf"(?<![A-Za-z0-9.-]){re.escape(name)}(?![A-Za-z0-9-])", pseudonym(name), text
         )
-    return mask_addresses(text)
+    return mask_addresses(text, versions)
 
 
-def redact_value_tree(value: Any, hostnames: tuple[str, ...]) -> Any:
+def redact_value_tree(
+    value: Any, hostnames: tuple[str, ...], versions: frozenset[str] = frozenset()
+) -> Any:
     if isinstance(value, str):
-        return pseudonymize_text(value, hostnames)
+        return pseudonymize_text(value, hostnames, versions)
     if isinstance(value, dict):
-        return {k: redact_value_tree(v, hostnames) for k, v in value.items()}
+        return {k: redact_value_tree(v, hostnames, versions) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(redact_value_tree(v, hostnames) for v in value)
+        return type(value)(redact_value_tree(v, hostnames, versions) for v in value)
     return value
+
+
+def strings_in(value: Any) -> Iterator[str]:
+    """Every string in JSON-shaped data (keys included)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from strings_in(k)
+            yield from strings_in(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from strings_in(v)

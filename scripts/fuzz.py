@@ -4,7 +4,9 @@
 
 Runs the strategies of ``tests/fuzz/cases.py`` through the real CLI entry point in-process
 (``tests/fuzz/harness.py``), spread evenly over the kinds of input (spec, report, diff, dump,
-log, overlay, options, and tests/fuzz/hostile.py's controls and hostile index), and counts per
+log, overlay, options, tests/fuzz/hostile.py's controls and hostile index, tests/fuzz/state.py's
+settings files and caches, tests/fuzz/signals.py's signals to a running process; costly kinds
+run fewer, ``cases.COST``), and counts per
 command: cases, tracebacks, exit 3s, hangs, leaks of a planted secret, terminal control
 sequences printed, other contract breaks (exit 2 without one error line, a file written on error).
 Exit status 1 when any count but ``cases`` is not zero. The first few problems are printed
@@ -25,8 +27,9 @@ sys.path.insert(0, str(REPO))
 
 from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
 
-from tests.fuzz import harness  # noqa: E402
-from tests.fuzz.cases import ALL, Case, materialise  # noqa: E402
+from tests.fuzz.cases import Case  # noqa: E402
+from tests.fuzz.kinds import ALL, examples_for  # noqa: E402
+from tests.fuzz.run import run_case  # noqa: E402
 
 COLUMNS = (
     "cases",
@@ -39,6 +42,7 @@ COLUMNS = (
     "exit0",
     "exit1",
     "exit2",
+    "stopped",
 )
 
 
@@ -73,7 +77,7 @@ def main() -> int:
 
         @seed(args.seed)
         @settings(
-            max_examples=per_kind,
+            max_examples=examples_for(kind, per_kind),
             deadline=None,
             database=None,
             suppress_health_check=list(HealthCheck),
@@ -82,13 +86,14 @@ def main() -> int:
         def one(case: Case) -> None:
             nonlocal slowest
             with tempfile.TemporaryDirectory(prefix="envcheck-fuzz-") as tmp:
-                argv, outputs = materialise(case, Path(tmp))
-                outcome = harness.run(argv, stdin=case.stdin, outputs=outputs, directory=Path(tmp))
+                argv, outcome = run_case(case, Path(tmp))
             command = " ".join(argv[:2]) if argv[:1] == ["matrix"] else argv[0]
             row = table[command]
             row["cases"] += 1
             if outcome.code in (0, 1, 2):
                 row[f"exit{outcome.code}"] += 1
+            elif outcome.code is not None and outcome.code > 128:  # a signal stopped it
+                row["stopped"] += 1
             if outcome.elapsed > slowest[0]:
                 slowest = (outcome.elapsed, " ".join(argv))
             for problem in outcome.problems():

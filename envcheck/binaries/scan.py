@@ -1,7 +1,8 @@
 """Read the installed packages' ELF files into the report's ``binaries`` section.
 
 Which files: every shared object a distribution's RECORD lists in the interpreter's
-site-packages (what pip installed; a `setup.py develop` checkout, with no RECORD, is not read).
+site-packages (what pip installed), and those an editable install (PEP 660's direct_url.json
+and finders, `setup.py develop`'s .egg-link) left in its source tree (editable.py).
 The GPU stack's distributions (torch, the CUDA wheels, what requires them) are read in full;
 any other file only when a first look (quick.py) finds GPU code or a CUDA or torch library in
 it. Each file's facts are cached by (path, size, mtime,
@@ -20,6 +21,7 @@ from stat import S_ISREG
 from typing import Any
 
 from envcheck.binaries.cache import FileCache, file_key
+from envcheck.binaries.editable import editable_objects
 from envcheck.binaries.elf import ElfFacts, defines, read_elf
 from envcheck.binaries.fatbin import FatbinKernels
 from envcheck.binaries.ldcache import Loader, default_dirs, parse_ld_cache
@@ -273,6 +275,11 @@ def scan(
             if len(objects) >= MAX_FILES:
                 break
             objects.setdefault(path, dist)
+        # editable installs (PEP 660, `setup.py develop`): their objects stay in the source
+        for path, dist in editable_objects(site):
+            if len(objects) >= MAX_FILES:
+                break
+            objects.setdefault(path, dist)
     reads: dict[Path, _Read] = {}
     for path, dist in objects.items():
         # outside the GPU stack's distributions, a file is read only if it has GPU code or
@@ -285,6 +292,7 @@ def scan(
     wheel_libs = _wheel_libs(sites)
     torch_lib = next((s / "torch" / "lib" for s in sites if (s / "torch" / "lib").is_dir()), None)
     loaded = _torch_loaded(reads, torch_lib, loader)
+    mapped = _mapped(ctx, loader, cache)
     version_defs: dict[str, tuple[str, ...]] = {}
     files: list[BinaryFile] = []
     torch_exports = _TorchExports(torch_lib, reads)
@@ -301,9 +309,11 @@ def scan(
             loader.ld_library_path,
             loader.cache,
             loader.default_dirs,
-            loaded if uses_torch else {},
+            # what this process has mapped is what the loader reuses, whatever the object's
+            # search path says (a conda libstdc++ loaded by an earlier import)
+            {**(loaded if uses_torch else {}), **mapped},
         )
-        needs = tuple(_problems(path, facts, view, wheel_libs, version_defs, cache))
+        needs = tuple(_problems(path, facts, view, wheel_libs, version_defs, cache, mapped))
         missing: tuple[str, ...] = ()
         checked = 0
         if facts.undefined and torch_lib is not None and dist != "torch":
@@ -354,6 +364,7 @@ def _problems(
     wheel_libs: dict[str, str],
     version_defs: dict[str, tuple[str, ...]],
     cache: FileCache,
+    mapped: dict[str, str] | None = None,
 ) -> Iterator[Need]:
     for name in facts.needed:
         found = loader.find(name, str(path.parent), facts.rpath, facts.runpath)
@@ -362,12 +373,16 @@ def _problems(
                 continue
             yield Need(name)
             continue
+        via = found.via
+        if via == "loaded" and mapped and mapped.get(name) == found.path:
+            via = ALREADY_LOADED
         meant = wheel_libs.get(name)
         shadowed = (
             meant
             if meant
-            and os.path.realpath(meant) != os.path.realpath(_staged(loader, found.path))
-            and found.via in ("LD_LIBRARY_PATH", "ld.so.cache", "default")
+            and os.path.realpath(_staged(loader, meant))
+            != os.path.realpath(_staged(loader, found.path))
+            and via in ("LD_LIBRARY_PATH", "ld.so.cache", "default", ALREADY_LOADED)
             else None
         )
         lacking: tuple[str, ...] = ()
@@ -383,7 +398,41 @@ def _problems(
                 if lacking:
                     newest = _newest(defs, _version_family(lacking[0]))
         if shadowed or lacking:
-            yield Need(name, found.path, found.via, shadowed, lacking, newest)
+            yield Need(name, found.path, via, shadowed, lacking, newest)
+
+
+ALREADY_LOADED = "already loaded"  # a Need's ``via``: mapped in the process (/proc/self/maps)
+MAPS_CAP = 8 * 1024 * 1024
+_MAPPED_NAME = re.compile(r"^(?P<soname>.+?\.so(?:\.\d+)?)(?:\.\d+)*$")
+
+
+def _mapped(ctx: ProbeContext, loader: Loader, cache: FileCache) -> dict[str, str]:
+    """soname -> path of the shared objects the inspected process has mapped
+    (``/proc/self/maps``): when envcheck runs inside the job's interpreter (the API, the Ray
+    hook, ``python -m envcheck`` of that environment) these are the copies the loader reuses
+    for every later import, whatever an object's RUNPATH says. Another interpreter
+    (``--python``) is not this process: nothing then."""
+    if ctx.python is not None:
+        return {}
+    try:
+        with ctx.path("/proc/self/maps").open("rb") as handle:
+            text = handle.read(MAPS_CAP).decode("utf-8", errors="replace")
+    except OSError:
+        return {}
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        fields = line.split(maxsplit=5)
+        if len(fields) < 6 or not fields[5].startswith("/"):
+            continue
+        path = fields[5]
+        name = path.rsplit("/", 1)[-1]
+        match = _MAPPED_NAME.match(name)
+        if path.endswith(" (deleted)") or match is None or path in found.values():
+            continue
+        read = _read(Path(_staged(loader, path)), cache, symbols=False)
+        soname = read.facts.soname if read is not None and read.facts is not None else None
+        found.setdefault(soname or match.group("soname"), path)
+    return found
 
 
 def _staged(loader: Loader, path: str) -> str:

@@ -222,7 +222,11 @@ def run(args: argparse.Namespace) -> int:
 
         result = outcome.result
         outcome = replace(outcome, result=replace(result, findings=(*extra, *result.findings)))
-    shown = redacted_view(outcome) if getattr(args, "redact", False) else outcome
+    shown = outcome
+    if getattr(args, "redact", False):
+        from envcheck.commands.check import matrix_versions, select_rules
+
+        shown = redacted_view(outcome, matrix_versions(select_rules(rule_options(args))[0]))
     render(shown, args)
     return outcome.exit_code
 

@@ -176,7 +176,9 @@ def check(reports: Sequence[NodeReport], options: RuleOptions | None = None) -> 
     return CheckOutcome(tuple(reports), merged, threshold, options.strict, tuple(chosen))
 
 
-def redacted_fix(fix: Fix | None, names: tuple[str, ...]) -> Fix | None:
+def redacted_fix(
+    fix: Fix | None, names: tuple[str, ...], versions: frozenset[str] = frozenset()
+) -> Fix | None:
     """A fix as ``--redact`` shows it: its summary and commands with the same pseudonyms as the
     message (``export no_proxy=192.0.2.0/24`` must not print what the message hides)."""
     if fix is None:
@@ -186,7 +188,7 @@ def redacted_fix(fix: Fix | None, names: tuple[str, ...]) -> Fix | None:
     from envcheck.redact import pseudonymize_text
 
     def clean(text: str) -> str:
-        return pseudonymize_text(text, names)
+        return pseudonymize_text(text, names, versions)
 
     actions = tuple(
         replace(
@@ -200,28 +202,70 @@ def redacted_fix(fix: Fix | None, names: tuple[str, ...]) -> Fix | None:
     return replace(fix, summary=clean(fix.summary), actions=actions)
 
 
-def redacted_view(outcome: CheckOutcome) -> CheckOutcome:
+def matrix_versions(matrix: Matrix) -> frozenset[str]:
+    """The dotted quads the matrix states as versions (``versions = ["12.3.4.1", ...]``, a pin
+    ``==12.4.5.8``, a ``Version``): knowledge, not the node's, kept by ``--redact`` in the
+    prose that names them bare ("12.4.5.8, torch 2.5's pin")."""
+    import dataclasses
+
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    from envcheck.redact import version_quads
+
+    found: set[str] = set()
+
+    def walk(value: object, name: str) -> None:
+        if isinstance(value, str):
+            if value.count(".") >= 3:
+                found.update(version_quads(f"{name}={value}"))
+        elif isinstance(value, Version | SpecifierSet):
+            walk(str(value), "version")
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            for f in dataclasses.fields(value):
+                walk(getattr(value, f.name), f.name)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, str(k))
+        elif isinstance(value, list | tuple | set | frozenset):
+            for v in value:
+                walk(v, name)
+
+    walk(matrix, "")
+    return frozenset(found)
+
+
+def redacted_view(outcome: CheckOutcome, known: frozenset[str] = frozenset()) -> CheckOutcome:
     """``--redact`` is a view: the verdicts were reached on the real report; the reports, messages,
-    evidence and skip reasons shown carry pseudonyms for hostnames and addresses."""
-    from envcheck.model.scrub import anonymize, hostnames_of
-    from envcheck.redact import pseudonymize_text, redact_value_tree
+    evidence and skip reasons shown carry pseudonyms for hostnames and addresses. Versions that
+    look like addresses stay (``known``: the matrix's, see ``matrix_versions``)."""
+    from envcheck.model.scrub import anonymize, hostnames_of, versions_of
+    from envcheck.redact import pseudonymize_text, redact_value_tree, strings_in, version_quads
 
     names = tuple(n for r in outcome.reports for n in hostnames_of(r))
     result = outcome.result
+    # the versions the reports state, and those the findings write as versions anywhere (a
+    # fix's `nvidia-cublas-cu12==12.4.5.8`): kept in the prose that names them bare, too
+    versions = known.union(*(versions_of(r) for r in outcome.reports))
+    for f in result.findings:
+        texts = [f.message, *strings_in(f.evidence)]
+        if f.fix is not None:
+            texts += [f.fix.summary, *f.fix.commands]
+        versions |= version_quads("\n".join(texts))
     findings = tuple(
         replace(
             f,
-            message=pseudonymize_text(f.message, names),
+            message=pseudonymize_text(f.message, names, versions),
             node=pseudonymize_text(f.node, names) if f.node else f.node,
-            evidence=redact_value_tree(f.evidence, names),
-            fix=redacted_fix(f.fix, names),
+            evidence=redact_value_tree(f.evidence, names, versions),
+            fix=redacted_fix(f.fix, names, versions),
         )
         for f in result.findings
     )
     skipped = tuple(
         replace(
             s,
-            reason=pseudonymize_text(s.reason, names),
+            reason=pseudonymize_text(s.reason, names, versions),
             node=pseudonymize_text(s.node, names) if s.node else s.node,
         )
         for s in result.skipped

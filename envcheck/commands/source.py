@@ -4,10 +4,14 @@ this node probed now."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from envcheck.commands.probe import ProbeOptions, probe
 from envcheck.errors import ReportError, UsageError
 from envcheck.model.report import NodeReport
+
+if TYPE_CHECKING:
+    from envcheck.probes.context import ProbeContext
 
 
 @dataclass(frozen=True)
@@ -71,7 +75,7 @@ def obtain(options: SourceOptions, *, anonymized: bool = True) -> NodeReport:
     elif options.spec:
         from envcheck.ingest.spec import load_spec
 
-        report = load_spec(options.spec)
+        report = with_image_binaries(load_spec(options.spec), options.timeout)
     elif options.report:
         report = load_report(options.report)
     else:
@@ -84,3 +88,50 @@ def obtain(options: SourceOptions, *, anonymized: bool = True) -> NodeReport:
 
         report = anonymize(report)
     return report
+
+
+def with_image_binaries(
+    report: NodeReport, timeout: float = 5.0, ctx: ProbeContext | None = None
+) -> NodeReport:
+    """A declared stack checked where its files are (an image build gate with no GPU: the spec
+    declares the hardware the image will run on): when every GPU-stack package the spec
+    declares (torch, the nvidia-* and CUDA wheels) is installed in this interpreter at the
+    declared version, the report gets this image's ELF files as its ``binaries`` section, so
+    the GPU code, loading and symbol rules judge the image's real files against the declared
+    GPUs. The driver's files are the spec's to declare, not this builder's: left out.
+    Elsewhere (another node's spec, a different build installed here) nothing changes."""
+    if report.binaries.is_ok or not report.packages.is_ok or report.packages.data is None:
+        return report
+    from dataclasses import replace as replaced
+
+    from packaging.utils import canonicalize_name
+    from packaging.version import InvalidVersion, Version
+
+    from envcheck.binaries.scan import gpu_stack
+    from envcheck.model.section import Section
+    from envcheck.probes import installed_binaries
+    from envcheck.probes.context import ProbeContext
+
+    def same(a: str, b: str | None) -> bool:
+        try:
+            return b is not None and Version(a) == Version(b)
+        except InvalidVersion:
+            return a == b
+
+    declared = {
+        canonicalize_name(d.name): d.version
+        for d in report.packages.data.distributions
+        if gpu_stack(d.name, ())
+    }
+    if not declared:
+        return report
+    python, packages, binaries = installed_binaries(ctx or ProbeContext(timeout=timeout))
+    if not packages.is_ok or packages.data is None or binaries.data is None:
+        return report
+    here = {canonicalize_name(d.name): d.version for d in packages.data.distributions}
+    if not all(same(v, here.get(n)) for n, v in declared.items()):
+        return report
+    where = python.data.executable if python.is_ok and python.data is not None else None
+    info = replaced(binaries.data, driver=None)
+    source = f"this image's files ({where})" if where else "this image's files"
+    return report.with_sections(binaries=Section.ok(info, source=source))

@@ -251,6 +251,85 @@ def _deep_rows(report: NodeReport) -> list[Row] | None:
     return deep_rows(section.data, Row)
 
 
+def _cc_number(text: str | None) -> int | None:
+    major, _, minor = (text or "").partition(".")
+    return int(major) * 10 + int(minor) if major.isdigit() and minor.isdigit() else None
+
+
+def _short(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+def _named(names: Sequence[str], limit: int = 2) -> str:
+    more = f", +{len(names) - limit}" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
+
+
+def binaries_rows(report: NodeReport) -> list[Row]:
+    """The installed ELF files in a few rows: how many were read, the GPU code per GPU (runs
+    natively, by PTX JIT, or not at all) and the libraries that will not load as meant."""
+    section = report.binaries
+    if not section.is_ok or section.data is None:
+        return [_unavailable(section, "ELF files")]
+    info = section.data
+    cached = f" ({info.from_cache} from cache)" if info.from_cache else ""
+    sites = len(info.site_dirs)
+    rows = [Row("files read", f"{info.scanned} ELF files{cached} in {sites} site dir(s)")]
+    gpu_files = [(f, f.kernels) for f in info.files if f.kernels is not None]
+    gpus: dict[tuple[str, int], int] = {}
+    if report.gpu.is_ok and report.gpu.data is not None:
+        for gpu in report.gpu.data.gpus or ():
+            cc = _cc_number(gpu.compute_capability)
+            if cc is not None:
+                key = (gpu.name or "GPU", cc)
+                gpus[key] = gpus.get(key, 0) + 1
+    if not gpu_files:
+        rows.append(Row("GPU code", "no installed file carries GPU kernels", "muted"))
+    elif not gpus:
+        sass = sorted({a for _, k in gpu_files for a in k.sass})
+        ptx = sorted({a for _, k in gpu_files for a in k.ptx})
+        arches = f"sm_{sass[0]}-sm_{sass[-1]}" if sass else "no SASS"
+        ptx_text = f", PTX sm_{ptx[0]}-sm_{ptx[-1]}" if ptx else ", no PTX"
+        rows.append(
+            Row("GPU code", f"{len(gpu_files)} files: {arches}{ptx_text} (no GPU to judge)")
+        )
+    for (name, cc), count in sorted(gpus.items(), key=lambda item: -item[0][1]):
+        verdicts: dict[str, list[str]] = {"native": [], "ptx": [], "none": []}
+        for f, kernels in gpu_files:
+            verdicts[kernels.runs_on(cc)].append(_short(f.path))
+        parts = [f"{len(verdicts['native'])} native", f"{len(verdicts['ptx'])} PTX JIT"]
+        tone: Tone = "normal"
+        if verdicts["ptx"]:
+            tone = "warn"
+        if verdicts["none"]:
+            parts.append(f"{len(verdicts['none'])} none ({_named(verdicts['none'])})")
+            tone = "bad"
+        model = name.removeprefix("NVIDIA ")
+        gpu_label = f"{count}x {model}" if count > 1 else model
+        rows.append(Row(f"sm_{cc} kernels", f"{gpu_label}: " + ", ".join(parts), tone))
+    missing = sorted({n.name for f in info.files for n in f.needs if n.path is None})
+    shadowed = sorted({n.name for f in info.files for n in f.needs if n.meant})
+    lacking = sorted({v for f in info.files for n in f.needs for v in n.lacking})
+    if missing:
+        rows.append(Row("unresolved libs", f"{len(missing)}: {_named(missing, 3)}", "bad"))
+    else:
+        rows.append(Row("unresolved libs", "none", "muted"))
+    if shadowed:
+        rows.append(Row("shadowed libs", f"{len(shadowed)}: {_named(shadowed, 3)}", "warn"))
+    if lacking:
+        rows.append(Row("symbol versions", f"lacking {_named(lacking, 3)}", "bad"))
+    torch_missing = [f for f in info.files if f.torch_missing]
+    if torch_missing:
+        names = [_short(f.path) for f in torch_missing]
+        rows.append(Row("torch symbols", f"missing for {_named(names)}", "bad"))
+    errors = [f for f in info.files if f.error]
+    if errors:
+        rows.append(
+            Row("unreadable", f"{len(errors)}: {_named([_short(f.path) for f in errors])}", "warn")
+        )
+    return rows
+
+
 def inventory(report: NodeReport) -> list[Group]:
     deep = _deep_rows(report)
     return [

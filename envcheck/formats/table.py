@@ -92,7 +92,7 @@ def _group_table(group: Group, label_width: int = 16) -> Table:
         expand=True,
     )
     table.add_column("item", style="cyan", no_wrap=True, width=label_width)
-    table.add_column("value", overflow="fold")
+    table.add_column("value", overflow="fold", ratio=1)  # extra width to the values
     for row in group.rows:
         # redacted before rich can fold a long value (a URL with credentials) across lines
         table.add_row(row.label, Text(redact_text(row.value), style=STYLES[row.tone]))
@@ -101,7 +101,11 @@ def _group_table(group: Group, label_width: int = 16) -> Table:
 
 def print_report(report: NodeReport, out: Console) -> None:
     out.print(Text(headline(report), style="bold"))
+    from envcheck.formats.inventory import binaries_rows
+
     groups = inventory(report)
+    if report.origin.kind == "probe" or report.binaries.is_ok:  # a node's own files
+        groups.append(Group("Binaries", tuple(binaries_rows(report))))
     # one label width for every section, so the value column does not move between them
     width = max([16, *(len(row.label) for g in groups for row in g.rows)])
     for group in groups:

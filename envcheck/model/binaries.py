@@ -14,6 +14,15 @@ class Kernels:
     ptx: tuple[int, ...] = ()
     ptx_isa: tuple[str, ...] = ()  # the PTX ISA version of each of ``ptx`` ("8.4"), in order
 
+    def runs_on(self, cc: int) -> str:
+        """ "native" (a cubin of the GPU's major with a minor at most its own), "ptx" (PTX for
+        an architecture at most the GPU's, compiled by the driver at load), "none"."""
+        if any(a // 10 == cc // 10 and a <= cc for a in self.sass):
+            return "native"
+        if any(a <= cc for a in self.ptx):
+            return "ptx"
+        return "none"
+
 
 @dataclass(frozen=True)
 class Need:

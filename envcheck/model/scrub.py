@@ -11,6 +11,7 @@ from envcheck.redact import (
     pseudonym,
     pseudonymize_text,
     redact_env,
+    version_quads,
 )
 
 if TYPE_CHECKING:
@@ -41,11 +42,33 @@ def scrub_report(report: NodeReport) -> NodeReport:
     return report if env is report.env else replace(report, env=env)
 
 
+def versions_of(report: NodeReport) -> frozenset[str]:
+    """The versions a report states that look like IPv4 addresses (``nvidia-cublas-cu12``
+    12.1.3.1, a driver's 4-part version): kept wherever ``--redact`` meets them in free text."""
+    found: list[str] = []
+    packages = report.packages
+    if packages.is_ok and packages.data is not None:
+        found += (d.version for d in packages.data.distributions)
+    torch = report.torch
+    if torch.is_ok and torch.data is not None:
+        found += (torch.data.version, *torch.data.requires_cuda.values())
+        found += torch.data.installed_cuda.values()
+    gpu = report.gpu
+    if gpu.is_ok and gpu.data is not None:
+        found += (v for v in (gpu.data.driver_version, gpu.data.nvml_version) if v)
+    quads: set[str] = set()
+    for version in found:
+        quads |= version_quads(f"version {version}")
+    return frozenset(quads)
+
+
 def anonymize(report: NodeReport) -> NodeReport:
-    """Replace the hostname and every IP address in a report with stable pseudonyms."""
+    """Replace the hostname and every IP address in a report with stable pseudonyms (versions
+    that look like addresses stay: see ``redact.mask_addresses``)."""
     from dataclasses import replace
 
     node = pseudonym(report.node)
+    versions = versions_of(report)
     sections: dict[str, Any] = {}
     net = report.network
     if net.is_ok and net.data is not None:
@@ -74,7 +97,10 @@ def anonymize(report: NodeReport) -> NodeReport:
     if env.is_ok and env.data is not None:
         # proxy hosts are the site's machines: hidden like the node's own name
         hosts = proxy_hosts(env.data.variables)
-        variables = {k: pseudonymize_text(v, hosts) for k, v in env.data.variables.items()}
+        variables = {
+            k: pseudonymize_text(v, hosts, versions | version_quads(f"{k}={v}"))
+            for k, v in env.data.variables.items()
+        }
         sections["env"] = replace(env, data=replace(env.data, variables=variables))
     deep = report.deep
     if deep.is_ok and deep.data is not None and deep.data.torch is not None:
@@ -82,7 +108,9 @@ def anonymize(report: NodeReport) -> NodeReport:
 
         def clean(text: str) -> str:
             # NCCL prefixes its lines with "<hostname>:<pid>:<tid>"
-            return mask_addresses(text.replace(report.node, node) if report.node else text)
+            return mask_addresses(
+                text.replace(report.node, node) if report.node else text, versions
+            )
 
         smoke = replace(
             smoke,

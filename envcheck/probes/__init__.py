@@ -72,6 +72,13 @@ def _binaries(ctx: ProbeContext, python: Section[Any], packages: Section[Any]) -
     return Section.ok(with_fields(info, driver=driver), source="elf")
 
 
+def installed_binaries(ctx: ProbeContext) -> tuple[Section[Any], Section[Any], Section[Any]]:
+    """(python, packages, binaries) of ``ctx``'s interpreter, without the rest of a probe: the
+    files an image holds, for a declared stack checked on it (``check --spec`` in an image)."""
+    python, packages, _torch = _python_chain(ctx)
+    return python, packages, guarded("binaries", _binaries, ctx, python, packages)
+
+
 def _workload(_ctx: ProbeContext) -> Section[Any]:
     return Section.unavailable(
         "a node probe cannot know the job's settings: declare them in a spec's [workload] "
@@ -84,8 +91,6 @@ def collect(ctx: ProbeContext | None = None) -> NodeReport:
     """Probe the node described by ``ctx`` (this one by default)."""
     # here, not at the top: readers of a spec or a lock import probe helpers (torch_build,
     # storage) through this package and need no thread pool (concurrent.futures, logging)
-    from concurrent.futures import ThreadPoolExecutor
-
     from envcheck.probes.environment import probe_env
     from envcheck.probes.gpu import probe_gpu
     from envcheck.probes.graphics import probe_graphics
@@ -105,7 +110,10 @@ def collect(ctx: ProbeContext | None = None) -> NodeReport:
         "env": probe_env,
         "graphics": probe_graphics,
     }
-    with ThreadPoolExecutor(max_workers=7, thread_name_prefix="envcheck-probe") as pool:
+    from envcheck.probes.run import worker_pool
+
+    # a signal ends the children the workers wait on before the pool joins them
+    with worker_pool(7, "envcheck-probe") as pool:
         chain = pool.submit(_python_chain, ctx)
         futures = {name: pool.submit(guarded, name, fn, ctx) for name, fn in simple.items()}
         sections = {name: f.result() for name, f in futures.items()}

@@ -17,9 +17,12 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 OUTPUT_CAP = 32 * 1024 * 1024  # bytes kept per stream of one child
 TERM_GRACE_S = 2.0  # after SIGTERM, before SIGKILL, when envcheck itself is stopped
@@ -27,6 +30,8 @@ _GRACE_S = 1.0  # after SIGKILL, for the pipes to drain
 
 _live: set[subprocess.Popen[Any]] = set()
 _live_lock = threading.Lock()
+_refusing: list[bool] = []  # set while a stopped worker_pool joins its workers
+_ended_early: list[int] = []  # children a stopped worker_pool ended, for the CLI's count
 
 
 class Terminated(BaseException):
@@ -79,11 +84,42 @@ def which(command: str, env: Mapping[str, str]) -> str | None:
 
 
 def spawn(argv: Sequence[str], **kwargs: Any) -> subprocess.Popen[Any]:
-    """``Popen`` in a new process group, recorded until ``forget``; raises OSError."""
-    proc: subprocess.Popen[Any] = subprocess.Popen(tuple(argv), start_new_session=True, **kwargs)
+    """``Popen`` in a new process group, recorded until ``forget``; raises OSError (also once
+    a signal is stopping envcheck: a worker thread starts no new child then)."""
     with _live_lock:
+        if _refusing:
+            raise OSError("envcheck is stopping (a signal)")
+        proc: subprocess.Popen[Any] = subprocess.Popen(
+            tuple(argv), start_new_session=True, **kwargs
+        )
         _live.add(proc)
     return proc
+
+
+@contextlib.contextmanager
+def worker_pool(workers: int, prefix: str) -> Iterator[ThreadPoolExecutor]:
+    """A thread pool whose workers wait on children (the probe's): a signal in the main thread
+    (KeyboardInterrupt, ``Terminated``) ends every recorded child at once and lets no new one
+    start while the pool joins its workers, so the join does not wait out their timeouts
+    (``nvidia-smi`` hanging for ``--timeout``). Children may start again afterwards (the API
+    and a REPL go on after a Ctrl-C); the CLI's ``terminate_children`` counts those ended."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=prefix)
+    try:
+        yield pool
+    except (KeyboardInterrupt, Terminated):
+        with _live_lock:
+            _refusing.append(True)
+        try:
+            _ended_early.append(terminate_children(reset=False))
+            pool.shutdown(wait=True, cancel_futures=True)
+        finally:
+            with _live_lock:
+                _refusing.clear()
+        raise
+    finally:
+        pool.shutdown(wait=True)
 
 
 def forget(proc: subprocess.Popen[Any]) -> None:
@@ -111,10 +147,14 @@ def end_group(proc: subprocess.Popen[Any], grace: float = TERM_GRACE_S) -> None:
     forget(proc)
 
 
-def terminate_children(grace: float = TERM_GRACE_S) -> int:
-    """End every recorded child's group (SIGTERM, then SIGKILL after ``grace``); how many."""
+def terminate_children(grace: float = TERM_GRACE_S, *, reset: bool = True) -> int:
+    """End every recorded child's group (SIGTERM, then SIGKILL after ``grace``); how many,
+    with those a stopped ``worker_pool`` ended before (``reset``: counted once)."""
     with _live_lock:
         procs = list(_live)
+        earlier = sum(_ended_early) if reset else 0
+        if reset:
+            _ended_early.clear()
     for proc in procs:
         if proc.poll() is None:
             _signal_group(proc, signal.SIGTERM)
@@ -127,7 +167,7 @@ def terminate_children(grace: float = TERM_GRACE_S) -> int:
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(_GRACE_S)
         forget(proc)
-    return len(procs)
+    return len(procs) + earlier
 
 
 @dataclass(frozen=True)

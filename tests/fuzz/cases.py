@@ -30,6 +30,12 @@ class Case:
     files: dict[str, bytes] = field(default_factory=dict)
     stdin: bytes = b""
     outputs: tuple[str, ...] = ()  # files the command may write (relative to the case dir)
+    env: tuple[tuple[str, str], ...] = ()  # variables set for the run ({dir} replaced)
+    modes: tuple[tuple[str, int], ...] = ()  # chmod after writing (relative path, mode)
+    # the verdict (exit code, finding codes) must be that of the same argv with no settings
+    # file and no cache (a corrupted cache is a miss; --isolated ignores the file)
+    same_verdict: bool = False
+    signal: tuple[int, float] | None = None  # (signal number, delay): see tests/fuzz/signals.py
 
 
 # --- building blocks ------------------------------------------------------------------------
@@ -494,13 +500,7 @@ def option_case(draw: st.DrawFn) -> Case:
     return Case("options", ("check", "--spec", "{dir}/node.toml", *junk), files)
 
 
-def _families() -> dict[str, Any]:
-    from tests.fuzz.hostile import control_case, index_case
-
-    return {"controls": control_case, "index": index_case}
-
-
-ALL = {
+BASE = {
     "spec": spec_case,
     "report": report_case,
     "diff": diff_case,
@@ -509,7 +509,6 @@ ALL = {
     "overlay": overlay_case,
     "options": option_case,
 }
-ALL.update(_families())  # defined after the building blocks they use
 
 
 def materialise(case: Case, directory: Path) -> tuple[list[str], list[Path]]:
@@ -518,5 +517,11 @@ def materialise(case: Case, directory: Path) -> tuple[list[str], list[Path]]:
         path = directory / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
+    for name, mode in case.modes:
+        (directory / name).chmod(mode)
     argv = [a.replace("{dir}", str(directory)) for a in case.argv]
     return argv, [directory / o for o in case.outputs]
+
+
+def case_env(case: Case, directory: Path) -> dict[str, str]:
+    return {k: v.replace("{dir}", str(directory)) for k, v in case.env}

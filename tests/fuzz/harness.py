@@ -19,7 +19,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +41,8 @@ class Outcome:
     crashed: str | None = None  # an exception main() let out
     hung: bool = False
     listing: bool = False  # a command whose exit 2 lists several problems (matrix validate)
+    allowed: tuple[int, ...] = (0, 1, 2)  # exit codes the case may end with
+    extra: list[str] = field(default_factory=list)  # what a family's own checks found
 
     def problems(self, secrets: Sequence[str] = (SECRET,)) -> list[str]:
         found: list[str] = []
@@ -50,8 +52,8 @@ class Outcome:
             found.append(f"traceback: {self.crashed}")
         if self.code == 3:
             found.append(f"exit 3: {self.stderr.strip()[-300:]}")
-        elif self.code not in (0, 1, 2) and not self.hung and not self.crashed:
-            found.append(f"exit {self.code}")
+        elif self.code not in self.allowed and not self.hung and not self.crashed:
+            found.append(f"exit {self.code}: {self.stderr.strip()[-300:]}")
         if "Traceback" in self.stdout + self.stderr:
             found.append("traceback printed")
         if self.code == 2 and self.listing:
@@ -71,7 +73,7 @@ class Outcome:
         for secret in secrets:
             if secret in everything:
                 found.append(f"leaked {secret!r}")
-        return found
+        return found + self.extra
 
 
 class _Hang(Exception):
@@ -136,8 +138,10 @@ def run(
     bound: float = TIME_BOUND_S,
     encoding: str = "utf-8",
     directory: Path | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Outcome:
-    """Run ``envcheck ARGV`` in this process; ``outputs`` are the files it may write."""
+    """Run ``envcheck ARGV`` in this process; ``outputs`` are the files it may write; ``env``
+    is set for the run only."""
     from envcheck.cli import main
 
     _memoize_builtin_matrix()
@@ -152,6 +156,7 @@ def run(
     env_before = dict(os.environ)
     cwd = os.getcwd()
     try:
+        os.environ.update(env or {})
         if directory is not None:
             os.chdir(directory)  # a relative -o lands in the case's directory, not the repo
         with _alarm(bound):
@@ -163,6 +168,9 @@ def run(
     except BaseException as exc:
         crashed = f"{type(exc).__name__}: {exc}"
     finally:
+        from envcheck import settings
+
+        settings._ISOLATED.clear()  # --isolated holds for the rest of a process: one run here
         os.chdir(cwd)
         sys.stdin, sys.stdout, sys.stderr = saved
         os.environ.clear()

@@ -62,3 +62,28 @@ def test_harness_sees_every_breach(
 def test_harness_passes_a_clean_exit_2(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(envcheck.cli, "main", _fake_main("clean", tmp_path / "x"))
     assert harness.run(["check"]).problems() == []
+
+
+def test_state_families_see_their_own_breaches(tmp_path: Path) -> None:
+    """The settings and caches families' own promises can fail: a pickle that ran, an error
+    line that names no file of the case, a verdict a corrupted cache or --isolated changed."""
+    from tests.fuzz.cases import Case
+    from tests.fuzz.state import _BASELINES, after
+
+    def outcome(code: int, stderr: str = "", stdout: str = "") -> harness.Outcome:
+        return harness.Outcome("check", code, stdout, stderr, 0.1)
+
+    settings = Case("settings", ("check", "--spec", "{dir}/node.toml"), {"envcheck.toml": b""})
+    assert (
+        after(settings, outcome(2, f"envcheck: error: {tmp_path}/envcheck.toml:1: x"), tmp_path)
+        == []
+    )
+    assert after(settings, outcome(2, "envcheck: error: bad"), tmp_path)
+    (tmp_path / "pwned").mkdir()
+    assert "pickle" in after(settings, outcome(1), tmp_path)[0]
+    (tmp_path / "pwned").rmdir()
+    cache = Case("caches", ("check", "--spec", "{dir}/node.toml", "--json"), same_verdict=True)
+    _BASELINES[(cache.argv, b"")] = (1, ["CUD102"])
+    findings = '{"data": {"findings": [{"code": "CUD102"}]}}'
+    assert after(cache, outcome(1, stdout=findings), tmp_path) == []
+    assert after(cache, outcome(0, stdout='{"data": {"findings": []}}'), tmp_path)

@@ -99,3 +99,140 @@ def test_triage_masks_secrets_in_echoed_lines(tmp_path, cli) -> None:  # type: i
         assert result.returncode in (0, 1), result.stderr
         assert SECRET not in result.stdout + result.stderr
     json.loads(cli("triage", str(log), "--no-probe", "--json").stdout)
+
+
+# --redact: versions that look like IPv4 addresses are facts a pasted report needs; addresses
+# are not. Both directions, on the strings envcheck and the tools it reads print.
+VERSIONS_KEPT = [
+    "pip install nvidia-cublas-cu12==12.1.3.1",
+    "nvidia-cublas-cu12>=12.3.4.1",
+    "nvidia-cublas-cu12          12.1.3.1",  # a `pip list` row
+    "nvidia-cudnn-cu12 (9.1.0.70)",
+    "cupy-cuda12x: 13.0.0.1",
+    "nvidia_cublas_cu12-12.1.3.1-py3-none-manylinux1_x86_64.whl",
+    "site-packages/nvidia_cufft_cu12-11.0.2.54.dist-info/METADATA",
+    "/usr/lib/x86_64-linux-gnu/libcudnn.so.8.9.2.26",
+    "| NVIDIA-SMI 535.104.05.01   Driver Version: 535.104.05.01   CUDA Version: 12.2 |",
+    "Driver Version: 250.10.5.1",
+    "CUDNN_VERSION=9.1.0.70",
+    "NV_LIBCUBLAS_VERSION 12.1.3.1-1",
+    "libcublas-12-1 12.1.3.1-1",
+    '{"version": "12.1.3.1"}',
+    "cuBLAS 12.1.3.1 crashes fp16/bf16 GEMMs on Hopper",
+    "torch 2.4.0+cu121 with cublas 12.1.3.1+cu121",
+    "build 1.2.3.4.5",
+]
+ADDRESSES_MASKED = [
+    ("MASTER_ADDR=10.0.0.4", "10.0.0.4"),
+    ("--master_addr 10.0.0.4 --master_port 29500", "10.0.0.4"),
+    ("init_method=tcp://192.168.1.2:29500", "192.168.1.2"),
+    ("NCCL INFO NET/Socket : Using [0]eth0:10.0.0.4<0>", "10.0.0.4"),
+    ("2: inet 10.0.0.4/24 brd 10.0.0.255 scope global eth0", "10.0.0.4"),
+    ("connect to 10.0.0.4:29500 failed: Connection refused.", "10.0.0.4"),
+    ("no_proxy=10.0.0.4,10.0.0.5", "10.0.0.5"),
+    ("allowed 10.0.0.1-10.0.0.9", "10.0.0.9"),
+    ("allowed 10.0.0.1-10.0.0.9", "10.0.0.1"),
+    ("peer at 10.0.0.4.", "10.0.0.4"),
+    # a version on the line does not shield the address beside it
+    ("nvidia-nccl-cu12==2.20.5.1 could not reach 10.0.0.4", "10.0.0.4"),
+]
+
+
+@pytest.mark.parametrize("text", VERSIONS_KEPT)
+def test_redact_keeps_versions_that_look_like_addresses(text: str) -> None:
+    from envcheck.redact import mask_addresses
+
+    assert mask_addresses(text) == text
+
+
+@pytest.mark.parametrize(("text", "address"), ADDRESSES_MASKED)
+def test_redact_masks_real_addresses(text: str, address: str) -> None:
+    from envcheck.redact import mask_addresses
+
+    masked = mask_addresses(text)
+    assert address not in masked
+    assert "ip-" in masked
+
+
+def test_mixed_line_keeps_the_version_and_masks_the_address() -> None:
+    from envcheck.redact import mask_addresses
+
+    masked = mask_addresses("nvidia-nccl-cu12==2.20.5.1 could not reach 10.0.0.4:29500")
+    assert masked.startswith("nvidia-nccl-cu12==2.20.5.1 could not reach ip-")
+    assert masked.endswith(":29500")
+
+
+def test_known_versions_are_kept_in_prose_and_nowhere_else() -> None:
+    from envcheck.redact import mask_addresses
+
+    prose = "pip will note that torch pins 12.1.3.1."
+    assert "12.1.3.1" not in mask_addresses(prose)  # bare in prose: no context of its own
+    assert mask_addresses(prose, frozenset({"12.1.3.1"})) == prose
+    assert "10.0.0.4" not in mask_addresses("host 10.0.0.4", frozenset({"12.1.3.1"}))
+
+
+def test_masking_stays_linear_with_many_quads() -> None:
+    from envcheck.redact import mask_addresses
+
+    text = "nvidia-x-cu12==12.1.3.1 10.0.0.4 " * 20_000
+    started = time.monotonic()
+    masked = mask_addresses(text)
+    assert time.monotonic() - started < 2.0
+    assert masked.count("12.1.3.1") == 20_000 and "10.0.0.4" not in masked
+
+
+REDACT_NODE = """\
+[gpu]
+driver = "535.104.05"
+models = ["NVIDIA H20", "NVIDIA H20"]
+
+[python]
+version = "3.10.12"
+
+[packages]
+torch = "2.4.0+cu121"
+"nvidia-cublas-cu12" = "12.1.3.1"
+
+[system]
+os = "Ubuntu 22.04"
+glibc = "2.35"
+
+[env]
+MASTER_ADDR = "10.0.0.4"
+NCCL_COMM_ID = "192.168.1.2:29500"
+HF_TOKEN = "12.1.3.1"
+CUDNN_VERSION = "9.1.0.70"
+HTTPS_PROXY = "http://alice:S3CRETPW@10.0.0.9:3128"
+
+[network]
+interfaces = [{ name = "eth0", ipv4 = "10.0.0.5", up = true }]
+"""
+
+
+@pytest.mark.parametrize("fmt", [[], ["--json"], ["--markdown"]])
+def test_check_redact_keeps_versions_masks_addresses_and_secrets(tmp_path, cli, fmt) -> None:  # type: ignore[no-untyped-def]
+    spec = tmp_path / "node.toml"
+    spec.write_text(REDACT_NODE)
+    result = cli("check", "--spec", str(spec), "--redact", *fmt)
+    assert result.returncode == 1, result.stderr  # CUD102: cuBLAS 12.1.3.1 on Hopper
+    out = result.stdout
+    # the versions the report and its fix need, the matrix's alternative in prose too
+    assert "nvidia-cublas-cu12==12.3.4.1" in out
+    assert "12.1.3.1" in out and "12.4.5.8" in out
+    for address in ("10.0.0.4", "192.168.1.2", "10.0.0.5", "10.0.0.9"):
+        assert address not in out, address
+    assert SECRET not in out + result.stderr
+    if fmt == ["--json"]:
+        report = json.loads(out)["data"]["reports"][0]
+        variables = report["env"]["data"]["variables"]
+        assert variables["CUDNN_VERSION"] == "9.1.0.70"
+        assert variables["HF_TOKEN"] == REDACTED  # a secret, even one that reads as a version
+        assert variables["MASTER_ADDR"].startswith("ip-")
+        assert variables["NCCL_COMM_ID"].startswith("ip-")
+
+
+def test_check_without_redact_shows_the_addresses(tmp_path, cli) -> None:  # type: ignore[no-untyped-def]
+    spec = tmp_path / "node.toml"
+    spec.write_text(REDACT_NODE)
+    out = cli("check", "--spec", str(spec), "--json").stdout
+    assert "10.0.0.4" in out and SECRET not in out

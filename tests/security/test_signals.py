@@ -169,3 +169,69 @@ def test_triage_grep_engine_child_and_patterns_file_are_removed(tmp_path: Path) 
         for pid in grep_pids:
             kill_leftover(pid)
         kill_leftover(proc.pid)
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_check_ends_a_probe_child_its_worker_thread_waits_on(
+    tmp_path: Path, signum: int, code: int
+) -> None:
+    """`check` of this node while nvidia-smi hangs (a probe's worker thread waits on it, up to
+    --timeout): the signal ends nvidia-smi at once instead of the pool joining that worker for
+    the whole timeout (found by the signals fuzz family: 60 s with --timeout 60)."""
+    pids = tmp_path / "smi.pids"
+    bin_dir = tmp_path / "bin"
+    fake_program(bin_dir / "nvidia-smi", SLEEPER.format(pids=pids))
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = base_env(tmp)
+    env["PATH"] = f"{bin_dir}:{env['PATH']}"
+    proc = start_envcheck("check", "--timeout", "120", cwd=tmp_path, env=env)
+    smi_pid = int(wait_for(pids).split()[0])
+    try:
+        started = time.monotonic()
+        returncode, err = _stop(proc, signum)
+        assert time.monotonic() - started < 15, "waited for the probe's timeout"
+        assert returncode == code, err
+        assert f"stopped by {signal.Signals(signum).name}; ended 1 child process(es)" in err
+        assert "Traceback" not in err
+        time.sleep(0.2)
+        assert not alive(smi_pid), "nvidia-smi was left running"
+        assert list(tmp.iterdir()) == []
+    finally:
+        kill_leftover(smi_pid)
+        kill_leftover(proc.pid)
+
+
+def test_a_stopped_pool_refuses_new_children_only_while_it_joins() -> None:
+    """While a signal-stopped worker_pool joins its workers, a worker cannot start a child (it
+    would outlive the cleanup); afterwards children start again (the API, a REPL after
+    Ctrl-C), and the CLI's count includes those the pool ended."""
+    import threading
+
+    from envcheck.probes.run import forget, spawn, terminate_children, worker_pool
+
+    started = threading.Event()
+
+    def work() -> str:
+        started.set()
+        time.sleep(0.5)  # the signal arrives meanwhile
+        try:
+            proc = spawn(["true"])
+        except OSError as exc:
+            return str(exc)
+        proc.wait(10)
+        forget(proc)
+        return "started"
+
+    sleeper = spawn(["sleep", "300"])
+    with pytest.raises(KeyboardInterrupt), worker_pool(2, "test") as pool:
+        future = pool.submit(work)
+        started.wait(10)
+        raise KeyboardInterrupt
+    assert future.result() == "envcheck is stopping (a signal)"
+    assert sleeper.poll() is not None  # ended at once, not when the pool was done
+    again = spawn(["true"])
+    assert again.wait(10) == 0
+    forget(again)
+    assert terminate_children() == 1  # the sleeper, ended by the pool, counted once
+    assert terminate_children() == 0

@@ -38,13 +38,8 @@ def _cc(gpu: Gpu) -> int | None:
 
 
 def verdict(kernels: Kernels, cc: int) -> str:
-    """ "native" (a cubin of the GPU's major with a minor at most its own), "ptx" (PTX for an
-    architecture at most the GPU's, compiled by the driver at load), "none"."""
-    if any(a // 10 == cc // 10 and a <= cc for a in kernels.sass):
-        return "native"
-    if any(a <= cc for a in kernels.ptx):
-        return "ptx"
-    return "none"
+    """ "native", "ptx" or "none": see ``Kernels.runs_on``."""
+    return kernels.runs_on(cc)
 
 
 def _sm(arches: Iterable[int]) -> str:
@@ -57,9 +52,18 @@ def _label(file: BinaryFile) -> str:
 
 
 def _gpus(facts: Facts) -> list[tuple[Gpu, int]]:
+    """Each GPU model with its compute capability: reported, else the matrix's for its name
+    (a declared GPU: `check --spec` with an image's files)."""
     seen: dict[str, tuple[Gpu, int]] = {}
     for gpu in facts.gpus():
         cc = _cc(gpu)
+        if cc is None:
+            try:
+                version = facts.compute_capability(gpu)
+            except Skip:
+                continue
+            major, minor = (*version.release, 0)[:2]
+            cc = major * 10 + minor
         if cc is not None:
             seen.setdefault(f"{gpu.name}/{cc}", (gpu, cc))
     if not seen:

@@ -136,6 +136,10 @@ def shadowed_library(facts: Facts) -> Iterable[Hit]:
     return hits
 
 
+# a copy the process has mapped already (/proc/self/maps) wins over every search path
+_ALREADY = {"already loaded": ", already loaded by the process"}
+
+
 @rule("SYS172", "symbol-version-missing", Severity.ERROR)
 def version_missing(facts: Facts) -> Iterable[Hit]:
     """An installed extension needs a symbol version the library it will load does not define
@@ -143,7 +147,9 @@ def version_missing(facts: Facts) -> Iterable[Hit]:
     ## What it checks
     The object's version needs (`.gnu.version_r`: `GLIBC_2.34` from `libc.so.6`,
     `GLIBCXX_3.4.30` / `CXXABI_1.3.13` from `libstdc++.so.6`, `GCC_` from `libgcc_s`) against
-    the versions defined (`.gnu.version_d`) by the copy of each library the loader finds for it.
+    the versions defined (`.gnu.version_d`) by the copy of each library the loader finds for it;
+    a copy the inspected process has already loaded (`/proc/self/maps`: a conda environment's
+    libstdc++ mapped by an earlier import) is the one it gets, whatever its search path says.
 
     ## Why it matters
     The import fails with `version 'GLIBCXX_3.4.30' not found (required by ...)`: a wheel built
@@ -169,7 +175,8 @@ def version_missing(facts: Facts) -> Iterable[Hit]:
             hits.append(
                 Hit(
                     f"{_label(file)} needs {', '.join(need.lacking)} from {need.name}; the copy "
-                    f"it loads ({need.path}) defines up to {need.has_max or 'none of that family'}"
+                    f"it loads ({need.path}{_ALREADY.get(need.via or '', '')}) defines up to "
+                    f"{need.has_max or 'none of that family'}"
                     f": \"version '{need.lacking[0]}' not found\"",
                     evidence={
                         "file": file.path,
