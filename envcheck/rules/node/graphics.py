@@ -1,5 +1,6 @@
 """The graphics family's cause no older rule names: SIM150, OpenGL through GLX (Mesa's or
-glvnd's libGL) loading no driver. EGL and Vulkan failures are SIM109/SIM120 (the NVIDIA EGL
+glvnd's libGL) loading no driver; SIM160, Qt's xcb platform plugin not loading (OpenCV's bundled
+Qt, a missing xcb library, no display). EGL and Vulkan failures are SIM109/SIM120 (the NVIDIA EGL
 vendor library or Vulkan ICD missing), render-node permissions SIM122 (the signatures in
 matrices/signatures/graphics.toml)."""
 
@@ -9,6 +10,7 @@ import re
 from collections.abc import Iterable
 
 from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
@@ -110,4 +112,87 @@ def glx_driver_in_log(facts: Facts, line: LogLine) -> Hit:
             "manual",
             *(manual(s) for s in steps),
         ),
+    )
+
+
+@rule("SIM160", "qt-xcb-plugin-not-loaded", Severity.WARNING)
+def qt_xcb_plugin_not_loaded(facts: Facts) -> Iterable[Hit]:
+    """Qt's xcb platform plugin could not load: no display, OpenCV's bundled Qt, or missing xcb libraries
+
+    ## What it checks
+    Only a log says it: Qt's own lines, `qt.qpa.plugin: Could not load the Qt platform plugin
+    "xcb" in ".../cv2/qt/plugins" even though it was found`, `This application failed to start
+    because no Qt platform plugin could be initialized`, and Qt >= 6.5's `xcb-cursor0 or
+    libxcb-cursor0 is needed to load the Qt xcb platform plugin`.
+
+    ## Why it matters
+    A GUI call (cv2.imshow, a matplotlib Qt backend, a labeling or viewer tool) aborts the
+    process. The plugin directory says why: `cv2/qt/plugins` is the Qt that the GUI build of
+    OpenCV (opencv-python) bundles, which breaks beside PyQt and on headless nodes; otherwise
+    the X display is missing or a system xcb library is.
+
+    ## Example
+    `qt.qpa.plugin: Could not load the Qt platform plugin "xcb" in
+    "/venv/lib/python3.10/site-packages/cv2/qt/plugins" even though it was found.` on a server.
+
+    ## Fix
+    With OpenCV's Qt (`cv2/qt/plugins`): `pip uninstall -y opencv-python opencv-contrib-python &&
+    pip install opencv-python-headless` (nothing needs OpenCV's own windows on a server); with Qt
+    >= 6.5: `apt install libxcb-cursor0`; other xcb libraries: `apt install libxcb-xinerama0
+    libxkbcommon-x11-0`; no display at all: `export QT_QPA_PLATFORM=offscreen` (or run under
+    `xvfb-run -a`).
+
+    ## References
+    - Qt qtbase src/gui/kernel/qguiapplication.cpp ('Could not load the Qt platform plugin
+      "%s" in "%s" even though it was found.', 'This application failed to start because no Qt
+      platform plugin could be initialized.')
+    - https://github.com/vietanhdev/anylabeling/issues/108
+    - https://github.com/stepjam/PyRep/issues/368
+    - https://github.com/FatihMakes/Mark-LIII/issues/75
+    """
+    raise Skip("only a log line states a Qt platform plugin failure", "log.graphics")
+
+
+@from_log("SIM160")
+def qt_xcb_plugin_in_log(facts: Facts, line: LogLine) -> Hit:
+    """Qt's line, read for the plugin directory (OpenCV's bundled Qt) and the library it needs."""
+    where = line.stated.get("qt_plugin_dir") or ""
+    opencv = "cv2/qt/plugins" in where or "cv2" in line.text
+    cursor = "xcb-cursor0" in line.text
+    steps = []
+    if opencv:
+        steps.append(
+            "pip uninstall -y opencv-python opencv-contrib-python && pip install "
+            "opencv-python-headless   # OpenCV without its bundled Qt"
+        )
+    if cursor:
+        steps.append("apt install libxcb-cursor0   # Qt >= 6.5's xcb plugin needs it")
+    steps += [
+        "with a display: apt install libxcb-xinerama0 libxkbcommon-x11-0 libxcb-cursor0",
+        "headless: export QT_QPA_PLATFORM=offscreen (or run under xvfb-run -a)",
+    ]
+    if opencv:
+        summary = (
+            "Replace OpenCV's GUI build by opencv-python-headless (its bundled Qt cannot load "
+            "here): pip install opencv-python-headless"
+        )
+    elif cursor:
+        summary = "Install the xcb library Qt names: apt install libxcb-cursor0"
+    else:
+        summary = (
+            "Give Qt a display or a platform that needs none: QT_QPA_PLATFORM=offscreen, or "
+            "install the xcb libraries"
+        )
+    what = (
+        "the Qt that OpenCV (opencv-python) bundles"
+        if opencv
+        else "Qt, which needs libxcb-cursor0"
+        if cursor
+        else "Qt"
+    )
+    return Hit(
+        f"{what} could not load its xcb platform plugin (line {line.line}): the process aborts at "
+        "its first window",
+        evidence={"line": line.line, "plugin_dir": where or None},
+        fix=fix(summary, "manual", *(manual(s) for s in steps)),
     )

@@ -6,6 +6,7 @@ lines SYS101, its P2P lines GPU116/NET106, its `Cuda failure` lines DRV150."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable
 
@@ -14,6 +15,7 @@ from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
+from envcheck.rules.node.network import candidate
 
 _STEPS = (
     "with InfiniBand/RoCE HCAs on the node: install rdma-core (libibverbs1, ibverbs-providers; "
@@ -196,4 +198,29 @@ def ranks_share_a_gpu_in_log(facts: Facts, line: LogLine) -> Hit:
                 "CUDA_VISIBLE_DEVICES"
             ),
         ),
+    )
+
+
+@from_log("NET104")
+def nccl_chose_virtual_interface(facts: Facts, line: LogLine) -> Hit:
+    """NCCL's own 'Bootstrap : Using docker0:172.17.0.1<0>' (or a veth, virbr, br-, lo): nothing
+    chose the interface between the nodes, and NCCL's default filter ('^docker,lo') admitted a
+    virtual one. The node's interfaces, where known, name the one to use."""
+    chosen = line.stated.get("nccl_chosen_iface") or "a virtual interface"
+    best = None
+    with contextlib.suppress(Skip):
+        best = candidate(facts.network())
+    iface = best.name if best is not None else "<the interface between the nodes, e.g. eth0>"
+    return Hit(
+        f"NCCL chose {chosen} (line {line.line}), a loopback or virtual interface: ranks on other "
+        "nodes cannot reach this one through it, so multi-node init hangs or fails",
+        evidence={"line": line.line, "chosen": chosen},
+        fix=fix(
+            f"Name the interface between the nodes on every node: NCCL_SOCKET_IFNAME={iface} "
+            f"(and GLOO_SOCKET_IFNAME={iface}), not {chosen}",
+            "manual",
+            manual("ip -br addr   # the interface that carries the address the other nodes reach"),
+            manual(f"export NCCL_SOCKET_IFNAME={iface} GLOO_SOCKET_IFNAME={iface}"),
+        ),
+        severity=Severity.WARNING,
     )
