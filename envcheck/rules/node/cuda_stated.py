@@ -191,21 +191,9 @@ def old_nccl_loaded_in_log(facts: Facts, line: LogLine) -> Hit | None:
             "manual",
             manual("pip list | grep -i nccl"),
             manual(f"pip uninstall -y {stale}"),
-            manual(_nccl_pin_step(facts)),
+            manual(
+                "pip install --force-reinstall --no-deps nvidia-nccl-cu12==<the version torch "
+                "requires> (`pip show torch` lists it)"
+            ),
         ),
-    )
-
-
-def _nccl_pin_step(facts: Facts) -> str:
-    """The reinstall of the NCCL wheel the installed torch pins, exact where the torch version
-    is known (the node's, or the log's) and the matrix has that release's pins."""
-    torch = facts.known_version("torch")
-    release = facts.matrix.torch_release(torch) if torch is not None else None
-    for name, spec in (release.pins if release is not None else {}).items():
-        exact = [s.version for s in spec if s.operator == "=="]
-        if "nccl" in canonicalize_name(name) and exact:
-            return f"pip install --force-reinstall --no-deps {name}=={exact[0]}   # torch {torch}'s pin"
-    return (
-        "pip install --force-reinstall --no-deps nvidia-nccl-cu12==<the version torch "
-        "requires> (`pip show torch` lists it)"
     )
