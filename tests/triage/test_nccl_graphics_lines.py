@@ -247,3 +247,44 @@ def test_glx_missing_on_the_display_is_sim150(
     ]
     assert sim150["verdict"] == "confirmed"
     assert "PYOPENGL_PLATFORM=egl" in _fix(sim150)
+
+
+@pytest.mark.parametrize(
+    ("line", "first"),
+    [
+        # nccl#426: error 12 is a retry timeout; on RoCE the GID index fixed it
+        (
+            "w-1:946:988 [0] transport/net_ib.cc:839 NCCL WARN NET/IB : Got completion with "
+            "error 12, opcode 1, len 0, vendor err 129",
+            "NCCL_IB_GID_INDEX=3",
+        ),
+        (
+            "dgx:1:2 [0] misc/ibvwrap.cc:187 NCCL WARN Call to ibv_modify_qp failed with error "
+            "Connection timed out",
+            "NCCL_IB_GID_INDEX=3",
+        ),
+        # memory registration under the container's memlock limit
+        (
+            "host:1:2 [0] misc/ibvwrap.cc:106 NCCL WARN Call to ibv_create_qp failed with error "
+            "Cannot allocate memory",
+            "--ulimit memlock=-1",
+        ),
+        ("host:1:2 [0] NCCL WARN Call to ibv_reg_mr failed", "ulimit -l unlimited"),
+    ],
+)
+def test_ib_verbs_failures_name_their_own_fix(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str, first: str
+) -> None:
+    net150 = _causes(cli, _log(tmp_path, line))["NET150"]
+    assert net150["verdict"] == "confirmed"
+    assert first in net150["findings"][0]["fix"]["summary"]
+    assert "rdma-core" not in _fix(net150)
+
+
+def test_an_hca_nccl_cannot_open_still_asks_for_rdma_core(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    net150 = _causes(cli, _log(tmp_path, "node:1:2 [0] NCCL INFO NET/IB : No device found."))[
+        "NET150"
+    ]
+    assert "rdma-core" in _fix(net150)

@@ -716,6 +716,15 @@ EXAMPLES += [
     ),
     ("RuntimeError: NCCL Error 3: internal error", "nccl-internal-error"),
     (
+        "paigcr-b-gpu-1012:4152:4206 [0] NCCL INFO NET : Using interface lo:127.0.0.1<0>",
+        "nccl-socket-virtual-interface",
+    ),
+    (
+        "host:1:2 [0] misc/ibvwrap.cc:106 NCCL WARN Call to ibv_create_cq failed with error "
+        "Cannot allocate memory",
+        "nccl-ib-runtime-error",
+    ),
+    (
         "[../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms "
         "for recv operation to complete",
         "gloo-pair-connection-lost",
