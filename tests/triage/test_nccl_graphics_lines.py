@@ -288,3 +288,25 @@ def test_an_hca_nccl_cannot_open_still_asks_for_rdma_core(
         "NET150"
     ]
     assert "rdma-core" in _fix(net150)
+
+
+def test_the_containers_capabilities_lead_the_fix(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """A log that states NVIDIA_DRIVER_CAPABILITIES without graphics (the docker command line,
+    an env dump): the rendering failure is the container's capabilities first."""
+    log = _log(
+        tmp_path,
+        "docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility maniskill\n"
+        "RuntimeError: vk::Instance::enumeratePhysicalDevices: ErrorInitializationFailed",
+    )
+    sim109 = _causes(cli, log)["SIM109"]
+    (finding,) = sim109["findings"]
+    assert "NVIDIA_DRIVER_CAPABILITIES=compute,utility lacks graphics" in finding["message"]
+    assert finding["fix"]["summary"].startswith(
+        "Start the container with NVIDIA_DRIVER_CAPABILITIES=all"
+    )
+    # with graphics in it, the capabilities are not the cause named first
+    log.write_text(log.read_text().replace("compute,utility", "all"))
+    again = _causes(cli, log)["SIM109"]["findings"][0]
+    assert "lacks graphics" not in again["message"]

@@ -729,6 +729,10 @@ EXAMPLES += [
         "for recv operation to complete",
         "gloo-pair-connection-lost",
     ),
+    (
+        "docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility isaac-sim",
+        "nvidia-driver-capabilities-stated",
+    ),
     ("Cannot create Vulkan instance.", "vulkan-instance-not-created"),
     (
         "ERROR: [Loader Message] Code 0 : loader_scanned_icd_add: Could not get 'vkCreateInstance' "

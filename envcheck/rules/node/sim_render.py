@@ -251,10 +251,19 @@ def _logged_failure(facts: Facts, vulkan: list[str], egl: list[str]) -> Hit:
             "PYOPENGL_PLATFORM=osmesa (software rendering, apt install libosmesa6)"
         )
         summary += "; or render with MUJOCO_GL=glx (a display) or MUJOCO_GL=osmesa (software)"
+    info = _stated(facts)
+    caps = info.driver_capabilities if info is not None else None
+    lacking = caps is not None and "graphics" not in caps and "all" not in caps
+    if lacking:
+        summary = (
+            f"Start the container with NVIDIA_DRIVER_CAPABILITIES=all (it is {caps}: no "
+            "graphics libraries are mounted); " + summary[:1].lower() + summary[1:]
+        )
+    note = f"; NVIDIA_DRIVER_CAPABILITIES={caps} lacks graphics" if lacking else ""
     return Hit(
         f"the log shows {'Vulkan' if vulkan else 'EGL'} finding no usable NVIDIA device "
         f"({said}): the driver's {'Vulkan ICD' if vulkan else 'EGL vendor library'} is missing "
-        "or names a library that is not installed",
+        f"or names a library that is not installed{note}",
         evidence={"vulkan": vulkan, "egl": egl},
         fix=fix(summary, "manual", *(manual(s) for s in steps)),
     )
