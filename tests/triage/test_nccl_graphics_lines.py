@@ -270,6 +270,13 @@ def test_glx_missing_on_the_display_is_sim150(
             "--ulimit memlock=-1",
         ),
         ("host:1:2 [0] NCCL WARN Call to ibv_reg_mr failed", "ulimit -l unlimited"),
+        # nccl#2013: the RoCE v2 GID already in use; NICs on different rails
+        (
+            "host-01:1:2 [5] ibvwrap.c:262 NCCL WARN Call to ibv_modify_qp failed with 110 "
+            "Connection timed out, on dev mlx5_3:1, curr state INIT, next state RTR, local GID "
+            "index 3, local GID ::ffff:10.0.0.1, remote GID ::ffff:10.0.1.1",
+            "NCCL_CROSS_NIC=0",
+        ),
     ],
 )
 def test_ib_verbs_failures_name_their_own_fix(

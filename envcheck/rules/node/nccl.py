@@ -116,17 +116,24 @@ def _ib_runtime(line: LogLine) -> Hit | None:
             ),
         )
     if "ibv_modify_qp" in text or "Got completion" in text:
+        gid = re.search(r"GID index ([0-9]+)", text)
+        if gid is not None and gid.group(1) == "3":  # already the RoCE v2 GID: the rails
+            summary = (
+                "With the RoCE v2 GID already in use, keep each NIC to its own rail: "
+                "NCCL_CROSS_NIC=0; check the fabric; NCCL_IB_DISABLE=1 confirms it"
+            )
+        else:
+            summary = (
+                "On RoCE set NCCL_IB_GID_INDEX=3 (the RoCE v2 GID); check the fabric; "
+                "NCCL_IB_DISABLE=1 confirms it"
+            )
         return Hit(
             f"NCCL's InfiniBand/RoCE connection failed on the fabric (line {line.line}): the "
             "queue pair could not reach its peer or timed out (error 12 is a retry timeout), "
-            "on RoCE most often a GID index the switches do not route",
-            evidence={"line": line.line},
-            fix=fix(
-                "On RoCE set NCCL_IB_GID_INDEX=3 (the RoCE v2 GID); check the fabric; "
-                "NCCL_IB_DISABLE=1 confirms it",
-                "manual",
-                *(manual(s) for s in _FABRIC),
-            ),
+            "on RoCE most often a GID index the switches do not route or NICs on different "
+            "rails",
+            evidence={"line": line.line, "gid_index": gid.group(1) if gid else None},
+            fix=fix(summary, "manual", *(manual(s) for s in _FABRIC)),
         )
     return None
 
