@@ -317,3 +317,24 @@ def test_the_containers_capabilities_lead_the_fix(
     log.write_text(log.read_text().replace("compute,utility", "all"))
     again = _causes(cli, log)["SIM109"]["findings"][0]
     assert "lacks graphics" not in again["message"]
+
+
+def test_kits_no_device_line_leaves_the_renderers_gpu_open(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """Kit's 'No device could be created' lists several causes itself: the line alone confirms
+    none; a node with Isaac Lab and a renumbering CUDA_VISIBLE_DEVICES confirms SIM161."""
+    log = _log(
+        tmp_path,
+        "2025-11-13 10:17:55 [4,939ms] [Error] [gpu.foundation.plugin] No device could be "
+        "created. Some known system issues:",
+    )
+    alone = _causes(cli, log)
+    assert {alone[c]["verdict"] for c in ("SIM109", "SIM161", "SIM106")} == {"unchecked"}
+    spec = tmp_path / "node.toml"
+    spec.write_text(
+        '[packages]\nisaaclab = "2.3.0"\nisaacsim = "5.1.0"\n[env]\nCUDA_VISIBLE_DEVICES = "0,5"\n'
+    )
+    sim161 = _causes(cli, log, "--spec", str(spec))["SIM161"]
+    assert sim161["verdict"] == "confirmed"
+    assert "--device cuda:N" in _fix(sim161)

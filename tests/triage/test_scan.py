@@ -742,7 +742,7 @@ EXAMPLES += [
     (
         "2025-10-27 09:21:42 [2,385ms] [Error] [omni.gpu_foundation_factory.plugin] Failed to "
         "create any GPU devices, including an attempt with compatibility mode.",
-        "vulkan-instance-not-created",
+        "kit-no-gpu-device",
     ),
     (
         "/home/u/envs/sim/lib/python3.10/site-packages/glfw/__init__.py:917: GLFWError: (65542) "

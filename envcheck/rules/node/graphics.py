@@ -1,6 +1,7 @@
 """The graphics family's cause no older rule names: SIM150, OpenGL through GLX (Mesa's or
 glvnd's libGL) loading no driver; SIM160, Qt's xcb platform plugin not loading (OpenCV's bundled
-Qt, a missing xcb library, no display). EGL and Vulkan failures are SIM109/SIM120 (the NVIDIA EGL
+Qt, a missing xcb library, no display); SIM161, CUDA_VISIBLE_DEVICES renumbering GPUs for CUDA but
+not for Isaac Sim's renderer. EGL and Vulkan failures are SIM109/SIM120 (the NVIDIA EGL
 vendor library or Vulkan ICD missing), render-node permissions SIM122 (the signatures in
 matrices/signatures/graphics.toml)."""
 
@@ -196,3 +197,76 @@ def qt_xcb_plugin_in_log(facts: Facts, line: LogLine) -> Hit:
         evidence={"line": line.line, "plugin_dir": where or None},
         fix=fix(summary, "manual", *(manual(s) for s in steps)),
     )
+
+
+def _masked(visible: str) -> list[str] | None:
+    """The CUDA_VISIBLE_DEVICES entries when they renumber GPUs (anything but 0, 1, ... n-1 in
+    order), else None."""
+    entries = [e.strip() for e in visible.split(",") if e.strip()]
+    if not entries or entries == [str(i) for i in range(len(entries))]:
+        return None
+    return entries
+
+
+@rule("SIM161", "isaac-renderer-gpu-masked", Severity.WARNING)
+def isaac_renderer_gpu_masked(facts: Facts) -> Iterable[Hit]:
+    """CUDA_VISIBLE_DEVICES renumbers the GPUs for CUDA but not for Isaac Sim's renderer
+
+    ## What it checks
+    Isaac Sim or Isaac Lab installed with `CUDA_VISIBLE_DEVICES` naming GPUs other than 0, 1,
+    ... in order (`1,2`, `0,5`, `4,5,6,7`).
+
+    ## Why it matters
+    Kit's renderer picks its GPU through `/renderer/activeGpu`, an index into the graphics
+    (Vulkan) device list, which `CUDA_VISIBLE_DEVICES` does not filter; Isaac Lab's launcher
+    passed the masked CUDA index there. Ranks then render on another GPU than their CUDA
+    device: `[gpu.foundation.plugin] No device could be created`, `CUDA error 700`, or only
+    `cuda:0` active in multi-GPU training.
+
+    ## Example
+    `CUDA_VISIBLE_DEVICES=0,5 python -m torch.distributed.run --nproc_per_node=2
+    scripts/rsl_rl/train.py --distributed` with Isaac Lab.
+
+    ## Fix
+    Use an Isaac Lab whose AppLauncher selects the renderer by CUDA index
+    (`/renderer/multiGpu/activeCudaGpus`, isaac-sim/IsaacLab pull 7057), or do not mask: leave
+    `CUDA_VISIBLE_DEVICES` unset and choose the GPUs with the launcher's `--device cuda:N`.
+
+    ## References
+    - https://github.com/isaac-sim/IsaacLab/issues/2756
+    - https://github.com/isaac-sim/IsaacLab/pull/7057
+    - https://github.com/isaac-sim/IsaacLab/issues/4012
+    """
+    from envcheck.rules.node.simulators import isaacsim_version
+
+    isaac = isaacsim_version(facts)
+    lab = facts.version("isaaclab")
+    if isaac is None and lab is None:
+        return []
+    visible = facts.env().get("CUDA_VISIBLE_DEVICES") or ""
+    entries = _masked(visible)
+    if entries is None:
+        return []
+    who = f"isaaclab {lab}" if lab is not None else f"isaacsim {isaac}"
+    return [
+        Hit(
+            f"CUDA_VISIBLE_DEVICES={visible} renumbers the GPUs for CUDA, not for the renderer "
+            f"of {who}: Kit's /renderer/activeGpu indexes the unfiltered graphics device list, "
+            "so ranks render on another GPU than their CUDA device",
+            evidence={"CUDA_VISIBLE_DEVICES": visible, "installed": who},
+            fix=fix(
+                "Select the renderer by CUDA index (an Isaac Lab with "
+                "/renderer/multiGpu/activeCudaGpus, IsaacLab pull 7057), or leave "
+                "CUDA_VISIBLE_DEVICES unset and pass --device cuda:N",
+                "manual",
+                manual(
+                    "unset CUDA_VISIBLE_DEVICES and choose the GPU with the launcher "
+                    "(--device cuda:N; torchrun gives each rank its local rank)"
+                ),
+                manual(
+                    "or update Isaac Lab to a release whose AppLauncher sets "
+                    "/renderer/multiGpu/activeCudaGpus"
+                ),
+            ),
+        )
+    ]
