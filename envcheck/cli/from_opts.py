@@ -21,6 +21,7 @@ FORMAT_NAMES = (
     "nvidia-smi-q",
     "nvidia-smi-csv",
     "env-text",
+    "net-text",
 )
 
 
@@ -34,7 +35,7 @@ def add_from_options(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="check the node described by FILE ('-' for stdin): collect_env, vLLM/SGLang env "
         "reports, pip freeze/list, uv pip freeze, conda list/env export, nvidia-smi "
-        "(screen, -q, --query-gpu CSV). Repeatable: the sources combine into one node; "
+        "(screen, -q, --query-gpu CSV), ip addr / ifconfig / ibstat. Repeatable: the sources combine into one node; "
         "--spec adds what they lack",
     )
     group.add_argument(

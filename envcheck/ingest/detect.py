@@ -5,8 +5,10 @@ with ``schema`` and ``node``: use ``--report``), pip's JSON list, ``envcheck pro
 (its embedded report), vLLM's collect_env (torch's plus
 a ``vLLM Version`` line), torch's collect_env, SGLang's check_env, the three nvidia-smi forms,
 conda's two, ``pip list`` columns and finally ``pip freeze`` (most non-blank lines are
-``name==version``, ``name @ url`` or ``-e ...``). Text that matches none is "format not
-recognised"; ``--from-format`` skips detection.
+``name==version``, ``name @ url`` or ``-e ...``), loose environment text, and a network
+listing (``ip addr``, ``ifconfig``, ``/etc/hosts``, ``ibstat``; also read beside any detected
+format). Text that matches none is "format not recognised"; ``--from-format`` skips
+detection.
 """
 
 from __future__ import annotations
@@ -17,7 +19,16 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from envcheck.ingest import collect_env, conda, envcheck_md, loose, nvidia_smi, pip, vllm_env
+from envcheck.ingest import (
+    collect_env,
+    conda,
+    envcheck_md,
+    loose,
+    net_text,
+    nvidia_smi,
+    pip,
+    vllm_env,
+)
 from envcheck.ingest.common import FormatError, Source
 from envcheck.model.report import NodeReport, PackagesInfo
 from envcheck.model.section import Section
@@ -47,6 +58,7 @@ FORMATS: dict[str, Format] = {
         Format("nvidia-smi-q", "nvidia-smi -q", nvidia_smi.parse_query),
         Format("nvidia-smi-csv", "nvidia-smi --query-gpu", nvidia_smi.parse_csv),
         Format("env-text", loose.LABEL, loose.parse),
+        Format("net-text", net_text.LABEL, net_text.parse),
     )
 }
 _HEAD = 200_000
@@ -118,6 +130,8 @@ def detect(text: str) -> str | None:
         return "pip-freeze"
     if loose.facts_stated(head):
         return "env-text"
+    if net_text.looks_like(head):
+        return "net-text"
     return None
 
 
@@ -169,6 +183,8 @@ def parse(source: Source, forced: str | None = None) -> NodeReport:
         raise FormatError(exc.message, where=exc.where or source.name, key=exc.key) from None
     if name in _MIXED and forced is None:
         report = _with_listed_packages(report, source)
+    if forced is None:  # interfaces, /etc/hosts or ibstat pasted beside the environment
+        report = net_text.with_network(report, source)
     return report
 
 

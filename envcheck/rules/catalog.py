@@ -37,6 +37,7 @@ from envcheck.rules.node import (  # noqa: F401
     pkg_stated,
     python_range,
     ray,
+    rendezvous,
     sgl_kernel,
     sim_render,
     sim_stated,

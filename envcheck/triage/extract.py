@@ -100,6 +100,7 @@ FACTS: dict[str, str] = {
     "cuda_build": "what the line shows compiling CUDA code (an extension build, a JIT compiler)",
     "iface": "a network interface name",
     "address": "an IP address the process used",
+    "driver_capabilities": "NVIDIA_DRIVER_CAPABILITIES as a log states it (compute,utility)",
     "rtx_min_driver": "the driver floor an Omniverse RTX app states ('[0.0, 535.129)' -> 535.129)",
     "vulkan_error": "a Vulkan failure the log states (no device, no ICD, ICD library missing)",
     "egl_error": "an EGL failure the log states (no EGL device display)",
@@ -116,6 +117,11 @@ FACTS: dict[str, str] = {
     "ptx_target": "a GPU architecture a compiler (nvcc, ptxas) refused (sm_120a, compute_90)",
     "min_cc": "the compute capability a library's check requires ('(8, 0)', 8.9)",
     "nccl_subsystem": "the NCCL subsystem a line comes from (NET/IB, NET/Socket, Bootstrap, P2P)",
+    "nccl_socket_ifname": "the NCCL_SOCKET_IFNAME value NCCL echoes ('set by environment to eth0')",
+    "nccl_chosen_iface": "the interface NCCL's bootstrap or socket transport chose (docker0, eth0)",
+    "port": "a TCP port a rendezvous server could not bind (MASTER_PORT, --master_port)",
+    "qt_plugin_dir": "the directory Qt loaded its platform plugins from (.../cv2/qt/plugins)",
+    "rendezvous_var": "the rendezvous variable torch's env:// init needed and did not find",
     "mujoco_gl": "the MuJoCo rendering backend in use (egl, osmesa, glfw)",
     "pyopengl_platform": "the PyOpenGL platform in use (GLXPlatform -> glx)",
     "model_type": "a checkpoint's model type a library refused (transformers' KeyError: 'qwen2')",
@@ -502,17 +508,19 @@ class _Builder:
 
     def graphics(self) -> Section[GraphicsInfo] | None:
         floor = self.first("rtx_min_driver")
+        caps = self.first("driver_capabilities")
         failures = [f for f in self.facts if f.name in _FAILURES]
-        if floor is None and not failures:
+        if floor is None and caps is None and not failures:
             return None
         denied = tuple(dict.fromkeys(f.value for f in failures if f.name == "dri_denied"))
         info = GraphicsInfo(
             rtx_min_driver=floor.value if floor else None,
+            driver_capabilities=caps.value if caps else None,
             failures=tuple(dict.fromkeys(f"{_FAILURES[f.name]}: {f.value}" for f in failures)),
             render_nodes=denied,
             render_nodes_denied=denied,
         )
-        return self.section(info, floor, *failures)
+        return self.section(info, floor, caps, *failures)
 
     def env(self) -> Section[EnvInfo] | None:
         stated = [

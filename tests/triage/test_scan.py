@@ -640,6 +640,147 @@ EXAMPLES += [
 ]
 
 
+# NCCL, Gloo and torch.distributed's rendezvous in more phrasings; rendering lines of vulkaninfo,
+# Kit, GLFW, MuJoCo, PyOpenGL, pyrender and Qt
+EXAMPLES += [
+    (
+        "node1:1958:1958 [3] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth2",
+        "nccl-socket-ifname-stated",
+    ),
+    (
+        "node1:9:9 [0] NCCL INFO Bootstrap : Using docker0:172.17.0.1<0>",
+        "nccl-socket-virtual-interface",
+    ),
+    (
+        "node1:9:9 [0] NCCL INFO NET/Socket : Using [0]veth3f2a1b:10.1.0.4<0> [1]eth0:10.0.0.5<0>",
+        "nccl-socket-virtual-interface",
+    ),
+    (
+        "gpu-144-103:18553:18611 [0] include/socket.h:360 WARN Call to connect failed : Connection timed out",
+        "nccl-socket-connect-failed",
+    ),
+    (
+        'node [0] /app/rccl/build/release/hipify/src/init.cc:213 NCCL WARN Missing "iommu=pt" from '
+        "kernel command line which can lead to system instablity or hang!",
+        "nccl-iommu-not-passthrough",
+    ),
+    (
+        "RuntimeError: The server socket has failed to listen on any local network address. port: "
+        "29500, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use",
+        "c10d-store-port-in-use",
+    ),
+    (
+        "[W socket.cpp:436] [c10d] The server socket has failed to bind to 0.0.0.0:50002 (errno: 98 "
+        "- Address already in use).",
+        "c10d-store-port-in-use",
+    ),
+    (
+        "ValueError: Error initializing torch.distributed using env:// rendezvous: environment "
+        "variable MASTER_ADDR expected, but not set",
+        "c10d-env-rendezvous-unset",
+    ),
+    (
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+        "ProcessGroupNCCL.cpp:1691, unhandled cuda error (run with NCCL_DEBUG=INFO for details), "
+        "NCCL version 2.19.3",
+        "nccl-unhandled-cuda-error",
+    ),
+    (
+        "RuntimeError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via "
+        "c10d key-value store by key '0', but store->get('0') got error: Connection reset by peer",
+        "c10d-nccl-unique-id-store",
+    ),
+    (
+        "node08:27106:27302 [0] include/shm.h:27 NCCL WARN Call to shm_open failed : Permission denied",
+        "nccl-shm-open-failed",
+    ),
+    (
+        "[W socket.cpp:601] [c10d] The IPv6 network addresses of (node-0, 29500) cannot be "
+        "retrieved (gai error: -2 - Name or service not known).",
+        "c10d-hostname-unresolvable",
+    ),
+    (
+        "e66aa18dc444:3171:3171 [0] include/socket.h:311 WARN Socket creation failed : Address "
+        "family not supported by protocol",
+        "nccl-no-socket-interface",
+    ),
+    (
+        "[trainer0|0]:ncclSocketInit: connecting to address  with family 59936 is neither "
+        "AF_INET(2) nor AF_INET6(10)",
+        "nccl-no-socket-interface",
+    ),
+    (
+        "gpu-1:2:3 [0] NCCL WARN Net : Call to recv from 10.0.0.2<43218> failed : Connection "
+        "reset by peer",
+        "nccl-remote-exited",
+    ),
+    ("RuntimeError: NCCL Error 3: internal error", "nccl-internal-error"),
+    (
+        "paigcr-b-gpu-1012:4152:4206 [0] NCCL INFO NET : Using interface lo:127.0.0.1<0>",
+        "nccl-socket-virtual-interface",
+    ),
+    (
+        "host:1:2 [0] misc/ibvwrap.cc:106 NCCL WARN Call to ibv_create_cq failed with error "
+        "Cannot allocate memory",
+        "nccl-ib-runtime-error",
+    ),
+    (
+        "[../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms "
+        "for recv operation to complete",
+        "gloo-pair-connection-lost",
+    ),
+    (
+        "docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility isaac-sim",
+        "nvidia-driver-capabilities-stated",
+    ),
+    ("Cannot create Vulkan instance.", "vulkan-instance-not-created"),
+    (
+        "ERROR: [Loader Message] Code 0 : loader_scanned_icd_add: Could not get 'vkCreateInstance' "
+        "via 'vk_icdGetInstanceProcAddr' for ICD libGLX_nvidia.so.0",
+        "vulkan-instance-not-created",
+    ),
+    (
+        "2025-10-27 09:21:42 [2,385ms] [Error] [omni.gpu_foundation_factory.plugin] Failed to "
+        "create any GPU devices, including an attempt with compatibility mode.",
+        "kit-no-gpu-device",
+    ),
+    (
+        "/home/u/envs/sim/lib/python3.10/site-packages/glfw/__init__.py:917: GLFWError: (65542) "
+        "b'EGL: Failed to initialize EGL: EGL is not or could not be initialized'",
+        "egl-display-not-initialised",
+    ),
+    (
+        "eglQueryDevicesEXT(): EGL_BAD_ALLOC error: In eglQueryDevicesEXT: Failed to allocate "
+        "device list.",
+        "egl-display-not-initialised",
+    ),
+    ("mujoco.FatalError: gladLoadGL error", "glfw-not-initialised"),
+    ("RuntimeError: Failed to initialize OpenGL", "glfw-not-initialised"),
+    ('Xlib:  extension "NV-GLX" missing on display ":0".', "glx-extension-missing"),
+    (
+        "ValueError: Failed to initialize Pyglet window with an OpenGL >= 3+ context. If you're "
+        "logged in via SSH, ensure that you're running your script with vglrun (i.e. VirtualGL).",
+        "glx-extension-missing",
+    ),
+    ("freeglut (python): failed to open display ''", "no-x-display"),
+    (
+        "/build/vulkan-tools-KEbD_A/vulkan-tools-1.2.131.1+dfsg1/vulkaninfo/vulkaninfo.h:477: "
+        "failed with ERROR_INITIALIZATION_FAILED",
+        "vulkan-found-no-drivers",
+    ),
+    (
+        'qt.qpa.plugin: Could not load the Qt platform plugin "xcb" in "/venv/lib/python3.10/'
+        'site-packages/cv2/qt/plugins" even though it was found.',
+        "qt-xcb-plugin-not-loaded",
+    ),
+    (
+        "qt.qpa.plugin: From 6.5.0, xcb-cursor0 or libxcb-cursor0 is needed to load the Qt xcb "
+        "platform plugin.",
+        "qt-xcb-plugin-not-loaded",
+    ),
+]
+
+
 @pytest.fixture(scope="module")
 def matrix() -> Matrix:
     return load()

@@ -1,5 +1,7 @@
 """The graphics family's cause no older rule names: SIM150, OpenGL through GLX (Mesa's or
-glvnd's libGL) loading no driver. EGL and Vulkan failures are SIM109/SIM120 (the NVIDIA EGL
+glvnd's libGL) loading no driver; SIM160, Qt's xcb platform plugin not loading (OpenCV's bundled
+Qt, a missing xcb library, no display); SIM161, CUDA_VISIBLE_DEVICES renumbering GPUs for CUDA but
+not for Isaac Sim's renderer. EGL and Vulkan failures are SIM109/SIM120 (the NVIDIA EGL
 vendor library or Vulkan ICD missing), render-node permissions SIM122 (the signatures in
 matrices/signatures/graphics.toml)."""
 
@@ -9,6 +11,7 @@ import re
 from collections.abc import Iterable
 
 from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
@@ -111,3 +114,159 @@ def glx_driver_in_log(facts: Facts, line: LogLine) -> Hit:
             *(manual(s) for s in steps),
         ),
     )
+
+
+@rule("SIM160", "qt-xcb-plugin-not-loaded", Severity.WARNING)
+def qt_xcb_plugin_not_loaded(facts: Facts) -> Iterable[Hit]:
+    """Qt's xcb platform plugin could not load: no display, OpenCV's bundled Qt, or missing xcb libraries
+
+    ## What it checks
+    Only a log says it: Qt's own lines, `qt.qpa.plugin: Could not load the Qt platform plugin
+    "xcb" in ".../cv2/qt/plugins" even though it was found`, `This application failed to start
+    because no Qt platform plugin could be initialized`, and Qt >= 6.5's `xcb-cursor0 or
+    libxcb-cursor0 is needed to load the Qt xcb platform plugin`.
+
+    ## Why it matters
+    A GUI call (cv2.imshow, a matplotlib Qt backend, a labeling or viewer tool) aborts the
+    process. The plugin directory says why: `cv2/qt/plugins` is the Qt that the GUI build of
+    OpenCV (opencv-python) bundles, which breaks beside PyQt and on headless nodes; otherwise
+    the X display is missing or a system xcb library is.
+
+    ## Example
+    `qt.qpa.plugin: Could not load the Qt platform plugin "xcb" in
+    "/venv/lib/python3.10/site-packages/cv2/qt/plugins" even though it was found.` on a server.
+
+    ## Fix
+    With OpenCV's Qt (`cv2/qt/plugins`): `pip uninstall -y opencv-python opencv-contrib-python &&
+    pip install opencv-python-headless` (nothing needs OpenCV's own windows on a server); with Qt
+    >= 6.5: `apt install libxcb-cursor0`; other xcb libraries: `apt install libxcb-xinerama0
+    libxkbcommon-x11-0`; no display at all: `export QT_QPA_PLATFORM=offscreen` (or run under
+    `xvfb-run -a`).
+
+    ## References
+    - Qt qtbase src/gui/kernel/qguiapplication.cpp ('Could not load the Qt platform plugin
+      "%s" in "%s" even though it was found.', 'This application failed to start because no Qt
+      platform plugin could be initialized.')
+    - https://github.com/vietanhdev/anylabeling/issues/108
+    - https://github.com/stepjam/PyRep/issues/368
+    - https://github.com/FatihMakes/Mark-LIII/issues/75
+    """
+    raise Skip("only a log line states a Qt platform plugin failure", "log.graphics")
+
+
+@from_log("SIM160")
+def qt_xcb_plugin_in_log(facts: Facts, line: LogLine) -> Hit:
+    """Qt's line, read for the plugin directory (OpenCV's bundled Qt) and the library it needs."""
+    where = line.stated.get("qt_plugin_dir") or ""
+    opencv = "cv2/qt/plugins" in where or "cv2" in line.text
+    cursor = "xcb-cursor0" in line.text
+    steps = []
+    if opencv:
+        steps.append(
+            "pip uninstall -y opencv-python opencv-contrib-python && pip install "
+            "opencv-python-headless   # OpenCV without its bundled Qt"
+        )
+    if cursor:
+        steps.append("apt install libxcb-cursor0   # Qt >= 6.5's xcb plugin needs it")
+    steps += [
+        "with a display: apt install libxcb-xinerama0 libxkbcommon-x11-0 libxcb-cursor0",
+        "headless: export QT_QPA_PLATFORM=offscreen (or run under xvfb-run -a)",
+    ]
+    if opencv:
+        summary = (
+            "Replace OpenCV's GUI build by opencv-python-headless (its bundled Qt cannot load "
+            "here): pip install opencv-python-headless"
+        )
+    elif cursor:
+        summary = "Install the xcb library Qt names: apt install libxcb-cursor0"
+    else:
+        summary = (
+            "Give Qt a display or a platform that needs none: QT_QPA_PLATFORM=offscreen, or "
+            "install the xcb libraries"
+        )
+    what = (
+        "the Qt that OpenCV (opencv-python) bundles"
+        if opencv
+        else "Qt, which needs libxcb-cursor0"
+        if cursor
+        else "Qt"
+    )
+    return Hit(
+        f"{what} could not load its xcb platform plugin (line {line.line}): the process aborts at "
+        "its first window",
+        evidence={"line": line.line, "plugin_dir": where or None},
+        fix=fix(summary, "manual", *(manual(s) for s in steps)),
+    )
+
+
+def _masked(visible: str) -> list[str] | None:
+    """The CUDA_VISIBLE_DEVICES entries when they renumber GPUs (anything but 0, 1, ... n-1 in
+    order), else None."""
+    entries = [e.strip() for e in visible.split(",") if e.strip()]
+    if not entries or entries == [str(i) for i in range(len(entries))]:
+        return None
+    return entries
+
+
+@rule("SIM161", "isaac-renderer-gpu-masked", Severity.WARNING)
+def isaac_renderer_gpu_masked(facts: Facts) -> Iterable[Hit]:
+    """CUDA_VISIBLE_DEVICES renumbers the GPUs for CUDA but not for Isaac Sim's renderer
+
+    ## What it checks
+    Isaac Sim or Isaac Lab installed with `CUDA_VISIBLE_DEVICES` naming GPUs other than 0, 1,
+    ... in order (`1,2`, `0,5`, `4,5,6,7`).
+
+    ## Why it matters
+    Kit's renderer picks its GPU through `/renderer/activeGpu`, an index into the graphics
+    (Vulkan) device list, which `CUDA_VISIBLE_DEVICES` does not filter; Isaac Lab's launcher
+    passed the masked CUDA index there. Ranks then render on another GPU than their CUDA
+    device: `[gpu.foundation.plugin] No device could be created`, `CUDA error 700`, or only
+    `cuda:0` active in multi-GPU training.
+
+    ## Example
+    `CUDA_VISIBLE_DEVICES=0,5 python -m torch.distributed.run --nproc_per_node=2
+    scripts/rsl_rl/train.py --distributed` with Isaac Lab.
+
+    ## Fix
+    Use an Isaac Lab whose AppLauncher selects the renderer by CUDA index
+    (`/renderer/multiGpu/activeCudaGpus`, isaac-sim/IsaacLab pull 7057), or do not mask: leave
+    `CUDA_VISIBLE_DEVICES` unset and choose the GPUs with the launcher's `--device cuda:N`.
+
+    ## References
+    - https://github.com/isaac-sim/IsaacLab/issues/2756
+    - https://github.com/isaac-sim/IsaacLab/pull/7057
+    - https://github.com/isaac-sim/IsaacLab/issues/4012
+    """
+    from envcheck.rules.node.simulators import isaacsim_version
+
+    isaac = isaacsim_version(facts)
+    lab = facts.version("isaaclab")
+    if isaac is None and lab is None:
+        return []
+    visible = facts.env().get("CUDA_VISIBLE_DEVICES") or ""
+    entries = _masked(visible)
+    if entries is None:
+        return []
+    who = f"isaaclab {lab}" if lab is not None else f"isaacsim {isaac}"
+    return [
+        Hit(
+            f"CUDA_VISIBLE_DEVICES={visible} renumbers the GPUs for CUDA, not for the renderer "
+            f"of {who}: Kit's /renderer/activeGpu indexes the unfiltered graphics device list, "
+            "so ranks render on another GPU than their CUDA device",
+            evidence={"CUDA_VISIBLE_DEVICES": visible, "installed": who},
+            fix=fix(
+                "Select the renderer by CUDA index (an Isaac Lab with "
+                "/renderer/multiGpu/activeCudaGpus, IsaacLab pull 7057), or leave "
+                "CUDA_VISIBLE_DEVICES unset and pass --device cuda:N",
+                "manual",
+                manual(
+                    "unset CUDA_VISIBLE_DEVICES and choose the GPU with the launcher "
+                    "(--device cuda:N; torchrun gives each rank its local rank)"
+                ),
+                manual(
+                    "or update Isaac Lab to a release whose AppLauncher sets "
+                    "/renderer/multiGpu/activeCudaGpus"
+                ),
+            ),
+        )
+    ]

@@ -6,6 +6,7 @@ lines SYS101, its P2P lines GPU116/NET106, its `Cuda failure` lines DRV150."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable
 
@@ -14,6 +15,7 @@ from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
+from envcheck.rules.node.network import candidate
 
 _STEPS = (
     "with InfiniBand/RoCE HCAs on the node: install rdma-core (libibverbs1, ibverbs-providers; "
@@ -26,13 +28,16 @@ _STEPS = (
 
 @rule("NET150", "nccl-ib-transport-unavailable", Severity.WARNING)
 def nccl_ib_unavailable(facts: Facts) -> Iterable[Hit]:
-    """NCCL cannot use InfiniBand/RoCE: no HCA it can open, or libibverbs missing
+    """NCCL cannot use InfiniBand/RoCE: no HCA it can open, libibverbs missing, or verbs calls failing
 
     ## What it checks
     NCCL's own IB plugin lines (src/transport/net_ib.cc, src/misc/ibvwrap.cc): `NET/IB : No
     device found.`, `NET/IB : Unable to open device mlx5_0`, `Failed to open libibverbs.so[.1]`,
-    `Call to ibv_create_qp failed`. On a node: HCAs whose ports are all down (NCCL uses only
-    ACTIVE ports); what NCCL inside a container could open only its log says.
+    `Call to ibv_create_qp failed`; at run time `Call to ibv_reg_mr failed` / `Cannot allocate
+    memory` (the memlock limit), `Call to ibv_modify_qp failed`, `NET/IB : Got completion ...
+    with error 12` (the fabric or, on RoCE, the GID index). On a node: HCAs whose ports are all
+    down (NCCL uses only ACTIVE ports); what NCCL inside a container could open only its log
+    says.
 
     ## Why it matters
     Without the IB plugin NCCL falls back to TCP sockets (`NET/Socket`): multi-node collectives
@@ -47,12 +52,14 @@ def nccl_ib_unavailable(facts: Facts) -> Iterable[Hit]:
     ## Fix
     With HCAs: install rdma-core (libibverbs1, ibverbs-providers) and pass /dev/infiniband
     (and IPC_LOCK) into the container; without them, or to use TCP on purpose,
-    `export NCCL_IB_DISABLE=1` and set NCCL_SOCKET_IFNAME.
+    `export NCCL_IB_DISABLE=1` and set NCCL_SOCKET_IFNAME. Memory registration refused: raise
+    memlock (`--ulimit memlock=-1`); completion errors on RoCE: `export NCCL_IB_GID_INDEX=3`.
 
     ## References
     - https://github.com/NVIDIA/nccl/blob/master/src/transport/net_ib.cc
     - https://github.com/NVIDIA/nccl/blob/master/src/misc/ibvwrap.cc
     - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-ib-disable
+    - https://github.com/NVIDIA/nccl/issues/426
     """
     network = facts.network()
     hcas = network.infiniband
@@ -78,9 +85,66 @@ def nccl_ib_unavailable(facts: Facts) -> Iterable[Hit]:
     ]
 
 
+_MEMLOCK = (
+    "raise the locked-memory limit NCCL registers buffers under: ulimit -l unlimited; in "
+    "containers docker run --ulimit memlock=-1 (Kubernetes: the IPC_LOCK capability and an "
+    "unlimited memlock limit)"
+)
+_FABRIC = (
+    "RoCE: export NCCL_IB_GID_INDEX=3 (the RoCE v2 GID; `show_gids` lists them), and on "
+    "rail-connected fabrics export NCCL_CROSS_NIC=0",
+    "InfiniBand: check the links on both nodes (`ibstat`: State Active, the error counters), "
+    "and whether the peer process died first",
+    "to confirm the fabric is at fault, rerun with export NCCL_IB_DISABLE=1 (TCP sockets)",
+)
+
+
+def _ib_runtime(line: LogLine) -> Hit | None:
+    """An IB verbs call that failed once NCCL was using the transport: the errno or the call
+    says which fix (memory registration under the memlock limit; a QP that cannot reach its
+    peer, or a completion timeout: the RoCE GID or the fabric)."""
+    text = line.text
+    if "Cannot allocate memory" in text or "ibv_reg_mr" in text:
+        return Hit(
+            f"an InfiniBand verbs call failed for lack of locked memory (line {line.line}): NCCL "
+            "cannot register its buffers under the process's memlock limit",
+            evidence={"line": line.line},
+            fix=fix(
+                "Raise the memlock limit: ulimit -l unlimited, docker run --ulimit memlock=-1",
+                "manual",
+                manual(_MEMLOCK),
+            ),
+        )
+    if "ibv_modify_qp" in text or "Got completion" in text:
+        gid = re.search(r"GID index ([0-9]+)", text)
+        if gid is not None and gid.group(1) == "3":  # already the RoCE v2 GID: the rails
+            summary = (
+                "With the RoCE v2 GID already in use, keep each NIC to its own rail: "
+                "NCCL_CROSS_NIC=0; check the fabric; NCCL_IB_DISABLE=1 confirms it"
+            )
+        else:
+            summary = (
+                "On RoCE set NCCL_IB_GID_INDEX=3 (the RoCE v2 GID); check the fabric; "
+                "NCCL_IB_DISABLE=1 confirms it"
+            )
+        return Hit(
+            f"NCCL's InfiniBand/RoCE connection failed on the fabric (line {line.line}): the "
+            "queue pair could not reach its peer or timed out (error 12 is a retry timeout), "
+            "on RoCE most often a GID index the switches do not route or NICs on different "
+            "rails",
+            evidence={"line": line.line, "gid_index": gid.group(1) if gid else None},
+            fix=fix(summary, "manual", *(manual(s) for s in _FABRIC)),
+        )
+    return None
+
+
 @from_log("NET150")
 def nccl_ib_unavailable_in_log(facts: Facts, line: LogLine) -> Hit:
-    """The IB line NCCL printed; the node's HCAs, where known, say which fix applies."""
+    """The IB line NCCL printed; the node's HCAs, where known, say which fix applies. A verbs
+    call that failed at run time names its own fix (memlock, the RoCE GID, the fabric)."""
+    runtime = _ib_runtime(line)
+    if runtime is not None:
+        return runtime
     hcas: tuple[str, ...] | None = None
     try:
         hcas = tuple(d.name for d in facts.network().infiniband)
@@ -196,4 +260,29 @@ def ranks_share_a_gpu_in_log(facts: Facts, line: LogLine) -> Hit:
                 "CUDA_VISIBLE_DEVICES"
             ),
         ),
+    )
+
+
+@from_log("NET104")
+def nccl_chose_virtual_interface(facts: Facts, line: LogLine) -> Hit:
+    """NCCL's own 'Bootstrap : Using docker0:172.17.0.1<0>' (or a veth, virbr, br-, lo): nothing
+    chose the interface between the nodes, and NCCL's default filter ('^docker,lo') admitted a
+    virtual one. The node's interfaces, where known, name the one to use."""
+    chosen = line.stated.get("nccl_chosen_iface") or "a virtual interface"
+    best = None
+    with contextlib.suppress(Skip):
+        best = candidate(facts.network())
+    iface = best.name if best is not None else "<the interface between the nodes, e.g. eth0>"
+    return Hit(
+        f"NCCL chose {chosen} (line {line.line}), a loopback or virtual interface: ranks on other "
+        "nodes cannot reach this one through it, so multi-node init hangs or fails",
+        evidence={"line": line.line, "chosen": chosen},
+        fix=fix(
+            f"Name the interface between the nodes on every node: NCCL_SOCKET_IFNAME={iface} "
+            f"(and GLOO_SOCKET_IFNAME={iface}), not {chosen}",
+            "manual",
+            manual("ip -br addr   # the interface that carries the address the other nodes reach"),
+            manual(f"export NCCL_SOCKET_IFNAME={iface} GLOO_SOCKET_IFNAME={iface}"),
+        ),
+        severity=Severity.WARNING,
     )

@@ -346,19 +346,47 @@ _NCCL_NO_INTERFACE = "nccl-no-socket-interface"
 
 
 def _nccl_no_interface(line: LogLine) -> Hit:
+    """NCCL found no interface (or, with one named that the node lacks, an address of no family):
+    the value NCCL echoed ('NCCL_SOCKET_IFNAME set by environment to X'), where the log has it,
+    names what to change; a container with nothing but lo needs host networking."""
+    value = line.stated.get("nccl_socket_ifname")
+    exact = value[1:] if value and value.startswith("=") else None
+    named = (
+        f"NCCL_SOCKET_IFNAME={value} matches no interface of this node"
+        if value
+        else "NCCL_SOCKET_IFNAME names an interface this node does not have, or only excluded "
+        "ones (lo, docker0) are left"
+    )
+    steps = [
+        manual("ip -br addr   # the interface that carries the nodes' addresses"),
+        manual(
+            "export NCCL_SOCKET_IFNAME=eth0 (that interface; a prefix list such as "
+            "'^docker,lo' excludes instead) and GLOO_SOCKET_IFNAME to the same name"
+        ),
+    ]
+    if exact:
+        steps.insert(
+            0,
+            manual(
+                f"export NCCL_SOCKET_IFNAME={exact} (without the '=' exact-match prefix, which "
+                "older NCCL builds do not read), if that is the interface between the nodes"
+            ),
+        )
+    steps.append(
+        manual(
+            "in a container whose only interface is lo: run it with host networking "
+            "(docker run --network host, --net=host; hostNetwork: true on Kubernetes)"
+        )
+    )
     return Hit(
-        f"NCCL found no network interface to use (line {line.line}): NCCL_SOCKET_IFNAME names "
-        "an interface this node does not have, or only excluded ones (lo, docker0) are left",
-        evidence={"line": line.line},
+        f"NCCL found no network interface to use (line {line.line}): {named}",
+        evidence={"line": line.line, "NCCL_SOCKET_IFNAME": value},
         fix=fix(
             "Set NCCL_SOCKET_IFNAME to the interface between the nodes (the same on every node, "
-            "from `ip -br addr`), e.g. NCCL_SOCKET_IFNAME=eth0",
+            "from `ip -br addr`), e.g. NCCL_SOCKET_IFNAME=eth0"
+            + (f" (not {value})" if value else ""),
             "manual",
-            manual("ip -br addr   # the interface that carries the nodes' addresses"),
-            manual(
-                "export NCCL_SOCKET_IFNAME=eth0 (that interface; a prefix list such as "
-                "'^docker,lo' excludes instead) and GLOO_SOCKET_IFNAME to the same name"
-            ),
+            *steps,
         ),
     )
 

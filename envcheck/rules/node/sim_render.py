@@ -141,10 +141,19 @@ def _userspace_fix(facts: Facts, egl: bool, vulkan: bool) -> list[str]:
             "/usr/share/vulkan/icd.d/nvidia_icd.json exists and names libGLX_nvidia.so.0, "
             "which must exist too"
         )
+        steps.append(
+            "Vulkan with the ICD elsewhere (or several ICDs): export "
+            "VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/nvidia_icd.json (newer loaders also read "
+            "VK_DRIVER_FILES)"
+        )
     if egl:
         steps.append(
             "EGL: check that /usr/share/glvnd/egl_vendor.d/10_nvidia.json exists and names "
             "libEGL_nvidia.so.0"
+        )
+        steps.append(
+            "EGL with a Mesa or conda libEGL loading first: export "
+            "__EGL_VENDOR_LIBRARY_FILENAMES=/usr/share/glvnd/egl_vendor.d/10_nvidia.json"
         )
     return steps
 
@@ -172,7 +181,8 @@ def headless_userspace(facts: Facts) -> Iterable[Hit]:
     In containers set `NVIDIA_DRIVER_CAPABILITIES=all` (or add `graphics`); on hosts install the
     driver's GL package (`libnvidia-gl-<branch>`) and the Vulkan loader (`libvulkan1`), and make
     sure `nvidia_icd.json` (Vulkan) and `10_nvidia.json` (EGL) exist and name libraries that
-    exist. MuJoCo can also render without EGL: `MUJOCO_GL=glx` with a display, `MUJOCO_GL=osmesa`
+    exist (`VK_ICD_FILENAMES` / `__EGL_VENDOR_LIBRARY_FILENAMES` point the loaders at them when
+    another ICD or a conda Mesa libEGL is found first). MuJoCo can also render without EGL: `MUJOCO_GL=glx` with a display, `MUJOCO_GL=osmesa`
     in software.
 
     ## References
@@ -182,6 +192,9 @@ def headless_userspace(facts: Facts) -> Iterable[Hit]:
     - https://github.com/mani-skill/ManiSkill/issues/160
     - https://github.com/NVIDIA/libnvidia-container/issues/55
     - https://github.com/ARISE-Initiative/robosuite/issues/616
+    - KhronosGroup/Vulkan-Loader docs/LoaderInterfaceArchitecture.md (VK_ICD_FILENAMES,
+      VK_DRIVER_FILES)
+    - NVIDIA/libglvnd src/EGL/icd_enumeration.md (__EGL_VENDOR_LIBRARY_FILENAMES)
     """
     vulkan_log, egl_log = _failures(facts, "vulkan"), _failures(facts, "egl")
     if vulkan_log or egl_log:
@@ -238,10 +251,19 @@ def _logged_failure(facts: Facts, vulkan: list[str], egl: list[str]) -> Hit:
             "PYOPENGL_PLATFORM=osmesa (software rendering, apt install libosmesa6)"
         )
         summary += "; or render with MUJOCO_GL=glx (a display) or MUJOCO_GL=osmesa (software)"
+    info = _stated(facts)
+    caps = info.driver_capabilities if info is not None else None
+    lacking = caps is not None and "graphics" not in caps and "all" not in caps
+    if lacking:
+        summary = (
+            f"Start the container with NVIDIA_DRIVER_CAPABILITIES=all (it is {caps}: no "
+            "graphics libraries are mounted); " + summary[:1].lower() + summary[1:]
+        )
+    note = f"; NVIDIA_DRIVER_CAPABILITIES={caps} lacks graphics" if lacking else ""
     return Hit(
         f"the log shows {'Vulkan' if vulkan else 'EGL'} finding no usable NVIDIA device "
         f"({said}): the driver's {'Vulkan ICD' if vulkan else 'EGL vendor library'} is missing "
-        "or names a library that is not installed",
+        f"or names a library that is not installed{note}",
         evidence={"vulkan": vulkan, "egl": egl},
         fix=fix(summary, "manual", *(manual(s) for s in steps)),
     )
