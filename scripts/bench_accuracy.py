@@ -136,6 +136,9 @@ class Outcome:
     codes: tuple[str, ...] = ()  # what envcheck named (findings / triage causes not ruled out)
     failure: str | None = None  # envcheck could not run on the inputs (exit 2/3): its stderr
     fixes: tuple[str, ...] = field(default=(), repr=False)
+    # how a failure was missed or got no right fix, in words that name no case content (the
+    # held-out set's blind report counts these): see ``_mode``
+    mode: str = ""
 
     @property
     def miss(self) -> bool:
@@ -157,6 +160,7 @@ class Outcome:
             "error_fps": list(self.error_fps),
             "codes": list(self.codes),
             "failure": self.failure,
+            "mode": self.mode,
             "expect_new": self.case.expect_new,
             "notes": self.case.notes,
         }
@@ -253,6 +257,9 @@ def _judge_check(case: Case, data: dict[str, Any]) -> dict[str, Any]:
         "cause_fixes": (),
         "error_fps": tuple(f["code"] for f in findings if f.get("severity") == "error"),
         "codes": tuple(dict.fromkeys(str(f.get("code")) for f in findings)),
+        "matched": bool(findings),
+        "ruled_out": False,
+        "confirmed_hit": bool(hits),
     }
 
 
@@ -263,10 +270,17 @@ def _judge_triage(case: Case, data: dict[str, Any]) -> dict[str, Any]:
     cause_fixes: list[str] = []
     error_fps: list[str] = []
     codes: list[str] = []
+    matched = ruled_out = confirmed_hit = False
     for match in data.get("matches") or []:
         if match.get("noise"):
             continue
+        matched = True
         causes: list[dict[str, Any]] = list(match.get("causes") or [])
+        ruled_out = ruled_out or any(
+            c.get("code") in expected
+            and c.get("verdict") not in ("confirmed", "unchecked", "unknown")
+            for c in causes
+        )
         confirmed = [c for c in causes if c.get("verdict") == "confirmed"]
         open_ = [c for c in causes if c.get("verdict") in ("unchecked", "unknown")]
         named = confirmed or open_  # a confirmed cause displaces the undecided ones
@@ -280,6 +294,7 @@ def _judge_triage(case: Case, data: dict[str, Any]) -> dict[str, Any]:
             )
             if cause.get("code") in expected or by_name:
                 found = True
+                confirmed_hit = confirmed_hit or cause in confirmed
                 top1 = top1 or cause.get("code") == first
                 hit_findings += cause.get("findings") or []
                 cause_fixes.append(_fix_text(cause))
@@ -297,7 +312,38 @@ def _judge_triage(case: Case, data: dict[str, Any]) -> dict[str, Any]:
         "cause_fixes": tuple(cause_fixes),
         "error_fps": tuple(dict.fromkeys(error_fps)),
         "codes": tuple(dict.fromkeys(codes)),
+        "matched": matched,
+        "ruled_out": ruled_out,
+        "confirmed_hit": confirmed_hit,
     }
+
+
+def _mode(case: Case, judged: dict[str, Any], right: bool | None, printed: bool | None) -> str:
+    """How a failure case went wrong, naming no case content: the input kind and the stage."""
+    kind = "+".join(
+        k for k, p in (("log", case.log), ("dump", case.dump), ("spec", case.spec)) if p
+    )
+    if not judged["found"]:
+        if judged["ruled_out"]:
+            stage = "expected cause ruled out by the node's facts"
+        elif judged["matched"]:
+            stage = "matched, other causes named"
+        else:
+            stage = "nothing matched" if case.log else "no finding"
+    elif right is False:
+        if not judged["confirmed_hit"]:
+            stage = (
+                "cause left open (fix only as a condition)"
+                if printed
+                else "cause left open, no right fix"
+            )
+        elif judged["hit_findings"] and any(_fix_text(f).strip() for f in judged["hit_findings"]):
+            stage = "confirmed, another fix printed"
+        else:
+            stage = "confirmed, no fix printed"
+    else:
+        return ""
+    return f"{kind}: {stage}"
 
 
 def evaluate_case(case: Case) -> Outcome:
@@ -307,7 +353,13 @@ def evaluate_case(case: Case) -> Outcome:
         line = err.strip().splitlines()[-1] if err.strip() else f"exit {code}"
         missed_fix = False if case.kind == "failure" and case.expect_fix else None
         return Outcome(
-            case, tuple(argv), code, right_fix=missed_fix, fix_printed=missed_fix, failure=line
+            case,
+            tuple(argv),
+            code,
+            right_fix=missed_fix,
+            fix_printed=missed_fix,
+            failure=line,
+            mode=f"exit {code}: input not read",
         )
     data = json.loads(out)["data"]
     judged = (_judge_triage if argv[0] == "triage" else _judge_check)(case, data)
@@ -336,6 +388,7 @@ def evaluate_case(case: Case) -> Outcome:
         as_error=judged["as_error"],
         codes=judged["codes"],
         fixes=tuple(_fix_text(f) for f in hits),
+        mode=_mode(case, judged, right, printed),
     )
 
 
@@ -446,6 +499,14 @@ def blind_misses(summary: Summary) -> list[str]:
             counts[key] = counts.get(key, 0) + 1
         per = ", ".join(f"{k} {n}" for k, n in sorted(counts.items(), key=lambda kv: -kv[1]))
         lines.append(f"{title} ({len(group)}): {per or '-'}")
+    modes: dict[str, int] = {}
+    for o in [*summary.misses, *summary.wrong_fixes]:
+        if o.mode:
+            key = f"{o.case.family or o.case.category:<10} {o.mode}"
+            modes[key] = modes.get(key, 0) + 1
+    if modes:
+        lines.append("how (family, input: stage), misses and wrong fixes together:")
+        lines += [f"  {n:>3}  {m}" for m, n in sorted(modes.items(), key=lambda kv: -kv[1])]
     return lines
 
 
