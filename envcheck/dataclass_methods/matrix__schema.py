@@ -56,10 +56,10 @@ FUNCTIONS['1e439cfd7c75208afe70692674206ee318646d6427afb06d327802c4587ede1b'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.id,self.pattern,self.meaning,self.source,self.causes,self.noise,self.verified,self.note,self.extract,self.context,self.confirms,self.requirer,self.generic,)==(other.id,other.pattern,other.meaning,other.source,other.causes,other.noise,other.verified,other.note,other.extract,other.context,other.confirms,other.requirer,other.generic,)
+   return (self.id,self.pattern,self.meaning,self.source,self.causes,self.noise,self.verified,self.note,self.extract,self.context,self.context_before,self.confirms,self.requirer,self.generic,)==(other.id,other.pattern,other.meaning,other.source,other.causes,other.noise,other.verified,other.note,other.extract,other.context,other.context_before,other.confirms,other.requirer,other.generic,)
   return NotImplemented
  return __eq__
-FUNCTIONS['6093a565e5076610ad023096474628e4d5d04fddc48af955fc2cbeb56ec82c16'] = __create_fn__
+FUNCTIONS['521e9c901327df2da54c5d9f06a41d547b2276c0bed77c2727b45d895a9d5171'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -80,10 +80,10 @@ FUNCTIONS['a2000665e0adb58cfad74cd154008a1d138f740a2e6f862c1e78a9be6c728a5c'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.module,self.source,self.distribution,self.removed_by,self.removed_in,self.replacement,self.verified,self.note,)==(other.module,other.source,other.distribution,other.removed_by,other.removed_in,other.replacement,other.verified,other.note,)
+   return (self.module,self.source,self.distribution,self.removed_by,self.removed_in,self.replacement,self.verified,self.note,self.apt,self.dnf,self.brew,)==(other.module,other.source,other.distribution,other.removed_by,other.removed_in,other.replacement,other.verified,other.note,other.apt,other.dnf,other.brew,)
   return NotImplemented
  return __eq__
-FUNCTIONS['38d8f7a573484732cd2b466b954256f26dc7e4c28e03562ee65bdf49785359e2'] = __create_fn__
+FUNCTIONS['08c537e87c932f55d5ff30513c300b0d4bc1c20fdd8714d8bd76122e5f7e4626'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -299,9 +299,9 @@ FUNCTIONS['1a0c00f67f4e9003ca2c5ea1b6ebd484db587f97df09ba38128c0f6c1ef52596'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.id,self.pattern,self.meaning,self.source,self.causes,self.noise,self.verified,self.note,self.extract,self.context,self.confirms,self.requirer,self.generic,))
+  return hash((self.id,self.pattern,self.meaning,self.source,self.causes,self.noise,self.verified,self.note,self.extract,self.context,self.context_before,self.confirms,self.requirer,self.generic,))
  return __hash__
-FUNCTIONS['532ac21140f799b884834a1fefabd1f477852dab34ab8885450d88eafdf65466'] = __create_fn__
+FUNCTIONS['b93ff65974bae5abd29164208ac49a9aa6af5ea449d4a1669466b9ab061d5b71'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -317,9 +317,9 @@ FUNCTIONS['f58c3b63540a745922dd976b395b565f89d77af65085d83a1d8e0d6c2538bfcf'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.module,self.source,self.distribution,self.removed_by,self.removed_in,self.replacement,self.verified,self.note,))
+  return hash((self.module,self.source,self.distribution,self.removed_by,self.removed_in,self.replacement,self.verified,self.note,self.apt,self.dnf,self.brew,))
  return __hash__
-FUNCTIONS['8869c8fffe5a4eadb723f484233bf439e8ff9c6fffbfb0768f8af77065618aea'] = __create_fn__
+FUNCTIONS['6132b9a262500624654fe995d3b4e0f167821b9d73d769d505d66e959381735a'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -491,9 +491,9 @@ FUNCTIONS['cd1ba98594519ba1549da384624c4546da36a750a7d98ead4cd8fa5e7de0666c'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(id={self.id!r}, pattern={self.pattern!r}, meaning={self.meaning!r}, source={self.source!r}, causes={self.causes!r}, noise={self.noise!r}, verified={self.verified!r}, note={self.note!r}, extract={self.extract!r}, context={self.context!r}, confirms={self.confirms!r}, requirer={self.requirer!r}, generic={self.generic!r})"
+  return self.__class__.__qualname__ + f"(id={self.id!r}, pattern={self.pattern!r}, meaning={self.meaning!r}, source={self.source!r}, causes={self.causes!r}, noise={self.noise!r}, verified={self.verified!r}, note={self.note!r}, extract={self.extract!r}, context={self.context!r}, context_before={self.context_before!r}, confirms={self.confirms!r}, requirer={self.requirer!r}, generic={self.generic!r})"
  return __repr__
-FUNCTIONS['da8d157e084b33910a89ca92c087b59e3b39a6d822c2c546e9d8a58d39e98d6a'] = __create_fn__
+FUNCTIONS['7ee81d5c8523fb282c47a03a6f743a2fced02eadb9e9af63b84e94b84fa93a81'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -509,9 +509,9 @@ FUNCTIONS['b3325885b0a267f3e7667883af602069cd51103e57d46f02fc75ef00e92bfa16'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(module={self.module!r}, source={self.source!r}, distribution={self.distribution!r}, removed_by={self.removed_by!r}, removed_in={self.removed_in!r}, replacement={self.replacement!r}, verified={self.verified!r}, note={self.note!r})"
+  return self.__class__.__qualname__ + f"(module={self.module!r}, source={self.source!r}, distribution={self.distribution!r}, removed_by={self.removed_by!r}, removed_in={self.removed_in!r}, replacement={self.replacement!r}, verified={self.verified!r}, note={self.note!r}, apt={self.apt!r}, dnf={self.dnf!r}, brew={self.brew!r})"
  return __repr__
-FUNCTIONS['2de2acda7388fef27746ac72b1de1d4a8440c0799b55d52386c09cbaf4d789c7'] = __create_fn__
+FUNCTIONS['c05a0dc7de3d7823b2e80ba1084deabed6707ed7c277e09185b757d25f4862ba'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -718,8 +718,8 @@ def __create_fn__(_type_description, _type_reviewed, _type_generated_by, MISSING
  return __init__
 FUNCTIONS['bd16c98125829cee19f32e15000eba062d4db96715ddb43922cb796ef7de9137'] = __create_fn__
 
-def __create_fn__(_type_id, _type_pattern, _type_meaning, _type_source, _type_causes, _type_noise, _type_verified, _type_note, _type_extract, _type_context, _type_confirms, _type_requirer, _type_generic, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_causes, _dflt_noise, _dflt_verified, _dflt_note, _dflt_extract, _dflt_context, _dflt_confirms, _dflt_requirer, _dflt_generic, _return_type):
- def __init__(self,id:_type_id,pattern:_type_pattern,meaning:_type_meaning,source:_type_source,causes:_type_causes=_dflt_causes,noise:_type_noise=_dflt_noise,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,extract:_type_extract=_dflt_extract,context:_type_context=_dflt_context,confirms:_type_confirms=_dflt_confirms,requirer:_type_requirer=_dflt_requirer,generic:_type_generic=_dflt_generic)->_return_type:
+def __create_fn__(_type_id, _type_pattern, _type_meaning, _type_source, _type_causes, _type_noise, _type_verified, _type_note, _type_extract, _type_context, _type_context_before, _type_confirms, _type_requirer, _type_generic, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_causes, _dflt_noise, _dflt_verified, _dflt_note, _dflt_extract, _dflt_context, _dflt_context_before, _dflt_confirms, _dflt_requirer, _dflt_generic, _return_type):
+ def __init__(self,id:_type_id,pattern:_type_pattern,meaning:_type_meaning,source:_type_source,causes:_type_causes=_dflt_causes,noise:_type_noise=_dflt_noise,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,extract:_type_extract=_dflt_extract,context:_type_context=_dflt_context,context_before:_type_context_before=_dflt_context_before,confirms:_type_confirms=_dflt_confirms,requirer:_type_requirer=_dflt_requirer,generic:_type_generic=_dflt_generic)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'id',id)
   __dataclass_builtins_object__.__setattr__(self,'pattern',pattern)
   __dataclass_builtins_object__.__setattr__(self,'meaning',meaning)
@@ -730,11 +730,12 @@ def __create_fn__(_type_id, _type_pattern, _type_meaning, _type_source, _type_ca
   __dataclass_builtins_object__.__setattr__(self,'note',note)
   __dataclass_builtins_object__.__setattr__(self,'extract',extract)
   __dataclass_builtins_object__.__setattr__(self,'context',context)
+  __dataclass_builtins_object__.__setattr__(self,'context_before',context_before)
   __dataclass_builtins_object__.__setattr__(self,'confirms',confirms)
   __dataclass_builtins_object__.__setattr__(self,'requirer',requirer)
   __dataclass_builtins_object__.__setattr__(self,'generic',generic)
  return __init__
-FUNCTIONS['d95497351d8f7c71dbaee2b75bbba45cbc560698d8e080b7aac8b47579e50353'] = __create_fn__
+FUNCTIONS['50804c01902939236ba03382f5b3d86a2605a254dadd9d8f6d69f8fef40d5237'] = __create_fn__
 
 def __create_fn__(_type_isa, _type_cuda, _type_source, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_note, _return_type):
  def __init__(self,isa:_type_isa,cuda:_type_cuda,source:_type_source,note:_type_note=_dflt_note)->_return_type:
@@ -783,8 +784,8 @@ def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _typ
  return __init__
 FUNCTIONS['fcef357a85fb2b39d550aa16cda9595e53a34dd7ea173df9b1d35cfdc85219f9'] = __create_fn__
 
-def __create_fn__(_type_module, _type_source, _type_distribution, _type_removed_by, _type_removed_in, _type_replacement, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_distribution, _dflt_removed_by, _dflt_removed_in, _dflt_replacement, _dflt_verified, _dflt_note, _return_type):
- def __init__(self,module:_type_module,source:_type_source,distribution:_type_distribution=_dflt_distribution,removed_by:_type_removed_by=_dflt_removed_by,removed_in:_type_removed_in=_dflt_removed_in,replacement:_type_replacement=_dflt_replacement,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:
+def __create_fn__(_type_module, _type_source, _type_distribution, _type_removed_by, _type_removed_in, _type_replacement, _type_verified, _type_note, _type_apt, _type_dnf, _type_brew, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_distribution, _dflt_removed_by, _dflt_removed_in, _dflt_replacement, _dflt_verified, _dflt_note, _dflt_apt, _dflt_dnf, _dflt_brew, _return_type):
+ def __init__(self,module:_type_module,source:_type_source,distribution:_type_distribution=_dflt_distribution,removed_by:_type_removed_by=_dflt_removed_by,removed_in:_type_removed_in=_dflt_removed_in,replacement:_type_replacement=_dflt_replacement,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,apt:_type_apt=_dflt_apt,dnf:_type_dnf=_dflt_dnf,brew:_type_brew=_dflt_brew)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'module',module)
   __dataclass_builtins_object__.__setattr__(self,'source',source)
   __dataclass_builtins_object__.__setattr__(self,'distribution',distribution)
@@ -793,8 +794,11 @@ def __create_fn__(_type_module, _type_source, _type_distribution, _type_removed_
   __dataclass_builtins_object__.__setattr__(self,'replacement',replacement)
   __dataclass_builtins_object__.__setattr__(self,'verified',verified)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
+  __dataclass_builtins_object__.__setattr__(self,'apt',apt)
+  __dataclass_builtins_object__.__setattr__(self,'dnf',dnf)
+  __dataclass_builtins_object__.__setattr__(self,'brew',brew)
  return __init__
-FUNCTIONS['99fc1aa0b41fafca2037ea3c7de4d8aa656f1916269f4916a6d08bab13c4c955'] = __create_fn__
+FUNCTIONS['47b80f6bdec7219bfe586ee90e8e38901e4c0d2c53927eb6bb42428f09e92dc6'] = __create_fn__
 
 def __create_fn__(_type_name, _type_kind, _type_source, _type_cuda_major, _type_pip, _type_pip_dir, _type_apt, _type_apt_nvidia, _type_dnf, _type_conda, _type_note, _type_unverified_fields, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_cuda_major, _dflt_pip, _dflt_pip_dir, _dflt_apt, _dflt_apt_nvidia, _dflt_dnf, _dflt_conda, _dflt_note, _dflt_unverified_fields, _return_type):
  def __init__(self,name:_type_name,kind:_type_kind,source:_type_source,cuda_major:_type_cuda_major=_dflt_cuda_major,pip:_type_pip=_dflt_pip,pip_dir:_type_pip_dir=_dflt_pip_dir,apt:_type_apt=_dflt_apt,apt_nvidia:_type_apt_nvidia=_dflt_apt_nvidia,dnf:_type_dnf=_dflt_dnf,conda:_type_conda=_dflt_conda,note:_type_note=_dflt_note,unverified_fields:_type_unverified_fields=_dflt_unverified_fields)->_return_type:
@@ -1135,11 +1139,11 @@ FUNCTIONS['8b2b91df58e7301606f2392df7b57ddc98e03e1ece7e3565d49768bd8f8c728f'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('id','pattern','meaning','source','causes','noise','verified','note','extract','context','confirms','requirer','generic',):
+  if type(self) is cls or name in ('id','pattern','meaning','source','causes','noise','verified','note','extract','context','context_before','confirms','requirer','generic',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['89ffcadc2c4182feb27421352e0280c8d05c7dbc105ca0830705f68e8feafff3'] = __create_fn__
+FUNCTIONS['af8cea95b4e29437f816d89740eff58aa22a6840e48768ced3807715e41feb90'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1159,11 +1163,11 @@ FUNCTIONS['ad2ebc46f6fe6bd2a00205bf6a9fc85dc908e06581b4545de38ad4b0d7d3f0b4'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('module','source','distribution','removed_by','removed_in','replacement','verified','note',):
+  if type(self) is cls or name in ('module','source','distribution','removed_by','removed_in','replacement','verified','note','apt','dnf','brew',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['c4d4a232c8296737ec1f19b3c7a4201bc39b5e2fe4cfb60e86c54feae5484fab'] = __create_fn__
+FUNCTIONS['55a9d05bb86f9122b7cad5c0c7b0bd33fd5a1fb321aa03b5d070cc09da1acb77'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1391,11 +1395,11 @@ FUNCTIONS['ad3e3a85ece21a5e2b336c071ecbc841d63d2c14380526217b8e82a88311b6ba'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('id','pattern','meaning','source','causes','noise','verified','note','extract','context','confirms','requirer','generic',):
+  if type(self) is cls or name in ('id','pattern','meaning','source','causes','noise','verified','note','extract','context','context_before','confirms','requirer','generic',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['3cf270cb983e77e8a96b33997077adff6dea1dfd0c6a6939485aeb481afd9ec0'] = __create_fn__
+FUNCTIONS['ad7cf4351bd688b8ae8a0cef7ba10cdceeb51155b0b6f1d0d2945b8a6ab37b76'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1415,11 +1419,11 @@ FUNCTIONS['54f1c5e25a4a11217f28f6e4d29afc6698710ac23d8ac8f23401e28b865a7de0'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('module','source','distribution','removed_by','removed_in','replacement','verified','note',):
+  if type(self) is cls or name in ('module','source','distribution','removed_by','removed_in','replacement','verified','note','apt','dnf','brew',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['403f5c6d4248a00a828362908dc97cff7c01396901d4fa795e7944b9f9de839b'] = __create_fn__
+FUNCTIONS['d4fe054db8f29aead3f40d373d2eee42f8e441f51b2249c024b3b53766a97b5c'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

@@ -223,6 +223,11 @@ class ImportName:
     replacement: str | None = None
     verified: bool = True
     note: str | None = None
+    # a standard-library module compiled only when a C library's headers were present when that
+    # Python was built (`_lzma`: liblzma): the OS development packages it needs
+    apt: str | None = None
+    dnf: str | None = None
+    brew: str | None = None
 
 
 @dataclass(frozen=True)
@@ -435,6 +440,9 @@ class Signature:
     # ``context`` lines after the first one): each group is a fact (envcheck/triage/extract.py)
     extract: tuple[str, ...] = ()
     context: int = 0
+    # the lines before the first match the extractors also read, as one block ending at the
+    # line before it (a traceback's frames above `ImportError: cannot import name ...`)
+    context_before: int = 0
     # causes the line itself establishes, whatever the node's facts say ("sm_120 is not
     # compatible with the current PyTorch installation" is TOR101 by definition)
     confirms: tuple[str, ...] = ()

@@ -576,6 +576,13 @@ EXAMPLES += [
         "cannot-import-name",
     ),
     ("ModuleNotFoundError: No module named 'cv2'", "no-module-named"),
+    ("ImportError: No module named torch", "no-module-named-bare"),
+    ("ImportError: cannot import name Conv1D", "cannot-import-name-bare"),
+    (
+        "AttributeError: `np.float_` was removed in the NumPy 2.0 release. Use `np.float64` "
+        "instead.",
+        "numpy2-removed-attribute",
+    ),
     ("AttributeError: module 'numpy' has no attribute 'float'", "module-has-no-attribute"),
     (
         "/usr/local/cuda/include/crt/host_config.h:143:2: error: #error -- unsupported GNU "

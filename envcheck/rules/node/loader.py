@@ -153,16 +153,17 @@ def _soname_actions(
             actions.append(
                 manual(f"if {wheel} is installed: export LD_LIBRARY_PATH={folder}:$LD_LIBRARY_PATH")
             )
-    for field, command in (
-        (entry.apt, "apt install"),
-        (entry.dnf, "dnf install"),
-        (entry.conda, "conda install -c conda-forge"),
+    for field, command, run in (
+        # the spelling threads use: `apt-get install` in the summary, `-y` in the command
+        (entry.apt, "apt-get install", "sudo apt-get install -y"),
+        (entry.dnf, "dnf install", "dnf install"),
+        (entry.conda, "conda install -c conda-forge", "conda install -c conda-forge"),
     ):
         found = package_names(field)
         if found:
             name = found[0].replace("3.X", f"3.{minor.group(1)}") if minor else found[0]
             words.append(f"{command} {name}")
-            actions.append(manual(f"{command} {name}"))
+            actions.append(manual(f"{run} {name}"))
     if not wheels and not entry.apt and entry.apt_nvidia:
         words.append(f"apt install {entry.apt_nvidia} (NVIDIA's CUDA repository; X = CUDA minor)")
         actions.append(manual(f"apt install {entry.apt_nvidia} (X = the CUDA minor)"))
@@ -425,8 +426,9 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         summary = (
             f"Upgrade the conda environment's libstdc++ to GCC >= {at_least}: conda install -c "
             f"conda-forge libstdcxx-ng (a release >= {at_least}), or conda install -c "
-            f"conda-forge gcc (>= {at_least}, which brings it); or make the process load the "
-            f"system's newer copy first: export LD_PRELOAD={system_copy}, or "
+            f"conda-forge gcc{'=' + gcc if gcc else ''} (which brings it); or make the process "
+            f"load the system's newer copy first: export LD_PRELOAD={system_copy}, export "
+            f"LD_LIBRARY_PATH={system_copy.rsplit('/', 1)[0]}:$LD_LIBRARY_PATH, or "
             f"ln -sf {system_copy} {prefix}/lib/libstdc++.so.6"
         )
         actions.append(
@@ -439,13 +441,17 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         actions.append(manual(f"conda install -c conda-forge '{gcc_pkg}'"))
         if system_has is not False:
             actions.append(manual(f"export LD_PRELOAD={system_copy}"))
+            actions.append(
+                manual(f"export LD_LIBRARY_PATH={system_copy.rsplit('/', 1)[0]}:$LD_LIBRARY_PATH")
+            )
             actions.append(manual(f"ln -sf {system_copy} {prefix}/lib/libstdc++.so.6"))
         actions.append(check)
     elif copy == "system":
         summary = (
             f"The system libstdc++ is older than GCC {gcc or '?'}: put a newer libstdc++.so.6 "
             "first on the loader's path: in a conda environment, conda install -c conda-forge "
-            f"libstdcxx-ng (a release >= {at_least}) and export "
+            f"libstdcxx-ng (a release >= {at_least}; or conda install -c conda-forge gcc, "
+            "which brings it) and export "
             "LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH (or LD_PRELOAD "
             "$CONDA_PREFIX/lib/libstdc++.so.6); or upgrade the OS's libstdc++6 (Ubuntu: the "
             "ppa:ubuntu-toolchain-r/test PPA) or use a newer OS image"

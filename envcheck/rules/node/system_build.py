@@ -272,13 +272,18 @@ def system_library_missing(facts: Facts) -> Iterable[Hit]:
     if not known:
         return []
     packages = sorted({pkg for _, pkg in known})
+    # what the [[soname]] table adds (other names of the package, the wheel that avoids it)
+    notes = " ".join(
+        dict.fromkeys(e.note for lib, _ in known for e in facts.matrix.soname(lib) if e.note)
+    )
     return [
         Hit(
             f"{', '.join(lib for lib, _ in known)} cannot be opened: the OS package that ships "
             f"{'it' if len(known) == 1 else 'them'} is not installed",
             evidence={"missing": [lib for lib, _ in known]},
             fix=fix(
-                f"Install {' '.join(packages)}",
+                f"Install {' '.join(packages)}: sudo apt-get install {' '.join(packages)}"
+                + (f". {notes}" if notes else ""),
                 "manual",
                 manual(f"sudo apt-get install -y {' '.join(packages)}"),
             ),
