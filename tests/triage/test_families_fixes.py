@@ -301,3 +301,47 @@ def test_system_libstdcxx_fix_offers_conda_forge_gcc(
         "/opt/envs/b/lib/python3.9/site-packages/y.so)",
     )
     assert "conda install -c conda-forge gcc" in _fix(_causes(cli, log)["SYS151"])
+
+
+# --- more lines: torchvision's own checks, the name users type, packages built against torch --
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "RuntimeError: Couldn't load custom C++ ops. This can happen if your PyTorch and "
+        "torchvision versions are incompatible, or if you had errors while compiling torchvision "
+        "from source.",
+        "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA "
+        "major versions. PyTorch has CUDA Version=12.1 and torchvision has CUDA Version=11.8. "
+        "Please reinstall the torchvision that matches your PyTorch install.",
+    ],
+)
+def test_torchvision_own_checks_confirm_the_pairing(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str
+) -> None:
+    tor104 = _causes(cli, _log(tmp_path, line))["TOR104"]
+    assert tor104["verdict"] == "confirmed"
+    assert line[:40] in tor104["findings"][0]["message"]
+    assert "torchvision" in _fix(tor104)
+
+
+def test_fix_spells_the_distribution_as_the_import_name_when_they_match(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ImportError: cannot import name 'TypeIs' from 'typing_extensions' "
+        "(/usr/lib/python3/dist-packages/typing_extensions.py)",
+    )
+    text = _fix(_causes(cli, log)["PY150"])
+    assert "pip install -U typing_extensions" in text  # as users type it
+    assert "pip install --upgrade typing-extensions" in text  # the canonical name
+
+
+def test_no_module_named_a_torch_extension_package_names_its_build_flag(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(tmp_path, "ModuleNotFoundError: No module named 'mamba_ssm'")
+    text = _fix(_causes(cli, log)["PY151"])
+    assert "pip install mamba-ssm --no-build-isolation" in text

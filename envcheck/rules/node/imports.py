@@ -34,6 +34,13 @@ def distribution_of(facts: Facts, module: str) -> str:
     return canonicalize_name(module.split(".", maxsplit=1)[0])
 
 
+def spelled(module: str, dist: str) -> str:
+    """The name a user types for ``dist``: the import's top-level name when it names the same
+    distribution (huggingface_hub, typing_extensions), else the distribution's name."""
+    top = module.split(".", maxsplit=1)[0]
+    return top if canonicalize_name(top) == dist else dist
+
+
 def _requirers(facts: Facts, dist: str) -> list[tuple[str, str]]:
     """(distribution, requirement) of installed distributions that require ``dist`` with a
     version range, as the node's package list states them."""
@@ -138,6 +145,7 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
     have = f"{dist} {version}" if version is not None else f"the installed {dist}"
     wanted = _requirers(facts, dist)
     importer = _importer(facts, line, dist)
+    typed = spelled(module, dist)
     actions: list[Action]
     if importer is not None and not wanted:
         by, by_version = importer
@@ -148,9 +156,9 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
             f"{by} to a release made for this {dist} (pip install -U {by}), or install the "
             f"{dist} release {by} was written for"
             + (
-                f" ({older} when '{name}' was removed; pip install -U {dist} when it is newer)"
+                f" ({older} when '{name}' was removed; pip install -U {typed} when it is newer)"
                 if older
-                else f" (pip install -U {dist} when '{name}' is newer; pin an older "
+                else f" (pip install -U {typed} when '{name}' is newer; pin an older "
                 f"{dist} when it was removed)"
             )
             + f" - `pip show {by}` names the range it requires"
@@ -179,7 +187,7 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
     else:
         summary = (
             f"Install the {dist} release the importing package was written for: pip install "
-            f"-U {dist} when '{name}' is newer than {have}; if it was removed, pin the last "
+            f"-U {typed} when '{name}' is newer than {have}; if it was removed, pin the last "
             f"{dist} release that has it, or upgrade the importing package to a release made "
             f"for this {dist} (`pip check` names the required range)"
         )
@@ -491,7 +499,8 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         f"{line.line}){named}",
         evidence=evidence,
         fix=fix(
-            f"Install {dist} in the environment that runs the job: python -m pip install {dist} "
+            f"Install {dist} in the environment that runs the job: python -m pip install "
+            f"{spelled(module, dist)} "
             f"(if a package's build failed with it, pip built that package in an isolated "
             f"environment: install {dist} first, then pip install --no-build-isolation "
             f"<the package>).{note}",
