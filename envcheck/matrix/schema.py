@@ -231,6 +231,22 @@ class ImportName:
 
 
 @dataclass(frozen=True)
+class RemovedSymbol:
+    """A C symbol a release of a library removed (``iJIT_NotifyEvent``, gone from MKL 2024.1):
+    a binary built against an earlier release fails with `undefined symbol: <symbol>` when the
+    newer one loads. ``removed_by`` is the package that ships the library (its conda and pip
+    name), ``removed_in`` the first release without it, ``last`` the last release with it."""
+
+    symbol: str
+    removed_by: str
+    removed_in: Version
+    source: str
+    last: str | None = None
+    library: str | None = None  # the library as users know it ("Intel MKL")
+    note: str | None = None
+
+
+@dataclass(frozen=True)
 class Libstdcxx:
     """A symbol-version label of libstdc++.so.6 (``GLIBCXX_3.4.30``, ``CXXABI_1.3.13``) and
     the first GCC release whose libstdc++ provides it (the labels are cumulative)."""
@@ -519,6 +535,7 @@ class MatrixFile:
     soname: tuple[Soname, ...] = ()
     libstdcxx: tuple[Libstdcxx, ...] = ()
     import_name: tuple[ImportName, ...] = ()
+    removed_symbol: tuple[RemovedSymbol, ...] = ()
     companion: tuple[Companion, ...] = ()
     override: tuple[Override, ...] = ()
     bound: tuple[Bound, ...] = ()

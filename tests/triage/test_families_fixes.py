@@ -345,3 +345,25 @@ def test_no_module_named_a_torch_extension_package_names_its_build_flag(
     log = _log(tmp_path, "ModuleNotFoundError: No module named 'mamba_ssm'")
     text = _fix(_causes(cli, log)["PY151"])
     assert "pip install mamba-ssm --no-build-isolation" in text
+
+
+def test_a_symbol_a_library_release_removed_pins_the_last_release_with_it(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """torch's own library missing MKL's iJIT_NotifyEvent (the `[[removed_symbol]]` table): the
+    cause is MKL 2024.1, not torch; the fix pins mkl 2024.0."""
+    entry = MATRIX.removed_symbol("iJIT_NotifyEvent")
+    assert entry is not None and str(entry.removed_in) == "2024.1"
+    assert MATRIX.removed_symbol("not_a_symbol") is None
+    log = _log(
+        tmp_path,
+        "ImportError: /srv/conda/envs/x/lib/python3.12/site-packages/torch/lib/libtorch_cpu.so: "
+        "undefined symbol: iJIT_NotifyEvent",
+    )
+    saved = _node(tmp_path, mkl="2024.2.0")
+    tor150 = _causes(cli, log, "--report", str(saved))["TOR150"]
+    assert tor150["verdict"] == "confirmed"
+    assert "mkl 2024.2.0 is installed" in tor150["findings"][0]["message"]
+    text = _fix(tor150)
+    assert "conda install mkl==2024.0" in text
+    assert "pip install 'mkl<2024.1'" in text

@@ -20,6 +20,7 @@ from packaging.utils import canonicalize_name
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.model import Matrix
+from envcheck.matrix.schema import RemovedSymbol
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
@@ -101,8 +102,9 @@ def extension_undefined_symbol(facts: Facts) -> Iterable[Hit]:
     compare versions on the node. macOS's `Symbol not found` (dlopen) and Windows' `DLL load
     failed ... The specified procedure could not be found` are read the same way; an extension
     outside site-packages (built in place) gets the rebuild; torch's own library or a CUDA
-    wheel's that misses a CUDA runtime symbol names the mixed CUDA copies. Only a log states an
-    undefined symbol.
+    wheel's that misses a CUDA runtime symbol names the mixed CUDA copies; a symbol a library
+    release removed (the matrix's `[[removed_symbol]]`: `iJIT_NotifyEvent`, gone from MKL
+    2024.1) names the last release that has it. Only a log states an undefined symbol.
 
     ## Why it matters
     An extension compiled against one torch (or C++ ABI, CUDA major, Python) links symbols
@@ -148,6 +150,9 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
             f"line {line.line} does not name the extension's path and the symbol",
             "libraries.unresolved",
         )
+    removed = facts.matrix.removed_symbol(symbol)
+    if removed is not None:
+        return _removed_symbol(facts, line, path, removed)
     owned = owner(path, facts.matrix)
     if owned is None:
         return _source_build(facts, line, path, symbol)
@@ -256,6 +261,40 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
             "provider": source,
         },
         fix=fix(summary, "manual", *actions),
+    )
+
+
+def _removed_symbol(facts: Facts, line: LogLine, path: str, entry: RemovedSymbol) -> Hit:
+    """A symbol a release of the library it belongs to removed (the `[[removed_symbol]]`
+    table): the library that fails was built against an earlier release; pin the last one
+    that has it until the failing package has a build for the new one."""
+    name = entry.removed_by
+    have = facts.known_version(name)
+    here = f" ({name} {have} is installed)" if have is not None else ""
+    last = entry.last or f"<{entry.removed_in}"
+    pin = f"{name}=={last}" if entry.last else f"{name}<{entry.removed_in}"
+    library = entry.library or name
+    note = f" {entry.note}" if entry.note else ""
+    return Hit(
+        f"{path} (line {line.line}) cannot resolve {entry.symbol}, which {library} "
+        f"{entry.removed_in} removed{here}: it was built against {library} {last} or older "
+        f"and a newer {name} loads.{note}",
+        evidence={
+            "line": line.line,
+            "library": path,
+            "symbol": entry.symbol,
+            "removed_by": name,
+            "removed_in": str(entry.removed_in),
+        },
+        fix=fix(
+            f"Install the last {library} release that has {entry.symbol}: conda install "
+            f"{pin} (in a conda environment; mamba install {pin}), or pip install "
+            f'"{name}<{entry.removed_in}"; pin it (an environment.yml `- {pin}` line) until the '
+            "failing package has a build for the newer release",
+            "manual",
+            manual(f"conda install {pin}"),
+            pip_install(f"{name}<{entry.removed_in}"),
+        ),
     )
 
 
