@@ -367,3 +367,25 @@ def test_a_symbol_a_library_release_removed_pins_the_last_release_with_it(
     text = _fix(tor150)
     assert "conda install mkl==2024.0" in text
     assert "pip install 'mkl<2024.1'" in text
+
+
+def test_toolkit_library_fix_names_the_toolkit_and_conda_directories_and_nvidias_apt(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(tmp_path, "OSError: libcudnn.so.8: cannot open shared object file: No such file")
+    text = _fix(_causes(cli, log)["SYS150"])
+    assert "export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH" in text
+    assert "export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH" in text
+    assert "sudo apt-get install -y libcudnn8" in text  # NVIDIA's repository
+    # an OS library is not a toolkit one
+    other = _log(tmp_path, "OSError: libsndfile.so.1: cannot open shared object file: No such")
+    assert "/usr/local/cuda/lib64" not in _fix(_causes(cli, other)["SYS150"])
+
+
+def test_the_soname_tables_advice_is_part_of_the_fix(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(tmp_path, "OSError: libcuda.so.1: cannot open shared object file: No such file")
+    sys150 = _causes(cli, log)["SYS150"]
+    assert "export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH" in _fix(sys150)
+    assert "/usr/lib/wsl/lib" not in sys150["findings"][0]["message"]

@@ -164,10 +164,38 @@ def _soname_actions(
             name = found[0].replace("3.X", f"3.{minor.group(1)}") if minor else found[0]
             words.append(f"{command} {name}")
             actions.append(manual(f"{run} {name}"))
-    if not wheels and not entry.apt and entry.apt_nvidia:
-        words.append(f"apt install {entry.apt_nvidia} (NVIDIA's CUDA repository; X = CUDA minor)")
-        actions.append(manual(f"apt install {entry.apt_nvidia} (X = the CUDA minor)"))
+    if entry.apt_nvidia:
+        name = entry.apt_nvidia.split(" (")[0]
+        words.append(f"apt-get install {name} (NVIDIA's CUDA repository; X = the CUDA minor)")
+        actions.append(manual(f"sudo apt-get install -y {name}  (NVIDIA's CUDA repository)"))
+    if entry.kind in _TOOLKIT_KINDS:
+        # NVIDIA's installation guide, post-installation actions: the toolkit's lib64 on
+        # LD_LIBRARY_PATH; a conda environment's CUDA packages install into $CONDA_PREFIX/lib
+        words.append(
+            "if the CUDA toolkit or a conda package already has it: export "
+            "LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH (or "
+            "$CONDA_PREFIX/lib in a conda environment)"
+        )
+        actions.append(
+            manual(
+                "if the toolkit has it: export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH"
+            )
+        )
+        if entry.conda:
+            actions.append(
+                manual(
+                    "if the conda package has it: export "
+                    "LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH"
+                )
+            )
     return words, actions
+
+
+# libraries of the CUDA toolkit (and cuDNN / NCCL), which a toolkit install puts in
+# /usr/local/cuda/lib64 and conda's packages in $CONDA_PREFIX/lib
+_TOOLKIT_KINDS = frozenset(
+    {"cuda-runtime", "cuda-math", "cuda-compiler", "cuda-tools", "cudnn", "nccl"}
+)
 
 
 @from_log("SYS150")
@@ -231,9 +259,13 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
     elif via is not None:
         notes = f"{soname} ships with {via}. " + notes
     for_cuda = f" for torch's CUDA {major}" if major is not None and entries[0].cuda_major else ""
+    # the table's notes are advice about the fix (another package, the headless wheel, the
+    # container's GPUs): they go with it; the message keeps what the name itself says
+    advice = " ".join(dict.fromkeys(e.note for e in entries if e.note))
+    said = notes.replace(advice, "").strip() if advice else notes
     return Hit(
         f"the loader cannot find {soname}{by} (line {line.line}), a {kind} library{for_cuda}: "
-        f"the package that ships it is not installed, or not where the loader looks. {notes}".strip(),
+        f"the package that ships it is not installed, or not where the loader looks. {said}".strip(),
         evidence={
             "line": line.line,
             "soname": soname,
@@ -250,7 +282,9 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
             ],
         },
         fix=fix(
-            f"Install what ships {soname}: " + " or ".join(words or ["see the matrix entry"]),
+            f"Install what ships {soname}: "
+            + " or ".join(words or ["see the matrix entry"])
+            + (f". {advice}" if advice else ""),
             "manual",
             *actions,
         ),
