@@ -389,3 +389,20 @@ def test_the_soname_tables_advice_is_part_of_the_fix(
     sys150 = _causes(cli, log)["SYS150"]
     assert "export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH" in _fix(sys150)
     assert "/usr/lib/wsl/lib" not in sys150["findings"][0]["message"]
+
+
+def test_glibc_fix_names_the_distribution_releases_that_have_the_version(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ImportError: /lib64/libc.so.6: version `GLIBC_2.34' not found (required by "
+        "/opt/venv/lib/python3.11/site-packages/pkg/_core.so)",
+    )
+    text = _fix(_causes(cli, log)["SYS132"])
+    for os_release in MATRIX.os_releases:
+        if os_release.os == "ubuntu" and os_release.version == "22.04":
+            assert f"Ubuntu 22.04 has {os_release.glibc}" in text
+    assert "RHEL 9 has 2.34" in text
+    assert "Ubuntu 20.04" not in text  # 2.31
+    assert "--no-binary" in text
