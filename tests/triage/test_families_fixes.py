@@ -406,3 +406,17 @@ def test_glibc_fix_names_the_distribution_releases_that_have_the_version(
     assert "RHEL 9 has 2.34" in text
     assert "Ubuntu 20.04" not in text  # 2.31
     assert "--no-binary" in text
+
+
+def test_numpy_structure_size_line_pins_numpy_1(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ValueError: numpy.ndarray size changed, may indicate binary incompatibility. Expected "
+        "16 from C header, got 96 from PyObject",
+    )
+    pkg104 = _causes(cli, log)["PKG104"]
+    assert pkg104["verdict"] == "confirmed"
+    text = _fix(pkg104)
+    assert 'pip install "numpy<2"' in text and "numpy==1.26.4" in text

@@ -578,6 +578,11 @@ EXAMPLES += [
     ("ModuleNotFoundError: No module named 'cv2'", "no-module-named"),
     ("ImportError: No module named torch", "no-module-named-bare"),
     (
+        "ValueError: numpy.dtype size changed, may indicate binary incompatibility. Expected 96 "
+        "from C header, got 88 from PyObject",
+        "numpy-size-changed",
+    ),
+    (
         "RuntimeError: Couldn't load custom C++ ops. This can happen if your PyTorch and "
         "torchvision versions are incompatible, or if you had errors while compiling torchvision "
         "from source.",
