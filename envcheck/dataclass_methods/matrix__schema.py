@@ -56,10 +56,10 @@ FUNCTIONS['1e439cfd7c75208afe70692674206ee318646d6427afb06d327802c4587ede1b'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.id,self.pattern,self.meaning,self.source,self.causes,self.noise,self.verified,self.note,self.extract,self.context,self.confirms,self.requirer,self.generic,)==(other.id,other.pattern,other.meaning,other.source,other.causes,other.noise,other.verified,other.note,other.extract,other.context,other.confirms,other.requirer,other.generic,)
+   return (self.id,self.pattern,self.meaning,self.source,self.causes,self.noise,self.verified,self.note,self.extract,self.context,self.context_before,self.confirms,self.requirer,self.generic,)==(other.id,other.pattern,other.meaning,other.source,other.causes,other.noise,other.verified,other.note,other.extract,other.context,other.context_before,other.confirms,other.requirer,other.generic,)
   return NotImplemented
  return __eq__
-FUNCTIONS['6093a565e5076610ad023096474628e4d5d04fddc48af955fc2cbeb56ec82c16'] = __create_fn__
+FUNCTIONS['521e9c901327df2da54c5d9f06a41d547b2276c0bed77c2727b45d895a9d5171'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -72,18 +72,18 @@ FUNCTIONS['3bb818ae910ca2def391ffbd67cc0a549044917fde493548531b0c0da110c47e'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.companion,self.override,self.bound,self.wheel_platform,self.known_bad,self.constant,self.signature,self.cuda_error,self.arch_floor,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,)==(other.meta,other.toolkit,other.driver_branch,other.sm,other.gpu,other.torch,other.torch_index,other.vllm,other.ray,other.flash_attn,other.isaacsim,other.omnigibson,other.os_release,other.first_release,other.ptx_isa,other.soname,other.libstdcxx,other.import_name,other.companion,other.override,other.bound,other.wheel_platform,other.known_bad,other.constant,other.signature,other.cuda_error,other.arch_floor,other.torch_wheel,other.vllm_metadata,other.ray_wheels,other.flash_attn_index,other.isaacsim_index,other.companion_metadata,)
+   return (self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.removed_symbol,self.companion,self.override,self.bound,self.wheel_platform,self.known_bad,self.constant,self.signature,self.cuda_error,self.arch_floor,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,)==(other.meta,other.toolkit,other.driver_branch,other.sm,other.gpu,other.torch,other.torch_index,other.vllm,other.ray,other.flash_attn,other.isaacsim,other.omnigibson,other.os_release,other.first_release,other.ptx_isa,other.soname,other.libstdcxx,other.import_name,other.removed_symbol,other.companion,other.override,other.bound,other.wheel_platform,other.known_bad,other.constant,other.signature,other.cuda_error,other.arch_floor,other.torch_wheel,other.vllm_metadata,other.ray_wheels,other.flash_attn_index,other.isaacsim_index,other.companion_metadata,)
   return NotImplemented
  return __eq__
-FUNCTIONS['a2000665e0adb58cfad74cd154008a1d138f740a2e6f862c1e78a9be6c728a5c'] = __create_fn__
+FUNCTIONS['d1df5181ac230b8b04eb1766a8487ba68f9eec419854c5c4e4d54a6266a57c30'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.module,self.source,self.distribution,self.removed_by,self.removed_in,self.replacement,self.verified,self.note,)==(other.module,other.source,other.distribution,other.removed_by,other.removed_in,other.replacement,other.verified,other.note,)
+   return (self.module,self.source,self.distribution,self.removed_by,self.removed_in,self.replacement,self.verified,self.note,self.apt,self.dnf,self.brew,)==(other.module,other.source,other.distribution,other.removed_by,other.removed_in,other.replacement,other.verified,other.note,other.apt,other.dnf,other.brew,)
   return NotImplemented
  return __eq__
-FUNCTIONS['38d8f7a573484732cd2b466b954256f26dc7e4c28e03562ee65bdf49785359e2'] = __create_fn__
+FUNCTIONS['08c537e87c932f55d5ff30513c300b0d4bc1c20fdd8714d8bd76122e5f7e4626'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -188,6 +188,14 @@ def __create_fn__():
   return NotImplemented
  return __eq__
 FUNCTIONS['7510a98c5945a0e981a81569efe747b271cb97beec86b98d58a6619c0e78addc'] = __create_fn__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.symbol,self.removed_by,self.removed_in,self.source,self.last,self.library,self.note,)==(other.symbol,other.removed_by,other.removed_in,other.source,other.last,other.library,other.note,)
+  return NotImplemented
+ return __eq__
+FUNCTIONS['051aeec2429ce28dc9ba0ca4bdcf6f7ded5ce43e147782b6cbe32d4986334ebd'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -299,9 +307,9 @@ FUNCTIONS['1a0c00f67f4e9003ca2c5ea1b6ebd484db587f97df09ba38128c0f6c1ef52596'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.id,self.pattern,self.meaning,self.source,self.causes,self.noise,self.verified,self.note,self.extract,self.context,self.confirms,self.requirer,self.generic,))
+  return hash((self.id,self.pattern,self.meaning,self.source,self.causes,self.noise,self.verified,self.note,self.extract,self.context,self.context_before,self.confirms,self.requirer,self.generic,))
  return __hash__
-FUNCTIONS['532ac21140f799b884834a1fefabd1f477852dab34ab8885450d88eafdf65466'] = __create_fn__
+FUNCTIONS['b93ff65974bae5abd29164208ac49a9aa6af5ea449d4a1669466b9ab061d5b71'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -311,15 +319,15 @@ FUNCTIONS['73ab92fde24dbf5be5dfc195ea999a44ea791a154eebb8c9901d0e8ca2b04278'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.companion,self.override,self.bound,self.wheel_platform,self.known_bad,self.constant,self.signature,self.cuda_error,self.arch_floor,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,))
+  return hash((self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.removed_symbol,self.companion,self.override,self.bound,self.wheel_platform,self.known_bad,self.constant,self.signature,self.cuda_error,self.arch_floor,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,))
  return __hash__
-FUNCTIONS['f58c3b63540a745922dd976b395b565f89d77af65085d83a1d8e0d6c2538bfcf'] = __create_fn__
+FUNCTIONS['68fc23ba9a7bcea36b74743817b1bd784057a9359c68da4c2908ca5e6c7c20dd'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.module,self.source,self.distribution,self.removed_by,self.removed_in,self.replacement,self.verified,self.note,))
+  return hash((self.module,self.source,self.distribution,self.removed_by,self.removed_in,self.replacement,self.verified,self.note,self.apt,self.dnf,self.brew,))
  return __hash__
-FUNCTIONS['8869c8fffe5a4eadb723f484233bf439e8ff9c6fffbfb0768f8af77065618aea'] = __create_fn__
+FUNCTIONS['6132b9a262500624654fe995d3b4e0f167821b9d73d769d505d66e959381735a'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -398,6 +406,12 @@ def __create_fn__():
   return hash((self.summary,self.applicability,self.pip,self.pip_flags,self.pip_uninstall,self.env,self.manual,))
  return __hash__
 FUNCTIONS['a1e9daccdac48a3d208a4080a3762c3005a6f76f606a4dcca5a01f929ee51198'] = __create_fn__
+
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.symbol,self.removed_by,self.removed_in,self.source,self.last,self.library,self.note,))
+ return __hash__
+FUNCTIONS['7435d1a263b0b39027f3dba28efc37da97c672fa33751389498245481983cf67'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -491,9 +505,9 @@ FUNCTIONS['cd1ba98594519ba1549da384624c4546da36a750a7d98ead4cd8fa5e7de0666c'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(id={self.id!r}, pattern={self.pattern!r}, meaning={self.meaning!r}, source={self.source!r}, causes={self.causes!r}, noise={self.noise!r}, verified={self.verified!r}, note={self.note!r}, extract={self.extract!r}, context={self.context!r}, confirms={self.confirms!r}, requirer={self.requirer!r}, generic={self.generic!r})"
+  return self.__class__.__qualname__ + f"(id={self.id!r}, pattern={self.pattern!r}, meaning={self.meaning!r}, source={self.source!r}, causes={self.causes!r}, noise={self.noise!r}, verified={self.verified!r}, note={self.note!r}, extract={self.extract!r}, context={self.context!r}, context_before={self.context_before!r}, confirms={self.confirms!r}, requirer={self.requirer!r}, generic={self.generic!r})"
  return __repr__
-FUNCTIONS['da8d157e084b33910a89ca92c087b59e3b39a6d822c2c546e9d8a58d39e98d6a'] = __create_fn__
+FUNCTIONS['7ee81d5c8523fb282c47a03a6f743a2fced02eadb9e9af63b84e94b84fa93a81'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -503,15 +517,15 @@ FUNCTIONS['5f1bce1d51301c3a004f97ad03210e683c44ec628890a460e477ad97c8327e32'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(meta={self.meta!r}, toolkit={self.toolkit!r}, driver_branch={self.driver_branch!r}, sm={self.sm!r}, gpu={self.gpu!r}, torch={self.torch!r}, torch_index={self.torch_index!r}, vllm={self.vllm!r}, ray={self.ray!r}, flash_attn={self.flash_attn!r}, isaacsim={self.isaacsim!r}, omnigibson={self.omnigibson!r}, os_release={self.os_release!r}, first_release={self.first_release!r}, ptx_isa={self.ptx_isa!r}, soname={self.soname!r}, libstdcxx={self.libstdcxx!r}, import_name={self.import_name!r}, companion={self.companion!r}, override={self.override!r}, bound={self.bound!r}, wheel_platform={self.wheel_platform!r}, known_bad={self.known_bad!r}, constant={self.constant!r}, signature={self.signature!r}, cuda_error={self.cuda_error!r}, arch_floor={self.arch_floor!r}, torch_wheel={self.torch_wheel!r}, vllm_metadata={self.vllm_metadata!r}, ray_wheels={self.ray_wheels!r}, flash_attn_index={self.flash_attn_index!r}, isaacsim_index={self.isaacsim_index!r}, companion_metadata={self.companion_metadata!r})"
+  return self.__class__.__qualname__ + f"(meta={self.meta!r}, toolkit={self.toolkit!r}, driver_branch={self.driver_branch!r}, sm={self.sm!r}, gpu={self.gpu!r}, torch={self.torch!r}, torch_index={self.torch_index!r}, vllm={self.vllm!r}, ray={self.ray!r}, flash_attn={self.flash_attn!r}, isaacsim={self.isaacsim!r}, omnigibson={self.omnigibson!r}, os_release={self.os_release!r}, first_release={self.first_release!r}, ptx_isa={self.ptx_isa!r}, soname={self.soname!r}, libstdcxx={self.libstdcxx!r}, import_name={self.import_name!r}, removed_symbol={self.removed_symbol!r}, companion={self.companion!r}, override={self.override!r}, bound={self.bound!r}, wheel_platform={self.wheel_platform!r}, known_bad={self.known_bad!r}, constant={self.constant!r}, signature={self.signature!r}, cuda_error={self.cuda_error!r}, arch_floor={self.arch_floor!r}, torch_wheel={self.torch_wheel!r}, vllm_metadata={self.vllm_metadata!r}, ray_wheels={self.ray_wheels!r}, flash_attn_index={self.flash_attn_index!r}, isaacsim_index={self.isaacsim_index!r}, companion_metadata={self.companion_metadata!r})"
  return __repr__
-FUNCTIONS['b3325885b0a267f3e7667883af602069cd51103e57d46f02fc75ef00e92bfa16'] = __create_fn__
+FUNCTIONS['42d4ce69828e9eb28e167245381f772cad392003c93ce50941ebbcba78536a01'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(module={self.module!r}, source={self.source!r}, distribution={self.distribution!r}, removed_by={self.removed_by!r}, removed_in={self.removed_in!r}, replacement={self.replacement!r}, verified={self.verified!r}, note={self.note!r})"
+  return self.__class__.__qualname__ + f"(module={self.module!r}, source={self.source!r}, distribution={self.distribution!r}, removed_by={self.removed_by!r}, removed_in={self.removed_in!r}, replacement={self.replacement!r}, verified={self.verified!r}, note={self.note!r}, apt={self.apt!r}, dnf={self.dnf!r}, brew={self.brew!r})"
  return __repr__
-FUNCTIONS['2de2acda7388fef27746ac72b1de1d4a8440c0799b55d52386c09cbaf4d789c7'] = __create_fn__
+FUNCTIONS['c05a0dc7de3d7823b2e80ba1084deabed6707ed7c277e09185b757d25f4862ba'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -590,6 +604,12 @@ def __create_fn__():
   return self.__class__.__qualname__ + f"(summary={self.summary!r}, applicability={self.applicability!r}, pip={self.pip!r}, pip_flags={self.pip_flags!r}, pip_uninstall={self.pip_uninstall!r}, env={self.env!r}, manual={self.manual!r})"
  return __repr__
 FUNCTIONS['7cac8bcceb125c3229aa82d0f4a9f6aa04fae2e6b57733ccd389d72dd7621390'] = __create_fn__
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(symbol={self.symbol!r}, removed_by={self.removed_by!r}, removed_in={self.removed_in!r}, source={self.source!r}, last={self.last!r}, library={self.library!r}, note={self.note!r})"
+ return __repr__
+FUNCTIONS['8db5e376e098c7a9c0b105f0be4c5260ecbdaacb1fa49bac942b07896832b115'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -718,8 +738,8 @@ def __create_fn__(_type_description, _type_reviewed, _type_generated_by, MISSING
  return __init__
 FUNCTIONS['bd16c98125829cee19f32e15000eba062d4db96715ddb43922cb796ef7de9137'] = __create_fn__
 
-def __create_fn__(_type_id, _type_pattern, _type_meaning, _type_source, _type_causes, _type_noise, _type_verified, _type_note, _type_extract, _type_context, _type_confirms, _type_requirer, _type_generic, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_causes, _dflt_noise, _dflt_verified, _dflt_note, _dflt_extract, _dflt_context, _dflt_confirms, _dflt_requirer, _dflt_generic, _return_type):
- def __init__(self,id:_type_id,pattern:_type_pattern,meaning:_type_meaning,source:_type_source,causes:_type_causes=_dflt_causes,noise:_type_noise=_dflt_noise,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,extract:_type_extract=_dflt_extract,context:_type_context=_dflt_context,confirms:_type_confirms=_dflt_confirms,requirer:_type_requirer=_dflt_requirer,generic:_type_generic=_dflt_generic)->_return_type:
+def __create_fn__(_type_id, _type_pattern, _type_meaning, _type_source, _type_causes, _type_noise, _type_verified, _type_note, _type_extract, _type_context, _type_context_before, _type_confirms, _type_requirer, _type_generic, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_causes, _dflt_noise, _dflt_verified, _dflt_note, _dflt_extract, _dflt_context, _dflt_context_before, _dflt_confirms, _dflt_requirer, _dflt_generic, _return_type):
+ def __init__(self,id:_type_id,pattern:_type_pattern,meaning:_type_meaning,source:_type_source,causes:_type_causes=_dflt_causes,noise:_type_noise=_dflt_noise,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,extract:_type_extract=_dflt_extract,context:_type_context=_dflt_context,context_before:_type_context_before=_dflt_context_before,confirms:_type_confirms=_dflt_confirms,requirer:_type_requirer=_dflt_requirer,generic:_type_generic=_dflt_generic)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'id',id)
   __dataclass_builtins_object__.__setattr__(self,'pattern',pattern)
   __dataclass_builtins_object__.__setattr__(self,'meaning',meaning)
@@ -730,11 +750,12 @@ def __create_fn__(_type_id, _type_pattern, _type_meaning, _type_source, _type_ca
   __dataclass_builtins_object__.__setattr__(self,'note',note)
   __dataclass_builtins_object__.__setattr__(self,'extract',extract)
   __dataclass_builtins_object__.__setattr__(self,'context',context)
+  __dataclass_builtins_object__.__setattr__(self,'context_before',context_before)
   __dataclass_builtins_object__.__setattr__(self,'confirms',confirms)
   __dataclass_builtins_object__.__setattr__(self,'requirer',requirer)
   __dataclass_builtins_object__.__setattr__(self,'generic',generic)
  return __init__
-FUNCTIONS['d95497351d8f7c71dbaee2b75bbba45cbc560698d8e080b7aac8b47579e50353'] = __create_fn__
+FUNCTIONS['50804c01902939236ba03382f5b3d86a2605a254dadd9d8f6d69f8fef40d5237'] = __create_fn__
 
 def __create_fn__(_type_isa, _type_cuda, _type_source, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_note, _return_type):
  def __init__(self,isa:_type_isa,cuda:_type_cuda,source:_type_source,note:_type_note=_dflt_note)->_return_type:
@@ -745,8 +766,8 @@ def __create_fn__(_type_isa, _type_cuda, _type_source, _type_note, MISSING, _HAS
  return __init__
 FUNCTIONS['5bcbaae724178c1d5cc7284c615df7e4d2a0693d43803dc76e2b597fd4e0dc22'] = __create_fn__
 
-def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _type_gpu, _type_torch, _type_torch_index, _type_vllm, _type_ray, _type_flash_attn, _type_isaacsim, _type_omnigibson, _type_os_release, _type_first_release, _type_ptx_isa, _type_soname, _type_libstdcxx, _type_import_name, _type_companion, _type_override, _type_bound, _type_wheel_platform, _type_known_bad, _type_constant, _type_signature, _type_cuda_error, _type_arch_floor, _type_torch_wheel, _type_vllm_metadata, _type_ray_wheels, _type_flash_attn_index, _type_isaacsim_index, _type_companion_metadata, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_meta, _dflt_toolkit, _dflt_driver_branch, _dflt_sm, _dflt_gpu, _dflt_torch, _dflt_torch_index, _dflt_vllm, _dflt_ray, _dflt_flash_attn, _dflt_isaacsim, _dflt_omnigibson, _dflt_os_release, _dflt_first_release, _dflt_ptx_isa, _dflt_soname, _dflt_libstdcxx, _dflt_import_name, _dflt_companion, _dflt_override, _dflt_bound, _dflt_wheel_platform, _dflt_known_bad, _dflt_constant, _dflt_signature, _dflt_cuda_error, _dflt_arch_floor, _dflt_torch_wheel, _dflt_vllm_metadata, _dflt_ray_wheels, _dflt_flash_attn_index, _dflt_isaacsim_index, _dflt_companion_metadata, _return_type):
- def __init__(self,meta:_type_meta=_HAS_DEFAULT_FACTORY,toolkit:_type_toolkit=_dflt_toolkit,driver_branch:_type_driver_branch=_dflt_driver_branch,sm:_type_sm=_dflt_sm,gpu:_type_gpu=_dflt_gpu,torch:_type_torch=_dflt_torch,torch_index:_type_torch_index=_dflt_torch_index,vllm:_type_vllm=_dflt_vllm,ray:_type_ray=_dflt_ray,flash_attn:_type_flash_attn=_dflt_flash_attn,isaacsim:_type_isaacsim=_dflt_isaacsim,omnigibson:_type_omnigibson=_dflt_omnigibson,os_release:_type_os_release=_dflt_os_release,first_release:_type_first_release=_dflt_first_release,ptx_isa:_type_ptx_isa=_dflt_ptx_isa,soname:_type_soname=_dflt_soname,libstdcxx:_type_libstdcxx=_dflt_libstdcxx,import_name:_type_import_name=_dflt_import_name,companion:_type_companion=_dflt_companion,override:_type_override=_dflt_override,bound:_type_bound=_dflt_bound,wheel_platform:_type_wheel_platform=_dflt_wheel_platform,known_bad:_type_known_bad=_dflt_known_bad,constant:_type_constant=_dflt_constant,signature:_type_signature=_dflt_signature,cuda_error:_type_cuda_error=_dflt_cuda_error,arch_floor:_type_arch_floor=_dflt_arch_floor,torch_wheel:_type_torch_wheel=_dflt_torch_wheel,vllm_metadata:_type_vllm_metadata=_dflt_vllm_metadata,ray_wheels:_type_ray_wheels=_dflt_ray_wheels,flash_attn_index:_type_flash_attn_index=_dflt_flash_attn_index,isaacsim_index:_type_isaacsim_index=_dflt_isaacsim_index,companion_metadata:_type_companion_metadata=_dflt_companion_metadata)->_return_type:
+def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _type_gpu, _type_torch, _type_torch_index, _type_vllm, _type_ray, _type_flash_attn, _type_isaacsim, _type_omnigibson, _type_os_release, _type_first_release, _type_ptx_isa, _type_soname, _type_libstdcxx, _type_import_name, _type_removed_symbol, _type_companion, _type_override, _type_bound, _type_wheel_platform, _type_known_bad, _type_constant, _type_signature, _type_cuda_error, _type_arch_floor, _type_torch_wheel, _type_vllm_metadata, _type_ray_wheels, _type_flash_attn_index, _type_isaacsim_index, _type_companion_metadata, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_meta, _dflt_toolkit, _dflt_driver_branch, _dflt_sm, _dflt_gpu, _dflt_torch, _dflt_torch_index, _dflt_vllm, _dflt_ray, _dflt_flash_attn, _dflt_isaacsim, _dflt_omnigibson, _dflt_os_release, _dflt_first_release, _dflt_ptx_isa, _dflt_soname, _dflt_libstdcxx, _dflt_import_name, _dflt_removed_symbol, _dflt_companion, _dflt_override, _dflt_bound, _dflt_wheel_platform, _dflt_known_bad, _dflt_constant, _dflt_signature, _dflt_cuda_error, _dflt_arch_floor, _dflt_torch_wheel, _dflt_vllm_metadata, _dflt_ray_wheels, _dflt_flash_attn_index, _dflt_isaacsim_index, _dflt_companion_metadata, _return_type):
+ def __init__(self,meta:_type_meta=_HAS_DEFAULT_FACTORY,toolkit:_type_toolkit=_dflt_toolkit,driver_branch:_type_driver_branch=_dflt_driver_branch,sm:_type_sm=_dflt_sm,gpu:_type_gpu=_dflt_gpu,torch:_type_torch=_dflt_torch,torch_index:_type_torch_index=_dflt_torch_index,vllm:_type_vllm=_dflt_vllm,ray:_type_ray=_dflt_ray,flash_attn:_type_flash_attn=_dflt_flash_attn,isaacsim:_type_isaacsim=_dflt_isaacsim,omnigibson:_type_omnigibson=_dflt_omnigibson,os_release:_type_os_release=_dflt_os_release,first_release:_type_first_release=_dflt_first_release,ptx_isa:_type_ptx_isa=_dflt_ptx_isa,soname:_type_soname=_dflt_soname,libstdcxx:_type_libstdcxx=_dflt_libstdcxx,import_name:_type_import_name=_dflt_import_name,removed_symbol:_type_removed_symbol=_dflt_removed_symbol,companion:_type_companion=_dflt_companion,override:_type_override=_dflt_override,bound:_type_bound=_dflt_bound,wheel_platform:_type_wheel_platform=_dflt_wheel_platform,known_bad:_type_known_bad=_dflt_known_bad,constant:_type_constant=_dflt_constant,signature:_type_signature=_dflt_signature,cuda_error:_type_cuda_error=_dflt_cuda_error,arch_floor:_type_arch_floor=_dflt_arch_floor,torch_wheel:_type_torch_wheel=_dflt_torch_wheel,vllm_metadata:_type_vllm_metadata=_dflt_vllm_metadata,ray_wheels:_type_ray_wheels=_dflt_ray_wheels,flash_attn_index:_type_flash_attn_index=_dflt_flash_attn_index,isaacsim_index:_type_isaacsim_index=_dflt_isaacsim_index,companion_metadata:_type_companion_metadata=_dflt_companion_metadata)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'meta',_dflt_meta() if meta is _HAS_DEFAULT_FACTORY else meta)
   __dataclass_builtins_object__.__setattr__(self,'toolkit',toolkit)
   __dataclass_builtins_object__.__setattr__(self,'driver_branch',driver_branch)
@@ -765,6 +786,7 @@ def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _typ
   __dataclass_builtins_object__.__setattr__(self,'soname',soname)
   __dataclass_builtins_object__.__setattr__(self,'libstdcxx',libstdcxx)
   __dataclass_builtins_object__.__setattr__(self,'import_name',import_name)
+  __dataclass_builtins_object__.__setattr__(self,'removed_symbol',removed_symbol)
   __dataclass_builtins_object__.__setattr__(self,'companion',companion)
   __dataclass_builtins_object__.__setattr__(self,'override',override)
   __dataclass_builtins_object__.__setattr__(self,'bound',bound)
@@ -781,10 +803,10 @@ def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _typ
   __dataclass_builtins_object__.__setattr__(self,'isaacsim_index',isaacsim_index)
   __dataclass_builtins_object__.__setattr__(self,'companion_metadata',companion_metadata)
  return __init__
-FUNCTIONS['fcef357a85fb2b39d550aa16cda9595e53a34dd7ea173df9b1d35cfdc85219f9'] = __create_fn__
+FUNCTIONS['46de3c7618649a9e67dabb16bd339eaf5b0e1c92ba0c0cc6b99bc25582d9347b'] = __create_fn__
 
-def __create_fn__(_type_module, _type_source, _type_distribution, _type_removed_by, _type_removed_in, _type_replacement, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_distribution, _dflt_removed_by, _dflt_removed_in, _dflt_replacement, _dflt_verified, _dflt_note, _return_type):
- def __init__(self,module:_type_module,source:_type_source,distribution:_type_distribution=_dflt_distribution,removed_by:_type_removed_by=_dflt_removed_by,removed_in:_type_removed_in=_dflt_removed_in,replacement:_type_replacement=_dflt_replacement,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:
+def __create_fn__(_type_module, _type_source, _type_distribution, _type_removed_by, _type_removed_in, _type_replacement, _type_verified, _type_note, _type_apt, _type_dnf, _type_brew, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_distribution, _dflt_removed_by, _dflt_removed_in, _dflt_replacement, _dflt_verified, _dflt_note, _dflt_apt, _dflt_dnf, _dflt_brew, _return_type):
+ def __init__(self,module:_type_module,source:_type_source,distribution:_type_distribution=_dflt_distribution,removed_by:_type_removed_by=_dflt_removed_by,removed_in:_type_removed_in=_dflt_removed_in,replacement:_type_replacement=_dflt_replacement,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,apt:_type_apt=_dflt_apt,dnf:_type_dnf=_dflt_dnf,brew:_type_brew=_dflt_brew)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'module',module)
   __dataclass_builtins_object__.__setattr__(self,'source',source)
   __dataclass_builtins_object__.__setattr__(self,'distribution',distribution)
@@ -793,8 +815,11 @@ def __create_fn__(_type_module, _type_source, _type_distribution, _type_removed_
   __dataclass_builtins_object__.__setattr__(self,'replacement',replacement)
   __dataclass_builtins_object__.__setattr__(self,'verified',verified)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
+  __dataclass_builtins_object__.__setattr__(self,'apt',apt)
+  __dataclass_builtins_object__.__setattr__(self,'dnf',dnf)
+  __dataclass_builtins_object__.__setattr__(self,'brew',brew)
  return __init__
-FUNCTIONS['99fc1aa0b41fafca2037ea3c7de4d8aa656f1916269f4916a6d08bab13c4c955'] = __create_fn__
+FUNCTIONS['47b80f6bdec7219bfe586ee90e8e38901e4c0d2c53927eb6bb42428f09e92dc6'] = __create_fn__
 
 def __create_fn__(_type_name, _type_kind, _type_source, _type_cuda_major, _type_pip, _type_pip_dir, _type_apt, _type_apt_nvidia, _type_dnf, _type_conda, _type_note, _type_unverified_fields, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_cuda_major, _dflt_pip, _dflt_pip_dir, _dflt_apt, _dflt_apt_nvidia, _dflt_dnf, _dflt_conda, _dflt_note, _dflt_unverified_fields, _return_type):
  def __init__(self,name:_type_name,kind:_type_kind,source:_type_source,cuda_major:_type_cuda_major=_dflt_cuda_major,pip:_type_pip=_dflt_pip,pip_dir:_type_pip_dir=_dflt_pip_dir,apt:_type_apt=_dflt_apt,apt_nvidia:_type_apt_nvidia=_dflt_apt_nvidia,dnf:_type_dnf=_dflt_dnf,conda:_type_conda=_dflt_conda,note:_type_note=_dflt_note,unverified_fields:_type_unverified_fields=_dflt_unverified_fields)->_return_type:
@@ -977,6 +1002,18 @@ def __create_fn__(_type_summary, _type_applicability, _type_pip, _type_pip_flags
  return __init__
 FUNCTIONS['c4b90cb599ba5e83b7afa8ad329d0427807d1eec3201787af1f9b527f9d72833'] = __create_fn__
 
+def __create_fn__(_type_symbol, _type_removed_by, _type_removed_in, _type_source, _type_last, _type_library, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_last, _dflt_library, _dflt_note, _return_type):
+ def __init__(self,symbol:_type_symbol,removed_by:_type_removed_by,removed_in:_type_removed_in,source:_type_source,last:_type_last=_dflt_last,library:_type_library=_dflt_library,note:_type_note=_dflt_note)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'symbol',symbol)
+  __dataclass_builtins_object__.__setattr__(self,'removed_by',removed_by)
+  __dataclass_builtins_object__.__setattr__(self,'removed_in',removed_in)
+  __dataclass_builtins_object__.__setattr__(self,'source',source)
+  __dataclass_builtins_object__.__setattr__(self,'last',last)
+  __dataclass_builtins_object__.__setattr__(self,'library',library)
+  __dataclass_builtins_object__.__setattr__(self,'note',note)
+ return __init__
+FUNCTIONS['d286f08eb565de566e88e1b40fd7e91be369221a6881f0fdf18fa4582eb697d6'] = __create_fn__
+
 def __create_fn__(_type_symbol_version, _type_gcc, _type_gcc_major, _type_source, _type_cxxabi_max, _type_libstdcxx_file, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_cxxabi_max, _dflt_libstdcxx_file, _dflt_note, _return_type):
  def __init__(self,symbol_version:_type_symbol_version,gcc:_type_gcc,gcc_major:_type_gcc_major,source:_type_source,cxxabi_max:_type_cxxabi_max=_dflt_cxxabi_max,libstdcxx_file:_type_libstdcxx_file=_dflt_libstdcxx_file,note:_type_note=_dflt_note)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'symbol_version',symbol_version)
@@ -1135,11 +1172,11 @@ FUNCTIONS['8b2b91df58e7301606f2392df7b57ddc98e03e1ece7e3565d49768bd8f8c728f'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('id','pattern','meaning','source','causes','noise','verified','note','extract','context','confirms','requirer','generic',):
+  if type(self) is cls or name in ('id','pattern','meaning','source','causes','noise','verified','note','extract','context','context_before','confirms','requirer','generic',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['89ffcadc2c4182feb27421352e0280c8d05c7dbc105ca0830705f68e8feafff3'] = __create_fn__
+FUNCTIONS['af8cea95b4e29437f816d89740eff58aa22a6840e48768ced3807715e41feb90'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1151,19 +1188,19 @@ FUNCTIONS['a97f3af12e54c168e022a140fb2b525333be09ee0fcf5fb908e23969cec6ed87'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','libstdcxx','import_name','companion','override','bound','wheel_platform','known_bad','constant','signature','cuda_error','arch_floor','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
+  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','libstdcxx','import_name','removed_symbol','companion','override','bound','wheel_platform','known_bad','constant','signature','cuda_error','arch_floor','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['ad2ebc46f6fe6bd2a00205bf6a9fc85dc908e06581b4545de38ad4b0d7d3f0b4'] = __create_fn__
+FUNCTIONS['f1e7ecbc816b7a3d06dbcfbfb0e995c0a0db44445f960d8a9f325f771ea9428d'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('module','source','distribution','removed_by','removed_in','replacement','verified','note',):
+  if type(self) is cls or name in ('module','source','distribution','removed_by','removed_in','replacement','verified','note','apt','dnf','brew',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['c4d4a232c8296737ec1f19b3c7a4201bc39b5e2fe4cfb60e86c54feae5484fab'] = __create_fn__
+FUNCTIONS['55a9d05bb86f9122b7cad5c0c7b0bd33fd5a1fb321aa03b5d070cc09da1acb77'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1268,6 +1305,14 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__delattr__(name)
  return __delattr__
 FUNCTIONS['ea1a48a20230d1ebf9170c967d6f35e86169a259dd8b3795011034cc5cd20635'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('symbol','removed_by','removed_in','source','last','library','note',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+FUNCTIONS['4c3cf9ce81ba2c0218d05e741b3037906f489dd7e2d9d8ad0df21f6e7a251847'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1391,11 +1436,11 @@ FUNCTIONS['ad3e3a85ece21a5e2b336c071ecbc841d63d2c14380526217b8e82a88311b6ba'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('id','pattern','meaning','source','causes','noise','verified','note','extract','context','confirms','requirer','generic',):
+  if type(self) is cls or name in ('id','pattern','meaning','source','causes','noise','verified','note','extract','context','context_before','confirms','requirer','generic',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['3cf270cb983e77e8a96b33997077adff6dea1dfd0c6a6939485aeb481afd9ec0'] = __create_fn__
+FUNCTIONS['ad7cf4351bd688b8ae8a0cef7ba10cdceeb51155b0b6f1d0d2945b8a6ab37b76'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1407,19 +1452,19 @@ FUNCTIONS['871a920cce52157c0c246caac88dbf1098c64ea46df2a28ea76eca5564f48d30'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','libstdcxx','import_name','companion','override','bound','wheel_platform','known_bad','constant','signature','cuda_error','arch_floor','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
+  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','libstdcxx','import_name','removed_symbol','companion','override','bound','wheel_platform','known_bad','constant','signature','cuda_error','arch_floor','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['54f1c5e25a4a11217f28f6e4d29afc6698710ac23d8ac8f23401e28b865a7de0'] = __create_fn__
+FUNCTIONS['fd9f968b9f0e2b2d2c03a836151f9b91909365483900ab608db60534b50fd49e'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('module','source','distribution','removed_by','removed_in','replacement','verified','note',):
+  if type(self) is cls or name in ('module','source','distribution','removed_by','removed_in','replacement','verified','note','apt','dnf','brew',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['403f5c6d4248a00a828362908dc97cff7c01396901d4fa795e7944b9f9de839b'] = __create_fn__
+FUNCTIONS['d4fe054db8f29aead3f40d373d2eee42f8e441f51b2249c024b3b53766a97b5c'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1524,6 +1569,14 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__setattr__(name, value)
  return __setattr__
 FUNCTIONS['670808b5a18a4d8824ee24df5c5afa2e8da54cdf47637de11bea3163852655e9'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('symbol','removed_by','removed_in','source','last','library','note',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+FUNCTIONS['8a07f42532256c980975065815fd7e746a5f3646a8751b6b3b338bcd6e7f54a3'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

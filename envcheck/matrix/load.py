@@ -144,6 +144,7 @@ _IDENTITY: dict[str, Callable[[Any], object]] = {
     "soname": lambda e: (e.name, e.cuda_major),
     "libstdcxx": lambda e: e.symbol_version,
     "import_name": lambda e: e.module,
+    "removed_symbol": lambda e: e.symbol,
     "companion": lambda e: (e.package, e.version),
     "override": lambda e: (e.package, str(e.replaces), str(e.torch)),
     "bound": lambda e: (
@@ -199,6 +200,7 @@ def merge(parsed: Iterable[tuple[str, MatrixFile]]) -> Matrix:
         sonames=values["soname"],
         libstdcxx=values["libstdcxx"],
         import_names=values["import_name"],
+        removed_symbols=values["removed_symbol"],
         companions=values["companion"],
         overrides=values["override"],
         bounds=values["bound"],

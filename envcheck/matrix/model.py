@@ -30,6 +30,7 @@ from envcheck.matrix.schema import (
     Override,
     PtxIsa,
     RayRelease,
+    RemovedSymbol,
     Signature,
     SmSupport,
     Soname,
@@ -134,6 +135,7 @@ class Matrix:
     sonames: tuple[Soname, ...] = ()
     libstdcxx: tuple[Libstdcxx, ...] = ()
     import_names: tuple[ImportName, ...] = ()
+    removed_symbols: tuple[RemovedSymbol, ...] = ()
     companions: tuple[Companion, ...] = ()
     overrides: tuple[Override, ...] = ()
     bounds: tuple[Bound, ...] = ()
@@ -333,6 +335,10 @@ class Matrix:
             if found is not None:
                 return found
         return None
+
+    def removed_symbol(self, symbol: str) -> RemovedSymbol | None:
+        """The library release that removed the C symbol ``symbol``; None when unknown."""
+        return next((e for e in self.removed_symbols if e.symbol == symbol), None)
 
     def soname_wheels(self, library: str) -> tuple[str, ...]:
         """The pip wheels that ship ``library`` (a name without its .so suffix: ``libcublas``)

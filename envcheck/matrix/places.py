@@ -38,6 +38,7 @@ PLACES: dict[str, tuple[str, ...]] = {
     "first_release": ("packages",),
     "ptx_isa": ("cuda",),
     "import_name": ("packages",),
+    "removed_symbol": ("packages",),
     "isaacsim": ("simulators",),
     "omnigibson": ("simulators",),
     "constant": ("packages", "hardware", "simulators", "cuda"),

@@ -223,6 +223,27 @@ class ImportName:
     replacement: str | None = None
     verified: bool = True
     note: str | None = None
+    # a standard-library module compiled only when a C library's headers were present when that
+    # Python was built (`_lzma`: liblzma): the OS development packages it needs
+    apt: str | None = None
+    dnf: str | None = None
+    brew: str | None = None
+
+
+@dataclass(frozen=True)
+class RemovedSymbol:
+    """A C symbol a release of a library removed (``iJIT_NotifyEvent``, gone from MKL 2024.1):
+    a binary built against an earlier release fails with `undefined symbol: <symbol>` when the
+    newer one loads. ``removed_by`` is the package that ships the library (its conda and pip
+    name), ``removed_in`` the first release without it, ``last`` the last release with it."""
+
+    symbol: str
+    removed_by: str
+    removed_in: Version
+    source: str
+    last: str | None = None
+    library: str | None = None  # the library as users know it ("Intel MKL")
+    note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -435,6 +456,9 @@ class Signature:
     # ``context`` lines after the first one): each group is a fact (envcheck/triage/extract.py)
     extract: tuple[str, ...] = ()
     context: int = 0
+    # the lines before the first match the extractors also read, as one block ending at the
+    # line before it (a traceback's frames above `ImportError: cannot import name ...`)
+    context_before: int = 0
     # causes the line itself establishes, whatever the node's facts say ("sm_120 is not
     # compatible with the current PyTorch installation" is TOR101 by definition)
     confirms: tuple[str, ...] = ()
@@ -511,6 +535,7 @@ class MatrixFile:
     soname: tuple[Soname, ...] = ()
     libstdcxx: tuple[Libstdcxx, ...] = ()
     import_name: tuple[ImportName, ...] = ()
+    removed_symbol: tuple[RemovedSymbol, ...] = ()
     companion: tuple[Companion, ...] = ()
     override: tuple[Override, ...] = ()
     bound: tuple[Bound, ...] = ()

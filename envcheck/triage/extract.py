@@ -135,6 +135,8 @@ FACTS: dict[str, str] = {
     "module": "a Python module the import system could not find (No module named 'X')",
     "import_name": "a name an import could not find in a module (cannot import name 'X')",
     "from_module": "the module that import read it from (cannot import name 'X' from 'Y')",
+    "importer_file": "the file of the innermost traceback frame above a failed import, under "
+    "site-packages (the module whose import statement failed)",
     "gcc_max": "the newest gcc major the CUDA toolkit's host_config.h accepts",
     "extension": "a C++/CUDA extension a JIT or setup.py build was compiling",
 }

@@ -201,10 +201,19 @@ def log_facts(path: str, scan: ScanResult) -> tuple[LogFact, ...]:
     def text_of(line: int, shown: str) -> str:
         return next((text for _, text in whole.get(line - 1, ())), shown)
 
+    above = {
+        t.first.line: t.signature.context_before
+        for t in scan.tallies.values()
+        if t.signature.extract and t.signature.context_before > 0
+    }
+    before = read_before(path, above) if above and path != "-" else {}
     for tally in scan.tallies.values():
         sig = tally.signature
         if not sig.extract:
             continue
+        earlier = before.get(tally.first.line)
+        if earlier:  # the lines above the first match, as one block ending just before it
+            facts += extract(sig, earlier[0][0], "\n".join(text for _, text in earlier))
         facts += extract(sig, tally.first.line, text_of(tally.first.line, tally.first.text))
         if tally.last.line != tally.first.line:
             facts += extract(sig, tally.last.line, text_of(tally.last.line, tally.last.text))
@@ -242,6 +251,35 @@ def read_context(
 
 
 SHOWN_CONTEXT = 1000
+
+
+def read_before(path: str, wanted: dict[int, int]) -> dict[int, list[tuple[int, str]]]:
+    """The ``wanted[line]`` lines before each wanted line (numbered, in file order), read in
+    one pass that stops at the last wanted line."""
+    out: dict[int, list[tuple[int, str]]] = {}
+    last, keep = max(wanted), max(wanted.values())
+    window: list[tuple[int, str]] = []
+    try:
+        stream, _ = open_log(path)
+    except InputError:
+        return out
+    try:
+        for number, raw in enumerate(stream, 1):
+            if number > last:
+                break
+            if number in wanted:
+                out[number] = window[len(window) - min(wanted[number], len(window)) :]
+            text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            window = (
+                [*window[1 - keep :], (number, text[:SHOWN_CONTEXT])]
+                if keep > 1
+                else [(number, text[:SHOWN_CONTEXT])]
+            )
+    except (OSError, EOFError, gzip.BadGzipFile):
+        pass
+    finally:
+        stream.close()
+    return out
 
 
 def judge(

@@ -576,6 +576,29 @@ EXAMPLES += [
         "cannot-import-name",
     ),
     ("ModuleNotFoundError: No module named 'cv2'", "no-module-named"),
+    ("ImportError: No module named torch", "no-module-named-bare"),
+    (
+        "ValueError: numpy.dtype size changed, may indicate binary incompatibility. Expected 96 "
+        "from C header, got 88 from PyObject",
+        "numpy-size-changed",
+    ),
+    (
+        "RuntimeError: Couldn't load custom C++ ops. This can happen if your PyTorch and "
+        "torchvision versions are incompatible, or if you had errors while compiling torchvision "
+        "from source.",
+        "torchvision-custom-ops-not-loaded",
+    ),
+    (
+        "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA "
+        "major versions. PyTorch has CUDA Version=11.8 and torchvision has CUDA Version=12.1.",
+        "torchvision-cuda-major-differs",
+    ),
+    ("ImportError: cannot import name Conv1D", "cannot-import-name-bare"),
+    (
+        "AttributeError: `np.float_` was removed in the NumPy 2.0 release. Use `np.float64` "
+        "instead.",
+        "numpy2-removed-attribute",
+    ),
     ("AttributeError: module 'numpy' has no attribute 'float'", "module-has-no-attribute"),
     (
         "/usr/local/cuda/include/crt/host_config.h:143:2: error: #error -- unsupported GNU "

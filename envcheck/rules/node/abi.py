@@ -20,6 +20,7 @@ from packaging.utils import canonicalize_name
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.model import Matrix
+from envcheck.matrix.schema import RemovedSymbol
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
@@ -101,8 +102,9 @@ def extension_undefined_symbol(facts: Facts) -> Iterable[Hit]:
     compare versions on the node. macOS's `Symbol not found` (dlopen) and Windows' `DLL load
     failed ... The specified procedure could not be found` are read the same way; an extension
     outside site-packages (built in place) gets the rebuild; torch's own library or a CUDA
-    wheel's that misses a CUDA runtime symbol names the mixed CUDA copies. Only a log states an
-    undefined symbol.
+    wheel's that misses a CUDA runtime symbol names the mixed CUDA copies; a symbol a library
+    release removed (the matrix's `[[removed_symbol]]`: `iJIT_NotifyEvent`, gone from MKL
+    2024.1) names the last release that has it. Only a log states an undefined symbol.
 
     ## Why it matters
     An extension compiled against one torch (or C++ ABI, CUDA major, Python) links symbols
@@ -148,6 +150,9 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
             f"line {line.line} does not name the extension's path and the symbol",
             "libraries.unresolved",
         )
+    removed = facts.matrix.removed_symbol(symbol)
+    if removed is not None:
+        return _removed_symbol(facts, line, path, removed)
     owned = owner(path, facts.matrix)
     if owned is None:
         return _source_build(facts, line, path, symbol)
@@ -190,8 +195,8 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
         cause = f"{have}'s extension was built against another torch than {torch}{abi}"
         summary = (
             f"Install the {dist} build made for {torch} (its wheel for that torch and CUDA), or "
-            f"rebuild it against the installed torch: pip install --no-build-isolation "
-            f"--no-cache-dir --force-reinstall {pin} "
+            f"rebuild it against the installed torch: pip install {pin} --no-build-isolation "
+            f"--no-cache-dir --force-reinstall "
             f"(with --no-binary {dist} to compile it here when the index only has the mismatched "
             "wheel)"
         )
@@ -216,7 +221,7 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
         summary = (
             f"Install the {dist} build for torch's CUDA ({_torch_text(facts)}), and drop CUDA "
             f"toolkit directories from LD_LIBRARY_PATH; or rebuild: pip install "
-            f"--no-build-isolation --no-cache-dir --force-reinstall {pin} "
+            f"{pin} --no-build-isolation --no-cache-dir --force-reinstall "
             f"(with --no-binary {dist} to compile it here when the index only has the mismatched "
             "wheel)"
         )
@@ -235,11 +240,14 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
         )
         summary = (
             f"Reinstall {dist} so it is built against the installed libraries: pip install "
-            f"--no-build-isolation --no-cache-dir --force-reinstall {pin} "
+            f"{pin} --no-build-isolation --no-cache-dir --force-reinstall "
             f"(with --no-binary {dist} to compile it here when the index only has the mismatched "
             "wheel)"
         )
         actions = [rebuild]
+    known = facts.matrix.import_name(top)
+    if known is not None and known.note:  # which distribution ships the extension, where
+        summary += f". {known.note}"
     return Hit(
         f"{path} (package {dist}, line {line.line}) cannot resolve {shown}, which {source_text(source)} "
         f"should provide: {cause}",
@@ -253,6 +261,40 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
             "provider": source,
         },
         fix=fix(summary, "manual", *actions),
+    )
+
+
+def _removed_symbol(facts: Facts, line: LogLine, path: str, entry: RemovedSymbol) -> Hit:
+    """A symbol a release of the library it belongs to removed (the `[[removed_symbol]]`
+    table): the library that fails was built against an earlier release; pin the last one
+    that has it until the failing package has a build for the new one."""
+    name = entry.removed_by
+    have = facts.known_version(name)
+    here = f" ({name} {have} is installed)" if have is not None else ""
+    last = entry.last or f"<{entry.removed_in}"
+    pin = f"{name}=={last}" if entry.last else f"{name}<{entry.removed_in}"
+    library = entry.library or name
+    note = f" {entry.note}" if entry.note else ""
+    return Hit(
+        f"{path} (line {line.line}) cannot resolve {entry.symbol}, which {library} "
+        f"{entry.removed_in} removed{here}: it was built against {library} {last} or older "
+        f"and a newer {name} loads.{note}",
+        evidence={
+            "line": line.line,
+            "library": path,
+            "symbol": entry.symbol,
+            "removed_by": name,
+            "removed_in": str(entry.removed_in),
+        },
+        fix=fix(
+            f"Install the last {library} release that has {entry.symbol}: conda install "
+            f"{pin} (in a conda environment; mamba install {pin}), or pip install "
+            f'"{name}<{entry.removed_in}"; pin it (an environment.yml `- {pin}` line) until the '
+            "failing package has a build for the newer release",
+            "manual",
+            manual(f"conda install {pin}"),
+            pip_install(f"{name}<{entry.removed_in}"),
+        ),
     )
 
 
@@ -366,3 +408,60 @@ def source_text(source: str) -> str:
         "python": "the Python C API",
         "other": "a library the extension links",
     }[source]
+
+
+@from_log("VLM101")
+def vllm_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
+    """`vllm/_C.abi3.so: undefined symbol: <a torch symbol>`: vLLM's compiled ops were built
+    against another torch than the one installed (each vLLM release pins torch with `==`); the
+    line establishes it whatever the node says. The fix is the torch the installed vLLM pins
+    (the matrix's `[[vllm]]` entry when the node states vLLM's version), or vLLM reinstalled so
+    that pip brings that torch back."""
+    symbol = line.stated.get("undefined_symbol")
+    if symbol is None or provider(symbol) != "torch":
+        raise NotStated(
+            f"line {line.line} does not show a torch symbol: VLM101 compares vLLM's torch pin "
+            "with the node's torch",
+            "packages.vllm",
+        )
+    readable = demangle(symbol)
+    shown = f"{symbol} ({readable})" if readable else symbol
+    vllm = facts.known_version("vllm")
+    release = facts.matrix.vllm_release(vllm) if vllm is not None else None
+    torch = _torch_text(facts)
+    pinned = [
+        f"{name}{spec}"
+        for name, spec in (
+            ("torch", release.torch if release else None),
+            ("torchvision", release.torchvision if release else None),
+        )
+        if spec is not None and str(spec).startswith("==")
+    ]
+    have = f"vllm {vllm}" if vllm is not None else "the installed vLLM"
+    if pinned:
+        summary = (
+            f"Install the torch {have} pins: pip install {' '.join(pinned)} (from the index "
+            f"of the CUDA variant you use); or pip install vllm=={vllm} --force-reinstall, "
+            "which brings that torch back"
+        )
+        actions = [pip_install(*pinned)]
+    else:
+        again = f"vllm=={vllm}" if vllm is not None else "vllm"
+        summary = (
+            f"Install the torch the installed vLLM pins (`pip show vllm`: Requires torch==X): "
+            f"pip install torch==<that version>; or reinstall vLLM so pip brings its torch: "
+            f"pip install {again} --force-reinstall; a vLLM built from source: rebuild it "
+            "against this torch (python use_existing_torch.py, then pip install -e . "
+            "--no-build-isolation)"
+        )
+        actions = [
+            manual("pip show vllm  (Requires: torch==X, the torch its ops were built for)"),
+            pip_install(again, flags=("--force-reinstall",)),
+        ]
+    return Hit(
+        f"vLLM's compiled ops ({line.stated.get('library_path') or 'vllm/_C'}, line {line.line}) "
+        f"cannot resolve {shown}, a torch symbol: {have} was built against another torch than "
+        f"{torch} (vLLM pins torch exactly)",
+        evidence={"line": line.line, "symbol": symbol, "demangled": readable, "vllm": str(vllm)},
+        fix=fix(summary, "manual", *actions),
+    )

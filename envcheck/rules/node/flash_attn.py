@@ -113,6 +113,11 @@ def _flash_attn_fix(facts: Facts, torch: Version | None, *, old_abi: bool | None
             f"; the old-ABI wheels of {broken[0]} to {broken[-1]} ask for C++11-ABI symbols "
             "(flash-attention#1783)"
         )
+    # compiling here works for any torch, at the cost of a long build (threads' usual fix)
+    summary += (
+        "; or build it here against the installed torch: pip install flash-attn "
+        "--no-build-isolation --no-cache-dir (MAX_JOBS=4 bounds the compile's memory)"
+    )
     return fix(
         summary,
         "safe",

@@ -11,6 +11,7 @@ importing package states.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterable
 
@@ -19,6 +20,7 @@ from packaging.utils import canonicalize_name
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
+from envcheck.matrix.schema import ImportName
 from envcheck.model.finding import Action, Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
@@ -30,6 +32,13 @@ def distribution_of(facts: Facts, module: str) -> str:
     if entry is not None and entry.distribution:
         return canonicalize_name(entry.distribution)
     return canonicalize_name(module.split(".", maxsplit=1)[0])
+
+
+def spelled(module: str, dist: str) -> str:
+    """The name a user types for ``dist``: the import's top-level name when it names the same
+    distribution (huggingface_hub, typing_extensions), else the distribution's name."""
+    top = module.split(".", maxsplit=1)[0]
+    return top if canonicalize_name(top) == dist else dist
 
 
 def _requirers(facts: Facts, dist: str) -> list[tuple[str, str]]:
@@ -83,6 +92,9 @@ def import_name_missing(facts: Facts) -> Iterable[Hit]:
 @from_log("PY150")
 def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
     name, module = line.stated.get("import_name"), line.stated.get("from_module")
+    numpy_line = _NUMPY_REMOVED.search(line.text)
+    if numpy_line is not None:
+        return _numpy_removed(facts, line, numpy_line.group(1), numpy_line.group(2))
     if name is None:
         raise NotStated(f"line {line.line} is cut before the name", "packages")
     if module is None:  # Python < 3.8 does not name the module
@@ -132,8 +144,32 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
     version = facts.known_version(dist)
     have = f"{dist} {version}" if version is not None else f"the installed {dist}"
     wanted = _requirers(facts, dist)
+    importer = _importer(facts, line, dist)
+    typed = spelled(module, dist)
     actions: list[Action]
-    if (
+    if importer is not None and not wanted:
+        by, by_version = importer
+        by_have = f"{by} {by_version}" if by_version is not None else by
+        older = f'pip install "{dist}<{version}"' if version is not None else None
+        summary = (
+            f"{by_have} imports '{name}' from {dist}, which {have} does not have: upgrade "
+            f"{by} to a release made for this {dist} (pip install -U {by}), or install the "
+            f"{dist} release {by} was written for"
+            + (
+                f" ({older} when '{name}' was removed; pip install -U {typed} when it is newer)"
+                if older
+                else f" (pip install -U {typed} when '{name}' is newer; pin an older "
+                f"{dist} when it was removed)"
+            )
+            + f" - `pip show {by}` names the range it requires"
+        )
+        actions = [
+            pip_install(by, flags=("--upgrade",)),
+            pip_install(dist, flags=("--upgrade",)),
+            manual(f"pip show {by}  (Requires: the {dist} range it needs); pip check"),
+        ]
+        skew = f"{by_have} was written for another {dist} release"
+    elif (
         wanted
         and version is not None
         and not all(
@@ -151,7 +187,7 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
     else:
         summary = (
             f"Install the {dist} release the importing package was written for: pip install "
-            f"-U {dist} when '{name}' is newer than {have}; if it was removed, pin the last "
+            f"-U {typed} when '{name}' is newer than {have}; if it was removed, pin the last "
             f"{dist} release that has it, or upgrade the importing package to a release made "
             f"for this {dist} (`pip check` names the required range)"
         )
@@ -170,6 +206,53 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
         },
         fix=fix(summary, "manual", *actions),
     )
+
+
+# NumPy's own message for an alias a release removed (numpy/__init__.py __getattr__)
+_NUMPY_REMOVED = re.compile(
+    r"`np\.([A-Za-z0-9_]+)` was removed in the NumPy ([0-9]+)\.[0-9]+ release"
+)
+
+
+def _numpy_removed(facts: Facts, line: LogLine, name: str, major: str) -> Hit:
+    """NumPy's own line names the alias and the release that removed it: the importing code
+    was written for the NumPy major before; threads pin that major back (numpy<2) until the
+    importing package has a release for NumPy 2."""
+    version = facts.known_version("numpy")
+    have = f"numpy {version}" if version is not None else "the installed numpy"
+    pin = f"numpy<{major}"
+    return Hit(
+        f"NumPy {major}.0 removed np.{name}; {have} does not have it (line {line.line}): the "
+        f"package that uses it was written for NumPy < {major}",
+        evidence={"line": line.line, "name": name, "module": "numpy", "removed_in": f"{major}.0"},
+        fix=fix(
+            f'Install NumPy < {major}: pip install "{pin}" (and pin it for later installs), or '
+            f"upgrade the package that uses np.{name} to a release made for NumPy {major}",
+            "manual",
+            pip_install(pin),
+        ),
+    )
+
+
+_SITE_TOP = re.compile(r"[/\\](?:site|dist)-packages[/\\](?P<top>[A-Za-z0-9_.-]+)")
+
+
+def _importer(facts: Facts, line: LogLine, dist: str) -> tuple[str, object] | None:
+    """(distribution, installed version or None) of the package whose import statement failed:
+    the innermost site-packages frame above the line (``importer_file``); None when the
+    traceback does not show it, or shows the imported package itself."""
+    path = line.stated.get("importer_file")
+    found = _SITE_TOP.search(path) if path else None
+    if found is None:
+        return None
+    top = found.group("top")
+    top = top.removesuffix(".py") if top.endswith(".py") else top.split(".", 1)[0]
+    if top.startswith("_") or top.endswith((".dist-info", ".egg-info")):
+        return None
+    by = distribution_of(facts, top)
+    if by == dist:
+        return None
+    return by, facts.known_version(by)
 
 
 def _removed_name(facts: Facts, line: LogLine, module: str, name: str) -> Hit | None:
@@ -223,6 +306,51 @@ def _removed_name(facts: Facts, line: LogLine, module: str, name: str) -> Hit | 
             pip_install(f"{spelled}<{when}"),
         ),
     )
+
+
+def _stdlib_not_built(
+    line: LogLine, module: str, entry: ImportName, evidence: dict[str, object]
+) -> Hit:
+    """A standard-library C module (`_lzma`, `_ctypes`, `_sqlite3`) that the interpreter was
+    built without: its build (pyenv, asdf, a source build) lacked the C library's headers, so
+    the module was skipped; no pip package provides it. The fix is the OS development package
+    and a rebuild of that Python (or a Python from the OS, conda or uv, which have it)."""
+    where = _STDLIB_PATH.search(line.text)
+    interpreter = where.group("python") if where else None
+    rebuild = (
+        f"pyenv install --force {interpreter}  (or rebuild that Python from source)"
+        if interpreter
+        else "pyenv install --force <the version>  (or rebuild that Python from source)"
+    )
+    words = [
+        f"{cmd} {pkg}"
+        for cmd, pkg in (
+            ("sudo apt-get install", entry.apt),
+            ("dnf install", entry.dnf),
+            ("brew install", entry.brew),
+        )
+        if pkg
+    ]
+    evidence |= {"apt": entry.apt, "dnf": entry.dnf, "brew": entry.brew}
+    return Hit(
+        f"the interpreter has no {module} (line {line.line}), a standard-library module it "
+        "compiles only when the C library's development headers are present: this Python was "
+        f"built (pyenv, asdf, from source) without {entry.apt or entry.dnf or entry.brew}",
+        evidence=evidence,
+        fix=fix(
+            f"Install the development package ({' or '.join(words)}), then rebuild that "
+            "Python (pyenv install --force <version>, or make && make install again) and "
+            "recreate the virtual environment; or use a Python from the OS, conda or uv, "
+            f"which ship {module}. pip cannot install {module}.",
+            "manual",
+            *(manual(w) for w in words),
+            manual(rebuild),
+        ),
+    )
+
+
+# ".../versions/3.8.12/lib/python3.8/lzma.py" in the traceback: pyenv's interpreter version
+_STDLIB_PATH = re.compile(r"versions/(?P<python>3\.[0-9]+\.[0-9]+)/lib/python3")
 
 
 def _missing_in_source_build(
@@ -319,6 +447,8 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
                 pip_install(f"{by}<{when}"),
             ),
         )
+    if entry is not None and entry.module == module and (entry.apt or entry.dnf or entry.brew):
+        return _stdlib_not_built(line, module, entry, evidence)
     parts = module.split(".")
     dist = distribution_of(facts, module)
     evidence["distribution"] = dist
@@ -369,7 +499,8 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         f"{line.line}){named}",
         evidence=evidence,
         fix=fix(
-            f"Install {dist} in the environment that runs the job: python -m pip install {dist} "
+            f"Install {dist} in the environment that runs the job: python -m pip install "
+            f"{spelled(module, dist)} "
             f"(if a package's build failed with it, pip built that package in an isolated "
             f"environment: install {dist} first, then pip install --no-build-isolation "
             f"<the package>).{note}",

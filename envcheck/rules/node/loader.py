@@ -153,20 +153,49 @@ def _soname_actions(
             actions.append(
                 manual(f"if {wheel} is installed: export LD_LIBRARY_PATH={folder}:$LD_LIBRARY_PATH")
             )
-    for field, command in (
-        (entry.apt, "apt install"),
-        (entry.dnf, "dnf install"),
-        (entry.conda, "conda install -c conda-forge"),
+    for field, command, run in (
+        # the spelling threads use: `apt-get install` in the summary, `-y` in the command
+        (entry.apt, "apt-get install", "sudo apt-get install -y"),
+        (entry.dnf, "dnf install", "dnf install"),
+        (entry.conda, "conda install -c conda-forge", "conda install -c conda-forge"),
     ):
         found = package_names(field)
         if found:
             name = found[0].replace("3.X", f"3.{minor.group(1)}") if minor else found[0]
             words.append(f"{command} {name}")
-            actions.append(manual(f"{command} {name}"))
-    if not wheels and not entry.apt and entry.apt_nvidia:
-        words.append(f"apt install {entry.apt_nvidia} (NVIDIA's CUDA repository; X = CUDA minor)")
-        actions.append(manual(f"apt install {entry.apt_nvidia} (X = the CUDA minor)"))
+            actions.append(manual(f"{run} {name}"))
+    if entry.apt_nvidia:
+        name = entry.apt_nvidia.split(" (")[0]
+        words.append(f"apt-get install {name} (NVIDIA's CUDA repository; X = the CUDA minor)")
+        actions.append(manual(f"sudo apt-get install -y {name}  (NVIDIA's CUDA repository)"))
+    if entry.kind in _TOOLKIT_KINDS:
+        # NVIDIA's installation guide, post-installation actions: the toolkit's lib64 on
+        # LD_LIBRARY_PATH; a conda environment's CUDA packages install into $CONDA_PREFIX/lib
+        words.append(
+            "if the CUDA toolkit or a conda package already has it: export "
+            "LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH (or "
+            "$CONDA_PREFIX/lib in a conda environment)"
+        )
+        actions.append(
+            manual(
+                "if the toolkit has it: export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH"
+            )
+        )
+        if entry.conda:
+            actions.append(
+                manual(
+                    "if the conda package has it: export "
+                    "LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH"
+                )
+            )
     return words, actions
+
+
+# libraries of the CUDA toolkit (and cuDNN / NCCL), which a toolkit install puts in
+# /usr/local/cuda/lib64 and conda's packages in $CONDA_PREFIX/lib
+_TOOLKIT_KINDS = frozenset(
+    {"cuda-runtime", "cuda-math", "cuda-compiler", "cuda-tools", "cudnn", "nccl"}
+)
 
 
 @from_log("SYS150")
@@ -230,9 +259,13 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
     elif via is not None:
         notes = f"{soname} ships with {via}. " + notes
     for_cuda = f" for torch's CUDA {major}" if major is not None and entries[0].cuda_major else ""
+    # the table's notes are advice about the fix (another package, the headless wheel, the
+    # container's GPUs): they go with it; the message keeps what the name itself says
+    advice = " ".join(dict.fromkeys(e.note for e in entries if e.note))
+    said = notes.replace(advice, "").strip() if advice else notes
     return Hit(
         f"the loader cannot find {soname}{by} (line {line.line}), a {kind} library{for_cuda}: "
-        f"the package that ships it is not installed, or not where the loader looks. {notes}".strip(),
+        f"the package that ships it is not installed, or not where the loader looks. {said}".strip(),
         evidence={
             "line": line.line,
             "soname": soname,
@@ -249,7 +282,9 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
             ],
         },
         fix=fix(
-            f"Install what ships {soname}: " + " or ".join(words or ["see the matrix entry"]),
+            f"Install what ships {soname}: "
+            + " or ".join(words or ["see the matrix entry"])
+            + (f". {advice}" if advice else ""),
             "manual",
             *actions,
         ),
@@ -425,8 +460,9 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         summary = (
             f"Upgrade the conda environment's libstdc++ to GCC >= {at_least}: conda install -c "
             f"conda-forge libstdcxx-ng (a release >= {at_least}), or conda install -c "
-            f"conda-forge gcc (>= {at_least}, which brings it); or make the process load the "
-            f"system's newer copy first: export LD_PRELOAD={system_copy}, or "
+            f"conda-forge gcc{'=' + gcc if gcc else ''} (which brings it); or make the process "
+            f"load the system's newer copy first: export LD_PRELOAD={system_copy}, export "
+            f"LD_LIBRARY_PATH={system_copy.rsplit('/', 1)[0]}:$LD_LIBRARY_PATH, or "
             f"ln -sf {system_copy} {prefix}/lib/libstdc++.so.6"
         )
         actions.append(
@@ -439,13 +475,17 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         actions.append(manual(f"conda install -c conda-forge '{gcc_pkg}'"))
         if system_has is not False:
             actions.append(manual(f"export LD_PRELOAD={system_copy}"))
+            actions.append(
+                manual(f"export LD_LIBRARY_PATH={system_copy.rsplit('/', 1)[0]}:$LD_LIBRARY_PATH")
+            )
             actions.append(manual(f"ln -sf {system_copy} {prefix}/lib/libstdc++.so.6"))
         actions.append(check)
     elif copy == "system":
         summary = (
             f"The system libstdc++ is older than GCC {gcc or '?'}: put a newer libstdc++.so.6 "
             "first on the loader's path: in a conda environment, conda install -c conda-forge "
-            f"libstdcxx-ng (a release >= {at_least}) and export "
+            f"libstdcxx-ng (a release >= {at_least}; or conda install -c conda-forge gcc, "
+            "which brings it) and export "
             "LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH (or LD_PRELOAD "
             "$CONDA_PREFIX/lib/libstdc++.so.6); or upgrade the OS's libstdc++6 (Ubuntu: the "
             "ppa:ubuntu-toolchain-r/test PPA) or use a newer OS image"

@@ -54,6 +54,9 @@ def numpy1_module_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """NumPy 2 prints 'A module that was compiled using NumPy 1.x cannot be run in NumPy X as
     it may crash' when an extension built against NumPy 1 imports it: the line names the NumPy
     installed, and the module (the traceback above it) needs NumPy 1 or a rebuild."""
+    size = _SIZE_CHANGED.search(line.text)
+    if size is not None:
+        return _numpy_abi_size(facts, line, size.group(1))
     found = re.search(r"NumPy ([0-9][0-9.]*[0-9]) as it may crash", line.text)
     if found is None:
         raise NotStated("the line does not name the NumPy release", "packages.numpy")
@@ -89,6 +92,34 @@ def numpy1_module_in_log(facts: Facts, line: LogLine) -> Hit | None:
             f"Install NumPy 1.x (numpy<2, NumPy's own advice on line {line.line}) and pin it for "
             "later installs, or upgrade the affected module to a release built for NumPy 2",
             "safe",
+            pip_install("numpy<2"),
+        ),
+    )
+
+
+# a compiled module's check of NumPy's structure sizes (Cython's size check): the module was
+# built against one NumPy ABI (1.x or 2.x) and another loads
+_SIZE_CHANGED = re.compile(
+    r"numpy\.(dtype|ndarray) size changed, may indicate binary incompatibility"
+)
+
+
+def _numpy_abi_size(facts: Facts, line: LogLine, what: str) -> Hit:
+    """`numpy.dtype size changed, may indicate binary incompatibility. Expected 96 from C
+    header, got 88 from PyObject`: a compiled module (pandas, scikit-learn, a Cython extension)
+    and the installed NumPy are of different ABIs; threads pin NumPy 1.x back (the last, 1.26.4)
+    until every compiled module has a build for NumPy 2, or reinstall the module."""
+    numpy = facts.known_version("numpy")
+    have = f"numpy {numpy}" if numpy is not None else "the installed numpy"
+    return Hit(
+        f"a compiled module and {have} disagree on the size of numpy.{what} (line {line.line}): "
+        "it was built against another NumPy ABI (NumPy 1.x and 2.x differ)",
+        evidence={"line": line.line, "numpy": str(numpy) if numpy is not None else None},
+        fix=fix(
+            f'Install NumPy 1.x: pip install "numpy<2" (numpy=={_LAST_NUMPY1}, the last 1.x '
+            "release) and pin it, or reinstall the compiled module the traceback names for "
+            "the installed NumPy (pip install --force-reinstall --no-cache-dir <module>)",
+            "manual",
             pip_install("numpy<2"),
         ),
     )

@@ -191,6 +191,24 @@ def _newest_accepted_major(accepted: SpecifierSet) -> int:
     return 9
 
 
+_DISTRO = {"ubuntu": "Ubuntu", "debian": "Debian", "rhel": "RHEL", "rocky": "Rocky Linux"}
+
+
+def _with_glibc(facts: Facts, needed: str) -> str:
+    """The LTS releases of common distributions whose glibc has ``needed`` (the matrix's
+    `[[os_release]]`), oldest first: where the wheel loads."""
+    try:
+        want = Version(needed)
+    except InvalidVersion:
+        return "Ubuntu 22.04 has 2.35"
+    best: dict[str, tuple[Version, str]] = {}
+    for r in facts.matrix.os_releases:
+        if r.os in _DISTRO and r.glibc >= want and (r.os not in best or r.glibc < best[r.os][0]):
+            best[r.os] = (r.glibc, f"{_DISTRO[r.os]} {r.version} has {r.glibc}")
+    ordered = [text for _, text in sorted(best.values())]
+    return ", ".join(ordered) if ordered else f"no distribution the matrix knows has {needed}"
+
+
 @rule("SYS132", "glibc-too-old-for-wheel", Severity.ERROR)
 def glibc_lacking(facts: Facts) -> Iterable[Hit]:
     """The system glibc is older than a compiled wheel needs
@@ -228,8 +246,10 @@ def glibc_lacking(facts: Facts) -> Iterable[Hit]:
             "was built for a newer OS",
             evidence={"needs": system.glibc_lacks, "glibc": system.glibc},
             fix=fix(
-                f"Run on an OS or container image with glibc >= {system.glibc_lacks} (Ubuntu "
-                "22.04 has 2.35), or build the package from source here",
+                f"Run on an OS or container image with glibc >= {system.glibc_lacks} "
+                f"({_with_glibc(facts, system.glibc_lacks)}), or build the package from source "
+                "here (pip install <package> --no-binary <package>), or install a release of the "
+                "package whose wheel was built for this glibc (its manylinux tag)",
                 "manual",
                 manual(
                     f"use a base image with glibc >= {system.glibc_lacks} (e.g. ubuntu:22.04 or "
@@ -272,13 +292,18 @@ def system_library_missing(facts: Facts) -> Iterable[Hit]:
     if not known:
         return []
     packages = sorted({pkg for _, pkg in known})
+    # what the [[soname]] table adds (other names of the package, the wheel that avoids it)
+    notes = " ".join(
+        dict.fromkeys(e.note for lib, _ in known for e in facts.matrix.soname(lib) if e.note)
+    )
     return [
         Hit(
             f"{', '.join(lib for lib, _ in known)} cannot be opened: the OS package that ships "
             f"{'it' if len(known) == 1 else 'them'} is not installed",
             evidence={"missing": [lib for lib, _ in known]},
             fix=fix(
-                f"Install {' '.join(packages)}",
+                f"Install {' '.join(packages)}: sudo apt-get install {' '.join(packages)}"
+                + (f". {notes}" if notes else ""),
                 "manual",
                 manual(f"sudo apt-get install -y {' '.join(packages)}"),
             ),

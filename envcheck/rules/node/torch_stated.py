@@ -112,7 +112,7 @@ def companion_in_log(facts: Facts, line: LogLine) -> Hit:
             None,
         )
     have = f"torch {torch}" if torch is not None else "the installed torch"
-    said = f"undefined symbol {symbol}" if symbol else "'operator torchvision::nms does not exist'"
+    said = f"undefined symbol {symbol}" if symbol else f"'{line.text.strip()[:160]}'"
     message = (
         f"{name}'s compiled ops did not load into {have} (line {line.line}: {said}): the "
         f"{name} installed was built for another torch"
