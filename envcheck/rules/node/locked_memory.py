@@ -68,7 +68,7 @@ def memlock_limit_too_low(facts: Facts) -> Iterable[Hit]:
 
     ## References
     - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html
-    - https://github.com/NVIDIA/nccl-tests/issues/206
+    - https://github.com/tarickb/the-geek-in-the-corner/issues/6
     - https://github.com/open-mpi/ompi/issues/6468
     - https://github.com/linux-rdma/rdma-core/blob/master/libibverbs/init.c
     """
