@@ -26,6 +26,7 @@ from envcheck.rules.node import (  # noqa: F401
     flash_attn1,
     gpu_cuda,
     gpu_health,
+    gpu_preallocation,
     gpu_torch,
     graphics,
     imports,
@@ -47,5 +48,6 @@ from envcheck.rules.node import (  # noqa: F401
     torch_build,
     torch_cpu,
     torch_stated,
+    worker_limits,
 )
 from envcheck.rules.node import network as node_network  # noqa: F401

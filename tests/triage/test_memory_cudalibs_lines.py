@@ -267,3 +267,153 @@ def test_cufft_internal_error_with_a_new_torch_is_not_this_cause(
     log = _log(tmp_path, "RuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR")
     cause = _causes(cli, log, "--spec", str(spec))["CUD160"]
     assert cause["verdict"] == "ruled_out"
+
+
+# --- more wordings of the same causes ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        (
+            "/var/spool/slurmd/job00191/slurm_script: line 28:  8156 Killed                  "
+            "python3 main.py --prop hform",
+            "SYS190",
+        ),
+        ("zsh: killed     python train.py", "SYS190"),
+        ("[1]+  Killed                  python train.py", "SYS190"),
+        ("[1234567.890123] Killed process 4242 (python) total-vm:87033376kB", "SYS190"),
+        ("./run.sh: line 5: 12345 Bus error               (core dumped) python train.py", "SYS101"),
+        (
+            "torch.distributed.elastic.multiprocessing.api:[ERROR] failed (exitcode: -7) "
+            "local_rank: 0 (pid: 1234) of binary: /usr/bin/python",
+            "SYS101",
+        ),
+    ],
+)
+def test_shell_and_launcher_wordings_of_a_signal(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str, code: str
+) -> None:
+    assert _causes(cli, _log(tmp_path, line))[code]["verdict"] == "confirmed"
+
+
+def test_torchrun_sigfpe_points_at_cublas(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    line = "torch.distributed.elastic.multiprocessing.api: [WARNING] Signal 8 (SIGFPE) received by PID 4321"
+    assert _causes(cli, _log(tmp_path, line))["CUD102"]["verdict"] == "unchecked"
+
+
+@pytest.mark.parametrize(
+    ("line", "wanted"),
+    [
+        ("RuntimeError: received 0 items of ancdata", "set_sharing_strategy('file_system')"),
+        (
+            "RuntimeError: unable to open shared memory object </torch_1234_5678_0> in "
+            "read-write mode: Too many open files (24)",
+            "ulimit -n 65536",
+        ),
+    ],
+)
+def test_descriptor_exhaustion_changes_the_sharing_strategy(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str, wanted: str
+) -> None:
+    found = _causes(cli, _log(tmp_path, line))
+    assert "SYS101" not in found  # not a full /dev/shm
+    assert wanted in _fix(found["SYS184"])
+
+
+def test_windows_paging_file_lowers_the_workers(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    line = (
+        "OSError: [WinError 1455] The paging file is too small for this operation to complete. "
+        'Error loading "D:\\Anaconda\\envs\\swin\\lib\\site-packages\\torch\\lib\\shm.dll" or one '
+        "of its dependencies."
+    )
+    assert "num_workers=0" in _confirmed(cli, tmp_path, line, "SYS183")
+
+
+@pytest.mark.parametrize(
+    ("line", "wanted"),
+    [
+        (
+            "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying "
+            "to allocate 7406166528 bytes.",
+            "# export XLA_PYTHON_CLIENT_PREALLOCATE=false",
+        ),
+        (
+            "E tensorflow/stream_executor/cuda/cuda_driver.cc:802] failed to allocate 3.00G "
+            "(3221225472 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+            "# export TF_FORCE_GPU_ALLOW_GROWTH=true",
+        ),
+    ],
+)
+def test_framework_preallocation_is_turned_off_first(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str, wanted: str
+) -> None:
+    cause = _causes(cli, _log(tmp_path, line))["SYS182"]
+    (finding,) = cause["findings"]
+    assert finding["fix"]["commands"][0] == wanted
+
+
+@pytest.mark.parametrize(
+    ("line", "wanted"),
+    [
+        (
+            "ValueError: The model's max seq len (131072) is larger than the maximum number of "
+            "tokens that can be stored in KV cache (43760). Try increasing `gpu_memory_utilization` "
+            "or decreasing `max_model_len` when initializing the engine.",
+            "--max-model-len 43760",
+        ),
+        (
+            "ValueError: To serve at least one request with the models's max seq len (32768), "
+            "(4.00 GiB KV cache is needed, which is larger than the available KV cache memory "
+            "(2.50 GiB). Based on the available memory, the estimated maximum model length is "
+            "20480. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
+            "initializing the engine.",
+            "--max-model-len 20480",
+        ),
+        (
+            "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
+            "--mem-fraction-static 0.9",
+        ),
+    ],
+)
+def test_kv_cache_fix_uses_the_numbers_the_engine_states(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str, wanted: str
+) -> None:
+    assert wanted in _confirmed(cli, tmp_path, line, "SYS185")
+
+
+def test_torch_lacking_an_nccl_symbol_removes_the_other_copy(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    line = (
+        "ImportError: /home/user/.local/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so: "
+        "undefined symbol: ncclCommRegister"
+    )
+    text = _confirmed(cli, tmp_path, line, "CUD104")
+    assert "pip uninstall nvidia-nccl-cu11" in text
+    assert (
+        "export LD_LIBRARY_PATH=/home/user/.local/lib/python3.10/site-packages/nvidia/nccl/lib"
+        in text
+    )
+
+
+def test_pip_conflict_on_a_cuda_wheel_reinstalls_the_pin(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    line = (
+        "torch 2.4.0 requires nvidia-cudnn-cu12==9.1.0.70, but you have nvidia-cudnn-cu12 "
+        "9.5.1.17 which is incompatible."
+    )
+    assert "pip install nvidia-cudnn-cu12==9.1.0.70" in _confirmed(cli, tmp_path, line, "CUD101")
+
+
+def test_pip_conflict_on_an_accepted_cublas_is_not_a_cause(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    line = (
+        "torch 2.4.0 requires nvidia-cublas-cu12==12.1.3.1, but you have nvidia-cublas-cu12 "
+        "12.3.4.1 which is incompatible."
+    )
+    assert _causes(cli, _log(tmp_path, line))["CUD101"]["verdict"] == "ruled_out"

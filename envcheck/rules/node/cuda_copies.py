@@ -18,6 +18,9 @@ from __future__ import annotations
 import contextlib
 import re
 
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log
@@ -221,5 +224,109 @@ def cufft_on_new_gpu_in_log(facts: Facts, line: LogLine) -> Hit | None:
             manual(
                 "check: python -c 'import torch; print(torch.version.cuda)' shows 11.8 or newer"
             ),
+        ),
+    )
+
+
+# the wheel (by its site-packages/nvidia/<dir>) behind the prefix of a symbol torch needs
+_SYMBOL_WHEELS = {
+    "nccl": "nccl",
+    "cublas": "cublas",
+    "cudnn": "cudnn",
+    "cusparse": "cusparse",
+    "cusolver": "cusolver",
+    "cufft": "cufft",
+    "curand": "curand",
+    "nvJitLink": "nvjitlink",
+}
+_TORCH_SYMBOL = re.compile(
+    r"(?P<path>[~/][^\s:'\"]*/)?(?P<lib>libtorch[a-z_]*\.so): undefined symbol: "
+    r"(?P<symbol>(?P<prefix>nccl|cublas|cudnn|cusparse|cusolver|cufft|curand|nvJitLink)"
+    r"[A-Za-z0-9_]*)"
+)
+
+
+def torch_lib_symbol_hit(facts: Facts, line: LogLine) -> Hit:
+    """torch's library lacks a CUDA library's symbol: the copy loaded is not the wheel torch
+    pins; remove the other copy (a wheel of another CUDA major, a toolkit or system copy) or
+    reinstall the pinned wheel."""
+    found = _TORCH_SYMBOL.search(line.text)
+    if found is None:
+        raise NotStated(f"line {line.line} names no CUDA symbol torch lacks")
+    wheel_dir = _SYMBOL_WHEELS[found.group("prefix")]
+    major = _cuda_major(facts, "")
+    dist = f"nvidia-{wheel_dir}-cu{major}"
+    other = f"nvidia-{wheel_dir}-cu{11 if major == '12' else 12}"
+    path = found.group("path") or ""
+    site_dir = path.split("/torch/lib")[0] if "/torch/lib" in path else None
+    wheel_lib = f"{site_dir}/nvidia/{wheel_dir}/lib" if site_dir else None
+    pin = ""
+    with contextlib.suppress(Skip):
+        build = facts.torch()
+        if build is not None and build.requires_cuda:
+            pin = build.requires_cuda.get(dist, "")
+    return Hit(
+        f"torch's {found.group('lib')} (line {line.line}) needs {found.group('symbol')} and the "
+        f"{found.group('prefix')} library it loaded lacks it: another copy than the {dist} "
+        "wheel torch pins is loaded (another package's copy, a wheel of another CUDA major, "
+        "a system or toolkit copy on LD_LIBRARY_PATH), or that wheel is older than the pin",
+        evidence={"line": line.line, "symbol": found.group("symbol"), "wheel": dist},
+        fix=fix(
+            f"Load torch's own {found.group('prefix')}: remove the other copy (pip uninstall "
+            f"{other} if both are installed; unset LD_LIBRARY_PATH) and reinstall the {dist} "
+            "version torch pins",
+            "manual",
+            manual(
+                f"pip list 2>/dev/null | grep -i -E 'nvidia-{wheel_dir}|{wheel_dir}'  (two "
+                f"copies: pip uninstall {other})"
+            ),
+            manual("unset LD_LIBRARY_PATH  (or drop the directories that hold another copy)"),
+            manual(
+                f"pip install --force-reinstall '{dist}{pin}'"
+                if pin
+                else f"pip install --force-reinstall {dist}==<the version torch pins: pip show "
+                "torch | grep Requires, or pip check>"
+            ),
+            *(
+                (manual(f"export LD_LIBRARY_PATH={wheel_lib}:$LD_LIBRARY_PATH"),)
+                if wheel_lib
+                else ()
+            ),
+        ),
+    )
+
+
+_CONFLICT = re.compile(
+    r"(?P<owner>[A-Za-z0-9][A-Za-z0-9._-]*) (?P<owner_version>[0-9][^ ]*) (?:requires|has "
+    r"requirement) (?P<requirement>(?P<name>nvidia-[a-z0-9-]+) ?[=<>!~]=?[0-9][^ ,]*), but you "
+    r"have nvidia-[a-z0-9-]+ (?P<installed>[0-9][0-9a-z.+]*)"
+)
+
+
+@from_log("CUD101")
+def wheel_pin_conflict_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """pip's conflict line names the package, the nvidia-* pin and the installed version: the
+    fix reinstalls the pin, unless the matrix accepts the installed one as a replacement (the
+    cuBLAS 12.3.4.1 fix for torch 2.1-2.4 makes pip print the same line)."""
+    found = _CONFLICT.search(line.text)
+    if found is None:
+        raise NotStated(f"line {line.line} states no nvidia-* requirement and installed version")
+    owner, name = found.group("owner"), found.group("name")
+    requirement = found.group("requirement").replace(" ", "")
+    installed = found.group("installed")
+    if canonicalize_name(owner) == "torch":
+        torch = Version(found.group("owner_version").split("+")[0])
+        accepted = [o for o in facts.matrix.overrides_for(name, torch) if installed in o.versions]
+        if accepted:
+            return None
+    return Hit(
+        f"{owner} {found.group('owner_version')} pins {requirement} but {name} {installed} is "
+        f"installed (line {line.line}): the CUDA library {owner} loads is not the one it was "
+        "built and tested with (another package's install moved it)",
+        evidence={"line": line.line, "owner": owner, "pinned": requirement, "installed": installed},
+        fix=fix(
+            f"Reinstall the pinned wheel: pip install '{requirement}'",
+            "safe",
+            pip_install(requirement),
         ),
     )

@@ -24,7 +24,11 @@ from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
-from envcheck.rules.node.cuda_copies import sublibrary_mismatch_hit, two_copies_hit
+from envcheck.rules.node.cuda_copies import (
+    sublibrary_mismatch_hit,
+    torch_lib_symbol_hit,
+    two_copies_hit,
+)
 from envcheck.rules.node.cuda_libs import _TOOLKIT_DIR
 from envcheck.rules.node.cudnn_stated import cudnn_mismatch_in_log
 
@@ -50,6 +54,8 @@ def nvjitlink_shadowed_in_log(facts: Facts, line: LogLine) -> Hit:
         return sublibrary_mismatch_hit(facts, line)
     if line.signature == "cuda-lib-symbol-from-other-copy":
         return two_copies_hit(facts, line)
+    if line.signature == "torch-lib-lacks-cuda-symbol":
+        return torch_lib_symbol_hit(facts, line)
     found = _WHEEL_LIB.search(line.text)
     if found is None:
         raise NotStated(
