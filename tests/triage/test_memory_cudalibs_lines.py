@@ -417,3 +417,65 @@ def test_pip_conflict_on_an_accepted_cublas_is_not_a_cause(
         "12.3.4.1 which is incompatible."
     )
     assert _causes(cli, _log(tmp_path, line))["CUD101"]["verdict"] == "ruled_out"
+
+
+@pytest.mark.parametrize(
+    ("line", "wanted"),
+    [
+        (
+            "Could not load library libcudnn_cnn_infer.so.8. Error: libnvrtc.so: cannot open "
+            "shared object file: No such file or directory",
+            "ln -sf $(ls libnvrtc.so.* | head -1) libnvrtc.so",
+        ),
+        (
+            "Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open "
+            "shared object file: No such file or directory",
+            "export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH",
+        ),
+        (
+            "Could not locate cudnn_ops_infer64_8.dll. Please make sure it is in your library "
+            "path!",
+            "nvidia\\cudnn\\bin;%PATH%",
+        ),
+    ],
+)
+def test_cudnn_load_names_the_library_it_could_not_open(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str, wanted: str
+) -> None:
+    assert wanted in _confirmed(cli, tmp_path, line, "CUD154")
+
+
+@pytest.mark.parametrize(
+    ("line", "code", "verdict"),
+    [
+        (
+            "RuntimeError: unable to allocate shared memory(shm) for file "
+            "</torch_2137_1841337045_0>: Success (0)",
+            "SYS101",
+            "confirmed",
+        ),
+        (
+            "RuntimeError: Caught RuntimeError in pin memory thread for device 0.",
+            "SYS181",
+            "confirmed",
+        ),
+        ("mlx5: ibv_create_cq(cqe=4096) failed: Cannot allocate memory", "SYS180", "confirmed"),
+        ("OSError: [Errno 28] No space left on device", "SYS101", "unchecked"),
+        (
+            "(raylet) A worker died or was killed while executing a task by an unexpected system "
+            "error. To troubleshoot the problem, check the logs for the dead worker.",
+            "SYS190",
+            "unchecked",
+        ),
+        (
+            "ray.exceptions.ObjectStoreFullError: Failed to put object 00ffff in object store "
+            "because it is full. Object size is 1000000 bytes.",
+            "RAY105",
+            "unchecked",
+        ),
+    ],
+)
+def test_more_memory_wordings(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str, code: str, verdict: str
+) -> None:
+    assert _causes(cli, _log(tmp_path, line))[code]["verdict"] == verdict
