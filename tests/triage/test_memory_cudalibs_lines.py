@@ -479,3 +479,22 @@ def test_more_memory_wordings(
     tmp_path: Path, cli: Callable[..., CliResult], line: str, code: str, verdict: str
 ) -> None:
     assert _causes(cli, _log(tmp_path, line))[code]["verdict"] == verdict
+
+
+def test_a_cublas_row_in_the_log_confirms_the_sigfpe_cause(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "(WorkerDict pid=129668) Fatal Python error: Floating point exception\n"
+        "nvidia-cublas-cu12                12.1.3.1",
+    )
+    cause = _causes(cli, log)["CUD102"]
+    assert cause["verdict"] == "confirmed"
+    assert "pip install nvidia-cublas-cu12==12.3.4.1" in _fix(cause)
+    fixed = _log(
+        tmp_path,
+        "(WorkerDict pid=129668) Fatal Python error: Floating point exception\n"
+        "nvidia-cublas-cu12==12.4.5.8",
+    )
+    assert _causes(cli, fixed)["CUD102"]["verdict"] == "ruled_out"

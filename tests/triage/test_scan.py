@@ -252,6 +252,7 @@ EXAMPLES = [
         "cudnn-sublibrary-mismatch",
     ),
     ("RuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR", "cufft-internal-error"),
+    ("nvidia-cublas-cu12                12.1.3.1", "nvidia-wheel-listed"),
     (
         "Warning  Evicted  pod/egg-1  The node was low on resource: memory. Container egg was using 5053216Ki, which exceeds its request of 0.",
         "kubelet-memory-eviction",
