@@ -12,6 +12,7 @@ from envcheck.rules.node import (  # noqa: F401
     build,
     build_cuda,
     coverage,
+    cuda_copies,
     cuda_libs,
     cuda_stated,
     cudnn_load,
@@ -26,10 +27,12 @@ from envcheck.rules.node import (  # noqa: F401
     flash_attn1,
     gpu_cuda,
     gpu_health,
+    gpu_preallocation,
     gpu_torch,
     graphics,
     imports,
     loader,
+    locked_memory,
     memory,
     nccl,
     packages,
@@ -47,5 +50,6 @@ from envcheck.rules.node import (  # noqa: F401
     torch_build,
     torch_cpu,
     torch_stated,
+    worker_limits,
 )
 from envcheck.rules.node import network as node_network  # noqa: F401

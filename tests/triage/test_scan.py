@@ -234,6 +234,65 @@ EXAMPLES = [
         "ImportError: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.34' not found (required by isaacsim/kit/libcarb.so)",
         "glibc-too-old",
     ),
+    # the memory and CUDA-library families (matrices/signatures/memory.toml, cuda_libs.toml)
+    (
+        "OSError: /home/u/env/lib/python3.7/site-packages/nvidia/cublas/lib/libcublas.so.11: undefined symbol: cublasLtHSHMatmulAlgoInit, version libcublasLt.so.11",
+        "cuda-lib-symbol-from-other-copy",
+    ),
+    (
+        "RuntimeError: cusolver error: CUSOLVER_STATUS_INTERNAL_ERROR, when calling `cusolverDnCreate(handle)`",
+        "cuda-math-library-status",
+    ),
+    (
+        "E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:417] Loaded runtime CuDNN library: 8.5.0 but source was compiled with: 8.6.0.",
+        "cudnn-older-than-build",
+    ),
+    (
+        "RuntimeError: cuDNN error: CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH",
+        "cudnn-sublibrary-mismatch",
+    ),
+    ("RuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR", "cufft-internal-error"),
+    ("nvidia-cublas-cu12                12.1.3.1", "nvidia-wheel-listed"),
+    (
+        "Warning  Evicted  pod/egg-1  The node was low on resource: memory. Container egg was using 5053216Ki, which exceeds its request of 0.",
+        "kubelet-memory-eviction",
+    ),
+    ("libibverbs: Warning: RLIMIT_MEMLOCK is 65536 bytes.", "memlock-limit"),
+    ("OSError: [Errno 28] No space left on device", "no-space-left"),
+    ("RuntimeError: Pin memory thread exited unexpectedly", "pinned-host-memory"),
+    (
+        "torch 2.4.0 requires nvidia-cudnn-cu12==9.1.0.70, but you have nvidia-cudnn-cu12 9.5.1.17 which is incompatible.",
+        "pip-nvidia-wheel-conflict",
+    ),
+    (
+        "ray.exceptions.ObjectStoreFullError: Failed to put object 00ffff in object store because it is full. Object size is 1000000 bytes.",
+        "ray-object-store-full",
+    ),
+    (
+        "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: Worker exits unexpectedly. Worker exits with an exit code None. The worker may have exceeded K8s pod memory limits.",
+        "ray-worker-memory-limit",
+    ),
+    (
+        "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.",
+        "serving-engine-kv-cache-memory",
+    ),
+    (
+        "slurmstepd: error: Detected 1 oom_kill event in StepId=11300781.0. Some of the step tasks have been OOM Killed.",
+        "slurm-oom-kill",
+    ),
+    (
+        "ImportError: /opt/venv/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: ncclCommRegister",
+        "torch-lib-lacks-cuda-symbol",
+    ),
+    ("RuntimeError: received 0 items of ancdata", "torch-shm-too-many-open-files"),
+    (
+        "OSError: [WinError 1455] The paging file is too small for this operation to complete.",
+        "windows-paging-file",
+    ),
+    (
+        "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 7406166528 bytes.",
+        "xla-tf-gpu-out-of-memory",
+    ),
 ]
 
 # lines from the corpus of real failures (tests/corpus/<id>/log.txt), one per signature of

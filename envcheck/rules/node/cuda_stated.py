@@ -3,7 +3,9 @@
 - CUD104: `libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_1, version
   libnvJitLink.so.12` on a library under `site-packages/nvidia/`: a pip wheel's CUDA library
   resolved libnvJitLink.so.12 to an older copy outside the nvidia-nvjitlink wheel (a system
-  CUDA on LD_LIBRARY_PATH or in the loader's cache).
+  CUDA on LD_LIBRARY_PATH or in the loader's cache); any other CUDA library lacking a sibling's
+  symbol, and cuDNN 9's sub-library mismatch (cuda_copies.py); torch's, TensorFlow's and JAX's
+  cuDNN version checks (cudnn_stated.py).
 - CUD107: vLLM's `'PyNcclCommunicator' object has no attribute 'device'`: vLLM's PyNccl
   communicator sets `device` only after `NCCLLibrary()` loaded an NCCL library; when that
   fails it disables itself, and a later forced all_reduce reads the missing attribute.
@@ -22,6 +24,11 @@ from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
+from envcheck.rules.node.cuda_copies import (
+    sublibrary_mismatch_hit,
+    torch_lib_symbol_hit,
+    two_copies_hit,
+)
 from envcheck.rules.node.cuda_libs import _TOOLKIT_DIR
 from envcheck.rules.node.cudnn_stated import cudnn_mismatch_in_log
 
@@ -43,6 +50,12 @@ def nvjitlink_shadowed_in_log(facts: Facts, line: LogLine) -> Hit:
     cudnn = cudnn_mismatch_in_log(facts, line)
     if cudnn is not None:
         return cudnn
+    if line.signature == "cudnn-sublibrary-mismatch":
+        return sublibrary_mismatch_hit(facts, line)
+    if line.signature == "cuda-lib-symbol-from-other-copy":
+        return two_copies_hit(facts, line)
+    if line.signature == "torch-lib-lacks-cuda-symbol":
+        return torch_lib_symbol_hit(facts, line)
     found = _WHEEL_LIB.search(line.text)
     if found is None:
         raise NotStated(

@@ -20,6 +20,13 @@ from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
 
 _LIBRARY = re.compile(r"(?P<lib>libcudnn[a-z_]*)\.so\.(?P<major>[0-9]+)")
+# cuDNN on Windows: cudnn_ops_infer64_8.dll (cuDNN 8), cudnn_ops64_9.dll (cuDNN 9)
+_DLL = re.compile(r"(?P<lib>cudnn[a-z_]*)64_(?P<major>[0-9]+)\.dll")
+# the wheel's DLL directory on Windows, for the interpreter that runs the job
+PATH_SET = (
+    "set PATH=<the venv>\\Lib\\site-packages\\nvidia\\cudnn\\bin;%PATH%  (PowerShell: "
+    '$env:PATH = "<...>\\nvidia\\cudnn\\bin;" + $env:PATH)'
+)
 _SYMBOL = re.compile(r"Cannot load symbol (?P<symbol>cudnn[A-Za-z_]+)")
 # where the nvidia-cudnn wheel keeps its libraries, for the interpreter that runs the job
 EXPORT = (
@@ -79,13 +86,76 @@ def _installed(facts: Facts) -> tuple[str, str] | None:
     return None
 
 
+# cuDNN 8 found its own library but not a library it opens in turn, by its unversioned name
+_DEPENDENCY = re.compile(
+    r"Could not load library (?P<cudnn>libcudnn[a-z_]*\.so\.[0-9]+)\. Error: "
+    r"(?P<dep>lib(?:nvrtc|cuda)\.so): cannot open shared object file"
+)
+_NVRTC_DIR = "python -c 'import os, nvidia.cuda_nvrtc.lib as m; print(os.path.dirname(m.__file__))'"
+
+
+def _dependency_hit(line: LogLine) -> Hit | None:
+    """`Error: libnvrtc.so` / `Error: libcuda.so`: cuDNN is there, the library it dlopens by
+    its unversioned name is not (the wheels ship libnvrtc.so.N only; WSL keeps libcuda.so in
+    /usr/lib/wsl/lib)."""
+    found = _DEPENDENCY.search(line.text)
+    if found is None:
+        return None
+    cudnn, dep = found.group("cudnn"), found.group("dep")
+    if dep == "libnvrtc.so":
+        return Hit(
+            f"{cudnn} is installed but cannot open {dep} (line {line.line}): cuDNN 8 opens "
+            "NVRTC by its unversioned name, and torch's wheels and the nvidia-cuda-nvrtc wheel "
+            "ship only a versioned libnvrtc.so.N",
+            evidence={"line": line.line, "library": cudnn, "missing": dep},
+            fix=fix(
+                "Give NVRTC its unversioned name: link libnvrtc.so to the versioned library "
+                "in the wheel's lib directory (or torch/lib); or install cuDNN from conda-forge "
+                "(conda install -c conda-forge cudnn), or a torch built with CUDA 11.8 or newer",
+                "manual",
+                manual(
+                    f"cd $({_NVRTC_DIR}) && ln -sf $(ls libnvrtc.so.* | head -1) libnvrtc.so  "
+                    "(torch's own copy: ln -s torch/lib/libnvrtc-<hash>.so.<N> "
+                    "torch/lib/libnvrtc.so)"
+                ),
+                manual("conda install -c conda-forge cudnn"),
+                manual(
+                    "pip install torch --index-url https://download.pytorch.org/whl/cu118 "
+                    "(a build whose cuDNN finds its NVRTC)"
+                ),
+            ),
+        )
+    return Hit(
+        f"{cudnn} is installed but cannot open {dep} (line {line.line}): the driver's "
+        "libcuda.so is not on the loader's path (under WSL it is in /usr/lib/wsl/lib)",
+        evidence={"line": line.line, "library": cudnn, "missing": dep},
+        fix=fix(
+            "Put the driver's libcuda.so on the loader's path (WSL: export "
+            "LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH)",
+            "manual",
+            manual("WSL: export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH"),
+            manual(
+                "elsewhere: ldconfig -p | grep libcuda.so (the driver's libcuda.so.1; a "
+                "container started with --gpus all gets it from the NVIDIA runtime)"
+            ),
+        ),
+    )
+
+
 @from_log("CUD154")
 def cudnn_not_loadable_in_log(facts: Facts, line: LogLine) -> Hit:
-    """The cuDNN major the line asks for, the wheel the node has (where known), the fix."""
+    """The cuDNN major the line asks for, the wheel the node has (where known), the fix; a
+    library cuDNN opens in turn (NVRTC, libcuda) when the line names that one."""
+    dependency = _dependency_hit(line)
+    if dependency is not None:
+        return dependency
     found = _LIBRARY.search(line.text)
+    dll = _DLL.search(line.text) if found is None else None
     symbol = _SYMBOL.search(line.text)
-    if found is None and symbol is None:
+    if found is None and dll is None and symbol is None:
         raise NotStated(f"line {line.line} names no cuDNN library", "log.cudnn")
+    if dll is not None:
+        return _windows_hit(facts, line, dll)
     major = found.group("major") if found else None
     if found is not None:
         lib = f"{found.group('lib')}.so.{major}"
@@ -123,5 +193,31 @@ def cudnn_not_loadable_in_log(facts: Facts, line: LogLine) -> Hit:
             + (f" (pip install {wheel}=={major}.*)" if major else ""),
             "manual",
             *actions,
+        ),
+    )
+
+
+def _windows_hit(facts: Facts, line: LogLine, dll: re.Match[str]) -> Hit:
+    """cuDNN's DLL not on PATH (Windows): the wheel of the major the DLL names, its bin
+    directory on PATH."""
+    major = dll.group("major")
+    lib = f"{dll.group('lib')}64_{major}.dll"
+    installed = _installed(facts)
+    wheel = installed[0] if installed else "nvidia-cudnn-cu12"
+    return Hit(
+        f"the program could not load {lib} (line {line.line}): cuDNN {major} is not installed "
+        "or its DLL directory is not on PATH (Windows searches PATH, not the wheel's bin "
+        "directory)",
+        evidence={"line": line.line, "library": lib, "installed": installed},
+        fix=fix(
+            f"Install cuDNN {major} (pip install {wheel}=={major}.*) and put its bin directory "
+            "on PATH",
+            "manual",
+            pip_install(f"{wheel}=={major}.*"),
+            manual(PATH_SET),
+            manual(
+                "CTranslate2 (faster-whisper): 4.5 and newer need cuDNN 9, 4.0-4.4 cuDNN 8 "
+                "(pip install ctranslate2==4.4.0 for cuDNN 8)"
+            ),
         ),
     )

@@ -11,6 +11,7 @@ the same table."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
 
@@ -20,13 +21,15 @@ from envcheck.matrix.schema import CudaError
 from envcheck.model.finding import Fix, Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
-from envcheck.rules.node.memory import oom_held_hit
+from envcheck.rules.node.memory import gpu_oom_fix, oom_held_hit
 
 CUDA_APIS = ("runtime", "driver")
 NVML_APIS = ("nvidia-smi", "nvml")
 # codes whose cause a rule of its own explains from the node (GPU101-103: Fabric Manager, the
 # libcuda against the kernel module, forward compatibility on a GPU without it)
 _OWNED = {802: "GPU101", 803: "GPU102", 804: "GPU103"}
+# out of GPU memory: the fix comes from torch's allocator numbers (memory.gpu_oom_fix)
+_OUT_OF_MEMORY = {"cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY"}
 
 
 def _number(text: str | None) -> int | None:
@@ -144,7 +147,13 @@ def cuda_error_in_log(facts: Facts, line: LogLine) -> Hit:
             "log.cuda_error",
         )
     api = "CUDA runtime error" if entry.api == "runtime" else "CUDA driver error"
-    return _hit(entry, line, api)
+    hit = _hit(entry, line, api)
+    if entry.name in _OUT_OF_MEMORY:  # the allocator's numbers pick the fix
+        summary, steps, said = gpu_oom_fix(line.text)
+        hit = dataclasses.replace(
+            hit, message=hit.message + said, fix=fix(summary, "manual", *steps)
+        )
+    return hit
 
 
 @rule("DRV151", "nvml-failure-stated", Severity.ERROR)

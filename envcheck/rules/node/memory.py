@@ -136,18 +136,48 @@ def host_memory_exhausted_in_log(facts: Facts, line: LogLine) -> Hit:
         "always the kernel's OOM killer, host RAM or the container's memory limit exhausted "
         "(not the GPU's memory)"
     )
+    scheduler = _SCHEDULER_LIMIT.get(line.signature)
+    if scheduler is not None:  # the scheduler's own limit: raising it is the first fix
+        what = scheduler[0].format(line=line.line)
+        summary = scheduler[1]
+        first: tuple[Action, ...] = (manual(scheduler[2]),)
+        killer = True
+    else:
+        summary = (
+            "Lower the job's host memory (fewer DataLoader workers: num_workers=0 to confirm, a "
+            "smaller batch) or give it more memory (docker run --memory, --mem, swap)"
+        )
+        first = () if killer else (manual(_CHECK),)
     return Hit(
         what + _limit_note(facts),
         evidence={"line": line.line, "pid": pid.group(1) if pid else None},
-        fix=fix(
-            "Lower the job's host memory (fewer DataLoader workers: num_workers=0 to confirm, a "
-            "smaller batch) or give it more memory (docker run --memory, --mem, swap)",
-            "manual",
-            *(() if killer else (manual(_CHECK),)),
-            *(manual(s) for s in _STEPS),
-        ),
+        fix=fix(summary, "manual", *first, *(manual(s) for s in _STEPS)),
         severity=Severity.ERROR if killer else Severity.WARNING,
     )
+
+
+# lines of a scheduler that killed the job at its own memory limit: what they mean, the fix's
+# summary and its first step
+_SCHEDULER_LIMIT = {
+    "slurm-oom-kill": (
+        "Slurm's cgroup memory limit for the job step was reached and the OOM killer killed its "
+        "processes (line {line}): the job needs more host memory than it asked for",
+        "Ask Slurm for more memory (#SBATCH --mem=<size>, --mem-per-gpu or --mem-per-cpu; "
+        "--mem=0 takes the whole node's) or lower the job's host memory (fewer DataLoader "
+        "workers, a smaller batch)",
+        "#SBATCH --mem=<more>  (or srun --mem / --mem-per-gpu; sacct -j <jobid> -o "
+        "JobID,MaxRSS,ReqMem shows what it used)",
+    ),
+    "kubelet-memory-eviction": (
+        "the kubelet evicted the pod because the node ran low on memory (line {line}): the pod "
+        "used more host memory than it requested",
+        "Request the memory the pod uses (resources.requests.memory and "
+        "resources.limits.memory) or lower the job's host memory (fewer DataLoader workers, a "
+        "smaller batch)",
+        "kubectl: set resources.requests.memory = resources.limits.memory = what the job needs "
+        "(kubectl describe pod shows the eviction)",
+    ),
+}
 
 
 def shm_hit(facts: Facts, line: LogLine, step: Action) -> Hit | None:
@@ -387,3 +417,76 @@ def oom_held_hit(line: int, text: str) -> Hit | None:
             *held_fix(share.gpu),
         ),
     )
+
+
+# torch's allocator states what it holds but does not use: '... and 17.38 GiB is reserved by
+# PyTorch but unallocated. If reserved but unallocated memory is large try setting
+# PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.'; before torch 2.1:
+# '(... 6.50 GiB already allocated; ... 6.60 GiB reserved in total by PyTorch) If reserved memory
+# is >> allocated memory try setting max_split_size_mb to avoid fragmentation.'
+_UNALLOCATED = re.compile(_SIZE + r" is reserved by PyTorch but unallocated")
+_ALLOCATED = re.compile(r"memory " + _SIZE + r" is allocated by PyTorch")
+_OLD_RESERVED = re.compile(
+    _SIZE + r" already allocated; .*?" + _SIZE + r" reserved in total by PyTorch"
+)
+# reserved but unallocated memory counts as fragmentation from this much (and this share of it)
+_FRAGMENTED_BYTES = 0.5 * GIB
+_FRAGMENTED_SHARE = 0.1
+EXPANDABLE = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+SPLIT = "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128"
+
+
+def _fragmentation(text: str) -> tuple[float, float, bool] | None:
+    """(reserved but unallocated, allocated, old message format) as torch's message states."""
+    free = _UNALLOCATED.search(text)
+    if free is not None:
+        used = _ALLOCATED.search(text)
+        allocated = _bytes(used.group(1), used.group(2)) if used else 0.0
+        return _bytes(free.group(1), free.group(2)), allocated, False
+    old = _OLD_RESERVED.search(text)
+    if old is not None:
+        allocated = _bytes(old.group(1), old.group(2))
+        reserved = _bytes(old.group(3), old.group(4))
+        return max(reserved - allocated, 0.0), allocated, True
+    return None
+
+
+def gpu_oom_fix(text: str) -> tuple[str, tuple[Action, ...], str]:
+    """The fix for a CUDA out-of-memory line: the allocator setting first when torch's numbers
+    show fragmentation (reserved but unallocated memory), else a smaller job first; and what the
+    numbers say, for the message."""
+    state = _fragmentation(text)
+    old = state is not None and state[2]
+    setting = SPLIT if old else EXPANDABLE
+    smaller = (
+        "lower the job's GPU memory: a smaller batch size (gradient accumulation keeps the "
+        "effective batch), gradient checkpointing, bf16/fp16, a shorter max sequence length; "
+        "vLLM/SGLang: a lower gpu_memory_utilization / mem_fraction_static or max_model_len"
+    )
+    stale = (
+        "nvidia-smi --query-compute-apps=pid,used_memory --format=csv (kill stale processes "
+        "of an earlier run: ray stop --force)"
+    )
+    if state is not None:
+        unallocated, allocated = state[0], state[1]
+        fragmented = unallocated >= _FRAGMENTED_BYTES and unallocated >= _FRAGMENTED_SHARE * (
+            unallocated + allocated
+        )
+        said = f"; {unallocated / GIB:.2f} GiB is reserved by PyTorch but unallocated" + (
+            " (fragmentation)" if fragmented else ""
+        )
+    else:
+        fragmented, said = False, ""
+    if fragmented:
+        summary = (
+            f"Let the allocator reuse what it reserved: {setting} (torch's own advice against "
+            "fragmentation); else lower the job's GPU memory (a smaller batch size)"
+        )
+        steps: tuple[Action, ...] = (manual(setting), manual(smaller), manual(stale))
+    else:
+        summary = (
+            "Lower the job's GPU memory (a smaller batch size, gradient checkpointing) or free "
+            f"the GPU of stale processes; against fragmentation: {setting}"
+        )
+        steps = (manual(smaller), manual(setting), manual(stale))
+    return summary, steps, said

@@ -1,0 +1,169 @@
+"""GPU memory a framework or engine takes as its share when it starts: JAX (XLA) and TensorFlow
+(SYS182), vLLM's and SGLang's KV cache within their share (SYS185); matrices/signatures. JAX preallocates 75% of each visible GPU and TensorFlow maps
+nearly all of it, so a second process or framework on the same GPU runs out; their own
+environment variables turn that off. Only a log states the failure."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
+from envcheck.model.finding import Action, Severity
+from envcheck.rules.base import Hit, LogLine, from_log, rule
+from envcheck.rules.fixes import fix, manual
+
+_JAX = "export XLA_PYTHON_CLIENT_PREALLOCATE=false"
+_TF = "export TF_FORCE_GPU_ALLOW_GROWTH=true"
+
+
+@rule("SYS182", "framework-preallocates-gpu-memory", Severity.WARNING)
+def framework_preallocates(facts: Facts) -> Iterable[Hit]:
+    """JAX (XLA) or TensorFlow ran out of GPU memory it had to share (they preallocate it)
+
+    ## What it checks
+    Only a log states it: XLA's `RESOURCE_EXHAUSTED: Out of memory while trying to allocate N
+    bytes` / `Failed to allocate request for`, TensorFlow's `failed to allocate ... from
+    device: CUDA_ERROR_OUT_OF_MEMORY` and `Allocator (GPU_0_bfc) ran out of memory`.
+
+    ## Why it matters
+    JAX preallocates 75% of every visible GPU when it starts and TensorFlow maps nearly all of
+    it. Beside another process or framework on the same GPU (torch and JAX in one job, two JAX
+    processes, TensorFlow in a data pipeline) the second one finds the memory gone, and a job
+    that fits the GPU fails.
+
+    ## Example
+    A torch training loop that imports a JAX-based reward model: `XlaRuntimeError:
+    RESOURCE_EXHAUSTED: Out of memory while trying to allocate 7406166528 bytes.`
+
+    ## Fix
+    `export XLA_PYTHON_CLIENT_PREALLOCATE=false` (or `XLA_PYTHON_CLIENT_MEM_FRACTION=.5`) before
+    JAX is imported; TensorFlow: `export TF_FORCE_GPU_ALLOW_GROWTH=true`; else a smaller batch.
+
+    ## References
+    - https://docs.jax.dev/en/latest/gpu_memory_allocation.html
+    - https://www.tensorflow.org/guide/gpu
+    - https://github.com/apax-hub/apax/issues/111
+    """
+    raise Skip("only a log line states the framework's out-of-memory", "log.gpu_preallocation")
+
+
+@from_log("SYS182")
+def framework_preallocates_in_log(facts: Facts, line: LogLine) -> Hit:
+    """JAX's variables for XLA's wording, TensorFlow's for its allocator's."""
+    tf = "GPU_0_bfc" in line.text or "from device: CUDA_ERROR_OUT_OF_MEMORY" in line.text
+    who = "TensorFlow" if tf else "JAX (XLA)"
+    first, second = (_TF, _JAX) if tf else (_JAX, _TF)
+    return Hit(
+        f"{who} ran out of GPU memory (line {line.line}): it takes most of the GPU when it "
+        "starts (JAX 75%, TensorFlow nearly all), so memory another process or framework "
+        "holds on the same GPU, or its own preallocation, leaves too little",
+        evidence={"line": line.line, "framework": who},
+        fix=fix(
+            f"Stop the preallocation: {first} (before the framework is imported); else lower "
+            "the job's GPU memory (a smaller batch)",
+            "manual",
+            manual(first),
+            manual(
+                "JAX: or export XLA_PYTHON_CLIENT_MEM_FRACTION=.50 (the share it takes) / "
+                "XLA_PYTHON_CLIENT_ALLOCATOR=platform"
+                if not tf
+                else second
+            ),
+            manual("a smaller batch size; check nvidia-smi for other processes on the GPU"),
+        ),
+    )
+
+
+_MAX_LEN = re.compile(
+    r"max seq len \((?P<model>[0-9]+)\) is larger than the maximum number of tokens that can be "
+    r"stored in KV cache \((?P<kv>[0-9]+)\)"
+)
+_ESTIMATED = re.compile(r"estimated maximum model length is (?P<estimated>[0-9]+)")
+
+
+@rule("SYS185", "serving-engine-kv-cache-too-small", Severity.WARNING)
+def kv_cache_too_small(facts: Facts) -> Iterable[Hit]:
+    """The serving engine's GPU memory share leaves too little for the KV cache (vLLM, SGLang)
+
+    ## What it checks
+    Only a log states it: vLLM's `No available memory for the cache blocks`, `The model's max
+    seq len (N) is larger than the maximum number of tokens that can be stored in KV cache (M)`,
+    vLLM V1's `... KV cache is needed, which is larger than the available KV cache memory ...
+    the estimated maximum model length is M`, SGLang's `Not enough memory. Please try to increase
+    --mem-fraction-static.`
+
+    ## Why it matters
+    vLLM takes `gpu_memory_utilization` (0.9 by default) of the GPU and SGLang
+    `--mem-fraction-static` of it; what the weights, activations and CUDA graphs leave is the KV
+    cache. When it cannot hold one sequence of the model's full context length the engine
+    refuses to start; memory other processes hold on the GPU shrinks it further.
+
+    ## Example
+    `ValueError: The model's max seq len (131072) is larger than the maximum number of tokens
+    that can be stored in KV cache (43760).` for a 128k-context model on one 80 GB GPU.
+
+    ## Fix
+    Cap the context length at what fits (`--max-model-len 43760`, the number the line states),
+    or give the engine more of the GPU (`--gpu-memory-utilization 0.95`; SGLang
+    `--mem-fraction-static 0.9`), more GPUs (`--tensor-parallel-size`), or free the GPU of
+    other processes.
+
+    ## References
+    - https://docs.vllm.ai/en/latest/configuration/conserving_memory.html
+    - https://github.com/vllm-project/vllm/blob/main/vllm/v1/core/kv_cache_utils.py
+    """
+    raise Skip("only a log line states the engine's KV cache size", "log.kv_cache")
+
+
+@from_log("SYS185")
+def kv_cache_too_small_in_log(facts: Facts, line: LogLine) -> Hit:
+    """The context length that fits, from the numbers the line states."""
+    text = line.text
+    fits = None
+    found = _MAX_LEN.search(text)
+    if found is not None:
+        fits = found.group("kv")
+    elif (estimated := _ESTIMATED.search(text)) is not None:
+        fits = estimated.group("estimated")
+    sglang = "mem-fraction-static" in text
+    steps: tuple[Action, ...]
+    if sglang:
+        summary = (
+            "Give SGLang more of the GPU: --mem-fraction-static 0.9 (or higher, if nothing else "
+            "uses the GPU); or a shorter --context-length, more GPUs (--tp)"
+        )
+        steps = (
+            manual("python -m sglang.launch_server ... --mem-fraction-static 0.9"),
+            manual("or --context-length <shorter>, --tp <more GPUs>"),
+        )
+    else:
+        cap = f"--max-model-len {fits}" if fits else "--max-model-len <shorter>"
+        summary = (
+            f"Cap the context at what fits ({cap}) or give vLLM more of the GPU "
+            "(--gpu-memory-utilization 0.95), or more GPUs (--tensor-parallel-size)"
+        )
+        steps = (
+            manual(f"vllm serve ... {cap}  (LLM(..., max_model_len={fits or '<shorter>'}))"),
+            manual(
+                "vllm serve ... --gpu-memory-utilization 0.95  (LLM(..., "
+                "gpu_memory_utilization=0.95); nothing else may use the GPU)"
+            ),
+            manual("or --tensor-parallel-size <more GPUs>, a quantized model, --enforce-eager"),
+        )
+    return Hit(
+        f"the engine's GPU memory share left too little KV cache (line {line.line})"
+        + (f": {fits} tokens fit, less than the model's context length" if fits else "")
+        + "; memory other processes hold on the GPU shrinks it further",
+        evidence={"line": line.line, "tokens_that_fit": fits},
+        fix=fix(
+            summary,
+            "manual",
+            *steps,
+            manual(
+                "nvidia-smi --query-compute-apps=pid,used_memory --format=csv (other processes on "
+                "the GPU)"
+            ),
+        ),
+    )
