@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from stat import S_ISREG
 from typing import Any
@@ -296,13 +296,7 @@ def scan(
             continue
         facts = read.facts
         uses_torch = wants_torch_symbols(facts.needed)
-        view = Loader(
-            loader.root,
-            loader.ld_library_path,
-            loader.cache,
-            loader.default_dirs,
-            loaded if uses_torch else {},
-        )
+        view = replace(loader, loaded=loaded if uses_torch else {})  # its listings shared
         needs = tuple(_problems(path, facts, view, wheel_libs, version_defs, cache))
         missing: tuple[str, ...] = ()
         checked = 0

@@ -164,7 +164,7 @@ def check(reports: Sequence[NodeReport], options: RuleOptions | None = None) -> 
     results = [evaluate(report, matrix, chosen) for report in reports]
     # the fix printed beside each finding is the one `envcheck fix` plans for the node
     results = [
-        replace(r, findings=planned_fixes(report, matrix, chosen, r.findings))
+        replace(r, findings=planned_fixes(report, matrix, chosen, r.findings, r))
         for report, r in zip(reports, results, strict=True)
     ]
     merged = CheckResult(
