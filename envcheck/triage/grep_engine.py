@@ -6,8 +6,11 @@ stdin directly while a thread counts its lines on the other core; a pipe or a .g
 by a feeder thread that counts on the way. Only the lines grep prints are decoded and matched
 in Python, at most 8 KiB of each (a 2 GB matching line is not held in memory). grep runs in a
 process group of its own, recorded so that a signal to envcheck ends it
-(``probes.run.terminate_children``), and the patterns file is removed by ``close()``. Patterns outside the common subset of Python re and POSIX ERE (Python-only syntax
-in a site overlay) make ``usable()`` false and the caller falls back to another engine.
+(``probes.run.terminate_children``), and the patterns file is removed by ``close()``. A
+pattern outside the common subset of Python re and POSIX ERE (``(?:...)``, ``\\d``, ``\\s*$``)
+is handed to grep rewritten (triage/ere.py) to match at least the lines Python's does; only
+one that cannot be rewritten, and has no literal to look for instead, makes ``usable()``
+false, and the caller falls back to another engine.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import IO, BinaryIO
 
 from envcheck.matrix.schema import Signature
 from envcheck.probes.run import end_group, forget, spawn
-from envcheck.triage.patterns import ere_problem
+from envcheck.triage.ere import grep_pattern
 from envcheck.triage.scan import CHUNK, MAX_MATCHED, Scanner, ScanResult
 
 _TIMEOUT_S = 5.0
@@ -62,19 +65,22 @@ class GrepScanner(Scanner):
         super().__init__(signatures, "re")
         self.engine = "grep"
         self._grep = grep
+        # each pattern as grep -E reads it alike, or rewritten to match at least its lines
+        lines = [grep_pattern(s.pattern) for s in signatures]
+        self._rewritable = all(line is not None for line in lines)
         fd, self._patterns = tempfile.mkstemp(prefix="envcheck-signatures-", suffix=".txt")
         with os.fdopen(fd, "wb") as out:
-            out.write(b"\n".join(s.pattern.encode() for s in signatures) + b"\n")
+            out.write(b"\n".join(line for line in lines if line is not None) + b"\n")
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
             os.unlink(self._patterns)
 
     def usable(self) -> bool:
-        """Whether grep -E reads every pattern as Python does: each is inside the common
-        subset (no Python-only syntax) and grep accepts it (exit 1 on empty input, 2 on a
-        bad pattern)."""
-        if any(ere_problem(s.pattern) is not None for s in self.signatures):
+        """Whether grep -E finds every line a pattern matches: each pattern is one grep
+        reads as Python does, or its rewrite (triage/ere.py), and grep accepts them all (exit
+        1 on empty input, 2 on a bad pattern)."""
+        if not self._rewritable:
             return False
         try:
             done = subprocess.run(
