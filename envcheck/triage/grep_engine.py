@@ -2,8 +2,8 @@
 
 GNU grep compiles every signature pattern into one DFA and scans hundreds of MB/s; it is on
 every Linux node, so triage needs no extra package to be fast. A regular file becomes grep's
-stdin directly while a thread counts its lines on the other core; a pipe or a .gz is streamed in
-by a feeder thread that counts on the way. Only the lines grep prints are decoded and matched
+stdin directly, and the lines after its last match are counted when it is done
+(``_TailCount``); a pipe or a .gz is streamed in by a feeder thread that counts on the way. Only the lines grep prints are decoded and matched
 in Python, at most 8 KiB of each (a 2 GB matching line is not held in memory). grep runs in a
 process group of its own, recorded so that a signal to envcheck ends it
 (``probes.run.terminate_children``), and the patterns file is removed by ``close()``. A
@@ -23,7 +23,7 @@ import stat
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import IO, BinaryIO
 
 from envcheck.matrix.schema import Signature
@@ -96,26 +96,25 @@ class GrepScanner(Scanner):
         return done.returncode in (0, 1)
 
     def scan(self, stream: BinaryIO) -> ScanResult:
-        """A regular file is handed to grep as its stdin while a thread counts its bytes and
-        lines with pread() on the other core; anything else (a pipe, stdin from a terminal, a
+        """A regular file is handed to grep as its stdin, and its bytes and the lines after
+        grep's last match are counted with pread() when grep is done; anything else (a pipe, stdin from a terminal, a
         .gz being decompressed) is streamed into grep by a feeder thread that counts as it
         goes."""
         result = ScanResult(engine="grep")
         fd = _regular_file(stream)
         if fd is not None:
-            start = os.lseek(fd, 0, os.SEEK_CUR)
-            return self._run(result, fd, lambda: _count_file(fd, start, result))
+            return self._run(result, fd, _TailCount(fd, os.lseek(fd, 0, os.SEEK_CUR)))
         return self._run(result, subprocess.PIPE, None, stream)
 
     def _run(
         self,
         result: ScanResult,
         stdin: int,
-        count: Callable[[], None] | None,
+        count: _TailCount | None,
         stream: BinaryIO | None = None,
     ) -> ScanResult:
         proc = spawn(
-            [self._grep, "-n", "-a", "-E", "-f", self._patterns],
+            [self._grep, "-n", "-b", "-a", "-E", "-f", self._patterns],
             stdin=stdin,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -133,35 +132,40 @@ class GrepScanner(Scanner):
         self,
         proc: subprocess.Popen[bytes],
         result: ScanResult,
-        count: Callable[[], None] | None,
+        count: _TailCount | None,
         stream: BinaryIO | None,
     ) -> ScanResult:
         state: dict[str, BaseException] = {}
 
         def work() -> None:
             try:
-                if count is not None:
-                    count()
-                else:
-                    assert stream is not None and proc.stdin is not None
-                    _feed(stream, proc.stdin, result)
+                assert stream is not None and proc.stdin is not None
+                _feed(stream, proc.stdin, result)
             except BaseException as exc:  # surfaced in the main thread
                 state["error"] = exc
 
-        helper = threading.Thread(target=work, name="envcheck-grep-count", daemon=True)
-        helper.start()
+        helper = None
+        if count is None:  # a pipe or a .gz: fed to grep, and counted, on the way
+            helper = threading.Thread(target=work, name="envcheck-grep-feed", daemon=True)
+            helper.start()
         assert proc.stdout is not None
+        last = (0, 0)  # grep's last matching line: its number and the offset it starts at
         while raw := _bounded_line(proc.stdout):
-            number, _, line = raw.rstrip(b"\n").partition(b":")
-            if number.isdigit():
-                self._record(line, int(number), result)
-        helper.join()
+            number, _, rest = raw.rstrip(b"\n").partition(b":")
+            offset, _, line = rest.partition(b":")
+            if number.isdigit() and offset.isdigit():
+                last = (int(number), int(offset))
+                self._record(line, last[0], result)
+        if helper is not None:
+            helper.join()
         stderr = proc.stderr.read(_KEPT) if proc.stderr else b""
         code = proc.wait()
         if "error" in state:
             raise state["error"]
         if code not in (0, 1):
             raise OSError(f"grep failed ({code}): {stderr.decode(errors='replace').strip()}")
+        if count is not None:
+            count.finish(last[0], last[1], result)
         return result
 
 
@@ -191,16 +195,33 @@ def _regular_file(stream: BinaryIO) -> int | None:
     return fd if regular and stream.tell() == os.lseek(fd, 0, os.SEEK_CUR) else None
 
 
-def _count_file(fd: int, start: int, result: ScanResult) -> None:
-    offset = start
-    lines = 0
-    last = b"\n"
-    while block := os.pread(fd, CHUNK, offset):
-        offset += len(block)
-        lines += block.count(b"\n")
-        last = block[-1:]
-    result.bytes_read = offset - start
-    result.lines = lines + (0 if last == b"\n" else 1)
+class _TailCount:
+    """The bytes and lines of a regular file grep reads, without reading all of it again: grep
+    prints each matching line's number and the offset it starts at (``-n -b``), so only the
+    newlines from its last matching line on are counted (``pread()``), once grep is done. A
+    failed job's log ends near its error: little is read. (Counting the whole file beside grep,
+    on the other core, cost a second of CPU per 2 GiB on a busy machine; a log with no match
+    at all is still read once more, after grep.) A file that grew meanwhile is counted to its
+    new end."""
+
+    def __init__(self, fd: int, start: int) -> None:
+        self.fd = fd
+        self.start = start
+
+    def finish(self, number: int, offset: int, result: ScanResult) -> None:
+        """``number``/``offset``: grep's last matching line (0/0: none), from where grep
+        started reading."""
+        at = self.start + offset
+        newlines = 0
+        final = b"\n"
+        while block := os.pread(self.fd, CHUNK, at):
+            newlines += block.count(b"\n")
+            at += len(block)
+            final = block[-1:]
+        if at == self.start + offset and at > self.start:
+            final = os.pread(self.fd, 1, at - 1)  # nothing after the offset: the byte before it
+        result.bytes_read = at - self.start
+        result.lines = max(0, number - 1) + newlines + (0 if final == b"\n" else 1)
 
 
 def _feed(stream: BinaryIO, sink: IO[bytes], result: ScanResult) -> None:
