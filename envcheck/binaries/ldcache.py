@@ -65,9 +65,13 @@ class Loader:
     # sonames already loaded by the time the object is (``import torch`` first loads torch's
     # libraries and the nvidia-* wheels' ones they find): the loader reuses those copies
     loaded: Mapping[str, str] = field(default_factory=dict)
-    # directory -> the names in it (None: unreadable), listed once per run and shared by the
-    # views made with dataclasses.replace: most lookups are misses, answered without a stat
+    # directory -> the names in it (None: unreadable), listed once per run, and each
+    # (directory, name) looked up once per run; shared by the views made with
+    # dataclasses.replace: most lookups are misses, answered without a stat
     listings: dict[str, frozenset[str] | None] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    answers: dict[tuple[str, str], str | None] = field(
         default_factory=dict, compare=False, repr=False
     )
 
@@ -82,6 +86,16 @@ class Loader:
         return names
 
     def _on_disk(self, directory: str, name: str) -> str | None:
+        key = (directory, name)
+        if key in self.answers:
+            return self.answers[key]
+        answer = self._look(directory, name)
+        self.answers[key] = answer
+        return answer
+
+    def _look(self, directory: str, name: str) -> str | None:
+        if name.rsplit("/", 1)[-1] in ("", "."):
+            return self._stat(directory, name)  # pathlib drops a last '.' or '/': as before
         joined = os.path.join(directory, name)
         staged = (
             joined
@@ -95,6 +109,18 @@ class Loader:
                 return None  # no such entry: is_file() would say no
         try:
             return str(Path(directory) / name) if os.path.isfile(staged) else None
+        except OSError:
+            return None
+
+    def _stat(self, directory: str, name: str) -> str | None:
+        candidate = Path(directory) / name
+        staged = (
+            candidate
+            if self.root == _SLASH or not candidate.is_absolute()
+            else (self.root / str(candidate).lstrip("/"))
+        )
+        try:
+            return str(candidate) if staged.is_file() else None
         except OSError:
             return None
 

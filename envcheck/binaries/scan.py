@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from stat import S_ISREG
 from typing import Any
@@ -288,6 +289,7 @@ def scan(
     version_defs: dict[str, tuple[str, ...]] = {}
     files: list[BinaryFile] = []
     torch_exports = _TorchExports(torch_lib, reads)
+    real = lru_cache(maxsize=None)(os.path.realpath)  # a wheel's library, once per run
     for path, read in reads.items():
         dist = objects.get(path)
         extension = _EXTENSION.search(path.name) is not None
@@ -297,7 +299,7 @@ def scan(
         facts = read.facts
         uses_torch = wants_torch_symbols(facts.needed)
         view = replace(loader, loaded=loaded if uses_torch else {})  # its listings shared
-        needs = tuple(_problems(path, facts, view, wheel_libs, version_defs, cache))
+        needs = tuple(_problems(path, facts, view, wheel_libs, version_defs, cache, real))
         missing: tuple[str, ...] = ()
         checked = 0
         if facts.undefined and torch_lib is not None and dist != "torch":
@@ -348,6 +350,7 @@ def _problems(
     wheel_libs: dict[str, str],
     version_defs: dict[str, tuple[str, ...]],
     cache: FileCache,
+    real: Callable[[str], str] = os.path.realpath,
 ) -> Iterator[Need]:
     for name in facts.needed:
         found = loader.find(name, str(path.parent), facts.rpath, facts.runpath)
@@ -360,7 +363,7 @@ def _problems(
         shadowed = (
             meant
             if meant
-            and os.path.realpath(meant) != os.path.realpath(_staged(loader, found.path))
+            and real(meant) != real(_staged(loader, found.path))
             and found.via in ("LD_LIBRARY_PATH", "ld.so.cache", "default")
             else None
         )
