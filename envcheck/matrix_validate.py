@@ -203,6 +203,16 @@ def validate(matrix: Matrix) -> list[Problem]:
     from envcheck.triage.patterns import check_signatures
 
     check_signatures(matrix, c.add)
+    from envcheck.triage.ere import grep_pattern
+
+    for sig in matrix.signatures:
+        if grep_pattern(sig.pattern) is None:
+            c.add(
+                sig,
+                "pattern",
+                "grep -E can be given neither this pattern, nor a rewrite of it, nor a literal "
+                "every match contains (triage's grep engine needs one)",
+            )
     for name in REQUIRED_CONSTANTS:
         if name not in matrix.constants:
             c.problems.append(

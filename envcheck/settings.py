@@ -179,7 +179,7 @@ def applied(
     if settings.source is not None:
         found.append({"kind": "settings", "path": settings.source})
     if not isolated():
-        from envcheck.matrix.load import ENV_VAR
+        from envcheck.matrix import ENV_VAR
 
         for directory in env.get(ENV_VAR, "").split(os.pathsep):
             if directory:

@@ -5,6 +5,7 @@ when there is no RUNPATH, LD_LIBRARY_PATH, RUNPATH, the cache, the default direc
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ _FLAG_X8664_LIB64 = 0x0300
 _FLAG_ELF_LIBC6 = 0x0003
 MAX_CACHE_BYTES = 32 * 1024 * 1024
 
+_SLASH = Path("/")
 DEFAULT_DIRS = ("/lib64", "/usr/lib64", "/lib", "/usr/lib")
 MULTIARCH = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu"}
 
@@ -63,12 +65,58 @@ class Loader:
     # sonames already loaded by the time the object is (``import torch`` first loads torch's
     # libraries and the nvidia-* wheels' ones they find): the loader reuses those copies
     loaded: Mapping[str, str] = field(default_factory=dict)
+    # directory -> the names in it (None: unreadable), listed once per run, and each
+    # (directory, name) looked up once per run; shared by the views made with
+    # dataclasses.replace: most lookups are misses, answered without a stat
+    listings: dict[str, frozenset[str] | None] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    answers: dict[tuple[str, str], str | None] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def _listed(self, directory: str) -> frozenset[str] | None:
+        if directory in self.listings:
+            return self.listings[directory]
+        try:
+            names: frozenset[str] | None = frozenset(os.listdir(directory))
+        except OSError:  # missing or not a directory; unreadable ones are stat'ed per name
+            names = frozenset() if not os.path.isdir(directory) else None
+        self.listings[directory] = names
+        return names
 
     def _on_disk(self, directory: str, name: str) -> str | None:
+        key = (directory, name)
+        if key in self.answers:
+            return self.answers[key]
+        answer = self._look(directory, name)
+        self.answers[key] = answer
+        return answer
+
+    def _look(self, directory: str, name: str) -> str | None:
+        if name.rsplit("/", 1)[-1] in ("", "."):
+            return self._stat(directory, name)  # pathlib drops a last '.' or '/': as before
+        joined = os.path.join(directory, name)
+        staged = (
+            joined
+            if not joined.startswith("/") or self.root == _SLASH
+            else os.path.join(str(self.root), joined.lstrip("/"))
+        )
+        parent, base = os.path.split(staged)
+        if base and base not in (".", ".."):
+            listed = self._listed(parent or ".")
+            if listed is not None and base not in listed:
+                return None  # no such entry: is_file() would say no
+        try:
+            return str(Path(directory) / name) if os.path.isfile(staged) else None
+        except OSError:
+            return None
+
+    def _stat(self, directory: str, name: str) -> str | None:
         candidate = Path(directory) / name
         staged = (
             candidate
-            if self.root == Path("/") or not candidate.is_absolute()
+            if self.root == _SLASH or not candidate.is_absolute()
             else (self.root / str(candidate).lstrip("/"))
         )
         try:

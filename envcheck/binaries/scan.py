@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from stat import S_ISREG
 from typing import Any
@@ -296,6 +297,7 @@ def scan(
     version_defs: dict[str, tuple[str, ...]] = {}
     files: list[BinaryFile] = []
     torch_exports = _TorchExports(torch_lib, reads)
+    real = lru_cache(maxsize=None)(os.path.realpath)  # a wheel's library, once per run
     for path, read in reads.items():
         dist = objects.get(path)
         extension = _EXTENSION.search(path.name) is not None
@@ -304,16 +306,10 @@ def scan(
             continue
         facts = read.facts
         uses_torch = wants_torch_symbols(facts.needed)
-        view = Loader(
-            loader.root,
-            loader.ld_library_path,
-            loader.cache,
-            loader.default_dirs,
-            # what this process has mapped is what the loader reuses, whatever the object's
-            # search path says (a conda libstdc++ loaded by an earlier import)
-            {**(loaded if uses_torch else {}), **mapped},
-        )
-        needs = tuple(_problems(path, facts, view, wheel_libs, version_defs, cache, mapped))
+        # what this process has mapped is what the loader reuses, whatever the object's
+        # search path says (a conda libstdc++ loaded by an earlier import); the listings shared
+        view = replace(loader, loaded={**(loaded if uses_torch else {}), **mapped})
+        needs = tuple(_problems(path, facts, view, wheel_libs, version_defs, cache, mapped, real))
         missing: tuple[str, ...] = ()
         checked = 0
         if facts.undefined and torch_lib is not None and dist != "torch":
@@ -365,6 +361,7 @@ def _problems(
     version_defs: dict[str, tuple[str, ...]],
     cache: FileCache,
     mapped: dict[str, str] | None = None,
+    real: Callable[[str], str] = os.path.realpath,
 ) -> Iterator[Need]:
     for name in facts.needed:
         found = loader.find(name, str(path.parent), facts.rpath, facts.runpath)
@@ -380,8 +377,7 @@ def _problems(
         shadowed = (
             meant
             if meant
-            and os.path.realpath(_staged(loader, meant))
-            != os.path.realpath(_staged(loader, found.path))
+            and real(_staged(loader, meant)) != real(_staged(loader, found.path))
             and via in ("LD_LIBRARY_PATH", "ld.so.cache", "default", ALREADY_LOADED)
             else None
         )

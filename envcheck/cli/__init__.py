@@ -204,7 +204,7 @@ def _isolated(args_list: list[str]) -> list[str]:
     end = args_list.index("--") if "--" in args_list else len(args_list)
     if "--isolated" not in args_list[:end]:
         return args_list
-    from envcheck.matrix.load import ENV_VAR
+    from envcheck.matrix import ENV_VAR
     from envcheck.settings import isolate
 
     isolate()

@@ -11,6 +11,7 @@ from envcheck.cli import common, from_opts
 from envcheck.commands.check import (
     CheckOutcome,
     RuleOptions,
+    SelectAhead,
     check,
     redacted_view,
     summary_counts,
@@ -111,8 +112,10 @@ def rule_options(args: argparse.Namespace) -> RuleOptions:
     )
 
 
-def evaluate(args: argparse.Namespace, reports: list[NodeReport]) -> CheckOutcome:
-    return check(reports, rule_options(args))
+def evaluate(
+    args: argparse.Namespace, reports: list[NodeReport], ahead: SelectAhead | None = None
+) -> CheckOutcome:
+    return check(reports, rule_options(args), ahead)
 
 
 def checked_file(args: argparse.Namespace) -> str | None:
@@ -194,7 +197,13 @@ def render(outcome: CheckOutcome, args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    report = common.obtain_report(args, anonymized=False)
+    # the matrix and the rules load while the node is probed
+    ahead = SelectAhead(rule_options(args))
+    try:
+        report = common.obtain_report(args, anonymized=False)
+    except BaseException:
+        ahead.wait()
+        raise
     lock = getattr(args, "lock", None)
     if getattr(args, "verify", False) and not lock:
         from envcheck.errors import UsageError
@@ -215,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
                 verified = verify_lock(lock, _verify_options(report))
             extra += list(verified.findings)
             sys.stderr.write(verified.summary + "\n")
-    outcome = evaluate(args, [report])
+    outcome = evaluate(args, [report], ahead)
     extra = _selected(extra, tuple(args.select or ()), tuple(args.ignore or ()))
     if extra:
         from dataclasses import replace

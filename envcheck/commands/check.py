@@ -133,6 +133,43 @@ def select_rules(
     return matrix, chosen, threshold
 
 
+Selected = tuple["Matrix", list["Rule"], Severity]
+
+
+class SelectAhead:
+    """``select_rules(options)`` on a thread of its own, started before the node is probed:
+    loading the matrix and importing the rules (CPU) overlaps the probes' waits (``nvcc
+    --version``, reading files). The same call with the same options, so the same result, or
+    the same exception, raised where ``check`` would have raised it."""
+
+    def __init__(self, options: RuleOptions) -> None:
+        import threading
+
+        self._value: Selected | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._work, args=(options,), name="envcheck-select-rules", daemon=True
+        )
+        self._thread.start()
+
+    def _work(self, options: RuleOptions) -> None:
+        try:
+            self._value = select_rules(options)
+        except BaseException as exc:  # surfaced by result(), in the caller's thread
+            self._error = exc
+
+    def wait(self) -> None:
+        """Let it finish (a cache file being written is not cut off at exit)."""
+        self._thread.join()
+
+    def result(self) -> Selected:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._value is not None
+        return self._value
+
+
 def with_expectation(report: NodeReport, text: str, where: str) -> NodeReport:
     """The report with the user's expectation as its ``expect`` section."""
     from envcheck.model.expect import parse_expect
@@ -154,17 +191,22 @@ def expected(reports: Sequence[NodeReport], options: RuleOptions) -> list[NodeRe
     return [with_expectation(r, expect, where) for r in reports]
 
 
-def check(reports: Sequence[NodeReport], options: RuleOptions | None = None) -> CheckOutcome:
+def check(
+    reports: Sequence[NodeReport],
+    options: RuleOptions | None = None,
+    ahead: SelectAhead | None = None,
+) -> CheckOutcome:
+    """``ahead``: the rules selected already for these ``options`` (cli/check.py)."""
     from envcheck.engine import evaluate
     from envcheck.plan.per_finding import planned_fixes
 
     options = options or RuleOptions()
-    matrix, chosen, threshold = select_rules(options)
+    matrix, chosen, threshold = ahead.result() if ahead is not None else select_rules(options)
     reports = expected(reports, options)
     results = [evaluate(report, matrix, chosen) for report in reports]
     # the fix printed beside each finding is the one `envcheck fix` plans for the node
     results = [
-        replace(r, findings=planned_fixes(report, matrix, chosen, r.findings))
+        replace(r, findings=planned_fixes(report, matrix, chosen, r.findings, r))
         for report, r in zip(reports, results, strict=True)
     ]
     merged = CheckResult(

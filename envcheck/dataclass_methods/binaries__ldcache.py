@@ -52,15 +52,17 @@ def __create_fn__(_type_path, _type_via, MISSING, _HAS_DEFAULT_FACTORY, __datacl
  return __init__
 FUNCTIONS['d4382e45f2ecd0cb73bd0bdd6d0886f6b62751dbe982e652f985694bdf63e316'] = __create_fn__
 
-def __create_fn__(_type_root, _type_ld_library_path, _type_cache, _type_default_dirs, _type_loaded, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_root, _dflt_ld_library_path, _dflt_cache, _dflt_default_dirs, _dflt_loaded, _return_type):
- def __init__(self,root:_type_root=_dflt_root,ld_library_path:_type_ld_library_path=_dflt_ld_library_path,cache:_type_cache=_HAS_DEFAULT_FACTORY,default_dirs:_type_default_dirs=_dflt_default_dirs,loaded:_type_loaded=_HAS_DEFAULT_FACTORY)->_return_type:
+def __create_fn__(_type_root, _type_ld_library_path, _type_cache, _type_default_dirs, _type_loaded, _type_listings, _type_answers, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_root, _dflt_ld_library_path, _dflt_cache, _dflt_default_dirs, _dflt_loaded, _dflt_listings, _dflt_answers, _return_type):
+ def __init__(self,root:_type_root=_dflt_root,ld_library_path:_type_ld_library_path=_dflt_ld_library_path,cache:_type_cache=_HAS_DEFAULT_FACTORY,default_dirs:_type_default_dirs=_dflt_default_dirs,loaded:_type_loaded=_HAS_DEFAULT_FACTORY,listings:_type_listings=_HAS_DEFAULT_FACTORY,answers:_type_answers=_HAS_DEFAULT_FACTORY)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'root',root)
   __dataclass_builtins_object__.__setattr__(self,'ld_library_path',ld_library_path)
   __dataclass_builtins_object__.__setattr__(self,'cache',_dflt_cache() if cache is _HAS_DEFAULT_FACTORY else cache)
   __dataclass_builtins_object__.__setattr__(self,'default_dirs',default_dirs)
   __dataclass_builtins_object__.__setattr__(self,'loaded',_dflt_loaded() if loaded is _HAS_DEFAULT_FACTORY else loaded)
+  __dataclass_builtins_object__.__setattr__(self,'listings',_dflt_listings() if listings is _HAS_DEFAULT_FACTORY else listings)
+  __dataclass_builtins_object__.__setattr__(self,'answers',_dflt_answers() if answers is _HAS_DEFAULT_FACTORY else answers)
  return __init__
-FUNCTIONS['0aee4ec903cced772017534606a17406ba214c44af18a64a25b35651bd533317'] = __create_fn__
+FUNCTIONS['c95de1e1d9d4f2892c6450c76bee8fcf45aa069ca1fe89e0cd46de6dd4b4b7a5'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -72,11 +74,11 @@ FUNCTIONS['a3194189431ab73d517dfdedab5727870344257b10e51eca2fcced7af94ce475'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('root','ld_library_path','cache','default_dirs','loaded',):
+  if type(self) is cls or name in ('root','ld_library_path','cache','default_dirs','loaded','listings','answers',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['6aab2a34cd6aacb6dde11a7abd2b3fa40918a7ae4def745ffeebf96f26ee0ff0'] = __create_fn__
+FUNCTIONS['4949b9d94c78b54145e70a7bd2f326dc9d33064671fe52f9bc58d5df3762d12b'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -88,10 +90,10 @@ FUNCTIONS['411aa056289faa8558baafaabbc74a8856938e189e9db9bddab7237506d3678d'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('root','ld_library_path','cache','default_dirs','loaded',):
+  if type(self) is cls or name in ('root','ld_library_path','cache','default_dirs','loaded','listings','answers',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['d719b188417e1aca05b117af207d49cd34bdf2d7935d332f54c04c27577ae04e'] = __create_fn__
+FUNCTIONS['6815f24d0333a7a86022f5539dbfe3b5e6797c8ceab7cd59459b721a1949379f'] = __create_fn__
 
 del __create_fn__

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from envcheck.formats.ci import CiRun
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the record only: naming the formats (CI_FORMATS) imports no formatter
+    from envcheck.formats.ci import CiRun
 
 
 def render(fmt: str, run: CiRun) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 from packaging.utils import canonicalize_name
 
 from envcheck.errors import CodecError, MatrixError
+from envcheck.matrix import ENV_VAR
 from envcheck.matrix.fill import fill_in
 from envcheck.matrix.generated import TABLES as GENERATED_TABLES
 from envcheck.matrix.generated import Generated
@@ -25,7 +26,6 @@ from envcheck.matrix.model import Matrix
 from envcheck.matrix.schema import MatrixFile
 from envcheck.model.codec import from_dict
 
-ENV_VAR = "ENVCHECK_MATRIX"
 GENERATED_DIR = "generated"
 
 

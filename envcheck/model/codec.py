@@ -27,10 +27,31 @@ T = TypeVar("T")
 _NONE_TYPE = type(None)
 
 
+_PLAIN = frozenset({str, int, float, bool, _NONE_TYPE})
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}  # a dataclass's fields, looked up once
+
+
 def to_dict(obj: Any) -> Any:
     """Convert a dataclass tree to JSON-shaped data (dicts, lists, str, int, float, bool, None)."""
+    kind = type(obj)
+    if kind in _PLAIN:
+        return obj
+    names = _FIELD_NAMES.get(kind)
+    if names is not None:
+        return {name: to_dict(getattr(obj, name)) for name in names}
+    if kind is tuple or kind is list:
+        return [to_dict(v) for v in obj]
+    if kind is dict:
+        return {str(k): to_dict(v) for k, v in obj.items()}
+    return _to_dict(obj)
+
+
+def _to_dict(obj: Any) -> Any:
+    """``to_dict`` for anything but the common exact types it answers first."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        names = tuple(f.name for f in dataclasses.fields(obj))
+        _FIELD_NAMES[type(obj)] = names
+        return {name: to_dict(getattr(obj, name)) for name in names}
     if isinstance(obj, enum.Enum):
         return obj.value
     if isinstance(obj, (Version, SpecifierSet)):

@@ -17,7 +17,7 @@ from dataclasses import replace
 from packaging.utils import canonicalize_name
 
 from envcheck.matrix.model import Matrix
-from envcheck.model.finding import Action, Applicability, Finding, Fix, Severity
+from envcheck.model.finding import Action, Applicability, CheckResult, Finding, Fix, Severity
 from envcheck.model.plan import Step
 from envcheck.model.report import NodeReport
 from envcheck.plan.simulate import parse_requirement
@@ -66,15 +66,20 @@ def _same_pins(fix: Fix | None, steps: Sequence[Step]) -> bool:
 
 
 def planned_fixes(
-    report: NodeReport, matrix: Matrix, rules: Sequence[Rule], findings: Sequence[Finding]
+    report: NodeReport,
+    matrix: Matrix,
+    rules: Sequence[Rule],
+    findings: Sequence[Finding],
+    evaluated: CheckResult | None = None,
 ) -> tuple[Finding, ...]:
     """``findings`` with each package fix replaced by the planner's steps for its code (no
-    resolver here: ``fix`` verifies with uv; the steps are the same)."""
+    resolver here: ``fix`` verifies with uv; the steps are the same). ``evaluated``: the
+    rules' result on ``report`` when the caller has it (the planner does not run them again)."""
     if not any(_installs(f) for f in findings) and sum(map(_planned, findings)) < 2:
         return tuple(findings)
     from envcheck.plan.planner import build_plan, interpreter
 
-    plan, _after = build_plan(report, matrix, rules, threshold=Severity.INFO)
+    plan, _after = build_plan(report, matrix, rules, threshold=Severity.INFO, first=evaluated)
     python = interpreter(report)
     out = []
     for given in findings:

@@ -21,7 +21,7 @@ from packaging.version import InvalidVersion, Version
 
 from envcheck.engine import evaluate
 from envcheck.matrix.model import Matrix
-from envcheck.model.finding import Action, Applicability, Finding, Severity
+from envcheck.model.finding import Action, Applicability, CheckResult, Finding, Severity
 from envcheck.model.plan import Conflict, Plan, Step
 from envcheck.model.report import NodeReport
 from envcheck.plan.simulate import changes_something, parse_requirement, simulate, version_within
@@ -364,6 +364,7 @@ def build_plan(
     max_iterations: int = MAX_ITERATIONS,
     resolve: Resolve | None = None,
     constrain: bool = False,
+    first: CheckResult | None = None,
 ) -> tuple[Plan, NodeReport]:
     """The plan for a report's findings at or above ``threshold``, and the report as it would be
     after the plan (for ``check`` to confirm). With ``resolve``, every round's steps are
@@ -371,10 +372,26 @@ def build_plan(
     resolution ends planning with a conflict naming both sides (the pip steps are withheld).
     With ``constrain`` (``fix``), every install step after the first carries the resolved set
     as pip constraints (``held``). Without ``resolve``, the rounds go through the same path
-    with the offline resolver (``plan/offline.py``: the simulator's versions, unverified)."""
+    with the offline resolver (``plan/offline.py``: the simulator's versions, unverified).
+    ``first``: the rules' result on ``report`` when the caller has it (``check``), not run again.
+    """
     from envcheck.plan.offline import OfflineResolver
 
     resolver: Resolve = resolve if resolve is not None else OfflineResolver(matrix)
+    # the rules are pure: a report already evaluated (the simulation returns the same object
+    # when nothing changes, and the last round's report is the final one) is not run again
+    results: dict[int, tuple[NodeReport, CheckResult]] = {}
+    if first is not None:
+        results[id(report)] = (report, first)
+
+    def evaluate_once(node: NodeReport) -> CheckResult:
+        known = results.get(id(node))
+        if known is not None and known[0] is node:
+            return known[1]
+        result = evaluate(node, matrix, rules)
+        results[id(node)] = (node, result)
+        return result
+
     addressed: dict[tuple[str, str], Finding] = {}
     first_seen: list[Finding] = []
     after = report
@@ -385,7 +402,7 @@ def build_plan(
     iterations = 0
     verdict = _Verdict()
     for iterations in range(1, max_iterations + 1):
-        result = evaluate(after, matrix, rules)
+        result = evaluate_once(after)
         relevant = [f for f in result.findings if f.severity.at_least(threshold)]
         if iterations == 1:
             first_seen = relevant
@@ -411,7 +428,7 @@ def build_plan(
             steps = [s for s in steps if s.action.kind not in ("pip_install", "pip_uninstall")]
             after, notes = simulate(report, [s.action for s in steps], matrix)
             break
-    final = evaluate(after, matrix, rules)
+    final = evaluate_once(after)
     remaining = tuple(f for f in final.findings if f.severity.at_least(threshold))
     for key, item in verdict.followed.items():
         # the pin could not hold and the rule is still violated on the resolution: a real

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -19,6 +19,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from envcheck.matrix.model import Matrix, public, variant_cuda
+from envcheck.model.codec import to_dict
 from envcheck.model.finding import Action
 from envcheck.model.report import (
     Distribution,
@@ -272,7 +273,13 @@ def changes_something(action: Action, report: NodeReport, matrix: Matrix) -> boo
     if action.kind == "manual":
         return False
     after, _ = simulate(report, [action], matrix)
-    return after.to_dict() != report.to_dict()
+    # a section the simulation left alone is the same object, and the same JSON: only the
+    # sections it replaced are compared (as the whole reports' JSON would compare)
+    return any(
+        to_dict(getattr(after, f.name)) != to_dict(getattr(report, f.name))
+        for f in fields(report)
+        if getattr(after, f.name) is not getattr(report, f.name)
+    )
 
 
 __all__ = [

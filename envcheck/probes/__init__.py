@@ -116,10 +116,12 @@ def collect(ctx: ProbeContext | None = None) -> NodeReport:
     with worker_pool(7, "envcheck-probe") as pool:
         chain = pool.submit(_python_chain, ctx)
         futures = {name: pool.submit(guarded, name, fn, ctx) for name, fn in simple.items()}
-        sections = {name: f.result() for name, f in futures.items()}
         deep_f = pool.submit(guarded, "deep", _deep, ctx) if ctx.deep else None
+        # the ELF files are read once the interpreter's packages are known, while the other
+        # probes may still wait (NVML, nvcc --version, the hostname lookup)
         python, packages, torch = chain.result()
         binaries = guarded("binaries", _binaries, ctx, python, packages)
+        sections = {name: f.result() for name, f in futures.items()}
         deep = deep_f.result() if deep_f is not None else None
     network = sections["network"]
     node = network.data.hostname if network.is_ok and network.data else None

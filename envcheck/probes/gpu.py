@@ -73,6 +73,8 @@ def _nvml_error_reason(pynvml: Any, exc: Exception) -> str:
 
 def _probe_nvml(env: Mapping[str, str] | None = None) -> GpuInfo | str:
     """GpuInfo from NVML, or the reason NVML could not be used."""
+    if _library_surely_absent(env):
+        return "NVML library (libnvidia-ml.so.1) not found"
     try:
         import pynvml
     except ImportError as exc:
@@ -92,6 +94,38 @@ def _probe_nvml(env: Mapping[str, str] | None = None) -> GpuInfo | str:
     finally:
         with contextlib.suppress(nvml_error):
             pynvml.nvmlShutdown()
+
+
+def _library_surely_absent(env: Mapping[str, str] | None) -> bool:
+    """What ``_load_nvml`` would say on a node without the driver's library, said without
+    importing nvidia-ml-py (its ``ctypes.util`` brings subprocess, tempfile and random: about
+    25 ms of every ``check`` on a node with no GPU): when its module is not imported yet, is
+    nvidia-ml-py's own (it loads only the library envcheck hands it, ``nvmlLib = None`` until
+    then) and there is no ``libnvidia-ml.so.1`` to hand it. Any other module (a test's fake,
+    another package's ``pynvml``) is imported and asked, as before."""
+    import sys
+
+    if "pynvml" in sys.modules:
+        return False
+    from envcheck.probes.libpath import find_library
+
+    if find_library("libnvidia-ml.so.1", env) is not None:
+        return False
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("pynvml")
+    except (ImportError, ValueError):
+        return False
+    origin = spec.origin if spec is not None else None
+    if not origin or not origin.endswith(".py"):
+        return False
+    try:
+        with open(origin, encoding="utf-8", errors="replace") as handle:
+            text = handle.read(4 * 1024 * 1024)
+    except OSError:
+        return False
+    return "\nnvmlLib = None\n" in text
 
 
 def _load_nvml(pynvml: Any, env: Mapping[str, str] | None) -> str | None:

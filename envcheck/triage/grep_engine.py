@@ -2,12 +2,15 @@
 
 GNU grep compiles every signature pattern into one DFA and scans hundreds of MB/s; it is on
 every Linux node, so triage needs no extra package to be fast. A regular file becomes grep's
-stdin directly while a thread counts its lines on the other core; a pipe or a .gz is streamed in
-by a feeder thread that counts on the way. Only the lines grep prints are decoded and matched
+stdin directly, and the lines after its last match are counted when it is done
+(``_TailCount``); a pipe or a .gz is streamed in by a feeder thread that counts on the way. Only the lines grep prints are decoded and matched
 in Python, at most 8 KiB of each (a 2 GB matching line is not held in memory). grep runs in a
 process group of its own, recorded so that a signal to envcheck ends it
-(``probes.run.terminate_children``), and the patterns file is removed by ``close()``. Patterns outside the common subset of Python re and POSIX ERE (Python-only syntax
-in a site overlay) make ``usable()`` false and the caller falls back to another engine.
+(``probes.run.terminate_children``), and the patterns file is removed by ``close()``. A
+pattern outside the common subset of Python re and POSIX ERE (``(?:...)``, ``\\d``, ``\\s*$``)
+is handed to grep rewritten (triage/ere.py) to match at least the lines Python's does; only
+one that cannot be rewritten, and has no literal to look for instead, makes ``usable()``
+false, and the caller falls back to another engine.
 """
 
 from __future__ import annotations
@@ -20,12 +23,12 @@ import stat
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import IO, BinaryIO
 
 from envcheck.matrix.schema import Signature
 from envcheck.probes.run import end_group, forget, spawn
-from envcheck.triage.patterns import ere_problem
+from envcheck.triage.ere import grep_pattern
 from envcheck.triage.scan import CHUNK, MAX_MATCHED, Scanner, ScanResult
 
 _TIMEOUT_S = 5.0
@@ -62,19 +65,22 @@ class GrepScanner(Scanner):
         super().__init__(signatures, "re")
         self.engine = "grep"
         self._grep = grep
+        # each pattern as grep -E reads it alike, or rewritten to match at least its lines
+        lines = [grep_pattern(s.pattern) for s in signatures]
+        self._rewritable = all(line is not None for line in lines)
         fd, self._patterns = tempfile.mkstemp(prefix="envcheck-signatures-", suffix=".txt")
         with os.fdopen(fd, "wb") as out:
-            out.write(b"\n".join(s.pattern.encode() for s in signatures) + b"\n")
+            out.write(b"\n".join(line for line in lines if line is not None) + b"\n")
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
             os.unlink(self._patterns)
 
     def usable(self) -> bool:
-        """Whether grep -E reads every pattern as Python does: each is inside the common
-        subset (no Python-only syntax) and grep accepts it (exit 1 on empty input, 2 on a
-        bad pattern)."""
-        if any(ere_problem(s.pattern) is not None for s in self.signatures):
+        """Whether grep -E finds every line a pattern matches: each pattern is one grep
+        reads as Python does, or its rewrite (triage/ere.py), and grep accepts them all (exit
+        1 on empty input, 2 on a bad pattern)."""
+        if not self._rewritable:
             return False
         try:
             done = subprocess.run(
@@ -90,26 +96,25 @@ class GrepScanner(Scanner):
         return done.returncode in (0, 1)
 
     def scan(self, stream: BinaryIO) -> ScanResult:
-        """A regular file is handed to grep as its stdin while a thread counts its bytes and
-        lines with pread() on the other core; anything else (a pipe, stdin from a terminal, a
+        """A regular file is handed to grep as its stdin, and its bytes and the lines after
+        grep's last match are counted with pread() when grep is done; anything else (a pipe, stdin from a terminal, a
         .gz being decompressed) is streamed into grep by a feeder thread that counts as it
         goes."""
         result = ScanResult(engine="grep")
         fd = _regular_file(stream)
         if fd is not None:
-            start = os.lseek(fd, 0, os.SEEK_CUR)
-            return self._run(result, fd, lambda: _count_file(fd, start, result))
+            return self._run(result, fd, _TailCount(fd, os.lseek(fd, 0, os.SEEK_CUR)))
         return self._run(result, subprocess.PIPE, None, stream)
 
     def _run(
         self,
         result: ScanResult,
         stdin: int,
-        count: Callable[[], None] | None,
+        count: _TailCount | None,
         stream: BinaryIO | None = None,
     ) -> ScanResult:
         proc = spawn(
-            [self._grep, "-n", "-a", "-E", "-f", self._patterns],
+            [self._grep, "-n", "-b", "-a", "-E", "-f", self._patterns],
             stdin=stdin,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -127,35 +132,40 @@ class GrepScanner(Scanner):
         self,
         proc: subprocess.Popen[bytes],
         result: ScanResult,
-        count: Callable[[], None] | None,
+        count: _TailCount | None,
         stream: BinaryIO | None,
     ) -> ScanResult:
         state: dict[str, BaseException] = {}
 
         def work() -> None:
             try:
-                if count is not None:
-                    count()
-                else:
-                    assert stream is not None and proc.stdin is not None
-                    _feed(stream, proc.stdin, result)
+                assert stream is not None and proc.stdin is not None
+                _feed(stream, proc.stdin, result)
             except BaseException as exc:  # surfaced in the main thread
                 state["error"] = exc
 
-        helper = threading.Thread(target=work, name="envcheck-grep-count", daemon=True)
-        helper.start()
+        helper = None
+        if count is None:  # a pipe or a .gz: fed to grep, and counted, on the way
+            helper = threading.Thread(target=work, name="envcheck-grep-feed", daemon=True)
+            helper.start()
         assert proc.stdout is not None
+        last = (0, 0)  # grep's last matching line: its number and the offset it starts at
         while raw := _bounded_line(proc.stdout):
-            number, _, line = raw.rstrip(b"\n").partition(b":")
-            if number.isdigit():
-                self._record(line, int(number), result)
-        helper.join()
+            number, _, rest = raw.rstrip(b"\n").partition(b":")
+            offset, _, line = rest.partition(b":")
+            if number.isdigit() and offset.isdigit():
+                last = (int(number), int(offset))
+                self._record(line, last[0], result)
+        if helper is not None:
+            helper.join()
         stderr = proc.stderr.read(_KEPT) if proc.stderr else b""
         code = proc.wait()
         if "error" in state:
             raise state["error"]
         if code not in (0, 1):
             raise OSError(f"grep failed ({code}): {stderr.decode(errors='replace').strip()}")
+        if count is not None:
+            count.finish(last[0], last[1], result)
         return result
 
 
@@ -185,16 +195,33 @@ def _regular_file(stream: BinaryIO) -> int | None:
     return fd if regular and stream.tell() == os.lseek(fd, 0, os.SEEK_CUR) else None
 
 
-def _count_file(fd: int, start: int, result: ScanResult) -> None:
-    offset = start
-    lines = 0
-    last = b"\n"
-    while block := os.pread(fd, CHUNK, offset):
-        offset += len(block)
-        lines += block.count(b"\n")
-        last = block[-1:]
-    result.bytes_read = offset - start
-    result.lines = lines + (0 if last == b"\n" else 1)
+class _TailCount:
+    """The bytes and lines of a regular file grep reads, without reading all of it again: grep
+    prints each matching line's number and the offset it starts at (``-n -b``), so only the
+    newlines from its last matching line on are counted (``pread()``), once grep is done. A
+    failed job's log ends near its error: little is read. (Counting the whole file beside grep,
+    on the other core, cost a second of CPU per 2 GiB on a busy machine; a log with no match
+    at all is still read once more, after grep.) A file that grew meanwhile is counted to its
+    new end."""
+
+    def __init__(self, fd: int, start: int) -> None:
+        self.fd = fd
+        self.start = start
+
+    def finish(self, number: int, offset: int, result: ScanResult) -> None:
+        """``number``/``offset``: grep's last matching line (0/0: none), from where grep
+        started reading."""
+        at = self.start + offset
+        newlines = 0
+        final = b"\n"
+        while block := os.pread(self.fd, CHUNK, at):
+            newlines += block.count(b"\n")
+            at += len(block)
+            final = block[-1:]
+        if at == self.start + offset and at > self.start:
+            final = os.pread(self.fd, 1, at - 1)  # nothing after the offset: the byte before it
+        result.bytes_read = at - self.start
+        result.lines = max(0, number - 1) + newlines + (0 if final == b"\n" else 1)
 
 
 def _feed(stream: BinaryIO, sink: IO[bytes], result: ScanResult) -> None:

@@ -220,3 +220,61 @@ def test_outside_the_gpu_stack_only_files_with_gpu_code_are_read(tmp_path: Path)
     assert info.scanned == 4  # torch, the wheel, the extension, kern: not plainpkg
     again = scan(_ctx(tmp_path), [str(site)], "x86_64", dists)
     assert again.files == info.files and again.from_cache == again.scanned
+
+
+def _reference_on_disk(root: Path, directory: str, name: str) -> str | None:
+    """The loader's file test as it was written before the per-run listings: a stat each."""
+    candidate = Path(directory) / name
+    staged = (
+        candidate
+        if root == Path("/") or not candidate.is_absolute()
+        else root / str(candidate).lstrip("/")
+    )
+    return str(candidate) if staged.is_file() else None
+
+
+def test_listed_lookups_answer_as_a_stat_each(tmp_path: Path) -> None:
+    """Misses are answered from one listing per directory and answers are kept for the run:
+    the same result as stat'ing each candidate, for files, links to files, dangling links,
+    directories named like a library, missing directories, a staged root and odd spellings."""
+    from envcheck.binaries.ldcache import Loader
+
+    root = tmp_path / "root"
+    lib = root / "opt" / "lib"
+    lib.mkdir(parents=True)
+    (lib / "libreal.so.1").write_bytes(b"x")
+    (lib / "liblink.so.1").symlink_to(lib / "libreal.so.1")
+    (lib / "libdangling.so.1").symlink_to(lib / "libnothere.so.1")
+    (lib / "libdir.so.1").mkdir()
+    (root / "usr" / "lib").mkdir(parents=True)
+    (root / "usr" / "lib" / "libsys.so.2").write_bytes(b"x")
+    names = ["libreal.so.1", "liblink.so.1", "libdangling.so.1", "libdir.so.1", "libsys.so.2"]
+    dirs = ["/opt/lib", "/opt/lib/", "//opt//lib", "/opt/./lib", "/opt/x/../lib", "/usr/lib"]
+    dirs += ["/missing", "/opt/lib/libreal.so.1", ""]
+    loader = Loader(root=root)
+    for _ in range(2):  # the second round is answered from the run's memory
+        for directory in dirs:
+            for name in [*names, "sub/libreal.so.1", ".", "libreal.so.1/", "opt/lib/libreal.so.1"]:
+                expected = _reference_on_disk(root, directory, name)
+                assert loader._on_disk(directory, name) == expected, (directory, name)
+    # a library installed after a run is found by the next one (a new Loader, new listings)
+    (lib / "libnew.so.3").write_bytes(b"x")
+    assert loader._on_disk("/opt/lib", "libnew.so.3") is None  # this run listed /opt/lib
+    assert Loader(root=root)._on_disk("/opt/lib", "libnew.so.3") == "/opt/lib/libnew.so.3"
+
+
+def test_a_replaced_library_is_read_again(tmp_path: Path) -> None:
+    """The per-file facts are keyed by size, mtime and inode: a library rebuilt in place (a
+    new version script) is read again, and the version it lacks now is reported."""
+    site, _ = _node(tmp_path)
+    ctx = _ctx(tmp_path)
+    scan(ctx, [str(site)], "x86_64")
+    build_so(
+        site / "myext_libs" / "libdep.so.1",
+        "int dep(void){return 1;}",
+        soname="libdep.so.1",
+        version_script="DEP_1.0 { }; DEP_2.0 { global: dep; local: *; };",
+    )
+    again = scan(ctx, [str(site)], "x86_64")
+    ext = next(f for f in again.files if f.path.endswith(EXT))
+    assert "libdep.so.1" not in {n.name for n in ext.needs}  # it defines DEP_2.0 now

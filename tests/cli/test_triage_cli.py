@@ -142,7 +142,7 @@ def test_site_overlay_adds_a_signature(tmp_path: Path) -> None:
         ('pattern = "(unclosed"', "does not compile"),
         ('pattern = "a(b|c)d"', "plain run"),
         ('pattern = "ok pattern here"\ncauses = ["XYZ999"]', "not a rule code"),
-        ('pattern = "rank \\\\d+ failed"', "grep -E reads differently"),
+        ('pattern = "(?i)rank failed\\\\x00"', "grep -E can be given neither"),
     ],
 )
 def test_matrix_validate_rejects_bad_signatures(tmp_path: Path, entry: str, message: str) -> None:
@@ -154,6 +154,35 @@ def test_matrix_validate_rejects_bad_signatures(tmp_path: Path, entry: str, mess
     res = run_cli("matrix", "validate", str(overlay))
     assert res.returncode == 2, res.stdout + res.stderr
     assert message in res.stdout + res.stderr
+
+
+def test_python_only_syntax_in_an_overlay_keeps_the_grep_engine(tmp_path: Path) -> None:
+    """`\\d`, `(?:...)` and `\\s*$` are Python's, not POSIX ERE's: grep is handed a rewrite
+    (triage/ere.py) and stays the engine."""
+    from envcheck.triage.grep_engine import gnu_grep
+
+    if gnu_grep() is None:
+        pytest.skip("GNU grep is not installed")
+    overlay = tmp_path / "site"
+    overlay.mkdir()
+    (overlay / "sig.toml").write_text(
+        '[[signature]]\nid = "site-rank"\npattern = "rank \\\\d+ (?:failed|died)\\\\s*$"\n'
+        'meaning = "m"\nsource = "s"\n',
+        encoding="utf-8",
+    )
+    assert run_cli("matrix", "validate", str(overlay)).returncode == 0
+    res = run_cli(
+        "triage",
+        "-",
+        "--matrix",
+        str(overlay),
+        "--json",
+        "--no-probe",
+        stdin="INFO ok\nrank 12 failed \nrank x failed\n",
+    )
+    data = res.json()["data"]
+    assert data["engine"] == "grep"
+    assert [(m["id"], m["count"]) for m in data["matches"]] == [("site-rank", 1)]
 
 
 @pytest.mark.parametrize("engine", ["grep", "re"])
