@@ -184,6 +184,9 @@ def nvml_failure_stated(facts: Facts) -> Iterable[Hit]:
     - https://github.com/NVIDIA/nvidia-docker/issues/1730
     - https://docs.nvidia.com/deploy/nvidia-smi/index.html
     """
+    stated = stated_nvidia_smi_failure(facts)
+    if stated is not None and stated.name != MISMATCH:
+        return [_stated_hit(stated)]
     facts.cuda_check()  # Skip without --deep, and on a node with no NVIDIA driver at all
     hits = []
     for step in facts.deep().steps:
@@ -201,6 +204,42 @@ def nvml_failure_stated(facts: Facts) -> Iterable[Hit]:
             )
         )
     return hits
+
+
+MISMATCH = "NVML_ERROR_LIB_RM_VERSION_MISMATCH"
+
+
+_SMI_SAID = ("nvidia-smi failed: ", "nvidia-smi found no usable NVIDIA driver: ")
+
+
+def nvidia_smi_said(facts: Facts) -> str | None:
+    """What a pasted nvidia-smi failure output said: the GPU section's reason when nothing
+    else stated the GPUs, else its note (another section of the paste gave the driver)."""
+    section = facts.report.gpu
+    texts = [section.reason or ""] if not section.is_ok else list(section.notes)
+    return next((t for t in texts if any(p in t for p in _SMI_SAID)), None)
+
+
+def stated_nvidia_smi_failure(facts: Facts) -> CudaError | None:
+    """The table's entry for the failure a pasted nvidia-smi output states (the GPU section is
+    then unknown, its reason the message: ``ingest/nvidia_smi.parse_failure``)."""
+    said = nvidia_smi_said(facts)
+    if said is None:
+        return None
+    entry = facts.matrix.cuda_error(text=said, apis=NVML_APIS)
+    if entry is None or entry.cause is None or entry.fix is None or entry.fault != "node":
+        return None
+    return entry
+
+
+def _stated_hit(entry: CudaError) -> Hit:
+    assert entry.fix is not None  # stated_nvidia_smi_failure returns entries with a fix
+    return Hit(
+        f"nvidia-smi failed with {_label(entry)} ('{entry.message}', as the input states): "
+        f"{entry.cause}",
+        evidence={"name": entry.name, "message": entry.message, "source": "input"},
+        fix=_fix(entry.fix),
+    )
 
 
 @from_log("DRV151")
