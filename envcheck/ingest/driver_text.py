@@ -119,3 +119,64 @@ def parse_packages(source: Source) -> NodeReport:
     if len(set(versions)) > 1:
         note += f"; the packages name several versions: {', '.join(sorted(set(versions)))}"
     return _gpu(source, PACKAGES, info, note)
+
+
+LSPCI = "lspci"
+KERNEL_LOG = "kernel log (NVRM)"
+
+LSPCI_LINE = re.compile(
+    r"^\s*(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9]\s+"
+    r"(?:VGA compatible controller|3D controller|Display controller)(?: \[[0-9a-f]{4}\])?:\s+"
+    r"NVIDIA Corporation\s+(?P<chip>.+?)(?:\s+\(rev [0-9a-fA-F]+\))?\s*$"
+)
+# lspci's other NVIDIA functions (audio, USB) of the same cards: part of its output, not GPUs
+LSPCI_ANY = re.compile(r"^\s*(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9]\s+\S")
+# a kernel log line of the module (dmesg's '[  12.3] NVRM: ...', journalctl's 'kernel: NVRM: ')
+NVRM_LINE_START = re.compile(r"^\s*(?:\[[^\]]*\]\s*|.*kernel:\s*)?NVRM: ")
+_NVRM_KERNEL = (
+    # the kernel module's own lines (nv.c): the API mismatch names the loaded module's version,
+    # and a module load prints it
+    re.compile(
+        r"this kernel module has(?:\s|NVRM:)*the version (?P<version>[0-9]{3}\.[0-9.]+?)\.?(?:\s|$)"
+    ),
+    re.compile(
+        r"NVRM: loading NVIDIA UNIX (?:Open )?\S* ?(?:Open )?Kernel Module(?: for \S+)?\s+(?P<version>[0-9]{3}\.[0-9.]+[0-9])"
+    ),
+)
+_NVRM_CLIENT = re.compile(
+    r"the client (?:'[^']*' \(pid [0-9]+\) )?has the version (?P<version>[0-9]{3}\.[0-9.]+[0-9])"
+)
+
+
+def _lspci_name(chip: str) -> str:
+    """'GA102 [GeForce RTX 3090]' -> 'NVIDIA GeForce RTX 3090'; else the chip as lspci says."""
+    marketing = re.search(r"\[([^\]]+)\]", chip)
+    if marketing is None:
+        return chip
+    name = marketing.group(1).split("/")[0].strip()
+    return name if name.startswith(("NVIDIA", "Tesla", "Quadro")) else f"NVIDIA {name}"
+
+
+def parse_lspci(source: Source) -> NodeReport:
+    gpus = [
+        Gpu(index=i, name=_lspci_name(m.group("chip")))
+        for i, m in enumerate(m for m in map(LSPCI_LINE.match, source.text.splitlines()) if m)
+    ]
+    if not gpus:
+        raise FormatError(f"format not recognised as {LSPCI}: no NVIDIA display controller")
+    info = GpuInfo(driver_source=None, gpus=tuple(gpus))
+    return _gpu(source, LSPCI, info, "the GPUs on the PCI bus (lspci): present, driver unknown")
+
+
+def parse_kernel_log(source: Source) -> NodeReport:
+    kernel = next(
+        (m.group("version") for regex in _NVRM_KERNEL if (m := regex.search(source.text))), None
+    )
+    if kernel is None:
+        raise FormatError(f"format not recognised as {KERNEL_LOG}: no module version stated")
+    client = _NVRM_CLIENT.search(source.text)
+    note = "the loaded kernel module's version, as its own log line states"
+    if client is not None:
+        note += f"; a user-space driver component of version {client.group('version')} was refused"
+    info = GpuInfo(driver_version=valid_version(kernel), driver_source=KERNEL_LOG)
+    return _gpu(source, KERNEL_LOG, info, note)

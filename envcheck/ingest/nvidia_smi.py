@@ -279,6 +279,7 @@ def parse_failure(source: Source) -> NodeReport:
     # the whole message, as nvidia-smi printed it (a paste may wrap it): the errors table
     # matches its text
     whole = " ".join(line.strip() for line in source.text.splitlines() if line.strip())[:400]
+    whole = whole.replace("\u2018", "'").replace("\u2019", "'")  # retyped quotes
     if "couldn" in said or "libnvidia-ml" in said:
         reason = f"nvidia-smi found no usable NVIDIA driver: {whole}"
         notes: tuple[str, ...] = (STATED_ABSENT,)

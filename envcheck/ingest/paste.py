@@ -50,6 +50,8 @@ _PARSERS: dict[str, tuple[str, Callable[[Source], NodeReport] | None]] = {
     "container-cli": (driver_text.CONTAINER_CLI, driver_text.parse_container_cli),
     "modinfo": (driver_text.MODINFO, driver_text.parse_modinfo),
     "driver-packages": (driver_text.PACKAGES, driver_text.parse_packages),
+    "lspci": (driver_text.LSPCI, driver_text.parse_lspci),
+    "kernel-log": (driver_text.KERNEL_LOG, driver_text.parse_kernel_log),
     "pip-list": ("pip list", pip.parse_list),
     "pip-freeze": ("pip freeze", pip.parse_freeze),
     "conda-list": ("conda list", conda.parse_list),
@@ -187,6 +189,26 @@ def _container_cli(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, 
     return i, _while(lines, i + 1, stops, lambda line: bool(_CLI_ANY.match(line)))
 
 
+def _lspci(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
+    if not driver_text.LSPCI_LINE.match(lines[i]):
+        return None
+    return i, _while(lines, i + 1, stops, lambda line: bool(driver_text.LSPCI_ANY.match(line)))
+
+
+_DMESG = re.compile(r"^\s*\[\s*[0-9]+\.[0-9]+\]|^\s+NVRM: ")
+
+
+def _kernel_log(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
+    """The NVIDIA module's kernel log lines, and the dmesg lines between them."""
+    if not driver_text.NVRM_LINE_START.match(lines[i]):
+        return None
+
+    def ok(line: str) -> bool:
+        return bool(driver_text.NVRM_LINE_START.match(line) or _DMESG.match(line))
+
+    return i, _while(lines, i + 1, stops, ok)
+
+
 def _pip_list(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
     if not (
         re.match(r"^\s*Package\s+Version\b", lines[i])
@@ -273,6 +295,8 @@ _FINDERS: tuple[
     ("container-cli", _container_cli),
     ("modinfo", _run(driver_text.MODINFO_LINE)),
     ("driver-packages", _run(driver_text.PACKAGE_LINE)),
+    ("lspci", _lspci),
+    ("kernel-log", _kernel_log),
     ("pip-list", _pip_list),
     ("conda-list", _conda),
     ("pip-freeze", _freeze),
