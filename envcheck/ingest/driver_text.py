@@ -131,8 +131,15 @@ LSPCI_LINE = re.compile(
 )
 # lspci's other NVIDIA functions (audio, USB) of the same cards: part of its output, not GPUs
 LSPCI_ANY = re.compile(r"^\s*(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9]\s+\S")
-# a kernel log line of the module (dmesg's '[  12.3] NVRM: ...', journalctl's 'kernel: NVRM: ')
-NVRM_LINE_START = re.compile(r"^\s*(?:\[[^\]]*\]\s*|.*kernel:\s*)?NVRM: ")
+# a kernel log line of the module (dmesg's '[  12.3] NVRM: ...', journalctl's '... kernel: NVRM: ')
+_NVRM_START = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?NVRM: ")
+
+
+def nvrm_line(line: str) -> bool:
+    """A line of the NVIDIA kernel module's log (the substring test first: linear on any line)."""
+    return "NVRM: " in line and ("kernel: NVRM: " in line or _NVRM_START.match(line) is not None)
+
+
 _NVRM_KERNEL = (
     # the kernel module's own lines (nv.c): the API mismatch names the loaded module's version,
     # and a module load prints it

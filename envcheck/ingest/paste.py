@@ -200,11 +200,11 @@ _DMESG = re.compile(r"^\s*\[\s*[0-9]+\.[0-9]+\]|^\s+NVRM: ")
 
 def _kernel_log(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
     """The NVIDIA module's kernel log lines, and the dmesg lines between them."""
-    if not driver_text.NVRM_LINE_START.match(lines[i]):
+    if not driver_text.nvrm_line(lines[i]):
         return None
 
     def ok(line: str) -> bool:
-        return bool(driver_text.NVRM_LINE_START.match(line) or _DMESG.match(line))
+        return bool(driver_text.nvrm_line(line) or _DMESG.match(line))
 
     return i, _while(lines, i + 1, stops, ok)
 

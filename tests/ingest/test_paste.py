@@ -1,6 +1,6 @@
 """Pasted issue texts that hold several tools' output (envcheck/ingest/paste.py): every section
 read by its own parser, wherever it is, and the report saying what was read and what skipped.
-The fixtures are threads' own pastes (tests/fixtures/ingest/pastes/README.md gives each URL)."""
+The fixtures are threads' own pastes (tests/fixtures/pastes/README.md gives each URL)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from envcheck.ingest.paste import boundaries, split
 from envcheck.model.report import NodeReport
 from tests.conftest import CliResult, run_cli
 
-PASTES = Path(__file__).parent.parent / "fixtures" / "ingest" / "pastes"
+PASTES = Path(__file__).parent.parent / "fixtures" / "pastes"
 
 
 def load(name: str) -> NodeReport:
