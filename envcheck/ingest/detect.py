@@ -27,7 +27,7 @@ from envcheck.ingest import (
     pip,
     vllm_env,
 )
-from envcheck.ingest.common import FormatError, Source
+from envcheck.ingest.common import FormatError, NoFactsError, Source
 from envcheck.model.report import NodeReport, PackagesInfo
 from envcheck.model.section import Section
 
@@ -177,7 +177,7 @@ def parse(source: Source, forced: str | None = None) -> NodeReport:
         return paste.parse(source, stops)  # sections only (ldd, ray status): says what it skipped
     if name is None:
         known = ", ".join(FORMATS)
-        raise FormatError(
+        raise NoFactsError(
             f"format not recognised (envcheck reads: {known}; force one with --from-format)",
             where=source.name,
         )

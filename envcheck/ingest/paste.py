@@ -34,7 +34,7 @@ from envcheck.ingest import (
     system_text,
     vllm_env,
 )
-from envcheck.ingest.common import FormatError, Source
+from envcheck.ingest.common import FormatError, NoFactsError, Source
 from envcheck.ingest.merge import merge
 from envcheck.model.report import NodeReport, Origin
 
@@ -422,7 +422,7 @@ def parse(source: Source, stops: set[int], parts: Sequence[Part] | None = None) 
         read.append((len(_ORDER), report, "text outside them"))
     if not read:
         what = f"; skipped: {'; '.join(skipped)}" if skipped else ""
-        raise FormatError(f"no environment fact found in any section of the text{what}")
+        raise NoFactsError(f"no environment fact found in any section of the text{what}")
     read.sort(key=lambda r: r[0])
     merged = merge([r for _, r, _ in read])
     failed = [r.gpu.reason for _, r, _ in read if r.gpu.reason and "nvidia-smi" in r.gpu.reason]

@@ -4,6 +4,7 @@ The fixtures are threads' own pastes (tests/fixtures/pastes/README.md gives each
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -249,3 +250,20 @@ def test_check_on_a_pasted_driver_not_loaded_names_dkms() -> None:
     findings = {f["code"]: f for f in result.json()["data"]["findings"]}
     assert "DRV151" in findings
     assert "dkms" in str(findings["DRV151"]["fix"]).lower()
+
+
+def test_triage_goes_on_when_the_pasted_text_states_no_fact(tmp_path: Path) -> None:
+    """A --from text with no environment fact (prose): check refuses it (exit 2, one line);
+    triage checks the log's causes without a node and says why."""
+    prose = tmp_path / "comment.txt"
+    prose.write_text("I ran the script and it crashed, see the log below.\n")
+    log = tmp_path / "job.log"
+    log.write_text("Failed to initialize NVML: Driver/library version mismatch\n")
+    refused = run_cli("check", "--from", str(prose))
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
+    result = run_cli("triage", str(log), "--from", str(prose), "--json")
+    assert result.returncode == 1, result.stderr
+    data = result.json()["data"]
+    assert "not checked against --from" in json.dumps(data)
+    causes = [c for m in data["matches"] for c in m["causes"]]
+    assert any(c["code"] == "GPU102" and c["verdict"] == "confirmed" for c in causes)
