@@ -206,8 +206,9 @@ def driver_too_old(facts: Facts) -> Iterable[Hit]:
 _LINE_SAYS = {
     "driver-too-old": "torch found the NVIDIA driver too old for the CUDA it was built with",
     "cuda-error-804": (
-        "CUDA error 804: the CUDA in use is newer than the driver supports, and the "
-        "forward-compatibility library tried instead runs on datacenter GPUs only"
+        "CUDA error 804: a libcuda newer than the loaded kernel module (a container's "
+        "cuda-compat library, or driver packages updated without a reboot) tried forward "
+        "compatibility, which runs on datacenter GPUs only"
     ),
     "container-cuda-requirement": (
         "the NVIDIA container runtime refused the image: its NVIDIA_REQUIRE_CUDA is newer than "
@@ -258,6 +259,9 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         if install is not None:
             actions.append(install)
     driver = f" (it supports CUDA <= {max_cuda})" if max_cuda is not None else ""
+    remedy = fix(upgrade + alternative, "manual", *actions)
+    if line.signature == "cuda-error-804":
+        remedy = _forward_compat_fix(facts, upgrade + alternative, actions)
     return Hit(
         f"{says} (line {line.line}){driver}",
         evidence={
@@ -265,8 +269,46 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
             "driver_max_cuda": str(max_cuda) if max_cuda else None,
             "cuda_needed": str(needed) if needed else None,
         },
-        fix=fix(upgrade + alternative, "manual", *actions),
+        fix=remedy,
     )
+
+
+# threads' fixes for 804: a reboot where the driver was updated since boot (faster-whisper#653,
+# cusignal#398), the host driver upgraded where a container image brings cuda-compat (vllm#4940)
+_REBOOT_804 = (
+    "sudo reboot  (when the NVIDIA driver packages were updated since boot: the new libcuda is "
+    "newer than the kernel module still loaded; compare `cat /proc/driver/nvidia/version` with "
+    "the libcuda.so.* version)"
+)
+_COMPAT_804 = (
+    "take the forward-compatibility library off the loader's path: unset LD_LIBRARY_PATH "
+    "entries under /usr/local/cuda*/compat (or apt remove cuda-compat-*) unless the GPU is a "
+    "datacenter one"
+)
+
+
+def _forward_compat_fix(facts: Facts, upgrade: str, actions: list[Action]) -> Fix:
+    """804: a container (the node says so) first upgrades the host driver; elsewhere a reboot
+    after a driver update is the common fix. Both are named, with cuda-compat's removal."""
+    container = None
+    with contextlib.suppress(Skip):
+        container = facts.system().container
+    in_container = container not in (None, "none")
+    steps = [*actions, manual(_COMPAT_804)]
+    steps = [*steps, manual(_REBOOT_804)] if in_container else [manual(_REBOOT_804), *steps]
+    first, then = (
+        (upgrade, "reboot") if in_container else ("Reboot", upgrade[0].lower() + upgrade[1:])
+    )
+    if in_container:
+        summary = (
+            f"{first} (in the container's host); or {then} if the driver was updated since boot"
+        )
+    else:
+        summary = (
+            f"{first} if the NVIDIA driver was updated since boot (the libcuda is newer than the "
+            f"loaded module); else {then}, and take cuda-compat off LD_LIBRARY_PATH"
+        )
+    return fix(summary, "manual", *steps)
 
 
 def _insufficient_is_torch_s(facts: Facts, line: LogLine, max_cuda: Version | None) -> None:

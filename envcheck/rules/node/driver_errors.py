@@ -288,6 +288,27 @@ def driver_library_mismatch_in_log(facts: Facts, line: LogLine) -> Hit:
         "libnvidia-ml / libcuda version; in a container, do not ship driver libraries: let the "
         "NVIDIA container runtime mount the host's"
     )
+    summary = (
+        "Make the kernel module and the driver libraries the same version: reboot after "
+        "the driver update (or reload the nvidia modules)"
+    )
+    actions = [manual(step)]
+    if entry is not None and entry.number == 803:
+        # CUDA's 803: threads fix it by a reboot, a driver (re)install that brings libcuda and
+        # the module to one release (easydiffusion#134, #379), or a compat libcuda taken off
+        # the loader's path
+        package = f"nvidia-driver-{kernel.split('.')[0]}" if kernel else "nvidia-driver-<branch>"
+        summary += (
+            f", or install the NVIDIA driver again (sudo apt install --reinstall {package}) so "
+            "libcuda and the module are one release; take a cuda-compat libcuda "
+            "(/usr/local/cuda*/compat) off LD_LIBRARY_PATH"
+        )
+        actions.append(
+            manual(
+                f"sudo apt install --reinstall {package}  (or the driver from NVIDIA's "
+                "installer), then reboot"
+            )
+        )
     return Hit(
         f"{said}: the NVIDIA kernel module and "
         f"the user-space driver libraries are different versions{module}: the driver was "
@@ -297,12 +318,7 @@ def driver_library_mismatch_in_log(facts: Facts, line: LogLine) -> Hit:
             "name": entry.name if entry is not None else "NVRM API mismatch",
             "kernel_driver": kernel,
         },
-        fix=fix(
-            "Make the kernel module and the driver libraries the same version: reboot after "
-            "the driver update (or reload the nvidia modules)",
-            "manual",
-            manual(step),
-        ),
+        fix=fix(summary, "manual", *actions),
     )
 
 

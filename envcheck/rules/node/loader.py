@@ -221,6 +221,15 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
             "in a container, start it with the host's GPUs: docker run --gpus all (NVIDIA Container Toolkit)",
         ]
         actions.append(manual("docker run --gpus all ...  (or the CDI device nvidia.com/gpu=all)"))
+        if soname.startswith("libcuda.so"):
+            # WSL 2 maps the Windows driver's libraries to /usr/lib/wsl/lib (microsoft/WSL#8587,
+            # facebookresearch/nougat#105): the loader must be told
+            wsl = manual(
+                "WSL 2: export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH  (the driver's "
+                "libcuda is there; or sudo ldconfig with it in /etc/ld.so.conf.d/)"
+            )
+            actions = [wsl, *actions] if _on_wsl(facts, line.text) else [*actions, wsl]
+            words.append("on WSL 2 /usr/lib/wsl/lib on LD_LIBRARY_PATH")
     notes = " ".join(dict.fromkeys(e.note for e in entries if e.note))
     if via is not None and soname.endswith(".so"):
         notes = (
@@ -255,6 +264,18 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         ),
         severity=severity,
     )
+
+
+def _on_wsl(facts: Facts, text: str) -> bool:
+    """The line or the node says WSL 2 (its kernel release, a /usr/lib/wsl path)."""
+    if "/usr/lib/wsl" in text:
+        return True
+    try:
+        system = facts.system()
+    except Skip:
+        return False
+    kernel = (system.kernel or "").lower()
+    return "microsoft" in kernel or "wsl" in kernel
 
 
 _SUBLIBRARY = re.compile(r"^(?P<stem>lib[A-Za-z0-9]+[_-][A-Za-z0-9]+)[A-Za-z0-9_-]*(?P<so>\.so.*)$")
