@@ -98,9 +98,17 @@ def parse_screen(source: Source) -> NodeReport:
     else:
         notes.append("the Processes table is not in the text: GPU processes unknown")
     report = blank(source, "nvidia-smi")
-    return report.with_sections(
-        gpu=_info(banner.group(2), banner.group(3), gpus, "nvidia-smi", notes)
-    )
+    section = _info(banner.group(2), banner.group(3), gpus, "nvidia-smi", notes)
+    if not gpus and section.data is not None:
+        # the banner alone (quoted in prose, or the table cut off): the GPUs are unknown, not
+        # absent (with no GPU nvidia-smi prints 'No devices were found', not its table)
+        reason = "the nvidia-smi text has its banner but no GPU rows"
+        section = Section.ok(
+            replace(section.data, gpus=None, gpus_reason=reason),
+            source=section.source,
+            notes=(*section.notes, reason),
+        )
+    return report.with_sections(gpu=section)
 
 
 def _q_value(raw: str) -> tuple[str, str] | None:

@@ -267,3 +267,11 @@ def test_triage_goes_on_when_the_pasted_text_states_no_fact(tmp_path: Path) -> N
     assert "not checked against --from" in json.dumps(data)
     causes = [c for m in data["matches"] for c in m["causes"]]
     assert any(c["code"] == "GPU102" and c["verdict"] == "confirmed" for c in causes)
+
+
+def test_a_banner_without_gpu_rows_leaves_the_gpus_unknown() -> None:
+    """The banner quoted alone (pytorch/pytorch#85332) says nothing about the GPUs: unknown,
+    not an empty list (which would read as 'the driver shows no GPUs', DRV103)."""
+    gpu = load("pytorch_85332_oneline_banner.txt").gpu.data
+    assert gpu is not None and gpu.gpus is None
+    assert gpu.gpus_reason == "the nvidia-smi text has its banner but no GPU rows"

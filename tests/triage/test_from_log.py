@@ -322,3 +322,25 @@ def test_libcuda_not_found_names_wsl_path(tmp_path: Path, cli: Callable[..., Cli
     sys150 = _causes(cli, log, "--from", str(dump))["SYS150"]
     first = sys150["findings"][0]["fix"]["actions"][0]
     assert "/usr/lib/wsl/lib" in first["text"]
+
+
+def test_insufficient_driver_with_a_pasted_banner_names_branch_and_wheel(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """CUDA's 35 with a pasted nvidia-smi banner (driver 470, CUDA <= 11.4) and torch cu121:
+    DRV101 confirmed; the fix names the torch wheel the driver runs and the driver branch
+    (matrices/cuda/drivers.toml) for CUDA 12.1; the banner alone does not say 'no GPUs'."""
+    log = _log(
+        tmp_path,
+        "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version\n",
+    )
+    dump = tmp_path / "env.txt"
+    dump.write_text(
+        "NVIDIA-SMI 470.57.02    Driver Version: 470.57.02    CUDA Version: 11.4\n"
+        "torch 2.1.0+cu121\n"
+    )
+    causes = _causes(cli, log, "--from", str(dump))
+    assert causes["DRV101"]["verdict"] == "confirmed"
+    text = _fix(causes["DRV101"])
+    assert "cu118" in text and "nvidia-driver-530" in text
+    assert causes["DRV103"]["verdict"] != "confirmed"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterable
 
 from packaging.version import Version
@@ -129,6 +130,31 @@ def _same_release_fix(
     )
 
 
+def driver_package(facts: Facts, cuda: Version) -> Action | None:
+    """The driver branch to install for ``cuda``: the first branch of matrices/cuda/drivers.toml
+    whose newest CUDA covers it, as Ubuntu's package (``nvidia-driver-<branch>``)."""
+    wanted = major_minor(cuda)
+    fits = sorted(
+        (b for b in facts.matrix.driver_branches if major_minor(b.max_cuda) >= wanted),
+        key=lambda b: b.branch,
+    )
+    if not fits:
+        return None
+    branch = fits[0].branch
+    return manual(
+        f"or upgrade the driver: sudo apt install nvidia-driver-{branch}  (branch {branch} or "
+        f"newer runs CUDA {wanted}; `ubuntu-drivers devices` lists the branches for the GPU; "
+        "reboot after)"
+    )
+
+
+def _with_driver_package(facts: Facts, remedy: Fix, cuda: Version) -> Fix:
+    package = driver_package(facts, cuda)
+    if package is None:
+        return remedy
+    return dataclasses.replace(remedy, actions=(*remedy.actions, package))
+
+
 @rule("DRV101", "driver-too-old-for-torch", Severity.ERROR)
 def driver_too_old(facts: Facts) -> Iterable[Hit]:
     """The NVIDIA driver is too old for the CUDA that torch was built with
@@ -189,6 +215,7 @@ def driver_too_old(facts: Facts) -> Iterable[Hit]:
             manual(f"upgrade the NVIDIA driver ({needs}) for CUDA {cuda}"),
         )
     )
+    remedy = _with_driver_package(facts, remedy, cuda)
     evidence = {
         "driver": str(driver),
         "driver_max_cuda": str(max_cuda),
@@ -251,6 +278,9 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
     else:
         upgrade += " to one that supports torch's CUDA (`python -c 'import torch; print(torch.version.cuda)'`)"
     actions = [manual(upgrade[0].lower() + upgrade[1:])]
+    package = driver_package(facts, needed) if needed is not None else None
+    if package is not None:
+        actions.append(package)
     alternative = ""
     if max_cuda is not None and image:
         alternative = f", or use an image built for CUDA <= {max_cuda} (an earlier release)"
