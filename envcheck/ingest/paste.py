@@ -320,7 +320,7 @@ def boundaries(original: str) -> set[int]:
 
 def split(text: str, stops: set[int] | None = None) -> list[Part]:
     """The sections of the text that a fixed format's parser reads, in order."""
-    lines = text.splitlines()
+    lines = text[: loose.MAX_TEXT].splitlines()  # as the prose reader: a paste is far smaller
     stops = stops or set()
     parts: list[Part] = []
     i = 0
@@ -414,6 +414,9 @@ def parse(source: Source, stops: set[int], parts: Sequence[Part] | None = None) 
             report = parser(piece)
         except FormatError as exc:
             skipped.append(f"{label} ({part.where}: {exc.message})")
+            continue
+        except (ValueError, IndexError, KeyError, TypeError) as exc:  # a parser's blind spot
+            skipped.append(f"{label} ({part.where}: not understood: {type(exc).__name__})")
             continue
         read.append((_ORDER.index(kind), report, f"{label} {part.where}"))
     prose = _prose(lines, parts, stops)
