@@ -344,3 +344,19 @@ def test_insufficient_driver_with_a_pasted_banner_names_branch_and_wheel(
     text = _fix(causes["DRV101"])
     assert "cu118" in text and "nvidia-driver-530" in text
     assert causes["DRV103"]["verdict"] != "confirmed"
+
+
+def test_container_runtime_without_host_driver(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """nvidia-container-cli's 'load library failed: libnvidia-ml.so.1' (NVIDIA/nvidia-docker#1711):
+    the host's driver is what is missing; `--gpus all` is already what ran the hook."""
+    log = _log(
+        tmp_path,
+        "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: "
+        "cannot open shared object file: no such file or directory: unknown.\n",
+    )
+    sys150 = _causes(cli, log)["SYS150"]
+    assert sys150["verdict"] == "confirmed"
+    text = _fix(sys150)
+    assert "NVIDIA driver on the host" in text and "apt install libnvidia-ml1" not in text

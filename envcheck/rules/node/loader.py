@@ -213,6 +213,8 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         words += more
         actions += acts
     kind = entries[0].kind
+    if kind == "driver" and "nvidia-container-cli" in line.text:
+        return _container_runtime_without_driver(soname, line)
     if kind == "driver":  # the driver's user-space library: never a package of the job's own
         words = [
             "the NVIDIA driver on the host (" + " or ".join(words) + ")"
@@ -263,6 +265,35 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
             *actions,
         ),
         severity=severity,
+    )
+
+
+def _container_runtime_without_driver(soname: str, line: LogLine) -> Hit:
+    """nvidia-container-cli (the hook `--gpus` runs) loads the HOST's driver libraries: when it
+    cannot, the host has no NVIDIA driver it can find (not installed, or Docker from a snap /
+    Docker Desktop that does not see it); the container's own contents do not matter
+    (NVIDIA/libnvidia-container#231, docker/for-win#13835: 'my drivers simply were not
+    installed')."""
+    return Hit(
+        f"the NVIDIA container runtime could not load the host's {soname} (line {line.line}): "
+        "the host has no NVIDIA driver it can find (not installed, or a Docker from a snap or "
+        "Docker Desktop that does not see it)",
+        evidence={"line": line.line, "soname": soname, "required_by": "nvidia-container-cli"},
+        fix=fix(
+            "Install the NVIDIA driver on the host (nvidia-smi must work there), then restart "
+            "Docker; use Docker's own packages rather than the snap",
+            "manual",
+            manual(
+                "on the host: sudo ubuntu-drivers install  (or sudo apt install "
+                "nvidia-driver-<branch>), reboot, check nvidia-smi"
+            ),
+            manual(
+                "sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker"
+            ),
+            manual(
+                "a snap-installed Docker cannot see the host driver: snap remove docker, install docker-ce"
+            ),
+        ),
     )
 
 
