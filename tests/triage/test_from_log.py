@@ -360,3 +360,19 @@ def test_container_runtime_without_host_driver(
     assert sys150["verdict"] == "confirmed"
     text = _fix(sys150)
     assert "NVIDIA driver on the host" in text and "apt install libnvidia-ml1" not in text
+
+
+def test_nvidia_smi_banner_in_the_log_confirms_insufficient_driver(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """A log that carries nvidia-smi's banner (pytorch/pytorch#85332 pastes it on one line) states
+    the loaded driver: CUDA's 35 is then DRV101's, with the torch wheel that driver runs."""
+    log = _log(
+        tmp_path,
+        "nvidia-smi:NVIDIA-SMI 470.57.02    Driver Version: 470.57.02    CUDA Version: 11.4\n"
+        "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version\n",
+    )
+    drv101 = _causes(cli, log)["DRV101"]
+    assert drv101["verdict"] == "confirmed"
+    assert "CUDA <= 11.4" in drv101["findings"][0]["message"]
+    assert "cu118" in _fix(drv101)
