@@ -15,8 +15,12 @@ from envcheck.rules.base import Rule
 def not_asked(report: NodeReport, rule: Rule) -> bool:
     """A rule the node was not asked to answer: without --deep the GPU family has nothing to
     read, so it is neither run nor counted as skipped (it would crowd every summary line),
-    unless a log stated a CUDA error (``triage``: GPU101 reads a logged 802)."""
+    unless a log stated a CUDA error (``triage``: GPU101 reads a logged 802) or a pasted
+    nvidia-smi output states NVML's failure (GPU102 reads 'Driver/library version mismatch')."""
     if rule.family != "GPU" or report.deep.is_ok or report.deep.reason != DEEP_NOT_RUN:
+        return False
+    said = [report.gpu.reason or ""] if not report.gpu.is_ok else list(report.gpu.notes)
+    if any("nvidia-smi failed: " in text for text in said):
         return False
     gpu = report.gpu.data if report.gpu.is_ok else None
     return gpu is None or not gpu.cuda_errors

@@ -65,7 +65,16 @@ def add_parser(sub: Any) -> None:
 def _node(args: argparse.Namespace) -> tuple[NodeReport | None, str]:
     """The node to check causes on, and a sentence saying where its facts come from."""
     if args.from_ or args.from_format:
-        report = common.obtain_report(args)
+        from envcheck.ingest.common import NoFactsError
+
+        try:
+            report = common.obtain_report(args)
+        except NoFactsError as exc:
+            if args.spec:  # a declared node is still there: the error stays an error
+                raise
+            # a pasted text with no environment fact (prose, log lines): the log's own facts
+            # still confirm causes, so the triage goes on without a node and says why
+            return None, f"not checked against --from: {exc}"
         return report, f"checked against {report.origin.detail or report.node}"
     if args.spec or args.report:
         report = common.obtain_report(args)

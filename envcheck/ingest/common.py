@@ -32,6 +32,11 @@ class FormatError(InputError):
     """Text that is not in a format envcheck reads (or not in the one forced)."""
 
 
+class NoFactsError(FormatError):
+    """Readable text that states no environment fact in any format envcheck reads (prose, a
+    log): ``check`` refuses it; ``triage`` checks the log's causes without a node instead."""
+
+
 @dataclass(frozen=True)
 class Source:
     """One input as text: where it came from, and what decoding it needed."""

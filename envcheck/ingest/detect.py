@@ -26,10 +26,11 @@ from envcheck.ingest import (
     loose,
     net_text,
     nvidia_smi,
+    paste,
     pip,
     vllm_env,
 )
-from envcheck.ingest.common import FormatError, Source
+from envcheck.ingest.common import FormatError, NoFactsError, Source
 from envcheck.model.report import NodeReport, PackagesInfo
 from envcheck.model.section import Section
 
@@ -136,6 +137,8 @@ def detect(text: str) -> str | None:
 
 
 _FENCE = re.compile(r"^\s*(?:```|~~~)[A-Za-z0-9_-]*\s*")
+# formats read whole even when other sections follow (their own markers span the text)
+_WHOLE = {"envcheck-report", "envcheck-markdown", "sglang-env", "conda-env", "pip-json"}
 _MIXED = {"collect-env", "vllm-env", "sglang-env", "nvidia-smi", "nvidia-smi-q"}
 
 
@@ -162,17 +165,25 @@ def unwrap(text: str) -> str:
 def parse(source: Source, forced: str | None = None) -> NodeReport:
     """Parse one input, detecting its format unless ``forced``. A fixed format followed by
     other text (a collect_env and then a ``pip list``) also gets the packages the rest names."""
+    stops: set[int] = set()
     if _json_kind(source.text) is None:
+        stops = paste.boundaries(source.text)
         source = dataclasses.replace(source, text=unwrap(source.text))
     name = forced or detect(source.text)
+    if forced is None and name not in _WHOLE:
+        parts = paste.mixed(source.text, stops)
+        if parts is not None:
+            return paste.parse(source, stops, parts)
     if name == "envcheck-report":
         raise FormatError(
             "this is an envcheck report (JSON): check it with --report, not --from",
             where=source.name,
         )
+    if name is None and forced is None and paste.split(source.text, stops):
+        return paste.parse(source, stops)  # sections only (ldd, ray status): says what it skipped
     if name is None:
         known = ", ".join(FORMATS)
-        raise FormatError(
+        raise NoFactsError(
             f"format not recognised (envcheck reads: {known}; force one with --from-format)",
             where=source.name,
         )
@@ -180,6 +191,9 @@ def parse(source: Source, forced: str | None = None) -> NodeReport:
     try:
         report = fmt.parse(source)
     except FormatError as exc:
+        if forced is None and paste.split(source.text, stops):
+            # a marker matched but its parser refused the whole text: read the sections
+            return paste.parse(source, stops)
         raise FormatError(exc.message, where=exc.where or source.name, key=exc.key) from None
     if name in _MIXED and forced is None:
         report = _with_listed_packages(report, source)

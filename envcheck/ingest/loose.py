@@ -161,12 +161,17 @@ _NOT_PACKAGES = {
     "step",
     "steps",
     "python3",
+    "nvrm",
+    "architecture",
 }
 
 
 def _clean(line: str) -> str:
     """A line without markdown decoration: list dashes, bold, backticks, heading marks."""
     line = line.replace("：", ":").replace("\u3000", " ").strip()
+    cells = line.split("|")
+    if len(cells) == 4 and not cells[0].strip() and not cells[3].strip():
+        line = f"{cells[1].strip()}: {cells[2].strip()}"  # a Markdown table's "| key | value |"
     line = re.sub(r"^(?:[-*+•]\s+|\d+\.\s+)", "", line)
     return line.replace("**", "").replace("`", "").strip()
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from envcheck.ingest.common import now
 from envcheck.model.report import Distribution, Gpu, NodeReport, Origin, PackagesInfo, TorchBuild
-from envcheck.model.section import Section, Status
+from envcheck.model.section import QUERY_FAILED, STATED_ABSENT, Section, Status
 from envcheck.probes.torch_build import is_cuda_dist
 
 QUIET = {"driver_source", "gpus_reason", "source", "installer", "location", "executable"}
@@ -150,7 +150,13 @@ def merge(reports: Sequence[NodeReport]) -> NodeReport:
                 else Status.UNAVAILABLE
             )
             reasons = list(dict.fromkeys(s.reason for _, s in parts if s.reason))
-            sections[name] = Section(status, reason="; ".join(reasons) or None)
+            # what an input states about the fact (absent, its query failed) stays said
+            said = tuple(
+                dict.fromkeys(
+                    n for _, s in parts for n in s.notes if n in (STATED_ABSENT, QUERY_FAILED)
+                )
+            )
+            sections[name] = Section(status, reason="; ".join(reasons) or None, notes=said)
             continue
         merger = _Merge()
         first_report, first = known[0]

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from envcheck.ingest.common import FormatError, Source, blank, valid_version
 from envcheck.model.report import Gpu, GpuInfo, NodeReport
-from envcheck.model.section import Section
+from envcheck.model.section import QUERY_FAILED, STATED_ABSENT, Section, Status
 
 _BANNER = re.compile(
     r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?", re.IGNORECASE
@@ -98,9 +98,17 @@ def parse_screen(source: Source) -> NodeReport:
     else:
         notes.append("the Processes table is not in the text: GPU processes unknown")
     report = blank(source, "nvidia-smi")
-    return report.with_sections(
-        gpu=_info(banner.group(2), banner.group(3), gpus, "nvidia-smi", notes)
-    )
+    section = _info(banner.group(2), banner.group(3), gpus, "nvidia-smi", notes)
+    if not gpus and section.data is not None:
+        # the banner alone (quoted in prose, or the table cut off): the GPUs are unknown, not
+        # absent (with no GPU nvidia-smi prints 'No devices were found', not its table)
+        reason = "the nvidia-smi text has its banner but no GPU rows"
+        section = Section.ok(
+            replace(section.data, gpus=None, gpus_reason=reason),
+            source=section.source,
+            notes=(*section.notes, reason),
+        )
+    return report.with_sections(gpu=section)
 
 
 def _q_value(raw: str) -> tuple[str, str] | None:
@@ -249,3 +257,44 @@ def parse_csv(source: Source) -> NodeReport:
     driver = sorted(drivers)[0] if drivers else None
     section = _info(driver, None, gpus, "nvidia-smi --query-gpu", notes)
     return report.with_sections(gpu=section)
+
+
+# what nvidia-smi prints instead of its screen when NVML cannot start (strings of the nvidia-smi
+# 535.309.01 binary; nvmlErrorString's text after 'Failed to initialize NVML: ')
+FAILURE = re.compile(
+    r"NVIDIA-SMI has failed because it couldn.t communicate with the NVIDIA driver"
+    r"|Failed to initialize NVML: .+|NVIDIA-SMI couldn't find libnvidia-ml\S*"
+    r"|^\s*No devices were found\s*$"
+)
+_NVML_LIBRARY = re.compile(r"NVML library version: ([0-9]+\.[0-9]+(?:\.[0-9]+)?)")
+
+
+def parse_failure(source: Source) -> NodeReport:
+    """nvidia-smi's failure output: the driver is not reachable (the kernel module not loaded,
+    NVML's library missing) or not usable (``Driver/library version mismatch``, whose next line
+    names the user-space library's version), or it enumerates no GPU (``No devices were
+    found``). What it states becomes the GPU section: no GPU visible, or the query failed."""
+    found = next(filter(None, map(FAILURE.search, source.text.splitlines())), None)
+    if found is None:
+        raise FormatError("format not recognised as nvidia-smi's failure output")
+    said = found.group(0).strip()
+    library = _NVML_LIBRARY.search(source.text)
+    label = "nvidia-smi (failed)"
+    report = blank(source, label)
+    if said.startswith("No devices were found"):
+        info = GpuInfo(driver_source=label, gpus=(), gpus_reason=f"nvidia-smi: {said}")
+        return report.with_sections(gpu=Section.ok(info, source=label, notes=(said,)))
+    # the whole message, as nvidia-smi printed it (a paste may wrap it): the errors table
+    # matches its text
+    whole = " ".join(line.strip() for line in source.text.splitlines() if line.strip())[:400]
+    whole = whole.replace("\u2018", "'").replace("\u2019", "'")  # retyped quotes
+    if "couldn" in said or "libnvidia-ml" in said:
+        reason = f"nvidia-smi found no usable NVIDIA driver: {whole}"
+        notes: tuple[str, ...] = (STATED_ABSENT,)
+    else:
+        version = f" (the user-space NVML library is {library.group(1)})" if library else ""
+        reason = f"nvidia-smi failed: {said}{version}"
+        notes = (QUERY_FAILED,)
+    return report.with_sections(
+        gpu=Section(Status.UNAVAILABLE, reason=reason, source=label, notes=notes)
+    )

@@ -161,6 +161,12 @@ def parse_list(source: Source) -> NodeReport:
             for i, (title, a, b) in enumerate(columns)
         }
         name, version = cells.get("Package", ""), cells.get("Version", "")
+        words = line.split()
+        if (not _valid_name(name) or " " in version or not valid_version(version)) and (
+            len(words) >= 2 and _valid_name(words[0]) and valid_version(words[1])
+        ):
+            # the columns do not line up (a paste that collapsed the padding): read the words
+            name, version, cells = words[0], words[1], {}
         if not name or not version or not _valid_name(name) or " " in version:
             notes.append(f"line not understood, skipped: {line[:80]}")
             continue

@@ -114,7 +114,7 @@ def _memoize_builtin_matrix() -> None:
         return cache[key]
 
     parse_file._fuzz_cached = True  # type: ignore[attr-defined]
-    load_module.parse_file = parse_file  # type: ignore[assignment]
+    load_module.parse_file = parse_file
 
 
 class _Stream(io.TextIOWrapper):

@@ -124,10 +124,46 @@ def test_cuda_error_804_confirms_drv101(tmp_path: Path, cli: Callable[..., CliRe
         "RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 804: forward "
         "compatibility was attempted on non supported HW\n",
     )
-    drv101 = _causes(cli, log)["DRV101"]
+    causes = _causes(cli, log)
+    drv101 = causes["DRV101"]
     assert drv101["verdict"] == "confirmed"
     assert "datacenter GPUs only" in drv101["findings"][0]["message"]
-    assert "Upgrade the NVIDIA driver" in _fix(drv101)
+    # no node: a reboot after a driver update (bare metal) first, the host driver upgrade next
+    text = _fix(drv101)
+    assert text.index("Reboot") < text.index("upgrade the NVIDIA driver")
+    assert "cuda-compat" in text
+    # the newer libcuda against the older loaded module is GPU102's cause too
+    assert causes["GPU102"]["verdict"] == "confirmed"
+    assert "reboot" in _fix(causes["GPU102"])
+
+
+def test_forward_compat_without_torch_prefix(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    """CuPy's and CTranslate2's wording of 804 (rapidsai/cusignal#398, SYSTRAN/faster-whisper#653)."""
+    for line in (
+        "cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorCompatNotSupportedOnDevice: "
+        "forward compatibility was attempted on non supported HW\n",
+        "RuntimeError: CUDA failed with error forward compatibility was attempted on non "
+        "supported HW\n",
+    ):
+        causes = _causes(cli, _log(tmp_path, line))
+        assert causes["GPU102"]["verdict"] == "confirmed", line
+
+
+def test_cuda_error_803_confirms_gpu102_with_reboot_and_reinstall(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda "
+        "functions before calling NumCudaDevices() that might have already set an error? Error "
+        "803: system has unsupported display driver / cuda driver combination\n",
+    )
+    spec = tmp_path / "node.toml"
+    spec.write_text('[gpu]\ndriver = "535.104.05"\nmodels = ["NVIDIA GeForce RTX 3090"]\n')
+    gpu102 = _causes(cli, log, "--spec", str(spec))["GPU102"]
+    assert gpu102["verdict"] == "confirmed"
+    text = _fix(gpu102)
+    assert "reboot" in text and "--reinstall nvidia-driver-535" in text
 
 
 MISMATCH = (
@@ -256,3 +292,87 @@ def test_gloo_unable_to_find_address_names_the_cause_by_its_value(
     assert fragment in _fix(found[confirmed])
     assert "GLOO_SOCKET_IFNAME=" in _fix(found[confirmed])
     assert found[ruled_out]["verdict"] == "ruled_out"
+
+
+def test_cudnn_finds_no_libcuda_on_wsl(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    """cuDNN 8's 'Could not load library X. Error: libcuda.so: ...' (facebookresearch/nougat#105,
+    on WSL 2): the driver's libcuda is missing, not cuDNN; /usr/lib/wsl/lib is the fix."""
+    log = _log(
+        tmp_path,
+        "Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared "
+        "object file: No such file or directory\n",
+    )
+    cud154 = _causes(cli, log)["CUD154"]
+    assert cud154["verdict"] == "confirmed"
+    assert "libcuda.so" in cud154["findings"][0]["message"]
+    assert "export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH" in _fix(cud154)
+    assert "nvidia-cudnn" not in _fix(cud154)
+
+
+def test_libcuda_not_found_names_wsl_path(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    """microsoft/WSL#8587: dlopen('libcuda.so') fails; /usr/lib/wsl/lib is named, first when the
+    node's kernel is WSL 2's."""
+    log = _log(tmp_path, "OSError: libcuda.so: cannot open shared object file: No such file\n")
+    assert "/usr/lib/wsl/lib" in _fix(_causes(cli, log)["SYS150"])
+    dump = tmp_path / "uname.txt"
+    dump.write_text(
+        "$ uname -a\nLinux pc 5.15.153.1-microsoft-standard-WSL2 #1 SMP Fri Mar 29 23:14:13 UTC "
+        "2024 x86_64 x86_64 x86_64 GNU/Linux\n"
+    )
+    sys150 = _causes(cli, log, "--from", str(dump))["SYS150"]
+    first = sys150["findings"][0]["fix"]["actions"][0]
+    assert "/usr/lib/wsl/lib" in first["text"]
+
+
+def test_insufficient_driver_with_a_pasted_banner_names_branch_and_wheel(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """CUDA's 35 with a pasted nvidia-smi banner (driver 470, CUDA <= 11.4) and torch cu121:
+    DRV101 confirmed; the fix names the torch wheel the driver runs and the driver branch
+    (matrices/cuda/drivers.toml) for CUDA 12.1; the banner alone does not say 'no GPUs'."""
+    log = _log(
+        tmp_path,
+        "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version\n",
+    )
+    dump = tmp_path / "env.txt"
+    dump.write_text(
+        "NVIDIA-SMI 470.57.02    Driver Version: 470.57.02    CUDA Version: 11.4\n"
+        "torch 2.1.0+cu121\n"
+    )
+    causes = _causes(cli, log, "--from", str(dump))
+    assert causes["DRV101"]["verdict"] == "confirmed"
+    text = _fix(causes["DRV101"])
+    assert "cu118" in text and "nvidia-driver-530" in text
+    assert causes["DRV103"]["verdict"] != "confirmed"
+
+
+def test_container_runtime_without_host_driver(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """nvidia-container-cli's 'load library failed: libnvidia-ml.so.1' (NVIDIA/nvidia-docker#1711):
+    the host's driver is what is missing; `--gpus all` is already what ran the hook."""
+    log = _log(
+        tmp_path,
+        "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: "
+        "cannot open shared object file: no such file or directory: unknown.\n",
+    )
+    sys150 = _causes(cli, log)["SYS150"]
+    assert sys150["verdict"] == "confirmed"
+    text = _fix(sys150)
+    assert "NVIDIA driver on the host" in text and "apt install libnvidia-ml1" not in text
+
+
+def test_nvidia_smi_banner_in_the_log_confirms_insufficient_driver(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """A log that carries nvidia-smi's banner (pytorch/pytorch#85332 pastes it on one line) states
+    the loaded driver: CUDA's 35 is then DRV101's, with the torch wheel that driver runs."""
+    log = _log(
+        tmp_path,
+        "nvidia-smi:NVIDIA-SMI 470.57.02    Driver Version: 470.57.02    CUDA Version: 11.4\n"
+        "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version\n",
+    )
+    drv101 = _causes(cli, log)["DRV101"]
+    assert drv101["verdict"] == "confirmed"
+    assert "CUDA <= 11.4" in drv101["findings"][0]["message"]
+    assert "cu118" in _fix(drv101)

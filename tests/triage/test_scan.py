@@ -1199,6 +1199,10 @@ EXAMPLES += [
         "nvidia-smi-gpu-list",
     ),
     (
+        "| NVIDIA-SMI 535.104.05             Driver Version: 535.104.05   CUDA Version: 12.2     |",
+        "nvidia-smi-banner",
+    ),
+    (
         "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`",
         "cublas-not-initialized",
     ),

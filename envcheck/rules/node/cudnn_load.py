@@ -142,10 +142,43 @@ def _dependency_hit(line: LogLine) -> Hit | None:
     )
 
 
+# cuDNN 8's 'Could not load library X. Error: libcuda.so: cannot open shared object file': X was
+# found, the driver's libcuda was not (WSL 2 keeps it in /usr/lib/wsl/lib, often without the
+# unversioned libcuda.so link)
+_DRIVER_LIB = re.compile(r"Error: (libcuda\.so(?:\.1)?): cannot open shared object file")
+WSL_LIB = "/usr/lib/wsl/lib"
+
+
+def _driver_library_missing(line: LogLine, lib: str) -> Hit:
+    return Hit(
+        f"cuDNN was found but the NVIDIA driver's {lib} it loads was not (line {line.line}): on "
+        f"WSL 2 the driver's libraries are in {WSL_LIB} (often without the unversioned "
+        "libcuda.so link), which the loader does not search; elsewhere the driver is not "
+        "installed or a container was started without the GPUs",
+        evidence={"line": line.line, "library": lib},
+        fix=fix(
+            f"Put the driver's library directory on the loader's path: export "
+            f"LD_LIBRARY_PATH={WSL_LIB}:$LD_LIBRARY_PATH (WSL 2), or run the container with "
+            "--gpus all",
+            "manual",
+            manual(f"export LD_LIBRARY_PATH={WSL_LIB}:$LD_LIBRARY_PATH  (WSL 2)"),
+            manual(
+                f"or link it where cuDNN looks: ln -s {WSL_LIB}/libcuda.so.1 "
+                "<site-packages>/nvidia/cudnn/lib/libcuda.so  (or sudo ldconfig after "
+                f"adding {WSL_LIB} to /etc/ld.so.conf.d/)"
+            ),
+            manual("not WSL: install the NVIDIA driver, or docker run --gpus all ..."),
+        ),
+    )
+
+
 @from_log("CUD154")
 def cudnn_not_loadable_in_log(facts: Facts, line: LogLine) -> Hit:
     """The cuDNN major the line asks for, the wheel the node has (where known), the fix; a
     library cuDNN opens in turn (NVRTC, libcuda) when the line names that one."""
+    driver_lib = _DRIVER_LIB.search(line.text)
+    if driver_lib is not None:
+        return _driver_library_missing(line, driver_lib.group(1))
     dependency = _dependency_hit(line)
     if dependency is not None:
         return dependency

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterable
 
 from packaging.version import Version
@@ -129,6 +130,31 @@ def _same_release_fix(
     )
 
 
+def driver_package(facts: Facts, cuda: Version) -> Action | None:
+    """The driver branch to install for ``cuda``: the first branch of matrices/cuda/drivers.toml
+    whose newest CUDA covers it, as Ubuntu's package (``nvidia-driver-<branch>``)."""
+    wanted = major_minor(cuda)
+    fits = sorted(
+        (b for b in facts.matrix.driver_branches if major_minor(b.max_cuda) >= wanted),
+        key=lambda b: b.branch,
+    )
+    if not fits:
+        return None
+    branch = fits[0].branch
+    return manual(
+        f"or upgrade the driver: sudo apt install nvidia-driver-{branch}  (branch {branch} or "
+        f"newer runs CUDA {wanted}; `ubuntu-drivers devices` lists the branches for the GPU; "
+        "reboot after)"
+    )
+
+
+def _with_driver_package(facts: Facts, remedy: Fix, cuda: Version) -> Fix:
+    package = driver_package(facts, cuda)
+    if package is None:
+        return remedy
+    return dataclasses.replace(remedy, actions=(*remedy.actions, package))
+
+
 @rule("DRV101", "driver-too-old-for-torch", Severity.ERROR)
 def driver_too_old(facts: Facts) -> Iterable[Hit]:
     """The NVIDIA driver is too old for the CUDA that torch was built with
@@ -189,6 +215,7 @@ def driver_too_old(facts: Facts) -> Iterable[Hit]:
             manual(f"upgrade the NVIDIA driver ({needs}) for CUDA {cuda}"),
         )
     )
+    remedy = _with_driver_package(facts, remedy, cuda)
     evidence = {
         "driver": str(driver),
         "driver_max_cuda": str(max_cuda),
@@ -206,8 +233,9 @@ def driver_too_old(facts: Facts) -> Iterable[Hit]:
 _LINE_SAYS = {
     "driver-too-old": "torch found the NVIDIA driver too old for the CUDA it was built with",
     "cuda-error-804": (
-        "CUDA error 804: the CUDA in use is newer than the driver supports, and the "
-        "forward-compatibility library tried instead runs on datacenter GPUs only"
+        "CUDA error 804: a libcuda newer than the loaded kernel module (a container's "
+        "cuda-compat library, or driver packages updated without a reboot) tried forward "
+        "compatibility, which runs on datacenter GPUs only"
     ),
     "container-cuda-requirement": (
         "the NVIDIA container runtime refused the image: its NVIDIA_REQUIRE_CUDA is newer than "
@@ -250,6 +278,9 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
     else:
         upgrade += " to one that supports torch's CUDA (`python -c 'import torch; print(torch.version.cuda)'`)"
     actions = [manual(upgrade[0].lower() + upgrade[1:])]
+    package = driver_package(facts, needed) if needed is not None else None
+    if package is not None:
+        actions.append(package)
     alternative = ""
     if max_cuda is not None and image:
         alternative = f", or use an image built for CUDA <= {max_cuda} (an earlier release)"
@@ -258,6 +289,9 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         if install is not None:
             actions.append(install)
     driver = f" (it supports CUDA <= {max_cuda})" if max_cuda is not None else ""
+    remedy = fix(upgrade + alternative, "manual", *actions)
+    if line.signature == "cuda-error-804":
+        remedy = _forward_compat_fix(facts, upgrade + alternative, actions)
     return Hit(
         f"{says} (line {line.line}){driver}",
         evidence={
@@ -265,8 +299,46 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
             "driver_max_cuda": str(max_cuda) if max_cuda else None,
             "cuda_needed": str(needed) if needed else None,
         },
-        fix=fix(upgrade + alternative, "manual", *actions),
+        fix=remedy,
     )
+
+
+# threads' fixes for 804: a reboot where the driver was updated since boot (faster-whisper#653,
+# cusignal#398), the host driver upgraded where a container image brings cuda-compat (vllm#4940)
+_REBOOT_804 = (
+    "sudo reboot  (when the NVIDIA driver packages were updated since boot: the new libcuda is "
+    "newer than the kernel module still loaded; compare `cat /proc/driver/nvidia/version` with "
+    "the libcuda.so.* version)"
+)
+_COMPAT_804 = (
+    "take the forward-compatibility library off the loader's path: unset LD_LIBRARY_PATH "
+    "entries under /usr/local/cuda*/compat (or apt remove cuda-compat-*) unless the GPU is a "
+    "datacenter one"
+)
+
+
+def _forward_compat_fix(facts: Facts, upgrade: str, actions: list[Action]) -> Fix:
+    """804: a container (the node says so) first upgrades the host driver; elsewhere a reboot
+    after a driver update is the common fix. Both are named, with cuda-compat's removal."""
+    container = None
+    with contextlib.suppress(Skip):
+        container = facts.system().container
+    in_container = container not in (None, "none")
+    steps = [*actions, manual(_COMPAT_804)]
+    steps = [*steps, manual(_REBOOT_804)] if in_container else [manual(_REBOOT_804), *steps]
+    first, then = (
+        (upgrade, "reboot") if in_container else ("Reboot", upgrade[0].lower() + upgrade[1:])
+    )
+    if in_container:
+        summary = (
+            f"{first} (in the container's host); or {then} if the driver was updated since boot"
+        )
+    else:
+        summary = (
+            f"{first} if the NVIDIA driver was updated since boot (the libcuda is newer than the "
+            f"loaded module); else {then}, and take cuda-compat off LD_LIBRARY_PATH"
+        )
+    return fix(summary, "manual", *steps)
 
 
 def _insufficient_is_torch_s(facts: Facts, line: LogLine, max_cuda: Version | None) -> None:

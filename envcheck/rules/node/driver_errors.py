@@ -193,6 +193,9 @@ def nvml_failure_stated(facts: Facts) -> Iterable[Hit]:
     - https://github.com/NVIDIA/nvidia-docker/issues/1730
     - https://docs.nvidia.com/deploy/nvidia-smi/index.html
     """
+    stated = stated_nvidia_smi_failure(facts)
+    if stated is not None and stated.name != MISMATCH:
+        return [_stated_hit(stated)]
     facts.cuda_check()  # Skip without --deep, and on a node with no NVIDIA driver at all
     hits = []
     for step in facts.deep().steps:
@@ -210,6 +213,42 @@ def nvml_failure_stated(facts: Facts) -> Iterable[Hit]:
             )
         )
     return hits
+
+
+MISMATCH = "NVML_ERROR_LIB_RM_VERSION_MISMATCH"
+
+
+_SMI_SAID = ("nvidia-smi failed: ", "nvidia-smi found no usable NVIDIA driver: ")
+
+
+def nvidia_smi_said(facts: Facts) -> str | None:
+    """What a pasted nvidia-smi failure output said: the GPU section's reason when nothing
+    else stated the GPUs, else its note (another section of the paste gave the driver)."""
+    section = facts.report.gpu
+    texts = [section.reason or ""] if not section.is_ok else list(section.notes)
+    return next((t for t in texts if any(p in t for p in _SMI_SAID)), None)
+
+
+def stated_nvidia_smi_failure(facts: Facts) -> CudaError | None:
+    """The table's entry for the failure a pasted nvidia-smi output states (the GPU section is
+    then unknown, its reason the message: ``ingest/nvidia_smi.parse_failure``)."""
+    said = nvidia_smi_said(facts)
+    if said is None:
+        return None
+    entry = facts.matrix.cuda_error(text=said, apis=NVML_APIS)
+    if entry is None or entry.cause is None or entry.fix is None or entry.fault != "node":
+        return None
+    return entry
+
+
+def _stated_hit(entry: CudaError) -> Hit:
+    assert entry.fix is not None  # stated_nvidia_smi_failure returns entries with a fix
+    return Hit(
+        f"nvidia-smi failed with {_label(entry)} ('{entry.message}', as the input states): "
+        f"{entry.cause}",
+        evidence={"name": entry.name, "message": entry.message, "source": "input"},
+        fix=_fix(entry.fix),
+    )
 
 
 @from_log("DRV151")
@@ -258,6 +297,27 @@ def driver_library_mismatch_in_log(facts: Facts, line: LogLine) -> Hit:
         "libnvidia-ml / libcuda version; in a container, do not ship driver libraries: let the "
         "NVIDIA container runtime mount the host's"
     )
+    summary = (
+        "Make the kernel module and the driver libraries the same version: reboot after "
+        "the driver update (or reload the nvidia modules)"
+    )
+    actions = [manual(step)]
+    if entry is not None and entry.number == 803:
+        # CUDA's 803: threads fix it by a reboot, a driver (re)install that brings libcuda and
+        # the module to one release (easydiffusion#134, #379), or a compat libcuda taken off
+        # the loader's path
+        package = f"nvidia-driver-{kernel.split('.')[0]}" if kernel else "nvidia-driver-<branch>"
+        summary += (
+            f", or install the NVIDIA driver again (sudo apt install --reinstall {package}) so "
+            "libcuda and the module are one release; take a cuda-compat libcuda "
+            "(/usr/local/cuda*/compat) off LD_LIBRARY_PATH"
+        )
+        actions.append(
+            manual(
+                f"sudo apt install --reinstall {package}  (or the driver from NVIDIA's "
+                "installer), then reboot"
+            )
+        )
     return Hit(
         f"{said}: the NVIDIA kernel module and "
         f"the user-space driver libraries are different versions{module}: the driver was "
@@ -267,12 +327,7 @@ def driver_library_mismatch_in_log(facts: Facts, line: LogLine) -> Hit:
             "name": entry.name if entry is not None else "NVRM API mismatch",
             "kernel_driver": kernel,
         },
-        fix=fix(
-            "Make the kernel module and the driver libraries the same version: reboot after "
-            "the driver update (or reload the nvidia modules)",
-            "manual",
-            manual(step),
-        ),
+        fix=fix(summary, "manual", *actions),
     )
 
 

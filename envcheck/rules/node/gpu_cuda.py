@@ -14,6 +14,11 @@ from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, rule
 from envcheck.rules.fixes import fix, manual
+from envcheck.rules.node.driver_errors import (
+    MISMATCH,
+    nvidia_smi_said,
+    stated_nvidia_smi_failure,
+)
 
 if TYPE_CHECKING:  # the --deep records are imported when a --deep report is read
     from envcheck.model.deep import CudaCall, CudaDriverCheck
@@ -134,6 +139,9 @@ def driver_mismatch(facts: Facts) -> Iterable[Hit]:
     - https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html
     - https://github.com/easydiffusion/easydiffusion/issues/379
     """
+    stated = stated_nvidia_smi_failure(facts)
+    if stated is not None and stated.name == MISMATCH:
+        return [_stated_mismatch(facts)]
     check = facts.cuda_check()
     failed = _failed_with(check, DRIVER_MISMATCH)
     if not failed:
@@ -168,6 +176,28 @@ def driver_mismatch(facts: Facts) -> Iterable[Hit]:
             fix=fix(summary, "manual", manual(step)),
         )
     ]
+
+
+def _stated_mismatch(facts: Facts) -> Hit:
+    """nvidia-smi's 'Failed to initialize NVML: Driver/library version mismatch', pasted."""
+    reason = nvidia_smi_said(facts) or ""
+    return Hit(
+        f"{reason}: the NVIDIA kernel module still loaded is another version than the "
+        "user-space driver libraries, nearly always a driver updated without a reboot",
+        evidence={"stated": reason},
+        fix=fix(
+            "Reboot so the kernel module matches the installed driver (or reload the nvidia "
+            "modules)",
+            "manual",
+            manual(
+                "sudo reboot  (or, with no GPU process running: sudo rmmod nvidia_uvm "
+                "nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia); then compare `cat "
+                "/proc/driver/nvidia/version` with the NVML library version nvidia-smi prints, "
+                "and hold the driver packages against unattended upgrades (sudo apt-mark hold "
+                "'nvidia-*')"
+            ),
+        ),
+    )
 
 
 def _consumer(name: str) -> bool:

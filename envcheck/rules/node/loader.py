@@ -242,6 +242,8 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         words += more
         actions += acts
     kind = entries[0].kind
+    if kind == "driver" and "nvidia-container-cli" in line.text:
+        return _container_runtime_without_driver(soname, line)
     if kind == "driver":  # the driver's user-space library: never a package of the job's own
         words = [
             "the NVIDIA driver on the host (" + " or ".join(words) + ")"
@@ -250,6 +252,15 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
             "in a container, start it with the host's GPUs: docker run --gpus all (NVIDIA Container Toolkit)",
         ]
         actions.append(manual("docker run --gpus all ...  (or the CDI device nvidia.com/gpu=all)"))
+        if soname.startswith("libcuda.so"):
+            # WSL 2 maps the Windows driver's libraries to /usr/lib/wsl/lib (microsoft/WSL#8587,
+            # facebookresearch/nougat#105): the loader must be told
+            wsl = manual(
+                "WSL 2: export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH  (the driver's "
+                "libcuda is there; or sudo ldconfig with it in /etc/ld.so.conf.d/)"
+            )
+            actions = [wsl, *actions] if _on_wsl(facts, line.text) else [*actions, wsl]
+            words.append("on WSL 2 /usr/lib/wsl/lib on LD_LIBRARY_PATH")
     notes = " ".join(dict.fromkeys(e.note for e in entries if e.note))
     if via is not None and soname.endswith(".so"):
         notes = (
@@ -290,6 +301,47 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         ),
         severity=severity,
     )
+
+
+def _container_runtime_without_driver(soname: str, line: LogLine) -> Hit:
+    """nvidia-container-cli (the hook `--gpus` runs) loads the HOST's driver libraries: when it
+    cannot, the host has no NVIDIA driver it can find (not installed, or Docker from a snap /
+    Docker Desktop that does not see it); the container's own contents do not matter
+    (NVIDIA/libnvidia-container#231, docker/for-win#13835: 'my drivers simply were not
+    installed')."""
+    return Hit(
+        f"the NVIDIA container runtime could not load the host's {soname} (line {line.line}): "
+        "the host has no NVIDIA driver it can find (not installed, or a Docker from a snap or "
+        "Docker Desktop that does not see it)",
+        evidence={"line": line.line, "soname": soname, "required_by": "nvidia-container-cli"},
+        fix=fix(
+            "Install the NVIDIA driver on the host (nvidia-smi must work there), then restart "
+            "Docker; use Docker's own packages rather than the snap",
+            "manual",
+            manual(
+                "on the host: sudo ubuntu-drivers install  (or sudo apt install "
+                "nvidia-driver-<branch>), reboot, check nvidia-smi"
+            ),
+            manual(
+                "sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker"
+            ),
+            manual(
+                "a snap-installed Docker cannot see the host driver: snap remove docker, install docker-ce"
+            ),
+        ),
+    )
+
+
+def _on_wsl(facts: Facts, text: str) -> bool:
+    """The line or the node says WSL 2 (its kernel release, a /usr/lib/wsl path)."""
+    if "/usr/lib/wsl" in text:
+        return True
+    try:
+        system = facts.system()
+    except Skip:
+        return False
+    kernel = (system.kernel or "").lower()
+    return "microsoft" in kernel or "wsl" in kernel
 
 
 _SUBLIBRARY = re.compile(r"^(?P<stem>lib[A-Za-z0-9]+[_-][A-Za-z0-9]+)[A-Za-z0-9_-]*(?P<so>\.so.*)$")

@@ -1,0 +1,98 @@
+"""Short outputs people paste beside a report: ``cat /etc/os-release``, ``lsb_release -a``,
+``uname -a`` and ``nvcc --version``. Each states a few system facts (the OS, the kernel and
+machine, the CUDA toolkit on PATH); the rest of the report stays unknown.
+
+- ``/etc/os-release``: ``PRETTY_NAME="Ubuntu 22.04.3 LTS"``, ``ID=ubuntu``, ``VERSION_ID="22.04"``
+  (os-release(5)); ``lsb_release -a``: ``Description:`` and ``Release:``.
+- ``uname -a``: ``Linux <host> <kernel release> #<build> ... <machine> GNU/Linux``; the kernel
+  release is the third field (uname(1) prints -s -n -r -v -m -p -i -o in that order).
+- ``nvcc --version``: ``Cuda compilation tools, release 12.1, V12.1.105``: the toolkit on PATH,
+  not the CUDA torch was built with.
+"""
+
+from __future__ import annotations
+
+import re
+
+from envcheck.ingest.common import FormatError, Source, blank, parse_os
+from envcheck.model.report import NodeReport, SystemInfo, Toolkit
+from envcheck.model.section import Section
+
+OS_RELEASE = "/etc/os-release"
+LSB = "lsb_release -a"
+UNAME = "uname -a"
+NVCC = "nvcc --version"
+
+OS_RELEASE_LINE = re.compile(
+    r"^\s*(?:NAME|VERSION|ID|ID_LIKE|PRETTY_NAME|VERSION_ID|VERSION_CODENAME|UBUNTU_CODENAME"
+    r"|HOME_URL|SUPPORT_URL|BUG_REPORT_URL|PRIVACY_POLICY_URL|LOGO|ANSI_COLOR|CPE_NAME"
+    r"|PLATFORM_ID|BUILD_ID|VARIANT|VARIANT_ID|DOCUMENTATION_URL|REDHAT_[A-Z_]+|SUPPORT_END)="
+)
+LSB_LINE = re.compile(r"^\s*(?:Distributor ID|Description|Release|Codename|LSB Version):\s")
+UNAME_LINE = re.compile(
+    r"^\s*Linux\s+\S+\s+(?P<kernel>[0-9]+\.[0-9]+[^\s]*)\s+#.*?\s"
+    r"(?P<arch>x86_64|aarch64|ppc64le|s390x|armv7l|riscv64)\b"
+)
+NVCC_FIRST = re.compile(r"^\s*nvcc: NVIDIA \(R\) Cuda compiler driver")
+_NVCC_RELEASE = re.compile(r"Cuda compilation tools, release (\d+\.\d+), V(\d+\.\d+(?:\.\d+)?)")
+
+
+def _system(source: Source, label: str, info: SystemInfo, notes: tuple[str, ...]) -> NodeReport:
+    return blank(source, label).with_sections(system=Section.ok(info, source=label, notes=notes))
+
+
+def _unquote(value: str) -> str:
+    return value.strip().strip("'\"")
+
+
+def parse_os_release(source: Source) -> NodeReport:
+    values: dict[str, str] = {}
+    for line in source.text.splitlines():
+        key, eq, value = line.strip().partition("=")
+        if eq and key.isupper():
+            values.setdefault(key, _unquote(value))
+    pretty = values.get("PRETTY_NAME") or " ".join(
+        v for v in (values.get("NAME"), values.get("VERSION")) if v
+    )
+    if not pretty and not values.get("ID"):
+        raise FormatError("format not recognised as /etc/os-release: no PRETTY_NAME or ID")
+    os_id, version = parse_os(pretty)
+    info = SystemInfo(
+        os_id=values.get("ID") or os_id,
+        os_version=values.get("VERSION_ID") or version,
+        os_pretty=pretty or None,
+    )
+    return _system(source, OS_RELEASE, info, ())
+
+
+def parse_lsb(source: Source) -> NodeReport:
+    values: dict[str, str] = {}
+    for line in source.text.splitlines():
+        key, colon, value = line.partition(":")
+        if colon:
+            values.setdefault(key.strip(), value.strip())
+    pretty = values.get("Description")
+    if not pretty:
+        raise FormatError("format not recognised as lsb_release -a: no 'Description:' line")
+    os_id, version = parse_os(pretty)
+    info = SystemInfo(os_id=os_id, os_version=values.get("Release") or version, os_pretty=pretty)
+    return _system(source, LSB, info, ())
+
+
+def parse_uname(source: Source) -> NodeReport:
+    found = next(
+        (m for m in map(UNAME_LINE.match, source.text.splitlines()) if m is not None), None
+    )
+    if found is None:
+        raise FormatError("format not recognised as uname -a: no 'Linux <host> <release> #' line")
+    info = SystemInfo(kernel=found.group("kernel"), arch=found.group("arch"))
+    return _system(source, UNAME, info, ())
+
+
+def parse_nvcc(source: Source) -> NodeReport:
+    found = _NVCC_RELEASE.search(source.text)
+    if found is None:
+        raise FormatError("format not recognised as nvcc --version: no 'release X.Y, VX.Y.Z'")
+    info = SystemInfo(nvcc=Toolkit(nvcc_path="nvcc (per the pasted text)", version=found.group(1)))
+    note = (f"nvcc {found.group(2)}: the CUDA toolkit on PATH, not the CUDA torch was built with",)
+    return _system(source, NVCC, info, note)
