@@ -89,7 +89,11 @@ LINES: list[tuple[str, str, dict[str, str]]] = [
         "undefined-symbol-vllm",
         "ImportError: /usr/local/lib/python3.10/dist-packages/vllm/_C.abi3.so: undefined symbol: "
         "_ZN5torch7LibraryC1E",
-        {"site_python": "3.10"},
+        {
+            "site_python": "3.10",
+            "library_path": "/usr/local/lib/python3.10/dist-packages/vllm/_C.abi3.so",
+            "undefined_symbol": "_ZN5torch7LibraryC1E",
+        },
     ),
 ]
 
