@@ -105,3 +105,48 @@ def test_a_jit_extension_name_is_never_pip_installed(
     assert "fused_adam" not in fix.replace("'fused_adam'", "")
     assert "pip install fused" not in fix
     assert "rm -rf ~/.cache/torch_extensions" in fix
+
+
+def test_driver_too_old_prints_the_driver_install_and_a_torch_the_driver_runs(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "RuntimeError: The NVIDIA driver on your system is too old (found version 11040). "
+        "Please update your GPU driver by downloading and installing a new version from the "
+        "URL: http://www.nvidia.com/Download/index.aspx Alternatively, go to: "
+        "https://pytorch.org to install a PyTorch version that has been compiled with your "
+        "version of the CUDA driver.",
+    )
+    drv101 = _causes(cli, log)["DRV101"]
+    assert drv101["verdict"] == "confirmed"
+    lines = _fix(drv101).splitlines()
+    assert "# sudo ubuntu-drivers autoinstall && sudo reboot  (Ubuntu)" in lines
+    # the driver runs CUDA 11.4: the torch offered is a CUDA 11 build
+    (install,) = [c for c in lines if c.startswith("pip install torch==")]
+    assert "--index-url https://download.pytorch.org/whl/cu11" in install
+
+
+def test_an_unknown_cuda_library_gets_the_toolkit_directory_on_the_path(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "./build/tools/caffe: error while loading shared libraries: libcudnn.so.5: cannot open "
+        "shared object file: No such file or directory",
+    )
+    lines = _fix(_causes(cli, log)["SYS150"]).splitlines()
+    assert "# export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH" in lines
+    assert any("sudo ldconfig" in c for c in lines)
+
+
+def test_an_unknown_other_library_names_no_cuda_directory(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ImportError: libnvinfer.so.8: cannot open shared object file: No such file or directory",
+    )
+    fix = _fix(_causes(cli, log)["SYS150"])
+    assert "export LD_LIBRARY_PATH=<its directory>:$LD_LIBRARY_PATH" in fix
+    assert "/usr/local/cuda/lib64" not in fix

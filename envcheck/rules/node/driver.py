@@ -250,6 +250,10 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
     else:
         upgrade += " to one that supports torch's CUDA (`python -c 'import torch; print(torch.version.cuda)'`)"
     actions = [manual(upgrade[0].lower() + upgrade[1:])]
+    if not image:
+        # what threads run on the host (Ubuntu's recommended driver), then the reboot it needs
+        upgrade += " (Ubuntu: sudo ubuntu-drivers autoinstall, then sudo reboot)"
+        actions += [manual("sudo ubuntu-drivers autoinstall && sudo reboot  (Ubuntu)")]
     alternative = ""
     if max_cuda is not None and image:
         alternative = f", or use an image built for CUDA <= {max_cuda} (an earlier release)"
