@@ -139,6 +139,8 @@ FACTS: dict[str, str] = {
     "site-packages (the module whose import statement failed)",
     "gcc_max": "the newest gcc major the CUDA toolkit's host_config.h accepts",
     "extension": "a C++/CUDA extension a JIT or setup.py build was compiling",
+    "pip_build": "a distribution pip or uv failed to build from source (Failed building "
+    "wheel for X)",
 }
 _FAILURES = {
     "vulkan_error": "vulkan",

@@ -19,7 +19,7 @@ from packaging.utils import canonicalize_name
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
-from envcheck.model.finding import Severity
+from envcheck.model.finding import Fix, Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
 
@@ -234,15 +234,18 @@ def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
             "build's first error above this line (a torch missing from pip's isolated build "
             "environment, no CUDA toolkit, an unsupported compiler)",
             evidence={"line": line.line, "package": extension},
-            fix=fix(
-                f"Build it against the installed torch, with few parallel jobs: MAX_JOBS=4 pip "
-                f"install {extension} --no-build-isolation (pip's isolated build environment has "
-                f"no torch; add -v to see the first error), or install a prebuilt wheel of "
-                f"{extension} for this Python, torch and CUDA. {_usual_causes(facts)}",
-                "manual",
-                pip_install(extension, flags=("-v", "--no-build-isolation")),
-                set_env(MAX_JOBS="4"),
-            ),
+            fix=_pip_build_fix(facts, extension),
+        )
+    built = line.stated.get("pip_build")
+    if built is not None and "Error building extension '" not in line.text:
+        # a summary line of a pip build whose package another line names: that build failed
+        package = canonicalize_name(built)
+        return Hit(
+            f"building {package} from source failed (line {line.line}); the cause is the first "
+            "compiler error above this line (a torch missing from pip's isolated build "
+            "environment, no CUDA toolkit, an unsupported compiler)",
+            evidence={"line": line.line, "package": package},
+            fix=_pip_build_fix(facts, package),
         )
     what = f"the extension {extension!r}" if extension else "a C++/CUDA extension"
     return Hit(
@@ -263,6 +266,21 @@ def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
                 "pip install -v --no-build-isolation <the package>  (shows the compiler's error)"
             ),
         ),
+    )
+
+
+def _pip_build_fix(facts: Facts, package: str) -> Fix:
+    """A failed source build of ``package`` by pip: threads end it with the build against the
+    installed torch (`pip install X --no-build-isolation`), few jobs, or a prebuilt wheel."""
+    return fix(
+        f"Build it against the installed torch, with few parallel jobs: MAX_JOBS=4 pip "
+        f"install {package} --no-build-isolation (pip's isolated build environment has "
+        f"no torch; add -v to see the first error), or install a prebuilt wheel of "
+        f"{package} for this Python, torch and CUDA. {_usual_causes(facts)}",
+        "manual",
+        pip_install(package, flags=("--no-build-isolation",)),
+        set_env(MAX_JOBS="4"),
+        manual(f"pip install -v {package} --no-build-isolation  (shows the first error)"),
     )
 
 

@@ -281,6 +281,10 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
     package = driver_package(facts, needed) if needed is not None else None
     if package is not None:
         actions.append(package)
+    if not image:
+        # what threads run on the host (Ubuntu's recommended driver), then the reboot it needs
+        upgrade += " (Ubuntu: sudo ubuntu-drivers autoinstall, then sudo reboot)"
+        actions += [manual("sudo ubuntu-drivers autoinstall && sudo reboot  (Ubuntu)")]
     alternative = ""
     if max_cuda is not None and image:
         alternative = f", or use an image built for CUDA <= {max_cuda} (an earlier release)"

@@ -76,9 +76,34 @@ def _hit(entry: CudaError, line: LogLine, what: str) -> Hit:
 
 
 def _fix(text: str) -> Fix:
-    """The table's fix: its first step as the summary, the whole text as the action."""
-    first = text.split("; ", 1)[0].rstrip(".")
-    return fix(first, "manual", manual(text))
+    """The table's fix: its first step as the summary; the commands it quotes (`...`), each
+    a step of its own in the table's order (what threads run: the concrete ones first), then
+    the whole text."""
+    first = _first_step(text)
+    quoted = dict.fromkeys(
+        m.group(1) for m in _QUOTED.finditer(text) if _RUNNABLE.match(m.group(1))
+    )
+    return fix(first, "manual", *(manual(c) for c in quoted), manual(text))
+
+
+def _first_step(text: str) -> str:
+    """The text up to its first `; ` outside parentheses and quotes."""
+    depth, quoted = 0, False
+    for i, ch in enumerate(text):
+        if ch == "`":
+            quoted = not quoted
+        elif not quoted and ch in "()":
+            depth += 1 if ch == "(" else -1
+        elif not quoted and depth <= 0 and text.startswith("; ", i):
+            return text[:i].rstrip(".")
+    return text.rstrip(".")
+
+
+# a command the table quotes: `sudo ...`, `nvidia-smi ...`, `export ...`, `pip ...`
+_QUOTED = re.compile(r"`([^`]+)`")
+_RUNNABLE = re.compile(
+    r"(?:sudo|nvidia-smi|nvidia-modprobe|export|pip|conda|apt|docker|modprobe|rmmod)\b"
+)
 
 
 @rule("DRV150", "cuda-error-stated", Severity.ERROR)
@@ -298,19 +323,26 @@ def driver_library_mismatch_in_log(facts: Facts, line: LogLine) -> Hit:
         "NVIDIA container runtime mount the host's"
     )
     summary = (
-        "Make the kernel module and the driver libraries the same version: reboot after "
-        "the driver update (or reload the nvidia modules)"
+        "Make the kernel module and the driver libraries the same version: sudo reboot "
+        "after the driver update (or, with no GPU process left, reload the modules: sudo "
+        "rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia); if a "
+        "reboot does not help, reinstall one driver branch (sudo apt install --reinstall "
+        "nvidia-driver-<branch>)"
     )
-    actions = [manual(step)]
+    actions = [
+        manual("sudo reboot"),
+        manual("sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia"),
+        manual(step),
+    ]
     if entry is not None and entry.number == 803:
         # CUDA's 803: threads fix it by a reboot, a driver (re)install that brings libcuda and
         # the module to one release (easydiffusion#134, #379), or a compat libcuda taken off
         # the loader's path
         package = f"nvidia-driver-{kernel.split('.')[0]}" if kernel else "nvidia-driver-<branch>"
         summary += (
-            f", or install the NVIDIA driver again (sudo apt install --reinstall {package}) so "
-            "libcuda and the module are one release; take a cuda-compat libcuda "
-            "(/usr/local/cuda*/compat) off LD_LIBRARY_PATH"
+            f"; for this node: sudo apt install --reinstall {package} so libcuda and the "
+            "module are one release; take a cuda-compat libcuda (/usr/local/cuda*/compat) off "
+            "LD_LIBRARY_PATH"
         )
         actions.append(
             manual(

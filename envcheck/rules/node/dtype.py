@@ -62,9 +62,10 @@ def bf16_without_support(facts: Facts) -> Iterable[Hit]:
             "8.0, Ampere or newer): vLLM refuses to start and bf16 training fails",
             evidence={"dtype": dtype, "gpus": list(dict.fromkeys(below))},
             fix=fix(
-                "Run in float16 on this GPU (vLLM --dtype half; LLaMA-Factory vllm_dtype: "
-                "float16), or use an Ampere or newer GPU",
+                "Run in float16 on this GPU (vLLM --dtype half, as its message spells it "
+                "--dtype=half; LLaMA-Factory vllm_dtype: float16), or use an Ampere or newer GPU",
                 "manual",
+                manual("vllm serve <model> --dtype=half  (or --dtype float16)"),
                 manual(
                     'vLLM: --dtype half, or LLM(model=..., dtype="half"); LLaMA-Factory: '
                     "vllm_dtype: float16 (fp16: true instead of bf16: true); transformers "

@@ -91,13 +91,26 @@ def glx_driver_in_log(facts: Facts, line: LogLine) -> Hit:
         if driver
         else "GLX found no GL driver"
     )
+    # Mesa's loader found no usable DRI driver file: in a conda env, most often because the
+    # env's older libstdc++ loads before the one the system's Mesa driver was built against
+    mesa = "MESA-LOADER" in line.text
+    conda = (
+        [
+            "in a conda environment: conda install -c conda-forge libstdcxx-ng (or gcc), or "
+            "export LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libstdc++.so.6: the env's older "
+            f"libstdc++ keeps the system's {driver or 'Mesa'}_dri.so from loading"
+        ]
+        if mesa
+        else []
+    )
     steps = [
+        *conda,
         *(
             ["with a GUI program: run it under a virtual display: xvfb-run -a <command>"]
             if display
             else []
         ),
-        "headless: render without GLX: MUJOCO_GL=egl PYOPENGL_PLATFORM=egl (NVIDIA EGL vendor "
+        "headless: export MUJOCO_GL=egl PYOPENGL_PLATFORM=egl (no GLX; NVIDIA EGL vendor "
         "library), or MUJOCO_GL=osmesa PYOPENGL_PLATFORM=osmesa (software)",
         "in a container: start it with NVIDIA_DRIVER_CAPABILITIES=all (graphics) so the NVIDIA "
         "GLX/EGL libraries are mounted",
@@ -108,7 +121,14 @@ def glx_driver_in_log(facts: Facts, line: LogLine) -> Hit:
         f"{what} (line {line.line}){caps_note}: OpenGL through GLX has no usable driver",
         evidence={"line": line.line, "driver": driver, "driver_capabilities": caps},
         fix=fix(
-            "Render headless through EGL (or OSMesa), or provide a GL driver: "
+            (
+                "In a conda environment, give Mesa's driver the newer libstdc++: conda install "
+                "-c conda-forge libstdcxx-ng (or export LD_PRELOAD=/usr/lib/x86_64-linux-gnu/"
+                "libstdc++.so.6); else render"
+                if mesa
+                else "Render"
+            )
+            + " headless through EGL (or OSMesa), or provide a GL driver: "
             "NVIDIA_DRIVER_CAPABILITIES=all in the container, or libgl1-mesa-dri",
             "manual",
             *(manual(s) for s in steps),

@@ -436,13 +436,14 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
             )
         have = facts.known_version(by)
         here = f" ({by} {have} is installed)" if have is not None else ""
+        note = f" {entry.note}" if entry.note else ""
         return Hit(
             f"'{module}' was removed in {by} {when}{here} (line {line.line}): the package that "
             f"imports it was written for {by} < {when}",
             evidence=evidence,
             fix=fix(
                 f"Upgrade the package that imports {module} to a release made for {by} >= "
-                f"{when}, or install {by}<{when}",
+                f'{when}, or install {by}<{when} (pip install "{by}<{when}").{note}',
                 "manual",
                 pip_install(f"{by}<{when}"),
             ),

@@ -20,7 +20,7 @@ from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.model import Matrix, package_names
 from envcheck.matrix.schema import OsRelease, Soname
-from envcheck.model.finding import Action, Severity
+from envcheck.model.finding import Action, Fix, Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.cuda_libs import _pins
@@ -198,6 +198,32 @@ _TOOLKIT_KINDS = frozenset(
 )
 
 
+# the CUDA toolkit's libraries (and cuDNN, NCCL): a toolkit install puts them in
+# /usr/local/cuda/lib64, where threads point LD_LIBRARY_PATH
+_NVIDIA_SONAME = re.compile(
+    r"lib(?:cu|npp|nvrtc|nvJitLink|nvToolsExt|nvblas|nccl)[A-Za-z0-9_]*\.so"
+)
+
+
+def _unknown_soname_fix(soname: str) -> Fix:
+    """A library the matrix does not know: what threads run when it is installed but not found
+    (its directory on LD_LIBRARY_PATH, or in ld.so.conf.d and ldconfig), then how to find the
+    package that ships it."""
+    where = "/usr/local/cuda/lib64" if _NVIDIA_SONAME.match(soname) else "<its directory>"
+    stem = soname.split(".so", maxsplit=1)[0]
+    return fix(
+        f"Put the directory that holds {soname} on the loader's path: export "
+        f"LD_LIBRARY_PATH={where}:$LD_LIBRARY_PATH (find / -name '{soname}*' shows where it "
+        "is), or add that directory to /etc/ld.so.conf.d/ and run sudo ldconfig; if it is "
+        f"nowhere, install the package that ships {soname} (apt-file search {soname})",
+        "manual",
+        manual(f"export LD_LIBRARY_PATH={where}:$LD_LIBRARY_PATH"),
+        manual(f"find / -name '{soname}*' 2>/dev/null  (installed but not on the path?)"),
+        manual(f"echo {where} | sudo tee /etc/ld.so.conf.d/{stem}.conf && sudo ldconfig"),
+        manual(f"apt-file search {soname}  (Debian/Ubuntu; RHEL: dnf provides '*/{soname}')"),
+    )
+
+
 @from_log("SYS150")
 def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
     soname = line.stated.get("soname")
@@ -222,15 +248,7 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
             f"the loader cannot find {soname}{by} (line {line.line}); the matrix does not know "
             "which package ships it",
             evidence={"line": line.line, "soname": soname, "required_by": needer},
-            fix=fix(
-                f"Install the package that ships {soname} and make sure its directory is on "
-                "the loader's path",
-                "manual",
-                manual(
-                    f"apt-file search {soname}  (Debian/Ubuntu; RHEL: dnf provides '*/{soname}')"
-                ),
-                manual(f"find / -name '{soname}*' 2>/dev/null  (installed but not on the path?)"),
-            ),
+            fix=_unknown_soname_fix(soname),
             severity=severity,
         )
     words: list[str] = []

@@ -89,10 +89,12 @@ def numpy1_module_in_log(facts: Facts, line: LogLine) -> Hit | None:
         message,
         evidence={"line": line.line, "numpy": str(numpy)},
         fix=fix(
-            f"Install NumPy 1.x (numpy<2, NumPy's own advice on line {line.line}) and pin it for "
+            f'Install NumPy 1.x: pip install "numpy<2" (NumPy\'s own advice on line {line.line}; '
+            f"numpy=={_LAST_NUMPY1}, the last 1.x release, is what threads pin) and pin it for "
             "later installs, or upgrade the affected module to a release built for NumPy 2",
             "safe",
             pip_install("numpy<2"),
+            manual(f"pip install numpy=={_LAST_NUMPY1}  (the same pin, spelled exactly)"),
         ),
     )
 

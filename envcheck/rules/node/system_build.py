@@ -31,6 +31,12 @@ SYSTEM_LIBRARIES = {
     "libOSMesa.so.6": "libosmesa6",
     "libOSMesa.so.8": "libosmesa6",
 }
+# the same library's package under its older name, which threads install on Ubuntu <= 22.04 and
+# Debian <= 11 (libgl1-mesa-glx: a transitional package on Ubuntu 22.04, gone in Debian 12;
+# matrices/cuda/sonames.toml's libGL.so.1 entry)
+OLDER_PACKAGES = {"libgl1": "libgl1-mesa-glx"}
+# libraries opencv-python loads that opencv-python-headless does not (the [[soname]] note)
+HEADLESS_AVOIDS = frozenset({"libGL.so.1"})
 
 
 def _python_minor(facts: Facts) -> str | None:
@@ -292,6 +298,7 @@ def system_library_missing(facts: Facts) -> Iterable[Hit]:
     if not known:
         return []
     packages = sorted({pkg for _, pkg in known})
+    older = [OLDER_PACKAGES[p] for p in packages if p in OLDER_PACKAGES]
     # what the [[soname]] table adds (other names of the package, the wheel that avoids it)
     notes = " ".join(
         dict.fromkeys(e.note for lib, _ in known for e in facts.matrix.soname(lib) if e.note)
@@ -303,9 +310,25 @@ def system_library_missing(facts: Facts) -> Iterable[Hit]:
             evidence={"missing": [lib for lib, _ in known]},
             fix=fix(
                 f"Install {' '.join(packages)}: sudo apt-get install {' '.join(packages)}"
+                + (f" (older releases: sudo apt-get install {' '.join(older)})" if older else "")
                 + (f". {notes}" if notes else ""),
                 "manual",
                 manual(f"sudo apt-get install -y {' '.join(packages)}"),
+                *(
+                    [manual(f"sudo apt-get install -y {' '.join(older)}  (Ubuntu <= 22.04)")]
+                    if older
+                    else []
+                ),
+                *(
+                    [
+                        manual(
+                            "pip uninstall -y opencv-python && pip install "
+                            "opencv-python-headless  (when cv2 is what loads it)"
+                        )
+                    ]
+                    if any(lib in HEADLESS_AVOIDS for lib, _ in known)
+                    else []
+                ),
             ),
         )
     ]
