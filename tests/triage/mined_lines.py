@@ -13,6 +13,7 @@ from pathlib import Path
 from envcheck.matrix.model import Matrix
 from envcheck.matrix.schema import Signature
 from envcheck.matrix_validate import load
+from envcheck.triage.encoding import normalize
 from envcheck.triage.scan import Scanner
 
 if sys.version_info >= (3, 11):
@@ -41,8 +42,9 @@ def mined() -> list[Mined]:
 
 
 def matched(scanner: Scanner, text: str) -> list[Signature]:
-    """The signatures (noise left out) the scan names in a log of this one line."""
-    result = scanner.scan(io.BytesIO(text.encode() + b"\n"))
+    """The signatures (noise left out) the scan names in a log of this one line, read as triage
+    reads a log (UTF-16, CRLF and colour codes undone: envcheck.triage.encoding)."""
+    result = scanner.scan(io.BytesIO(normalize(text.encode() + b"\n")))
     return [t.signature for t in result.ordered() if not t.signature.noise]
 
 

@@ -32,7 +32,7 @@ def _matches(cli: Callable[..., CliResult], path: Path, *args: str) -> dict[str,
 
 
 @pytest.mark.parametrize(
-    "codec", ["utf-16", "utf-16-le", "utf-16-be", "utf-8-crlf", "utf-16-le-crlf"]
+    "codec", ["utf-16", "utf-16-le", "utf-16-be", "utf-8-crlf", "utf-16-le-crlf", "utf-8-ansi"]
 )
 @pytest.mark.parametrize("engine", ["auto", "re"])
 def test_windows_logs_match_as_their_utf8_lf_form(
@@ -41,8 +41,11 @@ def test_windows_logs_match_as_their_utf8_lf_form(
     plain = tmp_path / "plain.log"
     plain.write_bytes(LOG.encode())
     text = LOG.replace("\n", "\r\n") if codec.endswith("crlf") else LOG
+    if codec.endswith("ansi"):  # a coloured terminal: the anchored `Killed *$` too
+        text = "".join(f"\x1b[1;31m{line}\x1b[0m\n" for line in LOG.splitlines())
     windows = tmp_path / "windows.log"
-    windows.write_bytes(text.encode(codec.removesuffix("-crlf").removesuffix("utf-8") or "utf-8"))
+    encoded = codec.removesuffix("-crlf").removesuffix("-ansi").removesuffix("utf-8")
+    windows.write_bytes(text.encode(encoded or "utf-8"))
     expected = _matches(cli, plain, "--engine", engine)
     assert expected  # the OOM line and the bare Killed
     assert _matches(cli, windows, "--engine", engine) == expected
@@ -79,6 +82,15 @@ def test_crlf_split_across_reads_keeps_every_line(monkeypatch: pytest.MonkeyPatc
     out = stream.read()
     assert out == "".join(f"line {i}\n" for i in range(50)).encode() + b"tail\r"
     assert normalize(data) == out
+
+
+def test_colour_codes_cut_by_a_read_are_removed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(encoding, "_CHUNK", 5)  # every escape sequence falls across a read
+    data = b"".join(b"\x1b[1;31mline %d\x1b[0m\r\n" % i for i in range(40))
+    out = transcoded(io.BytesIO(data), data[:64]).read()
+    assert out == b"".join(b"line %d\n" % i for i in range(40))
+    assert normalize(data) == out
+    assert b"\x1b" not in normalize("\x1b[33mwarn\x1b[0m\n".encode("utf-16"))
 
 
 def test_api_reads_utf16_bytes() -> None:
