@@ -1368,4 +1368,8 @@ EXAMPLES += [
         "Non-zero status code returned while running ReduceSum node. onnxruntime::BFCArena::AllocateRawInternal Failed to allocate memory for requested buffer of size 939524096",
         "onnxruntime-arena-allocation-failed",
     ),
+    (
+        "NotImplementedError: Could not run 'torchvision::nms' with arguments from the 'CUDA' backend.",
+        "extension-op-missing-cuda-kernel",
+    ),
 ]
