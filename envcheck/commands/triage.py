@@ -68,14 +68,17 @@ def triage_text(
     node: NodeProvider | None = None,
     name: str = "<text>",
 ) -> TriageResult:
-    """Scan log text held in memory (the Python engines; grep reads files)."""
+    """Scan log text held in memory (the Python engines; grep reads files); UTF-16 and CRLF
+    line ends are read as UTF-8 and LF (envcheck.triage.encoding)."""
     from envcheck.triage.scan import Scanner
 
     options = options or TriageOptions()
     matrix = _matrix(options)
     if not matrix.signatures:
         raise InputError("the matrix has no [[signature]] entries to look for")
-    data = text.encode("utf-8") if isinstance(text, str) else text
+    from envcheck.triage.encoding import normalize
+
+    data = normalize(text.encode("utf-8") if isinstance(text, str) else text)
     engine = "auto" if options.engine in ("auto", "grep") else options.engine
     try:
         scanner = Scanner(matrix.signatures, engine)

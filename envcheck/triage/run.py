@@ -8,6 +8,7 @@ confirmed; 2 for bad input; 3 for an internal error.
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import re
 import stat
@@ -20,6 +21,7 @@ from envcheck.errors import InputError
 from envcheck.matrix.model import Matrix
 from envcheck.model.report import NodeReport
 from envcheck.rules.base import Rule
+from envcheck.triage.encoding import SNIFF, transcoded
 from envcheck.triage.extract import LogFact, dedupe, extract
 from envcheck.triage.grep_engine import GrepScanner, gnu_grep
 from envcheck.triage.scan import MAX_MATCHED, Engine, Scanner, ScanResult, Tally
@@ -112,13 +114,31 @@ def open_log(path: str) -> tuple[BinaryIO, str]:
 
         stream, name = open_binary(path), path
     if not _starts_with_gzip_magic(stream):
-        return stream, name
+        return transcoded(stream, _head(stream)), name
     if stream is sys.stdin.buffer:
-        return gzip.GzipFile(fileobj=stream, mode="rb"), name  # type: ignore[return-value]
-    if stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+        unzipped: BinaryIO = gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[assignment]
+    elif stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
         stream.close()
-        return gzip.open(path, "rb"), name  # type: ignore[return-value]
-    return gzip.GzipFile(fileobj=stream, mode="rb"), name  # type: ignore[return-value]
+        unzipped = gzip.open(path, "rb")  # type: ignore[assignment]  # noqa: SIM115 (returned)
+    else:
+        unzipped = gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[assignment]
+    return transcoded(unzipped, _head(unzipped)), name
+
+
+def _head(stream: BinaryIO) -> bytes:
+    """The first bytes of the log, without consuming them (a regular file: pread; a pipe or a
+    .gz: what its buffer can peek), to tell its encoding and line ends (envcheck.triage.encoding)."""
+    try:
+        fd = stream.fileno()
+        if stat.S_ISREG(os.fstat(fd).st_mode) and isinstance(stream, io.BufferedReader):
+            return os.pread(fd, SNIFF, os.lseek(fd, 0, os.SEEK_CUR))
+    except (OSError, ValueError):
+        pass
+    peek = getattr(stream, "peek", None)
+    try:
+        return bytes(peek(SNIFF)[:SNIFF]) if peek is not None else b""
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error):
+        return b""
 
 
 def _starts_with_gzip_magic(stream: BinaryIO) -> bool:

@@ -1320,3 +1320,60 @@ EXAMPLES += [
         "ptxas-feature-needs-arch",
     ),
 ]
+
+
+# the family fallbacks and wordings of tests/triage/data/mined_lines.toml
+EXAMPLES += [
+    (
+        "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory allocating 20029400304 bytes.",
+        "framework-out-of-memory-any",
+    ),
+    (
+        "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 144817.04 MiB on device 0: cudaMalloc failed: out of memory",
+        "gpu-out-of-memory-any-library",
+    ),
+    (
+        "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 65538, Hardware limit: 65536.",
+        "triton-shared-memory-over-limit",
+    ),
+    ("llama_model_load: error loading model: unable to allocate CPU buffer", "out-of-memory-any"),
+    (
+        "AssertionError: Device compute capability 8.9 or higher required for FP8 execution.",
+        "gpu-capability-requirement-any",
+    ),
+    (
+        "2023-06-19 17:03:27.841329: W tensorflow/core/framework/op_kernel.cc:1830] OP_REQUIRES failed at conv_ops.cc:1068 : UNIMPLEMENTED: DNN library is not found.",
+        "tf-dnn-library-not-found",
+    ),
+    ("Outdated cuSPARSE installation found.", "cuda-lib-older-than-build"),
+    ("The kernel appears to have died. It will restart automatically.", "jupyter-kernel-died"),
+    (
+        '"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"',
+        "rocm-no-code-object-for-gpu",
+    ),
+    (
+        "InternalError: CUDA runtime implicit initialization on GPU:0 failed. Status: device kernel image is invalid",
+        "framework-lacks-kernels-for-gpu",
+    ),
+    (
+        "RuntimeError: FlashAttention backward for head dim > 64 requires A100 or H100 GPUs as the implementation needs a large amount of shared memory.",
+        "flash-attn-head-dim-needs-sm80",
+    ),
+    (
+        "        CUDA Setup failed despite GPU being available. Please run the following command to get more information:",
+        "bitsandbytes-cuda-setup-failed",
+    ),
+    ("cuBLAS API failed with status 15", "cuda-library-error-any"),
+    (
+        "RuntimeError: Library libcublas.so.12 is not found or cannot be loaded",
+        "runtime-loaded-cuda-library-missing",
+    ),
+    (
+        "Non-zero status code returned while running ReduceSum node. onnxruntime::BFCArena::AllocateRawInternal Failed to allocate memory for requested buffer of size 939524096",
+        "onnxruntime-arena-allocation-failed",
+    ),
+    (
+        "NotImplementedError: Could not run 'torchvision::nms' with arguments from the 'CUDA' backend.",
+        "extension-op-missing-cuda-kernel",
+    ),
+]
