@@ -271,8 +271,10 @@ def _judge_triage(case: Case, data: dict[str, Any]) -> dict[str, Any]:
     error_fps: list[str] = []
     codes: list[str] = []
     matched = ruled_out = confirmed_hit = False
+    noise = False
     for match in data.get("matches") or []:
         if match.get("noise"):
+            noise = True
             continue
         matched = True
         causes: list[dict[str, Any]] = list(match.get("causes") or [])
@@ -313,6 +315,7 @@ def _judge_triage(case: Case, data: dict[str, Any]) -> dict[str, Any]:
         "error_fps": tuple(dict.fromkeys(error_fps)),
         "codes": tuple(dict.fromkeys(codes)),
         "matched": matched,
+        "noise": noise,
         "ruled_out": ruled_out,
         "confirmed_hit": confirmed_hit,
     }
@@ -328,8 +331,12 @@ def _mode(case: Case, judged: dict[str, Any], right: bool | None, printed: bool 
             stage = "expected cause ruled out by the node's facts"
         elif judged["matched"]:
             stage = "matched, other causes named"
+        elif not case.log:
+            stage = "no finding"
+        elif judged.get("noise"):
+            stage = "only lines known as noise matched"
         else:
-            stage = "nothing matched" if case.log else "no finding"
+            stage = "nothing matched"
     elif right is False:
         if not judged["confirmed_hit"]:
             stage = (
