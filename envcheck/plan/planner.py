@@ -256,6 +256,7 @@ def merge(findings: Sequence[Finding]) -> tuple[list[Step], list[Conflict]]:
 
 _DRIVER_STEP = re.compile(r"\bNVIDIA driver\b", re.IGNORECASE)
 _DRIVER_VERSION = re.compile(r"\b(\d{3}\.\d{2,3}(?:\.\d{2,3})?)\b")
+_DRIVER_PACKAGE = re.compile(r"\bapt install nvidia-driver-(\d{3})\b")
 
 
 def _driver_floor(text: str) -> Version | None:
@@ -275,12 +276,19 @@ def _one_driver(
     if len(floors) < 2:
         return manual
     top = max(floors.values())
-    codes = _codes([c for text in floors for c in manual[text][0]])
+    # a rule's "or ... sudo apt install nvidia-driver-<branch>" alternative names a package for
+    # its own floor: folded into the one step, the package of the lowest branch that meets the
+    # highest floor is named there (none: the step names no package)
+    packages = {text: int(m.group(1)) for text in manual if (m := _DRIVER_PACKAGE.search(text))}
+    fitting = sorted(b for b in packages.values() if b >= top.major)
+    codes = _codes([c for text in (*floors, *packages) for c in manual[text][0]])
     merged = f"upgrade the NVIDIA driver to {top} or newer (it meets what {', '.join(codes)} need)"
+    if fitting:
+        merged += f": sudo apt install nvidia-driver-{fitting[0]}, then reboot"
     summaries = f"Upgrade the NVIDIA driver to {top} or newer: one driver for every finding"
     out: dict[str, tuple[list[str], str]] = {}
     for text, item in manual.items():
-        if text in floors:
+        if text in floors or text in packages:
             out.setdefault(merged, (list(codes), summaries))
         else:
             out[text] = item

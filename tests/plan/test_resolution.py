@@ -233,8 +233,10 @@ def test_an_h100_on_driver_470_gets_one_driver_target(tmp_path: Path) -> None:
     plan = run_cli("fix", "--spec", str(spec), "--no-resolve", "--json").json()["data"]["plan"]
     manual = [s["action"]["text"] for s in plan["steps"] if s["action"]["kind"] == "manual"]
     drivers = [t for t in manual if "driver" in t.lower()]
+    # one target, with the package of the lowest branch that meets it (DRV101's alternative)
     assert drivers == [
-        "upgrade the NVIDIA driver to 550.54.14 or newer (it meets what DRV101, DRV110 need)"
+        "upgrade the NVIDIA driver to 550.54.14 or newer (it meets what DRV101, DRV110 need): "
+        "sudo apt install nvidia-driver-550, then reboot"
     ]
     found = run_cli("check", "--spec", str(spec), "--json").json()["data"]["findings"]
     assert _commands(found, "DRV101") == _commands(found, "DRV110") == [f"# {drivers[0]}"]
