@@ -307,6 +307,78 @@ def _first_wheel(matrix: Matrix, package: str, arch: str) -> str | None:
     return None
 
 
+def _matches_nothing(spec: SpecifierSet) -> bool:
+    """Whether a [[wheel_platform]] range says no release has the wheel (``<0``)."""
+    return any(s.operator == "<" and Version(s.version) <= Version("0") for s in spec)
+
+
+def _exact(req: Requirement) -> Version | None:
+    """The one release ``req`` pins with ``==`` (no wildcard), or None."""
+    parts = list(req.specifier)
+    if len(parts) == 1 and parts[0].operator in ("==", "===") and "*" not in parts[0].version:
+        return parse_version(parts[0].version)
+    return None
+
+
+def _source_builds(
+    matrix: Matrix, wanted: dict[str, Requirement], arch: str
+) -> tuple[list[Conflict], list[Choice]]:
+    """Requirements (other than torch, whose CUDA builds are the [[torch_wheel]] table, and
+    vLLM, chosen above) that only a source build satisfies on ``arch``, by the matrix's
+    [[wheel_platform]] ranges: a pinned release outside its range, or a package with no
+    wheel there at all, is a conflict (pip would compile a CUDA extension). An open request
+    is narrowed to the releases with a wheel when one range states them."""
+    conflicts: list[Conflict] = []
+    choices: list[Choice] = []
+    for key, req in list(wanted.items()):
+        if key in ("torch", "vllm") or not matrix.wheels_known(key, arch):
+            continue
+        ranges = [
+            w
+            for w in matrix.wheel_platforms
+            if canonicalize_name(w.package) == key and w.arch == arch
+        ]
+        first = _first_wheel(matrix, key, arch)
+        later = f"; the first {req.name} with one is {first}" if first else ""
+        pinned = _exact(req)
+        if pinned is not None:
+            if not _has_wheel(matrix, key, pinned, arch):
+                conflicts.append(
+                    Conflict(
+                        key,
+                        (str(req), f"linux {arch}"),
+                        (),
+                        f"{req}: no {arch} wheel of {pinned} (pip would build the sdist: the "
+                        f"CUDA toolkit and a long compile){later}",
+                    )
+                )
+            continue
+        if all(_matches_nothing(w.versions) for w in ranges):
+            conflicts.append(
+                Conflict(
+                    key,
+                    (str(req), f"linux {arch}"),
+                    (),
+                    f"{req}: no release of {req.name} has a wheel for {arch} (pip would build the "
+                    f"sdist: the CUDA toolkit and a long compile); source: {ranges[0].source}",
+                )
+            )
+        elif len(ranges) == 1:
+            narrowed = req.specifier & ranges[0].versions
+            extras = f"[{','.join(sorted(req.extras))}]" if req.extras else ""
+            marker = f"; {req.marker}" if req.marker else ""
+            wanted[key] = Requirement(f"{req.name}{extras}{narrowed}{marker}")
+            choices.append(
+                Choice(
+                    key,
+                    str(wanted[key]),
+                    f"the releases with a {arch} wheel ({ranges[0].versions}); the others "
+                    "are an sdist there",
+                )
+            )
+    return conflicts, choices
+
+
 def _vllm_candidates(matrix: Matrix, req: Requirement) -> list[VllmRelease]:
     spec = req.specifier
     found = [
@@ -474,6 +546,10 @@ def choose_stack(
                 f"Not covered: {_LIMITS}. For full "
                 f"support: driver {driver_needed(toolkit) if toolkit else '(unknown)'}"
             )
+    if not installed:
+        built, narrowed = _source_builds(matrix, wanted, target.arch)
+        conflicts += built
+        choices += narrowed
     bounded = bound_constraints(matrix, wanted)  # real upper bounds (matrix [[bound]])
     choices += [Choice("bound", value, reason) for value, reason in bounded]
     return Stack(

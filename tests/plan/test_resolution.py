@@ -398,6 +398,50 @@ def test_lock_never_chooses_a_vllm_without_an_aarch64_wheel() -> None:
 
 
 @pytest.mark.parametrize(
+    ("requirement", "expected"),
+    [
+        ("flash-attn==2.8.3", "flash-attn==2.8.3: no aarch64 wheel of 2.8.3"),
+        ("xformers==0.0.35", "xformers==0.0.35: no aarch64 wheel of 0.0.35"),
+        ("xformers", "xformers: no release of xformers has a wheel for aarch64"),
+        ("flash-attn>=2.6", "flash-attn>=2.6: no release of flash-attn has a wheel for aarch64"),
+    ],
+)
+def test_lock_for_a_gh200_refuses_a_cuda_extension_it_would_compile(
+    tmp_path: Path, requirement: str, expected: str
+) -> None:
+    """No xformers and no flash-attn release has an aarch64 wheel (matrices/packages/
+    wheel_platforms.toml, read from their wheel-building workflows): on a GH200 (the spec's
+    Grace CPU) pip would compile it from the sdist, so the lock is a conflict naming the CPU;
+    the same request on an x86_64 H100 locks, an open xformers narrowed to its wheels."""
+    from tests.conftest import run_cli
+
+    spec = tmp_path / "gh200.toml"
+    spec.write_text(GH200.replace('vllm = "0.6.4"\n', ""), encoding="utf-8")
+    target = ("--python", "3.10", "--driver", "550.54.15")
+    on_gh200 = run_cli("lock", "--dry-run", "--json", "--spec", str(spec), "torch", requirement)
+    assert on_gh200.returncode == 1
+    [conflict] = on_gh200.json()["data"]["stack"]["conflicts"]
+    assert conflict["message"].startswith(expected) and "sdist" in conflict["message"]
+    x86 = run_cli(
+        "lock",
+        "--dry-run",
+        "--json",
+        *target,
+        "--gpu",
+        "H100",
+        "--arch",
+        "x86_64",
+        "torch",
+        requirement,
+    )
+    assert x86.returncode == 0, x86.stdout
+    stack = x86.json()["data"]["stack"]
+    assert stack["conflicts"] == []
+    if requirement == "xformers":
+        assert "xformers>=0.0.13" in stack["requirements"]
+
+
+@pytest.mark.parametrize(
     "gpu", ["NVIDIA GH200 480GB", "NVIDIA GB200", "NVIDIA GB10"], ids=["GH200", "GB200", "GB10"]
 )
 def test_lock_for_a_superchip_without_arch_is_for_aarch64_and_says_so(gpu: str) -> None:
