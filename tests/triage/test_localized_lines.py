@@ -64,6 +64,8 @@ def test_other_numbers_are_not_read_as_memory(
         ("[1]+  強制終了              python train.py", "SYS190"),  # ja
         ("/var/spool/slurmd/job42/slurm_script: 行 28:  8156 強制結束  python main.py", "SYS190"),
         ("已杀死", "SYS190"),
+        ("[>>>>>>>>>> ] 1022/5000, 1.5 task/s, elapsed: 673s, ETA: 2621s已杀死", "SYS190"),
+        ("  1%|█▏ | 21/1423 [00:02<02:09, 10.81it/s]已杀死", "SYS190"),
         ("Убито", "SYS190"),  # ru
         (" 31%|███       | 331/1063 [01:06<03:59,  3.06it/s]Getötet", "SYS190"),  # de
         ("RuntimeError: DataLoader worker (pid 4242) is killed by signal: 죽었음. ", "SYS190"),
