@@ -552,6 +552,15 @@ EXAMPLES += [
     ("Bus error (core dumped)", "bare-bus-error"),
     ("Killed", "process-sigkilled"),
     (
+        "ImportError: DLL load failed while importing _C: 找不到指定的程序。",
+        "dll-procedure-not-found",
+    ),
+    # glibc's strsignal() in the node's language (po/zh_CN.po, po/de.po, po/ja.po)
+    ("run.sh: 第 28 行： 8156 已杀死               python3 train.py", "process-sigkilled"),
+    ("DataLoader worker (pid 4242) is killed by signal: Getötet.", "process-sigkilled"),
+    ("バスエラー (コアダンプ)", "bare-bus-error"),
+    ("[1]+  浮点异常 (核心已转储) python infer.py", "cublaslt-sigfpe"),
+    (
         "ValueError: Free memory on device (10.95/79.15 GiB) on startup is less than desired GPU "
         "memory utilization (0.9, 71.24 GiB).",
         "vllm-free-memory-below-utilization",
