@@ -290,9 +290,11 @@ def judge(
     node: NodeReport | None,
     node_note: str,
     facts: tuple[LogFact, ...] = (),
+    pasted: NodeReport | None = None,
 ) -> TriageResult:
     """Check each matched signature's causes on ``node`` (the log's own facts merged in, the
-    log first) or, with no node, on the log's facts alone."""
+    log first: ``pasted``, an environment block pasted in the log, then the lines' facts) or,
+    with no node, on the log's facts alone."""
     from envcheck.triage.extract import to_report
 
     tallies = scan.ordered()
@@ -311,16 +313,26 @@ def judge(
             }
         )
     from_log = to_report(facts, name)
+    # what the log states first, then the node given; of the log, an environment pasted in it
+    # first (it lists every GPU and package, where a line names one), then its lines' facts
+    described = [r for r in (pasted, from_log) if r is not None]
     checked = node
-    if from_log is not None:
-        if node is None:
-            checked = from_log
-            node_note = f"checked against the facts the log states ({node_note})"
+    if described:
+        said = "the facts the log states" + (
+            f" (and the {pasted.origin.detail})"
+            if pasted is not None and pasted.origin.detail
+            else ""
+        )
+        if node is None and len(described) == 1:
+            checked = described[0]
         else:
             from envcheck.ingest.merge import merge
 
-            checked = merge([from_log, node])
-            node_note += " and the facts the log states (the log wins where they differ)"
+            checked = merge([*described, *([node] if node is not None else [])])
+        if node is None:
+            node_note = f"checked against {said} ({node_note})"
+        else:
+            node_note += f" and {said} (the log wins where they differ)"
     checks = check_causes(codes, rules, matrix, checked, node_note, confirmed)
     matches = tuple(
         Match(

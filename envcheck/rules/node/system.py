@@ -74,7 +74,8 @@ def shm_too_small(facts: Facts) -> Iterable[Hit]:
 
 # NCCL's line when creating a segment failed, the reason not stated (shmutils.cc of NCCL 2.12 to
 # 2.21: fallocate's ENOSPC is logged only as 'failed to extend ...', often cut from the excerpt)
-_UNSTATED = "nccl-shm-allocation"
+# lines that name no reason for the failed segment (NCCL's bare WARN of its shm transport)
+_UNSTATED = frozenset({"nccl-shm-allocation", "nccl-warn-shm"})
 _DEFAULT_STEP = manual(
     "docker run --shm-size=16g (or --ipc=host); on Kubernetes an emptyDir with "
     "medium: Memory at /dev/shm"
@@ -113,7 +114,11 @@ def shm_full_in_log(facts: Facts, line: LogLine) -> Hit | None:
         raise NotStated(
             f"line {line.line} states {stated.group(1)} ({stated.group(2)}), not a full /dev/shm"
         )
-    if line.signature == _UNSTATED and stated is None:
+    if (
+        line.signature in _UNSTATED
+        and stated is None
+        and "No space left on device" not in line.text
+    ):
         recommended = facts.matrix.constant("nccl.recommended_shm_bytes") or 1024**3
         if shm is not None and shm >= recommended:
             return None

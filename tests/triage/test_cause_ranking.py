@@ -1,0 +1,221 @@
+"""Which cause a log names when it holds several lines: the facts stated anywhere in the log (an
+environment pasted above the traceback, NCCL's WARN line naming its subsystem) decide between a
+generic line's causes, and the root-cause line's cause leads over a downstream line's."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.conftest import CliResult
+from tests.triage.from_log import causes as _causes
+
+# torch's collect_env as users paste it under the error (pytorch/pytorch issue template)
+_COLLECT_ENV = """\
+Collecting environment information...
+PyTorch version: 2.6.0+cu124
+Is debug build: False
+CUDA used to build PyTorch: 12.4
+ROCM used to build PyTorch: N/A
+
+OS: Ubuntu 22.04.4 LTS (x86_64)
+Python version: 3.10.12 (main, Nov  6 2024, 20:22:13) [GCC 11.4.0] (64-bit runtime)
+Is CUDA available: True
+CUDA runtime version: 12.4.131
+GPU models and configuration: GPU 0: NVIDIA GeForce RTX 5090
+Nvidia driver version: 570.124.04
+"""
+
+_NO_KERNEL = """\
+Traceback (most recent call last):
+  File "/home/u/run.py", line 12, in <module>
+    x = torch.randn(3, device="cuda") @ w
+RuntimeError: CUDA error: no kernel image is available for execution on the device
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+"""
+
+
+def _log(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "job.log"
+    path.write_text(text)
+    return path
+
+
+def test_an_environment_pasted_in_the_log_decides_the_cause(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """The error line alone leaves TOR101 open (which GPU, which torch?); the collect_env block
+    pasted below it states both, and the cause is confirmed with the build to install."""
+    alone = _causes(cli, _log(tmp_path, _NO_KERNEL))
+    assert alone["TOR101"]["verdict"] in ("unknown", "unchecked")
+    pasted = _causes(cli, _log(tmp_path, _NO_KERNEL + "\n" + _COLLECT_ENV))
+    tor101 = pasted["TOR101"]
+    assert tor101["verdict"] == "confirmed"
+    (finding,) = tor101["findings"]
+    assert "RTX 5090" in finding["message"] and "sm_120" in finding["message"]
+    assert "cu12" in finding["fix"]["summary"] + " ".join(finding["fix"]["commands"])
+
+
+def test_the_pasted_environment_is_named_as_a_source(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(tmp_path, _NO_KERNEL + _COLLECT_ENV)
+    result = cli("triage", str(log), "--json", "--no-probe")
+    assert "collect_env pasted in" in result.json()["data"]["node_source"]
+
+
+def test_a_log_without_a_failure_reads_no_pasted_environment(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    result = cli("triage", str(_log(tmp_path, _COLLECT_ENV)), "--json", "--no-probe")
+    assert result.returncode == 0
+    assert "pasted" not in result.json()["data"]["node_source"]
+
+
+def test_pasted_text_in_memory_is_read_too() -> None:
+    """The API's triage_text reads the block from the text it was given (no file to re-read)."""
+    from envcheck.commands.triage import triage_text
+
+    result = triage_text(_NO_KERNEL + _COLLECT_ENV)
+    verdicts = {c.code: c.verdict for m in result.matches for c in m.causes}
+    assert verdicts["TOR101"] == "confirmed"
+
+
+def test_nccl_p2p_warn_names_the_cuda_error_behind_the_generic_error(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """ray_lightning#24: 'unhandled cuda error' says only that a CUDA call failed; NCCL's WARN
+    from transport/p2p.cc a few lines on names it (217, peer access), and its fix leads."""
+    log = _log(
+        tmp_path,
+        "(pid=909597) RuntimeError: NCCL error in: /opt/conda/conda-bld/pytorch_1603729062494/"
+        "work/torch/lib/c10d/ProcessGroupNCCL.cpp:784, unhandled cuda error, NCCL version 2.7.8\n"
+        "(pid=909608) z-pc:909608:910337 [0] NCCL INFO Channel 00 : 0[2d000] -> 1[2e000] via "
+        "P2P/IPC\n"
+        "(pid=909608) z-pc:909608:910337 [0] transport/p2p.cc:238 NCCL WARN failed to open CUDA "
+        "IPC handle : 217 peer access is not supported between these two devices\n"
+        "(pid=909608) z-pc:909608:910337 [0] NCCL INFO transport.cc:68 -> 1\n",
+    )
+    result = cli("triage", str(log), "--json", "--no-probe")
+    matches = {m["id"]: m for m in result.json()["data"]["matches"]}
+    generic = {c["code"]: c for c in matches["nccl-unhandled-cuda-error"]["causes"]}
+    assert generic["DRV150"]["verdict"] == "confirmed"
+    assert generic["GPU116"]["verdict"] != "ruled_out"  # no fact the log states rules it out
+    fix = generic["DRV150"]["fix"]
+    assert "NCCL_P2P_DISABLE=1" in fix["summary"] + " ".join(fix["commands"])
+    assert matches["nccl-warn-p2p"]["first"]["line"] == 3
+
+
+def test_nccl_shm_warn_confirms_the_shm_cause_of_a_system_error(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """A WARN of NCCL's shm transport that states ENOSPC confirms SYS101 for the 'unhandled
+    system error' after it, which then names no socket cause beside it."""
+    log = _log(
+        tmp_path,
+        "node1:88:120 [0] transport/shm.cc:114 NCCL WARN Unable to map /dev/shm/nccl-Xk2 : No "
+        "space left on device\n"
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+        "ProcessGroupNCCL.cpp:1331, unhandled system error (run with NCCL_DEBUG=INFO for "
+        "details), NCCL version 2.18.1\n",
+    )
+    result = cli("triage", str(log), "--json", "--no-probe")
+    matches = {m["id"]: m for m in result.json()["data"]["matches"]}
+    assert matches["nccl-warn-shm"]["first"]["line"] == 1
+    verdicts = {c["code"]: c["verdict"] for c in matches["nccl-unhandled-system-error"]["causes"]}
+    assert verdicts["SYS101"] == "confirmed"
+    shm = next(c for c in matches["nccl-warn-shm"]["causes"] if c["code"] == "SYS101")
+    assert "--shm-size" in shm["fix"]["summary"] + " ".join(shm["fix"]["commands"])
+
+
+def test_an_nccl_shm_warn_without_a_reason_leaves_the_cause_open(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """Without ENOSPC on the line and nothing known of /dev/shm, SYS101 stays open."""
+    log = _log(
+        tmp_path,
+        "node1:88:120 [0] include/shm.h:48 NCCL WARN Unable to allocate shared memory (4194304 "
+        "bytes) : Interrupted system call\n",
+    )
+    assert _causes(cli, log)["SYS101"]["verdict"] == "unknown"
+
+
+def test_a_socket_warn_names_the_interface_causes(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """A WARN of NCCL's socket layer before 'unhandled system error' (as in nccl-tests#15):
+    the interface causes, not /dev/shm, are the ones to look at."""
+    log = _log(
+        tmp_path,
+        "server1:6601:6625 [0] misc/socket.cc:54 NCCL WARN Net : Call to recv from "
+        "10.0.0.2<46012> failed : Connection timed out\n"
+        "NCCL failure common.cu:921 'unhandled system error'\n",
+    )
+    result = cli("triage", str(log), "--json", "--no-probe")
+    matches = {m["id"]: m for m in result.json()["data"]["matches"]}
+    assert [c["code"] for c in matches["nccl-warn-socket"]["causes"]][:2] == ["NET104", "NET101"]
+
+
+def test_pyopengls_multi_line_egl_error_is_named(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """libglvnd#174: PyOpenGL's GLError spreads over lines; the line naming the EGL call is the
+    one that says which layer failed (EGL, not the program)."""
+    log = _log(
+        tmp_path,
+        "Traceback (most recent call last):\n"
+        '  File "egl_context.py", line 12, in <module>\n'
+        "    egl.eglInitialize(egl_display, pointer(major), pointer(minor))\n"
+        "OpenGL.error.GLError: GLError(\n"
+        "\terr = 12289,\n"
+        "\tbaseOperation = eglInitialize,\n"
+        "\tresult = 0\n"
+        ")\n",
+    )
+    sim109 = _causes(cli, log)["SIM109"]
+    assert sim109["verdict"] == "confirmed"
+    assert "EGL" in sim109["findings"][0]["message"]
+
+
+def test_the_gpu_is_read_from_lines_with_a_launchers_prefix_and_other_tools_forms(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """A GPU named anywhere in the log (collect_env's line behind a Ray prefix, nvidia-smi -L,
+    Kit's GPU table, TensorFlow's and llama.cpp's device lines) is a fact the causes use."""
+    lines = {
+        "(RayWorker pid=77) GPU 0: NVIDIA GeForce RTX 5090": ("NVIDIA GeForce RTX 5090", None),
+        "GPU models and configuration: GPU 0: NVIDIA GeForce RTX 3090": (
+            "NVIDIA GeForce RTX 3090",
+            None,
+        ),
+        "GPU 1: NVIDIA A100-SXM4-80GB (UUID: GPU-1234)": ("NVIDIA A100-SXM4-80GB", None),
+        "| 0   | NVIDIA GeForce RTX 3070          | Yes: 0 |     | 8192    MB | 10de      | 0 |": (
+            "NVIDIA GeForce RTX 3070",
+            None,
+        ),
+        "-> device: 0, name: NVIDIA GeForce RTX 3090, pci bus id: 0000:01:00.0, compute "
+        "capability: 8.6": ("NVIDIA GeForce RTX 3090", "8.6"),
+        "  Device 0: NVIDIA GeForce RTX 4090, compute capability 8.9, VMM: yes": (
+            "NVIDIA GeForce RTX 4090",
+            "8.9",
+        ),
+    }
+    for line, (name, cc) in lines.items():
+        log = _log(tmp_path, line + "\n" + _NO_KERNEL)
+        result = cli("triage", str(log), "--json", "--no-probe")
+        facts = {f["fact"]: f["value"] for f in result.json()["data"]["facts"]}
+        assert facts.get("gpu_name") == name, line
+        assert facts.get("gpu_cc") == cc, line
+
+
+def test_a_gpu_line_decides_an_arch_cause_with_the_torch_line(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """The GPU from a Ray worker's collect_env line and torch's version from setup.py's print:
+    together they confirm that the torch build lacks the GPU's architecture."""
+    log = _log(
+        tmp_path,
+        "(RayWorker pid=77) GPU 0: NVIDIA GeForce RTX 5090\n"
+        "torch.__version__  = 2.6.0+cu124\n" + _NO_KERNEL,
+    )
+    assert _causes(cli, log)["TOR101"]["verdict"] == "confirmed"
