@@ -19,7 +19,7 @@ from typing import Any, BinaryIO
 from envcheck.errors import InputError
 from envcheck.matrix.model import Matrix
 from envcheck.model.report import NodeReport
-from envcheck.rules.base import Rule
+from envcheck.rules.base import LogLine, Rule
 from envcheck.triage.extract import LogFact, dedupe, extract
 from envcheck.triage.grep_engine import GrepScanner, gnu_grep
 from envcheck.triage.scan import MAX_MATCHED, Engine, Scanner, ScanResult, Tally
@@ -299,7 +299,6 @@ def judge(
 
     tallies = scan.ordered()
     codes = [c for t in tallies for c in t.signature.causes]
-    from envcheck.rules.base import LogLine
 
     stated: dict[str, str] = {}
     for fact in facts:  # the earliest line's value of each fact
@@ -312,6 +311,10 @@ def judge(
                 for c in t.signature.confirms
             }
         )
+    # causes some failure line (not only a line the program logged as information) establishes
+    witnessed = {
+        c for t in tallies if not informational(t.first.text) for c in t.signature.confirms
+    }
     from_log = to_report(facts, name)
     # what the log states first, then the node given; of the log, an environment pasted in it
     # first (it lists every GPU and package, where a line names one), then its lines' facts
@@ -337,7 +340,11 @@ def judge(
     matches = tuple(
         Match(
             t,
-            tuple(checks[c] for c in t.signature.causes if c in checks)
+            tuple(
+                _as_witnessed(checks[c], t, confirmed, witnessed, rules)
+                for c in t.signature.causes
+                if c in checks
+            )
             + tuple(
                 b
                 for b in binary_causes(t.first.text, checked, matrix, rules)
@@ -347,3 +354,46 @@ def judge(
         for t in tallies
     )
     return TriageResult(name, scan, matches, checked, node_note, facts)
+
+
+# a line the program itself logged below warning level: NCCL's INFO lines, a logger's INFO
+_INFORMATIONAL = re.compile(r"\bNCCL INFO\b|\[INFO\]|(?:^|[\s|:])INFO(?:[\s|:\]]|$)")
+
+
+def informational(text: str) -> bool:
+    """Whether the program logged this line as information, not as a failure (``NCCL INFO
+    Bootstrap : Using docker0:...``): it names a cause for itself, but is no witness of why
+    another line failed."""
+    return bool(_INFORMATIONAL.search(text))
+
+
+def _as_witnessed(
+    check: CauseCheck,
+    tally: Tally,
+    confirmed: dict[str, int | LogLine],
+    witnessed: set[str],
+    rules: list[Rule],
+) -> CauseCheck:
+    """A cause of ``tally``'s line as that line shows it. A cause that only another line
+    logged as information establishes (NCCL's INFO that it uses docker0, harmless on one node)
+    stays open beside this failure's other causes instead of displacing them; the
+    informational line's own match keeps it confirmed."""
+    line = confirmed.get(check.code)
+    if (
+        check.verdict != "confirmed"
+        or not isinstance(line, LogLine)
+        or check.code in witnessed
+        or check.code in tally.signature.confirms
+        or check.evidence != f"confirmed from line {line.line}"
+    ):
+        return check
+    from envcheck.triage.verdict import conditional_fix
+
+    rule = next((r for r in rules if r.code == check.code), None)
+    if rule is None:
+        return check
+    why = (
+        f"line {line.line} ({line.signature}) names it, but the program logged that line as "
+        "information; nothing in the log ties it to this failure"
+    )
+    return CauseCheck(check.code, check.title, "unknown", why, fix=conditional_fix(rule))

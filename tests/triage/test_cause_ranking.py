@@ -219,3 +219,57 @@ def test_a_gpu_line_decides_an_arch_cause_with_the_torch_line(
         "torch.__version__  = 2.6.0+cu124\n" + _NO_KERNEL,
     )
     assert _causes(cli, log)["TOR101"]["verdict"] == "confirmed"
+
+
+_LOOPBACK_THEN_SYSTEM_ERROR = """\
+worker-0:120:120 [0] NCCL INFO Bootstrap : Using lo:127.0.0.1<0>
+NCCL version 2.18.1+cuda12.1
+torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1331, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1
+"""
+
+
+def test_an_info_line_does_not_displace_a_failures_other_causes(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """NCCL's INFO that it bootstraps over lo confirms NET104 for itself (harmless on one
+    node); it does not decide the 'unhandled system error' after it, whose other causes
+    (/dev/shm among them) stay open beside it."""
+    result = cli("triage", str(_log(tmp_path, _LOOPBACK_THEN_SYSTEM_ERROR)), "--json", "--no-probe")
+    matches = {m["id"]: m for m in result.json()["data"]["matches"]}
+    own = {c["code"]: c["verdict"] for c in matches["nccl-socket-virtual-interface"]["causes"]}
+    assert own["NET104"] == "confirmed"
+    error = {c["code"]: c for c in matches["nccl-unhandled-system-error"]["causes"]}
+    assert {code: c["verdict"] for code, c in error.items()} == {
+        "SYS101": "unknown",
+        "NET101": "unknown",
+        "NET104": "unknown",
+    }
+    assert "logged that line as information" in error["NET104"]["reason"]
+    assert "--shm-size" in error["SYS101"]["fix"]["summary"]
+
+
+def test_a_failure_line_still_decides_a_generic_errors_cause(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """The same error after a WARN line (a failure, not information): its cause is confirmed
+    for the error line too, and displaces the undecided ones."""
+    log = _log(
+        tmp_path,
+        "worker-0:120:130 [0] misc/shmutils.cc:72 NCCL WARN Error: failed to extend "
+        "/dev/shm/nccl-ab12 to 9637892 bytes, error: No space left on device (28)\n"
+        + _LOOPBACK_THEN_SYSTEM_ERROR,
+    )
+    result = cli("triage", str(log), "--json", "--no-probe")
+    matches = {m["id"]: m for m in result.json()["data"]["matches"]}
+    error = {c["code"]: c["verdict"] for c in matches["nccl-unhandled-system-error"]["causes"]}
+    assert error["SYS101"] == "confirmed"
+
+
+def test_informational_lines() -> None:
+    from envcheck.triage.run import informational
+
+    assert informational("host:1:1 [0] NCCL INFO Bootstrap : Using docker0:172.17.0.1<0>")
+    assert informational("2024-05-01 10:00:00 INFO worker.py:12 -- started")
+    assert informational("[INFO] loading model")
+    assert not informational("host:1:1 [0] misc/socket.cc:54 NCCL WARN Net : Call to recv")
+    assert not informational("RuntimeError: unhandled system error (run with NCCL_DEBUG=INFO)")
