@@ -273,3 +273,18 @@ def test_informational_lines() -> None:
     assert informational("[INFO] loading model")
     assert not informational("host:1:1 [0] misc/socket.cc:54 NCCL WARN Net : Call to recv")
     assert not informational("RuntimeError: unhandled system error (run with NCCL_DEBUG=INFO)")
+
+
+def test_the_driver_is_read_from_nvidia_smis_header_and_collect_env(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    for line, cuda in (
+        ("| NVIDIA-SMI 535.54.03    Driver Version: 535.54.03    CUDA Version: 12.2     |", "12.2"),
+        ("[rank0]: Nvidia driver version: 535.54.03", None),
+    ):
+        result = cli(
+            "triage", str(_log(tmp_path, line + "\n" + _NO_KERNEL)), "--json", "--no-probe"
+        )
+        facts = {f["fact"]: f["value"] for f in result.json()["data"]["facts"]}
+        assert facts.get("driver_version") == "535.54.03", line
+        assert facts.get("driver_cuda") == cuda, line

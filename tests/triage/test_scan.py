@@ -891,6 +891,10 @@ EXAMPLES += [
         "  Device 0: NVIDIA GeForce RTX 4090, compute capability 8.9, VMM: yes",
         "gpu-compute-capability-stated",
     ),
+    (
+        "| NVIDIA-SMI 535.54.03              Driver Version: 535.54.03    CUDA Version: 12.2     |",
+        "driver-version-stated",
+    ),
 ]
 
 
