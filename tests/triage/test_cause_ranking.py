@@ -199,6 +199,10 @@ def test_the_gpu_is_read_from_lines_with_a_launchers_prefix_and_other_tools_form
             "NVIDIA GeForce RTX 4090",
             "8.9",
         ),
+        '     "cuda:0"   : "NVIDIA GeForce RTX 5090" (32 GiB, sm_120, mempool enabled)': (
+            "NVIDIA GeForce RTX 5090",
+            None,
+        ),
     }
     for line, (name, cc) in lines.items():
         log = _log(tmp_path, line + "\n" + _NO_KERNEL)

@@ -895,6 +895,10 @@ EXAMPLES += [
         "| NVIDIA-SMI 535.54.03              Driver Version: 535.54.03    CUDA Version: 12.2     |",
         "driver-version-stated",
     ),
+    (
+        '     "cuda:0"   : "NVIDIA GeForce RTX 5090" (32 GiB, sm_120, mempool enabled)',
+        "warp-device-line",
+    ),
 ]
 
 
