@@ -22,7 +22,7 @@ from envcheck.model.report import NodeReport
 from envcheck.rules.base import LogLine, Rule
 from envcheck.triage.extract import LogFact, dedupe, extract
 from envcheck.triage.grep_engine import GrepScanner, gnu_grep
-from envcheck.triage.scan import MAX_MATCHED, Engine, Scanner, ScanResult, Tally
+from envcheck.triage.scan import MAX_MATCHED, Engine, Occurrence, Scanner, ScanResult, Tally
 from envcheck.triage.verdict import CauseCheck, binary_causes, check_causes
 
 
@@ -305,9 +305,12 @@ def judge(
         stated.setdefault(fact.name, fact.value)
     confirmed: dict[str, int | LogLine] = {}
     for t in reversed(tallies):  # the earliest line wins
+        seen = witness(t)
+        # the facts of the witness line itself first, then the log's earliest of each other
+        own = {f.name: f.value for f in reversed(facts) if f.line == seen.line}
         confirmed.update(
             {
-                c: LogLine(t.signature.id, t.first.line, t.first.text, stated)
+                c: LogLine(t.signature.id, seen.line, seen.text, {**stated, **own})
                 for c in t.signature.confirms
             }
         )
@@ -397,3 +400,20 @@ def _as_witnessed(
         "information; nothing in the log ties it to this failure"
     )
     return CauseCheck(check.code, check.title, "unknown", why, fix=conditional_fix(rule))
+
+
+# a line that raised: Python's 'ImportError: ...', 'ray.exceptions.RayTaskError(ImportError): ...'
+_RAISED = re.compile(
+    r"(?:^|[\s:\]|])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)(?:\([\w.]*\))?: "
+)
+
+
+def witness(tally: Tally) -> Occurrence:
+    """The occurrence of a signature's line that decides its causes: the first, unless only the
+    last is an exception the program raised (the first a warning or a handled attempt before
+    it: NCCL's WARN that it could not open libcuda.so, then the ImportError that stopped the
+    program on another library)."""
+    first, last = tally.first, tally.last
+    if last.line != first.line and _RAISED.search(last.text) and not _RAISED.search(first.text):
+        return last
+    return first

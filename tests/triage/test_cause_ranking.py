@@ -292,3 +292,51 @@ def test_the_driver_is_read_from_nvidia_smis_header_and_collect_env(
         facts = {f["fact"]: f["value"] for f in result.json()["data"]["facts"]}
         assert facts.get("driver_version") == "535.54.03", line
         assert facts.get("driver_cuda") == cuda, line
+
+
+def test_the_line_that_raised_decides_over_an_earlier_warning_of_the_same_kind(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """NCCL's WARN that it cannot open libcuda.so and the ImportError on libcudnn.so.9 that
+    stopped the program match the same signature: the exception names the library to install."""
+    log = _log(
+        tmp_path,
+        "host:88:88 [0] misc/cudawrap.cc:179 NCCL WARN Failed to find CUDA library libcuda.so "
+        "(NCCL_CUDA_PATH='') : libcuda.so: cannot open shared object file: No such file or "
+        "directory\n"
+        "Traceback (most recent call last):\n"
+        '  File "run.py", line 1, in <module>\n'
+        "    import torch\n"
+        "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory\n",
+    )
+    sys150 = _causes(cli, log)["SYS150"]
+    assert sys150["verdict"] == "confirmed"
+    assert sys150["evidence"] == "confirmed from line 5"
+    (finding,) = sys150["findings"]
+    assert "libcudnn.so.9" in finding["message"]
+    assert any("nvidia-cudnn-cu12" in c for c in finding["fix"]["commands"])
+
+
+def test_the_first_line_decides_when_both_raised(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory\n"
+        "During handling of the above exception, another exception occurred:\n"
+        "OSError: libcublas.so.12: cannot open shared object file: No such file or directory\n",
+    )
+    assert _causes(cli, log)["SYS150"]["evidence"] == "confirmed from line 1"
+
+
+def test_witness() -> None:
+    from envcheck.triage.run import witness
+    from envcheck.triage.scan import Occurrence, Tally
+
+    warn = Occurrence(1, "host:1:1 [0] NCCL WARN libcuda.so: cannot open shared object file")
+    raised = Occurrence(9, "(pid=3) ray.exceptions.RayTaskError(ImportError): libx.so.1: cannot")
+    tally = Tally(signature=None, count=2, first=warn)  # type: ignore[arg-type]
+    tally.last = raised
+    assert witness(tally) is raised
+    tally.last = Occurrence(12, "host:1:1 [0] NCCL WARN libcuda.so: cannot open shared object")
+    assert witness(tally) is warn
