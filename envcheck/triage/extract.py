@@ -139,6 +139,8 @@ FACTS: dict[str, str] = {
     "site-packages (the module whose import statement failed)",
     "gcc_max": "the newest gcc major the CUDA toolkit's host_config.h accepts",
     "extension": "a C++/CUDA extension a JIT or setup.py build was compiling",
+    "kit_plugin": "an Omniverse Kit plugin that logged the line (gpu.foundation.plugin): the job "
+    "runs a Kit app, Isaac Sim (Isaac Lab and OmniGibson run on it)",
 }
 _FAILURES = {
     "vulkan_error": "vulkan",
@@ -394,10 +396,15 @@ class _Builder:
         fact = self.first("dtype")
         dtype = normal_dtype(fact.value) if fact else None
         model = self.first("model_type")
-        if dtype is None and model is None:
+        kit = self.first("kit_plugin")  # Omniverse Kit logs it: the job runs Isaac Sim
+        if dtype is None and model is None and kit is None:
             return None
-        info = WorkloadInfo(dtype=dtype, model_type=model.value if model else None)
-        return self.section(info, fact if dtype else None, model)
+        info = WorkloadInfo(
+            dtype=dtype,
+            model_type=model.value if model else None,
+            runs=("isaacsim",) if kit is not None else (),
+        )
+        return self.section(info, fact if dtype else None, model, kit)
 
     def python(self) -> Section[PythonInfo] | None:
         fact = self.first("python_version") or self.first("site_python")

@@ -340,3 +340,29 @@ def test_witness() -> None:
     assert witness(tally) is raised
     tally.last = Occurrence(12, "host:1:1 [0] NCCL WARN libcuda.so: cannot open shared object")
     assert witness(tally) is warn
+
+
+_KIT_A100 = """\
+2024-05-02 10:11:12 [2,100ms] [Info] [gpu.foundation.plugin] GPU table
+| Driver Version: 535.129.03    | Graphics API: Vulkan
+| GPU | Name                             | Active | LDA | GPU Memory | Vendor-ID | LUID       |
+| 0   | NVIDIA A100-SXM4-80GB            | No     |     | 81920   MB | 10de      | 0          |
+2024-05-02 10:11:13 [2,110ms] [Error] [gpu.foundation.plugin] Failed to create any GPU devices, including an attempt with compatibility mode.
+"""
+
+
+def test_kits_gpu_table_decides_its_no_device_line(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """Kit's generic 'Failed to create any GPU devices' lists several causes; Kit's own GPU
+    table above it names an A100 (no RT cores), and Kit's lines say the job runs Isaac Sim:
+    the RT-core cause is confirmed and leads."""
+    result = cli("triage", str(_log(tmp_path, _KIT_A100)), "--json", "--no-probe")
+    data = result.json()["data"]
+    facts = {f["fact"]: f["value"] for f in data["facts"]}
+    assert facts["gpu_name"] == "NVIDIA A100-SXM4-80GB"
+    assert facts["kit_plugin"] == "gpu.foundation.plugin"
+    (match,) = [m for m in data["matches"] if m["id"] == "kit-no-gpu-device"]
+    verdicts = {c["code"]: c["verdict"] for c in match["causes"]}
+    assert verdicts["SIM106"] == "confirmed"
+    assert verdicts["SIM109"] != "confirmed"

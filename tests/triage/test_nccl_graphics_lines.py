@@ -330,7 +330,8 @@ def test_kits_no_device_line_leaves_the_renderers_gpu_open(
         "created. Some known system issues:",
     )
     alone = _causes(cli, log)
-    assert {alone[c]["verdict"] for c in ("SIM109", "SIM161", "SIM106")} == {"unchecked"}
+    # open: the line says Kit runs (Isaac Sim), but not which GPU or environment
+    assert {alone[c]["verdict"] for c in ("SIM109", "SIM161", "SIM106")} <= {"unchecked", "unknown"}
     spec = tmp_path / "node.toml"
     spec.write_text(
         '[packages]\nisaaclab = "2.3.0"\nisaacsim = "5.1.0"\n[env]\nCUDA_VISIBLE_DEVICES = "0,5"\n'

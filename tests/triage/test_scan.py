@@ -899,6 +899,10 @@ EXAMPLES += [
         '     "cuda:0"   : "NVIDIA GeForce RTX 5090" (32 GiB, sm_120, mempool enabled)',
         "warp-device-line",
     ),
+    (
+        "2024-05-02 10:11:12 [2,100ms] [Info] [gpu.foundation.plugin] GPU table",
+        "omniverse-kit-line",
+    ),
 ]
 
 
