@@ -366,3 +366,34 @@ def test_kits_gpu_table_decides_its_no_device_line(
     verdicts = {c["code"]: c["verdict"] for c in match["causes"]}
     assert verdicts["SIM106"] == "confirmed"
     assert verdicts["SIM109"] != "confirmed"
+
+
+def test_nccl_shm_open_permission_denied_names_chmod_for_the_system_error(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """nccl#328: 'unhandled system error' first, the WARN that shm_open was denied after it:
+    the error's cause is /dev/shm's permissions, and no size helps."""
+    log = _log(
+        tmp_path,
+        "RuntimeError: NCCL error in ProcessGroupNCCL.cpp:290, unhandled system error\n"
+        "node08:27106:27302 [0] include/shm.h:27 NCCL WARN Call to shm_open failed : Permission "
+        "denied\n"
+        "node08:27106:27302 [0] NCCL INFO include/shm.h:41 -> 2\n",
+    )
+    result = cli("triage", str(log), "--json", "--no-probe")
+    matches = {m["id"]: m for m in result.json()["data"]["matches"]}
+    causes = {c["code"]: c for c in matches["nccl-unhandled-system-error"]["causes"]}
+    assert causes["SYS101"]["verdict"] == "confirmed"
+    assert "sudo chmod 1777 /dev/shm" in " ".join(causes["SYS101"]["fix"]["commands"])
+    assert "Permission denied" in causes["SYS101"]["findings"][0]["message"]
+
+
+def test_nccl_shm_open_with_another_errno_stays_open(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "node08:27106:27302 [0] include/shm.h:27 NCCL WARN Call to shm_open failed : No such "
+        "file or directory\n",
+    )
+    assert _causes(cli, log)["SYS101"]["verdict"] == "unknown"
