@@ -139,6 +139,8 @@ FACTS: dict[str, str] = {
     "site-packages (the module whose import statement failed)",
     "gcc_max": "the newest gcc major the CUDA toolkit's host_config.h accepts",
     "extension": "a C++/CUDA extension a JIT or setup.py build was compiling",
+    "container_host": "a hostname of Docker's default form (the container's 12-hex-digit ID) "
+    "that NCCL prefixes its lines with: the job ran in a Docker container",
     "kit_plugin": "an Omniverse Kit plugin that logged the line (gpu.foundation.plugin): the job "
     "runs a Kit app, Isaac Sim (Isaac Lab and OmniGibson run on it)",
 }
@@ -427,7 +429,8 @@ class _Builder:
             self.first("gxx_needed"),
         )
         nvcc, build = self.first("nvcc_version"), self.first("cuda_build")
-        if total is None and not any((lacks, gxx, needed, nvcc, build)):
+        host = self.first("container_host")
+        if total is None and not any((lacks, gxx, needed, nvcc, build, host)):
             return None
         total_bytes = _bytes_gb(total.value) if total else None
         used_bytes = _bytes_gb(used.value) if used else None
@@ -453,8 +456,14 @@ class _Builder:
             gxx=gxx.value if gxx else None,
             gxx_needed=needed.value if needed else None,
             nvcc=toolkit,
+            container="docker" if host is not None else None,
+            container_evidence=(
+                f"hostname {host.value} (Docker's default: the container ID), {self.where(host)}"
+                if host is not None
+                else None
+            ),
         )
-        return self.section(info, total, used, lacks, gxx, needed, nvcc, build)
+        return self.section(info, total, used, lacks, gxx, needed, nvcc, build, host)
 
     def torch_cuda(self) -> LogFact | None:
         return self.first("torch_cuda")

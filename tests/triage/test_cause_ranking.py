@@ -397,3 +397,27 @@ def test_nccl_shm_open_with_another_errno_stays_open(
         "file or directory\n",
     )
     assert _causes(cli, log)["SYS101"]["verdict"] == "unknown"
+
+
+_SHM_UNSTATED = (
+    "{host}:55933:55950 [1] misc/shmutils.cc:112 NCCL WARN Error while creating shared memory "
+    "segment /dev/shm/nccl-abcd (size 9637888)\n"
+    "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)\n"
+)
+
+
+def test_a_docker_hostname_on_nccls_lines_decides_an_unstated_shm_failure(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """NCCL's bare 'Error while creating shared memory segment' says no errno; the host prefix
+    of its lines is Docker's default hostname (the container ID), and a container's /dev/shm
+    is 64 MiB unless raised: SYS101 is confirmed, for the system error after it too."""
+    docker = _log(tmp_path, _SHM_UNSTATED.format(host="ae05277d311f"))
+    result = cli("triage", str(docker), "--json", "--no-probe")
+    data = result.json()["data"]
+    assert {f["fact"]: f["value"] for f in data["facts"]}["container_host"] == "ae05277d311f"
+    error = next(m for m in data["matches"] if m["id"] == "nccl-unhandled-system-error")
+    verdicts = {c["code"]: c["verdict"] for c in error["causes"]}
+    assert verdicts["SYS101"] == "confirmed"
+    host = _log(tmp_path, _SHM_UNSTATED.format(host="gpu-node-17"))
+    assert _causes(cli, host)["SYS101"]["verdict"] == "unknown"

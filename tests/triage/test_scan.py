@@ -903,6 +903,10 @@ EXAMPLES += [
         "2024-05-02 10:11:12 [2,100ms] [Info] [gpu.foundation.plugin] GPU table",
         "omniverse-kit-line",
     ),
+    (
+        "ae05277d311f:55933:55933 [1] NCCL INFO NET/Plugin: Using internal network plugin.",
+        "nccl-line-from-container",
+    ),
 ]
 
 
