@@ -76,6 +76,7 @@ def shm_too_small(facts: Facts) -> Iterable[Hit]:
 # 2.21: fallocate's ENOSPC is logged only as 'failed to extend ...', often cut from the excerpt)
 # lines that name no reason for the failed segment (NCCL's bare WARN of its shm transport)
 _UNSTATED = frozenset({"nccl-shm-allocation", "nccl-warn-shm", "nccl-shm-open-failed"})
+_SHM_OPEN = "nccl-shm-open-failed"  # 'Call to shm_open failed : <strerror>'
 _DEFAULT_STEP = manual(
     "docker run --shm-size=16g (or --ipc=host); on Kubernetes an emptyDir with "
     "medium: Memory at /dev/shm"
@@ -98,7 +99,7 @@ def shm_full_in_log(facts: Facts, line: LogLine) -> Hit | None:
             return shm_hit(facts, line, shm_step(facts))
         except Skip:  # packages unknown: NCCL's size
             return shm_hit(facts, line, _DEFAULT_STEP)
-    if "Permission denied" in line.text and "shm" in line.text:
+    if line.signature == _SHM_OPEN and "Permission denied" in line.text:
         return _shm_not_writable(line)
     size = line.number("shm_request_bytes")
     segment = f"a {size / 1024**2:.1f} MiB segment" if size else "its segment"
