@@ -27,11 +27,17 @@ class TriageOptions:
 
 
 def _finish(
-    name: str, scan: ScanResult, matrix: Matrix, node: NodeProvider | None, log: str
+    name: str,
+    scan: ScanResult,
+    matrix: Matrix,
+    node: NodeProvider | None,
+    log: str,
+    text: str | None = None,
 ) -> TriageResult:
     """Judge the matched signatures: the node's facts (asked for only when the log shows a
-    known failure) and the log's own facts (``log``: the file to re-read context lines from,
-    '-' when there is none)."""
+    known failure), the log's own facts (``log``: the file to re-read context lines from,
+    '-' when there is none) and an environment pasted in the log (read from ``text``, the log
+    held in memory, or from the file's head)."""
     from envcheck.rules import all_rules
     from envcheck.triage.run import judge, log_facts
 
@@ -40,7 +46,13 @@ def _finish(
     if any(not t.signature.noise for t in scan.tallies.values()):
         report, note = node() if node is not None else (None, "not checked: no node given")
     facts = log_facts(log, scan)
-    return judge(name, scan, matrix, all_rules(matrix), report, note, facts)
+    pasted = None
+    if any(not t.signature.noise for t in scan.tallies.values()):
+        from envcheck.triage.pasted import pasted_environment, read_head
+
+        head = text if text is not None else read_head(log)
+        pasted = pasted_environment(head, name) if head else None
+    return judge(name, scan, matrix, all_rules(matrix), report, note, facts, pasted)
 
 
 def _matrix(options: TriageOptions) -> Matrix:
@@ -70,6 +82,7 @@ def triage_text(
 ) -> TriageResult:
     """Scan log text held in memory (the Python engines; grep reads files); UTF-16 and CRLF
     line ends are read as UTF-8 and LF (envcheck.triage.encoding)."""
+    from envcheck.triage.pasted import HEAD
     from envcheck.triage.scan import Scanner
 
     options = options or TriageOptions()
@@ -85,4 +98,5 @@ def triage_text(
     except (ValueError, RuntimeError) as exc:
         raise InputError(f"{exc} (see `envcheck matrix validate`)") from None
     # the text is not a file: each signature's extractors read its matched lines only
-    return _finish(name, scanner.scan(io.BytesIO(data)), matrix, node, "-")
+    head = data[:HEAD].decode("utf-8", errors="replace")
+    return _finish(name, scanner.scan(io.BytesIO(data)), matrix, node, "-", head)

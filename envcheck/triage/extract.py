@@ -141,6 +141,10 @@ FACTS: dict[str, str] = {
     "extension": "a C++/CUDA extension a JIT or setup.py build was compiling",
     "pip_build": "a distribution pip or uv failed to build from source (Failed building "
     "wheel for X)",
+    "container_host": "a hostname of Docker's default form (the container's 12-hex-digit ID) "
+    "that NCCL prefixes its lines with: the job ran in a Docker container",
+    "kit_plugin": "an Omniverse Kit plugin that logged the line (gpu.foundation.plugin): the job "
+    "runs a Kit app, Isaac Sim (Isaac Lab and OmniGibson run on it)",
 }
 _FAILURES = {
     "vulkan_error": "vulkan",
@@ -396,10 +400,15 @@ class _Builder:
         fact = self.first("dtype")
         dtype = normal_dtype(fact.value) if fact else None
         model = self.first("model_type")
-        if dtype is None and model is None:
+        kit = self.first("kit_plugin")  # Omniverse Kit logs it: the job runs Isaac Sim
+        if dtype is None and model is None and kit is None:
             return None
-        info = WorkloadInfo(dtype=dtype, model_type=model.value if model else None)
-        return self.section(info, fact if dtype else None, model)
+        info = WorkloadInfo(
+            dtype=dtype,
+            model_type=model.value if model else None,
+            runs=("isaacsim",) if kit is not None else (),
+        )
+        return self.section(info, fact if dtype else None, model, kit)
 
     def python(self) -> Section[PythonInfo] | None:
         fact = self.first("python_version") or self.first("site_python")
@@ -422,7 +431,8 @@ class _Builder:
             self.first("gxx_needed"),
         )
         nvcc, build = self.first("nvcc_version"), self.first("cuda_build")
-        if total is None and not any((lacks, gxx, needed, nvcc, build)):
+        host = self.first("container_host")
+        if total is None and not any((lacks, gxx, needed, nvcc, build, host)):
             return None
         total_bytes = _bytes_gb(total.value) if total else None
         used_bytes = _bytes_gb(used.value) if used else None
@@ -448,8 +458,14 @@ class _Builder:
             gxx=gxx.value if gxx else None,
             gxx_needed=needed.value if needed else None,
             nvcc=toolkit,
+            container="docker" if host is not None else None,
+            container_evidence=(
+                f"hostname {host.value} (Docker's default: the container ID), {self.where(host)}"
+                if host is not None
+                else None
+            ),
         )
-        return self.section(info, total, used, lacks, gxx, needed, nvcc, build)
+        return self.section(info, total, used, lacks, gxx, needed, nvcc, build, host)
 
     def torch_cuda(self) -> LogFact | None:
         return self.first("torch_cuda")

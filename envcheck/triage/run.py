@@ -20,11 +20,11 @@ from typing import Any, BinaryIO
 from envcheck.errors import InputError
 from envcheck.matrix.model import Matrix
 from envcheck.model.report import NodeReport
-from envcheck.rules.base import Rule
+from envcheck.rules.base import LogLine, Rule
 from envcheck.triage.encoding import SNIFF, transcoded
 from envcheck.triage.extract import LogFact, dedupe, extract
 from envcheck.triage.grep_engine import GrepScanner, gnu_grep
-from envcheck.triage.scan import MAX_MATCHED, Engine, Scanner, ScanResult, Tally
+from envcheck.triage.scan import MAX_MATCHED, Engine, Occurrence, Scanner, ScanResult, Tally
 from envcheck.triage.verdict import CauseCheck, binary_causes, check_causes
 
 
@@ -310,42 +310,64 @@ def judge(
     node: NodeReport | None,
     node_note: str,
     facts: tuple[LogFact, ...] = (),
+    pasted: NodeReport | None = None,
 ) -> TriageResult:
     """Check each matched signature's causes on ``node`` (the log's own facts merged in, the
-    log first) or, with no node, on the log's facts alone."""
+    log first: ``pasted``, an environment block pasted in the log, then the lines' facts) or,
+    with no node, on the log's facts alone."""
     from envcheck.triage.extract import to_report
 
     tallies = scan.ordered()
     codes = [c for t in tallies for c in t.signature.causes]
-    from envcheck.rules.base import LogLine
 
     stated: dict[str, str] = {}
     for fact in facts:  # the earliest line's value of each fact
         stated.setdefault(fact.name, fact.value)
     confirmed: dict[str, int | LogLine] = {}
     for t in reversed(tallies):  # the earliest line wins
+        seen = witness(t)
+        # the facts of the witness line itself first, then the log's earliest of each other
+        own = {f.name: f.value for f in reversed(facts) if f.line == seen.line}
         confirmed.update(
             {
-                c: LogLine(t.signature.id, t.first.line, t.first.text, stated)
+                c: LogLine(t.signature.id, seen.line, seen.text, {**stated, **own})
                 for c in t.signature.confirms
             }
         )
+    # causes some failure line (not only a line the program logged as information) establishes
+    witnessed = {
+        c for t in tallies if not informational(t.first.text) for c in t.signature.confirms
+    }
     from_log = to_report(facts, name)
+    # what the log states first, then the node given; of the log, an environment pasted in it
+    # first (it lists every GPU and package, where a line names one), then its lines' facts
+    described = [r for r in (pasted, from_log) if r is not None]
     checked = node
-    if from_log is not None:
-        if node is None:
-            checked = from_log
-            node_note = f"checked against the facts the log states ({node_note})"
+    if described:
+        said = "the facts the log states" + (
+            f" (and the {pasted.origin.detail})"
+            if pasted is not None and pasted.origin.detail
+            else ""
+        )
+        if node is None and len(described) == 1:
+            checked = described[0]
         else:
             from envcheck.ingest.merge import merge
 
-            checked = merge([from_log, node])
-            node_note += " and the facts the log states (the log wins where they differ)"
+            checked = merge([*described, *([node] if node is not None else [])])
+        if node is None:
+            node_note = f"checked against {said} ({node_note})"
+        else:
+            node_note += f" and {said} (the log wins where they differ)"
     checks = check_causes(codes, rules, matrix, checked, node_note, confirmed)
     matches = tuple(
         Match(
             t,
-            tuple(checks[c] for c in t.signature.causes if c in checks)
+            tuple(
+                _as_witnessed(checks[c], t, confirmed, witnessed, rules)
+                for c in t.signature.causes
+                if c in checks
+            )
             + tuple(
                 b
                 for b in binary_causes(t.first.text, checked, matrix, rules)
@@ -355,3 +377,63 @@ def judge(
         for t in tallies
     )
     return TriageResult(name, scan, matches, checked, node_note, facts)
+
+
+# a line the program itself logged below warning level: NCCL's INFO lines, a logger's INFO
+_INFORMATIONAL = re.compile(r"\bNCCL INFO\b|\[INFO\]|(?:^|[\s|:])INFO(?:[\s|:\]]|$)")
+
+
+def informational(text: str) -> bool:
+    """Whether the program logged this line as information, not as a failure (``NCCL INFO
+    Bootstrap : Using docker0:...``): it names a cause for itself, but is no witness of why
+    another line failed."""
+    return bool(_INFORMATIONAL.search(text))
+
+
+def _as_witnessed(
+    check: CauseCheck,
+    tally: Tally,
+    confirmed: dict[str, int | LogLine],
+    witnessed: set[str],
+    rules: list[Rule],
+) -> CauseCheck:
+    """A cause of ``tally``'s line as that line shows it. A cause that only another line
+    logged as information establishes (NCCL's INFO that it uses docker0, harmless on one node)
+    stays open beside this failure's other causes instead of displacing them; the
+    informational line's own match keeps it confirmed."""
+    line = confirmed.get(check.code)
+    if (
+        check.verdict != "confirmed"
+        or not isinstance(line, LogLine)
+        or check.code in witnessed
+        or check.code in tally.signature.confirms
+        or check.evidence != f"confirmed from line {line.line}"
+    ):
+        return check
+    from envcheck.triage.verdict import conditional_fix
+
+    rule = next((r for r in rules if r.code == check.code), None)
+    if rule is None:
+        return check
+    why = (
+        f"line {line.line} ({line.signature}) names it, but the program logged that line as "
+        "information; nothing in the log ties it to this failure"
+    )
+    return CauseCheck(check.code, check.title, "unknown", why, fix=conditional_fix(rule))
+
+
+# a line that raised: Python's 'ImportError: ...', 'ray.exceptions.RayTaskError(ImportError): ...'
+_RAISED = re.compile(
+    r"(?:^|[\s:\]|])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)(?:\([\w.]*\))?: "
+)
+
+
+def witness(tally: Tally) -> Occurrence:
+    """The occurrence of a signature's line that decides its causes: the first, unless only the
+    last is an exception the program raised (the first a warning or a handled attempt before
+    it: NCCL's WARN that it could not open libcuda.so, then the ImportError that stopped the
+    program on another library)."""
+    first, last = tally.first, tally.last
+    if last.line != first.line and _RAISED.search(last.text) and not _RAISED.search(first.text):
+        return last
+    return first

@@ -166,10 +166,8 @@ def test_torchs_nccl_error_line_is_not_the_version_banner(
             "gpu-1:2:3 [0] include/socket.h:360 WARN Call to connect failed : No route to host",
             "NET104",
         ),
-        (
-            "node08:1:2 [0] include/shm.h:27 NCCL WARN Call to shm_open failed : Permission denied",
-            "SYS101",
-        ),
+        # shm_open's 'Permission denied' (EACCES) establishes SYS101 with its chmod fix:
+        # tests/triage/test_cause_ranking.py; another errno leaves it open (same file)
     ],
 )
 def test_store_socket_and_shm_lines_leave_their_causes_open(
@@ -330,7 +328,8 @@ def test_kits_no_device_line_leaves_the_renderers_gpu_open(
         "created. Some known system issues:",
     )
     alone = _causes(cli, log)
-    assert {alone[c]["verdict"] for c in ("SIM109", "SIM161", "SIM106")} == {"unchecked"}
+    # open: the line says Kit runs (Isaac Sim), but not which GPU or environment
+    assert {alone[c]["verdict"] for c in ("SIM109", "SIM161", "SIM106")} <= {"unchecked", "unknown"}
     spec = tmp_path / "node.toml"
     spec.write_text(
         '[packages]\nisaaclab = "2.3.0"\nisaacsim = "5.1.0"\n[env]\nCUDA_VISIBLE_DEVICES = "0,5"\n'

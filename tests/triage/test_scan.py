@@ -872,6 +872,53 @@ EXAMPLES += [
 ]
 
 
+# NCCL's WARN lines by the subsystem that printed them, PyOpenGL's EGL error, a GPU named with its
+# compute capability (tried after every specific line)
+EXAMPLES += [
+    (
+        "node4:565139:565160 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got async event : "
+        "port error",
+        "nccl-warn-ib",
+    ),
+    (
+        "node1:88:120 [0] transport/shm.cc:114 NCCL WARN Unable to map /dev/shm/nccl-Xk2 : No "
+        "space left on device",
+        "nccl-warn-shm",
+    ),
+    (
+        "z-pc:909608:910337 [0] transport/p2p.cc:238 NCCL WARN failed to open CUDA IPC handle : "
+        "217 peer access is not supported between these two devices",
+        "nccl-warn-p2p",
+    ),
+    (
+        "server1:6601:6625 [0] misc/socket.cc:54 NCCL WARN Net : Call to recv from "
+        "10.0.0.2<46012> failed : Connection timed out",
+        "nccl-warn-socket",
+    ),
+    ("\tbaseOperation = eglInitialize,", "pyopengl-egl-call-failed"),
+    (
+        "  Device 0: NVIDIA GeForce RTX 4090, compute capability 8.9, VMM: yes",
+        "gpu-compute-capability-stated",
+    ),
+    (
+        "| NVIDIA-SMI 535.54.03              Driver Version: 535.54.03    CUDA Version: 12.2     |",
+        "driver-version-stated",
+    ),
+    (
+        '     "cuda:0"   : "NVIDIA GeForce RTX 5090" (32 GiB, sm_120, mempool enabled)',
+        "warp-device-line",
+    ),
+    (
+        "2024-05-02 10:11:12 [2,100ms] [Info] [gpu.foundation.plugin] GPU table",
+        "omniverse-kit-line",
+    ),
+    (
+        "ae05277d311f:55933:55933 [1] NCCL INFO NET/Plugin: Using internal network plugin.",
+        "nccl-line-from-container",
+    ),
+]
+
+
 @pytest.fixture(scope="module")
 def matrix() -> Matrix:
     return load()

@@ -35,7 +35,7 @@ def test_the_line_confirms_a_cpu_only_torch(cli: Callable[..., CliResult], tmp_p
     assert tor110["verdict"] == "confirmed"
     [finding] = tor110["findings"]
     assert finding["severity"] == "error"
-    assert "line 5" in finding["message"]  # the first line that states it
+    assert "line 6" in finding["message"]  # the line that raised it (line 5 is the source echo)
     summary = " ".join(finding["fix"]["commands"])
     assert "pytorch-cuda" in summary and "mamba" in summary and "cpuonly" in summary
 

@@ -74,7 +74,9 @@ def shm_too_small(facts: Facts) -> Iterable[Hit]:
 
 # NCCL's line when creating a segment failed, the reason not stated (shmutils.cc of NCCL 2.12 to
 # 2.21: fallocate's ENOSPC is logged only as 'failed to extend ...', often cut from the excerpt)
-_UNSTATED = "nccl-shm-allocation"
+# lines that name no reason for the failed segment (NCCL's bare WARN of its shm transport)
+_UNSTATED = frozenset({"nccl-shm-allocation", "nccl-warn-shm", "nccl-shm-open-failed"})
+_SHM_OPEN = "nccl-shm-open-failed"  # 'Call to shm_open failed : <strerror>'
 _DEFAULT_STEP = manual(
     "docker run --shm-size=16g (or --ipc=host); on Kubernetes an emptyDir with "
     "medium: Memory at /dev/shm"
@@ -97,6 +99,8 @@ def shm_full_in_log(facts: Facts, line: LogLine) -> Hit | None:
             return shm_hit(facts, line, shm_step(facts))
         except Skip:  # packages unknown: NCCL's size
             return shm_hit(facts, line, _DEFAULT_STEP)
+    if line.signature == _SHM_OPEN and "Permission denied" in line.text:
+        return _shm_not_writable(line)
     size = line.number("shm_request_bytes")
     segment = f"a {size / 1024**2:.1f} MiB segment" if size else "its segment"
     shm = None
@@ -113,7 +117,11 @@ def shm_full_in_log(facts: Facts, line: LogLine) -> Hit | None:
         raise NotStated(
             f"line {line.line} states {stated.group(1)} ({stated.group(2)}), not a full /dev/shm"
         )
-    if line.signature == _UNSTATED and stated is None:
+    if (
+        line.signature in _UNSTATED
+        and stated is None
+        and "No space left on device" not in line.text
+    ):
         recommended = facts.matrix.constant("nccl.recommended_shm_bytes") or 1024**3
         if shm is not None and shm >= recommended:
             return None
@@ -155,6 +163,27 @@ def shm_full_in_log(facts: Facts, line: LogLine) -> Hit | None:
             "shared-memory transport, is the workaround the NCCL threads report)",
             "manual",
             step,
+        ),
+        severity=Severity.ERROR,
+    )
+
+
+def _shm_not_writable(line: LogLine) -> Hit:
+    """NCCL's `Call to shm_open failed : Permission denied` (EACCES): /dev/shm is there but not
+    writable for this user (its mode is not 1777, or a read-only or foreign mount), so no size
+    helps; pytorch/pytorch#37004 and NVIDIA/nccl#328 fixed it with `chmod` on /dev/shm."""
+    return Hit(
+        f"NCCL could not create its segment in /dev/shm (line {line.line}): shm_open: Permission "
+        "denied; /dev/shm is not writable for this user (mode not drwxrwxrwt, or a read-only "
+        "mount)",
+        evidence={"line": line.line, "errno": "EACCES"},
+        fix=fix(
+            "Make /dev/shm writable for every user (mode 1777), or give the container a "
+            "writable /dev/shm",
+            "manual",
+            manual("ls -ld /dev/shm   # must show drwxrwxrwt"),
+            manual("sudo chmod 1777 /dev/shm"),
+            manual("in a container: docker run --ipc=host (or --shm-size=16g) ..."),
         ),
         severity=Severity.ERROR,
     )

@@ -1,0 +1,61 @@
+"""An environment pasted into the log itself: a ``collect_env`` block, an ``nvidia-smi`` table,
+``vllm collect-env`` or SGLang's ``check_env`` printed before or after the traceback, as issue
+threads and job logs hold them. Its facts (the GPU, the driver, torch's version and CUDA, the
+packages) decide causes a matched line leaves open ("no kernel image" on which GPU, with which
+torch), so triage reads them like the facts of a ``--from`` dump, from the log's head.
+
+Only the fixed formats count (each found by its own markers, envcheck/ingest/detect.py):
+loose prose ("torch 2.1") in a log is too often a line about something else.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import zlib
+
+from envcheck.errors import InputError
+from envcheck.model.report import NodeReport
+
+# formats a log may carry pasted inside it, found by markers no error line has
+PASTED_FORMATS = ("collect-env", "vllm-env", "sglang-env", "nvidia-smi", "nvidia-smi-q")
+HEAD = 2 * 1024 * 1024  # bytes of the log read for a pasted environment
+
+
+def pasted_environment(text: str, name: str) -> NodeReport | None:
+    """The node as an environment block pasted in ``text`` describes it; None when the text
+    holds none (or one that does not parse)."""
+    from envcheck.ingest.common import FormatError, Source
+    from envcheck.ingest.detect import FORMATS, detect, unwrap
+
+    text = unwrap(text)
+    found = detect(text)
+    if found not in PASTED_FORMATS:
+        return None
+    try:
+        report = FORMATS[found].parse(Source(name, text))
+    except (FormatError, ValueError):
+        return None
+    label = FORMATS[found].label
+    origin = dataclasses.replace(report.origin, detail=f"{label} pasted in {name}")
+    return dataclasses.replace(report, origin=origin)
+
+
+def read_head(path: str, limit: int = HEAD) -> str | None:
+    """The first ``limit`` bytes of the log file (gzip decompressed), as text; None for
+    standard input (already consumed by the scan) or an unreadable file."""
+    if path == "-":
+        return None
+    from envcheck.triage.run import open_log
+
+    try:
+        stream, _ = open_log(path)
+    except InputError:
+        return None
+    try:
+        data = stream.read(limit)
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error):
+        return None
+    finally:
+        stream.close()
+    return data.decode("utf-8", errors="replace")
