@@ -113,7 +113,12 @@ def test_extractor_reads_what_the_line_states(
 def test_kit_driver_check_reads_the_lines_after_it(tmp_path: Path) -> None:
     log = write(tmp_path, KIT_LOG)
     facts = {f.name: f.value for f in log_facts(str(log), scan_log(str(log), matrix())[1])}
-    assert facts == {"driver_version": "535.18", "rtx_min_driver": "535.129"}
+    # and the Kit plugin that logged the check says the job runs a Kit app (Isaac Sim)
+    assert facts == {
+        "driver_version": "535.18",
+        "rtx_min_driver": "535.129",
+        "kit_plugin": "carb.scenerenderer-rtx.plugin",
+    }
 
 
 def triage(cli: Callable[..., CliResult], log: Path, *args: str) -> dict[str, dict[str, Any]]:

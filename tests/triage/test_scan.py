@@ -901,7 +901,7 @@ EXAMPLES += [
         "gpu-compute-capability-stated",
     ),
     (
-        "| NVIDIA-SMI 535.54.03              Driver Version: 535.54.03    CUDA Version: 12.2     |",
+        "Nvidia driver version: 535.54.03",
         "driver-version-stated",
     ),
     (
