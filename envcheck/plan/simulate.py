@@ -275,11 +275,13 @@ def changes_something(action: Action, report: NodeReport, matrix: Matrix) -> boo
     after, _ = simulate(report, [action], matrix)
     # a section the simulation left alone is the same object, and the same JSON: only the
     # sections it replaced are compared (as the whole reports' JSON would compare)
-    return any(
-        to_dict(getattr(after, f.name)) != to_dict(getattr(report, f.name))
-        for f in fields(report)
-        if getattr(after, f.name) is not getattr(report, f.name)
-    )
+    for f in fields(report):
+        new, old = getattr(after, f.name), getattr(report, f.name)
+        # equal sections (the model's dataclasses compare every field) have the same JSON:
+        # only unequal ones are compared as JSON, which is the definition
+        if new is not old and new != old and to_dict(new) != to_dict(old):
+            return True
+    return False
 
 
 __all__ = [
