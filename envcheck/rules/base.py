@@ -110,6 +110,39 @@ class Rule:
 _REGISTRY: list[Rule] = []
 
 
+def register_not_per_node(
+    code: str,
+    name: str,
+    severity: Severity,
+    docstring: str | None,
+    scope: Literal["cluster", "lock"],
+    cluster_check: ClusterCheckFn | None = None,
+) -> None:
+    """Register a rule that ``check`` never runs on a node (a cluster comparison, a lock gate
+    finding): its docstring supplies the title and docs; on a node it is skipped, saying why."""
+    reason = {
+        "cluster": "cluster rule: it compares nodes (envcheck cluster / envcheck diff)",
+        "lock": "lock rule: it checks a lock file against the node (envcheck check --lock)",
+    }[scope]
+
+    def not_per_node(facts: Facts) -> Iterable[Any]:
+        raise Skip(reason)
+
+    title, doc = parse_doc(docstring or "")
+    _REGISTRY.append(
+        Rule(
+            code=code,
+            name=name,
+            severity=severity,
+            title=title,
+            doc=doc,
+            check=not_per_node,
+            scope=scope,
+            cluster_check=cluster_check,
+        )
+    )
+
+
 def parse_doc(text: str) -> tuple[str, RuleDoc]:
     """Title and sections of a rule docstring; a missing section is an empty string."""
     text = inspect.cleandoc(text)

@@ -10,37 +10,19 @@ emit them through ``lock_finding``, which takes the title and severity from here
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
 
-from envcheck.facts.node import Facts
-from envcheck.facts.skip import Skip
 from envcheck.model.finding import Action, Finding, Fix, Severity
-from envcheck.rules.base import _REGISTRY, Rule, parse_doc
+from envcheck.rules.base import _REGISTRY, Rule, register_not_per_node
 
 LockFn = Callable[[], None]
-
-
-def _not_per_node(facts: Facts) -> Iterable[Any]:
-    raise Skip("lock rule: it checks a lock file against the node (envcheck check --lock)")
 
 
 def lock_rule(code: str, name: str, severity: Severity) -> Callable[[LockFn], LockFn]:
     """Register a finding of the lock gate; its docstring supplies the title and docs."""
 
     def register(fn: LockFn) -> LockFn:
-        title, doc = parse_doc(fn.__doc__ or "")
-        _REGISTRY.append(
-            Rule(
-                code=code,
-                name=name,
-                severity=severity,
-                title=title,
-                doc=doc,
-                check=_not_per_node,
-                scope="lock",
-            )
-        )
+        register_not_per_node(code, name, severity, fn.__doc__, "lock")
         return fn
 
     return register

@@ -18,7 +18,7 @@ from envcheck.facts.skip import Skip
 from envcheck.matrix.model import Matrix
 from envcheck.model.cluster import CollectiveReport, DriftRow, DriftValue, Member, NodeFailure
 from envcheck.model.finding import CheckResult, Finding, Severity, Skipped
-from envcheck.rules.base import _REGISTRY, ClusterCheckFn, Hit, Rule, parse_doc
+from envcheck.rules.base import ClusterCheckFn, Hit, Rule, register_not_per_node
 
 CLUSTER = "cluster"  # Finding.node of a finding about the cluster as a whole
 NOT_INSTALLED = "not installed"
@@ -173,27 +173,11 @@ def describe_split(row: DriftRow) -> str:
     return f"{odd}; {majority.count} node{several} {verb} {majority.value}"
 
 
-def _not_per_node(facts: Facts) -> Iterable[Any]:
-    raise Skip("cluster rule: it compares nodes (envcheck cluster / envcheck diff)")
-
-
 def cluster_rule(code: str, name: str, severity: Severity) -> Callable[[ClusterCheckFn], Any]:
     """Register a cluster rule; its docstring supplies the title and docs."""
 
     def register(fn: ClusterCheckFn) -> ClusterCheckFn:
-        title, doc = parse_doc(fn.__doc__ or "")
-        _REGISTRY.append(
-            Rule(
-                code=code,
-                name=name,
-                severity=severity,
-                title=title,
-                doc=doc,
-                check=_not_per_node,
-                scope="cluster",
-                cluster_check=fn,
-            )
-        )
+        register_not_per_node(code, name, severity, fn.__doc__, "cluster", cluster_check=fn)
         return fn
 
     return register
