@@ -285,8 +285,9 @@ def windows_dll_not_found_in_log(facts: Facts, line: LogLine) -> Hit | None:
     )
     of = f" of {package}" if package and package not in what else ""
     return Hit(
-        f"Windows did not find {what}{of} or a DLL it imports ({_where(line)}, WinError 126): "
-        "most often the Microsoft Visual C++ runtime (vcruntime140.dll, vcruntime140_1.dll, "
+        f"Windows did not find {what}{of} or a DLL it imports ({_where(line)}"
+        + (", WinError 126): " if code == NOT_FOUND else "): ")
+        + "most often the Microsoft Visual C++ runtime (vcruntime140.dll, vcruntime140_1.dll, "
         "msvcp140.dll) that compiled packages link is missing or too old",
         evidence={"line": line.line, "dll": dll, "package": package},
         fix=fix(
