@@ -1262,6 +1262,16 @@ EXAMPLES += [
         "windows-dll-load-failed",
     ),
 ]
+EXAMPLES += [
+    (
+        "由于找不到 VCRUNTIME140_1.dll，无法继续执行代码。重新安装程序可能会解决此问题。",
+        "windows-vc-runtime-missing",
+    ),
+    (
+        "ERROR: Could not install packages due to an OSError: [WinError 225] Operation did not complete successfully because the file contains a virus or potentially unwanted software",
+        "windows-antivirus-blocked-file",
+    ),
+]
 # driver / arch / cuDNN: Docker without the NVIDIA runtime, torch's cuDNN version check, cuDNN
 # status errors, torch's extension builder on an arch it does not know
 EXAMPLES += [

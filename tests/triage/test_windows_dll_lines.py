@@ -195,3 +195,33 @@ def test_wrong_architecture_checks_the_interpreter(
     line = "OSError: [WinError 193] %1 은(는) 올바른 Win32 응용 프로그램이 아닙니다"
     fix = _confirmed(cli, tmp_path, "SYS205", line)
     assert "struct.calcsize('P')" in fix
+
+
+def test_tensorflows_missing_cudart_is_a_warning_naming_the_wheel(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    line = (
+        "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic "
+        "library 'cudart64_110.dll'; dlerror: cudart64_110.dll not found"
+    )
+    cause = _causes(cli, _log(tmp_path, line))["SYS200"]
+    assert cause["verdict"] == "confirmed"
+    (finding,) = cause["findings"]
+    assert finding["severity"] == "warning"
+    assert "pip install nvidia-cuda-runtime-cu11" in _fix(cause)
+
+
+def test_the_vc_runtime_named_in_the_loaders_dialog(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    line = "由于找不到 VCRUNTIME140_1.dll，无法继续执行代码。重新安装程序可能会解决此问题。"
+    fix = _confirmed(cli, tmp_path, "SYS200", line)
+    assert fix.startswith("Install the latest Microsoft Visual C++ Redistributable")
+
+
+def test_antivirus_blocked_file(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    line = (
+        "ERROR: Could not install packages due to an OSError: [WinError 225] Operation did not "
+        "complete successfully because the file contains a virus or potentially unwanted software"
+    )
+    assert "Add-MpPreference -ExclusionPath" in _confirmed(cli, tmp_path, "SYS206", line)

@@ -224,11 +224,16 @@ def _cuda_dll_hit(
         + (f" (pip install {wheel})" if wheel else " (the CUDA toolkit of that release)")
         + " and put its folder on PATH"
     )
+    # TensorFlow's dso_loader warns and goes on without the GPU (on a machine without one, that
+    # is what was wanted): a warning
+    tensorflow = "Could not load dynamic library" in line.text
     return Hit(
         f"Windows did not find {dll} ({_where(line)}): {release} is not installed or its folder "
-        "is not on PATH (a program built for one CUDA release loads that release's DLLs by name)",
+        "is not on PATH (a program built for one CUDA release loads that release's DLLs by name)"
+        + ("; TensorFlow then runs on the CPU" if tensorflow else ""),
         evidence={"line": line.line, "dll": dll, "cuda_major": major},
         fix=fix(summary, "manual", *actions),
+        severity=Severity.WARNING if tensorflow else None,
     )
 
 
@@ -257,6 +262,21 @@ def windows_dll_not_found_in_log(facts: Facts, line: LogLine) -> Hit | None:
                     "Install the NVIDIA display driver (GeForce/Studio or data-center) for the GPU"
                 ),
             ),
+        )
+    runtime = "Redistributable is not installed" in line.text or (
+        dll is not None
+        and (
+            dll.lower().startswith("api-ms-win-crt-")
+            or any(e.kind == "msvc-runtime" for e in facts.matrix.soname(dll.lower()))
+        )
+    )
+    if runtime:
+        name = dll or "vcruntime140.dll"
+        return Hit(
+            f"Microsoft's Visual C++ runtime ({name}) is missing or older than the program needs "
+            f"({_where(line)})",
+            evidence={"line": line.line, "dll": dll},
+            fix=fix(VC_REDIST, "manual", manual(VC_REDIST)),
         )
     what = dll or (
         f"the extension module {line.stated.get('dll_importing')}"
@@ -632,6 +652,73 @@ def windows_dll_wrong_architecture_in_log(facts: Facts, line: LogLine) -> Hit | 
         fix=fix(
             "Use a 64-bit Python and 64-bit DLLs: replace or remove the 32-bit copy of "
             f"{name} found first on PATH, then reinstall {owner or 'the package'}",
+            "manual",
+            *actions,
+        ),
+    )
+
+
+# --- SYS206: the antivirus blocked a file ---------------------------------------------------------
+
+
+@rule("SYS206", "windows-antivirus-blocked-file", Severity.ERROR)
+def windows_antivirus_blocked_file(facts: Facts) -> Iterable[Hit]:
+    """Windows' antivirus blocked or removed a file the job loads or installs (WinError 225/226)
+
+    ## What it checks
+    Only a log states it: `[WinError 225] Operation did not complete successfully because the
+    file contains a virus or potentially unwanted software` (the number in any language), and
+    WinError 226 (the file was deleted).
+
+    ## Why it matters
+    Microsoft Defender (or another antivirus) flags unsigned DLLs and executables of ML packages
+    now and then; the file is blocked or quarantined, so pip cannot install it or the import
+    cannot load it, and reinstalling alone brings the same verdict.
+
+    ## Example
+    `pip install` of a package on Windows: `ERROR: Could not install packages due to an OSError:
+    [WinError 225] Operation did not complete successfully because the file contains a virus or
+    potentially unwanted software`.
+
+    ## Fix
+    If it is a false positive: restore the file (Windows Security > Virus & threat protection >
+    Protection history) and exclude the environment's folder (PowerShell as administrator:
+    `Add-MpPreference -ExclusionPath "<the venv or conda env folder>"`), then reinstall the
+    package (`pip install --force-reinstall --no-cache-dir <package>`).
+
+    ## References
+    - https://learn.microsoft.com/en-us/windows/win32/debug/system-error-codes--0-499-
+    - https://github.com/boy1dr/SpleeterGui/issues/206
+    """
+    raise Skip("only a log line states a file the antivirus blocked", "log.windows_dll")
+
+
+@from_log("SYS206")
+def windows_antivirus_blocked_file_in_log(facts: Facts, line: LogLine) -> Hit:
+    dll, owner = _dll(line), _owner(line)
+    what = dll or "a file"
+    actions: list[Action] = [
+        manual(
+            "Windows Security > Virus & threat protection > Protection history: check the "
+            f"detection of {what}; restore it only if it is a false positive"
+        ),
+        manual(
+            'Add-MpPreference -ExclusionPath "<the venv or conda env folder>"  (PowerShell as '
+            "administrator; or the exclusion list of the antivirus in use)"
+        ),
+    ]
+    if owner:
+        dist = _distribution(facts, owner)
+        actions.append(pip_install(dist, flags=("--force-reinstall", "--no-cache-dir")))
+    else:
+        actions.append(manual("pip install --force-reinstall --no-cache-dir <the package>"))
+    return Hit(
+        f"Windows' antivirus blocked or removed {what}{' of ' + owner if owner else ''} "
+        f"({_where(line)}): the file was flagged, so it cannot be installed or loaded",
+        evidence={"line": line.line, "dll": dll, "package": owner},
+        fix=fix(
+            "Restore the file if the detection is a false positive, exclude the environment's "
+            "folder from scanning (Add-MpPreference -ExclusionPath), then reinstall the package",
             "manual",
             *actions,
         ),
