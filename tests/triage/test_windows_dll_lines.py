@@ -225,3 +225,23 @@ def test_antivirus_blocked_file(tmp_path: Path, cli: Callable[..., CliResult]) -
         "complete successfully because the file contains a virus or potentially unwanted software"
     )
     assert "Add-MpPreference -ExclusionPath" in _confirmed(cli, tmp_path, "SYS206", line)
+
+
+def test_ctranslate2s_missing_cublas_names_the_cuda_release(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    fix = _confirmed(
+        cli,
+        tmp_path,
+        "SYS200",
+        "RuntimeError: Library cublas64_11.dll is not found or cannot be loaded",
+    )
+    assert "pip install nvidia-cublas-cu11" in fix
+    assert "CUDA 11 toolkit" in fix
+
+
+def test_ctranslate2s_missing_cudnn_dll_is_cudnns_path(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    line = "RuntimeError: Library cudnn_ops64_9.dll is not found or cannot be loaded"
+    assert "nvidia-cudnn-cu12==9.*" in _confirmed(cli, tmp_path, "CUD154", line)
