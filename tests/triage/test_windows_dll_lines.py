@@ -245,3 +245,12 @@ def test_ctranslate2s_missing_cudnn_dll_is_cudnns_path(
 ) -> None:
     line = "RuntimeError: Library cudnn_ops64_9.dll is not found or cannot be loaded"
     assert "nvidia-cudnn-cu12==9.*" in _confirmed(cli, tmp_path, "CUD154", line)
+
+
+def test_a_cuda_dll_of_unknown_release_asks_for_the_toolkit(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    line = 'OSError: [WinError 126] The specified module could not be found. Error loading "C:\\app\\cusparse64_12.dll".'
+    fix = _confirmed(cli, tmp_path, "SYS200", line)
+    assert fix.startswith("Install the CUDA toolkit that ships cusparse64_12.dll")
+    assert "vc_redist" not in fix

@@ -215,15 +215,19 @@ def _cuda_dll_hit(
     toolkit = f"v{major}.x" if major else "vX.Y"
     actions.append(
         manual(
-            f"or install the {release} toolkit and put C:\\Program Files\\NVIDIA GPU Computing "
+            f"or install the {release if major else 'CUDA'} toolkit and put C:\\Program Files\\NVIDIA "
+            "GPU Computing "
             f"Toolkit\\CUDA\\{toolkit}\\bin on PATH"
         )
     )
-    summary = (
-        f"Install {release}'s {dll}"
-        + (f" (pip install {wheel})" if wheel else " (the CUDA toolkit of that release)")
-        + " and put its folder on PATH"
-    )
+    if major is None and not wheel:
+        summary = f"Install the CUDA toolkit that ships {dll} and put its bin folder on PATH"
+    else:
+        summary = (
+            f"Install {release}'s {dll}"
+            + (f" (pip install {wheel})" if wheel else " (the CUDA toolkit of that release)")
+            + " and put its folder on PATH"
+        )
     # TensorFlow's dso_loader warns and goes on without the GPU (on a machine without one, that
     # is what was wanted): a warning
     tensorflow = "Could not load dynamic library" in line.text
@@ -247,7 +251,7 @@ def windows_dll_not_found_in_log(facts: Facts, line: LogLine) -> Hit | None:
     dll, owner = _dll(line), _owner(line)
     if dll is not None and owner != "torch":
         major, wheel, pip_dir = _cuda_major(facts, dll)
-        if major is not None or wheel is not None:
+        if major is not None or wheel is not None or _CUDA_DLL.match(dll):
             return _cuda_dll_hit(facts, line, dll, major, wheel, pip_dir)
     if dll is not None and dll.lower() == "nvcuda.dll":
         return Hit(
