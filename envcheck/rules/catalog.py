@@ -50,6 +50,7 @@ from envcheck.rules.node import (  # noqa: F401
     torch_build,
     torch_cpu,
     torch_stated,
+    windows_dll,
     worker_limits,
 )
 from envcheck.rules.node import network as node_network  # noqa: F401

@@ -143,6 +143,13 @@ FACTS: dict[str, str] = {
     "wheel for X)",
     "container_host": "a hostname of Docker's default form (the container's 12-hex-digit ID) "
     "that NCCL prefixes its lines with: the job ran in a Docker container",
+    "dll": "a Windows DLL (or extension module) a line says failed to load (c10.dll, "
+    "cublas64_12.dll, zlibwapi.dll; for 'DLL load failed while importing X' the module X)",
+    "dll_importing": "the extension module whose import failed ('DLL load failed while importing "
+    "_C': torch._C; cv2)",
+    "win_error": "the Windows system error number of a failed load (126, 127, 193, 1114)",
+    "dll_package": "the package whose folder under site-packages holds that DLL (torch for "
+    "...\\site-packages\\torch\\lib\\c10.dll)",
     "kit_plugin": "an Omniverse Kit plugin that logged the line (gpu.foundation.plugin): the job "
     "runs a Kit app, Isaac Sim (Isaac Lab and OmniGibson run on it)",
 }

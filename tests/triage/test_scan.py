@@ -1226,6 +1226,52 @@ EXAMPLES += [
 EXAMPLES += [
     ("nvrtc: error: invalid value for --gpu-architecture (-arch)", "compiler-unknown-arch"),
 ]
+# Windows' loader (signatures/windows.toml): the error number, CPython's and torch's own strings,
+# the DLL's name; lines in the system's language
+EXAMPLES += [
+    (
+        "Could not locate zlibwapi.dll. Please make sure it is in your library path!",
+        "cudnn8-zlibwapi-missing",
+    ),
+    (
+        "OMP: Error #15: Initializing libiomp5md.dll, but found libiomp5md.dll already initialized.",
+        "openmp-runtime-twice",
+    ),
+    (
+        'OSError: [WinError 127] 找不到指定的程序。 Error loading "D:\\venv\\Lib\\site-packages\\torch\\lib\\shm.dll" or one of its dependencies.',
+        "windows-dll-procedure-not-found",
+    ),
+    (
+        'OSError: [WinError 1114] 动态链接库(DLL)初始化例程失败。 Error loading "C:\\Program Files\\Python311\\Lib\\site-packages\\torch\\lib\\c10.dll" or one of its dependencies.',
+        "windows-dll-init-failed",
+    ),
+    (
+        "ImportError: DLL load failed while importing cv2: %1 is not a valid Win32 application.",
+        "windows-dll-wrong-architecture",
+    ),
+    (
+        'OSError: [WinError 126] The specified module could not be found. Error loading "C:\\x\\torch\\lib\\cudnn_cnn_infer64_8.dll" or one of its dependencies.',
+        "windows-cudnn-dll-not-found",
+    ),
+    (
+        'OSError: [WinError 126] 找不到指定的模块。 Error loading "C:\\x\\torch\\lib\\caffe2_nvrtc.dll" or one of its dependencies.',
+        "windows-dll-not-found",
+    ),
+    (
+        "ImportError: DLL load failed while importing cv2: 지정된 모듈을 찾을 수 없습니다.",
+        "windows-dll-load-failed",
+    ),
+]
+EXAMPLES += [
+    (
+        "由于找不到 VCRUNTIME140_1.dll，无法继续执行代码。重新安装程序可能会解决此问题。",
+        "windows-vc-runtime-missing",
+    ),
+    (
+        "ERROR: Could not install packages due to an OSError: [WinError 225] Operation did not complete successfully because the file contains a virus or potentially unwanted software",
+        "windows-antivirus-blocked-file",
+    ),
+]
 # driver / arch / cuDNN: Docker without the NVIDIA runtime, torch's cuDNN version check, cuDNN
 # status errors, torch's extension builder on an arch it does not know
 EXAMPLES += [
