@@ -210,6 +210,53 @@ def test_llvm_nvptx_selection_failure_names_the_gpu_floor(
     assert f"compute capability {floor}" in finding["message"]
 
 
+# --- DGL's own lines, Triton's launcher, xformers' dispatcher -----------------------------------
+
+
+def test_dgl_cpu_build_gets_dgls_index_for_the_nodes_torch(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    line = (
+        "dgl._ffi.base.DGLError: [10:00:00] /opt/dgl/src/runtime/c_runtime_api.cc:82: Check "
+        "failed: allow_missing: Device API cuda is not enabled. Please install the cuda version "
+        "of dgl."
+    )
+    found = _causes(cli, _log(tmp_path, line), "--spec", str(_spec(tmp_path, "2.1.2+cu118")))
+    text = _fix(_confirmed(found, "TOR180"))
+    assert "pip install dgl -f https://data.dgl.ai/wheels/torch-2.1/cu118/repo.html" in text
+
+
+def test_dgl_graphbolt_names_the_torch_release_from_the_library_name(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    line = (
+        "FileNotFoundError: Cannot find DGL C++ graphbolt library at /opt/venv/lib/python3.11/"
+        "site-packages/dgl/graphbolt/libgraphbolt_pytorch_2.4.1.so"
+    )
+    cause = _confirmed(_causes(cli, _log(tmp_path, line)), "TOR150")
+    (finding,) = cause["findings"]  # type: ignore[misc]
+    assert "installed torch 2.4.1" in finding["message"]
+    assert "https://data.dgl.ai/wheels/torch-2.4/" in _fix(cause)
+
+
+def test_triton_launcher_error_is_read_as_the_cuda_error_it_quotes(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    line = "RuntimeError: Triton Error [CUDA]: an illegal memory access was encountered"
+    cause = _confirmed(_causes(cli, _log(tmp_path, line)), "DRV150")
+    (finding,) = cause["findings"]  # type: ignore[misc]
+    assert "cudaErrorIllegalAddress" in finding["message"]
+
+
+def test_xformers_dispatcher_header_leaves_its_two_causes_open(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    line = "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:"
+    found = _causes(cli, _log(tmp_path, line))
+    assert found["TOR104"]["verdict"] == "unchecked"
+    assert found["CUD151"]["verdict"] == "unchecked"
+
+
 # --- no error on a clean log -------------------------------------------------------------------
 
 

@@ -283,7 +283,9 @@ _BUILT_CUDA = re.compile(r"and (?P<module>[A-Za-z0-9_]+) has CUDA version (?P<cu
 def _stated_cuda_mismatch(facts: Facts, line: LogLine) -> Hit | None:
     """A package's own import check that compares the CUDA it was built with against torch's
     (PyG's torch_scatter / torch_sparse: 'PyTorch has CUDA version 11.8 and torch_scatter has
-    CUDA version 12.1'): its build for the installed torch and CUDA, from its wheel index."""
+    CUDA version 12.1'), or finds no library for the installed torch release (DGL's graphbolt
+    named for torch.__version__): its build for the installed torch and CUDA, from its wheel
+    index."""
     module = line.stated.get("ext_module")
     entry = facts.matrix.extension(module) if module else None
     if entry is None:
@@ -296,10 +298,15 @@ def _stated_cuda_mismatch(facts: Facts, line: LogLine) -> Hit | None:
         else ""
     )
     text, actions = install_text(facts, entry, cuda_stated=torch_cuda)
+    torch = line.stated.get("torch_version")
+    what = (
+        f"has no library for the installed torch {torch}: it was built for other torch releases"
+        if built is None and torch
+        else f"was built for another CUDA than the installed torch{versions}"
+    )
     return Hit(
-        f"{entry.package} was built for another CUDA than the installed torch{versions} "
-        f"(line {line.line}): a wheel for another torch or CUDA (torch was upgraded or "
-        "reinstalled after it, or it came from another find-links index)",
+        f"{entry.package} {what} (line {line.line}): a wheel for another torch or CUDA (torch "
+        "was upgraded or reinstalled after it, or it came from another find-links index)",
         evidence={"line": line.line, "package": entry.package, "torch_cuda": torch_cuda},
         fix=fix(
             f"Reinstall {entry.package} for the installed torch and its CUDA: {text}",

@@ -113,9 +113,14 @@ def extension_ops_not_built_in_log(facts: Facts, line: LogLine) -> Hit:
         "ops-less distribution is installed",
         evidence={"line": line.line, "package": entry.package, "named": named},
         fix=fix(
-            f"Install {entry.package} with its CUDA ops for the installed torch: {text}. A build "
-            "in a source tree (pip install -e ., setup.py develop) keeps its CPU-only objects: "
-            "delete its build/ folder and the *.so it left, then rebuild with FORCE_CUDA=1",
+            f"Install {entry.package} with its CUDA ops for the installed torch: {text}"
+            + (
+                ". A build in a source tree (pip install -e ., setup.py develop) keeps its "
+                "CPU-only objects: delete its build/ folder and the *.so it left, then rebuild "
+                "with FORCE_CUDA=1"
+                if entry.build
+                else ""
+            ),
             "manual",
             *actions,
         ),
