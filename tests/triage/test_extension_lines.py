@@ -257,6 +257,15 @@ def test_xformers_dispatcher_header_leaves_its_two_causes_open(
     assert found["CUD151"]["verdict"] == "unchecked"
 
 
+def test_gsplat_without_a_toolkit_installs_torchs_cuda_toolkit(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    line = "gsplat: No CUDA toolkit found. gsplat will be disabled."
+    found = _causes(cli, _log(tmp_path, line), "--spec", str(_spec(tmp_path, "2.3.1+cu121")))
+    text = _fix(_confirmed(found, "SYS152"))
+    assert "CUDA_HOME=/usr/local/cuda-12.1" in text
+
+
 # --- no error on a clean log -------------------------------------------------------------------
 
 

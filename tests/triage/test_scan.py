@@ -1477,3 +1477,6 @@ EXAMPLES += [
         "xformers-no-operator",
     ),
 ]
+EXAMPLES += [
+    ("gsplat: No CUDA toolkit found. gsplat will be disabled.", "gsplat-no-cuda-toolkit"),
+]
