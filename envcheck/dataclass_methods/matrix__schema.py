@@ -48,6 +48,14 @@ FUNCTIONS['0ddc7736ebc7615dc70a648735410f281fc747010ae7947015cb9234fd781025'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
+   return (self.cuda,self.torch,self.versions,)==(other.cuda,other.torch,other.versions,)
+  return NotImplemented
+ return __eq__
+FUNCTIONS['5244a5f89f8bccd5278a71c128b1503413fbd134bf9f5b68ae9b776c4962625b'] = __create_fn__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
    return (self.description,self.reviewed,self.generated_by,)==(other.description,other.reviewed,other.generated_by,)
   return NotImplemented
  return __eq__
@@ -72,10 +80,10 @@ FUNCTIONS['3bb818ae910ca2def391ffbd67cc0a549044917fde493548531b0c0da110c47e'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.removed_symbol,self.companion,self.override,self.bound,self.wheel_platform,self.known_bad,self.constant,self.signature,self.cuda_error,self.arch_floor,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,)==(other.meta,other.toolkit,other.driver_branch,other.sm,other.gpu,other.torch,other.torch_index,other.vllm,other.ray,other.flash_attn,other.isaacsim,other.omnigibson,other.os_release,other.first_release,other.ptx_isa,other.soname,other.libstdcxx,other.import_name,other.removed_symbol,other.companion,other.override,other.bound,other.wheel_platform,other.known_bad,other.constant,other.signature,other.cuda_error,other.arch_floor,other.torch_wheel,other.vllm_metadata,other.ray_wheels,other.flash_attn_index,other.isaacsim_index,other.companion_metadata,)
+   return (self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.removed_symbol,self.companion,self.override,self.bound,self.wheel_platform,self.known_bad,self.constant,self.signature,self.cuda_error,self.arch_floor,self.extension,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,)==(other.meta,other.toolkit,other.driver_branch,other.sm,other.gpu,other.torch,other.torch_index,other.vllm,other.ray,other.flash_attn,other.isaacsim,other.omnigibson,other.os_release,other.first_release,other.ptx_isa,other.soname,other.libstdcxx,other.import_name,other.removed_symbol,other.companion,other.override,other.bound,other.wheel_platform,other.known_bad,other.constant,other.signature,other.cuda_error,other.arch_floor,other.extension,other.torch_wheel,other.vllm_metadata,other.ray_wheels,other.flash_attn_index,other.isaacsim_index,other.companion_metadata,)
   return NotImplemented
  return __eq__
-FUNCTIONS['d1df5181ac230b8b04eb1766a8487ba68f9eec419854c5c4e4d54a6266a57c30'] = __create_fn__
+FUNCTIONS['0e98d408e281fd24cf1c8b3a3fec1fdb96a8b2e5326960156cda25bb768243ed'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -148,6 +156,14 @@ def __create_fn__():
   return NotImplemented
  return __eq__
 FUNCTIONS['b8c7552723d4ce4b98ae32336dd8f7a7c38004289d3df8f802cc5343ec15e698'] = __create_fn__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.package,self.modules,self.source,self.ops,self.wheel_index,self.installer,self.build,self.arch_env,self.note,self.wheels,)==(other.package,other.modules,other.source,other.ops,other.wheel_index,other.installer,other.build,other.arch_env,other.note,other.wheels,)
+  return NotImplemented
+ return __eq__
+FUNCTIONS['bf940d65627b4fa86430a8504ecd286dcf9a07bc1d5112c56baf3c7824f37870'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -301,6 +317,12 @@ FUNCTIONS['16c22a861b8c293eedd205c64956642e5593c997d37ac9ddb7cffe0baddededb'] = 
 
 def __create_fn__():
  def __hash__(self):
+  return hash((self.cuda,self.torch,self.versions,))
+ return __hash__
+FUNCTIONS['6ca62ae8bf3b904a30bbae48f4fb299a9dd4379484934b8213845263259964ff'] = __create_fn__
+
+def __create_fn__():
+ def __hash__(self):
   return hash((self.description,self.reviewed,self.generated_by,))
  return __hash__
 FUNCTIONS['1a0c00f67f4e9003ca2c5ea1b6ebd484db587f97df09ba38128c0f6c1ef52596'] = __create_fn__
@@ -319,9 +341,9 @@ FUNCTIONS['73ab92fde24dbf5be5dfc195ea999a44ea791a154eebb8c9901d0e8ca2b04278'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.removed_symbol,self.companion,self.override,self.bound,self.wheel_platform,self.known_bad,self.constant,self.signature,self.cuda_error,self.arch_floor,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,))
+  return hash((self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.removed_symbol,self.companion,self.override,self.bound,self.wheel_platform,self.known_bad,self.constant,self.signature,self.cuda_error,self.arch_floor,self.extension,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,))
  return __hash__
-FUNCTIONS['68fc23ba9a7bcea36b74743817b1bd784057a9359c68da4c2908ca5e6c7c20dd'] = __create_fn__
+FUNCTIONS['e5523222021df7855707d27c114e18042a88e0b701f9b966c0777ca1c3cde399'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -376,6 +398,12 @@ def __create_fn__():
   return hash((self.package,self.kind,self.name,self.version,self.source,self.note,))
  return __hash__
 FUNCTIONS['f623915c2068a917be69d67ed4419f54334346914884ad6e924ceecba4f441cf'] = __create_fn__
+
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.package,self.modules,self.source,self.ops,self.wheel_index,self.installer,self.build,self.arch_env,self.note,self.wheels,))
+ return __hash__
+FUNCTIONS['47e96cb3e67793a6853a0432768a87928460dbe646e52a5830a00ae815edc5f3'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -499,6 +527,12 @@ FUNCTIONS['6407baeb8afc0aec1300fa846151ff40f6fde14a5268e9be0902d833f1071152'] = 
 
 def __create_fn__():
  def __repr__(self):
+  return self.__class__.__qualname__ + f"(cuda={self.cuda!r}, torch={self.torch!r}, versions={self.versions!r})"
+ return __repr__
+FUNCTIONS['06caf9604c821d80b84ec0044378b6e025c9bc38f4c81234bb37801811f5ea0e'] = __create_fn__
+
+def __create_fn__():
+ def __repr__(self):
   return self.__class__.__qualname__ + f"(description={self.description!r}, reviewed={self.reviewed!r}, generated_by={self.generated_by!r})"
  return __repr__
 FUNCTIONS['cd1ba98594519ba1549da384624c4546da36a750a7d98ead4cd8fa5e7de0666c'] = __create_fn__
@@ -517,9 +551,9 @@ FUNCTIONS['5f1bce1d51301c3a004f97ad03210e683c44ec628890a460e477ad97c8327e32'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(meta={self.meta!r}, toolkit={self.toolkit!r}, driver_branch={self.driver_branch!r}, sm={self.sm!r}, gpu={self.gpu!r}, torch={self.torch!r}, torch_index={self.torch_index!r}, vllm={self.vllm!r}, ray={self.ray!r}, flash_attn={self.flash_attn!r}, isaacsim={self.isaacsim!r}, omnigibson={self.omnigibson!r}, os_release={self.os_release!r}, first_release={self.first_release!r}, ptx_isa={self.ptx_isa!r}, soname={self.soname!r}, libstdcxx={self.libstdcxx!r}, import_name={self.import_name!r}, removed_symbol={self.removed_symbol!r}, companion={self.companion!r}, override={self.override!r}, bound={self.bound!r}, wheel_platform={self.wheel_platform!r}, known_bad={self.known_bad!r}, constant={self.constant!r}, signature={self.signature!r}, cuda_error={self.cuda_error!r}, arch_floor={self.arch_floor!r}, torch_wheel={self.torch_wheel!r}, vllm_metadata={self.vllm_metadata!r}, ray_wheels={self.ray_wheels!r}, flash_attn_index={self.flash_attn_index!r}, isaacsim_index={self.isaacsim_index!r}, companion_metadata={self.companion_metadata!r})"
+  return self.__class__.__qualname__ + f"(meta={self.meta!r}, toolkit={self.toolkit!r}, driver_branch={self.driver_branch!r}, sm={self.sm!r}, gpu={self.gpu!r}, torch={self.torch!r}, torch_index={self.torch_index!r}, vllm={self.vllm!r}, ray={self.ray!r}, flash_attn={self.flash_attn!r}, isaacsim={self.isaacsim!r}, omnigibson={self.omnigibson!r}, os_release={self.os_release!r}, first_release={self.first_release!r}, ptx_isa={self.ptx_isa!r}, soname={self.soname!r}, libstdcxx={self.libstdcxx!r}, import_name={self.import_name!r}, removed_symbol={self.removed_symbol!r}, companion={self.companion!r}, override={self.override!r}, bound={self.bound!r}, wheel_platform={self.wheel_platform!r}, known_bad={self.known_bad!r}, constant={self.constant!r}, signature={self.signature!r}, cuda_error={self.cuda_error!r}, arch_floor={self.arch_floor!r}, extension={self.extension!r}, torch_wheel={self.torch_wheel!r}, vllm_metadata={self.vllm_metadata!r}, ray_wheels={self.ray_wheels!r}, flash_attn_index={self.flash_attn_index!r}, isaacsim_index={self.isaacsim_index!r}, companion_metadata={self.companion_metadata!r})"
  return __repr__
-FUNCTIONS['42d4ce69828e9eb28e167245381f772cad392003c93ce50941ebbcba78536a01'] = __create_fn__
+FUNCTIONS['12e9d7eb4f115e8fd7f2149f7e24c10fa44a1ca5d53155f445b9003e6828c135'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -574,6 +608,12 @@ def __create_fn__():
   return self.__class__.__qualname__ + f"(package={self.package!r}, kind={self.kind!r}, name={self.name!r}, version={self.version!r}, source={self.source!r}, note={self.note!r})"
  return __repr__
 FUNCTIONS['00dc795921a6042f1956d1500d4840ebada4679b762d05a19c0be6930eb14834'] = __create_fn__
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(package={self.package!r}, modules={self.modules!r}, source={self.source!r}, ops={self.ops!r}, wheel_index={self.wheel_index!r}, installer={self.installer!r}, build={self.build!r}, arch_env={self.arch_env!r}, note={self.note!r}, wheels={self.wheels!r})"
+ return __repr__
+FUNCTIONS['0268fd95af4088c1b62d11c53f9e99b08690a44b4cc271319384e99d39af482c'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -730,6 +770,14 @@ def __create_fn__(_type_cuda, _type_source, _type_min_driver, _type_minor_compat
  return __init__
 FUNCTIONS['5c426d8246801d2a9286a13e654fcb6f0c6fadf2089024e88f7f5569e9d5312e'] = __create_fn__
 
+def __create_fn__(_type_cuda, _type_torch, _type_versions, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
+ def __init__(self,cuda:_type_cuda,torch:_type_torch,versions:_type_versions)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'cuda',cuda)
+  __dataclass_builtins_object__.__setattr__(self,'torch',torch)
+  __dataclass_builtins_object__.__setattr__(self,'versions',versions)
+ return __init__
+FUNCTIONS['8ef7b566c72be939dac0b559774100f603684890d7b4a53598171f0771f7315e'] = __create_fn__
+
 def __create_fn__(_type_description, _type_reviewed, _type_generated_by, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_description, _dflt_reviewed, _dflt_generated_by, _return_type):
  def __init__(self,description:_type_description=_dflt_description,reviewed:_type_reviewed=_dflt_reviewed,generated_by:_type_generated_by=_dflt_generated_by)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'description',description)
@@ -766,8 +814,8 @@ def __create_fn__(_type_isa, _type_cuda, _type_source, _type_note, MISSING, _HAS
  return __init__
 FUNCTIONS['5bcbaae724178c1d5cc7284c615df7e4d2a0693d43803dc76e2b597fd4e0dc22'] = __create_fn__
 
-def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _type_gpu, _type_torch, _type_torch_index, _type_vllm, _type_ray, _type_flash_attn, _type_isaacsim, _type_omnigibson, _type_os_release, _type_first_release, _type_ptx_isa, _type_soname, _type_libstdcxx, _type_import_name, _type_removed_symbol, _type_companion, _type_override, _type_bound, _type_wheel_platform, _type_known_bad, _type_constant, _type_signature, _type_cuda_error, _type_arch_floor, _type_torch_wheel, _type_vllm_metadata, _type_ray_wheels, _type_flash_attn_index, _type_isaacsim_index, _type_companion_metadata, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_meta, _dflt_toolkit, _dflt_driver_branch, _dflt_sm, _dflt_gpu, _dflt_torch, _dflt_torch_index, _dflt_vllm, _dflt_ray, _dflt_flash_attn, _dflt_isaacsim, _dflt_omnigibson, _dflt_os_release, _dflt_first_release, _dflt_ptx_isa, _dflt_soname, _dflt_libstdcxx, _dflt_import_name, _dflt_removed_symbol, _dflt_companion, _dflt_override, _dflt_bound, _dflt_wheel_platform, _dflt_known_bad, _dflt_constant, _dflt_signature, _dflt_cuda_error, _dflt_arch_floor, _dflt_torch_wheel, _dflt_vllm_metadata, _dflt_ray_wheels, _dflt_flash_attn_index, _dflt_isaacsim_index, _dflt_companion_metadata, _return_type):
- def __init__(self,meta:_type_meta=_HAS_DEFAULT_FACTORY,toolkit:_type_toolkit=_dflt_toolkit,driver_branch:_type_driver_branch=_dflt_driver_branch,sm:_type_sm=_dflt_sm,gpu:_type_gpu=_dflt_gpu,torch:_type_torch=_dflt_torch,torch_index:_type_torch_index=_dflt_torch_index,vllm:_type_vllm=_dflt_vllm,ray:_type_ray=_dflt_ray,flash_attn:_type_flash_attn=_dflt_flash_attn,isaacsim:_type_isaacsim=_dflt_isaacsim,omnigibson:_type_omnigibson=_dflt_omnigibson,os_release:_type_os_release=_dflt_os_release,first_release:_type_first_release=_dflt_first_release,ptx_isa:_type_ptx_isa=_dflt_ptx_isa,soname:_type_soname=_dflt_soname,libstdcxx:_type_libstdcxx=_dflt_libstdcxx,import_name:_type_import_name=_dflt_import_name,removed_symbol:_type_removed_symbol=_dflt_removed_symbol,companion:_type_companion=_dflt_companion,override:_type_override=_dflt_override,bound:_type_bound=_dflt_bound,wheel_platform:_type_wheel_platform=_dflt_wheel_platform,known_bad:_type_known_bad=_dflt_known_bad,constant:_type_constant=_dflt_constant,signature:_type_signature=_dflt_signature,cuda_error:_type_cuda_error=_dflt_cuda_error,arch_floor:_type_arch_floor=_dflt_arch_floor,torch_wheel:_type_torch_wheel=_dflt_torch_wheel,vllm_metadata:_type_vllm_metadata=_dflt_vllm_metadata,ray_wheels:_type_ray_wheels=_dflt_ray_wheels,flash_attn_index:_type_flash_attn_index=_dflt_flash_attn_index,isaacsim_index:_type_isaacsim_index=_dflt_isaacsim_index,companion_metadata:_type_companion_metadata=_dflt_companion_metadata)->_return_type:
+def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _type_gpu, _type_torch, _type_torch_index, _type_vllm, _type_ray, _type_flash_attn, _type_isaacsim, _type_omnigibson, _type_os_release, _type_first_release, _type_ptx_isa, _type_soname, _type_libstdcxx, _type_import_name, _type_removed_symbol, _type_companion, _type_override, _type_bound, _type_wheel_platform, _type_known_bad, _type_constant, _type_signature, _type_cuda_error, _type_arch_floor, _type_extension, _type_torch_wheel, _type_vllm_metadata, _type_ray_wheels, _type_flash_attn_index, _type_isaacsim_index, _type_companion_metadata, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_meta, _dflt_toolkit, _dflt_driver_branch, _dflt_sm, _dflt_gpu, _dflt_torch, _dflt_torch_index, _dflt_vllm, _dflt_ray, _dflt_flash_attn, _dflt_isaacsim, _dflt_omnigibson, _dflt_os_release, _dflt_first_release, _dflt_ptx_isa, _dflt_soname, _dflt_libstdcxx, _dflt_import_name, _dflt_removed_symbol, _dflt_companion, _dflt_override, _dflt_bound, _dflt_wheel_platform, _dflt_known_bad, _dflt_constant, _dflt_signature, _dflt_cuda_error, _dflt_arch_floor, _dflt_extension, _dflt_torch_wheel, _dflt_vllm_metadata, _dflt_ray_wheels, _dflt_flash_attn_index, _dflt_isaacsim_index, _dflt_companion_metadata, _return_type):
+ def __init__(self,meta:_type_meta=_HAS_DEFAULT_FACTORY,toolkit:_type_toolkit=_dflt_toolkit,driver_branch:_type_driver_branch=_dflt_driver_branch,sm:_type_sm=_dflt_sm,gpu:_type_gpu=_dflt_gpu,torch:_type_torch=_dflt_torch,torch_index:_type_torch_index=_dflt_torch_index,vllm:_type_vllm=_dflt_vllm,ray:_type_ray=_dflt_ray,flash_attn:_type_flash_attn=_dflt_flash_attn,isaacsim:_type_isaacsim=_dflt_isaacsim,omnigibson:_type_omnigibson=_dflt_omnigibson,os_release:_type_os_release=_dflt_os_release,first_release:_type_first_release=_dflt_first_release,ptx_isa:_type_ptx_isa=_dflt_ptx_isa,soname:_type_soname=_dflt_soname,libstdcxx:_type_libstdcxx=_dflt_libstdcxx,import_name:_type_import_name=_dflt_import_name,removed_symbol:_type_removed_symbol=_dflt_removed_symbol,companion:_type_companion=_dflt_companion,override:_type_override=_dflt_override,bound:_type_bound=_dflt_bound,wheel_platform:_type_wheel_platform=_dflt_wheel_platform,known_bad:_type_known_bad=_dflt_known_bad,constant:_type_constant=_dflt_constant,signature:_type_signature=_dflt_signature,cuda_error:_type_cuda_error=_dflt_cuda_error,arch_floor:_type_arch_floor=_dflt_arch_floor,extension:_type_extension=_dflt_extension,torch_wheel:_type_torch_wheel=_dflt_torch_wheel,vllm_metadata:_type_vllm_metadata=_dflt_vllm_metadata,ray_wheels:_type_ray_wheels=_dflt_ray_wheels,flash_attn_index:_type_flash_attn_index=_dflt_flash_attn_index,isaacsim_index:_type_isaacsim_index=_dflt_isaacsim_index,companion_metadata:_type_companion_metadata=_dflt_companion_metadata)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'meta',_dflt_meta() if meta is _HAS_DEFAULT_FACTORY else meta)
   __dataclass_builtins_object__.__setattr__(self,'toolkit',toolkit)
   __dataclass_builtins_object__.__setattr__(self,'driver_branch',driver_branch)
@@ -796,6 +844,7 @@ def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _typ
   __dataclass_builtins_object__.__setattr__(self,'signature',signature)
   __dataclass_builtins_object__.__setattr__(self,'cuda_error',cuda_error)
   __dataclass_builtins_object__.__setattr__(self,'arch_floor',arch_floor)
+  __dataclass_builtins_object__.__setattr__(self,'extension',extension)
   __dataclass_builtins_object__.__setattr__(self,'torch_wheel',torch_wheel)
   __dataclass_builtins_object__.__setattr__(self,'vllm_metadata',vllm_metadata)
   __dataclass_builtins_object__.__setattr__(self,'ray_wheels',ray_wheels)
@@ -803,7 +852,7 @@ def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _typ
   __dataclass_builtins_object__.__setattr__(self,'isaacsim_index',isaacsim_index)
   __dataclass_builtins_object__.__setattr__(self,'companion_metadata',companion_metadata)
  return __init__
-FUNCTIONS['46de3c7618649a9e67dabb16bd339eaf5b0e1c92ba0c0cc6b99bc25582d9347b'] = __create_fn__
+FUNCTIONS['378edd34c167ca58b7b674221fcdad3d59ea950e14df55d31c1a615cc5a53dcb'] = __create_fn__
 
 def __create_fn__(_type_module, _type_source, _type_distribution, _type_removed_by, _type_removed_in, _type_replacement, _type_verified, _type_note, _type_apt, _type_dnf, _type_brew, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_distribution, _dflt_removed_by, _dflt_removed_in, _dflt_replacement, _dflt_verified, _dflt_note, _dflt_apt, _dflt_dnf, _dflt_brew, _return_type):
  def __init__(self,module:_type_module,source:_type_source,distribution:_type_distribution=_dflt_distribution,removed_by:_type_removed_by=_dflt_removed_by,removed_in:_type_removed_in=_dflt_removed_in,replacement:_type_replacement=_dflt_replacement,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,apt:_type_apt=_dflt_apt,dnf:_type_dnf=_dflt_dnf,brew:_type_brew=_dflt_brew)->_return_type:
@@ -926,6 +975,21 @@ def __create_fn__(_type_package, _type_kind, _type_name, _type_version, _type_so
   __dataclass_builtins_object__.__setattr__(self,'note',note)
  return __init__
 FUNCTIONS['d7e7175a8ef63fc5ebc46917e94e0c74a548d72342a6c313dcb41871408834b2'] = __create_fn__
+
+def __create_fn__(_type_package, _type_modules, _type_source, _type_ops, _type_wheel_index, _type_installer, _type_build, _type_arch_env, _type_note, _type_wheels, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_ops, _dflt_wheel_index, _dflt_installer, _dflt_build, _dflt_arch_env, _dflt_note, _dflt_wheels, _return_type):
+ def __init__(self,package:_type_package,modules:_type_modules,source:_type_source,ops:_type_ops=_dflt_ops,wheel_index:_type_wheel_index=_dflt_wheel_index,installer:_type_installer=_dflt_installer,build:_type_build=_dflt_build,arch_env:_type_arch_env=_dflt_arch_env,note:_type_note=_dflt_note,wheels:_type_wheels=_dflt_wheels)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'package',package)
+  __dataclass_builtins_object__.__setattr__(self,'modules',modules)
+  __dataclass_builtins_object__.__setattr__(self,'source',source)
+  __dataclass_builtins_object__.__setattr__(self,'ops',ops)
+  __dataclass_builtins_object__.__setattr__(self,'wheel_index',wheel_index)
+  __dataclass_builtins_object__.__setattr__(self,'installer',installer)
+  __dataclass_builtins_object__.__setattr__(self,'build',build)
+  __dataclass_builtins_object__.__setattr__(self,'arch_env',arch_env)
+  __dataclass_builtins_object__.__setattr__(self,'note',note)
+  __dataclass_builtins_object__.__setattr__(self,'wheels',wheels)
+ return __init__
+FUNCTIONS['cb6766d02211e841d01ce423b165ab413169bf651f6a4f1593cc07e832249924'] = __create_fn__
 
 def __create_fn__(_type_package, _type_version, _type_torch, _type_source, _type_verified, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_verified, _return_type):
  def __init__(self,package:_type_package,version:_type_version,torch:_type_torch,source:_type_source,verified:_type_verified=_dflt_verified)->_return_type:
@@ -1164,6 +1228,14 @@ FUNCTIONS['2a503e62bf1a1c429720744b394af3288aa7bb7bcddcb3b88727119921f2aa7a'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
+  if type(self) is cls or name in ('cuda','torch','versions',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+FUNCTIONS['be29e9f4560dd33bcfa0fcc844c3bf9e717d1fded9d9aec8dab7dadb9c116ba6'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
   if type(self) is cls or name in ('description','reviewed','generated_by',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
@@ -1188,11 +1260,11 @@ FUNCTIONS['a97f3af12e54c168e022a140fb2b525333be09ee0fcf5fb908e23969cec6ed87'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','libstdcxx','import_name','removed_symbol','companion','override','bound','wheel_platform','known_bad','constant','signature','cuda_error','arch_floor','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
+  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','libstdcxx','import_name','removed_symbol','companion','override','bound','wheel_platform','known_bad','constant','signature','cuda_error','arch_floor','extension','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['f1e7ecbc816b7a3d06dbcfbfb0e995c0a0db44445f960d8a9f325f771ea9428d'] = __create_fn__
+FUNCTIONS['06f52adba014245ff84c83a404025f7c3ef784bd55c74450a02cba19aaed9c1f'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1265,6 +1337,14 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__delattr__(name)
  return __delattr__
 FUNCTIONS['325c66797217fe546fb1bb800ce22c806e799e0e9b018e408515649529a94039'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('package','modules','source','ops','wheel_index','installer','build','arch_env','note','wheels',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+FUNCTIONS['3d90f27d9c7511082a82e2973f725dc846d07a9da16bc28513f4dcd71c3441b8'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1428,6 +1508,14 @@ FUNCTIONS['5396f73df0da985c4ba4654c9658ba46be085483c258a34f404a6304e078b1ab'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
+  if type(self) is cls or name in ('cuda','torch','versions',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+FUNCTIONS['1b379ab01aa44e1eefff011c144beb1149313e3fc402494f2ef78c33a00a217d'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
   if type(self) is cls or name in ('description','reviewed','generated_by',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
@@ -1452,11 +1540,11 @@ FUNCTIONS['871a920cce52157c0c246caac88dbf1098c64ea46df2a28ea76eca5564f48d30'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','libstdcxx','import_name','removed_symbol','companion','override','bound','wheel_platform','known_bad','constant','signature','cuda_error','arch_floor','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
+  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','libstdcxx','import_name','removed_symbol','companion','override','bound','wheel_platform','known_bad','constant','signature','cuda_error','arch_floor','extension','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['fd9f968b9f0e2b2d2c03a836151f9b91909365483900ab608db60534b50fd49e'] = __create_fn__
+FUNCTIONS['3bccc34f3cf54cbbc6f21767a2019a8e93e4803a3456ad86dfa57b3bb2db3022'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1529,6 +1617,14 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__setattr__(name, value)
  return __setattr__
 FUNCTIONS['2e649d1f68cbc0956542bcbc8680fb6b6191e39c6f5ae70d3a34c6d6cdcc4af7'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('package','modules','source','ops','wheel_index','installer','build','arch_env','note','wheels',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+FUNCTIONS['e91100bbf88514549b51ec8a26c146a9d916f2233e6b4170d718723bbefc54d7'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

@@ -18,6 +18,7 @@ from envcheck.matrix.schema import (
     CudaError,
     CudaToolkit,
     DriverBranch,
+    Extension,
     FirstRelease,
     FlashAttnRelease,
     GpuModel,
@@ -145,6 +146,7 @@ class Matrix:
     signatures: tuple[Signature, ...] = ()
     cuda_errors: tuple[CudaError, ...] = ()
     arch_floors: tuple[ArchFloor, ...] = ()
+    extensions: tuple[Extension, ...] = ()
     generated: Generated = field(default_factory=Generated)  # `envcheck matrix refresh` output
     origins: dict[int, tuple[str, str, int]] = field(
         default_factory=dict, compare=False, repr=False
@@ -206,6 +208,20 @@ class Matrix:
         lowered = text.lower().replace('"', "'")
         found = [f for f in self.arch_floors if f.message.lower().replace('"', "'") in lowered]
         return max(found, key=lambda f: len(f.message)) if found else None
+
+    def extension(self, name: str) -> Extension | None:
+        """The compiled-ops package ``name`` names: its distribution, an import name or one of
+        its compiled modules (``mmcv._ext``, ``torch_scatter``, ``amp_C``); None when unknown."""
+        wanted = name.strip()
+        key = canonicalize_name(wanted)
+        for entry in self.extensions:
+            if canonicalize_name(entry.package) == key:
+                return entry
+        for entry in self.extensions:
+            if wanted in entry.ops or wanted in entry.modules:
+                return entry
+        top = wanted.split(".", 1)[0]
+        return next((e for e in self.extensions if top in e.modules), None)
 
     def sm(self, arch: str) -> SmSupport | None:
         return next((s for s in self.sm_support if s.arch == arch), None)

@@ -514,6 +514,41 @@ class ArchFloor:
 
 
 @dataclass(frozen=True)
+class ExtensionWheels:
+    """The releases of a compiled-ops package its wheel index serves for one CUDA release and
+    torch minor (mmcv's docs/en/_static/version.json: cu121 + torch 2.4.x -> 2.2.0 only)."""
+
+    cuda: str  # "12.1"
+    torch: str  # "2.4" (every 2.4.x)
+    versions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Extension:
+    """A package whose CUDA/C++ ops are compiled against one torch and CUDA (detectron2, mmcv,
+    torch-scatter, apex): how to get a build for the installed torch, read from the package's
+    own install docs and setup.py. ``modules``: its import names; ``ops``: the compiled modules
+    a build without its CUDA ops lacks (``mmcv._ext``, apex's ``amp_C``); ``wheel_index``: a
+    find-links URL with ``{torch}`` (2.1.0), ``{torch_mm}`` (2.1) and ``{cuda_tag}`` (cu121);
+    ``installer``: the tool its docs install wheels with (``mim``); ``build``: its documented
+    build-from-source command (``{requirement}`` stands for what to install); ``arch_env``: the
+    variable its build reads the GPU architectures from, when not TORCH_CUDA_ARCH_LIST."""
+
+    package: str
+    modules: tuple[str, ...]
+    source: str
+    ops: tuple[str, ...] = ()
+    wheel_index: str | None = None
+    installer: str | None = None
+    build: str | None = None
+    arch_env: str | None = None
+    note: str | None = None
+    # the releases the wheel index serves per CUDA and torch minor (Linux), where the package
+    # publishes that table: a requirement no wheel meets for the installed torch is a source build
+    wheels: tuple[ExtensionWheels, ...] = ()
+
+
+@dataclass(frozen=True)
 class MatrixFile:
     """One TOML file of the matrix, as written."""
 
@@ -545,6 +580,7 @@ class MatrixFile:
     signature: tuple[Signature, ...] = ()
     cuda_error: tuple[CudaError, ...] = ()
     arch_floor: tuple[ArchFloor, ...] = ()
+    extension: tuple[Extension, ...] = ()
     # written by `envcheck matrix refresh` (see envcheck/matrix/generated.py)
     torch_wheel: tuple[TorchWheel, ...] = ()
     vllm_metadata: tuple[VllmMetadata, ...] = ()

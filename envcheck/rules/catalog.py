@@ -22,6 +22,7 @@ from envcheck.rules.node import (  # noqa: F401
     driver_errors,
     driver_files,
     dtype,
+    extension_ops,
     features,
     flash_attn,
     flash_attn1,

@@ -139,6 +139,10 @@ FACTS: dict[str, str] = {
     "site-packages (the module whose import statement failed)",
     "gcc_max": "the newest gcc major the CUDA toolkit's host_config.h accepts",
     "extension": "a C++/CUDA extension a JIT or setup.py build was compiling",
+    "ext_path": "the file of the innermost traceback frame above a compiled op's error (the "
+    "package whose op raised: .../detectron2/layers/nms.py)",
+    "ext_module": "a compiled module or package a line names as lacking its CUDA ops "
+    "(mmcv._ext, amp_C, Detectron2)",
     "pip_build": "a distribution pip or uv failed to build from source (Failed building "
     "wheel for X)",
     "container_host": "a hostname of Docker's default form (the container's 12-hex-digit ID) "

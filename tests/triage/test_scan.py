@@ -1479,3 +1479,50 @@ EXAMPLES += [
         "extension-op-missing-cuda-kernel",
     ),
 ]
+
+# the CUDA-extension packages' own lines (matrices/signatures/extensions.toml)
+EXAMPLES += [
+    ("RuntimeError: Not compiled with GPU support", "extension-ops-not-compiled-with-gpu"),
+    ("ModuleNotFoundError: No module named 'mmcv._ext'", "extension-ops-module-missing"),
+    (
+        "AssertionError: MMCV==2.2.0 is used but incompatible. Please install mmcv>=2.0.0rc4, <2.2.0.",
+        "openmmlab-mmcv-version-check",
+    ),
+    (
+        "AssertionError: MMEngine==0.7.0 is used but incompatible. Please install mmengine>=0.7.1, <1.0.0.",
+        "mmengine-version-check",
+    ),
+    (
+        "RuntimeError: Detected that PyTorch and torch_sparse were compiled with different CUDA "
+        "versions. PyTorch has CUDA version 11.8 and torch_sparse has CUDA version 12.1.",
+        "pyg-extension-cuda-mismatch",
+    ),
+    (
+        "OSError: Could not find compatible tinycudann extension for compute capability 86.",
+        "tinycudann-no-build-for-cc",
+    ),
+    (
+        "LLVM ERROR: Cannot select: intrinsic %llvm.nvvm.shfl.sync.bfly.i32",
+        "llvm-nvptx-cannot-select-intrinsic",
+    ),
+    (
+        "RuntimeError: Triton Error [CUDA]: an illegal memory access was encountered",
+        "triton-launcher-cuda-error",
+    ),
+    (
+        "dgl._ffi.base.DGLError: Device API cuda is not enabled. Please install the cuda version of dgl.",
+        "dgl-cpu-build-on-cuda",
+    ),
+    (
+        "FileNotFoundError: Cannot find DGL C++ graphbolt library at /opt/venv/lib/python3.11/"
+        "site-packages/dgl/graphbolt/libgraphbolt_pytorch_2.4.1.so",
+        "dgl-graphbolt-missing-for-torch",
+    ),
+    (
+        "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:",
+        "xformers-no-operator",
+    ),
+]
+EXAMPLES += [
+    ("gsplat: No CUDA toolkit found. gsplat will be disabled.", "gsplat-no-cuda-toolkit"),
+]

@@ -23,6 +23,7 @@ from envcheck.matrix.model import Matrix
 from envcheck.matrix.schema import RemovedSymbol
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
+from envcheck.rules.extension_builds import install_text
 from envcheck.rules.fixes import fix, manual, pip_install
 
 _SITE_PATH = re.compile(r"/(?:site|dist)-packages/(?P<top>[A-Za-z0-9_.-]+)")
@@ -145,6 +146,8 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
     windows = _WINDOWS.search(line.text)
     if windows is not None:
         return _windows_entry_point(facts, line, windows.group(1))
+    if path is None and symbol is None and (stated := _stated_cuda_mismatch(facts, line)):
+        return stated
     if path is None or symbol is None:
         raise NotStated(
             f"line {line.line} does not name the extension's path and the symbol",
@@ -245,6 +248,16 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
             "wheel)"
         )
         actions = [rebuild]
+    entry = facts.matrix.extension(dist) or facts.matrix.extension(top)
+    if entry is not None and source in ("torch", "cuda"):
+        # a compiled-ops package with its own wheel index / build (matrices/packages/extensions.toml)
+        text, built = install_text(facts, entry)
+        summary = (
+            f"Install the {entry.package} build made for {_torch_text(facts)}: {text}; or "
+            f"reinstall it against the installed torch: pip install {pin} --no-build-isolation "
+            "--no-cache-dir --force-reinstall"
+        )
+        actions = [*built, *actions]
     known = facts.matrix.import_name(top)
     if known is not None and known.note:  # which distribution ships the extension, where
         summary += f". {known.note}"
@@ -261,6 +274,45 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
             "provider": source,
         },
         fix=fix(summary, "manual", *actions),
+    )
+
+
+_BUILT_CUDA = re.compile(r"and (?P<module>[A-Za-z0-9_]+) has CUDA version (?P<cuda>[0-9]+\.[0-9]+)")
+
+
+def _stated_cuda_mismatch(facts: Facts, line: LogLine) -> Hit | None:
+    """A package's own import check that compares the CUDA it was built with against torch's
+    (PyG's torch_scatter / torch_sparse: 'PyTorch has CUDA version 11.8 and torch_scatter has
+    CUDA version 12.1'), or finds no library for the installed torch release (DGL's graphbolt
+    named for torch.__version__): its build for the installed torch and CUDA, from its wheel
+    index."""
+    module = line.stated.get("ext_module")
+    entry = facts.matrix.extension(module) if module else None
+    if entry is None:
+        return None
+    built = _BUILT_CUDA.search(line.text)
+    torch_cuda = line.stated.get("torch_cuda")
+    versions = (
+        f" (torch's CUDA {torch_cuda}, {entry.package}'s {built.group('cuda')})"
+        if torch_cuda and built
+        else ""
+    )
+    text, actions = install_text(facts, entry, cuda_stated=torch_cuda)
+    torch = line.stated.get("torch_version")
+    what = (
+        f"has no library for the installed torch {torch}: it was built for other torch releases"
+        if built is None and torch
+        else f"was built for another CUDA than the installed torch{versions}"
+    )
+    return Hit(
+        f"{entry.package} {what} (line {line.line}): a wheel for another torch or CUDA (torch "
+        "was upgraded or reinstalled after it, or it came from another find-links index)",
+        evidence={"line": line.line, "package": entry.package, "torch_cuda": torch_cuda},
+        fix=fix(
+            f"Reinstall {entry.package} for the installed torch and its CUDA: {text}",
+            "manual",
+            *actions,
+        ),
     )
 
 

@@ -56,7 +56,12 @@ def extension_arch_missing(facts: Facts) -> Iterable[Hit]:
 @from_log("CUD153")
 def extension_arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """Confirmed when the node's torch has kernels for every GPU (the kernel that failed is an
-    extension's); ruled out when torch itself lacks one (TOR101's cause); open otherwise."""
+    extension's); ruled out when torch itself lacks one (TOR101's cause); open otherwise. A
+    package's own check that names the GPU's compute capability (tiny-cuda-nn's 'Could not
+    find compatible tinycudann extension for compute capability 86') establishes it alone."""
+    stated = _stated_by_package(facts, line)
+    if stated is not None:
+        return stated
     try:
         if facts.torch_arch_stated() is None and facts.torch_cuda() is None:
             raise NotStated("the node's torch is not a CUDA build the facts show", "torch")
@@ -90,5 +95,38 @@ def extension_arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
                 "a prebuilt wheel: install a release built for "
                 f"{archs} (its wheel index for this torch and CUDA)"
             ),
+        ),
+    )
+
+
+def _stated_by_package(facts: Facts, line: LogLine) -> Hit | None:
+    """The package's own check names it and the GPU's compute capability: rebuild that package
+    for it, under the variable its build reads (the ``[[extension]]`` table's ``arch_env``)."""
+    module, digits = line.stated.get("ext_module"), line.stated.get("gpu_sm")
+    entry = facts.matrix.extension(module) if module else None
+    if entry is None or digits is None or not digits.isdigit() or len(digits) < 2:
+        return None
+    cc = f"{digits[:-1]}.{digits[-1]}"
+    env = entry.arch_env or "TORCH_CUDA_ARCH_LIST"
+    value = digits if entry.arch_env else cc
+    build = (
+        entry.build
+        or f"pip install --no-build-isolation --no-cache-dir --force-reinstall {entry.package}"
+    )
+    command = f"{env}={value} {build}" if entry.arch_env else f'{env}="{value}" {build}'
+    also = (
+        f' (TORCH_CUDA_ARCH_LIST="{cc}" for the torch extension builds it runs)'
+        if entry.arch_env
+        else ""
+    )
+    return Hit(
+        f"{entry.package} has no build for the GPU's compute capability {cc} (sm_{digits}) "
+        f"(line {line.line}): it was built for other GPUs (on another machine, or with an "
+        "architecture list that omits this one)",
+        evidence={"line": line.line, "package": entry.package, "compute_capability": cc},
+        fix=fix(
+            f"Rebuild {entry.package} for compute capability {cc}: `{command}`{also}",
+            "manual",
+            manual(command),
         ),
     )

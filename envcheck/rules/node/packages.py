@@ -17,6 +17,7 @@ from envcheck.matrix.model import public
 from envcheck.model.finding import Fix, Severity
 from envcheck.model.report import Distribution
 from envcheck.rules.base import Hit, rule
+from envcheck.rules.extension_builds import extension_installs
 from envcheck.rules.fixes import fix, manual, pip_install
 
 _CUDA_DIST = ("nvidia-", "cuda-toolkit", "cuda-bindings")
@@ -166,15 +167,17 @@ def unmet_requirements(facts: Facts) -> Iterable[Hit]:
                 if dist.check_switch
                 else ""
             )
+            built, built_actions, plain = extension_installs(facts, wanted)
             hits.append(
                 Hit(
                     f"{label} {'; '.join(problems)}{stated}",
                     evidence={"package": dist.name, "version": dist.version, "unmet": problems},
                     fix=fix(
                         f"Install what {dist.name} requires, or move {dist.name} to a release "
-                        f"whose requirements allow what is installed{switch}",
+                        f"whose requirements allow what is installed{switch}{built}",
                         "unsafe",
-                        pip_install(*wanted),
+                        *built_actions,
+                        *([pip_install(*plain)] if plain else []),
                     ),
                 )
             )
