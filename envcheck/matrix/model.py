@@ -20,6 +20,7 @@ from envcheck.matrix.schema import (
     DriverBranch,
     FirstRelease,
     FlashAttnRelease,
+    GpuBuild,
     GpuModel,
     ImportName,
     IsaacSimRelease,
@@ -145,6 +146,7 @@ class Matrix:
     signatures: tuple[Signature, ...] = ()
     cuda_errors: tuple[CudaError, ...] = ()
     arch_floors: tuple[ArchFloor, ...] = ()
+    gpu_builds: tuple[GpuBuild, ...] = ()
     generated: Generated = field(default_factory=Generated)  # `envcheck matrix refresh` output
     origins: dict[int, tuple[str, str, int]] = field(
         default_factory=dict, compare=False, repr=False
@@ -206,6 +208,11 @@ class Matrix:
         lowered = text.lower().replace('"', "'")
         found = [f for f in self.arch_floors if f.message.lower().replace('"', "'") in lowered]
         return max(found, key=lambda f: len(f.message)) if found else None
+
+    def gpu_build(self, text: str) -> GpuBuild | None:
+        """The GPU library whose ``line`` pattern a log line matches (the first in file order),
+        or None."""
+        return next((b for b in self.gpu_builds if re.search(b.line, text)), None)
 
     def sm(self, arch: str) -> SmSupport | None:
         return next((s for s in self.sm_support if s.arch == arch), None)

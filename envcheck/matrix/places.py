@@ -46,6 +46,7 @@ PLACES: dict[str, tuple[str, ...]] = {
     "signature": ("signatures",),
     "cuda_error": ("cuda",),
     "arch_floor": ("packages", "cuda"),
+    "gpu_build": ("packages",),
 }
 
 

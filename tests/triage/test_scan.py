@@ -1433,3 +1433,61 @@ EXAMPLES += [
         "extension-op-missing-cuda-kernel",
     ),
 ]
+
+# GPU runtime and inference libraries (matrices/signatures/runtimes.toml)
+EXAMPLES += [
+    (
+        "UserWarning: Specified provider 'CUDAExecutionProvider' is not in available provider names.Available providers: 'AzureExecutionProvider, CPUExecutionProvider'",
+        "onnxruntime-cpu-package",
+    ),
+    (
+        "WARNING:2025-05-27 20:22:28,949:jax._src.xla_bridge:791: An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.",
+        "jax-cpu-jaxlib",
+    ),
+    (
+        "warning: one possible reason is that llama.cpp was compiled without GPU support",
+        "llamacpp-built-without-gpu",
+    ),
+    (
+        "ValueError: This CTranslate2 package was not compiled with CUDA support",
+        "ctranslate2-cpu-build",
+    ),
+    (
+        "Cannot use CUDAPlace in CPU only version, Please recompile or reinstall Paddle with CUDA support.",
+        "paddle-cpu-package",
+    ),
+    (
+        "AttributeError: /usr/lib/python3.10/site-packages/bitsandbytes/libbitsandbytes_cpu.so: undefined symbol: cget_col_row_stats",
+        "bitsandbytes-cpu-library",
+    ),
+    ("WARNING - CUDA extension not installed.", "autogptq-cuda-extension-missing"),
+    ("Failed to import CuPy.", "cupy-import-failed"),
+    (
+        "[E:onnxruntime:Default, provider_bridge_ort.cc:1548 TryGetProviderInfo_CUDA] /onnxruntime_src/onnxruntime/core/session/provider_bridge_ort.cc:1209 onnxruntime::Provider& onnxruntime::ProviderLibrary::Get() [ONNXRuntimeError] : 1 : FAIL : Failed to load library libonnxruntime_providers_cuda.so with error: libcublasLt.so.11: cannot open shared object file: No such file or directory",
+        "onnxruntime-cuda-provider-not-created",
+    ),
+    (
+        "2020-04-06 10:30:18.954700: W tensorflow/core/common_runtime/gpu/gpu_device.cc:1592] Cannot dlopen some GPU libraries. Please make sure the missing libraries mentioned above are installed properly if you would like to use GPU.",
+        "tensorflow-gpu-libraries-not-loaded",
+    ),
+    (
+        "WARNING:jax._src.xla_bridge:CUDA backend failed to initialize: Unable to load cuDNN. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)",
+        "jax-cuda-library-not-loaded",
+    ),
+    (
+        "RuntimeError: (PreconditionNotMet) The third-party dynamic library (cudnn64_8.dll) that Paddle depends on is not configured correctly. (error code is 126)",
+        "paddle-cuda-library-not-loaded",
+    ),
+    (
+        "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: No visible GPU devices.",
+        "jax-no-visible-gpu",
+    ),
+    (
+        "ggml_cuda_init: failed to initialize CUDA: system not yet initialized",
+        "ggml-cuda-init-failed",
+    ),
+    (
+        "E tensorflow/stream_executor/cuda/cuda_diagnostics.cc:306] kernel version 460.56.0 does not match DSO version 470.57.2 -- cannot find working devices in this configuration",
+        "xla-kernel-module-dso-mismatch",
+    ),
+]
