@@ -284,3 +284,48 @@ def test_xla_kernel_dso_mismatch_is_the_driver_library_mismatch(
 )
 def test_lines_of_healthy_runs_raise_nothing(line: str) -> None:
     assert [s.id for s in matched(SCANNER, line)] == []
+
+
+@pytest.mark.parametrize(
+    ("line", "said", "fix"),
+    [
+        (
+            "[05/02/2022-15:17:45] [TRT] [E] 6: The engine plan file is not compatible with this "
+            "version of TensorRT, expecting library version 8.2.3 got 8.2.1, please rebuild.",
+            "built by TensorRT 8.2.1 and TensorRT 8.2.3 runs it",
+            "pip install tensorrt==8.2.1",
+        ),
+        (
+            "[TensorRT] ERROR: INVALID_CONFIG: The engine plan file is generated on an incompatible "
+            "device, expecting compute 6.1 got compute 7.5, please rebuild.",
+            "compute capability 7.5 and this GPU is 6.1",
+            "trtexec --onnx=model.onnx --saveEngine=model.engine",
+        ),
+        (
+            "[TRT] [E] 1: [stdArchiveReader.cpp::StdArchiveReader::40] Error Code 1: Serialization "
+            "(Serialization assertion stdVersionRead == serializationVersion failed.Version tag "
+            "does not match. Note: Current Version: 232, Serialized Engine Version: 213)",
+            "built by TensorRT 213 and TensorRT 232 runs it",
+            "--saveEngine",
+        ),
+    ],
+)
+def test_a_tensorrt_engine_of_another_build_is_rebuilt_with_the_installed_tensorrt(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str, said: str, fix: str
+) -> None:
+    cud191 = _causes(cli, _log(tmp_path, line + "\n"))["CUD191"]
+    assert cud191["verdict"] == "confirmed"
+    assert said in cud191["findings"][0]["message"]
+    assert fix in _fix(cud191)
+
+
+def test_tensorrt_states_cudas_error_by_number(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "[TRT] [W] CUDA initialization failure with error: 35. Please check your CUDA "
+        "installation:  http://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html\n",
+    )
+    drv150 = _causes(cli, log)["DRV150"]
+    assert "cudaErrorInsufficientDriver" in drv150["findings"][0]["message"]

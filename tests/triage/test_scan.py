@@ -1491,3 +1491,21 @@ EXAMPLES += [
         "xla-kernel-module-dso-mismatch",
     ),
 ]
+EXAMPLES += [
+    (
+        "[05/02/2022-15:17:45] [TRT] [E] 6: The engine plan file is not compatible with this version of TensorRT, expecting library version 8.2.3 got 8.2.1, please rebuild.",
+        "tensorrt-engine-from-another-build",
+    ),
+    (
+        "[TRT] [W] Requested amount of GPU memory (4294967296 bytes) could not be allocated. There may not be enough free memory for allocation to succeed.",
+        "tensorrt-gpu-out-of-memory",
+    ),
+    (
+        "[TRT] [W] CUDA initialization failure with error: 35. Please check your CUDA installation:  http://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html",
+        "tensorrt-cuda-init-failure",
+    ),
+    (
+        "E tensorflow/stream_executor/cuda/cuda_driver.cc:351] failed call to cuInit: UNKNOWN ERROR (303)",
+        "tensorflow-cuinit-unknown-error",
+    ),
+]

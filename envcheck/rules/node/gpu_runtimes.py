@@ -225,3 +225,86 @@ def gpu_runtime_cuda_libraries_in_log(facts: Facts, line: LogLine) -> Hit:
             *(manual(c) for c in commands),
         ),
     )
+
+
+# TensorRT's own lines when a serialized engine does not fit the library or the GPU:
+# 'expecting library version 8.2.4 got 8.2.3' (the running library, then the engine's),
+# 'generated on an incompatible device, expecting compute 8.6 got compute 7.5'
+_ENGINE_VERSION = re.compile(r"expecting library version (?P<have>[0-9.]+) got (?P<built>[0-9.]+)")
+_ENGINE_DEVICE = re.compile(r"expecting compute (?P<have>[0-9.]+) got compute (?P<built>[0-9.]+)")
+_ENGINE_TAG = re.compile(
+    r"Current Version: (?P<have>[0-9]+), Serialized Engine Version: (?P<built>[0-9]+)"
+)
+REBUILD = (
+    "trtexec --onnx=model.onnx --saveEngine=model.engine  (or delete the cached .engine / .plan "
+    "file so the application builds it again)"
+)
+
+
+@rule("CUD191", "tensorrt-engine-from-another-build", Severity.ERROR)
+def tensorrt_engine_mismatch(facts: Facts) -> Iterable[Hit]:
+    """A TensorRT engine (plan file) was built by another TensorRT release or on another GPU
+
+    ## What it checks
+    TensorRT's own lines when it deserializes an engine: `The engine plan file is not
+    compatible with this version of TensorRT, expecting library version X got Y, please
+    rebuild.`, `The engine plan file is generated on an incompatible device, expecting compute
+    X got compute Y`, and the serialization tag checks (`Version tag does not match. Note:
+    Current Version: N, Serialized Engine Version: M`, `Magic tag does not match`). The line
+    names the TensorRT (or the GPU's compute capability) the engine was built for and the one
+    running it. Only a log states it.
+
+    ## Why it matters
+    A TensorRT engine is compiled for one TensorRT release and one GPU architecture: an engine
+    cached by an earlier container or TensorRT wheel, copied from another machine, or built by
+    a converter bundling another TensorRT (torch2trt, the C++ and Python sides of one app)
+    cannot be loaded, and deserialization returns nothing (`'NoneType' object has no attribute
+    'create_execution_context'`).
+
+    ## Example
+    Triton 22.04 (TensorRT 8.2.4) loading a plan built with 8.2.3: `The engine plan file is
+    not compatible with this version of TensorRT, expecting library version 8.2.4 got 8.2.3,
+    please rebuild.`
+
+    ## Fix
+    Build the engine again with the TensorRT and on the GPU that run it (`trtexec
+    --onnx=model.onnx --saveEngine=model.engine`, or delete the cached .engine file so the
+    application rebuilds it); or run it with the TensorRT release that built it (`pip install
+    tensorrt==<that version>`).
+
+    ## References
+    - https://github.com/NVIDIA/retinanet-examples/issues/314
+    - https://github.com/NVIDIA/TensorRT/issues/564
+    - https://github.com/dusty-nv/jetson-inference/issues/426
+    - https://github.com/pytorch/TensorRT/issues/1059
+    """
+    raise Skip("only a log line states that an engine did not deserialize", "log.tensorrt")
+
+
+@from_log("CUD191")
+def tensorrt_engine_mismatch_in_log(facts: Facts, line: LogLine) -> Hit:
+    version = _ENGINE_VERSION.search(line.text) or _ENGINE_TAG.search(line.text)
+    device = _ENGINE_DEVICE.search(line.text)
+    actions = [manual(REBUILD)]
+    if device is not None:
+        said = (
+            f"the engine was built on a GPU of compute capability {device.group('built')} and "
+            f"this GPU is {device.group('have')}: engines are compiled for one architecture"
+        )
+        summary = "Build the engine again on this GPU: " + REBUILD
+    elif version is not None:
+        have, built = version.group("have"), version.group("built")
+        said = f"the engine was built by TensorRT {built} and TensorRT {have} runs it"
+        summary = "Build the engine again with the TensorRT installed here: " + REBUILD
+        if "." in built:
+            actions.append(
+                manual(f"or run it with the TensorRT that built it: pip install tensorrt=={built}")
+            )
+    else:
+        said = "the file is not an engine of this TensorRT release (its serialization tag differs)"
+        summary = "Build the engine again with the TensorRT installed here: " + REBUILD
+    return Hit(
+        f"TensorRT could not deserialize the engine (line {line.line}): {said}",
+        evidence={"line": line.line},
+        fix=fix(summary, "manual", *actions),
+    )
