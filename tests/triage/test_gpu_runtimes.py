@@ -329,3 +329,77 @@ def test_tensorrt_states_cudas_error_by_number(
     )
     drv150 = _causes(cli, log)["DRV150"]
     assert "cudaErrorInsufficientDriver" in drv150["findings"][0]["message"]
+
+
+def test_jax_loading_an_older_cuda_library_names_both_versions_and_the_extra(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "CUDA backend failed to initialize: Found cuSPARSE version 12103, but JAX was built "
+        "against version 12200, which is newer. The copy of cuSPARSE that is installed must be "
+        "at least as new as the version against which JAX was built. (Set "
+        "TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n",
+    )
+    cud190 = _causes(cli, log)["CUD190"]
+    assert cud190["verdict"] == "confirmed"
+    assert (
+        "it loaded cuSPARSE 12103, older than the 12200 JAX was built against"
+        in (cud190["findings"][0]["message"])
+    )
+    assert 'pip install -U "jax[cuda12]"' in _fix(cud190) and "unset LD_LIBRARY_PATH" in _fix(
+        cud190
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "code", "fix"),
+    [
+        (
+            "numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: CUDA driver library "
+            "cannot be found.",
+            "DRV103",
+            "--gpus all",
+        ),
+        (
+            "numba.cuda.cudadrv.error.NvvmSupportError: libNVVM cannot be found. Do `conda install "
+            "cudatoolkit`:",
+            "CUD190",
+            'conda install -c conda-forge cuda-nvcc cuda-nvrtc "cuda-version>=12"',
+        ),
+        (
+            "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Couldn't get ptxas version string: "
+            "INTERNAL: Couldn't invoke ptxas --version",
+            "CUD190",
+            'pip install -U "jax[cuda12]"',
+        ),
+    ],
+)
+def test_numba_and_xla_name_the_toolkit_piece_they_lack(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str, code: str, fix: str
+) -> None:
+    cause = _causes(cli, _log(tmp_path, line + "\n"))[code]
+    assert cause["verdict"] == "confirmed"
+    assert fix in _fix(cause)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "2023-10-10 20:16:12.417514: I tensorflow/compiler/xla/stream_executor/cuda/"
+        "cuda_driver.cc:1960] Could not find cuda drivers on your machine, GPU will not be used.",
+        "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Failed to execute XLA Runtime "
+        "executable: run time error: custom call 'xla.gpu.custom_call' failed: "
+        "jaxlib/gpu/solver_kernels.cc:45: operation gpusolverDnCreate(&handle) failed: cuSolver "
+        "internal error.",
+        "ValueError: Requested float16 compute type, but the target device or backend do not "
+        "support efficient float16 computation.",
+    ],
+)
+def test_lines_printed_on_cpu_only_runs_too_name_causes_without_an_error(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str
+) -> None:
+    """TensorFlow says it found no driver on every CPU-only machine, and CTranslate2's compute
+    type refusal is as often a CPU run: the causes are named and left to the node's facts."""
+    causes = _causes(cli, _log(tmp_path, line + "\n"))
+    assert causes and all(c["verdict"] != "confirmed" for c in causes.values())

@@ -1509,3 +1509,38 @@ EXAMPLES += [
         "tensorflow-cuinit-unknown-error",
     ),
 ]
+EXAMPLES += [
+    (
+        "2023-10-10 20:16:12.417514: I tensorflow/compiler/xla/stream_executor/cuda/cuda_driver.cc:1960] Could not find cuda drivers on your machine, GPU will not be used.",
+        "tensorflow-no-cuda-driver",
+    ),
+    (
+        "numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: CUDA driver library cannot be found.",
+        "numba-cuda-driver-not-found",
+    ),
+    (
+        "numba.cuda.cudadrv.error.NvvmSupportError: libNVVM cannot be found. Do `conda install cudatoolkit`:",
+        "numba-nvvm-not-found",
+    ),
+    (
+        "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Couldn't get ptxas version string: INTERNAL: Couldn't invoke ptxas --version",
+        "xla-ptxas-missing",
+    ),
+    (
+        "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Failed to execute XLA Runtime executable: run time error: custom call 'xla.gpu.custom_call' failed: jaxlib/gpu/solver_kernels.cc:45: operation gpusolverDnCreate(&handle) failed: cuSolver internal error.",
+        "jax-cusolver-handle-failed",
+    ),
+    ("ERROR: Out of GPU memory trying to allocate 1.500 GiB", "runtime-gpu-out-of-memory-wordings"),
+    (
+        "Error named symbol not found at line 529 in file /mmfs1/gscratch/zlab/timdettmers/git/bitsandbytes/csrc/ops.cu",
+        "bitsandbytes-kernel-symbol-missing",
+    ),
+    (
+        "ValueError: Requested float16 compute type, but the target device or backend do not support efficient float16 computation.",
+        "library-gpu-unsupported-compute-type",
+    ),
+    (
+        "Could not locate zlibwapi.dll. Please make sure it is in your library path!",
+        "cudnn-zlibwapi-missing",
+    ),
+]

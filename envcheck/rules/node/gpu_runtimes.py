@@ -26,6 +26,12 @@ _SONAME = re.compile(
 )
 # what the line says the build needs: ONNX Runtime's 'Require cuDNN 9.* and CUDA 12.*'
 _REQUIRES = re.compile(r"Require cuDNN (?P<cudnn>[0-9]+)\.\* and CUDA (?P<cuda>[0-9]+)\.\*")
+# JAX's check of a library it loaded: 'Found cuSPARSE version 12103, but JAX was built against
+# version 12200, which is newer'
+_OLDER = re.compile(
+    r"Found (?P<lib>[A-Za-z]+) version (?P<found>[0-9]+), but (?P<by>[A-Za-z]+) was built against "
+    r"version (?P<built>[0-9]+)"
+)
 
 
 def _entry(facts: Facts, line: LogLine) -> GpuBuild:
@@ -156,8 +162,9 @@ def gpu_runtime_cuda_libraries(facts: Facts) -> Iterable[Hit]:
     12.*` since 1.19), `CUDA_PATH is set but CUDA wasn't able to be loaded`, `LoadLibrary
     failed with error 126 ... onnxruntime_providers_cuda.dll`, `Failed to load library
     libonnxruntime_providers_cuda.so`; TensorFlow's `Cannot dlopen some GPU libraries`; JAX's
-    `CUDA backend failed to initialize: Unable to load CUDA`; Paddle's `Cannot load cudnn
-    shared library`. What the build needs (its CUDA and cuDNN majors) and the commands that
+    `CUDA backend failed to initialize: Unable to load CUDA` and `Found cuSPARSE version N, but
+    JAX was built against version M` (a copy older than its build loaded first); Paddle's
+    `Cannot load cudnn shared library`. What the build needs (its CUDA and cuDNN majors) and the commands that
     install those libraries come from `[[gpu_build]]` (matrices/packages/gpu_builds.toml);
     a library the line names (libcublasLt.so.11, cudnn64_9.dll) gives the major it wants.
 
@@ -197,6 +204,13 @@ def gpu_runtime_cuda_libraries_in_log(facts: Facts, line: LogLine) -> Hit:
     if requires is not None:
         stated = int(requires.group("cuda"))
         said.append(f"the build needs CUDA {stated} and cuDNN {requires.group('cudnn')}")
+    older = _OLDER.search(line.text)
+    if older is not None:
+        said.append(
+            f"it loaded {older.group('lib')} {older.group('found')}, older than the "
+            f"{older.group('built')} {older.group('by')} was built against (another copy found "
+            "first, or nvidia-* wheels older than its pins)"
+        )
     soname = _SONAME.search(line.text)
     if soname is not None:
         wanted = soname.group("major") or soname.group("dll_major")
