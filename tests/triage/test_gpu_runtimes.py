@@ -403,3 +403,18 @@ def test_lines_printed_on_cpu_only_runs_too_name_causes_without_an_error(
     type refusal is as often a CPU run: the causes are named and left to the node's facts."""
     causes = _causes(cli, _log(tmp_path, line + "\n"))
     assert causes and all(c["verdict"] != "confirmed" for c in causes.values())
+
+
+def test_ollamas_cuinit_failure_is_looked_up_by_its_number(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        'time=2024-05-01T10:00:00.000Z level=WARN source=gpu.go:228 msg="unknown error '
+        "initializing cuda driver library /usr/lib/x86_64-linux-gnu/libcuda.so.535.161.08: cuda "
+        "driver library init failure: 999. see https://github.com/ollama/ollama/blob/main/docs/"
+        'troubleshooting.md for more information"\n',
+    )
+    drv150 = _causes(cli, log)["DRV150"]
+    assert "999" in drv150["findings"][0]["message"]
+    assert "nvidia_uvm" in _fix(drv150)

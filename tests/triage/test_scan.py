@@ -1544,3 +1544,21 @@ EXAMPLES += [
         "cudnn-zlibwapi-missing",
     ),
 ]
+EXAMPLES += [
+    (
+        'time=2024-07-09T13:56:46.484Z level=WARN source=gpu.go:226 msg="version mismatch between driver and cuda driver library - reboot or upgrade may be required: library /usr/lib/x86_64-linux-gnu/libcuda.so.550.90.07"',
+        "ollama-driver-library-mismatch",
+    ),
+    (
+        'time=2024-05-01T10:00:00.000Z level=WARN source=gpu.go:228 msg="unknown error initializing cuda driver library /usr/lib/x86_64-linux-gnu/libcuda.so.535.161.08: cuda driver library init failure: 999. see https://github.com/ollama/ollama/blob/main/docs/troubleshooting.md for more information"',
+        "ollama-cuda-driver-init-failure",
+    ),
+    (
+        'time=2024-05-01T10:00:00.000Z level=INFO source=gpu.go:396 msg="no compatible GPUs were discovered"',
+        "ollama-no-gpu-found",
+    ),
+    (
+        'time=2024-05-01T10:00:00.000Z level=INFO source=gpu.go:295 msg="[0] CUDA GPU is too old. Compute Capability detected: 3.0"',
+        "ollama-gpu-too-old",
+    ),
+]
