@@ -147,7 +147,7 @@ _FELL_BACK = re.compile(r"[Ww]arning|WARNING|[Ff]alling back|will be ignored")
 def _summary(commands: list[str]) -> str:
     """The commands to run in order (an uninstall, then the install), or the first of
     alternatives."""
-    if len(commands) > 1 and commands[0].startswith("pip uninstall"):
+    if len(commands) > 1 and commands[0].startswith("pip uninstall") and "&&" not in commands[0]:
         return " && ".join(commands[:2])
     return commands[0]
 
