@@ -159,6 +159,7 @@ _IDENTITY: dict[str, Callable[[Any], object]] = {
     "cuda_error": lambda e: (e.api, e.number, e.name, e.message),
     "arch_floor": lambda e: (canonicalize_name(e.package), e.message),
     "extension": lambda e: canonicalize_name(e.package),
+    "gpu_build": lambda e: (canonicalize_name(e.package), e.line),
     "torch_wheel": lambda e: (e.version, e.arch),
     "vllm_metadata": lambda e: e.version,
     "ray_wheels": lambda e: e.version,
@@ -212,6 +213,7 @@ def merge(parsed: Iterable[tuple[str, MatrixFile]]) -> Matrix:
         cuda_errors=values["cuda_error"],
         arch_floors=values["arch_floor"],
         extensions=values["extension"],
+        gpu_builds=values["gpu_build"],
         generated=Generated(**{name: values[name] for name in GENERATED_TABLES}),
         origins=origins,
     )

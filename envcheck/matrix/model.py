@@ -21,6 +21,7 @@ from envcheck.matrix.schema import (
     Extension,
     FirstRelease,
     FlashAttnRelease,
+    GpuBuild,
     GpuModel,
     ImportName,
     IsaacSimRelease,
@@ -147,6 +148,7 @@ class Matrix:
     cuda_errors: tuple[CudaError, ...] = ()
     arch_floors: tuple[ArchFloor, ...] = ()
     extensions: tuple[Extension, ...] = ()
+    gpu_builds: tuple[GpuBuild, ...] = ()
     generated: Generated = field(default_factory=Generated)  # `envcheck matrix refresh` output
     origins: dict[int, tuple[str, str, int]] = field(
         default_factory=dict, compare=False, repr=False
@@ -222,6 +224,11 @@ class Matrix:
                 return entry
         top = wanted.split(".", 1)[0]
         return next((e for e in self.extensions if top in e.modules), None)
+
+    def gpu_build(self, text: str) -> GpuBuild | None:
+        """The GPU library whose ``line`` pattern a log line matches (the first in file order),
+        or None."""
+        return next((b for b in self.gpu_builds if re.search(b.line, text)), None)
 
     def sm(self, arch: str) -> SmSupport | None:
         return next((s for s in self.sm_support if s.arch == arch), None)

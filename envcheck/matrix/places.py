@@ -47,6 +47,7 @@ PLACES: dict[str, tuple[str, ...]] = {
     "cuda_error": ("cuda",),
     "arch_floor": ("packages", "cuda"),
     "extension": ("packages",),
+    "gpu_build": ("packages",),
 }
 
 

@@ -549,6 +549,27 @@ class Extension:
 
 
 @dataclass(frozen=True)
+class GpuBuild:
+    """How a GPU library (ONNX Runtime, JAX, CuPy, llama.cpp, ...) is installed with its CUDA
+    part, from its own install documentation: ``line`` (a regex) finds the entry from a log line
+    that names the library; ``install`` are the commands that install the CUDA build
+    (``{cuda}`` stands for the CUDA major, one of ``cuda_majors``, the node's where known, else
+    ``cuda_default``); ``cuda_libs`` the commands that install the CUDA and cuDNN libraries the
+    build loads at run time, and ``requires`` what it needs of them, as its documentation says."""
+
+    library: str  # the library as users know it ("ONNX Runtime")
+    package: str  # the distribution whose build is at fault ("onnxruntime")
+    line: str
+    install: tuple[str, ...]
+    source: str
+    cuda_majors: tuple[int, ...] = ()
+    cuda_default: int | None = None
+    cuda_libs: tuple[str, ...] = ()
+    requires: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
 class MatrixFile:
     """One TOML file of the matrix, as written."""
 
@@ -581,6 +602,7 @@ class MatrixFile:
     cuda_error: tuple[CudaError, ...] = ()
     arch_floor: tuple[ArchFloor, ...] = ()
     extension: tuple[Extension, ...] = ()
+    gpu_build: tuple[GpuBuild, ...] = ()
     # written by `envcheck matrix refresh` (see envcheck/matrix/generated.py)
     torch_wheel: tuple[TorchWheel, ...] = ()
     vllm_metadata: tuple[VllmMetadata, ...] = ()

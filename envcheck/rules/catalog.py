@@ -29,6 +29,7 @@ from envcheck.rules.node import (  # noqa: F401
     gpu_cuda,
     gpu_health,
     gpu_preallocation,
+    gpu_runtimes,
     gpu_torch,
     graphics,
     imports,

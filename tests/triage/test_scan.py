@@ -1526,3 +1526,127 @@ EXAMPLES += [
 EXAMPLES += [
     ("gsplat: No CUDA toolkit found. gsplat will be disabled.", "gsplat-no-cuda-toolkit"),
 ]
+# GPU runtime and inference libraries (matrices/signatures/runtimes.toml)
+EXAMPLES += [
+    (
+        "UserWarning: Specified provider 'CUDAExecutionProvider' is not in available provider names.Available providers: 'AzureExecutionProvider, CPUExecutionProvider'",
+        "onnxruntime-cpu-package",
+    ),
+    (
+        "WARNING:2025-05-27 20:22:28,949:jax._src.xla_bridge:791: An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.",
+        "jax-cpu-jaxlib",
+    ),
+    (
+        "warning: one possible reason is that llama.cpp was compiled without GPU support",
+        "llamacpp-built-without-gpu",
+    ),
+    (
+        "ValueError: This CTranslate2 package was not compiled with CUDA support",
+        "ctranslate2-cpu-build",
+    ),
+    (
+        "Cannot use CUDAPlace in CPU only version, Please recompile or reinstall Paddle with CUDA support.",
+        "paddle-cpu-package",
+    ),
+    (
+        "AttributeError: /usr/lib/python3.10/site-packages/bitsandbytes/libbitsandbytes_cpu.so: undefined symbol: cget_col_row_stats",
+        "bitsandbytes-cpu-library",
+    ),
+    ("WARNING - CUDA extension not installed.", "autogptq-cuda-extension-missing"),
+    ("Failed to import CuPy.", "cupy-import-failed"),
+    (
+        "[E:onnxruntime:Default, provider_bridge_ort.cc:1548 TryGetProviderInfo_CUDA] /onnxruntime_src/onnxruntime/core/session/provider_bridge_ort.cc:1209 onnxruntime::Provider& onnxruntime::ProviderLibrary::Get() [ONNXRuntimeError] : 1 : FAIL : Failed to load library libonnxruntime_providers_cuda.so with error: libcublasLt.so.11: cannot open shared object file: No such file or directory",
+        "onnxruntime-cuda-provider-not-created",
+    ),
+    (
+        "2020-04-06 10:30:18.954700: W tensorflow/core/common_runtime/gpu/gpu_device.cc:1592] Cannot dlopen some GPU libraries. Please make sure the missing libraries mentioned above are installed properly if you would like to use GPU.",
+        "tensorflow-gpu-libraries-not-loaded",
+    ),
+    (
+        "WARNING:jax._src.xla_bridge:CUDA backend failed to initialize: Unable to load cuDNN. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)",
+        "jax-cuda-library-not-loaded",
+    ),
+    (
+        "RuntimeError: (PreconditionNotMet) The third-party dynamic library (cudnn64_8.dll) that Paddle depends on is not configured correctly. (error code is 126)",
+        "paddle-cuda-library-not-loaded",
+    ),
+    (
+        "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: No visible GPU devices.",
+        "jax-no-visible-gpu",
+    ),
+    (
+        "ggml_cuda_init: failed to initialize CUDA: system not yet initialized",
+        "ggml-cuda-init-failed",
+    ),
+    (
+        "E tensorflow/stream_executor/cuda/cuda_diagnostics.cc:306] kernel version 460.56.0 does not match DSO version 470.57.2 -- cannot find working devices in this configuration",
+        "xla-kernel-module-dso-mismatch",
+    ),
+]
+EXAMPLES += [
+    (
+        "[05/02/2022-15:17:45] [TRT] [E] 6: The engine plan file is not compatible with this version of TensorRT, expecting library version 8.2.3 got 8.2.1, please rebuild.",
+        "tensorrt-engine-from-another-build",
+    ),
+    (
+        "[TRT] [W] Requested amount of GPU memory (4294967296 bytes) could not be allocated. There may not be enough free memory for allocation to succeed.",
+        "tensorrt-gpu-out-of-memory",
+    ),
+    (
+        "[TRT] [W] CUDA initialization failure with error: 35. Please check your CUDA installation:  http://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html",
+        "tensorrt-cuda-init-failure",
+    ),
+    (
+        "E tensorflow/stream_executor/cuda/cuda_driver.cc:351] failed call to cuInit: UNKNOWN ERROR (303)",
+        "tensorflow-cuinit-unknown-error",
+    ),
+]
+EXAMPLES += [
+    (
+        "2023-10-10 20:16:12.417514: I tensorflow/compiler/xla/stream_executor/cuda/cuda_driver.cc:1960] Could not find cuda drivers on your machine, GPU will not be used.",
+        "tensorflow-no-cuda-driver",
+    ),
+    (
+        "numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: CUDA driver library cannot be found.",
+        "numba-cuda-driver-not-found",
+    ),
+    (
+        "numba.cuda.cudadrv.error.NvvmSupportError: libNVVM cannot be found. Do `conda install cudatoolkit`:",
+        "numba-nvvm-not-found",
+    ),
+    (
+        "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Couldn't get ptxas version string: INTERNAL: Couldn't invoke ptxas --version",
+        "xla-ptxas-missing",
+    ),
+    (
+        "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Failed to execute XLA Runtime executable: run time error: custom call 'xla.gpu.custom_call' failed: jaxlib/gpu/solver_kernels.cc:45: operation gpusolverDnCreate(&handle) failed: cuSolver internal error.",
+        "jax-cusolver-handle-failed",
+    ),
+    ("ERROR: Out of GPU memory trying to allocate 1.500 GiB", "runtime-gpu-out-of-memory-wordings"),
+    (
+        "Error named symbol not found at line 529 in file /mmfs1/gscratch/zlab/timdettmers/git/bitsandbytes/csrc/ops.cu",
+        "bitsandbytes-kernel-symbol-missing",
+    ),
+    (
+        "ValueError: Requested float16 compute type, but the target device or backend do not support efficient float16 computation.",
+        "library-gpu-unsupported-compute-type",
+    ),
+]
+EXAMPLES += [
+    (
+        'time=2024-07-09T13:56:46.484Z level=WARN source=gpu.go:226 msg="version mismatch between driver and cuda driver library - reboot or upgrade may be required: library /usr/lib/x86_64-linux-gnu/libcuda.so.550.90.07"',
+        "ollama-driver-library-mismatch",
+    ),
+    (
+        'time=2024-05-01T10:00:00.000Z level=WARN source=gpu.go:228 msg="unknown error initializing cuda driver library /usr/lib/x86_64-linux-gnu/libcuda.so.535.161.08: cuda driver library init failure: 999. see https://github.com/ollama/ollama/blob/main/docs/troubleshooting.md for more information"',
+        "ollama-cuda-driver-init-failure",
+    ),
+    (
+        'time=2024-05-01T10:00:00.000Z level=INFO source=gpu.go:396 msg="no compatible GPUs were discovered"',
+        "ollama-no-gpu-found",
+    ),
+    (
+        'time=2024-05-01T10:00:00.000Z level=INFO source=gpu.go:295 msg="[0] CUDA GPU is too old. Compute Capability detected: 3.0"',
+        "ollama-gpu-too-old",
+    ),
+]

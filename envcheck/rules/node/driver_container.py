@@ -95,7 +95,7 @@ def _no_gpu_seen(facts: Facts, line: LogLine) -> Hit:
         "driver loaded"
     )
     return Hit(
-        f"torch saw no usable NVIDIA driver or GPU (line {line.line}): {why}",
+        f"the process saw no usable NVIDIA driver or GPU (line {line.line}): {why}",
         evidence={"line": line.line, "hidden_by": hidden},
         fix=fix(
             "Give the process the GPUs: "
