@@ -72,6 +72,8 @@ def owner(path: str, matrix: Matrix) -> tuple[str, str] | None:
     if found is None:
         return None
     top = found.group("top")
+    if top.endswith(".egg"):  # setuptools' egg directory: <name>-<version>-py3.X-<platform>.egg
+        top = top.split("-", 1)[0]
     if top.endswith(".so") or ".cpython-" in top or ".abi3" in top:  # a top-level extension file
         top = top.split(".", 1)[0]
     entry = matrix.import_name(top)
@@ -183,14 +185,20 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
         flags=("--no-build-isolation", "--no-cache-dir", "--force-reinstall", "--no-binary", dist),
     )
     have = f"{dist} {version}" if version is not None else dist
-    cxx11 = "__cxx11" in symbol
+    cxx11 = "__cxx11" in symbol or "B5cxx11" in symbol
+    old_abi = not cxx11 and _OLD_ABI_STRING.search(symbol) is not None
     if source == "torch":
         torch = _torch_text(facts)
         abi = (
             " with the other C++ ABI (the symbol uses std::__cxx11: _GLIBCXX_USE_CXX11_ABI "
             "differs between the extension and torch)"
             if cxx11
-            else ""
+            else (
+                " with the other C++ ABI (the symbol uses the pre-C++11 std::string, `Ss`: the "
+                "extension was built with _GLIBCXX_USE_CXX11_ABI=0, torch with 1)"
+                if old_abi
+                else ""
+            )
         )
         cause = f"{have}'s extension was built against another torch than {torch}{abi}"
         summary = (
@@ -201,6 +209,15 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
             "wheel)"
         )
         actions = [rebuild]
+        if cxx11 or old_abi:
+            summary += (
+                "; a prebuilt wheel must carry torch's C++ ABI (python -c 'import torch; "
+                "print(torch._C._GLIBCXX_USE_CXX11_ABI)': True takes the cxx11abiTRUE wheel, "
+                "False the cxx11abiFALSE one)"
+            )
+            actions.append(
+                manual("python -c 'import torch; print(torch._C._GLIBCXX_USE_CXX11_ABI)'")
+            )
     elif source == "cuda-driver":
         cause = (
             f"{have}'s extension calls a CUDA driver function the installed NVIDIA driver does "
@@ -230,9 +247,24 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
             manual("echo $LD_LIBRARY_PATH  (no /usr/local/cuda*/lib64 before the wheels)"),
         ]
     elif source == "python":
-        cause = f"{have}'s extension was built for another Python than the one importing it"
-        summary = f"Reinstall {dist} for this interpreter: python -m pip install --force-reinstall --no-cache-dir {pin}"
-        actions = [pip_install(pin, flags=("--force-reinstall", "--no-cache-dir"))]
+        built = _CPYTHON_TAG.search(path)
+        for_python = f" (its file is tagged for Python 3.{built.group(1)})" if built else ""
+        cause = (
+            f"{have}'s extension was built for another Python than the one importing it"
+            f"{for_python}: a copy installed by another interpreter, or a release older than "
+            "this Python's C API"
+        )
+        summary = (
+            f"Reinstall {dist} with this interpreter, in a release built for this Python: "
+            f"python -m pip install --upgrade --force-reinstall --no-cache-dir {dist} (a "
+            f"source build compiles it against this Python); or run {dist} with the Python it "
+            "was built for"
+        )
+        actions = [
+            manual(f"python -m pip uninstall -y {dist}  (with the interpreter that fails)"),
+            pip_install(dist, flags=("--upgrade", "--force-reinstall", "--no-cache-dir")),
+            manual("python -c 'import sys; print(sys.version)'  (the Python importing it)"),
+        ]
     else:
         cause = (
             f"{have}'s extension was built against another version of a library it links "
@@ -247,7 +279,11 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
         actions = [rebuild]
     known = facts.matrix.import_name(top)
     if known is not None and known.note:  # which distribution ships the extension, where
-        summary += f". {known.note}"
+        note = _wheel_index(known.note, facts)
+        summary += f". {note}"
+        index = _FIND_LINKS.search(note)
+        if index is not None:  # the package's own wheel index, as its README gives it
+            actions = [manual(index.group(0).rstrip(".,;")), *actions]
     return Hit(
         f"{path} (package {dist}, line {line.line}) cannot resolve {shown}, which {source_text(source)} "
         f"should provide: {cause}",
@@ -262,6 +298,31 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
         },
         fix=fix(summary, "manual", *actions),
     )
+
+
+# the pre-C++11 std::string in a mangled name (`Ss`, std::basic_string<char> of the old ABI);
+# the C++11 ABI's is NSt7__cxx1112basic_string... (Itanium C++ ABI, libstdc++'s dual ABI)
+_OLD_ABI_STRING = re.compile(r"[A-Z0-9_]Ss(?:[A-Z]|$)")
+_CPYTHON_TAG = re.compile(r"\.cpython-3([0-9]+)")
+_FIND_LINKS = re.compile(r"pip install [A-Za-z0-9_.-]+ -f https://\S+")
+
+
+def _wheel_index(note: str, facts: Facts) -> str:
+    """A table note's wheel index with the node's torch filled in: ${TORCH} is the release
+    (2.1.0) and ${CUDA} its variant (cu121, cpu), as PyG's READMEs spell them; the
+    placeholders stay when the node does not say."""
+    if "${TORCH}" not in note:
+        return note
+    try:
+        torch = facts.known_version("torch")
+    except Skip:
+        return note
+    if torch is None:
+        return note
+    variant = torch.local or ""
+    if not re.fullmatch(r"cu[0-9]+|cpu", variant):
+        return note
+    return note.replace("${TORCH}", torch.base_version).replace("${CUDA}", variant)
 
 
 def _removed_symbol(facts: Facts, line: LogLine, path: str, entry: RemovedSymbol) -> Hit:
