@@ -302,7 +302,7 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
 
 # the pre-C++11 std::string in a mangled name (`Ss`, std::basic_string<char> of the old ABI);
 # the C++11 ABI's is NSt7__cxx1112basic_string... (Itanium C++ ABI, libstdc++'s dual ABI)
-_OLD_ABI_STRING = re.compile(r"[A-Z0-9_]Ss(?:[A-Z]|$)")
+_OLD_ABI_STRING = re.compile(r"(?<=[A-Za-z_])Ss(?=[A-Za-z_]|$)")  # not inside a <len><name>
 _CPYTHON_TAG = re.compile(r"\.cpython-3([0-9]+)")
 _FIND_LINKS = re.compile(r"pip install [A-Za-z0-9_.-]+ -f https://\S+")
 

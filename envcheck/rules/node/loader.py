@@ -379,15 +379,17 @@ def _container_runtime_without_driver(soname: str, line: LogLine) -> Hit:
         "Docker Desktop that does not see it)",
         evidence={"line": line.line, "soname": soname, "required_by": "nvidia-container-cli"},
         fix=fix(
-            "Install the NVIDIA driver on the host (nvidia-smi must work there), then restart "
-            "Docker; use Docker's own packages rather than the snap",
+            "Install the NVIDIA driver on the host (nvidia-smi must work there), then "
+            "(re)install the nvidia-container-toolkit and restart Docker; use Docker's own "
+            "packages rather than the snap",
             "manual",
             manual(
                 "on the host: sudo ubuntu-drivers install  (or sudo apt install "
                 "nvidia-driver-<branch>), reboot, check nvidia-smi"
             ),
             manual(
-                "sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker"
+                "sudo apt-get install --reinstall -y nvidia-container-toolkit && sudo nvidia-ctk "
+                "runtime configure --runtime=docker && sudo systemctl restart docker"
             ),
             manual(
                 "a snap-installed Docker cannot see the host driver: snap remove docker, install docker-ce"
