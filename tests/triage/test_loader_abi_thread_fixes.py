@@ -206,3 +206,84 @@ def test_a_pyg_extension_names_pygs_wheel_index_for_the_nodes_torch(
     # without the node's torch the README's placeholders stay
     bare = _confirmed(cli, log, "TOR150")
     assert "https://data.pyg.org/whl/torch-${TORCH}+${CUDA}.html" in bare
+
+
+def test_macos_symbol_not_found_with_dyld_hex_mode_names_the_extension(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ImportError: dlopen(/Users/u/venv/lib/python3.11/site-packages/torch_cluster/_grid_cpu"
+        ".so, 0x0002): Symbol not found: __ZN2at4_ops6select4callERKNS_6TensorExx",
+    )
+    cause = _causes(cli, log)["TOR150"]
+    assert cause["verdict"] == "confirmed"
+    assert "pip install torch-cluster -f https://data.pyg.org/whl/" in _fix(cause)
+
+
+def test_torchs_own_library_missing_a_python_symbol_reinstalls_torch_for_this_python(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ImportError: /srv/py/lib/python3.8/site-packages/torch/lib/libtorch_python.so: "
+        "undefined symbol: PyCode_NewWithPosOnlyArgs",
+    )
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[packages]\ntorch = "1.13.1"\n')
+    text = _confirmed(cli, log, "TOR150", "--spec", str(spec))
+    # the installed release, rebuilt for this Python: no --upgrade to another torch
+    assert "python -m pip install --force-reinstall --no-cache-dir torch==1.13.1" in text
+    assert "--upgrade" not in text
+
+
+def test_a_bare_extension_file_name_names_its_module_and_the_rebuild(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ImportError: knn_cuda_ext.cpython-39-x86_64-linux-gnu.so: undefined symbol: "
+        "_ZN3c104cuda20CUDACachingAllocator9allocatorE",
+    )
+    cause = _causes(cli, log)["TOR150"]
+    assert cause["verdict"] == "confirmed"
+    (finding,) = cause["findings"]
+    assert "package knn-cuda-ext" in finding["message"]
+    text = _fix(cause)
+    assert "pip install knn-cuda-ext --no-build-isolation --no-cache-dir" in text
+    assert "rm -rf build/" in text
+
+
+def test_a_private_submodule_or_a_library_name_alone_stays_open(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    for i, name in enumerate(("_C.cpython-310-x86_64-linux-gnu.so", "libfoo.so")):
+        log = tmp_path / f"{i}.log"
+        log.write_text(f"ImportError: {name}: undefined symbol: _ZN3c104cuda9SetDeviceEi\n")
+        assert _causes(cli, log)["TOR150"]["verdict"] != "confirmed"
+
+
+def test_torchs_python_binding_symbol_imports_torch_first(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ImportError: /opt/venv/lib/python3.9/site-packages/roi_align/_ext.cpython-39-x86_64-"
+        "linux-gnu.so: undefined symbol: THPDtypeType",
+    )
+    text = _confirmed(cli, log, "TOR150")
+    assert text.startswith("import torch before importing roi_align")
+    assert "# import torch  (before import roi_align)" in text
+
+
+def test_a_system_libstdcxx_names_gcc_at_the_release_that_introduced_the_label(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "OSError: /lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.31' not found "
+        "(required by /home/u/mambaforge/envs/g/lib/python3.11/site-packages/pycolmap.so)",
+    )
+    entry = MATRIX.libstdcxx_label("GLIBCXX_3.4.31")
+    assert entry is not None
+    assert f"conda install -c conda-forge gcc={entry.gcc}" in _confirmed(cli, log, "SYS151")

@@ -56,6 +56,8 @@ def provider(symbol: str) -> str:
     """Which library should define ``symbol``: torch, cuda-driver, cuda, python or other."""
     if _TORCH.match(symbol) or (symbol.startswith("_Z") and _TORCH_ANY.search(symbol[:40])):
         return "torch"
+    if symbol.startswith("THP"):  # torch's Python bindings (THPVariableClass), in libtorch_python
+        return "torch"
     if _CUDA_DRIVER.match(symbol):
         return "cuda-driver"
     if _CUDA_LIB.match(symbol):
@@ -147,6 +149,9 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
     windows = _WINDOWS.search(line.text)
     if windows is not None:
         return _windows_entry_point(facts, line, windows.group(1))
+    if path is None and symbol is not None and provider(symbol) != "other":
+        bare = _BARE_EXTENSION.search(line.text)  # `foo.cpython-310-x86_64-linux-gnu.so: ...`
+        path = bare.group("file") if bare is not None else None
     if path is None or symbol is None:
         raise NotStated(
             f"line {line.line} does not name the extension's path and the symbol",
@@ -156,6 +161,10 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
     if removed is not None:
         return _removed_symbol(facts, line, path, removed)
     owned = owner(path, facts.matrix)
+    if owned is None and _BARE_NAME.match(path):  # the extension module's bare file name
+        top = path.split(".", 1)[0]
+        entry = facts.matrix.import_name(top)
+        owned = top, canonicalize_name(entry.distribution if entry and entry.distribution else top)
     if owned is None:
         return _source_build(facts, line, path, symbol)
     top, dist = owned
@@ -165,7 +174,7 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
         and (provider(symbol) in ("cuda", "cuda-driver") or _VERSIONED.search(line.text))
     ):
         return _mixed_cuda(facts, line, path, symbol)
-    if dist in ("torch", "nvidia"):
+    if dist in ("torch", "nvidia") and provider(symbol) != "python":
         raise NotStated(
             f"{path} is torch's own library or one of its CUDA wheels: CUD104 and CUD101 judge "
             "which copies load and whether they match torch's pins on the node",
@@ -208,7 +217,17 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
             f"(with --no-binary {dist} to compile it here when the index only has the mismatched "
             "wheel)"
         )
-        actions = [rebuild]
+        # a source checkout reuses its stale objects unless its build/ folder goes first
+        # (FRNN#18, torch-batch-svd#7, pytorch#2172: rm the build folder, then reinstall)
+        summary += "; from a source checkout, rm -rf build/ first (a stale build is reused)"
+        actions = [rebuild, manual("rm -rf build/  (in a source checkout, before reinstalling)")]
+        if symbol.startswith("THP"):  # resolved against the torch already loaded in the process
+            summary = f"import torch before importing {top} (it resolves {symbol} against " + (
+                "the torch already loaded); if that does not help: "
+                + summary[0].lower()
+                + summary[1:]
+            )
+            actions = [manual(f"import torch  (before import {top})"), *actions]
         if cxx11 or old_abi:
             summary += (
                 "; a prebuilt wheel must carry torch's C++ ABI (python -c 'import torch; "
@@ -254,15 +273,19 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
             f"{for_python}: a copy installed by another interpreter, or a release older than "
             "this Python's C API"
         )
+        # the installed release's wheel for this Python when the version is known, else the
+        # newest release (built for this Python's C API)
+        again = pin if version is not None else dist
+        upgrade = () if version is not None else ("--upgrade",)
         summary = (
             f"Reinstall {dist} with this interpreter, in a release built for this Python: "
-            f"python -m pip install --upgrade --force-reinstall --no-cache-dir {dist} (a "
-            f"source build compiles it against this Python); or run {dist} with the Python it "
-            "was built for"
+            f"python -m pip install {' '.join((*upgrade, '--force-reinstall', '--no-cache-dir'))} "
+            f"{again} (a source build compiles it against this Python); or run {dist} with the "
+            "Python it was built for"
         )
         actions = [
             manual(f"python -m pip uninstall -y {dist}  (with the interpreter that fails)"),
-            pip_install(dist, flags=("--upgrade", "--force-reinstall", "--no-cache-dir")),
+            pip_install(again, flags=(*upgrade, "--force-reinstall", "--no-cache-dir")),
             manual("python -c 'import sys; print(sys.version)'  (the Python importing it)"),
         ]
     else:
@@ -300,6 +323,13 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
     )
 
 
+# a top-level extension module named by its file alone (no directory): a public module name,
+# not a shared library (lib*.so) nor a package's private submodule (_C.so)
+_BARE_EXTENSION = re.compile(
+    r"(?:^|[\s'\"(])(?P<file>[A-Za-z][A-Za-z0-9_]*\.(?:cpython-[0-9a-z_-]+|abi3)\.so)"
+    r": undefined symbol"
+)
+_BARE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*\.(?:cpython-[0-9a-z_-]+|abi3)\.so$")
 # the pre-C++11 std::string in a mangled name (`Ss`, std::basic_string<char> of the old ABI);
 # the C++11 ABI's is NSt7__cxx1112basic_string... (Itanium C++ ABI, libstdc++'s dual ABI)
 _OLD_ABI_STRING = re.compile(r"(?<=[A-Za-z_])Ss(?=[A-Za-z_]|$)")  # not inside a <len><name>

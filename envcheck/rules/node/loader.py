@@ -613,8 +613,8 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         summary = (
             f"The system libstdc++ is older than GCC {gcc or '?'}: put a newer libstdc++.so.6 "
             "first on the loader's path: in a conda environment, conda install -c conda-forge "
-            f"libstdcxx-ng (a release >= {at_least}; or conda install -c conda-forge gcc, "
-            "which brings it) and export "
+            f"libstdcxx-ng (a release >= {at_least}; or conda install -c conda-forge "
+            f"gcc{'=' + gcc if gcc else ''}, which brings it) and export "
             "LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH (or LD_PRELOAD "
             "$CONDA_PREFIX/lib/libstdc++.so.6); or upgrade the OS's libstdc++6 (Ubuntu: the "
             "ppa:ubuntu-toolchain-r/test PPA) or use a newer OS image"
