@@ -287,3 +287,23 @@ def test_a_system_libstdcxx_names_gcc_at_the_release_that_introduced_the_label(
     entry = MATRIX.libstdcxx_label("GLIBCXX_3.4.31")
     assert entry is not None
     assert f"conda install -c conda-forge gcc={entry.gcc}" in _confirmed(cli, log, "SYS151")
+
+
+def test_onnxruntimes_and_ctranslate2s_wordings_confirm_the_loader_cause(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    ort = _log(
+        tmp_path,
+        "[E:onnxruntime:Default, provider_bridge_ort.cc:1862 TryGetProviderInfo_CUDA] "
+        "/onnxruntime_src/onnxruntime/core/session/provider_bridge_ort.cc:1539 "
+        "onnxruntime::Provider& onnxruntime::ProviderLibrary::Get() [ONNXRuntimeError] : 1 : "
+        "FAIL : Failed to load library libonnxruntime_providers_cuda.so with error: "
+        "libcufft.so.11: cannot open shared object file: No such file or directory",
+    )
+    text = _confirmed(cli, ort, "SYS150")
+    assert "pip install nvidia-cufft-cu12==11.*" in text
+    # conda's CUDA library packages follow the SONAME's major
+    assert "conda install -c conda-forge libcufft=11" in text
+    ct2 = tmp_path / "ct2.log"
+    ct2.write_text("RuntimeError: Library libcublas.so.12 is not found or cannot be loaded\n")
+    assert "pip install nvidia-cublas-cu12==12.*" in _confirmed(cli, ct2, "SYS150")

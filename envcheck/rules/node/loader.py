@@ -25,7 +25,11 @@ from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import apt_command, apt_words, conda_words, fix, manual, pip_install
 from envcheck.rules.node.cuda_libs import _pins
 
-_SONAME = re.compile(r"(lib[A-Za-z0-9_+.-]*?\.so(?:\.[0-9]+)*)(?:: cannot open| => not found)")
+# glibc's and ldd's wordings, and CTranslate2's ('Library %s is not found or cannot be loaded')
+_SONAME = re.compile(
+    r"(lib[A-Za-z0-9_+.-]*?\.so(?:\.[0-9]+)*)"
+    r"(?:: cannot open| => not found| is not found or cannot be loaded)"
+)
 _SITE = re.compile(r"(?P<site>/[^\s:'\"()]*?/(?:site|dist)-packages)/")
 _LABEL = re.compile(r"^(GLIBCXX|CXXABI)_([0-9.]+)$")
 _CONDA = re.compile(
@@ -164,6 +168,9 @@ def _soname_actions(
             words.append(apt_words(name))
             actions.append(apt_command(name))
         elif how == "conda":
+            major_of = re.search(r"\.so\.([0-9]+)", soname)
+            if major_of and int(major_of.group(1)) >= 1 and entry.kind in _VERSIONED_LIKE_SONAME:
+                name = f"{name}={major_of.group(1)}"  # conda's package follows the SONAME's major
             words.append(conda_words(name))
             actions.append(manual(f"conda install -c conda-forge {name}"))
         else:
