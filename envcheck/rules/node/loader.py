@@ -609,6 +609,9 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         actions.append(manual(f"conda install -c conda-forge '{gcc_pkg}'"))
         if pinned_runtime:
             actions.append(manual(pinned_runtime))
+        actions.append(
+            manual("conda install -c conda-forge gcc gxx  (the compilers bring the runtime)")
+        )
         if system_has is not False:
             actions.append(manual(f"export LD_PRELOAD={system_copy}"))
             actions.append(
@@ -637,7 +640,8 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         actions.append(
             manual(
                 "sudo add-apt-repository ppa:ubuntu-toolchain-r/test && sudo apt-get update && "
-                "sudo apt-get install libstdc++6  (Ubuntu; the PPA's newer GCC runtime)"
+                "sudo apt-get install libstdc++6  (Ubuntu; the PPA's newer GCC runtime; or: sudo "
+                "apt install libstdc++6)"
             )
         )
         newer = [
