@@ -341,7 +341,7 @@ class Matrix:
         base, sep, numbers = wanted.partition(".so")
         parts = [p for p in numbers.split(".") if p] if sep else []
         candidates += [base + ".so." + ".".join(parts[:n]) for n in range(len(parts) - 1, 0, -1)]
-        candidates.append(re.sub(r"^libpython3\.[0-9]+", "libpython3.X", wanted))
+        candidates.append(re.sub(r"^libpython3\.[0-9]+m?", "libpython3.X", wanted))
         for candidate in candidates:
             found = tuple(s for s in self.sonames if s.name == candidate)
             if found:

@@ -40,3 +40,18 @@ def from_spec(spec: FixSpec) -> Fix:
         actions.append(set_env(**spec.env))
     actions.extend(manual(text) for text in spec.manual)
     return Fix(summary=spec.summary, applicability=spec.applicability, actions=tuple(actions))
+
+
+def apt_words(packages: str) -> str:
+    """An apt install in both spellings threads use (`apt-get install X`, `apt install X`)."""
+    return f"sudo apt-get install {packages} (or: sudo apt install {packages})"
+
+
+def apt_command(packages: str) -> Action:
+    """The apt install to run, non-interactive (as in a Dockerfile)."""
+    return manual(f"sudo apt-get update && sudo apt-get install -y {packages}")
+
+
+def conda_words(packages: str) -> str:
+    """A conda-forge install in both spellings threads use (with and without the channel)."""
+    return f"conda install -c conda-forge {packages} (or: conda install {packages})"

@@ -1556,7 +1556,7 @@ EXAMPLES += [
     ("Failed to import CuPy.", "cupy-import-failed"),
     (
         "[E:onnxruntime:Default, provider_bridge_ort.cc:1548 TryGetProviderInfo_CUDA] /onnxruntime_src/onnxruntime/core/session/provider_bridge_ort.cc:1209 onnxruntime::Provider& onnxruntime::ProviderLibrary::Get() [ONNXRuntimeError] : 1 : FAIL : Failed to load library libonnxruntime_providers_cuda.so with error: libcublasLt.so.11: cannot open shared object file: No such file or directory",
-        "onnxruntime-cuda-provider-not-created",
+        "onnxruntime-cuda-provider-library-missing",
     ),
     (
         "2020-04-06 10:30:18.954700: W tensorflow/core/common_runtime/gpu/gpu_device.cc:1592] Cannot dlopen some GPU libraries. Please make sure the missing libraries mentioned above are installed properly if you would like to use GPU.",

@@ -145,7 +145,8 @@ def test_an_unknown_other_library_names_no_cuda_directory(
 ) -> None:
     log = _log(
         tmp_path,
-        "ImportError: libnvinfer.so.8: cannot open shared object file: No such file or directory",
+        "ImportError: libopencv_core.so.409: cannot open shared object file: No such file or "
+        "directory",
     )
     fix = _fix(_causes(cli, log)["SYS150"])
     assert "export LD_LIBRARY_PATH=<its directory>:$LD_LIBRARY_PATH" in fix

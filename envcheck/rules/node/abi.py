@@ -57,6 +57,8 @@ def provider(symbol: str) -> str:
     """Which library should define ``symbol``: torch, cuda-driver, cuda, python or other."""
     if _TORCH.match(symbol) or (symbol.startswith("_Z") and _TORCH_ANY.search(symbol[:40])):
         return "torch"
+    if symbol.startswith("THP"):  # torch's Python bindings (THPVariableClass), in libtorch_python
+        return "torch"
     if _CUDA_DRIVER.match(symbol):
         return "cuda-driver"
     if _CUDA_LIB.match(symbol):
@@ -73,6 +75,8 @@ def owner(path: str, matrix: Matrix) -> tuple[str, str] | None:
     if found is None:
         return None
     top = found.group("top")
+    if top.endswith(".egg"):  # setuptools' egg directory: <name>-<version>-py3.X-<platform>.egg
+        top = top.split("-", 1)[0]
     if top.endswith(".so") or ".cpython-" in top or ".abi3" in top:  # a top-level extension file
         top = top.split(".", 1)[0]
     entry = matrix.import_name(top)
@@ -148,6 +152,9 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
         return _windows_entry_point(facts, line, windows.group(1))
     if path is None and symbol is None and (stated := _stated_cuda_mismatch(facts, line)):
         return stated
+    if path is None and symbol is not None and provider(symbol) != "other":
+        bare = _BARE_EXTENSION.search(line.text)  # `foo.cpython-310-x86_64-linux-gnu.so: ...`
+        path = bare.group("file") if bare is not None else None
     if path is None or symbol is None:
         raise NotStated(
             f"line {line.line} does not name the extension's path and the symbol",
@@ -157,6 +164,10 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
     if removed is not None:
         return _removed_symbol(facts, line, path, removed)
     owned = owner(path, facts.matrix)
+    if owned is None and _BARE_NAME.match(path):  # the extension module's bare file name
+        top = path.split(".", 1)[0]
+        entry = facts.matrix.import_name(top)
+        owned = top, canonicalize_name(entry.distribution if entry and entry.distribution else top)
     if owned is None:
         return _source_build(facts, line, path, symbol)
     top, dist = owned
@@ -166,7 +177,7 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
         and (provider(symbol) in ("cuda", "cuda-driver") or _VERSIONED.search(line.text))
     ):
         return _mixed_cuda(facts, line, path, symbol)
-    if dist in ("torch", "nvidia"):
+    if dist in ("torch", "nvidia") and provider(symbol) != "python":
         raise NotStated(
             f"{path} is torch's own library or one of its CUDA wheels: CUD104 and CUD101 judge "
             "which copies load and whether they match torch's pins on the node",
@@ -186,14 +197,20 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
         flags=("--no-build-isolation", "--no-cache-dir", "--force-reinstall", "--no-binary", dist),
     )
     have = f"{dist} {version}" if version is not None else dist
-    cxx11 = "__cxx11" in symbol
+    cxx11 = "__cxx11" in symbol or "B5cxx11" in symbol
+    old_abi = not cxx11 and _OLD_ABI_STRING.search(symbol) is not None
     if source == "torch":
         torch = _torch_text(facts)
         abi = (
             " with the other C++ ABI (the symbol uses std::__cxx11: _GLIBCXX_USE_CXX11_ABI "
             "differs between the extension and torch)"
             if cxx11
-            else ""
+            else (
+                " with the other C++ ABI (the symbol uses the pre-C++11 std::string, `Ss`: the "
+                "extension was built with _GLIBCXX_USE_CXX11_ABI=0, torch with 1)"
+                if old_abi
+                else ""
+            )
         )
         cause = f"{have}'s extension was built against another torch than {torch}{abi}"
         summary = (
@@ -203,7 +220,26 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
             f"(with --no-binary {dist} to compile it here when the index only has the mismatched "
             "wheel)"
         )
-        actions = [rebuild]
+        # a source checkout reuses its stale objects unless its build/ folder goes first
+        # (FRNN#18, torch-batch-svd#7, pytorch#2172: rm the build folder, then reinstall)
+        summary += "; from a source checkout, rm -rf build/ first (a stale build is reused)"
+        actions = [rebuild, manual("rm -rf build/  (in a source checkout, before reinstalling)")]
+        if symbol.startswith("THP"):  # resolved against the torch already loaded in the process
+            summary = f"import torch before importing {top} (it resolves {symbol} against " + (
+                "the torch already loaded); if that does not help: "
+                + summary[0].lower()
+                + summary[1:]
+            )
+            actions = [manual(f"import torch  (before import {top})"), *actions]
+        if cxx11 or old_abi:
+            summary += (
+                "; a prebuilt wheel must carry torch's C++ ABI (python -c 'import torch; "
+                "print(torch._C._GLIBCXX_USE_CXX11_ABI)': True takes the cxx11abiTRUE wheel, "
+                "False the cxx11abiFALSE one)"
+            )
+            actions.append(
+                manual("python -c 'import torch; print(torch._C._GLIBCXX_USE_CXX11_ABI)'")
+            )
     elif source == "cuda-driver":
         cause = (
             f"{have}'s extension calls a CUDA driver function the installed NVIDIA driver does "
@@ -233,9 +269,28 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
             manual("echo $LD_LIBRARY_PATH  (no /usr/local/cuda*/lib64 before the wheels)"),
         ]
     elif source == "python":
-        cause = f"{have}'s extension was built for another Python than the one importing it"
-        summary = f"Reinstall {dist} for this interpreter: python -m pip install --force-reinstall --no-cache-dir {pin}"
-        actions = [pip_install(pin, flags=("--force-reinstall", "--no-cache-dir"))]
+        built = _CPYTHON_TAG.search(path)
+        for_python = f" (its file is tagged for Python 3.{built.group(1)})" if built else ""
+        cause = (
+            f"{have}'s extension was built for another Python than the one importing it"
+            f"{for_python}: a copy installed by another interpreter, or a release older than "
+            "this Python's C API"
+        )
+        # the installed release's wheel for this Python when the version is known, else the
+        # newest release (built for this Python's C API)
+        again = pin if version is not None else dist
+        upgrade = () if version is not None else ("--upgrade",)
+        summary = (
+            f"Reinstall {dist} with this interpreter, in a release built for this Python: "
+            f"python -m pip install {' '.join((*upgrade, '--force-reinstall', '--no-cache-dir'))} "
+            f"{again} (a source build compiles it against this Python); or run {dist} with the "
+            "Python it was built for"
+        )
+        actions = [
+            manual(f"python -m pip uninstall -y {dist}  (with the interpreter that fails)"),
+            pip_install(again, flags=(*upgrade, "--force-reinstall", "--no-cache-dir")),
+            manual("python -c 'import sys; print(sys.version)'  (the Python importing it)"),
+        ]
     else:
         cause = (
             f"{have}'s extension was built against another version of a library it links "
@@ -248,19 +303,27 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
             "wheel)"
         )
         actions = [rebuild]
-    entry = facts.matrix.extension(dist) or facts.matrix.extension(top)
-    if entry is not None and source in ("torch", "cuda"):
+    extension = facts.matrix.extension(dist) or facts.matrix.extension(top)
+    if extension is not None and source in ("torch", "cuda"):
         # a compiled-ops package with its own wheel index / build (matrices/packages/extensions.toml)
-        text, built = install_text(facts, entry)
+        text, ext_actions = install_text(facts, extension)
         summary = (
-            f"Install the {entry.package} build made for {_torch_text(facts)}: {text}; or "
+            f"Install the {extension.package} build made for {_torch_text(facts)}: {text}; or "
             f"reinstall it against the installed torch: pip install {pin} --no-build-isolation "
             "--no-cache-dir --force-reinstall"
         )
-        actions = [*built, *actions]
+        actions = [*ext_actions, *actions]
     known = facts.matrix.import_name(top)
-    if known is not None and known.note:  # which distribution ships the extension, where
-        summary += f". {known.note}"
+    if (
+        known is not None
+        and known.note
+        and not (extension is not None and source in ("torch", "cuda"))
+    ):  # which distribution ships the extension, where
+        note = _wheel_index(known.note, facts)
+        summary += f". {note}"
+        index = _FIND_LINKS.search(note)
+        if index is not None:  # the package's own wheel index, as its README gives it
+            actions = [manual(index.group(0).rstrip(".,;")), *actions]
     return Hit(
         f"{path} (package {dist}, line {line.line}) cannot resolve {shown}, which {source_text(source)} "
         f"should provide: {cause}",
@@ -314,6 +377,38 @@ def _stated_cuda_mismatch(facts: Facts, line: LogLine) -> Hit | None:
             *actions,
         ),
     )
+
+
+# a top-level extension module named by its file alone (no directory): a public module name,
+# not a shared library (lib*.so) nor a package's private submodule (_C.so)
+_BARE_EXTENSION = re.compile(
+    r"(?:^|[\s'\"(])(?P<file>[A-Za-z][A-Za-z0-9_]*\.(?:cpython-[0-9a-z_-]+|abi3)\.so)"
+    r": undefined symbol"
+)
+_BARE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*\.(?:cpython-[0-9a-z_-]+|abi3)\.so$")
+# the pre-C++11 std::string in a mangled name (`Ss`, std::basic_string<char> of the old ABI);
+# the C++11 ABI's is NSt7__cxx1112basic_string... (Itanium C++ ABI, libstdc++'s dual ABI)
+_OLD_ABI_STRING = re.compile(r"(?<=[A-Za-z_])Ss(?=[A-Za-z_]|$)")  # not inside a <len><name>
+_CPYTHON_TAG = re.compile(r"\.cpython-3([0-9]+)")
+_FIND_LINKS = re.compile(r"pip install [A-Za-z0-9_.-]+ -f https://\S+")
+
+
+def _wheel_index(note: str, facts: Facts) -> str:
+    """A table note's wheel index with the node's torch filled in: ${TORCH} is the release
+    (2.1.0) and ${CUDA} its variant (cu121, cpu), as PyG's READMEs spell them; the
+    placeholders stay when the node does not say."""
+    if "${TORCH}" not in note:
+        return note
+    try:
+        torch = facts.known_version("torch")
+    except Skip:
+        return note
+    if torch is None:
+        return note
+    variant = torch.local or ""
+    if not re.fullmatch(r"cu[0-9]+|cpu", variant):
+        return note
+    return note.replace("${TORCH}", torch.base_version).replace("${CUDA}", variant)
 
 
 def _removed_symbol(facts: Facts, line: LogLine, path: str, entry: RemovedSymbol) -> Hit:

@@ -207,13 +207,29 @@ def cudnn_not_loadable_in_log(facts: Facts, line: LogLine) -> Hit:
     if major is not None:
         actions.append(pip_install(f"{wheel}=={major}.*"))
     actions.append(manual(EXPORT))
+    others: list[str] = []
     if major is not None:
         system = f"libcudnn{major}-cuda-12" if int(major) >= 9 else f"libcudnn{major}"
         actions.append(manual(f"or the system package: sudo apt install {system}"))
+        # conda-forge's cudnn package follows cuDNN's major; Ubuntu's own multiverse package
+        # nvidia-cudnn is cuDNN 8 (22.04); CUDA 11 stacks take the cu11 wheel of cuDNN 8
+        others.append(f"conda install -c conda-forge cudnn={major}")
+        actions.append(
+            manual(f"or conda install -c conda-forge cudnn={major}  (conda install cudnn)")
+        )
+        if major == "8":
+            others.append("sudo apt install nvidia-cudnn (Ubuntu)")
+            actions.append(manual("or Ubuntu's package: sudo apt install nvidia-cudnn"))
+            actions.append(
+                manual("CUDA 11 stacks: pip install nvidia-cublas-cu11 nvidia-cudnn-cu11==8.*")
+            )
+    # faster-whisper's README: both wheels, then both lib directories on LD_LIBRARY_PATH
+    actions.append(manual(_BOTH_WHEELS.format(wheel=wheel, major=major or "9")))
     actions.append(
         manual(
             "CTranslate2 (faster-whisper): 4.5 and newer need cuDNN 9, 4.0-4.4 cuDNN 8 "
-            "(pip install ctranslate2==4.4.0 for cuDNN 8)"
+            "(pip install ctranslate2==4.4.0 for CUDA 12 and cuDNN 8, ctranslate2==3.24.0 for "
+            "CUDA 11 and cuDNN 8)"
         )
     )
     want = f"cuDNN {major}" if major else "cuDNN"
@@ -223,11 +239,21 @@ def cudnn_not_loadable_in_log(facts: Facts, line: LogLine) -> Hit:
         evidence={"line": line.line, "library": lib, "installed": installed},
         fix=fix(
             f"Install {want} and put its directory on LD_LIBRARY_PATH"
-            + (f" (pip install {wheel}=={major}.*)" if major else ""),
+            + (f" (pip install {wheel}=={major}.*" if major else "")
+            + "".join(f"; or {o}" for o in others)
+            + (")" if major else ""),
             "manual",
             *actions,
         ),
     )
+
+
+_BOTH_WHEELS = (
+    "with cuBLAS too (faster-whisper's README): pip install nvidia-cublas-cu12 '{wheel}=={major}.*' "
+    "&& export LD_LIBRARY_PATH=$(python3 -c 'import os, nvidia.cublas.lib, nvidia.cudnn.lib; "
+    'print(os.path.dirname(nvidia.cublas.lib.__file__) + ":" + '
+    "os.path.dirname(nvidia.cudnn.lib.__file__))'):$LD_LIBRARY_PATH"
+)
 
 
 def _windows_hit(facts: Facts, line: LogLine, dll: re.Match[str]) -> Hit:

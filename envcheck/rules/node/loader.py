@@ -22,10 +22,14 @@ from envcheck.matrix.model import Matrix, package_names
 from envcheck.matrix.schema import OsRelease, Soname
 from envcheck.model.finding import Action, Fix, Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
-from envcheck.rules.fixes import fix, manual, pip_install
+from envcheck.rules.fixes import apt_command, apt_words, conda_words, fix, manual, pip_install
 from envcheck.rules.node.cuda_libs import _pins
 
-_SONAME = re.compile(r"(lib[A-Za-z0-9_+.-]*?\.so(?:\.[0-9]+)*)(?:: cannot open| => not found)")
+# glibc's and ldd's wordings, and CTranslate2's ('Library %s is not found or cannot be loaded')
+_SONAME = re.compile(
+    r"(lib[A-Za-z0-9_+.-]*?\.so(?:\.[0-9]+)*)"
+    r"(?:: cannot open| => not found| is not found or cannot be loaded)"
+)
 _SITE = re.compile(r"(?P<site>/[^\s:'\"()]*?/(?:site|dist)-packages)/")
 _LABEL = re.compile(r"^(GLIBCXX|CXXABI)_([0-9.]+)$")
 _CONDA = re.compile(
@@ -153,17 +157,29 @@ def _soname_actions(
             actions.append(
                 manual(f"if {wheel} is installed: export LD_LIBRARY_PATH={folder}:$LD_LIBRARY_PATH")
             )
-    for field, command, run in (
-        # the spelling threads use: `apt-get install` in the summary, `-y` in the command
-        (entry.apt, "apt-get install", "sudo apt-get install -y"),
-        (entry.dnf, "dnf install", "dnf install"),
-        (entry.conda, "conda install -c conda-forge", "conda install -c conda-forge"),
-    ):
+    for field, how in ((entry.apt, "apt"), (entry.dnf, "dnf"), (entry.conda, "conda")):
         found = package_names(field)
-        if found:
-            name = found[0].replace("3.X", f"3.{minor.group(1)}") if minor else found[0]
-            words.append(f"{command} {name}")
-            actions.append(manual(f"{run} {name}"))
+        if not found:
+            continue
+        name = found[0].replace("3.X", f"3.{minor.group(1)}") if minor else found[0]
+        # the spellings threads use: `apt install` and `apt-get install` (`-y` in a Dockerfile),
+        # `conda install` with and without conda-forge's channel
+        if how == "apt":
+            words.append(apt_words(name))
+            actions.append(apt_command(name))
+        elif how == "conda":
+            major_of = re.search(r"\.so\.([0-9]+)", soname)
+            if major_of and int(major_of.group(1)) >= 1 and entry.kind in _VERSIONED_LIKE_SONAME:
+                name = f"{name}={major_of.group(1)}"  # conda's package follows the SONAME's major
+            words.append(conda_words(name))
+            actions.append(manual(f"conda install -c conda-forge {name}"))
+        else:
+            words.append(f"sudo dnf install {name}")
+            actions.append(manual(f"sudo dnf install -y {name}"))
+    if entry.kind == "python" and minor is not None:
+        words_, actions_ = _libpython_actions(f"3.{minor.group(1)}")
+        words += words_
+        actions += actions_
     if entry.apt_nvidia:
         name = entry.apt_nvidia.split(" (")[0]
         words.append(f"apt-get install {name} (NVIDIA's CUDA repository; X = the CUDA minor)")
@@ -188,6 +204,27 @@ def _soname_actions(
                     "LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH"
                 )
             )
+    return words, actions
+
+
+def _libpython_actions(version: str) -> tuple[list[str], list[Action]]:
+    """libpython3.X.so.1.0 exists only for a Python built with --enable-shared (CPython's
+    configure; pyenv's wiki: PYTHON_CONFIGURE_OPTS="--enable-shared"); Debian's libpython3.X
+    (and -dev) packages ship it for the system Python; a shared Python installed elsewhere
+    (/usr/local, a conda environment) has it in its LIBDIR, which the loader may not search."""
+    libdir = "$(python3 -c 'import sysconfig; print(sysconfig.get_config_var(\"LIBDIR\"))')"
+    words = [
+        f"sudo apt-get install libpython{version}-dev (the system Python's)",
+        f"a Python built from source or by pyenv needs --enable-shared: env "
+        f'PYTHON_CONFIGURE_OPTS="--enable-shared" pyenv install {version} (./configure '
+        "--enable-shared)",
+        f"a shared Python installed elsewhere: export LD_LIBRARY_PATH={libdir}:$LD_LIBRARY_PATH",
+    ]
+    actions = [
+        apt_command(f"libpython{version}-dev"),
+        manual(f'env PYTHON_CONFIGURE_OPTS="--enable-shared" pyenv install --force {version}'),
+        manual(f"export LD_LIBRARY_PATH={libdir}:$LD_LIBRARY_PATH"),
+    ]
     return words, actions
 
 
@@ -267,9 +304,25 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
             "the NVIDIA driver on the host (" + " or ".join(words) + ")"
             if words
             else "the NVIDIA driver",
-            "in a container, start it with the host's GPUs: docker run --gpus all (NVIDIA Container Toolkit)",
+            "in a container, start it with the host's GPUs: docker run --gpus all (the "
+            "nvidia-container-toolkit on the host; docker compose: a deploy.resources."
+            "reservations.devices entry with driver: nvidia and capabilities: [gpu])",
         ]
         actions.append(manual("docker run --gpus all ...  (or the CDI device nvidia.com/gpu=all)"))
+        # NVIDIA Container Toolkit's install guide: the package, then nvidia-ctk configures
+        # Docker's runtime (docker compose's GPU support: deploy.resources.reservations.devices)
+        actions.append(
+            manual(
+                "on the host: sudo apt-get install -y nvidia-container-toolkit && sudo nvidia-ctk "
+                "runtime configure --runtime=docker && sudo systemctl restart docker"
+            )
+        )
+        actions.append(
+            manual(
+                "docker compose: deploy: {resources: {reservations: {devices: [{driver: nvidia, "
+                "count: all, capabilities: [gpu]}]}}}"
+            )
+        )
         if soname.startswith("libcuda.so"):
             # WSL 2 maps the Windows driver's libraries to /usr/lib/wsl/lib (microsoft/WSL#8587,
             # facebookresearch/nougat#105): the loader must be told
@@ -333,15 +386,17 @@ def _container_runtime_without_driver(soname: str, line: LogLine) -> Hit:
         "Docker Desktop that does not see it)",
         evidence={"line": line.line, "soname": soname, "required_by": "nvidia-container-cli"},
         fix=fix(
-            "Install the NVIDIA driver on the host (nvidia-smi must work there), then restart "
-            "Docker; use Docker's own packages rather than the snap",
+            "Install the NVIDIA driver on the host (nvidia-smi must work there), then "
+            "(re)install the nvidia-container-toolkit and restart Docker; use Docker's own "
+            "packages rather than the snap",
             "manual",
             manual(
                 "on the host: sudo ubuntu-drivers install  (or sudo apt install "
                 "nvidia-driver-<branch>), reboot, check nvidia-smi"
             ),
             manual(
-                "sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker"
+                "sudo apt-get install --reinstall -y nvidia-container-toolkit && sudo nvidia-ctk "
+                "runtime configure --runtime=docker && sudo systemctl restart docker"
             ),
             manual(
                 "a snap-installed Docker cannot see the host driver: snap remove docker, install docker-ce"
@@ -522,6 +577,15 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
     conda_pkg = f"libstdcxx-ng>={gcc_short}" if gcc_short else "libstdcxx-ng"
     gcc_pkg = f"gcc>={gcc_short}" if gcc_short else "gcc"
     system_copy = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"
+    # conda-forge's libstdcxx-ng/libgcc-ng follow GCC's major (7 onwards): the runtime of the
+    # GCC that introduced the label, as threads pin it
+    gcc_major = int(gcc.split(".")[0]) if gcc and gcc.split(".")[0].isdigit() else None
+    pinned_runtime = (
+        f"conda install -c conda-forge libstdcxx-ng={gcc_major} libgcc-ng={gcc_major}  "
+        f"(GCC {gcc_major}'s runtime, or newer)"
+        if gcc_major is not None and gcc_major >= 7
+        else None
+    )
     check = manual(
         f"strings {path or system_copy} | grep {label.split('_')[0]}_  (the labels it has)"
     )
@@ -543,6 +607,11 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
             )
         )
         actions.append(manual(f"conda install -c conda-forge '{gcc_pkg}'"))
+        if pinned_runtime:
+            actions.append(manual(pinned_runtime))
+        actions.append(
+            manual("conda install -c conda-forge gcc gxx  (the compilers bring the runtime)")
+        )
         if system_has is not False:
             actions.append(manual(f"export LD_PRELOAD={system_copy}"))
             actions.append(
@@ -554,13 +623,15 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         summary = (
             f"The system libstdc++ is older than GCC {gcc or '?'}: put a newer libstdc++.so.6 "
             "first on the loader's path: in a conda environment, conda install -c conda-forge "
-            f"libstdcxx-ng (a release >= {at_least}; or conda install -c conda-forge gcc, "
-            "which brings it) and export "
+            f"libstdcxx-ng (a release >= {at_least}; or conda install -c conda-forge "
+            f"gcc{'=' + gcc if gcc else ''}, which brings it) and export "
             "LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH (or LD_PRELOAD "
             "$CONDA_PREFIX/lib/libstdc++.so.6); or upgrade the OS's libstdc++6 (Ubuntu: the "
             "ppa:ubuntu-toolchain-r/test PPA) or use a newer OS image"
         )
         actions.append(manual(f"conda install -c conda-forge '{conda_pkg}'"))
+        if pinned_runtime:
+            actions.append(manual(pinned_runtime))
         actions.append(manual("export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH"))
         env = _conda_prefix(needer)
         if env is not None:  # the binary that needs the label lives in a conda environment
@@ -569,7 +640,8 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         actions.append(
             manual(
                 "sudo add-apt-repository ppa:ubuntu-toolchain-r/test && sudo apt-get update && "
-                "sudo apt-get install --only-upgrade libstdc++6  (Ubuntu)"
+                "sudo apt-get install libstdc++6  (Ubuntu; the PPA's newer GCC runtime; or: sudo "
+                "apt install libstdc++6)"
             )
         )
         newer = [

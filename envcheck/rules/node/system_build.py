@@ -18,7 +18,7 @@ from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, LogLine, from_log, rule
-from envcheck.rules.fixes import fix, manual, set_env
+from envcheck.rules.fixes import apt_words, fix, manual, set_env
 
 JIT_BUILDERS = ("deepspeed", "triton")  # compile C/C++ against Python.h on the node at run time
 
@@ -309,8 +309,8 @@ def system_library_missing(facts: Facts) -> Iterable[Hit]:
             f"{'it' if len(known) == 1 else 'them'} is not installed",
             evidence={"missing": [lib for lib, _ in known]},
             fix=fix(
-                f"Install {' '.join(packages)}: sudo apt-get install {' '.join(packages)}"
-                + (f" (older releases: sudo apt-get install {' '.join(older)})" if older else "")
+                f"Install {' '.join(packages)}: {apt_words(' '.join(packages))}"
+                + (f"; older releases: {apt_words(' '.join(older))}" if older else "")
                 + (f". {notes}" if notes else ""),
                 "manual",
                 manual(f"sudo apt-get install -y {' '.join(packages)}"),
