@@ -93,29 +93,28 @@ def test_a_name_a_release_added_pins_that_release(
 def test_the_installed_version_chooses_the_direction(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    """A name transformers dropped and a later patch brought back (its own wheels): with the
-    release in the gap installed, the way forward first, the way back after."""
-    history = MATRIX.python_name(
-        "transformers.pytorch_utils", "is_torch_greater_or_equal_than_1_13"
-    )
+    """A name diffusers dropped and a later release brought back (its own tags): with a release
+    of the gap installed, the way forward first, the way back after."""
+    history = MATRIX.python_name("diffusers.utils", "is_safetensors_available")
     assert history is not None and len(history.spans) == 2
     gap = history.spans[0]
     assert gap.gone is not None and gap.last is not None
     log = _log(
         tmp_path,
-        "ImportError: cannot import name 'is_torch_greater_or_equal_than_1_13' from "
-        "'transformers.pytorch_utils' (/opt/venv/lib/python3.10/site-packages/transformers/"
-        "pytorch_utils.py)",
+        "ImportError: cannot import name 'is_safetensors_available' from 'diffusers.utils' "
+        "(/opt/venv/lib/python3.10/site-packages/diffusers/utils/__init__.py)",
     )
-    saved = _node(tmp_path, transformers=str(gap.gone))
-    text = _fix(_causes(cli, log, "--report", str(saved))["PY150"])
+    saved = _node(tmp_path, diffusers=str(gap.gone))
+    py150 = _causes(cli, log, "--report", str(saved))["PY150"]
+    text = _fix(py150)
     upgrade = history.next_added(gap.gone)
     assert upgrade is not None
-    forward = f'pip install "transformers>={short(upgrade.first)}"'
-    back = f'pip install "transformers<{short(gap.gone)}"'
+    forward = f'pip install "diffusers>={short(upgrade.first)}"'
+    back = f'pip install "diffusers<{short(gap.gone)}"'
     assert forward in text and back in text
     assert text.index(forward) < text.index(back)
-    assert f"transformers=={gap.last}" in text
+    assert f"diffusers=={gap.last}" in text
+    assert "brought it back" in py150["findings"][0]["message"]
 
 
 def test_the_installed_release_having_the_name_leaves_the_table_out(

@@ -129,9 +129,14 @@ def _added(
         + back
         + f"; or use a release of {named} made for {have}"
     )
-    actions: list[Action] = [pip_install(pin), pip_install(dist, flags=("--upgrade",))]
+    actions: list[Action] = [pip_install(pin), pip_install(typed, flags=("--upgrade",))]
+    when = (
+        f"{dist} {before.gone} removed {_what(history)} and {span.first} brought it back"
+        if before is not None and before.gone is not None
+        else f"{dist} {span.first} added {_what(history)}"
+    )
     return Hit(
-        f"{dist} {span.first} added {_what(history)}; {have} {older} (line {line.line}): "
+        f"{when}; {have} {older} (line {line.line}): "
         f"{named} was written for {dist} >= {short(span.first)} (version skew between {dist} "
         "and the package that imports it)",
         evidence=_evidence(line, history, version, importer),
