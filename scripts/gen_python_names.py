@@ -416,7 +416,7 @@ class WheelSource(Source):
     def __init__(self, folder: Path, lib: Lib) -> None:
         self.folder = folder
         self.lib = lib
-        self.where = f"{lib.distribution}'s release wheels (the package index's files)"
+        self.where = f"the release wheels of {lib.distribution} (the package index's files)"
         self._zips: dict[str, zipfile.ZipFile] = {}
 
     def releases(self) -> list[tuple[Version, str]]:

@@ -124,7 +124,8 @@ def _added(
     )
     summary = (
         f"Install {dist} {short(span.first)} or newer, the first release with it: pip install "
-        f'"{pin}" (pip install -U {typed} installs the newest)'
+        f'"{pin}" ({typed}=={span.first} is that release; pip install -U {typed} installs the '
+        "newest)"
         + (f"; {named} imports it from {dist}" if importer is not None else "")
         + back
         + f"; or use a release of {named} made for {have}"
