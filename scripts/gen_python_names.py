@@ -55,6 +55,9 @@ class Lib:
     since: str = "0"
     roots: tuple[str, ...] = ("src/{pkg}", "{pkg}")  # where a package lives in the tree
     version_of: Callable[[str], str] | None = None  # tag version -> the package's version
+    # names a module's lazy loader serves without binding them, from a release on: (module,
+    # name suffixes, first release); such a name is never counted as removed there
+    served: tuple[tuple[str, tuple[str, ...], str], ...] = ()
 
 
 def _protobuf(tag: str) -> str:
@@ -95,6 +98,10 @@ LIBS: tuple[Lib, ...] = (
             "transformers.models.mistral.modeling_mistral",
             "transformers.models.bert.modeling_bert",
         ),
+        # transformers 5's _LazyModule.__getattr__ (utils/import_utils.py): "If trying to
+        # import a *TokenizerFast symbol, transparently fall back to the non-Fast symbol", and
+        # a missing *Tokenizer resolves through the converter mapping
+        served=(("transformers", ("TokenizerFast", "Tokenizer"), "5.0"),),
     ),
     Lib(
         "huggingface-hub",
@@ -789,6 +796,14 @@ def scan(lib: Lib, source: Source) -> Scanned | None:
         sub_versions = [versions[i] for i, _ in seen]
         sets = [s for _, s in seen if s is not None]
         union = set().union(*sets)
+        for served_module, suffixes, since in lib.served:
+            if served_module != module:
+                continue
+            extra = {n for n in union if n.endswith(suffixes)}
+            sets = [
+                s | extra if Version(v) >= Version(since) else s
+                for s, v in zip(sets, sub_versions, strict=True)
+            ]
         changed = {
             n: spans([n in s for s in sets], sub_versions)
             for n in sorted(union)

@@ -153,6 +153,26 @@ def test_generator_reads_names_and_modules_that_changed_between_tags(mirror: Pat
     assert "toylib.core" not in scanned.modules  # present in both
 
 
+def test_names_a_lazy_loader_serves_are_never_counted_as_removed(mirror: Path) -> None:
+    """A library whose lazy loader serves names by suffix from a release on (transformers 5's
+    *TokenizerFast fallback): old_helper is served from 1.1.0, new_helper unaffected."""
+    lib = gen.Lib(
+        "toylib",
+        ("toylib",),
+        ("toylib",),
+        repo="example/toylib",
+        served=(("toylib", ("old_helper",), "1.1.0"),),
+    )
+    source = gen.GitSource(mirror, lib)
+    try:
+        scanned = gen.scan(lib, source)
+    finally:
+        source.close()
+    assert scanned is not None
+    assert "old_helper" not in scanned.names["toylib"]
+    assert scanned.names["toylib"]["new_helper"] == "1.1.0.."
+
+
 def test_generated_toml_reads_back_into_the_lookups(mirror: Path, tmp_path: Path) -> None:
     text = gen.render([_scanned(mirror)])
     path = tmp_path / "generated" / "python_names.toml"
