@@ -247,6 +247,19 @@ LIBS: tuple[Lib, ...] = (
         ),
     ),
     Lib(
+        "torchvision",
+        ("torchvision",),
+        (
+            "torchvision",
+            "torchvision.transforms",
+            "torchvision.transforms.functional",
+            "torchvision.models",
+            "torchvision.ops",
+            "torchvision.io",
+            "torchvision.datasets",
+        ),
+    ),
+    Lib(
         "pydantic",
         ("pydantic",),
         ("pydantic", "pydantic.fields", "pydantic.main", "pydantic.types", "pydantic.config"),
