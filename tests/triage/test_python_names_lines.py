@@ -186,3 +186,28 @@ def test_hand_facts_stay_first(tmp_path: Path, cli: Callable[..., CliResult]) ->
     text = _fix(_causes(cli, log)["PY150"])
     assert 'pip install "huggingface_hub<0.26"' in text
     assert "0.25.2" in text
+
+
+def test_a_removed_submodule_names_the_importer_from_the_traceback(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """torchvision 0.17 removed transforms.functional_tensor (its wheels); basicsr's frame is
+    the innermost above the line: it is the other side of the skew."""
+    history = MATRIX.python_module("torchvision.transforms.functional_tensor")
+    assert history is not None
+    span = history.removed()
+    assert span is not None and span.gone is not None
+    log = _log(
+        tmp_path,
+        "Traceback (most recent call last):",
+        '  File "/opt/venv/lib/python3.10/site-packages/basicsr/data/degradations.py", line 8, '
+        "in <module>",
+        "    from torchvision.transforms.functional_tensor import rgb_to_grayscale",
+        "ModuleNotFoundError: No module named 'torchvision.transforms.functional_tensor'",
+    )
+    py151 = _causes(cli, log)["PY151"]
+    text = _fix(py151)
+    assert f'pip install "torchvision<{short(span.gone)}"' in text
+    assert f"torchvision=={span.last}" in text
+    assert "pip install -U basicsr" in text
+    assert "basicsr was written for torchvision" in py151["findings"][0]["message"]
