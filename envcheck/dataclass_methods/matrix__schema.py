@@ -64,6 +64,22 @@ FUNCTIONS['1e439cfd7c75208afe70692674206ee318646d6427afb06d327802c4587ede1b'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
+   return (self.distribution,self.module,self.name,self.spans,self.oldest,self.newest,self.source,)==(other.distribution,other.module,other.name,other.spans,other.oldest,other.newest,other.source,)
+  return NotImplemented
+ return __eq__
+FUNCTIONS['e80a3547b2227f3d782b68176b1c34744093812414e51a5e57d723e36eaf77a8'] = __create_fn__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.first,self.last,self.gone,)==(other.first,other.last,other.gone,)
+  return NotImplemented
+ return __eq__
+FUNCTIONS['28add3d754a015d187912f46d7e143ae281b753bba5b6418a89fc5b91dd1e093'] = __create_fn__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
    return (self.id,self.pattern,self.meaning,self.source,self.causes,self.noise,self.verified,self.note,self.extract,self.context,self.context_before,self.confirms,self.requirer,self.generic,)==(other.id,other.pattern,other.meaning,other.source,other.causes,other.noise,other.verified,other.note,other.extract,other.context,other.context_before,other.confirms,other.requirer,other.generic,)
   return NotImplemented
  return __eq__
@@ -337,6 +353,18 @@ FUNCTIONS['1a0c00f67f4e9003ca2c5ea1b6ebd484db587f97df09ba38128c0f6c1ef52596'] = 
 
 def __create_fn__():
  def __hash__(self):
+  return hash((self.distribution,self.module,self.name,self.spans,self.oldest,self.newest,self.source,))
+ return __hash__
+FUNCTIONS['b94ad198c3dbcbbc8b75b7336b5a5bc9d8ea262df9bc30b4db99cd0dc38fd95a'] = __create_fn__
+
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.first,self.last,self.gone,))
+ return __hash__
+FUNCTIONS['d9f2e2d962a701dddfb55c637dc636ce2aea7cc34b8bae68c8534f29b3e69a40'] = __create_fn__
+
+def __create_fn__():
+ def __hash__(self):
   return hash((self.id,self.pattern,self.meaning,self.source,self.causes,self.noise,self.verified,self.note,self.extract,self.context,self.context_before,self.confirms,self.requirer,self.generic,))
  return __hash__
 FUNCTIONS['b93ff65974bae5abd29164208ac49a9aa6af5ea449d4a1669466b9ab061d5b71'] = __create_fn__
@@ -550,6 +578,18 @@ def __create_fn__():
   return self.__class__.__qualname__ + f"(description={self.description!r}, reviewed={self.reviewed!r}, generated_by={self.generated_by!r})"
  return __repr__
 FUNCTIONS['cd1ba98594519ba1549da384624c4546da36a750a7d98ead4cd8fa5e7de0666c'] = __create_fn__
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(distribution={self.distribution!r}, module={self.module!r}, name={self.name!r}, spans={self.spans!r}, oldest={self.oldest!r}, newest={self.newest!r}, source={self.source!r})"
+ return __repr__
+FUNCTIONS['a5ffa7edfaf2eb3d14e29ef60e417fc69db0bab2139a34004d93fee1101e0ae8'] = __create_fn__
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(first={self.first!r}, last={self.last!r}, gone={self.gone!r})"
+ return __repr__
+FUNCTIONS['16a30ebd30832910ee18be9ab63cfcad988cd4b2c2bbc9dd6eb6f1aeefdb845d'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -805,6 +845,26 @@ def __create_fn__(_type_description, _type_reviewed, _type_generated_by, MISSING
   __dataclass_builtins_object__.__setattr__(self,'generated_by',generated_by)
  return __init__
 FUNCTIONS['bd16c98125829cee19f32e15000eba062d4db96715ddb43922cb796ef7de9137'] = __create_fn__
+
+def __create_fn__(_type_distribution, _type_module, _type_name, _type_spans, _type_oldest, _type_newest, _type_source, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
+ def __init__(self,distribution:_type_distribution,module:_type_module,name:_type_name,spans:_type_spans,oldest:_type_oldest,newest:_type_newest,source:_type_source)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'distribution',distribution)
+  __dataclass_builtins_object__.__setattr__(self,'module',module)
+  __dataclass_builtins_object__.__setattr__(self,'name',name)
+  __dataclass_builtins_object__.__setattr__(self,'spans',spans)
+  __dataclass_builtins_object__.__setattr__(self,'oldest',oldest)
+  __dataclass_builtins_object__.__setattr__(self,'newest',newest)
+  __dataclass_builtins_object__.__setattr__(self,'source',source)
+ return __init__
+FUNCTIONS['39d1a17d3131011a1e97191e66a7d47412849278fa5e3ebab2c9ca762118eb2f'] = __create_fn__
+
+def __create_fn__(_type_first, _type_last, _type_gone, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_last, _dflt_gone, _return_type):
+ def __init__(self,first:_type_first,last:_type_last=_dflt_last,gone:_type_gone=_dflt_gone)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'first',first)
+  __dataclass_builtins_object__.__setattr__(self,'last',last)
+  __dataclass_builtins_object__.__setattr__(self,'gone',gone)
+ return __init__
+FUNCTIONS['70eb78e7cdc1439e2907b83359569346ca3dbf8f29ce07830b2cd8ea59d131d6'] = __create_fn__
 
 def __create_fn__(_type_id, _type_pattern, _type_meaning, _type_source, _type_causes, _type_noise, _type_verified, _type_note, _type_extract, _type_context, _type_context_before, _type_confirms, _type_requirer, _type_generic, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_causes, _dflt_noise, _dflt_verified, _dflt_note, _dflt_extract, _dflt_context, _dflt_context_before, _dflt_confirms, _dflt_requirer, _dflt_generic, _return_type):
  def __init__(self,id:_type_id,pattern:_type_pattern,meaning:_type_meaning,source:_type_source,causes:_type_causes=_dflt_causes,noise:_type_noise=_dflt_noise,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,extract:_type_extract=_dflt_extract,context:_type_context=_dflt_context,context_before:_type_context_before=_dflt_context_before,confirms:_type_confirms=_dflt_confirms,requirer:_type_requirer=_dflt_requirer,generic:_type_generic=_dflt_generic)->_return_type:
@@ -1280,6 +1340,22 @@ FUNCTIONS['8b2b91df58e7301606f2392df7b57ddc98e03e1ece7e3565d49768bd8f8c728f'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
+  if type(self) is cls or name in ('distribution','module','name','spans','oldest','newest','source',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+FUNCTIONS['d7de20aead77e1d2e3866fc1d19a92f3a4619c04051ffba07e93d017dca644ff'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('first','last','gone',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+FUNCTIONS['4dd7f0c9d85b4fef58983778553b39e36a4c241d8a63cb7da970122a447ac3f2'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
   if type(self) is cls or name in ('id','pattern','meaning','source','causes','noise','verified','note','extract','context','context_before','confirms','requirer','generic',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
@@ -1565,6 +1641,22 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__setattr__(name, value)
  return __setattr__
 FUNCTIONS['ad3e3a85ece21a5e2b336c071ecbc841d63d2c14380526217b8e82a88311b6ba'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('distribution','module','name','spans','oldest','newest','source',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+FUNCTIONS['124caaae4a39f7411d98eda2b0263e94bca18fe9790472fe1533f597f9aa8483'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('first','last','gone',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+FUNCTIONS['a98aba23c33d4f5d57f35f684c8357ceaf68d91651df354aee289eb91976e6e5'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

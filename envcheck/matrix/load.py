@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,8 @@ from envcheck.matrix.generated import TABLES as GENERATED_TABLES
 from envcheck.matrix.generated import Generated
 from envcheck.matrix.locate import line_of
 from envcheck.matrix.model import Matrix
+from envcheck.matrix.python_names import FILE as PYTHON_NAMES
+from envcheck.matrix.python_names import files_in as python_names_files
 from envcheck.matrix.schema import MatrixFile
 from envcheck.model.codec import from_dict
 
@@ -73,7 +75,9 @@ def matrix_files(directory: Path) -> list[Path]:
 def tree_files(directory: Path) -> list[Path]:
     """A matrix directory's files, then those `envcheck matrix refresh` wrote to generated/."""
     generated = directory / GENERATED_DIR
-    return matrix_files(directory) + sorted(p for p in generated.glob("*.toml") if p.is_file())
+    return matrix_files(directory) + sorted(
+        p for p in generated.glob("*.toml") if p.is_file() and p.name != PYTHON_NAMES
+    )
 
 
 def parse_file(path: Path, cache_env: Mapping[str, str] | None = None) -> MatrixFile:
@@ -241,4 +245,7 @@ def load(
     dirs = ([builtin_dir()] if include_builtin else []) + overlays
     texts = [(str(path), read_file(path)) for d in dirs for path in tree_files(d)]
 
-    return merge((where, compiled(text, where, parse_text, environ)) for where, text in texts)
+    matrix = merge((where, compiled(text, where, parse_text, environ)) for where, text in texts)
+    # the generated names-by-release table is read lazily, when a failed import asks for it
+    lazy = tuple(str(p) for d in dirs for p in python_names_files(d))
+    return replace(matrix, python_names_files=lazy) if lazy else matrix

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -27,6 +28,7 @@ from envcheck.matrix.schema import (
     IsaacSimRelease,
     KnownBad,
     Libstdcxx,
+    NameHistory,
     OmniGibsonRelease,
     OsRelease,
     Override,
@@ -41,6 +43,9 @@ from envcheck.matrix.schema import (
     VllmRelease,
     WheelPlatform,
 )
+
+if TYPE_CHECKING:
+    from envcheck.matrix.python_names import PythonNames
 
 
 def parse_version(text: str | None) -> Version | None:
@@ -150,6 +155,8 @@ class Matrix:
     extensions: tuple[Extension, ...] = ()
     gpu_builds: tuple[GpuBuild, ...] = ()
     generated: Generated = field(default_factory=Generated)  # `envcheck matrix refresh` output
+    # generated/python_names.toml of each matrix directory: read lazily (python_names())
+    python_names_files: tuple[str, ...] = ()
     origins: dict[int, tuple[str, str, int]] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -358,6 +365,26 @@ class Matrix:
             if found is not None:
                 return found
         return None
+
+    def python_names(self) -> PythonNames:
+        """The generated table of names and modules by release, read on first use."""
+        from envcheck.matrix.python_names import read
+
+        return read(self.python_names_files)
+
+    def python_name(self, module: str, name: str) -> NameHistory | None:
+        """The releases of the library holding ``module`` that have ``name`` in it; None when
+        its presence never changed over the releases scanned (or the library was not)."""
+        if not self.python_names_files:
+            return None
+        return self.python_names().name(module, name)
+
+    def python_module(self, path: str) -> NameHistory | None:
+        """The releases that have the module ``path`` (or the deepest parent whose presence
+        changed); None when unknown."""
+        if not self.python_names_files:
+            return None
+        return self.python_names().module(path)
 
     def removed_symbol(self, symbol: str) -> RemovedSymbol | None:
         """The library release that removed the C symbol ``symbol``; None when unknown."""

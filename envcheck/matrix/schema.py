@@ -231,6 +231,63 @@ class ImportName:
 
 
 @dataclass(frozen=True)
+class NameSpan:
+    """Releases of a library that have a name or a module: from ``first`` through ``last``
+    (None: still in the newest release scanned); ``gone`` is the first release without it after
+    ``last`` (generated/python_names.toml)."""
+
+    first: Version
+    last: Version | None = None
+    gone: Version | None = None
+
+
+@dataclass(frozen=True)
+class NameHistory:
+    """Which releases of ``distribution`` have the name ``name`` in ``module`` (``name`` None:
+    the module path itself), read from the library's own source history over the releases
+    ``oldest`` .. ``newest`` (generated/python_names.toml, scripts/gen_python_names.py)."""
+
+    distribution: str
+    module: str
+    name: str | None
+    spans: tuple[NameSpan, ...]
+    oldest: Version
+    newest: Version
+    source: str
+
+    def added(self) -> NameSpan | None:
+        """The span that is still open in the newest release, when it starts after the oldest
+        release scanned (so its ``first`` is the release that added the name)."""
+        last = self.spans[-1] if self.spans else None
+        if last is None or last.last is not None or last.first <= self.oldest:
+            return None
+        return last
+
+    def removed(self) -> NameSpan | None:
+        """The last span, when a release after it no longer has the name."""
+        last = self.spans[-1] if self.spans else None
+        return last if last is not None and last.gone is not None else None
+
+    def has(self, version: Version) -> bool | None:
+        """Whether ``version`` has the name; None when it is outside the releases scanned."""
+        if version < self.oldest or version > self.newest:
+            return None
+        return any(
+            span.first <= version and (span.gone is None or version < span.gone)
+            for span in self.spans
+        )
+
+    def next_added(self, version: Version) -> NameSpan | None:
+        """The first span that starts after ``version`` (the release to upgrade to)."""
+        return next((s for s in self.spans if s.first > version), None)
+
+    def last_before(self, version: Version) -> NameSpan | None:
+        """The last span that ended at or before ``version`` (the release to go back to)."""
+        ended = [s for s in self.spans if s.gone is not None and s.gone <= version]
+        return ended[-1] if ended else None
+
+
+@dataclass(frozen=True)
 class RemovedSymbol:
     """A C symbol a release of a library removed (``iJIT_NotifyEvent``, gone from MKL 2024.1):
     a binary built against an earlier release fails with `undefined symbol: <symbol>` when the

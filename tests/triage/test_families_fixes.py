@@ -11,8 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
 from envcheck.matrix_validate import load
+from envcheck.rules.node.import_releases import short
 from envcheck.triage.run import read_before
 from tests.conftest import CliResult
 from tests.triage.from_log import causes as _causes
@@ -78,16 +80,22 @@ def test_cannot_import_name_names_the_importer_from_the_innermost_frame(
     py150 = _causes(cli, log)["PY150"]
     assert py150["verdict"] == "confirmed"
     text = _fix(py150)
-    assert "accelerate imports 'split_torch_state_dict_into_shards' from huggingface-hub" in text
-    assert "pip install -U accelerate" in text
-    assert "pip install --upgrade accelerate" in text
-    assert "pip install --upgrade huggingface-hub" in text
+    # huggingface_hub's own tags say which release added the name (generated/python_names.toml)
+    history = MATRIX.python_name("huggingface_hub", "split_torch_state_dict_into_shards")
+    assert history is not None
+    added = history.added()
+    assert added is not None
+    assert f'pip install "huggingface_hub>={short(added.first)}"' in text
+    assert "accelerate imports it from huggingface-hub" in text
+    assert "a release of accelerate made for the installed huggingface-hub" in text
     assert "diffusers" not in text
 
 
-def test_importer_with_a_known_version_gets_the_pin_below_the_installed_release(
+def test_importer_with_a_known_version_gets_the_release_that_added_the_name(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
+    """transformers 4.41.2 predates EncoderDecoderCache (its wheels: added in 4.43): the
+    release to install, with the importer named as the other side."""
     log = _log(
         tmp_path,
         '  File "/usr/lib/python3/dist-packages/peft/peft_model.py", line 37, in <module>',
@@ -97,8 +105,12 @@ def test_importer_with_a_known_version_gets_the_pin_below_the_installed_release(
     )
     saved = _node(tmp_path, transformers="4.41.2", peft="0.14.0")
     text = _fix(_causes(cli, log, "--report", str(saved))["PY150"])
-    assert "peft 0.14.0 imports 'EncoderDecoderCache' from transformers" in text
-    assert 'pip install "transformers<4.41.2"' in text
+    history = MATRIX.python_name("transformers", "EncoderDecoderCache")
+    assert history is not None
+    added = history.next_added(Version("4.41.2"))
+    assert added is not None
+    assert f'pip install "transformers>={short(added.first)}"' in text
+    assert "peft 0.14.0 imports it from transformers" in text
 
 
 def test_a_frame_of_the_imported_package_itself_names_no_importer(
@@ -336,7 +348,7 @@ def test_fix_spells_the_distribution_as_the_import_name_when_they_match(
     )
     text = _fix(_causes(cli, log)["PY150"])
     assert "pip install -U typing_extensions" in text  # as users type it
-    assert "pip install --upgrade typing-extensions" in text  # the canonical name
+    assert 'pip install "typing_extensions>=' in text  # the release that added TypeIs
 
 
 def test_no_module_named_a_torch_extension_package_names_its_build_flag(

@@ -20,10 +20,11 @@ from packaging.utils import canonicalize_name
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
-from envcheck.matrix.schema import ImportName
+from envcheck.matrix.schema import ImportName, NameHistory
 from envcheck.model.finding import Action, Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
+from envcheck.rules.node.import_releases import by_release
 
 
 def distribution_of(facts: Facts, module: str) -> str:
@@ -79,12 +80,14 @@ def import_name_missing(facts: Facts) -> Iterable[Hit]:
     added it); the importing package needs a newer trl.
 
     ## Fix
-    Install the release of Y the importer was written for: the range it requires (`pip check`
-    shows it), usually `pip install --upgrade Y`; if X was removed from newer releases, pin the
-    last release that has it.
+    Install the release of Y the importer was written for: the release that added X
+    (`pip install "Y>=A"`) or, when a release removed it, the releases before
+    (`pip install "Y<R"`; `Y==L` the last one with it), as the matrix's names-by-release table
+    (read from Y's own tags) states; else the range the importer requires (`pip check`).
 
     ## References
     - python/cpython Python/ceval.c (import_from: "cannot import name %R from %R (%S)")
+    - matrices/generated/python_names.toml (scripts/gen_python_names.py)
     """
     raise Skip("only a log line states a failed import", "log.imports")
 
@@ -146,6 +149,14 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
     wanted = _requirers(facts, dist)
     importer = _importer(facts, line, dist)
     typed = spelled(module, dist)
+    violated = version is not None and any(
+        not Requirement(req).specifier.contains(version, prereleases=True) for _, req in wanted
+    )
+    history = None if violated else _name_history(facts, module, name)
+    if history is not None:
+        found = by_release(facts, line, history, importer)
+        if found is not None:
+            return found
     actions: list[Action]
     if importer is not None and not wanted:
         by, by_version = importer
@@ -206,6 +217,16 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
         },
         fix=fix(summary, "manual", *actions),
     )
+
+
+def _name_history(facts: Facts, module: str, name: str) -> NameHistory | None:
+    """The releases that have ``name`` in ``module``: a name the module binds, or its
+    submodule (`from google.protobuf import runtime_version` imports the module)."""
+    found = facts.matrix.python_name(module, name)
+    if found is not None:
+        return found
+    sub = facts.matrix.python_module(f"{module}.{name}")
+    return sub if sub is not None and sub.module == f"{module}.{name}" else None
 
 
 # NumPy's own message for an alias a release removed (numpy/__init__.py __getattr__)
@@ -401,12 +422,13 @@ def module_not_found(facts: Facts) -> Iterable[Hit]:
 
     ## Fix
     Install the distribution that provides the module in the interpreter that runs the job
-    (`python -m pip install <distribution>`); for a removed module, upgrade the package that
-    imports it (or pin the release before the removal).
+    (`python -m pip install <distribution>`); for a submodule a release added or removed, the
+    release the names-by-release table names (`pip install "Y>=A"`, `pip install "Y<R"`).
 
     ## References
     - python/cpython Lib/importlib/_bootstrap.py ("No module named {!r}")
     - matrices/packages/import_names.toml
+    - matrices/generated/python_names.toml (scripts/gen_python_names.py)
     """
     raise Skip("only a log line states a failed import", "log.imports")
 
@@ -418,6 +440,13 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         raise NotStated(f"line {line.line} is cut before the module name", "packages")
     entry = facts.matrix.import_name(module)
     evidence: dict[str, object] = {"line": line.line, "module": module}
+    if entry is not None and entry.removed_by and entry.module != module:
+        # a curated removal of a parent (pkg_resources): a submodule's own history is closer
+        deeper = facts.matrix.python_module(module)
+        if deeper is not None and len(deeper.module) > len(entry.module):
+            found = by_release(facts, line, deeper, _importer(facts, line, deeper.distribution))
+            if found is not None:
+                return found
     if entry is not None and entry.removed_by:
         by, when = entry.removed_by, entry.removed_in
         instead = f" (use {entry.replacement})" if entry.replacement else ""
@@ -455,6 +484,11 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
     evidence["distribution"] = dist
     installed = facts.known_version(dist)
     private = next((p for p in parts[1:] if p.startswith("_")), None)
+    history = facts.matrix.python_module(module) if len(parts) > 1 else None
+    if history is not None:
+        found = by_release(facts, line, history, _importer(facts, line, dist))
+        if found is not None:
+            return found
     if len(parts) > 1 and private is not None:
         pin = f"{dist}=={installed}" if installed is not None else dist
         return Hit(
