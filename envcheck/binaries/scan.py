@@ -28,7 +28,7 @@ from envcheck.binaries.elf import ElfFacts, defines, read_elf
 from envcheck.binaries.fatbin import FatbinKernels
 from envcheck.binaries.ldcache import Loader, default_dirs, parse_ld_cache
 from envcheck.binaries.quick import carries_gpu_code
-from envcheck.binaries.warm import WarmScan, now_ns, scan_key
+from envcheck.binaries.warm import MAPPED_NAME, Pending, lookup
 from envcheck.model.binaries import BinariesInfo, BinaryFile, Kernels, Need
 from envcheck.probes.context import ProbeContext
 
@@ -277,27 +277,19 @@ def scan(
     sys_path: Iterable[str],
     arch: str | None,
     distributions: Iterable[tuple[str, Iterable[str]]] | None = None,
+    pending: Pending | None = None,
 ) -> BinariesInfo:
     """``distributions``: (name, requires) of the installed ones; only the GPU stack's files
     are read (all when None). Answered from the last scan when nothing it saw changed
-    (warm.py)."""
-    sys_path = tuple(sys_path)
-    dists = None
-    if distributions is not None:
-        dists = [(name, tuple(requires)) for name, requires in distributions]
-    started = now_ns()
-    mapped_paths = _mapped_paths(ctx)
-    warm = WarmScan(
-        ctx.env,
-        scan_key(ctx.root, sys_path, arch, dists, ctx.env.get("LD_LIBRARY_PATH", ""), mapped_paths),
-    )
-    info = warm.load()
-    if info is not None:
-        return replace(info, from_cache=info.scanned)  # every file is as the cache has it
+    (warm.py); ``pending``: ``warm.lookup``'s miss for these arguments, looked up already."""
+    if pending is None:
+        info, pending = lookup(ctx, sys_path, arch, distributions)
+        if info is not None:
+            return info
     looked: set[str] = set()
-    info, keep = _scan(ctx, sys_path, arch, dists, mapped_paths, looked)
+    info, keep = _scan(ctx, pending.sys_path, arch, pending.distributions, pending.mapped, looked)
     if keep:
-        warm.save(info, looked, started)
+        pending.warm.save(info, looked, pending.started)
     return info
 
 
@@ -482,30 +474,6 @@ def _problems(
 
 
 ALREADY_LOADED = "already loaded"  # a Need's ``via``: mapped in the process (/proc/self/maps)
-MAPS_CAP = 8 * 1024 * 1024
-_MAPPED_NAME = re.compile(r"^(?P<soname>.+?\.so(?:\.\d+)?)(?:\.\d+)*$")
-
-
-def _mapped_paths(ctx: ProbeContext) -> list[str] | None:
-    """The shared objects the inspected process has mapped (``/proc/self/maps``), each once,
-    in address order; None for another interpreter (``--python``: not this process)."""
-    if ctx.python is not None:
-        return None
-    try:
-        with ctx.path("/proc/self/maps").open("rb") as handle:
-            text = handle.read(MAPS_CAP).decode("utf-8", errors="replace")
-    except OSError:
-        return []
-    paths: dict[str, None] = {}
-    for line in text.splitlines():
-        fields = line.split(maxsplit=5)
-        if len(fields) < 6 or not fields[5].startswith("/"):
-            continue
-        path = fields[5]
-        if path.endswith(" (deleted)") or not _MAPPED_NAME.match(path.rsplit("/", 1)[-1]):
-            continue
-        paths.setdefault(path)
-    return list(paths)
 
 
 def _mapped(
@@ -522,7 +490,7 @@ def _mapped(
     found: dict[str, str] = {}
     unique = True
     for path in paths:
-        match = _MAPPED_NAME.match(path.rsplit("/", 1)[-1])
+        match = MAPPED_NAME.match(path.rsplit("/", 1)[-1])
         if match is None:
             continue
         read = _read(Path(_staged(loader, path)), cache, symbols=False)

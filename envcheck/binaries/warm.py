@@ -26,19 +26,25 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 from envcheck.cachefiles import cache_root, read_own, safe_dir
 from envcheck.model.binaries import BinariesInfo
+from envcheck.probes.context import ProbeContext
 from envcheck.version import __version__
 
 FORMAT = 1
 KEEP = 16  # answers kept (one per interpreter and environment scanned)
 RACY_NS = 1_000_000_000  # a path changed this close to the scan's start is not trusted
+MAPS_CAP = 8 * 1024 * 1024
+MAPPED_NAME = re.compile(r"^(?P<soname>.+?\.so(?:\.\d+)?)(?:\.\d+)*$")
 
 
 def fingerprint(path: str) -> list[int] | None:
@@ -183,5 +189,55 @@ def _prune(directory: Path) -> None:
         old.unlink(missing_ok=True)
 
 
-def now_ns() -> int:
-    return time.time_ns()
+class Pending(NamedTuple):
+    """A scan the kept answers could not give: its inputs, and where its answer is kept."""
+
+    warm: WarmScan
+    sys_path: tuple[str, ...]
+    distributions: list[tuple[str, tuple[str, ...]]] | None
+    mapped: list[str] | None
+    started: int
+
+
+def lookup(
+    ctx: ProbeContext,
+    sys_path: Iterable[str],
+    arch: str | None,
+    distributions: Iterable[tuple[str, Iterable[str]]] | None,
+) -> tuple[BinariesInfo | None, Pending]:
+    """The kept answer of ``scan.scan(ctx, sys_path, arch, distributions)`` when nothing it
+    looked at changed (without importing the scanner), else None and the scan to run."""
+    started = time.time_ns()
+    paths = tuple(sys_path)
+    dists = None
+    if distributions is not None:
+        dists = [(name, tuple(requires)) for name, requires in distributions]
+    mapped = mapped_paths(ctx)
+    ld_path = ctx.env.get("LD_LIBRARY_PATH", "")
+    warm = WarmScan(ctx.env, scan_key(ctx.root, paths, arch, dists, ld_path, mapped))
+    info = warm.load()
+    if info is not None:
+        info = replace(info, from_cache=info.scanned)  # every file is as the cache has it
+    return info, Pending(warm, paths, dists, mapped, started)
+
+
+def mapped_paths(ctx: ProbeContext) -> list[str] | None:
+    """The shared objects the inspected process has mapped (``/proc/self/maps``), each once,
+    in address order; None for another interpreter (``--python``: not this process)."""
+    if ctx.python is not None:
+        return None
+    try:
+        with ctx.path("/proc/self/maps").open("rb") as handle:
+            text = handle.read(MAPS_CAP).decode("utf-8", errors="replace")
+    except OSError:
+        return []
+    paths: dict[str, None] = {}
+    for line in text.splitlines():
+        fields = line.split(maxsplit=5)
+        if len(fields) < 6 or not fields[5].startswith("/"):
+            continue
+        path = fields[5]
+        if path.endswith(" (deleted)") or not MAPPED_NAME.match(path.rsplit("/", 1)[-1]):
+            continue
+        paths.setdefault(path)
+    return list(paths)
