@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Sequence
 
 from envcheck.facts.node import Facts
@@ -12,12 +14,17 @@ from envcheck.model.report import DEEP_NOT_RUN, NodeReport
 from envcheck.rules.base import Rule
 
 
+@functools.cache
+def _gpu_family(code: str) -> bool:
+    return re.sub(r"\d+$", "", code) == "GPU"  # Rule.family, once per code
+
+
 def not_asked(report: NodeReport, rule: Rule) -> bool:
     """A rule the node was not asked to answer: without --deep the GPU family has nothing to
     read, so it is neither run nor counted as skipped (it would crowd every summary line),
     unless a log stated a CUDA error (``triage``: GPU101 reads a logged 802) or a pasted
     nvidia-smi output states NVML's failure (GPU102 reads 'Driver/library version mismatch')."""
-    if rule.family != "GPU" or report.deep.is_ok or report.deep.reason != DEEP_NOT_RUN:
+    if not _gpu_family(rule.code) or report.deep.is_ok or report.deep.reason != DEEP_NOT_RUN:
         return False
     said = [report.gpu.reason or ""] if not report.gpu.is_ok else list(report.gpu.notes)
     if any("nvidia-smi failed: " in text for text in said):

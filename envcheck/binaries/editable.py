@@ -30,7 +30,7 @@ MAX_ENTRIES = 20_000
 MAX_META = 256 * 1024  # direct_url.json, an .egg-link, a finder: a few lines each
 _SKIP = {"build", "dist", "node_modules", "__pycache__", "site-packages", "tests", "docs"}
 _SHARED = re.compile(r"\.so(?:\.\d+)*$")
-_FINDER = re.compile(r"^__editable___(?P<dist>.+?)_\d[\w.+!]*_finder\.py$")  # version: 0_1
+FINDER = re.compile(r"^__editable___(?P<dist>.+?)_\d[\w.+!]*_finder\.py$")  # version: 0_1
 
 
 def _text(path: Path) -> str | None:
@@ -103,7 +103,7 @@ def editable_sources(site: Path) -> Iterator[tuple[Path, str]]:
             if os.path.isabs(first):
                 yield Path(first), name[: -len(".egg-link")]
         else:
-            match = _FINDER.match(name)
+            match = FINDER.match(name)
             if match:
                 for folder in _finder_dirs(site / name):
                     yield folder, match.group("dist")

@@ -124,6 +124,30 @@ class Loader:
         except OSError:
             return None
 
+    def _staged_path(self, directory: str, name: str) -> str:
+        joined = os.path.join(directory, name)
+        if not joined.startswith("/") or self.root == _SLASH:
+            return joined
+        return os.path.join(str(self.root), joined.lstrip("/"))
+
+    def observed(self) -> set[str]:
+        """The paths whose state decided this run's answers: every directory listed, and
+        every name looked up that its directory's listing did not answer alone (a hit, or a
+        name in an unreadable directory). A lookup its directory's listing answered is decided
+        by that directory (which changes when an entry is added or removed)."""
+        paths = {d for d in self.listings}
+        for directory, name in self.answers:
+            if name.rsplit("/", 1)[-1] in ("", "."):
+                paths.add(self._staged_path(directory, name))
+                continue
+            staged = self._staged_path(directory, name)
+            parent, base = os.path.split(staged)
+            listed = self.listings.get(parent or ".")
+            if base and base not in (".", "..") and listed is not None and base not in listed:
+                continue
+            paths.add(staged)
+        return paths
+
     def find(
         self,
         name: str,

@@ -12,6 +12,7 @@ defines a symbol) is worked out on every run from those cached facts.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -22,11 +23,12 @@ from stat import S_ISREG
 from typing import Any
 
 from envcheck.binaries.cache import FileCache, file_key
-from envcheck.binaries.editable import editable_objects
+from envcheck.binaries.editable import FINDER, editable_objects, editable_sources
 from envcheck.binaries.elf import ElfFacts, defines, read_elf
 from envcheck.binaries.fatbin import FatbinKernels
 from envcheck.binaries.ldcache import Loader, default_dirs, parse_ld_cache
 from envcheck.binaries.quick import carries_gpu_code
+from envcheck.binaries.warm import MAPPED_NAME, Pending, lookup
 from envcheck.model.binaries import BinariesInfo, BinaryFile, Kernels, Need
 from envcheck.probes.context import ProbeContext
 
@@ -112,6 +114,7 @@ def _read(
     path: Path, cache: FileCache, symbols: bool = True, first_look: bool = False
 ) -> _Read | None:
     """The facts of one file (cached); ``first_look``: only when quick.carries_gpu_code passes."""
+    cache.seen.add(str(path))  # looked at, whatever it turns out to be (warm.py)
     try:
         stat = path.stat()
     except OSError:
@@ -146,11 +149,15 @@ def _read(
 # --- which files --------------------------------------------------------------------------------
 
 
-def site_dirs(sys_path: Iterable[str], ctx: ProbeContext) -> tuple[Path, ...]:
+def site_dirs(
+    sys_path: Iterable[str], ctx: ProbeContext, looked: set[str] | None = None
+) -> tuple[Path, ...]:
     seen: list[Path] = []
     for entry in sys_path:
         if not entry.endswith(("site-packages", "dist-packages")):
             continue
+        if looked is not None:
+            looked.add(entry)
         path = Path(entry)
         if path.is_dir() and path not in seen:
             seen.append(path)
@@ -193,6 +200,8 @@ def installed_objects(
 
 
 def _record_objects(record: Path, cache: FileCache | None) -> list[str]:
+    if cache is not None:
+        cache.seen.add(str(record))
     try:
         key = file_key(record.stat())
     except OSError:
@@ -229,11 +238,17 @@ def _loader(ctx: ProbeContext, arch: str | None) -> Loader:
     )
 
 
-def _wheel_libs(sites: Iterable[Path]) -> dict[str, str]:
+def _wheel_libs(sites: Iterable[Path], looked: set[str] | None = None) -> dict[str, str]:
     """soname -> path for the nvidia-* wheels' libraries (site-packages/nvidia/*/lib)."""
     found: dict[str, str] = {}
     for site in sites:
+        if looked is not None:  # the listings the glob reads: nvidia/ and each package in it
+            looked.add(str(site / "nvidia"))
+            with contextlib.suppress(OSError):
+                looked.update(str(site / "nvidia" / n) for n in os.listdir(site / "nvidia"))
         for lib in sorted(site.glob("nvidia/*/lib")):
+            if looked is not None:
+                looked.add(str(lib))
             try:
                 names = sorted(os.listdir(lib))
             except OSError:
@@ -262,21 +277,49 @@ def scan(
     sys_path: Iterable[str],
     arch: str | None,
     distributions: Iterable[tuple[str, Iterable[str]]] | None = None,
+    pending: Pending | None = None,
 ) -> BinariesInfo:
     """``distributions``: (name, requires) of the installed ones; only the GPU stack's files
-    are read (all when None)."""
+    are read (all when None). Answered from the last scan when nothing it saw changed
+    (warm.py); ``pending``: ``warm.lookup``'s miss for these arguments, looked up already."""
+    if pending is None:
+        info, pending = lookup(ctx, sys_path, arch, distributions)
+        if info is not None:
+            return info
+    looked: set[str] = set()
+    info, keep = _scan(ctx, pending.sys_path, arch, pending.distributions, pending.mapped, looked)
+    if keep:
+        pending.warm.save(info, looked, pending.started)
+    return info
+
+
+def _scan(
+    ctx: ProbeContext,
+    sys_path: tuple[str, ...],
+    arch: str | None,
+    distributions: list[tuple[str, tuple[str, ...]]] | None,
+    mapped_paths: list[str] | None,
+    looked: set[str],
+) -> tuple[BinariesInfo, bool]:
+    """The scan, and whether its answer may be kept: ``looked`` gets every path it looked at
+    (with the files the per-file cache saw)."""
     cache = FileCache(ctx.env)
-    sites = site_dirs(sys_path, ctx)
+    sites = site_dirs(sys_path, ctx, looked)
+    keep = True
     stack = None
     if distributions is not None:
         stack = {n.lower().replace("_", "-"): gpu_stack(n, r) for n, r in distributions}
     objects: dict[Path, str | None] = {}
     for site in sites:
+        looked.add(str(site))  # its listing: the distributions and editable installs
         for path, dist in installed_objects(site, cache):
             if len(objects) >= MAX_FILES:
                 break
             objects.setdefault(path, dist)
         # editable installs (PEP 660, `setup.py develop`): their objects stay in the source
+        looked.update(_editable_markers(site))
+        if next(editable_sources(site), None) is not None:
+            keep = False  # a source tree is walked: its folders are not recorded
         for path, dist in editable_objects(site):
             if len(objects) >= MAX_FILES:
                 break
@@ -290,14 +333,22 @@ def scan(
         if read is not None:
             reads[path] = read
     loader = _loader(ctx, arch)
-    wheel_libs = _wheel_libs(sites)
-    torch_lib = next((s / "torch" / "lib" for s in sites if (s / "torch" / "lib").is_dir()), None)
+    looked.add(str(ctx.path("/etc/ld.so.cache")))
+    wheel_libs = _wheel_libs(sites, looked)
+    torch_lib = None
+    for site in sites:
+        looked.add(str(site / "torch" / "lib"))
+        if (site / "torch" / "lib").is_dir():
+            torch_lib = site / "torch" / "lib"
+            break
     loaded = _torch_loaded(reads, torch_lib, loader)
-    mapped = _mapped(ctx, loader, cache)
+    mapped, unique = _mapped(ctx, loader, cache, mapped_paths)
+    # a staged root (tests) tries paths under it first (_staged): those tries are not recorded
+    keep = keep and unique and loader.root == Path("/")
     version_defs: dict[str, tuple[str, ...]] = {}
     files: list[BinaryFile] = []
     torch_exports = _TorchExports(torch_lib, reads)
-    real = lru_cache(maxsize=None)(os.path.realpath)  # a wheel's library, once per run
+    real = lru_cache(maxsize=None)(_recorded(os.path.realpath, looked))  # once per run
     for path, read in reads.items():
         dist = objects.get(path)
         extension = _EXTENSION.search(path.name) is not None
@@ -320,13 +371,38 @@ def scan(
         if kernels or needs or missing:
             files.append(BinaryFile(str(path), dist, extension, kernels, needs, missing, checked))
     cache.save()
-    return BinariesInfo(
+    looked.update(cache.seen)
+    looked.update(loader.observed())
+    info = BinariesInfo(
         site_dirs=tuple(str(s) for s in sites),
         files=tuple(files),
         scanned=len(reads),
         from_cache=sum(1 for r in reads.values() if r.cached),
         torch_lib=str(torch_lib) if torch_lib else None,
     )
+    return info, keep
+
+
+def _recorded(fn: Callable[[str], str], looked: set[str]) -> Callable[[str], str]:
+    def call(path: str) -> str:
+        looked.add(path)
+        return fn(path)
+
+    return call
+
+
+def _editable_markers(site: Path) -> Iterator[str]:
+    """The files in ``site`` that could declare an editable install (editable.py reads them):
+    each distribution's direct_url.json, .egg-link files, setuptools' finders."""
+    try:
+        names = os.listdir(site)
+    except OSError:
+        return
+    for name in names:
+        if name.endswith(".dist-info"):
+            yield str(site / name / "direct_url.json")
+        elif name.endswith(".egg-link") or FINDER.match(name):
+            yield str(site / name)
 
 
 def _torch_loaded(
@@ -398,37 +474,32 @@ def _problems(
 
 
 ALREADY_LOADED = "already loaded"  # a Need's ``via``: mapped in the process (/proc/self/maps)
-MAPS_CAP = 8 * 1024 * 1024
-_MAPPED_NAME = re.compile(r"^(?P<soname>.+?\.so(?:\.\d+)?)(?:\.\d+)*$")
 
 
-def _mapped(ctx: ProbeContext, loader: Loader, cache: FileCache) -> dict[str, str]:
-    """soname -> path of the shared objects the inspected process has mapped
-    (``/proc/self/maps``): when envcheck runs inside the job's interpreter (the API, the Ray
-    hook, ``python -m envcheck`` of that environment) these are the copies the loader reuses
-    for every later import, whatever an object's RUNPATH says. Another interpreter
-    (``--python``) is not this process: nothing then."""
-    if ctx.python is not None:
-        return {}
-    try:
-        with ctx.path("/proc/self/maps").open("rb") as handle:
-            text = handle.read(MAPS_CAP).decode("utf-8", errors="replace")
-    except OSError:
-        return {}
+def _mapped(
+    ctx: ProbeContext, loader: Loader, cache: FileCache, paths: list[str] | None = None
+) -> tuple[dict[str, str], bool]:
+    """soname -> path of the shared objects the inspected process has mapped: when envcheck
+    runs inside the job's interpreter (the API, the Ray hook, ``python -m envcheck`` of that
+    environment) these are the copies the loader reuses for every later import, whatever an
+    object's RUNPATH says. Another interpreter (``--python``) is not this process: nothing
+    then. The flag: no soname is mapped twice (the first copy in address order counts, an
+    order that changes from run to run)."""
+    if paths is None:
+        return {}, True
     found: dict[str, str] = {}
-    for line in text.splitlines():
-        fields = line.split(maxsplit=5)
-        if len(fields) < 6 or not fields[5].startswith("/"):
-            continue
-        path = fields[5]
-        name = path.rsplit("/", 1)[-1]
-        match = _MAPPED_NAME.match(name)
-        if path.endswith(" (deleted)") or match is None or path in found.values():
+    unique = True
+    for path in paths:
+        match = MAPPED_NAME.match(path.rsplit("/", 1)[-1])
+        if match is None:
             continue
         read = _read(Path(_staged(loader, path)), cache, symbols=False)
         soname = read.facts.soname if read is not None and read.facts is not None else None
-        found.setdefault(soname or match.group("soname"), path)
-    return found
+        name = soname or match.group("soname")
+        if name in found:
+            unique = False
+        found.setdefault(name, path)
+    return found, unique
 
 
 def _staged(loader: Loader, path: str) -> str:

@@ -196,20 +196,48 @@ def _record(cls: type, memo: dict[Any, Decoder]) -> Decoder:
         raise _Miss(f"{cls.__name__} is not a plain record")
     new = object.__new__
     count = len(names)
+    # fields whose JSON value is the value itself (a string, an integer, a boolean, or None
+    # for an optional one): checked by type where they are, without a decoder's call
+    plain: list[tuple[int, tuple[type, ...]]] = []
+    other: list[tuple[int, Decoder]] = []  # the others, decoded in place
 
     def decode(value: Any) -> Any:
         # _data wrote every field, in order: each value decoded to its type gives what the
         # generated __init__ would (a plain frozen record), without its per-field setattr
         if type(value) is not list or len(value) != count:
             raise _Miss(cls.__name__)
+        for index, kinds in plain:
+            if type(value[index]) not in kinds:
+                raise _Miss(cls.__name__)
+        for index, decoder in other:  # the list is json's own, made for this record
+            value[index] = decoder(value[index])
         record: Any = new(cls)
-        values = [d(v) for d, v in zip(decoders, value, strict=True)]  # lengths checked above
-        record.__dict__.update(zip(names, values, strict=True))
+        record.__dict__.update(zip(names, value, strict=True))  # lengths checked above
         return record
 
     memo[cls] = decode
     decoders.extend(_plan(hints[name], memo) for name in names)
+    for index, name in enumerate(names):
+        kinds = _plain_kinds(hints[name])
+        if kinds is None:
+            other.append((index, decoders[index]))
+        elif kinds:
+            plain.append((index, kinds))
     return decode
+
+
+def _plain_kinds(tp: Any) -> tuple[type, ...] | None:
+    """The JSON types a field of type ``tp`` takes as they are: () for ``Any`` (anything),
+    None when its value needs decoding."""
+    if tp is Any:
+        return ()
+    if tp in _SCALARS:
+        return (tp,)
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        options = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(options) == 1 and options[0] in _SCALARS:
+            return (options[0], type(None))
+    return None
 
 
 def _data(obj: Any) -> Any:

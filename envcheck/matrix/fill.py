@@ -15,7 +15,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from envcheck.matrix.generated import NOTE
-from envcheck.matrix.model import Matrix, variant_cuda
+from envcheck.matrix.model import Matrix, public, variant_cuda
 from envcheck.matrix.schema import (
     Companion,
     IsaacSimRelease,
@@ -128,9 +128,16 @@ def fill_in(matrix: Matrix) -> Matrix:
         isaacsim.append(sim_entry)
 
     companions = list(matrix.companions)
+    # matrix.companion(package, version) for each record, answered from one index of the
+    # curated entries (the first of each package and version, as its linear search finds)
+    curated: dict[tuple[str, Version], Companion] = {}
+    for listed in matrix.companions:
+        curated.setdefault((canonicalize_name(listed.package), listed.version), listed)
     for comp in gen.companion_metadata:
         target = _exact(comp.torch) if comp.torch else None
-        if comp.unknown or target is None or matrix.companion(comp.package, comp.version):
+        if comp.unknown or target is None:
+            continue
+        if (canonicalize_name(comp.package), public(comp.version)) in curated:
             continue
         companion = Companion(
             canonicalize_name(comp.package), comp.version, target, source_of(comp)

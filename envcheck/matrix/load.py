@@ -7,6 +7,7 @@ code, a GPU name, ...) replaces it; others are added.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -129,6 +130,9 @@ def _raise(error: MatrixError) -> MatrixFile:
     raise error
 
 
+# the same few package names, thousands of times a load (one regular expression each)
+_canonical = functools.lru_cache(maxsize=None)(canonicalize_name)
+
 # identity of an entry: overlays replace entries with the same identity
 _IDENTITY: dict[str, Callable[[Any], object]] = {
     "toolkit": lambda e: e.cuda,
@@ -143,7 +147,7 @@ _IDENTITY: dict[str, Callable[[Any], object]] = {
     "isaacsim": lambda e: e.version,
     "omnigibson": lambda e: str(e.versions),
     "os_release": lambda e: (e.os, e.version),
-    "first_release": lambda e: (canonicalize_name(e.package), e.kind, e.name),
+    "first_release": lambda e: (_canonical(e.package), e.kind, e.name),
     "ptx_isa": lambda e: e.isa,
     "soname": lambda e: (e.name, e.cuda_major),
     "libstdcxx": lambda e: e.symbol_version,
@@ -152,24 +156,24 @@ _IDENTITY: dict[str, Callable[[Any], object]] = {
     "companion": lambda e: (e.package, e.version),
     "override": lambda e: (e.package, str(e.replaces), str(e.torch)),
     "bound": lambda e: (
-        canonicalize_name(e.package),
+        _canonical(e.package),
         str(e.versions),
-        canonicalize_name(e.dependency),
+        _canonical(e.dependency),
     ),
-    "wheel_platform": lambda e: (canonicalize_name(e.package), e.arch, str(e.versions)),
+    "wheel_platform": lambda e: (_canonical(e.package), e.arch, str(e.versions)),
     "known_bad": lambda e: e.code,
     "constant": lambda e: e.name,
     "signature": lambda e: e.id,
     "cuda_error": lambda e: (e.api, e.number, e.name, e.message),
-    "arch_floor": lambda e: (canonicalize_name(e.package), e.message),
-    "extension": lambda e: canonicalize_name(e.package),
-    "gpu_build": lambda e: (canonicalize_name(e.package), e.line),
+    "arch_floor": lambda e: (_canonical(e.package), e.message),
+    "extension": lambda e: _canonical(e.package),
+    "gpu_build": lambda e: (_canonical(e.package), e.line),
     "torch_wheel": lambda e: (e.version, e.arch),
     "vllm_metadata": lambda e: e.version,
     "ray_wheels": lambda e: e.version,
     "flash_attn_index": lambda e: e.version,
     "isaacsim_index": lambda e: e.version,
-    "companion_metadata": lambda e: (canonicalize_name(e.package), e.version),
+    "companion_metadata": lambda e: (_canonical(e.package), e.version),
 }
 
 

@@ -55,7 +55,7 @@ def _binaries(ctx: ProbeContext, python: Section[Any], packages: Section[Any]) -
     import platform
     from dataclasses import replace as with_fields
 
-    from envcheck.binaries.scan import scan
+    from envcheck.binaries.warm import lookup
     from envcheck.probes.driver_files import probe_driver_files
 
     driver = probe_driver_files(ctx)
@@ -68,7 +68,11 @@ def _binaries(ctx: ProbeContext, python: Section[Any], packages: Section[Any]) -
     dists = None
     if packages.is_ok and packages.data is not None:
         dists = [(d.name, d.requires) for d in packages.data.distributions]
-    info = scan(ctx, python.data.sys_path, platform.machine(), dists)
+    info, pending = lookup(ctx, python.data.sys_path, platform.machine(), dists)
+    if info is None:  # something the last scan looked at changed: scan (binaries/warm.py)
+        from envcheck.binaries.scan import scan
+
+        info = scan(ctx, pending.sys_path, platform.machine(), dists, pending)
     return Section.ok(with_fields(info, driver=driver), source="elf")
 
 

@@ -179,7 +179,7 @@ def _entries(matrix: Matrix) -> list[object]:
     found: list[object] = []
     for f in fields(matrix):
         value = getattr(matrix, f.name)
-        if f.name in ("files", "origins", "generated"):
+        if f.name in ("files", "origins", "generated", "python_names_files"):
             continue
         if isinstance(value, tuple):
             found.extend(value)
