@@ -42,6 +42,7 @@ import argparse
 import contextlib
 import io
 import json
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -321,7 +322,76 @@ def _judge_triage(case: Case, data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _mode(case: Case, judged: dict[str, Any], right: bool | None, printed: bool | None) -> str:
+# words of a fix that name no package: what is left of an expected fix once they are dropped
+# names the thing it installs, pins or sets
+_FIX_WORDS = frozenset(
+    [
+        "pip",
+        "pip3",
+        "python",
+        "python3",
+        "-m",
+        "install",
+        "uninstall",
+        "-u",
+        "--upgrade",
+        "--force-reinstall",
+        "--no-cache-dir",
+        "-y",
+        "sudo",
+        "apt",
+        "apt-get",
+        "yum",
+        "dnf",
+        "conda",
+        "mamba",
+        "-c",
+        "conda-forge",
+        "nvidia",
+        "export",
+        "set",
+        "the",
+        "a",
+        "an",
+        "to",
+        "and",
+        "or",
+        "of",
+        "for",
+        "with",
+        "from",
+        "in",
+        "on",
+        "use",
+        "run",
+        "reinstall",
+        "upgrade",
+        "downgrade",
+        "update",
+        "version",
+    ]
+)
+
+
+def _fix_gap(case: Case, judged: dict[str, Any], output: str) -> str:
+    """How far the printed fix is from the thread's, naming nothing of either (blind report):
+    the thread's fix is printed for another cause of the output; it names a thing (a package,
+    a variable) the printed fix also names, with another version or form; or neither."""
+    lowered = output.lower()
+    if any(w.lower() in lowered for w in case.expect_fix):
+        return " (the thread's fix is printed elsewhere: another cause)"
+    printed = " ".join(_fix_text(f) for f in judged["hit_findings"]).lower()
+    for wanted in case.expect_fix:
+        tokens = re.split(r"[\s=<>~!,;:'\"`()\[\]]+", wanted.lower())
+        names = [t for t in tokens if len(t) >= 3 and t not in _FIX_WORDS and not t[0].isdigit()]
+        if names and any(n in printed for n in names):
+            return " (same thing named, another version or form)"
+    return " (the thread's fix names another thing)"
+
+
+def _mode(
+    case: Case, judged: dict[str, Any], right: bool | None, printed: bool | None, output: str = ""
+) -> str:
     """How a failure case went wrong, naming no case content: the input kind and the stage."""
     kind = "+".join(
         k for k, p in (("log", case.log), ("dump", case.dump), ("spec", case.spec)) if p
@@ -345,7 +415,7 @@ def _mode(case: Case, judged: dict[str, Any], right: bool | None, printed: bool 
                 else "cause left open, no right fix"
             )
         elif judged["hit_findings"] and any(_fix_text(f).strip() for f in judged["hit_findings"]):
-            stage = "confirmed, another fix printed"
+            stage = "confirmed, another fix printed" + _fix_gap(case, judged, output)
         else:
             stage = "confirmed, no fix printed"
     else:
@@ -395,7 +465,7 @@ def evaluate_case(case: Case) -> Outcome:
         as_error=judged["as_error"],
         codes=judged["codes"],
         fixes=tuple(_fix_text(f) for f in hits),
-        mode=_mode(case, judged, right, printed),
+        mode=_mode(case, judged, right, printed, out),
     )
 
 
