@@ -307,3 +307,44 @@ def test_onnxruntimes_and_ctranslate2s_wordings_confirm_the_loader_cause(
     ct2 = tmp_path / "ct2.log"
     ct2.write_text("RuntimeError: Library libcublas.so.12 is not found or cannot be loaded\n")
     assert "pip install nvidia-cublas-cu12==12.*" in _confirmed(cli, ct2, "SYS150")
+
+
+def test_a_cuda_library_an_extension_loads_names_that_package_s_build(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """bitsandbytes built for CUDA 11 opens libcudart.so.11.0 on a CUDA 12 node: besides the
+    CUDA 11 runtime, the way out threads take is the package's build for the node's CUDA."""
+    site = "/opt/conda/lib/python3.10/site-packages"
+    log = _log(
+        tmp_path,
+        "Traceback (most recent call last):",
+        '  File "/home/u/run.py", line 2, in <module>',
+        "    import bitsandbytes",
+        f'  File "{site}/bitsandbytes/__init__.py", line 6, in <module>',
+        "    from . import cuda_setup, utils, research",
+        f'  File "{site}/bitsandbytes/cextension.py", line 20, in <module>',
+        "    lib = ct.cdll.LoadLibrary(binary_path)",
+        "OSError: libcudart.so.11.0: cannot open shared object file: No such file or directory",
+    )
+    text = _confirmed(cli, log, "SYS150")
+    assert "pip install --upgrade --force-reinstall --no-cache-dir bitsandbytes" in text
+    assert "nvidia-cuda-runtime-cu11==11.*" in text
+
+
+def test_torch_s_own_frame_or_a_system_library_names_no_package_build(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    site = "/usr/lib/python3/dist-packages"
+    torch_frame = _log(
+        tmp_path,
+        f'  File "{site}/torch/__init__.py", line 229, in <module>',
+        "    _load_global_deps()",
+        "OSError: libcublas.so.11: cannot open shared object file: No such file or directory",
+    )
+    assert "--force-reinstall --no-cache-dir torch " not in _confirmed(cli, torch_frame, "SYS150")
+    aio = tmp_path / "aio.log"
+    aio.write_text(
+        f'  File "{site}/deepspeed/ops/op_builder/builder.py", line 8, in <module>\n'
+        "ImportError: libaio.so.1: cannot open shared object file: No such file or directory\n"
+    )
+    assert "--force-reinstall --no-cache-dir deepspeed" not in _confirmed(cli, aio, "SYS150")

@@ -24,6 +24,7 @@ from envcheck.model.finding import Action, Fix, Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import apt_command, apt_words, conda_words, fix, manual, pip_install
 from envcheck.rules.node.cuda_libs import _pins
+from envcheck.rules.node.imports import distribution_of
 
 # glibc's and ldd's wordings, and CTranslate2's ('Library %s is not found or cannot be loaded')
 _SONAME = re.compile(
@@ -340,6 +341,19 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         )
     elif via is not None:
         notes = f"{soname} ships with {via}. " + notes
+    loader = _loading_package(facts, line, entries)
+    if loader is not None:  # the package whose extension asked for it: its build for this CUDA
+        by = f" needed by {loader}'s extension"
+        words.append(
+            f"{loader}'s build for the CUDA the node has (it was built for the CUDA major of "
+            f"{soname}): pip install --upgrade --force-reinstall --no-cache-dir {loader}"
+        )
+        actions.append(
+            manual(
+                f"pip install --upgrade --force-reinstall --no-cache-dir {loader}  ({loader} loads "
+                f"{soname}: a release built for the node's CUDA)"
+            )
+        )
     for_cuda = f" for torch's CUDA {major}" if major is not None and entries[0].cuda_major else ""
     # the table's notes are advice about the fix (another package, the headless wheel, the
     # container's GPUs): they go with it; the message keeps what the name itself says
@@ -372,6 +386,27 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         ),
         severity=severity,
     )
+
+
+_SITE_TOP = re.compile(r"[/\\](?:site|dist)-packages[/\\](?P<top>[A-Za-z0-9_]+)[/\\]")
+
+
+def _loading_package(facts: Facts, line: LogLine, entries: Iterable[Soname]) -> str | None:
+    """The distribution whose code loads a CUDA library (the innermost site-packages frame
+    above the line, ``importer_file``): an extension built for that library's CUDA major
+    (bitsandbytes, xformers, a CUDA 11 build on a CUDA 12 node) is reinstalled in the build for
+    the node's CUDA as the other way out. None when the library is not a CUDA one, the frame is
+    not shown, or it is torch's own or a CUDA wheel's (their fix is the library itself)."""
+    if not any(e.cuda_major is not None for e in entries):
+        return None
+    path = line.stated.get("importer_file")
+    found = _SITE_TOP.search(path) if path else None
+    if found is None or found.group("top").startswith("_"):
+        return None
+    dist = distribution_of(facts, found.group("top"))
+    if dist in ("torch", "nvidia") or dist.startswith("nvidia-"):
+        return None
+    return dist
 
 
 def _container_runtime_without_driver(soname: str, line: LogLine) -> Hit:
