@@ -283,7 +283,10 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         actions.append(package)
     if not image:
         # what threads run on the host (Ubuntu's recommended driver), then the reboot it needs
-        upgrade += " (Ubuntu: sudo ubuntu-drivers autoinstall, then sudo reboot)"
+        upgrade += (
+            " (update to the latest driver on Ubuntu: sudo ubuntu-drivers autoinstall, then "
+            "sudo reboot)"
+        )
         actions += [manual("sudo ubuntu-drivers autoinstall && sudo reboot  (Ubuntu)")]
     alternative = ""
     if max_cuda is not None and image:

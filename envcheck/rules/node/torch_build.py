@@ -3,6 +3,7 @@ flash_attn.py), and Python."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -12,7 +13,7 @@ from packaging.version import InvalidVersion, Version
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.model import public, variant_cuda
-from envcheck.model.finding import Fix, Severity
+from envcheck.model.finding import Action, Fix, Severity
 from envcheck.model.report import Distribution
 from envcheck.rules.base import Hit, rule
 from envcheck.rules.choose import (
@@ -89,11 +90,41 @@ def _upgrade_fix(facts: Facts, ccs: list[Version], current: Version | None) -> F
     else:
         return None
     url = facts.matrix.torch_index_url(best.variant)
-    return fix(
+    remedy = fix(
         f"Install torch {best.release.version}+{best.variant}, the closest build with kernels for every "
         f"GPU here{why} (then reinstall packages built against torch: torchvision, vLLM, flash-attn)",
         "unsafe",
         pip_install(f"torch=={best.release.version}", index_url=url),
+    )
+    others = _other_variants(newer or older, best, ccs)
+    if others is None:
+        return remedy
+    return dataclasses.replace(remedy, actions=(*remedy.actions, others))
+
+
+def _other_variants(
+    choices: list[TorchChoice], best: TorchChoice, ccs: list[Version]
+) -> Action | None:
+    """The other CUDA variants with kernels for the GPUs, each with the torch releases that have
+    it (threads pin the one their project needs: `torch==1.9.0+cu111`, `1.12.0+cu116`), from the
+    matrix's torch table: '+cu111 (torch 1.8.0-1.10.2), +cu113 (1.10.0-1.12.1), ...'."""
+    spans: dict[str, list[Version]] = {}
+    for choice in choices:
+        if choice.variant != best.variant or choice.release.version != best.release.version:
+            spans.setdefault(choice.variant, []).append(choice.release.version)
+    if not spans:
+        return None
+    order = sorted(spans, key=lambda v: variant_cuda(v) or Version("0"))
+    text = ", ".join(
+        f"+{v} (torch {min(spans[v])}"
+        + (f"-{max(spans[v])})" if max(spans[v]) != min(spans[v]) else ")")
+        for v in order
+    )
+    archs = ", ".join(sm(cc) for cc in ccs)
+    return manual(
+        f"other torch builds with {archs} kernels, by CUDA variant: {text}; install one as "
+        "pip install torch==<release> --index-url <the variant's index> (the command above, "
+        "with its release and variant)"
     )
 
 
