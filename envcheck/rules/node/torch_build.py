@@ -24,6 +24,7 @@ from envcheck.rules.choose import (
     parse_arch_list,
     sm,
     torch_choices,
+    variant_spans,
 )
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.pip_offered import linux_wheels_only
@@ -105,21 +106,11 @@ def _upgrade_fix(facts: Facts, ccs: list[Version], current: Version | None) -> F
 def _other_variants(
     choices: list[TorchChoice], best: TorchChoice, ccs: list[Version]
 ) -> Action | None:
-    """The other CUDA variants with kernels for the GPUs, each with the torch releases that have
-    it (threads pin the one their project needs: `torch==1.9.0+cu111`, `1.12.0+cu116`), from the
-    matrix's torch table: '+cu111 (torch 1.8.0-1.10.2), +cu113 (1.10.0-1.12.1), ...'."""
-    spans: dict[str, list[Version]] = {}
-    for choice in choices:
-        if choice.variant != best.variant or choice.release.version != best.release.version:
-            spans.setdefault(choice.variant, []).append(choice.release.version)
-    if not spans:
+    """The other CUDA variants with kernels for the GPUs (threads pin the one their project
+    needs: `torch==1.9.0+cu111`, `1.12.0+cu116`)."""
+    text = variant_spans(choices, best)
+    if text is None:
         return None
-    order = sorted(spans, key=lambda v: variant_cuda(v) or Version("0"))
-    text = ", ".join(
-        f"+{v} (torch {min(spans[v])}"
-        + (f"-{max(spans[v])})" if max(spans[v]) != min(spans[v]) else ")")
-        for v in order
-    )
     archs = ", ".join(sm(cc) for cc in ccs)
     return manual(
         f"other torch builds with {archs} kernels, by CUDA variant: {text}; install one as "
