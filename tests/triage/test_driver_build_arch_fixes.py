@@ -127,3 +127,21 @@ def test_no_gpu_named_leaves_no_kernel_image_open(
     found = _causes(cli, _log(tmp_path, "Successfully installed torch-2.5.1\n" + NO_KERNEL))
     assert found["TOR101"]["verdict"] != "confirmed"
     assert found["CUD153"]["verdict"] != "confirmed"
+
+
+def test_a_gpu_only_the_newest_toolkit_compiles_also_gets_the_nightly(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    new = (
+        "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current "
+        "PyTorch installation.\n"
+    )
+    fix = _fix(_causes(cli, _log(tmp_path, new))["TOR101"])
+    assert (
+        "pip install --pre torch --index-url https://download.pytorch.org/whl/nightly/cu128" in fix
+    )
+    old = (
+        "NVIDIA GeForce RTX 3080 Laptop GPU with CUDA capability sm_86 is not compatible with "
+        "the current PyTorch installation.\n"
+    )
+    assert "nightly" not in _fix(_causes(cli, _log(tmp_path, old, "old.log"))["TOR101"])

@@ -12,7 +12,7 @@ from packaging.version import InvalidVersion, Version
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
-from envcheck.matrix.model import public, variant_cuda
+from envcheck.matrix.model import major_minor, public, variant_cuda
 from envcheck.model.finding import Action, Fix, Severity
 from envcheck.model.report import Distribution
 from envcheck.rules.base import Hit, rule
@@ -97,10 +97,24 @@ def _upgrade_fix(facts: Facts, ccs: list[Version], current: Version | None) -> F
         "unsafe",
         pip_install(f"torch=={best.release.version}", index_url=url),
     )
-    others = _other_variants(newer or older, best, ccs)
-    if others is None:
+    extra = [a for a in (_other_variants(newer or older, best, ccs),) if a is not None]
+    nightly = facts.matrix.torch_index_url(f"nightly/{best.variant}")
+    if newer and nightly is not None and _needs_newest_toolkit(facts, best.variant, ccs):
+        # a GPU newer than the stable builds: threads of a new architecture run the nightly
+        # build of the newest CUDA variant until a release has it (pytorch#149845: the
+        # cu128 nightly for sm_120 before 2.7.0); pytorch.org's 'Preview (Nightly)' command
+        extra.append(manual(f"or the nightly build: pip install --pre torch --index-url {nightly}"))
+    if not extra:
         return remedy
-    return dataclasses.replace(remedy, actions=(*remedy.actions, others))
+    return dataclasses.replace(remedy, actions=(*remedy.actions, *extra))
+
+
+def _needs_newest_toolkit(facts: Facts, variant: str, ccs: list[Version]) -> bool:
+    """Whether a GPU's architecture first compiles with the variant's CUDA (sm_120 and cu128):
+    a GPU that new, whose first builds threads found in the nightly index."""
+    cuda = variant_cuda(variant)
+    firsts = [s.first_cuda for cc in ccs if (s := facts.matrix.sm(sm(cc))) is not None]
+    return cuda is not None and any(major_minor(f) == major_minor(cuda) for f in firsts)
 
 
 def _other_variants(
