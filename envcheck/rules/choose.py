@@ -308,3 +308,21 @@ def torch_build_for_cuda(
         return None
     same = next((r for r in having if current is not None and r.version == current), None)
     return (same or max(having, key=lambda r: r.version)).version, url
+
+
+def variant_spans(choices: Iterable[TorchChoice], best: TorchChoice) -> str | None:
+    """The CUDA variants of ``choices`` besides ``best``, each with the torch releases that have
+    it, from the matrix's torch table: '+cu116 (torch 1.13.0-1.13.1), +cu117 (torch 1.13.1-2.0.1),
+    ...'; None when there is no other."""
+    spans: dict[str, list[Version]] = {}
+    for choice in choices:
+        if choice.variant != best.variant or choice.release.version != best.release.version:
+            spans.setdefault(choice.variant, []).append(choice.release.version)
+    if not spans:
+        return None
+    order = sorted(spans, key=lambda v: variant_cuda(v) or Version("0"))
+    return ", ".join(
+        f"+{v} (torch {min(spans[v])}"
+        + (f"-{max(spans[v])})" if max(spans[v]) != min(spans[v]) else ")")
+        for v in order
+    )

@@ -88,9 +88,28 @@ def _nvcc_torch(facts: Facts) -> str:
         installed = facts.version("torch")
         current = public(installed) if installed is not None else None
     build = torch_build_for_cuda(facts.matrix, nvcc, current)
-    if build is None:
-        return f"PyTorch has no build for CUDA {nvcc.major}.{nvcc.minor} that envcheck knows"
-    return f"pip install torch=={build[0]} --index-url {build[1]}"
+    if build is not None:
+        return f"pip install torch=={build[0]} --index-url {build[1]}"
+    # no build of that exact CUDA (12.2, 11.5): torch's cpp_extension (_check_cuda_version)
+    # refuses only a toolkit of another CUDA major and warns on the minor, so the build of the
+    # newest CUDA minor at or below nvcc's, of the same major, is the one that builds
+    near = sorted(
+        (
+            Version(f"{nvcc.major}.{minor}")
+            for minor in range(nvcc.minor - 1, -1, -1)
+            if torch_build_for_cuda(facts.matrix, Version(f"{nvcc.major}.{minor}"), current)
+        ),
+        reverse=True,
+    )
+    if near:
+        found = torch_build_for_cuda(facts.matrix, near[0], current)
+        assert found is not None
+        return (
+            f"pip install torch=={found[0]} --index-url {found[1]} (CUDA {near[0]}: PyTorch "
+            f"has no CUDA {nvcc.major}.{nvcc.minor} build; torch's extension build accepts a "
+            "toolkit of the same CUDA major)"
+        )
+    return f"PyTorch has no build for CUDA {nvcc.major}.{nvcc.minor} that envcheck knows"
 
 
 def render(message: str, facts: Facts, **extra: str) -> str:

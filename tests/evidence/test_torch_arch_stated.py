@@ -92,9 +92,11 @@ def test_the_warning_alone_gives_tor101_a_finding_with_the_cu128_build(
     assert "sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90" in finding["message"]
     # the oldest release whose (verified) cu128 list has sm_120
     assert finding["fix"]["summary"].startswith("Install torch 2.7.0+cu128")
-    assert finding["fix"]["commands"] == [
-        "pip install torch==2.7.0 --index-url https://download.pytorch.org/whl/cu128"
-    ]
+    install, *others = finding["fix"]["commands"]
+    assert install == "pip install torch==2.7.0 --index-url https://download.pytorch.org/whl/cu128"
+    # then, as comments, the other CUDA variants with sm_120 kernels and cu128's nightly
+    assert others[0].startswith("# other torch builds with sm_120 kernels, by CUDA variant: ")
+    assert others[-1].endswith("--index-url https://download.pytorch.org/whl/nightly/cu128")
 
 
 def test_the_log_arch_list_joins_the_dump_torch_release(tmp_path: Path) -> None:

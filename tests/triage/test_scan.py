@@ -916,6 +916,11 @@ EXAMPLES += [
         "ae05277d311f:55933:55933 [1] NCCL INFO NET/Plugin: Using internal network plugin.",
         "nccl-line-from-container",
     ),
+    ("Using device: NVIDIA GeForce RTX 5090", "gpu-model-named"),
+    (
+        "Successfully installed numpy-1.26.4 torch-2.5.1 torchvision-0.20.1",
+        "torch-version-installed",
+    ),
 ]
 
 

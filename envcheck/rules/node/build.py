@@ -309,7 +309,9 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
         fix=fix(
             f"Build with gcc {ceiling} or older: apt install gcc-{ceiling} g++-{ceiling}, then "
             f"export CC=gcc-{ceiling} CXX=g++-{ceiling} NVCC_PREPEND_FLAGS='-ccbin "
-            f"/usr/bin/g++-{ceiling}' (conda: conda install -c conda-forge "
+            f"/usr/bin/g++-{ceiling}' (or make it the default: sudo update-alternatives "
+            f"--install /usr/bin/gcc gcc /usr/bin/gcc-{ceiling} 100, and g++ likewise; conda: "
+            f"conda install -c conda-forge gxx={ceiling} gcc={ceiling}, or "
             f"gcc_linux-64={ceiling} gxx_linux-64={ceiling}); or use a newer CUDA toolkit that "
             "accepts this gcc; at "
             "your own risk, NVCC_APPEND_FLAGS='-allow-unsupported-compiler' skips nvcc's check",
@@ -320,6 +322,12 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
                 CXX=f"g++-{ceiling}",
                 NVCC_PREPEND_FLAGS=f"-ccbin /usr/bin/g++-{ceiling}",
             ),
+            # what threads run instead (llama.cpp#9205, caffe2#442): gcc-N as the system default
+            manual(
+                f"sudo update-alternatives --install /usr/bin/gcc gcc /usr/bin/gcc-{ceiling} 100 "
+                f"&& sudo update-alternatives --install /usr/bin/g++ g++ /usr/bin/g++-{ceiling} 100"
+            ),
+            manual(f"conda install -c conda-forge gxx={ceiling} gcc={ceiling}  (in a conda env)"),
         ),
     )
 

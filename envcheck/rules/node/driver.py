@@ -14,7 +14,7 @@ from envcheck.matrix.model import major_minor, parse_version, public
 from envcheck.matrix.schema import CudaToolkit
 from envcheck.model.finding import Action, Fix, Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
-from envcheck.rules.choose import Support, driver_support, torch_choices
+from envcheck.rules.choose import Support, driver_support, torch_choices, variant_spans
 from envcheck.rules.fixes import fix, manual, pip_install
 
 _MIB = 1024
@@ -283,7 +283,10 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         actions.append(package)
     if not image:
         # what threads run on the host (Ubuntu's recommended driver), then the reboot it needs
-        upgrade += " (Ubuntu: sudo ubuntu-drivers autoinstall, then sudo reboot)"
+        upgrade += (
+            " (update to the latest driver on Ubuntu: sudo ubuntu-drivers autoinstall, then "
+            "sudo reboot)"
+        )
         actions += [manual("sudo ubuntu-drivers autoinstall && sudo reboot  (Ubuntu)")]
     alternative = ""
     if max_cuda is not None and image:
@@ -397,6 +400,11 @@ def _torch_for_driver(facts: Facts, max_cuda: Version) -> tuple[str, Action | No
                 f"; or install a torch build the driver runs{how}: torch "
                 f"{best.release.version}+{best.variant} is the newest the matrix knows"
             )
+            # threads pin the build their project needs (torch==1.13.1+cu117 on a 470 driver):
+            # every variant the driver runs, with its releases
+            others = variant_spans(choices, best)
+            if others is not None:
+                text += f" (the builds it runs, by CUDA variant: {others})"
             return text, pip_install(f"torch=={best.release.version}", index_url=url)
     return "", None
 

@@ -61,10 +61,35 @@ def container_without_gpu_runtime_in_log(facts: Facts, line: LogLine) -> Hit:
 
 _HIDDEN = ("", "-1", "none", "void", "NoDevFiles")
 
+# torch's words (torch/cuda/__init__.py, c10/cuda/CUDAFunctions.cpp): 'No CUDA GPUs are
+# available' is a driver that answered with zero devices, which threads trace to
+# CUDA_VISIBLE_DEVICES naming a GPU the node lacks (a script's os.environ[...] = '3' on a one-GPU
+# node: CoR-GS#23, FGDM#7, WITT#34, Anomaly-Transformer#74); 'Found no NVIDIA driver' is no
+# driver at all (pytorch#74733)
+_NO_DEVICES = "No CUDA GPUs are available"
+_NO_DRIVER = "Found no NVIDIA driver"
+VISIBLE = (
+    "export CUDA_VISIBLE_DEVICES=0  (an index `nvidia-smi -L` lists; a script or launch script "
+    "that sets CUDA_VISIBLE_DEVICES, or os.environ['CUDA_VISIBLE_DEVICES'], to a GPU the node "
+    "lacks hides every GPU: `echo $CUDA_VISIBLE_DEVICES`, `grep -rn CUDA_VISIBLE_DEVICES .`)"
+)
+CONTAINER = (
+    "in a container: docker run --gpus all ...  (docker compose: `runtime: nvidia` or a "
+    "GPU device reservation; Kubernetes: an nvidia.com/gpu limit), with the NVIDIA "
+    "Container Toolkit on the host (sudo apt-get install -y nvidia-container-toolkit)"
+)
+DRIVER = (
+    "on the host: nvidia-smi must list the GPUs; if it fails, install or load the NVIDIA "
+    "driver: sudo ubuntu-drivers autoinstall (or sudo apt install nvidia-driver-<branch>), "
+    "then sudo reboot (sudo modprobe nvidia when it is installed but not loaded)"
+)
+
 
 def _no_gpu_seen(facts: Facts, line: LogLine) -> Hit:
-    """torch saw no driver or no GPU: CUDA_VISIBLE_DEVICES hiding them where the node says so,
-    else the container's GPUs, the toolkit and the host driver, in that order."""
+    """torch saw no driver or no GPU: CUDA_VISIBLE_DEVICES hiding them where the node says so;
+    else, in the order the line makes likely, CUDA_VISIBLE_DEVICES naming a GPU the node lacks
+    ('No CUDA GPUs are available'), the container's GPUs, the host driver ('Found no NVIDIA
+    driver': no driver at all)."""
     try:
         env = facts.env()
     except Skip:
@@ -77,29 +102,38 @@ def _no_gpu_seen(facts: Facts, line: LogLine) -> Hit:
     actions = []
     if hidden:
         actions.append(manual("unset " + " ".join(hidden) + "  (it hides every GPU)"))
-    actions += [
-        manual(
-            "in a container: docker run --gpus all ...  (docker compose: `runtime: nvidia` or a "
-            "GPU device reservation; Kubernetes: an nvidia.com/gpu limit), with the NVIDIA "
-            "Container Toolkit on the host"
-        ),
-        manual(
-            "on the host: nvidia-smi must list the GPUs; if it fails, install or load the NVIDIA "
-            "driver (sudo modprobe nvidia, or reboot after installing it)"
-        ),
-    ]
+    no_driver = _NO_DRIVER in line.text
+    steps = (
+        [manual(DRIVER), manual(CONTAINER)] if no_driver else [manual(CONTAINER), manual(DRIVER)]
+    )
+    if not no_driver:
+        steps.insert(0 if _NO_DEVICES in line.text else 1, manual(VISIBLE))
+    actions += steps
     why = (
         f"{', '.join(f'{k}={v!r}' for k, v in hidden.items())} hides every GPU"
         if hidden
-        else "a container started without GPUs, CUDA_VISIBLE_DEVICES hiding them, or no NVIDIA "
-        "driver loaded"
+        else "no NVIDIA driver loaded, or a container started without GPUs"
+        if no_driver
+        else "CUDA_VISIBLE_DEVICES naming no GPU the node has, a container started without "
+        "GPUs, or no NVIDIA driver loaded"
     )
+    if hidden:
+        first = "unset " + " ".join(hidden) + "; "
+    elif no_driver:
+        first = (
+            "install or load the NVIDIA driver on the host (sudo ubuntu-drivers autoinstall, "
+            "then sudo reboot); "
+        )
+    elif _NO_DEVICES in line.text:
+        first = "export CUDA_VISIBLE_DEVICES=0 (a GPU `nvidia-smi -L` lists); "
+    else:
+        first = ""
     return Hit(
         f"the process saw no usable NVIDIA driver or GPU (line {line.line}): {why}",
         evidence={"line": line.line, "hidden_by": hidden},
         fix=fix(
             "Give the process the GPUs: "
-            + ("unset " + " ".join(hidden) + "; " if hidden else "")
+            + first
             + "docker run --gpus all in a container, the NVIDIA driver loaded on the host",
             "manual",
             *actions,

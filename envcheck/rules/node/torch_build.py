@@ -3,6 +3,7 @@ flash_attn.py), and Python."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -11,8 +12,8 @@ from packaging.version import InvalidVersion, Version
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
-from envcheck.matrix.model import public, variant_cuda
-from envcheck.model.finding import Fix, Severity
+from envcheck.matrix.model import major_minor, public, variant_cuda
+from envcheck.model.finding import Action, Fix, Severity
 from envcheck.model.report import Distribution
 from envcheck.rules.base import Hit, rule
 from envcheck.rules.choose import (
@@ -23,6 +24,7 @@ from envcheck.rules.choose import (
     parse_arch_list,
     sm,
     torch_choices,
+    variant_spans,
 )
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.pip_offered import linux_wheels_only
@@ -89,11 +91,45 @@ def _upgrade_fix(facts: Facts, ccs: list[Version], current: Version | None) -> F
     else:
         return None
     url = facts.matrix.torch_index_url(best.variant)
-    return fix(
+    remedy = fix(
         f"Install torch {best.release.version}+{best.variant}, the closest build with kernels for every "
         f"GPU here{why} (then reinstall packages built against torch: torchvision, vLLM, flash-attn)",
         "unsafe",
         pip_install(f"torch=={best.release.version}", index_url=url),
+    )
+    extra = [a for a in (_other_variants(newer or older, best, ccs),) if a is not None]
+    nightly = facts.matrix.torch_index_url(f"nightly/{best.variant}")
+    if newer and nightly is not None and _needs_newest_toolkit(facts, best.variant, ccs):
+        # a GPU newer than the stable builds: threads of a new architecture run the nightly
+        # build of the newest CUDA variant until a release has it (pytorch#149845: the
+        # cu128 nightly for sm_120 before 2.7.0); pytorch.org's 'Preview (Nightly)' command
+        extra.append(manual(f"or the nightly build: pip install --pre torch --index-url {nightly}"))
+    if not extra:
+        return remedy
+    return dataclasses.replace(remedy, actions=(*remedy.actions, *extra))
+
+
+def _needs_newest_toolkit(facts: Facts, variant: str, ccs: list[Version]) -> bool:
+    """Whether a GPU's architecture first compiles with the variant's CUDA (sm_120 and cu128):
+    a GPU that new, whose first builds threads found in the nightly index."""
+    cuda = variant_cuda(variant)
+    firsts = [s.first_cuda for cc in ccs if (s := facts.matrix.sm(sm(cc))) is not None]
+    return cuda is not None and any(major_minor(f) == major_minor(cuda) for f in firsts)
+
+
+def _other_variants(
+    choices: list[TorchChoice], best: TorchChoice, ccs: list[Version]
+) -> Action | None:
+    """The other CUDA variants with kernels for the GPUs (threads pin the one their project
+    needs: `torch==1.9.0+cu111`, `1.12.0+cu116`)."""
+    text = variant_spans(choices, best)
+    if text is None:
+        return None
+    archs = ", ".join(sm(cc) for cc in ccs)
+    return manual(
+        f"other torch builds with {archs} kernels, by CUDA variant: {text}; install one as "
+        "pip install torch==<release> --index-url <the variant's index> (the command above, "
+        "with its release and variant)"
     )
 
 
