@@ -211,3 +211,41 @@ def test_a_removed_submodule_names_the_importer_from_the_traceback(
     assert f"torchvision=={span.last}" in text
     assert "pip install -U basicsr" in text
     assert "basicsr was written for torchvision" in py151["findings"][0]["message"]
+
+
+def test_a_curated_removal_names_the_importer_the_traceback_shows(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """torch._six (gone in torch 2.0) imported by deepspeed: the fix names deepspeed and its
+    upgrade beside the pin of torch; without the frame, the importer stays unnamed."""
+    site = "/opt/conda/lib/python3.10/site-packages"
+    log = _log(
+        tmp_path,
+        f'  File "{site}/deepspeed/runtime/utils.py", line 18, in <module>',
+        "    from torch._six import inf",
+        "ModuleNotFoundError: No module named 'torch._six'",
+    )
+    cause = _causes(cli, log)["PY151"]
+    assert cause["verdict"] == "confirmed"
+    text = _fix(cause)
+    assert "pip install -U deepspeed" in text
+    assert "torch<2.0" in text
+    bare = tmp_path / "bare.log"
+    bare.write_text("ModuleNotFoundError: No module named 'torch._six'\n")
+    assert "pip install -U" not in _fix(_causes(cli, bare)["PY151"])
+
+
+def test_a_curated_name_removal_names_the_importer_s_upgrade(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    site = "/opt/conda/lib/python3.10/site-packages"
+    log = _log(
+        tmp_path,
+        f'  File "{site}/diffusers/utils/dynamic_modules_utils.py", line 28, in <module>',
+        "    from huggingface_hub import cached_download, hf_hub_download, model_info",
+        "ImportError: cannot import name 'cached_download' from 'huggingface_hub' "
+        f"({site}/huggingface_hub/__init__.py)",
+    )
+    text = _fix(_causes(cli, log)["PY150"])
+    assert "huggingface_hub<0.26" in text
+    assert "pip install -U diffusers" in text

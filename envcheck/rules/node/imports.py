@@ -276,6 +276,29 @@ def _importer(facts: Facts, line: LogLine, dist: str) -> tuple[str, object] | No
     return by, facts.known_version(by)
 
 
+def _importer_named(importer: tuple[str, object] | None, otherwise: str) -> str:
+    """The importing package as a fix names it: its distribution (and installed release)."""
+    if importer is None:
+        return otherwise
+    by, version = importer
+    return f"{by} {version}, {otherwise}" if version is not None else f"{by}, {otherwise}"
+
+
+def _importer_upgrade(importer: tuple[str, object] | None, lib: str, when: object) -> list[Action]:
+    """The importer's own upgrade, as threads run it (`pip install -U deepspeed` for torch._six):
+    a release of it made for the library's newer API. Nothing when the traceback does not show
+    the importer."""
+    if importer is None:
+        return []
+    by = importer[0]
+    return [
+        manual(
+            f"pip install -U {by}  ({by}'s newer releases are made for {lib} >= {when}; pin it "
+            f"where {by} itself names a range)"
+        )
+    ]
+
+
 def _removed_name(facts: Facts, line: LogLine, module: str, name: str) -> Hit | None:
     """The finding for a name the matrix records as removed by a release (``[[import_name]]``
     with ``module = "Y.X"``): pin the last releases that have it, the importer's upgrade after.
@@ -306,6 +329,7 @@ def _removed_name(facts: Facts, line: LogLine, module: str, name: str) -> Hit | 
     # the spelling users type: the import name when it names the same distribution
     spelled = top if canonicalize_name(top) == by else by
     have = f"{by} {version}" if version is not None else f"the installed {by}"
+    importer = _importer(facts, line, by)
     instead = f" (the importer should use {entry.replacement})" if entry.replacement else ""
     note = f" {entry.note}" if entry.note else ""
     return Hit(
@@ -321,10 +345,11 @@ def _removed_name(facts: Facts, line: LogLine, module: str, name: str) -> Hit | 
         },
         fix=fix(
             f'Install the last {by} release before the removal: pip install "{spelled}<{when}"'
-            f" (or upgrade the package that imports {name} to a release made for {by} >= "
-            f"{when}).{note}",
+            f" (or upgrade {_importer_named(importer, 'the package')} that imports {name} to a "
+            f"release made for {by} >= {when}).{note}",
             "manual",
             pip_install(f"{spelled}<{when}"),
+            *_importer_upgrade(importer, by, when),
         ),
     )
 
@@ -466,14 +491,17 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         have = facts.known_version(by)
         here = f" ({by} {have} is installed)" if have is not None else ""
         note = f" {entry.note}" if entry.note else ""
+        importer = _importer(facts, line, canonicalize_name(by))
         return Hit(
             f"'{module}' was removed in {by} {when}{here} (line {line.line}): the package that "
             f"imports it was written for {by} < {when}",
             evidence=evidence,
             fix=fix(
-                f"Upgrade the package that imports {module} to a release made for {by} >= "
-                f'{when}, or install {by}<{when} (pip install "{by}<{when}").{note}',
+                f"Upgrade {_importer_named(importer, 'the package')} that imports {module} to a "
+                f'release made for {by} >= {when}, or install {by}<{when} (pip install "{by}<'
+                f'{when}").{note}',
                 "manual",
+                *_importer_upgrade(importer, by, when),
                 pip_install(f"{by}<{when}"),
             ),
         )
