@@ -1654,4 +1654,11 @@ EXAMPLES += [
         'time=2024-05-01T10:00:00.000Z level=INFO source=gpu.go:295 msg="[0] CUDA GPU is too old. Compute Capability detected: 3.0"',
         "ollama-gpu-too-old",
     ),
+    (
+        "[W:onnxruntime:Default, onnxruntime_pybind_state.cc:640 CreateExecutionProviderInstance] "
+        "Failed to create CUDAExecutionProvider. Please reference "
+        "https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements "
+        "to ensure all dependencies are met.",
+        "onnxruntime-cuda-provider-not-created",
+    ),
 ]
