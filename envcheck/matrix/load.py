@@ -158,6 +158,7 @@ _IDENTITY: dict[str, Callable[[Any], object]] = {
     "signature": lambda e: e.id,
     "cuda_error": lambda e: (e.api, e.number, e.name, e.message),
     "arch_floor": lambda e: (canonicalize_name(e.package), e.message),
+    "xid": lambda e: e.number,
     "torch_wheel": lambda e: (e.version, e.arch),
     "vllm_metadata": lambda e: e.version,
     "ray_wheels": lambda e: e.version,
@@ -210,6 +211,7 @@ def merge(parsed: Iterable[tuple[str, MatrixFile]]) -> Matrix:
         signatures=tuple(sorted(values["signature"], key=lambda s: s.generic)),
         cuda_errors=values["cuda_error"],
         arch_floors=values["arch_floor"],
+        xids=values["xid"],
         generated=Generated(**{name: values[name] for name in GENERATED_TABLES}),
         origins=origins,
     )

@@ -38,6 +38,7 @@ from envcheck.matrix.schema import (
     TorchRelease,
     VllmRelease,
     WheelPlatform,
+    Xid,
 )
 
 
@@ -145,6 +146,7 @@ class Matrix:
     signatures: tuple[Signature, ...] = ()
     cuda_errors: tuple[CudaError, ...] = ()
     arch_floors: tuple[ArchFloor, ...] = ()
+    xids: tuple[Xid, ...] = ()
     generated: Generated = field(default_factory=Generated)  # `envcheck matrix refresh` output
     origins: dict[int, tuple[str, str, int]] = field(
         default_factory=dict, compare=False, repr=False
@@ -199,6 +201,10 @@ class Matrix:
                 if found:
                     return _with_cause(found)
         return None
+
+    def xid(self, number: int) -> Xid | None:
+        """The Xid event of that number the table knows, or None."""
+        return next((x for x in self.xids if x.number == number), None)
 
     def arch_floor(self, text: str) -> ArchFloor | None:
         """The library check whose message occurs in ``text`` (case-insensitively; a line

@@ -28,6 +28,7 @@ from envcheck.rules.node import (  # noqa: F401
     gpu_cuda,
     gpu_health,
     gpu_preallocation,
+    gpu_state,
     gpu_torch,
     graphics,
     imports,
