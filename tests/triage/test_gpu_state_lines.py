@@ -235,3 +235,26 @@ def test_a_clean_log_that_prints_cuda_available_true_has_no_finding(
     assert result.returncode == 0, result.stdout
     data = result.json()["data"]
     assert not [m for m in data["matches"] if m["causes"]]
+
+
+def test_repl_false_on_the_next_line_reads_the_torch_build(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    fix = _confirmed(
+        cli,
+        tmp_path,
+        "TOR110",
+        "torch                     2.0.1+cpu",
+        ">>> import torch",
+        ">>> torch.cuda.is_available()",
+        "False",
+    )
+    assert "torch==2.0.1" in fix
+
+
+def test_repl_true_rules_both_causes_out(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    cause = _causes(
+        cli, _log(tmp_path, "PyTorch version: 2.4.0+cu121", ">>> torch.cuda.is_available()", "True")
+    )
+    assert cause["TOR110"]["verdict"] == "ruled_out"
+    assert cause["DRV103"]["verdict"] == "ruled_out"

@@ -41,8 +41,10 @@ _RECOVERY = re.compile(r"to 0x[0-9a-fA-F]+ \((?P<action>[^)]+)\)")
 
 # the signatures of gpu_state.toml that say CUDA is not usable, and the one whose cause may be
 # the program's own placement of the model (fp16 on the CPU)
+REPL = "cuda-is-available-repl"
 CUDA_UNUSABLE = (
     "cuda-is-available-false",
+    REPL,
     "autocast-cuda-unavailable",
     "torch-cuda-tensor-type-unavailable",
     "half-op-on-cpu",
@@ -269,6 +271,12 @@ def cuda_unusable_cause(facts: Facts, line: LogLine, code: str) -> None:
     """For a line that says CUDA is not usable: return when ``code`` (TOR110 or DRV103) is the
     cause the torch build establishes, raise NotStated when the log does not say which, and
     RuledOut (returned by the caller as None) is signalled by raising LookupError."""
+    if line.signature == REPL:  # what the call returned is on the next line
+        returned = line.stated.get("cuda_available") if line.stated else None
+        if returned is None:
+            raise NotStated("the REPL line is not followed by what is_available() returned")
+        if returned == "True":
+            raise LookupError("CUDA is available")
     build = torch_build(facts)
     if _COLLECT_ENV.search(line.text):
         try:
