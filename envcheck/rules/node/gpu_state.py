@@ -259,12 +259,16 @@ def torch_build(facts: Facts) -> Literal["cpu", "cuda"] | None:
         version = facts.torch_version()
     except Skip:
         return None
-    local = (version.local or "").lower() if version is not None else ""
-    if local == "cpu":
+    local = (version.local or "").lower()
+    if local == "cpu" or facts.torch_is_cpu() is True:  # +cpu, 'CUDA used to build: None'
         return "cpu"
     if local.startswith("cu"):
         return "cuda"
-    return None
+    try:
+        build = facts.torch()
+    except Skip:
+        return None
+    return "cuda" if build is not None and build.cuda else None
 
 
 def cuda_unusable_cause(facts: Facts, line: LogLine, code: str) -> None:
