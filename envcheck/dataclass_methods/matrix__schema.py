@@ -104,10 +104,10 @@ FUNCTIONS['1b92577d6e318917aa95ada6116c89803435a96676e4c68af652a33bcd6315b7'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.removed_symbol,self.companion,self.override,self.bound,self.wheel_platform,self.known_bad,self.constant,self.signature,self.cuda_error,self.arch_floor,self.extension,self.gpu_build,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,)==(other.meta,other.toolkit,other.driver_branch,other.sm,other.gpu,other.torch,other.torch_index,other.vllm,other.ray,other.flash_attn,other.isaacsim,other.omnigibson,other.os_release,other.first_release,other.ptx_isa,other.soname,other.libstdcxx,other.import_name,other.removed_symbol,other.companion,other.override,other.bound,other.wheel_platform,other.known_bad,other.constant,other.signature,other.cuda_error,other.arch_floor,other.extension,other.gpu_build,other.torch_wheel,other.vllm_metadata,other.ray_wheels,other.flash_attn_index,other.isaacsim_index,other.companion_metadata,)
+   return (self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.removed_symbol,self.companion,self.override,self.bound,self.wheel_platform,self.known_bad,self.constant,self.signature,self.cuda_error,self.arch_floor,self.extension,self.gpu_build,self.xid,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,)==(other.meta,other.toolkit,other.driver_branch,other.sm,other.gpu,other.torch,other.torch_index,other.vllm,other.ray,other.flash_attn,other.isaacsim,other.omnigibson,other.os_release,other.first_release,other.ptx_isa,other.soname,other.libstdcxx,other.import_name,other.removed_symbol,other.companion,other.override,other.bound,other.wheel_platform,other.known_bad,other.constant,other.signature,other.cuda_error,other.arch_floor,other.extension,other.gpu_build,other.xid,other.torch_wheel,other.vllm_metadata,other.ray_wheels,other.flash_attn_index,other.isaacsim_index,other.companion_metadata,)
   return NotImplemented
  return __eq__
-FUNCTIONS['757d4fb6b33dced0db4b2df35853a2951f53bc2694fa406524725823342a4305'] = __create_fn__
+FUNCTIONS['6a1baf10507ab76508e73020d0e62cfcf93f5657910ba38c6e3f2d0d4002ca34'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -148,6 +148,14 @@ def __create_fn__():
   return NotImplemented
  return __eq__
 FUNCTIONS['9afe0a4a1868620bda438e764d8ba992df258f07f79a09be071dc2fb07928b8e'] = __create_fn__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.number,self.name,self.meaning,self.fault,self.action,self.source,self.note,)==(other.number,other.name,other.meaning,other.fault,other.action,other.source,other.note,)
+  return NotImplemented
+ return __eq__
+FUNCTIONS['099d7549923209e4825c867ccff67e5eec6191a12ca724dcc497ed4435fa57e9'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -383,9 +391,9 @@ FUNCTIONS['1b6ebe18f80abc24c3233a95a1986296d703ac99ae0ed2bc2450c20dd3ecb93f'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.removed_symbol,self.companion,self.override,self.bound,self.wheel_platform,self.known_bad,self.constant,self.signature,self.cuda_error,self.arch_floor,self.extension,self.gpu_build,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,))
+  return hash((self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.removed_symbol,self.companion,self.override,self.bound,self.wheel_platform,self.known_bad,self.constant,self.signature,self.cuda_error,self.arch_floor,self.extension,self.gpu_build,self.xid,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,))
  return __hash__
-FUNCTIONS['ff9340e4495895516066ef13749268b9196973e54422dc46957a0c9c8f8e4e93'] = __create_fn__
+FUNCTIONS['d6dea02606f1e1938f834c937c51d9967064b42cfe6a65eace7c31ad43385368'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -416,6 +424,12 @@ def __create_fn__():
   return hash((self.names,self.compute_capability,self.rt_cores,self.min_count,))
  return __hash__
 FUNCTIONS['4497f97379061c7308db80cca4a57eb272438e20d31fa8b05a5da2436985a623'] = __create_fn__
+
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.number,self.name,self.meaning,self.fault,self.action,self.source,self.note,))
+ return __hash__
+FUNCTIONS['b3ec78a16dca85f884a8da0d876bfe1ebd9b8132117c7790aabd37c78a11af9c'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -611,9 +625,9 @@ FUNCTIONS['07aba3e1c105de2130d9ea1fe35253e7c7fd08502ba250cbd5676f1dbf4eae68'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(meta={self.meta!r}, toolkit={self.toolkit!r}, driver_branch={self.driver_branch!r}, sm={self.sm!r}, gpu={self.gpu!r}, torch={self.torch!r}, torch_index={self.torch_index!r}, vllm={self.vllm!r}, ray={self.ray!r}, flash_attn={self.flash_attn!r}, isaacsim={self.isaacsim!r}, omnigibson={self.omnigibson!r}, os_release={self.os_release!r}, first_release={self.first_release!r}, ptx_isa={self.ptx_isa!r}, soname={self.soname!r}, libstdcxx={self.libstdcxx!r}, import_name={self.import_name!r}, removed_symbol={self.removed_symbol!r}, companion={self.companion!r}, override={self.override!r}, bound={self.bound!r}, wheel_platform={self.wheel_platform!r}, known_bad={self.known_bad!r}, constant={self.constant!r}, signature={self.signature!r}, cuda_error={self.cuda_error!r}, arch_floor={self.arch_floor!r}, extension={self.extension!r}, gpu_build={self.gpu_build!r}, torch_wheel={self.torch_wheel!r}, vllm_metadata={self.vllm_metadata!r}, ray_wheels={self.ray_wheels!r}, flash_attn_index={self.flash_attn_index!r}, isaacsim_index={self.isaacsim_index!r}, companion_metadata={self.companion_metadata!r})"
+  return self.__class__.__qualname__ + f"(meta={self.meta!r}, toolkit={self.toolkit!r}, driver_branch={self.driver_branch!r}, sm={self.sm!r}, gpu={self.gpu!r}, torch={self.torch!r}, torch_index={self.torch_index!r}, vllm={self.vllm!r}, ray={self.ray!r}, flash_attn={self.flash_attn!r}, isaacsim={self.isaacsim!r}, omnigibson={self.omnigibson!r}, os_release={self.os_release!r}, first_release={self.first_release!r}, ptx_isa={self.ptx_isa!r}, soname={self.soname!r}, libstdcxx={self.libstdcxx!r}, import_name={self.import_name!r}, removed_symbol={self.removed_symbol!r}, companion={self.companion!r}, override={self.override!r}, bound={self.bound!r}, wheel_platform={self.wheel_platform!r}, known_bad={self.known_bad!r}, constant={self.constant!r}, signature={self.signature!r}, cuda_error={self.cuda_error!r}, arch_floor={self.arch_floor!r}, extension={self.extension!r}, gpu_build={self.gpu_build!r}, xid={self.xid!r}, torch_wheel={self.torch_wheel!r}, vllm_metadata={self.vllm_metadata!r}, ray_wheels={self.ray_wheels!r}, flash_attn_index={self.flash_attn_index!r}, isaacsim_index={self.isaacsim_index!r}, companion_metadata={self.companion_metadata!r})"
  return __repr__
-FUNCTIONS['404439b62f098eabc263d2a4892217d56a8601d0b36fdce66ad9669124315df5'] = __create_fn__
+FUNCTIONS['9375f6aa0ab0616013bdbf5de037ce686ec338b20fec4e91798066e9c276122a'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -644,6 +658,12 @@ def __create_fn__():
   return self.__class__.__qualname__ + f"(names={self.names!r}, compute_capability={self.compute_capability!r}, rt_cores={self.rt_cores!r}, min_count={self.min_count!r})"
  return __repr__
 FUNCTIONS['05ef5fe0ba71b12ff0874e6702a834595897de3898855e63b006d44504c97514'] = __create_fn__
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(number={self.number!r}, name={self.name!r}, meaning={self.meaning!r}, fault={self.fault!r}, action={self.action!r}, source={self.source!r}, note={self.note!r})"
+ return __repr__
+FUNCTIONS['e10609c701a62be9e8280ec1011d3cea23d626bf7eb823e17ebc815069258713'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -909,8 +929,8 @@ def __create_fn__(_type_library, _type_package, _type_line, _type_install, _type
  return __init__
 FUNCTIONS['266f93cde9f3945a3a2575e938cb6312263ec2407b85b57def5bdf0f80b3b2cf'] = __create_fn__
 
-def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _type_gpu, _type_torch, _type_torch_index, _type_vllm, _type_ray, _type_flash_attn, _type_isaacsim, _type_omnigibson, _type_os_release, _type_first_release, _type_ptx_isa, _type_soname, _type_libstdcxx, _type_import_name, _type_removed_symbol, _type_companion, _type_override, _type_bound, _type_wheel_platform, _type_known_bad, _type_constant, _type_signature, _type_cuda_error, _type_arch_floor, _type_extension, _type_gpu_build, _type_torch_wheel, _type_vllm_metadata, _type_ray_wheels, _type_flash_attn_index, _type_isaacsim_index, _type_companion_metadata, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_meta, _dflt_toolkit, _dflt_driver_branch, _dflt_sm, _dflt_gpu, _dflt_torch, _dflt_torch_index, _dflt_vllm, _dflt_ray, _dflt_flash_attn, _dflt_isaacsim, _dflt_omnigibson, _dflt_os_release, _dflt_first_release, _dflt_ptx_isa, _dflt_soname, _dflt_libstdcxx, _dflt_import_name, _dflt_removed_symbol, _dflt_companion, _dflt_override, _dflt_bound, _dflt_wheel_platform, _dflt_known_bad, _dflt_constant, _dflt_signature, _dflt_cuda_error, _dflt_arch_floor, _dflt_extension, _dflt_gpu_build, _dflt_torch_wheel, _dflt_vllm_metadata, _dflt_ray_wheels, _dflt_flash_attn_index, _dflt_isaacsim_index, _dflt_companion_metadata, _return_type):
- def __init__(self,meta:_type_meta=_HAS_DEFAULT_FACTORY,toolkit:_type_toolkit=_dflt_toolkit,driver_branch:_type_driver_branch=_dflt_driver_branch,sm:_type_sm=_dflt_sm,gpu:_type_gpu=_dflt_gpu,torch:_type_torch=_dflt_torch,torch_index:_type_torch_index=_dflt_torch_index,vllm:_type_vllm=_dflt_vllm,ray:_type_ray=_dflt_ray,flash_attn:_type_flash_attn=_dflt_flash_attn,isaacsim:_type_isaacsim=_dflt_isaacsim,omnigibson:_type_omnigibson=_dflt_omnigibson,os_release:_type_os_release=_dflt_os_release,first_release:_type_first_release=_dflt_first_release,ptx_isa:_type_ptx_isa=_dflt_ptx_isa,soname:_type_soname=_dflt_soname,libstdcxx:_type_libstdcxx=_dflt_libstdcxx,import_name:_type_import_name=_dflt_import_name,removed_symbol:_type_removed_symbol=_dflt_removed_symbol,companion:_type_companion=_dflt_companion,override:_type_override=_dflt_override,bound:_type_bound=_dflt_bound,wheel_platform:_type_wheel_platform=_dflt_wheel_platform,known_bad:_type_known_bad=_dflt_known_bad,constant:_type_constant=_dflt_constant,signature:_type_signature=_dflt_signature,cuda_error:_type_cuda_error=_dflt_cuda_error,arch_floor:_type_arch_floor=_dflt_arch_floor,extension:_type_extension=_dflt_extension,gpu_build:_type_gpu_build=_dflt_gpu_build,torch_wheel:_type_torch_wheel=_dflt_torch_wheel,vllm_metadata:_type_vllm_metadata=_dflt_vllm_metadata,ray_wheels:_type_ray_wheels=_dflt_ray_wheels,flash_attn_index:_type_flash_attn_index=_dflt_flash_attn_index,isaacsim_index:_type_isaacsim_index=_dflt_isaacsim_index,companion_metadata:_type_companion_metadata=_dflt_companion_metadata)->_return_type:
+def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _type_gpu, _type_torch, _type_torch_index, _type_vllm, _type_ray, _type_flash_attn, _type_isaacsim, _type_omnigibson, _type_os_release, _type_first_release, _type_ptx_isa, _type_soname, _type_libstdcxx, _type_import_name, _type_removed_symbol, _type_companion, _type_override, _type_bound, _type_wheel_platform, _type_known_bad, _type_constant, _type_signature, _type_cuda_error, _type_arch_floor, _type_extension, _type_gpu_build, _type_xid, _type_torch_wheel, _type_vllm_metadata, _type_ray_wheels, _type_flash_attn_index, _type_isaacsim_index, _type_companion_metadata, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_meta, _dflt_toolkit, _dflt_driver_branch, _dflt_sm, _dflt_gpu, _dflt_torch, _dflt_torch_index, _dflt_vllm, _dflt_ray, _dflt_flash_attn, _dflt_isaacsim, _dflt_omnigibson, _dflt_os_release, _dflt_first_release, _dflt_ptx_isa, _dflt_soname, _dflt_libstdcxx, _dflt_import_name, _dflt_removed_symbol, _dflt_companion, _dflt_override, _dflt_bound, _dflt_wheel_platform, _dflt_known_bad, _dflt_constant, _dflt_signature, _dflt_cuda_error, _dflt_arch_floor, _dflt_extension, _dflt_gpu_build, _dflt_xid, _dflt_torch_wheel, _dflt_vllm_metadata, _dflt_ray_wheels, _dflt_flash_attn_index, _dflt_isaacsim_index, _dflt_companion_metadata, _return_type):
+ def __init__(self,meta:_type_meta=_HAS_DEFAULT_FACTORY,toolkit:_type_toolkit=_dflt_toolkit,driver_branch:_type_driver_branch=_dflt_driver_branch,sm:_type_sm=_dflt_sm,gpu:_type_gpu=_dflt_gpu,torch:_type_torch=_dflt_torch,torch_index:_type_torch_index=_dflt_torch_index,vllm:_type_vllm=_dflt_vllm,ray:_type_ray=_dflt_ray,flash_attn:_type_flash_attn=_dflt_flash_attn,isaacsim:_type_isaacsim=_dflt_isaacsim,omnigibson:_type_omnigibson=_dflt_omnigibson,os_release:_type_os_release=_dflt_os_release,first_release:_type_first_release=_dflt_first_release,ptx_isa:_type_ptx_isa=_dflt_ptx_isa,soname:_type_soname=_dflt_soname,libstdcxx:_type_libstdcxx=_dflt_libstdcxx,import_name:_type_import_name=_dflt_import_name,removed_symbol:_type_removed_symbol=_dflt_removed_symbol,companion:_type_companion=_dflt_companion,override:_type_override=_dflt_override,bound:_type_bound=_dflt_bound,wheel_platform:_type_wheel_platform=_dflt_wheel_platform,known_bad:_type_known_bad=_dflt_known_bad,constant:_type_constant=_dflt_constant,signature:_type_signature=_dflt_signature,cuda_error:_type_cuda_error=_dflt_cuda_error,arch_floor:_type_arch_floor=_dflt_arch_floor,extension:_type_extension=_dflt_extension,gpu_build:_type_gpu_build=_dflt_gpu_build,xid:_type_xid=_dflt_xid,torch_wheel:_type_torch_wheel=_dflt_torch_wheel,vllm_metadata:_type_vllm_metadata=_dflt_vllm_metadata,ray_wheels:_type_ray_wheels=_dflt_ray_wheels,flash_attn_index:_type_flash_attn_index=_dflt_flash_attn_index,isaacsim_index:_type_isaacsim_index=_dflt_isaacsim_index,companion_metadata:_type_companion_metadata=_dflt_companion_metadata)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'meta',_dflt_meta() if meta is _HAS_DEFAULT_FACTORY else meta)
   __dataclass_builtins_object__.__setattr__(self,'toolkit',toolkit)
   __dataclass_builtins_object__.__setattr__(self,'driver_branch',driver_branch)
@@ -941,6 +961,7 @@ def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _typ
   __dataclass_builtins_object__.__setattr__(self,'arch_floor',arch_floor)
   __dataclass_builtins_object__.__setattr__(self,'extension',extension)
   __dataclass_builtins_object__.__setattr__(self,'gpu_build',gpu_build)
+  __dataclass_builtins_object__.__setattr__(self,'xid',xid)
   __dataclass_builtins_object__.__setattr__(self,'torch_wheel',torch_wheel)
   __dataclass_builtins_object__.__setattr__(self,'vllm_metadata',vllm_metadata)
   __dataclass_builtins_object__.__setattr__(self,'ray_wheels',ray_wheels)
@@ -948,7 +969,7 @@ def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _typ
   __dataclass_builtins_object__.__setattr__(self,'isaacsim_index',isaacsim_index)
   __dataclass_builtins_object__.__setattr__(self,'companion_metadata',companion_metadata)
  return __init__
-FUNCTIONS['f48b79c0624f4d9e8e13ebb20463688d2905b204f95dff93356c640d5c9177fa'] = __create_fn__
+FUNCTIONS['60d45b052b4939568398ef8fb4e0a2265bbfb7629b30302cfe27fed075a5c4a2'] = __create_fn__
 
 def __create_fn__(_type_module, _type_source, _type_distribution, _type_removed_by, _type_removed_in, _type_replacement, _type_verified, _type_note, _type_apt, _type_dnf, _type_brew, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_distribution, _dflt_removed_by, _dflt_removed_in, _dflt_replacement, _dflt_verified, _dflt_note, _dflt_apt, _dflt_dnf, _dflt_brew, _return_type):
  def __init__(self,module:_type_module,source:_type_source,distribution:_type_distribution=_dflt_distribution,removed_by:_type_removed_by=_dflt_removed_by,removed_in:_type_removed_in=_dflt_removed_in,replacement:_type_replacement=_dflt_replacement,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,apt:_type_apt=_dflt_apt,dnf:_type_dnf=_dflt_dnf,brew:_type_brew=_dflt_brew)->_return_type:
@@ -1018,6 +1039,18 @@ def __create_fn__(_type_names, _type_compute_capability, _type_rt_cores, _type_m
   __dataclass_builtins_object__.__setattr__(self,'min_count',min_count)
  return __init__
 FUNCTIONS['f3e3e1aa74dd368330fc5d0b90607525b9a6021e40e517fe5384afa04c555ad6'] = __create_fn__
+
+def __create_fn__(_type_number, _type_name, _type_meaning, _type_fault, _type_action, _type_source, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_note, _return_type):
+ def __init__(self,number:_type_number,name:_type_name,meaning:_type_meaning,fault:_type_fault,action:_type_action,source:_type_source,note:_type_note=_dflt_note)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'number',number)
+  __dataclass_builtins_object__.__setattr__(self,'name',name)
+  __dataclass_builtins_object__.__setattr__(self,'meaning',meaning)
+  __dataclass_builtins_object__.__setattr__(self,'fault',fault)
+  __dataclass_builtins_object__.__setattr__(self,'action',action)
+  __dataclass_builtins_object__.__setattr__(self,'source',source)
+  __dataclass_builtins_object__.__setattr__(self,'note',note)
+ return __init__
+FUNCTIONS['08519ebbca80bb307e04468d90a82931336b8ce6c494cb8edd0156f4918b41ff'] = __create_fn__
 
 def __create_fn__(_type_os, _type_version, _type_glibc, _type_source, _type_note, _type_glibcxx_max, _type_cxxabi_max, _type_libstdcxx_gcc, _type_verified, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_note, _dflt_glibcxx_max, _dflt_cxxabi_max, _dflt_libstdcxx_gcc, _dflt_verified, _return_type):
  def __init__(self,os:_type_os,version:_type_version,glibc:_type_glibc,source:_type_source,note:_type_note=_dflt_note,glibcxx_max:_type_glibcxx_max=_dflt_glibcxx_max,cxxabi_max:_type_cxxabi_max=_dflt_cxxabi_max,libstdcxx_gcc:_type_libstdcxx_gcc=_dflt_libstdcxx_gcc,verified:_type_verified=_dflt_verified)->_return_type:
@@ -1380,11 +1413,11 @@ FUNCTIONS['7389ae7aab3a171ef9809004ffb075b66bbcf3404cec0d13decb2b20d16982e8'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','libstdcxx','import_name','removed_symbol','companion','override','bound','wheel_platform','known_bad','constant','signature','cuda_error','arch_floor','extension','gpu_build','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
+  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','libstdcxx','import_name','removed_symbol','companion','override','bound','wheel_platform','known_bad','constant','signature','cuda_error','arch_floor','extension','gpu_build','xid','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['7d55f044d5694672ed11b4b4c6fa1bdb296d276a051eeef15c9283d29290642e'] = __create_fn__
+FUNCTIONS['15a9d7e1cbfcab21892ad4d97b7387b3833804cca6ab0b601d057e0e206c1bc3'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1425,6 +1458,14 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__delattr__(name)
  return __delattr__
 FUNCTIONS['a515fbaa7637d4d89703a4a2942599e4de904f80df21837e342572a4c75eefbb'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('number','name','meaning','fault','action','source','note',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+FUNCTIONS['bacc20be9508947b420492ad8ba7ccc8770e6851a660abf182e24869fd80709f'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1684,11 +1725,11 @@ FUNCTIONS['fb8761e2387b1a9f4159046822774cba3aba26021fb4496604b13b0b2a8cb876'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','libstdcxx','import_name','removed_symbol','companion','override','bound','wheel_platform','known_bad','constant','signature','cuda_error','arch_floor','extension','gpu_build','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
+  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','libstdcxx','import_name','removed_symbol','companion','override','bound','wheel_platform','known_bad','constant','signature','cuda_error','arch_floor','extension','gpu_build','xid','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['e99ef4fb26371a1603a1b139f7abb971ab54ce11780f25a002d1d63e40f9bb08'] = __create_fn__
+FUNCTIONS['a6667e99c854aaf6567496c5de87398a7559344a09ca8793e76a8cf5cbfe8348'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1729,6 +1770,14 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__setattr__(name, value)
  return __setattr__
 FUNCTIONS['2bf1fe396b463f5347155fdd0091aa266e06fa277eb6f594d56dba7f7b35745f'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('number','name','meaning','fault','action','source','note',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+FUNCTIONS['89b19154c8807735385747864f13999ca3049f1c871f9e85db23b0a0219ee244'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

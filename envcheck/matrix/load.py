@@ -168,6 +168,7 @@ _IDENTITY: dict[str, Callable[[Any], object]] = {
     "arch_floor": lambda e: (_canonical(e.package), e.message),
     "extension": lambda e: _canonical(e.package),
     "gpu_build": lambda e: (_canonical(e.package), e.line),
+    "xid": lambda e: e.number,
     "torch_wheel": lambda e: (e.version, e.arch),
     "vllm_metadata": lambda e: e.version,
     "ray_wheels": lambda e: e.version,
@@ -222,6 +223,7 @@ def merge(parsed: Iterable[tuple[str, MatrixFile]]) -> Matrix:
         arch_floors=values["arch_floor"],
         extensions=values["extension"],
         gpu_builds=values["gpu_build"],
+        xids=values["xid"],
         generated=Generated(**{name: values[name] for name in GENERATED_TABLES}),
         origins=origins,
     )

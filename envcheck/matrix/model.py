@@ -42,6 +42,7 @@ from envcheck.matrix.schema import (
     TorchRelease,
     VllmRelease,
     WheelPlatform,
+    Xid,
 )
 
 if TYPE_CHECKING:
@@ -154,6 +155,7 @@ class Matrix:
     arch_floors: tuple[ArchFloor, ...] = ()
     extensions: tuple[Extension, ...] = ()
     gpu_builds: tuple[GpuBuild, ...] = ()
+    xids: tuple[Xid, ...] = ()
     generated: Generated = field(default_factory=Generated)  # `envcheck matrix refresh` output
     # generated/python_names.toml of each matrix directory: read lazily (python_names())
     python_names_files: tuple[str, ...] = ()
@@ -210,6 +212,10 @@ class Matrix:
                 if found:
                     return _with_cause(found)
         return None
+
+    def xid(self, number: int) -> Xid | None:
+        """The Xid event of that number the table knows, or None."""
+        return next((x for x in self.xids if x.number == number), None)
 
     def arch_floor(self, text: str) -> ArchFloor | None:
         """The library check whose message occurs in ``text`` (case-insensitively; a line

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 FOLDERS: dict[str, str] = {
-    "hardware": "GPU models, OS releases (glibc, libstdc++), libstdc++ symbol versions -> GCC, host and driver known-bad setups",
+    "hardware": "GPU models, OS releases (glibc, libstdc++), libstdc++ symbol versions -> GCC, host and driver known-bad setups, driver Xid events",
     "cuda": "drivers and CUDA toolkits, CUDA libraries (cuBLAS, NCCL, cuDNN) and their known-bad setups, shared-library names and the packages that ship them",
     "torch": "torch releases and wheel indexes, companions built for a torch, torch known-bad pairings",
     "packages": "vLLM, Ray, flash-attn and other package families: releases, bounds, features",
@@ -48,6 +48,7 @@ PLACES: dict[str, tuple[str, ...]] = {
     "arch_floor": ("packages", "cuda"),
     "extension": ("packages",),
     "gpu_build": ("packages",),
+    "xid": ("hardware",),
 }
 
 

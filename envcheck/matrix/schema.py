@@ -528,6 +528,22 @@ class Signature:
 
 
 @dataclass(frozen=True)
+class Xid:
+    """An Xid event the NVIDIA kernel driver logs (``NVRM: Xid (PCI:0000:3b:00): 79, ...``):
+    its number, the driver's own name for it (nverror.h) and what it means; ``fault`` is who is
+    likely at fault (``application``: the program's own bug, not the node; ``driver``;
+    ``hardware``; ``thermal-power``), ``action`` the recommended step, in order."""
+
+    number: int
+    name: str  # the driver's mnemonic: ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS
+    meaning: str
+    fault: Literal["application", "driver", "hardware", "thermal-power"]
+    action: str
+    source: str
+    note: str | None = None
+
+
+@dataclass(frozen=True)
 class CudaError:
     """An error code of the CUDA runtime (``cudaError_t``), the CUDA driver (``CUresult``) or NVML
     (``nvmlReturn_t``) with the text the library prints for it (``cudaGetErrorString``,
@@ -660,6 +676,7 @@ class MatrixFile:
     arch_floor: tuple[ArchFloor, ...] = ()
     extension: tuple[Extension, ...] = ()
     gpu_build: tuple[GpuBuild, ...] = ()
+    xid: tuple[Xid, ...] = ()
     # written by `envcheck matrix refresh` (see envcheck/matrix/generated.py)
     torch_wheel: tuple[TorchWheel, ...] = ()
     vllm_metadata: tuple[VllmMetadata, ...] = ()

@@ -30,6 +30,7 @@ from envcheck.rules.node import (  # noqa: F401
     gpu_health,
     gpu_preallocation,
     gpu_runtimes,
+    gpu_state,
     gpu_torch,
     graphics,
     imports,

@@ -56,6 +56,8 @@ FACTS: dict[str, str] = {
     "driver_cuda": "the newest CUDA the driver supports, as CUDA prints it (12080 -> 12.8)",
     "driver_version": "the NVIDIA driver version",
     "torch_version": "the torch version",
+    "cuda_available": "what torch.cuda.is_available() returned (True/False), read from the line "
+    "after the call in a Python REPL",
     "xformers_torch": "the torch build xformers' extensions were compiled for (xformers.info)",
     "torch_arch_list": "the architectures torch says it was built for (sm_50 ... compute_90)",
     "python_version": "the Python version (X.Y or X.Y.Z)",

@@ -1662,3 +1662,34 @@ EXAMPLES += [
         "onnxruntime-cuda-provider-not-created",
     ),
 ]
+# gpu_state.toml: the kernel driver's Xid lines by number; a program's own 'CUDA not usable'
+EXAMPLES += [
+    (
+        "NVRM: Xid (PCI:0000:00:07): 31, pid=2512125, name=python3.10, Ch 00000008, intr 00000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_8 faulted @ 0x73ac_1c000000.",
+        "nvrm-xid-application",
+    ),
+    (
+        "Dec  2 10:43:35 worker4 kernel: [240314.528856] NVRM: Xid (PCI:0000:07:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at physAddr 0x7fdd60000",
+        "nvrm-xid-uncorrectable-ecc",
+    ),
+    (
+        "NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to activate.",
+        "nvrm-xid-row-remap",
+    ),
+    (
+        "[Tue Apr  9 01:21:38 2024] NVRM: Xid (PCI:0000:a1:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+        "nvrm-xid",
+    ),
+    ("Warning: torch.cuda.is_available() returned False.", "cuda-is-available-false"),
+    (">>> torch.cuda.is_available()", "cuda-is-available-repl"),
+    (
+        "UserWarning: User provided device_type of 'cuda', but CUDA is not available. Disabling",
+        "autocast-cuda-unavailable",
+    ),
+    (
+        "TypeError: type torch.cuda.BFloat16Tensor not available",
+        "torch-cuda-tensor-type-unavailable",
+    ),
+    ("RuntimeError: \"addmm_impl_cpu_\" not implemented for 'Half'", "half-op-on-cpu"),
+    ("torch                     2.1.0+cpu", "torch-build-printed"),
+]

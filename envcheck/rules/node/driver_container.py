@@ -15,6 +15,7 @@ from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.rules.base import Hit, LogLine, from_log
 from envcheck.rules.fixes import fix, manual
+from envcheck.rules.node.gpu_state import CUDA_UNUSABLE, cuda_unusable_cause
 
 _NO_RUNTIME = re.compile(
     r"could not select device driver (?:\"(?P<driver>[^\"]*)\" )?with capabilities: \[\["
@@ -31,9 +32,14 @@ RESTART = "sudo systemctl restart docker"
 
 
 @from_log("DRV103")
-def container_without_gpu_runtime_in_log(facts: Facts, line: LogLine) -> Hit:
+def container_without_gpu_runtime_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """Docker has no NVIDIA runtime to hand the GPUs to the container: the NVIDIA Container
     Toolkit is missing on the host or not configured for this daemon."""
+    if line.signature in CUDA_UNUSABLE:  # the program's own output: CUDA is not usable
+        try:
+            cuda_unusable_cause(facts, line, "DRV103")
+        except LookupError:
+            return None  # a CPU-only torch: TOR110's cause
     found = _NO_RUNTIME.search(line.text)
     if found is None:
         return _no_gpu_seen(facts, line)

@@ -15,6 +15,7 @@ from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.choose import torch_choices
 from envcheck.rules.data import render_fix
 from envcheck.rules.fixes import fix, from_spec, manual, pip_install
+from envcheck.rules.node.gpu_state import CUDA_UNUSABLE, cuda_unusable_cause
 
 
 def _capabilities(facts: Facts, gpus: Iterable[Gpu]) -> list[Version]:
@@ -73,6 +74,8 @@ def _cpu_torch_gpus_unstated(facts: Facts) -> list[Hit]:
     (a `conda list` excerpt, xformers.info): a warning, since on a GPU node nothing would use
     the GPUs, and on a CPU machine it is what was wanted."""
     torch = facts.torch_version()
+    # the CUDA build of that release the table knows (no GPU known: the default CUDA variant)
+    concrete = _cuda_build_fix(facts, torch, [])
     return [
         Hit(
             f"torch {torch} is a CPU-only build, and the text states no GPU: on a node with "
@@ -81,6 +84,7 @@ def _cpu_torch_gpus_unstated(facts: Facts) -> list[Hit]:
             fix=fix(
                 f"On a GPU node install a CUDA build of torch {public(torch)} instead",
                 "manual",
+                *(concrete.actions if concrete is not None else ()),
                 manual(
                     "conda: a pytorch build whose string names cuda, with pytorch-cuda (or "
                     "cudatoolkit for torch < 1.13) and without the cpuonly package; pip: torch "
@@ -178,7 +182,7 @@ def _cpu_fallback(facts: Facts, torch: Version | None) -> tuple[str, Fix] | None
 
 
 @from_log("TOR110")
-def cpu_torch_in_log(facts: Facts, line: LogLine) -> Hit:
+def cpu_torch_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """'Torch not compiled with CUDA enabled' is torch's own statement that it is a CPU-only build
     (torch/cuda/__init__.py raises it when the job asks for CUDA): the line establishes TOR110.
     Where the node's torch and GPUs are known, the fix names the CUDA build of that release."""
@@ -194,6 +198,25 @@ def cpu_torch_in_log(facts: Facts, line: LogLine) -> Hit:
     if torch is not None and gpus:
         remedy = _cuda_build_fix(facts, torch, _capabilities(facts, gpus))
     have = f"torch {torch}" if torch is not None else "the installed torch"
+    if line.signature in CUDA_UNUSABLE:  # the program's own output: CUDA is not usable
+        try:
+            cuda_unusable_cause(facts, line, "TOR110")
+        except LookupError:
+            return None  # a CUDA build: not this cause
+        if remedy is None and torch is not None:
+            remedy = _cuda_build_fix(facts, torch, [])
+        if remedy is None:
+            remedy = fix(
+                "Install a CUDA build of torch in place of the CPU-only one",
+                "manual",
+                manual(_INSTALL_CUDA_BUILD),
+            )
+        return Hit(
+            f"{have} is a CPU-only build: the program says CUDA is not usable (line "
+            f"{line.line}: '{line.text.strip()[:120]}')",
+            evidence={"line": line.line, "torch": str(torch) if torch is not None else None},
+            fix=remedy,
+        )
     if line.signature != _NOT_COMPILED:  # a package manager's request that only a CPU build meets
         known = _cpu_fallback(facts, torch)
         if known is None:
