@@ -33,8 +33,9 @@ typecheck: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/python scripts/gen_docs.py --check
 
+# two workers (pytest-xdist): the suite is CPU-bound and took ~15 min on one of a 2-core VM's cores
 unit: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2
 
 test: lint typecheck docs unit
 

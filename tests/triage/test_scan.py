@@ -1691,5 +1691,5 @@ EXAMPLES += [
         "torch-cuda-tensor-type-unavailable",
     ),
     ("RuntimeError: \"addmm_impl_cpu_\" not implemented for 'Half'", "half-op-on-cpu"),
-    ("torch                     2.1.0+cpu", "torch-build-printed"),
+    ("torch==2.1.0+cpu", "torch-build-printed"),
 ]
