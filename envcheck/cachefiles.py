@@ -1,7 +1,9 @@
 """envcheck's cache directory and how its files are read: only from a directory owned by this
 user and not writable by others, and only a regular file owned by this user (not through a
-link); anything else, and any error while reading, reads as nothing (a miss). Shared by the
-compiled matrix (matrix/compiled.py). A cache holds data only (JSON), never code."""
+link); anything else, and any error while reading, reads as nothing (a miss). Written only
+into such a directory, atomically (a temporary file renamed over the entry). Shared by the
+compiled matrix (matrix/compiled.py) and the binary scan's kept answer (binaries/warm.py). A
+cache holds data only (JSON), never code."""
 
 from __future__ import annotations
 
@@ -59,3 +61,23 @@ def read_own(path: Path) -> bytes | None:
     finally:
         if fd >= 0:
             os.close(fd)
+
+
+def write_own(directory: Path, path: Path, text: str) -> bool:
+    """Write ``text`` to ``path`` in ``directory`` (made 0700 when missing) when the directory
+    is this user's and not writable by others: into a temporary file, renamed over ``path``.
+    False when nothing was written; a write that fails part way leaves no temporary file."""
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if not safe_dir(directory):
+        return False
+    import tempfile  # here: only a cache miss writes
+
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return True

@@ -35,7 +35,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
-from envcheck.cachefiles import cache_root, read_own, safe_dir
+from envcheck.cachefiles import cache_root, read_own, safe_dir, write_own
 from envcheck.model.binaries import BinariesInfo
 from envcheck.probes.context import ProbeContext
 from envcheck.version import __version__
@@ -163,20 +163,8 @@ class WarmScan:
             separators=(",", ":"),
         )
         try:
-            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-            if not safe_dir(directory):
-                return
-            import tempfile  # here: only a miss writes
-
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=directory)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    handle.write(text)
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-            _prune(directory)
+            if write_own(directory, path, text):
+                _prune(directory)
         except Exception:  # a read-only or full disk only costs the next run a scan
             return
 

@@ -39,7 +39,7 @@ from typing import Any
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from envcheck.cachefiles import cache_root, read_own, safe_dir
+from envcheck.cachefiles import cache_root, read_own, safe_dir, write_own
 from envcheck.matrix.schema import MatrixFile
 from envcheck.model.codec import to_dict, type_hints
 from envcheck.version import __version__
@@ -274,20 +274,8 @@ def _read(path: Path) -> MatrixFile | None:
 def _write(directory: Path, path: Path, value: MatrixFile) -> None:
     try:
         text = json.dumps({"format": _FORMAT, "file": _data(value)}, separators=(",", ":"))
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if not safe_dir(directory):
-            return
-        import tempfile  # here: only a cache miss writes
-
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        _prune(directory)
+        if write_own(directory, path, text):
+            _prune(directory)
     except Exception:  # a read-only or full disk only costs the next run a parse
         return
 
