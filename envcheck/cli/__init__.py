@@ -131,9 +131,9 @@ def _signals() -> Iterator[None]:
 
 def _stopped(exc: BaseException) -> int:
     """End the children, say which signal stopped the command; 128 + its number."""
-    from envcheck.probes.run import signal_name, terminate_children
+    from envcheck.probes.run import signal_name, stop_for_good
 
-    ended = terminate_children()
+    ended = stop_for_good()
     name = signal_name(exc)
     children = f"; ended {ended} child process(es)" if ended else ""
     sys.stderr.write(f"envcheck: stopped by {name}{children}\n")

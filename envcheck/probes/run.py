@@ -170,6 +170,16 @@ def terminate_children(grace: float = TERM_GRACE_S, *, reset: bool = True) -> in
     return len(procs) + earlier
 
 
+def stop_for_good() -> int:
+    """The CLI's end after a signal: from now on no child starts (a probe's worker thread that
+    is still running would otherwise start its next command after the cleanup, and the
+    interpreter's exit would wait that child's whole timeout), then every recorded child is
+    ended; how many, as ``terminate_children``."""
+    with _live_lock:
+        _refusing.append(True)
+    return terminate_children()
+
+
 @dataclass(frozen=True)
 class Bounded:
     """What a bounded child left: its exit status and output, or why there is none."""

@@ -235,3 +235,23 @@ def test_a_stopped_pool_refuses_new_children_only_while_it_joins() -> None:
     forget(again)
     assert terminate_children() == 1  # the sleeper, ended by the pool, counted once
     assert terminate_children() == 0
+
+
+def test_the_cli_s_stop_lets_no_child_start_afterwards() -> None:
+    """After the CLI was stopped by a signal no worker thread may start its next command: the
+    interpreter's exit would wait that child's timeout (a fuzz case saw a SIGHUP'd `check`
+    outlive 30 s under load)."""
+    import subprocess as sp
+
+    from envcheck.probes import run
+
+    sleeper = run.spawn(["sleep", "300"])
+    try:
+        assert run.stop_for_good() == 1
+        assert sleeper.poll() is not None
+        with pytest.raises(OSError, match="envcheck is stopping"):
+            run.spawn(["true"], stdout=sp.DEVNULL)
+    finally:
+        with run._live_lock:
+            run._refusing.clear()
+        run.terminate_children()
