@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "redact",
         "output",
         "cachefiles",
+        "patterns",
     ),
     ("dataclass_methods", "dataclass_code"),
     ("model",),

@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Finding, Fix, Severity
+from envcheck.patterns import lazy
 
 if TYPE_CHECKING:
     from envcheck.facts.node import Facts
     from envcheck.rules.cluster.model import ClusterFacts, ClusterHit
 
 DOC_SECTIONS = ("What it checks", "Why it matters", "Example", "Fix", "References")
-CODE_PATTERN = re.compile(r"^[A-Z]{2,4}\d{3}$")
+CODE_PATTERN = lazy(r"^[A-Z]{2,4}\d{3}$")
 FAMILIES = {
     "DRV": "NVIDIA driver",
     "TOR": "torch build vs GPUs and companion packages",

@@ -13,6 +13,7 @@ from packaging.version import InvalidVersion, Version
 
 from envcheck.matrix.model import Matrix, major_minor, variant_cuda
 from envcheck.matrix.schema import CudaToolkit, TorchRelease
+from envcheck.patterns import lazy
 
 Support = Literal["full", "minor-compat", "no"]
 
@@ -33,7 +34,7 @@ def parse_arch_list(text: str) -> list[Arch]:
     return archs
 
 
-_TORCH_ARCH = re.compile(r"\b(sm|compute)_([0-9]+)[af]?\b")
+_TORCH_ARCH = lazy(r"\b(sm|compute)_([0-9]+)[af]?\b")
 
 
 def arch_list_from_torch(text: str) -> str | None:

@@ -22,18 +22,19 @@ from envcheck.facts.skip import Skip
 from envcheck.matrix.model import Matrix
 from envcheck.matrix.schema import RemovedSymbol
 from envcheck.model.finding import Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.extension_builds import install_text
 from envcheck.rules.fixes import fix, manual, pip_install
 
-_SITE_PATH = re.compile(r"/(?:site|dist)-packages/(?P<top>[A-Za-z0-9_.-]+)")
-_TORCH = re.compile(r"^_ZN?K?(?:St|N)?K?(?:3c10|2at|5torch|6caffe2)")
-_TORCH_ANY = re.compile(r"(?:3c10|2at|5torch)")
-_CUDA_DRIVER = re.compile(r"^cu[A-Z][A-Za-z0-9_]*$")
-_CUDA_LIB = re.compile(
+_SITE_PATH = lazy(r"/(?:site|dist)-packages/(?P<top>[A-Za-z0-9_.-]+)")
+_TORCH = lazy(r"^_ZN?K?(?:St|N)?K?(?:3c10|2at|5torch|6caffe2)")
+_TORCH_ANY = lazy(r"(?:3c10|2at|5torch)")
+_CUDA_DRIVER = lazy(r"^cu[A-Z][A-Za-z0-9_]*$")
+_CUDA_LIB = lazy(
     r"^(?:cuda[A-Z]|cublas|cusparse|cufft|curand|cusolver|cudnn|nccl|__nvJitLink|nvrtc)"
 )
-_PYTHON = re.compile(r"^_?Py[A-Z_]")
+_PYTHON = lazy(r"^_?Py[A-Z_]")
 
 
 def demangle(symbol: str) -> str | None:
@@ -340,7 +341,7 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
     )
 
 
-_BUILT_CUDA = re.compile(r"and (?P<module>[A-Za-z0-9_]+) has CUDA version (?P<cuda>[0-9]+\.[0-9]+)")
+_BUILT_CUDA = lazy(r"and (?P<module>[A-Za-z0-9_]+) has CUDA version (?P<cuda>[0-9]+\.[0-9]+)")
 
 
 def _stated_cuda_mismatch(facts: Facts, line: LogLine) -> Hit | None:
@@ -381,16 +382,16 @@ def _stated_cuda_mismatch(facts: Facts, line: LogLine) -> Hit | None:
 
 # a top-level extension module named by its file alone (no directory): a public module name,
 # not a shared library (lib*.so) nor a package's private submodule (_C.so)
-_BARE_EXTENSION = re.compile(
+_BARE_EXTENSION = lazy(
     r"(?:^|[\s'\"(])(?P<file>[A-Za-z][A-Za-z0-9_]*\.(?:cpython-[0-9a-z_-]+|abi3)\.so)"
     r": undefined symbol"
 )
-_BARE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*\.(?:cpython-[0-9a-z_-]+|abi3)\.so$")
+_BARE_NAME = lazy(r"^[A-Za-z][A-Za-z0-9_]*\.(?:cpython-[0-9a-z_-]+|abi3)\.so$")
 # the pre-C++11 std::string in a mangled name (`Ss`, std::basic_string<char> of the old ABI);
 # the C++11 ABI's is NSt7__cxx1112basic_string... (Itanium C++ ABI, libstdc++'s dual ABI)
-_OLD_ABI_STRING = re.compile(r"(?<=[A-Za-z_])Ss(?=[A-Za-z_]|$)")  # not inside a <len><name>
-_CPYTHON_TAG = re.compile(r"\.cpython-3([0-9]+)")
-_FIND_LINKS = re.compile(r"pip install [A-Za-z0-9_.-]+ -f https://\S+")
+_OLD_ABI_STRING = lazy(r"(?<=[A-Za-z_])Ss(?=[A-Za-z_]|$)")  # not inside a <len><name>
+_CPYTHON_TAG = lazy(r"\.cpython-3([0-9]+)")
+_FIND_LINKS = lazy(r"pip install [A-Za-z0-9_.-]+ -f https://\S+")
 
 
 def _wheel_index(note: str, facts: Facts) -> str:
@@ -445,7 +446,7 @@ def _removed_symbol(facts: Facts, line: LogLine, path: str, entry: RemovedSymbol
     )
 
 
-_VERSIONED = re.compile(r"undefined symbol: [A-Za-z0-9_]+, version (lib[A-Za-z0-9_]+\.so[.0-9]*)")
+_VERSIONED = lazy(r"undefined symbol: [A-Za-z0-9_]+, version (lib[A-Za-z0-9_]+\.so[.0-9]*)")
 
 
 def _mixed_cuda(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
@@ -486,7 +487,7 @@ def _mixed_cuda(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
     )
 
 
-_WINDOWS = re.compile(
+_WINDOWS = lazy(
     r"DLL load failed while importing ([A-Za-z0-9_.]+): The specified (?:procedure|program)"
 )
 

@@ -20,18 +20,19 @@ from packaging.utils import canonicalize_name
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Fix, Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
 
-_HEADER = re.compile(
+_HEADER = lazy(
     r"([A-Za-z0-9_/]+\.c?u?h)(?:: No such file or directory|' file not found|': No such file)"
     r"|cannot open source file \"([A-Za-z0-9_/]+\.c?u?h)\""
 )
-_NVCC_AT = re.compile(r"nvcc not found at '([^']+)'|No such file or directory: '([^']*/bin/nvcc)'")
+_NVCC_AT = lazy(r"nvcc not found at '([^']+)'|No such file or directory: '([^']*/bin/nvcc)'")
 # flash-attn's (and causal-conv1d's, mamba's) setup.py runs `$CUDA_HOME/bin/nvcc -V`
-_SETUP_NVCC = re.compile(r"check_output\(\[(?:cuda_dir|cuda_home) \+ \"/bin/nvcc\"")
-_GCC_NEEDED = re.compile(r"too old version of GCC\. We need GCC ([0-9]+) or later")
-_KILLED = re.compile(
+_SETUP_NVCC = lazy(r"check_output\(\[(?:cuda_dir|cuda_home) \+ \"/bin/nvcc\"")
+_GCC_NEEDED = lazy(r"too old version of GCC\. We need GCC ([0-9]+) or later")
+_KILLED = lazy(
     r"(?:Killed signal terminated program |')(?P<program>[A-Za-z0-9_+]+)(?:' died due to signal 9)?"
 )
 # headers that come with a CUDA library's own package rather than the toolkit's core
@@ -426,7 +427,7 @@ SYSTEM_HEADERS = {
     "features.h": ("libc6-dev", "sysroot_linux-64"),
     "mpi.h": ("libopenmpi-dev", "openmpi"),
 }
-_SYSTEM_HEADER = re.compile(
+_SYSTEM_HEADER = lazy(
     r"(?<![A-Za-z0-9_/])(?P<header>"
     + "|".join(re.escape(h) for h in SYSTEM_HEADERS)
     + r")(?:: No such file or directory|' file not found)"
@@ -550,7 +551,7 @@ def cuda_arch_list_empty_in_log(facts: Facts, line: LogLine) -> Hit:
     )
 
 
-_COMPILER = re.compile(
+_COMPILER = lazy(
     r"(?:unable to execute '|error: command '(?:[^']*/)?|\['which', '|error trying to exec ')"
     r"([A-Za-z0-9_+.-]+)'"
     r"|Error checking compiler version for ([A-Za-z0-9_+.-]+):|cannot execute '([A-Za-z0-9_+.-]+)'"
@@ -620,7 +621,7 @@ def c_compiler_missing_in_log(facts: Facts, line: LogLine) -> Hit:
     )
 
 
-_LINK_LIBRARY = re.compile(r"cannot find -l([A-Za-z0-9_+.-]+)")
+_LINK_LIBRARY = lazy(r"cannot find -l([A-Za-z0-9_+.-]+)")
 # -l<name> of the CUDA toolkit's own libraries (lib64 under CUDA_HOME)
 _TOOLKIT_LIBRARIES = {"cudart", "cublas", "cublasLt", "curand", "cusparse", "cusolver", "cufft", "nvrtc", "nvToolsExt", "cudadevrt"}  # fmt: skip
 

@@ -23,6 +23,7 @@ from packaging.version import Version
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log
 from envcheck.rules.fixes import fix, manual, pip_install
 
@@ -45,12 +46,12 @@ WHEEL_DIRS = {
     "nvJitLink": "nvjitlink",
 }
 _LIB = r"lib(?P<{0}>cublasLt|cublas|cudnn[a-z_]*|cusparseLt|cusparse|cusolverMg|cusolver|cufftw|cufft|curand|nvrtc-builtins|nvrtc|cudart|nccl|nvJitLink)\.so[.0-9]*"
-_FAILED = re.compile(
+_FAILED = lazy(
     r"(?P<path>[~/][^\s:'\"]*/)?(?P<lib>" + _LIB.format("name") + r"): "
     r"(?:undefined symbol: (?P<symbol>[A-Za-z0-9_]+)|symbol (?P<symbol2>[A-Za-z0-9_]+),? version)"
 )
-_NEEDED = re.compile(r"version (?P<lib>" + _LIB.format("name") + ")")
-_WHEEL_PATH = re.compile(r"(?P<site>.*?/(?:site|dist)-packages)/(?:torch/lib/\.\./\.\./)?nvidia/")
+_NEEDED = lazy(r"version (?P<lib>" + _LIB.format("name") + ")")
+_WHEEL_PATH = lazy(r"(?P<site>.*?/(?:site|dist)-packages)/(?:torch/lib/\.\./\.\./)?nvidia/")
 
 
 def _wheel_dir(name: str) -> str:
@@ -239,7 +240,7 @@ _SYMBOL_WHEELS = {
     "curand": "curand",
     "nvJitLink": "nvjitlink",
 }
-_TORCH_SYMBOL = re.compile(
+_TORCH_SYMBOL = lazy(
     r"(?P<path>[~/][^\s:'\"]*/)?(?P<lib>libtorch[a-z_]*\.so): undefined symbol: "
     r"(?P<symbol>(?P<prefix>nccl|cublas|cudnn|cusparse|cusolver|cufft|curand|nvJitLink)"
     r"[A-Za-z0-9_]*)"
@@ -296,7 +297,7 @@ def torch_lib_symbol_hit(facts: Facts, line: LogLine) -> Hit:
     )
 
 
-_CONFLICT = re.compile(
+_CONFLICT = lazy(
     r"(?P<owner>[A-Za-z0-9][A-Za-z0-9._-]*) (?P<owner_version>[0-9][^ ]*) (?:requires|has "
     r"requirement) (?P<requirement>(?P<name>nvidia-[a-z0-9-]+) ?[=<>!~]=?[0-9][^ ,]*), but you "
     r"have nvidia-[a-z0-9-]+ (?P<installed>[0-9][0-9a-z.+]*)"

@@ -11,10 +11,11 @@ from packaging.utils import canonicalize_name
 from envcheck.facts.node import Facts
 from envcheck.matrix.model import public
 from envcheck.model.finding import Fix, Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, rule
 from envcheck.rules.fixes import fix, pip_install, set_env
 
-_TOOLKIT_DIR = re.compile(r"/cuda(?:-(\d+(?:\.\d+)?))?(?:/targets/[^/]+)?/lib(?:64)?/?$")
+_TOOLKIT_DIR = lazy(r"/cuda(?:-(\d+(?:\.\d+)?))?(?:/targets/[^/]+)?/lib(?:64)?/?$")
 _CUDA_DIST = ("nvidia-", "cuda-toolkit")
 
 

@@ -22,6 +22,7 @@ from packaging.utils import canonicalize_name
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
 from envcheck.rules.node.cuda_copies import (
@@ -33,11 +34,11 @@ from envcheck.rules.node.cuda_libs import _TOOLKIT_DIR
 from envcheck.rules.node.cudnn_stated import cudnn_mismatch_in_log
 
 # a CUDA library of a pip wheel: .../site-packages/[torch/lib/../../]nvidia/<wheel>/lib/lib*.so.N
-_WHEEL_LIB = re.compile(
+_WHEEL_LIB = lazy(
     r"(?P<site>[~/][^\s:'\"]*?/(?:site|dist)-packages)/(?:torch/lib/\.\./\.\./)?"
     r"nvidia/(?P<wheel>[a-z_]+)/lib/(?P<lib>lib[A-Za-z_]+\.so[.0-9]*)"
 )
-_SYMBOL = re.compile(r"undefined symbol: (?P<symbol>[A-Za-z0-9_]+)")
+_SYMBOL = lazy(r"undefined symbol: (?P<symbol>[A-Za-z0-9_]+)")
 
 
 @from_log("CUD104")

@@ -16,18 +16,19 @@ from collections.abc import Iterable
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
 
-_LIBRARY = re.compile(r"(?P<lib>libcudnn[a-z_]*)\.so\.(?P<major>[0-9]+)")
+_LIBRARY = lazy(r"(?P<lib>libcudnn[a-z_]*)\.so\.(?P<major>[0-9]+)")
 # cuDNN on Windows: cudnn_ops_infer64_8.dll (cuDNN 8), cudnn_ops64_9.dll (cuDNN 9)
-_DLL = re.compile(r"(?P<lib>cudnn[a-z_]*)64_(?P<major>[0-9]+)\.dll")
+_DLL = lazy(r"(?P<lib>cudnn[a-z_]*)64_(?P<major>[0-9]+)\.dll")
 # the wheel's DLL directory on Windows, for the interpreter that runs the job
 PATH_SET = (
     "set PATH=<the venv>\\Lib\\site-packages\\nvidia\\cudnn\\bin;%PATH%  (PowerShell: "
     '$env:PATH = "<...>\\nvidia\\cudnn\\bin;" + $env:PATH)'
 )
-_SYMBOL = re.compile(r"Cannot load symbol (?P<symbol>cudnn[A-Za-z_]+)")
+_SYMBOL = lazy(r"Cannot load symbol (?P<symbol>cudnn[A-Za-z_]+)")
 # where the nvidia-cudnn wheel keeps its libraries, for the interpreter that runs the job
 EXPORT = (
     "export LD_LIBRARY_PATH=$(python -c 'import os, nvidia.cudnn.lib; "
@@ -87,7 +88,7 @@ def _installed(facts: Facts) -> tuple[str, str] | None:
 
 
 # cuDNN 8 found its own library but not a library it opens in turn, by its unversioned name
-_DEPENDENCY = re.compile(
+_DEPENDENCY = lazy(
     r"Could not load library (?P<cudnn>libcudnn[a-z_]*\.so\.[0-9]+)\. Error: "
     r"(?P<dep>lib(?:nvrtc|cuda)\.so): cannot open shared object file"
 )
@@ -145,7 +146,7 @@ def _dependency_hit(line: LogLine) -> Hit | None:
 # cuDNN 8's 'Could not load library X. Error: libcuda.so: cannot open shared object file': X was
 # found, the driver's libcuda was not (WSL 2 keeps it in /usr/lib/wsl/lib, often without the
 # unversioned libcuda.so link)
-_DRIVER_LIB = re.compile(r"Error: (libcuda\.so(?:\.1)?): cannot open shared object file")
+_DRIVER_LIB = lazy(r"Error: (libcuda\.so(?:\.1)?): cannot open shared object file")
 WSL_LIB = "/usr/lib/wsl/lib"
 
 

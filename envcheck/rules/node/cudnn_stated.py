@@ -17,6 +17,7 @@ import re
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
 from envcheck.rules.node.cuda_libs import _TOOLKIT_DIR
@@ -24,14 +25,14 @@ from envcheck.rules.node.cuda_libs import _TOOLKIT_DIR
 # torch >= 1.12: "(8, 9, 2)"; before: "7102" (major*1000 + minor*100 + patch)
 _TUPLE = r"\((?P<{0}>[0-9]+, *[0-9]+, *[0-9]+)\)"
 _NUMBER = r"(?P<{0}>[0-9]{{4,5}})\b"
-MISMATCH = re.compile(
+MISMATCH = lazy(
     r"cuDNN version (?:incompatibility|mismatch): PyTorch was compiled +against "
     rf"(?:{_TUPLE.format('built')}|{_NUMBER.format('built_n')}) but "
     rf"(?:found runtime version|linked against) "
     rf"(?:{_TUPLE.format('found')}|{_NUMBER.format('found_n')})"
 )
 # TensorFlow / XLA (JAX) and JAX's own check: the version loaded, then the one built against
-FRAMEWORK = re.compile(
+FRAMEWORK = lazy(
     r"Loaded runtime CuDNN library: (?:(?P<found>[0-9]+\.[0-9]+\.[0-9]+)|(?P<found_n>[0-9]{4,6}))"
     r"(?: \(compatibility version [0-9]+\))? but source was compiled with:? "
     r"(?:(?P<built>[0-9]+\.[0-9]+\.[0-9]+)|(?P<built_n>[0-9]{4,6}))"
@@ -39,7 +40,7 @@ FRAMEWORK = re.compile(
     r"version (?P<jbuilt_n>[0-9]{4,6})"
 )
 # a directory that holds a cuDNN or a CUDA toolkit's libraries (a conda env's lib/ too)
-_CUDNN_DIR = re.compile(r"cudnn|/cuda[^/]*/|/conda[^:]*/lib/?$", re.IGNORECASE)
+_CUDNN_DIR = lazy(r"cudnn|/cuda[^/]*/|/conda[^:]*/lib/?$", re.IGNORECASE)
 
 
 def _version(group: str | None, number: str | None) -> str | None:

@@ -9,15 +9,14 @@ saw no driver or no GPU: a container started without GPUs, CUDA_VISIBLE_DEVICES 
 
 from __future__ import annotations
 
-import re
-
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.gpu_state import CUDA_UNUSABLE, cuda_unusable_cause
 
-_NO_RUNTIME = re.compile(
+_NO_RUNTIME = lazy(
     r"could not select device driver (?:\"(?P<driver>[^\"]*)\" )?with capabilities: \[\["
     r"|unknown or invalid runtime name: (?P<runtime>nvidia)"
 )

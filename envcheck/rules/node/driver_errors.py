@@ -12,13 +12,13 @@ the same table."""
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Iterable
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.schema import CudaError
 from envcheck.model.finding import Fix, Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.memory import gpu_oom_fix, oom_held_hit
@@ -100,8 +100,8 @@ def _first_step(text: str) -> str:
 
 
 # a command the table quotes: `sudo ...`, `nvidia-smi ...`, `export ...`, `pip ...`
-_QUOTED = re.compile(r"`([^`]+)`")
-_RUNNABLE = re.compile(
+_QUOTED = lazy(r"`([^`]+)`")
+_RUNNABLE = lazy(
     r"(?:sudo|nvidia-smi|nvidia-modprobe|export|pip|conda|apt|docker|modprobe|rmmod)\b"
 )
 
@@ -364,12 +364,12 @@ def driver_library_mismatch_in_log(facts: Facts, line: LogLine) -> Hit:
 
 
 # the kernel module's own line (dmesg, journalctl) when a client of another version opens it
-_API_MISMATCH = re.compile(
+_API_MISMATCH = lazy(
     r"API mismatch: the client (?:'[^']*' \(pid [0-9]+\) )?"
     r"(?:has the version (?P<client>[0-9.]+))?"
     r"(?:.*?this kernel module has(?:\s|NVRM:|#012)*the version (?P<kernel>[0-9.]+))?"
 )
-_OTHER_PROCESS = re.compile(r"Process (?P<pid>[0-9]+) has (?P<held>[0-9.]+ [KMGT]iB) memory in use")
+_OTHER_PROCESS = lazy(r"Process (?P<pid>[0-9]+) has (?P<held>[0-9.]+ [KMGT]iB) memory in use")
 
 
 @from_log("DRV104")

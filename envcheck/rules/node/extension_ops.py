@@ -14,11 +14,12 @@ from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.schema import Extension
 from envcheck.model.finding import Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.extension_builds import install_text
 from envcheck.rules.fixes import fix, manual
 
-_NAMED = re.compile(r"([A-Za-z][A-Za-z0-9_.]*) is not compiled with GPU support", re.IGNORECASE)
+_NAMED = lazy(r"([A-Za-z][A-Za-z0-9_.]*) is not compiled with GPU support", re.IGNORECASE)
 
 
 def _package(facts: Facts, line: LogLine) -> tuple[Extension | None, str | None]:

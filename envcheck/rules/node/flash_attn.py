@@ -12,6 +12,7 @@ from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.model import major_minor
 from envcheck.model.finding import Fix, Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, rule
 from envcheck.rules.choose import sm
 from envcheck.rules.fixes import fix, manual, pip_install, pip_uninstall
@@ -23,7 +24,7 @@ from envcheck.rules.node.flash_attn_pick import (
     torch_old_abi,
 )
 
-_FA_TAG = re.compile(r"cu(\d+)torch(\d+\.\d+)cxx11abi(TRUE|FALSE)", re.IGNORECASE)
+_FA_TAG = lazy(r"cu(\d+)torch(\d+\.\d+)cxx11abi(TRUE|FALSE)", re.IGNORECASE)
 
 
 @rule("TOR102", "flash-attn-pre-ampere", Severity.ERROR)
@@ -200,7 +201,7 @@ def flash_attn_other_torch(facts: Facts) -> Iterable[Hit]:
     ]
 
 
-_TORCH_SYMBOL = re.compile(r"^_ZN?K?(?:3c10|2at|5torch)")
+_TORCH_SYMBOL = lazy(r"^_ZN?K?(?:3c10|2at|5torch)")
 
 
 def _flash_attn_unresolved(facts: Facts, version: str) -> list[Hit]:

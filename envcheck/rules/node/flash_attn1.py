@@ -5,7 +5,6 @@ index instead of the installed one (v1.0.4 had no pyproject.toml; v1.0.6 dropped
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from packaging.version import Version
@@ -13,13 +12,14 @@ from packaging.version import Version
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Fix, Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, pip_install, pip_uninstall
 
 _ISOLATED = Version("1.0.5")  # Dao-AILab/flash-attention v1.0.5:pyproject.toml
 _BEFORE = "1.0.4"  # the release before it: flash-attention#235 ("1.0.4 made the test pass")
 _EXTENSION = "flash_attn_cuda"  # FlashAttention 1.x; 2.x builds flash_attn_2_cuda
-_TORCH_SYMBOL = re.compile(r"^_ZN?K?(?:3c10|2at|5torch)")
+_TORCH_SYMBOL = lazy(r"^_ZN?K?(?:3c10|2at|5torch)")
 
 
 def _installed(facts: Facts) -> Version | None:

@@ -3,8 +3,6 @@ names, and the release to reinstall (TOR103's fix)."""
 
 from __future__ import annotations
 
-import re
-
 from packaging.version import Version
 
 from envcheck.facts.conditions import evaluate
@@ -12,6 +10,7 @@ from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.schema import FlashAttnRelease
 from envcheck.model.finding import Fix
+from envcheck.patterns import lazy
 from envcheck.rules.data import render_fix
 from envcheck.rules.fixes import fix, from_spec, pip_install, pip_uninstall
 
@@ -23,7 +22,7 @@ _NEW_ABI_FROM = Version("2.6")
 _NEW_ABI_CUDA = Version("12.6")
 # the newest torch with old-ABI pip wheels: what a torch exporting only old-ABI symbols can be
 LAST_OLD_ABI = "2.6"
-_VARIANT = re.compile(r"cu\d+|cpu|rocm[\d.]+")
+_VARIANT = lazy(r"cu\d+|cpu|rocm[\d.]+")
 _RELEASES = "https://github.com/Dao-AILab/flash-attention/releases/download"
 
 

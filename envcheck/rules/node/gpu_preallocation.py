@@ -5,12 +5,12 @@ environment variables turn that off. Only a log states the failure."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Action, Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
 
@@ -76,11 +76,11 @@ def framework_preallocates_in_log(facts: Facts, line: LogLine) -> Hit:
     )
 
 
-_MAX_LEN = re.compile(
+_MAX_LEN = lazy(
     r"max seq len \((?P<model>[0-9]+)\) is larger than the maximum number of tokens that can be "
     r"stored in KV cache \((?P<kv>[0-9]+)\)"
 )
-_ESTIMATED = re.compile(r"estimated maximum model length is (?P<estimated>[0-9]+)")
+_ESTIMATED = lazy(r"estimated maximum model length is (?P<estimated>[0-9]+)")
 
 
 @rule("SYS185", "serving-engine-kv-cache-too-small", Severity.WARNING)

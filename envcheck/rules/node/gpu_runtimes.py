@@ -9,26 +9,26 @@ gpu_builds.toml, from each library's install documentation); the CUDA major from
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.schema import GpuBuild
 from envcheck.model.finding import Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
 
 # a CUDA library the line names with its major (libcublasLt.so.11, cudnn64_9.dll, cublas64_12.dll)
-_SONAME = re.compile(
+_SONAME = lazy(
     r"(?P<lib>lib(?:cu[a-zA-Z]+|nvrtc|nvJitLink)\.so\.(?P<major>[0-9]+)"
     r"|(?:cu[a-z]+|nvrtc)64_(?P<dll_major>[0-9]+)(?:[0-9]*)\.dll)"
 )
 # what the line says the build needs: ONNX Runtime's 'Require cuDNN 9.* and CUDA 12.*'
-_REQUIRES = re.compile(r"Require cuDNN (?P<cudnn>[0-9]+)\.\* and CUDA (?P<cuda>[0-9]+)\.\*")
+_REQUIRES = lazy(r"Require cuDNN (?P<cudnn>[0-9]+)\.\* and CUDA (?P<cuda>[0-9]+)\.\*")
 # JAX's check of a library it loaded: 'Found cuSPARSE version 12103, but JAX was built against
 # version 12200, which is newer'
-_OLDER = re.compile(
+_OLDER = lazy(
     r"Found (?P<lib>[A-Za-z]+) version (?P<found>[0-9]+), but (?P<by>[A-Za-z]+) was built against "
     r"version (?P<built>[0-9]+)"
 )
@@ -141,7 +141,7 @@ def gpu_library_without_cuda_in_log(facts: Facts, line: LogLine) -> Hit:
     )
 
 
-_FELL_BACK = re.compile(r"[Ww]arning|WARNING|[Ff]alling back|will be ignored")
+_FELL_BACK = lazy(r"[Ww]arning|WARNING|[Ff]alling back|will be ignored")
 
 
 def _summary(commands: list[str]) -> str:
@@ -244,9 +244,9 @@ def gpu_runtime_cuda_libraries_in_log(facts: Facts, line: LogLine) -> Hit:
 # TensorRT's own lines when a serialized engine does not fit the library or the GPU:
 # 'expecting library version 8.2.4 got 8.2.3' (the running library, then the engine's),
 # 'generated on an incompatible device, expecting compute 8.6 got compute 7.5'
-_ENGINE_VERSION = re.compile(r"expecting library version (?P<have>[0-9.]+) got (?P<built>[0-9.]+)")
-_ENGINE_DEVICE = re.compile(r"expecting compute (?P<have>[0-9.]+) got compute (?P<built>[0-9.]+)")
-_ENGINE_TAG = re.compile(
+_ENGINE_VERSION = lazy(r"expecting library version (?P<have>[0-9.]+) got (?P<built>[0-9.]+)")
+_ENGINE_DEVICE = lazy(r"expecting compute (?P<have>[0-9.]+) got compute (?P<built>[0-9.]+)")
+_ENGINE_TAG = lazy(
     r"Current Version: (?P<have>[0-9]+), Serialized Engine Version: (?P<built>[0-9]+)"
 )
 REBUILD = (

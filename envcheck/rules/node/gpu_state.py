@@ -14,7 +14,6 @@ DRV103's cause by the torch build the log or the node states (``torch_build``)."
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Literal
 
@@ -22,22 +21,23 @@ from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.schema import Xid
 from envcheck.model.finding import Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
 
 # `NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, ...` (older drivers: `NVRM: Xid (0000:01:00): 3, ...`)
-_XID = re.compile(
+_XID = lazy(
     r"NVRM: Xid \((?:PCI:)?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})?[^)]*\): (?P<number>[0-9]+)"
 )
 # `NVRM: GPU at PCI:0000:2b:00: ... has fallen off the bus` / `NVRM: GPU 0000:2b:00.0: GPU has fallen off the bus.`
-_OFF_BUS = re.compile(
+_OFF_BUS = lazy(
     r"NVRM: GPU (?:at )?(?:PCI:)?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})[0-9.]*:? "
     r"(?:GPU )?has fallen off the bus"
 )
 FALLEN_OFF_THE_BUS = 79
-_PID = re.compile(r"pid=(?P<pid>[0-9]+)(?:, name=(?P<name>[^,]+))?")
+_PID = lazy(r"pid=(?P<pid>[0-9]+)(?:, name=(?P<name>[^,]+))?")
 # Xid 154's recovery action: 'GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)'
-_RECOVERY = re.compile(r"to 0x[0-9a-fA-F]+ \((?P<action>[^)]+)\)")
+_RECOVERY = lazy(r"to 0x[0-9a-fA-F]+ \((?P<action>[^)]+)\)")
 
 # the signatures of gpu_state.toml that say CUDA is not usable, and the one whose cause may be
 # the program's own placement of the model (fp16 on the CPU)
@@ -52,7 +52,7 @@ CUDA_UNUSABLE = (
 HALF_ON_CPU = "half-op-on-cpu"
 # torch's collect_env prints it for every report, wanted or not: it says CUDA is unusable only
 # where the node has GPUs
-_COLLECT_ENV = re.compile(r"Is CUDA available")
+_COLLECT_ENV = lazy(r"Is CUDA available")
 
 
 def xid_of(line: LogLine) -> tuple[int, str | None] | None:

@@ -11,7 +11,6 @@ importing package states.
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Iterable
 
@@ -22,6 +21,7 @@ from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.schema import ImportName, NameHistory
 from envcheck.model.finding import Action, Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.import_releases import by_release
@@ -230,9 +230,7 @@ def _name_history(facts: Facts, module: str, name: str) -> NameHistory | None:
 
 
 # NumPy's own message for an alias a release removed (numpy/__init__.py __getattr__)
-_NUMPY_REMOVED = re.compile(
-    r"`np\.([A-Za-z0-9_]+)` was removed in the NumPy ([0-9]+)\.[0-9]+ release"
-)
+_NUMPY_REMOVED = lazy(r"`np\.([A-Za-z0-9_]+)` was removed in the NumPy ([0-9]+)\.[0-9]+ release")
 
 
 def _numpy_removed(facts: Facts, line: LogLine, name: str, major: str) -> Hit:
@@ -255,7 +253,7 @@ def _numpy_removed(facts: Facts, line: LogLine, name: str, major: str) -> Hit:
     )
 
 
-_SITE_TOP = re.compile(r"[/\\](?:site|dist)-packages[/\\](?P<top>[A-Za-z0-9_.-]+)")
+_SITE_TOP = lazy(r"[/\\](?:site|dist)-packages[/\\](?P<top>[A-Za-z0-9_.-]+)")
 
 
 def _importer(facts: Facts, line: LogLine, dist: str) -> tuple[str, object] | None:
@@ -396,7 +394,7 @@ def _stdlib_not_built(
 
 
 # ".../versions/3.8.12/lib/python3.8/lzma.py" in the traceback: pyenv's interpreter version
-_STDLIB_PATH = re.compile(r"versions/(?P<python>3\.[0-9]+\.[0-9]+)/lib/python3")
+_STDLIB_PATH = lazy(r"versions/(?P<python>3\.[0-9]+\.[0-9]+)/lib/python3")
 
 
 def _missing_in_source_build(

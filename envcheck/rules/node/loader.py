@@ -21,22 +21,21 @@ from envcheck.facts.skip import Skip
 from envcheck.matrix.model import Matrix, package_names
 from envcheck.matrix.schema import OsRelease, Soname
 from envcheck.model.finding import Action, Fix, Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import apt_command, apt_words, conda_words, fix, manual, pip_install
 from envcheck.rules.node.cuda_libs import _pins
 from envcheck.rules.node.imports import distribution_of
 
 # glibc's and ldd's wordings, and CTranslate2's ('Library %s is not found or cannot be loaded')
-_SONAME = re.compile(
+_SONAME = lazy(
     r"(lib[A-Za-z0-9_+.-]*?\.so(?:\.[0-9]+)*)"
     r"(?:: cannot open| => not found| is not found or cannot be loaded)"
 )
-_SITE = re.compile(r"(?P<site>/[^\s:'\"()]*?/(?:site|dist)-packages)/")
-_LABEL = re.compile(r"^(GLIBCXX|CXXABI)_([0-9.]+)$")
-_CONDA = re.compile(
-    r"/(?:envs/[^/]+|(?:mini|ana)conda[0-9]*|miniforge[0-9]*|mambaforge|conda)/lib/"
-)
-_SYSTEM = re.compile(r"^/(?:usr/)?lib(?:64|32)?/")
+_SITE = lazy(r"(?P<site>/[^\s:'\"()]*?/(?:site|dist)-packages)/")
+_LABEL = lazy(r"^(GLIBCXX|CXXABI)_([0-9.]+)$")
+_CONDA = lazy(r"/(?:envs/[^/]+|(?:mini|ana)conda[0-9]*|miniforge[0-9]*|mambaforge|conda)/lib/")
+_SYSTEM = lazy(r"^/(?:usr/)?lib(?:64|32)?/")
 
 
 def _first_word(text: str | None) -> str | None:
@@ -238,9 +237,7 @@ _TOOLKIT_KINDS = frozenset(
 
 # the CUDA toolkit's libraries (and cuDNN, NCCL): a toolkit install puts them in
 # /usr/local/cuda/lib64, where threads point LD_LIBRARY_PATH
-_NVIDIA_SONAME = re.compile(
-    r"lib(?:cu|npp|nvrtc|nvJitLink|nvToolsExt|nvblas|nccl)[A-Za-z0-9_]*\.so"
-)
+_NVIDIA_SONAME = lazy(r"lib(?:cu|npp|nvrtc|nvJitLink|nvToolsExt|nvblas|nccl)[A-Za-z0-9_]*\.so")
 
 
 def _unknown_soname_fix(soname: str) -> Fix:
@@ -388,7 +385,7 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
     )
 
 
-_SITE_TOP = re.compile(r"[/\\](?:site|dist)-packages[/\\](?P<top>[A-Za-z0-9_]+)[/\\]")
+_SITE_TOP = lazy(r"[/\\](?:site|dist)-packages[/\\](?P<top>[A-Za-z0-9_]+)[/\\]")
 
 
 def _loading_package(facts: Facts, line: LogLine, entries: Iterable[Soname]) -> str | None:
@@ -452,7 +449,7 @@ def _on_wsl(facts: Facts, text: str) -> bool:
     return "microsoft" in kernel or "wsl" in kernel
 
 
-_SUBLIBRARY = re.compile(r"^(?P<stem>lib[A-Za-z0-9]+[_-][A-Za-z0-9]+)[A-Za-z0-9_-]*(?P<so>\.so.*)$")
+_SUBLIBRARY = lazy(r"^(?P<stem>lib[A-Za-z0-9]+[_-][A-Za-z0-9]+)[A-Za-z0-9_-]*(?P<so>\.so.*)$")
 
 
 def _lookup(matrix: Matrix, soname: str) -> tuple[tuple[Soname, ...], str | None]:
@@ -476,7 +473,7 @@ def _lookup(matrix: Matrix, soname: str) -> tuple[tuple[Soname, ...], str | None
     return (), None
 
 
-_TORCH_LIB = re.compile(r"^lib(?:torch|c10|caffe2)[A-Za-z0-9_]*\.so")
+_TORCH_LIB = lazy(r"^lib(?:torch|c10|caffe2)[A-Za-z0-9_]*\.so")
 
 
 def _torch_library(

@@ -15,6 +15,7 @@ from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
 from envcheck.model.report import UNLIMITED
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
 
@@ -30,7 +31,7 @@ _RAISE = (
     "Slurm: PropagateResourceLimitsExcept=MEMLOCK in slurm.conf, or srun --propagate=MEMLOCK "
     "from a shell whose ulimit -l is unlimited",
 )
-_STATED = re.compile(r"RLIMIT_MEMLOCK is (?P<bytes>[0-9]+) bytes")
+_STATED = lazy(r"RLIMIT_MEMLOCK is (?P<bytes>[0-9]+) bytes")
 
 
 def _size(n: int) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Action, Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
 
@@ -294,11 +295,11 @@ def gpu_memory_without_process(facts: Facts) -> Iterable[Hit]:
 # in total by PyTorch)' (reserved: PyTorch's cache only, not the CUDA context).
 _SIZE = r"([0-9.]+) ?(bytes|KiB|MiB|GiB|TiB)"
 _UNITS = {"bytes": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4}
-_NEW_OOM = re.compile(
+_NEW_OOM = lazy(
     r"GPU (?P<gpu>[0-9]+) has a total capacity of " + _SIZE + " of which " + _SIZE + r" is free"
     r".*?this process has " + _SIZE + " memory in use"
 )
-_OLD_OOM = re.compile(
+_OLD_OOM = lazy(
     r"\(GPU (?P<gpu>[0-9]+); "
     + _SIZE
     + r" total capacity; .*?"
@@ -371,7 +372,7 @@ def held_fix(gpu: int, pids: Iterable[str] = ()) -> tuple[Action, ...]:
     )
 
 
-_VLLM_FREE = re.compile(
+_VLLM_FREE = lazy(
     r"Free memory on device \((?P<free>[0-9.]+)/(?P<total>[0-9.]+) GiB\) on startup is less than"
 )
 _SGLANG_UNBALANCED = "Some GPUs may be occupied by other processes"
@@ -424,11 +425,9 @@ def oom_held_hit(line: int, text: str) -> Hit | None:
 # PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.'; before torch 2.1:
 # '(... 6.50 GiB already allocated; ... 6.60 GiB reserved in total by PyTorch) If reserved memory
 # is >> allocated memory try setting max_split_size_mb to avoid fragmentation.'
-_UNALLOCATED = re.compile(_SIZE + r" is reserved by PyTorch but unallocated")
-_ALLOCATED = re.compile(r"memory " + _SIZE + r" is allocated by PyTorch")
-_OLD_RESERVED = re.compile(
-    _SIZE + r" already allocated; .*?" + _SIZE + r" reserved in total by PyTorch"
-)
+_UNALLOCATED = lazy(_SIZE + r" is reserved by PyTorch but unallocated")
+_ALLOCATED = lazy(r"memory " + _SIZE + r" is allocated by PyTorch")
+_OLD_RESERVED = lazy(_SIZE + r" already allocated; .*?" + _SIZE + r" reserved in total by PyTorch")
 # reserved but unallocated memory counts as fragmentation from this much (and this share of it)
 _FRAGMENTED_BYTES = 0.5 * GIB
 _FRAGMENTED_SHARE = 0.1

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterable
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -16,6 +15,7 @@ from envcheck.facts.skip import Skip
 from envcheck.matrix.model import public
 from envcheck.model.finding import Fix, Severity
 from envcheck.model.report import Distribution
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, rule
 from envcheck.rules.extension_builds import extension_installs
 from envcheck.rules.fixes import fix, manual, pip_install
@@ -39,7 +39,7 @@ def _parse(line: str) -> Requirement | None:
 # Requires-Dist lines are of these forms (623 of 690 in the development venv), so
 # recognising them by their text skips parsing them at all. Lines with a URL (`@`) are left to
 # the parser: in `pkg @ https://h/x.whl;extra=="x"` everything after `@` is the URL.
-_EXTRA_ONLY = re.compile(
+_EXTRA_ONLY = lazy(
     r"""^[^;@]*;\s*(?:(?:\([^()]*\)|(?:(?!\bor\b)[^()])*?)\s*\band\s+)?"""
     r"""extra\s*==\s*(?:"[^"]+"|'[^']+')\s*$"""
 )

@@ -17,6 +17,7 @@ from packaging.version import InvalidVersion, Version
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.packages import requirements_in_effect
@@ -101,9 +102,7 @@ def numpy1_module_in_log(facts: Facts, line: LogLine) -> Hit | None:
 
 # a compiled module's check of NumPy's structure sizes (Cython's size check): the module was
 # built against one NumPy ABI (1.x or 2.x) and another loads
-_SIZE_CHANGED = re.compile(
-    r"numpy\.(dtype|ndarray) size changed, may indicate binary incompatibility"
-)
+_SIZE_CHANGED = lazy(r"numpy\.(dtype|ndarray) size changed, may indicate binary incompatibility")
 
 
 def _numpy_abi_size(facts: Facts, line: LogLine, what: str) -> Hit:
@@ -197,7 +196,7 @@ def transformers_torch_gate_in_log(facts: Facts, line: LogLine) -> Hit | None:
     )
 
 
-_STATED_REQUIRES = re.compile(r"^(?P<by>[A-Za-z0-9][A-Za-z0-9._-]*) requires (?P<req>\S+)$")
+_STATED_REQUIRES = lazy(r"^(?P<by>[A-Za-z0-9][A-Za-z0-9._-]*) requires (?P<req>\S+)$")
 
 
 @from_log("PKG101")

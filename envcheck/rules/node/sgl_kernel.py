@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from packaging.utils import canonicalize_name
@@ -12,11 +11,12 @@ from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.model import public
 from envcheck.model.finding import Fix, Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, rule
 from envcheck.rules.fixes import fix, manual, pip_install
 
 # a mangled torch / c10 / ATen symbol: what a kernel library built for another torch misses
-_TORCH_SYMBOL = re.compile(r"^_ZN?K?(?:3c10|2at|5torch)")
+_TORCH_SYMBOL = lazy(r"^_ZN?K?(?:3c10|2at|5torch)")
 
 
 def _paired(facts: Facts, torch: Version) -> list[Version]:

@@ -13,13 +13,13 @@ Visual C++ runtime (vc_redist.x64.exe)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.model import package_names, public
 from envcheck.model.finding import Action, Severity
+from envcheck.patterns import LazyPattern, lazy
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
 
@@ -36,27 +36,25 @@ NOT_FOUND, PROC_NOT_FOUND, BAD_FORMAT, INIT_FAILED = 126, 127, 193, 1114
 # The system's text when no number is printed, in the languages threads quote it (FormatMessage
 # uses the system's language): ERROR_MOD_NOT_FOUND and ERROR_DLL_INIT_FAILED. "Win32" stays in
 # every translation of ERROR_BAD_EXE_FORMAT ('%1 is not a valid Win32 application').
-_TEXTS: tuple[tuple[int, re.Pattern[str]], ...] = (
-    (BAD_FORMAT, re.compile(r"Win32")),
-    (INIT_FAILED, re.compile(r"initialization routine failed|初始化例程失败|\(DLL\)|DLL\(")),
+_TEXTS: tuple[tuple[int, LazyPattern], ...] = (
+    (BAD_FORMAT, lazy(r"Win32")),
+    (INIT_FAILED, lazy(r"initialization routine failed|初始化例程失败|\(DLL\)|DLL\(")),
     (
         NOT_FOUND,
-        re.compile(
+        lazy(
             r"module could not be found|找不到指定的模[块組]|지정된 모듈을 찾을 수 없습니다|"
             r"Le module spécifié est introuvable|Das angegebene Modul wurde nicht gefunden|"
             r"指定されたモジュールが見つかりません"
         ),
     ),
-    (PROC_NOT_FOUND, re.compile(r"procedure could not be found|找不到指定的程序")),
+    (PROC_NOT_FOUND, lazy(r"procedure could not be found|找不到指定的程序")),
 )
-_IMPORTING = re.compile(r"DLL load failed (?:with error code [0-9]+ )?while importing [^:]+:(.*)")
-_NUMBER = re.compile(
-    r"WinError ([0-9]+)|LoadLibrary failed with error ([0-9]+)|[Ee]rror code ([0-9]+)"
-)
-_DLL = re.compile(r"([A-Za-z0-9_.+-]+\.(?:dll|DLL|pyd))")
-_PACKAGE = re.compile(r"(?:site|dist)-packages[\\/]+([A-Za-z0-9_.-]+)[\\/]")
+_IMPORTING = lazy(r"DLL load failed (?:with error code [0-9]+ )?while importing [^:]+:(.*)")
+_NUMBER = lazy(r"WinError ([0-9]+)|LoadLibrary failed with error ([0-9]+)|[Ee]rror code ([0-9]+)")
+_DLL = lazy(r"([A-Za-z0-9_.+-]+\.(?:dll|DLL|pyd))")
+_PACKAGE = lazy(r"(?:site|dist)-packages[\\/]+([A-Za-z0-9_.-]+)[\\/]")
 # CUDA libraries by their Windows names (cudart64_12.dll, cublasLt64_11.dll, nvrtc64_120_0.dll)
-_CUDA_DLL = re.compile(
+_CUDA_DLL = lazy(
     r"^(?P<lib>cudart|cublas|cublasLt|cufft|cufftw|curand|cusolver|cusolverMg|cusparse|nvrtc|"
     r"nvJitLink|cupti|nvToolsExt|npp[a-z]*)(?:64|32)_(?P<num>[0-9]+)"
 )
@@ -79,7 +77,7 @@ def win_error(line: LogLine) -> int | None:
     return None
 
 
-def _stated(line: LogLine, name: str, pattern: re.Pattern[str]) -> str | None:
+def _stated(line: LogLine, name: str, pattern: LazyPattern) -> str | None:
     value = line.stated.get(name) if line.stated else None
     if value:
         return value
