@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,3 +23,29 @@ def fix_text(cause: dict[str, Any]) -> str:
     (finding,) = cause["findings"]
     fix = finding["fix"]
     return fix["summary"] + "\n" + "\n".join(fix["commands"])
+
+
+def log_file(tmp_path: Path, *lines: str, name: str = "job.log") -> Path:
+    """``lines`` written as a log file (UTF-8, one line each, a newline at the end)."""
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def saved_node(tmp_path: Path, **versions: str) -> Path:
+    """A saved report (``--report``) whose package list holds ``versions``."""
+    from envcheck.ingest.spec import load_spec
+    from envcheck.model.report import Distribution, PackagesInfo
+    from envcheck.model.section import Section
+
+    spec = tmp_path / "spec.toml"
+    spec.write_text("[packages]\n" + "".join(f'{k} = "{v}"\n' for k, v in versions.items()))
+    report = load_spec(str(spec))
+    packages = PackagesInfo(
+        distributions=tuple(Distribution(name=k, version=v) for k, v in versions.items())
+    )
+    saved = tmp_path / "node.json"
+    saved.write_text(
+        json.dumps(report.with_sections(packages=Section.ok(packages, source="t")).to_dict())
+    )
+    return saved

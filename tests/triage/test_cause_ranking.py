@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tests.conftest import CliResult
 from tests.triage.from_log import causes as _causes
+from tests.triage.from_log import log_file
 
 # torch's collect_env as users paste it under the error (pytorch/pytorch issue template)
 _COLLECT_ENV = """\
@@ -35,20 +36,14 @@ CUDA kernel errors might be asynchronously reported at some other API call, so t
 """
 
 
-def _log(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "job.log"
-    path.write_text(text)
-    return path
-
-
 def test_an_environment_pasted_in_the_log_decides_the_cause(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     """The error line alone leaves TOR101 open (which GPU, which torch?); the collect_env block
     pasted below it states both, and the cause is confirmed with the build to install."""
-    alone = _causes(cli, _log(tmp_path, _NO_KERNEL))
+    alone = _causes(cli, log_file(tmp_path, _NO_KERNEL))
     assert alone["TOR101"]["verdict"] in ("unknown", "unchecked")
-    pasted = _causes(cli, _log(tmp_path, _NO_KERNEL + "\n" + _COLLECT_ENV))
+    pasted = _causes(cli, log_file(tmp_path, _NO_KERNEL + "\n" + _COLLECT_ENV))
     tor101 = pasted["TOR101"]
     assert tor101["verdict"] == "confirmed"
     (finding,) = tor101["findings"]
@@ -59,7 +54,7 @@ def test_an_environment_pasted_in_the_log_decides_the_cause(
 def test_the_pasted_environment_is_named_as_a_source(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(tmp_path, _NO_KERNEL + _COLLECT_ENV)
+    log = log_file(tmp_path, _NO_KERNEL + _COLLECT_ENV)
     result = cli("triage", str(log), "--json", "--no-probe")
     assert "collect_env pasted in" in result.json()["data"]["node_source"]
 
@@ -67,7 +62,7 @@ def test_the_pasted_environment_is_named_as_a_source(
 def test_a_log_without_a_failure_reads_no_pasted_environment(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    result = cli("triage", str(_log(tmp_path, _COLLECT_ENV)), "--json", "--no-probe")
+    result = cli("triage", str(log_file(tmp_path, _COLLECT_ENV)), "--json", "--no-probe")
     assert result.returncode == 0
     assert "pasted" not in result.json()["data"]["node_source"]
 
@@ -86,7 +81,7 @@ def test_nccl_p2p_warn_names_the_cuda_error_behind_the_generic_error(
 ) -> None:
     """ray_lightning#24: 'unhandled cuda error' says only that a CUDA call failed; NCCL's WARN
     from transport/p2p.cc a few lines on names it (217, peer access), and its fix leads."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "(pid=909597) RuntimeError: NCCL error in: /opt/conda/conda-bld/pytorch_1603729062494/"
         "work/torch/lib/c10d/ProcessGroupNCCL.cpp:784, unhandled cuda error, NCCL version 2.7.8\n"
@@ -111,7 +106,7 @@ def test_nccl_shm_warn_confirms_the_shm_cause_of_a_system_error(
 ) -> None:
     """A WARN of NCCL's shm transport that states ENOSPC confirms SYS101 for the 'unhandled
     system error' after it, which then names no socket cause beside it."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "node1:88:120 [0] transport/shm.cc:114 NCCL WARN Unable to map /dev/shm/nccl-Xk2 : No "
         "space left on device\n"
@@ -132,7 +127,7 @@ def test_an_nccl_shm_warn_without_a_reason_leaves_the_cause_open(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     """Without ENOSPC on the line and nothing known of /dev/shm, SYS101 stays open."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "node1:88:120 [0] include/shm.h:48 NCCL WARN Unable to allocate shared memory (4194304 "
         "bytes) : Interrupted system call\n",
@@ -145,7 +140,7 @@ def test_a_socket_warn_names_the_interface_causes(
 ) -> None:
     """A WARN of NCCL's socket layer before 'unhandled system error' (as in nccl-tests#15):
     the interface causes, not /dev/shm, are the ones to look at."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "server1:6601:6625 [0] misc/socket.cc:54 NCCL WARN Net : Call to recv from "
         "10.0.0.2<46012> failed : Connection timed out\n"
@@ -161,7 +156,7 @@ def test_pyopengls_multi_line_egl_error_is_named(
 ) -> None:
     """libglvnd#174: PyOpenGL's GLError spreads over lines; the line naming the EGL call is the
     one that says which layer failed (EGL, not the program)."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "Traceback (most recent call last):\n"
         '  File "egl_context.py", line 12, in <module>\n'
@@ -205,7 +200,7 @@ def test_the_gpu_is_read_from_lines_with_a_launchers_prefix_and_other_tools_form
         ),
     }
     for line, (name, cc) in lines.items():
-        log = _log(tmp_path, line + "\n" + _NO_KERNEL)
+        log = log_file(tmp_path, line + "\n" + _NO_KERNEL)
         result = cli("triage", str(log), "--json", "--no-probe")
         facts = {f["fact"]: f["value"] for f in result.json()["data"]["facts"]}
         assert facts.get("gpu_name") == name, line
@@ -217,7 +212,7 @@ def test_a_gpu_line_decides_an_arch_cause_with_the_torch_line(
 ) -> None:
     """The GPU from a Ray worker's collect_env line and torch's version from setup.py's print:
     together they confirm that the torch build lacks the GPU's architecture."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "(RayWorker pid=77) GPU 0: NVIDIA GeForce RTX 5090\n"
         "torch.__version__  = 2.6.0+cu124\n" + _NO_KERNEL,
@@ -238,7 +233,9 @@ def test_an_info_line_does_not_displace_a_failures_other_causes(
     """NCCL's INFO that it bootstraps over lo confirms NET104 for itself (harmless on one
     node); it does not decide the 'unhandled system error' after it, whose other causes
     (/dev/shm among them) stay open beside it."""
-    result = cli("triage", str(_log(tmp_path, _LOOPBACK_THEN_SYSTEM_ERROR)), "--json", "--no-probe")
+    result = cli(
+        "triage", str(log_file(tmp_path, _LOOPBACK_THEN_SYSTEM_ERROR)), "--json", "--no-probe"
+    )
     matches = {m["id"]: m for m in result.json()["data"]["matches"]}
     own = {c["code"]: c["verdict"] for c in matches["nccl-socket-virtual-interface"]["causes"]}
     assert own["NET104"] == "confirmed"
@@ -257,7 +254,7 @@ def test_a_failure_line_still_decides_a_generic_errors_cause(
 ) -> None:
     """The same error after a WARN line (a failure, not information): its cause is confirmed
     for the error line too, and displaces the undecided ones."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "worker-0:120:130 [0] misc/shmutils.cc:72 NCCL WARN Error: failed to extend "
         "/dev/shm/nccl-ab12 to 9637892 bytes, error: No space left on device (28)\n"
@@ -287,7 +284,7 @@ def test_the_driver_is_read_from_nvidia_smis_header_and_collect_env(
         ("[rank0]: Nvidia driver version: 535.54.03", None),
     ):
         result = cli(
-            "triage", str(_log(tmp_path, line + "\n" + _NO_KERNEL)), "--json", "--no-probe"
+            "triage", str(log_file(tmp_path, line + "\n" + _NO_KERNEL)), "--json", "--no-probe"
         )
         facts = {f["fact"]: f["value"] for f in result.json()["data"]["facts"]}
         assert facts.get("driver_version") == "535.54.03", line
@@ -299,7 +296,7 @@ def test_the_line_that_raised_decides_over_an_earlier_warning_of_the_same_kind(
 ) -> None:
     """NCCL's WARN that it cannot open libcuda.so and the ImportError on libcudnn.so.9 that
     stopped the program match the same signature: the exception names the library to install."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "host:88:88 [0] misc/cudawrap.cc:179 NCCL WARN Failed to find CUDA library libcuda.so "
         "(NCCL_CUDA_PATH='') : libcuda.so: cannot open shared object file: No such file or "
@@ -320,7 +317,7 @@ def test_the_line_that_raised_decides_over_an_earlier_warning_of_the_same_kind(
 def test_the_first_line_decides_when_both_raised(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory\n"
         "During handling of the above exception, another exception occurred:\n"
@@ -357,7 +354,7 @@ def test_kits_gpu_table_decides_its_no_device_line(
     """Kit's generic 'Failed to create any GPU devices' lists several causes; Kit's own GPU
     table above it names an A100 (no RT cores), and Kit's lines say the job runs Isaac Sim:
     the RT-core cause is confirmed and leads."""
-    result = cli("triage", str(_log(tmp_path, _KIT_A100)), "--json", "--no-probe")
+    result = cli("triage", str(log_file(tmp_path, _KIT_A100)), "--json", "--no-probe")
     data = result.json()["data"]
     facts = {f["fact"]: f["value"] for f in data["facts"]}
     assert facts["gpu_name"] == "NVIDIA A100-SXM4-80GB"
@@ -373,7 +370,7 @@ def test_nccl_shm_open_permission_denied_names_chmod_for_the_system_error(
 ) -> None:
     """nccl#328: 'unhandled system error' first, the WARN that shm_open was denied after it:
     the error's cause is /dev/shm's permissions, and no size helps."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "RuntimeError: NCCL error in ProcessGroupNCCL.cpp:290, unhandled system error\n"
         "node08:27106:27302 [0] include/shm.h:27 NCCL WARN Call to shm_open failed : Permission "
@@ -391,7 +388,7 @@ def test_nccl_shm_open_permission_denied_names_chmod_for_the_system_error(
 def test_nccl_shm_open_with_another_errno_stays_open(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "node08:27106:27302 [0] include/shm.h:27 NCCL WARN Call to shm_open failed : No such "
         "file or directory\n",
@@ -412,12 +409,12 @@ def test_a_docker_hostname_on_nccls_lines_decides_an_unstated_shm_failure(
     """NCCL's bare 'Error while creating shared memory segment' says no errno; the host prefix
     of its lines is Docker's default hostname (the container ID), and a container's /dev/shm
     is 64 MiB unless raised: SYS101 is confirmed, for the system error after it too."""
-    docker = _log(tmp_path, _SHM_UNSTATED.format(host="ae05277d311f"))
+    docker = log_file(tmp_path, _SHM_UNSTATED.format(host="ae05277d311f"))
     result = cli("triage", str(docker), "--json", "--no-probe")
     data = result.json()["data"]
     assert {f["fact"]: f["value"] for f in data["facts"]}["container_host"] == "ae05277d311f"
     error = next(m for m in data["matches"] if m["id"] == "nccl-unhandled-system-error")
     verdicts = {c["code"]: c["verdict"] for c in error["causes"]}
     assert verdicts["SYS101"] == "confirmed"
-    host = _log(tmp_path, _SHM_UNSTATED.format(host="gpu-node-17"))
+    host = log_file(tmp_path, _SHM_UNSTATED.format(host="gpu-node-17"))
     assert _causes(cli, host)["SYS101"]["verdict"] == "unknown"

@@ -16,14 +16,9 @@ from envcheck.rules.extension_builds import TorchTags, pick_wheel, requirement_t
 from tests.conftest import CliResult
 from tests.triage.from_log import causes as _causes
 from tests.triage.from_log import fix_text as _fix
+from tests.triage.from_log import log_file
 
 MATRIX = load(env={})
-
-
-def _log(tmp_path: Path, *lines: str) -> Path:
-    log = tmp_path / "job.log"
-    log.write_text("\n".join(lines) + "\n")
-    return log
 
 
 def _spec(tmp_path: Path, torch: str) -> Path:
@@ -58,7 +53,7 @@ def _confirmed(found: dict[str, dict[str, object]], code: str) -> dict[str, obje
 def test_ops_built_without_cuda_name_the_package_and_its_build(
     tmp_path: Path, cli: Callable[..., CliResult], line: str, package: str | None, spelled: str
 ) -> None:
-    text = _fix(_confirmed(_causes(cli, _log(tmp_path, line)), "TOR180"))
+    text = _fix(_confirmed(_causes(cli, log_file(tmp_path, line)), "TOR180"))
     assert spelled in text
     if package is not None:
         assert package in text
@@ -68,7 +63,7 @@ def test_ops_built_without_cuda_name_the_package_and_its_build(
 def test_the_traceback_frame_names_the_package_when_the_line_does_not(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "Traceback (most recent call last):",
         '  File "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py", line 1501, in _call_impl',
@@ -84,7 +79,7 @@ def test_the_traceback_frame_names_the_package_when_the_line_does_not(
 def test_mmcv_ops_missing_gets_the_index_of_the_nodes_torch(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(tmp_path, "ModuleNotFoundError: No module named 'mmcv._ext'")
+    log = log_file(tmp_path, "ModuleNotFoundError: No module named 'mmcv._ext'")
     found = _causes(cli, log, "--spec", str(_spec(tmp_path, "2.1.2+cu118")))
     text = _fix(_confirmed(found, "TOR180"))
     assert "https://download.openmmlab.com/mmcv/dist/cu118/torch2.1/index.html" in text
@@ -96,7 +91,7 @@ def test_mmcv_ops_missing_gets_the_index_of_the_nodes_torch(
 def test_pyg_cuda_check_reinstalls_from_the_index_of_torchs_cuda(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "RuntimeError: Detected that PyTorch and torch_scatter were compiled with different CUDA "
         "versions. PyTorch has CUDA version 12.1 and torch_scatter has CUDA version 11.8. Please "
@@ -110,7 +105,7 @@ def test_pyg_cuda_check_reinstalls_from_the_index_of_torchs_cuda(
 def test_pyg_cuda_check_without_a_node_fills_in_the_cuda_the_line_states(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "RuntimeError: Detected that PyTorch and torch_cluster were compiled with different CUDA "
         "versions. PyTorch has CUDA version 11.7 and torch_cluster has CUDA version 11.8.",
@@ -123,7 +118,7 @@ def test_pyg_cuda_check_without_a_node_fills_in_the_cuda_the_line_states(
 def test_undefined_symbol_in_a_pyg_package_prints_its_wheel_index(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "OSError: /usr/lib/python3.11/site-packages/torch_sparse/_convert_cuda.so: undefined "
         "symbol: _ZN3c1017RegisterOperatorsD1Ev",
@@ -144,7 +139,7 @@ _MMCV = (
 def test_mmcv_range_picks_the_newest_release_with_a_wheel_for_the_nodes_torch(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    found = _causes(cli, _log(tmp_path, _MMCV), "--spec", str(_spec(tmp_path, "2.0.1+cu118")))
+    found = _causes(cli, log_file(tmp_path, _MMCV), "--spec", str(_spec(tmp_path, "2.0.1+cu118")))
     text = _fix(_confirmed(found, "PKG101"))
     assert 'mim install "mmcv==2.1.0"' in text
     assert (
@@ -157,7 +152,7 @@ def test_mmcv_range_picks_the_newest_release_with_a_wheel_for_the_nodes_torch(
 def test_mmcv_range_on_a_torch_without_such_wheels_says_which_torch_has_them(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    found = _causes(cli, _log(tmp_path, _MMCV), "--spec", str(_spec(tmp_path, "2.3.1+cu121")))
+    found = _causes(cli, log_file(tmp_path, _MMCV), "--spec", str(_spec(tmp_path, "2.3.1+cu121")))
     text = _fix(_confirmed(found, "PKG101"))
     assert "no mmcv wheel inside mmcv>=2.0.0rc4,<2.2.0 for torch 2.3" in text
     assert "pip install torch==2.1.* --index-url https://download.pytorch.org/whl/cu121" in text
@@ -166,7 +161,7 @@ def test_mmcv_range_on_a_torch_without_such_wheels_says_which_torch_has_them(
 
 def test_mmengine_range_is_read_too(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
     line = "AssertionError: MMEngine==0.7.0 is used but incompatible. Please install mmengine>=0.7.1, <1.0.0."
-    text = _fix(_confirmed(_causes(cli, _log(tmp_path, line)), "PKG101"))
+    text = _fix(_confirmed(_causes(cli, log_file(tmp_path, line)), "PKG101"))
     assert "mmengine" in text and "0.7.1" in text
 
 
@@ -192,7 +187,7 @@ def test_tinycudann_rebuild_names_its_own_architecture_variable(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     line = "OSError: Could not find compatible tinycudann extension for compute capability 89."
-    text = _fix(_confirmed(_causes(cli, _log(tmp_path, line)), "CUD153"))
+    text = _fix(_confirmed(_causes(cli, log_file(tmp_path, line)), "CUD153"))
     assert "TCNN_CUDA_ARCHITECTURES=89 pip install" in text
     assert 'TORCH_CUDA_ARCH_LIST="8.9"' in text
 
@@ -205,7 +200,7 @@ def test_llvm_nvptx_selection_failure_names_the_gpu_floor(
     tmp_path: Path, cli: Callable[..., CliResult], intrinsic: str, floor: str
 ) -> None:
     line = f"LLVM ERROR: Cannot select: intrinsic %llvm.nvvm.{intrinsic}"
-    cause = _confirmed(_causes(cli, _log(tmp_path, line)), "CUD151")
+    cause = _confirmed(_causes(cli, log_file(tmp_path, line)), "CUD151")
     (finding,) = cause["findings"]  # type: ignore[misc]
     assert f"compute capability {floor}" in finding["message"]
 
@@ -221,7 +216,7 @@ def test_dgl_cpu_build_gets_dgls_index_for_the_nodes_torch(
         "failed: allow_missing: Device API cuda is not enabled. Please install the cuda version "
         "of dgl."
     )
-    found = _causes(cli, _log(tmp_path, line), "--spec", str(_spec(tmp_path, "2.1.2+cu118")))
+    found = _causes(cli, log_file(tmp_path, line), "--spec", str(_spec(tmp_path, "2.1.2+cu118")))
     text = _fix(_confirmed(found, "TOR180"))
     assert "pip install dgl -f https://data.dgl.ai/wheels/torch-2.1/cu118/repo.html" in text
 
@@ -233,7 +228,7 @@ def test_dgl_graphbolt_names_the_torch_release_from_the_library_name(
         "FileNotFoundError: Cannot find DGL C++ graphbolt library at /opt/venv/lib/python3.11/"
         "site-packages/dgl/graphbolt/libgraphbolt_pytorch_2.4.1.so"
     )
-    cause = _confirmed(_causes(cli, _log(tmp_path, line)), "TOR150")
+    cause = _confirmed(_causes(cli, log_file(tmp_path, line)), "TOR150")
     (finding,) = cause["findings"]  # type: ignore[misc]
     assert "installed torch 2.4.1" in finding["message"]
     assert "https://data.dgl.ai/wheels/torch-2.4/" in _fix(cause)
@@ -243,7 +238,7 @@ def test_triton_launcher_error_is_read_as_the_cuda_error_it_quotes(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     line = "RuntimeError: Triton Error [CUDA]: an illegal memory access was encountered"
-    cause = _confirmed(_causes(cli, _log(tmp_path, line)), "DRV150")
+    cause = _confirmed(_causes(cli, log_file(tmp_path, line)), "DRV150")
     (finding,) = cause["findings"]  # type: ignore[misc]
     assert "cudaErrorIllegalAddress" in finding["message"]
 
@@ -252,7 +247,7 @@ def test_xformers_dispatcher_header_leaves_its_two_causes_open(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     line = "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:"
-    found = _causes(cli, _log(tmp_path, line))
+    found = _causes(cli, log_file(tmp_path, line))
     assert found["TOR104"]["verdict"] == "unchecked"
     assert found["CUD151"]["verdict"] == "unchecked"
 
@@ -261,7 +256,7 @@ def test_gsplat_without_a_toolkit_installs_torchs_cuda_toolkit(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     line = "gsplat: No CUDA toolkit found. gsplat will be disabled."
-    found = _causes(cli, _log(tmp_path, line), "--spec", str(_spec(tmp_path, "2.3.1+cu121")))
+    found = _causes(cli, log_file(tmp_path, line), "--spec", str(_spec(tmp_path, "2.3.1+cu121")))
     text = _fix(_confirmed(found, "SYS152"))
     assert "CUDA_HOME=/usr/local/cuda-12.1" in text
 
@@ -272,7 +267,7 @@ def test_gsplat_without_a_toolkit_installs_torchs_cuda_toolkit(
 def test_a_clean_install_log_of_these_packages_raises_nothing(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "Looking in links: https://download.openmmlab.com/mmcv/dist/cu121/torch2.1/index.html",
         "Successfully installed mmcv-2.1.0",

@@ -19,40 +19,16 @@ from envcheck.triage.run import read_before
 from tests.conftest import CliResult
 from tests.triage.from_log import causes as _causes
 from tests.triage.from_log import fix_text as _fix
+from tests.triage.from_log import log_file, saved_node
 
 MATRIX = load(env={})
-
-
-def _log(tmp_path: Path, *lines: str) -> Path:
-    log = tmp_path / "job.log"
-    log.write_text("\n".join(lines) + "\n")
-    return log
-
-
-def _node(tmp_path: Path, **versions: str) -> Path:
-    """A saved report whose package list holds ``versions``."""
-    from envcheck.ingest.spec import load_spec
-    from envcheck.model.report import Distribution, PackagesInfo
-    from envcheck.model.section import Section
-
-    spec = tmp_path / "spec.toml"
-    spec.write_text("[packages]\n" + "".join(f'{k} = "{v}"\n' for k, v in versions.items()))
-    report = load_spec(str(spec))
-    packages = PackagesInfo(
-        distributions=tuple(Distribution(name=k, version=v) for k, v in versions.items())
-    )
-    saved = tmp_path / "node.json"
-    saved.write_text(
-        json.dumps(report.with_sections(packages=Section.ok(packages, source="t")).to_dict())
-    )
-    return saved
 
 
 # --- the importer a traceback names (signature context_before) --------------------------------
 
 
 def test_read_before_returns_the_lines_above_each_wanted_line(tmp_path: Path) -> None:
-    log = _log(tmp_path, *(f"line {n}" for n in range(1, 11)))
+    log = log_file(tmp_path, *(f"line {n}" for n in range(1, 11)))
     got = read_before(str(log), {4: 2, 9: 3, 1: 5})
     assert got[4] == [(2, "line 2"), (3, "line 3")]
     assert got[9] == [(6, "line 6"), (7, "line 7"), (8, "line 8")]
@@ -64,7 +40,7 @@ def test_cannot_import_name_names_the_importer_from_the_innermost_frame(
 ) -> None:
     """accelerate's frame is the innermost above the line (diffusers' is further up): the fix
     upgrades accelerate or moves huggingface_hub, not diffusers."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "Traceback (most recent call last):",
         '  File "/srv/job/run.py", line 2, in <module>',
@@ -96,14 +72,14 @@ def test_importer_with_a_known_version_gets_the_release_that_added_the_name(
 ) -> None:
     """transformers 4.41.2 predates EncoderDecoderCache (its wheels: added in 4.43): the
     release to install, with the importer named as the other side."""
-    log = _log(
+    log = log_file(
         tmp_path,
         '  File "/usr/lib/python3/dist-packages/peft/peft_model.py", line 37, in <module>',
         "    from transformers import EncoderDecoderCache",
         "ImportError: cannot import name 'EncoderDecoderCache' from 'transformers' "
         "(/usr/lib/python3/dist-packages/transformers/__init__.py)",
     )
-    saved = _node(tmp_path, transformers="4.41.2", peft="0.14.0")
+    saved = saved_node(tmp_path, transformers="4.41.2", peft="0.14.0")
     text = _fix(_causes(cli, log, "--report", str(saved))["PY150"])
     history = MATRIX.python_name("transformers", "EncoderDecoderCache")
     assert history is not None
@@ -116,7 +92,7 @@ def test_importer_with_a_known_version_gets_the_release_that_added_the_name(
 def test_a_frame_of_the_imported_package_itself_names_no_importer(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         '  File "/opt/venv/lib/python3.10/site-packages/transformers/__init__.py", line 26',
         "ImportError: cannot import name 'Cache' from 'transformers' "
@@ -133,12 +109,12 @@ def test_a_frame_of_the_imported_package_itself_names_no_importer(
 def test_numpy2_removed_alias_pins_numpy_below_2(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "AttributeError: `np.unicode_` was removed in the NumPy 2.0 release. Use `np.str_` "
         "instead.",
     )
-    saved = _node(tmp_path, numpy="2.1.3")
+    saved = saved_node(tmp_path, numpy="2.1.3")
     py150 = _causes(cli, log, "--report", str(saved))["PY150"]
     assert (
         "NumPy 2.0 removed np.unicode_; numpy 2.1.3 does not have it"
@@ -157,7 +133,7 @@ def test_numpy2_removed_alias_pins_numpy_below_2(
 def test_python2_bare_lines_are_read_like_the_quoted_ones(
     tmp_path: Path, cli: Callable[..., CliResult], line: str, code: str, fragment: str
 ) -> None:
-    cause = _causes(cli, _log(tmp_path, line))[code]
+    cause = _causes(cli, log_file(tmp_path, line))[code]
     assert cause["verdict"] == "confirmed"
     assert fragment in _fix(cause)
 
@@ -172,7 +148,7 @@ def test_python2_bare_lines_are_read_like_the_quoted_ones(
 def test_stdlib_c_module_names_the_dev_package_and_the_rebuild(
     tmp_path: Path, cli: Callable[..., CliResult], module: str, apt: str, dnf: str
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         '  File "/home/u/.pyenv/versions/3.11.9/lib/python3.11/x.py", line 8, in <module>',
         f"ModuleNotFoundError: No module named '{module}'",
@@ -191,7 +167,7 @@ def test_stdlib_c_module_names_the_dev_package_and_the_rebuild(
 def test_rebuild_is_spelled_as_threads_type_it(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: /opt/conda/lib/python3.10/site-packages/torch_cluster/_grid_cuda.so: "
         "undefined symbol: _ZN3c1017RegisterOperatorsD1Ev",
@@ -204,7 +180,7 @@ def test_rebuild_is_spelled_as_threads_type_it(
 def test_mmcv_extension_names_mmcv_full_from_the_import_name_note(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: /opt/conda/lib/python3.9/site-packages/mmcv/_ext.cpython-39-x86_64-linux-"
         "gnu.so: undefined symbol: _ZNK2at6Tensor7is_cudaEv",
@@ -216,7 +192,7 @@ def test_mmcv_extension_names_mmcv_full_from_the_import_name_note(
 def test_undefined_symbol_without_a_space_after_the_colon_is_read(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "/usr/lib/python3.8/site-packages/detectron2/_C.cpython-38-x86_64-linux-gnu.so:undefined "
         "symbol: _ZN2at4_ops5zeros4callEN3c108ArrayRefIlEE",
@@ -233,7 +209,7 @@ def test_vllm_torch_symbol_confirms_the_pin_and_names_the_torch_to_install(
         "ImportError: /usr/local/lib/python3.10/dist-packages/vllm/_C.abi3.so: undefined "
         "symbol: _ZN5torch7LibraryC1ENS0_4KindESsSt8optionalIN3c1011DispatchKeyEEPKcj"
     )
-    alone = _causes(cli, _log(tmp_path, line))["VLM101"]
+    alone = _causes(cli, log_file(tmp_path, line))["VLM101"]
     assert alone["verdict"] == "confirmed"
     assert "pip install --force-reinstall vllm" in _fix(alone)
     release = next(
@@ -242,8 +218,8 @@ def test_vllm_torch_symbol_confirms_the_pin_and_names_the_torch_to_install(
         if r.torch is not None and str(r.torch).startswith("==") and r.torchvision is not None
     )
     (tmp_path / "v").mkdir()
-    saved = _node(tmp_path / "v", vllm=str(release.version), torch="2.0.1")
-    pinned = _causes(cli, _log(tmp_path, line), "--report", str(saved))["VLM101"]
+    saved = saved_node(tmp_path / "v", vllm=str(release.version), torch="2.0.1")
+    pinned = _causes(cli, log_file(tmp_path, line), "--report", str(saved))["VLM101"]
     assert pinned["verdict"] == "confirmed"
     assert f"torch{release.torch}" in json.dumps(pinned)
 
@@ -251,7 +227,7 @@ def test_vllm_torch_symbol_confirms_the_pin_and_names_the_torch_to_install(
 def test_vllm_line_with_a_cuda_symbol_is_left_to_the_node(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: /usr/local/lib/python3.10/dist-packages/vllm/_C.abi3.so: undefined "
         "symbol: cudaGetDriverEntryPointByVersion",
@@ -274,7 +250,7 @@ def test_vllm_line_with_a_cuda_symbol_is_left_to_the_node(
 def test_non_cuda_sonames_name_the_os_package(
     tmp_path: Path, cli: Callable[..., CliResult], soname: str, apt: str
 ) -> None:
-    log = _log(tmp_path, f"OSError: {soname}: cannot open shared object file: No such file")
+    log = log_file(tmp_path, f"OSError: {soname}: cannot open shared object file: No such file")
     text = _fix(_causes(cli, log)["SYS150"])
     assert f"apt-get install {apt}" in text
     assert f"sudo apt-get install -y {apt}" in text
@@ -283,7 +259,9 @@ def test_non_cuda_sonames_name_the_os_package(
 def test_libgl_fix_names_the_older_package_and_the_headless_wheel(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(tmp_path, "ImportError: libGL.so.1: cannot open shared object file: No such file")
+    log = log_file(
+        tmp_path, "ImportError: libGL.so.1: cannot open shared object file: No such file"
+    )
     text = _fix(_causes(cli, log)["SYS133"])
     assert "sudo apt-get install libgl1" in text
     assert "libgl1-mesa-glx" in text and "opencv-python-headless" in text
@@ -292,7 +270,7 @@ def test_libgl_fix_names_the_older_package_and_the_headless_wheel(
 def test_conda_libstdcxx_fix_names_the_gcc_release_and_the_system_directory(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: /home/u/miniforge3/envs/a/lib/libstdc++.so.6: version `GLIBCXX_3.4.32' "
         "not found (required by /home/u/miniforge3/envs/a/lib/python3.12/site-packages/x.so)",
@@ -307,7 +285,7 @@ def test_conda_libstdcxx_fix_names_the_gcc_release_and_the_system_directory(
 def test_system_libstdcxx_fix_offers_conda_forge_gcc(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: /lib64/libstdc++.so.6: version `GLIBCXX_3.4.26' not found (required by "
         "/opt/envs/b/lib/python3.9/site-packages/y.so)",
@@ -332,7 +310,7 @@ def test_system_libstdcxx_fix_offers_conda_forge_gcc(
 def test_torchvision_own_checks_confirm_the_pairing(
     tmp_path: Path, cli: Callable[..., CliResult], line: str
 ) -> None:
-    tor104 = _causes(cli, _log(tmp_path, line))["TOR104"]
+    tor104 = _causes(cli, log_file(tmp_path, line))["TOR104"]
     assert tor104["verdict"] == "confirmed"
     assert line[:40] in tor104["findings"][0]["message"]
     assert "torchvision" in _fix(tor104)
@@ -341,7 +319,7 @@ def test_torchvision_own_checks_confirm_the_pairing(
 def test_fix_spells_the_distribution_as_the_import_name_when_they_match(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: cannot import name 'TypeIs' from 'typing_extensions' "
         "(/usr/lib/python3/dist-packages/typing_extensions.py)",
@@ -354,7 +332,7 @@ def test_fix_spells_the_distribution_as_the_import_name_when_they_match(
 def test_no_module_named_a_torch_extension_package_names_its_build_flag(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(tmp_path, "ModuleNotFoundError: No module named 'mamba_ssm'")
+    log = log_file(tmp_path, "ModuleNotFoundError: No module named 'mamba_ssm'")
     text = _fix(_causes(cli, log)["PY151"])
     assert "pip install mamba-ssm --no-build-isolation" in text
 
@@ -367,12 +345,12 @@ def test_a_symbol_a_library_release_removed_pins_the_last_release_with_it(
     entry = MATRIX.removed_symbol("iJIT_NotifyEvent")
     assert entry is not None and str(entry.removed_in) == "2024.1"
     assert MATRIX.removed_symbol("not_a_symbol") is None
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: /srv/conda/envs/x/lib/python3.12/site-packages/torch/lib/libtorch_cpu.so: "
         "undefined symbol: iJIT_NotifyEvent",
     )
-    saved = _node(tmp_path, mkl="2024.2.0")
+    saved = saved_node(tmp_path, mkl="2024.2.0")
     tor150 = _causes(cli, log, "--report", str(saved))["TOR150"]
     assert tor150["verdict"] == "confirmed"
     assert "mkl 2024.2.0 is installed" in tor150["findings"][0]["message"]
@@ -384,20 +362,20 @@ def test_a_symbol_a_library_release_removed_pins_the_last_release_with_it(
 def test_toolkit_library_fix_names_the_toolkit_and_conda_directories_and_nvidias_apt(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(tmp_path, "OSError: libcudnn.so.8: cannot open shared object file: No such file")
+    log = log_file(tmp_path, "OSError: libcudnn.so.8: cannot open shared object file: No such file")
     text = _fix(_causes(cli, log)["SYS150"])
     assert "export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH" in text
     assert "export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH" in text
     assert "sudo apt-get install -y libcudnn8" in text  # NVIDIA's repository
     # an OS library is not a toolkit one
-    other = _log(tmp_path, "OSError: libsndfile.so.1: cannot open shared object file: No such")
+    other = log_file(tmp_path, "OSError: libsndfile.so.1: cannot open shared object file: No such")
     assert "/usr/local/cuda/lib64" not in _fix(_causes(cli, other)["SYS150"])
 
 
 def test_the_soname_tables_advice_is_part_of_the_fix(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(tmp_path, "OSError: libcuda.so.1: cannot open shared object file: No such file")
+    log = log_file(tmp_path, "OSError: libcuda.so.1: cannot open shared object file: No such file")
     sys150 = _causes(cli, log)["SYS150"]
     assert "export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH" in _fix(sys150)
     assert "/usr/lib/wsl/lib" not in sys150["findings"][0]["message"]
@@ -406,7 +384,7 @@ def test_the_soname_tables_advice_is_part_of_the_fix(
 def test_glibc_fix_names_the_distribution_releases_that_have_the_version(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: /lib64/libc.so.6: version `GLIBC_2.34' not found (required by "
         "/opt/venv/lib/python3.11/site-packages/pkg/_core.so)",
@@ -423,7 +401,7 @@ def test_glibc_fix_names_the_distribution_releases_that_have_the_version(
 def test_numpy_structure_size_line_pins_numpy_1(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ValueError: numpy.ndarray size changed, may indicate binary incompatibility. Expected "
         "16 from C header, got 96 from PyObject",

@@ -18,14 +18,9 @@ from envcheck.rules.node.abi import demangle, owner, provider
 from tests.conftest import CliResult
 from tests.triage.from_log import causes as _causes
 from tests.triage.from_log import fix_text as _fix
+from tests.triage.from_log import log_file
 
 MATRIX = load(env={})
-
-
-def _log(tmp_path: Path, *lines: str) -> Path:
-    log = tmp_path / "job.log"
-    log.write_text("\n".join(lines) + "\n")
-    return log
 
 
 def _spec(tmp_path: Path, text: str) -> Path:
@@ -112,7 +107,7 @@ def test_owner_is_the_distribution_of_the_top_level_directory() -> None:
 def test_any_missing_cuda_library_names_the_wheel_for_torchs_cuda(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "OSError: libcurand.so.10: cannot open shared object file: No such file or directory",
     )
@@ -127,7 +122,7 @@ def test_any_missing_cuda_library_names_the_wheel_for_torchs_cuda(
 def test_an_unknown_library_still_gets_commands_to_find_its_package(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "./sim: error while loading shared libraries: libfoo_render.so.7: cannot open shared "
         "object file: No such file or directory",
@@ -140,7 +135,7 @@ def test_an_unknown_library_still_gets_commands_to_find_its_package(
 def test_tensorflow_probe_line_is_a_warning_not_an_error(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic "
         "library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object "
@@ -153,7 +148,7 @@ def test_tensorflow_probe_line_is_a_warning_not_an_error(
 def test_glibcxx_from_the_system_copy_on_a_known_os(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: /lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.32' not found "
         "(required by /home/u/.venv/lib/python3.10/site-packages/pyarrow/libarrow.so.1700)",
@@ -169,7 +164,7 @@ def test_glibcxx_from_the_system_copy_on_a_known_os(
 def test_undefined_symbol_in_any_package_names_owner_symbol_and_rebuild(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: /opt/venv/lib/python3.11/site-packages/torch_scatter/_scatter_cuda.so: "
         "undefined symbol: _ZNK3c1010TensorImpl36is_contiguous_nondefault_policy_implENS_12"
@@ -188,7 +183,7 @@ def test_undefined_symbol_in_any_package_names_owner_symbol_and_rebuild(
 def test_undefined_symbol_in_a_torch_companion_confirms_the_companion_rule(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: /usr/local/lib/python3.10/dist-packages/torchaudio/lib/libtorchaudio.so: "
         "undefined symbol: _ZN5torch3jit17parseSchemaOrNameERKSsb",
@@ -204,7 +199,7 @@ def test_undefined_symbol_in_a_torch_companion_confirms_the_companion_rule(
 def test_undefined_symbol_in_a_companion_names_the_release_paired_with_torch(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: /opt/conda/lib/python3.11/site-packages/torchvision/_C.so: undefined "
         "symbol: _ZN3c1017RegisterOperatorsD1Ev",
@@ -218,7 +213,7 @@ def test_undefined_symbol_in_a_companion_names_the_release_paired_with_torch(
 def test_undefined_symbol_in_an_extension_built_in_place_says_rebuild(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: /work/detector/ops/_ext.cpython-39-x86_64-linux-gnu.so: undefined "
         "symbol: _ZN2at4_ops5empty4callEN3c108ArrayRefIlEE",
@@ -232,7 +227,7 @@ def test_undefined_symbol_in_an_extension_built_in_place_says_rebuild(
 def test_glibcxx_from_a_conda_copy_found_through_bin_dotdot_lib(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: /home/u/miniforge3/envs/sim/bin/../lib/libstdc++.so.6: version "
         "`GLIBCXX_3.4.29' not found (required by /home/u/miniforge3/envs/sim/lib/python3.10/"
@@ -253,7 +248,7 @@ def test_cannot_import_name_uses_the_requirement_the_node_states(
 ) -> None:
     """A report (pip's freeze or a dump) that knows peft requires transformers>=4.38 turns the
     skew into the concrete pin."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: cannot import name 'Cache' from 'transformers' "
         "(/usr/local/lib/python3.10/dist-packages/transformers/__init__.py)",
@@ -283,7 +278,7 @@ def test_cannot_import_name_uses_the_requirement_the_node_states(
 def test_build_lines_word_the_gcc_ceiling_and_cuda_home(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "/usr/local/cuda-11.8/include/crt/host_config.h:132:2: error: #error -- unsupported GNU "
         "version! gcc versions later than 11 are not supported! The nvcc flag "
@@ -312,7 +307,7 @@ def test_package_names_read_each_alternative_and_skip_bundled_copies() -> None:
 def test_glibc_line_with_straight_quotes_states_the_floor(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "OSError: /lib64/libc.so.6: version 'GLIBC_2.28' not found (required by "
         "/usr/local/lib/python3.9/site-packages/pyarrow/libarrow.so.1500)",
@@ -325,7 +320,7 @@ def test_glibc_line_with_straight_quotes_states_the_floor(
 def test_driver_library_points_at_the_driver_and_the_container_runtime(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path, "OSError: libcuda.so.1: cannot open shared object file: No such file or directory"
     )
     text = _fix(_causes(cli, log)["SYS150"])
@@ -336,7 +331,7 @@ def test_driver_library_points_at_the_driver_and_the_container_runtime(
 def test_torchs_own_library_is_left_to_the_cuda_library_rules(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "OSError: /home/u/.venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so: "
         "undefined symbol: ncclCommRegister",
@@ -351,12 +346,12 @@ def test_torchs_own_library_is_left_to_the_cuda_library_rules(
 def test_missing_cuda_library_pins_the_wheel_to_the_soname_release(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory",
     )
     assert "pip install nvidia-cudnn-cu12==9.*" in _fix(_causes(cli, log)["SYS150"])
-    tools = _log(
+    tools = log_file(
         tmp_path,
         "OSError: libnvToolsExt.so.1: cannot open shared object file: No such file or directory",
     )
@@ -366,7 +361,7 @@ def test_missing_cuda_library_pins_the_wheel_to_the_soname_release(
 def test_missing_torch_library_says_import_torch_first_or_rebuild(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: libc10.so: cannot open shared object file: No such file or directory",
     )
@@ -379,7 +374,7 @@ def test_missing_torch_library_says_import_torch_first_or_rebuild(
 def test_a_sub_library_finds_its_family_and_an_unversioned_name_its_sonames(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    sub = _log(
+    sub = log_file(
         tmp_path,
         "Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: "
         "cannot open shared object file: No such file or directory",
@@ -389,14 +384,14 @@ def test_a_sub_library_finds_its_family_and_an_unversioned_name_its_sonames(
     found = _causes(cli, sub)["CUD154"]
     assert "libcudnn_cnn_infer.so.8" in found["findings"][0]["message"]
     assert "nvidia-cudnn-cu" in _fix(found)
-    dev = _log(
+    dev = log_file(
         tmp_path,
         "OSError: libcudart.so: cannot open shared object file: No such file or directory",
     )
     found = _causes(cli, dev)["SYS150"]
     assert "unversioned development name" in found["findings"][0]["message"]
     assert "nvidia-cuda-runtime-cu12" in _fix(found)
-    unknown = _log(
+    unknown = log_file(
         tmp_path,
         "ImportError: libfoo_bar.so.1: cannot open shared object file: No such file or directory",
     )
@@ -406,7 +401,7 @@ def test_a_sub_library_finds_its_family_and_an_unversioned_name_its_sonames(
 def test_flash_attn_undefined_symbol_prints_the_readme_install_form(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: /home/u/.venv/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-"
         "x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi",
@@ -418,7 +413,7 @@ def test_a_label_pasted_without_its_quotes_still_names_the_cause(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     """Markdown eats the backtick: "version GLIBCXX_3.4.20 not found"."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: /usr/lib64/libstdc++.so.6: version GLIBCXX_3.4.21 not found (required by "
         "/srv/mambaforge/envs/seq/lib/python3.9/site-packages/pysam/libchtslib.so)",
@@ -426,7 +421,7 @@ def test_a_label_pasted_without_its_quotes_still_names_the_cause(
     sys151 = _causes(cli, log)["SYS151"]
     assert "GLIBCXX_3.4.21 is needed" in sys151["findings"][0]["message"]
     assert "export LD_LIBRARY_PATH=/srv/mambaforge/envs/seq/lib:$LD_LIBRARY_PATH" in _fix(sys151)
-    glibc = _log(
+    glibc = log_file(
         tmp_path,
         "ImportError: /lib64/libc.so.6: version GLIBC_2.28' not found (required by "
         "/opt/venv/lib/python3.10/site-packages/tokenizers/tokenizers.so)",
@@ -437,7 +432,7 @@ def test_a_label_pasted_without_its_quotes_still_names_the_cause(
 def test_macos_and_windows_wordings_of_an_undefined_symbol_name_the_rebuild(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    mac = _log(
+    mac = log_file(
         tmp_path,
         "OSError: dlopen(/Users/a/envs/r/lib/python3.8/site-packages/torch_sparse/_version_cpu"
         ".so, 6): Symbol not found: __ZN3c106detail23torchInternalAssertFailEPKcS2_jS2_S2_",
@@ -446,7 +441,7 @@ def test_macos_and_windows_wordings_of_an_undefined_symbol_name_the_rebuild(
     assert tor150["verdict"] == "confirmed"
     assert "package torch-sparse" in tor150["findings"][0]["message"]
     assert "torch (libtorch / libc10)" in tor150["findings"][0]["message"]
-    windows = _log(
+    windows = log_file(
         tmp_path,
         "ImportError: DLL load failed while importing _C: The specified procedure could not be "
         "found.",
@@ -459,7 +454,7 @@ def test_macos_and_windows_wordings_of_an_undefined_symbol_name_the_rebuild(
 def test_torchs_own_library_missing_a_cudart_symbol_names_the_mixed_copies(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "OSError: /usr/local/lib/python3.10/dist-packages/torch/lib/libtorch_cuda.so: undefined "
         "symbol: cudaGraphInstantiateWithFlags, version libcudart.so.11.0",
@@ -473,7 +468,7 @@ def test_torchs_own_library_missing_a_cudart_symbol_names_the_mixed_copies(
 def test_missing_cuda_library_names_the_version_the_nodes_torch_pins(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory",
     )
@@ -486,7 +481,7 @@ def test_missing_cuda_library_names_the_version_the_nodes_torch_pins(
 def test_nvjitlink_symbol_names_the_wheel_release_it_needs(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: /srv/env/lib/python3.11/site-packages/nvidia/cusolver/lib/libcusolver.so.11: "
         "undefined symbol: __nvJitLinkGetErrorLog_12_4, version libnvJitLink.so.12",

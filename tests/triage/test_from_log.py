@@ -14,18 +14,13 @@ import pytest
 from tests.conftest import CliResult
 from tests.triage.from_log import causes as _causes
 from tests.triage.from_log import fix_text as _fix
-
-
-def _log(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "job.log"
-    path.write_text(text)
-    return path
+from tests.triage.from_log import log_file
 
 
 def test_nccl_enospc_confirms_sys101_with_the_segment_size(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "node-0:1234:1290 [0] misc/shmutils.cc:87 NCCL WARN Error: failed to extend "
         "/dev/shm/nccl-aBcDeF to 9637892 bytes, error: No space left on device (28)\n"
@@ -42,7 +37,7 @@ def test_nccl_enospc_confirms_sys101_with_the_segment_size(
 def test_nccl_enospc_with_a_spec_names_its_shm_size(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "include/shm.h:28 NCCL WARN Call to posix_fallocate failed: No space left on device\n",
     )
@@ -72,7 +67,7 @@ RAY_WARNING = (
 def test_ray_object_store_warning_confirms_ray105(
     tmp_path: Path, cli: Callable[..., CliResult], shm: str, size: str, flag: str
 ) -> None:
-    log = _log(tmp_path, RAY_WARNING.format(shm=shm, size=size))
+    log = log_file(tmp_path, RAY_WARNING.format(shm=shm, size=size))
     found = _causes(cli, log)
     assert found["RAY105"]["verdict"] == "confirmed"
     assert flag in _fix(found["RAY105"])
@@ -87,7 +82,7 @@ def test_ray_object_store_warning_confirms_ray105(
 def test_torch_driver_too_old_confirms_drv101_with_builds_the_driver_runs(
     tmp_path: Path, cli: Callable[..., CliResult], found_version: str, variant: str
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found "
         f"version {found_version}). Please update your GPU driver\n",
@@ -104,7 +99,7 @@ def test_torch_driver_too_old_confirms_drv101_with_builds_the_driver_runs(
 def test_container_cli_requirement_names_the_driver_for_that_cuda(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please "
         "update your driver to a newer version, or use an earlier cuda container: unknown.\n",
@@ -119,7 +114,7 @@ def test_container_cli_requirement_names_the_driver_for_that_cuda(
 
 
 def test_cuda_error_804_confirms_drv101(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 804: forward "
         "compatibility was attempted on non supported HW\n",
@@ -145,14 +140,14 @@ def test_forward_compat_without_torch_prefix(tmp_path: Path, cli: Callable[..., 
         "RuntimeError: CUDA failed with error forward compatibility was attempted on non "
         "supported HW\n",
     ):
-        causes = _causes(cli, _log(tmp_path, line))
+        causes = _causes(cli, log_file(tmp_path, line))
         assert causes["GPU102"]["verdict"] == "confirmed", line
 
 
 def test_cuda_error_803_confirms_gpu102_with_reboot_and_reinstall(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda "
         "functions before calling NumCudaDevices() that might have already set an error? Error "
@@ -179,7 +174,7 @@ MISMATCH = (
 def test_ray_mismatch_line_confirms_the_side_that_differs(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         MISMATCH.format(cluster_ray="2.2.0", cluster_py="3.8.10", ray="2.3.0", py="3.8.10"),
     )
@@ -195,7 +190,7 @@ def test_ray_mismatch_line_confirms_the_side_that_differs(
 
 
 def test_ray_mismatch_patch_only_python(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         MISMATCH.format(cluster_ray="2.40.0", cluster_py="3.10.12", ray="2.40.0", py="3.10.14"),
     )
@@ -208,7 +203,7 @@ def test_ray_mismatch_patch_only_python(tmp_path: Path, cli: Callable[..., CliRe
 def test_ray_mismatch_line_cut_before_the_versions_stays_open(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(tmp_path, "RuntimeError: Version mismatch: The cluster was started with:\n")
+    log = log_file(tmp_path, "RuntimeError: Version mismatch: The cluster was started with:\n")
     found = _causes(cli, log)
     assert {found[c]["verdict"] for c in ("CLU101", "CLU102")} == {"unknown"}
     assert found["CLU101"]["findings"] == []
@@ -219,7 +214,7 @@ def test_ray_mismatch_with_ray_location_lines_rules_both_out(
 ) -> None:
     """Ray 0.2 printed 'Ray location:' and 'Cloudpickle:' too (ray-project/ray#1263): equal Ray
     and Python versions rule CLU101 and CLU102 out."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "Exception: Version mismatch: The cluster was started with:\n"
         "    Ray: 0.2.2\n    Ray location: /home/ubuntu/ray/python/ray/__init__.py\n"
@@ -235,7 +230,7 @@ def test_ray_mismatch_with_ray_location_lines_rules_both_out(
 def test_gloo_loopback_fallback_confirms_net103(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "[rank8] Warning: Unable to resolve hostname to a (local) address. Using the loopback "
         "address as fallback. Manually set the network interface with GLOO_SOCKET_IFNAME\n",
@@ -282,7 +277,7 @@ def test_gloo_unable_to_find_address_names_the_cause_by_its_value(
     ruled_out: str,
     fragment: str,
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:84] "
         f"ifa != nullptr. Unable to find address for: {value}\n",
@@ -297,7 +292,7 @@ def test_gloo_unable_to_find_address_names_the_cause_by_its_value(
 def test_cudnn_finds_no_libcuda_on_wsl(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
     """cuDNN 8's 'Could not load library X. Error: libcuda.so: ...' (facebookresearch/nougat#105,
     on WSL 2): the driver's libcuda is missing, not cuDNN; /usr/lib/wsl/lib is the fix."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared "
         "object file: No such file or directory\n",
@@ -312,7 +307,7 @@ def test_cudnn_finds_no_libcuda_on_wsl(tmp_path: Path, cli: Callable[..., CliRes
 def test_libcuda_not_found_names_wsl_path(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
     """microsoft/WSL#8587: dlopen('libcuda.so') fails; /usr/lib/wsl/lib is named, first when the
     node's kernel is WSL 2's."""
-    log = _log(tmp_path, "OSError: libcuda.so: cannot open shared object file: No such file\n")
+    log = log_file(tmp_path, "OSError: libcuda.so: cannot open shared object file: No such file\n")
     assert "/usr/lib/wsl/lib" in _fix(_causes(cli, log)["SYS150"])
     dump = tmp_path / "uname.txt"
     dump.write_text(
@@ -330,7 +325,7 @@ def test_insufficient_driver_with_a_pasted_banner_names_branch_and_wheel(
     """CUDA's 35 with a pasted nvidia-smi banner (driver 470, CUDA <= 11.4) and torch cu121:
     DRV101 confirmed; the fix names the torch wheel the driver runs and the driver branch
     (matrices/cuda/drivers.toml) for CUDA 12.1; the banner alone does not say 'no GPUs'."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version\n",
     )
@@ -351,7 +346,7 @@ def test_container_runtime_without_host_driver(
 ) -> None:
     """nvidia-container-cli's 'load library failed: libnvidia-ml.so.1' (NVIDIA/nvidia-docker#1711):
     the host's driver is what is missing; `--gpus all` is already what ran the hook."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: "
         "cannot open shared object file: no such file or directory: unknown.\n",
@@ -367,7 +362,7 @@ def test_nvidia_smi_banner_in_the_log_confirms_insufficient_driver(
 ) -> None:
     """A log that carries nvidia-smi's banner (pytorch/pytorch#85332 pastes it on one line) states
     the loaded driver: CUDA's 35 is then DRV101's, with the torch wheel that driver runs."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "nvidia-smi:NVIDIA-SMI 470.57.02    Driver Version: 470.57.02    CUDA Version: 11.4\n"
         "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version\n",

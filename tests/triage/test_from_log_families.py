@@ -14,12 +14,7 @@ import pytest
 from tests.conftest import CliResult
 from tests.triage.from_log import causes as _causes
 from tests.triage.from_log import fix_text as _fix
-
-
-def _log(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "job.log"
-    path.write_text(text + "\n")
-    return path
+from tests.triage.from_log import log_file
 
 
 def _spec(tmp_path: Path, text: str) -> Path:
@@ -62,7 +57,7 @@ def _spec(tmp_path: Path, text: str) -> Path:
 def test_any_cuda_error_is_explained_from_the_table(
     tmp_path: Path, cli: Callable[..., CliResult], line: str, name: str, fix: str
 ) -> None:
-    drv150 = _causes(cli, _log(tmp_path, line))["DRV150"]
+    drv150 = _causes(cli, log_file(tmp_path, line))["DRV150"]
     assert drv150["verdict"] == "confirmed"
     assert drv150["evidence"].startswith("confirmed from line 1")
     (finding,) = drv150["findings"]
@@ -74,7 +69,7 @@ def test_a_programs_own_cuda_error_is_a_warning_not_a_node_fault(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     line = "RuntimeError: CUDA error: an illegal memory access was encountered"
-    drv150 = _causes(cli, _log(tmp_path, line))["DRV150"]
+    drv150 = _causes(cli, log_file(tmp_path, line))["DRV150"]
     (finding,) = drv150["findings"]
     assert finding["severity"] == "warning"
     assert "cudaErrorIllegalAddress 700" in finding["message"]
@@ -85,7 +80,7 @@ def test_nccls_unhandled_cuda_error_stays_open_without_the_code(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     line = "torch.distributed.DistBackendError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)"
-    drv150 = _causes(cli, _log(tmp_path, line))["DRV150"]
+    drv150 = _causes(cli, log_file(tmp_path, line))["DRV150"]
     assert drv150["verdict"] == "unknown"
     assert "NCCL_DEBUG=INFO" in drv150["reason"]
 
@@ -112,7 +107,7 @@ def test_nccls_unhandled_cuda_error_stays_open_without_the_code(
 def test_nvml_and_nvidia_smi_failures_name_their_cause(
     tmp_path: Path, cli: Callable[..., CliResult], line: str, fragments: list[str]
 ) -> None:
-    drv151 = _causes(cli, _log(tmp_path, line))["DRV151"]
+    drv151 = _causes(cli, log_file(tmp_path, line))["DRV151"]
     assert drv151["verdict"] == "confirmed"
     text = drv151["findings"][0]["message"] + "\n" + _fix(drv151)
     for fragment in fragments:
@@ -122,7 +117,7 @@ def test_nvml_and_nvidia_smi_failures_name_their_cause(
 def test_nvml_version_mismatch_is_the_kernel_module_against_the_libraries(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(tmp_path, "Failed to initialize NVML: Driver/library version mismatch")
+    log = log_file(tmp_path, "Failed to initialize NVML: Driver/library version mismatch")
     spec = _spec(tmp_path, '[gpu]\ndriver = "550.54.15"\nmodels = ["NVIDIA A100-SXM4-80GB"]\n')
     gpu102 = _causes(cli, log, "--spec", str(spec))["GPU102"]
     assert gpu102["verdict"] == "confirmed"
@@ -136,7 +131,7 @@ def test_torch_found_no_driver_is_drv103(tmp_path: Path, cli: Callable[..., CliR
         "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an "
         "NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx"
     )
-    assert _causes(cli, _log(tmp_path, line))["DRV103"]["verdict"] == "confirmed"
+    assert _causes(cli, log_file(tmp_path, line))["DRV103"]["verdict"] == "confirmed"
 
 
 @pytest.mark.parametrize(
@@ -182,7 +177,7 @@ def test_a_compiler_that_does_not_know_the_arch(
     fragments: list[str],
 ) -> None:
     args = ("--spec", str(_spec(tmp_path, spec))) if spec else ()
-    cud150 = _causes(cli, _log(tmp_path, line), *args)["CUD150"]
+    cud150 = _causes(cli, log_file(tmp_path, line), *args)["CUD150"]
     assert cud150["verdict"] == verdict
     if verdict == "confirmed":
         text = cud150["findings"][0]["message"] + "\n" + _fix(cud150)
@@ -241,7 +236,7 @@ def test_a_library_floor_against_the_gpu(
     fragments: list[str],
 ) -> None:
     args = ("--spec", str(_spec(tmp_path, spec))) if spec else ()
-    cud151 = _causes(cli, _log(tmp_path, line), *args)["CUD151"]
+    cud151 = _causes(cli, log_file(tmp_path, line), *args)["CUD151"]
     assert cud151["verdict"] == verdict
     if verdict == "confirmed":
         text = cud151["findings"][0]["message"] + "\n" + _fix(cud151)
@@ -251,7 +246,7 @@ def test_a_library_floor_against_the_gpu(
 
 def test_nccl_ib_line_with_the_nodes_hcas(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
     line = "node1:2301:2388 [0] NCCL INFO NET/IB : No device found."
-    net150 = _causes(cli, _log(tmp_path, line))["NET150"]
+    net150 = _causes(cli, log_file(tmp_path, line))["NET150"]
     assert net150["verdict"] == "confirmed"
     text = _fix(net150)
     assert "rdma-core" in text and "NCCL_IB_DISABLE=1" in text
@@ -261,14 +256,16 @@ def test_nccl_no_socket_interface_points_at_ifname(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     line = "node1:2301:2388 [0] bootstrap.cc:45 NCCL WARN Bootstrap : no socket interface found"
-    found = _causes(cli, _log(tmp_path, line))
+    found = _causes(cli, log_file(tmp_path, line))
     assert {"NET101", "NET104"} <= set(found)
     assert found["NET101"]["verdict"] == "confirmed"
     assert "NCCL_SOCKET_IFNAME=eth0" in _fix(found["NET101"])
 
 
 def test_glx_driver_line_names_the_driver(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
-    sim150 = _causes(cli, _log(tmp_path, "libGL error: failed to load driver: swrast"))["SIM150"]
+    sim150 = _causes(cli, log_file(tmp_path, "libGL error: failed to load driver: swrast"))[
+        "SIM150"
+    ]
     (finding,) = sim150["findings"]
     assert "swrast" in finding["message"]
     assert "NVIDIA_DRIVER_CAPABILITIES=all" in _fix(sim150)
@@ -281,7 +278,7 @@ def test_glx_driver_line_names_the_driver(tmp_path: Path, cli: Callable[..., Cli
 def test_egl_and_vulkan_lines_confirm_the_missing_userspace(
     tmp_path: Path, cli: Callable[..., CliResult], line: str
 ) -> None:
-    sim109 = _causes(cli, _log(tmp_path, line))["SIM109"]
+    sim109 = _causes(cli, log_file(tmp_path, line))["SIM109"]
     assert sim109["verdict"] == "confirmed"
     assert "10_nvidia.json" in _fix(sim109) or "nvidia_icd.json" in _fix(sim109)
 
@@ -294,7 +291,7 @@ def test_out_of_memory_names_the_other_processes(
         "total capacity of 79.15 GiB of which 1.06 GiB is free. Process 4242 has 61.20 GiB "
         "memory in use. Including non-PyTorch memory, this process has 16.88 GiB memory in use."
     )
-    found = _causes(cli, _log(tmp_path, line))
+    found = _causes(cli, log_file(tmp_path, line))
     assert found["DRV104"]["verdict"] == "confirmed"
     assert "process 4242 holds 61.20 GiB" in found["DRV104"]["findings"][0]["message"]
     assert "kill 4242" in _fix(found["DRV104"])
@@ -305,7 +302,7 @@ def test_out_of_memory_without_other_processes_leaves_them_open(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     line = "RuntimeError: CUDA error: out of memory"
-    found = _causes(cli, _log(tmp_path, line))
+    found = _causes(cli, log_file(tmp_path, line))
     assert found["DRV104"]["verdict"] == "unknown"
     assert "batch size" in _fix(found["DRV150"])
     # the job's size, not the node: never an error-level finding
@@ -314,7 +311,7 @@ def test_out_of_memory_without_other_processes_leaves_them_open(
 
 def test_no_display_is_glx_without_x(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
     line = "glfw.GLFWError: (65544) b'X11: The DISPLAY environment variable is missing'"
-    sim150 = _causes(cli, _log(tmp_path, line))["SIM150"]
+    sim150 = _causes(cli, log_file(tmp_path, line))["SIM150"]
     assert "DISPLAY unset" in sim150["findings"][0]["message"]
     assert "xvfb-run" in _fix(sim150)
 
@@ -325,7 +322,7 @@ def test_inductor_on_a_pre_volta_gpu(tmp_path: Path, cli: Callable[..., CliResul
         "GPU compiler, which is used as the backend. Triton only supports devices of CUDA "
         "Capability >= 7.0, but your device is of CUDA capability 6.0"
     )
-    cud151 = _causes(cli, _log(tmp_path, line))["CUD151"]
+    cud151 = _causes(cli, log_file(tmp_path, line))["CUD151"]
     assert "Tesla P100-PCIE-16GB (sm_60" in cud151["findings"][0]["message"]
     assert "backend='eager'" in _fix(cud151)
 
@@ -335,21 +332,21 @@ def test_duplicate_gpu_names_the_ranks(tmp_path: Path, cli: Callable[..., CliRes
         "node1:2301:2388 [1] init.cc:871 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 "
         "both on CUDA device 1000"
     )
-    cud152 = _causes(cli, _log(tmp_path, line))["CUD152"]
+    cud152 = _causes(cli, log_file(tmp_path, line))["CUD152"]
     assert "ranks 1 and 0 are both on CUDA device 1000" in cud152["findings"][0]["message"]
     assert "set_device" in _fix(cud152)
 
 
 def test_nccl_nvml_call_reads_nvmls_text(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
     line = "node1:2301:2388 [0] NCCL WARN nvmlDeviceGetHandleByPciBusId() failed: Not Found"
-    drv151 = _causes(cli, _log(tmp_path, line))["DRV151"]
+    drv151 = _causes(cli, log_file(tmp_path, line))["DRV151"]
     assert "NVML_ERROR_NOT_FOUND" in drv151["findings"][0]["message"]
 
 
 def test_nvrtc_refusing_the_gpus_arch_is_torchs_cuda(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(tmp_path, "nvrtc: error: invalid value for --gpu-architecture (-arch)")
+    log = log_file(tmp_path, "nvrtc: error: invalid value for --gpu-architecture (-arch)")
     spec = _spec(
         tmp_path,
         '[gpu]\ndriver = "570.124.04"\nmodels = ["NVIDIA GeForce RTX 5090"]\n\n'

@@ -12,6 +12,7 @@ from pathlib import Path
 from tests.conftest import CliResult
 from tests.triage.from_log import causes as _causes
 from tests.triage.from_log import fix_text as _fix
+from tests.triage.from_log import log_file
 
 CASES = Path(__file__).parents[1] / "rules" / "cases"
 NUMPY_GUARD = (
@@ -20,12 +21,6 @@ NUMPY_GUARD = (
     "versions of NumPy, modules must be compiled with NumPy 2.0.\n"
     "Some module may need to rebuild instead e.g. with 'pybind11>=2.12'.\n"
 )
-
-
-def _log(tmp_path: Path, text: str) -> Path:
-    log = tmp_path / "job.log"
-    log.write_text(text)
-    return log
 
 
 def _spec(tmp_path: Path, text: str) -> Path:
@@ -37,7 +32,7 @@ def _spec(tmp_path: Path, text: str) -> Path:
 def test_numpy_guard_confirms_pkg104_with_numpy_below_2(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    pkg104 = _causes(cli, _log(tmp_path, NUMPY_GUARD))["PKG104"]
+    pkg104 = _causes(cli, log_file(tmp_path, NUMPY_GUARD))["PKG104"]
     assert (pkg104["verdict"], pkg104["evidence"]) == ("confirmed", "confirmed from line 2")
     assert "numpy 2.0.0 is installed" in pkg104["findings"][0]["message"]
     assert "pip install 'numpy<2'" in _fix(pkg104)
@@ -47,7 +42,7 @@ def test_numpy_guard_names_an_old_torch_the_spec_declares(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     spec = _spec(tmp_path, '[packages]\ntorch = "2.2.2"\nnumpy = "2.0.0"\n')
-    found = _causes(cli, _log(tmp_path, NUMPY_GUARD), "--spec", str(spec))
+    found = _causes(cli, log_file(tmp_path, NUMPY_GUARD), "--spec", str(spec))
     assert found["PKG104"]["verdict"] == "confirmed"
     assert (
         "torch 2.2.2 (built against NumPy 1 before 2.3)"
@@ -74,7 +69,7 @@ def test_numpy_guard_with_a_package_that_needs_numpy_2_does_not_offer_numpy_belo
     ]
     saved = tmp_path / "node.json"
     saved.write_text(json.dumps(report))
-    log = _log(tmp_path, NUMPY_GUARD.replace("2.0.0", "2.2.6"))
+    log = log_file(tmp_path, NUMPY_GUARD.replace("2.0.0", "2.2.6"))
     pkg104 = _causes(cli, log, "--report", str(saved))["PKG104"]
     assert pkg104["verdict"] == "confirmed"
     text = _fix(pkg104)
@@ -85,7 +80,7 @@ def test_numpy_guard_with_a_package_that_needs_numpy_2_does_not_offer_numpy_belo
 def test_numpy_1_in_the_guard_rules_pkg104_out(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    pkg104 = _causes(cli, _log(tmp_path, NUMPY_GUARD.replace("2.0.0", "1.26.4")))["PKG104"]
+    pkg104 = _causes(cli, log_file(tmp_path, NUMPY_GUARD.replace("2.0.0", "1.26.4")))["PKG104"]
     assert pkg104["verdict"] == "ruled_out"
 
 
@@ -94,7 +89,9 @@ def test_transformers_torch_gate_pins_transformers_below_the_first_release_needi
 ) -> None:
     """jingyaogong/minimind#588: torch 2.0.1 is the newest the server supports; transformers
     4.50 already breaks on torch 2.0 (a [[bound]]), so the pin is transformers<4.50."""
-    log = _log(tmp_path, "Disabling PyTorch because PyTorch >= 2.1 is required but found 2.0.1\n")
+    log = log_file(
+        tmp_path, "Disabling PyTorch because PyTorch >= 2.1 is required but found 2.0.1\n"
+    )
     pkg108 = _causes(cli, log)["PKG108"]
     assert (pkg108["verdict"], pkg108["evidence"]) == ("confirmed", "confirmed from line 1")
     assert "pip install 'transformers<4.50.0'" in _fix(pkg108)
@@ -103,7 +100,9 @@ def test_transformers_torch_gate_pins_transformers_below_the_first_release_needi
 def test_transformers_torch_gate_on_torch_2_1(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(tmp_path, "Disabling PyTorch because PyTorch >= 2.2 is required but found 2.1.2\n")
+    log = log_file(
+        tmp_path, "Disabling PyTorch because PyTorch >= 2.2 is required but found 2.1.2\n"
+    )
     pkg108 = _causes(cli, log)["PKG108"]
     assert "pip install 'transformers<4.56'" in _fix(pkg108)
 
@@ -111,7 +110,7 @@ def test_transformers_torch_gate_on_torch_2_1(
 def test_trl_cli_without_vllm_serve_confirms_pkg140(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "usage: trl\nTRL CLI: error: argument command: invalid choice: 'vllm-serve' (choose from "
         "'chat', 'dpo', 'env', 'grpo', 'kto', 'sft')\n",
@@ -124,7 +123,7 @@ def test_trl_cli_without_vllm_serve_confirms_pkg140(
 def test_trl_cli_refusal_with_a_new_trl_declared_points_at_another_trl_on_path(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(tmp_path, "TRL CLI: error: argument command: invalid choice: 'vllm-serve'\n")
+    log = log_file(tmp_path, "TRL CLI: error: argument command: invalid choice: 'vllm-serve'\n")
     spec = _spec(tmp_path, '[packages]\ntrl = "0.17.0"\n')
     pkg140 = _causes(cli, log, "--spec", str(spec))["PKG140"]
     assert pkg140["verdict"] == "confirmed"
@@ -134,7 +133,7 @@ def test_trl_cli_refusal_with_a_new_trl_declared_points_at_another_trl_on_path(
 def test_keyerror_from_configuration_auto_confirms_pkg141(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         '  File "/envs/qwen/lib/python3.11/site-packages/transformers/models/auto/'
         'configuration_auto.py", line 723, in __getitem__\n'
@@ -151,7 +150,7 @@ def test_model_type_refused_while_the_spec_has_a_new_enough_transformers(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     """QwenLM/Qwen3#434: the listed environment has 4.37.2; the process ran another one."""
-    log = _log(
+    log = log_file(
         tmp_path,
         'File "x/transformers/models/auto/configuration_auto.py", line 723, in __getitem__\n'
         "    raise KeyError(key)\nKeyError: 'qwen2'\n",
@@ -165,7 +164,7 @@ def test_model_type_refused_while_the_spec_has_a_new_enough_transformers(
 def test_unrecognised_architecture_message_names_the_release_that_knows_it(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ValueError: The checkpoint you are trying to load has model type `qwen2_5_vl` but "
         "Transformers does not recognize this architecture.\n",
@@ -177,7 +176,7 @@ def test_unrecognised_architecture_message_names_the_release_that_knows_it(
 def test_a_model_type_the_table_does_not_know_gets_an_upgrade(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ValueError: The checkpoint you are trying to load has model type `newarch` but "
         "Transformers does not recognize this architecture.\n",
@@ -200,7 +199,7 @@ def test_llamafactory_check_offers_its_own_switch_in_pkg101s_fix(
 ) -> None:
     """hiyouga/LlamaFactory#6784: the line says DISABLE_VERSION_CHECK=1 skips the check."""
     spec = _spec(tmp_path, '[packages]\nllamafactory = "0.9.2"\ntransformers = "4.49.0"\n')
-    pkg101 = _causes(cli, _log(tmp_path, LF_CHECK), "--spec", str(spec))["PKG101"]
+    pkg101 = _causes(cli, log_file(tmp_path, LF_CHECK), "--spec", str(spec))["PKG101"]
     assert pkg101["verdict"] == "confirmed"
     text = _fix(pkg101)
     assert "set DISABLE_VERSION_CHECK=1 to skip llamafactory's own check" in text
@@ -211,7 +210,7 @@ def test_a_check_without_the_switch_offers_none(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     """LLaMA-Factory's PPO trl check (hiyouga/LlamaFactory#10757) names no switch."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "[rank0]: Incompatible TRL version detected. LLaMA-Factory ppo requires TRL version "
         ">=0.8.6,<=0.9.6. Found version 0.24.0. Please\n",
@@ -233,7 +232,7 @@ def test_check_dependencies_traceback_confirms_pkg101_with_the_range_it_states(
 ) -> None:
     """hiyouga/LlamaFactory#7827: the traceback is cut inside the range; the complete clauses
     are the fix."""
-    pkg101 = _causes(cli, _log(tmp_path, CHECK_DEPENDENCIES))["PKG101"]
+    pkg101 = _causes(cli, log_file(tmp_path, CHECK_DEPENDENCIES))["PKG101"]
     assert (pkg101["verdict"], pkg101["evidence"]) == ("confirmed", "confirmed from line 1")
     text = _fix(pkg101)
     assert "transformers>=4.45.0 and transformers<=4.51.3 and transformers!=4.46.0" in text
@@ -244,7 +243,7 @@ def test_check_dependencies_with_a_transformers_inside_the_range_rules_pkg101_ou
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     spec = _spec(tmp_path, '[packages]\nllamafactory = "0.9.3"\ntransformers = "4.51.3"\n')
-    pkg101 = _causes(cli, _log(tmp_path, CHECK_DEPENDENCIES), "--spec", str(spec))["PKG101"]
+    pkg101 = _causes(cli, log_file(tmp_path, CHECK_DEPENDENCIES), "--spec", str(spec))["PKG101"]
     assert pkg101["verdict"] == "ruled_out"
 
 
@@ -252,7 +251,7 @@ def test_top_k_import_error_is_the_symptom_of_trls_transformers_bound(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     """huggingface/trl#1409: the line alone confirms PKG110 with the bound's own fix."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: cannot import name 'top_k_top_p_filtering' from 'transformers' "
         "(/usr/local/lib/python3.10/dist-packages/transformers/__init__.py)\n",
@@ -268,9 +267,9 @@ def test_worker_extension_cls_names_trls_vllm_extra(
 ) -> None:
     """huggingface/trl#3304: 'pip install trl[vllm]' (the release's own pin when it is known)."""
     line = "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'worker_extension_cls'\n"
-    assert "pip install 'trl[vllm]'" in _fix(_causes(cli, _log(tmp_path, line))["PKG110"])
+    assert "pip install 'trl[vllm]'" in _fix(_causes(cli, log_file(tmp_path, line))["PKG110"])
     spec = _spec(tmp_path, '[packages]\ntrl = "0.17.0"\nvllm = "0.8.2"\n')
-    pkg110 = _causes(cli, _log(tmp_path, line), "--spec", str(spec))["PKG110"]
+    pkg110 = _causes(cli, log_file(tmp_path, line), "--spec", str(spec))["PKG110"]
     assert "pip install 'trl[vllm]==0.17.0'" in _fix(pkg110)
 
 
@@ -279,5 +278,5 @@ def test_a_bound_symptom_with_the_node_inside_the_bound_is_ruled_out(
 ) -> None:
     line = "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'worker_extension_cls'\n"
     spec = _spec(tmp_path, '[packages]\ntrl = "0.17.0"\nvllm = "0.8.3"\n')
-    pkg110 = _causes(cli, _log(tmp_path, line), "--spec", str(spec))["PKG110"]
+    pkg110 = _causes(cli, log_file(tmp_path, line), "--spec", str(spec))["PKG110"]
     assert pkg110["verdict"] == "ruled_out"

@@ -17,15 +17,10 @@ from envcheck.triage.scan import Scanner
 from tests.conftest import CliResult
 from tests.triage.from_log import causes as _causes
 from tests.triage.from_log import fix_text as _fix
+from tests.triage.from_log import log_file
 from tests.triage.mined_lines import matched
 
 SCANNER = Scanner(load([]).signatures, "re")
-
-
-def _log(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "job.log"
-    path.write_text(text)
-    return path
 
 
 def _spec(tmp_path: Path, text: str) -> Path:
@@ -156,7 +151,7 @@ def test_each_library_wording_confirms_the_family_cause_with_its_install_command
     library: str,
 ) -> None:
     assert [s.id for s in matched(SCANNER, line)] == [signature]
-    cause = _causes(cli, _log(tmp_path, line + "\n"))[code]
+    cause = _causes(cli, log_file(tmp_path, line + "\n"))[code]
     assert cause["verdict"] == "confirmed"
     (finding,) = cause["findings"]
     assert finding["message"].startswith(library)
@@ -167,7 +162,7 @@ def test_the_cuda_major_of_the_install_follows_the_node(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     """CuPy's wheel is per CUDA major: a torch built with CUDA 11.8 asks for cupy-cuda11x."""
-    log = _log(tmp_path, "ImportError: CuPy is not correctly installed.\n")
+    log = log_file(tmp_path, "ImportError: CuPy is not correctly installed.\n")
     spec = _spec(tmp_path, '[packages]\ntorch = "2.3.1+cu118"\n')
     pkg180 = _causes(cli, log, "--spec", str(spec))["PKG180"]
     assert "pip install cupy-cuda11x" in _fix(pkg180)
@@ -177,7 +172,7 @@ def test_the_cuda_major_of_the_install_follows_the_node(
 def test_jax_on_a_cuda_13_driver_without_torch_gets_the_cuda13_extra(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not "
         "installed. Falling back to cpu.\n",
@@ -192,7 +187,7 @@ def test_a_library_that_falls_back_to_the_cpu_is_a_warning_one_that_fails_an_err
 ) -> None:
     warned = _causes(
         cli,
-        _log(
+        log_file(
             tmp_path,
             "An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not "
             "installed. Falling back to cpu.\n",
@@ -201,7 +196,9 @@ def test_a_library_that_falls_back_to_the_cpu_is_a_warning_one_that_fails_an_err
     assert warned["findings"][0]["severity"] == "warning"
     failed = _causes(
         cli,
-        _log(tmp_path, "ValueError: This CTranslate2 package was not compiled with CUDA support\n"),
+        log_file(
+            tmp_path, "ValueError: This CTranslate2 package was not compiled with CUDA support\n"
+        ),
     )["PKG180"]
     assert failed["findings"][0]["severity"] == "error"
 
@@ -211,7 +208,7 @@ def test_onnxruntime_states_the_majors_it_needs_and_the_node_has_another(
 ) -> None:
     """ONNX Runtime 1.19's line names CUDA 12 and cuDNN 9; on a CUDA 11.8 torch the message says
     the node's CUDA is another, and the CUDA 11 release is among the fixes."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "[W:onnxruntime:Default, onnxruntime_pybind_state.cc:965 onnxruntime::python::"
         "CreateExecutionProviderInstance] Failed to create CUDAExecutionProvider. Require cuDNN "
@@ -230,7 +227,7 @@ def test_onnxruntime_states_the_majors_it_needs_and_the_node_has_another(
 def test_ggml_names_nvidias_error_and_the_table_gives_its_fix(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ggml_cuda_init: failed to initialize CUDA: no CUDA-capable device is detected\n"
         "warning: no usable GPU found, --gpu-layers option will be ignored\n",
@@ -244,7 +241,7 @@ def test_ggml_names_nvidias_error_and_the_table_gives_its_fix(
 def test_jax_with_no_visible_gpu_names_the_container_and_the_driver(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "RuntimeError: Unable to initialize backend 'cuda': FAILED_PRECONDITION: No visible GPU "
         "devices. (you may need to uninstall the failing plugin package, or set "
@@ -259,7 +256,7 @@ def test_jax_with_no_visible_gpu_names_the_container_and_the_driver(
 def test_xla_kernel_dso_mismatch_is_the_driver_library_mismatch(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "2025-03-13 13:26:48.680427: E external/xla/xla/stream_executor/cuda/"
         "cuda_diagnostics.cc:262] kernel version 535.183.6 does not match DSO version 560.28.3 "
@@ -313,7 +310,7 @@ def test_lines_of_healthy_runs_raise_nothing(line: str) -> None:
 def test_a_tensorrt_engine_of_another_build_is_rebuilt_with_the_installed_tensorrt(
     tmp_path: Path, cli: Callable[..., CliResult], line: str, said: str, fix: str
 ) -> None:
-    cud191 = _causes(cli, _log(tmp_path, line + "\n"))["CUD191"]
+    cud191 = _causes(cli, log_file(tmp_path, line + "\n"))["CUD191"]
     assert cud191["verdict"] == "confirmed"
     assert said in cud191["findings"][0]["message"]
     assert fix in _fix(cud191)
@@ -322,7 +319,7 @@ def test_a_tensorrt_engine_of_another_build_is_rebuilt_with_the_installed_tensor
 def test_tensorrt_states_cudas_error_by_number(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "[TRT] [W] CUDA initialization failure with error: 35. Please check your CUDA "
         "installation:  http://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html\n",
@@ -334,7 +331,7 @@ def test_tensorrt_states_cudas_error_by_number(
 def test_jax_loading_an_older_cuda_library_names_both_versions_and_the_extra(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "CUDA backend failed to initialize: Found cuSPARSE version 12103, but JAX was built "
         "against version 12200, which is newer. The copy of cuSPARSE that is installed must be "
@@ -378,7 +375,7 @@ def test_jax_loading_an_older_cuda_library_names_both_versions_and_the_extra(
 def test_numba_and_xla_name_the_toolkit_piece_they_lack(
     tmp_path: Path, cli: Callable[..., CliResult], line: str, code: str, fix: str
 ) -> None:
-    cause = _causes(cli, _log(tmp_path, line + "\n"))[code]
+    cause = _causes(cli, log_file(tmp_path, line + "\n"))[code]
     assert cause["verdict"] == "confirmed"
     assert fix in _fix(cause)
 
@@ -401,14 +398,14 @@ def test_lines_printed_on_cpu_only_runs_too_name_causes_without_an_error(
 ) -> None:
     """TensorFlow says it found no driver on every CPU-only machine, and CTranslate2's compute
     type refusal is as often a CPU run: the causes are named and left to the node's facts."""
-    causes = _causes(cli, _log(tmp_path, line + "\n"))
+    causes = _causes(cli, log_file(tmp_path, line + "\n"))
     assert causes and all(c["verdict"] != "confirmed" for c in causes.values())
 
 
 def test_ollamas_cuinit_failure_is_looked_up_by_its_number(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         'time=2024-05-01T10:00:00.000Z level=WARN source=gpu.go:228 msg="unknown error '
         "initializing cuda driver library /usr/lib/x86_64-linux-gnu/libcuda.so.535.161.08: cuda "

@@ -14,16 +14,11 @@ from envcheck.matrix.load import load
 from tests.conftest import CliResult
 from tests.triage.from_log import causes as _causes
 from tests.triage.from_log import fix_text as _fix
-
-
-def _log(tmp_path: Path, *lines: str) -> Path:
-    path = tmp_path / "job.log"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+from tests.triage.from_log import log_file
 
 
 def _confirmed(cli: Callable[..., CliResult], tmp_path: Path, code: str, *lines: str) -> str:
-    cause = _causes(cli, _log(tmp_path, *lines))[code]
+    cause = _causes(cli, log_file(tmp_path, *lines))[code]
     assert cause["verdict"] == "confirmed", cause
     return _fix(cause)
 
@@ -59,7 +54,7 @@ def test_fallen_off_the_bus_asks_for_a_reboot_and_the_power_and_seating_checks(
 def test_fallen_off_the_bus_without_an_xid_is_xid_79(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    cause = _causes(cli, _log(tmp_path, "NVRM: GPU 0000:a1:00.0: GPU has fallen off the bus."))
+    cause = _causes(cli, log_file(tmp_path, "NVRM: GPU 0000:a1:00.0: GPU has fallen off the bus."))
     assert cause["DRV200"]["verdict"] == "confirmed"
     (finding,) = cause["DRV200"]["findings"]
     assert "Xid 79" in finding["message"]
@@ -90,7 +85,7 @@ def test_application_xids_are_the_programs_fault_not_the_nodes(
         f"NVRM: Xid (PCI:0000:00:07): {number}, pid=2512125, name=python3.10, Ch 00000008, "
         "intr 00000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_8 faulted @ 0x73ac_1c000000."
     )
-    cause = _causes(cli, _log(tmp_path, line))
+    cause = _causes(cli, log_file(tmp_path, line))
     assert set(cause) == {"DRV201"}
     assert cause["DRV201"]["verdict"] == "confirmed"
     (finding,) = cause["DRV201"]["findings"]
@@ -159,7 +154,7 @@ def test_recovery_action_reboot_required(tmp_path: Path, cli: Callable[..., CliR
 def test_cuda_unusable_with_a_cpu_build_is_tor110_with_the_cuda_wheel(
     tmp_path: Path, cli: Callable[..., CliResult], line: str
 ) -> None:
-    cause = _causes(cli, _log(tmp_path, "torch                     2.1.0+cpu", line))
+    cause = _causes(cli, log_file(tmp_path, "torch                     2.1.0+cpu", line))
     assert cause["TOR110"]["verdict"] == "confirmed", cause
     assert cause["DRV103"]["verdict"] == "ruled_out"
     fix = _fix(cause["TOR110"])
@@ -170,7 +165,9 @@ def test_cuda_unusable_with_a_cpu_build_is_tor110_with_the_cuda_wheel(
 def test_cuda_unusable_with_a_cuda_build_is_drv103(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    cause = _causes(cli, _log(tmp_path, "PyTorch version: 2.4.0+cu121", "CUDA available: False"))
+    cause = _causes(
+        cli, log_file(tmp_path, "PyTorch version: 2.4.0+cu121", "CUDA available: False")
+    )
     assert cause["DRV103"]["verdict"] == "confirmed"
     assert cause["TOR110"]["verdict"] == "ruled_out"
     assert "--gpus all" in _fix(cause["DRV103"])
@@ -179,7 +176,9 @@ def test_cuda_unusable_with_a_cuda_build_is_drv103(
 def test_cuda_unusable_with_an_unknown_build_leaves_both_open(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    cause = _causes(cli, _log(tmp_path, ">>> torch.cuda.is_available()", "CUDA available: False"))
+    cause = _causes(
+        cli, log_file(tmp_path, ">>> torch.cuda.is_available()", "CUDA available: False")
+    )
     assert cause["TOR110"]["verdict"] == "unknown"
     assert cause["DRV103"]["verdict"] == "unknown"
 
@@ -190,7 +189,7 @@ def test_half_op_on_cpu_with_a_cuda_build_stays_open(
     """The program may simply not have moved the model to the GPU: a user-code fix."""
     cause = _causes(
         cli,
-        _log(
+        log_file(
             tmp_path,
             "torch==2.0.1+cu118",
             "RuntimeError: \"addmm_impl_cpu_\" not implemented for 'Half'",
@@ -217,14 +216,16 @@ def test_collect_env_without_gpus_confirms_nothing(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     """collect_env prints 'Is CUDA available' on every machine, CPU-only ones included."""
-    cause = _causes(cli, _log(tmp_path, "PyTorch version: 2.4.0+cu121", "Is CUDA available: False"))
+    cause = _causes(
+        cli, log_file(tmp_path, "PyTorch version: 2.4.0+cu121", "Is CUDA available: False")
+    )
     assert cause["DRV103"]["verdict"] != "confirmed"
 
 
 def test_a_clean_log_that_prints_cuda_available_true_has_no_finding(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "PyTorch version: 2.4.0+cu121",
         "CUDA available: True",
@@ -254,7 +255,8 @@ def test_repl_false_on_the_next_line_reads_the_torch_build(
 
 def test_repl_true_rules_both_causes_out(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
     cause = _causes(
-        cli, _log(tmp_path, "PyTorch version: 2.4.0+cu121", ">>> torch.cuda.is_available()", "True")
+        cli,
+        log_file(tmp_path, "PyTorch version: 2.4.0+cu121", ">>> torch.cuda.is_available()", "True"),
     )
     assert cause["TOR110"]["verdict"] == "ruled_out"
     assert cause["DRV103"]["verdict"] == "ruled_out"

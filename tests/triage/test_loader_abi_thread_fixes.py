@@ -16,14 +16,9 @@ from envcheck.rules.node.abi import owner
 from tests.conftest import CliResult
 from tests.triage.from_log import causes as _causes
 from tests.triage.from_log import fix_text as _fix
+from tests.triage.from_log import log_file
 
 MATRIX = load(env={})
-
-
-def _log(tmp_path: Path, *lines: str) -> Path:
-    log = tmp_path / "job.log"
-    log.write_text("\n".join(lines) + "\n")
-    return log
 
 
 def _confirmed(cli: Callable[..., CliResult], log: Path, code: str, *args: str) -> str:
@@ -35,7 +30,7 @@ def _confirmed(cli: Callable[..., CliResult], log: Path, code: str, *args: str) 
 def test_an_os_library_prints_apt_and_apt_get_and_both_conda_spellings(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "OSError: sndfile library not found",
         "OSError: libsndfile.so.1: cannot open shared object file: No such file or directory",
@@ -54,7 +49,7 @@ def test_an_os_library_prints_apt_and_apt_get_and_both_conda_spellings(
 def test_libpython_with_the_old_abi_flag_names_enable_shared_and_the_dev_package(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "python3: error while loading shared libraries: libpython3.7m.so.1.0: cannot open "
         "shared object file: No such file or directory",
@@ -69,7 +64,7 @@ def test_libpython_with_the_old_abi_flag_names_enable_shared_and_the_dev_package
 def test_the_drivers_library_in_a_container_names_the_toolkit_and_compose_gpus(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "/opt/app/bin/worker: error while loading shared libraries: libnvidia-ml.so.1: cannot "
         "open shared object file: No such file or directory",
@@ -83,7 +78,7 @@ def test_the_drivers_library_in_a_container_names_the_toolkit_and_compose_gpus(
 def test_the_container_hook_failing_names_the_toolkit_reinstall(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "nvidia-container-cli: initialization error: load library failed: libcuda.so.1: cannot "
         "open shared object file: no such file or directory: unknown.",
@@ -95,7 +90,7 @@ def test_the_container_hook_failing_names_the_toolkit_reinstall(
 def test_sonames_the_table_added_name_their_packages(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    crypt = _log(
+    crypt = log_file(
         tmp_path,
         "./tool: error while loading shared libraries: libcrypt.so.1: "
         "cannot open shared object file: No such file or directory",
@@ -113,7 +108,7 @@ def test_sonames_the_table_added_name_their_packages(
 def test_cudnn_sublibraries_name_conda_and_ubuntu_packages_for_their_major(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    eight = _log(
+    eight = log_file(
         tmp_path,
         "Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: "
         "cannot open shared object file: No such file or directory",
@@ -138,7 +133,7 @@ def test_cudnn_sublibraries_name_conda_and_ubuntu_packages_for_their_major(
 def test_a_system_libstdcxx_names_the_runtime_of_the_gcc_that_introduced_the_label(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: /usr/lib64/libstdc++.so.6: version `GLIBCXX_3.4.30' not found (required "
         "by /home/u/miniforge3/envs/sim/lib/python3.11/site-packages/open3d/cpu/pybind.so)",
@@ -163,7 +158,7 @@ def test_an_egg_directory_names_its_distribution() -> None:
 def test_a_python_symbol_reinstalls_with_this_interpreter_and_names_the_files_python(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: /srv/venv/lib/python3.13/site-packages/ujson.cpython-312-x86_64-linux-gnu"
         ".so: undefined symbol: _PyThreadState_UncheckedGet",
@@ -180,7 +175,7 @@ def test_a_python_symbol_reinstalls_with_this_interpreter_and_names_the_files_py
 def test_an_old_abi_string_symbol_names_torchs_cxx11_abi_flag(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: /env/lib/python3.11/site-packages/natten/libnatten.cpython-311-x86_64-"
         "linux-gnu.so: undefined symbol: _ZN3c1015SmallVectorBase4growEPvmSs",
@@ -194,7 +189,7 @@ def test_an_old_abi_string_symbol_names_torchs_cxx11_abi_flag(
 def test_a_pyg_extension_names_pygs_wheel_index_for_the_nodes_torch(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "OSError: /env/lib/python3.10/site-packages/torch_sparse/_convert_cuda.so: undefined "
         "symbol: _ZN3c106detail19maybe_wrap_dim_slowIlEET_S2_S2_b",
@@ -211,7 +206,7 @@ def test_a_pyg_extension_names_pygs_wheel_index_for_the_nodes_torch(
 def test_macos_symbol_not_found_with_dyld_hex_mode_names_the_extension(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: dlopen(/Users/u/venv/lib/python3.11/site-packages/torch_cluster/_grid_cpu"
         ".so, 0x0002): Symbol not found: __ZN2at4_ops6select4callERKNS_6TensorExx",
@@ -224,7 +219,7 @@ def test_macos_symbol_not_found_with_dyld_hex_mode_names_the_extension(
 def test_torchs_own_library_missing_a_python_symbol_reinstalls_torch_for_this_python(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: /srv/py/lib/python3.8/site-packages/torch/lib/libtorch_python.so: "
         "undefined symbol: PyCode_NewWithPosOnlyArgs",
@@ -240,7 +235,7 @@ def test_torchs_own_library_missing_a_python_symbol_reinstalls_torch_for_this_py
 def test_a_bare_extension_file_name_names_its_module_and_the_rebuild(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: knn_cuda_ext.cpython-39-x86_64-linux-gnu.so: undefined symbol: "
         "_ZN3c104cuda20CUDACachingAllocator9allocatorE",
@@ -266,7 +261,7 @@ def test_a_private_submodule_or_a_library_name_alone_stays_open(
 def test_torchs_python_binding_symbol_imports_torch_first(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: /opt/venv/lib/python3.9/site-packages/roi_align/_ext.cpython-39-x86_64-"
         "linux-gnu.so: undefined symbol: THPDtypeType",
@@ -279,7 +274,7 @@ def test_torchs_python_binding_symbol_imports_torch_first(
 def test_a_system_libstdcxx_names_gcc_at_the_release_that_introduced_the_label(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "OSError: /lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.31' not found "
         "(required by /home/u/mambaforge/envs/g/lib/python3.11/site-packages/pycolmap.so)",
@@ -292,7 +287,7 @@ def test_a_system_libstdcxx_names_gcc_at_the_release_that_introduced_the_label(
 def test_onnxruntimes_and_ctranslate2s_wordings_confirm_the_loader_cause(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    ort = _log(
+    ort = log_file(
         tmp_path,
         "[E:onnxruntime:Default, provider_bridge_ort.cc:1862 TryGetProviderInfo_CUDA] "
         "/onnxruntime_src/onnxruntime/core/session/provider_bridge_ort.cc:1539 "
@@ -315,7 +310,7 @@ def test_a_cuda_library_an_extension_loads_names_that_package_s_build(
     """bitsandbytes built for CUDA 11 opens libcudart.so.11.0 on a CUDA 12 node: besides the
     CUDA 11 runtime, the way out threads take is the package's build for the node's CUDA."""
     site = "/opt/conda/lib/python3.10/site-packages"
-    log = _log(
+    log = log_file(
         tmp_path,
         "Traceback (most recent call last):",
         '  File "/home/u/run.py", line 2, in <module>',
@@ -335,7 +330,7 @@ def test_torch_s_own_frame_or_a_system_library_names_no_package_build(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     site = "/usr/lib/python3/dist-packages"
-    torch_frame = _log(
+    torch_frame = log_file(
         tmp_path,
         f'  File "{site}/torch/__init__.py", line 229, in <module>',
         "    _load_global_deps()",

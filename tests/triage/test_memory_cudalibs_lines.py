@@ -13,16 +13,11 @@ import pytest
 from tests.conftest import CliResult
 from tests.triage.from_log import causes as _causes
 from tests.triage.from_log import fix_text as _fix
-
-
-def _log(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "job.log"
-    path.write_text(text + "\n")
-    return path
+from tests.triage.from_log import log_file
 
 
 def _confirmed(cli: Callable[..., CliResult], tmp_path: Path, line: str, code: str) -> str:
-    cause = _causes(cli, _log(tmp_path, line))[code]
+    cause = _causes(cli, log_file(tmp_path, line))[code]
     assert cause["verdict"] == "confirmed", cause
     return _fix(cause)
 
@@ -87,7 +82,7 @@ def test_actor_died_keeps_the_oom_killer_open(
         "Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a "
         "connection error code 2. End of file."
     )
-    found = _causes(cli, _log(tmp_path, line))
+    found = _causes(cli, log_file(tmp_path, line))
     assert found["SYS190"]["verdict"] == "unchecked"
     assert found["CUD102"]["verdict"] == "unchecked"
 
@@ -118,7 +113,7 @@ _OLD = (
 def test_fragmented_oom_sets_expandable_segments_first(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    cause = _causes(cli, _log(tmp_path, _FRAGMENTED))["DRV150"]
+    cause = _causes(cli, log_file(tmp_path, _FRAGMENTED))["DRV150"]
     (finding,) = cause["findings"]
     assert finding["fix"]["commands"][0] == (
         "# export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
@@ -129,7 +124,7 @@ def test_fragmented_oom_sets_expandable_segments_first(
 def test_unfragmented_oom_lowers_the_job_first(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    cause = _causes(cli, _log(tmp_path, _COMPACT))["DRV150"]
+    cause = _causes(cli, log_file(tmp_path, _COMPACT))["DRV150"]
     (finding,) = cause["findings"]
     assert finding["fix"]["summary"].startswith("Lower the job's GPU memory")
     assert "expandable_segments:True" in finding["fix"]["summary"]
@@ -139,7 +134,7 @@ def test_unfragmented_oom_lowers_the_job_first(
 def test_old_oom_message_gets_its_own_setting(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    text = _fix(_causes(cli, _log(tmp_path, _OLD))["DRV150"])
+    text = _fix(_causes(cli, log_file(tmp_path, _OLD))["DRV150"])
     assert text.startswith("Let the allocator reuse what it reserved")
     assert "max_split_size_mb:128" in text
 
@@ -201,7 +196,7 @@ def test_system_copy_is_taken_off_the_path(tmp_path: Path, cli: Callable[..., Cl
         "Could not load library libcudnn_cnn_infer.so.8. Error: /usr/local/Cluster-Apps/cuda/8.0/"
         "lib64/libnvrtc.so: undefined symbol: nvrtcGetCUBIN"
     )
-    found = _causes(cli, _log(tmp_path, line))
+    found = _causes(cli, log_file(tmp_path, line))
     assert "CUD154" not in found  # not a missing cuDNN: two CUDA releases mixed
     text = _fix(found["CUD104"])
     assert "Take /usr/local/Cluster-Apps/cuda/8.0/lib64 off the loader's path" in text
@@ -264,7 +259,7 @@ def test_cufft_internal_error_with_a_new_torch_is_not_this_cause(
         '[gpu]\ndriver = "550.54.15"\nmodels = ["NVIDIA GeForce RTX 4090"]\n\n'
         '[packages]\ntorch = "2.4.1+cu121"\n'
     )
-    log = _log(tmp_path, "RuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR")
+    log = log_file(tmp_path, "RuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR")
     cause = _causes(cli, log, "--spec", str(spec))["CUD160"]
     assert cause["verdict"] == "ruled_out"
 
@@ -294,12 +289,12 @@ def test_cufft_internal_error_with_a_new_torch_is_not_this_cause(
 def test_shell_and_launcher_wordings_of_a_signal(
     tmp_path: Path, cli: Callable[..., CliResult], line: str, code: str
 ) -> None:
-    assert _causes(cli, _log(tmp_path, line))[code]["verdict"] == "confirmed"
+    assert _causes(cli, log_file(tmp_path, line))[code]["verdict"] == "confirmed"
 
 
 def test_torchrun_sigfpe_points_at_cublas(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
     line = "torch.distributed.elastic.multiprocessing.api: [WARNING] Signal 8 (SIGFPE) received by PID 4321"
-    assert _causes(cli, _log(tmp_path, line))["CUD102"]["verdict"] == "unchecked"
+    assert _causes(cli, log_file(tmp_path, line))["CUD102"]["verdict"] == "unchecked"
 
 
 @pytest.mark.parametrize(
@@ -316,7 +311,7 @@ def test_torchrun_sigfpe_points_at_cublas(tmp_path: Path, cli: Callable[..., Cli
 def test_descriptor_exhaustion_changes_the_sharing_strategy(
     tmp_path: Path, cli: Callable[..., CliResult], line: str, wanted: str
 ) -> None:
-    found = _causes(cli, _log(tmp_path, line))
+    found = _causes(cli, log_file(tmp_path, line))
     assert "SYS101" not in found  # not a full /dev/shm
     assert wanted in _fix(found["SYS184"])
 
@@ -350,7 +345,7 @@ def test_windows_paging_file_lowers_the_workers(
 def test_framework_preallocation_is_turned_off_first(
     tmp_path: Path, cli: Callable[..., CliResult], line: str, wanted: str
 ) -> None:
-    cause = _causes(cli, _log(tmp_path, line))["SYS182"]
+    cause = _causes(cli, log_file(tmp_path, line))["SYS182"]
     (finding,) = cause["findings"]
     assert finding["fix"]["commands"][0] == wanted
 
@@ -416,7 +411,7 @@ def test_pip_conflict_on_an_accepted_cublas_is_not_a_cause(
         "torch 2.4.0 requires nvidia-cublas-cu12==12.1.3.1, but you have nvidia-cublas-cu12 "
         "12.3.4.1 which is incompatible."
     )
-    assert _causes(cli, _log(tmp_path, line))["CUD101"]["verdict"] == "ruled_out"
+    assert _causes(cli, log_file(tmp_path, line))["CUD101"]["verdict"] == "ruled_out"
 
 
 @pytest.mark.parametrize(
@@ -478,13 +473,13 @@ def test_cudnn_load_names_the_library_it_could_not_open(
 def test_more_memory_wordings(
     tmp_path: Path, cli: Callable[..., CliResult], line: str, code: str, verdict: str
 ) -> None:
-    assert _causes(cli, _log(tmp_path, line))[code]["verdict"] == verdict
+    assert _causes(cli, log_file(tmp_path, line))[code]["verdict"] == verdict
 
 
 def test_a_cublas_row_in_the_log_confirms_the_sigfpe_cause(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "(WorkerDict pid=129668) Fatal Python error: Floating point exception\n"
         "nvidia-cublas-cu12                12.1.3.1",
@@ -492,7 +487,7 @@ def test_a_cublas_row_in_the_log_confirms_the_sigfpe_cause(
     cause = _causes(cli, log)["CUD102"]
     assert cause["verdict"] == "confirmed"
     assert "pip install nvidia-cublas-cu12==12.3.4.1" in _fix(cause)
-    fixed = _log(
+    fixed = log_file(
         tmp_path,
         "(WorkerDict pid=129668) Fatal Python error: Floating point exception\n"
         "nvidia-cublas-cu12==12.4.5.8",

@@ -14,6 +14,7 @@ from envcheck.rules.node.memory import GIB, held_by_others, oom_share
 from tests.conftest import CliResult
 from tests.triage.from_log import causes as _causes
 from tests.triage.from_log import fix_text as _fix
+from tests.triage.from_log import log_file
 
 # torch <= 2.0: a process that holds nothing while the GPU is full (others hold it)
 _OLD_OTHERS = (
@@ -40,12 +41,6 @@ _NEW_SELF = (
 )
 
 
-def _log(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "job.log"
-    path.write_text(text + "\n")
-    return path
-
-
 def test_oom_share_reads_both_formats() -> None:
     old = oom_share(_OLD_OTHERS)
     assert old is not None and old.gpu == 0 and held_by_others(old)
@@ -63,7 +58,7 @@ def test_oom_share_reads_both_formats() -> None:
 def test_oom_numbers_establish_memory_held_by_others(
     tmp_path: Path, cli: Callable[..., CliResult], line: str, gpu: int
 ) -> None:
-    drv104 = _causes(cli, _log(tmp_path, line))["DRV104"]
+    drv104 = _causes(cli, log_file(tmp_path, line))["DRV104"]
     assert drv104["verdict"] == "confirmed"
     text = _fix(drv104)
     assert "fuser -v /dev/nvidia*" in text and f"nvidia-smi --gpu-reset -i {gpu}" in text
@@ -73,7 +68,7 @@ def test_oom_numbers_establish_memory_held_by_others(
 def test_oom_of_the_job_itself_does_not_blame_others(
     tmp_path: Path, cli: Callable[..., CliResult], line: str
 ) -> None:
-    found = _causes(cli, _log(tmp_path, line))
+    found = _causes(cli, log_file(tmp_path, line))
     assert found["DRV104"]["verdict"] != "confirmed"
     assert found["DRV150"]["verdict"] == "confirmed"
 
@@ -92,7 +87,7 @@ def test_oom_of_the_job_itself_does_not_blame_others(
 def test_torch_shared_memory_lines_are_a_full_dev_shm(
     tmp_path: Path, cli: Callable[..., CliResult], line: str
 ) -> None:
-    sys101 = _causes(cli, _log(tmp_path, line))["SYS101"]
+    sys101 = _causes(cli, log_file(tmp_path, line))["SYS101"]
     assert sys101["verdict"] == "confirmed"
     text = _fix(sys101)
     assert "--shm-size=16g" in text and "--ipc=host" in text and "num_workers=0" in text
@@ -110,7 +105,7 @@ def test_torch_shared_memory_lines_are_a_full_dev_shm(
 def test_host_memory_kills_are_sys190(
     tmp_path: Path, cli: Callable[..., CliResult], line: str, severity: str
 ) -> None:
-    sys190 = _causes(cli, _log(tmp_path, line))["SYS190"]
+    sys190 = _causes(cli, log_file(tmp_path, line))["SYS190"]
     assert sys190["verdict"] == "confirmed"
     assert sys190["findings"][0]["severity"] == severity
     assert "num_workers=0" in _fix(sys190) and "--memory" in _fix(sys190)
@@ -145,7 +140,7 @@ def test_host_memory_kills_are_sys190(
 def test_nccl_error_classes_name_the_node_causes(
     tmp_path: Path, cli: Callable[..., CliResult], line: str, codes: set[str]
 ) -> None:
-    assert codes <= set(_causes(cli, _log(tmp_path, line)))
+    assert codes <= set(_causes(cli, log_file(tmp_path, line)))
 
 
 @pytest.mark.parametrize(
@@ -161,7 +156,7 @@ def test_nccl_error_classes_name_the_node_causes(
 def test_serving_engines_name_memory_held_by_others(
     tmp_path: Path, cli: Callable[..., CliResult], line: str
 ) -> None:
-    drv104 = _causes(cli, _log(tmp_path, line))["DRV104"]
+    drv104 = _causes(cli, log_file(tmp_path, line))["DRV104"]
     assert drv104["verdict"] == "confirmed"
     assert "fuser -v /dev/nvidia*" in _fix(drv104)
 
@@ -174,7 +169,7 @@ def test_vllm_startup_with_the_gpu_free_is_not_others(
         "memory utilization (0.995, 78.75 GiB). Decrease GPU memory utilization or reduce GPU "
         "memory used by other processes."
     )
-    assert _causes(cli, _log(tmp_path, line))["DRV104"]["verdict"] != "confirmed"
+    assert _causes(cli, log_file(tmp_path, line))["DRV104"]["verdict"] != "confirmed"
 
 
 def test_too_many_open_files_is_not_a_full_dev_shm(
@@ -184,6 +179,6 @@ def test_too_many_open_files_is_not_a_full_dev_shm(
         "RuntimeError: unable to open shared memory object </torch_1411_3415625446_2> in "
         "read-write mode: Too many open files (24)"
     )
-    found = _causes(cli, _log(tmp_path, line))
+    found = _causes(cli, log_file(tmp_path, line))
     assert "SYS101" not in found or found["SYS101"]["verdict"] != "confirmed"
     assert found["SYS184"]["verdict"] == "confirmed"  # the open-files limit (ulimit -n)

@@ -13,12 +13,7 @@ import pytest
 from tests.conftest import CliResult
 from tests.triage.from_log import causes as _causes
 from tests.triage.from_log import fix_text as _fix
-
-
-def _log(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "job.log"
-    path.write_text(text + "\n")
-    return path
+from tests.triage.from_log import log_file
 
 
 def _matches(cli: Callable[..., CliResult], log: Path, *args: str) -> list[dict]:
@@ -33,7 +28,7 @@ def test_nccl_names_the_interface_it_was_given(
 ) -> None:
     """nccl#1837: NCCL_SOCKET_IFNAME naming an interface the node lacks leaves an address of no
     family; NCCL's echo of the variable names what to change."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "[trainer3]:host:1958:1958 [3] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth2\n"
         "[trainer0|0]:ncclInternalError: Internal check failed.\n"
@@ -52,7 +47,7 @@ def test_an_af_unix_address_is_not_a_missing_interface(
 ) -> None:
     """Family 1 (AF_UNIX) is NCCL routing a same-host peer through its socket transport, not an
     interface NCCL_SOCKET_IFNAME failed to find."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "misc/socket.cc:537 NCCL WARN ncclSocketInit: connecting to address  with family 1 is "
         "neither AF_INET(2) nor AF_INET6(10)\n"
@@ -65,7 +60,7 @@ def test_an_exact_match_prefix_is_dropped_in_the_fix(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     """marin#6940: NCCL_SOCKET_IFNAME='=enp90s0np0' matched nothing in that NCCL build."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "node:1:1 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to =enp90s0np0\n"
         "node:1:1 [0] bootstrap.cc:45 NCCL WARN Bootstrap : no socket interface found",
@@ -79,7 +74,7 @@ def test_no_ip_interface_in_a_container_asks_for_host_networking(
 ) -> None:
     """nccl-tests#14: NCCL's 'Socket creation failed' when a container has no usable IP
     interface; host networking solved it."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "e66aa18dc444:3171:3171 [0] include/socket.h:311 WARN Socket creation failed : Address "
         "family not supported by protocol",
@@ -93,7 +88,7 @@ def test_a_virtual_interface_chosen_by_nccl_is_net104(
     tmp_path: Path, cli: Callable[..., CliResult], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     line = "node1:9:9 [0] NCCL INFO Bootstrap : Using docker0:172.17.0.1<0>"
-    net104 = _causes(cli, _log(tmp_path, line))["NET104"]
+    net104 = _causes(cli, log_file(tmp_path, line))["NET104"]
     assert net104["verdict"] == "confirmed"
     (finding,) = net104["findings"]
     assert finding["severity"] == "warning"
@@ -104,12 +99,12 @@ def test_a_virtual_interface_chosen_by_nccl_is_net104(
         '[network]\ninterfaces = [{ name = "docker0", ipv4 = "172.17.0.1", up = true }, '
         '{ name = "ens5", ipv4 = "10.0.0.5", up = true }]\n'
     )
-    with_node = _causes(cli, _log(tmp_path, line), "--spec", str(spec))["NET104"]
+    with_node = _causes(cli, log_file(tmp_path, line), "--spec", str(spec))["NET104"]
     assert "export NCCL_SOCKET_IFNAME=ens5 GLOO_SOCKET_IFNAME=ens5" in _fix(with_node)
 
 
 def test_a_physical_interface_is_not_flagged(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
-    log = _log(tmp_path, "node1:9:9 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.5<0>")
+    log = log_file(tmp_path, "node1:9:9 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.5<0>")
     result = cli("triage", str(log), "--json", "--no-probe")
     assert result.returncode == 0, result.stdout
 
@@ -121,7 +116,7 @@ def test_rccl_without_iommu_passthrough_is_gpu118(
         'node [0] /app/rccl/build/hipify/src/init.cc:213 NCCL WARN Missing "iommu=pt" from '
         "kernel command line which can lead to system instablity or hang!"
     )
-    gpu118 = _causes(cli, _log(tmp_path, line))["GPU118"]
+    gpu118 = _causes(cli, log_file(tmp_path, line))["GPU118"]
     assert gpu118["verdict"] == "confirmed"
     assert "iommu=pt" in gpu118["fix"]["summary"]
 
@@ -131,7 +126,7 @@ def test_torchs_nccl_error_line_is_not_the_version_banner(
 ) -> None:
     """torch appends ', NCCL version X' to NCCL's error: the line is the error, not the banner
     NCCL prints at start-up."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
         "ProcessGroupNCCL.cpp:1691, unhandled cuda error (run with NCCL_DEBUG=INFO for details), "
@@ -173,7 +168,7 @@ def test_torchs_nccl_error_line_is_not_the_version_banner(
 def test_store_socket_and_shm_lines_leave_their_causes_open(
     tmp_path: Path, cli: Callable[..., CliResult], line: str, code: str
 ) -> None:
-    cause = _causes(cli, _log(tmp_path, line))[code]
+    cause = _causes(cli, log_file(tmp_path, line))[code]
     assert cause["verdict"] == "unchecked"
     assert cause["fix"]["summary"]
 
@@ -185,7 +180,7 @@ def test_rendezvous_port_in_use_names_a_free_port(
         "RuntimeError: The server socket has failed to listen on any local network address. "
         "port: 12341, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use"
     )
-    net160 = _causes(cli, _log(tmp_path, line))["NET160"]
+    net160 = _causes(cli, log_file(tmp_path, line))["NET160"]
     assert net160["verdict"] == "confirmed"
     text = _fix(net160)
     assert "export MASTER_PORT=12342" in text and "ss -ltnp | grep :12341" in text
@@ -196,7 +191,7 @@ def test_env_rendezvous_without_master_addr(tmp_path: Path, cli: Callable[..., C
         "ValueError: Error initializing torch.distributed using env:// rendezvous: environment "
         "variable MASTER_PORT expected, but not set"
     )
-    net161 = _causes(cli, _log(tmp_path, line))["NET161"]
+    net161 = _causes(cli, log_file(tmp_path, line))["NET161"]
     (finding,) = net161["findings"]
     assert "needs MASTER_PORT, which is not set" in finding["message"]
     assert "torchrun" in _fix(net161)
@@ -218,7 +213,7 @@ def test_env_rendezvous_without_master_addr(tmp_path: Path, cli: Callable[..., C
 def test_vulkan_and_egl_phrasings_confirm_the_missing_userspace(
     tmp_path: Path, cli: Callable[..., CliResult], line: str
 ) -> None:
-    sim109 = _causes(cli, _log(tmp_path, line))["SIM109"]
+    sim109 = _causes(cli, log_file(tmp_path, line))["SIM109"]
     assert sim109["verdict"] == "confirmed"
     text = _fix(sim109)
     # the most common working fix first: the container's graphics capability
@@ -232,7 +227,7 @@ def test_a_missing_gl_context_is_mujoco_without_egl(
     tmp_path: Path, cli: Callable[..., CliResult], line: str
 ) -> None:
     """dm_control#283, Gymnasium#501: MUJOCO_GL=egl on a headless node with NVIDIA GPUs."""
-    sim121 = _causes(cli, _log(tmp_path, line))["SIM121"]
+    sim121 = _causes(cli, log_file(tmp_path, line))["SIM121"]
     assert sim121["verdict"] == "confirmed"
     assert "MUJOCO_GL=egl" in _fix(sim121)
 
@@ -240,7 +235,7 @@ def test_a_missing_gl_context_is_mujoco_without_egl(
 def test_glx_missing_on_the_display_is_sim150(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    sim150 = _causes(cli, _log(tmp_path, 'Xlib:  extension "NV-GLX" missing on display ":0".'))[
+    sim150 = _causes(cli, log_file(tmp_path, 'Xlib:  extension "NV-GLX" missing on display ":0".'))[
         "SIM150"
     ]
     assert sim150["verdict"] == "confirmed"
@@ -280,7 +275,7 @@ def test_glx_missing_on_the_display_is_sim150(
 def test_ib_verbs_failures_name_their_own_fix(
     tmp_path: Path, cli: Callable[..., CliResult], line: str, first: str
 ) -> None:
-    net150 = _causes(cli, _log(tmp_path, line))["NET150"]
+    net150 = _causes(cli, log_file(tmp_path, line))["NET150"]
     assert net150["verdict"] == "confirmed"
     assert first in net150["findings"][0]["fix"]["summary"]
     assert "rdma-core" not in _fix(net150)
@@ -289,7 +284,7 @@ def test_ib_verbs_failures_name_their_own_fix(
 def test_an_hca_nccl_cannot_open_still_asks_for_rdma_core(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    net150 = _causes(cli, _log(tmp_path, "node:1:2 [0] NCCL INFO NET/IB : No device found."))[
+    net150 = _causes(cli, log_file(tmp_path, "node:1:2 [0] NCCL INFO NET/IB : No device found."))[
         "NET150"
     ]
     assert "rdma-core" in _fix(net150)
@@ -300,7 +295,7 @@ def test_the_containers_capabilities_lead_the_fix(
 ) -> None:
     """A log that states NVIDIA_DRIVER_CAPABILITIES without graphics (the docker command line,
     an env dump): the rendering failure is the container's capabilities first."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility maniskill\n"
         "RuntimeError: vk::Instance::enumeratePhysicalDevices: ErrorInitializationFailed",
@@ -322,7 +317,7 @@ def test_kits_no_device_line_leaves_the_renderers_gpu_open(
 ) -> None:
     """Kit's 'No device could be created' lists several causes itself: the line alone confirms
     none; a node with Isaac Lab and a renumbering CUDA_VISIBLE_DEVICES confirms SIM161."""
-    log = _log(
+    log = log_file(
         tmp_path,
         "2025-11-13 10:17:55 [4,939ms] [Error] [gpu.foundation.plugin] No device could be "
         "created. Some known system issues:",

@@ -4,7 +4,6 @@ version choosing the direction, the importer a traceback shows named as the othe
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,33 +14,9 @@ from envcheck.rules.node.import_releases import short
 from tests.conftest import CliResult
 from tests.triage.from_log import causes as _causes
 from tests.triage.from_log import fix_text as _fix
+from tests.triage.from_log import log_file, saved_node
 
 MATRIX = load(env={})
-
-
-def _log(tmp_path: Path, *lines: str) -> Path:
-    log = tmp_path / "job.log"
-    log.write_text("\n".join(lines) + "\n")
-    return log
-
-
-def _node(tmp_path: Path, **versions: str) -> Path:
-    """A saved report whose package list holds ``versions``."""
-    from envcheck.ingest.spec import load_spec
-    from envcheck.model.report import Distribution, PackagesInfo
-    from envcheck.model.section import Section
-
-    spec = tmp_path / "spec.toml"
-    spec.write_text("[packages]\n" + "".join(f'{k} = "{v}"\n' for k, v in versions.items()))
-    report = load_spec(str(spec))
-    packages = PackagesInfo(
-        distributions=tuple(Distribution(name=k, version=v) for k, v in versions.items())
-    )
-    saved = tmp_path / "node.json"
-    saved.write_text(
-        json.dumps(report.with_sections(packages=Section.ok(packages, source="t")).to_dict())
-    )
-    return saved
 
 
 def test_short_drops_trailing_zero_components_only() -> None:
@@ -56,7 +31,7 @@ def test_a_name_a_release_removed_pins_below_it_and_names_the_last_release(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     """pydantic 2.0 removed pydantic.fields.ModelField (read from pydantic's own tags)."""
-    log = _log(
+    log = log_file(
         tmp_path,
         '  File "/opt/venv/lib/python3.10/site-packages/pydantic_numpy/dtype.py", line 9, in '
         "<module>",
@@ -82,7 +57,7 @@ def test_a_name_a_release_removed_pins_below_it_and_names_the_last_release(
 def test_a_name_a_release_added_pins_that_release(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(tmp_path, "ImportError: cannot import name 'GRPOConfig' from 'trl'")
+    log = log_file(tmp_path, "ImportError: cannot import name 'GRPOConfig' from 'trl'")
     py150 = _causes(cli, log)["PY150"]
     text = _fix(py150)
     assert 'pip install "trl>=0.14"' in text  # trl v0.14.0 added GRPOConfig
@@ -99,12 +74,12 @@ def test_the_installed_version_chooses_the_direction(
     assert history is not None and len(history.spans) == 2
     gap = history.spans[0]
     assert gap.gone is not None and gap.last is not None
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: cannot import name 'is_safetensors_available' from 'diffusers.utils' "
         "(/opt/venv/lib/python3.10/site-packages/diffusers/utils/__init__.py)",
     )
-    saved = _node(tmp_path, diffusers=str(gap.gone))
+    saved = saved_node(tmp_path, diffusers=str(gap.gone))
     py150 = _causes(cli, log, "--report", str(saved))["PY150"]
     text = _fix(py150)
     upgrade = history.next_added(gap.gone)
@@ -122,8 +97,8 @@ def test_the_installed_release_having_the_name_leaves_the_table_out(
 ) -> None:
     """trl 0.15 has GRPOConfig: the table does not explain the failure, the generic reading
     (another cause: a shadowing file, a broken install) stays."""
-    log = _log(tmp_path, "ImportError: cannot import name 'GRPOConfig' from 'trl'")
-    saved = _node(tmp_path, trl="0.15.2")
+    log = log_file(tmp_path, "ImportError: cannot import name 'GRPOConfig' from 'trl'")
+    saved = saved_node(tmp_path, trl="0.15.2")
     text = _fix(_causes(cli, log, "--report", str(saved))["PY150"])
     assert "trl>=0.14" not in text
     assert "pip check" in text
@@ -135,7 +110,7 @@ def test_a_submodule_imported_by_from_import_is_found_in_the_module_table(
     """`from google.protobuf import runtime_version` imports a module that protobuf added."""
     history = MATRIX.python_module("google.protobuf.runtime_version")
     assert history is not None and history.added() is not None
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: cannot import name 'runtime_version' from 'google.protobuf' "
         "(/app/.venv/lib/python3.12/site-packages/google/protobuf/__init__.py)",
@@ -153,12 +128,12 @@ def test_no_module_named_a_submodule_a_release_added(
     compiled-part reading of a private submodule."""
     history = MATRIX.python_module("numpy._core.multiarray")
     assert history is not None
-    log = _log(
+    log = log_file(
         tmp_path,
         "    results_dict = pickle.load(f)",
         "ModuleNotFoundError: No module named 'numpy._core.multiarray'",
     )
-    saved = _node(tmp_path, numpy="1.24.4")
+    saved = saved_node(tmp_path, numpy="1.24.4")
     py151 = _causes(cli, log, "--report", str(saved))["PY151"]
     text = _fix(py151)
     added = history.next_added(Version("1.24.4"))
@@ -174,7 +149,7 @@ def test_no_module_named_a_submodule_a_release_removed(
     assert history is not None
     span = history.removed()
     assert span is not None and span.gone is not None
-    log = _log(tmp_path, "ModuleNotFoundError: No module named 'pkg_resources.extern'")
+    log = log_file(tmp_path, "ModuleNotFoundError: No module named 'pkg_resources.extern'")
     text = _fix(_causes(cli, log)["PY151"])
     assert f'pip install "setuptools<{short(span.gone)}"' in text
     assert f"setuptools=={span.last}" in text
@@ -182,7 +157,9 @@ def test_no_module_named_a_submodule_a_release_removed(
 
 def test_hand_facts_stay_first(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
     """cached_download: the curated [[import_name]] entry (its note names the thread's pin)."""
-    log = _log(tmp_path, "ImportError: cannot import name 'cached_download' from 'huggingface_hub'")
+    log = log_file(
+        tmp_path, "ImportError: cannot import name 'cached_download' from 'huggingface_hub'"
+    )
     text = _fix(_causes(cli, log)["PY150"])
     assert 'pip install "huggingface_hub<0.26"' in text
     assert "0.25.2" in text
@@ -197,7 +174,7 @@ def test_a_removed_submodule_names_the_importer_from_the_traceback(
     assert history is not None
     span = history.removed()
     assert span is not None and span.gone is not None
-    log = _log(
+    log = log_file(
         tmp_path,
         "Traceback (most recent call last):",
         '  File "/opt/venv/lib/python3.10/site-packages/basicsr/data/degradations.py", line 8, '
@@ -219,7 +196,7 @@ def test_a_curated_removal_names_the_importer_the_traceback_shows(
     """torch._six (gone in torch 2.0) imported by deepspeed: the fix names deepspeed and its
     upgrade beside the pin of torch; without the frame, the importer stays unnamed."""
     site = "/opt/conda/lib/python3.10/site-packages"
-    log = _log(
+    log = log_file(
         tmp_path,
         f'  File "{site}/deepspeed/runtime/utils.py", line 18, in <module>',
         "    from torch._six import inf",
@@ -239,7 +216,7 @@ def test_a_curated_name_removal_names_the_importer_s_upgrade(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     site = "/opt/conda/lib/python3.10/site-packages"
-    log = _log(
+    log = log_file(
         tmp_path,
         f'  File "{site}/diffusers/utils/dynamic_modules_utils.py", line 28, in <module>',
         "    from huggingface_hub import cached_download, hf_hub_download, model_info",

@@ -12,18 +12,13 @@ from pathlib import Path
 from tests.conftest import CliResult
 from tests.triage.from_log import causes as _causes
 from tests.triage.from_log import fix_text as _fix
-
-
-def _log(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "job.log"
-    path.write_text(text + "\n")
-    return path
+from tests.triage.from_log import log_file
 
 
 def test_cuda_unknown_error_prints_the_uvm_reload_and_reboot_as_commands(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "RuntimeError: CUDA unknown error - this may be due to an incorrectly set up "
         "environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. "
@@ -47,7 +42,7 @@ def test_cuda_unknown_error_prints_the_uvm_reload_and_reboot_as_commands(
 def test_nvml_mismatch_prints_sudo_reboot_first(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(tmp_path, "Failed to initialize NVML: Driver/library version mismatch")
+    log = log_file(tmp_path, "Failed to initialize NVML: Driver/library version mismatch")
     gpu102 = _causes(cli, log)["GPU102"]
     assert gpu102["verdict"] == "confirmed"
     (finding,) = gpu102["findings"]
@@ -58,7 +53,7 @@ def test_nvml_mismatch_prints_sudo_reboot_first(
 def test_nvidia_smi_without_a_driver_prints_the_driver_install(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make "
         "sure that the latest NVIDIA driver is installed and running.",
@@ -82,7 +77,7 @@ Failed to build flash-attn"""
 def test_a_build_summary_above_the_pip_line_names_the_package_pip_built(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    result = cli("triage", str(_log(tmp_path, PIP_BUILD)), "--json", "--no-probe")
+    result = cli("triage", str(log_file(tmp_path, PIP_BUILD)), "--json", "--no-probe")
     matches = result.json()["data"]["matches"]
     fixes = [
         _fix(c) for m in matches for c in m["causes"] if c["code"] == "SYS153" and c["findings"]
@@ -99,7 +94,7 @@ def test_a_jit_extension_name_is_never_pip_installed(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     # DeepSpeed's JIT build: fused_adam is an extension, not a distribution
-    log = _log(tmp_path, "RuntimeError: Error building extension 'fused_adam'")
+    log = log_file(tmp_path, "RuntimeError: Error building extension 'fused_adam'")
     sys153 = _causes(cli, log)["SYS153"]
     fix = _fix(sys153)
     assert "fused_adam" not in fix.replace("'fused_adam'", "")
@@ -110,7 +105,7 @@ def test_a_jit_extension_name_is_never_pip_installed(
 def test_driver_too_old_prints_the_driver_install_and_a_torch_the_driver_runs(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "RuntimeError: The NVIDIA driver on your system is too old (found version 11040). "
         "Please update your GPU driver by downloading and installing a new version from the "
@@ -130,7 +125,7 @@ def test_driver_too_old_prints_the_driver_install_and_a_torch_the_driver_runs(
 def test_an_unknown_cuda_library_gets_the_toolkit_directory_on_the_path(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "./build/tools/caffe: error while loading shared libraries: libcudnn.so.5: cannot open "
         "shared object file: No such file or directory",
@@ -143,7 +138,7 @@ def test_an_unknown_cuda_library_gets_the_toolkit_directory_on_the_path(
 def test_an_unknown_other_library_names_no_cuda_directory(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = _log(
+    log = log_file(
         tmp_path,
         "ImportError: libopencv_core.so.409: cannot open shared object file: No such file or "
         "directory",
