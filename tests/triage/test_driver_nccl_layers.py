@@ -159,3 +159,33 @@ def test_a_wrapped_list_of_physical_interfaces_only_is_not_the_cause(
     )
     net104 = _cause_of(cli, log, "nccl-socket-interface-list", "NET104")
     assert net104["verdict"] == "ruled_out"
+
+
+def test_a_driver_too_old_for_an_unknown_torch_lists_the_newer_branches(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """'found version 11040' alone: the packages of the branches that run a newer CUDA, as
+    threads install them (sudo apt install nvidia-driver-535)."""
+    log = _log(
+        tmp_path,
+        "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).",
+    )
+    text = fix_text(causes(cli, log)["DRV101"])
+    assert "nvidia-driver-470" not in text  # this driver's own branch (CUDA 11.4)
+    assert "nvidia-driver-495 (CUDA 11.5)" in text
+    assert "nvidia-driver-535 (CUDA 12.2)" in text
+
+
+def test_a_known_torch_cuda_names_its_first_branch_and_the_newer_ones(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).",
+    )
+    freeze = tmp_path / "freeze.txt"
+    freeze.write_text("torch==2.1.2+cu121\nnumpy==1.26.0\n")
+    text = fix_text(causes(cli, log, "--from", str(freeze))["DRV101"])
+    assert "sudo apt install nvidia-driver-530" in text
+    assert "nvidia-driver-535, nvidia-driver-545" in text
+    assert "NVIDIA-Linux-x86_64-<version>.run" in text
