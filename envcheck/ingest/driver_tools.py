@@ -10,7 +10,11 @@
 - apt's words about the driver package: ``nvidia-driver-535 is already the newest version
   (535.129.03-0ubuntu0.22.04.1).``, ``Setting up nvidia-driver-535 (535.129.03-0ubuntu1) ...``;
 - ``ubuntu-drivers devices``: ``model : AD102 [GeForce RTX 4090]`` and the driver packages it
-  offers (``driver : nvidia-driver-535 - distro non-free recommended``).
+  offers (``driver : nvidia-driver-535 - distro non-free recommended``);
+- the shell's and modprobe's words when the driver is not there: ``Command 'nvidia-smi' not
+  found``, ``nvidia-smi: command not found``, ``modprobe: FATAL: Module nvidia not found in
+  directory /lib/modules/<kernel>``, ``modprobe: ERROR: could not insert 'nvidia': Key was
+  rejected by service`` (Secure Boot refused the unsigned module), ``... No such device``.
 
 Each becomes the GPU section: what the tool states (a driver version, the CUDA it supports, the
 GPUs, a CUDA error number) and, in its notes, which version it is (a built module, an installed
@@ -23,12 +27,13 @@ import re
 
 from envcheck.ingest.common import FormatError, Source, blank, valid_version
 from envcheck.model.report import Gpu, GpuInfo, NodeReport
-from envcheck.model.section import Section
+from envcheck.model.section import STATED_ABSENT, Section, Status
 
 DEVICE_QUERY = "deviceQuery"
 DKMS = "dkms status"
 APT = "apt (driver package)"
 UBUNTU_DRIVERS = "ubuntu-drivers devices"
+NO_DRIVER = "driver not loaded (shell, modprobe)"
 
 # a line deviceQuery prints first or alone: where its section starts
 DEVICE_QUERY_START = re.compile(
@@ -186,3 +191,62 @@ def parse_ubuntu_drivers(source: Source) -> NodeReport:
         gpus_reason=None if models else "ubuntu-drivers named no model",
     )
     return _gpu(source, UBUNTU_DRIVERS, info, tuple(notes))
+
+
+# what says the driver is not usable on this node, and why (the reason each line gives)
+NO_DRIVER_LINE = re.compile(
+    r"Command 'nvidia-smi' not found|nvidia-smi: command not found|'nvidia-smi' is not "
+    r"recognized as an internal or external command|modprobe: FATAL: Module nvidia\S* not found"
+    r"|modprobe: ERROR: could not insert 'nvidia\w*': .+"
+)
+_WHY = (
+    (
+        re.compile(r"Key was rejected by service|Required key not available"),
+        (
+            "Secure Boot refused the unsigned NVIDIA kernel module (enroll the DKMS key with "
+            "mokutil --import, or disable Secure Boot)"
+        ),
+    ),
+    (
+        re.compile(r"Module nvidia\S* not found in directory /lib/modules/(?P<kernel>\S+)"),
+        (
+            "no NVIDIA kernel module is built for the running kernel {kernel} (DKMS did not build "
+            "it, or the kernel changed since the driver was installed)"
+        ),
+    ),
+    (
+        re.compile(r"could not insert 'nvidia\w*': No such device"),
+        (
+            "the NVIDIA module found no GPU it drives (the driver branch does not support the GPU, "
+            "or nouveau holds it)"
+        ),
+    ),
+    (
+        re.compile(r"nvidia-smi' not found|nvidia-smi: command not found|not recognized as an"),
+        ("nvidia-smi is not installed: no NVIDIA driver (its utilities) on this system"),
+    ),
+)
+
+
+def parse_no_driver(source: Source) -> NodeReport:
+    lines = [line.strip() for line in source.text.splitlines() if NO_DRIVER_LINE.search(line)]
+    if not lines:
+        raise FormatError(f"format not recognised as {NO_DRIVER}: no line says so")
+    whole = " ".join(lines)
+    reasons = []
+    for regex, why in _WHY:
+        found = regex.search(whole)
+        if found:
+            reasons.append(why.format(**{k: v or "" for k, v in found.groupdict().items()}))
+    reason = "; ".join(dict.fromkeys(reasons)) or "the NVIDIA driver is not loaded"
+    offered = re.findall(r"sudo apt install (nvidia-utils-[0-9]{3}(?:-server)?)", source.text)
+    notes: tuple[str, ...] = (STATED_ABSENT, f"as stated: {lines[0]}")
+    if offered:
+        notes += (f"the shell offers: {', '.join(dict.fromkeys(offered))}",)
+    section: Section[GpuInfo] = Section(
+        Status.UNAVAILABLE,
+        reason=f"no usable NVIDIA driver: {reason}",
+        source=NO_DRIVER,
+        notes=notes,
+    )
+    return blank(source, NO_DRIVER).with_sections(gpu=section)

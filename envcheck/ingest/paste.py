@@ -57,6 +57,7 @@ _PARSERS: dict[str, tuple[str, Callable[[Source], NodeReport] | None]] = {
     "dkms": (driver_tools.DKMS, driver_tools.parse_dkms),
     "apt-driver": (driver_tools.APT, driver_tools.parse_apt),
     "ubuntu-drivers": (driver_tools.UBUNTU_DRIVERS, driver_tools.parse_ubuntu_drivers),
+    "no-driver": (driver_tools.NO_DRIVER, driver_tools.parse_no_driver),
     "pip-list": ("pip list", pip.parse_list),
     "pip-freeze": ("pip freeze", pip.parse_freeze),
     "conda-list": ("conda list", conda.parse_list),
@@ -229,6 +230,20 @@ def _apt_driver(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int
     return i, i + 1
 
 
+def _no_driver(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
+    """The shell's or modprobe's line that the driver is missing, and the install hints the
+    shell prints after it (command-not-found's 'sudo apt install nvidia-utils-535 ...')."""
+    if not driver_tools.NO_DRIVER_LINE.search(lines[i]):
+        return None
+
+    def ok(line: str) -> bool:
+        return bool(
+            re.match(r"^\s*(?:sudo apt install \S+|See '|Try: )", line)
+        ) or line.rstrip().endswith("can be installed with:")
+
+    return i, _while(lines, i + 1, stops, ok)
+
+
 def _pip_list(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
     if not (
         re.match(r"^\s*Package\s+Version\b", lines[i])
@@ -321,6 +336,7 @@ _FINDERS: tuple[
     ("dkms", _run(driver_tools.DKMS_LINE)),
     ("apt-driver", _apt_driver),
     ("ubuntu-drivers", _run(driver_tools.UBUNTU_DRIVERS_LINE)),
+    ("no-driver", _no_driver),
     ("pip-list", _pip_list),
     ("conda-list", _conda),
     ("pip-freeze", _freeze),

@@ -113,3 +113,35 @@ def test_text_without_a_driver_tool_is_still_refused(tmp_path: Path) -> None:
     result = run_cli("check", "--from", str(dump))
     assert result.returncode == 2
     assert "format not recognised" in result.stderr
+
+
+def test_the_shell_saying_nvidia_smi_is_missing_is_read_as_no_driver() -> None:
+    report = parse(
+        Source(
+            name="paste.txt",
+            text="$ nvidia-smi\nCommand 'nvidia-smi' not found, but can be installed with:\n"
+            "sudo apt install nvidia-utils-535         # version 535.129.03-0ubuntu0.22.04.1, or\n"
+            "sudo apt install nvidia-utils-535-server  # version 535.129.03-0ubuntu0.22.04.1\n",
+        )
+    )
+    assert report.gpu.stated_absent
+    assert report.gpu.reason is not None and "nvidia-smi is not installed" in report.gpu.reason
+    assert "the shell offers: nvidia-utils-535, nvidia-utils-535-server" in report.gpu.notes
+
+
+def test_modprobe_names_why_the_module_is_not_loaded() -> None:
+    secure = parse(
+        Source(
+            name="paste.txt",
+            text="modprobe: ERROR: could not insert 'nvidia': Key was rejected by service\n",
+        )
+    )
+    assert secure.gpu.reason is not None and "Secure Boot" in secure.gpu.reason
+    kernel = parse(
+        Source(
+            name="paste.txt",
+            text="modprobe: FATAL: Module nvidia not found in directory "
+            "/lib/modules/6.5.0-14-generic\n",
+        )
+    )
+    assert kernel.gpu.reason is not None and "running kernel 6.5.0-14-generic" in kernel.gpu.reason

@@ -1720,4 +1720,10 @@ EXAMPLES += [
         "nccl-socket-interface-list",
     ),
     ("INFO NET/Socket : Using", "nccl-socket-interface-list"),
+    (
+        "Call to connect returned Connection timed out, retrying",
+        "nccl-connect-returned",
+    ),
+    ("Proxy Call to rank 0 failed (Connect)", "nccl-proxy-call-failed"),
+    ("torch.distributed.DistNetworkError: Socket Timeout", "c10d-socket-timeout"),
 ]
