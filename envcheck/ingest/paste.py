@@ -28,6 +28,7 @@ from envcheck.ingest import (
     collect_env,
     conda,
     driver_text,
+    driver_tools,
     loose,
     nvidia_smi,
     pip,
@@ -52,6 +53,11 @@ _PARSERS: dict[str, tuple[str, Callable[[Source], NodeReport] | None]] = {
     "driver-packages": (driver_text.PACKAGES, driver_text.parse_packages),
     "lspci": (driver_text.LSPCI, driver_text.parse_lspci),
     "kernel-log": (driver_text.KERNEL_LOG, driver_text.parse_kernel_log),
+    "device-query": (driver_tools.DEVICE_QUERY, driver_tools.parse_device_query),
+    "dkms": (driver_tools.DKMS, driver_tools.parse_dkms),
+    "apt-driver": (driver_tools.APT, driver_tools.parse_apt),
+    "ubuntu-drivers": (driver_tools.UBUNTU_DRIVERS, driver_tools.parse_ubuntu_drivers),
+    "no-driver": (driver_tools.NO_DRIVER, driver_tools.parse_no_driver),
     "pip-list": ("pip list", pip.parse_list),
     "pip-freeze": ("pip freeze", pip.parse_freeze),
     "conda-list": ("conda list", conda.parse_list),
@@ -209,6 +215,35 @@ def _kernel_log(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int
     return i, _while(lines, i + 1, stops, ok)
 
 
+def _device_query(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
+    if not driver_tools.DEVICE_QUERY_START.match(lines[i]):
+        return None
+    return i, _while(
+        lines, i + 1, stops, lambda line: bool(driver_tools.DEVICE_QUERY_LINE.match(line))
+    )
+
+
+def _apt_driver(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
+    """apt's line about an NVIDIA driver package, within apt's other output."""
+    if not driver_tools.APT_LINE.search(lines[i]):
+        return None
+    return i, i + 1
+
+
+def _no_driver(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
+    """The shell's or modprobe's line that the driver is missing, and the install hints the
+    shell prints after it (command-not-found's 'sudo apt install nvidia-utils-535 ...')."""
+    if not driver_tools.NO_DRIVER_LINE.search(lines[i]):
+        return None
+
+    def ok(line: str) -> bool:
+        return bool(
+            re.match(r"^\s*(?:sudo apt install \S+|See '|Try: )", line)
+        ) or line.rstrip().endswith("can be installed with:")
+
+    return i, _while(lines, i + 1, stops, ok)
+
+
 def _pip_list(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
     if not (
         re.match(r"^\s*Package\s+Version\b", lines[i])
@@ -297,6 +332,11 @@ _FINDERS: tuple[
     ("driver-packages", _run(driver_text.PACKAGE_LINE)),
     ("lspci", _lspci),
     ("kernel-log", _kernel_log),
+    ("device-query", _device_query),
+    ("dkms", _run(driver_tools.DKMS_LINE)),
+    ("apt-driver", _apt_driver),
+    ("ubuntu-drivers", _run(driver_tools.UBUNTU_DRIVERS_LINE)),
+    ("no-driver", _no_driver),
     ("pip-list", _pip_list),
     ("conda-list", _conda),
     ("pip-freeze", _freeze),

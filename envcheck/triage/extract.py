@@ -121,6 +121,8 @@ FACTS: dict[str, str] = {
     "nccl_subsystem": "the NCCL subsystem a line comes from (NET/IB, NET/Socket, Bootstrap, P2P)",
     "nccl_socket_ifname": "the NCCL_SOCKET_IFNAME value NCCL echoes ('set by environment to eth0')",
     "nccl_chosen_iface": "the interface NCCL's bootstrap or socket transport chose (docker0, eth0)",
+    "nccl_listed_iface": "a physical interface in NCCL's 'NET/Socket : Using' list beside bridges "
+    "(bond0, eth0): the one between the nodes",
     "port": "a TCP port a rendezvous server could not bind (MASTER_PORT, --master_port)",
     "qt_plugin_dir": "the directory Qt loaded its platform plugins from (.../cv2/qt/plugins)",
     "rendezvous_var": "the rendezvous variable torch's env:// init needed and did not find",

@@ -1693,3 +1693,37 @@ EXAMPLES += [
     ("RuntimeError: \"addmm_impl_cpu_\" not implemented for 'Half'", "half-op-on-cpu"),
     ("torch==2.1.0+cpu", "torch-build-printed"),
 ]
+# driver and NCCL failures as other layers word them (matrices/signatures/driver_nccl_layers.toml)
+EXAMPLES += [
+    ("RuntimeError: Failed to dlopen libcuda.so", "libcuda-dlopen-failed"),
+    (
+        'Unable to find cuda lib under the names ["cuda", "nvcuda"]. Please open GitHub issue.',
+        "libcuda-dlopen-failed",
+    ),
+    (
+        "terminate called after throwing an instance of 'std::runtime_error'  what():  Error "
+        "(gpu_burn-drv.cpp:298): system not yet initialized",
+        "cuda-system-not-ready-message",
+    ),
+    (
+        "Spotllm:73025:73112 [0] NCCL INFO NCCL_GRAPH_FILE set by environment to "
+        "/opt/microsoft/ncv4/graph.xml",
+        "nccl-graph-file-injected",
+    ),
+    (
+        "vm:16674:17023 [0] graph/search.cc:703 NCCL WARN XML Import Channel : dev 1 not found.",
+        "nccl-graph-file-injected",
+    ),
+    (
+        "llm207:149:157 [1] NCCL INFO NET/Socket : Using [0]eno1:172.17.120.207<0> "
+        "[1]br-30d1aa8d4e26:172.31.0.1<0> [2]br-55beb62cf491:172.25.0.1<0>",
+        "nccl-socket-interface-list",
+    ),
+    ("INFO NET/Socket : Using", "nccl-socket-interface-list"),
+    (
+        "Call to connect returned Connection timed out, retrying",
+        "nccl-connect-returned",
+    ),
+    ("Proxy Call to rank 0 failed (Connect)", "nccl-proxy-call-failed"),
+    ("torch.distributed.DistNetworkError: Socket Timeout", "c10d-socket-timeout"),
+]

@@ -141,10 +141,31 @@ def driver_package(facts: Facts, cuda: Version) -> Action | None:
     if not fits:
         return None
     branch = fits[0].branch
+    newer = ", ".join(f"nvidia-driver-{b.branch}" for b in fits[1:])
     return manual(
         f"or upgrade the driver: sudo apt install nvidia-driver-{branch}  (branch {branch} or "
-        f"newer runs CUDA {wanted}; `ubuntu-drivers devices` lists the branches for the GPU; "
-        "reboot after)"
+        f"newer runs CUDA {wanted}"
+        + (f": {newer} too" if newer else "")
+        + "; `ubuntu-drivers devices` lists the branches for the GPU; NVIDIA's installer: sudo "
+        "sh NVIDIA-Linux-x86_64-<version>.run; reboot after)"
+    )
+
+
+def upgrade_branches(facts: Facts, supports: Version) -> Action | None:
+    """The driver branches of matrices/cuda/drivers.toml that run a newer CUDA than a driver
+    that supports CUDA <= ``supports``, as Ubuntu's packages: what to install when the CUDA the
+    job needs is not known (a log that states only the driver's CUDA)."""
+    have = major_minor(supports)
+    newer = sorted(
+        (b for b in facts.matrix.driver_branches if major_minor(b.max_cuda) > have),
+        key=lambda b: b.branch,
+    )
+    if not newer:
+        return None
+    listed = ", ".join(f"nvidia-driver-{b.branch} (CUDA {b.max_cuda})" for b in newer)
+    return manual(
+        f"sudo apt install nvidia-driver-<branch>, a branch newer than this driver's: {listed}; "
+        "pick one that runs the job's CUDA (torch.version.cuda), then reboot"
     )
 
 
@@ -279,6 +300,8 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         upgrade += " to one that supports torch's CUDA (`python -c 'import torch; print(torch.version.cuda)'`)"
     actions = [manual(upgrade[0].lower() + upgrade[1:])]
     package = driver_package(facts, needed) if needed is not None else None
+    if package is None and needed is None and max_cuda is not None:
+        package = upgrade_branches(facts, max_cuda)
     if package is not None:
         actions.append(package)
     if not image:

@@ -6,13 +6,14 @@ node and its fix are read from the ``[[cuda_error]]`` table (matrices/cuda/error
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
-from envcheck.rules.base import Hit, rule
+from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.driver_errors import (
     MISMATCH,
@@ -75,6 +76,11 @@ def system_not_ready(facts: Facts) -> Iterable[Hit]:
         call = failed[0].call
         health = facts.deep().health
         switches = health.nvswitch_count if health is not None else None
+    return [_not_ready(facts, call, switches)]
+
+
+def _not_ready(facts: Facts, call: str, switches: int | None) -> Hit:
+    """802's finding: the Fabric Manager package of the driver's branch, at its exact version."""
     try:
         driver: str | None = str(facts.gpu_info().driver_version or "") or None
     except Skip:
@@ -82,30 +88,43 @@ def system_not_ready(facts: Facts) -> Iterable[Hit]:
     branch = driver.split(".")[0] if driver else "<driver branch>"
     where = f" on a node with {switches} NVSwitch(es)" if switches else ""
     version = f" version {driver}" if driver else " at the driver's exact version"
-    return [
-        Hit(
-            f"{call} returned 802 (CUDA_ERROR_SYSTEM_NOT_READY){where}: the NVIDIA "
-            f"Fabric Manager is not running or does not match driver {driver or '(unknown)'}",
-            evidence={
-                "call": call,
-                "result": 802,
-                "driver": driver,
-                "nvswitches": switches,
-            },
-            fix=fix(
-                f"Install and start nvidia-fabricmanager-{branch}{version}",
-                "manual",
-                manual(
-                    f"apt-cache policy nvidia-fabricmanager-{branch} (or dnf list --showduplicates); "
-                    f"install the build of version {driver or 'the driver'}: apt-get install "
-                    f"nvidia-fabricmanager-{branch}=<that version>"
-                ),
-                manual(
-                    "systemctl enable --now nvidia-fabricmanager; systemctl status nvidia-fabricmanager"
-                ),
+    return Hit(
+        f"{call} returned 802 (CUDA_ERROR_SYSTEM_NOT_READY){where}: the NVIDIA "
+        f"Fabric Manager is not running or does not match driver {driver or '(unknown)'}",
+        evidence={
+            "call": call,
+            "result": 802,
+            "driver": driver,
+            "nvswitches": switches,
+        },
+        fix=fix(
+            f"Install and start nvidia-fabricmanager-{branch}{version}",
+            "manual",
+            manual(
+                f"apt-cache policy nvidia-fabricmanager-{branch} (or dnf list --showduplicates); "
+                f"install the build of version {driver or 'the driver'}: apt-get install "
+                f"nvidia-fabricmanager-{branch}=<that version>"
             ),
-        )
-    ]
+            manual(
+                "systemctl enable --now nvidia-fabricmanager; systemctl status nvidia-fabricmanager"
+            ),
+        ),
+    )
+
+
+_STATES_802 = re.compile(
+    r"system not yet initialized|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY|\b802\b"
+)
+
+
+@from_log("GPU101")
+def cuda_system_not_ready_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """NVIDIA's message for 802 ('system not yet initialized') as a wrapper prints it without
+    the number (llama.cpp's ggml, gpu-burn, a C++ exception text); None for a line of such a
+    wrapper that states another CUDA error."""
+    if not _STATES_802.search(line.text):
+        return None
+    return _not_ready(facts, f"CUDA (line {line.line}: 'system not yet initialized')", None)
 
 
 @rule("GPU102", "cuda-driver-mismatch", Severity.ERROR)

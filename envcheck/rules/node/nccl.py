@@ -264,15 +264,22 @@ def ranks_share_a_gpu_in_log(facts: Facts, line: LogLine) -> Hit:
 
 
 @from_log("NET104")
-def nccl_chose_virtual_interface(facts: Facts, line: LogLine) -> Hit:
+def nccl_chose_virtual_interface(facts: Facts, line: LogLine) -> Hit | None:
     """NCCL's own 'Bootstrap : Using docker0:172.17.0.1<0>' (or a veth, virbr, br-, lo): nothing
     chose the interface between the nodes, and NCCL's default filter ('^docker,lo') admitted a
     virtual one. The node's interfaces, where known, name the one to use."""
-    chosen = line.stated.get("nccl_chosen_iface") or "a virtual interface"
+    chosen = line.stated.get("nccl_chosen_iface")
+    listed = line.stated.get("nccl_listed_iface")
+    if chosen is None and "Using" in line.text and listed is not None:
+        return None  # NCCL's interface list (wrapped onto the lines after) holds no virtual one
+    chosen = chosen or "a virtual interface"
     best = None
     with contextlib.suppress(Skip):
         best = candidate(facts.network())
-    iface = best.name if best is not None else "<the interface between the nodes, e.g. eth0>"
+    # the node's own interfaces first; else the physical one NCCL listed beside the bridges
+    iface = (
+        best.name if best is not None else listed or "<the interface between the nodes, e.g. eth0>"
+    )
     return Hit(
         f"NCCL chose {chosen} (line {line.line}), a loopback or virtual interface: ranks on other "
         "nodes cannot reach this one through it, so multi-node init hangs or fails",
