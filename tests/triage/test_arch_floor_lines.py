@@ -207,3 +207,12 @@ def test_vllm_without_a_scaled_mm_kernel_for_the_gpu(cli: Cli, tmp_path: Path) -
     cause = causes(cli, log)["CUD153"]
     assert cause["verdict"] == "confirmed"
     assert 'TORCH_CUDA_ARCH_LIST="12.1"' in fix_text(cause)
+
+
+def test_llvm_unknown_processor_names_the_triton_release(cli: Cli, tmp_path: Path) -> None:
+    log = _log(
+        tmp_path, "'sm_120' is not a recognized processor for this target (ignoring processor)\n"
+    )
+    cause = causes(cli, log)["CUD150"]
+    assert cause["verdict"] == "confirmed"
+    assert fix_text(cause).startswith("Install triton 3.3.0 or newer")

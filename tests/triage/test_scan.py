@@ -1717,3 +1717,9 @@ EXAMPLES += [
         "vllm-no-compiled-kernel-for-capability",
     ),
 ]
+EXAMPLES += [
+    (
+        "'sm_120' is not a recognized processor for this target (ignoring processor)",
+        "llvm-unknown-nvptx-processor",
+    ),
+]

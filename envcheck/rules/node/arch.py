@@ -189,7 +189,15 @@ def toolkit_refused_arch_in_log(facts: Facts, line: LogLine) -> Hit | None:
             f"the matrix's [[sm]] table does not know {target} (line {line.line})", "log.ptx_target"
         )
     lowered = line.text.lower()
-    compiler = "ptxas" if "ptxas" in lowered else "NVRTC" if "nvrtc" in lowered else "nvcc"
+    compiler = (
+        "ptxas"
+        if "ptxas" in lowered
+        else "NVRTC"
+        if "nvrtc" in lowered
+        else "Triton's LLVM"
+        if "recognized processor" in lowered
+        else "nvcc"
+    )
     cuda = _nvcc(facts, line)
     if compiler == "NVRTC":  # torch's runtime compiler comes with torch's CUDA
         cuda = None
@@ -200,7 +208,7 @@ def toolkit_refused_arch_in_log(facts: Facts, line: LogLine) -> Hit | None:
         return None
     step = _toolkit_fix(support, cuda)
     if (
-        compiler == "ptxas"
+        compiler in ("ptxas", "Triton's LLVM")
         and support.first_triton is not None
         and (support.last_cuda is None or (cuda is not None and cuda < support.first_cuda))
     ):
