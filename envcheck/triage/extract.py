@@ -120,6 +120,8 @@ FACTS: dict[str, str] = {
     "min_cc": "the compute capability a library's check requires ('(8, 0)', 8.9)",
     "built_archs": "the architectures a build was compiled for, as its own check lists them "
     "('ggml-cuda.cu was compiled for: 520,610,700')",
+    "cuda_suggested": "the CUDA release torch's own warning names for the GPU ('Please install "
+    "PyTorch with a following CUDA configurations: 12.6')",
     "max_cc": "the newest compute capability a library's kernels or dispatch accept "
     "('requires device with capability <= (9, 0)')",
     "nccl_subsystem": "the NCCL subsystem a line comes from (NET/IB, NET/Socket, Bootstrap, P2P)",

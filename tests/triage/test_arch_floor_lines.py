@@ -216,3 +216,16 @@ def test_llvm_unknown_processor_names_the_triton_release(cli: Cli, tmp_path: Pat
     cause = causes(cli, log)["CUD150"]
     assert cause["verdict"] == "confirmed"
     assert fix_text(cause).startswith("Install triton 3.3.0 or newer")
+
+
+def test_torch_suggested_cuda_configuration_is_the_index(cli: Cli, tmp_path: Path) -> None:
+    log = _log(
+        tmp_path,
+        "UserWarning:\n"
+        "    Please install PyTorch with a following CUDA\n"
+        "    configurations:  12.6 following instructions at\n"
+        "    https://pytorch.org/get-started/locally/\n",
+    )
+    cause = causes(cli, log)["TOR101"]
+    assert cause["verdict"] == "confirmed"
+    assert "--index-url https://download.pytorch.org/whl/cu126" in fix_text(cause)

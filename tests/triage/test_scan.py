@@ -1723,3 +1723,6 @@ EXAMPLES += [
         "llvm-unknown-nvptx-processor",
     ),
 ]
+EXAMPLES += [
+    ("    Please install PyTorch with a following CUDA", "torch-suggests-cuda-configuration"),
+]

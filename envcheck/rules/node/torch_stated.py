@@ -30,7 +30,13 @@ def arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
     the newest older build, and one no release has, a source build for its architecture. Where
     torch states its range and the GPU is above it within the newest major (a GB10, 12.1, on
     a build up to 12.0), the major's kernels run: no cause."""
-    ccs, names = _stated_gpus(facts, line)
+    suggested = line.stated.get("cuda_suggested")
+    try:
+        ccs, names = _stated_gpus(facts, line)
+    except Skip:
+        if suggested is None:
+            raise
+        return _suggested_hit(facts, line, suggested)
     low, high = _cc(line.stated.get("min_cc")), _cc(line.stated.get("max_cc"))
     if high is not None and ccs and all(cc.major == high.major and cc >= high for cc in ccs):
         return None  # sm_121 runs sm_120's SASS: torch only warns
@@ -58,6 +64,25 @@ def arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
         "every CUDA kernel fails with 'no kernel image is available'",
         evidence={"line": line.line, "gpu_archs": [sm(cc) for cc in ccs], "torch": str(current)},
         fix=step,
+    )
+
+
+def _suggested_hit(facts: Facts, line: LogLine, cuda: str) -> Hit:
+    """torch's own warning names the CUDA configuration whose builds have the GPU's kernels
+    (torch 2.8+: 'Please install PyTorch with a following CUDA configurations: 12.6')."""
+    variant = "cu" + cuda.replace(".", "")
+    url = facts.matrix.torch_index_url(variant)
+    command = "pip install --force-reinstall torch" + (f" --index-url {url}" if url else "")
+    return Hit(
+        f"the GPU has no kernels in the installed torch (line {line.line}: torch's own warning "
+        f"names the CUDA {cuda} builds as having them)",
+        evidence={"line": line.line, "cuda_suggested": cuda},
+        fix=fix(
+            f"Install the torch build for CUDA {cuda} (torch's own suggestion): `{command}` "
+            "(then reinstall packages built against torch: torchvision, vLLM, flash-attn)",
+            "manual",
+            manual(command),
+        ),
     )
 
 
