@@ -16,10 +16,10 @@ FUNCTIONS['4b51a255381f5566b0825ea7fad3d1e70be94c885b9682d63f6460b51c3eeebd'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.arch,self.first_cuda,self.source,self.last_cuda,self.verified,self.note,self.last_driver_branch,)==(other.arch,other.first_cuda,other.source,other.last_cuda,other.verified,other.note,other.last_driver_branch,)
+   return (self.arch,self.first_cuda,self.source,self.last_cuda,self.verified,self.note,self.last_driver_branch,self.first_triton,self.first_triton_source,)==(other.arch,other.first_cuda,other.source,other.last_cuda,other.verified,other.note,other.last_driver_branch,other.first_triton,other.first_triton_source,)
   return NotImplemented
  return __eq__
-FUNCTIONS['6f4246bd2b46774aadd84c8be5c4d447cfbd15287b1d064494ce662daa2c21a2'] = __create_fn__
+FUNCTIONS['c553c14895d2d146c1103e2250e074d9d77979347537204ddf9b8626ad0ab424'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -176,10 +176,10 @@ FUNCTIONS['38a0b1b975ab1ca5df6a40b035aa9cd90442b76a62e36ccba3c03b8ffa20661d'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.package,self.feature,self.message,self.fix,self.source,self.min_compute_capability,self.at_or_above,self.at_or_above_fix,self.whole_package,self.note,)==(other.package,other.feature,other.message,other.fix,other.source,other.min_compute_capability,other.at_or_above,other.at_or_above_fix,other.whole_package,other.note,)
+   return (self.package,self.feature,self.message,self.fix,self.source,self.min_compute_capability,self.at_or_above,self.at_or_above_fix,self.whole_package,self.note,self.ceiling,self.max_compute_capability,)==(other.package,other.feature,other.message,other.fix,other.source,other.min_compute_capability,other.at_or_above,other.at_or_above_fix,other.whole_package,other.note,other.ceiling,other.max_compute_capability,)
   return NotImplemented
  return __eq__
-FUNCTIONS['86d4193f51f72383320e5bf27cb25329507ccfcc2631ce03f591b88e4d62566f'] = __create_fn__
+FUNCTIONS['dd9dcca79025b7e5761b2e3b03ad6b44404402bbd85518bc7efe017af9e8cb25'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -325,9 +325,9 @@ FUNCTIONS['b80c1f689e3129659d04c70c8045d356b15a6d100f6e9722f253eee6bfabaa0a'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.arch,self.first_cuda,self.source,self.last_cuda,self.verified,self.note,self.last_driver_branch,))
+  return hash((self.arch,self.first_cuda,self.source,self.last_cuda,self.verified,self.note,self.last_driver_branch,self.first_triton,self.first_triton_source,))
  return __hash__
-FUNCTIONS['ad482f606ffd8a02690f1e799b78296761bd5310095d55d9507ede2c85a0e35f'] = __create_fn__
+FUNCTIONS['7f747fc9c9d6c0535f0ed9a9a79e77fa7c4581e66b87dcb472795912b7545b23'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -445,9 +445,9 @@ FUNCTIONS['37be08daa836a781a9c1c28ec423d612678c96a08cb8c9d3f1512528daaca90a'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.package,self.feature,self.message,self.fix,self.source,self.min_compute_capability,self.at_or_above,self.at_or_above_fix,self.whole_package,self.note,))
+  return hash((self.package,self.feature,self.message,self.fix,self.source,self.min_compute_capability,self.at_or_above,self.at_or_above_fix,self.whole_package,self.note,self.ceiling,self.max_compute_capability,))
  return __hash__
-FUNCTIONS['e1b5956b0b91ca6a16d65409255f9dbcbf408a0902b2c4f4c22ecbe61b8498f1'] = __create_fn__
+FUNCTIONS['88b271015608cfdfe6753afaad4c8296cc7913f728d538765341cf01221bfbc1'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -559,9 +559,9 @@ FUNCTIONS['2841458f1d61ebf34f575c6a96c551ee63130e42b97cf2860b94a179817b6333'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(arch={self.arch!r}, first_cuda={self.first_cuda!r}, source={self.source!r}, last_cuda={self.last_cuda!r}, verified={self.verified!r}, note={self.note!r}, last_driver_branch={self.last_driver_branch!r})"
+  return self.__class__.__qualname__ + f"(arch={self.arch!r}, first_cuda={self.first_cuda!r}, source={self.source!r}, last_cuda={self.last_cuda!r}, verified={self.verified!r}, note={self.note!r}, last_driver_branch={self.last_driver_branch!r}, first_triton={self.first_triton!r}, first_triton_source={self.first_triton_source!r})"
  return __repr__
-FUNCTIONS['eda2c22fde776b159a179b16d35432f7b6e79bc0158f604e3cbec775b1bab3ca'] = __create_fn__
+FUNCTIONS['ec43a902c724b776dd55eacca19c24d91b45524873ae176d70b258e69712663a'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -679,9 +679,9 @@ FUNCTIONS['7d35b326410efb4a70403b43ddd88fc16223c84e6ed16612d0759c1c8aac083a'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(package={self.package!r}, feature={self.feature!r}, message={self.message!r}, fix={self.fix!r}, source={self.source!r}, min_compute_capability={self.min_compute_capability!r}, at_or_above={self.at_or_above!r}, at_or_above_fix={self.at_or_above_fix!r}, whole_package={self.whole_package!r}, note={self.note!r})"
+  return self.__class__.__qualname__ + f"(package={self.package!r}, feature={self.feature!r}, message={self.message!r}, fix={self.fix!r}, source={self.source!r}, min_compute_capability={self.min_compute_capability!r}, at_or_above={self.at_or_above!r}, at_or_above_fix={self.at_or_above_fix!r}, whole_package={self.whole_package!r}, note={self.note!r}, ceiling={self.ceiling!r}, max_compute_capability={self.max_compute_capability!r})"
  return __repr__
-FUNCTIONS['d4f48392f27c9993e587fec574d132834321b5dc4580f62d7b74e7def19ec65f'] = __create_fn__
+FUNCTIONS['e2a3b9764596a1a4ce6809f6e774e46aa30be0c341224696138cf954623a5a21'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -799,8 +799,8 @@ def __create_fn__(_type_api, _type_name, _type_message, _type_source, _type_numb
  return __init__
 FUNCTIONS['755d8fa16d21ce3860ca30bb1af4e1f7dcda5795655921ccc97095763359f509'] = __create_fn__
 
-def __create_fn__(_type_arch, _type_first_cuda, _type_source, _type_last_cuda, _type_verified, _type_note, _type_last_driver_branch, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_last_cuda, _dflt_verified, _dflt_note, _dflt_last_driver_branch, _return_type):
- def __init__(self,arch:_type_arch,first_cuda:_type_first_cuda,source:_type_source,last_cuda:_type_last_cuda=_dflt_last_cuda,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,last_driver_branch:_type_last_driver_branch=_dflt_last_driver_branch)->_return_type:
+def __create_fn__(_type_arch, _type_first_cuda, _type_source, _type_last_cuda, _type_verified, _type_note, _type_last_driver_branch, _type_first_triton, _type_first_triton_source, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_last_cuda, _dflt_verified, _dflt_note, _dflt_last_driver_branch, _dflt_first_triton, _dflt_first_triton_source, _return_type):
+ def __init__(self,arch:_type_arch,first_cuda:_type_first_cuda,source:_type_source,last_cuda:_type_last_cuda=_dflt_last_cuda,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,last_driver_branch:_type_last_driver_branch=_dflt_last_driver_branch,first_triton:_type_first_triton=_dflt_first_triton,first_triton_source:_type_first_triton_source=_dflt_first_triton_source)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'arch',arch)
   __dataclass_builtins_object__.__setattr__(self,'first_cuda',first_cuda)
   __dataclass_builtins_object__.__setattr__(self,'source',source)
@@ -808,8 +808,10 @@ def __create_fn__(_type_arch, _type_first_cuda, _type_source, _type_last_cuda, _
   __dataclass_builtins_object__.__setattr__(self,'verified',verified)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
   __dataclass_builtins_object__.__setattr__(self,'last_driver_branch',last_driver_branch)
+  __dataclass_builtins_object__.__setattr__(self,'first_triton',first_triton)
+  __dataclass_builtins_object__.__setattr__(self,'first_triton_source',first_triton_source)
  return __init__
-FUNCTIONS['8e6399c55ae46acecadc92e8491a365f019c9aae11c19eb38d322a3106ed6b24'] = __create_fn__
+FUNCTIONS['d98e03ece8aa7a5a28572a4e9c0cf381de2e9b512222645a2702ab1f2b7129a3'] = __create_fn__
 
 def __create_fn__(_type_branch, _type_max_cuda, _type_source, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_verified, _dflt_note, _return_type):
  def __init__(self,branch:_type_branch,max_cuda:_type_max_cuda,source:_type_source,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:
@@ -1079,8 +1081,8 @@ def __create_fn__(_type_package, _type_arch, _type_versions, _type_source, _type
  return __init__
 FUNCTIONS['559c34e91d9bbf2d81fbbcdc928f643f3dc59b96dbe8c25badd9991c5d877b85'] = __create_fn__
 
-def __create_fn__(_type_package, _type_feature, _type_message, _type_fix, _type_source, _type_min_compute_capability, _type_at_or_above, _type_at_or_above_fix, _type_whole_package, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_min_compute_capability, _dflt_at_or_above, _dflt_at_or_above_fix, _dflt_whole_package, _dflt_note, _return_type):
- def __init__(self,package:_type_package,feature:_type_feature,message:_type_message,fix:_type_fix,source:_type_source,min_compute_capability:_type_min_compute_capability=_dflt_min_compute_capability,at_or_above:_type_at_or_above=_dflt_at_or_above,at_or_above_fix:_type_at_or_above_fix=_dflt_at_or_above_fix,whole_package:_type_whole_package=_dflt_whole_package,note:_type_note=_dflt_note)->_return_type:
+def __create_fn__(_type_package, _type_feature, _type_message, _type_fix, _type_source, _type_min_compute_capability, _type_at_or_above, _type_at_or_above_fix, _type_whole_package, _type_note, _type_ceiling, _type_max_compute_capability, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_min_compute_capability, _dflt_at_or_above, _dflt_at_or_above_fix, _dflt_whole_package, _dflt_note, _dflt_ceiling, _dflt_max_compute_capability, _return_type):
+ def __init__(self,package:_type_package,feature:_type_feature,message:_type_message,fix:_type_fix,source:_type_source,min_compute_capability:_type_min_compute_capability=_dflt_min_compute_capability,at_or_above:_type_at_or_above=_dflt_at_or_above,at_or_above_fix:_type_at_or_above_fix=_dflt_at_or_above_fix,whole_package:_type_whole_package=_dflt_whole_package,note:_type_note=_dflt_note,ceiling:_type_ceiling=_dflt_ceiling,max_compute_capability:_type_max_compute_capability=_dflt_max_compute_capability)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'package',package)
   __dataclass_builtins_object__.__setattr__(self,'feature',feature)
   __dataclass_builtins_object__.__setattr__(self,'message',message)
@@ -1091,8 +1093,10 @@ def __create_fn__(_type_package, _type_feature, _type_message, _type_fix, _type_
   __dataclass_builtins_object__.__setattr__(self,'at_or_above_fix',at_or_above_fix)
   __dataclass_builtins_object__.__setattr__(self,'whole_package',whole_package)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
+  __dataclass_builtins_object__.__setattr__(self,'ceiling',ceiling)
+  __dataclass_builtins_object__.__setattr__(self,'max_compute_capability',max_compute_capability)
  return __init__
-FUNCTIONS['b4581b10b1e9fb102e9d04c3ac0ad713d0136fa8dd32eefe95e43a1e6d8f757d'] = __create_fn__
+FUNCTIONS['e166adefbcb43400a7bb2011180badd8cbc91910fbb1593d858cdc8e630aec96'] = __create_fn__
 
 def __create_fn__(_type_package, _type_kind, _type_name, _type_version, _type_source, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_note, _return_type):
  def __init__(self,package:_type_package,kind:_type_kind,name:_type_name,version:_type_version,source:_type_source,note:_type_note=_dflt_note)->_return_type:
@@ -1325,11 +1329,11 @@ FUNCTIONS['40b9ff3309f4e81a384707edd919f5df2f070ad9dbff5dda037a7b1dd92157c3'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('arch','first_cuda','source','last_cuda','verified','note','last_driver_branch',):
+  if type(self) is cls or name in ('arch','first_cuda','source','last_cuda','verified','note','last_driver_branch','first_triton','first_triton_source',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['bc7d20dcece738de4d260bd6296caa25bac56d3ad2d5ed0ddece65be11cb7cc1'] = __create_fn__
+FUNCTIONS['b0e47764c892c2292bbc99d31701c8349bf07e8d8f69a00afadfec270dd148a9'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1485,11 +1489,11 @@ FUNCTIONS['db8731ae553ee6da0b96dac628ee5af55676ba709e2023893cd9fd3337e891a5'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('package','feature','message','fix','source','min_compute_capability','at_or_above','at_or_above_fix','whole_package','note',):
+  if type(self) is cls or name in ('package','feature','message','fix','source','min_compute_capability','at_or_above','at_or_above_fix','whole_package','note','ceiling','max_compute_capability',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['ffd12b5d555f97f6cc109c8989b639e2b98edcdda5d5ab7604320373d0157e62'] = __create_fn__
+FUNCTIONS['a16101251e2ec2ca9ced258e168b4eea3ec7a2fae7f531fabf09857c81cc2a68'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1637,11 +1641,11 @@ FUNCTIONS['43081fcdd774990570a5203342afae42e52736dd16d975e268764d36e83a3e72'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('arch','first_cuda','source','last_cuda','verified','note','last_driver_branch',):
+  if type(self) is cls or name in ('arch','first_cuda','source','last_cuda','verified','note','last_driver_branch','first_triton','first_triton_source',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['b565d09d6558ac1efe0f3b516b0d419fc741fce8d71ccec0142fe67220248378'] = __create_fn__
+FUNCTIONS['1ef5dbe8cf3c0a6dfd5c2868a32e94853f9db9e3b760a5452d36e0d9ed081107'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1797,11 +1801,11 @@ FUNCTIONS['7f68ad54f4dc3eee47b162376eb3c6160db74757a705c0a2af496d70a1a1b3d3'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('package','feature','message','fix','source','min_compute_capability','at_or_above','at_or_above_fix','whole_package','note',):
+  if type(self) is cls or name in ('package','feature','message','fix','source','min_compute_capability','at_or_above','at_or_above_fix','whole_package','note','ceiling','max_compute_capability',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['7621df163bc21599fdf8d8b50ffac951eed28e70310342a2f419898e85d9425d'] = __create_fn__
+FUNCTIONS['40c585455fbee3cd1ef6f7b0842e723732b5d515c4c65a988b23336de9b1f856'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

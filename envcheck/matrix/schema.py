@@ -65,6 +65,10 @@ class SmSupport:
     note: str | None = None
     # the last driver branch that supports GPUs of this architecture (R580 for Volta); None: all
     last_driver_branch: int | None = None
+    # the first Triton release whose bundled ptxas compiles this architecture (Triton JIT
+    # compiles with its own ptxas unless TRITON_PTXAS_PATH names another); None: unknown
+    first_triton: Version | None = None
+    first_triton_source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -584,6 +588,11 @@ class ArchFloor:
     # GPUs is itself the problem; false: only the feature does (Triton's fp8e4nv)
     whole_package: bool = False
     note: str | None = None
+    # true: the check refuses GPUs NEWER than the release's kernels or dispatch know (xformers'
+    # 'requires device with capability <= (9, 0) ... (too new)'): a ceiling, read by TOR190;
+    # the bound is ``max_compute_capability``, or, None, the one the line states
+    ceiling: bool = False
+    max_compute_capability: Version | None = None
 
 
 @dataclass(frozen=True)

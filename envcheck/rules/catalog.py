@@ -4,6 +4,7 @@ imported only by what needs them: `check` never runs them)."""
 from envcheck.rules.node import (  # noqa: F401
     abi,
     arch,
+    arch_ceiling,
     arch_extension,
     binaries,
     binaries_load,

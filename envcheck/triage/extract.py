@@ -118,6 +118,12 @@ FACTS: dict[str, str] = {
     "nvml_error": "an NVML return code's name (NVML_ERROR_LIB_RM_VERSION_MISMATCH)",
     "ptx_target": "a GPU architecture a compiler (nvcc, ptxas) refused (sm_120a, compute_90)",
     "min_cc": "the compute capability a library's check requires ('(8, 0)', 8.9)",
+    "built_archs": "the architectures a build was compiled for, as its own check lists them "
+    "('ggml-cuda.cu was compiled for: 520,610,700')",
+    "cuda_suggested": "the CUDA release torch's own warning names for the GPU ('Please install "
+    "PyTorch with a following CUDA configurations: 12.6')",
+    "max_cc": "the newest compute capability a library's kernels or dispatch accept "
+    "('requires device with capability <= (9, 0)')",
     "nccl_subsystem": "the NCCL subsystem a line comes from (NET/IB, NET/Socket, Bootstrap, P2P)",
     "nccl_socket_ifname": "the NCCL_SOCKET_IFNAME value NCCL echoes ('set by environment to eth0')",
     "nccl_chosen_iface": "the interface NCCL's bootstrap or socket transport chose (docker0, eth0)",
@@ -243,7 +249,7 @@ def dedupe(facts: Iterable[LogFact]) -> tuple[LogFact, ...]:
 def _cc(sm: str) -> str | None:
     if re.fullmatch(r"[0-9]+\.[0-9]+", sm.strip()):
         return sm.strip()
-    digits = sm.strip().lower().removeprefix("sm_")
+    digits = re.sub(r"^sm_?", "", sm.strip().lower())  # sm_75, and SageAttention's sm75
     if not digits.isdigit() or len(digits) < 2:
         return None
     return f"{int(digits[:-1])}.{digits[-1]}"

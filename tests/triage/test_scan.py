@@ -1727,3 +1727,36 @@ EXAMPLES += [
     ("Proxy Call to rank 0 failed (Connect)", "nccl-proxy-call-failed"),
     ("torch.distributed.DistNetworkError: Socket Timeout", "c10d-socket-timeout"),
 ]
+
+# arch_floors.toml: a kernel library's own floor or ceiling, PTX older than its target
+EXAMPLES += [
+    ("ERROR: Your GPU does not support Int8 Matmul!", "bitsandbytes-int8-matmul-unsupported"),
+    ("ValueError: Unsupported CUDA architecture: sm75", "sageattention-unsupported-arch"),
+    (
+        "    requires device with capability <= (9, 0) but your GPU has capability (12, 0) (too new)",
+        "xformers-op-gpu-too-new",
+    ),
+    (
+        "ptxas /tmp/tmpmwke15zw.ptx, line 6; error   : PTX .version 8.4 does not support .target sm_120a",
+        "ptx-version-lacks-target",
+    ),
+]
+EXAMPLES += [
+    (
+        "/src/ggml/src/ggml-cuda/mmv.cu:51: ERROR: CUDA kernel mul_mat_vec has no device code compatible with CUDA arch 520. ggml-cuda.cu was compiled for: 520",
+        "ggml-no-device-code-for-arch",
+    ),
+    (
+        "NotImplementedError: No compiled cutlass_scaled_mm for a compute capability less than CUDA device capability: 121",
+        "vllm-no-compiled-kernel-for-capability",
+    ),
+]
+EXAMPLES += [
+    (
+        "'sm_120' is not a recognized processor for this target (ignoring processor)",
+        "llvm-unknown-nvptx-processor",
+    ),
+]
+EXAMPLES += [
+    ("    Please install PyTorch with a following CUDA", "torch-suggests-cuda-configuration"),
+]

@@ -88,9 +88,17 @@ def _toolkit_fix(support: SmSupport, cuda: Version | None) -> str:
     else:
         release = str(support.first_cuda)
         use = f"the CUDA {release} toolkit or newer (the first that compiles {support.arch})"
+        newer = (
+            f"triton {support.first_triton} or newer (`pip install -U 'triton>="
+            f"{support.first_triton}'`, or the torch release that pins it), whose bundled ptxas "
+            f"compiles {support.arch}"
+            if support.first_triton is not None
+            else "a newer triton (pip install -U triton, or the torch build that pins it)"
+        )
         triton = (
-            f"; for Triton's bundled ptxas, a newer triton (pip install -U triton, or the torch "
-            f"build that pins it) or TRITON_PTXAS_PATH=/usr/local/cuda-{release}/bin/ptxas"
+            f"; for Triton's bundled ptxas (torch.compile, vLLM, Unsloth kernels): {newer}, or "
+            f"export TRITON_PTXAS_PATH=/usr/local/cuda-{release}/bin/ptxas (a toolkit's ptxas "
+            "that knows it)"
         )
     home = f"/usr/local/cuda-{release}"
     return (
@@ -181,7 +189,15 @@ def toolkit_refused_arch_in_log(facts: Facts, line: LogLine) -> Hit | None:
             f"the matrix's [[sm]] table does not know {target} (line {line.line})", "log.ptx_target"
         )
     lowered = line.text.lower()
-    compiler = "ptxas" if "ptxas" in lowered else "NVRTC" if "nvrtc" in lowered else "nvcc"
+    compiler = (
+        "ptxas"
+        if "ptxas" in lowered
+        else "NVRTC"
+        if "nvrtc" in lowered
+        else "Triton's LLVM"
+        if "recognized processor" in lowered
+        else "nvcc"
+    )
     cuda = _nvcc(facts, line)
     if compiler == "NVRTC":  # torch's runtime compiler comes with torch's CUDA
         cuda = None
@@ -191,6 +207,18 @@ def toolkit_refused_arch_in_log(facts: Facts, line: LogLine) -> Hit | None:
     if problem is None:
         return None
     step = _toolkit_fix(support, cuda)
+    if (
+        compiler in ("ptxas", "Triton's LLVM")
+        and support.first_triton is not None
+        and (support.last_cuda is None or (cuda is not None and cuda < support.first_cuda))
+    ):
+        # ptxas refusing a GPU's own target is, in most logs, the one a Triton release bundles
+        # (Triton passes --gpu-name=sm_XY[a]): the Triton release that knows it comes first
+        step = (
+            f"Install triton {support.first_triton} or newer, whose bundled ptxas compiles "
+            f"{support.arch}: `pip install -U 'triton>={support.first_triton}'` (or the torch "
+            "release that pins it); else " + step[:1].lower() + step[1:]
+        )
     if compiler == "NVRTC":
         step = (
             f"Install a torch build for CUDA >= {support.first_cuda} (NVRTC, the "

@@ -103,10 +103,12 @@ def _stated_by_package(facts: Facts, line: LogLine) -> Hit | None:
     """The package's own check names it and the GPU's compute capability: rebuild that package
     for it, under the variable its build reads (the ``[[extension]]`` table's ``arch_env``)."""
     module, digits = line.stated.get("ext_module"), line.stated.get("gpu_sm")
-    entry = facts.matrix.extension(module) if module else None
-    if entry is None or digits is None or not digits.isdigit() or len(digits) < 2:
+    if module is None or digits is None or not digits.isdigit() or len(digits) < 2:
         return None
+    entry = facts.matrix.extension(module)
     cc = f"{digits[:-1]}.{digits[-1]}"
+    if entry is None:
+        return _stated_by_build(line, module, digits, cc)
     env = entry.arch_env or "TORCH_CUDA_ARCH_LIST"
     value = digits if entry.arch_env else cc
     build = (
@@ -128,5 +130,33 @@ def _stated_by_package(facts: Facts, line: LogLine) -> Hit | None:
             f"Rebuild {entry.package} for compute capability {cc}: `{command}`{also}",
             "manual",
             manual(command),
+        ),
+    )
+
+
+def _stated_by_build(line: LogLine, module: str, digits: str, cc: str) -> Hit:
+    """A build the ``[[extension]]`` table does not know names the architecture it lacks
+    (ggml's 'has no device code compatible with CUDA arch 750. ggml-cuda.cu was compiled for:
+    520,610', vLLM's 'No compiled cutlass_scaled_mm for ... capability: 121'): rebuild it
+    naming that architecture, under the variable its kind of build reads."""
+    cmake = f"CUDAARCHS={digits} cmake -B build <the project's CUDA option> && cmake --build build"
+    torch_ext = (
+        f'TORCH_CUDA_ARCH_LIST="{cc}" pip install --no-build-isolation --no-cache-dir '
+        f"--force-reinstall <the package that ships {module}>"
+    )
+    built = line.stated.get("built_archs")
+    has = f" (it was compiled for {built})" if built else ""
+    return Hit(
+        f"{module} has no kernels for the GPU's compute capability {cc} (sm_{digits}) (line "
+        f"{line.line}){has}: it was built for other GPUs",
+        evidence={"line": line.line, "module": module, "compute_capability": cc},
+        fix=fix(
+            f"Install a build of it made for sm_{digits} (a release whose wheels list it), or "
+            f"rebuild it for compute capability {cc}: a CMake build (llama.cpp, whisper.cpp, "
+            f"ggml) with `-DCMAKE_CUDA_ARCHITECTURES={digits}` (or `{cmake}`), a torch "
+            f"extension build (vLLM, a project's setup.py) with `{torch_ext}`",
+            "manual",
+            manual(cmake),
+            manual(torch_ext),
         ),
     )

@@ -47,10 +47,13 @@ def _torch_newer_than_gpus(facts: Facts, ccs: list[Version]) -> bool:
     return bool(archs) and max(ccs) < min(a.cc for a in archs)
 
 
-def _upgrade_fix(facts: Facts, ccs: list[Version], current: Version | None) -> Fix | None:
+def _upgrade_fix(
+    facts: Facts, ccs: list[Version], current: Version | None, *, gpu_older: bool = False
+) -> Fix | None:
     """The closest torch build with kernels for every GPU: the oldest release from the installed
     one on (the GPU is newer than the build), else, where the installed torch (or the arch list
-    it states) is newer than the GPUs, the newest older release that still has their kernels."""
+    it states, or torch's own 'too old' warning: ``gpu_older``) is newer than the GPUs, the newest
+    older release that still has their kernels."""
     try:
         driver: Version | None = facts.driver()
         max_cuda: Version | None = facts.max_cuda()[0]
@@ -60,7 +63,7 @@ def _upgrade_fix(facts: Facts, ccs: list[Version], current: Version | None) -> F
         python: Version | None = facts.python_version()
     except Skip:
         python = None
-    dropped = current is None and _torch_newer_than_gpus(facts, ccs)
+    dropped = current is None and (gpu_older or _torch_newer_than_gpus(facts, ccs))
     newer: list[TorchChoice] = []
     older: list[TorchChoice] = []
     for minor_compat in (False, True):  # prefer builds the driver runs fully

@@ -13,28 +13,44 @@ from packaging.version import Version
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.model import public
+from envcheck.model.finding import Fix
 from envcheck.rules.base import Hit, LogLine, from_log
 from envcheck.rules.choose import sm
 from envcheck.rules.fixes import fix, manual, pip_install
+from envcheck.rules.node.arch import _cc
 from envcheck.rules.node.torch_build import _upgrade_fix
 
 
 @from_log("TOR101")
-def arch_missing_in_log(facts: Facts, line: LogLine) -> Hit:
-    """The GPU the warning names (its compute capability, read from the line or the node) has
+def arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """The GPU the warning names (its compute capability, read from the node or the line) has
     no kernels in the installed torch: the fix is the closest torch build the matrix knows with
-    kernels for it, on the index of its CUDA variant (the driver's CUDA bound, where known)."""
-    gpus = facts.gpus()  # Skip when the log states no GPU: the rule's documented fix applies
-    ccs = sorted({facts.compute_capability(g) for g in gpus})
+    kernels for it, on the index of its CUDA variant (the driver's CUDA bound, where known); a
+    GPU older than the build (torch's 'too old' warning, or below the minimum it states) gets
+    the newest older build, and one no release has, a source build for its architecture. Where
+    torch states its range and the GPU is above it within the newest major (a GB10, 12.1, on
+    a build up to 12.0), the major's kernels run: no cause."""
+    suggested = line.stated.get("cuda_suggested")
+    try:
+        ccs, names = _stated_gpus(facts, line)
+    except Skip:
+        if suggested is None:
+            raise
+        return _suggested_hit(facts, line, suggested)
+    low, high = _cc(line.stated.get("min_cc")), _cc(line.stated.get("max_cc"))
+    if high is not None and ccs and all(cc.major == high.major and cc >= high for cc in ccs):
+        return None  # sm_121 runs sm_120's SASS: torch only warns
+    older = "too old" in line.text.lower() or (low is not None and bool(ccs) and max(ccs) < low)
     try:  # the installed torch, where the node's facts know it
         current: Version | None = facts.version("torch")
     except Skip:
         current = None
-    step = _upgrade_fix(facts, list(ccs), current)
+    archs = ", ".join(sm(cc) for cc in ccs)
+    step = _upgrade_fix(facts, list(ccs), current, gpu_older=older)
+    if step is None and older:
+        step = _source_build_fix(facts, ccs)
     if step is None:
         raise Skip("no torch build the matrix knows has kernels for the GPU", "packages")
-    names = ", ".join(dict.fromkeys(g.name for g in gpus if g.name)) or "the GPU"
-    archs = ", ".join(sm(cc) for cc in ccs)
     step = dataclasses.replace(
         step,
         summary=step.summary.replace(
@@ -51,8 +67,60 @@ def arch_missing_in_log(facts: Facts, line: LogLine) -> Hit:
     )
 
 
+def _suggested_hit(facts: Facts, line: LogLine, cuda: str) -> Hit:
+    """torch's own warning names the CUDA configuration whose builds have the GPU's kernels
+    (torch 2.8+: 'Please install PyTorch with a following CUDA configurations: 12.6')."""
+    variant = "cu" + cuda.replace(".", "")
+    url = facts.matrix.torch_index_url(variant)
+    command = "pip install --force-reinstall torch" + (f" --index-url {url}" if url else "")
+    return Hit(
+        f"the GPU has no kernels in the installed torch (line {line.line}: torch's own warning "
+        f"names the CUDA {cuda} builds as having them)",
+        evidence={"line": line.line, "cuda_suggested": cuda},
+        fix=fix(
+            f"Install the torch build for CUDA {cuda} (torch's own suggestion): `{command}` "
+            "(then reinstall packages built against torch: torchvision, vLLM, flash-attn)",
+            "manual",
+            manual(command),
+        ),
+    )
+
+
+def _stated_gpus(facts: Facts, line: LogLine) -> tuple[list[Version], str]:
+    """The GPUs' compute capabilities and names: the node's, else the one the line states
+    (a model the GPU table does not know, 'NVIDIA GTX TITAN Black ... cuda capability 3.5')."""
+    stated = _cc(line.stated.get("gpu_cc") or line.stated.get("gpu_sm"))
+    try:
+        gpus = facts.gpus()
+        ccs = sorted({facts.compute_capability(g) for g in gpus})
+        names = ", ".join(dict.fromkeys(g.name for g in gpus if g.name)) or "the GPU"
+    except Skip:
+        if stated is None:
+            raise
+        return [stated], line.stated.get("gpu_name") or "the GPU"
+    return ccs, names
+
+
+def _source_build_fix(facts: Facts, ccs: list[Version]) -> Fix | None:
+    """No torch release the matrix knows has kernels for a GPU this old: a source build for
+    its architecture, with a CUDA toolkit that still compiles it (the ``[[sm]]`` table)."""
+    if not ccs:
+        return None
+    arch_list = ";".join(f"{cc.major}.{cc.minor}" for cc in ccs)
+    toolkits = [s.last_cuda for cc in ccs if (s := facts.matrix.sm(sm(cc))) and s.last_cuda]
+    cuda = f" with CUDA {min(toolkits)} or older (the last that compiles it)" if toolkits else ""
+    archs = ", ".join(sm(cc) for cc in ccs)
+    return fix(
+        f"No prebuilt torch the matrix knows has {archs} kernels: build torch from source for "
+        f'it{cuda}: `TORCH_CUDA_ARCH_LIST="{arch_list}" python setup.py develop` in a '
+        "pytorch checkout (README 'From Source'), or run on the CPU",
+        "manual",
+        manual(f'TORCH_CUDA_ARCH_LIST="{arch_list}" python setup.py develop'),
+    )
+
+
 @from_log("TOR102")
-def pre_ampere_in_log(facts: Facts, line: LogLine) -> Hit:
+def pre_ampere_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """flash-attn 2 raises 'FlashAttention only supports Ampere GPUs or newer' only after its own
     check of the GPU's compute capability fails (csrc/flash_attn/flash_api.cpp): the line
     establishes the cause; the node's GPUs, where known, are named."""
@@ -70,6 +138,8 @@ def pre_ampere_in_log(facts: Facts, line: LogLine) -> Hit:
         if cc < Version("8.0"):
             names.add(f"{g.name} ({sm(cc)})")
     old = sorted(names)
+    if not old and _all_ampere_or_newer(facts, line):
+        return None  # a GPU newer than the release's check: CUD151's entry names that cause
     gpus = f" ({', '.join(old)})" if old else ""
     return Hit(
         f"flash-attn 2 refused the GPU{gpus} (line {line.line}: 'FlashAttention only supports "
@@ -84,6 +154,21 @@ def pre_ampere_in_log(facts: Facts, line: LogLine) -> Hit:
             ),
         ),
     )
+
+
+def _all_ampere_or_newer(facts: Facts, line: LogLine) -> bool:
+    """Every GPU the node or the log states is sm_80 or newer (the log's when the node names
+    none)."""
+    ccs: list[Version] = []
+    try:
+        for g in facts.gpus():
+            ccs.append(facts.compute_capability(g))
+    except Skip:
+        ccs = []
+    if not ccs:
+        stated = _cc(line.stated.get("gpu_cc") or line.stated.get("gpu_sm"))
+        ccs = [stated] if stated is not None else []
+    return bool(ccs) and min(ccs) >= Version("8.0")
 
 
 @from_log("TOR104")
