@@ -272,6 +272,9 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         soname = found.group(1)
     needer = line.stated.get("required_by")
     by = f" needed by {needer}" if needer else ""
+    own = _OWN_FILE.search(line.text)
+    if own is not None and not needer:
+        return _package_file_missing(facts, own.group("path"), own.group("top"), line)
     site_match = _SITE.search(line.text)
     site = site_match.group("site") if site_match else None
     major = _torch_cuda_major(facts)
@@ -385,6 +388,40 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
             *actions,
         ),
         severity=severity,
+    )
+
+
+# dlopen() names the FILE it was given when that file itself is absent ('OSError: /x/site-packages/
+# bitsandbytes/libbitsandbytes_cuda114.so: cannot open shared object file'); a missing
+# dependency is named by its SONAME alone
+_OWN_FILE = re.compile(
+    r"(?P<path>/[^\s:'\"()]*?[/\\](?:site|dist)-packages[/\\](?P<top>[A-Za-z0-9_]+)"
+    r"[/\\][^\s:'\"()]*?\.so(?:\.[0-9]+)*): cannot open shared object file"
+)
+
+
+def _package_file_missing(facts: Facts, path: str, top: str, line: LogLine) -> Hit:
+    """A package's own shared object is absent at the path its code opened: the installed
+    release ships no build of that file for this CUDA or platform (bitsandbytes'
+    libbitsandbytes_cuda114.so on a Jetson, bitsandbytes-foundation/bitsandbytes#232), or a
+    source install did not compile it (#1190: libbitsandbytes_cpu.so in an egg built without
+    its native library). The package is what changes, not LD_LIBRARY_PATH."""
+    dist = distribution_of(facts, top)
+    name = path.rsplit("/", 1)[-1]
+    return Hit(
+        f"{dist}'s own library {name} is not there (line {line.line}): the installed {dist} "
+        "ships no such file (no build for this CUDA or platform) or its source install did "
+        "not compile it",
+        evidence={"line": line.line, "soname": name, "path": path, "package": dist},
+        fix=fix(
+            f"Reinstall {dist} so that it has {name}: pip install --force-reinstall "
+            f"--no-cache-dir {dist}, or a release with a build for this CUDA / platform: pip "
+            f"install --upgrade {dist}; from source, build its native library before installing",
+            "manual",
+            manual(f"pip install --force-reinstall --no-cache-dir {dist}"),
+            manual(f"pip install --upgrade {dist}  (a release that ships {name} for this setup)"),
+            manual(f"ls {path.rsplit('/', 1)[0]}  (the builds it does ship)"),
+        ),
     )
 
 
@@ -574,6 +611,30 @@ def _which_copy(path: str | None) -> str:
     return "other"
 
 
+def _old_libgcc_action() -> Action:
+    """Anaconda's old `libgcc` package (defaults, before conda-forge's split runtime) installs
+    an old libstdc++.so.6 into the environment's lib/ and shadows `libgcc-ng` /
+    `libstdcxx-ng` (ContinuumIO/anaconda-issues#5191, maintainer: 'conda remove libgcc', then
+    'conda install libgcc-ng --force')."""
+    return manual(
+        "conda remove libgcc; conda install libgcc-ng libstdcxx-ng  (an old `libgcc` package "
+        "shadows the runtime; conda install --force-reinstall libgcc-ng when it is installed)"
+    )
+
+
+def _needing_distribution(facts: Facts, needer: str | None) -> str | None:
+    """The distribution whose extension needs the label (`(required by .../site-packages/
+    scipy/spatial/_ckdtree...so)` -> scipy); None outside site-packages or for torch / NVIDIA's
+    wheels, whose fix is the runtime."""
+    found = _SITE_TOP.search(needer) if needer else None
+    if found is None or found.group("top").startswith("_"):
+        return None
+    dist = distribution_of(facts, found.group("top"))
+    if dist in ("torch", "nvidia") or dist.startswith("nvidia-"):
+        return None
+    return dist
+
+
 def _os_release(facts: Facts) -> OsRelease | None:
     try:
         system = facts.system()
@@ -647,6 +708,7 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         actions.append(
             manual("conda install -c conda-forge gcc gxx  (the compilers bring the runtime)")
         )
+        actions.append(_old_libgcc_action())
         if system_has is not False:
             actions.append(manual(f"export LD_PRELOAD={system_copy}"))
             actions.append(
@@ -668,6 +730,7 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         if pinned_runtime:
             actions.append(manual(pinned_runtime))
         actions.append(manual("export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH"))
+        actions.append(_old_libgcc_action())
         env = _conda_prefix(needer)
         if env is not None:  # the binary that needs the label lives in a conda environment
             actions.append(manual(f"export LD_LIBRARY_PATH={env}/lib:$LD_LIBRARY_PATH  (here)"))
@@ -705,6 +768,15 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         actions.append(manual("export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH"))
         actions.append(manual(f"ln -sf {system_copy} $CONDA_PREFIX/lib/libstdc++.so.6"))
         actions.append(check)
+    importer = _needing_distribution(facts, needer)
+    if importer is not None:  # a wheel's extension built with a newer GCC: the other way out
+        actions.append(
+            manual(
+                f"conda install -c conda-forge {importer}  (conda-forge's {importer} is built "
+                "against the environment's libstdc++; or pip install an older "
+                f"{importer} release built with an older GCC)"
+            )
+        )
     os_note = ""
     if release is not None and system_has is not None:
         os_note = (
