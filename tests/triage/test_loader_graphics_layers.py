@@ -129,3 +129,17 @@ def test_pyrender_egl_without_devices_renders_in_software(
     )
     text = _confirmed(cli, log, "SIM120")
     assert "PYOPENGL_PLATFORM=osmesa" in text
+
+
+def test_a_gpu_runtimes_old_cuda_build_is_upgraded_not_fed_old_libraries(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "[E:onnxruntime:Default, provider_bridge_ort.cc:1209] FAIL : Failed to load library "
+        "libonnxruntime_providers_cuda.so with error: libcufft.so.10: cannot open shared object "
+        "file: No such file or directory",
+    )
+    text = _confirmed(cli, log, "SYS150")
+    assert "pip install --upgrade onnxruntime-gpu" in text
+    assert "import torch before onnxruntime" in text

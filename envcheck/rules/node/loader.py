@@ -24,6 +24,8 @@ from envcheck.model.finding import Action, Fix, Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import apt_command, apt_words, conda_words, fix, manual, pip_install
 from envcheck.rules.node.cuda_libs import _pins
+from envcheck.rules.node.gpu_runtimes import _commands as _runtime_cuda_commands
+from envcheck.rules.node.gpu_runtimes import cuda_major
 from envcheck.rules.node.imports import distribution_of
 
 # glibc's and ldd's wordings, and CTranslate2's ('Library %s is not found or cannot be loaded')
@@ -357,6 +359,11 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
                 f"{soname}: a release built for the node's CUDA)"
             )
         )
+    runtime = _runtime_commands(facts, line, entries)
+    if runtime is not None:  # the GPU runtime that opens it: its own way to the CUDA libraries
+        said_runtime, runtime_actions = runtime
+        words.insert(0, said_runtime)
+        actions = [*runtime_actions, *actions]
     for_cuda = f" for torch's CUDA {major}" if major is not None and entries[0].cuda_major else ""
     # the table's notes are advice about the fix (another package, the headless wheel, the
     # container's GPUs): they go with it; the message keeps what the name itself says
@@ -423,6 +430,46 @@ def _package_file_missing(facts: Facts, path: str, top: str, line: LogLine) -> H
             manual(f"ls {path.rsplit('/', 1)[0]}  (the builds it does ship)"),
         ),
     )
+
+
+def _runtime_commands(
+    facts: Facts, line: LogLine, entries: tuple[Soname, ...]
+) -> tuple[str, list[Action]] | None:
+    """A GPU runtime that opens CUDA libraries itself (ONNX Runtime's CUDA provider, CuPy,
+    TensorFlow, JAX: the matrix's `[[gpu_build]]`, named on the line or in the frame above it):
+    its documented commands for the libraries it loads come first. A SONAME of an older CUDA
+    major than the runtime's current builds (libcublasLt.so.11 from an onnxruntime-gpu whose
+    PyPI releases are CUDA 12) says an old build is installed: upgrading it is the other fix."""
+    majors = [e.cuda_major for e in entries if e.cuda_major is not None]
+    if not majors:
+        return None
+    build = facts.matrix.gpu_build(line.text + "\n" + (line.stated.get("importer_file") or ""))
+    if build is None:
+        return None
+    wanted = majors[0] if len(set(majors)) == 1 else None
+    commands = _runtime_cuda_commands(
+        build.cuda_libs or build.install, cuda_major(facts, build, wanted)
+    )
+    actions: list[Action] = [manual(c) for c in commands]
+    said = f"{build.library} opens it: {commands[0]}" if commands else build.library
+    default = build.cuda_default
+    if wanted is not None and default is not None and wanted < default:
+        upgrades = [
+            c.split("  (")[0].replace("pip install ", "pip install --upgrade ", 1)
+            for c in build.install
+            if c.startswith("pip install ") and "{cuda}" not in c
+        ]
+        for command in upgrades:
+            actions.insert(
+                0,
+                manual(
+                    f"{command}  ({build.library}'s current releases are built for CUDA "
+                    f"{default}; the installed one asks for CUDA {wanted}'s {entries[0].name})"
+                ),
+            )
+        if upgrades:
+            said = f"{upgrades[0]} (a build for CUDA {default}), or " + said
+    return said, actions
 
 
 _SITE_TOP = re.compile(r"[/\\](?:site|dist)-packages[/\\](?P<top>[A-Za-z0-9_]+)[/\\]")
