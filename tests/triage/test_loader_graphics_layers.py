@@ -143,3 +143,21 @@ def test_a_gpu_runtimes_old_cuda_build_is_upgraded_not_fed_old_libraries(
     text = _confirmed(cli, log, "SYS150")
     assert "pip install --upgrade onnxruntime-gpu" in text
     assert "import torch before onnxruntime" in text
+
+
+def test_pyopengls_short_library_names_map_to_their_packages(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "OpenGL.error.NullFunctionError: Attempt to call an undefined function glutInit, check "
+        "for bool(glutInit) before calling",
+    )
+    text = _confirmed(cli, log, "SYS150")
+    assert "freeglut3-dev" in text
+    log = _log(
+        tmp_path,
+        "ImportError: ('Unable to load OpenGL library', 'OSMesa: cannot open shared object file: "
+        "No such file or directory', 'OSMesa', None)",
+    )
+    assert "libosmesa6" in _confirmed(cli, log, "SYS150")

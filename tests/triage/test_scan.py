@@ -1727,3 +1727,14 @@ EXAMPLES += [
     ),
     ("pyglet.window.NoSuchConfigException", "pyglet-no-gl-config"),
 ]
+EXAMPLES += [
+    (
+        "OSError: ('Unable to load OpenGL library', 'OSMesa: cannot open shared object file: No "
+        "such file or directory', 'OSMesa', None)",
+        "pyopengl-library-missing",
+    ),
+    (
+        "OpenGL.error.Error: Attempt to retrieve context when no valid context",
+        "pyopengl-no-current-context",
+    ),
+]

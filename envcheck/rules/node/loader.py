@@ -267,6 +267,9 @@ def _unknown_soname_fix(soname: str) -> Fix:
 @from_log("SYS150")
 def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
     soname = line.stated.get("soname")
+    gl_library = line.stated.get("gl_library")
+    if soname is None and gl_library:  # PyOpenGL loads 'OSMesa', 'GL', 'glut' as lib<name>.so
+        soname = f"lib{gl_library}.so"
     if soname is None:
         found = _SONAME.search(line.text)
         if found is None:
