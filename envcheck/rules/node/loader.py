@@ -200,6 +200,14 @@ def _soname_actions(
                 "if the toolkit has it: export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH"
             )
         )
+        # or register the folder with the loader's cache for every process (NVIDIA's
+        # installation guide, post-installation actions: ldconfig)
+        actions.append(
+            manual(
+                "or for every process: echo /usr/local/cuda/lib64 | sudo tee "
+                "/etc/ld.so.conf.d/cuda.conf && sudo ldconfig"
+            )
+        )
         if entry.conda:
             actions.append(
                 manual(
