@@ -142,6 +142,8 @@ FACTS: dict[str, str] = {
     "library_path": "the library file the line names: the copy that lacks a symbol version "
     "(a conda env's lib/libstdc++.so.6) or an extension with an undefined symbol",
     "required_by": "the binary that needs it ('(required by /path/ext.so)')",
+    "gl_library": "an OpenGL library PyOpenGL could not load, by the short name it loads it by "
+    "(OSMesa, GL, glut: lib<name>.so)",
     "module": "a Python module the import system could not find (No module named 'X')",
     "import_name": "a name an import could not find in a module (cannot import name 'X')",
     "from_module": "the module that import read it from (cannot import name 'X' from 'Y')",

@@ -1760,3 +1760,48 @@ EXAMPLES += [
 EXAMPLES += [
     ("    Please install PyTorch with a following CUDA", "torch-suggests-cuda-configuration"),
 ]
+EXAMPLES += [
+    (
+        "ImportError: /usr/lib/i386-linux-gnu/libcuda.so.1: wrong ELF class: ELFCLASS32",
+        "shared-object-wrong-elf-class",
+    ),
+    (
+        "OSError: /venv/lib/python3.10/site-packages/nvidia/cudnn/lib/libcudnn_cnn_infer.so.8: "
+        "file too short",
+        "shared-object-not-elf",
+    ),
+    (
+        "ImportError: libctranslate2-bc15bf3f.so.4.5.0: cannot enable executable stack as shared "
+        "object requires: Invalid argument",
+        "shared-object-executable-stack",
+    ),
+    (
+        "./app: relocation error: ./app: symbol _ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaI"
+        "cEE7compareEPKc version GLIBCXX_3.4.21 not defined in file libstdc++.so.6 with link time "
+        "reference",
+        "symbol-version-not-defined-link-time",
+    ),
+    ("GLEW initalization error: Missing GL version", "glew-missing-gl-version"),
+    ("ValueError: Invalid device ID (0)", "pyrender-egl-no-device"),
+    (
+        "F0702 15:00:34.320842 19023 WindowlessContext.cpp:99] Check failed: numDevices > 0 [EGL] "
+        "No devices detected",
+        "egl-no-devices-detected",
+    ),
+    (
+        "RuntimeError: Cannot find cuda device suitable for rendering cuda:0",
+        "vulkan-cuda-device-not-found",
+    ),
+    ("pyglet.window.NoSuchConfigException", "pyglet-no-gl-config"),
+]
+EXAMPLES += [
+    (
+        "OSError: ('Unable to load OpenGL library', 'OSMesa: cannot open shared object file: No "
+        "such file or directory', 'OSMesa', None)",
+        "pyopengl-library-missing",
+    ),
+    (
+        "OpenGL.error.Error: Attempt to retrieve context when no valid context",
+        "pyopengl-no-current-context",
+    ),
+]

@@ -25,6 +25,8 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import apt_command, apt_words, conda_words, fix, manual, pip_install
 from envcheck.rules.node.cuda_libs import _pins
+from envcheck.rules.node.gpu_runtimes import _commands as _runtime_cuda_commands
+from envcheck.rules.node.gpu_runtimes import cuda_major
 from envcheck.rules.node.imports import distribution_of
 
 # glibc's and ldd's wordings, and CTranslate2's ('Library %s is not found or cannot be loaded')
@@ -197,6 +199,14 @@ def _soname_actions(
                 "if the toolkit has it: export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH"
             )
         )
+        # or register the folder with the loader's cache for every process (NVIDIA's
+        # installation guide, post-installation actions: ldconfig)
+        actions.append(
+            manual(
+                "or for every process: echo /usr/local/cuda/lib64 | sudo tee "
+                "/etc/ld.so.conf.d/cuda.conf && sudo ldconfig"
+            )
+        )
         if entry.conda:
             actions.append(
                 manual(
@@ -262,6 +272,9 @@ def _unknown_soname_fix(soname: str) -> Fix:
 @from_log("SYS150")
 def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
     soname = line.stated.get("soname")
+    gl_library = line.stated.get("gl_library")
+    if soname is None and gl_library:  # PyOpenGL loads 'OSMesa', 'GL', 'glut' as lib<name>.so
+        soname = f"lib{gl_library}.so"
     if soname is None:
         found = _SONAME.search(line.text)
         if found is None:
@@ -269,6 +282,9 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         soname = found.group(1)
     needer = line.stated.get("required_by")
     by = f" needed by {needer}" if needer else ""
+    own = _OWN_FILE.search(line.text)
+    if own is not None and not needer:
+        return _package_file_missing(facts, own.group("path"), own.group("top"), line)
     site_match = _SITE.search(line.text)
     site = site_match.group("site") if site_match else None
     major = _torch_cuda_major(facts)
@@ -351,6 +367,11 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
                 f"{soname}: a release built for the node's CUDA)"
             )
         )
+    runtime = _runtime_commands(facts, line, entries)
+    if runtime is not None:  # the GPU runtime that opens it: its own way to the CUDA libraries
+        said_runtime, runtime_actions = runtime
+        words.insert(0, said_runtime)
+        actions = [*runtime_actions, *actions]
     for_cuda = f" for torch's CUDA {major}" if major is not None and entries[0].cuda_major else ""
     # the table's notes are advice about the fix (another package, the headless wheel, the
     # container's GPUs): they go with it; the message keeps what the name itself says
@@ -386,6 +407,78 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
 
 
 _SITE_TOP = lazy(r"[/\\](?:site|dist)-packages[/\\](?P<top>[A-Za-z0-9_]+)[/\\]")
+# dlopen() names the FILE it was given when that file itself is absent ('OSError: /x/site-packages/
+# bitsandbytes/libbitsandbytes_cuda114.so: cannot open shared object file'); a missing
+# dependency is named by its SONAME alone
+_OWN_FILE = lazy(
+    r"(?P<path>/[^\s:'\"()]*?[/\\](?:site|dist)-packages[/\\](?P<top>[A-Za-z0-9_]+)"
+    r"[/\\][^\s:'\"()]*?\.so(?:\.[0-9]+)*): cannot open shared object file"
+)
+
+
+def _package_file_missing(facts: Facts, path: str, top: str, line: LogLine) -> Hit:
+    """A package's own shared object is absent at the path its code opened: the installed
+    release ships no build of that file for this CUDA or platform (bitsandbytes'
+    libbitsandbytes_cuda114.so on a Jetson, bitsandbytes-foundation/bitsandbytes#232), or a
+    source install did not compile it (#1190: libbitsandbytes_cpu.so in an egg built without
+    its native library). The package is what changes, not LD_LIBRARY_PATH."""
+    dist = distribution_of(facts, top)
+    name = path.rsplit("/", 1)[-1]
+    return Hit(
+        f"{dist}'s own library {name} is not there (line {line.line}): the installed {dist} "
+        "ships no such file (no build for this CUDA or platform) or its source install did "
+        "not compile it",
+        evidence={"line": line.line, "soname": name, "path": path, "package": dist},
+        fix=fix(
+            f"Reinstall {dist} so that it has {name}: pip install --force-reinstall "
+            f"--no-cache-dir {dist}, or a release with a build for this CUDA / platform: pip "
+            f"install --upgrade {dist}; from source, build its native library before installing",
+            "manual",
+            manual(f"pip install --force-reinstall --no-cache-dir {dist}"),
+            manual(f"pip install --upgrade {dist}  (a release that ships {name} for this setup)"),
+            manual(f"ls {path.rsplit('/', 1)[0]}  (the builds it does ship)"),
+        ),
+    )
+
+
+def _runtime_commands(
+    facts: Facts, line: LogLine, entries: tuple[Soname, ...]
+) -> tuple[str, list[Action]] | None:
+    """A GPU runtime that opens CUDA libraries itself (ONNX Runtime's CUDA provider, CuPy,
+    TensorFlow, JAX: the matrix's `[[gpu_build]]`, named on the line or in the frame above it):
+    its documented commands for the libraries it loads come first. A SONAME of an older CUDA
+    major than the runtime's current builds (libcublasLt.so.11 from an onnxruntime-gpu whose
+    PyPI releases are CUDA 12) says an old build is installed: upgrading it is the other fix."""
+    majors = [e.cuda_major for e in entries if e.cuda_major is not None]
+    if not majors:
+        return None
+    build = facts.matrix.gpu_build(line.text + "\n" + (line.stated.get("importer_file") or ""))
+    if build is None:
+        return None
+    wanted = majors[0] if len(set(majors)) == 1 else None
+    commands = _runtime_cuda_commands(
+        build.cuda_libs or build.install, cuda_major(facts, build, wanted)
+    )
+    actions: list[Action] = [manual(c) for c in commands]
+    said = f"{build.library} opens it: {commands[0]}" if commands else build.library
+    default = build.cuda_default
+    if wanted is not None and default is not None and wanted < default:
+        upgrades = [
+            c.split("  (")[0].replace("pip install ", "pip install --upgrade ", 1)
+            for c in build.install
+            if c.startswith("pip install ") and "{cuda}" not in c
+        ]
+        for command in upgrades:
+            actions.insert(
+                0,
+                manual(
+                    f"{command}  ({build.library}'s current releases are built for CUDA "
+                    f"{default}; the installed one asks for CUDA {wanted}'s {entries[0].name})"
+                ),
+            )
+        if upgrades:
+            said = f"{upgrades[0]} (a build for CUDA {default}), or " + said
+    return said, actions
 
 
 def _loading_package(facts: Facts, line: LogLine, entries: Iterable[Soname]) -> str | None:
@@ -571,6 +664,30 @@ def _which_copy(path: str | None) -> str:
     return "other"
 
 
+def _old_libgcc_action() -> Action:
+    """Anaconda's old `libgcc` package (defaults, before conda-forge's split runtime) installs
+    an old libstdc++.so.6 into the environment's lib/ and shadows `libgcc-ng` /
+    `libstdcxx-ng` (ContinuumIO/anaconda-issues#5191, maintainer: 'conda remove libgcc', then
+    'conda install libgcc-ng --force')."""
+    return manual(
+        "conda remove libgcc; conda install libgcc-ng libstdcxx-ng  (an old `libgcc` package "
+        "shadows the runtime; conda install --force-reinstall libgcc-ng when it is installed)"
+    )
+
+
+def _needing_distribution(facts: Facts, needer: str | None) -> str | None:
+    """The distribution whose extension needs the label (`(required by .../site-packages/
+    scipy/spatial/_ckdtree...so)` -> scipy); None outside site-packages or for torch / NVIDIA's
+    wheels, whose fix is the runtime."""
+    found = _SITE_TOP.search(needer) if needer else None
+    if found is None or found.group("top").startswith("_"):
+        return None
+    dist = distribution_of(facts, found.group("top"))
+    if dist in ("torch", "nvidia") or dist.startswith("nvidia-"):
+        return None
+    return dist
+
+
 def _os_release(facts: Facts) -> OsRelease | None:
     try:
         system = facts.system()
@@ -644,6 +761,7 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         actions.append(
             manual("conda install -c conda-forge gcc gxx  (the compilers bring the runtime)")
         )
+        actions.append(_old_libgcc_action())
         if system_has is not False:
             actions.append(manual(f"export LD_PRELOAD={system_copy}"))
             actions.append(
@@ -665,6 +783,7 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         if pinned_runtime:
             actions.append(manual(pinned_runtime))
         actions.append(manual("export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH"))
+        actions.append(_old_libgcc_action())
         env = _conda_prefix(needer)
         if env is not None:  # the binary that needs the label lives in a conda environment
             actions.append(manual(f"export LD_LIBRARY_PATH={env}/lib:$LD_LIBRARY_PATH  (here)"))
@@ -702,6 +821,15 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         actions.append(manual("export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH"))
         actions.append(manual(f"ln -sf {system_copy} $CONDA_PREFIX/lib/libstdc++.so.6"))
         actions.append(check)
+    importer = _needing_distribution(facts, needer)
+    if importer is not None:  # a wheel's extension built with a newer GCC: the other way out
+        actions.append(
+            manual(
+                f"conda install -c conda-forge {importer}  (conda-forge's {importer} is built "
+                "against the environment's libstdc++; or pip install an older "
+                f"{importer} release built with an older GCC)"
+            )
+        )
     os_note = ""
     if release is not None and system_has is not None:
         os_note = (
