@@ -17,14 +17,15 @@ from collections.abc import Iterable
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.schema import ImportName, NameHistory
-from envcheck.model.finding import Action, Severity
+from envcheck.model.finding import Action, Fix, Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
-from envcheck.rules.node.import_releases import by_release
+from envcheck.rules.node.import_releases import by_release, declared_bound, importer_fit
 
 
 def distribution_of(facts: Facts, module: str) -> str:
@@ -148,6 +149,9 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
     have = f"{dist} {version}" if version is not None else f"the installed {dist}"
     wanted = _requirers(facts, dist)
     importer = _importer(facts, line, dist)
+    declared = declared_bound(facts, importer, dist, version)
+    if declared is not None and all(b != declared[0] for b, _ in wanted):
+        wanted.append(declared)  # the importer's release declares it (its own setup.py)
     typed = spelled(module, dist)
     violated = version is not None and any(
         not Requirement(req).specifier.contains(version, prereleases=True) for _, req in wanted
@@ -343,15 +347,36 @@ def _removed_name(facts: Facts, line: LogLine, module: str, name: str) -> Hit | 
             "removed_in": str(when),
             "version": str(version) if version is not None else None,
         },
-        fix=fix(
-            f'Install the last {by} release before the removal: pip install "{spelled}<{when}"'
-            f" (or upgrade {_importer_named(importer, 'the package')} that imports {name} to a "
-            f"release made for {by} >= {when}).{note}",
-            "manual",
-            pip_install(f"{spelled}<{when}"),
-            *_importer_upgrade(importer, by, when),
-        ),
+        fix=_removed_fix(facts, importer, by, module, name, version, spelled, when, note),
     )
+
+
+def _removed_fix(
+    facts: Facts,
+    importer: tuple[str, object] | None,
+    by: str,
+    module: str,
+    name: str,
+    version: Version | None,
+    spelled: str,
+    when: Version,
+    note: str,
+) -> Fix:
+    """The fix for a curated removal: the library pinned below it, and the importer's release
+    that stopped importing the name (from generated/importers.toml) first where the traceback
+    shows the importer, after where it does not."""
+    summary = (
+        f'Install the last {by} release before the removal: pip install "{spelled}<{when}"'
+        f" (or upgrade {_importer_named(importer, 'the package')} that imports {name} to a "
+        f"release made for {by} >= {when}).{note}"
+    )
+    actions: list[Action] = [pip_install(f"{spelled}<{when}")]
+    fit = importer_fit(facts, (by, module, name), importer, version, too_old=False)
+    if fit is None:
+        return fix(summary, "manual", *actions, *_importer_upgrade(importer, by, when))
+    if importer is not None:
+        return fix(f"{fit[0]}; or {summary[0].lower()}{summary[1:]}", "manual", *fit[1], *actions)
+    return fix(f"{summary} Known importers: {fit[0]}", "manual", *actions, *fit[1])
 
 
 def _stdlib_not_built(
