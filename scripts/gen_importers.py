@@ -147,15 +147,15 @@ def setup_requires(text: str) -> list[str] | None:
             table[Requirement(row).name] = row
         except InvalidRequirement:
             continue
-    lists: dict[str, ast.AST] = {
+    lists: dict[str, ast.expr] = {
         n.targets[0].id: n.value
         for n in tree.body
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
     }
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
+    for call in ast.walk(tree):
+        if not isinstance(call, ast.Call):
             continue
-        for kw in node.keywords:
+        for kw in call.keywords:
             if kw.arg != "install_requires":
                 continue
             value = kw.value

@@ -209,3 +209,20 @@ def test_a_wrong_span_is_refused_when_read() -> None:
     )
     with pytest.raises(MatrixError, match="invalid span"):
         parse_tables(text, "importers.toml")
+
+
+def test_matrix_validate_reads_the_lazy_tables(tmp_path: Path) -> None:
+    """`envcheck matrix validate` reports a broken importers.toml (read lazily elsewhere)."""
+    from dataclasses import replace
+
+    from envcheck.matrix_validate import load, validate
+
+    matrix = load(env={})
+    assert any(p.endswith("importers.toml") for p in matrix.python_names_files)
+    assert not [p for p in validate(matrix) if "importers.toml" in p.where]
+    bad = tmp_path / "importers.toml"
+    bad.write_text('[[importer]]\ndistribution = "x"\n')
+    problems = validate(replace(matrix, python_names_files=(str(bad),)))
+    assert [(p.where, p.key) for p in problems if p.where == str(bad)] == [
+        (str(bad), "importer[0]")
+    ]

@@ -183,7 +183,8 @@ def _fit(
             else ""
         )
         return (
-            f'{by} {short(gone)} stopped importing {what}{admits}: pip install -U "{pin}"',
+            f"{by} {short(gone)} stopped importing {what}{admits}: pip install -U {by} "
+            f'(a release >= {short(pick)}: pip install -U "{pin}")',
             [pip_install(pin, flags=("--upgrade",))],
         )
     if version is None or installed is None:

@@ -84,11 +84,16 @@ def import_name_missing(facts: Facts) -> Iterable[Hit]:
     Install the release of Y the importer was written for: the release that added X
     (`pip install "Y>=A"`) or, when a release removed it, the releases before
     (`pip install "Y<R"`; `Y==L` the last one with it), as the matrix's names-by-release table
-    (read from Y's own tags) states; else the range the importer requires (`pip check`).
+    (read from Y's own tags) states; else the range the importer requires (`pip check`). The
+    importer's side from what its releases import and declare (read from its own tags): the
+    release before it began importing X (`pip install "P<F"`), the first after it stopped
+    (`pip install -U "P>=G"`), or the bound its installed release declares on Y; first where
+    the traceback shows the importer, after Y's pin where it does not.
 
     ## References
     - python/cpython Python/ceval.c (import_from: "cannot import name %R from %R (%S)")
     - matrices/generated/python_names.toml (scripts/gen_python_names.py)
+    - matrices/generated/importers.toml (scripts/gen_importers.py)
     """
     raise Skip("only a log line states a failed import", "log.imports")
 
@@ -473,12 +478,14 @@ def module_not_found(facts: Facts) -> Iterable[Hit]:
     ## Fix
     Install the distribution that provides the module in the interpreter that runs the job
     (`python -m pip install <distribution>`); for a submodule a release added or removed, the
-    release the names-by-release table names (`pip install "Y>=A"`, `pip install "Y<R"`).
+    release the names-by-release table names (`pip install "Y>=A"`, `pip install "Y<R"`), and
+    the importing package's release that does not import that module (`pip install "P<F"`).
 
     ## References
     - python/cpython Lib/importlib/_bootstrap.py ("No module named {!r}")
     - matrices/packages/import_names.toml
     - matrices/generated/python_names.toml (scripts/gen_python_names.py)
+    - matrices/generated/importers.toml (scripts/gen_importers.py)
     """
     raise Skip("only a log line states a failed import", "log.imports")
 
