@@ -161,3 +161,12 @@ def test_the_bound_the_importer_s_release_declares_pins_the_library(
     node = _node(tmp_path, transformers="4.30.0", sentence_transformers="2.3.0")
     text = fix_text(causes(cli, log, "--report", str(node))["PY150"])
     assert f"pip install 'transformers{bound}'" in text
+
+
+def test_fitz_is_installed_from_pymupdf_not_the_index_s_fitz(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(tmp_path, "    import fitz", "ModuleNotFoundError: No module named 'fitz'")
+    cause = causes(cli, log)["PY151"]
+    assert cause["findings"][0]["fix"]["commands"] == ["pip install pymupdf"]
+    assert "pip uninstall fitz" in fix_text(cause)
