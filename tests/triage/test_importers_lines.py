@@ -170,3 +170,22 @@ def test_fitz_is_installed_from_pymupdf_not_the_index_s_fitz(
     cause = causes(cli, log)["PY151"]
     assert cause["findings"][0]["fix"]["commands"] == ["pip install pymupdf"]
     assert "pip uninstall fitz" in fix_text(cause)
+
+
+def test_without_a_traceback_the_installed_importers_declared_bounds_pin_the_library(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """What `pip check` would say, from the importers' own setup.py: a pip freeze only."""
+    rows = MATRIX.python_importer("sentence-transformers")
+    assert rows is not None
+    bound = rows.bound("transformers", next(r for r in rows.releases if str(r) == "2.3.0"))
+    log = _log(tmp_path, "ImportError: cannot import name 'NoSuchName' from 'transformers'")
+    freeze = tmp_path / "freeze.txt"
+    freeze.write_text("sentence-transformers==2.3.0\ntorch==2.1.0\ntransformers==4.30.0\n")
+    cause = causes(cli, log, "--from", str(freeze))["PY150"]
+    assert "sentence-transformers requires" in cause["findings"][0]["message"]
+    assert f"pip install 'transformers{bound}'" in fix_text(cause)
+    freeze.write_text("sentence-transformers==2.3.0\ntorch==2.1.0\ntransformers==4.40.0\n")
+    assert "sentence-transformers requires" not in fix_text(
+        causes(cli, log, "--from", str(freeze))["PY150"]
+    )

@@ -84,6 +84,25 @@ def declared_bound(
     return canonicalize_name(rows.distribution) if rows else importer[0], f"{lib}{bound}"
 
 
+def declared_by_installed(
+    facts: Facts, lib: str, installed: Version | None
+) -> list[tuple[str, str]]:
+    """(importer, "lib<bound>") for each importing package the node has whose installed
+    release declares a bound on ``lib`` (generated/importers.toml) that excludes the installed
+    ``lib``: what `pip check` would say, from the importers' own setup.py/pyproject."""
+    if installed is None or not facts.matrix.python_names_files:
+        return []
+    out = []
+    for rows in facts.matrix.python_names().importers:
+        version = facts.known_version(rows.distribution)
+        if version is None:
+            continue
+        found = declared_bound(facts, (rows.distribution, version), lib, installed)
+        if found is not None:
+            out.append(found)
+    return out
+
+
 def _prior(releases: tuple[Version, ...], version: Version) -> Version | None:
     """The release scanned just before ``version``."""
     before = [r for r in releases if r < version]

@@ -25,7 +25,12 @@ from envcheck.matrix.schema import ImportName, NameHistory
 from envcheck.model.finding import Action, Fix, Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
-from envcheck.rules.node.import_releases import by_release, declared_bound, importer_fit
+from envcheck.rules.node.import_releases import (
+    by_release,
+    declared_bound,
+    declared_by_installed,
+    importer_fit,
+)
 
 
 def distribution_of(facts: Facts, module: str) -> str:
@@ -155,8 +160,11 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
     wanted = _requirers(facts, dist)
     importer = _importer(facts, line, dist)
     declared = declared_bound(facts, importer, dist, version)
-    if declared is not None and all(b != declared[0] for b, _ in wanted):
-        wanted.append(declared)  # the importer's release declares it (its own setup.py)
+    for bound_by in (
+        [declared] if declared is not None else declared_by_installed(facts, dist, version)
+    ):
+        if all(b != bound_by[0] for b, _ in wanted):
+            wanted.append(bound_by)  # the importer's release declares it (its own setup.py)
     typed = spelled(module, dist)
     violated = version is not None and any(
         not Requirement(req).specifier.contains(version, prereleases=True) for _, req in wanted
