@@ -189,3 +189,25 @@ def test_without_a_traceback_the_installed_importers_declared_bounds_pin_the_lib
     assert "sentence-transformers requires" not in fix_text(
         causes(cli, log, "--from", str(freeze))["PY150"]
     )
+
+
+def test_a_removal_names_the_last_release_the_index_lists_before_it(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """The last release before NumPy 2.0 from the index's own release list (not a git tag)."""
+    from packaging.version import Version
+
+    listed = [
+        c.version
+        for c in MATRIX.generated.companion_metadata
+        if c.package == "numpy" and not c.yanked and not c.version.is_prerelease
+    ]
+    last = max(v for v in listed if v < Version("2.0"))
+    log = _log(
+        tmp_path,
+        "AttributeError: `np.float_` was removed in the NumPy 2.0 release. Use `np.float64` "
+        "instead.",
+    )
+    cause = causes(cli, log)["PY150"]
+    assert f"pip install numpy=={last}" in fix_text(cause)
+    assert cause["findings"][0]["fix"]["commands"][0] == "pip install 'numpy<2'"

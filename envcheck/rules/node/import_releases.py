@@ -103,6 +103,36 @@ def declared_by_installed(
     return out
 
 
+def last_release(facts: Facts, dist: str, before: Version) -> Version | None:
+    """The newest release of ``dist`` before ``before`` (a removal's release) that the package
+    index lists, as `envcheck matrix refresh` recorded it (generated/<package>.toml; yanked and
+    pre-releases left out); None when the matrix does not record that package's releases or
+    none precedes it. Git tags are not used: a tag is not always a release on the index."""
+    key = canonicalize_name(dist)
+    known = [
+        c.version
+        for c in facts.matrix.generated.companion_metadata
+        if canonicalize_name(c.package) == key and not c.yanked and not c.version.is_prerelease
+    ]
+    if not known or min(known) >= before:
+        return None
+    return max(v for v in known if v < before)
+
+
+def last_clause(
+    facts: Facts, dist: str, typed: str, before: Version, said: str
+) -> tuple[str, list[Action]]:
+    """ " (L is the last release before it: pip install typed==L)" and its command, unless the
+    text ``said`` already names that pin."""
+    last = last_release(facts, dist, before)
+    if last is None or f"=={last}" in said:
+        return "", []
+    return (
+        f" ({dist} {last} is the last release before {short(before)}: pip install {typed}=={last})",
+        [manual(f"pip install {typed}=={last}")],
+    )
+
+
 def _prior(releases: tuple[Version, ...], version: Version) -> Version | None:
     """The release scanned just before ``version``."""
     before = [r for r in releases if r < version]

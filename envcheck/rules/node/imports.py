@@ -30,6 +30,7 @@ from envcheck.rules.node.import_releases import (
     declared_bound,
     declared_by_installed,
     importer_fit,
+    last_clause,
 )
 
 
@@ -259,15 +260,17 @@ def _numpy_removed(facts: Facts, line: LogLine, name: str, major: str) -> Hit:
     version = facts.known_version("numpy")
     have = f"numpy {version}" if version is not None else "the installed numpy"
     pin = f"numpy<{major}"
+    last, pinned = last_clause(facts, "numpy", "numpy", Version(f"{major}.0"), "")
     return Hit(
         f"NumPy {major}.0 removed np.{name}; {have} does not have it (line {line.line}): the "
         f"package that uses it was written for NumPy < {major}",
         evidence={"line": line.line, "name": name, "module": "numpy", "removed_in": f"{major}.0"},
         fix=fix(
-            f'Install NumPy < {major}: pip install "{pin}" (and pin it for later installs), or '
-            f"upgrade the package that uses np.{name} to a release made for NumPy {major}",
+            f'Install NumPy < {major}: pip install "{pin}"{last} (and pin it for later installs), '
+            f"or upgrade the package that uses np.{name} to a release made for NumPy {major}",
             "manual",
             pip_install(pin),
+            *pinned,
         ),
     )
 
@@ -378,12 +381,13 @@ def _removed_fix(
     """The fix for a curated removal: the library pinned below it, and the importer's release
     that stopped importing the name (from generated/importers.toml) first where the traceback
     shows the importer, after where it does not."""
+    last, pinned = last_clause(facts, by, spelled, when, note)
     summary = (
         f'Install the last {by} release before the removal: pip install "{spelled}<{when}"'
-        f" (or upgrade {_importer_named(importer, 'the package')} that imports {name} to a "
-        f"release made for {by} >= {when}).{note}"
+        f"{last} (or upgrade {_importer_named(importer, 'the package')} that imports {name} to "
+        f"a release made for {by} >= {when}).{note}"
     )
-    actions: list[Action] = [pip_install(f"{spelled}<{when}")]
+    actions: list[Action] = [pip_install(f"{spelled}<{when}"), *pinned]
     fit = importer_fit(facts, (by, module, name), importer, version, too_old=False)
     if fit is None:
         return fix(summary, "manual", *actions, *_importer_upgrade(importer, by, when))
@@ -532,6 +536,7 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         here = f" ({by} {have} is installed)" if have is not None else ""
         note = f" {entry.note}" if entry.note else ""
         importer = _importer(facts, line, canonicalize_name(by))
+        last, pinned = last_clause(facts, by, by, when, note) if when is not None else ("", [])
         return Hit(
             f"'{module}' was removed in {by} {when}{here} (line {line.line}): the package that "
             f"imports it was written for {by} < {when}",
@@ -539,10 +544,11 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
             fix=fix(
                 f"Upgrade {_importer_named(importer, 'the package')} that imports {module} to a "
                 f'release made for {by} >= {when}, or install {by}<{when} (pip install "{by}<'
-                f'{when}").{note}',
+                f'{when}"){last}.{note}',
                 "manual",
                 *_importer_upgrade(importer, by, when),
                 pip_install(f"{by}<{when}"),
+                *pinned,
             ),
         )
     if entry is not None and entry.module == module and (entry.apt or entry.dnf or entry.brew):
