@@ -211,3 +211,26 @@ def test_a_removal_names_the_last_release_the_index_lists_before_it(
     cause = causes(cli, log)["PY150"]
     assert f"pip install numpy=={last}" in fix_text(cause)
     assert cause["findings"][0]["fix"]["commands"][0] == "pip install 'numpy<2'"
+
+
+def test_a_removed_module_names_the_importer_s_release_that_stopped_importing_it(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """torch 2.0 removed torch._six (a curated removal); DeepSpeed's own tags say when it
+    stopped importing it."""
+    rows = MATRIX.python_importer("deepspeed")
+    assert rows is not None
+    spans = rows.imports("torch._six", None)
+    assert spans and spans[-1].gone is not None
+    log = _log(
+        tmp_path,
+        f'  File "{SITE}/deepspeed/runtime/utils.py", line 19, in <module>',
+        "    from torch._six import inf",
+        "ModuleNotFoundError: No module named 'torch._six'",
+    )
+    cause = causes(cli, log)["PY151"]
+    gone = short(spans[-1].gone)
+    assert cause["findings"][0]["fix"]["commands"][0] == (
+        f"pip install --upgrade 'deepspeed>={gone}'"
+    )
+    assert "pip install 'torch<2.0'" in fix_text(cause)

@@ -537,19 +537,31 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         note = f" {entry.note}" if entry.note else ""
         importer = _importer(facts, line, canonicalize_name(by))
         last, pinned = last_clause(facts, by, by, when, note) if when is not None else ("", [])
+        summary = (
+            f"Upgrade {_importer_named(importer, 'the package')} that imports {module} to a "
+            f'release made for {by} >= {when}, or install {by}<{when} (pip install "{by}<'
+            f'{when}"){last}.{note}'
+        )
+        actions: list[Action] = [
+            *_importer_upgrade(importer, by, when),
+            pip_install(f"{by}<{when}"),
+            *pinned,
+        ]
+        fit = importer_fit(
+            facts, (canonicalize_name(by), module, None), importer, have, too_old=False
+        )
+        if fit is not None and fit[1] and importer is not None:
+            summary, actions = (
+                f"{fit[0]}; or {summary[0].lower()}{summary[1:]}",
+                [*fit[1], *actions],
+            )
+        elif fit is not None and fit[1]:
+            summary, actions = f"{summary} Known importers: {fit[0]}", [*actions, *fit[1]]
         return Hit(
             f"'{module}' was removed in {by} {when}{here} (line {line.line}): the package that "
             f"imports it was written for {by} < {when}",
             evidence=evidence,
-            fix=fix(
-                f"Upgrade {_importer_named(importer, 'the package')} that imports {module} to a "
-                f'release made for {by} >= {when}, or install {by}<{when} (pip install "{by}<'
-                f'{when}"){last}.{note}',
-                "manual",
-                *_importer_upgrade(importer, by, when),
-                pip_install(f"{by}<{when}"),
-                *pinned,
-            ),
+            fix=fix(summary, "manual", *actions),
         )
     if entry is not None and entry.module == module and (entry.apt or entry.dnf or entry.brew):
         return _stdlib_not_built(line, module, entry, evidence)
