@@ -219,7 +219,22 @@ def validate(matrix: Matrix) -> list[Problem]:
                 Problem("<matrix>", f"constant.{name}", "required by the rules but missing")
             )
     _check_places(c)
+    _check_lazy(c)
     return c.problems
+
+
+def _check_lazy(c: _Collector) -> None:
+    """The generated tables read only on first use (python_names.toml, importers.toml): read
+    them now, so a wrong shape is reported here rather than at the first failed import."""
+    from envcheck.errors import MatrixError
+    from envcheck.matrix.python_names import read
+
+    if not c.matrix.python_names_files:
+        return
+    try:
+        read(c.matrix.python_names_files)
+    except MatrixError as exc:
+        c.problems.append(Problem(exc.where or "<matrix>", exc.key or "", exc.message))
 
 
 def _check_places(c: _Collector) -> None:

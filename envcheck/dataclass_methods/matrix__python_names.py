@@ -16,10 +16,18 @@ FUNCTIONS['66e16cb36911adbba4066b7e96be712c9520ade343970e23c78d20dc4020d240'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.libraries,self.files,)==(other.libraries,other.files,)
+   return (self.distribution,self.packages,self.source,self.releases,self.requires,self.names,self.modules,)==(other.distribution,other.packages,other.source,other.releases,other.requires,other.names,other.modules,)
   return NotImplemented
  return __eq__
-FUNCTIONS['3b6735c8c7b83881c25b2b0d90f95608a9a16376bef5959f7b2dee2100b5bb97'] = __create_fn__
+FUNCTIONS['b4ca70412e33cb278ec38480ab592296bc99b7bbf6b26d3f6f8272fe7efcae64'] = __create_fn__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.libraries,self.files,self.importers,)==(other.libraries,other.files,other.importers,)
+  return NotImplemented
+ return __eq__
+FUNCTIONS['ddd09f7f90974ef59b653c5ed078f8e36dfd93982982d19c46a765c464bcd7e4'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -29,9 +37,15 @@ FUNCTIONS['40e7fdec55e62bda22eafec7953c9d69c52229c41d044e12a64849b3190f4c87'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.libraries,self.files,))
+  return hash((self.distribution,self.packages,self.source,self.releases,self.requires,self.names,self.modules,))
  return __hash__
-FUNCTIONS['1ce4baf367e83d3ee90e9bb76e764e49aec3c5b8844ad27117ad1ef5f40f5c28'] = __create_fn__
+FUNCTIONS['36593f25d95474c817ecc95f331abb99b1598be934b34fb1799d83f4c4dac541'] = __create_fn__
+
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.libraries,self.files,self.importers,))
+ return __hash__
+FUNCTIONS['dea18b7be6d6fefef98559268784883024e13495db7a0cd5af8bc4cbab7de09a'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -41,9 +55,15 @@ FUNCTIONS['e921c8bf0a33fdd82b1ffb36d92553e09b86183928c71f7e67ddb4a81fc06155'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(libraries={self.libraries!r}, files={self.files!r})"
+  return self.__class__.__qualname__ + f"(distribution={self.distribution!r}, packages={self.packages!r}, source={self.source!r}, releases={self.releases!r}, requires={self.requires!r}, names={self.names!r}, modules={self.modules!r})"
  return __repr__
-FUNCTIONS['eb498bac07554ab9626c458c9f6b9dab0ec9abeb1b4cb8315cbc40fed09b523f'] = __create_fn__
+FUNCTIONS['a3c30b2b9c85e55c1a18e7fb8adc298b4d9d4805a805029944163c89c988e288'] = __create_fn__
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(libraries={self.libraries!r}, files={self.files!r}, importers={self.importers!r})"
+ return __repr__
+FUNCTIONS['54f145cce675578d741363cb421dc46bb05b45528d28e14a087c63e2d2598cdc'] = __create_fn__
 
 def __create_fn__(_type_distribution, _type_packages, _type_source, _type_releases, _type_modules, _type_names, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_modules, _dflt_names, _return_type):
  def __init__(self,distribution:_type_distribution,packages:_type_packages,source:_type_source,releases:_type_releases,modules:_type_modules=_HAS_DEFAULT_FACTORY,names:_type_names=_HAS_DEFAULT_FACTORY)->_return_type:
@@ -56,12 +76,25 @@ def __create_fn__(_type_distribution, _type_packages, _type_source, _type_releas
  return __init__
 FUNCTIONS['92c008724686807d4352403ceec624664ca82865f515e29c4bd52b9ca96f2971'] = __create_fn__
 
-def __create_fn__(_type_libraries, _type_files, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_libraries, _dflt_files, _return_type):
- def __init__(self,libraries:_type_libraries=_dflt_libraries,files:_type_files=_dflt_files)->_return_type:
+def __create_fn__(_type_distribution, _type_packages, _type_source, _type_releases, _type_requires, _type_names, _type_modules, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_requires, _dflt_names, _dflt_modules, _return_type):
+ def __init__(self,distribution:_type_distribution,packages:_type_packages,source:_type_source,releases:_type_releases,requires:_type_requires=_HAS_DEFAULT_FACTORY,names:_type_names=_HAS_DEFAULT_FACTORY,modules:_type_modules=_HAS_DEFAULT_FACTORY)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'distribution',distribution)
+  __dataclass_builtins_object__.__setattr__(self,'packages',packages)
+  __dataclass_builtins_object__.__setattr__(self,'source',source)
+  __dataclass_builtins_object__.__setattr__(self,'releases',releases)
+  __dataclass_builtins_object__.__setattr__(self,'requires',_dflt_requires() if requires is _HAS_DEFAULT_FACTORY else requires)
+  __dataclass_builtins_object__.__setattr__(self,'names',_dflt_names() if names is _HAS_DEFAULT_FACTORY else names)
+  __dataclass_builtins_object__.__setattr__(self,'modules',_dflt_modules() if modules is _HAS_DEFAULT_FACTORY else modules)
+ return __init__
+FUNCTIONS['5e165e28a8e56a5bed7bd51bf713a091539174fa865ef05ca6fba68c963a3e9e'] = __create_fn__
+
+def __create_fn__(_type_libraries, _type_files, _type_importers, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_libraries, _dflt_files, _dflt_importers, _return_type):
+ def __init__(self,libraries:_type_libraries=_dflt_libraries,files:_type_files=_dflt_files,importers:_type_importers=_dflt_importers)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'libraries',libraries)
   __dataclass_builtins_object__.__setattr__(self,'files',files)
+  __dataclass_builtins_object__.__setattr__(self,'importers',importers)
  return __init__
-FUNCTIONS['584b84aa8dc1e270c472f9cf2d90f2a12b8b0489abc4f89ba1b2d71b26b78a22'] = __create_fn__
+FUNCTIONS['bf996f6b914dfc4dc97362cd84284dad22d54779ca6785aabc937b7cb84033e1'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -73,11 +106,19 @@ FUNCTIONS['2dfdaeb3d6e3a55dee16b3a4143ab2593f493aa54969f6b3512680d26fe82ddb'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('libraries','files',):
+  if type(self) is cls or name in ('distribution','packages','source','releases','requires','names','modules',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['ffadf20bf45cc584061450974be3e2b313be128d8cab2a4279dac52fb8d6a835'] = __create_fn__
+FUNCTIONS['35d4267a2ff265864d6a2c283280609e35caf03eca6af7a1463753191d15b545'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('libraries','files','importers',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+FUNCTIONS['f08994f4dcd134f344bdf297f2f3a47f514ab750b370d008d543bac33d8ffca2'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -89,10 +130,18 @@ FUNCTIONS['1bba002f67d8c0889fbfe06031215f8e5098aab0d00deb39ed8ab47895158956'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('libraries','files',):
+  if type(self) is cls or name in ('distribution','packages','source','releases','requires','names','modules',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['2019210c69c425b8b2fa280ececd4725a04e6d4530f522cfa8d19ea4cba4c2e2'] = __create_fn__
+FUNCTIONS['023445e4f4f339ec91c1f1159a56eba1efe0796c6b05f3b8f8fd99c527b95519'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('libraries','files','importers',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+FUNCTIONS['43ac998d0c192e6dd79a7b8713ff3eb6532f192c88200da789782fec86fd539f'] = __create_fn__
 
 del __create_fn__

@@ -24,7 +24,7 @@ from envcheck.matrix.generated import TABLES as GENERATED_TABLES
 from envcheck.matrix.generated import Generated
 from envcheck.matrix.locate import line_of
 from envcheck.matrix.model import Matrix
-from envcheck.matrix.python_names import FILE as PYTHON_NAMES
+from envcheck.matrix.python_names import LAZY as LAZY_TABLES
 from envcheck.matrix.python_names import files_in as python_names_files
 from envcheck.matrix.schema import MatrixFile
 from envcheck.model.codec import from_dict
@@ -77,7 +77,7 @@ def tree_files(directory: Path) -> list[Path]:
     """A matrix directory's files, then those `envcheck matrix refresh` wrote to generated/."""
     generated = directory / GENERATED_DIR
     return matrix_files(directory) + sorted(
-        p for p in generated.glob("*.toml") if p.is_file() and p.name != PYTHON_NAMES
+        p for p in generated.glob("*.toml") if p.is_file() and p.name not in LAZY_TABLES
     )
 
 

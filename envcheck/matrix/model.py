@@ -46,7 +46,7 @@ from envcheck.matrix.schema import (
 )
 
 if TYPE_CHECKING:
-    from envcheck.matrix.python_names import PythonNames
+    from envcheck.matrix.python_names import Importer, PythonNames
 
 
 def parse_version(text: str | None) -> Version | None:
@@ -391,6 +391,20 @@ class Matrix:
         if not self.python_names_files:
             return None
         return self.python_names().module(path)
+
+    def python_importer(self, distribution: str) -> Importer | None:
+        """What each release of the importing package ``distribution`` requires and imports
+        (generated/importers.toml); None when unknown."""
+        if not self.python_names_files:
+            return None
+        return self.python_names().importer(distribution)
+
+    def python_importing(self, module: str, name: str | None) -> tuple[Importer, ...]:
+        """The importing packages (generated/importers.toml) some release of which imports
+        ``name`` from ``module`` (``name`` None: the module)."""
+        if not self.python_names_files:
+            return ()
+        return self.python_names().importing(module, name)
 
     def removed_symbol(self, symbol: str) -> RemovedSymbol | None:
         """The library release that removed the C symbol ``symbol``; None when unknown."""

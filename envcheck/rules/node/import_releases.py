@@ -14,6 +14,8 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
+from envcheck.matrix.python_names import Importer
 from envcheck.matrix.schema import NameHistory, NameSpan
 from envcheck.model.finding import Action
 from envcheck.rules.base import Hit, LogLine
@@ -54,17 +56,214 @@ def by_release(
             return None  # the installed release has it (or is outside the releases scanned)
         added, removed = history.next_added(version), history.last_before(version)
         if added is not None:
-            return _added(line, history, added, version, importer)
+            return _added(facts, line, history, added, version, importer)
         if removed is not None:
-            return _removed(line, history, removed, version, importer)
+            return _removed(facts, line, history, removed, version, importer)
         return None
     newest_added = history.added()
     if newest_added is not None:
-        return _added(line, history, newest_added, None, importer)
+        return _added(facts, line, history, newest_added, None, importer)
     last_removed = history.removed()
     if last_removed is not None:
-        return _removed(line, history, last_removed, None, importer)
+        return _removed(facts, line, history, last_removed, None, importer)
     return None
+
+
+def declared_bound(
+    facts: Facts, importer: tuple[str, object] | None, lib: str, installed: Version | None
+) -> tuple[str, str] | None:
+    """(importer, "lib<bound>") when the importer's installed release declares a bound on
+    ``lib`` (generated/importers.toml: its setup.py/pyproject at that tag) that the installed
+    ``lib`` is outside of; None otherwise."""
+    if importer is None or installed is None or not isinstance(importer[1], Version):
+        return None
+    rows = facts.matrix.python_importer(importer[0])
+    bound = rows.bound(canonicalize_name(lib), importer[1]) if rows is not None else None
+    if bound is None or not str(bound) or bound.contains(installed, prereleases=True):
+        return None
+    return canonicalize_name(rows.distribution) if rows else importer[0], f"{lib}{bound}"
+
+
+def declared_by_installed(
+    facts: Facts, lib: str, installed: Version | None
+) -> list[tuple[str, str]]:
+    """(importer, "lib<bound>") for each importing package the node has whose installed
+    release declares a bound on ``lib`` (generated/importers.toml) that excludes the installed
+    ``lib``: what `pip check` would say, from the importers' own setup.py/pyproject."""
+    if installed is None or not facts.matrix.python_names_files:
+        return []
+    out = []
+    for rows in facts.matrix.python_names().importers:
+        version = facts.known_version(rows.distribution)
+        if version is None:
+            continue
+        found = declared_bound(facts, (rows.distribution, version), lib, installed)
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def last_release(facts: Facts, dist: str, before: Version) -> Version | None:
+    """The newest release of ``dist`` before ``before`` (a removal's release) that the package
+    index lists, as `envcheck matrix refresh` recorded it (generated/<package>.toml; yanked and
+    pre-releases left out); None when the matrix does not record that package's releases or
+    none precedes it. Git tags are not used: a tag is not always a release on the index."""
+    key = canonicalize_name(dist)
+    known = [
+        c.version
+        for c in facts.matrix.generated.companion_metadata
+        if canonicalize_name(c.package) == key and not c.yanked and not c.version.is_prerelease
+    ]
+    if not known or min(known) >= before:
+        return None
+    return max(v for v in known if v < before)
+
+
+def last_clause(
+    facts: Facts, dist: str, typed: str, before: Version, said: str
+) -> tuple[str, list[Action]]:
+    """ " (L is the last release before it: pip install typed==L)" and its command, unless the
+    text ``said`` already names that pin."""
+    last = last_release(facts, dist, before)
+    if last is None or f"=={last}" in said:
+        return "", []
+    return (
+        f" ({dist} {last} is the last release before {short(before)}: pip install {typed}=={last})",
+        [manual(f"pip install {typed}=={last}")],
+    )
+
+
+def _prior(releases: tuple[Version, ...], version: Version) -> Version | None:
+    """The release scanned just before ``version``."""
+    before = [r for r in releases if r < version]
+    return before[-1] if before else None
+
+
+def importer_fit(
+    facts: Facts,
+    history: NameHistory | tuple[str, str, str | None],
+    importer: tuple[str, object] | None,
+    installed: Version | None,
+    *,
+    too_old: bool,
+) -> tuple[str, list[Action]] | None:
+    """The release of the importing package that fits the installed library, from what each of
+    its releases imports and requires (generated/importers.toml): the releases before it began
+    importing the name (``too_old``: the library predates the name) or after it stopped (the
+    library removed it), whose declared bound admits the installed library. Where the
+    traceback does not show the importer, the known importers of the name that the node has
+    (or may have, when its packages are unknown), each as a conditional clause. None when
+    nothing is known. ``history`` may be (library, module, name) alone."""
+    lib, module, name = (
+        history
+        if isinstance(history, tuple)
+        else (history.distribution, history.module, history.name)
+    )
+    if importer is not None:
+        rows = facts.matrix.python_importer(importer[0])
+        if rows is None:
+            return None
+        version = importer[1] if isinstance(importer[1], Version) else None
+        return _fit(rows, lib, module, name, version, installed, too_old=too_old)
+    try:  # a complete package list (pip list, conda list), not a declared stack's few
+        listed = not facts.packages().partial and facts.report.origin.kind != "declared"
+    except Skip:
+        listed = False
+    clauses: list[str] = []
+    actions: list[Action] = []
+    for rows in facts.matrix.python_importing(module, name)[:3]:
+        version = facts.known_version(rows.distribution)
+        if version is None and listed:
+            continue  # the node's package list says it is not installed
+        spans = rows.imports(module, name) or ()
+        if version is not None and not any(
+            s.first <= version and (s.gone is None or version < s.gone) for s in spans
+        ):
+            continue  # the installed release does not import it
+        fit = _fit(rows, lib, module, name, version, installed, too_old=too_old)
+        if fit is not None and fit[1]:
+            clauses.append(f"if it is {rows.distribution} that imports it: {fit[0]}")
+            actions += fit[1]
+    if not clauses:
+        return None
+    return "; ".join(clauses), actions
+
+
+def _fit(
+    rows: Importer,
+    library: str,
+    module: str,
+    name: str | None,
+    version: Version | None,
+    installed: Version | None,
+    *,
+    too_old: bool,
+) -> tuple[str, list[Action]] | None:
+    by, lib = canonicalize_name(rows.distribution), canonicalize_name(library)
+    spans = rows.imports(module, name)
+    what = f"{name} from {module}" if name else module
+    fits = set(rows.accepting(lib, installed)) if installed is not None else set(rows.releases)
+    if spans:
+        if too_old:
+            first = spans[0].first
+            before = _prior(rows.releases, first)
+            if before is None or before not in fits:
+                return None
+            return (
+                f"{by} {short(first)} began importing {what} ({by} {before} is the last release "
+                f'before it): pip install "{by}<{short(first)}" (pip install {by}=={before})',
+                [pip_install(f"{by}<{short(first)}"), manual(f"pip install {by}=={before}")],
+            )
+        gone = spans[-1].gone
+        if gone is None:
+            return (
+                f"every {by} release up to {rows.releases[-1]} imports {what}: keep the {lib} "
+                "release that has it",
+                [],
+            )
+        later = [r for r in rows.releases if r >= gone and r in fits]
+        if not later:
+            return None
+        pick = later[0]
+        pin = f"{by}>={short(pick)}"
+        admits = (
+            f" and {by} {pick} is the first such release whose {lib} bound admits {installed}"
+            if pick != gone and installed is not None
+            else ""
+        )
+        return (
+            f"{by} {short(gone)} stopped importing {what}{admits}: pip install -U {by} "
+            f'(a release >= {short(pick)}: pip install -U "{pin}")',
+            [pip_install(pin, flags=("--upgrade",))],
+        )
+    if version is None or installed is None:
+        return None
+    bound = rows.bound(lib, version)
+    if bound is None or not str(bound) or bound.contains(installed, prereleases=True):
+        return None
+    newer = [r for r in rows.releases if r in fits and r > version]
+    move = (
+        f"; or {by} {newer[0]}, the next release whose bound admits {lib} {installed}: pip "
+        f"install {by}=={newer[0]}"
+        if newer
+        else ""
+    )
+    return (
+        f'{by} {version} declares {lib}{bound}: pip install "{lib}{bound}"{move}',
+        [
+            pip_install(f"{lib}{bound}"),
+            *([manual(f"pip install {by}=={newer[0]}")] if newer else []),
+        ],
+    )
+
+
+def _with_importer(
+    summary: str, actions: list[Action], fit: tuple[str, list[Action]], shown: bool
+) -> tuple[str, list[Action]]:
+    """The importer's clause first where the traceback shows the importer, else after."""
+    if shown:
+        return f"{fit[0]}; or {summary[0].lower()}{summary[1:]}", [*fit[1], *actions]
+    return f"{summary}; {fit[0]}", [*actions, *fit[1]]
 
 
 def _what(history: NameHistory) -> str:
@@ -100,6 +299,7 @@ def _evidence(
 
 
 def _added(
+    facts: Facts,
     line: LogLine,
     history: NameHistory,
     span: NameSpan,
@@ -131,6 +331,9 @@ def _added(
         + f"; or use a release of {named} made for {have}"
     )
     actions: list[Action] = [pip_install(pin), pip_install(typed, flags=("--upgrade",))]
+    fit = importer_fit(facts, history, importer, version, too_old=True)
+    if fit is not None:
+        summary, actions = _with_importer(summary, actions, fit, importer is not None)
     when = (
         f"{dist} {before.gone} removed {_what(history)} and {span.first} brought it back"
         if before is not None and before.gone is not None
@@ -146,6 +349,7 @@ def _added(
 
 
 def _removed(
+    facts: Facts,
     line: LogLine,
     history: NameHistory,
     span: NameSpan,
@@ -165,7 +369,10 @@ def _removed(
         f"{upgrade} to a release made for {dist} >= {short(gone)}"
     )
     actions: list[Action] = [pip_install(pin), manual(f"pip install {typed}=={last}")]
-    if importer is not None:
+    fit = importer_fit(facts, history, importer, version, too_old=False)
+    if fit is not None:
+        summary, actions = _with_importer(summary, actions, fit, importer is not None)
+    elif importer is not None:
         actions.append(pip_install(importer[0], flags=("--upgrade",)))
     return Hit(
         f"{dist} {gone} removed {_what(history)} ({last} is the last release with it); {have} "

@@ -16,15 +16,22 @@ from collections.abc import Iterable
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.schema import ImportName, NameHistory
-from envcheck.model.finding import Action, Severity
+from envcheck.model.finding import Action, Fix, Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
-from envcheck.rules.node.import_releases import by_release
+from envcheck.rules.node.import_releases import (
+    by_release,
+    declared_bound,
+    declared_by_installed,
+    importer_fit,
+    last_clause,
+)
 
 
 def distribution_of(facts: Facts, module: str) -> str:
@@ -83,11 +90,16 @@ def import_name_missing(facts: Facts) -> Iterable[Hit]:
     Install the release of Y the importer was written for: the release that added X
     (`pip install "Y>=A"`) or, when a release removed it, the releases before
     (`pip install "Y<R"`; `Y==L` the last one with it), as the matrix's names-by-release table
-    (read from Y's own tags) states; else the range the importer requires (`pip check`).
+    (read from Y's own tags) states; else the range the importer requires (`pip check`). The
+    importer's side from what its releases import and declare (read from its own tags): the
+    release before it began importing X (`pip install "P<F"`), the first after it stopped
+    (`pip install -U "P>=G"`), or the bound its installed release declares on Y; first where
+    the traceback shows the importer, after Y's pin where it does not.
 
     ## References
     - python/cpython Python/ceval.c (import_from: "cannot import name %R from %R (%S)")
     - matrices/generated/python_names.toml (scripts/gen_python_names.py)
+    - matrices/generated/importers.toml (scripts/gen_importers.py)
     """
     raise Skip("only a log line states a failed import", "log.imports")
 
@@ -148,6 +160,12 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
     have = f"{dist} {version}" if version is not None else f"the installed {dist}"
     wanted = _requirers(facts, dist)
     importer = _importer(facts, line, dist)
+    declared = declared_bound(facts, importer, dist, version)
+    for bound_by in (
+        [declared] if declared is not None else declared_by_installed(facts, dist, version)
+    ):
+        if all(b != bound_by[0] for b, _ in wanted):
+            wanted.append(bound_by)  # the importer's release declares it (its own setup.py)
     typed = spelled(module, dist)
     violated = version is not None and any(
         not Requirement(req).specifier.contains(version, prereleases=True) for _, req in wanted
@@ -240,15 +258,17 @@ def _numpy_removed(facts: Facts, line: LogLine, name: str, major: str) -> Hit:
     version = facts.known_version("numpy")
     have = f"numpy {version}" if version is not None else "the installed numpy"
     pin = f"numpy<{major}"
+    last, pinned = last_clause(facts, "numpy", "numpy", Version(f"{major}.0"), "")
     return Hit(
         f"NumPy {major}.0 removed np.{name}; {have} does not have it (line {line.line}): the "
         f"package that uses it was written for NumPy < {major}",
         evidence={"line": line.line, "name": name, "module": "numpy", "removed_in": f"{major}.0"},
         fix=fix(
-            f'Install NumPy < {major}: pip install "{pin}" (and pin it for later installs), or '
-            f"upgrade the package that uses np.{name} to a release made for NumPy {major}",
+            f'Install NumPy < {major}: pip install "{pin}"{last} (and pin it for later installs), '
+            f"or upgrade the package that uses np.{name} to a release made for NumPy {major}",
             "manual",
             pip_install(pin),
+            *pinned,
         ),
     )
 
@@ -341,15 +361,37 @@ def _removed_name(facts: Facts, line: LogLine, module: str, name: str) -> Hit | 
             "removed_in": str(when),
             "version": str(version) if version is not None else None,
         },
-        fix=fix(
-            f'Install the last {by} release before the removal: pip install "{spelled}<{when}"'
-            f" (or upgrade {_importer_named(importer, 'the package')} that imports {name} to a "
-            f"release made for {by} >= {when}).{note}",
-            "manual",
-            pip_install(f"{spelled}<{when}"),
-            *_importer_upgrade(importer, by, when),
-        ),
+        fix=_removed_fix(facts, importer, by, module, name, version, spelled, when, note),
     )
+
+
+def _removed_fix(
+    facts: Facts,
+    importer: tuple[str, object] | None,
+    by: str,
+    module: str,
+    name: str,
+    version: Version | None,
+    spelled: str,
+    when: Version,
+    note: str,
+) -> Fix:
+    """The fix for a curated removal: the library pinned below it, and the importer's release
+    that stopped importing the name (from generated/importers.toml) first where the traceback
+    shows the importer, after where it does not."""
+    last, pinned = last_clause(facts, by, spelled, when, note)
+    summary = (
+        f'Install the last {by} release before the removal: pip install "{spelled}<{when}"'
+        f"{last} (or upgrade {_importer_named(importer, 'the package')} that imports {name} to "
+        f"a release made for {by} >= {when}).{note}"
+    )
+    actions: list[Action] = [pip_install(f"{spelled}<{when}"), *pinned]
+    fit = importer_fit(facts, (by, module, name), importer, version, too_old=False)
+    if fit is None:
+        return fix(summary, "manual", *actions, *_importer_upgrade(importer, by, when))
+    if importer is not None:
+        return fix(f"{fit[0]}; or {summary[0].lower()}{summary[1:]}", "manual", *fit[1], *actions)
+    return fix(f"{summary} Known importers: {fit[0]}", "manual", *actions, *fit[1])
 
 
 def _stdlib_not_built(
@@ -446,12 +488,14 @@ def module_not_found(facts: Facts) -> Iterable[Hit]:
     ## Fix
     Install the distribution that provides the module in the interpreter that runs the job
     (`python -m pip install <distribution>`); for a submodule a release added or removed, the
-    release the names-by-release table names (`pip install "Y>=A"`, `pip install "Y<R"`).
+    release the names-by-release table names (`pip install "Y>=A"`, `pip install "Y<R"`), and
+    the importing package's release that does not import that module (`pip install "P<F"`).
 
     ## References
     - python/cpython Lib/importlib/_bootstrap.py ("No module named {!r}")
     - matrices/packages/import_names.toml
     - matrices/generated/python_names.toml (scripts/gen_python_names.py)
+    - matrices/generated/importers.toml (scripts/gen_importers.py)
     """
     raise Skip("only a log line states a failed import", "log.imports")
 
@@ -490,18 +534,32 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         here = f" ({by} {have} is installed)" if have is not None else ""
         note = f" {entry.note}" if entry.note else ""
         importer = _importer(facts, line, canonicalize_name(by))
+        last, pinned = last_clause(facts, by, by, when, note) if when is not None else ("", [])
+        summary = (
+            f"Upgrade {_importer_named(importer, 'the package')} that imports {module} to a "
+            f'release made for {by} >= {when}, or install {by}<{when} (pip install "{by}<'
+            f'{when}"){last}.{note}'
+        )
+        actions: list[Action] = [
+            *_importer_upgrade(importer, by, when),
+            pip_install(f"{by}<{when}"),
+            *pinned,
+        ]
+        fit = importer_fit(
+            facts, (canonicalize_name(by), module, None), importer, have, too_old=False
+        )
+        if fit is not None and fit[1] and importer is not None:
+            summary, actions = (
+                f"{fit[0]}; or {summary[0].lower()}{summary[1:]}",
+                [*fit[1], *actions],
+            )
+        elif fit is not None and fit[1]:
+            summary, actions = f"{summary} Known importers: {fit[0]}", [*actions, *fit[1]]
         return Hit(
             f"'{module}' was removed in {by} {when}{here} (line {line.line}): the package that "
             f"imports it was written for {by} < {when}",
             evidence=evidence,
-            fix=fix(
-                f"Upgrade {_importer_named(importer, 'the package')} that imports {module} to a "
-                f'release made for {by} >= {when}, or install {by}<{when} (pip install "{by}<'
-                f'{when}").{note}',
-                "manual",
-                *_importer_upgrade(importer, by, when),
-                pip_install(f"{by}<{when}"),
-            ),
+            fix=fix(summary, "manual", *actions),
         )
     if entry is not None and entry.module == module and (entry.apt or entry.dnf or entry.brew):
         return _stdlib_not_built(line, module, entry, evidence)
