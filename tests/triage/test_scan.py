@@ -1693,3 +1693,55 @@ EXAMPLES += [
     ("RuntimeError: \"addmm_impl_cpu_\" not implemented for 'Half'", "half-op-on-cpu"),
     ("torch==2.1.0+cpu", "torch-build-printed"),
 ]
+# memory seen through another layer (signatures/memory_layers.toml) and CUDA libraries a runtime
+# loads itself (signatures/cuda_libs_layers.toml)
+EXAMPLES += [
+    (
+        "Your session crashed after using all available RAM. If you are interested in access to "
+        "high-RAM runtimes, you may want to check out Colab Pro.",
+        "notebook-platform-ram-exhausted",
+    ),
+    (
+        "Your notebook tried to allocate more memory than is available. It has restarted.",
+        "notebook-platform-ram-exhausted",
+    ),
+    (
+        "The Kernel crashed while executing code in the current cell or a previous cell. Please "
+        "review the code in the cell(s) to identify a possible cause of the failure.",
+        "notebook-kernel-crashed",
+    ),
+    (
+        "distributed.nanny.memory - WARNING - Worker tcp://127.0.0.1:49477 (pid=59029) exceeded "
+        "95% memory budget. Restarting...",
+        "dask-worker-memory-budget",
+    ),
+    (
+        "Container killed by YARN for exceeding memory limits. 2.1 GB of 2 GB physical memory "
+        "used. Consider boosting spark.yarn.executor.memoryOverhead.",
+        "yarn-container-memory-limit",
+    ),
+    ("The node was low on resource: [MemoryPressure].", "kubelet-memory-pressure"),
+    ("pyarrow.lib.ArrowMemoryError: malloc of size 134217728 failed", "arrow-memory-error"),
+    (
+        "Error: model requires more system memory (164.8 GiB) than is available (13.4 GiB)",
+        "ollama-system-memory-check",
+    ),
+    (
+        "ggml_new_object: not enough space in the context's memory pool (needed 26231472, "
+        "available 26231136)",
+        "ggml-buffer-allocation-failed",
+    ),
+    ("-bash: fork: Cannot allocate memory", "enomem-in-words"),
+    (
+        "OSError: [WinError 8] Not enough memory resources are available to process this command",
+        "windows-not-enough-memory",
+    ),
+    (
+        "RuntimeError: nvrtc: error: failed to open libnvrtc-builtins.so.11.1.",
+        "nvrtc-builtins-not-found",
+    ),
+    (
+        "RuntimeError: Unable to load cuSPARSE. Is it installed?",
+        "jax-cuda-library-not-loadable",
+    ),
+]
