@@ -114,3 +114,40 @@ def test_jax_plugin_library_unset_ld_library_path_first(
     text = fix_text(cause)
     assert text.index("unset LD_LIBRARY_PATH") < text.index('pip install --upgrade "jax[cuda12]"')
     assert "cuSPARSE" in cause["findings"][0]["message"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Process finished with exit code -9",
+        "Killed: 9",
+        "billiard.exceptions.WorkerLostError: Worker exited prematurely: signal 9 (SIGKILL) Job: 1.",
+        "[2024-03-01, 10:00:00 UTC] {local_task_job_runner.py:234} INFO - Task exited with return "
+        "code Negsignal.SIGKILL",
+    ],
+)
+def test_sigkill_as_other_launchers_print_it(
+    cli: Callable[..., CliResult], tmp_path: Path, line: str
+) -> None:
+    cause = _triage(cli, tmp_path, line)["SYS190"]
+    assert cause["verdict"] == "confirmed"
+    assert "dmesg" in fix_text(cause)
+
+
+def test_plain_words_leave_gpu_or_host_open(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    """'OOM' or a CJK 'out of memory' names the family but not which memory: both stay open."""
+    for line in ("RuntimeError: OOM", "训练时显存不足"):
+        found = _triage(cli, tmp_path, line)
+        assert {c["code"]: c["verdict"] for c in found.values()} == {
+            "DRV104": "unchecked",
+            "SYS190": "unchecked",
+        }
+
+
+def test_plain_words_do_not_take_a_word_containing_oom(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = tmp_path / "log.txt"
+    log.write_text("Loading BLOOM-560m from the hub, ZOOM level 3\n", encoding="utf-8")
+    result = cli("triage", str(log), "--json", "--no-probe")
+    assert not [m for m in result.json()["data"]["matches"] if not m["noise"]]

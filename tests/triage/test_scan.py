@@ -1745,3 +1745,40 @@ EXAMPLES += [
         "jax-cuda-library-not-loadable",
     ),
 ]
+EXAMPLES += [
+    ("Process finished with exit code -9", "sigkill-other-launchers"),
+    (
+        "billiard.exceptions.WorkerLostError: Worker exited prematurely: signal 9 (SIGKILL) Job: 1.",
+        "sigkill-other-launchers",
+    ),
+    (
+        "concurrent.futures.process.BrokenProcessPool: A process in the process pool was "
+        "terminated abruptly while the future was running or pending.",
+        "process-pool-worker-terminated",
+    ),
+    ("Got an OOM, unloading all loaded models.", "gpu-memory-short-in-words"),
+]
+EXAMPLES += [
+    ("memory allocation of 123456 bytes failed", "memory-short-in-words"),
+    ("RuntimeError: OOM", "memory-short-in-words"),
+]
+EXAMPLES += [
+    ("PBS: job killed: mem 16777216kb exceeded limit 8388608kb", "hpc-scheduler-memory-limit"),
+    (
+        "RuntimeError: Couldn't open shared file mapping: <torch_1234_5678>, error code: <1455>",
+        "windows-paging-file-code",
+    ),
+    (
+        "AssertionError: Error in memory profiling. Initial free memory 30.5 GiB, current free "
+        "memory 35.2 GiB. This happens when the GPU memory was not properly cleaned up before "
+        "initializing the vLLM instance.",
+        "vllm-memory-profiling-changed",
+    ),
+    ("Could not load library libcublasLt.so.12. Error", "cuda-library-not-loadable-by-name"),
+    ("Invalid handle. Cannot load symbol cublasLtCreate", "cuda-symbol-not-loadable"),
+    (
+        "RuntimeError: cuDNN Frontend error: [cudnn_frontend] Error: No execution plans support "
+        "the graph.",
+        "cudnn-frontend-no-plan",
+    ),
+]

@@ -246,6 +246,13 @@ _LAYER_LIMIT = {
         "programs, or add swap",
         "ollama ps; ollama stop <loaded model>; ollama run <smaller or q4 model>",
     ),
+    "hpc-scheduler-memory-limit": (
+        "the batch scheduler killed the job for exceeding the memory it requested (line {line})",
+        "Request more memory for the job (PBS: #PBS -l mem=<size>; LSF: bsub -M <size> -R "
+        "'rusage[mem=<size>]') or lower the job's host memory (fewer DataLoader workers, a "
+        "smaller batch)",
+        "#PBS -l mem=<more>  (LSF: bsub -M <more> -R 'rusage[mem=<more>]')",
+    ),
     "enomem-in-words": (
         "a system call failed with ENOMEM, 'Cannot allocate memory' (line {line}): the node or "
         "the container's memory limit is exhausted",
