@@ -1782,3 +1782,11 @@ EXAMPLES += [
         "cudnn-frontend-no-plan",
     ),
 ]
+EXAMPLES += [
+    ("g++: internal compiler error: Killed (program cc1plus)", "compiler-killed-other-wording"),
+    (
+        "The command '/bin/sh -c pip install flash-attn' returned a non-zero code: 137",
+        "sigkill-other-launchers",
+    ),
+    ("Not enough RAM to load the model", "memory-short-in-words"),
+]
