@@ -1805,3 +1805,100 @@ EXAMPLES += [
         "pyopengl-no-current-context",
     ),
 ]
+# memory seen through another layer (signatures/memory_layers.toml) and CUDA libraries a runtime
+# loads itself (signatures/cuda_libs_layers.toml)
+EXAMPLES += [
+    (
+        "Your session crashed after using all available RAM. If you are interested in access to "
+        "high-RAM runtimes, you may want to check out Colab Pro.",
+        "notebook-platform-ram-exhausted",
+    ),
+    (
+        "Your notebook tried to allocate more memory than is available. It has restarted.",
+        "notebook-platform-ram-exhausted",
+    ),
+    (
+        "The Kernel crashed while executing code in the current cell or a previous cell. Please "
+        "review the code in the cell(s) to identify a possible cause of the failure.",
+        "notebook-kernel-crashed",
+    ),
+    (
+        "distributed.nanny.memory - WARNING - Worker tcp://127.0.0.1:49477 (pid=59029) exceeded "
+        "95% memory budget. Restarting...",
+        "dask-worker-memory-budget",
+    ),
+    (
+        "Container killed by YARN for exceeding memory limits. 2.1 GB of 2 GB physical memory "
+        "used. Consider boosting spark.yarn.executor.memoryOverhead.",
+        "yarn-container-memory-limit",
+    ),
+    ("The node was low on resource: [MemoryPressure].", "kubelet-memory-pressure"),
+    ("pyarrow.lib.ArrowMemoryError: malloc of size 134217728 failed", "arrow-memory-error"),
+    (
+        "Error: model requires more system memory (164.8 GiB) than is available (13.4 GiB)",
+        "ollama-system-memory-check",
+    ),
+    (
+        "ggml_new_object: not enough space in the context's memory pool (needed 26231472, "
+        "available 26231136)",
+        "ggml-buffer-allocation-failed",
+    ),
+    ("-bash: fork: Cannot allocate memory", "enomem-in-words"),
+    (
+        "OSError: [WinError 8] Not enough memory resources are available to process this command",
+        "windows-not-enough-memory",
+    ),
+    (
+        "RuntimeError: nvrtc: error: failed to open libnvrtc-builtins.so.11.1.",
+        "nvrtc-builtins-not-found",
+    ),
+    (
+        "RuntimeError: Unable to load cuSPARSE. Is it installed?",
+        "jax-cuda-library-not-loadable",
+    ),
+]
+EXAMPLES += [
+    ("Process finished with exit code -9", "sigkill-other-launchers"),
+    (
+        "billiard.exceptions.WorkerLostError: Worker exited prematurely: signal 9 (SIGKILL) Job: 1.",
+        "sigkill-other-launchers",
+    ),
+    (
+        "concurrent.futures.process.BrokenProcessPool: A process in the process pool was "
+        "terminated abruptly while the future was running or pending.",
+        "process-pool-worker-terminated",
+    ),
+    ("Got an OOM, unloading all loaded models.", "gpu-memory-short-in-words"),
+]
+EXAMPLES += [
+    ("memory allocation of 123456 bytes failed", "memory-short-in-words"),
+    ("RuntimeError: OOM", "memory-short-in-words"),
+]
+EXAMPLES += [
+    ("PBS: job killed: mem 16777216kb exceeded limit 8388608kb", "hpc-scheduler-memory-limit"),
+    (
+        "RuntimeError: Couldn't open shared file mapping: <torch_1234_5678>, error code: <1455>",
+        "windows-paging-file-code",
+    ),
+    (
+        "AssertionError: Error in memory profiling. Initial free memory 30.5 GiB, current free "
+        "memory 35.2 GiB. This happens when the GPU memory was not properly cleaned up before "
+        "initializing the vLLM instance.",
+        "vllm-memory-profiling-changed",
+    ),
+    ("Could not load library libcublasLt.so.12. Error", "cuda-library-not-loadable-by-name"),
+    ("Invalid handle. Cannot load symbol cublasLtCreate", "cuda-symbol-not-loadable"),
+    (
+        "RuntimeError: cuDNN Frontend error: [cudnn_frontend] Error: No execution plans support "
+        "the graph.",
+        "cudnn-frontend-no-plan",
+    ),
+]
+EXAMPLES += [
+    ("g++: internal compiler error: Killed (program cc1plus)", "compiler-killed-other-wording"),
+    (
+        "The command '/bin/sh -c pip install flash-attn' returned a non-zero code: 137",
+        "sigkill-other-launchers",
+    ),
+    ("Not enough RAM to load the model", "memory-short-in-words"),
+]

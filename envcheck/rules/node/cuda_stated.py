@@ -5,7 +5,8 @@
   resolved libnvJitLink.so.12 to an older copy outside the nvidia-nvjitlink wheel (a system
   CUDA on LD_LIBRARY_PATH or in the loader's cache); any other CUDA library lacking a sibling's
   symbol, and cuDNN 9's sub-library mismatch (cuda_copies.py); torch's, TensorFlow's and JAX's
-  cuDNN version checks (cudnn_stated.py).
+  cuDNN version checks (cudnn_stated.py); JAX's CUDA plugin that cannot load a wheel's library
+  (`Unable to load cuSPARSE. Is it installed?`, jax_cuda.py).
 - CUD107: vLLM's `'PyNcclCommunicator' object has no attribute 'device'`: vLLM's PyNccl
   communicator sets `device` only after `NCCLLibrary()` loaded an NCCL library; when that
   fails it disables itself, and a later forced all_reduce reads the missing attribute.
@@ -32,6 +33,7 @@ from envcheck.rules.node.cuda_copies import (
 )
 from envcheck.rules.node.cuda_libs import _TOOLKIT_DIR
 from envcheck.rules.node.cudnn_stated import cudnn_mismatch_in_log
+from envcheck.rules.node.jax_cuda import JAX_SIGNATURE, jax_library_hit
 
 # a CUDA library of a pip wheel: .../site-packages/[torch/lib/../../]nvidia/<wheel>/lib/lib*.so.N
 _WHEEL_LIB = lazy(
@@ -57,6 +59,8 @@ def nvjitlink_shadowed_in_log(facts: Facts, line: LogLine) -> Hit:
         return two_copies_hit(facts, line)
     if line.signature == "torch-lib-lacks-cuda-symbol":
         return torch_lib_symbol_hit(facts, line)
+    if line.signature == JAX_SIGNATURE:
+        return jax_library_hit(facts, line)
     found = _WHEEL_LIB.search(line.text)
     if found is None:
         raise NotStated(

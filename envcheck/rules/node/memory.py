@@ -137,12 +137,12 @@ def host_memory_exhausted_in_log(facts: Facts, line: LogLine) -> Hit:
         "always the kernel's OOM killer, host RAM or the container's memory limit exhausted "
         "(not the GPU's memory)"
     )
-    scheduler = _SCHEDULER_LIMIT.get(line.signature)
-    if scheduler is not None:  # the scheduler's own limit: raising it is the first fix
+    scheduler = _SCHEDULER_LIMIT.get(line.signature) or _LAYER_LIMIT.get(line.signature)
+    if scheduler is not None:  # the layer's own limit: what it offers is the first fix
         what = scheduler[0].format(line=line.line)
         summary = scheduler[1]
         first: tuple[Action, ...] = (manual(scheduler[2]),)
-        killer = True
+        killer = line.signature not in _LAYER_UNSURE
     else:
         summary = (
             "Lower the job's host memory (fewer DataLoader workers: num_workers=0 to confirm, a "
@@ -179,6 +179,92 @@ _SCHEDULER_LIMIT = {
         "(kubectl describe pod shows the eviction)",
     ),
 }
+
+
+# lines of the layer above the process (a notebook platform, an IDE, a data framework, a model
+# runtime) that report host memory exhausted in its own words (memory_layers.toml): what they
+# mean, the fix's summary and its first step
+_LAYER_LIMIT = {
+    "notebook-platform-ram-exhausted": (
+        "the hosted notebook's kernel used all the RAM of its runtime and the platform restarted "
+        "it (line {line}): host memory, not the GPU's",
+        "Lower the notebook's host memory (load the model with low_cpu_mem_usage=True or "
+        "device_map='auto', a smaller batch size, DataLoader num_workers=0, data streamed or "
+        "memory-mapped instead of loaded, del + gc.collect() between steps) or use a runtime "
+        "with more RAM (Colab: a High-RAM runtime)",
+        "lower host memory: from_pretrained(..., low_cpu_mem_usage=True, device_map='auto', "
+        "torch_dtype=torch.float16); a smaller batch size; num_workers=0",
+    ),
+    "notebook-kernel-crashed": (
+        "the notebook's kernel died without a Python error (line {line}): most often it was "
+        "killed for host memory (the OOM killer, a container's limit); a native crash is the "
+        "other cause",
+        "Check the kernel's memory (dmesg -T | grep -i 'killed process'; the Jupyter log); "
+        "lower it (a smaller batch size, num_workers=0, data streamed or memory-mapped, "
+        "low_cpu_mem_usage=True) or run where there is more RAM; run the cell as a script to "
+        "see a native crash's own message",
+        _CHECK,
+    ),
+    "dask-worker-memory-budget": (
+        "Dask's nanny restarted a worker that passed its memory limit (line {line}): its tasks "
+        "need more host memory than the worker was given",
+        "Give each worker more memory (LocalCluster(n_workers=<fewer>, memory_limit='<more>') or "
+        "dask worker --memory-limit) or use smaller partitions (repartition, smaller chunks)",
+        "Client(LocalCluster(n_workers=<fewer>, memory_limit='<more>GB')); smaller partitions",
+    ),
+    "yarn-container-memory-limit": (
+        "YARN killed the container for exceeding its physical memory limit (line {line}): the "
+        "executor and its Python workers need more than executor memory plus its overhead",
+        "Raise the executor's memory overhead (--conf spark.executor.memoryOverhead=<size>, "
+        "older: spark.yarn.executor.memoryOverhead) or executor memory, or use more, smaller "
+        "partitions",
+        "spark-submit --conf spark.executor.memoryOverhead=<size> --executor-memory <size>",
+    ),
+    "kubelet-memory-pressure": (
+        "Kubernetes found the node under memory pressure (line {line}): the kubelet evicts the "
+        "pods that use more memory than they requested",
+        "Request the memory the pod uses (resources.requests.memory and "
+        "resources.limits.memory) or lower the job's host memory (fewer DataLoader workers, a "
+        "smaller batch)",
+        "kubectl: set resources.requests.memory = resources.limits.memory = what the job needs "
+        "(kubectl describe pod shows the eviction)",
+    ),
+    "arrow-memory-error": (
+        "Arrow could not allocate host memory for a buffer (line {line}): the table or batch "
+        "does not fit the RAM left",
+        "Process the data in smaller pieces (datasets: map(..., batch_size=<smaller>, "
+        "writer_batch_size=<smaller>), streaming=True; pyarrow: read in batches) or give the "
+        "job more memory",
+        "datasets: load_dataset(..., streaming=True) or map(..., batch_size=<smaller>, "
+        "writer_batch_size=<smaller>)",
+    ),
+    "ollama-system-memory-check": (
+        "ollama refused to load the model (line {line}): it needs more host memory than is "
+        "available now (the layers the GPU cannot hold stay in RAM; other programs and loaded "
+        "models count)",
+        "Use a smaller or more quantized model (ollama pull <model>:<size>-q4_K_M), a smaller "
+        "context (num_ctx), unload other models (ollama ps; ollama stop <model>) and close other "
+        "programs, or add swap",
+        "ollama ps; ollama stop <loaded model>; ollama run <smaller or q4 model>",
+    ),
+    "hpc-scheduler-memory-limit": (
+        "the batch scheduler killed the job for exceeding the memory it requested (line {line})",
+        "Request more memory for the job (PBS: #PBS -l mem=<size>; LSF: bsub -M <size> -R "
+        "'rusage[mem=<size>]') or lower the job's host memory (fewer DataLoader workers, a "
+        "smaller batch)",
+        "#PBS -l mem=<more>  (LSF: bsub -M <more> -R 'rusage[mem=<more>]')",
+    ),
+    "enomem-in-words": (
+        "a system call failed with ENOMEM, 'Cannot allocate memory' (line {line}): the node or "
+        "the container's memory limit is exhausted",
+        "Lower the job's host memory (fewer DataLoader workers: num_workers=0 to confirm, a "
+        "smaller batch) or give it more memory (docker run --memory, --mem, swap); a fork of a "
+        "large process under vm.overcommit_memory=2 fails the same way",
+        _CHECK,
+    ),
+}
+# layer lines that leave room for another cause (a native crash): a warning, not an error
+_LAYER_UNSURE = frozenset({"notebook-kernel-crashed", "enomem-in-words"})
 
 
 def shm_hit(facts: Facts, line: LogLine, step: Action) -> Hit | None:
