@@ -6,13 +6,13 @@ node and its fix are read from the ``[[cuda_error]]`` table (matrices/cuda/error
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.driver_errors import (
@@ -112,7 +112,7 @@ def _not_ready(facts: Facts, call: str, switches: int | None) -> Hit:
     )
 
 
-_STATES_802 = re.compile(
+_STATES_802 = lazy(
     r"system not yet initialized|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY|\b802\b"
 )
 

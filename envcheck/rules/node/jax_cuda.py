@@ -7,21 +7,18 @@ wheels."""
 
 from __future__ import annotations
 
-import re
-
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Action
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine
 from envcheck.rules.fixes import fix, manual, set_env
 from envcheck.rules.node.cuda_libs import _TOOLKIT_DIR
 
 JAX_SIGNATURE = "jax-cuda-library-not-loadable"
-_LIBRARY = re.compile(
-    r"Unable to load (?P<a>[A-Za-z]+)\.|The (?P<b>[A-Za-z]+) library was not found"
-)
+_LIBRARY = lazy(r"Unable to load (?P<a>[A-Za-z]+)\.|The (?P<b>[A-Za-z]+) library was not found")
 # the plugin's CUDA major when the line names it (jax_plugins/xla_cuda13); CUDA 12 otherwise
-_MAJOR = re.compile(r"xla_cuda(?P<a>1[0-9])")
+_MAJOR = lazy(r"xla_cuda(?P<a>1[0-9])")
 
 
 def jax_library_hit(facts: Facts, line: LogLine) -> Hit:

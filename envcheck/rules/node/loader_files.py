@@ -12,17 +12,18 @@ from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.model import package_names
 from envcheck.model.finding import Action, Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.imports import distribution_of
 from envcheck.rules.node.loader import _lookup
 
 # the object the loader names before its complaint: '<path or soname>: wrong ELF class: ...'
-_OBJECT = re.compile(
+_OBJECT = lazy(
     r"(?P<object>(?:/[^\s:'\"()]+/)?[A-Za-z0-9_+.-]+\.so(?:\.[0-9A-Za-z_.-]+)*)"
     r": (?:wrong ELF class|file too short|invalid ELF header|cannot enable executable stack)"
 )
-_SITE_TOP = re.compile(r"[/\\](?:site|dist)-packages[/\\](?P<top>[A-Za-z0-9_]+?)(?:\.libs)?[/\\]")
+_SITE_TOP = lazy(r"[/\\](?:site|dist)-packages[/\\](?P<top>[A-Za-z0-9_]+?)(?:\.libs)?[/\\]")
 
 
 def _object(line: LogLine) -> str | None:

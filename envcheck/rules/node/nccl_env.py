@@ -4,17 +4,17 @@ injected through the environment or NCCL's configuration files (/etc/nccl.conf,
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from envcheck.facts.node import Facts
 from envcheck.model.finding import Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
 
 # a graph file (the rings and trees NCCL would search for) is never meant for production; a
 # topology file (NCCL_TOPO_FILE) is right where it describes the machine, and is not flagged
-_STATED = re.compile(r"NCCL_GRAPH_FILE set by environment to (?P<path>\S+)")
+_STATED = lazy(r"NCCL_GRAPH_FILE set by environment to (?P<path>\S+)")
 
 
 def _steps(var: str) -> tuple[str, ...]:
