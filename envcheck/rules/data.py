@@ -93,14 +93,14 @@ def _nvcc_torch(facts: Facts) -> str:
     # no build of that exact CUDA (12.2, 11.5): torch's cpp_extension (_check_cuda_version)
     # refuses only a toolkit of another CUDA major and warns on the minor, so the build of the
     # newest CUDA minor at or below nvcc's, of the same major, is the one that builds
-    near = sorted(
-        (
-            Version(f"{nvcc.major}.{minor}")
-            for minor in range(nvcc.minor - 1, -1, -1)
-            if torch_build_for_cuda(facts.matrix, Version(f"{nvcc.major}.{minor}"), current)
-        ),
-        reverse=True,
-    )
+    # the nearest minor below nvcc's first, then the nearest above (a toolkit newer in the minor
+    # than torch's builds only warns too)
+    minors = [*range(nvcc.minor - 1, -1, -1), *range(nvcc.minor + 1, 10)]
+    near = [
+        Version(f"{nvcc.major}.{minor}")
+        for minor in minors
+        if torch_build_for_cuda(facts.matrix, Version(f"{nvcc.major}.{minor}"), current)
+    ]
     if near:
         found = torch_build_for_cuda(facts.matrix, near[0], current)
         assert found is not None

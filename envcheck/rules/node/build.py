@@ -198,8 +198,60 @@ def extension_build_failed(facts: Facts) -> Iterable[Hit]:
     raise Skip("only a build log states a failed extension build", "log.build")
 
 
+# lines that say the build ran where the installed torch is not visible: pip's or uv's isolated
+# build environment (matrices/signatures/build_layers.toml)
+_ISOLATED = re.compile(
+    r"but doesn't declare it as a build dependency|please install PyTorch first"
+    r"|pip-build-env-[A-Za-z0-9_]+[/\\]overlay[/\\]"
+)
+
+
+def _isolated_build(facts: Facts, line: LogLine) -> Hit:
+    """A build whose setup could not import what it needs (torch) because pip or uv built it in
+    an isolated environment: threads end it with `--no-build-isolation` after installing torch."""
+    needed = line.stated.get("build_dependency") or "torch"
+    stated = line.stated.get("extension")
+    package = canonicalize_name(stated) if stated else "<the package>"
+    if needed in ("wheel", "setuptools"):
+        return Hit(
+            f"the build of {package} needs {needed}, which its isolated build environment lacks "
+            f"(line {line.line})",
+            evidence={"line": line.line, "package": package, "needs": needed},
+            fix=fix(
+                f"Install the build tools, then build without isolation: pip install wheel "
+                f"setuptools, then pip install {package} --no-build-isolation (uv: uv pip install "
+                f"wheel setuptools, then uv pip install {package} --no-build-isolation)",
+                "manual",
+                pip_install("wheel", "setuptools"),
+                manual(f"pip install {package} --no-build-isolation"),
+            ),
+        )
+    try:
+        torch = facts.known_version("torch") if needed == "torch" else None
+    except Skip:
+        torch = None
+    have = f" (torch {torch} is installed here)" if torch is not None else ""
+    return Hit(
+        f"the build of {package} imports {needed} in pip's (or uv's) isolated build environment, "
+        f"which has only the build requirements the package declares, not this environment's "
+        f"{needed}{have} (line {line.line})",
+        evidence={"line": line.line, "package": package, "needs": needed},
+        fix=fix(
+            f"Install {needed} first, then build against it without isolation: pip install "
+            f"{package} --no-build-isolation (uv: uv pip install {needed}, then uv pip install "
+            f"{package} --no-build-isolation); without isolation the build uses this "
+            "environment's tools too: pip install setuptools wheel ninja packaging",
+            "manual",
+            manual(f"pip install {package} --no-build-isolation"),
+            pip_install("setuptools", "wheel", "ninja", "packaging"),
+        ),
+    )
+
+
 @from_log("SYS153")
 def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
+    if _ISOLATED.search(line.text):
+        return _isolated_build(facts, line)
     if "Ninja is required" in line.text:
         return Hit(
             f"torch's C++ extension loader needs ninja, which is not on PATH (line {line.line})",
@@ -295,6 +347,8 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
         or "too old version of GCC" in line.text
     ):
         return _host_compiler_line(facts, line)
+    if "Microsoft Visual Studio version" in line.text or "clang version must be" in line.text:
+        return _other_host_compiler(line)
     ceiling = line.stated.get("gcc_max")
     if ceiling is None or not ceiling.isdigit():
         raise NotStated(f"line {line.line} is cut before the gcc version", "system.gxx")
@@ -328,6 +382,49 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
                 f"&& sudo update-alternatives --install /usr/bin/g++ g++ /usr/bin/g++-{ceiling} 100"
             ),
             manual(f"conda install -c conda-forge gxx={ceiling} gcc={ceiling}  (in a conda env)"),
+        ),
+    )
+
+
+def _other_host_compiler(line: LogLine) -> Hit:
+    """nvcc's host_config.h refusing MSVC (a Visual Studio outside the range it names) or clang
+    (a major at or above the bound it names): the same check as gcc's, for the other hosts."""
+    allow = "NVCC_APPEND_FLAGS='-allow-unsupported-compiler'"
+    if "Microsoft Visual Studio" in line.text:
+        newest = line.stated.get("msvc_max") or "2022"
+        return Hit(
+            f"nvcc accepts Visual Studio up to {newest} and the build's MSVC is outside that "
+            f"range (line {line.line})",
+            evidence={"line": line.line, "msvc_max": newest},
+            fix=fix(
+                f"Build with the MSVC of Visual Studio {newest}: install the Visual Studio "
+                f'{newest} Build Tools (the "Desktop development with C++" workload) and build '
+                f"from its x64 Native Tools prompt (or a newer CUDA toolkit that accepts this "
+                f"Visual Studio); at your own risk, set {allow} (Windows: set "
+                "NVCC_APPEND_FLAGS=-allow-unsupported-compiler) to skip nvcc's check",
+                "manual",
+                manual(
+                    f"install Visual Studio {newest} Build Tools (Desktop development with C++)"
+                ),
+                manual("set NVCC_APPEND_FLAGS=-allow-unsupported-compiler  (at your own risk)"),
+            ),
+        )
+    bound = line.stated.get("clang_below")
+    clang = str(int(bound) - 1) if bound and bound.isdigit() else None
+    which = f"clang {clang} or older" if clang else "an older clang"
+    return Hit(
+        f"nvcc refuses the host clang: it accepts {which} (line {line.line})",
+        evidence={"line": line.line, "clang_max": clang},
+        fix=fix(
+            f"Build with {which} or with gcc: export CC=clang-{clang or 'N'} "
+            f"CXX=clang++-{clang or 'N'} (or CC=gcc CXX=g++), and NVCC_PREPEND_FLAGS='-ccbin "
+            f"{'clang++-' + clang if clang else 'g++'}'; or a newer CUDA toolkit; at your own "
+            f"risk, {allow} skips nvcc's check",
+            "manual",
+            set_env(
+                CC=f"clang-{clang}" if clang else "gcc",
+                CXX=f"clang++-{clang}" if clang else "g++",
+            ),
         ),
     )
 

@@ -1,0 +1,143 @@
+"""Build failures seen through another layer (matrices/signatures/build_layers.toml): uv's and
+pip's wrappers and pip's isolated build environment name the build (SYS153) with the fix
+threads end it with (the environment's torch, build isolation off); nvcc's host-compiler check
+for MSVC and clang names SYS131 with the compiler to build with."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CliResult
+from tests.triage.from_log import causes as _causes
+from tests.triage.from_log import fix_text as _fix
+
+
+def _log(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "build.log"
+    path.write_text(text + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("text", "package"),
+    [
+        (
+            "  Caused by: This error likely indicates that flash-attn==2.6.1 depends on torch, but "
+            "doesn't declare it as a build dependency. If flash-attn==2.6.1 is a first-party "
+            "package, consider adding torch to its `build-system.requires`. Otherwise, `uv pip "
+            "install torch` into the environment and re-run with `--no-build-isolation`.",
+            "flash-attn",
+        ),
+        (
+            "      hint: This error likely indicates that `xformers@0.0.28.post1` depends on "
+            "`torch`, but doesn't declare it as a build dependency.",
+            "xformers",
+        ),
+        (
+            "      Building cuda extension requires PyTorch (>=1.13.0) being installed, please "
+            "install PyTorch first: No module named 'torch'",
+            "<the package>",
+        ),
+        (
+            '        File "/tmp/pip-build-env-7l8kq8q8/overlay/lib/python3.9/site-packages/'
+            'setuptools/build_meta.py", line 334, in get_requires_for_build_wheel',
+            "<the package>",
+        ),
+    ],
+)
+def test_isolated_build_names_the_build_and_turns_isolation_off(
+    tmp_path: Path, cli: Callable[..., CliResult], text: str, package: str
+) -> None:
+    sys153 = _causes(cli, _log(tmp_path, text))["SYS153"]
+    assert sys153["verdict"] == "confirmed"
+    (finding,) = sys153["findings"]
+    assert "isolated build environment" in finding["message"]
+    assert f"pip install {package} --no-build-isolation" in _fix(sys153)
+
+
+def test_isolated_build_names_the_installed_torch(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[packages]\ntorch = "2.1.0+cu118"\n', encoding="utf-8")
+    log = _log(
+        tmp_path,
+        "      Building cuda extension requires PyTorch (>=1.13.0) being installed, please "
+        "install PyTorch first: No module named 'torch'",
+    )
+    sys153 = _causes(cli, log, "--spec", str(spec))["SYS153"]
+    (finding,) = sys153["findings"]
+    assert "torch 2.1.0+cu118 is installed here" in finding["message"]
+
+
+def test_a_missing_wheel_package_installs_the_build_tools(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    text = (
+        "      hint: This error likely indicates that `mypackage @ file:///D:/test/myrepo/mypackage`"
+        " depends on `wheel`, but doesn't declare it as a build dependency."
+    )
+    sys153 = _causes(cli, _log(tmp_path, text))["SYS153"]
+    assert "pip install wheel setuptools" in _fix(sys153)
+    assert "pip install mypackage --no-build-isolation" in _fix(sys153)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "error: The build backend returned an error",
+        "  Caused by: Call to `setuptools.build_meta:__legacy__.build_wheel` failed (exit code: 1)",
+        "error: metadata-generation-failed",
+        "× Encountered error while trying to install package.",
+    ],
+)
+def test_installer_summaries_name_the_failed_build(
+    tmp_path: Path, cli: Callable[..., CliResult], text: str
+) -> None:
+    sys153 = _causes(cli, _log(tmp_path, text))["SYS153"]
+    assert sys153["verdict"] == "confirmed"
+    assert "--no-build-isolation" in _fix(sys153)
+
+
+def test_msvc_outside_nvccs_range(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    text = (
+        "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.2\\include\\crt/host_config.h"
+        "(157): fatal error C1189: #error:  -- unsupported Microsoft Visual Studio version! Only "
+        "the versions between 2017 and 2022 (inclusive) are supported! The nvcc flag "
+        "'-allow-unsupported-compiler' can be used to override this version check"
+    )
+    sys131 = _causes(cli, _log(tmp_path, text))["SYS131"]
+    assert sys131["verdict"] == "confirmed"
+    (finding,) = sys131["findings"]
+    assert "Visual Studio up to 2022" in finding["message"]
+    assert "Visual Studio 2022 Build Tools" in _fix(sys131)
+    assert "-allow-unsupported-compiler" in _fix(sys131)
+
+
+def test_clang_outside_nvccs_range(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    text = (
+        "/usr/local/cuda/include/crt/host_config.h:151:2: error: -- unsupported clang version! "
+        "clang version must be less than 16 and greater than 3.2 ."
+    )
+    sys131 = _causes(cli, _log(tmp_path, text))["SYS131"]
+    (finding,) = sys131["findings"]
+    assert "clang 15 or older" in finding["message"]
+    assert "CC=clang-15" in _fix(sys131)
+
+
+def test_nvcc_minor_without_a_torch_build_names_one_of_its_major(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """nvcc 11.2: PyTorch published no cu112 build (nor one of a lower 11.x minor the matrix
+    knows), so the torch build offered is one of CUDA 11, which the extension build accepts."""
+    text = (
+        "RuntimeError:\n    The detected CUDA version (11.2) mismatches the version that was "
+        "used to compile\n    PyTorch (10.2). Please make sure to use the same CUDA versions."
+    )
+    cud110 = _causes(cli, _log(tmp_path, text))["CUD110"]
+    fix = _fix(cud110)
+    assert "PyTorch has no CUDA 11.2 build" in fix
+    assert "--index-url https://download.pytorch.org/whl/cu11" in fix
