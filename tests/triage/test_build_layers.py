@@ -141,3 +141,67 @@ def test_nvcc_minor_without_a_torch_build_names_one_of_its_major(
     fix = _fix(cud110)
     assert "PyTorch has no CUDA 11.2 build" in fix
     assert "--index-url https://download.pytorch.org/whl/cu11" in fix
+
+
+def test_a_failed_flash_attn_build_names_the_release_with_wheels_for_torch(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """torch 2.4 (old ABI): flash-attn 2.7.4.post1 is the newest release whose wheels for it
+    load (the 2.8.x old-ABI wheels ask for C++11 symbols): its setup downloads that wheel."""
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        '[python]\nversion = "3.10.12"\n[packages]\ntorch = "2.4.0+cu121"\n', encoding="utf-8"
+    )
+    log = _log(tmp_path, "  ERROR: Failed building wheel for flash-attn")
+    sys153 = _causes(cli, log, "--spec", str(spec))["SYS153"]
+    assert "pip install flash-attn==2.7.4.post1 --no-build-isolation" in _fix(sys153)
+
+
+def test_a_failed_build_of_a_package_with_a_wheel_index_names_the_index(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[packages]\ntorch = "2.4.0+cu121"\n', encoding="utf-8")
+    log = _log(tmp_path, "  ERROR: Failed building wheel for torch-scatter")
+    sys153 = _causes(cli, log, "--spec", str(spec))["SYS153"]
+    assert "-f https://data.pyg.org/whl/torch-2.4.0+cu121.html" in _fix(sys153)
+
+
+def test_no_toolkit_names_nvidias_conda_label_for_torchs_cuda(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[packages]\ntorch = "2.1.0+cu121"\n', encoding="utf-8")
+    log = _log(
+        tmp_path,
+        "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install "
+        "root.",
+    )
+    sys152 = _causes(cli, log, "--spec", str(spec))["SYS152"]
+    assert "conda install -c nvidia/label/cuda-12.1.0 cuda-toolkit" in _fix(sys152)
+
+
+def test_torchs_own_library_missing_a_torch_symbol_is_two_torch_copies(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    text = (
+        "ImportError: /home/u/.local/lib/python3.10/site-packages/torch/lib/libtorch_python.so: "
+        "undefined symbol: _ZN5torch3jit17parseSchemaOrNameERKSsb"
+    )
+    tor150 = _causes(cli, _log(tmp_path, text))["TOR150"]
+    assert tor150["verdict"] == "confirmed"
+    (finding,) = tor150["findings"]
+    assert "two torch releases" in finding["message"]
+    assert "pip uninstall -y torch" in _fix(tor150)
+
+
+def test_a_library_torch_could_not_load_leaves_its_pairing_open(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    text = (
+        "OSError: Could not load this library: /usr/local/lib/python3.10/dist-packages/"
+        "torchaudio/lib/libtorchaudio.so"
+    )
+    found = _causes(cli, _log(tmp_path, text))
+    assert found["TOR104"]["verdict"] == "unknown"
+    assert found["TOR150"]["verdict"] == "unknown"

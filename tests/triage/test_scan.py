@@ -1732,4 +1732,9 @@ EXAMPLES += [
         "clang version must be less than 16 and greater than 3.2 .",
         "nvcc-unsupported-clang-version",
     ),
+    (
+        "OSError: Could not load this library: /usr/local/lib/python3.10/dist-packages/"
+        "torchaudio/lib/libtorchaudio.so",
+        "torch-ops-load-library-failed",
+    ),
 ]

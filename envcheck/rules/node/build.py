@@ -16,12 +16,15 @@ import re
 from collections.abc import Iterable
 
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Fix, Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
+from envcheck.rules.data import conda_toolkit
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
+from envcheck.rules.node.build_prebuilt import prebuilt_install
 
 _HEADER = re.compile(
     r"([A-Za-z0-9_/]+\.c?u?h)(?:: No such file or directory|' file not found|': No such file)"
@@ -133,10 +136,15 @@ def cuda_toolkit_missing_in_log(facts: Facts, line: LogLine) -> Hit:
             if cuda
             else "conda install -c nvidia cuda-nvcc=<torch.version.cuda>"
         )
+        labelled = (
+            f", or by NVIDIA's label for the release: {conda_toolkit(Version(cuda))}"
+            if cuda
+            else ""
+        )
         summary = (
             f"Install the CUDA toolkit of {release} and point the build at it: export "
             f"CUDA_HOME={home} PATH={home}/bin:$PATH (pip's torch wheels ship no nvcc or "
-            f"headers); in a conda env: {conda} (or just the compiler: {nvcc_only}) and export "
+            f"headers); in a conda env: {conda} (or just the compiler: {nvcc_only}{labelled}) and export "
             "CUDA_HOME=$CONDA_PREFIX; Ubuntu's packaged toolkit (sudo apt install "
             "nvidia-cuda-toolkit) only where its CUDA matches torch's; or install a prebuilt "
             "wheel of the package that needs no compiler"
@@ -174,7 +182,11 @@ def extension_build_failed(facts: Facts) -> Iterable[Hit]:
     The build driver's summary lines: torch.utils.cpp_extension's `Error building extension
     'x'` / `Error compiling objects for extension` and ninja's `ninja: build stopped: subcommand
     failed` (JIT builds under DeepSpeed, FlashInfer, any `load()`), and `Ninja is required to
-    load C++ extensions`. The real cause is the first compiler error above the summary (triage
+    load C++ extensions`; the installers' wrappers around a source build (pip's `Failed building
+    wheel`, `metadata-generation-failed`, uv's `The build backend returned an error`) and a build
+    that cannot see the installed torch in pip's or uv's isolated build environment (uv's
+    `depends on torch, but doesn't declare it as a build dependency`, a traceback under
+    `pip-build-env-*/overlay`). The real cause is the first compiler error above the summary (triage
     names the known ones with their own rules: a missing header, an unsupported gcc, nvcc vs
     torch's CUDA, an architecture nvcc does not know). Only a build log states it.
 
@@ -189,7 +201,8 @@ def extension_build_failed(facts: Facts) -> Iterable[Hit]:
     ## Fix
     Read the first `error:` line above it (rerun the build alone to see it: for JIT builds
     clear `~/.cache/torch_extensions` and run again with `MAX_JOBS=1`); for `Ninja is required`,
-    `pip install ninja`.
+    `pip install ninja`; for a build that cannot see torch, install torch first and build with
+    `pip install <package> --no-build-isolation`.
 
     ## References
     - pytorch/pytorch torch/utils/cpp_extension.py (_run_ninja_build, verify_ninja_availability)
@@ -323,13 +336,17 @@ def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
 
 def _pip_build_fix(facts: Facts, package: str) -> Fix:
     """A failed source build of ``package`` by pip: threads end it with the build against the
-    installed torch (`pip install X --no-build-isolation`), few jobs, or a prebuilt wheel."""
+    installed torch (`pip install X --no-build-isolation`), few jobs, or a prebuilt wheel (the
+    release or index the matrix knows for the installed torch, first, when there is one)."""
+    prebuilt = prebuilt_install(facts, package)
+    first, actions = (f"{prebuilt[0]}; or b", prebuilt[1]) if prebuilt else ("B", [])
     return fix(
-        f"Build it against the installed torch, with few parallel jobs: MAX_JOBS=4 pip "
+        f"{first}uild it against the installed torch, with few parallel jobs: MAX_JOBS=4 pip "
         f"install {package} --no-build-isolation (pip's isolated build environment has "
         f"no torch; add -v to see the first error), or install a prebuilt wheel of "
         f"{package} for this Python, torch and CUDA. {_usual_causes(facts)}",
         "manual",
+        *actions,
         pip_install(package, flags=("--no-build-isolation",)),
         set_env(MAX_JOBS="4"),
         manual(f"pip install -v {package} --no-build-isolation  (shows the first error)"),
@@ -497,17 +514,23 @@ def build_compiler_killed_in_log(facts: Facts, line: LogLine) -> Hit:
     program = found.group("program") if found else "the compiler"
     stated = line.stated.get("extension")
     package = canonicalize_name(stated) if stated else "<the package>"
+    prebuilt = prebuilt_install(facts, package) if stated else None
+    wheel = (
+        f"; no compile at all: {prebuilt[0]}"
+        if prebuilt
+        else ", or install a prebuilt wheel for this torch, CUDA and Python"
+    )
     return Hit(
         f"{program} was killed during the build (line {line.line}): the node (or the "
         "container) ran out of memory with ninja's parallel compile jobs",
         evidence={"line": line.line, "program": program},
         fix=fix(
             f"Rebuild with fewer parallel jobs: MAX_JOBS=4 pip install {package} "
-            "--no-build-isolation (MAX_JOBS=1 or 2 with little RAM), or install a prebuilt "
-            "wheel for this torch, CUDA and Python",
+            f"--no-build-isolation (MAX_JOBS=1 or 2 with little RAM){wheel}",
             "manual",
             set_env(MAX_JOBS="4"),
             manual(f"pip install {package} --no-build-isolation"),
+            *(prebuilt[1] if prebuilt else []),
         ),
     )
 
