@@ -112,8 +112,8 @@ def test_msvc_outside_nvccs_range(tmp_path: Path, cli: Callable[..., CliResult])
     sys131 = _causes(cli, _log(tmp_path, text))["SYS131"]
     assert sys131["verdict"] == "confirmed"
     (finding,) = sys131["findings"]
-    assert "Visual Studio up to 2022" in finding["message"]
-    assert "Visual Studio 2022 Build Tools" in _fix(sys131)
+    assert "Visual Studio 2017 to 2022" in finding["message"]
+    assert "Visual Studio 2019" in _fix(sys131)
     assert "-allow-unsupported-compiler" in _fix(sys131)
 
 
@@ -205,3 +205,41 @@ def test_a_library_torch_could_not_load_leaves_its_pairing_open(
     found = _causes(cli, _log(tmp_path, text))
     assert found["TOR104"]["verdict"] == "unknown"
     assert found["TOR150"]["verdict"] == "unknown"
+
+
+def test_a_jit_extension_missing_from_the_cache_clears_it(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    text = (
+        "ImportError: /root/.cache/torch_extensions/py310_cu121/fused_adam/fused_adam.so: cannot "
+        "open shared object file: No such file or directory"
+    )
+    sys153 = _causes(cli, _log(tmp_path, text))["SYS153"]
+    assert sys153["verdict"] == "confirmed"
+    (finding,) = sys153["findings"]
+    assert "fused_adam" in finding["message"]
+    assert "rm -rf ~/.cache/torch_extensions" in _fix(sys153)
+
+
+def test_an_extension_linking_torch_112s_libraries_is_rebuilt(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    text = "ImportError: libtorch_cuda_cu.so: cannot open shared object file: No such file or directory"
+    tor150 = _causes(cli, _log(tmp_path, text))["TOR150"]
+    assert tor150["verdict"] == "confirmed"
+    assert "rm -rf build/" in _fix(tor150)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RuntimeError: No such operator torchvision::nms",
+        "RuntimeError: operator torchvision::roi_align does not exist",
+    ],
+)
+def test_a_companion_operator_missing_in_either_wording(
+    tmp_path: Path, cli: Callable[..., CliResult], text: str
+) -> None:
+    tor104 = _causes(cli, _log(tmp_path, text))["TOR104"]
+    assert tor104["verdict"] == "confirmed"
+    assert "torchvision" in _fix(tor104)

@@ -1737,4 +1737,19 @@ EXAMPLES += [
         "torchaudio/lib/libtorchaudio.so",
         "torch-ops-load-library-failed",
     ),
+    (
+        "ImportError: /root/.cache/torch_extensions/py310_cu121/fused_adam/fused_adam.so: cannot "
+        "open shared object file: No such file or directory",
+        "jit-extension-cache-missing",
+    ),
+    (
+        "ImportError: libtorch_cuda_cu.so: cannot open shared object file: No such file or "
+        "directory",
+        "extension-links-old-torch-library",
+    ),
+    ("RuntimeError: No such operator torchvision::nms", "companion-operator-missing"),
+    (
+        "RuntimeError: operator torchvision::roi_align does not exist",
+        "companion-operator-missing",
+    ),
 ]

@@ -151,6 +151,9 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
     windows = _WINDOWS.search(line.text)
     if windows is not None:
         return _windows_entry_point(facts, line, windows.group(1))
+    old_library = line.stated.get("torch_library")
+    if old_library is not None:
+        return _old_torch_library(facts, line, old_library)
     if path is None and symbol is None and (stated := _stated_cuda_mismatch(facts, line)):
         return stated
     if path is None and symbol is not None and provider(symbol) != "other":
@@ -449,6 +452,28 @@ def _removed_symbol(facts: Facts, line: LogLine, path: str, entry: RemovedSymbol
 
 
 _VERSIONED = re.compile(r"undefined symbol: [A-Za-z0-9_]+, version (lib[A-Za-z0-9_]+\.so[.0-9]*)")
+
+
+def _old_torch_library(facts: Facts, line: LogLine, library: str) -> Hit:
+    """An extension links libtorch_cuda_cu.so / libtorch_cuda_cpp.so, which only torch 1.12 and
+    older ship: it was built for an older torch, or a stale build directory was reinstalled
+    (FRNN#18: remove the build folders, then reinstall)."""
+    torch = _torch_text(facts)
+    return Hit(
+        f"a compiled extension links {library}.so (line {line.line}), a library only torch 1.12 "
+        f"and older ship (later wheels have libtorch_cuda.so): it was built for an older torch "
+        f"than {torch}, or its install reused a stale build",
+        evidence={"line": line.line, "library": f"{library}.so"},
+        fix=fix(
+            f"Rebuild the extension against {torch}: in its source tree rm -rf build/ (and the "
+            "stale *.so files setup.py left there), then pip install --no-build-isolation "
+            "--no-cache-dir --force-reinstall . (or install its wheel built for this torch); the "
+            "traceback's last frame above this line names the package",
+            "manual",
+            manual("rm -rf build/  (in the extension's source tree)"),
+            manual("pip install --no-build-isolation --no-cache-dir --force-reinstall ."),
+        ),
+    )
 
 
 def _mixed_torch(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:

@@ -261,10 +261,34 @@ def _isolated_build(facts: Facts, line: LogLine) -> Hit:
     )
 
 
+def _jit_cache_missing(line: LogLine) -> Hit:
+    """A JIT extension's cached library that is not there: the build of an earlier run failed or
+    was interrupted (its lock and half-written directory stay in the cache)."""
+    name = line.stated.get("extension") or "<the extension>"
+    return Hit(
+        f"the JIT-built extension {name} is not in torch's extensions cache (line {line.line}): "
+        "its build failed or was interrupted on an earlier run, and the cache keeps the broken "
+        "build directory (and its lock)",
+        evidence={"line": line.line, "extension": name},
+        fix=fix(
+            f"Clear the extension's cache and rebuild it in the foreground to see the compile "
+            f"error: rm -rf ~/.cache/torch_extensions (or $TORCH_EXTENSIONS_DIR; just "
+            f"<py..._cu...>/{name}), then rerun (MAX_JOBS=1 shows the first error alone); on "
+            "shared or read-only home directories point TORCH_EXTENSIONS_DIR at a local writable "
+            "directory",
+            "manual",
+            manual("rm -rf ~/.cache/torch_extensions"),
+            set_env(TORCH_EXTENSIONS_DIR="/tmp/torch_extensions"),
+        ),
+    )
+
+
 @from_log("SYS153")
 def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
     if _ISOLATED.search(line.text):
         return _isolated_build(facts, line)
+    if "torch_extensions" in line.text and "cannot open shared object file" in line.text:
+        return _jit_cache_missing(line)
     if "Ninja is required" in line.text:
         return Hit(
             f"torch's C++ extension loader needs ninja, which is not on PATH (line {line.line})",
@@ -409,20 +433,22 @@ def _other_host_compiler(line: LogLine) -> Hit:
     allow = "NVCC_APPEND_FLAGS='-allow-unsupported-compiler'"
     if "Microsoft Visual Studio" in line.text:
         newest = line.stated.get("msvc_max") or "2022"
+        oldest = line.stated.get("msvc_min") or "2017"
+        older = "2019" if oldest <= "2019" < newest else oldest
         return Hit(
-            f"nvcc accepts Visual Studio up to {newest} and the build's MSVC is outside that "
-            f"range (line {line.line})",
+            f"nvcc accepts Visual Studio {oldest} to {newest} and the build's MSVC is outside "
+            f"that range (line {line.line}): a Visual Studio newer than the CUDA toolkit (a "
+            f"{newest} update released after it counts: CUDA 12.3 refuses 2022's 17.10)",
             evidence={"line": line.line, "msvc_max": newest},
             fix=fix(
-                f"Build with the MSVC of Visual Studio {newest}: install the Visual Studio "
-                f'{newest} Build Tools (the "Desktop development with C++" workload) and build '
-                f"from its x64 Native Tools prompt (or a newer CUDA toolkit that accepts this "
-                f"Visual Studio); at your own risk, set {allow} (Windows: set "
-                "NVCC_APPEND_FLAGS=-allow-unsupported-compiler) to skip nvcc's check",
+                f"Build with an MSVC the toolkit accepts: install Visual Studio {older} (or an "
+                f"earlier Visual Studio {newest} update; the Build Tools' \"Desktop development "
+                f'with C++" workload) and build from its x64 Native Tools prompt, or use a newer '
+                f"CUDA toolkit that accepts this Visual Studio; at your own risk, pass nvcc "
+                f"-allow-unsupported-compiler (setup.py's extra_compile_args['nvcc'], or "
+                f"{allow}; Windows: set NVCC_APPEND_FLAGS=-allow-unsupported-compiler)",
                 "manual",
-                manual(
-                    f"install Visual Studio {newest} Build Tools (Desktop development with C++)"
-                ),
+                manual(f"install Visual Studio {older} Build Tools (Desktop development with C++)"),
                 manual("set NVCC_APPEND_FLAGS=-allow-unsupported-compiler  (at your own risk)"),
             ),
         )
