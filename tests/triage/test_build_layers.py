@@ -243,3 +243,13 @@ def test_a_companion_operator_missing_in_either_wording(
     tor104 = _causes(cli, _log(tmp_path, text))["TOR104"]
     assert tor104["verdict"] == "confirmed"
     assert "torchvision" in _fix(tor104)
+
+
+def test_a_failed_vllm_build_names_the_release_that_pins_the_installed_torch(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[packages]\ntorch = "2.3.0+cu121"\n', encoding="utf-8")
+    log = _log(tmp_path, "  ERROR: Failed building wheel for vllm")
+    sys153 = _causes(cli, log, "--spec", str(spec))["SYS153"]
+    assert "pip install vllm==0.5.1" in _fix(sys153)

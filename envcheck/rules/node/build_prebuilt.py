@@ -1,6 +1,7 @@
 """A prebuilt wheel in place of a failed source build, from the matrix's tables: the flash-attn
 release with wheels for the installed torch (its setup.py downloads the wheel instead of
-compiling), or a compiled-ops package's wheel index for torch and its CUDA (``[[extension]]``).
+compiling), the vLLM release whose wheel pins the installed torch, or a compiled-ops package's
+wheel index for torch and its CUDA (``[[extension]]``).
 The words SYS153 and SYS160 print before the source build they already name."""
 
 from __future__ import annotations
@@ -35,6 +36,23 @@ def prebuilt_install(facts: Facts, package: str) -> tuple[str, list[Action]] | N
             f"flash-attn {release.version} publishes prebuilt wheels for torch {mm}, which its "
             f"setup downloads instead of compiling: {command}",
             [pip_install(f"flash-attn=={release.version}", flags=("--no-build-isolation",))],
+        )
+    if package == "vllm":
+        if torch is None:
+            return None
+        public = Version(torch.public)
+        paired = [
+            r
+            for r in facts.matrix.vllm_releases
+            if r.torch is not None and r.torch.contains(public, prereleases=True)
+        ]
+        if not paired:
+            return None
+        newest = max(paired, key=lambda r: r.version)
+        return (
+            f"vllm {newest.version}'s wheel is built against torch {public} (its pin): pip "
+            f"install vllm=={newest.version}",
+            [pip_install(f"vllm=={newest.version}")],
         )
     entry = facts.matrix.extension(package)
     if entry is None or (entry.wheel_index is None and entry.installer is None):
