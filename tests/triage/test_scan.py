@@ -1752,4 +1752,10 @@ EXAMPLES += [
         "RuntimeError: operator torchvision::roi_align does not exist",
         "companion-operator-missing",
     ),
+    (
+        "/usr/local/lib/python3.10/dist-packages/torchvision/io/image.py:13: UserWarning: Failed "
+        "to load image Python extension: ''If you don't plan on using image functionality from "
+        "`torchvision.io`, you can ignore this warning.",
+        "torchvision-image-extension-not-loaded",
+    ),
 ]
