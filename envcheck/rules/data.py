@@ -62,6 +62,7 @@ FIX_FIELDS = {
     "nvcc": "nvcc's CUDA version",
     "torch_release": "torch's release without its local label (1.9.0 for 1.9.0+cpu)",
     "nvcc_torch": "the pip install line of the torch build for nvcc's CUDA, where PyTorch has one",
+    "conda_toolkit": "the conda line of NVIDIA's channel label for torch's CUDA, from 11.3",
 }
 
 
@@ -93,14 +94,14 @@ def _nvcc_torch(facts: Facts) -> str:
     # no build of that exact CUDA (12.2, 11.5): torch's cpp_extension (_check_cuda_version)
     # refuses only a toolkit of another CUDA major and warns on the minor, so the build of the
     # newest CUDA minor at or below nvcc's, of the same major, is the one that builds
-    near = sorted(
-        (
-            Version(f"{nvcc.major}.{minor}")
-            for minor in range(nvcc.minor - 1, -1, -1)
-            if torch_build_for_cuda(facts.matrix, Version(f"{nvcc.major}.{minor}"), current)
-        ),
-        reverse=True,
-    )
+    # the nearest minor below nvcc's first, then the nearest above (a toolkit newer in the minor
+    # than torch's builds only warns too)
+    minors = [*range(nvcc.minor - 1, -1, -1), *range(nvcc.minor + 1, 10)]
+    near = [
+        Version(f"{nvcc.major}.{minor}")
+        for minor in minors
+        if torch_build_for_cuda(facts.matrix, Version(f"{nvcc.major}.{minor}"), current)
+    ]
     if near:
         found = torch_build_for_cuda(facts.matrix, near[0], current)
         assert found is not None
@@ -110,6 +111,27 @@ def _nvcc_torch(facts: Facts) -> str:
             "toolkit of the same CUDA major)"
         )
     return f"PyTorch has no build for CUDA {nvcc.major}.{nvcc.minor} that envcheck knows"
+
+
+# NVIDIA's conda channel labels each CUDA release (nvidia/label/cuda-X.Y.Z) from 11.3.0 on
+# (docs.nvidia.com/cuda/cuda-installation-guide-linux, Conda: 'conda install cuda -c
+# nvidia/label/cuda-11.3.0'); the X.Y.0 label is the minor's first release
+_FIRST_CONDA_LABEL = Version("11.3")
+
+
+def conda_toolkit(cuda: Version) -> str:
+    """The conda install line of the CUDA toolkit of ``cuda``'s release by NVIDIA's channel label;
+    for a release older than the labels, the toolkit from NVIDIA's archive."""
+    if Version(f"{cuda.major}.{cuda.minor}") < _FIRST_CONDA_LABEL:
+        return f"the CUDA {cuda.major}.{cuda.minor} toolkit from NVIDIA's CUDA Toolkit Archive"
+    return f"conda install -c nvidia/label/cuda-{cuda.major}.{cuda.minor}.0 cuda-toolkit"
+
+
+def _conda_toolkit(facts: Facts) -> str:
+    cuda = torch_cuda_stated(facts)
+    if cuda is None:
+        raise Skip("torch is not a CUDA build")
+    return conda_toolkit(cuda)
 
 
 def render(message: str, facts: Facts, **extra: str) -> str:
@@ -126,6 +148,8 @@ def render(message: str, facts: Facts, **extra: str) -> str:
         values["nvcc"] = _or_unknown(lambda: _nvcc(facts))
     if "{nvcc_torch}" in message:
         values["nvcc_torch"] = _or_unknown(lambda: _nvcc_torch(facts))
+    if "{conda_toolkit}" in message:
+        values["conda_toolkit"] = _or_unknown(lambda: _conda_toolkit(facts))
     if "{torch_release}" in message:
         values["torch_release"] = _or_unknown(lambda: Version(facts.torch_version().public))
     return message.format_map(values)

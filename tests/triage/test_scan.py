@@ -1902,3 +1902,69 @@ EXAMPLES += [
     ),
     ("Not enough RAM to load the model", "memory-short-in-words"),
 ]
+# build failures through another layer (matrices/signatures/build_layers.toml): uv's and pip's
+# wrappers, pip's isolated build environment, setup.py's torch check, nvcc's MSVC and clang checks
+EXAMPLES += [
+    (
+        "  Caused by: This error likely indicates that flash-attn==2.6.1 depends on torch, but "
+        "doesn't declare it as a build dependency. If flash-attn==2.6.1 is a first-party package, "
+        "consider adding torch to its `build-system.requires`. Otherwise, `uv pip install torch` "
+        "into the environment and re-run with `--no-build-isolation`.",
+        "uv-undeclared-build-dependency",
+    ),
+    (
+        "      Building cuda extension requires PyTorch (>=1.13.0) being installed, please install "
+        "PyTorch first: No module named 'torch'",
+        "setup-requires-torch-installed-first",
+    ),
+    ("error: The build backend returned an error", "uv-build-backend-error"),
+    (
+        "  Caused by: Call to `setuptools.build_meta:__legacy__.build_wheel` failed (exit code: 1)",
+        "uv-build-backend-error",
+    ),
+    ("error: metadata-generation-failed", "pip-build-error-reference"),
+    ("× Encountered error while trying to install package.", "pip-build-error-reference"),
+    (
+        '        File "C:\\Users\\x\\AppData\\Local\\Temp\\pip-build-env-qlzqxgtq\\overlay\\Lib\\'
+        'site-packages\\setuptools\\build_meta.py", line 334, in get_requires_for_build_wheel',
+        "pip-isolated-build-env-frame",
+    ),
+    (
+        "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.2\\include\\crt/host_config.h"
+        "(157): fatal error C1189: #error:  -- unsupported Microsoft Visual Studio version! Only "
+        "the versions between 2017 and 2022 (inclusive) are supported! The nvcc flag "
+        "'-allow-unsupported-compiler' can be used to override this version check",
+        "nvcc-unsupported-msvc-version",
+    ),
+    (
+        "/usr/local/cuda/include/crt/host_config.h:151:2: error: -- unsupported clang version! "
+        "clang version must be less than 16 and greater than 3.2 .",
+        "nvcc-unsupported-clang-version",
+    ),
+    (
+        "OSError: Could not load this library: /usr/local/lib/python3.10/dist-packages/"
+        "torchaudio/lib/libtorchaudio.so",
+        "torch-ops-load-library-failed",
+    ),
+    (
+        "ImportError: /root/.cache/torch_extensions/py310_cu121/fused_adam/fused_adam.so: cannot "
+        "open shared object file: No such file or directory",
+        "jit-extension-cache-missing",
+    ),
+    (
+        "ImportError: libtorch_cuda_cu.so: cannot open shared object file: No such file or "
+        "directory",
+        "extension-links-old-torch-library",
+    ),
+    ("RuntimeError: No such operator torchvision::nms", "companion-operator-missing"),
+    (
+        "RuntimeError: operator torchvision::roi_align does not exist",
+        "companion-operator-missing",
+    ),
+    (
+        "/usr/local/lib/python3.10/dist-packages/torchvision/io/image.py:13: UserWarning: Failed "
+        "to load image Python extension: ''If you don't plan on using image functionality from "
+        "`torchvision.io`, you can ignore this warning.",
+        "torchvision-image-extension-not-loaded",
+    ),
+]

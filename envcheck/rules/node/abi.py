@@ -12,6 +12,7 @@ rules (VLM101, TOR103, TOR104, TOR120) on the node's facts; for them this rule s
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable
 
@@ -151,6 +152,9 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
     windows = _WINDOWS.search(line.text)
     if windows is not None:
         return _windows_entry_point(facts, line, windows.group(1))
+    old_library = line.stated.get("torch_library")
+    if old_library is not None:
+        return _old_torch_library(facts, line, old_library)
     if path is None and symbol is None and (stated := _stated_cuda_mismatch(facts, line)):
         return stated
     if path is None and symbol is not None and provider(symbol) != "other":
@@ -178,6 +182,8 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
         and (provider(symbol) in ("cuda", "cuda-driver") or _VERSIONED.search(line.text))
     ):
         return _mixed_cuda(facts, line, path, symbol)
+    if dist == "torch" and provider(symbol) == "torch":
+        return _mixed_torch(facts, line, path, symbol)
     if dist in ("torch", "nvidia") and provider(symbol) != "python":
         raise NotStated(
             f"{path} is torch's own library or one of its CUDA wheels: CUD104 and CUD101 judge "
@@ -447,6 +453,64 @@ def _removed_symbol(facts: Facts, line: LogLine, path: str, entry: RemovedSymbol
 
 
 _VERSIONED = lazy(r"undefined symbol: [A-Za-z0-9_]+, version (lib[A-Za-z0-9_]+\.so[.0-9]*)")
+
+
+def _old_torch_library(facts: Facts, line: LogLine, library: str) -> Hit:
+    """An extension links libtorch_cuda_cu.so / libtorch_cuda_cpp.so, which only torch 1.12 and
+    older ship: it was built for an older torch, or a stale build directory was reinstalled
+    (FRNN#18: remove the build folders, then reinstall)."""
+    torch = _torch_text(facts)
+    return Hit(
+        f"a compiled extension links {library}.so (line {line.line}), a library only torch 1.12 "
+        f"and older ship (later wheels have libtorch_cuda.so): it was built for an older torch "
+        f"than {torch}, or its install reused a stale build",
+        evidence={"line": line.line, "library": f"{library}.so"},
+        fix=fix(
+            f"Rebuild the extension against {torch}: in its source tree rm -rf build/ (and the "
+            "stale *.so files setup.py left there), then pip install --no-build-isolation "
+            "--no-cache-dir --force-reinstall . (or install its wheel built for this torch); the "
+            "traceback's last frame above this line names the package",
+            "manual",
+            manual("rm -rf build/  (in the extension's source tree)"),
+            manual("pip install --no-build-isolation --no-cache-dir --force-reinstall ."),
+        ),
+    )
+
+
+def _mixed_torch(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
+    """torch's own library misses a torch symbol: its libraries come from two torch releases (a
+    partial upgrade, a second copy under ~/.local or another site-packages shadowing the
+    environment's): threads end it by removing every copy and reinstalling one
+    (pytorch/pytorch#15800: 'Remove anything/everything related to your previously installed
+    PyTorch')."""
+    readable = demangle(symbol)
+    shown = f"{symbol} ({readable})" if readable else symbol
+    version = None
+    with contextlib.suppress(Skip):
+        version = facts.known_version("torch")
+    pin = f"torch=={version}" if version is not None else "torch"
+    python = line.stated.get("site_python")
+    local = (
+        f"~/.local/lib/python{python}/site-packages/torch"
+        if python
+        else "~/.local/lib/python3.X/site-packages/torch"
+    )
+    return Hit(
+        f"torch's own {path} (line {line.line}) cannot resolve {shown}, a symbol of torch itself: "
+        "the torch libraries loaded come from two torch releases (a second copy of torch, e.g. "
+        "under ~/.local, shadows this environment's, or an upgrade left files of the old one)",
+        evidence={"line": line.line, "library": path, "symbol": symbol},
+        fix=fix(
+            f"Remove every copy of torch and install one: pip uninstall -y torch (repeat until pip "
+            f"says it is not installed; also remove {local} and torch's files under "
+            f"/usr/local/lib if a source build installed any), then pip install --no-cache-dir "
+            f"{pin} (from the index of its CUDA variant)",
+            "manual",
+            manual("pip uninstall -y torch  (repeat until none is left)"),
+            manual(f"rm -rf {local}  (a user-site copy that shadows the environment's)"),
+            pip_install(pin, flags=("--no-cache-dir", "--force-reinstall")),
+        ),
+    )
 
 
 def _mixed_cuda(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:

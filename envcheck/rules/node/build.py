@@ -16,13 +16,16 @@ import re
 from collections.abc import Iterable
 
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Fix, Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
+from envcheck.rules.data import conda_toolkit
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
+from envcheck.rules.node.build_prebuilt import prebuilt_install
 
 _HEADER = lazy(
     r"([A-Za-z0-9_/]+\.c?u?h)(?:: No such file or directory|' file not found|': No such file)"
@@ -134,10 +137,15 @@ def cuda_toolkit_missing_in_log(facts: Facts, line: LogLine) -> Hit:
             if cuda
             else "conda install -c nvidia cuda-nvcc=<torch.version.cuda>"
         )
+        labelled = (
+            f", or by NVIDIA's label for the release: {conda_toolkit(Version(cuda))}"
+            if cuda
+            else ""
+        )
         summary = (
             f"Install the CUDA toolkit of {release} and point the build at it: export "
             f"CUDA_HOME={home} PATH={home}/bin:$PATH (pip's torch wheels ship no nvcc or "
-            f"headers); in a conda env: {conda} (or just the compiler: {nvcc_only}) and export "
+            f"headers); in a conda env: {conda} (or just the compiler: {nvcc_only}{labelled}) and export "
             "CUDA_HOME=$CONDA_PREFIX; Ubuntu's packaged toolkit (sudo apt install "
             "nvidia-cuda-toolkit) only where its CUDA matches torch's; or install a prebuilt "
             "wheel of the package that needs no compiler"
@@ -175,7 +183,11 @@ def extension_build_failed(facts: Facts) -> Iterable[Hit]:
     The build driver's summary lines: torch.utils.cpp_extension's `Error building extension
     'x'` / `Error compiling objects for extension` and ninja's `ninja: build stopped: subcommand
     failed` (JIT builds under DeepSpeed, FlashInfer, any `load()`), and `Ninja is required to
-    load C++ extensions`. The real cause is the first compiler error above the summary (triage
+    load C++ extensions`; the installers' wrappers around a source build (pip's `Failed building
+    wheel`, `metadata-generation-failed`, uv's `The build backend returned an error`) and a build
+    that cannot see the installed torch in pip's or uv's isolated build environment (uv's
+    `depends on torch, but doesn't declare it as a build dependency`, a traceback under
+    `pip-build-env-*/overlay`). The real cause is the first compiler error above the summary (triage
     names the known ones with their own rules: a missing header, an unsupported gcc, nvcc vs
     torch's CUDA, an architecture nvcc does not know). Only a build log states it.
 
@@ -190,7 +202,8 @@ def extension_build_failed(facts: Facts) -> Iterable[Hit]:
     ## Fix
     Read the first `error:` line above it (rerun the build alone to see it: for JIT builds
     clear `~/.cache/torch_extensions` and run again with `MAX_JOBS=1`); for `Ninja is required`,
-    `pip install ninja`.
+    `pip install ninja`; for a build that cannot see torch, install torch first and build with
+    `pip install <package> --no-build-isolation`.
 
     ## References
     - pytorch/pytorch torch/utils/cpp_extension.py (_run_ninja_build, verify_ninja_availability)
@@ -199,8 +212,84 @@ def extension_build_failed(facts: Facts) -> Iterable[Hit]:
     raise Skip("only a build log states a failed extension build", "log.build")
 
 
+# lines that say the build ran where the installed torch is not visible: pip's or uv's isolated
+# build environment (matrices/signatures/build_layers.toml)
+_ISOLATED = re.compile(
+    r"but doesn't declare it as a build dependency|please install PyTorch first"
+    r"|pip-build-env-[A-Za-z0-9_]+[/\\]overlay[/\\]"
+)
+
+
+def _isolated_build(facts: Facts, line: LogLine) -> Hit:
+    """A build whose setup could not import what it needs (torch) because pip or uv built it in
+    an isolated environment: threads end it with `--no-build-isolation` after installing torch."""
+    needed = line.stated.get("build_dependency") or "torch"
+    stated = line.stated.get("extension")
+    package = canonicalize_name(stated) if stated else "<the package>"
+    if needed in ("wheel", "setuptools"):
+        return Hit(
+            f"the build of {package} needs {needed}, which its isolated build environment lacks "
+            f"(line {line.line})",
+            evidence={"line": line.line, "package": package, "needs": needed},
+            fix=fix(
+                f"Install the build tools, then build without isolation: pip install wheel "
+                f"setuptools, then pip install {package} --no-build-isolation (uv: uv pip install "
+                f"wheel setuptools, then uv pip install {package} --no-build-isolation)",
+                "manual",
+                pip_install("wheel", "setuptools"),
+                manual(f"pip install {package} --no-build-isolation"),
+            ),
+        )
+    try:
+        torch = facts.known_version("torch") if needed == "torch" else None
+    except Skip:
+        torch = None
+    have = f" (torch {torch} is installed here)" if torch is not None else ""
+    return Hit(
+        f"the build of {package} imports {needed} in pip's (or uv's) isolated build environment, "
+        f"which has only the build requirements the package declares, not this environment's "
+        f"{needed}{have} (line {line.line})",
+        evidence={"line": line.line, "package": package, "needs": needed},
+        fix=fix(
+            f"Install {needed} first, then build against it without isolation: pip install "
+            f"{package} --no-build-isolation (uv: uv pip install {needed}, then uv pip install "
+            f"{package} --no-build-isolation); without isolation the build uses this "
+            "environment's tools too: pip install setuptools wheel ninja packaging",
+            "manual",
+            manual(f"pip install {package} --no-build-isolation"),
+            pip_install("setuptools", "wheel", "ninja", "packaging"),
+        ),
+    )
+
+
+def _jit_cache_missing(line: LogLine) -> Hit:
+    """A JIT extension's cached library that is not there: the build of an earlier run failed or
+    was interrupted (its lock and half-written directory stay in the cache)."""
+    name = line.stated.get("extension") or "<the extension>"
+    return Hit(
+        f"the JIT-built extension {name} is not in torch's extensions cache (line {line.line}): "
+        "its build failed or was interrupted on an earlier run, and the cache keeps the broken "
+        "build directory (and its lock)",
+        evidence={"line": line.line, "extension": name},
+        fix=fix(
+            f"Clear the extension's cache and rebuild it in the foreground to see the compile "
+            f"error: rm -rf ~/.cache/torch_extensions (or $TORCH_EXTENSIONS_DIR; just "
+            f"<py..._cu...>/{name}), then rerun (MAX_JOBS=1 shows the first error alone); on "
+            "shared or read-only home directories point TORCH_EXTENSIONS_DIR at a local writable "
+            "directory",
+            "manual",
+            manual("rm -rf ~/.cache/torch_extensions"),
+            set_env(TORCH_EXTENSIONS_DIR="/tmp/torch_extensions"),
+        ),
+    )
+
+
 @from_log("SYS153")
 def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
+    if _ISOLATED.search(line.text):
+        return _isolated_build(facts, line)
+    if "torch_extensions" in line.text and "cannot open shared object file" in line.text:
+        return _jit_cache_missing(line)
     if "Ninja is required" in line.text:
         return Hit(
             f"torch's C++ extension loader needs ninja, which is not on PATH (line {line.line})",
@@ -272,13 +361,17 @@ def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
 
 def _pip_build_fix(facts: Facts, package: str) -> Fix:
     """A failed source build of ``package`` by pip: threads end it with the build against the
-    installed torch (`pip install X --no-build-isolation`), few jobs, or a prebuilt wheel."""
+    installed torch (`pip install X --no-build-isolation`), few jobs, or a prebuilt wheel (the
+    release or index the matrix knows for the installed torch, first, when there is one)."""
+    prebuilt = prebuilt_install(facts, package)
+    first, actions = (f"{prebuilt[0]}; or b", prebuilt[1]) if prebuilt else ("B", [])
     return fix(
-        f"Build it against the installed torch, with few parallel jobs: MAX_JOBS=4 pip "
+        f"{first}uild it against the installed torch, with few parallel jobs: MAX_JOBS=4 pip "
         f"install {package} --no-build-isolation (pip's isolated build environment has "
         f"no torch; add -v to see the first error), or install a prebuilt wheel of "
         f"{package} for this Python, torch and CUDA. {_usual_causes(facts)}",
         "manual",
+        *actions,
         pip_install(package, flags=("--no-build-isolation",)),
         set_env(MAX_JOBS="4"),
         manual(f"pip install -v {package} --no-build-isolation  (shows the first error)"),
@@ -296,6 +389,8 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
         or "too old version of GCC" in line.text
     ):
         return _host_compiler_line(facts, line)
+    if "Microsoft Visual Studio version" in line.text or "clang version must be" in line.text:
+        return _other_host_compiler(line)
     ceiling = line.stated.get("gcc_max")
     if ceiling is None or not ceiling.isdigit():
         raise NotStated(f"line {line.line} is cut before the gcc version", "system.gxx")
@@ -329,6 +424,51 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
                 f"&& sudo update-alternatives --install /usr/bin/g++ g++ /usr/bin/g++-{ceiling} 100"
             ),
             manual(f"conda install -c conda-forge gxx={ceiling} gcc={ceiling}  (in a conda env)"),
+        ),
+    )
+
+
+def _other_host_compiler(line: LogLine) -> Hit:
+    """nvcc's host_config.h refusing MSVC (a Visual Studio outside the range it names) or clang
+    (a major at or above the bound it names): the same check as gcc's, for the other hosts."""
+    allow = "NVCC_APPEND_FLAGS='-allow-unsupported-compiler'"
+    if "Microsoft Visual Studio" in line.text:
+        newest = line.stated.get("msvc_max") or "2022"
+        oldest = line.stated.get("msvc_min") or "2017"
+        older = "2019" if oldest <= "2019" < newest else oldest
+        return Hit(
+            f"nvcc accepts Visual Studio {oldest} to {newest} and the build's MSVC is outside "
+            f"that range (line {line.line}): a Visual Studio newer than the CUDA toolkit (a "
+            f"{newest} update released after it counts: CUDA 12.3 refuses 2022's 17.10)",
+            evidence={"line": line.line, "msvc_max": newest},
+            fix=fix(
+                f"Build with an MSVC the toolkit accepts: install Visual Studio {older} (or an "
+                f"earlier Visual Studio {newest} update; the Build Tools' \"Desktop development "
+                f'with C++" workload) and build from its x64 Native Tools prompt, or use a newer '
+                f"CUDA toolkit that accepts this Visual Studio; at your own risk, pass nvcc "
+                f"-allow-unsupported-compiler (setup.py's extra_compile_args['nvcc'], or "
+                f"{allow}; Windows: set NVCC_APPEND_FLAGS=-allow-unsupported-compiler)",
+                "manual",
+                manual(f"install Visual Studio {older} Build Tools (Desktop development with C++)"),
+                manual("set NVCC_APPEND_FLAGS=-allow-unsupported-compiler  (at your own risk)"),
+            ),
+        )
+    bound = line.stated.get("clang_below")
+    clang = str(int(bound) - 1) if bound and bound.isdigit() else None
+    which = f"clang {clang} or older" if clang else "an older clang"
+    return Hit(
+        f"nvcc refuses the host clang: it accepts {which} (line {line.line})",
+        evidence={"line": line.line, "clang_max": clang},
+        fix=fix(
+            f"Build with {which} or with gcc: export CC=clang-{clang or 'N'} "
+            f"CXX=clang++-{clang or 'N'} (or CC=gcc CXX=g++), and NVCC_PREPEND_FLAGS='-ccbin "
+            f"{'clang++-' + clang if clang else 'g++'}'; or a newer CUDA toolkit; at your own "
+            f"risk, {allow} skips nvcc's check",
+            "manual",
+            set_env(
+                CC=f"clang-{clang}" if clang else "gcc",
+                CXX=f"clang++-{clang}" if clang else "g++",
+            ),
         ),
     )
 
@@ -401,17 +541,23 @@ def build_compiler_killed_in_log(facts: Facts, line: LogLine) -> Hit:
     program = found.group("program") if found else "the compiler"
     stated = line.stated.get("extension")
     package = canonicalize_name(stated) if stated else "<the package>"
+    prebuilt = prebuilt_install(facts, package) if stated else None
+    wheel = (
+        f"; no compile at all: {prebuilt[0]}"
+        if prebuilt
+        else ", or install a prebuilt wheel for this torch, CUDA and Python"
+    )
     return Hit(
         f"{program} was killed during the build (line {line.line}): the node (or the "
         "container) ran out of memory with ninja's parallel compile jobs",
         evidence={"line": line.line, "program": program},
         fix=fix(
             f"Rebuild with fewer parallel jobs: MAX_JOBS=4 pip install {package} "
-            "--no-build-isolation (MAX_JOBS=1 or 2 with little RAM), or install a prebuilt "
-            "wheel for this torch, CUDA and Python",
+            f"--no-build-isolation (MAX_JOBS=1 or 2 with little RAM){wheel}",
             "manual",
             set_env(MAX_JOBS="4"),
             manual(f"pip install {package} --no-build-isolation"),
+            *(prebuilt[1] if prebuilt else []),
         ),
     )
 

@@ -186,10 +186,23 @@ def flash_attn_other_torch(facts: Facts) -> Iterable[Hit]:
             f"its C++ ABI flag is cxx11abi{str(abi).upper()}, torch {torch} uses the "
             f"{'old' if old_abi else 'C++11'} ABI"
         )
+    release = facts.matrix.flash_attn_release(Version(Version(dist.version).public))
+    # the tag matches, but this release's old-ABI wheels were built asking for C++11-ABI symbols
+    # (the matrix's cxx11abi_false_loads = false, flash-attention#1783)
+    if (
+        not problems
+        and old_abi
+        and not abi
+        and release is not None
+        and not release.cxx11abi_false_loads
+    ):
+        problems.append(
+            f"its cxx11abiFALSE wheels ask for C++11-ABI symbols that torch {torch} (old ABI) "
+            "does not export"
+        )
     if not problems:
         return []
     remedy = None
-    release = facts.matrix.flash_attn_release(Version(Version(dist.version).public))
     if abi_differs and release is not None and f"{torch.major}.{torch.minor}" == torch_mm:
         remedy = abi_wheel_fix(facts, release, torch, cuda, bool(old_abi))
     return [

@@ -134,7 +134,10 @@ def host_compiler(facts: Facts) -> Iterable[Hit]:
     ## What it checks
     The g++ a CUDA extension build found against the versions that build's CUDA toolkit accepts,
     as torch's cpp_extension states them (`The current installed version of g++ (4.8.5) is less
-    than the minimum required version by CUDA 11.7 (6.0.0) ... (>=6.0.0, <12.0)`).
+    than the minimum required version by CUDA 11.7 (6.0.0) ... (>=6.0.0, <12.0)`); in
+    `triage`, nvcc's own host_config.h check for gcc (`gcc versions later than 12 are not
+    supported`), MSVC (`Only the versions between 2017 and 2022 (inclusive) are supported`) and
+    clang (`clang version must be less than 16`).
 
     ## Why it matters
     nvcc refuses host compilers older or newer than its supported range; source builds of
