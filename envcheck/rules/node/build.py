@@ -214,7 +214,7 @@ def extension_build_failed(facts: Facts) -> Iterable[Hit]:
 
 # lines that say the build ran where the installed torch is not visible: pip's or uv's isolated
 # build environment (matrices/signatures/build_layers.toml)
-_ISOLATED = re.compile(
+_ISOLATED = lazy(
     r"but doesn't declare it as a build dependency|please install PyTorch first"
     r"|pip-build-env-[A-Za-z0-9_]+[/\\]overlay[/\\]"
 )
