@@ -168,6 +168,13 @@ FACTS: dict[str, str] = {
     "...\\site-packages\\torch\\lib\\c10.dll)",
     "kit_plugin": "an Omniverse Kit plugin that logged the line (gpu.foundation.plugin): the job "
     "runs a Kit app, Isaac Sim (Isaac Lab and OmniGibson run on it)",
+    "build_dependency": "the package a source build imports without declaring it as a build "
+    "dependency (uv: 'depends on torch, but doesn't declare it')",
+    "msvc_min": "the oldest Visual Studio release nvcc accepts, as its MSVC check prints it",
+    "msvc_max": "the newest Visual Studio release nvcc accepts, as its MSVC check prints it",
+    "clang_below": "the clang major nvcc's host-compiler check requires clang to be below",
+    "torch_library": "a library torch 1.12 and older shipped that a stale extension build links "
+    "(libtorch_cuda_cu, libtorch_cuda_cpp)",
 }
 _FAILURES = {
     "vulkan_error": "vulkan",
