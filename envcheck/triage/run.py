@@ -24,7 +24,15 @@ from envcheck.rules.base import LogLine, Rule
 from envcheck.triage.encoding import SNIFF, transcoded
 from envcheck.triage.extract import LogFact, dedupe, extract
 from envcheck.triage.grep_engine import GrepScanner, gnu_grep
-from envcheck.triage.scan import MAX_MATCHED, Engine, Occurrence, Scanner, ScanResult, Tally
+from envcheck.triage.scan import (
+    MAX_MATCHED,
+    UNWRAP_LIMIT,
+    Engine,
+    Occurrence,
+    Scanner,
+    ScanResult,
+    Tally,
+)
 from envcheck.triage.verdict import CauseCheck, binary_causes, check_causes
 
 
@@ -167,7 +175,10 @@ def scan_log(path: str, matrix: Matrix, engine: Engine = "auto") -> tuple[str, S
         except (ValueError, RuntimeError, re.error) as exc:
             raise InputError(f"{exc} (see `envcheck matrix validate`)") from None
         try:
-            return name, scanner.scan(stream)
+            result = scanner.scan(stream)
+            if path != "-" and result.bytes_read <= UNWRAP_LIMIT:
+                _unwrap(path, scanner, result)
+            return name, result
         except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise InputError(f"cannot read: {exc}", where=name) from None
         finally:
@@ -176,6 +187,17 @@ def scan_log(path: str, matrix: Matrix, engine: Engine = "auto") -> tuple[str, S
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
+
+
+def _unwrap(path: str, scanner: Scanner, result: ScanResult) -> None:
+    """A small log read again whole, for the messages it shows hard-wrapped (Scanner.unwrap)."""
+    stream, _ = open_log(path)
+    try:
+        data = stream.read(UNWRAP_LIMIT + 1)
+    finally:
+        stream.close()
+    if len(data) <= UNWRAP_LIMIT:
+        scanner.unwrap(data, result)
 
 
 def _scanner(matrix: Matrix, engine: Engine) -> Scanner:
