@@ -205,6 +205,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the transformations")
     parser.add_argument("--lost", action="store_true", help="name the cases each one loses")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--every", type=int, default=1, help="only every Nth case (a quicker sample; default 1)"
+    )
     parser.add_argument("cases", nargs="*")
     args = parser.parse_args(argv)
     if args.list:
@@ -217,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     cases = [c for c in load_corpus(args.corpus) if c.log is not None and c.kind == "failure"]
     if args.cases:
         cases = [c for c in cases if c.id in set(args.cases)]
+    cases = cases[:: max(1, args.every)]
     plain = {c.id for c in cases if evaluate_case(c).found}
     names = [n for n in (args.transform or list(TRANSFORMS)) if n != "plain"]
     rows: dict[str, dict[str, object]] = {}

@@ -23,6 +23,7 @@ from envcheck.model.report import NodeReport
 from envcheck.rules.base import LogLine, Rule
 from envcheck.triage.encoding import SNIFF, transcoded
 from envcheck.triage.extract import LogFact, dedupe, extract
+from envcheck.triage.forms import plain_text
 from envcheck.triage.grep_engine import GrepScanner, gnu_grep
 from envcheck.triage.scan import (
     MAX_MATCHED,
@@ -283,7 +284,7 @@ def read_context(
                 break
             for line, n in wanted.items():
                 if line < number <= line + n:
-                    text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+                    text = plain_text(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
                     out.setdefault(line, []).append((number, text[: limit or SHOWN_CONTEXT]))
     except (OSError, EOFError, gzip.BadGzipFile):
         pass
@@ -311,7 +312,7 @@ def read_before(path: str, wanted: dict[int, int]) -> dict[int, list[tuple[int, 
                 break
             if number in wanted:
                 out[number] = window[len(window) - min(wanted[number], len(window)) :]
-            text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            text = plain_text(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
             window = (
                 [*window[1 - keep :], (number, text[:SHOWN_CONTEXT])]
                 if keep > 1
