@@ -32,7 +32,7 @@ Engine = Literal["auto", "grep", "re2", "re"]
 # when the line may be half of a hard-wrapped one
 Neighbours = Callable[[], "tuple[bytes | None, bytes | None]"]
 NAMED_KEPT = 65536
-UNWRAP_LIMIT = 4 * 1024 * 1024  # a log up to this size is also read with its wrapped lines joined
+UNWRAP_LIMIT = 1024 * 1024  # a log up to this size (a paste) is also read with wrapped lines joined
 WRAPPED_AT = 30  # characters a line cut by a hard wrap has at least (editors wrap at 72-80)
 # a line that starts a message of its own, not the rest of the line above
 _STARTS = re.compile(rb"^\s*(?:Traceback|File \"|[\w.]*(?:Error|Exception|Warning)\b|\[|\(|\d)")
