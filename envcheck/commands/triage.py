@@ -83,7 +83,7 @@ def triage_text(
     """Scan log text held in memory (the Python engines; grep reads files); UTF-16 and CRLF
     line ends are read as UTF-8 and LF (envcheck.triage.encoding)."""
     from envcheck.triage.pasted import HEAD
-    from envcheck.triage.scan import Scanner
+    from envcheck.triage.scan import UNWRAP_LIMIT, Scanner
 
     options = options or TriageOptions()
     matrix = _matrix(options)
@@ -99,4 +99,7 @@ def triage_text(
         raise InputError(f"{exc} (see `envcheck matrix validate`)") from None
     # the text is not a file: each signature's extractors read its matched lines only
     head = data[:HEAD].decode("utf-8", errors="replace")
-    return _finish(name, scanner.scan(io.BytesIO(data)), matrix, node, "-", head)
+    scan = scanner.scan(io.BytesIO(data))
+    if len(data) <= UNWRAP_LIMIT:
+        scanner.unwrap(data, scan)
+    return _finish(name, scan, matrix, node, "-", head)

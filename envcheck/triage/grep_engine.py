@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -29,6 +30,7 @@ from typing import IO, BinaryIO
 from envcheck.matrix.schema import Signature
 from envcheck.probes.run import end_group, forget, spawn
 from envcheck.triage.ere import grep_pattern
+from envcheck.triage.forms import MARKER
 from envcheck.triage.scan import CHUNK, MAX_MATCHED, Scanner, ScanResult
 
 _TIMEOUT_S = 5.0
@@ -69,8 +71,10 @@ class GrepScanner(Scanner):
         lines = [grep_pattern(s.pattern) for s in signatures]
         self._rewritable = all(line is not None for line in lines)
         fd, self._patterns = tempfile.mkstemp(prefix="envcheck-signatures-", suffix=".txt")
+        # and the lines in another form (HTML-escaped, typographic quotes, JSON: forms.py)
+        kept = [line for line in lines if line is not None] + [MARKER]
         with os.fdopen(fd, "wb") as out:
-            out.write(b"\n".join(line for line in lines if line is not None) + b"\n")
+            out.write(b"\n".join(kept) + b"\n")
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -114,7 +118,8 @@ class GrepScanner(Scanner):
         stream: BinaryIO | None = None,
     ) -> ScanResult:
         proc = spawn(
-            [self._grep, "-n", "-b", "-a", "-E", "-f", self._patterns],
+            # the line before and after each (-B1 -A1): half of a hard-wrapped message
+            [self._grep, "-n", "-b", "-a", "-B1", "-A1", "-E", "-f", self._patterns],
             stdin=stdin,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -149,13 +154,30 @@ class GrepScanner(Scanner):
             helper = threading.Thread(target=work, name="envcheck-grep-feed", daemon=True)
             helper.start()
         assert proc.stdout is not None
-        last = (0, 0)  # grep's last matching line: its number and the offset it starts at
+        last = (0, 0)  # grep's last printed line: its number and the offset it starts at
+        # a matching line is named once the line after it is read (or known absent)
+        pending: tuple[int, bytes, bytes | None] | None = None
+        before: tuple[int, bytes] | None = None  # the line printed last
         while raw := _bounded_line(proc.stdout):
-            number, _, rest = raw.rstrip(b"\n").partition(b":")
-            offset, _, line = rest.partition(b":")
-            if number.isdigit() and offset.isdigit():
-                last = (int(number), int(offset))
-                self._record(line, last[0], result)
+            found = _PRINTED.match(raw)
+            if found is None:  # "--" between groups of lines
+                if pending is not None:
+                    self._name_pending(pending, None, result)
+                pending = before = None
+                continue
+            number, offset = int(found.group(1)), int(found.group(3))
+            line = raw[found.end() :].rstrip(b"\n")
+            last = (number, offset)
+            if pending is not None:
+                after = line if number == pending[0] + 1 else None
+                self._name_pending(pending, after, result)
+                pending = None
+            if found.group(2) == b":":
+                above = before[1] if before is not None and before[0] == number - 1 else None
+                pending = (number, line, above)
+            before = (number, line)
+        if pending is not None:
+            self._name_pending(pending, None, result)
         if helper is not None:
             helper.join()
         stderr = proc.stderr.read(_KEPT) if proc.stderr else b""
@@ -167,6 +189,34 @@ class GrepScanner(Scanner):
         if count is not None:
             count.finish(last[0], last[1], result)
         return result
+
+    def _gated(self, lines: Sequence[bytes]) -> list[int]:
+        """Indices of ``lines`` grep selects (the wrapped-line pass over a small log)."""
+        try:
+            done = subprocess.run(
+                [self._grep, "-n", "-a", "-E", "-f", self._patterns],
+                input=b"\n".join(lines) + b"\n",
+                capture_output=True,
+                env=_env(),
+                timeout=_TIMEOUT_S * 6,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return super()._gated(lines)
+        if done.returncode not in (0, 1):
+            return super()._gated(lines)
+        numbers = (raw.partition(b":")[0] for raw in done.stdout.splitlines())
+        return [int(n) - 1 for n in numbers if n.isdigit()]
+
+    def _name_pending(
+        self, pending: tuple[int, bytes, bytes | None], after: bytes | None, result: ScanResult
+    ) -> None:
+        number, line, before = pending
+        self._record(line, number, result, lambda: (before, after))
+
+
+# grep's prefix of a line it prints: "NUMBER:OFFSET:" for a match, "NUMBER-OFFSET-" around one
+_PRINTED = re.compile(rb"(\d+)([:-])(\d+)[:-]")
 
 
 def _bounded_line(out: IO[bytes]) -> bytes:

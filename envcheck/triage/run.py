@@ -23,8 +23,17 @@ from envcheck.model.report import NodeReport
 from envcheck.rules.base import LogLine, Rule
 from envcheck.triage.encoding import SNIFF, transcoded
 from envcheck.triage.extract import LogFact, dedupe, extract
+from envcheck.triage.forms import plain_text
 from envcheck.triage.grep_engine import GrepScanner, gnu_grep
-from envcheck.triage.scan import MAX_MATCHED, Engine, Occurrence, Scanner, ScanResult, Tally
+from envcheck.triage.scan import (
+    MAX_MATCHED,
+    UNWRAP_LIMIT,
+    Engine,
+    Occurrence,
+    Scanner,
+    ScanResult,
+    Tally,
+)
 from envcheck.triage.verdict import CauseCheck, binary_causes, check_causes
 
 
@@ -167,7 +176,10 @@ def scan_log(path: str, matrix: Matrix, engine: Engine = "auto") -> tuple[str, S
         except (ValueError, RuntimeError, re.error) as exc:
             raise InputError(f"{exc} (see `envcheck matrix validate`)") from None
         try:
-            return name, scanner.scan(stream)
+            result = scanner.scan(stream)
+            if path != "-" and result.bytes_read <= UNWRAP_LIMIT:
+                _unwrap(path, scanner, result)
+            return name, result
         except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise InputError(f"cannot read: {exc}", where=name) from None
         finally:
@@ -176,6 +188,17 @@ def scan_log(path: str, matrix: Matrix, engine: Engine = "auto") -> tuple[str, S
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
+
+
+def _unwrap(path: str, scanner: Scanner, result: ScanResult) -> None:
+    """A small log read again whole, for the messages it shows hard-wrapped (Scanner.unwrap)."""
+    stream, _ = open_log(path)
+    try:
+        data = stream.read(UNWRAP_LIMIT + 1)
+    finally:
+        stream.close()
+    if len(data) <= UNWRAP_LIMIT:
+        scanner.unwrap(data, result)
 
 
 def _scanner(matrix: Matrix, engine: Engine) -> Scanner:
@@ -261,7 +284,7 @@ def read_context(
                 break
             for line, n in wanted.items():
                 if line < number <= line + n:
-                    text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+                    text = plain_text(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
                     out.setdefault(line, []).append((number, text[: limit or SHOWN_CONTEXT]))
     except (OSError, EOFError, gzip.BadGzipFile):
         pass
@@ -289,7 +312,7 @@ def read_before(path: str, wanted: dict[int, int]) -> dict[int, list[tuple[int, 
                 break
             if number in wanted:
                 out[number] = window[len(window) - min(wanted[number], len(window)) :]
-            text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            text = plain_text(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
             window = (
                 [*window[1 - keep :], (number, text[:SHOWN_CONTEXT])]
                 if keep > 1

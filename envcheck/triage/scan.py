@@ -13,11 +13,12 @@ matched lines shown, so logs in any encoding (or with binary junk) scan the same
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO, Literal
 
 from envcheck.matrix.schema import Signature
+from envcheck.triage.forms import MARKER_LITERALS, needs_reading, plain_lines
 from envcheck.triage.patterns import re2_module, required_literals
 
 CHUNK = 4 * 1024 * 1024
@@ -27,6 +28,14 @@ _CACHE_LINES = 4096  # distinct candidate lines whose signature is remembered
 MAX_MATCHED = 8 * 1024  # bytes of one line a signature is matched against (bounds re's work)
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 Engine = Literal["auto", "grep", "re2", "re"]
+# the lines around a candidate line (None where there is none or it is unknown), asked for only
+# when the line may be half of a hard-wrapped one
+Neighbours = Callable[[], "tuple[bytes | None, bytes | None]"]
+NAMED_KEPT = 65536
+UNWRAP_LIMIT = 1024 * 1024  # a log up to this size (a paste) is also read with wrapped lines joined
+WRAPPED_AT = 30  # characters a line cut by a hard wrap has at least (editors wrap at 72-80)
+# a line that starts a message of its own, not the rest of the line above
+_STARTS = re.compile(rb"^\s*(?:Traceback|File \"|[\w.]*(?:Error|Exception|Warning)\b|\[|\(|\d)")
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,9 @@ class ScanResult:
     lines: int = 0
     engine: str = "re"
     tallies: dict[str, Tally] = field(default_factory=dict)
+    # numbers of the lines a signature named (kept up to NAMED_KEPT: the wrapped-line pass
+    # over a small log leaves them alone)
+    named: set[int] = field(default_factory=set, repr=False)
 
     def ordered(self) -> list[Tally]:
         """Matches in the order the log first shows them."""
@@ -108,7 +120,9 @@ class Scanner:
             if found is None:  # validated away for the built-in matrix; overlays may slip
                 raise ValueError(f"signature {s.id}: pattern has no literal to prefilter on")
             literals += [lit.encode() for lit in found]
-        self._literals = tuple(dict.fromkeys(literals))
+        self._literals: tuple[bytes, ...] = tuple(dict.fromkeys(literals))
+        # lines in another form (HTML-escaped, typographic quotes, JSON, ...: triage/forms.py)
+        self._marker_literals: tuple[bytes, ...] = MARKER_LITERALS
         self._seen: dict[bytes, int | None] = {}
 
     # --- candidates -------------------------------------------------------------------------------
@@ -116,10 +130,13 @@ class Scanner:
     def _candidates(self, data: bytes, end: int) -> list[int]:
         """Offsets in ``data[:end]`` where a signature may match (sorted, maybe several per
         line)."""
-        if self._gate is not None:
-            return [m.start() for m in self._gate.finditer(data, 0, end)]
         positions: list[int] = []
-        for literal in self._literals:
+        if self._gate is not None:
+            positions = [m.start() for m in self._gate.finditer(data, 0, end)]
+            literals = self._marker_literals
+        else:
+            literals = self._literals + self._marker_literals
+        for literal in literals:
             at = data.find(literal, 0, end)
             while at != -1:
                 positions.append(at)
@@ -188,17 +205,161 @@ class Scanner:
             lineno += data.count(b"\n", counted_to, start)
             counted_to = start
             stop = data.find(b"\n", pos, end)
-            self._record(data[start : stop if stop != -1 else end], lineno, result)
+            stop = stop if stop != -1 else end
 
-    def _record(self, line: bytes, lineno: int, result: ScanResult) -> None:
-        """Tally a candidate line under the first signature that matches it."""
+            def around(start: int = start, stop: int = stop) -> tuple[bytes | None, bytes | None]:
+                before = after = None
+                if start > 0:
+                    before = data[data.rfind(b"\n", 0, start - 1) + 1 : start - 1]
+                if stop < end:
+                    after_end = data.find(b"\n", stop + 1, end)
+                    after = data[stop + 1 : after_end if after_end != -1 else end]
+                return before, after
+
+            self._record(data[start:stop], lineno, result, around)
+
+    def _record(
+        self, line: bytes, lineno: int, result: ScanResult, around: Neighbours | None = None
+    ) -> None:
+        """Tally a candidate line under the first signature that matches it (the line read in
+        its plain form where it shows another one, or joined to a neighbour it was wrapped
+        from)."""
+        for index, text, at in self._name(line, lineno, around):
+            if len(result.named) < NAMED_KEPT:
+                result.named.add(at)
+            self._tally(index, text, at, result)
+
+    def _name(
+        self, line: bytes, lineno: int, around: Neighbours | None
+    ) -> list[tuple[int, bytes, int]]:
+        """(signature index, the text it matched, its line number) for each line ``line``
+        holds: itself, the plain lines of another form of it, or it joined to a neighbour."""
         index = self._identify(line)
-        if index is None:
+        named = [(index, line, lineno)] if index is not None else []
+        plain: bytes | None = line
+        if needs_reading(line):
+            pieces = [p for p in plain_lines(line[:MAX_MATCHED]) if p.strip()]
+            found = [(i, p, lineno) for p in pieces if (i := self._identify(p)) is not None]
+            best = min((i for i, _, _ in found), default=None)
+            # the user's own text where it is named as well (a full-width colon in a
+            # localized shell's line stays); the lines a JSON string or repr holds, each
+            if best is not None and (index is None or best < index or len(pieces) > 1):
+                named = found
+            plain = pieces[0] if len(pieces) == 1 else None
+        if around is None or plain is None:
+            return named
+        if named and not self.signatures[named[0][0]].generic:
+            return named
+        joined = self._unwrapped(plain, lineno, named[0][0] if named else None, around)
+        return [joined] if joined is not None else named
+
+    def _gated(self, lines: Sequence[bytes]) -> list[int]:
+        """Indices of ``lines`` a signature may match (the engine's prefilter)."""
+        data = b"\n".join(lines)
+        starts = [0]
+        for line in lines[:-1]:
+            starts.append(starts[-1] + len(line) + 1)
+        import bisect
+
+        return sorted(
+            {bisect.bisect_right(starts, p) - 1 for p in self._candidates(data, len(data))}
+        )
+
+    def unwrap(self, data: bytes, result: ScanResult) -> None:
+        """The messages a small log (``data``, all of it, as scanned) shows hard-wrapped over
+        two or three lines none of which the scan named: each run of lines joined (with a
+        space, and without one for a terminal's cut) and named when a signature matches the
+        joined text and none of its lines (``_unwrapped``'s guards). Called after ``scan``,
+        for a log of at most UNWRAP_LIMIT bytes."""
+        lines = data.split(b"\n")
+        runs: list[tuple[bytes, list[bytes], int]] = []
+        for i in range(len(lines) - 1):
+            for size in (3, 2):  # the longer run first: the rest of a cut path
+                if i + size > len(lines) or any(
+                    n in result.named for n in range(i + 1, i + size + 1)
+                ):
+                    continue
+                read = [_one_line(p) for p in lines[i : i + size]]
+                kept = [p for p in read if p is not None]
+                if len(kept) < size or not _wrapped(kept):
+                    continue
+                for sep in (b" ", b""):
+                    runs.append((_joined(kept, sep), kept, i + 1))
+        if not runs:
             return
+        done: set[int] = set()
+        for k in self._gated([r[0] for r in runs]):
+            whole, parts, at = runs[k]
+            if at in done:
+                continue
+            found = self._identify(whole)
+            if found is None:
+                continue
+            regex = self._line_res[found]
+            if all(regex.search(p) is None for p in parts):
+                done.add(at)
+                self._tally(found, whole, at, result)
+
+    def _tally(self, index: int, text: bytes, at: int, result: ScanResult) -> None:
         signature = self.signatures[index]
         tally = result.tallies.get(signature.id)
         if tally is None:
-            result.tallies[signature.id] = Tally(signature, 1, Occurrence(lineno, _text(line)))
+            result.tallies[signature.id] = Tally(signature, 1, Occurrence(at, _text(text)))
+        elif at < tally.first.line:
+            if tally._last is None and tally._last_raw is None:
+                tally.last = tally.first
+            tally.count += 1
+            tally.first = Occurrence(at, _text(text))
         else:
             tally.count += 1
-            tally._last_raw = (lineno, line)
+            if at >= tally.last.line:
+                tally._last_raw = (at, text)
+
+    def _unwrapped(
+        self, line: bytes, lineno: int, index: int | None, around: Neighbours
+    ) -> tuple[int, bytes, int] | None:
+        """A more specific signature than ``index`` (None: none) that ``line`` joined to the
+        line before or after it (or both) matches and none of the joined lines does alone: a
+        message hard-wrapped by an editor, a mail client or a terminal's width (each line but
+        the last at least ``WRAPPED_AT`` characters long, none after the first a message of
+        its own)."""
+        before, after = (_one_line(n) for n in around())
+        runs: list[tuple[list[bytes], int]] = []
+        if after is not None:
+            runs.append(([line, after], lineno))
+        if before is not None:
+            runs.append(([before, line], lineno - 1))
+            if after is not None:
+                runs.append(([before, line, after], lineno - 1))
+        for parts, at in runs:
+            if not _wrapped(parts):
+                continue
+            for sep in (b" ", b""):
+                whole = _joined(parts, sep)
+                found = self._identify(whole)
+                if found is None or (index is not None and found >= index):
+                    continue
+                regex = self._line_res[found]
+                if all(regex.search(p) is None for p in parts):
+                    return found, whole, at
+        return None
+
+
+def _wrapped(parts: Sequence[bytes]) -> bool:
+    """Whether ``parts`` may be one message hard-wrapped: every line but the last at least
+    WRAPPED_AT characters long, none after the first empty or a message of its own."""
+    return not any(len(p.strip()) < WRAPPED_AT for p in parts[:-1]) and not any(
+        not p.strip() or _STARTS.match(p) for p in parts[1:]
+    )
+
+
+def _joined(parts: Sequence[bytes], sep: bytes) -> bytes:
+    return sep.join([parts[0].rstrip(), *(p.strip() for p in parts[1:])])
+
+
+def _one_line(line: bytes | None) -> bytes | None:
+    """A neighbour in its plain form, when it is one line."""
+    if line is None or not needs_reading(line):
+        return line
+    pieces = plain_lines(line[:MAX_MATCHED])
+    return pieces[0] if len(pieces) == 1 else None
