@@ -8,10 +8,10 @@ FUNCTIONS = {}
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.bytes_read,self.lines,self.engine,self.tallies,)==(other.bytes_read,other.lines,other.engine,other.tallies,)
+   return (self.bytes_read,self.lines,self.engine,self.tallies,self.named,)==(other.bytes_read,other.lines,other.engine,other.tallies,other.named,)
   return NotImplemented
  return __eq__
-FUNCTIONS['634e94c71c955d21fabe1308c36bce058420456e9908f61fcbb3800aaa1e058d'] = __create_fn__
+FUNCTIONS['00577b0c83a4cc1c05c2bb08e4667a38543afd9715384c16cf7f4a2959789de8'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -53,14 +53,15 @@ def __create_fn__():
  return __repr__
 FUNCTIONS['ad86faf17fb8c0579b8232aa77ed85b15264bb94b62bae54ef394f78d8c99ded'] = __create_fn__
 
-def __create_fn__(_type_bytes_read, _type_lines, _type_engine, _type_tallies, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_bytes_read, _dflt_lines, _dflt_engine, _dflt_tallies, _return_type):
- def __init__(self,bytes_read:_type_bytes_read=_dflt_bytes_read,lines:_type_lines=_dflt_lines,engine:_type_engine=_dflt_engine,tallies:_type_tallies=_HAS_DEFAULT_FACTORY)->_return_type:
+def __create_fn__(_type_bytes_read, _type_lines, _type_engine, _type_tallies, _type_named, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_bytes_read, _dflt_lines, _dflt_engine, _dflt_tallies, _dflt_named, _return_type):
+ def __init__(self,bytes_read:_type_bytes_read=_dflt_bytes_read,lines:_type_lines=_dflt_lines,engine:_type_engine=_dflt_engine,tallies:_type_tallies=_HAS_DEFAULT_FACTORY,named:_type_named=_HAS_DEFAULT_FACTORY)->_return_type:
   self.bytes_read=bytes_read
   self.lines=lines
   self.engine=engine
   self.tallies=_dflt_tallies() if tallies is _HAS_DEFAULT_FACTORY else tallies
+  self.named=_dflt_named() if named is _HAS_DEFAULT_FACTORY else named
  return __init__
-FUNCTIONS['0931a18cab5fa49ce0246eb7869f1257dad3dc4aa3f2306467aff76ad72544bb'] = __create_fn__
+FUNCTIONS['995caef43cb7078e762091cf937773a563ed5c55df06b102c8228b2ef86e215f'] = __create_fn__
 
 def __create_fn__(_type_line, _type_text, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,line:_type_line,text:_type_text)->_return_type:

@@ -244,6 +244,7 @@ def test_an_info_line_does_not_displace_a_failures_other_causes(
         "SYS101": "unknown",
         "NET101": "unknown",
         "NET104": "unknown",
+        "NET120": "unknown",  # a graph file the VM image injected (NCCL_GRAPH_FILE)
     }
     assert "logged that line as information" in error["NET104"]["reason"]
     assert "--shm-size" in error["SYS101"]["fix"]["summary"]
