@@ -118,6 +118,9 @@ def main() -> int:
     if shutil.which("grep") is None:
         print("grep is not installed", file=sys.stderr)
         return 2
+    if args.dir is not None and not Path(args.dir).is_dir():
+        print(f"--dir {args.dir}: no such directory", file=sys.stderr)
+        return 2
     tmp = Path(tempfile.mkdtemp(prefix="envcheck-bench-", dir=args.dir))
     try:
         log = tmp / "job.log"
