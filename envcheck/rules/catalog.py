@@ -17,6 +17,7 @@ from envcheck.rules.node import (  # noqa: F401
     cuda_libs,
     cuda_stated,
     cudnn_load,
+    disk_full,
     driver,
     driver_arch,
     driver_container,

@@ -1968,3 +1968,17 @@ EXAMPLES += [
         "torchvision-image-extension-not-loaded",
     ),
 ]
+# storage.toml: a full disk under a checkpoint, a download or a build
+EXAMPLES += [
+    (
+        "RuntimeError: [enforce fail at inline_container.cc:857] . PytorchStreamWriter failed "
+        "writing file data/37: file write failed",
+        "torch-save-write-failed",
+    ),
+    (
+        "RuntimeError: [enforce fail at inline_container.cc:659] . unexpected pos 2387758464 vs "
+        "2387758376",
+        "torch-save-write-failed",
+    ),
+    ("Error: No space left on device (os error 28)", "no-space-left-os-error"),
+]
