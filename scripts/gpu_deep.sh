@@ -26,6 +26,19 @@ echo "check --deep exit: $?" >> "$OUT/exit-codes.txt"
 "$PY" -m envcheck check --deep=torch --json > "$OUT/check-deep-torch.json" 2>> "$OUT/stderr.txt"
 echo "check --deep=torch exit: $?" >> "$OUT/exit-codes.txt"
 
+# binary truth: the architectures envcheck reads from each library's fatbin headers, against
+# NVIDIA's cuobjdump on the same files (torch's libraries and the nvidia-* wheels), when the
+# CUDA toolkit is on the node; and torch's own arch list against what envcheck reads
+if command -v cuobjdump >/dev/null; then
+  SITE=$("$PY" -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))' 2>/dev/null)
+  if [ -n "$SITE" ]; then
+    "$PY" -c 'import torch; print(" ".join(torch.cuda.get_arch_list()))' > "$OUT/torch-arch-list.txt" 2>&1
+    for dir in "$SITE/torch/lib" "$SITE/nvidia"; do
+      [ -d "$dir" ] && timeout "${CROSSCHECK_S:-150}" "$PY" "$(dirname "$0")/fatbin_crosscheck.py" "$dir" --timeout 60
+    done > "$OUT/fatbin-crosscheck.txt" 2>&1
+  fi
+fi
+
 # time: check vs check --deep, $RUNS runs each, and the duration of every --deep step
 "$PY" - "$OUT" "$RUNS" <<'PY' > "$OUT/timing.txt" 2>&1
 import json, statistics, subprocess, sys, time
@@ -43,11 +56,12 @@ def wall(args):
     return statistics.median(samples), {k: statistics.median(v) for k, v in steps.items()}
 plain, _ = wall(["check", "--json"])
 deep, steps = wall(["check", "--deep", "--json"])
-gpus = len(json.load(open(f"{out}/probe-deep.json"))["gpu"]["data"]["gpus"] or [])
+gpu = json.load(open(f"{out}/probe-deep.json")).get("gpu") or {}
+gpus = len((gpu.get("data") or {}).get("gpus") or [])
 print(f"GPUs: {gpus}; {runs} runs each")
 print(f"check --json        median {plain:.3f} s")
 print(f"check --deep --json median {deep:.3f} s (adds {deep - plain:.3f} s)")
 print("steps (median ms): " + ", ".join(f"{k} {v:.0f}" for k, v in steps.items()))
 PY
 cat "$OUT/timing.txt"
-echo "results in $OUT (copy node.txt, probe-deep.txt and timing.txt into docs/gpu.md)"
+echo "results in $OUT (copy node.txt, probe-deep.txt, timing.txt and fatbin-crosscheck.txt into docs/gpu.md)"
