@@ -12,7 +12,7 @@ from typing import Any
 
 from envcheck.cachefiles import cache_root, read_own, safe_dir
 
-FORMAT = 2  # 2: ptx_isa holds one ISA per PTX architecture
+FORMAT = 3  # 2: ptx_isa holds one ISA per PTX architecture; 3: fatbins in .ldata/.lrodata too
 FILE_NAME = f"binaries-v{FORMAT}.json"
 MAX_ENTRIES = 20_000
 

@@ -10,7 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envcheck.binaries.fatbin import FatbinKernels, read_kernels
+from envcheck.binaries.fatbin import (
+    EMBEDDED_SECTIONS,
+    FatbinKernels,
+    merged,
+    read_kernels,
+    scan_embedded,
+)
 
 ELF_MAGIC = b"\x7fELF"
 MAX_SYMBOLS = 400_000  # a bound on a symbol table walk (libtorch_cpu.so: about 170,000)
@@ -89,7 +95,13 @@ def read_elf(
                     if first is not None:
                         defs.append(first.name)
             elif section.name == ".nv_fatbin":
-                kernels = read_kernels(handle, section["sh_offset"], section["sh_size"])
+                kernels = merged(
+                    kernels, read_kernels(handle, section["sh_offset"], section["sh_size"])
+                )
+            elif section.name in EMBEDDED_SECTIONS and section["sh_type"] == "SHT_PROGBITS":
+                found = scan_embedded(handle, section["sh_offset"], section["sh_size"])
+                if found.entries:
+                    kernels = merged(kernels, found)
             elif section.name == ".dynsym":
                 dynsym = section
         undefined: tuple[str, ...] = ()
@@ -118,7 +130,8 @@ def _wanted_sections(elf: Any) -> Iterable[Any]:
         header = elf._get_section_header(index)
         kind = header["sh_type"]
         if kind in _WANTED_TYPES or (
-            kind == "SHT_PROGBITS" and elf._get_section_name(header) == ".nv_fatbin"
+            kind == "SHT_PROGBITS"
+            and elf._get_section_name(header) in (".nv_fatbin", *EMBEDDED_SECTIONS)
         ):
             yield elf.get_section(index)
 

@@ -79,7 +79,7 @@ def ptx(arch: int, isa: tuple[int, int]) -> bytes:
     )
 
 
-def add_fatbin(so: Path, data: bytes) -> Path:
+def add_fatbin(so: Path, data: bytes, section: str = ".nv_fatbin") -> Path:
     _, objcopy = tools()
     blob = so.with_name(so.name + ".fatbin")
     blob.write_bytes(data)
@@ -87,9 +87,9 @@ def add_fatbin(so: Path, data: bytes) -> Path:
         [
             objcopy,
             "--add-section",
-            f".nv_fatbin={blob}",
+            f"{section}={blob}",
             "--set-section-flags",
-            ".nv_fatbin=alloc,readonly",
+            f"{section}=alloc,readonly,contents",
             str(so),
         ],
         check=True,

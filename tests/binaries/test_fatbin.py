@@ -28,6 +28,35 @@ def test_kernels_of_several_fatbins_with_padding(tmp_path: Path) -> None:
     assert kernels.entries == 5
 
 
+def test_a_kernel_store_in_the_large_data_section_counts(tmp_path: Path) -> None:
+    # cuFFT 12's layout: one sm_75 image in .nv_fatbin, the real kernels as fatbins in .ldata
+    # among other data (a stray magic number in that data is not taken for a fatbin)
+    so = build_so(tmp_path / "libcufft.so.12", "int plan(void) { return 3; }")
+    add_fatbin(so, fatbin(cubin(75)))
+    stray = struct.pack("<IHHQ", 0xBA55ED50, 7, 16, 10**9)
+    store = (
+        b"\x11" * 100
+        + stray
+        + bytes(4)
+        + fatbin(cubin(80), cubin(90), ptx(90, (7, 8)))
+        + b"\x22" * 36
+        + fatbin(cubin(120))
+    )
+    add_fatbin(so, store, section=".ldata")
+    kernels = read_elf(so).kernels
+    assert kernels is not None
+    assert kernels.sass == (75, 80, 90, 120)
+    assert kernels.ptx == (90,) and kernels.ptx_isa == ("7.8",)
+    assert kernels.entries == 5
+
+
+def test_other_data_sections_are_not_searched(tmp_path: Path) -> None:
+    # only the kernel-store sections are searched: fatbin bytes in .rodata are just data
+    so = build_so(tmp_path / "libdata.so", "int f(void) { return 4; }")
+    add_fatbin(so, fatbin(cubin(90)), section=".rodata.blob")
+    assert read_elf(so).kernels is None
+
+
 def test_payloads_are_seeked_over_not_read(tmp_path: Path) -> None:
     big = entry(2, 90, b"\xab" * 5_000_000)  # a 5 MB cubin: only its 32-byte header is read
     data = fatbin(big, cubin(100))

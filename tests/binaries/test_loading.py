@@ -139,7 +139,7 @@ def test_results_are_cached_per_file_as_json(tmp_path: Path) -> None:
     assert first.from_cache == 0
     second = scan(ctx, [str(site)], "x86_64")
     assert second.from_cache == second.scanned and second.files == first.files
-    cache = tmp_path / "home" / ".cache" / "envcheck" / "binaries-v2.json"
+    cache = tmp_path / "home" / ".cache" / "envcheck" / "binaries-v3.json"
     assert cache.read_bytes().startswith(b"{")  # data only: JSON
     ext = site / "myext" / EXT
     os.utime(ext, ns=(ext.stat().st_atime_ns, ext.stat().st_mtime_ns + 10**9))
@@ -151,7 +151,7 @@ def test_a_damaged_cache_reads_as_empty(tmp_path: Path) -> None:
     site, _ = _node(tmp_path)
     cache_dir = tmp_path / "home" / ".cache" / "envcheck"
     cache_dir.mkdir(parents=True, mode=0o700)
-    (cache_dir / "binaries-v2.json").write_text('{"format": 1, "files": {"x": [1, 2')
+    (cache_dir / "binaries-v3.json").write_text('{"format": 1, "files": {"x": [1, 2')
     info = scan(_ctx(tmp_path), [str(site)], "x86_64")
     assert info.from_cache == 0 and info.scanned == 3  # torch, the wheel, the extension
 
