@@ -82,7 +82,12 @@ def no_kernels(facts: Facts) -> Iterable[Hit]:
     capability: a cubin of the same major and a minor at most the GPU's runs natively; PTX for
     an architecture at most the GPU's runs after the driver compiles it; otherwise nothing runs.
     A library built only for newer GPUs than this one (vLLM's Hopper-only FlashAttention 3, a
-    `sm_90a` kernel library) is a part the package picks per GPU and is not flagged.
+    `sm_90a` kernel library) is a part the package picks per GPU and is not flagged. Fatbins a
+    library keeps in its large-data section count too (cuFFT 12 loads its kernels from
+    `.ldata`). NVIDIA's own CUDA library wheels (`nvidia-*`) are judged as a whole: their
+    wrappers carry a token image (cuFFTW's one sm_75 cubin; its transforms run in cuFFT), so
+    one of their libraries without code for the GPU is flagged only when none of the wheel's
+    libraries has any.
 
     ## Why it matters
     The first kernel launch fails with `CUDA error: no kernel image is available for execution
@@ -112,7 +117,7 @@ def no_kernels(facts: Facts) -> Iterable[Hit]:
         for gpu, cc in gpus:
             if min((*k.sass, *k.ptx)) > cc:
                 continue  # built only for newer GPUs: a per-GPU part of its package
-            if verdict(k, cc) == "none":
+            if verdict(k, cc) == "none" and not _wheel_runs(info, file, cc):
                 key = (file.distribution or PurePosixPath(file.path).name, f"{gpu.name}|{cc}")
                 by_dist.setdefault(key, []).append(file)
     hits = []
@@ -147,6 +152,22 @@ def no_kernels(facts: Facts) -> Iterable[Hit]:
             )
         )
     return hits
+
+
+def _nvidia_wheel(distribution: str | None) -> bool:
+    return (distribution or "").lower().replace("_", "-").startswith("nvidia-")
+
+
+def _wheel_runs(info: BinariesInfo, file: BinaryFile, cc: int) -> bool:
+    """Whether another library of the same NVIDIA CUDA library wheel has code for ``cc``."""
+    if not _nvidia_wheel(file.distribution):
+        return False
+    return any(
+        other.distribution == file.distribution
+        and other.kernels is not None
+        and verdict(other.kernels, cc) != "none"
+        for other in info.files
+    )
 
 
 def _jit_ptx(k: Kernels, cc: int) -> tuple[int, str | None]:

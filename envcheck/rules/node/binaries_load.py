@@ -7,8 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
 from envcheck.binaries.demangle import demangle
 from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.matrix.model import package_names
 from envcheck.matrix.schema import Soname
 from envcheck.model.finding import Severity
@@ -28,7 +32,11 @@ def missing_library(facts: Facts) -> Iterable[Hit]:
     the libraries `import torch` has already loaded. Driver libraries (`libcuda.so.1`) are the
     DRV rules' concern. A Python extension module that cannot load is an error; a plain library
     that no import may ever load (nvshmem's MPI bootstrap, cuFile's RDMA plugin in every CUDA
-    torch wheel) is only information.
+    torch wheel) is only information. An extension named after the library it lacks
+    (`cupy/cuda/cutensor.cpython-*.so` needing `libcutensor.so.2`) is the package's binding
+    of that library, imported for its features alone (CuPy lists cuTENSOR, NCCL, cuDNN and
+    cuSPARSELt as optional libraries): a warning, unless the package requires the wheel that
+    ships the library, whose absence is then an error.
 
     ## Why it matters
     `import` fails with `ImportError: libcudart.so.12: cannot open shared object file: No such
@@ -45,6 +53,8 @@ def missing_library(facts: Facts) -> Iterable[Hit]:
 
     ## References
     - https://man7.org/linux/man-pages/man8/ld.so.8.html
+    - https://docs.cupy.dev/en/stable/install.html (Additional CUDA Libraries: "activated only
+      when the corresponding libraries are installed")
     """
     hits = []
     for file in binaries(facts).files:
@@ -64,18 +74,91 @@ def missing_library(facts: Facts) -> Iterable[Hit]:
                 "manual",
                 manual(f"install the package that provides {', '.join(missing)}"),
             )
+        optional = (
+            file.extension
+            and _binding_of(file.path, missing)
+            and not _requires_any(
+                facts,
+                file.distribution,
+                [w for s in shipped.values() if s is not None for w in package_names(s.pip)],
+            )
+        )
         hits.append(
             Hit(
                 f"{_label(file)} needs {', '.join(missing)}, which the loader finds nowhere "
                 f"(RPATH/RUNPATH, LD_LIBRARY_PATH, ld.so.cache, default directories): "
                 f"'{missing[0]}: cannot open shared object file'"
-                + (f"; shipped by: {'; '.join(known)}" if known else ""),
+                + (f"; shipped by: {'; '.join(known)}" if known else "")
+                + (
+                    f"; it is {file.distribution or 'the package'}'s binding of that library,"
+                    " so only the features that use it fail"
+                    if optional
+                    else ""
+                ),
                 evidence={"file": file.path, "missing": missing, "wheels": wheels},
                 fix=action,
-                severity=None if file.extension else Severity.INFO,
+                severity=(
+                    Severity.INFO if not file.extension else Severity.WARNING if optional else None
+                ),
             )
         )
     return hits
+
+
+def _stem(name: str) -> str:
+    return name.split(".", 1)[0].lstrip("_").lower()
+
+
+def _binding_of(path: str, missing: list[str]) -> bool:
+    """Whether the extension module is named after a library it lacks: ``cutensor`` for
+    ``libcutensor.so.2``, ``_nccl`` for ``libnccl.so.2``."""
+    module = _stem(path.rsplit("/", 1)[-1])
+    return bool(module) and any(
+        _stem(m).removeprefix("lib") == module for m in missing if m.startswith("lib")
+    )
+
+
+def _requires_any(facts: Facts, distribution: str | None, wheels: list[str]) -> bool:
+    """Whether the distribution requires (not as an extra) one of ``wheels``."""
+    try:
+        dist = facts.dist(distribution) if distribution else None
+    except Skip:
+        return False
+    if dist is None or not wheels:
+        return False
+    wanted = {canonicalize_name(w) for w in wheels}
+    for line in dist.requires:
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement:
+            continue
+        marker = str(requirement.marker or "")
+        if "extra" not in marker and canonicalize_name(requirement.name) in wanted:
+            return True
+    return False
+
+
+def _uses_nvidia_wheels(facts: Facts, distribution: str | None) -> bool:
+    """Whether the package is an nvidia-* wheel or requires one (not as an extra); unknown
+    packages count as using them."""
+    if distribution is None or canonicalize_name(distribution).startswith("nvidia-"):
+        return True
+    try:
+        dist = facts.dist(distribution)
+    except Skip:
+        return True
+    if dist is None:
+        return True
+    for line in dist.requires:
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if "extra" not in str(requirement.marker or "") and canonicalize_name(
+            requirement.name
+        ).startswith("nvidia-"):
+            return True
+    return False
 
 
 def _provider(shipped: Soname) -> str:
@@ -105,6 +188,10 @@ def shadowed_library(facts: Facts) -> Iterable[Hit]:
     `LD_LIBRARY_PATH=/usr/local/cuda-11.8/lib64`: `libcublas.so.12` of a toolkit is found
     before `site-packages/nvidia/cublas/lib/libcublas.so.12`.
 
+    A package that requires no nvidia-* wheel (CuPy's `cupy-cuda13x` loads the CUDA Toolkit's
+    libraries unless its `ctk` extra is installed) is built to use the system's copy: there
+    the finding is information.
+
     ## Fix
     Remove the CUDA directories from `LD_LIBRARY_PATH` for the job (or put the wheel's first).
 
@@ -113,12 +200,20 @@ def shadowed_library(facts: Facts) -> Iterable[Hit]:
     """
     hits = []
     for file in binaries(facts).files:
+        own = _uses_nvidia_wheels(facts, file.distribution)
         for need in file.needs:
             if need.meant and need.path:
                 hits.append(
                     Hit(
                         f"{_label(file)} loads {need.name} from {need.path} (found through "
-                        f"{need.via}), not the installed wheel's {need.meant}",
+                        f"{need.via}), not the installed wheel's {need.meant}"
+                        + (
+                            ""
+                            if own
+                            else f"; {file.distribution} requires no nvidia-* wheel: it is"
+                            " built to load the system's CUDA libraries"
+                        ),
+                        severity=None if own else Severity.INFO,
                         evidence={
                             "file": file.path,
                             "library": need.name,
