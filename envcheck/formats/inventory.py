@@ -95,9 +95,11 @@ def _python_rows(report: NodeReport) -> list[Row]:
         if t.variant is None:
             cuda = "build unknown"
         rows.append(Row("torch", f"{t.version} · {cuda} · variant {t.variant or '?'}"))
+        listed = report.packages.data if report.packages.is_ok else None
         for name in sorted(set(t.requires_cuda) | set(t.installed_cuda)):
             pin = t.requires_cuda.get(name)
-            have = t.installed_cuda.get(name)
+            # torch's pins name packages other than the CUDA wheels too (triton)
+            have = t.installed_cuda.get(name) or (listed.version(name) if listed else None)
             tone: Tone = "normal"
             text = f"{have or 'not installed'}"
             if pin:
