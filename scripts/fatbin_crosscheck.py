@@ -21,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from envcheck.binaries.elf import read_elf
+from envcheck.binaries.fatbin import FatbinKernels, read_kernels
 
 _SHARED = re.compile(r"\.so(?:\.\d+)*$")
 # "ELF file    1: libtorch_cuda.1.sm_80.cubin", "PTX file    2: x.sm_90a.ptx"
@@ -49,6 +50,16 @@ def cuobjdump_archs(tool: str, path: Path, timeout: float) -> tuple[set[int], se
     return sass, ptx
 
 
+def nv_fatbin_only(path: Path) -> FatbinKernels | None:
+    from elftools.elf.elffile import ELFFile
+
+    with path.open("rb") as handle:
+        section = ELFFile(handle).get_section_by_name(".nv_fatbin")
+        if section is None:
+            return None
+        return read_kernels(handle, section["sh_offset"], section["sh_size"])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path)
@@ -65,10 +76,18 @@ def main() -> int:
         if not path.is_file() or path.is_symlink():
             continue
         start = time.perf_counter()
-        kernels = read_elf(path).kernels
+        whole = read_elf(path).kernels
         ours_ms = (time.perf_counter() - start) * 1000
-        if kernels is None:
+        if whole is None:
             continue
+        # cuobjdump lists the .nv_fatbin section only: compare that, report the rest apart
+        kernels = nv_fatbin_only(path) or whole
+        extra = ""
+        if (whole.sass, whole.ptx) != (kernels.sass, kernels.ptx):
+            extra = (
+                f"; with the fatbins kept in its data sections: SASS {list(whole.sass)}"
+                f" PTX {list(whole.ptx)}"
+            )
         start = time.perf_counter()
         theirs = cuobjdump_archs(tool, path, args.timeout)
         their_ms = (time.perf_counter() - start) * 1000
@@ -87,7 +106,8 @@ def main() -> int:
         )
         print(
             f"{name}: SASS {sorted(ours[0])} PTX {sorted(ours[1])}: {verdict} "
-            f"(envcheck {ours_ms:.1f} ms, {kernels.entries} images; cuobjdump {their_ms:.0f} ms)"
+            f"(envcheck {ours_ms:.1f} ms, {whole.entries} images; cuobjdump {their_ms:.0f} ms)"
+            f"{extra}"
         )
         if args.limit and agree + differ >= args.limit:
             break
