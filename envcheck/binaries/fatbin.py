@@ -16,6 +16,7 @@ cuobjdump lists only the ``.nv_fatbin`` image). ``scan_embedded`` finds those by
 from __future__ import annotations
 
 import mmap
+import os
 import struct
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -92,7 +93,8 @@ def scan_embedded(handle: BinaryIO, offset: int, size: int) -> FatbinKernels:
     sass: set[int] = set()
     isa: dict[int, tuple[int, int]] = {}
     entries = reads = 0
-    if size <= 0:
+    size = min(size, os.fstat(handle.fileno()).st_size - offset)  # a header may lie
+    if size <= 0 or offset < 0:
         return FatbinKernels((), (), (), 0, 0)
     start = offset - offset % mmap.ALLOCATIONGRANULARITY
     with mmap.mmap(

@@ -8,7 +8,7 @@ import struct
 from pathlib import Path
 
 from envcheck.binaries.elf import read_elf
-from envcheck.binaries.fatbin import read_kernels
+from envcheck.binaries.fatbin import read_kernels, scan_embedded
 from tests.binaries.elfbuild import add_fatbin, build_so, cubin, entry, fatbin, ptx
 
 
@@ -48,6 +48,22 @@ def test_a_kernel_store_in_the_large_data_section_counts(tmp_path: Path) -> None
     assert kernels.sass == (75, 80, 90, 120)
     assert kernels.ptx == (90,) and kernels.ptx_isa == ("7.8",)
     assert kernels.entries == 5
+
+
+def test_a_store_section_past_the_end_of_the_file_is_read_as_far_as_the_file_goes(
+    tmp_path: Path,
+) -> None:
+    # a truncated library (a broken download): the section header promises more than is there
+    so = build_so(tmp_path / "libcut.so", "int g(void) { return 5; }")
+    add_fatbin(so, fatbin(cubin(80)) + bytes(4096), section=".ldata")
+    data = so.read_bytes()
+    magic = data.index(struct.pack("<I", 0xBA55ED50))
+    with so.open("rb") as handle:
+        assert scan_embedded(handle, magic, 10**9).sass == (80,)  # clamped to the file
+        assert scan_embedded(handle, len(data) + 100, 4096).entries == 0  # wholly past it
+    so.write_bytes(data[: magic + 40])  # cut inside the fatbin: nothing half-read
+    with so.open("rb") as handle:
+        assert scan_embedded(handle, magic, 4096).entries == 0
 
 
 def test_other_data_sections_are_not_searched(tmp_path: Path) -> None:
