@@ -23,7 +23,6 @@ no one else can write to, a regular file this user owns (``cachefiles``); entrie
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -35,7 +34,7 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
-from envcheck.cachefiles import cache_root, read_own, safe_dir, write_own
+from envcheck.cachefiles import cache_root, read_own, safe_dir, sha256, write_own
 from envcheck.matrix.generated import Generated
 from envcheck.matrix.lazy import lazy_instance
 from envcheck.matrix.model import Matrix
@@ -88,7 +87,7 @@ def key_of(dirs: Sequence[Path], files: Sequence[Sequence[Path]]) -> Key | None:
     be stat'ed (the load then reports it)."""
     from envcheck.matrix.compiled import code_key
 
-    digest = hashlib.sha256(f"{code_key()}|merged{FORMAT}".encode())
+    digest = sha256(f"{code_key()}|merged{FORMAT}".encode())
     newest = 0
     for directory, listed in zip(dirs, files, strict=True):
         digest.update(json.dumps(["dir", str(directory)]).encode())
