@@ -8,11 +8,12 @@ each table's JSON a segment of its own, decoded on first use (:mod:`envcheck.mat
 the same decoders the compiled files use, and the provenance of every record (``origins``)
 rebuilt for the decoded records when it is asked for.
 
-The entry is keyed by a digest of the code that decodes it (``compiled.code_key``), the matrix
-directories in order, and each of their files' path and ``stat`` (type, inode, device, size,
-mtime_ns, ctime_ns): an edited, touched, replaced, chmod'ed, added or removed file is another
-key, and the load runs as before (each file through the compiled cache, then merged). An entry is
-not written when a file changed within a second of the load's start (the file system's clock
+The entry is keyed by a digest of the envcheck and Python versions, the matrix directories in
+order, and the path and ``stat`` (type, inode, device, size, mtime_ns, ctime_ns) of each of
+their files and of each module that decodes them (``matrix/*.py``, ``model/*.py``: what
+``compiled.code_key`` reads): an edited, touched, replaced, chmod'ed, added or removed file
+is another key, and the load runs as before (each file through the compiled cache, then
+merged). An entry is not written when a file changed within a second of the load's start (the file system's clock
 is coarse: a later edit could keep the same times). A segment that does not decode (a damaged
 or foreign entry) makes the load run as before and answers from that.
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -38,6 +40,7 @@ from envcheck.cachefiles import cache_root, read_own, safe_dir, sha256, write_ow
 from envcheck.matrix.generated import Generated
 from envcheck.matrix.lazy import lazy_instance
 from envcheck.matrix.model import Matrix
+from envcheck.version import __version__
 
 FORMAT = 1
 KEEP = 16  # merged matrices kept (one per set of overlays and matrix code)
@@ -85,19 +88,37 @@ class Key:
 def key_of(dirs: Sequence[Path], files: Sequence[Sequence[Path]]) -> Key | None:
     """The key of a load of ``files`` (those of each of ``dirs``), or None when a file cannot
     be stat'ed (the load then reports it)."""
-    from envcheck.matrix.compiled import code_key
+    from envcheck.matrix.compiled import _FORMAT as COMPILED_FORMAT
 
-    digest = sha256(f"{code_key()}|merged{FORMAT}".encode())
+    digest = sha256(f"{__version__}|{sys.version}|json{COMPILED_FORMAT}|merged{FORMAT}".encode())
     newest = 0
+    # the code that decodes the records (as compiled.code_key reads it), by its files' stat
+    paths = [*_code_files()]
     for directory, listed in zip(dirs, files, strict=True):
-        digest.update(json.dumps(["dir", str(directory)]).encode())
-        for path in listed:
-            print_ = _fingerprint(str(path))
-            if print_ is None:
-                return None
-            newest = max(newest, print_[4], print_[5])
-            digest.update(json.dumps([str(path), print_]).encode())
+        paths += [f"dir:{directory}", *(str(p) for p in listed)]
+    for path in paths:
+        if path.startswith("dir:"):
+            digest.update(json.dumps([path]).encode())
+            continue
+        print_ = _fingerprint(path)
+        if print_ is None:
+            return None
+        newest = max(newest, print_[4], print_[5])
+        digest.update(json.dumps([path, print_]).encode())
     return Key(digest.hexdigest(), newest)
+
+
+def _code_files() -> list[str]:
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    found: list[str] = []
+    for package in ("matrix", "model"):
+        directory = os.path.join(root, package)
+        try:
+            names = sorted(n for n in os.listdir(directory) if n.endswith(".py"))
+        except OSError:
+            names = []
+        found += [os.path.join(directory, name) for name in names]
+    return found
 
 
 # --- writing --------------------------------------------------------------------------------

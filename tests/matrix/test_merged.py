@@ -255,3 +255,28 @@ def test_pruning_deletes_only_the_caches_own_entries(
     assert set(others) <= names
     assert old[0].name not in names  # the oldest of its own entries went
     assert len([n for n in names if merged._NAME.fullmatch(n)]) == merged.KEEP
+
+
+def test_other_decoding_code_or_version_is_another_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The entry is keyed by the stat of the modules that decode it and by the version."""
+    module = tmp_path / "schema.py"
+    module.write_text("# the decoding code\n", encoding="utf-8")
+    os.utime(module, ns=(1_000_000_000, 1_000_000_000))
+    monkeypatch.setattr(merged, "_code_files", lambda: [str(module)])
+    _later(monkeypatch)
+    files = [load_mod.tree_files(load_mod.builtin_dir())]
+    dirs = [load_mod.builtin_dir()]
+    first = merged.key_of(dirs, files)
+    assert first is not None
+    assert merged.key_of(dirs, files).digest == first.digest  # type: ignore[union-attr]
+    module.write_text("# the decoding code, changed\n", encoding="utf-8")
+    os.utime(module, ns=(1_000_000_000, 1_000_000_000))  # the same mtime: ctime and size differ
+    changed = merged.key_of(dirs, files)
+    assert changed is not None and changed.digest != first.digest
+    monkeypatch.setattr(merged, "__version__", "999.0")
+    other = merged.key_of(dirs, files)
+    assert other is not None and other.digest not in (first.digest, changed.digest)
+    module.unlink()
+    assert merged.key_of(dirs, files) is None  # a module gone: no entry answers
