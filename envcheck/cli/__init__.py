@@ -389,6 +389,13 @@ def _failing_module(exc: BaseException) -> str | None:
 
 
 GC_YOUNG = 10_000  # allocations between collections of the young generation (700 by default)
+_ONE_SHOT: list[bool] = []  # entry() runs: this process runs one command, then exits
+
+
+def one_shot() -> bool:
+    """Whether this process ends with the command it runs (the console script, ``python -m
+    envcheck``), not a caller's process that runs ``main()`` and goes on."""
+    return bool(_ONE_SHOT)
 
 
 def entry() -> NoReturn:
@@ -405,6 +412,7 @@ def entry() -> NoReturn:
     # generation walks the modules' objects too); reference counting frees what is garbage
     gc.set_threshold(GC_YOUNG, 10, 10)
     dataclass_code.install()
+    _ONE_SHOT.append(True)
     try:
         code = main()
     finally:

@@ -8,7 +8,7 @@ import gc
 import sys
 from typing import Any
 
-from envcheck.cli import common, from_opts
+from envcheck.cli import common, from_opts, one_shot
 from envcheck.commands.check import (
     CheckOutcome,
     RuleOptions,
@@ -198,16 +198,13 @@ def render(outcome: CheckOutcome, args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # a check builds the matrix, the report and the findings once and keeps them to the end,
-    # and reference counting frees the rest: a cyclic collection would only walk them
-    # (an older generation's, the imported modules' too), about 5% of the command's CPU
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        return _run(args)
-    finally:
-        if collecting:
-            gc.enable()
+    if one_shot():
+        # a check builds the matrix, the report and the findings once and keeps them to the
+        # end, and reference counting frees the rest: a cyclic collection would only walk them
+        # (5% of the command's CPU). The process ends with the command (entry() freezes what
+        # is left rather than collect it); a caller's process keeps its collector.
+        gc.disable()
+    return _run(args)
 
 
 def _run(args: argparse.Namespace) -> int:
