@@ -260,6 +260,8 @@ def _run(argv: Sequence[str] | None) -> int:
         _error_envelope(_wants_json(args_list), args_list[0], exc.message)
         raise
     _normalize_format(args)
+    if one_shot() and not getattr(args, "collector_off", False):
+        gc.enable()
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
@@ -411,6 +413,9 @@ def entry() -> NoReturn:
     # collected every 10,000 allocations rather than every 700 (each collection of an older
     # generation walks the modules' objects too); reference counting frees what is garbage
     gc.set_threshold(GC_YOUNG, 10, 10)
+    # no collection while the modules are imported and the arguments parsed: `_run` turns the
+    # collector on for the commands that do not keep it off (``collector_off``: `check`)
+    gc.disable()
     dataclass_code.install()
     _ONE_SHOT.append(True)
     try:

@@ -4,11 +4,10 @@ and fix. Exit 0 when nothing at or above ``--severity`` is found, 1 when somethi
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 from typing import Any
 
-from envcheck.cli import common, from_opts, one_shot
+from envcheck.cli import common, from_opts
 from envcheck.commands.check import (
     CheckOutcome,
     RuleOptions,
@@ -61,7 +60,11 @@ def add_parser(sub: Any) -> None:
     )
     add_check_options(p)
     common.add_output_options(p)
-    p.set_defaults(run=run)
+    # a check builds the matrix, the report and the findings once and keeps them to the end,
+    # and reference counting frees the rest: in the command's own process (entry()) the cyclic
+    # collector stays off, which would only walk them (5% of the command's CPU); entry()
+    # freezes what is left at the end rather than collect it
+    p.set_defaults(run=run, collector_off=True)
 
 
 def add_check_options(p: argparse.ArgumentParser) -> None:
@@ -198,16 +201,6 @@ def render(outcome: CheckOutcome, args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if one_shot():
-        # a check builds the matrix, the report and the findings once and keeps them to the
-        # end, and reference counting frees the rest: a cyclic collection would only walk them
-        # (5% of the command's CPU). The process ends with the command (entry() freezes what
-        # is left rather than collect it); a caller's process keeps its collector.
-        gc.disable()
-    return _run(args)
-
-
-def _run(args: argparse.Namespace) -> int:
     # the matrix and the rules load while the node is probed
     ahead = SelectAhead(rule_options(args))
     try:
