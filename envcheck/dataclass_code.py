@@ -52,9 +52,9 @@ def install() -> bool:
     if _ACTIVE:
         return False
     import dataclasses
-    import hashlib
 
     from envcheck import dataclass_methods
+    from envcheck.cachefiles import sha256
 
     if sys.implementation.cache_tag != dataclass_methods.CACHE_TAG:
         return False
@@ -66,7 +66,7 @@ def install() -> bool:
             known = tables.get(module)
             if known is None:
                 known = tables[module] = table(module)
-            found = known.get(hashlib.sha256(source.encode("utf-8")).hexdigest()) if known else None
+            found = known.get(sha256(source.encode("utf-8")).hexdigest()) if known else None
             if found is not None:
                 # what `exec` of the text does: bind the function it defines in `locals`,
                 # made from the same code with the caller's globals

@@ -23,7 +23,6 @@ to, only a regular file this user owns; a damaged, foreign or stale entry is a m
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -35,7 +34,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
-from envcheck.cachefiles import cache_root, read_own, safe_dir, write_own
+from envcheck.cachefiles import cache_root, read_own, safe_dir, sha256, write_own
 from envcheck.model.binaries import BinariesInfo
 from envcheck.probes.context import ProbeContext
 from envcheck.version import __version__
@@ -66,7 +65,7 @@ def fingerprint(path: str) -> list[int] | None:
 @lru_cache(maxsize=1)
 def code_key() -> str:
     """A digest of the code that scans: a changed scanner never answers from an old entry."""
-    digest = hashlib.sha256(f"{__version__}|{sys.version}|scan{FORMAT}".encode())
+    digest = sha256(f"{__version__}|{sys.version}|scan{FORMAT}".encode())
     package = Path(__file__).resolve().parent
     sources = [*sorted(package.glob("*.py")), package.parent / "model" / "binaries.py"]
     for source in sources:
@@ -101,7 +100,7 @@ def scan_key(
         "mapped": None if mapped is None else sorted(set(mapped)),
     }
     text = json.dumps(inputs, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(text.encode("ascii")).hexdigest()
+    return sha256(text.encode("ascii")).hexdigest()
 
 
 class WarmScan:

@@ -260,6 +260,8 @@ def _run(argv: Sequence[str] | None) -> int:
         _error_envelope(_wants_json(args_list), args_list[0], exc.message)
         raise
     _normalize_format(args)
+    if one_shot() and not getattr(args, "collector_off", False):
+        gc.enable()
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
@@ -389,6 +391,13 @@ def _failing_module(exc: BaseException) -> str | None:
 
 
 GC_YOUNG = 10_000  # allocations between collections of the young generation (700 by default)
+_ONE_SHOT: list[bool] = []  # entry() runs: this process runs one command, then exits
+
+
+def one_shot() -> bool:
+    """Whether this process ends with the command it runs (the console script, ``python -m
+    envcheck``), not a caller's process that runs ``main()`` and goes on."""
+    return bool(_ONE_SHOT)
 
 
 def entry() -> NoReturn:
@@ -404,7 +413,11 @@ def entry() -> NoReturn:
     # collected every 10,000 allocations rather than every 700 (each collection of an older
     # generation walks the modules' objects too); reference counting frees what is garbage
     gc.set_threshold(GC_YOUNG, 10, 10)
+    # no collection while the modules are imported and the arguments parsed: `_run` turns the
+    # collector on for the commands that do not keep it off (``collector_off``: `check`)
+    gc.disable()
     dataclass_code.install()
+    _ONE_SHOT.append(True)
     try:
         code = main()
     finally:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
-import hashlib
 import json
 import os
 import re
@@ -39,7 +38,7 @@ from typing import Any
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from envcheck.cachefiles import cache_root, read_own, safe_dir, write_own
+from envcheck.cachefiles import cache_root, read_own, safe_dir, sha256, write_own
 from envcheck.matrix.schema import MatrixFile
 from envcheck.model.codec import to_dict, type_hints
 from envcheck.version import __version__
@@ -58,7 +57,7 @@ def cache_dir(env: Mapping[str, str]) -> Path | None:
 @lru_cache(maxsize=1)
 def code_key() -> str:
     """A digest of the code that turns TOML into records: a change to it invalidates the cache."""
-    digest = hashlib.sha256(f"{__version__}|{sys.version}|json{_FORMAT}".encode())
+    digest = sha256(f"{__version__}|{sys.version}|json{_FORMAT}".encode())
     root = Path(__file__).resolve().parent.parent
     for package in ("matrix", "model"):
         for source in sorted((root / package).glob("*.py")):
@@ -299,7 +298,7 @@ def compiled(
     directory = cache_dir(env)
     if directory is None:
         return parse(text, where)
-    key = hashlib.sha256(f"{code_key()}|{where}|".encode() + text.encode("utf-8")).hexdigest()
+    key = sha256(f"{code_key()}|{where}|".encode() + text.encode("utf-8")).hexdigest()
     path = directory / f"m-{key[:48]}.json"
     if safe_dir(directory):
         hit = _read(path)

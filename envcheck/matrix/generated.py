@@ -16,6 +16,8 @@ from typing import Literal
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from envcheck.matrix.lazy import allow_lazy
+
 GENERATOR = "envcheck matrix refresh"
 # what `envcheck matrix refresh` reads (derivations in envcheck/matrix/derive.py)
 DEFAULT_PACKAGES = (
@@ -174,6 +176,9 @@ class Generated:
 
     def torch(self, version: Version, arch: str = "x86_64") -> TorchWheel | None:
         return next((w for w in self.torch_wheel if w.version == version and w.arch == arch), None)
+
+
+allow_lazy(Generated)  # a kept merged matrix decodes each table on first use (matrix/merged.py)
 
 
 TABLES = (

@@ -244,14 +244,32 @@ def load(
     Overlays are not cross-checked here: :func:`envcheck.matrix_validate.load` is this plus
     the checks `envcheck matrix validate` makes, and every command loads through it.
     """
-    from envcheck.matrix.compiled import compiled
+    from envcheck.matrix import merged
 
     environ = os.environ if env is None else env
     overlays = overlay_dirs(cli_dirs, environ)
     dirs = ([builtin_dir()] if include_builtin else []) + overlays
-    texts = [(str(path), read_file(path)) for d in dirs for path in tree_files(d)]
-
-    matrix = merge((where, compiled(text, where, parse_text, environ)) for where, text in texts)
+    files = [tree_files(d) for d in dirs]
     # the generated names-by-release table is read lazily, when a failed import asks for it
     lazy = tuple(str(p) for d in dirs for p in python_names_files(d))
+    started = merged.started()
+    key = merged.key_of(dirs, files) if merged.cache_dir(environ) is not None else None
+
+    def fresh() -> Matrix:
+        return _merged_files([path for listed in files for path in listed], environ)
+
+    kept = merged.load(environ, key, lazy, fresh) if key is not None else None
+    if kept is not None:
+        return kept
+    matrix = fresh()
+    if key is not None:
+        merged.save(environ, key, matrix, started)
     return replace(matrix, python_names_files=lazy) if lazy else matrix
+
+
+def _merged_files(paths: Sequence[Path], environ: Mapping[str, str]) -> Matrix:
+    """Each file read, decoded through the compiled-file cache, then merged and filled."""
+    from envcheck.matrix.compiled import compiled
+
+    texts = [(str(path), read_file(path)) for path in paths]
+    return merge((where, compiled(text, where, parse_text, environ)) for where, text in texts)

@@ -11,6 +11,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from envcheck.matrix.generated import Generated
+from envcheck.matrix.lazy import allow_lazy
 from envcheck.matrix.schema import (
     ArchFloor,
     Bound,
@@ -493,3 +494,6 @@ class Matrix:
 
 def _with_cause(entries: list[CudaError]) -> CudaError:
     return next((e for e in entries if e.cause), entries[0])
+
+
+allow_lazy(Matrix)  # a kept merged matrix decodes each table on first use (matrix/merged.py)

@@ -4,6 +4,7 @@ are never read, and a broken cache never breaks a load."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -200,8 +201,12 @@ def test_a_cached_load_equals_a_fresh_one(tmp_path: Path) -> None:
     # records keep the file, table and index they were read from (matrix validate, show)
     assert _origins(second) == _origins(fresh)
     assert all(origin is not None for origin in _origins(second))
-    # a hit marks the entry as recently used: pruning (oldest first) keeps it
+    # the second load was answered by the merged matrix kept whole (matrix/merged.py)
+    assert list((tmp_path / "cache" / "merged").glob("w-*.json"))
+    # a hit marks the entry as recently used: pruning (oldest first) keeps it (a load without
+    # the merged entry reads each file's)
     os.utime(entries[0], (1_000_000, 1_000_000))
+    shutil.rmtree(tmp_path / "cache" / "merged")
     load(env=env)
     assert entries[0].stat().st_mtime > 1_000_000
 

@@ -132,6 +132,14 @@ def test_fix_apply_ends_pip_and_reports_the_snapshot(
         kill_leftover(proc.pid)
 
 
+def _is_grep_with_patterns(cmdline: Path) -> bool:
+    try:
+        argv = cmdline.read_bytes().split(b"\0")
+    except OSError:  # gone already
+        return False
+    return Path(argv[0].decode(errors="replace")).name == "grep" and b"-f" in argv
+
+
 def test_triage_grep_engine_child_and_patterns_file_are_removed(tmp_path: Path) -> None:
     """triage reading a pipe that never ends: grep waits on it; SIGTERM ends grep and removes
     the signatures file grep was reading."""
@@ -149,7 +157,10 @@ def test_triage_grep_engine_child_and_patterns_file_are_removed(tmp_path: Path) 
             [
                 int(p)
                 for p in children.read_text(encoding="utf-8").split()
-                if "grep" in Path(f"/proc/{p}/cmdline").read_bytes().decode(errors="replace")
+                # grep itself, with its patterns file: not a child forked to run it that has
+                # not exec'd yet (its command line is still envcheck's, "--engine grep"), nor
+                # the `grep --version` that comes before the patterns file is written
+                if _is_grep_with_patterns(Path(f"/proc/{p}/cmdline"))
             ]
             if children.exists()
             else []
