@@ -143,3 +143,22 @@ def test_egl_asked_of_macos_unsets_it_the_posix_way(
     )
     text = fix_text(causes(cli, log)["SIM171"])
     assert "unset PYOPENGL_PLATFORM" in text and "macOS" in text
+
+
+def test_mesa_trying_nouveau_installs_the_nvidia_gl_libraries_not_libstdcxx(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    nouveau = causes(cli, log_file(tmp_path, "libEGL warning: MESA-LOADER: failed to open nouveau"))
+    text = fix_text(nouveau["SIM150"])
+    assert "libnvidia-gl-" in text and "--no-opengl-files" in text
+    assert "libstdcxx-ng" not in text
+    iris = causes(
+        cli,
+        log_file(
+            tmp_path,
+            "libGL error: MESA-LOADER: failed to open iris: /usr/lib/dri/iris_dri.so: cannot open "
+            "shared object file: No such file or directory (search paths /usr/lib/dri)",
+            name="iris.log",
+        ),
+    )
+    assert "libstdcxx-ng" in fix_text(iris["SIM150"])  # a conda env's libstdc++ stays first
