@@ -162,3 +162,22 @@ def test_mesa_trying_nouveau_installs_the_nvidia_gl_libraries_not_libstdcxx(
         ),
     )
     assert "libstdcxx-ng" in fix_text(iris["SIM150"])  # a conda env's libstdc++ stays first
+
+
+def test_a_watchdog_timeout_on_geforce_boards_disables_p2p_unless_one_gpu_or_nodes(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    timeout = (
+        "[rank1]:[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+        "Timeout(ms)=600000) ran for 600049 milliseconds before timing out."
+    )
+    two = "GPU 0: NVIDIA GeForce RTX 4090\nGPU 1: NVIDIA GeForce RTX 4090"
+    found = causes(cli, log_file(tmp_path, two, timeout))
+    assert "NCCL_P2P_DISABLE=1" in fix_text(found["NET106"])
+    nodes = causes(cli, log_file(tmp_path, two, "torchrun --nnodes 2", timeout, name="n.log"))
+    assert nodes["NET106"]["verdict"] == "unknown"
+    datacenter = causes(
+        cli, log_file(tmp_path, "GPU 0: NVIDIA A100-SXM4-80GB", timeout, name="a.log")
+    )
+    assert datacenter["NET106"]["verdict"] == "unknown"

@@ -2007,4 +2007,8 @@ EXAMPLES += [
         "pyopengl-egl-on-windows-or-macos",
     ),
     ("OSError: dlopen(EGL, 6): image not found", "pyopengl-egl-on-windows-or-macos"),
+    (
+        "node1:1234:1300 [0] misc/cudawrap.cc:188 NCCL WARN cuDriverGetVersion failed with 34",
+        "nccl-cu-driver-get-version-failed",
+    ),
 ]

@@ -91,14 +91,31 @@ _REFUSED = frozenset({"accelerate-rtx4000-p2p", "custom-allreduce-peer-unsupport
 
 @from_log("NET106")
 def geforce_p2p_in_log(facts: Facts, line: LogLine) -> Hit:
-    """Accelerate's refusal on RTX 40xx boards, vLLM's custom all-reduce without peer access,
-    or NCCL's `unhandled cuda error` where the log names a GeForce GPU."""
-    gpu = line.stated.get("gpu_name") or ""
-    if line.signature not in _REFUSED and not _GEFORCE.search(gpu):
-        raise NotStated(
-            f"line {line.line} does not name a GeForce GPU"
-            + (f" ({gpu} is not one)" if gpu else "")
-        )
+    """Accelerate's refusal on RTX 40xx boards, vLLM's custom all-reduce without peer access;
+    NCCL's `unhandled cuda error` and torch's watchdog timeouts where the log or the node's
+    facts (a pasted dump) name a GeForce GPU and nothing says the ranks span nodes: P2P hangs
+    and fails on these boards (nccl-tests#117, nccl#1637, vllm#14449)."""
+    names = [line.stated["gpu_name"]] if line.stated.get("gpu_name") else []
+    count = None
+    with contextlib.suppress(Skip):  # the node's (or a pasted dump's) GPUs
+        gpus = facts.gpus()
+        names += [g.name for g in gpus]
+        section = facts.report.gpu
+        # a log names the GPUs it mentions, not all of them: only a node's or a dump's list counts
+        if not (section.source or "").startswith("log ("):
+            count = len(gpus)
+    geforce = next((n for n in names if _GEFORCE.search(n)), "")
+    if line.signature not in _REFUSED:
+        if not geforce:
+            raise NotStated(
+                f"line {line.line} names no GeForce GPU, nor do the node's facts"
+                + (f" ({', '.join(dict.fromkeys(names))})" if names else "")
+            )
+        if count == 1:
+            raise NotStated(f"the node has one GPU ({geforce}): no peer-to-peer between GPUs")
+        if spans := ranks_span_nodes(line.stated):
+            raise NotStated(f"{spans}: a hang between nodes is not peer-to-peer's")
+    gpu = geforce or line.stated.get("gpu_name") or ""
     board = f"{gpu} boards" if gpu else "these GPUs"
     engine = line.signature == "custom-allreduce-peer-unsupported"
     summary = (
