@@ -181,3 +181,21 @@ def test_a_watchdog_timeout_on_geforce_boards_disables_p2p_unless_one_gpu_or_nod
         cli, log_file(tmp_path, "GPU 0: NVIDIA A100-SXM4-80GB", timeout, name="a.log")
     )
     assert datacenter["NET106"]["verdict"] == "unknown"
+
+
+def test_a_decided_cause_must_be_one_of_the_signatures_causes() -> None:
+    from envcheck.matrix.model import Matrix
+    from envcheck.matrix.schema import Signature
+    from envcheck.triage.patterns import check_signatures
+
+    sig = Signature(
+        id="nccl-made-up",
+        pattern="made-up NCCL line",
+        meaning="-",
+        source="-",
+        causes=("NET104",),
+        decides=("NET104", "SYS101"),
+    )
+    problems: list[tuple[str, str]] = []
+    check_signatures(Matrix(signatures=(sig,)), lambda _e, f, m: problems.append((f, m)))
+    assert problems == [("decides", "SYS101 is not one of the signature's causes")]
