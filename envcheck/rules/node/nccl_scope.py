@@ -99,7 +99,7 @@ def geforce_p2p_in_log(facts: Facts, line: LogLine) -> Hit:
     count = None
     with contextlib.suppress(Skip):  # the node's (or a pasted dump's) GPUs
         gpus = facts.gpus()
-        names += [g.name for g in gpus]
+        names += [g.name for g in gpus if g.name]
         section = facts.report.gpu
         # a log names the GPUs it mentions, not all of them: only a node's or a dump's list counts
         if not (section.source or "").startswith("log ("):
