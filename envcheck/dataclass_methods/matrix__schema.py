@@ -80,10 +80,10 @@ FUNCTIONS['28add3d754a015d187912f46d7e143ae281b753bba5b6418a89fc5b91dd1e093'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.id,self.pattern,self.meaning,self.source,self.causes,self.noise,self.verified,self.note,self.extract,self.context,self.context_before,self.confirms,self.requirer,self.generic,)==(other.id,other.pattern,other.meaning,other.source,other.causes,other.noise,other.verified,other.note,other.extract,other.context,other.context_before,other.confirms,other.requirer,other.generic,)
+   return (self.id,self.pattern,self.meaning,self.source,self.causes,self.noise,self.verified,self.note,self.extract,self.context,self.context_before,self.confirms,self.requirer,self.generic,self.decides,)==(other.id,other.pattern,other.meaning,other.source,other.causes,other.noise,other.verified,other.note,other.extract,other.context,other.context_before,other.confirms,other.requirer,other.generic,other.decides,)
   return NotImplemented
  return __eq__
-FUNCTIONS['521e9c901327df2da54c5d9f06a41d547b2276c0bed77c2727b45d895a9d5171'] = __create_fn__
+FUNCTIONS['a518d036f3c3df925469eb9fc573363645b4732005121ebdcba5dd09638ff283'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -373,9 +373,9 @@ FUNCTIONS['d9f2e2d962a701dddfb55c637dc636ce2aea7cc34b8bae68c8534f29b3e69a40'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.id,self.pattern,self.meaning,self.source,self.causes,self.noise,self.verified,self.note,self.extract,self.context,self.context_before,self.confirms,self.requirer,self.generic,))
+  return hash((self.id,self.pattern,self.meaning,self.source,self.causes,self.noise,self.verified,self.note,self.extract,self.context,self.context_before,self.confirms,self.requirer,self.generic,self.decides,))
  return __hash__
-FUNCTIONS['b93ff65974bae5abd29164208ac49a9aa6af5ea449d4a1669466b9ab061d5b71'] = __create_fn__
+FUNCTIONS['dc3a365c66c217f95ce11934f3c062d8c8a07ce6d8c4fb47c24cd120f3a23793'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -607,9 +607,9 @@ FUNCTIONS['16a30ebd30832910ee18be9ab63cfcad988cd4b2c2bbc9dd6eb6f1aeefdb845d'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(id={self.id!r}, pattern={self.pattern!r}, meaning={self.meaning!r}, source={self.source!r}, causes={self.causes!r}, noise={self.noise!r}, verified={self.verified!r}, note={self.note!r}, extract={self.extract!r}, context={self.context!r}, context_before={self.context_before!r}, confirms={self.confirms!r}, requirer={self.requirer!r}, generic={self.generic!r})"
+  return self.__class__.__qualname__ + f"(id={self.id!r}, pattern={self.pattern!r}, meaning={self.meaning!r}, source={self.source!r}, causes={self.causes!r}, noise={self.noise!r}, verified={self.verified!r}, note={self.note!r}, extract={self.extract!r}, context={self.context!r}, context_before={self.context_before!r}, confirms={self.confirms!r}, requirer={self.requirer!r}, generic={self.generic!r}, decides={self.decides!r})"
  return __repr__
-FUNCTIONS['7ee81d5c8523fb282c47a03a6f743a2fced02eadb9e9af63b84e94b84fa93a81'] = __create_fn__
+FUNCTIONS['7c4afbbd6103a6ec73cd7e0853f0743d2b97b4ad7d0debc94569024eb93d31da'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -888,8 +888,8 @@ def __create_fn__(_type_first, _type_last, _type_gone, MISSING, _HAS_DEFAULT_FAC
  return __init__
 FUNCTIONS['70eb78e7cdc1439e2907b83359569346ca3dbf8f29ce07830b2cd8ea59d131d6'] = __create_fn__
 
-def __create_fn__(_type_id, _type_pattern, _type_meaning, _type_source, _type_causes, _type_noise, _type_verified, _type_note, _type_extract, _type_context, _type_context_before, _type_confirms, _type_requirer, _type_generic, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_causes, _dflt_noise, _dflt_verified, _dflt_note, _dflt_extract, _dflt_context, _dflt_context_before, _dflt_confirms, _dflt_requirer, _dflt_generic, _return_type):
- def __init__(self,id:_type_id,pattern:_type_pattern,meaning:_type_meaning,source:_type_source,causes:_type_causes=_dflt_causes,noise:_type_noise=_dflt_noise,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,extract:_type_extract=_dflt_extract,context:_type_context=_dflt_context,context_before:_type_context_before=_dflt_context_before,confirms:_type_confirms=_dflt_confirms,requirer:_type_requirer=_dflt_requirer,generic:_type_generic=_dflt_generic)->_return_type:
+def __create_fn__(_type_id, _type_pattern, _type_meaning, _type_source, _type_causes, _type_noise, _type_verified, _type_note, _type_extract, _type_context, _type_context_before, _type_confirms, _type_requirer, _type_generic, _type_decides, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_causes, _dflt_noise, _dflt_verified, _dflt_note, _dflt_extract, _dflt_context, _dflt_context_before, _dflt_confirms, _dflt_requirer, _dflt_generic, _dflt_decides, _return_type):
+ def __init__(self,id:_type_id,pattern:_type_pattern,meaning:_type_meaning,source:_type_source,causes:_type_causes=_dflt_causes,noise:_type_noise=_dflt_noise,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,extract:_type_extract=_dflt_extract,context:_type_context=_dflt_context,context_before:_type_context_before=_dflt_context_before,confirms:_type_confirms=_dflt_confirms,requirer:_type_requirer=_dflt_requirer,generic:_type_generic=_dflt_generic,decides:_type_decides=_dflt_decides)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'id',id)
   __dataclass_builtins_object__.__setattr__(self,'pattern',pattern)
   __dataclass_builtins_object__.__setattr__(self,'meaning',meaning)
@@ -904,8 +904,9 @@ def __create_fn__(_type_id, _type_pattern, _type_meaning, _type_source, _type_ca
   __dataclass_builtins_object__.__setattr__(self,'confirms',confirms)
   __dataclass_builtins_object__.__setattr__(self,'requirer',requirer)
   __dataclass_builtins_object__.__setattr__(self,'generic',generic)
+  __dataclass_builtins_object__.__setattr__(self,'decides',decides)
  return __init__
-FUNCTIONS['50804c01902939236ba03382f5b3d86a2605a254dadd9d8f6d69f8fef40d5237'] = __create_fn__
+FUNCTIONS['476ab8ff313d8634007b86dd79e17815ddbc928f0894c7a6f44ba6aaad35ab43'] = __create_fn__
 
 def __create_fn__(_type_isa, _type_cuda, _type_source, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_note, _return_type):
  def __init__(self,isa:_type_isa,cuda:_type_cuda,source:_type_source,note:_type_note=_dflt_note)->_return_type:
@@ -1393,11 +1394,11 @@ FUNCTIONS['4dd7f0c9d85b4fef58983778553b39e36a4c241d8a63cb7da970122a447ac3f2'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('id','pattern','meaning','source','causes','noise','verified','note','extract','context','context_before','confirms','requirer','generic',):
+  if type(self) is cls or name in ('id','pattern','meaning','source','causes','noise','verified','note','extract','context','context_before','confirms','requirer','generic','decides',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['af8cea95b4e29437f816d89740eff58aa22a6840e48768ced3807715e41feb90'] = __create_fn__
+FUNCTIONS['37aff294e6e0ba696e060e809182242397bff3be2617c2d8c66de8c12f7bdaf6'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1705,11 +1706,11 @@ FUNCTIONS['a98aba23c33d4f5d57f35f684c8357ceaf68d91651df354aee289eb91976e6e5'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('id','pattern','meaning','source','causes','noise','verified','note','extract','context','context_before','confirms','requirer','generic',):
+  if type(self) is cls or name in ('id','pattern','meaning','source','causes','noise','verified','note','extract','context','context_before','confirms','requirer','generic','decides',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['ad7cf4351bd688b8ae8a0cef7ba10cdceeb51155b0b6f1d0d2945b8a6ab37b76'] = __create_fn__
+FUNCTIONS['3fcb10ec40e9e423b3f1e78f3770a5ad4e9762cf450e6e76a368dfeb4fa79fe9'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

@@ -529,6 +529,10 @@ class Signature:
     # a family-wide line (any undefined symbol, any resolver conflict): tried after every
     # specific signature, so that a line a specific signature knows is named by that one
     generic: bool = False
+    # causes the line's stated facts may decide (the rule's ``@from_log`` reads what the log
+    # states and leaves the cause open when it says nothing): a line whose signature
+    # ``confirms`` the code outright wins over these
+    decides: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

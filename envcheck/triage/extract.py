@@ -157,6 +157,9 @@ FACTS: dict[str, str] = {
     "(mmcv._ext, amp_C, Detectron2)",
     "pip_build": "a distribution pip or uv failed to build from source (Failed building "
     "wheel for X)",
+    "remote_node_ip": "the IP of another node that Ray names in a worker's line prefix "
+    "('(RayWorkerWrapper pid=N, ip=A)': Ray adds ip= only for a node other than the driver's)",
+    "nnodes": "the number of nodes a launcher was given (torchrun --nnodes, DeepSpeed --num_nodes)",
     "container_host": "a hostname of Docker's default form (the container's 12-hex-digit ID) "
     "that NCCL prefixes its lines with: the job ran in a Docker container",
     "dll": "a Windows DLL (or extension module) a line says failed to load (c10.dll, "

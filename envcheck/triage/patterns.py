@@ -364,3 +364,6 @@ def _check_one(
     for code in sig.confirms:
         if code not in sig.causes:
             add(sig, "confirms", f"{code} is not one of the signature's causes")
+    for code in sig.decides:
+        if code not in sig.causes:
+            add(sig, "decides", f"{code} is not one of the signature's causes")

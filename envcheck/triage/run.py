@@ -357,9 +357,26 @@ def judge(
                 for c in t.signature.confirms
             }
         )
+    # causes a line's stated facts may decide, where no line confirms them outright (the
+    # earliest such line): NCCL's generic error in a log that says the ranks span nodes
+    outright = set(confirmed)
+    for t in reversed(tallies):
+        seen = witness(t)
+        own = {f.name: f.value for f in reversed(facts) if f.line == seen.line}
+        confirmed.update(
+            {
+                c: LogLine(t.signature.id, seen.line, seen.text, {**stated, **own})
+                for c in t.signature.decides
+                if c not in outright
+            }
+        )
     # causes some failure line (not only a line the program logged as information) establishes
     witnessed = {
-        c for t in tallies if not informational(t.first.text) for c in t.signature.confirms
+        c
+        for t in tallies
+        if not informational(t.first.text)
+        for c in (*t.signature.confirms, *t.signature.decides)
+        if c in t.signature.confirms or _decided_by(confirmed.get(c), t)
     }
     from_log = to_report(facts, name)
     # what the log states first, then the node given; of the log, an environment pasted in it
@@ -400,6 +417,11 @@ def judge(
         for t in tallies
     )
     return TriageResult(name, scan, matches, checked, node_note, facts)
+
+
+def _decided_by(line: int | LogLine | None, tally: Tally) -> bool:
+    """Whether ``tally``'s own line is the one that decides a cause (not another signature's)."""
+    return isinstance(line, LogLine) and line.signature == tally.signature.id
 
 
 # a line the program itself logged below warning level: NCCL's INFO lines, a logger's INFO

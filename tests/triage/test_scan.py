@@ -1982,3 +1982,33 @@ EXAMPLES += [
     ),
     ("Error: No space left on device (os error 28)", "no-space-left-os-error"),
 ]
+# nccl_transports.toml: NCCL's transports through launchers and engines; GL platforms an OS lacks
+EXAMPLES += [
+    (
+        "NotImplementedError: Using RTX 4000 series doesn't support faster communication "
+        'broadband via P2P or IB. Please set `NCCL_P2P_DISABLE="1"` and `NCCL_IB_DISABLE="1" or '
+        "use `accelerate launch` which will do this automatically.",
+        "accelerate-rtx4000-p2p",
+    ),
+    (
+        "Failed: Cuda error /home/runner/work/vllm/vllm/csrc/custom_all_reduce.cuh:307 'peer "
+        "access is not supported between these two devices'",
+        "custom-allreduce-peer-unsupported",
+    ),
+    (
+        "(RayWorkerWrapper pid=67451, ip=10.1.0.7) ERROR 06-25 15:28:30 worker_base.py:148]     "
+        "return func(*args, **kwargs)",
+        "ray-worker-on-another-node",
+    ),
+    ("  min_nodes        : 2", "launcher-node-count"),
+    (
+        "FileNotFoundError: (\"Could not find module 'EGL' (or one of its dependencies). Try "
+        "using the full path with constructor syntax.\", 'EGL', None)",
+        "pyopengl-egl-on-windows-or-macos",
+    ),
+    ("OSError: dlopen(EGL, 6): image not found", "pyopengl-egl-on-windows-or-macos"),
+    (
+        "node1:1234:1300 [0] misc/cudawrap.cc:188 NCCL WARN cuDriverGetVersion failed with 34",
+        "nccl-cu-driver-get-version-failed",
+    ),
+]

@@ -93,7 +93,20 @@ def glx_driver_in_log(facts: Facts, line: LogLine) -> Hit:
     )
     # Mesa's loader found no usable DRI driver file: in a conda env, most often because the
     # env's older libstdc++ loads before the one the system's Mesa driver was built against
-    mesa = "MESA-LOADER" in line.text
+    # Mesa picks its DRI driver by the GPU's PCI vendor: nouveau means an NVIDIA GPU whose own
+    # GL/EGL libraries glvnd did not find (a .run install with --no-opengl-files, no
+    # libnvidia-gl package, a container without the graphics capability)
+    nvidia = driver == "nouveau"
+    mesa = "MESA-LOADER" in line.text and not nvidia
+    own = (
+        [
+            "the GPU is NVIDIA's but Mesa's nouveau was tried: install the driver's GL/EGL "
+            "libraries (apt install libnvidia-gl-<driver branch>), or reinstall a .run driver "
+            "without --no-opengl-files; in a container NVIDIA_DRIVER_CAPABILITIES=all"
+        ]
+        if nvidia
+        else []
+    )
     conda = (
         [
             "in a conda environment: conda install -c conda-forge libstdcxx-ng (or gcc), or "
@@ -104,6 +117,7 @@ def glx_driver_in_log(facts: Facts, line: LogLine) -> Hit:
         else []
     )
     steps = [
+        *own,
         *conda,
         *(
             ["with a GUI program: run it under a virtual display: xvfb-run -a <command>"]
@@ -122,7 +136,11 @@ def glx_driver_in_log(facts: Facts, line: LogLine) -> Hit:
         evidence={"line": line.line, "driver": driver, "driver_capabilities": caps},
         fix=fix(
             (
-                "In a conda environment, give Mesa's driver the newer libstdc++: conda install "
+                "Install the NVIDIA driver's own GL/EGL libraries (libnvidia-gl-<branch>; a .run "
+                "driver installed with --no-opengl-files has none: reinstall it without that "
+                "flag); else render"
+                if nvidia
+                else "In a conda environment, give Mesa's driver the newer libstdc++: conda install "
                 "-c conda-forge libstdcxx-ng (or export LD_PRELOAD=/usr/lib/x86_64-linux-gnu/"
                 "libstdc++.so.6); else render"
                 if mesa

@@ -263,9 +263,9 @@ def ranks_share_a_gpu_in_log(facts: Facts, line: LogLine) -> Hit:
     )
 
 
-@from_log("NET104")
 def nccl_chose_virtual_interface(facts: Facts, line: LogLine) -> Hit | None:
-    """NCCL's own 'Bootstrap : Using docker0:172.17.0.1<0>' (or a veth, virbr, br-, lo): nothing
+    """NET104 from a line (registered by nccl_scope.py, which also reads NCCL's generic error
+    lines): NCCL's own 'Bootstrap : Using docker0:172.17.0.1<0>' (or a veth, virbr, br-, lo): nothing
     chose the interface between the nodes, and NCCL's default filter ('^docker,lo') admitted a
     virtual one. The node's interfaces, where known, name the one to use."""
     chosen = line.stated.get("nccl_chosen_iface")

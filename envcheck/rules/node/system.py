@@ -12,6 +12,7 @@ from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.memory import SHM_SIGNATURES, shm_hit
+from envcheck.rules.node.nccl_scope import GENERIC_NCCL_LINES, ranks_span_nodes
 from envcheck.rules.node.ray import shm_step
 
 
@@ -101,6 +102,8 @@ def shm_full_in_log(facts: Facts, line: LogLine) -> Hit | None:
             return shm_hit(facts, line, _DEFAULT_STEP)
     if line.signature == _SHM_OPEN and "Permission denied" in line.text:
         return _shm_not_writable(line)
+    if line.signature in GENERIC_NCCL_LINES:
+        return _generic_line_in_container(facts, line)
     size = line.number("shm_request_bytes")
     segment = f"a {size / 1024**2:.1f} MiB segment" if size else "its segment"
     shm = None
@@ -165,6 +168,54 @@ def shm_full_in_log(facts: Facts, line: LogLine) -> Hit | None:
             step,
         ),
         severity=Severity.ERROR,
+    )
+
+
+def _generic_line_in_container(facts: Facts, line: LogLine) -> Hit | None:
+    """NCCL's `unhandled system error` (or its proxy's failure) from a job in a Docker container
+    whose log says nothing of another node: the shared-memory transport in the container's
+    /dev/shm (Docker's default 64 MiB) is the system call NCCL's troubleshooting guide names
+    for containers; /dev/shm known to be 1 GiB or more rules it out (nccl_scope.py)."""
+    spans = ranks_span_nodes(line.stated)
+    if spans:
+        raise NotStated(f"{spans}: the interface between the nodes (NET104) is the likelier call")
+    shm = None
+    with contextlib.suppress(Skip):
+        disk = facts.storage().by_role("dev_shm")
+        shm = disk.total_bytes if disk is not None else None
+    recommended = facts.matrix.constant("nccl.recommended_shm_bytes") or 1024**3
+    if shm is not None:
+        if shm >= recommended:
+            return None
+        where = f"/dev/shm is {shm / 1024**2:.0f} MiB"
+    else:
+        container = None
+        with contextlib.suppress(Skip):
+            container = facts.system().container
+        if container in (None, "none"):
+            raise NotStated(
+                f"line {line.line} names no subsystem, and neither /dev/shm's size nor a "
+                "container is known"
+            )
+        where = (
+            "the job ran in a Docker container, whose /dev/shm is 64 MiB unless it was started "
+            "with --shm-size or --ipc=host"
+        )
+    try:
+        step = shm_step(facts)
+    except Skip:
+        step = _DEFAULT_STEP
+    return Hit(
+        f"NCCL failed on a system call (line {line.line}) on one node: {where}, too small for "
+        "the segments of NCCL's shared-memory transport",
+        evidence={"line": line.line, "dev_shm_bytes": shm},
+        fix=fix(
+            "Give the container a larger /dev/shm (--shm-size=16g or --ipc=host); "
+            "NCCL_SHM_DISABLE=1 is the workaround",
+            "manual",
+            step,
+        ),
+        severity=Severity.WARNING,
     )
 
 

@@ -1,0 +1,140 @@
+"""Where an NCCL job's ranks ran, as its log states it, and what that decides among the causes of
+NCCL's generic error lines; and NET106 (peer-to-peer on GeForce boards) from a line.
+
+NCCL's `unhandled system error` (ncclSystemError), `remote process exited or there was a network
+error` (ncclRemoteError) and its proxy's failures name no subsystem: the socket transport between
+nodes and the shared-memory transport inside a container are both behind them (NCCL's
+troubleshooting guide). The log decides between them when it says where the ranks ran:
+
+- on several nodes: Ray forwards a worker's output as `(pid=N, ip=A)` only when the worker is on
+  another node than the driver (python/ray/_private/worker.py), and launchers state the node count
+  (torchrun `--nnodes 2`, its `min_nodes : 2` dump, DeepSpeed's `--num_nodes`). With
+  NCCL_SOCKET_IFNAME not set, NCCL picked the interface between the nodes itself: NET104, whose fix
+  (`NCCL_SOCKET_IFNAME`) is what the threads of these lines establish (NVIDIA/nccl#207, #697,
+  #1141, ROCm/rccl#328);
+- in a Docker container with nothing saying another node: NCCL's shared-memory segments in a
+  /dev/shm of Docker's default 64 MiB (SYS101; system.py reads the container).
+
+Nothing stated: the causes stay open (NotStated), as before."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Mapping
+
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
+from envcheck.model.finding import Severity
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log
+from envcheck.rules.fixes import fix, manual
+from envcheck.rules.node.nccl import nccl_chose_virtual_interface
+from envcheck.rules.node.network import candidate
+
+# NCCL's error lines that name no subsystem (matrices/signatures/nccl.toml)
+GENERIC_NCCL_LINES = frozenset(
+    {"nccl-unhandled-system-error", "nccl-remote-exited", "nccl-proxy-failed"}
+)
+
+
+def ranks_span_nodes(stated: Mapping[str, str]) -> str | None:
+    """Why the log says the job's ranks span several nodes, or None when it does not say so."""
+    ip = stated.get("remote_node_ip")
+    if ip:
+        return f"Ray forwarded a worker's output from another node (ip={ip})"
+    nodes = stated.get("nnodes")
+    if nodes and nodes.isdigit() and int(nodes) > 1:
+        return f"the launcher was given {nodes} nodes"
+    return None
+
+
+@from_log("NET104")
+def nccl_chose_virtual_interface_or_spans_nodes(facts: Facts, line: LogLine) -> Hit | None:
+    """NCCL's own 'Bootstrap : Using docker0:...' line (nccl.py); for NCCL's generic error lines,
+    a job whose log shows ranks on several nodes and no NCCL_SOCKET_IFNAME."""
+    if line.signature not in GENERIC_NCCL_LINES:
+        return nccl_chose_virtual_interface(facts, line)
+    why = ranks_span_nodes(line.stated)
+    if why is None:
+        raise NotStated(f"line {line.line} does not say whether the ranks ran on several nodes")
+    named = line.stated.get("nccl_socket_ifname")
+    if named:
+        raise NotStated(f"NCCL_SOCKET_IFNAME was set ({named}): whether it is right is NET101's")
+    best = None
+    with contextlib.suppress(Skip):
+        best = candidate(facts.network())
+    iface = best.name if best is not None else "<the interface between the nodes, e.g. eth0>"
+    return Hit(
+        f"NCCL failed between nodes (line {line.line}): {why}, and nothing in the log sets "
+        "NCCL_SOCKET_IFNAME, so NCCL chose the interface itself (the first that is not lo or "
+        "docker*: a bridge, a veth, an interface the other nodes do not reach)",
+        evidence={"line": line.line, "spans_nodes": why},
+        fix=fix(
+            f"Name the interface between the nodes on every node: export "
+            f"NCCL_SOCKET_IFNAME={iface} GLOO_SOCKET_IFNAME={iface} (and, without a working "
+            "InfiniBand/RoCE fabric, NCCL_IB_DISABLE=1)",
+            "manual",
+            manual("ip -br addr   # the interface that carries the address the other nodes reach"),
+            manual(f"export NCCL_SOCKET_IFNAME={iface} GLOO_SOCKET_IFNAME={iface}"),
+            manual("rerun with NCCL_DEBUG=INFO: the 'Bootstrap : Using <iface>' line of each rank"),
+        ),
+        severity=Severity.WARNING,
+    )
+
+
+# GeForce boards by NVIDIA's naming: 'GeForce', GTX, and RTX x050-x090 of the 20-50 series (the
+# workstation boards are RTX A6000, RTX 4500/5000/6000 Ada, RTX PRO 6000, Quadro RTX 8000)
+_GEFORCE = re.compile(r"GeForce|\bGTX\b|\bRTX ?[2-5]0[5-9]0\b")
+# the lines that state peer access itself is refused between the GPUs (no GPU name needed)
+_REFUSED = frozenset({"accelerate-rtx4000-p2p", "custom-allreduce-peer-unsupported"})
+
+
+@from_log("NET106")
+def geforce_p2p_in_log(facts: Facts, line: LogLine) -> Hit:
+    """Accelerate's refusal on RTX 40xx boards, vLLM's custom all-reduce without peer access;
+    NCCL's `unhandled cuda error` and torch's watchdog timeouts where the log or the node's
+    facts (a pasted dump) name a GeForce GPU and nothing says the ranks span nodes: P2P hangs
+    and fails on these boards (nccl-tests#117, nccl#1637, vllm#14449)."""
+    names = [line.stated["gpu_name"]] if line.stated.get("gpu_name") else []
+    count = None
+    with contextlib.suppress(Skip):  # the node's (or a pasted dump's) GPUs
+        gpus = facts.gpus()
+        names += [g.name for g in gpus if g.name]
+        section = facts.report.gpu
+        # a log names the GPUs it mentions, not all of them: only a node's or a dump's list counts
+        if not (section.source or "").startswith("log ("):
+            count = len(gpus)
+    geforce = next((n for n in names if _GEFORCE.search(n)), "")
+    if line.signature not in _REFUSED:
+        if not geforce:
+            raise NotStated(
+                f"line {line.line} names no GeForce GPU, nor do the node's facts"
+                + (f" ({', '.join(dict.fromkeys(names))})" if names else "")
+            )
+        if count == 1:
+            raise NotStated(f"the node has one GPU ({geforce}): no peer-to-peer between GPUs")
+        if spans := ranks_span_nodes(line.stated):
+            raise NotStated(f"{spans}: a hang between nodes is not peer-to-peer's")
+    gpu = geforce or line.stated.get("gpu_name") or ""
+    board = f"{gpu} boards" if gpu else "these GPUs"
+    engine = line.signature == "custom-allreduce-peer-unsupported"
+    summary = (
+        "Turn off the custom all-reduce: vllm serve ... --disable-custom-all-reduce (SGLang: "
+        "--disable-custom-all-reduce); for NCCL itself export NCCL_P2P_DISABLE=1"
+        if engine
+        else "Disable NCCL peer-to-peer: export NCCL_P2P_DISABLE=1 (and NCCL_IB_DISABLE=1 "
+        "without InfiniBand); vLLM: --disable-custom-all-reduce"
+    )
+    steps = [
+        manual("export NCCL_P2P_DISABLE=1 NCCL_IB_DISABLE=1"),
+        manual("vllm serve <model> --disable-custom-all-reduce"),
+    ]
+    if engine:
+        steps.reverse()
+    return Hit(
+        f"peer-to-peer between {board} is refused or unsupported (line {line.line}): GeForce "
+        "boards have no P2P over PCIe, so NCCL (or the engine's own all-reduce) must not use it",
+        evidence={"line": line.line, "gpu": gpu or None},
+        fix=fix(summary, "safe", *steps),
+        severity=Severity.WARNING,
+    )
