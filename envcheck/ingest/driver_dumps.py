@@ -38,7 +38,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from envcheck.ingest import nvidia_smi
-from envcheck.ingest.common import FormatError, Source, blank, valid_version
+from envcheck.ingest.common import FormatError, Source, blank, torch_section, valid_version
 from envcheck.model.report import Gpu, GpuInfo, NodeReport
 from envcheck.model.section import Section
 
@@ -54,6 +54,10 @@ SMI_NOHEADER = "nvidia-smi --query-gpu (noheader)"
 SYS_MODULE = "/sys/module/nvidia/version"
 LSHW = "lshw -c display"
 INXI = "inxi -G"
+CUDA_SAMPLE = "CUDA sample"
+PYTHON_PRINT = "python -c print(...)"
+DEVICE_PROPERTIES = "torch.cuda.get_device_properties"
+SETTINGS = "nvidia-settings --version"
 
 _DRIVER = r"[0-9]{3}\.[0-9]{1,3}(?:\.[0-9]{1,3})?"
 
@@ -154,6 +158,39 @@ _INXI_DEVICE = re.compile(
 )
 _SMI_Q_FIRST = re.compile(r"^\s*(?:Driver Version|Attached GPUs)\s+:\s+[0-9]")
 _SMI_Q_LINE = re.compile(r"^\s*[A-Za-z][\w ./()-]*?\s+:\s|^\s*GPU [0-9A-Fa-f]{4,8}:|^\s+\S")
+# cuda-samples' Common/helper_cuda.h check(): 'CUDA error at %s:%d code=%d(%s) "%s"'; the samples'
+# banners ('[CUDA Bandwidth Test] - Starting...', '[Vector addition of 50000 elements]') and device
+# lines (' Device 0: NVIDIA A100-SXM4-80GB', 'GPU Device 0: "Ampere" with compute capability 8.0')
+_SAMPLE_ERROR = re.compile(
+    r"CUDA error at \S+:[0-9]+ code=(?P<code>[0-9]+)\((?P<name>\w+)\)|"
+    r"\(error code (?P<message>[^)]+)\)!"
+)
+_SAMPLE_START = re.compile(r"^\s*\[[A-Z][^\]]{3,80}\](?: - Starting\.\.\.)?\s*$")
+_SAMPLE_LINE = re.compile(
+    r"^\s*(?:Running on|Device [0-9]+:|GPU Device [0-9]+:|Quick Mode|Shmoo Mode|CUDA error at|"
+    r"Failed to |Result = |Test (?:passed|failed)|Done|> |\[|Copy |Launching |CUDA kernel launch|"
+    r"Transfer Size|Host to Device|Device to Host|Device to Device|\s+[0-9])"
+)
+_SAMPLE_DEVICE = re.compile(
+    r"^\s*(?:GPU )?Device (?P<index>[0-9]+): \"?(?P<name>[^\"\n]+?)\"?"
+    r"(?: with compute capability (?P<cc>[0-9]+\.[0-9]+))?\s*$",
+    re.MULTILINE,
+)
+_PRINT_COMMAND = re.compile(
+    r"python[0-9.]*\s+-c\s+['\"](?P<code>.*print\((?P<args>[^'\"]*)\).*)['\"]"
+)
+_PRINTED = {
+    "torch.__version__": "torch",
+    "torch.version.cuda": "torch_cuda",
+    "torch.cuda.is_available()": "available",
+    "torch.backends.cudnn.version()": "cudnn",
+    "torch.cuda.device_count()": "count",
+}
+_PROPERTIES = re.compile(
+    r"_CudaDeviceProperties\(name='(?P<name>[^']+)', major=(?P<major>[0-9]+), "
+    r"minor=(?P<minor>[0-9]+)(?:.*?total_memory=(?P<memory>[0-9]+)MB)?"
+)
+_SETTINGS = re.compile(rf"^\s*nvidia-settings:\s+version (?P<version>{_DRIVER})\b")
 _LSMOD = re.compile(r"^\s*nvidia(?:_uvm|_drm|_modeset|_peermem)?\s+[0-9]+\s+[0-9]+\b")
 
 Finder = Callable[[Sequence[str], int, set[int]], "tuple[int, int] | None"]
@@ -560,6 +597,107 @@ def _smi_q_fragment(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int,
     return i, end
 
 
+# -- the CUDA samples (bandwidthTest, vectorAdd, p2pBandwidthLatencyTest, ...) -------------------
+
+
+def _sample(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
+    if not _SAMPLE_START.match(lines[i]):
+        return None
+    end = _while(lines, i + 1, stops, lambda line: bool(_SAMPLE_LINE.match(line)))
+    return (i, end) if _SAMPLE_ERROR.search("\n".join(lines[i:end])) else None
+
+
+def parse_cuda_sample(source: Source) -> NodeReport:
+    text = source.text
+    error = _SAMPLE_ERROR.search(text)
+    if error is None:
+        raise FormatError(f"format not recognised as {CUDA_SAMPLE}: no CUDA error line")
+    gpus = tuple(
+        Gpu(index=int(m["index"]), name=m["name"].strip(), compute_capability=m["cc"])
+        for m in _SAMPLE_DEVICE.finditer(text)
+        if not m["name"].strip().startswith(("Ampere", "Hopper", "Ada", "Turing", "Volta"))
+        or m["cc"]
+    )
+    code = error["code"]
+    said = error["name"] or error["message"] or ""
+    reason = f"a CUDA sample failed: {f'code={code} ' if code else ''}({said})"
+    info = GpuInfo(
+        gpus=gpus or None,
+        gpus_reason=None if gpus else reason,
+        cuda_errors=(code,) if code else (),
+    )
+    return _gpu(source, CUDA_SAMPLE, info, (reason,))
+
+
+# -- python -c "...print(torch.__version__, ...)" under its command line -------------------------
+
+
+def _python_print(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
+    command = _PRINT_COMMAND.search(_previous(lines, i))
+    if command is None or not any(k in command["args"] for k in _PRINTED):
+        return None
+    return i - 1, i + 1
+
+
+def parse_python_print(source: Source) -> NodeReport:
+    lines = [line for line in source.text.splitlines() if line.strip()]
+    command = _PRINT_COMMAND.search(lines[0]) if lines else None
+    if command is None or len(lines) < 2:
+        raise FormatError(f"format not recognised as {PYTHON_PRINT}: no command and output")
+    args = [a.strip() for a in command["args"].split(",")]
+    values = lines[1].split()
+    if len(values) < len(args) or any(a not in _PRINTED for a in args[:-1]):
+        raise FormatError(f"{PYTHON_PRINT}: the printed values do not line up with the command")
+    said = dict(zip((_PRINTED.get(a, a) for a in args), values, strict=False))
+    if args[-1] not in _PRINTED and "get_device_name" in args[-1]:
+        said["gpu"] = " ".join(values[len(args) - 1 :])
+    report = blank(source, PYTHON_PRINT)
+    version = valid_version(said.get("torch"))
+    if version is not None:
+        cuda = said.get("torch_cuda")
+        report = report.with_sections(
+            torch=torch_section(
+                None,
+                PYTHON_PRINT,
+                version=version,
+                cuda=cuda if cuda and cuda != "None" else None,
+                cuda_known="torch_cuda" in said,
+            )
+        )
+    if "gpu" in said:
+        info = GpuInfo(gpus=(Gpu(index=0, name=said["gpu"]),))
+        report = report.with_sections(gpu=Section.ok(info, source=PYTHON_PRINT))
+    if version is None and "gpu" not in said:
+        raise FormatError(f"{PYTHON_PRINT}: no torch version or GPU printed")
+    return report
+
+
+def parse_device_properties(source: Source) -> NodeReport:
+    found = list(_PROPERTIES.finditer(source.text))
+    if not found:
+        raise FormatError(f"format not recognised as {DEVICE_PROPERTIES}")
+    gpus = tuple(
+        Gpu(
+            index=i,
+            name=m["name"],
+            compute_capability=f"{m['major']}.{m['minor']}",
+            memory_total_mib=int(m["memory"]) if m["memory"] else None,
+        )
+        for i, m in enumerate(found)
+    )
+    return _gpu(source, DEVICE_PROPERTIES, GpuInfo(gpus=gpus), ("torch's device properties",))
+
+
+def parse_settings(source: Source) -> NodeReport:
+    found = next((m for m in map(_SETTINGS.match, source.text.splitlines()) if m), None)
+    if found is None:
+        raise FormatError(f"format not recognised as {SETTINGS}")
+    info = GpuInfo(driver_version=valid_version(found["version"]), driver_source=SETTINGS)
+    return _gpu(
+        source, SETTINGS, info, ("nvidia-settings' version (the driver's user-space tools)",)
+    )
+
+
 # kind -> (label, parser); None: recognised, states no node fact envcheck reads
 PARSERS: dict[str, tuple[str, Callable[[Source], NodeReport] | None]] = {
     "glxinfo": (GLXINFO, parse_glxinfo),
@@ -574,6 +712,10 @@ PARSERS: dict[str, tuple[str, Callable[[Source], NodeReport] | None]] = {
     "sys-module": (SYS_MODULE, parse_sys_module),
     "lshw": (LSHW, parse_lshw),
     "inxi": (INXI, parse_inxi),
+    "cuda-sample": (CUDA_SAMPLE, parse_cuda_sample),
+    "python-print": (PYTHON_PRINT, parse_python_print),
+    "device-properties": (DEVICE_PROPERTIES, parse_device_properties),
+    "nvidia-settings": (SETTINGS, parse_settings),
     "nvidia-smi-q-part": ("nvidia-smi -q (without its banner)", nvidia_smi.parse_query),
     "lsmod": ("lsmod", None),
 }
@@ -581,6 +723,10 @@ PARSERS: dict[str, tuple[str, Callable[[Source], NodeReport] | None]] = {
 FINDERS: tuple[tuple[str, Finder], ...] = (
     ("nvidia-smi-q-part", _smi_q_fragment),
     ("inxi", _any_line(_INXI_DEVICE.match)),
+    ("cuda-sample", _sample),
+    ("python-print", _python_print),
+    ("device-properties", _any_line(_PROPERTIES.search)),
+    ("nvidia-settings", _any_line(_SETTINGS.match)),
     ("smi-noheader", _smi_noheader),
     ("sys-module", _sys_module),
     ("glxinfo", _started(_GLX_START, _GLX_LINE)),

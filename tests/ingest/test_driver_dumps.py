@@ -363,3 +363,80 @@ def test_a_pasted_glxinfo_drives_the_driver_rules(tmp_path: Path) -> None:
     assert result.returncode == 1, result.stderr
     codes = {f["code"] for f in result.json()["data"]["findings"]}
     assert "DRV101" in codes
+
+
+# cuda-samples' bandwidthTest on an NVSwitch node without Fabric Manager (pytorch/pytorch#35710)
+BANDWIDTH_TEST = """\
+[CUDA Bandwidth Test] - Starting...
+Running on...
+
+ Device 0: NVIDIA A100-SXM4-80GB
+ Quick Mode
+
+CUDA error at bandwidthTest.cu:686 code=802(cudaErrorSystemNotReady) "cudaSetDevice(currentDevice)"
+"""
+
+# cuda-samples' vectorAdd: 'Failed to allocate device vector A (error code %s)!'
+VECTOR_ADD = """\
+[Vector addition of 50000 elements]
+Failed to allocate device vector A (error code CUDA driver version is insufficient for CUDA runtime version)!
+"""
+
+
+def test_a_cuda_sample_failure_states_its_error_and_check_reads_it(tmp_path: Path) -> None:
+    gpu, _ = _read(BANDWIDTH_TEST)
+    assert gpu.cuda_errors == ("802",)
+    assert _names(gpu) == ["NVIDIA A100-SXM4-80GB"]
+    dump = tmp_path / "dump.txt"
+    dump.write_text(BANDWIDTH_TEST)
+    result = run_cli("check", "--from", str(dump), "--json")
+    assert result.returncode == 1, result.stderr
+    assert "GPU101" in {f["code"] for f in result.json()["data"]["findings"]}
+
+
+def test_vector_add_failure_is_read_with_its_message() -> None:
+    gpu, report = _read(VECTOR_ADD)
+    assert gpu.gpus is None
+    assert any("driver version is insufficient" in n for n in report.gpu.notes)
+
+
+def test_python_print_under_its_command_line() -> None:
+    report = parse(
+        Source(
+            name="paste.txt",
+            text='$ python -c "import torch; print(torch.__version__, torch.version.cuda, '
+            'torch.cuda.is_available())"\n2.1.0+cu121 12.1 False\n',
+        )
+    )
+    assert report.torch.data is not None
+    assert (report.torch.data.version, report.torch.data.cuda) == ("2.1.0+cu121", "12.1")
+
+
+def test_python_print_with_the_device_name_last() -> None:
+    report = parse(
+        Source(
+            name="paste.txt",
+            text="$ python3 -c 'import torch; print(torch.__version__, "
+            "torch.cuda.get_device_name(0))'\n2.5.1+cu124 NVIDIA GeForce RTX 5090\n",
+        )
+    )
+    assert report.gpu.data is not None and report.gpu.data.gpus is not None
+    assert report.gpu.data.gpus[0].name == "NVIDIA GeForce RTX 5090"
+
+
+def test_device_properties_state_name_capability_and_memory() -> None:
+    gpu, _ = _read(
+        ">>> torch.cuda.get_device_properties(0)\n_CudaDeviceProperties(name='NVIDIA GeForce "
+        "RTX 4090', major=8, minor=9, total_memory=24217MB, multi_processor_count=128)\n"
+    )
+    assert gpu.gpus is not None
+    assert (gpu.gpus[0].name, gpu.gpus[0].compute_capability, gpu.gpus[0].memory_total_mib) == (
+        "NVIDIA GeForce RTX 4090",
+        "8.9",
+        24217,
+    )
+
+
+def test_nvidia_settings_version() -> None:
+    gpu, _ = _read("$ nvidia-settings --version\n\nnvidia-settings:  version 535.129.03\n")
+    assert gpu.driver_version == "535.129.03"

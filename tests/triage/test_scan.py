@@ -1982,3 +1982,18 @@ EXAMPLES += [
     ),
     ("Error: No space left on device (os error 28)", "no-space-left-os-error"),
 ]
+EXAMPLES += [
+    (
+        "2024-02-15 14:18:20.201828: W external/xla/xla/service/gpu/nvptx_compiler.cc:744] The "
+        "NVIDIA driver's CUDA version is 12.2 which is older than the ptxas CUDA version "
+        "(12.3.107). Because the driver is older than the ptxas version, XLA is disabling "
+        "parallel compilation, which may slow down compilation.",
+        "xla-ptxas-newer-than-driver",
+    ),
+    (
+        "The NVIDIA driver's CUDA version is 12.4 which is older than the PTX compiler version "
+        "(12.6.85). Because the driver is older than the PTX compiler version, XLA is disabling "
+        "parallel compilation, which may slow down compilation.",
+        "xla-ptxas-newer-than-driver",
+    ),
+]
