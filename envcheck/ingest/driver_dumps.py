@@ -58,6 +58,7 @@ CUDA_SAMPLE = "CUDA sample"
 PYTHON_PRINT = "python -c print(...)"
 DEVICE_PROPERTIES = "torch.cuda.get_device_properties"
 SETTINGS = "nvidia-settings --version"
+WMIC = "wmic / Get-CimInstance Win32_VideoController"
 
 _DRIVER = r"[0-9]{3}\.[0-9]{1,3}(?:\.[0-9]{1,3})?"
 
@@ -191,6 +192,13 @@ _PROPERTIES = re.compile(
     r"minor=(?P<minor>[0-9]+)(?:.*?total_memory=(?P<memory>[0-9]+)MB)?"
 )
 _SETTINGS = re.compile(rf"^\s*nvidia-settings:\s+version (?P<version>{_DRIVER})\b")
+# an NVIDIA driver as Windows numbers it (Device Manager, dxdiag, wmic): 31.0.15.3623
+_WINDOWS_DRIVER = re.compile(r"^\s*[0-9]{2}\.[0-9]+\.1[0-9]\.[0-9]{4}\s*$")
+_WMIC_HEAD = re.compile(r"^\s*(?:DriverVersion\s+Name|Name\s+DriverVersion)\s*$")
+_WMIC_ROW = re.compile(
+    r"^\s*(?:(?P<v1>[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+)\s+(?P<n1>\S.*?)|(?P<n2>\S.*?)\s+"
+    r"(?P<v2>[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+))\s*$"
+)
 _LSMOD = re.compile(r"^\s*nvidia(?:_uvm|_drm|_modeset|_peermem)?\s+[0-9]+\s+[0-9]+\b")
 
 Finder = Callable[[Sequence[str], int, set[int]], "tuple[int, int] | None"]
@@ -698,6 +706,40 @@ def parse_settings(source: Source) -> NodeReport:
     )
 
 
+def windows_driver(value: str) -> str | None:
+    """NVIDIA's driver version from Windows' own number for it: its last five digits
+    (31.0.15.3623 -> 536.23, the version NVIDIA's installer and nvidia-smi show)."""
+    if not _WINDOWS_DRIVER.match(value):
+        return None
+    digits = "".join(value.strip().split(".")[-2:])[-5:]
+    return f"{digits[:3]}.{digits[3:]}"
+
+
+def _wmic(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
+    if not _WMIC_HEAD.match(lines[i]):
+        return None
+    end = _while(lines, i + 1, stops, lambda line: bool(_WMIC_ROW.match(line) or "---" in line))
+    return (i, end) if end > i + 1 else None
+
+
+def parse_wmic(source: Source) -> NodeReport:
+    rows = [m for m in map(_WMIC_ROW.match, source.text.splitlines()) if m]
+    nvidia = [m for m in rows if "NVIDIA" in (m["n1"] or m["n2"] or "")]
+    if not nvidia:
+        raise FormatError(f"format not recognised as {WMIC}: no NVIDIA adapter")
+    drivers = [windows_driver(m["v1"] or m["v2"]) for m in nvidia]
+    gpus = tuple(Gpu(index=i, name=(m["n1"] or m["n2"]).strip()) for i, m in enumerate(nvidia))
+    info = GpuInfo(
+        driver_version=valid_version(drivers[0]),
+        driver_source=WMIC if drivers[0] else None,
+        gpus=gpus,
+    )
+    note = (
+        f"Windows' driver number {nvidia[0]['v1'] or nvidia[0]['v2']} is NVIDIA driver {drivers[0]}"
+    )
+    return _gpu(source, WMIC, info, (note,))
+
+
 # kind -> (label, parser); None: recognised, states no node fact envcheck reads
 PARSERS: dict[str, tuple[str, Callable[[Source], NodeReport] | None]] = {
     "glxinfo": (GLXINFO, parse_glxinfo),
@@ -716,6 +758,7 @@ PARSERS: dict[str, tuple[str, Callable[[Source], NodeReport] | None]] = {
     "python-print": (PYTHON_PRINT, parse_python_print),
     "device-properties": (DEVICE_PROPERTIES, parse_device_properties),
     "nvidia-settings": (SETTINGS, parse_settings),
+    "wmic": (WMIC, parse_wmic),
     "nvidia-smi-q-part": ("nvidia-smi -q (without its banner)", nvidia_smi.parse_query),
     "lsmod": ("lsmod", None),
 }
@@ -727,6 +770,7 @@ FINDERS: tuple[tuple[str, Finder], ...] = (
     ("python-print", _python_print),
     ("device-properties", _any_line(_PROPERTIES.search)),
     ("nvidia-settings", _any_line(_SETTINGS.match)),
+    ("wmic", _wmic),
     ("smi-noheader", _smi_noheader),
     ("sys-module", _sys_module),
     ("glxinfo", _started(_GLX_START, _GLX_LINE)),

@@ -440,3 +440,39 @@ def test_device_properties_state_name_capability_and_memory() -> None:
 def test_nvidia_settings_version() -> None:
     gpu, _ = _read("$ nvidia-settings --version\n\nnvidia-settings:  version 535.129.03\n")
     assert gpu.driver_version == "535.129.03"
+
+
+@pytest.mark.parametrize(
+    ("body", "driver", "name"),
+    [
+        (
+            "C:\\> wmic path win32_VideoController get name,driverversion\n"
+            "DriverVersion   Name\n31.0.15.3623    NVIDIA GeForce RTX 3060\n",
+            "536.23",
+            "NVIDIA GeForce RTX 3060",
+        ),
+        (
+            "PS C:\\> Get-CimInstance Win32_VideoController | Select-Object Name, DriverVersion\n\n"
+            "Name                    DriverVersion\n----                    -------------\n"
+            "Intel(R) UHD Graphics 770 31.0.101.4502\n"
+            "NVIDIA GeForce RTX 4070 32.0.15.6094\n",
+            "560.94",
+            "NVIDIA GeForce RTX 4070",
+        ),
+    ],
+    ids=["wmic", "get-ciminstance"],
+)
+def test_windows_adapter_listing_gives_nvidia_s_driver_version(
+    body: str, driver: str, name: str
+) -> None:
+    gpu, _ = _read(body)
+    assert gpu.driver_version == driver  # Windows' number's last five digits
+    assert _names(gpu) == [name]
+
+
+def test_dxdiag_windows_driver_number_is_not_taken_as_is() -> None:
+    gpu, _ = _read(
+        "          Card name: NVIDIA GeForce RTX 3060\n       Manufacturer: NVIDIA\n"
+        "     Driver Version: 31.0.15.3623\n"
+    )
+    assert gpu.driver_version == "536.23"
