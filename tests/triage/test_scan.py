@@ -1997,3 +1997,16 @@ EXAMPLES += [
         "xla-ptxas-newer-than-driver",
     ),
 ]
+EXAMPLES += [
+    (
+        "ERROR: The Nouveau kernel driver is currently in use by your system.  This driver is "
+        "incompatible with the NVIDIA driver, and must be disabled before proceeding.",
+        "nvidia-installer-nouveau",
+    ),
+    (
+        "ERROR: Unable to find the kernel source tree for the currently running kernel.  Please "
+        "make sure you have installed the kernel source files for your kernel",
+        "nvidia-installer-no-kernel-source",
+    ),
+    ("cudaGetDeviceCount returned 100", "device-query-returned"),
+]
