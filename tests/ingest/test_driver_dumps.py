@@ -476,3 +476,13 @@ def test_dxdiag_windows_driver_number_is_not_taken_as_is() -> None:
         "     Driver Version: 31.0.15.3623\n"
     )
     assert gpu.driver_version == "536.23"
+
+
+def test_a_declared_windows_driver_number_is_read_as_nvidia_s_version(tmp_path: Path) -> None:
+    from envcheck.ingest.spec import load_spec
+
+    spec = tmp_path / "hw.toml"
+    spec.write_text('[gpu]\ndriver = "31.0.15.3623"\nmodels = ["NVIDIA GeForce RTX 3060"]\n')
+    report = load_spec(str(spec))
+    assert report.gpu.data is not None and report.gpu.data.driver_version == "536.23"
+    assert any("Windows' number" in n for n in report.gpu.notes)
