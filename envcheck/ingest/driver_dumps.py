@@ -59,6 +59,9 @@ PYTHON_PRINT = "python -c print(...)"
 DEVICE_PROPERTIES = "torch.cuda.get_device_properties"
 SETTINGS = "nvidia-settings --version"
 WMIC = "wmic / Get-CimInstance Win32_VideoController"
+APT_POLICY = "apt-cache policy"
+MODINFO_VERSION = "modinfo nvidia (version)"
+SMI_DRIVER_CSV = "nvidia-smi --query-gpu=driver_version"
 
 _DRIVER = r"[0-9]{3}\.[0-9]{1,3}(?:\.[0-9]{1,3})?"
 
@@ -199,6 +202,16 @@ _WMIC_ROW = re.compile(
     r"^\s*(?:(?P<v1>[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+)\s+(?P<n1>\S.*?)|(?P<n2>\S.*?)\s+"
     r"(?P<v2>[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+))\s*$"
 )
+_POLICY_HEAD = re.compile(
+    r"^\s*(?P<name>(?:lib)?nvidia-[a-z0-9-]*?-[0-9]{3}(?:-server|-open)?|cuda-drivers(?:-[0-9]{3})?):\s*$"
+)
+_POLICY_LINE = re.compile(
+    r"^\s+(?:Installed|Candidate|Version table):|^\s+(?:\*\*\*\s+)?[0-9]|^\s+[0-9]+ \S"
+)
+_POLICY_INSTALLED = re.compile(rf"^\s+Installed:\s*(?P<version>{_DRIVER})-", re.MULTILINE)
+_MODINFO_COMMAND = re.compile(r"modinfo\s+(?:-F\s+version\s+)?nvidia\b")
+_MODINFO_VERSION = re.compile(rf"^\s*(?:version:\s+)?(?P<version>{_DRIVER})\s*$")
+_DRIVER_CSV_HEAD = re.compile(r"^\s*driver_version\s*(?:,\s*[\w.]+(?: \[[^\]]+\])?\s*)*$")
 _LSMOD = re.compile(r"^\s*nvidia(?:_uvm|_drm|_modeset|_peermem)?\s+[0-9]+\s+[0-9]+\b")
 
 Finder = Callable[[Sequence[str], int, set[int]], "tuple[int, int] | None"]
@@ -740,6 +753,78 @@ def parse_wmic(source: Source) -> NodeReport:
     return _gpu(source, WMIC, info, (note,))
 
 
+# -- apt-cache policy nvidia-driver-<branch> -------------------------------------------------------
+
+
+def _policy(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
+    if not _POLICY_HEAD.match(lines[i]):
+        return None
+    end = _while(lines, i + 1, stops, lambda line: bool(_POLICY_LINE.match(line)))
+    return (i, end) if _POLICY_INSTALLED.search("\n".join(lines[i:end])) else None
+
+
+def parse_apt_policy(source: Source) -> NodeReport:
+    head = next((m for m in map(_POLICY_HEAD.match, source.text.splitlines()) if m), None)
+    installed = _POLICY_INSTALLED.search(source.text)
+    if head is None or installed is None:
+        raise FormatError(f"format not recognised as {APT_POLICY}: no installed driver package")
+    info = GpuInfo(driver_version=valid_version(installed["version"]), driver_source=APT_POLICY)
+    note = (
+        f"the installed {head['name']} package's version (apt-cache policy); the loaded kernel "
+        "module may differ until a reboot"
+    )
+    return _gpu(source, APT_POLICY, info, (note,))
+
+
+# -- modinfo nvidia | grep version, modinfo -F version nvidia ---------------------------------------
+
+
+def _modinfo_version(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
+    if not (_MODINFO_COMMAND.search(_previous(lines, i)) and _MODINFO_VERSION.match(lines[i])):
+        return None
+    return i - 1, i + 1
+
+
+def parse_modinfo_version(source: Source) -> NodeReport:
+    lines = source.text.splitlines()
+    version = next((m["version"] for m in map(_MODINFO_VERSION.match, lines[1:]) if m), None)
+    if version is None:
+        raise FormatError(f"format not recognised as {MODINFO_VERSION}: no version")
+    info = GpuInfo(driver_version=valid_version(version), driver_source=MODINFO_VERSION)
+    return _gpu(
+        source,
+        MODINFO_VERSION,
+        info,
+        ("the version of the nvidia.ko file on disk (the loaded module differs until a reboot)",),
+    )
+
+
+# -- nvidia-smi --query-gpu=driver_version[,...] --format=csv (no name column) -------------------
+
+
+def _driver_csv(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
+    if not _DRIVER_CSV_HEAD.match(lines[i]):
+        return None
+    commas = lines[i].count(",")
+    end = _while(
+        lines,
+        i + 1,
+        stops,
+        lambda line: line.count(",") == commas and bool(re.match(rf"^\s*{_DRIVER}\b", line)),
+    )
+    return (i, end) if end > i + 1 else None
+
+
+def parse_driver_csv(source: Source) -> NodeReport:
+    rows = [line for line in source.text.splitlines()[1:] if line.strip()]
+    versions = {m["v"] for line in rows if (m := re.match(rf"^\s*(?P<v>{_DRIVER})\b", line))}
+    if not versions:
+        raise FormatError(f"format not recognised as {SMI_DRIVER_CSV}: no driver row")
+    version = max(versions, key=_key)
+    info = GpuInfo(driver_version=valid_version(version), driver_source=SMI_DRIVER_CSV)
+    return _gpu(source, SMI_DRIVER_CSV, info, ("nvidia-smi --query-gpu=driver_version",))
+
+
 # kind -> (label, parser); None: recognised, states no node fact envcheck reads
 PARSERS: dict[str, tuple[str, Callable[[Source], NodeReport] | None]] = {
     "glxinfo": (GLXINFO, parse_glxinfo),
@@ -759,10 +844,16 @@ PARSERS: dict[str, tuple[str, Callable[[Source], NodeReport] | None]] = {
     "device-properties": (DEVICE_PROPERTIES, parse_device_properties),
     "nvidia-settings": (SETTINGS, parse_settings),
     "wmic": (WMIC, parse_wmic),
+    "apt-policy": (APT_POLICY, parse_apt_policy),
+    "modinfo-version": (MODINFO_VERSION, parse_modinfo_version),
+    "smi-driver-csv": (SMI_DRIVER_CSV, parse_driver_csv),
     "nvidia-smi-q-part": ("nvidia-smi -q (without its banner)", nvidia_smi.parse_query),
     "lsmod": ("lsmod", None),
 }
 
+# tried before every other section: its line is modinfo's own 'version:' line, which the full
+# modinfo reader (driver_text) would take and refuse without the 'filename:' line
+EARLY_FINDERS: tuple[tuple[str, Finder], ...] = (("modinfo-version", _modinfo_version),)
 FINDERS: tuple[tuple[str, Finder], ...] = (
     ("nvidia-smi-q-part", _smi_q_fragment),
     ("inxi", _any_line(_INXI_DEVICE.match)),
@@ -771,6 +862,8 @@ FINDERS: tuple[tuple[str, Finder], ...] = (
     ("device-properties", _any_line(_PROPERTIES.search)),
     ("nvidia-settings", _any_line(_SETTINGS.match)),
     ("wmic", _wmic),
+    ("apt-policy", _policy),
+    ("smi-driver-csv", _driver_csv),
     ("smi-noheader", _smi_noheader),
     ("sys-module", _sys_module),
     ("glxinfo", _started(_GLX_START, _GLX_LINE)),

@@ -324,6 +324,7 @@ def _ray(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | Non
 _FINDERS: tuple[
     tuple[str, Callable[[Sequence[str], int, set[int]], tuple[int, int] | None]], ...
 ] = (
+    *driver_dumps.EARLY_FINDERS,
     ("nvidia-smi", _smi),
     ("nvidia-smi-q", _smi_q),
     ("nvidia-smi-csv", _csv),

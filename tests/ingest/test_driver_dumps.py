@@ -486,3 +486,38 @@ def test_a_declared_windows_driver_number_is_read_as_nvidia_s_version(tmp_path: 
     report = load_spec(str(spec))
     assert report.gpu.data is not None and report.gpu.data.driver_version == "536.23"
     assert any("Windows' number" in n for n in report.gpu.notes)
+
+
+@pytest.mark.parametrize(
+    ("body", "driver"),
+    [
+        (
+            "$ apt-cache policy nvidia-driver-535\nnvidia-driver-535:\n"
+            "  Installed: 535.129.03-0ubuntu0.22.04.1\n  Candidate: 535.129.03-0ubuntu0.22.04.1\n"
+            "  Version table:\n *** 535.129.03-0ubuntu0.22.04.1 500\n"
+            "        500 http://archive.ubuntu.com/ubuntu jammy-updates/restricted amd64 Packages\n",
+            "535.129.03",
+        ),
+        ("$ modinfo nvidia | grep ^version\nversion:        535.129.03\n", "535.129.03"),
+        ("$ modinfo -F version nvidia\n550.54.14\n", "550.54.14"),
+        (
+            "$ nvidia-smi --query-gpu=driver_version --format=csv\ndriver_version\n535.129.03\n",
+            "535.129.03",
+        ),
+    ],
+    ids=["apt-cache-policy", "modinfo-grep-version", "modinfo-F-version", "query-driver-only"],
+)
+def test_one_line_driver_answers_are_read(body: str, driver: str) -> None:
+    gpu, _ = _read(body)
+    assert gpu.driver_version == driver
+
+
+def test_apt_policy_of_a_package_not_installed_is_not_a_driver(tmp_path: Path) -> None:
+    dump = tmp_path / "policy.txt"
+    dump.write_text(
+        "nvidia-driver-550:\n  Installed: (none)\n  Candidate: 550.54.14-0ubuntu1\n"
+        "  Version table:\n     550.54.14-0ubuntu1 500\n"
+    )
+    result = run_cli("check", "--from", str(dump))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
