@@ -81,3 +81,16 @@ def test_xla_ptxas_warning_names_the_driver_and_a_ptxas_of_the_driver_cuda(
     assert "supports CUDA 12.3" in text
     assert 'pip install "nvidia-cuda-nvcc-cu12==12.2.*"' in text
     assert "nvidia-driver-545" in text  # the first branch that runs CUDA 12.3 (drivers.toml)
+
+
+def test_the_shell_without_nvidia_smi_names_the_driver_first(cli: Cli, tmp_path: Path) -> None:
+    log = log_file(
+        tmp_path,
+        "$ nvidia-smi",
+        "Command 'nvidia-smi' not found, but can be installed with:",
+        "sudo apt install nvidia-utils-535         # version 535.129.03-0ubuntu0.22.04.1, or",
+    )
+    cause = causes(cli, log)["DRV103"]
+    assert cause["verdict"] == "confirmed"
+    text = fix_text(cause)
+    assert text.index("ubuntu-drivers autoinstall") < text.index("docker run --gpus all")

@@ -2010,3 +2010,7 @@ EXAMPLES += [
     ),
     ("cudaGetDeviceCount returned 100", "device-query-returned"),
 ]
+EXAMPLES += [
+    ("bash: nvidia-smi: command not found", "nvidia-smi-not-installed"),
+    ("Command 'nvidia-smi' not found, but can be installed with:", "nvidia-smi-not-installed"),
+]
