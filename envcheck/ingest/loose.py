@@ -32,6 +32,7 @@ from envcheck.ingest.common import (
     valid_version,
 )
 from envcheck.ingest.conda import CONDA_TO_PIP, torch_cuda
+from envcheck.ingest.driver_dumps import windows_driver
 from envcheck.model.report import (
     Distribution,
     Gpu,
@@ -230,6 +231,8 @@ def _assign(h: _Harvest, fact: str, value: str) -> None:
         if name:
             h.gpus.append(name)
             h.lines.setdefault("gpu", h.line)
+    elif fact == "driver" and (windows := windows_driver(value)) is not None:
+        h.set("driver", windows)  # Windows' own number (dxdiag, Device Manager)
     elif fact in ("python", "torch", "driver", "torch_cuda", "xformers_torch"):
         version = _first_version(value)
         if version:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from envcheck.ingest import (
     collect_env,
     conda,
+    driver_dumps,
     driver_text,
     driver_tools,
     loose,
@@ -58,6 +59,7 @@ _PARSERS: dict[str, tuple[str, Callable[[Source], NodeReport] | None]] = {
     "apt-driver": (driver_tools.APT, driver_tools.parse_apt),
     "ubuntu-drivers": (driver_tools.UBUNTU_DRIVERS, driver_tools.parse_ubuntu_drivers),
     "no-driver": (driver_tools.NO_DRIVER, driver_tools.parse_no_driver),
+    **driver_dumps.PARSERS,
     "pip-list": ("pip list", pip.parse_list),
     "pip-freeze": ("pip freeze", pip.parse_freeze),
     "conda-list": ("conda list", conda.parse_list),
@@ -322,6 +324,7 @@ def _ray(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | Non
 _FINDERS: tuple[
     tuple[str, Callable[[Sequence[str], int, set[int]], tuple[int, int] | None]], ...
 ] = (
+    *driver_dumps.EARLY_FINDERS,
     ("nvidia-smi", _smi),
     ("nvidia-smi-q", _smi_q),
     ("nvidia-smi-csv", _csv),
@@ -333,6 +336,7 @@ _FINDERS: tuple[
     ("lspci", _lspci),
     ("kernel-log", _kernel_log),
     ("device-query", _device_query),
+    *driver_dumps.FINDERS,
     ("dkms", _run(driver_tools.DKMS_LINE)),
     ("apt-driver", _apt_driver),
     ("ubuntu-drivers", _run(driver_tools.UBUNTU_DRIVERS_LINE)),

@@ -20,6 +20,7 @@ from packaging.version import InvalidVersion, Version
 
 from envcheck.errors import CodecError, SpecError
 from envcheck.ingest.common import markers
+from envcheck.ingest.driver_dumps import windows_driver
 from envcheck.matrix.locate import line_of
 from envcheck.model.codec import from_dict
 from envcheck.model.report import (
@@ -259,14 +260,20 @@ def _gpu(spec: StackSpec) -> Section[GpuInfo]:
         Gpu(index=i, name=m, compute_capability=g.compute_capability)
         for i, m in enumerate(g.models)
     )
+    windows = windows_driver(g.driver) if g.driver else None
     info = GpuInfo(
-        driver_version=g.driver,
+        driver_version=windows or g.driver,
         cuda_driver_version=g.cuda,
         driver_source="declared",
         gpus=gpus if g.models else None,
         gpus_reason=None if g.models else "gpu.models not declared",
     )
-    return Section.ok(info, source="spec")
+    notes = (
+        (f"gpu.driver {g.driver} is Windows' number for NVIDIA driver {windows}",)
+        if windows
+        else ()
+    )
+    return Section.ok(info, source="spec", notes=notes)
 
 
 def _python(spec: StackSpec) -> Section[PythonInfo]:

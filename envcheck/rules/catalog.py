@@ -24,6 +24,8 @@ from envcheck.rules.node import (  # noqa: F401
     driver_dlopen,
     driver_errors,
     driver_files,
+    driver_install,
+    driver_runtimes,
     dtype,
     extension_ops,
     features,

@@ -2012,3 +2012,35 @@ EXAMPLES += [
         "nccl-cu-driver-get-version-failed",
     ),
 ]
+EXAMPLES += [
+    (
+        "2024-02-15 14:18:20.201828: W external/xla/xla/service/gpu/nvptx_compiler.cc:744] The "
+        "NVIDIA driver's CUDA version is 12.2 which is older than the ptxas CUDA version "
+        "(12.3.107). Because the driver is older than the ptxas version, XLA is disabling "
+        "parallel compilation, which may slow down compilation.",
+        "xla-ptxas-newer-than-driver",
+    ),
+    (
+        "The NVIDIA driver's CUDA version is 12.4 which is older than the PTX compiler version "
+        "(12.6.85). Because the driver is older than the PTX compiler version, XLA is disabling "
+        "parallel compilation, which may slow down compilation.",
+        "xla-ptxas-newer-than-driver",
+    ),
+]
+EXAMPLES += [
+    (
+        "ERROR: The Nouveau kernel driver is currently in use by your system.  This driver is "
+        "incompatible with the NVIDIA driver, and must be disabled before proceeding.",
+        "nvidia-installer-nouveau",
+    ),
+    (
+        "ERROR: Unable to find the kernel source tree for the currently running kernel.  Please "
+        "make sure you have installed the kernel source files for your kernel",
+        "nvidia-installer-no-kernel-source",
+    ),
+    ("cudaGetDeviceCount returned 100", "device-query-returned"),
+]
+EXAMPLES += [
+    ("bash: nvidia-smi: command not found", "nvidia-smi-not-installed"),
+    ("Command 'nvidia-smi' not found, but can be installed with:", "nvidia-smi-not-installed"),
+]

@@ -375,6 +375,9 @@ def _insufficient_is_torch_s(facts: Facts, line: LogLine, max_cuda: Version | No
     """CUDA's 'driver version is insufficient for CUDA runtime version' establishes DRV101 only
     where the node shows a loaded driver (with none at all CUDA says the same: DRV103's cause)
     and the runtime is torch's (CTranslate2's 'CUDA failed with error ...' is DRV140's)."""
+    library = facts.matrix.gpu_build(line.text)
+    if library is not None:  # another library's own runtime: DRV220's
+        raise NotStated(f"line {line.line} is {library.library}'s CUDA runtime, not torch's", "log")
     if max_cuda is None:
         raise NotStated(
             f"line {line.line} does not say which driver is loaded (with none at all CUDA says "

@@ -107,7 +107,9 @@ def _no_gpu_seen(facts: Facts, line: LogLine) -> Hit:
     actions = []
     if hidden:
         actions.append(manual("unset " + " ".join(hidden) + "  (it hides every GPU)"))
-    no_driver = _NO_DRIVER in line.text
+    # no driver at all: torch's words, or the shell's that nvidia-smi (the driver's utility) is
+    # not installed
+    no_driver = _NO_DRIVER in line.text or "nvidia-smi" in line.text
     steps = (
         [manual(DRIVER), manual(CONTAINER)] if no_driver else [manual(CONTAINER), manual(DRIVER)]
     )
