@@ -181,3 +181,24 @@ def test_cutlass_stub_names_the_arch_specific_target_it_was_built_without(
         name="newer.log",
     )
     assert 'TORCH_CUDA_ARCH_LIST="12.0a"' in fix_text(causes(cli, newer)["TOR191"])
+
+
+def test_torch_cmake_refusing_an_autodetected_name_sets_the_list_without_it(
+    cli: Cli, tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "-- Autodetected CUDA architecture(s): 3.5;5.0;8.0;8.6;8.9;9.0;9.0a",
+        "CMake Error at cmake/Modules_CUDA_fix/upstream/FindCUDA/select_compute_arch.cmake:225 "
+        "(message):",
+        "  Unknown CUDA Architecture Name 9.0a in CUDA_SELECT_NVCC_ARCH_FLAGS",
+    )
+    cause = causes(cli, log)["TOR192"]
+    assert cause["verdict"] == "confirmed"
+    assert 'export TORCH_CUDA_ARCH_LIST="3.5 5.0 8.0 8.6 8.9 9.0"' in fix_text(cause)
+    alone = log_file(
+        tmp_path,
+        "Unknown CUDA Architecture Name 12.1(2.0) in CUDA_SELECT_NVCC_ARCH_FLAGS",
+        name="alone.log",
+    )
+    assert 'TORCH_CUDA_ARCH_LIST="12.1"' in fix_text(causes(cli, alone)["TOR192"])

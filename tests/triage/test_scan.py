@@ -2016,3 +2016,13 @@ EXAMPLES += [
         "cutlass-arch-conditional-mma",
     ),
 ]
+EXAMPLES += [
+    (
+        "  Unknown CUDA Architecture Name 9.0a in CUDA_SELECT_NVCC_ARCH_FLAGS",
+        "torch-cmake-unknown-arch-name",
+    ),
+    (
+        "-- Autodetected CUDA architecture(s): 3.5;5.0;8.0;8.6;8.9;9.0;9.0a",
+        "torch-cmake-autodetected-archs",
+    ),
+]

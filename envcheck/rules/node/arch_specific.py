@@ -164,3 +164,69 @@ def _stub_hit(facts: Facts, line: LogLine, digits: str | None) -> Hit:
             ),
         ),
     )
+
+
+@rule("TOR192", "torch-cmake-unknown-arch-name", Severity.ERROR)
+def torch_cmake_unknown_arch_name(facts: Facts) -> Iterable[Hit]:
+    """torch's CMake architecture selection cannot parse a name in the autodetected CUDA architecture list
+
+    ## What it checks
+    In `triage`, the configure step of torch or of a CMake project built against libtorch
+    stopping at `Unknown CUDA Architecture Name 9.0a in CUDA_SELECT_NVCC_ARCH_FLAGS` (torch's
+    `select_compute_arch.cmake`), with the list it autodetected where the log prints it
+    (`Autodetected CUDA architecture(s): 5.0;8.0;8.6;8.9;9.0;9.0a`). Only a build log states it.
+
+    ## Why it matters
+    With no `TORCH_CUDA_ARCH_LIST` set the module builds its own list from the toolkit, and a
+    name it cannot parse (an arch-specific `9.0a`, or an architecture newer than the module's
+    release) stops the build before anything compiles, whatever the GPU.
+
+    ## Example
+    `pip install metatensor-torch --no-binary=metatensor-torch` with CUDA 12.1 and no GPU
+    visible: `Autodetected CUDA architecture(s): 5.0;8.0;8.6;8.9;9.0;9.0a`, then `Unknown CUDA
+    Architecture Name 9.0a in CUDA_SELECT_NVCC_ARCH_FLAGS`.
+
+    ## Fix
+    Name the architectures yourself, as plain X.Y numbers: `export TORCH_CUDA_ARCH_LIST="8.0
+    8.6 8.9 9.0"` (the autodetected list without the name it refused; at least the GPUs the
+    build must run on), then build again; an architecture the module does not know at all
+    needs a torch release whose CMake knows it.
+
+    ## References
+    - https://github.com/pytorch/pytorch/issues/113948
+    - https://github.com/pytorch/pytorch/blob/main/cmake/Modules_CUDA_fix/upstream/FindCUDA/select_compute_arch.cmake
+    """
+    raise Skip("only a build log states the architecture list CMake refused", "log.ptx_target")
+
+
+@from_log("TOR192")
+def torch_cmake_unknown_arch_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """The refused name from the line and the autodetected list where the log prints it: the
+    fix sets TORCH_CUDA_ARCH_LIST to that list without the refused name, as plain X.Y."""
+    found = re.search(r"Unknown CUDA Architecture Name (\S+) in", line.text)
+    if found is None:
+        raise NotStated(f"line {line.line} names no architecture", "log.ptx_target")
+    refused = found.group(1)
+    plain = re.match(r"[0-9]+\.[0-9]+", refused)
+    detected = [
+        a.strip()
+        for a in re.split(r"[;\s]+", line.stated.get("cuda_arch_detected") or "")
+        if a.strip()
+    ]
+    keep = [a for a in dict.fromkeys(detected) if re.fullmatch(r"[0-9]+\.[0-9]+", a)]
+    if not keep and plain is not None:
+        keep = [plain.group(0)]
+    value = " ".join(keep) if keep else "<the GPUs' X.Y, e.g. 8.0 8.6 9.0>"
+    source = "the autodetected list without it" if detected else "the plain X.Y of the name"
+    return Hit(
+        f"torch's CMake cannot parse the CUDA architecture name {refused} (line {line.line}) in "
+        "the list it built for itself (TORCH_CUDA_ARCH_LIST unset): the configure step stops",
+        evidence={"line": line.line, "refused": refused, "detected": detected or None},
+        fix=fix(
+            f'Set the list yourself and build again: `export TORCH_CUDA_ARCH_LIST="{value}"` '
+            f"({source}; keep the GPUs the build must run on); an architecture the module does "
+            "not know at all needs a torch release whose CMake knows it",
+            "manual",
+            manual(f'export TORCH_CUDA_ARCH_LIST="{value}"'),
+        ),
+    )
