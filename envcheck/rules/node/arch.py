@@ -21,6 +21,7 @@ from envcheck.facts.skip import Skip
 from envcheck.matrix.model import Matrix, major_minor
 from envcheck.matrix.schema import SmSupport
 from envcheck.model.finding import Fix, Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.choose import sm
 from envcheck.rules.fixes import fix, manual
@@ -358,7 +359,7 @@ def arch_floor_in_log(facts: Facts, line: LogLine) -> Hit | None:
 
 
 # the PTX file ptxas assembles names the target it compiles for ('..._kernel.compute_60.ptx')
-_PTX_FILE_TARGET = re.compile(r"\.(?:compute|sm)_(?P<digits>[0-9]{2,3})[af]?\.ptx\b")
+_PTX_FILE_TARGET = lazy(r"\.(?:compute|sm)_(?P<digits>[0-9]{2,3})[af]?\.ptx\b")
 
 
 def _build_target(line: LogLine, package: str, floor: Version) -> Hit | None:

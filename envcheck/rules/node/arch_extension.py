@@ -16,6 +16,7 @@ from packaging.version import Version
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.choose import sm
 from envcheck.rules.fixes import fix, manual
@@ -170,12 +171,12 @@ def _stated_by_build(line: LogLine, module: str, digits: str, cc: str) -> Hit:
 
 
 # torch's own sources: a check site there is torch's kernel (TOR101's cause), not a program's
-_TORCH_SOURCE = re.compile(r"(?:^|[/\\])(?:aten|THC|THCUNN|c10|caffe2)[/\\]")
+_TORCH_SOURCE = lazy(r"(?:^|[/\\])(?:aten|THC|THCUNN|c10|caffe2)[/\\]")
 
 
 # a Python package's sources (a torch extension's csrc), or a Python exception's line
-_PYTHON_PACKAGE = re.compile(r"site-packages|dist-packages|[/\\]csrc[/\\]|[/\\]torch[/\\]")
-_RAISED = re.compile(r"(?:^|[\s:\]|])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): ")
+_PYTHON_PACKAGE = lazy(r"site-packages|dist-packages|[/\\]csrc[/\\]|[/\\]torch[/\\]")
+_RAISED = lazy(r"(?:^|[\s:\]|])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): ")
 
 
 def _native_program(facts: Facts, line: LogLine) -> Hit | None:

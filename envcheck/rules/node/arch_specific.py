@@ -16,22 +16,23 @@ from collections.abc import Iterable
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.arch import sm_support
 
 # ptxas' diagnostic: "<file>.ptx, line N; error   : Instruction 'X' not supported on .target 'sm_120'"
-_REFUSED = re.compile(
+_REFUSED = lazy(
     r"(?:Instruction|Feature|Modifier) '(?P<what>[^']+)' not supported on "
     r"\.target '(?P<target>(?:sm|compute)_(?P<digits>[0-9]{2,3}))'"
 )
 # CUTLASS's stub in a kernel built without the 'a' target ('... without targeting sm90a ...')
-_STUB = re.compile(
+_STUB = lazy(
     r"Arch conditional MMA instruction used without targeting "
     r"(?:sm(?P<digits>[0-9]{2,3})a|appropriate) compute capability"
 )
 # the kernel source's own architecture in the PTX file's name (..._sm90_q64n32.ptx)
-_FILE_ARCH = re.compile(r"[_/\\-]sm_?(?P<digits>[0-9]{2,3})[af]?[_.]")
+_FILE_ARCH = lazy(r"[_/\\-]sm_?(?P<digits>[0-9]{2,3})[af]?[_.]")
 
 
 @rule("TOR191", "arch-specific-instruction-on-plain-target", Severity.ERROR)
