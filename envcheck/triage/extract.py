@@ -153,6 +153,10 @@ FACTS: dict[str, str] = {
     "extension": "a C++/CUDA extension a JIT or setup.py build was compiling",
     "ext_path": "the file of the innermost traceback frame above a compiled op's error (the "
     "package whose op raised: .../detectron2/layers/nms.py)",
+    "cuda_arch_detected": "the CUDA architecture list a build's CMake autodetected (torch's "
+    "select_compute_arch.cmake: '5.0;8.0;8.6;8.9;9.0;9.0a')",
+    "cuda_program": "the source file of a native program's own CUDA error check that reported "
+    "a failed kernel (ggml-cuda.cu, VX3_SimulationManager.cu): the kernel is that build's",
     "ext_module": "a compiled module or package a line names as lacking its CUDA ops "
     "(mmcv._ext, amp_C, Detectron2)",
     "pip_build": "a distribution pip or uv failed to build from source (Failed building "

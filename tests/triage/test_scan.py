@@ -2044,3 +2044,48 @@ EXAMPLES += [
     ("bash: nvidia-smi: command not found", "nvidia-smi-not-installed"),
     ("Command 'nvidia-smi' not found, but can be installed with:", "nvidia-smi-not-installed"),
 ]
+
+# arch_checks.toml: arch-specific PTX on a plain target, a native program's own CUDA check
+EXAMPLES += [
+    (
+        "ptxas /tmp/tmpxft_000793eb_00000000-6_ds4_mmq.ptx, line 283031; error   : Instruction "
+        "'mma with block scale' not supported on .target 'sm_120'",
+        "ptxas-arch-specific-on-plain-target",
+    ),
+    (
+        "ptxas /tmp/tmpxft_00000c40_00000000-6_quantize.ptx, line 6092; error   : Instruction "
+        "'cvt with .e2m1x2' not supported on .target 'sm_120'",
+        "ptxas-arch-specific-on-plain-target",
+    ),
+    (
+        "current device: 0, in function ggml_cuda_compute_forward at "
+        "D:\\a\\CrispASR\\CrispASR\\ggml\\src\\ggml-cuda\\ggml-cuda.cu:2824",
+        "ggml-cuda-check-site",
+    ),
+]
+EXAMPLES += [
+    (
+        "AssertionError: fp8e4nv data type is not supported on CUDA arch < 89",
+        "fp8-op-below-sm89",
+    ),
+    (
+        "RuntimeError: torch._scaled_mm is only supported on CUDA devices with compute "
+        "capability >= 9.0 or 8.9, or ROCm MI300+",
+        "fp8-op-below-sm89",
+    ),
+    (
+        "ERROR : Arch conditional MMA instruction used without targeting sm90a compute "
+        "capability. Aborting.",
+        "cutlass-arch-conditional-mma",
+    ),
+]
+EXAMPLES += [
+    (
+        "  Unknown CUDA Architecture Name 9.0a in CUDA_SELECT_NVCC_ARCH_FLAGS",
+        "torch-cmake-unknown-arch-name",
+    ),
+    (
+        "-- Autodetected CUDA architecture(s): 3.5;5.0;8.0;8.6;8.9;9.0;9.0a",
+        "torch-cmake-autodetected-archs",
+    ),
+]

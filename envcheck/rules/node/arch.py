@@ -21,6 +21,7 @@ from envcheck.facts.skip import Skip
 from envcheck.matrix.model import Matrix, major_minor
 from envcheck.matrix.schema import SmSupport
 from envcheck.model.finding import Fix, Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.choose import sm
 from envcheck.rules.fixes import fix, manual
@@ -327,6 +328,9 @@ def arch_floor_in_log(facts: Facts, line: LogLine) -> Hit | None:
     floor = entry.min_compute_capability or _cc(line.stated.get("min_cc"))
     if floor is None:
         raise NotStated(f"line {line.line} does not state {entry.package}'s floor", "log.min_cc")
+    built = _build_target(line, entry.package, floor)
+    if built is not None:
+        return built
     name, cc = _line_gpu(facts, line)
     gpu = f"{name or 'the GPU'}" + (f" ({sm(cc)}, compute capability {cc})" if cc else "")
     evidence = {
@@ -351,6 +355,41 @@ def arch_floor_in_log(facts: Facts, line: LogLine) -> Hit | None:
         f"(sm_{str(floor).replace('.', '')}); {gpu} {below} it (line {line.line})",
         evidence=evidence,
         fix=_fix(entry.fix),
+    )
+
+
+# the PTX file ptxas assembles names the target it compiles for ('..._kernel.compute_60.ptx')
+_PTX_FILE_TARGET = lazy(r"\.(?:compute|sm)_(?P<digits>[0-9]{2,3})[af]?\.ptx\b")
+
+
+def _build_target(line: LogLine, package: str, floor: Version) -> Hit | None:
+    """A build's ptxas refusing an instruction in a PTX file named for a target below the
+    floor, with no GPU the log names: the target is the build's architecture list (a list that
+    reaches below the kernel's floor, a wheel built for every architecture), not the GPU; the
+    fix leaves the architectures below the floor out of the build."""
+    found = _PTX_FILE_TARGET.search(line.text)
+    if found is None or any(line.stated.get(k) for k in ("gpu_name", "gpu_cc", "gpu_sm")):
+        return None
+    target = _cc(found.group("digits"))
+    if target is None or target >= floor:
+        return None
+    low = f"{floor.major}.{floor.minor}"
+    return Hit(
+        f"{package}: the kernel needs compute capability {floor} or newer, and the build compiles "
+        f"it for {sm(target)} as well (line {line.line}, the PTX file for {sm(target)}): the "
+        "build's architecture list reaches below the kernel's floor",
+        evidence={"line": line.line, "package": package, "floor": str(floor), "target": sm(target)},
+        fix=fix(
+            f"Build only for architectures at or above {low} (the GPUs it will run on): "
+            f'`TORCH_CUDA_ARCH_LIST="{low}"` (torch extensions; add the others you need, each '
+            f"{low} or newer), CMake `-DCMAKE_CUDA_ARCHITECTURES={floor.major}{floor.minor}`; or "
+            f"guard the kernel so it is compiled only for {sm(floor)} and newer",
+            "manual",
+            manual(
+                f'TORCH_CUDA_ARCH_LIST="{low}" pip install --no-build-isolation --no-cache-dir '
+                "<the package>"
+            ),
+        ),
     )
 
 

@@ -7,11 +7,16 @@ capabilities."""
 
 from __future__ import annotations
 
+import contextlib
+import re
 from collections.abc import Iterable
+
+from packaging.version import Version
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.choose import sm
 from envcheck.rules.fixes import fix, manual
@@ -62,6 +67,9 @@ def extension_arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
     stated = _stated_by_package(facts, line)
     if stated is not None:
         return stated
+    native = _native_program(facts, line)
+    if native is not None:
+        return native
     try:
         if facts.torch_arch_stated() is None and facts.torch_cuda() is None:
             raise NotStated("the node's torch is not a CUDA build the facts show", "torch")
@@ -160,3 +168,77 @@ def _stated_by_build(line: LogLine, module: str, digits: str, cc: str) -> Hit:
             manual(torch_ext),
         ),
     )
+
+
+# torch's own sources: a check site there is torch's kernel (TOR101's cause), not a program's
+_TORCH_SOURCE = lazy(r"(?:^|[/\\])(?:aten|THC|THCUNN|c10|caffe2)[/\\]")
+
+
+# a Python package's sources (a torch extension's csrc), or a Python exception's line
+_PYTHON_PACKAGE = lazy(r"site-packages|dist-packages|[/\\]csrc[/\\]|[/\\]torch[/\\]")
+_RAISED = lazy(r"(?:^|[\s:\]|])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): ")
+
+
+def _native_program(facts: Facts, line: LogLine) -> Hit | None:
+    """The CUDA error check that reported the failed kernel is a native build's own source
+    (ggml-cuda.cu's check, a project's 'kernel.cu(413): CUDA error'), not torch's, and the log
+    states no torch build: that build lacks the GPU's architecture. The fix names it for the
+    GPU's compute capability (the log's, else the node's) in each build system's spelling."""
+    source = line.stated.get("cuda_program")
+    if not source or _TORCH_SOURCE.search(source) or _PYTHON_PACKAGE.search(source):
+        return None  # torch's own kernel, or a Python package's: the torch build decides
+    if _RAISED.search(line.text):
+        return None  # a Python exception: the kernel may be torch's or an extension's
+    if line.stated.get("torch_version") or line.stated.get("torch_arch_list"):
+        return None  # torch is in the picture: its arch list decides (TOR101 or an extension)
+    name = line.stated.get("gpu_name")
+    ccs = [cc] if (cc := _stated_cc(line)) is not None else []
+    if not ccs:
+        with contextlib.suppress(Skip):
+            for known in facts.gpus():
+                with contextlib.suppress(Skip):
+                    ccs.append(facts.compute_capability(known))
+                    name = name or known.name
+    file = re.split(r"[/\\]", source)[-1]
+    if ccs:
+        low = min(ccs)
+        digits, cc_text = f"{low.major}{low.minor}", f"{low.major}.{low.minor}"
+        gpu = f"{name or 'the GPU'} ({sm(low)})"
+    else:
+        digits, cc_text = "<XY>", "<X.Y>"
+        gpu = "the GPU"
+    cmake = f"-DCMAKE_CUDA_ARCHITECTURES={digits}"
+    gencode = f"-gencode arch=compute_{digits},code=sm_{digits}"
+    torch_ext = f'TORCH_CUDA_ARCH_LIST="{cc_text}"'
+    forms = [
+        f"a CMake build `{cmake}` (CMake 3.24 or newer: `-DCMAKE_CUDA_ARCHITECTURES=native` on "
+        "the GPU's machine)",
+        f"nvcc flags (a Makefile, CUDA_NVCC_FLAGS) `{gencode}`",
+        f"a torch extension `{torch_ext} pip install --no-build-isolation --no-cache-dir "
+        "--force-reinstall <the package>`",
+    ]
+    return Hit(
+        f"a kernel had no image for {gpu} (line {line.line}), and the CUDA check that reported "
+        f"it is {file}'s own: that build was compiled without the GPU's architecture",
+        evidence={"line": line.line, "source": file, "gpu_archs": [sm(c) for c in ccs]},
+        fix=fix(
+            f"Rebuild it for compute capability {cc_text}"
+            + ("" if ccs else " (`nvidia-smi --query-gpu=compute_cap --format=csv` prints it)")
+            + ": "
+            + "; ".join(forms)
+            + " (a prebuilt release: one whose build lists this architecture)",
+            "manual",
+            manual(f"cmake -B build {cmake} <the project's CUDA option> && cmake --build build"),
+            manual(f"nvcc {gencode} ..."),
+        ),
+    )
+
+
+def _stated_cc(line: LogLine) -> Version | None:
+    text = line.stated.get("gpu_cc")
+    if text and re.fullmatch(r"[0-9]+\.[0-9]+", text.strip()):
+        return Version(text.strip())
+    digits = (line.stated.get("gpu_sm") or "").lower().removeprefix("sm_")
+    if digits.isdigit() and len(digits) >= 2:
+        return Version(f"{digits[:-1]}.{digits[-1]}")
+    return None
