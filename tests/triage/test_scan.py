@@ -1982,3 +1982,39 @@ EXAMPLES += [
     ),
     ("Error: No space left on device (os error 28)", "no-space-left-os-error"),
 ]
+# memory_runtimes.toml: GPU memory short in a library's own words
+EXAMPLES += [
+    (
+        "RuntimeError: Unable to find a valid cuDNN algorithm to run convolution",
+        "cudnn-convolution-no-algorithm",
+    ),
+    (
+        " Error: cuDNN isn't found BWD filter algo for convolution.",
+        "cudnn-convolution-no-algorithm",
+    ),
+    (
+        "RuntimeError: NVML_SUCCESS == DriverAPI::get()->nvmlDeviceGetHandleByPciBusId_v2_( "
+        'pci_id, &nvml_device) INTERNAL ASSERT FAILED at "../c10/cuda/CUDACachingAllocator.cpp'
+        '":815, please report a bug to PyTorch.',
+        "torch-oom-report-nvml-assert",
+    ),
+    (
+        "(0) Unknown: Failed to get convolution algorithm. This is probably because cuDNN failed "
+        "to initialize, so try looking to see if a warning log message was printed above.",
+        "tf-cudnn-convolution-algorithm-failed",
+    ),
+    (
+        "tensorflow.python.framework.errors_impl.InternalError: Blas SGEMM launch failed : "
+        "a.shape=(10000, 784), b.shape=(784, 500), m=10000, n=500, k=784",
+        "tf-blas-launch-failed",
+    ),
+]
+EXAMPLES += [
+    (
+        "RuntimeError: DataLoader worker (pid 1657) is killed by signal: Segmentation fault. "
+        "Details are lost due to multiprocessing. Rerunning with num_workers=0 may give better "
+        "error trace.",
+        "dataloader-worker-segfault",
+    ),
+    ("ERROR: Unexpected segmentation fault encountered in worker.", "dataloader-worker-segfault"),
+]

@@ -39,6 +39,20 @@ _STEPS = (
     "give the job more memory: raise the container's limit (docker run --memory=<size>, "
     "Kubernetes resources.limits.memory, Slurm --mem=<size>) or add swap",
 )
+# WSL 2 gives its VM half of the host's RAM unless %UserProfile%\.wslconfig says otherwise
+# (https://learn.microsoft.com/en-us/windows/wsl/wsl-config#main-wsl-settings: memory, swap)
+_WSL_STEP = (
+    "WSL 2: the Linux VM gets half of the host's RAM by default: raise memory= (and swap=) "
+    "under [wsl2] in %UserProfile%\\.wslconfig, then wsl --shutdown"
+)
+
+
+def _on_wsl(facts: Facts) -> bool:
+    """The node's kernel is WSL 2's (a Microsoft kernel: 5.15.x-microsoft-standard-WSL2)."""
+    kernel = ""
+    with contextlib.suppress(Skip):
+        kernel = (facts.system().kernel or "").lower()
+    return "microsoft" in kernel or "wsl" in kernel
 
 
 def _memory(facts: Facts) -> tuple[int, int | None, bool]:
@@ -149,10 +163,20 @@ def host_memory_exhausted_in_log(facts: Facts, line: LogLine) -> Hit:
             "smaller batch) or give it more memory (docker run --memory, --mem, swap)"
         )
         first = () if killer else (manual(_CHECK),)
+    steps = tuple(manual(s) for s in _STEPS)
+    if scheduler is None and _on_wsl(facts):
+        # the VM's own limit is what ran out: its setting is the first fix
+        summary = (
+            "Give WSL 2 more memory (memory= and swap= under [wsl2] in .wslconfig, then wsl "
+            "--shutdown) or lower the job's host memory (fewer DataLoader workers, a smaller batch)"
+        )
+        steps = (manual(_WSL_STEP), *steps)
+    else:
+        steps = (*steps, manual(_WSL_STEP))
     return Hit(
         what + _limit_note(facts),
         evidence={"line": line.line, "pid": pid.group(1) if pid else None},
-        fix=fix(summary, "manual", *first, *(manual(s) for s in _STEPS)),
+        fix=fix(summary, "manual", *first, *steps),
         severity=Severity.ERROR if killer else Severity.WARNING,
     )
 
