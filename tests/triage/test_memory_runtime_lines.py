@@ -136,3 +136,53 @@ def test_sigkill_on_wsl_names_the_vm_memory_setting_first(
     wsl = next(i for i, t in enumerate(texts) if ".wslconfig" in t)
     workers = next(i for i, t in enumerate(texts) if "num_workers" in t)
     assert wsl < workers
+
+
+@pytest.mark.parametrize(
+    ("line", "knob", "not_knob"),
+    [
+        (
+            "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 24289.03 MiB on device 0: "
+            "cudaMalloc failed: out of memory",
+            "-ngl",
+            "PYTORCH_CUDA_ALLOC_CONF",
+        ),
+        (
+            "Error: llama runner process has terminated: CUDA error: out of memory",
+            "num_ctx",
+            "PYTORCH_CUDA_ALLOC_CONF",
+        ),
+        ("RuntimeError: CUDA failed with error out of memory", "int8_float16", "-ngl"),
+        (
+            "CUDA failure 2: out of memory ; GPU=0 ; hostname=x ; file=/onnxruntime_src/"
+            "onnxruntime/core/providers/cuda/cuda_allocator.cc ; line=47 ; expr=cudaMalloc((void**)"
+            "&p, size);",
+            "kSameAsRequested",
+            "-ngl",
+        ),
+        (
+            "Out of memory error on GPU 0. Cannot allocate 98.000244MB memory on GPU 0, "
+            "6.000000GB memory has been allocated and available memory is only 0.000000B.",
+            "decrease the batch size",
+            "-ngl",
+        ),
+        (
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+            "total capacity of 23.69 GiB of which 1.2 GiB is free.",
+            "smaller batch size",
+            "-ngl",
+        ),
+    ],
+)
+def test_gpu_runtime_oom_names_that_runtimes_knobs(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str, knob: str, not_knob: str
+) -> None:
+    """The out-of-memory fix in the words of the runtime that printed the line: llama.cpp's
+    layers and context, CTranslate2's compute type, ONNX Runtime's arena, Paddle's batch."""
+    found = causes(cli, log_file(tmp_path, line))
+    cause = found["DRV150"]
+    assert cause["verdict"] == "confirmed"
+    text = fix_text(cause)
+    assert knob in text and not_knob not in text
+    assert "nvidia-smi" in text
+    assert found.get("DRV104", {}).get("verdict") != "confirmed"

@@ -2018,3 +2018,20 @@ EXAMPLES += [
     ),
     ("ERROR: Unexpected segmentation fault encountered in worker.", "dataloader-worker-segfault"),
 ]
+EXAMPLES += [
+    (
+        "[2024-05-02 10:11:12 +0000] [7] [ERROR] Worker (pid:123) was sent SIGKILL! Perhaps out "
+        "of memory?",
+        "process-manager-sigkill",
+    ),
+    (
+        "May 02 10:11:12 node systemd[1]: ollama.service: Main process exited, code=killed, "
+        "status=9/KILL",
+        "process-manager-sigkill",
+    ),
+    (
+        "May 02 10:11:12 node systemd[1]: ollama.service: A process of this unit has been killed "
+        "by the OOM killer.",
+        "process-manager-sigkill",
+    ),
+]
