@@ -2035,3 +2035,12 @@ EXAMPLES += [
         "process-manager-sigkill",
     ),
 ]
+EXAMPLES += [
+    ("OSError: [WinError 8] 存储空间不足，无法处理此命令。", "windows-not-enough-memory-code"),
+    (
+        "OSError: [WinError 1450] Insufficient system resources exist to complete the requested "
+        "service",
+        "windows-not-enough-memory",
+    ),
+    ("OSError: [WinError 14] 存储空间不足，无法完成此操作。", "windows-not-enough-memory-code"),
+]
