@@ -40,6 +40,7 @@ from envcheck.rules.node import (  # noqa: F401
     gpu_runtimes,
     gpu_state,
     gpu_torch,
+    gpu_workspace,
     graphics,
     imports,
     loader,

@@ -2089,3 +2089,66 @@ EXAMPLES += [
         "torch-cmake-autodetected-archs",
     ),
 ]
+
+# memory_runtimes.toml: GPU memory short in a library's own words
+EXAMPLES += [
+    (
+        "RuntimeError: Unable to find a valid cuDNN algorithm to run convolution",
+        "cudnn-convolution-no-algorithm",
+    ),
+    (
+        " Error: cuDNN isn't found BWD filter algo for convolution.",
+        "cudnn-convolution-no-algorithm",
+    ),
+    (
+        "RuntimeError: NVML_SUCCESS == DriverAPI::get()->nvmlDeviceGetHandleByPciBusId_v2_( "
+        'pci_id, &nvml_device) INTERNAL ASSERT FAILED at "../c10/cuda/CUDACachingAllocator.cpp'
+        '":815, please report a bug to PyTorch.',
+        "torch-oom-report-nvml-assert",
+    ),
+    (
+        "(0) Unknown: Failed to get convolution algorithm. This is probably because cuDNN failed "
+        "to initialize, so try looking to see if a warning log message was printed above.",
+        "tf-cudnn-convolution-algorithm-failed",
+    ),
+    (
+        "tensorflow.python.framework.errors_impl.InternalError: Blas SGEMM launch failed : "
+        "a.shape=(10000, 784), b.shape=(784, 500), m=10000, n=500, k=784",
+        "tf-blas-launch-failed",
+    ),
+]
+EXAMPLES += [
+    (
+        "RuntimeError: DataLoader worker (pid 1657) is killed by signal: Segmentation fault. "
+        "Details are lost due to multiprocessing. Rerunning with num_workers=0 may give better "
+        "error trace.",
+        "dataloader-worker-segfault",
+    ),
+    ("ERROR: Unexpected segmentation fault encountered in worker.", "dataloader-worker-segfault"),
+]
+EXAMPLES += [
+    (
+        "[2024-05-02 10:11:12 +0000] [7] [ERROR] Worker (pid:123) was sent SIGKILL! Perhaps out "
+        "of memory?",
+        "process-manager-sigkill",
+    ),
+    (
+        "May 02 10:11:12 node systemd[1]: ollama.service: Main process exited, code=killed, "
+        "status=9/KILL",
+        "process-manager-sigkill",
+    ),
+    (
+        "May 02 10:11:12 node systemd[1]: ollama.service: A process of this unit has been killed "
+        "by the OOM killer.",
+        "process-manager-sigkill",
+    ),
+]
+EXAMPLES += [
+    ("OSError: [WinError 8] 存储空间不足，无法处理此命令。", "windows-not-enough-memory-code"),
+    (
+        "OSError: [WinError 1450] Insufficient system resources exist to complete the requested "
+        "service",
+        "windows-not-enough-memory",
+    ),
+    ("OSError: [WinError 14] 存储空间不足，无法完成此操作。", "windows-not-enough-memory-code"),
+]

@@ -16,6 +16,15 @@ from envcheck.rules.fixes import fix, manual
 
 _JAX = "export XLA_PYTHON_CLIENT_PREALLOCATE=false"
 _TF = "export TF_FORCE_GPU_ALLOW_GROWTH=true"
+# the same switch in code (https://www.tensorflow.org/guide/gpu: limiting GPU memory growth)
+_TF_CODE = (
+    "or in code, before the first op: for gpu in tf.config.list_physical_devices('GPU'): "
+    "tf.config.experimental.set_memory_growth(gpu, True)  (TF 1.x: "
+    "config.gpu_options.allow_growth = True)"
+)
+# TensorFlow's cuDNN and cuBLAS lines (signatures/memory_runtimes.toml): TensorFlow's by their
+# words, whatever the allocator line says
+_TF_LIBRARY_LINES = frozenset({"tf-cudnn-convolution-algorithm-failed", "tf-blas-launch-failed"})
 
 
 @rule("SYS182", "framework-preallocates-gpu-memory", Severity.WARNING)
@@ -25,7 +34,10 @@ def framework_preallocates(facts: Facts) -> Iterable[Hit]:
     ## What it checks
     Only a log states it: XLA's `RESOURCE_EXHAUSTED: Out of memory while trying to allocate N
     bytes` / `Failed to allocate request for`, TensorFlow's `failed to allocate ... from
-    device: CUDA_ERROR_OUT_OF_MEMORY` and `Allocator (GPU_0_bfc) ran out of memory`.
+    device: CUDA_ERROR_OUT_OF_MEMORY` and `Allocator (GPU_0_bfc) ran out of memory`, and
+    TensorFlow's cuDNN and cuBLAS calls that fail beside its preallocation (`Failed to get
+    convolution algorithm. This is probably because cuDNN failed to initialize`, `Blas GEMM
+    launch failed`).
 
     ## Why it matters
     JAX preallocates 75% of every visible GPU when it starts and TensorFlow maps nearly all of
@@ -39,12 +51,15 @@ def framework_preallocates(facts: Facts) -> Iterable[Hit]:
 
     ## Fix
     `export XLA_PYTHON_CLIENT_PREALLOCATE=false` (or `XLA_PYTHON_CLIENT_MEM_FRACTION=.5`) before
-    JAX is imported; TensorFlow: `export TF_FORCE_GPU_ALLOW_GROWTH=true`; else a smaller batch.
+    JAX is imported; TensorFlow: `export TF_FORCE_GPU_ALLOW_GROWTH=true` (in code:
+    `tf.config.experimental.set_memory_growth(gpu, True)`, TF 1.x `allow_growth = True`); else
+    a smaller batch.
 
     ## References
     - https://docs.jax.dev/en/latest/gpu_memory_allocation.html
     - https://www.tensorflow.org/guide/gpu
     - https://github.com/apax-hub/apax/issues/111
+    - https://github.com/tensorflow/tensorflow/issues/36025
     """
     raise Skip("only a log line states the framework's out-of-memory", "log.gpu_preallocation")
 
@@ -52,13 +67,21 @@ def framework_preallocates(facts: Facts) -> Iterable[Hit]:
 @from_log("SYS182")
 def framework_preallocates_in_log(facts: Facts, line: LogLine) -> Hit:
     """JAX's variables for XLA's wording, TensorFlow's for its allocator's."""
-    tf = "GPU_0_bfc" in line.text or "from device: CUDA_ERROR_OUT_OF_MEMORY" in line.text
+    library = line.signature in _TF_LIBRARY_LINES
+    tf = library or "GPU_0_bfc" in line.text or "from device: CUDA_ERROR_OUT_OF_MEMORY" in line.text
     who = "TensorFlow" if tf else "JAX (XLA)"
     first, second = (_TF, _JAX) if tf else (_JAX, _TF)
-    return Hit(
-        f"{who} ran out of GPU memory (line {line.line}): it takes most of the GPU when it "
+    what = (
+        f"TensorFlow's cuDNN/cuBLAS call failed for GPU memory (line {line.line}): TensorFlow "
+        "maps nearly all of the GPU when it starts, so the library's own handle and workspace "
+        "find none left, all the more when another process holds part of the GPU"
+        if library
+        else f"{who} ran out of GPU memory (line {line.line}): it takes most of the GPU when it "
         "starts (JAX 75%, TensorFlow nearly all), so memory another process or framework "
-        "holds on the same GPU, or its own preallocation, leaves too little",
+        "holds on the same GPU, or its own preallocation, leaves too little"
+    )
+    return Hit(
+        what,
         evidence={"line": line.line, "framework": who},
         fix=fix(
             f"Stop the preallocation: {first} (before the framework is imported); else lower "
@@ -69,9 +92,10 @@ def framework_preallocates_in_log(facts: Facts, line: LogLine) -> Hit:
                 "JAX: or export XLA_PYTHON_CLIENT_MEM_FRACTION=.50 (the share it takes) / "
                 "XLA_PYTHON_CLIENT_ALLOCATOR=platform"
                 if not tf
-                else second
+                else _TF_CODE
             ),
             manual("a smaller batch size; check nvidia-smi for other processes on the GPU"),
+            *((manual(second),) if tf else ()),
         ),
     )
 

@@ -39,6 +39,20 @@ _STEPS = (
     "give the job more memory: raise the container's limit (docker run --memory=<size>, "
     "Kubernetes resources.limits.memory, Slurm --mem=<size>) or add swap",
 )
+# WSL 2 gives its VM half of the host's RAM unless %UserProfile%\.wslconfig says otherwise
+# (https://learn.microsoft.com/en-us/windows/wsl/wsl-config#main-wsl-settings: memory, swap)
+_WSL_STEP = (
+    "WSL 2: the Linux VM gets half of the host's RAM by default: raise memory= (and swap=) "
+    "under [wsl2] in %UserProfile%\\.wslconfig, then wsl --shutdown"
+)
+
+
+def _on_wsl(facts: Facts) -> bool:
+    """The node's kernel is WSL 2's (a Microsoft kernel: 5.15.x-microsoft-standard-WSL2)."""
+    kernel = ""
+    with contextlib.suppress(Skip):
+        kernel = (facts.system().kernel or "").lower()
+    return "microsoft" in kernel or "wsl" in kernel
 
 
 def _memory(facts: Facts) -> tuple[int, int | None, bool]:
@@ -149,10 +163,20 @@ def host_memory_exhausted_in_log(facts: Facts, line: LogLine) -> Hit:
             "smaller batch) or give it more memory (docker run --memory, --mem, swap)"
         )
         first = () if killer else (manual(_CHECK),)
+    steps = tuple(manual(s) for s in _STEPS)
+    if scheduler is None and _on_wsl(facts):
+        # the VM's own limit is what ran out: its setting is the first fix
+        summary = (
+            "Give WSL 2 more memory (memory= and swap= under [wsl2] in .wslconfig, then wsl "
+            "--shutdown) or lower the job's host memory (fewer DataLoader workers, a smaller batch)"
+        )
+        steps = (manual(_WSL_STEP), *steps)
+    else:
+        steps = (*steps, manual(_WSL_STEP))
     return Hit(
         what + _limit_note(facts),
         evidence={"line": line.line, "pid": pid.group(1) if pid else None},
-        fix=fix(summary, "manual", *first, *(manual(s) for s in _STEPS)),
+        fix=fix(summary, "manual", *first, *steps),
         severity=Severity.ERROR if killer else Severity.WARNING,
     )
 
@@ -536,10 +560,70 @@ def _fragmentation(text: str) -> tuple[float, float, bool] | None:
     return None
 
 
+# the knobs that lower a GPU runtime's memory, by the words its out-of-memory line uses
+# (signatures/memory.toml gpu-out-of-memory-any-library): (words, runtime, what lowers it)
+_RUNTIME_KNOBS: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    # ggml-org/llama.cpp tools/main/README.md (-ngl/--n-gpu-layers, -c/--ctx-size) and
+    # ollama/ollama docs/modelfile.md (PARAMETER num_ctx, num_gpu); ggml-cuda.cu's
+    # 'cudaMalloc failed', ggml-alloc.c's 'failed to allocate CUDA0 buffer'
+    (
+        ("cudaMalloc failed", "CUDA0 buffer", "CUDA1 buffer", "llama runner process"),
+        "llama.cpp / ollama",
+        "offload fewer layers to the GPU and shorten the context: llama.cpp -ngl <fewer> "
+        "(--n-gpu-layers) and -c <smaller> (--ctx-size); ollama: PARAMETER num_gpu <fewer> / "
+        "num_ctx <smaller> (OLLAMA_CONTEXT_LENGTH); or a smaller quantization (Q4_K_M)",
+    ),
+    # OpenNMT/CTranslate2 docs/quantization.md (compute_type int8, int8_float16);
+    # https://github.com/SYSTRAN/faster-whisper/issues/442 (a smaller model or compute type)
+    (
+        ("CUDA failed with error out of memory",),
+        "CTranslate2 / faster-whisper",
+        'a smaller compute type and model: compute_type="int8_float16" (or "int8"), a '
+        "smaller model size, a smaller batch_size / beam_size",
+    ),
+    # microsoft/onnxruntime docs (CUDA Execution Provider options gpu_mem_limit,
+    # arena_extend_strategy); https://github.com/microsoft/onnxruntime/issues/16307
+    (
+        ("CUDA failure 2: out of memory", "onnxruntime"),
+        "ONNX Runtime",
+        "bound each session's arena in the CUDA provider options: {'gpu_mem_limit': <bytes>, "
+        "'arena_extend_strategy': 'kSameAsRequested'}; fewer sessions on one GPU",
+    ),
+    # PaddlePaddle paddle/fluid/memory/allocation: its own message ('If no, please decrease
+    # the batch size of your model.')
+    (
+        ("Out of memory error on GPU",),
+        "PaddlePaddle",
+        "decrease the batch size of the model (Paddle's own advice), or stop the other "
+        "processes on the GPU",
+    ),
+)
+
+
+def _runtime_knobs(text: str) -> tuple[str, str] | None:
+    """(runtime, what lowers its GPU memory) when the line is a GPU runtime's own words."""
+    for words, runtime, knobs in _RUNTIME_KNOBS:
+        if any(w in text for w in words):
+            return runtime, knobs
+    return None
+
+
 def gpu_oom_fix(text: str) -> tuple[str, tuple[Action, ...], str]:
     """The fix for a CUDA out-of-memory line: the allocator setting first when torch's numbers
     show fragmentation (reserved but unallocated memory), else a smaller job first; and what the
-    numbers say, for the message."""
+    numbers say, for the message. A GPU runtime's own line (llama.cpp, CTranslate2, ONNX
+    Runtime, Paddle) gets that runtime's knobs first."""
+    runtime = _runtime_knobs(text)
+    if runtime is not None:
+        held = (
+            "nvidia-smi --query-compute-apps=pid,used_memory --format=csv (other processes "
+            "holding the GPU: another model server, a stale run)"
+        )
+        return (
+            f"Lower {runtime[0]}'s GPU memory: {runtime[1]}; or free the GPU of other processes",
+            (manual(runtime[1]), manual(held)),
+            "",
+        )
     state = _fragmentation(text)
     old = state is not None and state[2]
     setting = SPLIT if old else EXPANDABLE
