@@ -44,6 +44,7 @@ from envcheck.rules.node import (  # noqa: F401
     memory,
     nccl,
     nccl_env,
+    numpy_c_api,
     packages,
     pip_offered,
     pkg_stated,

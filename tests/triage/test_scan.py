@@ -923,6 +923,18 @@ EXAMPLES += [
     ),
 ]
 
+# NumPy's C-API / C-ABI check (signatures/python_imports.toml)
+EXAMPLES += [
+    (
+        "RuntimeError: module compiled against API version 0xc but this version of numpy is 0xa",
+        "numpy-c-api-version",
+    ),
+    (
+        "RuntimeError: module compiled against ABI version 0x1000009 but this version of numpy is 0x2000000",
+        "numpy-c-api-version",
+    ),
+]
+
 
 @pytest.fixture(scope="module")
 def matrix() -> Matrix:
