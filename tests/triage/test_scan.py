@@ -933,6 +933,15 @@ EXAMPLES += [
         "RuntimeError: module compiled against ABI version 0x1000009 but this version of numpy is 0x2000000",
         "numpy-c-api-version",
     ),
+    (
+        "importlib.metadata.PackageNotFoundError: No package metadata was found for bitsandbytes",
+        "package-metadata-not-found",
+    ),
+    (
+        "ImportError: This modeling file requires the following packages that were not found in your environment: flash_attn. Run `pip install flash_attn`",
+        "required-packages-not-found",
+    ),
+    ("ImportError: numpy.core.multiarray failed to import", "numpy-multiarray-failed-to-import"),
 ]
 
 

@@ -57,10 +57,11 @@ def numpy_c_api_version(facts: Facts) -> Iterable[Hit]:
     was built with NumPy 1.23's C API (0x10), NumPy 1.20 or 1.21 (0xe) runs it.
 
     ## Fix
-    A newer C API: install the NumPy release that has it (`pip install --upgrade
-    "numpy>=1.23,<2"`; below 2 when the module was built for NumPy 1), or reinstall the module
-    built for the installed NumPy. NumPy 1's ABI under NumPy 2: `pip install "numpy<2"` (1.26.4,
-    the last 1.x), or upgrade the module to a release built for NumPy 2.
+    NumPy 1's ABI under NumPy 2: `pip install "numpy<2"` (the last 1.x release where the matrix
+    knows it), or upgrade the module to a release built for NumPy 2. A newer C API: install
+    the NumPy release that has it, as NumPy's version table names it (0x10: NumPy 1.23, so
+    `numpy>=1.23,<2`; below 2 when the module was built for NumPy 1), or reinstall the module
+    built for the installed NumPy.
 
     ## References
     - numpy/_core/include/numpy/__multiarray_api.h (_import_array: the ABI and C-API checks)
