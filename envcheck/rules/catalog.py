@@ -48,6 +48,7 @@ from envcheck.rules.node import (  # noqa: F401
     packages,
     pip_offered,
     pkg_stated,
+    protobuf_generated,
     python_range,
     ray,
     rendezvous,
