@@ -42,6 +42,18 @@ def distribution_of(facts: Facts, module: str) -> str:
     return canonicalize_name(module.split(".", maxsplit=1)[0])
 
 
+def frame_distribution(facts: Facts, top: str) -> str | None:
+    """The distribution of a traceback frame's top-level package under site-packages, when it
+    can be named for `pip install`: the import-names table knows it, the node has it installed,
+    or the name has no underscore (most distributions are named as they import; one with an
+    underscore often is not: utils_find_1st comes from py_find_1st). None otherwise."""
+    entry = facts.matrix.import_name(top)
+    dist = distribution_of(facts, top)
+    if (entry is not None and entry.distribution) or "_" not in top:
+        return dist
+    return dist if facts.known_version(dist) is not None else None
+
+
 def spelled(module: str, dist: str) -> str:
     """The name a user types for ``dist``: the import's top-level name when it names the same
     distribution (huggingface_hub, typing_extensions), else the distribution's name."""

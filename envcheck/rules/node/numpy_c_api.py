@@ -25,7 +25,7 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.import_releases import last_clause
-from envcheck.rules.node.imports import distribution_of
+from envcheck.rules.node.imports import frame_distribution
 
 _CHECK = lazy(
     r"module (?:was )?compiled against (?:NumPy C-)?(?P<kind>API|ABI) version "
@@ -86,7 +86,7 @@ def _module(facts: Facts, line: LogLine) -> str | None:
     found = _SITE_TOP.search(path) if path else None
     if found is None or found.group("top").startswith("_"):
         return None
-    dist = distribution_of(facts, found.group("top"))
+    dist = frame_distribution(facts, found.group("top"))
     return None if dist == "numpy" else dist
 
 

@@ -19,7 +19,7 @@ from envcheck.model.finding import Action, Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
-from envcheck.rules.node.imports import distribution_of
+from envcheck.rules.node.imports import frame_distribution
 
 # the last protobuf line whose Python runtime accepts old generated code: protobuf's message
 # names it ("Downgrade the protobuf package to 3.20.x or lower")
@@ -64,7 +64,7 @@ def _owner(facts: Facts, path: str | None) -> str | None:
     found = _SITE_TOP.search(path) if path else None
     if found is None or found.group("top").startswith("_"):
         return None
-    dist = distribution_of(facts, found.group("top"))
+    dist = frame_distribution(facts, found.group("top"))
     return None if dist in ("protobuf", "google") else dist
 
 
