@@ -136,3 +136,16 @@ def test_protobuf_generated_code_names_its_package(
     assert 'pip install "protobuf==3.20.*"' in text
     assert "pip install -U tensorboard" in text
     assert "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION" in text
+
+
+def test_checkout_named_as_its_package_runs_an_example(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "Traceback (most recent call last):",
+        '  File "/content/transformers/examples/pytorch/run_glue.py", line 3, in <module>',
+        "    import transformers",
+        "ModuleNotFoundError: No module named 'transformers'",
+    )
+    assert "cd /content/transformers && pip install -e ." in fix_text(causes(cli, log)["PY151"])

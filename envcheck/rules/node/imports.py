@@ -479,6 +479,21 @@ def _missing_in_source_build(
     )
 
 
+# a checkout's folders that hold scripts rather than its package's modules
+_CHECKOUT_DIRS = frozenset(
+    {
+        "examples",
+        "example",
+        "scripts",
+        "tools",
+        "tests",
+        "test",
+        "benchmarks",
+        "demo",
+        "demos",
+        "bin",
+    }
+)
 # a path's components, on POSIX and Windows
 _PATH_PARTS = lazy(r"[/\\]+")
 
@@ -488,14 +503,20 @@ def _own_checkout(module: str, script: str | None) -> tuple[str, str] | None:
     inside a directory named X outside site-packages (``/content/LLaVA/llava/train/train.py``):
     the job runs a checkout's own code whose package X is neither installed nor on sys.path
     (Python puts the script's directory on it, not the checkout's root). The root is the
-    directory above X, or above its ``src/``."""
+    directory above X, or above its ``src/``; X itself when the script is in a scripts folder
+    of it (``/content/transformers/examples/run.py``: the checkout is named as its package)."""
     if script is None or "." in module:
         return None
     parts = _PATH_PARTS.split(script)
     at = next((i for i in range(len(parts) - 2, 0, -1) if parts[i] == module), None)
     if at is None:
         return None
-    top = parts[: at - 1] if parts[at - 1] == "src" and at > 1 else parts[:at]
+    if parts[at - 1] == "src" and at > 1:  # <root>/src/<X>/...: X is the package
+        top = parts[: at - 1]
+    elif parts[at + 1] in _CHECKOUT_DIRS:  # <X>/examples/run.py: X is the checkout
+        top = parts[: at + 1]
+    else:
+        top = parts[:at]
     sep = "\\" if "\\" in script and "/" not in script else "/"
     root = sep.join(top) or sep
     return (root, script)
