@@ -942,6 +942,7 @@ EXAMPLES += [
         "required-packages-not-found",
     ),
     ("ImportError: numpy.core.multiarray failed to import", "numpy-multiarray-failed-to-import"),
+    ("RuntimeError: Numpy is not available", "torch-numpy-not-available"),
 ]
 
 
