@@ -335,11 +335,12 @@ class PtxIsa:
 @dataclass(frozen=True)
 class FirstRelease:
     """The first release of ``package`` that has ``name``: a command of its command-line tool
-    (``kind = "command"``: trl's ``vllm-serve``) or a model type its auto classes know
-    (``kind = "model_type"``: transformers' ``qwen2``)."""
+    (``kind = "command"``: trl's ``vllm-serve``), a model type its auto classes know
+    (``kind = "model_type"``: transformers' ``qwen2``), or a C-API / C-ABI version of its headers
+    (``kind = "c_api"`` / ``"c_abi"``: NumPy's ``0x10``, in hex as its import check prints it)."""
 
     package: str
-    kind: Literal["command", "model_type"]
+    kind: Literal["command", "model_type", "c_api", "c_abi"]
     name: str
     version: Version
     source: str

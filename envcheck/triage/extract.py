@@ -149,6 +149,8 @@ FACTS: dict[str, str] = {
     "from_module": "the module that import read it from (cannot import name 'X' from 'Y')",
     "importer_file": "the file of the innermost traceback frame above a failed import, under "
     "site-packages (the module whose import statement failed)",
+    "script_file": "the file of the innermost traceback frame above a failed import when it is "
+    "outside site-packages (a checkout's own script or module: /content/LLaVA/llava/train.py)",
     "gcc_max": "the newest gcc major the CUDA toolkit's host_config.h accepts",
     "extension": "a C++/CUDA extension a JIT or setup.py build was compiling",
     "ext_path": "the file of the innermost traceback frame above a compiled op's error (the "

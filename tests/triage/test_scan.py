@@ -923,6 +923,28 @@ EXAMPLES += [
     ),
 ]
 
+# NumPy's C-API / C-ABI check (signatures/python_imports.toml)
+EXAMPLES += [
+    (
+        "RuntimeError: module compiled against API version 0xc but this version of numpy is 0xa",
+        "numpy-c-api-version",
+    ),
+    (
+        "RuntimeError: module compiled against ABI version 0x1000009 but this version of numpy is 0x2000000",
+        "numpy-c-api-version",
+    ),
+    (
+        "importlib.metadata.PackageNotFoundError: No package metadata was found for bitsandbytes",
+        "package-metadata-not-found",
+    ),
+    (
+        "ImportError: This modeling file requires the following packages that were not found in your environment: flash_attn. Run `pip install flash_attn`",
+        "required-packages-not-found",
+    ),
+    ("ImportError: numpy.core.multiarray failed to import", "numpy-multiarray-failed-to-import"),
+    ("RuntimeError: Numpy is not available", "torch-numpy-not-available"),
+]
+
 
 @pytest.fixture(scope="module")
 def matrix() -> Matrix:

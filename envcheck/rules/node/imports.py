@@ -42,6 +42,18 @@ def distribution_of(facts: Facts, module: str) -> str:
     return canonicalize_name(module.split(".", maxsplit=1)[0])
 
 
+def frame_distribution(facts: Facts, top: str) -> str | None:
+    """The distribution of a traceback frame's top-level package under site-packages, when it
+    can be named for `pip install`: the import-names table knows it, the node has it installed,
+    or the name has no underscore (most distributions are named as they import; one with an
+    underscore often is not: utils_find_1st comes from py_find_1st). None otherwise."""
+    entry = facts.matrix.import_name(top)
+    dist = distribution_of(facts, top)
+    if (entry is not None and entry.distribution) or "_" not in top:
+        return dist
+    return dist if facts.known_version(dist) is not None else None
+
+
 def spelled(module: str, dist: str) -> str:
     """The name a user types for ``dist``: the import's top-level name when it names the same
     distribution (huggingface_hub, typing_extensions), else the distribution's name."""
@@ -467,6 +479,80 @@ def _missing_in_source_build(
     )
 
 
+# a checkout's folders that hold scripts rather than its package's modules
+_CHECKOUT_DIRS = frozenset(
+    {
+        "examples",
+        "example",
+        "scripts",
+        "tools",
+        "tests",
+        "test",
+        "benchmarks",
+        "demo",
+        "demos",
+        "bin",
+    }
+)
+# a path's components, on POSIX and Windows
+_PATH_PARTS = lazy(r"[/\\]+")
+
+
+def _own_checkout(module: str, script: str | None) -> tuple[str, str] | None:
+    """(project root, the script) when the innermost frame above `No module named 'X'` is a file
+    inside a directory named X outside site-packages (``/content/LLaVA/llava/train/train.py``):
+    the job runs a checkout's own code whose package X is neither installed nor on sys.path
+    (Python puts the script's directory on it, not the checkout's root). The root is the
+    directory above X, or above its ``src/``; X itself when the script is in a scripts folder
+    of it (``/content/transformers/examples/run.py``: the checkout is named as its package)."""
+    if script is None or "." in module:
+        return None
+    parts = _PATH_PARTS.split(script)
+    at = next((i for i in range(len(parts) - 2, 0, -1) if parts[i] == module), None)
+    if at is None:
+        return None
+    if parts[at - 1] == "src" and at > 1:  # <root>/src/<X>/...: X is the package
+        top = parts[: at - 1]
+    elif parts[at + 1] in _CHECKOUT_DIRS:  # <X>/examples/run.py: X is the checkout
+        top = parts[: at + 1]
+    else:
+        top = parts[:at]
+    sep = "\\" if "\\" in script and "/" not in script else "/"
+    root = sep.join(top) or sep
+    return (root, script)
+
+
+def _checkout_not_installed(
+    line: LogLine, module: str, own: tuple[str, str], evidence: dict[str, object]
+) -> Hit:
+    """The checkout's own package is not installed: its editable install (or its root on
+    PYTHONPATH) is the fix; `pip install X` would install whatever project the index has under
+    that name, not this code."""
+    root, script = own
+    evidence |= {"checkout": root, "script": script}
+    path = (
+        f"set PYTHONPATH={root};%PYTHONPATH%"
+        if "\\" in root
+        else f"export PYTHONPATH={root}:$PYTHONPATH"
+    )
+    return Hit(
+        f"{script} is part of the checkout {root}, whose own package {module} is not installed "
+        f"in this interpreter (line {line.line}): running a file inside the package puts only "
+        f"its directory on sys.path, not {root}",
+        evidence=evidence,
+        fix=fix(
+            f"Install the checkout's package into the environment that runs the job: cd {root} "
+            f"&& pip install -e . (the directory with its setup.py or pyproject.toml), or put "
+            f"the checkout on the path: {path}. Do not pip install "
+            f"{module}: that installs whatever project the index has under that name, not this "
+            "checkout.",
+            "manual",
+            manual(f"cd {root} && pip install -e ."),
+            manual(path),
+        ),
+    )
+
+
 @rule("PY151", "module-not-found", Severity.ERROR)
 def module_not_found(facts: Facts) -> Iterable[Hit]:
     """No installed distribution provides a module the job imports
@@ -505,8 +591,11 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
     module = line.stated.get("module")
     if module is None:
         raise NotStated(f"line {line.line} is cut before the module name", "packages")
-    entry = facts.matrix.import_name(module)
     evidence: dict[str, object] = {"line": line.line, "module": module}
+    own = _own_checkout(module, line.stated.get("script_file"))
+    if own is not None:
+        return _checkout_not_installed(line, module, own, evidence)
+    entry = facts.matrix.import_name(module)
     if entry is not None and entry.removed_by and entry.module != module:
         # a curated removal of a parent (pkg_resources): a submodule's own history is closer
         deeper = facts.matrix.python_module(module)

@@ -31,7 +31,7 @@ from envcheck.rules.node.imports import distribution_of
 
 # glibc's and ldd's wordings, and CTranslate2's ('Library %s is not found or cannot be loaded')
 _SONAME = lazy(
-    r"(lib[A-Za-z0-9_+.-]*?\.so(?:\.[0-9]+)*)"
+    r"(lib[A-Za-z0-9_+.-]*?\.so(?:\.[0-9]+[a-z]?)*)"
     r"(?:: cannot open| => not found| is not found or cannot be loaded)"
 )
 _SITE = lazy(r"(?P<site>/[^\s:'\"()]*?/(?:site|dist)-packages)/")

@@ -20,6 +20,7 @@ from envcheck.model.finding import Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
+from envcheck.rules.node.imports import frame_distribution
 from envcheck.rules.node.packages import requirements_in_effect
 
 # the last NumPy 1 release: a requirement that excludes it asks for NumPy 2
@@ -65,10 +66,18 @@ def numpy1_module_in_log(facts: Facts, line: LogLine) -> Hit | None:
     if numpy.major < 2:
         return None
     torch = facts.known_version("torch")
+    affected = _affected_module(facts, line)
     module = (
         f"torch {torch} (built against NumPy 1 before 2.3)"
         if torch is not None and torch < Version("2.3")
+        else f"{affected} (the module the traceback after the line names)"
+        if affected is not None
         else "a module loaded here (the traceback above the line names it)"
+    )
+    upgrade = (
+        [manual(f"pip install -U {affected}  (a release built for NumPy 2, NumPy's other advice)")]
+        if affected is not None and affected != "torch"
+        else []
     )
     needs2 = _needs_numpy2(facts, numpy)
     message = (
@@ -80,10 +89,18 @@ def numpy1_module_in_log(facts: Facts, line: LogLine) -> Hit | None:
             message + f"; {', '.join(needs2)} requires NumPy 2, so numpy<2 is not an option",
             evidence={"line": line.line, "numpy": str(numpy), "requires_numpy2": needs2},
             fix=fix(
-                "Upgrade the module compiled against NumPy 1.x to a release built for NumPy 2 "
-                f"(NumPy's advice on line {line.line}); {', '.join(needs2)} rules out numpy<2",
+                f"Upgrade {affected or 'the module compiled against NumPy 1.x'} to a release "
+                f"built for NumPy 2 (NumPy's advice on line {line.line}); "
+                f"{', '.join(needs2)} rules out numpy<2",
                 "manual",
-                manual("upgrade (or rebuild) the module the traceback names against NumPy 2"),
+                *(
+                    upgrade
+                    or [
+                        manual(
+                            "upgrade (or rebuild) the module the traceback names against NumPy 2"
+                        )
+                    ]
+                ),
             ),
         )
     return Hit(
@@ -92,12 +109,28 @@ def numpy1_module_in_log(facts: Facts, line: LogLine) -> Hit | None:
         fix=fix(
             f'Install NumPy 1.x: pip install "numpy<2" (NumPy\'s own advice on line {line.line}; '
             f"numpy=={_LAST_NUMPY1}, the last 1.x release, is what threads pin) and pin it for "
-            "later installs, or upgrade the affected module to a release built for NumPy 2",
+            f"later installs, or upgrade {affected or 'the affected module'} to a release built "
+            "for NumPy 2" + (f" (pip install -U {affected})" if upgrade else ""),
             "safe",
             pip_install("numpy<2"),
             manual(f"pip install numpy=={_LAST_NUMPY1}  (the same pin, spelled exactly)"),
+            *upgrade,
         ),
     )
+
+
+_SITE_TOP = lazy(r"[/\\](?:site|dist)-packages[/\\](?P<top>[A-Za-z0-9_]+)")
+
+
+def _affected_module(facts: Facts, line: LogLine) -> str | None:
+    """The distribution of the module NumPy refused: the innermost site-packages frame of the
+    traceback NumPy prints after its message (NumPy's own frames left out)."""
+    path = line.stated.get("importer_file")
+    found = _SITE_TOP.search(path) if path else None
+    if found is None or found.group("top").startswith("_"):
+        return None
+    dist = frame_distribution(facts, found.group("top"))
+    return None if dist == "numpy" else dist
 
 
 # a compiled module's check of NumPy's structure sizes (Cython's size check): the module was
