@@ -1982,3 +1982,14 @@ EXAMPLES += [
     ),
     ("Error: No space left on device (os error 28)", "no-space-left-os-error"),
 ]
+
+# build_toolchains.toml: CMake's missing CUDA compiler, the host gcc's version banner
+EXAMPLES += [
+    ("  No CMAKE_CUDA_COMPILER could be found.", "cmake-no-cuda-compiler"),
+    (
+        "  Could not find compiler set in environment variable CUDACXX:",
+        "cmake-no-cuda-compiler",
+    ),
+    ("gcc (Ubuntu 13.2.0-23ubuntu4) 13.2.0", "gcc-version-banner"),
+    ("GCC version: (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0", "gcc-version-banner"),
+]

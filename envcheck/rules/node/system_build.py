@@ -149,7 +149,8 @@ def host_compiler(facts: Facts) -> Iterable[Hit]:
     ## Fix
     Install a g++ in the accepted range and point the build at it (`CC=gcc-9 CXX=g++-9`, or
     devtoolset / conda's gxx); build flash-attn with `pip install flash-attn
-    --no-build-isolation` so it sees the installed torch.
+    --no-build-isolation` so it sees the installed torch. Or move to the first CUDA toolkit
+    whose nvcc accepts this gcc (`matrices/cuda/host_compilers.toml`: gcc 13 needs CUDA 12.4).
 
     ## References
     - https://github.com/Dao-AILab/flash-attention/issues/246

@@ -1,0 +1,121 @@
+"""Build and ABI fixes derived from the line's own facts: nvcc's host-compiler ceiling with the
+CUDA toolkit its path names and the first toolkit that accepts the build's gcc
+(matrices/cuda/host_compilers.toml), CMake's missing CUDA compiler (CUDACXX), and an extension
+of the pre-C++11 ABI under a C++11-ABI torch (matrices/packages/cxx_abi.toml)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from envcheck.matrix.load import load
+from envcheck.rules import nvcc_host
+from tests.conftest import CliResult
+from tests.triage.from_log import causes, fix_text, log_file
+
+_HOST_CONFIG = (
+    "{path}/include/crt/host_config.h:129:2: error: #error -- unsupported GNU version! gcc "
+    "versions later than {ceiling} are not supported!"
+)
+
+
+def test_the_table_reads_each_release_and_the_first_that_accepts_a_gcc() -> None:
+    matrix = load(env={})
+    assert nvcc_host.gcc_max(matrix, "11.8") == 11
+    assert nvcc_host.gcc_max(matrix, "12.1.105") == 12  # nvcc's full release, read by minor
+    assert nvcc_host.gcc_max(matrix, "9.1") is None  # not listed: unknown, not guessed
+    first = nvcc_host.first_cuda_for_gcc(matrix, 13)
+    assert first is not None and str(first[0]) == "12.4" and first[1] == 13
+    assert nvcc_host.first_cuda_for_gcc(matrix, 40) is None
+    assert nvcc_host.cuda_in_text("/usr/local/cuda-9.0/bin/..//include/crt/host_config.h") == "9.0"
+    assert nvcc_host.cuda_in_text("/gpfs/software/cuda/10.0/bin/nvcc") == "10.0"
+    assert nvcc_host.cuda_in_text("/usr/local/cuda/include/crt/host_config.h") is None
+
+
+@pytest.mark.parametrize(
+    ("path", "ceiling", "banner", "toolkit"),
+    [
+        # lamoureux-lab/TorchProteinLibrary#25: "Update to nvcc version 10.1.105 should solve this"
+        ("/gpfs/software/cuda/10.0", "7", None, "CUDA 10.1 or newer"),
+        # adujardin/zed-openpose#6: "Either upgrade to CUDA 10 (better) or downgrade gcc to 6"
+        ("/usr/local/cuda-9.0", "6", None, "CUDA 10.0 or newer"),
+        # gcc 13 under CUDA 12.1 (NVlabs/instant-ngp#1562): the gcc the banner states decides
+        ("/usr/local/cuda", "12", "gcc (Ubuntu 13.2.0-23ubuntu4) 13.2.0", "CUDA 12.4 or newer"),
+    ],
+)
+def test_host_gcc_ceiling_names_the_toolkit_that_accepts_the_gcc(
+    tmp_path: Path,
+    cli: Callable[..., CliResult],
+    path: str,
+    ceiling: str,
+    banner: str | None,
+    toolkit: str,
+) -> None:
+    lines = [_HOST_CONFIG.format(path=path, ceiling=ceiling)]
+    log = log_file(tmp_path, *([banner] if banner else []), *lines)
+    found = causes(cli, log)["SYS131"]
+    assert found["verdict"] == "confirmed"
+    text = fix_text(found)
+    assert f"apt install gcc-{ceiling} g++-{ceiling}" in text  # the older gcc stays first
+    assert toolkit in text
+    if banner:
+        assert "gcc 13" in text
+
+
+def test_host_gcc_newer_than_every_listed_toolkit_names_no_release(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(tmp_path, _HOST_CONFIG.format(path="/usr/local/cuda", ceiling="15"))
+    text = fix_text(causes(cli, log)["SYS131"])
+    assert "a newer CUDA toolkit that accepts this gcc" in text
+    assert "CUDA 1" not in text  # no release number the table does not hold
+
+
+def test_cmake_without_a_cuda_compiler_points_cmake_at_nvcc(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "-- The CUDA compiler identification is unknown",
+        "CMake Error at CMakeLists.txt:43 (enable_language):",
+        "  No CMAKE_CUDA_COMPILER could be found.",
+    )
+    found = causes(cli, log)["SYS152"]
+    assert found["verdict"] == "confirmed"
+    text = fix_text(found)
+    assert "export CUDACXX=/usr/local/cuda/bin/nvcc" in text
+    assert "-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc" in text
+
+
+def test_old_abi_extension_names_the_official_torch_of_the_same_release(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    # rusty1s/pytorch_scatter#470: conda-forge's torch 2.4.0 with PyG's wheel for PyPI's torch
+    log = log_file(
+        tmp_path,
+        "pip install torch-scatter -f https://data.pyg.org/whl/torch-2.4.0+cu118.html",
+        "torch_scatter/_version_cuda.so: undefined symbol: _ZN5torch3jit17parseSchemaOrNameERKSsb",
+    )
+    found = causes(cli, log)["TOR150"]
+    assert found["verdict"] == "confirmed"
+    text = fix_text(found)
+    assert text.index("pre-C++11 ABI") < text.index("data.pyg.org")  # the ABI fix comes first
+    assert "pip install torch==2.4.0 --index-url https://download.pytorch.org/whl/cu118" in text
+    assert "conda install pytorch -c pytorch" in text
+    assert "--no-binary torch-scatter" in text
+
+
+def test_old_abi_extension_under_a_newer_torch_says_torch_is_cxx11(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "torch                     2.7.1+cu126",
+        "OSError: /venv/lib/python3.12/site-packages/torch_scatter/_version_cuda.so: undefined "
+        "symbol: _ZN5torch3jit17parseSchemaOrNameERKSsb",
+    )
+    text = fix_text(causes(cli, log)["TOR150"])
+    assert "2.7.1+cu126, is a C++11-ABI build" in text
+    assert "pip install torch==" not in text  # no PyPI build of 2.7 has the old ABI
