@@ -119,3 +119,44 @@ def test_old_abi_extension_under_a_newer_torch_says_torch_is_cxx11(
     text = fix_text(causes(cli, log)["TOR150"])
     assert "2.7.1+cu126, is a C++11-ABI build" in text
     assert "pip install torch==" not in text  # no PyPI build of 2.7 has the old ABI
+
+
+def test_pasted_version_rows_decide_the_flash_attn_pairing(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    # Dao-AILab/flash-attention#950: 2.5.8 on torch 2.1.2; "pip install flash_attn==2.5.7" fixed it
+    log = log_file(
+        tmp_path,
+        "ENV",
+        "- torch                     2.1.2",
+        "- flash-attn                2.5.8 ",
+        "- cuda 11.7",
+        "`flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined symbol: "
+        "_ZN3c104impl3cow11cow_deleterEPv`",
+    )
+    found = causes(cli, log)
+    assert found["TOR106"]["verdict"] == "confirmed"
+    assert "flash-attn==2.5.7" in fix_text(found["TOR106"])
+
+
+def test_gcc_without_the_standard_flag_asks_for_a_newer_gcc(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(tmp_path, 'cc1plus: error: unrecognized command line option "-std=c++17"')
+    found = causes(cli, log)["SYS131"]
+    assert found["verdict"] == "confirmed"
+    text = fix_text(found)
+    assert "export CC=gcc-11 CXX=g++-11" in text
+    assert "gcc-toolset-11" in text  # RHEL 7/8's way to a newer gcc
+
+
+def test_no_msvc_on_path_asks_for_the_build_tools(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "C:\\venv\\lib\\site-packages\\torch\\utils\\cpp_extension.py:383: UserWarning: Error "
+        "checking compiler version for cl: [WinError 2] The system cannot find the file specified",
+    )
+    text = fix_text(causes(cli, log)["SYS163"])
+    assert "Microsoft C++ Build Tools" in text

@@ -1993,3 +1993,16 @@ EXAMPLES += [
     ("gcc (Ubuntu 13.2.0-23ubuntu4) 13.2.0", "gcc-version-banner"),
     ("GCC version: (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0", "gcc-version-banner"),
 ]
+EXAMPLES += [
+    ("- flash-attn                2.5.8 ", "compiled-package-version-row"),
+    ("| torch | 2.1.2 |", "compiled-package-version-row"),
+]
+EXAMPLES += [
+    ("c++: error: unrecognized command-line option '-std=c++17'", "gcc-unknown-std-flag"),
+    ('cc1plus: error: unrecognized command line option "-std=c++14"', "gcc-unknown-std-flag"),
+    (
+        "UserWarning: Error checking compiler version for cl: [WinError 2] The system cannot find "
+        "the file specified",
+        "msvc-not-on-path",
+    ),
+]

@@ -382,7 +382,10 @@ def _old_abi_first(facts: Facts, line: LogLine, dist: str) -> tuple[str, list[Ac
     torch = None
     with contextlib.suppress(InvalidVersion, TypeError):
         torch = Version(str(torch_text)) if torch_text else None
-    official = "PyPI's / download.pytorch.org's torch wheels (pre-C++11 ABI up to 2.6)"
+    official = (
+        "PyPI's / download.pytorch.org's torch of the same release (pre-C++11 ABI up to 2.6; "
+        "conda: conda install pytorch -c pytorch, not conda-forge's)"
+    )
     actions: list[Action] = [
         pip_install(dist, flags=("--no-build-isolation", "--no-cache-dir", "--force-reinstall"))
     ]

@@ -425,6 +425,8 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
     every nvcc call, torch's cpp_extension also passes CC as -ccbin)."""
     if (
         "C++17 or later" in line.text
+        or "option '-std=" in line.text
+        or 'option "-std=' in line.text
         or "parameter packs not expanded" in line.text
         or "too old version of GCC" in line.text
     ):
@@ -569,6 +571,12 @@ def _host_compiler_line(facts: Facts, line: LogLine) -> Hit:
         floor = int(needed.group(1))
         what = f"the host gcc is older than torch's headers accept (gcc {floor} or newer)"
         gcc, flag = str(max(floor, 11)), ""
+    elif "-std=" in line.text:
+        what = (
+            "the host gcc does not know the C++ standard the build asks for (-std=c++17 needs "
+            "gcc 5, torch's headers gcc 9): it predates the extension (CentOS 7's gcc 4.8)"
+        )
+        gcc, flag = "11", ""
     elif "C++17 or later" in line.text:
         what = "the host compiler is older than torch's headers need (C++17: gcc 9 or newer)"
         gcc, flag = "11", ""
@@ -822,7 +830,7 @@ def c_compiler_missing(facts: Facts) -> Iterable[Hit]:
 
 @from_log("SYS163")
 def c_compiler_missing_in_log(facts: Facts, line: LogLine) -> Hit:
-    if "Microsoft Visual C++" in line.text:
+    if "Microsoft Visual C++" in line.text or "compiler version for cl:" in line.text:
         return Hit(
             f"the build found no MSVC compiler (line {line.line}): Python extensions on Windows "
             "compile with Microsoft C++ Build Tools 14.0 or newer",
