@@ -160,3 +160,32 @@ def test_no_msvc_on_path_asks_for_the_build_tools(
     )
     text = fix_text(causes(cli, log)["SYS163"])
     assert "Microsoft C++ Build Tools" in text
+
+
+def test_a_failed_nvcc_command_names_the_gcc_the_log_states_above_nvccs_ceiling(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "gcc (Ubuntu 13.2.0-23ubuntu4) 13.2.0",
+        "Cuda compilation tools, release 12.1, V12.1.105",
+        "error: command '/usr/local/cuda/bin/nvcc' failed with exit code 1",
+    )
+    found = causes(cli, log)
+    assert found["SYS153"]["verdict"] == "confirmed"
+    assert found["SYS131"]["verdict"] == "confirmed"
+    text = fix_text(found["SYS131"])
+    assert "export CC=gcc-12 CXX=g++-12" in text
+    assert "CUDA 12.4 or newer" in text
+
+
+def test_a_gcc_within_nvccs_ceiling_rules_the_host_compiler_out(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "gcc (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0",
+        "Cuda compilation tools, release 12.1, V12.1.105",
+        "error: command '/usr/local/cuda/bin/nvcc' failed with exit code 1",
+    )
+    assert causes(cli, log)["SYS131"]["verdict"] != "confirmed"

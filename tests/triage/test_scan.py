@@ -2006,3 +2006,15 @@ EXAMPLES += [
         "msvc-not-on-path",
     ),
 ]
+EXAMPLES += [
+    (
+        "  × Building wheel for flash-attn (pyproject.toml) did not run successfully.",
+        "pip-building-wheel-did-not-run",
+    ),
+    (
+        "/usr/include/c++/4.8.2/bits/c++0x_warning.h:32:2: error: #error This file requires "
+        "compiler and library support for the ISO C++ 2011 standard. This support is currently "
+        "experimental, and must be enabled with the -std=c++11 or -std=gnu++11 compiler options.",
+        "gcc-iso-cxx11-guard",
+    ),
+]

@@ -426,6 +426,7 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
     if (
         "C++17 or later" in line.text
         or "option '-std=" in line.text
+        or "ISO C++ 2011 standard" in line.text
         or 'option "-std=' in line.text
         or "parameter packs not expanded" in line.text
         or "too old version of GCC" in line.text
@@ -571,10 +572,16 @@ def _host_compiler_line(facts: Facts, line: LogLine) -> Hit:
         floor = int(needed.group(1))
         what = f"the host gcc is older than torch's headers accept (gcc {floor} or newer)"
         gcc, flag = str(max(floor, 11)), ""
-    elif "-std=" in line.text:
+    elif "-std=" in line.text and "ISO C++ 2011" not in line.text:
         what = (
             "the host gcc does not know the C++ standard the build asks for (-std=c++17 needs "
             "gcc 5, torch's headers gcc 9): it predates the extension (CentOS 7's gcc 4.8)"
+        )
+        gcc, flag = "11", ""
+    elif "ISO C++ 2011 standard" in line.text:
+        what = (
+            "the host gcc compiles C++98 by default (gcc 4.8 / 5): it is older than torch's "
+            "headers need (C++17: gcc 9 or newer)"
         )
         gcc, flag = "11", ""
     elif "C++17 or later" in line.text:
