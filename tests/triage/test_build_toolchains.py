@@ -189,3 +189,29 @@ def test_a_gcc_within_nvccs_ceiling_rules_the_host_compiler_out(
         "error: command '/usr/local/cuda/bin/nvcc' failed with exit code 1",
     )
     assert causes(cli, log)["SYS131"]["verdict"] != "confirmed"
+
+
+@pytest.mark.parametrize(
+    ("line", "code", "words"),
+    [
+        ("nvcc fatal   : Cannot find compiler 'cl.exe' in PATH", "SYS163", "Build Tools"),
+        (
+            "nvcc fatal   : The version ('1929') of the host compiler ('Microsoft Visual "
+            "Studio') is not supported",
+            "SYS131",
+            "-allow-unsupported-compiler",
+        ),
+        (
+            "nvcc fatal   : The version ('80100') of the host compiler ('Apple clang') is not "
+            "supported",
+            "SYS131",
+            "an older clang",
+        ),
+    ],
+)
+def test_nvcc_refusing_or_missing_the_host_compiler(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str, code: str, words: str
+) -> None:
+    found = causes(cli, log_file(tmp_path, line))[code]
+    assert found["verdict"] == "confirmed"
+    assert words in fix_text(found)

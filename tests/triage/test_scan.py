@@ -2018,3 +2018,11 @@ EXAMPLES += [
         "gcc-iso-cxx11-guard",
     ),
 ]
+EXAMPLES += [
+    ("nvcc fatal   : Cannot find compiler 'cl.exe' in PATH", "nvcc-cannot-find-cl"),
+    (
+        "nvcc fatal   : The version ('80100') of the host compiler ('Apple clang') is not "
+        "supported",
+        "nvcc-host-compiler-version-unsupported",
+    ),
+]

@@ -432,7 +432,11 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
         or "too old version of GCC" in line.text
     ):
         return _host_compiler_line(facts, line)
-    if "Microsoft Visual Studio version" in line.text or "clang version must be" in line.text:
+    if (
+        "Microsoft Visual Studio version" in line.text
+        or "clang version must be" in line.text
+        or "of the host compiler ('" in line.text
+    ):
         return _other_host_compiler(line)
     toolkit = _line_toolkit(facts, line)
     ceiling = line.stated.get("gcc_max")
@@ -522,6 +526,22 @@ def _other_host_compiler(line: LogLine) -> Hit:
     """nvcc's host_config.h refusing MSVC (a Visual Studio outside the range it names) or clang
     (a major at or above the bound it names): the same check as gcc's, for the other hosts."""
     allow = "NVCC_APPEND_FLAGS='-allow-unsupported-compiler'"
+    if "of the host compiler ('" in line.text and "Visual Studio" in line.text:
+        # the older check names no range: the toolkit's release notes list what it supports
+        return Hit(
+            f"nvcc refuses the host Visual Studio by its version (line {line.line}): it is "
+            "newer than this CUDA toolkit supports",
+            evidence={"line": line.line},
+            fix=fix(
+                "Build with a Visual Studio this CUDA toolkit supports (its installation guide "
+                "lists them; install that Build Tools release and build from its x64 Native "
+                "Tools prompt), or use a newer CUDA toolkit that supports this Visual Studio; "
+                f"at your own risk, {allow} (Windows: set "
+                "NVCC_APPEND_FLAGS=-allow-unsupported-compiler) skips nvcc's check",
+                "manual",
+                manual("set NVCC_APPEND_FLAGS=-allow-unsupported-compiler  (at your own risk)"),
+            ),
+        )
     if "Microsoft Visual Studio" in line.text:
         newest = line.stated.get("msvc_max") or "2022"
         oldest = line.stated.get("msvc_min") or "2017"
@@ -837,7 +857,11 @@ def c_compiler_missing(facts: Facts) -> Iterable[Hit]:
 
 @from_log("SYS163")
 def c_compiler_missing_in_log(facts: Facts, line: LogLine) -> Hit:
-    if "Microsoft Visual C++" in line.text or "compiler version for cl:" in line.text:
+    if (
+        "Microsoft Visual C++" in line.text
+        or "compiler version for cl:" in line.text
+        or "'cl.exe' in PATH" in line.text
+    ):
         return Hit(
             f"the build found no MSVC compiler (line {line.line}): Python extensions on Windows "
             "compile with Microsoft C++ Build Tools 14.0 or newer",
