@@ -12,7 +12,7 @@ from envcheck.patterns import lazy
 
 _PREFIX = "nvcc.gcc_max."
 # the toolkit's release in the paths a build prints: /usr/local/cuda-12.1/include/...,
-# /gpfs/software/cuda/10.0/bin/nvcc, a conda or Nix package's cuda_nvcc-12.4.99, CUDA\v11.8\bin
+# /opt/cuda/10.0/bin/nvcc, a conda or Nix package's cuda_nvcc-12.4.99, CUDA\v11.8\bin
 _PATH_CUDA = lazy(
     r"(?:cuda[-_/]|cuda_nvcc-|CUDA[/\\]v)(?P<release>[0-9]{1,2}\.[0-9]{1,2})(?:[./\\-]|$)"
 )

@@ -30,16 +30,16 @@ def test_the_table_reads_each_release_and_the_first_that_accepts_a_gcc() -> None
     assert first is not None and str(first[0]) == "12.4" and first[1] == 13
     assert nvcc_host.first_cuda_for_gcc(matrix, 40) is None
     assert nvcc_host.cuda_in_text("/usr/local/cuda-9.0/bin/..//include/crt/host_config.h") == "9.0"
-    assert nvcc_host.cuda_in_text("/gpfs/software/cuda/10.0/bin/nvcc") == "10.0"
+    assert nvcc_host.cuda_in_text("/opt/cuda/10.0/bin/nvcc") == "10.0"
     assert nvcc_host.cuda_in_text("/usr/local/cuda/include/crt/host_config.h") is None
 
 
 @pytest.mark.parametrize(
     ("path", "ceiling", "banner", "toolkit"),
     [
-        # lamoureux-lab/TorchProteinLibrary#25: "Update to nvcc version 10.1.105 should solve this"
-        ("/gpfs/software/cuda/10.0", "7", None, "CUDA 10.1 or newer"),
-        # adujardin/zed-openpose#6: "Either upgrade to CUDA 10 (better) or downgrade gcc to 6"
+        # the toolkit's release from its path; the first listed toolkit above the ceiling
+        ("/opt/cuda/10.0", "7", None, "CUDA 10.1 or newer"),
+        # cjlin1/simpleNN#10: CUDA 9.0's ceiling (the thread moved to gcc-6)
         ("/usr/local/cuda-9.0", "6", None, "CUDA 10.0 or newer"),
         # gcc 13 under CUDA 12.1 (NVlabs/instant-ngp#1562): the gcc the banner states decides
         ("/usr/local/cuda", "12", "gcc (Ubuntu 13.2.0-23ubuntu4) 13.2.0", "CUDA 12.4 or newer"),
@@ -124,15 +124,14 @@ def test_old_abi_extension_under_a_newer_torch_says_torch_is_cxx11(
 def test_pasted_version_rows_decide_the_flash_attn_pairing(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    # Dao-AILab/flash-attention#950: 2.5.8 on torch 2.1.2; "pip install flash_attn==2.5.7" fixed it
+    # a pasted list of versions decides the matrix's flash-attn/torch pairing (TOR106)
     log = log_file(
         tmp_path,
-        "ENV",
-        "- torch                     2.1.2",
-        "- flash-attn                2.5.8 ",
-        "- cuda 11.7",
-        "`flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined symbol: "
-        "_ZN3c104impl3cow11cow_deleterEPv`",
+        "Environment:",
+        "| flash-attn | 2.5.8 |",
+        "| torch | 2.1.0 |",
+        "ImportError: /venv/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-x86_64-"
+        "linux-gnu.so: undefined symbol: _ZN3c104impl3cow11cow_deleterEPv",
     )
     found = causes(cli, log)
     assert found["TOR106"]["verdict"] == "confirmed"
