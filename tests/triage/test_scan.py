@@ -2174,3 +2174,46 @@ EXAMPLES += [
     ),
     ("OSError: [WinError 14] 存储空间不足，无法完成此操作。", "windows-not-enough-memory-code"),
 ]
+# build_toolchains.toml: CMake's missing CUDA compiler, the host gcc's version banner
+EXAMPLES += [
+    ("  No CMAKE_CUDA_COMPILER could be found.", "cmake-no-cuda-compiler"),
+    (
+        "  Could not find compiler set in environment variable CUDACXX:",
+        "cmake-no-cuda-compiler",
+    ),
+    ("gcc (Ubuntu 13.2.0-23ubuntu4) 13.2.0", "gcc-version-banner"),
+    ("GCC version: (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0", "gcc-version-banner"),
+]
+EXAMPLES += [
+    ("- flash-attn                2.5.8 ", "compiled-package-version-row"),
+    ("| torch | 2.1.2 |", "compiled-package-version-row"),
+]
+EXAMPLES += [
+    ("c++: error: unrecognized command-line option '-std=c++17'", "gcc-unknown-std-flag"),
+    ('cc1plus: error: unrecognized command line option "-std=c++14"', "gcc-unknown-std-flag"),
+    (
+        "UserWarning: Error checking compiler version for cl: [WinError 2] The system cannot find "
+        "the file specified",
+        "msvc-not-on-path",
+    ),
+]
+EXAMPLES += [
+    (
+        "  × Building wheel for flash-attn (pyproject.toml) did not run successfully.",
+        "pip-building-wheel-did-not-run",
+    ),
+    (
+        "/usr/include/c++/4.8.2/bits/c++0x_warning.h:32:2: error: #error This file requires "
+        "compiler and library support for the ISO C++ 2011 standard. This support is currently "
+        "experimental, and must be enabled with the -std=c++11 or -std=gnu++11 compiler options.",
+        "gcc-iso-cxx11-guard",
+    ),
+]
+EXAMPLES += [
+    ("nvcc fatal   : Cannot find compiler 'cl.exe' in PATH", "nvcc-cannot-find-cl"),
+    (
+        "nvcc fatal   : The version ('80100') of the host compiler ('Apple clang') is not "
+        "supported",
+        "nvcc-host-compiler-version-unsupported",
+    ),
+]

@@ -17,12 +17,13 @@ import re
 from collections.abc import Iterable
 
 from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.model import Matrix
 from envcheck.matrix.schema import RemovedSymbol
-from envcheck.model.finding import Severity
+from envcheck.model.finding import Action, Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.extension_builds import install_text
@@ -125,7 +126,10 @@ def extension_undefined_symbol(facts: Facts) -> Iterable[Hit]:
     ## Fix
     Install the package's build for the installed torch (its wheel index for that torch and
     CUDA), or rebuild it against the installed torch: `pip install --no-build-isolation
-    --no-cache-dir --force-reinstall <pkg>`.
+    --no-cache-dir --force-reinstall <pkg>`. A symbol of the pre-C++11 std::string (`Ss`) under
+    a C++11-ABI torch (conda-forge's, a container's, PyPI's from 2.7 on) is not fixed by another
+    wheel of the package: rebuild it, or install PyPI's torch of the same release
+    (`matrices/packages/cxx_abi.toml`).
 
     ## References
     - bminor/glibc elf/dl-lookup.c ("undefined symbol: %s%s%s")
@@ -173,6 +177,13 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
         top = path.split(".", 1)[0]
         entry = facts.matrix.import_name(top)
         owned = top, canonicalize_name(entry.distribution if entry and entry.distribution else top)
+    if owned is None and (relative := _RELATIVE_PACKAGE.match(path)) is not None:
+        # a path cut to `<package>/<ext>.so` (a pasted excerpt): a package the matrix knows
+        top = relative.group("top")
+        entry = facts.matrix.import_name(top)
+        if entry is not None or facts.matrix.extension(top) is not None:
+            dist = entry.distribution if entry is not None and entry.distribution else top
+            owned = top, canonicalize_name(dist)
     if owned is None:
         return _source_build(facts, line, path, symbol)
     top, dist = owned
@@ -331,6 +342,10 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
         index = _FIND_LINKS.search(note)
         if index is not None:  # the package's own wheel index, as its README gives it
             actions = [manual(index.group(0).rstrip(".,;")), *actions]
+    if source == "torch" and old_abi:  # a pre-C++11-ABI build against a C++11-ABI torch
+        first, abi_actions = _old_abi_first(facts, line, dist)
+        summary = f"{first}. Otherwise: {summary[0].lower()}{summary[1:]}"
+        actions = [*abi_actions, *actions]
     return Hit(
         f"{path} (package {dist}, line {line.line}) cannot resolve {shown}, which {source_text(source)} "
         f"should provide: {cause}",
@@ -344,6 +359,74 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
             "provider": source,
         },
         fix=fix(summary, "manual", *actions),
+    )
+
+
+_LOCAL_CUDA = lazy(r"\+(?P<variant>cu[0-9]{2,3})\b")
+
+
+def _old_abi_first(facts: Facts, line: LogLine, dist: str) -> tuple[str, list[Action]]:
+    """The fix when the symbol names the pre-C++11 std::string (``Ss``): the extension was built
+    with _GLIBCXX_USE_CXX11_ABI=0, as every prebuilt wheel made for PyPI's torch up to the
+    matrix's last pre-C++11 release is, and the torch that loads is a C++11-ABI build
+    (conda-forge's pytorch, a container's or a source build, PyPI's from 2.7 on). Another wheel of
+    the same package has the same ABI: the extension is built here against this torch, or torch
+    becomes PyPI's build of the same release (the pytorch channel's under conda)."""
+    rebuild = (
+        f"build {dist} here against this torch (pip install --no-build-isolation --no-cache-dir "
+        f"--force-reinstall --no-binary {dist} {dist})"
+    )
+    torch_text = facts.known_version("torch") or line.stated.get("torch_version")
+    last_major = facts.matrix.constant("torch.pre_cxx11_abi_last.major")
+    last_minor = facts.matrix.constant("torch.pre_cxx11_abi_last.minor")
+    torch = None
+    with contextlib.suppress(InvalidVersion, TypeError):
+        torch = Version(str(torch_text)) if torch_text else None
+    official = (
+        "PyPI's / download.pytorch.org's torch of the same release (pre-C++11 ABI up to 2.6; "
+        "conda: conda install pytorch -c pytorch, not conda-forge's)"
+    )
+    actions: list[Action] = [
+        pip_install(dist, flags=("--no-build-isolation", "--no-cache-dir", "--force-reinstall"))
+    ]
+    if (
+        torch is not None
+        and last_major is not None
+        and last_minor is not None
+        and (torch.major, torch.minor) <= (int(last_major), int(last_minor))
+    ):
+        variant = _LOCAL_CUDA.search(f"{torch_text} {line.stated.get('torch_version', '')}")
+        url = facts.matrix.torch_index_url(variant.group("variant")) if variant else None
+        pin = f"torch=={torch.public}"
+        official = (
+            f"PyPI's build of the same release: pip install {pin}"
+            + (f" --index-url {url}" if url else "")
+            + " (conda: conda install pytorch -c pytorch, not conda-forge's)"
+        )
+        actions.append(manual(f"pip install {pin}" + (f" --index-url {url}" if url else "")))
+    newer = (
+        torch is not None
+        and last_major is not None
+        and last_minor is not None
+        and (torch.major, torch.minor) > (int(last_major), int(last_minor))
+    )
+    loads = (
+        f"the torch that loads it, {torch}, is a C++11-ABI build (PyPI's torch wheels use it from "
+        f"{int(last_major or 0)}.{int(last_minor or 0) + 1} on)"
+        if newer
+        else (
+            "where the torch that loads it is a C++11-ABI build (conda-forge's pytorch, a "
+            "container's or a source build, PyPI's from 2.7 on; python -c 'import torch; "
+            "print(torch._C._GLIBCXX_USE_CXX11_ABI)' prints True)"
+        )
+    )
+    if newer:
+        official = "an older torch (its PyPI wheels up to 2.6 are pre-C++11 ABI)"
+    return (
+        f"{dist}'s extension uses the pre-C++11 ABI (std::string as `Ss`), as the prebuilt wheels "
+        f"made for PyPI's torch do; {loads}, another wheel of {dist} has the same ABI: {rebuild}, "
+        f"or install {official}",
+        actions,
     )
 
 
@@ -392,6 +475,7 @@ _BARE_EXTENSION = lazy(
     r"(?:^|[\s'\"(])(?P<file>[A-Za-z][A-Za-z0-9_]*\.(?:cpython-[0-9a-z_-]+|abi3)\.so)"
     r": undefined symbol"
 )
+_RELATIVE_PACKAGE = lazy(r"^(?P<top>[A-Za-z_][A-Za-z0-9_]*)/[^/]+\.so$")
 _BARE_NAME = lazy(r"^[A-Za-z][A-Za-z0-9_]*\.(?:cpython-[0-9a-z_-]+|abi3)\.so$")
 # the pre-C++11 std::string in a mangled name (`Ss`, std::basic_string<char> of the old ABI);
 # the C++11 ABI's is NSt7__cxx1112basic_string... (Itanium C++ ABI, libstdc++'s dual ABI)

@@ -12,16 +12,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable
 
 from packaging.utils import canonicalize_name
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Fix, Severity
 from envcheck.patterns import lazy
+from envcheck.rules import nvcc_host
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.data import conda_toolkit
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
@@ -34,6 +36,11 @@ _HEADER = lazy(
 _NVCC_AT = lazy(r"nvcc not found at '([^']+)'|No such file or directory: '([^']*/bin/nvcc)'")
 # flash-attn's (and causal-conv1d's, mamba's) setup.py runs `$CUDA_HOME/bin/nvcc -V`
 _SETUP_NVCC = lazy(r"check_output\(\[(?:cuda_dir|cuda_home) \+ \"/bin/nvcc\"")
+# CMake's words when enable_language(CUDA) or find_package(CUDAToolkit) finds no nvcc
+_CMAKE_CUDA = lazy(
+    r"CMAKE_CUDA_COMPILER|environment variable CUDACXX|Could NOT find CUDAToolkit"
+    r"|please set CUDAToolkit_ROOT"
+)
 _GCC_NEEDED = lazy(r"too old version of GCC\. We need GCC ([0-9]+) or later")
 _KILLED = lazy(
     r"(?:Killed signal terminated program |')(?P<program>[A-Za-z0-9_+]+)(?:' died due to signal 9)?"
@@ -93,6 +100,8 @@ def cuda_toolkit_missing_in_log(facts: Facts, line: LogLine) -> Hit:
     if header is None and (found := _HEADER.search(line.text)):
         header = found.group(1) or found.group(2)
     nvcc_at = _NVCC_AT.search(line.text)
+    if _CMAKE_CUDA.search(line.text):
+        return _cmake_no_nvcc(facts, line)
     if header in _LIBRARY_HEADERS:
         library = _LIBRARY_HEADERS[header]
         what = f"the compiler cannot find {header}: {library}'s development headers are not on the include path"
@@ -160,6 +169,37 @@ def cuda_toolkit_missing_in_log(facts: Facts, line: LogLine) -> Hit:
         f"{what} (line {line.line}); pip's torch wheels bring the CUDA runtime, not the toolkit a build needs",
         evidence={"line": line.line, "header": header, "torch_cuda": cuda},
         fix=fix(summary, "manual", *actions),
+    )
+
+
+def _cmake_no_nvcc(facts: Facts, line: LogLine) -> Hit:
+    """CMake's own words for a missing CUDA compiler (enable_language(CUDA), project(... CUDA),
+    find_package(CUDAToolkit)): it reads CUDACXX or the cache entry CMAKE_CUDA_COMPILER, else
+    looks for nvcc on PATH, and caches what it found (a stale CMakeCache.txt keeps failing)."""
+    toolkit = line.stated.get("nvcc_version")
+    with contextlib.suppress(Skip):
+        nvcc = facts.system().nvcc
+        toolkit = nvcc.version if nvcc is not None and nvcc.version else toolkit
+    home = f"/usr/local/cuda-{toolkit}" if toolkit else "/usr/local/cuda"
+    return Hit(
+        f"CMake found no CUDA compiler (line {line.line}): nvcc is not on PATH and neither "
+        "CUDACXX nor CMAKE_CUDA_COMPILER names it (or names a path without nvcc)",
+        evidence={"line": line.line, "cuda_home": home},
+        fix=fix(
+            f"Point CMake at nvcc: export CUDACXX={home}/bin/nvcc (or pass "
+            f"-DCMAKE_CUDA_COMPILER={home}/bin/nvcc; find_package(CUDAToolkit) also reads "
+            f"CUDAToolkit_ROOT={home}) and PATH={home}/bin:$PATH, then configure again in a "
+            "clean build directory (CMake caches the failed lookup in CMakeCache.txt); through "
+            'pip: CMAKE_ARGS="-DCMAKE_CUDA_COMPILER='
+            f'{home}/bin/nvcc" pip install --no-cache-dir <the package>; where no toolkit is '
+            "installed, install one first (NVIDIA's installer, conda install -c nvidia "
+            "cuda-nvcc, or sudo apt install nvidia-cuda-toolkit)",
+            "manual",
+            set_env(CUDACXX=f"{home}/bin/nvcc"),
+            manual(f"export PATH={home}/bin:$PATH"),
+            manual("rm -rf build/  (or its CMakeCache.txt: CMake caches the failed lookup)"),
+            manual(f"cmake -DCMAKE_CUDA_COMPILER={home}/bin/nvcc ..  (or CMAKE_ARGS through pip)"),
+        ),
     )
 
 
@@ -385,31 +425,45 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
     every nvcc call, torch's cpp_extension also passes CC as -ccbin)."""
     if (
         "C++17 or later" in line.text
+        or "option '-std=" in line.text
+        or "ISO C++ 2011 standard" in line.text
+        or 'option "-std=' in line.text
         or "parameter packs not expanded" in line.text
         or "too old version of GCC" in line.text
     ):
         return _host_compiler_line(facts, line)
-    if "Microsoft Visual Studio version" in line.text or "clang version must be" in line.text:
+    if (
+        "Microsoft Visual Studio version" in line.text
+        or "clang version must be" in line.text
+        or "of the host compiler ('" in line.text
+    ):
         return _other_host_compiler(line)
+    toolkit = _line_toolkit(facts, line)
     ceiling = line.stated.get("gcc_max")
+    if (ceiling is None or not ceiling.isdigit()) and toolkit is not None:
+        known = nvcc_host.gcc_max(facts.matrix, toolkit)  # the path's toolkit, from the table
+        ceiling = str(known) if known is not None else None
     if ceiling is None or not ceiling.isdigit():
         raise NotStated(f"line {line.line} is cut before the gcc version", "system.gxx")
     try:
         gxx = facts.system().gxx
     except Skip:
         gxx = None
-    have = f" (this node's g++ is {gxx})" if gxx else ""
+    gxx = gxx or line.stated.get("gxx_version")
+    have = f" (the build's g++ is {gxx})" if gxx else ""
+    built = f"CUDA {toolkit}'s " if toolkit else ""
     return Hit(
-        f"nvcc accepts gcc up to {ceiling} and the build's gcc is newer{have} (line {line.line})",
-        evidence={"line": line.line, "gcc_max": int(ceiling), "gxx": gxx},
+        f"{built}nvcc accepts gcc up to {ceiling} and the build's gcc is newer{have} (line "
+        f"{line.line})",
+        evidence={"line": line.line, "gcc_max": int(ceiling), "gxx": gxx, "cuda": toolkit},
         fix=fix(
             f"Build with gcc {ceiling} or older: apt install gcc-{ceiling} g++-{ceiling}, then "
             f"export CC=gcc-{ceiling} CXX=g++-{ceiling} NVCC_PREPEND_FLAGS='-ccbin "
             f"/usr/bin/g++-{ceiling}' (or make it the default: sudo update-alternatives "
             f"--install /usr/bin/gcc gcc /usr/bin/gcc-{ceiling} 100, and g++ likewise; conda: "
             f"conda install -c conda-forge gxx={ceiling} gcc={ceiling}, or "
-            f"gcc_linux-64={ceiling} gxx_linux-64={ceiling}); or use a newer CUDA toolkit that "
-            "accepts this gcc; at "
+            f"gcc_linux-64={ceiling} gxx_linux-64={ceiling}); or "
+            f"{_newer_toolkit(facts, int(ceiling), gxx)}; at "
             "your own risk, NVCC_APPEND_FLAGS='-allow-unsupported-compiler' skips nvcc's check",
             "manual",
             manual(f"apt install gcc-{ceiling} g++-{ceiling}"),
@@ -428,10 +482,66 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
     )
 
 
+def _line_toolkit(facts: Facts, line: LogLine) -> str | None:
+    """The CUDA toolkit whose nvcc refused the compiler: the release its own path on the line
+    names (``/usr/local/cuda-9.0/include/crt/host_config.h``), else the nvcc banner the log
+    states (``Cuda compilation tools, release 12.1``), else the node's nvcc."""
+    named = nvcc_host.cuda_in_text(line.text) or line.stated.get("nvcc_version")
+    if named is not None:
+        return named
+    with contextlib.suppress(Skip):
+        nvcc = facts.system().nvcc
+        if nvcc is not None and nvcc.version:
+            return nvcc.version
+    return None
+
+
+def _newer_toolkit(facts: Facts, ceiling: int, gxx: str | None) -> str:
+    """The toolkit to move to instead: the first CUDA release whose nvcc accepts the build's
+    gcc (its major when the log or node states it, else one above the ceiling), from the
+    matrix's host-compiler table, in the installers' words."""
+    wanted = ceiling + 1
+    if gxx:
+        with contextlib.suppress(InvalidVersion):
+            wanted = max(wanted, Version(gxx).major)
+    newer = nvcc_host.first_cuda_for_gcc(facts.matrix, wanted)
+    if newer is None:
+        return "use a newer CUDA toolkit that accepts this gcc"
+    cuda, top = newer
+    # NVIDIA's conda channel has cuda-nvcc from CUDA 11.3 on (its labels: cuda-11.3.0 ...)
+    conda = (
+        f", in a conda env: conda install -c nvidia cuda-nvcc={cuda} and export "
+        "CUDA_HOME=$CONDA_PREFIX"
+        if cuda >= Version("11.3")
+        else ""
+    )
+    return (
+        f"use a CUDA toolkit that accepts gcc {wanted}: CUDA {cuda} or newer (its nvcc accepts "
+        f"gcc up to {top}; install it and export CUDA_HOME=/usr/local/cuda-{cuda} "
+        f"PATH=/usr/local/cuda-{cuda}/bin:$PATH{conda})"
+    )
+
+
 def _other_host_compiler(line: LogLine) -> Hit:
     """nvcc's host_config.h refusing MSVC (a Visual Studio outside the range it names) or clang
     (a major at or above the bound it names): the same check as gcc's, for the other hosts."""
     allow = "NVCC_APPEND_FLAGS='-allow-unsupported-compiler'"
+    if "of the host compiler ('" in line.text and "Visual Studio" in line.text:
+        # the older check names no range: the toolkit's release notes list what it supports
+        return Hit(
+            f"nvcc refuses the host Visual Studio by its version (line {line.line}): it is "
+            "newer than this CUDA toolkit supports",
+            evidence={"line": line.line},
+            fix=fix(
+                "Build with a Visual Studio this CUDA toolkit supports (its installation guide "
+                "lists them; install that Build Tools release and build from its x64 Native "
+                "Tools prompt), or use a newer CUDA toolkit that supports this Visual Studio; "
+                f"at your own risk, {allow} (Windows: set "
+                "NVCC_APPEND_FLAGS=-allow-unsupported-compiler) skips nvcc's check",
+                "manual",
+                manual("set NVCC_APPEND_FLAGS=-allow-unsupported-compiler  (at your own risk)"),
+            ),
+        )
     if "Microsoft Visual Studio" in line.text:
         newest = line.stated.get("msvc_max") or "2022"
         oldest = line.stated.get("msvc_min") or "2017"
@@ -482,6 +592,18 @@ def _host_compiler_line(facts: Facts, line: LogLine) -> Hit:
         floor = int(needed.group(1))
         what = f"the host gcc is older than torch's headers accept (gcc {floor} or newer)"
         gcc, flag = str(max(floor, 11)), ""
+    elif "-std=" in line.text and "ISO C++ 2011" not in line.text:
+        what = (
+            "the host gcc does not know the C++ standard the build asks for (-std=c++17 needs "
+            "gcc 5, torch's headers gcc 9): it predates the extension (CentOS 7's gcc 4.8)"
+        )
+        gcc, flag = "11", ""
+    elif "ISO C++ 2011 standard" in line.text:
+        what = (
+            "the host gcc compiles C++98 by default (gcc 4.8 / 5): it is older than torch's "
+            "headers need (C++17: gcc 9 or newer)"
+        )
+        gcc, flag = "11", ""
     elif "C++17 or later" in line.text:
         what = "the host compiler is older than torch's headers need (C++17: gcc 9 or newer)"
         gcc, flag = "11", ""
@@ -735,7 +857,11 @@ def c_compiler_missing(facts: Facts) -> Iterable[Hit]:
 
 @from_log("SYS163")
 def c_compiler_missing_in_log(facts: Facts, line: LogLine) -> Hit:
-    if "Microsoft Visual C++" in line.text:
+    if (
+        "Microsoft Visual C++" in line.text
+        or "compiler version for cl:" in line.text
+        or "'cl.exe' in PATH" in line.text
+    ):
         return Hit(
             f"the build found no MSVC compiler (line {line.line}): Python extensions on Windows "
             "compile with Microsoft C++ Build Tools 14.0 or newer",

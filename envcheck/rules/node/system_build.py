@@ -17,6 +17,7 @@ from packaging.version import InvalidVersion, Version
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
+from envcheck.rules import nvcc_host
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import apt_words, fix, manual, set_env
 
@@ -134,7 +135,9 @@ def host_compiler(facts: Facts) -> Iterable[Hit]:
     ## What it checks
     The g++ a CUDA extension build found against the versions that build's CUDA toolkit accepts,
     as torch's cpp_extension states them (`The current installed version of g++ (4.8.5) is less
-    than the minimum required version by CUDA 11.7 (6.0.0) ... (>=6.0.0, <12.0)`); in
+    than the minimum required version by CUDA 11.7 (6.0.0) ... (>=6.0.0, <12.0)`), or, where a
+    log states the g++ (`gcc (Ubuntu 13.2.0-23ubuntu4) 13.2.0`) and nvcc's release but no range,
+    the newest gcc that release's nvcc accepts (`matrices/cuda/host_compilers.toml`); in
     `triage`, nvcc's own host_config.h check for gcc (`gcc versions later than 12 are not
     supported`), MSVC (`Only the versions between 2017 and 2022 (inclusive) are supported`) and
     clang (`clang version must be less than 16`).
@@ -149,13 +152,16 @@ def host_compiler(facts: Facts) -> Iterable[Hit]:
     ## Fix
     Install a g++ in the accepted range and point the build at it (`CC=gcc-9 CXX=g++-9`, or
     devtoolset / conda's gxx); build flash-attn with `pip install flash-attn
-    --no-build-isolation` so it sees the installed torch.
+    --no-build-isolation` so it sees the installed torch. Or move to the first CUDA toolkit
+    whose nvcc accepts this gcc (`matrices/cuda/host_compilers.toml`: gcc 13 needs CUDA 12.4).
 
     ## References
     - https://github.com/Dao-AILab/flash-attention/issues/246
     - https://docs.nvidia.com/cuda/cuda-installation-guide-linux/ (supported host compilers)
     """
     system = facts.system()
+    if system.gxx is not None and system.gxx_needed is None:
+        return _gcc_above_nvcc_ceiling(facts, system.gxx)
     if system.gxx is None or system.gxx_needed is None:
         return []
     try:
@@ -179,6 +185,49 @@ def host_compiler(facts: Facts) -> Iterable[Hit]:
                 "manual",
                 manual(f"apt install gcc-{gcc} g++-{gcc}"),
                 set_env(CC=f"gcc-{gcc}", CXX=f"g++-{gcc}"),
+            ),
+        )
+    ]
+
+
+def _gcc_above_nvcc_ceiling(facts: Facts, gxx: str) -> list[Hit]:
+    """The g++ a build log states against the newest gcc the stated CUDA toolkit's nvcc
+    accepts (host_config.h, the matrix's ``nvcc.gcc_max.<cuda>``): a gcc above it stops every
+    CUDA compile of the build."""
+    nvcc = facts.system().nvcc
+    if nvcc is None or not nvcc.version:
+        return []
+    top = nvcc_host.gcc_max(facts.matrix, nvcc.version)
+    if top is None:
+        raise Skip(f"the newest gcc CUDA {nvcc.version}'s nvcc accepts is not in the matrix")
+    try:
+        major = Version(gxx).major
+    except InvalidVersion:
+        raise Skip(f"g++ {gxx!r} unreadable") from None
+    if major <= top:
+        return []
+    newer = nvcc_host.first_cuda_for_gcc(facts.matrix, major)
+    toolkit = (
+        f"; or CUDA {newer[0]} or newer, whose nvcc accepts gcc up to {newer[1]}"
+        if newer is not None
+        else "; or a newer CUDA toolkit that accepts this gcc"
+    )
+    return [
+        Hit(
+            f"g++ {gxx} is newer than CUDA {nvcc.version}'s nvcc accepts (gcc {top} at most, "
+            "its host_config.h): CUDA extensions cannot be compiled with it",
+            evidence={"gxx": gxx, "nvcc": nvcc.version, "gcc_max": top},
+            fix=fix(
+                f"Build with gcc {top}: apt install gcc-{top} g++-{top}, export CC=gcc-{top} "
+                f"CXX=g++-{top} NVCC_PREPEND_FLAGS='-ccbin /usr/bin/g++-{top}' (conda: conda "
+                f"install -c conda-forge gcc_linux-64={top} gxx_linux-64={top}){toolkit}",
+                "manual",
+                manual(f"apt install gcc-{top} g++-{top}"),
+                set_env(
+                    CC=f"gcc-{top}",
+                    CXX=f"g++-{top}",
+                    NVCC_PREPEND_FLAGS=f"-ccbin /usr/bin/g++-{top}",
+                ),
             ),
         )
     ]
