@@ -20,12 +20,12 @@ Nothing stated: the causes stay open (NotStated), as before."""
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Mapping
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.nccl import nccl_chose_virtual_interface
@@ -84,7 +84,7 @@ def nccl_chose_virtual_interface_or_spans_nodes(facts: Facts, line: LogLine) -> 
 
 # GeForce boards by NVIDIA's naming: 'GeForce', GTX, and RTX x050-x090 of the 20-50 series (the
 # workstation boards are RTX A6000, RTX 4500/5000/6000 Ada, RTX PRO 6000, Quadro RTX 8000)
-_GEFORCE = re.compile(r"GeForce|\bGTX\b|\bRTX ?[2-5]0[5-9]0\b")
+_GEFORCE = lazy(r"GeForce|\bGTX\b|\bRTX ?[2-5]0[5-9]0\b")
 # the lines that state peer access itself is refused between the GPUs (no GPU name needed)
 _REFUSED = frozenset({"accelerate-rtx4000-p2p", "custom-allreduce-peer-unsupported"})
 
