@@ -111,3 +111,20 @@ def write_own(directory: Path, path: Path, text: str) -> bool:
         Path(tmp).unlink(missing_ok=True)
         raise
     return True
+
+
+def fingerprint(path: str) -> list[int] | None:
+    """What ``stat`` says of ``path`` (links followed): type, inode, device, size, mtime and
+    ctime, the key a cached answer is trusted by; None when it cannot be stat'ed."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return [
+        info.st_mode >> 12,
+        info.st_ino,
+        info.st_dev,
+        info.st_size,
+        info.st_mtime_ns,
+        info.st_ctime_ns,
+    ]

@@ -34,7 +34,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
-from envcheck.cachefiles import cache_root, read_own, safe_dir, sha256, write_own
+from envcheck.cachefiles import cache_root, fingerprint, read_own, safe_dir, sha256, write_own
 from envcheck.model.binaries import BinariesInfo
 from envcheck.probes.context import ProbeContext
 from envcheck.version import __version__
@@ -44,22 +44,6 @@ KEEP = 16  # answers kept (one per interpreter and environment scanned)
 RACY_NS = 1_000_000_000  # a path changed this close to the scan's start is not trusted
 MAPS_CAP = 8 * 1024 * 1024
 MAPPED_NAME = re.compile(r"^(?P<soname>.+?\.so(?:\.\d+)?)(?:\.\d+)*$")
-
-
-def fingerprint(path: str) -> list[int] | None:
-    """What ``stat`` says of ``path`` (links followed); None when it cannot be stat'ed."""
-    try:
-        info = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return [
-        info.st_mode >> 12,
-        info.st_ino,
-        info.st_dev,
-        info.st_size,
-        info.st_mtime_ns,
-        info.st_ctime_ns,
-    ]
 
 
 @lru_cache(maxsize=1)

@@ -36,7 +36,7 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
-from envcheck.cachefiles import cache_root, read_own, safe_dir, sha256, write_own
+from envcheck.cachefiles import cache_root, fingerprint, read_own, safe_dir, sha256, write_own
 from envcheck.matrix.generated import Generated
 from envcheck.matrix.lazy import lazy_instance
 from envcheck.matrix.model import Matrix
@@ -56,21 +56,6 @@ Origin = tuple[str, str, int]
 def cache_dir(env: Mapping[str, str]) -> Path | None:
     root = cache_root(env)
     return None if root is None else root / "merged"
-
-
-def _fingerprint(path: str) -> list[int] | None:
-    try:
-        info = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return [
-        info.st_mode >> 12,
-        info.st_ino,
-        info.st_dev,
-        info.st_size,
-        info.st_mtime_ns,
-        info.st_ctime_ns,
-    ]
 
 
 class Key:
@@ -100,7 +85,7 @@ def key_of(dirs: Sequence[Path], files: Sequence[Sequence[Path]]) -> Key | None:
         if path.startswith("dir:"):
             digest.update(json.dumps([path]).encode())
             continue
-        print_ = _fingerprint(path)
+        print_ = fingerprint(path)
         if print_ is None:
             return None
         newest = max(newest, print_[4], print_[5])
