@@ -15,23 +15,7 @@ from envcheck.matrix.compiled import cache_dir, compiled
 from envcheck.matrix.load import load, parse_text
 from envcheck.matrix.model import Matrix
 from envcheck.matrix.schema import MatrixFile
-
-OVERLAY = """
-[meta]
-description = "site overlay"
-
-[[known_bad]]
-code = "SITE901"
-id = "site-numpy-ban"
-title = "numpy {version} is banned here"
-severity = "warning"
-message = "numpy {{pkg[numpy]}} is banned here"
-symptom = "s"
-cause = "c"
-source = "https://wiki.example.internal/SITE901"
-[known_bad.when]
-packages = {{ numpy = "=={version}" }}
-"""
+from tests.matrix.overlays import NUMPY_BAN
 
 
 class Counting:
@@ -137,9 +121,9 @@ def test_load_sees_an_overlay_edit_at_once(tmp_path: Path) -> None:
     overlay.mkdir()
     env = {**_env(tmp_path), "ENVCHECK_MATRIX": str(overlay)}
     site = overlay / "site.toml"
-    site.write_text(OVERLAY.format(version="1.0.0"), encoding="utf-8")
+    site.write_text(NUMPY_BAN.format(version="1.0.0"), encoding="utf-8")
     first = load(env=env)
-    site.write_text(OVERLAY.format(version="2.0.0"), encoding="utf-8")
+    site.write_text(NUMPY_BAN.format(version="2.0.0"), encoding="utf-8")
     second = load(env=env)
     assert load(env={"ENVCHECK_MATRIX": str(overlay)}) == second  # same as with no cache
 

@@ -17,23 +17,7 @@ from envcheck.matrix import load as load_mod
 from envcheck.matrix import merged
 from envcheck.matrix.load import load
 from envcheck.matrix.model import Matrix
-
-OVERLAY = """
-[meta]
-description = "site overlay"
-
-[[known_bad]]
-code = "SITE901"
-id = "site-numpy-ban"
-title = "numpy {version} is banned here"
-severity = "warning"
-message = "numpy {{pkg[numpy]}} is banned here"
-symptom = "s"
-cause = "c"
-source = "https://wiki.example.internal/SITE901"
-[known_bad.when]
-packages = {{ numpy = "=={version}" }}
-"""
+from tests.matrix.overlays import NUMPY_BAN
 
 NO_CACHE = {"ENVCHECK_NO_CACHE": "1"}
 
@@ -123,7 +107,7 @@ def test_tables_decode_on_first_use_only(tmp_path: Path) -> None:
 def _overlay(tmp_path: Path, version: str) -> Path:
     directory = tmp_path / "site"
     directory.mkdir(exist_ok=True)
-    (directory / "site.toml").write_text(OVERLAY.format(version=version), encoding="utf-8")
+    (directory / "site.toml").write_text(NUMPY_BAN.format(version=version), encoding="utf-8")
     return directory
 
 
@@ -148,7 +132,7 @@ def test_an_edited_overlay_is_loaded_again(tmp_path: Path, monkeypatch: pytest.M
     _same(second, load([str(site)], env=NO_CACHE))
     # a file added to an overlay is another key too
     (site / "more.toml").write_text(
-        OVERLAY.format(version="3.0.0").replace("SITE901", "SITE902"), encoding="utf-8"
+        NUMPY_BAN.format(version="3.0.0").replace("SITE901", "SITE902"), encoding="utf-8"
     )
     third = load([str(site)], env=env)
     assert {k.code for k in third.known_bad} >= {"SITE901", "SITE902"}
