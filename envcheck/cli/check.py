@@ -19,15 +19,26 @@ from envcheck.commands.check import (
 from envcheck.model.report import NodeReport
 
 
-def skipped_text(counts: dict[str, Any]) -> str:
-    """'46 skipped (unknown: env 12, packages 9; 3 matter)' for the summary line."""
+def summary_units(counts: dict[str, Any], exit_code: int) -> list[str]:
+    """The summary's phrases: '5 error(s), ... 186 rules, 46 skipped (unknown: env 12, packages 9;
+    3 matter for the node); exit 1', each unit kept whole when the line wraps."""
+    units = [
+        f"{counts['error']} error(s),",
+        f"{counts['warning']} warning(s),",
+        f"{counts['info']} info;",
+        f"{counts['rules_run']} rules,",
+    ]
+    end = f"exit {exit_code}"
     if not counts["skipped"]:
-        return "0 skipped"
-    kinds = ", ".join(f"{k} {n}" for k, n in counts["skipped_by_fact"].items())
-    return (
-        f"{counts['skipped']} skipped (unknown: {kinds}; "
-        f"{counts['skipped_that_matter']} matter for the node)"
-    )
+        return [*units, "0 skipped;", end]
+    kinds = [f"{k} {n}," for k, n in counts["skipped_by_fact"].items()]
+    kinds[-1] = kinds[-1][:-1] + ";"
+    return [
+        *units,
+        f"{counts['skipped']} skipped (unknown:",
+        *kinds,
+        f"{counts['skipped_that_matter']} matter for the node); {end}",
+    ]
 
 
 def add_parser(sub: Any) -> None:
@@ -193,10 +204,8 @@ def render(outcome: CheckOutcome, args: argparse.Namespace) -> None:
         elif text is None:
             text = common.json_text(outcome.envelope())
         common.write_output(args.output, text, overwrite=args.force)
-    counts = summary_counts(outcome.result, outcome.threshold)
-    sys.stderr.write(
-        f"envcheck: {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info; "
-        f"{counts['rules_run']} rules, {skipped_text(counts)}; exit {outcome.exit_code}\n"
+    common.summary(
+        summary_units(summary_counts(outcome.result, outcome.threshold), outcome.exit_code)
     )
 
 

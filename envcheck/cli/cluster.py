@@ -112,10 +112,15 @@ def render(outcome: ClusterOutcome, args: argparse.Namespace) -> None:
     for warning in outcome.context.get("warnings") or ():
         sys.stderr.write(f"envcheck: warning: {warning}\n")
     counts = outcome.counts()
-    sys.stderr.write(
-        f"envcheck: {counts['answered']}/{counts['nodes']} node(s) checked, "
-        f"{counts['drift']} fact(s) differ; {counts['error']} error(s), "
-        f"{counts['warning']} warning(s), {counts['info']} info; exit {outcome.exit_code}\n"
+    common.summary(
+        [
+            f"{counts['answered']}/{counts['nodes']} node(s) checked,",
+            f"{counts['drift']} fact(s) differ;",
+            f"{counts['error']} error(s),",
+            f"{counts['warning']} warning(s),",
+            f"{counts['info']} info;",
+            f"exit {outcome.exit_code}",
+        ]
     )
 
 

@@ -178,6 +178,25 @@ def write_output(path: str, text: str, *, overwrite: bool = True) -> None:
     sys.stderr.write(f"envcheck: wrote {path}\n")
 
 
+def summary(units: list[str]) -> None:
+    """Write a command's closing summary to stderr, wrapped to the terminal's width
+    (``COLUMNS``, else the terminal's, else 80 columns). ``units`` are the phrases never split across lines
+    ("5 error(s),", "0 matter for the node); exit 1"); continuation lines are indented."""
+    import shutil
+    import textwrap
+
+    width = max(40, shutil.get_terminal_size((80, 24)).columns)
+    glued = [u.replace(" ", "\xa0") for u in units]
+    text = textwrap.fill(
+        " ".join(["envcheck:", *glued]),
+        width=width,
+        subsequent_indent="  ",
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    sys.stderr.write(text.replace("\xa0", " ") + "\n")
+
+
 def emit(text: str) -> None:
     sys.stdout.write(text)
 

@@ -72,8 +72,30 @@ def test_strict_passes_a_node_whose_core_facts_are_known(
     assert result.returncode == 0, result.stderr
     # a declared stack states no environment variables: the rules that read them are skipped,
     # named by the fact they lack (how many follows the catalogue)
-    assert re.search(r"skipped \(unknown: [^)]*\benv [1-9][0-9]*", result.stderr), result.stderr
+    said = " ".join(result.stderr.split())  # the summary wraps at the terminal's width
+    assert re.search(r"skipped \(unknown: [^)]*\benv [1-9][0-9]*", said), result.stderr
     assert "0 matter for the node); exit 0" in result.stderr
+
+
+@pytest.mark.parametrize("columns", [60, 80, 400])
+def test_the_summary_fits_the_terminal_and_keeps_its_phrases_whole(
+    tmp_path: Path, columns: int
+) -> None:
+    from tests.conftest import cli_env, run_cli
+
+    result = run_cli("check", "--spec", spec(tmp_path, KNOWN), env=cli_env(COLUMNS=str(columns)))
+    lines = result.stderr.splitlines()
+    start = max(i for i, line in enumerate(lines) if line.startswith("envcheck: "))
+    block = lines[start:]
+    assert all(len(line) <= columns for line in block), block
+    assert all(line.startswith("  ") for line in block[1:]), block
+    assert (len(block) == 1) == (columns == 400), block
+    # no count is parted from what it counts, and the exit code closes the last line
+    assert re.fullmatch(r"  .*\d+ matter for the node\); exit 0|envcheck: .*; exit 0", block[-1])
+    said = " ".join(" ".join(block).split())
+    assert re.match(
+        r"envcheck: 0 error\(s\), \d+ warning\(s\), \d+ info; \d+ rules, \d+ skipped ", said
+    )
 
 
 def test_unknown_gpu_and_release_are_findings(
