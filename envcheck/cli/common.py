@@ -183,18 +183,11 @@ def summary(units: list[str]) -> None:
     (``COLUMNS``, else the terminal's, else 80 columns). ``units`` are the phrases never split across lines
     ("5 error(s),", "0 matter for the node); exit 1"); continuation lines are indented."""
     import shutil
-    import textwrap
 
-    width = max(40, shutil.get_terminal_size((80, 24)).columns)
-    glued = [u.replace(" ", "\xa0") for u in units]
-    text = textwrap.fill(
-        " ".join(["envcheck:", *glued]),
-        width=width,
-        subsequent_indent="  ",
-        break_long_words=False,
-        break_on_hyphens=False,
-    )
-    sys.stderr.write(text.replace("\xa0", " ") + "\n")
+    from envcheck.formats.wrapping import wrap_units
+
+    width = shutil.get_terminal_size((80, 24)).columns
+    sys.stderr.write("\n".join(wrap_units(["envcheck:", *units], width)) + "\n")
 
 
 def emit(text: str) -> None:

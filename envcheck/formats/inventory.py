@@ -354,6 +354,11 @@ def headline(report: NodeReport) -> str:
 
 def summary_line(report: NodeReport) -> str:
     """One line of the facts a reader needs to judge the findings."""
+    return " · ".join(summary_parts(report))
+
+
+def summary_parts(report: NodeReport) -> list[str]:
+    """The facts a reader needs to judge the findings: GPUs, driver, Python, torch, key packages."""
     parts: list[str] = []
     gpu = report.gpu
     if gpu.is_ok and gpu.data is not None:
@@ -385,7 +390,7 @@ def summary_line(report: NodeReport) -> str:
         steps = ", ".join(f"{st.name} {st.status}" for st in deep.data.steps)
         took = f" in {deep.duration_ms / 1000:.1f} s" if deep.duration_ms is not None else ""
         parts.append(f"--deep: {steps}{took}")
-    return " · ".join(parts)
+    return parts
 
 
 def coverage_line(result: CheckResult, nodes: int = 1) -> str:

@@ -18,10 +18,11 @@ from envcheck.formats.inventory import (
     headline,
     inventory,
     strict_line,
-    summary_line,
+    summary_parts,
 )
 from envcheck.formats.rows import Group, Tone
 from envcheck.formats.stdout import GuardedStream
+from envcheck.formats.wrapping import wrap_units
 from envcheck.model.finding import CheckResult, Finding, Severity, Skipped
 from envcheck.model.report import NodeReport
 from envcheck.redact import redact_text
@@ -191,8 +192,10 @@ def print_check(
 ) -> None:
     """``gaps``: with --strict, the skipped rules that matter (they fail the run)."""
     for report in reports:
-        out.print(Text(headline(report), style="bold"))
-        out.print(Text("  " + summary_line(report), style="dim"))
+        for line in wrap_units(headline(report).split(" · "), out.width, mark="·"):
+            out.print(Text(line, style="bold"), overflow="ignore", crop=False)
+        for line in wrap_units(summary_parts(report), out.width, mark="·", indent="  "):
+            out.print(Text(line, style="dim"), overflow="ignore", crop=False)
     if not result.findings:
         out.print(Text(f"No problems found: {coverage_line(result, len(reports))}.", style="green"))
     else:
