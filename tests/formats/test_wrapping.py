@@ -34,7 +34,7 @@ def test_breaks_only_between_phrases(units: list[str], width: int, mark: str) ->
     lines = wrap_units(units, width, mark=mark, indent="  ")
     held = _phrases_per_line(units, lines, mark)
     assert lines[0].startswith("  ") and all(line.startswith("    ") for line in lines[1:])
-    for line, phrases in zip(lines, held):
+    for line, phrases in zip(lines, held, strict=True):
         assert len(line) <= width or len(phrases) == 1, (line, width)
 
 
