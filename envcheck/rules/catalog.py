@@ -67,6 +67,7 @@ from envcheck.rules.node import (  # noqa: F401
     torch_build,
     torch_cpu,
     torch_stated,
+    virtual_display,
     windows_dll,
     worker_limits,
 )

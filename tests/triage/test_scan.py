@@ -2217,3 +2217,25 @@ EXAMPLES += [
         "nvcc-host-compiler-version-unsupported",
     ),
 ]
+EXAMPLES += [
+    (
+        "node0:1043:1187 [0] NCCL INFO comm 0x55d1c7a4e0 rank 0 nRanks 16 nNodes 2 localRanks 8 "
+        "localRank 0 MNNVL 0",
+        "nccl-comm-node-count",
+    ),
+    (
+        "h100-15:136:136 [4] NCCL INFO Channel 00/0 : 1[1] -> 4[4] [receive] via "
+        "NET/IBext_v8/4/GDRDMA",
+        "nccl-channel-via-net",
+    ),
+    (
+        "python -m torch.distributed.run --node_rank=1 --nproc_per_node=8 train.py",
+        "launcher-node-rank",
+    ),
+    (
+        "node0:88:88 [0] NCCL INFO NCCL_SHM_DISABLE set by environment to 1.",
+        "nccl-shm-disabled-stated",
+    ),
+    ("xvfb-run: error: Xvfb failed to start", "xvfb-failed-to-start"),
+    ("Could not get EGL display", "egl-get-display-failed"),
+]

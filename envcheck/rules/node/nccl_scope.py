@@ -7,8 +7,11 @@ nodes and the shared-memory transport inside a container are both behind them (N
 troubleshooting guide). The log decides between them when it says where the ranks ran:
 
 - on several nodes: Ray forwards a worker's output as `(pid=N, ip=A)` only when the worker is on
-  another node than the driver (python/ray/_private/worker.py), and launchers state the node count
-  (torchrun `--nnodes 2`, its `min_nodes : 2` dump, DeepSpeed's `--num_nodes`). With
+  another node than the driver (python/ray/_private/worker.py), launchers state the node count
+  (torchrun `--nnodes 2`, its `min_nodes : 2` dump, DeepSpeed's `--num_nodes`, Slurm's
+  `SLURM_NNODES`) or a node rank above 0, and NCCL's own INFO lines say it: `comm 0x.. rank 0
+  nRanks 16 nNodes 2` (src/init.cc) and channels `via NET/Socket` or `via NET/IB...`
+  (src/transport.cc: the network transport, used between nodes while SHM is enabled). With
   NCCL_SOCKET_IFNAME not set, NCCL picked the interface between the nodes itself: NET104, whose fix
   (`NCCL_SOCKET_IFNAME`) is what the threads of these lines establish (NVIDIA/nccl#207, #697,
   #1141, ROCm/rccl#328);
@@ -33,7 +36,13 @@ from envcheck.rules.node.network import candidate
 
 # NCCL's error lines that name no subsystem (matrices/signatures/nccl.toml)
 GENERIC_NCCL_LINES = frozenset(
-    {"nccl-unhandled-system-error", "nccl-remote-exited", "nccl-proxy-failed"}
+    {
+        "nccl-unhandled-system-error",
+        "nccl-remote-exited",
+        "nccl-proxy-failed",
+        "nccl-internal-error",
+        "nccl-watchdog-timeout",
+    }
 )
 
 
@@ -44,7 +53,16 @@ def ranks_span_nodes(stated: Mapping[str, str]) -> str | None:
         return f"Ray forwarded a worker's output from another node (ip={ip})"
     nodes = stated.get("nnodes")
     if nodes and nodes.isdigit() and int(nodes) > 1:
-        return f"the launcher was given {nodes} nodes"
+        return f"the launcher (or NCCL's communicator) states {nodes} nodes"
+    rank = stated.get("node_rank")
+    if rank and rank.isdigit() and int(rank) > 0:
+        return f"the launcher was given node rank {rank} (a job of several nodes)"
+    net = stated.get("nccl_net_transport")
+    if net and not stated.get("nccl_shm_disabled"):
+        return (
+            f"NCCL connected ranks through its network transport (via NET/{net.strip()}), "
+            "which it uses between nodes"
+        )
     return None
 
 

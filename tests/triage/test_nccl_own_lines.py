@@ -1,0 +1,86 @@
+"""Where an NCCL job's ranks ran, as NCCL's own INFO lines and the launcher's node rank or Slurm's
+node count state it (matrices/signatures/nccl_transports.toml): facts that decide NET104 for
+NCCL's generic error lines, its internal error and torch's watchdog timeout."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CliResult
+from tests.triage.from_log import causes, fix_text, log_file
+
+_CONNECT = (
+    "h100-15:139:1092 [7] socket.c:485 NCCL WARN socketStartConnect: Connect to "
+    "10.0.0.82<38455> failed : Software caused connection abort"
+)
+_INTERNAL = (
+    "Test NCCL failure common.cu:958 'internal error - please report this issue to the NCCL "
+    "developers / '"
+)
+_WATCHDOG = (
+    "[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught "
+    "collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+    "Timeout(ms)=600000) ran for 600060 milliseconds before timing out."
+)
+
+
+@pytest.mark.parametrize(
+    ("hint", "error"),
+    [
+        (
+            "h100-15:136:136 [4] NCCL INFO Channel 00/0 : 1[1] -> 4[4] [receive] via "
+            "NET/IBext_v8/4/GDRDMA",
+            _CONNECT,
+        ),
+        (
+            "node0:1043:1187 [0] NCCL INFO comm 0x55d1c7a4e0 rank 0 nRanks 16 nNodes 2 "
+            "localRanks 8 localRank 0 MNNVL 0",
+            _INTERNAL,
+        ),
+        ("export SLURM_NNODES=4", _CONNECT),
+        ("#SBATCH --nodes=2", _INTERNAL),
+        ("deepspeed --node_rank=1 --master_addr 10.0.0.1 train.py", _WATCHDOG),
+        (
+            "gpu-1:41449:43711 [6] NCCL INFO Ring 00 : 1 -> 0 [receive] via NET/Socket/0",
+            _WATCHDOG,
+        ),
+    ],
+)
+def test_nccls_own_lines_or_the_launcher_say_several_nodes(
+    cli: Callable[..., CliResult], tmp_path: Path, hint: str, error: str
+) -> None:
+    found = causes(cli, log_file(tmp_path, hint, error))
+    assert found["NET104"]["verdict"] == "confirmed"
+    assert "export NCCL_SOCKET_IFNAME=" in fix_text(found["NET104"])
+
+
+@pytest.mark.parametrize(
+    "hint",
+    [
+        "node0:1043:1187 [0] NCCL INFO comm 0x55d1c7a4e0 rank 0 nRanks 8 nNodes 1 localRanks 8 "
+        "localRank 0 MNNVL 0",
+        "node0:88:88 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read",
+        "torchrun --nnodes 1 --node_rank 0 --nproc_per_node 8 train.py",
+        "",
+    ],
+)
+def test_one_node_or_nothing_said_leaves_the_interface_open(
+    cli: Callable[..., CliResult], tmp_path: Path, hint: str
+) -> None:
+    found = causes(cli, log_file(tmp_path, hint, _CONNECT))
+    assert found["NET104"]["verdict"] == "unknown"
+
+
+def test_the_network_transport_with_shm_disabled_says_nothing_of_nodes(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "node0:88:88 [0] NCCL INFO NCCL_SHM_DISABLE set by environment to 1.",
+        "node0:88:88 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] [send] via NET/Socket/0",
+        _CONNECT,
+    )
+    assert causes(cli, log)["NET104"]["verdict"] == "unknown"
