@@ -170,6 +170,8 @@ FACTS: dict[str, str] = {
     "('(RayWorkerWrapper pid=N, ip=A)': Ray adds ip= only for a node other than the driver's)",
     "nnodes": "the number of nodes a launcher was given (torchrun --nnodes, DeepSpeed --num_nodes, "
     "Slurm's SLURM_NNODES) or NCCL's communicator spans ('nRanks 16 nNodes 2')",
+    "nccl_peer_address": "the address NCCL's socket tried to reach ('socketStartConnect: Connect "
+    "to 127.0.0.1<45069> failed'): a loopback one means a rank advertised its lo interface",
     "node_rank": "this node's index among the job's nodes (--node_rank 1, NODE_RANK=1)",
     "nccl_net_transport": "the network transport NCCL connected a channel through (Socket, IB, "
     "a net plugin: 'via NET/IBext_v8/0'), which it uses between nodes",

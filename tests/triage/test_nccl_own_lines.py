@@ -84,3 +84,46 @@ def test_the_network_transport_with_shm_disabled_says_nothing_of_nodes(
         _CONNECT,
     )
     assert causes(cli, log)["NET104"]["verdict"] == "unknown"
+
+
+def test_a_peer_at_a_loopback_address_is_the_interface(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "10: torch.distributed.DistBackendError: NCCL error in: /opt/conda/conda-bld/pytorch/work/"
+        "torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1331, unhandled system error (run with "
+        "NCCL_DEBUG=INFO for details), NCCL version 2.18.5",
+        "10: socketStartConnect: Connect to 127.0.0.1<45069> failed : Software caused connection "
+        "abort",
+    )
+    found = causes(cli, log)
+    assert found["NET104"]["verdict"] == "confirmed"
+    assert "127.0.0.1" in found["NET104"]["findings"][0]["message"]
+    other = causes(cli, log_file(tmp_path, _CONNECT, name="remote.log"))
+    assert other["NET104"]["verdict"] == "unknown"  # another host's address says nothing
+
+
+def test_an_ib_local_protection_error_is_gpudirect_not_the_gid(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    four = causes(
+        cli,
+        log_file(
+            tmp_path,
+            "NCCL WARN NET/IB : Got completion from peer fe80::966d:ae03:8b:df54%ib0<33397> with "
+            "error 4, opcode 32611, len 32611, vendor err 81 (Send)",
+        ),
+    )
+    assert "NCCL_NET_GDR_LEVEL=0" in fix_text(four["NET150"])
+    twelve = causes(
+        cli,
+        log_file(
+            tmp_path,
+            "NCCL WARN NET/IB : Got completion from peer 192.168.17.147<38560> with error 12, "
+            "opcode 0, len 0, vendor err 129",
+            name="twelve.log",
+        ),
+    )
+    assert "NCCL_IB_GID_INDEX=3" in fix_text(twelve["NET150"])
+    assert "NCCL_NET_GDR_LEVEL" not in fix_text(twelve["NET150"])

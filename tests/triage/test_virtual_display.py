@@ -42,3 +42,35 @@ def test_mujoco_pys_egl_display_failure_points_at_the_egl_vendor_library(
     found = causes(cli, log)
     assert found["SIM109"]["verdict"] == "confirmed"
     assert "10_nvidia.json" in fix_text(found["SIM109"])
+
+
+def test_an_x_error_on_a_glx_request_reboots_after_a_driver_update_first(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "X Error of failed request:  BadValue (integer parameter out of range for operation)",
+        "  Major opcode of failed request:  152 (GLX)",
+        "  Minor opcode of failed request:  24 (X_GLXCreateNewContext)",
+    )
+    found = causes(cli, log)
+    text = fix_text(found["SIM150"])
+    assert found["SIM150"]["verdict"] == "confirmed"
+    assert text.index("reboot") < text.index("xvfb-run -a")
+
+
+def test_glxbadfbconfig_under_mesa_overrides_the_gl_version_first(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(tmp_path, "glfw error 65543: GLX: Failed to create context: GLXBadFBConfig")
+    text = fix_text(causes(cli, log)["SIM150"])
+    assert text.index("MESA_GL_VERSION_OVERRIDE=4.5") < text.index("reboot")
+
+
+def test_libgl_without_a_driver_keeps_its_own_fix(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(tmp_path, "libGL error: failed to load driver: swrast")
+    text = fix_text(causes(cli, log)["SIM150"])
+    assert "reboot" not in text
+    assert "libgl1-mesa-dri" in text

@@ -66,13 +66,26 @@ def ranks_span_nodes(stated: Mapping[str, str]) -> str | None:
     return None
 
 
+def _loopback_peer(stated: Mapping[str, str]) -> str | None:
+    """Why NCCL's own connect line says a rank advertised a loopback address: NCCL connects to
+    the address each rank published from the interface it chose (src/bootstrap.cc), so a peer at
+    127.x or ::1 that refuses means that interface was lo, not one the ranks share."""
+    peer = stated.get("nccl_peer_address")
+    if peer and (peer.startswith("127.") or peer in ("::1", "localhost")):
+        return (
+            f"NCCL connected to a peer at {peer}, a loopback address: a rank published its lo "
+            "interface"
+        )
+    return None
+
+
 @from_log("NET104")
 def nccl_chose_virtual_interface_or_spans_nodes(facts: Facts, line: LogLine) -> Hit | None:
     """NCCL's own 'Bootstrap : Using docker0:...' line (nccl.py); for NCCL's generic error lines,
     a job whose log shows ranks on several nodes and no NCCL_SOCKET_IFNAME."""
     if line.signature not in GENERIC_NCCL_LINES:
         return nccl_chose_virtual_interface(facts, line)
-    why = ranks_span_nodes(line.stated)
+    why = ranks_span_nodes(line.stated) or _loopback_peer(line.stated)
     if why is None:
         raise NotStated(f"line {line.line} does not say whether the ranks ran on several nodes")
     named = line.stated.get("nccl_socket_ifname")
