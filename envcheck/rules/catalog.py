@@ -49,6 +49,7 @@ from envcheck.rules.node import (  # noqa: F401
     memory,
     nccl,
     nccl_env,
+    nccl_ranks,
     nccl_scope,
     numpy_c_api,
     packages,

@@ -127,3 +127,43 @@ def test_an_ib_local_protection_error_is_gpudirect_not_the_gid(
     )
     assert "NCCL_IB_GID_INDEX=3" in fix_text(twelve["NET150"])
     assert "NCCL_NET_GDR_LEVEL" not in fix_text(twelve["NET150"])
+
+
+def test_a_version_mismatch_decodes_both_versions_and_pins_the_newer(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    old_code = causes(
+        cli,
+        log_file(
+            tmp_path,
+            "n1:91:97 [0] init.cc:900 NCCL WARN Mismatched NCCL version detected : rank 3 "
+            "version 2708 rank 0 version 21104",
+        ),
+    )
+    text = fix_text(old_code["NET121"])
+    assert old_code["NET121"]["verdict"] == "confirmed"
+    assert "nvidia-nccl-cu12==2.11.4" in text
+    assert "NCCL 2.7.8" in text
+
+
+def test_a_truncated_message_leaves_the_version_question_open(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "n1:91:97 [0] misc/socket.cc:419 NCCL WARN Message truncated : received 4096 bytes "
+        "instead of 256",
+    )
+    assert causes(cli, log)["NET121"]["verdict"] in ("unchecked", "unknown")
+
+
+def test_a_connect_failure_in_nccls_new_wording_is_decided_by_the_node_count(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    poll = (
+        "node5:240:240 [6] misc/socket.cc:484 NCCL WARN socketPollConnect: Connect to "
+        "10.0.0.4<56849> returned 113(No route to host) errno 115(Operation now in progress)"
+    )
+    assert causes(cli, log_file(tmp_path, poll))["NET104"]["verdict"] == "unknown"
+    two = causes(cli, log_file(tmp_path, "#SBATCH --nodes=2", poll, name="two.log"))
+    assert two["NET104"]["verdict"] == "confirmed"

@@ -2239,3 +2239,25 @@ EXAMPLES += [
     ("xvfb-run: error: Xvfb failed to start", "xvfb-failed-to-start"),
     ("Could not get EGL display", "egl-get-display-failed"),
 ]
+EXAMPLES += [
+    (
+        "node5:240:240 [6] misc/socket.cc:484 NCCL WARN socketPollConnect: Connect to "
+        "10.0.0.4<56849> returned 113(No route to host) errno 115(Operation now in progress)",
+        "nccl-socket-poll-connect",
+    ),
+    (
+        "node1:91:91 [0] init.cc:1270 NCCL WARN Mismatched NCCL version detected : rank 0 "
+        "version 21806 rank 8 version 22005",
+        "nccl-version-mismatch",
+    ),
+    (
+        "node1:91:97 [0] transport/net_socket.cc:538 NCCL WARN NET/Socket : peer "
+        "10.0.0.2<5432> message truncated : receiving 524288 bytes instead of 65536.",
+        "nccl-message-truncated",
+    ),
+    (
+        "node004:27907:27907 [1] transport/nvls.cc:254 NCCL WARN Cuda failure 401 'the "
+        "operation cannot be performed in the present state'",
+        "nccl-nvls-cuda-failure",
+    ),
+]

@@ -42,6 +42,8 @@ GENERIC_NCCL_LINES = frozenset(
         "nccl-proxy-failed",
         "nccl-internal-error",
         "nccl-watchdog-timeout",
+        "nccl-socket-connect-failed",
+        "nccl-socket-poll-connect",
     }
 )
 
