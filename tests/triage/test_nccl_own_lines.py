@@ -167,3 +167,18 @@ def test_a_connect_failure_in_nccls_new_wording_is_decided_by_the_node_count(
     assert causes(cli, log_file(tmp_path, poll))["NET104"]["verdict"] == "unknown"
     two = causes(cli, log_file(tmp_path, "#SBATCH --nodes=2", poll, name="two.log"))
     assert two["NET104"]["verdict"] == "confirmed"
+
+
+def test_gloos_full_mesh_on_several_nodes_names_glooss_interface(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    mesh = (
+        "RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/"
+        "pair.cc:144] no error"
+    )
+    found = causes(cli, log_file(tmp_path, "#SBATCH --nodes=2", mesh))
+    assert found["NET104"]["verdict"] == "confirmed"
+    assert found["NET104"]["findings"][0]["message"].startswith("Gloo failed between nodes")
+    assert "GLOO_SOCKET_IFNAME=" in fix_text(found["NET104"])
+    alone = causes(cli, log_file(tmp_path, mesh, name="alone.log"))
+    assert alone["NET104"]["verdict"] == "unknown"

@@ -44,6 +44,8 @@ GENERIC_NCCL_LINES = frozenset(
         "nccl-watchdog-timeout",
         "nccl-socket-connect-failed",
         "nccl-socket-poll-connect",
+        "nccl-connect-returned",
+        "gloo-connect-full-mesh",
     }
 )
 
@@ -97,9 +99,11 @@ def nccl_chose_virtual_interface_or_spans_nodes(facts: Facts, line: LogLine) -> 
     with contextlib.suppress(Skip):
         best = candidate(facts.network())
     iface = best.name if best is not None else "<the interface between the nodes, e.g. eth0>"
+    gloo = line.signature.startswith("gloo-")
+    lib, var = ("Gloo", "GLOO_SOCKET_IFNAME") if gloo else ("NCCL", "NCCL_SOCKET_IFNAME")
     return Hit(
-        f"NCCL failed between nodes (line {line.line}): {why}, and nothing in the log sets "
-        "NCCL_SOCKET_IFNAME, so NCCL chose the interface itself (the first that is not lo or "
+        f"{lib} failed between nodes (line {line.line}): {why}, and nothing in the log sets "
+        f"{var}, so {lib} chose the interface itself (the first that is not lo or "
         "docker*: a bridge, a veth, an interface the other nodes do not reach)",
         evidence={"line": line.line, "spans_nodes": why},
         fix=fix(
