@@ -182,3 +182,23 @@ def test_gloos_full_mesh_on_several_nodes_names_glooss_interface(
     assert "GLOO_SOCKET_IFNAME=" in fix_text(found["NET104"])
     alone = causes(cli, log_file(tmp_path, mesh, name="alone.log"))
     assert alone["NET104"]["verdict"] == "unknown"
+
+
+@pytest.mark.parametrize(
+    ("listed", "verdict"),
+    [
+        (
+            "#  Rank  1 Group  0 Pid 587622 on box4090 device  1 [0x22] NVIDIA GeForce RTX 4090",
+            "confirmed",
+        ),
+        ("GPU 0,1,2,3: NVIDIA GeForce RTX 3090", "confirmed"),
+        ("GPU 0,1,2,3,4,5,6,7: NVIDIA H20", "unknown"),
+    ],
+)
+def test_the_gpus_nccl_tests_or_an_engine_lists_decide_p2p_on_a_timeout(
+    cli: Callable[..., CliResult], tmp_path: Path, listed: str, verdict: str
+) -> None:
+    found = causes(cli, log_file(tmp_path, listed, _WATCHDOG))
+    assert found["NET106"]["verdict"] == verdict
+    if verdict == "confirmed":
+        assert "NCCL_P2P_DISABLE=1" in fix_text(found["NET106"])

@@ -2261,3 +2261,11 @@ EXAMPLES += [
         "nccl-nvls-cuda-failure",
     ),
 ]
+EXAMPLES += [
+    (
+        "#  Rank  0 Group  0 Pid 587622 on Fairfax4way08RTX4090 device  0 [0x21] NVIDIA GeForce "
+        "RTX 4090",
+        "nccl-tests-device-line",
+    ),
+    ("GPU 0,1,2,3,4,5,6,7: NVIDIA H20", "engine-env-gpu-list"),
+]
