@@ -49,6 +49,7 @@ from envcheck.rules.node import (  # noqa: F401
     memory,
     nccl,
     nccl_env,
+    nccl_ranks,
     nccl_scope,
     numpy_c_api,
     packages,
@@ -67,6 +68,7 @@ from envcheck.rules.node import (  # noqa: F401
     torch_build,
     torch_cpu,
     torch_stated,
+    virtual_display,
     windows_dll,
     worker_limits,
 )

@@ -163,9 +163,22 @@ FACTS: dict[str, str] = {
     "(mmcv._ext, amp_C, Detectron2)",
     "pip_build": "a distribution pip or uv failed to build from source (Failed building "
     "wheel for X)",
+    "x_display": "the X display number a server found already taken (Xorg/Xvfb: 'Server is "
+    "already active for display 99')",
+    "xvfb_missing": "the words of a line saying Xvfb (or xvfb-run) is not installed",
     "remote_node_ip": "the IP of another node that Ray names in a worker's line prefix "
     "('(RayWorkerWrapper pid=N, ip=A)': Ray adds ip= only for a node other than the driver's)",
-    "nnodes": "the number of nodes a launcher was given (torchrun --nnodes, DeepSpeed --num_nodes)",
+    "nnodes": "the number of nodes a launcher was given (torchrun --nnodes, DeepSpeed --num_nodes, "
+    "Slurm's SLURM_NNODES) or NCCL's communicator spans ('nRanks 16 nNodes 2')",
+    "nccl_peer_address": "the address NCCL's socket tried to reach ('socketStartConnect: Connect "
+    "to 127.0.0.1<45069> failed'): a loopback one means a rank advertised its lo interface",
+    "nccl_cuda_failure": "the CUDA error NCCL's own check printed ('Cuda failure 401 'the operation "
+    "cannot be performed in the present state'')",
+    "node_rank": "this node's index among the job's nodes (--node_rank 1, NODE_RANK=1)",
+    "nccl_net_transport": "the network transport NCCL connected a channel through (Socket, IB, "
+    "a net plugin: 'via NET/IBext_v8/0'), which it uses between nodes",
+    "nccl_shm_disabled": "NCCL echoed NCCL_SHM_DISABLE=1 (on one node it then may use the network "
+    "transport)",
     "container_host": "a hostname of Docker's default form (the container's 12-hex-digit ID) "
     "that NCCL prefixes its lines with: the job ran in a Docker container",
     "dll": "a Windows DLL (or extension module) a line says failed to load (c10.dll, "

@@ -169,7 +169,9 @@ def test_store_socket_and_shm_lines_leave_their_causes_open(
     tmp_path: Path, cli: Callable[..., CliResult], line: str, code: str
 ) -> None:
     cause = _causes(cli, log_file(tmp_path, line))[code]
-    assert cause["verdict"] == "unchecked"
+    # open either way: 'unknown' where the rule's reading of the line says what it lacks (a
+    # connect failure that does not say the ranks span nodes, nccl_scope.py)
+    assert cause["verdict"] in ("unchecked", "unknown")
     assert cause["fix"]["summary"]
 
 

@@ -2217,3 +2217,56 @@ EXAMPLES += [
         "nvcc-host-compiler-version-unsupported",
     ),
 ]
+
+EXAMPLES += [
+    (
+        "node0:1043:1187 [0] NCCL INFO comm 0x55d1c7a4e0 rank 0 nRanks 16 nNodes 2 localRanks 8 "
+        "localRank 0 MNNVL 0",
+        "nccl-comm-node-count",
+    ),
+    (
+        "h100-15:136:136 [4] NCCL INFO Channel 00/0 : 1[1] -> 4[4] [receive] via "
+        "NET/IBext_v8/4/GDRDMA",
+        "nccl-channel-via-net",
+    ),
+    (
+        "python -m torch.distributed.run --node_rank=1 --nproc_per_node=8 train.py",
+        "launcher-node-rank",
+    ),
+    (
+        "node0:88:88 [0] NCCL INFO NCCL_SHM_DISABLE set by environment to 1.",
+        "nccl-shm-disabled-stated",
+    ),
+    ("xvfb-run: error: Xvfb failed to start", "xvfb-failed-to-start"),
+    ("Could not get EGL display", "egl-get-display-failed"),
+]
+EXAMPLES += [
+    (
+        "node5:240:240 [6] misc/socket.cc:484 NCCL WARN socketPollConnect: Connect to "
+        "10.0.0.4<56849> returned 113(No route to host) errno 115(Operation now in progress)",
+        "nccl-socket-poll-connect",
+    ),
+    (
+        "node1:91:91 [0] init.cc:1270 NCCL WARN Mismatched NCCL version detected : rank 0 "
+        "version 21806 rank 8 version 22005",
+        "nccl-version-mismatch",
+    ),
+    (
+        "node1:91:97 [0] transport/net_socket.cc:538 NCCL WARN NET/Socket : peer "
+        "10.0.0.2<5432> message truncated : receiving 524288 bytes instead of 65536.",
+        "nccl-message-truncated",
+    ),
+    (
+        "node004:27907:27907 [1] transport/nvls.cc:254 NCCL WARN Cuda failure 401 'the "
+        "operation cannot be performed in the present state'",
+        "nccl-nvls-cuda-failure",
+    ),
+]
+EXAMPLES += [
+    (
+        "#  Rank  0 Group  0 Pid 587622 on Fairfax4way08RTX4090 device  0 [0x21] NVIDIA GeForce "
+        "RTX 4090",
+        "nccl-tests-device-line",
+    ),
+    ("GPU 0,1,2,3,4,5,6,7: NVIDIA H20", "engine-env-gpu-list"),
+]

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
 
@@ -74,6 +75,13 @@ def glx_driver_not_loaded(facts: Facts) -> Iterable[Hit]:
     ]
 
 
+# an X error on a GLX request, or GLFW's GLX context creation failing (glfw src/glx_context.c)
+_GLX_REFUSED = lazy(
+    r"Major opcode of failed request: +[0-9]+ \(GLX\)|GLX: Failed to create context|"
+    r"X_GLXCreate(New)?Context|GLXBadFBConfig"
+)
+
+
 @from_log("SIM150")
 def glx_driver_in_log(facts: Facts, line: LogLine) -> Hit:
     """The driver libGL could not load, named from the line; the container's capabilities, where
@@ -85,7 +93,9 @@ def glx_driver_in_log(facts: Facts, line: LogLine) -> Hit:
     lacking = caps is not None and "graphics" not in caps and "all" not in caps
     display = "display" in line.text.lower()
     what = (
-        "no X display to open (DISPLAY unset)"
+        "the X server refused the GLX context"
+        if _GLX_REFUSED.search(line.text)
+        else "no X display to open (DISPLAY unset)"
         if display
         else f"libGL could not load the {driver} driver"
         if driver
@@ -116,7 +126,31 @@ def glx_driver_in_log(facts: Facts, line: LogLine) -> Hit:
         if mesa
         else []
     )
+    # the X server refused the GLX context itself (an X error on a GLX request, GLFW's 'Failed
+    # to create context: BadValue / GLXBadFBConfig'): what fixed it, by the threads' count
+    refused = _GLX_REFUSED.search(line.text) is not None
+    fbconfig = "GLXBadFBConfig" in line.text
+    context = (
+        [
+            *(
+                [
+                    "Mesa (a VM, a software GL) without the GL version asked for: "
+                    "export MESA_GL_VERSION_OVERRIDE=4.5"
+                ]
+                if fbconfig
+                else []
+            ),
+            "just installed or updated the NVIDIA driver: reboot, so the loaded kernel module "
+            "matches the new GLX library (cat /proc/driver/nvidia/version vs nvidia-smi)",
+            "headless or over SSH (no local X server with GLX): run under a virtual display: "
+            "xvfb-run -a <command>, or render through EGL",
+            *([] if fbconfig else ["Mesa in a VM: export MESA_GL_VERSION_OVERRIDE=4.5"]),
+        ]
+        if refused
+        else []
+    )
     steps = [
+        *context,
         *own,
         *conda,
         *(
@@ -144,6 +178,12 @@ def glx_driver_in_log(facts: Facts, line: LogLine) -> Hit:
                 "-c conda-forge libstdcxx-ng (or export LD_PRELOAD=/usr/lib/x86_64-linux-gnu/"
                 "libstdc++.so.6); else render"
                 if mesa
+                else "After a driver install or update, reboot (kernel module and GLX library "
+                "must match); on a node without a local X server run under xvfb-run -a; else render"
+                if refused and not fbconfig
+                else "Under Mesa (a VM), export MESA_GL_VERSION_OVERRIDE=4.5; after a driver "
+                "update, reboot; else render"
+                if refused
                 else "Render"
             )
             + " headless through EGL (or OSMesa), or provide a GL driver: "

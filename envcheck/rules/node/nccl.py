@@ -115,6 +115,30 @@ def _ib_runtime(line: LogLine) -> Hit | None:
                 manual(_MEMLOCK),
             ),
         )
+    status = re.search(r"Got completion (?:from peer [^ ]+ )?with (?:status=|error )([0-9]+)", text)
+    if status is not None and status.group(1) == "4":
+        # ibv_wc_status 4, IBV_WC_LOC_PROT_ERR: the HCA could not access the (GPU) buffer it
+        # was given: GPUDirect RDMA broken by ACS on the PCIe bridges, or no nvidia-peermem
+        # (NVIDIA/nccl#928: 'IB error 4 is usually due to ACS being enabled and breaking GPU
+        # Direct RDMA protocol. You can confirm that by setting NCCL_NET_GDR_LEVEL=0')
+        return Hit(
+            f"an InfiniBand work completion failed with a local protection error (line "
+            f"{line.line}, status 4): the NIC could not reach the GPU buffer, so GPUDirect RDMA "
+            "is broken on this node (ACS enabled on the PCIe bridges, or nvidia-peermem not "
+            "loaded)",
+            evidence={"line": line.line, "status": 4},
+            fix=fix(
+                "Confirm with GPUDirect RDMA off: export NCCL_NET_GDR_LEVEL=0; then disable ACS "
+                "on the PCIe bridges (BIOS or setpci) or load nvidia-peermem to keep it fast",
+                "manual",
+                manual("export NCCL_NET_GDR_LEVEL=0   # GPUDirect RDMA off: works, slower"),
+                manual(
+                    "disable ACS on the PCIe switches above GPUs and NICs (BIOS, or setpci "
+                    "ECAP_ACS+0x6.w=0000 per bridge; see NCCL's troubleshooting guide)"
+                ),
+                manual("modprobe nvidia-peermem   # GPUDirect RDMA's kernel module"),
+            ),
+        )
     if "ibv_modify_qp" in text or "Got completion" in text:
         gid = re.search(r"GID index ([0-9]+)", text)
         if gid is not None and gid.group(1) == "3":  # already the RoCE v2 GID: the rails

@@ -7,8 +7,11 @@ nodes and the shared-memory transport inside a container are both behind them (N
 troubleshooting guide). The log decides between them when it says where the ranks ran:
 
 - on several nodes: Ray forwards a worker's output as `(pid=N, ip=A)` only when the worker is on
-  another node than the driver (python/ray/_private/worker.py), and launchers state the node count
-  (torchrun `--nnodes 2`, its `min_nodes : 2` dump, DeepSpeed's `--num_nodes`). With
+  another node than the driver (python/ray/_private/worker.py), launchers state the node count
+  (torchrun `--nnodes 2`, its `min_nodes : 2` dump, DeepSpeed's `--num_nodes`, Slurm's
+  `SLURM_NNODES`) or a node rank above 0, and NCCL's own INFO lines say it: `comm 0x.. rank 0
+  nRanks 16 nNodes 2` (src/init.cc) and channels `via NET/Socket` or `via NET/IB...`
+  (src/transport.cc: the network transport, used between nodes while SHM is enabled). With
   NCCL_SOCKET_IFNAME not set, NCCL picked the interface between the nodes itself: NET104, whose fix
   (`NCCL_SOCKET_IFNAME`) is what the threads of these lines establish (NVIDIA/nccl#207, #697,
   #1141, ROCm/rccl#328);
@@ -33,7 +36,17 @@ from envcheck.rules.node.network import candidate
 
 # NCCL's error lines that name no subsystem (matrices/signatures/nccl.toml)
 GENERIC_NCCL_LINES = frozenset(
-    {"nccl-unhandled-system-error", "nccl-remote-exited", "nccl-proxy-failed"}
+    {
+        "nccl-unhandled-system-error",
+        "nccl-remote-exited",
+        "nccl-proxy-failed",
+        "nccl-internal-error",
+        "nccl-watchdog-timeout",
+        "nccl-socket-connect-failed",
+        "nccl-socket-poll-connect",
+        "nccl-connect-returned",
+        "gloo-connect-full-mesh",
+    }
 )
 
 
@@ -44,7 +57,29 @@ def ranks_span_nodes(stated: Mapping[str, str]) -> str | None:
         return f"Ray forwarded a worker's output from another node (ip={ip})"
     nodes = stated.get("nnodes")
     if nodes and nodes.isdigit() and int(nodes) > 1:
-        return f"the launcher was given {nodes} nodes"
+        return f"the launcher (or NCCL's communicator) states {nodes} nodes"
+    rank = stated.get("node_rank")
+    if rank and rank.isdigit() and int(rank) > 0:
+        return f"the launcher was given node rank {rank} (a job of several nodes)"
+    net = stated.get("nccl_net_transport")
+    if net and not stated.get("nccl_shm_disabled"):
+        return (
+            f"NCCL connected ranks through its network transport (via NET/{net.strip()}), "
+            "which it uses between nodes"
+        )
+    return None
+
+
+def _loopback_peer(stated: Mapping[str, str]) -> str | None:
+    """Why NCCL's own connect line says a rank advertised a loopback address: NCCL connects to
+    the address each rank published from the interface it chose (src/bootstrap.cc), so a peer at
+    127.x or ::1 that refuses means that interface was lo, not one the ranks share."""
+    peer = stated.get("nccl_peer_address")
+    if peer and (peer.startswith("127.") or peer in ("::1", "localhost")):
+        return (
+            f"NCCL connected to a peer at {peer}, a loopback address: a rank published its lo "
+            "interface"
+        )
     return None
 
 
@@ -54,7 +89,7 @@ def nccl_chose_virtual_interface_or_spans_nodes(facts: Facts, line: LogLine) -> 
     a job whose log shows ranks on several nodes and no NCCL_SOCKET_IFNAME."""
     if line.signature not in GENERIC_NCCL_LINES:
         return nccl_chose_virtual_interface(facts, line)
-    why = ranks_span_nodes(line.stated)
+    why = ranks_span_nodes(line.stated) or _loopback_peer(line.stated)
     if why is None:
         raise NotStated(f"line {line.line} does not say whether the ranks ran on several nodes")
     named = line.stated.get("nccl_socket_ifname")
@@ -64,9 +99,11 @@ def nccl_chose_virtual_interface_or_spans_nodes(facts: Facts, line: LogLine) -> 
     with contextlib.suppress(Skip):
         best = candidate(facts.network())
     iface = best.name if best is not None else "<the interface between the nodes, e.g. eth0>"
+    gloo = line.signature.startswith("gloo-")
+    lib, var = ("Gloo", "GLOO_SOCKET_IFNAME") if gloo else ("NCCL", "NCCL_SOCKET_IFNAME")
     return Hit(
-        f"NCCL failed between nodes (line {line.line}): {why}, and nothing in the log sets "
-        "NCCL_SOCKET_IFNAME, so NCCL chose the interface itself (the first that is not lo or "
+        f"{lib} failed between nodes (line {line.line}): {why}, and nothing in the log sets "
+        f"{var}, so {lib} chose the interface itself (the first that is not lo or "
         "docker*: a bridge, a veth, an interface the other nodes do not reach)",
         evidence={"line": line.line, "spans_nodes": why},
         fix=fix(

@@ -1,0 +1,148 @@
+"""NCCL failures whose line names the NCCL feature or the ranks at fault: NET121, ranks of one
+communicator running different NCCL versions (or settings), and NET122, NVLink SHARP (NVLS)
+multicast failing on an NVSwitch system (the signatures in
+matrices/signatures/nccl_transports.toml)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
+from envcheck.model.finding import Severity
+from envcheck.patterns import lazy
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
+from envcheck.rules.fixes import fix, manual
+
+# NCCL's init.cc: 'Mismatched NCCL version detected : rank %d version %d rank %d version %d'
+_MISMATCH = lazy(r"rank ([0-9]+) version ([0-9]+) rank ([0-9]+) version ([0-9]+)")
+
+
+def nccl_version(code: str) -> str:
+    """NCCL_VERSION_CODE as a release: X*10000+Y*100+Z from 2.9 on, X*1000+Y*100+Z before
+    (nccl.h: NCCL_VERSION(X,Y,Z) ((X) <= 2 && (Y) <= 8) ? (X)*1000+(Y)*100+(Z) : ...)."""
+    n = int(code)
+    if n >= 20900:
+        return f"{n // 10000}.{n // 100 % 100}.{n % 100}"
+    return f"{n // 1000}.{n // 100 % 10}.{n % 100}"
+
+
+@rule("NET121", "nccl-ranks-differ", Severity.ERROR)
+def nccl_ranks_differ(facts: Facts) -> Iterable[Hit]:
+    """The ranks of one NCCL communicator run different NCCL versions or settings
+
+    ## What it checks
+    Only a log says it: NCCL's `Mismatched NCCL version detected : rank 0 version 21805 rank 8
+    version 22105` (init.cc, ncclInvalidUsage), and the socket transport's `message truncated :
+    receiving 524288 bytes instead of 65536` (or `Message truncated : received N bytes instead
+    of M`), which NCCL itself attributes to a mismatch of versions, collective sizes or settings
+    (NCCL_PROTO, NCCL_ALGO) between ranks. `envcheck cluster` compares the nodes' NCCL.
+
+    ## Why it matters
+    Every rank must run the same NCCL with the same protocol settings: nodes built from
+    different images, a torch upgraded on one node (its nvidia-nccl-cuXX pin moves with it) or
+    a system libnccl loaded before the wheel's on some nodes make the ranks disagree, and
+    initialisation fails or collectives exchange mismatched messages.
+
+    ## Example
+    Two nodes, one with torch 2.1 (NCCL 2.18.6), one with torch 2.3 (NCCL 2.20.5):
+    `NCCL WARN Mismatched NCCL version detected : rank 0 version 21806 rank 8 version 22005`.
+
+    ## Fix
+    Run one NCCL everywhere: the same container image or the same torch on every node, or pin
+    the wheel (`pip install nvidia-nccl-cu12==<one version>` on every node); check each
+    node's `python -c "import torch; print(torch.cuda.nccl.version())"`. Unset NCCL_PROTO /
+    NCCL_ALGO where only some nodes set them.
+
+    ## References
+    - https://github.com/NVIDIA/nccl/blob/master/src/init.cc
+    - https://github.com/NVIDIA/nccl/blob/master/src/transport/net_socket.cc
+    - https://github.com/NVIDIA/nccl/issues/1328
+    """
+    raise Skip("only a log line states which NCCL each rank runs", "log.nccl")
+
+
+@from_log("NET121")
+def nccl_ranks_differ_in_log(facts: Facts, line: LogLine) -> Hit:
+    """The version check names both ranks' NCCL (decoded from NCCL_VERSION_CODE): the newer one
+    is the pin to install everywhere. A truncated message names no version: left open."""
+    found = _MISMATCH.search(line.text)
+    if found is None:
+        raise NotStated(
+            f"line {line.line} says two ranks exchanged messages of different sizes, not "
+            "whether their NCCL versions differ (or the program's collectives do)"
+        )
+    a, b = nccl_version(found.group(2)), nccl_version(found.group(4))
+    newer = max((a, b), key=lambda v: tuple(int(p) for p in v.split(".")))
+    older = b if newer == a else a
+    return Hit(
+        f"rank {found.group(1)} runs NCCL {a} and rank {found.group(3)} runs NCCL {b} (line "
+        f"{line.line}): one communicator needs one NCCL on every rank",
+        evidence={"line": line.line, "versions": sorted({a, b})},
+        fix=fix(
+            f"Run one NCCL on every node: the same image or torch everywhere, or pip install "
+            f"nvidia-nccl-cu12=={newer} (nvidia-nccl-cu13 for CUDA 13 builds) where NCCL {older} "
+            "runs",
+            "manual",
+            manual(f"pip install nvidia-nccl-cu12=={newer}   # on the nodes running NCCL {older}"),
+            manual(
+                "python -c 'import torch; print(torch.cuda.nccl.version())'   # on every node: "
+                "one answer"
+            ),
+            manual("use the same container image (or the same torch) on every node"),
+        ),
+    )
+
+
+@rule("NET122", "nccl-nvls-multicast-failed", Severity.ERROR)
+def nccl_nvls_failed(facts: Facts) -> Iterable[Hit]:
+    """NCCL's NVLink SHARP (NVLS) multicast failed on an NVSwitch system
+
+    ## What it checks
+    Only a log says it: a CUDA call failing inside NCCL's NVLS transport, `transport/nvls.cc:254
+    NCCL WARN Cuda failure 401 'the operation cannot be performed in the present state'` (or
+    `'invalid argument'`, `'operation not supported'`, `'initialization error'`).
+
+    ## Why it matters
+    From NCCL 2.17 on, H100/H200/B200 systems with NVSwitches use NVLS (multicast objects through
+    cuMulticast*) for all-reduce. It needs the fabric manager running and the GPUs registered in
+    the NVLink fabric, and a driver whose multicast support the container sees; when any of that
+    is missing the communicator fails at init, on nodes that ran the same job before.
+
+    ## Example
+    vLLM with tensor parallelism 8 on an HGX H100 after a driver update without restarting
+    nvidia-fabricmanager: `transport/nvls.cc:254 NCCL WARN Cuda failure 401 ...`.
+
+    ## Fix
+    Turn NVLS off, which NCCL's maintainers ask first and the threads report working:
+    `export NCCL_NVLS_ENABLE=0` (all-reduce then uses NVLink rings and trees). To keep NVLS,
+    check the fabric: `systemctl status nvidia-fabricmanager` (same version as the driver),
+    `nvidia-smi -q | grep -A2 Fabric` (State Completed, Status Success).
+
+    ## References
+    - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-nvls-enable
+    - https://github.com/NVIDIA/nccl/issues/1788
+    - https://github.com/NVIDIA/nccl/issues/1672
+    - https://github.com/sgl-project/sglang/pull/631
+    """
+    raise Skip("only a log line states that NCCL's NVLS transport failed", "log.nccl")
+
+
+@from_log("NET122")
+def nccl_nvls_failed_in_log(facts: Facts, line: LogLine) -> Hit:
+    """NCCL's NVLS transport file in the line's source location: disable NVLS first."""
+    error = line.stated.get("nccl_cuda_failure") or "a CUDA call failed"
+    return Hit(
+        f"NCCL's NVLink SHARP (NVLS) setup failed (line {line.line}: {error}): the multicast "
+        "objects NVLS needs are not available (fabric manager, NVLink fabric registration, "
+        "driver)",
+        evidence={"line": line.line},
+        fix=fix(
+            "export NCCL_NVLS_ENABLE=0 (NCCL uses NVLink rings/trees instead); to keep NVLS, "
+            "restart nvidia-fabricmanager at the driver's version and check the fabric state",
+            "manual",
+            manual("export NCCL_NVLS_ENABLE=0"),
+            manual("systemctl status nvidia-fabricmanager   # running, same version as the driver"),
+            manual("nvidia-smi -q | grep -A2 Fabric   # State: Completed, Status: Success"),
+        ),
+    )
