@@ -2217,3 +2217,22 @@ EXAMPLES += [
         "nvcc-host-compiler-version-unsupported",
     ),
 ]
+
+# python_imports.toml: an interpreter older than the code's language features, transformers'
+# optional backends
+EXAMPLES += [
+    ("TypeError: 'type' object is not subscriptable", "python-generic-alias-before-3-9"),
+    (
+        "TypeError: unsupported operand type(s) for |: 'type' and 'NoneType'",
+        "python-union-operator-before-3-10",
+    ),
+    (
+        "SyntaxError: future feature annotations is not defined",
+        "python-future-annotations-before-3-7",
+    ),
+    (
+        "LlamaTokenizer requires the SentencePiece library but it was not found in your "
+        "environment. Checkout the instructions on the",
+        "transformers-requires-backend",
+    ),
+]

@@ -19,6 +19,7 @@ from envcheck.matrix.model import Matrix
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
+from envcheck.rules.node.python_syntax import syntax_in_log
 
 # checked by their own rules (PY101, PY102, RAY101)
 _OWN_RULES = frozenset({"torch", "vllm", "ray"})
@@ -110,7 +111,10 @@ def package_python_range(facts: Facts) -> Iterable[Hit]:
     (trl, transformers, NumPy, FlashInfer, SGLang, torchvision, xformers ...: the wheel's
     `Requires-Python`) against the Python version. torch, vLLM and Ray have their own rules
     (PY101, PY102, RAY101). pip's line `ERROR: Package 'trl' requires a different Python:
-    3.8.17 not in '>=3.9'` states the same from a log.
+    3.8.17 not in '>=3.9'` states the same from a log, and so does the error an older
+    interpreter raises on a newer language feature in a package's code (`'type' object is not
+    subscriptable` for `list[int]` before 3.9, `unsupported operand type(s) for |` for
+    `str | None` before 3.10: the feature's first Python from the matrix).
 
     ## Why it matters
     pip refuses the release and keeps (or resolves) an older one without the features the job
@@ -123,7 +127,10 @@ def package_python_range(facts: Facts) -> Iterable[Hit]:
 
     ## Fix
     Use a Python inside the release's range (the finding lists the minors the matrix knows
-    wheels for), or the newest release of the package that still accepts this Python.
+    wheels for), or the newest release of the package that still accepts this Python. For a
+    language feature: a Python at or above its first release (`conda create -n py310
+    python=3.10`, `uv venv --python 3.10`), else `pip install -U <package>` (a later release may
+    declare its floor or avoid the feature) or its release before the installed one.
 
     ## References
     - https://github.com/modelscope/ms-swift/issues/3268
@@ -153,7 +160,12 @@ def package_python_range(facts: Facts) -> Iterable[Hit]:
 
 @from_log("PY140")
 def python_range_in_log(facts: Facts, line: LogLine) -> Hit | None:
-    """pip's 'Package X requires a different Python: A not in B' names all three."""
+    """pip's 'Package X requires a different Python: A not in B' names all three; an
+    interpreter's error on a newer language feature names the feature
+    (rules/node/python_syntax.py)."""
+    feature = line.stated.get("python_feature")
+    if feature:
+        return syntax_in_log(facts, line, feature)
     package = line.stated.get("pkg_name")
     stated, spec_text = line.stated.get("python_version"), line.stated.get("requires_python")
     if not package or not stated or not spec_text:

@@ -1,0 +1,143 @@
+"""The python family's lines that state their own facts: transformers' require_version (PKG101:
+the range and the release found decide upgrade vs pin back, the checking package's upgrade
+after), an interpreter older than the code's language features (PY140: the feature's first
+Python from the matrix, the package from the traceback) and transformers' optional backends
+(PY151: the library it names)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.conftest import CliResult
+from tests.triage.from_log import causes, fix_text, log_file, saved_node
+
+SITE38 = "/root/miniconda3/envs/job/lib/python3.8/site-packages"
+SITE310 = "/opt/conda/lib/python3.10/site-packages"
+
+
+def test_require_version_newer_than_the_range_pins_back_and_upgrades_the_checker(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "Traceback (most recent call last):",
+        f'  File "{SITE310}/transformers/dependency_versions_check.py", line 57, in <module>',
+        "    require_version_core(deps[pkg])",
+        f'  File "{SITE310}/transformers/utils/versions.py", line 44, in _compare_versions',
+        "    raise ImportError(",
+        "ImportError: tokenizers>=0.11.1,!=0.11.3,<0.14 is required for a normal functioning of "
+        "this module, but found tokenizers==0.14.0.",
+        "Try: `pip install transformers -U` or `pip install -e '.[dev]'` if you're working with "
+        "git main",
+    )
+    found = causes(cli, log)["PKG101"]
+    text = fix_text(found)
+    assert found["verdict"] == "confirmed"
+    assert "transformers's runtime check requires tokenizers>=0.11.1,!=0.11.3,<0.14" in str(found)
+    assert "pip install 'tokenizers<0.14'" in text
+    assert "pip install --upgrade transformers" in text
+    assert text.index("tokenizers<0.14") < text.index("--upgrade transformers")
+
+
+def test_require_version_checker_from_the_calling_frame(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        f'  File "{SITE310}/lmflow/pipeline/finetuner.py", line 90, in <module>',
+        '    require_version("trl>=0.8.6,<=0.9.6")',
+        f'  File "{SITE310}/transformers/utils/versions.py", line 111, in require_version',
+        "ImportError: trl>=0.8.6,<=0.9.6 is required for a normal functioning of this module, "
+        "but found trl==0.24.0.",
+    )
+    text = fix_text(causes(cli, log)["PKG101"])
+    assert "pip install trl==0.9.6" in text  # the last release `<=0.9.6` accepts
+    assert "pip install --upgrade lmflow" in text
+
+
+def test_require_version_older_than_the_range_upgrades_it(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "ImportError: accelerate>=0.21.0 is required for a normal functioning of this module, "
+        "but found accelerate==0.20.3.",
+    )
+    found = causes(cli, log)["PKG101"]
+    text = fix_text(found)
+    assert "pip install --upgrade 'accelerate>=0.21.0'" in text
+    assert "accelerate is older than the range" in str(found)
+
+
+def test_require_version_inside_the_range_is_not_this_cause(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "ImportError: peft>=0.5.0 is required for a normal functioning of this module, "
+        "but found peft==0.6.0.",
+    )
+    assert causes(cli, log)["PKG101"]["verdict"] != "confirmed"
+
+
+def test_builtin_generic_on_python_38_names_the_python_and_the_package(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "Traceback (most recent call last):",
+        '  File "aaa.py", line 1, in <module>',
+        "    from pyroute2 import IPRoute",
+        f'  File "{SITE38}/pyroute2/common.py", line 90, in <module>',
+        "    ns: dict[str, Any],",
+        "TypeError: 'type' object is not subscriptable",
+    )
+    found = causes(cli, log)["PY140"]
+    text = fix_text(found)
+    assert found["verdict"] == "confirmed"
+    assert "pyroute2's code uses a Python 3.9 feature" in str(found)
+    assert "python=3.9" in text
+    assert "pip install --upgrade pyroute2" in text
+
+
+def test_union_operator_with_the_installed_release_offers_the_one_before(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        f'  File "{SITE38.replace("3.8", "3.9")}/opower/opower.py", line 40, in <module>',
+        "    def f(x: str | None) -> None:",
+        "TypeError: unsupported operand type(s) for |: 'type' and 'NoneType'",
+    )
+    node = saved_node(tmp_path, opower="0.0.30")
+    found = causes(cli, log, "--report", str(node))["PY140"]
+    text = fix_text(found)
+    assert "Python 3.10 feature" in str(found)
+    assert "python=3.10" in text
+    assert "pip install 'opower<0.0.30'" in text
+
+
+def test_new_feature_on_a_python_that_has_it_is_not_this_cause(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        f'  File "{SITE310}/mypkg/core.py", line 3, in <module>',
+        "TypeError: 'type' object is not subscriptable",
+    )
+    assert causes(cli, log)["PY140"]["verdict"] != "confirmed"
+
+
+def test_transformers_backend_names_the_distribution(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "ImportError: ",
+        "AlbertTokenizer requires the SentencePiece library but it was not found in your "
+        "environment. Checkout the instructions on the",
+    )
+    found = causes(cli, log)["PY151"]
+    assert found["verdict"] == "confirmed"
+    assert "pip install sentencepiece" in fix_text(found)
