@@ -141,3 +141,48 @@ def test_transformers_backend_names_the_distribution(
     found = causes(cli, log)["PY151"]
     assert found["verdict"] == "confirmed"
     assert "pip install sentencepiece" in fix_text(found)
+
+
+def test_protobuf_getprototype_pins_below_the_removal_and_names_the_importer(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "Traceback (most recent call last):",
+        '  File "/usr/local/lib/python3.11/site-packages/tensorflow/python/framework/x.py", '
+        "line 3, in <module>",
+        "AttributeError: 'MessageFactory' object has no attribute 'GetPrototype'",
+    )
+    found = causes(cli, log)["PY150"]
+    text = fix_text(found)
+    assert found["verdict"] == "confirmed"
+    assert "protobuf 6.30 removed MessageFactory.GetPrototype" in str(found)
+    assert "pip install 'protobuf<6.30'" in text
+    assert "pip install -U tensorflow" in text
+
+
+def test_relative_import_runs_the_file_as_a_module_of_its_package(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "Traceback (most recent call last):",
+        '  File "/home/u/azua/run_experiment.py", line 29, in <module>',
+        "    from . import models as amodels",
+        "ImportError: attempted relative import with no known parent package",
+    )
+    found = causes(cli, log)["PY151"]
+    assert found["verdict"] == "confirmed"
+    assert "cd /home/u && python -m azua.run_experiment" in fix_text(found)
+
+
+def test_relative_import_of_a_main_module_runs_the_package(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        '  File "contourtool\\__main__.py", line 10, in <module>',
+        "    from . import main",
+        "ImportError: attempted relative import with no known parent package",
+    )
+    assert "python -m contourtool" in fix_text(causes(cli, log)["PY151"])

@@ -2236,3 +2236,14 @@ EXAMPLES += [
         "transformers-requires-backend",
     ),
 ]
+
+EXAMPLES += [
+    (
+        "AttributeError: 'MessageFactory' object has no attribute 'GetPrototype'",
+        "protobuf-messagefactory-getprototype",
+    ),
+    (
+        "ImportError: attempted relative import with no known parent package",
+        "relative-import-no-parent-package",
+    ),
+]

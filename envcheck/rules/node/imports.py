@@ -553,6 +553,53 @@ def _checkout_not_installed(
     )
 
 
+def _relative_import(line: LogLine, script: str | None) -> Hit:
+    """A package's module run as a script (``python pkg/sub/mod.py``): Python gives it no
+    parent package, so ``from . import x`` fails. Run as a module of its package from the
+    directory above the package (``python -m pkg.sub.mod``, the form threads establish), or
+    install the checkout (``pip install -e .``) and run its entry point. The package path is
+    read from the script's path: the directories up to the file, the last one being the
+    package the file is in; the root is taken as the directory above it."""
+    parts = [p for p in _PATH_PARTS.split(script) if p] if script else []
+    evidence: dict[str, object] = {"line": line.line, "script": script}
+    if len(parts) >= 2 and parts[-1].endswith(".py"):
+        stem = parts[-1].removesuffix(".py")
+        package = parts[-2]
+        dotted = package if stem == "__main__" else f"{package}.{stem}"
+        sep = "\\" if "\\" in (script or "") and "/" not in (script or "") else "/"
+        root = sep.join(parts[:-2]) or "."
+        if (script or "").startswith(("/", "\\")) and root != ".":
+            root = sep + root
+        evidence |= {"module": dotted, "root": root}
+        run = f"cd {root} && python -m {dotted}" if root != "." else f"python -m {dotted}"
+        return Hit(
+            f"{script} was run as a script (line {line.line}): it is a module of the package "
+            f"{package}, and a file run by path has no parent package for its relative imports",
+            evidence=evidence,
+            fix=fix(
+                f"Run it as a module of its package from the directory above {package}: "
+                f"{run} (with its arguments); or install the checkout (pip install -e . in "
+                "its root) and run its entry point. Removing the dots from the imports only "
+                "moves the failure.",
+                "manual",
+                manual(run),
+                manual("pip install -e .  (in the checkout's root)"),
+            ),
+        )
+    return Hit(
+        f"a module of a package was run as a script (line {line.line}): a file run by path has "
+        "no parent package for its relative imports",
+        evidence=evidence,
+        fix=fix(
+            "Run it as a module of its package from the directory above the package: "
+            "python -m <package>.<module>; or install the checkout (pip install -e .) and run "
+            "its entry point",
+            "manual",
+            manual("python -m <package>.<module>"),
+        ),
+    )
+
+
 @rule("PY151", "module-not-found", Severity.ERROR)
 def module_not_found(facts: Facts) -> Iterable[Hit]:
     """No installed distribution provides a module the job imports
@@ -562,7 +609,10 @@ def module_not_found(facts: Facts) -> Iterable[Hit]:
     `[[import_name]]` table where the import name differs: cv2 -> opencv-python, yaml ->
     pyyaml), a compiled submodule of an installed package (`vllm._C`: the package's build is
     incomplete), or a module a release removed (`torch._six`, removed in torch 2.0;
-    `distutils`, removed in Python 3.12). Only a log states the failed import.
+    `distutils`, removed in Python 3.12); transformers' `X requires the Y library but it was not
+    found` names the library the same way; `attempted relative import with no known parent
+    package` is a package's module run as a script (the file's path names the package and
+    its root). Only a log states the failed import.
 
     ## Why it matters
     An import name is not always the distribution's name, so `pip install X` may install
@@ -575,10 +625,13 @@ def module_not_found(facts: Facts) -> Iterable[Hit]:
     Install the distribution that provides the module in the interpreter that runs the job
     (`python -m pip install <distribution>`); for a submodule a release added or removed, the
     release the names-by-release table names (`pip install "Y>=A"`, `pip install "Y<R"`), and
-    the importing package's release that does not import that module (`pip install "P<F"`).
+    the importing package's release that does not import that module (`pip install "P<F"`);
+    for a module run as a script, run it as a module of its package from the directory above
+    it (`cd <root> && python -m pkg.module`) or install the checkout (`pip install -e .`).
 
     ## References
-    - python/cpython Lib/importlib/_bootstrap.py ("No module named {!r}")
+    - python/cpython Lib/importlib/_bootstrap.py ("No module named {!r}"; "attempted relative
+      import with no known parent package")
     - matrices/packages/import_names.toml
     - matrices/generated/python_names.toml (scripts/gen_python_names.py)
     - matrices/generated/importers.toml (scripts/gen_importers.py)
@@ -588,6 +641,8 @@ def module_not_found(facts: Facts) -> Iterable[Hit]:
 
 @from_log("PY151")
 def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
+    if "attempted relative import" in line.text:
+        return _relative_import(line, line.stated.get("script_file"))
     module = line.stated.get("module")
     if module is None:
         raise NotStated(f"line {line.line} is cut before the module name", "packages")
