@@ -186,3 +186,17 @@ def test_relative_import_of_a_main_module_runs_the_package(
         "ImportError: attempted relative import with no known parent package",
     )
     assert "python -m contourtool" in fix_text(causes(cli, log)["PY151"])
+
+
+def test_unknown_location_reinstalls_the_distribution_over_itself(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "ImportError: cannot import name 'AutoModel' from 'transformers' (unknown location)",
+    )
+    node = saved_node(tmp_path, transformers="4.46.0")
+    found = causes(cli, log, "--report", str(node))["PY150"]
+    text = fix_text(found)
+    assert "--force-reinstall --no-cache-dir transformers==4.46.0" in text
+    assert "local directory named transformers" in text

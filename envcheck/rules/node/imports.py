@@ -88,7 +88,8 @@ def import_name_missing(facts: Facts) -> Iterable[Hit]:
     The interpreter's `cannot import name 'X' from 'Y' (<path>)`: the distribution that provides
     Y, its installed version and the range the installed packages require of it (when the node
     is known). `from partially initialized module` means a circular import or a local file
-    that shadows the package. Only a log states the failed import.
+    that shadows the package; `(unknown location)` a package directory without its files (a
+    broken or half-removed install, or a local directory of that name). Only a log states the failed import.
 
     ## Why it matters
     Packages move, rename and remove names between releases: an importer written for another
@@ -153,6 +154,8 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
                 manual("python --version; pip show <the package in the traceback>"),
             ),
         )
+    if "(unknown location)" in line.text:
+        return _namespace_shell(facts, line, module, name)
     if "partially initialized module" in line.text:
         top = module.split(".")[0]
         return Hit(
@@ -246,6 +249,33 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
             "required": [r for _, r in wanted],
         },
         fix=fix(summary, "manual", *actions),
+    )
+
+
+def _namespace_shell(facts: Facts, line: LogLine, module: str, name: str) -> Hit:
+    """`cannot import name 'X' from 'Y' (unknown location)`: Python imported Y as a namespace
+    package, a directory without its ``__init__.py``: an install that was interrupted or half
+    removed (pip's uninstall of another version left the folder), or a local directory named Y
+    in the working directory or on PYTHONPATH. No release is missing X; the files are. Threads
+    reinstall the distribution over itself (``pip install --force-reinstall``)."""
+    top = module.split(".", maxsplit=1)[0]
+    dist = distribution_of(facts, module)
+    version = facts.known_version(dist)
+    typed = spelled(module, dist)
+    pin = f"{typed}=={version}" if version is not None else typed
+    return Hit(
+        f"'{module}' was imported as a directory without its package files (line {line.line}: "
+        f"'unknown location'): the {dist} install is broken or half removed, or a local "
+        f"directory named {top} shadows it, so '{name}' is not there",
+        evidence={"line": line.line, "name": name, "module": module, "distribution": dist},
+        fix=fix(
+            f"Reinstall {dist} over itself: pip install --force-reinstall --no-cache-dir {pin} "
+            f"(or pip uninstall -y {typed} && pip install {pin}); if a local directory named "
+            f"{top} is in the working directory or on PYTHONPATH, rename it",
+            "manual",
+            pip_install(pin, flags=("--force-reinstall", "--no-cache-dir")),
+            manual(f"python -c 'import {top}; print({top}.__path__)'  (must be site-packages)"),
+        ),
     )
 
 
