@@ -200,3 +200,28 @@ def test_unknown_location_reinstalls_the_distribution_over_itself(
     text = fix_text(found)
     assert "--force-reinstall --no-cache-dir transformers==4.46.0" in text
     assert "local directory named transformers" in text
+
+
+def test_transformers_accelerate_guard_upgrades_to_the_floor_it_names(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "ImportError: Using `low_cpu_mem_usage=True` or a `device_map` requires Accelerate: "
+        "`pip install 'accelerate>=0.26.0'`",
+    )
+    found = causes(cli, log)["PY151"]
+    assert found["verdict"] == "confirmed"
+    assert "pip install --upgrade 'accelerate>=0.26.0'" in fix_text(found)
+
+
+def test_unknown_location_of_an_unknown_module_renames_the_local_one_first(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        '  File "xxx/nt_tool/main_zh.py", line 3, in <module>',
+        "ImportError: cannot import name 'convert_response' from 'parser' (unknown location)",
+    )
+    text = fix_text(causes(cli, log)["PY150"])
+    assert text.startswith("Rename the local directory (or module) named parser")

@@ -2247,3 +2247,11 @@ EXAMPLES += [
         "relative-import-no-parent-package",
     ),
 ]
+
+EXAMPLES += [
+    (
+        "ImportError: Using `low_cpu_mem_usage=True` or a `device_map` requires Accelerate: "
+        "`pip install 'accelerate>=0.26.0'`",
+        "transformers-requires-accelerate",
+    ),
+]

@@ -263,6 +263,30 @@ def _namespace_shell(facts: Facts, line: LogLine, module: str, name: str) -> Hit
     version = facts.known_version(dist)
     typed = spelled(module, dist)
     pin = f"{typed}=={version}" if version is not None else typed
+    where = f"python -c 'import {top}; print({top}.__path__)'  (must be site-packages)"
+    known = (
+        version is not None
+        or line.stated.get("importer_file") is not None
+        or facts.matrix.import_name(top) is not None
+        or facts.matrix.python_module(module) is not None
+        or (bool(facts.matrix.python_names_files) and facts.matrix.python_names().scanned(module))
+    )
+    if not known:
+        # nothing says {top} is an installed distribution: the job's own directory is first
+        return Hit(
+            f"'{module}' resolved to a directory without its files (line {line.line}: 'unknown "
+            f"location'): a local directory named {top} (the working directory, PYTHONPATH) "
+            f"shadows the module the code means, or its install is broken",
+            evidence={"line": line.line, "name": name, "module": module, "distribution": dist},
+            fix=fix(
+                f"Rename the local directory (or module) named {top} that shadows the one the "
+                f"code imports, and update its imports; if {top} is an installed package, "
+                f"reinstall it: pip install --force-reinstall --no-cache-dir {pin}",
+                "manual",
+                manual(where),
+                pip_install(pin, flags=("--force-reinstall", "--no-cache-dir")),
+            ),
+        )
     return Hit(
         f"'{module}' was imported as a directory without its package files (line {line.line}: "
         f"'unknown location'): the {dist} install is broken or half removed, or a local "
@@ -274,7 +298,7 @@ def _namespace_shell(facts: Facts, line: LogLine, module: str, name: str) -> Hit
             f"{top} is in the working directory or on PYTHONPATH, rename it",
             "manual",
             pip_install(pin, flags=("--force-reinstall", "--no-cache-dir")),
-            manual(f"python -c 'import {top}; print({top}.__path__)'  (must be site-packages)"),
+            manual(where),
         ),
     )
 
@@ -507,6 +531,14 @@ def _missing_in_source_build(
             pip_install(built, flags=("--no-build-isolation",)),
         ),
     )
+
+
+# the command a library's own import guard prints (transformers: "requires Accelerate: `pip
+# install 'accelerate>=0.26.0'`", "requires `accelerate>=0.20.1`: ... `pip install accelerate -U`")
+_LINE_COMMAND = lazy(
+    r"(?:`pip install '?|requires `)(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*)"
+    r"(?P<spec>(?:[<>=!~]=?[0-9][^`' ,]*)(?:,[<>=!~]=?[0-9][^`' ,]*)*)?'?"
+)
 
 
 # a checkout's folders that hold scripts rather than its package's modules
@@ -787,6 +819,22 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         else ""
     )
     note = f" {entry.note}" if entry is not None and entry.note else ""
+    floor = _LINE_COMMAND.search(line.text)
+    if floor is not None and canonicalize_name(floor.group("name")) == dist and floor.group("spec"):
+        # the library's own line names the release it needs ('requires Accelerate: `pip install
+        # 'accelerate>=0.26.0'`'): an older one may be installed, so the upgrade is the form
+        wanted = f"{floor.group('name')}{floor.group('spec')}"
+        return Hit(
+            f"{module} {floor.group('spec')} is needed and not importable here (line "
+            f"{line.line}): not installed in this interpreter, or an older release is",
+            evidence={**evidence, "requires": wanted},
+            fix=fix(
+                f"Install or upgrade it in the environment that runs the job: python -m pip "
+                f'install -U "{wanted}" (then restart the kernel or process)',
+                "safe",
+                pip_install(wanted, flags=("--upgrade",)),
+            ),
+        )
     return Hit(
         f"no installed distribution provides {module} for this interpreter (line "
         f"{line.line}){named}",
