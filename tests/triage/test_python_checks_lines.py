@@ -225,3 +225,47 @@ def test_unknown_location_of_an_unknown_module_renames_the_local_one_first(
     )
     text = fix_text(causes(cli, log)["PY150"])
     assert text.startswith("Rename the local directory (or module) named parser")
+
+
+def test_match_statement_in_a_package_on_python_38_needs_310(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "Traceback (most recent call last):",
+        f'  File "{SITE38}/somepkg/core.py", line 10',
+        "    match x:",
+        "          ^",
+        "SyntaxError: invalid syntax",
+    )
+    found = causes(cli, log)["PY140"]
+    assert found["verdict"] == "confirmed"
+    assert "python=3.10" in fix_text(found)
+    assert "pip install --upgrade somepkg" in fix_text(found)
+
+
+def test_unknown_syntax_in_a_package_stays_open_with_the_newer_python(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        f'  File "{SITE38}/somepkg/core.py", line 10',
+        "    x = f(",
+        "          ^",
+        "SyntaxError: invalid syntax",
+    )
+    found = causes(cli, log)["PY140"]
+    assert found["verdict"] == "unknown"
+    assert "somepkg's release needs a newer Python than Python 3.8" in str(found["fix"])
+
+
+def test_syntax_error_in_the_jobs_own_file_is_left_open(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        '  File "train.py", line 10',
+        "    x = f(",
+        "SyntaxError: invalid syntax",
+    )
+    assert causes(cli, log)["PY140"]["verdict"] == "unknown"

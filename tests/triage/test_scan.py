@@ -2255,3 +2255,7 @@ EXAMPLES += [
         "transformers-requires-accelerate",
     ),
 ]
+
+EXAMPLES += [
+    ("SyntaxError: invalid syntax", "python-syntax-error-in-package"),
+]

@@ -19,7 +19,7 @@ from envcheck.matrix.model import Matrix
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
-from envcheck.rules.node.python_syntax import syntax_in_log
+from envcheck.rules.node.python_syntax import syntax_in_log, unknown_syntax_in_log
 
 # checked by their own rules (PY101, PY102, RAY101)
 _OWN_RULES = frozenset({"torch", "vllm", "ray"})
@@ -166,6 +166,8 @@ def python_range_in_log(facts: Facts, line: LogLine) -> Hit | None:
     feature = line.stated.get("python_feature")
     if feature:
         return syntax_in_log(facts, line, feature)
+    if line.signature == "python-syntax-error-in-package":
+        return unknown_syntax_in_log(facts, line)
     package = line.stated.get("pkg_name")
     stated, spec_text = line.stated.get("python_version"), line.stated.get("requires_python")
     if not package or not stated or not spec_text:

@@ -117,3 +117,26 @@ def syntax_in_log(facts: Facts, line: LogLine, feature: str) -> Hit | None:
         },
         fix=fix(summary, "manual", *actions),
     )
+
+
+def unknown_syntax_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """`SyntaxError: invalid syntax` whose statement the matrix does not know: open, as the
+    job's own file or a package's. In a package's file (under site-packages) the fix threads
+    run is a newer Python, or the package's release before the installed one."""
+    dist = _package(facts, line)
+    if dist is None:
+        raise NotStated("the file Python could not parse is not a package's", "log.line")
+    py = _running_python(facts, line)
+    on = f" than Python {py.major}.{py.minor}" if py is not None else ""
+    installed = facts.known_version(dist)
+    older = f' or pip install "{dist}<{installed}"' if installed is not None else ""
+    raise NotStated(
+        f"{dist}'s file uses syntax the interpreter cannot parse; the line does not show which",
+        "python.version",
+        fix=(
+            f"{dist}'s release needs a newer Python{on}: run the job on the Python its "
+            f"Requires-Python names (pip show {dist}; conda create -n <env> python=<that "
+            f"version>), or install a {dist} release for this Python (pip install -U {dist} "
+            f"when the newest declares its floor{older})"
+        ),
+    )
