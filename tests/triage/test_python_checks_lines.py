@@ -269,3 +269,36 @@ def test_syntax_error_in_the_jobs_own_file_is_left_open(
         "SyntaxError: invalid syntax",
     )
     assert causes(cli, log)["PY140"]["verdict"] == "unknown"
+
+
+def test_pips_ignored_release_of_an_exact_pin_names_its_python_range(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "ERROR: Ignored the following versions that require a different python version: 2.0.0 "
+        "Requires-Python >=3.10; 2.1.1 Requires-Python >=3.10",
+        "ERROR: Could not find a version that satisfies the requirement accuweather==2.1.1 "
+        "(from versions: 0.5.2, 1.0.0)",
+        "ERROR: No matching distribution found for accuweather==2.1.1",
+    )
+    found = causes(cli, log)["PY140"]
+    text = fix_text(found)
+    assert found["verdict"] == "confirmed"
+    assert "accuweather 2.1.1 accepts: '>=3.10'" in text
+    assert "pip install accuweather==1.0.0" in text
+
+
+def test_pips_ignored_list_without_the_pin_stays_open(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "ERROR: Ignored the following versions that require a different python version: 1.6.2 "
+        "Requires-Python >=3.7,<3.10",
+        "ERROR: Could not find a version that satisfies the requirement triton (from versions: "
+        "none)",
+    )
+    found = causes(cli, log)["PY140"]
+    assert found["verdict"] == "unknown"
+    assert "if the releases pip ignored are triton's" in str(found["fix"])

@@ -2259,3 +2259,11 @@ EXAMPLES += [
 EXAMPLES += [
     ("SyntaxError: invalid syntax", "python-syntax-error-in-package"),
 ]
+
+EXAMPLES += [
+    (
+        "ERROR: Ignored the following versions that require a different python version: "
+        "1.21.2 Requires-Python >=3.7,<3.11",
+        "pip-ignored-requires-python",
+    ),
+]
