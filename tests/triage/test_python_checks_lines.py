@@ -302,3 +302,20 @@ def test_pips_ignored_list_without_the_pin_stays_open(
     found = causes(cli, log)["PY140"]
     assert found["verdict"] == "unknown"
     assert "if the releases pip ignored are triton's" in str(found["fix"])
+
+
+def test_a_module_python_313_removed_is_not_a_distribution_to_install(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(tmp_path, "ModuleNotFoundError: No module named 'audioop'")
+    found = causes(cli, log)["PY151"]
+    text = fix_text(found)
+    assert "pip install audioop-lts" in text
+    assert "Python < 3.13" in text
+
+
+def test_pydubs_fallback_module_names_the_backport(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(tmp_path, "ModuleNotFoundError: No module named 'pyaudioop'")
+    assert "pip install audioop-lts" in fix_text(causes(cli, log)["PY151"])

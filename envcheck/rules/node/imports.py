@@ -615,6 +615,14 @@ def _checkout_not_installed(
     )
 
 
+def _before(when: object) -> str:
+    """The Python minor before ``when`` (3.13 -> 3.12), as a version a user installs."""
+    parts = str(when).split(".")
+    if len(parts) >= 2 and parts[1].isdigit() and int(parts[1]) > 0:
+        return f"{parts[0]}.{int(parts[1]) - 1}"
+    return str(when)
+
+
 def _relative_import(line: LogLine, script: str | None) -> Hit:
     """A package's module run as a script (``python pkg/sub/mod.py``): Python gives it no
     parent package, so ``from . import x`` fails. Run as a module of its package from the
@@ -733,7 +741,12 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
                     f"Upgrade the package that imports {module} to a release for Python "
                     f">= {when}, provide it another way{instead}, or run on Python < {when}",
                     "manual",
-                    manual(f"replacement: {entry.replacement or '-'}"),
+                    manual(
+                        f"replacement: {entry.replacement}"
+                        if entry.replacement
+                        else f"conda create -n py{_before(when).replace('.', '')} "
+                        f"python={_before(when)}  (a Python before {when})"
+                    ),
                 ),
             )
         have = facts.known_version(by)
