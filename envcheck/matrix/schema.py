@@ -337,10 +337,12 @@ class FirstRelease:
     """The first release of ``package`` that has ``name``: a command of its command-line tool
     (``kind = "command"``: trl's ``vllm-serve``), a model type its auto classes know
     (``kind = "model_type"``: transformers' ``qwen2``), or a C-API / C-ABI version of its headers
-    (``kind = "c_api"`` / ``"c_abi"``: NumPy's ``0x10``, in hex as its import check prints it)."""
+    (``kind = "c_api"`` / ``"c_abi"``: NumPy's ``0x10``, in hex as its import check prints it),
+    or, for ``package = "python"``, a language feature by the error an older interpreter
+    raises on it (``kind = "syntax"``: ``object is not subscriptable`` for ``list[int]``)."""
 
     package: str
-    kind: Literal["command", "model_type", "c_api", "c_abi"]
+    kind: Literal["command", "model_type", "c_api", "c_abi", "syntax"]
     name: str
     version: Version
     source: str

@@ -42,7 +42,13 @@ FAMILIES = {
 
 class NotStated(Skip):
     """Raised by a ``@from_log`` function when the line does not state what would establish
-    the cause (Ray's version-mismatch line cut before the versions): the cause stays open."""
+    the cause (Ray's version-mismatch line cut before the versions): the cause stays open.
+    ``fix``, when given, is the concrete fix the line's facts allow for the open cause (the
+    most common working one), printed as its condition instead of the rule's documented fix."""
+
+    def __init__(self, reason: str, fact: str | None = None, fix: str | None = None) -> None:
+        super().__init__(reason, fact)
+        self.fix = fix
 
 
 @dataclass(frozen=True)

@@ -82,6 +82,14 @@ FACTS: dict[str, str] = {
     "req_spec": "the version range required of it ('>=0.8.6,<=0.9.6')",
     "check_switch": "a setting the line says skips the runtime check that refused a requirement "
     "(LLaMA-Factory's 'or set `DISABLE_VERSION_CHECK=1` to skip this check')",
+    "relative_import": "'import' when the line is Python's refusal of a relative import in a "
+    "file run as a script (no known parent package)",
+    "python_feature": "the words of the error an interpreter raises on a language feature newer "
+    "than itself ('object is not subscriptable' for list[int] before 3.9)",
+    "check_upgrade": "the package a runtime version check's own hint says to upgrade "
+    "(transformers' 'Try: `pip install transformers -U`')",
+    "checker_file": "the file of the traceback frame that called a runtime version check "
+    "(transformers/dependency_versions_check.py, llamafactory/extras/misc.py)",
     "nccl_version": "the NCCL release loaded",
     "nccl_cuda": "the CUDA release that NCCL was built for",
     "mem_used_gb": "memory in use on the node (GB, Ray's memory monitor)",

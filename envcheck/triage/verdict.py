@@ -272,8 +272,13 @@ def _from_log(
     try:
         hit = hook(Facts(node, matrix), line)
     except NotStated as exc:
+        stated_fix = (
+            CauseFix.from_text(f"if {_lower_first(rule.title.rstrip('.'))}: {exc.fix}")
+            if exc.fix
+            else conditional_fix(rule)
+        )
         return CauseCheck(
-            rule.code, rule.title, "unknown", exc.reason, fix=conditional_fix(rule), fact=exc.fact
+            rule.code, rule.title, "unknown", exc.reason, fix=stated_fix, fact=exc.fact
         )
     except Skip:
         return None

@@ -211,3 +211,26 @@ def test_pip_finding_no_torch_for_a_python_releases_have_stays_open(
     py101 = _causes(cli, log, "--spec", _spec(tmp_path, '[python]\nversion = "3.12.0"\n'))["PY101"]
     assert py101["verdict"] == "unknown"
     assert "platform or the index" in py101["reason"]
+
+
+def test_open_no_torch_for_a_python_prints_the_minors_before_it(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    # open, yet the fix threads ran is concrete: the Python before the one pip ran under
+    log = _log(
+        tmp_path,
+        "ERROR: Could not find a version that satisfies the requirement torch (from versions: none)\n",
+    )
+    py101 = _causes(cli, log, "--spec", _spec(tmp_path, '[python]\nversion = "3.12.0"\n'))["PY101"]
+    assert py101["verdict"] == "unknown"
+    text = str(py101["fix"])
+    assert "use Python 3.11 or 3.10" in text and "python=3.11" in text
+
+
+def test_pips_last_line_alone_reads_the_python(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(tmp_path, "ERROR: No matching distribution found for ray\n")
+    ray101 = _causes(cli, log, "--spec", _spec(tmp_path, '[python]\nversion = "3.8.1"\n'))["RAY101"]
+    assert ray101["verdict"] == "unknown"
+    assert "use Python 3.7" in str(ray101["fix"])

@@ -2270,3 +2270,52 @@ EXAMPLES += [
     ),
     ("GPU 0,1,2,3,4,5,6,7: NVIDIA H20", "engine-env-gpu-list"),
 ]
+# python_imports.toml: an interpreter older than the code's language features, transformers'
+# optional backends
+EXAMPLES += [
+    ("TypeError: 'type' object is not subscriptable", "python-generic-alias-before-3-9"),
+    (
+        "TypeError: unsupported operand type(s) for |: 'type' and 'NoneType'",
+        "python-union-operator-before-3-10",
+    ),
+    (
+        "SyntaxError: future feature annotations is not defined",
+        "python-future-annotations-before-3-7",
+    ),
+    (
+        "LlamaTokenizer requires the SentencePiece library but it was not found in your "
+        "environment. Checkout the instructions on the",
+        "transformers-requires-backend",
+    ),
+]
+
+EXAMPLES += [
+    (
+        "AttributeError: 'MessageFactory' object has no attribute 'GetPrototype'",
+        "protobuf-messagefactory-getprototype",
+    ),
+    (
+        "ImportError: attempted relative import with no known parent package",
+        "relative-import-no-parent-package",
+    ),
+]
+
+EXAMPLES += [
+    (
+        "ImportError: Using `low_cpu_mem_usage=True` or a `device_map` requires Accelerate: "
+        "`pip install 'accelerate>=0.26.0'`",
+        "transformers-requires-accelerate",
+    ),
+]
+
+EXAMPLES += [
+    ("SyntaxError: invalid syntax", "python-syntax-error-in-package"),
+]
+
+EXAMPLES += [
+    (
+        "ERROR: Ignored the following versions that require a different python version: "
+        "1.21.2 Requires-Python >=3.7,<3.11",
+        "pip-ignored-requires-python",
+    ),
+]

@@ -88,7 +88,8 @@ def import_name_missing(facts: Facts) -> Iterable[Hit]:
     The interpreter's `cannot import name 'X' from 'Y' (<path>)`: the distribution that provides
     Y, its installed version and the range the installed packages require of it (when the node
     is known). `from partially initialized module` means a circular import or a local file
-    that shadows the package. Only a log states the failed import.
+    that shadows the package; `(unknown location)` a package directory without its files (a
+    broken or half-removed install, or a local directory of that name). Only a log states the failed import.
 
     ## Why it matters
     Packages move, rename and remove names between releases: an importer written for another
@@ -153,6 +154,8 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
                 manual("python --version; pip show <the package in the traceback>"),
             ),
         )
+    if "(unknown location)" in line.text:
+        return _namespace_shell(facts, line, module, name)
     if "partially initialized module" in line.text:
         top = module.split(".")[0]
         return Hit(
@@ -246,6 +249,57 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
             "required": [r for _, r in wanted],
         },
         fix=fix(summary, "manual", *actions),
+    )
+
+
+def _namespace_shell(facts: Facts, line: LogLine, module: str, name: str) -> Hit:
+    """`cannot import name 'X' from 'Y' (unknown location)`: Python imported Y as a namespace
+    package, a directory without its ``__init__.py``: an install that was interrupted or half
+    removed (pip's uninstall of another version left the folder), or a local directory named Y
+    in the working directory or on PYTHONPATH. No release is missing X; the files are. Threads
+    reinstall the distribution over itself (``pip install --force-reinstall``)."""
+    top = module.split(".", maxsplit=1)[0]
+    dist = distribution_of(facts, module)
+    version = facts.known_version(dist)
+    typed = spelled(module, dist)
+    pin = f"{typed}=={version}" if version is not None else typed
+    where = f"python -c 'import {top}; print({top}.__path__)'  (must be site-packages)"
+    known = (
+        version is not None
+        or line.stated.get("importer_file") is not None
+        or facts.matrix.import_name(top) is not None
+        or facts.matrix.python_module(module) is not None
+        or (bool(facts.matrix.python_names_files) and facts.matrix.python_names().scanned(module))
+    )
+    if not known:
+        # nothing says {top} is an installed distribution: the job's own directory is first
+        return Hit(
+            f"'{module}' resolved to a directory without its files (line {line.line}: 'unknown "
+            f"location'): a local directory named {top} (the working directory, PYTHONPATH) "
+            f"shadows the module the code means, or its install is broken",
+            evidence={"line": line.line, "name": name, "module": module, "distribution": dist},
+            fix=fix(
+                f"Rename the local directory (or module) named {top} that shadows the one the "
+                f"code imports, and update its imports; if {top} is an installed package, "
+                f"reinstall it: pip install --force-reinstall --no-cache-dir {pin}",
+                "manual",
+                manual(where),
+                pip_install(pin, flags=("--force-reinstall", "--no-cache-dir")),
+            ),
+        )
+    return Hit(
+        f"'{module}' was imported as a directory without its package files (line {line.line}: "
+        f"'unknown location'): the {dist} install is broken or half removed, or a local "
+        f"directory named {top} shadows it, so '{name}' is not there",
+        evidence={"line": line.line, "name": name, "module": module, "distribution": dist},
+        fix=fix(
+            f"Reinstall {dist} over itself: pip install --force-reinstall --no-cache-dir {pin} "
+            f"(or pip uninstall -y {typed} && pip install {pin}); if a local directory named "
+            f"{top} is in the working directory or on PYTHONPATH, rename it",
+            "manual",
+            pip_install(pin, flags=("--force-reinstall", "--no-cache-dir")),
+            manual(where),
+        ),
     )
 
 
@@ -479,6 +533,14 @@ def _missing_in_source_build(
     )
 
 
+# the command a library's own import guard prints (transformers: "requires Accelerate: `pip
+# install 'accelerate>=0.26.0'`", "requires `accelerate>=0.20.1`: ... `pip install accelerate -U`")
+_LINE_COMMAND = lazy(
+    r"(?:`pip install '?|requires `)(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*)"
+    r"(?P<spec>(?:[<>=!~]=?[0-9][^`' ,]*)(?:,[<>=!~]=?[0-9][^`' ,]*)*)?'?"
+)
+
+
 # a checkout's folders that hold scripts rather than its package's modules
 _CHECKOUT_DIRS = frozenset(
     {
@@ -553,6 +615,61 @@ def _checkout_not_installed(
     )
 
 
+def _before(when: object) -> str:
+    """The Python minor before ``when`` (3.13 -> 3.12), as a version a user installs."""
+    parts = str(when).split(".")
+    if len(parts) >= 2 and parts[1].isdigit() and int(parts[1]) > 0:
+        return f"{parts[0]}.{int(parts[1]) - 1}"
+    return str(when)
+
+
+def _relative_import(line: LogLine, script: str | None) -> Hit:
+    """A package's module run as a script (``python pkg/sub/mod.py``): Python gives it no
+    parent package, so ``from . import x`` fails. Run as a module of its package from the
+    directory above the package (``python -m pkg.sub.mod``, the form threads establish), or
+    install the checkout (``pip install -e .``) and run its entry point. The package path is
+    read from the script's path: the directories up to the file, the last one being the
+    package the file is in; the root is taken as the directory above it."""
+    parts = [p for p in _PATH_PARTS.split(script) if p] if script else []
+    evidence: dict[str, object] = {"line": line.line, "script": script}
+    if len(parts) >= 2 and parts[-1].endswith(".py"):
+        stem = parts[-1].removesuffix(".py")
+        package = parts[-2]
+        dotted = package if stem == "__main__" else f"{package}.{stem}"
+        sep = "\\" if "\\" in (script or "") and "/" not in (script or "") else "/"
+        root = sep.join(parts[:-2]) or "."
+        if (script or "").startswith(("/", "\\")) and root != ".":
+            root = sep + root
+        evidence |= {"module": dotted, "root": root}
+        run = f"cd {root} && python -m {dotted}" if root != "." else f"python -m {dotted}"
+        return Hit(
+            f"{script} was run as a script (line {line.line}): it is a module of the package "
+            f"{package}, and a file run by path has no parent package for its relative imports",
+            evidence=evidence,
+            fix=fix(
+                f"Run it as a module of its package from the directory above {package}: "
+                f"{run} (with its arguments); or install the checkout (pip install -e . in "
+                "its root) and run its entry point. Removing the dots from the imports only "
+                "moves the failure.",
+                "manual",
+                manual(run),
+                manual("pip install -e .  (in the checkout's root)"),
+            ),
+        )
+    return Hit(
+        f"a module of a package was run as a script (line {line.line}): a file run by path has "
+        "no parent package for its relative imports",
+        evidence=evidence,
+        fix=fix(
+            "Run it as a module of its package from the directory above the package: "
+            "python -m <package>.<module>; or install the checkout (pip install -e .) and run "
+            "its entry point",
+            "manual",
+            manual("python -m <package>.<module>"),
+        ),
+    )
+
+
 @rule("PY151", "module-not-found", Severity.ERROR)
 def module_not_found(facts: Facts) -> Iterable[Hit]:
     """No installed distribution provides a module the job imports
@@ -562,7 +679,10 @@ def module_not_found(facts: Facts) -> Iterable[Hit]:
     `[[import_name]]` table where the import name differs: cv2 -> opencv-python, yaml ->
     pyyaml), a compiled submodule of an installed package (`vllm._C`: the package's build is
     incomplete), or a module a release removed (`torch._six`, removed in torch 2.0;
-    `distutils`, removed in Python 3.12). Only a log states the failed import.
+    `distutils`, removed in Python 3.12); transformers' `X requires the Y library but it was not
+    found` names the library the same way; `attempted relative import with no known parent
+    package` is a package's module run as a script (the file's path names the package and
+    its root). Only a log states the failed import.
 
     ## Why it matters
     An import name is not always the distribution's name, so `pip install X` may install
@@ -575,10 +695,13 @@ def module_not_found(facts: Facts) -> Iterable[Hit]:
     Install the distribution that provides the module in the interpreter that runs the job
     (`python -m pip install <distribution>`); for a submodule a release added or removed, the
     release the names-by-release table names (`pip install "Y>=A"`, `pip install "Y<R"`), and
-    the importing package's release that does not import that module (`pip install "P<F"`).
+    the importing package's release that does not import that module (`pip install "P<F"`);
+    for a module run as a script, run it as a module of its package from the directory above
+    it (`cd <root> && python -m pkg.module`) or install the checkout (`pip install -e .`).
 
     ## References
-    - python/cpython Lib/importlib/_bootstrap.py ("No module named {!r}")
+    - python/cpython Lib/importlib/_bootstrap.py ("No module named {!r}"; "attempted relative
+      import with no known parent package")
     - matrices/packages/import_names.toml
     - matrices/generated/python_names.toml (scripts/gen_python_names.py)
     - matrices/generated/importers.toml (scripts/gen_importers.py)
@@ -588,6 +711,8 @@ def module_not_found(facts: Facts) -> Iterable[Hit]:
 
 @from_log("PY151")
 def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
+    if "attempted relative import" in line.text:
+        return _relative_import(line, line.stated.get("script_file"))
     module = line.stated.get("module")
     if module is None:
         raise NotStated(f"line {line.line} is cut before the module name", "packages")
@@ -616,7 +741,12 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
                     f"Upgrade the package that imports {module} to a release for Python "
                     f">= {when}, provide it another way{instead}, or run on Python < {when}",
                     "manual",
-                    manual(f"replacement: {entry.replacement or '-'}"),
+                    manual(
+                        f"replacement: {entry.replacement}"
+                        if entry.replacement
+                        else f"conda create -n py{_before(when).replace('.', '')} "
+                        f"python={_before(when)}  (a Python before {when})"
+                    ),
                 ),
             )
         have = facts.known_version(by)
@@ -702,6 +832,22 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         else ""
     )
     note = f" {entry.note}" if entry is not None and entry.note else ""
+    floor = _LINE_COMMAND.search(line.text)
+    if floor is not None and canonicalize_name(floor.group("name")) == dist and floor.group("spec"):
+        # the library's own line names the release it needs ('requires Accelerate: `pip install
+        # 'accelerate>=0.26.0'`'): an older one may be installed, so the upgrade is the form
+        wanted = f"{floor.group('name')}{floor.group('spec')}"
+        return Hit(
+            f"{module} {floor.group('spec')} is needed and not importable here (line "
+            f"{line.line}): not installed in this interpreter, or an older release is",
+            evidence={**evidence, "requires": wanted},
+            fix=fix(
+                f"Install or upgrade it in the environment that runs the job: python -m pip "
+                f'install -U "{wanted}" (then restart the kernel or process)',
+                "safe",
+                pip_install(wanted, flags=("--upgrade",)),
+            ),
+        )
     return Hit(
         f"no installed distribution provides {module} for this interpreter (line "
         f"{line.line}){named}",

@@ -17,6 +17,7 @@ from packaging.version import InvalidVersion, Version
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log
 from envcheck.rules.fixes import fix, manual, pip_install
 
@@ -46,8 +47,16 @@ def _offered(text: str) -> list[Version]:
     return out
 
 
+_NO_MATCH = lazy(r"No matching distribution found for (?P<req>[^\s]+)")
+
+
 def _stated(line: LogLine, package: str) -> tuple[Requirement, list[Version]]:
     wanted, listed = line.stated.get("pip_requirement"), line.stated.get("pip_offered")
+    alone = _NO_MATCH.search(line.text) if not wanted and listed is None else None
+    if alone is not None:
+        # pip's last line alone ('No matching distribution found for ray'): the list above it
+        # is cut off; nothing pip found is stated, so the Python decides what can be said
+        wanted, listed = alone.group("req"), ""
     if not wanted or listed is None:
         raise NotStated("the line does not list the versions pip found", "log.pip_offered")
     try:
@@ -59,18 +68,40 @@ def _stated(line: LogLine, package: str) -> tuple[Requirement, list[Version]]:
     return req, _offered(listed)
 
 
-def _python_minors(facts: Facts, pythons: Sequence[tuple[str, ...]]) -> str:
-    """Where the node's Python is known: whether any release has Linux wheels for it."""
+def _minor_key(minor: str) -> Version:
+    try:
+        return Version(minor)
+    except InvalidVersion:
+        return Version("0")
+
+
+def _python_minors(facts: Facts, package: str, pythons: Sequence[tuple[str, ...]]) -> str:
+    """Where the node's Python is known: whether any release has Linux wheels for it. When
+    some do, the line cannot tell a Python newer than the releases pip could see (at the
+    time) from a platform without wheels; the fix threads run is the Python before it."""
     try:
         py = facts.python_version()
     except Skip:
         raise NotStated("pip found no release at all; the Python is not stated", "python") from None
     minor = f"{py.major}.{py.minor}"
     if any(minor in tags for tags in pythons):
+        older = sorted(
+            {t for tags in pythons for t in tags if _minor_key(t) < _minor_key(minor)},
+            key=_minor_key,
+            reverse=True,
+        )[:2]
+        instead = (
+            f"use Python {' or '.join(older)} (the minors before {minor}: a {package} release "
+            f"made before Python {minor} wheels existed has none for it), e.g. conda create -n "
+            f"py{older[0].replace('.', '')} python={older[0]}; on Windows, a 64-bit Python"
+            if older
+            else None
+        )
         raise NotStated(
             f"releases with wheels for Python {minor} exist (Linux): pip's empty list points at "
             "the platform or the index, not only the Python",
             "system.os",
+            fix=instead,
         )
     return minor
 
@@ -106,7 +137,7 @@ def _hit(
                 pip_install(f"{package}=={newest}"),
             ),
         )
-    minor = _python_minors(facts, [tags for _, tags in releases])
+    minor = _python_minors(facts, package, [tags for _, tags in releases])
     newest_release, newest_tags = _newest_tags(releases)
     return Hit(
         f"pip found no {package} release for Python {minor} (line {line.line}); no {package} "

@@ -22,6 +22,7 @@ from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.imports import frame_distribution
 from envcheck.rules.node.packages import requirements_in_effect
+from envcheck.rules.node.version_checks import REQUIRED_FOUND, version_check_in_log
 
 # the last NumPy 1 release: a requirement that excludes it asks for NumPy 2
 _LAST_NUMPY1 = Version("1.26.4")
@@ -236,7 +237,10 @@ _STATED_REQUIRES = lazy(r"^(?P<by>[A-Za-z0-9][A-Za-z0-9._-]*) requires (?P<req>\
 def runtime_check_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """A package's own start-up check raised (LLaMA-Factory's check_dependencies, the traceback
     naming the range it checks): the installed release is outside that range, or missing. The
-    range is what the log states (up to where the line is cut)."""
+    range is what the log states (up to where the line is cut). transformers' require_version
+    line states the range and the release it found by itself (rules/node/version_checks.py)."""
+    if REQUIRED_FOUND.search(line.text) is not None:
+        return version_check_in_log(facts, line)
     signature = next((s for s in facts.matrix.signatures if s.id == line.signature), None)
     stated = _STATED_REQUIRES.match(line.stated.get("requires", ""))
     if stated is not None and (signature is None or stated.group("by") != signature.requirer):

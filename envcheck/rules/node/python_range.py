@@ -10,15 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.matrix.model import Matrix
 from envcheck.model.finding import Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
+from envcheck.rules.node.python_syntax import syntax_in_log, unknown_syntax_in_log
 
 # checked by their own rules (PY101, PY102, RAY101)
 _OWN_RULES = frozenset({"torch", "vllm", "ray"})
@@ -110,7 +114,10 @@ def package_python_range(facts: Facts) -> Iterable[Hit]:
     (trl, transformers, NumPy, FlashInfer, SGLang, torchvision, xformers ...: the wheel's
     `Requires-Python`) against the Python version. torch, vLLM and Ray have their own rules
     (PY101, PY102, RAY101). pip's line `ERROR: Package 'trl' requires a different Python:
-    3.8.17 not in '>=3.9'` states the same from a log.
+    3.8.17 not in '>=3.9'` states the same from a log, and so does the error an older
+    interpreter raises on a newer language feature in a package's code (`'type' object is not
+    subscriptable` for `list[int]` before 3.9, `unsupported operand type(s) for |` for
+    `str | None` before 3.10: the feature's first Python from the matrix).
 
     ## Why it matters
     pip refuses the release and keeps (or resolves) an older one without the features the job
@@ -123,7 +130,10 @@ def package_python_range(facts: Facts) -> Iterable[Hit]:
 
     ## Fix
     Use a Python inside the release's range (the finding lists the minors the matrix knows
-    wheels for), or the newest release of the package that still accepts this Python.
+    wheels for), or the newest release of the package that still accepts this Python. For a
+    language feature: a Python at or above its first release (`conda create -n py310
+    python=3.10`, `uv venv --python 3.10`), else `pip install -U <package>` (a later release may
+    declare its floor or avoid the feature) or its release before the installed one.
 
     ## References
     - https://github.com/modelscope/ms-swift/issues/3268
@@ -153,7 +163,16 @@ def package_python_range(facts: Facts) -> Iterable[Hit]:
 
 @from_log("PY140")
 def python_range_in_log(facts: Facts, line: LogLine) -> Hit | None:
-    """pip's 'Package X requires a different Python: A not in B' names all three."""
+    """pip's 'Package X requires a different Python: A not in B' names all three; an
+    interpreter's error on a newer language feature names the feature
+    (rules/node/python_syntax.py)."""
+    feature = line.stated.get("python_feature")
+    if feature:
+        return syntax_in_log(facts, line, feature)
+    if line.signature == "python-syntax-error-in-package":
+        return unknown_syntax_in_log(facts, line)
+    if _IGNORED.search(line.text) is not None:
+        return _ignored_in_log(facts, line)
     package = line.stated.get("pkg_name")
     stated, spec_text = line.stated.get("python_version"), line.stated.get("requires_python")
     if not package or not stated or not spec_text:
@@ -165,3 +184,113 @@ def python_range_in_log(facts: Facts, line: LogLine) -> Hit | None:
     if spec.contains(py, prereleases=True):
         return None
     return _hit(facts.matrix, package, None, spec, py)
+
+
+# pip's resolver (factory.py, _report_requires_python_error / the 'Ignored the following
+# versions' note): "Ignored the following versions that require a different python version:
+# 1.21.2 Requires-Python >=3.7,<3.11; 1.21.3 Requires-Python >=3.7,<3.11"
+_IGNORED = lazy(
+    r"Ignored the following versions that require a different python version: (?P<list>.*)"
+)
+_IGNORED_ITEM = lazy(r"(?P<version>[0-9][^\s;]*) Requires-Python (?P<spec>[^;]+)")
+
+
+def _ignored_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """pip ignored the releases whose Requires-Python excludes this interpreter; with the
+    requirement pip could not satisfy (the lines after it), the release the job pins is among
+    them: this Python is outside its range. Fix: a Python inside it, or the newest release pip
+    offers for this Python (its 'from versions' list)."""
+    found = _IGNORED.search(line.text)
+    wanted = line.stated.get("pip_requirement")
+    if found is None or not wanted:
+        raise NotStated("the requirement pip could not satisfy is not in the log", "log.line")
+    try:
+        req = Requirement(wanted)
+    except InvalidRequirement:
+        raise NotStated(f"'{wanted}' is not a requirement", "log.pip_requirement") from None
+    ranges: list[tuple[Version, SpecifierSet]] = []
+    for item in _IGNORED_ITEM.finditer(found.group("list")):
+        try:
+            ranges.append(
+                (Version(item.group("version")), SpecifierSet(item.group("spec").strip()))
+            )
+        except (InvalidVersion, InvalidSpecifier):
+            continue
+    # pip's list mixes every package it looked at: only an exact pin among the ignored versions
+    # names the release this requirement wanted
+    exact = {
+        s.version for s in req.specifier if s.operator in ("==", "===") and "*" not in s.version
+    }
+    wanted_versions = [Version(e) for e in _valid(exact)]
+    pinned = [(v, spec) for v, spec in ranges if v in wanted_versions]
+    if not pinned:
+        admitted = [(v, spec) for v, spec in ranges if req.specifier.contains(v, prereleases=True)]
+        if not admitted:
+            raise NotStated(f"pip ignored no release that {req} admits", "log.line")
+        version, spec = max(admitted, key=lambda p: p[0])
+        raise NotStated(
+            "pip's list of ignored releases does not say which package each is of",
+            "log.line",
+            fix=(
+                f"if the releases pip ignored are {req.name}'s ({version} requires Python "
+                f"'{spec}'), use a Python in '{spec}' ({', '.join(_accepted(facts.matrix, spec))})"
+                f", or a {req.name} release pip offers for this Python"
+            ),
+        )
+    version, spec = max(pinned, key=lambda p: p[0])
+    offered = [
+        v for v in _offered_versions(line.stated.get("pip_offered", "")) if not v.is_prerelease
+    ]
+    try:
+        py: Version | None = facts.python_version()
+    except Skip:
+        py = None
+    if py is not None and spec.contains(py, prereleases=True):
+        return None
+    accepted = _accepted(facts.matrix, spec)
+    pythons = f" ({', '.join(accepted)})" if accepted else ""
+    on = f"Python {py}" if py is not None else "this Python"
+    newest = max(offered, default=None)
+    actions = [manual(f"create the environment with a Python in '{spec}'{pythons}")]
+    alternative = ""
+    if newest is not None:
+        alternative = (
+            f", or {req.name}=={newest}, the newest release pip offers for {on} (drop the pin)"
+        )
+        actions.append(pip_install(f"{req.name}=={newest}"))
+    return Hit(
+        f"{req.name} {version} requires Python '{spec}' and pip ignored it on {on} (line "
+        f"{line.line}): {req} has no release for this interpreter",
+        evidence={
+            "package": req.name,
+            "version": str(version),
+            "requires_python": str(spec),
+            "python": str(py) if py is not None else "unknown",
+        },
+        fix=fix(
+            f"Use a Python that {req.name} {version} accepts: '{spec}'{pythons}{alternative}",
+            "manual",
+            *actions,
+        ),
+    )
+
+
+def _valid(texts: set[str]) -> list[str]:
+    out = []
+    for text in texts:
+        try:
+            Version(text)
+        except InvalidVersion:
+            continue
+        out.append(text)
+    return out
+
+
+def _offered_versions(text: str) -> list[Version]:
+    out = []
+    for part in text.split(","):
+        try:
+            out.append(Version(part.strip()))
+        except InvalidVersion:
+            continue
+    return out
