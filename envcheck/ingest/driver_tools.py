@@ -198,6 +198,7 @@ NO_DRIVER_LINE = re.compile(
     r"Command 'nvidia-smi' not found|nvidia-smi: command not found|'nvidia-smi' is not "
     r"recognized as an internal or external command|modprobe: FATAL: Module nvidia\S* not found"
     r"|modprobe: ERROR: could not insert 'nvidia\w*': .+"
+    r"|Found no NVIDIA driver on your system"
 )
 _WHY = (
     (
@@ -224,6 +225,13 @@ _WHY = (
     (
         re.compile(r"nvidia-smi' not found|nvidia-smi: command not found|not recognized as an"),
         ("nvidia-smi is not installed: no NVIDIA driver (its utilities) on this system"),
+    ),
+    (
+        re.compile(r"Found no NVIDIA driver on your system"),
+        (
+            "torch found no NVIDIA driver (no kernel module loaded on the host, or a container "
+            "started without the GPUs: --gpus all)"
+        ),
     ),
 )
 

@@ -1,0 +1,90 @@
+"""Two more things people paste about the driver, beside its tools' reports (``driver_tools``):
+
+- torch's CUDA-initialisation message, in a pasted Python session or as the warning
+  ``UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found
+  version 11040)`` (c10/cuda/CUDAFunctions.cpp; the same words as a RuntimeError in older
+  releases): the number is cuDriverGetVersion's (1000 * major + 10 * minor), the newest CUDA the
+  driver supports, as nvidia-smi's "CUDA Version" (11040 is 11.4);
+- Ubuntu's lists of the driver packages for the GPU it detected: ``ubuntu-drivers list``
+  (``nvidia-driver-535, (kernel modules provided by linux-modules-nvidia-535-generic-hwe-22.04)``;
+  ``--gpgpu``: ``nvidia-driver-535-server, ...``) and ``nvidia-detector`` (one
+  ``nvidia-driver-535`` line under its command). They say which packages fit the GPU, not what
+  is installed: the offers are notes, the driver stays unknown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from envcheck.ingest.common import FormatError, Source, blank
+from envcheck.model.report import GpuInfo, NodeReport
+from envcheck.model.section import Section
+
+TORCH_INIT = "torch's CUDA initialization message"
+UBUNTU_LIST = "ubuntu-drivers list / nvidia-detector"
+
+_TOO_OLD = re.compile(
+    r"The NVIDIA driver on your system is too old \(found version (?P<packed>[0-9]{4,6})\)"
+)
+_OFFER = re.compile(
+    r"^\s*(?P<package>nvidia-driver-[0-9]{3}(?:-server|-open|-server-open)?)\s*"
+    r"(?P<provided>,\s*\(kernel modules provided by (?P<modules>[\w.+-]+)\))?\s*$"
+)
+_OFFER_COMMAND = re.compile(r"(?:ubuntu-drivers\s+list|nvidia-detector)\b")
+
+
+def _packed(packed: str) -> str:
+    number = int(packed)
+    return f"{number // 1000}.{number % 1000 // 10}"
+
+
+# -- torch's "driver too old (found version N)" ---------------------------------------------------
+
+
+def find_torch_init(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
+    return (i, i + 1) if _TOO_OLD.search(lines[i]) else None
+
+
+def parse_torch_init(source: Source) -> NodeReport:
+    found = _TOO_OLD.search(source.text)
+    if found is None:
+        raise FormatError(f"format not recognised as {TORCH_INIT}: no 'found version N'")
+    cuda = _packed(found["packed"])
+    info = GpuInfo(cuda_driver_version=cuda, driver_source=TORCH_INIT)
+    note = (
+        f"torch found the driver too old: it supports CUDA <= {cuda} (found version "
+        f"{found['packed']}, cuDriverGetVersion's number)"
+    )
+    return blank(source, TORCH_INIT).with_sections(
+        gpu=Section.ok(info, source=TORCH_INIT, notes=(note,))
+    )
+
+
+# -- ubuntu-drivers list, nvidia-detector --------------------------------------------------------
+
+
+def find_offers(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
+    first = _OFFER.match(lines[i])
+    if first is None:
+        return None
+    under_command = i > 0 and bool(_OFFER_COMMAND.search(lines[i - 1]))
+    end = i + 1
+    while end < len(lines) and end not in stops and _OFFER.match(lines[end]):
+        end += 1
+    provided = any((m := _OFFER.match(line)) and m["provided"] for line in lines[i:end])
+    return (i, end) if under_command or provided else None
+
+
+def parse_offers(source: Source) -> NodeReport:
+    offers = [m["package"] for m in map(_OFFER.match, source.text.splitlines()) if m]
+    if not offers:
+        raise FormatError(f"format not recognised as {UBUNTU_LIST}: no nvidia-driver package")
+    notes = (
+        f"Ubuntu offers for the NVIDIA GPU it detected: {', '.join(dict.fromkeys(offers))} "
+        "(packages that fit the GPU; the list does not say which is installed)",
+    )
+    info = GpuInfo(gpus_reason="ubuntu-drivers list names no model")
+    return blank(source, UBUNTU_LIST).with_sections(
+        gpu=Section.ok(info, source=UBUNTU_LIST, notes=notes)
+    )
