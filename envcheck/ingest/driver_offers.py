@@ -88,3 +88,42 @@ def parse_offers(source: Source) -> NodeReport:
     return blank(source, UBUNTU_LIST).with_sections(
         gpu=Section.ok(info, source=UBUNTU_LIST, notes=notes)
     )
+
+
+# -- ls /usr/src: the driver's kernel-module source DKMS builds from ------------------------------
+
+USR_SRC = "/usr/src/nvidia-<version> (the driver's module source)"
+_SRC_COMMAND = re.compile(r"\bls\b.*\s/usr/src/?(?:\s|$|\|)")
+_SRC_DIR = re.compile(
+    r"^\s*(?:/usr/src/)?nvidia(?:-srv)?-(?P<version>[0-9]{3}\.[0-9]{1,3}(?:\.[0-9]{1,3})?)/?\s*$"
+)
+
+
+def find_usr_src(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
+    """The ``nvidia-<version>`` directories ``ls /usr/src`` lists, under its command line (or
+    named with their /usr/src/ path)."""
+    found = _SRC_DIR.match(lines[i])
+    if found is None:
+        return None
+    end = i + 1
+    while end < len(lines) and end not in stops and _SRC_DIR.match(lines[end]):
+        end += 1
+    with_path = "/usr/src/" in lines[i]
+    return (i, end) if with_path or (i > 0 and _SRC_COMMAND.search(lines[i - 1])) else None
+
+
+def parse_usr_src(source: Source) -> NodeReport:
+    versions = [m["version"] for m in map(_SRC_DIR.match, source.text.splitlines()) if m]
+    if not versions:
+        raise FormatError(f"format not recognised as {USR_SRC}: no nvidia-<version> directory")
+    ordered = sorted(set(versions), key=lambda v: tuple(int(p) for p in v.split(".")))
+    notes = [
+        "the driver's kernel-module source installed under /usr/src (what DKMS builds the module "
+        "from); the loaded module may differ until it is built and loaded"
+    ]
+    if len(ordered) > 1:
+        notes.append(f"several driver sources are installed: {', '.join(ordered)}")
+    info = GpuInfo(driver_version=ordered[-1], driver_source=USR_SRC)
+    return blank(source, USR_SRC).with_sections(
+        gpu=Section.ok(info, source=USR_SRC, notes=tuple(notes))
+    )

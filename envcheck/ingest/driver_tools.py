@@ -199,6 +199,10 @@ NO_DRIVER_LINE = re.compile(
     r"recognized as an internal or external command|modprobe: FATAL: Module nvidia\S* not found"
     r"|modprobe: ERROR: could not insert 'nvidia\w*': .+"
     r"|Found no NVIDIA driver on your system"
+    r"|/proc/driver/nvidia/version: No such file or directory"
+    r"|^\s*ERROR: NVIDIA driver is not loaded"
+    r"|Failed to initialize the NVIDIA kernel module"
+    r"|cannot access '?/dev/nvidia[\w*]*'?: No such file or directory"
 )
 _WHY = (
     (
@@ -231,6 +235,27 @@ _WHY = (
         (
             "torch found no NVIDIA driver (no kernel module loaded on the host, or a container "
             "started without the GPUs: --gpus all)"
+        ),
+    ),
+    (
+        re.compile(r"/proc/driver/nvidia/version: No such file|ERROR: NVIDIA driver is not loaded"),
+        (
+            "the NVIDIA kernel module is not loaded (/proc/driver/nvidia is missing; nvidia-settings"
+            " and NVML say 'NVIDIA driver is not loaded')"
+        ),
+    ),
+    (
+        re.compile(r"Failed to initialize the NVIDIA kernel module"),
+        (
+            "the X server's NVIDIA driver could not initialize the kernel module (not loaded, or "
+            "its version differs from the user-space driver's: see the kernel log's NVRM lines)"
+        ),
+    ),
+    (
+        re.compile(r"cannot access '?/dev/nvidia"),
+        (
+            "no NVIDIA device nodes (/dev/nvidia*): the driver is not loaded on the host, or a "
+            "container started without the GPUs (--gpus all)"
         ),
     ),
 )

@@ -127,3 +127,35 @@ def parse_cudnn_header(source: Source) -> NodeReport:
         "program loads may be another (pip builds of torch load the nvidia-cudnn wheel's)"
     )
     return _system(source, CUDNN_HEADER, SystemInfo(), (note,))
+
+
+# -- no nvcc on PATH -------------------------------------------------------------------------------
+
+NO_NVCC = "nvcc not found (shell)"
+_NO_NVCC = re.compile(
+    r"Command 'nvcc' not found|nvcc: command not found|'nvcc' is not recognized as an internal "
+    r"or external command|nvcc: not found"
+)
+
+
+def find_no_nvcc(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
+    """The shell's line that nvcc is missing, and the install hints it prints after it."""
+    if not _NO_NVCC.search(lines[i]):
+        return None
+    end = i + 1
+    while (
+        end < len(lines) and end not in stops and re.match(r"^\s*(?:sudo apt install )", lines[end])
+    ):
+        end += 1
+    return i, end
+
+
+def parse_no_nvcc(source: Source) -> NodeReport:
+    found = _NO_NVCC.search(source.text)
+    if found is None:
+        raise FormatError(f"format not recognised as {NO_NVCC}: no 'nvcc: command not found'")
+    note = (
+        f"as stated: {found.group(0)}: no CUDA toolkit's nvcc on PATH (a driver alone has none; "
+        "torch's pip wheels do not need it, building CUDA extensions does)"
+    )
+    return _system(source, NO_NVCC, SystemInfo(nvcc_searched=True), (note,))

@@ -298,3 +298,58 @@ def test_device_handle_failure_confirms_drv151(tmp_path: Path) -> None:
     result = run_cli("check", "--from", str(dump))
     assert result.returncode == 1, result.stderr
     assert "DRV151" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        (
+            "$ cat /proc/driver/nvidia/version\n"
+            "cat: /proc/driver/nvidia/version: No such file or directory\n",
+            "the NVIDIA kernel module is not loaded",
+        ),
+        (
+            "$ nvidia-settings\nERROR: NVIDIA driver is not loaded\n\n"
+            "ERROR: Unable to load info from any available system\n",
+            "the NVIDIA kernel module is not loaded",
+        ),
+        # Xorg.0.log, as the Arch wiki's NVIDIA troubleshooting page quotes it
+        (
+            "[     1.807] (EE) NVIDIA(0): Failed to initialize the NVIDIA kernel module. Please see the\n"
+            "[     1.807] (EE) NVIDIA(0):     system's kernel log for additional error messages and\n"
+            "[     1.808] (EE) NVIDIA(0):     consult the NVIDIA README for details.\n",
+            "could not initialize the kernel module",
+        ),
+        (
+            "$ ls /dev/nvidia*\nls: cannot access '/dev/nvidia*': No such file or directory\n",
+            "no NVIDIA device nodes",
+        ),
+    ],
+)
+def test_more_no_driver_lines_state_the_absence(body: str, why: str) -> None:
+    report = _read(body)
+    assert report.gpu.data is None
+    assert why in (report.gpu.reason or "")
+
+
+def test_usr_src_lists_the_driver_source_dkms_builds() -> None:
+    # the thread of tests/corpus/envs-4 ran `ls /usr/src | grep nvidia` for the installed driver
+    report = _read("$ ls /usr/src | grep nvidia\nnvidia-470.82.00\n")
+    assert report.gpu.data is not None
+    assert report.gpu.data.driver_version == "470.82.00"
+    assert any("DKMS builds the module" in n for n in report.gpu.notes)
+
+
+def test_a_bare_nvidia_directory_name_without_ls_is_not_read() -> None:
+    with pytest.raises(FormatError):
+        _read("the folder was\nnvidia-470.82.00\n")
+
+
+def test_nvcc_not_found_says_no_toolkit_on_path() -> None:
+    report = _read(
+        "$ nvcc --version\nCommand 'nvcc' not found, but can be installed with:\n"
+        "sudo apt install nvidia-cuda-toolkit\n"
+    )
+    system = report.system.data
+    assert system is not None
+    assert system.nvcc is None and system.nvcc_searched
