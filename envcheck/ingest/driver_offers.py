@@ -25,7 +25,7 @@ TORCH_INIT = "torch's CUDA initialization message"
 UBUNTU_LIST = "ubuntu-drivers list / nvidia-detector"
 
 _TOO_OLD = re.compile(
-    r"The NVIDIA driver on your system is too old \(found version (?P<packed>[0-9]{4,6})\)"
+    r"NVIDIA driver on your system is too old \(found version (?P<packed>[0-9]{4,6})\)"
 )
 _OFFER = re.compile(
     r"^\s*(?P<package>nvidia-driver-[0-9]{3}(?:-server|-open|-server-open)?)\s*"

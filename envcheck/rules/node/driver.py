@@ -127,6 +127,20 @@ def _same_release_fix(
         f"runs{how}, or {upgrade}",
         "unsafe",
         pip_install(f"torch=={public(torch)}", index_url=url),
+        *local_version_form(public(torch), best.variant, url),
+    )
+
+
+def local_version_form(release: str, variant: str, url: str | None) -> tuple[Action, ...]:
+    """The same install in the spelling PyTorch's previous-versions page gives for 1.x releases
+    and threads keep using: the ``+cuXYZ`` local version with ``--extra-index-url``."""
+    if url is None:
+        return ()
+    return (
+        manual(
+            f"or, pinning the build: pip install torch=={release}+{variant} --extra-index-url "
+            f"{url} (torchvision / torchaudio from the same index)"
+        ),
     )
 
 
@@ -318,6 +332,12 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         alternative, install = _torch_for_driver(facts, max_cuda)
         if install is not None:
             actions.append(install)
+            pinned = install.packages[0] if install.packages else ""
+            if install.index_url and pinned.startswith("torch=="):
+                variant = install.index_url.rstrip("/").rsplit("/", 1)[-1]
+                actions += local_version_form(
+                    pinned.removeprefix("torch=="), variant, install.index_url
+                )
     driver = f" (it supports CUDA <= {max_cuda})" if max_cuda is not None else ""
     remedy = fix(upgrade + alternative, "manual", *actions)
     if line.signature == "cuda-error-804":
