@@ -127,7 +127,7 @@ def _same_release_fix(
         f"runs{how}, or {upgrade}",
         "unsafe",
         pip_install(f"torch=={public(torch)}", index_url=url),
-        *local_version_form(public(torch), best.variant, url),
+        *local_version_form(str(public(torch)), best.variant, url),
     )
 
 
