@@ -495,7 +495,12 @@ def parse(source: Source, stops: set[int], parts: Sequence[Part] | None = None) 
         raise NoFactsError(f"no environment fact found in any section of the text{what}")
     read.sort(key=lambda r: r[0])
     merged = merge([r for _, r, _ in read])
-    failed = [r.gpu.reason for _, r, _ in read if r.gpu.reason and "nvidia-smi" in r.gpu.reason]
+    failed = [
+        r.gpu.reason
+        for _, r, _ in read
+        if r.gpu.reason
+        and ("nvidia-smi" in r.gpu.reason or (r.gpu.source == driver_text.KERNEL_LOG))
+    ]
     if merged.gpu.is_ok and failed and not r_is_ok_smi(read):
         # another section gave the driver; what nvidia-smi said stays stated
         gpu = dataclasses.replace(merged.gpu, notes=(*merged.gpu.notes, *failed))

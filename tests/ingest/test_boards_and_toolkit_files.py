@@ -353,3 +353,45 @@ def test_nvcc_not_found_says_no_toolkit_on_path() -> None:
     system = report.system.data
     assert system is not None
     assert system.nvcc is None and system.nvcc_searched
+
+
+# NVIDIA/gpu-operator#1146 (a GPU the module could not bring up; no module version in the paste)
+RM_INIT_FAILED = """\
+Dec  2 11:49:53 worker4 kernel: [  885.242168] NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x24:0x72:1568)
+Dec  2 11:49:53 worker4 kernel: [  885.242457] NVRM: GPU 0000:0a:00.0: rm_init_adapter failed, device minor number 5
+"""
+
+# mattshma/bigdata#133's dmesg (nouveau took the GPUs), with torch's version after it
+PROBE_NOT_CALLED = """\
+[188549.976351] NVRM: The NVIDIA probe routine was not called for 3 device(s).
+[188549.977053] NVRM: This can occur when a driver such as:
+NVRM: nouveau, rivafb, nvidiafb or rivatv
+NVRM: was loaded and obtained ownership of the NVIDIA device(s).
+>>> torch.__version__
+'2.3.1+cu121'
+"""
+
+
+def test_rm_init_adapter_failed_is_a_failed_gpu_not_an_unread_paste() -> None:
+    report = _read(RM_INIT_FAILED)
+    assert report.gpu.data is None
+    assert "could not initialise GPU 0000:0a:00.0" in (report.gpu.reason or "")
+    assert "(0x24:0x72:1568)" in (report.gpu.reason or "")
+    assert not report.gpu.stated_absent  # the driver is loaded; the GPU is not usable
+
+
+def test_probe_routine_not_called_is_a_stated_absence_with_the_host_fix(tmp_path: Path) -> None:
+    report = _read(PROBE_NOT_CALLED)
+    assert report.gpu.stated_absent
+    assert "nouveau" in (report.gpu.reason or "")
+    dump = tmp_path / "dmesg.txt"
+    dump.write_text(PROBE_NOT_CALLED)
+    result = run_cli("check", "--from", str(dump), "--json")
+    assert result.returncode == 1, result.stderr
+    (drv103,) = [f for f in result.json()["data"]["findings"] if f["code"] == "DRV103"]
+    commands = "\n".join(a.get("text") or "" for a in drv103["fix"]["actions"])
+    # the host's fix (the errors table's NVML_ERROR_DRIVER_NOT_LOADED entry) comes first ...
+    assert drv103["fix"]["actions"][0]["text"].startswith("sudo apt install linux-headers")
+    assert "blacklist nouveau" in commands
+    # ... the container's stays as the alternative
+    assert "--gpus all" in commands
