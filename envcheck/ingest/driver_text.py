@@ -21,7 +21,7 @@ import re
 
 from envcheck.ingest.common import FormatError, Source, blank, valid_version
 from envcheck.model.report import Gpu, GpuInfo, NodeReport
-from envcheck.model.section import Section
+from envcheck.model.section import QUERY_FAILED, STATED_ABSENT, Section, Status
 
 PROC = "/proc/driver/nvidia/version"
 CONTAINER_CLI = "nvidia-container-cli info"
@@ -137,7 +137,14 @@ _NVRM_START = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?NVRM: ")
 
 def nvrm_line(line: str) -> bool:
     """A line of the NVIDIA kernel module's log (the substring test first: linear on any line)."""
-    return "NVRM: " in line and ("kernel: NVRM: " in line or _NVRM_START.match(line) is not None)
+    return "NVRM: " in line and (
+        "kernel: NVRM: " in line
+        or _NVRM_START.match(line) is not None
+        or _SYSLOG_NVRM.match(line) is not None  # journalctl / syslog: 'kernel: [  5.12] NVRM: '
+    )
+
+
+_SYSLOG_NVRM = re.compile(r"^.{0,80}? kernel: \[[^\]]{1,20}\]\s*NVRM: ")
 
 
 _NVRM_KERNEL = (
@@ -180,10 +187,46 @@ def parse_kernel_log(source: Source) -> NodeReport:
         (m.group("version") for regex in _NVRM_KERNEL if (m := regex.search(source.text))), None
     )
     if kernel is None:
-        raise FormatError(f"format not recognised as {KERNEL_LOG}: no module version stated")
+        return _module_without_version(source)
     client = _NVRM_CLIENT.search(source.text)
     note = "the loaded kernel module's version, as its own log line states"
     if client is not None:
         note += f"; a user-space driver component of version {client.group('version')} was refused"
     info = GpuInfo(driver_version=valid_version(kernel), driver_source=KERNEL_LOG)
     return _gpu(source, KERNEL_LOG, info, note)
+
+
+# the module's lines that say it drives no GPU, or could not bring one up (nv.c, nv-pci.c)
+_RM_INIT = re.compile(
+    r"NVRM: GPU (?P<bus>[0-9A-Fa-f:.]+): RmInitAdapter failed! \((?P<code>[^)]*)\)"
+)
+_NO_GPU = re.compile(
+    r"NVRM: (?:The NVIDIA probe routine was not called for [0-9]+ device|No NVIDIA GPU found"
+    r"|No NVIDIA graphics adapter (?:found|probed))"
+)
+
+
+def _module_without_version(source: Source) -> NodeReport:
+    """Kernel-log lines that state no module version but what the module did: it could not
+    initialise a GPU (``RmInitAdapter failed!``), or it drives none (another driver, such as
+    nouveau, took the GPUs)."""
+    failed = list(dict.fromkeys(m.group("bus") for m in _RM_INIT.finditer(source.text)))
+    if failed:
+        code = next(m.group("code") for m in _RM_INIT.finditer(source.text))
+        reason = (
+            f"the NVIDIA kernel module could not initialise GPU {', '.join(failed)} "
+            f"(RmInitAdapter failed! ({code})): the driver is loaded, the GPU is not usable"
+        )
+        notes: tuple[str, ...] = (QUERY_FAILED,)
+    elif (none := _NO_GPU.search(source.text)) is not None:
+        reason = (
+            f"no usable NVIDIA driver: {none.group(0).removeprefix('NVRM: ')}... (another driver, "
+            "such as nouveau, obtained the GPUs: blacklist nouveau and reboot)"
+        )
+        notes = (STATED_ABSENT,)
+    else:
+        raise FormatError(f"format not recognised as {KERNEL_LOG}: no module version stated")
+    section: Section[GpuInfo] = Section(
+        Status.UNAVAILABLE, reason=reason, source=KERNEL_LOG, notes=notes
+    )
+    return blank(source, KERNEL_LOG).with_sections(gpu=section)

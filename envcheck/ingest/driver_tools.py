@@ -198,6 +198,11 @@ NO_DRIVER_LINE = re.compile(
     r"Command 'nvidia-smi' not found|nvidia-smi: command not found|'nvidia-smi' is not "
     r"recognized as an internal or external command|modprobe: FATAL: Module nvidia\S* not found"
     r"|modprobe: ERROR: could not insert 'nvidia\w*': .+"
+    r"|Found no NVIDIA driver on your system"
+    r"|/proc/driver/nvidia/version: No such file or directory"
+    r"|^\s*ERROR: NVIDIA driver is not loaded"
+    r"|Failed to initialize the NVIDIA kernel module"
+    r"|cannot access '?/dev/nvidia[\w*]*'?: No such file or directory"
 )
 _WHY = (
     (
@@ -224,6 +229,34 @@ _WHY = (
     (
         re.compile(r"nvidia-smi' not found|nvidia-smi: command not found|not recognized as an"),
         ("nvidia-smi is not installed: no NVIDIA driver (its utilities) on this system"),
+    ),
+    (
+        re.compile(r"Found no NVIDIA driver on your system"),
+        (
+            "torch found no NVIDIA driver (no kernel module loaded on the host, or a container "
+            "started without the GPUs: --gpus all)"
+        ),
+    ),
+    (
+        re.compile(r"/proc/driver/nvidia/version: No such file|ERROR: NVIDIA driver is not loaded"),
+        (
+            "the NVIDIA kernel module is not loaded (/proc/driver/nvidia is missing; nvidia-settings"
+            " and NVML say 'NVIDIA driver is not loaded')"
+        ),
+    ),
+    (
+        re.compile(r"Failed to initialize the NVIDIA kernel module"),
+        (
+            "the X server's NVIDIA driver could not initialize the kernel module (not loaded, or "
+            "its version differs from the user-space driver's: see the kernel log's NVRM lines)"
+        ),
+    ),
+    (
+        re.compile(r"cannot access '?/dev/nvidia"),
+        (
+            "no NVIDIA device nodes (/dev/nvidia*): the driver is not loaded on the host, or a "
+            "container started without the GPUs (--gpus all)"
+        ),
     ),
 )
 

@@ -265,7 +265,18 @@ FAILURE = re.compile(
     r"NVIDIA-SMI has failed because it couldn.t communicate with the NVIDIA driver"
     r"|Failed to initialize NVML: .+|NVIDIA-SMI couldn't find libnvidia-ml\S*"
     r"|^\s*No devices were found\s*$"
+    # the rest of nvidia-smi's and the container runtime's NVML failures (signatures/driver.toml
+    # nvml-failure, from the nvidia-smi binary's strings and libnvidia-container)
+    r"|Unable to determine the device handle for (?i:gpu) ?\S+: .+"
+    r"|Unable to communicate with GPU because it is insufficiently powered\b.*"
+    r"|A GPU reset must occur before this GPU can be used again\b.*"
+    r"|The NVIDIA kernel module detected an issue with GPU interrupts\b.*"
+    r"|Mismatch in versions between nvidia-smi and NVML\b.*"
+    r"|nvidia-smi: error while loading shared libraries: libnvidia-ml\S*"
+    r"|nvidia-container-cli: initialization error: .+"
 )
+# what says no driver is reachable at all (else: the driver is there, its query failed)
+_ABSENT = re.compile(r"couldn|libnvidia-ml|driver not loaded")
 _NVML_LIBRARY = re.compile(r"NVML library version: ([0-9]+\.[0-9]+(?:\.[0-9]+)?)")
 
 
@@ -288,7 +299,7 @@ def parse_failure(source: Source) -> NodeReport:
     # matches its text
     whole = " ".join(line.strip() for line in source.text.splitlines() if line.strip())[:400]
     whole = whole.replace("\u2018", "'").replace("\u2019", "'")  # retyped quotes
-    if "couldn" in said or "libnvidia-ml" in said:
+    if _ABSENT.search(said):
         reason = f"nvidia-smi found no usable NVIDIA driver: {whole}"
         notes: tuple[str, ...] = (STATED_ABSENT,)
     else:

@@ -28,12 +28,15 @@ from envcheck.ingest import (
     collect_env,
     conda,
     driver_dumps,
+    driver_offers,
     driver_text,
     driver_tools,
+    jetson,
     loose,
     nvidia_smi,
     pip,
     system_text,
+    toolkit_files,
     vllm_env,
 )
 from envcheck.ingest.common import FormatError, NoFactsError, Source
@@ -60,6 +63,16 @@ _PARSERS: dict[str, tuple[str, Callable[[Source], NodeReport] | None]] = {
     "ubuntu-drivers": (driver_tools.UBUNTU_DRIVERS, driver_tools.parse_ubuntu_drivers),
     "no-driver": (driver_tools.NO_DRIVER, driver_tools.parse_no_driver),
     **driver_dumps.PARSERS,
+    "torch-init": (driver_offers.TORCH_INIT, driver_offers.parse_torch_init),
+    "ubuntu-offers": (driver_offers.UBUNTU_LIST, driver_offers.parse_offers),
+    "jetson-release": (jetson.JETSON_RELEASE, jetson.parse_jetson_release),
+    "tegra-release": (jetson.TEGRA_RELEASE, jetson.parse_tegra_release),
+    "tegrastats": (jetson.TEGRASTATS, jetson.parse_tegrastats),
+    "cuda-version-txt": (toolkit_files.VERSION_TXT, toolkit_files.parse_version_txt),
+    "cuda-version-json": (toolkit_files.VERSION_JSON, toolkit_files.parse_version_json),
+    "cudnn-header": (toolkit_files.CUDNN_HEADER, toolkit_files.parse_cudnn_header),
+    "no-nvcc": (toolkit_files.NO_NVCC, toolkit_files.parse_no_nvcc),
+    "usr-src": (driver_offers.USR_SRC, driver_offers.parse_usr_src),
     "pip-list": ("pip list", pip.parse_list),
     "pip-freeze": ("pip freeze", pip.parse_freeze),
     "conda-list": ("conda list", conda.parse_list),
@@ -337,6 +350,16 @@ _FINDERS: tuple[
     ("kernel-log", _kernel_log),
     ("device-query", _device_query),
     *driver_dumps.FINDERS,
+    ("torch-init", driver_offers.find_torch_init),
+    ("ubuntu-offers", driver_offers.find_offers),
+    ("jetson-release", jetson.find_jetson_release),
+    ("tegra-release", jetson.find_tegra_release),
+    ("tegrastats", jetson.find_tegrastats),
+    ("cuda-version-txt", toolkit_files.find_version_txt),
+    ("cuda-version-json", toolkit_files.find_version_json),
+    ("cudnn-header", toolkit_files.find_cudnn_header),
+    ("no-nvcc", toolkit_files.find_no_nvcc),
+    ("usr-src", driver_offers.find_usr_src),
     ("dkms", _run(driver_tools.DKMS_LINE)),
     ("apt-driver", _apt_driver),
     ("ubuntu-drivers", _run(driver_tools.UBUNTU_DRIVERS_LINE)),
@@ -472,7 +495,12 @@ def parse(source: Source, stops: set[int], parts: Sequence[Part] | None = None) 
         raise NoFactsError(f"no environment fact found in any section of the text{what}")
     read.sort(key=lambda r: r[0])
     merged = merge([r for _, r, _ in read])
-    failed = [r.gpu.reason for _, r, _ in read if r.gpu.reason and "nvidia-smi" in r.gpu.reason]
+    failed = [
+        r.gpu.reason
+        for _, r, _ in read
+        if r.gpu.reason
+        and ("nvidia-smi" in r.gpu.reason or (r.gpu.source == driver_text.KERNEL_LOG))
+    ]
     if merged.gpu.is_ok and failed and not r_is_ok_smi(read):
         # another section gave the driver; what nvidia-smi said stays stated
         gpu = dataclasses.replace(merged.gpu, notes=(*merged.gpu.notes, *failed))

@@ -91,13 +91,16 @@ def test_ldd_output_is_recognised_and_said_skipped() -> None:
     assert "skipped: ldd output (lines 6-11" in detail
 
 
-def test_kernel_log_without_a_version_is_skipped_with_its_reason_lspci_read() -> None:
-    """mattshma/bigdata#133: dmesg's NVRM lines (no version in them) and lspci's 3D controllers."""
+def test_kernel_log_without_a_version_is_read_as_a_note_beside_lspci() -> None:
+    """mattshma/bigdata#133: dmesg's NVRM lines (no version in them: the probe routine was not
+    called, nouveau took the GPUs) and lspci's 3D controllers: the GPUs from lspci, what the
+    module said as a note."""
     report = load("bigdata_133_dmesg_lspci.txt")
     gpu = report.gpu.data
     assert gpu is not None and gpu.driver_version is None
     assert [g.name for g in gpu.gpus or ()] == ["Device 1db6"] * 3
-    assert "skipped: kernel log (NVRM) (lines 3-6" in (report.origin.detail or "")
+    assert "kernel log (NVRM) lines 3-6" in (report.origin.detail or "")
+    assert any("No NVIDIA graphics adapter probed" in n for n in report.gpu.notes)
 
 
 def test_single_format_paste_is_read_as_before() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 from collections.abc import Iterable
 
 from packaging.version import Version
@@ -16,6 +17,7 @@ from envcheck.model.finding import Action, Fix, Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.choose import Support, driver_support, torch_choices, variant_spans
 from envcheck.rules.fixes import fix, manual, pip_install
+from envcheck.rules.node.driver_errors import NVML_APIS, table_fix
 
 _MIB = 1024
 
@@ -127,6 +129,20 @@ def _same_release_fix(
         f"runs{how}, or {upgrade}",
         "unsafe",
         pip_install(f"torch=={public(torch)}", index_url=url),
+        *local_version_form(str(public(torch)), best.variant, url),
+    )
+
+
+def local_version_form(release: str, variant: str, url: str | None) -> tuple[Action, ...]:
+    """The same install in the spelling PyTorch's previous-versions page gives for 1.x releases
+    and threads keep using: the ``+cuXYZ`` local version with ``--extra-index-url``."""
+    if url is None:
+        return ()
+    return (
+        manual(
+            f"or, pinning the build: pip install torch=={release}+{variant} --extra-index-url "
+            f"{url} (torchvision / torchaudio from the same index)"
+        ),
     )
 
 
@@ -318,6 +334,12 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         alternative, install = _torch_for_driver(facts, max_cuda)
         if install is not None:
             actions.append(install)
+            pinned = install.packages[0] if install.packages else ""
+            if install.index_url and pinned.startswith("torch=="):
+                variant = install.index_url.rstrip("/").rsplit("/", 1)[-1]
+                actions += local_version_form(
+                    pinned.removeprefix("torch=="), variant, install.index_url
+                )
     driver = f" (it supports CUDA <= {max_cuda})" if max_cuda is not None else ""
     remedy = fix(upgrade + alternative, "manual", *actions)
     if line.signature == "cuda-error-804":
@@ -509,8 +531,12 @@ def no_driver(facts: Facts) -> Iterable[Hit]:
     Start the container with the NVIDIA runtime (`docker run --gpus all`; docker compose:
     `runtime: nvidia` or a GPU device reservation; a GPU resource request on Kubernetes), with
     the NVIDIA Container Toolkit (`nvidia-container-toolkit`) installed on the host, or install
-    the driver. On a node meant to have no GPU (an image-build stage, a CPU worker) say so:
-    `--expect no-gpu` (or `expect = "no-gpu"` in envcheck.toml).
+    the driver. Where the input says why the host has no driver (the module not built for the
+    running kernel, not loaded, refused by Secure Boot, nouveau holding the GPUs) and the node
+    is not a container, the errors table's fix for a driver that is not loaded comes first:
+    `sudo apt install linux-headers-$(uname -r)`, `sudo dkms autoinstall`, `sudo ubuntu-drivers
+    autoinstall`, blacklisting nouveau. On a node meant to have no GPU (an image-build stage, a
+    CPU worker) say so: `--expect no-gpu` (or `expect = "no-gpu"` in envcheck.toml).
 
     ## References
     - https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html
@@ -526,21 +552,29 @@ def no_driver(facts: Facts) -> Iterable[Hit]:
         if facts.declared and not section.stated_absent:
             raise Skip("no GPU facts declared")
         nodes = _device_nodes_note(facts)
+        container = manual(
+            "start the container with --gpus all (docker compose: `runtime: nvidia` "
+            "or a GPU device reservation; Kubernetes: an nvidia.com/gpu limit), with "
+            "the NVIDIA Container Toolkit (nvidia-container-toolkit) on the host"
+        )
+        remedy = fix(
+            "Run with the NVIDIA container runtime (docker run --gpus all) or install the driver",
+            "manual",
+            container,
+        )
+        host = _host_driver_fix(facts, section.reason or "") if section.stated_absent else None
+        if host is not None:  # the input says why the host has no driver: that fix first
+            remedy = dataclasses.replace(
+                host,
+                summary=f"{host.summary}; in a container: start it with the GPUs (--gpus all)",
+                actions=(*host.actions, container),
+            )
         return [
             Hit(
                 f"torch {facts.dist('torch').version} is a CUDA {cuda} build but no NVIDIA driver is "  # type: ignore[union-attr]
                 f"visible: {section.reason}{nodes}",
                 evidence={"gpu_probe": section.describe(), "torch_cuda": str(cuda)},
-                fix=fix(
-                    "Run with the NVIDIA container runtime (docker run --gpus all) or install "
-                    "the driver",
-                    "manual",
-                    manual(
-                        "start the container with --gpus all (docker compose: `runtime: nvidia` "
-                        "or a GPU device reservation; Kubernetes: an nvidia.com/gpu limit), with "
-                        "the NVIDIA Container Toolkit (nvidia-container-toolkit) on the host"
-                    ),
-                ),
+                fix=remedy,
             )
         ]
     gpus = facts.gpus()
@@ -560,6 +594,26 @@ def no_driver(facts: Facts) -> Iterable[Hit]:
             ),
         )
     ]
+
+
+# a stated absence whose reason is the host's (the module not built, not loaded, refused,
+# displaced by nouveau, the driver not installed) rather than a container's missing GPUs
+_HOST_REASON = re.compile(
+    r"kernel module|nouveau|Secure Boot|not installed|probe routine|modprobe|NVIDIA driver is "
+    r"not loaded|found no usable NVIDIA driver"
+)
+
+
+def _host_driver_fix(facts: Facts, reason: str) -> Fix | None:
+    """The errors table's fix for a driver that is not loaded (NVML_ERROR_DRIVER_NOT_LOADED:
+    build and load the module, install the driver, blacklist nouveau, Secure Boot), when the
+    input's own reason is the host's and the node is not stated to be a container."""
+    if not _HOST_REASON.search(reason) or _in_container(facts):
+        return None
+    entry = facts.matrix.cuda_error(name="NVML_ERROR_DRIVER_NOT_LOADED", apis=NVML_APIS)
+    if entry is None or entry.fix is None:
+        return None
+    return table_fix(entry.fix)
 
 
 def _device_nodes_note(facts: Facts) -> str:

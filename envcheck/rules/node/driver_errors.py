@@ -86,6 +86,11 @@ def _fix(text: str) -> Fix:
     return fix(first, "manual", *(manual(c) for c in quoted), manual(text))
 
 
+def table_fix(text: str) -> Fix:
+    """The fix a ``[[cuda_error]]`` entry's text gives, as steps (see ``_fix``)."""
+    return _fix(text)
+
+
 def _first_step(text: str) -> str:
     """The text up to its first `; ` outside parentheses and quotes."""
     depth, quoted = 0, False
