@@ -373,6 +373,39 @@ _FIX_WORDS = frozenset(
 )
 
 
+# the forms a fix takes, for the blind report: which forms the thread's fix has and ours lacks
+_FIX_FORMS = (
+    ("a pin", re.compile(r"==|<=|>=|<\d|~=")),
+    ("an index URL", re.compile(r"index-url|find-links|/whl/|\bcu1\d\d\b", re.I)),
+    ("conda", re.compile(r"\b(conda|mamba)\b", re.I)),
+    ("apt/yum", re.compile(r"\b(apt|apt-get|yum|dnf)\b", re.I)),
+    ("an env var", re.compile(r"\b[A-Z][A-Z0-9_]{2,}=|\bexport\b")),
+    (
+        "a build flag",
+        re.compile(r"no-build-isolation|TORCH_CUDA_ARCH_LIST|MAX_JOBS|CUDA_HOME|-gencode"),
+    ),
+    ("an upgrade", re.compile(r"(^|\s)(-U|--upgrade)\b|force-reinstall", re.I)),
+    ("a pip install", re.compile(r"\bpip3? install\b", re.I)),
+    (
+        "a driver/kernel step",
+        re.compile(r"reboot|modprobe|nvidia-driver|dkms|ubuntu-drivers", re.I),
+    ),
+    ("a container flag", re.compile(r"--(gpus|ipc|shm-size|runtime|device)\b")),
+)
+
+
+def _forms(texts: Iterable[str]) -> set[str]:
+    return {name for name, rx in _FIX_FORMS for t in texts if rx.search(t)}
+
+
+def _fix_forms_gap(case: Case, judged: dict[str, Any]) -> str:
+    """The forms the thread's fix takes that the printed fix lacks ('an env var'), no content."""
+    wanted = _forms(case.expect_fix)
+    printed = _forms(_fix_text(f) for f in judged["hit_findings"])
+    missing = sorted(wanted - printed)
+    return f"; the thread's fix has {', '.join(missing)}" if missing else ""
+
+
 def _fix_gap(case: Case, judged: dict[str, Any], output: str) -> str:
     """How far the printed fix is from the thread's, naming nothing of either (blind report):
     the thread's fix is printed for another cause of the output; it names a thing (a package,
@@ -415,7 +448,12 @@ def _mode(
                 else "cause left open, no right fix"
             )
         elif judged["hit_findings"] and any(_fix_text(f).strip() for f in judged["hit_findings"]):
-            stage = "confirmed, another fix printed" + _fix_gap(case, judged, output)
+            stage = (
+                "confirmed, another fix printed"
+                + _fix_gap(case, judged, output)[:-1]
+                + _fix_forms_gap(case, judged)
+                + ")"
+            )
         else:
             stage = "confirmed, no fix printed"
     else:
