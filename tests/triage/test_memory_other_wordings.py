@@ -283,3 +283,50 @@ def test_a_healthy_kv_cache_report_matches_nothing(
         "INFO 05-30 14:48:29 executor_base.py:110] # CUDA blocks: 5519, # CPU blocks: 9362",
     )
     assert cli("triage", str(log), "--json", "--no-probe").returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        (
+            "ERROR: stack overflow: max = 299869096, available = 97857896, requested = 106218000 "
+            "(ne = 0, nf = 0, nefc = 3988, ncon = 668)",
+            '<size memory="588M"/>',
+        ),
+        (
+            "mujoco_py.builder.MujocoException: Got MuJoCo Warning: Pre-allocated contact buffer "
+            "is full. Increase nconmax above 100. Time = 0.0000.",
+            '<size nconmax="200"/>',
+        ),
+        (
+            "PxGpuDynamicsMemoryConfig::collisionStackSize buffer overflow detected, please "
+            "increase its size to at least -1280352880 in the scene desc! Contacts have been "
+            "dropped.",
+            "gpu_collision_stack_size=2**31 - 1",
+        ),
+        (
+            "The application needs to increase PxGpuDynamicsMemoryConfig::tempBufferCapacity to "
+            "16777216 , otherwise, the simulation will miss interactions",
+            "gpu_temp_buffer_size=2**24",
+        ),
+    ],
+)
+def test_simulator_buffer_fix_is_sized_from_the_line(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str, words: str
+) -> None:
+    cause = causes(cli, log_file(tmp_path, line))["SYS231"]
+    assert cause["verdict"] == "confirmed"
+    assert words in fix_text(cause)
+
+
+def test_blas_without_support_through_jax_is_jax_preallocation(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    line = (
+        "XlaRuntimeError: INTERNAL: Attempting to perform BLAS operation using StreamExecutor "
+        "without BLAS support"
+    )
+    cause = causes(cli, log_file(tmp_path, line))["SYS182"]
+    assert fix_text(cause).startswith(
+        "Stop the preallocation: export XLA_PYTHON_CLIENT_PREALLOCATE"
+    )
