@@ -85,9 +85,9 @@ def framework_preallocates_in_log(facts: Facts, line: LogLine) -> Hit:
     who = "TensorFlow" if tf else "JAX (XLA)"
     first, second = (_TF, _JAX) if tf else (_JAX, _TF)
     what = (
-        f"TensorFlow's GPU call (a copy to the GPU, cuDNN, cuBLAS, cuFFT) failed for GPU memory "
-        f"(line {line.line}): TensorFlow maps nearly all of the GPU when it starts, so the "
-        "buffer, or the library's own handle and workspace, find none left, all the more when "
+        f"TensorFlow's cuDNN/cuBLAS call failed for GPU memory (or its cuFFT plan, its copy to the "
+        f"GPU; line {line.line}): TensorFlow maps nearly all of the GPU when it starts, so the "
+        "library's own handle and workspace, or the buffer, find none left, all the more when "
         "another process holds part of the GPU"
         if library
         else f"{who} ran out of GPU memory (line {line.line}): it takes most of the GPU when it "
