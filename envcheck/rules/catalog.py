@@ -62,6 +62,7 @@ from envcheck.rules.node import (  # noqa: F401
     sgl_kernel,
     sim_render,
     sim_stated,
+    simulator_buffers,
     simulators,
     system,
     system_build,

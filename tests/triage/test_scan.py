@@ -2319,3 +2319,113 @@ EXAMPLES += [
         "pip-ignored-requires-python",
     ),
 ]
+
+# memory_runtimes.toml (round 7): memory failures in other runtimes' and layers' words
+EXAMPLES += [
+    (
+        "tensorflow.python.framework.errors_impl.InternalError: Failed copying input tensor from "
+        "/job:localhost/replica:0/task:0/device:CPU:0 to /job:localhost/replica:0/task:0/device:"
+        "GPU:0 in order to run _EagerConst: Dst tensor is not initialized.",
+        "tf-gpu-copy-dst-not-initialized",
+    ),
+    (
+        "InternalError: Failed to call ThenRnnForward with model config: [rnn_mode, "
+        "rnn_input_mode, rnn_direction_mode]: 2, 0, 0",
+        "tf-cudnn-rnn-forward-failed",
+    ),
+    (
+        "InternalError: Attempting to perform BLAS operation using StreamExecutor without BLAS "
+        "support [Op:MatMul]",
+        "tf-blas-without-blas-support",
+    ),
+    ("NotFoundError:  No algorithm worked! [Op:Conv2D]", "tf-cudnn-no-algorithm-worked"),
+    (
+        "InternalError: Failed to create cuFFT batched plan with scratch allocator",
+        "tf-cufft-plan-failed",
+    ),
+    (
+        "Can't reduce memory use below 10.50GiB (11268112384 bytes) by rematerialization; only "
+        "reduced to 14.36GiB (15418277273 bytes)",
+        "xla-rematerialization-short",
+    ),
+    ("Prefill out of memory. Try to lower your batch size.", "sglang-kv-pool-exhausted"),
+    (
+        "ggml_vulkan: Device memory allocation of size 4294967296 failed.",
+        "device-memory-short-other-api",
+    ),
+    (
+        "Error an illegal memory access was encountered at line 276 in file /src/csrc/ops.cu",
+        "bitsandbytes-cuda-check",
+    ),
+    (
+        "RuntimeError: cublas runtime error : resource allocation failed at "
+        "/pytorch/aten/src/THC/THCGeneral.cpp:250",
+        "thc-cublas-runtime-error-allocation",
+    ),
+    (
+        "RuntimeError: cublas runtime error : the GPU program failed to execute at "
+        "/pytorch/aten/src/THC/THCBlas.cu:249",
+        "thc-cublas-runtime-error-execution",
+    ),
+    (
+        "RuntimeError: FIND was unable to find an engine to execute this computation",
+        "cudnn-find-no-engine",
+    ),
+    ("slurmstepd: error: Exceeded step memory limit at some point.", "slurm-memory-limit-exceeded"),
+    ("The kernel died, restarting...", "ide-kernel-died"),
+    (
+        "systemd-oomd[812]: Killed /user.slice/user-1000.slice/session-2.scope due to memory "
+        "pressure for /user.slice/user-1000.slice being 85.47% > 50.00% for > 20s with reclaim "
+        "activity",
+        "userspace-oom-killer",
+    ),
+    (
+        "[ 1234.5678] Task in /docker/3f2a9c killed as a result of limit of /docker/3f2a9c",
+        "kernel-oom-report-lines",
+    ),
+    ("3f2a9c1b   trainer:latest   Exited (137) 2 minutes ago   train", "container-exit-137"),
+    (
+        "RuntimeError: [enforce fail at CPUAllocator.cpp:56] posix_memalign(&data, gAlignment, "
+        "nbytes) == 0. 12 vs 0",
+        "host-allocation-errno-enomem",
+    ),
+    (
+        "ERROR 11-26 10:00:00 [core_client.py:564] Engine core proc EngineCore_DP0 died "
+        "unexpectedly, shutting down client.",
+        "vllm-engine-core-died",
+    ),
+    (
+        "进程已结束，退出代码为 137 (interrupted by signal 9:SIGKILL)",
+        "sigkill-other-runtimes",
+    ),
+    (
+        "UserWarning: Applied workaround for CuDNN issue, install nvrtc.so (Triggered internally "
+        "at ../aten/src/ATen/native/cudnn/Conv_v8.cpp:80.)",
+        "cudnn-nvrtc-workaround-warning",
+    ),
+    ("cupy.cuda.cufft.CuFFTError: CUFFT_INVALID_SIZE", "cuda-math-library-error-class"),
+    ("Process finished with exit code 135 (interrupted by signal 7: SIGBUS)", "ide-sigbus"),
+    (
+        "INFO 05-30 14:48:29 executor_base.py:110] # CUDA blocks: 0, # CPU blocks: 9362",
+        "serving-engine-kv-cache-none-left",
+    ),
+    (
+        "[WARNING] [stage3.py:2236:step] 1 pytorch allocator cache flushes since last step. this "
+        "happens when there is high memory pressure and is detrimental to performance.",
+        "gpu-memory-pressure-warning",
+    ),
+    (
+        "PxgCudaDeviceMemoryAllocator fail to allocate memory 339738624 bytes!! Result = 2",
+        "physx-gpu-allocation-failed",
+    ),
+    (
+        "[Error] [omni.physx.plugin] PhysX error: Patch buffer overflow detected, please increase "
+        "its size to at least 503808 in the scene desc!",
+        "physx-gpu-buffer-overflow",
+    ),
+    (
+        "WARNING: Insufficient arena memory for the number of constraints generated. Increase "
+        "arena memory allocation above 14M bytes. Time = 0.0020.",
+        "mujoco-arena-full",
+    ),
+]

@@ -24,7 +24,19 @@ _TF_CODE = (
 )
 # TensorFlow's cuDNN and cuBLAS lines (signatures/memory_runtimes.toml): TensorFlow's by their
 # words, whatever the allocator line says
-_TF_LIBRARY_LINES = frozenset({"tf-cudnn-convolution-algorithm-failed", "tf-blas-launch-failed"})
+_TF_LIBRARY_LINES = frozenset(
+    {
+        "tf-cudnn-convolution-algorithm-failed",
+        "tf-blas-launch-failed",
+        "tf-gpu-copy-dst-not-initialized",
+        "tf-cudnn-rnn-forward-failed",
+        "tf-blas-without-blas-support",
+        "tf-cudnn-no-algorithm-worked",
+        "tf-cufft-plan-failed",
+    }
+)
+# SGLang's token pool full at a prefill or decode step (memory_runtimes.toml)
+_SGLANG_POOL = "sglang-kv-pool-exhausted"
 
 
 @rule("SYS182", "framework-preallocates-gpu-memory", Severity.WARNING)
@@ -67,14 +79,16 @@ def framework_preallocates(facts: Facts) -> Iterable[Hit]:
 @from_log("SYS182")
 def framework_preallocates_in_log(facts: Facts, line: LogLine) -> Hit:
     """JAX's variables for XLA's wording, TensorFlow's for its allocator's."""
-    library = line.signature in _TF_LIBRARY_LINES
+    # the same words through JAX (XlaRuntimeError: ... without BLAS support) are JAX's
+    library = line.signature in _TF_LIBRARY_LINES and "XlaRuntimeError" not in line.text
     tf = library or "GPU_0_bfc" in line.text or "from device: CUDA_ERROR_OUT_OF_MEMORY" in line.text
     who = "TensorFlow" if tf else "JAX (XLA)"
     first, second = (_TF, _JAX) if tf else (_JAX, _TF)
     what = (
-        f"TensorFlow's cuDNN/cuBLAS call failed for GPU memory (line {line.line}): TensorFlow "
-        "maps nearly all of the GPU when it starts, so the library's own handle and workspace "
-        "find none left, all the more when another process holds part of the GPU"
+        f"TensorFlow's cuDNN/cuBLAS call failed for GPU memory (or its cuFFT plan, its copy to the "
+        f"GPU; line {line.line}): TensorFlow maps nearly all of the GPU when it starts, so the "
+        "library's own handle and workspace, or the buffer, find none left, all the more when "
+        "another process holds part of the GPU"
         if library
         else f"{who} ran out of GPU memory (line {line.line}): it takes most of the GPU when it "
         "starts (JAX 75%, TensorFlow nearly all), so memory another process or framework "
@@ -151,7 +165,8 @@ def kv_cache_too_small_in_log(facts: Facts, line: LogLine) -> Hit:
         fits = found.group("kv")
     elif (estimated := _ESTIMATED.search(text)) is not None:
         fits = estimated.group("estimated")
-    sglang = "mem-fraction-static" in text
+    pool = line.signature == _SGLANG_POOL
+    sglang = pool or "mem-fraction-static" in text
     steps: tuple[Action, ...]
     if sglang:
         summary = (
@@ -162,6 +177,13 @@ def kv_cache_too_small_in_log(facts: Facts, line: LogLine) -> Hit:
             manual("python -m sglang.launch_server ... --mem-fraction-static 0.9"),
             manual("or --context-length <shorter>, --tp <more GPUs>"),
         )
+        if pool:  # the running batch outgrew the pool: fewer requests or smaller prefill chunks
+            steps += (
+                manual(
+                    "or fewer tokens at once: --max-running-requests <fewer>, "
+                    "--chunked-prefill-size 4096 (or 2048)"
+                ),
+            )
     else:
         cap = f"--max-model-len {fits}" if fits else "--max-model-len <shorter>"
         summary = (

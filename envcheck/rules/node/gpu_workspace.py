@@ -25,6 +25,39 @@ _SMALLER = (
     "a smaller batch size (--batch-size / batch_size; gradient accumulation keeps the "
     "effective batch), a smaller input size or model"
 )
+# GPU memory short in another API's or a retry loop's words (memory_runtimes.toml)
+_OTHER_API = "device-memory-short-other-api"
+_BATCH_FINDER = "No executable batch size found"
+# the job runs, but close to the GPU's memory: DeepSpeed's cache flushes, Accelerate's offload
+_PRESSURE = "gpu-memory-pressure-warning"
+_OFFLOADED = "offloaded to the"
+# PhysX's GPU allocator (Isaac Gym/Sim/Lab, SAPIEN): the simulation's own buffers
+_PHYSX = "physx-gpu-allocation-failed"
+# (words of the line, the API that said it, what lowers its memory): the first that fits
+_API_KNOBS = (
+    (
+        "ggml_vulkan",
+        "llama.cpp's Vulkan backend",
+        "fewer layers on the GPU (-ngl / --n-gpu-layers <fewer>), a smaller context (-c), a "
+        "smaller quantization of the model",
+    ),
+    (
+        "rmm",
+        "RAPIDS (rmm)",
+        "smaller partitions or batches; rmm.reinitialize(pool_allocator=True, "
+        "managed_memory=True) lets it spill to host memory",
+    ),
+    (
+        "Invalid buffer size",
+        "torch's MPS backend (one buffer above the Metal device's maximum)",
+        "a smaller batch, image size or sequence length, so that no single tensor is that "
+        "large; or run that step on the CPU",
+    ),
+    ("OutOfDeviceMemory", "Vulkan", _SMALLER),
+    ("OUT_OF_DEVICE_MEMORY", "Vulkan / Level Zero (SYCL)", _SMALLER),
+    ("Allocation failure", "OpenCL", _SMALLER),
+    ("ALLOCATION_FAILURE", "OpenCL", _SMALLER),
+)
 
 
 @rule("SYS230", "gpu-memory-short-unnamed", Severity.WARNING)
@@ -103,6 +136,98 @@ def gpu_memory_short_unnamed_in_log(facts: Facts, line: LogLine) -> Hit:
                     "driver update; a container started with --gpus all)"
                 ),
             )
+    elif line.signature == _PHYSX:
+        message = (
+            f"PhysX could not allocate GPU memory for the simulation (line {line.line}): the "
+            "parallel environments' buffers, the viewer and the learner together need more than "
+            "the GPU has free; the illegal memory access that follows is its consequence"
+        )
+        summary = (
+            "Lower the simulation's GPU memory: fewer parallel environments (num_envs), run "
+            "headless (no viewer), smaller PhysX buffers; stop other processes on the GPU"
+        )
+        steps = (
+            manual(
+                "fewer environments: --num_envs <fewer> (task.env.numEnvs=<fewer>) and --headless"
+            ),
+            manual(
+                "Isaac Gym: a smaller sim_params.physx.max_gpu_contact_pairs / "
+                "default_buffer_size_multiplier (sized for 24 GB GPUs in many configs)"
+            ),
+            manual(_HELD),
+        )
+    elif line.signature == _PRESSURE and _OFFLOADED in text:
+        message = (
+            f"the model did not fit the GPU's memory and Accelerate put part of it on the CPU or "
+            f"the disk (line {line.line}): it runs slowly, or fails where code expects every "
+            "weight on the GPU"
+        )
+        summary = (
+            "Load the model so that it fits the GPU: quantized (4-bit or 8-bit), in "
+            "bf16/fp16, spread over more GPUs (device_map='auto' with max_memory), or a smaller "
+            "model; stop other processes on the GPU"
+        )
+        steps = (
+            manual(
+                "from_pretrained(..., quantization_config=BitsAndBytesConfig(load_in_4bit=True), "
+                "torch_dtype=torch.bfloat16, device_map='auto')"
+            ),
+            manual(
+                "more GPUs: device_map='auto', max_memory={0: '<GiB>', 1: '<GiB>'}; or a "
+                "smaller model"
+            ),
+            manual(_HELD),
+        )
+    elif line.signature == _PRESSURE:
+        message = (
+            f"DeepSpeed found torch's caching allocator flushing its cache every step to avoid "
+            f"an out-of-memory (line {line.line}): the job is at the edge of the GPU's memory "
+            "(slow steps; a longer batch fails)"
+        )
+        summary = (
+            "Lower the job's GPU memory per step: a smaller train_micro_batch_size_per_gpu "
+            "(gradient accumulation keeps the effective batch), activation checkpointing, "
+            "shorter sequences; against fragmentation: export "
+            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+        )
+        steps = (
+            manual(
+                "ds_config: a smaller train_micro_batch_size_per_gpu with a larger "
+                "gradient_accumulation_steps; activation checkpointing"
+            ),
+            manual("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"),
+            manual(
+                "or get_accelerator().empty_cache() in the training loop (DeepSpeed's own advice)"
+            ),
+        )
+    elif line.signature == _OTHER_API and _BATCH_FINDER in text:
+        message = (
+            f"the batch-size finder halved the batch after every out-of-memory down to zero "
+            f"(line {line.line}): even a batch of 1 does not fit the GPU memory left"
+        )
+        summary = (
+            "Lower the memory of one sample: gradient checkpointing, bf16/fp16 or 8-bit "
+            "weights and optimizer, a shorter max sequence length or a smaller model; stop "
+            "other processes on the GPU"
+        )
+        steps = (
+            manual(
+                "model.gradient_checkpointing_enable(); TrainingArguments(bf16=True, "
+                "gradient_checkpointing=True, optim='adamw_bnb_8bit'); a shorter max_length"
+            ),
+            manual(_HELD),
+        )
+    elif line.signature == _OTHER_API:
+        who, lower = next(
+            ((name, knob) for words, name, knob in _API_KNOBS if words in text),
+            ("the GPU runtime", _SMALLER),
+        )
+        message = (
+            f"{who} could not allocate GPU memory (line {line.line}): an out-of-memory in its "
+            "own words; the job needs more than the GPU has free"
+        )
+        summary = f"Lower the job's GPU memory ({lower}); stop other processes on the GPU"
+        steps = (manual(lower), manual(_HELD))
     elif _DARKNET in text:
         message = (
             f"cuDNN found no convolution algorithm whose workspace fits the GPU memory left "

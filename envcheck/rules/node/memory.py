@@ -29,8 +29,9 @@ _LOW_SHARE = 0.05
 SHM_SIGNATURES = frozenset(
     {"dataloader-shm-bus-error", "torch-shm-no-space", "dataloader-worker-exited", "bare-bus-error"}
 )
-# the signature that names the OOM killer itself (the others infer it from a SIGKILL)
-_OOM_KILLER = "kernel-oom-killer"
+# the signatures that name the kernel's OOM killer itself (the others infer it from a SIGKILL):
+# its kill line, and the other lines of its report (memory_runtimes.toml)
+_OOM_KILLERS = frozenset({"kernel-oom-killer", "kernel-oom-report-lines"})
 
 _CHECK = "dmesg -T | grep -i -E 'killed process|out of memory' (kubectl describe pod: OOMKilled)"
 _STEPS = (
@@ -142,7 +143,7 @@ def host_memory_exhausted_in_log(facts: Facts, line: LogLine) -> Hit:
         r"(?:Killed process |received by PID |[Kk]ill process |\(pid: ?)([0-9]+)", line.text
     )
     who = f"process {pid.group(1)}" if pid else "a process"
-    killer = line.signature == _OOM_KILLER
+    killer = line.signature in _OOM_KILLERS
     what = (
         f"the kernel's OOM killer killed {who} (line {line.line}): host RAM or the container's "
         "memory limit ran out (not the GPU's memory)"
@@ -287,8 +288,48 @@ _LAYER_LIMIT = {
         _CHECK,
     ),
 }
-# layer lines that leave room for another cause (a native crash): a warning, not an error
-_LAYER_UNSURE = frozenset({"notebook-kernel-crashed", "enomem-in-words"})
+# the same failures in other layers' words (memory_runtimes.toml): an IDE's kernel, Slurm's
+# accounting, an allocator's ENOMEM
+_LAYER_LIMIT["ide-kernel-died"] = _LAYER_LIMIT["notebook-kernel-crashed"]
+_SCHEDULER_LIMIT["slurm-memory-limit-exceeded"] = _SCHEDULER_LIMIT["slurm-oom-kill"]
+_LAYER_LIMIT["host-allocation-errno-enomem"] = (
+    "host memory ran short in an allocator's own words (line {line}): torch's CPU allocator got "
+    "ENOMEM (12), or TensorFlow warned that single allocations exceed 10% of the free memory, "
+    "the warning before the OOM killer's SIGKILL",
+    "Lower the job's host memory (a smaller batch, fewer DataLoader workers: num_workers=0 to "
+    "confirm, data streamed or memory-mapped instead of loaded) or give it more memory (docker "
+    "run --memory, Slurm --mem, swap)",
+    "lower host memory: a smaller batch size; num_workers=0; datasets streamed or memory-mapped",
+)
+_LAYER_LIMIT["userspace-oom-killer"] = (
+    "a user-space OOM killer (systemd-oomd, earlyoom) killed the job under memory pressure "
+    "(line {line}): host RAM and swap ran short before the kernel's own OOM killer acted",
+    "Lower the job's host memory (fewer DataLoader workers, a smaller batch, data streamed) or "
+    "give the node more RAM or swap; systemd-oomd acts on pressure in the user's slice: run "
+    "long jobs outside the desktop session (systemd-run --scope -p ManagedOOMMemoryPressure=auto)",
+    "journalctl -u systemd-oomd (or journalctl | grep -i earlyoom) shows what it killed and why",
+)
+_LAYER_LIMIT["vllm-engine-core-died"] = (
+    "vLLM's engine-core process died without a Python error (line {line}): most often the "
+    "kernel's OOM killer at host RAM or the container's limit; a native crash is the other "
+    "cause (its message is above, in the engine's own log)",
+    "Check the kernel's log for the OOM killer (dmesg -T | grep -i 'killed process'); lower "
+    "vLLM's host memory (--swap-space 0, --cpu-offload-gb 0, fewer API server processes) or "
+    "give the container more (docker run --memory / --shm-size, Kubernetes limits.memory)",
+    _CHECK,
+)
+# layer lines that leave room for another cause (a native crash, a warning of a job that ended
+# well): a warning, not an error
+_LAYER_UNSURE = frozenset(
+    {
+        "notebook-kernel-crashed",
+        "enomem-in-words",
+        "ide-kernel-died",
+        "slurm-memory-limit-exceeded",
+        "host-allocation-errno-enomem",
+        "vllm-engine-core-died",
+    }
+)
 
 
 def shm_hit(facts: Facts, line: LogLine, step: Action) -> Hit | None:
