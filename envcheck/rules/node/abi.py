@@ -342,6 +342,17 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
         index = _FIND_LINKS.search(note)
         if index is not None:  # the package's own wheel index, as its README gives it
             actions = [manual(index.group(0).rstrip(".,;")), *actions]
+    if source == "torch":  # the other way out threads take: torch back to the extension's
+        built_for = _built_for_torch(version)
+        torch_pin = (
+            f"torch=={built_for}.*" if built_for else "torch==<the release it was built for>"
+        )
+        summary += (
+            f"; or install the torch {have} was built for: pip install {torch_pin}"
+            + (f" (its version's local tag names torch {built_for})" if built_for else "")
+            + " (with the torchvision / torchaudio of that release)"
+        )
+        actions.append(manual(f"pip install {torch_pin}  (the torch {have} was built for)"))
     if source == "torch" and old_abi:  # a pre-C++11-ABI build against a C++11-ABI torch
         first, abi_actions = _old_abi_first(facts, line, dist)
         summary = f"{first}. Otherwise: {summary[0].lower()}{summary[1:]}"
@@ -360,6 +371,25 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
         },
         fix=fix(summary, "manual", *actions),
     )
+
+
+# a wheel's local version naming the torch it was built for: PyG's `+pt28cu128`, `+pt113cu117`
+# (torch 2.8, 1.13), and `torch2.1` spellings (flash-attn's and others' wheel tags)
+_PT_TAG = lazy(r"(?:^|[^a-z])pt([0-9])([0-9]{1,2})(?:cu[0-9]+|cpu)?(?:$|[^0-9])")
+_TORCH_TAG = lazy(r"torch([0-9]+)\.([0-9]+)")
+
+
+def _built_for_torch(version: Version | None) -> str | None:
+    """The torch release (major.minor) a package's version names in its local tag: PyG's
+    wheel index versions (`torch_cluster 1.6.3+pt28cu128`: torch 2.8); None otherwise."""
+    if version is None or not version.local:
+        return None
+    local = version.local.replace("_", ".")
+    found = _PT_TAG.search(local)
+    if found is not None:
+        return f"{found.group(1)}.{int(found.group(2))}"
+    named = _TORCH_TAG.search(local)
+    return f"{named.group(1)}.{named.group(2)}" if named is not None else None
 
 
 _LOCAL_CUDA = lazy(r"\+(?P<variant>cu[0-9]{2,3})\b")
@@ -475,7 +505,8 @@ _BARE_EXTENSION = lazy(
     r"(?:^|[\s'\"(])(?P<file>[A-Za-z][A-Za-z0-9_]*\.(?:cpython-[0-9a-z_-]+|abi3)\.so)"
     r": undefined symbol"
 )
-_RELATIVE_PACKAGE = lazy(r"^(?P<top>[A-Za-z_][A-Za-z0-9_]*)/[^/]+\.so$")
+_ELIDED = lazy(r"^\(?(?:\.\.\.|…)\)?/*")
+_RELATIVE_PACKAGE = lazy(r"^/?(?P<top>[A-Za-z_][A-Za-z0-9_]*)/[^/]+\.so$")
 _BARE_NAME = lazy(r"^[A-Za-z][A-Za-z0-9_]*\.(?:cpython-[0-9a-z_-]+|abi3)\.so$")
 # the pre-C++11 std::string in a mangled name (`Ss`, std::basic_string<char> of the old ABI);
 # the C++11 ABI's is NSt7__cxx1112basic_string... (Itanium C++ ABI, libstdc++'s dual ABI)
@@ -664,7 +695,8 @@ def _source_build(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
     """An extension outside site-packages (a project built in place, `python setup.py develop`,
     `pip install -e .`): no distribution to reinstall; its build is older than the torch (or
     CUDA, Python) now installed, and rebuilding it from a clean tree is the fix."""
-    if not path.startswith("/") or provider(symbol) not in ("torch", "cuda", "other"):
+    path = _ELIDED.sub("", path)  # a pasted path cut short: '(...)/pkg/x.so', '.../pkg/x.so'
+    if "/" not in path or provider(symbol) not in ("torch", "cuda", "other"):
         raise NotStated(
             f"{path} is not under site-packages: the line does not say which distribution built it",
             "libraries.unresolved",
@@ -686,12 +718,23 @@ def _source_build(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
             "provider": source,
         },
         fix=fix(
-            f"Rebuild the extension against {against}: in the project that built it, delete "
-            "its build/ folder and the stale .so, then pip install --no-build-isolation -e . "
-            "(or python setup.py build develop)",
+            f"Rebuild the extension against {against}: in the project that built it, rm -rf "
+            "build/ and the stale .so, then pip install --no-build-isolation -e . "
+            "(or python setup.py build develop)"
+            + (
+                "; or install the torch release the extension was built against (pip install "
+                "torch==<that release>) when it is a prebuilt copy"
+                if source == "torch"
+                else ""
+            ),
             "manual",
             manual(f"rm -rf build/ {folder}/*.so  (in the project's source tree)"),
             manual("pip install --no-build-isolation --no-cache-dir -e ."),
+            *(
+                [manual("pip install torch==<the release it was built against>  (a prebuilt copy)")]
+                if source == "torch"
+                else []
+            ),
         ),
     )
 

@@ -1,0 +1,199 @@
+"""The ABI and loader families in the forms threads fix them with, derived from the line's own
+facts and the tables (matrices/signatures/linker_symbols.toml; envcheck/rules/node/abi.py and
+loader.py): a vLLM module other than vllm/_C, a path pasted in backticks or cut short, the torch
+a wheel's local tag names, the CUDA wheels of every major a SONAME ships in, torch's CUDA build
+as the way to its libraries, the libstdc++.so.6 link a conda environment lacks, musl's loader.
+Lines, paths and names other than the corpus cases', so the builders are shown to generalize."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from envcheck.matrix_validate import load
+from tests.conftest import CliResult
+from tests.triage.from_log import causes, fix_text, log_file, saved_node
+
+MATRIX = load(env={})
+
+
+def _confirmed(cli: Callable[..., CliResult], log: Path, code: str, *args: str) -> str:
+    cause = causes(cli, log, *args)[code]
+    assert cause["verdict"] == "confirmed", cause
+    return fix_text(cause)
+
+
+def test_a_vllm_module_other_than_c_confirms_the_torch_pin(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "ImportError: /srv/venv/lib/python3.9/site-packages/vllm/layernorm_ops.cpython-39-x86_64-"
+        "linux-gnu.so: undefined symbol: _ZN3c104cuda20CUDACachingAllocator9allocatorE",
+    )
+    text = _confirmed(cli, log, "VLM101")
+    assert "pip install torch==" in text and "vllm --force-reinstall" in text.replace(
+        "--force-reinstall vllm", "vllm --force-reinstall"
+    )
+
+
+def test_a_vllm_module_with_a_cuda_symbol_stays_open(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "ImportError: /srv/venv/lib/python3.9/site-packages/vllm/cache_ops.cpython-39-x86_64-"
+        "linux-gnu.so: undefined symbol: cudaLaunchKernelExC",
+    )
+    assert causes(cli, log)["VLM101"]["verdict"] != "confirmed"
+
+
+def test_a_path_in_backticks_is_read_without_them(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "`/opt/env/lib/python3.11/site-packages/pytorch3d/_C.cpython-311-x86_64-linux-gnu.so: "
+        "undefined symbol: _ZNK3c1010TensorImpl4sizeEl`",
+    )
+    cause = causes(cli, log)["TOR150"]
+    assert cause["verdict"] == "confirmed", cause
+    assert "`" not in cause["findings"][0]["evidence"]["library"]
+    assert cause["findings"][0]["evidence"]["distribution"] == "pytorch3d"
+
+
+def test_an_extension_built_in_place_at_a_relative_or_elided_path_is_rebuilt(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    for path in (
+        "myproj/ops/roi/roi_cuda.cpython-38-x86_64-linux-gnu.so",
+        "(...)/myproj/csrc/ext/ext.so",
+        ".../megatron/fused_kernels/build/fused_mix_prec_layer_norm_cuda.so",
+    ):
+        log = log_file(
+            tmp_path,
+            f"ImportError: {path}: undefined symbol: _ZN3c1015SmallVectorBase8grow_podEPvmm",
+        )
+        text = _confirmed(cli, log, "TOR150")
+        folder = path.split(")/")[-1].removeprefix(".../").rsplit("/", 1)[0]
+        assert f"rm -rf build/ {folder}/*.so" in text, text
+        assert "--no-build-isolation" in text
+        assert "pip install torch==<the release it was built against>" in text
+
+
+def test_a_package_path_cut_to_the_root_is_read_as_the_package(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "/mmcv/_ext.cpython-39-x86_64-linux-gnu.so: undefined symbol: _ZN2at4_ops3add4callERKNS_6TensorES4_RKN3c106ScalarE",
+    )
+    text = _confirmed(cli, log, "TOR150")
+    assert "download.openmmlab.com/mmcv/dist/" in text
+    # the placeholders come with a filled example of the index, as threads spell it
+    assert "e.g. TORCH=2.1.0 CUDA=cu121: https://download.openmmlab.com/mmcv/dist/cu121/" in text
+
+
+def test_the_torch_a_wheels_local_tag_names_is_the_other_way_out(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "OSError: /venv/lib/python3.12/site-packages/torch_spline_conv/_basis_cuda.so: undefined "
+        "symbol: _ZNK3c106SymInt22maybe_as_int_slow_pathEv",
+    )
+    node = saved_node(tmp_path, **{"torch": "2.9.0", "torch-spline-conv": "1.2.2+pt26cu124"})
+    text = _confirmed(cli, log, "TOR150", "--report", str(node))
+    assert "pip install torch==2.6.*" in text
+    assert "local tag names torch 2.6" in text
+
+
+def test_a_torch_symbol_names_the_torch_change_even_without_a_tag(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "ImportError: /venv/lib/python3.10/site-packages/spconv/core_cc.cpython-310-x86_64-linux-"
+        "gnu.so: undefined symbol: _ZN3c106detail14torchCheckFailEPKcS2_jRKSs",
+    )
+    text = _confirmed(cli, log, "TOR150")
+    assert "pip install torch==<the release it was built for>" in text
+
+
+def test_a_cudnn_soname_of_unknown_cuda_offers_each_majors_wheel_newest_first(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "OSError: libcudnn.so.8: cannot open shared object file: No such file or directory",
+    )
+    text = _confirmed(cli, log, "SYS150")
+    assert "nvidia-cudnn-cu12==8.* (CUDA 12)" in text and "nvidia-cudnn-cu11==8.* (CUDA 11)" in text
+    assert text.index("nvidia-cudnn-cu12==8.*") < text.index("nvidia-cudnn-cu11==8.*")
+
+
+def test_torchs_cuda_build_is_offered_for_a_library_its_wheels_ship(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "ImportError: libcublasLt.so.12: cannot open shared object file: No such file or directory",
+    )
+    text = _confirmed(cli, log, "SYS150")
+    assert "pip install --force-reinstall --no-cache-dir torch==" in text
+    assert "--index-url https://download.pytorch.org/whl/cu12" in text
+    assert "import torch before the package that needs it" in text
+
+
+def test_torch_failing_to_load_its_own_cuda_library_reinstalls_torch_first(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        '  File "/home/a/.venv/lib/python3.11/site-packages/torch/__init__.py", line 290, in <module>',
+        "    from torch._C import *  # noqa: F403",
+        "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory",
+    )
+    node = saved_node(tmp_path, torch="2.5.1+cu124")
+    text = _confirmed(cli, log, "SYS150", "--report", str(node))
+    first = text.split("\n", 1)[0]
+    command = (
+        "pip install --force-reinstall --no-cache-dir torch==2.5.1 --index-url "
+        "https://download.pytorch.org/whl/cu124"
+    )
+    assert command in first
+    assert first.index(command) < first.index("nvidia-cudnn")
+
+
+def test_a_system_libstdcxx_picked_in_a_conda_env_names_the_missing_link(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "ImportError: /usr/lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.31' not "
+        "found (required by /data/miniforge3/envs/rl/lib/python3.11/site-packages/ext/_core.so)",
+    )
+    text = _confirmed(cli, log, "SYS151")
+    entry = MATRIX.libstdcxx_label("GLIBCXX_3.4.31")
+    assert entry is not None and entry.libstdcxx_file
+    assert (
+        f"cd /data/miniforge3/envs/rl/lib && ln -sf {entry.libstdcxx_file} libstdc++.so.6" in text
+    )
+
+
+def test_musl_names_the_alpine_package_or_the_glibc_image(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "Error loading shared library libgomp.so.1: No such file or directory (needed by "
+        "/usr/local/lib/python3.12/site-packages/scikit_learn.libs/libx.so)",
+    )
+    assert "apk add --no-cache so:libgomp.so.1" in _confirmed(cli, log, "SYS150")
+    log = log_file(
+        tmp_path,
+        "Error loading shared library libc.so.6: No such file or directory (needed by "
+        "/usr/local/lib/python3.12/site-packages/numpy/core/_multiarray_umath.so)",
+    )
+    text = _confirmed(cli, log, "SYS150")
+    assert "apk add --no-cache gcompat" in text and "python:3.X-slim" in text
