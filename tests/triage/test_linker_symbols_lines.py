@@ -197,3 +197,73 @@ def test_musl_names_the_alpine_package_or_the_glibc_image(
     )
     text = _confirmed(cli, log, "SYS150")
     assert "apk add --no-cache gcompat" in text and "python:3.X-slim" in text
+
+
+def test_an_unknown_soname_names_debians_package_by_its_naming_rule(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "OSError: libswresample.so.4: cannot open shared object file: No such file or directory",
+    )
+    text = _confirmed(cli, log, "SYS150")
+    assert "most likely libswresample4" in text
+    assert "sudo apt-get update && sudo apt-get install -y libswresample4" in text
+
+
+def test_debian_package_spells_versions_dev_links_and_skips_nvidias() -> None:
+    from envcheck.rules.node.loader import debian_package
+
+    assert debian_package("libxcb-icccm.so.4") == "libxcb-icccm4"
+    assert debian_package("libSDL2-2.0.so.0") == "libsdl2-2.0-0"
+    assert debian_package("libbar.so") == "libbar-dev"
+    assert debian_package("libcusolverMg.so.11") is None
+
+
+def test_a_cuda_runtime_of_an_old_release_names_the_importers_build(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "ImportError: libcudart.so.10.2: cannot open shared object file: No such file or directory",
+    )
+    text = _confirmed(cli, log, "SYS150")
+    first = text.split("\n", 1)[0]
+    assert first.startswith("When the node's CUDA is another")
+    assert "a build for CUDA 10.2" in first
+    assert "<the package importing libcudart.so.10.2>" in text
+
+
+def test_a_cuda_library_of_another_major_than_torchs_puts_the_importer_first(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "ImportError: libcublasLt.so.11: cannot open shared object file: No such file or directory",
+    )
+    node = saved_node(tmp_path, torch="2.4.1+cu124")
+    text = _confirmed(cli, log, "SYS150", "--report", str(node))
+    summary = text.split("\n", 1)[0]
+    assert "torch's CUDA here is 12, the package that loads libcublasLt.so.11 is a build" in summary
+    assert summary.index("torch's CUDA here is 12") < summary.index("nvidia-cublas-cu11")
+
+
+def test_an_nvcc_stub_symbol_names_the_nvcc_of_torchs_cuda(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "ImportError: /venv/lib/python3.8/site-packages/roi_ops/_C.cpython-38-x86_64-linux-gnu.so"
+        ": undefined symbol: __cudaRegisterFatBinaryEnd",
+    )
+    text = _confirmed(cli, log, "TOR150")
+    assert "export CUDA_HOME=/usr/local/cuda-<torch.version.cuda>" in text
+    assert "pip install roi-ops --no-build-isolation" in text
+    built_in_place = log_file(
+        tmp_path,
+        "ImportError: /work/det/lib/model/roi_align/_ext/roi_align/_roi_align.so: undefined "
+        "symbol: __cudaPopCallConfiguration",
+    )
+    text = _confirmed(cli, built_in_place, "TOR150")
+    assert "export CUDA_HOME=/usr/local/cuda-<torch.version.cuda>" in text
+    assert "rm -rf build/ /work/det/lib/model/roi_align/_ext/roi_align/*.so" in text

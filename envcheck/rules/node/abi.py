@@ -57,11 +57,16 @@ def demangle(symbol: str) -> str | None:
 
 
 def provider(symbol: str) -> str:
-    """Which library should define ``symbol``: torch, cuda-driver, cuda, python or other."""
+    """Which library should define ``symbol``: torch, cuda-driver, cuda, nvcc (the runtime
+    entry points nvcc's generated host code calls: `__cudaRegisterFatBinary...`,
+    `__cudaPush/PopCallConfiguration`, which each nvcc release pairs with its own libcudart),
+    python or other."""
     if _TORCH.match(symbol) or (symbol.startswith("_Z") and _TORCH_ANY.search(symbol[:40])):
         return "torch"
     if symbol.startswith("THP"):  # torch's Python bindings (THPVariableClass), in libtorch_python
         return "torch"
+    if symbol.startswith("__cuda"):  # nvcc's registration stubs (__cudaPopCallConfiguration)
+        return "nvcc"
     if _CUDA_DRIVER.match(symbol):
         return "cuda-driver"
     if _CUDA_LIB.match(symbol):
@@ -269,6 +274,27 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
             "an older CUDA"
         )
         actions = [manual("nvidia-smi  (the driver's newest CUDA, top right)")]
+    elif source == "nvcc":
+        torch = _torch_text(facts)
+        cause = (
+            f"{have}'s extension was compiled by an nvcc of another CUDA release than the CUDA "
+            f"runtime that loads it ({torch}'s): nvcc's generated code calls {symbol}, which "
+            "that runtime does not have"
+        )
+        summary = (
+            f"Rebuild {dist} with the nvcc of torch's CUDA (python -c 'import torch; "
+            "print(torch.version.cuda)'): export CUDA_HOME=/usr/local/cuda-<that version> and "
+            f"PATH=$CUDA_HOME/bin:$PATH, then pip install {pin} --no-build-isolation "
+            "--no-cache-dir --force-reinstall; or install the torch build for the CUDA of the "
+            "nvcc that compiled it (nvcc --version)"
+        )
+        actions = [
+            manual(
+                "export CUDA_HOME=/usr/local/cuda-<torch.version.cuda> PATH=$CUDA_HOME/bin:$PATH"
+            ),
+            rebuild,
+            manual("nvcc --version; python -c 'import torch; print(torch.version.cuda)'  (equal?)"),
+        ]
     elif source == "cuda":
         cause = (
             f"{have}'s extension was built against another CUDA release than the CUDA "
@@ -696,7 +722,7 @@ def _source_build(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
     `pip install -e .`): no distribution to reinstall; its build is older than the torch (or
     CUDA, Python) now installed, and rebuilding it from a clean tree is the fix."""
     path = _ELIDED.sub("", path)  # a pasted path cut short: '(...)/pkg/x.so', '.../pkg/x.so'
-    if "/" not in path or provider(symbol) not in ("torch", "cuda", "other"):
+    if "/" not in path or provider(symbol) not in ("torch", "cuda", "nvcc", "other"):
         raise NotStated(
             f"{path} is not under site-packages: the line does not say which distribution built it",
             "libraries.unresolved",
@@ -706,6 +732,9 @@ def _source_build(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
     shown = f"{symbol} ({readable})" if readable else symbol
     source = provider(symbol)
     against = _torch_text(facts) if source == "torch" else "the libraries now installed"
+    nvcc = source == "nvcc"
+    if nvcc:  # compiled by another CUDA's nvcc than the runtime torch loads
+        against = f"the CUDA of {_torch_text(facts)}"
     return Hit(
         f"{path} (built in place, outside site-packages; line {line.line}) cannot resolve "
         f"{shown}, which {source_text(source)} should provide: the extension was compiled "
@@ -726,8 +755,25 @@ def _source_build(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
                 "torch==<that release>) when it is a prebuilt copy"
                 if source == "torch"
                 else ""
+            )
+            + (
+                " with the nvcc of torch's CUDA first on PATH: export CUDA_HOME=/usr/local/"
+                "cuda-<torch.version.cuda> PATH=$CUDA_HOME/bin:$PATH (nvcc --version must show "
+                "torch's CUDA)"
+                if nvcc
+                else ""
             ),
             "manual",
+            *(
+                [
+                    manual(
+                        "export CUDA_HOME=/usr/local/cuda-<torch.version.cuda> "
+                        "PATH=$CUDA_HOME/bin:$PATH"
+                    )
+                ]
+                if nvcc
+                else []
+            ),
             manual(f"rm -rf build/ {folder}/*.so  (in the project's source tree)"),
             manual("pip install --no-build-isolation --no-cache-dir -e ."),
             *(
@@ -744,6 +790,7 @@ def source_text(source: str) -> str:
         "torch": "torch (libtorch / libc10)",
         "cuda-driver": "the NVIDIA driver (libcuda)",
         "cuda": "a CUDA library",
+        "nvcc": "the CUDA runtime of the nvcc that compiled it",
         "python": "the Python C API",
         "other": "a library the extension links",
     }[source]

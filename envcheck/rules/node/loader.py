@@ -271,17 +271,46 @@ def _unknown_soname_fix(soname: str) -> Fix:
     package that ships it."""
     where = "/usr/local/cuda/lib64" if _NVIDIA_SONAME.match(soname) else "<its directory>"
     stem = soname.split(".so", maxsplit=1)[0]
+    debian = debian_package(soname)
+    likely = (
+        f"; Debian's and Ubuntu's package for it is most likely {debian} (the library's name "
+        f"and SONAME version): {apt_words(debian)}"
+        if debian
+        else ""
+    )
     return fix(
         f"Put the directory that holds {soname} on the loader's path: export "
         f"LD_LIBRARY_PATH={where}:$LD_LIBRARY_PATH (find / -name '{soname}*' shows where it "
         "is), or add that directory to /etc/ld.so.conf.d/ and run sudo ldconfig; if it is "
-        f"nowhere, install the package that ships {soname} (apt-file search {soname})",
+        f"nowhere, install the package that ships {soname} (apt-file search {soname}){likely}",
         "manual",
         manual(f"export LD_LIBRARY_PATH={where}:$LD_LIBRARY_PATH"),
         manual(f"find / -name '{soname}*' 2>/dev/null  (installed but not on the path?)"),
         manual(f"echo {where} | sudo tee /etc/ld.so.conf.d/{stem}.conf && sudo ldconfig"),
         manual(f"apt-file search {soname}  (Debian/Ubuntu; RHEL: dnf provides '*/{soname}')"),
+        *([apt_command(debian)] if debian else []),
     )
+
+
+_SONAME_PARTS = lazy(r"^lib(?P<name>[A-Za-z0-9_+.-]+?)\.so(?:\.(?P<version>[0-9][0-9.]*))?$")
+
+
+def debian_package(soname: str) -> str | None:
+    """The Debian / Ubuntu package a SONAME is shipped in by Debian's naming rule for shared
+    libraries (Debian Policy 8.1: the library's name followed by its SONAME version,
+    libavutil.so.58 -> libavutil58, a '-' between two digits: libfoo2.so.1 -> libfoo2-1,
+    lowercase; 8.4: the unversioned development link libfoo.so ships in libfoo-dev). None for
+    NVIDIA's CUDA libraries (their packages carry the CUDA release instead) and a name the rule
+    cannot spell. A likely name, printed with apt-file search beside it."""
+    found = _SONAME_PARTS.match(soname)
+    if found is None or _NVIDIA_SONAME.match(soname):
+        return None
+    name = found.group("name").lower().replace("_", "-")
+    version = found.group("version")
+    if not version:
+        return f"lib{name}-dev"
+    joiner = "-" if name[-1].isdigit() else ""
+    return f"lib{name}{joiner}{version}"
 
 
 @from_log("SYS150")
@@ -312,11 +341,21 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
     if _TORCH_LIB.match(soname) and all(e.kind == "torch" for e in entries):
         return _torch_library(soname, by, needer, line, severity)
     if not entries:
+        unknown = _unknown_soname_fix(soname)
+        old_cuda = _soname_cuda(soname, entries)
+        if old_cuda is not None:  # a CUDA runtime of a release no wheel ships (10.x)
+            said_old, action_old = _old_cuda_build(soname, old_cuda[1], major)
+            unknown = fix(
+                f"{said_old[0].upper()}{said_old[1:]}; otherwise: {unknown.summary}",
+                "manual",
+                action_old,
+                *unknown.actions,
+            )
         return Hit(
             f"the loader cannot find {soname}{by} (line {line.line}); the matrix does not know "
             "which package ships it",
             evidence={"line": line.line, "soname": soname, "required_by": needer},
-            fix=_unknown_soname_fix(soname),
+            fix=unknown,
             severity=severity,
         )
     words: list[str] = []
@@ -384,6 +423,18 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
                 f"{soname}: a release built for the node's CUDA)"
             )
         )
+    built_for = _soname_cuda(soname, entries)
+    if loader is None and built_for is not None and (major is None or major != built_for[0]):
+        # no frame names the importer: a package built for the SONAME's CUDA on a node of
+        # another CUDA is the cause threads establish (LLMDet#32: libcudart.so.10.1 on CUDA
+        # 12.1, the mmcv build was wrong); the importer's build for the node's CUDA is the fix
+        said_old, action_old = _old_cuda_build(soname, built_for[1], major)
+        if major is not None:
+            words.insert(0, said_old)
+            actions.insert(0, action_old)
+        else:
+            words.append(said_old)
+            actions.append(action_old)
     through_torch = _torch_reinstall(facts, line, entries, soname, major)
     if through_torch is not None:  # torch's CUDA build brings the library with its wheels
         said_torch, torch_action, torch_first = through_torch
@@ -429,6 +480,46 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
             *actions,
         ),
         severity=severity,
+    )
+
+
+# NVIDIA names the CUDA runtime and NVRTC after the CUDA release (libcudart.so.10.1,
+# libcudart.so.11.0, libnvrtc.so.11.2; CUDA 12 on: the major only)
+_RUNTIME_SONAME = lazy(r"^lib(?:cudart|nvrtc)\.so\.(?P<cuda>[0-9]+(?:\.[0-9]+)?)$")
+
+
+def _soname_cuda(soname: str, entries: tuple[Soname, ...]) -> tuple[int, str] | None:
+    """(major, release as the SONAME or the table names it) of the CUDA a library belongs to:
+    the table's `cuda_major` when its entries agree, else the runtime's own SONAME version."""
+    majors = {e.cuda_major for e in entries}
+    if len(majors) == 1 and None not in majors:
+        (only,) = majors
+        assert only is not None
+        return only, str(only)
+    found = _RUNTIME_SONAME.match(soname)
+    if found is None:
+        return None
+    return int(found.group("cuda").split(".")[0]), found.group("cuda")
+
+
+def _old_cuda_build(soname: str, cuda: str, major: int | None) -> tuple[str, Action]:
+    """The importer built for the SONAME's CUDA on a node of another CUDA: its build for the
+    node's CUDA, not the old runtime, is what threads install."""
+    node = (
+        f"torch's CUDA here is {major}"
+        if major is not None
+        else "when the node's CUDA is another (nvidia-smi; python -c 'import torch; "
+        "print(torch.version.cuda)')"
+    )
+    said = (
+        f"{node}, the package that loads {soname} is a build for CUDA {cuda}: reinstall that "
+        "package (the traceback's last frame above the line names it) in its build for the "
+        "node's CUDA, pip install --force-reinstall --no-cache-dir <package> from its index for "
+        "that CUDA, rather than adding CUDA " + cuda + "'s runtime"
+    )
+    return said, manual(
+        f"pip install --force-reinstall --no-cache-dir <the package importing {soname}>  "
+        f"(its build for the node's CUDA, not CUDA {cuda})"
     )
 
 
