@@ -267,3 +267,39 @@ def test_an_nvcc_stub_symbol_names_the_nvcc_of_torchs_cuda(
     text = _confirmed(cli, built_in_place, "TOR150")
     assert "export CUDA_HOME=/usr/local/cuda-<torch.version.cuda>" in text
     assert "rm -rf build/ /work/det/lib/model/roi_align/_ext/roi_align/*.so" in text
+
+
+def test_an_egg_install_is_rebuilt_from_its_checkout_and_conda_gets_its_spelling(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "ImportError: /opt/miniconda3/envs/seg/lib/python3.8/site-packages/spatial_ops-1.2.0+"
+        "3f2a1c-py3.8-linux-x86_64.egg/spatial_ops/_ext.cpython-38-x86_64-linux-gnu.so: "
+        "undefined symbol: _ZN3c1015SmallVectorBaseIjE8grow_podEPvmm",
+    )
+    cause = causes(cli, log)["TOR150"]
+    assert cause["verdict"] == "confirmed", cause
+    assert cause["findings"][0]["evidence"]["distribution"] == "spatial-ops"
+    text = fix_text(cause)
+    assert text.startswith("spatial-ops was installed from a source checkout by python setup.py")
+    assert "rm -rf build/ && python setup.py install" in text
+    assert "conda install pytorch=<that release> -c pytorch" in text
+
+
+def test_a_glibc_line_names_the_package_whose_wheel_needs_it(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "ImportError: /lib64/libc.so.6: version `GLIBC_2.34' not found (required by "
+        "/home/u/.venv/lib/python3.11/site-packages/onnxruntime/capi/onnxruntime_pybind11_state"
+        ".so)",
+    )
+    node = saved_node(tmp_path, onnxruntime="1.20.1")
+    text = _confirmed(cli, log, "SYS132", "--report", str(node))
+    assert 'pip install "onnxruntime<1.20.1"' in text
+    assert "pip install --no-binary onnxruntime --force-reinstall" in text
+    assert "glibc >= 2.34" in text
+    plain = log_file(tmp_path, "./tool: /lib64/libc.so.6: version `GLIBC_2.34' not found")
+    assert "pip install <package> --no-binary <package>" in _confirmed(cli, plain, "SYS132")

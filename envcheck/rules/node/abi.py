@@ -29,7 +29,7 @@ from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.extension_builds import install_text
 from envcheck.rules.fixes import fix, manual, pip_install
 
-_SITE_PATH = lazy(r"/(?:site|dist)-packages/(?P<top>[A-Za-z0-9_.-]+)")
+_SITE_PATH = lazy(r"/(?:site|dist)-packages/(?P<top>[A-Za-z0-9_.+-]+)")
 _TORCH = lazy(r"^_ZN?K?(?:St|N)?K?(?:3c10|2at|5torch|6caffe2)")
 _TORCH_ANY = lazy(r"(?:3c10|2at|5torch)")
 _CUDA_DRIVER = lazy(r"^cu[A-Z][A-Za-z0-9_]*$")
@@ -379,6 +379,25 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
             + " (with the torchvision / torchaudio of that release)"
         )
         actions.append(manual(f"pip install {torch_pin}  (the torch {have} was built for)"))
+        if _CONDA_ENV.search(path):  # a conda environment: its own spelling of the same change
+            conda_pin = f"pytorch={built_for}" if built_for else "pytorch=<that release>"
+            summary += f" (in this conda environment: conda install {conda_pin} -c pytorch)"
+            actions.append(manual(f"conda install {conda_pin} -c pytorch  (conda's spelling)"))
+    egg = _EGG.search(path)
+    if egg is not None and source in ("torch", "cuda", "nvcc", "other"):
+        # `python setup.py install` put it there from a source checkout: that checkout is what
+        # rebuilds it (the index may not have the package at all)
+        summary = (
+            f"{dist} was installed from a source checkout by python setup.py install (its "
+            f"{egg.group(0).strip('/')} folder): in that checkout rm -rf build/, then python "
+            "setup.py install again (or pip install --no-build-isolation .) against the "
+            f"installed torch. Otherwise: {summary[0].lower()}{summary[1:]}"
+        )
+        actions = [
+            manual("rm -rf build/ && python setup.py install  (in the package's source checkout)"),
+            manual("pip install --no-build-isolation --no-cache-dir .  (same checkout)"),
+            *actions,
+        ]
     if source == "torch" and old_abi:  # a pre-C++11-ABI build against a C++11-ABI torch
         first, abi_actions = _old_abi_first(facts, line, dist)
         summary = f"{first}. Otherwise: {summary[0].lower()}{summary[1:]}"
@@ -531,6 +550,10 @@ _BARE_EXTENSION = lazy(
     r"(?:^|[\s'\"(])(?P<file>[A-Za-z][A-Za-z0-9_]*\.(?:cpython-[0-9a-z_-]+|abi3)\.so)"
     r": undefined symbol"
 )
+# a path inside a conda environment (the spelling its users fix with: conda install)
+_CONDA_ENV = lazy(r"/(?:(?:ana|mini)conda[0-9]*|miniforge[0-9]*|mambaforge|\.conda)/")
+# setuptools' egg directory: `python setup.py install` from a source checkout
+_EGG = lazy(r"/[A-Za-z0-9_.+-]+\.egg/")
 _ELIDED = lazy(r"^\(?(?:\.\.\.|…)\)?/*")
 _RELATIVE_PACKAGE = lazy(r"^/?(?P<top>[A-Za-z_][A-Za-z0-9_]*)/[^/]+\.so$")
 _BARE_NAME = lazy(r"^[A-Za-z][A-Za-z0-9_]*\.(?:cpython-[0-9a-z_-]+|abi3)\.so$")
