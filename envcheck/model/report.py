@@ -193,6 +193,7 @@ class SystemInfo:
     ulimits: dict[str, Limit] = field(default_factory=dict)
     nvcc: Toolkit | None = None
     glibc_lacks: str | None = None  # a GLIBC_x.y symbol version a log says this glibc lacks
+    glibc_needed_by: str | None = None  # the binary that needs it ('(required by ...)'), ditto
     gxx: str | None = None  # the host C++ compiler's version, as a build log states it
     gxx_needed: str | None = None  # what the CUDA toolkit accepts (">=6.0.0, <12.0"), ditto
     # True when the source looked for nvcc (PATH, CUDA_HOME): then no ``nvcc`` means none found

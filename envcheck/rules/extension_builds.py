@@ -65,9 +65,15 @@ def wheel_index(entry: Extension, tags: TorchTags) -> str | None:
 def _placeholders(tags: TorchTags, index: str) -> str:
     if "${" not in index:
         return ""
+    example = (
+        index.replace("${TORCH_MINOR}", "2.1")
+        .replace("${TORCH}", "2.1.0")
+        .replace("${CUDA}", "cu121")
+    )
     return (
         " (fill in torch's release and CUDA: python -c 'import torch; "
-        "print(torch.__version__, torch.version.cuda)', e.g. TORCH=2.1.0 CUDA=cu121)"
+        "print(torch.__version__, torch.version.cuda)', e.g. TORCH=2.1.0 CUDA=cu121: "
+        f"{example})"
     )
 
 

@@ -118,6 +118,7 @@ FACTS: dict[str, str] = {
     "dri_denied": "a /dev/dri node the process was denied (permission)",
     "missing_lib": "a shared library the loader could not open (libGLU.so.1)",
     "glibc_lacks": "X.Y of a GLIBC_X.Y symbol version the system's glibc lacks",
+    "glibc_required_by": "the binary that needs that GLIBC_X.Y ('(required by /path/ext.so)')",
     "gxx_version": "the host g++ version a CUDA extension build found",
     "gxx_needed": "the g++ versions that build's CUDA accepts ('>=6.0.0, <12.0')",
     "missing_header": "a C header the compiler could not find (Python.h)",
@@ -504,6 +505,7 @@ class _Builder:
             key=lambda v: tuple(int(p) for p in v.split(".") if p.isdigit()),
             default=None,
         )
+        needed_by = self.first("glibc_required_by")
         toolkit = None
         if nvcc is not None or build is not None:
             toolkit = Toolkit(
@@ -515,6 +517,7 @@ class _Builder:
             memory_total_bytes=total_bytes,
             memory_available_bytes=available,
             glibc_lacks=newest_lacking,
+            glibc_needed_by=needed_by.value if needed_by else None,
             gxx=gxx.value if gxx else None,
             gxx_needed=needed.value if needed else None,
             nvcc=toolkit,
@@ -525,7 +528,7 @@ class _Builder:
                 else None
             ),
         )
-        return self.section(info, total, used, lacks, gxx, needed, nvcc, build, host)
+        return self.section(info, total, used, lacks, gxx, needed, nvcc, build, host, needed_by)
 
     def torch_cuda(self) -> LogFact | None:
         return self.first("torch_cuda")

@@ -336,7 +336,11 @@ def test_torch_s_own_frame_or_a_system_library_names_no_package_build(
         "    _load_global_deps()",
         "OSError: libcublas.so.11: cannot open shared object file: No such file or directory",
     )
-    assert "--force-reinstall --no-cache-dir torch " not in _confirmed(cli, torch_frame, "SYS150")
+    text = _confirmed(cli, torch_frame, "SYS150")
+    # no "build of torch for the node's CUDA" upgrade (torch's frame is no extension of its
+    # own); reinstalling torch from its CUDA index, which brings the wheel, is the thread's form
+    assert "--upgrade --force-reinstall --no-cache-dir torch" not in text
+    assert "--index-url https://download.pytorch.org/whl/cu11" in text
     aio = tmp_path / "aio.log"
     aio.write_text(
         f'  File "{site}/deepspeed/ops/op_builder/builder.py", line 8, in <module>\n'

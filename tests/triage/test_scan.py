@@ -2429,3 +2429,16 @@ EXAMPLES += [
         "mujoco-arena-full",
     ),
 ]
+
+EXAMPLES += [
+    (
+        "ImportError: /envs/x/lib/python3.10/site-packages/vllm/activation_ops.cpython-310-x86_64"
+        "-linux-gnu.so: undefined symbol: _ZN3c106detail19maybe_wrap_dim_slowEllb",
+        "undefined-symbol-vllm-ops",
+    ),
+    (
+        "Error loading shared library ld-linux-x86-64.so.2: No such file or directory (needed by "
+        "/usr/local/lib/python3.11/site-packages/torch/lib/libtorch_cpu.so)",
+        "musl-error-loading-shared-library",
+    ),
+]

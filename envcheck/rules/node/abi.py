@@ -29,7 +29,7 @@ from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.extension_builds import install_text
 from envcheck.rules.fixes import fix, manual, pip_install
 
-_SITE_PATH = lazy(r"/(?:site|dist)-packages/(?P<top>[A-Za-z0-9_.-]+)")
+_SITE_PATH = lazy(r"/(?:site|dist)-packages/(?P<top>[A-Za-z0-9_.+-]+)")
 _TORCH = lazy(r"^_ZN?K?(?:St|N)?K?(?:3c10|2at|5torch|6caffe2)")
 _TORCH_ANY = lazy(r"(?:3c10|2at|5torch)")
 _CUDA_DRIVER = lazy(r"^cu[A-Z][A-Za-z0-9_]*$")
@@ -57,11 +57,16 @@ def demangle(symbol: str) -> str | None:
 
 
 def provider(symbol: str) -> str:
-    """Which library should define ``symbol``: torch, cuda-driver, cuda, python or other."""
+    """Which library should define ``symbol``: torch, cuda-driver, cuda, nvcc (the runtime
+    entry points nvcc's generated host code calls: `__cudaRegisterFatBinary...`,
+    `__cudaPush/PopCallConfiguration`, which each nvcc release pairs with its own libcudart),
+    python or other."""
     if _TORCH.match(symbol) or (symbol.startswith("_Z") and _TORCH_ANY.search(symbol[:40])):
         return "torch"
     if symbol.startswith("THP"):  # torch's Python bindings (THPVariableClass), in libtorch_python
         return "torch"
+    if symbol.startswith("__cuda"):  # nvcc's registration stubs (__cudaPopCallConfiguration)
+        return "nvcc"
     if _CUDA_DRIVER.match(symbol):
         return "cuda-driver"
     if _CUDA_LIB.match(symbol):
@@ -269,6 +274,27 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
             "an older CUDA"
         )
         actions = [manual("nvidia-smi  (the driver's newest CUDA, top right)")]
+    elif source == "nvcc":
+        torch = _torch_text(facts)
+        cause = (
+            f"{have}'s extension was compiled by an nvcc of another CUDA release than the CUDA "
+            f"runtime that loads it ({torch}'s): nvcc's generated code calls {symbol}, which "
+            "that runtime does not have"
+        )
+        summary = (
+            f"Rebuild {dist} with the nvcc of torch's CUDA (python -c 'import torch; "
+            "print(torch.version.cuda)'): export CUDA_HOME=/usr/local/cuda-<that version> and "
+            f"PATH=$CUDA_HOME/bin:$PATH, then pip install {pin} --no-build-isolation "
+            "--no-cache-dir --force-reinstall; or install the torch build for the CUDA of the "
+            "nvcc that compiled it (nvcc --version)"
+        )
+        actions = [
+            manual(
+                "export CUDA_HOME=/usr/local/cuda-<torch.version.cuda> PATH=$CUDA_HOME/bin:$PATH"
+            ),
+            rebuild,
+            manual("nvcc --version; python -c 'import torch; print(torch.version.cuda)'  (equal?)"),
+        ]
     elif source == "cuda":
         cause = (
             f"{have}'s extension was built against another CUDA release than the CUDA "
@@ -342,6 +368,36 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
         index = _FIND_LINKS.search(note)
         if index is not None:  # the package's own wheel index, as its README gives it
             actions = [manual(index.group(0).rstrip(".,;")), *actions]
+    if source == "torch":  # the other way out threads take: torch back to the extension's
+        built_for = _built_for_torch(version)
+        torch_pin = (
+            f"torch=={built_for}.*" if built_for else "torch==<the release it was built for>"
+        )
+        summary += (
+            f"; or install the torch {have} was built for: pip install {torch_pin}"
+            + (f" (its version's local tag names torch {built_for})" if built_for else "")
+            + " (with the torchvision / torchaudio of that release)"
+        )
+        actions.append(manual(f"pip install {torch_pin}  (the torch {have} was built for)"))
+        if _CONDA_ENV.search(path):  # a conda environment: its own spelling of the same change
+            conda_pin = f"pytorch={built_for}" if built_for else "pytorch=<that release>"
+            summary += f" (in this conda environment: conda install {conda_pin} -c pytorch)"
+            actions.append(manual(f"conda install {conda_pin} -c pytorch  (conda's spelling)"))
+    egg = _EGG.search(path)
+    if egg is not None and source in ("torch", "cuda", "nvcc", "other"):
+        # `python setup.py install` put it there from a source checkout: that checkout is what
+        # rebuilds it (the index may not have the package at all)
+        summary = (
+            f"{dist} was installed from a source checkout by python setup.py install (its "
+            f"{egg.group(0).strip('/')} folder): in that checkout rm -rf build/, then python "
+            "setup.py install again (or pip install --no-build-isolation .) against the "
+            f"installed torch. Otherwise: {summary[0].lower()}{summary[1:]}"
+        )
+        actions = [
+            manual("rm -rf build/ && python setup.py install  (in the package's source checkout)"),
+            manual("pip install --no-build-isolation --no-cache-dir .  (same checkout)"),
+            *actions,
+        ]
     if source == "torch" and old_abi:  # a pre-C++11-ABI build against a C++11-ABI torch
         first, abi_actions = _old_abi_first(facts, line, dist)
         summary = f"{first}. Otherwise: {summary[0].lower()}{summary[1:]}"
@@ -360,6 +416,25 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
         },
         fix=fix(summary, "manual", *actions),
     )
+
+
+# a wheel's local version naming the torch it was built for: PyG's `+pt28cu128`, `+pt113cu117`
+# (torch 2.8, 1.13), and `torch2.1` spellings (flash-attn's and others' wheel tags)
+_PT_TAG = lazy(r"(?:^|[^a-z])pt([0-9])([0-9]{1,2})(?:cu[0-9]+|cpu)?(?:$|[^0-9])")
+_TORCH_TAG = lazy(r"torch([0-9]+)\.([0-9]+)")
+
+
+def _built_for_torch(version: Version | None) -> str | None:
+    """The torch release (major.minor) a package's version names in its local tag: PyG's
+    wheel index versions (`torch_cluster 1.6.3+pt28cu128`: torch 2.8); None otherwise."""
+    if version is None or not version.local:
+        return None
+    local = version.local.replace("_", ".")
+    found = _PT_TAG.search(local)
+    if found is not None:
+        return f"{found.group(1)}.{int(found.group(2))}"
+    named = _TORCH_TAG.search(local)
+    return f"{named.group(1)}.{named.group(2)}" if named is not None else None
 
 
 _LOCAL_CUDA = lazy(r"\+(?P<variant>cu[0-9]{2,3})\b")
@@ -475,7 +550,12 @@ _BARE_EXTENSION = lazy(
     r"(?:^|[\s'\"(])(?P<file>[A-Za-z][A-Za-z0-9_]*\.(?:cpython-[0-9a-z_-]+|abi3)\.so)"
     r": undefined symbol"
 )
-_RELATIVE_PACKAGE = lazy(r"^(?P<top>[A-Za-z_][A-Za-z0-9_]*)/[^/]+\.so$")
+# a path inside a conda environment (the spelling its users fix with: conda install)
+_CONDA_ENV = lazy(r"/(?:(?:ana|mini)conda[0-9]*|miniforge[0-9]*|mambaforge|\.conda)/")
+# setuptools' egg directory: `python setup.py install` from a source checkout
+_EGG = lazy(r"/[A-Za-z0-9_.+-]+\.egg/")
+_ELIDED = lazy(r"^\(?(?:\.\.\.|…)\)?/*")
+_RELATIVE_PACKAGE = lazy(r"^/?(?P<top>[A-Za-z_][A-Za-z0-9_]*)/[^/]+\.so$")
 _BARE_NAME = lazy(r"^[A-Za-z][A-Za-z0-9_]*\.(?:cpython-[0-9a-z_-]+|abi3)\.so$")
 # the pre-C++11 std::string in a mangled name (`Ss`, std::basic_string<char> of the old ABI);
 # the C++11 ABI's is NSt7__cxx1112basic_string... (Itanium C++ ABI, libstdc++'s dual ABI)
@@ -664,7 +744,8 @@ def _source_build(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
     """An extension outside site-packages (a project built in place, `python setup.py develop`,
     `pip install -e .`): no distribution to reinstall; its build is older than the torch (or
     CUDA, Python) now installed, and rebuilding it from a clean tree is the fix."""
-    if not path.startswith("/") or provider(symbol) not in ("torch", "cuda", "other"):
+    path = _ELIDED.sub("", path)  # a pasted path cut short: '(...)/pkg/x.so', '.../pkg/x.so'
+    if "/" not in path or provider(symbol) not in ("torch", "cuda", "nvcc", "other"):
         raise NotStated(
             f"{path} is not under site-packages: the line does not say which distribution built it",
             "libraries.unresolved",
@@ -674,6 +755,9 @@ def _source_build(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
     shown = f"{symbol} ({readable})" if readable else symbol
     source = provider(symbol)
     against = _torch_text(facts) if source == "torch" else "the libraries now installed"
+    nvcc = source == "nvcc"
+    if nvcc:  # compiled by another CUDA's nvcc than the runtime torch loads
+        against = f"the CUDA of {_torch_text(facts)}"
     return Hit(
         f"{path} (built in place, outside site-packages; line {line.line}) cannot resolve "
         f"{shown}, which {source_text(source)} should provide: the extension was compiled "
@@ -686,12 +770,40 @@ def _source_build(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
             "provider": source,
         },
         fix=fix(
-            f"Rebuild the extension against {against}: in the project that built it, delete "
-            "its build/ folder and the stale .so, then pip install --no-build-isolation -e . "
-            "(or python setup.py build develop)",
+            f"Rebuild the extension against {against}: in the project that built it, rm -rf "
+            "build/ and the stale .so, then pip install --no-build-isolation -e . "
+            "(or python setup.py build develop)"
+            + (
+                "; or install the torch release the extension was built against (pip install "
+                "torch==<that release>) when it is a prebuilt copy"
+                if source == "torch"
+                else ""
+            )
+            + (
+                " with the nvcc of torch's CUDA first on PATH: export CUDA_HOME=/usr/local/"
+                "cuda-<torch.version.cuda> PATH=$CUDA_HOME/bin:$PATH (nvcc --version must show "
+                "torch's CUDA)"
+                if nvcc
+                else ""
+            ),
             "manual",
+            *(
+                [
+                    manual(
+                        "export CUDA_HOME=/usr/local/cuda-<torch.version.cuda> "
+                        "PATH=$CUDA_HOME/bin:$PATH"
+                    )
+                ]
+                if nvcc
+                else []
+            ),
             manual(f"rm -rf build/ {folder}/*.so  (in the project's source tree)"),
             manual("pip install --no-build-isolation --no-cache-dir -e ."),
+            *(
+                [manual("pip install torch==<the release it was built against>  (a prebuilt copy)")]
+                if source == "torch"
+                else []
+            ),
         ),
     )
 
@@ -701,6 +813,7 @@ def source_text(source: str) -> str:
         "torch": "torch (libtorch / libc10)",
         "cuda-driver": "the NVIDIA driver (libcuda)",
         "cuda": "a CUDA library",
+        "nvcc": "the CUDA runtime of the nvcc that compiled it",
         "python": "the Python C API",
         "other": "a library the extension links",
     }[source]

@@ -137,9 +137,8 @@ def _soname_actions(
     words: list[str] = []
     actions: list[Action] = []
     minor = re.match(r"libpython3\.([0-9]+)", soname)
-    wheels = package_names(entry.pip, major)
-    if wheels:
-        wheel = wheels[0]
+    wheels = _wheels_to_offer(package_names(entry.pip, major), major)
+    for index, wheel in enumerate(wheels):
         spec = wheel
         so_major = re.search(r"\.so\.([0-9]+)", soname)
         if (
@@ -152,9 +151,10 @@ def _soname_actions(
         pinned = (pins or {}).get(wheel)
         if pinned is not None and str(pinned):  # the version the node's torch pins
             spec = f"{wheel}{pinned}"
-        words.append(f"pip install {spec}")
+        per_cuda = _CUDA_SUFFIX.search(wheel) if len(wheels) > 1 else None
+        words.append(f"pip install {spec}" + (f" (CUDA {per_cuda.group(1)})" if per_cuda else ""))
         actions.append(pip_install(spec))
-        if entry.pip_dir:
+        if entry.pip_dir and index == 0:
             folder = (site or _PURELIB) + "/" + entry.pip_dir.removeprefix("site-packages/")
             actions.append(
                 manual(f"if {wheel} is installed: export LD_LIBRARY_PATH={folder}:$LD_LIBRARY_PATH")
@@ -217,6 +217,21 @@ def _soname_actions(
     return words, actions
 
 
+_CUDA_SUFFIX = lazy(r"-cu([0-9]+)$")
+
+
+def _wheels_to_offer(wheels: list[str], major: int | None) -> list[str]:
+    """The wheel to install: the one for the node's CUDA major when it is known; when it is not
+    and the SONAME ships in a wheel per CUDA major (libcudnn.so.8: nvidia-cudnn-cu11 and -cu12),
+    every one of them, the newest CUDA first (each is the right one on its own CUDA)."""
+    if not wheels:
+        return []
+    majors = [_CUDA_SUFFIX.search(w) for w in wheels]
+    if major is not None or len(wheels) == 1 or not all(majors):
+        return wheels[:1]
+    return sorted(wheels, key=lambda w: -int(_CUDA_SUFFIX.search(w).group(1)))  # type: ignore[union-attr]
+
+
 def _libpython_actions(version: str) -> tuple[list[str], list[Action]]:
     """libpython3.X.so.1.0 exists only for a Python built with --enable-shared (CPython's
     configure; pyenv's wiki: PYTHON_CONFIGURE_OPTS="--enable-shared"); Debian's libpython3.X
@@ -256,17 +271,46 @@ def _unknown_soname_fix(soname: str) -> Fix:
     package that ships it."""
     where = "/usr/local/cuda/lib64" if _NVIDIA_SONAME.match(soname) else "<its directory>"
     stem = soname.split(".so", maxsplit=1)[0]
+    debian = debian_package(soname)
+    likely = (
+        f"; Debian's and Ubuntu's package for it is most likely {debian} (the library's name "
+        f"and SONAME version): {apt_words(debian)}"
+        if debian
+        else ""
+    )
     return fix(
         f"Put the directory that holds {soname} on the loader's path: export "
         f"LD_LIBRARY_PATH={where}:$LD_LIBRARY_PATH (find / -name '{soname}*' shows where it "
         "is), or add that directory to /etc/ld.so.conf.d/ and run sudo ldconfig; if it is "
-        f"nowhere, install the package that ships {soname} (apt-file search {soname})",
+        f"nowhere, install the package that ships {soname} (apt-file search {soname}){likely}",
         "manual",
         manual(f"export LD_LIBRARY_PATH={where}:$LD_LIBRARY_PATH"),
         manual(f"find / -name '{soname}*' 2>/dev/null  (installed but not on the path?)"),
         manual(f"echo {where} | sudo tee /etc/ld.so.conf.d/{stem}.conf && sudo ldconfig"),
         manual(f"apt-file search {soname}  (Debian/Ubuntu; RHEL: dnf provides '*/{soname}')"),
+        *([apt_command(debian)] if debian else []),
     )
+
+
+_SONAME_PARTS = lazy(r"^lib(?P<name>[A-Za-z0-9_+.-]+?)\.so(?:\.(?P<version>[0-9][0-9.]*))?$")
+
+
+def debian_package(soname: str) -> str | None:
+    """The Debian / Ubuntu package a SONAME is shipped in by Debian's naming rule for shared
+    libraries (Debian Policy 8.1: the library's name followed by its SONAME version,
+    libavutil.so.58 -> libavutil58, a '-' between two digits: libfoo2.so.1 -> libfoo2-1,
+    lowercase; 8.4: the unversioned development link libfoo.so ships in libfoo-dev). None for
+    NVIDIA's CUDA libraries (their packages carry the CUDA release instead) and a name the rule
+    cannot spell. A likely name, printed with apt-file search beside it."""
+    found = _SONAME_PARTS.match(soname)
+    if found is None or _NVIDIA_SONAME.match(soname):
+        return None
+    name = found.group("name").lower().replace("_", "-")
+    version = found.group("version")
+    if not version:
+        return f"lib{name}-dev"
+    joiner = "-" if name[-1].isdigit() else ""
+    return f"lib{name}{joiner}{version}"
 
 
 @from_log("SYS150")
@@ -282,6 +326,8 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         soname = found.group(1)
     needer = line.stated.get("required_by")
     by = f" needed by {needer}" if needer else ""
+    if _MUSL.search(line.text):
+        return _musl_missing(soname, needer, line)
     own = _OWN_FILE.search(line.text)
     if own is not None and not needer:
         return _package_file_missing(facts, own.group("path"), own.group("top"), line)
@@ -295,11 +341,21 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
     if _TORCH_LIB.match(soname) and all(e.kind == "torch" for e in entries):
         return _torch_library(soname, by, needer, line, severity)
     if not entries:
+        unknown = _unknown_soname_fix(soname)
+        old_cuda = _soname_cuda(soname, entries)
+        if old_cuda is not None:  # a CUDA runtime of a release no wheel ships (10.x)
+            said_old, action_old = _old_cuda_build(soname, old_cuda[1], major)
+            unknown = fix(
+                f"{said_old[0].upper()}{said_old[1:]}; otherwise: {unknown.summary}",
+                "manual",
+                action_old,
+                *unknown.actions,
+            )
         return Hit(
             f"the loader cannot find {soname}{by} (line {line.line}); the matrix does not know "
             "which package ships it",
             evidence={"line": line.line, "soname": soname, "required_by": needer},
-            fix=_unknown_soname_fix(soname),
+            fix=unknown,
             severity=severity,
         )
     words: list[str] = []
@@ -367,6 +423,27 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
                 f"{soname}: a release built for the node's CUDA)"
             )
         )
+    built_for = _soname_cuda(soname, entries)
+    if loader is None and built_for is not None and (major is None or major != built_for[0]):
+        # no frame names the importer: a package built for the SONAME's CUDA on a node of
+        # another CUDA is the cause threads establish (LLMDet#32: libcudart.so.10.1 on CUDA
+        # 12.1, the mmcv build was wrong); the importer's build for the node's CUDA is the fix
+        said_old, action_old = _old_cuda_build(soname, built_for[1], major)
+        if major is not None:
+            words.insert(0, said_old)
+            actions.insert(0, action_old)
+        else:
+            words.append(said_old)
+            actions.append(action_old)
+    through_torch = _torch_reinstall(facts, line, entries, soname, major)
+    if through_torch is not None:  # torch's CUDA build brings the library with its wheels
+        said_torch, torch_action, torch_first = through_torch
+        if torch_first:
+            words.insert(0, said_torch)
+            actions.insert(0, torch_action)
+        else:
+            words.append(said_torch)
+            actions.append(torch_action)
     runtime = _runtime_commands(facts, line, entries)
     if runtime is not None:  # the GPU runtime that opens it: its own way to the CUDA libraries
         said_runtime, runtime_actions = runtime
@@ -403,6 +480,183 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
             *actions,
         ),
         severity=severity,
+    )
+
+
+# NVIDIA names the CUDA runtime and NVRTC after the CUDA release (libcudart.so.10.1,
+# libcudart.so.11.0, libnvrtc.so.11.2; CUDA 12 on: the major only)
+_RUNTIME_SONAME = lazy(r"^lib(?:cudart|nvrtc)\.so\.(?P<cuda>[0-9]+(?:\.[0-9]+)?)$")
+
+
+def _soname_cuda(soname: str, entries: tuple[Soname, ...]) -> tuple[int, str] | None:
+    """(major, release as the SONAME or the table names it) of the CUDA a library belongs to:
+    the table's `cuda_major` when its entries agree, else the runtime's own SONAME version."""
+    majors = {e.cuda_major for e in entries}
+    if len(majors) == 1 and None not in majors:
+        (only,) = majors
+        assert only is not None
+        return only, str(only)
+    found = _RUNTIME_SONAME.match(soname)
+    if found is None:
+        return None
+    return int(found.group("cuda").split(".")[0]), found.group("cuda")
+
+
+def _old_cuda_build(soname: str, cuda: str, major: int | None) -> tuple[str, Action]:
+    """The importer built for the SONAME's CUDA on a node of another CUDA: its build for the
+    node's CUDA, not the old runtime, is what threads install."""
+    node = (
+        f"torch's CUDA here is {major}"
+        if major is not None
+        else "when the node's CUDA is another (nvidia-smi; python -c 'import torch; "
+        "print(torch.version.cuda)')"
+    )
+    said = (
+        f"{node}, the package that loads {soname} is a build for CUDA {cuda}: reinstall that "
+        "package (the traceback's last frame above the line names it) in its build for the "
+        "node's CUDA, pip install --force-reinstall --no-cache-dir <package> from its index for "
+        "that CUDA, rather than adding CUDA " + cuda + "'s runtime"
+    )
+    return said, manual(
+        f"pip install --force-reinstall --no-cache-dir <the package importing {soname}>  "
+        f"(its build for the node's CUDA, not CUDA {cuda})"
+    )
+
+
+_TORCH_FRAME = lazy(r"[/\\](?:site|dist)-packages[/\\]torch[/\\]")
+
+
+def _torch_reinstall(
+    facts: Facts,
+    line: LogLine,
+    entries: tuple[Soname, ...],
+    soname: str,
+    major: int | None,
+) -> tuple[str, Action, bool] | None:
+    """torch's CUDA builds bring the CUDA libraries they load (the nvidia-* wheels they pin, or
+    copies bundled in torch/lib before 2.1): threads end a missing libcudnn / libcublas by
+    reinstalling torch from the index of its CUDA variant (pytorch/pytorch#104259: uninstall
+    torch and the nvidia-* wheels, pip install torch --index-url .../cu117; marella/chatdocs#8:
+    pip3 install torch --index-url .../cu116). First when torch itself fails to load it (its
+    frame above the line); otherwise another way, with `import torch` first. The variant is the
+    node's torch's; else the newest torch release whose pins name the wheel for the SONAME's
+    major (matrices/torch/torch.toml); None when neither says (no torch wheel brings it)."""
+    kinds = {e.kind for e in entries}
+    if not kinds & _TOOLKIT_KINDS - {"cuda-tools"}:
+        return None
+    frame = line.stated.get("importer_file") or ""
+    from_torch = bool(_TORCH_FRAME.search(frame) or _TORCH_FRAME.search(line.text))
+    version = None
+    variant = None
+    try:
+        version = facts.known_version("torch")
+        variant = facts.torch_variant() if version is not None else None
+    except Skip:
+        pass
+    if variant is not None and not variant.startswith("cu"):
+        variant = None
+    pin = f"torch=={version.public}" if version is not None else "torch"
+    if variant is None:
+        found = _torch_release_shipping(facts.matrix, entries, soname, major)
+        if found is not None:
+            release, variant = found
+            if version is None and not from_torch:
+                pin = f"torch=={release}"
+    if variant is None:  # no torch build the node or the matrix knows brings it (cuDNN 7)
+        return None
+    url = facts.matrix.torch_index_url(variant)
+    if url is None:
+        return None
+    command = f"pip install --force-reinstall --no-cache-dir {pin} --index-url {url}"
+    if from_torch:
+        said = (
+            f"torch's own CUDA libraries are incomplete: reinstall torch from its CUDA index, "
+            f"which brings {soname} with the nvidia-* wheels it pins: {command} (first pip "
+            "uninstall torch and every nvidia-* wheel when files were removed by hand)"
+        )
+        return said, manual(command), True
+    newest = (
+        f" ({pin.split('==')[1]} is the newest torch whose wheels bring {soname})"
+        if version is None and "==" in pin
+        else ""
+    )
+    said = (
+        f"take it from torch's CUDA build: {command}{newest}, and import torch before the "
+        "package that needs it (torch loads its CUDA libraries into the process)"
+    )
+    return said, manual(f"{command}  (then import torch first)"), False
+
+
+def _torch_release_shipping(
+    matrix: Matrix, entries: tuple[Soname, ...], soname: str, major: int | None
+) -> tuple[str, str] | None:
+    """(release, variant) of the newest torch whose PyPI pins name a wheel that ships
+    ``soname`` (its major as the pin's major for cuDNN-like libraries), for ``major`` when
+    known; None when no release in the matrix pins one."""
+    so_major = re.search(r"\.so\.([0-9]+)", soname)
+    wheels = {w for e in entries for w in package_names(e.pip, major)}
+    for release in sorted(matrix.torch_releases, key=lambda r: r.version, reverse=True):
+        for wheel, spec in release.pins.items():
+            if wheel not in wheels:
+                continue
+            cuda = _CUDA_SUFFIX.search(wheel)
+            if cuda is None or (major is not None and int(cuda.group(1)) != major):
+                continue
+            if (
+                so_major is not None
+                and any(e.kind in _VERSIONED_LIKE_SONAME for e in entries)
+                and not any(s.version.split(".")[0] == so_major.group(1) for s in spec)
+            ):
+                continue
+            variant = next(
+                (v for v in release.variants if v.startswith(f"cu{cuda.group(1)}")), None
+            )
+            if release.pypi_default and release.pypi_default.startswith(f"cu{cuda.group(1)}"):
+                variant = release.pypi_default
+            if variant is not None:
+                return str(release.version), variant
+    return None
+
+
+_MUSL = lazy(r"Error loading shared library [^ :]+: No such file or directory \(needed by ")
+# glibc's own libraries: a musl system (Alpine) has none of them; a glibc build needs them
+_GLIBC_OWN = lazy(
+    r"^(?:ld-linux[A-Za-z0-9_.-]*|libc|libm|libdl|libpthread|librt|libresolv|libutil)\.so"
+)
+
+
+def _musl_missing(soname: str, needer: str | None, line: LogLine) -> Hit:
+    """musl's loader (Alpine): a library glibc ships means the object is a glibc build (a
+    manylinux wheel, a binary built on Debian/Ubuntu) on a musl system, where Alpine's gcompat
+    layer or a glibc-based image is the way out; any other library is an Alpine package, which
+    apk installs by the SONAME it provides (`apk add so:libgomp.so.1`)."""
+    by = f" needed by {needer}" if needer else ""
+    if _GLIBC_OWN.match(soname):
+        return Hit(
+            f"musl's loader cannot find {soname}{by} (line {line.line}), a library of glibc: the "
+            "object is a glibc build (a manylinux wheel or a binary built on a glibc distribution) "
+            "running on a musl system (Alpine)",
+            evidence={"line": line.line, "soname": soname, "required_by": needer},
+            fix=fix(
+                "Run it on a glibc-based image (python:3.X-slim / debian / ubuntu instead of "
+                "*-alpine), or install Alpine's glibc compatibility layer: apk add gcompat "
+                "libstdc++; or install the package's musllinux wheel or build it from source on "
+                "Alpine (pip install --no-binary <package> <package>)",
+                "manual",
+                manual("FROM python:3.X-slim  (a glibc image instead of python:3.X-alpine)"),
+                manual("apk add --no-cache gcompat libstdc++"),
+            ),
+        )
+    return Hit(
+        f"musl's loader cannot find {soname}{by} (line {line.line}): the Alpine package that "
+        "ships it is not installed in the image",
+        evidence={"line": line.line, "soname": soname, "required_by": needer},
+        fix=fix(
+            f"Install the Alpine package that provides {soname}: apk add so:{soname} (apk "
+            "resolves the package by the SONAME it provides)",
+            "manual",
+            manual(f"apk add --no-cache so:{soname}"),
+        ),
     )
 
 
@@ -787,6 +1041,22 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         env = _conda_prefix(needer)
         if env is not None:  # the binary that needs the label lives in a conda environment
             actions.append(manual(f"export LD_LIBRARY_PATH={env}/lib:$LD_LIBRARY_PATH  (here)"))
+        # a conda environment whose libstdc++.so.6.0.N is there without its libstdc++.so.6
+        # link falls through to the system's copy (pytorch/pytorch#157709: ln -s
+        # libstdc++.so.6.0.34 libstdc++.so.6 in $CONDA_PREFIX/lib)
+        lib = f"{env}/lib" if env is not None else "$CONDA_PREFIX/lib"
+        least = entry.libstdcxx_file if entry is not None and entry.libstdcxx_file else None
+        link = (
+            f"cd {lib} && ln -sf {least or 'libstdc++.so.6.0.<N>'} libstdc++.so.6  (when ls "
+            f"{lib}/libstdc++.so.6* shows a libstdc++.so.6.0.N"
+            + (f" >= {least}" if least else "")
+            + " without the libstdc++.so.6 link; use the newest N there)"
+        )
+        summary += (
+            f"; in a conda environment whose lib/ has libstdc++.so.6.0.N but no libstdc++.so.6 "
+            f"link, create it: {link.split('  (', maxsplit=1)[0]}"
+        )
+        actions.append(manual(link))
         actions.append(manual("export LD_PRELOAD=$CONDA_PREFIX/lib/libstdc++.so.6"))
         actions.append(
             manual(

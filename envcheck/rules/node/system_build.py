@@ -9,6 +9,7 @@ log's own line.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -298,17 +299,54 @@ def glibc_lacking(facts: Facts) -> Iterable[Hit]:
     if system.glibc_lacks is None:
         return []
     have = f" (this system has {system.glibc})" if system.glibc else ""
+    dist = _glibc_needer(facts, system.glibc_needed_by)
+    by = f" ({dist}'s {system.glibc_needed_by})" if dist else ""
+    if dist is None:
+        return [
+            Hit(
+                f"a binary needs GLIBC_{system.glibc_lacks}, which this glibc lacks{have}: the "
+                "wheel was built for a newer OS",
+                evidence={"needs": system.glibc_lacks, "glibc": system.glibc},
+                fix=fix(
+                    f"Run on an OS or container image with glibc >= {system.glibc_lacks} "
+                    f"({_with_glibc(facts, system.glibc_lacks)}), or build the package from "
+                    "source here (pip install <package> --no-binary <package>), or install a "
+                    "release of the package whose wheel was built for this glibc (its manylinux "
+                    "tag)",
+                    "manual",
+                    manual(
+                        f"use a base image with glibc >= {system.glibc_lacks} (e.g. ubuntu:22.04 "
+                        "or the project's own container image)"
+                    ),
+                ),
+            )
+        ]
+    # the line names the package whose wheel needs it: the fixes threads take are that
+    # package's own (an older release built for this glibc, or a build from source here),
+    # besides a newer OS (vllm-project/vllm#15469: vLLM < 0.7.3 on CentOS 7)
+    version = facts.known_version(dist)
+    older = (
+        f'"{dist}<{version.public}"' if version is not None else f'"{dist}<the installed release"'
+    )
     return [
         Hit(
-            f"a binary needs GLIBC_{system.glibc_lacks}, which this glibc lacks{have}: the wheel "
-            "was built for a newer OS",
-            evidence={"needs": system.glibc_lacks, "glibc": system.glibc},
+            f"a binary{by} needs GLIBC_{system.glibc_lacks}, which this glibc lacks{have}: the "
+            f"{dist} wheel was built for a newer OS",
+            evidence={
+                "needs": system.glibc_lacks,
+                "glibc": system.glibc,
+                "package": dist,
+                "required_by": system.glibc_needed_by,
+            },
             fix=fix(
-                f"Run on an OS or container image with glibc >= {system.glibc_lacks} "
-                f"({_with_glibc(facts, system.glibc_lacks)}), or build the package from source "
-                "here (pip install <package> --no-binary <package>), or install a release of the "
-                "package whose wheel was built for this glibc (its manylinux tag)",
+                f"Install a {dist} release whose wheel was built for this glibc (an older one: "
+                f"pip install {older}; its manylinux tag says the glibc it needs), or build "
+                f"{dist} from source here (pip install --no-binary {dist} --force-reinstall "
+                f"{dist}), or run on an OS or container image with glibc >= "
+                f"{system.glibc_lacks} ({_with_glibc(facts, system.glibc_lacks)})",
                 "manual",
+                manual(f"pip install {older}  (a release built for this glibc)"),
+                manual(f"pip install --no-binary {dist} --force-reinstall --no-cache-dir {dist}"),
                 manual(
                     f"use a base image with glibc >= {system.glibc_lacks} (e.g. ubuntu:22.04 or "
                     "the project's own container image)"
@@ -316,6 +354,25 @@ def glibc_lacking(facts: Facts) -> Iterable[Hit]:
             ),
         )
     ]
+
+
+def _glibc_needer(facts: Facts, path: str | None) -> str | None:
+    """The distribution whose file (under site-packages) a GLIBC line says needs the version;
+    None outside site-packages and for glibc's own libraries."""
+    if not path:
+        return None
+    found = _SITE_TOP.search(path)
+    if found is None or found.group("top").startswith("_"):
+        return None
+    from envcheck.rules.node.imports import distribution_of
+
+    top = found.group("top")
+    if top.endswith(".libs"):  # auditwheel's vendored folder: numpy.libs -> numpy
+        top = top.removesuffix(".libs")
+    return distribution_of(facts, top)
+
+
+_SITE_TOP = re.compile(r"[/\\](?:site|dist)-packages[/\\](?P<top>[A-Za-z0-9_.]+?)(?:\.libs)?[/\\]")
 
 
 @rule("SYS133", "system-library-missing", Severity.ERROR)
