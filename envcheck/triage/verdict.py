@@ -235,7 +235,7 @@ def check_causes(
                 rule.title,
                 "unknown",
                 skip.reason,
-                fix=conditional_fix(rule),
+                fix=open_fix(rule, report, matrix),
                 fact=skip.fact,
             )
         elif rule.code in failed:
@@ -273,7 +273,12 @@ def _from_log(
         hit = hook(Facts(node, matrix), line)
     except NotStated as exc:
         return CauseCheck(
-            rule.code, rule.title, "unknown", exc.reason, fix=conditional_fix(rule), fact=exc.fact
+            rule.code,
+            rule.title,
+            "unknown",
+            exc.reason,
+            fix=open_fix(rule, report, matrix),
+            fact=exc.fact,
         )
     except Skip:
         return None
@@ -327,9 +332,22 @@ def _empty_report() -> NodeReport:
     )
 
 
+def open_fix(rule: Rule, report: NodeReport | None, matrix: Matrix) -> CauseFix:
+    """The fix of a cause the facts leave open, worded as its condition: concrete where the
+    facts the log or node states give one (the GPU's architecture: the torch builds with its
+    kernels, the extension rebuilt for it), else the rule's documented fix."""
+    concrete = _line_fix(rule.code, report, matrix) if report is not None else None
+    if concrete is None:
+        return conditional_fix(rule)
+    return CauseFix.from_text(f"if {_lower_first(rule.title.rstrip('.'))}: {concrete}")
+
+
 def _line_fix(code: str, report: NodeReport, matrix: Matrix) -> str | None:
-    """A concrete fix from the facts a confirming line states, where the rule that would give
-    one cannot run (TOR101 without the torch build: the builds with kernels for the GPU)."""
+    """A concrete fix from the facts a line states, where the rule that would give one cannot
+    run (TOR101 without the torch build: the builds with kernels for the GPU; CUD153 without
+    it: the extension rebuilt for the GPU's compute capability)."""
+    if code == "CUD153":
+        return _extension_fix(report, matrix)
     if code != "TOR101":
         return None
     from packaging.version import Version
@@ -361,6 +379,29 @@ def _line_fix(code: str, report: NodeReport, matrix: Matrix) -> str | None:
         f"is the oldest the matrix knows (`pip install torch=={best.release.version} "
         f"--index-url {url}`), {newest.release.version}+{newest.variant} the newest; then "
         "reinstall what was built against torch (torchvision, vLLM, flash-attn)"
+    )
+
+
+def _extension_fix(report: NodeReport, matrix: Matrix) -> str | None:
+    """The extension rebuilt for the GPUs the facts name (TORCH_CUDA_ARCH_LIST in torch's
+    X.Y spelling), or a CMake build for them; None when no GPU's architecture is known."""
+    from envcheck.facts.node import Facts
+    from envcheck.facts.skip import Skip
+
+    facts = Facts(report, matrix)
+    try:
+        ccs = sorted({facts.compute_capability(g) for g in facts.gpus()})
+    except Skip:
+        return None
+    if not ccs:
+        return None
+    arch_list = ";".join(f"{cc.major}.{cc.minor}" for cc in ccs)
+    digits = ";".join(f"{cc.major}{cc.minor}" for cc in ccs)
+    return (
+        f'rebuild the extension for the GPU\'s architecture: `TORCH_CUDA_ARCH_LIST="{arch_list}" '
+        "pip install --no-build-isolation --no-cache-dir --force-reinstall <the extension's "
+        f'package>` (a CMake build: -DCMAKE_CUDA_ARCHITECTURES="{digits}"); a prebuilt '
+        "wheel: a release built for it"
     )
 
 

@@ -2217,3 +2217,9 @@ EXAMPLES += [
         "nvcc-host-compiler-version-unsupported",
     ),
 ]
+EXAMPLES += [
+    ("- PyTorch: 2.8.0+cu128", "torch-version-listed"),
+    ("PyTorch Version (e.g., 1.0): 2.7", "torch-version-listed"),
+    ("- GPU: NVIDIA GeForce GTX 1050 (compute capability 6.1)", "gpu-listed"),
+    ("- GPU: GTX 1080 Ti (Pascal, compute capability 6.1)", "gpu-listed"),
+]
