@@ -110,12 +110,18 @@ def _upgrade_fix(
     known = {c.variant for c in newer + older}
     if newer or not older:
         extra += [a for a in (_first_variant(facts, ccs, known),) if a is not None]
+    extra.append(_rebuild_extensions(ccs))
     nightly = facts.matrix.torch_index_url(f"nightly/{best.variant}")
     if newer and nightly is not None and _needs_newest_toolkit(facts, best.variant, ccs):
         # a GPU newer than the stable builds: threads of a new architecture run the nightly
         # build of the newest CUDA variant until a release has it (pytorch#149845: the
         # cu128 nightly for sm_120 before 2.7.0); pytorch.org's 'Preview (Nightly)' command
-        extra.append(manual(f"or the nightly build: pip install --pre torch --index-url {nightly}"))
+        extra.append(
+            manual(
+                "or the nightly build: pip install --pre torch torchvision torchaudio "
+                f"--index-url {nightly}"
+            )
+        )
     if not extra:
         return remedy
     return dataclasses.replace(remedy, actions=(*remedy.actions, *extra))
@@ -154,11 +160,24 @@ def _with_companions(facts: Facts, best: TorchChoice, url: str | None) -> Action
         ]
         if paired:
             pins.append(f"{name}=={max(paired)}")
-    if len(pins) == 1 or url is None:
+    if url is None:
         return None
     return manual(
         f"with its companions: pip install --force-reinstall {' '.join(pins)} --index-url {url}"
-        f" (a requirements file pins torch=={release}+{best.variant})"
+        f" (a requirements file pins torch=={release}+{best.variant}; pytorch.org's command "
+        f"takes the newest {best.variant} build: pip install torch torchvision torchaudio "
+        f"--index-url {url})"
+    )
+
+
+def _rebuild_extensions(ccs: list[Version]) -> Action:
+    """Extensions compiled against the old torch (flash-attn, xformers, a project's ops built
+    from source) are rebuilt against the new one, for the GPUs' architectures."""
+    arch_list = ";".join(f"{cc.major}.{cc.minor}" for cc in sorted(set(ccs)))
+    return manual(
+        "then rebuild the extensions compiled against the old torch for these GPUs: "
+        f'TORCH_CUDA_ARCH_LIST="{arch_list}" pip install --no-build-isolation --no-cache-dir '
+        "--force-reinstall <the extension's package>"
     )
 
 
