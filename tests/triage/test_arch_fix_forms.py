@@ -86,3 +86,53 @@ def test_without_a_gpu_the_open_causes_keep_the_documented_fix(cli: Cli, tmp_pat
     assert found["TOR101"]["verdict"] == "unchecked"
     assert found["CUD153"]["fix"]["summary"].startswith("if A CUDA extension")
     assert found["TOR102"]["verdict"] == "unchecked"
+
+
+def test_flash_attn_head_dim_backward_in_both_wordings_is_the_library_refusing_the_gpu(
+    cli: Cli, tmp_path: Path
+) -> None:
+    for line in (
+        "RuntimeError: FlashAttention backward for head dim > 192 requires A100/A800 or H100/H800",
+        "RuntimeError: FlashAttention backward for head dim 256 with dropout, or head dim 224 "
+        "with/without dropout requires A100/A800 or H100/H800",
+    ):
+        cause = causes(cli, log_file(tmp_path, "GPU 0: NVIDIA GeForce RTX 3090", line))["CUD151"]
+        assert cause["verdict"] == "confirmed"
+        text = fix_text(cause)
+        assert "attn_implementation='sdpa'" in text and "flash-attn>=2.5.5" in text
+
+
+def test_torch_sdpa_flash_backward_check_names_the_flash_switch(cli: Cli, tmp_path: Path) -> None:
+    line = "RuntimeError: Expected is_sm80 || is_sm90 to be true, but got false."
+    cause = causes(cli, log_file(tmp_path, line))["CUD151"]
+    assert cause["verdict"] == "confirmed"
+    assert "torch.backends.cuda.enable_flash_sdp(False)" in fix_text(cause)
+
+
+def test_vllm_refusing_a_pre_volta_gpu_is_confirmed_by_its_own_line(
+    cli: Cli, tmp_path: Path
+) -> None:
+    line = "ValueError: GPUs with compute capability below 7.0 are not supported."
+    assert causes(cli, log_file(tmp_path, line))["VLM110"]["verdict"] == "confirmed"
+
+
+def test_the_gpu_torch_names_quoted_decides_the_open_causes_fixes(cli: Cli, tmp_path: Path) -> None:
+    log = log_file(
+        tmp_path, ">>> torch.cuda.get_device_name(0)", "'NVIDIA GeForce RTX 5090'", _NO_IMAGE
+    )
+    found = causes(cli, log)
+    assert found["TOR102"]["verdict"] == "ruled_out"
+    assert 'TORCH_CUDA_ARCH_LIST="12.0"' in found["CUD153"]["fix"]["summary"]
+
+
+def test_a_known_torch_build_without_a_gpu_names_the_builds_for_newer_gpus(
+    cli: Cli, tmp_path: Path
+) -> None:
+    log = log_file(tmp_path, "torch 2.5.1+cu124", _NO_IMAGE)
+    tor101 = causes(cli, log)["TOR101"]
+    assert tor101["verdict"] == "unknown"
+    assert "newer than sm_90" in tor101["fix"]["summary"]  # torch 2.5.1+cu124's list ends there
+    assert (
+        "pip install torch==2.7.0 --index-url https://download.pytorch.org/whl/cu128"
+        in tor101["fix"]["commands"]
+    )
