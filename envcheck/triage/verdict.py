@@ -15,6 +15,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
+from packaging.version import Version
+
 from envcheck.matrix.model import Matrix
 from envcheck.model.finding import Finding
 from envcheck.model.report import NodeReport
@@ -235,7 +237,7 @@ def check_causes(
                 rule.title,
                 "unknown",
                 skip.reason,
-                fix=conditional_fix(rule),
+                fix=open_fix(rule, report, matrix),
                 fact=skip.fact,
             )
         elif rule.code in failed:
@@ -275,7 +277,7 @@ def _from_log(
         stated_fix = (
             CauseFix.from_text(f"if {_lower_first(rule.title.rstrip('.'))}: {exc.fix}")
             if exc.fix
-            else conditional_fix(rule)
+            else open_fix(rule, report, matrix)
         )
         return CauseCheck(
             rule.code, rule.title, "unknown", exc.reason, fix=stated_fix, fact=exc.fact
@@ -332,12 +334,24 @@ def _empty_report() -> NodeReport:
     )
 
 
+def open_fix(rule: Rule, report: NodeReport | None, matrix: Matrix) -> CauseFix:
+    """The fix of a cause the facts leave open, worded as its condition: concrete where the
+    facts the log or node states give one (the GPU's architecture: the torch builds with its
+    kernels, the extension rebuilt for it), else the rule's documented fix."""
+    concrete = _line_fix(rule.code, report, matrix) if report is not None else None
+    if concrete is None:
+        return conditional_fix(rule)
+    return CauseFix.from_text(f"if {_lower_first(rule.title.rstrip('.'))}: {concrete}")
+
+
 def _line_fix(code: str, report: NodeReport, matrix: Matrix) -> str | None:
-    """A concrete fix from the facts a confirming line states, where the rule that would give
-    one cannot run (TOR101 without the torch build: the builds with kernels for the GPU)."""
+    """A concrete fix from the facts a line states, where the rule that would give one cannot
+    run (TOR101 without the torch build: the builds with kernels for the GPU; CUD153 without
+    it: the extension rebuilt for the GPU's compute capability)."""
+    if code == "CUD153":
+        return _extension_fix(report, matrix)
     if code != "TOR101":
         return None
-    from packaging.version import Version
 
     from envcheck.facts.node import Facts
     from envcheck.facts.skip import Skip
@@ -347,7 +361,7 @@ def _line_fix(code: str, report: NodeReport, matrix: Matrix) -> str | None:
     try:
         ccs = [facts.compute_capability(g) for g in facts.gpus()]
     except Skip:
-        return None
+        return _torch_only_fix(facts, matrix)
     driver: Version | None
     try:
         driver, max_cuda = facts.driver(), facts.max_cuda()[0]
@@ -366,6 +380,77 @@ def _line_fix(code: str, report: NodeReport, matrix: Matrix) -> str | None:
         f"is the oldest the matrix knows (`pip install torch=={best.release.version} "
         f"--index-url {url}`), {newest.release.version}+{newest.variant} the newest; then "
         "reinstall what was built against torch (torchvision, vLLM, flash-attn)"
+    )
+
+
+def _torch_only_fix(facts: Any, matrix: Matrix) -> str | None:
+    """The torch build is known and the GPU is not: the architectures its list lacks, and for
+    the newer ones (a GPU newer than the build: Blackwell on a cu124 build) the oldest torch
+    build the matrix knows with their kernels; None when the build's list is unknown."""
+    from envcheck.facts.skip import Skip
+    from envcheck.rules.choose import arch_list, covers, sm, torch_choices
+
+    try:
+        torch, variant = facts.torch_version(), facts.torch_variant()
+    except Skip:
+        return None
+    release = matrix.torch_release(torch)
+    found = arch_list(release, variant) if release is not None and variant else None
+    if release is None or found is None or not found[0]:
+        return None
+    archs = found[0]
+    top = max(a.cc for a in archs)
+    newer: list[Any] = []
+    for support in matrix.sm_support:
+        digits = re.fullmatch(r"sm_([0-9]+)([0-9])", support.arch)
+        if digits is None:
+            continue
+        cc = Version(f"{digits.group(1)}.{digits.group(2)}")
+        if cc > top and not covers(archs, cc):
+            newer.append(cc)
+    if not newer:
+        return None
+    groups: dict[tuple[Version, str], list[Version]] = {}
+    for cc in sorted(newer):
+        choices = torch_choices(matrix, ccs=[cc])
+        if choices:
+            oldest = min(c.release.version for c in choices)
+            best = next(c for c in choices if c.release.version == oldest)
+            groups.setdefault((best.release.version, best.variant), []).append(cc)
+    if not groups:
+        return None
+    steps = [
+        f"{', '.join(sm(cc) for cc in ccs)}: torch {version}+{tag} or newer "
+        f"(`pip install torch=={version} --index-url {matrix.torch_index_url(tag)}`)"
+        for (version, tag), ccs in sorted(groups.items())
+    ]
+    return (
+        f"torch {release.version}+{variant} has no kernels for GPUs newer than {sm(top)}; for "
+        f"such a GPU install the oldest build with its kernels, " + "; ".join(steps) + ", then "
+        "reinstall what was built against torch (a GPU older than its list needs an older build)"
+    )
+
+
+def _extension_fix(report: NodeReport, matrix: Matrix) -> str | None:
+    """The extension rebuilt for the GPUs the facts name (TORCH_CUDA_ARCH_LIST in torch's
+    X.Y spelling), or a CMake build for them; None when no GPU's architecture is known."""
+    from envcheck.facts.node import Facts
+    from envcheck.facts.skip import Skip
+
+    facts = Facts(report, matrix)
+    try:
+        ccs = sorted({facts.compute_capability(g) for g in facts.gpus()})
+    except Skip:
+        return None
+    if not ccs:
+        return None
+    arch_list = ";".join(f"{cc.major}.{cc.minor}" for cc in ccs)
+    digits = ";".join(f"{cc.major}{cc.minor}" for cc in ccs)
+    return (
+        f'rebuild the extension for the GPU\'s architecture: `TORCH_CUDA_ARCH_LIST="{arch_list}" '
+        "pip install --no-build-isolation --no-cache-dir --force-reinstall <the extension's "
+        f'package>` (a CMake build: -DCMAKE_CUDA_ARCHITECTURES="{digits}"); a prebuilt '
+        "wheel: a release built for it"
     )
 
 

@@ -249,8 +249,11 @@ def test_a_gpu_older_than_the_torch_build_gets_the_newest_build_that_still_has_i
     (finding,) = tor101["findings"]
     fix = finding["fix"]
     assert "newer builds dropped this GPU's architecture" in fix["summary"]
-    command, *others = fix["commands"]  # then the other CUDA variants with sm_61 kernels
-    assert all("other torch builds with sm_61 kernels" in o for o in others)
+    # then the other CUDA variants with sm_61 kernels, torch with its companions, and the
+    # extensions rebuilt for sm_61
+    command, *others = fix["commands"]
+    assert "other torch builds with sm_61 kernels" in others[0]
+    assert any('TORCH_CUDA_ARCH_LIST="6.1"' in o for o in others)
     release = command.split("torch==", 1)[1].split()[0]
     assert tuple(int(p) for p in release.split(".")[:2]) >= (2, 0)
 

@@ -138,7 +138,8 @@ def test_a_gpu_only_the_newest_toolkit_compiles_also_gets_the_nightly(
     )
     fix = _fix(_causes(cli, _log(tmp_path, new))["TOR101"])
     assert (
-        "pip install --pre torch --index-url https://download.pytorch.org/whl/nightly/cu128" in fix
+        "pip install --pre torch torchvision torchaudio --index-url "
+        "https://download.pytorch.org/whl/nightly/cu128" in fix
     )
     old = (
         "NVIDIA GeForce RTX 3080 Laptop GPU with CUDA capability sm_86 is not compatible with "

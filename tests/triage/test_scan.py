@@ -2442,3 +2442,20 @@ EXAMPLES += [
         "musl-error-loading-shared-library",
     ),
 ]
+
+EXAMPLES += [
+    ("- PyTorch: 2.8.0+cu128", "torch-version-listed"),
+    ("PyTorch Version (e.g., 1.0): 2.7", "torch-version-listed"),
+    ("- GPU: NVIDIA GeForce GTX 1050 (compute capability 6.1)", "gpu-listed"),
+    ("- GPU: GTX 1080 Ti (Pascal, compute capability 6.1)", "gpu-listed"),
+]
+EXAMPLES += [
+    (
+        "RuntimeError: Expected is_sm80 || is_sm90 to be true, but got false.",
+        "flash-attn-head-dim-needs-sm80",
+    ),
+]
+EXAMPLES += [
+    ("Using device: cuda (NVIDIA GeForce RTX 5090)", "gpu-name-quoted"),
+    ("'NVIDIA GeForce RTX 5090'", "gpu-name-quoted"),
+]

@@ -215,10 +215,11 @@ def toolkit_refused_arch_in_log(facts: Facts, line: LogLine) -> Hit | None:
     ):
         # ptxas refusing a GPU's own target is, in most logs, the one a Triton release bundles
         # (Triton passes --gpu-name=sm_XY[a]): the Triton release that knows it comes first
+        pinned = _torch_pinning_triton(facts, support)
         step = (
             f"Install triton {support.first_triton} or newer, whose bundled ptxas compiles "
             f"{support.arch}: `pip install -U 'triton>={support.first_triton}'` (or the torch "
-            "release that pins it); else " + step[:1].lower() + step[1:]
+            f"release that pins it{pinned}); else " + step[:1].lower() + step[1:]
         )
     if compiler == "NVRTC":
         step = (
@@ -238,6 +239,35 @@ def toolkit_refused_arch_in_log(facts: Facts, line: LogLine) -> Hit | None:
         },
         fix=fix(step, "manual", manual(step)),
     )
+
+
+def _torch_pinning_triton(facts: Facts, support: SmSupport) -> str:
+    """', torch X: `pip install torch==X --index-url ...`': the oldest torch release whose
+    wheels pin a Triton at or above the first that compiles the architecture (the torch table's
+    pins), from the index of a CUDA variant that has the architecture's kernels."""
+    from envcheck.rules.choose import torch_choices
+
+    first = support.first_triton
+    if first is None:
+        return ""
+    for release in sorted(facts.matrix.torch_releases, key=lambda r: r.version):
+        pin = release.pins.get("triton")
+        exact = [Version(s.version) for s in pin or () if s.operator == "=="]
+        if not exact or exact[0] < first:
+            continue
+        cc = _cc(support.arch)
+        variants = [
+            c.variant
+            for c in torch_choices(facts.matrix, ccs=[cc] if cc else [], releases=[release])
+        ]
+        variant = variants[-1] if variants else release.pypi_default
+        url = facts.matrix.torch_index_url(variant) if variant else None
+        where = f" --index-url {url}" if url else ""
+        return (
+            f", torch {release.version} (pins triton {exact[0]}): `pip install "
+            f"torch=={release.version}{where}`"
+        )
+    return ""
 
 
 @rule("CUD151", "below-library-arch-floor", Severity.ERROR)

@@ -50,6 +50,12 @@ def flash_attn_pre_ampere(facts: Facts) -> Iterable[Hit]:
     ## References
     - https://github.com/Dao-AILab/flash-attention (README: FlashAttention-2 currently supports Ampere, Ada, or Hopper GPUs)
     """
+    try:  # every GPU Ampere or newer rules the cause out, whatever is installed
+        ccs = [facts.compute_capability(g) for g in facts.gpus()]
+    except Skip:
+        ccs = []
+    if ccs and min(ccs) >= Version("8.0"):
+        return []
     version = facts.version("flash-attn")
     if version is None or version.major != 2:
         return []

@@ -100,16 +100,85 @@ def _upgrade_fix(
         "unsafe",
         pip_install(f"torch=={best.release.version}", index_url=url),
     )
-    extra = [a for a in (_other_variants(newer or older, best, ccs),) if a is not None]
+    # the forms threads run: torch with its companions from the same index, and every other
+    # variant with the GPUs' kernels, older and newer (a project pins its own release)
+    extra = [
+        a
+        for a in (_other_variants(newer + older, best, ccs), _with_companions(facts, best, url))
+        if a is not None
+    ]
+    known = {c.variant for c in newer + older}
+    if newer or not older:
+        extra += [a for a in (_first_variant(facts, ccs, known),) if a is not None]
+    extra.append(_rebuild_extensions(ccs))
     nightly = facts.matrix.torch_index_url(f"nightly/{best.variant}")
     if newer and nightly is not None and _needs_newest_toolkit(facts, best.variant, ccs):
         # a GPU newer than the stable builds: threads of a new architecture run the nightly
         # build of the newest CUDA variant until a release has it (pytorch#149845: the
         # cu128 nightly for sm_120 before 2.7.0); pytorch.org's 'Preview (Nightly)' command
-        extra.append(manual(f"or the nightly build: pip install --pre torch --index-url {nightly}"))
+        extra.append(
+            manual(
+                "or the nightly build: pip install --pre torch torchvision torchaudio "
+                f"--index-url {nightly}"
+            )
+        )
     if not extra:
         return remedy
     return dataclasses.replace(remedy, actions=(*remedy.actions, *extra))
+
+
+def _first_variant(facts: Facts, ccs: list[Version], known: set[str]) -> Action | None:
+    """The oldest CUDA variant whose toolkit compiles every GPU's architecture (the ``[[sm]]``
+    table), where it is older than every variant the matrix's torch table lists: a project that
+    pins an older torch release keeps its release and takes that variant or a newer one
+    (threads: `torch==1.9.0+cu111` for sm_86)."""
+    firsts = [s.first_cuda for cc in ccs if (s := facts.matrix.sm(sm(cc))) is not None]
+    if not firsts:
+        return None
+    first = max(firsts)
+    tag = f"cu{first.major}{first.minor}"
+    if tag in known:  # the variants listed above hold it: no older release to point at
+        return None
+    archs = ", ".join(sm(cc) for cc in ccs)
+    return manual(
+        f"a project pinned to an older torch: its release built for CUDA {first} or newer "
+        f"(+{tag} or a later variant; CUDA {first} is the first to compile {archs}), e.g. "
+        f"pip install torch==<release>+{tag} -f https://download.pytorch.org/whl/torch_stable.html"
+    )
+
+
+def _with_companions(facts: Facts, best: TorchChoice, url: str | None) -> Action | None:
+    """torch reinstalled with the torchvision and torchaudio built for it, from the same
+    index (pytorch.org's install command; a companion from another build fails to load)."""
+    release = best.release.version
+    pins = [f"torch=={release}"]
+    for name in ("torchvision", "torchaudio"):
+        paired = [
+            c.version
+            for c in facts.matrix.companions
+            if canonicalize_name(c.package) == name and c.torch == release
+        ]
+        if paired:
+            pins.append(f"{name}=={max(paired)}")
+    if url is None:
+        return None
+    return manual(
+        f"with its companions: pip install --force-reinstall {' '.join(pins)} --index-url {url}"
+        f" (a requirements file pins torch=={release}+{best.variant}; pytorch.org's command "
+        f"takes the newest {best.variant} build: pip install torch torchvision torchaudio "
+        f"--index-url {url})"
+    )
+
+
+def _rebuild_extensions(ccs: list[Version]) -> Action:
+    """Extensions compiled against the old torch (flash-attn, xformers, a project's ops built
+    from source) are rebuilt against the new one, for the GPUs' architectures."""
+    arch_list = ";".join(f"{cc.major}.{cc.minor}" for cc in sorted(set(ccs)))
+    return manual(
+        "then rebuild the extensions compiled against the old torch for these GPUs: "
+        f'TORCH_CUDA_ARCH_LIST="{arch_list}" pip install --no-build-isolation --no-cache-dir '
+        "--force-reinstall <the extension's package>"
+    )
 
 
 def _needs_newest_toolkit(facts: Facts, variant: str, ccs: list[Version]) -> bool:
