@@ -65,6 +65,7 @@ from envcheck.rules.node import (  # noqa: F401
     system,
     system_build,
     torch_build,
+    torch_cpp_api,
     torch_cpu,
     torch_stated,
     windows_dll,

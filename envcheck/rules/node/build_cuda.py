@@ -2,10 +2,10 @@
 detected CUDA version (12.1) mismatches the version that was used to compile PyTorch (11.8)`,
 DeepSpeed's `Installed CUDA version ... does not match`, apex's `Cuda extensions are being
 compiled with a version of Cuda that does not match`, nvcc's `Value 'c++17' is not defined for
-option 'std'`). The rule itself is a matrix data rule (matrices/cuda/known_bad.toml); this words
-the fix from the versions the log (or the node) states: the toolkit of torch's CUDA under
-CUDA_HOME first, then, where the matrix knows a torch build for nvcc's CUDA, that build's
-`pip install` line."""
+option 'std'` and `Unknown option '-generate-dependencies-with-compile'`). The rule itself is a
+matrix data rule (matrices/cuda/known_bad.toml); this words the fix from the versions the log (or
+the node) states: the toolkit of torch's CUDA under CUDA_HOME first, then, where the matrix knows
+a torch build for nvcc's CUDA, that build's `pip install` line."""
 
 from __future__ import annotations
 
@@ -98,6 +98,18 @@ def nvcc_vs_torch_in_log(facts: Facts, line: LogLine) -> Hit:
         what = (
             "nvcc does not know -std=c++17: the CUDA toolkit the build uses is older than CUDA "
             "11.0, and torch's headers need C++17"
+        )
+    elif "is only supported on CUDA" in line.text:
+        have = f" (nvcc is CUDA {nvcc})" if nvcc else ""
+        what = (
+            f"flash-attn's setup.py refuses the nvcc it found{have}: the CUDA toolkit the build "
+            "runs is older than flash-attn supports and than torch's CUDA"
+        )
+    elif "generate-dependencies-with-compile" in line.text:
+        what = (
+            "nvcc does not know --generate-dependencies-with-compile, which torch's extension "
+            "builder passes (nvcc has it from CUDA 10.2): the CUDA toolkit the build runs is "
+            "older than torch's CUDA"
         )
     else:
         have = f"nvcc is CUDA {nvcc}" if nvcc else "the CUDA toolkit (nvcc) is another release"
