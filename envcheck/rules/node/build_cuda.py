@@ -18,9 +18,13 @@ from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.model import major_minor, public
 from envcheck.model.finding import Fix
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log
 from envcheck.rules.choose import torch_build_for_cuda
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
+
+# flash-attn's setup.py: the oldest nvcc it builds with
+_FLOOR = lazy(r"is only supported on CUDA ([0-9]+\.[0-9]+) and above")
 
 
 def _version(text: str | None) -> Version | None:
@@ -90,10 +94,20 @@ def _fix(facts: Facts, nvcc: Version | None, torch_cuda: Version | None) -> Fix:
 
 
 @from_log("CUD110")
-def nvcc_vs_torch_in_log(facts: Facts, line: LogLine) -> Hit:
+def nvcc_vs_torch_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """The line establishes the mismatch (the build refused to go on); the versions come from
     the line, nvcc's banner elsewhere in the log, or the node."""
     nvcc, torch_cuda = _nvcc(facts, line), _torch_cuda(facts, line)
+    if (
+        "mismatches the version" in line.text
+        and nvcc is not None
+        and torch_cuda is not None
+        and nvcc.major == torch_cuda.major
+    ):
+        return None  # the versions the line states are of one major: torch only warns then
+    floor = _FLOOR.search(line.text)
+    if floor is not None and nvcc is not None and nvcc >= Version(floor.group(1)):
+        return None  # the toolkit the node has is one the build accepts
     if "c++17" in line.text:
         what = (
             "nvcc does not know -std=c++17: the CUDA toolkit the build uses is older than CUDA "
