@@ -67,6 +67,7 @@ from envcheck.rules.node import (  # noqa: F401
     system,
     system_build,
     torch_build,
+    torch_cpp_api,
     torch_cpu,
     torch_stated,
     virtual_display,

@@ -54,3 +54,23 @@ def cuda_in_text(text: str) -> str | None:
     """The CUDA release a line's toolkit path names (``/usr/local/cuda-9.0/...`` -> ``9.0``)."""
     found = _PATH_CUDA.search(text)
     return found.group("release") if found else None
+
+
+def range_top(accepted: str | None) -> int | None:
+    """The newest gcc major a range as torch's cpp_extension prints it accepts (``>=6.0.0,
+    <13.0`` -> 12: one below an exclusive bound of a whole major, the bound itself when
+    inclusive); None without a readable upper bound."""
+    if not accepted:
+        return None
+    for piece in accepted.split(","):
+        part = piece.strip()
+        inclusive = part.startswith("<=")
+        if not part.startswith("<"):
+            continue
+        try:
+            bound = Version(part.lstrip("<=").strip())
+        except InvalidVersion:
+            return None
+        whole = bound.minor == 0 and bound.micro == 0
+        return bound.major if inclusive or not whole else bound.major - 1
+    return None

@@ -29,6 +29,14 @@ def test_the_table_reads_each_release_and_the_first_that_accepts_a_gcc() -> None
     first = nvcc_host.first_cuda_for_gcc(matrix, 13)
     assert first is not None and str(first[0]) == "12.4" and first[1] == 13
     assert nvcc_host.first_cuda_for_gcc(matrix, 40) is None
+    # the CUDA 13 rows, read from NVIDIA's nvidia-cuda-crt wheels' host_config.h
+    assert nvcc_host.gcc_max(matrix, "13.0") == 15
+    assert nvcc_host.gcc_max(matrix, "13.4.92") == 16
+    first = nvcc_host.first_cuda_for_gcc(matrix, 15)
+    assert first is not None and str(first[0]) == "13.0" and first[1] == 15
+    assert nvcc_host.range_top(">=6.0.0, <13.0") == 12
+    assert nvcc_host.range_top(">=6.0.0, <=11.4") == 11
+    assert nvcc_host.range_top(">=6.0.0") is None
     assert nvcc_host.cuda_in_text("/usr/local/cuda-9.0/bin/..//include/crt/host_config.h") == "9.0"
     assert nvcc_host.cuda_in_text("/opt/cuda/10.0/bin/nvcc") == "10.0"
     assert nvcc_host.cuda_in_text("/usr/local/cuda/include/crt/host_config.h") is None
@@ -43,6 +51,8 @@ def test_the_table_reads_each_release_and_the_first_that_accepts_a_gcc() -> None
         ("/usr/local/cuda-9.0", "6", None, "CUDA 10.0 or newer"),
         # gcc 13 under CUDA 12.1 (NVlabs/instant-ngp#1562): the gcc the banner states decides
         ("/usr/local/cuda", "12", "gcc (Ubuntu 13.2.0-23ubuntu4) 13.2.0", "CUDA 12.4 or newer"),
+        # gcc 15 (Fedora 42, Ubuntu 25.10) under CUDA 12.8: CUDA 13.0's host_config.h takes 15
+        ("/usr/local/cuda-12.8", "14", "gcc (GCC) 15.1.1 20250521", "CUDA 13.0 or newer"),
     ],
 )
 def test_host_gcc_ceiling_names_the_toolkit_that_accepts_the_gcc(
@@ -60,14 +70,15 @@ def test_host_gcc_ceiling_names_the_toolkit_that_accepts_the_gcc(
     text = fix_text(found)
     assert f"apt install gcc-{ceiling} g++-{ceiling}" in text  # the older gcc stays first
     assert toolkit in text
-    if banner:
-        assert "gcc 13" in text
+    if banner:  # the gcc the banner states is the one the named toolkit accepts
+        major = banner.split(")")[1].strip().split(".")[0]
+        assert f"accepts gcc {major}" in text
 
 
 def test_host_gcc_newer_than_every_listed_toolkit_names_no_release(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    log = log_file(tmp_path, _HOST_CONFIG.format(path="/usr/local/cuda", ceiling="15"))
+    log = log_file(tmp_path, _HOST_CONFIG.format(path="/usr/local/cuda", ceiling="16"))
     text = fix_text(causes(cli, log)["SYS131"])
     assert "a newer CUDA toolkit that accepts this gcc" in text
     assert "CUDA 1" not in text  # no release number the table does not hold
@@ -214,3 +225,66 @@ def test_nvcc_refusing_or_missing_the_host_compiler(
     found = causes(cli, log_file(tmp_path, line))[code]
     assert found["verdict"] == "confirmed"
     assert words in fix_text(found)
+
+
+def test_the_nvcc_a_compile_command_runs_decides_nvcc_against_torch(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    # flash-attn's setup.py prints torch's version, ninja echoes each nvcc command: the build
+    # ran CUDA 11.5's nvcc under a CUDA 12.1 torch (the summary lines alone name no cause)
+    log = log_file(
+        tmp_path,
+        "      torch.__version__  = 2.1.0+cu121",
+        "      [1/49] /usr/local/cuda-11.5/bin/nvcc  -I/tmp/x/csrc/flash_attn -c -c "
+        "/tmp/x/flash_fwd_hdim64_fp16_sm80.cu -o /tmp/x.o",
+        "      RuntimeError: Error compiling objects for extension",
+    )
+    found = causes(cli, log)
+    assert found["SYS153"]["verdict"] == "confirmed"
+    assert found["CUD110"]["verdict"] == "confirmed"
+    text = fix_text(found["CUD110"])
+    assert "CUDA_HOME=/usr/local/cuda-12.1" in text
+
+
+def test_a_failed_source_build_of_a_cuda_package_is_checked_against_the_stated_toolkit(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    spec = tmp_path / "stack.toml"
+    spec.write_text('[packages]\ntorch = "2.1.0+cu121"\n[system]\nnvcc = "11.8"\n')
+    cuda = log_file(tmp_path, "  ERROR: Failed building wheel for flash-attn", name="a.log")
+    assert causes(cli, cuda, "--spec", str(spec))["CUD110"]["verdict"] == "confirmed"
+    # a package that compiles no CUDA code: the toolkit is not in use
+    plain = log_file(tmp_path, "  ERROR: Failed building wheel for tokenizers", name="b.log")
+    assert causes(cli, plain, "--spec", str(spec))["CUD110"]["verdict"] == "ruled_out"
+
+
+def test_setuptools_could_not_start_nvcc_or_cl(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    # 'nvcc' ends in 'cc': it is the CUDA toolkit that is missing, not a C compiler
+    nvcc = log_file(tmp_path, "error: command 'nvcc' failed: No such file or directory")
+    found = causes(cli, nvcc)
+    assert found["SYS152"]["verdict"] == "confirmed" and "SYS163" not in found
+    cl = log_file(tmp_path, "error: command 'cl.exe' failed: None", name="cl.log")
+    assert causes(cli, cl)["SYS163"]["verdict"] == "confirmed"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # torch's cpp_extension raises it (major mismatch), also where a paste cuts it
+        "RuntimeError: The detected CUDA version (11.5) mismatches the version that was used to "
+        "compile",
+        # flash-attn's setup.py, from the nvcc it found
+        "RuntimeError: FlashAttention is only supported on CUDA 11.6 and above.  Note: make sure "
+        "nvcc has a supported version by running nvcc -V.",
+        # torch's ninja build passes an option nvcc has from CUDA 10.2
+        "nvcc fatal   : Unknown option '-generate-dependencies-with-compile'",
+    ],
+)
+def test_a_build_that_refuses_its_nvcc_confirms_the_toolkit_mismatch(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str
+) -> None:
+    found = causes(cli, log_file(tmp_path, line))["CUD110"]
+    assert found["verdict"] == "confirmed"
+    assert "CUDA_HOME=" in fix_text(found)

@@ -2459,3 +2459,45 @@ EXAMPLES += [
     ("Using device: cuda (NVIDIA GeForce RTX 5090)", "gpu-name-quoted"),
     ("'NVIDIA GeForce RTX 5090'", "gpu-name-quoted"),
 ]
+
+# build_toolchains.toml: the nvcc a compile command runs, an nvcc older than torch's CUDA, CMake
+# without Python's headers, torch's removed THC API, ninja missing, a compiler that could not start
+# or was killed
+EXAMPLES += [
+    (
+        "[1/49] /usr/local/cuda-11.5/bin/nvcc  -I/tmp/pip-install-x/flash-attn/csrc/flash_attn -c "
+        "-c /tmp/x/flash_fwd_hdim64_fp16_sm80.cu -o /tmp/x.o -gencode arch=compute_80,code=sm_80",
+        "nvcc-compile-command",
+    ),
+    (
+        "nvcc fatal   : Unknown option '-generate-dependencies-with-compile'",
+        "nvcc-unknown-dependency-option",
+    ),
+    (
+        "-- Could NOT find Python (missing: Python_INCLUDE_DIRS Interpreter Development.Module "
+        'Development.SABIModule) (found version "3.10.12")',
+        "cmake-python-headers-missing",
+    ),
+    (
+        "AlphAction/alphaction/csrc/cuda/ROIPool3d_cuda.cu:4:10: fatal error: THC/THC.h: No such "
+        "file or directory",
+        "torch-thc-api-removed",
+    ),
+    ("src/roi_align.cpp:5:8: error: ‘THCState’ does not name a type", "torch-thc-api-removed"),
+    (
+        "/usr/local/lib/python3.10/dist-packages/torch/utils/cpp_extension.py:478: UserWarning: "
+        "Attempted to use ninja as the BuildExtension backend but we could not find ninja.. "
+        "Falling back to using the slow distutils backend.",
+        "ninja-missing-distutils-fallback",
+    ),
+    ("error: command 'nvcc' failed: No such file or directory", "nvcc-could-not-start"),
+    ("error: command 'cl.exe' failed: None", "msvc-cl-could-not-start"),
+    (
+        "error: command '/usr/local/cuda/bin/nvcc' failed with exit code -9",
+        "build-killed-sigkill",
+    ),
+    (
+        "subprocess.CalledProcessError: Command '['ninja', '-v']' died with <Signals.SIGKILL: 9>.",
+        "build-killed-sigkill",
+    ),
+]

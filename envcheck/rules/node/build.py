@@ -33,7 +33,10 @@ _HEADER = lazy(
     r"([A-Za-z0-9_/]+\.c?u?h)(?:: No such file or directory|' file not found|': No such file)"
     r"|cannot open source file \"([A-Za-z0-9_/]+\.c?u?h)\""
 )
-_NVCC_AT = lazy(r"nvcc not found at '([^']+)'|No such file or directory: '([^']*/bin/nvcc)'")
+_NVCC_AT = lazy(
+    r"nvcc not found at '([^']+)'|No such file or directory: '([^']*/bin/nvcc)'"
+    r"|error: command '([^']*[/\\]bin[/\\]nvcc)(?:\.exe)?' failed: "
+)
 # flash-attn's (and causal-conv1d's, mamba's) setup.py runs `$CUDA_HOME/bin/nvcc -V`
 _SETUP_NVCC = lazy(r"check_output\(\[(?:cuda_dir|cuda_home) \+ \"/bin/nvcc\"")
 # CMake's words when enable_language(CUDA) or find_package(CUDAToolkit) finds no nvcc
@@ -116,7 +119,8 @@ def cuda_toolkit_missing_in_log(facts: Facts, line: LogLine) -> Hit:
         if header is not None:
             what = f"the compiler cannot find the CUDA header {header}: no CUDA toolkit is on the include path"
         elif nvcc_at is not None:
-            what = f"CUDA_HOME points at a directory without nvcc ({nvcc_at.group(1) or nvcc_at.group(2)})"
+            path = nvcc_at.group(1) or nvcc_at.group(2) or nvcc_at.group(3)
+            what = f"CUDA_HOME points at a directory without nvcc ({path})"
         elif _SETUP_NVCC.search(line.text):
             what = (
                 "the build's setup.py ran $CUDA_HOME/bin/nvcc -V and found no CUDA toolkit "
@@ -132,7 +136,7 @@ def cuda_toolkit_missing_in_log(facts: Facts, line: LogLine) -> Hit:
                 "DeepSpeed's op builder found no CUDA toolkit (torch's CUDA_HOME is None: "
                 "CUDA_HOME is not set and no nvcc is on PATH)"
             )
-        elif "not found" in line.text:
+        elif "not found" in line.text or "nvcc' failed: " in line.text:
             what = "no nvcc is on PATH: the CUDA toolkit is not installed (or not on PATH)"
         else:
             what = "the build found no CUDA toolkit: CUDA_HOME is not set and no nvcc is on PATH"
@@ -330,6 +334,8 @@ def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
         return _isolated_build(facts, line)
     if "torch_extensions" in line.text and "cannot open shared object file" in line.text:
         return _jit_cache_missing(line)
+    if "could not find ninja" in line.text:
+        return _no_ninja(line)
     if "Ninja is required" in line.text:
         return Hit(
             f"torch's C++ extension loader needs ninja, which is not on PATH (line {line.line})",
@@ -399,6 +405,31 @@ def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
     )
 
 
+def _no_ninja(line: LogLine) -> Hit:
+    """torch's BuildExtension found no ninja and compiles with distutils, one file at a time: a
+    CUDA extension takes hours (flash-attn's README: about 2 h) or seems to hang. A warning: the
+    build may still finish."""
+    built = line.stated.get("pip_build") or line.stated.get("extension")
+    package = canonicalize_name(built) if built else "<the package>"
+    return Hit(
+        f"the extension build found no working ninja and compiles one file at a time with "
+        f"distutils (line {line.line}): a CUDA extension then builds for hours or seems to hang",
+        evidence={"line": line.line, "package": built},
+        severity=Severity.WARNING,
+        fix=fix(
+            "Install ninja so the build compiles in parallel: pip install ninja (when ninja "
+            "--version fails: pip uninstall -y ninja && pip install ninja), then rebuild with "
+            f"MAX_JOBS=<CPU cores; fewer with little RAM> pip install {package} "
+            "--no-build-isolation; or install a prebuilt wheel for this torch, CUDA and Python",
+            "manual",
+            pip_install("ninja"),
+            manual("pip uninstall -y ninja && pip install ninja  (when ninja --version fails)"),
+            set_env(MAX_JOBS="4"),
+            manual(f"pip install {package} --no-build-isolation"),
+        ),
+    )
+
+
 def _pip_build_fix(facts: Facts, package: str) -> Fix:
     """A failed source build of ``package`` by pip: threads end it with the build against the
     installed torch (`pip install X --no-build-isolation`), few jobs, or a prebuilt wheel (the
@@ -440,6 +471,11 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
         return _other_host_compiler(line)
     toolkit = _line_toolkit(facts, line)
     ceiling = line.stated.get("gcc_max")
+    if "required version by CUDA" in line.text:  # torch's cpp_extension compared the two
+        if " is less than " in line.text:
+            return _gcc_below_range(facts, line, toolkit)
+        top = nvcc_host.range_top(line.stated.get("gxx_needed"))
+        ceiling = str(top) if top is not None else ceiling
     if (ceiling is None or not ceiling.isdigit()) and toolkit is not None:
         known = nvcc_host.gcc_max(facts.matrix, toolkit)  # the path's toolkit, from the table
         ceiling = str(known) if known is not None else None
@@ -478,6 +514,33 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
                 f"&& sudo update-alternatives --install /usr/bin/g++ g++ /usr/bin/g++-{ceiling} 100"
             ),
             manual(f"conda install -c conda-forge gxx={ceiling} gcc={ceiling}  (in a conda env)"),
+        ),
+    )
+
+
+def _gcc_below_range(facts: Facts, line: LogLine, toolkit: str | None) -> Hit:
+    """torch's cpp_extension found the g++ older than the CUDA toolkit's minimum: a newer gcc
+    (the newest the toolkit accepts, from the range the line or the matrix states)."""
+    top = nvcc_host.range_top(line.stated.get("gxx_needed"))
+    if top is None and toolkit is not None:
+        top = nvcc_host.gcc_max(facts.matrix, toolkit)
+    gcc = str(top) if top is not None else "11"
+    gxx = line.stated.get("gxx_version")
+    built = f"CUDA {toolkit}" if toolkit else "the CUDA toolkit"
+    return Hit(
+        f"the build's g++{' ' + gxx if gxx else ''} is older than {built} accepts (line "
+        f"{line.line}): torch's extension builder refuses it",
+        evidence={"line": line.line, "gxx": gxx, "cuda": toolkit, "gcc": int(gcc)},
+        fix=fix(
+            f"Build with a newer gcc, {gcc} (the newest {built} accepts): apt install gcc-{gcc} "
+            f"g++-{gcc}, export CC=gcc-{gcc} CXX=g++-{gcc} (RHEL/CentOS: gcc-toolset-{gcc} or "
+            f"devtoolset-{gcc}, then scl enable; conda: conda install -c conda-forge "
+            f"gcc_linux-64={gcc} gxx_linux-64={gcc}; a cluster: module load gcc/{gcc}), then "
+            "rebuild",
+            "manual",
+            manual(f"apt install gcc-{gcc} g++-{gcc}"),
+            set_env(CC=f"gcc-{gcc}", CXX=f"g++-{gcc}"),
+            manual(f"conda install -c conda-forge gcc_linux-64={gcc} gxx_linux-64={gcc}"),
         ),
     )
 
@@ -861,6 +924,7 @@ def c_compiler_missing_in_log(facts: Facts, line: LogLine) -> Hit:
         "Microsoft Visual C++" in line.text
         or "compiler version for cl:" in line.text
         or "'cl.exe' in PATH" in line.text
+        or "cl.exe' failed: " in line.text
     ):
         return Hit(
             f"the build found no MSVC compiler (line {line.line}): Python extensions on Windows "

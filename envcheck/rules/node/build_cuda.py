@@ -2,10 +2,10 @@
 detected CUDA version (12.1) mismatches the version that was used to compile PyTorch (11.8)`,
 DeepSpeed's `Installed CUDA version ... does not match`, apex's `Cuda extensions are being
 compiled with a version of Cuda that does not match`, nvcc's `Value 'c++17' is not defined for
-option 'std'`). The rule itself is a matrix data rule (matrices/cuda/known_bad.toml); this words
-the fix from the versions the log (or the node) states: the toolkit of torch's CUDA under
-CUDA_HOME first, then, where the matrix knows a torch build for nvcc's CUDA, that build's
-`pip install` line."""
+option 'std'` and `Unknown option '-generate-dependencies-with-compile'`). The rule itself is a
+matrix data rule (matrices/cuda/known_bad.toml); this words the fix from the versions the log (or
+the node) states: the toolkit of torch's CUDA under CUDA_HOME first, then, where the matrix knows
+a torch build for nvcc's CUDA, that build's `pip install` line."""
 
 from __future__ import annotations
 
@@ -18,9 +18,13 @@ from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.model import major_minor, public
 from envcheck.model.finding import Fix
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log
 from envcheck.rules.choose import torch_build_for_cuda
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
+
+# flash-attn's setup.py: the oldest nvcc it builds with
+_FLOOR = lazy(r"is only supported on CUDA ([0-9]+\.[0-9]+) and above")
 
 
 def _version(text: str | None) -> Version | None:
@@ -90,14 +94,36 @@ def _fix(facts: Facts, nvcc: Version | None, torch_cuda: Version | None) -> Fix:
 
 
 @from_log("CUD110")
-def nvcc_vs_torch_in_log(facts: Facts, line: LogLine) -> Hit:
+def nvcc_vs_torch_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """The line establishes the mismatch (the build refused to go on); the versions come from
     the line, nvcc's banner elsewhere in the log, or the node."""
     nvcc, torch_cuda = _nvcc(facts, line), _torch_cuda(facts, line)
+    if (
+        "mismatches the version" in line.text
+        and nvcc is not None
+        and torch_cuda is not None
+        and nvcc.major == torch_cuda.major
+    ):
+        return None  # the versions the line states are of one major: torch only warns then
+    floor = _FLOOR.search(line.text)
+    if floor is not None and nvcc is not None and nvcc >= Version(floor.group(1)):
+        return None  # the toolkit the node has is one the build accepts
     if "c++17" in line.text:
         what = (
             "nvcc does not know -std=c++17: the CUDA toolkit the build uses is older than CUDA "
             "11.0, and torch's headers need C++17"
+        )
+    elif "is only supported on CUDA" in line.text:
+        have = f" (nvcc is CUDA {nvcc})" if nvcc else ""
+        what = (
+            f"flash-attn's setup.py refuses the nvcc it found{have}: the CUDA toolkit the build "
+            "runs is older than flash-attn supports and than torch's CUDA"
+        )
+    elif "generate-dependencies-with-compile" in line.text:
+        what = (
+            "nvcc does not know --generate-dependencies-with-compile, which torch's extension "
+            "builder passes (nvcc has it from CUDA 10.2): the CUDA toolkit the build runs is "
+            "older than torch's CUDA"
         )
     else:
         have = f"nvcc is CUDA {nvcc}" if nvcc else "the CUDA toolkit (nvcc) is another release"
