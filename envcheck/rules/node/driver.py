@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import re
 from collections.abc import Iterable
 
 from packaging.version import Version
@@ -14,6 +13,7 @@ from envcheck.facts.skip import Skip
 from envcheck.matrix.model import major_minor, parse_version, public
 from envcheck.matrix.schema import CudaToolkit
 from envcheck.model.finding import Action, Fix, Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.choose import Support, driver_support, torch_choices, variant_spans
 from envcheck.rules.fixes import fix, manual, pip_install
@@ -598,7 +598,7 @@ def no_driver(facts: Facts) -> Iterable[Hit]:
 
 # a stated absence whose reason is the host's (the module not built, not loaded, refused,
 # displaced by nouveau, the driver not installed) rather than a container's missing GPUs
-_HOST_REASON = re.compile(
+_HOST_REASON = lazy(
     r"kernel module|nouveau|Secure Boot|not installed|probe routine|modprobe|NVIDIA driver is "
     r"not loaded|found no usable NVIDIA driver"
 )

@@ -9,7 +9,6 @@ log's own line.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -18,6 +17,7 @@ from packaging.version import InvalidVersion, Version
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
+from envcheck.patterns import lazy
 from envcheck.rules import nvcc_host
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import apt_words, fix, manual, set_env
@@ -372,7 +372,7 @@ def _glibc_needer(facts: Facts, path: str | None) -> str | None:
     return distribution_of(facts, top)
 
 
-_SITE_TOP = re.compile(r"[/\\](?:site|dist)-packages[/\\](?P<top>[A-Za-z0-9_.]+?)(?:\.libs)?[/\\]")
+_SITE_TOP = lazy(r"[/\\](?:site|dist)-packages[/\\](?P<top>[A-Za-z0-9_.]+?)(?:\.libs)?[/\\]")
 
 
 @rule("SYS133", "system-library-missing", Severity.ERROR)
