@@ -71,7 +71,8 @@ LINES: list[tuple[str, str, dict[str, str]]] = [
         "RuntimeError: The current installed version of g++ (4.8.5) is less than the minimum "
         "required version by CUDA 11.7 (6.0.0). Please make sure to use an adequate version of "
         "g++ (>=6.0.0, <12.0).",
-        {"gxx_version": "4.8.5", "gxx_needed": ">=6.0.0, <12.0"},
+        # the CUDA release the line names is the build's nvcc (SYS131 takes its limit from it)
+        {"gxx_version": "4.8.5", "gxx_needed": ">=6.0.0, <12.0", "nvcc_version": "11.7"},
     ),
     (
         "glibc-too-old",

@@ -120,11 +120,14 @@ def test_log_alone_confirms_pkg101_with_the_range_to_install(
     assert command in fix_text(pkg101["fix"])
 
 
-def test_bare_requirement_leaves_pkg101_open(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
-    result = cli("triage", str(write(tmp_path, BARE)), "--no-probe", "--json")
-    data = result.json()["data"]
-    verdicts = {c["code"]: c["verdict"] for m in data["matches"] for c in m["causes"]}
-    assert verdicts["PKG101"] in ("unknown", "unchecked")
+def test_bare_requirement_decides_pkg101_from_the_line(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    # require_version's line states the range and the release it found: 0.6.3 is above <=0.6.2,
+    # so the fix pins back to the last release the check accepts (rules/node/version_checks.py)
+    pkg101 = causes(cli, str(write(tmp_path, BARE)), "--no-probe")["PKG101"]
+    assert pkg101["verdict"] == "confirmed"
+    assert fix_text(pkg101["fix"]).splitlines()[1] == "pip install vllm==0.6.2"
 
 
 def test_the_dump_gives_the_requirer_its_version(
@@ -140,14 +143,16 @@ def test_the_dump_gives_the_requirer_its_version(
 def test_a_known_release_is_checked_against_its_bound(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    # llamafactory 0.9.2's [vllm] extra (matrices/packages/bounds.toml): PKG110 names the range,
-    # the escape hatch the check itself offers, and PKG101 leaves the pair to it
+    # llamafactory 0.9.2's [vllm] extra (matrices/packages/bounds.toml): PKG110 names the range
+    # and the escape hatch the check itself offers; the line alone also confirms PKG101, whose
+    # fix pins back to the newest release the check accepts
     spec = write(tmp_path, '[packages]\nllamafactory = "0.9.2"\nvllm = "0.8.1"\n', "spec.toml")
     found = causes(cli, str(write(tmp_path, LLAMAFACTORY_VLLM)), "--spec", str(spec))
     assert found["PKG110"]["verdict"] == "confirmed"
     assert "pip install 'vllm<=0.7.3,>=0.4.3'" in fix_text(found["PKG110"]["fix"])
     assert "DISABLE_VERSION_CHECK=1" in fix_text(found["PKG110"]["fix"])
-    assert found["PKG101"]["verdict"] == "ruled_out"
+    assert found["PKG101"]["verdict"] == "confirmed"
+    assert 'pip install "vllm==0.7.3"' in fix_text(found["PKG101"]["fix"])
 
 
 # vllm-project/vllm#946 and #1157, as vLLM prints it

@@ -129,7 +129,8 @@ def test_old_abi_extension_under_a_newer_torch_says_torch_is_cxx11(
     )
     text = fix_text(causes(cli, log)["TOR150"])
     assert "2.7.1+cu126, is a C++11-ABI build" in text
-    assert "pip install torch==" not in text  # no PyPI build of 2.7 has the old ABI
+    assert "torch==2.7" not in text  # no PyPI build of 2.7 has the old ABI
+    assert "its PyPI wheels up to 2.6 are pre-C++11 ABI" in text
 
 
 def test_pasted_version_rows_decide_the_flash_attn_pairing(
