@@ -37,7 +37,8 @@ def linux_wheels_only(facts: Facts) -> None:
         )
 
 
-def _offered(text: str) -> list[Version]:
+def offered_versions(text: str) -> list[Version]:
+    """The releases of pip's '(from versions: 1.0, 1.1, ...)' list, the unreadable ones left out."""
     out = []
     for part in text.split(","):
         try:
@@ -65,7 +66,7 @@ def _stated(line: LogLine, package: str) -> tuple[Requirement, list[Version]]:
         raise NotStated(f"'{wanted}' is not a requirement", "log.pip_requirement") from None
     if canonicalize_name(req.name) != package:
         raise NotStated(f"the line is about {req.name}, not {package}", "log.pip_requirement")
-    return req, _offered(listed)
+    return req, offered_versions(listed)
 
 
 def _minor_key(minor: str) -> Version:

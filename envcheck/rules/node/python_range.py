@@ -22,6 +22,7 @@ from envcheck.model.finding import Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
+from envcheck.rules.node.pip_offered import offered_versions
 from envcheck.rules.node.python_syntax import syntax_in_log, unknown_syntax_in_log
 
 # checked by their own rules (PY101, PY102, RAY101)
@@ -239,7 +240,7 @@ def _ignored_in_log(facts: Facts, line: LogLine) -> Hit | None:
         )
     version, spec = max(pinned, key=lambda p: p[0])
     offered = [
-        v for v in _offered_versions(line.stated.get("pip_offered", "")) if not v.is_prerelease
+        v for v in offered_versions(line.stated.get("pip_offered", "")) if not v.is_prerelease
     ]
     try:
         py: Version | None = facts.python_version()
@@ -283,14 +284,4 @@ def _valid(texts: set[str]) -> list[str]:
         except InvalidVersion:
             continue
         out.append(text)
-    return out
-
-
-def _offered_versions(text: str) -> list[Version]:
-    out = []
-    for part in text.split(","):
-        try:
-            out.append(Version(part.strip()))
-        except InvalidVersion:
-            continue
     return out
