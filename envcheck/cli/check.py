@@ -209,14 +209,9 @@ def render(outcome: CheckOutcome, args: argparse.Namespace) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    # the matrix and the rules load while the node is probed
-    ahead = SelectAhead(rule_options(args))
-    try:
-        report = common.obtain_report(args, anonymized=False)
-    except BaseException:
-        ahead.wait()
-        raise
+def _node_and_lock(args: argparse.Namespace) -> tuple[NodeReport, list[Any]]:
+    """The node's report (with ``--lock`` applied) and the lock gate's findings."""
+    report = common.obtain_report(args, anonymized=False)
     lock = getattr(args, "lock", None)
     if getattr(args, "verify", False) and not lock:
         from envcheck.errors import UsageError
@@ -237,6 +232,19 @@ def run(args: argparse.Namespace) -> int:
                 verified = verify_lock(lock, _verify_options(report))
             extra += list(verified.findings)
             sys.stderr.write(verified.summary + "\n")
+    return report, extra
+
+
+def run(args: argparse.Namespace) -> int:
+    # the matrix and the rules load while the node is probed
+    ahead = SelectAhead(rule_options(args))
+    try:
+        report, extra = _node_and_lock(args)
+    except BaseException:
+        # a bad spec or lock ends the run: the loading thread finishes first, so the process
+        # never exits under a thread inside a C extension (that can crash the interpreter)
+        ahead.wait()
+        raise
     outcome = evaluate(args, [report], ahead)
     extra = _selected(extra, tuple(args.select or ()), tuple(args.ignore or ()))
     if extra:

@@ -259,3 +259,22 @@ def test_the_indexes_read_are_pips() -> None:
     )
     own = parse_requirements("--index-url http://own.example/simple\ntorch==2.5.1\n")
     assert lock_indexes(own, env) == ("http://own.example/simple",)
+
+
+def test_a_refused_lock_ends_the_run_after_the_rules_have_loaded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A lock refused before the rules run (here: an allow-yanked line without a reason) ends
+    the command only once the thread loading the matrix and the rules has finished: exiting
+    under that thread can crash the interpreter (a run once ended with SIGSEGV, exit -11)."""
+    import threading
+
+    from envcheck.cli import main
+
+    lock = tmp_path / "requirements.lock"
+    lock.write_text("# envcheck: allow-yanked transformers==4.57.0\ntransformers==4.57.0\n")
+    code = main(["check", "--lock", str(lock), "--spec", str(_spec(tmp_path, "3.11.9"))])
+    assert code == 2
+    assert "allow-yanked transformers==4.57.0 needs a reason" in capsys.readouterr().err
+    loading = [t for t in threading.enumerate() if t.name == "envcheck-select-rules"]
+    assert not any(t.is_alive() for t in loading)
