@@ -43,9 +43,9 @@ FUNCTIONS['40184e86e83d7e588ca90c7083721ce78e370ef700904a228283985ec116288d'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(line={self.line!r}, text={self.text!r})"
+  return self.__class__.__qualname__ + f"(line={self.line!r}, text={self.text!r}, whole={self.whole!r})"
  return __repr__
-FUNCTIONS['8f77487892f7dede58220dc9c490e7e37f88bc36d1b9c79bde3baff1c9e13b32'] = __create_fn__
+FUNCTIONS['cf6c628dd184b0976d59cd7fc1aeeb8fe4ce0ccce4a7c693dca67418adee880f'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -63,12 +63,13 @@ def __create_fn__(_type_bytes_read, _type_lines, _type_engine, _type_tallies, _t
  return __init__
 FUNCTIONS['995caef43cb7078e762091cf937773a563ed5c55df06b102c8228b2ef86e215f'] = __create_fn__
 
-def __create_fn__(_type_line, _type_text, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
- def __init__(self,line:_type_line,text:_type_text)->_return_type:
+def __create_fn__(_type_line, _type_text, _type_whole, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_whole, _return_type):
+ def __init__(self,line:_type_line,text:_type_text,whole:_type_whole=_dflt_whole)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'line',line)
   __dataclass_builtins_object__.__setattr__(self,'text',text)
+  __dataclass_builtins_object__.__setattr__(self,'whole',whole)
  return __init__
-FUNCTIONS['c0ac44b6fa8905dc1afb5bc50cfaba50e5c84c34305c8e609f621c917492448c'] = __create_fn__
+FUNCTIONS['aaccc739ded3a4915558da38920b8fd0abd4274c5bbdfa0d786041b1af11d5c3'] = __create_fn__
 
 def __create_fn__(_type_signature, _type_count, _type_first, _type__last, _type__last_raw, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt__last, _dflt__last_raw, _return_type):
  def __init__(self,signature:_type_signature,count:_type_count,first:_type_first,_last:_type__last=_dflt__last,_last_raw:_type__last_raw=_dflt__last_raw)->_return_type:
@@ -82,18 +83,18 @@ FUNCTIONS['4a95fbca3b27aef5705cb3f030a3a6eeeb041a18f0e523b0209211429f404eb3'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('line','text',):
+  if type(self) is cls or name in ('line','text','whole',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['402d34fbff9efb646d5dbdb32985f650d1b82462e99ebb183d76a2fb18b7264c'] = __create_fn__
+FUNCTIONS['307865e866add9014af6167d6e1e1ee849e9aef6472d00f78b720cb0f2dd37f2'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('line','text',):
+  if type(self) is cls or name in ('line','text','whole',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['25b08a01ec24a5ab2d9f49bf7c7467ab0143557966c9c42d72300f5990e5e4f6'] = __create_fn__
+FUNCTIONS['549d73c3721e3c877ce9810693ac7fb9887a5876905e4320d4fe18d0fb1c88a9'] = __create_fn__
 
 del __create_fn__

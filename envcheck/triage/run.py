@@ -25,6 +25,8 @@ from envcheck.triage.encoding import SNIFF, transcoded
 from envcheck.triage.extract import LogFact, dedupe, extract
 from envcheck.triage.forms import plain_text
 from envcheck.triage.grep_engine import GrepScanner, gnu_grep
+from envcheck.triage.hardwrap import CUT_LINES, TERMINAL_WIDTHS, cut_joined
+from envcheck.triage.prefixes import unprefixed_text
 from envcheck.triage.scan import (
     MAX_MATCHED,
     UNWRAP_LIMIT,
@@ -198,6 +200,7 @@ def _unwrap(path: str, scanner: Scanner, result: ScanResult) -> None:
     finally:
         stream.close()
     if len(data) <= UNWRAP_LIMIT:
+        scanner.rejoin(data, result)
         scanner.unwrap(data, result)
 
 
@@ -241,8 +244,23 @@ def log_facts(path: str, scan: ScanResult) -> tuple[LogFact, ...]:
     }
     whole = read_context(path, cut, MAX_MATCHED) if cut and path != "-" else {}
 
-    def text_of(line: int, shown: str) -> str:
-        return next((text for _, text in whole.get(line - 1, ())), shown)
+    def text_of(seen: Occurrence) -> str:
+        """The text extractors read for an occurrence: the whole line, in its plain form (a
+        line a signature named as the log shows it, HTML-escaped, is read unescaped)."""
+        if seen.whole is not None:  # lines a terminal cut, joined back
+            return plain_text(seen.whole)
+        # the line re-read whole, unless the shown one is longer (a cut joined to its rest)
+        read = next((text for _, text in whole.get(seen.line - 1, ())), seen.text)
+        return plain_text(read if len(read) >= len(seen.text) - 1 else seen.text)
+
+    # the lines after a matched line as long as a terminal is wide (hardwrap.looks_cut): the
+    # facts they complete fill only what the line alone did not state
+    maybe_cut = {
+        t.first.line - 1: CUT_LINES + 1  # the line as the file has it, and the lines after it
+        for t in scan.tallies.values()
+        if t.signature.extract and len(t.first.text) >= min(TERMINAL_WIDTHS) - 8
+    }
+    after_cut = read_context(path, maybe_cut, MAX_MATCHED) if maybe_cut and path != "-" else {}
 
     above = {
         t.first.line: t.signature.context_before
@@ -257,13 +275,18 @@ def log_facts(path: str, scan: ScanResult) -> tuple[LogFact, ...]:
         earlier = before.get(tally.first.line)
         if earlier:  # the lines above the first match, as one block ending just before it
             facts += extract(sig, earlier[0][0], "\n".join(text for _, text in earlier))
-        facts += extract(sig, tally.first.line, text_of(tally.first.line, tally.first.text))
+        facts += extract(sig, tally.first.line, text_of(tally.first))
         if tally.last.line != tally.first.line:
-            facts += extract(sig, tally.last.line, text_of(tally.last.line, tally.last.text))
+            facts += extract(sig, tally.last.line, text_of(tally.last))
         lines = context.get(tally.first.line)
         if lines:  # the line and its context as one block, for extractors that span lines
             block = "\n".join([tally.first.text, *(text for _, text in lines)])
             facts += extract(sig, tally.first.line, block)
+        rest = after_cut.get(tally.first.line - 1)
+        if rest and len(rest) > 1:  # a line a terminal may have cut at its width, joined
+            known = {f.name for f in facts if f.signature == sig.id}
+            joined = cut_joined(rest[0][1], rest[1:])
+            facts += [f for f in extract(sig, tally.first.line, joined) if f.name not in known]
     return dedupe(facts)
 
 
@@ -284,7 +307,9 @@ def read_context(
                 break
             for line, n in wanted.items():
                 if line < number <= line + n:
-                    text = plain_text(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+                    text = unprefixed_text(
+                        plain_text(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+                    )
                     out.setdefault(line, []).append((number, text[: limit or SHOWN_CONTEXT]))
     except (OSError, EOFError, gzip.BadGzipFile):
         pass
@@ -312,7 +337,7 @@ def read_before(path: str, wanted: dict[int, int]) -> dict[int, list[tuple[int, 
                 break
             if number in wanted:
                 out[number] = window[len(window) - min(wanted[number], len(window)) :]
-            text = plain_text(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+            text = unprefixed_text(plain_text(raw.decode("utf-8", errors="replace").rstrip("\r\n")))
             window = (
                 [*window[1 - keep :], (number, text[:SHOWN_CONTEXT])]
                 if keep > 1

@@ -12,6 +12,8 @@ matched lines shown, so logs in any encoding (or with binary junk) scan the same
 
 from __future__ import annotations
 
+import io
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +21,9 @@ from typing import BinaryIO, Literal
 
 from envcheck.matrix.schema import Signature
 from envcheck.triage.forms import MARKER_LITERALS, needs_reading, plain_lines
+from envcheck.triage.hardwrap import looks_cut, rejoined
 from envcheck.triage.patterns import re2_module, required_literals
+from envcheck.triage.prefixes import strip_prefixes
 
 CHUNK = 4 * 1024 * 1024
 MAX_CARRY = 4 * 1024 * 1024  # a "line" longer than this is scanned in pieces
@@ -41,7 +45,9 @@ _STARTS = re.compile(rb"^\s*(?:Traceback|File \"|[\w.]*(?:Error|Exception|Warnin
 @dataclass(frozen=True)
 class Occurrence:
     line: int
-    text: str
+    text: str  # as shown (cut to SHOWN characters)
+    # the whole text when the file's line is not it (lines a terminal cut, joined back)
+    whole: str | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -233,7 +239,44 @@ class Scanner:
         self, line: bytes, lineno: int, around: Neighbours | None
     ) -> list[tuple[int, bytes, int]]:
         """(signature index, the text it matched, its line number) for each line ``line``
-        holds: itself, the plain lines of another form of it, or it joined to a neighbour."""
+        holds: itself, the plain lines of another form of it, or it joined to a neighbour;
+        a line a launcher prefixed (triage/prefixes.py) named by what follows the prefix
+        where the whole line names nothing more specific; a line a terminal cut at its width
+        (hardwrap.looks_cut) named joined to the rest of it."""
+        if around is not None:
+            # joined as cut mid-word, or at a space the cut fell on: the one a more specific
+            # signature names (the first in file order); on a tie, mid-word unless the rest
+            # starts with a capital (a new word: 'compile' / 'PyTorch (11.8)')
+            joined = [
+                found
+                for sep in _cut_separators(around)
+                if (cut := _cut_joined(line, lineno, around, sep)) is not None
+                and (found := self._name(cut[0], cut[1], None))
+            ]
+            if joined:
+                return min(joined, key=lambda named: named[0][0])
+        named = self._name_form(line, lineno, around)
+        rest = strip_prefixes(_ANSI.sub(b"", line))
+        if rest is None:
+            return named
+        inner = self._name_form(rest, lineno, _stripped(around))
+        if not inner:
+            return named
+        if named:
+            first = self.signatures[named[0][0]]
+            if named[0][0] == inner[0][0] or (
+                not (first.noise or first.generic) and named[0][0] < inner[0][0]
+            ):
+                return named  # the line as the log shows it
+            # a benign line's facts stay (Ray's prefix names the worker's node)
+            kept = {i for i, _, _ in inner}
+            inner += [n for n in named if self.signatures[n[0]].noise and n[0] not in kept]
+        return inner
+
+    def _name_form(
+        self, line: bytes, lineno: int, around: Neighbours | None
+    ) -> list[tuple[int, bytes, int]]:
+        """``_name`` for a line as it is (its launcher's prefix, if any, kept)."""
         index = self._identify(line)
         named = [(index, line, lineno)] if index is not None else []
         plain: bytes | None = line
@@ -279,11 +322,11 @@ class Scanner:
                     n in result.named for n in range(i + 1, i + size + 1)
                 ):
                     continue
-                read = [_one_line(p) for p in lines[i : i + size]]
+                read = [_one_line(_unprefixed(p)) for p in lines[i : i + size]]
                 kept = [p for p in read if p is not None]
-                if len(kept) < size or not _wrapped(kept):
+                if len(kept) < size:
                     continue
-                for sep in (b" ", b""):
+                for sep in _separators(kept):
                     runs.append((_joined(kept, sep), kept, i + 1))
         if not runs:
             return
@@ -299,6 +342,35 @@ class Scanner:
             if all(regex.search(p) is None for p in parts):
                 done.add(at)
                 self._tally(found, whole, at, result)
+
+    def rejoin(self, data: bytes, result: ScanResult) -> None:
+        """A small log (``data``, all of it) that a terminal cut at its width (hardwrap.py)
+        scanned again with its cut lines joined back: a signature the joined lines match is
+        tallied from them (their first physical line's number), in place of what the cut
+        lines showed. Called after ``scan``, for a log of at most UNWRAP_LIMIT bytes."""
+        found = rejoined(data)
+        if found is None:
+            return
+        joined, starts = found
+        again = Scanner.scan(self, io.BytesIO(joined))
+        logical = joined.split(b"\n")
+
+        def moved(seen: Occurrence) -> Occurrence:
+            if not 0 < seen.line <= len(starts):
+                return seen
+            at = starts[seen.line - 1]
+            following = starts[seen.line] if seen.line < len(starts) else at + 2
+            if following == at + 1:  # one line as the file has it: read from the file
+                return Occurrence(at, seen.text)
+            whole = logical[seen.line - 1][:MAX_MATCHED].decode("utf-8", errors="replace")
+            return Occurrence(at, seen.text, whole)
+
+        for sid, tally in again.tallies.items():
+            last = tally.last
+            tally.first = moved(tally.first)
+            tally.last = moved(last)
+            result.tallies[sid] = tally
+        result.named |= {starts[n - 1] if 0 < n <= len(starts) else n for n in again.named}
 
     def _tally(self, index: int, text: bytes, at: int, result: ScanResult) -> None:
         signature = self.signatures[index]
@@ -332,9 +404,7 @@ class Scanner:
             if after is not None:
                 runs.append(([before, line, after], lineno - 1))
         for parts, at in runs:
-            if not _wrapped(parts):
-                continue
-            for sep in (b" ", b""):
+            for sep in _separators(parts):
                 whole = _joined(parts, sep)
                 found = self._identify(whole)
                 if found is None or (index is not None and found >= index):
@@ -345,12 +415,67 @@ class Scanner:
         return None
 
 
+def _cut_joined(
+    line: bytes, lineno: int, around: Neighbours, sep: bytes
+) -> tuple[bytes, int] | None:
+    """``line`` joined (with ``sep``) to the line before it and the line after it where a
+    terminal cut them at its width, and the number of the first line joined; None where it is
+    no such cut."""
+    before, after = around()
+    text, at = line.rstrip(b"\r"), lineno
+    if before is not None and _cut(before.rstrip(b"\r"), text):
+        text, at = before.rstrip(b"\r") + sep + text, lineno - 1
+    if after is not None and _cut(line.rstrip(b"\r"), after.rstrip(b"\r")):
+        text += sep + after.rstrip(b"\r")
+    return (text, at) if len(text) > len(line.rstrip(b"\r")) else None
+
+
+def _cut_separators(around: Neighbours) -> tuple[bytes, bytes]:
+    """The separators to join a cut line's pieces with, the likelier first."""
+    after = around()[1]
+    return (b" ", b"") if after is not None and after[:1].isupper() else (b"", b" ")
+
+
+def _cut(line: bytes, after: bytes) -> bool:
+    return looks_cut(line.decode("utf-8", "replace"), after.decode("utf-8", "replace"))
+
+
+def _stripped(around: Neighbours | None) -> Neighbours | None:
+    """``around`` with each neighbour's launcher prefixes read off."""
+    if around is None:
+        return None
+
+    def neighbours() -> tuple[bytes | None, bytes | None]:
+        before, after = around()
+        return _unprefixed(before), _unprefixed(after)
+
+    return neighbours
+
+
+def _unprefixed(line: bytes | None) -> bytes | None:
+    if line is None:
+        return None
+    rest = strip_prefixes(_ANSI.sub(b"", line))
+    return line if rest is None else rest
+
+
 def _wrapped(parts: Sequence[bytes]) -> bool:
     """Whether ``parts`` may be one message hard-wrapped: every line but the last at least
     WRAPPED_AT characters long, none after the first empty or a message of its own."""
     return not any(len(p.strip()) < WRAPPED_AT for p in parts[:-1]) and not any(
         not p.strip() or _STARTS.match(p) for p in parts[1:]
     )
+
+
+def _separators(parts: Sequence[bytes]) -> tuple[bytes, ...]:
+    """How ``parts`` may be joined back into one message: with a space or without (a hard
+    wrap, ``_wrapped``), or only without (a terminal's cut at its width, hardwrap.looks_cut);
+    none when they are neither."""
+    if _wrapped(parts):
+        return (b" ", b"")
+    if all(_cut(a.rstrip(b"\r"), b.rstrip(b"\r")) for a, b in itertools.pairwise(parts)):
+        return (b"",)
+    return ()
 
 
 def _joined(parts: Sequence[bytes], sep: bytes) -> bytes:

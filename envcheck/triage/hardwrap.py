@@ -1,0 +1,99 @@
+"""A log copied from a terminal that cut every line at its width (tmux or screen scrollback, a
+Windows console's selection, a fixed-width CI viewer): the message a signature is written for,
+and the versions and paths its extractors read, run on over the cut. Such a log is read again
+with its cut lines joined back, for the whole messages (Scanner.unwrap joins a generic or
+unnamed line to a neighbour; this joins every cut line, named or not, and only in a log that
+shows the cut).
+
+A log shows the cut when its longest lines all have one length, a terminal's width, and several
+different lines have it: a log nobody cut has a single longest line or a few of about the same
+length. Lengths are counted in characters (a wide CJK character takes two columns, so a line
+holding one is not recognised as cut: it is left as it is).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+# the widths a terminal's line is cut at where the log shows no width of its own: the VT100's
+# two (80 and 132 columns; xterm opens at 80) and the Windows console's default buffer (120)
+TERMINAL_WIDTHS = frozenset((80, 120, 132))
+# a line that starts a record of its own rather than going on with the one above: a
+# traceback, an exception's name, a logger's level word
+_RECORD = re.compile(
+    r"\s*(?:Traceback \(|File \"|[\w.]*(?:Error|Exception|Warning)\b"
+    r"|(?:DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL)\b)"
+)
+# a sentence's end, then a capital: the next line is a sentence of its own
+_SENTENCE_END = re.compile(r"[.!?:;)\]]$")
+_SAME = 8  # first characters two lines of one logger share (a host, a time, a level)
+MIN_CUT = 3  # different lines of exactly the width, at least
+NEAR = 3  # lines this much shorter than the width: a cut log has few of them
+
+
+def terminal_width(lines: list[str]) -> int | None:
+    """The width ``lines`` were cut at, or None when they show no cut."""
+    if not lines:
+        return None
+    width = max(len(line) for line in lines)
+    if width not in TERMINAL_WIDTHS:  # a table's rows (conda list) share a width of their own
+        return None
+    at_width = {line for i, line in enumerate(lines[:-1]) if len(line) == width and lines[i + 1]}
+    if len(at_width) < MIN_CUT:
+        return None
+    near = Counter(len(line) for line in lines if width - NEAR <= len(line) < width)
+    return width if sum(near.values()) * 2 < len(at_width) else None
+
+
+def rejoined(data: bytes) -> tuple[bytes, list[int]] | None:
+    """``data`` with the lines a terminal cut joined back, and the number (1-based) of the first
+    physical line of each joined line; None when the log shows no cut."""
+    text = data.decode("utf-8", errors="replace")
+    lines = [line.rstrip("\r") for line in text.split("\n")]
+    width = terminal_width(lines)
+    if width is None:
+        return None
+    out: list[str] = []
+    starts: list[int] = []
+    current: list[str] = []
+    for number, line in enumerate(lines, 1):
+        if not current:
+            starts.append(number)
+        current.append(line)
+        if len(line) != width:
+            out.append("".join(current))
+            current = []
+    if current:
+        out.append("".join(current))
+    return "\n".join(out).encode("utf-8"), starts
+
+
+CUT_LINES = 2  # lines after a matched line read for the rest of a cut message
+
+
+def looks_cut(line: str, after: str) -> bool:
+    """Whether ``line`` may be a terminal's cut with ``after`` its rest: it is exactly as long
+    as a terminal is wide, and ``after`` is not empty and starts no record of its own (a
+    traceback, an exception's name, a logger's level, the same first characters as ``line``:
+    the next line of one logger; a capital after a sentence's end)."""
+    return (
+        len(line) in TERMINAL_WIDTHS
+        and bool(after.strip())
+        and not _RECORD.match(after)
+        and after[:_SAME] != line[:_SAME]
+        and not (_SENTENCE_END.search(line) and after[:1].isupper())
+    )
+
+
+def cut_joined(line: str, after: list[tuple[int, str]]) -> str:
+    """``line`` joined to the lines ``after`` it that continue it where a terminal cut it
+    (``looks_cut``), the lines after those kept as lines (a message the program itself spread
+    over lines)."""
+    out = line
+    previous = line
+    rest = [text for _, text in after]
+    while rest and looks_cut(previous, rest[0]):
+        previous = rest.pop(0)
+        out += previous
+    return "\n".join([out, *rest])
