@@ -229,3 +229,28 @@ def test_only_lines_in_another_form_are_read_again() -> None:
         assert needs_reading(line.encode()), line
     assert plain_text("x&#39;y") == "x'y"
     assert plain_text("plain") == "plain"
+
+
+def test_a_line_named_as_the_log_shows_it_is_read_in_its_plain_form(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """LLaMA-Factory's version check, HTML-escaped: its signature names the escaped line as it
+    is, and the requirement its extractors read is the unescaped one, so the pin printed is the
+    plain log's (https://github.com/hiyouga/LlamaFactory/issues/7428)."""
+    text = (
+        "ImportError: vllm>=0.4.3,<=0.7.3 is required for a normal functioning of this module, "
+        "but found vllm==0.8.1.\n"
+        "To fix: run `pip install vllm>=0.4.3,<=0.7.3` or set `DISABLE_VERSION_CHECK=1` to skip "
+        "this check.\n"
+    )
+    plain = tmp_path / "plain.log"
+    plain.write_text(text, encoding="utf-8")
+    escaped = tmp_path / "escaped.log"
+    escaped.write_text(FORMS["html"](text), encoding="utf-8")
+    facts = {}
+    for path in (plain, escaped):
+        data = cli("triage", str(path), "--json", "--no-probe").json()["data"]
+        facts[path.name] = {(f["fact"], f["value"]) for f in data["facts"]}
+        assert "vllm<=0.7.3" in json.dumps(data["matches"]).replace("\\u003c", "<")
+    assert ("requires", "llamafactory requires vllm>=0.4.3,<=0.7.3") in facts["escaped.log"]
+    assert facts["escaped.log"] == facts["plain.log"]
