@@ -87,13 +87,48 @@ def looks_cut(line: str, after: str) -> bool:
 
 
 def cut_joined(line: str, after: list[tuple[int, str]]) -> str:
-    """``line`` joined to the lines ``after`` it that continue it where a terminal cut it
-    (``looks_cut``), the lines after those kept as lines (a message the program itself spread
-    over lines)."""
+    """``line`` joined to the lines ``after`` it that continue it: where a terminal cut it
+    (``looks_cut``: joined as it was), or where an editor wrapped it (``wrapped``: joined with
+    a space); the lines after those kept as lines (a message the program itself spread over
+    lines)."""
     out = line
     previous = line
     rest = [text for _, text in after]
-    while rest and looks_cut(previous, rest[0]):
+    while rest:
+        if looks_cut(previous, rest[0]):
+            sep = ""
+        elif wrapped(previous, rest[0]):
+            sep = " "
+        else:
+            break
         previous = rest.pop(0)
-        out += previous
+        out += sep + previous.strip()
     return "\n".join([out, *rest])
+
+
+WRAPPED_AT = 30  # characters a line an editor wrapped has at least (scan.WRAPPED_AT)
+# a line that starts a message of its own, not the rest of the line above (scan._STARTS)
+_STARTS = re.compile(r"\s*(?:Traceback|File \"|[\w.]*(?:Error|Exception|Warning)\b|\[|\(|\d)")
+
+
+def wrapped(line: str, after: str) -> bool:
+    """Whether ``after`` may be the rest of ``line`` that an editor, a mail client or a
+    console's word wrap put on the next line: ``line`` at least WRAPPED_AT characters long,
+    ``after`` neither empty, nor indented as code, nor a message of its own."""
+    return (
+        len(line.strip()) >= WRAPPED_AT
+        and bool(after.strip())
+        and not after.startswith(("  ", "\t"))
+        and not _STARTS.match(after)
+        and not _RECORD.match(after)
+    )
+
+
+def continues(line: str, after: str) -> bool:
+    """Whether ``after`` goes on with the sentence ``line`` left unfinished (``wrapped``, the
+    line ending in no sentence's end and the next going on in lower case or with a number)."""
+    return (
+        wrapped(line, after)
+        and not _SENTENCE_END.search(line.rstrip())
+        and (after[:1].islower() or after[:1].isdigit())
+    )

@@ -25,7 +25,7 @@ from envcheck.triage.encoding import SNIFF, transcoded
 from envcheck.triage.extract import LogFact, dedupe, extract
 from envcheck.triage.forms import plain_text
 from envcheck.triage.grep_engine import GrepScanner, gnu_grep
-from envcheck.triage.hardwrap import CUT_LINES, TERMINAL_WIDTHS, cut_joined
+from envcheck.triage.hardwrap import CUT_LINES, WRAPPED_AT, cut_joined
 from envcheck.triage.prefixes import unprefixed_text
 from envcheck.triage.scan import (
     MAX_MATCHED,
@@ -253,12 +253,13 @@ def log_facts(path: str, scan: ScanResult) -> tuple[LogFact, ...]:
         read = next((text for _, text in whole.get(seen.line - 1, ())), seen.text)
         return plain_text(read if len(read) >= len(seen.text) - 1 else seen.text)
 
-    # the lines after a matched line as long as a terminal is wide (hardwrap.looks_cut): the
-    # facts they complete fill only what the line alone did not state
+    # the lines after a matched line that may be its rest, cut by a terminal or wrapped by an
+    # editor (hardwrap.cut_joined): the facts they complete fill only what the line alone did
+    # not state
     maybe_cut = {
         t.first.line - 1: CUT_LINES + 1  # the line as the file has it, and the lines after it
         for t in scan.tallies.values()
-        if t.signature.extract and len(t.first.text) >= min(TERMINAL_WIDTHS) - 8
+        if t.signature.extract and len(t.first.text) >= WRAPPED_AT
     }
     after_cut = read_context(path, maybe_cut, MAX_MATCHED) if maybe_cut and path != "-" else {}
 

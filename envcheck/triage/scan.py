@@ -21,7 +21,7 @@ from typing import BinaryIO, Literal
 
 from envcheck.matrix.schema import Signature
 from envcheck.triage.forms import MARKER_LITERALS, needs_reading, plain_lines
-from envcheck.triage.hardwrap import looks_cut, rejoined
+from envcheck.triage.hardwrap import continues, looks_cut, rejoined
 from envcheck.triage.patterns import re2_module, required_literals
 from envcheck.triage.prefixes import strip_prefixes
 
@@ -292,6 +292,8 @@ class Scanner:
         if around is None or plain is None:
             return named
         if named and not self.signatures[named[0][0]].generic:
+            if len(named) == 1 and plain is not None:
+                return [self._with_rest(named[0], around)]
             return named
         joined = self._unwrapped(plain, lineno, named[0][0] if named else None, around)
         return [joined] if joined is not None else named
@@ -386,6 +388,23 @@ class Scanner:
             tally.count += 1
             if at >= tally.last.line:
                 tally._last_raw = (at, text)
+
+    def _with_rest(
+        self, named: tuple[int, bytes, int], around: Neighbours
+    ) -> tuple[int, bytes, int]:
+        """A named line with the rest of its sentence that an editor or a console's word wrap
+        put on the next line (hardwrap.continues: the line ends mid-sentence, the next goes on
+        in lower case), where the signature matches the joined text too: the versions a rule
+        reads from the line ('compiled against 7102' / 'but linked against 7605')."""
+        index, line, at = named
+        after = _one_line(_unprefixed(around()[1]))
+        if after is None:
+            return named
+        text, rest = line.rstrip(b"\r"), after.rstrip(b"\r")
+        if not continues(text.decode("utf-8", "replace"), rest.decode("utf-8", "replace")):
+            return named
+        whole = text + b" " + rest.strip()
+        return (index, whole, at) if self._line_res[index].search(whole) else named
 
     def _unwrapped(
         self, line: bytes, lineno: int, index: int | None, around: Neighbours

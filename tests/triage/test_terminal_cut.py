@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from envcheck.triage.hardwrap import looks_cut, rejoined, terminal_width
+from envcheck.triage.hardwrap import continues, looks_cut, rejoined, terminal_width
 from tests.conftest import CliResult
 
 # https://github.com/NVlabs/curobo/issues/138: torch's CUDA is on the line after the match
@@ -153,3 +153,30 @@ def test_rejoined_lines_keep_the_users_line_numbers() -> None:
 def test_an_uncut_log_is_left_as_it_is() -> None:
     assert rejoined(PIP.encode()) is None
     assert rejoined(CUDA_MISMATCH.encode()) is None
+
+
+# https://github.com/xingyizhou/CenterNet/issues/119: torch's cuDNN check before torch 1.12
+CUDNN = "RuntimeError: cuDNN version mismatch: PyTorch was compiled against 7102 but linked against 7605\n"
+
+
+def test_an_editors_word_wrap_keeps_the_versions_on_the_next_line(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """Wrapped at a space before 'but linked against 7605' (an editor, a mail client, a
+    console's word wrap): the rule reads both cuDNN versions and prints the plain log's fix."""
+    plain = tmp_path / "plain.log"
+    plain.write_text(CUDNN, encoding="utf-8")
+    expected = _confirmed(_triage(cli, plain))
+    assert "CUD104" in expected and "7.1.2" in expected["CUD104"]
+    wrapped = tmp_path / "wrapped.log"
+    wrapped.write_text(CUDNN.replace("7102 but", "7102\nbut"), encoding="utf-8")
+    assert _confirmed(_triage(cli, wrapped)) == expected
+
+
+def test_a_code_line_or_a_new_sentence_is_not_read_as_the_rest() -> None:
+    line = "RuntimeError: cuDNN version mismatch: PyTorch was compiled against 7102"
+    assert continues(line, "but linked against 7605")
+    assert not continues(line, "    return torch.cudnn_convolution(x)")  # indented code
+    assert not continues(line + ".", "but linked against 7605")  # the sentence ended
+    assert not continues(line, "Traceback (most recent call last):")
+    assert not continues("short line", "but linked against 7605")
