@@ -57,11 +57,21 @@ LAUNCHER_PREFIXES: tuple[tuple[str, bytes, str], ...] = (
         "1024 -w <hosts>'",
     ),
     (
-        "a timestamp (kubectl logs --timestamps, docker logs -t, CI runners)",
+        "a timestamp (kubectl logs --timestamps, docker logs -t, CI runners), and the level "
+        "word a logger prints after it",
         rb"\[?[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?"
-        rb"(?:Z|[+-][0-9]{2}:?[0-9]{2})?\]? ",
+        rb"(?:Z|[+-][0-9]{2}:?[0-9]{2})?\]? (?:-? ?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)"
+        rb"(?: -)? )?",
         "RFC 3339 (kubectl logs --timestamps: RFC3339Nano; docker logs --timestamps); Python "
-        "logging's default asctime '%Y-%m-%d %H:%M:%S,mmm'",
+        "logging's default asctime '%Y-%m-%d %H:%M:%S,mmm' and its level names (logging "
+        "module: DEBUG, INFO, WARNING, ERROR, CRITICAL) in '%(asctime)s %(levelname)s' and "
+        "'%(asctime)s - %(levelname)s - %(message)s'",
+    ),
+    (
+        "docker compose logs: a service's line",
+        rb"[A-Za-z0-9][A-Za-z0-9_.-]*-[0-9]+ +\| ",
+        "docker/compose (v2) logs: '<service>-<index>  | <line>', the name padded to the "
+        "longest service's",
     ),
     (
         "Docker BuildKit's plain progress output",

@@ -44,6 +44,8 @@ PREFIXES: dict[str, Callable[[int], str]] = {
     "kubectl-timestamps": lambda i: f"2025-03-01T12:00:{i % 60:02d}.123456789Z ",
     "buildkit": lambda i: f"#12 {i * 0.01:.3f} ",
     "srun-inside-ray": lambda i: "0: (WorkerDict pid=9) ",
+    "compose-logging": lambda i: f"trainer-1  | 2024-05-01 12:00:{i % 60:02d},042 ERROR ",
+    "logging-dashes": lambda i: f"2025-03-01 12:00:{i % 60:02d},123 - ERROR - ",
 }
 
 
@@ -126,6 +128,8 @@ def test_rays_repeat_count_is_not_read_as_the_message(
         (b"2025-03-01 12:00:01,123 RuntimeError", b"RuntimeError"),
         (b"E       RuntimeError: x", b"RuntimeError: x"),
         (b"0: (WorkerDict pid=9) Killed", b"Killed"),
+        (b"worker-0 | 2024-05-01 12:00:00,042 ERROR RuntimeError: x", b"RuntimeError: x"),
+        (b"2025-03-01 12:00:01,123 - ERROR - Killed", b"Killed"),
     ],
 )
 def test_each_launchers_prefix_is_read_off(line: bytes, rest: bytes) -> None:
@@ -141,6 +145,7 @@ def test_each_launchers_prefix_is_read_off(line: bytes, rest: bytes) -> None:
         b"nvcc fatal   : Unsupported gpu architecture 'compute_89'",
         b"[W socket.cpp:663] [c10d] The client socket has failed to connect",
         b"(base) $ pip install vllm",
+        b"| 0  NVIDIA A100-SXM4-80GB  On  | 00000000:07:00.0 Off |",
         b"",
     ],
 )
