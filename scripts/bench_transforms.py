@@ -3,7 +3,8 @@ text reached us? Each corpus case with a log (tests/corpus, the training set; ne
 set) is triaged as it is and then with its log rewritten the way a paste, a terminal, a log
 collector or a program rewrites text (HTML-escaped, typographic quotes, hard-wrapped, quoted in
 Markdown, behind log prefixes, JSON-escaped, ...); per transformation it reports how many of the
-cases found in the plain form are still found (bench_accuracy.py's definition of found):
+cases found in the plain form are still found, and how many of those printed with the thread's
+fix still get it (bench_accuracy.py's definitions of found and right fix):
 
     python scripts/bench_transforms.py [--transform NAME ...] [--list] [--lost] [CASE ...]
 
@@ -113,6 +114,12 @@ timestamp = _each_line(lambda i: f"2024-05-01T12:{i // 60 % 60:02d}:{i % 60:02d}
 rank = _each_line(lambda i: "[rank0]: ")
 ray = _each_line(lambda i: "(RayWorkerWrapper pid=4321) ")
 ray_ip = _each_line(lambda i: "(pid=4321, ip=10.0.0.12) ")
+ray_actor_ip = _each_line(lambda i: "(RayWorkerWrapper pid=48213, ip=10.0.3.7) ")
+srun = _each_line(lambda i: "3: ")
+mpi = _each_line(lambda i: "[1,3]<stderr>:")
+pdsh = _each_line(lambda i: "gpu-node-07: ")
+buildkit = _each_line(lambda i: f"#12 {i * 0.01:.3f} ")
+pytest_e = _each_line(lambda i: "E       ")
 kubectl = _each_line(lambda i: f"worker-0 | 2024-05-01 12:00:{i % 60:02d},042 ERROR ")
 
 
@@ -173,6 +180,12 @@ TRANSFORMS: dict[str, Callable[[str], str]] = {
     "rank": rank,
     "ray": ray,
     "ray-ip": ray_ip,
+    "ray-actor-ip": ray_actor_ip,
+    "srun": srun,
+    "mpi": mpi,
+    "pdsh": pdsh,
+    "buildkit": buildkit,
+    "pytest": pytest_e,
     "kubectl": kubectl,
     "crlf": crlf,
     "tabs": tabs,
@@ -221,25 +234,43 @@ def main(argv: list[str] | None = None) -> int:
     if args.cases:
         cases = [c for c in cases if c.id in set(args.cases)]
     cases = cases[:: max(1, args.every)]
-    plain = {c.id for c in cases if evaluate_case(c).found}
+    outcomes = {c.id: evaluate_case(c) for c in cases}
+    plain = {i for i, o in outcomes.items() if o.found}
+    fixed = {i for i, o in outcomes.items() if o.right_fix}
     names = [n for n in (args.transform or list(TRANSFORMS)) if n != "plain"]
     rows: dict[str, dict[str, object]] = {}
     tmp = Path(tempfile.mkdtemp(prefix="envcheck-transforms-"))
     try:
         for name in names:
-            kept, gained, lost = 0, 0, []
+            kept, fix_kept, gained, lost = 0, 0, 0, []
             for case in cases:
-                found = evaluate_case(transformed_case(case, name, tmp / name)).found
+                outcome = evaluate_case(transformed_case(case, name, tmp / name))
                 if case.id in plain:
-                    kept += found
-                    if not found:
+                    kept += outcome.found
+                    if not outcome.found:
                         lost.append(case.id)
                 else:
-                    gained += found
-            rows[name] = {"kept": kept, "of": len(plain), "gained": gained, "lost": lost}
+                    gained += outcome.found
+                if case.id in fixed:
+                    fix_kept += bool(outcome.right_fix)
+                    if not outcome.right_fix and outcome.found:
+                        lost.append(case.id + " (fix)")
+            rows[name] = {
+                "kept": kept,
+                "of": len(plain),
+                "fix_kept": fix_kept,
+                "fix_of": len(fixed),
+                "gained": gained,
+                "lost": lost,
+            }
             if not args.json:
                 pct = 100 * kept / len(plain) if plain else 100.0
-                print(f"{name:<14} {kept:>4}/{len(plain):<4} {pct:5.1f}% kept", flush=True)
+                fix_pct = 100 * fix_kept / len(fixed) if fixed else 100.0
+                print(
+                    f"{name:<14} {kept:>4}/{len(plain):<4} {pct:5.1f}% kept   right fix "
+                    f"{fix_kept:>4}/{len(fixed):<4} {fix_pct:5.1f}% kept",
+                    flush=True,
+                )
                 if args.lost and lost:
                     print("    lost: " + " ".join(lost), flush=True)
     finally:

@@ -256,7 +256,7 @@ class Scanner:
             if joined:
                 return min(joined, key=lambda named: named[0][0])
         named = self._name_form(line, lineno, around)
-        rest = strip_prefixes(_ANSI.sub(b"", line))
+        rest = strip_prefixes(_ANSI.sub(b"", line[:MAX_MATCHED]))
         if rest is None:
             return named
         inner = self._name_form(rest, lineno, _stripped(around))
@@ -474,7 +474,7 @@ def _stripped(around: Neighbours | None) -> Neighbours | None:
 def _unprefixed(line: bytes | None) -> bytes | None:
     if line is None:
         return None
-    rest = strip_prefixes(_ANSI.sub(b"", line))
+    rest = strip_prefixes(_ANSI.sub(b"", line[:MAX_MATCHED]))
     return line if rest is None else rest
 
 
