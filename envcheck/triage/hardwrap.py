@@ -106,9 +106,11 @@ def cut_joined(line: str, after: list[tuple[int, str]]) -> str:
     return "\n".join([out, *rest])
 
 
-WRAPPED_AT = 30  # characters a line an editor wrapped has at least (scan.WRAPPED_AT)
-# a line that starts a message of its own, not the rest of the line above (scan._STARTS)
-_STARTS = re.compile(r"\s*(?:Traceback|File \"|[\w.]*(?:Error|Exception|Warning)\b|\[|\(|\d)")
+WRAPPED_AT = 30  # characters a line cut by a hard wrap has at least (editors wrap at 72-80)
+# a line that starts a message of its own, not the rest of the line above (the scanner reads
+# it over bytes)
+MESSAGE_START = r"^\s*(?:Traceback|File \"|[\w.]*(?:Error|Exception|Warning)\b|\[|\(|\d)"
+_STARTS = re.compile(MESSAGE_START)
 
 
 def wrapped(line: str, after: str) -> bool:

@@ -21,7 +21,13 @@ from typing import BinaryIO, Literal
 
 from envcheck.matrix.schema import Signature
 from envcheck.triage.forms import MARKER_LITERALS, needs_reading, plain_lines
-from envcheck.triage.hardwrap import continues, looks_cut, rejoined
+from envcheck.triage.hardwrap import (
+    MESSAGE_START,
+    WRAPPED_AT,
+    continues,
+    looks_cut,
+    rejoined,
+)
 from envcheck.triage.patterns import re2_module, required_literals
 from envcheck.triage.prefixes import strip_prefixes
 
@@ -37,9 +43,7 @@ Engine = Literal["auto", "grep", "re2", "re"]
 Neighbours = Callable[[], "tuple[bytes | None, bytes | None]"]
 NAMED_KEPT = 65536
 UNWRAP_LIMIT = 1024 * 1024  # a log up to this size (a paste) is also read with wrapped lines joined
-WRAPPED_AT = 30  # characters a line cut by a hard wrap has at least (editors wrap at 72-80)
-# a line that starts a message of its own, not the rest of the line above
-_STARTS = re.compile(rb"^\s*(?:Traceback|File \"|[\w.]*(?:Error|Exception|Warning)\b|\[|\(|\d)")
+_STARTS = re.compile(MESSAGE_START.encode())
 
 
 @dataclass(frozen=True)
