@@ -49,3 +49,26 @@ def saved_node(tmp_path: Path, **versions: str) -> Path:
         json.dumps(report.with_sections(packages=Section.ok(packages, source="t")).to_dict())
     )
     return saved
+
+
+def triage_data(cli: Callable[..., CliResult], log: Path) -> dict[str, Any]:
+    """``triage --no-probe --json`` of a log that shows a failure: its ``data``."""
+    result = cli("triage", str(log), "--json", "--no-probe")
+    assert result.returncode == 1, result.stderr
+    data: dict[str, Any] = result.json()["data"]
+    return data
+
+
+def confirmed_fixes(data: dict[str, Any]) -> dict[str, str]:
+    """Each confirmed cause's code -> its findings' fixes (as JSON: to compare two runs)."""
+    return {
+        cause["code"]: json.dumps([f.get("fix") for f in cause["findings"]])
+        for match in data["matches"]
+        for cause in match["causes"]
+        if cause["verdict"] == "confirmed"
+    }
+
+
+def stated_facts(data: dict[str, Any]) -> set[tuple[str, str]]:
+    """The (fact, value) pairs the log states."""
+    return {(f["fact"], f["value"]) for f in data["facts"]}

@@ -7,7 +7,6 @@ threads (each case's url)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 
 from envcheck.triage.prefixes import strip_prefixes
 from tests.conftest import CliResult
+from tests.triage.from_log import confirmed_fixes, stated_facts, triage_data
 
 # https://github.com/YanjieZe/3D-Diffusion-Policy/issues/91
 HF_HUB = (
@@ -53,27 +53,6 @@ def _prefixed(text: str, prefix: Callable[[int], str]) -> str:
     return "".join(prefix(i) + line for i, line in enumerate(text.splitlines(keepends=True)))
 
 
-def _triage(cli: Callable[..., CliResult], path: Path) -> dict[str, object]:
-    result = cli("triage", str(path), "--json", "--no-probe")
-    assert result.returncode == 1, result.stderr
-    data: dict[str, object] = result.json()["data"]
-    return data
-
-
-def _confirmed(data: dict[str, object]) -> dict[str, str]:
-    """code -> the fix text of each confirmed cause."""
-    out = {}
-    for match in data["matches"]:  # type: ignore[attr-defined]
-        for cause in match["causes"]:
-            if cause["verdict"] == "confirmed":
-                out[cause["code"]] = json.dumps([f.get("fix") for f in cause["findings"]])
-    return out
-
-
-def _facts(data: dict[str, object]) -> set[tuple[str, str]]:
-    return {(f["fact"], f["value"]) for f in data["facts"]}  # type: ignore[attr-defined]
-
-
 @pytest.mark.parametrize("launcher", sorted(PREFIXES))
 @pytest.mark.parametrize("text", [HF_HUB, RAY_MISMATCH], ids=["import", "ray-versions"])
 def test_failure_behind_a_prefix_is_confirmed_with_its_facts_and_fix(
@@ -81,13 +60,13 @@ def test_failure_behind_a_prefix_is_confirmed_with_its_facts_and_fix(
 ) -> None:
     plain = tmp_path / "plain.log"
     plain.write_text(text, encoding="utf-8")
-    expected = _triage(cli, plain)
-    assert _confirmed(expected)  # the plain line is confirmed with a fix
+    expected = triage_data(cli, plain)
+    assert confirmed_fixes(expected)  # the plain line is confirmed with a fix
     log = tmp_path / f"{launcher}.log"
     log.write_text(_prefixed(text, PREFIXES[launcher]), encoding="utf-8")
-    data = _triage(cli, log)
-    assert _confirmed(data) == _confirmed(expected)
-    assert _facts(expected) <= _facts(data)
+    data = triage_data(cli, log)
+    assert confirmed_fixes(data) == confirmed_fixes(expected)
+    assert stated_facts(expected) <= stated_facts(data)
 
 
 def test_the_ray_prefix_keeps_its_node_fact_beside_the_failure(
@@ -97,10 +76,10 @@ def test_the_ray_prefix_keeps_its_node_fact_beside_the_failure(
     is still read (where the ranks ran)."""
     log = tmp_path / "ray.log"
     log.write_text(_prefixed(HF_HUB, PREFIXES["ray-actor-on-another-node"]), encoding="utf-8")
-    data = _triage(cli, log)
-    assert "PY150" in _confirmed(data)
-    assert ("remote_node_ip", "10.0.3.7") in _facts(data)
-    assert ("import_name", "cached_download") in _facts(data)
+    data = triage_data(cli, log)
+    assert "PY150" in confirmed_fixes(data)
+    assert ("remote_node_ip", "10.0.3.7") in stated_facts(data)
+    assert ("import_name", "cached_download") in stated_facts(data)
 
 
 def test_rays_repeat_count_is_not_read_as_the_message(
@@ -109,8 +88,8 @@ def test_rays_repeat_count_is_not_read_as_the_message(
     log = tmp_path / "dedup.log"
     line = HF_HUB.rstrip("\n")
     log.write_text(f"(WorkerDict pid=9, ip=10.0.0.2) {line} [repeated 7x across cluster]\n")
-    data = _triage(cli, log)
-    assert "PY150" in _confirmed(data)
+    data = triage_data(cli, log)
+    assert "PY150" in confirmed_fixes(data)
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ import pytest
 
 from envcheck.triage.hardwrap import continues, looks_cut, rejoined, terminal_width
 from tests.conftest import CliResult
+from tests.triage.from_log import confirmed_fixes, stated_facts, triage_data
 
 # https://github.com/NVlabs/curobo/issues/138: torch's CUDA is on the line after the match
 CUDA_MISMATCH = (
@@ -54,26 +55,6 @@ def _cut(text: str, width: int) -> str:
     return "\n".join(out)
 
 
-def _triage(cli: Callable[..., CliResult], path: Path) -> dict[str, object]:
-    result = cli("triage", str(path), "--json", "--no-probe")
-    assert result.returncode == 1, result.stderr
-    data: dict[str, object] = result.json()["data"]
-    return data
-
-
-def _confirmed(data: dict[str, object]) -> dict[str, str]:
-    return {
-        c["code"]: str([f.get("fix") for f in c["findings"]])
-        for m in data["matches"]  # type: ignore[attr-defined]
-        for c in m["causes"]
-        if c["verdict"] == "confirmed"
-    }
-
-
-def _facts(data: dict[str, object]) -> set[tuple[str, str]]:
-    return {(f["fact"], f["value"]) for f in data["facts"]}  # type: ignore[attr-defined]
-
-
 CASES = [
     ("facts-below", CUDA_MISMATCH, "CUD110", ("torch_cuda", "11.8")),
     ("message-table", NVML, "DRV151", None),
@@ -101,15 +82,15 @@ def test_cut_log_is_read_as_the_uncut_one(
 ) -> None:
     plain = tmp_path / "plain.log"
     plain.write_text(text, encoding="utf-8")
-    expected = _triage(cli, plain)
-    assert code in _confirmed(expected)
+    expected = triage_data(cli, plain)
+    assert code in confirmed_fixes(expected)
     if fact is not None:
-        assert any(n == fact[0] and fact[1] in v for n, v in _facts(expected))
+        assert any(n == fact[0] and fact[1] in v for n, v in stated_facts(expected))
     cut = tmp_path / "cut.log"
     cut.write_text(_cut(text, width), encoding="utf-8")
-    data = _triage(cli, cut)
-    assert _confirmed(data) == _confirmed(expected)
-    assert _facts(expected) <= _facts(data)
+    data = triage_data(cli, cut)
+    assert confirmed_fixes(data) == confirmed_fixes(expected)
+    assert stated_facts(expected) <= stated_facts(data)
 
 
 def test_a_line_as_long_as_a_terminal_is_not_glued_to_a_new_record(
@@ -166,11 +147,11 @@ def test_an_editors_word_wrap_keeps_the_versions_on_the_next_line(
     console's word wrap): the rule reads both cuDNN versions and prints the plain log's fix."""
     plain = tmp_path / "plain.log"
     plain.write_text(CUDNN, encoding="utf-8")
-    expected = _confirmed(_triage(cli, plain))
+    expected = confirmed_fixes(triage_data(cli, plain))
     assert "CUD104" in expected and "7.1.2" in expected["CUD104"]
     wrapped = tmp_path / "wrapped.log"
     wrapped.write_text(CUDNN.replace("7102 but", "7102\nbut"), encoding="utf-8")
-    assert _confirmed(_triage(cli, wrapped)) == expected
+    assert confirmed_fixes(triage_data(cli, wrapped)) == expected
 
 
 def test_a_code_line_or_a_new_sentence_is_not_read_as_the_rest() -> None:
