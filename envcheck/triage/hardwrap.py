@@ -20,10 +20,11 @@ from collections import Counter
 # two (80 and 132 columns; xterm opens at 80) and the Windows console's default buffer (120)
 TERMINAL_WIDTHS = frozenset((80, 120, 132))
 # a line that starts a record of its own rather than going on with the one above: a
-# traceback, an exception's name, a logger's level word
+# traceback, an exception's name, a logger's level word, a 'host:pid:' or 'file:line:' prefix
+# (NCCL's 'node08:27106:27302 [0] ...', a compiler's 'x.cu:12: error')
 _RECORD = re.compile(
     r"\s*(?:Traceback \(|File \"|[\w.]*(?:Error|Exception|Warning)\b"
-    r"|(?:DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL)\b)"
+    r"|(?:DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL)\b|[^\s:]+:[0-9]+[:\s])"
 )
 # a sentence's end, then a capital: the next line is a sentence of its own
 _SENTENCE_END = re.compile(r"[.!?:;)\]]$")

@@ -102,6 +102,12 @@ def test_a_line_as_long_as_a_terminal_is_not_glued_to_a_new_record(
     assert len(first) == 80
     second = "gpu2-ru7:2143:2561 [1] NCCL INFO include/shm.h:41 -> 2"
     assert not looks_cut(first, second)
+    # nccl#328: another host's NCCL line after torch's NCCL error is no rest of it, whether the
+    # error is as long as a terminal or shorter (an editor's wrap)
+    error = "RuntimeError: NCCL error in ProcessGroupNCCL.cpp:290, unhandled system error"
+    nccl = "node08:27106:27302 [0] include/shm.h:27 NCCL WARN Call to shm_open failed"
+    assert not looks_cut(error.replace("system", "system" + " " * 4), nccl)
+    assert not continues(error, nccl)
     assert not looks_cut(first, "Traceback (most recent call last):")
     assert looks_cut(first, " : No space left on device")
     assert not looks_cut(first[:79], "d : No space left on device")  # no terminal is 79 wide
