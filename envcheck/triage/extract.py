@@ -286,6 +286,10 @@ def dedupe(facts: Iterable[LogFact]) -> tuple[LogFact, ...]:
 # --- facts -> report ----------------------------------------------------------------------------
 
 
+# a name a fixed-width column cut short: nvidia-smi's '...' (or a terminal's '…')
+_TRUNCATED = re.compile(r"(?:\.\.\.|…)\s*$")
+
+
 def _cc(sm: str) -> str | None:
     if re.fullmatch(r"[0-9]+\.[0-9]+", sm.strip()):
         return sm.strip()
@@ -339,8 +343,17 @@ class _Builder:
     def section(self, data: Any, *facts: LogFact | None) -> Section[Any]:
         return Section.ok(data, source=f"log ({self.where(*facts)})")
 
+    def gpu_name(self) -> LogFact | None:
+        """The GPU's name the log states in full, before one a table cut short: nvidia-smi's
+        screen prints 'NVIDIA GeForce ...' where the name is wider than its column, while a
+        program's own line names the model ('NVIDIA GeForce RTX 4090')."""
+        names = self.all("gpu_name")
+        whole = [f for f in names if not _TRUNCATED.search(f.value)]
+        chosen = whole or names
+        return chosen[0] if chosen else None
+
     def gpu(self) -> Section[GpuInfo] | None:
-        name, sm = self.first("gpu_name"), self.first("gpu_sm") or self.first("gpu_cc")
+        name, sm = self.gpu_name(), self.first("gpu_sm") or self.first("gpu_cc")
         cuda, driver = self.first("driver_cuda"), self.first("driver_version")
         errors = self.all("cuda_error")
         if not any((name, sm, cuda, driver, errors)):

@@ -146,3 +146,39 @@ def test_a_gpu_only_the_newest_toolkit_compiles_also_gets_the_nightly(
         "the current PyTorch installation.\n"
     )
     assert "nightly" not in _fix(_causes(cli, _log(tmp_path, old, "old.log"))["TOR101"])
+
+
+SMI_TRUNCATED = (
+    "+-----------------------------------------------------------------------------+\n"
+    "| NVIDIA-SMI 570.86.10    Driver Version: 570.86.10    CUDA Version: 12.8     |\n"
+    "|-------------------------------+----------------------+----------------------+\n"
+    "| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |\n"
+    "|   0  NVIDIA GeForce ...  Off  | 00000000:01:00.0 Off |                  N/A |\n"
+    "+-------------------------------+----------------------+----------------------+\n"
+)
+
+
+def test_a_print_of_torchs_facts_names_the_gpu_a_truncated_smi_row_does_not(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """nvidia-smi's screen cuts a long name to 'NVIDIA GeForce ...'; the print of torch's facts
+    below it names the model, which decides the arch causes."""
+    log = _log(
+        tmp_path,
+        SMI_TRUNCATED
+        + "Successfully installed torch-2.5.1\n"
+        + "2.5.1+cu124 12.4 True NVIDIA GeForce RTX 5090\n"
+        + NO_KERNEL,
+    )
+    found = _causes(cli, log)
+    assert found["TOR101"]["verdict"] == "confirmed"
+    assert "whl/cu128" in _fix(found["TOR101"])
+
+
+def test_a_truncated_smi_name_alone_leaves_the_arch_causes_open(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(tmp_path, SMI_TRUNCATED + "Successfully installed torch-2.5.1\n" + NO_KERNEL)
+    found = _causes(cli, log)
+    assert found["TOR101"]["verdict"] != "confirmed"
+    assert found["CUD153"]["verdict"] != "confirmed"

@@ -917,6 +917,7 @@ EXAMPLES += [
         "nccl-line-from-container",
     ),
     ("Using device: NVIDIA GeForce RTX 5090", "gpu-model-named"),
+    ("2.0.1+cu117 11.7 True NVIDIA GeForce RTX 4090", "torch-facts-printed"),
     (
         "Successfully installed numpy-1.26.4 torch-2.5.1 torchvision-0.20.1",
         "torch-version-installed",
