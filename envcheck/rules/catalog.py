@@ -59,6 +59,7 @@ from envcheck.rules.node import (  # noqa: F401
     python_range,
     ray,
     rendezvous,
+    resolver_lines,
     sgl_kernel,
     sim_render,
     sim_stated,

@@ -944,6 +944,34 @@ EXAMPLES += [
     ("ImportError: numpy.core.multiarray failed to import", "numpy-multiarray-failed-to-import"),
     ("RuntimeError: Numpy is not available", "torch-numpy-not-available"),
 ]
+# the installers' and pkg_resources' own wordings of a requirement not met
+# (envcheck/rules/node/resolver_lines.py)
+EXAMPLES += [
+    (
+        "transformers 4.40.0 requires tokenizers<0.20,>=0.19, which is not installed.",
+        "pip-requirement-not-installed",
+    ),
+    (
+        "pkg_resources.ContextualVersionConflict: (tokenizers 0.15.0 (/usr/lib/python3/dist-packages), Requirement.parse('tokenizers<0.14,>=0.11.1'), {'transformers'})",
+        "pkg-resources-version-conflict",
+    ),
+    (
+        "pkg_resources.DistributionNotFound: The 'tokenizers<0.14,>=0.11.1' distribution was not found and is required by transformers",
+        "pkg-resources-distribution-not-found",
+    ),
+    (
+        "ERROR: Cannot install vllm==0.6.3 and torch==2.5.1 because these package versions have conflicting dependencies.",
+        "pip-resolution-impossible",
+    ),
+    (
+        "  ╰─▶ Because vllm==0.6.3 depends on torch==2.4.0 and you require torch==2.5.1, we can conclude that your requirements and vllm==0.6.3 are incompatible.",
+        "uv-no-solution",
+    ),
+    (
+        "Because vllm (0.6.3) depends on torch (2.4.0) and my-project depends on torch (2.5.1), version solving failed.",
+        "poetry-version-solving-failed",
+    ),
+]
 
 
 @pytest.fixture(scope="module")
