@@ -971,6 +971,18 @@ EXAMPLES += [
         "Because vllm (0.6.3) depends on torch (2.4.0) and my-project depends on torch (2.5.1), version solving failed.",
         "poetry-version-solving-failed",
     ),
+    (
+        "ImportError: FlashAttention2 has been toggled on, but it cannot be used due to the following error: the package flash_attn seems to be not installed. Please refer to the documentation of https://huggingface.co/docs/transformers/perf_infer_gpu_one#flashattention-2 to install Flash Attention 2.",
+        "flash-attn-2-package-not-installed",
+    ),
+    (
+        "ImportError: Loading an AWQ quantized model requires auto-awq library (`pip install autoawq`)",
+        "import-guard-names-pip-install",
+    ),
+    (
+        "ImportError: Missing optional dependency 'openpyxl'.  Use pip or conda to install openpyxl.",
+        "pandas-missing-optional-dependency",
+    ),
 ]
 
 
