@@ -983,6 +983,7 @@ EXAMPLES += [
         "ImportError: Missing optional dependency 'openpyxl'.  Use pip or conda to install openpyxl.",
         "pandas-missing-optional-dependency",
     ),
+    ("importlib.metadata.PackageNotFoundError: flash_attn", "package-not-found-error-bare-name"),
 ]
 
 
