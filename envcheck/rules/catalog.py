@@ -54,6 +54,7 @@ from envcheck.rules.node import (  # noqa: F401
     numpy_c_api,
     packages,
     pip_offered,
+    pip_unavailable,
     pkg_stated,
     protobuf_generated,
     python_range,

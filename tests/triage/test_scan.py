@@ -984,6 +984,10 @@ EXAMPLES += [
         "pandas-missing-optional-dependency",
     ),
     ("importlib.metadata.PackageNotFoundError: flash_attn", "package-not-found-error-bare-name"),
+    (
+        "ERROR: Could not find a version that satisfies the requirement vllm==0.9.0 (from versions: 0.5.0, 0.6.0)",
+        "pip-requirement-not-offered",
+    ),
 ]
 
 
