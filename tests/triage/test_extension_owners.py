@@ -132,3 +132,20 @@ def test_sgl_kernels_line_with_a_cuda_symbol_stays_open(
         "undefined symbol: cudaGetDriverEntryPointByVersion",
     )
     assert causes(cli, log)["TOR120"]["verdict"] != "confirmed"
+
+
+def test_a_companion_paired_with_a_cuda_build_of_torch_comes_from_its_index(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    line = f"ImportError: {SITE}/torchvision/_C.so: undefined symbol: {TORCH_SYMBOL}"
+    node = saved_node(tmp_path, torch="2.5.1+cu118")
+    cause = causes(cli, log_file(tmp_path, line), "--report", str(node))["TOR104"]
+    assert cause["verdict"] == "confirmed", cause
+    paired = max(
+        c.version
+        for c in MATRIX.companions
+        if c.package == "torchvision" and str(c.torch) == "2.5.1"
+    )
+    url = MATRIX.torch_index_url("cu118")
+    assert url is not None
+    assert f"pip install torchvision=={paired} --index-url {url}" in fix_text(cause)

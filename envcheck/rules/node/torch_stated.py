@@ -202,6 +202,11 @@ def companion_in_log(facts: Facts, line: LogLine) -> Hit | None:
             None,
         )
     have = f"torch {torch}" if torch is not None else "the installed torch"
+    # torch's CUDA variant (+cu121) names the index its companions come from: PyPI's default
+    # build of the companion is another CUDA's
+    variant = torch.local if torch is not None and torch.local else None
+    url = facts.matrix.torch_index_url(variant) if variant and variant[:2] in ("cu", "cp") else None
+    index = f" --index-url {url}" if url else ""
     said = f"undefined symbol {symbol}" if symbol else f"'{line.text.strip()[:160]}'"
     message = (
         f"{name}'s compiled ops did not load into {have} (line {line.line}: {said}): the "
@@ -209,9 +214,10 @@ def companion_in_log(facts: Facts, line: LogLine) -> Hit | None:
     )
     if pair is not None:
         remedy = fix(
-            f"Install {name} {pair.version}, built for torch {pair.torch}",
+            f"Install {name} {pair.version}, built for torch {pair.torch}"
+            + (f", from torch's index (pip install {name}=={pair.version}{index})" if url else ""),
             "safe",
-            pip_install(f"{name}=={pair.version}"),
+            pip_install(f"{name}=={pair.version}", index_url=url),
         )
     else:
         remedy = fix(
@@ -223,7 +229,9 @@ def companion_in_log(facts: Facts, line: LogLine) -> Hit | None:
             "manual",
             manual(f"pip uninstall -y {name}"),
             manual(
-                f"pip install --force-reinstall --no-cache-dir torch {name} --index-url "
+                f"pip install --force-reinstall --no-cache-dir torch=={torch.public} {name}{index}"
+                if url and torch is not None
+                else f"pip install --force-reinstall --no-cache-dir torch {name} --index-url "
                 "<the index torch was installed from, e.g. .../whl/cu121> (with --pre for a "
                 "nightly)"
             ),
