@@ -164,3 +164,29 @@ def test_a_resolvers_refusal_moves_the_pin_or_unpins_the_requirer(
     text = fix_text(causes(cli, log)["PKG192"])
     assert "pip install 'accelerate<0.22.0,>=0.21.0' peft" in text
     assert "pip install peft 'accelerate==0.30.1'" in text
+
+
+def test_uv_and_poetry_refusals_are_fixed_in_their_own_spelling(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    for name, line, install in (
+        (
+            "uv.log",
+            "  ╰─▶ Because peft==0.4.0 depends on accelerate<0.22.0,>=0.21.0 and your project "
+            "depends on accelerate==0.30.1, we can conclude that your project's requirements are "
+            "unsatisfiable.",
+            "uv add",
+        ),
+        (
+            "poetry.log",
+            "Because peft (0.4.0) depends on accelerate (>=0.21.0,<0.22.0) and my-app depends on "
+            "accelerate (0.30.1), version solving failed.",
+            "poetry add",
+        ),
+    ):
+        cause = causes(cli, log_file(tmp_path, line, name=name))["PKG192"]
+        assert cause["verdict"] == "confirmed", cause
+        text = fix_text(cause)
+        assert f"{install} 'accelerate<0.22.0,>=0.21.0' peft" in text
+        assert f"{install} peft 'accelerate==0.30.1'" in text
+        assert "pip install 'accelerate<0.22.0,>=0.21.0' peft" in text

@@ -224,6 +224,11 @@ def _contains(spec: str | None, version: str | None) -> bool | None:
         return None
 
 
+# how each resolver's users change a requirement (uv's and Poetry's project commands write the
+# pin into pyproject.toml; uv pip install takes the same arguments as pip)
+_INSTALL = {"uv": "uv add", "Poetry": "poetry add", "pip's resolver": "pip install"}
+
+
 def conflict_fix(facts: Facts, conflict: Conflict) -> Fix:
     """The fix the line's own facts select: for an installed set, the required release back
     (or the requirer's release paired with what is installed, where the matrix pairs them);
@@ -249,18 +254,21 @@ def conflict_fix(facts: Facts, conflict: Conflict) -> Fix:
         return fix(text, "unsafe", *actions)
     requirer = f"{conflict.by} {conflict.by_version}" if conflict.by_version else conflict.by
     if conflict.resolver:
+        wanted = f"{name}{conflict.asked or ''}"
+        # each tool's own spelling: the project's dependency changed where the resolver read it
+        install = _INSTALL.get(conflict.tool, "pip install")
+        moved = f"{install} '{inside}' {by or ''}".rstrip()
         text = (
             f"The requirements cannot all hold: {requirer} requires {inside} and the request "
-            f"asks for {name}{conflict.asked or ''}. Drop or change that pin to {inside} "
-            f"(pip install '{inside}' {by or ''}), or let the resolver pick a release of {by} "
-            f"that accepts {name}{conflict.asked or ''} (unpin {by}: pip install {by} "
-            f"'{name}{conflict.asked or ''}')"
+            f"asks for {wanted}. Drop or change that pin to {inside} ({moved}), or let the "
+            f"resolver pick a release of {by} that accepts {wanted} (unpin {by}: {install} "
+            f"{by} '{wanted}')"
         )
-        actions = [
-            manual(f"pip install '{inside}' {by or ''}  (the pin moved inside {by}'s range)"),
-        ]
+        actions = [manual(f"{moved}  (the pin moved inside {by}'s range)")]
         if by and conflict.asked:
-            actions.append(manual(f"pip install {by} '{name}{conflict.asked}'  ({by} unpinned)"))
+            actions.append(manual(f"{install} {by} '{wanted}'  ({by} unpinned)"))
+        if install != "pip install":
+            actions.append(manual(f"pip install '{inside}' {by or ''}  (the same with pip)"))
         return fix(text, "manual", *actions)
     text = (
         f"Install {inside}, inside {requirer}'s range ({name} {conflict.have} is installed): "
