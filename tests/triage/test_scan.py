@@ -89,6 +89,10 @@ EXAMPLES = [
     ),
     (
         "ImportError: /usr/lib/python3/dist-packages/torch_scatter/_scatter_cuda.so: undefined symbol: _ZN2at4_ops5zeros4callEN3c108ArrayRefINS2_6SymIntEEE",
+        "undefined-symbol-torch",
+    ),
+    (
+        "ImportError: /usr/lib/python3/dist-packages/torch_scatter/_scatter_cuda.so: undefined symbol: cudaLaunchKernelExC",
         "undefined-symbol",
     ),
     (
