@@ -78,6 +78,9 @@ FACTS: dict[str, str] = {
     "has, as pip's resolver prints it ('isaaclab 0.36.1 requires torch==2.5.1')",
     "requirement": "a requirement (PEP 508) that the signature's `requirer` checks at run time "
     "(LLaMA-Factory's check_version: 'vllm>=0.4.3,<=0.7.3')",
+    "depends_on": "a resolver's 'X V depends on REQUIREMENT' (pip; uv's 'X==V depends on ...')",
+    "asked_requirement": "the pin a resolver says the user or the project asked for "
+    "(pip's 'The user requested torch==2.5.1', uv's 'you require torch==2.5.1')",
     "req_name": "a required distribution's name, joined with req_spec into a requirement",
     "req_spec": "the version range required of it ('>=0.8.6,<=0.9.6')",
     "check_switch": "a setting the line says skips the runtime check that refused a requirement "

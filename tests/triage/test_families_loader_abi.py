@@ -96,8 +96,24 @@ def test_demangle_shows_the_cxx_name_and_leaves_c_symbols() -> None:
 def test_owner_is_the_distribution_of_the_top_level_directory() -> None:
     path = "/env/lib/python3.11/site-packages/cv2/cv2.abi3.so"
     assert owner(path, MATRIX) == ("cv2", "opencv-python")
+    # a top-level extension file: its distribution from the tables (apex's ops), never made up
     top = "/env/lib/python3.11/site-packages/grouped_gemm_cuda.cpython-311-x86_64-linux-gnu.so"
-    assert owner(top, MATRIX) == ("grouped_gemm_cuda", "grouped-gemm-cuda")
+    assert owner(top, MATRIX) == ("grouped_gemm_cuda", None)
+    apex = "/env/lib/python3.11/site-packages/apex_C.cpython-311-x86_64-linux-gnu.so"
+    assert owner(apex, MATRIX) == ("apex_C", "apex")
+    fused = (
+        "/env/lib/python3.11/site-packages/fused_layer_norm_cuda.cpython-311-x86_64-linux-gnu.so"
+    )
+    assert owner(fused, MATRIX) == ("fused_layer_norm_cuda", "apex")
+    # a package directory whose distribution is named otherwise (the wheel's top_level.txt)
+    flashinfer = (
+        "/env/lib/python3.11/site-packages/flashinfer/_kernels.cpython-311-x86_64-linux-gnu.so"
+    )
+    assert owner(flashinfer, MATRIX) == ("flashinfer", "flashinfer-python")
+    assert owner("/env/lib/python3.11/site-packages/mmcv/_ext.abi3.so", MATRIX) == ("mmcv", "mmcv")
+    # a module file named plainly is its own distribution's (ujson's wheel ships ujson.*.so)
+    ujson = "/env/lib/python3.11/site-packages/ujson.cpython-311-x86_64-linux-gnu.so"
+    assert owner(ujson, MATRIX) == ("ujson", "ujson")
     assert owner("/opt/app/lib/libfoo.so", MATRIX) is None
 
 

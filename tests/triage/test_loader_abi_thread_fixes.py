@@ -243,9 +243,13 @@ def test_a_bare_extension_file_name_names_its_module_and_the_rebuild(
     cause = _causes(cli, log)["TOR150"]
     assert cause["verdict"] == "confirmed"
     (finding,) = cause["findings"]
-    assert "package knn-cuda-ext" in finding["message"]
+    assert "module knn_cuda_ext" in finding["message"]
     text = _fix(cause)
-    assert "pip install knn-cuda-ext --no-build-isolation --no-cache-dir" in text
+    # a compiled part's module name is not a distribution's: no command installs a made-up
+    # `knn-cuda-ext`; the environment's RECORD says which distribution installed it
+    assert "knn-cuda-ext" not in text
+    assert "packages_distributions" in text and "'knn_cuda_ext'" in text
+    assert "--no-build-isolation --no-cache-dir --force-reinstall <the distribution" in text
     assert "rm -rf build/" in text
 
 

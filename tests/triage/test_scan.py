@@ -89,6 +89,10 @@ EXAMPLES = [
     ),
     (
         "ImportError: /usr/lib/python3/dist-packages/torch_scatter/_scatter_cuda.so: undefined symbol: _ZN2at4_ops5zeros4callEN3c108ArrayRefINS2_6SymIntEEE",
+        "undefined-symbol-torch",
+    ),
+    (
+        "ImportError: /usr/lib/python3/dist-packages/torch_scatter/_scatter_cuda.so: undefined symbol: cudaLaunchKernelExC",
         "undefined-symbol",
     ),
     (
@@ -944,6 +948,51 @@ EXAMPLES += [
     ),
     ("ImportError: numpy.core.multiarray failed to import", "numpy-multiarray-failed-to-import"),
     ("RuntimeError: Numpy is not available", "torch-numpy-not-available"),
+]
+# the installers' and pkg_resources' own wordings of a requirement not met
+# (envcheck/rules/node/resolver_lines.py)
+EXAMPLES += [
+    (
+        "transformers 4.40.0 requires tokenizers<0.20,>=0.19, which is not installed.",
+        "pip-requirement-not-installed",
+    ),
+    (
+        "pkg_resources.ContextualVersionConflict: (tokenizers 0.15.0 (/usr/lib/python3/dist-packages), Requirement.parse('tokenizers<0.14,>=0.11.1'), {'transformers'})",
+        "pkg-resources-version-conflict",
+    ),
+    (
+        "pkg_resources.DistributionNotFound: The 'tokenizers<0.14,>=0.11.1' distribution was not found and is required by transformers",
+        "pkg-resources-distribution-not-found",
+    ),
+    (
+        "ERROR: Cannot install vllm==0.6.3 and torch==2.5.1 because these package versions have conflicting dependencies.",
+        "pip-resolution-impossible",
+    ),
+    (
+        "  ╰─▶ Because vllm==0.6.3 depends on torch==2.4.0 and you require torch==2.5.1, we can conclude that your requirements and vllm==0.6.3 are incompatible.",
+        "uv-no-solution",
+    ),
+    (
+        "Because vllm (0.6.3) depends on torch (2.4.0) and my-project depends on torch (2.5.1), version solving failed.",
+        "poetry-version-solving-failed",
+    ),
+    (
+        "ImportError: FlashAttention2 has been toggled on, but it cannot be used due to the following error: the package flash_attn seems to be not installed. Please refer to the documentation of https://huggingface.co/docs/transformers/perf_infer_gpu_one#flashattention-2 to install Flash Attention 2.",
+        "flash-attn-2-package-not-installed",
+    ),
+    (
+        "ImportError: Loading an AWQ quantized model requires auto-awq library (`pip install autoawq`)",
+        "import-guard-names-pip-install",
+    ),
+    (
+        "ImportError: Missing optional dependency 'openpyxl'.  Use pip or conda to install openpyxl.",
+        "pandas-missing-optional-dependency",
+    ),
+    ("importlib.metadata.PackageNotFoundError: flash_attn", "package-not-found-error-bare-name"),
+    (
+        "ERROR: Could not find a version that satisfies the requirement vllm==0.9.0 (from versions: 0.5.0, 0.6.0)",
+        "pip-requirement-not-offered",
+    ),
 ]
 
 

@@ -22,7 +22,7 @@ from packaging.version import InvalidVersion, Version
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.model import Matrix
-from envcheck.matrix.schema import RemovedSymbol
+from envcheck.matrix.schema import Extension, RemovedSymbol
 from envcheck.model.finding import Action, Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
@@ -76,20 +76,57 @@ def provider(symbol: str) -> str:
     return "other"
 
 
-def owner(path: str, matrix: Matrix) -> tuple[str, str] | None:
+def owner(path: str, matrix: Matrix) -> tuple[str, str | None] | None:
     """(top-level import name, distribution) of an extension from its path under
-    site-packages; None for a path elsewhere."""
+    site-packages; None for a path elsewhere. The distribution is None for a top-level
+    extension file named as a package's compiled part (``foo_C.cpython-310-...so``) that no
+    table names: its name is not its distribution's, and a made-up name must not reach a
+    command."""
     found = _SITE_PATH.search(path)
     if found is None:
         return None
     top = found.group("top")
     if top.endswith(".egg"):  # setuptools' egg directory: <name>-<version>-py3.X-<platform>.egg
         top = top.split("-", 1)[0]
-    if top.endswith(".so") or ".cpython-" in top or ".abi3" in top:  # a top-level extension file
+    single = top.endswith(".so") or ".cpython-" in top or ".abi3" in top
+    if single:  # a top-level extension file
         top = top.split(".", 1)[0]
+    return top, distribution(top, matrix, single_file=single)
+
+
+def distribution(top: str, matrix: Matrix, *, single_file: bool) -> str | None:
+    """The distribution that installs the top-level module ``top``: the matrix's
+    `[[import_name]]` entry (from wheels' top_level.txt / RECORD), else the compiled-ops
+    package that lists it (`[[extension]]` modules and ops: apex's amp_C, apex_C), else, for a
+    package directory or a plainly named module file (ujson), its own name (the distribution's
+    name in most wheels); None for a top-level file named as a compiled part of a larger
+    package (`*_C`, `*_cuda`, `*_ext`, ...) that no table names."""
     entry = matrix.import_name(top)
-    dist = entry.distribution if entry is not None and entry.distribution else None
-    return top, canonicalize_name(dist or top)
+    if entry is not None and entry.distribution:
+        return canonicalize_name(entry.distribution)
+    extension = matrix.extension(top)
+    if extension is not None:
+        return canonicalize_name(extension.package)
+    if single_file and _COMPILED_PART.search(top):
+        return None
+    return canonicalize_name(top)
+
+
+# a top-level extension file named as the compiled part of a larger package (apex_C, amp_C,
+# grouped_gemm_cuda, fused_dense_lib, quant_cuda_kernels), not as a distribution of its own
+# (ujson.cpython-312-...so is ujson's): which distribution installed it only its RECORD says
+_COMPILED_PART = lazy(
+    r"(?:_C|_cuda|_cu|_cpp|_ext|_ops|_kernels?|_backend|_lib|_impl|_native|_cxx|_core)$"
+)
+
+
+def _source_only(extension: Extension) -> bool:
+    """Whether a compiled-ops package is installed only from its repository (its documented
+    build clones it or installs `git+https://...`, and it has no wheel index): a reinstall by
+    its name from the package index gets nothing, or another project (apex)."""
+    return (
+        extension.wheel_index is None and extension.build is not None and "git" in extension.build
+    )
 
 
 def paired_with_torch(matrix: Matrix) -> set[str]:
@@ -180,18 +217,18 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
     owned = owner(path, facts.matrix)
     if owned is None and _BARE_NAME.match(path):  # the extension module's bare file name
         top = path.split(".", 1)[0]
-        entry = facts.matrix.import_name(top)
-        owned = top, canonicalize_name(entry.distribution if entry and entry.distribution else top)
+        owned = top, distribution(top, facts.matrix, single_file=True)
     if owned is None and (relative := _RELATIVE_PACKAGE.match(path)) is not None:
         # a path cut to `<package>/<ext>.so` (a pasted excerpt): a package the matrix knows
         top = relative.group("top")
-        entry = facts.matrix.import_name(top)
-        if entry is not None or facts.matrix.extension(top) is not None:
-            dist = entry.distribution if entry is not None and entry.distribution else top
-            owned = top, canonicalize_name(dist)
+        if facts.matrix.import_name(top) is not None or facts.matrix.extension(top) is not None:
+            owned = top, distribution(top, facts.matrix, single_file=False)
     if owned is None:
         return _source_build(facts, line, path, symbol)
-    top, dist = owned
+    top, named = owned
+    if named is None:
+        return _unnamed_distribution(facts, line, path, symbol, top)
+    dist = named
     if (
         dist in ("torch", "nvidia")
         and not symbol.startswith("nccl")  # NCCL against torch's pin: CUD101 / the nccl rules
@@ -351,12 +388,17 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
     if extension is not None and source in ("torch", "cuda"):
         # a compiled-ops package with its own wheel index / build (matrices/packages/extensions.toml)
         text, ext_actions = install_text(facts, extension)
-        summary = (
-            f"Install the {extension.package} build made for {_torch_text(facts)}: {text}; or "
-            f"reinstall it against the installed torch: pip install {pin} --no-build-isolation "
-            "--no-cache-dir --force-reinstall"
-        )
-        actions = [*ext_actions, *actions]
+        summary = f"Install the {extension.package} build made for {_torch_text(facts)}: {text}"
+        if _source_only(
+            extension
+        ):  # the index has no build of it (apex's name is another project's)
+            actions = [*ext_actions, *(a for a in actions if a is not rebuild)]
+        else:
+            summary += (
+                f"; or reinstall it against the installed torch: pip install {pin} "
+                "--no-build-isolation --no-cache-dir --force-reinstall"
+            )
+            actions = [*ext_actions, *actions]
     known = facts.matrix.import_name(top)
     if (
         known is not None
@@ -364,7 +406,7 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
         and not (extension is not None and source in ("torch", "cuda"))
     ):  # which distribution ships the extension, where
         note = _wheel_index(known.note, facts)
-        summary += f". {note}"
+        summary += f". {note.rstrip('.')}"
         index = _FIND_LINKS.search(note)
         if index is not None:  # the package's own wheel index, as its README gives it
             actions = [manual(index.group(0).rstrip(".,;")), *actions]
@@ -409,6 +451,66 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
             "line": line.line,
             "library": path,
             "distribution": dist,
+            "module": top,
+            "symbol": symbol,
+            "demangled": readable,
+            "provider": source,
+        },
+        fix=fix(summary, "manual", *actions),
+    )
+
+
+def _unnamed_distribution(facts: Facts, line: LogLine, path: str, symbol: str, top: str) -> Hit:
+    """A top-level extension module (``<site-packages>/foo_C.cpython-310-...so``) no table maps
+    to its distribution: the cause is read from the symbol as for any package, and the fix
+    first asks the environment which distribution installed the module (its RECORD, through
+    importlib.metadata) instead of guessing a name for the install command."""
+    readable = demangle(symbol)
+    shown = f"{symbol} ({readable})" if readable else symbol
+    source = provider(symbol)
+    torch = _torch_text(facts)
+    against = {
+        "torch": f"another torch than {torch}",
+        "cuda": "another CUDA release than the CUDA libraries that load",
+        "cuda-driver": "a newer CUDA than the installed NVIDIA driver supports",
+        "nvcc": f"an nvcc of another CUDA release than {torch}'s runtime",
+        "python": "another Python than the one importing it"
+        + (
+            f" (its file is tagged for Python 3.{t.group(1)})"
+            if (t := _CPYTHON_TAG.search(path))
+            else ""
+        ),
+        "other": "another version of a library it links than the one that loads",
+    }[source]
+    which = (
+        f'python -c "from importlib.metadata import packages_distributions as p; '
+        f"print(p().get('{top}'))\"  (the distribution that installed {top})"
+    )
+    dist = f"<the distribution that installed {top}>"
+    again = (
+        f"python -m pip install --force-reinstall --no-cache-dir {dist}"
+        if source == "python"
+        else f"pip install --no-build-isolation --no-cache-dir --force-reinstall {dist}"
+    )
+    summary = (
+        f"Find the distribution that installed {top} ({which.split('  (', maxsplit=1)[0]}; its "
+        f"dist-info RECORD lists {top}'s file), then reinstall it built against the installed "
+        + ("Python" if source == "python" else "torch")
+        + f": {again}"
+        + ("; from a source checkout, rm -rf build/ first (a stale build is reused)")
+    )
+    actions: list[Action] = [manual(which), manual(again)]
+    if source == "torch":
+        summary += "; or install the torch it was built for: pip install torch==<that release>"
+        actions.append(manual("pip install torch==<the release it was built for>"))
+    return Hit(
+        f"{path} (module {top}, line {line.line}) cannot resolve {shown}, which "
+        f"{source_text(source)} should provide: the extension was built against {against} "
+        f"(no table of the matrix names the distribution that installs {top})",
+        evidence={
+            "line": line.line,
+            "library": path,
+            "distribution": None,
             "module": top,
             "symbol": symbol,
             "demangled": readable,
@@ -819,14 +921,47 @@ def source_text(source: str) -> str:
     }[source]
 
 
+def names_other_package(facts: Facts, line: LogLine, modules: Iterable[str]) -> str | None:
+    """The extension a generic loader line (`<path>.so: undefined symbol: ...`) names, when
+    its path is a package's (under site-packages, or a bare extension file name) and names none
+    of ``modules`` (flash_attn, vllm, torchvision): that line says another package failed, so a
+    cause about these is ruled out by it. None when the line names no such path or names one
+    of them (the cause stays for its rule to judge)."""
+    path = line.stated.get("library_path")
+    if not path:
+        return None
+    if owner(path, facts.matrix) is None and not _BARE_NAME.match(path):
+        return None
+    if any(m in path for m in modules):
+        return None
+    return path
+
+
+@from_log("TOR103")
+def flash_attn_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """flash-attn's pairing with torch (TOR103) as a generic undefined-symbol line decides it:
+    ruled out when the failing extension is another package's (the line names its path); open
+    otherwise, for the rule to judge on the node's versions. flash-attn's own extension lines
+    have their signature (abi.toml's undefined-symbol-flash-attn)."""
+    if names_other_package(facts, line, ("flash_attn",)) is not None:
+        return None
+    raise NotStated(
+        f"line {line.line} does not name another package's extension: TOR103 compares "
+        "flash-attn's release with the node's torch",
+        "packages.flash-attn",
+    )
+
+
 @from_log("VLM101")
-def vllm_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
+def vllm_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """`vllm/_C.abi3.so: undefined symbol: <a torch symbol>`: vLLM's compiled ops were built
     against another torch than the one installed (each vLLM release pins torch with `==`); the
     line establishes it whatever the node says. The fix is the torch the installed vLLM pins
     (the matrix's `[[vllm]]` entry when the node states vLLM's version), or vLLM reinstalled so
     that pip brings that torch back."""
     symbol = line.stated.get("undefined_symbol")
+    if names_other_package(facts, line, ("vllm",)) is not None:
+        return None  # the failing extension is another package's
     if symbol is None or provider(symbol) != "torch":
         raise NotStated(
             f"line {line.line} does not show a torch symbol: VLM101 compares vLLM's torch pin "

@@ -536,9 +536,14 @@ def _missing_in_source_build(
 # the command a library's own import guard prints (transformers: "requires Accelerate: `pip
 # install 'accelerate>=0.26.0'`", "requires `accelerate>=0.20.1`: ... `pip install accelerate -U`")
 _LINE_COMMAND = lazy(
-    r"(?:`pip install '?|requires `)(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*)"
+    r"(?:`pip install (?P<upgrade>(?:-U|--upgrade) )?'?|requires `)"
+    r"(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*)"
     r"(?P<spec>(?:[<>=!~]=?[0-9][^`' ,]*)(?:,[<>=!~]=?[0-9][^`' ,]*)*)?'?"
 )
+
+
+# a library's line that asks for its newest release (transformers' import guards)
+_LATEST = lazy(r"\b(?:the )?latest (?:version|release)\b")
 
 
 # a checkout's folders that hold scripts rather than its package's modules
@@ -846,6 +851,24 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
                 f'install -U "{wanted}" (then restart the kernel or process)',
                 "safe",
                 pip_install(wanted, flags=("--upgrade",)),
+            ),
+        )
+    if (
+        floor is not None
+        and canonicalize_name(floor.group("name")) == dist
+        and (floor.group("upgrade") or _LATEST.search(line.text))
+    ):
+        # the library's own line asks for its latest release ('requires the latest version of
+        # bitsandbytes: `pip install -U bitsandbytes`'): installed, but too old for the caller
+        return Hit(
+            f"{module} is not importable here in a release new enough for the caller (line "
+            f"{line.line}): not installed in this interpreter, or an older release is",
+            evidence=evidence,
+            fix=fix(
+                f"Upgrade it in the environment that runs the job, as the line says: python -m "
+                f"pip install -U {dist} (then restart the kernel or process)",
+                "safe",
+                pip_install(dist, flags=("--upgrade",)),
             ),
         )
     return Hit(

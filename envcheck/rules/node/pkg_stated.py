@@ -22,6 +22,7 @@ from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.imports import frame_distribution
 from envcheck.rules.node.packages import requirements_in_effect
+from envcheck.rules.node.resolver_lines import installed_conflict_hit, stated_conflict
 from envcheck.rules.node.version_checks import REQUIRED_FOUND, version_check_in_log
 
 # the last NumPy 1 release: a requirement that excludes it asks for NumPy 2
@@ -241,6 +242,9 @@ def runtime_check_in_log(facts: Facts, line: LogLine) -> Hit | None:
     line states the range and the release it found by itself (rules/node/version_checks.py)."""
     if REQUIRED_FOUND.search(line.text) is not None:
         return version_check_in_log(facts, line)
+    conflict = stated_conflict(line.text)  # pip's check, pkg_resources: the installed set
+    if conflict is not None and not conflict.resolver:
+        return installed_conflict_hit(facts, line, conflict)
     signature = next((s for s in facts.matrix.signatures if s.id == line.signature), None)
     stated = _STATED_REQUIRES.match(line.stated.get("requires", ""))
     if stated is not None and (signature is None or stated.group("by") != signature.requirer):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 
 from packaging.utils import canonicalize_name
@@ -85,6 +86,11 @@ def sgl_kernel_other_torch(facts: Facts) -> Iterable[Hit]:
     - https://github.com/sgl-project/sglang/issues/8373
     - PyPI wheel metadata of sglang (Requires-Dist sgl-kernel==X and torch==Y)
     """
+    failed = [u for u in facts.unresolved_symbols("sgl_kernel") if _TORCH_SYMBOL.match(u.symbol)]
+    if failed:  # the loader's line establishes it whatever else is known of the node
+        stated = _from_symbol(facts, failed[0].library, failed[0].symbol)
+        if stated is not None:
+            return [stated]
     dist = facts.dist("sgl-kernel")
     if dist is None:
         return []
@@ -94,7 +100,6 @@ def sgl_kernel_other_torch(facts: Facts) -> Iterable[Hit]:
     except InvalidVersion:
         version = None
     pair = facts.matrix.companion("sgl-kernel", version) if version is not None else None
-    failed = [u for u in facts.unresolved_symbols("sgl_kernel") if _TORCH_SYMBOL.match(u.symbol)]
     if pair is not None and pair.torch == public(torch) and not failed:
         return []
     if pair is None and not failed:
@@ -117,3 +122,38 @@ def sgl_kernel_other_torch(facts: Facts) -> Iterable[Hit]:
             fix=_remedy(facts, torch, pair.torch if pair is not None else None),
         )
     ]
+
+
+def _from_symbol(facts: Facts, library: str, symbol: str) -> Hit | None:
+    """sgl-kernel's `common_ops` missing a torch symbol where the node's sgl-kernel or torch is
+    not known: the line alone establishes the cause; the fix is the pairing sglang pins, from
+    the matrix when the torch is known, else read from the installed sglang's requirements.
+    None when both are known (the pairing check words it)."""
+    dist = torch = None
+    with contextlib.suppress(Skip):
+        dist = facts.dist("sgl-kernel")
+    with contextlib.suppress(Skip):
+        torch = facts.torch_version()
+    if dist is not None and torch is not None:
+        return None
+    have = f"sgl-kernel {dist.version}" if dist is not None else "the installed sgl-kernel"
+    against = f"torch {torch}" if torch is not None else "the installed torch"
+    if torch is not None:
+        remedy = _remedy(facts, torch, None)
+    else:
+        remedy = fix(
+            "Install the sgl-kernel and torch the installed sglang pins (`pip show sglang`: "
+            "Requires sgl-kernel==X, torch==Y): pip install --force-reinstall "
+            '"sglang[all]==<installed sglang>" brings both back; or install the sgl-kernel '
+            "release built for the installed torch",
+            "manual",
+            manual("pip show sglang  (Requires: sgl-kernel==X and torch==Y, the pair it pins)"),
+            manual('pip install --force-reinstall "sglang[all]==<installed sglang>"'),
+            manual("pip install --force-reinstall --no-deps sgl-kernel==<X>  (sglang's pin)"),
+        )
+    return Hit(
+        f"{have} was built for another torch than {against}: its {library} misses {symbol}, a "
+        "torch symbol (each sgl-kernel release links one libtorch)",
+        evidence={"symbol": symbol, "library": library},
+        fix=remedy,
+    )

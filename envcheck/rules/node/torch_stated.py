@@ -17,6 +17,7 @@ from envcheck.model.finding import Fix
 from envcheck.rules.base import Hit, LogLine, from_log
 from envcheck.rules.choose import sm
 from envcheck.rules.fixes import fix, manual, pip_install
+from envcheck.rules.node.abi import names_other_package
 from envcheck.rules.node.arch import _cc
 from envcheck.rules.node.torch_build import _upgrade_fix
 
@@ -172,12 +173,16 @@ def _all_ampere_or_newer(facts: Facts, line: LogLine) -> bool:
 
 
 @from_log("TOR104")
-def companion_in_log(facts: Facts, line: LogLine) -> Hit:
+def companion_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """A companion's compiled part that did not load into the installed torch: torchvision's
     'operator torchvision::nms does not exist', or the companion's own extension with an
     `undefined symbol` (torchvision, torchaudio, xformers: the extension's path names it). Where the
     node's torch is known, the paired release (the matrix's companions) is named; otherwise the
     pairing rule: the companion of the same channel and release as torch, from torch's index."""
+    companions = {str(canonicalize_name(c.package)) for c in facts.matrix.companions}
+    modules = {c.replace("-", "_") for c in companions}
+    if names_other_package(facts, line, modules) is not None:
+        return None  # a generic loader line naming another package's extension
     extension = line.stated.get("ext_library")  # torchaudio/lib/libtorchaudio.so
     name = str(canonicalize_name(extension.split("/", 1)[0] if extension else "torchvision"))
     symbol = line.stated.get("undefined_symbol")
@@ -197,6 +202,11 @@ def companion_in_log(facts: Facts, line: LogLine) -> Hit:
             None,
         )
     have = f"torch {torch}" if torch is not None else "the installed torch"
+    # torch's CUDA variant (+cu121) names the index its companions come from: PyPI's default
+    # build of the companion is another CUDA's
+    variant = torch.local if torch is not None and torch.local else None
+    url = facts.matrix.torch_index_url(variant) if variant and variant[:2] in ("cu", "cp") else None
+    index = f" --index-url {url}" if url else ""
     said = f"undefined symbol {symbol}" if symbol else f"'{line.text.strip()[:160]}'"
     message = (
         f"{name}'s compiled ops did not load into {have} (line {line.line}: {said}): the "
@@ -204,9 +214,10 @@ def companion_in_log(facts: Facts, line: LogLine) -> Hit:
     )
     if pair is not None:
         remedy = fix(
-            f"Install {name} {pair.version}, built for torch {pair.torch}",
+            f"Install {name} {pair.version}, built for torch {pair.torch}"
+            + (f", from torch's index (pip install {name}=={pair.version}{index})" if url else ""),
             "safe",
-            pip_install(f"{name}=={pair.version}"),
+            pip_install(f"{name}=={pair.version}", index_url=url),
         )
     else:
         remedy = fix(
@@ -218,7 +229,9 @@ def companion_in_log(facts: Facts, line: LogLine) -> Hit:
             "manual",
             manual(f"pip uninstall -y {name}"),
             manual(
-                f"pip install --force-reinstall --no-cache-dir torch {name} --index-url "
+                f"pip install --force-reinstall --no-cache-dir torch=={torch.public} {name}{index}"
+                if url and torch is not None
+                else f"pip install --force-reinstall --no-cache-dir torch {name} --index-url "
                 "<the index torch was installed from, e.g. .../whl/cu121> (with --pre for a "
                 "nightly)"
             ),
