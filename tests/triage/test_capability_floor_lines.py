@@ -58,6 +58,22 @@ Cli = Callable[..., CliResult]
             "8.0",
             "--quantization gptq",
         ),
+        # TransformerEngine's NVTE_CHECK: 'SM_90+', the GPU as 'current device is SM_86'
+        (
+            "RuntimeError: NCCL EP requires SM_90+ (Hopper or later), but current device is SM_86",
+            "9.0",
+            "Hopper (H100",
+        ),
+        ("RuntimeError: Kernel is only supported on SM 9.0+.", "9.0", "Hopper (H100"),
+        # a floor written as the first refused value ('SM < 90')
+        ("RuntimeError: FP4 data type is not supported on SM < 90", "9.0", "Mxfp4Config"),
+        # the capability's floor, not the CUDA release the same line also requires
+        (
+            "RuntimeError: FP8 block scaled GEMM requires compute capability 9.0 or higher and "
+            "CUDA >= 12.9.",
+            "9.0",
+            "bf16/fp16 instead of FP8",
+        ),
     ],
 )
 def test_a_floor_in_any_writing_confirms_the_refusal_with_the_features_fallback(
@@ -129,3 +145,11 @@ def test_a_requirement_stated_without_an_error_is_no_refusal(cli: Cli, tmp_path:
     result = cli("triage", str(log), "--json", "--no-probe")
     ids = {m["id"] for m in result.json()["data"]["matches"]}
     assert "library-capability-floor-refused" not in ids
+
+
+def test_a_gpu_above_a_check_that_accepts_one_family_only_is_not_below_a_floor(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """'requires SM100 or SM103, got SM120': a kernel for another family, not a GPU too old."""
+    line = "RuntimeError: Cake Router GEMM requires SM100 or SM103, got SM120"
+    assert causes(cli, log_file(tmp_path, line))["CUD151"]["verdict"] == "ruled_out"

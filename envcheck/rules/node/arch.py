@@ -404,11 +404,12 @@ def arch_floor_in_log(facts: Facts, line: LogLine) -> Hit | None:
 
 
 def _stated_floor_hit(
-    facts: Facts, line: LogLine, entry: ArchFloor | None, stated: Version | None
+    facts: Facts, line: LogLine, feature: tuple[ArchFloor, str] | None, stated: Version | None
 ) -> Hit | None:
     """A library's refusal in a wording the table does not know: the floor the line states (or
     the feature entry's own), the GPU the line or the node names, and the fix: this GPU's
     fallback for the feature the line names, and the GPUs that meet the floor."""
+    entry, word = feature if feature is not None else (None, None)
     floor = stated or (entry.min_compute_capability if entry is not None else None)
     if floor is None:
         raise NotStated(
@@ -417,7 +418,7 @@ def _stated_floor_hit(
     name, cc = _line_gpu(facts, line)
     if cc is not None and cc >= floor:
         return None  # the GPU meets the floor the line states: not this cause
-    what = f"{entry.package}: {entry.feature}" if entry is not None else "the library's check"
+    what = f"the library's check for {word}" if word else "the library's check"
     gpu = f"{name or 'the GPU'}" + (f" ({sm(cc)}, compute capability {cc})" if cc else "")
     below = "is below it" if cc is not None else "is below it, by the library's own check"
     fallback = (entry.fallback or entry.fix) if entry is not None else None
