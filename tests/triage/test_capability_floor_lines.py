@@ -31,13 +31,13 @@ Cli = Callable[..., CliResult]
         (
             "AssertionError: Flash Attention 2 requires compute capability >= 8.0",
             "8.0",
-            "attn_implementation='sdpa'",
+            'attn_implementation="sdpa"',
         ),
         # an architecture name as the floor: the GPU table's lowest Hopper is 9.0
         (
             "RuntimeError: FlashAttention-3 only supports Hopper GPUs or newer.",
             "9.0",
-            "attn_implementation='sdpa'",
+            'attn_implementation="sdpa"',
         ),
         ("RuntimeError: bf16 requires Ampere or newer", "8.0", "torch_dtype=torch.float16"),
         # 'X.Y or higher required': TransformerEngine's FP8 check
@@ -153,3 +153,17 @@ def test_a_gpu_above_a_check_that_accepts_one_family_only_is_not_below_a_floor(
     """'requires SM100 or SM103, got SM120': a kernel for another family, not a GPU too old."""
     line = "RuntimeError: Cake Router GEMM requires SM100 or SM103, got SM120"
     assert causes(cli, log_file(tmp_path, line))["CUD151"]["verdict"] == "ruled_out"
+
+
+def test_a_known_checks_fix_names_the_gpus_at_its_floor_too(cli: Cli, tmp_path: Path) -> None:
+    log = log_file(
+        tmp_path,
+        "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-1)",
+        "ValueError: type fp8e4nv not supported in this architecture. The supported fp8 dtypes "
+        "are ('fp8e4b15', 'fp8e5')",
+    )
+    cause = causes(cli, log)["CUD151"]
+    assert cause["verdict"] == "confirmed"
+    text = str(cause["findings"][0]["fix"])
+    assert "Ada Lovelace (L4" in text
+    assert "Ampere (" not in text  # sm_80 is below fp8e4nv's sm_89

@@ -395,11 +395,12 @@ def arch_floor_in_log(facts: Facts, line: LogLine) -> Hit | None:
             fix=_fix(entry.at_or_above_fix or entry.fix),
         )
     below = "is below" if cc is not None else "is below, by the library's own check,"
+    meets = gpus_at_or_above(facts.matrix, floor)
     return Hit(
         f"{entry.package}: {entry.feature} needs compute capability {floor} or newer "
         f"(sm_{str(floor).replace('.', '')}); {gpu} {below} it (line {line.line})",
         evidence=evidence,
-        fix=_fix(entry.fix),
+        fix=_fix(f"{entry.fix}; GPUs at or above {floor}: {meets}" if meets else entry.fix),
     )
 
 
