@@ -26,7 +26,7 @@ Cli = Callable[..., CliResult]
             "Turing (T4",
         ),
         # FlashInfer's older check_cuda_arch: 'sm75+'
-        ("RuntimeError: FlashInfer requires sm75+", "7.5", "VLLM_USE_FLASHINFER_SAMPLER=0"),
+        ("RuntimeError: FlashInfer requires sm75+", "7.5", "TORCH_CUDA_ARCH_LIST"),
         # '>= 8.0' and flash attention written apart
         (
             "AssertionError: Flash Attention 2 requires compute capability >= 8.0",
@@ -167,3 +167,22 @@ def test_a_known_checks_fix_names_the_gpus_at_its_floor_too(cli: Cli, tmp_path: 
     text = str(cause["findings"][0]["fix"])
     assert "Ada Lovelace (L4" in text
     assert "Ampere (" not in text  # sm_80 is below fp8e4nv's sm_89
+
+
+def test_flashinfers_old_check_names_the_build_arch_list_first(cli: Cli, tmp_path: Path) -> None:
+    """'FlashInfer requires sm75+' is raised when ANY architecture in the build's list is below
+    7.5 (flashinfer#371: an L20 under NGC's TORCH_CUDA_ARCH_LIST): the list is the first fix."""
+    cause = causes(cli, log_file(tmp_path, "RuntimeError: FlashInfer requires sm75+"))["CUD151"]
+    assert cause["verdict"] == "confirmed"
+    text = fix_text(cause)
+    assert text.index("TORCH_CUDA_ARCH_LIST") < text.index("VLLM_USE_FLASHINFER_SAMPLER=0")
+    above = log_file(
+        tmp_path,
+        "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-1)",
+        "RuntimeError: FlashInfer requires sm75+",
+        name="a100.log",
+    )
+    cause = causes(cli, above)["CUD151"]
+    assert cause["verdict"] == "confirmed"
+    assert "meets its floor" in cause["findings"][0]["message"]
+    assert "unset TORCH_CUDA_ARCH_LIST" in str(cause["findings"][0]["fix"])

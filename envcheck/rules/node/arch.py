@@ -394,7 +394,7 @@ def arch_floor_in_log(facts: Facts, line: LogLine) -> Hit | None:
             evidence=evidence,
             fix=_fix(entry.at_or_above_fix or entry.fix),
         )
-    below = "is below" if cc is not None else "is below, by the library's own check,"
+    below = "is below" if cc is not None else "is, by the library's own check, below"
     meets = gpus_at_or_above(facts.matrix, floor)
     return Hit(
         f"{entry.package}: {entry.feature} needs compute capability {floor} or newer "
@@ -418,7 +418,9 @@ def _stated_floor_hit(
         )
     name, cc = _line_gpu(facts, line)
     if cc is not None and cc >= floor:
-        return None  # the GPU meets the floor the line states: not this cause
+        # the GPU meets the floor the line states: not this cause (what an entry's own message
+        # means above its floor, at_or_above, is that wording's, not any line's naming it)
+        return None
     what = f"the library's check for {word}" if word else "the library's check"
     gpu = f"{name or 'the GPU'}" + (f" ({sm(cc)}, compute capability {cc})" if cc else "")
     below = "is below it" if cc is not None else "is below it, by the library's own check"
