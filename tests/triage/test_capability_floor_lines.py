@@ -143,8 +143,23 @@ def test_a_requirement_stated_without_an_error_is_no_refusal(cli: Cli, tmp_path:
         "Flash Attention 2 requires compute capability >= 8.0; using sdpa",
     )
     result = cli("triage", str(log), "--json", "--no-probe")
-    ids = {m["id"] for m in result.json()["data"]["matches"]}
-    assert "library-capability-floor-refused" not in ids
+    matches = result.json()["data"]["matches"]
+    assert "library-capability-floor-refused" not in {m["id"] for m in matches}
+    verdicts = {c["verdict"] for m in matches for c in m["causes"] if c["code"] == "CUD151"}
+    assert "confirmed" not in verdicts
+
+
+def test_a_floor_stated_without_an_error_marker_is_decided_by_the_line(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """An issue's title line or a traceback's message on a line of its own is the refusal; a
+    GPU the log names at or above the floor rules it out."""
+    title = "FP8 models require a GPU with Compute Capability 8.9 or higher"
+    cause = causes(cli, log_file(tmp_path, title))["CUD151"]
+    assert cause["verdict"] == "confirmed"
+    assert "bf16/fp16 instead of FP8" in str(cause["findings"][0]["fix"])
+    above = log_file(tmp_path, "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1)", title, name="h.log")
+    assert causes(cli, above)["CUD151"]["verdict"] == "ruled_out"
 
 
 def test_a_gpu_above_a_check_that_accepts_one_family_only_is_not_below_a_floor(

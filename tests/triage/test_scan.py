@@ -2527,4 +2527,8 @@ EXAMPLES += [
         "ValueError: FP8 quantized models is only supported on GPUs with compute capability >= 9.0 (e.g H100)",
         "library-capability-floor-refused",
     ),
+    (
+        "FP8 models require a GPU with Compute Capability 8.9 or higher",
+        "library-capability-floor-stated",
+    ),
 ]

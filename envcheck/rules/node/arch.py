@@ -349,6 +349,21 @@ def _line_gpu(facts: Facts, line: LogLine) -> tuple[str | None, Version | None]:
     return name, None
 
 
+# a line that states a floor as a note, not a refusal: a warning, a fallback the program took,
+# a --help text or a comment (healthy nodes print these)
+_NOTE = lazy(
+    r"(?i)\b(?:warn(?:ing)?|info|note|notice|hint|tip|skip(?:ping|ped)?|fall(?:ing|s)?[ -]?back"
+    r"|will use|instead|disabl(?:e|ed|ing)|usage|optional|recommended)\b|^\s*(?:-{1,2}[A-Za-z]|#)"
+)
+
+
+def _only_decides(facts: Facts, line: LogLine) -> bool:
+    """Whether the line's signature leaves CUD151 to the line's facts (``decides``) instead of
+    establishing it (``confirms``): a statement of a floor with no error marker."""
+    sig = next((s for s in facts.matrix.signatures if s.id == line.signature), None)
+    return sig is not None and "CUD151" in sig.decides and "CUD151" not in sig.confirms
+
+
 def _stated_floor(facts: Facts, line: LogLine) -> Version | None:
     """The floor the line states: a compute capability in any writing (8.0, sm_75, '(8, 0)',
     75), else an architecture name the GPU table knows ('Ampere GPUs or newer')."""
@@ -366,6 +381,12 @@ def arch_floor_in_log(facts: Facts, line: LogLine) -> Hit | None:
     or above it rules it out, unless the table says what the same text means there. A wording
     the table does not know is read by the feature it names (the entry's ``keywords``: its
     fallback on this GPU) and the floor it states, in any writing."""
+    if _only_decides(facts, line) and _NOTE.search(line.text):
+        raise NotStated(
+            f"line {line.line} states the floor as a note (a warning, a fallback taken, a help "
+            "text), not as the library's refusal",
+            "log.refusal",
+        )
     entry = facts.matrix.arch_floor(line.text)
     stated = _stated_floor(facts, line)
     if entry is None:
