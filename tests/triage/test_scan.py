@@ -2531,4 +2531,9 @@ EXAMPLES += [
         "FP8 models require a GPU with Compute Capability 8.9 or higher",
         "library-capability-floor-stated",
     ),
+    (
+        "Please follow the instructions at https://pytorch.org/get-started/locally/ to install a "
+        "PyTorch release that supports one of these CUDA versions: 12.8",
+        "torch-gpu-cc-outside-build",
+    ),
 ]
