@@ -176,10 +176,10 @@ FUNCTIONS['38a0b1b975ab1ca5df6a40b035aa9cd90442b76a62e36ccba3c03b8ffa20661d'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.package,self.feature,self.message,self.fix,self.source,self.min_compute_capability,self.at_or_above,self.at_or_above_fix,self.whole_package,self.note,self.ceiling,self.max_compute_capability,)==(other.package,other.feature,other.message,other.fix,other.source,other.min_compute_capability,other.at_or_above,other.at_or_above_fix,other.whole_package,other.note,other.ceiling,other.max_compute_capability,)
+   return (self.package,self.feature,self.message,self.fix,self.source,self.min_compute_capability,self.at_or_above,self.at_or_above_fix,self.whole_package,self.note,self.ceiling,self.max_compute_capability,self.keywords,self.fallback,)==(other.package,other.feature,other.message,other.fix,other.source,other.min_compute_capability,other.at_or_above,other.at_or_above_fix,other.whole_package,other.note,other.ceiling,other.max_compute_capability,other.keywords,other.fallback,)
   return NotImplemented
  return __eq__
-FUNCTIONS['dd9dcca79025b7e5761b2e3b03ad6b44404402bbd85518bc7efe017af9e8cb25'] = __create_fn__
+FUNCTIONS['5c971de1d680a6f6e83b6f36ac9b0ca96a1bf9215887c703e34ffdb0db971d90'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -445,9 +445,9 @@ FUNCTIONS['37be08daa836a781a9c1c28ec423d612678c96a08cb8c9d3f1512528daaca90a'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.package,self.feature,self.message,self.fix,self.source,self.min_compute_capability,self.at_or_above,self.at_or_above_fix,self.whole_package,self.note,self.ceiling,self.max_compute_capability,))
+  return hash((self.package,self.feature,self.message,self.fix,self.source,self.min_compute_capability,self.at_or_above,self.at_or_above_fix,self.whole_package,self.note,self.ceiling,self.max_compute_capability,self.keywords,self.fallback,))
  return __hash__
-FUNCTIONS['88b271015608cfdfe6753afaad4c8296cc7913f728d538765341cf01221bfbc1'] = __create_fn__
+FUNCTIONS['1f0e8720887382a6ca09e6d5df3cc93f92869c50e5ff7ab47ed993a7fa55445a'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -679,9 +679,9 @@ FUNCTIONS['7d35b326410efb4a70403b43ddd88fc16223c84e6ed16612d0759c1c8aac083a'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(package={self.package!r}, feature={self.feature!r}, message={self.message!r}, fix={self.fix!r}, source={self.source!r}, min_compute_capability={self.min_compute_capability!r}, at_or_above={self.at_or_above!r}, at_or_above_fix={self.at_or_above_fix!r}, whole_package={self.whole_package!r}, note={self.note!r}, ceiling={self.ceiling!r}, max_compute_capability={self.max_compute_capability!r})"
+  return self.__class__.__qualname__ + f"(package={self.package!r}, feature={self.feature!r}, message={self.message!r}, fix={self.fix!r}, source={self.source!r}, min_compute_capability={self.min_compute_capability!r}, at_or_above={self.at_or_above!r}, at_or_above_fix={self.at_or_above_fix!r}, whole_package={self.whole_package!r}, note={self.note!r}, ceiling={self.ceiling!r}, max_compute_capability={self.max_compute_capability!r}, keywords={self.keywords!r}, fallback={self.fallback!r})"
  return __repr__
-FUNCTIONS['e2a3b9764596a1a4ce6809f6e774e46aa30be0c341224696138cf954623a5a21'] = __create_fn__
+FUNCTIONS['90cfc9c53b9ec2a2a549b1cc33b25b69d7f708a4ae39044b35bdffca1704b2e6'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -1082,8 +1082,8 @@ def __create_fn__(_type_package, _type_arch, _type_versions, _type_source, _type
  return __init__
 FUNCTIONS['559c34e91d9bbf2d81fbbcdc928f643f3dc59b96dbe8c25badd9991c5d877b85'] = __create_fn__
 
-def __create_fn__(_type_package, _type_feature, _type_message, _type_fix, _type_source, _type_min_compute_capability, _type_at_or_above, _type_at_or_above_fix, _type_whole_package, _type_note, _type_ceiling, _type_max_compute_capability, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_min_compute_capability, _dflt_at_or_above, _dflt_at_or_above_fix, _dflt_whole_package, _dflt_note, _dflt_ceiling, _dflt_max_compute_capability, _return_type):
- def __init__(self,package:_type_package,feature:_type_feature,message:_type_message,fix:_type_fix,source:_type_source,min_compute_capability:_type_min_compute_capability=_dflt_min_compute_capability,at_or_above:_type_at_or_above=_dflt_at_or_above,at_or_above_fix:_type_at_or_above_fix=_dflt_at_or_above_fix,whole_package:_type_whole_package=_dflt_whole_package,note:_type_note=_dflt_note,ceiling:_type_ceiling=_dflt_ceiling,max_compute_capability:_type_max_compute_capability=_dflt_max_compute_capability)->_return_type:
+def __create_fn__(_type_package, _type_feature, _type_message, _type_fix, _type_source, _type_min_compute_capability, _type_at_or_above, _type_at_or_above_fix, _type_whole_package, _type_note, _type_ceiling, _type_max_compute_capability, _type_keywords, _type_fallback, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_min_compute_capability, _dflt_at_or_above, _dflt_at_or_above_fix, _dflt_whole_package, _dflt_note, _dflt_ceiling, _dflt_max_compute_capability, _dflt_keywords, _dflt_fallback, _return_type):
+ def __init__(self,package:_type_package,feature:_type_feature,message:_type_message,fix:_type_fix,source:_type_source,min_compute_capability:_type_min_compute_capability=_dflt_min_compute_capability,at_or_above:_type_at_or_above=_dflt_at_or_above,at_or_above_fix:_type_at_or_above_fix=_dflt_at_or_above_fix,whole_package:_type_whole_package=_dflt_whole_package,note:_type_note=_dflt_note,ceiling:_type_ceiling=_dflt_ceiling,max_compute_capability:_type_max_compute_capability=_dflt_max_compute_capability,keywords:_type_keywords=_dflt_keywords,fallback:_type_fallback=_dflt_fallback)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'package',package)
   __dataclass_builtins_object__.__setattr__(self,'feature',feature)
   __dataclass_builtins_object__.__setattr__(self,'message',message)
@@ -1096,8 +1096,10 @@ def __create_fn__(_type_package, _type_feature, _type_message, _type_fix, _type_
   __dataclass_builtins_object__.__setattr__(self,'note',note)
   __dataclass_builtins_object__.__setattr__(self,'ceiling',ceiling)
   __dataclass_builtins_object__.__setattr__(self,'max_compute_capability',max_compute_capability)
+  __dataclass_builtins_object__.__setattr__(self,'keywords',keywords)
+  __dataclass_builtins_object__.__setattr__(self,'fallback',fallback)
  return __init__
-FUNCTIONS['e166adefbcb43400a7bb2011180badd8cbc91910fbb1593d858cdc8e630aec96'] = __create_fn__
+FUNCTIONS['2f20609584e68adee5886d27bc74deea2392f10da025263b2e2d774655691011'] = __create_fn__
 
 def __create_fn__(_type_package, _type_kind, _type_name, _type_version, _type_source, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_note, _return_type):
  def __init__(self,package:_type_package,kind:_type_kind,name:_type_name,version:_type_version,source:_type_source,note:_type_note=_dflt_note)->_return_type:
@@ -1490,11 +1492,11 @@ FUNCTIONS['db8731ae553ee6da0b96dac628ee5af55676ba709e2023893cd9fd3337e891a5'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('package','feature','message','fix','source','min_compute_capability','at_or_above','at_or_above_fix','whole_package','note','ceiling','max_compute_capability',):
+  if type(self) is cls or name in ('package','feature','message','fix','source','min_compute_capability','at_or_above','at_or_above_fix','whole_package','note','ceiling','max_compute_capability','keywords','fallback',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['a16101251e2ec2ca9ced258e168b4eea3ec7a2fae7f531fabf09857c81cc2a68'] = __create_fn__
+FUNCTIONS['e9ae477934d960c56d2b0632d0f579fdc2c249d07ea924fa866e317816c63e57'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1802,11 +1804,11 @@ FUNCTIONS['7f68ad54f4dc3eee47b162376eb3c6160db74757a705c0a2af496d70a1a1b3d3'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('package','feature','message','fix','source','min_compute_capability','at_or_above','at_or_above_fix','whole_package','note','ceiling','max_compute_capability',):
+  if type(self) is cls or name in ('package','feature','message','fix','source','min_compute_capability','at_or_above','at_or_above_fix','whole_package','note','ceiling','max_compute_capability','keywords','fallback',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['40c585455fbee3cd1ef6f7b0842e723732b5d515c4c65a988b23336de9b1f856'] = __create_fn__
+FUNCTIONS['fab650e864a67eef328b675f3abbdaea3991a5eb45daf3fa04b797378be039f0'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

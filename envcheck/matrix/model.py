@@ -225,6 +225,26 @@ class Matrix:
         found = [f for f in self.arch_floors if f.message.lower().replace('"', "'") in lowered]
         return max(found, key=lambda f: len(f.message)) if found else None
 
+    def arch_feature(self, text: str) -> tuple[ArchFloor, str] | None:
+        """The floor entry a line in any library's wording names by one of its ``keywords``
+        (case-insensitively, at a word's start), with the whole word as the line writes it: the
+        keyword that stands first in the line wins (the sentence's subject: 'Float8 dynamic
+        activation quantization' is FP8's); ceilings are never found this way."""
+        lowered = text.lower()
+        best: tuple[int, int, ArchFloor] | None = None
+        for entry in self.arch_floors:
+            if entry.ceiling:
+                continue
+            for word in entry.keywords:
+                found = re.search(r"(?<![a-z0-9])" + re.escape(word.lower()), lowered)
+                if found is not None and (best is None or found.start() < best[0]):
+                    best = (found.start(), found.end(), entry)
+        if best is None:
+            return None
+        start, end, entry = best
+        rest = re.match(r"[\w-]*", text[end:])  # the rest of the word: 'quantiz' + 'ation'
+        return entry, text[start : end + (len(rest.group()) if rest else 0)]
+
     def extension(self, name: str) -> Extension | None:
         """The compiled-ops package ``name`` names: its distribution, an import name or one of
         its compiled modules (``mmcv._ext``, ``torch_scatter``, ``amp_C``); None when unknown."""

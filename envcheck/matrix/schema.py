@@ -600,6 +600,13 @@ class ArchFloor:
     # the bound is ``max_compute_capability``, or, None, the one the line states
     ceiling: bool = False
     max_compute_capability: Version | None = None
+    # the words any library's check names the feature by ('bf16', 'bfloat16', 'flash attention'):
+    # a line in a wording no message matches, that states its floor, finds the entry by the
+    # keyword it names first (the line's stated floor wins over min_compute_capability)
+    keywords: tuple[str, ...] = ()
+    # what runs on a GPU below the floor (another dtype, attention or quantization), worded for
+    # any floor a line states; read with ``keywords`` (``fix`` names this entry's own floor)
+    fallback: str | None = None
 
 
 @dataclass(frozen=True)

@@ -130,6 +130,10 @@ FACTS: dict[str, str] = {
     "nvml_error": "an NVML return code's name (NVML_ERROR_LIB_RM_VERSION_MISMATCH)",
     "ptx_target": "a GPU architecture a compiler (nvcc, ptxas) refused (sm_120a, compute_90)",
     "min_cc": "the compute capability a library's check requires ('(8, 0)', 8.9)",
+    "ext_frame": "the installed package of a traceback's last frame above a CUDA error "
+    "('site-packages/mmcv/ops/deform_conv.py' -> mmcv): whose call launched the kernel",
+    "min_arch": "the oldest GPU architecture a library's check accepts, by name ('Ampere GPUs "
+    "or newer', 'requires Hopper')",
     "built_archs": "the architectures a build was compiled for, as its own check lists them "
     "('ggml-cuda.cu was compiled for: 520,610,700')",
     "cuda_suggested": "the CUDA release torch's own warning names for the GPU ('Please install "

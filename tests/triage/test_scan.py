@@ -1518,7 +1518,7 @@ EXAMPLES += [
     ("llama_model_load: error loading model: unable to allocate CPU buffer", "out-of-memory-any"),
     (
         "AssertionError: Device compute capability 8.9 or higher required for FP8 execution.",
-        "gpu-capability-requirement-any",
+        "library-capability-floor-refused",
     ),
     (
         "2023-06-19 17:03:27.841329: W tensorflow/core/framework/op_kernel.cc:1830] OP_REQUIRES failed at conv_ops.cc:1068 : UNIMPLEMENTED: DNN library is not found.",
@@ -2549,5 +2549,41 @@ EXAMPLES += [
     (
         "subprocess.CalledProcessError: Command '['ninja', '-v']' died with <Signals.SIGKILL: 9>.",
         "build-killed-sigkill",
+    ),
+]
+
+
+# a library's own capability check in any wording (matrices/signatures/arch_checks.toml)
+EXAMPLES += [
+    ("FATAL: this function is for sm80, but was built for sm750", "gpu-capability-requirement-any"),
+    (
+        "Error: CUDA capability sm_61 is not supported. Minimum required: sm_75",
+        "library-capability-floor-refused",
+    ),
+    ("RuntimeError: FlashInfer requires sm75+", "library-capability-floor-refused"),
+    (
+        "AssertionError: Flash Attention 2 requires compute capability >= 8.0",
+        "library-capability-floor-refused",
+    ),
+    (
+        "RuntimeError: FlashAttention-3 only supports Hopper GPUs or newer.",
+        "library-capability-floor-refused",
+    ),
+    (
+        "AssertionError: Float8 dynamic activation quantization is only supported on CUDA>=8.9 and MI300+",
+        "library-capability-floor-refused",
+    ),
+    (
+        "ValueError: FP8 quantized models is only supported on GPUs with compute capability >= 9.0 (e.g H100)",
+        "library-capability-floor-refused",
+    ),
+    (
+        "FP8 models require a GPU with Compute Capability 8.9 or higher",
+        "library-capability-floor-stated",
+    ),
+    (
+        "Please follow the instructions at https://pytorch.org/get-started/locally/ to install a "
+        "PyTorch release that supports one of these CUDA versions: 12.8",
+        "torch-gpu-cc-outside-build",
     ),
 ]

@@ -19,12 +19,13 @@ from packaging.version import InvalidVersion, Version
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.model import Matrix, major_minor
-from envcheck.matrix.schema import SmSupport
+from envcheck.matrix.schema import ArchFloor, SmSupport
 from envcheck.model.finding import Fix, Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.choose import sm
 from envcheck.rules.fixes import fix, manual
+from envcheck.rules.node.arch_names import architecture_floor, gpus_at_or_above
 
 
 def _cc(text: str | None) -> Version | None:
@@ -332,6 +333,9 @@ def _line_gpu(facts: Facts, line: LogLine) -> tuple[str | None, Version | None]:
     if cc is None:
         match = re.search(r"your GPU has capability \(([0-9]+), ?([0-9]+)\)", line.text)
         cc = _cc(f"{match.group(1)}.{match.group(2)}") if match else None
+    if cc is None and name:  # a GPU the line names by model: the GPU table's capability
+        model = facts.matrix.gpu_model(name)
+        cc = model.compute_capability if model is not None else None
     if cc is not None:
         return name, cc
     with contextlib.suppress(Skip):
@@ -345,17 +349,49 @@ def _line_gpu(facts: Facts, line: LogLine) -> tuple[str | None, Version | None]:
     return name, None
 
 
+# a line that states a floor as a note, not a refusal: a warning, a fallback the program took,
+# a --help text or a comment (healthy nodes print these)
+_NOTE = lazy(
+    r"(?i)\b(?:warn(?:ing)?|info|note|notice|hint|tip|skip(?:ping|ped)?|fall(?:ing|s)?[ -]?back"
+    r"|will use|instead|disabl(?:e|ed|ing)|usage|optional|recommended)\b|^\s*(?:-{1,2}[A-Za-z]|#)"
+)
+
+
+def _only_decides(facts: Facts, line: LogLine) -> bool:
+    """Whether the line's signature leaves CUD151 to the line's facts (``decides``) instead of
+    establishing it (``confirms``): a statement of a floor with no error marker."""
+    sig = next((s for s in facts.matrix.signatures if s.id == line.signature), None)
+    return sig is not None and "CUD151" in sig.decides and "CUD151" not in sig.confirms
+
+
+def _stated_floor(facts: Facts, line: LogLine) -> Version | None:
+    """The floor the line states: a compute capability in any writing (8.0, sm_75, '(8, 0)',
+    75), else an architecture name the GPU table knows ('Ampere GPUs or newer')."""
+    stated = _cc(line.stated.get("min_cc"))
+    if stated is not None:
+        return stated
+    named = line.stated.get("min_arch")
+    return architecture_floor(facts.matrix, named) if named else None
+
+
 @from_log("CUD151")
 def arch_floor_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """The library check the line's text belongs to, its floor (from the table, or stated on
     the line), and the GPU's compute capability where known: below the floor confirms it; at
-    or above it rules it out, unless the table says what the same text means there."""
-    entry = facts.matrix.arch_floor(line.text)
-    if entry is None:
+    or above it rules it out, unless the table says what the same text means there. A wording
+    the table does not know is read by the feature it names (the entry's ``keywords``: its
+    fallback on this GPU) and the floor it states, in any writing."""
+    if _only_decides(facts, line) and _NOTE.search(line.text):
         raise NotStated(
-            f"line {line.line} is no library check the [[arch_floor]] table knows", "log.arch_floor"
+            f"line {line.line} states the floor as a note (a warning, a fallback taken, a help "
+            "text), not as the library's refusal",
+            "log.refusal",
         )
-    floor = entry.min_compute_capability or _cc(line.stated.get("min_cc"))
+    entry = facts.matrix.arch_floor(line.text)
+    stated = _stated_floor(facts, line)
+    if entry is None:
+        return _stated_floor_hit(facts, line, facts.matrix.arch_feature(line.text), stated)
+    floor = entry.min_compute_capability or stated
     if floor is None:
         raise NotStated(f"line {line.line} does not state {entry.package}'s floor", "log.min_cc")
     built = _build_target(line, entry.package, floor)
@@ -379,12 +415,58 @@ def arch_floor_in_log(facts: Facts, line: LogLine) -> Hit | None:
             evidence=evidence,
             fix=_fix(entry.at_or_above_fix or entry.fix),
         )
-    below = "is below" if cc is not None else "is below, by the library's own check,"
+    below = "is below" if cc is not None else "is, by the library's own check, below"
+    meets = gpus_at_or_above(facts.matrix, floor)
     return Hit(
         f"{entry.package}: {entry.feature} needs compute capability {floor} or newer "
         f"(sm_{str(floor).replace('.', '')}); {gpu} {below} it (line {line.line})",
         evidence=evidence,
-        fix=_fix(entry.fix),
+        fix=_fix(f"{entry.fix}; GPUs at or above {floor}: {meets}" if meets else entry.fix),
+    )
+
+
+def _stated_floor_hit(
+    facts: Facts, line: LogLine, feature: tuple[ArchFloor, str] | None, stated: Version | None
+) -> Hit | None:
+    """A library's refusal in a wording the table does not know: the floor the line states (or
+    the feature entry's own), the GPU the line or the node names, and the fix: this GPU's
+    fallback for the feature the line names, and the GPUs that meet the floor."""
+    entry, word = feature if feature is not None else (None, None)
+    floor = stated or (entry.min_compute_capability if entry is not None else None)
+    if floor is None:
+        raise NotStated(
+            f"line {line.line} states no compute capability the check requires", "log.min_cc"
+        )
+    name, cc = _line_gpu(facts, line)
+    if cc is not None and cc >= floor:
+        # the GPU meets the floor the line states: not this cause (what an entry's own message
+        # means above its floor, at_or_above, is that wording's, not any line's naming it)
+        return None
+    what = f"the library's check for {word}" if word else "the library's check"
+    gpu = f"{name or 'the GPU'}" + (f" ({sm(cc)}, compute capability {cc})" if cc else "")
+    below = "is below it" if cc is not None else "is below it, by the library's own check"
+    fallback = (entry.fallback or entry.fix) if entry is not None else None
+    meets = gpus_at_or_above(facts.matrix, floor)
+    low = f"{floor.major}.{floor.minor}"
+    text = (
+        f"On a GPU below compute capability {low} ({sm(floor)}): {fallback}; or run it on "
+        f"a GPU at or above {low}: {meets}"
+        if fallback
+        else f"Run it on a GPU at or above compute capability {low} ({sm(floor)}): {meets}; "
+        "on this GPU, turn the feature off or use the path the library offers below its floor "
+        "(another dtype, attention kernel or quantization)"
+    )
+    return Hit(
+        f"{what} needs compute capability {low} or newer ({sm(floor)}, as line {line.line} "
+        f"states); {gpu} {below}",
+        evidence={
+            "line": line.line,
+            "package": entry.package if entry is not None else None,
+            "floor": low,
+            "gpu": name,
+            "compute_capability": str(cc) if cc else None,
+        },
+        fix=fix(text.split("; ", 1)[0], "manual", manual(text)),
     )
 
 

@@ -78,7 +78,12 @@ def extension_arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
         if not ccs:
             raise NotStated("the node states no GPU", "gpu")
         missing = list(gpu_arch_missing(facts))
-    except Skip as exc:
+    except (Skip, NotStated) as exc:
+        framed = _framed_extension(facts, line)
+        if framed is not None:
+            return framed
+        if isinstance(exc, NotStated):
+            raise
         raise NotStated(
             f"whether torch itself has kernels for the GPU is not known: {exc}", "torch"
         ) from None
@@ -103,6 +108,50 @@ def extension_arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
                 "a prebuilt wheel: install a release built for "
                 f"{archs} (its wheel index for this torch and CUDA)"
             ),
+        ),
+    )
+
+
+def _framed_extension(facts: Facts, line: LogLine) -> Hit | None:
+    """The traceback's last frame above the error is a compiled-ops package's own code (the
+    ``[[extension]]`` table: mmcv's ops, detectron2, torch-scatter, apex): its call launched the
+    kernel that has no image, and a launch fails at once, so the kernel is that package's;
+    where torch lacked the architecture, torch's own kernels before it would have failed
+    first. Read only where the torch build's coverage is not known."""
+    frame = line.stated.get("ext_frame")
+    entry = facts.matrix.extension(frame) if frame else None
+    if entry is None or frame in {"torch", "torchvision", "torchaudio"}:
+        return None
+    cc = _stated_cc(line)
+    if cc is None:
+        with contextlib.suppress(Skip):
+            known = [facts.compute_capability(g) for g in facts.gpus()]
+            cc = min(known) if known else None
+    value = f"{cc.major}.{cc.minor}" if cc is not None else "<the GPU's compute capability>"
+    env = entry.arch_env or "TORCH_CUDA_ARCH_LIST"
+    if entry.arch_env:
+        value = value.replace(".", "") if cc is not None else value
+    build = (entry.build or "").replace("{requirement}", entry.package) or (
+        f"pip install --no-build-isolation --no-cache-dir --force-reinstall {entry.package}"
+    )
+    command = f'{env}="{value}" {build}'
+    where = f" ({sm(cc)})" if cc is not None else ""
+    return Hit(
+        f"the kernel with no image for the GPU{where} was launched by {entry.package} (line "
+        f"{line.line}: the traceback's last frame is in {frame}): {entry.package} was built "
+        "without the GPU's architecture (on another machine, or with an architecture list "
+        "that omits it)",
+        evidence={"line": line.line, "package": entry.package, "frame": frame},
+        fix=fix(
+            f"Rebuild {entry.package} for the GPU's compute capability: `{command}`"
+            + (
+                ""
+                if cc is not None
+                else " (the capability: `nvidia-smi --query-gpu=name,compute_cap --format=csv`)"
+            )
+            + "; or install a prebuilt release made for this GPU, torch and CUDA",
+            "manual",
+            manual(command),
         ),
     )
 

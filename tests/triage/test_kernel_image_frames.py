@@ -1,0 +1,55 @@
+"""'no kernel image is available' under a traceback whose last frame is a compiled-ops
+package's own code (matrices/packages/extensions.toml): the kernel that has no image is that
+package's (CUD153), read where the log does not show whether torch covers the GPU."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.conftest import CliResult
+from tests.triage.from_log import causes, fix_text, log_file
+
+Cli = Callable[..., CliResult]
+
+_FRAMES = (
+    "Traceback (most recent call last):",
+    '  File "/home/u/train.py", line 10, in <module>',
+    "    out = model(x)",
+    '  File "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py", line 1501, '
+    "in _call_impl",
+    "    return forward_call(*args, **kwargs)",
+)
+_ERROR = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+
+
+def test_the_last_frame_in_an_extensions_ops_confirms_that_extensions_build(
+    cli: Cli, tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-1)",
+        *_FRAMES,
+        '  File "/opt/conda/lib/python3.10/site-packages/mmcv/ops/deform_conv.py", line 80, '
+        "in forward",
+        "    ext_module.deform_conv_forward(",
+        _ERROR,
+    )
+    cause = causes(cli, log)["CUD153"]
+    assert cause["verdict"] == "confirmed"
+    assert "mmcv" in cause["findings"][0]["message"]
+    text = fix_text(cause)
+    assert 'TORCH_CUDA_ARCH_LIST="8.0"' in text  # the A100 the log names
+    assert "MMCV_WITH_OPS=1" in text  # the package's own build ([[extension]] build)
+
+
+def test_a_traceback_that_ends_in_torch_leaves_the_cause_open(cli: Cli, tmp_path: Path) -> None:
+    log = log_file(
+        tmp_path,
+        *_FRAMES,
+        '  File "/opt/conda/lib/python3.10/site-packages/torch/nn/functional.py", line 2450, '
+        "in conv2d",
+        "    return torch.conv2d(input, weight, bias)",
+        _ERROR,
+    )
+    assert causes(cli, log)["CUD153"]["verdict"] != "confirmed"
