@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
-from envcheck.rules.base import Hit, LogLine, from_log, rule
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.network import candidate
 
@@ -163,7 +163,7 @@ def _ib_runtime(line: LogLine) -> Hit | None:
 
 
 @from_log("NET150")
-def nccl_ib_unavailable_in_log(facts: Facts, line: LogLine) -> Hit:
+def nccl_ib_unavailable_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """The IB line NCCL printed; the node's HCAs, where known, say which fix applies. A verbs
     call that failed at run time names its own fix (memlock, the RoCE GID, the fabric)."""
     runtime = _ib_runtime(line)
@@ -174,6 +174,15 @@ def nccl_ib_unavailable_in_log(facts: Facts, line: LogLine) -> Hit:
         hcas = tuple(d.name for d in facts.network().infiniband)
     except Skip:
         hcas = None
+    if line.informational and not hcas:
+        # NCCL's INFO `NET/IB : No device found.` is what every healthy node without an HCA
+        # prints before using sockets: a fault only where the node has HCAs NCCL did not open
+        if hcas is not None:
+            return None
+        raise NotStated(
+            f"line {line.line} is NCCL's INFO that it uses no InfiniBand device, which nodes "
+            "without HCAs print on every run; the node's HCAs are unknown"
+        )
     verbs = "libibverbs" in line.text.lower()
     what = (
         "NCCL could not load libibverbs (rdma-core is not installed in this environment)"
