@@ -326,3 +326,36 @@ def nccl_chose_virtual_interface(facts: Facts, line: LogLine) -> Hit | None:
         ),
         severity=Severity.WARNING,
     )
+
+
+# NCCL's P2P transport refused by CUDA (matrices/signatures/nccl_transports.toml)
+_PEER_REFUSED = "nccl-peer-access-unsupported"
+
+
+@from_log("GPU116")
+def p2p_refused_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """NCCL's P2P transport asked CUDA for peer access (or an IPC handle) between two local GPUs
+    and CUDA refused (cudaErrorPeerAccessUnsupported): NCCL must not use P2P between them, so
+    NCCL_P2P_DISABLE=1 is the fix that works on any node; the causes that make P2P fast again
+    (ACS, the IOMMU, GeForce boards) are checked after it."""
+    if line.signature != _PEER_REFUSED and "peer access is not supported" not in line.text:
+        # 'P2P is disabled between NVLINK connected GPUs': NVLink's own state, not refused
+        # peering (NCCL names a hardware issue, NCCL_IGNORE_DISABLED_P2P=1 to go on)
+        raise NotStated(f"line {line.line} does not say CUDA refused peer access")
+    return Hit(
+        f"CUDA refused peer access between two GPUs NCCL wanted to connect directly (line "
+        f"{line.line}): there is no P2P path between them (GeForce boards, GPUs under "
+        "different root complexes, ACS or an IOMMU in the path, a VM without P2P)",
+        evidence={"line": line.line},
+        fix=fix(
+            "Disable NCCL's peer-to-peer transport: export NCCL_P2P_DISABLE=1 (copies go "
+            "through host memory); to restore P2P, check the GPUs' P2P status, ACS and the IOMMU",
+            "manual",
+            manual("export NCCL_P2P_DISABLE=1"),
+            manual("nvidia-smi topo -p2p r   # which GPU pairs have P2P (OK) and which not"),
+            manual(
+                "lspci -vvv | grep ACSCtl   # ACS on the bridges above the GPUs redirects P2P "
+                "(GPU117); iommu=pt on the kernel command line (GPU118)"
+            ),
+        ),
+    )

@@ -15,6 +15,8 @@ from envcheck.rules.fixes import fix, manual
 # a graph file (the rings and trees NCCL would search for) is never meant for production; a
 # topology file (NCCL_TOPO_FILE) is right where it describes the machine, and is not flagged
 _STATED = lazy(r"NCCL_GRAPH_FILE set by environment to (?P<path>\S+)")
+# graph/xml.cc: 'Could not open XML graph file %s : %s' (the file NCCL_GRAPH_FILE names)
+_MISSING = lazy(r"Could not open XML graph file (?P<path>\S+) : (?P<error>.+)")
 
 
 def _steps(var: str) -> tuple[str, ...]:
@@ -77,9 +79,12 @@ def nccl_graph_file(facts: Facts) -> Iterable[Hit]:
 def nccl_graph_file_in_log(facts: Facts, line: LogLine) -> Hit:
     """NCCL's echo of an injected graph file, or the graph import's failure."""
     stated = _STATED.search(line.text)
-    path = stated.group("path") if stated else None
+    missing = _MISSING.search(line.text)
+    path = stated.group("path") if stated else missing.group("path") if missing else None
     said = (
-        f"NCCL_GRAPH_FILE is set to {path}"
+        f"NCCL_GRAPH_FILE names {path}, which NCCL could not open ({missing.group('error')})"
+        if missing
+        else f"NCCL_GRAPH_FILE is set to {path}"
         if path
         else "NCCL imported a graph file (NCCL_GRAPH_FILE) that names a GPU this job lacks"
     )
