@@ -96,6 +96,13 @@ def _triage(cli: Callable[..., CliResult], path: Path) -> dict[str, Any]:
             "NET122",
             ["NCCL_NVLS_ENABLE=0"],
         ),
+        # enqueue: NCCL_ALGO that leaves no algorithm (2.19+ names it)
+        (
+            "enqueue.cc:2063 NCCL WARN No algorithm/protocol available for function AllReduce "
+            "with datatype ncclFloat32. NCCL_ALGO was set to NVLS.",
+            "NET125",
+            ["NCCL_ALGO=NVLS", "unset NCCL_ALGO"],
+        ),
         # socket/proxy: EMFILE
         (
             "misc/socket.cc:415 NCCL WARN socketTryAccept: Accept failed: Too many open files",
@@ -158,6 +165,8 @@ def test_a_warn_line_confirms_the_cause_it_names(
             "hardware issue.",
             "GPU116",
         ),
+        # NCCL <= 2.18 names no setting: without NCCL_ALGO / NCCL_PROTO it is internal
+        ("enqueue.cc:1182 NCCL WARN Error : no algorithm/protocol available", "NET125"),
         # the plugin's INFO of its provider search: nodes without EFA print it too
         ("NCCL INFO NET/OFI No eligible providers were found", "NET123"),
     ],
@@ -218,3 +227,19 @@ def test_an_info_line_under_a_timeout_confirms_nothing(
     verdicts = {c["code"]: c["verdict"] for m in data["matches"] for c in m["causes"]}
     assert verdicts["NET150"] == "unknown"
     assert "confirmed" not in verdicts.values()
+
+
+def test_torchs_last_error_repeats_nccls_words(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """torch's `Last error:` block repeats NCCL's last WARN without its prefix: the refused
+    peer access decides the cause of the unhandled cuda error above it too."""
+    log = log_file(
+        tmp_path,
+        "ncclUnhandledCudaError: Call to CUDA function failed.",
+        "Last error:",
+        "Cuda failure 217 'peer access is not supported between these two devices'",
+    )
+    found = causes(cli, log)
+    assert found["GPU116"]["verdict"] == "confirmed"
+    assert "export NCCL_P2P_DISABLE=1" in fix_text(found["GPU116"])

@@ -2585,4 +2585,13 @@ EXAMPLES += [
         "gpu1:100:200 [0] NCCL INFO NET/Plugin: No plugin found (libnccl-net.so)",
         "nccl-net-plugin-absent",
     ),
+    (
+        "gpu1:1:2 [0] enqueue.cc:2063 NCCL WARN No algorithm/protocol available for function "
+        "AllReduce with datatype ncclFloat32. NCCL_ALGO was set to NVLS.",
+        "nccl-no-algorithm-available",
+    ),
+    (
+        "Cuda failure 'peer access is not supported between these two devices'",
+        "nccl-peer-access-unsupported",
+    ),
 ]
