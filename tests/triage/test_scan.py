@@ -2594,4 +2594,10 @@ EXAMPLES += [
         "Cuda failure 'peer access is not supported between these two devices'",
         "nccl-peer-access-unsupported",
     ),
+    # a container's WARN line is its subsystem's failure, not the container's noise
+    ("ae05277d311f:1:2 [0] NCCL WARN NET/Socket : socket progress error", "nccl-warn-socket"),
+    (
+        "ae05277d311f:1:2 [0] NCCL INFO Bootstrap : Using eth0:172.17.0.2<0>",
+        "nccl-line-from-container",
+    ),
 ]
