@@ -243,3 +243,18 @@ def test_torchs_last_error_repeats_nccls_words(
     found = causes(cli, log)
     assert found["GPU116"]["verdict"] == "confirmed"
     assert "export NCCL_P2P_DISABLE=1" in fix_text(found["GPU116"])
+
+
+@pytest.mark.parametrize("error", ["invalid argument", "operation in progress"])
+def test_torchs_nccl_error_of_any_kind_is_not_the_banner(
+    tmp_path: Path, cli: Callable[..., CliResult], error: str
+) -> None:
+    """torch ends every NCCL error line with ', NCCL version X': an error no signature knows
+    yet is no start-up banner (noise would hide it as a clean line)."""
+    line = (
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+        f"ProcessGroupNCCL.cpp:1970, {error} (run with NCCL_DEBUG=WARN for details), NCCL "
+        "version 2.20.5"
+    )
+    data = _triage(cli, log_file(tmp_path, line))
+    assert all(m["id"] != "nccl-version-banner" for m in data["matches"])
