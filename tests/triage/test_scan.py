@@ -2600,4 +2600,9 @@ EXAMPLES += [
         "ae05277d311f:1:2 [0] NCCL INFO Bootstrap : Using eth0:172.17.0.2<0>",
         "nccl-line-from-container",
     ),
+    (
+        "DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:219, "
+        "invalid argument, NCCL version 2.14.3",
+        "torch-nccl-invalid-argument",
+    ),
 ]
