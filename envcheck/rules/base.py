@@ -190,6 +190,10 @@ def rule(code: str, name: str, severity: Severity) -> Callable[[CheckFn], CheckF
     return register
 
 
+# a line the program itself logged below warning level: NCCL's INFO lines, a logger's INFO
+INFORMATIONAL = lazy(r"\bNCCL INFO\b|\[INFO\]|(?:^|[\s|:])INFO(?:[\s|:\]]|$)")
+
+
 @dataclass(frozen=True)
 class LogLine:
     """A log line that establishes a rule's cause by itself (a signature's ``confirms``), with
@@ -205,6 +209,13 @@ class LogLine:
             return float(self.stated[name])
         except (KeyError, ValueError):
             return None
+
+    @property
+    def informational(self) -> bool:
+        """Whether the program logged this line as information, not as a failure (``NCCL INFO
+        NET/IB : No device found.``, printed on every healthy node without InfiniBand): such a
+        line states a fact; only a rule's ``@from_log`` reading of it may confirm a cause."""
+        return bool(INFORMATIONAL.search(self.text))
 
 
 # code -> how the rule words a cause that a log line establishes (``@from_log``)

@@ -20,7 +20,7 @@ from typing import Any, BinaryIO
 from envcheck.errors import InputError
 from envcheck.matrix.model import Matrix
 from envcheck.model.report import NodeReport
-from envcheck.rules.base import LogLine, Rule
+from envcheck.rules.base import INFORMATIONAL, LogLine, Rule
 from envcheck.triage.encoding import SNIFF, transcoded
 from envcheck.triage.extract import LogFact, dedupe, extract
 from envcheck.triage.forms import plain_text
@@ -450,15 +450,11 @@ def _decided_by(line: int | LogLine | None, tally: Tally) -> bool:
     return isinstance(line, LogLine) and line.signature == tally.signature.id
 
 
-# a line the program itself logged below warning level: NCCL's INFO lines, a logger's INFO
-_INFORMATIONAL = re.compile(r"\bNCCL INFO\b|\[INFO\]|(?:^|[\s|:])INFO(?:[\s|:\]]|$)")
-
-
 def informational(text: str) -> bool:
     """Whether the program logged this line as information, not as a failure (``NCCL INFO
     Bootstrap : Using docker0:...``): it names a cause for itself, but is no witness of why
     another line failed."""
-    return bool(_INFORMATIONAL.search(text))
+    return bool(INFORMATIONAL.search(text))
 
 
 def _as_witnessed(

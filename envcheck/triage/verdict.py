@@ -175,7 +175,7 @@ def check_causes(
     if report is None:
         for r in wanted:
             if r.code in lines:
-                out[r.code] = _by_line(r, lines[r.code].line, None, None, None)
+                out[r.code] = _by_line(r, lines[r.code], None, None, None)
             else:
                 out[r.code] = CauseCheck(
                     r.code, r.title, "unchecked", unchecked_reason, fix=conditional_fix(r)
@@ -186,7 +186,7 @@ def check_causes(
     for r in wanted:
         if r.scope != "node":
             if r.code in lines:
-                out[r.code] = _by_line(r, lines[r.code].line, across, None, None)
+                out[r.code] = _by_line(r, lines[r.code], across, None, None)
             else:
                 out[r.code] = CauseCheck(r.code, r.title, "unknown", across, fix=conditional_fix(r))
     wanted = [r for r in wanted if r.scope == "node"]
@@ -225,7 +225,7 @@ def check_causes(
             skip = skipped.get(rule.code)
             out[rule.code] = _by_line(
                 rule,
-                lines[rule.code].line,
+                lines[rule.code],
                 skip.reason if skip else None,
                 skip.fact if skip else None,
                 _line_fix(rule.code, report, matrix),
@@ -455,8 +455,18 @@ def _extension_fix(report: NodeReport, matrix: Matrix) -> str | None:
 
 
 def _by_line(
-    rule: Rule, line: int, reason: str | None, fact: str | None, concrete: str | None
+    rule: Rule, logline: LogLine, reason: str | None, fact: str | None, concrete: str | None
 ) -> CauseCheck:
+    """The cause a matched line establishes, where no ``@from_log`` reading words it: confirmed
+    from that line, unless the program logged it as information (an INFO line states a fact a
+    healthy node prints too; it stays open, its fix worded as a condition)."""
+    line = logline.line
+    if logline.signature and logline.informational:
+        why = (
+            f"line {line} ({logline.signature}) names it, but the program logged that line as "
+            "information, which healthy nodes print too"
+        )
+        return CauseCheck(rule.code, rule.title, "unknown", why, fix=conditional_fix(rule))
     fix = concrete or " ".join(rule.doc.fix.split())
     note = f" (the rule itself could not run: {reason})" if reason and not concrete else ""
     return CauseCheck(

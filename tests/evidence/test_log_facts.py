@@ -220,22 +220,22 @@ def test_shm_failure_prints_the_shm_size_flag(
     assert any("--shm-size=" in c and "emptyDir" in c for c in finding["fix"]["commands"])
 
 
-def test_shm_failure_without_its_errno_stays_open(
+def test_shm_failure_without_its_errno_names_dev_shm(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    """'Error while creating shared memory segment' follows any failure (open, fallocate, mmap):
-    without the errno line, and with no node facts (a container, /dev/shm's size) that make
-    /dev/shm the cause, the cause is not established (tests/triage/test_from_log_cuda.py has
-    the nodes that do)."""
+    """'Error while creating shared memory segment' states no errno, but names the segment
+    NCCL creates in /dev/shm: with no node facts it confirms SYS101 (a full or small /dev/shm);
+    a node known not to be a container, or a /dev/shm of 1 GiB or more, leaves it open or rules
+    it out (tests/triage/test_from_log_cuda.py)."""
     log = write(
         tmp_path,
         "NCCL WARN Error while creating shared memory segment /dev/shm/nccl-pZafXL (size 7340384)\n",
     )
     sys101 = causes(triage(cli, str(log), "--no-probe"))["SYS101"]
-    assert sys101["verdict"] == "unknown"
-    assert "does not say why" in sys101["reason"]
-    assert sys101["findings"] == []
-    assert sys101["fix"]["summary"].startswith("if /dev/shm is too small for NCCL")
+    assert sys101["verdict"] == "confirmed"
+    (finding,) = sys101["findings"]
+    assert "7.0 MiB segment" in finding["message"]
+    assert "--shm-size" in " ".join(finding["fix"]["commands"]) + finding["fix"]["summary"]
 
 
 def test_memory_monitor_line_alone_is_recognised_and_confirmed(

@@ -409,7 +409,9 @@ def test_a_docker_hostname_on_nccls_lines_decides_an_unstated_shm_failure(
 ) -> None:
     """NCCL's bare 'Error while creating shared memory segment' says no errno; the host prefix
     of its lines is Docker's default hostname (the container ID), and a container's /dev/shm
-    is 64 MiB unless raised: SYS101 is confirmed, for the system error after it too."""
+    is 64 MiB unless raised: SYS101 is confirmed, for the system error after it too. On a host
+    not known to be a container, the line itself (the segment NCCL creates in /dev/shm)
+    confirms it, without calling the node a container."""
     docker = log_file(tmp_path, _SHM_UNSTATED.format(host="ae05277d311f"))
     result = cli("triage", str(docker), "--json", "--no-probe")
     data = result.json()["data"]
@@ -418,4 +420,8 @@ def test_a_docker_hostname_on_nccls_lines_decides_an_unstated_shm_failure(
     verdicts = {c["code"]: c["verdict"] for c in error["causes"]}
     assert verdicts["SYS101"] == "confirmed"
     host = log_file(tmp_path, _SHM_UNSTATED.format(host="gpu-node-17"))
-    assert _causes(cli, host)["SYS101"]["verdict"] == "unknown"
+    sys101 = _causes(cli, host)["SYS101"]
+    assert sys101["verdict"] == "confirmed"
+    (finding,) = sys101["findings"]
+    assert "names the segment NCCL creates in /dev/shm" in finding["message"]
+    assert "the node is a container" not in finding["message"]

@@ -56,11 +56,14 @@ def test_bare_shm_create_failure_depends_on_the_node(
     assert _causes(cli, log, "--spec", str(node))["SYS101"]["verdict"] == verdict
 
 
-def test_bare_shm_create_failure_alone_stays_open(
+def test_bare_shm_create_failure_alone_names_dev_shm(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
+    """The line names the segment NCCL creates in /dev/shm: alone (the node unknown) it confirms
+    SYS101; only a node known not to be a container leaves it open (above)."""
     sys101 = _causes(cli, _file(tmp_path, "job.log", SHM_LINE))["SYS101"]
-    assert sys101["verdict"] == "unknown" and not sys101["findings"]
+    assert sys101["verdict"] == "confirmed"
+    assert "--shm-size=" in _fix(sys101)
 
 
 def test_shm_create_failure_stating_enospc_confirms_sys101_anywhere(

@@ -245,7 +245,8 @@ def test_a_library_floor_against_the_gpu(
 
 
 def test_nccl_ib_line_with_the_nodes_hcas(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
-    line = "node1:2301:2388 [0] NCCL INFO NET/IB : No device found."
+    # NCCL's WARN (src/transport/net_ib.cc); its INFO `No device found.` alone stays open
+    line = "node1:2301:2388 [0] transport/net_ib.cc:193 NCCL WARN NET/IB : Unable to open device mlx5_0"
     net150 = _causes(cli, log_file(tmp_path, line))["NET150"]
     assert net150["verdict"] == "confirmed"
     text = _fix(net150)

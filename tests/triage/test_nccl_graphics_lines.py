@@ -286,10 +286,22 @@ def test_ib_verbs_failures_name_their_own_fix(
 def test_an_hca_nccl_cannot_open_still_asks_for_rdma_core(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
-    net150 = _causes(cli, log_file(tmp_path, "node:1:2 [0] NCCL INFO NET/IB : No device found."))[
-        "NET150"
-    ]
-    assert "rdma-core" in _fix(net150)
+    """NCCL's INFO `NET/IB : No device found.` is printed on every healthy node without an HCA:
+    alone it leaves NET150 open (its fix a condition); a node with HCAs confirms it, a node
+    without any rules it out."""
+    log = log_file(tmp_path, "node:1:2 [0] NCCL INFO NET/IB : No device found.")
+    alone = _causes(cli, log)["NET150"]
+    assert alone["verdict"] == "unknown"
+    assert not alone["findings"]
+    assert "rdma-core" in alone["fix"]["summary"]
+    cases = Path(__file__).parent.parent / "rules" / "cases" / "NET150"
+    with_hcas = _causes(cli, log, "--report", str(cases / "good.json"))["NET150"]
+    assert with_hcas["verdict"] == "confirmed"
+    assert "rdma-core" in _fix(with_hcas)
+    result = cli("triage", str(log), "--json", "--report", str(cases / "good-no-hca.json"))
+    (match,) = result.json()["data"]["matches"]
+    (no_hca,) = match["causes"]
+    assert no_hca["verdict"] == "ruled_out"
 
 
 def test_the_containers_capabilities_lead_the_fix(

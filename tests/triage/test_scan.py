@@ -2587,3 +2587,109 @@ EXAMPLES += [
         "torch-gpu-cc-outside-build",
     ),
 ]
+
+# NCCL's and aws-ofi-nccl's WARN lines by subsystem, in their source's wordings
+EXAMPLES += [
+    (
+        "gpu1:100:200 [0] NCCL WARN NCCL_SOCKET_IFNAME set to ib0 but no interface found",
+        "nccl-socket-ifname-no-interface",
+    ),
+    (
+        "gpu1:100:200 [0] bootstrap.cc:577 NCCL WARN no device found matching exactly ib0, "
+        "verify NCCL_OOB_NET_IFNAME",
+        "nccl-socket-ifname-no-interface",
+    ),
+    ("gpu1:100:200 [0] NCCL INFO NCCL_SOCKET_IFNAME set to eth0", "nccl-socket-ifname-stated"),
+    (
+        "gpu1:100:200 [0] misc/socket.cc:339 NCCL WARN Net : No interface found in the same "
+        "subnet as remote address 10.1.2.3<45671>",
+        "nccl-no-interface-in-peer-subnet",
+    ),
+    (
+        "gpu1:100:200 [0] misc/socket.cc:582 NCCL WARN bootstrap: connect to 10.0.0.2<38123> "
+        "returned Connection timed out, exceeded error retry count after 35 attempts",
+        "nccl-peer-connection-timeout",
+    ),
+    ("NCCL WARN Timeout waiting for connection from peer", "nccl-peer-connection-timeout"),
+    (
+        "gpu1:100:200 [0] misc/socket.cc:415 NCCL WARN socketTryAccept: Accept failed: Too many "
+        "open files",
+        "nccl-accept-too-many-open-files",
+    ),
+    (
+        "gpu1:100:200 [0] graph/rings.cc:51 NCCL WARN Error : ring 0 does not contain rank 1",
+        "nccl-ranks-disagree",
+    ),
+    (
+        "gpu1:100:200 [0] bootstrap.cc:348 NCCL WARN Bootstrap Root : rank 3 of 8 ranks has "
+        "already checked in",
+        "nccl-ranks-disagree",
+    ),
+    (
+        "gpu1:100:200 [0] init.cc:232 NCCL WARN NCCL version mismatch with remote peer gpu2 "
+        "(local: 2.18.3, remote 2.21.5)",
+        "nccl-ranks-disagree",
+    ),
+    (
+        "gpu1:100:200 [0] graph/xml.cc:843 NCCL WARN Could not open XML graph file "
+        "/opt/microsoft/ncv4/graph.xml : No such file or directory",
+        "nccl-graph-file-unreadable",
+    ),
+    (
+        "gpu1:100:200 [0] transport/p2p.cc:272 NCCL WARN Cuda failure 217 'peer access is not "
+        "supported between these two devices'",
+        "nccl-peer-access-unsupported",
+    ),
+    (
+        "gpu1:100:200 [0] transport/p2p.cc:250 NCCL WARN cudaIpcGetMemHandle failed : operation "
+        "not supported",
+        "nccl-peer-access-unsupported",
+    ),
+    (
+        "gpu1:100:200 [0] transport/nvls.cc:138 NCCL WARN Failed to bind NVLink SHARP (NVLS) "
+        "Multicast memory of size 1073741824 : CUDA error 1 'invalid argument'.",
+        "nccl-nvls-cuda-failure",
+    ),
+    (
+        "gpu1:100:200 [0] nccl_ofi_net.c:583 NCCL WARN NET/OFI Couldn't find any optimal provider",
+        "nccl-ofi-plugin-no-provider",
+    ),
+    (
+        "gpu1:100:200 [0] nccl_ofi_rdma.cpp:7308 NCCL WARN NET/OFI OFI fi_getinfo() call failed: "
+        "No data available",
+        "nccl-ofi-plugin-no-provider",
+    ),
+    (
+        "gpu1:100:200 [0] init.cc:215 NCCL WARN Error: network AWS Libfabric not found.",
+        "nccl-ofi-plugin-no-provider",
+    ),
+    (
+        "gpu1:100:200 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : "
+        "libnccl-net.so: cannot open shared object file: No such file or directory",
+        "nccl-net-plugin-absent",
+    ),
+    (
+        "gpu1:100:200 [0] NCCL INFO NET/Plugin: No plugin found (libnccl-net.so)",
+        "nccl-net-plugin-absent",
+    ),
+    (
+        "gpu1:1:2 [0] enqueue.cc:2063 NCCL WARN No algorithm/protocol available for function "
+        "AllReduce with datatype ncclFloat32. NCCL_ALGO was set to NVLS.",
+        "nccl-no-algorithm-available",
+    ),
+    (
+        "Cuda failure 'peer access is not supported between these two devices'",
+        "nccl-peer-access-unsupported",
+    ),
+    # a container's WARN line is its subsystem's failure, not the container's noise
+    ("ae05277d311f:1:2 [0] NCCL WARN NET/Socket : socket progress error", "nccl-warn-socket"),
+    (
+        "ae05277d311f:1:2 [0] NCCL INFO Bootstrap : Using eth0:172.17.0.2<0>",
+        "nccl-line-from-container",
+    ),
+    (
+        "DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:219, "
+        "invalid argument, NCCL version 2.14.3",
+        "torch-nccl-invalid-argument",
+    ),
+]

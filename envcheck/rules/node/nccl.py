@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
-from envcheck.rules.base import Hit, LogLine, from_log, rule
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.network import candidate
 
@@ -163,7 +163,7 @@ def _ib_runtime(line: LogLine) -> Hit | None:
 
 
 @from_log("NET150")
-def nccl_ib_unavailable_in_log(facts: Facts, line: LogLine) -> Hit:
+def nccl_ib_unavailable_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """The IB line NCCL printed; the node's HCAs, where known, say which fix applies. A verbs
     call that failed at run time names its own fix (memlock, the RoCE GID, the fabric)."""
     runtime = _ib_runtime(line)
@@ -174,6 +174,15 @@ def nccl_ib_unavailable_in_log(facts: Facts, line: LogLine) -> Hit:
         hcas = tuple(d.name for d in facts.network().infiniband)
     except Skip:
         hcas = None
+    if line.informational and not hcas:
+        # NCCL's INFO `NET/IB : No device found.` is what every healthy node without an HCA
+        # prints before using sockets: a fault only where the node has HCAs NCCL did not open
+        if hcas is not None:
+            return None
+        raise NotStated(
+            f"line {line.line} is NCCL's INFO that it uses no InfiniBand device, which nodes "
+            "without HCAs print on every run; the node's HCAs are unknown"
+        )
     verbs = "libibverbs" in line.text.lower()
     what = (
         "NCCL could not load libibverbs (rdma-core is not installed in this environment)"
@@ -316,4 +325,37 @@ def nccl_chose_virtual_interface(facts: Facts, line: LogLine) -> Hit | None:
             manual(f"export NCCL_SOCKET_IFNAME={iface} GLOO_SOCKET_IFNAME={iface}"),
         ),
         severity=Severity.WARNING,
+    )
+
+
+# NCCL's P2P transport refused by CUDA (matrices/signatures/nccl_transports.toml)
+_PEER_REFUSED = "nccl-peer-access-unsupported"
+
+
+@from_log("GPU116")
+def p2p_refused_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """NCCL's P2P transport asked CUDA for peer access (or an IPC handle) between two local GPUs
+    and CUDA refused (cudaErrorPeerAccessUnsupported): NCCL must not use P2P between them, so
+    NCCL_P2P_DISABLE=1 is the fix that works on any node; the causes that make P2P fast again
+    (ACS, the IOMMU, GeForce boards) are checked after it."""
+    if line.signature != _PEER_REFUSED and "peer access is not supported" not in line.text:
+        # 'P2P is disabled between NVLINK connected GPUs': NVLink's own state, not refused
+        # peering (NCCL names a hardware issue, NCCL_IGNORE_DISABLED_P2P=1 to go on)
+        raise NotStated(f"line {line.line} does not say CUDA refused peer access")
+    return Hit(
+        f"CUDA refused peer access between two GPUs NCCL wanted to connect directly (line "
+        f"{line.line}): there is no P2P path between them (GeForce boards, GPUs under "
+        "different root complexes, ACS or an IOMMU in the path, a VM without P2P)",
+        evidence={"line": line.line},
+        fix=fix(
+            "Disable NCCL's peer-to-peer transport: export NCCL_P2P_DISABLE=1 (copies go "
+            "through host memory); to restore P2P, check the GPUs' P2P status, ACS and the IOMMU",
+            "manual",
+            manual("export NCCL_P2P_DISABLE=1"),
+            manual("nvidia-smi topo -p2p r   # which GPU pairs have P2P (OK) and which not"),
+            manual(
+                "lspci -vvv | grep ACSCtl   # ACS on the bridges above the GPUs redirects P2P "
+                "(GPU117); iommu=pt on the kernel command line (GPU118)"
+            ),
+        ),
     )

@@ -1,20 +1,25 @@
 """NCCL settings that pin what NCCL would otherwise detect (NET120): a graph or topology file
 injected through the environment or NCCL's configuration files (/etc/nccl.conf,
-~/.nccl.conf), which VM images ship for one machine size and which then break NCCL on another."""
+~/.nccl.conf), which VM images ship for one machine size and which then break NCCL on another;
+NET125, NCCL_ALGO / NCCL_PROTO that leave a collective no algorithm."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 
 from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
 from envcheck.patterns import lazy
-from envcheck.rules.base import Hit, LogLine, from_log, rule
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
 
 # a graph file (the rings and trees NCCL would search for) is never meant for production; a
 # topology file (NCCL_TOPO_FILE) is right where it describes the machine, and is not flagged
 _STATED = lazy(r"NCCL_GRAPH_FILE set by environment to (?P<path>\S+)")
+# graph/xml.cc: 'Could not open XML graph file %s : %s' (the file NCCL_GRAPH_FILE names)
+_MISSING = lazy(r"Could not open XML graph file (?P<path>\S+) : (?P<error>.+)")
 
 
 def _steps(var: str) -> tuple[str, ...]:
@@ -77,9 +82,12 @@ def nccl_graph_file(facts: Facts) -> Iterable[Hit]:
 def nccl_graph_file_in_log(facts: Facts, line: LogLine) -> Hit:
     """NCCL's echo of an injected graph file, or the graph import's failure."""
     stated = _STATED.search(line.text)
-    path = stated.group("path") if stated else None
+    missing = _MISSING.search(line.text)
+    path = stated.group("path") if stated else missing.group("path") if missing else None
     said = (
-        f"NCCL_GRAPH_FILE is set to {path}"
+        f"NCCL_GRAPH_FILE names {path}, which NCCL could not open ({missing.group('error')})"
+        if missing
+        else f"NCCL_GRAPH_FILE is set to {path}"
         if path
         else "NCCL imported a graph file (NCCL_GRAPH_FILE) that names a GPU this job lacks"
     )
@@ -94,4 +102,75 @@ def nccl_graph_file_in_log(facts: Facts, line: LogLine) -> Hit:
             *(manual(step) for step in _steps("NCCL_GRAPH_FILE")),
         ),
         severity=Severity.WARNING,
+    )
+
+
+# enqueue.cc: 'No algorithm/protocol available for function %s with datatype %s. NCCL_ALGO was
+# set to %s. NCCL_PROTO was set to %s.' (NCCL <= 2.18: 'Error : no algorithm/protocol available')
+_NO_ALGO = lazy(r"NCCL_(ALGO|PROTO) was set to ([^.\s]+(?:\.[^.\s]+)*?)\.")
+_FUNC = lazy(r"for function (\w+) with datatype (\w+)")
+
+
+@rule("NET125", "nccl-algo-proto-restricted", Severity.ERROR)
+def nccl_algo_proto(facts: Facts) -> Iterable[Hit]:
+    """NCCL_ALGO / NCCL_PROTO leave NCCL no algorithm or protocol for a collective
+
+    ## What it checks
+    Only a log says a setting left nothing: NCCL's `No algorithm/protocol available for
+    function AllReduce with datatype ncclBfloat16. NCCL_ALGO was set to NVLS.` (src/enqueue.cc;
+    NCCL <= 2.18: `Error : no algorithm/protocol available`). NCCL_ALGO and NCCL_PROTO
+    themselves are valid tuning on some machines and are not flagged.
+
+    ## Why it matters
+    NCCL_ALGO and NCCL_PROTO restrict the algorithms (Ring, Tree, CollNet, NVLS, PAT) and
+    protocols (LL, LL128, Simple) NCCL may choose. Set for one machine (NVLS on an NVSwitch
+    system, Tree for a benchmark) or for one NCCL release, they can exclude every choice a
+    collective, datatype or node has elsewhere: NCCL then fails the collective (ncclInvalidUsage).
+
+    ## Example
+    `NCCL_ALGO=NVLS` copied from an H100 SXM node's job script to a PCIe node:
+    `NCCL WARN No algorithm/protocol available for function AllReduce with datatype ncclFloat32.
+    NCCL_ALGO was set to NVLS.`
+
+    ## Fix
+    `unset NCCL_ALGO NCCL_PROTO` (NCCL chooses by itself), or widen them (`NCCL_ALGO=Ring,Tree`,
+    `NCCL_PROTO=LL,LL128,Simple`); check /etc/nccl.conf and ~/.nccl.conf, which NCCL also reads.
+
+    ## References
+    - https://github.com/NVIDIA/nccl/blob/master/src/enqueue.cc
+    - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-algo
+    - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-proto
+    """
+    raise Skip("only a log line states that the setting left no algorithm", "log.nccl_algo")
+
+
+@from_log("NET125")
+def nccl_algo_proto_in_log(facts: Facts, line: LogLine) -> Hit:
+    """The variables NCCL names on its line (2.19+), else the node's environment; a line that
+    names neither (NCCL's internal error without NCCL_ALGO or NCCL_PROTO) is left open."""
+    stated = {m.group(1): m.group(2) for m in _NO_ALGO.finditer(line.text)}
+    if not stated:
+        with contextlib.suppress(Skip):
+            env = facts.env()
+            stated = {k: env[f"NCCL_{k}"] for k in ("ALGO", "PROTO") if env.get(f"NCCL_{k}")}
+    if not stated:
+        raise NotStated(
+            f"line {line.line} does not say NCCL_ALGO or NCCL_PROTO was set (without them NCCL "
+            "reports an internal error)"
+        )
+    names = ", ".join(f"NCCL_{k}={v}" for k, v in stated.items())
+    func = _FUNC.search(line.text)
+    what = f"{func.group(1)} on {func.group(2)}" if func else "a collective"
+    unset = " ".join(f"NCCL_{k}" for k in stated)
+    return Hit(
+        f"{names} leaves NCCL no algorithm or protocol for {what} (line {line.line}): the "
+        "setting excludes every choice this collective has on these nodes",
+        evidence={"line": line.line, "settings": dict(stated)},
+        fix=fix(
+            f"unset {unset} (NCCL chooses by itself), or widen them; delete them from "
+            "/etc/nccl.conf and ~/.nccl.conf too",
+            "manual",
+            manual(f"unset {unset}"),
+            *(manual(step) for step in _steps(f"NCCL_{next(iter(stated))}")[1:]),
+        ),
     )

@@ -18,6 +18,77 @@ from envcheck.rules.fixes import fix, manual
 _MISMATCH = lazy(r"rank ([0-9]+) version ([0-9]+) rank ([0-9]+) version ([0-9]+)")
 
 
+# NCCL's own lines that the ranks disagree (matrices/signatures/nccl_transports.toml)
+_DISAGREE = "nccl-ranks-disagree"
+# init.cc: 'NCCL version mismatch with remote peer %s (local: %s, remote %s)'
+_PEER_VERSIONS = lazy(r"remote peer (\S+) \(local: ([0-9.]+), remote:? ([0-9.]+)\)")
+# bootstrap.cc: 'mismatch in info from procs, nranks %d vs %d' / 'has already checked in'
+_ROOT = lazy(
+    r"Bootstrap Root : (mismatch in (?:info|rank count) from procs|rank [0-9]+ of [0-9]+ ranks has already checked in)"
+)
+_SAME_NCCL = (
+    "python -c 'import torch; print(torch.cuda.nccl.version())'   # on every node: one answer",
+    "env | grep ^NCCL_   # on every node: the same NCCL_* settings (NCCL_ALGO, NCCL_PROTO, "
+    "NCCL_P2P_DISABLE, NCCL_IB_*) everywhere",
+    "use the same container image (or the same torch) on every node",
+)
+
+
+def _ranks_disagree(line: LogLine) -> Hit:
+    """NCCL's lines that the ranks reported inconsistent things: a peer's other NCCL (both
+    versions named), the bootstrap root getting two world sizes or one rank twice (two jobs on
+    one rendezvous, or a launcher's ranks), rings or transports built from different
+    topologies (another NCCL or other NCCL_* settings on some ranks)."""
+    versions = _PEER_VERSIONS.search(line.text)
+    if versions is not None:
+        local, remote = versions.group(2), versions.group(3)
+        newer = max((local, remote), key=lambda v: tuple(int(p) for p in v.split(".")))
+        return Hit(
+            f"this rank runs NCCL {local} and its peer {versions.group(1)} runs NCCL {remote} "
+            f"(line {line.line}): one communicator needs one NCCL on every rank",
+            evidence={"line": line.line, "versions": sorted({local, remote})},
+            fix=fix(
+                f"Run one NCCL on every node: the same image or torch everywhere, or pip install "
+                f"nvidia-nccl-cu12=={newer} (nvidia-nccl-cu13 for CUDA 13 builds) on the others",
+                "manual",
+                manual(f"pip install nvidia-nccl-cu12=={newer}   # where the older NCCL runs"),
+                *(manual(s) for s in _SAME_NCCL[::2]),
+            ),
+        )
+    if _ROOT.search(line.text):
+        return Hit(
+            f"NCCL's bootstrap root heard from ranks that do not belong to one job (line "
+            f"{line.line}): two world sizes, or one rank twice: another job (or a stale process "
+            "of an earlier run) on the same rendezvous address and port, or a launcher that "
+            "gave ranks different WORLD_SIZE / RANK values",
+            evidence={"line": line.line},
+            fix=fix(
+                "Give each job its own rendezvous port (MASTER_PORT, NCCL_COMM_ID) and stop "
+                "leftover processes of earlier runs; start every rank with the same world size",
+                "manual",
+                manual("export MASTER_PORT=<a port no other job on these nodes uses>"),
+                manual("pkill -f <the training script>   # leftover ranks of an earlier run"),
+                manual(
+                    "check the launcher: --nnodes / --nproc-per-node (WORLD_SIZE) the same on "
+                    "every node, each RANK once"
+                ),
+            ),
+        )
+    return Hit(
+        f"the ranks built inconsistent rings or transports (line {line.line}): NCCL searched "
+        "its topology on each rank and they disagree: another NCCL or other NCCL_* settings on "
+        "some ranks (NCCL_ALGO, NCCL_PROTO, NCCL_P2P_DISABLE set on some nodes only), or nodes "
+        "of different shape (GPU or NIC counts)",
+        evidence={"line": line.line},
+        fix=fix(
+            "Run the same NCCL with the same NCCL_* settings on every rank (one image, one "
+            "environment), on nodes of one shape",
+            "manual",
+            *(manual(s) for s in _SAME_NCCL),
+        ),
+    )
+
+
 def nccl_version(code: str) -> str:
     """NCCL_VERSION_CODE as a release: X*10000+Y*100+Z from 2.9 on, X*1000+Y*100+Z before
     (nccl.h: NCCL_VERSION(X,Y,Z) ((X) <= 2 && (Y) <= 8) ? (X)*1000+(Y)*100+(Z) : ...)."""
@@ -66,6 +137,8 @@ def nccl_ranks_differ(facts: Facts) -> Iterable[Hit]:
 def nccl_ranks_differ_in_log(facts: Facts, line: LogLine) -> Hit:
     """The version check names both ranks' NCCL (decoded from NCCL_VERSION_CODE): the newer one
     is the pin to install everywhere. A truncated message names no version: left open."""
+    if line.signature == _DISAGREE:
+        return _ranks_disagree(line)
     found = _MISMATCH.search(line.text)
     if found is None:
         raise NotStated(

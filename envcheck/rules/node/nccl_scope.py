@@ -46,8 +46,11 @@ GENERIC_NCCL_LINES = frozenset(
         "nccl-socket-poll-connect",
         "nccl-connect-returned",
         "gloo-connect-full-mesh",
+        "nccl-peer-connection-timeout",
     }
 )
+# NCCL's 'Net : No interface found in the same subnet as remote address A' (socket.cc)
+_NO_SUBNET = "nccl-no-interface-in-peer-subnet"
 
 
 def ranks_span_nodes(stated: Mapping[str, str]) -> str | None:
@@ -87,6 +90,8 @@ def _loopback_peer(stated: Mapping[str, str]) -> str | None:
 def nccl_chose_virtual_interface_or_spans_nodes(facts: Facts, line: LogLine) -> Hit | None:
     """NCCL's own 'Bootstrap : Using docker0:...' line (nccl.py); for NCCL's generic error lines,
     a job whose log shows ranks on several nodes and no NCCL_SOCKET_IFNAME."""
+    if line.signature == _NO_SUBNET:
+        return _no_interface_in_peer_subnet(facts, line)
     if line.signature not in GENERIC_NCCL_LINES:
         return nccl_chose_virtual_interface(facts, line)
     why = ranks_span_nodes(line.stated) or _loopback_peer(line.stated)
@@ -114,6 +119,35 @@ def nccl_chose_virtual_interface_or_spans_nodes(facts: Facts, line: LogLine) -> 
             manual("ip -br addr   # the interface that carries the address the other nodes reach"),
             manual(f"export NCCL_SOCKET_IFNAME={iface} GLOO_SOCKET_IFNAME={iface}"),
             manual("rerun with NCCL_DEBUG=INFO: the 'Bootstrap : Using <iface>' line of each rank"),
+        ),
+        severity=Severity.WARNING,
+    )
+
+
+def _no_interface_in_peer_subnet(facts: Facts, line: LogLine) -> Hit:
+    """The peer's address is on a subnet none of this node's interfaces is on: the ranks chose
+    interfaces on different networks (NCCL_SOCKET_IFNAME unset, or naming an interface that
+    differs between the nodes)."""
+    peer = line.stated.get("nccl_peer_address") or "the peer's address"
+    best = None
+    with contextlib.suppress(Skip):
+        best = candidate(facts.network())
+    iface = best.name if best is not None else f"<the interface on {peer}'s subnet>"
+    return Hit(
+        f"no interface of this node is on the subnet of {peer} (line {line.line}): the ranks "
+        "advertise addresses on different networks, so NCCL cannot connect them",
+        evidence={"line": line.line, "peer": peer},
+        fix=fix(
+            f"Set NCCL_SOCKET_IFNAME on every node to the interface on the network they share "
+            f"(the one on {peer}'s subnet): export NCCL_SOCKET_IFNAME={iface} "
+            f"GLOO_SOCKET_IFNAME={iface}",
+            "manual",
+            manual(f"ip -br addr   # on each node: the interface on {peer}'s subnet"),
+            manual(f"export NCCL_SOCKET_IFNAME={iface} GLOO_SOCKET_IFNAME={iface}"),
+            manual(
+                "with NCCL_COMM_ID (or MASTER_ADDR) set: an address of the root node on that "
+                "same network"
+            ),
         ),
         severity=Severity.WARNING,
     )

@@ -343,6 +343,9 @@ def hostname_loopback_in_log(facts: Facts, line: LogLine) -> Hit:
 
 
 _NCCL_NO_INTERFACE = "nccl-no-socket-interface"
+# 'NCCL_SOCKET_IFNAME set to ib0 but no interface found', NCCL_OOB_NET_IFNAME's 'no device found
+# matching ...' (matrices/signatures/nccl_transports.toml)
+_NCCL_IFNAME_NO_INTERFACE = "nccl-socket-ifname-no-interface"
 
 
 def _nccl_no_interface(line: LogLine) -> Hit:
@@ -416,7 +419,7 @@ def gloo_no_address_in_log(facts: Facts, line: LogLine) -> Hit | None:
     address on the node that logged it (a `^`/`=` value is NET102 instead). NCCL's 'Bootstrap :
     no socket interface found' says the same of NCCL_SOCKET_IFNAME (or that nothing but
     excluded interfaces, lo and docker0, is left)."""
-    if line.signature == _NCCL_NO_INTERFACE:
+    if line.signature in (_NCCL_NO_INTERFACE, _NCCL_IFNAME_NO_INTERFACE):
         return _nccl_no_interface(line)
     name = _gloo_iface(line)
     if name.startswith(("^", "=")):

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.memory import SHM_SIGNATURES, shm_hit
@@ -78,6 +79,12 @@ def shm_too_small(facts: Facts) -> Iterable[Hit]:
 # lines that name no reason for the failed segment (NCCL's bare WARN of its shm transport)
 _UNSTATED = frozenset({"nccl-shm-allocation", "nccl-warn-shm", "nccl-shm-open-failed"})
 _SHM_OPEN = "nccl-shm-open-failed"  # 'Call to shm_open failed : <strerror>'
+# the line names the segment NCCL creates (or grows) in /dev/shm: 'Error while creating shared
+# memory segment /dev/shm/nccl-XXXX (size N)', 'failed to extend /dev/shm/nccl-X to N bytes'
+# (NCCL <= 2.11: shm_open's name 'nccl-shm-...'); attaching to another rank's is not a size
+_NAMED_SEGMENT = lazy(
+    r"creating shared memory segment (?:/dev/shm/)?nccl-|failed to extend /dev/shm/nccl-"
+)
 _DEFAULT_STEP = manual(
     "docker run --shm-size=16g (or --ipc=host); on Kubernetes an emptyDir with "
     "medium: Memory at /dev/shm"
@@ -90,9 +97,11 @@ def shm_full_in_log(facts: Facts, line: LogLine) -> Hit | None:
     posix_fallocate failed : No space left on device` (NCCL <= 2.18, include/shm.h) or `Error:
     failed to extend /dev/shm/nccl-... to N bytes, error: No space left on device` (shmutils.cc).
     NCCL's bare `Error while creating shared memory segment /dev/shm/nccl-...` does not say
-    why: it establishes the cause where /dev/shm is known to be small, or on a node in a
-    container (64 MiB unless started with --shm-size or --ipc=host: video-diffusion-speedrun#2,
-    MiniMax-01#42); /dev/shm known to be 1 GiB or more rules it out. torch's DataLoader and
+    why, but names the segment NCCL creates in /dev/shm: it establishes the cause unless the
+    node is known not to be a container (a bare host's /dev/shm is half its RAM) or /dev/shm is
+    known to be 1 GiB or more (which rules it out); a container's is 64 MiB unless started with
+    --shm-size or --ipc=host (video-diffusion-speedrun#2, MiniMax-01#42). NCCL's other bare
+    shared-memory lines (attaching to another rank's segment) confirm it only in a container. torch's DataLoader and
     multiprocessing lines (a worker's bus error, `unable to write to file </torch_...>`) are
     worded by memory.py."""
     if line.signature in SHM_SIGNATURES:
@@ -131,7 +140,8 @@ def shm_full_in_log(facts: Facts, line: LogLine) -> Hit | None:
         container = None
         with contextlib.suppress(Skip):
             container = facts.system().container
-        if shm is None and container in (None, "none"):
+        named = _NAMED_SEGMENT.search(line.text) is not None
+        if shm is None and (container == "none" or (container is None and not named)):
             raise NotStated(
                 f"line {line.line} does not say why NCCL could not create its segment, and "
                 "/dev/shm's size is unknown"
@@ -139,8 +149,12 @@ def shm_full_in_log(facts: Facts, line: LogLine) -> Hit | None:
             )
         kind = f" ({container})" if container and container != "declared container" else ""
         reason = (
-            f"the line states no reason; the node is a container{kind}, whose /dev/shm is 64 MiB "
-            "unless it was started with --shm-size or --ipc=host"
+            "the line states no reason, but names the segment NCCL creates in /dev/shm: "
+            "/dev/shm is full or too small (a container's is 64 MiB unless it was started with "
+            "--shm-size or --ipc=host)"
+            if shm is None and container is None
+            else f"the line states no reason; the node is a container{kind}, whose /dev/shm is "
+            "64 MiB unless it was started with --shm-size or --ipc=host"
             if shm is None
             else "the line states no reason; /dev/shm is smaller than NCCL's recommended 1 GiB"
         )
