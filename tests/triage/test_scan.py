@@ -2501,3 +2501,53 @@ EXAMPLES += [
         "build-killed-sigkill",
     ),
 ]
+EXAMPLES += [
+    (
+        "Unable to allocate 38.1 GiB for an array with shape (100000, 51200) and data type float64",
+        "numpy-array-allocation-failed",
+    ),
+    (
+        "Stopped reason: OutOfMemoryError: Container killed due to memory usage",
+        "container-platform-memory-limit",
+    ),
+    (
+        "Memory limit of 512 MiB exceeded with 523 MiB used. Consider increasing the memory "
+        "limit, see https://cloud.google.com/run/docs/configuring/memory-limits",
+        "container-platform-memory-limit",
+    ),
+    ("app[web.1]: Error R14 (Memory quota exceeded)", "container-platform-memory-limit"),
+    (
+        "RuntimeError: Not enough memory to handle 4096 prefill tokens. You need to decrease "
+        "`--max-batch-prefill-tokens`",
+        "tgi-warmup-prefill-memory",
+    ),
+    (
+        "llama_init_from_model: failed to initialize the context: failed to allocate buffer for "
+        "kv cache",
+        "llama-kv-cache-allocation-failed",
+    ),
+    (
+        "llama_new_context_with_model: llama_kv_cache_init() failed for self-attention cache",
+        "llama-kv-cache-allocation-failed",
+    ),
+    (
+        "/usr/include/x86_64-linux-gnu/bits/mathcalls.h(79): error: exception specification is "
+        'incompatible with that of previous function "cospi" (declared at line 2601 of '
+        "/usr/local/cuda/bin/../targets/x86_64-linux/include/crt/math_functions.h)",
+        "nvcc-host-header-rejected",
+    ),
+    (
+        "/usr/lib/gcc/x86_64-pc-linux-gnu/14.3.1/include/c++/type_traits(529): error: type name "
+        "is not allowed",
+        "nvcc-host-header-rejected",
+    ),
+    (
+        "/bin/sh: line 1: /usr/local/cuda/bin/nvcc: No such file or directory",
+        "nvcc-not-found-other-shells",
+    ),
+    (
+        "FileNotFoundError: [Errno 2] No such file or directory: 'nvcc'",
+        "nvcc-not-found-other-shells",
+    ),
+    ("AssertionError: libcuda.so cannot found!", "triton-libcuda-not-found"),
+]
