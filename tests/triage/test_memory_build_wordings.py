@@ -74,6 +74,15 @@ _GLIBC_MATH = (
         ("/bin/sh: line 1: /usr/local/cuda/bin/nvcc: No such file or directory", "SYS152", ""),
         ("FileNotFoundError: [Errno 2] No such file or directory: 'nvcc'", "SYS152", ""),
         ("AssertionError: libcuda.so cannot found!", "SYS164", "TRITON_LIBCUDA_PATH"),
+        ("MemoryError: std::bad_alloc", "SYS190", "num_workers"),
+        ("RuntimeError: std::bad_alloc", "SYS190", "num_workers"),
+        ("memory allocation of 34359738368 bytes failed", "SYS190", "num_workers"),
+        (
+            "[Error] [carb.gym.plugin] Gym cuda error: out of memory: "
+            "../../../source/plugins/carb/gym/impl/Gym/GymPhysX.cpp: 1718",
+            "SYS230",
+            "--num_envs",
+        ),
     ],
 )
 def test_the_line_confirms_its_cause_with_the_layers_own_fix(
@@ -126,4 +135,35 @@ def test_lines_that_do_not_state_the_failure_match_none_of_these(
         "nvcc-host-header-rejected",
         "llama-kv-cache-allocation-failed",
         "container-platform-memory-limit",
+    }
+
+
+def test_llama_mlock_warning_is_no_memory_failure(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    # the locked-memory limit (ulimit -l) refuses --mlock on healthy nodes: ENOMEM in its words,
+    # but no memory ran out, so it confirms nothing
+    line = (
+        "warning: failed to mlock 4368302080-byte buffer (after previously locking 0 bytes): "
+        "Cannot allocate memory"
+    )
+    result = cli("triage", str(log_file(tmp_path, line)), "--json", "--no-probe")
+    (match,) = result.json()["data"]["matches"]
+    assert match["id"] == "llama-mlock-warning" and match["noise"]
+    assert not match["causes"]
+
+
+def test_isaac_gyms_illegal_access_leaves_its_memory_causes_open(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    line = (
+        "[Error] [carb.gym.plugin] Gym cuda error: an illegal memory access was encountered: "
+        "../../../source/plugins/carb/gym/impl/Gym/GymPhysX.cpp: 6211"
+    )
+    result = cli("triage", str(log_file(tmp_path, line)), "--json", "--no-probe")
+    (match,) = result.json()["data"]["matches"]
+    assert match["id"] == "isaac-gym-cuda-error"  # not swallowed by Kit's log-prefix noise
+    assert {c["code"]: c["verdict"] for c in match["causes"]} == {
+        "SYS231": "unchecked",
+        "SYS230": "unchecked",
     }

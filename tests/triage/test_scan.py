@@ -2551,3 +2551,22 @@ EXAMPLES += [
     ),
     ("AssertionError: libcuda.so cannot found!", "triton-libcuda-not-found"),
 ]
+EXAMPLES += [
+    ("MemoryError: std::bad_alloc", "host-allocation-failed-other-wordings"),
+    ("memory allocation of 34359738368 bytes failed", "host-allocation-failed-other-wordings"),
+    (
+        "warning: failed to mlock 4368302080-byte buffer (after previously locking 0 bytes): "
+        "Cannot allocate memory",
+        "llama-mlock-warning",
+    ),
+    (
+        "[Error] [carb.gym.plugin] Gym cuda error: out of memory: "
+        "../../../source/plugins/carb/gym/impl/Gym/GymPhysX.cpp: 1718",
+        "isaac-gym-cuda-out-of-memory",
+    ),
+    (
+        "[Error] [carb.gym.plugin] Gym cuda error: an illegal memory access was encountered: "
+        "../../../source/plugins/carb/gym/impl/Gym/GymPhysX.cpp: 6211",
+        "isaac-gym-cuda-error",
+    ),
+]
