@@ -74,6 +74,27 @@ _GLIBC_MATH = (
         ("/bin/sh: line 1: /usr/local/cuda/bin/nvcc: No such file or directory", "SYS152", ""),
         ("FileNotFoundError: [Errno 2] No such file or directory: 'nvcc'", "SYS152", ""),
         ("AssertionError: libcuda.so cannot found!", "SYS164", "TRITON_LIBCUDA_PATH"),
+        (
+            "RuntimeError: The current installed version of x86_64-conda-linux-gnu-c++ (14.3.0) "
+            "is greater than the maximum required version by CUDA 12.8. Please make sure to use "
+            "an adequate version of x86_64-conda-linux-gnu-c++ (>=6.0.0, <14.0).",
+            "SYS131",
+            "gxx_linux-64=13",
+        ),
+        (
+            "RuntimeError: The current installed version of gcc (13.3.0) is greater than the "
+            "maximum required version by CUDA 11.7 (11.5.0)",
+            "SYS131",
+            "apt install gcc-11 g++-11",
+        ),
+        ("Failed to find nvcc.", "SYS152", "CUDA_HOME"),
+        (
+            "csrc\\ops.cpp(3): fatal error C1083: Cannot open include file: 'Python.h': No such "
+            "file or directory",
+            "SYS130",
+            "python.org",
+        ),
+        ("error: Unable to find vcvarsall.bat", "SYS163", "Build Tools"),
         ("MemoryError: std::bad_alloc", "SYS190", "num_workers"),
         ("RuntimeError: std::bad_alloc", "SYS190", "num_workers"),
         ("memory allocation of 34359738368 bytes failed", "SYS190", "num_workers"),
@@ -167,3 +188,13 @@ def test_isaac_gyms_illegal_access_leaves_its_memory_causes_open(
         "SYS231": "unchecked",
         "SYS230": "unchecked",
     }
+
+
+def test_findcuda_status_line_leaves_the_toolkit_open(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    # FindCUDA's line is a status line where CUDA is optional (a CPU build goes on): open only
+    line = "-- Could NOT find CUDA (missing: CUDA_TOOLKIT_ROOT_DIR CUDA_NVCC_EXECUTABLE)"
+    result = cli("triage", str(log_file(tmp_path, line)), "--json", "--no-probe")
+    (match,) = result.json()["data"]["matches"]
+    assert [(c["code"], c["verdict"]) for c in match["causes"]] == [("SYS152", "unchecked")]

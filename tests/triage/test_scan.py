@@ -2570,3 +2570,23 @@ EXAMPLES += [
         "isaac-gym-cuda-error",
     ),
 ]
+EXAMPLES += [
+    (
+        "RuntimeError: The current installed version of x86_64-conda-linux-gnu-c++ (14.3.0) is "
+        "greater than the maximum required version by CUDA 12.8. Please make sure to use an "
+        "adequate version of x86_64-conda-linux-gnu-c++ (>=6.0.0, <14.0).",
+        "host-compiler-outside-cuda-range",
+    ),
+    ("  Failed to find nvcc.", "cmake-cuda-toolkit-not-found"),
+    (
+        "-- Could NOT find CUDA (missing: CUDA_TOOLKIT_ROOT_DIR CUDA_NVCC_EXECUTABLE "
+        "CUDA_INCLUDE_DIRS CUDA_CUDART_LIBRARY)",
+        "findcuda-missing-toolkit",
+    ),
+    (
+        "csrc\\ops.cpp(3): fatal error C1083: Cannot open include file: 'Python.h': No such file "
+        "or directory",
+        "msvc-python-h-missing",
+    ),
+    ("error: Unable to find vcvarsall.bat", "distutils-no-vcvarsall"),
+]

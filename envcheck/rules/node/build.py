@@ -1003,6 +1003,7 @@ def c_compiler_missing_in_log(facts: Facts, line: LogLine) -> Hit:
         or "compiler version for cl:" in line.text
         or "'cl.exe' in PATH" in line.text
         or "cl.exe' failed: " in line.text
+        or "vcvarsall.bat" in line.text
     ):
         return Hit(
             f"the build found no MSVC compiler (line {line.line}): Python extensions on Windows "
