@@ -95,6 +95,12 @@ _GLIBC_MATH = (
             "python.org",
         ),
         ("error: Unable to find vcvarsall.bat", "SYS163", "Build Tools"),
+        (
+            "2023-01-01 12:00:00.000000: I tensorflow/core/common_runtime/bfc_allocator.cc:1101] "
+            "Sum Total of in-use chunks: 10.53GiB",
+            "SYS182",
+            "TF_FORCE_GPU_ALLOW_GROWTH=true",
+        ),
         ("MemoryError: std::bad_alloc", "SYS190", "num_workers"),
         ("RuntimeError: std::bad_alloc", "SYS190", "num_workers"),
         ("memory allocation of 34359738368 bytes failed", "SYS190", "num_workers"),

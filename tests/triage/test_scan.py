@@ -1893,7 +1893,7 @@ EXAMPLES += [
     ("Got an OOM, unloading all loaded models.", "gpu-memory-short-in-words"),
 ]
 EXAMPLES += [
-    ("memory allocation of 123456 bytes failed", "memory-short-in-words"),
+    ("memory allocation of 123456 bytes failed", "host-allocation-failed-other-wordings"),
     ("RuntimeError: OOM", "memory-short-in-words"),
 ]
 EXAMPLES += [
@@ -2589,4 +2589,11 @@ EXAMPLES += [
         "msvc-python-h-missing",
     ),
     ("error: Unable to find vcvarsall.bat", "distutils-no-vcvarsall"),
+]
+EXAMPLES += [
+    (
+        "2023-01-01 12:00:00.000000: W tensorflow/core/common_runtime/bfc_allocator.cc:479] "
+        "****************************************************************************__________",
+        "tf-bfc-allocator-dump",
+    ),
 ]

@@ -81,7 +81,12 @@ def framework_preallocates_in_log(facts: Facts, line: LogLine) -> Hit:
     """JAX's variables for XLA's wording, TensorFlow's for its allocator's."""
     # the same words through JAX (XlaRuntimeError: ... without BLAS support) are JAX's
     library = line.signature in _TF_LIBRARY_LINES and "XlaRuntimeError" not in line.text
-    tf = library or "GPU_0_bfc" in line.text or "from device: CUDA_ERROR_OUT_OF_MEMORY" in line.text
+    tf = (
+        library
+        or "GPU_0_bfc" in line.text
+        or "bfc_allocator.cc" in line.text
+        or "from device: CUDA_ERROR_OUT_OF_MEMORY" in line.text
+    )
     who = "TensorFlow" if tf else "JAX (XLA)"
     first, second = (_TF, _JAX) if tf else (_JAX, _TF)
     what = (
