@@ -168,6 +168,8 @@ FACTS: dict[str, str] = {
     "script_file": "the file of the innermost traceback frame above a failed import when it is "
     "outside site-packages (a checkout's own script or module: /content/LLaVA/llava/train.py)",
     "gcc_max": "the newest gcc major the CUDA toolkit's host_config.h accepts",
+    "gcc_header": "the gcc major whose own headers nvcc's front end failed in "
+    "(/usr/include/c++/13/..., /usr/lib/gcc/x86_64-linux-gnu/14/include/...)",
     "extension": "a C++/CUDA extension a JIT or setup.py build was compiling",
     "ext_path": "the file of the innermost traceback frame above a compiled op's error (the "
     "package whose op raised: .../detectron2/layers/nms.py)",

@@ -454,6 +454,8 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
     """nvcc's host_config.h names the newest gcc major the toolkit accepts; the fix points the
     build at that gcc (nvcc takes its host compiler from -ccbin; NVCC_PREPEND_FLAGS adds it to
     every nvcc call, torch's cpp_extension also passes CC as -ccbin)."""
+    if line.signature == _HOST_HEADER:
+        return _host_header_line(facts, line)
     if (
         "C++17 or later" in line.text
         or "option '-std=" in line.text
@@ -514,6 +516,82 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
                 f"&& sudo update-alternatives --install /usr/bin/g++ g++ /usr/bin/g++-{ceiling} 100"
             ),
             manual(f"conda install -c conda-forge gxx={ceiling} gcc={ceiling}  (in a conda env)"),
+        ),
+    )
+
+
+# nvcc's front end failing inside the host's own headers (signatures/build_toolchains.toml)
+_HOST_HEADER = "nvcc-host-header-rejected"
+# NVIDIA's forum answer for glibc 2.41's C23 math declarations against CUDA's math_functions.h
+_GLIBC_MATH_PATCH = (
+    "https://forums.developer.nvidia.com/t/"
+    "error-exception-specification-is-incompatible-for-cospi-sinpi-cospif-sinpif-with-glibc-2-41/"
+    "323591"
+)
+
+
+def _host_header_line(facts: Facts, line: LogLine) -> Hit:
+    """nvcc's front end failed in the host's own headers: the host gcc's (the major its path
+    names: the fix is an older gcc, or the CUDA release that accepts this one) or the C
+    library's (the distribution's glibc is newer than the toolkit: C23 math functions declared
+    noexcept clash with CUDA's math_functions.h; NVIDIA's patch to that header, or a build
+    image of an older distribution)."""
+    toolkit = _line_toolkit(facts, line)
+    built = f"CUDA {toolkit}'s nvcc" if toolkit else "this CUDA toolkit's nvcc"
+    header = line.stated.get("gcc_header")
+    if header is not None and header.isdigit():
+        gcc = int(header)
+        ceiling = nvcc_host.gcc_max(facts.matrix, toolkit) if toolkit else None
+        older = ceiling if ceiling is not None and ceiling < gcc else gcc - 1
+        return Hit(
+            f"{built} cannot parse the host gcc {gcc}'s own headers (line {line.line}): that gcc "
+            "is newer than the toolkit understands",
+            evidence={"line": line.line, "gcc": gcc, "cuda": toolkit},
+            fix=fix(
+                f"Build with gcc {older}: apt install gcc-{older} g++-{older}, then export "
+                f"CC=gcc-{older} CXX=g++-{older} NVCC_PREPEND_FLAGS='-ccbin /usr/bin/g++-{older}' "
+                f"(conda: conda install -c conda-forge gcc_linux-64={older} "
+                f"gxx_linux-64={older}); or {_newer_toolkit(facts, older, str(gcc))}",
+                "manual",
+                manual(f"apt install gcc-{older} g++-{older}"),
+                set_env(
+                    CC=f"gcc-{older}",
+                    CXX=f"g++-{older}",
+                    NVCC_PREPEND_FLAGS=f"-ccbin /usr/bin/g++-{older}",
+                ),
+            ),
+        )
+    if "exception specification is incompatible" in line.text:
+        what = (
+            f"the host C library declares math functions (cospi, sinpi, rsqrt ...) with an "
+            f"exception specification {built.replace('nvcc', 'math_functions.h')} does not "
+            f"have (line {line.line}): the distribution's glibc is newer than the CUDA toolkit"
+        )
+        first = (
+            "Apply NVIDIA's patch to the toolkit's crt/math_functions.h (add noexcept (true) to "
+            "its declarations of cospi, cospif, sinpi, sinpif, rsqrt, rsqrtf: "
+            f"{_GLIBC_MATH_PATCH}), or build in a container of an older "
+            "distribution (an nvidia/cuda:<version>-devel-ubuntu22.04 or -ubuntu24.04 image)"
+        )
+    else:
+        what = (
+            f"{built} cannot parse the host C library's headers (line {line.line}): the "
+            "distribution's glibc and headers are newer than the CUDA toolkit"
+        )
+        first = (
+            "Use a newer CUDA toolkit (one whose release supports this distribution), or build "
+            "in a container of a distribution the toolkit supports (an "
+            "nvidia/cuda:<version>-devel-ubuntu22.04 image)"
+        )
+    return Hit(
+        what,
+        evidence={"line": line.line, "cuda": toolkit},
+        fix=fix(
+            first,
+            "manual",
+            manual(
+                "docker run --gpus all -it nvidia/cuda:<version>-devel-ubuntu22.04 (build there)"
+            ),
         ),
     )
 
@@ -925,6 +1003,7 @@ def c_compiler_missing_in_log(facts: Facts, line: LogLine) -> Hit:
         or "compiler version for cl:" in line.text
         or "'cl.exe' in PATH" in line.text
         or "cl.exe' failed: " in line.text
+        or "vcvarsall.bat" in line.text
     ):
         return Hit(
             f"the build found no MSVC compiler (line {line.line}): Python extensions on Windows "
@@ -1000,11 +1079,23 @@ def linker_cannot_find_library_in_log(facts: Facts, line: LogLine) -> Hit:
     found = _LINK_LIBRARY.search(line.text)
     name = found.group(1) if found else "the library"
     what = f"the linker cannot find lib{name}.so (line {line.line})"
+    if "libcuda.so cannot found" in line.text:  # Triton's own search for the driver library
+        name = "cuda"
+        what = (
+            f"Triton finds the driver's libcuda.so.1 neither in the linker cache (ldconfig -p) "
+            f"nor on LD_LIBRARY_PATH (line {line.line})"
+        )
     if name == "cuda":
         libdir = "/usr/lib/x86_64-linux-gnu"
+        why = (
+            "ldconfig was not run on the directory that holds it (a container's or Colab's "
+            "driver directory), or no driver is mounted"
+            if "cannot found" in line.text
+            else "the driver's libcuda.so.1 has no unversioned libcuda.so link where the linker "
+            "looks (Triton links its launcher with -lcuda at the first kernel)"
+        )
         return Hit(
-            f"{what}: the driver's libcuda.so.1 has no unversioned libcuda.so link where the "
-            "linker looks (Triton links its launcher with -lcuda at the first kernel)",
+            f"{what}: {why}",
             evidence={"line": line.line, "library": name},
             fix=fix(
                 "Make libcuda.so findable: sudo ldconfig (ldconfig -p | grep libcuda shows where "

@@ -81,7 +81,12 @@ def framework_preallocates_in_log(facts: Facts, line: LogLine) -> Hit:
     """JAX's variables for XLA's wording, TensorFlow's for its allocator's."""
     # the same words through JAX (XlaRuntimeError: ... without BLAS support) are JAX's
     library = line.signature in _TF_LIBRARY_LINES and "XlaRuntimeError" not in line.text
-    tf = library or "GPU_0_bfc" in line.text or "from device: CUDA_ERROR_OUT_OF_MEMORY" in line.text
+    tf = (
+        library
+        or "GPU_0_bfc" in line.text
+        or "bfc_allocator.cc" in line.text
+        or "from device: CUDA_ERROR_OUT_OF_MEMORY" in line.text
+    )
     who = "TensorFlow" if tf else "JAX (XLA)"
     first, second = (_TF, _JAX) if tf else (_JAX, _TF)
     what = (
@@ -130,7 +135,9 @@ def kv_cache_too_small(facts: Facts) -> Iterable[Hit]:
     seq len (N) is larger than the maximum number of tokens that can be stored in KV cache (M)`,
     vLLM V1's `... KV cache is needed, which is larger than the available KV cache memory ...
     the estimated maximum model length is M`, SGLang's `Not enough memory. Please try to increase
-    --mem-fraction-static.`
+    --mem-fraction-static.`; the same shortage in other engines' words: text-generation-inference's
+    warmup (`Not enough memory to handle N prefill tokens`) and llama.cpp's KV cache for its
+    context size (`failed to allocate buffer for kv cache`), each fixed with its own flags.
 
     ## Why it matters
     vLLM takes `gpu_memory_utilization` (0.9 by default) of the GPU and SGLang
@@ -168,6 +175,8 @@ def kv_cache_too_small_in_log(facts: Facts, line: LogLine) -> Hit:
     pool = line.signature == _SGLANG_POOL
     sglang = pool or "mem-fraction-static" in text
     steps: tuple[Action, ...]
+    if line.signature in _OTHER_ENGINES:
+        return _OTHER_ENGINES[line.signature](line)
     if sglang:
         summary = (
             "Give SGLang more of the GPU: --mem-fraction-static 0.9 (or higher, if nothing else "
@@ -213,3 +222,62 @@ def kv_cache_too_small_in_log(facts: Facts, line: LogLine) -> Hit:
             ),
         ),
     )
+
+
+_PREFILL = lazy(r"handle (?P<tokens>[0-9]+) (?:total tokens with [0-9]+ )?prefill tokens")
+
+
+def _tgi_prefill(line: LogLine) -> Hit:
+    """text-generation-inference's warmup: a prefill batch of --max-batch-prefill-tokens did not
+    fit beside the weights; the fix halves the number the line states."""
+    found = _PREFILL.search(line.text)
+    tokens = int(found.group("tokens")) if found else None
+    fewer = str(max(tokens // 2, 1)) if tokens else "<fewer>"
+    return Hit(
+        "text-generation-inference's warmup ran out of GPU memory on a prefill batch of "
+        f"{tokens or 'its --max-batch-prefill-tokens'} tokens (line {line.line}): the weights "
+        "leave too little of the GPU for it and the KV cache",
+        evidence={"line": line.line, "prefill_tokens": tokens},
+        fix=fix(
+            f"Lower TGI's prefill batch: --max-batch-prefill-tokens {fewer} (with "
+            "--max-input-tokens no larger and --max-total-tokens to match), or give the "
+            "model more GPU memory: more shards (--num-shard), a quantized model (--quantize), "
+            "no other process on the GPU",
+            "manual",
+            manual(
+                f"text-generation-launcher ... --max-batch-prefill-tokens {fewer} "
+                "--max-input-tokens <= that --max-total-tokens <longer than input>"
+            ),
+            manual("or --num-shard <more GPUs>, --quantize bitsandbytes-nf4 / awq / gptq"),
+            manual("nvidia-smi --query-compute-apps=pid,used_memory --format=csv"),
+        ),
+    )
+
+
+def _llama_kv_cache(line: LogLine) -> Hit:
+    """llama.cpp's KV cache for the context size asked for (the model's own by default) did not
+    fit: a smaller context first, a quantized cache, or the cache kept in RAM."""
+    return Hit(
+        f"llama.cpp could not allocate the KV cache for its context size (line {line.line}): "
+        "the context asked for (by default the model's full training context) needs more "
+        "memory than is left beside the weights",
+        evidence={"line": line.line},
+        fix=fix(
+            "Ask for a smaller context: llama.cpp -c 8192 (--ctx-size; llama-cpp-python "
+            "Llama(n_ctx=8192); ollama: PARAMETER num_ctx 8192 or OLLAMA_CONTEXT_LENGTH=8192); "
+            "or a quantized KV cache (-ctk q8_0 -ctv q8_0, with -fa), fewer layers on the GPU "
+            "(-ngl <fewer>) or the cache in RAM (--no-kv-offload)",
+            "manual",
+            manual("llama-server -m model.gguf -c 8192  (Llama(model_path=..., n_ctx=8192))"),
+            manual("ollama: /set parameter num_ctx 8192, or export OLLAMA_CONTEXT_LENGTH=8192"),
+            manual("or -ctk q8_0 -ctv q8_0 -fa; -ngl <fewer layers>; --no-kv-offload"),
+        ),
+    )
+
+
+# other engines' KV cache and prefill lines (signatures/memory_runtimes.toml), each worded in
+# that engine's own flags
+_OTHER_ENGINES = {
+    "tgi-warmup-prefill-memory": _tgi_prefill,
+    "llama-kv-cache-allocation-failed": _llama_kv_cache,
+}

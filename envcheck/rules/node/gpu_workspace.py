@@ -33,6 +33,8 @@ _PRESSURE = "gpu-memory-pressure-warning"
 _OFFLOADED = "offloaded to the"
 # PhysX's GPU allocator (Isaac Gym/Sim/Lab, SAPIEN): the simulation's own buffers
 _PHYSX = "physx-gpu-allocation-failed"
+# Isaac Gym's own CUDA check saying out of memory (memory_runtimes.toml): PhysX's buffers too
+_PHYSX_LINES = frozenset({_PHYSX, "isaac-gym-cuda-out-of-memory"})
 # (words of the line, the API that said it, what lowers its memory): the first that fits
 _API_KNOBS = (
     (
@@ -136,7 +138,7 @@ def gpu_memory_short_unnamed_in_log(facts: Facts, line: LogLine) -> Hit:
                     "driver update; a container started with --gpus all)"
                 ),
             )
-    elif line.signature == _PHYSX:
+    elif line.signature in _PHYSX_LINES:
         message = (
             f"PhysX could not allocate GPU memory for the simulation (line {line.line}): the "
             "parallel environments' buffers, the viewer and the learner together need more than "

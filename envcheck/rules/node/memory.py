@@ -318,6 +318,27 @@ _LAYER_LIMIT["vllm-engine-core-died"] = (
     "give the container more (docker run --memory / --shm-size, Kubernetes limits.memory)",
     _CHECK,
 )
+# the same failures without the exception's prefix, and container platforms' own limits
+# (memory_runtimes.toml)
+_LAYER_LIMIT["numpy-array-allocation-failed"] = (
+    "NumPy could not allocate host memory for an array (line {line}): at its shape and data "
+    "type it does not fit the RAM or the container's memory limit left",
+    "Make the array fit: a smaller data type (float32 is half of float64: "
+    "np.zeros(shape, dtype=np.float32), arr.astype(np.float32)), the data in chunks or "
+    "memory-mapped (np.memmap, np.load(..., mmap_mode='r')), or give the job more memory "
+    "(docker run --memory, Slurm --mem, swap)",
+    "a smaller dtype (dtype=np.float32) or chunks / np.memmap; free -g shows the RAM left",
+)
+_LAYER_LIMIT["container-platform-memory-limit"] = (
+    "the container platform stopped the container at its memory limit (line {line}): the job "
+    "needs more host memory than the container was given",
+    "Give the container more memory (Amazon ECS: the task definition's memory / the "
+    "container's memory hard limit; Cloud Run: gcloud run deploy --memory <more>; Heroku: a "
+    "larger dyno) or lower the job's host memory (fewer DataLoader workers, a smaller batch, "
+    "data streamed instead of loaded)",
+    "raise the container's memory limit (ECS task definition memory, gcloud run deploy "
+    "--memory <size>, a larger dyno)",
+)
 # layer lines that leave room for another cause (a native crash, a warning of a job that ended
 # well): a warning, not an error
 _LAYER_UNSURE = frozenset(

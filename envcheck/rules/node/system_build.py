@@ -106,6 +106,19 @@ def python_headers_in_log(facts: Facts, line: LogLine) -> Hit:
     """The compiler's own `Python.h: No such file or directory` establishes the cause; the
     Python version comes from the node or from a site-packages path the log shows."""
     minor = _python_minor(facts) or line.stated.get("site_python")
+    if "C1083" in line.text:  # MSVC: a Windows Python without its Include folder
+        return Hit(
+            f"MSVC cannot find Python.h (line {line.line}): the Python the build runs has no "
+            "development headers (the embeddable package, or a venv of one)",
+            evidence={"line": line.line, "python": minor},
+            fix=fix(
+                "Build with a Python that has its headers: the full installer from python.org "
+                "(its Include folder holds Python.h) or a conda Python, then rebuild in a venv "
+                "of it",
+                "manual",
+                manual("py -0p  (the Pythons installed; build with one from python.org or conda)"),
+            ),
+        )
     package = f"python{minor}-dev" if minor else "python3-dev"
     also = f" ({package} for Python {minor})" if minor else ""
     return Hit(
