@@ -1943,7 +1943,7 @@ EXAMPLES += [
     ("Got an OOM, unloading all loaded models.", "gpu-memory-short-in-words"),
 ]
 EXAMPLES += [
-    ("memory allocation of 123456 bytes failed", "memory-short-in-words"),
+    ("memory allocation of 123456 bytes failed", "host-allocation-failed-other-wordings"),
     ("RuntimeError: OOM", "memory-short-in-words"),
 ]
 EXAMPLES += [
@@ -2691,5 +2691,101 @@ EXAMPLES += [
         "DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:219, "
         "invalid argument, NCCL version 2.14.3",
         "torch-nccl-invalid-argument",
+    ),
+]
+EXAMPLES += [
+    (
+        "Unable to allocate 38.1 GiB for an array with shape (100000, 51200) and data type float64",
+        "numpy-array-allocation-failed",
+    ),
+    (
+        "Stopped reason: OutOfMemoryError: Container killed due to memory usage",
+        "container-platform-memory-limit",
+    ),
+    (
+        "Memory limit of 512 MiB exceeded with 523 MiB used. Consider increasing the memory "
+        "limit, see https://cloud.google.com/run/docs/configuring/memory-limits",
+        "container-platform-memory-limit",
+    ),
+    ("app[web.1]: Error R14 (Memory quota exceeded)", "container-platform-memory-limit"),
+    (
+        "RuntimeError: Not enough memory to handle 4096 prefill tokens. You need to decrease "
+        "`--max-batch-prefill-tokens`",
+        "tgi-warmup-prefill-memory",
+    ),
+    (
+        "llama_init_from_model: failed to initialize the context: failed to allocate buffer for "
+        "kv cache",
+        "llama-kv-cache-allocation-failed",
+    ),
+    (
+        "llama_new_context_with_model: llama_kv_cache_init() failed for self-attention cache",
+        "llama-kv-cache-allocation-failed",
+    ),
+    (
+        "/usr/include/x86_64-linux-gnu/bits/mathcalls.h(79): error: exception specification is "
+        'incompatible with that of previous function "cospi" (declared at line 2601 of '
+        "/usr/local/cuda/bin/../targets/x86_64-linux/include/crt/math_functions.h)",
+        "nvcc-host-header-rejected",
+    ),
+    (
+        "/usr/lib/gcc/x86_64-pc-linux-gnu/14.3.1/include/c++/type_traits(529): error: type name "
+        "is not allowed",
+        "nvcc-host-header-rejected",
+    ),
+    (
+        "/bin/sh: line 1: /usr/local/cuda/bin/nvcc: No such file or directory",
+        "nvcc-not-found-other-shells",
+    ),
+    (
+        "FileNotFoundError: [Errno 2] No such file or directory: 'nvcc'",
+        "nvcc-not-found-other-shells",
+    ),
+    ("AssertionError: libcuda.so cannot found!", "triton-libcuda-not-found"),
+]
+EXAMPLES += [
+    ("MemoryError: std::bad_alloc", "host-allocation-failed-other-wordings"),
+    ("memory allocation of 34359738368 bytes failed", "host-allocation-failed-other-wordings"),
+    (
+        "warning: failed to mlock 4368302080-byte buffer (after previously locking 0 bytes): "
+        "Cannot allocate memory",
+        "llama-mlock-warning",
+    ),
+    (
+        "[Error] [carb.gym.plugin] Gym cuda error: out of memory: "
+        "../../../source/plugins/carb/gym/impl/Gym/GymPhysX.cpp: 1718",
+        "isaac-gym-cuda-out-of-memory",
+    ),
+    (
+        "[Error] [carb.gym.plugin] Gym cuda error: an illegal memory access was encountered: "
+        "../../../source/plugins/carb/gym/impl/Gym/GymPhysX.cpp: 6211",
+        "isaac-gym-cuda-error",
+    ),
+]
+EXAMPLES += [
+    (
+        "RuntimeError: The current installed version of x86_64-conda-linux-gnu-c++ (14.3.0) is "
+        "greater than the maximum required version by CUDA 12.8. Please make sure to use an "
+        "adequate version of x86_64-conda-linux-gnu-c++ (>=6.0.0, <14.0).",
+        "host-compiler-outside-cuda-range",
+    ),
+    ("  Failed to find nvcc.", "cmake-cuda-toolkit-not-found"),
+    (
+        "-- Could NOT find CUDA (missing: CUDA_TOOLKIT_ROOT_DIR CUDA_NVCC_EXECUTABLE "
+        "CUDA_INCLUDE_DIRS CUDA_CUDART_LIBRARY)",
+        "findcuda-missing-toolkit",
+    ),
+    (
+        "csrc\\ops.cpp(3): fatal error C1083: Cannot open include file: 'Python.h': No such file "
+        "or directory",
+        "msvc-python-h-missing",
+    ),
+    ("error: Unable to find vcvarsall.bat", "distutils-no-vcvarsall"),
+]
+EXAMPLES += [
+    (
+        "2023-01-01 12:00:00.000000: W tensorflow/core/common_runtime/bfc_allocator.cc:479] "
+        "****************************************************************************__________",
+        "tf-bfc-allocator-dump",
     ),
 ]
