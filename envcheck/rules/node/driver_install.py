@@ -1,7 +1,9 @@
 """The NVIDIA driver's installer (the .run file's nvidia-installer, also under DKMS) refusing to
 install, in its own words, for the two causes the CUDA installation guide's pre-installation
 steps name: nouveau holds the GPU (DRV222) and no kernel headers for the running kernel
-(DRV223). The fix is the guide's step, then the installer again."""
+(DRV223). The fix is the guide's step, then the installer again. DRV224: the module did not
+compile for the kernel (DKMS, dpkg, nvidia-installer), worded from the kernel, the module's
+version and the kernel's GCC the lines state."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from collections.abc import Iterable
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
 
@@ -118,6 +121,131 @@ def no_kernel_headers_in_log(facts: Facts, line: LogLine) -> Hit:
         fix=fix(
             f"Install the running kernel's headers ({headers.split('  (')[0]}), then rebuild the "
             "module (sudo dkms autoinstall, or the installer again) and reboot",
+            "manual",
+            *(manual(s) for s in steps),
+        ),
+    )
+
+
+# the NVIDIA driver branch a line names: /var/lib/dkms/nvidia/535.161.07/, nvidia-dkms-535
+_BRANCH = lazy(r"/dkms/nvidia[a-z0-9-]*/(?P<version>[0-9]{3})\.|nvidia-dkms-(?P<package>[0-9]{3})")
+_MAKE_LOG = lazy(r"(?P<path>/var/lib/dkms/nvidia[a-z0-9-]*/[0-9][0-9.]*/build/make\.log)")
+_INSTALLER_LOG = "/var/log/nvidia-installer.log"
+# GCC 12 is the first release with -ftrivial-auto-var-init (gcc.gnu.org/gcc-12/changes.html)
+_AUTO_VAR_INIT_GCC = "12"
+
+
+@rule("DRV224", "nvidia-module-build-failed", Severity.ERROR)
+def module_build_failed(facts: Facts) -> Iterable[Hit]:
+    """The NVIDIA kernel module did not compile for the running kernel (DKMS or nvidia-installer)
+
+    ## What it checks
+    Only a log states it: DKMS' `Error! Bad return status for module build on kernel: <kernel>
+    (x86_64)` with `Consult /var/lib/dkms/nvidia/<version>/build/make.log`, dpkg's `error
+    processing package nvidia-dkms-<branch> (--configure)`, nvidia-installer's `ERROR: An
+    error occurred while performing the step: "Building kernel modules"` / `Unable to build the
+    NVIDIA kernel module`, and the compiler lines that say why: `gcc-12: not found`,
+    `unrecognized command-line option '-ftrivial-auto-var-init=zero'` and the kernel's `The
+    kernel was built by: ... 12.3.0`. The kernel release, the module's version and the
+    kernel's GCC are read from the lines.
+
+    ## Why it matters
+    The driver's kernel module is compiled for each kernel; when that fails no module exists
+    for the kernel the node boots, and after the reboot nvidia-smi 'couldn't communicate with
+    the NVIDIA driver'. The usual causes: the kernel was built by a newer GCC than the one on
+    PATH (Ubuntu 22.04's 6.x HWE kernels are built by gcc-12, the system's gcc is 11), the
+    kernel is newer than the driver branch's module source supports, or its headers are
+    missing (DRV223).
+
+    ## Example
+    `Error! Bad return status for module build on kernel: 6.8.0-31-generic (x86_64)` /
+    `Consult /var/lib/dkms/nvidia/535.161.07/build/make.log for more information.`
+
+    ## Fix
+    When the lines name the kernel's compiler: install that GCC (`sudo apt install gcc-12`)
+    and make it the one the build runs (`update-alternatives`), then rebuild (`sudo dpkg
+    --configure -a` or `sudo dkms autoinstall`) and reboot. Otherwise: read the first `error:`
+    in the make.log the line names; install the kernel's headers; on Ubuntu take the prebuilt
+    module package for the kernel (`linux-modules-nvidia-<branch>-$(uname -r)`, what
+    `ubuntu-drivers install` picks) or a newer driver branch that supports the kernel; or boot
+    the previous kernel.
+
+    ## References
+    - https://github.com/dell/dkms (dkms.in: the build error and the make.log it names)
+    - https://gcc.gnu.org/gcc-12/changes.html (-ftrivial-auto-var-init is new in GCC 12)
+    - https://forums.developer.nvidia.com/t/i-cant-install-nvidia-driver-an-error-occurred-while-performing-the-step-building-kernel-modules/72239
+    """
+    raise Skip("only DKMS', dpkg's or the installer's output states a failed module build", "log")
+
+
+def _kernel_gcc(line: LogLine) -> str | None:
+    """The GCC major the kernel was built with: stated by a line of the log, or implied by the
+    GCC 12 flag the compiler on PATH did not know."""
+    stated = line.stated.get("kernel_gcc")
+    if stated:
+        return stated
+    if "-ftrivial-auto-var-init" in line.text:
+        return _AUTO_VAR_INIT_GCC
+    return None
+
+
+@from_log("DRV224")
+def module_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
+    kernel = line.stated.get("kernel_release")
+    version = line.stated.get("module_version")
+    on = f" for kernel {kernel}" if kernel else " for the running kernel"
+    what = f"the NVIDIA kernel module{f' {version}' if version else ''} did not compile{on}"
+    branch_match = _BRANCH.search(line.text)
+    branch = (
+        (branch_match.group("version") or branch_match.group("package"))
+        if branch_match
+        else (version.split(".")[0] if version else None)
+    )
+    make_log = _MAKE_LOG.search(line.text)
+    log_path = (
+        make_log.group("path")
+        if make_log
+        else (f"/var/lib/dkms/nvidia/{version}/build/make.log" if version else _INSTALLER_LOG)
+    )
+    rebuild = "sudo dpkg --configure -a  (or sudo dkms autoinstall; the .run installer: run it again), then sudo reboot"
+    gcc = _kernel_gcc(line)
+    if gcc is not None:
+        steps: tuple[str, ...] = (
+            f"sudo apt install gcc-{gcc} g++-{gcc}  (RHEL/Fedora: the gcc the kernel's "
+            "kernel-devel names)",
+            f"sudo update-alternatives --install /usr/bin/gcc gcc /usr/bin/gcc-{gcc} 50",
+            rebuild,
+        )
+        return Hit(
+            f"{what} (line {line.line}): the kernel was built by gcc-{gcc}, the build ran "
+            "another GCC, which does not know the kernel's flags or is not installed",
+            evidence={"line": line.line, "kernel": kernel, "kernel_gcc": gcc},
+            fix=fix(
+                f"Install gcc-{gcc} (the kernel's compiler) and make it the build's gcc, then "
+                "rebuild the module and reboot",
+                "manual",
+                *(manual(s) for s in steps),
+            ),
+        )
+    target = kernel or "$(uname -r)"
+    modules = f"linux-modules-nvidia-{branch or '<branch>'}-{target}"
+    steps = (
+        f"grep -m1 -B2 -A5 'error:' {log_path}  (the first compile error says which cause)",
+        f"sudo apt install linux-headers-{target}  (the kernel's headers: DRV223)",
+        f"Ubuntu: the prebuilt module instead of a DKMS build: sudo apt install {modules}  "
+        "(or sudo ubuntu-drivers install)",
+        "a kernel newer than the driver branch supports: install a newer branch (sudo apt "
+        "install nvidia-driver-<newer branch>) or boot the previous kernel (GRUB's "
+        "'Advanced options')",
+        rebuild,
+    )
+    return Hit(
+        f"{what} (line {line.line}): no module will load after the next boot",
+        evidence={"line": line.line, "kernel": kernel, "module_version": version},
+        fix=fix(
+            f"Read the first error in {log_path}; install the kernel's headers, the prebuilt "
+            f"{modules} (Ubuntu) or a driver branch that supports the kernel, then rebuild and "
+            "reboot",
             "manual",
             *(manual(s) for s in steps),
         ),
