@@ -2096,6 +2096,28 @@ EXAMPLES += [
         "declaration of function 'dma_is_direct'",
         "dkms-nvidia-compile-error",
     ),
+    (
+        "modprobe: FATAL: Module nvidia not found in directory /lib/modules/6.5.0-14-generic",
+        "modprobe-nvidia-not-found",
+    ),
+    (
+        "modprobe: ERROR: could not insert 'nvidia': Key was rejected by service",
+        "modprobe-nvidia-key-rejected",
+    ),
+    ("ERROR: Unable to load the 'nvidia-drm' kernel module.", "nvidia-installer-load-failed"),
+    (
+        "[    5.123456] NVRM: The NVIDIA probe routine was not called for 1 device(s).",
+        "nvrm-probe-not-called",
+    ),
+    (
+        "  CUDA Driver Version / Runtime Version          11.2 / 11.8",
+        "device-query-versions",
+    ),
+    (
+        "I tensorflow/compiler/xla/stream_executor/cuda/cuda_diagnostics.cc:180] kernel reported "
+        "version is: 535.104.5",
+        "tensorflow-kernel-reported-version",
+    ),
 ]
 EXAMPLES += [
     ("bash: nvidia-smi: command not found", "nvidia-smi-not-installed"),

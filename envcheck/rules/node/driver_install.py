@@ -31,7 +31,8 @@ def nouveau_blocks_installer(facts: Facts) -> Iterable[Hit]:
     ## What it checks
     Only a log states it: nvidia-installer's `ERROR: The Nouveau kernel driver is currently in
     use by your system.  This driver is incompatible with the NVIDIA driver, and must be
-    disabled before proceeding.`
+    disabled before proceeding.`, and the loaded module's own `NVRM: The NVIDIA probe routine
+    was not called for 1 device(s)` (another driver obtained the GPU first).
 
     ## Why it matters
     The open-source nouveau module binds the GPU at boot; the NVIDIA module cannot take it, so
@@ -56,6 +57,21 @@ def nouveau_blocks_installer(facts: Facts) -> Iterable[Hit]:
 
 @from_log("DRV222")
 def nouveau_blocks_installer_in_log(facts: Facts, line: LogLine) -> Hit:
+    if line.signature == _PROBE_NOT_CALLED:
+        return Hit(
+            f"the NVIDIA module loaded but drives no GPU: another driver (nouveau, a framebuffer "
+            f"driver, vfio-pci) obtained it first (line {line.line})",
+            evidence={"line": line.line},
+            fix=fix(
+                "Find the driver that holds the GPU (lspci -k: 'Kernel driver in use'); nouveau: "
+                "blacklist it, sudo update-initramfs -u, reboot; vfio-pci: unbind the GPU from it",
+                "manual",
+                manual("lspci -nnk -d 10de:  (the 'Kernel driver in use' line of each GPU)"),
+                manual(_BLACKLIST),
+                manual(_INITRAMFS),
+                manual("sudo reboot"),
+            ),
+        )
     steps = (
         _BLACKLIST,
         _INITRAMFS,
@@ -131,6 +147,8 @@ def no_kernel_headers_in_log(facts: Facts, line: LogLine) -> Hit:
 _BRANCH = lazy(r"/dkms/nvidia[a-z0-9-]*/(?P<version>[0-9]{3})\.|nvidia-dkms-(?P<package>[0-9]{3})")
 _MAKE_LOG = lazy(r"(?P<path>/var/lib/dkms/nvidia[a-z0-9-]*/[0-9][0-9.]*/build/make\.log)")
 _INSTALLER_LOG = "/var/log/nvidia-installer.log"
+_NOT_FOUND = "modprobe-nvidia-not-found"  # modprobe finds no module: it was never built
+_PROBE_NOT_CALLED = "nvrm-probe-not-called"  # the module loaded, another driver holds the GPU
 # GCC 12 is the first release with -ftrivial-auto-var-init (gcc.gnu.org/gcc-12/changes.html)
 _AUTO_VAR_INIT_GCC = "12"
 
@@ -146,8 +164,9 @@ def module_build_failed(facts: Facts) -> Iterable[Hit]:
     error occurred while performing the step: "Building kernel modules"` / `Unable to build the
     NVIDIA kernel module`, and the compiler lines that say why: `gcc-12: not found`,
     `unrecognized command-line option '-ftrivial-auto-var-init=zero'` and the kernel's `The
-    kernel was built by: ... 12.3.0`. The kernel release, the module's version and the
-    kernel's GCC are read from the lines.
+    kernel was built by: ... 12.3.0`; modprobe's `Module nvidia not found in directory
+    /lib/modules/<kernel>` (no module was built for it). The kernel release, the module's
+    version and the kernel's GCC are read from the lines.
 
     ## Why it matters
     The driver's kernel module is compiled for each kernel; when that fails no module exists
@@ -229,6 +248,8 @@ def module_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
         )
     target = kernel or "$(uname -r)"
     modules = f"linux-modules-nvidia-{branch or '<branch>'}-{target}"
+    if line.signature == _NOT_FOUND:
+        return _no_module_for_kernel(line, target, modules, rebuild)
     steps = (
         f"grep -m1 -B2 -A5 'error:' {log_path}  (the first compile error says which cause)",
         f"sudo apt install linux-headers-{target}  (the kernel's headers: DRV223)",
@@ -246,6 +267,89 @@ def module_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
             f"Read the first error in {log_path}; install the kernel's headers, the prebuilt "
             f"{modules} (Ubuntu) or a driver branch that supports the kernel, then rebuild and "
             "reboot",
+            "manual",
+            *(manual(s) for s in steps),
+        ),
+    )
+
+
+def _no_module_for_kernel(line: LogLine, kernel: str, modules: str, rebuild: str) -> Hit:
+    """modprobe found no NVIDIA module for the running kernel: build or install one for it."""
+    steps = (
+        "dkms status  (the kernels DKMS built the NVIDIA module for)",
+        f"sudo apt install linux-headers-{kernel} && sudo dkms autoinstall  (DKMS builds it for "
+        "this kernel)",
+        f"Ubuntu: sudo apt install {modules}  (the prebuilt module; or sudo ubuntu-drivers "
+        "install)",
+        "no driver installed at all: install the driver package (sudo ubuntu-drivers install, or "
+        "NVIDIA's installer); in a container the module is the host's: load it on the host",
+        rebuild,
+    )
+    return Hit(
+        f"no NVIDIA kernel module exists for kernel {kernel} (line {line.line}): the driver was "
+        "not built or installed for the running kernel",
+        evidence={"line": line.line, "kernel": kernel},
+        fix=fix(
+            f"Build or install the NVIDIA module for kernel {kernel} (dkms autoinstall with its "
+            f"headers, or Ubuntu's prebuilt {modules}), then load it or reboot",
+            "manual",
+            *(manual(s) for s in steps),
+        ),
+    )
+
+
+@rule("DRV225", "nvidia-module-signature-rejected", Severity.ERROR)
+def module_signature_rejected(facts: Facts) -> Iterable[Hit]:
+    """Secure Boot: the kernel refused the NVIDIA module's signature
+
+    ## What it checks
+    Only a log states it: modprobe's `could not insert 'nvidia': Key was rejected by service`
+    (or `Required key not available`), the kernel's answer when it enforces module signatures
+    (Secure Boot) and the module is unsigned or signed by a key it does not trust;
+    nvidia-installer's `Unable to load the 'nvidia-drm' kernel module` names it or nouveau
+    (DRV222) as the cause.
+
+    ## Why it matters
+    DKMS and the .run installer build the module on the node; under Secure Boot it must be
+    signed with a key enrolled in the machine's MOK list, or the kernel will not load it, and
+    nvidia-smi then 'couldn't communicate with the NVIDIA driver'.
+
+    ## Example
+    `modprobe: ERROR: could not insert 'nvidia': Key was rejected by service`
+
+    ## Fix
+    Enroll the key DKMS signs with (`sudo mokutil --import /var/lib/shim-signed/mok/MOK.der`,
+    reboot, enroll it in the MOK manager), or on Ubuntu install the prebuilt modules Canonical
+    signed (`linux-modules-nvidia-<branch>-$(uname -r)`, `sudo ubuntu-drivers install`), or
+    sign the .run installer's module (`--module-signing-secret-key`/`--module-signing-public-key`),
+    or disable Secure Boot in the firmware.
+
+    ## References
+    - https://wiki.ubuntu.com/UEFI/SecureBoot/DKMS
+    - NVIDIA driver README, "Installing the NVIDIA Driver on Systems with Secure Boot"
+    """
+    raise Skip("only modprobe's or the installer's output states the rejected signature", "log")
+
+
+@from_log("DRV225")
+def module_signature_rejected_in_log(facts: Facts, line: LogLine) -> Hit:
+    steps = (
+        "mokutil --sb-state  (SecureBoot enabled: the kernel only loads signed modules)",
+        "sudo mokutil --import /var/lib/shim-signed/mok/MOK.der  (DKMS' signing key), sudo "
+        "reboot, then 'Enroll MOK' in the blue MOK manager screen",
+        "Ubuntu: sudo apt install linux-modules-nvidia-<branch>-$(uname -r)  (modules Canonical "
+        "signed; or sudo ubuntu-drivers install)",
+        "NVIDIA's .run installer: sign the module it builds (--module-signing-secret-key=... "
+        "--module-signing-public-key=..., the key enrolled with mokutil)",
+        "or disable Secure Boot in the firmware settings",
+    )
+    return Hit(
+        f"the kernel refused the NVIDIA module's signature (line {line.line}): Secure Boot "
+        "enforces module signatures and the key that signed it is not enrolled",
+        evidence={"line": line.line},
+        fix=fix(
+            "Enroll the DKMS signing key (sudo mokutil --import /var/lib/shim-signed/mok/MOK.der, "
+            "reboot, Enroll MOK), install Ubuntu's signed prebuilt modules, or disable Secure Boot",
             "manual",
             *(manual(s) for s in steps),
         ),
