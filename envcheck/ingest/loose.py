@@ -63,6 +63,7 @@ _ROW = re.compile(rf"^(?P<name>{_NAME})\s+(?P<version>{_VERSION})(?:\s+\S+){{0,3
 _PIN = re.compile(
     rf"^(?P<name>{_NAME})(?:\[[^\]]*\])?\s*==?\s*(?P<version>{_VERSION})(?:=\S+)?\s*$"
 )
+_GPU_LISTED = re.compile(r"GPU [0-9]+: (.+?) \((?:UUID: )?GPU-[^)]*\)")
 _GPU_LINE = re.compile(r"^GPU (\d+):\s*(.+?)(?:\s*\(UUID: [^)]*\))?\s*$")
 _NVCC = re.compile(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
 _GLIBC = re.compile(r"(?:with-glibc|glibc-|glibc )(\d+\.\d+)")
@@ -106,6 +107,14 @@ _LABELS: dict[str, str] = {
     "gpu driver": "driver",
     "gpu driver version": "driver",
     "gpu driver and cuda versions": "driver",
+    # NVIDIA/open-gpu-kernel-modules' issue form: the module's version is the driver's
+    "nvidia open gpu kernel modules version": "driver_release",
+    "nvidia driver version (nvidia-smi)": "driver_release",
+    "hardware: gpu": "gpu",
+    "kernel release": "kernel",
+    "kernel version": "kernel",
+    "linux kernel": "kernel",
+    "kernel": "kernel",
     "gpu": "gpu",
     "gpus": "gpu",
     "gpu type": "gpu",
@@ -122,6 +131,8 @@ _LABELS: dict[str, str] = {
     "os": "os",
     "operating system": "os",
     "operating system (os)": "os",
+    "operating system and version": "os",
+    "os version": "os",
     "platform": "platform",
     "libc version": "platform",
     "isaac sim version": "pkg:isaacsim",
@@ -227,12 +238,22 @@ def _gpu_name(value: str) -> str | None:
 def _assign(h: _Harvest, fact: str, value: str) -> None:
     value = value.strip().strip("'\"")
     if fact == "gpu":
+        listed = _GPU_LISTED.findall(value)  # nvidia-smi -L, one GPU or several on the line
+        if listed:
+            for name in listed:
+                h.gpus.append(name)
+            h.lines.setdefault("gpu", h.line)
+            return
         name = _gpu_name(value)
         if name:
             h.gpus.append(name)
             h.lines.setdefault("gpu", h.line)
     elif fact == "driver" and (windows := windows_driver(value)) is not None:
         h.set("driver", windows)  # Windows' own number (dxdiag, Device Manager)
+    elif fact == "driver_release":  # only a driver-shaped version (a kernel is often typed here)
+        release = _DRIVER_RELEASE.search(value)
+        if release:
+            h.set("driver", release.group(0))
     elif fact in ("python", "torch", "driver", "torch_cuda", "xformers_torch"):
         version = _first_version(value)
         if version:
@@ -243,8 +264,12 @@ def _assign(h: _Harvest, fact: str, value: str) -> None:
         if version:
             h.set("nvcc", version)
     elif fact == "os":
-        if re.search(r"\d", value):
+        if re.search(r"\d", value) or _ROLLING_OS.fullmatch(value):
             h.set("os", re.sub(r"\s*\(.*$", "", value))
+    elif fact == "kernel":
+        release = _KERNEL_RELEASE.search(value)
+        if release:
+            h.set("kernel", release.group(0))
     elif fact == "platform":
         glibc = _GLIBC.search(value)
         if glibc:
@@ -258,6 +283,16 @@ def _assign(h: _Harvest, fact: str, value: str) -> None:
         if name in _TEMPLATE_RUNS and name not in h.runs and not _NOT_USED.fullmatch(value):
             h.runs.append(name)
             h.lines.setdefault("runs", h.line)
+
+
+# an NVIDIA driver release (535.54.03, 570.86.16, 550.90)
+_DRIVER_RELEASE = re.compile(r"(?<![\w.-])[0-9]{3}\.[0-9]{2,3}(?:\.[0-9]{2})?(?![\w.-])")
+# a kernel release as uname -r prints it (6.8.0-31-generic, 6.4.1-arch2-1, 5.14.0-362.el9.x86_64)
+_KERNEL_RELEASE = re.compile(r"\b[2-9]\.[0-9]+\.[0-9]+(?:[-+.][\w.+-]*)?")
+# distributions without a version number of their own
+_ROLLING_OS = re.compile(
+    r"(?i)(?:arch linux|manjaro(?: linux)?|gentoo|void linux|opensuse tumbleweed|endeavouros|nixos unstable)"
+)
 
 
 # the issue templates' "Isaac Sim Version" field names what the job runs even when its value
@@ -476,19 +511,20 @@ def parse(source: Source, label: str = LABEL) -> NodeReport:
         )
     os_pretty = values.get("os")
     nvcc = values.get("nvcc")
-    if os_pretty or values.get("glibc") or nvcc:
+    if os_pretty or values.get("glibc") or nvcc or values.get("kernel"):
         os_id, os_version = parse_os(os_pretty)
         sections["system"] = Section.ok(
             SystemInfo(
                 os_id=os_id,
                 os_version=os_version,
                 os_pretty=os_pretty,
+                kernel=values.get("kernel"),
                 glibc=values.get("glibc"),
                 nvcc=Toolkit(nvcc_path="nvcc (per the pasted text)", version=major_minor(nvcc))
                 if nvcc
                 else None,
             ),
             source=label,
-            notes=h.at(source, "os", "glibc", "nvcc"),
+            notes=h.at(source, "os", "kernel", "glibc", "nvcc"),
         )
     return report.with_sections(**sections)
