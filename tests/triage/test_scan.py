@@ -2118,6 +2118,15 @@ EXAMPLES += [
         "version is: 535.104.5",
         "tensorflow-kernel-reported-version",
     ),
+    (
+        "ERROR: An NVIDIA kernel module 'nvidia-drm' appears to already be loaded in your kernel.",
+        "nvidia-installer-module-loaded",
+    ),
+    (
+        "WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.",
+        "ngc-container-no-driver",
+    ),
+    ("RuntimeError: Failed to infer device type", "vllm-no-platform"),
 ]
 EXAMPLES += [
     ("bash: nvidia-smi: command not found", "nvidia-smi-not-installed"),

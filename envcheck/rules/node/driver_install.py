@@ -354,3 +354,57 @@ def module_signature_rejected_in_log(facts: Facts, line: LogLine) -> Hit:
             *(manual(s) for s in steps),
         ),
     )
+
+
+@rule("DRV226", "nvidia-modules-in-use-during-install", Severity.ERROR)
+def modules_in_use(facts: Facts) -> Iterable[Hit]:
+    """The NVIDIA driver installer stopped: the loaded driver's modules are in use
+
+    ## What it checks
+    Only a log states it: nvidia-installer's `ERROR: An NVIDIA kernel module 'nvidia-drm'
+    appears to already be loaded in your kernel.  This may be because it is in use (for example,
+    by an X server, a CUDA program, or the NVIDIA Persistence Daemon)`.
+
+    ## Why it matters
+    The installer replaces the kernel modules; while the display manager, a CUDA program or
+    nvidia-persistenced holds them they cannot be unloaded, so the new driver is not installed
+    (or half-installed beside the old one: a 'Driver/library version mismatch' follows).
+
+    ## Example
+    `ERROR: An NVIDIA kernel module 'nvidia-drm' appears to already be loaded in your kernel.`
+
+    ## Fix
+    Leave the graphical session (`sudo systemctl isolate multi-user.target`), stop
+    nvidia-persistenced and the programs using the GPU (`sudo fuser -v /dev/nvidia*`), unload
+    the modules (`sudo modprobe -r nvidia_drm nvidia_modeset nvidia_uvm nvidia`), run the
+    installer again and return to the graphical target (or reboot).
+
+    ## References
+    - nvidia-installer's message (kernel.c)
+    """
+    raise Skip("only the installer's output states the modules in use", "log")
+
+
+@from_log("DRV226")
+def modules_in_use_in_log(facts: Facts, line: LogLine) -> Hit:
+    steps = (
+        "sudo systemctl isolate multi-user.target  (leave the graphical session: the display "
+        "manager holds nvidia-drm)",
+        "sudo systemctl stop nvidia-persistenced; sudo fuser -v /dev/nvidia*  (the programs "
+        "still using the GPU: stop them)",
+        "sudo modprobe -r nvidia_drm nvidia_modeset nvidia_uvm nvidia",
+        "run the installer again (sudo sh NVIDIA-Linux-x86_64-<version>.run), then sudo "
+        "systemctl isolate graphical.target (or sudo reboot)",
+    )
+    return Hit(
+        f"the NVIDIA installer found the driver's modules loaded and in use (line {line.line}): "
+        "the new driver was not installed",
+        evidence={"line": line.line},
+        fix=fix(
+            "Stop what uses the GPU (sudo systemctl isolate multi-user.target, stop "
+            "nvidia-persistenced), unload the modules (sudo modprobe -r nvidia_drm "
+            "nvidia_modeset nvidia_uvm nvidia), then run the installer again",
+            "manual",
+            *(manual(s) for s in steps),
+        ),
+    )
