@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from envcheck.errors import UsageError
-from envcheck.ingest.common import STDIN, NoFactsError, Source, read_source
-from envcheck.ingest.detect import FORMATS, parse
+from envcheck.ingest.common import STDIN, FormatError, NoFactsError, Source, read_source
+from envcheck.ingest.detect import FORMATS, json_kind, parse
 from envcheck.ingest.merge import merge
 from envcheck.model.report import NodeReport
 
@@ -51,8 +51,11 @@ def load_sources(
         source = read_source(path)
         try:
             reports.append(parse(source, forced))
-        except NoFactsError:
-            read = as_log(source) if as_log is not None and forced is None else None
+        except FormatError as exc:
+            # a format's reader refused it, or none knew it: its lines may still be a log's
+            # (an envcheck report given to --from is refused as such, not read as lines)
+            usable = isinstance(exc, NoFactsError) or json_kind(source.text) is None
+            read = as_log(source) if as_log is not None and forced is None and usable else None
             if read is None:
                 raise
             reports.append(read)
