@@ -269,7 +269,7 @@ def parse_csv(source: Source) -> NodeReport:
 # what nvidia-smi prints instead of its screen when NVML cannot start (strings of the nvidia-smi
 # 535.309.01 binary; nvmlErrorString's text after 'Failed to initialize NVML: ')
 FAILURE = re.compile(
-    r"NVIDIA-SMI has failed because it couldn.t communicate with the NVIDIA driver"
+    r"(?i:NVIDIA-SMI has failed because it couldn.t communicate with (?:the )?NVIDIA driver)"
     r"|Failed to initialize NVML: .+|NVIDIA-SMI couldn't find libnvidia-ml\S*"
     r"|^\s*No devices were found\s*$"
     # the rest of nvidia-smi's and the container runtime's NVML failures (signatures/driver.toml

@@ -2127,6 +2127,11 @@ EXAMPLES += [
         "ngc-container-no-driver",
     ),
     ("RuntimeError: Failed to infer device type", "vllm-no-platform"),
+    (
+        "NVIDIA-SMI has failed because it couldn't communicate with NVIDIA driver. Make sure that "
+        "latest NVIDIA driver is installed and running.",
+        "nvidia-smi-no-driver-old-wording",
+    ),
 ]
 EXAMPLES += [
     ("bash: nvidia-smi: command not found", "nvidia-smi-not-installed"),
