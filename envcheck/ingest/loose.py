@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -228,7 +229,8 @@ def _first_version(value: str) -> str | None:
 
 
 def _gpu_name(value: str) -> str | None:
-    name = re.split(r"\s*[(,;]|\s+x\s*\d| node\b|\s+:\s", value.strip(), maxsplit=1)[0]
+    value = re.sub(r"^[0-9]+\s*[x×]\s*", "", value.strip())  # "2x A6000", "8 x H100"
+    name = re.split(r"\s*[(,;]|\s+x\s*\d| node\b|\s+:\s", value, maxsplit=1)[0]
     name = name.strip().strip("*").strip()
     if not name or name.lower() in ("n/a", "none", "unknown") or not re.search(r"\d", name):
         return None
@@ -313,6 +315,27 @@ def _package_label(label: str) -> str | None:
 MAX_TEXT = 2_000_000  # characters read: a pasted environment is far smaller; a log is not one
 
 
+# 'Key: value' segments several to a line: "OS: Ubuntu 20.04; GPU: 2x A6000; Driver: 515.65.01"
+_SEGMENT_SPLIT = re.compile(r"\s*;\s*|\s+\|\s+|\s+/\s+")
+_SEGMENT_KEY = re.compile(r"^\s*(?P<key>[A-Za-z][A-Za-z0-9 ._()-]{0,40}?)\s*:\s*\S")
+
+
+def _segments(text: str) -> Iterator[tuple[int, str]]:
+    """Each line with its number; a line of several labelled segments ('OS: ...; GPU: ...')
+    as one line per segment (same number), when two or more segments carry a label the reader
+    knows."""
+    for number, raw in enumerate(text.splitlines(), 1):
+        parts = _SEGMENT_SPLIT.split(raw.strip()) if ":" in raw else []
+        labelled = [
+            p for p in parts if (key := _SEGMENT_KEY.match(p)) and _label(key["key"]) in _LABELS
+        ]
+        if len(parts) >= 2 and len(labelled) >= 2:
+            for part in parts:
+                yield number, part
+        else:
+            yield number, raw
+
+
 def harvest(text: str) -> _Harvest:
     h = _Harvest()
     text = text[:MAX_TEXT]
@@ -320,7 +343,7 @@ def harvest(text: str) -> _Harvest:
     expr: str | None = None  # ">>> torch.__version__": the value is on the next line
     bare: str | None = None  # a package name alone on its line, its version on the next
     show_name: str | None = None
-    for number, raw in enumerate(text.splitlines(), 1):
+    for number, raw in _segments(text):
         h.line = number
         line = _clean(raw)
         if not line or set(line) <= set("-=|+ "):
@@ -413,7 +436,10 @@ def harvest(text: str) -> _Harvest:
                 h.set(fact, found.group(1))
         if not h.gpus:
             mention = re.search(
-                r"\b((?:NVIDIA )?(?:GeForce )?RTX ?(?:PRO )?[0-9]{4}(?: ?Ti)?(?: SUPER)?)\b", line
+                r"\b((?:NVIDIA )?(?:GeForce )?RTX ?(?:PRO )?[0-9]{4}(?: ?Ti)?(?: SUPER)?"
+                r"|(?:NVIDIA )?(?:Tesla )?(?:[AH]100|H200|V100|P100|T4|L4|L40S?|K80)"
+                r"(?:[ -](?:SXM[0-9]?|PCIe|[0-9]{2}GB))*|(?:NVIDIA )?(?:RTX )?A[0-9]{4})\b",
+                line,
             )
             if mention and ("driver" in line.lower() or "sm_" in line.lower()):
                 h.gpus.append(mention.group(1))

@@ -52,3 +52,19 @@ def test_the_gpus_as_nvidia_smi_lists_them_on_one_line() -> None:
     report = parse(Source(name="dump.txt", text=FORM.format(gpu=listed)))
     assert report.gpu.data is not None
     assert [g.name for g in report.gpu.data.gpus or ()] == ["NVIDIA GeForce RTX 2080 Ti"] * 2
+
+
+def test_several_labelled_facts_on_one_line() -> None:
+    text = "OS: Ubuntu 20.04 LTS; GPU: 2x A6000; Driver: 515.65.01; CUDA: 11.7\n"
+    report = parse(Source(name="dump.txt", text=text))
+    gpu, system = report.gpu.data, report.system.data
+    assert gpu is not None and system is not None
+    assert gpu.driver_version == "515.65.01"
+    assert [g.name for g in gpu.gpus or ()] == ["A6000"]
+    assert system.os_pretty == "Ubuntu 20.04 LTS"
+
+
+def test_a_data_center_gpu_named_beside_the_driver_in_prose() -> None:
+    report = parse(Source(name="dump.txt", text="Driver version 470.xx, Tesla K80\n"))
+    assert report.gpu.data is not None
+    assert [g.name for g in report.gpu.data.gpus or ()] == ["Tesla K80"]
