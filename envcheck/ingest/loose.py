@@ -436,12 +436,22 @@ def harvest(text: str) -> _Harvest:
                 h.set(fact, found.group(1))
         if not h.gpus:
             mention = re.search(
-                r"\b((?:NVIDIA )?(?:GeForce )?RTX ?(?:PRO )?[0-9]{4}(?: ?Ti)?(?: SUPER)?"
+                r"\b((?:NVIDIA )?(?:GeForce )?(?:RTX ?(?:PRO )?[0-9]{4}|GTX ?[0-9]{3,4})"
+                r"(?: ?Ti)?(?: SUPER)?(?: Laptop GPU)?"
                 r"|(?:NVIDIA )?(?:Tesla )?(?:[AH]100|H200|V100|P100|T4|L4|L40S?|K80)"
                 r"(?:[ -](?:SXM[0-9]?|PCIe|[0-9]{2}GB))*|(?:NVIDIA )?(?:RTX )?A[0-9]{4})\b",
                 line,
             )
-            if mention and ("driver" in line.lower() or "sm_" in line.lower()):
+            lowered = line.lower()
+            # a model named beside the driver, an architecture or the word GPU, or alone on its
+            # line: not any word in a sentence that looks like one
+            named = mention is not None and (
+                "driver" in lowered
+                or "sm_" in lowered
+                or "gpu" in lowered
+                or mention.group(1) == line.strip().rstrip(".")
+            )
+            if mention and named:
                 h.gpus.append(mention.group(1))
     return h
 

@@ -68,3 +68,13 @@ def test_a_data_center_gpu_named_beside_the_driver_in_prose() -> None:
     report = parse(Source(name="dump.txt", text="Driver version 470.xx, Tesla K80\n"))
     assert report.gpu.data is not None
     assert [g.name for g in report.gpu.data.gpus or ()] == ["Tesla K80"]
+
+
+def test_a_gpu_named_under_the_vendors_name_in_prose() -> None:
+    for text, name in (
+        ("NVIDIA GeForce RTX 3060 Laptop GPU\n", "NVIDIA GeForce RTX 3060 Laptop GPU"),
+        ("The GPU is an NVIDIA Tesla T4 on a cloud instance.\n", "NVIDIA Tesla T4"),
+    ):
+        report = parse(Source(name="dump.txt", text=text))
+        assert report.gpu.data is not None
+        assert [g.name for g in report.gpu.data.gpus or ()] == [name]
