@@ -311,3 +311,25 @@ def check_schema(value: Any, supported: int, where: str | None, *, error: type[I
             where=where,
             key="schema",
         )
+
+
+_UTF16_SAMPLE = 4096  # bytes the NUL-pattern test of BOM-less UTF-16 looks at
+
+
+def utf16_codec(head: bytes) -> str | None:
+    """The UTF-16 codec a log starting with ``head`` is written in, or None (UTF-8/ASCII).
+    A byte order mark decides; without one, text whose every other byte is NUL (ASCII written
+    as UTF-16) is UTF-16 of that byte order."""
+    if head.startswith(b"\xff\xfe"):
+        return "utf-16"  # the codec reads (and drops) the mark
+    if head.startswith(b"\xfe\xff"):
+        return "utf-16"
+    sample = head[:_UTF16_SAMPLE]
+    if len(sample) < 16:
+        return None
+    even, odd = sample[0::2], sample[1::2]
+    if odd.count(0) > 0.4 * len(odd) and even.count(0) < 0.05 * len(even):
+        return "utf-16-le"
+    if even.count(0) > 0.4 * len(even) and odd.count(0) < 0.05 * len(odd):
+        return "utf-16-be"
+    return None

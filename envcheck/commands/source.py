@@ -11,6 +11,7 @@ from envcheck.errors import ReportError, UsageError
 from envcheck.model.report import NodeReport
 
 if TYPE_CHECKING:
+    from envcheck.ingest.common import Source
     from envcheck.probes.context import ProbeContext
 
 
@@ -56,6 +57,48 @@ def load_report(path: str) -> NodeReport:
     return NodeReport.from_dict(data, where=display_name(path))
 
 
+def read_as_log(source: Source) -> NodeReport | None:
+    """A ``--from`` text in none of the formats envcheck reads, read as triage reads a log: the
+    node facts its lines state (the signatures' extractors: a driver version, the CUDA the
+    driver supports, a CUDA error, a GPU's name). When known failure lines state no fact, the
+    report says which lines it read and nothing more; None when no signature knows any line
+    (then the text is refused as before)."""
+    import dataclasses
+    import io
+
+    from envcheck.ingest.common import blank
+    from envcheck.matrix_validate import load
+    from envcheck.model.report import Origin
+    from envcheck.settings import find_settings
+    from envcheck.triage.encoding import normalize
+    from envcheck.triage.extract import to_report
+    from envcheck.triage.run import log_facts
+    from envcheck.triage.scan import Scanner
+
+    matrix = load(list(find_settings().matrix))
+    if not matrix.signatures:
+        return None
+    try:
+        scanner = Scanner(matrix.signatures, "re")  # a pasted text is small: no RE2 start-up
+    except (ValueError, RuntimeError):
+        return None
+    scan = scanner.scan(io.BytesIO(normalize(source.text.encode("utf-8"))))
+    failures = [t for t in scan.ordered() if not t.signature.noise]
+    if not scan.tallies:
+        return None
+    said = ", ".join(f"line {t.first.line} ({t.signature.id})" for t in scan.ordered()[:6])
+    label = "log lines (no environment format)"
+    report = to_report(log_facts("-", scan), source.name)
+    if report is None:
+        if not failures:
+            return None  # only lines known as noise: nothing the text says about the node
+        report = blank(source, label)
+    detail = f"{source.name} ({label}: {said}; `envcheck triage` explains them)"
+    return dataclasses.replace(
+        report, node=source.stem, origin=Origin(kind="ingested", detail=detail)
+    )
+
+
 def obtain(options: SourceOptions, *, anonymized: bool = True) -> NodeReport:
     """The node to check, redacted when asked. With ``anonymized=False`` a ``redact`` is left
     to the output (``check``: the rules see the real hostname and addresses; only what is
@@ -71,7 +114,7 @@ def obtain(options: SourceOptions, *, anonymized: bool = True) -> NodeReport:
             from envcheck.ingest.spec import load_spec
 
             spec = load_spec(options.spec)
-        report = load_sources(list(options.from_), list(options.from_format), spec)
+        report = load_sources(list(options.from_), list(options.from_format), spec, read_as_log)
     elif options.spec:
         from envcheck.ingest.spec import load_spec
 

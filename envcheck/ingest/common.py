@@ -18,7 +18,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from envcheck.errors import InputError
-from envcheck.inputs import MAX_BYTES  # one cap for every input
+from envcheck.inputs import MAX_BYTES, utf16_codec  # one cap for every input
 from envcheck.model.report import Distribution, NodeReport, Origin, PackagesInfo, TorchBuild
 from envcheck.model.section import Section
 from envcheck.probes.torch_build import is_cuda_dist, variant_of
@@ -51,12 +51,17 @@ class Source:
 
 
 def decode(data: bytes, name: str) -> Source:
-    """Bytes to text. UTF-16 with a BOM (PowerShell's `>`) and UTF-8 are read as such; other
-    bytes are replaced, with a note. NUL bytes in UTF-8 text mean binary data: refused."""
+    """Bytes to text. UTF-16 with a BOM (PowerShell's `>`) or without one (every other byte
+    NUL) and UTF-8 are read as such; other bytes are replaced, with a note. NUL bytes in UTF-8
+    text mean binary data: refused."""
     notes: list[str] = []
+    codec = utf16_codec(data[:65536])
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         text = data.decode("utf-16", errors="replace")
         notes.append("decoded as UTF-16 (byte order mark)")
+    elif codec is not None:  # Windows' UTF-16 without its mark: every other byte NUL
+        text = data.decode(codec, errors="replace")
+        notes.append(f"decoded as {codec.upper()} (no byte order mark)")
     else:
         if b"\x00" in data[:65536]:
             raise FormatError("format not recognised: binary data, not text", where=name)

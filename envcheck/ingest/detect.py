@@ -65,7 +65,7 @@ FORMATS: dict[str, Format] = {
 _HEAD = 200_000
 
 
-def _json_kind(text: str) -> str | None:
+def json_kind(text: str) -> str | None:
     stripped = text.lstrip()
     if not stripped.startswith(("[", "{")):
         return None
@@ -97,7 +97,7 @@ def _freeze_like(lines: list[str]) -> bool:
 
 def detect(text: str) -> str | None:
     """The format name of ``text``, or None."""
-    kind = _json_kind(text)
+    kind = json_kind(text)
     if kind is not None:
         return kind
     head = text[:_HEAD]
@@ -166,7 +166,7 @@ def parse(source: Source, forced: str | None = None) -> NodeReport:
     """Parse one input, detecting its format unless ``forced``. A fixed format followed by
     other text (a collect_env and then a ``pip list``) also gets the packages the rest names."""
     stops: set[int] = set()
-    if _json_kind(source.text) is None:
+    if json_kind(source.text) is None:
         stops = paste.boundaries(source.text)
         source = dataclasses.replace(source, text=unwrap(source.text))
     name = forced or detect(source.text)

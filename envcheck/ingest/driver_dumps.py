@@ -160,7 +160,9 @@ _INXI_DEVICE = re.compile(
     rf"^\s*(?:Graphics:\s+)?Device-[0-9]+:\s+NVIDIA\s+(?P<chip>.+?)\s+driver:\s*(?P<bound>\S+)"
     rf"(?:\s+v:\s*(?P<version>{_DRIVER})\b)?"
 )
-_SMI_Q_FIRST = re.compile(r"^\s*(?:Driver Version|Attached GPUs)\s+:\s+[0-9]")
+_SMI_Q_FIRST = re.compile(
+    r"^\s*(?:(?:Driver Version|Attached GPUs)\s+:\s+[0-9]|Product Name\s{2,}:\s+\S)"
+)
 _SMI_Q_LINE = re.compile(r"^\s*[A-Za-z][\w ./()-]*?\s+:\s|^\s*GPU [0-9A-Fa-f]{4,8}:|^\s+\S")
 # cuda-samples' Common/helper_cuda.h check(): 'CUDA error at %s:%d code=%d(%s) "%s"'; the samples'
 # banners ('[CUDA Bandwidth Test] - Starting...', '[Vector addition of 50000 elements]') and device

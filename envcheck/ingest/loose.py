@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +64,7 @@ _ROW = re.compile(rf"^(?P<name>{_NAME})\s+(?P<version>{_VERSION})(?:\s+\S+){{0,3
 _PIN = re.compile(
     rf"^(?P<name>{_NAME})(?:\[[^\]]*\])?\s*==?\s*(?P<version>{_VERSION})(?:=\S+)?\s*$"
 )
+_GPU_LISTED = re.compile(r"GPU [0-9]+: (.+?) \((?:UUID: )?GPU-[^)]*\)")
 _GPU_LINE = re.compile(r"^GPU (\d+):\s*(.+?)(?:\s*\(UUID: [^)]*\))?\s*$")
 _NVCC = re.compile(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
 _GLIBC = re.compile(r"(?:with-glibc|glibc-|glibc )(\d+\.\d+)")
@@ -106,6 +108,14 @@ _LABELS: dict[str, str] = {
     "gpu driver": "driver",
     "gpu driver version": "driver",
     "gpu driver and cuda versions": "driver",
+    # NVIDIA/open-gpu-kernel-modules' issue form: the module's version is the driver's
+    "nvidia open gpu kernel modules version": "driver_release",
+    "nvidia driver version (nvidia-smi)": "driver_release",
+    "hardware: gpu": "gpu",
+    "kernel release": "kernel",
+    "kernel version": "kernel",
+    "linux kernel": "kernel",
+    "kernel": "kernel",
     "gpu": "gpu",
     "gpus": "gpu",
     "gpu type": "gpu",
@@ -122,6 +132,8 @@ _LABELS: dict[str, str] = {
     "os": "os",
     "operating system": "os",
     "operating system (os)": "os",
+    "operating system and version": "os",
+    "os version": "os",
     "platform": "platform",
     "libc version": "platform",
     "isaac sim version": "pkg:isaacsim",
@@ -217,7 +229,8 @@ def _first_version(value: str) -> str | None:
 
 
 def _gpu_name(value: str) -> str | None:
-    name = re.split(r"\s*[(,;]|\s+x\s*\d| node\b|\s+:\s", value.strip(), maxsplit=1)[0]
+    value = re.sub(r"^[0-9]+\s*[x×]\s*", "", value.strip())  # "2x A6000", "8 x H100"
+    name = re.split(r"\s*[(,;]|\s+x\s*\d| node\b|\s+:\s", value, maxsplit=1)[0]
     name = name.strip().strip("*").strip()
     if not name or name.lower() in ("n/a", "none", "unknown") or not re.search(r"\d", name):
         return None
@@ -227,12 +240,22 @@ def _gpu_name(value: str) -> str | None:
 def _assign(h: _Harvest, fact: str, value: str) -> None:
     value = value.strip().strip("'\"")
     if fact == "gpu":
+        listed = _GPU_LISTED.findall(value)  # nvidia-smi -L, one GPU or several on the line
+        if listed:
+            for name in listed:
+                h.gpus.append(name)
+            h.lines.setdefault("gpu", h.line)
+            return
         name = _gpu_name(value)
         if name:
             h.gpus.append(name)
             h.lines.setdefault("gpu", h.line)
     elif fact == "driver" and (windows := windows_driver(value)) is not None:
         h.set("driver", windows)  # Windows' own number (dxdiag, Device Manager)
+    elif fact == "driver_release":  # only a driver-shaped version (a kernel is often typed here)
+        release = _DRIVER_RELEASE.search(value)
+        if release:
+            h.set("driver", release.group(0))
     elif fact in ("python", "torch", "driver", "torch_cuda", "xformers_torch"):
         version = _first_version(value)
         if version:
@@ -243,8 +266,12 @@ def _assign(h: _Harvest, fact: str, value: str) -> None:
         if version:
             h.set("nvcc", version)
     elif fact == "os":
-        if re.search(r"\d", value):
+        if re.search(r"\d", value) or _ROLLING_OS.fullmatch(value):
             h.set("os", re.sub(r"\s*\(.*$", "", value))
+    elif fact == "kernel":
+        release = _KERNEL_RELEASE.search(value)
+        if release:
+            h.set("kernel", release.group(0))
     elif fact == "platform":
         glibc = _GLIBC.search(value)
         if glibc:
@@ -258,6 +285,16 @@ def _assign(h: _Harvest, fact: str, value: str) -> None:
         if name in _TEMPLATE_RUNS and name not in h.runs and not _NOT_USED.fullmatch(value):
             h.runs.append(name)
             h.lines.setdefault("runs", h.line)
+
+
+# an NVIDIA driver release (535.54.03, 570.86.16, 550.90)
+_DRIVER_RELEASE = re.compile(r"(?<![\w.-])[0-9]{3}\.[0-9]{2,3}(?:\.[0-9]{2})?(?![\w.-])")
+# a kernel release as uname -r prints it (6.8.0-31-generic, 6.4.1-arch2-1, 5.14.0-362.el9.x86_64)
+_KERNEL_RELEASE = re.compile(r"\b[2-9]\.[0-9]+\.[0-9]+(?:[-+.][\w.+-]*)?")
+# distributions without a version number of their own
+_ROLLING_OS = re.compile(
+    r"(?i)(?:arch linux|manjaro(?: linux)?|gentoo|void linux|opensuse tumbleweed|endeavouros|nixos unstable)"
+)
 
 
 # the issue templates' "Isaac Sim Version" field names what the job runs even when its value
@@ -278,6 +315,27 @@ def _package_label(label: str) -> str | None:
 MAX_TEXT = 2_000_000  # characters read: a pasted environment is far smaller; a log is not one
 
 
+# 'Key: value' segments several to a line: "OS: Ubuntu 20.04; GPU: 2x A6000; Driver: 515.65.01"
+_SEGMENT_SPLIT = re.compile(r"\s*;\s*|\s+\|\s+|\s+/\s+")
+_SEGMENT_KEY = re.compile(r"^\s*(?P<key>[A-Za-z][A-Za-z0-9 ._()-]{0,40}?)\s*:\s*\S")
+
+
+def _segments(text: str) -> Iterator[tuple[int, str]]:
+    """Each line with its number; a line of several labelled segments ('OS: ...; GPU: ...')
+    as one line per segment (same number), when two or more segments carry a label the reader
+    knows."""
+    for number, raw in enumerate(text.splitlines(), 1):
+        parts = _SEGMENT_SPLIT.split(raw.strip()) if ":" in raw else []
+        labelled = [
+            p for p in parts if (key := _SEGMENT_KEY.match(p)) and _label(key["key"]) in _LABELS
+        ]
+        if len(parts) >= 2 and len(labelled) >= 2:
+            for part in parts:
+                yield number, part
+        else:
+            yield number, raw
+
+
 def harvest(text: str) -> _Harvest:
     h = _Harvest()
     text = text[:MAX_TEXT]
@@ -285,7 +343,7 @@ def harvest(text: str) -> _Harvest:
     expr: str | None = None  # ">>> torch.__version__": the value is on the next line
     bare: str | None = None  # a package name alone on its line, its version on the next
     show_name: str | None = None
-    for number, raw in enumerate(text.splitlines(), 1):
+    for number, raw in _segments(text):
         h.line = number
         line = _clean(raw)
         if not line or set(line) <= set("-=|+ "):
@@ -378,9 +436,22 @@ def harvest(text: str) -> _Harvest:
                 h.set(fact, found.group(1))
         if not h.gpus:
             mention = re.search(
-                r"\b((?:NVIDIA )?(?:GeForce )?RTX ?(?:PRO )?[0-9]{4}(?: ?Ti)?(?: SUPER)?)\b", line
+                r"\b((?:NVIDIA )?(?:GeForce )?(?:RTX ?(?:PRO )?[0-9]{4}|GTX ?[0-9]{3,4})"
+                r"(?: ?Ti)?(?: SUPER)?(?: Laptop GPU)?"
+                r"|(?:NVIDIA )?(?:Tesla )?(?:[AH]100|H200|V100|P100|T4|L4|L40S?|K80)"
+                r"(?:[ -](?:SXM[0-9]?|PCIe|[0-9]{2}GB))*|(?:NVIDIA )?(?:RTX )?A[0-9]{4})\b",
+                line,
             )
-            if mention and ("driver" in line.lower() or "sm_" in line.lower()):
+            lowered = line.lower()
+            # a model named beside the driver, an architecture or the word GPU, or alone on its
+            # line: not any word in a sentence that looks like one
+            named = mention is not None and (
+                "driver" in lowered
+                or "sm_" in lowered
+                or "gpu" in lowered
+                or mention.group(1) == line.strip().rstrip(".")
+            )
+            if mention and named:
                 h.gpus.append(mention.group(1))
     return h
 
@@ -476,19 +547,20 @@ def parse(source: Source, label: str = LABEL) -> NodeReport:
         )
     os_pretty = values.get("os")
     nvcc = values.get("nvcc")
-    if os_pretty or values.get("glibc") or nvcc:
+    if os_pretty or values.get("glibc") or nvcc or values.get("kernel"):
         os_id, os_version = parse_os(os_pretty)
         sections["system"] = Section.ok(
             SystemInfo(
                 os_id=os_id,
                 os_version=os_version,
                 os_pretty=os_pretty,
+                kernel=values.get("kernel"),
                 glibc=values.get("glibc"),
                 nvcc=Toolkit(nvcc_path="nvcc (per the pasted text)", version=major_minor(nvcc))
                 if nvcc
                 else None,
             ),
             source=label,
-            notes=h.at(source, "os", "glibc", "nvcc"),
+            notes=h.at(source, "os", "kernel", "glibc", "nvcc"),
         )
     return report.with_sections(**sections)

@@ -151,11 +151,13 @@ def parse_query(source: Source) -> NodeReport:
                     current["process_count"], current["process_memory_mib"] = 0, 0
             continue
         key, value = match
+        if key == "Driver Version" and driver is None:
+            driver = value
+        elif key == "CUDA Version" and cuda is None:
+            cuda = value
+        if current is None and key == "Product Name":  # a fragment copied from inside a block
+            current, block = {}, None
         if current is None:
-            if key == "Driver Version":
-                driver = value
-            elif key == "CUDA Version":
-                cuda = value
             continue
         if block is not None and indent <= block_indent:
             block = None
@@ -177,8 +179,13 @@ def parse_query(source: Source) -> NodeReport:
             used = int(number.group(1)) if number else 0
             current["process_memory_mib"] = int(current.get("process_memory_mib") or 0) + used  # type: ignore[call-overload]
     finish()
+    if driver is None and cuda is None and not gpus:
+        raise FormatError(
+            "format not recognised as nvidia-smi -q: no 'Driver Version', 'CUDA Version' or "
+            "'Product Name' line"
+        )
     if driver is None:
-        raise FormatError("format not recognised as nvidia-smi -q: no 'Driver Version' line")
+        notes.append("nvidia-smi -q (a part of it): the driver version is not in the part pasted")
     report = blank(source, "nvidia-smi -q")
     return report.with_sections(gpu=_info(driver, cuda, gpus, "nvidia-smi -q", notes))
 
@@ -262,7 +269,7 @@ def parse_csv(source: Source) -> NodeReport:
 # what nvidia-smi prints instead of its screen when NVML cannot start (strings of the nvidia-smi
 # 535.309.01 binary; nvmlErrorString's text after 'Failed to initialize NVML: ')
 FAILURE = re.compile(
-    r"NVIDIA-SMI has failed because it couldn.t communicate with the NVIDIA driver"
+    r"(?i:NVIDIA-SMI has failed because it couldn.t communicate with (?:the )?NVIDIA driver)"
     r"|Failed to initialize NVML: .+|NVIDIA-SMI couldn't find libnvidia-ml\S*"
     r"|^\s*No devices were found\s*$"
     # the rest of nvidia-smi's and the container runtime's NVML failures (signatures/driver.toml

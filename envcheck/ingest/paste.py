@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from envcheck.ingest import (
     collect_env,
     conda,
+    cuda_failures,
     driver_dumps,
     driver_offers,
     driver_text,
@@ -62,6 +63,7 @@ _PARSERS: dict[str, tuple[str, Callable[[Source], NodeReport] | None]] = {
     "apt-driver": (driver_tools.APT, driver_tools.parse_apt),
     "ubuntu-drivers": (driver_tools.UBUNTU_DRIVERS, driver_tools.parse_ubuntu_drivers),
     "no-driver": (driver_tools.NO_DRIVER, driver_tools.parse_no_driver),
+    "cuda-failure": (cuda_failures.CUDA_FAILURE, cuda_failures.parse),
     **driver_dumps.PARSERS,
     "torch-init": (driver_offers.TORCH_INIT, driver_offers.parse_torch_init),
     "ubuntu-offers": (driver_offers.UBUNTU_LIST, driver_offers.parse_offers),
@@ -364,6 +366,7 @@ _FINDERS: tuple[
     ("apt-driver", _apt_driver),
     ("ubuntu-drivers", _run(driver_tools.UBUNTU_DRIVERS_LINE)),
     ("no-driver", _no_driver),
+    ("cuda-failure", cuda_failures.find),
     ("pip-list", _pip_list),
     ("conda-list", _conda),
     ("pip-freeze", _freeze),

@@ -202,8 +202,8 @@ class Matrix:
             if found:
                 return _with_cause(found)
         if text:
-            lowered = text.lower()
-            found = [e for e in table if e.message and e.message.lower() in lowered]
+            lowered = _plain(text)
+            found = [e for e in table if e.message and _plain(e.message) in lowered]
             if found:
                 longest = max(len(e.message) for e in found)
                 return _with_cause([e for e in found if len(e.message) == longest])
@@ -510,6 +510,15 @@ class Matrix:
     def constant(self, name: str) -> float | None:
         const = self.constants.get(name)
         return const.value if const else None
+
+
+_ARTICLE = re.compile(r"\b(?:the|a|an) ")
+
+
+def _plain(text: str) -> str:
+    """A message compared without case or articles: older tools' wordings drop them
+    ("couldn't communicate with NVIDIA driver" of nvidia-smi 3xx)."""
+    return _ARTICLE.sub("", text.lower())
 
 
 def _with_cause(entries: list[CudaError]) -> CudaError:

@@ -18,30 +18,12 @@ import re
 import sys
 from typing import BinaryIO
 
+from envcheck.inputs import utf16_codec  # one sniffing for logs and --from texts
+
 SNIFF = 64 * 1024  # bytes looked at to decide
 _CHUNK = 4 * 1024 * 1024
-_SAMPLE = 4096  # bytes the NUL-pattern test of BOM-less UTF-16 looks at
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 _ANSI_LONGEST = 32  # an escape sequence cut by a read is held back at most this many bytes
-
-
-def utf16_codec(head: bytes) -> str | None:
-    """The UTF-16 codec a log starting with ``head`` is written in, or None (UTF-8/ASCII).
-    A byte order mark decides; without one, text whose every other byte is NUL (ASCII written
-    as UTF-16) is UTF-16 of that byte order."""
-    if head.startswith(b"\xff\xfe"):
-        return "utf-16"  # the codec reads (and drops) the mark
-    if head.startswith(b"\xfe\xff"):
-        return "utf-16"
-    sample = head[:_SAMPLE]
-    if len(sample) < 16:
-        return None
-    even, odd = sample[0::2], sample[1::2]
-    if odd.count(0) > 0.4 * len(odd) and even.count(0) < 0.05 * len(even):
-        return "utf-16-le"
-    if even.count(0) > 0.4 * len(even) and odd.count(0) < 0.05 * len(odd):
-        return "utf-16-be"
-    return None
 
 
 def needs_transcoding(head: bytes) -> tuple[str | None, bool]:

@@ -2112,6 +2112,77 @@ EXAMPLES += [
     ),
     ("cudaGetDeviceCount returned 100", "device-query-returned"),
 ]
+# the NVIDIA kernel module not built for the running kernel (DRV224)
+EXAMPLES += [
+    (
+        "Consult /var/lib/dkms/nvidia/535.161.07/build/make.log for more information.",
+        "dkms-nvidia-build-failed",
+    ),
+    (
+        "dpkg: error processing package nvidia-dkms-545 (--configure):",
+        "dkms-nvidia-build-failed",
+    ),
+    (
+        "Error! Bad return status for module build on kernel: 6.8.0-31-generic (x86_64)",
+        "dkms-module-build-failed",
+    ),
+    (
+        'ERROR: An error occurred while performing the step: "Building kernel modules". See '
+        "/var/log/nvidia-installer.log for details.",
+        "nvidia-installer-build-failed",
+    ),
+    ("ERROR: Unable to build the NVIDIA kernel module.", "nvidia-installer-build-failed"),
+    (
+        "gcc: error: unrecognized command-line option '-ftrivial-auto-var-init=zero'",
+        "kernel-built-by-other-gcc",
+    ),
+    ("/bin/sh: 1: x86_64-linux-gnu-gcc-12: not found", "kernel-built-by-other-gcc"),
+    (
+        "  The kernel was built by: x86_64-linux-gnu-gcc-12 (Ubuntu 12.3.0-1ubuntu1~22.04) 12.3.0",
+        "kernel-built-by-gcc",
+    ),
+    (
+        "/var/lib/dkms/nvidia/470.223.02/build/nvidia/nv-dma.c:747:12: error: implicit "
+        "declaration of function 'dma_is_direct'",
+        "dkms-nvidia-compile-error",
+    ),
+    (
+        "modprobe: FATAL: Module nvidia not found in directory /lib/modules/6.5.0-14-generic",
+        "modprobe-nvidia-not-found",
+    ),
+    (
+        "modprobe: ERROR: could not insert 'nvidia': Key was rejected by service",
+        "modprobe-nvidia-key-rejected",
+    ),
+    ("ERROR: Unable to load the 'nvidia-drm' kernel module.", "nvidia-installer-load-failed"),
+    (
+        "[    5.123456] NVRM: The NVIDIA probe routine was not called for 1 device(s).",
+        "nvrm-probe-not-called",
+    ),
+    (
+        "  CUDA Driver Version / Runtime Version          11.2 / 11.8",
+        "device-query-versions",
+    ),
+    (
+        "I tensorflow/compiler/xla/stream_executor/cuda/cuda_diagnostics.cc:180] kernel reported "
+        "version is: 535.104.5",
+        "tensorflow-kernel-reported-version",
+    ),
+    (
+        "ERROR: An NVIDIA kernel module 'nvidia-drm' appears to already be loaded in your kernel.",
+        "nvidia-installer-module-loaded",
+    ),
+    (
+        "WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.",
+        "ngc-container-no-driver",
+    ),
+    ("RuntimeError: Failed to infer device type", "vllm-no-platform"),
+    (
+        "NVIDIA-SMI has failed because it couldn't communicate with NVIDIA driver. Make sure that "
+        "latest NVIDIA driver is installed and running.",
+        "nvidia-smi-no-driver-old-wording",
+    ),
+]
 EXAMPLES += [
     ("bash: nvidia-smi: command not found", "nvidia-smi-not-installed"),
     ("Command 'nvidia-smi' not found, but can be installed with:", "nvidia-smi-not-installed"),

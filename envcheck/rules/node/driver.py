@@ -6,7 +6,7 @@ import contextlib
 import dataclasses
 from collections.abc import Iterable
 
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
@@ -130,7 +130,62 @@ def _same_release_fix(
         "unsafe",
         pip_install(f"torch=={public(torch)}", index_url=url),
         *local_version_form(str(public(torch)), best.variant, url),
+        *conda_form(facts, str(public(torch)), best.variant),
     )
+
+
+# PyTorch's conda channel: builds pin the CUDA runtime with the pytorch-cuda metapackage from
+# 1.13 on (cudatoolkit before it); 2.5 is the channel's last release (pytorch/pytorch#138506,
+# "Deprecating PyTorch's official Anaconda channel"; pytorch.org/get-started/previous-versions
+# gives each release's conda command)
+_PYTORCH_CUDA_FROM = Version("1.13")
+_CONDA_CHANNEL_LAST = Version("2.5.1")
+_CONDA_PATH = lazy(r"(?:^|/)(?:ana|mini)conda[0-9]*/|/conda/|/envs/[^/]+/lib/python")
+
+
+def conda_installed_torch(facts: Facts) -> bool:
+    """torch came from conda: conda list says so, or its files are in a conda environment and
+    no other installer is named."""
+    try:
+        dist = facts.dist("torch")
+    except Skip:
+        return False
+    if dist is None:
+        return False
+    if dist.installer == "conda":
+        return True
+    return dist.installer in (None, "") and bool(
+        dist.location and _CONDA_PATH.search(dist.location)
+    )
+
+
+def conda_form(facts: Facts, release: str, variant: str) -> tuple[Action, ...]:
+    """The same torch build as a conda install, beside pip's, when conda installed torch: the
+    pytorch channel's own spelling (pytorch-cuda=X.Y, cudatoolkit=X.Y before 1.13). None past
+    the channel's last release or for a variant that is not a CUDA one."""
+    if not conda_installed_torch(facts) or not variant.startswith("cu"):
+        return ()
+    try:
+        version = Version(release)
+    except InvalidVersion:
+        return ()
+    if version > _CONDA_CHANNEL_LAST:
+        return ()
+    digits = variant[2:]
+    cuda = f"{digits[:-1]}.{digits[-1]}"
+    if version >= _PYTORCH_CUDA_FROM:
+        command = (
+            f"conda install pytorch=={release} torchvision torchaudio pytorch-cuda={cuda} "
+            "-c pytorch -c nvidia"
+        )
+    else:
+        # CUDA 11's cudatoolkit comes from conda-forge beside the pytorch channel
+        forge = " -c conda-forge" if cuda.startswith("11.") else ""
+        command = (
+            f"conda install pytorch=={release} torchvision torchaudio cudatoolkit={cuda} "
+            f"-c pytorch{forge}"
+        )
+    return (manual(f"conda (torch came from conda): {command}"),)
 
 
 def local_version_form(release: str, variant: str, url: str | None) -> tuple[Action, ...]:
@@ -340,6 +395,7 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
                 actions += local_version_form(
                     pinned.removeprefix("torch=="), variant, install.index_url
                 )
+                actions += conda_form(facts, pinned.removeprefix("torch=="), variant)
     driver = f" (it supports CUDA <= {max_cuda})" if max_cuda is not None else ""
     remedy = fix(upgrade + alternative, "manual", *actions)
     if line.signature == "cuda-error-804":

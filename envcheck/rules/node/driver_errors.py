@@ -25,9 +25,9 @@ from envcheck.rules.node.memory import gpu_oom_fix, oom_held_hit
 
 CUDA_APIS = ("runtime", "driver")
 NVML_APIS = ("nvidia-smi", "nvml")
-# codes whose cause a rule of its own explains from the node (GPU101-103: Fabric Manager, the
-# libcuda against the kernel module, forward compatibility on a GPU without it)
-_OWNED = {802: "GPU101", 803: "GPU102", 804: "GPU103"}
+# codes whose cause a rule of its own explains from a stated error too (GPU101: Fabric Manager,
+# 802); 803 and 804 (GPU102/GPU103 read them from --deep's calls only) are worded here
+_READ_STATED = {802}
 # out of GPU memory: the fix comes from torch's allocator numbers (memory.gpu_oom_fix)
 _OUT_OF_MEMORY = {"cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY"}
 
@@ -123,7 +123,9 @@ def cuda_error_stated(facts: Facts) -> Iterable[Hit]:
     every `cudaError_t` and `CUresult` with the text `cudaGetErrorString`/`cuGetErrorString`
     return. Codes the table marks as the program's own (an invalid argument, an illegal address,
     a device-side assert) are a warning with the table's debugging step in triage and are not
-    counted against a node; 802-804 are GPU101-GPU103's.
+    counted against a node; 802 is GPU101's. A pasted text may state the error by its number,
+    its name or the runtime's message alone (`CUDA_ERROR_NO_DEVICE`, torch's `CUDA
+    initialization: ... Error 804: ...`): each is looked up the same way.
 
     ## Why it matters
     The same failure reaches the user in many wordings (`CUDA error: out of memory`,
@@ -148,13 +150,22 @@ def cuda_error_stated(facts: Facts) -> Iterable[Hit]:
     """
     info = facts.gpu_info()  # no CUDA error stated: nothing failed
     hits = []
+    seen: set[str] = set()
     for text in info.cuda_errors:
         number = _number(text)
-        if number is None or number in _OWNED:
+        if number in _READ_STATED:
             continue
-        entry = facts.matrix.cuda_error(number=number, apis=CUDA_APIS)
+        entry = facts.matrix.cuda_error(
+            number=number,
+            name=text if number is None else None,
+            text=text if number is None else None,
+            apis=CUDA_APIS,
+        )
         if entry is None or entry.cause is None or entry.fix is None or entry.fault != "node":
             continue
+        if entry.name in seen or entry.number in _READ_STATED:
+            continue
+        seen.add(entry.name)
         hits.append(
             Hit(
                 f"CUDA error {_label(entry)} ('{entry.message}'): {entry.cause}",
