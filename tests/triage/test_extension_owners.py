@@ -149,3 +149,21 @@ def test_a_companion_paired_with_a_cuda_build_of_torch_comes_from_its_index(
     url = MATRIX.torch_index_url("cu118")
     assert url is not None
     assert f"pip install torchvision=={paired} --index-url {url}" in fix_text(cause)
+
+
+def test_a_source_trees_extension_is_not_taken_for_torchvisions_or_vllms(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """A path outside site-packages (a source checkout's `/mmcv/_ext...so`) still names the
+    package that failed: torchvision's and vLLM's causes are not confirmed from it."""
+    found = causes(
+        cli,
+        log_file(
+            tmp_path,
+            "`/mmcv/_ext.cpython-37m-x86_64-linux-gnu.so: undefined symbol: "
+            "_ZNK2at6Tensor7is_cudaEv`",
+        ),
+    )
+    assert found["TOR150"]["verdict"] == "confirmed"
+    for code in ("TOR104", "VLM101", "TOR103"):
+        assert found[code]["verdict"] != "confirmed", (code, found[code])

@@ -923,14 +923,17 @@ def source_text(source: str) -> str:
 
 def names_other_package(facts: Facts, line: LogLine, modules: Iterable[str]) -> str | None:
     """The extension a generic loader line (`<path>.so: undefined symbol: ...`) names, when
-    its path is a package's (under site-packages, or a bare extension file name) and names none
+    its path is a package's (under site-packages, any directory, or a bare extension file name) and names none
     of ``modules`` (flash_attn, vllm, torchvision): that line says another package failed, so a
     cause about these is ruled out by it. None when the line names no such path or names one
     of them (the cause stays for its rule to judge)."""
     path = line.stated.get("library_path")
     if not path:
         return None
-    if owner(path, facts.matrix) is None and not _BARE_NAME.match(path):
+    # a package's path: under site-packages, a bare extension file name, or any directory
+    # (a source tree's `/mmcv/_ext...so`, a build's `build/lib.../x.so`); only a file named
+    # alone without its package's tag (`_C.so`) may still be one of ``modules``'
+    if owner(path, facts.matrix) is None and not _BARE_NAME.match(path) and "/" not in path:
         return None
     if any(m in path for m in modules):
         return None
