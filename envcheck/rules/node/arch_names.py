@@ -9,11 +9,12 @@ import re
 from packaging.version import Version
 
 from envcheck.matrix.model import Matrix
+from envcheck.patterns import lazy
 
 # an architecture's family as the table writes it: 'Blackwell (consumer/workstation)' and
 # 'Blackwell Ultra' are Blackwell's, 'Ada Lovelace' is Ada's; the embedded parts (Tegra, Thor)
 # are named apart so a fix's examples stay data-centre and desktop GPUs
-_EMBEDDED = re.compile(r"\((?:Tegra|Thor)\)")
+_EMBEDDED = lazy(r"\((?:Tegra|Thor)\)")
 
 
 def _family(architecture: str) -> str:
