@@ -204,3 +204,20 @@ def test_findcuda_status_line_leaves_the_toolkit_open(
     result = cli("triage", str(log_file(tmp_path, line)), "--json", "--no-probe")
     (match,) = result.json()["data"]["matches"]
     assert [(c["code"], c["verdict"]) for c in match["causes"]] == [("SYS152", "unchecked")]
+
+
+def test_a_build_log_that_states_no_compiler_leaves_the_compiler_cause_open(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """A failed extension build whose log names no g++ version cannot clear the host compiler
+    (SYS131): it stays open, with its fix as a condition, beside the build failure."""
+    found = causes(
+        cli,
+        log_file(
+            tmp_path,
+            "error: command '/usr/bin/g++' failed with exit code 1\n"
+            "RuntimeError: Error building extension 'fused_adam'\n",
+        ),
+    )
+    assert found["SYS153"]["verdict"] == "confirmed"
+    assert found["SYS131"]["verdict"] not in ("ruled_out", "confirmed"), found["SYS131"]

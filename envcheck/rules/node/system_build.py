@@ -176,6 +176,10 @@ def host_compiler(facts: Facts) -> Iterable[Hit]:
     system = facts.system()
     if system.gxx is not None and system.gxx_needed is None:
         return _gcc_above_nvcc_ceiling(facts, system.gxx)
+    if system.gxx is None and _from_log(facts):
+        # a build log that states no compiler version cannot clear the compiler: the failed
+        # build it shows may be this one (a probed node never states g++: there it does not apply)
+        raise Skip("the log states neither the host g++ version nor the range CUDA accepts")
     if system.gxx is None or system.gxx_needed is None:
         return []
     try:
@@ -202,6 +206,12 @@ def host_compiler(facts: Facts) -> Iterable[Hit]:
             ),
         )
     ]
+
+
+def _from_log(facts: Facts) -> bool:
+    """Whether the node's system facts are what a log states (triage's reading of it)."""
+    source = facts.report.system.source
+    return source is not None and source.startswith("log (")
 
 
 def _gcc_above_nvcc_ceiling(facts: Facts, gxx: str) -> list[Hit]:
