@@ -11,6 +11,7 @@ from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
+from envcheck.rules.node.worker_limits import open_files_limit
 
 # NCCL's troubleshooting guide raises the limits of the job's processes; 1048576 is systemd's
 # and Docker's usual hard limit, 65536 fits any one node's ranks
@@ -63,13 +64,7 @@ def nccl_open_files_in_log(facts: Facts, line: LogLine) -> Hit | None:
     state another error are not this cause."""
     if "Too many open files" not in line.text and "EMFILE" not in line.text:
         return None
-    limit = ""
-    try:
-        nofile = facts.system().ulimits.get("nofile")
-        if nofile is not None and nofile.soft > 0:
-            limit = f"; ulimit -n is {nofile.soft}"
-    except Skip:
-        pass
+    limit = open_files_limit(facts)
     return Hit(
         f"NCCL could not open another socket: the process reached its open-files limit (line "
         f"{line.line}, EMFILE){limit}",

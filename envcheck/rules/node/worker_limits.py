@@ -100,16 +100,20 @@ def shared_tensors_exhaust_files(facts: Facts) -> Iterable[Hit]:
     raise Skip("only a log line states the descriptor limit was reached", "log.open_files")
 
 
+def open_files_limit(facts: Facts) -> str:
+    """'; ulimit -n is N' where the node states its open-files limit, else nothing: named
+    beside a line that says the limit ran out."""
+    try:
+        nofile = facts.system().ulimits.get("nofile")
+    except Skip:
+        return ""
+    return f"; ulimit -n is {nofile.soft}" if nofile is not None and nofile.soft > 0 else ""
+
+
 @from_log("SYS184")
 def shared_tensors_exhaust_files_in_log(facts: Facts, line: LogLine) -> Hit:
     """The sharing strategy first (torch's own advice and the threads' fix), the limit second."""
-    limit = ""
-    try:
-        nofile = facts.system().ulimits.get("nofile")
-        if nofile is not None and nofile.soft > 0:
-            limit = f"; ulimit -n is {nofile.soft}"
-    except Skip:
-        pass
+    limit = open_files_limit(facts)
     return Hit(
         f"the open-files limit ran out while DataLoader workers passed shared tensors as file "
         f"descriptors (line {line.line}; torch.multiprocessing's file_descriptor strategy){limit}",
