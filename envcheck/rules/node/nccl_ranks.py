@@ -34,6 +34,27 @@ _SAME_NCCL = (
 )
 
 
+def _versions_differ(line: LogLine, a: tuple[str, str], b: tuple[str, str]) -> Hit:
+    """Two ranks (or a rank and its peer) named with their NCCL releases: the newer one is the
+    pin to install where the older runs."""
+    (who_a, va), (who_b, vb) = a, b
+    newer = max((va, vb), key=lambda v: tuple(int(p) for p in v.split(".")))
+    older = vb if newer == va else va
+    return Hit(
+        f"{who_a} runs NCCL {va} and {who_b} runs NCCL {vb} (line {line.line}): one "
+        "communicator needs one NCCL on every rank",
+        evidence={"line": line.line, "versions": sorted({va, vb})},
+        fix=fix(
+            f"Run one NCCL on every node: the same image or torch everywhere, or pip install "
+            f"nvidia-nccl-cu12=={newer} (nvidia-nccl-cu13 for CUDA 13 builds) where NCCL {older} "
+            "runs",
+            "manual",
+            manual(f"pip install nvidia-nccl-cu12=={newer}   # on the nodes running NCCL {older}"),
+            *(manual(s) for s in _SAME_NCCL[::2]),
+        ),
+    )
+
+
 def _ranks_disagree(line: LogLine) -> Hit:
     """NCCL's lines that the ranks reported inconsistent things: a peer's other NCCL (both
     versions named), the bootstrap root getting two world sizes or one rank twice (two jobs on
@@ -41,19 +62,10 @@ def _ranks_disagree(line: LogLine) -> Hit:
     topologies (another NCCL or other NCCL_* settings on some ranks)."""
     versions = _PEER_VERSIONS.search(line.text)
     if versions is not None:
-        local, remote = versions.group(2), versions.group(3)
-        newer = max((local, remote), key=lambda v: tuple(int(p) for p in v.split(".")))
-        return Hit(
-            f"this rank runs NCCL {local} and its peer {versions.group(1)} runs NCCL {remote} "
-            f"(line {line.line}): one communicator needs one NCCL on every rank",
-            evidence={"line": line.line, "versions": sorted({local, remote})},
-            fix=fix(
-                f"Run one NCCL on every node: the same image or torch everywhere, or pip install "
-                f"nvidia-nccl-cu12=={newer} (nvidia-nccl-cu13 for CUDA 13 builds) on the others",
-                "manual",
-                manual(f"pip install nvidia-nccl-cu12=={newer}   # where the older NCCL runs"),
-                *(manual(s) for s in _SAME_NCCL[::2]),
-            ),
+        return _versions_differ(
+            line,
+            ("this rank", versions.group(2)),
+            (f"its peer {versions.group(1)}", versions.group(3)),
         )
     if _ROOT.search(line.text):
         return Hit(
@@ -145,25 +157,10 @@ def nccl_ranks_differ_in_log(facts: Facts, line: LogLine) -> Hit:
             f"line {line.line} says two ranks exchanged messages of different sizes, not "
             "whether their NCCL versions differ (or the program's collectives do)"
         )
-    a, b = nccl_version(found.group(2)), nccl_version(found.group(4))
-    newer = max((a, b), key=lambda v: tuple(int(p) for p in v.split(".")))
-    older = b if newer == a else a
-    return Hit(
-        f"rank {found.group(1)} runs NCCL {a} and rank {found.group(3)} runs NCCL {b} (line "
-        f"{line.line}): one communicator needs one NCCL on every rank",
-        evidence={"line": line.line, "versions": sorted({a, b})},
-        fix=fix(
-            f"Run one NCCL on every node: the same image or torch everywhere, or pip install "
-            f"nvidia-nccl-cu12=={newer} (nvidia-nccl-cu13 for CUDA 13 builds) where NCCL {older} "
-            "runs",
-            "manual",
-            manual(f"pip install nvidia-nccl-cu12=={newer}   # on the nodes running NCCL {older}"),
-            manual(
-                "python -c 'import torch; print(torch.cuda.nccl.version())'   # on every node: "
-                "one answer"
-            ),
-            manual("use the same container image (or the same torch) on every node"),
-        ),
+    return _versions_differ(
+        line,
+        (f"rank {found.group(1)}", nccl_version(found.group(2))),
+        (f"rank {found.group(3)}", nccl_version(found.group(4))),
     )
 
 
