@@ -217,16 +217,7 @@ class Scanner:
             stop = data.find(b"\n", pos, end)
             stop = stop if stop != -1 else end
 
-            def around(start: int = start, stop: int = stop) -> tuple[bytes | None, bytes | None]:
-                before = after = None
-                if start > 0:
-                    before = data[data.rfind(b"\n", 0, start - 1) + 1 : start - 1]
-                if stop < end:
-                    after_end = data.find(b"\n", stop + 1, end)
-                    after = data[stop + 1 : after_end if after_end != -1 else end]
-                return before, after
-
-            self._record(data[start:stop], lineno, result, around)
+            self._record(data[start:stop], lineno, result, _neighbours(data, start, stop, end))
 
     def _record(
         self, line: bytes, lineno: int, result: ScanResult, around: Neighbours | None = None
@@ -436,6 +427,25 @@ class Scanner:
                 if all(regex.search(p) is None for p in parts):
                     return found, whole, at
         return None
+
+
+def _neighbours(data: bytes, start: int, stop: int, end: int) -> Neighbours:
+    """The lines before and after ``data[start:stop]`` (None at the ends), sliced on the first
+    call and kept: a candidate line's readers (a cut, a wrap, the rest of a sentence) each ask."""
+    kept: list[tuple[bytes | None, bytes | None]] = []
+
+    def around() -> tuple[bytes | None, bytes | None]:
+        if not kept:
+            before = after = None
+            if start > 0:
+                before = data[data.rfind(b"\n", 0, start - 1) + 1 : start - 1]
+            if stop < end:
+                after_end = data.find(b"\n", stop + 1, end)
+                after = data[stop + 1 : after_end if after_end != -1 else end]
+            kept.append((before, after))
+        return kept[0]
+
+    return around
 
 
 def _cut_joined(

@@ -3,6 +3,7 @@ boundaries, collapsing, noise, both engines, odd bytes."""
 
 from __future__ import annotations
 
+import atexit
 import gzip
 import io
 import tempfile
@@ -1001,21 +1002,37 @@ def matrix() -> Matrix:
     return load()
 
 
-def run_scan(matrix: Matrix, data: bytes, engine: str = "re") -> scan_mod.ScanResult:
-    if engine in ("grep", "grep-file"):
-        grep = GrepScanner(matrix.signatures, gnu_grep() or "grep")
-        try:
+# one scanner per matrix and engine, built once: building one compiles every signature (most
+# of a single-line scan's time); a scan keeps no state between inputs but a line -> signature
+# memo, so each test still scans its own input from the start. The matrix is kept with its
+# scanner (its id cannot be reused); grep's pattern files are removed at exit.
+_SCANNERS: dict[tuple[int, str], tuple[Matrix, Scanner]] = {}
+
+
+def _scanner(matrix: Matrix, engine: str) -> Scanner:
+    kind = "grep" if engine in ("grep", "grep-file") else engine
+    made = _SCANNERS.get((id(matrix), kind))
+    if made is None:
+        if kind == "grep":
+            grep = GrepScanner(matrix.signatures, gnu_grep() or "grep")
+            atexit.register(grep.close)
             assert grep.usable()
-            if engine == "grep":
-                return grep.scan(io.BytesIO(data))
-            with tempfile.TemporaryFile() as handle:
-                handle.write(data)
-                handle.seek(0)
-                with open(handle.fileno(), "rb", closefd=False) as stream:
-                    return grep.scan(stream)
-        finally:
-            grep.close()
-    return Scanner(matrix.signatures, engine).scan(io.BytesIO(data))  # type: ignore[arg-type]
+            scanner: Scanner = grep
+        else:
+            scanner = Scanner(matrix.signatures, kind)  # type: ignore[arg-type]
+        made = _SCANNERS[(id(matrix), kind)] = (matrix, scanner)
+    return made[1]
+
+
+def run_scan(matrix: Matrix, data: bytes, engine: str = "re") -> scan_mod.ScanResult:
+    scanner = _scanner(matrix, engine)
+    if engine == "grep-file":
+        with tempfile.TemporaryFile() as handle:
+            handle.write(data)
+            handle.seek(0)
+            with open(handle.fileno(), "rb", closefd=False) as stream:
+                return scanner.scan(stream)
+    return scanner.scan(io.BytesIO(data))
 
 
 def test_every_signature_has_an_example(matrix: Matrix) -> None:
