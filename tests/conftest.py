@@ -137,7 +137,13 @@ def run_cli(
     cwd: Path | None = None,
     timeout: float = 120,
 ) -> CliResult:
-    """Run ``python -m envcheck`` in a subprocess, as a user would."""
+    """Run ``python -m envcheck`` in a subprocess, as a user would. ``triage --no-probe`` of a
+    log (no input, environment or working directory of the test's own) runs ``main()`` in this
+    process instead: the same command the console script runs, without an interpreter start
+    and the imports for each of the suite's many one-line logs (tests/cli runs the console
+    script itself)."""
+    if env is None and stdin is None and cwd is None and _in_process(args):
+        return _run_main(args)
     proc = subprocess.run(
         [sys.executable, "-m", "envcheck", *args],
         capture_output=True,
@@ -149,6 +155,35 @@ def run_cli(
         check=False,
     )
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+# the environment and working directory the session started with: a test that changed either
+# (a setting, a cache or matrix directory) gets a process of its own
+_START_ENV = dict(os.environ)
+_START_CWD = os.getcwd()
+
+
+def _in_process(args: tuple[str, ...]) -> bool:
+    if args[:1] != ("triage",) or "--no-probe" not in args or "-" in args:
+        return False
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        return False
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}  # pytest's own
+    return cwd == _START_CWD and env == _START_ENV and "pynvml" not in sys.modules
+
+
+def _run_main(args: tuple[str, ...]) -> CliResult:
+    import contextlib
+    import io
+
+    from envcheck.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    return CliResult(code, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture
