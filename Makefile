@@ -33,9 +33,10 @@ typecheck: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/python scripts/gen_docs.py --check
 
-# two workers (pytest-xdist): the suite is CPU-bound and took ~15 min on one of a 2-core VM's cores
+# two workers (pytest-xdist): the suite is CPU-bound and took ~15 min on one of a 2-core VM's cores;
+# the slowest tests are listed at the end, to see where the time goes
 unit: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2
+	$(BIN)/python -m pytest -q -n 2 --durations=20
 
 test: lint typecheck docs unit
 
