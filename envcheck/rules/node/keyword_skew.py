@@ -1,0 +1,170 @@
+"""PY160: a call passes a keyword argument the installed release of the callee does not take.
+
+Python's own `TypeError: SFTTrainer.__init__() got an unexpected keyword argument 'tokenizer'`
+names the callable and the keyword. When a release of the callee's library removed that keyword
+(trl 0.16 dropped SFTTrainer's ``tokenizer``) or added it (peft 0.10 added LoraConfig's
+``layer_replication``, so an adapter saved by a newer peft does not load in an older one), the
+caller and the callee are from two sides of that change: version skew, not a bug in either.
+Which release changed what is data (matrices/packages/keyword_changes.toml, read from the
+libraries' wheels); the installed version, when the node states it, rules the cause out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
+from envcheck.matrix.schema import KeywordChange
+from envcheck.model.finding import Action, Severity
+from envcheck.patterns import lazy
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
+from envcheck.rules.fixes import fix, manual, pip_install
+from envcheck.rules.node.import_releases import short
+
+# CPython's wording (Python/ceval.c, Python/getargs.c): '%U() got an unexpected keyword
+# argument '%S''; the callable is its __qualname__ from Python 3.10, its bare name before
+_UNEXPECTED = lazy(
+    r"(?P<callee>[A-Za-z_][A-Za-z0-9_.]*)\(\) got an unexpected keyword argument "
+    r"'(?P<keyword>[A-Za-z_][A-Za-z0-9_]*)'"
+)
+
+
+@rule("PY160", "keyword-changed-by-release", Severity.ERROR)
+def keyword_changed_by_release(facts: Facts) -> Iterable[Hit]:
+    """A call passes a keyword argument that the installed release of the callee does not take
+
+    ## What it checks
+    Python's `TypeError: X() got an unexpected keyword argument 'K'` where a release of X's
+    library removed K (the caller was written for the releases before) or added it (the caller,
+    or a saved config such as peft's adapter_config.json, comes from a newer release), from the
+    matrix's `[[keyword_change]]` table (each library's wheels read release by release). The
+    installed version, when known, must be on the failing side. Only a log states it.
+
+    ## Why it matters
+    Nothing in pip's metadata catches it: a script, a trainer library or a saved adapter
+    written against one release calls another, and the job dies at start-up however the
+    environment is otherwise set up.
+
+    ## Example
+    `TypeError: SFTTrainer.__init__() got an unexpected keyword argument 'tokenizer'` (trl 0.16
+    removed it for `processing_class`).
+
+    ## Fix
+    A removed keyword: pin the last release that takes it (`pip install "trl<0.16"`, trl
+    0.15.2) or pass its replacement (`processing_class=`); an added one: upgrade to the first
+    release with it (`pip install --upgrade "peft>=0.10"`), or drop the key from the saved
+    config where the table names that workaround.
+
+    ## References
+    - matrices/packages/keyword_changes.toml
+    - python/cpython Python/getargs.c ('%U() got an unexpected keyword argument '%S'')
+    """
+    raise Skip("only a log line states the call that failed", "log.python")
+
+
+def _removed(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> Hit | None:
+    assert entry.removed_in is not None
+    installed = facts.known_version(entry.package)
+    if installed is not None and installed < entry.removed_in:
+        return None  # the installed release still takes the keyword: not this cause
+    below = f"{entry.package}<{short(entry.removed_in)}"
+    pin = f"{entry.package}=={entry.last}" if entry.last else below
+    actions: list[Action] = [pip_install(pin)]
+    rename = ""
+    if entry.replacement:
+        rename = f", or pass {entry.replacement}= instead of {entry.keyword}= (its replacement)"
+        actions.append(
+            manual(
+                f"rename the call's {entry.keyword}= to {entry.replacement}= (the caller's code)"
+            )
+        )
+    have = (
+        f"{entry.package} {installed}"
+        if installed is not None
+        else f"the installed {entry.package}"
+    )
+    return Hit(
+        f"{callee}() no longer takes {entry.keyword}= (line {line.line}): {entry.package} "
+        f"{short(entry.removed_in)} removed it and {have} is not older; the caller was written "
+        "for the releases before",
+        evidence={
+            "line": line.line,
+            "callee": callee,
+            "keyword": entry.keyword,
+            "package": entry.package,
+            "removed_in": str(entry.removed_in),
+            "installed": str(installed) if installed is not None else None,
+        },
+        fix=fix(
+            f'Pin the last {entry.package} release with {entry.keyword}=: pip install "{pin}" '
+            f"({below}){rename}",
+            "unsafe",
+            *actions,
+        ),
+    )
+
+
+def _added(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> Hit | None:
+    assert entry.added_in is not None
+    installed = facts.known_version(entry.package)
+    if installed is not None and installed >= entry.added_in:
+        return None  # the installed release takes the keyword: not this cause
+    need = f"{entry.package}>={short(entry.added_in)}"
+    actions: list[Action] = [pip_install(need, flags=("--upgrade",))]
+    other = ""
+    if entry.workaround:
+        other = f", or {entry.workaround}"
+        actions.append(manual(entry.workaround))
+    have = (
+        f"{entry.package} {installed}"
+        if installed is not None
+        else f"the installed {entry.package}"
+    )
+    return Hit(
+        f"{callee}() does not take {entry.keyword}= yet (line {line.line}): {entry.package} "
+        f"{short(entry.added_in)} added it and {have} is older; the caller (or a saved config) "
+        "comes from a newer release",
+        evidence={
+            "line": line.line,
+            "callee": callee,
+            "keyword": entry.keyword,
+            "package": entry.package,
+            "added_in": str(entry.added_in),
+            "installed": str(installed) if installed is not None else None,
+        },
+        fix=fix(
+            f'Upgrade {entry.package} to a release with {entry.keyword}=: pip install --upgrade "{need}"'
+            f"{other}",
+            "unsafe",
+            *actions,
+        ),
+    )
+
+
+@from_log("PY160")
+def keyword_changed_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    found = _UNEXPECTED.search(line.text)
+    if found is None:
+        raise NotStated(f"line {line.line} is cut before the keyword", "log.python")
+    callee, keyword = found.group("callee"), found.group("keyword")
+    entries = facts.matrix.keyword_changes_for(callee, keyword)
+    if len({e.package for e in entries}) != 1:
+        # the caller's own argument, or a change the table does not hold (or a bare name that
+        # several libraries' changes share): the line alone does not say which release
+        raise NotStated(
+            f"line {line.line}: no release the matrix knows added or removed {callee}()'s "
+            f"{keyword}= (matrices/packages/keyword_changes.toml)",
+            "log.python",
+        )
+    for entry in entries:
+        hit = (
+            _removed(facts, line, entry, callee)
+            if entry.removed_in is not None
+            else _added(facts, line, entry, callee)
+            if entry.added_in is not None
+            else None
+        )
+        if hit is not None:
+            return hit
+    return None

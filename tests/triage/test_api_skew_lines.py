@@ -1,0 +1,139 @@
+"""The python family's API skew and conda solver lines: a keyword a release of the callee added
+or removed (PY160, from matrices/packages/keyword_changes.toml, the installed version ruling the
+cause out), and conda's / mamba's solver refusals (PY161) with the virtual-package case
+(PY162: the system's __cuda / __glibc against the package's constraint)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.conftest import CliResult
+from tests.triage.from_log import causes, fix_text, log_file, saved_node
+
+
+def test_removed_keyword_pins_the_last_release_and_names_the_replacement(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "TypeError: SFTTrainer.__init__() got an unexpected keyword argument 'tokenizer'",
+    )
+    found = causes(cli, log)["PY160"]
+    text = fix_text(found)
+    assert found["verdict"] == "confirmed"
+    assert "trl 0.16 removed it" in str(found)
+    assert "pip install trl==0.15.2" in text
+    assert "processing_class=" in text
+
+
+def test_added_keyword_upgrades_and_names_the_config_workaround(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    # Markdown ate the dunders of a pasted line: LoraConfig.init()
+    log = log_file(
+        tmp_path,
+        "TypeError: LoraConfig.init() got an unexpected keyword argument 'layer_replication'",
+    )
+    text = fix_text(causes(cli, log)["PY160"])
+    assert "pip install --upgrade 'peft>=0.10'" in text
+    assert "adapter_config.json" in text
+
+
+def test_installed_release_that_has_the_keyword_rules_it_out(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "TypeError: SFTTrainer.__init__() got an unexpected keyword argument 'tokenizer'",
+    )
+    node = saved_node(tmp_path, trl="0.15.2")
+    assert causes(cli, log, "--report", str(node))["PY160"]["verdict"] == "ruled_out"
+
+
+def test_unknown_keyword_is_left_open(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    log = log_file(
+        tmp_path,
+        "TypeError: FinetuningConfig.__init__() got an unexpected keyword argument 'combine'",
+    )
+    found = causes(cli, log)["PY160"]
+    assert found["verdict"] != "confirmed"
+    assert not found["findings"]
+
+
+def test_conda_cuda_constraint_above_the_driver(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "Encountered problems while solving:",
+        "  - package cudatoolkit-11.0.3-h15472ef_6 has constraint __cuda >=11.0 conflicting "
+        "with __cuda-10.2-0",
+    )
+    found = causes(cli, log)["PY162"]
+    text = fix_text(found)
+    assert found["verdict"] == "confirmed"
+    assert "__cuda 10.2" in str(found)
+    assert "NVIDIA driver >= 450.51.05" in text  # CUDA 11.0's, from the toolkit table
+    assert "cuda-version<=10.2" in text
+    assert "CONDA_OVERRIDE_CUDA=11.0" in text
+
+
+def test_conda_sees_no_driver_puts_the_override_first(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "  - nothing provides __cuda >=12 needed by pytorch-cuda-12.1-ha16c6d3_6",
+    )
+    text = fix_text(causes(cli, log)["PY162"])
+    assert text.index("CONDA_OVERRIDE_CUDA=12") < text.index("NVIDIA driver")
+
+
+def test_classic_conda_glibc_met_is_not_the_cause(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "UnsatisfiableError: The following specifications were found to be incompatible with your system:",
+        "",
+        "  - feature:/linux-64::__glibc==2.31=0",
+        "  - feature:|@/linux-64::__glibc==2.31=0",
+        "  - bcolz -> libgcc-ng[version='>=7.5.0'] -> __glibc[version='>=2.17']",
+        "",
+        "Your installed version is: 2.31",
+    )
+    found = causes(cli, log)["PY162"]
+    assert found["verdict"] == "ruled_out"
+
+
+def test_classic_conda_glibc_below_the_constraint(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "The following specifications were found to be incompatible with your system:",
+        "",
+        "  - feature:/linux-64::__glibc==2.17=0",
+        "  - pytorch -> libgcc[version='>=14'] -> __glibc[version='>=2.28,<3.0.a0']",
+        "",
+        "Your installed version is: 2.17",
+    )
+    found = causes(cli, log)["PY162"]
+    assert found["verdict"] == "confirmed"
+    assert "glibc >= 2.28" in fix_text(found)
+
+
+def test_conda_package_requires_what_the_request_excludes(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "LibMambaUnsatisfiableError: Encountered problems while solving:",
+        "  - package torchaudio-2.0.2-py310_cu117 requires pytorch-cuda 11.7.*, but none of "
+        "the providers can be installed",
+    )
+    found = causes(cli, log)["PY161"]
+    text = fix_text(found)
+    assert found["verdict"] == "confirmed"
+    assert 'conda install "pytorch-cuda=11.7.*" torchaudio' in text
