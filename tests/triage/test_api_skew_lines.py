@@ -24,7 +24,7 @@ def test_removed_keyword_pins_the_last_release_and_names_the_replacement(
     assert found["verdict"] == "confirmed"
     assert "trl 0.16 removed it" in str(found)
     assert "pip install trl==0.15.2" in text
-    assert "processing_class=" in text
+    assert "rename the call's tokenizer argument to processing_class" in text
 
 
 def test_added_keyword_upgrades_and_names_the_config_workaround(
@@ -137,3 +137,32 @@ def test_conda_package_requires_what_the_request_excludes(
     text = fix_text(found)
     assert found["verdict"] == "confirmed"
     assert 'conda install "pytorch-cuda=11.7.*" torchaudio' in text
+
+
+def test_removed_keyword_whose_name_looks_secret_is_printed_whole(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    # huggingface_hub 1.0 dropped use_auth_token: the name itself is no secret to redact
+    log = log_file(
+        tmp_path,
+        "ERROR [omnivoice.model] Failed to load Pyannote pipeline (class=LOAD_FAILED): "
+        "hf_hub_download() got an unexpected keyword argument 'use_auth_token'",
+    )
+    found = causes(cli, log)["PY160"]
+    text = fix_text(found)
+    assert "<redacted>" not in str(found)
+    assert "pip install 'huggingface_hub<1'" in text
+    assert "use_auth_token argument to token" in text
+
+
+def test_argument_moved_to_the_config_names_where_it_went(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "[rank0]: TypeError: SFTTrainer.__init__() got an unexpected keyword argument "
+        "'max_seq_length'",
+    )
+    text = fix_text(causes(cli, log)["PY160"])
+    assert "pip install trl==0.12.2" in text
+    assert "SFTConfig(max_seq_length=...)" in text

@@ -73,31 +73,34 @@ def _removed(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> 
     actions: list[Action] = [pip_install(pin)]
     rename = ""
     if entry.replacement:
-        rename = f", or pass {entry.replacement}= instead of {entry.keyword}= (its replacement)"
+        rename = f", or pass {entry.replacement} instead of the {entry.keyword} argument (its replacement)"
         actions.append(
             manual(
-                f"rename the call's {entry.keyword}= to {entry.replacement}= (the caller's code)"
+                f"rename the call's {entry.keyword} argument to {entry.replacement} (the caller's code)"
             )
         )
+    if entry.workaround:
+        rename += f", or {entry.workaround}"
+        actions.append(manual(entry.workaround))
     have = (
         f"{entry.package} {installed}"
         if installed is not None
         else f"the installed {entry.package}"
     )
     return Hit(
-        f"{callee}() no longer takes {entry.keyword}= (line {line.line}): {entry.package} "
+        f"{callee}() no longer takes the {entry.keyword} argument (line {line.line}): {entry.package} "
         f"{short(entry.removed_in)} removed it and {have} is not older; the caller was written "
         "for the releases before",
         evidence={
             "line": line.line,
             "callee": callee,
-            "keyword": entry.keyword,
+            "argument": entry.keyword,
             "package": entry.package,
             "removed_in": str(entry.removed_in),
             "installed": str(installed) if installed is not None else None,
         },
         fix=fix(
-            f'Pin the last {entry.package} release with {entry.keyword}=: pip install "{pin}" '
+            f'Pin the last {entry.package} release with the {entry.keyword} argument: pip install "{pin}" '
             f"({below}){rename}",
             "unsafe",
             *actions,
@@ -122,19 +125,19 @@ def _added(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> Hi
         else f"the installed {entry.package}"
     )
     return Hit(
-        f"{callee}() does not take {entry.keyword}= yet (line {line.line}): {entry.package} "
+        f"{callee}() does not take the {entry.keyword} argument yet (line {line.line}): {entry.package} "
         f"{short(entry.added_in)} added it and {have} is older; the caller (or a saved config) "
         "comes from a newer release",
         evidence={
             "line": line.line,
             "callee": callee,
-            "keyword": entry.keyword,
+            "argument": entry.keyword,
             "package": entry.package,
             "added_in": str(entry.added_in),
             "installed": str(installed) if installed is not None else None,
         },
         fix=fix(
-            f'Upgrade {entry.package} to a release with {entry.keyword}=: pip install --upgrade "{need}"'
+            f'Upgrade {entry.package} to a release with the {entry.keyword} argument: pip install --upgrade "{need}"'
             f"{other}",
             "unsafe",
             *actions,
@@ -154,7 +157,7 @@ def keyword_changed_in_log(facts: Facts, line: LogLine) -> Hit | None:
         # several libraries' changes share): the line alone does not say which release
         raise NotStated(
             f"line {line.line}: no release the matrix knows added or removed {callee}()'s "
-            f"{keyword}= (matrices/packages/keyword_changes.toml)",
+            f"{keyword} argument (matrices/packages/keyword_changes.toml)",
             "log.python",
         )
     for entry in entries:
