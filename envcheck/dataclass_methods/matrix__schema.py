@@ -176,10 +176,10 @@ FUNCTIONS['38a0b1b975ab1ca5df6a40b035aa9cd90442b76a62e36ccba3c03b8ffa20661d'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.package,self.callee,self.keyword,self.source,self.removed_in,self.last,self.added_in,self.replacement,self.workaround,self.note,)==(other.package,other.callee,other.keyword,other.source,other.removed_in,other.last,other.added_in,other.replacement,other.workaround,other.note,)
+   return (self.package,self.callee,self.keyword,self.source,self.removed_in,self.last,self.added_in,self.passed_from,self.replacement,self.workaround,self.note,)==(other.package,other.callee,other.keyword,other.source,other.removed_in,other.last,other.added_in,other.passed_from,other.replacement,other.workaround,other.note,)
   return NotImplemented
  return __eq__
-FUNCTIONS['5eb7ab523b8c1f92720c68319ad61e8835f10e4c40b4dde256f783ebd2d10001'] = __create_fn__
+FUNCTIONS['90c630c9bd78013ce5c34aa8787fdff334ee2cffc5f6c53829b83a17140b254b'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -453,9 +453,9 @@ FUNCTIONS['37be08daa836a781a9c1c28ec423d612678c96a08cb8c9d3f1512528daaca90a'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.package,self.callee,self.keyword,self.source,self.removed_in,self.last,self.added_in,self.replacement,self.workaround,self.note,))
+  return hash((self.package,self.callee,self.keyword,self.source,self.removed_in,self.last,self.added_in,self.passed_from,self.replacement,self.workaround,self.note,))
  return __hash__
-FUNCTIONS['a879456318494ffc65b4e9a370acbe3694d2ca8434af0a58ec49f6964968c564'] = __create_fn__
+FUNCTIONS['980ff637b76adbb2ab200bdae4c8393568e0a41eab61c40aab9f4b86cae3e7c9'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -693,9 +693,9 @@ FUNCTIONS['7d35b326410efb4a70403b43ddd88fc16223c84e6ed16612d0759c1c8aac083a'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(package={self.package!r}, callee={self.callee!r}, keyword={self.keyword!r}, source={self.source!r}, removed_in={self.removed_in!r}, last={self.last!r}, added_in={self.added_in!r}, replacement={self.replacement!r}, workaround={self.workaround!r}, note={self.note!r})"
+  return self.__class__.__qualname__ + f"(package={self.package!r}, callee={self.callee!r}, keyword={self.keyword!r}, source={self.source!r}, removed_in={self.removed_in!r}, last={self.last!r}, added_in={self.added_in!r}, passed_from={self.passed_from!r}, replacement={self.replacement!r}, workaround={self.workaround!r}, note={self.note!r})"
  return __repr__
-FUNCTIONS['dd8b195e1cb8932141142131fe3cc0d6edfcd120de5904a55acb3127195458a7'] = __create_fn__
+FUNCTIONS['a558447f6e2c17ebf2db5872bd9d2c7259cfa142a07ae4a64846484b80ec3107'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -1103,8 +1103,8 @@ def __create_fn__(_type_package, _type_arch, _type_versions, _type_source, _type
  return __init__
 FUNCTIONS['559c34e91d9bbf2d81fbbcdc928f643f3dc59b96dbe8c25badd9991c5d877b85'] = __create_fn__
 
-def __create_fn__(_type_package, _type_callee, _type_keyword, _type_source, _type_removed_in, _type_last, _type_added_in, _type_replacement, _type_workaround, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_removed_in, _dflt_last, _dflt_added_in, _dflt_replacement, _dflt_workaround, _dflt_note, _return_type):
- def __init__(self,package:_type_package,callee:_type_callee,keyword:_type_keyword,source:_type_source,removed_in:_type_removed_in=_dflt_removed_in,last:_type_last=_dflt_last,added_in:_type_added_in=_dflt_added_in,replacement:_type_replacement=_dflt_replacement,workaround:_type_workaround=_dflt_workaround,note:_type_note=_dflt_note)->_return_type:
+def __create_fn__(_type_package, _type_callee, _type_keyword, _type_source, _type_removed_in, _type_last, _type_added_in, _type_passed_from, _type_replacement, _type_workaround, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_removed_in, _dflt_last, _dflt_added_in, _dflt_passed_from, _dflt_replacement, _dflt_workaround, _dflt_note, _return_type):
+ def __init__(self,package:_type_package,callee:_type_callee,keyword:_type_keyword,source:_type_source,removed_in:_type_removed_in=_dflt_removed_in,last:_type_last=_dflt_last,added_in:_type_added_in=_dflt_added_in,passed_from:_type_passed_from=_dflt_passed_from,replacement:_type_replacement=_dflt_replacement,workaround:_type_workaround=_dflt_workaround,note:_type_note=_dflt_note)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'package',package)
   __dataclass_builtins_object__.__setattr__(self,'callee',callee)
   __dataclass_builtins_object__.__setattr__(self,'keyword',keyword)
@@ -1112,11 +1112,12 @@ def __create_fn__(_type_package, _type_callee, _type_keyword, _type_source, _typ
   __dataclass_builtins_object__.__setattr__(self,'removed_in',removed_in)
   __dataclass_builtins_object__.__setattr__(self,'last',last)
   __dataclass_builtins_object__.__setattr__(self,'added_in',added_in)
+  __dataclass_builtins_object__.__setattr__(self,'passed_from',passed_from)
   __dataclass_builtins_object__.__setattr__(self,'replacement',replacement)
   __dataclass_builtins_object__.__setattr__(self,'workaround',workaround)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
  return __init__
-FUNCTIONS['38adb08fcefdf290c4b047169eaf73b9ff7ad586a4a991a955b92a1f0d425977'] = __create_fn__
+FUNCTIONS['94be07f1beb20f98b3a8db3005321999215ee7a5ede6dd9284b42080dcdabb1c'] = __create_fn__
 
 def __create_fn__(_type_package, _type_feature, _type_message, _type_fix, _type_source, _type_min_compute_capability, _type_at_or_above, _type_at_or_above_fix, _type_whole_package, _type_note, _type_ceiling, _type_max_compute_capability, _type_keywords, _type_fallback, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_min_compute_capability, _dflt_at_or_above, _dflt_at_or_above_fix, _dflt_whole_package, _dflt_note, _dflt_ceiling, _dflt_max_compute_capability, _dflt_keywords, _dflt_fallback, _return_type):
  def __init__(self,package:_type_package,feature:_type_feature,message:_type_message,fix:_type_fix,source:_type_source,min_compute_capability:_type_min_compute_capability=_dflt_min_compute_capability,at_or_above:_type_at_or_above=_dflt_at_or_above,at_or_above_fix:_type_at_or_above_fix=_dflt_at_or_above_fix,whole_package:_type_whole_package=_dflt_whole_package,note:_type_note=_dflt_note,ceiling:_type_ceiling=_dflt_ceiling,max_compute_capability:_type_max_compute_capability=_dflt_max_compute_capability,keywords:_type_keywords=_dflt_keywords,fallback:_type_fallback=_dflt_fallback)->_return_type:
@@ -1528,11 +1529,11 @@ FUNCTIONS['db8731ae553ee6da0b96dac628ee5af55676ba709e2023893cd9fd3337e891a5'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('package','callee','keyword','source','removed_in','last','added_in','replacement','workaround','note',):
+  if type(self) is cls or name in ('package','callee','keyword','source','removed_in','last','added_in','passed_from','replacement','workaround','note',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['72b0ebca29f94e95c7e3e5bb1940a729dd4d0fb75ff8bb3c321859f713ee52a2'] = __create_fn__
+FUNCTIONS['198d18a6ef169b57b47b22a2274564eb68cfdf9008e8dd638d72f08387e502c6'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1848,11 +1849,11 @@ FUNCTIONS['7f68ad54f4dc3eee47b162376eb3c6160db74757a705c0a2af496d70a1a1b3d3'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('package','callee','keyword','source','removed_in','last','added_in','replacement','workaround','note',):
+  if type(self) is cls or name in ('package','callee','keyword','source','removed_in','last','added_in','passed_from','replacement','workaround','note',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['4ebe7d033e5472574c86e9075cc68e2e4af42951738b8350ecd876b284b4fb18'] = __create_fn__
+FUNCTIONS['77084a66ab4d80e9ffb74a31159022c321cfb5279ed5808cdff12be434cf37d4'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

@@ -448,7 +448,11 @@ class Matrix:
             e
             for e in self.keyword_changes
             if e.keyword == keyword
-            and (bare(e.callee) == want or (class_less and bare(e.callee).endswith("." + want)))
+            and (
+                bare(e.callee) == want
+                or (class_less and bare(e.callee).endswith("." + want))
+                or ("." not in e.callee and want.endswith("." + bare(e.callee)))
+            )
         )
 
     def soname_wheels(self, library: str) -> tuple[str, ...]:

@@ -315,7 +315,8 @@ class KeywordChange:
     SFTTrainer.__init__() got an unexpected keyword argument 'tokenizer'``. ``callee`` is the
     callable as Python names it (its ``__qualname__``), ``package`` the distribution that ships
     it; ``removed_in`` the first release without the keyword (``last`` the last with it),
-    ``added_in`` the first release with it; ``replacement`` the keyword that took its place,
+    ``added_in`` the first release with it, ``passed_from`` the first release whose own code
+    passes it to an override; ``replacement`` the keyword that took its place,
     ``workaround`` a fix that needs no other release (a key to drop from a saved config)."""
 
     package: str
@@ -325,6 +326,10 @@ class KeywordChange:
     removed_in: Version | None = None
     last: str | None = None
     added_in: Version | None = None
+    # the package's own code passes the keyword to a method others override (transformers'
+    # Trainer to a subclass's compute_loss) from this release on; ``callee`` is then the bare
+    # method name, matched on any class
+    passed_from: Version | None = None
     replacement: str | None = None
     workaround: str | None = None
     note: str | None = None

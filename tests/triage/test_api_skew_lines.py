@@ -166,3 +166,20 @@ def test_argument_moved_to_the_config_names_where_it_went(
     text = fix_text(causes(cli, log)["PY160"])
     assert "pip install trl==0.12.2" in text
     assert "SFTConfig(max_seq_length=...)" in text
+
+
+def test_argument_a_release_passes_to_an_override_of_any_class(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "TypeError: LogitsTrainer.compute_loss() got an unexpected keyword argument "
+        "'num_items_in_batch'",
+    )
+    found = causes(cli, log)["PY160"]
+    text = fix_text(found)
+    assert found["verdict"] == "confirmed"
+    assert "pip install transformers==4.45.2" in text
+    assert "num_items_in_batch=None" in text
+    older = saved_node(tmp_path, transformers="4.45.2")
+    assert causes(cli, log, "--report", str(older))["PY160"]["verdict"] == "ruled_out"

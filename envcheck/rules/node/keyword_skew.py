@@ -37,7 +37,9 @@ def keyword_changed_by_release(facts: Facts) -> Iterable[Hit]:
     ## What it checks
     Python's `TypeError: X() got an unexpected keyword argument 'K'` where a release of X's
     library removed K (the caller was written for the releases before) or added it (the caller,
-    or a saved config such as peft's adapter_config.json, comes from a newer release), from the
+    or a saved config such as peft's adapter_config.json, comes from a newer release), or where
+    the library's own code passes a new argument to a method others override (transformers 4.46
+    passes num_items_in_batch to a Trainer subclass's compute_loss), from the
     matrix's `[[keyword_change]]` table (each library's wheels read release by release). The
     installed version, when known, must be on the failing side. Only a log states it.
 
@@ -54,7 +56,8 @@ def keyword_changed_by_release(facts: Facts) -> Iterable[Hit]:
     A removed keyword: pin the last release that takes it (`pip install "trl<0.16"`, trl
     0.15.2) or pass its replacement (`processing_class=`); an added one: upgrade to the first
     release with it (`pip install --upgrade "peft>=0.10"`), or drop the key from the saved
-    config where the table names that workaround.
+    config where the table names that workaround; an argument passed to an override: pin the
+    last release before it (`transformers==4.45.2`) or accept it in the override.
 
     ## References
     - matrices/packages/keyword_changes.toml
@@ -145,6 +148,45 @@ def _added(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> Hi
     )
 
 
+def _passed(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> Hit | None:
+    assert entry.passed_from is not None
+    installed = facts.known_version(entry.package)
+    if installed is not None and installed < entry.passed_from:
+        return None  # the installed release does not pass it yet: not this cause
+    below = f"{entry.package}<{short(entry.passed_from)}"
+    pin = f"{entry.package}=={entry.last}" if entry.last else below
+    actions: list[Action] = [pip_install(pin)]
+    other = ""
+    if entry.workaround:
+        other = f", or {entry.workaround}"
+        actions.append(manual(entry.workaround))
+    have = (
+        f"{entry.package} {installed}"
+        if installed is not None
+        else f"the installed {entry.package}"
+    )
+    return Hit(
+        f"{have} passes the {entry.keyword} argument to {callee}() (line {line.line}), as "
+        f"{entry.package} does from {short(entry.passed_from)} on; that override was written "
+        "for the releases before",
+        evidence={
+            "line": line.line,
+            "callee": callee,
+            "argument": entry.keyword,
+            "package": entry.package,
+            "passed_from": str(entry.passed_from),
+            "installed": str(installed) if installed is not None else None,
+        },
+        fix=fix(
+            f'Pin the last {entry.package} release before it: pip install "{pin}" ({below})'
+            f"{other}, or upgrade the package that defines {callee}() to a release made for "
+            f"{entry.package} {short(entry.passed_from)}",
+            "unsafe",
+            *actions,
+        ),
+    )
+
+
 @from_log("PY160")
 def keyword_changed_in_log(facts: Facts, line: LogLine) -> Hit | None:
     found = _UNEXPECTED.search(line.text)
@@ -166,6 +208,8 @@ def keyword_changed_in_log(facts: Facts, line: LogLine) -> Hit | None:
             if entry.removed_in is not None
             else _added(facts, line, entry, callee)
             if entry.added_in is not None
+            else _passed(facts, line, entry, callee)
+            if entry.passed_from is not None
             else None
         )
         if hit is not None:
