@@ -437,23 +437,27 @@ class Matrix:
         """The releases that added or removed ``keyword`` of ``callee`` (its ``__qualname__``
         as a traceback prints it: ``SFTTrainer.__init__``; a bare ``__init__`` from Python
         before 3.10 matches every class's). Underscores are compared loosely, as a pasted
-        ``LoraConfig.init()`` lost its dunders to Markdown."""
+        ``LoraConfig.init()`` lost its dunders to Markdown). An entry whose keyword is ``*``
+        stands for every keyword of that callable the table does not name."""
 
         def bare(name: str) -> str:
             return name.replace("_", "")
 
         want = bare(callee)
         class_less = "." not in callee
-        return tuple(
+        found = tuple(
             e
             for e in self.keyword_changes
-            if e.keyword == keyword
+            if e.keyword in (keyword, "*")
             and (
                 bare(e.callee) == want
                 or (class_less and bare(e.callee).endswith("." + want))
                 or ("." not in e.callee and want.endswith("." + bare(e.callee)))
             )
         )
+        # an entry for the keyword itself wins over one for any keyword of the callable ("*")
+        exact = tuple(e for e in found if e.keyword == keyword)
+        return exact or found
 
     def soname_wheels(self, library: str) -> tuple[str, ...]:
         """The pip wheels that ship ``library`` (a name without its .so suffix: ``libcublas``)

@@ -183,3 +183,18 @@ def test_argument_a_release_passes_to_an_override_of_any_class(
     assert "num_items_in_batch=None" in text
     older = saved_node(tmp_path, transformers="4.45.2")
     assert causes(cli, log, "--report", str(older))["PY160"]["verdict"] == "ruled_out"
+
+
+def test_peft_config_argument_the_table_does_not_name_upgrades_peft(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    # peft's troubleshooting guide: any unknown LoraConfig argument is an adapter saved by a
+    # newer peft
+    log = log_file(
+        tmp_path,
+        "TypeError: LoraConfig.__init__() got an unexpected keyword argument "
+        "'alora_invocation_tokens'",
+    )
+    text = fix_text(causes(cli, log)["PY160"])
+    assert "pip install --upgrade peft" in text
+    assert 'remove the "alora_invocation_tokens" key' in text

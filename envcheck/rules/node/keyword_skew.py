@@ -148,6 +148,40 @@ def _added(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> Hi
     )
 
 
+def _any_newer(facts: Facts, line: LogLine, entry: KeywordChange, callee: str, keyword: str) -> Hit:
+    """An argument the table does not name, of a callable whose library says every unknown
+    argument means a config saved by a newer release (peft's LoraConfig)."""
+    installed = facts.known_version(entry.package)
+    have = (
+        f"{entry.package} {installed}"
+        if installed is not None
+        else f"the installed {entry.package}"
+    )
+    actions: list[Action] = [pip_install(entry.package, flags=("--upgrade",))]
+    other = ""
+    if entry.workaround:
+        workaround = entry.workaround.replace("{keyword}", keyword)
+        other = f", or {workaround}"
+        actions.append(manual(workaround))
+    return Hit(
+        f"{callee}() of {have} does not take the {keyword} argument (line {line.line}): the "
+        f"config was saved by a newer {entry.package}",
+        evidence={
+            "line": line.line,
+            "callee": callee,
+            "argument": keyword,
+            "package": entry.package,
+            "installed": str(installed) if installed is not None else None,
+        },
+        fix=fix(
+            f"Upgrade {entry.package} to the release that saved it: pip install --upgrade "
+            f"{entry.package}{other}",
+            "unsafe",
+            *actions,
+        ),
+    )
+
+
 def _passed(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> Hit | None:
     assert entry.passed_from is not None
     installed = facts.known_version(entry.package)
@@ -203,6 +237,8 @@ def keyword_changed_in_log(facts: Facts, line: LogLine) -> Hit | None:
             "log.python",
         )
     for entry in entries:
+        if entry.keyword == "*":
+            return _any_newer(facts, line, entry, callee, keyword)
         hit = (
             _removed(facts, line, entry, callee)
             if entry.removed_in is not None
