@@ -198,3 +198,43 @@ def test_peft_config_argument_the_table_does_not_name_upgrades_peft(
     text = fix_text(causes(cli, log)["PY160"])
     assert "pip install --upgrade peft" in text
     assert 'remove the "alora_invocation_tokens" key' in text
+
+
+def test_resolve_package_not_found_with_build_strings_exports_without_them(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "ResolvePackageNotFound: ",
+        "  - libgcc-ng==11.2.0=h1234567_1",
+        "  - python==3.8.5=h7579374_1",
+    )
+    found = causes(cli, log)["PY161"]
+    assert found["verdict"] == "confirmed"
+    assert "conda env export --no-builds" in fix_text(found)
+
+
+def test_packages_not_found_names_the_spec(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    log = log_file(
+        tmp_path,
+        "PackagesNotFoundError: The following packages are not available from current channels:",
+        "",
+        "  - pytorch-cuda=12.1",
+        "",
+        "Current channels:",
+    )
+    found = causes(cli, log)["PY161"]
+    assert "no pytorch-cuda=12.1" in str(found)
+    assert "conda search -c conda-forge pytorch-cuda" in fix_text(found)
+
+
+def test_removed_accelerate_argument_names_its_new_home(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "TypeError: Accelerator.__init__() got an unexpected keyword argument 'dispatch_batches'",
+    )
+    text = fix_text(causes(cli, log)["PY160"])
+    assert "pip install accelerate==0.34.2" in text
+    assert "DataLoaderConfiguration(dispatch_batches=...)" in text

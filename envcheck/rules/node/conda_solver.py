@@ -46,6 +46,9 @@ _NOT_PROVIDED = lazy(
 )
 
 
+_SPEC_NAME = lazy(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+
 def _specifier(need: str) -> SpecifierSet | None:
     """A conda match spec's version part as a PEP 440 set (`>=11.0`, `11.7.*`, `>=2.17,<3.0.a0`);
     None when it does not read as one."""
@@ -277,8 +280,42 @@ def conda_solver_refused_in_log(facts: Facts, line: LogLine) -> Hit:
                 manual("conda install -c conda-forge ...  (or the channel that publishes it)"),
             ),
         )
+    missing = line.stated.get("conda_missing")
+    if missing is not None:
+        return _not_found(line, missing)
     raise NotStated(
         f"line {line.line} does not say which package conflicts (the solver's explanation "
         "follows or is cut off)",
         "log.resolver",
+    )
+
+
+def _not_found(line: LogLine, spec: str) -> Hit:
+    """PackagesNotFoundError / ResolvePackageNotFound: the spec the channels lack. A spec with a
+    build string (`name==1.2.3=h1234567_0`, as `conda env export` writes it) names a build of
+    one platform: the environment file was exported on another one."""
+    name = _SPEC_NAME.match(spec)
+    package = name.group(0) if name else spec
+    if spec.count("=") - spec.count("==") >= 2:
+        return Hit(
+            f"conda's channels have no build {spec} (line {line.line}): the environment file pins "
+            "build strings of the platform it was exported on",
+            evidence={"line": line.line, "missing": spec, "package": package},
+            fix=fix(
+                "Export the environment without build strings (conda env export --no-builds), "
+                f"or drop the build string of {package} from the file",
+                "manual",
+                manual("conda env export --no-builds > environment.yml  (on the source machine)"),
+                manual(f"edit environment.yml: {spec} -> {package}  (no version or build)"),
+            ),
+        )
+    return Hit(
+        f"conda's channels have no {spec} (line {line.line})",
+        evidence={"line": line.line, "missing": spec, "package": package},
+        fix=fix(
+            f"Add the channel that publishes {package} (-c conda-forge; -c pytorch -c nvidia for "
+            "pytorch-cuda), or request a version the channels have (conda search)",
+            "manual",
+            manual(f"conda search -c conda-forge {package}  (the versions the channels have)"),
+        ),
     )

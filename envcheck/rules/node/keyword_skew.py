@@ -104,7 +104,7 @@ def _removed(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> 
         },
         fix=fix(
             f'Pin the last {entry.package} release with the {entry.keyword} argument: pip install "{pin}" '
-            f"({below}){rename}",
+            f"({below}){rename}, or upgrade the package whose call passes it",
             "unsafe",
             *actions,
         ),
