@@ -1003,6 +1003,14 @@ EXAMPLES += [
         "unexpected-keyword-argument",
     ),
     (
+        "TypeError: LlamaAttention.forward() missing 1 required positional argument: 'position_embeddings'",
+        "missing-required-argument",
+    ),
+    (
+        "TypeError: __init__() got multiple values for argument 'config'",
+        "multiple-values-for-argument",
+    ),
+    (
         "  - package cudatoolkit-11.0.3-h15472ef_6 has constraint __cuda >=11.0 conflicting with __cuda-10.2-0",
         "conda-virtual-package-constraint",
     ),

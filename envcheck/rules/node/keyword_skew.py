@@ -32,7 +32,7 @@ _UNEXPECTED = lazy(
 
 @rule("PY160", "keyword-changed-by-release", Severity.ERROR)
 def keyword_changed_by_release(facts: Facts) -> Iterable[Hit]:
-    """A call passes a keyword argument that the installed release of the callee does not take
+    """A call passes an argument that the installed release of the callee does not take
 
     ## What it checks
     Python's `TypeError: X() got an unexpected keyword argument 'K'` where a release of X's
@@ -41,7 +41,10 @@ def keyword_changed_by_release(facts: Facts) -> Iterable[Hit]:
     the library's own code passes a new argument to a method others override (transformers 4.46
     passes num_items_in_batch to a Trainer subclass's compute_loss), from the
     matrix's `[[keyword_change]]` table (each library's wheels read release by release). The
-    installed version, when known, must be on the failing side. Only a log states it.
+    installed version, when known, must be on the failing side. CPython's other refusals of a
+    call (`missing 1 required positional argument`, `got multiple values for argument`) name
+    this cause without confirming it: the line does not say which release changed the
+    signature. Only a log states it.
 
     ## Why it matters
     Nothing in pip's metadata catches it: a script, a trainer library or a saved adapter
@@ -53,11 +56,12 @@ def keyword_changed_by_release(facts: Facts) -> Iterable[Hit]:
     removed it for `processing_class`).
 
     ## Fix
-    A removed keyword: pin the last release that takes it (`pip install "trl<0.16"`, trl
-    0.15.2) or pass its replacement (`processing_class=`); an added one: upgrade to the first
-    release with it (`pip install --upgrade "peft>=0.10"`), or drop the key from the saved
-    config where the table names that workaround; an argument passed to an override: pin the
-    last release before it (`transformers==4.45.2`) or accept it in the override.
+    A removed argument: pin the last release of the callee's library that takes it (trl 0.15.2
+    for SFTTrainer's tokenizer), pass its replacement (processing_class), or upgrade the package
+    whose call passes it; an added one: upgrade the callee's library to the first release with
+    it (peft 0.10 for layer_replication), or drop the key from the saved config where the table
+    names that workaround; an argument a release began passing to an override: pin the last
+    release before it (transformers 4.45.2) or accept the argument in the override.
 
     ## References
     - matrices/packages/keyword_changes.toml
