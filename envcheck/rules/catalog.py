@@ -57,6 +57,7 @@ from envcheck.rules.node import (  # noqa: F401
     nccl_scope,
     numpy_c_api,
     packages,
+    pip_managed,
     pip_offered,
     pip_unavailable,
     pkg_stated,

@@ -238,3 +238,21 @@ def test_removed_accelerate_argument_names_its_new_home(
     text = fix_text(causes(cli, log)["PY160"])
     assert "pip install accelerate==0.34.2" in text
     assert "DataLoaderConfiguration(dispatch_batches=...)" in text
+
+
+def test_pip_refusing_a_managed_system_python_puts_a_venv_first(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "error: externally-managed-environment",
+        "",
+        "× This environment is externally managed",
+        "╰─> To install Python packages system-wide, try apt install",
+        "    python3-xyz, where xyz is the package you are trying to",
+        "    install.",
+    )
+    found = causes(cli, log)["PY163"]
+    text = fix_text(found)
+    assert found["verdict"] == "confirmed"
+    assert text.index("python3 -m venv .venv") < text.index("--break-system-packages")

@@ -1010,6 +1010,7 @@ EXAMPLES += [
         "TypeError: __init__() got multiple values for argument 'config'",
         "multiple-values-for-argument",
     ),
+    ("error: externally-managed-environment", "pip-externally-managed-environment"),
     (
         "  - package cudatoolkit-11.0.3-h15472ef_6 has constraint __cuda >=11.0 conflicting with __cuda-10.2-0",
         "conda-virtual-package-constraint",
