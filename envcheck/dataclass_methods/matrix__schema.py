@@ -104,10 +104,10 @@ FUNCTIONS['1b92577d6e318917aa95ada6116c89803435a96676e4c68af652a33bcd6315b7'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.removed_symbol,self.companion,self.override,self.bound,self.wheel_platform,self.known_bad,self.constant,self.signature,self.cuda_error,self.arch_floor,self.extension,self.gpu_build,self.xid,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,)==(other.meta,other.toolkit,other.driver_branch,other.sm,other.gpu,other.torch,other.torch_index,other.vllm,other.ray,other.flash_attn,other.isaacsim,other.omnigibson,other.os_release,other.first_release,other.ptx_isa,other.soname,other.libstdcxx,other.import_name,other.removed_symbol,other.companion,other.override,other.bound,other.wheel_platform,other.known_bad,other.constant,other.signature,other.cuda_error,other.arch_floor,other.extension,other.gpu_build,other.xid,other.torch_wheel,other.vllm_metadata,other.ray_wheels,other.flash_attn_index,other.isaacsim_index,other.companion_metadata,)
+   return (self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.removed_symbol,self.keyword_change,self.companion,self.override,self.bound,self.wheel_platform,self.known_bad,self.constant,self.signature,self.cuda_error,self.arch_floor,self.extension,self.gpu_build,self.xid,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,)==(other.meta,other.toolkit,other.driver_branch,other.sm,other.gpu,other.torch,other.torch_index,other.vllm,other.ray,other.flash_attn,other.isaacsim,other.omnigibson,other.os_release,other.first_release,other.ptx_isa,other.soname,other.libstdcxx,other.import_name,other.removed_symbol,other.keyword_change,other.companion,other.override,other.bound,other.wheel_platform,other.known_bad,other.constant,other.signature,other.cuda_error,other.arch_floor,other.extension,other.gpu_build,other.xid,other.torch_wheel,other.vllm_metadata,other.ray_wheels,other.flash_attn_index,other.isaacsim_index,other.companion_metadata,)
   return NotImplemented
  return __eq__
-FUNCTIONS['6a1baf10507ab76508e73020d0e62cfcf93f5657910ba38c6e3f2d0d4002ca34'] = __create_fn__
+FUNCTIONS['b0f1ceb39b42718da08484f43a118ca267c527230e24d5fc6c7319d5bbe4225b'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -172,6 +172,14 @@ def __create_fn__():
   return NotImplemented
  return __eq__
 FUNCTIONS['38a0b1b975ab1ca5df6a40b035aa9cd90442b76a62e36ccba3c03b8ffa20661d'] = __create_fn__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.package,self.callee,self.keyword,self.source,self.removed_in,self.last,self.added_in,self.passed_from,self.replacement,self.workaround,self.note,)==(other.package,other.callee,other.keyword,other.source,other.removed_in,other.last,other.added_in,other.passed_from,other.replacement,other.workaround,other.note,)
+  return NotImplemented
+ return __eq__
+FUNCTIONS['90c630c9bd78013ce5c34aa8787fdff334ee2cffc5f6c53829b83a17140b254b'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -391,9 +399,9 @@ FUNCTIONS['1b6ebe18f80abc24c3233a95a1986296d703ac99ae0ed2bc2450c20dd3ecb93f'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.removed_symbol,self.companion,self.override,self.bound,self.wheel_platform,self.known_bad,self.constant,self.signature,self.cuda_error,self.arch_floor,self.extension,self.gpu_build,self.xid,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,))
+  return hash((self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.removed_symbol,self.keyword_change,self.companion,self.override,self.bound,self.wheel_platform,self.known_bad,self.constant,self.signature,self.cuda_error,self.arch_floor,self.extension,self.gpu_build,self.xid,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,))
  return __hash__
-FUNCTIONS['d6dea02606f1e1938f834c937c51d9967064b42cfe6a65eace7c31ad43385368'] = __create_fn__
+FUNCTIONS['e4e89a2967377f4cc1b7d532bf762ff6582804939c69643da53d2c8f6723ca61'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -442,6 +450,12 @@ def __create_fn__():
   return hash((self.package,self.arch,self.versions,self.source,self.wheels,self.cuda,self.verified,self.note,))
  return __hash__
 FUNCTIONS['37be08daa836a781a9c1c28ec423d612678c96a08cb8c9d3f1512528daaca90a'] = __create_fn__
+
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.package,self.callee,self.keyword,self.source,self.removed_in,self.last,self.added_in,self.passed_from,self.replacement,self.workaround,self.note,))
+ return __hash__
+FUNCTIONS['980ff637b76adbb2ab200bdae4c8393568e0a41eab61c40aab9f4b86cae3e7c9'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -625,9 +639,9 @@ FUNCTIONS['07aba3e1c105de2130d9ea1fe35253e7c7fd08502ba250cbd5676f1dbf4eae68'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(meta={self.meta!r}, toolkit={self.toolkit!r}, driver_branch={self.driver_branch!r}, sm={self.sm!r}, gpu={self.gpu!r}, torch={self.torch!r}, torch_index={self.torch_index!r}, vllm={self.vllm!r}, ray={self.ray!r}, flash_attn={self.flash_attn!r}, isaacsim={self.isaacsim!r}, omnigibson={self.omnigibson!r}, os_release={self.os_release!r}, first_release={self.first_release!r}, ptx_isa={self.ptx_isa!r}, soname={self.soname!r}, libstdcxx={self.libstdcxx!r}, import_name={self.import_name!r}, removed_symbol={self.removed_symbol!r}, companion={self.companion!r}, override={self.override!r}, bound={self.bound!r}, wheel_platform={self.wheel_platform!r}, known_bad={self.known_bad!r}, constant={self.constant!r}, signature={self.signature!r}, cuda_error={self.cuda_error!r}, arch_floor={self.arch_floor!r}, extension={self.extension!r}, gpu_build={self.gpu_build!r}, xid={self.xid!r}, torch_wheel={self.torch_wheel!r}, vllm_metadata={self.vllm_metadata!r}, ray_wheels={self.ray_wheels!r}, flash_attn_index={self.flash_attn_index!r}, isaacsim_index={self.isaacsim_index!r}, companion_metadata={self.companion_metadata!r})"
+  return self.__class__.__qualname__ + f"(meta={self.meta!r}, toolkit={self.toolkit!r}, driver_branch={self.driver_branch!r}, sm={self.sm!r}, gpu={self.gpu!r}, torch={self.torch!r}, torch_index={self.torch_index!r}, vllm={self.vllm!r}, ray={self.ray!r}, flash_attn={self.flash_attn!r}, isaacsim={self.isaacsim!r}, omnigibson={self.omnigibson!r}, os_release={self.os_release!r}, first_release={self.first_release!r}, ptx_isa={self.ptx_isa!r}, soname={self.soname!r}, libstdcxx={self.libstdcxx!r}, import_name={self.import_name!r}, removed_symbol={self.removed_symbol!r}, keyword_change={self.keyword_change!r}, companion={self.companion!r}, override={self.override!r}, bound={self.bound!r}, wheel_platform={self.wheel_platform!r}, known_bad={self.known_bad!r}, constant={self.constant!r}, signature={self.signature!r}, cuda_error={self.cuda_error!r}, arch_floor={self.arch_floor!r}, extension={self.extension!r}, gpu_build={self.gpu_build!r}, xid={self.xid!r}, torch_wheel={self.torch_wheel!r}, vllm_metadata={self.vllm_metadata!r}, ray_wheels={self.ray_wheels!r}, flash_attn_index={self.flash_attn_index!r}, isaacsim_index={self.isaacsim_index!r}, companion_metadata={self.companion_metadata!r})"
  return __repr__
-FUNCTIONS['9375f6aa0ab0616013bdbf5de037ce686ec338b20fec4e91798066e9c276122a'] = __create_fn__
+FUNCTIONS['4e69fea2c3c1933be9cc0c4352136dc82e9a12edeb98c51148e272103e63e109'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -676,6 +690,12 @@ def __create_fn__():
   return self.__class__.__qualname__ + f"(package={self.package!r}, arch={self.arch!r}, versions={self.versions!r}, source={self.source!r}, wheels={self.wheels!r}, cuda={self.cuda!r}, verified={self.verified!r}, note={self.note!r})"
  return __repr__
 FUNCTIONS['7d35b326410efb4a70403b43ddd88fc16223c84e6ed16612d0759c1c8aac083a'] = __create_fn__
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(package={self.package!r}, callee={self.callee!r}, keyword={self.keyword!r}, source={self.source!r}, removed_in={self.removed_in!r}, last={self.last!r}, added_in={self.added_in!r}, passed_from={self.passed_from!r}, replacement={self.replacement!r}, workaround={self.workaround!r}, note={self.note!r})"
+ return __repr__
+FUNCTIONS['a558447f6e2c17ebf2db5872bd9d2c7259cfa142a07ae4a64846484b80ec3107'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -932,8 +952,8 @@ def __create_fn__(_type_library, _type_package, _type_line, _type_install, _type
  return __init__
 FUNCTIONS['266f93cde9f3945a3a2575e938cb6312263ec2407b85b57def5bdf0f80b3b2cf'] = __create_fn__
 
-def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _type_gpu, _type_torch, _type_torch_index, _type_vllm, _type_ray, _type_flash_attn, _type_isaacsim, _type_omnigibson, _type_os_release, _type_first_release, _type_ptx_isa, _type_soname, _type_libstdcxx, _type_import_name, _type_removed_symbol, _type_companion, _type_override, _type_bound, _type_wheel_platform, _type_known_bad, _type_constant, _type_signature, _type_cuda_error, _type_arch_floor, _type_extension, _type_gpu_build, _type_xid, _type_torch_wheel, _type_vllm_metadata, _type_ray_wheels, _type_flash_attn_index, _type_isaacsim_index, _type_companion_metadata, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_meta, _dflt_toolkit, _dflt_driver_branch, _dflt_sm, _dflt_gpu, _dflt_torch, _dflt_torch_index, _dflt_vllm, _dflt_ray, _dflt_flash_attn, _dflt_isaacsim, _dflt_omnigibson, _dflt_os_release, _dflt_first_release, _dflt_ptx_isa, _dflt_soname, _dflt_libstdcxx, _dflt_import_name, _dflt_removed_symbol, _dflt_companion, _dflt_override, _dflt_bound, _dflt_wheel_platform, _dflt_known_bad, _dflt_constant, _dflt_signature, _dflt_cuda_error, _dflt_arch_floor, _dflt_extension, _dflt_gpu_build, _dflt_xid, _dflt_torch_wheel, _dflt_vllm_metadata, _dflt_ray_wheels, _dflt_flash_attn_index, _dflt_isaacsim_index, _dflt_companion_metadata, _return_type):
- def __init__(self,meta:_type_meta=_HAS_DEFAULT_FACTORY,toolkit:_type_toolkit=_dflt_toolkit,driver_branch:_type_driver_branch=_dflt_driver_branch,sm:_type_sm=_dflt_sm,gpu:_type_gpu=_dflt_gpu,torch:_type_torch=_dflt_torch,torch_index:_type_torch_index=_dflt_torch_index,vllm:_type_vllm=_dflt_vllm,ray:_type_ray=_dflt_ray,flash_attn:_type_flash_attn=_dflt_flash_attn,isaacsim:_type_isaacsim=_dflt_isaacsim,omnigibson:_type_omnigibson=_dflt_omnigibson,os_release:_type_os_release=_dflt_os_release,first_release:_type_first_release=_dflt_first_release,ptx_isa:_type_ptx_isa=_dflt_ptx_isa,soname:_type_soname=_dflt_soname,libstdcxx:_type_libstdcxx=_dflt_libstdcxx,import_name:_type_import_name=_dflt_import_name,removed_symbol:_type_removed_symbol=_dflt_removed_symbol,companion:_type_companion=_dflt_companion,override:_type_override=_dflt_override,bound:_type_bound=_dflt_bound,wheel_platform:_type_wheel_platform=_dflt_wheel_platform,known_bad:_type_known_bad=_dflt_known_bad,constant:_type_constant=_dflt_constant,signature:_type_signature=_dflt_signature,cuda_error:_type_cuda_error=_dflt_cuda_error,arch_floor:_type_arch_floor=_dflt_arch_floor,extension:_type_extension=_dflt_extension,gpu_build:_type_gpu_build=_dflt_gpu_build,xid:_type_xid=_dflt_xid,torch_wheel:_type_torch_wheel=_dflt_torch_wheel,vllm_metadata:_type_vllm_metadata=_dflt_vllm_metadata,ray_wheels:_type_ray_wheels=_dflt_ray_wheels,flash_attn_index:_type_flash_attn_index=_dflt_flash_attn_index,isaacsim_index:_type_isaacsim_index=_dflt_isaacsim_index,companion_metadata:_type_companion_metadata=_dflt_companion_metadata)->_return_type:
+def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _type_gpu, _type_torch, _type_torch_index, _type_vllm, _type_ray, _type_flash_attn, _type_isaacsim, _type_omnigibson, _type_os_release, _type_first_release, _type_ptx_isa, _type_soname, _type_libstdcxx, _type_import_name, _type_removed_symbol, _type_keyword_change, _type_companion, _type_override, _type_bound, _type_wheel_platform, _type_known_bad, _type_constant, _type_signature, _type_cuda_error, _type_arch_floor, _type_extension, _type_gpu_build, _type_xid, _type_torch_wheel, _type_vllm_metadata, _type_ray_wheels, _type_flash_attn_index, _type_isaacsim_index, _type_companion_metadata, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_meta, _dflt_toolkit, _dflt_driver_branch, _dflt_sm, _dflt_gpu, _dflt_torch, _dflt_torch_index, _dflt_vllm, _dflt_ray, _dflt_flash_attn, _dflt_isaacsim, _dflt_omnigibson, _dflt_os_release, _dflt_first_release, _dflt_ptx_isa, _dflt_soname, _dflt_libstdcxx, _dflt_import_name, _dflt_removed_symbol, _dflt_keyword_change, _dflt_companion, _dflt_override, _dflt_bound, _dflt_wheel_platform, _dflt_known_bad, _dflt_constant, _dflt_signature, _dflt_cuda_error, _dflt_arch_floor, _dflt_extension, _dflt_gpu_build, _dflt_xid, _dflt_torch_wheel, _dflt_vllm_metadata, _dflt_ray_wheels, _dflt_flash_attn_index, _dflt_isaacsim_index, _dflt_companion_metadata, _return_type):
+ def __init__(self,meta:_type_meta=_HAS_DEFAULT_FACTORY,toolkit:_type_toolkit=_dflt_toolkit,driver_branch:_type_driver_branch=_dflt_driver_branch,sm:_type_sm=_dflt_sm,gpu:_type_gpu=_dflt_gpu,torch:_type_torch=_dflt_torch,torch_index:_type_torch_index=_dflt_torch_index,vllm:_type_vllm=_dflt_vllm,ray:_type_ray=_dflt_ray,flash_attn:_type_flash_attn=_dflt_flash_attn,isaacsim:_type_isaacsim=_dflt_isaacsim,omnigibson:_type_omnigibson=_dflt_omnigibson,os_release:_type_os_release=_dflt_os_release,first_release:_type_first_release=_dflt_first_release,ptx_isa:_type_ptx_isa=_dflt_ptx_isa,soname:_type_soname=_dflt_soname,libstdcxx:_type_libstdcxx=_dflt_libstdcxx,import_name:_type_import_name=_dflt_import_name,removed_symbol:_type_removed_symbol=_dflt_removed_symbol,keyword_change:_type_keyword_change=_dflt_keyword_change,companion:_type_companion=_dflt_companion,override:_type_override=_dflt_override,bound:_type_bound=_dflt_bound,wheel_platform:_type_wheel_platform=_dflt_wheel_platform,known_bad:_type_known_bad=_dflt_known_bad,constant:_type_constant=_dflt_constant,signature:_type_signature=_dflt_signature,cuda_error:_type_cuda_error=_dflt_cuda_error,arch_floor:_type_arch_floor=_dflt_arch_floor,extension:_type_extension=_dflt_extension,gpu_build:_type_gpu_build=_dflt_gpu_build,xid:_type_xid=_dflt_xid,torch_wheel:_type_torch_wheel=_dflt_torch_wheel,vllm_metadata:_type_vllm_metadata=_dflt_vllm_metadata,ray_wheels:_type_ray_wheels=_dflt_ray_wheels,flash_attn_index:_type_flash_attn_index=_dflt_flash_attn_index,isaacsim_index:_type_isaacsim_index=_dflt_isaacsim_index,companion_metadata:_type_companion_metadata=_dflt_companion_metadata)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'meta',_dflt_meta() if meta is _HAS_DEFAULT_FACTORY else meta)
   __dataclass_builtins_object__.__setattr__(self,'toolkit',toolkit)
   __dataclass_builtins_object__.__setattr__(self,'driver_branch',driver_branch)
@@ -953,6 +973,7 @@ def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _typ
   __dataclass_builtins_object__.__setattr__(self,'libstdcxx',libstdcxx)
   __dataclass_builtins_object__.__setattr__(self,'import_name',import_name)
   __dataclass_builtins_object__.__setattr__(self,'removed_symbol',removed_symbol)
+  __dataclass_builtins_object__.__setattr__(self,'keyword_change',keyword_change)
   __dataclass_builtins_object__.__setattr__(self,'companion',companion)
   __dataclass_builtins_object__.__setattr__(self,'override',override)
   __dataclass_builtins_object__.__setattr__(self,'bound',bound)
@@ -972,7 +993,7 @@ def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _typ
   __dataclass_builtins_object__.__setattr__(self,'isaacsim_index',isaacsim_index)
   __dataclass_builtins_object__.__setattr__(self,'companion_metadata',companion_metadata)
  return __init__
-FUNCTIONS['60d45b052b4939568398ef8fb4e0a2265bbfb7629b30302cfe27fed075a5c4a2'] = __create_fn__
+FUNCTIONS['b1b52f69bfd8624b849b9f63851f7034720c321bb136a3b286a206e4f17de561'] = __create_fn__
 
 def __create_fn__(_type_module, _type_source, _type_distribution, _type_removed_by, _type_removed_in, _type_replacement, _type_verified, _type_note, _type_apt, _type_dnf, _type_brew, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_distribution, _dflt_removed_by, _dflt_removed_in, _dflt_replacement, _dflt_verified, _dflt_note, _dflt_apt, _dflt_dnf, _dflt_brew, _return_type):
  def __init__(self,module:_type_module,source:_type_source,distribution:_type_distribution=_dflt_distribution,removed_by:_type_removed_by=_dflt_removed_by,removed_in:_type_removed_in=_dflt_removed_in,replacement:_type_replacement=_dflt_replacement,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,apt:_type_apt=_dflt_apt,dnf:_type_dnf=_dflt_dnf,brew:_type_brew=_dflt_brew)->_return_type:
@@ -1081,6 +1102,22 @@ def __create_fn__(_type_package, _type_arch, _type_versions, _type_source, _type
   __dataclass_builtins_object__.__setattr__(self,'note',note)
  return __init__
 FUNCTIONS['559c34e91d9bbf2d81fbbcdc928f643f3dc59b96dbe8c25badd9991c5d877b85'] = __create_fn__
+
+def __create_fn__(_type_package, _type_callee, _type_keyword, _type_source, _type_removed_in, _type_last, _type_added_in, _type_passed_from, _type_replacement, _type_workaround, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_removed_in, _dflt_last, _dflt_added_in, _dflt_passed_from, _dflt_replacement, _dflt_workaround, _dflt_note, _return_type):
+ def __init__(self,package:_type_package,callee:_type_callee,keyword:_type_keyword,source:_type_source,removed_in:_type_removed_in=_dflt_removed_in,last:_type_last=_dflt_last,added_in:_type_added_in=_dflt_added_in,passed_from:_type_passed_from=_dflt_passed_from,replacement:_type_replacement=_dflt_replacement,workaround:_type_workaround=_dflt_workaround,note:_type_note=_dflt_note)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'package',package)
+  __dataclass_builtins_object__.__setattr__(self,'callee',callee)
+  __dataclass_builtins_object__.__setattr__(self,'keyword',keyword)
+  __dataclass_builtins_object__.__setattr__(self,'source',source)
+  __dataclass_builtins_object__.__setattr__(self,'removed_in',removed_in)
+  __dataclass_builtins_object__.__setattr__(self,'last',last)
+  __dataclass_builtins_object__.__setattr__(self,'added_in',added_in)
+  __dataclass_builtins_object__.__setattr__(self,'passed_from',passed_from)
+  __dataclass_builtins_object__.__setattr__(self,'replacement',replacement)
+  __dataclass_builtins_object__.__setattr__(self,'workaround',workaround)
+  __dataclass_builtins_object__.__setattr__(self,'note',note)
+ return __init__
+FUNCTIONS['94be07f1beb20f98b3a8db3005321999215ee7a5ede6dd9284b42080dcdabb1c'] = __create_fn__
 
 def __create_fn__(_type_package, _type_feature, _type_message, _type_fix, _type_source, _type_min_compute_capability, _type_at_or_above, _type_at_or_above_fix, _type_whole_package, _type_note, _type_ceiling, _type_max_compute_capability, _type_keywords, _type_fallback, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_min_compute_capability, _dflt_at_or_above, _dflt_at_or_above_fix, _dflt_whole_package, _dflt_note, _dflt_ceiling, _dflt_max_compute_capability, _dflt_keywords, _dflt_fallback, _return_type):
  def __init__(self,package:_type_package,feature:_type_feature,message:_type_message,fix:_type_fix,source:_type_source,min_compute_capability:_type_min_compute_capability=_dflt_min_compute_capability,at_or_above:_type_at_or_above=_dflt_at_or_above,at_or_above_fix:_type_at_or_above_fix=_dflt_at_or_above_fix,whole_package:_type_whole_package=_dflt_whole_package,note:_type_note=_dflt_note,ceiling:_type_ceiling=_dflt_ceiling,max_compute_capability:_type_max_compute_capability=_dflt_max_compute_capability,keywords:_type_keywords=_dflt_keywords,fallback:_type_fallback=_dflt_fallback)->_return_type:
@@ -1420,11 +1457,11 @@ FUNCTIONS['7389ae7aab3a171ef9809004ffb075b66bbcf3404cec0d13decb2b20d16982e8'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','libstdcxx','import_name','removed_symbol','companion','override','bound','wheel_platform','known_bad','constant','signature','cuda_error','arch_floor','extension','gpu_build','xid','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
+  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','libstdcxx','import_name','removed_symbol','keyword_change','companion','override','bound','wheel_platform','known_bad','constant','signature','cuda_error','arch_floor','extension','gpu_build','xid','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['15a9d7e1cbfcab21892ad4d97b7387b3833804cca6ab0b601d057e0e206c1bc3'] = __create_fn__
+FUNCTIONS['5c3b8a5dba2d484c9cb155ee8e65355b1f583effc3243b79ccbfae12a941d48f'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1489,6 +1526,14 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__delattr__(name)
  return __delattr__
 FUNCTIONS['db8731ae553ee6da0b96dac628ee5af55676ba709e2023893cd9fd3337e891a5'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('package','callee','keyword','source','removed_in','last','added_in','passed_from','replacement','workaround','note',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+FUNCTIONS['198d18a6ef169b57b47b22a2274564eb68cfdf9008e8dd638d72f08387e502c6'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1732,11 +1777,11 @@ FUNCTIONS['fb8761e2387b1a9f4159046822774cba3aba26021fb4496604b13b0b2a8cb876'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','libstdcxx','import_name','removed_symbol','companion','override','bound','wheel_platform','known_bad','constant','signature','cuda_error','arch_floor','extension','gpu_build','xid','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
+  if type(self) is cls or name in ('meta','toolkit','driver_branch','sm','gpu','torch','torch_index','vllm','ray','flash_attn','isaacsim','omnigibson','os_release','first_release','ptx_isa','soname','libstdcxx','import_name','removed_symbol','keyword_change','companion','override','bound','wheel_platform','known_bad','constant','signature','cuda_error','arch_floor','extension','gpu_build','xid','torch_wheel','vllm_metadata','ray_wheels','flash_attn_index','isaacsim_index','companion_metadata',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['a6667e99c854aaf6567496c5de87398a7559344a09ca8793e76a8cf5cbfe8348'] = __create_fn__
+FUNCTIONS['13c284181cc9662bf558a5dff83d79ecfdb686aaeb125a6cae436be1385ee2fc'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1801,6 +1846,14 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__setattr__(name, value)
  return __setattr__
 FUNCTIONS['7f68ad54f4dc3eee47b162376eb3c6160db74757a705c0a2af496d70a1a1b3d3'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('package','callee','keyword','source','removed_in','last','added_in','passed_from','replacement','workaround','note',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+FUNCTIONS['77084a66ab4d80e9ffb74a31159022c321cfb5279ed5808cdff12be434cf37d4'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

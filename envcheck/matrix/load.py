@@ -153,6 +153,7 @@ _IDENTITY: dict[str, Callable[[Any], object]] = {
     "libstdcxx": lambda e: e.symbol_version,
     "import_name": lambda e: e.module,
     "removed_symbol": lambda e: e.symbol,
+    "keyword_change": lambda e: (_canonical(e.package), e.callee, e.keyword),
     "companion": lambda e: (e.package, e.version),
     "override": lambda e: (e.package, str(e.replaces), str(e.torch)),
     "bound": lambda e: (
@@ -212,6 +213,7 @@ def merge(parsed: Iterable[tuple[str, MatrixFile]]) -> Matrix:
         libstdcxx=values["libstdcxx"],
         import_names=values["import_name"],
         removed_symbols=values["removed_symbol"],
+        keyword_changes=values["keyword_change"],
         companions=values["companion"],
         overrides=values["override"],
         bounds=values["bound"],

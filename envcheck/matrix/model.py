@@ -27,6 +27,7 @@ from envcheck.matrix.schema import (
     GpuModel,
     ImportName,
     IsaacSimRelease,
+    KeywordChange,
     KnownBad,
     Libstdcxx,
     NameHistory,
@@ -145,6 +146,7 @@ class Matrix:
     libstdcxx: tuple[Libstdcxx, ...] = ()
     import_names: tuple[ImportName, ...] = ()
     removed_symbols: tuple[RemovedSymbol, ...] = ()
+    keyword_changes: tuple[KeywordChange, ...] = ()
     companions: tuple[Companion, ...] = ()
     overrides: tuple[Override, ...] = ()
     bounds: tuple[Bound, ...] = ()
@@ -430,6 +432,32 @@ class Matrix:
     def removed_symbol(self, symbol: str) -> RemovedSymbol | None:
         """The library release that removed the C symbol ``symbol``; None when unknown."""
         return next((e for e in self.removed_symbols if e.symbol == symbol), None)
+
+    def keyword_changes_for(self, callee: str, keyword: str) -> tuple[KeywordChange, ...]:
+        """The releases that added or removed ``keyword`` of ``callee`` (its ``__qualname__``
+        as a traceback prints it: ``SFTTrainer.__init__``; a bare ``__init__`` from Python
+        before 3.10 matches every class's). Underscores are compared loosely, as a pasted
+        ``LoraConfig.init()`` lost its dunders to Markdown). An entry whose keyword is ``*``
+        stands for every keyword of that callable the table does not name."""
+
+        def bare(name: str) -> str:
+            return name.replace("_", "")
+
+        want = bare(callee)
+        class_less = "." not in callee
+        found = tuple(
+            e
+            for e in self.keyword_changes
+            if e.keyword in (keyword, "*")
+            and (
+                bare(e.callee) == want
+                or (class_less and bare(e.callee).endswith("." + want))
+                or ("." not in e.callee and want.endswith("." + bare(e.callee)))
+            )
+        )
+        # an entry for the keyword itself wins over one for any keyword of the callable ("*")
+        exact = tuple(e for e in found if e.keyword == keyword)
+        return exact or found
 
     def soname_wheels(self, library: str) -> tuple[str, ...]:
         """The pip wheels that ship ``library`` (a name without its .so suffix: ``libcublas``)

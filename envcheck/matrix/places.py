@@ -39,6 +39,7 @@ PLACES: dict[str, tuple[str, ...]] = {
     "ptx_isa": ("cuda",),
     "import_name": ("packages",),
     "removed_symbol": ("packages",),
+    "keyword_change": ("packages",),
     "isaacsim": ("simulators",),
     "omnigibson": ("simulators",),
     "constant": ("packages", "hardware", "simulators", "cuda"),

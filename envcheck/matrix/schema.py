@@ -308,6 +308,34 @@ class RemovedSymbol:
 
 
 @dataclass(frozen=True)
+class KeywordChange:
+    """A keyword argument one release of a library added to or removed from a callable
+    (trl 0.16 removed ``SFTTrainer.__init__``'s ``tokenizer``; peft 0.10 added ``LoraConfig``'s
+    ``layer_replication``): a caller written for the other side fails with ``TypeError:
+    SFTTrainer.__init__() got an unexpected keyword argument 'tokenizer'``. ``callee`` is the
+    callable as Python names it (its ``__qualname__``), ``package`` the distribution that ships
+    it; ``removed_in`` the first release without the keyword (``last`` the last with it),
+    ``added_in`` the first release with it, ``passed_from`` the first release whose own code
+    passes it to an override; ``replacement`` the keyword that took its place,
+    ``workaround`` a fix that needs no other release (a key to drop from a saved config)."""
+
+    package: str
+    callee: str
+    keyword: str
+    source: str
+    removed_in: Version | None = None
+    last: str | None = None
+    added_in: Version | None = None
+    # the package's own code passes the keyword to a method others override (transformers'
+    # Trainer to a subclass's compute_loss) from this release on; ``callee`` is then the bare
+    # method name, matched on any class
+    passed_from: Version | None = None
+    replacement: str | None = None
+    workaround: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
 class Libstdcxx:
     """A symbol-version label of libstdc++.so.6 (``GLIBCXX_3.4.30``, ``CXXABI_1.3.13``) and
     the first GCC release whose libstdc++ provides it (the labels are cumulative)."""
@@ -688,6 +716,7 @@ class MatrixFile:
     libstdcxx: tuple[Libstdcxx, ...] = ()
     import_name: tuple[ImportName, ...] = ()
     removed_symbol: tuple[RemovedSymbol, ...] = ()
+    keyword_change: tuple[KeywordChange, ...] = ()
     companion: tuple[Companion, ...] = ()
     override: tuple[Override, ...] = ()
     bound: tuple[Bound, ...] = ()

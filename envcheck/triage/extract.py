@@ -168,6 +168,12 @@ FACTS: dict[str, str] = {
     "from_module": "the module that import read it from (cannot import name 'X' from 'Y')",
     "importer_file": "the file of the innermost traceback frame above a failed import, under "
     "site-packages (the module whose import statement failed)",
+    "conda_virtual_have": "the version of a conda virtual package (__cuda, __glibc) this system "
+    "has, as conda's UnsatisfiableError states it ('Your installed version is: 10.2')",
+    "conda_virtual_need": "a conda package's constraint on a virtual package "
+    "(\"-> __cuda[version='>=11.8']\": __cuda>=11.8)",
+    "conda_missing": "a package spec conda's channels lack, listed under PackagesNotFoundError or "
+    "ResolvePackageNotFound ('  - pytorch-cuda=12.1', '  - libgcc-ng==11.2.0=h1234567_1')",
     "script_file": "the file of the innermost traceback frame above a failed import when it is "
     "outside site-packages (a checkout's own script or module: /content/LLaVA/llava/train.py)",
     "gcc_max": "the newest gcc major the CUDA toolkit's host_config.h accepts",

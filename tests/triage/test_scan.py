@@ -997,6 +997,50 @@ EXAMPLES += [
 ]
 
 
+# API skew and conda's solver (python_imports.toml: PY160-PY162)
+EXAMPLES += [
+    (
+        "TypeError: SFTTrainer.__init__() got an unexpected keyword argument 'tokenizer'",
+        "unexpected-keyword-argument",
+    ),
+    (
+        "TypeError: LlamaAttention.forward() missing 1 required positional argument: 'position_embeddings'",
+        "missing-required-argument",
+    ),
+    (
+        "TypeError: __init__() got multiple values for argument 'config'",
+        "multiple-values-for-argument",
+    ),
+    ("error: externally-managed-environment", "pip-externally-managed-environment"),
+    (
+        "  - package cudatoolkit-11.0.3-h15472ef_6 has constraint __cuda >=11.0 conflicting with __cuda-10.2-0",
+        "conda-virtual-package-constraint",
+    ),
+    (
+        "  - nothing provides __cuda >=12 needed by pytorch-cuda-12.1-ha16c6d3_6",
+        "conda-virtual-package-not-provided",
+    ),
+    (
+        "  - package torchaudio-2.0.2-py310_cu117 requires pytorch-cuda 11.7.*, but none of the providers can be installed",
+        "conda-package-requires-unavailable",
+    ),
+    ("  - nothing provides requested pytorch-cuda 12.1**", "conda-nothing-provides"),
+    (
+        "UnsatisfiableError: The following specifications were found to be incompatible with each other:",
+        "conda-unsatisfiable",
+    ),
+    (
+        "PackagesNotFoundError: The following packages are not available from current channels:",
+        "conda-packages-not-found",
+    ),
+    ("ResolvePackageNotFound: ", "conda-resolve-package-not-found"),
+    (
+        "The following specifications were found to be incompatible with your system:",
+        "conda-incompatible-with-system",
+    ),
+]
+
+
 @pytest.fixture(scope="module")
 def matrix() -> Matrix:
     return load()

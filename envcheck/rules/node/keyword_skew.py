@@ -1,0 +1,257 @@
+"""PY160: a call passes a keyword argument the installed release of the callee does not take.
+
+Python's own `TypeError: SFTTrainer.__init__() got an unexpected keyword argument 'tokenizer'`
+names the callable and the keyword. When a release of the callee's library removed that keyword
+(trl 0.16 dropped SFTTrainer's ``tokenizer``) or added it (peft 0.10 added LoraConfig's
+``layer_replication``, so an adapter saved by a newer peft does not load in an older one), the
+caller and the callee are from two sides of that change: version skew, not a bug in either.
+Which release changed what is data (matrices/packages/keyword_changes.toml, read from the
+libraries' wheels); the installed version, when the node states it, rules the cause out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from envcheck.facts.node import Facts
+from envcheck.facts.skip import Skip
+from envcheck.matrix.schema import KeywordChange
+from envcheck.model.finding import Action, Severity
+from envcheck.patterns import lazy
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
+from envcheck.rules.fixes import fix, manual, pip_install
+from envcheck.rules.node.import_releases import short
+
+# CPython's wording (Python/ceval.c, Python/getargs.c): '%U() got an unexpected keyword
+# argument '%S''; the callable is its __qualname__ from Python 3.10, its bare name before
+_UNEXPECTED = lazy(
+    r"(?P<callee>[A-Za-z_][A-Za-z0-9_.]*)\(\) got an unexpected keyword argument "
+    r"'(?P<keyword>[A-Za-z_][A-Za-z0-9_]*)'"
+)
+
+
+@rule("PY160", "keyword-changed-by-release", Severity.ERROR)
+def keyword_changed_by_release(facts: Facts) -> Iterable[Hit]:
+    """A call passes an argument that the installed release of the callee does not take
+
+    ## What it checks
+    Python's `TypeError: X() got an unexpected keyword argument 'K'` where a release of X's
+    library removed K (the caller was written for the releases before) or added it (the caller,
+    or a saved config such as peft's adapter_config.json, comes from a newer release), or where
+    the library's own code passes a new argument to a method others override (transformers 4.46
+    passes num_items_in_batch to a Trainer subclass's compute_loss), from the
+    matrix's `[[keyword_change]]` table (each library's wheels read release by release). The
+    installed version, when known, must be on the failing side. CPython's other refusals of a
+    call (`missing 1 required positional argument`, `got multiple values for argument`) name
+    this cause without confirming it: the line does not say which release changed the
+    signature. Only a log states it.
+
+    ## Why it matters
+    Nothing in pip's metadata catches it: a script, a trainer library or a saved adapter
+    written against one release calls another, and the job dies at start-up however the
+    environment is otherwise set up.
+
+    ## Example
+    `TypeError: SFTTrainer.__init__() got an unexpected keyword argument 'tokenizer'` (trl 0.16
+    removed it for `processing_class`).
+
+    ## Fix
+    A removed argument: pin the last release of the callee's library that takes it (trl 0.15.2
+    for SFTTrainer's tokenizer), pass its replacement (processing_class), or upgrade the package
+    whose call passes it; an added one: upgrade the callee's library to the first release with
+    it (peft 0.10 for layer_replication), or drop the key from the saved config where the table
+    names that workaround; an argument a release began passing to an override: pin the last
+    release before it (transformers 4.45.2) or accept the argument in the override.
+
+    ## References
+    - matrices/packages/keyword_changes.toml
+    - python/cpython Python/getargs.c ('%U() got an unexpected keyword argument '%S'')
+    """
+    raise Skip("only a log line states the call that failed", "log.python")
+
+
+def _removed(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> Hit | None:
+    assert entry.removed_in is not None
+    installed = facts.known_version(entry.package)
+    if installed is not None and installed < entry.removed_in:
+        return None  # the installed release still takes the keyword: not this cause
+    below = f"{entry.package}<{short(entry.removed_in)}"
+    pin = f"{entry.package}=={entry.last}" if entry.last else below
+    actions: list[Action] = [pip_install(pin)]
+    rename = ""
+    if entry.replacement:
+        rename = f", or pass {entry.replacement} instead of the {entry.keyword} argument (its replacement)"
+        actions.append(
+            manual(
+                f"rename the call's {entry.keyword} argument to {entry.replacement} (the caller's code)"
+            )
+        )
+    if entry.workaround:
+        rename += f", or {entry.workaround}"
+        actions.append(manual(entry.workaround))
+    have = (
+        f"{entry.package} {installed}"
+        if installed is not None
+        else f"the installed {entry.package}"
+    )
+    return Hit(
+        f"{callee}() no longer takes the {entry.keyword} argument (line {line.line}): {entry.package} "
+        f"{short(entry.removed_in)} removed it and {have} is not older; the caller was written "
+        "for the releases before",
+        evidence={
+            "line": line.line,
+            "callee": callee,
+            "argument": entry.keyword,
+            "package": entry.package,
+            "removed_in": str(entry.removed_in),
+            "installed": str(installed) if installed is not None else None,
+        },
+        fix=fix(
+            f'Pin the last {entry.package} release with the {entry.keyword} argument: pip install "{pin}" '
+            f"({below}){rename}, or upgrade the package whose call passes it",
+            "unsafe",
+            *actions,
+        ),
+    )
+
+
+def _added(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> Hit | None:
+    assert entry.added_in is not None
+    installed = facts.known_version(entry.package)
+    if installed is not None and installed >= entry.added_in:
+        return None  # the installed release takes the keyword: not this cause
+    need = f"{entry.package}>={short(entry.added_in)}"
+    actions: list[Action] = [pip_install(need, flags=("--upgrade",))]
+    other = ""
+    if entry.workaround:
+        other = f", or {entry.workaround}"
+        actions.append(manual(entry.workaround))
+    have = (
+        f"{entry.package} {installed}"
+        if installed is not None
+        else f"the installed {entry.package}"
+    )
+    return Hit(
+        f"{callee}() does not take the {entry.keyword} argument yet (line {line.line}): {entry.package} "
+        f"{short(entry.added_in)} added it and {have} is older; the caller (or a saved config) "
+        "comes from a newer release",
+        evidence={
+            "line": line.line,
+            "callee": callee,
+            "argument": entry.keyword,
+            "package": entry.package,
+            "added_in": str(entry.added_in),
+            "installed": str(installed) if installed is not None else None,
+        },
+        fix=fix(
+            f'Upgrade {entry.package} to a release with the {entry.keyword} argument: pip install --upgrade "{need}"'
+            f"{other}",
+            "unsafe",
+            *actions,
+        ),
+    )
+
+
+def _any_newer(facts: Facts, line: LogLine, entry: KeywordChange, callee: str, keyword: str) -> Hit:
+    """An argument the table does not name, of a callable whose library says every unknown
+    argument means a config saved by a newer release (peft's LoraConfig)."""
+    installed = facts.known_version(entry.package)
+    have = (
+        f"{entry.package} {installed}"
+        if installed is not None
+        else f"the installed {entry.package}"
+    )
+    actions: list[Action] = [pip_install(entry.package, flags=("--upgrade",))]
+    other = ""
+    if entry.workaround:
+        workaround = entry.workaround.replace("{keyword}", keyword)
+        other = f", or {workaround}"
+        actions.append(manual(workaround))
+    return Hit(
+        f"{callee}() of {have} does not take the {keyword} argument (line {line.line}): the "
+        f"config was saved by a newer {entry.package}",
+        evidence={
+            "line": line.line,
+            "callee": callee,
+            "argument": keyword,
+            "package": entry.package,
+            "installed": str(installed) if installed is not None else None,
+        },
+        fix=fix(
+            f"Upgrade {entry.package} to the release that saved it: pip install --upgrade "
+            f"{entry.package}{other}",
+            "unsafe",
+            *actions,
+        ),
+    )
+
+
+def _passed(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> Hit | None:
+    assert entry.passed_from is not None
+    installed = facts.known_version(entry.package)
+    if installed is not None and installed < entry.passed_from:
+        return None  # the installed release does not pass it yet: not this cause
+    below = f"{entry.package}<{short(entry.passed_from)}"
+    pin = f"{entry.package}=={entry.last}" if entry.last else below
+    actions: list[Action] = [pip_install(pin)]
+    other = ""
+    if entry.workaround:
+        other = f", or {entry.workaround}"
+        actions.append(manual(entry.workaround))
+    have = (
+        f"{entry.package} {installed}"
+        if installed is not None
+        else f"the installed {entry.package}"
+    )
+    return Hit(
+        f"{have} passes the {entry.keyword} argument to {callee}() (line {line.line}), as "
+        f"{entry.package} does from {short(entry.passed_from)} on; that override was written "
+        "for the releases before",
+        evidence={
+            "line": line.line,
+            "callee": callee,
+            "argument": entry.keyword,
+            "package": entry.package,
+            "passed_from": str(entry.passed_from),
+            "installed": str(installed) if installed is not None else None,
+        },
+        fix=fix(
+            f'Pin the last {entry.package} release before it: pip install "{pin}" ({below})'
+            f"{other}, or upgrade the package that defines {callee}() to a release made for "
+            f"{entry.package} {short(entry.passed_from)}",
+            "unsafe",
+            *actions,
+        ),
+    )
+
+
+@from_log("PY160")
+def keyword_changed_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    found = _UNEXPECTED.search(line.text)
+    if found is None:
+        raise NotStated(f"line {line.line} is cut before the keyword", "log.python")
+    callee, keyword = found.group("callee"), found.group("keyword")
+    entries = facts.matrix.keyword_changes_for(callee, keyword)
+    if len({e.package for e in entries}) != 1:
+        # the caller's own argument, or a change the table does not hold (or a bare name that
+        # several libraries' changes share): the line alone does not say which release
+        raise NotStated(
+            f"line {line.line}: no release the matrix knows added or removed {callee}()'s "
+            f"{keyword} argument (matrices/packages/keyword_changes.toml)",
+            "log.python",
+        )
+    for entry in entries:
+        if entry.keyword == "*":
+            return _any_newer(facts, line, entry, callee, keyword)
+        hit = (
+            _removed(facts, line, entry, callee)
+            if entry.removed_in is not None
+            else _added(facts, line, entry, callee)
+            if entry.added_in is not None
+            else _passed(facts, line, entry, callee)
+            if entry.passed_from is not None
+            else None
+        )
+        if hit is not None:
+            return hit
+    return None
