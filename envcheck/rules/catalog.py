@@ -54,6 +54,7 @@ from envcheck.rules.node import (  # noqa: F401
     nccl_ranks,
     nccl_scope,
     numpy_c_api,
+    openmp_symbols,
     packages,
     pip_offered,
     pip_unavailable,
