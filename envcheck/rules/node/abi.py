@@ -170,7 +170,8 @@ def extension_undefined_symbol(facts: Facts) -> Iterable[Hit]:
     compare versions on the node. macOS's `Symbol not found` (dlopen) and Windows' `DLL load
     failed ... The specified procedure could not be found` are read the same way; an extension
     outside site-packages (built in place) gets the rebuild; torch's own library or a CUDA
-    wheel's that misses a CUDA runtime symbol names the mixed CUDA copies; a symbol a library
+    wheel's that misses a CUDA runtime symbol names the mixed CUDA copies; an NCCL symbol
+    (`ncclCommInitRankConfig`) names the NCCL that loads as older than the build's; a symbol a library
     release removed (the matrix's `[[removed_symbol]]`: `iJIT_NotifyEvent`, gone from MKL
     2024.1) names the last release that has it. Only a log states an undefined symbol.
 
@@ -349,6 +350,29 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
             ),
             rebuild,
             manual("nvcc --version; python -c 'import torch; print(torch.version.cuda)'  (equal?)"),
+        ]
+    elif source == "cuda" and symbol.startswith("nccl"):
+        # NCCL's API (ncclCommInitRankConfig, ncclCommRegister, ...) grows by release: the
+        # extension was built against a newer NCCL than the libnccl.so.2 that loads
+        wheels = facts.matrix.soname_wheels("libnccl")
+        wheel = next((w for w in wheels if w.endswith("-cu12")), wheels[0] if wheels else None)
+        cause = (
+            f"{have}'s extension was built against a newer NCCL than the libnccl.so.2 that "
+            f"loads ({symbol} is NCCL's; the nvidia-nccl wheel torch pins, or a system "
+            "libnccl2 found first on LD_LIBRARY_PATH, is older)"
+        )
+        summary = (
+            "Load an NCCL at least as new as the one it was built with: "
+            + (f"pip install -U {wheel} (or the release torch pins), " if wheel else "")
+            + "and drop any system NCCL directory from LD_LIBRARY_PATH; or rebuild "
+            f"{dist} against the installed NCCL: pip install {pin} --no-build-isolation "
+            "--no-cache-dir --force-reinstall"
+        )
+        actions = [
+            *([pip_install(wheel, flags=("-U",))] if wheel else []),
+            manual("python -c 'import torch; print(torch.cuda.nccl.version())'  (the NCCL loaded)"),
+            manual("echo $LD_LIBRARY_PATH  (no system NCCL before the wheel's)"),
+            rebuild,
         ]
     elif source == "cuda":
         cause = (
