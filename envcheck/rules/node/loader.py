@@ -859,7 +859,10 @@ def libstdcxx_too_old(facts: Facts) -> Iterable[Hit]:
     (or `CXXABI_1.3.M`): the GCC release whose libstdc++ first provides that label (the
     matrix's `[[libstdcxx]]` table), which copy was picked (a conda environment's `lib/`, the
     system's `/lib/x86_64-linux-gnu/`, one a wheel bundles), and, when the node's OS release is
-    known, whether its system libstdc++ has the label. Only a log states the failing label.
+    known, whether its system libstdc++ has the label. An `undefined symbol:` of libstdc++'s
+    own (the C++11 ABI's `std::__cxx11` names, `_ZdlPvm`) is read as the label it needs
+    (GLIBCXX_3.4.21, CXXABI_1.3.9: GCC 5.1), whatever package failed. Only a log states the
+    failing label.
 
     ## Why it matters
     A binary built with a newer GCC than the libstdc++ that loads first cannot start: a conda
