@@ -47,6 +47,7 @@ from envcheck.rules.node import (  # noqa: F401
     loader_files,
     locked_memory,
     memory,
+    mkl_symbols,
     nccl,
     nccl_descriptors,
     nccl_env,

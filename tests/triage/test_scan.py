@@ -2587,6 +2587,11 @@ EXAMPLES += [
         "gnu.so: undefined symbol: _PyGen_Send",
         "undefined-symbol-python-c-api",
     ),
+    (
+        "ImportError: /opt/intel/compilers_and_libraries_2018.1.163/linux/mkl/lib/intel64_lin/"
+        "libmkl_gf_lp64.so: undefined symbol: mkl_lapack_ao_zgetrf",
+        "undefined-symbol-mkl",
+    ),
     # a torch function taking std::__cxx11::string is torch's, not libstdc++'s
     (
         "ImportError: /venv/lib/python3.10/site-packages/foo/_C.so: undefined symbol: "
