@@ -2623,6 +2623,42 @@ EXAMPLES += [
         "/usr/local/lib/python3.11/site-packages/torch/lib/libtorch_cpu.so)",
         "musl-error-loading-shared-library",
     ),
+    # an undefined symbol named by its owner: the OpenMP runtime, libstdc++, the Python C API
+    (
+        "ImportError: /opt/conda/lib/python3.9/site-packages/implicit/_als.cpython-39-x86_64"
+        "-linux-gnu.so: undefined symbol: GOMP_parallel",
+        "undefined-symbol-openmp-runtime",
+    ),
+    (
+        "python: symbol lookup error: /opt/intel/mkl/lib/intel64/libmkl_intel_thread.so: "
+        "undefined symbol: __kmpc_global_thread_num",
+        "undefined-symbol-openmp-runtime",
+    ),
+    (
+        "ImportError: /usr/lib/python3/dist-packages/pylibtashkeel/pylibtashkeel.abi3.so: "
+        "undefined symbol: _ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE7reserveEv",
+        "undefined-symbol-libstdcxx",
+    ),
+    (
+        "ImportError: /usr/local/lib/python3.8/site-packages/x/_y.so: undefined symbol: _ZdlPvm",
+        "undefined-symbol-libstdcxx",
+    ),
+    (
+        "ImportError: /venv/lib/python3.10/site-packages/ncls/src/ncls.cpython-310-x86_64-linux-"
+        "gnu.so: undefined symbol: _PyGen_Send",
+        "undefined-symbol-python-c-api",
+    ),
+    (
+        "ImportError: /opt/intel/compilers_and_libraries_2018.1.163/linux/mkl/lib/intel64_lin/"
+        "libmkl_gf_lp64.so: undefined symbol: mkl_lapack_ao_zgetrf",
+        "undefined-symbol-mkl",
+    ),
+    # a torch function taking std::__cxx11::string is torch's, not libstdc++'s
+    (
+        "ImportError: /venv/lib/python3.10/site-packages/foo/_C.so: undefined symbol: "
+        "_ZN3c106detail14torchCheckFailEPKcS2_jRKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE",
+        "undefined-symbol-torch",
+    ),
 ]
 
 EXAMPLES += [

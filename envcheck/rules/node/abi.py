@@ -76,6 +76,24 @@ def provider(symbol: str) -> str:
     return "other"
 
 
+# a C++ symbol of a CUDA library's own namespace (cuDNN's `cudnn::`, NCCL's, cuBLASLt's, TensorRT's
+# nvinfer1::) or one whose name says CUDA: one of the CUDA libraries may be the copy that lacks it
+_CUDA_NAMESPACE = lazy(r"(?:cudnn|cublas|cusparse|cufft|curand|cusolver|nccl|nvinfer|nvrtc|cuda)")
+
+
+def cuda_owned(symbol: str) -> bool:
+    """Whether a CUDA library (or the driver, or the runtime nvcc pairs) may be the one that
+    should define ``symbol``: only then can a CUDA library's copy on the loader's path (CUD104)
+    or an nvidia-* wheel off torch's pin (CUD101) be why it does not resolve. torch's, the
+    Python C API's and any other library's symbol rule both out."""
+    source = provider(symbol)
+    if source in ("cuda", "cuda-driver", "nvcc"):
+        return True
+    if source != "other":
+        return False
+    return bool(_CUDA_NAMESPACE.search(symbol[:60].lower()))
+
+
 def owner(path: str, matrix: Matrix) -> tuple[str, str | None] | None:
     """(top-level import name, distribution) of an extension from its path under
     site-packages; None for a path elsewhere. The distribution is None for a top-level
@@ -152,7 +170,8 @@ def extension_undefined_symbol(facts: Facts) -> Iterable[Hit]:
     compare versions on the node. macOS's `Symbol not found` (dlopen) and Windows' `DLL load
     failed ... The specified procedure could not be found` are read the same way; an extension
     outside site-packages (built in place) gets the rebuild; torch's own library or a CUDA
-    wheel's that misses a CUDA runtime symbol names the mixed CUDA copies; a symbol a library
+    wheel's that misses a CUDA runtime symbol names the mixed CUDA copies; an NCCL symbol
+    (`ncclCommInitRankConfig`) names the NCCL that loads as older than the build's; a symbol a library
     release removed (the matrix's `[[removed_symbol]]`: `iJIT_NotifyEvent`, gone from MKL
     2024.1) names the last release that has it. Only a log states an undefined symbol.
 
@@ -331,6 +350,29 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
             ),
             rebuild,
             manual("nvcc --version; python -c 'import torch; print(torch.version.cuda)'  (equal?)"),
+        ]
+    elif source == "cuda" and symbol.startswith("nccl"):
+        # NCCL's API (ncclCommInitRankConfig, ncclCommRegister, ...) grows by release: the
+        # extension was built against a newer NCCL than the libnccl.so.2 that loads
+        wheels = facts.matrix.soname_wheels("libnccl")
+        wheel = next((w for w in wheels if w.endswith("-cu12")), wheels[0] if wheels else None)
+        cause = (
+            f"{have}'s extension was built against a newer NCCL than the libnccl.so.2 that "
+            f"loads ({symbol} is NCCL's; the nvidia-nccl wheel torch pins, or a system "
+            "libnccl2 found first on LD_LIBRARY_PATH, is older)"
+        )
+        summary = (
+            "Load an NCCL at least as new as the one it was built with: "
+            + (f"pip install -U {wheel} (or the release torch pins), " if wheel else "")
+            + "and drop any system NCCL directory from LD_LIBRARY_PATH; or rebuild "
+            f"{dist} against the installed NCCL: pip install {pin} --no-build-isolation "
+            "--no-cache-dir --force-reinstall"
+        )
+        actions = [
+            *([pip_install(wheel, flags=("-U",))] if wheel else []),
+            manual("python -c 'import torch; print(torch.cuda.nccl.version())'  (the NCCL loaded)"),
+            manual("echo $LD_LIBRARY_PATH  (no system NCCL before the wheel's)"),
+            rebuild,
         ]
     elif source == "cuda":
         cause = (
@@ -847,6 +889,8 @@ def _source_build(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
     `pip install -e .`): no distribution to reinstall; its build is older than the torch (or
     CUDA, Python) now installed, and rebuilding it from a clean tree is the fix."""
     path = _ELIDED.sub("", path)  # a pasted path cut short: '(...)/pkg/x.so', '.../pkg/x.so'
+    if "/" in path and provider(symbol) == "python":
+        return _source_build_python(line, path, symbol)
     if "/" not in path or provider(symbol) not in ("torch", "cuda", "nvcc", "other"):
         raise NotStated(
             f"{path} is not under site-packages: the line does not say which distribution built it",
@@ -906,6 +950,31 @@ def _source_build(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
                 if source == "torch"
                 else []
             ),
+        ),
+    )
+
+
+def _source_build_python(line: LogLine, path: str, symbol: str) -> Hit:
+    """An extension built in place (outside site-packages) that misses a CPython C API symbol:
+    it was compiled by another interpreter (Python 2 vs 3, another minor release, a debug
+    build) than the one importing it; the same interpreter rebuilds it."""
+    folder = path.rsplit("/", 1)[0]
+    built = _CPYTHON_TAG.search(path)
+    for_python = f" (its file is tagged for Python 3.{built.group(1)})" if built else ""
+    return Hit(
+        f"{path} (built in place, outside site-packages; line {line.line}) cannot resolve "
+        f"{symbol}, which the Python C API should provide: the extension was compiled by "
+        f"another Python than the one importing it{for_python}",
+        evidence={"line": line.line, "library": path, "symbol": symbol, "provider": "python"},
+        fix=fix(
+            "Rebuild the extension with the same interpreter that runs it: in the project, rm "
+            f"-rf build/ and {folder}/*.so, then python setup.py build_ext --inplace (or python "
+            "-m pip install --no-build-isolation -e .) with that python; or run it with the "
+            "Python it was built for",
+            "manual",
+            manual(f"rm -rf build/ {folder}/*.so  (in the project's source tree)"),
+            manual("python setup.py build_ext --inplace  (with the interpreter that imports it)"),
+            manual("python -c 'import sys; print(sys.executable, sys.version)'"),
         ),
     )
 

@@ -308,7 +308,15 @@ _CONFLICT = lazy(
 def wheel_pin_conflict_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """pip's conflict line names the package, the nvidia-* pin and the installed version: the
     fix reinstalls the pin, unless the matrix accepts the installed one as a replacement (the
-    cuBLAS 12.3.4.1 fix for torch 2.1-2.4 makes pip print the same line)."""
+    cuBLAS 12.3.4.1 fix for torch 2.1-2.4 makes pip print the same line). An undefined symbol
+    no CUDA library defines (torch's, the Python C API's, another library's) rules it out."""
+    symbol = line.stated.get("undefined_symbol")
+    if line.signature == "undefined-symbol" and symbol is not None:
+        from envcheck.rules.node.abi import cuda_owned
+
+        if not cuda_owned(symbol):
+            return None
+        raise NotStated(f"line {line.line} names a CUDA symbol, not which nvidia-* wheel loads")
     found = _CONFLICT.search(line.text)
     if found is None:
         raise NotStated(f"line {line.line} states no nvidia-* requirement and installed version")

@@ -44,12 +44,18 @@ _SYMBOL = lazy(r"undefined symbol: (?P<symbol>[A-Za-z0-9_]+)")
 
 
 @from_log("CUD104")
-def nvjitlink_shadowed_in_log(facts: Facts, line: LogLine) -> Hit:
+def nvjitlink_shadowed_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """A wheel's library (the path on the line is under site-packages/nvidia/) could not find
     an nvJitLink symbol of its own CUDA release: the libnvJitLink.so.12 that loaded is not the
     nvidia-nvjitlink wheel's. The fix puts the wheel's directory first (pytorch#111469) or
     drops the toolkit directories the node's LD_LIBRARY_PATH holds (ragflow#4466). torch's
     cuDNN version check is the same cause for cuDNN (cudnn_stated.py)."""
+    symbol_stated = line.stated.get("undefined_symbol")
+    if line.signature == "undefined-symbol" and symbol_stated is not None:
+        from envcheck.rules.node.abi import cuda_owned
+
+        if not cuda_owned(symbol_stated):  # torch's, Python's or another library's symbol
+            return None
     cudnn = cudnn_mismatch_in_log(facts, line)
     if cudnn is not None:
         return cudnn

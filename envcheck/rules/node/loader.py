@@ -859,7 +859,10 @@ def libstdcxx_too_old(facts: Facts) -> Iterable[Hit]:
     (or `CXXABI_1.3.M`): the GCC release whose libstdc++ first provides that label (the
     matrix's `[[libstdcxx]]` table), which copy was picked (a conda environment's `lib/`, the
     system's `/lib/x86_64-linux-gnu/`, one a wheel bundles), and, when the node's OS release is
-    known, whether its system libstdc++ has the label. Only a log states the failing label.
+    known, whether its system libstdc++ has the label. An `undefined symbol:` of libstdc++'s
+    own (the C++11 ABI's `std::__cxx11` names, `_ZdlPvm`) is read as the label it needs
+    (GLIBCXX_3.4.21, CXXABI_1.3.9: GCC 5.1), whatever package failed. Only a log states the
+    failing label.
 
     ## Why it matters
     A binary built with a newer GCC than the libstdc++ that loads first cannot start: a conda
@@ -918,6 +921,54 @@ def _which_copy(path: str | None) -> str:
     return "other"
 
 
+# the version node of libstdc++.so.6 that first exports a libstdc++ symbol, by its mangled
+# form (gcc-mirror/gcc libstdc++-v3/config/abi/pre/gnu.ver: the C++11 ABI's std::__cxx11 and
+# [abi:cxx11] names under GLIBCXX_3.4.21, sized operator delete under CXXABI_1.3.9,
+# __cxa_throw_bad_array_new_length under CXXABI_1.3.8)
+_CXX11_ABI = lazy(r"St7__cxx11|B5cxx11")
+_SIZED_DELETE = lazy(r"^_Zd[la]Pvm")
+_BAD_ARRAY_NEW = lazy(r"^__cxa_throw_bad_array_new_length")
+_CONDA_ROOT = lazy(
+    r"^(?P<prefix>.*?/(?:envs/[^/]+|(?:ana|mini)conda[0-9]*|miniforge[0-9]*|mambaforge))/lib/"
+)
+
+
+def _std_symbol_line(line: LogLine) -> LogLine:
+    """An undefined libstdc++ symbol (`undefined-symbol-libstdcxx`) read as the version label
+    it needs: the C++11 ABI's names need GLIBCXX_3.4.21 (GCC 5.1), the sized operator delete
+    CXXABI_1.3.9. The libstdc++ that loads is the environment's when the binary is in a conda
+    environment. A type_info class of the runtime ABI every libstdc++ has means none is
+    loaded: the binary was linked without it (NotStated, with that fix)."""
+    symbol = line.stated.get("undefined_symbol", "")
+    binary = line.stated.get("library_path")
+    if _CXX11_ABI.search(symbol):
+        label = "GLIBCXX_3.4.21"
+    elif _SIZED_DELETE.match(symbol):
+        label = "CXXABI_1.3.9"
+    elif _BAD_ARRAY_NEW.match(symbol):
+        label = "CXXABI_1.3.8"
+    else:
+        raise NotStated(
+            f"{binary or 'the binary'} (line {line.line}) cannot resolve {symbol}, which every "
+            "libstdc++ exports: no libstdc++ is loaded for it",
+            "system.libstdcxx",
+            fix=(
+                "The binary was linked without libstdc++ (a C++ extension linked by gcc, not "
+                "g++): rebuild it with CXX=g++ (or -lstdc++ in its link flags), or preload one: "
+                "export LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libstdc++.so.6"
+            ),
+        )
+    conda = _CONDA_ROOT.match(binary or "")
+    stated = dict(line.stated)
+    stated["symbol_version"] = label
+    stated["required_by"] = binary or ""
+    if conda is not None:
+        stated["library_path"] = f"{conda.group('prefix')}/lib/libstdc++.so.6"
+    else:
+        stated.pop("library_path", None)
+    return LogLine(line.signature, line.line, line.text, stated)
+
+
 def _old_libgcc_action() -> Action:
     """Anaconda's old `libgcc` package (defaults, before conda-forge's split runtime) installs
     an old libstdc++.so.6 into the environment's lib/ and shadows `libgcc-ng` /
@@ -952,6 +1003,8 @@ def _os_release(facts: Facts) -> OsRelease | None:
 
 @from_log("SYS151")
 def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
+    if line.signature == "undefined-symbol-libstdcxx":
+        line = _std_symbol_line(line)
     label = line.stated.get("symbol_version")
     if label is None:
         raise NotStated(f"line {line.line} is cut before the symbol version", "system.libstdcxx")
