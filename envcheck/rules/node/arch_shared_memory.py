@@ -162,6 +162,6 @@ def shared_memory_in_log(facts: Facts, line: LogLine) -> Hit | None:
             f"to a release whose configurations fit this GPU (one tuned for it){where}",
             "manual",
             manual("pip install -U <the library that launched the kernel>"),
-            manual("triton.Config({...}, num_stages=1)  # in @triton.autotune(configs=[...])"),
+            manual("triton.Config({...}, num_stages=1)"),
         ),
     )
