@@ -2957,3 +2957,9 @@ EXAMPLES += [
         "tf-bfc-allocator-dump",
     ),
 ]
+EXAMPLES += [
+    (
+        "triton.code_gen.OutOfResources: out of resource: shared memoryRequired: 110592Hardware limit: 101376",
+        "triton-shared-memory-over-limit",
+    ),
+]

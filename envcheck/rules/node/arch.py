@@ -466,7 +466,7 @@ def _stated_floor_hit(
             "gpu": name,
             "compute_capability": str(cc) if cc else None,
         },
-        fix=fix(text.split("; ", 1)[0], "manual", manual(text)),
+        fix=_fix(text),
     )
 
 
@@ -505,5 +505,20 @@ def _build_target(line: LogLine, package: str, floor: Version) -> Hit | None:
     )
 
 
+# a command a fix's prose quotes in backticks (`pip install -U ...`, `export X=1`) and an
+# environment setting it names bare (VLLM_USE_FLASHINFER_SAMPLER=0)
+_COMMAND = lazy(
+    r"`((?:pip|pip3|uv|conda|mamba|export|unset|sudo|apt|apt-get|python[0-9.]*|cmake|git)\s[^`]+"
+    r"|[A-Z][A-Z0-9_]{2,}=[^`\s]+(?:\s[^`]+)?)`"
+)
+_SETTING = lazy(r"(?<![\w`/.=-])([A-Z][A-Z0-9_]{2,}=[A-Za-z0-9_.:+-]+)")
+
+
 def _fix(text: str) -> Fix:
-    return fix(text.split("; ", 1)[0], "manual", manual(text))
+    """A fix whose summary is the whole prose and whose commands are only the commands it
+    quotes (or, where it quotes none, the environment settings it names, as exports): a
+    command line never repeats the prose (it prints as one line of its own)."""
+    commands = [m.group(1) for m in _COMMAND.finditer(text)]
+    if not commands:
+        commands = [f"export {m.group(1)}" for m in _SETTING.finditer(text)]
+    return fix(text, "manual", *(manual(c) for c in dict.fromkeys(commands)))

@@ -97,16 +97,13 @@ def extension_arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
         "torch has kernels for it: a CUDA extension was built without the GPU's architecture",
         evidence={"line": line.line, "gpu_archs": [sm(cc) for cc in ccs]},
         fix=fix(
-            f'Rebuild the extension for {archs}: TORCH_CUDA_ARCH_LIST="{arch_list}"',
+            f'Rebuild the extension for {archs}: TORCH_CUDA_ARCH_LIST="{arch_list}" (pip, or '
+            "its build script under the same variable); or install a prebuilt release built "
+            f"for {archs} (its wheel index for this torch and CUDA)",
             "manual",
             manual(
                 f'TORCH_CUDA_ARCH_LIST="{arch_list}" pip install --no-build-isolation '
-                "--no-cache-dir --force-reinstall <the extension's package>  (or its build "
-                "script under the same variable)"
-            ),
-            manual(
-                "a prebuilt wheel: install a release built for "
-                f"{archs} (its wheel index for this torch and CUDA)"
+                "--no-cache-dir --force-reinstall <the extension's package>"
             ),
         ),
     )
