@@ -1,0 +1,134 @@
+"""Rows people paste without the line that names their columns:
+
+- ``nvidia-smi --query-gpu=... --format=csv,noheader`` without its command line
+  (``NVIDIA H100 80GB HBM3, 550.54.15, 81559 MiB``): each cell's own shape names its column (a
+  GPU's name, a driver-shaped version, a compute capability ``8.6``, an index); memory cells,
+  which could be the total or the used, are left out;
+- pip's legacy ``pip list`` rows (pip < 10, and ``--format=legacy``): ``torch (0.4.0)``;
+- ``/etc/redhat-release`` (and CentOS' / Rocky's / Alma's ``/etc/system-release``):
+  ``CentOS Linux release 7.9.2009 (Core)``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from envcheck.ingest import nvidia_smi
+from envcheck.ingest.common import FormatError, Source, blank, parse_os
+from envcheck.ingest.pip import parse_freeze
+from envcheck.model.report import NodeReport, SystemInfo
+from envcheck.model.section import Section
+
+SMI_ROWS = "nvidia-smi --query-gpu rows (noheader, no command line)"
+PIP_LEGACY = "pip list (legacy format)"
+REDHAT_RELEASE = "/etc/redhat-release"
+
+_GPU_NAME = re.compile(r"^(?:NVIDIA |Tesla |GeForce |Quadro |TITAN )\S.*$")
+_DRIVER = re.compile(r"^[0-9]{3}\.[0-9]{1,3}(?:\.[0-9]{1,3})?$")
+_CAPABILITY = re.compile(r"^[0-9]{1,2}\.[0-9]$")
+_INDEX = re.compile(r"^[0-9]{1,2}$")
+_MEMORY = re.compile(r"^[0-9]+ ?MiB$")
+_OTHER = re.compile(
+    r"^(?:[0-9]+ ?%|Enabled|Disabled|Default|\[N/A\]|N/A|00000000:[0-9A-Fa-f:.]+|GPU-[0-9a-f-]+"
+    r"|[0-9.]+ ?W|P[0-9]+)$"
+)
+
+_LEGACY_ROW = re.compile(
+    r"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*) \((?P<version>[0-9][^),\s]*)(?:, [^)]*)?\)\s*$"
+)
+_REDHAT = re.compile(
+    r"^\s*(?P<name>(?:CentOS(?: Linux| Stream)?|Red Hat Enterprise Linux(?: Server| Workstation)?"
+    r"|Rocky Linux|AlmaLinux|Fedora|Oracle Linux Server)) release (?P<version>[0-9][0-9.]*)"
+    r"(?: \((?P<codename>[^)]*)\))?\s*$"
+)
+_REDHAT_ID = {
+    "CentOS": "centos",
+    "Red Hat": "rhel",
+    "Rocky": "rocky",
+    "AlmaLinux": "almalinux",
+    "Fedora": "fedora",
+    "Oracle": "ol",
+}
+
+
+def _column(cell: str) -> str | None:
+    """The --query-gpu column a cell's shape names; '' for a cell read as no column."""
+    if _GPU_NAME.match(cell):
+        return "name"
+    if _DRIVER.match(cell):
+        return "driver_version"
+    if _CAPABILITY.match(cell):
+        return "compute_cap"
+    if _INDEX.match(cell):
+        return "index"
+    if _MEMORY.match(cell) or _OTHER.match(cell):
+        return ""
+    return None
+
+
+def _columns(line: str) -> list[str] | None:
+    """The columns of a headerless row; None unless every cell has a shape and one is a GPU."""
+    if "," not in line:
+        return None
+    cells = [c.strip() for c in line.split(",")]
+    columns = [_column(c) for c in cells]
+    if any(c is None for c in columns) or "name" not in columns:
+        return None
+    named = [c or f"skip{i}" for i, c in enumerate(columns) if c is not None]
+    return named if len(set(named)) == len(named) else None
+
+
+def find_smi_rows(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
+    columns = _columns(lines[i])
+    if columns is None:
+        return None
+    end = i + 1
+    while end < len(lines) and end not in stops and _columns(lines[end]) == columns:
+        end += 1
+    return i, end
+
+
+def parse_smi_rows(source: Source) -> NodeReport:
+    rows = [line for line in source.text.splitlines() if line.strip()]
+    columns = _columns(rows[0]) if rows else None
+    if columns is None:
+        raise FormatError(f"format not recognised as {SMI_ROWS}")
+    header = ", ".join(columns)
+    return nvidia_smi.parse_csv(Source(name=source.name, text="\n".join([header, *rows])))
+
+
+def find_pip_legacy(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
+    if not _LEGACY_ROW.match(lines[i]):
+        return None
+    end = i + 1
+    while end < len(lines) and end not in stops and _LEGACY_ROW.match(lines[end]):
+        end += 1
+    return (i, end) if end - i >= 2 else None  # one 'name (1.0)' in prose is not a list
+
+
+def parse_pip_legacy(source: Source) -> NodeReport:
+    rows = [m for m in map(_LEGACY_ROW.match, source.text.splitlines()) if m]
+    if len(rows) < 2:
+        raise FormatError(f"format not recognised as {PIP_LEGACY}")
+    freeze = "\n".join(f"{m['name']}=={m['version']}" for m in rows)
+    return parse_freeze(Source(name=source.name, text=freeze), label=PIP_LEGACY)
+
+
+def find_redhat(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
+    return (i, i + 1) if _REDHAT.match(lines[i]) else None
+
+
+def parse_redhat(source: Source) -> NodeReport:
+    found = next((m for m in map(_REDHAT.match, source.text.splitlines()) if m), None)
+    if found is None:
+        raise FormatError(f"format not recognised as {REDHAT_RELEASE}")
+    pretty = found.group(0).strip()
+    os_id, version = parse_os(pretty)
+    named = next((v for k, v in _REDHAT_ID.items() if found["name"].startswith(k)), None)
+    info = SystemInfo(
+        os_id=os_id or named, os_version=version or found["version"], os_pretty=pretty
+    )
+    return blank(source, REDHAT_RELEASE).with_sections(
+        system=Section.ok(info, source=REDHAT_RELEASE)
+    )

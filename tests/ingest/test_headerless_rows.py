@@ -1,0 +1,61 @@
+"""Rows pasted without the line that names their columns: nvidia-smi's noheader CSV without its
+command line, pip's legacy list, /etc/redhat-release."""
+
+from __future__ import annotations
+
+from envcheck.ingest.common import Source
+from envcheck.ingest.detect import parse
+from envcheck.model.report import GpuInfo, PackagesInfo, SystemInfo
+
+
+def test_noheader_csv_rows_without_their_command() -> None:
+    report = parse(
+        Source(
+            name="paste.txt",
+            text="NVIDIA H100 80GB HBM3, 550.54.15, 81559 MiB\n"
+            "NVIDIA H100 80GB HBM3, 550.54.15, 81559 MiB\n",
+        )
+    )
+    gpu = report.gpu.data
+    assert isinstance(gpu, GpuInfo)
+    assert gpu.driver_version == "550.54.15"
+    assert gpu.gpus is not None
+    assert [g.name for g in gpu.gpus] == ["NVIDIA H100 80GB HBM3"] * 2
+    assert all(g.memory_total_mib is None for g in gpu.gpus)  # total or used: not said
+
+
+def test_noheader_rows_with_index_and_capability() -> None:
+    report = parse(Source(name="p.txt", text="0, NVIDIA GeForce RTX 3090, 8.6, 535.129.03\n"))
+    gpu = report.gpu.data
+    assert isinstance(gpu, GpuInfo)
+    assert gpu.gpus is not None
+    assert gpu.gpus[0].compute_capability == "8.6"
+    assert gpu.driver_version == "535.129.03"
+
+
+def test_legacy_pip_list() -> None:
+    report = parse(
+        Source(name="p.txt", text="numpy (1.14.0)\ntorch (0.4.0)\ntorchvision (0.2.1)\n")
+    )
+    packages = report.packages.data
+    assert isinstance(packages, PackagesInfo)
+    versions = {d.name: d.version for d in packages.distributions}
+    assert versions["torch"] == "0.4.0" and versions["torchvision"] == "0.2.1"
+
+
+def test_redhat_release() -> None:
+    report = parse(Source(name="p.txt", text="CentOS Linux release 7.9.2009 (Core)\n"))
+    system = report.system.data
+    assert isinstance(system, SystemInfo)
+    assert system.os_id == "centos" and system.os_version == "7.9"
+
+
+def test_a_sentence_with_commas_is_not_a_row() -> None:
+    rows_read = parse(
+        Source(
+            name="p.txt",
+            text="I use NVIDIA GeForce RTX 3090, driver 535.129.03, and it fails\n"
+            "nvidia-smi: NVIDIA-SMI 535.129.03 Driver Version: 535.129.03 CUDA Version: 12.2\n",
+        )
+    )
+    assert "noheader, no command line" not in str(rows_read.origin)
