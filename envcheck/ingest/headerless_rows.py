@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from envcheck.ingest import nvidia_smi
 from envcheck.ingest.common import FormatError, Source, blank, parse_os
 from envcheck.ingest.pip import parse_freeze
-from envcheck.model.report import NodeReport, SystemInfo
+from envcheck.model.report import GpuInfo, NodeReport, SystemInfo
 from envcheck.model.section import Section
 
 SMI_ROWS = "nvidia-smi --query-gpu rows (noheader, no command line)"
@@ -132,3 +132,46 @@ def parse_redhat(source: Source) -> NodeReport:
     return blank(source, REDHAT_RELEASE).with_sections(
         system=Section.ok(info, source=REDHAT_RELEASE)
     )
+
+
+# -- conda info: its virtual packages ----------------------------------------------------------
+
+CONDA_INFO = "conda info (virtual packages)"
+_VIRTUAL_HEAD = re.compile(r"^\s*virtual packages\s*:\s*(?P<first>__\S+)\s*$")
+_VIRTUAL_MORE = re.compile(r"^\s+(?P<pkg>__[a-z0-9_]+=\S+)\s*$")
+_VIRTUAL = re.compile(r"^__(?P<name>[a-z0-9_]+)=(?P<version>[0-9][0-9.]*)")
+
+
+def find_conda_info(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
+    if not _VIRTUAL_HEAD.match(lines[i]):
+        return None
+    end = i + 1
+    while end < len(lines) and end not in stops and _VIRTUAL_MORE.match(lines[end]):
+        end += 1
+    return i, end
+
+
+def parse_conda_info(source: Source) -> NodeReport:
+    """conda's virtual packages: ``__cuda`` is the newest CUDA the driver supports (conda asks
+    libcuda's cuDriverGetVersion), ``__glibc`` the C library's version."""
+    found: dict[str, str] = {}
+    for line in source.text.splitlines():
+        head = _VIRTUAL_HEAD.match(line)
+        more = _VIRTUAL_MORE.match(line)
+        cell = head["first"] if head else more["pkg"] if more else None
+        virtual = _VIRTUAL.match(cell) if cell else None
+        if virtual:
+            found.setdefault(virtual["name"], virtual["version"])
+    if not found:
+        raise FormatError(f"format not recognised as {CONDA_INFO}: no virtual package")
+    report = blank(source, CONDA_INFO)
+    if "cuda" in found:
+        gpu = GpuInfo(cuda_driver_version=found["cuda"], driver_source=CONDA_INFO)
+        note = "conda's __cuda: the newest CUDA the loaded driver supports"
+        report = report.with_sections(gpu=Section.ok(gpu, source=CONDA_INFO, notes=(note,)))
+    if "glibc" in found:
+        system = SystemInfo(glibc=found["glibc"])
+        report = report.with_sections(system=Section.ok(system, source=CONDA_INFO))
+    if "cuda" not in found and "glibc" not in found:
+        raise FormatError(f"format not recognised as {CONDA_INFO}: no __cuda or __glibc")
+    return report

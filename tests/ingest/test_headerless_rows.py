@@ -59,3 +59,23 @@ def test_a_sentence_with_commas_is_not_a_row() -> None:
         )
     )
     assert "noheader, no command line" not in str(rows_read.origin)
+
+
+CONDA_INFO = """\
+     active environment : base
+    active env location : /opt/conda
+          conda version : 23.7.4
+         python version : 3.11.5.final.0
+       virtual packages : __archspec=1=x86_64
+                          __cuda=11.4=0
+                          __glibc=2.31=0
+                          __linux=5.4.0=0
+                          __unix=0=0
+               platform : linux-64
+"""
+
+
+def test_conda_info_virtual_packages_state_the_drivers_cuda_and_glibc() -> None:
+    report = parse(Source(name="p.txt", text=CONDA_INFO))
+    assert report.gpu.data is not None and report.gpu.data.cuda_driver_version == "11.4"
+    assert report.system.data is not None and report.system.data.glibc == "2.31"
