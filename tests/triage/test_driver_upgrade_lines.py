@@ -68,3 +68,26 @@ def test_error_802_by_its_number_names_fabric_manager(
     line = "cudaGetDeviceProperties returned 802"
     found = _causes(cli, log_file(tmp_path, line, "-> system not yet initialized"))
     assert "GPU101" in found
+
+
+def test_no_driver_on_wsl_puts_the_wsl_steps_first(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    spec = tmp_path / "node.toml"
+    spec.write_text('[system]\nkernel = "5.15.133.1-microsoft-standard-WSL2"\n')
+    line = (
+        "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an "
+        "NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx"
+    )
+    drv103 = _causes(cli, log_file(tmp_path, line), "--spec", str(spec))["DRV103"]
+    (finding,) = drv103["findings"]
+    assert "WSL 2" in finding["fix"]["summary"]
+    assert "wsl --set-version" in finding["fix"]["commands"][0]
+
+
+def test_no_driver_elsewhere_has_no_wsl_step(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    spec = tmp_path / "node.toml"
+    spec.write_text('[system]\nkernel = "5.15.0-91-generic"\n')
+    line = "RuntimeError: Found no NVIDIA driver on your system."
+    drv103 = _causes(cli, log_file(tmp_path, line), "--spec", str(spec))["DRV103"]
+    assert "wsl" not in _fix(drv103).lower()

@@ -31,6 +31,14 @@ COMPAT = frozenset(
     {"cudaErrorCompatNotSupportedOnDevice", "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"}
 )
 DRIVER_UPGRADE = TOO_OLD | COMPAT
+# WSL 2 gives Linux the Windows driver: NVIDIA's CUDA on WSL user guide (no Linux driver inside
+# the distribution; WSL 1 has no GPU), its libcuda in /usr/lib/wsl/lib
+WSL_STEPS = (
+    "wsl --set-version <distro> 2  (in Windows: `wsl -l -v` lists each distribution's WSL "
+    "version; WSL 1 has no GPU), then wsl --update",
+    "install NVIDIA's Windows driver, not a Linux driver inside WSL; then "
+    "export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH",
+)
 
 
 def _wanted(facts: Facts) -> Version | None:
@@ -48,7 +56,8 @@ def _branch(facts: Facts, cuda: Version) -> int | None:
     return fits[0] if fits else None
 
 
-def _on_wsl(facts: Facts, text: str) -> bool:
+def on_wsl(facts: Facts, text: str) -> bool:
+    """Whether the line or the node says WSL (its /usr/lib/wsl libraries, a microsoft kernel)."""
     if "/usr/lib/wsl" in text or "WSL" in text:
         return True
     try:
@@ -65,7 +74,7 @@ def upgrade_fix(facts: Facts, entry: CudaError, text: str) -> Fix:
     branch = _branch(facts, cuda) if cuda is not None else None
     compat = entry.name in COMPAT or "/compat/" in text
     actions: list[Action] = []
-    if _on_wsl(facts, text):
+    if on_wsl(facts, text):
         summary = (
             "Upgrade the NVIDIA driver on Windows (WSL 2 uses the Windows driver, whose "
             "libcuda is in /usr/lib/wsl/lib; install no Linux driver inside the distribution)"
