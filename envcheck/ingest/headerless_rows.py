@@ -15,7 +15,14 @@ import re
 from collections.abc import Sequence
 
 from envcheck.ingest import nvidia_smi
-from envcheck.ingest.common import FormatError, Source, blank, parse_os
+from envcheck.ingest.common import (
+    FormatError,
+    Source,
+    blank,
+    parse_os,
+    torch_section,
+    valid_version,
+)
 from envcheck.ingest.pip import parse_freeze
 from envcheck.model.report import GpuInfo, NodeReport, SystemInfo
 from envcheck.model.section import Section
@@ -175,3 +182,38 @@ def parse_conda_info(source: Source) -> NodeReport:
     if "cuda" not in found and "glibc" not in found:
         raise FormatError(f"format not recognised as {CONDA_INFO}: no __cuda or __glibc")
     return report
+
+
+# -- torch.__config__.show() --------------------------------------------------------------------
+
+TORCH_CONFIG = "torch.__config__.show()"
+_CONFIG_HEAD = re.compile(r"^\s*PyTorch built with:\s*$")
+_CONFIG_LINE = re.compile(r"^\s+- \S")
+_SETTING = re.compile(r"\b(?P<key>TORCH_VERSION|CUDA_VERSION|USE_CUDA)=(?P<value>[^,\s]+)")
+_RUNTIME = re.compile(r"^\s+- CUDA Runtime (?P<cuda>[0-9]+\.[0-9]+)\s*$", re.MULTILINE)
+
+
+def find_torch_config(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
+    if not _CONFIG_HEAD.match(lines[i]):
+        return None
+    end = i + 1
+    while end < len(lines) and end not in stops and _CONFIG_LINE.match(lines[end]):
+        end += 1
+    return (i, end) if end > i + 1 else None
+
+
+def parse_torch_config(source: Source) -> NodeReport:
+    """torch's own build settings: TORCH_VERSION, and the CUDA it was built with
+    (CUDA_VERSION, 'CUDA Runtime X.Y'; USE_CUDA=OFF: a CPU build)."""
+    settings = {m["key"]: m["value"] for m in _SETTING.finditer(source.text)}
+    runtime = _RUNTIME.search(source.text)
+    version = valid_version(settings.get("TORCH_VERSION"))
+    if version is None:
+        raise FormatError(f"format not recognised as {TORCH_CONFIG}: no TORCH_VERSION")
+    cuda = settings.get("CUDA_VERSION") or (runtime["cuda"] if runtime else None)
+    cpu = settings.get("USE_CUDA", "").upper() in ("OFF", "0")
+    known = cpu or cuda is not None
+    section = torch_section(
+        None, TORCH_CONFIG, version=version, cuda=None if cpu else cuda, cuda_known=known
+    )
+    return blank(source, TORCH_CONFIG).with_sections(torch=section)

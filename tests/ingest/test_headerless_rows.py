@@ -79,3 +79,28 @@ def test_conda_info_virtual_packages_state_the_drivers_cuda_and_glibc() -> None:
     report = parse(Source(name="p.txt", text=CONDA_INFO))
     assert report.gpu.data is not None and report.gpu.data.cuda_driver_version == "11.4"
     assert report.system.data is not None and report.system.data.glibc == "2.31"
+
+
+TORCH_CONFIG = """\
+PyTorch built with:
+  - GCC 9.3
+  - C++ Version: 201703
+  - CUDA Runtime 12.1
+  - CuDNN 8.9.2
+  - Build settings: BLAS_INFO=mkl, BUILD_TYPE=Release, CUDA_VERSION=12.1, CUDNN_VERSION=8.9.2, TORCH_VERSION=2.1.0, USE_CUDA=ON,
+"""
+
+
+def test_torch_config_show_states_torch_and_its_cuda() -> None:
+    report = parse(Source(name="p.txt", text=TORCH_CONFIG))
+    torch = report.torch.data
+    assert torch is not None
+    assert torch.version == "2.1.0" and torch.cuda == "12.1"
+
+
+def test_torch_config_of_a_cpu_build() -> None:
+    text = (
+        "PyTorch built with:\n  - GCC 9.3\n  - Build settings: TORCH_VERSION=2.2.0, USE_CUDA=OFF,\n"
+    )
+    torch = parse(Source(name="p.txt", text=text)).torch.data
+    assert torch is not None and torch.cuda is None
