@@ -24,7 +24,7 @@ from envcheck.ingest.common import (
     valid_version,
 )
 from envcheck.ingest.pip import parse_freeze
-from envcheck.model.report import GpuInfo, NodeReport, SystemInfo
+from envcheck.model.report import GpuInfo, NodeReport, SystemInfo, Toolkit
 from envcheck.model.section import Section
 
 SMI_ROWS = "nvidia-smi --query-gpu rows (noheader, no command line)"
@@ -217,3 +217,49 @@ def parse_torch_config(source: Source) -> NodeReport:
         None, TORCH_CONFIG, version=version, cuda=None if cpu else cuda, cuda_known=known
     )
     return blank(source, TORCH_CONFIG).with_sections(torch=section)
+
+
+# -- ls -l /usr/local | grep cuda: the toolkits installed, the one `cuda` links to ----------------
+
+CUDA_DIRS = "ls /usr/local (CUDA toolkit directories)"
+_CUDA_LINK = re.compile(r"\bcuda -> (?:/usr/local/)?cuda-(?P<version>[0-9]+\.[0-9]+)/?\s*$")
+_CUDA_DIR = re.compile(
+    r"^\s*(?:[dl][rwx-]{9}\S*\s.*\s)?(?:/usr/local/)?cuda-(?P<version>[0-9]+\.[0-9]+)/?\s*$"
+)
+
+
+def _cuda_dir_line(line: str) -> bool:
+    return bool(_CUDA_LINK.search(line) or _CUDA_DIR.match(line))
+
+
+def find_cuda_dirs(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
+    if not _cuda_dir_line(lines[i]):
+        return None
+    end = i + 1
+    while end < len(lines) and end not in stops and _cuda_dir_line(lines[end]):
+        end += 1
+    return i, end
+
+
+def parse_cuda_dirs(source: Source) -> NodeReport:
+    """The toolkit /usr/local/cuda links to (the one a build finds first); the directories
+    installed beside it go in a note."""
+    lines = source.text.splitlines()
+    linked = next((m["version"] for m in map(_CUDA_LINK.search, lines) if m), None)
+    installed = [m["version"] for m in map(_CUDA_DIR.match, lines) if m]
+    if linked is None and not installed:
+        raise FormatError(f"format not recognised as {CUDA_DIRS}: no cuda-X.Y directory")
+    listed = ", ".join(f"cuda-{v}" for v in dict.fromkeys(installed))
+    note = f"CUDA toolkit directories in /usr/local: {listed or '-'}"
+    if linked is None:
+        report = blank(source, CUDA_DIRS)
+        return report.with_sections(
+            system=Section.ok(
+                SystemInfo(), source=CUDA_DIRS, notes=(note + " (none linked as /usr/local/cuda)",)
+            )
+        )
+    info = SystemInfo(nvcc=Toolkit(nvcc_path="/usr/local/cuda/bin/nvcc", version=linked))
+    note += f"; /usr/local/cuda links to cuda-{linked}"
+    return blank(source, CUDA_DIRS).with_sections(
+        system=Section.ok(info, source=CUDA_DIRS, notes=(note,))
+    )

@@ -104,3 +104,16 @@ def test_torch_config_of_a_cpu_build() -> None:
     )
     torch = parse(Source(name="p.txt", text=text)).torch.data
     assert torch is not None and torch.cuda is None
+
+
+def test_the_toolkit_usr_local_cuda_links_to() -> None:
+    text = (
+        "lrwxrwxrwx  1 root root   21 Jan 10 12:00 cuda -> /usr/local/cuda-11.8/\n"
+        "drwxr-xr-x 15 root root 4096 Jan 10 12:00 cuda-11.8\n"
+        "drwxr-xr-x 15 root root 4096 Jan 10 12:00 cuda-12.1\n"
+    )
+    report = parse(Source(name="p.txt", text=text))
+    system = report.system.data
+    assert system is not None and system.nvcc is not None
+    assert system.nvcc.version == "11.8"
+    assert any("cuda-11.8, cuda-12.1" in note for note in report.system.notes)
