@@ -2963,3 +2963,12 @@ EXAMPLES += [
         "triton-shared-memory-over-limit",
     ),
 ]
+# error 802 by its number (driver_states.toml)
+EXAMPLES += [
+    ("cudaGetDeviceProperties returned 802", "cuda-error-802-by-number"),
+    (
+        "Currently `nvidia-fabricmanager` is not installed so on A100, H100, H200 and B200 "
+        "instances, CUDA initialization fails with 802 system error.",
+        "cuda-error-802-by-number",
+    ),
+]

@@ -14,6 +14,7 @@ from envcheck.facts.skip import Skip
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log
 from envcheck.rules.fixes import fix, manual
+from envcheck.rules.node.driver_upgrade import WSL_STEPS, on_wsl
 from envcheck.rules.node.gpu_state import CUDA_UNUSABLE, cuda_unusable_cause
 
 _NO_RUNTIME = lazy(
@@ -124,8 +125,15 @@ def _no_gpu_seen(facts: Facts, line: LogLine) -> Hit:
         else "CUDA_VISIBLE_DEVICES naming no GPU the node has, a container started without "
         "GPUs, or no NVIDIA driver loaded"
     )
+    if no_driver and on_wsl(facts, line.text):
+        actions[:0] = [manual(step) for step in WSL_STEPS]
     if hidden:
         first = "unset " + " ".join(hidden) + "; "
+    elif no_driver and on_wsl(facts, line.text):
+        first = (
+            "on WSL, WSL 2 with NVIDIA's Windows driver (WSL 1 has no GPU; no Linux driver "
+            "inside the distribution); "
+        )
     elif no_driver:
         first = (
             "install or load the NVIDIA driver on the host (sudo ubuntu-drivers autoinstall, "

@@ -21,6 +21,7 @@ from envcheck.model.finding import Fix, Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
+from envcheck.rules.node.driver_upgrade import DRIVER_UPGRADE, TOO_OLD, upgrade_fix
 from envcheck.rules.node.memory import gpu_oom_fix, oom_held_hit
 
 CUDA_APIS = ("runtime", "driver")
@@ -29,6 +30,8 @@ NVML_APIS = ("nvidia-smi", "nvml")
 # 802); 803 and 804 (GPU102/GPU103 read them from --deep's calls only) are worded here
 _READ_STATED = {802}
 # out of GPU memory: the fix comes from torch's allocator numbers (memory.gpu_oom_fix)
+# torch's own wording of error 35 (THC's 'cuda runtime error (35)', ATen/c10's CUDA checks)
+_TORCH_LINE = lazy(r"\btorch\b|THC|ATen|c10|_cuda_init|CUDAFunctions")
 _OUT_OF_MEMORY = {"cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY"}
 
 
@@ -38,12 +41,19 @@ def _number(text: str | None) -> int | None:
 
 def stated_error(facts: Facts, line: LogLine, apis: tuple[str, ...]) -> CudaError | None:
     """The table's entry for the error ``line`` states: by name, message or number."""
+    named = line.stated.get("cuda_error_name") or line.stated.get("nvml_error")
+    if named is None and (found := _ERROR_NAME.search(line.text)) is not None:
+        named = found.group(0)  # cuda-samples' 'code=35(cudaErrorInsufficientDriver)'
     return facts.matrix.cuda_error(
         number=_number(line.stated.get("cuda_error")),
-        name=line.stated.get("cuda_error_name") or line.stated.get("nvml_error"),
+        name=named,
         text=line.text,
         apis=apis,
     )
+
+
+# the name an error is printed with where the signature extracted none
+_ERROR_NAME = lazy(r"\bcudaError[A-Z]\w+|\bCUDA_ERROR_[A-Z_]+\b")
 
 
 def _label(entry: CudaError) -> str:
@@ -51,7 +61,7 @@ def _label(entry: CudaError) -> str:
     return f"{entry.name}{number}"
 
 
-def _hit(entry: CudaError, line: LogLine, what: str) -> Hit:
+def _hit(entry: CudaError, line: LogLine, what: str, facts: Facts | None = None) -> Hit:
     if entry.cause is None or entry.fix is None:
         raise NotStated(
             f"line {line.line} states {_label(entry)} ('{entry.message}'), which the table gives "
@@ -70,7 +80,11 @@ def _hit(entry: CudaError, line: LogLine, what: str) -> Hit:
             "number": entry.number,
             "message": entry.message,
         },
-        fix=_fix(entry.fix),
+        fix=(
+            upgrade_fix(facts, entry, line.text)
+            if facts is not None and entry.name in DRIVER_UPGRADE
+            else _fix(entry.fix)
+        ),
         severity=Severity.WARNING if program else None,
     )
 
@@ -170,7 +184,11 @@ def cuda_error_stated(facts: Facts) -> Iterable[Hit]:
             Hit(
                 f"CUDA error {_label(entry)} ('{entry.message}'): {entry.cause}",
                 evidence={"name": entry.name, "number": number, "message": entry.message},
-                fix=_fix(entry.fix),
+                fix=(
+                    upgrade_fix(facts, entry, text)
+                    if entry.name in DRIVER_UPGRADE
+                    else _fix(entry.fix)
+                ),
             )
         )
     return hits
@@ -187,8 +205,20 @@ def cuda_error_in_log(facts: Facts, line: LogLine) -> Hit:
             "knows (NCCL's 'unhandled cuda error' says which only with NCCL_DEBUG=INFO)",
             "log.cuda_error",
         )
+    if entry.name in TOO_OLD and line.signature == "driver-insufficient":
+        if _TORCH_LINE.search(line.text):
+            raise NotStated(
+                f"line {line.line} is torch's own error 35: DRV101 reads it against the CUDA "
+                "torch was built with",
+                "log.cuda_error",
+            )
+        if facts.matrix.gpu_build(line.text) is not None:
+            raise NotStated(
+                f"line {line.line} is a GPU library's own error 35: DRV220 reads it",
+                "log.cuda_error",
+            )
     api = "CUDA runtime error" if entry.api == "runtime" else "CUDA driver error"
-    hit = _hit(entry, line, api)
+    hit = _hit(entry, line, api, facts)
     if entry.name in _OUT_OF_MEMORY:  # the allocator's numbers pick the fix
         summary, steps, said = gpu_oom_fix(line.text)
         hit = dataclasses.replace(
