@@ -152,6 +152,7 @@ FACTS: dict[str, str] = {
     "qt_plugin_dir": "the directory Qt loaded its platform plugins from (.../cv2/qt/plugins)",
     "rendezvous_var": "the rendezvous variable torch's env:// init needed and did not find",
     "mujoco_gl": "the MuJoCo rendering backend in use (egl, osmesa, glfw)",
+    "egl_device_id": "the EGL device MUJOCO_EGL_DEVICE_ID names, as the log sets it ('1')",
     "pyopengl_platform": "the PyOpenGL platform in use (GLXPlatform -> glx)",
     "model_type": "a checkpoint's model type a library refused (transformers' KeyError: 'qwen2')",
     "soname": "a shared library the loader could not find or open, as the line names it "
@@ -633,7 +634,11 @@ class _Builder:
     def env(self) -> Section[EnvInfo] | None:
         stated = [
             (var, fact)
-            for var, key in (("MUJOCO_GL", "mujoco_gl"), ("PYOPENGL_PLATFORM", "pyopengl_platform"))
+            for var, key in (
+                ("MUJOCO_GL", "mujoco_gl"),
+                ("PYOPENGL_PLATFORM", "pyopengl_platform"),
+                ("MUJOCO_EGL_DEVICE_ID", "egl_device_id"),
+            )
             if (fact := self.first(key)) is not None
         ]
         if not stated:

@@ -384,8 +384,12 @@ def judge(
             }
         )
     # causes a line's stated facts may decide, where no line confirms them outright (the
-    # earliest such line): NCCL's generic error in a log that says the ranks span nodes
-    outright = set(confirmed)
+    # earliest such line): NCCL's generic error in a log that says the ranks span nodes. A line
+    # the program logged as information (NCCL's INFO that it uses docker0) confirms nothing
+    # outright: a failure line that decides the same cause is read instead, with its facts
+    outright = {
+        c for t in tallies if not informational(witness(t).text) for c in t.signature.confirms
+    }
     for t in reversed(tallies):
         seen = witness(t)
         own = {f.name: f.value for f in reversed(facts) if f.line == seen.line}
