@@ -145,6 +145,8 @@ FACTS: dict[str, str] = {
     "('requires device with capability <= (9, 0)')",
     "nccl_subsystem": "the NCCL subsystem a line comes from (NET/IB, NET/Socket, Bootstrap, P2P)",
     "nccl_socket_ifname": "the NCCL_SOCKET_IFNAME value NCCL echoes ('set by environment to eth0')",
+    "nccl_host": "the host an NCCL line came from (its 'host:pid:tid [dev]' prefix); several in "
+    "one log: the ranks ran on several nodes",
     "nccl_chosen_iface": "the interface NCCL's bootstrap or socket transport chose (docker0, eth0)",
     "nccl_listed_iface": "a physical interface in NCCL's 'NET/Socket : Using' list beside bridges "
     "(bond0, eth0): the one between the nodes",

@@ -372,6 +372,10 @@ def judge(
     stated: dict[str, str] = {}
     for fact in facts:  # the earliest line's value of each fact
         stated.setdefault(fact.name, fact.value)
+    # NCCL's lines from several hosts: the ranks ran on several nodes
+    hosts = dict.fromkeys(f.value for f in facts if f.name == "nccl_host")
+    if len(hosts) > 1:
+        stated["nccl_hosts"] = ",".join(hosts)
     confirmed: dict[str, int | LogLine] = {}
     for t in reversed(tallies):  # the earliest line wins
         seen = witness(t)

@@ -401,3 +401,22 @@ def test_an_egl_device_index_the_process_cannot_see_is_sim120(
 def test_an_x_server_nobody_runs_is_sim150(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
     log = log_file(tmp_path, "xdpyinfo: cannot connect to X server :99")
     assert _causes(cli, log)["SIM150"]["verdict"] == "confirmed"
+
+
+def test_nccl_lines_from_two_hosts_say_the_ranks_span_nodes(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """NCCL prefixes every line with its host (src/debug.cc): the communicator lines of two
+    hosts (NCCL < 2.12 prints no nNodes) put an unhandled system error between nodes."""
+    error = (
+        "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1331, "
+        "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1"
+    )
+    one = "gpu-1011:4289:4343 [0] NCCL INFO comm 0x7fc8e824c640 rank 0 nranks 4"
+    two = "gpu-1012:4152:4206 [0] NCCL INFO comm 0x7f0dc0269bf0 rank 2 nranks 4"
+    net104 = _causes(cli, log_file(tmp_path, one, two, error))["NET104"]
+    assert net104["verdict"] == "confirmed"
+    assert "2 hosts (gpu-1011, gpu-1012)" in net104["findings"][0]["message"]
+    # one host: nothing says where the other ranks ran
+    alone = _causes(cli, log_file(tmp_path, one, error, name="one.log"))["NET104"]
+    assert alone["verdict"] == "unknown"

@@ -2885,3 +2885,10 @@ EXAMPLES += [
         "nccl-ranks-disagree",
     ),
 ]
+EXAMPLES += [
+    # NCCL < 2.12's communicator line (no nNodes): its host prefix is the fact
+    (
+        "paigcr-b-gpu-1011:4289:4343 [0] NCCL INFO comm 0x7fc8e824c640 rank 0 nranks 4",
+        "nccl-comm-node-count",
+    ),
+]

@@ -61,6 +61,9 @@ def ranks_span_nodes(stated: Mapping[str, str]) -> str | None:
     nodes = stated.get("nnodes")
     if nodes and nodes.isdigit() and int(nodes) > 1:
         return f"the launcher (or NCCL's communicator) states {nodes} nodes"
+    hosts = stated.get("nccl_hosts", "").split(",")
+    if len(hosts) > 1:
+        return f"NCCL's lines come from {len(hosts)} hosts ({', '.join(hosts[:3])})"
     rank = stated.get("node_rank")
     if rank and rank.isdigit() and int(rank) > 0:
         return f"the launcher was given node rank {rank} (a job of several nodes)"
