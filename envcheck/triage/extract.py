@@ -145,6 +145,8 @@ FACTS: dict[str, str] = {
     "('requires device with capability <= (9, 0)')",
     "nccl_subsystem": "the NCCL subsystem a line comes from (NET/IB, NET/Socket, Bootstrap, P2P)",
     "nccl_socket_ifname": "the NCCL_SOCKET_IFNAME value NCCL echoes ('set by environment to eth0')",
+    "nccl_host": "the host an NCCL line came from (its 'host:pid:tid [dev]' prefix); several in "
+    "one log: the ranks ran on several nodes",
     "nccl_chosen_iface": "the interface NCCL's bootstrap or socket transport chose (docker0, eth0)",
     "nccl_listed_iface": "a physical interface in NCCL's 'NET/Socket : Using' list beside bridges "
     "(bond0, eth0): the one between the nodes",
@@ -152,6 +154,7 @@ FACTS: dict[str, str] = {
     "qt_plugin_dir": "the directory Qt loaded its platform plugins from (.../cv2/qt/plugins)",
     "rendezvous_var": "the rendezvous variable torch's env:// init needed and did not find",
     "mujoco_gl": "the MuJoCo rendering backend in use (egl, osmesa, glfw)",
+    "egl_device_id": "the EGL device MUJOCO_EGL_DEVICE_ID names, as the log sets it ('1')",
     "pyopengl_platform": "the PyOpenGL platform in use (GLXPlatform -> glx)",
     "model_type": "a checkpoint's model type a library refused (transformers' KeyError: 'qwen2')",
     "soname": "a shared library the loader could not find or open, as the line names it "
@@ -639,7 +642,11 @@ class _Builder:
     def env(self) -> Section[EnvInfo] | None:
         stated = [
             (var, fact)
-            for var, key in (("MUJOCO_GL", "mujoco_gl"), ("PYOPENGL_PLATFORM", "pyopengl_platform"))
+            for var, key in (
+                ("MUJOCO_GL", "mujoco_gl"),
+                ("PYOPENGL_PLATFORM", "pyopengl_platform"),
+                ("MUJOCO_EGL_DEVICE_ID", "egl_device_id"),
+            )
             if (fact := self.first(key)) is not None
         ]
         if not stated:

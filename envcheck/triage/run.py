@@ -372,6 +372,10 @@ def judge(
     stated: dict[str, str] = {}
     for fact in facts:  # the earliest line's value of each fact
         stated.setdefault(fact.name, fact.value)
+    # NCCL's lines from several hosts: the ranks ran on several nodes
+    hosts = dict.fromkeys(f.value for f in facts if f.name == "nccl_host")
+    if len(hosts) > 1:
+        stated["nccl_hosts"] = ",".join(hosts)
     confirmed: dict[str, int | LogLine] = {}
     for t in reversed(tallies):  # the earliest line wins
         seen = witness(t)
@@ -384,8 +388,12 @@ def judge(
             }
         )
     # causes a line's stated facts may decide, where no line confirms them outright (the
-    # earliest such line): NCCL's generic error in a log that says the ranks span nodes
-    outright = set(confirmed)
+    # earliest such line): NCCL's generic error in a log that says the ranks span nodes. A line
+    # the program logged as information (NCCL's INFO that it uses docker0) confirms nothing
+    # outright: a failure line that decides the same cause is read instead, with its facts
+    outright = {
+        c for t in tallies if not informational(witness(t).text) for c in t.signature.confirms
+    }
     for t in reversed(tallies):
         seen = witness(t)
         own = {f.name: f.value for f in reversed(facts) if f.line == seen.line}

@@ -84,11 +84,18 @@ def test_no_ip_interface_in_a_container_asks_for_host_networking(
     assert "--network host" in _fix(net101)
 
 
-def test_a_virtual_interface_chosen_by_nccl_is_net104(
+def test_a_virtual_interface_chosen_by_nccl_is_net104_across_nodes(
     tmp_path: Path, cli: Callable[..., CliResult], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     line = "node1:9:9 [0] NCCL INFO Bootstrap : Using docker0:172.17.0.1<0>"
-    net104 = _causes(cli, log_file(tmp_path, line))["NET104"]
+    # NCCL's INFO alone is a fact, harmless on one node: the cause stays open, its fix a condition
+    alone = _causes(cli, log_file(tmp_path, line))["NET104"]
+    assert alone["verdict"] == "unknown"
+    assert "harmless when every rank is on this node" in alone["reason"]
+    assert "across nodes, set NCCL_SOCKET_IFNAME" in alone["fix"]["summary"]
+    # NCCL's own communicator line states two nodes: docker0 is the cause
+    log = line + "\nnode1:9:9 [0] NCCL INFO comm 0x55d5 rank 0 nRanks 16 nNodes 2 localRanks 8\n"
+    net104 = _causes(cli, log_file(tmp_path, log))["NET104"]
     assert net104["verdict"] == "confirmed"
     (finding,) = net104["findings"]
     assert finding["severity"] == "warning"
@@ -99,8 +106,25 @@ def test_a_virtual_interface_chosen_by_nccl_is_net104(
         '[network]\ninterfaces = [{ name = "docker0", ipv4 = "172.17.0.1", up = true }, '
         '{ name = "ens5", ipv4 = "10.0.0.5", up = true }]\n'
     )
-    with_node = _causes(cli, log_file(tmp_path, line), "--spec", str(spec))["NET104"]
+    with_node = _causes(cli, log_file(tmp_path, log), "--spec", str(spec))["NET104"]
     assert "export NCCL_SOCKET_IFNAME=ens5 GLOO_SOCKET_IFNAME=ens5" in _fix(with_node)
+
+
+def test_a_virtual_interface_then_a_failed_connection_is_net104(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """docker0 chosen (INFO) and a rank that then cannot connect to the address it published:
+    the failure line decides NET104 from the INFO line's fact."""
+    log = (
+        "node1:9:9 [0] NCCL INFO Bootstrap : Using docker0:172.17.0.2<0>\n"
+        "node1:9:30 [0] misc/socket.cc:567 NCCL WARN Net : Connect to 172.17.0.2<43215> "
+        "failed : No route to host\n"
+    )
+    result = cli("triage", str(log_file(tmp_path, log)), "--json", "--no-probe")
+    matches = {m["id"]: m for m in result.json()["data"]["matches"]}
+    failed = {c["code"]: c for c in matches["nccl-socket-connect-failed"]["causes"]}
+    assert failed["NET104"]["verdict"] == "confirmed"
+    assert "NCCL_SOCKET_IFNAME" in _fix(failed["NET104"])
 
 
 def test_a_physical_interface_is_not_flagged(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
@@ -346,3 +370,53 @@ def test_kits_no_device_line_leaves_the_renderers_gpu_open(
     sim161 = _causes(cli, log, "--spec", str(spec))["SIM161"]
     assert sim161["verdict"] == "confirmed"
     assert "--device cuda:N" in _fix(sim161)
+
+
+def test_an_egl_device_index_the_process_cannot_see_is_sim120(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """dm_control#415: MUJOCO_EGL_DEVICE_ID=1 in a container, then 'Cannot initialize a headless
+    EGL display'; index 0 worked."""
+    log = log_file(
+        tmp_path,
+        'os.environ["MUJOCO_GL"]="egl"',
+        'os.environ["MUJOCO_EGL_DEVICE_ID"] = "1"',
+        "ImportError: Cannot initialize a headless EGL display.",
+    )
+    sim120 = _causes(cli, log)["SIM120"]
+    assert sim120["verdict"] == "confirmed"
+    text = _fix(sim120)
+    assert "MUJOCO_EGL_DEVICE_ID=1" in sim120["findings"][0]["message"]
+    assert "export MUJOCO_EGL_DEVICE_ID=0" in text
+    # index 0 failing is not the index: the software fallback stays the fix
+    zero = log_file(
+        tmp_path,
+        'os.environ["MUJOCO_EGL_DEVICE_ID"] = "0"',
+        "ImportError: Cannot initialize a headless EGL display.",
+        name="zero.log",
+    )
+    assert "MUJOCO_GL=osmesa" in _fix(_causes(cli, zero)["SIM120"])
+
+
+def test_an_x_server_nobody_runs_is_sim150(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    log = log_file(tmp_path, "xdpyinfo: cannot connect to X server :99")
+    assert _causes(cli, log)["SIM150"]["verdict"] == "confirmed"
+
+
+def test_nccl_lines_from_two_hosts_say_the_ranks_span_nodes(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """NCCL prefixes every line with its host (src/debug.cc): the communicator lines of two
+    hosts (NCCL < 2.12 prints no nNodes) put an unhandled system error between nodes."""
+    error = (
+        "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1331, "
+        "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1"
+    )
+    one = "gpu-1011:4289:4343 [0] NCCL INFO comm 0x7fc8e824c640 rank 0 nranks 4"
+    two = "gpu-1012:4152:4206 [0] NCCL INFO comm 0x7f0dc0269bf0 rank 2 nranks 4"
+    net104 = _causes(cli, log_file(tmp_path, one, two, error))["NET104"]
+    assert net104["verdict"] == "confirmed"
+    assert "2 hosts (gpu-1011, gpu-1012)" in net104["findings"][0]["message"]
+    # one host: nothing says where the other ranks ran
+    alone = _causes(cli, log_file(tmp_path, one, error, name="one.log"))["NET104"]
+    assert alone["verdict"] == "unknown"

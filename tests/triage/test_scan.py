@@ -2972,3 +2972,35 @@ EXAMPLES += [
         "cuda-error-802-by-number",
     ),
 ]
+EXAMPLES += [
+    # graphics: Xlib, EGL and Vulkan applications' own words (graphics_layers.toml)
+    ("ERROR: cannot connect to X server :0", "x-server-unreachable"),
+    ("RuntimeError: eglGetDisplay failed", "egl-no-display"),
+    ("eglGetDisplay() returned EGL_NO_DISPLAY", "egl-no-display"),
+    ("RuntimeError: failed to find GPUs with Vulkan support!", "vulkan-no-physical-device"),
+    (
+        "thread 'main' panicked at src/main.rs:12: Failed to find a Vulkan device",
+        "vulkan-no-physical-device",
+    ),
+    # the EGL device and backend a script sets: facts, noise by themselves
+    ('os.environ["MUJOCO_EGL_DEVICE_ID"] = "1"', "mujoco-egl-env-stated"),
+    ("CUDA_VISIBLE_DEVICES=0 MUJOCO_GL=egl python train.py", "mujoco-egl-env-stated"),
+]
+EXAMPLES += [
+    # NCCL graph/rings.cc: the ranks' rings do not agree (nccl_transports.toml)
+    (
+        "node [0] graph/rings.cc:51 NCCL WARN Error : ring 1 does not loop back to start (3 != 1)",
+        "nccl-ranks-disagree",
+    ),
+    (
+        "node [0] graph/rings.cc:62 NCCL WARN Error : ring 0 does not contain rank 1",
+        "nccl-ranks-disagree",
+    ),
+]
+EXAMPLES += [
+    # NCCL < 2.12's communicator line (no nNodes): its host prefix is the fact
+    (
+        "paigcr-b-gpu-1011:4289:4343 [0] NCCL INFO comm 0x7fc8e824c640 rank 0 nranks 4",
+        "nccl-comm-node-count",
+    ),
+]

@@ -61,6 +61,9 @@ def ranks_span_nodes(stated: Mapping[str, str]) -> str | None:
     nodes = stated.get("nnodes")
     if nodes and nodes.isdigit() and int(nodes) > 1:
         return f"the launcher (or NCCL's communicator) states {nodes} nodes"
+    hosts = stated.get("nccl_hosts", "").split(",")
+    if len(hosts) > 1:
+        return f"NCCL's lines come from {len(hosts)} hosts ({', '.join(hosts[:3])})"
     rank = stated.get("node_rank")
     if rank and rank.isdigit() and int(rank) > 0:
         return f"the launcher was given node rank {rank} (a job of several nodes)"
@@ -93,9 +96,17 @@ def nccl_chose_virtual_interface_or_spans_nodes(facts: Facts, line: LogLine) -> 
     if line.signature == _NO_SUBNET:
         return _no_interface_in_peer_subnet(facts, line)
     if line.signature not in GENERIC_NCCL_LINES:
+        if line.informational and not line.stated.get("nccl_listed_iface"):
+            _info_line_alone(line)
         return nccl_chose_virtual_interface(facts, line)
-    why = ranks_span_nodes(line.stated) or _loopback_peer(line.stated)
+    why = (
+        ranks_span_nodes(line.stated)
+        or _loopback_peer(line.stated)
+        or _virtual_then_connect_failed(line)
+    )
     if why is None:
+        if line.stated.get("nccl_listed_iface") and not line.stated.get("nccl_chosen_iface"):
+            return None  # NCCL's own interface list (INFO) holds no virtual interface
         raise NotStated(f"line {line.line} does not say whether the ranks ran on several nodes")
     named = line.stated.get("nccl_socket_ifname")
     if named:
@@ -103,7 +114,13 @@ def nccl_chose_virtual_interface_or_spans_nodes(facts: Facts, line: LogLine) -> 
     best = None
     with contextlib.suppress(Skip):
         best = candidate(facts.network())
-    iface = best.name if best is not None else "<the interface between the nodes, e.g. eth0>"
+    # the node's own interfaces first; else the physical one NCCL listed beside the bridges
+    iface = (
+        best.name
+        if best is not None
+        else line.stated.get("nccl_listed_iface") or "<the interface between the nodes, e.g. eth0>"
+    )
+    chosen = line.stated.get("nccl_chosen_iface")
     gloo = line.signature.startswith("gloo-")
     lib, var = ("Gloo", "GLOO_SOCKET_IFNAME") if gloo else ("NCCL", "NCCL_SOCKET_IFNAME")
     return Hit(
@@ -113,14 +130,69 @@ def nccl_chose_virtual_interface_or_spans_nodes(facts: Facts, line: LogLine) -> 
         evidence={"line": line.line, "spans_nodes": why},
         fix=fix(
             f"Name the interface between the nodes on every node: export "
-            f"NCCL_SOCKET_IFNAME={iface} GLOO_SOCKET_IFNAME={iface} (and, without a working "
-            "InfiniBand/RoCE fabric, NCCL_IB_DISABLE=1)",
+            f"NCCL_SOCKET_IFNAME={iface} GLOO_SOCKET_IFNAME={iface}"
+            + (f", not {chosen}" if chosen and not gloo else "")
+            + " (and, without a working InfiniBand/RoCE fabric, NCCL_IB_DISABLE=1)",
             "manual",
             manual("ip -br addr   # the interface that carries the address the other nodes reach"),
             manual(f"export NCCL_SOCKET_IFNAME={iface} GLOO_SOCKET_IFNAME={iface}"),
             manual("rerun with NCCL_DEBUG=INFO: the 'Bootstrap : Using <iface>' line of each rank"),
         ),
         severity=Severity.WARNING,
+    )
+
+
+# NCCL's lines that say a connection between ranks failed or timed out (a rank could not reach
+# the address another one published), as opposed to errors that name no connection
+_CONNECT_LINES = frozenset(
+    {
+        "nccl-socket-connect-failed",
+        "nccl-socket-poll-connect",
+        "nccl-connect-returned",
+        "nccl-peer-connection-timeout",
+        "nccl-remote-exited",
+        "gloo-connect-full-mesh",
+    }
+)
+
+
+def _info_line_alone(line: LogLine) -> None:
+    """NCCL's INFO 'Bootstrap : Using docker0:...' is a fact, not a failure: harmless when every
+    rank is on this node (a single-node container often has no other interface). It decides
+    NET104 only where the log also says the ranks span nodes; a failed connection after it is
+    read on that failure's own line (``_virtual_then_connect_failed``)."""
+    if ranks_span_nodes(line.stated) is None:
+        chosen = line.stated.get("nccl_chosen_iface") or "a virtual interface"
+        raise NotStated(
+            f"line {line.line} is NCCL's INFO that it chose {chosen}, harmless when every rank "
+            "is on this node; nothing in the log says the ranks span nodes or that a connection "
+            "between them failed",
+            fix=(
+                "across nodes, set NCCL_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME) to the interface "
+                f"the nodes reach each other on, not {chosen}"
+            ),
+        )
+
+
+def _virtual_then_connect_failed(line: LogLine) -> str | None:
+    """Why a failed connection between ranks is NCCL's choice of a virtual interface: the log
+    states NCCL chose lo, a docker bridge or a veth (its INFO line) and this line says a rank
+    could not connect to (or timed out waiting for) another: the address published from that
+    interface is not reachable from the other ranks."""
+    chosen = line.stated.get("nccl_chosen_iface")
+    if not chosen:
+        return None
+    listed = line.stated.get("nccl_listed_iface")
+    if listed:  # the socket transport's list: it spreads connections over every interface
+        return (
+            f"NCCL's socket transport listed {chosen} beside {listed} (its INFO line) and then "
+            "failed: it connects over every interface it lists, bridges included"
+        )
+    if line.signature not in _CONNECT_LINES:
+        return None
+    return (
+        f"NCCL chose {chosen} (a loopback or virtual interface, as its INFO line says) and a "
+        "connection between ranks then failed"
     )
 
 

@@ -306,6 +306,9 @@ def mujoco_egl_no_device(facts: Facts) -> Iterable[Hit]:
         if logged
         else ("MUJOCO_GL=egl on a node with no NVIDIA GPU")
     )
+    device = _env(facts).get("MUJOCO_EGL_DEVICE_ID", "")
+    if logged and device.isdigit() and int(device) > 0:
+        return [_egl_device_not_visible(what, device)]
     return [
         Hit(
             f"{what}: MuJoCo's EGL backend needs a GPU EGL device; without one render in software",
@@ -319,6 +322,26 @@ def mujoco_egl_no_device(facts: Facts) -> Iterable[Hit]:
             ),
         )
     ]
+
+
+def _egl_device_not_visible(what: str, device: str) -> Hit:
+    """MUJOCO_EGL_DEVICE_ID indexes the EGL devices this process sees (dm_control's
+    egl_renderer.py), not the host's GPUs: a container given fewer GPUs, or CUDA_VISIBLE_DEVICES,
+    leaves index N without a device (dm_control#415: 1 failed, 0 worked)."""
+    return Hit(
+        f"{what}, and the job sets MUJOCO_EGL_DEVICE_ID={device}: an index into the EGL devices "
+        "this process can see, which a container given fewer GPUs (or CUDA_VISIBLE_DEVICES) "
+        "does not have",
+        evidence={"egl_device_id": device},
+        fix=fix(
+            "Render on an EGL device this process sees: MUJOCO_EGL_DEVICE_ID=0 (the first "
+            f"visible GPU), or give the container GPU {device} (docker run --gpus all, or "
+            f"--gpus '\"device={device}\"')",
+            "manual",
+            manual("export MUJOCO_EGL_DEVICE_ID=0"),
+            manual("nvidia-smi -L   # the GPUs this container sees: indices 0..N-1"),
+        ),
+    )
 
 
 @rule("SIM121", "mujoco-no-gl-context", Severity.WARNING)
