@@ -73,8 +73,12 @@ class GrepScanner(Scanner):
         fd, self._patterns = tempfile.mkstemp(prefix="envcheck-signatures-", suffix=".txt")
         # and the lines in another form (HTML-escaped, typographic quotes, JSON: forms.py)
         kept = [line for line in lines if line is not None] + [MARKER]
-        with os.fdopen(fd, "wb") as out:
-            out.write(b"\n".join(kept) + b"\n")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(b"\n".join(kept) + b"\n")
+        except BaseException:  # a full disk, or a signal while writing: no file left behind
+            self.close()
+            raise
 
     def close(self) -> None:
         with contextlib.suppress(OSError):

@@ -210,7 +210,12 @@ def _scanner(matrix: Matrix, engine: Engine) -> Scanner:
         grep = gnu_grep()
         if grep is not None:
             scanner = GrepScanner(matrix.signatures, grep)
-            if scanner.usable():
+            try:
+                usable = scanner.usable()
+            except BaseException:  # a signal (Terminated) while grep reads the patterns
+                scanner.close()
+                raise
+            if usable:
                 return scanner
             scanner.close()
             if engine == "grep":

@@ -266,3 +266,29 @@ def test_the_cli_s_stop_lets_no_child_start_afterwards() -> None:
         with run._live_lock:
             run._refusing.clear()
         run.terminate_children()
+
+
+def test_a_signal_while_grep_checks_the_patterns_leaves_no_patterns_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGTERM can land while `grep -E -f <patterns>` checks that it reads every pattern (a
+    third of a second of grep's CPU on a loaded node): the patterns file goes with it."""
+    import tempfile
+
+    from envcheck.matrix_validate import load
+    from envcheck.probes.run import Terminated
+    from envcheck.triage import run
+    from envcheck.triage.grep_engine import GrepScanner, gnu_grep
+
+    if gnu_grep() is None:
+        pytest.skip("no GNU grep")
+
+    def interrupted(self: GrepScanner) -> bool:
+        assert list(tmp_path.iterdir())  # the file grep would read
+        raise Terminated(signal.SIGTERM)
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(GrepScanner, "usable", interrupted)
+    with pytest.raises(Terminated):
+        run._scanner(load(), "grep")
+    assert list(tmp_path.iterdir()) == []
