@@ -3004,3 +3004,11 @@ EXAMPLES += [
         "nccl-comm-node-count",
     ),
 ]
+EXAMPLES += [
+    # torch's NCCL error line with a reason no signature knows (here mistyped in the paste)
+    (
+        "fail to new train...e= NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:272, "
+        "unhanled system error",
+        "torch-nccl-error-any-reason",
+    ),
+]

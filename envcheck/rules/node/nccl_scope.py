@@ -47,6 +47,7 @@ GENERIC_NCCL_LINES = frozenset(
         "nccl-connect-returned",
         "gloo-connect-full-mesh",
         "nccl-peer-connection-timeout",
+        "torch-nccl-error-any-reason",
     }
 )
 # NCCL's 'Net : No interface found in the same subnet as remote address A' (socket.cc)
@@ -137,6 +138,10 @@ def nccl_chose_virtual_interface_or_spans_nodes(facts: Facts, line: LogLine) -> 
             manual("ip -br addr   # the interface that carries the address the other nodes reach"),
             manual(f"export NCCL_SOCKET_IFNAME={iface} GLOO_SOCKET_IFNAME={iface}"),
             manual("rerun with NCCL_DEBUG=INFO: the 'Bootstrap : Using <iface>' line of each rank"),
+            manual(
+                "containers on several nodes: docker run --network=host (hostNetwork: true on "
+                "Kubernetes), so that the ranks publish an address the other nodes reach"
+            ),
         ),
         severity=Severity.WARNING,
     )

@@ -474,10 +474,13 @@ def ambiguous_interfaces(facts: Facts) -> Iterable[Hit]:
 
     ## Fix
     Set `GLOO_SOCKET_IFNAME` and `NCCL_SOCKET_IFNAME` to the interface the nodes reach each other
-    on, on every node.
+    on, on every node. Containers on several nodes: run them with host networking (`docker run
+    --network=host`, `hostNetwork: true` on Kubernetes); a bridge's address is not reachable
+    from another node.
 
     ## References
     - https://github.com/vllm-project/vllm/issues/7074
+    - https://github.com/pytorch/pytorch/issues/23363
     - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-socket-ifname
     """
     env = facts.env()
