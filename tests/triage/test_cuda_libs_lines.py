@@ -192,7 +192,9 @@ def test_pip_conflict_on_a_cuda_wheel_confirms_cud101(tmp_path: Path) -> None:
     ("banner", "code", "verdict"),
     [
         ("NCCL version 2.28.9+cuda13.0", "CUD122", "confirmed"),
-        ("NCCL version 2.27.5+cuda12.9", "CUD123", "confirmed"),
+        ("NCCL version 2.28.9+cuda12.9", "CUD123", "confirmed"),
+        # before 2.28.9 NCCL's proxy used a strong CAS: no ARM hang, the banner does not confirm it
+        ("NCCL version 2.27.5+cuda12.9", "CUD123", "unknown"),
         # fixed NCCL loaded; the spec lists no packages, so the wheel clauses stay open
         ("NCCL version 2.30.7+cuda13.0", "CUD122", "unknown"),
     ],
@@ -201,7 +203,7 @@ def test_nccl_banner_states_the_loaded_nccl(
     tmp_path: Path, banner: str, code: str, verdict: str
 ) -> None:
     """NCCL_DEBUG=INFO's banner names the NCCL the job loaded (wheel or system): on an aarch64
-    host a release before 2.29.3 is the ARM hang, whatever the package list says."""
+    host a release 2.28.9-2.29.2 is the ARM hang, whatever the package list says."""
     log = (
         f"gh200-node:3301:3301 [0] NCCL INFO {banner}\n"
         "[rank0]:[E1112 10:01:02.000000000 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught "
