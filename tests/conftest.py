@@ -163,15 +163,25 @@ _START_ENV = dict(os.environ)
 _START_CWD = os.getcwd()
 
 
+# variables that the suite's own tools set for good in a worker (pytest for the test running,
+# `ray.init` for Ray's clients): triage without probing reads none of them
+_TOOLS_ENV = ("PYTEST_CURRENT_TEST", "PYTHONBREAKPOINT", "RAY_")
+
+
 def _in_process(args: tuple[str, ...]) -> bool:
+    """Whether a command can run in this process and behave as in its own: triage of a log
+    file without probing (no NVML, no node files), in the environment and directory the
+    session started with, so that nothing a run keeps (the compiled matrix, tables read once)
+    came from other settings."""
     if args[:1] != ("triage",) or "--no-probe" not in args or "-" in args:
         return False
     try:
         cwd = os.getcwd()
     except OSError:
         return False
-    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}  # pytest's own
-    return cwd == _START_CWD and env == _START_ENV and "pynvml" not in sys.modules
+    changed = {k for k, v in os.environ.items() if _START_ENV.get(k) != v}
+    changed |= _START_ENV.keys() - os.environ.keys()
+    return cwd == _START_CWD and all(k.startswith(_TOOLS_ENV) for k in changed)
 
 
 def _run_main(args: tuple[str, ...]) -> CliResult:
