@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from packaging.version import Version
+
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.schema import KeywordChange
@@ -70,6 +72,23 @@ def keyword_changed_by_release(facts: Facts) -> Iterable[Hit]:
     raise Skip("only a log line states the call that failed", "log.python")
 
 
+def _have(entry: KeywordChange, installed: Version | None) -> str:
+    """The installed release as the message names it: with its version where the node states it."""
+    return (
+        f"{entry.package} {installed}"
+        if installed is not None
+        else f"the installed {entry.package}"
+    )
+
+
+def _workaround(text: str | None, actions: list[Action]) -> str:
+    """The table's workaround as the fix's words (', or ...'), added to ``actions`` too."""
+    if not text:
+        return ""
+    actions.append(manual(text))
+    return f", or {text}"
+
+
 def _removed(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> Hit | None:
     assert entry.removed_in is not None
     installed = facts.known_version(entry.package)
@@ -86,14 +105,8 @@ def _removed(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> 
                 f"rename the call's {entry.keyword} argument to {entry.replacement} (the caller's code)"
             )
         )
-    if entry.workaround:
-        rename += f", or {entry.workaround}"
-        actions.append(manual(entry.workaround))
-    have = (
-        f"{entry.package} {installed}"
-        if installed is not None
-        else f"the installed {entry.package}"
-    )
+    rename += _workaround(entry.workaround, actions)
+    have = _have(entry, installed)
     return Hit(
         f"{callee}() no longer takes the {entry.keyword} argument (line {line.line}): {entry.package} "
         f"{short(entry.removed_in)} removed it and {have} is not older; the caller was written "
@@ -122,15 +135,8 @@ def _added(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> Hi
         return None  # the installed release takes the keyword: not this cause
     need = f"{entry.package}>={short(entry.added_in)}"
     actions: list[Action] = [pip_install(need, flags=("--upgrade",))]
-    other = ""
-    if entry.workaround:
-        other = f", or {entry.workaround}"
-        actions.append(manual(entry.workaround))
-    have = (
-        f"{entry.package} {installed}"
-        if installed is not None
-        else f"the installed {entry.package}"
-    )
+    other = _workaround(entry.workaround, actions)
+    have = _have(entry, installed)
     return Hit(
         f"{callee}() does not take the {entry.keyword} argument yet (line {line.line}): {entry.package} "
         f"{short(entry.added_in)} added it and {have} is older; the caller (or a saved config) "
@@ -156,17 +162,11 @@ def _any_newer(facts: Facts, line: LogLine, entry: KeywordChange, callee: str, k
     """An argument the table does not name, of a callable whose library says every unknown
     argument means a config saved by a newer release (peft's LoraConfig)."""
     installed = facts.known_version(entry.package)
-    have = (
-        f"{entry.package} {installed}"
-        if installed is not None
-        else f"the installed {entry.package}"
-    )
+    have = _have(entry, installed)
     actions: list[Action] = [pip_install(entry.package, flags=("--upgrade",))]
-    other = ""
-    if entry.workaround:
-        workaround = entry.workaround.replace("{keyword}", keyword)
-        other = f", or {workaround}"
-        actions.append(manual(workaround))
+    other = _workaround(
+        entry.workaround.replace("{keyword}", keyword) if entry.workaround else None, actions
+    )
     return Hit(
         f"{callee}() of {have} does not take the {keyword} argument (line {line.line}): the "
         f"config was saved by a newer {entry.package}",
@@ -194,15 +194,8 @@ def _passed(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> H
     below = f"{entry.package}<{short(entry.passed_from)}"
     pin = f"{entry.package}=={entry.last}" if entry.last else below
     actions: list[Action] = [pip_install(pin)]
-    other = ""
-    if entry.workaround:
-        other = f", or {entry.workaround}"
-        actions.append(manual(entry.workaround))
-    have = (
-        f"{entry.package} {installed}"
-        if installed is not None
-        else f"the installed {entry.package}"
-    )
+    other = _workaround(entry.workaround, actions)
+    have = _have(entry, installed)
     return Hit(
         f"{have} passes the {entry.keyword} argument to {callee}() (line {line.line}), as "
         f"{entry.package} does from {short(entry.passed_from)} on; that override was written "
