@@ -89,6 +89,26 @@ def _workaround(text: str | None, actions: list[Action]) -> str:
     return f", or {text}"
 
 
+def _evidence(
+    line: LogLine,
+    callee: str,
+    keyword: str,
+    entry: KeywordChange,
+    installed: Version | None,
+    **release: str,
+) -> dict[str, object]:
+    """The finding's evidence: the call, its argument, the package, the release that changed
+    it (``removed_in``, ``added_in``, ``passed_from``) and the installed one."""
+    return {
+        "line": line.line,
+        "callee": callee,
+        "argument": keyword,
+        "package": entry.package,
+        **release,
+        "installed": str(installed) if installed is not None else None,
+    }
+
+
 def _removed(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> Hit | None:
     assert entry.removed_in is not None
     installed = facts.known_version(entry.package)
@@ -111,14 +131,9 @@ def _removed(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> 
         f"{callee}() no longer takes the {entry.keyword} argument (line {line.line}): {entry.package} "
         f"{short(entry.removed_in)} removed it and {have} is not older; the caller was written "
         "for the releases before",
-        evidence={
-            "line": line.line,
-            "callee": callee,
-            "argument": entry.keyword,
-            "package": entry.package,
-            "removed_in": str(entry.removed_in),
-            "installed": str(installed) if installed is not None else None,
-        },
+        evidence=_evidence(
+            line, callee, entry.keyword, entry, installed, removed_in=str(entry.removed_in)
+        ),
         fix=fix(
             f'Pin the last {entry.package} release with the {entry.keyword} argument: pip install "{pin}" '
             f"({below}){rename}, or upgrade the package whose call passes it",
@@ -141,14 +156,9 @@ def _added(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> Hi
         f"{callee}() does not take the {entry.keyword} argument yet (line {line.line}): {entry.package} "
         f"{short(entry.added_in)} added it and {have} is older; the caller (or a saved config) "
         "comes from a newer release",
-        evidence={
-            "line": line.line,
-            "callee": callee,
-            "argument": entry.keyword,
-            "package": entry.package,
-            "added_in": str(entry.added_in),
-            "installed": str(installed) if installed is not None else None,
-        },
+        evidence=_evidence(
+            line, callee, entry.keyword, entry, installed, added_in=str(entry.added_in)
+        ),
         fix=fix(
             f'Upgrade {entry.package} to a release with the {entry.keyword} argument: pip install --upgrade "{need}"'
             f"{other}",
@@ -170,13 +180,7 @@ def _any_newer(facts: Facts, line: LogLine, entry: KeywordChange, callee: str, k
     return Hit(
         f"{callee}() of {have} does not take the {keyword} argument (line {line.line}): the "
         f"config was saved by a newer {entry.package}",
-        evidence={
-            "line": line.line,
-            "callee": callee,
-            "argument": keyword,
-            "package": entry.package,
-            "installed": str(installed) if installed is not None else None,
-        },
+        evidence=_evidence(line, callee, keyword, entry, installed),
         fix=fix(
             f"Upgrade {entry.package} to the release that saved it: pip install --upgrade "
             f"{entry.package}{other}",
@@ -200,14 +204,9 @@ def _passed(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> H
         f"{have} passes the {entry.keyword} argument to {callee}() (line {line.line}), as "
         f"{entry.package} does from {short(entry.passed_from)} on; that override was written "
         "for the releases before",
-        evidence={
-            "line": line.line,
-            "callee": callee,
-            "argument": entry.keyword,
-            "package": entry.package,
-            "passed_from": str(entry.passed_from),
-            "installed": str(installed) if installed is not None else None,
-        },
+        evidence=_evidence(
+            line, callee, entry.keyword, entry, installed, passed_from=str(entry.passed_from)
+        ),
         fix=fix(
             f'Pin the last {entry.package} release before it: pip install "{pin}" ({below})'
             f"{other}, or upgrade the package that defines {callee}() to a release made for "
