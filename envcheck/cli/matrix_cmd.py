@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from packaging.version import InvalidVersion, Version
 
 from envcheck.cli import common
 from envcheck.errors import UsageError
 from envcheck.model.codec import to_dict
+
+if TYPE_CHECKING:
+    from envcheck.matrix_validate import Problem
 
 SUBJECTS = ("torch", "vllm", "ray", "flash-attn", "isaacsim", "omnigibson", "gpu", "cuda", "driver")
 
@@ -85,7 +89,7 @@ def run_validate(args: argparse.Namespace) -> int:
         errors = [{"message": exc.one_line()}]
         common.emit(common.json_text(envelope("matrix validate", "error", 2, failed, errors)))
         return 2
-    problems = validate(matrix)
+    problems = validate(matrix) + _clashes(args.dirs)
     disagreements = crosscheck(matrix)
     counts = {
         "files": len(matrix.files),
@@ -119,6 +123,16 @@ def run_validate(args: argparse.Namespace) -> int:
         summary = ", ".join(f"{v} {k}" for k, v in counts.items())
         common.emit(f"matrix ok: {summary}\n")
     return code
+
+
+def _clashes(cli_dirs: list[str]) -> list[Problem]:
+    """Two entries with one identity in the same directory (built-in, or one overlay)."""
+    from envcheck.matrix.clashes import clashes
+    from envcheck.matrix.load import builtin_dir, overlay_dirs
+    from envcheck.matrix_validate import Problem
+
+    dirs = [builtin_dir(), *overlay_dirs(cli_dirs)]
+    return [Problem(where, key, message) for where, key, message in clashes(dirs, os.environ)]
 
 
 def _version(text: str) -> Version:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from envcheck.errors import MatrixError
-from envcheck.matrix.load import _IDENTITY, parse_file, tree_files
+from envcheck.matrix.load import IDENTITY, parse_file, tree_files
 from envcheck.matrix.schema import MatrixFile
 from envcheck.model.codec import to_dict
 
@@ -55,7 +55,7 @@ def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def diff_entries(table: str, old: Iterable[object], new: Iterable[object]) -> list[Change]:
-    identity = _IDENTITY[table]
+    identity = IDENTITY[table]
     before = {identity(e): e for e in old}
     after = {identity(e): e for e in new}
     changes = []

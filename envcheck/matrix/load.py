@@ -134,7 +134,7 @@ def _raise(error: MatrixError) -> MatrixFile:
 _canonical = functools.lru_cache(maxsize=None)(canonicalize_name)
 
 # identity of an entry: overlays replace entries with the same identity
-_IDENTITY: dict[str, Callable[[Any], object]] = {
+IDENTITY: dict[str, Callable[[Any], object]] = {
     "toolkit": lambda e: e.cuda,
     "driver_branch": lambda e: e.branch,
     "sm": lambda e: e.arch,
@@ -180,7 +180,7 @@ _IDENTITY: dict[str, Callable[[Any], object]] = {
 
 
 def merge(parsed: Iterable[tuple[str, MatrixFile]]) -> Matrix:
-    tables: dict[str, dict[object, Any]] = {name: {} for name in _IDENTITY}
+    tables: dict[str, dict[object, Any]] = {name: {} for name in IDENTITY}
     origins: dict[int, tuple[str, str, int]] = {}
     names = []
     for name, mfile in parsed:
@@ -188,7 +188,7 @@ def merge(parsed: Iterable[tuple[str, MatrixFile]]) -> Matrix:
         for f in fields(MatrixFile):
             if f.name == "meta":
                 continue
-            key = _IDENTITY[f.name]
+            key = IDENTITY[f.name]
             for index, entry in enumerate(getattr(mfile, f.name)):
                 tables[f.name][key(entry)] = entry
                 origins[id(entry)] = (name, f.name, index)

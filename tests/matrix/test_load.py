@@ -266,3 +266,43 @@ def test_gpu_lookup_agrees_with_matching_every_token_pattern() -> None:
     ]
     for name in names:
         assert matrix.gpu_model(name) is by_every_pattern(name), name
+
+
+SONAME = '[[soname]]\nname = "libfoo.so.1"\nkind = "system"\nsource = "s"\n'
+SIGNATURE = (
+    '[[signature]]\nid = "site-foo"\npattern = "foo failed"\nmeaning = "m"\n'
+    'causes = ["SYS150"]\nsource = "s"\n'
+)
+
+
+def test_validate_names_two_entries_with_one_identity_in_a_file(tmp_path, cli):
+    """The merge keeps one entry per identity: a second one in the same directory would
+    silently replace the first, so `matrix validate` names both places and changes nothing."""
+    path = tmp_path / "site.toml"
+    path.write_text(SONAME + "\n" + SONAME)
+    before = path.read_bytes()
+    result = cli("matrix", "validate", str(tmp_path))
+    assert result.returncode == 2, result.stderr
+    (line,) = [x for x in result.stderr.splitlines() if "soname[1]" in x]
+    assert line.startswith(f"envcheck: error: {path}:6: key 'soname[1]'")
+    assert f"the same soname as soname[0] at {path}:1" in line
+    assert path.read_bytes() == before
+    data = cli("matrix", "validate", "--json", str(tmp_path)).json()
+    assert data["status"] == "error" and data["data"]["problems"][0]["key"] == "soname[1]"
+
+
+def test_validate_names_one_identity_in_two_files_of_a_directory(tmp_path, cli):
+    (tmp_path / "a.toml").write_text(SIGNATURE)
+    (tmp_path / "b.toml").write_text(SIGNATURE.replace("foo failed", "foo broke"))
+    result = cli("matrix", "validate", str(tmp_path))
+    assert result.returncode == 2
+    assert f"{tmp_path / 'b.toml'}:1: key 'signature[0]'" in result.stderr
+    assert f"signature[0] at {tmp_path / 'a.toml'}:1" in result.stderr
+
+
+def test_an_overlay_replacing_a_builtin_entry_is_no_clash(tmp_path, cli):
+    """An overlay's entry with a built-in identity replaces it on purpose."""
+    same = SONAME.replace('"libfoo.so.1"', '"libcudart.so.12"\ncuda_major = 12')
+    (tmp_path / "site.toml").write_text(same)
+    result = cli("matrix", "validate", str(tmp_path))
+    assert result.returncode == 0 and "the same soname" not in result.stderr, result.stderr
