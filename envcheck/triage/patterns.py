@@ -15,6 +15,8 @@ _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _META = set(".^$*+?{}[]|()")
 _ESCAPED_LITERAL = set(".^$*+?{}[]|()\\/-:'\"`#% _=<>!,;@&~")
 MIN_LITERAL = 3
+# a counted repetition, {m}, {m,}, {,n} or {m,n}: its digits are no text of the line
+_QUANTIFIER = re.compile(r"\{[0-9]*(?:,[0-9]*)?\}")
 
 
 def re2_module() -> ModuleType | None:
@@ -268,6 +270,14 @@ def _literal(branch: str) -> str | None:
             runs.append("".join(current))
             current = []
             i = (close if close != -1 else len(branch)) + 1
+            continue
+        quantifier = _QUANTIFIER.match(branch, i) if ch == "{" else None
+        if quantifier is not None:
+            if current:
+                current.pop()  # {0,n} may leave the character out; {m,n} is read the same
+            runs.append("".join(current))
+            current = []
+            i = quantifier.end()
             continue
         if ch in _META or depth > 0:
             if ch == "(":

@@ -1168,6 +1168,11 @@ def test_required_literals() -> None:
     assert required_literals("Unable to resolve hostname to a \\(local\\) address") == (
         "Unable to resolve hostname to a (local) address",
     )
+    # a counted repetition's digits are not text of the line ("0,4000" was taken as one)
+    assert required_literals("ab{0,4000}") is None
+    assert required_literals("rank {1,3}[0-9]{2,10000}: Call to ibv_create_cq") == (
+        ": Call to ibv_create_cq",
+    )
 
 
 @pytest.mark.parametrize("name", ["job.log.gz", "job.log.1"])  # gzip known by content
