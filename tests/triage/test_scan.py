@@ -3012,3 +3012,8 @@ EXAMPLES += [
         "torch-nccl-error-any-reason",
     ),
 ]
+EXAMPLES += [
+    # the torch an environment list states: pip's name-version form, pip freeze's row
+    ("torch-2.1.1", "torch-version-installed"),
+    ("torch==2.2.0", "torch-version-installed"),
+]
