@@ -3017,3 +3017,15 @@ EXAMPLES += [
     ("torch-2.1.1", "torch-version-installed"),
     ("torch==2.2.0", "torch-version-installed"),
 ]
+EXAMPLES += [
+    # glibc's own symbols without a version label (linker_symbols.toml, glibc_symbols.toml)
+    (
+        "ImportError: /opt/venv/lib/python3.10/site-packages/fastcodec/_native.cpython-310-"
+        "x86_64-linux-gnu.so: undefined symbol: fcntl64",
+        "undefined-symbol-glibc",
+    ),
+    (
+        "OSError: /usr/lib/libfoo.so.1: undefined symbol: __libc_single_threaded",
+        "undefined-symbol-glibc",
+    ),
+]
