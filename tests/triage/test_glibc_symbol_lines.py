@@ -68,3 +68,21 @@ def test_a_glibc_that_has_the_symbol_rules_it_out(
     newer = tmp_path / "new.toml"
     newer.write_text('[system]\nglibc = "2.35"\n')
     assert causes(cli, log, "--spec", str(newer))["SYS132"]["verdict"] != "confirmed"
+
+
+def test_a_system_library_names_the_rpm_on_the_rhel_family_and_both_when_unknown(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """SYS133's package follows the distribution: mesa-libGL where the log names Rocky Linux,
+    libgl1 and mesa-libGL both where it names none (matrices/cuda/sonames.toml)."""
+    missing = "ImportError: libGL.so.1: cannot open shared object file: No such file or directory"
+    rocky = log_file(tmp_path, "- OS: Rocky Linux 9.3 (Blue Onyx)", missing, name="rocky.log")
+    text = fix_text(causes(cli, rocky)["SYS133"])
+    assert "sudo dnf install -y mesa-libGL" in text
+    assert "apt-get" not in text
+    plain = log_file(tmp_path, missing, name="plain.log")
+    text = fix_text(causes(cli, plain)["SYS133"])
+    assert "sudo apt-get install -y libgl1" in text
+    assert "dnf install mesa-libGL" in text
+    ubuntu = log_file(tmp_path, "OS: Ubuntu 22.04.3 LTS (x86_64)", missing, name="ubuntu.log")
+    assert "mesa-libGL" not in fix_text(causes(cli, ubuntu)["SYS133"])

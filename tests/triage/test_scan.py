@@ -3029,3 +3029,8 @@ EXAMPLES += [
         "undefined-symbol-glibc",
     ),
 ]
+EXAMPLES += [
+    # the distribution an environment list or os-release names (device_torch_stated.toml)
+    ("- OS: Rocky Linux 9.3 (Blue Onyx)", "os-distribution-stated"),
+    ('PRETTY_NAME="CentOS Linux 7 (Core)"', "os-distribution-stated"),
+]

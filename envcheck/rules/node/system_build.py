@@ -16,6 +16,7 @@ from packaging.version import InvalidVersion, Version
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
+from envcheck.matrix.model import package_names
 from envcheck.model.finding import Severity
 from envcheck.patterns import lazy
 from envcheck.rules import nvcc_host
@@ -439,6 +440,26 @@ def _glibc_needer(facts: Facts, path: str | None) -> str | None:
 _SITE_TOP = lazy(r"[/\\](?:site|dist)-packages[/\\](?P<top>[A-Za-z0-9_.]+?)(?:\.libs)?[/\\]")
 
 
+# /etc/os-release IDs of the distributions whose packages are RPMs (dnf/yum) and of those whose
+# are Debian's (apt)
+RPM_FAMILY = frozenset({"rhel", "rocky", "almalinux", "centos", "fedora", "amzn", "ol"})
+DEB_FAMILY = frozenset({"ubuntu", "debian", "linuxmint", "pop"})
+
+
+def _os_family(facts: Facts) -> str | None:
+    """ "rhel" or "debian" for the node's distribution (its os-release ID, or the one a log's
+    environment list names); None where unknown."""
+    try:
+        os_id = (facts.system().os_id or "").lower()
+    except Skip:
+        return None
+    if os_id in RPM_FAMILY:
+        return "rhel"
+    if os_id in DEB_FAMILY:
+        return "debian"
+    return None
+
+
 @rule("SYS133", "system-library-missing", Severity.ERROR)
 def system_library_missing(facts: Facts) -> Iterable[Hit]:
     """A system library a simulator or renderer loads is missing
@@ -457,7 +478,10 @@ def system_library_missing(facts: Facts) -> Iterable[Hit]:
 
     ## Fix
     Install the package that ships the library (`apt install libglu1-mesa` for libGLU.so.1,
-    `libvulkan1` for libvulkan.so.1, `libosmesa6` for OSMesa).
+    `libvulkan1` for libvulkan.so.1, `libosmesa6` for OSMesa); on the RHEL family (RHEL, Rocky,
+    AlmaLinux, CentOS, Fedora, Amazon Linux: the node's os-release ID, or the distribution a log's
+    environment list names) the RPM the `[[soname]]` table names (`dnf install mesa-libGL`),
+    beside apt's where the distribution is unknown.
 
     ## References
     - https://github.com/isaac-sim/IsaacLab/issues/5777
@@ -476,6 +500,36 @@ def system_library_missing(facts: Facts) -> Iterable[Hit]:
     notes = " ".join(
         dict.fromkeys(e.note for lib, _ in known for e in facts.matrix.soname(lib) if e.note)
     )
+    # the RHEL family's package for the same library (the [[soname]] table's dnf field)
+    rpms = sorted(
+        {
+            name
+            for lib, _ in known
+            for e in facts.matrix.soname(lib)
+            for name in package_names(e.dnf)[:1]
+        }
+    )
+    family = _os_family(facts)
+    if family == "rhel" and rpms:
+        return [
+            Hit(
+                f"{', '.join(lib for lib, _ in known)} cannot be opened: the OS package that "
+                f"ships {'it' if len(known) == 1 else 'them'} is not installed",
+                evidence={"missing": [lib for lib, _ in known], "os_family": family},
+                fix=fix(
+                    f"Install {' '.join(rpms)}: sudo dnf install {' '.join(rpms)} (sudo yum "
+                    f"install {' '.join(rpms)} where dnf is not there)",
+                    "manual",
+                    manual(f"sudo dnf install -y {' '.join(rpms)}"),
+                ),
+            )
+        ]
+    rhel = (
+        f"; on RHEL, Rocky, AlmaLinux, CentOS, Fedora or Amazon Linux: sudo dnf install "
+        f"{' '.join(rpms)} (or yum install {' '.join(rpms)})"
+        if rpms and family is None
+        else ""
+    )
     return [
         Hit(
             f"{', '.join(lib for lib, _ in known)} cannot be opened: the OS package that ships "
@@ -484,6 +538,7 @@ def system_library_missing(facts: Facts) -> Iterable[Hit]:
             fix=fix(
                 f"Install {' '.join(packages)}: {apt_words(' '.join(packages))}"
                 + (f"; older releases: {apt_words(' '.join(older))}" if older else "")
+                + rhel
                 + (f". {notes}" if notes else ""),
                 "manual",
                 manual(f"sudo apt-get install -y {' '.join(packages)}"),
@@ -492,6 +547,7 @@ def system_library_missing(facts: Facts) -> Iterable[Hit]:
                     if older
                     else []
                 ),
+                *([manual(f"sudo dnf install -y {' '.join(rpms)}  (RHEL family)")] if rhel else []),
                 *(
                     [
                         manual(
