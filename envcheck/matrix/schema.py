@@ -367,10 +367,11 @@ class FirstRelease:
     (``kind = "model_type"``: transformers' ``qwen2``), or a C-API / C-ABI version of its headers
     (``kind = "c_api"`` / ``"c_abi"``: NumPy's ``0x10``, in hex as its import check prints it),
     or, for ``package = "python"``, a language feature by the error an older interpreter
-    raises on it (``kind = "syntax"``: ``object is not subscriptable`` for ``list[int]``)."""
+    raises on it (``kind = "syntax"``: ``object is not subscriptable`` for ``list[int]``), or,
+    for ``package = "glibc"``, a libc.so.6 symbol (``kind = "symbol"``: ``fcntl64`` is 2.28)."""
 
     package: str
-    kind: Literal["command", "model_type", "c_api", "c_abi", "syntax"]
+    kind: Literal["command", "model_type", "c_api", "c_abi", "syntax", "symbol"]
     name: str
     version: Version
     source: str

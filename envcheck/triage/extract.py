@@ -121,6 +121,7 @@ FACTS: dict[str, str] = {
     "dri_denied": "a /dev/dri node the process was denied (permission)",
     "missing_lib": "a shared library the loader could not open (libGLU.so.1)",
     "glibc_lacks": "X.Y of a GLIBC_X.Y symbol version the system's glibc lacks",
+    "os_name": "the Linux distribution an environment list names (Rocky Linux, Ubuntu)",
     "glibc_required_by": "the binary that needs that GLIBC_X.Y ('(required by /path/ext.so)')",
     "gxx_version": "the host g++ version a CUDA extension build found",
     "gxx_needed": "the g++ versions that build's CUDA accepts ('>=6.0.0, <12.0')",
@@ -527,7 +528,8 @@ class _Builder:
         )
         nvcc, build = self.first("nvcc_version"), self.first("cuda_build")
         host = self.first("container_host")
-        if total is None and not any((lacks, gxx, needed, nvcc, build, host)):
+        os_name = self.first("os_name")
+        if total is None and not any((lacks, gxx, needed, nvcc, build, host, os_name)):
             return None
         total_bytes = _bytes_gb(total.value) if total else None
         used_bytes = _bytes_gb(used.value) if used else None
@@ -552,6 +554,8 @@ class _Builder:
             memory_available_bytes=available,
             glibc_lacks=newest_lacking,
             glibc_needed_by=needed_by.value if needed_by else None,
+            os_id=_os_id(os_name.value) if os_name else None,
+            os_pretty=os_name.value if os_name else None,
             gxx=gxx.value if gxx else None,
             gxx_needed=needed.value if needed else None,
             nvcc=toolkit,
@@ -562,7 +566,9 @@ class _Builder:
                 else None
             ),
         )
-        return self.section(info, total, used, lacks, gxx, needed, nvcc, build, host, needed_by)
+        return self.section(
+            info, total, used, lacks, gxx, needed, nvcc, build, host, needed_by, os_name
+        )
 
     def torch_cuda(self) -> LogFact | None:
         return self.first("torch_cuda")
@@ -722,3 +728,25 @@ def to_report(facts: tuple[LogFact, ...], log: str) -> NodeReport | None:
         origin=Origin(kind="ingested", detail=f"{log} (facts read from the log)"),
     )
     return report.with_sections(**sections)
+
+
+# a distribution's name as environment lists write it -> its /etc/os-release ID
+_OS_IDS = (
+    ("red hat", "rhel"),
+    ("rhel", "rhel"),
+    ("rocky", "rocky"),
+    ("almalinux", "almalinux"),
+    ("centos", "centos"),
+    ("fedora", "fedora"),
+    ("amazon linux", "amzn"),
+    ("oracle linux", "ol"),
+    ("ubuntu", "ubuntu"),
+    ("debian", "debian"),
+)
+
+
+def _os_id(name: str) -> str | None:
+    """The os-release ID of the distribution ``name`` names ('Rocky Linux 9.3' -> 'rocky');
+    None for one not listed."""
+    low = name.lower()
+    return next((os_id for word, os_id in _OS_IDS if word in low), None)

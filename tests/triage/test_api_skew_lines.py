@@ -256,3 +256,48 @@ def test_pip_refusing_a_managed_system_python_puts_a_venv_first(
     text = fix_text(found)
     assert found["verdict"] == "confirmed"
     assert text.index("python3 -m venv .venv") < text.index("--break-system-packages")
+
+
+def test_override_missing_an_argument_the_installed_release_does_not_pass_yet(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "TypeError: CustomTrainer.compute_loss() missing 1 required positional argument: "
+        "'num_items_in_batch'",
+    )
+    found = causes(cli, log)["PY160"]
+    text = fix_text(found)
+    assert found["verdict"] == "confirmed"
+    assert "pip install --upgrade 'transformers>=4.46'" in text
+    assert "num_items_in_batch=None" in text
+    newer = saved_node(tmp_path, transformers="4.46.0")
+    assert causes(cli, log, "--report", str(newer))["PY160"]["verdict"] != "confirmed"
+
+
+def test_missing_argument_the_table_does_not_know_is_open_with_its_fix(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "TypeError: LlamaAttention.forward() missing 1 required positional argument: "
+        "'position_embeddings'",
+    )
+    found = causes(cli, log)["PY160"]
+    assert found["verdict"] != "confirmed"
+    assert not found["findings"]
+    assert "pass position_embeddings in the call to LlamaAttention.forward()" in str(found["fix"])
+
+
+def test_argument_given_twice_is_open_and_names_keyword_arguments(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "TypeError: SFTTrainer.__init__() got multiple values for argument 'processing_class'",
+    )
+    found = causes(cli, log)["PY160"]
+    assert found["verdict"] != "confirmed"
+    text = str(found["fix"])
+    assert "by keyword" in text
+    assert "trl 0.16 removed tokenizer" in text

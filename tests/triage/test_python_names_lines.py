@@ -231,3 +231,24 @@ def test_a_curated_name_removal_names_the_importer_s_upgrade(
     text = _fix(_causes(cli, log)["PY150"])
     assert "huggingface_hub<0.26" in text
     assert "pip install -U diffusers" in text
+
+
+def test_a_name_missing_in_an_earlier_gap_names_both_ways_out_of_the_gap(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """transformers 4.37.0 dropped SampleOutput from transformers.generation.utils, 4.37.2 brought
+    it back and 5.0 removed it again: with no installed release stated, the gap is named too."""
+    log = log_file(
+        tmp_path,
+        "ImportError: cannot import name 'SampleOutput' from 'transformers.generation.utils' "
+        "(/opt/venv/lib/python3.11/site-packages/transformers/generation/utils.py)",
+    )
+    text = _fix(_causes(cli, log)["PY150"])
+    assert "pip install transformers==4.57.6" in text
+    assert "transformers >= 4.37, < 4.37.2 lack it too" in text
+    assert "pip install transformers==4.36.2" in text
+    # the installed release chooses the direction: 4.37.1 is in the gap
+    node = saved_node(tmp_path, transformers="4.37.1")
+    text = _fix(_causes(cli, log, "--report", str(node))["PY150"])
+    assert "4.36.2" in text
+    assert "lack it too" not in text

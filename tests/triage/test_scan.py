@@ -3017,3 +3017,25 @@ EXAMPLES += [
         "torch-nccl-error-any-reason",
     ),
 ]
+EXAMPLES += [
+    # the torch an environment list states: pip's name-version form, pip freeze's row
+    ("torch-2.1.1", "torch-version-installed"),
+    ("torch==2.2.0", "torch-version-installed"),
+]
+EXAMPLES += [
+    # glibc's own symbols without a version label (linker_symbols.toml, glibc_symbols.toml)
+    (
+        "ImportError: /opt/venv/lib/python3.10/site-packages/fastcodec/_native.cpython-310-"
+        "x86_64-linux-gnu.so: undefined symbol: fcntl64",
+        "undefined-symbol-glibc",
+    ),
+    (
+        "OSError: /usr/lib/libfoo.so.1: undefined symbol: __libc_single_threaded",
+        "undefined-symbol-glibc",
+    ),
+]
+EXAMPLES += [
+    # the distribution an environment list or os-release names (device_torch_stated.toml)
+    ("- OS: Rocky Linux 9.3 (Blue Onyx)", "os-distribution-stated"),
+    ('PRETTY_NAME="CentOS Linux 7 (Core)"', "os-distribution-stated"),
+]

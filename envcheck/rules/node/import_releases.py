@@ -10,6 +10,8 @@ traceback shows is named as the other side of the skew.
 
 from __future__ import annotations
 
+import itertools
+
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
@@ -369,6 +371,10 @@ def _removed(
         f"{upgrade} to a release made for {dist} >= {short(gone)}"
     )
     actions: list[Action] = [pip_install(pin), manual(f"pip install {typed}=={last}")]
+    if version is None:  # the line does not say which release: earlier gaps lack it too
+        gaps, gap_actions = _earlier_gaps(history, span, typed)
+        summary += gaps
+        actions += gap_actions
     fit = importer_fit(facts, history, importer, version, too_old=False)
     if fit is not None:
         summary, actions = _with_importer(summary, actions, fit, importer is not None)
@@ -381,3 +387,30 @@ def _removed(
         evidence=_evidence(line, history, version, importer),
         fix=fix(summary, "manual", *actions),
     )
+
+
+def _earlier_gaps(history: NameHistory, span: NameSpan, typed: str) -> tuple[str, list[Action]]:
+    """The releases before ``span``'s removal that lacked the name too: a removal a later
+    release undid (transformers 4.37.0 dropped 'SampleOutput' from transformers.generation.utils
+    and 4.37.2 brought it back). Where the line does not state the installed release, the
+    failure may be one of those: each gap is named with both ways out of it, the release that
+    brought the name back and the last one before the gap. Empty when no earlier gap is known."""
+    dist = canonicalize_name(history.distribution)
+    text = ""
+    actions: list[Action] = []
+    for before, after in itertools.pairwise(history.spans):
+        if before.gone is None or before.last is None or after.first > span.first:
+            continue
+        gap = f"{dist} >= {short(before.gone)}, < {short(after.first)}"
+        back = (
+            f'pip install "{typed}>={short(after.first)},<{short(span.gone)}"'
+            if span.gone is not None
+            else f'pip install "{typed}>={short(after.first)}"'
+        )
+        text += (
+            f"; {gap} lack it too ({after.first} brought it back): where one of those is "
+            f"installed, {back}, or go back to {before.last}: pip install "
+            f"{typed}=={before.last}"
+        )
+        actions.append(manual(f"pip install {typed}=={before.last}  (where {gap} is installed)"))
+    return text, actions

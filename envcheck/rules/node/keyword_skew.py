@@ -30,6 +30,17 @@ _UNEXPECTED = lazy(
     r"(?P<callee>[A-Za-z_][A-Za-z0-9_.]*)\(\) got an unexpected keyword argument "
     r"'(?P<keyword>[A-Za-z_][A-Za-z0-9_]*)'"
 )
+# its other refusals of a call against the callee's signature (Python/ceval.c missing_arguments:
+# '%U() missing %i required %s argument%s: %U', the names quoted and joined by ', ' and ' and ';
+# '%U() got multiple values for argument '%S'')
+_MISSING = lazy(
+    r"(?P<callee>[A-Za-z_][A-Za-z0-9_.]*)\(\) missing [0-9]+ required "
+    r"(?:positional|keyword-only) arguments?: '(?P<keyword>[A-Za-z_][A-Za-z0-9_]*)'"
+)
+_MULTIPLE = lazy(
+    r"(?P<callee>[A-Za-z_][A-Za-z0-9_.]*)\(\) got multiple values for (?:keyword )?"
+    r"argument '(?P<keyword>[A-Za-z_][A-Za-z0-9_]*)'"
+)
 
 
 @rule("PY160", "keyword-changed-by-release", Severity.ERROR)
@@ -44,9 +55,12 @@ def keyword_changed_by_release(facts: Facts) -> Iterable[Hit]:
     passes num_items_in_batch to a Trainer subclass's compute_loss), from the
     matrix's `[[keyword_change]]` table (each library's wheels read release by release). The
     installed version, when known, must be on the failing side. CPython's other refusals of a
-    call (`missing 1 required positional argument`, `got multiple values for argument`) name
-    this cause without confirming it: the line does not say which release changed the
-    signature. Only a log states it.
+    call: `missing 1 required positional argument: 'K'` is confirmed where the table knows the
+    release that changed K (an override that requires an argument the installed release does
+    not pass yet, a parameter a release added or removed); otherwise it, and `got multiple
+    values for argument 'K'`, name this cause with the fix the line allows (pass K, call by
+    keyword, or the release the table says changed the callable's parameters). Only a log
+    states it.
 
     ## Why it matters
     Nothing in pip's metadata catches it: a script, a trainer library or a saved adapter
@@ -63,7 +77,10 @@ def keyword_changed_by_release(facts: Facts) -> Iterable[Hit]:
     whose call passes it; an added one: upgrade the callee's library to the first release with
     it (peft 0.10 for layer_replication), or drop the key from the saved config where the table
     names that workaround; an argument a release began passing to an override: pin the last
-    release before it (transformers 4.45.2) or accept the argument in the override.
+    release before it (transformers 4.45.2) or accept the argument in the override. A required
+    argument the call does not pass: pass it, or the release the caller was written for (an
+    override requiring num_items_in_batch needs transformers 4.46 or newer, or a default for
+    it); an argument given twice: pass the call's arguments by keyword.
 
     ## References
     - matrices/packages/keyword_changes.toml
@@ -221,6 +238,11 @@ def _passed(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> H
 def keyword_changed_in_log(facts: Facts, line: LogLine) -> Hit | None:
     found = _UNEXPECTED.search(line.text)
     if found is None:
+        missing, multiple = _MISSING.search(line.text), _MULTIPLE.search(line.text)
+        if missing is not None:
+            return _missing(facts, line, missing.group("callee"), missing.group("keyword"))
+        if multiple is not None:
+            _given_twice(facts, line, multiple.group("callee"), multiple.group("keyword"))
         raise NotStated(f"line {line.line} is cut before the keyword", "log.python")
     callee, keyword = found.group("callee"), found.group("keyword")
     entries = facts.matrix.keyword_changes_for(callee, keyword)
@@ -247,3 +269,118 @@ def keyword_changed_in_log(facts: Facts, line: LogLine) -> Hit | None:
         if hit is not None:
             return hit
     return None
+
+
+def _changes_of(facts: Facts, callee: str) -> str:
+    """' (trl 0.16 removed tokenizer; trl 0.13 removed packing, max_seq_length, ...)': the
+    releases the table knows changed ``callee``'s parameters, the ones a caller written for
+    another release trips on, newest first; empty when it knows none."""
+    changed: dict[tuple[str, Version, str], list[str]] = {}
+    for entry in facts.matrix.keyword_changes:
+        if entry.keyword == "*" or entry not in facts.matrix.keyword_changes_for(
+            callee, entry.keyword
+        ):
+            continue
+        if entry.removed_in is not None:
+            key = (entry.package, entry.removed_in, "removed")
+        elif entry.added_in is not None:
+            key = (entry.package, entry.added_in, "added")
+        else:
+            continue
+        changed.setdefault(key, []).append(entry.keyword)
+    said = [
+        f"{package} {short(release)} {verb} "
+        + ", ".join(names[:3])
+        + (", ..." if len(names) > 3 else "")
+        for (package, release, verb), names in sorted(
+            changed.items(), key=lambda kv: kv[0][1], reverse=True
+        )
+    ]
+    return f" ({'; '.join(said[:3])})" if said else ""
+
+
+def _missing(facts: Facts, line: LogLine, callee: str, keyword: str) -> Hit:
+    """`X() missing 1 required positional argument: 'K'`: the callable requires K and the call
+    does not pass it. Where the table knows the release that changed K for X, the caller and the
+    callee are from two sides of it: an override requiring an argument the library passes only
+    from release R on, or a parameter R removed (installed older than R: upgrade to R), or a
+    parameter R added (installed R or newer, the caller written before: pin below R). Otherwise
+    the cause stays open with the line's own fix."""
+    for entry in facts.matrix.keyword_changes_for(callee, keyword):
+        if entry.keyword != keyword:
+            continue
+        installed = facts.known_version(entry.package)
+        have = _have(entry, installed)
+        actions: list[Action] = []
+        first = entry.passed_from or entry.removed_in
+        if first is not None:
+            if installed is not None and installed >= first:
+                continue  # the installed release passes it (or no longer requires it)
+            need = f"{entry.package}>={short(first)}"
+            actions.append(pip_install(need, flags=("--upgrade",)))
+            done = "passes it to the override" if entry.passed_from else "no longer requires it"
+            other = _workaround(
+                f"give {keyword} a default in {callee}()'s signature ({keyword}=None)"
+                if entry.passed_from
+                else None,
+                actions,
+            )
+            return Hit(
+                f"{callee}() requires the {keyword} argument and {have} does not pass it (line "
+                f"{line.line}): {entry.package} {done} from {short(first)} on; the code was "
+                "written for that release",
+                evidence=_evidence(line, callee, keyword, entry, installed, needs=str(first)),
+                fix=fix(
+                    f"Upgrade {entry.package} to {short(first)} or newer: pip install --upgrade "
+                    f'"{need}"{other}',
+                    "unsafe",
+                    *actions,
+                ),
+            )
+        if entry.added_in is not None:
+            if installed is not None and installed < entry.added_in:
+                continue  # the installed release does not have the parameter
+            below = f"{entry.package}<{short(entry.added_in)}"
+            actions.append(pip_install(below))
+            other = _workaround(f"pass {keyword} in the call to {callee}()", actions)
+            return Hit(
+                f"{callee}() of {have} requires the {keyword} argument the call does not pass "
+                f"(line {line.line}): {entry.package} {short(entry.added_in)} added it; the "
+                "caller was written for the releases before",
+                evidence=_evidence(
+                    line, callee, keyword, entry, installed, added_in=str(entry.added_in)
+                ),
+                fix=fix(
+                    f'Pin the last {entry.package} release before it: pip install "{below}"{other}',
+                    "unsafe",
+                    *actions,
+                ),
+            )
+    raise NotStated(
+        f"line {line.line}: no release the matrix knows made {callee}()'s {keyword} argument "
+        "required (matrices/packages/keyword_changes.toml)",
+        "log.python",
+        fix=(
+            f"pass {keyword} in the call to {callee}() (the installed release requires it), or "
+            f"install the release of {callee}()'s library the calling code was written for (the "
+            f"pin in its requirements){_changes_of(facts, callee)}"
+        ),
+    )
+
+
+def _given_twice(facts: Facts, line: LogLine, callee: str, keyword: str) -> None:
+    """`X() got multiple values for argument 'K'`: the call fills K by position and by name,
+    as a caller written for another parameter order does. The line does not say which release:
+    the cause stays open with its fix, keyword arguments (and the releases the table knows
+    changed X's parameters)."""
+    raise NotStated(
+        f"line {line.line}: the call to {callee}() gives {keyword} twice; the line does not say "
+        "which release changed the parameters",
+        "log.python",
+        fix=(
+            f"pass the call's arguments to {callee}() by keyword ({keyword}=... once, and no more "
+            "positional arguments than the installed release's parameters before it), or install "
+            f"the release of {callee}()'s library the calling code was written for"
+            f"{_changes_of(facts, callee)}"
+        ),
+    )

@@ -16,6 +16,7 @@ from packaging.version import InvalidVersion, Version
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
+from envcheck.matrix.model import package_names
 from envcheck.model.finding import Severity
 from envcheck.patterns import lazy
 from envcheck.rules import nvcc_host
@@ -297,7 +298,10 @@ def glibc_lacking(facts: Facts) -> Iterable[Hit]:
 
     ## What it checks
     A `GLIBC_X.Y` symbol version the loader could not find (`/lib64/libc.so.6: version
-    `GLIBC_2.32' not found`), against the system glibc when it is known.
+    `GLIBC_2.32' not found`), against the system glibc when it is known; and a symbol of glibc
+    itself that a binary references without a version label (`undefined symbol: fcntl64`), with
+    the release that added it (`matrices/packages/glibc_symbols.toml`, from glibc's ABI list:
+    fcntl64 2.28, __libc_single_threaded 2.32, stat64 2.33).
 
     ## Why it matters
     Wheels built on a newer OS than their manylinux tag promises (vLLM's `_C` before its wheels
@@ -317,33 +321,49 @@ def glibc_lacking(facts: Facts) -> Iterable[Hit]:
     - https://github.com/vllm-project/vllm/issues/15469
     - https://github.com/vllm-project/vllm/issues/6562
     - https://github.com/isaac-sim/IsaacLab/issues/3695
+    - bminor/glibc sysdeps/unix/sysv/linux/x86_64/64/libc.abilist
     """
     system = facts.system()
     if system.glibc_lacks is None:
         return []
-    have = f" (this system has {system.glibc})" if system.glibc else ""
-    dist = _glibc_needer(facts, system.glibc_needed_by)
-    by = f" ({dist}'s {system.glibc_needed_by})" if dist else ""
+    return [_lacking(facts, system.glibc_lacks, system.glibc_needed_by, system.glibc)]
+
+
+def _lacking(
+    facts: Facts,
+    lacks: str,
+    needed_by: str | None,
+    glibc: str | None,
+    *,
+    symbol: str | None = None,
+) -> Hit:
+    """SYS132's finding: a binary (``needed_by``, where the line names it) needs glibc ``lacks``
+    (its GLIBC_x.y version node, or the release that added ``symbol``) that this glibc lacks."""
+    have = f" (this system has {glibc})" if glibc else ""
+    dist = _glibc_needer(facts, needed_by)
+    by = f" ({dist}'s {needed_by})" if dist else ""
+    need = (
+        f"{symbol}, which glibc exports from {lacks} on"
+        if symbol
+        else f"GLIBC_{lacks}, which this glibc lacks"
+    )
     if dist is None:
-        return [
-            Hit(
-                f"a binary needs GLIBC_{system.glibc_lacks}, which this glibc lacks{have}: the "
-                "wheel was built for a newer OS",
-                evidence={"needs": system.glibc_lacks, "glibc": system.glibc},
-                fix=fix(
-                    f"Run on an OS or container image with glibc >= {system.glibc_lacks} "
-                    f"({_with_glibc(facts, system.glibc_lacks)}), or build the package from "
-                    "source here (pip install <package> --no-binary <package>), or install a "
-                    "release of the package whose wheel was built for this glibc (its manylinux "
-                    "tag)",
-                    "manual",
-                    manual(
-                        f"use a base image with glibc >= {system.glibc_lacks} (e.g. ubuntu:22.04 "
-                        "or the project's own container image)"
-                    ),
+        return Hit(
+            f"a binary needs {need}{have}: the wheel was built for a newer OS",
+            evidence={"needs": lacks, "glibc": glibc, "symbol": symbol},
+            fix=fix(
+                f"Run on an OS or container image with glibc >= {lacks} "
+                f"({_with_glibc(facts, lacks)}), or build the package from "
+                "source here (pip install <package> --no-binary <package>), or install a "
+                "release of the package whose wheel was built for this glibc (its manylinux "
+                "tag)",
+                "manual",
+                manual(
+                    f"use a base image with glibc >= {lacks} (e.g. ubuntu:22.04 "
+                    "or the project's own container image)"
                 ),
-            )
-        ]
+            ),
+        )
     # the line names the package whose wheel needs it: the fixes threads take are that
     # package's own (an older release built for this glibc, or a build from source here),
     # besides a newer OS (vllm-project/vllm#15469: vLLM < 0.7.3 on CentOS 7)
@@ -351,32 +371,54 @@ def glibc_lacking(facts: Facts) -> Iterable[Hit]:
     older = (
         f'"{dist}<{version.public}"' if version is not None else f'"{dist}<the installed release"'
     )
-    return [
-        Hit(
-            f"a binary{by} needs GLIBC_{system.glibc_lacks}, which this glibc lacks{have}: the "
-            f"{dist} wheel was built for a newer OS",
-            evidence={
-                "needs": system.glibc_lacks,
-                "glibc": system.glibc,
-                "package": dist,
-                "required_by": system.glibc_needed_by,
-            },
-            fix=fix(
-                f"Install a {dist} release whose wheel was built for this glibc (an older one: "
-                f"pip install {older}; its manylinux tag says the glibc it needs), or build "
-                f"{dist} from source here (pip install --no-binary {dist} --force-reinstall "
-                f"{dist}), or run on an OS or container image with glibc >= "
-                f"{system.glibc_lacks} ({_with_glibc(facts, system.glibc_lacks)})",
-                "manual",
-                manual(f"pip install {older}  (a release built for this glibc)"),
-                manual(f"pip install --no-binary {dist} --force-reinstall --no-cache-dir {dist}"),
-                manual(
-                    f"use a base image with glibc >= {system.glibc_lacks} (e.g. ubuntu:22.04 or "
-                    "the project's own container image)"
-                ),
+    return Hit(
+        f"a binary{by} needs {need}{have}: the {dist} wheel was built for a newer OS",
+        evidence={
+            "needs": lacks,
+            "glibc": glibc,
+            "package": dist,
+            "required_by": needed_by,
+            "symbol": symbol,
+        },
+        fix=fix(
+            f"Install a {dist} release whose wheel was built for this glibc (an older one: "
+            f"pip install {older}; its manylinux tag says the glibc it needs), or build "
+            f"{dist} from source here (pip install --no-binary {dist} --force-reinstall "
+            f"{dist}), or run on an OS or container image with glibc >= "
+            f"{lacks} ({_with_glibc(facts, lacks)})",
+            "manual",
+            manual(f"pip install {older}  (a release built for this glibc)"),
+            manual(f"pip install --no-binary {dist} --force-reinstall --no-cache-dir {dist}"),
+            manual(
+                f"use a base image with glibc >= {lacks} (e.g. ubuntu:22.04 or "
+                "the project's own container image)"
             ),
-        )
-    ]
+        ),
+    )
+
+
+@from_log("SYS132")
+def glibc_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """An `undefined symbol` of glibc itself (`undefined symbol: fcntl64`, no version label):
+    the release that added it (the matrix's glibc symbols, from glibc's ABI list) is the glibc
+    the binary needs. A node whose glibc has it rules the cause out. Lines without such a symbol
+    (the loader's GLIBC_x.y lines) are left to the node's facts."""
+    symbol = line.stated.get("undefined_symbol")
+    added = facts.matrix.first_release("glibc", "symbol", symbol) if symbol else None
+    if symbol is None or added is None:
+        raise Skip("the line names no glibc symbol the matrix knows", "log.loader")
+    glibc: str | None = None
+    try:
+        glibc = facts.system().glibc
+    except Skip:
+        glibc = None
+    if glibc:
+        try:
+            if Version(glibc) >= added:
+                return None  # this glibc exports it: another library failed to provide it
+        except InvalidVersion:
+            pass
+    return _lacking(facts, str(added), line.stated.get("library_path"), glibc, symbol=symbol)
 
 
 def _glibc_needer(facts: Facts, path: str | None) -> str | None:
@@ -398,6 +440,26 @@ def _glibc_needer(facts: Facts, path: str | None) -> str | None:
 _SITE_TOP = lazy(r"[/\\](?:site|dist)-packages[/\\](?P<top>[A-Za-z0-9_.]+?)(?:\.libs)?[/\\]")
 
 
+# /etc/os-release IDs of the distributions whose packages are RPMs (dnf/yum) and of those whose
+# are Debian's (apt)
+RPM_FAMILY = frozenset({"rhel", "rocky", "almalinux", "centos", "fedora", "amzn", "ol"})
+DEB_FAMILY = frozenset({"ubuntu", "debian", "linuxmint", "pop"})
+
+
+def _os_family(facts: Facts) -> str | None:
+    """ "rhel" or "debian" for the node's distribution (its os-release ID, or the one a log's
+    environment list names); None where unknown."""
+    try:
+        os_id = (facts.system().os_id or "").lower()
+    except Skip:
+        return None
+    if os_id in RPM_FAMILY:
+        return "rhel"
+    if os_id in DEB_FAMILY:
+        return "debian"
+    return None
+
+
 @rule("SYS133", "system-library-missing", Severity.ERROR)
 def system_library_missing(facts: Facts) -> Iterable[Hit]:
     """A system library a simulator or renderer loads is missing
@@ -416,7 +478,10 @@ def system_library_missing(facts: Facts) -> Iterable[Hit]:
 
     ## Fix
     Install the package that ships the library (`apt install libglu1-mesa` for libGLU.so.1,
-    `libvulkan1` for libvulkan.so.1, `libosmesa6` for OSMesa).
+    `libvulkan1` for libvulkan.so.1, `libosmesa6` for OSMesa); on the RHEL family (RHEL, Rocky,
+    AlmaLinux, CentOS, Fedora, Amazon Linux: the node's os-release ID, or the distribution a log's
+    environment list names) the RPM the `[[soname]]` table names (`dnf install mesa-libGL`),
+    beside apt's where the distribution is unknown.
 
     ## References
     - https://github.com/isaac-sim/IsaacLab/issues/5777
@@ -435,6 +500,36 @@ def system_library_missing(facts: Facts) -> Iterable[Hit]:
     notes = " ".join(
         dict.fromkeys(e.note for lib, _ in known for e in facts.matrix.soname(lib) if e.note)
     )
+    # the RHEL family's package for the same library (the [[soname]] table's dnf field)
+    rpms = sorted(
+        {
+            name
+            for lib, _ in known
+            for e in facts.matrix.soname(lib)
+            for name in package_names(e.dnf)[:1]
+        }
+    )
+    family = _os_family(facts)
+    if family == "rhel" and rpms:
+        return [
+            Hit(
+                f"{', '.join(lib for lib, _ in known)} cannot be opened: the OS package that "
+                f"ships {'it' if len(known) == 1 else 'them'} is not installed",
+                evidence={"missing": [lib for lib, _ in known], "os_family": family},
+                fix=fix(
+                    f"Install {' '.join(rpms)}: sudo dnf install {' '.join(rpms)} (sudo yum "
+                    f"install {' '.join(rpms)} where dnf is not there)",
+                    "manual",
+                    manual(f"sudo dnf install -y {' '.join(rpms)}"),
+                ),
+            )
+        ]
+    rhel = (
+        f"; on RHEL, Rocky, AlmaLinux, CentOS, Fedora or Amazon Linux: sudo dnf install "
+        f"{' '.join(rpms)} (or yum install {' '.join(rpms)})"
+        if rpms and family is None
+        else ""
+    )
     return [
         Hit(
             f"{', '.join(lib for lib, _ in known)} cannot be opened: the OS package that ships "
@@ -443,6 +538,7 @@ def system_library_missing(facts: Facts) -> Iterable[Hit]:
             fix=fix(
                 f"Install {' '.join(packages)}: {apt_words(' '.join(packages))}"
                 + (f"; older releases: {apt_words(' '.join(older))}" if older else "")
+                + rhel
                 + (f". {notes}" if notes else ""),
                 "manual",
                 manual(f"sudo apt-get install -y {' '.join(packages)}"),
@@ -451,6 +547,7 @@ def system_library_missing(facts: Facts) -> Iterable[Hit]:
                     if older
                     else []
                 ),
+                *([manual(f"sudo dnf install -y {' '.join(rpms)}  (RHEL family)")] if rhel else []),
                 *(
                     [
                         manual(
