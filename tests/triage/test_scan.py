@@ -3012,3 +3012,18 @@ EXAMPLES += [
         "torch-nccl-error-any-reason",
     ),
 ]
+EXAMPLES += [
+    # CUDA's initialisation answering 500 in a container (Docker Desktop, driver 555.85)
+    (
+        "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda "
+        "functions before calling NumCudaDevices() that might have already set an error? "
+        "Error 500: named symbol not found",
+        "cuda-init-symbol-not-found",
+    ),
+    # WSL 2 / Docker Desktop as a log or an issue states them: facts, noise by themselves
+    ("I'm using WSL2 (latest Docker Desktop).", "wsl-platform-stated"),
+    (
+        "Linux DESKTOP-1 5.15.153.1-microsoft-standard-WSL2 #1 SMP x86_64 GNU/Linux",
+        "wsl-platform-stated",
+    ),
+]

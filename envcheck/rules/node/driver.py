@@ -383,6 +383,14 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         )
         actions += [manual("sudo ubuntu-drivers autoinstall && sudo reboot  (Ubuntu)")]
     alternative = ""
+    if line.signature == "container-cuda-requirement" and required is not None:
+        branch = _image_lts_branch(facts, required)
+        if branch is not None:
+            upgrade += (
+                f", or the long-term branch R{branch} that NVIDIA's CUDA {required.major} images "
+                "also accept (data-center and professional GPUs)"
+            )
+            actions.append(_lts_branch_action(branch, required))
     if max_cuda is not None and image:
         alternative = f", or use an image built for CUDA <= {max_cuda} (an earlier release)"
     elif max_cuda is not None:
@@ -408,6 +416,31 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
             "cuda_needed": str(needed) if needed else None,
         },
         fix=remedy,
+    )
+
+
+def _image_lts_branch(facts: Facts, required: Version) -> int | None:
+    """The long-term driver branch NVIDIA's CUDA images of ``required``'s major accept beside
+    ``cuda>=X.Y`` (matrices/cuda/drivers.toml ``container.lts_branch.<major>``: their
+    NVIDIA_REQUIRE_CUDA lists it among the brand alternatives), when that branch's own CUDA is
+    older than ``required`` (else the branch that runs X.Y is named already) and of the same
+    major (CUDA minor-version compatibility runs the image there)."""
+    value = facts.matrix.constant(f"container.lts_branch.{required.major}")
+    if value is None:
+        return None
+    branch = int(value)
+    own = next((b.max_cuda for b in facts.matrix.driver_branches if b.branch == branch), None)
+    if own is None or own.major != required.major or major_minor(own) >= major_minor(required):
+        return None
+    return branch
+
+
+def _lts_branch_action(branch: int, required: Version) -> Action:
+    return manual(
+        f"or the long-term branch the image also accepts: sudo apt install nvidia-driver-{branch}"
+        f"  (NVIDIA's CUDA {required.major} images list driver>={branch},driver<{branch + 1} in "
+        "NVIDIA_REQUIRE_CUDA for data-center and professional GPUs; "
+        "`docker inspect --format '{{.Config.Env}}' IMAGE` shows the list; reboot after)"
     )
 
 

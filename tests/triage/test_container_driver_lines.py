@@ -1,0 +1,99 @@
+"""Container runtimes' driver lines whose fix the log's facts decide: nvidia-container-cli's
+CUDA requirement (the long-term branch NVIDIA's CUDA 12 images also accept), CUDA's
+initialisation answering 500 under Docker Desktop (SYS135), and the runtime's missing
+libnvidia-ml.so.1 in WSL 2 (the Windows build). Lines as the tools print them (sources in
+matrices/signatures/driver*.toml)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.conftest import CliResult
+from tests.triage.from_log import causes as _causes
+from tests.triage.from_log import fix_text as _fix
+from tests.triage.from_log import log_file
+
+_REQUIREMENT = (
+    "nvidia-container-cli: requirement error: unsatisfied condition: cuda>={cuda}, please "
+    "update your driver to a newer version, or use an earlier cuda container: unknown\n"
+)
+
+
+def test_cuda_12_requirement_also_names_the_long_term_branch(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(tmp_path, _REQUIREMENT.format(cuda="12.5"))
+    drv101 = _causes(cli, log)["DRV101"]
+    assert drv101["verdict"] == "confirmed"
+    text = _fix(drv101)
+    assert "supports CUDA 12.5" in text
+    assert "sudo apt install nvidia-driver-535" in text and "R535" in text
+
+
+def test_requirement_the_long_term_branch_runs_natively_is_not_repeated(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    # R535 runs CUDA 12.2 by itself: the branch for 12.2 is named once, as the upgrade
+    log = log_file(tmp_path, _REQUIREMENT.format(cuda="12.2"))
+    text = _fix(_causes(cli, log)["DRV101"])
+    assert "R535" not in text and "nvidia-driver-535" in text
+
+
+def test_requirement_of_another_major_names_no_long_term_branch(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(tmp_path, _REQUIREMENT.format(cuda="11.8"))
+    assert "long-term branch" not in _fix(_causes(cli, log)["DRV101"])
+
+
+def test_cuda_init_error_500_confirms_the_docker_desktop_toolkit(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda "
+        "functions before calling NumCudaDevices() that might have already set an error? "
+        "Error 500: named symbol not found\n",
+    )
+    causes = _causes(cli, log)
+    assert causes["SYS135"]["verdict"] == "confirmed"
+    # the rule's own fix (a data rule: the node's driver is not stated here)
+    assert "Docker Desktop" in causes["SYS135"]["fix"]["summary"]
+    assert "DRV150" not in causes
+
+
+_NO_NVML = (
+    "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: "
+    "cannot open shared object file: no such file or directory: unknown\n"
+)
+
+
+def test_wsl_container_runtime_without_nvml_names_the_windows_build(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        _NO_NVML + "I'm using WSL2 (latest Docker Desktop).\nWindows 10 Pro, 20H2, 19042.928\n",
+    )
+    sys150 = _causes(cli, log)["SYS150"]
+    (finding,) = sys150["findings"]
+    assert "Windows build 19042 is older than 21H2" in finding["message"]
+    assert "Windows 10 21H2 (build 19044)" in _fix(sys150)
+
+
+def test_wsl_container_runtime_without_a_stated_build(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(tmp_path, _NO_NVML + "running under Docker Desktop\n")
+    sys150 = _causes(cli, log)["SYS150"]
+    (finding,) = sys150["findings"]
+    assert "/usr/lib/wsl/lib" in finding["message"]
+    assert "ubuntu-drivers" not in _fix(sys150)
+
+
+def test_linux_container_runtime_without_nvml_keeps_the_host_driver_fix(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(tmp_path, _NO_NVML)
+    assert "ubuntu-drivers install" in _fix(_causes(cli, log)["SYS150"])
