@@ -58,8 +58,7 @@ def test_cuda_init_error_500_confirms_the_docker_desktop_toolkit(
     )
     causes = _causes(cli, log)
     assert causes["SYS135"]["verdict"] == "confirmed"
-    # the rule's own fix (a data rule: the node's driver is not stated here)
-    assert "Docker Desktop" in causes["SYS135"]["fix"]["summary"]
+    assert "Docker Desktop to 4.31" in _fix(causes["SYS135"])
     assert "DRV150" not in causes
 
 

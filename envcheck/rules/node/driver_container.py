@@ -9,6 +9,8 @@ saw no driver or no GPU: a container started without GPUs, CUDA_VISIBLE_DEVICES 
 
 from __future__ import annotations
 
+import contextlib
+
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.patterns import lazy
@@ -152,5 +154,38 @@ def _no_gpu_seen(facts: Facts, line: LogLine) -> Hit:
             + "docker run --gpus all in a container, the NVIDIA driver loaded on the host",
             "manual",
             *actions,
+        ),
+    )
+
+
+@from_log("SYS135")
+def container_toolkit_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
+    """CUDA's initialisation answered 500 ('named symbol not found') in a container: the
+    driver library the container runtime mounted lacks an entry point the CUDA runtime asks
+    for. The threads are Docker Desktop and WSL 2 after the Windows driver 555.85, whose
+    NVIDIA Container Toolkit before 1.15.0 mounts an incomplete set (NVIDIA's known issue
+    4668302, vllm-project/vllm#5035); Docker Desktop 4.31 ships 1.15.0. A driver the node
+    states is named; the threads' other way out is the driver before 555.85 (552.44)."""
+    driver = None
+    with contextlib.suppress(Skip):
+        driver = facts.driver()
+    said = f" (driver {driver})" if driver is not None else ""
+    return Hit(
+        f"CUDA's initialisation failed with error 500 (line {line.line}){said}: the driver "
+        "library the container runtime mounted lacks an entry point the CUDA runtime asks "
+        "for (Docker Desktop / WSL 2 with the Windows driver 555.85 and an NVIDIA Container "
+        "Toolkit older than 1.15.0)",
+        evidence={"line": line.line, "driver": str(driver) if driver is not None else None},
+        fix=fix(
+            "Update Docker Desktop to 4.31 or newer (it ships NVIDIA Container Toolkit "
+            "1.15.0); on a Linux host, nvidia-container-toolkit >= 1.15.0; or go back to a "
+            "Windows driver before 555.85 (552.44)",
+            "manual",
+            manual("update Docker Desktop to 4.31+ (Settings > Software updates), restart it"),
+            manual(
+                "on a Linux host: sudo apt-get install -y --only-upgrade nvidia-container-toolkit "
+                "&& sudo systemctl restart docker  (`nvidia-ctk --version`: 1.15.0 or newer)"
+            ),
+            manual("or install the Windows driver 552.44 (before 555.85) and restart WSL"),
         ),
     )

@@ -368,7 +368,7 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         actions += acts
     kind = entries[0].kind
     if kind == "driver" and "nvidia-container-cli" in line.text:
-        return _container_runtime_without_driver(soname, line)
+        return _container_runtime_without_driver(soname, line, _on_wsl(facts, line.text))
     if kind == "driver":  # the driver's user-space library: never a package of the job's own
         words = [
             "the NVIDIA driver on the host (" + " or ".join(words) + ")"
@@ -753,7 +753,7 @@ def _loading_package(facts: Facts, line: LogLine, entries: Iterable[Soname]) -> 
     return dist
 
 
-def _container_runtime_without_driver(soname: str, line: LogLine) -> Hit:
+def _container_runtime_without_driver(soname: str, line: LogLine, wsl: bool) -> Hit:
     """nvidia-container-cli (the hook `--gpus` runs) loads the HOST's driver libraries: when it
     cannot, the host has no NVIDIA driver it can find (not installed, or Docker from a snap /
     Docker Desktop that does not see it); the container's own contents do not matter
@@ -762,7 +762,7 @@ def _container_runtime_without_driver(soname: str, line: LogLine) -> Hit:
     the Windows driver (/usr/lib/wsl/lib), which WSL 2 maps only on Windows 11 or Windows 10
     21H2 (build 19044) and newer (AbdBarho/stable-diffusion-webui-docker#129: 20H2, fixed by
     updating Windows)."""
-    if line.stated.get("host_platform") or "/usr/lib/wsl" in line.text:
+    if wsl or line.stated.get("host_platform"):
         return _wsl_without_driver(soname, line)
     return Hit(
         f"the NVIDIA container runtime could not load the host's {soname} (line {line.line}): "
