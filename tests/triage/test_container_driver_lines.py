@@ -96,3 +96,43 @@ def test_linux_container_runtime_without_nvml_keeps_the_host_driver_fix(
 ) -> None:
     log = log_file(tmp_path, _NO_NVML)
     assert "ubuntu-drivers install" in _fix(_causes(cli, log)["SYS150"])
+
+
+_PTX = (
+    "ERROR: CUDA error: the provided PTX was compiled with an unsupported toolchain., line 148, "
+    "file /var/tmp/cuda_memtest/src/cuda_memtest/cuda_memtest.cu\n"
+)
+
+
+def test_ptx_toolchain_confirms_minor_compat_and_lists_newer_branches(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    # the driver from the kernel module's own version line (cuda_memtest prints it)
+    log = log_file(
+        tmp_path,
+        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  460.80  Fri May  7 06:55:54 UTC 2021\n"
+        + _PTX,
+    )
+    drv102 = _causes(cli, log)["DRV102"]
+    assert drv102["verdict"] == "confirmed"
+    (finding,) = drv102["findings"]
+    assert "supports CUDA <= 11.2" in finding["message"]
+    assert "nvidia-driver-465 (CUDA 11.3)" in _fix(drv102)
+
+
+def test_ptx_toolchain_with_torch_names_the_branch_for_its_cuda(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(tmp_path, _PTX)
+    spec = tmp_path / "node.toml"
+    spec.write_text('[gpu]\ndriver = "525.147.05"\n[packages]\ntorch = "2.4.0+cu124"\n')
+    text = _fix(_causes(cli, log, "--spec", str(spec))["DRV102"])
+    # the node rule runs on the spec: torch for the driver's CUDA, or the branch for torch's
+    assert "torch==2.4.0" in text and "nvidia-driver-550" in text
+
+
+def test_ptx_toolchain_without_facts_still_names_the_driver_upgrade(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    text = _fix(_causes(cli, log_file(tmp_path, _PTX))["DRV102"])
+    assert "Upgrade the NVIDIA driver" in text and "ubuntu-drivers autoinstall" in text

@@ -3027,3 +3027,10 @@ EXAMPLES += [
         "wsl-platform-stated",
     ),
 ]
+EXAMPLES += [
+    # the kernel module's version line, printed by tools at start-up: the driver (a fact)
+    (
+        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.129.03  Thu Oct 19 18:56:32 UTC 2023",
+        "nvrm-version-line",
+    ),
+]
