@@ -136,3 +136,23 @@ def test_ptx_toolchain_without_facts_still_names_the_driver_upgrade(
 ) -> None:
     text = _fix(_causes(cli, log_file(tmp_path, _PTX))["DRV102"])
     assert "Upgrade the NVIDIA driver" in text and "ubuntu-drivers autoinstall" in text
+
+
+def test_image_driver_file_names_the_file_to_remove(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/"
+        "4f79/merged/usr/lib/x86_64-linux-gnu/libcuda.so.1: file exists: unknown.\n",
+    )
+    drv170 = _causes(cli, log)["DRV170"]
+    assert drv170["verdict"] == "confirmed"
+    text = _fix(drv170)
+    assert (
+        "rm -f /usr/lib/x86_64-linux-gnu/libcuda.so.1 /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1"
+        in text
+    )
+    # each file once per rm command (the line's own first), then the package that ships it
+    assert "libcuda.so.1 /usr/lib/x86_64-linux-gnu/libcuda.so.1" not in text
+    assert "dpkg -S /usr/lib/x86_64-linux-gnu/libcuda.so.1" in text

@@ -3034,3 +3034,11 @@ EXAMPLES += [
         "nvrm-version-line",
     ),
 ]
+EXAMPLES += [
+    # the container runtime's mount of a driver library the image already has (WSL 2)
+    (
+        "nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/"
+        "0e4d/merged/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1: file exists: unknown.",
+        "container-driver-file-exists",
+    ),
+]

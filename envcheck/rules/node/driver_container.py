@@ -189,3 +189,42 @@ def container_toolkit_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
             manual("or install the Windows driver 552.44 (before 555.85) and restart WSL"),
         ),
     )
+
+
+# the image's path of a library the runtime mounts, as the line names it under the container's
+# root (.../merged/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1 -> /usr/lib/x86_64-linux-gnu/...)
+_IMAGE_PATH = lazy(r"/merged(?P<path>/\S+)$")
+
+
+@from_log("DRV170")
+def image_driver_file_in_log(facts: Facts, line: LogLine) -> Hit:
+    """The NVIDIA container runtime could not mount the host's driver library: the image has a
+    file of that name (a driver package in the image, an image committed from a running GPU
+    container; the threads are WSL 2's). The image's copy goes: a Dockerfile FROM the image
+    that removes it (knaw-huc/loghi#3), and the packages that put it there."""
+    library = line.stated.get("library_path", "")
+    found = _IMAGE_PATH.search(library)
+    path = (
+        found.group("path")
+        if found
+        else "/usr/lib/x86_64-linux-gnu/" + line.stated.get("soname", "libnvidia-ml.so.1")
+    )
+    directory = path.rsplit("/", 1)[0]
+    # the two the runtime always mounts go together (the thread removed both)
+    files = dict.fromkeys([path, f"{directory}/libnvidia-ml.so.1", f"{directory}/libcuda.so.1"])
+    remove = "rm -f " + " ".join(files)
+    return Hit(
+        f"the container runtime could not mount the host's driver library at {path} (line "
+        f"{line.line}): the image already has that file, a driver library of its own",
+        evidence={"line": line.line, "path": path},
+        fix=fix(
+            f"Remove the image's own driver libraries: build FROM the image with RUN {remove} "
+            "(and apt-get purge the driver packages that installed them: libnvidia-compute-*, "
+            "nvidia-opencl-dev); never docker commit a running GPU container",
+            "manual",
+            manual(f"Dockerfile: FROM <image> then RUN {remove}; docker build -t <image>-gpu ."),
+            manual(
+                "in the image: dpkg -S " + path + "  (the package that ships it: apt-get purge it)"
+            ),
+        ),
+    )
