@@ -156,3 +156,16 @@ def test_image_driver_file_names_the_file_to_remove(
     # each file once per rm command (the line's own first), then the package that ships it
     assert "libcuda.so.1 /usr/lib/x86_64-linux-gnu/libcuda.so.1" not in text
     assert "dpkg -S /usr/lib/x86_64-linux-gnu/libcuda.so.1" in text
+
+
+def test_no_driver_with_wsl_stated_on_another_line_names_wsl_2(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "Running locally with Ubuntu1804/WSL2 on windows 10 21H2 (19044.1288).\n"
+        "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an "
+        "NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx\n",
+    )
+    text = _fix(_causes(cli, log)["DRV103"])
+    assert "wsl --set-version" in text and "on WSL, WSL 2 with NVIDIA's Windows driver" in text

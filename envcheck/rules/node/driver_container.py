@@ -127,11 +127,13 @@ def _no_gpu_seen(facts: Facts, line: LogLine) -> Hit:
         else "CUDA_VISIBLE_DEVICES naming no GPU the node has, a container started without "
         "GPUs, or no NVIDIA driver loaded"
     )
-    if no_driver and on_wsl(facts, line.text):
+    # WSL from the line, the node, or another line of the log ('Ubuntu/WSL2 on Windows 10')
+    wsl = on_wsl(facts, line.text) or bool(line.stated.get("host_platform"))
+    if no_driver and wsl:
         actions[:0] = [manual(step) for step in WSL_STEPS]
     if hidden:
         first = "unset " + " ".join(hidden) + "; "
-    elif no_driver and on_wsl(facts, line.text):
+    elif no_driver and wsl:
         first = (
             "on WSL, WSL 2 with NVIDIA's Windows driver (WSL 1 has no GPU; no Linux driver "
             "inside the distribution); "
