@@ -169,3 +169,25 @@ def test_no_driver_with_wsl_stated_on_another_line_names_wsl_2(
     )
     text = _fix(_causes(cli, log)["DRV103"])
     assert "wsl --set-version" in text and "on WSL, WSL 2 with NVIDIA's Windows driver" in text
+
+
+def test_container_unknown_device_names_a_device_the_host_has(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(tmp_path, "nvidia-container-cli: device error: 1: unknown device: unknown\n")
+    drv103 = _causes(cli, log)["DRV103"]
+    (finding,) = drv103["findings"]
+    assert "GPU '1'" in finding["message"]
+    assert "nvidia-smi -L" in _fix(drv103) and "device=0" in _fix(drv103)
+
+
+def test_container_missing_ldconfig_names_the_other_path(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "nvidia-container-cli: ldcache error: open failed: /sbin/ldconfig.real: no such file or "
+        "directory: unknown\n",
+    )
+    text = _fix(_causes(cli, log)["DRV103"])
+    assert 'ldconfig = "@/sbin/ldconfig"' in text and "config.toml" in text

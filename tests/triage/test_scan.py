@@ -3042,3 +3042,12 @@ EXAMPLES += [
         "container-driver-file-exists",
     ),
 ]
+EXAMPLES += [
+    # nvidia-container-cli's device and ldcache refusals (libnvidia-container configure.c)
+    ("nvidia-container-cli: device error: 1: unknown device: unknown", "container-device-unknown"),
+    (
+        "nvidia-container-cli: ldcache error: open failed: /sbin/ldconfig.real: no such file or "
+        "directory: unknown",
+        "container-ldcache-missing-ldconfig",
+    ),
+]

@@ -42,6 +42,10 @@ def container_without_gpu_runtime_in_log(facts: Facts, line: LogLine) -> Hit | N
             cuda_unusable_cause(facts, line, "DRV103")
         except LookupError:
             return None  # a CPU-only torch: TOR110's cause
+    if line.signature == "container-device-unknown":
+        return _unknown_device(line)
+    if line.signature == "container-ldcache-missing-ldconfig":
+        return _missing_ldconfig(line)
     found = _NO_RUNTIME.search(line.text)
     if found is None:
         return _no_gpu_seen(facts, line)
@@ -228,5 +232,51 @@ def image_driver_file_in_log(facts: Facts, line: LogLine) -> Hit:
             manual(
                 "in the image: dpkg -S " + path + "  (the package that ships it: apt-get purge it)"
             ),
+        ),
+    )
+
+
+def _unknown_device(line: LogLine) -> Hit:
+    """nvidia-container-cli was asked for a GPU (index, UUID, PCI address) the host does not
+    have (libnvidia-container src/cli/common.c): the device named must be one `nvidia-smi -L`
+    lists on the host."""
+    device = line.stated.get("container_device", "the device")
+    return Hit(
+        f"the NVIDIA container runtime was asked for GPU {device!r} (line {line.line}), which no "
+        "GPU of the host matches",
+        evidence={"line": line.line, "device": device},
+        fix=fix(
+            f"Ask for a GPU the host has: `nvidia-smi -L` on the host lists the indexes and "
+            f"UUIDs; docker run --gpus '\"device=0\"' (or NVIDIA_VISIBLE_DEVICES=<index or "
+            f"UUID>) instead of {device}",
+            "manual",
+            manual("nvidia-smi -L  (on the host: the GPUs' indexes and UUIDs)"),
+            manual(
+                "docker run --gpus '\"device=0\"' ...  (or -e NVIDIA_VISIBLE_DEVICES=<index or "
+                "UUID>; compose: device_ids: ['0'])"
+            ),
+        ),
+    )
+
+
+def _missing_ldconfig(line: LogLine) -> Hit:
+    """nvidia-container-cli could not run the ldconfig its configuration names: Debian's
+    /sbin/ldconfig.real on a host with only /sbin/ldconfig (RPM distributions), or the reverse
+    (nvidia-container-toolkit's config.toml, [nvidia-container-cli] ldconfig = "@<path>")."""
+    missing = line.stated.get("ldconfig_path", "/sbin/ldconfig.real")
+    other = "/sbin/ldconfig" if missing.endswith(".real") else "/sbin/ldconfig.real"
+    return Hit(
+        f"the NVIDIA container runtime could not run {missing} (line {line.line}), the ldconfig "
+        "its configuration names",
+        evidence={"line": line.line, "ldconfig": missing},
+        fix=fix(
+            f"Point the runtime at the host's ldconfig: in /etc/nvidia-container-runtime/"
+            f'config.toml set ldconfig = "@{other}" (ls {other}), then restart Docker',
+            "manual",
+            manual(
+                f"sudo sed -i 's|^ldconfig = .*|ldconfig = \"@{other}\"|' "
+                "/etc/nvidia-container-runtime/config.toml"
+            ),
+            manual(RESTART),
         ),
     )
