@@ -130,6 +130,12 @@ FACTS: dict[str, str] = {
     "kernel_gcc": "the GCC major release the running kernel was built with (12)",
     "module_version": "the version of the NVIDIA kernel module DKMS built (/var/lib/dkms/nvidia/X/)",
     "cuda_error": "a CUDA runtime error number (802)",
+    "host_platform": "the platform a log or an issue says the job runs on: WSL 2 or Docker "
+    "Desktop ('WSL2', 'microsoft-standard-WSL2', '/usr/lib/wsl', 'Docker Desktop')",
+    "container_device": "the GPU a container runtime was asked for (an index, UUID or PCI "
+    "address: NVIDIA_VISIBLE_DEVICES, --gpus device=N)",
+    "ldconfig_path": "the ldconfig a container runtime's configuration names (/sbin/ldconfig.real)",
+    "windows_build": "the Windows build a log or an issue states (19042 for Windows 10 20H2)",
     "cuda_error_name": "a CUDA error's name (cudaErrorNoDevice, CUDA_ERROR_NOT_INITIALIZED)",
     "nvml_error": "an NVML return code's name (NVML_ERROR_LIB_RM_VERSION_MISMATCH)",
     "ptx_target": "a GPU architecture a compiler (nvcc, ptxas) refused (sm_120a, compute_90)",

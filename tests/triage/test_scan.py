@@ -3039,3 +3039,42 @@ EXAMPLES += [
     ("- OS: Rocky Linux 9.3 (Blue Onyx)", "os-distribution-stated"),
     ('PRETTY_NAME="CentOS Linux 7 (Core)"', "os-distribution-stated"),
 ]
+EXAMPLES += [
+    # CUDA's initialisation answering 500 in a container (Docker Desktop, driver 555.85)
+    (
+        "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda "
+        "functions before calling NumCudaDevices() that might have already set an error? "
+        "Error 500: named symbol not found",
+        "cuda-init-symbol-not-found",
+    ),
+    # WSL 2 / Docker Desktop as a log or an issue states them: facts, noise by themselves
+    ("I'm using WSL2 (latest Docker Desktop).", "wsl-platform-stated"),
+    (
+        "Linux DESKTOP-1 5.15.153.1-microsoft-standard-WSL2 #1 SMP x86_64 GNU/Linux",
+        "wsl-platform-stated",
+    ),
+]
+EXAMPLES += [
+    # the kernel module's version line, printed by tools at start-up: the driver (a fact)
+    (
+        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.129.03  Thu Oct 19 18:56:32 UTC 2023",
+        "nvrm-version-line",
+    ),
+]
+EXAMPLES += [
+    # the container runtime's mount of a driver library the image already has (WSL 2)
+    (
+        "nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/"
+        "0e4d/merged/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1: file exists: unknown.",
+        "container-driver-file-exists",
+    ),
+]
+EXAMPLES += [
+    # nvidia-container-cli's device and ldcache refusals (libnvidia-container configure.c)
+    ("nvidia-container-cli: device error: 1: unknown device: unknown", "container-device-unknown"),
+    (
+        "nvidia-container-cli: ldcache error: open failed: /sbin/ldconfig.real: no such file or "
+        "directory: unknown",
+        "container-ldcache-missing-ldconfig",
+    ),
+]

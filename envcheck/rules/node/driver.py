@@ -383,6 +383,14 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         )
         actions += [manual("sudo ubuntu-drivers autoinstall && sudo reboot  (Ubuntu)")]
     alternative = ""
+    if line.signature == "container-cuda-requirement" and required is not None:
+        branch = _image_lts_branch(facts, required)
+        if branch is not None:
+            upgrade += (
+                f", or the long-term branch R{branch} that NVIDIA's CUDA {required.major} images "
+                "also accept (data-center and professional GPUs)"
+            )
+            actions.append(_lts_branch_action(branch, required))
     if max_cuda is not None and image:
         alternative = f", or use an image built for CUDA <= {max_cuda} (an earlier release)"
     elif max_cuda is not None:
@@ -408,6 +416,31 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
             "cuda_needed": str(needed) if needed else None,
         },
         fix=remedy,
+    )
+
+
+def _image_lts_branch(facts: Facts, required: Version) -> int | None:
+    """The long-term driver branch NVIDIA's CUDA images of ``required``'s major accept beside
+    ``cuda>=X.Y`` (matrices/cuda/drivers.toml ``container.lts_branch.<major>``: their
+    NVIDIA_REQUIRE_CUDA lists it among the brand alternatives), when that branch's own CUDA is
+    older than ``required`` (else the branch that runs X.Y is named already) and of the same
+    major (CUDA minor-version compatibility runs the image there)."""
+    value = facts.matrix.constant(f"container.lts_branch.{required.major}")
+    if value is None:
+        return None
+    branch = int(value)
+    own = next((b.max_cuda for b in facts.matrix.driver_branches if b.branch == branch), None)
+    if own is None or own.major != required.major or major_minor(own) >= major_minor(required):
+        return None
+    return branch
+
+
+def _lts_branch_action(branch: int, required: Version) -> Action:
+    return manual(
+        f"or the long-term branch the image also accepts: sudo apt install nvidia-driver-{branch}"
+        f"  (NVIDIA's CUDA {required.major} images list driver>={branch},driver<{branch + 1} in "
+        "NVIDIA_REQUIRE_CUDA for data-center and professional GPUs; "
+        "`docker inspect --format '{{.Config.Env}}' IMAGE` shows the list; reboot after)"
     )
 
 
@@ -560,7 +593,72 @@ def driver_minor_compat(facts: Facts) -> Iterable[Hit]:
         "full_support_driver": str(toolkit.min_driver) if toolkit.min_driver else None,
         "minor_compat_floor": str(toolkit.minor_compat_min_driver),
     }
-    return [Hit(message, evidence=evidence, fix=_same_release_fix(facts, torch, driver, max_cuda))]
+    remedy = _same_release_fix(facts, torch, driver, max_cuda)
+    if remedy is not None:
+        # "or upgrade the driver" as the package users install (the branch that runs torch's CUDA)
+        remedy = _with_driver_package(facts, remedy, cuda)
+    return [Hit(message, evidence=evidence, fix=remedy)]
+
+
+@from_log("DRV102")
+def ptx_newer_than_driver_in_log(facts: Facts, line: LogLine) -> Hit:
+    """CUDA error 222, 'the provided PTX was compiled with an unsupported toolchain': the PTX
+    the program loads (torch's, an extension's, a JIT's) comes from a newer CUDA toolkit than
+    the driver can JIT-compile. With another CUDA major the runtime would have stopped first
+    (error 35), so the program runs through minor-version compatibility, which does not cover
+    PTX. The threads' fix is a newer driver (BachiLi/diffvg#84, Pointcept/PointTransformerV2#7:
+    450.80.02 -> 470.57.02): the branch that runs the CUDA the node states (torch's), else the
+    branches newer than the driver's; a build for the driver's CUDA is the other way out."""
+    try:
+        max_cuda: Version | None = facts.max_cuda()[0]
+    except Skip:
+        max_cuda = None
+    cuda = None
+    with contextlib.suppress(Skip):
+        cuda = facts.torch_cuda()
+    if cuda is None:
+        cuda = parse_version(line.stated.get("nvcc_version"))
+    needed = cuda if cuda is not None and (max_cuda is None or cuda > max_cuda) else None
+    upgrade = "Upgrade the NVIDIA driver"
+    package: Action | None = None
+    if needed is not None:
+        toolkit = facts.matrix.toolkit(needed)
+        floor = f" (>= {toolkit.min_driver})" if toolkit and toolkit.min_driver else ""
+        upgrade += f" to one that supports CUDA {major_minor(needed)}{floor}"
+        package = driver_package(facts, needed)
+    elif max_cuda is not None:
+        upgrade += f" to a branch newer than this one (it supports CUDA <= {max_cuda})"
+        package = upgrade_branches(facts, max_cuda)
+    else:
+        upgrade += " to the newest branch for the GPU (nvidia-smi shows the one installed)"
+    actions = [manual(upgrade[0].lower() + upgrade[1:])]
+    if package is not None:
+        actions.append(package)
+    actions.append(manual("sudo ubuntu-drivers autoinstall && sudo reboot  (Ubuntu)"))
+    alternative = (
+        "; or install the program built for CUDA <= the driver's (torch from the wheel index of "
+        "that CUDA, the extension rebuilt with that toolkit)"
+    )
+    if max_cuda is not None:
+        said, install = _torch_for_driver(facts, max_cuda)
+        torch_known = False
+        with contextlib.suppress(Skip):
+            torch_known = facts.dist("torch") is not None
+        if install is not None and torch_known:
+            alternative = said
+            actions.append(install)
+    driver = f" (it supports CUDA <= {max_cuda})" if max_cuda is not None else ""
+    return Hit(
+        f"CUDA error 222 (line {line.line}): the PTX the program loads comes from a newer CUDA "
+        f"toolkit than the driver{driver} can JIT-compile; CUDA minor-version compatibility "
+        "does not cover PTX",
+        evidence={
+            "line": line.line,
+            "driver_max_cuda": str(max_cuda) if max_cuda else None,
+            "cuda_needed": str(needed) if needed else None,
+        },
+        fix=fix(upgrade + alternative, "manual", *actions),
+    )
 
 
 @rule("DRV103", "no-driver-for-cuda-torch", Severity.ERROR)

@@ -9,6 +9,8 @@ saw no driver or no GPU: a container started without GPUs, CUDA_VISIBLE_DEVICES 
 
 from __future__ import annotations
 
+import contextlib
+
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.patterns import lazy
@@ -40,6 +42,10 @@ def container_without_gpu_runtime_in_log(facts: Facts, line: LogLine) -> Hit | N
             cuda_unusable_cause(facts, line, "DRV103")
         except LookupError:
             return None  # a CPU-only torch: TOR110's cause
+    if line.signature == "container-device-unknown":
+        return _unknown_device(line)
+    if line.signature == "container-ldcache-missing-ldconfig":
+        return _missing_ldconfig(line)
     found = _NO_RUNTIME.search(line.text)
     if found is None:
         return _no_gpu_seen(facts, line)
@@ -125,11 +131,13 @@ def _no_gpu_seen(facts: Facts, line: LogLine) -> Hit:
         else "CUDA_VISIBLE_DEVICES naming no GPU the node has, a container started without "
         "GPUs, or no NVIDIA driver loaded"
     )
-    if no_driver and on_wsl(facts, line.text):
+    # WSL from the line, the node, or another line of the log ('Ubuntu/WSL2 on Windows 10')
+    wsl = on_wsl(facts, line.text) or bool(line.stated.get("host_platform"))
+    if no_driver and wsl:
         actions[:0] = [manual(step) for step in WSL_STEPS]
     if hidden:
         first = "unset " + " ".join(hidden) + "; "
-    elif no_driver and on_wsl(facts, line.text):
+    elif no_driver and wsl:
         first = (
             "on WSL, WSL 2 with NVIDIA's Windows driver (WSL 1 has no GPU; no Linux driver "
             "inside the distribution); "
@@ -152,5 +160,123 @@ def _no_gpu_seen(facts: Facts, line: LogLine) -> Hit:
             + "docker run --gpus all in a container, the NVIDIA driver loaded on the host",
             "manual",
             *actions,
+        ),
+    )
+
+
+@from_log("SYS135")
+def container_toolkit_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
+    """CUDA's initialisation answered 500 ('named symbol not found') in a container: the
+    driver library the container runtime mounted lacks an entry point the CUDA runtime asks
+    for. The threads are Docker Desktop and WSL 2 after the Windows driver 555.85, whose
+    NVIDIA Container Toolkit before 1.15.0 mounts an incomplete set (NVIDIA's known issue
+    4668302, vllm-project/vllm#5035); Docker Desktop 4.31 ships 1.15.0. A driver the node
+    states is named; the threads' other way out is the driver before 555.85 (552.44)."""
+    driver = None
+    with contextlib.suppress(Skip):
+        driver = facts.driver()
+    said = f" (driver {driver})" if driver is not None else ""
+    return Hit(
+        f"CUDA's initialisation failed with error 500 (line {line.line}){said}: the driver "
+        "library the container runtime mounted lacks an entry point the CUDA runtime asks "
+        "for (Docker Desktop / WSL 2 with the Windows driver 555.85 and an NVIDIA Container "
+        "Toolkit older than 1.15.0)",
+        evidence={"line": line.line, "driver": str(driver) if driver is not None else None},
+        fix=fix(
+            "Update Docker Desktop to 4.31 or newer (it ships NVIDIA Container Toolkit "
+            "1.15.0); on a Linux host, nvidia-container-toolkit >= 1.15.0; or go back to a "
+            "Windows driver before 555.85 (552.44)",
+            "manual",
+            manual("update Docker Desktop to 4.31+ (Settings > Software updates), restart it"),
+            manual(
+                "on a Linux host: sudo apt-get install -y --only-upgrade nvidia-container-toolkit "
+                "&& sudo systemctl restart docker  (`nvidia-ctk --version`: 1.15.0 or newer)"
+            ),
+            manual("or install the Windows driver 552.44 (before 555.85) and restart WSL"),
+        ),
+    )
+
+
+# the image's path of a library the runtime mounts, as the line names it under the container's
+# root (.../merged/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1 -> /usr/lib/x86_64-linux-gnu/...)
+_IMAGE_PATH = lazy(r"/merged(?P<path>/\S+)$")
+
+
+@from_log("DRV170")
+def image_driver_file_in_log(facts: Facts, line: LogLine) -> Hit:
+    """The NVIDIA container runtime could not mount the host's driver library: the image has a
+    file of that name (a driver package in the image, an image committed from a running GPU
+    container; the threads are WSL 2's). The image's copy goes: a Dockerfile FROM the image
+    that removes it (knaw-huc/loghi#3), and the packages that put it there."""
+    library = line.stated.get("library_path", "")
+    found = _IMAGE_PATH.search(library)
+    path = (
+        found.group("path")
+        if found
+        else "/usr/lib/x86_64-linux-gnu/" + line.stated.get("soname", "libnvidia-ml.so.1")
+    )
+    directory = path.rsplit("/", 1)[0]
+    # the two the runtime always mounts go together (the thread removed both)
+    files = dict.fromkeys([path, f"{directory}/libnvidia-ml.so.1", f"{directory}/libcuda.so.1"])
+    remove = "rm -f " + " ".join(files)
+    return Hit(
+        f"the container runtime could not mount the host's driver library at {path} (line "
+        f"{line.line}): the image already has that file, a driver library of its own",
+        evidence={"line": line.line, "path": path},
+        fix=fix(
+            f"Remove the image's own driver libraries: build FROM the image with RUN {remove} "
+            "(and apt-get purge the driver packages that installed them: libnvidia-compute-*, "
+            "nvidia-opencl-dev); never docker commit a running GPU container",
+            "manual",
+            manual(f"Dockerfile: FROM <image> then RUN {remove}; docker build -t <image>-gpu ."),
+            manual(
+                "in the image: dpkg -S " + path + "  (the package that ships it: apt-get purge it)"
+            ),
+        ),
+    )
+
+
+def _unknown_device(line: LogLine) -> Hit:
+    """nvidia-container-cli was asked for a GPU (index, UUID, PCI address) the host does not
+    have (libnvidia-container src/cli/common.c): the device named must be one `nvidia-smi -L`
+    lists on the host."""
+    device = line.stated.get("container_device", "the device")
+    return Hit(
+        f"the NVIDIA container runtime was asked for GPU {device!r} (line {line.line}), which no "
+        "GPU of the host matches",
+        evidence={"line": line.line, "device": device},
+        fix=fix(
+            f"Ask for a GPU the host has: `nvidia-smi -L` on the host lists the indexes and "
+            f"UUIDs; docker run --gpus '\"device=0\"' (or NVIDIA_VISIBLE_DEVICES=<index or "
+            f"UUID>) instead of {device}",
+            "manual",
+            manual("nvidia-smi -L  (on the host: the GPUs' indexes and UUIDs)"),
+            manual(
+                "docker run --gpus '\"device=0\"' ...  (or -e NVIDIA_VISIBLE_DEVICES=<index or "
+                "UUID>; compose: device_ids: ['0'])"
+            ),
+        ),
+    )
+
+
+def _missing_ldconfig(line: LogLine) -> Hit:
+    """nvidia-container-cli could not run the ldconfig its configuration names: Debian's
+    /sbin/ldconfig.real on a host with only /sbin/ldconfig (RPM distributions), or the reverse
+    (nvidia-container-toolkit's config.toml, [nvidia-container-cli] ldconfig = "@<path>")."""
+    missing = line.stated.get("ldconfig_path", "/sbin/ldconfig.real")
+    other = "/sbin/ldconfig" if missing.endswith(".real") else "/sbin/ldconfig.real"
+    return Hit(
+        f"the NVIDIA container runtime could not run {missing} (line {line.line}), the ldconfig "
+        "its configuration names",
+        evidence={"line": line.line, "ldconfig": missing},
+        fix=fix(
+            f"Point the runtime at the host's ldconfig: in /etc/nvidia-container-runtime/"
+            f'config.toml set ldconfig = "@{other}" (ls {other}), then restart Docker',
+            "manual",
+            manual(
+                f"sudo sed -i 's|^ldconfig = .*|ldconfig = \"@{other}\"|' "
+                "/etc/nvidia-container-runtime/config.toml"
+            ),
+            manual(RESTART),
         ),
     )

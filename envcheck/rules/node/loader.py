@@ -368,7 +368,7 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         actions += acts
     kind = entries[0].kind
     if kind == "driver" and "nvidia-container-cli" in line.text:
-        return _container_runtime_without_driver(soname, line)
+        return _container_runtime_without_driver(soname, line, _on_wsl(facts, line.text))
     if kind == "driver":  # the driver's user-space library: never a package of the job's own
         words = [
             "the NVIDIA driver on the host (" + " or ".join(words) + ")"
@@ -753,12 +753,17 @@ def _loading_package(facts: Facts, line: LogLine, entries: Iterable[Soname]) -> 
     return dist
 
 
-def _container_runtime_without_driver(soname: str, line: LogLine) -> Hit:
+def _container_runtime_without_driver(soname: str, line: LogLine, wsl: bool) -> Hit:
     """nvidia-container-cli (the hook `--gpus` runs) loads the HOST's driver libraries: when it
     cannot, the host has no NVIDIA driver it can find (not installed, or Docker from a snap /
     Docker Desktop that does not see it); the container's own contents do not matter
     (NVIDIA/libnvidia-container#231, docker/for-win#13835: 'my drivers simply were not
-    installed')."""
+    installed'). Where the log says WSL 2 or Docker Desktop, the driver's libraries come from
+    the Windows driver (/usr/lib/wsl/lib), which WSL 2 maps only on Windows 11 or Windows 10
+    21H2 (build 19044) and newer (AbdBarho/stable-diffusion-webui-docker#129: 20H2, fixed by
+    updating Windows)."""
+    if wsl or line.stated.get("host_platform"):
+        return _wsl_without_driver(soname, line)
     return Hit(
         f"the NVIDIA container runtime could not load the host's {soname} (line {line.line}): "
         "the host has no NVIDIA driver it can find (not installed, or a Docker from a snap or "
@@ -780,6 +785,51 @@ def _container_runtime_without_driver(soname: str, line: LogLine) -> Hit:
             manual(
                 "a snap-installed Docker cannot see the host driver: snap remove docker, install docker-ce"
             ),
+        ),
+    )
+
+
+# the first Windows 10 build whose WSL 2 maps the NVIDIA driver's libraries (21H2)
+_WSL_GPU_BUILD = 19044
+
+
+def _wsl_without_driver(soname: str, line: LogLine) -> Hit:
+    """nvidia-container-cli in WSL 2 or Docker Desktop found no driver library: WSL 2 maps the
+    Windows driver's own libraries under /usr/lib/wsl/lib, from Windows 11 or Windows 10 21H2
+    on (NVIDIA's CUDA on WSL User Guide); a Linux driver installed inside WSL does not help.
+    A Windows build the log states below 21H2's is named as the cause."""
+    build = line.stated.get("windows_build")
+    old = build is not None and build.isdigit() and int(build) < _WSL_GPU_BUILD
+    said = (
+        f"Windows build {build} is older than 21H2 (build {_WSL_GPU_BUILD}), the first whose "
+        "WSL 2 maps the NVIDIA driver's libraries"
+        if old
+        else "in WSL 2 (Docker Desktop) the driver's libraries are the Windows driver's, mapped "
+        "under /usr/lib/wsl/lib"
+    )
+    return Hit(
+        f"the NVIDIA container runtime could not load {soname} (line {line.line}) in WSL 2: "
+        + said,
+        evidence={
+            "line": line.line,
+            "soname": soname,
+            "required_by": "nvidia-container-cli",
+            "windows_build": build,
+        },
+        fix=fix(
+            "Update Windows to Windows 11 or Windows 10 21H2 (build 19044) or newer and install "
+            "the NVIDIA driver for Windows (WSL 2 maps its libraries; install no Linux driver "
+            "inside WSL), then restart Docker Desktop",
+            "manual",
+            manual(
+                "winver  (Windows: the build must be 19044 (21H2) or newer, or Windows 11; "
+                "update through Settings > Windows Update)"
+            ),
+            manual(
+                "install the NVIDIA Windows driver (Game Ready / Studio / data center) on "
+                "Windows; in WSL: ls /usr/lib/wsl/lib/libnvidia-ml.so.1"
+            ),
+            manual("wsl --update && wsl --shutdown  (PowerShell), then restart Docker Desktop"),
         ),
     )
 
