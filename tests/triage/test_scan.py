@@ -3012,3 +3012,9 @@ EXAMPLES += [
         "torch-nccl-error-any-reason",
     ),
 ]
+EXAMPLES += [
+    # an EGL call's error by its egl.h / eglext.h name or code (graphics.toml)
+    ("  what():  Error EGL_BAD_PARAMETER", "egl-call-error-name"),
+    ("eglQueryDevicesEXT failed: EGL_BAD_DEVICE_EXT", "egl-call-error-name"),
+    ("RuntimeError: eglGetPlatformDisplayEXT failed with error 0x300c", "egl-call-error-name"),
+]
