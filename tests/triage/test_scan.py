@@ -3018,3 +3018,10 @@ EXAMPLES += [
     ("eglQueryDevicesEXT failed: EGL_BAD_DEVICE_EXT", "egl-call-error-name"),
     ("RuntimeError: eglGetPlatformDisplayEXT failed with error 0x300c", "egl-call-error-name"),
 ]
+EXAMPLES += [
+    # torch's facts asked at the interactive prompt or printed (device_torch_stated.toml)
+    (">>> torch.__version__", "torch-repl-version"),
+    (">>> torch.cuda.get_device_name(0)", "torch-repl-device-name"),
+    (">>> torch.cuda.get_device_capability()", "torch-repl-capability"),
+    ("torch.cuda.get_device_capability() = (12, 0)", "torch-repl-capability"),
+]
