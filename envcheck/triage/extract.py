@@ -145,6 +145,7 @@ FACTS: dict[str, str] = {
     "('requires device with capability <= (9, 0)')",
     "nccl_subsystem": "the NCCL subsystem a line comes from (NET/IB, NET/Socket, Bootstrap, P2P)",
     "nccl_socket_ifname": "the NCCL_SOCKET_IFNAME value NCCL echoes ('set by environment to eth0')",
+    "nccl_ib_hca": "the NCCL_IB_HCA value NCCL echoes ('NCCL_IB_HCA set to mlx5_0,mlx5_1')",
     "nccl_host": "the host an NCCL line came from (its 'host:pid:tid [dev]' prefix); several in "
     "one log: the ranks ran on several nodes",
     "nccl_chosen_iface": "the interface NCCL's bootstrap or socket transport chose (docker0, eth0)",

@@ -420,3 +420,23 @@ def test_nccl_lines_from_two_hosts_say_the_ranks_span_nodes(
     # one host: nothing says where the other ranks ran
     alone = _causes(cli, log_file(tmp_path, one, error, name="one.log"))["NET104"]
     assert alone["verdict"] == "unknown"
+
+
+def test_an_hca_filter_that_kept_no_device_is_the_cause(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """NCCL echoes NCCL_IB_HCA, then finds no device: the job asked for InfiniBand and the
+    filter kept no HCA NCCL could open; the node's HCAs, where known, are the value to set."""
+    log = log_file(
+        tmp_path,
+        "node:1:2 [0] NCCL INFO NCCL_IB_HCA set to mlx5_4",
+        "node:1:2 [0] NCCL INFO NET/IB : No device found.",
+    )
+    alone = _causes(cli, log)["NET150"]
+    assert alone["verdict"] == "confirmed"
+    assert "NCCL_IB_HCA=mlx5_4" in _fix(alone)
+    assert "ibv_devices" in _fix(alone)
+    cases = Path(__file__).parent.parent / "rules" / "cases" / "NET150"
+    with_hcas = _causes(cli, log, "--report", str(cases / "good.json"))["NET150"]
+    assert with_hcas["verdict"] == "confirmed"
+    assert "export NCCL_IB_HCA=" in _fix(with_hcas)

@@ -3025,3 +3025,7 @@ EXAMPLES += [
     (">>> torch.cuda.get_device_capability()", "torch-repl-capability"),
     ("torch.cuda.get_device_capability() = (12, 0)", "torch-repl-capability"),
 ]
+EXAMPLES += [
+    # NCCL's echo of its InfiniBand HCA filter (nccl.toml): a fact, noise by itself
+    ("node1:2301:2388 [0] NCCL INFO NCCL_IB_HCA set to mlx5_0,mlx5_1", "nccl-ib-hca-stated"),
+]
