@@ -149,6 +149,7 @@ FACTS: dict[str, str] = {
     "nccl_topo_file": "the topology XML NCCL was given (NCCL_TOPO_FILE), as NCCL or the "
     "aws-ofi-nccl plugin that set it echoes it",
     "nccl_net_plugin": "the network plugin NCCL loaded ('AWS Libfabric', 'aws-ofi-nccl 1.11.0-aws')",
+    "kit_gpu_index": "the GPU index Omniverse Kit names in a refusal ('on GPU: 0')",
     "xml_attribute": "the attribute and node NCCL did not find in a topology XML ('arch of node "
     "cpu')",
     "nccl_host": "the host an NCCL line came from (its 'host:pid:tid [dev]' prefix); several in "

@@ -440,3 +440,25 @@ def test_an_hca_filter_that_kept_no_device_is_the_cause(
     with_hcas = _causes(cli, log, "--report", str(cases / "good.json"))["NET150"]
     assert with_hcas["verdict"] == "confirmed"
     assert "export NCCL_IB_HCA=" in _fix(with_hcas)
+
+
+_NO_RAYTRACING = (
+    "2025-03-04 13:07:13 [10,621ms] [Error] [gpu.foundation.plugin] Raytracing is not supported "
+    "on GPU: 0. Hardware, driver or Operating system upgrade is required."
+)
+
+
+def test_kits_ray_tracing_refusal_on_a_gpu_without_rt_cores(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """Kit's 'Raytracing is not supported on GPU: 0': the GPU the log states decides SIM106
+    (an A100 has no RT cores); alone, the GPU and the driver stay open."""
+    alone = _causes(cli, log_file(tmp_path, _NO_RAYTRACING))
+    assert alone["SIM106"]["verdict"] != "confirmed"
+    assert {"SIM103", "SIM104"} <= set(alone)
+    stated = log_file(
+        tmp_path,
+        "|   0  NVIDIA A100-SXM4-80GB          On  | 00000000:07:00.0 Off |                    0 |",
+        _NO_RAYTRACING,
+    )
+    assert _causes(cli, stated)["SIM106"]["verdict"] == "confirmed"

@@ -3059,3 +3059,11 @@ EXAMPLES += [
         "nccl-topology-xml-rejected",
     ),
 ]
+EXAMPLES += [
+    # Omniverse Kit refusing the GPU for ray tracing (graphics.toml)
+    (
+        "2025-03-04 13:07:13 [10,621ms] [Error] [gpu.foundation.plugin] Raytracing is not "
+        "supported on GPU: 0. Hardware, driver or Operating system upgrade is required.",
+        "kit-raytracing-unsupported",
+    ),
+]
