@@ -3067,3 +3067,7 @@ EXAMPLES += [
         "kit-raytracing-unsupported",
     ),
 ]
+EXAMPLES += [
+    # Xlib's report of a GLX error (graphics.toml glx-driver-not-loaded)
+    ("X Error of failed request:  GLXBadContext", "glx-driver-not-loaded"),
+]
