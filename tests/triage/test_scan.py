@@ -3071,3 +3071,7 @@ EXAMPLES += [
     # Xlib's report of a GLX error (graphics.toml glx-driver-not-loaded)
     ("X Error of failed request:  GLXBadContext", "glx-driver-not-loaded"),
 ]
+EXAMPLES += [
+    # egl-call-error-name: a hex code is read only whole (an address that starts with it is not)
+    ("eglQueryDevicesEXT failed: 0x322B", "egl-call-error-name"),
+]
