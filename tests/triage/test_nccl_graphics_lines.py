@@ -462,3 +462,12 @@ def test_kits_ray_tracing_refusal_on_a_gpu_without_rt_cores(
         _NO_RAYTRACING,
     )
     assert _causes(cli, stated)["SIM106"]["verdict"] == "confirmed"
+
+
+def test_an_address_that_starts_with_an_egl_code_is_no_egl_error(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(tmp_path, "Error reading memory at 0x300C0000")
+    result = cli("triage", str(log), "--json", "--no-probe")
+    ids = [m["id"] for m in result.json()["data"]["matches"]]
+    assert "egl-call-error-name" not in ids
