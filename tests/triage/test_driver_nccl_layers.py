@@ -233,3 +233,15 @@ def test_a_graph_file_of_another_format_is_the_graph_files(
     log = _log(tmp_path, "node:1:1 [0] NCCL WARN XML Graph has wrong version 0, 1 needed")
     cause = _cause_of(cli, log, "nccl-topology-xml-rejected", "NET120")
     assert "unset NCCL_GRAPH_FILE" in fix_text(cause)
+
+
+def test_a_cpu_node_without_attributes_asks_for_nccl_2_8_unless_the_log_states_a_newer(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """NCCL before 2.8 did not read the cpu nodes of GPUs a job does not use (NVIDIA/nccl#379):
+    with no NCCL release stated, the fix names 2.8; a log stating a newer one leaves it out."""
+    alone = _cause_of(cli, _log(tmp_path, _ATTRIBUTE), "nccl-topology-xml-rejected", "NET120")
+    assert "NCCL 2.8 or newer" in fix_text(alone)
+    newer = _log(tmp_path, "NCCL version 2.21.5+cuda12.4\n" + _ATTRIBUTE)
+    cause = _cause_of(cli, newer, "nccl-topology-xml-rejected", "NET120")
+    assert "2.8" not in fix_text(cause)

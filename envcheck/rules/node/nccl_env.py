@@ -8,6 +8,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable
 
+from packaging.version import InvalidVersion, Version
+
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
@@ -135,12 +137,37 @@ def _topology_rejected(line: LogLine) -> Hit:
             *_steps("NCCL_TOPO_FILE"),
             "NCCL_TOPO_DUMP_FILE=/tmp/topo.xml <the job>   # the topology this NCCL detects here",
         )
+    if not graph and _before_cpu_fix(line, attribute):
+        # NCCL before 2.8 read a CPU's attributes only for a CPU with a GPU in use: a topology
+        # file used by a job on a subset of the GPUs failed (NVIDIA/nccl#379, 'fixed in 2.8')
+        summary += (
+            "; a job on a subset of the GPUs needs NCCL 2.8 or newer (earlier releases do not "
+            "read the cpu nodes of GPUs it does not use): upgrade NCCL"
+        )
+        steps = (
+            *steps,
+            "upgrade NCCL to 2.8 or newer (a torch release that bundles it, or the "
+            "nvidia-nccl-cu11 / nvidia-nccl-cu12 wheel)",
+        )
     return Hit(
         f"{what} (line {line.line}): NCCL rejects the file and fails communicator creation",
         evidence={"line": line.line, "file": path, "attribute": attribute},
         fix=fix(summary, "manual", *(manual(step) for step in steps)),
         severity=Severity.WARNING,
     )
+
+
+def _before_cpu_fix(line: LogLine, attribute: str | None) -> bool:
+    """Whether the log leaves open an NCCL older than 2.8 missing a cpu node's attribute: the
+    release that fixed reading them for CPUs without a GPU in use (NVIDIA/nccl#379)."""
+    if not attribute or not attribute.endswith("of node cpu"):
+        return False
+    stated = line.stated.get("nccl_version")
+    if not stated:
+        return True
+    with contextlib.suppress(InvalidVersion):
+        return Version(stated) < Version("2.8")
+    return True
 
 
 @from_log("NET120")
