@@ -152,6 +152,13 @@ FACTS: dict[str, str] = {
     "('requires device with capability <= (9, 0)')",
     "nccl_subsystem": "the NCCL subsystem a line comes from (NET/IB, NET/Socket, Bootstrap, P2P)",
     "nccl_socket_ifname": "the NCCL_SOCKET_IFNAME value NCCL echoes ('set by environment to eth0')",
+    "nccl_ib_hca": "the NCCL_IB_HCA value NCCL echoes ('NCCL_IB_HCA set to mlx5_0,mlx5_1')",
+    "nccl_topo_file": "the topology XML NCCL was given (NCCL_TOPO_FILE), as NCCL or the "
+    "aws-ofi-nccl plugin that set it echoes it",
+    "nccl_net_plugin": "the network plugin NCCL loaded ('AWS Libfabric', 'aws-ofi-nccl 1.11.0-aws')",
+    "kit_gpu_index": "the GPU index Omniverse Kit names in a refusal ('on GPU: 0')",
+    "xml_attribute": "the attribute and node NCCL did not find in a topology XML ('arch of node "
+    "cpu')",
     "nccl_host": "the host an NCCL line came from (its 'host:pid:tid [dev]' prefix); several in "
     "one log: the ranks ran on several nodes",
     "nccl_chosen_iface": "the interface NCCL's bootstrap or socket transport chose (docker0, eth0)",

@@ -189,3 +189,59 @@ def test_a_known_torch_cuda_names_its_first_branch_and_the_newer_ones(
     assert "sudo apt install nvidia-driver-530" in text
     assert "nvidia-driver-535, nvidia-driver-545" in text
     assert "NVIDIA-Linux-x86_64-<version>.run" in text
+
+
+_ATTRIBUTE = "node:281:2275 [1] graph/xml.h:101 NCCL WARN Attribute arch of node cpu not found"
+
+
+def test_a_topology_xml_without_the_cpus_attributes_from_the_plugin_names_the_plugin(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """aws-ofi-nccl loaded (its registered name), then NCCL refusing the topology XML: the
+    plugin's static file for the instance type; the fix updates the plugin."""
+    log = _log(
+        tmp_path,
+        "node:281:281 [0] NCCL INFO NET/Plugin: Loaded net plugin AWS Libfabric (v7)\n"
+        + _ATTRIBUTE,
+    )
+    cause = _cause_of(cli, log, "nccl-topology-xml-rejected", "NET120")
+    assert cause["verdict"] == "confirmed"
+    text = fix_text(cause)
+    assert "Update the aws-ofi-nccl plugin" in text
+    assert "arch of node cpu" in cause["findings"][0]["message"]
+
+
+def test_a_topology_file_set_by_hand_is_unset_or_dumped_again(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = _log(
+        tmp_path,
+        "node:1:1 [0] NCCL INFO NCCL_TOPO_FILE set by environment to /etc/topo/dgx.xml\n"
+        "node:1:1 [0] graph/xml.cc:394 NCCL WARN XML Topology has wrong version 1, 2 needed",
+    )
+    cause = _cause_of(cli, log, "nccl-topology-xml-rejected", "NET120")
+    assert cause["verdict"] == "confirmed"
+    text = fix_text(cause)
+    assert "unset NCCL_TOPO_FILE" in text
+    assert "NCCL_TOPO_DUMP_FILE" in text
+    assert "/etc/topo/dgx.xml" in cause["findings"][0]["message"]
+
+
+def test_a_graph_file_of_another_format_is_the_graph_files(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = _log(tmp_path, "node:1:1 [0] NCCL WARN XML Graph has wrong version 0, 1 needed")
+    cause = _cause_of(cli, log, "nccl-topology-xml-rejected", "NET120")
+    assert "unset NCCL_GRAPH_FILE" in fix_text(cause)
+
+
+def test_a_cpu_node_without_attributes_asks_for_nccl_2_8_unless_the_log_states_a_newer(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """NCCL before 2.8 did not read the cpu nodes of GPUs a job does not use (NVIDIA/nccl#379):
+    with no NCCL release stated, the fix names 2.8; a log stating a newer one leaves it out."""
+    alone = _cause_of(cli, _log(tmp_path, _ATTRIBUTE), "nccl-topology-xml-rejected", "NET120")
+    assert "NCCL 2.8 or newer" in fix_text(alone)
+    newer = _log(tmp_path, "NCCL version 2.21.5+cuda12.4\n" + _ATTRIBUTE)
+    cause = _cause_of(cli, newer, "nccl-topology-xml-rejected", "NET120")
+    assert "2.8" not in fix_text(cause)

@@ -420,3 +420,54 @@ def test_nccl_lines_from_two_hosts_say_the_ranks_span_nodes(
     # one host: nothing says where the other ranks ran
     alone = _causes(cli, log_file(tmp_path, one, error, name="one.log"))["NET104"]
     assert alone["verdict"] == "unknown"
+
+
+def test_an_hca_filter_that_kept_no_device_is_the_cause(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """NCCL echoes NCCL_IB_HCA, then finds no device: the job asked for InfiniBand and the
+    filter kept no HCA NCCL could open; the node's HCAs, where known, are the value to set."""
+    log = log_file(
+        tmp_path,
+        "node:1:2 [0] NCCL INFO NCCL_IB_HCA set to mlx5_4",
+        "node:1:2 [0] NCCL INFO NET/IB : No device found.",
+    )
+    alone = _causes(cli, log)["NET150"]
+    assert alone["verdict"] == "confirmed"
+    assert "NCCL_IB_HCA=mlx5_4" in _fix(alone)
+    assert "ibv_devices" in _fix(alone)
+    cases = Path(__file__).parent.parent / "rules" / "cases" / "NET150"
+    with_hcas = _causes(cli, log, "--report", str(cases / "good.json"))["NET150"]
+    assert with_hcas["verdict"] == "confirmed"
+    assert "export NCCL_IB_HCA=" in _fix(with_hcas)
+
+
+_NO_RAYTRACING = (
+    "2025-03-04 13:07:13 [10,621ms] [Error] [gpu.foundation.plugin] Raytracing is not supported "
+    "on GPU: 0. Hardware, driver or Operating system upgrade is required."
+)
+
+
+def test_kits_ray_tracing_refusal_on_a_gpu_without_rt_cores(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """Kit's 'Raytracing is not supported on GPU: 0': the GPU the log states decides SIM106
+    (an A100 has no RT cores); alone, the GPU and the driver stay open."""
+    alone = _causes(cli, log_file(tmp_path, _NO_RAYTRACING))
+    assert alone["SIM106"]["verdict"] != "confirmed"
+    assert {"SIM103", "SIM104"} <= set(alone)
+    stated = log_file(
+        tmp_path,
+        "|   0  NVIDIA A100-SXM4-80GB          On  | 00000000:07:00.0 Off |                    0 |",
+        _NO_RAYTRACING,
+    )
+    assert _causes(cli, stated)["SIM106"]["verdict"] == "confirmed"
+
+
+def test_an_address_that_starts_with_an_egl_code_is_no_egl_error(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(tmp_path, "Error reading memory at 0x300C0000")
+    result = cli("triage", str(log), "--json", "--no-probe")
+    ids = [m["id"] for m in result.json()["data"]["matches"]]
+    assert "egl-call-error-name" not in ids

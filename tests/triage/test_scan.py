@@ -3078,3 +3078,66 @@ EXAMPLES += [
         "container-ldcache-missing-ldconfig",
     ),
 ]
+EXAMPLES += [
+    # an EGL call's error by its egl.h / eglext.h name or code (graphics.toml)
+    ("  what():  Error EGL_BAD_PARAMETER", "egl-call-error-name"),
+    ("eglQueryDevicesEXT failed: EGL_BAD_DEVICE_EXT", "egl-call-error-name"),
+    ("RuntimeError: eglGetPlatformDisplayEXT failed with error 0x300c", "egl-call-error-name"),
+]
+EXAMPLES += [
+    # torch's facts asked at the interactive prompt or printed (device_torch_stated.toml)
+    (">>> torch.__version__", "torch-repl-version"),
+    (">>> torch.cuda.get_device_name(0)", "torch-repl-device-name"),
+    (">>> torch.cuda.get_device_capability()", "torch-repl-capability"),
+    ("torch.cuda.get_device_capability() = (12, 0)", "torch-repl-capability"),
+]
+EXAMPLES += [
+    # NCCL's echo of its InfiniBand HCA filter (nccl.toml): a fact, noise by itself
+    ("node1:2301:2388 [0] NCCL INFO NCCL_IB_HCA set to mlx5_0,mlx5_1", "nccl-ib-hca-stated"),
+]
+EXAMPLES += [
+    # the topology XML NCCL reads, the net plugin it loaded, NCCL refusing the XML
+    # (driver_nccl_layers.toml)
+    (
+        "algo-1:18562:18635 [0] NCCL INFO NET/OFI Running on p4d.24xlarge platform, Setting "
+        "NCCL_TOPO_FILE environment variable to /usr/local/share/aws-ofi-nccl/xml/p4d-24xl-topo.xml",
+        "nccl-topo-file-stated",
+    ),
+    (
+        "node:1:1 [0] NCCL INFO NCCL_TOPO_FILE set by environment to /tmp/topo.xml",
+        "nccl-topo-file-stated",
+    ),
+    (
+        "2a8874e7d1e6:281:281 [0] NCCL INFO NET/Plugin: Loaded net plugin AWS Libfabric (v7)",
+        "nccl-net-plugin-loaded",
+    ),
+    (
+        "algo-1:18563:18636 [1] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.11.0-aws",
+        "nccl-net-plugin-loaded",
+    ),
+    (
+        "test-nccl-p5-2-worker-0:75:95 [2] graph/xml.h:101 NCCL WARN Attribute arch of node cpu "
+        "not found",
+        "nccl-topology-xml-rejected",
+    ),
+    (
+        "node:1:1 [0] graph/xml.cc:394 NCCL WARN XML Topology has wrong version 1, 2 needed",
+        "nccl-topology-xml-rejected",
+    ),
+]
+EXAMPLES += [
+    # Omniverse Kit refusing the GPU for ray tracing (graphics.toml)
+    (
+        "2025-03-04 13:07:13 [10,621ms] [Error] [gpu.foundation.plugin] Raytracing is not "
+        "supported on GPU: 0. Hardware, driver or Operating system upgrade is required.",
+        "kit-raytracing-unsupported",
+    ),
+]
+EXAMPLES += [
+    # Xlib's report of a GLX error (graphics.toml glx-driver-not-loaded)
+    ("X Error of failed request:  GLXBadContext", "glx-driver-not-loaded"),
+]
+EXAMPLES += [
+    # egl-call-error-name: a hex code is read only whole (an address that starts with it is not)
+    ("eglQueryDevicesEXT failed: 0x322B", "egl-call-error-name"),
+]

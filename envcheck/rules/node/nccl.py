@@ -35,9 +35,9 @@ def nccl_ib_unavailable(facts: Facts) -> Iterable[Hit]:
     device found.`, `NET/IB : Unable to open device mlx5_0`, `Failed to open libibverbs.so[.1]`,
     `Call to ibv_create_qp failed`; at run time `Call to ibv_reg_mr failed` / `Cannot allocate
     memory` (the memlock limit), `Call to ibv_modify_qp failed`, `NET/IB : Got completion ...
-    with error 12` (the fabric or, on RoCE, the GID index). On a node: HCAs whose ports are all
-    down (NCCL uses only ACTIVE ports); what NCCL inside a container could open only its log
-    says.
+    with error 12` (the fabric or, on RoCE, the GID index); `NCCL_IB_HCA set to X` followed by
+    `No device found.` (the filter kept no HCA). On a node: HCAs whose ports are all down (NCCL
+    uses only ACTIVE ports); what NCCL inside a container could open only its log says.
 
     ## Why it matters
     Without the IB plugin NCCL falls back to TCP sockets (`NET/Socket`): multi-node collectives
@@ -54,6 +54,8 @@ def nccl_ib_unavailable(facts: Facts) -> Iterable[Hit]:
     (and IPC_LOCK) into the container; without them, or to use TCP on purpose,
     `export NCCL_IB_DISABLE=1` and set NCCL_SOCKET_IFNAME. Memory registration refused: raise
     memlock (`--ulimit memlock=-1`); completion errors on RoCE: `export NCCL_IB_GID_INDEX=3`.
+    An NCCL_IB_HCA that names no HCA of the node: set it to the names `ibv_devices` lists there,
+    or unset it.
 
     ## References
     - https://github.com/NVIDIA/nccl/blob/master/src/transport/net_ib.cc
@@ -174,6 +176,10 @@ def nccl_ib_unavailable_in_log(facts: Facts, line: LogLine) -> Hit | None:
         hcas = tuple(d.name for d in facts.network().infiniband)
     except Skip:
         hcas = None
+    hca_filter = line.stated.get("nccl_ib_hca")
+    # a node known to have no HCA: the filter is moot, the INFO line is that node's normal one
+    if hca_filter and hcas != () and "no device found" in line.text.lower():
+        return _hca_filter_matched_nothing(line, hca_filter, hcas)
     if line.informational and not hcas:
         # NCCL's INFO `NET/IB : No device found.` is what every healthy node without an HCA
         # prints before using sockets: a fault only where the node has HCAs NCCL did not open
@@ -209,6 +215,35 @@ def nccl_ib_unavailable_in_log(facts: Facts, line: LogLine) -> Hit | None:
         f"{what} (line {line.line}): NCCL falls back to TCP sockets (slow), or fails where the "
         "socket interface is wrong too",
         evidence={"line": line.line, "hcas": list(hcas) if hcas is not None else None},
+        fix=fix(summary, "manual", *(manual(s) for s in steps)),
+    )
+
+
+def _hca_filter_matched_nothing(
+    line: LogLine, hca_filter: str, hcas: tuple[str, ...] | None
+) -> Hit:
+    """`NET/IB : No device found.` after NCCL echoed an NCCL_IB_HCA filter: the job asked for
+    InfiniBand/RoCE and the filter kept no HCA NCCL could open on that node (the names differ
+    between nodes and images, or the devices are not in the container). NCCL then uses TCP
+    sockets, which the job did not ask for. The node's HCAs, where known, give the value."""
+    names = f"export NCCL_IB_HCA={','.join(hcas)}" if hcas else None
+    summary = (
+        f"NCCL_IB_HCA={hca_filter} names no HCA NCCL could open here: set it to this node's "
+        + (f"HCAs ({names})" if names else "HCAs (`ibv_devices` lists them)")
+        + ", or unset it"
+    )
+    steps = [
+        "ibv_devices   # the HCA names on this node (mlx5_0, ...); `ibstat` shows their ports",
+        names
+        or "export NCCL_IB_HCA=<the HCAs ibv_devices lists>  (=mlx5_0:1 for exact names and "
+        "a port; ^ excludes)",
+        "in a container: pass the devices (--device=/dev/infiniband) and install rdma-core",
+    ]
+    return Hit(
+        f"NCCL's InfiniBand transport found no device (line {line.line}) with NCCL_IB_HCA set "
+        f"to {hca_filter}: the filter kept no HCA NCCL could open on this node, so NCCL falls "
+        "back to TCP sockets (slow), or fails where the socket interface is wrong too",
+        evidence={"line": line.line, "nccl_ib_hca": hca_filter, "hcas": list(hcas or ())},
         fix=fix(summary, "manual", *(manual(s) for s in steps)),
     )
 

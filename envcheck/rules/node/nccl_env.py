@@ -8,6 +8,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable
 
+from packaging.version import InvalidVersion, Version
+
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
@@ -37,7 +39,10 @@ def nccl_graph_file(facts: Facts) -> Iterable[Hit]:
     `NCCL_GRAPH_FILE` in the environment; in `triage`, NCCL's INFO line
     `NCCL_GRAPH_FILE set by environment to <file>` (NCCL prints it for the variable and for the
     same key in /etc/nccl.conf or ~/.nccl.conf) and the graph import's own failure
-    `XML Import Channel : dev N not found`.
+    `XML Import Channel : dev N not found`; NCCL refusing a topology XML it was given
+    (NCCL_TOPO_FILE, which the aws-ofi-nccl plugin sets itself for the instance types it ships a
+    file for): `Attribute arch of node cpu not found`, `XML Topology has wrong version 1, 2
+    needed`, with the file and the plugin where NCCL's and the plugin's INFO lines state them.
 
     ## Why it matters
     A graph file fixes the rings and trees NCCL would search for; one written for another GPU
@@ -53,13 +58,17 @@ def nccl_graph_file(facts: Facts) -> Iterable[Hit]:
 
     ## Fix
     `unset NCCL_GRAPH_FILE` and delete the key from /etc/nccl.conf and ~/.nccl.conf. Keep
-    NCCL_TOPO_FILE only where it describes this machine (inside a VM it can be right).
+    NCCL_TOPO_FILE only where it describes this machine (inside a VM it can be right); one NCCL
+    rejects: unset it, or dump this machine's with `NCCL_TOPO_DUMP_FILE`; aws-ofi-nccl's static
+    file: update the plugin (newer releases generate the topology for the GPUs NCCL finds).
 
     ## References
     - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html
     - https://github.com/NVIDIA/nccl/issues/1240
     - https://github.com/NVIDIA/nccl/issues/1008
     - https://github.com/Azure/azurehpc/pull/730
+    - https://github.com/NVIDIA/nccl/issues/379
+    - https://github.com/aws/aws-ofi-nccl/issues/785
     """
     path = facts.env().get("NCCL_GRAPH_FILE")
     if not path:
@@ -78,9 +87,95 @@ def nccl_graph_file(facts: Facts) -> Iterable[Hit]:
     ]
 
 
+_TOPOLOGY_REJECTED = "nccl-topology-xml-rejected"
+# xml.cc: 'XML Graph has wrong version %d, %d needed' is the graph file's, the rest the topology's
+_GRAPH_VERSION = lazy(r"XML Graph has wrong version (?P<have>[0-9]+), (?P<need>[0-9]+) needed")
+
+
+def _topology_rejected(line: LogLine) -> Hit:
+    """NCCL's own XML lines refusing the topology file it was given (NCCL_TOPO_FILE, which the
+    aws-ofi-nccl plugin sets itself on the instance types it ships a file for): the file is
+    older than the NCCL reading it or describes other GPUs; the plugin's file is replaced by
+    updating the plugin, a hand-made one by NCCL's own dump of this machine."""
+    path = line.stated.get("nccl_topo_file")
+    attribute = line.stated.get("xml_attribute")
+    graph = _GRAPH_VERSION.search(line.text)
+    loaded = line.stated.get("nccl_net_plugin") or ""
+    plugin = bool(path and "ofi-nccl" in path) or any(
+        name in loaded for name in ("AWS Libfabric", "aws-ofi-nccl")
+    )
+    what = (
+        f"NCCL's graph file (NCCL_GRAPH_FILE) has format version {graph.group('have')}, this "
+        f"NCCL reads {graph.group('need')}"
+        if graph
+        else f"the topology XML NCCL was given ({path or 'NCCL_TOPO_FILE'}) "
+        + (f"has no {attribute}" if attribute else "is not one this NCCL reads")
+    )
+    if graph:
+        summary = "unset NCCL_GRAPH_FILE (and delete it from /etc/nccl.conf, ~/.nccl.conf)"
+        steps = _steps("NCCL_GRAPH_FILE")
+    elif plugin:
+        summary = (
+            "Update the aws-ofi-nccl plugin"
+            + (f" ({loaded})" if loaded else "")
+            + f": {path or 'NCCL_TOPO_FILE'} is the static topology file it sets for the instance "
+            "type (newer releases generate the topology for the GPUs NCCL finds), or set "
+            "NCCL_TOPO_FILE to a file this NCCL reads"
+        )
+        steps = (
+            "install a current aws-ofi-nccl (the EFA installer or the image's plugin); its "
+            "maintainers point to v1.13.2-aws or later for this failure",
+            "or, until then, export NCCL_TOPO_FILE=<a topology NCCL dumped on this machine: "
+            "NCCL_TOPO_DUMP_FILE=/tmp/topo.xml>, which the plugin leaves as set",
+        )
+    else:
+        summary = (
+            "unset NCCL_TOPO_FILE (NCCL detects the topology itself), or regenerate the file on "
+            "this machine with this NCCL (NCCL_TOPO_DUMP_FILE=/tmp/topo.xml writes it)"
+        )
+        steps = (
+            *_steps("NCCL_TOPO_FILE"),
+            "NCCL_TOPO_DUMP_FILE=/tmp/topo.xml <the job>   # the topology this NCCL detects here",
+        )
+    if not graph and _before_cpu_fix(line, attribute):
+        # NCCL before 2.8 read a CPU's attributes only for a CPU with a GPU in use: a topology
+        # file used by a job on a subset of the GPUs failed (NVIDIA/nccl#379, 'fixed in 2.8')
+        summary += (
+            "; a job on a subset of the GPUs needs NCCL 2.8 or newer (earlier releases do not "
+            "read the cpu nodes of GPUs it does not use): upgrade NCCL"
+        )
+        steps = (
+            *steps,
+            "upgrade NCCL to 2.8 or newer (a torch release that bundles it, or the "
+            "nvidia-nccl-cu11 / nvidia-nccl-cu12 wheel)",
+        )
+    return Hit(
+        f"{what} (line {line.line}): NCCL rejects the file and fails communicator creation",
+        evidence={"line": line.line, "file": path, "attribute": attribute},
+        fix=fix(summary, "manual", *(manual(step) for step in steps)),
+        severity=Severity.WARNING,
+    )
+
+
+def _before_cpu_fix(line: LogLine, attribute: str | None) -> bool:
+    """Whether the log leaves open an NCCL older than 2.8 missing a cpu node's attribute: the
+    release that fixed reading them for CPUs without a GPU in use (NVIDIA/nccl#379)."""
+    if not attribute or not attribute.endswith("of node cpu"):
+        return False
+    stated = line.stated.get("nccl_version")
+    if not stated:
+        return True
+    with contextlib.suppress(InvalidVersion):
+        return Version(stated) < Version("2.8")
+    return True
+
+
 @from_log("NET120")
 def nccl_graph_file_in_log(facts: Facts, line: LogLine) -> Hit:
-    """NCCL's echo of an injected graph file, or the graph import's failure."""
+    """NCCL's echo of an injected graph file, or the graph import's failure; NCCL's XML lines
+    refusing a topology file (``_topology_rejected``)."""
+    if line.signature == _TOPOLOGY_REJECTED:
+        return _topology_rejected(line)
     stated = _STATED.search(line.text)
     missing = _MISSING.search(line.text)
     path = stated.group("path") if stated else missing.group("path") if missing else None

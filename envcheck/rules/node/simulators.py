@@ -205,7 +205,7 @@ def no_rt_cores(facts: Facts) -> Iterable[Hit]:
     ## Why it matters
     Isaac Sim's RTX renderer needs RT cores: on datacenter compute GPUs cameras render with
     artifacts or fail (`DLSS-RR is not supported ... NVIDIA A100`, `HydraEngine rtx failed
-    creating scene renderer`).
+    creating scene renderer`, Kit's `Raytracing is not supported on GPU: 0`).
 
     ## Example
     omnigibson on 8x H100.
