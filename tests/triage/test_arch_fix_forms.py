@@ -53,6 +53,26 @@ def test_a_gpu_newer_than_every_release_the_table_lists_gets_its_first_variant(
     assert "torch_stable.html" in text
 
 
+def test_a_gpu_older_than_every_known_toolkit_gets_no_invented_variant(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """sm_50's first toolkit (CUDA 6.x/7.0) predates every torch wheel the matrix knows: no
+    '+cu70' wheel is named, only the variants that exist."""
+    log = log_file(
+        tmp_path,
+        ">>> torch.__version__",
+        "'2.8.0+cu128'",
+        ">>> torch.cuda.get_device_name(0)",
+        "'NVIDIA GeForce GTX 750 Ti'",
+        _NO_IMAGE,
+    )
+    cause = causes(cli, log)["TOR101"]
+    assert cause["verdict"] == "confirmed"
+    text = fix_text(cause)
+    assert "--index-url https://download.pytorch.org/whl/cu126" in text
+    assert "+cu7" not in text and "torch_stable.html" not in text
+
+
 def test_a_variant_the_table_lists_gets_no_first_variant_line(cli: Cli, tmp_path: Path) -> None:
     log = log_file(
         tmp_path,

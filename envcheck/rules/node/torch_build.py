@@ -139,6 +139,10 @@ def _first_variant(facts: Facts, ccs: list[Version], known: set[str]) -> Action 
     tag = f"cu{first.major}{first.minor}"
     if tag in known:  # the variants listed above hold it: no older release to point at
         return None
+    if facts.matrix.toolkit(first) is None:
+        # a toolkit older than the matrix's first (sm_50: CUDA 6.0/7.0): no torch wheel is
+        # known to carry its tag, so naming '+cu70' would name a wheel that does not exist
+        return None
     archs = ", ".join(sm(cc) for cc in ccs)
     return manual(
         f"a project pinned to an older torch: its release built for CUDA {first} or newer "
