@@ -3012,3 +3012,27 @@ EXAMPLES += [
         "torch-nccl-error-any-reason",
     ),
 ]
+EXAMPLES += [
+    # any package's copy of flash-attn's setup.py check of CUDA_HOME's nvcc (causal-conv1d, mamba)
+    (
+        "RuntimeError: causal_conv1d is only supported on CUDA 11.6 and above.  Note: make sure "
+        "nvcc has a supported version by running nvcc -V.",
+        "flash-attn-build-nvcc-too-old",
+    ),
+    (
+        "RuntimeError: mamba_ssm is only supported on CUDA 11.6 and above.  Note: make sure nvcc "
+        "has a supported version by running nvcc -V.",
+        "flash-attn-build-nvcc-too-old",
+    ),
+    # half-precision arithmetic compiled for a target below sm_53 (TOR193)
+    (
+        "kernels/gptq/q_gemm.cu(115): error: identifier \"__hfma2\" is undefined",
+        "half-intrinsic-below-sm53",
+    ),
+    (
+        "$SRC_DIR/torchao/csrc/cuda/marlin_qqq/marlin_qqq_kernel.cu(152): error: identifier "
+        "\"__hfma2\" is undefined",
+        "half-intrinsic-below-sm53",
+    ),
+    ('quant_cuda_kernel.cu(654): error: identifier "__hmul" is undefined', "half-intrinsic-below-sm53"),
+]
