@@ -253,3 +253,39 @@ def test_a_failed_vllm_build_names_the_release_that_pins_the_installed_torch(
     log = _log(tmp_path, "  ERROR: Failed building wheel for vllm")
     sys153 = _causes(cli, log, "--spec", str(spec))["SYS153"]
     assert "pip install vllm==0.5.1" in _fix(sys153)
+
+
+_ISOLATED_TRACEBACK = (
+    '    File "/tmp/pip-build-env-fqjbnf17/overlay/lib/python3.12/site-packages/setuptools/'
+    'build_meta.py", line 313, in run_setup\n'
+    "      exec(code, locals())\n"
+    '    File "<string>", line 23, in <module>\n'
+    "  ModuleNotFoundError: No module named 'torch'\n"
+    "  error: subprocess-exited-with-error\n"
+)
+
+
+def test_a_missing_torch_in_pips_build_environment_is_build_isolation(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """The import-time line of a traceback that ran in pip's isolated build environment names
+    the build's isolation, not a torch missing from the environment."""
+    py151 = _causes(cli, _log(tmp_path, _ISOLATED_TRACEBACK))["PY151"]
+    assert py151["verdict"] == "confirmed"
+    (finding,) = py151["findings"]
+    assert "isolated build environment" in finding["message"]
+    assert "pip install <the package> --no-build-isolation" in _fix(py151)
+
+
+def test_pips_build_directory_names_the_package_it_was_building(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    text = (
+        _ISOLATED_TRACEBACK
+        + "  cwd: /tmp/pip-install-j_w5fu6j/xformers_a410e59a64e44f4680a66d17fd87f8a9\n"
+        + "  Getting requirements to build wheel ... error"
+    )
+    py151 = _causes(cli, _log(tmp_path, text))["PY151"]
+    (finding,) = py151["findings"]
+    assert "building xformers from source" in finding["message"]
+    assert "pip install xformers --no-build-isolation" in _fix(py151)

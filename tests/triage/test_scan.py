@@ -3036,3 +3036,10 @@ EXAMPLES += [
     ),
     ('quant_cuda_kernel.cu(654): error: identifier "__hmul" is undefined', "half-intrinsic-below-sm53"),
 ]
+EXAMPLES += [
+    # pip's cwd line of a failed build step names the requirement it was building (a fact)
+    (
+        "  cwd: /tmp/pip-install-j_w5fu6j/xformers_a410e59a64e44f4680a66d17fd87f8a9",
+        "pip-build-dir-named",
+    ),
+]
