@@ -3043,3 +3043,23 @@ EXAMPLES += [
         "pip-build-dir-named",
     ),
 ]
+EXAMPLES += [
+    # torch's and the setup.py files' own warnings during a build: noise (build_layers.toml)
+    (
+        "/home/eric/llm-awq/.venv/lib/python3.10/site-packages/torch/utils/cpp_extension.py:388: "
+        "UserWarning: The detected CUDA version (11.8) has a minor version mismatch with the "
+        "version that was used to compile PyTorch (11.7). Most likely this shouldn't be a problem.",
+        "torch-cuda-minor-mismatch-warning",
+    ),
+    ("No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'", "torch-no-cuda-runtime-at-build"),
+    (
+        "W0313 07:19:09.234000 57115 torch/utils/cpp_extension.py:531] There are no "
+        "x86_64-linux-gnu-g++ version bounds defined for CUDA version 12.8",
+        "torch-compiler-bounds-warning",
+    ),
+    (
+        "Your compiler (c++) is not compatible with the compiler Pytorch was",
+        "torch-wrong-compiler-warning",
+    ),
+    ("Precompiled wheel not found. Building from source...", "prebuilt-wheel-not-found"),
+]
