@@ -3026,15 +3026,18 @@ EXAMPLES += [
     ),
     # half-precision arithmetic compiled for a target below sm_53 (TOR193)
     (
-        "kernels/gptq/q_gemm.cu(115): error: identifier \"__hfma2\" is undefined",
+        'kernels/gptq/q_gemm.cu(115): error: identifier "__hfma2" is undefined',
         "half-intrinsic-below-sm53",
     ),
     (
         "$SRC_DIR/torchao/csrc/cuda/marlin_qqq/marlin_qqq_kernel.cu(152): error: identifier "
-        "\"__hfma2\" is undefined",
+        '"__hfma2" is undefined',
         "half-intrinsic-below-sm53",
     ),
-    ('quant_cuda_kernel.cu(654): error: identifier "__hmul" is undefined', "half-intrinsic-below-sm53"),
+    (
+        'quant_cuda_kernel.cu(654): error: identifier "__hmul" is undefined',
+        "half-intrinsic-below-sm53",
+    ),
 ]
 EXAMPLES += [
     # pip's cwd line of a failed build step names the requirement it was building (a fact)
@@ -3051,7 +3054,10 @@ EXAMPLES += [
         "version that was used to compile PyTorch (11.7). Most likely this shouldn't be a problem.",
         "torch-cuda-minor-mismatch-warning",
     ),
-    ("No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'", "torch-no-cuda-runtime-at-build"),
+    (
+        "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'",
+        "torch-no-cuda-runtime-at-build",
+    ),
     (
         "W0313 07:19:09.234000 57115 torch/utils/cpp_extension.py:531] There are no "
         "x86_64-linux-gnu-g++ version bounds defined for CUDA version 12.8",

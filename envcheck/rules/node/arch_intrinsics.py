@@ -59,9 +59,7 @@ def intrinsic_below_build_target(facts: Facts) -> Iterable[Hit]:
     - https://github.com/pytorch/FBGEMM/pull/3434
     - https://github.com/turboderp-org/exllamav2/issues/380
     """
-    raise Skip(
-        "only a build log states which intrinsic a kernel's target lacked", "log.ptx_target"
-    )
+    raise Skip("only a build log states which intrinsic a kernel's target lacked", "log.ptx_target")
 
 
 def _gpu_arch_list(facts: Facts) -> str | None:
