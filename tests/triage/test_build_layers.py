@@ -289,3 +289,41 @@ def test_pips_build_directory_names_the_package_it_was_building(
     (finding,) = py151["findings"]
     assert "building xformers from source" in finding["message"]
     assert "pip install xformers --no-build-isolation" in _fix(py151)
+
+
+def test_a_compiler_killed_under_make_lowers_makes_jobs(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """make's own error line after the killed compiler: the fix lowers make's -j, not pip's
+    MAX_JOBS (no Python package build is named)."""
+    text = (
+        "g++: fatal error: Killed signal terminated program cc1plus\n"
+        "compilation terminated.\n"
+        "make: *** [golpe/rules.mk:28: build/config.o] Error 1\n"
+        "make: *** Waiting for unfinished jobs...."
+    )
+    sys160 = _causes(cli, _log(tmp_path, text))["SYS160"]
+    (finding,) = sys160["findings"]
+    assert "make's parallel compile jobs" in finding["message"]
+    assert "make -j2" in _fix(sys160)
+    assert "MAX_JOBS=4" not in _fix(sys160)
+
+
+def test_a_ninja_step_killed_is_the_build_out_of_memory(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """ninja's FAILED: [code=137] names the compiler killed (SYS160); the bare Killed above it
+    is worded as the build's jobs, not a training job's DataLoader workers."""
+    text = (
+        "[build] Killed\n"
+        "[build] [27/230] Building CUDA object ggml/src/ggml-cuda/CMakeFiles/ggml-cuda.dir/"
+        "template-instances/fattn-mma-f16-instance-ncols1_2-ncols2_4.cu.o\n"
+        "[build] FAILED: [code=137] ggml/src/ggml-cuda/CMakeFiles/ggml-cuda.dir/"
+        "template-instances/fattn-mma-f16-instance-ncols1_8-ncols2_2.cu.o"
+    )
+    causes = _causes(cli, _log(tmp_path, text))
+    assert causes["SYS160"]["verdict"] == "confirmed"
+    assert "cmake --build build -j 2" in _fix(causes["SYS160"])
+    sys190 = _fix(causes["SYS190"])
+    assert "fewer parallel jobs" in sys190
+    assert "DataLoader" not in sys190

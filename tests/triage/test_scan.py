@@ -3069,3 +3069,11 @@ EXAMPLES += [
     ),
     ("Precompiled wheel not found. Building from source...", "prebuilt-wheel-not-found"),
 ]
+EXAMPLES += [
+    # ninja 1.12+'s failed step killed by SIGKILL (137): a compiler out of memory (SYS160)
+    (
+        "[build] FAILED: [code=137] ggml/src/ggml-cuda/CMakeFiles/ggml-cuda.dir/template-instances/"
+        "fattn-mma-f16-instance-ncols1_8-ncols2_2.cu.o",
+        "ninja-step-killed",
+    ),
+]

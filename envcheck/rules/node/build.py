@@ -789,11 +789,14 @@ def build_compiler_killed(facts: Facts) -> Iterable[Hit]:
 
     ## Fix
     Limit the parallel jobs: `MAX_JOBS=4 pip install <the package> --no-build-isolation` (fewer
-    with little RAM; torch.utils.cpp_extension reads MAX_JOBS), or install a prebuilt wheel.
+    with little RAM; torch.utils.cpp_extension reads MAX_JOBS), or install a prebuilt wheel. A
+    Makefile or CMake build (make's `*** ... Error` line follows): `make -j2`, `cmake --build
+    build -j 2`.
 
     ## References
     - https://github.com/Dao-AILab/flash-attention/issues/391 (README: 'MAX_JOBS=4 pip install flash-attn --no-build-isolation')
     - GCC gcc/gcc.cc (execute: "%s signal terminated program %s")
+    - https://github.com/hoytech/strfry/issues/41
     """
     raise Skip("only a build log states a killed compiler", "log.build")
 
@@ -803,6 +806,41 @@ def build_compiler_killed_in_log(facts: Facts, line: LogLine) -> Hit:
     found = _KILLED.search(line.text)
     program = found.group("program") if found else "the compiler"
     stated = line.stated.get("extension")
+    tool = line.stated.get("build_tool")
+    if "[code=137]" in line.text:
+        program, tool = "a compile step", tool or "ninja"
+    if stated is None and tool == "ninja":
+        # ninja ran the compiles and no Python package build is named: a CMake project (a
+        # llama.cpp or ggml build) whose ninja -j (or cmake --build -j) is what to lower
+        return Hit(
+            f"{program} was killed during the build (line {line.line}): the node (or the "
+            "container) ran out of memory with ninja's parallel compile jobs",
+            evidence={"line": line.line, "program": program, "build_tool": tool},
+            fix=fix(
+                "Rebuild with fewer parallel jobs: cmake --build build -j 2 (or ninja -j 2; a "
+                "pip build of a torch extension: MAX_JOBS=2), or give the node or container "
+                "more memory",
+                "manual",
+                manual("cmake --build build -j 2  (or ninja -C build -j 2)"),
+                manual("MAX_JOBS=2 pip install <the package> --no-build-isolation  (pip builds)"),
+            ),
+        )
+    if stated is None and tool is not None and tool.endswith("make"):
+        # make's own error line follows and no Python package build is named: a Makefile
+        # (or CMake's generated one) ran the compiles, its -j is what to lower
+        return Hit(
+            f"{program} was killed during the build (line {line.line}): the node (or the "
+            f"container) ran out of memory with {tool}'s parallel compile jobs",
+            evidence={"line": line.line, "program": program, "build_tool": tool},
+            fix=fix(
+                "Rebuild with fewer parallel jobs: make -j2 (plain make runs one job; a CMake "
+                "build: cmake --build build -j 2, or CMAKE_BUILD_PARALLEL_LEVEL=2), or give "
+                "the node or container more memory (swap helps a build that only just fails)",
+                "manual",
+                manual("make -j2"),
+                manual("cmake --build build -j 2  (a CMake build)"),
+            ),
+        )
     package = canonicalize_name(stated) if stated else "<the package>"
     prebuilt = prebuilt_install(facts, package) if stated else None
     wheel = (
