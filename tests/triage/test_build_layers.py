@@ -327,3 +327,20 @@ def test_a_ninja_step_killed_is_the_build_out_of_memory(
     sys190 = _fix(causes["SYS190"])
     assert "fewer parallel jobs" in sys190
     assert "DataLoader" not in sys190
+
+
+def test_torchs_cuda_check_parsing_none_is_a_cpu_only_torch(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    text = (
+        '        File "C:\\envs\\dg\\Lib\\site-packages\\torch\\utils\\cpp_extension.py", line '
+        "407, in _check_cuda_version\n"
+        "          torch_cuda_version = packaging.version.parse(torch.version.cuda)\n"
+        "      TypeError: expected string or bytes-like object, got 'NoneType'\n"
+        "  ERROR: Failed building wheel for diff-gaussian-rasterization"
+    )
+    tor110 = _causes(cli, _log(tmp_path, text))["TOR110"]
+    assert tor110["verdict"] == "confirmed"
+    (finding,) = tor110["findings"]
+    assert "torch.version.cuda is None" in finding["message"]
+    assert "Install a CUDA build of torch" in _fix(tor110)

@@ -3077,3 +3077,10 @@ EXAMPLES += [
         "ninja-step-killed",
     ),
 ]
+EXAMPLES += [
+    # torch's extension builder parsing torch.version.cuda, None in a CPU-only torch (TOR110)
+    (
+        "          torch_cuda_version = packaging.version.parse(torch.version.cuda)",
+        "cpp-extension-cpu-torch",
+    ),
+]
