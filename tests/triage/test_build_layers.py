@@ -344,3 +344,16 @@ def test_torchs_cuda_check_parsing_none_is_a_cpu_only_torch(
     (finding,) = tor110["findings"]
     assert "torch.version.cuda is None" in finding["message"]
     assert "Install a CUDA build of torch" in _fix(tor110)
+
+
+def test_a_cmake_older_than_the_project_needs_names_the_release(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    text = (
+        "CMake Error at CMakeLists.txt:1 (cmake_minimum_required):\n"
+        "  CMake 3.26 or higher is required.  You are running version 3.22.1"
+    )
+    sys153 = _causes(cli, _log(tmp_path, text))["SYS153"]
+    (finding,) = sys153["findings"]
+    assert "needs CMake 3.26 or newer" in finding["message"]
+    assert 'pip install "cmake>=3.26"' in _fix(sys153)

@@ -3084,3 +3084,10 @@ EXAMPLES += [
         "cpp-extension-cpu-torch",
     ),
 ]
+EXAMPLES += [
+    # CMake's own cmake_minimum_required check (SYS153: the CMake to install)
+    (
+        "  CMake 3.26 or higher is required.  You are running version 3.22.1",
+        "cmake-too-old",
+    ),
+]

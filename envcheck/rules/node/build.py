@@ -328,6 +328,33 @@ def _jit_cache_missing(line: LogLine) -> Hit:
     )
 
 
+# CMake's cmake_minimum_required: 'CMake 3.26 or higher is required.  You are running version
+# 3.22.1' (Source/cmCMakeMinimumRequired.cxx)
+_CMAKE_TOO_OLD = lazy(
+    r"CMake (?P<needed>[0-9]+\.[0-9]+(?:\.[0-9]+)?) or higher is required\.\s+You are running "
+    r"version (?P<have>[0-9]+\.[0-9]+(?:\.[0-9]+)?)"
+)
+
+
+def _cmake_too_old(line: LogLine, needed: str, have: str) -> Hit:
+    """The project's CMakeLists.txt needs a newer CMake than the one on PATH: PyPI's cmake wheel
+    gives any release (a distribution's apt cmake lags), and it must come first on PATH."""
+    return Hit(
+        f"the build's CMakeLists.txt needs CMake {needed} or newer and the cmake on PATH is "
+        f"{have} (line {line.line})",
+        evidence={"line": line.line, "cmake_needed": needed, "cmake_found": have},
+        fix=fix(
+            f'Install CMake {needed} or newer and rebuild: pip install "cmake>={needed}" (then '
+            f"`cmake --version` must print it: the pip one has to come first on PATH, ahead of "
+            f"/usr/bin/cmake; hash -r), or Kitware's apt repository / conda install "
+            f'"cmake>={needed}"',
+            "manual",
+            pip_install(f"cmake>={needed}"),
+            manual("hash -r && cmake --version"),
+        ),
+    )
+
+
 @from_log("SYS153")
 def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
     if _ISOLATED.search(line.text):
@@ -336,6 +363,8 @@ def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
         return _jit_cache_missing(line)
     if "could not find ninja" in line.text:
         return _no_ninja(line)
+    if (cmake := _CMAKE_TOO_OLD.search(line.text)) is not None:
+        return _cmake_too_old(line, cmake.group("needed"), cmake.group("have"))
     if "Ninja is required" in line.text:
         return Hit(
             f"torch's C++ extension loader needs ninja, which is not on PATH (line {line.line})",
