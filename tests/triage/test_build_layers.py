@@ -357,3 +357,17 @@ def test_a_cmake_older_than_the_project_needs_names_the_release(
     (finding,) = sys153["findings"]
     assert "needs CMake 3.26 or newer" in finding["message"]
     assert 'pip install "cmake>=3.26"' in _fix(sys153)
+
+
+def test_a_failed_pytorch3d_build_names_its_wheel_folder(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """PyTorch3D's wheels live in one folder per Python, CUDA and exact torch release."""
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[python]\nversion = "3.10.12"\n[packages]\ntorch = "2.1.0+cu121"\n')
+    log = _log(tmp_path, "  ERROR: Failed building wheel for pytorch3d")
+    sys153 = _causes(cli, log, "--spec", str(spec))["SYS153"]
+    assert (
+        "pip install pytorch3d -f https://dl.fbaipublicfiles.com/pytorch3d/packaging/wheels/"
+        "py310_cu121_pyt210/download.html" in _fix(sys153)
+    )
