@@ -6,6 +6,7 @@ from envcheck.rules.node import (  # noqa: F401
     arch,
     arch_ceiling,
     arch_extension,
+    arch_intrinsics,
     arch_shared_memory,
     arch_specific,
     binaries,

@@ -50,15 +50,26 @@ def torch_tags(facts: Facts, cuda_stated: str | None = None) -> TorchTags:
     return TorchTags(f"{major}.{minor}.0", f"{major}.{minor}", tag)
 
 
-def wheel_index(entry: Extension, tags: TorchTags) -> str | None:
+def wheel_index(
+    entry: Extension,
+    tags: TorchTags,
+    python: Version | None = None,
+    torch_exact: Version | None = None,
+) -> str | None:
     """The package's find-links URL for the installed torch and CUDA, with `${TORCH}`-style
-    placeholders for what the node does not state; None when the package has no index."""
+    placeholders for what the node does not state; None when the package has no index.
+    ``python`` and ``torch_exact`` fill PyTorch3D's folder names (``py310``, ``pyt210``: the
+    Python and the exact torch release its wheels are built for)."""
     if entry.wheel_index is None:
         return None
     return entry.wheel_index.format(
         torch=tags.torch or "${TORCH}",
         torch_mm=tags.torch_mm or "${TORCH_MINOR}",
         cuda_tag=tags.cuda_tag or "${CUDA}",
+        py_tag=f"py{python.major}{python.minor}" if python is not None else "${PY}",
+        torch_nodot=(
+            torch_exact.public.replace(".", "") if torch_exact is not None else "${TORCH_NODOT}"
+        ),
     )
 
 
@@ -67,13 +78,16 @@ def _placeholders(tags: TorchTags, index: str) -> str:
         return ""
     example = (
         index.replace("${TORCH_MINOR}", "2.1")
+        .replace("${TORCH_NODOT}", "210")
         .replace("${TORCH}", "2.1.0")
         .replace("${CUDA}", "cu121")
+        .replace("${PY}", "py310")
     )
+    python = ", and PY from python --version (3.10: py310)" if "${PY}" in index else ""
     return (
         " (fill in torch's release and CUDA: python -c 'import torch; "
-        "print(torch.__version__, torch.version.cuda)', e.g. TORCH=2.1.0 CUDA=cu121: "
-        f"{example})"
+        "print(torch.__version__, torch.version.cuda)', e.g. TORCH=2.1.0 CUDA=cu121"
+        f"{python}: {example})"
     )
 
 
@@ -167,7 +181,13 @@ def install_text(
     wanted = pick.requirement if pick is not None else requirement or entry.package
     if pick is not None and pick.tags is not None:
         tags = pick.tags
-    index = wheel_index(entry, tags)
+    python = torch_exact = None
+    with contextlib.suppress(Skip):
+        python = facts.python_version()
+    if pick is None or pick.tags is None:  # the installed torch, not a release the table picked
+        with contextlib.suppress(Skip):
+            torch_exact = facts.known_version("torch")
+    index = wheel_index(entry, tags, python, torch_exact)
     quoted = shlex.quote(wanted)
     parts: list[str] = []
     actions: list[Action] = []

@@ -197,6 +197,10 @@ FACTS: dict[str, str] = {
     "gcc_header": "the gcc major whose own headers nvcc's front end failed in "
     "(/usr/include/c++/13/..., /usr/lib/gcc/x86_64-linux-gnu/14/include/...)",
     "extension": "a C++/CUDA extension a JIT or setup.py build was compiling",
+    "build_tool": "the build tool whose failed step a compiler error sits in (make, gmake, ninja)",
+    "build_killed": "the exit code of a build step the kernel killed (ninja's FAILED: [code=137])",
+    "isolated_build": "pip's isolated build environment a traceback ran in (pip-build-env-*): "
+    "the installed torch is not visible there",
     "ext_path": "the file of the innermost traceback frame above a compiled op's error (the "
     "package whose op raised: .../detectron2/layers/nms.py)",
     "cuda_arch_detected": "the CUDA architecture list a build's CMake autodetected (torch's "

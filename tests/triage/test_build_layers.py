@@ -253,3 +253,121 @@ def test_a_failed_vllm_build_names_the_release_that_pins_the_installed_torch(
     log = _log(tmp_path, "  ERROR: Failed building wheel for vllm")
     sys153 = _causes(cli, log, "--spec", str(spec))["SYS153"]
     assert "pip install vllm==0.5.1" in _fix(sys153)
+
+
+_ISOLATED_TRACEBACK = (
+    '    File "/tmp/pip-build-env-fqjbnf17/overlay/lib/python3.12/site-packages/setuptools/'
+    'build_meta.py", line 313, in run_setup\n'
+    "      exec(code, locals())\n"
+    '    File "<string>", line 23, in <module>\n'
+    "  ModuleNotFoundError: No module named 'torch'\n"
+    "  error: subprocess-exited-with-error\n"
+)
+
+
+def test_a_missing_torch_in_pips_build_environment_is_build_isolation(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """The import-time line of a traceback that ran in pip's isolated build environment names
+    the build's isolation, not a torch missing from the environment."""
+    py151 = _causes(cli, _log(tmp_path, _ISOLATED_TRACEBACK))["PY151"]
+    assert py151["verdict"] == "confirmed"
+    (finding,) = py151["findings"]
+    assert "isolated build environment" in finding["message"]
+    assert "pip install <the package> --no-build-isolation" in _fix(py151)
+
+
+def test_pips_build_directory_names_the_package_it_was_building(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    text = (
+        _ISOLATED_TRACEBACK
+        + "  cwd: /tmp/pip-install-j_w5fu6j/xformers_a410e59a64e44f4680a66d17fd87f8a9\n"
+        + "  Getting requirements to build wheel ... error"
+    )
+    py151 = _causes(cli, _log(tmp_path, text))["PY151"]
+    (finding,) = py151["findings"]
+    assert "building xformers from source" in finding["message"]
+    assert "pip install xformers --no-build-isolation" in _fix(py151)
+
+
+def test_a_compiler_killed_under_make_lowers_makes_jobs(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """make's own error line after the killed compiler: the fix lowers make's -j, not pip's
+    MAX_JOBS (no Python package build is named)."""
+    text = (
+        "g++: fatal error: Killed signal terminated program cc1plus\n"
+        "compilation terminated.\n"
+        "make: *** [golpe/rules.mk:28: build/config.o] Error 1\n"
+        "make: *** Waiting for unfinished jobs...."
+    )
+    sys160 = _causes(cli, _log(tmp_path, text))["SYS160"]
+    (finding,) = sys160["findings"]
+    assert "make's parallel compile jobs" in finding["message"]
+    assert "make -j2" in _fix(sys160)
+    assert "MAX_JOBS=4" not in _fix(sys160)
+
+
+def test_a_ninja_step_killed_is_the_build_out_of_memory(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """ninja's FAILED: [code=137] names the compiler killed (SYS160); the bare Killed above it
+    is worded as the build's jobs, not a training job's DataLoader workers."""
+    text = (
+        "[build] Killed\n"
+        "[build] [27/230] Building CUDA object ggml/src/ggml-cuda/CMakeFiles/ggml-cuda.dir/"
+        "template-instances/fattn-mma-f16-instance-ncols1_2-ncols2_4.cu.o\n"
+        "[build] FAILED: [code=137] ggml/src/ggml-cuda/CMakeFiles/ggml-cuda.dir/"
+        "template-instances/fattn-mma-f16-instance-ncols1_8-ncols2_2.cu.o"
+    )
+    causes = _causes(cli, _log(tmp_path, text))
+    assert causes["SYS160"]["verdict"] == "confirmed"
+    assert "cmake --build build -j 2" in _fix(causes["SYS160"])
+    sys190 = _fix(causes["SYS190"])
+    assert "fewer parallel jobs" in sys190
+    assert "DataLoader" not in sys190
+
+
+def test_torchs_cuda_check_parsing_none_is_a_cpu_only_torch(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    text = (
+        '        File "C:\\envs\\dg\\Lib\\site-packages\\torch\\utils\\cpp_extension.py", line '
+        "407, in _check_cuda_version\n"
+        "          torch_cuda_version = packaging.version.parse(torch.version.cuda)\n"
+        "      TypeError: expected string or bytes-like object, got 'NoneType'\n"
+        "  ERROR: Failed building wheel for diff-gaussian-rasterization"
+    )
+    tor110 = _causes(cli, _log(tmp_path, text))["TOR110"]
+    assert tor110["verdict"] == "confirmed"
+    (finding,) = tor110["findings"]
+    assert "torch.version.cuda is None" in finding["message"]
+    assert "Install a CUDA build of torch" in _fix(tor110)
+
+
+def test_a_cmake_older_than_the_project_needs_names_the_release(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    text = (
+        "CMake Error at CMakeLists.txt:1 (cmake_minimum_required):\n"
+        "  CMake 3.26 or higher is required.  You are running version 3.22.1"
+    )
+    sys153 = _causes(cli, _log(tmp_path, text))["SYS153"]
+    (finding,) = sys153["findings"]
+    assert "needs CMake 3.26 or newer" in finding["message"]
+    assert 'pip install "cmake>=3.26"' in _fix(sys153)
+
+
+def test_a_failed_pytorch3d_build_names_its_wheel_folder(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """PyTorch3D's wheels live in one folder per Python, CUDA and exact torch release."""
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[python]\nversion = "3.10.12"\n[packages]\ntorch = "2.1.0+cu121"\n')
+    log = _log(tmp_path, "  ERROR: Failed building wheel for pytorch3d")
+    sys153 = _causes(cli, log, "--spec", str(spec))["SYS153"]
+    assert (
+        "pip install pytorch3d -f https://dl.fbaipublicfiles.com/pytorch3d/packaging/wheels/"
+        "py310_cu121_pyt210/download.html" in _fix(sys153)
+    )

@@ -3141,3 +3141,82 @@ EXAMPLES += [
     # egl-call-error-name: a hex code is read only whole (an address that starts with it is not)
     ("eglQueryDevicesEXT failed: 0x322B", "egl-call-error-name"),
 ]
+EXAMPLES += [
+    # any package's copy of flash-attn's setup.py check of CUDA_HOME's nvcc (causal-conv1d, mamba)
+    (
+        "RuntimeError: causal_conv1d is only supported on CUDA 11.6 and above.  Note: make sure "
+        "nvcc has a supported version by running nvcc -V.",
+        "flash-attn-build-nvcc-too-old",
+    ),
+    (
+        "RuntimeError: mamba_ssm is only supported on CUDA 11.6 and above.  Note: make sure nvcc "
+        "has a supported version by running nvcc -V.",
+        "flash-attn-build-nvcc-too-old",
+    ),
+    # half-precision arithmetic compiled for a target below sm_53 (TOR193)
+    (
+        'kernels/gptq/q_gemm.cu(115): error: identifier "__hfma2" is undefined',
+        "half-intrinsic-below-sm53",
+    ),
+    (
+        "$SRC_DIR/torchao/csrc/cuda/marlin_qqq/marlin_qqq_kernel.cu(152): error: identifier "
+        '"__hfma2" is undefined',
+        "half-intrinsic-below-sm53",
+    ),
+    (
+        'quant_cuda_kernel.cu(654): error: identifier "__hmul" is undefined',
+        "half-intrinsic-below-sm53",
+    ),
+]
+EXAMPLES += [
+    # pip's cwd line of a failed build step names the requirement it was building (a fact)
+    (
+        "  cwd: /tmp/pip-install-j_w5fu6j/xformers_a410e59a64e44f4680a66d17fd87f8a9",
+        "pip-build-dir-named",
+    ),
+]
+EXAMPLES += [
+    # torch's and the setup.py files' own warnings during a build: noise (build_layers.toml)
+    (
+        "/home/eric/llm-awq/.venv/lib/python3.10/site-packages/torch/utils/cpp_extension.py:388: "
+        "UserWarning: The detected CUDA version (11.8) has a minor version mismatch with the "
+        "version that was used to compile PyTorch (11.7). Most likely this shouldn't be a problem.",
+        "torch-cuda-minor-mismatch-warning",
+    ),
+    (
+        "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'",
+        "torch-no-cuda-runtime-at-build",
+    ),
+    (
+        "W0313 07:19:09.234000 57115 torch/utils/cpp_extension.py:531] There are no "
+        "x86_64-linux-gnu-g++ version bounds defined for CUDA version 12.8",
+        "torch-compiler-bounds-warning",
+    ),
+    (
+        "Your compiler (c++) is not compatible with the compiler Pytorch was",
+        "torch-wrong-compiler-warning",
+    ),
+    ("Precompiled wheel not found. Building from source...", "prebuilt-wheel-not-found"),
+]
+EXAMPLES += [
+    # ninja 1.12+'s failed step killed by SIGKILL (137): a compiler out of memory (SYS160)
+    (
+        "[build] FAILED: [code=137] ggml/src/ggml-cuda/CMakeFiles/ggml-cuda.dir/template-instances/"
+        "fattn-mma-f16-instance-ncols1_8-ncols2_2.cu.o",
+        "ninja-step-killed",
+    ),
+]
+EXAMPLES += [
+    # torch's extension builder parsing torch.version.cuda, None in a CPU-only torch (TOR110)
+    (
+        "          torch_cuda_version = packaging.version.parse(torch.version.cuda)",
+        "cpp-extension-cpu-torch",
+    ),
+]
+EXAMPLES += [
+    # CMake's own cmake_minimum_required check (SYS153: the CMake to install)
+    (
+        "  CMake 3.26 or higher is required.  You are running version 3.22.1",
+        "cmake-too-old",
+    ),
+]

@@ -328,6 +328,33 @@ def _jit_cache_missing(line: LogLine) -> Hit:
     )
 
 
+# CMake's cmake_minimum_required: 'CMake 3.26 or higher is required.  You are running version
+# 3.22.1' (Source/cmCMakeMinimumRequired.cxx)
+_CMAKE_TOO_OLD = lazy(
+    r"CMake (?P<needed>[0-9]+\.[0-9]+(?:\.[0-9]+)?) or higher is required\.\s+You are running "
+    r"version (?P<have>[0-9]+\.[0-9]+(?:\.[0-9]+)?)"
+)
+
+
+def _cmake_too_old(line: LogLine, needed: str, have: str) -> Hit:
+    """The project's CMakeLists.txt needs a newer CMake than the one on PATH: PyPI's cmake wheel
+    gives any release (a distribution's apt cmake lags), and it must come first on PATH."""
+    return Hit(
+        f"the build's CMakeLists.txt needs CMake {needed} or newer and the cmake on PATH is "
+        f"{have} (line {line.line})",
+        evidence={"line": line.line, "cmake_needed": needed, "cmake_found": have},
+        fix=fix(
+            f'Install CMake {needed} or newer and rebuild: pip install "cmake>={needed}" (then '
+            f"`cmake --version` must print it: the pip one has to come first on PATH, ahead of "
+            f"/usr/bin/cmake; hash -r), or Kitware's apt repository / conda install "
+            f'"cmake>={needed}"',
+            "manual",
+            pip_install(f"cmake>={needed}"),
+            manual("hash -r && cmake --version"),
+        ),
+    )
+
+
 @from_log("SYS153")
 def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
     if _ISOLATED.search(line.text):
@@ -336,6 +363,8 @@ def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
         return _jit_cache_missing(line)
     if "could not find ninja" in line.text:
         return _no_ninja(line)
+    if (cmake := _CMAKE_TOO_OLD.search(line.text)) is not None:
+        return _cmake_too_old(line, cmake.group("needed"), cmake.group("have"))
     if "Ninja is required" in line.text:
         return Hit(
             f"torch's C++ extension loader needs ninja, which is not on PATH (line {line.line})",
@@ -789,11 +818,14 @@ def build_compiler_killed(facts: Facts) -> Iterable[Hit]:
 
     ## Fix
     Limit the parallel jobs: `MAX_JOBS=4 pip install <the package> --no-build-isolation` (fewer
-    with little RAM; torch.utils.cpp_extension reads MAX_JOBS), or install a prebuilt wheel.
+    with little RAM; torch.utils.cpp_extension reads MAX_JOBS), or install a prebuilt wheel. A
+    Makefile or CMake build (make's `*** ... Error` line follows): `make -j2`, `cmake --build
+    build -j 2`.
 
     ## References
     - https://github.com/Dao-AILab/flash-attention/issues/391 (README: 'MAX_JOBS=4 pip install flash-attn --no-build-isolation')
     - GCC gcc/gcc.cc (execute: "%s signal terminated program %s")
+    - https://github.com/hoytech/strfry/issues/41
     """
     raise Skip("only a build log states a killed compiler", "log.build")
 
@@ -803,6 +835,41 @@ def build_compiler_killed_in_log(facts: Facts, line: LogLine) -> Hit:
     found = _KILLED.search(line.text)
     program = found.group("program") if found else "the compiler"
     stated = line.stated.get("extension")
+    tool = line.stated.get("build_tool")
+    if "[code=137]" in line.text:
+        program, tool = "a compile step", tool or "ninja"
+    if stated is None and tool == "ninja":
+        # ninja ran the compiles and no Python package build is named: a CMake project (a
+        # llama.cpp or ggml build) whose ninja -j (or cmake --build -j) is what to lower
+        return Hit(
+            f"{program} was killed during the build (line {line.line}): the node (or the "
+            "container) ran out of memory with ninja's parallel compile jobs",
+            evidence={"line": line.line, "program": program, "build_tool": tool},
+            fix=fix(
+                "Rebuild with fewer parallel jobs: cmake --build build -j 2 (or ninja -j 2; a "
+                "pip build of a torch extension: MAX_JOBS=2), or give the node or container "
+                "more memory",
+                "manual",
+                manual("cmake --build build -j 2  (or ninja -C build -j 2)"),
+                manual("MAX_JOBS=2 pip install <the package> --no-build-isolation  (pip builds)"),
+            ),
+        )
+    if stated is None and tool is not None and tool.endswith("make"):
+        # make's own error line follows and no Python package build is named: a Makefile
+        # (or CMake's generated one) ran the compiles, its -j is what to lower
+        return Hit(
+            f"{program} was killed during the build (line {line.line}): the node (or the "
+            f"container) ran out of memory with {tool}'s parallel compile jobs",
+            evidence={"line": line.line, "program": program, "build_tool": tool},
+            fix=fix(
+                "Rebuild with fewer parallel jobs: make -j2 (plain make runs one job; a CMake "
+                "build: cmake --build build -j 2, or CMAKE_BUILD_PARALLEL_LEVEL=2), or give "
+                "the node or container more memory (swap helps a build that only just fails)",
+                "manual",
+                manual("make -j2"),
+                manual("cmake --build build -j 2  (a CMake build)"),
+            ),
+        )
     package = canonicalize_name(stated) if stated else "<the package>"
     prebuilt = prebuilt_install(facts, package) if stated else None
     wheel = (

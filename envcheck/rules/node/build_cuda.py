@@ -25,6 +25,7 @@ from envcheck.rules.fixes import fix, manual, pip_install, set_env
 
 # flash-attn's setup.py: the oldest nvcc it builds with
 _FLOOR = lazy(r"is only supported on CUDA ([0-9]+\.[0-9]+) and above")
+_ONLY_ON_CUDA = lazy(r"([A-Za-z][A-Za-z0-9_-]*) is only supported on CUDA [0-9]+\.[0-9]+ and above")
 
 
 def _version(text: str | None) -> Version | None:
@@ -113,11 +114,12 @@ def nvcc_vs_torch_in_log(facts: Facts, line: LogLine) -> Hit | None:
             "nvcc does not know -std=c++17: the CUDA toolkit the build uses is older than CUDA "
             "11.0, and torch's headers need C++17"
         )
-    elif "is only supported on CUDA" in line.text:
+    elif (only := _ONLY_ON_CUDA.search(line.text)) is not None:
         have = f" (nvcc is CUDA {nvcc})" if nvcc else ""
+        package = only.group(1)
         what = (
-            f"flash-attn's setup.py refuses the nvcc it found{have}: the CUDA toolkit the build "
-            "runs is older than flash-attn supports and than torch's CUDA"
+            f"{package}'s setup.py refuses the nvcc it found{have}: the CUDA toolkit the build "
+            f"runs (CUDA_HOME's nvcc -V) is older than {package} supports and than torch's CUDA"
         )
     elif "generate-dependencies-with-compile" in line.text:
         what = (

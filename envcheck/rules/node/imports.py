@@ -506,29 +506,34 @@ _STDLIB_PATH = lazy(r"versions/(?P<python>3\.[0-9]+\.[0-9]+)/lib/python3")
 
 
 def _missing_in_source_build(
-    line: LogLine, module: str, dist: str, built: str, installed: object
+    line: LogLine, module: str, dist: str, built: str | None, installed: object
 ) -> Hit:
-    """``No module named 'torch'`` while pip builds a source distribution the log names: the
-    package's setup.py imports a module it does not declare as a build requirement, and pip's
-    isolated build environment has only the declared ones (flash-attn, apex, many CUDA
-    extensions import torch there)."""
+    """``No module named 'torch'`` while pip builds a source distribution (the log names it,
+    or only its traceback runs in pip's isolated build environment): the package's setup.py
+    imports a module it does not declare as a build requirement, and pip's isolated build
+    environment has only the declared ones (flash-attn, apex, many CUDA extensions import torch
+    there)."""
     first = (
         f"install {dist} first if it is not (pip install {dist}), then "
         if installed is None
         else ""
     )
+    name = built or "<the package>"
+    what = f"building {built} from source" if built else "a source build pip ran"
+    whose = f"{built}'s setup.py" if built else "the package's setup.py"
     return Hit(
-        f"building {built} from source imports {module} (line {line.line}), which pip's isolated "
-        f"build environment lacks: {built}'s setup.py needs the installed {dist}, not a "
-        "declared build requirement",
+        f"{what} imports {module} (line {line.line}), which pip's isolated build environment "
+        f"lacks: {whose} needs the installed {dist}, not a declared build requirement",
         evidence={"line": line.line, "module": module, "distribution": dist, "building": built},
         fix=fix(
-            f"Build {built} against this environment: {first}pip install {built} "
-            f"--no-build-isolation (MAX_JOBS=4 limits the compile's memory), or install a "
-            f"prebuilt wheel of {built} for this Python, torch and CUDA",
+            f"Build {built or 'the package'} against this environment: {first}pip install "
+            f"{name} --no-build-isolation (MAX_JOBS=4 limits the compile's memory), or install "
+            f"a prebuilt wheel of {built or 'it'} for this Python, torch and CUDA",
             "manual",
             *([pip_install(dist)] if installed is None else []),
-            pip_install(built, flags=("--no-build-isolation",)),
+            pip_install(built, flags=("--no-build-isolation",))
+            if built
+            else manual("pip install --no-build-isolation <the package>"),
         ),
     )
 
@@ -831,6 +836,10 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
     built = line.stated.get("extension")
     if built is not None and len(parts) == 1:
         return _missing_in_source_build(line, module, dist, canonicalize_name(built), installed)
+    if line.stated.get("isolated_build") is not None and len(parts) == 1:
+        # a traceback in pip's isolated build environment (pip-build-env-*/overlay) whose
+        # package the log does not name: the same cause, worded without the name
+        return _missing_in_source_build(line, module, dist, None, installed)
     named = (
         f" (the import name differs from the distribution: {module} comes from {dist})"
         if entry is not None and entry.distribution

@@ -153,18 +153,35 @@ def host_memory_exhausted_in_log(facts: Facts, line: LogLine) -> Hit:
         "(not the GPU's memory)"
     )
     scheduler = _SCHEDULER_LIMIT.get(line.signature) or _LAYER_LIMIT.get(line.signature)
+    build = scheduler is None and bool(
+        line.stated.get("build_killed") or line.stated.get("build_tool")
+    )
     if scheduler is not None:  # the layer's own limit: what it offers is the first fix
         what = scheduler[0].format(line=line.line)
         summary = scheduler[1]
         first: tuple[Action, ...] = (manual(scheduler[2]),)
         killer = line.signature not in _LAYER_UNSURE
+    elif build:
+        # the log is a build's (ninja's step killed with 137, make's error after a killed
+        # compiler): the compile jobs ran out of memory, not a training job
+        what = (
+            f"{who} was killed with SIGKILL (line {line.line}) during a build whose compile "
+            "step the log also shows killed: the parallel compile jobs ran host RAM or the "
+            "container's memory limit out"
+        )
+        summary = (
+            "Rebuild with fewer parallel jobs (cmake --build build -j 2, ninja -j 2, make -j2; "
+            "a pip build of a torch extension: MAX_JOBS=2) or give the build more memory"
+        )
+        first = (manual("cmake --build build -j 2  (ninja -j 2, make -j2, or MAX_JOBS=2 for pip)"),)
     else:
         summary = (
             "Lower the job's host memory (fewer DataLoader workers: num_workers=0 to confirm, a "
             "smaller batch) or give it more memory (docker run --memory, --mem, swap)"
         )
         first = () if killer else (manual(_CHECK),)
-    steps = tuple(manual(s) for s in _STEPS)
+    # a build's compile jobs: the training job's steps (DataLoader workers, batch) do not apply
+    steps = () if build else tuple(manual(s) for s in _STEPS)
     if scheduler is None and _on_wsl(facts):
         # the VM's own limit is what ran out: its setting is the first fix
         summary = (

@@ -156,6 +156,8 @@ def cpu_torch_on_gpu_node(facts: Facts) -> Iterable[Hit]:
 _NOT_COMPILED = (
     "torch-not-compiled-with-cuda"  # matrices/signatures/arch.toml: torch's own statement
 )
+# matrices/signatures/build.toml: torch's extension builder parsing a torch.version.cuda of None
+_BUILD_CHECK = "cpp-extension-cpu-torch"
 
 # conda's classic solver can settle on the CPU build of pytorch where mamba (libmamba) picks the
 # CUDA build for the same environment file: https://github.com/PMBio/deeprvat/issues/16
@@ -214,6 +216,21 @@ def cpu_torch_in_log(facts: Facts, line: LogLine) -> Hit | None:
         return Hit(
             f"{have} is a CPU-only build: the program says CUDA is not usable (line "
             f"{line.line}: '{line.text.strip()[:120]}')",
+            evidence={"line": line.line, "torch": str(torch) if torch is not None else None},
+            fix=remedy,
+        )
+    if line.signature == _BUILD_CHECK:  # torch's extension builder found no CUDA in torch
+        if remedy is None:
+            release = f" {public(torch)}" if torch is not None else ""
+            remedy = fix(
+                f"Install a CUDA build of torch{release} in place of the CPU-only one, then build "
+                "the extension again",
+                "manual",
+                manual(_INSTALL_CUDA_BUILD),
+            )
+        return Hit(
+            f"{have} is a CPU-only build (line {line.line}): torch.version.cuda is None, so torch's "
+            "extension builder cannot compile a CUDA extension against it",
             evidence={"line": line.line, "torch": str(torch) if torch is not None else None},
             fix=remedy,
         )
