@@ -22,7 +22,7 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.driver_upgrade import DRIVER_UPGRADE, TOO_OLD, upgrade_fix
-from envcheck.rules.node.memory import gpu_oom_fix, oom_held_hit
+from envcheck.rules.node.memory import GIB, gpu_oom_fix, listed_processes, oom_held_hit
 
 CUDA_APIS = ("runtime", "driver")
 NVML_APIS = ("nvidia-smi", "nvml")
@@ -423,8 +423,29 @@ def memory_held_in_log(facts: Facts, line: LogLine) -> Hit:
     """torch's out-of-memory message (since 2.1) names every other process holding memory on
     the GPU ('Process 4242 has 61.20 GiB memory in use'; the process itself is 'this process'):
     those establish the cause; without them, total - free - this process's own memory does
-    (memory.oom_held_hit)."""
-    others = [(m.group("pid"), m.group("held")) for m in _OTHER_PROCESS.finditer(line.text)]
+    (memory.oom_held_hit). Inside a container torch cannot tell itself from the others (NVML
+    reports the host's pids): the one listed process that holds all PyTorch allocated and
+    reserved is the job itself, not another holder (memory.listed_processes)."""
+    listed = listed_processes(line.text)
+    others = [
+        (m.group("pid"), m.group("held"))
+        for m in _OTHER_PROCESS.finditer(line.text)
+        if m.group("pid") != listed.itself
+    ]
+    if listed.itself is not None and not others:
+        # the one process listed is this one under the host's pid (a container): what is
+        # left of the GPU beside it says whether anything else held memory
+        held = dict(listed.processes)[listed.itself]
+        if listed.total is None or listed.free is None:
+            return None
+        rest = listed.total - listed.free - held
+        if rest < GIB or rest < 0.1 * listed.total:
+            return None
+        raise NotStated(
+            f"line {line.line} lists only this process (pid {listed.itself} from the host's "
+            f"view), yet {rest / GIB:.2f} GiB of the GPU is held beside it",
+            "gpu.processes",
+        )
     if not others:
         stated = oom_held_hit(line.line, line.text)  # the numbers say others held it
         if stated is not None:

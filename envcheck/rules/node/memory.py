@@ -518,6 +518,55 @@ def oom_share(text: str) -> OomShare | None:
     return OomShare(int(g[0]), total, free, own, max(others, 0.0))
 
 
+# torch names each process NVML lists on the GPU: 'this process' where NVML's pid is its own
+# getpid(), else 'Process N' (c10/cuda/CUDACachingAllocator.cpp, reportProcessMemoryInfo). In a
+# container NVML reports host pids, so the process itself is then one of the 'Process N' entries.
+_LISTED = lazy(r"Process (?P<pid>[0-9]+) has " + _SIZE + " memory in use")
+_TORCH_OWN = lazy(
+    r"Of the allocated memory " + _SIZE + r" is allocated by PyTorch,.*?and " + _SIZE
+    + r" is reserved by PyTorch but unallocated"
+)
+_TOTAL_FREE = lazy(
+    r"GPU (?P<gpu>[0-9]+) has a total capacity of " + _SIZE + " of which " + _SIZE + r" is free"
+)
+
+
+@dataclass(frozen=True)
+class Listed:
+    """The processes torch's out-of-memory message lists on the GPU (pid -> bytes), and which
+    of them is the failing process itself seen under another pid namespace (a container)."""
+
+    processes: tuple[tuple[str, float], ...]
+    itself: str | None  # pid of the entry that is this process, when the numbers say so
+    total: float | None
+    free: float | None
+
+    @property
+    def others(self) -> tuple[tuple[str, float], ...]:
+        return tuple((pid, held) for pid, held in self.processes if pid != self.itself)
+
+
+def listed_processes(text: str) -> Listed:
+    """The 'Process N has X memory in use' entries of torch's message. Where the message has
+    no 'this process' entry (NVML's pids are the host's), the one entry holding at least what
+    PyTorch itself allocated and kept reserved is this process: it alone can hold that much
+    while the allocator states it as its own."""
+    processes = tuple(
+        (m.group("pid"), _bytes(m.group(2), m.group(3))) for m in _LISTED.finditer(text)
+    )
+    sizes = _TOTAL_FREE.search(text)
+    total = _bytes(sizes.group(2), sizes.group(3)) if sizes else None
+    free = _bytes(sizes.group(4), sizes.group(5)) if sizes else None
+    itself = None
+    own = _TORCH_OWN.search(text)
+    if own is not None and "this process has" not in text:
+        reserved = _bytes(own.group(1), own.group(2)) + _bytes(own.group(3), own.group(4))
+        holding = [pid for pid, held in processes if held >= reserved]
+        if len(holding) == 1:
+            itself = holding[0]
+    return Listed(processes, itself, total, free)
+
+
 def held_by_others(share: OomShare) -> bool:
     """Other processes held a real part of the GPU: at least 1 GiB and 10% of it."""
     return share.others >= GIB and share.others >= 0.1 * share.total
