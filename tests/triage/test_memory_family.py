@@ -239,3 +239,30 @@ def test_nccl_verbs_enomem_is_the_memlock_limit_before_the_fabric(
     )
     causes = _causes(cli, log_file(tmp_path, line))
     assert list(causes)[0] == "SYS180" and causes["SYS180"]["verdict"] == "confirmed"
+
+
+def test_cuda_oom_raised_by_pinning_host_memory_gets_the_pinned_fix(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    # FMInference/FlexLLMGen#47: torch's pinned allocator reports a failed cudaHostAlloc as
+    # 'CUDA error: out of memory'; the traceback's last frame pins host memory
+    log = log_file(
+        tmp_path,
+        "  File \"/home/user/Developer/FlexGen/flexgen/pytorch_backend.py\", line 881, in "
+        "copy_worker_func",
+        "    cpu_buf = torch.empty((1 * GB,), dtype=torch.float16, pin_memory=True)",
+        "RuntimeError: CUDA error: out of memory",
+    )
+    causes = _causes(cli, log)
+    assert causes["DRV104"]["verdict"] not in ("confirmed", "unchecked", "unknown")
+    assert causes["DRV150"]["verdict"] == "confirmed"
+    assert "pin_memory=False" in _fix(causes["DRV150"])
+    # the same error under a frame that pins nothing keeps the GPU's fix
+    plain = log_file(
+        tmp_path,
+        "  File \"train.py\", line 12, in step",
+        "    out = model(batch)",
+        "RuntimeError: CUDA error: out of memory",
+        name="plain.log",
+    )
+    assert "pin_memory=False" not in _fix(_causes(cli, plain)["DRV150"])

@@ -816,9 +816,10 @@ EXAMPLES += [
         "nccl-socket-virtual-interface",
     ),
     (
+        # ENOMEM from a verbs call: the memlock limit (SYS180) first, NET150 second
         "host:1:2 [0] misc/ibvwrap.cc:106 NCCL WARN Call to ibv_create_cq failed with error "
         "Cannot allocate memory",
-        "nccl-ib-runtime-error",
+        "memlock-limit",
     ),
     (
         "[../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms "
@@ -3052,4 +3053,12 @@ EXAMPLES += [
         "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
         "cublas-alloc-failed",
     ),
+    # torch's allocator under a per-process fraction (ComfyUI): GPU memory, not host memory
+    (
+        "torch.cuda.OutOfMemoryError: Allocation on device 0 would exceed allowed memory. (out "
+        "of memory)",
+        "torch-allocation-exceeds-allowed",
+    ),
+    # torch's device out-of-memory exception by its type alone (ComfyUI's error report)
+    ("- **Exception Type:** torch.OutOfMemoryError", "torch-device-oom-exception"),
 ]

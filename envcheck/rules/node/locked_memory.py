@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
-from envcheck.model.finding import Severity
+from envcheck.model.finding import Action, Severity
 from envcheck.model.report import UNLIMITED
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log, rule
@@ -170,6 +170,35 @@ def pinned_host_memory_failed(facts: Facts) -> Iterable[Hit]:
     - https://github.com/NVIDIA/nvidia-container-toolkit/issues/226
     """
     raise Skip("only a log line states a failed pinned-memory allocation", "log.pinned_memory")
+
+
+def pinned_oom_fix(call: str, line: int) -> tuple[str, tuple[Action, ...], str]:
+    """The fix for CUDA's 'out of memory' raised where the traceback's last frame pins host
+    memory (``call``: pin_memory, cudaHostAlloc): torch's pinned allocator reports a failed
+    cudaHostAlloc in the GPU's words; what to say of it, for DRV150's message."""
+    said = (
+        f"; the traceback's last frame above line {line} pins host memory ({call.rstrip('(')}): "
+        "the allocation that failed was pinned (page-locked) host RAM, not the GPU's memory "
+        "(the locked-memory limit, a container's or WSL's cap on pinned memory, or host RAM)"
+    )
+    summary = (
+        "Turn off pinned memory where the traceback pins it (pin_memory=False in the DataLoader "
+        "or the offload config, .pin_memory() dropped); or raise the locked-memory limit "
+        "(ulimit -l unlimited, docker run --ulimit memlock=-1:-1) and give the job more host RAM"
+    )
+    steps = (
+        manual(
+            "pin_memory=False  (DataLoader(..., pin_memory=False); DeepSpeed offload_optimizer / "
+            "offload_param: \"pin_memory\": false; a tensor's .pin_memory() call removed)"
+        ),
+        manual(_RAISE[0]),
+        manual(_RAISE[1]),
+        manual(
+            "WSL 2 caps pinned memory below the host's RAM: pin_memory=False there, or run on "
+            "native Linux"
+        ),
+    )
+    return summary, steps, said
 
 
 @from_log("SYS181")

@@ -288,6 +288,20 @@ _LAYER_LIMIT = {
         _CHECK,
     ),
 }
+# a host allocation that failed (memory.toml's host-allocation-failed): no SIGKILL, the process
+# got ENOMEM, MemoryError or std::bad_alloc; fork() of a large process (DataLoader workers) fails
+# so under strict overcommit while RAM is free (Linux Documentation/mm/overcommit-accounting.rst:
+# mode 2 refuses commits past swap + overcommit_ratio% of RAM)
+_LAYER_LIMIT["host-allocation-failed"] = (
+    "a host (CPU) memory allocation failed (line {line}): ENOMEM, MemoryError or "
+    "std::bad_alloc; the node or the container's memory limit is exhausted, or the kernel "
+    "refused to commit more (a fork of a large process under vm.overcommit_memory=2)",
+    "Lower the job's host memory (fewer DataLoader workers: num_workers=0 to confirm, a smaller "
+    "batch, data memory-mapped or streamed) or give it more memory (docker run --memory, Slurm "
+    "--mem, swap); where fork() fails while RAM is free: sysctl -w vm.overcommit_memory=1",
+    "free -g; cat /proc/sys/vm/overcommit_memory (2: strict accounting, a fork of a large "
+    "process fails while RAM is free; sysctl -w vm.overcommit_memory=1, or 0)",
+)
 # the same failures in other layers' words (memory_runtimes.toml): an IDE's kernel, Slurm's
 # accounting, an allocator's ENOMEM
 _LAYER_LIMIT["ide-kernel-died"] = _LAYER_LIMIT["notebook-kernel-crashed"]
