@@ -238,7 +238,7 @@ def test_nccl_verbs_enomem_is_the_memlock_limit_before_the_fabric(
         "with error Cannot allocate memory"
     )
     causes = _causes(cli, log_file(tmp_path, line))
-    assert list(causes)[0] == "SYS180" and causes["SYS180"]["verdict"] == "confirmed"
+    assert next(iter(causes)) == "SYS180" and causes["SYS180"]["verdict"] == "confirmed"
 
 
 def test_cuda_oom_raised_by_pinning_host_memory_gets_the_pinned_fix(
@@ -248,7 +248,7 @@ def test_cuda_oom_raised_by_pinning_host_memory_gets_the_pinned_fix(
     # 'CUDA error: out of memory'; the traceback's last frame pins host memory
     log = log_file(
         tmp_path,
-        "  File \"/home/user/Developer/FlexGen/flexgen/pytorch_backend.py\", line 881, in "
+        '  File "/home/user/Developer/FlexGen/flexgen/pytorch_backend.py", line 881, in '
         "copy_worker_func",
         "    cpu_buf = torch.empty((1 * GB,), dtype=torch.float16, pin_memory=True)",
         "RuntimeError: CUDA error: out of memory",
@@ -260,7 +260,7 @@ def test_cuda_oom_raised_by_pinning_host_memory_gets_the_pinned_fix(
     # the same error under a frame that pins nothing keeps the GPU's fix
     plain = log_file(
         tmp_path,
-        "  File \"train.py\", line 12, in step",
+        '  File "train.py", line 12, in step',
         "    out = model(batch)",
         "RuntimeError: CUDA error: out of memory",
         name="plain.log",

@@ -433,7 +433,7 @@ _OTHER_PROCESS = lazy(r"Process (?P<pid>[0-9]+) has (?P<held>[0-9.]+ [KMGT]iB) m
 
 
 @from_log("DRV104")
-def memory_held_in_log(facts: Facts, line: LogLine) -> Hit:
+def memory_held_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """torch's out-of-memory message (since 2.1) names every other process holding memory on
     the GPU ('Process 4242 has 61.20 GiB memory in use'; the process itself is 'this process'):
     those establish the cause; without them, total - free - this process's own memory does
@@ -451,10 +451,10 @@ def memory_held_in_log(facts: Facts, line: LogLine) -> Hit:
     if listed.itself is not None and not others:
         # the one process listed is this one under the host's pid (a container): what is
         # left of the GPU beside it says whether anything else held memory
-        held = dict(listed.processes)[listed.itself]
+        own = dict(listed.processes)[listed.itself]
         if listed.total is None or listed.free is None:
             return None
-        rest = listed.total - listed.free - held
+        rest = listed.total - listed.free - own
         if rest < GIB or rest < 0.1 * listed.total:
             return None
         raise NotStated(

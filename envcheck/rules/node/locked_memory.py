@@ -189,7 +189,7 @@ def pinned_oom_fix(call: str, line: int) -> tuple[str, tuple[Action, ...], str]:
     steps = (
         manual(
             "pin_memory=False  (DataLoader(..., pin_memory=False); DeepSpeed offload_optimizer / "
-            "offload_param: \"pin_memory\": false; a tensor's .pin_memory() call removed)"
+            'offload_param: "pin_memory": false; a tensor\'s .pin_memory() call removed)'
         ),
         manual(_RAISE[0]),
         manual(_RAISE[1]),

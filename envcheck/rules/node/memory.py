@@ -537,7 +537,10 @@ def oom_share(text: str) -> OomShare | None:
 # container NVML reports host pids, so the process itself is then one of the 'Process N' entries.
 _LISTED = lazy(r"Process (?P<pid>[0-9]+) has " + _SIZE + " memory in use")
 _TORCH_OWN = lazy(
-    r"Of the allocated memory " + _SIZE + r" is allocated by PyTorch,.*?and " + _SIZE
+    r"Of the allocated memory "
+    + _SIZE
+    + r" is allocated by PyTorch,.*?and "
+    + _SIZE
     + r" is reserved by PyTorch but unallocated"
 )
 _TOTAL_FREE = lazy(
