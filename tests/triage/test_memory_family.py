@@ -266,3 +266,15 @@ def test_cuda_oom_raised_by_pinning_host_memory_gets_the_pinned_fix(
         name="plain.log",
     )
     assert "pin_memory=False" not in _fix(_causes(cli, plain)["DRV150"])
+
+
+def test_htcondor_hold_states_the_request_and_the_usage(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    line = (
+        "Job has gone over cgroup memory limit of 6144 megabytes. Last measured usage: 6150 "
+        "megabytes.  Consider resubmitting with a higher request_memory."
+    )
+    sys190 = _causes(cli, log_file(tmp_path, line))["SYS190"]
+    assert sys190["verdict"] == "confirmed"
+    assert "request_memory = 9225" in _fix(sys190)

@@ -3061,4 +3061,12 @@ EXAMPLES += [
     ),
     # torch's device out-of-memory exception by its type alone (ComfyUI's error report)
     ("- **Exception Type:** torch.OutOfMemoryError", "torch-device-oom-exception"),
+    # GNU make reporting a recipe whose shell exited 128+9 (SIGKILL)
+    ("make: *** [Makefile:12: train] Error 137", "sigkill-other-launchers"),
+    # HTCondor's starter holding a job over its request_memory
+    (
+        "Job has gone over cgroup memory limit of 6144 megabytes. Last measured usage: 6150 "
+        "megabytes.  Consider resubmitting with a higher request_memory.",
+        "hpc-scheduler-memory-limit",
+    ),
 ]

@@ -158,6 +158,25 @@ def host_memory_exhausted_in_log(facts: Facts, line: LogLine) -> Hit:
         summary = scheduler[1]
         first: tuple[Action, ...] = (manual(scheduler[2]),)
         killer = line.signature not in _LAYER_UNSURE
+        condor = _CONDOR_LIMIT.search(line.text)
+        if condor is not None:  # HTCondor states the limit and what the job used: ask above it
+            # half again above the larger of the request and the last usage: the usage the
+            # starter measured is a sample, the peak that hit the limit was higher
+            used = int(condor.group("used") or condor.group("limit"))
+            wanted = max(used, int(condor.group("limit"))) * 3 // 2
+            what += f": its request_memory was {condor.group('limit')} MB" + (
+                f", the job used {condor.group('used')} MB" if condor.group("used") else ""
+            )
+            summary = (
+                f"Request more memory than the job uses: request_memory = {wanted} in the "
+                "submit file (or lower the job's host memory)"
+            )
+            first = (
+                manual(
+                    f"request_memory = {wanted}  (submit file; a held job: condor_qedit <job> "
+                    f"RequestMemory {wanted} and condor_release <job>)"
+                ),
+            )
     else:
         summary = (
             "Lower the job's host memory (fewer DataLoader workers: num_workers=0 to confirm, a "
@@ -180,6 +199,13 @@ def host_memory_exhausted_in_log(facts: Facts, line: LogLine) -> Hit:
         fix=fix(summary, "manual", *first, *steps),
         severity=Severity.ERROR if killer else Severity.WARNING,
     )
+
+
+# HTCondor's starter states the job's memory request and its last usage (megabytes)
+_CONDOR_LIMIT = lazy(
+    r"Job has gone over (?:cgroup )?memory limit of (?P<limit>[0-9]+) megabytes"
+    r"(?:\. (?:Last measured usage|Peak usage): (?P<used>[0-9]+) megabytes)?"
+)
 
 
 # lines of a scheduler that killed the job at its own memory limit: what they mean, the fix's
@@ -275,9 +301,10 @@ _LAYER_LIMIT = {
     "hpc-scheduler-memory-limit": (
         "the batch scheduler killed the job for exceeding the memory it requested (line {line})",
         "Request more memory for the job (PBS: #PBS -l mem=<size>; LSF: bsub -M <size> -R "
-        "'rusage[mem=<size>]') or lower the job's host memory (fewer DataLoader workers, a "
-        "smaller batch)",
-        "#PBS -l mem=<more>  (LSF: bsub -M <more> -R 'rusage[mem=<more>]')",
+        "'rusage[mem=<size>]'; HTCondor: request_memory = <size> in the submit file) or lower "
+        "the job's host memory (fewer DataLoader workers, a smaller batch)",
+        "#PBS -l mem=<more>  (LSF: bsub -M <more> -R 'rusage[mem=<more>]'; HTCondor: "
+        "request_memory = <more>, condor_qedit <job> RequestMemory <MB> and condor_release)",
     ),
     "enomem-in-words": (
         "a system call failed with ENOMEM, 'Cannot allocate memory' (line {line}): the node or "
