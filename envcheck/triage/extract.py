@@ -99,6 +99,8 @@ FACTS: dict[str, str] = {
     "mem_total_gb": "the node's memory (GB, Ray's memory monitor)",
     "mem_threshold": "Ray's memory usage threshold (fraction)",
     "shm_bytes": "bytes available in /dev/shm",
+    "pinned_call": "a call that pins host memory (pin_memory, cudaHostAlloc) in the traceback's "
+    "last frame above a CUDA out-of-memory: the allocation that failed was pinned host memory",
     "shm_request_bytes": "bytes of a shared-memory segment that could not be created in /dev/shm",
     "ray_shm_suggest_gib": "the --shm-size (GiB) Ray's object-store warning asks for (1.1x the store)",
     "cuda_required": "the CUDA release a container image or binary requires of the driver",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from envcheck.rules.node.memory import GIB, held_by_others, oom_share
+from envcheck.rules.node.memory import GIB, held_by_others, listed_processes, oom_share
 from tests.conftest import CliResult
 from tests.triage.from_log import causes as _causes
 from tests.triage.from_log import fix_text as _fix
@@ -182,3 +182,99 @@ def test_too_many_open_files_is_not_a_full_dev_shm(
     found = _causes(cli, log_file(tmp_path, line))
     assert "SYS101" not in found or found["SYS101"]["verdict"] != "confirmed"
     assert found["SYS184"]["verdict"] == "confirmed"  # the open-files limit (ulimit -n)
+
+
+# torch >= 2.1 in a container: NVML reports the host's pids, so torch lists the job itself as
+# 'Process N' (no 'this process' entry): kaito-project/kaito#976
+_LISTED_SELF = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 546.00 MiB. GPU 0 has a total "
+    "capacity of 15.77 GiB of which 514.19 MiB is free. Process 562167 has 15.25 GiB memory in "
+    "use. Of the allocated memory 13.73 GiB is allocated by PyTorch, with 46.00 MiB allocated in "
+    "private pools (e.g., CUDA Graphs), and 736.86 MiB is reserved by PyTorch but unallocated."
+)
+
+
+def test_listed_process_holding_pytorchs_own_memory_is_the_job_itself() -> None:
+    listed = listed_processes(_LISTED_SELF)
+    assert listed.itself == "562167" and listed.others == ()
+    # a second, small process beside it is another holder
+    two = _LISTED_SELF.replace(
+        "Process 562167 has 15.25 GiB memory in use.",
+        "Process 4242 has 300.00 MiB memory in use. Process 562167 has 15.25 GiB memory in use.",
+    )
+    assert listed_processes(two).others == (("4242", 300 * 1024**2),)
+    # with torch's own 'this process' entry, every 'Process N' is another process
+    assert listed_processes(_NEW_OTHERS).itself is None
+
+
+def test_job_listed_under_the_hosts_pid_is_not_memory_held_by_others(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    causes = _causes(cli, log_file(tmp_path, _LISTED_SELF))
+    assert causes["DRV104"]["verdict"] not in ("confirmed", "unchecked", "unknown")
+    assert causes["DRV150"]["verdict"] == "confirmed"
+    assert "expandable_segments:True" in _fix(causes["DRV150"])
+
+
+def test_memlock_value_ucx_states_is_read(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    line = (
+        "[1668693503.473099] [ampere:1188443:0]          ib_log.c:246  UCX  ERROR mlx5_0: "
+        "ibv_create_cq() failed: Cannot allocate memory. Please set max locked memory (ulimit "
+        "-l) to 'unlimited' (current: 64 kbytes)"
+    )
+    sys180 = _causes(cli, log_file(tmp_path, line))["SYS180"]
+    assert sys180["verdict"] == "confirmed"
+    text = _fix(sys180)
+    assert "ulimit -l unlimited" in text and "--cap-add=IPC_LOCK" in text
+    message = " ".join(str(f.get("message")) for f in sys180.get("findings") or [])
+    assert "64 KiB" in message
+
+
+def test_nccl_verbs_enomem_is_the_memlock_limit_before_the_fabric(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    line = (
+        "msm-h200-2:4016:4653 [7] misc/ibvwrap.cc:190 NCCL WARN Call to ibv_create_cq failed "
+        "with error Cannot allocate memory"
+    )
+    causes = _causes(cli, log_file(tmp_path, line))
+    assert next(iter(causes)) == "SYS180" and causes["SYS180"]["verdict"] == "confirmed"
+
+
+def test_cuda_oom_raised_by_pinning_host_memory_gets_the_pinned_fix(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    # FMInference/FlexLLMGen#47: torch's pinned allocator reports a failed cudaHostAlloc as
+    # 'CUDA error: out of memory'; the traceback's last frame pins host memory
+    log = log_file(
+        tmp_path,
+        '  File "/home/user/Developer/FlexGen/flexgen/pytorch_backend.py", line 881, in '
+        "copy_worker_func",
+        "    cpu_buf = torch.empty((1 * GB,), dtype=torch.float16, pin_memory=True)",
+        "RuntimeError: CUDA error: out of memory",
+    )
+    causes = _causes(cli, log)
+    assert causes["DRV104"]["verdict"] not in ("confirmed", "unchecked", "unknown")
+    assert causes["DRV150"]["verdict"] == "confirmed"
+    assert "pin_memory=False" in _fix(causes["DRV150"])
+    # the same error under a frame that pins nothing keeps the GPU's fix
+    plain = log_file(
+        tmp_path,
+        '  File "train.py", line 12, in step',
+        "    out = model(batch)",
+        "RuntimeError: CUDA error: out of memory",
+        name="plain.log",
+    )
+    assert "pin_memory=False" not in _fix(_causes(cli, plain)["DRV150"])
+
+
+def test_htcondor_hold_states_the_request_and_the_usage(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    line = (
+        "Job has gone over cgroup memory limit of 6144 megabytes. Last measured usage: 6150 "
+        "megabytes.  Consider resubmitting with a higher request_memory."
+    )
+    sys190 = _causes(cli, log_file(tmp_path, line))["SYS190"]
+    assert sys190["verdict"] == "confirmed"
+    assert "request_memory = 9225" in _fix(sys190)

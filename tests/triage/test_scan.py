@@ -816,9 +816,10 @@ EXAMPLES += [
         "nccl-socket-virtual-interface",
     ),
     (
+        # ENOMEM from a verbs call: the memlock limit (SYS180) first, NET150 second
         "host:1:2 [0] misc/ibvwrap.cc:106 NCCL WARN Call to ibv_create_cq failed with error "
         "Cannot allocate memory",
-        "nccl-ib-runtime-error",
+        "memlock-limit",
     ),
     (
         "[../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms "
@@ -3218,5 +3219,62 @@ EXAMPLES += [
     (
         "  CMake 3.26 or higher is required.  You are running version 3.22.1",
         "cmake-too-old",
+    ),
+]
+EXAMPLES += [
+    # verbs calls refused with ENOMEM in NCCL's and UCX's words: the memlock limit (SYS180)
+    (
+        "msm-h200-2:4016:4653 [7] misc/ibvwrap.cc:190 NCCL WARN Call to ibv_create_cq failed "
+        "with error Cannot allocate memory",
+        "memlock-limit",
+    ),
+    (
+        "misc/ibvwrap.cc:278 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Cannot "
+        "allocate memory",
+        "memlock-limit",
+    ),
+    (
+        "[1652740949.516398] [cn0337:3290573:0]         ib_mlx5.c:90   UCX  ERROR "
+        "mlx5dv_create_cq(cqe=4096) failed: Cannot allocate memory",
+        "memlock-limit",
+    ),
+    (
+        "[1668693503.473099] [ampere:1188443:0]          ib_log.c:246  UCX  ERROR mlx5_0: "
+        "ibv_create_cq() failed: Cannot allocate memory. Please set max locked memory "
+        "(ulimit -l) to 'unlimited' (current: 64 kbytes)",
+        "memlock-limit",
+    ),
+    # XLA's device allocator (TPU HBM) in its own words
+    (
+        "RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate 50.00M. "
+        "That was not possible. There are 27.86M free.; (0x0x0_HBM0)",
+        "xla-device-allocation-refused",
+    ),
+    (
+        "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Error loading program "
+        "'jit_train_step': Attempting to reserve 51.43G at the bottom of memory. That was not "
+        "possible. There are 46.61G free, 0B reserved, and 46.61G reservable.",
+        "xla-device-allocation-refused",
+    ),
+    # cuBLAS's allocation failure: GPU memory, apart from NOT_INITIALIZED
+    (
+        "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
+        "cublas-alloc-failed",
+    ),
+    # torch's allocator under a per-process fraction (ComfyUI): GPU memory, not host memory
+    (
+        "torch.cuda.OutOfMemoryError: Allocation on device 0 would exceed allowed memory. (out "
+        "of memory)",
+        "torch-allocation-exceeds-allowed",
+    ),
+    # torch's device out-of-memory exception by its type alone (ComfyUI's error report)
+    ("- **Exception Type:** torch.OutOfMemoryError", "torch-device-oom-exception"),
+    # GNU make reporting a recipe whose shell exited 128+9 (SIGKILL)
+    ("make: *** [Makefile:12: train] Error 137", "sigkill-other-launchers"),
+    # HTCondor's starter holding a job over its request_memory
+    (
+        "Job has gone over cgroup memory limit of 6144 megabytes. Last measured usage: 6150 "
+        "megabytes.  Consider resubmitting with a higher request_memory.",
+        "hpc-scheduler-memory-limit",
     ),
 ]

@@ -22,7 +22,8 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.driver_upgrade import DRIVER_UPGRADE, TOO_OLD, upgrade_fix
-from envcheck.rules.node.memory import gpu_oom_fix, oom_held_hit
+from envcheck.rules.node.locked_memory import pinned_oom_fix
+from envcheck.rules.node.memory import GIB, gpu_oom_fix, listed_processes, oom_held_hit
 
 CUDA_APIS = ("runtime", "driver")
 NVML_APIS = ("nvidia-smi", "nvml")
@@ -33,6 +34,8 @@ _READ_STATED = {802}
 # torch's own wording of error 35 (THC's 'cuda runtime error (35)', ATen/c10's CUDA checks)
 _TORCH_LINE = lazy(r"\btorch\b|THC|ATen|c10|_cuda_init|CUDAFunctions")
 _OUT_OF_MEMORY = {"cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY"}
+# torch's device out-of-memory exception by its type alone (memory.toml): error 2 by definition
+_DEVICE_OOM_NAMED = frozenset({"torch-device-oom-exception"})
 
 
 def _number(text: str | None) -> int | None:
@@ -199,6 +202,11 @@ def cuda_error_in_log(facts: Facts, line: LogLine) -> Hit:
     """The error the line names, from the table: its cause and fix; a code with no node cause
     (an application bug) stays open with the reason."""
     entry = stated_error(facts, line, CUDA_APIS)
+    if entry is None and line.signature in _DEVICE_OOM_NAMED:
+        # torch's device out-of-memory exception named without its message: error 2's entry
+        entry = facts.matrix.cuda_error(
+            number=None, name="cudaErrorMemoryAllocation", text=line.text, apis=CUDA_APIS
+        )
     if entry is None:
         raise NotStated(
             f"line {line.line} names no CUDA error (name, message or number) that the table "
@@ -219,7 +227,13 @@ def cuda_error_in_log(facts: Facts, line: LogLine) -> Hit:
             )
     api = "CUDA runtime error" if entry.api == "runtime" else "CUDA driver error"
     hit = _hit(entry, line, api, facts)
-    if entry.name in _OUT_OF_MEMORY:  # the allocator's numbers pick the fix
+    pinned = line.stated.get("pinned_call")
+    if entry.name in _OUT_OF_MEMORY and pinned:  # the failed allocation was pinned host memory
+        summary, steps, said = pinned_oom_fix(pinned, line.line)
+        hit = dataclasses.replace(
+            hit, message=hit.message + said, fix=fix(summary, "manual", *steps)
+        )
+    elif entry.name in _OUT_OF_MEMORY:  # the allocator's numbers pick the fix
         summary, steps, said = gpu_oom_fix(line.text)
         hit = dataclasses.replace(
             hit, message=hit.message + said, fix=fix(summary, "manual", *steps)
@@ -419,12 +433,35 @@ _OTHER_PROCESS = lazy(r"Process (?P<pid>[0-9]+) has (?P<held>[0-9.]+ [KMGT]iB) m
 
 
 @from_log("DRV104")
-def memory_held_in_log(facts: Facts, line: LogLine) -> Hit:
+def memory_held_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """torch's out-of-memory message (since 2.1) names every other process holding memory on
     the GPU ('Process 4242 has 61.20 GiB memory in use'; the process itself is 'this process'):
     those establish the cause; without them, total - free - this process's own memory does
-    (memory.oom_held_hit)."""
-    others = [(m.group("pid"), m.group("held")) for m in _OTHER_PROCESS.finditer(line.text)]
+    (memory.oom_held_hit). Inside a container torch cannot tell itself from the others (NVML
+    reports the host's pids): the one listed process that holds all PyTorch allocated and
+    reserved is the job itself, not another holder (memory.listed_processes)."""
+    if line.stated.get("pinned_call"):
+        return None  # the allocation that failed pinned host memory: not the GPU's memory
+    listed = listed_processes(line.text)
+    others = [
+        (m.group("pid"), m.group("held"))
+        for m in _OTHER_PROCESS.finditer(line.text)
+        if m.group("pid") != listed.itself
+    ]
+    if listed.itself is not None and not others:
+        # the one process listed is this one under the host's pid (a container): what is
+        # left of the GPU beside it says whether anything else held memory
+        own = dict(listed.processes)[listed.itself]
+        if listed.total is None or listed.free is None:
+            return None
+        rest = listed.total - listed.free - own
+        if rest < GIB or rest < 0.1 * listed.total:
+            return None
+        raise NotStated(
+            f"line {line.line} lists only this process (pid {listed.itself} from the host's "
+            f"view), yet {rest / GIB:.2f} GiB of the GPU is held beside it",
+            "gpu.processes",
+        )
     if not others:
         stated = oom_held_hit(line.line, line.text)  # the numbers say others held it
         if stated is not None:

@@ -1,7 +1,8 @@
 """GPU memory that ran out in the words of a library that does not say "out of memory": SYS230,
 read from the line (matrices/signatures/memory_runtimes.toml). cuDNN's convolution search finds
 no algorithm whose workspace fits (torch, ONNX Runtime, darknet); torch's allocator fails an
-allocation and then fails asking NVML who holds the GPU. The fix is the out-of-memory fix in the
+allocation and then fails asking NVML who holds the GPU; cuBLAS's CUBLAS_STATUS_ALLOC_FAILED
+(cuda_libs.toml); XLA's allocator refusing a size on a TPU's HBM. The fix is the out-of-memory fix in the
 knobs of the program that printed the line."""
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from envcheck.model.finding import Action, Severity
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
 
-_DARKNET = "isn't found"  # darknet's wording; torch's and ONNX Runtime's say "Unable to find"
+_DARKNET = "isn't found"
+_CUBLAS_ALLOC = "CUBLAS_STATUS_ALLOC_FAILED"  # cuda_libs.toml's cublas-alloc-failed
+_XLA_REFUSED = "That was not possible"  # XLA's allocator (TPU HBM): memory_runtimes.toml  # darknet's wording; torch's and ONNX Runtime's say "Unable to find"
 _NVML = "NVML_SUCCESS"
 _NVML_INIT = "nvmlInit"
 _HELD = (
@@ -230,6 +233,39 @@ def gpu_memory_short_unnamed_in_log(facts: Facts, line: LogLine) -> Hit:
         )
         summary = f"Lower the job's GPU memory ({lower}); stop other processes on the GPU"
         steps = (manual(lower), manual(_HELD))
+    elif _CUBLAS_ALLOC in text:
+        message = (
+            f"cuBLAS could not allocate its workspace in GPU memory (line {line.line}): "
+            "CUBLAS_STATUS_ALLOC_FAILED is a cudaMalloc that failed, an out-of-memory in cuBLAS's "
+            "words; the job, or other processes on the GPU, left too little free"
+        )
+        summary = (
+            "Lower the job's GPU memory: a smaller batch size (gradient accumulation keeps the "
+            "effective batch), a smaller model or input; run on a GPU with free memory "
+            "(CUDA_VISIBLE_DEVICES) and stop other processes on it"
+        )
+        steps = (manual(_SMALLER), manual(_HELD))
+    elif _XLA_REFUSED in text:
+        message = (
+            f"XLA's device allocator refused a buffer (line {line.line}): the device's memory "
+            "(a TPU's HBM) has less free than the program asks for, an out-of-memory in XLA's "
+            "words"
+        )
+        summary = (
+            "Lower the program's memory per device: a smaller per-device batch, shard weights "
+            "and optimizer state over more devices (FSDP), rematerialize activations "
+            "(jax.checkpoint / remat), donate buffers the step replaces"
+        )
+        steps = (
+            manual(
+                "a smaller per-device batch (global batch / device count), or gradient "
+                "accumulation for the same effective batch"
+            ),
+            manual(
+                "shard parameters and optimizer state over the devices (an fsdp mesh axis); "
+                "jax.checkpoint on the layers; jax.jit(..., donate_argnums=...) for the state"
+            ),
+        )
     elif _DARKNET in text:
         message = (
             f"cuDNN found no convolution algorithm whose workspace fits the GPU memory left "

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
-from envcheck.model.finding import Severity
+from envcheck.model.finding import Action, Severity
 from envcheck.model.report import UNLIMITED
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log, rule
@@ -23,15 +23,27 @@ from envcheck.rules.fixes import fix, manual
 _RAISE = (
     "ulimit -l unlimited  (in the job's shell, before the launcher; a non-root user needs the "
     "hard limit raised first)",
-    "docker run --ulimit memlock=-1:-1 ...  (docker compose: ulimits: memlock: -1; Kubernetes: "
-    "the runtime's default memlock, or the IPC_LOCK capability)",
+    "docker run --ulimit memlock=-1:-1 --cap-add=IPC_LOCK ...  (docker compose: ulimits: "
+    "memlock: -1 and cap_add: [IPC_LOCK]; Kubernetes: the runtime's default memlock and the "
+    "IPC_LOCK capability)",
     "for good: '* soft memlock unlimited' and '* hard memlock unlimited' in "
     "/etc/security/limits.conf (systemd services and the Docker daemon: LimitMEMLOCK=infinity), "
     "then log in again",
     "Slurm: PropagateResourceLimitsExcept=MEMLOCK in slurm.conf, or srun --propagate=MEMLOCK "
     "from a shell whose ulimit -l is unlimited",
 )
-_STATED = lazy(r"RLIMIT_MEMLOCK is (?P<bytes>[0-9]+) bytes")
+# libibverbs states the limit in bytes, UCX (1.14+) in KiB after a verbs call it refused
+_STATED = lazy(r"RLIMIT_MEMLOCK is (?P<bytes>[0-9]+) bytes|\(current: (?P<kbytes>[0-9]+) kbytes\)")
+
+
+def _stated_bytes(text: str) -> int | None:
+    """The memlock limit a libibverbs or UCX line states, in bytes."""
+    found = _STATED.search(text)
+    if found is None:
+        return None
+    if found.group("bytes") is not None:
+        return int(found.group("bytes"))
+    return int(found.group("kbytes")) * 1024
 
 
 def _size(n: int) -> str:
@@ -59,11 +71,14 @@ def memlock_limit_too_low(facts: Facts) -> Iterable[Hit]:
 
     ## Example
     `NCCL WARN Call to ibv_reg_mr_iova2 failed with error Cannot allocate memory` with
-    `ulimit -l` showing 8192 (KiB) inside the job.
+    `ulimit -l` showing 8192 (KiB) inside the job; UCX's `ibv_create_cq() failed: Cannot
+    allocate memory. Please set max locked memory (ulimit -l) to 'unlimited' (current: 64
+    kbytes)`.
 
     ## Fix
     Raise the limit to unlimited for the job: `ulimit -l unlimited` (hard limit first), in a
-    container `docker run --ulimit memlock=-1:-1`, for good `* soft memlock unlimited` and
+    container `docker run --ulimit memlock=-1:-1` (a container without `--privileged` also
+    needs `--cap-add=IPC_LOCK`), for good `* soft memlock unlimited` and
     `* hard memlock unlimited` in /etc/security/limits.conf (services: `LimitMEMLOCK=infinity`),
     and check with `ulimit -l` inside the launcher (mpirun, srun).
 
@@ -72,6 +87,7 @@ def memlock_limit_too_low(facts: Facts) -> Iterable[Hit]:
     - https://github.com/tarickb/the-geek-in-the-corner/issues/6
     - https://github.com/open-mpi/ompi/issues/6468
     - https://github.com/linux-rdma/rdma-core/blob/master/libibverbs/init.c
+    - https://github.com/microsoft/mscclpp/issues/335
     """
     system = facts.system()
     limit = system.ulimits.get("memlock")
@@ -102,22 +118,21 @@ def memlock_limit_too_low(facts: Facts) -> Iterable[Hit]:
 def memlock_limit_in_log(facts: Facts, line: LogLine) -> Hit:
     """The limit libibverbs states, or the registration it refused; the commands that raise
     the limit, the container's flag and limits.conf first (what the threads establish)."""
-    stated = _STATED.search(line.text)
+    stated = _stated_bytes(line.text)
     what = (
-        f"the process may lock only {_size(int(stated.group('bytes')))} (RLIMIT_MEMLOCK, "
-        f"line {line.line})"
-        if stated
+        f"the process may lock only {_size(stated)} (RLIMIT_MEMLOCK, line {line.line})"
+        if stated is not None
         else f"an RDMA memory registration was refused for lack of lockable memory (line "
         f"{line.line}): the locked-memory limit (ulimit -l) is too low"
     )
     return Hit(
         what + ": InfiniBand/RoCE transports (NCCL, UCX, MPI) cannot register their buffers "
         "(a container's default limit is 64 KiB or 8 MiB)",
-        evidence={"line": line.line, "memlock_bytes": stated.group("bytes") if stated else None},
+        evidence={"line": line.line, "memlock_bytes": stated},
         fix=fix(
             "Raise the locked-memory limit to unlimited: ulimit -l unlimited (in a container: "
-            "docker run --ulimit memlock=-1:-1; for good: memlock unlimited in "
-            "/etc/security/limits.conf), and check ulimit -l inside the launcher",
+            "docker run --ulimit memlock=-1:-1 --cap-add=IPC_LOCK; for good: memlock unlimited "
+            "in /etc/security/limits.conf), and check ulimit -l inside the launcher",
             "manual",
             *(manual(step) for step in _RAISE),
         ),
@@ -155,6 +170,35 @@ def pinned_host_memory_failed(facts: Facts) -> Iterable[Hit]:
     - https://github.com/NVIDIA/nvidia-container-toolkit/issues/226
     """
     raise Skip("only a log line states a failed pinned-memory allocation", "log.pinned_memory")
+
+
+def pinned_oom_fix(call: str, line: int) -> tuple[str, tuple[Action, ...], str]:
+    """The fix for CUDA's 'out of memory' raised where the traceback's last frame pins host
+    memory (``call``: pin_memory, cudaHostAlloc): torch's pinned allocator reports a failed
+    cudaHostAlloc in the GPU's words; what to say of it, for DRV150's message."""
+    said = (
+        f"; the traceback's last frame above line {line} pins host memory ({call.rstrip('(')}): "
+        "the allocation that failed was pinned (page-locked) host RAM, not the GPU's memory "
+        "(the locked-memory limit, a container's or WSL's cap on pinned memory, or host RAM)"
+    )
+    summary = (
+        "Turn off pinned memory where the traceback pins it (pin_memory=False in the DataLoader "
+        "or the offload config, .pin_memory() dropped); or raise the locked-memory limit "
+        "(ulimit -l unlimited, docker run --ulimit memlock=-1:-1) and give the job more host RAM"
+    )
+    steps = (
+        manual(
+            "pin_memory=False  (DataLoader(..., pin_memory=False); DeepSpeed offload_optimizer / "
+            'offload_param: "pin_memory": false; a tensor\'s .pin_memory() call removed)'
+        ),
+        manual(_RAISE[0]),
+        manual(_RAISE[1]),
+        manual(
+            "WSL 2 caps pinned memory below the host's RAM: pin_memory=False there, or run on "
+            "native Linux"
+        ),
+    )
+    return summary, steps, said
 
 
 @from_log("SYS181")

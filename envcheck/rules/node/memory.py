@@ -161,6 +161,25 @@ def host_memory_exhausted_in_log(facts: Facts, line: LogLine) -> Hit:
         summary = scheduler[1]
         first: tuple[Action, ...] = (manual(scheduler[2]),)
         killer = line.signature not in _LAYER_UNSURE
+        condor = _CONDOR_LIMIT.search(line.text)
+        if condor is not None:  # HTCondor states the limit and what the job used: ask above it
+            # half again above the larger of the request and the last usage: the usage the
+            # starter measured is a sample, the peak that hit the limit was higher
+            used = int(condor.group("used") or condor.group("limit"))
+            wanted = max(used, int(condor.group("limit"))) * 3 // 2
+            what += f": its request_memory was {condor.group('limit')} MB" + (
+                f", the job used {condor.group('used')} MB" if condor.group("used") else ""
+            )
+            summary = (
+                f"Request more memory than the job uses: request_memory = {wanted} in the "
+                "submit file (or lower the job's host memory)"
+            )
+            first = (
+                manual(
+                    f"request_memory = {wanted}  (submit file; a held job: condor_qedit <job> "
+                    f"RequestMemory {wanted} and condor_release <job>)"
+                ),
+            )
     elif build:
         # the log is a build's (ninja's step killed with 137, make's error after a killed
         # compiler): the compile jobs ran out of memory, not a training job
@@ -197,6 +216,13 @@ def host_memory_exhausted_in_log(facts: Facts, line: LogLine) -> Hit:
         fix=fix(summary, "manual", *first, *steps),
         severity=Severity.ERROR if killer else Severity.WARNING,
     )
+
+
+# HTCondor's starter states the job's memory request and its last usage (megabytes)
+_CONDOR_LIMIT = lazy(
+    r"Job has gone over (?:cgroup )?memory limit of (?P<limit>[0-9]+) megabytes"
+    r"(?:\. (?:Last measured usage|Peak usage): (?P<used>[0-9]+) megabytes)?"
+)
 
 
 # lines of a scheduler that killed the job at its own memory limit: what they mean, the fix's
@@ -292,9 +318,10 @@ _LAYER_LIMIT = {
     "hpc-scheduler-memory-limit": (
         "the batch scheduler killed the job for exceeding the memory it requested (line {line})",
         "Request more memory for the job (PBS: #PBS -l mem=<size>; LSF: bsub -M <size> -R "
-        "'rusage[mem=<size>]') or lower the job's host memory (fewer DataLoader workers, a "
-        "smaller batch)",
-        "#PBS -l mem=<more>  (LSF: bsub -M <more> -R 'rusage[mem=<more>]')",
+        "'rusage[mem=<size>]'; HTCondor: request_memory = <size> in the submit file) or lower "
+        "the job's host memory (fewer DataLoader workers, a smaller batch)",
+        "#PBS -l mem=<more>  (LSF: bsub -M <more> -R 'rusage[mem=<more>]'; HTCondor: "
+        "request_memory = <more>, condor_qedit <job> RequestMemory <MB> and condor_release)",
     ),
     "enomem-in-words": (
         "a system call failed with ENOMEM, 'Cannot allocate memory' (line {line}): the node or "
@@ -305,6 +332,20 @@ _LAYER_LIMIT = {
         _CHECK,
     ),
 }
+# a host allocation that failed (memory.toml's host-allocation-failed): no SIGKILL, the process
+# got ENOMEM, MemoryError or std::bad_alloc; fork() of a large process (DataLoader workers) fails
+# so under strict overcommit while RAM is free (Linux Documentation/mm/overcommit-accounting.rst:
+# mode 2 refuses commits past swap + overcommit_ratio% of RAM)
+_LAYER_LIMIT["host-allocation-failed"] = (
+    "a host (CPU) memory allocation failed (line {line}): ENOMEM, MemoryError or "
+    "std::bad_alloc; the node or the container's memory limit is exhausted, or the kernel "
+    "refused to commit more (a fork of a large process under vm.overcommit_memory=2)",
+    "Lower the job's host memory (fewer DataLoader workers: num_workers=0 to confirm, a smaller "
+    "batch, data memory-mapped or streamed) or give it more memory (docker run --memory, Slurm "
+    "--mem, swap); where fork() fails while RAM is free: sysctl -w vm.overcommit_memory=1",
+    "free -g; cat /proc/sys/vm/overcommit_memory (2: strict accounting, a fork of a large "
+    "process fails while RAM is free; sysctl -w vm.overcommit_memory=1, or 0)",
+)
 # the same failures in other layers' words (memory_runtimes.toml): an IDE's kernel, Slurm's
 # accounting, an allocator's ENOMEM
 _LAYER_LIMIT["ide-kernel-died"] = _LAYER_LIMIT["notebook-kernel-crashed"]
@@ -533,6 +574,58 @@ def oom_share(text: str) -> OomShare | None:
         total, free, own = _bytes(g[1], g[2]), _bytes(g[3], g[4]), _bytes(g[5], g[6])
         others = total - free - own - _CONTEXT_BYTES
     return OomShare(int(g[0]), total, free, own, max(others, 0.0))
+
+
+# torch names each process NVML lists on the GPU: 'this process' where NVML's pid is its own
+# getpid(), else 'Process N' (c10/cuda/CUDACachingAllocator.cpp, reportProcessMemoryInfo). In a
+# container NVML reports host pids, so the process itself is then one of the 'Process N' entries.
+_LISTED = lazy(r"Process (?P<pid>[0-9]+) has " + _SIZE + " memory in use")
+_TORCH_OWN = lazy(
+    r"Of the allocated memory "
+    + _SIZE
+    + r" is allocated by PyTorch,.*?and "
+    + _SIZE
+    + r" is reserved by PyTorch but unallocated"
+)
+_TOTAL_FREE = lazy(
+    r"GPU (?P<gpu>[0-9]+) has a total capacity of " + _SIZE + " of which " + _SIZE + r" is free"
+)
+
+
+@dataclass(frozen=True)
+class Listed:
+    """The processes torch's out-of-memory message lists on the GPU (pid -> bytes), and which
+    of them is the failing process itself seen under another pid namespace (a container)."""
+
+    processes: tuple[tuple[str, float], ...]
+    itself: str | None  # pid of the entry that is this process, when the numbers say so
+    total: float | None
+    free: float | None
+
+    @property
+    def others(self) -> tuple[tuple[str, float], ...]:
+        return tuple((pid, held) for pid, held in self.processes if pid != self.itself)
+
+
+def listed_processes(text: str) -> Listed:
+    """The 'Process N has X memory in use' entries of torch's message. Where the message has
+    no 'this process' entry (NVML's pids are the host's), the one entry holding at least what
+    PyTorch itself allocated and kept reserved is this process: it alone can hold that much
+    while the allocator states it as its own."""
+    processes = tuple(
+        (m.group("pid"), _bytes(m.group(2), m.group(3))) for m in _LISTED.finditer(text)
+    )
+    sizes = _TOTAL_FREE.search(text)
+    total = _bytes(sizes.group(2), sizes.group(3)) if sizes else None
+    free = _bytes(sizes.group(4), sizes.group(5)) if sizes else None
+    itself = None
+    own = _TORCH_OWN.search(text)
+    if own is not None and "this process has" not in text:
+        reserved = _bytes(own.group(1), own.group(2)) + _bytes(own.group(3), own.group(4))
+        holding = [pid for pid, held in processes if held >= reserved]
+        if len(holding) == 1:
+            itself = holding[0]
+    return Listed(processes, itself, total, free)
 
 
 def held_by_others(share: OomShare) -> bool:
