@@ -282,12 +282,6 @@ def test_glx_missing_on_the_display_is_sim150(
             "Connection timed out",
             "NCCL_IB_GID_INDEX=3",
         ),
-        # memory registration under the container's memlock limit
-        (
-            "host:1:2 [0] misc/ibvwrap.cc:106 NCCL WARN Call to ibv_create_qp failed with error "
-            "Cannot allocate memory",
-            "--ulimit memlock=-1",
-        ),
         ("host:1:2 [0] NCCL WARN Call to ibv_reg_mr failed", "ulimit -l unlimited"),
         # nccl#2013: the RoCE v2 GID already in use; NICs on different rails
         (
@@ -305,6 +299,21 @@ def test_ib_verbs_failures_name_their_own_fix(
     assert net150["verdict"] == "confirmed"
     assert first in net150["findings"][0]["fix"]["summary"]
     assert "rdma-core" not in _fix(net150)
+
+
+def test_verbs_enomem_is_the_memlock_limit_first(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """A verbs call refused with ENOMEM is memory registration under the memlock limit: SYS180
+    is confirmed with the limit's fix; NET150 (no usable HCA) stays open behind it."""
+    line = (
+        "host:1:2 [0] misc/ibvwrap.cc:106 NCCL WARN Call to ibv_create_qp failed with error "
+        "Cannot allocate memory"
+    )
+    found = _causes(cli, log_file(tmp_path, line))
+    assert found["SYS180"]["verdict"] == "confirmed"
+    assert "--ulimit memlock=-1" in found["SYS180"]["findings"][0]["fix"]["summary"]
+    assert found["NET150"]["verdict"] != "confirmed"
 
 
 def test_an_hca_nccl_cannot_open_still_asks_for_rdma_core(
