@@ -11,10 +11,11 @@ from hypothesis import strategies as st
 from envcheck.engine import evaluate
 from envcheck.errors import InputError, MatrixError, SpecError
 from envcheck.ingest.spec import parse_spec, spec_to_report
-from envcheck.matrix.load import load, parse_text
+from envcheck.matrix.load import parse_text
 from envcheck.rules import all_rules
+from tests.builtin_matrix import builtin_matrix
 
-MATRIX = load(env={})
+MATRIX = builtin_matrix()
 RULES = all_rules(MATRIX)
 ODD_VERSIONS = [
     "2.1.0a0+32f93b1",

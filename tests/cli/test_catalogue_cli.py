@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import pytest
 
-from envcheck.matrix_validate import load
 from envcheck.rules import all_rules
+from tests.builtin_matrix import builtin_matrix
 from tests.conftest import cli_env, run_cli
 
-RULES = all_rules(load(env={}))
+RULES = all_rules(builtin_matrix())
 
 
 def test_rules_json_lists_the_catalogue(cli):

@@ -6,18 +6,18 @@ import pytest
 
 from envcheck.cluster.diff import compare
 from envcheck.matrix.model import Matrix
-from envcheck.matrix_validate import load
 from envcheck.model.cluster import Member
 from envcheck.model.finding import Severity
 from envcheck.model.report import NodeReport
 from envcheck.rules import all_rules
 from envcheck.rules.base import Rule
+from tests.builtin_matrix import builtin_matrix
 from tests.cluster.factory import cluster, node
 
 
 @pytest.fixture(scope="module")
 def matrix() -> Matrix:
-    return load(env={})
+    return builtin_matrix()
 
 
 @pytest.fixture(scope="module")

@@ -10,12 +10,12 @@ import pytest
 from envcheck.cluster.nodes import NodeRules, ReportReader, assign_labels
 from envcheck.engine import evaluate
 from envcheck.errors import ReportError
-from envcheck.matrix_validate import load
 from envcheck.model.report import NodeReport
 from envcheck.rules import all_rules
+from tests.builtin_matrix import builtin_matrix
 from tests.cluster.factory import RTX4090, cluster, node
 
-MATRIX = load(env={})
+MATRIX = builtin_matrix()
 RULES = all_rules(MATRIX)
 
 

@@ -11,14 +11,14 @@ from envcheck.cluster.collective import summarize
 from envcheck.cluster.diff import ClusterOutcome, compare
 from envcheck.formats.cluster import print_cluster, render_markdown
 from envcheck.formats.markdown import render_rule
-from envcheck.matrix_validate import load
 from envcheck.model.cluster import Member, NodeFailure
 from envcheck.model.finding import Severity
 from envcheck.rules import all_rules
 from envcheck.rules.base import DOC_SECTIONS
+from tests.builtin_matrix import builtin_matrix
 from tests.cluster.factory import RTX4090, cluster, node
 
-MATRIX = load(env={})
+MATRIX = builtin_matrix()
 RULES = all_rules(MATRIX)
 CLUSTER_RULES = [r for r in RULES if r.scope == "cluster"]
 

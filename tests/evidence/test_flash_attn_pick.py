@@ -13,8 +13,8 @@ import pytest
 
 from envcheck.facts.node import Facts
 from envcheck.ingest.spec import load_spec
-from envcheck.matrix_validate import load
 from envcheck.rules.node.flash_attn_pick import newest_loading, torch_old_abi
+from tests.builtin_matrix import builtin_matrix
 from tests.conftest import CliResult
 
 # PrimeIntellect-ai/verifiers#96 (the line as pasted)
@@ -69,7 +69,7 @@ def test_the_pick_skips_broken_old_abi_wheels_and_releases_not_on_the_index(
 ) -> None:
     spec = tmp_path / "stack.toml"
     spec.write_text('[python]\nversion = "3.10"\n')
-    facts = Facts(load_spec(str(spec)), load(env={}))
+    facts = Facts(load_spec(str(spec)), builtin_matrix())
     old = newest_loading(facts, "2.5", old_abi=True)
     new = newest_loading(facts, "2.5", old_abi=False)
     assert old is not None and str(old.version) == "2.7.4.post1"
@@ -94,7 +94,7 @@ def test_torch_s_abi_from_its_release_and_variant(
 ) -> None:
     spec = tmp_path / "stack.toml"
     spec.write_text(f'[packages]\ntorch = "{torch}"\n')
-    facts = Facts(load_spec(str(spec)), load(env={}))
+    facts = Facts(load_spec(str(spec)), builtin_matrix())
     assert torch_old_abi(facts, facts.torch_version()) is old
 
 

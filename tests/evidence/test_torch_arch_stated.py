@@ -14,12 +14,12 @@ import pytest
 from envcheck.engine import evaluate
 from envcheck.ingest.merge import merge
 from envcheck.ingest.spec import load_spec
-from envcheck.matrix_validate import load
 from envcheck.model.section import Section
 from envcheck.rules import all_rules
 from envcheck.rules.choose import arch_list_from_torch
 from envcheck.triage.extract import to_report
 from envcheck.triage.run import log_facts, scan_log
+from tests.builtin_matrix import builtin_matrix
 from tests.conftest import CliResult
 
 
@@ -28,7 +28,7 @@ def fix_text(fix: dict) -> str:  # type: ignore[type-arg]
     return "\n".join([fix["summary"], *fix["commands"]])
 
 
-MATRIX = load(env={})
+MATRIX = builtin_matrix()
 TOR101 = [r for r in all_rules(MATRIX) if r.code == "TOR101"]
 
 # as pasted in Hellod035/LeggedLab#26 (two lines) and remsky/Kokoro-FastAPI#306 (one line)

@@ -12,7 +12,7 @@ from envcheck.errors import SpecError
 from envcheck.ingest.common import Source
 from envcheck.ingest.loose import parse
 from envcheck.ingest.spec import load_spec
-from envcheck.matrix_validate import load
+from tests.builtin_matrix import builtin_matrix
 
 # the System Info block of IsaacLab#3081, as the issue template has it
 TEMPLATE = """### System Info
@@ -78,7 +78,7 @@ def test_spec_workload_runs_rejects_a_non_name(tmp_path: Path) -> None:
     ],
 )
 def test_os_release_glibc(os_id: str, version: str, glibc: str) -> None:
-    release = load(env={}).os_glibc(os_id, version)
+    release = builtin_matrix().os_glibc(os_id, version)
     assert release is not None and str(release.glibc) == glibc and release.source
 
 
@@ -86,4 +86,4 @@ def test_os_release_glibc(os_id: str, version: str, glibc: str) -> None:
     ("os_id", "version"), [("ubuntu", "19.10"), (None, "20.04"), ("ubuntu", None)]
 )
 def test_os_release_unknown(os_id: str | None, version: str | None) -> None:
-    assert load(env={}).os_glibc(os_id, version) is None
+    assert builtin_matrix().os_glibc(os_id, version) is None

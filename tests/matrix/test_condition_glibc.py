@@ -13,9 +13,9 @@ from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.ingest.spec import load_spec
 from envcheck.matrix.schema import Condition
-from envcheck.matrix_validate import load
+from tests.builtin_matrix import builtin_matrix
 
-MATRIX = load(env={})
+MATRIX = builtin_matrix()
 COND = Condition(packages={"vllm": SpecifierSet(">=0.7.3")}, glibc=SpecifierSet("<2.25"))
 
 

@@ -14,9 +14,10 @@ from envcheck.matrix.generated import TorchWheel, VllmMetadata
 from envcheck.matrix.load import load, parse_text
 from envcheck.matrix.tomlwrite import document
 from envcheck.matrix_validate import validate
+from tests.builtin_matrix import builtin_matrix
 from tests.conftest import run_cli
 
-BUILTIN = load(env={})
+BUILTIN = builtin_matrix()
 T240 = BUILTIN.torch_release(Version("2.4.0"))
 assert T240 is not None
 

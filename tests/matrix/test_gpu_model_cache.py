@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from envcheck.matrix_validate import load
+from tests.builtin_matrix import builtin_matrix
 
 
 def test_repeated_lookups_give_the_first_answer() -> None:
-    matrix = load(env={})
+    matrix = builtin_matrix()
     first = matrix.gpu_model("nvidia-h100-80gb-hbm3")
     assert first is not None and first.architecture == "Hopper"
     assert matrix.gpu_model("nvidia-h100-80gb-hbm3") is first

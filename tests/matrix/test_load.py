@@ -8,9 +8,10 @@ from envcheck.errors import MatrixError
 from envcheck.matrix.load import load, parse_text
 from envcheck.matrix_validate import validate
 from envcheck.model.versions import DriverVersion
+from tests.builtin_matrix import builtin_matrix
 from tests.conftest import cli_env, run_cli
 
-BUILTIN = load(env={})
+BUILTIN = builtin_matrix()
 
 
 def test_builtin_matrix_is_valid_and_sourced():

@@ -17,12 +17,13 @@ from envcheck.index.client import ClientOptions, IndexClient
 from envcheck.index.config import IndexChoice
 from envcheck.matrix.crosscheck import crosscheck
 from envcheck.matrix.generated import DEFAULT_PACKAGES
-from envcheck.matrix.load import builtin_dir, load, matrix_files, merge, parse_file, tree_files
+from envcheck.matrix.load import builtin_dir, matrix_files, merge, parse_file, tree_files
 from envcheck.matrix.refresh import RefreshOptions, RefreshResult, refresh
+from tests.builtin_matrix import builtin_matrix
 from tests.index.server import FIXTURES, build_wheel, fixture_page
 
 TODAY = "2026-01-02"
-BUILTIN = load(env={})
+BUILTIN = builtin_matrix()
 # the default packages whose pages are recorded under tests/fixtures/index (trl is tested apart)
 RECORDED = tuple(
     p for p in DEFAULT_PACKAGES if (FIXTURES / "pages" / f"{p}.json").exists() and p != "trl"

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from envcheck.engine import evaluate
-from envcheck.matrix_validate import load
 from envcheck.model.report import Gpu, GpuInfo, NodeReport
 from envcheck.model.section import Section
 from envcheck.probes.deep import probe_cuda
 from envcheck.rules import all_rules
+from tests.builtin_matrix import builtin_matrix
 
-MATRIX = load(env={})
+MATRIX = builtin_matrix()
 RULES = [r for r in all_rules(MATRIX) if r.code.startswith("GPU10")]
 
 

@@ -7,15 +7,15 @@ import os
 import pytest
 
 from envcheck.engine import evaluate
-from envcheck.matrix_validate import load
 from envcheck.model.deep import DeepInfo
 from envcheck.model.report import Distribution, Gpu, GpuInfo, NodeReport, PackagesInfo
 from envcheck.model.section import Section
 from envcheck.probes.deep import probe_torch_smoke
 from envcheck.rules import all_rules
+from tests.builtin_matrix import builtin_matrix
 from tests.conftest import FAKES
 
-MATRIX = load(env={})
+MATRIX = builtin_matrix()
 RULES = [r for r in all_rules(MATRIX) if r.code.startswith("GPU13")]
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.builtin_matrix import builtin_matrix
 from tests.conftest import run_cli
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -184,7 +185,6 @@ def test_net103_has_one_severity_across_a_cluster() -> None:
     from dataclasses import replace
 
     from envcheck.cluster.diff import compare
-    from envcheck.matrix_validate import load
     from envcheck.model.cluster import Member
     from envcheck.model.finding import Severity
     from envcheck.rules import all_rules
@@ -197,7 +197,7 @@ def test_net103_has_one_severity_across_a_cluster() -> None:
         assert net is not None
         loopback = replace(net, hostname_addresses=("127.0.1.1",))
         reports.append(replace(report, network=replace(report.network, data=loopback)))
-    matrix = load(env={})
+    matrix = builtin_matrix()
     result = compare([Member(r.node) for r in reports], reports, matrix, all_rules(matrix))
     net103 = [f for f in result.node_result.findings if f.code == "NET103"]
     assert sorted(f.node for f in net103) == ["head", "worker"]

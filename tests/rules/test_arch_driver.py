@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 from packaging.version import Version
 
-from envcheck.matrix_validate import load
 from envcheck.model.plan import Target
 from envcheck.plan.stack import choose_stack
 from envcheck.rules.choose import arch_driver_problem, judge_build, torch_choices
+from tests.builtin_matrix import builtin_matrix
 
-MATRIX = load(env={})
+MATRIX = builtin_matrix()
 
 
 @pytest.mark.parametrize(

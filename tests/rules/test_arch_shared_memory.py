@@ -3,10 +3,10 @@ the A100's 163 KB is above the RTX 4090's and RTX 5090's 99 KB) and the GPUs nam
 
 from __future__ import annotations
 
-from envcheck.matrix_validate import load
 from envcheck.rules.node.arch_shared_memory import gpus_with_room
+from tests.builtin_matrix import builtin_matrix
 
-MATRIX = load(env={})
+MATRIX = builtin_matrix()
 
 
 def test_every_gpu_of_the_table_has_a_limit() -> None:

@@ -14,9 +14,9 @@ import pytest
 
 from envcheck.engine import evaluate
 from envcheck.ingest.spec import load_spec
-from envcheck.matrix_validate import load
 from envcheck.model.report import NodeReport
 from envcheck.rules import all_rules
+from tests.builtin_matrix import builtin_matrix
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -24,7 +24,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 CASES = Path(__file__).parent / "cases"
-MATRIX = load(env={})
+MATRIX = builtin_matrix()
 # node rules; cluster rules (CLU) compare several reports and have their cases in tests/cluster
 RULES = {r.code: r for r in all_rules(MATRIX) if r.scope == "node"}
 

@@ -5,12 +5,12 @@ import sys
 
 import pytest
 
-from envcheck.matrix_validate import load
 from envcheck.rules import all_rules
 from envcheck.rules.base import CODE_PATTERN, DOC_SECTIONS, FAMILIES
+from tests.builtin_matrix import builtin_matrix
 from tests.conftest import REPO
 
-RULES = all_rules(load(env={}))
+RULES = all_rules(builtin_matrix())
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)

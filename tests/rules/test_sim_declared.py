@@ -7,10 +7,10 @@ from pathlib import Path
 
 from envcheck.engine import evaluate
 from envcheck.ingest.spec import load_spec
-from envcheck.matrix_validate import load
 from envcheck.rules import all_rules
+from tests.builtin_matrix import builtin_matrix
 
-MATRIX = load(env={})
+MATRIX = builtin_matrix()
 RULES = {r.code: r for r in all_rules(MATRIX) if r.scope == "node"}
 
 

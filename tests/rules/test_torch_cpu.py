@@ -10,11 +10,11 @@ import pytest
 
 from envcheck.engine import evaluate
 from envcheck.ingest.sources import load_sources
-from envcheck.matrix_validate import load
 from envcheck.rules import all_rules
+from tests.builtin_matrix import builtin_matrix
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "ingest"
-MATRIX = load(env={})
+MATRIX = builtin_matrix()
 RULES = all_rules(MATRIX)
 
 

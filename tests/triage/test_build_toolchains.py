@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from envcheck.matrix.load import load
 from envcheck.rules import nvcc_host
+from tests.builtin_matrix import builtin_matrix
 from tests.conftest import CliResult
 from tests.triage.from_log import causes, fix_text, log_file
 
@@ -22,7 +22,7 @@ _HOST_CONFIG = (
 
 
 def test_the_table_reads_each_release_and_the_first_that_accepts_a_gcc() -> None:
-    matrix = load(env={})
+    matrix = builtin_matrix()
     assert nvcc_host.gcc_max(matrix, "11.8") == 11
     assert nvcc_host.gcc_max(matrix, "12.1.105") == 12  # nvcc's full release, read by minor
     assert nvcc_host.gcc_max(matrix, "9.1") is None  # not listed: unknown, not guessed

@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from envcheck.ingest.spec import load_spec
-from envcheck.matrix_validate import load
 from envcheck.rules import all_rules
 from envcheck.triage.verdict import check_causes
+from tests.builtin_matrix import builtin_matrix
 
-MATRIX = load(env={})
+MATRIX = builtin_matrix()
 
 
 def test_cluster_cause_is_unknown_on_one_node(tmp_path: Path) -> None:

@@ -11,11 +11,11 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from envcheck.matrix_validate import load
+from tests.builtin_matrix import builtin_matrix
 from tests.conftest import CliResult
 from tests.triage.from_log import causes, fix_text, log_file, saved_node
 
-MATRIX = load(env={})
+MATRIX = builtin_matrix()
 TORCH_SYMBOL = "_ZN3c104cuda9SetDeviceEi"
 SITE = "/opt/conda/envs/train/lib/python3.10/site-packages"
 

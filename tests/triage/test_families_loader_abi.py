@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from envcheck.matrix_validate import load
 from envcheck.rules.node.abi import demangle, owner, provider
+from tests.builtin_matrix import builtin_matrix
 from tests.conftest import CliResult
 from tests.triage.from_log import causes as _causes
 from tests.triage.from_log import fix_text as _fix
 from tests.triage.from_log import log_file
 
-MATRIX = load(env={})
+MATRIX = builtin_matrix()
 
 
 def _spec(tmp_path: Path, text: str) -> Path:

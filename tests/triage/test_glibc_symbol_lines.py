@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from envcheck.matrix_validate import load
+from tests.builtin_matrix import builtin_matrix
 from tests.conftest import CliResult
 from tests.triage.from_log import causes, fix_text, log_file
 
@@ -19,7 +19,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 REPO = Path(__file__).resolve().parents[2]
-MATRIX = load(env={})
+MATRIX = builtin_matrix()
 
 
 def _pattern() -> re.Pattern[str]:

@@ -9,12 +9,12 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from envcheck.matrix_validate import load
 from envcheck.rules.node.import_releases import short
+from tests.builtin_matrix import builtin_matrix
 from tests.conftest import CliResult
 from tests.triage.from_log import causes, fix_text
 
-MATRIX = load(env={})
+MATRIX = builtin_matrix()
 SITE = "/opt/conda/envs/job/lib/python3.10/site-packages"
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from envcheck.matrix_validate import load
+from tests.builtin_matrix import builtin_matrix
 from tests.conftest import CliResult
 from tests.triage.from_log import causes, fix_text, log_file, saved_node
 
-MATRIX = load(env={})
+MATRIX = builtin_matrix()
 
 
 def _confirmed(cli: Callable[..., CliResult], log: Path, code: str, *args: str) -> str:

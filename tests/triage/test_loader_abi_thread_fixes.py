@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from envcheck.matrix_validate import load
 from envcheck.rules.node.abi import owner
+from tests.builtin_matrix import builtin_matrix
 from tests.conftest import CliResult
 from tests.triage.from_log import causes as _causes
 from tests.triage.from_log import fix_text as _fix
 from tests.triage.from_log import log_file
 
-MATRIX = load(env={})
+MATRIX = builtin_matrix()
 
 
 def _confirmed(cli: Callable[..., CliResult], log: Path, code: str, *args: str) -> str:

@@ -9,14 +9,14 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from envcheck.matrix_validate import load
 from envcheck.rules.node.import_releases import short
+from tests.builtin_matrix import builtin_matrix
 from tests.conftest import CliResult
 from tests.triage.from_log import causes as _causes
 from tests.triage.from_log import fix_text as _fix
 from tests.triage.from_log import log_file, saved_node
 
-MATRIX = load(env={})
+MATRIX = builtin_matrix()
 
 
 def test_short_drops_trailing_zero_components_only() -> None:

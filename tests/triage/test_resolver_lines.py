@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from envcheck.matrix_validate import load
 from envcheck.rules.node.resolver_lines import stated_conflict
+from tests.builtin_matrix import builtin_matrix
 from tests.conftest import CliResult
 from tests.triage.from_log import causes, fix_text, log_file
 
@@ -146,7 +146,7 @@ def test_a_resolvers_refusal_moves_the_pin_or_unpins_the_requirer(
     # a torch companion: the release the matrix pairs with the pinned torch, or torch moved
     paired = max(
         c.version
-        for c in load(env={}).companions
+        for c in builtin_matrix().companions
         if c.package == "xformers" and str(c.torch) == "2.6.0"
     )
     assert f"pip install xformers=={paired}" in text
