@@ -45,7 +45,7 @@ def add_parser(sub: Any) -> None:
         "--engine",
         choices=("auto", "grep", "re2", "re"),
         default="auto",
-        help="matcher: GNU grep when on PATH (auto), else RE2 when google-re2 is installed, else the standard library's re",
+        help="matcher (auto): re for a file up to 4 MiB; else GNU grep when on PATH, else RE2 when google-re2 is installed, else the standard library's re",
     )
     common.add_matrix_option(opts)
     out = p.add_argument_group("output")

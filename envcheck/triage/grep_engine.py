@@ -16,6 +16,7 @@ false, and the caller falls back to another engine.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
 import re
@@ -62,20 +63,34 @@ def _env() -> dict[str, str]:
     return env
 
 
+# a process that triages many logs (the Python API in a loop, the test suite) rewrites the
+# patterns for grep, and asks grep whether it accepts them, once per pattern set: grep's answer
+# is kept by its path and the pattern file's text, for a few pattern sets (overlays)
+_KEPT_ANSWERS = 4
+_USABLE: dict[tuple[str, bytes], bool] = {}
+
+
+@functools.lru_cache(maxsize=_KEPT_ANSWERS)
+def _grep_lines(patterns: tuple[str, ...]) -> tuple[bytes | None, ...]:
+    """Each pattern as grep -E reads it alike, or rewritten to match at least its lines."""
+    return tuple(grep_pattern(p) for p in patterns)
+
+
 class GrepScanner(Scanner):
     def __init__(self, signatures: Sequence[Signature], grep: str) -> None:
         super().__init__(signatures, "re")
         self.engine = "grep"
         self._grep = grep
         # each pattern as grep -E reads it alike, or rewritten to match at least its lines
-        lines = [grep_pattern(s.pattern) for s in signatures]
+        lines = _grep_lines(tuple(s.pattern for s in signatures))
         self._rewritable = all(line is not None for line in lines)
         fd, self._patterns = tempfile.mkstemp(prefix="envcheck-signatures-", suffix=".txt")
         # and the lines in another form (HTML-escaped, typographic quotes, JSON: forms.py)
         kept = [line for line in lines if line is not None] + [MARKER]
+        self._text = b"\n".join(kept) + b"\n"
         try:
             with os.fdopen(fd, "wb") as out:
-                out.write(b"\n".join(kept) + b"\n")
+                out.write(self._text)
         except BaseException:  # a full disk, or a signal while writing: no file left behind
             self.close()
             raise
@@ -90,6 +105,17 @@ class GrepScanner(Scanner):
         1 on empty input, 2 on a bad pattern)."""
         if not self._rewritable:
             return False
+        key = (self._grep, self._text)
+        known = _USABLE.get(key)
+        if known is not None:
+            return known
+        answer = self._grep_accepts()
+        if len(_USABLE) >= _KEPT_ANSWERS:
+            _USABLE.pop(next(iter(_USABLE)))
+        _USABLE[key] = answer
+        return answer
+
+    def _grep_accepts(self) -> bool:
         try:
             done = subprocess.run(
                 [self._grep, "-E", "-f", self._patterns],

@@ -174,7 +174,7 @@ def scan_log(path: str, matrix: Matrix, engine: Engine = "auto") -> tuple[str, S
     stream, name = open_log(path)
     try:
         try:
-            scanner = _scanner(matrix, engine)
+            scanner = _scanner(matrix, engine, _bytes_left(stream))
         except (ValueError, RuntimeError, re.error) as exc:
             raise InputError(f"{exc} (see `envcheck matrix validate`)") from None
         try:
@@ -204,8 +204,32 @@ def _unwrap(path: str, scanner: Scanner, result: ScanResult) -> None:
         scanner.unwrap(data, result)
 
 
-def _scanner(matrix: Matrix, engine: Engine) -> Scanner:
-    """GNU grep when it is there and accepts every pattern (auto), else RE2, else re."""
+# a log up to this size is scanned in this process by `auto`: grep's start (it compiles every
+# pattern into its DFA, ~0.1-0.2 s) costs more than Python's re reads in this many bytes
+# (~50-80 MB/s with the literal prefilter; docs/performance.md)
+SMALL_LOG = 4 * 1024 * 1024
+
+
+def _bytes_left(stream: BinaryIO) -> int | None:
+    """The bytes a regular, uncompressed file has left to read; None for anything else (a
+    pipe, a terminal, a .gz, a transcoded stream): its size is not known before reading."""
+    if not isinstance(stream, io.BufferedReader):
+        return None
+    try:
+        fd = stream.fileno()
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        return max(0, info.st_size - os.lseek(fd, 0, os.SEEK_CUR))
+    except (OSError, ValueError):
+        return None
+
+
+def _scanner(matrix: Matrix, engine: Engine, size: int | None = None) -> Scanner:
+    """GNU grep when it is there and accepts every pattern (auto), else RE2, else re; a
+    regular file of at most SMALL_LOG bytes (``size``) is read by re in this process (auto)."""
+    if engine == "auto" and size is not None and size <= SMALL_LOG:
+        return Scanner(matrix.signatures, "re")
     if engine in ("auto", "grep"):
         grep = gnu_grep()
         if grep is not None:

@@ -17,7 +17,7 @@ import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import BinaryIO, Literal
+from typing import Any, BinaryIO, Literal
 
 from envcheck.matrix.schema import Signature
 from envcheck.triage.forms import MARKER_LITERALS, needs_reading, plain_lines
@@ -94,43 +94,71 @@ def _text(line: bytes) -> str:
     return text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
 
 
+@dataclass(frozen=True)
+class _Compiled:
+    """What a scanner compiles from its signatures' patterns: nothing of one scan."""
+
+    line_res: tuple[re.Pattern[bytes], ...]
+    gate: Any  # RE2's compiled alternation, or None
+    engine: Literal["re", "re2"]
+    literals: tuple[bytes, ...]
+
+
+# the patterns compiled last, by their texts and the engine asked for: a process that triages
+# many logs (the Python API in a loop, the test suite) compiles the ~600 patterns once, not at
+# every scanner (about 80% of a one-line triage's time); a few kept, for overlays
+_COMPILED: dict[tuple[tuple[str, ...], str, bool], _Compiled] = {}
+_COMPILED_KEPT = 4
+
+
+def _compiled(signatures: tuple[Signature, ...], engine: Engine) -> _Compiled:
+    re2 = re2_module() if engine in ("auto", "re2") else None
+    key = (tuple(s.pattern for s in signatures), engine, re2 is not None)
+    found = _COMPILED.get(key)
+    if found is not None:
+        return found
+    line_res = []
+    for s in signatures:
+        try:
+            line_res.append(re.compile(s.pattern.encode()))
+        except re.error as exc:
+            raise ValueError(f"signature {s.id}: pattern does not compile: {exc}") from None
+    if engine == "re2" and re2 is None:
+        raise RuntimeError("the re2 engine needs google-re2 (pip install 'envcheck-gpu[triage]')")
+    gate = None
+    if re2 is not None:
+        # (?m): the gate runs over a whole buffer of lines, where ^ and $ must mean a line's
+        # start and end as they do for grep and for the per-line re match
+        alternation = b"(?m)" + b"|".join(b"(?:" + s.pattern.encode() + b")" for s in signatures)
+        try:
+            gate = re2.compile(alternation)
+        except Exception as exc:  # re2.error: a pattern RE2 does not accept
+            raise ValueError(f"RE2 rejects a signature pattern: {exc}") from None
+    literals: list[bytes] = []
+    for s in signatures:
+        found_literals = required_literals(s.pattern)
+        if found_literals is None:  # validated away for the built-in matrix; overlays may slip
+            raise ValueError(f"signature {s.id}: pattern has no literal to prefilter on")
+        literals += [lit.encode() for lit in found_literals]
+    value = _Compiled(
+        tuple(line_res), gate, "re2" if gate is not None else "re", tuple(dict.fromkeys(literals))
+    )
+    if len(_COMPILED) >= _COMPILED_KEPT:
+        _COMPILED.pop(next(iter(_COMPILED)))
+    _COMPILED[key] = value
+    return value
+
+
 class Scanner:
     def __init__(self, signatures: Sequence[Signature], engine: Engine = "auto") -> None:
         if not signatures:
             raise ValueError("no signatures to scan for")
         self.signatures = tuple(signatures)
-        self._line_res = []
-        for s in self.signatures:
-            try:
-                self._line_res.append(re.compile(s.pattern.encode()))
-            except re.error as exc:
-                raise ValueError(f"signature {s.id}: pattern does not compile: {exc}") from None
-        re2 = re2_module() if engine in ("auto", "re2") else None
-        if engine == "re2" and re2 is None:
-            raise RuntimeError(
-                "the re2 engine needs google-re2 (pip install 'envcheck-gpu[triage]')"
-            )
-        self._gate = None
-        if re2 is not None:
-            # (?m): the gate runs over a whole buffer of lines, where ^ and $ must mean a line's
-            # start and end as they do for grep and for the per-line re match
-            alternation = b"(?m)" + b"|".join(
-                b"(?:" + s.pattern.encode() + b")" for s in self.signatures
-            )
-            try:
-                self._gate = re2.compile(alternation)
-            except Exception as exc:  # re2.error: a pattern RE2 does not accept
-                raise ValueError(f"RE2 rejects a signature pattern: {exc}") from None
-            self.engine = "re2"
-        else:
-            self.engine = "re"
-        literals: list[bytes] = []
-        for s in self.signatures:
-            found = required_literals(s.pattern)
-            if found is None:  # validated away for the built-in matrix; overlays may slip
-                raise ValueError(f"signature {s.id}: pattern has no literal to prefilter on")
-            literals += [lit.encode() for lit in found]
-        self._literals: tuple[bytes, ...] = tuple(dict.fromkeys(literals))
+        compiled = _compiled(self.signatures, engine)
+        self._line_res = compiled.line_res
+        self._gate = compiled.gate
+        self.engine: str = compiled.engine
+        self._literals: tuple[bytes, ...] = compiled.literals
         # lines in another form (HTML-escaped, typographic quotes, JSON, ...: triage/forms.py)
         self._marker_literals: tuple[bytes, ...] = MARKER_LITERALS
         self._seen: dict[bytes, int | None] = {}
