@@ -53,6 +53,7 @@ from envcheck.rules.node import (  # noqa: F401
     memory,
     mkl_symbols,
     nccl,
+    nccl_cumem,
     nccl_descriptors,
     nccl_env,
     nccl_net_plugin,

@@ -3278,3 +3278,23 @@ EXAMPLES += [
         "hpc-scheduler-memory-limit",
     ),
 ]
+
+EXAMPLES += [
+    # NCCL's driver-API check (numbered form) in its cuMem files: host memory in shm.cc,
+    # device buffers in alloc.h (NET126); cuMemCreate's out of memory stays the CUDA error's
+    (
+        "[2025-09-09 23:51:24] 9b405963aa12:774:854 [0] transport/shm.cc:590 NCCL WARN Cuda "
+        "failure 217 'peer access is not supported between these two devices'",
+        "nccl-cumem-cuda-failure",
+    ),
+    (
+        "n176-080-198:2657296:2658232 [0] include/alloc.h:102 NCCL WARN Cuda failure 1 "
+        "'invalid argument'",
+        "nccl-cumem-cuda-failure",
+    ),
+    (
+        "n176-080-198:2657296:2658232 [0] include/alloc.h:103 NCCL WARN Cuda failure 2 "
+        "'out of memory'",
+        "cuda-error",
+    ),
+]
