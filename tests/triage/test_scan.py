@@ -3298,3 +3298,31 @@ EXAMPLES += [
         "cuda-error",
     ),
 ]
+
+EXAMPLES += [
+    # NCCL's one-rank-per-GPU check in its newer wording (MIG instances, MPS) and NVLS forced
+    # on over such ranks (CUD152)
+    (
+        "h200-0:2001:2040 [0] init.cc:1057 NCCL WARN Multiple Ranks are using the same "
+        "GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.",
+        "nccl-duplicate-gpu",
+    ),
+    (
+        'h200-0:2001:2040 [0] transport/nvls.cc:254 NCCL WARN NCCL_NVLS_ENABLE has been set to "1"'
+        " and communicator has multiple ranks using the same NVML device. This is not compatible "
+        "with NCCL_NVLS_ENABLE=1.",
+        "nccl-duplicate-gpu",
+    ),
+    # NCCL's MNNVL check: IMEX channel or IMEX domain (NET127), 2.25's wording too
+    (
+        "gb200-0:3310:3390 [0] mnnvl.cc:74 NCCL WARN MNNVL (cliqueSize 8) is available but not "
+        "working on this system. Check the IMEX channel configuration "
+        "(/dev/nvidia-caps-imex-channels). Set NCCL_MNNVL_ENABLE=0 to ignore this issue.",
+        "nccl-mnnvl-imex-not-working",
+    ),
+    (
+        "gb200-0:3310:3390 [0] mnnvl.cc:62 NCCL WARN MNNVL (cliqueSize 4) is available but not "
+        "supported on this system. Check the IMEX configuration.",
+        "nccl-mnnvl-imex-not-working",
+    ),
+]

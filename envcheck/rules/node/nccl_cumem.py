@@ -1,9 +1,9 @@
-"""NET126: NCCL's cuMem (CUDA virtual memory management) allocations refused by the platform,
-from NCCL's own WARN line (the signature `nccl-cumem-cuda-failure` in
-matrices/signatures/nccl_transports.toml). The line's source file says which cuMem path
-failed, and so which of NCCL's two switches turns it off: transport/shm.cc shares host memory
-through cuMem (NCCL_CUMEM_HOST_ENABLE), include/alloc.h allocates device buffers through it
-(NCCL_CUMEM_ENABLE)."""
+"""NCCL's cuMem (CUDA virtual memory management) allocations and their shareable handles, from
+NCCL's own WARN lines (matrices/signatures/nccl_transports.toml). NET126: the platform refuses
+the cuMem path; the line's source file says which, and so which of NCCL's two switches turns
+it off: transport/shm.cc shares host memory through cuMem (NCCL_CUMEM_HOST_ENABLE),
+include/alloc.h allocates device buffers through it (NCCL_CUMEM_ENABLE). NET127: multi-node
+NVLink (MNNVL) found, but its FABRIC handles (IMEX) do not work."""
 
 from __future__ import annotations
 
@@ -93,5 +93,83 @@ def nccl_cumem_refused_in_log(facts: Facts, line: LogLine) -> Hit:
             f"export {variable}=0 on every rank ({legacy}); NCCL's other transports stay on",
             "manual",
             manual(f"export {variable}=0"),
+        ),
+    )
+
+
+# mnnvl.cc's two checks: the FABRIC allocation (the IMEX channel device) and the handle's
+# export/import (the IMEX daemon and its domain); 2.25/2.26 said 'not supported' for both
+_IMEX_CHANNEL = "IMEX channel configuration"
+_IMEX_DOMAIN = "nvidia-imex-ctl -N"
+
+
+@rule("NET127", "nccl-mnnvl-imex-not-working", Severity.ERROR)
+def nccl_mnnvl_imex(facts: Facts) -> Iterable[Hit]:
+    """NCCL found multi-node NVLink (MNNVL) but IMEX does not work
+
+    ## What it checks
+    Only a log says it: NCCL's MNNVL check (src/mnnvl.cc), `MNNVL (cliqueSize 72) is available
+    but not working on this system. Check the IMEX channel configuration
+    (/dev/nvidia-caps-imex-channels). Set NCCL_MNNVL_ENABLE=0 to ignore this issue.` (the FABRIC
+    allocation failed), `... Check the IMEX configuration (nvidia-imex-ctl -N) ...` (exporting or
+    importing the handle failed), and 2.25/2.26's `... is available but not supported on this
+    system. Check the IMEX configuration.`
+
+    ## Why it matters
+    On GB200/GB300 NVL racks the GPUs of several nodes share one NVLink domain; NCCL maps peer
+    memory across nodes through FABRIC handles, which the IMEX service exports and imports. A
+    process without an IMEX channel device (a container or pod started without
+    /dev/nvidia-caps-imex-channels, or a node where no channel was created), or nodes whose IMEX
+    daemon is down or in another domain, make NCCL fail the communicator with
+    ncclSystemError instead of falling back to the network.
+
+    ## Example
+    A job on two GB200 compute trays in Kubernetes without a ComputeDomain:
+    `MNNVL (cliqueSize 8) is available but not working on this system. Check the IMEX channel
+    configuration (/dev/nvidia-caps-imex-channels).`
+
+    ## Fix
+    The channel form: give the process an IMEX channel (`ls /dev/nvidia-caps-imex-channels`;
+    pass `--device /dev/nvidia-caps-imex-channels/channel0` to the container, or on Kubernetes
+    a ComputeDomain from NVIDIA's DRA driver). The configuration form: check the IMEX daemon on
+    every node (`systemctl status nvidia-imex`, `nvidia-imex-ctl -N`: all nodes connected).
+    To run without MNNVL (over the network between nodes): `export NCCL_MNNVL_ENABLE=0`.
+
+    ## References
+    - https://github.com/NVIDIA/nccl/blob/master/src/mnnvl.cc
+    - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-mnnvl-enable
+    - https://docs.nvidia.com/multi-node-nvlink-systems/mnnvl-user-guide/verifying.html
+    - https://github.com/NVIDIA/nccl/issues/1632
+    """
+    raise Skip("only a log line states that NCCL's MNNVL check failed", "log.nccl")
+
+
+@from_log("NET127")
+def nccl_mnnvl_imex_in_log(facts: Facts, line: LogLine) -> Hit:
+    """The check that failed picks the first step: the channel device, or the IMEX domain."""
+    clique = line.stated.get("nccl_mnnvl_clique")
+    size = f" of {clique} GPUs" if clique else ""
+    if _IMEX_CHANNEL in line.text:
+        what = "allocating memory with a FABRIC handle failed: no IMEX channel in this process"
+        first = manual(
+            "ls /dev/nvidia-caps-imex-channels   # in the container too; pass "
+            "--device /dev/nvidia-caps-imex-channels/channel0 (Kubernetes: a ComputeDomain)"
+        )
+    elif _IMEX_DOMAIN in line.text:
+        what = "exporting or importing a FABRIC handle failed: IMEX is down or not one domain"
+        first = manual("nvidia-imex-ctl -N   # on every node: the IMEX domain, all nodes connected")
+    else:
+        what = "its FABRIC handles do not work (IMEX)"
+        first = manual("systemctl status nvidia-imex; nvidia-imex-ctl -N   # on every node")
+    return Hit(
+        f"NCCL found a multi-node NVLink clique{size} but cannot use it (line {line.line}): {what}",
+        evidence={"line": line.line},
+        fix=fix(
+            "Make IMEX work for the job (the channel device in the container, the IMEX "
+            "daemon and domain on every node), or export NCCL_MNNVL_ENABLE=0 to go over the "
+            "network between nodes",
+            "manual",
+            first,
+            manual("export NCCL_MNNVL_ENABLE=0"),
         ),
     )
