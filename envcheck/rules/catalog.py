@@ -82,6 +82,7 @@ from envcheck.rules.node import (  # noqa: F401
     torch_cpp_api,
     torch_cpu,
     torch_stated,
+    vendored_headers,
     virtual_display,
     windows_dll,
     worker_limits,

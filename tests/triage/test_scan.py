@@ -3326,3 +3326,22 @@ EXAMPLES += [
         "nccl-mnnvl-imex-not-working",
     ),
 ]
+
+EXAMPLES += [
+    # CUTLASS/CuTe headers a source build vendors as a git submodule (SYS165), in GCC's,
+    # MSVC's and nvcc's front end's words
+    (
+        "csrc/flash_attn/src/flash.h:10:10: fatal error: cute/tensor.hpp: No such file or "
+        "directory",
+        "vendored-cutlass-headers-missing",
+    ),
+    (
+        "tiny-cuda-nn/cutlass_matmul.h(40): fatal error C1083: Cannot open include file: "
+        "'cutlass/cutlass.h': No such file or directory",
+        "vendored-cutlass-headers-missing",
+    ),
+    (
+        'csrc/grouped_gemm.cu(8): catastrophic error: cannot open source file "cutlass/bfloat16.h"',
+        "vendored-cutlass-headers-missing",
+    ),
+]
