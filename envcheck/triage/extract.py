@@ -222,6 +222,8 @@ FACTS: dict[str, str] = {
     "Slurm's SLURM_NNODES) or NCCL's communicator spans ('nRanks 16 nNodes 2')",
     "nccl_peer_address": "the address NCCL's socket tried to reach ('socketStartConnect: Connect "
     "to 127.0.0.1<45069> failed'): a loopback one means a rank advertised its lo interface",
+    "nccl_mnnvl_clique": "the size of the multi-node NVLink clique NCCL found ('MNNVL "
+    "(cliqueSize 72) is available but not working on this system')",
     "nccl_cuda_failure": "the CUDA error NCCL's own check printed ('Cuda failure 401 'the operation "
     "cannot be performed in the present state'')",
     "node_rank": "this node's index among the job's nodes (--node_rank 1, NODE_RANK=1)",

@@ -3278,3 +3278,70 @@ EXAMPLES += [
         "hpc-scheduler-memory-limit",
     ),
 ]
+
+EXAMPLES += [
+    # NCCL's driver-API check (numbered form) in its cuMem files: host memory in shm.cc,
+    # device buffers in alloc.h (NET126); cuMemCreate's out of memory stays the CUDA error's
+    (
+        "[2025-09-09 23:51:24] 9b405963aa12:774:854 [0] transport/shm.cc:590 NCCL WARN Cuda "
+        "failure 217 'peer access is not supported between these two devices'",
+        "nccl-cumem-cuda-failure",
+    ),
+    (
+        "n176-080-198:2657296:2658232 [0] include/alloc.h:102 NCCL WARN Cuda failure 1 "
+        "'invalid argument'",
+        "nccl-cumem-cuda-failure",
+    ),
+    (
+        "n176-080-198:2657296:2658232 [0] include/alloc.h:103 NCCL WARN Cuda failure 2 "
+        "'out of memory'",
+        "cuda-error",
+    ),
+]
+
+EXAMPLES += [
+    # NCCL's one-rank-per-GPU check in its newer wording (MIG instances, MPS) and NVLS forced
+    # on over such ranks (CUD152)
+    (
+        "h200-0:2001:2040 [0] init.cc:1057 NCCL WARN Multiple Ranks are using the same "
+        "GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.",
+        "nccl-duplicate-gpu",
+    ),
+    (
+        'h200-0:2001:2040 [0] transport/nvls.cc:254 NCCL WARN NCCL_NVLS_ENABLE has been set to "1"'
+        " and communicator has multiple ranks using the same NVML device. This is not compatible "
+        "with NCCL_NVLS_ENABLE=1.",
+        "nccl-duplicate-gpu",
+    ),
+    # NCCL's MNNVL check: IMEX channel or IMEX domain (NET127), 2.25's wording too
+    (
+        "gb200-0:3310:3390 [0] mnnvl.cc:74 NCCL WARN MNNVL (cliqueSize 8) is available but not "
+        "working on this system. Check the IMEX channel configuration "
+        "(/dev/nvidia-caps-imex-channels). Set NCCL_MNNVL_ENABLE=0 to ignore this issue.",
+        "nccl-mnnvl-imex-not-working",
+    ),
+    (
+        "gb200-0:3310:3390 [0] mnnvl.cc:62 NCCL WARN MNNVL (cliqueSize 4) is available but not "
+        "supported on this system. Check the IMEX configuration.",
+        "nccl-mnnvl-imex-not-working",
+    ),
+]
+
+EXAMPLES += [
+    # CUTLASS/CuTe headers a source build vendors as a git submodule (SYS165), in GCC's,
+    # MSVC's and nvcc's front end's words
+    (
+        "csrc/flash_attn/src/flash.h:10:10: fatal error: cute/tensor.hpp: No such file or "
+        "directory",
+        "vendored-cutlass-headers-missing",
+    ),
+    (
+        "tiny-cuda-nn/cutlass_matmul.h(40): fatal error C1083: Cannot open include file: "
+        "'cutlass/cutlass.h': No such file or directory",
+        "vendored-cutlass-headers-missing",
+    ),
+    (
+        'csrc/grouped_gemm.cu(8): catastrophic error: cannot open source file "cutlass/bfloat16.h"',
+        "vendored-cutlass-headers-missing",
+    ),
+]

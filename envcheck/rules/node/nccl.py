@@ -259,7 +259,11 @@ def ranks_share_a_gpu(facts: Facts) -> Iterable[Hit]:
 
     ## What it checks
     `CUDA_VISIBLE_DEVICES` listing a GPU twice (`0,0,1`); in `triage`, NCCL's own refusal
-    (src/init.cc): `Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000`.
+    (src/init.cc): `Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000`, in
+    newer NCCL `Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1
+    to enable this configuration.`, and NVLS forced on over such ranks (src/transport/nvls.cc:
+    `NCCL_NVLS_ENABLE has been set to "1" and communicator has multiple ranks using the same
+    NVML device`).
 
     ## Why it matters
     NCCL needs one GPU per rank: two ranks on one device fail at communicator creation
@@ -276,9 +280,13 @@ def ranks_share_a_gpu(facts: Facts) -> Iterable[Hit]:
     Give each rank its own GPU: call `torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))`
     (or pass `device_id` to `init_process_group`) before the first collective, start at most
     as many processes per node as it has GPUs, and list each GPU once in CUDA_VISIBLE_DEVICES.
+    Ranks that share a GPU on purpose (MIG instances, MPS) need NCCL's newer opt-in,
+    `export NCCL_MULTI_RANK_GPU_ENABLE=1`, and NCCL_NVLS_ENABLE unset (not 1).
 
     ## References
     - https://github.com/NVIDIA/nccl/blob/master/src/init.cc
+    - https://github.com/NVIDIA/nccl/blob/master/src/transport/nvls.cc
+    - https://github.com/NVIDIA/nccl/issues/1716
     - https://pytorch.org/docs/stable/distributed.html#torch.distributed.init_process_group
     """
     visible = facts.env().get("CUDA_VISIBLE_DEVICES") or ""
@@ -301,9 +309,46 @@ def ranks_share_a_gpu(facts: Facts) -> Iterable[Hit]:
     ]
 
 
+_MULTI_RANK = "Multiple Ranks are using the same GPU/Partition"
+_NVLS_FORCED = "NCCL_NVLS_ENABLE has been set to"
+
+
 @from_log("CUD152")
 def ranks_share_a_gpu_in_log(facts: Facts, line: LogLine) -> Hit:
-    """NCCL's 'Duplicate GPU detected : rank A and rank B both on CUDA device D'."""
+    """NCCL's 'Duplicate GPU detected : rank A and rank B both on CUDA device D'; its newer
+    wording names the opt-in for ranks that share a GPU or partition on purpose (MIG, MPS), and
+    NVLS refuses such ranks only when NCCL_NVLS_ENABLE=1 forces it on."""
+    if _NVLS_FORCED in line.text:
+        return Hit(
+            f"NCCL_NVLS_ENABLE=1 forces NVLS on a communicator whose ranks share one GPU (line "
+            f"{line.line}): NVLS cannot run there, NCCL's default leaves it off",
+            evidence={"line": line.line},
+            fix=fix(
+                "Unset NCCL_NVLS_ENABLE (its default turns NVLS off where ranks share a GPU); "
+                "ranks on MIG instances or under MPS also need NCCL_MULTI_RANK_GPU_ENABLE=1",
+                "manual",
+                manual("unset NCCL_NVLS_ENABLE"),
+                manual("export NCCL_MULTI_RANK_GPU_ENABLE=1"),
+            ),
+        )
+    if _MULTI_RANK in line.text:
+        return Hit(
+            f"NCCL refused the communicator (line {line.line}): two ranks of one node are on "
+            "the same GPU or GPU partition (MIG instances of one GPU, MPS, or one device for "
+            "every rank)",
+            evidence={"line": line.line},
+            fix=fix(
+                "Ranks sharing a GPU on purpose (MIG instances, MPS): export "
+                "NCCL_MULTI_RANK_GPU_ENABLE=1; otherwise give each rank its own GPU "
+                "(torch.cuda.set_device(local_rank) before init_process_group)",
+                "manual",
+                manual("export NCCL_MULTI_RANK_GPU_ENABLE=1"),
+                manual(
+                    'torch.cuda.set_device(int(os.environ["LOCAL_RANK"])) before '
+                    "dist.init_process_group, where each rank should have a GPU of its own"
+                ),
+            ),
+        )
     found = re.search(
         r"rank ([0-9]+) and rank ([0-9]+) both on CUDA device ([0-9a-fA-Fx]+)", line.text
     )
