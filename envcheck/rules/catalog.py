@@ -83,6 +83,7 @@ from envcheck.rules.node import (  # noqa: F401
     torch_stated,
     virtual_display,
     windows_dll,
+    thread_limits,
     worker_limits,
 )
 from envcheck.rules.node import network as node_network  # noqa: F401
