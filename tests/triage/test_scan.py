@@ -3278,3 +3278,40 @@ EXAMPLES += [
         "hpc-scheduler-memory-limit",
     ),
 ]
+
+# thread creation refused: the errno decides (EAGAIN a limit, EPERM a container's seccomp)
+EXAMPLES += [
+    (
+        "OpenBLAS blas_thread_init: pthread_create failed for thread 50 of 64: Resource "
+        "temporarily unavailable",
+        "thread-create-refused-limit",
+    ),
+    (
+        "OpenBLAS blas_thread_init: pthread_create: Resource temporarily unavailable",
+        "thread-create-refused-limit",
+    ),
+    (
+        "libgomp: Thread creation failed: Resource temporarily unavailable",
+        "thread-create-refused-limit",
+    ),
+    ("OMP: System error #11: Resource temporarily unavailable", "thread-create-refused-limit"),
+    ("bash: fork: retry: Resource temporarily unavailable", "thread-create-refused-limit"),
+    ("<jemalloc>: arena 0 background thread creation failed (11)", "thread-create-refused-limit"),
+    (
+        "java.lang.OutOfMemoryError: unable to create native thread: possibly out of memory or "
+        "process/resource limits reached",
+        "thread-create-refused-limit",
+    ),
+    (
+        "thread '<unnamed>' panicked at 'failed to spawn thread: Os { code: 11, kind: "
+        'WouldBlock, message: "Resource temporarily unavailable" }\'',
+        "thread-create-refused-limit",
+    ),
+    (
+        "OpenBLAS blas_thread_init: pthread_create failed for thread 1 of 40: Operation not "
+        "permitted",
+        "thread-create-refused-eperm",
+    ),
+    ("runtime/cgo: pthread_create failed: Operation not permitted", "thread-create-refused-eperm"),
+    ("RuntimeError: can't start new thread", "python-thread-start-refused"),
+]
