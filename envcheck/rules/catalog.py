@@ -77,13 +77,13 @@ from envcheck.rules.node import (  # noqa: F401
     simulators,
     system,
     system_build,
+    thread_limits,
     torch_build,
     torch_cpp_api,
     torch_cpu,
     torch_stated,
     virtual_display,
     windows_dll,
-    thread_limits,
     worker_limits,
 )
 from envcheck.rules.node import network as node_network  # noqa: F401
