@@ -3315,3 +3315,30 @@ EXAMPLES += [
     ("runtime/cgo: pthread_create failed: Operation not permitted", "thread-create-refused-eperm"),
     ("RuntimeError: can't start new thread", "python-thread-start-refused"),
 ]
+
+# host and GPU memory in other runtimes' words (round 11): CUDA libraries' ALLOC_FAILED, CPython's
+# and the JVM's fatal errors, Dask's KilledWorker, an exit code 137 capitalised
+EXAMPLES += [
+    (
+        "cuDNN failure 2: CUDNN_STATUS_ALLOC_FAILED ; GPU=0 ; hostname=node01 ; "
+        "expr=finder(calgo, algoPerf)",
+        "cuda-library-alloc-failed",
+    ),
+    ("RuntimeError: cuFFT error: CUFFT_ALLOC_FAILED", "cuda-library-alloc-failed"),
+    (
+        "Fatal Python error: Cannot recover from MemoryErrors while normalizing exceptions.",
+        "host-allocation-errno-enomem",
+    ),
+    (
+        "# Native memory allocation (mmap) failed to map 2147483648 bytes for committing "
+        "reserved memory.",
+        "host-allocation-errno-enomem",
+    ),
+    (
+        "distributed.scheduler.KilledWorker: Attempted to run task 'taxcalc_advance-f47d516e' on "
+        "4 different workers, but all those workers died while running it. The last worker that "
+        "attempt to run the task was tcp://127.0.0.1:49266.",
+        "dask-killed-worker",
+    ),
+    ("Exit code 137", "process-sigkilled"),
+]
