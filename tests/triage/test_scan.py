@@ -3341,4 +3341,13 @@ EXAMPLES += [
         "dask-killed-worker",
     ),
     ("Exit code 137", "process-sigkilled"),
+    (
+        'job 4321 exceeds job hard limit "h_vmem" of queue "all.q@node01" (8589934592.00000 > '
+        "limit:8589934592.00000) - sending SIGKILL",
+        "hpc-scheduler-memory-limit",
+    ),
+    (
+        "OMP: Error #34: System unable to allocate necessary resources for OMP thread:",
+        "thread-create-refused-limit",
+    ),
 ]
