@@ -39,9 +39,9 @@ def thread_limit_reached(facts: Facts) -> Iterable[Hit]:
     before any memory runs short.
 
     ## Example
-    nnU-Net's preprocessing on a 64-core node with `ulimit -u 4096`: `OpenBLAS
-    blas_thread_init: pthread_create failed for thread 50 of 64: Resource temporarily
-    unavailable`.
+    nnU-Net on a 64-core node whose RLIMIT_NPROC is 4096: `OpenBLAS blas_thread_init:
+    pthread_create failed for thread 50 of 64: Resource temporarily unavailable`, with
+    `RLIMIT_NPROC 4096 current, 513046 max` beside it.
 
     ## Fix
     Fewer threads per process: `export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1` (or a small
@@ -52,6 +52,7 @@ def thread_limit_reached(facts: Facts) -> Iterable[Hit]:
     - https://github.com/OpenMathLib/OpenBLAS/blob/develop/driver/others/blas_server.c
     - https://github.com/willsheffler/worms/issues/2
     - https://github.com/muschellij2/fslr/issues/14
+    - https://github.com/NOAA-EMC/global-workflow/issues/2211
     - https://github.com/podman-container-tools/podman/issues/17647
     """
     raise Skip("only a log line states that thread creation was refused", "log.thread_limit")
@@ -106,8 +107,9 @@ def thread_creation_refused_by_seccomp(facts: Facts) -> Iterable[Hit]:
     OpenBLAS, Go programs. The image runs on a newer Docker.
 
     ## Example
-    label-studio 1.6.0's image on Docker 20.10.7: `OpenBLAS blas_thread_init: pthread_create
-    failed for thread 1 of 40: Operation not permitted`, then the server does not start.
+    label-studio 1.6.0's image on a host with an older Docker: `OpenBLAS blas_thread_init:
+    pthread_create failed for thread 1 of 16: Operation not permitted`, `RuntimeError: can't
+    start new thread`; it starts after Docker is updated (>= 20.10.12 in that thread).
 
     ## Fix
     Update Docker Engine on the host to 20.10.10 or newer (and libseccomp); until then
@@ -118,6 +120,7 @@ def thread_creation_refused_by_seccomp(facts: Facts) -> Iterable[Hit]:
     - https://github.com/moby/moby/pull/42681
     - https://pkg.go.dev/github.com/AkihiroSuda/clone3-workaround
     - https://github.com/HumanSignal/label-studio/issues/3070
+    - https://github.com/HumanSignal/label-studio/issues/3121
     - https://github.com/bytebase/bytebase/issues/3096
     """
     raise Skip("only a log line states that the container refused a thread", "log.thread_seccomp")
