@@ -3350,4 +3350,15 @@ EXAMPLES += [
         "OMP: Error #34: System unable to allocate necessary resources for OMP thread:",
         "thread-create-refused-limit",
     ),
+    (
+        "OpenBLAS : Program is Terminated. Because you tried to allocate too many memory regions.",
+        "openblas-thread-buffers-exhausted",
+    ),
+    ("State: OUT_OF_MEMORY (exit code 0)", "slurm-oom-kill"),
+    ("123456.batch       batch            acct         4  OUT_OF_ME+    0:125", "slurm-oom-kill"),
+    ("Container killed on request. Exit code is 137", "process-sigkilled"),
+    (
+        "ggml_aligned_malloc: insufficient memory (attempted to allocate 24576.00 MB)",
+        "host-allocation-errno-enomem",
+    ),
 ]

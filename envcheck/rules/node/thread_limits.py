@@ -28,7 +28,9 @@ def thread_limit_reached(facts: Facts) -> Iterable[Hit]:
     `OMP: System error #11: Resource temporarily unavailable`, `bash: fork: retry: Resource
     temporarily unavailable`, Python's `RuntimeError: can't start new thread`, Java's
     `unable to create native thread`, Rust's `failed to spawn thread` with `code: 11`
-    (tokenizers' and rayon's thread pools).
+    (tokenizers' and rayon's thread pools). Also OpenBLAS's own cap: `OpenBLAS : Program is
+    Terminated. Because you tried to allocate too many memory regions.` (more threads than
+    the library was built for, its NUM_THREADS).
 
     ## Why it matters
     pthread_create and fork return EAGAIN when the user's process count (RLIMIT_NPROC,
@@ -58,9 +60,34 @@ def thread_limit_reached(facts: Facts) -> Iterable[Hit]:
     raise Skip("only a log line states that thread creation was refused", "log.thread_limit")
 
 
+# OpenBLAS's buffers for a number of threads fixed when it was built (memory_threads.toml)
+_OPENBLAS_BUFFERS = "openblas-thread-buffers-exhausted"
+
+
 @from_log("SYS186")
 def thread_limit_reached_in_log(facts: Facts, line: LogLine) -> Hit:
     """Fewer threads first (what the threads establish), the limit second."""
+    if line.signature == _OPENBLAS_BUFFERS:
+        return Hit(
+            f"more threads called OpenBLAS than the library was built for (line {line.line}): "
+            "its thread pool is sized to the node's cores, and a node with more cores than its "
+            "NUM_THREADS (or BLAS called from many threads at once) runs out of its buffers",
+            evidence={"line": line.line},
+            fix=fix(
+                "Cap OpenBLAS's threads below the number its message names: "
+                "OPENBLAS_NUM_THREADS=8 (and OMP_NUM_THREADS) before the job starts",
+                "manual",
+                manual(
+                    "export OPENBLAS_NUM_THREADS=8 OMP_NUM_THREADS=8  (below the 'maximum of N "
+                    "threads' OpenBLAS prints; 1 where many processes or threads call BLAS)"
+                ),
+                manual(
+                    "or an OpenBLAS built with a larger NUM_THREADS (make NUM_THREADS=256) for "
+                    "a node with more cores"
+                ),
+            ),
+            severity=Severity.ERROR,
+        )
     return Hit(
         f"a new thread or process was refused (line {line.line}): the process/thread limit "
         "(ulimit -u, which counts threads, or the container's pids limit) is reached; BLAS "
