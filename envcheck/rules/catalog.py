@@ -78,6 +78,7 @@ from envcheck.rules.node import (  # noqa: F401
     simulators,
     system,
     system_build,
+    thread_limits,
     torch_build,
     torch_cpp_api,
     torch_cpu,

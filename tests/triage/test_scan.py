@@ -3345,3 +3345,87 @@ EXAMPLES += [
         "vendored-cutlass-headers-missing",
     ),
 ]
+
+# thread creation refused: the errno decides (EAGAIN a limit, EPERM a container's seccomp)
+EXAMPLES += [
+    (
+        "OpenBLAS blas_thread_init: pthread_create failed for thread 50 of 64: Resource "
+        "temporarily unavailable",
+        "thread-create-refused-limit",
+    ),
+    (
+        "OpenBLAS blas_thread_init: pthread_create: Resource temporarily unavailable",
+        "thread-create-refused-limit",
+    ),
+    (
+        "libgomp: Thread creation failed: Resource temporarily unavailable",
+        "thread-create-refused-limit",
+    ),
+    ("OMP: System error #11: Resource temporarily unavailable", "thread-create-refused-limit"),
+    ("bash: fork: retry: Resource temporarily unavailable", "thread-create-refused-limit"),
+    ("<jemalloc>: arena 0 background thread creation failed (11)", "thread-create-refused-limit"),
+    (
+        "java.lang.OutOfMemoryError: unable to create native thread: possibly out of memory or "
+        "process/resource limits reached",
+        "thread-create-refused-limit",
+    ),
+    (
+        "thread '<unnamed>' panicked at 'failed to spawn thread: Os { code: 11, kind: "
+        'WouldBlock, message: "Resource temporarily unavailable" }\'',
+        "thread-create-refused-limit",
+    ),
+    (
+        "OpenBLAS blas_thread_init: pthread_create failed for thread 1 of 40: Operation not "
+        "permitted",
+        "thread-create-refused-eperm",
+    ),
+    ("runtime/cgo: pthread_create failed: Operation not permitted", "thread-create-refused-eperm"),
+    ("RuntimeError: can't start new thread", "python-thread-start-refused"),
+]
+
+# host and GPU memory in other runtimes' words (round 11): CUDA libraries' ALLOC_FAILED, CPython's
+# and the JVM's fatal errors, Dask's KilledWorker, an exit code 137 capitalised
+EXAMPLES += [
+    (
+        "cuDNN failure 2: CUDNN_STATUS_ALLOC_FAILED ; GPU=0 ; hostname=node01 ; "
+        "expr=finder(calgo, algoPerf)",
+        "cuda-library-alloc-failed",
+    ),
+    ("RuntimeError: cuFFT error: CUFFT_ALLOC_FAILED", "cuda-library-alloc-failed"),
+    (
+        "Fatal Python error: Cannot recover from MemoryErrors while normalizing exceptions.",
+        "host-allocation-errno-enomem",
+    ),
+    (
+        "# Native memory allocation (mmap) failed to map 2147483648 bytes for committing "
+        "reserved memory.",
+        "host-allocation-errno-enomem",
+    ),
+    (
+        "distributed.scheduler.KilledWorker: Attempted to run task 'taxcalc_advance-f47d516e' on "
+        "4 different workers, but all those workers died while running it. The last worker that "
+        "attempt to run the task was tcp://127.0.0.1:49266.",
+        "dask-killed-worker",
+    ),
+    ("Exit code 137", "process-sigkilled"),
+    (
+        'job 4321 exceeds job hard limit "h_vmem" of queue "all.q@node01" (8589934592.00000 > '
+        "limit:8589934592.00000) - sending SIGKILL",
+        "hpc-scheduler-memory-limit",
+    ),
+    (
+        "OMP: Error #34: System unable to allocate necessary resources for OMP thread:",
+        "thread-create-refused-limit",
+    ),
+    (
+        "OpenBLAS : Program is Terminated. Because you tried to allocate too many memory regions.",
+        "openblas-thread-buffers-exhausted",
+    ),
+    ("State: OUT_OF_MEMORY (exit code 0)", "slurm-oom-kill"),
+    ("123456.batch       batch            acct         4  OUT_OF_ME+    0:125", "slurm-oom-kill"),
+    ("Container killed on request. Exit code is 137", "process-sigkilled"),
+    (
+        "ggml_aligned_malloc: insufficient memory (attempted to allocate 24576.00 MB)",
+        "host-allocation-errno-enomem",
+    ),
+]

@@ -2,7 +2,7 @@
 read from the line (matrices/signatures/memory_runtimes.toml). cuDNN's convolution search finds
 no algorithm whose workspace fits (torch, ONNX Runtime, darknet); torch's allocator fails an
 allocation and then fails asking NVML who holds the GPU; cuBLAS's CUBLAS_STATUS_ALLOC_FAILED
-(cuda_libs.toml); XLA's allocator refusing a size on a TPU's HBM. The fix is the out-of-memory fix in the
+and cuDNN's, cuFFT's, cuSOLVER's and cuSPARSE's ALLOC_FAILED (cuda_libs.toml); XLA's allocator refusing a size on a TPU's HBM. The fix is the out-of-memory fix in the
 knobs of the program that printed the line."""
 
 from __future__ import annotations
@@ -17,6 +17,14 @@ from envcheck.rules.fixes import fix, manual
 
 _DARKNET = "isn't found"
 _CUBLAS_ALLOC = "CUBLAS_STATUS_ALLOC_FAILED"  # cuda_libs.toml's cublas-alloc-failed
+# the other CUDA libraries' allocation failures (cuda_libs.toml's cuda-library-alloc-failed):
+# (status name, the library)
+_LIBRARY_ALLOC = (
+    ("CUDNN_STATUS_ALLOC_FAILED", "cuDNN"),
+    ("CUFFT_ALLOC_FAILED", "cuFFT"),
+    ("CUSOLVER_STATUS_ALLOC_FAILED", "cuSOLVER"),
+    ("CUSPARSE_STATUS_ALLOC_FAILED", "cuSPARSE"),
+)
 _XLA_REFUSED = "That was not possible"  # XLA's allocator (TPU HBM): memory_runtimes.toml  # darknet's wording; torch's and ONNX Runtime's say "Unable to find"
 _NVML = "NVML_SUCCESS"
 _NVML_INIT = "nvmlInit"
@@ -74,7 +82,9 @@ def gpu_memory_short_unnamed(facts: Facts) -> Iterable[Hit]:
     run convolution` and darknet's `cuDNN isn't found FWD algo for convolution` (every cuDNN
     algorithm's workspace failed to allocate), and torch's `NVML_SUCCESS == r INTERNAL ASSERT
     FAILED at ".../CUDACachingAllocator.cpp"` (an allocation failed, and writing the
-    out-of-memory message torch's query of NVML for the processes on the GPU failed too).
+    out-of-memory message torch's query of NVML for the processes on the GPU failed too);
+    the CUDA libraries' `CUBLAS_STATUS_ALLOC_FAILED`, `CUDNN_STATUS_ALLOC_FAILED`,
+    `CUFFT_ALLOC_FAILED` (a cudaMalloc inside the library that failed).
 
     ## Why it matters
     Neither line says "out of memory", so the search goes to cuDNN versions and driver bugs; the
@@ -233,10 +243,14 @@ def gpu_memory_short_unnamed_in_log(facts: Facts, line: LogLine) -> Hit:
         )
         summary = f"Lower the job's GPU memory ({lower}); stop other processes on the GPU"
         steps = (manual(lower), manual(_HELD))
-    elif _CUBLAS_ALLOC in text:
+    elif _CUBLAS_ALLOC in text or any(status in text for status, _ in _LIBRARY_ALLOC):
+        status, library = next(
+            ((status, lib) for status, lib in _LIBRARY_ALLOC if status in text),
+            (_CUBLAS_ALLOC, "cuBLAS"),
+        )
         message = (
-            f"cuBLAS could not allocate its workspace in GPU memory (line {line.line}): "
-            "CUBLAS_STATUS_ALLOC_FAILED is a cudaMalloc that failed, an out-of-memory in cuBLAS's "
+            f"{library} could not allocate its workspace in GPU memory (line {line.line}): "
+            f"{status} is a cudaMalloc that failed, an out-of-memory in {library}'s "
             "words; the job, or other processes on the GPU, left too little free"
         )
         summary = (
@@ -245,6 +259,13 @@ def gpu_memory_short_unnamed_in_log(facts: Facts, line: LogLine) -> Hit:
             "(CUDA_VISIBLE_DEVICES) and stop other processes on it"
         )
         steps = (manual(_SMALLER), manual(_HELD))
+        if library == "cuDNN":
+            steps += (
+                manual(
+                    "torch.backends.cudnn.benchmark = False  (the benchmark tries every "
+                    "algorithm, the ones with large workspaces too)"
+                ),
+            )
     elif _XLA_REFUSED in text:
         message = (
             f"XLA's device allocator refused a buffer (line {line.line}): the device's memory "
