@@ -3278,3 +3278,34 @@ EXAMPLES += [
         "hpc-scheduler-memory-limit",
     ),
 ]
+
+EXAMPLES += [
+    # NumPy 1.x's C-API lookup in an extension under NumPy 2
+    ("AttributeError: _ARRAY_API not found", "numpy1-module-array-api-missing"),
+    # pydantic 2's refusals of pydantic 1 code (pydantic/_migration.py, PydanticUserError)
+    (
+        "pydantic.errors.PydanticImportError: `BaseSettings` has been moved to the "
+        "`pydantic-settings` package. See https://docs.pydantic.dev/2.5/migration/"
+        "#basesettings-has-moved-to-pydantic-settings for more details.",
+        "pydantic-basesettings-moved",
+    ),
+    (
+        "PydanticImportError: `pydantic.utils:ValueItems` has been removed in V2.",
+        "pydantic-removed-in-v2",
+    ),
+    (
+        "pydantic.errors.PydanticUserError: The `field` and `config` parameters are not "
+        "available in Pydantic V2, please use the `info` parameter instead.",
+        "pydantic-v1-form-under-v2",
+    ),
+    (
+        "pydantic.errors.PydanticUserError: If you use `@root_validator` with pre=False (the "
+        "default) you MUST specify `skip_on_failure=True`. Note that `@root_validator` is "
+        "deprecated and should be replaced with `@model_validator`.",
+        "pydantic-v1-form-under-v2",
+    ),
+    (
+        "pydantic.errors.PydanticUserError: `regex` is removed. use `pattern` instead",
+        "pydantic-v1-form-under-v2",
+    ),
+]

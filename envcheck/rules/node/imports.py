@@ -32,6 +32,7 @@ from envcheck.rules.node.import_releases import (
     importer_fit,
     last_clause,
 )
+from envcheck.rules.node.pydantic_v1_code import PYDANTIC_V1_FORM, pydantic_v1_form
 
 
 def distribution_of(facts: Facts, module: str) -> str:
@@ -123,6 +124,8 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
     numpy_line = _NUMPY_REMOVED.search(line.text)
     if numpy_line is not None:
         return _numpy_removed(facts, line, numpy_line.group(1), numpy_line.group(2))
+    if PYDANTIC_V1_FORM.search(line.text) is not None:
+        return pydantic_v1_form(facts, line)
     if name is None:
         raise NotStated(f"line {line.line} is cut before the name", "packages")
     if module is None:  # Python < 3.8 does not name the module
@@ -427,7 +430,31 @@ def _removed_name(facts: Facts, line: LogLine, module: str, name: str) -> Hit | 
             "removed_in": str(when),
             "version": str(version) if version is not None else None,
         },
-        fix=_removed_fix(facts, importer, by, module, name, version, spelled, when, note),
+        fix=(
+            _importer_fix(entry.importer_fix, by, module, name, spelled, when, note)
+            if entry.importer_fix
+            else _removed_fix(facts, importer, by, module, name, version, spelled, when, note)
+        ),
+    )
+
+
+def _importer_fix(
+    wanted: str, by: str, module: str, name: str, spelled: str, when: Version, note: str
+) -> Fix:
+    """The fix for a curated removal whose importer's release that stopped importing the name
+    is known (``importer_fix``): that upgrade first, as threads run it (deepspeed>=0.14.4 for
+    torch's elastic `log`), the library pinned below the removal after."""
+    try:
+        importer = Requirement(wanted).name
+    except InvalidRequirement:
+        importer = wanted
+    return fix(
+        f"Upgrade {importer}, which imports {module}.{name}, to a release that no longer does: "
+        f"pip install '{wanted}'; or install the last {by} release before the removal: pip "
+        f'install "{spelled}<{when}".{note}',
+        "manual",
+        pip_install(wanted),
+        manual(f'pip install "{spelled}<{when}"  (instead: the {by} before the removal)'),
     )
 
 
