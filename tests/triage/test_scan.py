@@ -3282,6 +3282,13 @@ EXAMPLES += [
 EXAMPLES += [
     # NumPy 1.x's C-API lookup in an extension under NumPy 2
     ("AttributeError: _ARRAY_API not found", "numpy1-module-array-api-missing"),
+    # NumPy's wrapped message joined into one line names the NumPy release: PKG104's line
+    (
+        "A module that was compiled using NumPy 1.x cannot be run in NumPy 2.0.2 as it may "
+        "crash. To support both 1.x and 2.x versions of NumPy, modules must be compiled with "
+        "NumPy 2.0.",
+        "numpy1-module-under-numpy2",
+    ),
     # pydantic 2's refusals of pydantic 1 code (pydantic/_migration.py, PydanticUserError)
     (
         "pydantic.errors.PydanticImportError: `BaseSettings` has been moved to the "
