@@ -119,7 +119,7 @@ def import_name_missing(facts: Facts) -> Iterable[Hit]:
 
 
 @from_log("PY150")
-def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
+def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
     name, module = line.stated.get("import_name"), line.stated.get("from_module")
     numpy_line = _NUMPY_REMOVED.search(line.text)
     if numpy_line is not None:
