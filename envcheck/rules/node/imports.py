@@ -108,10 +108,16 @@ def import_name_missing(facts: Facts) -> Iterable[Hit]:
     importer's side from what its releases import and declare (read from its own tags): the
     release before it began importing X (`pip install "P<F"`), the first after it stopped
     (`pip install -U "P>=G"`), or the bound its installed release declares on Y; first where
-    the traceback shows the importer, after Y's pin where it does not.
+    the traceback shows the importer, after Y's pin where it does not. Where the curated
+    removal names the importer's fixed release (`importer_fix`), that upgrade first
+    (`pip install 'deepspeed>=0.14.4'` for torch 2.4's removed elastic `log`). Pydantic 2's own
+    refusals of pydantic 1 code (a removed or moved name, a V1 validator form) pin pydantic 1:
+    `pip install "pydantic<2"`.
 
     ## References
     - python/cpython Python/ceval.c (import_from: "cannot import name %R from %R (%S)")
+    - pydantic/pydantic pydantic/_migration.py (PydanticImportError: "has been removed in V2")
+    - https://github.com/huggingface/alignment-handbook/issues/180 (deepspeed==0.14.4)
     - matrices/generated/python_names.toml (scripts/gen_python_names.py)
     - matrices/generated/importers.toml (scripts/gen_importers.py)
     """
