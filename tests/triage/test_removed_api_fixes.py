@@ -118,3 +118,19 @@ def test_array_api_not_found_under_numpy_1_is_not_numpy2(
     log = log_file(tmp_path, "AttributeError: _ARRAY_API not found")
     saved = saved_node(tmp_path, numpy="1.26.4")
     assert _causes(cli, log, "--report", str(saved))["PKG104"]["verdict"] != "confirmed"
+
+
+# --- pyOpenSSL under a newer cryptography ---------------------------------------------------
+
+
+def test_lib_symbol_missing_upgrades_pyopenssl_and_pins_cryptography_from_its_version(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(tmp_path, "AttributeError: module 'lib' has no attribute 'SSL_ST_INIT'")
+    saved = saved_node(tmp_path, pyopenssl="20.0.1", cryptography="38.0.1")
+    py150 = _causes(cli, log, "--report", str(saved))["PY150"]
+    assert py150["verdict"] == "confirmed"
+    text = _fix(py150)
+    assert "pip install --upgrade pyopenssl" in text
+    assert 'pip install "cryptography<38"' in text
+    assert "upgrade lib" not in text

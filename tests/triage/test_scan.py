@@ -3315,4 +3315,9 @@ EXAMPLES += [
         "pydantic.errors.PydanticUserError: `regex` is removed. use `pattern` instead",
         "pydantic-v1-form-under-v2",
     ),
+    # pyOpenSSL reading a symbol cryptography's bindings dropped (not a distribution `lib`)
+    (
+        "AttributeError: module 'lib' has no attribute 'X509_V_FLAG_CB_ISSUER_CHECK'",
+        "pyopenssl-binding-symbol-missing",
+    ),
 ]

@@ -32,6 +32,7 @@ from envcheck.rules.node.import_releases import (
     importer_fit,
     last_clause,
 )
+from envcheck.rules.node.openssl_bindings import LIB_SYMBOL_MISSING, lib_symbol_missing
 from envcheck.rules.node.pydantic_v1_code import PYDANTIC_V1_FORM, pydantic_v1_form
 
 
@@ -112,12 +113,14 @@ def import_name_missing(facts: Facts) -> Iterable[Hit]:
     removal names the importer's fixed release (`importer_fix`), that upgrade first
     (`pip install 'deepspeed>=0.14.4'` for torch 2.4's removed elastic `log`). Pydantic 2's own
     refusals of pydantic 1 code (a removed or moved name, a V1 validator form) pin pydantic 1:
-    `pip install "pydantic<2"`.
+    `pip install "pydantic<2"`. pyOpenSSL's `module 'lib' has no attribute 'X'` (a symbol the
+    installed cryptography's bindings dropped) upgrades pyOpenSSL.
 
     ## References
     - python/cpython Python/ceval.c (import_from: "cannot import name %R from %R (%S)")
     - pydantic/pydantic pydantic/_migration.py (PydanticImportError: "has been removed in V2")
     - https://github.com/huggingface/alignment-handbook/issues/180 (deepspeed==0.14.4)
+    - https://github.com/pyca/pyopenssl/issues/1114 (upgrade pyOpenSSL, or pin cryptography)
     - matrices/generated/python_names.toml (scripts/gen_python_names.py)
     - matrices/generated/importers.toml (scripts/gen_importers.py)
     """
@@ -132,6 +135,8 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
         return _numpy_removed(facts, line, numpy_line.group(1), numpy_line.group(2))
     if PYDANTIC_V1_FORM.search(line.text) is not None:
         return pydantic_v1_form(facts, line)
+    if LIB_SYMBOL_MISSING.search(line.text) is not None:
+        return lib_symbol_missing(facts, line)
     if name is None:
         raise NotStated(f"line {line.line} is cut before the name", "packages")
     if module is None:  # Python < 3.8 does not name the module
