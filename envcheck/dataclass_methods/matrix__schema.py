@@ -112,10 +112,10 @@ FUNCTIONS['b0f1ceb39b42718da08484f43a118ca267c527230e24d5fc6c7319d5bbe4225b'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.module,self.source,self.distribution,self.removed_by,self.removed_in,self.replacement,self.verified,self.note,self.apt,self.dnf,self.brew,)==(other.module,other.source,other.distribution,other.removed_by,other.removed_in,other.replacement,other.verified,other.note,other.apt,other.dnf,other.brew,)
+   return (self.module,self.source,self.distribution,self.removed_by,self.removed_in,self.replacement,self.verified,self.note,self.importer_fix,self.apt,self.dnf,self.brew,)==(other.module,other.source,other.distribution,other.removed_by,other.removed_in,other.replacement,other.verified,other.note,other.importer_fix,other.apt,other.dnf,other.brew,)
   return NotImplemented
  return __eq__
-FUNCTIONS['08c537e87c932f55d5ff30513c300b0d4bc1c20fdd8714d8bd76122e5f7e4626'] = __create_fn__
+FUNCTIONS['c225097f2cec402f634a2919576acda7ee548048da616fd9214b461b738caf46'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -405,9 +405,9 @@ FUNCTIONS['e4e89a2967377f4cc1b7d532bf762ff6582804939c69643da53d2c8f6723ca61'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.module,self.source,self.distribution,self.removed_by,self.removed_in,self.replacement,self.verified,self.note,self.apt,self.dnf,self.brew,))
+  return hash((self.module,self.source,self.distribution,self.removed_by,self.removed_in,self.replacement,self.verified,self.note,self.importer_fix,self.apt,self.dnf,self.brew,))
  return __hash__
-FUNCTIONS['6132b9a262500624654fe995d3b4e0f167821b9d73d769d505d66e959381735a'] = __create_fn__
+FUNCTIONS['9bc1a004a4ff874e9f4ad7c50946fcbaa3f69bf1945d482e76cc15e9ccd5a4c3'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -645,9 +645,9 @@ FUNCTIONS['4e69fea2c3c1933be9cc0c4352136dc82e9a12edeb98c51148e272103e63e109'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(module={self.module!r}, source={self.source!r}, distribution={self.distribution!r}, removed_by={self.removed_by!r}, removed_in={self.removed_in!r}, replacement={self.replacement!r}, verified={self.verified!r}, note={self.note!r}, apt={self.apt!r}, dnf={self.dnf!r}, brew={self.brew!r})"
+  return self.__class__.__qualname__ + f"(module={self.module!r}, source={self.source!r}, distribution={self.distribution!r}, removed_by={self.removed_by!r}, removed_in={self.removed_in!r}, replacement={self.replacement!r}, verified={self.verified!r}, note={self.note!r}, importer_fix={self.importer_fix!r}, apt={self.apt!r}, dnf={self.dnf!r}, brew={self.brew!r})"
  return __repr__
-FUNCTIONS['c05a0dc7de3d7823b2e80ba1084deabed6707ed7c277e09185b757d25f4862ba'] = __create_fn__
+FUNCTIONS['45120d1d3cef35e64209f98b798780a553e201d57e75156e1fba063e855d1acc'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -995,8 +995,8 @@ def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _typ
  return __init__
 FUNCTIONS['b1b52f69bfd8624b849b9f63851f7034720c321bb136a3b286a206e4f17de561'] = __create_fn__
 
-def __create_fn__(_type_module, _type_source, _type_distribution, _type_removed_by, _type_removed_in, _type_replacement, _type_verified, _type_note, _type_apt, _type_dnf, _type_brew, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_distribution, _dflt_removed_by, _dflt_removed_in, _dflt_replacement, _dflt_verified, _dflt_note, _dflt_apt, _dflt_dnf, _dflt_brew, _return_type):
- def __init__(self,module:_type_module,source:_type_source,distribution:_type_distribution=_dflt_distribution,removed_by:_type_removed_by=_dflt_removed_by,removed_in:_type_removed_in=_dflt_removed_in,replacement:_type_replacement=_dflt_replacement,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,apt:_type_apt=_dflt_apt,dnf:_type_dnf=_dflt_dnf,brew:_type_brew=_dflt_brew)->_return_type:
+def __create_fn__(_type_module, _type_source, _type_distribution, _type_removed_by, _type_removed_in, _type_replacement, _type_verified, _type_note, _type_importer_fix, _type_apt, _type_dnf, _type_brew, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_distribution, _dflt_removed_by, _dflt_removed_in, _dflt_replacement, _dflt_verified, _dflt_note, _dflt_importer_fix, _dflt_apt, _dflt_dnf, _dflt_brew, _return_type):
+ def __init__(self,module:_type_module,source:_type_source,distribution:_type_distribution=_dflt_distribution,removed_by:_type_removed_by=_dflt_removed_by,removed_in:_type_removed_in=_dflt_removed_in,replacement:_type_replacement=_dflt_replacement,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,importer_fix:_type_importer_fix=_dflt_importer_fix,apt:_type_apt=_dflt_apt,dnf:_type_dnf=_dflt_dnf,brew:_type_brew=_dflt_brew)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'module',module)
   __dataclass_builtins_object__.__setattr__(self,'source',source)
   __dataclass_builtins_object__.__setattr__(self,'distribution',distribution)
@@ -1005,11 +1005,12 @@ def __create_fn__(_type_module, _type_source, _type_distribution, _type_removed_
   __dataclass_builtins_object__.__setattr__(self,'replacement',replacement)
   __dataclass_builtins_object__.__setattr__(self,'verified',verified)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
+  __dataclass_builtins_object__.__setattr__(self,'importer_fix',importer_fix)
   __dataclass_builtins_object__.__setattr__(self,'apt',apt)
   __dataclass_builtins_object__.__setattr__(self,'dnf',dnf)
   __dataclass_builtins_object__.__setattr__(self,'brew',brew)
  return __init__
-FUNCTIONS['47b80f6bdec7219bfe586ee90e8e38901e4c0d2c53927eb6bb42428f09e92dc6'] = __create_fn__
+FUNCTIONS['ff943adbf8ed1ab667659cd67e53a31200d615e2c86e3ebda9ed6450b2b9d15e'] = __create_fn__
 
 def __create_fn__(_type_name, _type_kind, _type_source, _type_cuda_major, _type_pip, _type_pip_dir, _type_apt, _type_apt_nvidia, _type_dnf, _type_conda, _type_note, _type_unverified_fields, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_cuda_major, _dflt_pip, _dflt_pip_dir, _dflt_apt, _dflt_apt_nvidia, _dflt_dnf, _dflt_conda, _dflt_note, _dflt_unverified_fields, _return_type):
  def __init__(self,name:_type_name,kind:_type_kind,source:_type_source,cuda_major:_type_cuda_major=_dflt_cuda_major,pip:_type_pip=_dflt_pip,pip_dir:_type_pip_dir=_dflt_pip_dir,apt:_type_apt=_dflt_apt,apt_nvidia:_type_apt_nvidia=_dflt_apt_nvidia,dnf:_type_dnf=_dflt_dnf,conda:_type_conda=_dflt_conda,note:_type_note=_dflt_note,unverified_fields:_type_unverified_fields=_dflt_unverified_fields)->_return_type:
@@ -1465,11 +1466,11 @@ FUNCTIONS['5c3b8a5dba2d484c9cb155ee8e65355b1f583effc3243b79ccbfae12a941d48f'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('module','source','distribution','removed_by','removed_in','replacement','verified','note','apt','dnf','brew',):
+  if type(self) is cls or name in ('module','source','distribution','removed_by','removed_in','replacement','verified','note','importer_fix','apt','dnf','brew',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['55a9d05bb86f9122b7cad5c0c7b0bd33fd5a1fb321aa03b5d070cc09da1acb77'] = __create_fn__
+FUNCTIONS['426f4441870cdc88ed99a71a3aef428b7e1153756fef3ece6afb2af0f92c8e4b'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1785,11 +1786,11 @@ FUNCTIONS['13c284181cc9662bf558a5dff83d79ecfdb686aaeb125a6cae436be1385ee2fc'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('module','source','distribution','removed_by','removed_in','replacement','verified','note','apt','dnf','brew',):
+  if type(self) is cls or name in ('module','source','distribution','removed_by','removed_in','replacement','verified','note','importer_fix','apt','dnf','brew',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['d4fe054db8f29aead3f40d373d2eee42f8e441f51b2249c024b3b53766a97b5c'] = __create_fn__
+FUNCTIONS['24fa6408e3d6a9f66f10f5d661dbe1dc4bc3e46a63f573a52bc595c8d3d0c5f1'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

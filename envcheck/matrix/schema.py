@@ -227,6 +227,10 @@ class ImportName:
     replacement: str | None = None
     verified: bool = True
     note: str | None = None
+    # the requirement of the package that imported the removed name whose releases from then on
+    # no longer import it (`deepspeed>=0.14.4` for torch's elastic agent `log`): the importer's
+    # upgrade, which threads run instead of pinning the library back
+    importer_fix: str | None = None
     # a standard-library module compiled only when a C library's headers were present when that
     # Python was built (`_lzma`: liblzma): the OS development packages it needs
     apt: str | None = None

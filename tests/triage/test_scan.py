@@ -3429,3 +3429,46 @@ EXAMPLES += [
         "host-allocation-errno-enomem",
     ),
 ]
+
+EXAMPLES += [
+    # NumPy 1.x's C-API lookup in an extension under NumPy 2
+    ("AttributeError: _ARRAY_API not found", "numpy1-module-array-api-missing"),
+    # NumPy's wrapped message joined into one line names the NumPy release: PKG104's line
+    (
+        "A module that was compiled using NumPy 1.x cannot be run in NumPy 2.0.2 as it may "
+        "crash. To support both 1.x and 2.x versions of NumPy, modules must be compiled with "
+        "NumPy 2.0.",
+        "numpy1-module-under-numpy2",
+    ),
+    # pydantic 2's refusals of pydantic 1 code (pydantic/_migration.py, PydanticUserError)
+    (
+        "pydantic.errors.PydanticImportError: `BaseSettings` has been moved to the "
+        "`pydantic-settings` package. See https://docs.pydantic.dev/2.5/migration/"
+        "#basesettings-has-moved-to-pydantic-settings for more details.",
+        "pydantic-basesettings-moved",
+    ),
+    (
+        "PydanticImportError: `pydantic.utils:ValueItems` has been removed in V2.",
+        "pydantic-removed-in-v2",
+    ),
+    (
+        "pydantic.errors.PydanticUserError: The `field` and `config` parameters are not "
+        "available in Pydantic V2, please use the `info` parameter instead.",
+        "pydantic-v1-form-under-v2",
+    ),
+    (
+        "pydantic.errors.PydanticUserError: If you use `@root_validator` with pre=False (the "
+        "default) you MUST specify `skip_on_failure=True`. Note that `@root_validator` is "
+        "deprecated and should be replaced with `@model_validator`.",
+        "pydantic-v1-form-under-v2",
+    ),
+    (
+        "pydantic.errors.PydanticUserError: `regex` is removed. use `pattern` instead",
+        "pydantic-v1-form-under-v2",
+    ),
+    # pyOpenSSL reading a symbol cryptography's bindings dropped (not a distribution `lib`)
+    (
+        "AttributeError: module 'lib' has no attribute 'X509_V_FLAG_CB_ISSUER_CHECK'",
+        "pyopenssl-binding-symbol-missing",
+    ),
+]

@@ -32,6 +32,8 @@ from envcheck.rules.node.import_releases import (
     importer_fit,
     last_clause,
 )
+from envcheck.rules.node.openssl_bindings import LIB_SYMBOL_MISSING, lib_symbol_missing
+from envcheck.rules.node.pydantic_v1_code import PYDANTIC_V1_FORM, pydantic_v1_form
 
 
 def distribution_of(facts: Facts, module: str) -> str:
@@ -107,10 +109,18 @@ def import_name_missing(facts: Facts) -> Iterable[Hit]:
     importer's side from what its releases import and declare (read from its own tags): the
     release before it began importing X (`pip install "P<F"`), the first after it stopped
     (`pip install -U "P>=G"`), or the bound its installed release declares on Y; first where
-    the traceback shows the importer, after Y's pin where it does not.
+    the traceback shows the importer, after Y's pin where it does not. Where the curated
+    removal names the importer's fixed release (`importer_fix`), that upgrade first
+    (`pip install 'deepspeed>=0.14.4'` for torch 2.4's removed elastic `log`). Pydantic 2's own
+    refusals of pydantic 1 code (a removed or moved name, a V1 validator form) pin pydantic 1:
+    `pip install "pydantic<2"`. pyOpenSSL's `module 'lib' has no attribute 'X'` (a symbol the
+    installed cryptography's bindings dropped) upgrades pyOpenSSL.
 
     ## References
     - python/cpython Python/ceval.c (import_from: "cannot import name %R from %R (%S)")
+    - pydantic/pydantic pydantic/_migration.py (PydanticImportError: "has been removed in V2")
+    - https://github.com/huggingface/alignment-handbook/issues/180 (deepspeed==0.14.4)
+    - https://github.com/pyca/pyopenssl/issues/1114 (upgrade pyOpenSSL, or pin cryptography)
     - matrices/generated/python_names.toml (scripts/gen_python_names.py)
     - matrices/generated/importers.toml (scripts/gen_importers.py)
     """
@@ -118,11 +128,15 @@ def import_name_missing(facts: Facts) -> Iterable[Hit]:
 
 
 @from_log("PY150")
-def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit:
+def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
     name, module = line.stated.get("import_name"), line.stated.get("from_module")
     numpy_line = _NUMPY_REMOVED.search(line.text)
     if numpy_line is not None:
         return _numpy_removed(facts, line, numpy_line.group(1), numpy_line.group(2))
+    if PYDANTIC_V1_FORM.search(line.text) is not None:
+        return pydantic_v1_form(facts, line)
+    if LIB_SYMBOL_MISSING.search(line.text) is not None:
+        return lib_symbol_missing(facts, line)
     if name is None:
         raise NotStated(f"line {line.line} is cut before the name", "packages")
     if module is None:  # Python < 3.8 does not name the module
@@ -427,7 +441,31 @@ def _removed_name(facts: Facts, line: LogLine, module: str, name: str) -> Hit | 
             "removed_in": str(when),
             "version": str(version) if version is not None else None,
         },
-        fix=_removed_fix(facts, importer, by, module, name, version, spelled, when, note),
+        fix=(
+            _importer_fix(entry.importer_fix, by, module, name, spelled, when, note)
+            if entry.importer_fix
+            else _removed_fix(facts, importer, by, module, name, version, spelled, when, note)
+        ),
+    )
+
+
+def _importer_fix(
+    wanted: str, by: str, module: str, name: str, spelled: str, when: Version, note: str
+) -> Fix:
+    """The fix for a curated removal whose importer's release that stopped importing the name
+    is known (``importer_fix``): that upgrade first, as threads run it (deepspeed>=0.14.4 for
+    torch's elastic `log`), the library pinned below the removal after."""
+    try:
+        importer = Requirement(wanted).name
+    except InvalidRequirement:
+        importer = wanted
+    return fix(
+        f"Upgrade {importer}, which imports {module}.{name}, to a release that no longer does: "
+        f"pip install '{wanted}'; or install the last {by} release before the removal: pip "
+        f'install "{spelled}<{when}".{note}',
+        "manual",
+        pip_install(wanted),
+        manual(f'pip install "{spelled}<{when}"  (instead: the {by} before the removal)'),
     )
 
 

@@ -61,18 +61,34 @@ def numpy1_module_in_log(facts: Facts, line: LogLine) -> Hit | None:
     size = _SIZE_CHANGED.search(line.text)
     if size is not None:
         return _numpy_abi_size(facts, line, size.group(1))
+    if "_ARRAY_API not found" in line.text:
+        # NumPy 1.x's C-API lookup in the extension: NumPy 2 withholds _ARRAY_API from it
+        installed = facts.known_version("numpy")
+        if installed is not None and installed.major < 2:
+            return None
+        lookup = "the extension's NumPy 1.x C-API lookup"
+        return _numpy1_module(facts, line, installed, lookup, "above")
     found = re.search(r"NumPy ([0-9][0-9.]*[0-9]) as it may crash", line.text)
     if found is None:
         raise NotStated("the line does not name the NumPy release", "packages.numpy")
     numpy = Version(found.group(1))
     if numpy.major < 2:
         return None
+    return _numpy1_module(facts, line, numpy, "NumPy's own import guard", "after")
+
+
+def _numpy1_module(
+    facts: Facts, line: LogLine, numpy: Version | None, said: str, frames: str
+) -> Hit:
+    """A module compiled against NumPy 1.x under NumPy 2 (``numpy`` when the log states it),
+    named by the traceback ``frames`` ("after" or "above") the line: numpy<2, or the module's
+    release built for NumPy 2 where something here needs NumPy 2."""
     torch = facts.known_version("torch")
     affected = _affected_module(facts, line)
     module = (
         f"torch {torch} (built against NumPy 1 before 2.3)"
         if torch is not None and torch < Version("2.3")
-        else f"{affected} (the module the traceback after the line names)"
+        else f"{affected} (the module the traceback {frames} the line names)"
         if affected is not None
         else "a module loaded here (the traceback above the line names it)"
     )
@@ -81,10 +97,11 @@ def numpy1_module_in_log(facts: Facts, line: LogLine) -> Hit | None:
         if affected is not None and affected != "torch"
         else []
     )
-    needs2 = _needs_numpy2(facts, numpy)
+    needs2 = _needs_numpy2(facts, numpy) if numpy is not None else []
+    have = f"numpy {numpy} is installed" if numpy is not None else "NumPy 2 runs"
     message = (
-        f"numpy {numpy} is installed but {module} was compiled against NumPy 1.x (line "
-        f"{line.line}: NumPy's own import guard): it may crash or fail to import"
+        f"{have} but {module} was compiled against NumPy 1.x (line {line.line}: {said}): it "
+        "may crash or fail to import"
     )
     if needs2:
         return Hit(
@@ -107,9 +124,9 @@ def numpy1_module_in_log(facts: Facts, line: LogLine) -> Hit | None:
         )
     return Hit(
         message,
-        evidence={"line": line.line, "numpy": str(numpy)},
+        evidence={"line": line.line, "numpy": str(numpy) if numpy is not None else None},
         fix=fix(
-            f'Install NumPy 1.x: pip install "numpy<2" (NumPy\'s own advice on line {line.line}; '
+            f'Install NumPy 1.x: pip install "numpy<2" (NumPy\'s own advice for line {line.line}; '
             f"numpy=={_LAST_NUMPY1}, the last 1.x release, is what threads pin) and pin it for "
             f"later installs, or upgrade {affected or 'the affected module'} to a release built "
             "for NumPy 2" + (f" (pip install -U {affected})" if upgrade else ""),
