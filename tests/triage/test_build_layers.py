@@ -371,3 +371,30 @@ def test_a_failed_pytorch3d_build_names_its_wheel_folder(
         "pip install pytorch3d -f https://dl.fbaipublicfiles.com/pytorch3d/packaging/wheels/"
         "py310_cu121_pyt210/download.html" in _fix(sys153)
     )
+
+
+@pytest.mark.parametrize(
+    ("line", "program"),
+    [
+        # libiberty's xmalloc_failed, named by the program (gcc's cc1plus, the LTO compiler)
+        (
+            "cc1plus: out of memory allocating 1048576 bytes after a total of 3221225472 bytes",
+            "cc1plus",
+        ),
+        ("lto1: out of memory allocating 65536 bytes after a total of 98304000 bytes", "lto1"),
+        # GCC's garbage-collected heap, and BFD's linker
+        ("virtual memory exhausted: Cannot allocate memory", "the compiler"),
+        ("/usr/bin/ld: final link failed: memory exhausted", "the linker"),
+    ],
+)
+def test_the_toolchain_out_of_memory_in_its_own_words_is_the_builds_jobs(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str, program: str
+) -> None:
+    """An allocation the compiler or linker was refused is the same cause as a compiler the
+    kernel killed (SYS160): worded as out of memory, the build tool's jobs lowered."""
+    text = f"{line}\nmake[2]: *** [CMakeFiles/kernels.dir/build.make:76: kernels.o] Error 1\n"
+    sys160 = _causes(cli, _log(tmp_path, text))["SYS160"]
+    assert sys160["verdict"] == "confirmed"
+    (finding,) = sys160["findings"]
+    assert finding["message"].startswith(f"{program} ran out of memory during the build")
+    assert "make -j2" in _fix(sys160)

@@ -3472,3 +3472,13 @@ EXAMPLES += [
         "pyopenssl-binding-symbol-missing",
     ),
 ]
+
+# the toolchain's own out-of-memory words (libiberty's xmalloc, GCC's heap, BFD's linker): SYS160
+EXAMPLES += [
+    (
+        "cc1plus: out of memory allocating 1048576 bytes after a total of 3221225472 bytes",
+        "compiler-out-of-memory",
+    ),
+    ("virtual memory exhausted: Cannot allocate memory", "compiler-out-of-memory"),
+    ("/usr/bin/ld: final link failed: Memory exhausted", "compiler-out-of-memory"),
+]

@@ -48,6 +48,13 @@ _GCC_NEEDED = lazy(r"too old version of GCC\. We need GCC ([0-9]+) or later")
 _KILLED = lazy(
     r"(?:Killed signal terminated program |')(?P<program>[A-Za-z0-9_+]+)(?:' died due to signal 9)?"
 )
+# the toolchain's own out-of-memory words (not killed: an allocation refused): libiberty's
+# xmalloc_failed ('cc1plus: out of memory allocating N bytes after a total of M bytes'), GCC's
+# garbage-collected heap ('virtual memory exhausted: Cannot allocate memory'), BFD's linker
+_OUT_OF_MEMORY = lazy(
+    r"(?:(?P<program>cc1plus|cc1|lto1|cicc|ptxas|ld|collect2|as)(?:\.exe)?: out of memory "
+    r"allocating|virtual memory exhausted|final link failed: [Mm]emory exhausted)"
+)
 # headers that come with a CUDA library's own package rather than the toolkit's core
 _LIBRARY_HEADERS = {"cudnn.h": "cuDNN", "nccl.h": "NCCL"}
 
@@ -805,7 +812,9 @@ def build_compiler_killed(facts: Facts) -> Iterable[Hit]:
     ## What it checks
     gcc's `fatal error: Killed signal terminated program cc1plus` and nvcc's `'cicc' died due
     to signal 9 (Kill signal)`: the kernel's OOM killer stopped a compiler of a C++/CUDA
-    extension build. Only a build log states it.
+    extension build; or the toolchain's own words for an allocation it was refused
+    (`cc1plus: out of memory allocating N bytes`, `virtual memory exhausted`, the linker's
+    `final link failed: memory exhausted`). Only a build log states it.
 
     ## Why it matters
     ninja runs as many compile jobs as there are CPU cores, and each nvcc job of flash-attn,
@@ -834,6 +843,10 @@ def build_compiler_killed(facts: Facts) -> Iterable[Hit]:
 def build_compiler_killed_in_log(facts: Facts, line: LogLine) -> Hit:
     found = _KILLED.search(line.text)
     program = found.group("program") if found else "the compiler"
+    short = _OUT_OF_MEMORY.search(line.text)
+    if short is not None:
+        program = short.group("program") or ("the linker" if "link" in short[0] else program)
+    what = "ran out of memory" if short is not None else "was killed"
     stated = line.stated.get("extension")
     tool = line.stated.get("build_tool")
     if "[code=137]" in line.text:
@@ -842,7 +855,7 @@ def build_compiler_killed_in_log(facts: Facts, line: LogLine) -> Hit:
         # ninja ran the compiles and no Python package build is named: a CMake project (a
         # llama.cpp or ggml build) whose ninja -j (or cmake --build -j) is what to lower
         return Hit(
-            f"{program} was killed during the build (line {line.line}): the node (or the "
+            f"{program} {what} during the build (line {line.line}): the node (or the "
             "container) ran out of memory with ninja's parallel compile jobs",
             evidence={"line": line.line, "program": program, "build_tool": tool},
             fix=fix(
@@ -858,7 +871,7 @@ def build_compiler_killed_in_log(facts: Facts, line: LogLine) -> Hit:
         # make's own error line follows and no Python package build is named: a Makefile
         # (or CMake's generated one) ran the compiles, its -j is what to lower
         return Hit(
-            f"{program} was killed during the build (line {line.line}): the node (or the "
+            f"{program} {what} during the build (line {line.line}): the node (or the "
             f"container) ran out of memory with {tool}'s parallel compile jobs",
             evidence={"line": line.line, "program": program, "build_tool": tool},
             fix=fix(
@@ -878,7 +891,7 @@ def build_compiler_killed_in_log(facts: Facts, line: LogLine) -> Hit:
         else ", or install a prebuilt wheel for this torch, CUDA and Python"
     )
     return Hit(
-        f"{program} was killed during the build (line {line.line}): the node (or the "
+        f"{program} {what} during the build (line {line.line}): the node (or the "
         "container) ran out of memory with ninja's parallel compile jobs",
         evidence={"line": line.line, "program": program},
         fix=fix(
