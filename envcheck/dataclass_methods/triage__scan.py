@@ -24,6 +24,14 @@ FUNCTIONS['45227c46e252b540cfd6a7ba95768aa0f1930e70f9e3581ffdf6942aa91254fa'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
+   return (self.line_res,self.gate,self.engine,self.literals,)==(other.line_res,other.gate,other.engine,other.literals,)
+  return NotImplemented
+ return __eq__
+FUNCTIONS['e223f712f92b8a877a40affc35f7d2c0e15a7620317bf463d97f4f35a075d6c5'] = __create_fn__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
    return (self.signature,self.count,self.first,self._last,self._last_raw,)==(other.signature,other.count,other.first,other._last,other._last_raw,)
   return NotImplemented
  return __eq__
@@ -36,6 +44,12 @@ def __create_fn__():
 FUNCTIONS['0fdd6925e04b616682ce63ac5c35aa713d34990a2ee594b171551a1d1a19b826'] = __create_fn__
 
 def __create_fn__():
+ def __hash__(self):
+  return hash((self.line_res,self.gate,self.engine,self.literals,))
+ return __hash__
+FUNCTIONS['aaec7787ad14ce907cbcfc82b02392818ef9a294eebbe885b42c554f0e103c98'] = __create_fn__
+
+def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(bytes_read={self.bytes_read!r}, lines={self.lines!r}, engine={self.engine!r}, tallies={self.tallies!r})"
  return __repr__
@@ -46,6 +60,12 @@ def __create_fn__():
   return self.__class__.__qualname__ + f"(line={self.line!r}, text={self.text!r}, whole={self.whole!r})"
  return __repr__
 FUNCTIONS['cf6c628dd184b0976d59cd7fc1aeeb8fe4ce0ccce4a7c693dca67418adee880f'] = __create_fn__
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(line_res={self.line_res!r}, gate={self.gate!r}, engine={self.engine!r}, literals={self.literals!r})"
+ return __repr__
+FUNCTIONS['aad02b0244fa48f8c0394ff817550982cb6a70b3cda5d5fbdfe0e1157b05ecf0'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -71,6 +91,15 @@ def __create_fn__(_type_line, _type_text, _type_whole, MISSING, _HAS_DEFAULT_FAC
  return __init__
 FUNCTIONS['aaccc739ded3a4915558da38920b8fd0abd4274c5bbdfa0d786041b1af11d5c3'] = __create_fn__
 
+def __create_fn__(_type_line_res, _type_gate, _type_engine, _type_literals, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
+ def __init__(self,line_res:_type_line_res,gate:_type_gate,engine:_type_engine,literals:_type_literals)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'line_res',line_res)
+  __dataclass_builtins_object__.__setattr__(self,'gate',gate)
+  __dataclass_builtins_object__.__setattr__(self,'engine',engine)
+  __dataclass_builtins_object__.__setattr__(self,'literals',literals)
+ return __init__
+FUNCTIONS['87c5b0302287b56246b1527d2673f96e6faa3d3839f1a56f95ed51b7d5ec080a'] = __create_fn__
+
 def __create_fn__(_type_signature, _type_count, _type_first, _type__last, _type__last_raw, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt__last, _dflt__last_raw, _return_type):
  def __init__(self,signature:_type_signature,count:_type_count,first:_type_first,_last:_type__last=_dflt__last,_last_raw:_type__last_raw=_dflt__last_raw)->_return_type:
   self.signature=signature
@@ -90,11 +119,27 @@ def __create_fn__(cls, FrozenInstanceError):
 FUNCTIONS['307865e866add9014af6167d6e1e1ee849e9aef6472d00f78b720cb0f2dd37f2'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('line_res','gate','engine','literals',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+FUNCTIONS['5d575cafb71827be2712bfcfe0c519dc683a9fb1fe02b4dbeea3334c294de4ce'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
   if type(self) is cls or name in ('line','text','whole',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
 FUNCTIONS['549d73c3721e3c877ce9810693ac7fb9887a5876905e4320d4fe18d0fb1c88a9'] = __create_fn__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('line_res','gate','engine','literals',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+FUNCTIONS['ebda95a9cd7fa35df5e041248785e1b8c2c546b2e8c7d50205fe638285177ad0'] = __create_fn__
 
 del __create_fn__
