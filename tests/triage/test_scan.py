@@ -3278,3 +3278,28 @@ EXAMPLES += [
         "hpc-scheduler-memory-limit",
     ),
 ]
+
+# The NVIDIA kernel module refusing a GPU in its own words (open module without GSP, a GPU the
+# release does not know, a legacy branch it names), and CUDA 802 in torch's C10_CUDA_CHECK form
+EXAMPLES += [
+    ("NVRM: installed in this system is not supported by open", "nvrm-open-module-without-gsp"),
+    (
+        "             NVRM: nvidia.ko because it does not include the required GPU",
+        "nvrm-open-module-without-gsp",
+    ),
+    (
+        "NVRM: installed in this vGPU host system is not supported by",
+        "nvrm-open-module-without-gsp",
+    ),
+    ("               NVRM: NVIDIA 550.120 driver release.", "nvrm-gpu-not-supported-by-release"),
+    (
+        "NVRM:  supported through the NVIDIA 390.xx Legacy drivers. Please",
+        "nvrm-legacy-branch-named",
+    ),
+    (
+        "[15280.304871] NVRM: The NVIDIA Tesla M2070 GPU installed in this system is",
+        "nvrm-legacy-gpu-stated",
+    ),
+    ("Caught exception: CUDA error: system not yet initialized", "cuda-error-802"),
+    ("cuInit failed: CUDA_ERROR_SYSTEM_NOT_READY", "cuda-error-802"),
+]
