@@ -3302,4 +3302,6 @@ EXAMPLES += [
     ),
     ("Caught exception: CUDA error: system not yet initialized", "cuda-error-802"),
     ("cuInit failed: CUDA_ERROR_SYSTEM_NOT_READY", "cuda-error-802"),
+    # nvidia-smi's second line under the NVML mismatch: the user-space library's version
+    ("NVML library version: 570.211", "nvml-library-version-stated"),
 ]

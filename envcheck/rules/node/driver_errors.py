@@ -365,6 +365,10 @@ def driver_library_mismatch_in_log(facts: Facts, line: LogLine) -> Hit:
     if api is not None and api.group("kernel"):  # the kernel's own words
         kernel = api.group("kernel")
     module = f" (the node's driver: {kernel})" if kernel else ""
+    # nvidia-smi's 'NVML library version: 535.183' under the mismatch: the user-space side
+    library = line.stated.get("nvml_library_version")
+    if library:
+        module += f"; the user-space driver (NVML library) is {library}"
     if api is not None:
         versions = ", ".join(
             f"{what} {api.group(key)}"
@@ -387,13 +391,22 @@ def driver_library_mismatch_in_log(facts: Facts, line: LogLine) -> Hit:
         "after the driver update (or, with no GPU process left, reload the modules: sudo "
         "rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia); if a "
         "reboot does not help, reinstall one driver branch (sudo apt install --reinstall "
-        "nvidia-driver-<branch>)"
+        f"nvidia-driver-{library.split('.')[0] if library else '<branch>'})"
     )
     actions = [
         manual("sudo reboot"),
         manual("sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia"),
         manual(step),
     ]
+    if library:
+        branch = library.split(".")[0]
+        actions.append(
+            manual(
+                f"cat /proc/driver/nvidia/version  (the loaded module; the libraries are "
+                f"{library}): after the reboot it should be {branch}.x; if not, sudo apt "
+                f"install --reinstall nvidia-driver-{branch} nvidia-dkms-{branch} and reboot"
+            )
+        )
     if entry is not None and entry.number == 803:
         # CUDA's 803: threads fix it by a reboot, a driver (re)install that brings libcuda and
         # the module to one release (easydiffusion#134, #379), or a compat libcuda taken off
