@@ -86,10 +86,24 @@ def _hit(entry: CudaError, line: LogLine, what: str, facts: Facts | None = None)
         fix=(
             upgrade_fix(facts, entry, line.text)
             if facts is not None and entry.name in DRIVER_UPGRADE
-            else _fix(entry.fix)
+            else _fix(_branch_named(entry.fix, facts))
         ),
         severity=Severity.WARNING if program else None,
     )
+
+
+def _branch_named(text: str, facts: Facts | None) -> str:
+    """The table's `nvidia-driver-<branch>` as the node's own package where a pasted text
+    states the installed driver (dpkg/apt rows, dkms status, modinfo): the branch to reinstall
+    or rebuild is the one installed, not a new one."""
+    if facts is None or "<branch>" not in text:
+        return text
+    try:
+        version = facts.gpu_info().driver_version
+    except Skip:
+        return text
+    major = str(version or "").split(".")[0]
+    return text.replace("nvidia-driver-<branch>", f"nvidia-driver-{major}") if major else text
 
 
 def _fix(text: str) -> Fix:
@@ -344,7 +358,7 @@ def nvml_failure_in_log(facts: Facts, line: LogLine) -> Hit:
         raise NotStated(
             f"line {line.line} states no NVML return code the table knows", "log.nvml_error"
         )
-    return _hit(entry, line, "NVML / nvidia-smi failed with")
+    return _hit(entry, line, "NVML / nvidia-smi failed with", facts)
 
 
 @from_log("GPU102")
