@@ -3304,4 +3304,10 @@ EXAMPLES += [
     ("cuInit failed: CUDA_ERROR_SYSTEM_NOT_READY", "cuda-error-802"),
     # nvidia-smi's second line under the NVML mismatch: the user-space library's version
     ("NVML library version: 570.211", "nvml-library-version-stated"),
+    # the kernel module's summary that it initialised no GPU: the lines above say why
+    ("kernel: NVRM: None of the NVIDIA devices were initialized.", "nvrm-no-gpu-initialized"),
+    (
+        "[    6.402213] NVRM: The NVIDIA probe routine failed for 1 device(s).",
+        "nvrm-no-gpu-initialized",
+    ),
 ]

@@ -37,11 +37,11 @@ def open_module_without_gsp(facts: Facts) -> Iterable[Hit]:
     `nvidia-driver-560-open` on a GeForce GTX 1080.
 
     ## Fix
-    Install the proprietary kernel module of the same release: Ubuntu `sudo apt install
-    nvidia-driver-<branch>` (not `-open`), the .run installer with `-m=kernel`, negativo17's
-    packages `sed -i -e 's/kernel-open$/kernel/g' /etc/nvidia/kernel.conf` then `akmods
-    --rebuild`; reboot. Where the branch has dropped the GPU, its last branch (R580 for
-    Maxwell, Pascal, Volta).
+    Install the proprietary kernel module of the same release: Ubuntu's nvidia-driver-<branch>
+    package in place of nvidia-driver-<branch>-open, the .run installer with its -m=kernel
+    option, negativo17's packages with kernel-open changed to kernel in
+    /etc/nvidia/kernel.conf and the modules rebuilt (akmods --rebuild); reboot. Where the
+    branch has dropped the GPU, its last branch (R580 for Maxwell, Pascal, Volta).
 
     ## References
     - NVIDIA/open-gpu-kernel-modules src/nvidia/arch/nvalloc/unix/src/osapi.c
