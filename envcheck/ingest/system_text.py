@@ -8,6 +8,9 @@ machine, the CUDA toolkit on PATH); the rest of the report stays unknown.
   release is the third field (uname(1) prints -s -n -r -v -m -p -i -o in that order).
 - ``nvcc --version``: ``Cuda compilation tools, release 12.1, V12.1.105``: the toolkit on PATH,
   not the CUDA torch was built with.
+- ``cat /proc/version``: ``Linux version 5.15.0-91-generic (buildd@...) (gcc ...) #101-Ubuntu
+  SMP ...`` (the kernel's linux_banner, init/version.c): the kernel release; ``uname -a`` under
+  nvidia-bug-report.sh's ``uname:`` label is read as uname's.
 - ``lscpu``: ``Architecture:  x86_64`` first, then ``CPU(s):  64``, ``Model name:`` ...
   (util-linux lscpu(1)): the machine and its CPU count.
 """
@@ -25,6 +28,7 @@ OS_RELEASE = "/etc/os-release"
 LSB = "lsb_release -a"
 UNAME = "uname -a"
 NVCC = "nvcc --version"
+PROC_VERSION = "/proc/version"
 LSCPU = "lscpu"
 
 OS_RELEASE_LINE = re.compile(
@@ -34,10 +38,12 @@ OS_RELEASE_LINE = re.compile(
 )
 LSB_LINE = re.compile(r"^\s*(?:Distributor ID|Description|Release|Codename|LSB Version):\s")
 UNAME_LINE = re.compile(
-    r"^\s*Linux\s+\S+\s+(?P<kernel>[0-9]+\.[0-9]+[^\s]*)\s+#.*?\s"
+    r"^\s*(?:uname:\s+)?Linux\s+\S+\s+(?P<kernel>[0-9]+\.[0-9]+[^\s]*)\s+#.*?\s"
     r"(?P<arch>x86_64|aarch64|ppc64le|s390x|armv7l|riscv64)\b"
 )
 NVCC_FIRST = re.compile(r"^\s*nvcc: NVIDIA \(R\) Cuda compiler driver")
+# /proc/version (the kernel's linux_banner): 'Linux version <release> (<builder>) (<gcc>) #...'
+PROC_VERSION_LINE = re.compile(r"^\s*Linux version (?P<kernel>[0-9]+\.[0-9]+[^\s(]*) \(")
 _LSCPU_FIRST = re.compile(
     r"^\s*Architecture:\s+(?P<arch>x86_64|aarch64|ppc64le|s390x|armv7l|riscv64)\s*$"
 )
@@ -131,3 +137,10 @@ def parse_lscpu(source: Source) -> NodeReport:
     count = _LSCPU_COUNT.search(source.text)
     info = SystemInfo(arch=found["arch"], cpu_count=int(count["count"]) if count else None)
     return _system(source, LSCPU, info, ())
+
+
+def parse_proc_version(source: Source) -> NodeReport:
+    found = next((m for m in map(PROC_VERSION_LINE.match, source.text.splitlines()) if m), None)
+    if found is None:
+        raise FormatError("format not recognised as /proc/version: no 'Linux version X (' line")
+    return _system(source, PROC_VERSION, SystemInfo(kernel=found["kernel"]), ())
