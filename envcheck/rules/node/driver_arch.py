@@ -25,6 +25,10 @@ def driver_for_architecture(facts: Facts) -> Iterable[Hit]:
     sm_90 and Ada sm_89: CUDA 11.8, R520; Ampere: CUDA 11.0/11.1, R450/R455), and at most the
     architecture's last branch (Volta, Pascal, Maxwell: R580; Kepler: R470). Both come from
     the matrix (`[[sm]]` in matrices/cuda/drivers.toml, from NVIDIA's toolkit/driver/architecture matrix).
+    From a log: the NVIDIA kernel module's own lines that it ignores a GPU, `supported through
+    the NVIDIA 470.xx Legacy drivers ... The 535.129.03 NVIDIA driver will ignore this GPU`
+    (the legacy branch named) or `installed in this system is not supported by the NVIDIA
+    550.120 driver release` (a GPU the release does not know).
 
     ## Why it matters
     A driver that predates the GPU does not drive it: `nvidia-smi` shows no device or
@@ -42,6 +46,8 @@ def driver_for_architecture(facts: Facts) -> Iterable[Hit]:
     Install a driver of the named branch or newer (keep the GPUs; for Blackwell R570+, for
     Hopper R520+, usually the newest production branch), then re-check which torch builds that
     driver runs.
+    A GPU the kernel module sends to a legacy branch: that branch's packages (Ubuntu's
+    nvidia-driver-470, RPM Fusion's akmod-nvidia-470xx), and torch builds for its newest CUDA.
 
     ## References
     - https://docs.nvidia.com/datacenter/tesla/drivers/cuda-toolkit-driver-and-architecture-matrix.html
