@@ -1,5 +1,6 @@
 """The kernel release as other pastes state it: ``cat /proc/version`` (the kernel's banner) and
-``uname -a`` under nvidia-bug-report.sh's ``uname:`` label, read instead of refused."""
+``uname -a`` under nvidia-bug-report.sh's ``uname:`` label, read instead of refused; and the
+shells that say nvidia-smi is missing in words of their own."""
 
 from __future__ import annotations
 
@@ -31,3 +32,17 @@ def test_bug_report_uname_line_states_the_kernel_and_machine() -> None:
     report = parse(Source(name="paste.txt", text=BUG_REPORT))
     assert report.system.data is not None
     assert (report.system.data.kernel, report.system.data.arch) == ("6.8.0-31-generic", "x86_64")
+
+
+def test_other_shells_saying_nvidia_smi_is_missing_state_no_driver() -> None:
+    # zsh, dash and PowerShell in their own words (bash's and cmd.exe's were read before)
+    for line in (
+        "zsh: command not found: nvidia-smi",
+        "sh: 1: nvidia-smi: not found",
+        "nvidia-smi : The term 'nvidia-smi' is not recognized as the name of a cmdlet, function, "
+        "script file, or operable program.",
+    ):
+        report = parse(Source(name="paste.txt", text=line + "\n"))
+        assert "driver not loaded" in report.origin.detail, line
+        assert report.gpu.data is None, report.gpu.data
+        assert any("nvidia-smi" in n for n in report.gpu.notes), report.gpu.notes

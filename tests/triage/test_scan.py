@@ -3310,4 +3310,12 @@ EXAMPLES += [
         "[    6.402213] NVRM: The NVIDIA probe routine failed for 1 device(s).",
         "nvrm-no-gpu-initialized",
     ),
+    # zsh's, dash's and PowerShell's words for a missing nvidia-smi
+    ("zsh: command not found: nvidia-smi", "nvidia-smi-not-installed"),
+    ("sh: 1: nvidia-smi: not found", "nvidia-smi-not-installed"),
+    (
+        "nvidia-smi : The term 'nvidia-smi' is not recognized as the name of a cmdlet, function, "
+        "script file, or operable program.",
+        "nvidia-smi-not-installed",
+    ),
 ]
