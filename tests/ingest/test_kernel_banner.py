@@ -43,6 +43,6 @@ def test_other_shells_saying_nvidia_smi_is_missing_state_no_driver() -> None:
         "script file, or operable program.",
     ):
         report = parse(Source(name="paste.txt", text=line + "\n"))
-        assert "driver not loaded" in report.origin.detail, line
+        assert "driver not loaded" in (report.origin.detail or ""), line
         assert report.gpu.data is None, report.gpu.data
         assert any("nvidia-smi" in n for n in report.gpu.notes), report.gpu.notes
