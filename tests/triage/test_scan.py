@@ -3310,6 +3310,16 @@ EXAMPLES += [
         "[    6.402213] NVRM: The NVIDIA probe routine failed for 1 device(s).",
         "nvrm-no-gpu-initialized",
     ),
+    # nvidia-installer: the module it built is refused for want of a trusted signature
+    (
+        "ERROR: The kernel module failed to load. Secure boot is enabled on this system, so this "
+        "is likely because it was not signed by a key that is trusted by the kernel.",
+        "nvidia-installer-module-not-signed",
+    ),
+    (
+        "Error: The kernel module failed to load. Secure boot is enabled on this system.",
+        "nvidia-installer-module-not-signed",
+    ),
     # zsh's, dash's and PowerShell's words for a missing nvidia-smi
     ("zsh: command not found: nvidia-smi", "nvidia-smi-not-installed"),
     ("sh: 1: nvidia-smi: not found", "nvidia-smi-not-installed"),
