@@ -3320,6 +3320,12 @@ EXAMPLES += [
         "Error: The kernel module failed to load. Secure boot is enabled on this system.",
         "nvidia-installer-module-not-signed",
     ),
+    # the container runtime's driver RPC timing out (persistence mode off)
+    (
+        "stderr: Auto-detected mode as 'legacy' nvidia-container-cli: initialization error: "
+        "driver rpc error: timed out: unknown.",
+        "container-driver-rpc-timeout",
+    ),
     # zsh's, dash's and PowerShell's words for a missing nvidia-smi
     ("zsh: command not found: nvidia-smi", "nvidia-smi-not-installed"),
     ("sh: 1: nvidia-smi: not found", "nvidia-smi-not-installed"),
