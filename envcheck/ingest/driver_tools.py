@@ -196,7 +196,9 @@ def parse_ubuntu_drivers(source: Source) -> NodeReport:
 # what says the driver is not usable on this node, and why (the reason each line gives)
 NO_DRIVER_LINE = re.compile(
     r"Command 'nvidia-smi' not found|nvidia-smi: command not found|'nvidia-smi' is not "
-    r"recognized as an internal or external command|modprobe: FATAL: Module nvidia\S* not found"
+    r"recognized as an internal or external command|command not found: nvidia-smi"
+    r"|nvidia-smi: not found|The term 'nvidia-smi' is not recognized as (?:the|a) name of a cmdlet"
+    r"|modprobe: FATAL: Module nvidia\S* not found"
     r"|modprobe: ERROR: could not insert 'nvidia\w*': .+"
     r"|Found no NVIDIA driver on your system"
     r"|/proc/driver/nvidia/version: No such file or directory"
@@ -227,7 +229,10 @@ _WHY = (
         ),
     ),
     (
-        re.compile(r"nvidia-smi' not found|nvidia-smi: command not found|not recognized as an"),
+        re.compile(
+            r"nvidia-smi' not found|nvidia-smi: command not found|not recognized as an"
+            r"|command not found: nvidia-smi|nvidia-smi: not found|'nvidia-smi' is not recognized"
+        ),
         ("nvidia-smi is not installed: no NVIDIA driver (its utilities) on this system"),
     ),
     (

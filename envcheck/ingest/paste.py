@@ -32,9 +32,11 @@ from envcheck.ingest import (
     driver_offers,
     driver_text,
     driver_tools,
+    gpu_tables,
     headerless_rows,
     jetson,
     loose,
+    node_labels,
     nvidia_smi,
     pip,
     system_text,
@@ -72,6 +74,9 @@ _PARSERS: dict[str, tuple[str, Callable[[Source], NodeReport] | None]] = {
     "torch-config": (headerless_rows.TORCH_CONFIG, headerless_rows.parse_torch_config),
     "cuda-dirs": (headerless_rows.CUDA_DIRS, headerless_rows.parse_cuda_dirs),
     **driver_dumps.PARSERS,
+    "node-labels": (node_labels.LABELS, node_labels.parse),
+    "nvidia-smi-topo": (gpu_tables.TOPO, gpu_tables.parse_topo),
+    "dcgmi-discovery": (gpu_tables.DCGMI, gpu_tables.parse_dcgmi),
     "torch-init": (driver_offers.TORCH_INIT, driver_offers.parse_torch_init),
     "ubuntu-offers": (driver_offers.UBUNTU_LIST, driver_offers.parse_offers),
     "jetson-release": (jetson.JETSON_RELEASE, jetson.parse_jetson_release),
@@ -88,6 +93,8 @@ _PARSERS: dict[str, tuple[str, Callable[[Source], NodeReport] | None]] = {
     "os-release": (system_text.OS_RELEASE, system_text.parse_os_release),
     "lsb-release": (system_text.LSB, system_text.parse_lsb),
     "uname": (system_text.UNAME, system_text.parse_uname),
+    "lscpu": (system_text.LSCPU, system_text.parse_lscpu),
+    "proc-version": (system_text.PROC_VERSION, system_text.parse_proc_version),
     "nvcc": (system_text.NVCC, system_text.parse_nvcc),
     "ldd": ("ldd output", None),
     "ray-status": ("ray status", None),
@@ -359,6 +366,9 @@ _FINDERS: tuple[
     ("kernel-log", _kernel_log),
     ("device-query", _device_query),
     *driver_dumps.FINDERS,
+    ("node-labels", node_labels.find),
+    ("nvidia-smi-topo", gpu_tables.find_topo),
+    ("dcgmi-discovery", gpu_tables.find_dcgmi),
     ("torch-init", driver_offers.find_torch_init),
     ("ubuntu-offers", driver_offers.find_offers),
     ("jetson-release", jetson.find_jetson_release),
@@ -386,10 +396,17 @@ _FINDERS: tuple[
     ("os-release", _run(system_text.OS_RELEASE_LINE)),
     ("lsb-release", _run(system_text.LSB_LINE)),
     ("uname", _run(system_text.UNAME_LINE)),
+    ("lscpu", system_text.find_lscpu),
+    ("proc-version", _run(system_text.PROC_VERSION_LINE)),
     ("nvcc", _nvcc),
     ("ldd", _run(_LDD)),
     ("ray-status", _ray),
 )
+
+
+# sections torch's and vLLM's collect_env print themselves (lscpu under 'CPU:', vLLM's 'GPU
+# Topology:'): inside such a report they are its own lines, not a section of their own
+_COLLECT_PARTS = {"lscpu", "nvidia-smi-topo"}
 
 
 def boundaries(original: str) -> set[int]:
@@ -414,6 +431,8 @@ def split(text: str, stops: set[int] | None = None) -> list[Part]:
             continue
         found = None
         for kind, finder in _FINDERS:
+            if collect is not None and kind in _COLLECT_PARTS:
+                continue
             span = finder(lines, i, stops)
             if span is not None:
                 found = Part(kind, span[0], max(span[1], i + 1))

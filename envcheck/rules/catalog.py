@@ -29,6 +29,7 @@ from envcheck.rules.node import (  # noqa: F401
     driver_errors,
     driver_files,
     driver_install,
+    driver_kernel_modules,
     driver_runtimes,
     dtype,
     extension_ops,

@@ -132,6 +132,10 @@ FACTS: dict[str, str] = {
     "kernel_gcc": "the GCC major release the running kernel was built with (12)",
     "module_version": "the version of the NVIDIA kernel module DKMS built (/var/lib/dkms/nvidia/X/)",
     "cuda_error": "a CUDA runtime error number (802)",
+    "nvml_library_version": "the user-space NVML library's version nvidia-smi prints under a "
+    "driver/library mismatch ('NVML library version: 535.183')",
+    "legacy_branch": "the legacy driver branch the NVIDIA kernel module names for a GPU it "
+    "ignores (470 of 'supported through the NVIDIA 470.xx Legacy drivers')",
     "host_platform": "the platform a log or an issue says the job runs on: WSL 2 or Docker "
     "Desktop ('WSL2', 'microsoft-standard-WSL2', '/usr/lib/wsl', 'Docker Desktop')",
     "container_device": "the GPU a container runtime was asked for (an index, UUID or PCI "

@@ -3482,3 +3482,60 @@ EXAMPLES += [
     ("virtual memory exhausted: Cannot allocate memory", "compiler-out-of-memory"),
     ("/usr/bin/ld: final link failed: Memory exhausted", "compiler-out-of-memory"),
 ]
+
+# The NVIDIA kernel module refusing a GPU in its own words (open module without GSP, a GPU the
+# release does not know, a legacy branch it names), and CUDA 802 in torch's C10_CUDA_CHECK form
+EXAMPLES += [
+    ("NVRM: installed in this system is not supported by open", "nvrm-open-module-without-gsp"),
+    (
+        "             NVRM: nvidia.ko because it does not include the required GPU",
+        "nvrm-open-module-without-gsp",
+    ),
+    (
+        "NVRM: installed in this vGPU host system is not supported by",
+        "nvrm-open-module-without-gsp",
+    ),
+    ("               NVRM: NVIDIA 550.120 driver release.", "nvrm-gpu-not-supported-by-release"),
+    (
+        "NVRM:  supported through the NVIDIA 390.xx Legacy drivers. Please",
+        "nvrm-legacy-branch-named",
+    ),
+    (
+        "[15280.304871] NVRM: The NVIDIA Tesla M2070 GPU installed in this system is",
+        "nvrm-legacy-gpu-stated",
+    ),
+    ("Caught exception: CUDA error: system not yet initialized", "cuda-error-802"),
+    ("cuInit failed: CUDA_ERROR_SYSTEM_NOT_READY", "cuda-error-802"),
+    # nvidia-smi's second line under the NVML mismatch: the user-space library's version
+    ("NVML library version: 570.211", "nvml-library-version-stated"),
+    # the kernel module's summary that it initialised no GPU: the lines above say why
+    ("kernel: NVRM: None of the NVIDIA devices were initialized.", "nvrm-no-gpu-initialized"),
+    (
+        "[    6.402213] NVRM: The NVIDIA probe routine failed for 1 device(s).",
+        "nvrm-no-gpu-initialized",
+    ),
+    # nvidia-installer: the module it built is refused for want of a trusted signature
+    (
+        "ERROR: The kernel module failed to load. Secure boot is enabled on this system, so this "
+        "is likely because it was not signed by a key that is trusted by the kernel.",
+        "nvidia-installer-module-not-signed",
+    ),
+    (
+        "Error: The kernel module failed to load. Secure boot is enabled on this system.",
+        "nvidia-installer-module-not-signed",
+    ),
+    # the container runtime's driver RPC timing out (persistence mode off)
+    (
+        "stderr: Auto-detected mode as 'legacy' nvidia-container-cli: initialization error: "
+        "driver rpc error: timed out: unknown.",
+        "container-driver-rpc-timeout",
+    ),
+    # zsh's, dash's and PowerShell's words for a missing nvidia-smi
+    ("zsh: command not found: nvidia-smi", "nvidia-smi-not-installed"),
+    ("sh: 1: nvidia-smi: not found", "nvidia-smi-not-installed"),
+    (
+        "nvidia-smi : The term 'nvidia-smi' is not recognized as the name of a cmdlet, function, "
+        "script file, or operable program.",
+        "nvidia-smi-not-installed",
+    ),
+]

@@ -1,12 +1,16 @@
-"""DRV110: the NVIDIA driver against the GPUs' architecture (not against torch's CUDA)."""
+"""DRV110: the NVIDIA driver against the GPUs' architecture (not against torch's CUDA); from a
+log, the kernel module's own lines that it ignores a GPU (a legacy branch it names, or a GPU
+its release does not know)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from packaging.version import Version
+
 from envcheck.facts.node import Facts
 from envcheck.model.finding import Severity
-from envcheck.rules.base import Hit, rule
+from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.choose import arch_driver_problem, driver_text, sm
 from envcheck.rules.fixes import fix, manual
 
@@ -21,6 +25,10 @@ def driver_for_architecture(facts: Facts) -> Iterable[Hit]:
     sm_90 and Ada sm_89: CUDA 11.8, R520; Ampere: CUDA 11.0/11.1, R450/R455), and at most the
     architecture's last branch (Volta, Pascal, Maxwell: R580; Kepler: R470). Both come from
     the matrix (`[[sm]]` in matrices/cuda/drivers.toml, from NVIDIA's toolkit/driver/architecture matrix).
+    From a log: the NVIDIA kernel module's own lines that it ignores a GPU, `supported through
+    the NVIDIA 470.xx Legacy drivers ... The 535.129.03 NVIDIA driver will ignore this GPU`
+    (the legacy branch named) or `installed in this system is not supported by the NVIDIA
+    550.120 driver release` (a GPU the release does not know).
 
     ## Why it matters
     A driver that predates the GPU does not drive it: `nvidia-smi` shows no device or
@@ -38,6 +46,8 @@ def driver_for_architecture(facts: Facts) -> Iterable[Hit]:
     Install a driver of the named branch or newer (keep the GPUs; for Blackwell R570+, for
     Hopper R520+, usually the newest production branch), then re-check which torch builds that
     driver runs.
+    A GPU the kernel module sends to a legacy branch: that branch's packages (Ubuntu's
+    nvidia-driver-470, RPM Fusion's akmod-nvidia-470xx), and torch builds for its newest CUDA.
 
     ## References
     - https://docs.nvidia.com/datacenter/tesla/drivers/cuda-toolkit-driver-and-architecture-matrix.html
@@ -81,3 +91,65 @@ def driver_for_architecture(facts: Facts) -> Iterable[Hit]:
             )
         )
     return hits
+
+
+def _legacy_steps(branch: str) -> tuple[str, ...]:
+    """How each packaging installs a legacy branch (Ubuntu's nvidia-driver-N, RPM Fusion's
+    N-xx packages as https://github.com/negativo17/nvidia-driver/issues/60 installs them)."""
+    return (
+        f"Ubuntu/Debian: sudo apt install nvidia-driver-{branch}  (remove the newer "
+        "nvidia-driver-* first: sudo apt purge 'nvidia-driver-*')",
+        f"Fedora/RHEL (RPM Fusion): sudo dnf install akmod-nvidia-{branch}xx "
+        f"xorg-x11-drv-nvidia-{branch}xx-cuda",
+        f"NVIDIA's installer: the newest NVIDIA-Linux-x86_64-{branch}.*.run from the legacy "
+        "driver archive",
+        "sudo reboot",
+    )
+
+
+@from_log("DRV110")
+def driver_ignores_gpu_in_log(facts: Facts, line: LogLine) -> Hit:
+    branch = line.stated.get("legacy_branch")
+    driver = line.stated.get("driver_version")
+    gpu = line.stated.get("gpu_name")
+    release = f"the {driver} driver" if driver else "this driver release"
+    what = f"the NVIDIA {gpu}" if gpu else "a GPU"
+    if branch:
+        newest = facts.matrix.max_cuda_for_driver(Version(branch))
+        ceiling = (
+            f"; the {branch} branch runs CUDA up to {newest.max_cuda}: pick the torch/CUDA "
+            "builds for that"
+            if newest is not None
+            else ""
+        )
+        steps = _legacy_steps(branch)
+        return Hit(
+            f"{release} ignores {what} (line {line.line}): its architecture is only driven by "
+            f"the {branch}.xx legacy branch{ceiling}",
+            evidence={"line": line.line, "gpu": gpu, "driver": driver, "branch": branch},
+            fix=fix(
+                f"Install the NVIDIA {branch}.xx legacy driver (Ubuntu: nvidia-driver-{branch}) "
+                f"in place of {release}, then reboot",
+                "manual",
+                *(manual(s) for s in steps),
+            ),
+        )
+    steps = (
+        "lspci -nn -d 10de:  (the GPU and its PCI ID)",
+        "ubuntu-drivers devices  (the driver branches that support it; 'recommended')",
+        "a GPU newer than the release: install a newer branch (sudo apt install "
+        "nvidia-driver-<newer branch>); an old GPU: its legacy branch (NVIDIA's legacy GPU "
+        "list)",
+        "sudo reboot",
+    )
+    return Hit(
+        f"{release} does not support a GPU of this node (line {line.line}): the GPU is newer "
+        "than the release or the release dropped it",
+        evidence={"line": line.line, "driver": driver},
+        fix=fix(
+            "Install a driver branch that supports the GPU (ubuntu-drivers devices lists them: a "
+            "newer branch for a new GPU, the legacy branch for an old one), then reboot",
+            "manual",
+            *(manual(s) for s in steps),
+        ),
+    )

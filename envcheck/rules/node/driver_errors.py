@@ -86,10 +86,24 @@ def _hit(entry: CudaError, line: LogLine, what: str, facts: Facts | None = None)
         fix=(
             upgrade_fix(facts, entry, line.text)
             if facts is not None and entry.name in DRIVER_UPGRADE
-            else _fix(entry.fix)
+            else _fix(_branch_named(entry.fix, facts))
         ),
         severity=Severity.WARNING if program else None,
     )
+
+
+def _branch_named(text: str, facts: Facts | None) -> str:
+    """The table's `nvidia-driver-<branch>` as the node's own package where a pasted text
+    states the installed driver (dpkg/apt rows, dkms status, modinfo): the branch to reinstall
+    or rebuild is the one installed, not a new one."""
+    if facts is None or "<branch>" not in text:
+        return text
+    try:
+        version = facts.gpu_info().driver_version
+    except Skip:
+        return text
+    major = str(version or "").split(".")[0]
+    return text.replace("nvidia-driver-<branch>", f"nvidia-driver-{major}") if major else text
 
 
 def _fix(text: str) -> Fix:
@@ -344,7 +358,7 @@ def nvml_failure_in_log(facts: Facts, line: LogLine) -> Hit:
         raise NotStated(
             f"line {line.line} states no NVML return code the table knows", "log.nvml_error"
         )
-    return _hit(entry, line, "NVML / nvidia-smi failed with")
+    return _hit(entry, line, "NVML / nvidia-smi failed with", facts)
 
 
 @from_log("GPU102")
@@ -365,6 +379,10 @@ def driver_library_mismatch_in_log(facts: Facts, line: LogLine) -> Hit:
     if api is not None and api.group("kernel"):  # the kernel's own words
         kernel = api.group("kernel")
     module = f" (the node's driver: {kernel})" if kernel else ""
+    # nvidia-smi's 'NVML library version: 535.183' under the mismatch: the user-space side
+    library = line.stated.get("nvml_library_version")
+    if library:
+        module += f"; the user-space driver (NVML library) is {library}"
     if api is not None:
         versions = ", ".join(
             f"{what} {api.group(key)}"
@@ -387,13 +405,22 @@ def driver_library_mismatch_in_log(facts: Facts, line: LogLine) -> Hit:
         "after the driver update (or, with no GPU process left, reload the modules: sudo "
         "rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia); if a "
         "reboot does not help, reinstall one driver branch (sudo apt install --reinstall "
-        "nvidia-driver-<branch>)"
+        f"nvidia-driver-{library.split('.')[0] if library else '<branch>'})"
     )
     actions = [
         manual("sudo reboot"),
         manual("sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia"),
         manual(step),
     ]
+    if library:
+        branch = library.split(".")[0]
+        actions.append(
+            manual(
+                f"cat /proc/driver/nvidia/version  (the loaded module; the libraries are "
+                f"{library}): after the reboot it should be {branch}.x; if not, sudo apt "
+                f"install --reinstall nvidia-driver-{branch} nvidia-dkms-{branch} and reboot"
+            )
+        )
     if entry is not None and entry.number == 803:
         # CUDA's 803: threads fix it by a reboot, a driver (re)install that brings libcuda and
         # the module to one release (easydiffusion#134, #379), or a compat libcuda taken off

@@ -306,6 +306,9 @@ def module_signature_rejected(facts: Facts) -> Iterable[Hit]:
     Only a log states it: modprobe's `could not insert 'nvidia': Key was rejected by service`
     (or `Required key not available`), the kernel's answer when it enforces module signatures
     (Secure Boot) and the module is unsigned or signed by a key it does not trust;
+    nvidia-installer's own `The kernel module failed to load. Secure boot is enabled on this
+    system, so this is likely because it was not signed by a key that is trusted by the
+    kernel`;
     nvidia-installer's `Unable to load the 'nvidia-drm' kernel module` names it or nouveau
     (DRV222) as the cause.
 
