@@ -16,7 +16,14 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from benchlib import load_average, measure_interleaved, neutral_directory, source_commands, table
+from benchlib import (
+    add_source_option,
+    load_average,
+    measure_interleaved,
+    neutral_directory,
+    source_commands,
+    table,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -30,15 +37,7 @@ def main() -> int:
         help="a venv with envcheck installed (see bench_probe.py --setup)",
     )
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument(
-        "--source",
-        type=Path,
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="also run envcheck from this source tree (PYTHONPATH=DIR, the venv's Python) in "
-        "the same interleaved runs: before/after comparisons of two checkouts (repeatable)",
-    )
+    add_source_option(parser)
     args = parser.parse_args()
     venv = args.venv if (args.venv / "bin" / "envcheck").exists() else Path(sys.prefix)
     python = venv / "bin" / "python"

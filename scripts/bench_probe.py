@@ -23,7 +23,14 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from benchlib import load_average, measure_interleaved, neutral_directory, source_commands, table
+from benchlib import (
+    add_source_option,
+    load_average,
+    measure_interleaved,
+    neutral_directory,
+    source_commands,
+    table,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_VENV = REPO / ".bench" / "probe-venv"
@@ -40,15 +47,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--venv", type=Path, default=DEFAULT_VENV)
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument(
-        "--source",
-        type=Path,
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="also run envcheck from this source tree (PYTHONPATH=DIR, the venv's Python) in "
-        "the same interleaved runs: before/after comparisons of two checkouts (repeatable)",
-    )
+    add_source_option(parser)
     parser.add_argument("--setup", action="store_true", help="create the venv first")
     parser.add_argument(
         "--binaries", action="store_true", help="measure the ELF reading of check (issue 23)"

@@ -17,7 +17,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_triage import patterns_file
-from benchlib import load_average, measure_interleaved, neutral_directory, source_commands, table
+from benchlib import (
+    add_source_option,
+    load_average,
+    measure_interleaved,
+    neutral_directory,
+    source_commands,
+    table,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 # the corpus's longest log (its logs are what users pasted: a few hundred bytes to 1.4 KB)
@@ -28,14 +35,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--log", type=Path, default=DEFAULT_LOG)
     parser.add_argument("--runs", type=int, default=11)
-    parser.add_argument(
-        "--source",
-        type=Path,
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="also run envcheck from this source tree (PYTHONPATH=DIR) in the same runs",
-    )
+    add_source_option(parser)
     args = parser.parse_args()
     if not args.log.is_file():
         print(f"--log {args.log}: no such file", file=sys.stderr)

@@ -6,6 +6,7 @@ are quoted as ratios against the tool a user would otherwise run.
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import subprocess
@@ -141,6 +142,19 @@ def table(rows: Sequence[Summary], baseline: Summary | None = None) -> str:
             f"{','.join(map(str, row.returncodes))} | {ratio} |"
         )
     return "\n".join(lines)
+
+
+def add_source_option(parser: argparse.ArgumentParser) -> None:
+    """``--source DIR`` (repeatable): another checkout measured in the same interleaved runs."""
+    parser.add_argument(
+        "--source",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="also run envcheck from this source tree (PYTHONPATH=DIR, the venv's Python) in "
+        "the same interleaved runs: before/after comparisons of two checkouts (repeatable)",
+    )
 
 
 def source_commands(
