@@ -17,10 +17,8 @@ import importlib
 import os
 import signal
 import sys
-import threading
-from collections.abc import Iterator, Sequence
-from types import FrameType
-from typing import Any, NoReturn
+from collections.abc import Sequence
+from typing import NoReturn
 
 from envcheck.errors import EnvcheckError
 from envcheck.version import __version__
@@ -98,37 +96,6 @@ def _refuse_contradictions(args: argparse.Namespace) -> None:
                 raise UsageError(f"--no-index and {flag} contradict each other; give one")
 
 
-def _raise_terminated(signum: int, _frame: FrameType | None) -> None:
-    from envcheck.probes.run import Terminated
-
-    raise Terminated(signum)
-
-
-@contextlib.contextmanager
-def _signals() -> Iterator[None]:
-    """For the command: SIGTERM and SIGHUP raise ``Terminated`` in the main thread (SIGINT
-    raises KeyboardInterrupt already), so cleanup runs; SIGXFSZ (``ulimit -f``) is ignored so
-    that a write past the limit fails with EFBIG, which is reported, instead of killing us."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    wanted: dict[int, Any] = {
-        signal.SIGTERM: _raise_terminated,
-        signal.SIGHUP: _raise_terminated,
-        signal.SIGXFSZ: signal.SIG_IGN,
-    }
-    previous: dict[int, Any] = {}
-    for signum, handler in wanted.items():
-        with contextlib.suppress(OSError, ValueError):
-            previous[signum] = signal.signal(signum, handler)
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            with contextlib.suppress(OSError, ValueError, TypeError):
-                signal.signal(signum, handler)
-
-
 def _stopped(exc: BaseException) -> int:
     """End the children, say which signal stopped the command; 128 + its number."""
     from envcheck.probes.run import signal_name, stop_for_good
@@ -144,10 +111,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command with guarded standard streams (``formats.stdout``): everything printed
     is redacted and degraded to what the streams can carry; a stream that cannot be written
     (a full disk, a closed descriptor) makes the exit code 2 with one line."""
+    from envcheck.cli.signals import handled
     from envcheck.formats.stdout import guarded
     from envcheck.probes.run import Terminated
 
-    with guarded() as (out, err), _signals():
+    with guarded() as (out, err), handled():
         try:
             code = _run(argv)
         except SystemExit as exc:  # argparse: --help, --version, usage errors
