@@ -807,7 +807,7 @@ def _host_compiler_line(facts: Facts, line: LogLine) -> Hit:
 
 @rule("SYS160", "build-compiler-killed", Severity.ERROR)
 def build_compiler_killed(facts: Facts) -> Iterable[Hit]:
-    """A compiler process of the extension build was killed (out of memory)
+    """A compiler of the extension build ran out of memory (killed, or refused an allocation)
 
     ## What it checks
     gcc's `fatal error: Killed signal terminated program cc1plus` and nvcc's `'cicc' died due
