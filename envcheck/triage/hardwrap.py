@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from typing import AnyStr
 
 # the widths a terminal's line is cut at where the log shows no width of its own: the VT100's
 # two (80 and 132 columns; xterm opens at 80) and the Windows console's default buffer (120)
@@ -108,18 +109,32 @@ def cut_joined(line: str, after: list[tuple[int, str]]) -> str:
 
 
 WRAPPED_AT = 30  # characters a line cut by a hard wrap has at least (editors wrap at 72-80)
+# the narrowest wrap width taken for an editor's (72: Emacs' and git's; 80 and 76 elsewhere): a
+# shorter line was wrapped too where the next line's first word would not have fitted beside
+# it (an exception's name alone above a long path or a mangled symbol)
+WRAP_WIDTH = 72
 # a line that starts a message of its own, not the rest of the line above (the scanner reads
 # it over bytes)
 MESSAGE_START = r"^\s*(?:Traceback|File \"|[\w.]*(?:Error|Exception|Warning)\b|\[|\(|\d)"
 _STARTS = re.compile(MESSAGE_START)
 
 
+def full(line: AnyStr, after: AnyStr) -> bool:
+    """Whether a word wrap may have ended ``line`` before ``after``: ``line`` is at least
+    WRAPPED_AT characters long, or ``after``'s first word would not have fitted beside it in
+    WRAP_WIDTH columns."""
+    if len(line.strip()) >= WRAPPED_AT:
+        return True
+    first = after.split(maxsplit=1)
+    return bool(first) and len(line.rstrip()) + 1 + len(first[0]) > WRAP_WIDTH
+
+
 def wrapped(line: str, after: str) -> bool:
     """Whether ``after`` may be the rest of ``line`` that an editor, a mail client or a
-    console's word wrap put on the next line: ``line`` at least WRAPPED_AT characters long,
-    ``after`` neither empty, nor indented as code, nor a message of its own."""
+    console's word wrap put on the next line: ``line`` is full (``full``), ``after`` neither
+    empty, nor indented as code, nor a message of its own."""
     return (
-        len(line.strip()) >= WRAPPED_AT
+        full(line, after)
         and bool(after.strip())
         and not after.startswith(("  ", "\t"))
         and not _STARTS.match(after)

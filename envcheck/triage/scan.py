@@ -23,8 +23,8 @@ from envcheck.matrix.schema import Signature
 from envcheck.triage.forms import MARKER_LITERALS, needs_reading, plain_lines
 from envcheck.triage.hardwrap import (
     MESSAGE_START,
-    WRAPPED_AT,
     continues,
+    full,
     looks_cut,
     rejoined,
 )
@@ -342,7 +342,7 @@ class Scanner:
         lines = data.split(b"\n")
         runs: list[tuple[bytes, list[bytes], int]] = []
         for i in range(len(lines) - 1):
-            for size in (3, 2):  # the longer run first: the rest of a cut path
+            for size in (4, 3, 2):  # the longer run first: the rest of a cut path
                 if i + size > len(lines) or any(
                     n in result.named for n in range(i + 1, i + size + 1)
                 ):
@@ -365,7 +365,7 @@ class Scanner:
                 continue
             regex = self._line_res[found]
             if all(regex.search(p) is None for p in parts):
-                done.add(at)
+                done.update(range(at, at + len(parts)))  # a line is part of one message
                 self._tally(found, whole, at, result)
 
     def rejoin(self, data: bytes, result: ScanResult) -> None:
@@ -435,7 +435,7 @@ class Scanner:
         """A more specific signature than ``index`` (None: none) that ``line`` joined to the
         line before or after it (or both) matches and none of the joined lines does alone: a
         message hard-wrapped by an editor, a mail client or a terminal's width (each line but
-        the last at least ``WRAPPED_AT`` characters long, none after the first a message of
+        the last full (``hardwrap.full``), none after the first a message of
         its own)."""
         before, after = (_one_line(n) for n in around())
         runs: list[tuple[list[bytes], int]] = []
@@ -521,9 +521,10 @@ def _unprefixed(line: bytes | None) -> bytes | None:
 
 
 def _wrapped(parts: Sequence[bytes]) -> bool:
-    """Whether ``parts`` may be one message hard-wrapped: every line but the last at least
-    WRAPPED_AT characters long, none after the first empty or a message of its own."""
-    return not any(len(p.strip()) < WRAPPED_AT for p in parts[:-1]) and not any(
+    """Whether ``parts`` may be one message hard-wrapped: every line but the last full
+    (``hardwrap.full``: WRAPPED_AT characters, or the next line's first word would not have
+    fitted beside it), none after the first empty or a message of its own."""
+    return all(full(a, b) for a, b in itertools.pairwise(parts)) and not any(
         not p.strip() or _STARTS.match(p) for p in parts[1:]
     )
 

@@ -8,6 +8,7 @@ file; whatever the engine (grep, the Python one), from a file or held in memory.
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -186,6 +187,30 @@ def test_wrapped_message_keeps_the_users_line_numbers(
     log.write_text(text, encoding="utf-8")
     assert text.count("\n") == 5  # the CUDA line took two lines
     assert _named(cli, log) == {"no-kernel-image": 3, "cannot-import-name": 5}
+
+
+def test_a_wrap_before_each_long_word_is_read_as_one_message(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """An editor that wraps at 72 columns puts a word longer than what is left of the line on
+    a line of its own: the exception's name alone, the library's path, 'undefined symbol:',
+    the mangled name (flash-attention#821). The four lines are one message, named at the
+    first, with the library read from the path."""
+    line = (
+        "ImportError: .../test_env/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-"
+        "x86_64-linux-gnu.so: undefined symbol: _ZN2at4_ops5zeros4callEN3c108ArrayRefINS2_6Sym"
+        "IntEEENS2_8optionalINS2_10ScalarTypeEEENS6_INS2_6LayoutEEENS6_INS2_6DeviceEEENS6_IbEE"
+    )
+    wrapped = textwrap.wrap(line, 72, break_long_words=False, break_on_hyphens=False)
+    assert len(wrapped) == 4 and wrapped[0] == "ImportError:"
+    log = tmp_path / "wrapped.log"
+    log.write_text("import flash_attn\n" + "\n".join(wrapped) + "\n", encoding="utf-8")
+    result = cli("triage", str(log), "--json", "--no-probe")
+    data = result.json()["data"]
+    assert {m["id"]: m["first"]["line"] for m in data["matches"]} == {
+        "undefined-symbol-flash-attn": 2
+    }
+    assert "flash_attn_2_cuda" in json.dumps(data)
 
 
 def test_short_lines_are_not_joined(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
