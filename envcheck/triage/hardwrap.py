@@ -150,3 +150,18 @@ def continues(line: str, after: str) -> bool:
         and not _SENTENCE_END.search(line.rstrip())
         and (after[:1].islower() or after[:1].isdigit())
     )
+
+
+def moved_down(above: str, line: str) -> bool:
+    """Whether ``line`` may be the end of ``above``'s message that a word wrap moved down:
+    ``line`` goes on in lower case (no record, no indentation of its own) and its first word
+    would not have fitted beside ``above`` in WRAP_WIDTH columns (a library's path above
+    'undefined symbol: ...')."""
+    first = line.split(maxsplit=1)
+    return (
+        bool(first)
+        and bool(above.strip())
+        and line[:1].islower()
+        and not _RECORD.match(line)
+        and len(above.rstrip()) + 1 + len(first[0]) > WRAP_WIDTH
+    )

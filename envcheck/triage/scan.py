@@ -26,6 +26,7 @@ from envcheck.triage.hardwrap import (
     continues,
     full,
     looks_cut,
+    moved_down,
     rejoined,
 )
 from envcheck.triage.patterns import re2_module, required_literals
@@ -316,10 +317,12 @@ class Scanner:
             return named
         if named and not self.signatures[named[0][0]].generic:
             if len(named) == 1 and plain is not None:
-                return [self._with_rest(named[0], around)]
+                return [self._with_rest(self._with_start(named[0], around), around)]
             return named
         joined = self._unwrapped(plain, lineno, named[0][0] if named else None, around)
-        return [joined] if joined is not None else named
+        if joined is not None:
+            return [joined]
+        return [self._with_start(named[0], around)] if len(named) == 1 else named
 
     def _gated(self, lines: Sequence[bytes]) -> list[int]:
         """Indices of ``lines`` a signature may match (the engine's prefilter)."""
@@ -428,6 +431,22 @@ class Scanner:
             return named
         whole = text + b" " + rest.strip()
         return (index, whole, at) if self._line_res[index].search(whole) else named
+
+    def _with_start(
+        self, named: tuple[int, bytes, int], around: Neighbours
+    ) -> tuple[int, bytes, int]:
+        """A named line with the start of its message that a word wrap left on the line above
+        (hardwrap.moved_down), where the signature matches the joined text too: the library's
+        path before 'undefined symbol: ...' that names the package. Named at the line above."""
+        index, line, at = named
+        before = _one_line(_unprefixed(around()[0]))
+        if before is None:
+            return named
+        text, above = line.rstrip(b"\r"), before.rstrip(b"\r")
+        if not moved_down(above.decode("utf-8", "replace"), text.decode("utf-8", "replace")):
+            return named
+        whole = above.rstrip() + b" " + text.strip()
+        return (index, whole, at - 1) if self._line_res[index].search(whole) else named
 
     def _unwrapped(
         self, line: bytes, lineno: int, index: int | None, around: Neighbours

@@ -213,6 +213,31 @@ def test_a_wrap_before_each_long_word_is_read_as_one_message(
     assert "flash_attn_2_cuda" in json.dumps(data)
 
 
+def test_a_named_line_takes_the_start_its_wrap_left_above(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """'undefined symbol: ...' is named alone, but the library it is missing from (the package
+    to rebuild) is the path a word wrap left on the line above (pytorch_scatter#186): the path
+    is read as the message's start, and the package's extension is the confirmed cause."""
+    line = (
+        "OSError: /home/zhao/anaconda3/envs/pytorch2/lib/python3.6/site-packages/torch_scatter/"
+        "_version.so: undefined symbol: _ZN5torch3jit17parseSchemaOrNameERKSs"
+    )
+    wrapped = textwrap.wrap(line, 72, break_long_words=False, break_on_hyphens=False)
+    assert wrapped[-1].startswith("undefined symbol:")
+    log = tmp_path / "wrapped.log"
+    log.write_text("\n".join(wrapped) + "\n", encoding="utf-8")
+    data = cli("triage", str(log), "--json", "--no-probe").json()["data"]
+    facts = json.dumps(data)
+    assert "torch_scatter/_version.so" in facts
+    causes = [c for m in data["matches"] for c in m["causes"]]
+    confirmed = {c["code"] for c in causes if c["verdict"] == "confirmed"}
+    assert "TOR150" in confirmed
+    # a line above that a wrap did not end (short, its next word fits) is not taken
+    log.write_text("OSError: see below\n" + wrapped[-1] + "\n", encoding="utf-8")
+    assert "see below" not in json.dumps(cli("triage", str(log), "--json", "--no-probe").json())
+
+
 def test_short_lines_are_not_joined(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
     """Two short lines that only together read as a message are two messages, not one cut
     line: nothing is named."""
