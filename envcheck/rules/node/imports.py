@@ -139,6 +139,14 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
         return lib_symbol_missing(facts, line)
     if name is None:
         raise NotStated(f"line {line.line} is cut before the name", "packages")
+    owner = line.stated.get("object_class")
+    if module is None and owner is not None:
+        # `'DataFrame' object has no attribute 'append'`: a member a release removed, known
+        # only by its class; any other member is the code's own (a column name, a typo)
+        member = facts.matrix.removed_member(owner, name)
+        if member is None:
+            raise NotStated(f"no release is known to remove {owner}.{name}", "packages")
+        module = member.module.rsplit(".", maxsplit=1)[0]
     if module is None:  # Python < 3.8 does not name the module
         return Hit(
             f"the module '{name}' is imported from lacks it (line {line.line}): the importing "
