@@ -146,7 +146,8 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
         member = facts.matrix.removed_member(owner, name)
         if member is None:
             raise NotStated(f"no release is known to remove {owner}.{name}", "packages")
-        module = member.module.rsplit(".", maxsplit=1)[0]
+        # None: the installed release predates the removal, so it is not the cause
+        return _removed_name(facts, line, member.module.rsplit(".", maxsplit=1)[0], name)
     if module is None:  # Python < 3.8 does not name the module
         return Hit(
             f"the module '{name}' is imported from lacks it (line {line.line}): the importing "
