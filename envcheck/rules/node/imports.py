@@ -275,6 +275,32 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
     )
 
 
+def _compiled_extension_missing(
+    line: LogLine, module: str, dist: str, installed: object, evidence: dict[str, object]
+) -> Hit:
+    """`No module named 'flash_attn_2_cuda'`: a distribution's own compiled extension
+    (``compiled = true``) is missing, so the installed distribution is there without its build
+    (a wheel for another Python or torch, a source install that skipped the CUDA build). A
+    plain `pip install` answers 'already satisfied': the fix removes it and builds it here
+    against the installed torch, as threads run it."""
+    holder = f"{dist} {installed}" if installed is not None else dist
+    return Hit(
+        f"{module} is {dist}'s compiled extension and this interpreter cannot import it (line "
+        f"{line.line}): {holder} is installed without its build for this Python and torch, "
+        "or is not installed",
+        evidence=evidence,
+        fix=fix(
+            f"Reinstall {dist} built against the installed torch and CUDA: pip uninstall -y "
+            f"{dist}, then pip install {dist} --no-build-isolation --no-cache-dir (nvcc of "
+            f"torch's CUDA on PATH), or install the prebuilt wheel of the {dist} release made "
+            "for this torch, CUDA, Python and C++ ABI",
+            "manual",
+            manual(f"pip uninstall -y {dist}"),
+            pip_install(dist, flags=("--no-build-isolation", "--no-cache-dir")),
+        ),
+    )
+
+
 def _namespace_shell(facts: Facts, line: LogLine, module: str, name: str) -> Hit:
     """`cannot import name 'X' from 'Y' (unknown location)`: Python imported Y as a namespace
     package, a directory without its ``__init__.py``: an install that was interrupted or half
@@ -887,6 +913,8 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         # a traceback in pip's isolated build environment (pip-build-env-*/overlay) whose
         # package the log does not name: the same cause, worded without the name
         return _missing_in_source_build(line, module, dist, None, installed)
+    if entry is not None and entry.compiled and len(parts) == 1:
+        return _compiled_extension_missing(line, module, dist, installed, evidence)
     named = (
         f" (the import name differs from the distribution: {module} comes from {dist})"
         if entry is not None and entry.distribution
