@@ -36,6 +36,22 @@ def test_dataframe_append_pins_pandas_1(cli: Callable[..., CliResult], tmp_path:
     assert "pandas.concat" in str(found)
 
 
+def test_pillow_and_matplotlib_members_pin_the_release_before(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    lines = {
+        "AttributeError: 'ImageDraw' object has no attribute 'textsize'": "pillow<10",
+        "AttributeError: 'FreeTypeFont' object has no attribute 'getsize'": "pillow<10",
+        "AttributeError: 'FigureCanvasAgg' object has no attribute 'tostring_rgb'. Did you "
+        "mean: 'tostring_argb'?": "matplotlib<3.10",
+        "AttributeError: 'Legend' object has no attribute 'legendHandles'": "matplotlib<3.9",
+    }
+    for n, (line, pin) in enumerate(lines.items()):
+        found = causes(cli, log_file(tmp_path, line, name=f"{n}.log"))["PY150"]
+        assert found["verdict"] == "confirmed", line
+        assert pin in fix_text(found), line
+
+
 def test_installed_pandas_1_rules_the_removal_out(
     cli: Callable[..., CliResult], tmp_path: Path
 ) -> None:
@@ -81,6 +97,21 @@ def test_module_level_removals_pin_the_release_before(
             "scipy<1.17",
         ),
         "ModuleNotFoundError: No module named 'keras.engine'": ("PY151", "keras<2.13"),
+        "AttributeError: module 'networkx' has no attribute 'from_numpy_matrix'": (
+            "PY150",
+            "networkx<3",
+        ),
+        "AttributeError: module 'matplotlib.cm' has no attribute 'get_cmap'": (
+            "PY150",
+            "matplotlib<3.9",
+        ),
+        "ImportError: cannot import name 'DEFAULT_CIPHERS' from 'urllib3.util.ssl_' "
+        "(/usr/local/lib/python3.9/site-packages/urllib3/util/ssl_.py)": ("PY150", "urllib3<2"),
+        "ImportError: cannot import name 'appengine' from 'requests.packages.urllib3.contrib' "
+        "(/usr/local/lib/python3.9/site-packages/urllib3/contrib/__init__.py)": (
+            "PY150",
+            "urllib3<2",
+        ),
         "ModuleNotFoundError: No module named 'keras.src.engine'": ("PY151", "keras<3"),
     }
     for n, (line, (code, pin)) in enumerate(lines.items()):

@@ -3565,4 +3565,10 @@ EXAMPLES += [
         "object-member-removed",
     ),
     ("AttributeError: 'Series' object has no attribute 'iteritems'", "object-member-removed"),
+    ("AttributeError: 'ImageDraw' object has no attribute 'textsize'", "object-member-removed"),
+    (
+        "AttributeError: 'FigureCanvasAgg' object has no attribute 'tostring_rgb'. Did you mean: "
+        "'tostring_argb'?",
+        "object-member-removed",
+    ),
 ]
