@@ -3571,4 +3571,9 @@ EXAMPLES += [
         "'tostring_argb'?",
         "object-member-removed",
     ),
+    (
+        "AttributeError: 'FigureCanvasTkAgg' object has no attribute 'tostring_rgb'. Did you "
+        "mean: 'tostring_argb'?",
+        "object-member-removed",
+    ),
 ]
