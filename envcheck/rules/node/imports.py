@@ -91,7 +91,10 @@ def import_name_missing(facts: Facts) -> Iterable[Hit]:
     Y, its installed version and the range the installed packages require of it (when the node
     is known). `from partially initialized module` means a circular import or a local file
     that shadows the package; `(unknown location)` a package directory without its files (a
-    broken or half-removed install, or a local directory of that name). Only a log states the failed import.
+    broken or half-removed install, or a local directory of that name). An instance's
+    `'DataFrame' object has no attribute 'append'` is the same skew for a member a release
+    removed from a library's class (`[[import_name]]` "pandas.DataFrame.append"); other members
+    (a missing column, a typo) are the code's own. Only a log states the failed import.
 
     ## Why it matters
     Packages move, rename and remove names between releases: an importer written for another
@@ -114,13 +117,16 @@ def import_name_missing(facts: Facts) -> Iterable[Hit]:
     (`pip install 'deepspeed>=0.14.4'` for torch 2.4's removed elastic `log`). Pydantic 2's own
     refusals of pydantic 1 code (a removed or moved name, a V1 validator form) pin pydantic 1:
     `pip install "pydantic<2"`. pyOpenSSL's `module 'lib' has no attribute 'X'` (a symbol the
-    installed cryptography's bindings dropped) upgrades pyOpenSSL.
+    installed cryptography's bindings dropped) upgrades pyOpenSSL. A removed class member pins
+    the release before its removal (`pip install "pandas<2.0"` for DataFrame.append, `"pillow<10"`
+    for ImageDraw.textsize, `"matplotlib<3.10"` for FigureCanvasAgg.tostring_rgb).
 
     ## References
     - python/cpython Python/ceval.c (import_from: "cannot import name %R from %R (%S)")
     - pydantic/pydantic pydantic/_migration.py (PydanticImportError: "has been removed in V2")
     - https://github.com/huggingface/alignment-handbook/issues/180 (deepspeed==0.14.4)
     - https://github.com/pyca/pyopenssl/issues/1114 (upgrade pyOpenSSL, or pin cryptography)
+    - https://github.com/cppcoders/cpm-python/issues/3 (pandas 2.0's DataFrame.append)
     - matrices/generated/python_names.toml (scripts/gen_python_names.py)
     - matrices/generated/importers.toml (scripts/gen_importers.py)
     """
