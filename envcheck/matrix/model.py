@@ -395,6 +395,15 @@ class Matrix:
                 return found
         return None
 
+    def removed_member(self, owner: str, name: str) -> ImportName | None:
+        """The curated removal of ``name`` from a class ``owner`` (``DataFrame``, ``append``:
+        the entry ``pandas.DataFrame.append``), as an instance's AttributeError names them;
+        None when no release is recorded as removing it."""
+        suffix = f".{owner}.{name}"
+        return next(
+            (e for e in self.import_names if e.removed_by and e.module.endswith(suffix)), None
+        )
+
     def python_names(self) -> PythonNames:
         """The generated table of names and modules by release, read on first use."""
         from envcheck.matrix.python_names import read

@@ -231,6 +231,10 @@ class ImportName:
     # no longer import it (`deepspeed>=0.14.4` for torch's elastic agent `log`): the importer's
     # upgrade, which threads run instead of pinning the library back
     importer_fix: str | None = None
+    # the distribution's own compiled extension under a top-level name (flash_attn_2_cuda):
+    # missing means the installed distribution lacks its build, so the fix reinstalls it built
+    # here (--no-build-isolation), not a plain install that pip answers 'already satisfied'
+    compiled: bool = False
     # a standard-library module compiled only when a C library's headers were present when that
     # Python was built (`_lzma`: liblzma): the OS development packages it needs
     apt: str | None = None

@@ -77,6 +77,7 @@ from envcheck.rules.node import (  # noqa: F401
     sim_stated,
     simulator_buffers,
     simulators,
+    ssl_floor,
     system,
     system_build,
     thread_limits,

@@ -189,6 +189,8 @@ FACTS: dict[str, str] = {
     "module": "a Python module the import system could not find (No module named 'X')",
     "import_name": "a name an import could not find in a module (cannot import name 'X')",
     "from_module": "the module that import read it from (cannot import name 'X' from 'Y')",
+    "object_class": "the class an instance's missing attribute was read from ('DataFrame' "
+    "object has no attribute 'X')",
     "importer_file": "the file of the innermost traceback frame above a failed import, under "
     "site-packages (the module whose import statement failed)",
     "conda_virtual_have": "the version of a conda virtual package (__cuda, __glibc) this system "

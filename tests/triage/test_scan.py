@@ -3539,3 +3539,41 @@ EXAMPLES += [
         "nvidia-smi-not-installed",
     ),
 ]
+
+# urllib3 2's OpenSSL check (the ImportError, and the LibreSSL warning as noise), and pandas
+# 2.0's removed DataFrame/Series members by their AttributeError
+EXAMPLES += [
+    (
+        "ImportError: urllib3 v2 only supports OpenSSL 1.1.1+, currently the 'ssl' module is "
+        "compiled with 'OpenSSL 1.0.2k-fips  26 Jan 2017'. See: "
+        "https://github.com/urllib3/urllib3/issues/2168",
+        "urllib3-openssl-floor",
+    ),
+    (
+        "ImportError: urllib3 v2.0 only supports OpenSSL 1.1.1+, currently the 'ssl' module is "
+        "compiled with LibreSSL 2.8.3. See: https://github.com/urllib3/urllib3/issues/2168",
+        "urllib3-openssl-floor",
+    ),
+    (
+        "/Users/u/venv/lib/python3.9/site-packages/urllib3/__init__.py:35: NotOpenSSLWarning: "
+        "urllib3 v2 only supports OpenSSL 1.1.1+, currently the 'ssl' module is compiled with "
+        "'LibreSSL 2.8.3'. See: https://github.com/urllib3/urllib3/issues/3020",
+        "urllib3-not-openssl-warning",
+    ),
+    (
+        "AttributeError: 'DataFrame' object has no attribute 'append'. Did you mean: '_append'?",
+        "object-member-removed",
+    ),
+    ("AttributeError: 'Series' object has no attribute 'iteritems'", "object-member-removed"),
+    ("AttributeError: 'ImageDraw' object has no attribute 'textsize'", "object-member-removed"),
+    (
+        "AttributeError: 'FigureCanvasAgg' object has no attribute 'tostring_rgb'. Did you mean: "
+        "'tostring_argb'?",
+        "object-member-removed",
+    ),
+    (
+        "AttributeError: 'FigureCanvasTkAgg' object has no attribute 'tostring_rgb'. Did you "
+        "mean: 'tostring_argb'?",
+        "object-member-removed",
+    ),
+]

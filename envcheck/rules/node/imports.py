@@ -91,7 +91,10 @@ def import_name_missing(facts: Facts) -> Iterable[Hit]:
     Y, its installed version and the range the installed packages require of it (when the node
     is known). `from partially initialized module` means a circular import or a local file
     that shadows the package; `(unknown location)` a package directory without its files (a
-    broken or half-removed install, or a local directory of that name). Only a log states the failed import.
+    broken or half-removed install, or a local directory of that name). An instance's
+    `'DataFrame' object has no attribute 'append'` is the same skew for a member a release
+    removed from a library's class (`[[import_name]]` "pandas.DataFrame.append"); other members
+    (a missing column, a typo) are the code's own. Only a log states the failed import.
 
     ## Why it matters
     Packages move, rename and remove names between releases: an importer written for another
@@ -114,13 +117,16 @@ def import_name_missing(facts: Facts) -> Iterable[Hit]:
     (`pip install 'deepspeed>=0.14.4'` for torch 2.4's removed elastic `log`). Pydantic 2's own
     refusals of pydantic 1 code (a removed or moved name, a V1 validator form) pin pydantic 1:
     `pip install "pydantic<2"`. pyOpenSSL's `module 'lib' has no attribute 'X'` (a symbol the
-    installed cryptography's bindings dropped) upgrades pyOpenSSL.
+    installed cryptography's bindings dropped) upgrades pyOpenSSL. A removed class member pins
+    the release before its removal (`pip install "pandas<2.0"` for DataFrame.append, `"pillow<10"`
+    for ImageDraw.textsize, `"matplotlib<3.10"` for FigureCanvasAgg.tostring_rgb).
 
     ## References
     - python/cpython Python/ceval.c (import_from: "cannot import name %R from %R (%S)")
     - pydantic/pydantic pydantic/_migration.py (PydanticImportError: "has been removed in V2")
     - https://github.com/huggingface/alignment-handbook/issues/180 (deepspeed==0.14.4)
     - https://github.com/pyca/pyopenssl/issues/1114 (upgrade pyOpenSSL, or pin cryptography)
+    - https://github.com/cppcoders/cpm-python/issues/3 (pandas 2.0's DataFrame.append)
     - matrices/generated/python_names.toml (scripts/gen_python_names.py)
     - matrices/generated/importers.toml (scripts/gen_importers.py)
     """
@@ -139,6 +145,15 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
         return lib_symbol_missing(facts, line)
     if name is None:
         raise NotStated(f"line {line.line} is cut before the name", "packages")
+    owner = line.stated.get("object_class")
+    if module is None and owner is not None:
+        # `'DataFrame' object has no attribute 'append'`: a member a release removed, known
+        # only by its class; any other member is the code's own (a column name, a typo)
+        member = facts.matrix.removed_member(owner, name)
+        if member is None:
+            raise NotStated(f"no release is known to remove {owner}.{name}", "packages")
+        # None: the installed release predates the removal, so it is not the cause
+        return _removed_name(facts, line, member.module.rsplit(".", maxsplit=1)[0], name)
     if module is None:  # Python < 3.8 does not name the module
         return Hit(
             f"the module '{name}' is imported from lacks it (line {line.line}): the importing "
@@ -263,6 +278,32 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
             "required": [r for _, r in wanted],
         },
         fix=fix(summary, "manual", *actions),
+    )
+
+
+def _compiled_extension_missing(
+    line: LogLine, module: str, dist: str, installed: object, evidence: dict[str, object]
+) -> Hit:
+    """`No module named 'flash_attn_2_cuda'`: a distribution's own compiled extension
+    (``compiled = true``) is missing, so the installed distribution is there without its build
+    (a wheel for another Python or torch, a source install that skipped the CUDA build). A
+    plain `pip install` answers 'already satisfied': the fix removes it and builds it here
+    against the installed torch, as threads run it."""
+    holder = f"{dist} {installed}" if installed is not None else dist
+    return Hit(
+        f"{module} is {dist}'s compiled extension and this interpreter cannot import it (line "
+        f"{line.line}): {holder} is installed without its build for this Python and torch, "
+        "or is not installed",
+        evidence=evidence,
+        fix=fix(
+            f"Reinstall {dist} built against the installed torch and CUDA: pip uninstall -y "
+            f"{dist}, then pip install {dist} --no-build-isolation --no-cache-dir (nvcc of "
+            f"torch's CUDA on PATH), or install the prebuilt wheel of the {dist} release made "
+            "for this torch, CUDA, Python and C++ ABI",
+            "manual",
+            manual(f"pip uninstall -y {dist}"),
+            pip_install(dist, flags=("--no-build-isolation", "--no-cache-dir")),
+        ),
     )
 
 
@@ -878,6 +919,8 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         # a traceback in pip's isolated build environment (pip-build-env-*/overlay) whose
         # package the log does not name: the same cause, worded without the name
         return _missing_in_source_build(line, module, dist, None, installed)
+    if entry is not None and entry.compiled and len(parts) == 1:
+        return _compiled_extension_missing(line, module, dist, installed, evidence)
     named = (
         f" (the import name differs from the distribution: {module} comes from {dist})"
         if entry is not None and entry.distribution
