@@ -3539,3 +3539,42 @@ EXAMPLES += [
         "nvidia-smi-not-installed",
     ),
 ]
+
+# kernel-wide limits (SYS188) and torch's MPS allocator (SYS232), memory.toml
+EXAMPLES += [
+    (
+        "elk_1  | max virtual memory areas vm.max_map_count [65530] is too low, increase to at "
+        "least [262144]",
+        "max-map-count-too-low",
+    ),
+    (
+        "max virtual memory areas vm.max_map_count [65530] likely too low, increase to at least "
+        "[262144]",
+        "max-map-count-too-low",
+    ),
+    ("2024-11-28T21:05:16.089+00:00: vm.max_map_count is too low", "max-map-count-too-low"),
+    (
+        "RuntimeError: unable to mmap 4096 bytes from file </torch_362873_3123855485_63350>: "
+        "Cannot allocate memory (12)",
+        "torch-shared-mmap-refused",
+    ),
+    # ENOSPC on the same file is /dev/shm's size, not the map count
+    (
+        "RuntimeError: unable to mmap 280 bytes from file </torch_59534_1208885928>: No space "
+        "left on device (28)",
+        "torch-shm-no-space",
+    ),
+    ("OSError: [Errno 23] Too many open files in system", "system-file-table-full"),
+    (
+        "Error: ENFILE: file table overflow, open '/app/data/shard-0001.json'",
+        "system-file-table-full",
+    ),
+    ("OSError: [Errno 24] Too many open files", "torch-shm-too-many-open-files"),
+    (
+        "RuntimeError: MPS backend out of memory (MPS allocated: 2.44 GB, other allocations: 4.34 "
+        "GB, max allowed: 6.77 GB). Tried to allocate 10.58 MB on private pool. Use "
+        "PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable upper limit for memory allocations (may "
+        "cause system failure).",
+        "torch-mps-out-of-memory",
+    ),
+]
