@@ -3577,4 +3577,16 @@ EXAMPLES += [
         "cause system failure).",
         "torch-mps-out-of-memory",
     ),
+    # XLA's TPU compiler out of a memory space (SYS230), memory_runtimes.toml
+    (
+        "RuntimeError: Bad StatusOr access: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. "
+        "Ran out of memory in memory space smem. Used 1.00M of 1.00M smem. Exceeded smem "
+        "capacity by 1.7K.",
+        "xla-tpu-compile-out-of-memory",
+    ),
+    (
+        "Compilation failure: Ran out of memory in memory space hbm. Used 12.34G of 8.00G hbm. "
+        "Exceeded hbm capacity by 4.34G.",
+        "xla-tpu-compile-out-of-memory",
+    ),
 ]
