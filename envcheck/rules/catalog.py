@@ -69,6 +69,7 @@ from envcheck.rules.node import (  # noqa: F401
     pip_offered,
     pip_unavailable,
     pkg_stated,
+    pod_scheduling,
     protobuf_generated,
     python_range,
     ray,

@@ -3589,4 +3589,20 @@ EXAMPLES += [
         "Exceeded hbm capacity by 4.34G.",
         "xla-tpu-compile-out-of-memory",
     ),
+    # the Kubernetes scheduler's FailedScheduling event (SYS189), memory.toml
+    (
+        "0/3 nodes are available: 1 PodToleratesNodeTaints, 3 Insufficient nvidia.com/gpu.",
+        "k8s-scheduler-insufficient-resource",
+    ),
+    (
+        "Warning  FailedScheduling  3m  default-scheduler  0/3 nodes are available: 3 "
+        "Insufficient memory. preemption: 0/3 nodes are available: 3 No preemption victims "
+        "found for incoming pod.",
+        "k8s-scheduler-insufficient-resource",
+    ),
+    (
+        "message:0/2 nodes are available: 1 PodToleratesNodeTaints, 2 Insufficient "
+        "nvidia.com/gpu. reason:Unschedulable status:False]]",
+        "k8s-scheduler-insufficient-resource",
+    ),
 ]
