@@ -21,6 +21,7 @@ _NODES = lazy(r"(?P<free>[0-9]+)/(?P<total>[0-9]+) nodes are available")
 _GPU_WORDS = ("gpu", "mig-")
 DESCRIBE = "kubectl describe nodes | grep -A 12 -e '^Allocatable' -e 'Allocated resources'"
 CONTAINERD_DEFAULT = "sudo nvidia-ctk runtime configure --runtime=containerd --set-as-default"
+DOCKER_DEFAULT = "sudo nvidia-ctk runtime configure --runtime=docker --set-as-default"
 
 
 def insufficient(text: str) -> list[str]:
@@ -54,7 +55,8 @@ def pod_unschedulable(facts: Facts) -> Iterable[Hit]:
     `kubectl describe nodes` (Allocatable, Allocated resources). A GPU the nodes do not list:
     deploy NVIDIA's device plugin (or the GPU Operator) and make the NVIDIA runtime the
     default (`sudo nvidia-ctk runtime configure --runtime=containerd --set-as-default`, then
-    restart containerd); GPUs all allocated: free them or wait. Memory or CPU: lower the pod's
+    restart containerd; `--runtime=docker` on Docker nodes); GPUs all allocated: free them or
+    wait. Memory or CPU: lower the pod's
     `resources.requests` or add a larger node.
 
     ## References
@@ -91,6 +93,7 @@ def pod_unschedulable_in_log(facts: Facts, line: LogLine) -> Hit:
                 manual(DESCRIBE),
                 manual(CONTAINERD_DEFAULT),
                 manual("sudo systemctl restart containerd  (then the device plugin's pod)"),
+                manual(f"{DOCKER_DEFAULT}; sudo systemctl restart docker  (Docker nodes)"),
                 manual("kubectl get pods -A | grep -i device-plugin  (running on the GPU node?)"),
             ),
         )
