@@ -3577,3 +3577,70 @@ EXAMPLES += [
         "object-member-removed",
     ),
 ]
+
+# kernel-wide limits (SYS188) and torch's MPS allocator (SYS232), memory.toml
+EXAMPLES += [
+    (
+        "elk_1  | max virtual memory areas vm.max_map_count [65530] is too low, increase to at "
+        "least [262144]",
+        "max-map-count-too-low",
+    ),
+    (
+        "max virtual memory areas vm.max_map_count [65530] likely too low, increase to at least "
+        "[262144]",
+        "max-map-count-too-low",
+    ),
+    ("2024-11-28T21:05:16.089+00:00: vm.max_map_count is too low", "max-map-count-too-low"),
+    (
+        "RuntimeError: unable to mmap 4096 bytes from file </torch_362873_3123855485_63350>: "
+        "Cannot allocate memory (12)",
+        "torch-shared-mmap-refused",
+    ),
+    # ENOSPC on the same file is /dev/shm's size, not the map count
+    (
+        "RuntimeError: unable to mmap 280 bytes from file </torch_59534_1208885928>: No space "
+        "left on device (28)",
+        "torch-shm-no-space",
+    ),
+    ("OSError: [Errno 23] Too many open files in system", "system-file-table-full"),
+    (
+        "Error: ENFILE: file table overflow, open '/app/data/shard-0001.json'",
+        "system-file-table-full",
+    ),
+    ("OSError: [Errno 24] Too many open files", "torch-shm-too-many-open-files"),
+    (
+        "RuntimeError: MPS backend out of memory (MPS allocated: 2.44 GB, other allocations: 4.34 "
+        "GB, max allowed: 6.77 GB). Tried to allocate 10.58 MB on private pool. Use "
+        "PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable upper limit for memory allocations (may "
+        "cause system failure).",
+        "torch-mps-out-of-memory",
+    ),
+    # XLA's TPU compiler out of a memory space (SYS230), memory_runtimes.toml
+    (
+        "RuntimeError: Bad StatusOr access: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. "
+        "Ran out of memory in memory space smem. Used 1.00M of 1.00M smem. Exceeded smem "
+        "capacity by 1.7K.",
+        "xla-tpu-compile-out-of-memory",
+    ),
+    (
+        "Compilation failure: Ran out of memory in memory space hbm. Used 12.34G of 8.00G hbm. "
+        "Exceeded hbm capacity by 4.34G.",
+        "xla-tpu-compile-out-of-memory",
+    ),
+    # the Kubernetes scheduler's FailedScheduling event (SYS189), memory.toml
+    (
+        "0/3 nodes are available: 1 PodToleratesNodeTaints, 3 Insufficient nvidia.com/gpu.",
+        "k8s-scheduler-insufficient-resource",
+    ),
+    (
+        "Warning  FailedScheduling  3m  default-scheduler  0/3 nodes are available: 3 "
+        "Insufficient memory. preemption: 0/3 nodes are available: 3 No preemption victims "
+        "found for incoming pod.",
+        "k8s-scheduler-insufficient-resource",
+    ),
+    (
+        "message:0/2 nodes are available: 1 PodToleratesNodeTaints, 2 Insufficient "
+        "nvidia.com/gpu. reason:Unschedulable status:False]]",
+        "k8s-scheduler-insufficient-resource",
+    ),
+]

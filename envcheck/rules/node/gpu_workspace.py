@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Action, Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
 
@@ -26,6 +27,12 @@ _LIBRARY_ALLOC = (
     ("CUSPARSE_STATUS_ALLOC_FAILED", "cuSPARSE"),
 )
 _XLA_REFUSED = "That was not possible"  # XLA's allocator (TPU HBM): memory_runtimes.toml  # darknet's wording; torch's and ONNX Runtime's say "Unable to find"
+# XLA's TPU compiler: the program does not fit a memory space (memory_runtimes.toml's
+# xla-tpu-compile-out-of-memory): "Used 17.91G of 15.48G hbm"
+_TPU_COMPILE = lazy(
+    r"Ran out of memory in memory space (?P<space>[a-z]+)\.?(?: Used (?P<used>[0-9.]+[KMGT]?) "
+    r"of (?P<limit>[0-9.]+[KMGT]?) )?"
+)
 _NVML = "NVML_SUCCESS"
 _NVML_INIT = "nvmlInit"
 _HELD = (
@@ -84,7 +91,9 @@ def gpu_memory_short_unnamed(facts: Facts) -> Iterable[Hit]:
     FAILED at ".../CUDACachingAllocator.cpp"` (an allocation failed, and writing the
     out-of-memory message torch's query of NVML for the processes on the GPU failed too);
     the CUDA libraries' `CUBLAS_STATUS_ALLOC_FAILED`, `CUDNN_STATUS_ALLOC_FAILED`,
-    `CUFFT_ALLOC_FAILED` (a cudaMalloc inside the library that failed).
+    `CUFFT_ALLOC_FAILED` (a cudaMalloc inside the library that failed); XLA's TPU compiler,
+    `Ran out of memory in memory space hbm. Used 17.91G of 15.48G hbm` (also `smem`,
+    `vmem`: the compiled step does not fit the chip).
 
     ## Why it matters
     Neither line says "out of memory", so the search goes to cuDNN versions and driver bugs; the
@@ -109,6 +118,7 @@ def gpu_memory_short_unnamed(facts: Facts) -> Iterable[Hit]:
     - https://github.com/ultralytics/yolov5/issues/11250
     - https://github.com/AlexeyAB/darknet/issues/7660
     - https://github.com/Stability-AI/sd3.5/issues/18
+    - https://github.com/vllm-project/vllm/issues/8318 (TPU SMEM: --max-model-len 8192)
     """
     raise Skip("only a log line states a library's hidden out-of-memory", "log.gpu_memory")
 
@@ -266,6 +276,29 @@ def gpu_memory_short_unnamed_in_log(facts: Facts, line: LogLine) -> Hit:
                     "algorithm, the ones with large workspaces too)"
                 ),
             )
+    elif (compiled := _TPU_COMPILE.search(text)) is not None:
+        space = compiled.group("space")
+        sizes = (
+            f": used {compiled.group('used')} of {compiled.group('limit')}"
+            if compiled.group("used")
+            else ""
+        )
+        message = (
+            f"XLA's TPU compiler ran out of the chip's {space.upper()} (line {line.line}"
+            f"{sizes}): the compiled step needs more than one TPU core has, before it runs; "
+            "the per-device batch, the sequence length and the sharding decide it"
+        )
+        summary = (
+            "Lower the compiled step's memory per device: a smaller per-device batch or a "
+            "shorter sequence (vLLM on TPU: a lower --max-model-len), shard weights and "
+            "optimizer state over more devices (FSDP), rematerialize activations "
+            "(jax.checkpoint / remat); else a TPU with more HBM"
+        )
+        steps = (
+            manual("a smaller per-device batch (--per_device_train_batch_size)"),
+            manual("a shorter sequence or context (vLLM: --max-model-len 8192)"),
+            manual("shard weights over the devices (fsdp); jax.checkpoint on layers"),
+        )
     elif _XLA_REFUSED in text:
         message = (
             f"XLA's device allocator refused a buffer (line {line.line}): the device's memory "
