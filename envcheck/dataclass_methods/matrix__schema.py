@@ -112,10 +112,10 @@ FUNCTIONS['b0f1ceb39b42718da08484f43a118ca267c527230e24d5fc6c7319d5bbe4225b'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.module,self.source,self.distribution,self.removed_by,self.removed_in,self.replacement,self.verified,self.note,self.importer_fix,self.apt,self.dnf,self.brew,)==(other.module,other.source,other.distribution,other.removed_by,other.removed_in,other.replacement,other.verified,other.note,other.importer_fix,other.apt,other.dnf,other.brew,)
+   return (self.module,self.source,self.distribution,self.removed_by,self.removed_in,self.replacement,self.verified,self.note,self.importer_fix,self.compiled,self.apt,self.dnf,self.brew,)==(other.module,other.source,other.distribution,other.removed_by,other.removed_in,other.replacement,other.verified,other.note,other.importer_fix,other.compiled,other.apt,other.dnf,other.brew,)
   return NotImplemented
  return __eq__
-FUNCTIONS['c225097f2cec402f634a2919576acda7ee548048da616fd9214b461b738caf46'] = __create_fn__
+FUNCTIONS['ac5a00f74cb0b41d625ec247a596f2af4bdf6c62b109739746c2a992c018eaaf'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -405,9 +405,9 @@ FUNCTIONS['e4e89a2967377f4cc1b7d532bf762ff6582804939c69643da53d2c8f6723ca61'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.module,self.source,self.distribution,self.removed_by,self.removed_in,self.replacement,self.verified,self.note,self.importer_fix,self.apt,self.dnf,self.brew,))
+  return hash((self.module,self.source,self.distribution,self.removed_by,self.removed_in,self.replacement,self.verified,self.note,self.importer_fix,self.compiled,self.apt,self.dnf,self.brew,))
  return __hash__
-FUNCTIONS['9bc1a004a4ff874e9f4ad7c50946fcbaa3f69bf1945d482e76cc15e9ccd5a4c3'] = __create_fn__
+FUNCTIONS['d4113bc2efab26ed6571bce354cb480b80a168d6da2e8832ef07e13808888027'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -645,9 +645,9 @@ FUNCTIONS['4e69fea2c3c1933be9cc0c4352136dc82e9a12edeb98c51148e272103e63e109'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(module={self.module!r}, source={self.source!r}, distribution={self.distribution!r}, removed_by={self.removed_by!r}, removed_in={self.removed_in!r}, replacement={self.replacement!r}, verified={self.verified!r}, note={self.note!r}, importer_fix={self.importer_fix!r}, apt={self.apt!r}, dnf={self.dnf!r}, brew={self.brew!r})"
+  return self.__class__.__qualname__ + f"(module={self.module!r}, source={self.source!r}, distribution={self.distribution!r}, removed_by={self.removed_by!r}, removed_in={self.removed_in!r}, replacement={self.replacement!r}, verified={self.verified!r}, note={self.note!r}, importer_fix={self.importer_fix!r}, compiled={self.compiled!r}, apt={self.apt!r}, dnf={self.dnf!r}, brew={self.brew!r})"
  return __repr__
-FUNCTIONS['45120d1d3cef35e64209f98b798780a553e201d57e75156e1fba063e855d1acc'] = __create_fn__
+FUNCTIONS['0e957d8dded24eb70fcc2e7a879c831804db81066e1f4753e11ef96ba293c116'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -995,8 +995,8 @@ def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _typ
  return __init__
 FUNCTIONS['b1b52f69bfd8624b849b9f63851f7034720c321bb136a3b286a206e4f17de561'] = __create_fn__
 
-def __create_fn__(_type_module, _type_source, _type_distribution, _type_removed_by, _type_removed_in, _type_replacement, _type_verified, _type_note, _type_importer_fix, _type_apt, _type_dnf, _type_brew, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_distribution, _dflt_removed_by, _dflt_removed_in, _dflt_replacement, _dflt_verified, _dflt_note, _dflt_importer_fix, _dflt_apt, _dflt_dnf, _dflt_brew, _return_type):
- def __init__(self,module:_type_module,source:_type_source,distribution:_type_distribution=_dflt_distribution,removed_by:_type_removed_by=_dflt_removed_by,removed_in:_type_removed_in=_dflt_removed_in,replacement:_type_replacement=_dflt_replacement,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,importer_fix:_type_importer_fix=_dflt_importer_fix,apt:_type_apt=_dflt_apt,dnf:_type_dnf=_dflt_dnf,brew:_type_brew=_dflt_brew)->_return_type:
+def __create_fn__(_type_module, _type_source, _type_distribution, _type_removed_by, _type_removed_in, _type_replacement, _type_verified, _type_note, _type_importer_fix, _type_compiled, _type_apt, _type_dnf, _type_brew, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_distribution, _dflt_removed_by, _dflt_removed_in, _dflt_replacement, _dflt_verified, _dflt_note, _dflt_importer_fix, _dflt_compiled, _dflt_apt, _dflt_dnf, _dflt_brew, _return_type):
+ def __init__(self,module:_type_module,source:_type_source,distribution:_type_distribution=_dflt_distribution,removed_by:_type_removed_by=_dflt_removed_by,removed_in:_type_removed_in=_dflt_removed_in,replacement:_type_replacement=_dflt_replacement,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,importer_fix:_type_importer_fix=_dflt_importer_fix,compiled:_type_compiled=_dflt_compiled,apt:_type_apt=_dflt_apt,dnf:_type_dnf=_dflt_dnf,brew:_type_brew=_dflt_brew)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'module',module)
   __dataclass_builtins_object__.__setattr__(self,'source',source)
   __dataclass_builtins_object__.__setattr__(self,'distribution',distribution)
@@ -1006,11 +1006,12 @@ def __create_fn__(_type_module, _type_source, _type_distribution, _type_removed_
   __dataclass_builtins_object__.__setattr__(self,'verified',verified)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
   __dataclass_builtins_object__.__setattr__(self,'importer_fix',importer_fix)
+  __dataclass_builtins_object__.__setattr__(self,'compiled',compiled)
   __dataclass_builtins_object__.__setattr__(self,'apt',apt)
   __dataclass_builtins_object__.__setattr__(self,'dnf',dnf)
   __dataclass_builtins_object__.__setattr__(self,'brew',brew)
  return __init__
-FUNCTIONS['ff943adbf8ed1ab667659cd67e53a31200d615e2c86e3ebda9ed6450b2b9d15e'] = __create_fn__
+FUNCTIONS['855047505057fb649925fc35a2298867ae21d7f4a1db223ca064ee2533494440'] = __create_fn__
 
 def __create_fn__(_type_name, _type_kind, _type_source, _type_cuda_major, _type_pip, _type_pip_dir, _type_apt, _type_apt_nvidia, _type_dnf, _type_conda, _type_note, _type_unverified_fields, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_cuda_major, _dflt_pip, _dflt_pip_dir, _dflt_apt, _dflt_apt_nvidia, _dflt_dnf, _dflt_conda, _dflt_note, _dflt_unverified_fields, _return_type):
  def __init__(self,name:_type_name,kind:_type_kind,source:_type_source,cuda_major:_type_cuda_major=_dflt_cuda_major,pip:_type_pip=_dflt_pip,pip_dir:_type_pip_dir=_dflt_pip_dir,apt:_type_apt=_dflt_apt,apt_nvidia:_type_apt_nvidia=_dflt_apt_nvidia,dnf:_type_dnf=_dflt_dnf,conda:_type_conda=_dflt_conda,note:_type_note=_dflt_note,unverified_fields:_type_unverified_fields=_dflt_unverified_fields)->_return_type:
@@ -1466,11 +1467,11 @@ FUNCTIONS['5c3b8a5dba2d484c9cb155ee8e65355b1f583effc3243b79ccbfae12a941d48f'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('module','source','distribution','removed_by','removed_in','replacement','verified','note','importer_fix','apt','dnf','brew',):
+  if type(self) is cls or name in ('module','source','distribution','removed_by','removed_in','replacement','verified','note','importer_fix','compiled','apt','dnf','brew',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['426f4441870cdc88ed99a71a3aef428b7e1153756fef3ece6afb2af0f92c8e4b'] = __create_fn__
+FUNCTIONS['370e8bcd1c3f541ba094b65cf90fbee412438ff8245394214def2ae989ee8e85'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1786,11 +1787,11 @@ FUNCTIONS['13c284181cc9662bf558a5dff83d79ecfdb686aaeb125a6cae436be1385ee2fc'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('module','source','distribution','removed_by','removed_in','replacement','verified','note','importer_fix','apt','dnf','brew',):
+  if type(self) is cls or name in ('module','source','distribution','removed_by','removed_in','replacement','verified','note','importer_fix','compiled','apt','dnf','brew',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['24fa6408e3d6a9f66f10f5d661dbe1dc4bc3e46a63f573a52bc595c8d3d0c5f1'] = __create_fn__
+FUNCTIONS['2339f11015f1aea2512e51f17ac26fa8d2d09d99601e9a6bdf75bdd82053b427'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
