@@ -17,6 +17,7 @@ from envcheck.rules.node import (  # noqa: F401
     build_cuda,
     conda_solver,
     coverage,
+    cub_headers,
     cuda_copies,
     cuda_libs,
     cuda_stated,

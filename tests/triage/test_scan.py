@@ -1503,7 +1503,7 @@ EXAMPLES += [
     ),
     (
         'src/op.cu(4): catastrophic error: cannot open source file "cub/cub.cuh"',
-        "cuda-header-missing",
+        "cub-headers-missing",
     ),
     ("GPU 0: NVIDIA GeForce RTX 5090", "collect-env-gpu-line"),
     (
@@ -3538,4 +3538,31 @@ EXAMPLES += [
         "script file, or operable program.",
         "nvidia-smi-not-installed",
     ),
+]
+
+EXAMPLES += [
+    # CUB's headers missing (SYS166): in the CUDA toolkit only from 11.0 on; GCC's, clang's,
+    # MSVC's and nvcc's front end's words, a lower-case 'no such file' and one without a space
+    (
+        "src/operator/tensor/./././sort_op-inl.cuh:10:44: fatal error: "
+        "cub/device/device_radix_sort.cuh: No such file or directory",
+        "cub-headers-missing",
+    ),
+    ("fatal error: cub/cub.cuh: no such file or directory", "cub-headers-missing"),
+    ('cub/cub.cuh:No such file or directory #include "cub/cub.cuh"', "cub-headers-missing"),
+    (
+        "kernel.cu:3:10: fatal error: 'cub/block/block_reduce.cuh' file not found",
+        "cub-headers-missing",
+    ),
+    (
+        "src\\sort.cu(4): fatal error C1083: Cannot open include file: 'cub/cub.cuh': "
+        "No such file or directory",
+        "cub-headers-missing",
+    ),
+    (
+        'sort.cu(3): catastrophic error: cannot open source file "cub/cub.cuh"',
+        "cub-headers-missing",
+    ),
+    # the toolkit's own headers stay the toolkit's (SYS152)
+    ("fatal error: cuda_runtime.h: No such file or directory", "cuda-header-missing"),
 ]
