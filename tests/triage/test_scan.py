@@ -3566,3 +3566,25 @@ EXAMPLES += [
     # the toolkit's own headers stay the toolkit's (SYS152)
     ("fatal error: cuda_runtime.h: No such file or directory", "cuda-header-missing"),
 ]
+
+EXAMPLES += [
+    # Thrust's check that the CUB it includes is the toolkit's own (SYS167), GCC's and MSVC's
+    (
+        "/usr/local/cuda-11.0/bin/../targets/x86_64-linux/include/thrust/system/cuda/config.h:"
+        "78:2: error: #error The version of CUB in your include path is not compatible with "
+        "this release of Thrust. CUB is now included in the CUDA Toolkit, so you no longer need "
+        "to use your own checkout of CUB. Define THRUST_IGNORE_CUB_VERSION_CHECK to ignore this.",
+        "thrust-cub-version-mismatch",
+    ),
+    (
+        "C:/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v11.6/include\\thrust/system/cuda/"
+        "config.h(79): fatal error C1189: #error:  The version of CUB in your include path is "
+        "not compatible with this release of Thrust.",
+        "thrust-cub-version-mismatch",
+    ),
+    (
+        "thrust/system/cuda/config.h:78:2: error: #error Thrust version must match cub version "
+        "exactly. Define THRUST_IGNORE_CUB_VERSION_CHECK to ignore.",
+        "thrust-cub-version-mismatch",
+    ),
+]

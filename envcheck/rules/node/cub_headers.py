@@ -78,6 +78,8 @@ def cub_headers_missing(facts: Facts) -> Iterable[Hit]:
     - https://github.com/NVIDIA/thrust/blob/main/thrust/system/cuda/config.h ('CUB is now
       included in the CUDA Toolkit, so you no longer need to use your own checkout of CUB')
     - https://github.com/apache/mxnet/pull/18799 (CUB submodule kept only for CUDA < 11)
+    - https://github.com/facebookresearch/pytorch3d/blob/main/INSTALL.md ('Starting from CUDA
+      11, CUB is part of CUDA'; an earlier CUDA needs CUB_HOME)
     - https://git-scm.com/docs/git-submodule
     """
     raise Skip("only a build log states a missing CUB header", "log.build")
@@ -128,4 +130,67 @@ def cub_headers_missing_in_log(facts: Facts, line: LogLine) -> Hit:
         message,
         evidence={"line": line.line, "header": header, "nvcc": stated or ""},
         fix=fix(summary, "manual", *actions),
+    )
+
+
+@rule("SYS167", "cub-version-mismatch", Severity.ERROR)
+def cub_version_mismatch(facts: Facts) -> Iterable[Hit]:
+    """A separate CUB checkout on the include path shadows the CUDA toolkit's own, and the toolkit's Thrust refuses it
+
+    ## What it checks
+    Only a build log says it: Thrust's version check in the toolkit's
+    `thrust/system/cuda/config.h`, `#error The version of CUB in your include path is not
+    compatible with this release of Thrust. CUB is now included in the CUDA Toolkit` (GCC's
+    `error: #error`, MSVC's `fatal error C1189`), and its first wording, `Thrust version must
+    match cub version exactly`.
+
+    ## Why it matters
+    From CUDA 11.0 on the toolkit ships Thrust and CUB of one release and Thrust checks that the
+    CUB it includes is that release. A CUB downloaded for an older toolkit and put first on the
+    include path (CUB_HOME, which pytorch3d's and other setup.py files add, a CUB submodule, a
+    copy under /usr/include or the toolkit's include folder) fails that check in every file
+    that includes Thrust.
+
+    ## Example
+    pytorch3d built on Windows with CUDA 11.7 and CUB_HOME set to a CUB 1.17 download:
+    `config.h(79): fatal error C1189: #error:  The version of CUB in your include path is not
+    compatible with this release of Thrust.`
+
+    ## Fix
+    With CUDA 11.0 or newer, build with the toolkit's own CUB: unset CUB_HOME (Windows: `set
+    CUB_HOME=`), drop the separate CUB from the include path, restore the toolkit's include
+    folder if CUB was copied over it, and rebuild from a clean build directory. Where the
+    project needs its own CUB release, compile with `-DTHRUST_IGNORE_CUB_VERSION_CHECK` (the
+    escape Thrust's message names).
+
+    ## References
+    - https://github.com/NVIDIA/thrust/blob/main/thrust/system/cuda/config.h (the check and
+      THRUST_IGNORE_CUB_VERSION_CHECK)
+    - https://github.com/NVIDIA/thrust/pull/1082 (the check, in its first wording)
+    - https://github.com/facebookresearch/pytorch3d/blob/main/INSTALL.md (CUB_HOME only for
+      CUDA before 11)
+    """
+    raise Skip("only a build log states Thrust's CUB version check", "log.build")
+
+
+@from_log("SYS167")
+def cub_version_mismatch_in_log(facts: Facts, line: LogLine) -> Hit:
+    """The toolkit release from the line's path where it names one; the fix is the same."""
+    stated = line.stated.get("nvcc_version")
+    toolkit = f"CUDA {stated}" if stated else "the CUDA toolkit (11.0 or newer)"
+    unset = "unset CUB_HOME (Windows: set CUB_HOME=)"
+    return Hit(
+        f"{toolkit}'s Thrust refused the CUB on the include path (line {line.line}): a separate "
+        "CUB checkout (CUB_HOME, a submodule, a copy over the toolkit's headers) shadows the "
+        "one the toolkit ships",
+        evidence={"line": line.line, "nvcc": stated or ""},
+        fix=fix(
+            f"Build with the toolkit's own CUB: {unset}, drop the separate CUB from the include "
+            "path (and restore the toolkit's include folder if CUB was copied over it), then "
+            "rebuild from a clean build directory; where the project needs its own CUB release, "
+            "compile with -DTHRUST_IGNORE_CUB_VERSION_CHECK",
+            "manual",
+            manual(unset),
+            manual("or compile with -DTHRUST_IGNORE_CUB_VERSION_CHECK"),
+        ),
     )
