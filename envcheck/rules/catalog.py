@@ -69,6 +69,7 @@ from envcheck.rules.node import (  # noqa: F401
     pip_unavailable,
     pkg_stated,
     protobuf_generated,
+    ptxas_version,
     python_range,
     ray,
     rendezvous,

@@ -3588,3 +3588,23 @@ EXAMPLES += [
         "thrust-cub-version-mismatch",
     ),
 ]
+
+EXAMPLES += [
+    # ptxas refusing a PTX file's ISA version (CUD155), Linux's and Windows' temp files, and
+    # the driver's own JIT that says the same of itself (DRV102)
+    (
+        "ptxas /tmp/tinycuda_03fe6308.ptx, line 9; fatal   : Unsupported .version 8.5; "
+        "current version is '7.5'",
+        "ptxas-older-than-ptx",
+    ),
+    (
+        "ptxas C:\\Users\\ai\\AppData\\Local\\Temp\\tmpkoko0xtp.ptx, line 5; fatal   : "
+        "Unsupported .version 8.8; current version is '8.7'",
+        "ptxas-older-than-ptx",
+    ),
+    (
+        "ptxas application ptx input, line 9; fatal   : Unsupported .version 8.5; current "
+        "version is '8.4'",
+        "driver-jit-older-than-ptx",
+    ),
+]
