@@ -8,11 +8,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from packaging.version import Version
+
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
+
+
+def _newest_of_major(facts: Facts, need: Version) -> Version | None:
+    """The newest CUDA toolkit the matrix lists of ``need``'s major, where newer than it."""
+    same = [t.cuda for t in facts.matrix.toolkits if t.cuda.major == need.major]
+    newest = max(same, default=None)
+    return newest if newest is not None and newest > need else None
 
 
 @rule("CUD155", "ptxas-older-than-ptx", Severity.ERROR)
@@ -39,7 +48,8 @@ def ptxas_older_than_ptx(facts: Facts) -> Iterable[Hit]:
     Run the ptxas of the CUDA release that introduced the PTX's ISA or a newer one: put that
     toolkit's bin first on PATH (CUDA_HOME to match), or, where a tool is pointed at a ptxas
     (TRITON_PTXAS_PATH), point it at that toolkit's or unset it so Triton uses the ptxas it
-    bundles.
+    bundles. Within the CUDA major the rest of the build uses (torch's CUDA, an extension's
+    nvcc), the newest release of that major keeps them on one major.
 
     ## References
     - https://docs.nvidia.com/cuda/parallel-thread-execution/#release-notes-ptx-release-history
@@ -58,6 +68,7 @@ def ptxas_older_than_ptx_in_log(facts: Facts, line: LogLine) -> Hit:
     have_text = f" (CUDA {have})" if have is not None else ""
     if need is None:
         cuda = "the CUDA release that introduced it"
+        within = ""
         message = (
             f"ptxas knows PTX ISA up to {known}{have_text} and was given PTX ISA {ptx} "
             f"(line {line.line}), newer than any release the matrix lists"
@@ -65,6 +76,12 @@ def ptxas_older_than_ptx_in_log(facts: Facts, line: LogLine) -> Hit:
         path = "export PATH=/usr/local/cuda-<that release>/bin:$PATH"
     else:
         cuda = f"CUDA {need}"
+        within = ""
+        newest = _newest_of_major(facts, need)
+        if newest is not None:
+            # the same major keeps what was built with the PTX's compiler (torch's CUDA,
+            # an extension's nvcc) on one CUDA major: CUD110
+            within = f" (within CUDA {need.major}: {need} to {newest}, the newest the matrix knows)"
         message = (
             f"ptxas knows PTX ISA up to {known}{have_text} and was given PTX ISA {ptx}, which "
             f"came with CUDA {need} (line {line.line}): the ptxas in use is from an older "
@@ -75,7 +92,8 @@ def ptxas_older_than_ptx_in_log(facts: Facts, line: LogLine) -> Hit:
         message,
         evidence={"line": line.line, "ptx_isa": ptx, "ptxas_isa": known, "needs": str(need)},
         fix=fix(
-            f"Run the ptxas of {cuda} or newer: put that toolkit's bin first on PATH ({path}; "
+            f"Run the ptxas of {cuda} or newer{within}: put that toolkit's bin first on PATH "
+            f"({path}; "
             "a conda environment: its cuda-nvcc package of that release); where "
             "TRITON_PTXAS_PATH points at this ptxas, point it at that toolkit's or unset it so "
             "Triton uses the ptxas it bundles",
