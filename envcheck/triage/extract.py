@@ -144,6 +144,8 @@ FACTS: dict[str, str] = {
     "windows_build": "the Windows build a log or an issue states (19042 for Windows 10 20H2)",
     "cuda_error_name": "a CUDA error's name (cudaErrorNoDevice, CUDA_ERROR_NOT_INITIALIZED)",
     "nvml_error": "an NVML return code's name (NVML_ERROR_LIB_RM_VERSION_MISMATCH)",
+    "ptx_isa": "the PTX ISA version of PTX a compiler was given (.version 8.5)",
+    "ptxas_isa": "the newest PTX ISA a ptxas knows (its 'current version', 7.5)",
     "ptx_target": "a GPU architecture a compiler (nvcc, ptxas) refused (sm_120a, compute_90)",
     "min_cc": "the compute capability a library's check requires ('(8, 0)', 8.9)",
     "ext_frame": "the installed package of a traceback's last frame above a CUDA error "

@@ -1503,7 +1503,7 @@ EXAMPLES += [
     ),
     (
         'src/op.cu(4): catastrophic error: cannot open source file "cub/cub.cuh"',
-        "cuda-header-missing",
+        "cub-headers-missing",
     ),
     ("GPU 0: NVIDIA GeForce RTX 5090", "collect-env-gpu-line"),
     (
@@ -3642,5 +3642,74 @@ EXAMPLES += [
         "message:0/2 nodes are available: 1 PodToleratesNodeTaints, 2 Insufficient "
         "nvidia.com/gpu. reason:Unschedulable status:False]]",
         "k8s-scheduler-insufficient-resource",
+    ),
+]
+
+EXAMPLES += [
+    # CUB's headers missing (SYS166): in the CUDA toolkit only from 11.0 on; GCC's, clang's,
+    # MSVC's and nvcc's front end's words, a lower-case 'no such file' and one without a space
+    (
+        "src/operator/tensor/./././sort_op-inl.cuh:10:44: fatal error: "
+        "cub/device/device_radix_sort.cuh: No such file or directory",
+        "cub-headers-missing",
+    ),
+    ("fatal error: cub/cub.cuh: no such file or directory", "cub-headers-missing"),
+    ('cub/cub.cuh:No such file or directory #include "cub/cub.cuh"', "cub-headers-missing"),
+    (
+        "kernel.cu:3:10: fatal error: 'cub/block/block_reduce.cuh' file not found",
+        "cub-headers-missing",
+    ),
+    (
+        "src\\sort.cu(4): fatal error C1083: Cannot open include file: 'cub/cub.cuh': "
+        "No such file or directory",
+        "cub-headers-missing",
+    ),
+    (
+        'sort.cu(3): catastrophic error: cannot open source file "cub/cub.cuh"',
+        "cub-headers-missing",
+    ),
+    # the toolkit's own headers stay the toolkit's (SYS152)
+    ("fatal error: cuda_runtime.h: No such file or directory", "cuda-header-missing"),
+]
+
+EXAMPLES += [
+    # Thrust's check that the CUB it includes is the toolkit's own (SYS167), GCC's and MSVC's
+    (
+        "/usr/local/cuda-11.0/bin/../targets/x86_64-linux/include/thrust/system/cuda/config.h:"
+        "78:2: error: #error The version of CUB in your include path is not compatible with "
+        "this release of Thrust. CUB is now included in the CUDA Toolkit, so you no longer need "
+        "to use your own checkout of CUB. Define THRUST_IGNORE_CUB_VERSION_CHECK to ignore this.",
+        "thrust-cub-version-mismatch",
+    ),
+    (
+        "C:/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v11.6/include\\thrust/system/cuda/"
+        "config.h(79): fatal error C1189: #error:  The version of CUB in your include path is "
+        "not compatible with this release of Thrust.",
+        "thrust-cub-version-mismatch",
+    ),
+    (
+        "thrust/system/cuda/config.h:78:2: error: #error Thrust version must match cub version "
+        "exactly. Define THRUST_IGNORE_CUB_VERSION_CHECK to ignore.",
+        "thrust-cub-version-mismatch",
+    ),
+]
+
+EXAMPLES += [
+    # ptxas refusing a PTX file's ISA version (CUD155), Linux's and Windows' temp files, and
+    # the driver's own JIT that says the same of itself (DRV102)
+    (
+        "ptxas /tmp/tinycuda_03fe6308.ptx, line 9; fatal   : Unsupported .version 8.5; "
+        "current version is '7.5'",
+        "ptxas-older-than-ptx",
+    ),
+    (
+        "ptxas C:\\Users\\ai\\AppData\\Local\\Temp\\tmpkoko0xtp.ptx, line 5; fatal   : "
+        "Unsupported .version 8.8; current version is '8.7'",
+        "ptxas-older-than-ptx",
+    ),
+    (
+        "ptxas application ptx input, line 9; fatal   : Unsupported .version 8.5; current "
+        "version is '8.4'",
+        "driver-jit-older-than-ptx",
     ),
 ]
