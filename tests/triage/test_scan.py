@@ -3592,3 +3592,10 @@ EXAMPLES += [
         "nvrm-module-flavour-stated",
     ),
 ]
+
+# Secure Boot's state as mokutil and bootctl print it (a fact for DRV225)
+EXAMPLES += [
+    ("SecureBoot enabled", "secure-boot-state-stated"),
+    ("$ SecureBoot disabled", "secure-boot-state-stated"),
+    ("     Secure Boot: enabled (user)", "secure-boot-state-stated"),
+]
