@@ -310,7 +310,9 @@ def module_signature_rejected(facts: Facts) -> Iterable[Hit]:
     system, so this is likely because it was not signed by a key that is trusted by the
     kernel`;
     nvidia-installer's `Unable to load the 'nvidia-drm' kernel module` names it or nouveau
-    (DRV222) as the cause.
+    (DRV222) as the cause; NVML's `couldn't communicate with the NVIDIA driver` / `driver not
+    loaded` in a log that also says `SecureBoot enabled` (mokutil --sb-state, bootctl), ruled
+    out where it says `SecureBoot disabled`.
 
     ## Why it matters
     DKMS and the .run installer build the module on the node; under Secure Boot it must be
