@@ -3599,3 +3599,12 @@ EXAMPLES += [
     ("$ SecureBoot disabled", "secure-boot-state-stated"),
     ("     Secure Boot: enabled (user)", "secure-boot-state-stated"),
 ]
+
+# the kernel module finding no GSP firmware file of its release (DRV228)
+EXAMPLES += [
+    ("[   10.11] NVRM: RmFetchGspRmImages: No firmware image found", "nvrm-gsp-firmware-missing"),
+    (
+        "[   10.12] NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x61:0x56:1697)",
+        "nvrm-gsp-firmware-missing",
+    ),
+]

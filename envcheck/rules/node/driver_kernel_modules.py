@@ -102,7 +102,8 @@ def gpu_initialisation_failed(facts: Facts) -> Iterable[Hit]:
     module flavour (the open modules always boot GSP; the proprietary ones can run Turing to
     Hopper without it, `NVreg_EnableGpuFirmware=0`; NVIDIA's README says Blackwell and later
     are only supported by the open modules), a GPU left in a bad state that needs a full power
-    cycle, missing auxiliary power, or a PCI address window the system firmware did not assign.
+    cycle, the GSP firmware file of the driver's release missing, missing auxiliary power, or a
+    PCI address window the system firmware did not assign.
 
     ## Example
     `NVRM: GPU 0000:05:00.0: RmInitAdapter failed! (0x62:0xffff:1622)` after `RmInitAdapter:
@@ -113,9 +114,10 @@ def gpu_initialisation_failed(facts: Facts) -> Iterable[Hit]:
     same release (nvidia-driver-<branch> without -open, the .run installer's
     --kernel-module-type=proprietary) with GSP off (`options nvidia NVreg_EnableGpuFirmware=0`
     in /etc/modprobe.d); with the proprietary module on a Blackwell GPU: the open module
-    (nvidia-driver-<branch>-open, --kernel-module-type=open). WPR2 already up: power the node
-    off and on (the BMC's power cycle), not a warm reboot. Power: connect the GPU's PCIe power
-    cables. PCI region invalid: Above 4G Decoding in the firmware setup, or `pci=realloc`.
+    (nvidia-driver-<branch>-open, --kernel-module-type=open). No firmware image found (0x61):
+    reinstall the driver package that ships /lib/firmware/nvidia/<version>/. WPR2 already up:
+    power the node off and on (the BMC's power cycle), not a warm reboot. Power: connect the
+    GPU's PCIe power cables. PCI region invalid: Above 4G Decoding in the firmware setup, or `pci=realloc`.
     Otherwise: the NVRM lines above, reseat the GPU, its power and slot, `nvidia-bug-report.sh`.
 
     ## References
@@ -132,6 +134,8 @@ _INIT_PAIR = lazy(r"RmInitAdapter failed! \((?P<stage>0x[0-9a-fA-F]+):(?P<status
 _GSP_LINE = lazy(r"GSP|gsp|bootstrap")
 _WPR2 = lazy(r"WPR2 already up|may need to be reset")
 _POWER = lazy(r"necessary power cables")
+_NO_IMAGE = lazy(r"No firmware image found")
+_FIRMWARE_FETCH = 0x61
 _BAR = lazy(r"PCI I/O region assigned to your NVIDIA device is invalid")
 _STAGE = "nvrm.init_status."
 _STATUS = "nvrm.status."
@@ -245,6 +249,21 @@ def gpu_initialisation_failed_in_log(facts: Facts, line: LogLine) -> Hit:
             "sudo update-grub, sudo reboot",
         )
         why = "its PCI address window (BAR) is invalid"
+    elif _NO_IMAGE.search(text) or (decoded is not None and decoded[0] == _FIRMWARE_FETCH):
+        summary = (
+            "The GSP firmware file of the driver's release is missing: reinstall the driver "
+            "package (it installs /lib/firmware/nvidia/<version>/gsp_*.bin), or with a module "
+            "built by hand, the .run installer of the same version without its kernel modules"
+        )
+        steps = (
+            "ls /lib/firmware/nvidia/$(cat /sys/module/nvidia/version)/  (gsp_*.bin expected)",
+            "Ubuntu/Debian: sudo apt install --reinstall nvidia-driver-<branch>-open  (or the "
+            "proprietary nvidia-driver-<branch>)",
+            "a hand-built open module: sudo sh NVIDIA-Linux-x86_64-<version>.run "
+            "--no-kernel-modules  (the same version as the module)",
+            "sudo update-initramfs -u  (the firmware goes into the initramfs), sudo reboot",
+        )
+        why = "the GSP firmware file of its release is missing"
     elif _GSP_LINE.search(text) or (decoded is not None and decoded[0] in _FIRMWARE_STAGES):
         summary, steps = _gsp_fix(line.stated.get("kernel_module"))
         why = "its GSP firmware did not boot"
