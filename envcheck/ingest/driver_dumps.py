@@ -28,8 +28,10 @@ tools (``driver_text``, ``driver_tools``): the other programs' reports that name
   ``configuration: driver=nvidia``).
 
 The CUDA versions Numba and CuPy print are cuDriverGetVersion's (1000 * major + 10 * minor):
-the newest CUDA the driver supports, as nvidia-smi's "CUDA Version". ``lsmod`` is recognised and
-skipped (it states no version, GPU model or CUDA).
+the newest CUDA the driver supports, as nvidia-smi's "CUDA Version". ``lsmod`` with an nvidia
+module is recognised and skipped (it states no version, GPU model or CUDA); ``lsmod`` with
+nouveau and no nvidia module, and ``ls`` finding no ``/dev/nvidia*``, state that no NVIDIA
+driver runs (the GPU section unavailable, stated absent).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from collections.abc import Callable, Sequence
 from envcheck.ingest import nvidia_smi
 from envcheck.ingest.common import FormatError, Source, blank, torch_section, valid_version
 from envcheck.model.report import Gpu, GpuInfo, NodeReport
-from envcheck.model.section import Section
+from envcheck.model.section import STATED_ABSENT, Section, Status
 
 GLXINFO = "glxinfo"
 VULKANINFO = "vulkaninfo"
@@ -215,6 +217,16 @@ _MODINFO_COMMAND = re.compile(r"modinfo\s+(?:-F\s+version\s+)?nvidia\b")
 _MODINFO_VERSION = re.compile(rf"^\s*(?:version:\s+)?(?P<version>{_DRIVER})\s*$")
 _DRIVER_CSV_HEAD = re.compile(r"^\s*driver_version\s*(?:,\s*[\w.]+(?: \[[^\]]+\])?\s*)*$")
 _LSMOD = re.compile(r"^\s*nvidia(?:_uvm|_drm|_modeset|_peermem)?\s+[0-9]+\s+[0-9]+\b")
+# lsmod's rows of nouveau and of the modules it uses (mxm_wmi, drm_ttm_helper, ttm: their
+# 'Used by' column names nouveau): the open-source driver bound to the GPU
+_LSMOD_NOUVEAU = re.compile(
+    r"^\s*(?:nouveau\s+[0-9]+\s+[0-9]+|[a-z0-9_]+\s+[0-9]+\s+[0-9]+\s+\S*\bnouveau\b)"
+)
+# ls finding no NVIDIA device node: the kernel module is not loaded (or a container was
+# started without the GPUs)
+_NO_DEVICE_NODES = re.compile(
+    r"^\s*ls: cannot access '?/dev/nvidia[^:]*'?: No such file or directory\s*$"
+)
 
 Finder = Callable[[Sequence[str], int, set[int]], "tuple[int, int] | None"]
 
@@ -827,6 +839,42 @@ def parse_driver_csv(source: Source) -> NodeReport:
     return _gpu(source, SMI_DRIVER_CSV, info, ("nvidia-smi --query-gpu=driver_version",))
 
 
+# -- lsmod with nouveau, ls without /dev/nvidia* -------------------------------------------------
+
+
+def _absent(source: Source, label: str, reason: str) -> NodeReport:
+    section: Section[GpuInfo] = Section(
+        Status.UNAVAILABLE, reason=reason, source=label, notes=(STATED_ABSENT,)
+    )
+    return blank(source, label).with_sections(gpu=section)
+
+
+def parse_lsmod_nouveau(source: Source) -> NodeReport:
+    """lsmod's rows with nouveau loaded and no nvidia module: no NVIDIA driver drives the GPU
+    (the NVIDIA installer and the kernel module refuse to load beside it)."""
+    lines = source.text.splitlines()
+    if any(_LSMOD.match(line) for line in lines):
+        raise FormatError("format not recognised as lsmod (nouveau): an nvidia module is loaded")
+    return _absent(
+        source,
+        "lsmod (nouveau)",
+        "no usable NVIDIA driver: lsmod lists nouveau and no nvidia module (nouveau holds the "
+        "GPU: blacklist nouveau, rebuild the initramfs and reboot)",
+    )
+
+
+def parse_no_device_nodes(source: Source) -> NodeReport:
+    """``ls -l /dev/nvidia*`` answering that no such file exists: the NVIDIA kernel module is
+    not loaded (it creates /dev/nvidiactl and /dev/nvidiaN), or a container was started
+    without the GPUs."""
+    return _absent(
+        source,
+        "ls /dev/nvidia*",
+        "no usable NVIDIA driver: no /dev/nvidia* device node exists (the NVIDIA kernel module "
+        "is not loaded; in a container, it was started without the GPUs)",
+    )
+
+
 # kind -> (label, parser); None: recognised, states no node fact envcheck reads
 PARSERS: dict[str, tuple[str, Callable[[Source], NodeReport] | None]] = {
     "glxinfo": (GLXINFO, parse_glxinfo),
@@ -851,6 +899,8 @@ PARSERS: dict[str, tuple[str, Callable[[Source], NodeReport] | None]] = {
     "smi-driver-csv": (SMI_DRIVER_CSV, parse_driver_csv),
     "nvidia-smi-q-part": ("nvidia-smi -q (without its banner)", nvidia_smi.parse_query),
     "lsmod": ("lsmod", None),
+    "lsmod-nouveau": ("lsmod (nouveau)", parse_lsmod_nouveau),
+    "no-device-nodes": ("ls /dev/nvidia*", parse_no_device_nodes),
 }
 
 # tried before every other section: its line is modinfo's own 'version:' line, which the full
@@ -878,4 +928,6 @@ FINDERS: tuple[tuple[str, Finder], ...] = (
     ("package-list", _any_line(package_line)),
     ("driver-libraries", _any_line(LIBRARY_LINE.search)),
     ("lsmod", _any_line(_LSMOD.match)),
+    ("lsmod-nouveau", _any_line(_LSMOD_NOUVEAU.match)),
+    ("no-device-nodes", _any_line(_NO_DEVICE_NODES.match)),
 )

@@ -55,6 +55,10 @@ FACTS: dict[str, str] = {
     "dtype": "the floating-point type the job asked for (bfloat16, bf16, float16, half ...)",
     "driver_cuda": "the newest CUDA the driver supports, as CUDA prints it (12080 -> 12.8)",
     "driver_version": "the NVIDIA driver version",
+    "kernel_module": "the NVIDIA kernel module's flavour as its ID names it ('Open Kernel Module' or 'x86_64 Kernel Module')",
+    "secure_boot": "whether Secure Boot is on, as mokutil --sb-state or bootctl states it "
+    "(enabled / disabled)",
+    "nvrm_init": "RmInitAdapter's stage and NV_STATUS code, '0x62:0x40'",
     "torch_version": "the torch version",
     "cuda_available": "what torch.cuda.is_available() returned (True/False), read from the line "
     "after the call in a Python REPL",

@@ -278,7 +278,11 @@ class Scanner:
                 and (found := self._name(cut[0], cut[1], None))
             ]
             if joined:
-                return min(joined, key=lambda named: named[0][0])
+                best = min(joined, key=lambda named: named[0][0])
+                # a join never trades the line's own failure for a benign line's facts: an
+                # 80-column 'cannot open shared object file' before 'ls /usr/lib/wsl/lib'
+                if not all(self.signatures[i].noise for i, _, _ in best) or not self._fails(line):
+                    return best
         named = self._name_form(line, lineno, around)
         rest = strip_prefixes(_ANSI.sub(b"", line[:MAX_MATCHED]))
         if rest is None:
@@ -296,6 +300,11 @@ class Scanner:
             kept = {i for i, _, _ in inner}
             inner += [n for n in named if self.signatures[n[0]].noise and n[0] not in kept]
         return inner
+
+    def _fails(self, line: bytes) -> bool:
+        """Whether ``line`` by itself is named by a failure signature (not a noise one)."""
+        index = self._identify(line)
+        return index is not None and not self.signatures[index].noise
 
     def _name_form(
         self, line: bytes, lineno: int, around: Neighbours | None

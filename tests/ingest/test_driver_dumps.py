@@ -521,3 +521,44 @@ def test_apt_policy_of_a_package_not_installed_is_not_a_driver(tmp_path: Path) -
     result = run_cli("check", "--from", str(dump))
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
+
+
+# https://github.com/mattshma/bigdata/issues/133's shapes: lsmod with nouveau bound and no
+# nvidia module, and ls finding no NVIDIA device node: both state that no NVIDIA driver runs
+LSMOD_NOUVEAU = (
+    "$ lsmod | grep -i -e nvidia -e nouveau\n"
+    "nouveau              2433024  1\n"
+    "mxm_wmi                16384  1 nouveau\n"
+    "drm_ttm_helper         16384  1 nouveau\n"
+    "ttm                    86016  2 drm_ttm_helper,nouveau\n"
+)
+NO_DEVICE_NODES = (
+    "$ ls -l /dev/nvidia*\nls: cannot access '/dev/nvidia*': No such file or directory\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [(LSMOD_NOUVEAU, "lsmod lists nouveau"), (NO_DEVICE_NODES, "no /dev/nvidia* device node")],
+)
+def test_a_paste_that_says_no_nvidia_driver_runs_is_read(
+    tmp_path: Path, text: str, said: str
+) -> None:
+    """Read, not refused: beside a CUDA build of torch it is DRV103 (no driver visible)."""
+    dump = tmp_path / "dump.txt"
+    dump.write_text(text)
+    freeze = tmp_path / "freeze.txt"
+    freeze.write_text("torch==2.1.0+cu121\nnumpy==1.26.4\n")
+    alone = run_cli("check", "--from", str(dump))
+    assert alone.returncode == 0, alone.stderr
+    result = run_cli("check", "--from", str(dump), "--from", str(freeze))
+    assert "DRV103" in result.stdout and said in " ".join(result.stdout.split())
+
+
+def test_lsmod_with_nvidia_and_nouveau_is_not_read_as_nouveau_alone() -> None:
+    from envcheck.ingest.common import FormatError
+    from envcheck.ingest.driver_dumps import parse_lsmod_nouveau
+
+    text = LSMOD_NOUVEAU + "nvidia              56496128  0\n"
+    with pytest.raises(FormatError):
+        parse_lsmod_nouveau(Source(name="lsmod", text=text))

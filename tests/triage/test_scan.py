@@ -3713,3 +3713,72 @@ EXAMPLES += [
         "driver-jit-older-than-ptx",
     ),
 ]
+
+# the NVIDIA kernel module failing to initialise a GPU it found (RmInitAdapter), DRV228
+EXAMPLES += [
+    (
+        "[   81.967331] NVRM: GPU0 _kgspBootGspRm: unexpected WPR2 already up, cannot proceed "
+        "with booting GSP",
+        "nvrm-gsp-wpr2-already-up",
+    ),
+    (
+        "[    6.118201] NVRM: GPU 0000:01:00.0: GPU does not have the necessary power cables "
+        "connected.",
+        "nvrm-gpu-power-cables",
+    ),
+    (
+        "[    3.204113] NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:",
+        "nvrm-pci-bar-invalid",
+    ),
+    (
+        "[  217.545145] NVRM RmInitAdapter: Cannot initialize GSP firmware RM",
+        "nvrm-gsp-firmware-init-failed",
+    ),
+    (
+        "[  217.545142] NVRM kgspInitRm_IMPL: cannot bootstrap riscv/gsp: 0xffff",
+        "nvrm-gsp-firmware-init-failed",
+    ),
+    (
+        "[   43.337565] NVRM: kgspBootstrap_GH100: GSP-FMC reported an error while attempting "
+        "to boot GSP: 0xb",
+        "nvrm-gsp-firmware-init-failed",
+    ),
+    (
+        "NVRM: GPU 000f:01:00.0: RmInitAdapter failed! (0x62:0x1a:2631)",
+        "nvrm-gsp-firmware-init-failed",
+    ),
+    (
+        "[  903.610907] NVRM: GPU 0000:98:00.0: RmInitAdapter failed! (0x24:0x72:1568)",
+        "nvrm-rm-init-adapter-failed",
+    ),
+    (
+        "[87669.726572] NVRM: rm_init_adapter failed for device bearing minor number 0",
+        "nvrm-rm-init-adapter-failed",
+    ),
+    (
+        "[  903.611884] NVRM: GPU 0000:98:00.0: rm_init_adapter failed, device minor number 0",
+        "nvrm-rm-init-adapter-failed",
+    ),
+    ("[   21.238204] NVRM: osInitNvMapping: *** Cannot attach gpu", "nvrm-rm-init-adapter-failed"),
+    (
+        "[ 1215.756689] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  535.98  Release "
+        "Build  (dvs-builder@U16-I2-C02-10-4)  Tue Aug  1 21:54:36 UTC 2023",
+        "nvrm-module-flavour-stated",
+    ),
+]
+
+# Secure Boot's state as mokutil and bootctl print it (a fact for DRV225)
+EXAMPLES += [
+    ("SecureBoot enabled", "secure-boot-state-stated"),
+    ("$ SecureBoot disabled", "secure-boot-state-stated"),
+    ("     Secure Boot: enabled (user)", "secure-boot-state-stated"),
+]
+
+# the kernel module finding no GSP firmware file of its release (DRV228)
+EXAMPLES += [
+    ("[   10.11] NVRM: RmFetchGspRmImages: No firmware image found", "nvrm-gsp-firmware-missing"),
+    (
+        "[   10.12] NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x61:0x56:1697)",
+        "nvrm-gsp-firmware-missing",
+    ),
+]

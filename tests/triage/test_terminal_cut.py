@@ -167,3 +167,23 @@ def test_a_code_line_or_a_new_sentence_is_not_read_as_the_rest() -> None:
     assert not continues(line + ".", "but linked against 7605")  # the sentence ended
     assert not continues(line, "Traceback (most recent call last):")
     assert not continues("short line", "but linked against 7605")
+
+
+# a WSL user's paste: the loader's line is exactly 80 characters, the next a command of its own
+WSL_LIBCUDA = (
+    "OSError: libcuda.so.1: cannot open shared object file: No such file or directory\n"
+    "ls /usr/lib/wsl/lib\n"
+    "libcuda.so  libcuda.so.1  libcuda.so.1.1  libd3d12.so  libdxcore.so\n"
+)
+
+
+def test_a_join_never_trades_the_lines_failure_for_a_benign_lines_facts(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """An 80-column failure line glued to the next line would be named by the WSL platform
+    line (noise) alone: the failure keeps its own signature and the platform stays a fact."""
+    log = tmp_path / "wsl.log"
+    log.write_text(WSL_LIBCUDA, encoding="utf-8")
+    data = triage_data(cli, log)
+    assert "SYS150" in confirmed_fixes(data)
+    assert ("host_platform", "/usr/lib/wsl") in stated_facts(data)

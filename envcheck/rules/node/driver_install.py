@@ -13,7 +13,7 @@ from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
 from envcheck.patterns import lazy
-from envcheck.rules.base import Hit, LogLine, from_log, rule
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
 
 _BLACKLIST = (
@@ -310,7 +310,9 @@ def module_signature_rejected(facts: Facts) -> Iterable[Hit]:
     system, so this is likely because it was not signed by a key that is trusted by the
     kernel`;
     nvidia-installer's `Unable to load the 'nvidia-drm' kernel module` names it or nouveau
-    (DRV222) as the cause.
+    (DRV222) as the cause; NVML's `couldn't communicate with the NVIDIA driver` / `driver not
+    loaded` in a log that also says `SecureBoot enabled` (mokutil --sb-state, bootctl), ruled
+    out where it says `SecureBoot disabled`.
 
     ## Why it matters
     DKMS and the .run installer build the module on the node; under Secure Boot it must be
@@ -334,8 +336,23 @@ def module_signature_rejected(facts: Facts) -> Iterable[Hit]:
     raise Skip("only modprobe's or the installer's output states the rejected signature", "log")
 
 
+# NVML's words for a kernel module that is not loaded, the line Secure Boot leaves behind when
+# it refused the module (nvidia-smi, the container runtime, nvmlErrorString)
+_NOT_LOADED = lazy(
+    r"couldn't communicate with the NVIDIA driver|nvml error: driver not loaded"
+    r"|NVML_ERROR_DRIVER_NOT_LOADED|Failed to initialize NVML: Driver Not Loaded"
+)
+
+
 @from_log("DRV225")
-def module_signature_rejected_in_log(facts: Facts, line: LogLine) -> Hit:
+def module_signature_rejected_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    if line.signature == "nvml-failure":
+        # NVML found no module loaded: Secure Boot's refusal when the log says it is on
+        state = line.stated.get("secure_boot", "").lower()
+        if not _NOT_LOADED.search(line.text) or state == "disabled":
+            return None
+        if state != "enabled":
+            raise NotStated("the log does not say whether Secure Boot is enabled", "log")
     steps = (
         "mokutil --sb-state  (SecureBoot enabled: the kernel only loads signed modules)",
         "sudo mokutil --import /var/lib/shim-signed/mok/MOK.der  (DKMS' signing key), sudo "
@@ -346,9 +363,15 @@ def module_signature_rejected_in_log(facts: Facts, line: LogLine) -> Hit:
         "--module-signing-public-key=..., the key enrolled with mokutil)",
         "or disable Secure Boot in the firmware settings",
     )
+    said = (
+        f"the NVIDIA kernel module is not loaded (line {line.line}) and the log says Secure "
+        "Boot is enabled: the kernel refuses a module signed by a key it does not trust"
+        if line.signature == "nvml-failure"
+        else f"the kernel refused the NVIDIA module's signature (line {line.line}): Secure Boot "
+        "enforces module signatures and the key that signed it is not enrolled"
+    )
     return Hit(
-        f"the kernel refused the NVIDIA module's signature (line {line.line}): Secure Boot "
-        "enforces module signatures and the key that signed it is not enrolled",
+        said,
         evidence={"line": line.line},
         fix=fix(
             "Enroll the DKMS signing key (sudo mokutil --import /var/lib/shim-signed/mok/MOK.der, "
