@@ -55,7 +55,7 @@ def ssl_openssl_floor(facts: Facts) -> Iterable[Hit]:
     - https://github.com/urllib3/urllib3/issues/2168
     - https://github.com/ML-GSAI/EGSDE/issues/12 (pip install urllib3==1.26.6)
     """
-    raise Skip("only a log line states urllib3's OpenSSL check", "packages")
+    raise Skip("only a log line states urllib3's OpenSSL check", "log.imports")
 
 
 @from_log("PY164")
