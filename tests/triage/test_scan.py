@@ -3782,3 +3782,18 @@ EXAMPLES += [
         "nvrm-gsp-firmware-missing",
     ),
 ]
+
+# subprocess's "died with <Signals.SIGKILL: 9>" is a build's only where the command is one
+# (build_toolchains.toml); a training script's is the process killed (SYS190)
+EXAMPLES += [
+    (
+        "subprocess.CalledProcessError: Command '['python', 'train.py']' died with "
+        "<Signals.SIGKILL: 9>.",
+        "process-sigkilled",
+    ),
+    (
+        "subprocess.CalledProcessError: Command '['/usr/bin/python3', 'setup.py', "
+        "'bdist_wheel']' died with <Signals.SIGKILL: 9>.",
+        "build-killed-sigkill",
+    ),
+]
