@@ -222,12 +222,6 @@ _LSMOD = re.compile(r"^\s*nvidia(?:_uvm|_drm|_modeset|_peermem)?\s+[0-9]+\s+[0-9
 _LSMOD_NOUVEAU = re.compile(
     r"^\s*(?:nouveau\s+[0-9]+\s+[0-9]+|[a-z0-9_]+\s+[0-9]+\s+[0-9]+\s+\S*\bnouveau\b)"
 )
-# ls finding no NVIDIA device node: the kernel module is not loaded (or a container was
-# started without the GPUs)
-_NO_DEVICE_NODES = re.compile(
-    r"^\s*ls: cannot access '?/dev/nvidia[^:]*'?: No such file or directory\s*$"
-)
-
 Finder = Callable[[Sequence[str], int, set[int]], "tuple[int, int] | None"]
 
 
@@ -839,7 +833,7 @@ def parse_driver_csv(source: Source) -> NodeReport:
     return _gpu(source, SMI_DRIVER_CSV, info, ("nvidia-smi --query-gpu=driver_version",))
 
 
-# -- lsmod with nouveau, ls without /dev/nvidia* -------------------------------------------------
+# -- lsmod with nouveau -------------------------------------------------
 
 
 def _absent(source: Source, label: str, reason: str) -> NodeReport:
@@ -860,18 +854,6 @@ def parse_lsmod_nouveau(source: Source) -> NodeReport:
         "lsmod (nouveau)",
         "no usable NVIDIA driver: lsmod lists nouveau and no nvidia module (nouveau holds the "
         "GPU: blacklist nouveau, rebuild the initramfs and reboot)",
-    )
-
-
-def parse_no_device_nodes(source: Source) -> NodeReport:
-    """``ls -l /dev/nvidia*`` answering that no such file exists: the NVIDIA kernel module is
-    not loaded (it creates /dev/nvidiactl and /dev/nvidiaN), or a container was started
-    without the GPUs."""
-    return _absent(
-        source,
-        "ls /dev/nvidia*",
-        "no usable NVIDIA driver: no /dev/nvidia* device node exists (the NVIDIA kernel module "
-        "is not loaded; in a container, it was started without the GPUs)",
     )
 
 
@@ -900,7 +882,6 @@ PARSERS: dict[str, tuple[str, Callable[[Source], NodeReport] | None]] = {
     "nvidia-smi-q-part": ("nvidia-smi -q (without its banner)", nvidia_smi.parse_query),
     "lsmod": ("lsmod", None),
     "lsmod-nouveau": ("lsmod (nouveau)", parse_lsmod_nouveau),
-    "no-device-nodes": ("ls /dev/nvidia*", parse_no_device_nodes),
 }
 
 # tried before every other section: its line is modinfo's own 'version:' line, which the full
@@ -929,5 +910,4 @@ FINDERS: tuple[tuple[str, Finder], ...] = (
     ("driver-libraries", _any_line(LIBRARY_LINE.search)),
     ("lsmod", _any_line(_LSMOD.match)),
     ("lsmod-nouveau", _any_line(_LSMOD_NOUVEAU.match)),
-    ("no-device-nodes", _any_line(_NO_DEVICE_NODES.match)),
 )

@@ -163,5 +163,13 @@ def moved_down(above: str, line: str) -> bool:
         and bool(above.strip())
         and line[:1].islower()
         and not _RECORD.match(line)
+        and not _PROGRAM.match(line)
+        and not _PROMPT.match(above)
         and len(above.rstrip()) + 1 + len(first[0]) > WRAP_WIDTH
     )
+
+
+# a line that names the program it comes from ('docker: Error response ...', 'ls: cannot
+# access'): a record of its own; a shell's or Python's prompt above: a command, not a message
+_PROGRAM = re.compile(r"[\w.-]+: ")
+_PROMPT = re.compile(r"\s*(?:[$#%]|>>>) ")

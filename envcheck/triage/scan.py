@@ -449,8 +449,8 @@ class Scanner:
         path before 'undefined symbol: ...' that names the package. Named at the line above."""
         index, line, at = named
         before = _one_line(_unprefixed(around()[0]))
-        if before is None:
-            return named
+        if before is None or self._identify(before) is not None:
+            return named  # nothing above, or a message a signature names on its own
         text, above = line.rstrip(b"\r"), before.rstrip(b"\r")
         if not moved_down(above.decode("utf-8", "replace"), text.decode("utf-8", "replace")):
             return named

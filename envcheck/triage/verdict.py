@@ -285,9 +285,13 @@ def _from_log(
     except Skip:
         return None
     if hit is None:
-        why = f"line {line.line} ({line.signature}) states facts that rule it out: " + (
-            ", ".join(f"{k} = {reads.data[k]}" for k in reads.read if k in reads.data) or "-"
-        )
+        read = [f"{k} = {reads.data[k]}" for k in reads.read if k in reads.data]
+        if not read and report is not None:  # no fact of the line read: the node's ruled it out
+            why = f"{rule.code} ran on the node's facts ({_sources(report)}) and does not fire"
+        else:
+            why = f"line {line.line} ({line.signature}) states facts that rule it out: " + (
+                ", ".join(read) or "-"
+            )
         return CauseCheck(rule.code, rule.title, "ruled_out", why)
     finding = rule.finding(hit, node.node)
     text = CauseFix.from_findings((finding,)) or CauseFix.from_text(" ".join(rule.doc.fix.split()))

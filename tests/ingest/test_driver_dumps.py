@@ -524,7 +524,8 @@ def test_apt_policy_of_a_package_not_installed_is_not_a_driver(tmp_path: Path) -
 
 
 # https://github.com/mattshma/bigdata/issues/133's shapes: lsmod with nouveau bound and no
-# nvidia module, and ls finding no NVIDIA device node: both state that no NVIDIA driver runs
+# nvidia module (driver_dumps.py), and ls finding no NVIDIA device node (driver_tools.py's
+# no-driver lines): both state that no NVIDIA driver runs
 LSMOD_NOUVEAU = (
     "$ lsmod | grep -i -e nvidia -e nouveau\n"
     "nouveau              2433024  1\n"
@@ -539,7 +540,7 @@ NO_DEVICE_NODES = (
 
 @pytest.mark.parametrize(
     ("text", "said"),
-    [(LSMOD_NOUVEAU, "lsmod lists nouveau"), (NO_DEVICE_NODES, "no /dev/nvidia* device node")],
+    [(LSMOD_NOUVEAU, "lsmod lists nouveau"), (NO_DEVICE_NODES, "no NVIDIA device nodes")],
 )
 def test_a_paste_that_says_no_nvidia_driver_runs_is_read(
     tmp_path: Path, text: str, said: str

@@ -82,6 +82,8 @@ def extension_arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
         framed = _framed_extension(facts, line)
         if framed is not None:
             return framed
+        if line.stated.get("ext_frame") in {"torch", "torchvision", "torchaudio"}:
+            return None  # torch's own frame launched the kernel: TOR101's cause
         if isinstance(exc, NotStated):
             raise
         raise NotStated(

@@ -14,16 +14,57 @@ from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.model import public
 from envcheck.model.finding import Fix
-from envcheck.rules.base import Hit, LogLine, from_log
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log
 from envcheck.rules.choose import sm
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.abi import names_other_package
 from envcheck.rules.node.arch import _cc
-from envcheck.rules.node.torch_build import _upgrade_fix
+from envcheck.rules.node.torch_build import _upgrade_fix, gpu_arch_missing
+
+_TORCH_OWN = frozenset({"torch", "torchvision", "torchaudio"})
 
 
 @from_log("TOR101")
 def arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """torch's own warning (below), or CUDA's 'no kernel image is available' (``_no_image``)."""
+    if line.signature != "no-kernel-image":
+        return _warned(facts, line)
+    known = _no_image(facts, line)
+    if known is not None:
+        return known[0]
+    frame = line.stated.get("ext_frame")
+    if frame in _TORCH_OWN:
+        return _warned(facts, line, f"'no kernel image' raised in {frame}'s own code")
+    try:
+        hit = _warned(facts, line)
+    except Skip:
+        hit = None
+    raise NotStated(
+        "whether the kernel without an image was torch's or an extension's is not stated (the "
+        "node's torch is not known, and the traceback's last frame above the error is not "
+        "torch's)",
+        "torch",
+        fix=hit.fix.summary if hit is not None and hit.fix is not None else None,
+    )
+
+
+def _no_image(facts: Facts, line: LogLine) -> tuple[Hit | None] | None:
+    """'no kernel image is available' where the node's torch build is known: torch's cause
+    where it lacks a GPU's architecture (the node rule's finding), not where it covers every
+    GPU (an extension's, CUD153); None where the node's torch is not known. Then the
+    traceback decides: its last frame above the error in torch's own code means the kernel
+    without an image was torch's (a launch fails at once, so an extension's kernel would
+    have failed in the extension's frame: CUD153's reading of the same line)."""
+    try:
+        if facts.torch_arch_stated() is None and facts.torch_cuda() is None:
+            return None
+        hits = list(gpu_arch_missing(facts))
+    except Skip:
+        return None
+    return (hits[0] if hits else None,)
+
+
+def _warned(facts: Facts, line: LogLine, why: str = "torch's own warning") -> Hit | None:
     """The GPU the warning names (its compute capability, read from the node or the line) has
     no kernels in the installed torch: the fix is the closest torch build the matrix knows with
     kernels for it, on the index of its CUDA variant (the driver's CUDA bound, where known); a
@@ -61,7 +102,7 @@ def arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
     )
     have = f"torch {current}" if current is not None else "the installed torch"
     return Hit(
-        f"{names} ({archs}) has no kernels in {have} (line {line.line}: torch's own warning): "
+        f"{names} ({archs}) has no kernels in {have} (line {line.line}: {why}): "
         "every CUDA kernel fails with 'no kernel image is available'",
         evidence={"line": line.line, "gpu_archs": [sm(cc) for cc in ccs], "torch": str(current)},
         fix=step,
