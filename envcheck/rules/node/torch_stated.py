@@ -35,16 +35,12 @@ def arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
     frame = line.stated.get("ext_frame")
     if frame in _TORCH_OWN:
         return _warned(facts, line, f"'no kernel image' raised in {frame}'s own code")
-    try:
-        hit = _warned(facts, line)
-    except Skip:
-        hit = None
+    # the open cause's fix: the rule's own for the facts known (the GPU's build, where stated)
     raise NotStated(
         "whether the kernel without an image was torch's or an extension's is not stated (the "
         "node's torch is not known, and the traceback's last frame above the error is not "
         "torch's)",
         "torch",
-        fix=hit.fix.summary if hit is not None and hit.fix is not None else None,
     )
 
 
