@@ -381,6 +381,24 @@ def test_the_soname_tables_advice_is_part_of_the_fix(
     assert "/usr/lib/wsl/lib" not in sys150["findings"][0]["message"]
 
 
+def test_a_log_that_says_wsl_gets_the_windows_drivers_libcuda_first(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """Where another line of the log states WSL 2, libcuda.so.1 is the Windows driver's copy in
+    /usr/lib/wsl/lib: that step first, before a Linux driver package."""
+    log = log_file(
+        tmp_path,
+        "Linux version 5.15.153.1-microsoft-standard-WSL2 (root@1234) #1 SMP",
+        "OSError: libcuda.so.1: cannot open shared object file: No such file or directory",
+    )
+    (finding,) = _causes(cli, log)["SYS150"]["findings"]
+    commands = finding["fix"]["commands"]
+    assert commands[0].startswith("# WSL 2: export LD_LIBRARY_PATH=/usr/lib/wsl/lib")
+    assert finding["fix"]["summary"].index("/usr/lib/wsl/lib") < finding["fix"]["summary"].index(
+        "apt-get install libcuda1"
+    )
+
+
 def test_glibc_fix_names_the_distribution_releases_that_have_the_version(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:

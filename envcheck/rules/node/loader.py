@@ -368,7 +368,7 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         actions += acts
     kind = entries[0].kind
     if kind == "driver" and "nvidia-container-cli" in line.text:
-        return _container_runtime_without_driver(soname, line, _on_wsl(facts, line.text))
+        return _container_runtime_without_driver(soname, line, _on_wsl(facts, line))
     if kind == "driver":  # the driver's user-space library: never a package of the job's own
         words = [
             "the NVIDIA driver on the host (" + " or ".join(words) + ")"
@@ -400,8 +400,12 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
                 "WSL 2: export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH  (the driver's "
                 "libcuda is there; or sudo ldconfig with it in /etc/ld.so.conf.d/)"
             )
-            actions = [wsl, *actions] if _on_wsl(facts, line.text) else [*actions, wsl]
-            words.append("on WSL 2 /usr/lib/wsl/lib on LD_LIBRARY_PATH")
+            if _on_wsl(facts, line):  # the log's platform: the Windows driver's copy first
+                actions = [wsl, *actions]
+                words.insert(0, "on WSL 2 (as the log says) /usr/lib/wsl/lib on LD_LIBRARY_PATH")
+            else:
+                actions.append(wsl)
+                words.append("on WSL 2 /usr/lib/wsl/lib on LD_LIBRARY_PATH")
     notes = " ".join(dict.fromkeys(e.note for e in entries if e.note))
     if via is not None and soname.endswith(".so"):
         notes = (
@@ -834,9 +838,11 @@ def _wsl_without_driver(soname: str, line: LogLine) -> Hit:
     )
 
 
-def _on_wsl(facts: Facts, text: str) -> bool:
-    """The line or the node says WSL 2 (its kernel release, a /usr/lib/wsl path)."""
-    if "/usr/lib/wsl" in text:
+def _on_wsl(facts: Facts, line: LogLine) -> bool:
+    """The line, the log or the node says WSL 2 (a /usr/lib/wsl path, the platform a line of
+    the log states, the kernel release)."""
+    platform = line.stated.get("host_platform") or ""
+    if "/usr/lib/wsl" in line.text or "wsl" in platform.lower():
         return True
     try:
         system = facts.system()
