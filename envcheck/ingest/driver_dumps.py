@@ -30,8 +30,8 @@ tools (``driver_text``, ``driver_tools``): the other programs' reports that name
 The CUDA versions Numba and CuPy print are cuDriverGetVersion's (1000 * major + 10 * minor):
 the newest CUDA the driver supports, as nvidia-smi's "CUDA Version". ``lsmod`` with an nvidia
 module is recognised and skipped (it states no version, GPU model or CUDA); ``lsmod`` with
-nouveau and no nvidia module, and ``ls`` finding no ``/dev/nvidia*``, state that no NVIDIA
-driver runs (the GPU section unavailable, stated absent).
+nouveau and no nvidia module, ``lsmod | grep nvidia`` after a prompt with no output before the
+next prompt, and ``ls`` finding no ``/dev/nvidia*``, state that no NVIDIA driver runs (the GPU section unavailable, stated absent).
 """
 
 from __future__ import annotations
@@ -843,6 +843,32 @@ def _absent(source: Source, label: str, reason: str) -> NodeReport:
     return blank(source, label).with_sections(gpu=section)
 
 
+LSMOD_EMPTY = "lsmod | grep nvidia (no output)"
+# the command whose empty output says no nvidia module is loaded; grep's options
+# (-i, -w, -E ...) and quotes as people type them
+_GREP_NVIDIA = re.compile(
+    r"^(?:sudo\s+)?(?:/s?bin/)?lsmod\s*\|\s*grep\s+(?:-[A-Za-z]+\s+)*['\"]?\^?nvidia['\"]?\s*$",
+    re.IGNORECASE,
+)
+
+
+def empty_output_kind(command: str) -> str | None:
+    """The section a prompt's command makes when it printed nothing (the next line is another
+    prompt, a fence or the end of the text): ``lsmod | grep nvidia`` states that no nvidia
+    module is loaded."""
+    return "lsmod-empty" if _GREP_NVIDIA.match(command.strip()) else None
+
+
+def parse_lsmod_empty(source: Source) -> NodeReport:
+    """``lsmod | grep nvidia`` that printed nothing: the NVIDIA kernel module is not loaded."""
+    return _absent(
+        source,
+        LSMOD_EMPTY,
+        "no usable NVIDIA driver: the NVIDIA kernel module is not loaded (`lsmod | grep "
+        "nvidia` printed nothing)",
+    )
+
+
 def parse_lsmod_nouveau(source: Source) -> NodeReport:
     """lsmod's rows with nouveau loaded and no nvidia module: no NVIDIA driver drives the GPU
     (the NVIDIA installer and the kernel module refuse to load beside it)."""
@@ -882,6 +908,7 @@ PARSERS: dict[str, tuple[str, Callable[[Source], NodeReport] | None]] = {
     "nvidia-smi-q-part": ("nvidia-smi -q (without its banner)", nvidia_smi.parse_query),
     "lsmod": ("lsmod", None),
     "lsmod-nouveau": ("lsmod (nouveau)", parse_lsmod_nouveau),
+    "lsmod-empty": (LSMOD_EMPTY, parse_lsmod_empty),
 }
 
 # tried before every other section: its line is modinfo's own 'version:' line, which the full

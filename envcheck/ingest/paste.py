@@ -418,6 +418,19 @@ def boundaries(original: str) -> set[int]:
     }
 
 
+def _empty_output(lines: Sequence[str], i: int, stops: set[int]) -> str | None:
+    """A prompt whose command's empty output states a fact (``$ lsmod | grep nvidia`` and
+    nothing before the next prompt, fence or the end): the section that says so."""
+    prompt = _PROMPT.match(lines[i])
+    kind = driver_dumps.empty_output_kind(prompt.group("command") or "") if prompt else None
+    if kind is None:
+        return None
+    j = i + 1
+    while j < len(lines) and j not in stops and not lines[j].strip():
+        j += 1
+    return kind if j >= len(lines) or j in stops else None
+
+
 def split(text: str, stops: set[int] | None = None) -> list[Part]:
     """The sections of the text that a fixed format's parser reads, in order."""
     lines = text[: loose.MAX_TEXT].splitlines()  # as the prose reader: a paste is far smaller
@@ -427,6 +440,9 @@ def split(text: str, stops: set[int] | None = None) -> list[Part]:
     collect: int | None = None  # where a collect_env report started
     while i < len(lines):
         if i in stops or not lines[i].strip():
+            kind = _empty_output(lines, i, stops) if i in stops and collect is None else None
+            if kind is not None:
+                parts.append(Part(kind, i, i + 1))
             i += 1
             continue
         found = None

@@ -5,6 +5,7 @@ The inputs are the tools' own output as pasted in public threads (named at each)
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -538,22 +539,55 @@ NO_DEVICE_NODES = (
 )
 
 
+# `lsmod | grep nvidia` that printed nothing before the next prompt (or the fence's end)
+LSMOD_EMPTY = (
+    "```\n$ lsmod | grep -i nvidia\n$ nvidia-smi -L\nbash: nvidia-smi: command not found\n```\n"
+)
+LSMOD_EMPTY_LAST = "I ran:\n\n    user@gpu1:~$ lsmod | grep nvidia\n    user@gpu1:~$\n"
+
+
 @pytest.mark.parametrize(
     ("text", "said"),
-    [(LSMOD_NOUVEAU, "lsmod lists nouveau"), (NO_DEVICE_NODES, "no NVIDIA device nodes")],
+    [
+        (LSMOD_NOUVEAU, "lsmod lists nouveau"),
+        (NO_DEVICE_NODES, "no NVIDIA device nodes"),
+        (LSMOD_EMPTY, "kernel module is not loaded"),
+        (LSMOD_EMPTY_LAST, "`lsmod | grep nvidia` printed nothing"),
+    ],
 )
 def test_a_paste_that_says_no_nvidia_driver_runs_is_read(
     tmp_path: Path, text: str, said: str
 ) -> None:
-    """Read, not refused: beside a CUDA build of torch it is DRV103 (no driver visible)."""
+    """Read, not refused: alone it is DRV151 (NVML_ERROR_DRIVER_NOT_LOADED, with the table's
+    fix); beside a CUDA build of torch it is DRV103 (no driver visible), not both."""
     dump = tmp_path / "dump.txt"
     dump.write_text(text)
     freeze = tmp_path / "freeze.txt"
     freeze.write_text("torch==2.1.0+cu121\nnumpy==1.26.4\n")
-    alone = run_cli("check", "--from", str(dump))
-    assert alone.returncode == 0, alone.stderr
+    alone = run_cli("check", "--from", str(dump), "--json")
+    assert alone.returncode == 1, alone.stderr
+    (finding,) = alone.json()["data"]["findings"]
+    assert finding["code"] == "DRV151" and said in finding["message"]
+    assert "NVML_ERROR_DRIVER_NOT_LOADED" in finding["message"]
+    assert "modprobe nvidia" in json.dumps(finding["fix"])
     result = run_cli("check", "--from", str(dump), "--from", str(freeze))
     assert "DRV103" in result.stdout and said in " ".join(result.stdout.split())
+    assert "DRV151" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "$ lsmod | grep nvidia\nnvidia              56496128  0\n$ nvidia-smi\n",
+        "$ lsmod | grep nouveau\n$\n",
+        "$ lsmod | grep nvidia\ntorch==2.1.0+cu121\nnumpy==1.26.4\n",
+    ],
+)
+def test_an_lsmod_grep_with_output_or_for_another_module_states_no_absence(text: str) -> None:
+    from envcheck.ingest import paste
+
+    kinds = [part.kind for part in paste.split(text, paste.boundaries(text))]
+    assert "lsmod-empty" not in kinds
 
 
 def test_lsmod_with_nvidia_and_nouveau_is_not_read_as_nouveau_alone() -> None:

@@ -17,7 +17,7 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.choose import Support, driver_support, torch_choices, variant_spans
 from envcheck.rules.fixes import fix, manual, pip_install
-from envcheck.rules.node.driver_errors import NVML_APIS, table_fix
+from envcheck.rules.node.driver_errors import HOST_REASON, NVML_APIS, table_fix
 
 _MIB = 1024
 
@@ -750,19 +750,11 @@ def no_driver(facts: Facts) -> Iterable[Hit]:
     ]
 
 
-# a stated absence whose reason is the host's (the module not built, not loaded, refused,
-# displaced by nouveau, the driver not installed) rather than a container's missing GPUs
-_HOST_REASON = lazy(
-    r"kernel module|nouveau|Secure Boot|not installed|probe routine|modprobe|NVIDIA driver is "
-    r"not loaded|found no usable NVIDIA driver"
-)
-
-
 def _host_driver_fix(facts: Facts, reason: str) -> Fix | None:
     """The errors table's fix for a driver that is not loaded (NVML_ERROR_DRIVER_NOT_LOADED:
     build and load the module, install the driver, blacklist nouveau, Secure Boot), when the
     input's own reason is the host's and the node is not stated to be a container."""
-    if not _HOST_REASON.search(reason) or _in_container(facts):
+    if not HOST_REASON.search(reason) or _in_container(facts):
         return None
     entry = facts.matrix.cuda_error(name="NVML_ERROR_DRIVER_NOT_LOADED", apis=NVML_APIS)
     if entry is None or entry.fix is None:

@@ -265,7 +265,11 @@ def nvml_failure_stated(facts: Facts) -> Iterable[Hit]:
     were found`, `Unable to determine the device handle for GPU...: GPU is lost`, pynvml's
     `NVMLError_...`), looked up in the `[[cuda_error]]` table (`api = "nvml"`: every
     `nvmlReturn_t` with `nvmlErrorString`'s text; `api = "nvidia-smi"`: nvidia-smi's own
-    failure lines with their exit codes). Only a log states these: on a node, `--deep` asks
+    failure lines with their exit codes). A pasted input that states the driver is not loaded
+    for a reason of the host's (`lsmod` with no nvidia module, `lsmod | grep nvidia` printing
+    nothing, modprobe's `Module nvidia not found`, no `/dev/nvidia*`, nvidia-smi's message cut
+    short) is read as `NVML_ERROR_DRIVER_NOT_LOADED` where torch's CUDA is not stated (DRV103
+    covers a CUDA build of torch). Only a log states these: on a node, `--deep` asks
     NVML directly: `nvmlInit`'s own error, looked up the same way (on a node with an NVIDIA
     driver: without one, NVML failing is expected).
 
@@ -295,6 +299,9 @@ def nvml_failure_stated(facts: Facts) -> Iterable[Hit]:
     stated = stated_nvidia_smi_failure(facts)
     if stated is not None and stated.name != MISMATCH:
         return [_stated_hit(stated)]
+    absent = _absence_hit(facts) if stated is None else None
+    if absent is not None:
+        return [absent]
     facts.cuda_check()  # Skip without --deep, and on a node with no NVIDIA driver at all
     hits = []
     for step in facts.deep().steps:
@@ -315,6 +322,42 @@ def nvml_failure_stated(facts: Facts) -> Iterable[Hit]:
 
 
 MISMATCH = "NVML_ERROR_LIB_RM_VERSION_MISMATCH"
+NOT_LOADED = "NVML_ERROR_DRIVER_NOT_LOADED"
+
+# a stated absence whose reason is the host's (the module not built, not loaded, refused,
+# displaced by nouveau, the driver not installed) rather than a container's missing GPUs
+HOST_REASON = lazy(
+    r"kernel module|nouveau|Secure Boot|not installed|probe routine|modprobe|NVIDIA driver is "
+    r"not loaded|found no usable NVIDIA driver"
+)
+
+
+def _torch_cuda_stated(facts: Facts) -> bool:
+    try:
+        return facts.torch_cuda() is not None
+    except Skip:  # no package facts
+        return False
+
+
+def _absence_hit(facts: Facts) -> Hit | None:
+    """A pasted input that states the host has no driver for a reason of the host's (lsmod
+    without an nvidia module, modprobe's or the shell's line, nvidia-smi's message cut short):
+    NVML's NVML_ERROR_DRIVER_NOT_LOADED, with the table's fix. Where torch is a CUDA build,
+    DRV103 says it with torch's versions instead."""
+    section = facts.report.gpu
+    reason = section.reason or ""
+    said = reason.startswith("no usable NVIDIA driver") or HOST_REASON.search(reason)
+    if not section.stated_absent or not said or _torch_cuda_stated(facts):
+        return None
+    entry = facts.matrix.cuda_error(name=NOT_LOADED, apis=NVML_APIS)
+    if entry is None or entry.fix is None or entry.cause is None:
+        return None
+    return Hit(
+        f"As the input states, {reason.rstrip('.')}. NVML, nvidia-smi and CUDA cannot reach "
+        f"the GPU ({_label(entry)}): {entry.cause}",
+        evidence={"name": entry.name, "reason": reason, "source": section.source or "input"},
+        fix=_fix(entry.fix),
+    )
 
 
 _SMI_SAID = ("nvidia-smi failed: ", "nvidia-smi found no usable NVIDIA driver: ")
