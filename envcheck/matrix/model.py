@@ -206,6 +206,8 @@ class Matrix:
         if text:
             lowered = _plain(text)
             found = [e for e in table if e.message and _plain(e.message) in lowered]
+            if not found:  # a paste cut after the first sentence ('... NVIDIA driver.')
+                found = [e for e in table if (f := _first_sentence(e.message)) and f in lowered]
             if found:
                 longest = max(len(e.message) for e in found)
                 return _with_cause([e for e in found if len(e.message) == longest])
@@ -556,6 +558,15 @@ def _plain(text: str) -> str:
     """A message compared without case or articles: older tools' wordings drop them
     ("couldn't communicate with NVIDIA driver" of nvidia-smi 3xx)."""
     return _ARTICLE.sub("", text.lower())
+
+
+def _first_sentence(message: str) -> str | None:
+    """The first sentence of a message of several, compared as ``_plain``, when it is long
+    enough to name the message alone (40 characters); else None."""
+    first, dot, rest = message.partition(". ")
+    if not dot or not rest.strip() or len(first) < 40:
+        return None
+    return _plain(first)
 
 
 def _with_cause(entries: list[CudaError]) -> CudaError:

@@ -102,6 +102,11 @@ def test_nccls_unhandled_cuda_error_stays_open_without_the_code(
             ["NVML_ERROR_NO_PERMISSION", "/dev/nvidia"],
         ),
         ("pynvml.nvml.NVMLError_GpuIsLost: GPU is lost", ["NVML_ERROR_GPU_IS_LOST"]),
+        # a paste cut after nvidia-smi's first sentence: the table's message by that sentence
+        (
+            "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.",
+            ["kernel driver is not loaded", "modprobe nvidia"],
+        ),
     ],
 )
 def test_nvml_and_nvidia_smi_failures_name_their_cause(
