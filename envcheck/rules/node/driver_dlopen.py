@@ -5,7 +5,6 @@ only the versioned libcuda.so.1 is installed, or the container has no driver lib
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterable
 
 from envcheck.facts.node import Facts
@@ -13,6 +12,7 @@ from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
+from envcheck.rules.node.driver_upgrade import wsl_kernel
 
 _WSL_DIR = "/usr/lib/wsl/lib"
 _WSL_STEP = (
@@ -28,15 +28,6 @@ _CONTAINER_STEP = (
     "in a container: docker run --gpus all (NVIDIA Container Toolkit on the host) with "
     "NVIDIA_DRIVER_CAPABILITIES=compute,utility, which mounts libcuda.so.1 from the host driver"
 )
-
-
-def _on_wsl(facts: Facts) -> bool | None:
-    kernel = None
-    with contextlib.suppress(Skip):
-        kernel = facts.system().kernel
-    if not kernel:
-        return None
-    return "microsoft" in kernel.lower() or "wsl" in kernel.lower()
 
 
 @rule("DRV210", "libcuda-dlopen-failed", Severity.ERROR)
@@ -76,7 +67,7 @@ def libcuda_dlopen_failed(facts: Facts) -> Iterable[Hit]:
 def libcuda_dlopen_failed_in_log(facts: Facts, line: LogLine) -> Hit:
     """The library's own words; the steps ordered by what the node is (WSL first when unknown:
     this failure is mostly WSL's)."""
-    wsl = _on_wsl(facts)
+    wsl = wsl_kernel(facts)
     steps = (
         (_LINUX_STEP, _CONTAINER_STEP, _WSL_STEP)
         if wsl is False

@@ -17,6 +17,8 @@ first.
 
 from __future__ import annotations
 
+import contextlib
+
 from packaging.version import Version
 
 from envcheck.facts.node import Facts
@@ -56,15 +58,21 @@ def _branch(facts: Facts, cuda: Version) -> int | None:
     return fits[0] if fits else None
 
 
+def wsl_kernel(facts: Facts) -> bool | None:
+    """Whether the node's kernel is WSL 2's (a Microsoft kernel: 5.15.x-microsoft-standard-WSL2);
+    None when the kernel is not known."""
+    kernel = None
+    with contextlib.suppress(Skip, AttributeError):
+        kernel = facts.system().kernel
+    if not kernel:
+        return None
+    lowered = kernel.lower()
+    return "microsoft" in lowered or "wsl" in lowered
+
+
 def on_wsl(facts: Facts, text: str) -> bool:
     """Whether the line or the node says WSL (its /usr/lib/wsl libraries, a microsoft kernel)."""
-    if "/usr/lib/wsl" in text or "WSL" in text:
-        return True
-    try:
-        kernel = facts.system().kernel or ""
-    except (Skip, AttributeError):
-        return False
-    return "microsoft" in kernel.lower()
+    return "/usr/lib/wsl" in text or "WSL" in text or bool(wsl_kernel(facts))
 
 
 def upgrade_fix(facts: Facts, entry: CudaError, text: str) -> Fix:

@@ -20,6 +20,7 @@ from envcheck.model.finding import Action, Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
+from envcheck.rules.node.driver_upgrade import wsl_kernel
 
 GIB = 1024**3
 # available host memory below this share of the total before a job starts (SYS190 on a node)
@@ -46,14 +47,6 @@ _WSL_STEP = (
     "WSL 2: the Linux VM gets half of the host's RAM by default: raise memory= (and swap=) "
     "under [wsl2] in %UserProfile%\\.wslconfig, then wsl --shutdown"
 )
-
-
-def _on_wsl(facts: Facts) -> bool:
-    """The node's kernel is WSL 2's (a Microsoft kernel: 5.15.x-microsoft-standard-WSL2)."""
-    kernel = ""
-    with contextlib.suppress(Skip):
-        kernel = (facts.system().kernel or "").lower()
-    return "microsoft" in kernel or "wsl" in kernel
 
 
 def _memory(facts: Facts) -> tuple[int, int | None, bool]:
@@ -201,7 +194,7 @@ def host_memory_exhausted_in_log(facts: Facts, line: LogLine) -> Hit:
         first = () if killer else (manual(_CHECK),)
     # a build's compile jobs: the training job's steps (DataLoader workers, batch) do not apply
     steps = () if build else tuple(manual(s) for s in _STEPS)
-    if scheduler is None and _on_wsl(facts):
+    if scheduler is None and wsl_kernel(facts):
         # the VM's own limit is what ran out: its setting is the first fix
         summary = (
             "Give WSL 2 more memory (memory= and swap= under [wsl2] in .wslconfig, then wsl "
