@@ -33,7 +33,8 @@ Named (held-out cases, tests/heldout/): a case may state its failure ``family`` 
   case is found when a finding (check) or a confirmed or open cause (triage) names one of them
   in its message, cause or fix: a family rule that explains the line counts without a code
   written for the case. The held-out set's misses are listed as counts per family only
-  (``--blind``, the default for a folder named heldout): whoever writes rules does not read them.
+  (``--blind``, the default for a folder whose name starts with heldout: tests/heldout,
+  tests/heldout_fresh): whoever writes rules does not read them.
 """
 
 from __future__ import annotations
@@ -707,7 +708,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("cases", nargs="*", help="only these case ids")
     args = parser.parse_args(argv)
-    blind = args.corpus.resolve().name == "heldout" if args.blind is None else args.blind
+    blind = args.corpus.resolve().name.startswith("heldout") if args.blind is None else args.blind
     cases = load_corpus(args.corpus)
     if args.cases:
         cases = [c for c in cases if c.id in set(args.cases)]
