@@ -703,7 +703,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--blind",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="the table's misses as counts per family only (default for a folder named heldout;"
+        help="the table's misses as counts per family only (default for a folder named heldout*;"
         " --json and --markdown are per case whatever this says)",
     )
     parser.add_argument("cases", nargs="*", help="only these case ids")
