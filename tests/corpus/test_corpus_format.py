@@ -15,7 +15,14 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 CORPUS = Path(__file__).parent
-CASES = sorted(p for p in CORPUS.iterdir() if p.is_dir() and (p / "case.toml").is_file())
+FRESH = CORPUS.parent / "heldout_fresh"  # the blind fresh set has the same shape
+CASES = sorted(
+    p
+    for root in (CORPUS, FRESH)
+    if root.is_dir()
+    for p in root.iterdir()
+    if p.is_dir() and (p / "case.toml").is_file()
+)
 INPUTS = ("log.txt", "dump.txt", "spec.toml")
 KINDS = {"failure", "clean"}
 CATEGORIES = {
