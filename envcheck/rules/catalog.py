@@ -17,6 +17,7 @@ from envcheck.rules.node import (  # noqa: F401
     build_cuda,
     conda_solver,
     coverage,
+    cpu_instructions,
     cub_headers,
     cuda_copies,
     cuda_libs,

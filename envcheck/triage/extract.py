@@ -261,6 +261,11 @@ FACTS: dict[str, str] = {
     "clang_below": "the clang major nvcc's host-compiler check requires clang to be below",
     "torch_library": "a library torch 1.12 and older shipped that a stale extension build links "
     "(libtorch_cuda_cu, libtorch_cuda_cpp)",
+    "sigill_package": "the package a process was running when the CPU refused an instruction: "
+    "the command's or the lines above's import (`import polars`, `python -m polars`, "
+    "`site-packages/polars/`)",
+    "cpu_features": "the instruction-set extensions a library's own check says this CPU lacks "
+    "('avx2, fma, bmi1', 'AVX')",
 }
 _FAILURES = {
     "vulkan_error": "vulkan",

@@ -3797,3 +3797,29 @@ EXAMPLES += [
         "build-killed-sigkill",
     ),
 ]
+
+# a prebuilt binary using instructions the CPU lacks (cpu_instructions.toml: SYS243)
+EXAMPLES += [
+    ("Illegal instruction (core dumped)", "illegal-instruction-signal"),
+    (
+        "/bin/bash: line 1: 1758339 Illegal instruction     (core dumped) barbet --input x",
+        "illegal-instruction-signal",
+    ),
+    ('zsh: illegal hardware instruction  python -c "import polars"', "illegal-instruction-signal"),
+    ("Fatal Python error: Illegal instruction", "illegal-instruction-signal"),
+    (
+        "Process finished with exit code 132 (interrupted by signal 4: SIGILL)",
+        "illegal-instruction-signal",
+    ),
+    (
+        "/usr/lib/python3.10/site-packages/polars/_cpu_check.py:258: RuntimeWarning: "
+        "Missing required CPU features.",
+        "library-cpu-features-missing",
+    ),
+    (
+        "2019-04-20 17:20:03.915545: F tensorflow/core/platform/cpu_feature_guard.cc:37] The "
+        "TensorFlow library was compiled to use SSE4.1 instructions, but these aren't available "
+        "on your machine.",
+        "library-cpu-features-missing",
+    ),
+]
