@@ -56,6 +56,7 @@ from envcheck.rules.node import (  # noqa: F401
     locked_memory,
     memory,
     mkl_symbols,
+    model_files,
     mps_memory,
     nccl,
     nccl_cumem,

@@ -3823,3 +3823,30 @@ EXAMPLES += [
         "library-cpu-features-missing",
     ),
 ]
+
+# a model file that is not the model: an LFS pointer, an HTML page, a cut-short download
+# (model_files.toml: SYS244)
+EXAMPLES += [
+    ("_pickle.UnpicklingError: invalid load key, 'v'.", "pickle-invalid-load-key"),
+    (
+        "_pickle.UnpicklingError: Weights only load failed. Unsupported operand 118",
+        "pickle-invalid-load-key",
+    ),
+    (
+        "RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central "
+        "directory",
+        "torch-zip-central-directory-missing",
+    ),
+    (
+        "safetensors_rust.SafetensorError: Error while deserializing header: HeaderTooLarge",
+        "safetensors-header-unreadable",
+    ),
+    (
+        "OSError: Unable to synchronously open file (file signature not found)",
+        "hdf5-file-signature-not-found",
+    ),
+    (
+        "_pickle.UnpicklingError: Failed to interpret file 'data/x.npy' as a pickle",
+        "numpy-load-not-a-pickle",
+    ),
+]
