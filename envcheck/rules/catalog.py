@@ -53,6 +53,7 @@ from envcheck.rules.node import (  # noqa: F401
     keyword_skew,
     loader,
     loader_files,
+    locale_encoding,
     locked_memory,
     memory,
     mkl_symbols,

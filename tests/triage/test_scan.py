@@ -3850,3 +3850,22 @@ EXAMPLES += [
         "numpy-load-not-a-pickle",
     ),
 ]
+
+# text in the locale's legacy encoding (locale_encoding.toml: SYS245)
+EXAMPLES += [
+    (
+        "UnicodeDecodeError: 'gbk' codec can't decode byte 0x80 in position 68: illegal "
+        "multibyte sequence",
+        "locale-codepage-decode-error",
+    ),
+    (
+        "UnicodeEncodeError: 'charmap' codec can't encode character '\\u030c' in position 50: "
+        "character maps to <undefined>",
+        "locale-codepage-encode-error",
+    ),
+    (
+        "UnicodeEncodeError: 'ascii' codec can't encode characters in position 7-9: ordinal "
+        "not in range(128)",
+        "locale-ascii-codec-error",
+    ),
+]
