@@ -71,3 +71,30 @@ def test_no_package_named_gives_the_generic_fix(cli: Cli, tmp_path: Path) -> Non
 def test_cuda_illegal_instruction_is_not_sigill(cli: Cli, tmp_path: Path) -> None:
     line = "RuntimeError: CUDA error: an illegal instruction was encountered"
     assert "SYS243" not in causes(cli, log_file(tmp_path, line))
+
+
+def test_a_mac_gets_the_native_arm64_python_not_an_old_x86_wheel(cli: Cli, tmp_path: Path) -> None:
+    log = log_file(
+        tmp_path,
+        "Python 3.11.7 (main, Dec  4 2023, 18:10:11) [Clang 15.0.0] on darwin",
+        ">>> import tensorflow",
+        "Illegal instruction: 4",
+    )
+    text = fix_text(causes(cli, log)["SYS243"])
+    assert "arm64" in text and "Rosetta" in text and "pip install tensorflow" in text
+    assert "tensorflow==1.5" not in text and "/proc/cpuinfo" not in text
+
+
+def test_an_amd64_image_on_an_arm64_host_gets_the_arm64_image(cli: Cli, tmp_path: Path) -> None:
+    log = log_file(
+        tmp_path,
+        "WARNING: The requested image's platform (linux/amd64) does not match the detected host "
+        "platform (linux/arm64/v8) and no specific platform was requested",
+        "2022-02-15 12:06:56.739129: F tensorflow/core/platform/cpu_feature_guard.cc:37] The "
+        "TensorFlow library was compiled to use AVX instructions, but these aren't available on "
+        "your machine.",
+    )
+    cause = causes(cli, log)["SYS243"]
+    assert "AVX" in cause["findings"][0]["message"]
+    (first, *_) = cause["findings"][0]["fix"]["commands"]
+    assert "--platform linux/arm64" in first

@@ -3807,6 +3807,16 @@ EXAMPLES += [
     ),
     ('zsh: illegal hardware instruction  python -c "import polars"', "illegal-instruction-signal"),
     ("Fatal Python error: Illegal instruction", "illegal-instruction-signal"),
+    ("Illegal instruction: 4", "illegal-instruction-signal"),
+    (
+        "qemu: uncaught target signal 4 (Illegal instruction) - core dumped",
+        "illegal-instruction-signal",
+    ),
+    (
+        "WARNING: The requested image's platform (linux/amd64) does not match the detected "
+        "host platform (linux/arm64/v8) and no specific platform was requested",
+        "container-image-platform-emulated",
+    ),
     (
         "Process finished with exit code 132 (interrupted by signal 4: SIGILL)",
         "illegal-instruction-signal",

@@ -106,6 +106,39 @@ def _vm_and_rosetta() -> tuple[Action, ...]:
     )
 
 
+def _emulated(platform: str, package: str) -> tuple[str, tuple[Action, ...]] | None:
+    """The fix where the log says x86-64 code runs on a Mac (Rosetta on Apple silicon) or
+    emulated in an amd64 container on an arm64 host; None where it says neither."""
+    if platform.startswith("linux/arm64") or platform.startswith("qemu"):
+        return (
+            "an amd64 image runs emulated on this arm64 host (QEMU implements no AVX): run an "
+            "arm64 image (docker run --platform linux/arm64, a multi-arch build) or run on an "
+            "x86-64 host",
+            (manual("docker run --platform linux/arm64 ...  (an image built for linux/arm64)"),),
+        )
+    if not platform:
+        return None
+    then = ""
+    # TensorFlow 2.16.1's release notes: 'Apple Silicon users: If you previously installed
+    # TensorFlow using pip install tensorflow-macos, please update your installation method.
+    # Use pip install tensorflow from now on.'
+    if package.lower() in ("tensorflow", "tf"):
+        then = "; then pip install tensorflow (TF 2.16+; older releases: tensorflow-macos)"
+    return (
+        "on a Mac: an x86-64 Python under Rosetta on Apple silicon runs x86 wheels built for AVX "
+        "that Rosetta does not provide: use a native arm64 Python (Miniforge's arm64 "
+        "installer; the terminal's 'Open using Rosetta' off) and reinstall the packages in it"
+        + then,
+        (
+            manual('python -c "import platform; print(platform.machine())"  (must print arm64)'),
+            manual(
+                "an Intel Mac: sysctl -n machdep.cpu.features machdep.cpu.leaf7_features  "
+                "(no AVX/AVX2 there: a build for older CPUs)"
+            ),
+        ),
+    )
+
+
 @from_log("SYS243")
 def binary_needs_cpu_instructions_in_log(facts: Facts, line: LogLine) -> Hit:
     """The package's own build for older CPUs where the log names one that has it; else a
@@ -124,6 +157,19 @@ def binary_needs_cpu_instructions_in_log(facts: Facts, line: LogLine) -> Hit:
         "instruction set (AVX, AVX2, FMA) than this CPU has"
     )
     build = CPU_BUILDS.get(package.lower())
+    emulated = _emulated(line.stated.get("cpu_platform", ""), package)
+    if emulated is not None:
+        summary, actions = emulated
+        # a container keeps the package's own older-CPU build as the other fix; on a Mac the
+        # Linux commands (/proc/cpuinfo, an old x86 wheel) are no fix
+        on_mac = not summary.startswith("an amd64 image")
+        more = () if on_mac else (*(build.actions if build else ()), *_vm_and_rosetta())
+        return Hit(
+            message,
+            evidence={"line": line.line, "package": package},
+            fix=fix(summary[0].upper() + summary[1:], "manual", *actions, *more),
+            severity=Severity.ERROR,
+        )
     if build is not None:
         return Hit(
             message,
