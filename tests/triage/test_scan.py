@@ -3879,3 +3879,11 @@ EXAMPLES += [
         "locale-ascii-codec-error",
     ),
 ]
+
+# torch's CUDA warnings out of memory (driver.toml's cuda-out-of-memory: DRV150)
+EXAMPLES += [
+    (
+        "[W CUDAGuardImpl.h:46] Warning: CUDA warning: out of memory (function destroyEvent)",
+        "cuda-out-of-memory",
+    ),
+]
