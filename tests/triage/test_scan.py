@@ -3887,3 +3887,8 @@ EXAMPLES += [
         "cuda-out-of-memory",
     ),
 ]
+
+# a file system quota used up (storage.toml: SYS210)
+EXAMPLES += [
+    ("OSError: [Errno 122] Disk quota exceeded", "disk-quota-exceeded"),
+]
