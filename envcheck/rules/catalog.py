@@ -58,6 +58,7 @@ from envcheck.rules.node import (  # noqa: F401
     memory,
     mkl_symbols,
     model_files,
+    model_hub,
     mps_memory,
     nccl,
     nccl_cumem,

@@ -3892,3 +3892,27 @@ EXAMPLES += [
 EXAMPLES += [
     ("OSError: [Errno 122] Disk quota exceeded", "disk-quota-exceeded"),
 ]
+
+# a model hub the node cannot reach (model_hub.toml: SYS246)
+EXAMPLES += [
+    (
+        "OSError: We couldn't connect to 'https://huggingface.co' to load this file, couldn't "
+        "find it in the cached files and it looks like bert-base-uncased is not the path to a "
+        "directory containing a file named config.json.",
+        "hub-files-unreachable",
+    ),
+    (
+        "urllib3.exceptions.MaxRetryError: HTTPSConnectionPool(host='huggingface.co', port=443): "
+        "Max retries exceeded with url: /x/config.json (Caused by SSLError(SSLCertVerificationError"
+        "(1, '[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: unable to get local "
+        "issuer certificate (_ssl.c:997)')))",
+        "https-certificate-verify-failed",
+    ),
+    (
+        "urllib3.exceptions.MaxRetryError: HTTPSConnectionPool(host='huggingface.co', port=443): "
+        "Max retries exceeded with url: /facebook/sam-vit-base/resolve/main/config.json (Caused "
+        "by ConnectTimeoutError(<urllib3.connection.HTTPSConnection object at 0x7f>, 'Connection "
+        "to huggingface.co timed out. (connect timeout=10)'))",
+        "https-host-unreachable",
+    ),
+]
