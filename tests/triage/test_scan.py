@@ -3808,6 +3808,8 @@ EXAMPLES += [
     ('zsh: illegal hardware instruction  python -c "import polars"', "illegal-instruction-signal"),
     ("Fatal Python error: Illegal instruction", "illegal-instruction-signal"),
     ("Illegal instruction: 4", "illegal-instruction-signal"),
+    ("非法指令 (核心已转储)", "illegal-instruction-signal"),
+    ("Ungültiger Maschinenbefehl (Speicherabzug geschrieben)", "illegal-instruction-signal"),
     (
         "qemu: uncaught target signal 4 (Illegal instruction) - core dumped",
         "illegal-instruction-signal",
