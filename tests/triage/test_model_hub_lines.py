@@ -50,3 +50,25 @@ def test_the_line_picks_the_first_step(cli: Cli, tmp_path: Path, line: str, firs
 def test_the_host_is_named(cli: Cli, tmp_path: Path) -> None:
     cause = causes(cli, log_file(tmp_path, _TIMEOUT))["SYS246"]
     assert "huggingface.co" in cause["findings"][0]["message"]
+
+
+def test_pip_tls_failure_gets_the_ca_bundle_and_the_proxy(cli: Cli, tmp_path: Path) -> None:
+    line = (
+        "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) "
+        "after connection broken by 'SSLError(SSLCertVerificationError(1, '[SSL: "
+        "CERTIFICATE_VERIFY_FAILED] certificate verify failed: self signed certificate in "
+        "certificate chain (_ssl.c:1006)'))': /simple/torch/"
+    )
+    text = fix_text(causes(cli, log_file(tmp_path, line))["SYS246"])
+    assert "SSL_CERT_FILE" in text and "HTTPS_PROXY" in text
+
+
+def test_a_non_hub_host_is_not_sent_to_hub_offline_mode(cli: Cli, tmp_path: Path) -> None:
+    line = (
+        "urllib3.exceptions.MaxRetryError: HTTPSConnectionPool(host='github.com', port=443): Max "
+        "retries exceeded with url: /x.pth (Caused by NewConnectionError('<x>: Failed to "
+        "establish a new connection: [Errno 101] Network is unreachable'))"
+    )
+    cause = causes(cli, log_file(tmp_path, line))["SYS246"]
+    text = fix_text(cause)
+    assert "github.com" in text and "HTTPS_PROXY" in text and "HF_HUB_OFFLINE" not in text

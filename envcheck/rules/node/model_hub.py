@@ -77,6 +77,22 @@ def _host(text: str) -> str:
 def _fix(tls: bool, host: str) -> Fix:
     where = host or "the hub"
     actions: tuple[Action, ...]
+    if host and "huggingface" not in host and "hf-" not in host:
+        # another host (a package index, torch hub's GitHub, a dataset server): the proxy and
+        # the CA bundle apply to any HTTPS client; the Hub's offline mode and mirror do not
+        summary = (
+            f"This node cannot reach {host}"
+            + (" (its TLS was re-signed)" if tls else "")
+            + ": set the site's proxy (export HTTPS_PROXY and https_proxy)"
+            + (
+                ", point SSL_CERT_FILE / REQUESTS_CA_BUNDLE at the organisation's CA bundle"
+                if tls
+                else ""
+            )
+            + ", or fetch the files on a machine that can and copy them here"
+        )
+        actions = (CA, PROXY) if tls else (PROXY,)
+        return fix(summary, "manual", *actions, manual(f"curl -sSI https://{host}"))
     if tls:
         summary = (
             f"The HTTPS connection to {where} was intercepted (a proxy re-signing TLS): point "
