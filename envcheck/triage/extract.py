@@ -261,6 +261,15 @@ FACTS: dict[str, str] = {
     "clang_below": "the clang major nvcc's host-compiler check requires clang to be below",
     "torch_library": "a library torch 1.12 and older shipped that a stale extension build links "
     "(libtorch_cuda_cu, libtorch_cuda_cpp)",
+    "sigill_package": "the package a process was running when the CPU refused an instruction: "
+    "the command's or the lines above's import (`import polars`, `python -m polars`, "
+    "`site-packages/polars/`)",
+    "cpu_platform": "where x86-64 code runs emulated or on a Mac, as a log states it: macOS "
+    "(its shell's 'Illegal instruction: 4', Python's 'on darwin' banner, an Apple M-series "
+    "chip, an arm64 Darwin kernel) or an arm64 host running an amd64 container image "
+    "(Docker's 'detected host platform (linux/arm64/v8)', QEMU's own SIGILL line)",
+    "cpu_features": "the instruction-set extensions a library's own check says this CPU lacks "
+    "('avx2, fma, bmi1', 'AVX')",
 }
 _FAILURES = {
     "vulkan_error": "vulkan",

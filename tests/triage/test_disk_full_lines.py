@@ -50,3 +50,13 @@ def test_enospc_without_a_path_leaves_the_disk_open(
     found = causes(cli, log_file(tmp_path, "Error: No space left on device (os error 28)"))
     assert found["SYS210"]["verdict"] != "confirmed"
     assert {"SYS101", "RAY103"} <= set(found)
+
+
+def test_a_quota_used_up_names_the_quota_tool_and_the_caches(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    line = "OSError: [Errno 122] Disk quota exceeded: '/home/u/.cache/pip/http/a/b'"
+    cause = causes(cli, log_file(tmp_path, line))["SYS210"]
+    assert cause["verdict"] == "confirmed"
+    text = fix_text(cause)
+    assert "quota -s" in text and "PIP_CACHE_DIR" in text and "df -h" not in text

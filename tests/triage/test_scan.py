@@ -3797,3 +3797,124 @@ EXAMPLES += [
         "build-killed-sigkill",
     ),
 ]
+
+# a prebuilt binary using instructions the CPU lacks (cpu_instructions.toml: SYS243)
+EXAMPLES += [
+    ("Illegal instruction (core dumped)", "illegal-instruction-signal"),
+    (
+        "/bin/bash: line 1: 1758339 Illegal instruction     (core dumped) barbet --input x",
+        "illegal-instruction-signal",
+    ),
+    ('zsh: illegal hardware instruction  python -c "import polars"', "illegal-instruction-signal"),
+    ("Fatal Python error: Illegal instruction", "illegal-instruction-signal"),
+    ("Illegal instruction: 4", "illegal-instruction-signal"),
+    ("非法指令 (核心已转储)", "illegal-instruction-signal"),
+    ("Ungültiger Maschinenbefehl (Speicherabzug geschrieben)", "illegal-instruction-signal"),
+    (
+        "qemu: uncaught target signal 4 (Illegal instruction) - core dumped",
+        "illegal-instruction-signal",
+    ),
+    (
+        "WARNING: The requested image's platform (linux/amd64) does not match the detected "
+        "host platform (linux/arm64/v8) and no specific platform was requested",
+        "container-image-platform-emulated",
+    ),
+    (
+        "Process finished with exit code 132 (interrupted by signal 4: SIGILL)",
+        "illegal-instruction-signal",
+    ),
+    (
+        "/usr/lib/python3.10/site-packages/polars/_cpu_check.py:258: RuntimeWarning: "
+        "Missing required CPU features.",
+        "library-cpu-features-missing",
+    ),
+    (
+        "2019-04-20 17:20:03.915545: F tensorflow/core/platform/cpu_feature_guard.cc:37] The "
+        "TensorFlow library was compiled to use SSE4.1 instructions, but these aren't available "
+        "on your machine.",
+        "library-cpu-features-missing",
+    ),
+]
+
+# a model file that is not the model: an LFS pointer, an HTML page, a cut-short download
+# (model_files.toml: SYS244)
+EXAMPLES += [
+    ("_pickle.UnpicklingError: invalid load key, 'v'.", "pickle-invalid-load-key"),
+    (
+        "_pickle.UnpicklingError: Weights only load failed. Unsupported operand 118",
+        "pickle-invalid-load-key",
+    ),
+    (
+        "RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central "
+        "directory",
+        "torch-zip-central-directory-missing",
+    ),
+    (
+        "safetensors_rust.SafetensorError: Error while deserializing header: HeaderTooLarge",
+        "safetensors-header-unreadable",
+    ),
+    (
+        "OSError: Unable to synchronously open file (file signature not found)",
+        "hdf5-file-signature-not-found",
+    ),
+    (
+        "_pickle.UnpicklingError: Failed to interpret file 'data/x.npy' as a pickle",
+        "numpy-load-not-a-pickle",
+    ),
+]
+
+# text in the locale's legacy encoding (locale_encoding.toml: SYS245)
+EXAMPLES += [
+    (
+        "UnicodeDecodeError: 'gbk' codec can't decode byte 0x80 in position 68: illegal "
+        "multibyte sequence",
+        "locale-codepage-decode-error",
+    ),
+    (
+        "UnicodeEncodeError: 'charmap' codec can't encode character '\\u030c' in position 50: "
+        "character maps to <undefined>",
+        "locale-codepage-encode-error",
+    ),
+    (
+        "UnicodeEncodeError: 'ascii' codec can't encode characters in position 7-9: ordinal "
+        "not in range(128)",
+        "locale-ascii-codec-error",
+    ),
+]
+
+# torch's CUDA warnings out of memory (driver.toml's cuda-out-of-memory: DRV150)
+EXAMPLES += [
+    (
+        "[W CUDAGuardImpl.h:46] Warning: CUDA warning: out of memory (function destroyEvent)",
+        "cuda-out-of-memory",
+    ),
+]
+
+# a file system quota used up (storage.toml: SYS210)
+EXAMPLES += [
+    ("OSError: [Errno 122] Disk quota exceeded", "disk-quota-exceeded"),
+]
+
+# a model hub the node cannot reach (model_hub.toml: SYS246)
+EXAMPLES += [
+    (
+        "OSError: We couldn't connect to 'https://huggingface.co' to load this file, couldn't "
+        "find it in the cached files and it looks like bert-base-uncased is not the path to a "
+        "directory containing a file named config.json.",
+        "hub-files-unreachable",
+    ),
+    (
+        "urllib3.exceptions.MaxRetryError: HTTPSConnectionPool(host='huggingface.co', port=443): "
+        "Max retries exceeded with url: /x/config.json (Caused by SSLError(SSLCertVerificationError"
+        "(1, '[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: unable to get local "
+        "issuer certificate (_ssl.c:997)')))",
+        "https-certificate-verify-failed",
+    ),
+    (
+        "urllib3.exceptions.MaxRetryError: HTTPSConnectionPool(host='huggingface.co', port=443): "
+        "Max retries exceeded with url: /facebook/sam-vit-base/resolve/main/config.json (Caused "
+        "by ConnectTimeoutError(<urllib3.connection.HTTPSConnection object at 0x7f>, 'Connection "
+        "to huggingface.co timed out. (connect timeout=10)'))",
+        "https-host-unreachable",
+    ),
+]

@@ -52,13 +52,42 @@ def disk_full(facts: Facts) -> Iterable[Hit]:
     - https://github.com/pytorch/pytorch/issues/76108 (PytorchStreamWriter's failed write: "my disk
       was full")
     - https://github.com/pytorch/pytorch/issues/156955 (`unexpected pos 64 vs 0` when /tmp is full)
-    - https://man7.org/linux/man-pages/man3/errno.3.html (ENOSPC)
+    - https://man7.org/linux/man-pages/man3/errno.3.html (ENOSPC; EDQUOT, a quota used up:
+      the fix names the quota tool and moves the caches to a scratch file system)
     """
     raise Skip("only a log line states that a disk is full", "log.system")
 
 
+_QUOTA = lazy(r"Disk quota exceeded|\(os error 122\)")
+
+
+def _quota_hit(line: LogLine) -> Hit:
+    """EDQUOT: the user's quota, not the disk; df shows room, the site's quota tool does not."""
+    return Hit(
+        f"The file system's quota for this user or group is used up (line {line.line}): the "
+        "write was refused though the disk may have room (EDQUOT)",
+        evidence={"line": line.line},
+        fix=fix(
+            "Free space within the quota or write elsewhere: quota -s (Lustre: lfs quota -h "
+            "-u $USER <mount>, or the site's quota tool) shows it; pip cache purge and remove "
+            "old caches and checkpoints, or point PIP_CACHE_DIR, HF_HOME, TORCH_HOME and TMPDIR "
+            "at a scratch or project file system",
+            "manual",
+            manual("quota -s  (Lustre: lfs quota -h -u $USER <mount>; GPFS: the site's tool)"),
+            manual("du -sh ~/.cache/* 2>/dev/null | sort -h | tail  (the largest caches)"),
+            manual("pip cache purge"),
+            manual(
+                "export PIP_CACHE_DIR=/scratch/$USER/pip HF_HOME=/scratch/$USER/hf "
+                "TORCH_HOME=/scratch/$USER/torch TMPDIR=/scratch/$USER/tmp"
+            ),
+        ),
+    )
+
+
 @from_log("SYS210")
 def disk_full_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    if _QUOTA.search(line.text):
+        return _quota_hit(line)
     found = _PATH.search(line.text)
     path = found.group("path") if found else None
     if path is not None and path.startswith(_OWN_RULES):
