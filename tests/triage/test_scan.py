@@ -3797,3 +3797,17 @@ EXAMPLES += [
         "build-killed-sigkill",
     ),
 ]
+
+# TensorFlow 1.x's dso_loader: the CUDA library it could not open and the path it searched
+EXAMPLES += [
+    (
+        "2018-10-07 12:40:45.846093: I tensorflow/stream_executor/dso_loader.cc:141] Couldn't "
+        "open CUDA library libcupti.so.9.0. LD_LIBRARY_PATH: /usr/local/cuda-9.0/lib64",
+        "tensorflow-dso-not-opened",
+    ),
+    (
+        "tensorflow/stream_executor/dso_loader.cc:119] Couldn't open CUDA library libcupti.so. "
+        "LD_LIBRARY_PATH: /usr/local/nvidia/lib:/usr/local/nvidia/lib64:",
+        "tensorflow-dso-not-opened",
+    ),
+]
