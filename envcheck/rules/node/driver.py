@@ -15,7 +15,13 @@ from envcheck.matrix.schema import CudaToolkit
 from envcheck.model.finding import Action, Fix, Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
-from envcheck.rules.choose import Support, driver_support, torch_choices, variant_spans
+from envcheck.rules.choose import (
+    Support,
+    driver_support,
+    torch_choices,
+    variant_newest,
+    variant_spans,
+)
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.driver_errors import NVML_APIS, table_fix
 
@@ -404,6 +410,7 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
                     pinned.removeprefix("torch=="), variant, install.index_url
                 )
                 actions += conda_form(facts, pinned.removeprefix("torch=="), variant)
+                actions += _other_variant_pins(facts, max_cuda, variant)
     driver = f" (it supports CUDA <= {max_cuda})" if max_cuda is not None else ""
     remedy = fix(upgrade + alternative, "manual", *actions)
     if line.signature == "cuda-error-804":
@@ -544,6 +551,44 @@ def _torch_for_driver(facts: Facts, max_cuda: Version) -> tuple[str, Action | No
                 text += f" (the builds it runs, by CUDA variant: {others})"
             return text, pip_install(f"torch=={best.release.version}", index_url=url)
     return "", None
+
+
+def _other_variant_pins(facts: Facts, max_cuda: Version, chosen: str) -> list[Action]:
+    """The newest torch of each other CUDA variant the driver runs, as the pin a project that
+    needs an older torch installs (kronos#71: torch==1.13.1 on a CUDA 11.4 driver), newest
+    CUDA first; nothing when torch is installed (its own release's build is the fix then) or
+    the driver is unknown."""
+    with contextlib.suppress(Skip):
+        if facts.torch_version() is not None and facts.torch_cuda() is not None:
+            return []
+    driver = _implied_driver(facts)
+    with contextlib.suppress(Skip):
+        driver = facts.driver()
+    if driver is None:
+        return []
+    for minor_compat in (False, True):
+        choices = torch_choices(
+            facts.matrix,
+            ccs=_gpu_ccs(facts),
+            driver=driver,
+            max_cuda=max_cuda,
+            allow_minor_compat=minor_compat,
+        )
+        best = next((c for c in choices if c.variant == chosen), None)
+        if best is None:
+            continue
+        out: list[Action] = []
+        for variant, release in variant_newest(choices, best):
+            url = facts.matrix.torch_index_url(variant)
+            if url is not None:
+                out.append(
+                    manual(
+                        f"or an older torch of another build it runs: pip install "
+                        f"torch=={release} --index-url {url}"
+                    )
+                )
+        return out
+    return []
 
 
 @rule("DRV102", "driver-minor-version-compat-only", Severity.WARNING)
