@@ -3811,3 +3811,12 @@ EXAMPLES += [
         "tensorflow-dso-not-opened",
     ),
 ]
+
+# nvidia-docker 1.0's refusal of an image whose CUDA label is newer than the driver's (DRV101)
+EXAMPLES += [
+    (
+        "nvidia-docker | 2017/09/27 19:42:59 Error: unsupported CUDA version: driver 7.5 < "
+        "image 8.0.61",
+        "nvidia-docker-cuda-unsupported",
+    ),
+]

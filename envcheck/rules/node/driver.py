@@ -339,6 +339,10 @@ _LINE_SAYS = {
         "the NVIDIA container runtime refused the image: its NVIDIA_REQUIRE_CUDA is newer than "
         "the driver supports"
     ),
+    "nvidia-docker-cuda-unsupported": (
+        "nvidia-docker refused the image: the CUDA of its com.nvidia.cuda.version label is newer "
+        "than the driver supports"
+    ),
     "driver-insufficient": (
         "the CUDA runtime in use is newer than the loaded driver supports "
         "(cudaErrorInsufficientDriver)"
@@ -397,9 +401,25 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
                 "also accept (data-center and professional GPUs)"
             )
             actions.append(_lts_branch_action(branch, required))
+    if max_cuda is None and line.signature == "container-cuda-requirement":
+        # nvidia-container-cli's own advice: "or use an earlier cuda container"
+        alternative += (
+            ", or use an image built for the CUDA the driver runs (nvidia-smi's 'CUDA Version')"
+        )
     if max_cuda is not None and image:
-        alternative = f", or use an image built for CUDA <= {max_cuda} (an earlier release)"
-    elif max_cuda is not None:
+        alternative += f", or use an image built for CUDA <= {max_cuda} (an earlier release)"
+        tag = _cuda_image_tag(max_cuda)
+        if tag is not None:
+            alternative += f": NVIDIA's base image {tag}"
+            actions.append(manual(f"or the image of the driver's CUDA: docker run ... {tag}"))
+    if line.signature == "container-cuda-requirement" and required is not None:
+        skip, first = _skip_requirement(required, max_cuda)
+        alternative += f"; {skip[0]}"
+        if first:  # the log's facts: the driver runs the image's CUDA major
+            actions.insert(0, skip[1])
+        else:
+            actions.append(skip[1])
+    if not image and max_cuda is not None:
         alternative, install = _torch_for_driver(facts, max_cuda)
         if install is not None:
             actions.append(install)
@@ -424,6 +444,43 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         },
         fix=remedy,
     )
+
+
+def _skip_requirement(required: Version, max_cuda: Version | None) -> tuple[tuple[str, Action], bool]:
+    """NVIDIA_DISABLE_REQUIRE, the container runtime's switch that skips the image's
+    NVIDIA_REQUIRE_* check (NVIDIA Container Toolkit docs, 'NVIDIA_DISABLE_REQUIRE': 'Single
+    switch to disable all the constraints of the form NVIDIA_REQUIRE_*'; nvidia-container-
+    toolkit#152: the maintainer's workaround for images whose constraints were tightened). It
+    runs the image where the driver runs its CUDA major (minor-version compatibility, CUDA 11
+    and newer): first when the log's driver does, a condition when the driver is unknown, and
+    only forward compatibility (data-center GPUs) when the driver's major is older."""
+    same = max_cuda is not None and max_cuda.major == required.major and required.major >= 11
+    older = max_cuda is not None and max_cuda.major < required.major
+    if same:
+        when = f"the driver runs CUDA {required.major}.x through minor-version compatibility"
+    elif older:
+        when = (
+            f"only on a data-center GPU, where the image's cuda-compat runs CUDA {required} on "
+            "this driver (forward compatibility)"
+        )
+    else:
+        when = f"where the driver runs CUDA {required.major}.x, by minor-version compatibility"
+    said = f"or skip the runtime's check ({when}): docker run -e NVIDIA_DISABLE_REQUIRE=true"
+    action = manual(
+        f"docker run -e NVIDIA_DISABLE_REQUIRE=true ...  (skips the image's NVIDIA_REQUIRE_CUDA "
+        f"check; {when})"
+    )
+    return (said, action), same
+
+
+def _cuda_image_tag(cuda: Version) -> str | None:
+    """NVIDIA's CUDA base image of a release before CUDA 11, whose tags are the release's
+    major.minor and flavor (nvidia/cuda:8.0-runtime, -devel with nvcc; nvidia-docker's wiki
+    runs nvidia/cuda:8.0-runtime; CUDA 11 on tags the full release and OS, which the log does
+    not state: None)."""
+    if cuda.major >= 11:
+        return None
+    return f"nvidia/cuda:{cuda.major}.{cuda.minor}-runtime (-devel with nvcc)"
 
 
 def _image_lts_branch(facts: Facts, required: Version) -> int | None:
