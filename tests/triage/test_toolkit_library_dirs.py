@@ -1,7 +1,8 @@
 """A CUDA toolkit library the loader cannot find: the fix names the toolkit directory that
 holds it, under the toolkit root the log's LD_LIBRARY_PATH names (TensorFlow prints it), and
 the table's ``toolkit_dir`` for a library outside lib64 (CUPTI: extras/CUPTI/lib64), for a
-release the table lists and one it does not. Lines and versions other than the corpus's."""
+release the table lists and one it does not; the driver's own library in a container names
+the GPU runtime of each Docker generation. Lines and versions other than the corpus's."""
 
 from __future__ import annotations
 
@@ -56,3 +57,15 @@ def test_another_toolkit_library_stays_in_lib64_of_the_stated_root(
     text = _confirmed(cli, log)
     assert "/usr/local/cuda-11.2/lib64" in text
     assert "extras/CUPTI" not in text
+
+
+def test_the_drivers_library_in_a_container_names_the_runtime_of_each_docker(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "ImportError: libcuda.so.1: cannot open shared object file: No such file or directory",
+    )
+    text = _confirmed(cli, log)
+    assert "docker run --gpus all" in text
+    assert "docker run --runtime=nvidia" in text and "nvidia-docker run" in text

@@ -411,9 +411,18 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
             else "the NVIDIA driver",
             "in a container, start it with the host's GPUs: docker run --gpus all (the "
             "nvidia-container-toolkit on the host; docker compose: a deploy.resources."
-            "reservations.devices entry with driver: nvidia and capabilities: [gpu])",
+            "reservations.devices entry with driver: nvidia and capabilities: [gpu]; Docker "
+            "before 19.03: docker run --runtime=nvidia, or nvidia-docker run)",
         ]
         actions.append(manual("docker run --gpus all ...  (or the CDI device nvidia.com/gpu=all)"))
+        # Docker 19.03 added --gpus; before it nvidia-docker2 registered the `nvidia` runtime
+        # and nvidia-docker 1.0 wrapped `docker run` (tensorflow#10642, tensorflow#10073)
+        actions.append(
+            manual(
+                "Docker before 19.03: docker run --runtime=nvidia ...  (nvidia-docker2), or "
+                "nvidia-docker run ...  (nvidia-docker 1.0)"
+            )
+        )
         # NVIDIA Container Toolkit's install guide: the package, then nvidia-ctk configures
         # Docker's runtime (docker compose's GPU support: deploy.resources.reservations.devices)
         actions.append(
