@@ -446,7 +446,9 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
     )
 
 
-def _skip_requirement(required: Version, max_cuda: Version | None) -> tuple[tuple[str, Action], bool]:
+def _skip_requirement(
+    required: Version, max_cuda: Version | None
+) -> tuple[tuple[str, Action], bool]:
     """NVIDIA_DISABLE_REQUIRE, the container runtime's switch that skips the image's
     NVIDIA_REQUIRE_* check (NVIDIA Container Toolkit docs, 'NVIDIA_DISABLE_REQUIRE': 'Single
     switch to disable all the constraints of the form NVIDIA_REQUIRE_*'; nvidia-container-

@@ -394,9 +394,7 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
     words: list[str] = []
     actions: list[Action] = []
     for entry in entries:
-        more, acts = _soname_actions(
-            entry, soname, site, major, _torch_pins(facts), toolkit
-        )
+        more, acts = _soname_actions(entry, soname, site, major, _torch_pins(facts), toolkit)
         if len(entries) > 1 and entry.cuda_major is not None:
             more = [f"{w} (CUDA {entry.cuda_major})" for w in more]
         words += more
