@@ -3,7 +3,8 @@ driver upgrade, ordered by what the log states. NVIDIA_DISABLE_REQUIRE (the runt
 that skips NVIDIA_REQUIRE_*) first where the driver the log names runs the image's CUDA major
 by minor-version compatibility, as a condition where the driver is unknown, limited to
 forward compatibility where its major is older; nvidia-docker 1.0's refusal names the image of
-the driver's CUDA. Versions other than the corpus's."""
+the driver's CUDA; a runtime without cgroup v2 support names its upgrade and the cgroup v1
+boot. Versions other than the corpus's."""
 
 from __future__ import annotations
 
@@ -75,3 +76,21 @@ def test_nvidia_docker_1_names_the_image_of_the_drivers_cuda(
     text = _fix(_drv101(cli, log))
     assert "CUDA 8.0" in text
     assert "nvidia/cuda:7.5-runtime" in text
+
+
+def test_a_runtime_without_cgroup_v2_names_the_upgrade_and_cgroup_v1(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "Error response from daemon: failed to create task for container: failed to create shim "
+        "task: OCI runtime create failed: runc create failed: unable to start container process: "
+        "error during container init: error running hook #0: error running hook: exit status 1, "
+        "stdout: , stderr: nvidia-container-cli: container error: cgroup subsystem devices not "
+        "found: unknown",
+    )
+    cause = _causes(cli, log)["DRV103"]
+    assert cause["verdict"] == "confirmed", cause
+    text = _fix(cause)
+    assert "nvidia-container-toolkit" in text and "1.8" in text
+    assert "systemd.unified_cgroup_hierarchy=false" in text

@@ -3820,3 +3820,19 @@ EXAMPLES += [
         "nvidia-docker-cuda-unsupported",
     ),
 ]
+
+# libnvidia-container before 1.8 on a cgroup v2 host (DRV103)
+EXAMPLES += [
+    (
+        "ERROR: for dalle-backend  Cannot start service dalle-backend: failed to create shim: OCI "
+        "runtime create failed: runc create failed: unable to start container process: error "
+        "during container init: error running hook #0: error running hook: exit status 1, "
+        "stdout: , stderr: nvidia-container-cli: container error: cgroup subsystem devices not "
+        "found: unknown",
+        "container-cgroup-devices-not-found",
+    ),
+    (
+        "Failure: nvidia-container-cli.real: container error: cgroup subsystem devices not found",
+        "container-cgroup-devices-not-found",
+    ),
+]
