@@ -197,7 +197,9 @@ class Soname:
     packages that ship it: a pip wheel (``pip``, with the directory it installs the file in),
     Debian/Ubuntu (``apt``; ``apt_nvidia``: NVIDIA's CUDA apt repository, X = the CUDA minor),
     RHEL (``dnf``) and conda. CUDA libraries whose SONAME is the same across CUDA majors
-    (libcurand.so.10) have one entry per ``cuda_major``."""
+    (libcurand.so.10) have one entry per ``cuda_major``. ``toolkit_dir``: the directory under
+    the CUDA toolkit's root that holds it when that is not ``lib64`` (CUPTI:
+    ``extras/CUPTI/lib64``)."""
 
     name: str
     kind: str
@@ -205,6 +207,7 @@ class Soname:
     cuda_major: int | None = None
     pip: str | None = None
     pip_dir: str | None = None
+    toolkit_dir: str | None = None
     apt: str | None = None
     apt_nvidia: str | None = None
     dnf: str | None = None

@@ -311,6 +311,20 @@ def torch_build_for_cuda(
     return (same or max(having, key=lambda r: r.version)).version, url
 
 
+def variant_newest(choices: Iterable[TorchChoice], best: TorchChoice) -> list[tuple[str, Version]]:
+    """Each CUDA variant of ``choices`` besides ``best``'s with its newest torch release, the
+    newest CUDA first: the pin a project that needs an older torch installs (threads pin
+    torch==1.13.1 on a 470 driver rather than the newest build the driver runs)."""
+    newest: dict[str, Version] = {}
+    for choice in choices:
+        if choice.variant != best.variant:
+            known = newest.get(choice.variant)
+            if known is None or choice.release.version > known:
+                newest[choice.variant] = choice.release.version
+    order = sorted(newest, key=lambda v: variant_cuda(v) or Version("0"), reverse=True)
+    return [(v, newest[v]) for v in order]
+
+
 def variant_spans(choices: Iterable[TorchChoice], best: TorchChoice) -> str | None:
     """The CUDA variants of ``choices`` besides ``best``, each with the torch releases that have
     it, from the matrix's torch table: '+cu116 (torch 1.13.0-1.13.1), +cu117 (torch 1.13.1-2.0.1),

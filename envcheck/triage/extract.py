@@ -190,6 +190,8 @@ FACTS: dict[str, str] = {
     "library_path": "the library file the line names: the copy that lacks a symbol version "
     "(a conda env's lib/libstdc++.so.6) or an extension with an undefined symbol",
     "required_by": "the binary that needs it ('(required by /path/ext.so)')",
+    "ld_library_path": "the LD_LIBRARY_PATH a loader error prints beside the library it could "
+    "not open (TensorFlow's dso_loader: '... LD_LIBRARY_PATH: /usr/local/cuda-9.0/lib64')",
     "gl_library": "an OpenGL library PyOpenGL could not load, by the short name it loads it by "
     "(OSMesa, GL, glut: lib<name>.so)",
     "module": "a Python module the import system could not find (No module named 'X')",

@@ -3918,3 +3918,42 @@ EXAMPLES += [
         "https-host-unreachable",
     ),
 ]
+
+# TensorFlow 1.x's dso_loader: the CUDA library it could not open and the path it searched
+EXAMPLES += [
+    (
+        "2018-10-07 12:40:45.846093: I tensorflow/stream_executor/dso_loader.cc:141] Couldn't "
+        "open CUDA library libcupti.so.9.0. LD_LIBRARY_PATH: /usr/local/cuda-9.0/lib64",
+        "tensorflow-dso-not-opened",
+    ),
+    (
+        "tensorflow/stream_executor/dso_loader.cc:119] Couldn't open CUDA library libcupti.so. "
+        "LD_LIBRARY_PATH: /usr/local/nvidia/lib:/usr/local/nvidia/lib64:",
+        "tensorflow-dso-not-opened",
+    ),
+]
+
+# nvidia-docker 1.0's refusal of an image whose CUDA label is newer than the driver's (DRV101)
+EXAMPLES += [
+    (
+        "nvidia-docker | 2017/09/27 19:42:59 Error: unsupported CUDA version: driver 7.5 < "
+        "image 8.0.61",
+        "nvidia-docker-cuda-unsupported",
+    ),
+]
+
+# libnvidia-container before 1.8 on a cgroup v2 host (DRV103)
+EXAMPLES += [
+    (
+        "ERROR: for dalle-backend  Cannot start service dalle-backend: failed to create shim: OCI "
+        "runtime create failed: runc create failed: unable to start container process: error "
+        "during container init: error running hook #0: error running hook: exit status 1, "
+        "stdout: , stderr: nvidia-container-cli: container error: cgroup subsystem devices not "
+        "found: unknown",
+        "container-cgroup-devices-not-found",
+    ),
+    (
+        "Failure: nvidia-container-cli.real: container error: cgroup subsystem devices not found",
+        "container-cgroup-devices-not-found",
+    ),
+]

@@ -15,7 +15,13 @@ from envcheck.matrix.schema import CudaToolkit
 from envcheck.model.finding import Action, Fix, Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
-from envcheck.rules.choose import Support, driver_support, torch_choices, variant_spans
+from envcheck.rules.choose import (
+    Support,
+    driver_support,
+    torch_choices,
+    variant_newest,
+    variant_spans,
+)
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.driver_errors import HOST_REASON, NVML_APIS, table_fix
 
@@ -333,6 +339,10 @@ _LINE_SAYS = {
         "the NVIDIA container runtime refused the image: its NVIDIA_REQUIRE_CUDA is newer than "
         "the driver supports"
     ),
+    "nvidia-docker-cuda-unsupported": (
+        "nvidia-docker refused the image: the CUDA of its com.nvidia.cuda.version label is newer "
+        "than the driver supports"
+    ),
     "driver-insufficient": (
         "the CUDA runtime in use is newer than the loaded driver supports "
         "(cudaErrorInsufficientDriver)"
@@ -391,9 +401,25 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
                 "also accept (data-center and professional GPUs)"
             )
             actions.append(_lts_branch_action(branch, required))
+    if max_cuda is None and line.signature == "container-cuda-requirement":
+        # nvidia-container-cli's own advice: "or use an earlier cuda container"
+        alternative += (
+            ", or use an image built for the CUDA the driver runs (nvidia-smi's 'CUDA Version')"
+        )
     if max_cuda is not None and image:
-        alternative = f", or use an image built for CUDA <= {max_cuda} (an earlier release)"
-    elif max_cuda is not None:
+        alternative += f", or use an image built for CUDA <= {max_cuda} (an earlier release)"
+        tag = _cuda_image_tag(max_cuda)
+        if tag is not None:
+            alternative += f": NVIDIA's base image {tag}"
+            actions.append(manual(f"or the image of the driver's CUDA: docker run ... {tag}"))
+    if line.signature == "container-cuda-requirement" and required is not None:
+        skip, first = _skip_requirement(required, max_cuda)
+        alternative += f"; {skip[0]}"
+        if first:  # the log's facts: the driver runs the image's CUDA major
+            actions.insert(0, skip[1])
+        else:
+            actions.append(skip[1])
+    if not image and max_cuda is not None:
         alternative, install = _torch_for_driver(facts, max_cuda)
         if install is not None:
             actions.append(install)
@@ -404,6 +430,7 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
                     pinned.removeprefix("torch=="), variant, install.index_url
                 )
                 actions += conda_form(facts, pinned.removeprefix("torch=="), variant)
+                actions += _other_variant_pins(facts, max_cuda, variant)
     driver = f" (it supports CUDA <= {max_cuda})" if max_cuda is not None else ""
     remedy = fix(upgrade + alternative, "manual", *actions)
     if line.signature == "cuda-error-804":
@@ -417,6 +444,45 @@ def driver_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
         },
         fix=remedy,
     )
+
+
+def _skip_requirement(
+    required: Version, max_cuda: Version | None
+) -> tuple[tuple[str, Action], bool]:
+    """NVIDIA_DISABLE_REQUIRE, the container runtime's switch that skips the image's
+    NVIDIA_REQUIRE_* check (NVIDIA Container Toolkit docs, 'NVIDIA_DISABLE_REQUIRE': 'Single
+    switch to disable all the constraints of the form NVIDIA_REQUIRE_*'; nvidia-container-
+    toolkit#152: the maintainer's workaround for images whose constraints were tightened). It
+    runs the image where the driver runs its CUDA major (minor-version compatibility, CUDA 11
+    and newer): first when the log's driver does, a condition when the driver is unknown, and
+    only forward compatibility (data-center GPUs) when the driver's major is older."""
+    same = max_cuda is not None and max_cuda.major == required.major and required.major >= 11
+    older = max_cuda is not None and max_cuda.major < required.major
+    if same:
+        when = f"the driver runs CUDA {required.major}.x through minor-version compatibility"
+    elif older:
+        when = (
+            f"only on a data-center GPU, where the image's cuda-compat runs CUDA {required} on "
+            "this driver (forward compatibility)"
+        )
+    else:
+        when = f"where the driver runs CUDA {required.major}.x, by minor-version compatibility"
+    said = f"or skip the runtime's check ({when}): docker run -e NVIDIA_DISABLE_REQUIRE=true"
+    action = manual(
+        f"docker run -e NVIDIA_DISABLE_REQUIRE=true ...  (skips the image's NVIDIA_REQUIRE_CUDA "
+        f"check; {when})"
+    )
+    return (said, action), same
+
+
+def _cuda_image_tag(cuda: Version) -> str | None:
+    """NVIDIA's CUDA base image of a release before CUDA 11, whose tags are the release's
+    major.minor and flavor (nvidia/cuda:8.0-runtime, -devel with nvcc; nvidia-docker's wiki
+    runs nvidia/cuda:8.0-runtime; CUDA 11 on tags the full release and OS, which the log does
+    not state: None)."""
+    if cuda.major >= 11:
+        return None
+    return f"nvidia/cuda:{cuda.major}.{cuda.minor}-runtime (-devel with nvcc)"
 
 
 def _image_lts_branch(facts: Facts, required: Version) -> int | None:
@@ -544,6 +610,44 @@ def _torch_for_driver(facts: Facts, max_cuda: Version) -> tuple[str, Action | No
                 text += f" (the builds it runs, by CUDA variant: {others})"
             return text, pip_install(f"torch=={best.release.version}", index_url=url)
     return "", None
+
+
+def _other_variant_pins(facts: Facts, max_cuda: Version, chosen: str) -> list[Action]:
+    """The newest torch of each other CUDA variant the driver runs, as the pin a project that
+    needs an older torch installs (kronos#71: torch==1.13.1 on a CUDA 11.4 driver), newest
+    CUDA first; nothing when torch is installed (its own release's build is the fix then) or
+    the driver is unknown."""
+    with contextlib.suppress(Skip):
+        if facts.torch_version() is not None and facts.torch_cuda() is not None:
+            return []
+    driver = _implied_driver(facts)
+    with contextlib.suppress(Skip):
+        driver = facts.driver()
+    if driver is None:
+        return []
+    for minor_compat in (False, True):
+        choices = torch_choices(
+            facts.matrix,
+            ccs=_gpu_ccs(facts),
+            driver=driver,
+            max_cuda=max_cuda,
+            allow_minor_compat=minor_compat,
+        )
+        best = next((c for c in choices if c.variant == chosen), None)
+        if best is None:
+            continue
+        out: list[Action] = []
+        for variant, release in variant_newest(choices, best):
+            url = facts.matrix.torch_index_url(variant)
+            if url is not None:
+                out.append(
+                    manual(
+                        f"or an older torch of another build it runs: pip install "
+                        f"torch=={release} --index-url {url}"
+                    )
+                )
+        return out
+    return []
 
 
 @rule("DRV102", "driver-minor-version-compat-only", Severity.WARNING)

@@ -5,7 +5,9 @@ when the NVIDIA Container Toolkit is not installed on the host, or installed but
 with this Docker daemon (a snap or rootless Docker reads another daemon.json). torch's own
 lines ('Found no NVIDIA driver on your system', 'No CUDA GPUs are available') say the process
 saw no driver or no GPU: a container started without GPUs, CUDA_VISIBLE_DEVICES hiding them
-(named where the node states it), or no driver loaded on the host."""
+(named where the node states it), or no driver loaded on the host. nvidia-container-cli's own
+refusals name theirs: a GPU the host lacks, the ldconfig its configuration names, and no cgroup
+v1 devices controller (a cgroup v2 host with libnvidia-container before 1.8)."""
 
 from __future__ import annotations
 
@@ -46,6 +48,8 @@ def container_without_gpu_runtime_in_log(facts: Facts, line: LogLine) -> Hit | N
         return _unknown_device(line)
     if line.signature == "container-ldcache-missing-ldconfig":
         return _missing_ldconfig(line)
+    if line.signature == "container-cgroup-devices-not-found":
+        return _cgroup_v2(line)
     found = _NO_RUNTIME.search(line.text)
     if found is None:
         return _no_gpu_seen(facts, line)
@@ -254,6 +258,37 @@ def _unknown_device(line: LogLine) -> Hit:
             manual(
                 "docker run --gpus '\"device=0\"' ...  (or -e NVIDIA_VISIBLE_DEVICES=<index or "
                 "UUID>; compose: device_ids: ['0'])"
+            ),
+        ),
+    )
+
+
+def _cgroup_v2(line: LogLine) -> Hit:
+    """nvidia-container-cli found no cgroup v1 devices controller: a cgroup v2 host and a
+    libnvidia-container older than 1.8 (its release notes: cgroup v2 from 1.8.0). The toolkit's
+    upgrade is the fix; threads that could not upgrade booted into cgroup v1 (nvidia-docker#1486:
+    systemd.unified_cgroup_hierarchy=false on the kernel command line)."""
+    return Hit(
+        f"the NVIDIA container runtime found no cgroup v1 devices controller (line {line.line}): "
+        "the host runs cgroup v2 and the installed libnvidia-container predates its cgroup v2 "
+        "support (1.8.0)",
+        evidence={"line": line.line},
+        fix=fix(
+            "Upgrade the NVIDIA Container Toolkit to 1.8 or newer (it handles cgroup v2), then "
+            "restart Docker; or boot the host into cgroup v1: add "
+            "systemd.unified_cgroup_hierarchy=false to GRUB_CMDLINE_LINUX, regenerate the GRUB "
+            "config and reboot",
+            "manual",
+            manual(
+                "sudo apt-get install -y --only-upgrade nvidia-container-toolkit "
+                "libnvidia-container1 libnvidia-container-tools  (1.8.0 or newer; "
+                "nvidia-container-cli --version shows the installed one)"
+            ),
+            manual(RESTART),
+            manual(
+                "or cgroup v1: add systemd.unified_cgroup_hierarchy=false to GRUB_CMDLINE_LINUX "
+                "in /etc/default/grub, then sudo update-grub (or grub-mkconfig -o "
+                "/boot/grub/grub.cfg) and sudo reboot"
             ),
         ),
     )

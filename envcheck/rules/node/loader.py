@@ -134,6 +134,7 @@ def _soname_actions(
     site: str | None,
     major: int | None,
     pins: Mapping[str, SpecifierSet] | None = None,
+    toolkit: str = "/usr/local/cuda",
 ) -> tuple[list[str], list[Action]]:
     words: list[str] = []
     actions: list[Action] = []
@@ -189,22 +190,22 @@ def _soname_actions(
         actions.append(manual(f"sudo apt-get install -y {name}  (NVIDIA's CUDA repository)"))
     if entry.kind in _TOOLKIT_KINDS:
         # NVIDIA's installation guide, post-installation actions: the toolkit's lib64 on
-        # LD_LIBRARY_PATH; a conda environment's CUDA packages install into $CONDA_PREFIX/lib
+        # LD_LIBRARY_PATH (CUPTI: extras/CUPTI/lib64, the entry's toolkit_dir); a conda
+        # environment's CUDA packages install into $CONDA_PREFIX/lib
+        folder = f"{toolkit}/{entry.toolkit_dir or 'lib64'}"
         words.append(
             "if the CUDA toolkit or a conda package already has it: export "
-            "LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH (or "
+            f"LD_LIBRARY_PATH={folder}:$LD_LIBRARY_PATH (or "
             "$CONDA_PREFIX/lib in a conda environment)"
         )
         actions.append(
-            manual(
-                "if the toolkit has it: export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH"
-            )
+            manual(f"if the toolkit has it: export LD_LIBRARY_PATH={folder}:$LD_LIBRARY_PATH")
         )
         # or register the folder with the loader's cache for every process (NVIDIA's
         # installation guide, post-installation actions: ldconfig)
         actions.append(
             manual(
-                "or for every process: echo /usr/local/cuda/lib64 | sudo tee "
+                f"or for every process: echo {folder} | sudo tee "
                 "/etc/ld.so.conf.d/cuda.conf && sudo ldconfig"
             )
         )
@@ -266,11 +267,16 @@ _TOOLKIT_KINDS = frozenset(
 _NVIDIA_SONAME = lazy(r"lib(?:cu|npp|nvrtc|nvJitLink|nvToolsExt|nvblas|nccl)[A-Za-z0-9_]*\.so")
 
 
-def _unknown_soname_fix(soname: str) -> Fix:
+def _unknown_soname_fix(soname: str, toolkit_dir: str | None = None) -> Fix:
     """A library the matrix does not know: what threads run when it is installed but not found
     (its directory on LD_LIBRARY_PATH, or in ld.so.conf.d and ldconfig), then how to find the
-    package that ships it."""
-    where = "/usr/local/cuda/lib64" if _NVIDIA_SONAME.match(soname) else "<its directory>"
+    package that ships it. ``toolkit_dir``: the CUDA toolkit's directory that holds a library
+    of NVIDIA's (``_toolkit_folder``)."""
+    where = (
+        toolkit_dir or "/usr/local/cuda/lib64"
+        if _NVIDIA_SONAME.match(soname)
+        else "<its directory>"
+    )
     stem = soname.split(".so", maxsplit=1)[0]
     debian = debian_package(soname)
     likely = (
@@ -291,6 +297,31 @@ def _unknown_soname_fix(soname: str) -> Fix:
         manual(f"apt-file search {soname}  (Debian/Ubuntu; RHEL: dnf provides '*/{soname}')"),
         *([apt_command(debian)] if debian else []),
     )
+
+
+# a CUDA toolkit's root as an LD_LIBRARY_PATH entry names it: /usr/local/cuda-9.0/lib64,
+# /opt/cuda/targets/x86_64-linux/lib (NVIDIA's installation guide: <root>/lib64 on the path)
+_TOOLKIT_ROOT = lazy(r"^(?P<root>/[^:]*?cuda[^:/]*)/(?:lib64|lib|targets/[^/:]+/lib)/?$")
+
+
+def _toolkit_folder(matrix: Matrix, soname: str, line: LogLine) -> tuple[str, str]:
+    """(root, directory) of the CUDA toolkit that holds ``soname``: the toolkit root the log's
+    LD_LIBRARY_PATH names (TensorFlow prints it: /usr/local/cuda-9.0), else /usr/local/cuda,
+    and under it the table's ``toolkit_dir`` of the library's entries (any release of that
+    library: CUPTI is in extras/CUPTI/lib64 in every toolkit), else lib64."""
+    root = "/usr/local/cuda"
+    for entry in (line.stated.get("ld_library_path") or "").split(":"):
+        found = _TOOLKIT_ROOT.match(entry)
+        if found is not None:
+            root = found.group("root")
+            break
+    stem = soname.split(".so", maxsplit=1)[0]
+    subdirs = [
+        e.toolkit_dir
+        for e in matrix.sonames
+        if e.toolkit_dir and e.name.split(".so", maxsplit=1)[0] == stem
+    ]
+    return root, f"{root}/{subdirs[0] if subdirs else 'lib64'}"
 
 
 _SONAME_PARTS = lazy(r"^lib(?P<name>[A-Za-z0-9_+.-]+?)\.so(?:\.(?P<version>[0-9][0-9.]*))?$")
@@ -341,8 +372,9 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
     severity = Severity.WARNING if optional else None
     if _TORCH_LIB.match(soname) and all(e.kind == "torch" for e in entries):
         return _torch_library(soname, by, needer, line, severity)
+    toolkit, folder = _toolkit_folder(facts.matrix, soname, line)
     if not entries:
-        unknown = _unknown_soname_fix(soname)
+        unknown = _unknown_soname_fix(soname, folder)
         old_cuda = _soname_cuda(soname, entries)
         if old_cuda is not None:  # a CUDA runtime of a release no wheel ships (10.x)
             said_old, action_old = _old_cuda_build(soname, old_cuda[1], major)
@@ -362,7 +394,7 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
     words: list[str] = []
     actions: list[Action] = []
     for entry in entries:
-        more, acts = _soname_actions(entry, soname, site, major, _torch_pins(facts))
+        more, acts = _soname_actions(entry, soname, site, major, _torch_pins(facts), toolkit)
         if len(entries) > 1 and entry.cuda_major is not None:
             more = [f"{w} (CUDA {entry.cuda_major})" for w in more]
         words += more
@@ -377,9 +409,18 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
             else "the NVIDIA driver",
             "in a container, start it with the host's GPUs: docker run --gpus all (the "
             "nvidia-container-toolkit on the host; docker compose: a deploy.resources."
-            "reservations.devices entry with driver: nvidia and capabilities: [gpu])",
+            "reservations.devices entry with driver: nvidia and capabilities: [gpu]; Docker "
+            "before 19.03: docker run --runtime=nvidia, or nvidia-docker run)",
         ]
         actions.append(manual("docker run --gpus all ...  (or the CDI device nvidia.com/gpu=all)"))
+        # Docker 19.03 added --gpus; before it nvidia-docker2 registered the `nvidia` runtime
+        # and nvidia-docker 1.0 wrapped `docker run` (tensorflow#10642, tensorflow#10073)
+        actions.append(
+            manual(
+                "Docker before 19.03: docker run --runtime=nvidia ...  (nvidia-docker2), or "
+                "nvidia-docker run ...  (nvidia-docker 1.0)"
+            )
+        )
         # NVIDIA Container Toolkit's install guide: the package, then nvidia-ctk configures
         # Docker's runtime (docker compose's GPU support: deploy.resources.reservations.devices)
         actions.append(
