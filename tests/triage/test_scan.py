@@ -3797,3 +3797,19 @@ EXAMPLES += [
         "build-killed-sigkill",
     ),
 ]
+
+# NCCL's INFO naming this node's own interface and address (noise, read for the address)
+EXAMPLES += [
+    (
+        "v100-11:41449:41449 [6] NCCL INFO Bootstrap : Using [0]eth0:10.38.10.4<0>",
+        "nccl-socket-own-address",
+    ),
+    (
+        "gpu-1012:4152:4206 [0] NCCL INFO NET : Using interface eth0:10.151.40.240<0>",
+        "nccl-socket-own-address",
+    ),
+    (
+        "a100:33:33 [0] NCCL INFO NET/Socket : Using [0]lo:127.0.0.1<0>",
+        "nccl-socket-virtual-interface",
+    ),
+]

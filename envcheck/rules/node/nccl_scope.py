@@ -68,6 +68,8 @@ def ranks_span_nodes(stated: Mapping[str, str]) -> str | None:
     rank = stated.get("node_rank")
     if rank and rank.isdigit() and int(rank) > 0:
         return f"the launcher was given node rank {rank} (a job of several nodes)"
+    if other := _peer_elsewhere(stated):
+        return other
     net = stated.get("nccl_net_transport")
     if net and not stated.get("nccl_shm_disabled"):
         return (
@@ -75,6 +77,25 @@ def ranks_span_nodes(stated: Mapping[str, str]) -> str | None:
             "which it uses between nodes"
         )
     return None
+
+
+def _peer_elsewhere(stated: Mapping[str, str]) -> str | None:
+    """Why NCCL's own lines say a peer is on another node: a rank connected (or failed to) to an
+    address none of this node's ranks use. On one node every rank publishes an address of the
+    interfaces NCCL chose there (src/bootstrap.cc: the bootstrap interface's address; the
+    socket transport's, net_socket.cc), and the log's INFO lines state those; an address that
+    is none of them, and no loopback, is another node's."""
+    peer = stated.get("nccl_peer_address")
+    own = stated.get("nccl_own_addresses")
+    if not peer or not own or peer.startswith("127.") or peer in ("::1", "localhost"):
+        return None
+    mine = own.split(",")
+    if peer in mine:
+        return None
+    return (
+        f"NCCL connected to {peer}, an address none of this node's ranks use (its INFO lines "
+        f"state {', '.join(mine[:3])}): a rank on another node"
+    )
 
 
 def _loopback_peer(stated: Mapping[str, str]) -> str | None:

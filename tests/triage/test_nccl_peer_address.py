@@ -1,0 +1,55 @@
+"""NCCL's own lines decide where a failed peer was: a rank that could not reach an address none
+of this node's INFO lines state (its 'Bootstrap : Using eth0:A<0>') reached for another node, so
+NCCL's generic errors confirm NET104; an address of this node leaves the causes open. A failure
+line decides before NCCL's INFO retry line above it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.conftest import CliResult
+from tests.triage.from_log import causes as _causes
+from tests.triage.from_log import log_file
+
+# NCCL 2.4's lines as espnet#1940 / pytorch#38702 show them (host names shortened)
+_LINES = (
+    "v100-11:41449:41449 [6] NCCL INFO Bootstrap : Using [0]eth0:10.38.10.4<0>\n"
+    "v100-11:41449:41449 [6] NCCL INFO NET/Socket : Using [0]eth0:10.38.10.4<0>\n"
+    "NCCL version 2.4.8+cuda10.0\n"
+    "v100-11:41449:43077 [6] NCCL INFO Call to connect returned Connection refused, retrying\n"
+    "v100-11:41449:43077 [6] include/socket.h:390 NCCL WARN Connect to {peer}<21724> failed : "
+    "Connection refused\n"
+    "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:410, unhandled "
+    "system error, NCCL version 2.4.8\n"
+)
+
+
+def test_a_peer_at_another_nodes_address_is_net104(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(tmp_path, _LINES.format(peer="10.38.10.112"))
+    net104 = _causes(cli, log)["NET104"]
+    assert net104["verdict"] == "confirmed"
+    (finding,) = net104["findings"]
+    assert "NCCL connected to 10.38.10.112" in finding["message"]
+    assert "10.38.10.4" in finding["message"]
+
+
+def test_a_peer_at_this_nodes_own_address_stays_open(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(tmp_path, _LINES.format(peer="10.38.10.4"))
+    assert _causes(cli, log)["NET104"]["verdict"] != "confirmed"
+
+
+def test_no_own_address_stated_leaves_the_peer_undecided(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    text = "".join(
+        line + "\n"
+        for line in _LINES.format(peer="10.38.10.112").splitlines()
+        if "Using [0]eth0" not in line
+    )
+    log = log_file(tmp_path, text)
+    assert _causes(cli, log)["NET104"]["verdict"] != "confirmed"
