@@ -211,6 +211,8 @@ FACTS: dict[str, str] = {
     "gcc_header": "the gcc major whose own headers nvcc's front end failed in "
     "(/usr/include/c++/13/..., /usr/lib/gcc/x86_64-linux-gnu/14/include/...)",
     "extension": "a C++/CUDA extension a JIT or setup.py build was compiling",
+    "killed_compiler": "the compiler of the compile command just above a bare 'Killed' (nvcc, "
+    "g++; CUDA or CXX for CMake's 'Building CUDA object')",
     "build_tool": "the build tool whose failed step a compiler error sits in (make, gmake, ninja)",
     "build_killed": "the exit code of a build step the kernel killed (ninja's FAILED: [code=137])",
     "isolated_build": "pip's isolated build environment a traceback ran in (pip-build-env-*): "

@@ -555,7 +555,7 @@ EXAMPLES += [
     ),
     ("  traceback : Signal 9 (SIGKILL) received by PID 2187", "process-sigkilled"),
     ("Bus error (core dumped)", "bare-bus-error"),
-    ("Killed", "process-sigkilled"),
+    ("Killed", "compile-step-killed-bare"),  # SYS190 there too, below no compile
     (
         "ImportError: DLL load failed while importing _C: 找不到指定的程序。",
         "dll-procedure-not-found",
@@ -3812,4 +3812,9 @@ EXAMPLES += [
         "a100:33:33 [0] NCCL INFO NET/Socket : Using [0]lo:127.0.0.1<0>",
         "nccl-socket-virtual-interface",
     ),
+]
+
+# the shell's bare 'Killed' below a compile command: the compiler's (SYS160), else SYS190
+EXAMPLES += [
+    ("      Killed", "compile-step-killed-bare"),
 ]
