@@ -53,3 +53,27 @@ def test_no_own_address_stated_leaves_the_peer_undecided(
     )
     log = log_file(tmp_path, text)
     assert _causes(cli, log)["NET104"]["verdict"] != "confirmed"
+
+
+_ERROR = (
+    "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, "
+    "unhandled system error, NCCL version 2.14.3"
+)
+
+
+def test_launchers_node_counts_say_the_ranks_span_nodes(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    for launch in (
+        "accelerate launch --num_machines 2 --machine_rank 0 train.py",
+        "FORCE_TORCHRUN=1 NNODES=2 NODE_RANK=0 llamafactory-cli train cfg.yaml",
+        "srun -N 2 --ntasks-per-node=8 python train.py",
+        "accelerate launch --machine_rank=1 train.py",
+    ):
+        log = log_file(tmp_path, launch, _ERROR)
+        assert _causes(cli, log)["NET104"]["verdict"] == "confirmed", launch
+
+
+def test_one_node_is_no_span(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    log = log_file(tmp_path, "accelerate launch --num_machines 1 train.py", _ERROR)
+    assert _causes(cli, log)["NET104"]["verdict"] != "confirmed"

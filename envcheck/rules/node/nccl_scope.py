@@ -8,9 +8,11 @@ troubleshooting guide). The log decides between them when it says where the rank
 
 - on several nodes: Ray forwards a worker's output as `(pid=N, ip=A)` only when the worker is on
   another node than the driver (python/ray/_private/worker.py), launchers state the node count
-  (torchrun `--nnodes 2`, its `min_nodes : 2` dump, DeepSpeed's `--num_nodes`, Slurm's
-  `SLURM_NNODES`) or a node rank above 0, and NCCL's own INFO lines say it: `comm 0x.. rank 0
-  nRanks 16 nNodes 2` (src/init.cc) and channels `via NET/Socket` or `via NET/IB...`
+  (torchrun `--nnodes 2`, its `min_nodes : 2` dump, DeepSpeed's `--num_nodes`, Accelerate's
+  `--num_machines 2`, LLaMA-Factory's `NNODES=2`, Slurm's `SLURM_NNODES` and `srun -N 2`) or a
+  node rank above 0, NCCL's WARN that a connection to an address none of this node's INFO lines
+  state (`Bootstrap : Using [0]eth0:A<0>`) failed, and NCCL's own INFO lines say it: `comm 0x..
+  rank 0 nRanks 16 nNodes 2` (src/init.cc) and channels `via NET/Socket` or `via NET/IB...`
   (src/transport.cc: the network transport, used between nodes while SHM is enabled). With
   NCCL_SOCKET_IFNAME not set, NCCL picked the interface between the nodes itself: NET104, whose fix
   (`NCCL_SOCKET_IFNAME`) is what the threads of these lines establish (NVIDIA/nccl#207, #697,
