@@ -407,9 +407,9 @@ def judge(
         stated["nccl_hosts"] = ",".join(hosts)
     # every address NCCL's INFO lines say this node's ranks use (a peer at none of them is a rank
     # on another node)
-    own = dict.fromkeys(f.value for f in facts if f.name == "nccl_own_address")
-    if own:
-        stated["nccl_own_addresses"] = ",".join(own)
+    addresses = dict.fromkeys(f.value for f in facts if f.name == "nccl_own_address")
+    if addresses:
+        stated["nccl_own_addresses"] = ",".join(addresses)
     confirmed: dict[str, int | LogLine] = {}
     for t in reversed(tallies):  # the earliest line wins
         seen = witness(t)

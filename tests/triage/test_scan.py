@@ -3822,7 +3822,10 @@ EXAMPLES += [
 # the node count in Accelerate's flag, LLaMA-Factory's NNODES and srun's -N (noise, read for it)
 EXAMPLES += [
     ("accelerate launch --num_machines 2 --machine_rank 0 train.py", "launcher-node-count"),
-    ("FORCE_TORCHRUN=1 NNODES=2 NODE_RANK=0 llamafactory-cli train cfg.yaml", "launcher-node-count"),
+    (
+        "FORCE_TORCHRUN=1 NNODES=2 NODE_RANK=0 llamafactory-cli train cfg.yaml",
+        "launcher-node-count",
+    ),
     ("srun -N 2 --ntasks-per-node=8 python train.py", "launcher-node-count"),
     ("accelerate launch --machine_rank=1 train.py", "launcher-node-rank"),
 ]
