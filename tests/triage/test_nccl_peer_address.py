@@ -77,3 +77,19 @@ def test_launchers_node_counts_say_the_ranks_span_nodes(
 def test_one_node_is_no_span(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
     log = log_file(tmp_path, "accelerate launch --num_machines 1 train.py", _ERROR)
     assert _causes(cli, log)["NET104"]["verdict"] != "confirmed"
+
+
+def test_an_mpi_host_list_of_two_hosts_spans_nodes(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(tmp_path, "mpirun -np 16 -H host1:8,host2:8 python train.py", _ERROR)
+    net104 = _causes(cli, log)["NET104"]
+    assert net104["verdict"] == "confirmed"
+    assert "2 hosts (host1, host2)" in net104["findings"][0]["message"]
+
+
+def test_an_mpi_host_list_of_this_node_alone_does_not(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(tmp_path, "mpirun -np 2 -H 127.0.0.1:1,localhost:1 python train.py", _ERROR)
+    assert _causes(cli, log)["NET104"]["verdict"] != "confirmed"

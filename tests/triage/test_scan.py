@@ -3829,3 +3829,9 @@ EXAMPLES += [
     ("srun -N 2 --ntasks-per-node=8 python train.py", "launcher-node-count"),
     ("accelerate launch --machine_rank=1 train.py", "launcher-node-rank"),
 ]
+
+# the hosts an mpirun or horovodrun -H names (noise, read for where the ranks ran)
+EXAMPLES += [
+    ("mpirun -np 16 -H host1:8,host2:8 python train.py", "launcher-host-list"),
+    ("horovodrun -np 8 -H server1:4,server2:4 python train.py", "launcher-host-list"),
+]

@@ -9,7 +9,8 @@ troubleshooting guide). The log decides between them when it says where the rank
 - on several nodes: Ray forwards a worker's output as `(pid=N, ip=A)` only when the worker is on
   another node than the driver (python/ray/_private/worker.py), launchers state the node count
   (torchrun `--nnodes 2`, its `min_nodes : 2` dump, DeepSpeed's `--num_nodes`, Accelerate's
-  `--num_machines 2`, LLaMA-Factory's `NNODES=2`, Slurm's `SLURM_NNODES` and `srun -N 2`) or a
+  `--num_machines 2`, LLaMA-Factory's `NNODES=2`, Slurm's `SLURM_NNODES` and `srun -N 2`, the
+  hosts of `mpirun -H host1:8,host2:8` or horovodrun) or a
   node rank above 0, NCCL's WARN that a connection to an address none of this node's INFO lines
   state (`Bootstrap : Using [0]eth0:A<0>`) failed, and NCCL's own INFO lines say it: `comm 0x..
   rank 0 nRanks 16 nNodes 2` (src/init.cc) and channels `via NET/Socket` or `via NET/IB...`
@@ -56,6 +57,10 @@ GENERIC_NCCL_LINES = frozenset(
 _NO_SUBNET = "nccl-no-interface-in-peer-subnet"
 
 
+# names an MPI host list may give this node itself
+_LOCAL = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
 def ranks_span_nodes(stated: Mapping[str, str]) -> str | None:
     """Why the log says the job's ranks span several nodes, or None when it does not say so."""
     ip = stated.get("remote_node_ip")
@@ -67,6 +72,10 @@ def ranks_span_nodes(stated: Mapping[str, str]) -> str | None:
     hosts = stated.get("nccl_hosts", "").split(",")
     if len(hosts) > 1:
         return f"NCCL's lines come from {len(hosts)} hosts ({', '.join(hosts[:3])})"
+    named = stated.get("launcher_hosts", "").split(",")
+    launched = dict.fromkeys(h.split(":")[0] for h in named if h and h.split(":")[0] not in _LOCAL)
+    if len(launched) > 1:
+        return f"the launcher was given {len(launched)} hosts ({', '.join(list(launched)[:3])})"
     rank = stated.get("node_rank")
     if rank and rank.isdigit() and int(rank) > 0:
         return f"the launcher was given node rank {rank} (a job of several nodes)"
