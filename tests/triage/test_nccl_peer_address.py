@@ -93,3 +93,21 @@ def test_an_mpi_host_list_of_this_node_alone_does_not(
 ) -> None:
     log = log_file(tmp_path, "mpirun -np 2 -H 127.0.0.1:1,localhost:1 python train.py", _ERROR)
     assert _causes(cli, log)["NET104"]["verdict"] != "confirmed"
+
+
+def test_torchruns_rendezvous_dump_states_the_node_count(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    dump = (
+        "INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous complete for "
+        "workers. Result:",
+        "  restart_count=0",
+        "  group_rank=0",
+        "  group_world_size={nodes}",
+        "  local_ranks=[0, 1, 2, 3, 4, 5, 6, 7]",
+        _ERROR,
+    )
+    two = log_file(tmp_path, *(line.format(nodes=2) for line in dump), name="two.log")
+    assert _causes(cli, two)["NET104"]["verdict"] == "confirmed"
+    one = log_file(tmp_path, *(line.format(nodes=1) for line in dump), name="one.log")
+    assert _causes(cli, one)["NET104"]["verdict"] != "confirmed"

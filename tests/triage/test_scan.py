@@ -3835,3 +3835,9 @@ EXAMPLES += [
     ("mpirun -np 16 -H host1:8,host2:8 python train.py", "launcher-host-list"),
     ("horovodrun -np 8 -H server1:4,server2:4 python train.py", "launcher-host-list"),
 ]
+
+# torchrun's 'Rendezvous complete for workers' dump: one agent per node
+EXAMPLES += [
+    ("  group_world_size=2", "launcher-node-count"),
+    ("  group_rank=1", "launcher-node-rank"),
+]

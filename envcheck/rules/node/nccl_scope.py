@@ -10,7 +10,8 @@ troubleshooting guide). The log decides between them when it says where the rank
   another node than the driver (python/ray/_private/worker.py), launchers state the node count
   (torchrun `--nnodes 2`, its `min_nodes : 2` dump, DeepSpeed's `--num_nodes`, Accelerate's
   `--num_machines 2`, LLaMA-Factory's `NNODES=2`, Slurm's `SLURM_NNODES` and `srun -N 2`, the
-  hosts of `mpirun -H host1:8,host2:8` or horovodrun) or a
+  hosts of `mpirun -H host1:8,host2:8` or horovodrun, torchrun's rendezvous dump
+  `group_world_size=2`) or a
   node rank above 0, NCCL's WARN that a connection to an address none of this node's INFO lines
   state (`Bootstrap : Using [0]eth0:A<0>`) failed, and NCCL's own INFO lines say it: `comm 0x..
   rank 0 nRanks 16 nNodes 2` (src/init.cc) and channels `via NET/Socket` or `via NET/IB...`
