@@ -51,6 +51,13 @@ class NotStated(Skip):
         self.fix = fix
 
 
+class NodeDecides(NotStated):
+    """A ``NotStated`` for a line that only sometimes decides its cause (a build's wrapper line
+    decides CUD110 only where the package's toolkit floor applies): where the node's own check
+    of the rule ran, its verdict stands (ruled out when it did not fire); elsewhere the cause
+    stays open as with ``NotStated``."""
+
+
 @dataclass(frozen=True)
 class Hit:
     """One problem a rule found; the engine turns it into a Finding."""

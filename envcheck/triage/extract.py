@@ -213,6 +213,8 @@ FACTS: dict[str, str] = {
     "gcc_header": "the gcc major whose own headers nvcc's front end failed in "
     "(/usr/include/c++/13/..., /usr/lib/gcc/x86_64-linux-gnu/14/include/...)",
     "extension": "a C++/CUDA extension a JIT or setup.py build was compiling",
+    "killed_compiler": "the compiler of the compile command just above a bare 'Killed' (nvcc, "
+    "g++; CUDA or CXX for CMake's 'Building CUDA object')",
     "build_tool": "the build tool whose failed step a compiler error sits in (make, gmake, ninja)",
     "build_killed": "the exit code of a build step the kernel killed (ninja's FAILED: [code=137])",
     "isolated_build": "pip's isolated build environment a traceback ran in (pip-build-env-*): "
@@ -234,6 +236,9 @@ FACTS: dict[str, str] = {
     "('(RayWorkerWrapper pid=N, ip=A)': Ray adds ip= only for a node other than the driver's)",
     "nnodes": "the number of nodes a launcher was given (torchrun --nnodes, DeepSpeed --num_nodes, "
     "Slurm's SLURM_NNODES) or NCCL's communicator spans ('nRanks 16 nNodes 2')",
+    "launcher_hosts": "the hosts an mpirun or horovodrun -H names ('host1:8,host2:8')",
+    "nccl_own_address": "an address NCCL's bootstrap or socket transport uses on this node "
+    "('Bootstrap : Using [0]eth0:10.38.10.4<0>'); all of them in nccl_own_addresses",
     "nccl_peer_address": "the address NCCL's socket tried to reach ('socketStartConnect: Connect "
     "to 127.0.0.1<45069> failed'): a loopback one means a rank advertised its lo interface",
     "nccl_mnnvl_clique": "the size of the multi-node NVLink clique NCCL found ('MNNVL "

@@ -405,6 +405,11 @@ def judge(
     hosts = dict.fromkeys(f.value for f in facts if f.name == "nccl_host")
     if len(hosts) > 1:
         stated["nccl_hosts"] = ",".join(hosts)
+    # every address NCCL's INFO lines say this node's ranks use (a peer at none of them is a rank
+    # on another node)
+    addresses = dict.fromkeys(f.value for f in facts if f.name == "nccl_own_address")
+    if addresses:
+        stated["nccl_own_addresses"] = ",".join(addresses)
     confirmed: dict[str, int | LogLine] = {}
     for t in reversed(tallies):  # the earliest line wins
         seen = witness(t)
@@ -423,14 +428,21 @@ def judge(
     outright = {
         c for t in tallies if not informational(witness(t).text) for c in t.signature.confirms
     }
+    # a failure line that decides a cause is read before a line logged as information that
+    # decides it too (NCCL's INFO 'Call to connect returned Connection refused, retrying' above
+    # its WARN and the error it returns): the information line alone leaves the cause open
+    by_failure = {
+        c for t in tallies if not informational(witness(t).text) for c in t.signature.decides
+    }
     for t in reversed(tallies):
         seen = witness(t)
+        info = informational(seen.text)
         own = {f.name: f.value for f in reversed(facts) if f.line == seen.line}
         confirmed.update(
             {
                 c: LogLine(t.signature.id, seen.line, seen.text, {**stated, **own})
                 for c in t.signature.decides
-                if c not in outright
+                if c not in outright and not (info and c in by_failure)
             }
         )
     # causes some failure line (not only a line the program logged as information) establishes

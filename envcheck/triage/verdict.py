@@ -219,7 +219,15 @@ def check_causes(
                 or CauseFix.from_text(" ".join(rule.doc.fix.split())),
                 evidence=evidence,
             )
-        elif rule.code in lines and (stated := _from_log(rule, lines[rule.code], report, matrix)):
+        elif rule.code in lines and (
+            stated := _from_log(
+                rule,
+                lines[rule.code],
+                report,
+                matrix,
+                node_ran=rule.code not in skipped and rule.code not in failed,
+            )
+        ):
             out[rule.code] = stated
         elif rule.code in lines:
             skip = skipped.get(rule.code)
@@ -255,7 +263,11 @@ def _ordered(out: dict[str, CauseCheck], codes: Iterable[str]) -> dict[str, Caus
 
 
 def _from_log(
-    rule: Rule, line: LogLine, report: NodeReport | None, matrix: Matrix
+    rule: Rule,
+    line: LogLine,
+    report: NodeReport | None,
+    matrix: Matrix,
+    node_ran: bool = False,
 ) -> CauseCheck | None:
     """The cause a line establishes, as the finding the rule's ``@from_log`` words from the
     facts the log states (and the node's, when known); None when the rule has none or cannot
@@ -263,7 +275,7 @@ def _from_log(
     from envcheck.facts.node import Facts
     from envcheck.facts.skip import Skip
     from envcheck.rules import log_hit
-    from envcheck.rules.base import NotStated
+    from envcheck.rules.base import NodeDecides, NotStated
 
     hook = log_hit(rule.code)
     if hook is None or not line.signature:
@@ -273,6 +285,13 @@ def _from_log(
     line = dataclasses.replace(line, stated=reads)
     try:
         hit = hook(Facts(node, matrix), line)
+    except NodeDecides as exc:
+        if node_ran and report is not None:  # the node's own check ran and did not fire
+            why = f"{rule.code} ran on the node's facts ({_sources(report)}) and does not fire"
+            return CauseCheck(rule.code, rule.title, "ruled_out", why)
+        return CauseCheck(
+            rule.code, rule.title, "unknown", exc.reason, fix=open_fix(rule, report, matrix)
+        )
     except NotStated as exc:
         stated_fix = (
             CauseFix.from_text(f"if {_lower_first(rule.title.rstrip('.'))}: {exc.fix}")

@@ -555,7 +555,7 @@ EXAMPLES += [
     ),
     ("  traceback : Signal 9 (SIGKILL) received by PID 2187", "process-sigkilled"),
     ("Bus error (core dumped)", "bare-bus-error"),
-    ("Killed", "process-sigkilled"),
+    ("Killed", "compile-step-killed-bare"),  # SYS190 there too, below no compile
     (
         "ImportError: DLL load failed while importing _C: 找不到指定的程序。",
         "dll-procedure-not-found",
@@ -3956,4 +3956,48 @@ EXAMPLES += [
         "Failure: nvidia-container-cli.real: container error: cgroup subsystem devices not found",
         "container-cgroup-devices-not-found",
     ),
+]
+
+# NCCL's INFO naming this node's own interface and address (noise, read for the address)
+EXAMPLES += [
+    (
+        "v100-11:41449:41449 [6] NCCL INFO Bootstrap : Using [0]eth0:10.38.10.4<0>",
+        "nccl-socket-own-address",
+    ),
+    (
+        "gpu-1012:4152:4206 [0] NCCL INFO NET : Using interface eth0:10.151.40.240<0>",
+        "nccl-socket-own-address",
+    ),
+    (
+        "a100:33:33 [0] NCCL INFO NET/Socket : Using [0]lo:127.0.0.1<0>",
+        "nccl-socket-virtual-interface",
+    ),
+]
+
+# the shell's bare 'Killed' below a compile command: the compiler's (SYS160), else SYS190
+EXAMPLES += [
+    ("      Killed", "compile-step-killed-bare"),
+]
+
+# the node count in Accelerate's flag, LLaMA-Factory's NNODES and srun's -N (noise, read for it)
+EXAMPLES += [
+    ("accelerate launch --num_machines 2 --machine_rank 0 train.py", "launcher-node-count"),
+    (
+        "FORCE_TORCHRUN=1 NNODES=2 NODE_RANK=0 llamafactory-cli train cfg.yaml",
+        "launcher-node-count",
+    ),
+    ("srun -N 2 --ntasks-per-node=8 python train.py", "launcher-node-count"),
+    ("accelerate launch --machine_rank=1 train.py", "launcher-node-rank"),
+]
+
+# the hosts an mpirun or horovodrun -H names (noise, read for where the ranks ran)
+EXAMPLES += [
+    ("mpirun -np 16 -H host1:8,host2:8 python train.py", "launcher-host-list"),
+    ("horovodrun -np 8 -H server1:4,server2:4 python train.py", "launcher-host-list"),
+]
+
+# torchrun's 'Rendezvous complete for workers' dump: one agent per node
+EXAMPLES += [
+    ("  group_world_size=2", "launcher-node-count"),
+    ("  group_rank=1", "launcher-node-rank"),
 ]

@@ -843,6 +843,15 @@ def build_compiler_killed(facts: Facts) -> Iterable[Hit]:
 def build_compiler_killed_in_log(facts: Facts, line: LogLine) -> Hit:
     found = _KILLED.search(line.text)
     program = found.group("program") if found else "the compiler"
+    if line.signature == "compile-step-killed-bare":
+        # the shell's bare 'Killed' is a compiler's only below a compile command
+        compiler = line.stated.get("killed_compiler")
+        if not compiler:
+            raise NotStated(
+                f"line {line.line} is a bare 'Killed' with no compile command just above it: "
+                "a process the kernel killed, not known to be a compiler"
+            )
+        program = f"{compiler} (a CMake compile step)" if compiler.isupper() else compiler
     short = _OUT_OF_MEMORY.search(line.text)
     if short is not None:
         program = short.group("program") or ("the linker" if "link" in short[0] else program)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from envcheck.facts.conditions import torch_cuda_stated
@@ -19,13 +20,20 @@ from envcheck.facts.skip import Skip
 from envcheck.matrix.model import major_minor, public
 from envcheck.model.finding import Fix
 from envcheck.patterns import lazy
-from envcheck.rules.base import Hit, LogLine, from_log
+from envcheck.rules.base import Hit, LogLine, NodeDecides, from_log
 from envcheck.rules.choose import torch_build_for_cuda
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
 
 # flash-attn's setup.py: the oldest nvcc it builds with
 _FLOOR = lazy(r"is only supported on CUDA ([0-9]+\.[0-9]+) and above")
 _ONLY_ON_CUDA = lazy(r"([A-Za-z][A-Za-z0-9_-]*) is only supported on CUDA [0-9]+\.[0-9]+ and above")
+
+
+# the wrappers' lines of a failed extension build (build.toml): the compiler's own error is above
+# them, or nowhere in what was pasted
+_BUILD_WRAPPERS = frozenset(
+    {"extension-build-failed", "nvcc-command-failed", "pip-wheel-build-failed"}
+)
 
 
 def _version(text: str | None) -> Version | None:
@@ -59,6 +67,35 @@ def _torch_for_cuda(facts: Facts, cuda: Version) -> tuple[Version, str] | None:
         installed = facts.version("torch")
         current = public(installed) if installed is not None else None
     return torch_build_for_cuda(facts.matrix, cuda, current)
+
+
+def _below_build_floor(facts: Facts, line: LogLine) -> Hit:
+    """A package's build failed with only its wrappers' lines, and the toolkit is older than the
+    package's own setup.py accepts (`build.nvcc_min.<package>`, matrices/packages/
+    build_floors.toml; flash-attn, mamba-ssm, causal-conv1d: 11.6): the toolkit is the cause,
+    whatever the compiler printed above. Anything else leaves CUD110 as open as before."""
+    package = line.stated.get("pip_build") or line.stated.get("extension")
+    name = canonicalize_name(package) if package else None
+    floor = facts.matrix.constant(f"build.nvcc_min.{name}") if name else None
+    nvcc = _nvcc(facts, line)
+    if name is None or floor is None or nvcc is None:
+        raise NodeDecides(
+            f"line {line.line} is the build's wrapper: the package, the oldest toolkit it "
+            "builds with or nvcc's release is not stated"
+        )
+    needed = Version(f"{floor:.1f}")
+    if nvcc >= needed:
+        raise NodeDecides(
+            f"nvcc is CUDA {nvcc}, which {name} builds with (CUDA {needed} and above): the "
+            "compiler's own error above this line says more"
+        )
+    return Hit(
+        f"building {name} failed (line {line.line}) with nvcc of CUDA {nvcc}: {name}'s setup.py "
+        f"builds only with CUDA {needed} and above (its nvcc -V check), so the CUDA toolkit "
+        "the build runs is too old",
+        evidence={"line": line.line, "nvcc": str(nvcc), "package": name, "needs": str(needed)},
+        fix=_fix(facts, nvcc, _torch_cuda(facts, line)),
+    )
 
 
 def _fix(facts: Facts, nvcc: Version | None, torch_cuda: Version | None) -> Fix:
@@ -98,6 +135,8 @@ def _fix(facts: Facts, nvcc: Version | None, torch_cuda: Version | None) -> Fix:
 def nvcc_vs_torch_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """The line establishes the mismatch (the build refused to go on); the versions come from
     the line, nvcc's banner elsewhere in the log, or the node."""
+    if line.signature in _BUILD_WRAPPERS:
+        return _below_build_floor(facts, line)
     nvcc, torch_cuda = _nvcc(facts, line), _torch_cuda(facts, line)
     if (
         "mismatches the version" in line.text

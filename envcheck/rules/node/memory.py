@@ -18,7 +18,7 @@ from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Action, Severity
 from envcheck.patterns import lazy
-from envcheck.rules.base import Hit, LogLine, from_log, rule
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.driver_upgrade import wsl_kernel
 
@@ -132,6 +132,12 @@ def _limit_note(facts: Facts) -> str:
 def host_memory_exhausted_in_log(facts: Facts, line: LogLine) -> Hit:
     """The kernel's OOM-killer line names the cause; a bare SIGKILL (`Killed`, `exitcode : -9`)
     is worded as the OOM killer's most likely trace, with the command that confirms it."""
+    compiler = line.stated.get("killed_compiler")
+    if line.signature == "compile-step-killed-bare" and compiler:
+        raise NotStated(
+            f"line {line.line} is the shell's 'Killed' right below a {compiler} compile command: "
+            "the compiler's, out of memory with the build's parallel jobs (SYS160)"
+        )
     pid = re.search(
         r"(?:Killed process |received by PID |[Kk]ill process |\(pid: ?)([0-9]+)", line.text
     )

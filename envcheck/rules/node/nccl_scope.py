@@ -8,9 +8,13 @@ troubleshooting guide). The log decides between them when it says where the rank
 
 - on several nodes: Ray forwards a worker's output as `(pid=N, ip=A)` only when the worker is on
   another node than the driver (python/ray/_private/worker.py), launchers state the node count
-  (torchrun `--nnodes 2`, its `min_nodes : 2` dump, DeepSpeed's `--num_nodes`, Slurm's
-  `SLURM_NNODES`) or a node rank above 0, and NCCL's own INFO lines say it: `comm 0x.. rank 0
-  nRanks 16 nNodes 2` (src/init.cc) and channels `via NET/Socket` or `via NET/IB...`
+  (torchrun `--nnodes 2`, its `min_nodes : 2` dump, DeepSpeed's `--num_nodes`, Accelerate's
+  `--num_machines 2`, LLaMA-Factory's `NNODES=2`, Slurm's `SLURM_NNODES` and `srun -N 2`, the
+  hosts of `mpirun -H host1:8,host2:8` or horovodrun, torchrun's rendezvous dump
+  `group_world_size=2`) or a
+  node rank above 0, NCCL's WARN that a connection to an address none of this node's INFO lines
+  state (`Bootstrap : Using [0]eth0:A<0>`) failed, and NCCL's own INFO lines say it: `comm 0x..
+  rank 0 nRanks 16 nNodes 2` (src/init.cc) and channels `via NET/Socket` or `via NET/IB...`
   (src/transport.cc: the network transport, used between nodes while SHM is enabled). With
   NCCL_SOCKET_IFNAME not set, NCCL picked the interface between the nodes itself: NET104, whose fix
   (`NCCL_SOCKET_IFNAME`) is what the threads of these lines establish (NVIDIA/nccl#207, #697,
@@ -54,6 +58,10 @@ GENERIC_NCCL_LINES = frozenset(
 _NO_SUBNET = "nccl-no-interface-in-peer-subnet"
 
 
+# names an MPI host list may give this node itself
+_LOCAL = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
 def ranks_span_nodes(stated: Mapping[str, str]) -> str | None:
     """Why the log says the job's ranks span several nodes, or None when it does not say so."""
     ip = stated.get("remote_node_ip")
@@ -65,9 +73,15 @@ def ranks_span_nodes(stated: Mapping[str, str]) -> str | None:
     hosts = stated.get("nccl_hosts", "").split(",")
     if len(hosts) > 1:
         return f"NCCL's lines come from {len(hosts)} hosts ({', '.join(hosts[:3])})"
+    named = stated.get("launcher_hosts", "").split(",")
+    launched = dict.fromkeys(h.split(":")[0] for h in named if h and h.split(":")[0] not in _LOCAL)
+    if len(launched) > 1:
+        return f"the launcher was given {len(launched)} hosts ({', '.join(list(launched)[:3])})"
     rank = stated.get("node_rank")
     if rank and rank.isdigit() and int(rank) > 0:
         return f"the launcher was given node rank {rank} (a job of several nodes)"
+    if other := _peer_elsewhere(stated):
+        return other
     net = stated.get("nccl_net_transport")
     if net and not stated.get("nccl_shm_disabled"):
         return (
@@ -75,6 +89,25 @@ def ranks_span_nodes(stated: Mapping[str, str]) -> str | None:
             "which it uses between nodes"
         )
     return None
+
+
+def _peer_elsewhere(stated: Mapping[str, str]) -> str | None:
+    """Why NCCL's own lines say a peer is on another node: a rank connected (or failed to) to an
+    address none of this node's ranks use. On one node every rank publishes an address of the
+    interfaces NCCL chose there (src/bootstrap.cc: the bootstrap interface's address; the
+    socket transport's, net_socket.cc), and the log's INFO lines state those; an address that
+    is none of them, and no loopback, is another node's."""
+    peer = stated.get("nccl_peer_address")
+    own = stated.get("nccl_own_addresses")
+    if not peer or not own or peer.startswith("127.") or peer in ("::1", "localhost"):
+        return None
+    mine = own.split(",")
+    if peer in mine:
+        return None
+    return (
+        f"NCCL connected to {peer}, an address none of this node's ranks use (its INFO lines "
+        f"state {', '.join(mine[:3])}): a rank on another node"
+    )
 
 
 def _loopback_peer(stated: Mapping[str, str]) -> str | None:
