@@ -23,6 +23,12 @@ from envcheck.rules.node.flash_attn_pick import (
     newest_loading,
     torch_old_abi,
 )
+from envcheck.rules.node.flash_attn_source import (
+    FORCE_BUILD_COMMAND,
+    no_release_wheel,
+    source_build_after,
+    source_build_fix,
+)
 
 _FA_TAG = lazy(r"cu(\d+)torch(\d+\.\d+)cxx11abi(TRUE|FALSE)", re.IGNORECASE)
 
@@ -83,7 +89,12 @@ def _flash_attn_fix(facts: Facts, torch: Version | None, *, old_abi: bool | None
     """The flash-attn release to reinstall: a known-bad entry's own replacement where one pairs
     the installed flash-attn with this torch, else the newest release on the index with wheels
     for this torch (for an unstated torch that exports only old-ABI symbols: for the newest
-    old-ABI torch) whose wheels load on its ABI."""
+    old-ABI torch) whose wheels load on its ABI. A torch that no release wheel was built
+    against (a pre-release or vendor build: NGC's 2.2.0a0+6a974be) gets the build from source
+    first: a reinstall would download the same release wheel (flash_attn_source.py)."""
+    vendor = no_release_wheel(torch)
+    if vendor is not None:
+        return source_build_fix(f"torch {torch}", vendor)
     known = known_bad_fix(facts)
     if known is not None:
         return known
@@ -93,13 +104,17 @@ def _flash_attn_fix(facts: Facts, torch: Version | None, *, old_abi: bool | None
     best = newest_loading(facts, mm or LAST_OLD_ABI, old_abi=old_abi) if mm or old_abi else None
     if best is None:
         what = f"torch {torch}" if torch is not None else "the installed torch"
+        text, then = source_build_after(
+            f"Reinstall flash-attn for {what}: pip uninstall -y flash-attn, then pip install "
+            "flash-attn --no-build-isolation --no-cache-dir (its setup.py installs the release "
+            "wheel for torch's major.minor, CUDA major and C++ ABI, and compiles where none exists)"
+        )
         return fix(
-            f"Rebuild flash-attn against {what}: pip uninstall -y flash-attn, then "
-            "pip install flash-attn --no-build-isolation --no-cache-dir (its setup compiles "
-            "against the torch of this environment, or picks its prebuilt wheel for it)",
+            text,
             "safe",
             pip_uninstall("flash-attn"),
             pip_install("flash-attn", flags=("--no-build-isolation", "--no-cache-dir")),
+            then,
         )
     if mm is not None:
         summary = (
@@ -120,10 +135,11 @@ def _flash_attn_fix(facts: Facts, torch: Version | None, *, old_abi: bool | None
             f"; the old-ABI wheels of {broken[0]} to {broken[-1]} ask for C++11-ABI symbols "
             "(flash-attention#1783)"
         )
-    # compiling here works for any torch, at the cost of a long build (threads' usual fix)
+    # compiling here works for any torch, at the cost of a long build (threads' usual fix);
+    # without FLASH_ATTENTION_FORCE_BUILD setup.py would download a release wheel instead
     summary += (
-        "; or build it here against the installed torch: pip install flash-attn "
-        "--no-build-isolation --no-cache-dir (MAX_JOBS=4 bounds the compile's memory)"
+        f"; or build it here against the installed torch: {FORCE_BUILD_COMMAND} (MAX_JOBS=4 "
+        "bounds the compile's memory)"
     )
     return fix(
         summary,
@@ -157,12 +173,18 @@ def flash_attn_other_torch(facts: Facts) -> Iterable[Hit]:
 
     ## Fix
     Reinstall a flash-attn release with prebuilt wheels for the installed torch, without pip's
-    cache and with `--no-build-isolation` so its setup sees this environment's torch.
+    cache and with `--no-build-isolation` so its setup sees this environment's torch. Its
+    setup.py installs the release wheel for torch's major.minor whenever one exists, so on a
+    torch no release wheel was built against (NGC's `2.2.0a0+6a974be`, a nightly, a source
+    build) the fix compiles it instead: `FLASH_ATTENTION_FORCE_BUILD=TRUE MAX_JOBS=4 pip install
+    flash-attn --no-build-isolation --no-cache-dir`; where torch is unknown, that build is the
+    step after a reinstall that fails the same way.
 
     ## References
     - https://github.com/Dao-AILab/flash-attention/issues/931
     - https://github.com/Dao-AILab/flash-attention/issues/853
-    - Dao-AILab/flash-attention setup.py (get_wheel_url)
+    - https://github.com/Dao-AILab/flash-attention/issues/709 (NGC's torch: the build from source)
+    - Dao-AILab/flash-attention setup.py (get_wheel_url; CachedWheelsCommand.run: FORCE_BUILD)
     """
     try:
         dist = facts.dist("flash-attn")
@@ -171,6 +193,10 @@ def flash_attn_other_torch(facts: Facts) -> Iterable[Hit]:
             return _flash_attn_unresolved(facts, "(version not stated)")
         raise
     if dist is None:
+        # a package list (a spec's, a dump's) without flash-attn, while the log shows its
+        # extension failing to load: it is installed, the list is not the whole environment
+        if facts.unresolved_symbols("flash_attn"):
+            return _flash_attn_unresolved(facts, "(version not stated)")
         return []
     match = _FA_TAG.search(dist.version)
     if match is None:
