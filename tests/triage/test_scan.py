@@ -3797,3 +3797,12 @@ EXAMPLES += [
         "build-killed-sigkill",
     ),
 ]
+
+# a paste that kept one quote of the pair (xinntao/Real-ESRGAN#777): the bare form reads it
+EXAMPLES += [
+    (
+        "error message (ModuleNotFoundError: No module named "
+        "'torchvision.transforms.functional_tensor)",
+        "no-module-named-bare",
+    ),
+]
