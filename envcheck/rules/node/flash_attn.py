@@ -21,6 +21,7 @@ from envcheck.rules.node.flash_attn_pick import (
     abi_wheel_fix,
     known_bad_fix,
     newest_loading,
+    torch_for_tag,
     torch_old_abi,
 )
 from envcheck.rules.node.flash_attn_source import (
@@ -178,12 +179,16 @@ def flash_attn_other_torch(facts: Facts) -> Iterable[Hit]:
     torch no release wheel was built against (NGC's `2.2.0a0+6a974be`, a nightly, a source
     build) the fix compiles it instead: `FLASH_ATTENTION_FORCE_BUILD=TRUE MAX_JOBS=4 pip install
     flash-attn --no-build-isolation --no-cache-dir`; where torch is unknown, that build is the
-    step after a reinstall that fails the same way.
+    step after a reinstall that fails the same way. A release wheel whose tag names another
+    torch (`cu123torch2.3cxx11abiFALSE` under torch 2.4) has the other way threads take beside
+    it: the torch its tag names, from that CUDA variant's index, where a pip build of that
+    torch has the tag's C++ ABI.
 
     ## References
     - https://github.com/Dao-AILab/flash-attention/issues/931
     - https://github.com/Dao-AILab/flash-attention/issues/853
     - https://github.com/Dao-AILab/flash-attention/issues/709 (NGC's torch: the build from source)
+    - https://github.com/Dao-AILab/flash-attention/issues/1061 (torch pinned back)
     - Dao-AILab/flash-attention setup.py (get_wheel_url; CachedWheelsCommand.run: FORCE_BUILD)
     """
     try:
@@ -237,13 +242,35 @@ def flash_attn_other_torch(facts: Facts) -> Iterable[Hit]:
     remedy = None
     if abi_differs and release is not None and f"{torch.major}.{torch.minor}" == torch_mm:
         remedy = abi_wheel_fix(facts, release, torch, cuda, bool(old_abi))
+    remedy = remedy or _flash_attn_fix(facts, torch, old_abi=old_abi)
+    if f"{torch.major}.{torch.minor}" != torch_mm:
+        remedy = _or_torch_back(facts, remedy, dist.version, torch_mm, cuda_tag, abi)
     return [
         Hit(
             f"flash-attn {dist.version}: {'; '.join(problems)}: import fails with 'undefined symbol'",
             evidence={"flash_attn": dist.version, "torch": str(torch)},
-            fix=remedy or _flash_attn_fix(facts, torch, old_abi=old_abi),
+            fix=remedy,
         )
     ]
+
+
+def _or_torch_back(
+    facts: Facts, remedy: Fix, version: str, torch_mm: str, cuda_tag: str, cxx11abi: bool
+) -> Fix:
+    """``remedy`` with the other way threads take: keep the flash-attn wheel and install the
+    torch its tag names, from that CUDA variant's index (flash-attention#1061: torch pinned
+    back); unchanged when the matrix has no torch build of the tag's release, CUDA and ABI."""
+    back = torch_for_tag(facts, torch_mm, cuda_tag, cxx11abi)
+    if back is None:
+        return remedy
+    pin, url = back
+    command = f"pip install {pin} --index-url {url}"
+    return dataclasses.replace(
+        remedy,
+        summary=f"{remedy.summary}; or keep flash-attn {version} and install the torch its "
+        f"wheel was built for: {command} (with the torchvision / torchaudio of that release)",
+        actions=(*remedy.actions, manual(f"or keep flash-attn {version}: {command}")),
+    )
 
 
 _TORCH_SYMBOL = lazy(r"^_ZN?K?(?:3c10|2at|5torch)")
