@@ -89,3 +89,21 @@ def test_a_released_torch_gets_a_release_with_its_wheels_and_the_forced_build_af
     assert (
         f"or build it here against the installed torch: {FORCE_BUILD_COMMAND}" in (fix["summary"])
     )
+
+
+def test_a_log_naming_nvidias_container_gets_the_forced_build_first(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = tmp_path / "job.log"
+    log.write_text(
+        "flash_attn 2.3.6 installed through pip in nvcr.io/nvidia/pytorch:23.11-py3:\n" + LINE
+    )
+    result = cli("triage", "--no-probe", str(log), "--json")
+    assert result.returncode == 1, result.stderr
+    data = result.json()["data"]
+    cause = next(c for m in data["matches"] for c in m["causes"] if c["code"] == "TOR103")
+    assert cause["verdict"] == "confirmed"
+    fix = cause["findings"][0]["fix"]
+    assert fix["summary"].startswith("Build flash-attn here against the container's torch")
+    assert "nvcr.io/nvidia/pytorch:23.11-py3 runs NVIDIA's own" in fix["summary"]
+    assert FORCE_BUILD_COMMAND in fix["commands"][1]

@@ -3806,3 +3806,13 @@ EXAMPLES += [
         "no-module-named-bare",
     ),
 ]
+
+# NVIDIA's PyTorch container named by its image: a fact (its torch is NVIDIA's pre-release build)
+EXAMPLES += [
+    ("FROM nvcr.io/nvidia/pytorch:24.02-py3", "ngc-pytorch-image-named"),
+    (
+        "in the latest release of nvidia-pytorch-docker (the recommended base image), "
+        "nvcr.io/nvidia/pytorch:23.11-py3:",
+        "ngc-pytorch-image-named",
+    ),
+]

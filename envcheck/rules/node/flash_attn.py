@@ -26,6 +26,7 @@ from envcheck.rules.node.flash_attn_pick import (
 )
 from envcheck.rules.node.flash_attn_source import (
     FORCE_BUILD_COMMAND,
+    ngc_image,
     no_release_wheel,
     source_build_after,
     source_build_fix,
@@ -96,6 +97,11 @@ def _flash_attn_fix(facts: Facts, torch: Version | None, *, old_abi: bool | None
     vendor = no_release_wheel(torch)
     if vendor is not None:
         return source_build_fix(f"torch {torch}", vendor)
+    image = ngc_image(facts) if torch is None else None
+    if image is not None:  # the log names NVIDIA's container, whose torch is its own build
+        return source_build_fix(
+            "the container's torch", f"{image} runs NVIDIA's own pre-release build of torch"
+        )
     known = known_bad_fix(facts)
     if known is not None:
         return known

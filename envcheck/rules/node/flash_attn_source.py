@@ -13,13 +13,17 @@ from __future__ import annotations
 
 from packaging.version import Version
 
+from envcheck.facts.node import Facts
 from envcheck.model.finding import Action, Fix
+from envcheck.model.report import SystemInfo
 from envcheck.patterns import lazy
 from envcheck.rules.fixes import fix, manual, pip_uninstall
 
 # the local labels of PyTorch's own wheels (+cu121, +cpu, +rocm6.1): release wheels of flash-attn
 # are built against these torch releases
 _TORCH_VARIANT = lazy(r"cu\d+|cpu|rocm[\d.]+")
+# NVIDIA's PyTorch container (signatures/device_torch_stated.toml, ngc-pytorch-image-named)
+_NGC_PYTORCH = lazy(r"nvcr\.io/nvidia/pytorch:")
 FORCE_BUILD = "FLASH_ATTENTION_FORCE_BUILD"
 # the compile needs the installed torch (no isolated build env) and bounded jobs: flash-attn's
 # README ('MAX_JOBS=4 pip install flash-attn --no-build-isolation')
@@ -39,6 +43,15 @@ def no_release_wheel(torch: Version | None) -> str | None:
     if torch.local and not _TORCH_VARIANT.fullmatch(torch.local):
         return f"torch {torch} is a source or vendor build (+{torch.local})"
     return None
+
+
+def ngc_image(facts: Facts) -> str | None:
+    """NVIDIA's PyTorch container image a log names (nvcr.io/nvidia/pytorch:23.11-py3), whose
+    torch is NVIDIA's own pre-release build; None when no log names one."""
+    section = facts.report.system
+    info = section.data if section.is_ok else None
+    image = info.container_image if isinstance(info, SystemInfo) else None
+    return image if image and _NGC_PYTORCH.match(image) else None
 
 
 def source_build_fix(what: str, why: str) -> Fix:
