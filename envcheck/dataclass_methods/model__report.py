@@ -128,10 +128,10 @@ FUNCTIONS['fcd80221a38700872e0b41dbf2a6f39dbee9277edc7bfd0cebe59493466d720a'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.os_id,self.os_version,self.os_pretty,self.kernel,self.arch,self.glibc,self.cpu_count,self.cpu_affinity,self.memory_total_bytes,self.memory_available_bytes,self.cgroup,self.container,self.container_evidence,self.ulimits,self.nvcc,self.glibc_lacks,self.glibc_needed_by,self.gxx,self.gxx_needed,self.nvcc_searched,)==(other.os_id,other.os_version,other.os_pretty,other.kernel,other.arch,other.glibc,other.cpu_count,other.cpu_affinity,other.memory_total_bytes,other.memory_available_bytes,other.cgroup,other.container,other.container_evidence,other.ulimits,other.nvcc,other.glibc_lacks,other.glibc_needed_by,other.gxx,other.gxx_needed,other.nvcc_searched,)
+   return (self.os_id,self.os_version,self.os_pretty,self.kernel,self.arch,self.glibc,self.cpu_count,self.cpu_affinity,self.memory_total_bytes,self.memory_available_bytes,self.cgroup,self.container,self.container_evidence,self.container_image,self.ulimits,self.nvcc,self.glibc_lacks,self.glibc_needed_by,self.gxx,self.gxx_needed,self.nvcc_searched,)==(other.os_id,other.os_version,other.os_pretty,other.kernel,other.arch,other.glibc,other.cpu_count,other.cpu_affinity,other.memory_total_bytes,other.memory_available_bytes,other.cgroup,other.container,other.container_evidence,other.container_image,other.ulimits,other.nvcc,other.glibc_lacks,other.glibc_needed_by,other.gxx,other.gxx_needed,other.nvcc_searched,)
   return NotImplemented
  return __eq__
-FUNCTIONS['cb2bd57845f3a71c79d5a45001122fbffbaae656de32c842c831056cce11b76a'] = __create_fn__
+FUNCTIONS['8d7f0b203fefd801088fedd0f17d673f4fc923a66b7be14b920f14b6da5ccf02'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -297,9 +297,9 @@ FUNCTIONS['69e453d1fd1264e0ba47da70287019d8af07a92169b2d39f62d18f9e0e887c4e'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.os_id,self.os_version,self.os_pretty,self.kernel,self.arch,self.glibc,self.cpu_count,self.cpu_affinity,self.memory_total_bytes,self.memory_available_bytes,self.cgroup,self.container,self.container_evidence,self.ulimits,self.nvcc,self.glibc_lacks,self.glibc_needed_by,self.gxx,self.gxx_needed,self.nvcc_searched,))
+  return hash((self.os_id,self.os_version,self.os_pretty,self.kernel,self.arch,self.glibc,self.cpu_count,self.cpu_affinity,self.memory_total_bytes,self.memory_available_bytes,self.cgroup,self.container,self.container_evidence,self.container_image,self.ulimits,self.nvcc,self.glibc_lacks,self.glibc_needed_by,self.gxx,self.gxx_needed,self.nvcc_searched,))
  return __hash__
-FUNCTIONS['2eba2a822d7c9ae5dd2e74db9a70b1efb0289f282eea735665e44d67194b39a0'] = __create_fn__
+FUNCTIONS['b5aaf21c064625280c68e130fdcde355d64c5fa1470b1925ca12dbe15aae4563'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -447,9 +447,9 @@ FUNCTIONS['f67960c2618f74014cb1e18617b68d9284cf416738834e5385cb104d3d615969'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(os_id={self.os_id!r}, os_version={self.os_version!r}, os_pretty={self.os_pretty!r}, kernel={self.kernel!r}, arch={self.arch!r}, glibc={self.glibc!r}, cpu_count={self.cpu_count!r}, cpu_affinity={self.cpu_affinity!r}, memory_total_bytes={self.memory_total_bytes!r}, memory_available_bytes={self.memory_available_bytes!r}, cgroup={self.cgroup!r}, container={self.container!r}, container_evidence={self.container_evidence!r}, ulimits={self.ulimits!r}, nvcc={self.nvcc!r}, glibc_lacks={self.glibc_lacks!r}, glibc_needed_by={self.glibc_needed_by!r}, gxx={self.gxx!r}, gxx_needed={self.gxx_needed!r}, nvcc_searched={self.nvcc_searched!r})"
+  return self.__class__.__qualname__ + f"(os_id={self.os_id!r}, os_version={self.os_version!r}, os_pretty={self.os_pretty!r}, kernel={self.kernel!r}, arch={self.arch!r}, glibc={self.glibc!r}, cpu_count={self.cpu_count!r}, cpu_affinity={self.cpu_affinity!r}, memory_total_bytes={self.memory_total_bytes!r}, memory_available_bytes={self.memory_available_bytes!r}, cgroup={self.cgroup!r}, container={self.container!r}, container_evidence={self.container_evidence!r}, container_image={self.container_image!r}, ulimits={self.ulimits!r}, nvcc={self.nvcc!r}, glibc_lacks={self.glibc_lacks!r}, glibc_needed_by={self.glibc_needed_by!r}, gxx={self.gxx!r}, gxx_needed={self.gxx_needed!r}, nvcc_searched={self.nvcc_searched!r})"
  return __repr__
-FUNCTIONS['aec24097b412515b750ef4a93dfd53890a5dc9e9d8c0dbe4b50642e8d33ee18b'] = __create_fn__
+FUNCTIONS['03c9c17defcdcfd0a5d1750551f69a30bdbe677d659b3c7d0e3b03a9cbabc647'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -662,8 +662,8 @@ def __create_fn__(_type_nvcc_path, _type_version, _type_in_use, MISSING, _HAS_DE
  return __init__
 FUNCTIONS['de9189a8e06378dcc0b19f0c2cfce9c1797d8820d6e08fa52a8c1b27173a08dd'] = __create_fn__
 
-def __create_fn__(_type_os_id, _type_os_version, _type_os_pretty, _type_kernel, _type_arch, _type_glibc, _type_cpu_count, _type_cpu_affinity, _type_memory_total_bytes, _type_memory_available_bytes, _type_cgroup, _type_container, _type_container_evidence, _type_ulimits, _type_nvcc, _type_glibc_lacks, _type_glibc_needed_by, _type_gxx, _type_gxx_needed, _type_nvcc_searched, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_os_id, _dflt_os_version, _dflt_os_pretty, _dflt_kernel, _dflt_arch, _dflt_glibc, _dflt_cpu_count, _dflt_cpu_affinity, _dflt_memory_total_bytes, _dflt_memory_available_bytes, _dflt_cgroup, _dflt_container, _dflt_container_evidence, _dflt_ulimits, _dflt_nvcc, _dflt_glibc_lacks, _dflt_glibc_needed_by, _dflt_gxx, _dflt_gxx_needed, _dflt_nvcc_searched, _return_type):
- def __init__(self,os_id:_type_os_id=_dflt_os_id,os_version:_type_os_version=_dflt_os_version,os_pretty:_type_os_pretty=_dflt_os_pretty,kernel:_type_kernel=_dflt_kernel,arch:_type_arch=_dflt_arch,glibc:_type_glibc=_dflt_glibc,cpu_count:_type_cpu_count=_dflt_cpu_count,cpu_affinity:_type_cpu_affinity=_dflt_cpu_affinity,memory_total_bytes:_type_memory_total_bytes=_dflt_memory_total_bytes,memory_available_bytes:_type_memory_available_bytes=_dflt_memory_available_bytes,cgroup:_type_cgroup=_dflt_cgroup,container:_type_container=_dflt_container,container_evidence:_type_container_evidence=_dflt_container_evidence,ulimits:_type_ulimits=_HAS_DEFAULT_FACTORY,nvcc:_type_nvcc=_dflt_nvcc,glibc_lacks:_type_glibc_lacks=_dflt_glibc_lacks,glibc_needed_by:_type_glibc_needed_by=_dflt_glibc_needed_by,gxx:_type_gxx=_dflt_gxx,gxx_needed:_type_gxx_needed=_dflt_gxx_needed,nvcc_searched:_type_nvcc_searched=_dflt_nvcc_searched)->_return_type:
+def __create_fn__(_type_os_id, _type_os_version, _type_os_pretty, _type_kernel, _type_arch, _type_glibc, _type_cpu_count, _type_cpu_affinity, _type_memory_total_bytes, _type_memory_available_bytes, _type_cgroup, _type_container, _type_container_evidence, _type_container_image, _type_ulimits, _type_nvcc, _type_glibc_lacks, _type_glibc_needed_by, _type_gxx, _type_gxx_needed, _type_nvcc_searched, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_os_id, _dflt_os_version, _dflt_os_pretty, _dflt_kernel, _dflt_arch, _dflt_glibc, _dflt_cpu_count, _dflt_cpu_affinity, _dflt_memory_total_bytes, _dflt_memory_available_bytes, _dflt_cgroup, _dflt_container, _dflt_container_evidence, _dflt_container_image, _dflt_ulimits, _dflt_nvcc, _dflt_glibc_lacks, _dflt_glibc_needed_by, _dflt_gxx, _dflt_gxx_needed, _dflt_nvcc_searched, _return_type):
+ def __init__(self,os_id:_type_os_id=_dflt_os_id,os_version:_type_os_version=_dflt_os_version,os_pretty:_type_os_pretty=_dflt_os_pretty,kernel:_type_kernel=_dflt_kernel,arch:_type_arch=_dflt_arch,glibc:_type_glibc=_dflt_glibc,cpu_count:_type_cpu_count=_dflt_cpu_count,cpu_affinity:_type_cpu_affinity=_dflt_cpu_affinity,memory_total_bytes:_type_memory_total_bytes=_dflt_memory_total_bytes,memory_available_bytes:_type_memory_available_bytes=_dflt_memory_available_bytes,cgroup:_type_cgroup=_dflt_cgroup,container:_type_container=_dflt_container,container_evidence:_type_container_evidence=_dflt_container_evidence,container_image:_type_container_image=_dflt_container_image,ulimits:_type_ulimits=_HAS_DEFAULT_FACTORY,nvcc:_type_nvcc=_dflt_nvcc,glibc_lacks:_type_glibc_lacks=_dflt_glibc_lacks,glibc_needed_by:_type_glibc_needed_by=_dflt_glibc_needed_by,gxx:_type_gxx=_dflt_gxx,gxx_needed:_type_gxx_needed=_dflt_gxx_needed,nvcc_searched:_type_nvcc_searched=_dflt_nvcc_searched)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'os_id',os_id)
   __dataclass_builtins_object__.__setattr__(self,'os_version',os_version)
   __dataclass_builtins_object__.__setattr__(self,'os_pretty',os_pretty)
@@ -677,6 +677,7 @@ def __create_fn__(_type_os_id, _type_os_version, _type_os_pretty, _type_kernel, 
   __dataclass_builtins_object__.__setattr__(self,'cgroup',cgroup)
   __dataclass_builtins_object__.__setattr__(self,'container',container)
   __dataclass_builtins_object__.__setattr__(self,'container_evidence',container_evidence)
+  __dataclass_builtins_object__.__setattr__(self,'container_image',container_image)
   __dataclass_builtins_object__.__setattr__(self,'ulimits',_dflt_ulimits() if ulimits is _HAS_DEFAULT_FACTORY else ulimits)
   __dataclass_builtins_object__.__setattr__(self,'nvcc',nvcc)
   __dataclass_builtins_object__.__setattr__(self,'glibc_lacks',glibc_lacks)
@@ -685,7 +686,7 @@ def __create_fn__(_type_os_id, _type_os_version, _type_os_pretty, _type_kernel, 
   __dataclass_builtins_object__.__setattr__(self,'gxx_needed',gxx_needed)
   __dataclass_builtins_object__.__setattr__(self,'nvcc_searched',nvcc_searched)
  return __init__
-FUNCTIONS['34b0496fc8beceb9c750ed7e9bb835b1b7d5b4d104d6cbcc31141e1ca57b61fe'] = __create_fn__
+FUNCTIONS['8f8e3bf87891bd2b0469ca3674cb29b910d9f234cfbbc59f4dd54feccab7fcc5'] = __create_fn__
 
 def __create_fn__(_type_path, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,path:_type_path,reason:_type_reason)->_return_type:
@@ -904,11 +905,11 @@ FUNCTIONS['07526fd6ae02949ca948093b229eeec3740bb30ca3cc4b3bcdce778959107522'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('os_id','os_version','os_pretty','kernel','arch','glibc','cpu_count','cpu_affinity','memory_total_bytes','memory_available_bytes','cgroup','container','container_evidence','ulimits','nvcc','glibc_lacks','glibc_needed_by','gxx','gxx_needed','nvcc_searched',):
+  if type(self) is cls or name in ('os_id','os_version','os_pretty','kernel','arch','glibc','cpu_count','cpu_affinity','memory_total_bytes','memory_available_bytes','cgroup','container','container_evidence','container_image','ulimits','nvcc','glibc_lacks','glibc_needed_by','gxx','gxx_needed','nvcc_searched',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['4b1b3bd7cec6597ad2ac05d0854fc6e7321ab9c8a8b91feee9d9e892d8c19fc2'] = __create_fn__
+FUNCTIONS['15a9cf526f45ee555d57fddf07bdd3245d2c8e1e437dab79e06c8e55176af01c'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1104,11 +1105,11 @@ FUNCTIONS['deb35eea60c679b164816973a47ee6aadf28e5318123efa07824d1d0232281e4'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('os_id','os_version','os_pretty','kernel','arch','glibc','cpu_count','cpu_affinity','memory_total_bytes','memory_available_bytes','cgroup','container','container_evidence','ulimits','nvcc','glibc_lacks','glibc_needed_by','gxx','gxx_needed','nvcc_searched',):
+  if type(self) is cls or name in ('os_id','os_version','os_pretty','kernel','arch','glibc','cpu_count','cpu_affinity','memory_total_bytes','memory_available_bytes','cgroup','container','container_evidence','container_image','ulimits','nvcc','glibc_lacks','glibc_needed_by','gxx','gxx_needed','nvcc_searched',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['19934f7c0dddef54c7216babe01323290c7c133d6bf9729ac19f0d7730b36e84'] = __create_fn__
+FUNCTIONS['4eed5fd91a85b94d90af53850fbf4d251c1c271978afb0882ef7ecb2e3755588'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

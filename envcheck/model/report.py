@@ -190,6 +190,8 @@ class SystemInfo:
     cgroup: CgroupInfo | None = None
     container: str | None = None  # "docker", "podman", "kubernetes", ...; "none" when not in one
     container_evidence: str | None = None
+    # the container image a log names (nvcr.io/nvidia/pytorch:23.11-py3): whose torch runs
+    container_image: str | None = None
     ulimits: dict[str, Limit] = field(default_factory=dict)
     nvcc: Toolkit | None = None
     glibc_lacks: str | None = None  # a GLIBC_x.y symbol version a log says this glibc lacks

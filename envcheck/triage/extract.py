@@ -128,6 +128,7 @@ FACTS: dict[str, str] = {
     "missing_lib": "a shared library the loader could not open (libGLU.so.1)",
     "glibc_lacks": "X.Y of a GLIBC_X.Y symbol version the system's glibc lacks",
     "os_name": "the Linux distribution an environment list names (Rocky Linux, Ubuntu)",
+    "container_image": "the container image a log names (nvcr.io/nvidia/pytorch:23.11-py3)",
     "glibc_required_by": "the binary that needs that GLIBC_X.Y ('(required by /path/ext.so)')",
     "gxx_version": "the host g++ version a CUDA extension build found",
     "gxx_needed": "the g++ versions that build's CUDA accepts ('>=6.0.0, <12.0')",
@@ -578,7 +579,8 @@ class _Builder:
         nvcc, build = self.first("nvcc_version"), self.first("cuda_build")
         host = self.first("container_host")
         os_name = self.first("os_name")
-        if total is None and not any((lacks, gxx, needed, nvcc, build, host, os_name)):
+        image = self.first("container_image")
+        if total is None and not any((lacks, gxx, needed, nvcc, build, host, os_name, image)):
             return None
         total_bytes = _bytes_gb(total.value) if total else None
         used_bytes = _bytes_gb(used.value) if used else None
@@ -608,15 +610,18 @@ class _Builder:
             gxx=gxx.value if gxx else None,
             gxx_needed=needed.value if needed else None,
             nvcc=toolkit,
-            container="docker" if host is not None else None,
+            container="docker" if host is not None or image is not None else None,
             container_evidence=(
                 f"hostname {host.value} (Docker's default: the container ID), {self.where(host)}"
                 if host is not None
+                else f"the image {image.value}, {self.where(image)}"
+                if image is not None
                 else None
             ),
+            container_image=image.value if image is not None else None,
         )
         return self.section(
-            info, total, used, lacks, gxx, needed, nvcc, build, host, needed_by, os_name
+            info, total, used, lacks, gxx, needed, nvcc, build, host, needed_by, os_name, image
         )
 
     def torch_cuda(self) -> LogFact | None:

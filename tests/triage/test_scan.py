@@ -4001,3 +4001,21 @@ EXAMPLES += [
     ("  group_world_size=2", "launcher-node-count"),
     ("  group_rank=1", "launcher-node-rank"),
 ]
+# a paste that kept one quote of the pair (xinntao/Real-ESRGAN#777): the bare form reads it
+EXAMPLES += [
+    (
+        "error message (ModuleNotFoundError: No module named "
+        "'torchvision.transforms.functional_tensor)",
+        "no-module-named-bare",
+    ),
+]
+
+# NVIDIA's PyTorch container named by its image: a fact (its torch is NVIDIA's pre-release build)
+EXAMPLES += [
+    ("FROM nvcr.io/nvidia/pytorch:24.02-py3", "ngc-pytorch-image-named"),
+    (
+        "in the latest release of nvidia-pytorch-docker (the recommended base image), "
+        "nvcr.io/nvidia/pytorch:23.11-py3:",
+        "ngc-pytorch-image-named",
+    ),
+]

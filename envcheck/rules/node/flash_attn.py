@@ -21,7 +21,15 @@ from envcheck.rules.node.flash_attn_pick import (
     abi_wheel_fix,
     known_bad_fix,
     newest_loading,
+    torch_for_tag,
     torch_old_abi,
+)
+from envcheck.rules.node.flash_attn_source import (
+    FORCE_BUILD_COMMAND,
+    ngc_image,
+    no_release_wheel,
+    source_build_after,
+    source_build_fix,
 )
 
 _FA_TAG = lazy(r"cu(\d+)torch(\d+\.\d+)cxx11abi(TRUE|FALSE)", re.IGNORECASE)
@@ -83,7 +91,17 @@ def _flash_attn_fix(facts: Facts, torch: Version | None, *, old_abi: bool | None
     """The flash-attn release to reinstall: a known-bad entry's own replacement where one pairs
     the installed flash-attn with this torch, else the newest release on the index with wheels
     for this torch (for an unstated torch that exports only old-ABI symbols: for the newest
-    old-ABI torch) whose wheels load on its ABI."""
+    old-ABI torch) whose wheels load on its ABI. A torch that no release wheel was built
+    against (a pre-release or vendor build: NGC's 2.2.0a0+6a974be) gets the build from source
+    first: a reinstall would download the same release wheel (flash_attn_source.py)."""
+    vendor = no_release_wheel(torch)
+    if vendor is not None:
+        return source_build_fix(f"torch {torch}", vendor)
+    image = ngc_image(facts) if torch is None else None
+    if image is not None:  # the log names NVIDIA's container, whose torch is its own build
+        return source_build_fix(
+            "the container's torch", f"{image} runs NVIDIA's own pre-release build of torch"
+        )
     known = known_bad_fix(facts)
     if known is not None:
         return known
@@ -93,13 +111,17 @@ def _flash_attn_fix(facts: Facts, torch: Version | None, *, old_abi: bool | None
     best = newest_loading(facts, mm or LAST_OLD_ABI, old_abi=old_abi) if mm or old_abi else None
     if best is None:
         what = f"torch {torch}" if torch is not None else "the installed torch"
+        text, then = source_build_after(
+            f"Reinstall flash-attn for {what}: pip uninstall -y flash-attn, then pip install "
+            "flash-attn --no-build-isolation --no-cache-dir (its setup.py installs the release "
+            "wheel for torch's major.minor, CUDA major and C++ ABI, and compiles where none exists)"
+        )
         return fix(
-            f"Rebuild flash-attn against {what}: pip uninstall -y flash-attn, then "
-            "pip install flash-attn --no-build-isolation --no-cache-dir (its setup compiles "
-            "against the torch of this environment, or picks its prebuilt wheel for it)",
+            text,
             "safe",
             pip_uninstall("flash-attn"),
             pip_install("flash-attn", flags=("--no-build-isolation", "--no-cache-dir")),
+            then,
         )
     if mm is not None:
         summary = (
@@ -120,10 +142,11 @@ def _flash_attn_fix(facts: Facts, torch: Version | None, *, old_abi: bool | None
             f"; the old-ABI wheels of {broken[0]} to {broken[-1]} ask for C++11-ABI symbols "
             "(flash-attention#1783)"
         )
-    # compiling here works for any torch, at the cost of a long build (threads' usual fix)
+    # compiling here works for any torch, at the cost of a long build (threads' usual fix);
+    # without FLASH_ATTENTION_FORCE_BUILD setup.py would download a release wheel instead
     summary += (
-        "; or build it here against the installed torch: pip install flash-attn "
-        "--no-build-isolation --no-cache-dir (MAX_JOBS=4 bounds the compile's memory)"
+        f"; or build it here against the installed torch: {FORCE_BUILD_COMMAND} (MAX_JOBS=4 "
+        "bounds the compile's memory)"
     )
     return fix(
         summary,
@@ -157,12 +180,22 @@ def flash_attn_other_torch(facts: Facts) -> Iterable[Hit]:
 
     ## Fix
     Reinstall a flash-attn release with prebuilt wheels for the installed torch, without pip's
-    cache and with `--no-build-isolation` so its setup sees this environment's torch.
+    cache and with `--no-build-isolation` so its setup sees this environment's torch. Its
+    setup.py installs the release wheel for torch's major.minor whenever one exists, so on a
+    torch no release wheel was built against (NGC's `2.2.0a0+6a974be`, a nightly, a source
+    build) the fix compiles it instead: `FLASH_ATTENTION_FORCE_BUILD=TRUE MAX_JOBS=4 pip install
+    flash-attn --no-build-isolation --no-cache-dir`; where torch is unknown, that build is the
+    step after a reinstall that fails the same way. A release wheel whose tag names another
+    torch (`cu123torch2.3cxx11abiFALSE` under torch 2.4) has the other way threads take beside
+    it: the torch its tag names, from that CUDA variant's index, where a pip build of that
+    torch has the tag's C++ ABI.
 
     ## References
     - https://github.com/Dao-AILab/flash-attention/issues/931
     - https://github.com/Dao-AILab/flash-attention/issues/853
-    - Dao-AILab/flash-attention setup.py (get_wheel_url)
+    - https://github.com/Dao-AILab/flash-attention/issues/709 (NGC's torch: the build from source)
+    - https://github.com/Dao-AILab/flash-attention/issues/1061 (torch pinned back)
+    - Dao-AILab/flash-attention setup.py (get_wheel_url; CachedWheelsCommand.run: FORCE_BUILD)
     """
     try:
         dist = facts.dist("flash-attn")
@@ -171,6 +204,10 @@ def flash_attn_other_torch(facts: Facts) -> Iterable[Hit]:
             return _flash_attn_unresolved(facts, "(version not stated)")
         raise
     if dist is None:
+        # a package list (a spec's, a dump's) without flash-attn, while the log shows its
+        # extension failing to load: it is installed, the list is not the whole environment
+        if facts.unresolved_symbols("flash_attn"):
+            return _flash_attn_unresolved(facts, "(version not stated)")
         return []
     match = _FA_TAG.search(dist.version)
     if match is None:
@@ -211,13 +248,35 @@ def flash_attn_other_torch(facts: Facts) -> Iterable[Hit]:
     remedy = None
     if abi_differs and release is not None and f"{torch.major}.{torch.minor}" == torch_mm:
         remedy = abi_wheel_fix(facts, release, torch, cuda, bool(old_abi))
+    remedy = remedy or _flash_attn_fix(facts, torch, old_abi=old_abi)
+    if f"{torch.major}.{torch.minor}" != torch_mm:
+        remedy = _or_torch_back(facts, remedy, dist.version, torch_mm, cuda_tag, abi)
     return [
         Hit(
             f"flash-attn {dist.version}: {'; '.join(problems)}: import fails with 'undefined symbol'",
             evidence={"flash_attn": dist.version, "torch": str(torch)},
-            fix=remedy or _flash_attn_fix(facts, torch, old_abi=old_abi),
+            fix=remedy,
         )
     ]
+
+
+def _or_torch_back(
+    facts: Facts, remedy: Fix, version: str, torch_mm: str, cuda_tag: str, cxx11abi: bool
+) -> Fix:
+    """``remedy`` with the other way threads take: keep the flash-attn wheel and install the
+    torch its tag names, from that CUDA variant's index (flash-attention#1061: torch pinned
+    back); unchanged when the matrix has no torch build of the tag's release, CUDA and ABI."""
+    back = torch_for_tag(facts, torch_mm, cuda_tag, cxx11abi)
+    if back is None:
+        return remedy
+    pin, url = back
+    command = f"pip install {pin} --index-url {url}"
+    return dataclasses.replace(
+        remedy,
+        summary=f"{remedy.summary}; or keep flash-attn {version} and install the torch its "
+        f"wheel was built for: {command} (with the torchvision / torchaudio of that release)",
+        actions=(*remedy.actions, manual(f"or keep flash-attn {version}: {command}")),
+    )
 
 
 _TORCH_SYMBOL = lazy(r"^_ZN?K?(?:3c10|2at|5torch)")

@@ -146,3 +146,35 @@ def abi_wheel_fix(
         pip_uninstall("flash-attn"),
         pip_install(f"{_RELEASES}/v{release.version}/{wheel}"),
     )
+
+
+def torch_for_tag(
+    facts: Facts, torch_mm: str, cuda_tag: str, cxx11abi: bool
+) -> tuple[str, str] | None:
+    """The torch a tagged flash-attn wheel (`cu123torch2.3cxx11abiFALSE`) was built for, as
+    (pin, index URL): the newest release of ``torch_mm`` in the matrix with a CUDA variant of
+    the tag's CUDA major whose pip wheels use the tag's C++ ABI (the old ABI before 2.6, the
+    C++11 one from 2.7, by variant in 2.6); None when the matrix has no such build."""
+    major = cuda_tag[:2] if cuda_tag.startswith("1") else cuda_tag[:1]
+    releases = sorted(
+        (
+            r
+            for r in facts.matrix.torch_releases
+            if f"{r.version.major}.{r.version.minor}" == torch_mm
+        ),
+        key=lambda r: r.version,
+        reverse=True,
+    )
+    for release in releases:
+        variants = [v for v in release.variants if v.startswith(f"cu{major}")]
+        for variant in sorted(variants, reverse=True):
+            cuda = Version(f"{variant[2:-1]}.{variant[-1]}")
+            old_abi = release.version < _NEW_ABI_FROM or (
+                release.version < _NEW_ABI_ALL and cuda < _NEW_ABI_CUDA
+            )
+            if old_abi == cxx11abi:
+                continue
+            url = facts.matrix.torch_index_url(variant)
+            if url is not None:
+                return f"torch=={release.version}", url
+    return None
