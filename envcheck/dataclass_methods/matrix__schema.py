@@ -120,10 +120,10 @@ FUNCTIONS['ac5a00f74cb0b41d625ec247a596f2af4bdf6c62b109739746c2a992c018eaaf'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.name,self.kind,self.source,self.cuda_major,self.pip,self.pip_dir,self.apt,self.apt_nvidia,self.dnf,self.conda,self.note,self.unverified_fields,)==(other.name,other.kind,other.source,other.cuda_major,other.pip,other.pip_dir,other.apt,other.apt_nvidia,other.dnf,other.conda,other.note,other.unverified_fields,)
+   return (self.name,self.kind,self.source,self.cuda_major,self.pip,self.pip_dir,self.toolkit_dir,self.apt,self.apt_nvidia,self.dnf,self.conda,self.note,self.unverified_fields,)==(other.name,other.kind,other.source,other.cuda_major,other.pip,other.pip_dir,other.toolkit_dir,other.apt,other.apt_nvidia,other.dnf,other.conda,other.note,other.unverified_fields,)
   return NotImplemented
  return __eq__
-FUNCTIONS['0a9f44a307d475297bfa7712e066b393c444f538353e22157c5293d8b93a91e7'] = __create_fn__
+FUNCTIONS['fa825265b4bc965162eec1d3ba196eef87c277c5b07add797520bd977044f0cb'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -411,9 +411,9 @@ FUNCTIONS['d4113bc2efab26ed6571bce354cb480b80a168d6da2e8832ef07e13808888027'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.name,self.kind,self.source,self.cuda_major,self.pip,self.pip_dir,self.apt,self.apt_nvidia,self.dnf,self.conda,self.note,self.unverified_fields,))
+  return hash((self.name,self.kind,self.source,self.cuda_major,self.pip,self.pip_dir,self.toolkit_dir,self.apt,self.apt_nvidia,self.dnf,self.conda,self.note,self.unverified_fields,))
  return __hash__
-FUNCTIONS['d2b4044b31eb09336a78ad665ce051b068ff8db95dce5f9cfec1c82c8eab308e'] = __create_fn__
+FUNCTIONS['5f4f51fb7a3eca30f723ab692613ee20d01cc21b32b97d0865b37b8e8bbebfd8'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -651,9 +651,9 @@ FUNCTIONS['0e957d8dded24eb70fcc2e7a879c831804db81066e1f4753e11ef96ba293c116'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(name={self.name!r}, kind={self.kind!r}, source={self.source!r}, cuda_major={self.cuda_major!r}, pip={self.pip!r}, pip_dir={self.pip_dir!r}, apt={self.apt!r}, apt_nvidia={self.apt_nvidia!r}, dnf={self.dnf!r}, conda={self.conda!r}, note={self.note!r}, unverified_fields={self.unverified_fields!r})"
+  return self.__class__.__qualname__ + f"(name={self.name!r}, kind={self.kind!r}, source={self.source!r}, cuda_major={self.cuda_major!r}, pip={self.pip!r}, pip_dir={self.pip_dir!r}, toolkit_dir={self.toolkit_dir!r}, apt={self.apt!r}, apt_nvidia={self.apt_nvidia!r}, dnf={self.dnf!r}, conda={self.conda!r}, note={self.note!r}, unverified_fields={self.unverified_fields!r})"
  return __repr__
-FUNCTIONS['436f6c8ed5e63dc184deb8f80f0304b37a2bce9485d65fe957ea6dcbc14072c8'] = __create_fn__
+FUNCTIONS['5a769d89e0f02a4d856581cbeecbc546dd1a41b81ee12419b722feff4fafbbfe'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -1013,14 +1013,15 @@ def __create_fn__(_type_module, _type_source, _type_distribution, _type_removed_
  return __init__
 FUNCTIONS['855047505057fb649925fc35a2298867ae21d7f4a1db223ca064ee2533494440'] = __create_fn__
 
-def __create_fn__(_type_name, _type_kind, _type_source, _type_cuda_major, _type_pip, _type_pip_dir, _type_apt, _type_apt_nvidia, _type_dnf, _type_conda, _type_note, _type_unverified_fields, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_cuda_major, _dflt_pip, _dflt_pip_dir, _dflt_apt, _dflt_apt_nvidia, _dflt_dnf, _dflt_conda, _dflt_note, _dflt_unverified_fields, _return_type):
- def __init__(self,name:_type_name,kind:_type_kind,source:_type_source,cuda_major:_type_cuda_major=_dflt_cuda_major,pip:_type_pip=_dflt_pip,pip_dir:_type_pip_dir=_dflt_pip_dir,apt:_type_apt=_dflt_apt,apt_nvidia:_type_apt_nvidia=_dflt_apt_nvidia,dnf:_type_dnf=_dflt_dnf,conda:_type_conda=_dflt_conda,note:_type_note=_dflt_note,unverified_fields:_type_unverified_fields=_dflt_unverified_fields)->_return_type:
+def __create_fn__(_type_name, _type_kind, _type_source, _type_cuda_major, _type_pip, _type_pip_dir, _type_toolkit_dir, _type_apt, _type_apt_nvidia, _type_dnf, _type_conda, _type_note, _type_unverified_fields, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_cuda_major, _dflt_pip, _dflt_pip_dir, _dflt_toolkit_dir, _dflt_apt, _dflt_apt_nvidia, _dflt_dnf, _dflt_conda, _dflt_note, _dflt_unverified_fields, _return_type):
+ def __init__(self,name:_type_name,kind:_type_kind,source:_type_source,cuda_major:_type_cuda_major=_dflt_cuda_major,pip:_type_pip=_dflt_pip,pip_dir:_type_pip_dir=_dflt_pip_dir,toolkit_dir:_type_toolkit_dir=_dflt_toolkit_dir,apt:_type_apt=_dflt_apt,apt_nvidia:_type_apt_nvidia=_dflt_apt_nvidia,dnf:_type_dnf=_dflt_dnf,conda:_type_conda=_dflt_conda,note:_type_note=_dflt_note,unverified_fields:_type_unverified_fields=_dflt_unverified_fields)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'name',name)
   __dataclass_builtins_object__.__setattr__(self,'kind',kind)
   __dataclass_builtins_object__.__setattr__(self,'source',source)
   __dataclass_builtins_object__.__setattr__(self,'cuda_major',cuda_major)
   __dataclass_builtins_object__.__setattr__(self,'pip',pip)
   __dataclass_builtins_object__.__setattr__(self,'pip_dir',pip_dir)
+  __dataclass_builtins_object__.__setattr__(self,'toolkit_dir',toolkit_dir)
   __dataclass_builtins_object__.__setattr__(self,'apt',apt)
   __dataclass_builtins_object__.__setattr__(self,'apt_nvidia',apt_nvidia)
   __dataclass_builtins_object__.__setattr__(self,'dnf',dnf)
@@ -1028,7 +1029,7 @@ def __create_fn__(_type_name, _type_kind, _type_source, _type_cuda_major, _type_
   __dataclass_builtins_object__.__setattr__(self,'note',note)
   __dataclass_builtins_object__.__setattr__(self,'unverified_fields',unverified_fields)
  return __init__
-FUNCTIONS['ff1dd2ff3fae048c7b41c9e8b7be8bfc6f97ae08c4a73da7a44f611fa4ad3de7'] = __create_fn__
+FUNCTIONS['57499e9e9ab975788377f86caa9500af9fc9924395f88a6178e0a778d58222a2'] = __create_fn__
 
 def __create_fn__(_type_name, _type_match, _type_compute_capability, _type_architecture, _type_source, _type_rt_cores, _type_rt_cores_source, _type_datacenter, _type_datacenter_source, _type_host_arch, _type_host_arch_source, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_rt_cores, _dflt_rt_cores_source, _dflt_datacenter, _dflt_datacenter_source, _dflt_host_arch, _dflt_host_arch_source, _dflt_verified, _dflt_note, _return_type):
  def __init__(self,name:_type_name,match:_type_match,compute_capability:_type_compute_capability,architecture:_type_architecture,source:_type_source,rt_cores:_type_rt_cores=_dflt_rt_cores,rt_cores_source:_type_rt_cores_source=_dflt_rt_cores_source,datacenter:_type_datacenter=_dflt_datacenter,datacenter_source:_type_datacenter_source=_dflt_datacenter_source,host_arch:_type_host_arch=_dflt_host_arch,host_arch_source:_type_host_arch_source=_dflt_host_arch_source,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:
@@ -1475,11 +1476,11 @@ FUNCTIONS['370e8bcd1c3f541ba094b65cf90fbee412438ff8245394214def2ae989ee8e85'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('name','kind','source','cuda_major','pip','pip_dir','apt','apt_nvidia','dnf','conda','note','unverified_fields',):
+  if type(self) is cls or name in ('name','kind','source','cuda_major','pip','pip_dir','toolkit_dir','apt','apt_nvidia','dnf','conda','note','unverified_fields',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['aedd75a99803ec0b77aa5924a9ef55c9b3eb0848ef1308bc7889f15778804eec'] = __create_fn__
+FUNCTIONS['56980d6e4f91d3de9c82049287b601f5be0bf813ca587242b644cf4ad8a1d86b'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1795,11 +1796,11 @@ FUNCTIONS['2339f11015f1aea2512e51f17ac26fa8d2d09d99601e9a6bdf75bdd82053b427'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('name','kind','source','cuda_major','pip','pip_dir','apt','apt_nvidia','dnf','conda','note','unverified_fields',):
+  if type(self) is cls or name in ('name','kind','source','cuda_major','pip','pip_dir','toolkit_dir','apt','apt_nvidia','dnf','conda','note','unverified_fields',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['632f5d94e79c8aa7516aa2f1fa9a40de53aaba059c6f543afab94c8c0a19c027'] = __create_fn__
+FUNCTIONS['e8a4f409555980786659d4fadb4d39dbe340ffc7a415d247cde57704fe11ee58'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
