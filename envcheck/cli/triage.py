@@ -92,6 +92,13 @@ def _node(args: argparse.Namespace) -> tuple[NodeReport | None, str]:
     return report, f"checked against this node ({report.node}, probed now)"
 
 
+def _stated(args: argparse.Namespace) -> tuple[NodeReport | None, str]:
+    """The node the user's inputs describe (--from, --spec, --report), never this machine."""
+    if args.from_ or args.from_format or args.spec or args.report:
+        return _node(args)
+    return None, "not checked: no known signature matched"
+
+
 LARGE = 32 * 1024 * 1024  # bytes of log from which a scan shows a spinner on a terminal
 
 
@@ -115,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     from envcheck.formats.progress import status
 
     with status(f"scanning {args.log}") if _large(args.log) else nullcontext():
-        result = triage_log(args.log, options, lambda: _node(args))
+        result = triage_log(args.log, options, lambda: _node(args), lambda: _stated(args))
     scan = result.scan
     from envcheck.model.envelope import envelope
 
@@ -146,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
     sys.stderr.write(
         f"envcheck: {scan.lines} lines; {s['signatures']} known failure signature(s), "
         f"{s['noise']} noise; causes: {s['confirmed']} confirmed, {s['ruled_out']} ruled out, "
-        f"{s['unknown'] + s['unchecked']} open; exit {result.exit_code}\n"
+        f"{s['unknown'] + s['unchecked']} open"
+        + (f"; the environment shows {s['environment']}" if s["environment"] else "")
+        + f"; exit {result.exit_code}\n"
     )
     return result.exit_code

@@ -33,25 +33,31 @@ def _finish(
     node: NodeProvider | None,
     log: str,
     text: str | None = None,
+    stated: NodeProvider | None = None,
 ) -> TriageResult:
     """Judge the matched signatures: the node's facts (asked for only when the log shows a
     known failure), the log's own facts (``log``: the file to re-read context lines from,
     '-' when there is none) and an environment pasted in the log (read from ``text``, the log
-    held in memory, or from the file's head)."""
+    held in memory, or from the file's head). When no line is a known failure, ``stated`` gives
+    the node the user's inputs describe (``--from``, ``--spec``, ``--report``; never this
+    machine probed), whose facts the node rules then read (triage/environment.py)."""
     from envcheck.rules import all_rules
+    from envcheck.triage.pasted import pasted_environment, read_head
     from envcheck.triage.run import judge, log_facts
 
     report: NodeReport | None = None
     note = "not checked: no known signature matched"
     if any(not t.signature.noise for t in scan.tallies.values()):
         report, note = node() if node is not None else (None, "not checked: no node given")
+    elif stated is not None:  # no failure line: what the user's inputs describe, if anything
+        given, said = stated()
+        if given is not None:
+            report, note = given, said
     facts = log_facts(log, scan)
-    pasted = None
-    if any(not t.signature.noise for t in scan.tallies.values()):
-        from envcheck.triage.pasted import pasted_environment, read_head
-
-        head = text if text is not None else read_head(log)
-        pasted = pasted_environment(head, name) if head else None
+    # an environment pasted in the log: for the causes of its failure lines, or (none matched)
+    # for what it shows itself (triage/environment.py)
+    head = text if text is not None else read_head(log)
+    pasted = pasted_environment(head, name) if head else None
     return judge(name, scan, matrix, all_rules(matrix), report, note, facts, pasted)
 
 
@@ -63,7 +69,10 @@ def _matrix(options: TriageOptions) -> Matrix:
 
 
 def triage_log(
-    log: str, options: TriageOptions | None = None, node: NodeProvider | None = None
+    log: str,
+    options: TriageOptions | None = None,
+    node: NodeProvider | None = None,
+    stated: NodeProvider | None = None,
 ) -> TriageResult:
     """Scan the log file ``log`` ('-': standard input; gzip is decompressed)."""
     from envcheck.triage.run import scan_log
@@ -71,7 +80,7 @@ def triage_log(
     options = options or TriageOptions()
     matrix = _matrix(options)
     name, scan = scan_log(log, matrix, options.engine)
-    return _finish(name, scan, matrix, node, log)
+    return _finish(name, scan, matrix, node, log, stated=stated)
 
 
 def triage_text(
@@ -79,6 +88,7 @@ def triage_text(
     options: TriageOptions | None = None,
     node: NodeProvider | None = None,
     name: str = "<text>",
+    stated: NodeProvider | None = None,
 ) -> TriageResult:
     """Scan log text held in memory (the Python engines; grep reads files); UTF-16 and CRLF
     line ends are read as UTF-8 and LF (envcheck.triage.encoding)."""
@@ -102,4 +112,4 @@ def triage_text(
     scan = scanner.scan(io.BytesIO(data))
     if len(data) <= UNWRAP_LIMIT:
         scanner.unwrap(data, scan)
-    return _finish(name, scan, matrix, node, "-", head)
+    return _finish(name, scan, matrix, node, "-", head, stated)

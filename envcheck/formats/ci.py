@@ -150,7 +150,9 @@ def from_triage(result: TriageResult) -> CiRun:
             ),
         )
         confirmed = [c for c in match.causes if c.verdict == "confirmed"]
-        lines = [sig.meaning, f"line {match.tally.first.line}: {match.tally.first.text.strip()}"]
+        at = match.tally.first.line or None  # 0: the environment's match, no line of the log
+        where = f"line {at}" if at else "environment"
+        lines = [sig.meaning, f"{where}: {match.tally.first.text.strip()}"]
         lines += [
             f"{c.code} {c.verdict.replace('_', ' ')}: {c.title}"
             + (f" (fix: {c.fix.summary})" if c.fix is not None and c.verdict != "ruled_out" else "")
@@ -167,7 +169,7 @@ def from_triage(result: TriageResult) -> CiRun:
                 failing=True,
                 fix=fix,
                 file=log,
-                line=match.tally.first.line,
+                line=at,
             )
         )
     return CiRun(

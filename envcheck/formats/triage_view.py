@@ -27,19 +27,25 @@ VERDICT_LABEL = {
 
 def _where(match: Match) -> str:
     t = match.tally
+    if t.count == 0:  # no line: what the inputs state (triage/environment.py)
+        return "environment"
     if t.count == 1:
         return f"line {t.first.line}"
     return f"line {t.first.line} (x{t.count}, last at line {t.last.line})"
 
 
 def headline(result: TriageResult) -> str:
-    failures, noise = len(result.failures), len(result.matches) - len(result.failures)
+    shown = [m for m in result.failures if m.tally.count == 0]  # the environment's match
+    failures = len(result.failures) - len(shown)
+    noise = len(result.matches) - len(result.failures)
     size = f"{result.scan.lines:,} lines"
     if not result.matches:
         return f"{result.log}: {size}: no known signature"
     parts = [f"{failures} known failure signature(s)"] if failures else ["no known failure"]
     if noise:
         parts.append(f"{noise} noise")
+    if shown:
+        parts.append(f"the environment shows {len(shown[0].causes)} problem(s)")
     return f"{result.log}: {size}: " + ", ".join(parts)
 
 

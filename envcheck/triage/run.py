@@ -21,6 +21,7 @@ from envcheck.errors import InputError
 from envcheck.matrix.model import Matrix
 from envcheck.model.report import NodeReport
 from envcheck.rules.base import INFORMATIONAL, LogLine, Rule
+from envcheck.triage import environment
 from envcheck.triage.encoding import SNIFF, transcoded
 from envcheck.triage.extract import LogFact, dedupe, extract
 from envcheck.triage.forms import plain_text
@@ -87,8 +88,10 @@ class TriageResult:
 
     def summary(self) -> dict[str, Any]:
         verdicts = [c.verdict for m in self.failures for c in m.causes]
+        shown = [m for m in self.failures if m.tally.count == 0]  # triage/environment.py
         return {
-            "signatures": len(self.failures),
+            "signatures": len(self.failures) - len(shown),
+            "environment": sum(len(m.causes) for m in shown),
             "noise": len(self.matches) - len(self.failures),
             "confirmed": verdicts.count("confirmed"),
             "ruled_out": verdicts.count("ruled_out"),
@@ -470,7 +473,9 @@ def judge(
             from envcheck.ingest.merge import merge
 
             checked = merge([*described, *([node] if node is not None else [])])
-        if node is None:
+        if node is None and node_note.startswith("not checked: no known signature"):
+            node_note = f"checked against {said}"  # for what the environment shows
+        elif node is None:
             node_note = f"checked against {said} ({node_note})"
         else:
             node_note += f" and {said} (the log wins where they differ)"
@@ -491,6 +496,13 @@ def judge(
         )
         for t in tallies
     )
+    if checked is not None and environment.stated(node, pasted):
+        named = {c.code for m in matches for c in m.causes}
+        shown, causes = environment.environment_causes(checked, rules, matrix, node_note, named)
+        if causes:
+            where = checked.origin.detail or checked.node
+            besides = any(not m.noise for m in matches)
+            matches += (Match(environment.tally(shown, where, besides), causes),)
     return TriageResult(name, scan, matches, checked, node_note, facts)
 
 

@@ -59,12 +59,20 @@ def test_the_pasted_environment_is_named_as_a_source(
     assert "collect_env pasted in" in result.json()["data"]["node_source"]
 
 
-def test_a_log_without_a_failure_reads_no_pasted_environment(
+def test_a_log_without_a_failure_is_read_for_what_its_pasted_environment_shows(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
+    """No failure line: the collect_env pasted alone still shows torch 2.6.0+cu124 (no sm_120
+    kernels) on an RTX 5090, as its own match (triage/environment.py)."""
     result = cli("triage", str(log_file(tmp_path, _COLLECT_ENV)), "--json", "--no-probe")
-    assert result.returncode == 0
-    assert "pasted" not in result.json()["data"]["node_source"]
+    assert result.returncode == 1, result.stderr
+    data = result.json()["data"]
+    assert "collect_env pasted in" in data["node_source"]
+    (shown,) = [m for m in data["matches"] if not m["noise"]]
+    assert shown["id"] == "environment-shows"
+    verdicts = {c["code"]: c["verdict"] for c in shown["causes"]}
+    assert verdicts.get("TOR101") == "confirmed"
+    assert data["summary"]["signatures"] == 0 and data["summary"]["environment"] >= 1
 
 
 def test_pasted_text_in_memory_is_read_too() -> None:

@@ -24,7 +24,8 @@ def _causes(cli: Callable[..., CliResult], tmp_path: Path, symbol: str, *extra: 
     log.write_text("    import flash_attn_cuda\n" + LINE.format(symbol=symbol))
     result = cli("triage", str(log), "--json", "--no-probe", *extra)
     assert result.returncode == 1, result.stderr
-    [match] = result.json()["data"]["matches"]
+    # the log's one match; what the --from environment shows besides comes after it
+    [match] = [m for m in result.json()["data"]["matches"] if m["id"] != "environment-shows"]
     return match["causes"]
 
 
