@@ -159,14 +159,24 @@ def from_triage(result: TriageResult) -> CiRun:
             for c in match.causes
         ]
         fix = next((f.fix for c in confirmed for f in c.findings if f.fix is not None), None)
+        # a log line's failure is an error; the environment's match is as severe as its findings
+        severity = (
+            Severity.ERROR
+            if at
+            else max(
+                (f.severity for c in match.causes for f in c.findings),
+                key=lambda s: s.rank,
+                default=Severity.WARNING,
+            )
+        )
         results.append(
             CiResult(
                 code=sig.id,
-                severity=Severity.ERROR,
+                severity=severity,
                 title=sig.meaning,
                 message="\n".join(lines),
                 node=result.node.node if result.node is not None else "the node of the log",
-                failing=True,
+                failing=severity is Severity.ERROR,
                 fix=fix,
                 file=log,
                 line=at,

@@ -19,6 +19,7 @@ from typing import Any, BinaryIO
 
 from envcheck.errors import InputError
 from envcheck.matrix.model import Matrix
+from envcheck.model.finding import Severity
 from envcheck.model.report import NodeReport
 from envcheck.rules.base import INFORMATIONAL, LogLine, Rule
 from envcheck.triage import environment
@@ -79,12 +80,21 @@ class TriageResult:
         return tuple(m for m in self.matches if not m.noise)
 
     @property
+    def failed(self) -> bool:
+        """A known failure line, or an error the given environment shows (its warnings alone
+        are reported but do not fail the triage, as `check`'s default --severity)."""
+        return any(
+            m.tally.count or any(f.severity is Severity.ERROR for c in m.causes for f in c.findings)
+            for m in self.failures
+        )
+
+    @property
     def exit_code(self) -> int:
-        return 1 if self.failures else 0
+        return 1 if self.failed else 0
 
     @property
     def status(self) -> str:
-        return "findings" if self.failures else "ok"
+        return "findings" if self.failed else "ok"
 
     def summary(self) -> dict[str, Any]:
         verdicts = [c.verdict for m in self.failures for c in m.causes]

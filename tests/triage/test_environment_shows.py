@@ -57,10 +57,11 @@ def test_a_pasted_nvidia_smi_screen_shows_its_orphaned_memory(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     log = tmp_path / "job.log"
-    log.write_text("CUDA out of memory? the GPU is busy before my job starts:\n" + SMI_FULL)
+    log.write_text("the GPU is busy before my job starts:\n" + SMI_FULL)
     code, data = _triage(cli, str(log), "--no-probe")
     shown = _environment(data)
-    assert code == 1 and shown is not None
+    assert code == 0 and shown is not None  # a warning: reported, the triage does not fail
+    assert data["summary"]["environment"] == len(shown["causes"])
     assert shown["count"] == 0 and shown["first"]["line"] == 0
     (cause,) = [c for c in shown["causes"] if c["code"] == "SYS191"]
     assert cause["verdict"] == "confirmed"
@@ -126,7 +127,7 @@ def test_the_terminal_view_names_the_environment(
     log = tmp_path / "job.log"
     log.write_text(SMI_FULL)
     result = cli("triage", str(log), "--no-probe")
-    assert result.returncode == 1, result.stderr
+    assert result.returncode == 0, result.stderr
     out = " ".join(result.stdout.split())
     assert "environment environment-shows" in out and "SYS191 CONFIRMED" in out
     assert "Traceback" not in result.stderr
