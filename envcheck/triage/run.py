@@ -510,7 +510,8 @@ def judge(
         named = {c.code for m in matches for c in m.causes}
         shown, causes = environment.environment_causes(checked, rules, matrix, node_note, named)
         if causes:
-            where = checked.origin.detail or checked.node
+            given = [r.origin.detail or r.node for r in (node, pasted) if r is not None]
+            where = " and ".join(given) or checked.origin.detail or checked.node
             besides = any(not m.noise for m in matches)
             matches += (Match(environment.tally(shown, where, besides), causes),)
     return TriageResult(name, scan, matches, checked, node_note, facts)
