@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from packaging.version import InvalidVersion, Version
 
@@ -17,6 +17,7 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.choose import (
     Support,
+    TorchChoice,
     driver_support,
     torch_choices,
     variant_newest,
@@ -570,13 +571,38 @@ def _insufficient_is_torch_s(facts: Facts, line: LogLine, max_cuda: Version | No
         raise NotStated(f"line {line.line} is CTranslate2's CUDA runtime, not torch's", "packages")
 
 
+def _driver_or_implied(facts: Facts) -> Version | None:
+    """The driver's version, else the lowest that reports the CUDA stated (``_driver``),
+    else None (a Skip of the GPU facts themselves is raised)."""
+    driver = _implied_driver(facts)
+    with contextlib.suppress(Skip):
+        driver = facts.driver()
+    return driver
+
+
+def _runnable(
+    facts: Facts, driver: Version, max_cuda: Version
+) -> Iterator[tuple[bool, list[TorchChoice]]]:
+    """The torch builds the driver runs: fully first, then through CUDA minor-version
+    compatibility (the flag says which)."""
+    for minor_compat in (False, True):
+        yield (
+            minor_compat,
+            torch_choices(
+                facts.matrix,
+                ccs=_gpu_ccs(facts),
+                driver=driver,
+                max_cuda=max_cuda,
+                allow_minor_compat=minor_compat,
+            ),
+        )
+
+
 def _torch_for_driver(facts: Facts, max_cuda: Version) -> tuple[str, Action | None]:
     """', or install torch X+cuY, which the driver runs' and its command: the installed torch
     release's variant when torch is known, else the newest release with a variant the driver
     runs fully (through minor-version compatibility when none does)."""
-    driver = _implied_driver(facts)
-    with contextlib.suppress(Skip):
-        driver = facts.driver()
+    driver = _driver_or_implied(facts)
     if driver is None:
         return "", None
     torch = None
@@ -587,14 +613,7 @@ def _torch_for_driver(facts: Facts, max_cuda: Version) -> tuple[str, Action | No
         if remedy is not None and remedy.actions:
             summary = remedy.summary.split(", or upgrade", 1)[0]
             return f"; or {summary[0].lower()}{summary[1:]}", remedy.actions[0]
-    for minor_compat in (False, True):
-        choices = torch_choices(
-            facts.matrix,
-            ccs=_gpu_ccs(facts),
-            driver=driver,
-            max_cuda=max_cuda,
-            allow_minor_compat=minor_compat,
-        )
+    for minor_compat, choices in _runnable(facts, driver, max_cuda):
         if choices:
             best = choices[0]
             how = " through CUDA minor-version compatibility" if minor_compat else ""
@@ -620,19 +639,10 @@ def _other_variant_pins(facts: Facts, max_cuda: Version, chosen: str) -> list[Ac
     with contextlib.suppress(Skip):
         if facts.torch_version() is not None and facts.torch_cuda() is not None:
             return []
-    driver = _implied_driver(facts)
-    with contextlib.suppress(Skip):
-        driver = facts.driver()
+    driver = _driver_or_implied(facts)
     if driver is None:
         return []
-    for minor_compat in (False, True):
-        choices = torch_choices(
-            facts.matrix,
-            ccs=_gpu_ccs(facts),
-            driver=driver,
-            max_cuda=max_cuda,
-            allow_minor_compat=minor_compat,
-        )
+    for _, choices in _runnable(facts, driver, max_cuda):
         best = next((c for c in choices if c.variant == chosen), None)
         if best is None:
             continue
