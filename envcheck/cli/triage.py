@@ -24,8 +24,10 @@ def add_parser(sub: Any) -> None:
         help="explain a job log's error lines and check their causes on a node",
         description="Scan a log (a file or '-' for stdin; gzip is decompressed) for known error signatures; "
         "for each: line, meaning, ranked causes and, with a node (--report, --from, --spec, or "
-        "this node probed by default), whether the node confirms or rules out each cause. "
-        "Exit codes: 0 no known signature (or only noise), 1 a known failure, 2 bad input.",
+        "this node probed by default), whether the node confirms or rules out each cause; "
+        "then what the environment given (--report, --from, --spec, or pasted in the log) "
+        "shows itself. Exit codes: 0 no known signature (or only noise), 1 a known failure "
+        "or an error the given environment shows, 2 bad input.",
     )
     p.add_argument("log", metavar="LOG", help="the log file, or '-' for standard input")
     src = p.add_argument_group("which node the causes are checked on")
