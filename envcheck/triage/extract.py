@@ -180,6 +180,9 @@ FACTS: dict[str, str] = {
     "port": "a TCP port a rendezvous server could not bind (MASTER_PORT, --master_port)",
     "qt_plugin_dir": "the directory Qt loaded its platform plugins from (.../cv2/qt/plugins)",
     "rendezvous_var": "the rendezvous variable torch's env:// init needed and did not find",
+    "rendezvous_method": "how torch.distributed found its store: 'tcp' (an init_method "
+    "tcp://HOST:PORT URL) or 'env' (MASTER_ADDR / MASTER_PORT), from the URL or the "
+    "rendezvous handler's frame",
     "mujoco_gl": "the MuJoCo rendering backend in use (egl, osmesa, glfw)",
     "egl_device_id": "the EGL device MUJOCO_EGL_DEVICE_ID names, as the log sets it ('1')",
     "pyopengl_platform": "the PyOpenGL platform in use (GLXPlatform -> glx)",

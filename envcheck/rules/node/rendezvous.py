@@ -23,8 +23,10 @@ def rendezvous_port_in_use(facts: Facts) -> Iterable[Hit]:
     ## What it checks
     Only a log says it: torch's TCPStore (rank 0's rendezvous server) failing to bind its port:
     `The server socket has failed to listen on any local network address. port: 29500, ...
-    name: EADDRINUSE, message: address already in use`, or `The server socket has failed to
-    bind to [::]:29500 (errno: 98 - Address already in use)`.
+    name: EADDRINUSE, message: address already in use`, `The server socket has failed to
+    bind to [::]:29500 (errno: 98 - Address already in use)`, or torch 1.x's bare
+    `RuntimeError: Address already in use` raised from `TCPStore(...)` (the port then read from
+    `MASTER_PORT=`, `--master_port` or an init_method `tcp://HOST:PORT` above it).
 
     ## Why it matters
     Another process holds the port: a second training job on the same node with the default
@@ -38,8 +40,12 @@ def rendezvous_port_in_use(facts: Facts) -> Iterable[Hit]:
     Give the job a free port (`export MASTER_PORT=29501`, `torchrun --master_port 29501`,
     `deepspeed --master_port 29501`; a launcher or script that hard-codes 29500 must take it
     too), or end the stale process that holds it (`ss -ltnp | grep :29500`, then kill it).
+    A script that passes `init_method="tcp://HOST:PORT"` (`--dist-url`) takes the port from
+    that URL: change it there.
 
     ## References
+    - pytorch/pytorch torch/lib/c10d/Utils.hpp (torch 1.x: SYSCHECK's std::system_error(errno)
+      when ::bind fails: 'Address already in use')
     - pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp ('The server socket has failed to
       listen on any local network address.', 'The server socket has failed to bind to {} (errno:
       {} - {}).')
@@ -51,13 +57,53 @@ def rendezvous_port_in_use(facts: Facts) -> Iterable[Hit]:
 
 @from_log("NET160")
 def rendezvous_port_in_use_in_log(facts: Facts, line: LogLine) -> Hit:
-    """torch's TCPStore line; the port from the line (29500 when it names none)."""
+    """torch's TCPStore line; the port from the line or the lines above it (29500 when the log
+    names none), the fix by the rendezvous method the log states: an init_method tcp:// URL
+    takes its port from the URL, not from MASTER_PORT."""
     stated = line.number("port")
     port = int(stated) if stated else _DEFAULT_PORT
     free = port + 1
-    return Hit(
+    message = (
         f"rank 0's rendezvous store could not bind port {port} (line {line.line}): another "
-        "process on the node already listens on it (a second job, or a crashed run's processes)",
+        "process on the node already listens on it (a second job, or a crashed run's processes)"
+    )
+    stale = manual(f"ss -ltnp | grep :{port}   # the process holding it; kill it if it is stale")
+    if line.stated.get("rendezvous_method") == "tcp":
+        if not stated:  # the URL's port, which the log does not state: not torchrun's default
+            message = (
+                f"rank 0's rendezvous store could not bind the port of its init_method URL "
+                f"(line {line.line}): another process on the node already listens on it"
+            )
+            return Hit(
+                message,
+                evidence={"line": line.line, "method": "tcp"},
+                fix=fix(
+                    "Use a free port in the init_method URL the script passes "
+                    "(tcp://<host>:<free port>: its --init_method or --dist-url, or the "
+                    "MASTER_PORT it builds the URL from)",
+                    "manual",
+                    manual("--init_method tcp://<rank 0 host>:<free port>   # or --dist-url"),
+                    manual("ss -ltnp   # the port's holder; kill it if it is stale"),
+                ),
+            )
+        return Hit(
+            message,
+            evidence={"line": line.line, "port": port, "method": "tcp"},
+            fix=fix(
+                f"Use a free port in the init_method URL the script passes (tcp://<host>:{free}: "
+                "its --init_method or --dist-url, or the MASTER_PORT it builds the URL from), or "
+                f"end the stale process that holds {port}",
+                "manual",
+                manual(
+                    f"--init_method tcp://<rank 0 host>:{free}   # or --dist-url, as the "
+                    "script names it"
+                ),
+                manual(f"export MASTER_PORT={free}   # where the script builds the URL from it"),
+                stale,
+            ),
+        )
+    return Hit(
+        message,
         evidence={"line": line.line, "port": port},
         fix=fix(
             f"Use a free port: export MASTER_PORT={free} (or torchrun --master_port {free}), or "
@@ -67,7 +113,7 @@ def rendezvous_port_in_use_in_log(facts: Facts, line: LogLine) -> Hit:
                 f"export MASTER_PORT={free}   # or: torchrun --master_port {free} ... / "
                 f"deepspeed --master_port {free} ..."
             ),
-            manual(f"ss -ltnp | grep :{port}   # the process holding it; kill it if it is stale"),
+            stale,
         ),
     )
 
