@@ -20,6 +20,7 @@ from envcheck.rules.node import (  # noqa: F401
     cpu_instructions,
     cub_headers,
     cuda_copies,
+    cuda_fork,
     cuda_libs,
     cuda_stated,
     cudnn_load,

@@ -180,6 +180,8 @@ FACTS: dict[str, str] = {
     "port": "a TCP port a rendezvous server could not bind (MASTER_PORT, --master_port)",
     "qt_plugin_dir": "the directory Qt loaded its platform plugins from (.../cv2/qt/plugins)",
     "rendezvous_var": "the rendezvous variable torch's env:// init needed and did not find",
+    "fork_layer": "the layer that forked a process after CUDA was initialised, as the log "
+    "names it (vLLM's VllmWorkerProcess or vllm/ paths, torch's DataLoader worker loop)",
     "rendezvous_method": "how torch.distributed found its store: 'tcp' (an init_method "
     "tcp://HOST:PORT URL) or 'env' (MASTER_ADDR / MASTER_PORT), from the URL or the "
     "rendezvous handler's frame",
