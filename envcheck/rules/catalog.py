@@ -80,6 +80,7 @@ from envcheck.rules.node import (  # noqa: F401
     ptxas_version,
     python_range,
     ray,
+    ray_gcs,
     rendezvous,
     resolver_lines,
     sgl_kernel,

@@ -182,6 +182,8 @@ FACTS: dict[str, str] = {
     "rendezvous_var": "the rendezvous variable torch's env:// init needed and did not find",
     "fork_layer": "the layer that forked a process after CUDA was initialised, as the log "
     "names it (vLLM's VllmWorkerProcess or vllm/ paths, torch's DataLoader worker loop)",
+    "gcs_address": "the head node's GCS address a Ray node or driver could not reach, as "
+    "Ray printed it ('10.0.0.1:6379'; ':6379' when the host expanded to nothing)",
     "rendezvous_method": "how torch.distributed found its store: 'tcp' (an init_method "
     "tcp://HOST:PORT URL) or 'env' (MASTER_ADDR / MASTER_PORT), from the URL or the "
     "rendezvous handler's frame",
