@@ -4019,3 +4019,42 @@ EXAMPLES += [
         "ngc-pytorch-image-named",
     ),
 ]
+
+# torch 1.x's TCPStore raising the bind's errno bare (NET160); CUDA in a forked child (CUD195);
+# Ray's GCS client giving up on the head's address (RAY110)
+EXAMPLES += [
+    ("RuntimeError: Address already in use", "c10d-store-bare-address-in-use"),
+    ("执行中报错：RuntimeError: Address already in use", "c10d-store-bare-address-in-use"),
+    (
+        "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
+        "multiprocessing, you must use the 'spawn' start method",
+        "cuda-reinit-in-forked-child",
+    ),
+    (
+        "(VllmWorkerProcess pid=307) ERROR 01-19 03:55:24 multiproc_worker_utils.py:233] "
+        "Exception in worker VllmWorkerProcess while processing method init_device: Cannot "
+        "re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must "
+        "use the 'spawn' start method, Traceback (most recent call last):",
+        "cuda-reinit-in-forked-child",
+    ),
+    (
+        "[2025-02-16 16:05:55,537 E 350061 350061] gcs_rpc_client.h:179: Failed to connect to "
+        "GCS at address 172.23.15.13:20000 within 5 seconds.",
+        "ray-gcs-unreachable",
+    ),
+    (
+        "ConnectionError: Failed to connect to GCS at address 10.0.0.1:6379 within 30 seconds.",
+        "ray-gcs-unreachable",
+    ),
+    (
+        "2023-06-14 23:53:52,845 WARNING utils.py:1397 -- Unable to connect to GCS at "
+        "10.0.53.19:49650. Check that (1) Ray GCS with matching version started successfully "
+        "at the specified address, and (2) there is no firewall setting preventing access.",
+        "ray-gcs-unreachable",
+    ),
+    (
+        "[2025-07-23 10:06:19,681 W 51000 51000] gcs_client.cc:183: Failed to get cluster ID "
+        "from GCS server: TimedOut: Timed out while waiting for GCS to become available.",
+        "ray-gcs-unreachable",
+    ),
+]
