@@ -4058,3 +4058,23 @@ EXAMPLES += [
         "ray-gcs-unreachable",
     ),
 ]
+
+# vLLM v1's wrapper around a failed engine core (no cause of its own), ld passing over a
+# library of another word size (noise), Ray's GCS losing a node (its memory or network)
+EXAMPLES += [
+    (
+        "(APIServer pid=1370) RuntimeError: Engine core initialization failed. See root cause "
+        "above. Failed core proc(s): {}",
+        "vllm-engine-core-init-failed",
+    ),
+    (
+        "/usr/bin/ld: skipping incompatible /usr/lib/libcuda.so when searching for -lcuda",
+        "linker-skipping-incompatible",
+    ),
+    (
+        "2022-09-02 12:53:00,741 WARNING worker.py:1829 -- The node with node id: 5ad7fa5dd64f "
+        "and address: 137.78.248.21 and node name: 137.78.248.21 has been marked dead because "
+        "the detector has missed too many heartbeats from it.",
+        "ray-node-marked-dead",
+    ),
+]
