@@ -96,8 +96,7 @@ def _spawn_fix() -> Fix:
         "or keep every CUDA call out of the parent until the children are started",
         "manual",
         manual(
-            "if __name__ == '__main__': "
-            "torch.multiprocessing.set_start_method('spawn', force=True)"
+            "if __name__ == '__main__': torch.multiprocessing.set_start_method('spawn', force=True)"
         ),
         manual("VLLM_WORKER_MULTIPROC_METHOD=spawn   # where vLLM starts the workers"),
     )

@@ -81,8 +81,10 @@ def ray_gcs_unreachable_in_log(facts: Facts, line: LogLine) -> Hit:
                 "Set the head node's address before the command runs (the variable its "
                 f"--address=$VAR:{port} reads, such as MASTER_ADDR), or pass it directly",
                 "manual",
-                manual(f"export MASTER_ADDR=<head node IP>   # then: ray start --address "
-                       f"$MASTER_ADDR:{port}"),
+                manual(
+                    f"export MASTER_ADDR=<head node IP>   # then: ray start --address "
+                    f"$MASTER_ADDR:{port}"
+                ),
                 check,
             ),
         )
@@ -111,8 +113,6 @@ def ray_gcs_unreachable_in_log(facts: Facts, line: LogLine) -> Hit:
             "manual",
             check,
             manual(f"nc -zv {host or '<head IP>'} {port}   # from this node: is the port open?"),
-            manual(
-                f"ray start --head --port {port} --node-ip-address <head IP>   # on the head"
-            ),
+            manual(f"ray start --head --port {port} --node-ip-address <head IP>   # on the head"),
         ),
     )
