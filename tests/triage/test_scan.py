@@ -4078,3 +4078,18 @@ EXAMPLES += [
         "ray-node-marked-dead",
     ),
 ]
+
+# Ray's node-death lines in their other wordings: Ray 0.6's monitor, the raylet's own exit
+EXAMPLES += [
+    (
+        "The node with client ID 1eadc9db2f074bfec34caf25dd5bf1f99fad0d59 has been marked dead "
+        "because the monitor has missed too many heartbeats from it.",
+        "ray-node-marked-dead",
+    ),
+    (
+        "[2022-01-07 12:27:49,931 C 87 87] node_manager.cc:1012: [Timeout] Exiting because this "
+        "node manager has mistakenly been marked as dead by the GCS: GCS didn't receive "
+        "heartbeats from this node for 30000 ms.",
+        "ray-node-marked-dead",
+    ),
+]
