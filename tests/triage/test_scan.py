@@ -4093,3 +4093,14 @@ EXAMPLES += [
         "ray-node-marked-dead",
     ),
 ]
+
+# Ray's later wording of the GCS refusal names the head
+EXAMPLES += [
+    (
+        "2023-07-05 21:46:54,656     WARNING utils.py:1401 -- Unable to connect to GCS (ray head) "
+        "at 172.17.0.2:6379. Check that (1) Ray with matching version started successfully at "
+        "the specified address, (2) this node can reach the specified address, and (3) there is "
+        "no firewall setting preventing access.",
+        "ray-gcs-unreachable",
+    ),
+]
