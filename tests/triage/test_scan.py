@@ -4104,3 +4104,11 @@ EXAMPLES += [
         "ray-gcs-unreachable",
     ),
 ]
+
+# ray.get's timeout (no cause of its own: pending resources or a hung task)
+EXAMPLES += [
+    (
+        "ray.exceptions.GetTimeoutError: Get timed out: some object(s) not ready.",
+        "ray-get-timeout",
+    ),
+]
