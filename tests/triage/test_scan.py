@@ -4028,22 +4028,32 @@ EXAMPLES += [
         "No such file or directory",
         "python-package-header-missing",
     ),
-    ("bbox.c:517:31: fatal error: numpy/arrayobject.h: No such file or directory",
-     "python-package-header-missing"),
-    ("src/main.cpp:1:10: fatal error: 'pybind11/pybind11.h' file not found",
-     "python-package-header-missing"),
+    (
+        "bbox.c:517:31: fatal error: numpy/arrayobject.h: No such file or directory",
+        "python-package-header-missing",
+    ),
+    (
+        "src/main.cpp:1:10: fatal error: 'pybind11/pybind11.h' file not found",
+        "python-package-header-missing",
+    ),
     (
         "ops.cpp(3): fatal error C1083: Cannot open include file: 'torch/extension.h': "
         "No such file or directory",
         "python-package-header-missing",
     ),
-    ("kernel.cu(2): catastrophic error: cannot open source file \"ATen/cuda/CUDAContext.h\"",
-     "python-package-header-missing"),
-    ("vision.h:3:10: fatal error: torch/extension.h: File or directory does not exist",
-     "python-package-header-missing"),
+    (
+        'kernel.cu(2): catastrophic error: cannot open source file "ATen/cuda/CUDAContext.h"',
+        "python-package-header-missing",
+    ),
+    (
+        "vision.h:3:10: fatal error: torch/extension.h: File or directory does not exist",
+        "python-package-header-missing",
+    ),
     ("fatal error: torch/extension.h: 没有那个文件或目录", "python-package-header-missing"),
-    ("Cargo, the Rust package manager, is not installed or is not on PATH.",
-     "rust-toolchain-missing-sdist-build"),
+    (
+        "Cargo, the Rust package manager, is not installed or is not on PATH.",
+        "rust-toolchain-missing-sdist-build",
+    ),
     ("      error: can't find Rust compiler", "rust-toolchain-missing-sdist-build"),
     ("error: Can not find Rust compiler", "rust-toolchain-missing-sdist-build"),
     (

@@ -127,7 +127,7 @@ def python_package_header_missing_in_log(facts: Facts, line: LogLine) -> Hit:
             f"torch 1.0's and this build compiles against torch {torch}",
             evidence=evidence,
             fix=fix(
-                'Upgrade torch to a release that has the header, then rebuild: pip install '
+                "Upgrade torch to a release that has the header, then rebuild: pip install "
                 '"torch>=1.0" (the release the extension\'s README names, with its CUDA build)',
                 "manual",
                 pip_install("torch>=1.0"),
