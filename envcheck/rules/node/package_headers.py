@@ -13,8 +13,10 @@ it passes the directory the package's own helper returns from the interpreter th
   isolation;
 - `torch/extension.h` with a torch older than 1.0 (the log or the node states the release):
   the header is torch 1.0's;
-- NumPy's or pybind11's header: the setup.py does not pass the include directory (their
-  headers are only ever found through it), whether or not the package is installed;
+- NumPy's header: the setup.py does not pass `numpy.get_include()` (its headers are only
+  ever found through it), whether or not NumPy is installed;
+- pybind11's header: a pybind11 before 2.6 (headers installed into the prefix, which isolated
+  and --user installs move) or a setup.py that does not pass `pybind11.get_include()`;
 - otherwise (torch's headers, release unknown) it stays open with those conditions.
 """
 
@@ -43,6 +45,10 @@ _INCLUDE_DIR = {
     "numpy": "numpy.get_include()",
     "pybind11": "pybind11.get_include()",
 }
+# pybind11 ships its headers inside the package (pybind11/include) from 2.6.0 on (its
+# tools/setup_global.py.in moves them out of pybind11/include for pybind11-global); earlier
+# releases' setup.py listed them in distutils' headers=, installed into the prefix
+_PYBIND11_IN_PACKAGE = "2.6"
 # torch/extension.h is torch 1.0's (torch/csrc/api/include/torch/extension.h)
 _EXTENSION_H = Version("1.0")
 
@@ -73,8 +79,8 @@ def python_package_header_missing(facts: Facts) -> Iterable[Hit]:
     ## Fix
     In pip's isolated build: install the package in the environment, then `pip install
     <package> --no-build-isolation`. torch/extension.h with torch older than 1.0: `pip install
-    "torch>=1.0"`. NumPy's or pybind11's header: pass `include_dirs=[numpy.get_include()]`
-    (`pybind11.get_include()`) to the Extension in setup.py.
+    "torch>=1.0"`. NumPy's header: pass `include_dirs=[numpy.get_include()]` to the Extension
+    in setup.py. pybind11's: `pip install -U "pybind11>=2.6"` and `pybind11.get_include()`.
 
     ## References
     - pytorch/pytorch torch/utils/cpp_extension.py (include_paths, CppExtension, CUDAExtension)
@@ -94,6 +100,31 @@ def _torch(facts: Facts) -> Version | None:
         return facts.known_version("torch")
     except Skip:
         return None
+
+
+def _pybind11(line: LogLine, header: str, evidence: dict[str, object]) -> Hit:
+    """pybind11 before 2.6 installed its headers with distutils' `headers=` into the prefix's
+    include directory, which pip's isolated builds (pip 10 on) and --user installs put
+    elsewhere than the setup.py looked; 2.6 ships them inside the package, where
+    pybind11.get_include() points, and Pybind11Extension passes it."""
+    where = _INCLUDE_DIR["pybind11"]
+    return Hit(
+        f"the compiler cannot find {header} (line {line.line}): pybind11's headers are not "
+        f"where the build looks: pybind11 before {_PYBIND11_IN_PACKAGE} installed them into "
+        "the prefix's include directory (which pip's isolated build and --user installs move), "
+        f"and a setup.py that does not pass {where} never finds them",
+        evidence=evidence,
+        fix=fix(
+            f"Install a pybind11 that ships its headers in the package: pip install -U "
+            f'"pybind11>={_PYBIND11_IN_PACKAGE}" (in pyproject.toml\'s build-system requires '
+            f"too), and give the Extension include_dirs=[{where}] (or build it with "
+            "pybind11.setup_helpers.Pybind11Extension); a CMake build: "
+            "-Dpybind11_DIR=$(python -m pybind11 --cmakedir)",
+            "manual",
+            pip_install(f"pybind11>={_PYBIND11_IN_PACKAGE}"),
+            manual(f"include_dirs=[{where}]  (in setup.py's Extension)"),
+        ),
+    )
 
 
 @from_log("SYS168")
@@ -133,6 +164,8 @@ def python_package_header_missing_in_log(facts: Facts, line: LogLine) -> Hit:
                 pip_install("torch>=1.0"),
             ),
         )
+    if dist == "pybind11":
+        return _pybind11(line, header, evidence)
     if dist in _INCLUDE_DIR:
         where = _INCLUDE_DIR[dist]
         return Hit(
