@@ -20,7 +20,7 @@ from packaging.utils import canonicalize_name
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
-from envcheck.model.finding import Severity
+from envcheck.model.finding import Fix, Severity
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
 
@@ -67,7 +67,7 @@ def rust_sdist_build(facts: Facts) -> Iterable[Hit]:
     raise Skip("only an install log states a Rust sdist build", "log.build")
 
 
-def _package(line: LogLine) -> tuple[str, str | None]:
+def package_named(line: LogLine) -> tuple[str, str | None]:
     """The package (and release) the log names: the sdist pip took, else the failed build."""
     sdist = line.stated.get("sdist")
     if sdist is not None and (named := _SDIST.match(sdist)) is not None:
@@ -78,26 +78,32 @@ def _package(line: LogLine) -> tuple[str, str | None]:
     return "<the package>", None
 
 
+def take_a_wheel(package: str) -> Fix:
+    """The fix of a Rust sdist build: a wheel instead (an up-to-date pip, --only-binary), or
+    Rust; also what a wrapper line of the same build (pip's summary, SYS153) prints."""
+    only_binary = f"pip install --only-binary=:all: {package}"
+    return fix(
+        "Install a wheel instead of building: python -m pip install --upgrade pip (pip "
+        f"before 20.3 does not know the manylinux_2_24+ tags), then {only_binary} (pip "
+        "picks the newest release with a wheel for this Python and platform, or says none "
+        "has one); on Windows a 32-bit Python gets no wheel: use a 64-bit one; where no "
+        "release has a wheel for this Python, use a Python the package publishes wheels "
+        f"for, or install Rust ({_RUSTUP}, then a new shell) and build",
+        "manual",
+        manual("python -m pip install --upgrade pip"),
+        manual(only_binary),
+        manual(_RUSTUP),
+    )
+
+
 @from_log("SYS169")
 def rust_sdist_build_in_log(facts: Facts, line: LogLine) -> Hit:
-    package, version = _package(line)
+    package, version = package_named(line)
     release = f"{package} {version}" if version else package
-    only_binary = f"pip install --only-binary=:all: {package}"
     return Hit(
         f"pip is building {release} from its source distribution and finds no Rust toolchain "
         f"(line {line.line}): the package publishes wheels, so none of this release fits this "
         "pip, Python or platform",
         evidence={"line": line.line, "package": package, "sdist_version": version},
-        fix=fix(
-            "Install a wheel instead of building: python -m pip install --upgrade pip (pip "
-            f"before 20.3 does not know the manylinux_2_24+ tags), then {only_binary} (pip "
-            "picks the newest release with a wheel for this Python and platform, or says none "
-            "has one); on Windows a 32-bit Python gets no wheel: use a 64-bit one; where no "
-            "release has a wheel for this Python, use a Python the package publishes wheels "
-            f"for, or install Rust ({_RUSTUP}, then a new shell) and build",
-            "manual",
-            manual("python -m pip install --upgrade pip"),
-            manual(only_binary),
-            manual(_RUSTUP),
-        ),
+        fix=take_a_wheel(package),
     )
