@@ -15,8 +15,9 @@ it passes the directory the package's own helper returns from the interpreter th
   the header is torch 1.0's;
 - NumPy's header: the setup.py does not pass `numpy.get_include()` (its headers are only
   ever found through it), whether or not NumPy is installed;
-- pybind11's header: a pybind11 before 2.6 (headers installed into the prefix, which isolated
-  and --user installs move) or a setup.py that does not pass `pybind11.get_include()`;
+- pybind11's header: a pybind11 before 2.2.3 under pip 10's isolated builds, or before 2.6
+  (headers installed into the prefix, which --user installs move), or a setup.py that does not
+  pass `pybind11.get_include()`;
 - otherwise (torch's headers, release unknown) it stays open with those conditions.
 """
 
@@ -45,10 +46,10 @@ _INCLUDE_DIR = {
     "numpy": "numpy.get_include()",
     "pybind11": "pybind11.get_include()",
 }
-# pybind11 ships its headers inside the package (pybind11/include) from 2.6.0 on (its
-# tools/setup_global.py.in moves them out of pybind11/include for pybind11-global); earlier
-# releases' setup.py listed them in distutils' headers=, installed into the prefix
-_PYBIND11_IN_PACKAGE = "2.6"
+# pybind11 2.2.3 located its headers without pip's internals, which pip 10 restricted
+# (pybind11 docs/changelog.md v2.2.3, #1190); 2.6.0 ships them inside the package
+# (#2433: the reworked Python package, pybind11[global] for the prefix)
+_PYBIND11_PIP10 = "2.2.3"
 # torch/extension.h is torch 1.0's (torch/csrc/api/include/torch/extension.h)
 _EXTENSION_H = Version("1.0")
 
@@ -80,12 +81,13 @@ def python_package_header_missing(facts: Facts) -> Iterable[Hit]:
     In pip's isolated build: install the package in the environment, then `pip install
     <package> --no-build-isolation`. torch/extension.h with torch older than 1.0: `pip install
     "torch>=1.0"`. NumPy's header: pass `include_dirs=[numpy.get_include()]` to the Extension
-    in setup.py. pybind11's: `pip install -U "pybind11>=2.6"` and `pybind11.get_include()`.
+    in setup.py. pybind11's: `pip install -U "pybind11>=2.2.3"` and `pybind11.get_include()`.
 
     ## References
     - pytorch/pytorch torch/utils/cpp_extension.py (include_paths, CppExtension, CUDAExtension)
     - numpy/numpy numpy/lib/_utils_impl.py (get_include)
-    - pybind11/pybind11 pybind11/commands.py (get_include)
+    - pybind11/pybind11 pybind11/commands.py (get_include); docs/changelog.md v2.2.3 (#1190),
+      v2.6.0 (#2433)
     - https://pip.pypa.io/en/stable/cli/pip_install/#cmdoption-no-build-isolation
     """
     raise Skip("only a build log states a missing package header", "log.build")
@@ -103,25 +105,26 @@ def _torch(facts: Facts) -> Version | None:
 
 
 def _pybind11(line: LogLine, header: str, evidence: dict[str, object]) -> Hit:
-    """pybind11 before 2.6 installed its headers with distutils' `headers=` into the prefix's
-    include directory, which pip's isolated builds (pip 10 on) and --user installs put
-    elsewhere than the setup.py looked; 2.6 ships them inside the package, where
-    pybind11.get_include() points, and Pybind11Extension passes it."""
+    """pybind11 before 2.2.3 located its installed headers through pip's internals, which pip
+    10's isolated builds no longer expose (pybind11#1190); before 2.6 it installed them with
+    distutils' `headers=` into the prefix, which --user installs move; 2.6 ships them inside
+    the package, where pybind11.get_include() points, and Pybind11Extension passes it."""
     where = _INCLUDE_DIR["pybind11"]
     return Hit(
         f"the compiler cannot find {header} (line {line.line}): pybind11's headers are not "
-        f"where the build looks: pybind11 before {_PYBIND11_IN_PACKAGE} installed them into "
-        "the prefix's include directory (which pip's isolated build and --user installs move), "
-        f"and a setup.py that does not pass {where} never finds them",
+        f"where the build looks: pybind11 before {_PYBIND11_PIP10} cannot locate them under "
+        "pip 10's isolated builds, before 2.6 they went into the prefix's include directory "
+        f"(which --user installs move), and a setup.py that does not pass {where} never finds "
+        "them",
         evidence=evidence,
         fix=fix(
-            f"Install a pybind11 that ships its headers in the package: pip install -U "
-            f'"pybind11>={_PYBIND11_IN_PACKAGE}" (in pyproject.toml\'s build-system requires '
-            f"too), and give the Extension include_dirs=[{where}] (or build it with "
+            f'Upgrade pybind11: pip install -U "pybind11>={_PYBIND11_PIP10}" (2.6 and newer '
+            "ship the headers inside the package; list it in pyproject.toml's build-system "
+            f"requires too), and give the Extension include_dirs=[{where}] (or build it with "
             "pybind11.setup_helpers.Pybind11Extension); a CMake build: "
             "-Dpybind11_DIR=$(python -m pybind11 --cmakedir)",
             "manual",
-            pip_install(f"pybind11>={_PYBIND11_IN_PACKAGE}"),
+            pip_install(f"pybind11>={_PYBIND11_PIP10}"),
             manual(f"include_dirs=[{where}]  (in setup.py's Extension)"),
         ),
     )
