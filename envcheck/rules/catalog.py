@@ -19,6 +19,7 @@ from envcheck.rules.node import (  # noqa: F401
     coverage,
     cpu_instructions,
     cub_headers,
+    cuda_arch_list,
     cuda_copies,
     cuda_libs,
     cuda_stated,

@@ -4061,3 +4061,24 @@ EXAMPLES += [
         "torch-wheel-file-named",
     ),
 ]
+
+# CMake's CUDA architecture list (CUD156): a keyword passed verbatim, native without a GPU, empty
+EXAMPLES += [
+    (
+        "nvcc fatal   : Unsupported gpu architecture 'compute_native'",
+        "cmake-cuda-arch-keyword-passed-verbatim",
+    ),
+    (
+        "nvcc fatal   : Unsupported gpu architecture 'compute_all-major'",
+        "cmake-cuda-arch-keyword-passed-verbatim",
+    ),
+    (
+        '  CUDA_ARCHITECTURES is set to "native", but no GPU was detected.',
+        "cmake-cuda-arch-native-no-gpu",
+    ),
+    (
+        '  CUDA_ARCHITECTURES is set to "native", but no NVIDIA GPU was detected.',
+        "cmake-cuda-arch-native-no-gpu",
+    ),
+    ("  CMAKE_CUDA_ARCHITECTURES must be non-empty if set.", "cmake-cuda-arch-empty"),
+]
