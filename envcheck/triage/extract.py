@@ -237,6 +237,12 @@ FACTS: dict[str, str] = {
     "(mmcv._ext, amp_C, Detectron2)",
     "pip_build": "a distribution pip or uv failed to build from source (Failed building "
     "wheel for X)",
+    "cuda_arch_keyword": "the CUDA architecture value CMake could not use: a keyword (native, "
+    "all, all-major) or the variable CMAKE_CUDA_ARCHITECTURES itself when it is empty",
+    "missing_toolchain": "a compiler toolchain a source build found missing, as its build "
+    "backend names it (cargo for maturin, the Rust compiler for setuptools-rust)",
+    "sdist": "a source distribution pip took for a requirement, as its file name "
+    "(tokenizers-0.15.0.tar.gz): no wheel of that release fit the installer",
     "x_display": "the X display number a server found already taken (Xorg/Xvfb: 'Server is "
     "already active for display 99')",
     "xvfb_missing": "the words of a line saying Xvfb (or xvfb-run) is not installed",

@@ -4112,3 +4112,66 @@ EXAMPLES += [
         "ray-get-timeout",
     ),
 ]
+
+# a Python package's own header missing in a build (SYS168), in each compiler's words, and a
+# Rust-extension sdist built without a Rust toolchain (SYS169); a torch wheel file named
+EXAMPLES += [
+    (
+        "csrc/flash_attn/flash_api.cpp:1:10: fatal error: torch/extension.h: "
+        "No such file or directory",
+        "python-package-header-missing",
+    ),
+    (
+        "bbox.c:517:31: fatal error: numpy/arrayobject.h: No such file or directory",
+        "python-package-header-missing",
+    ),
+    (
+        "src/main.cpp:1:10: fatal error: 'pybind11/pybind11.h' file not found",
+        "python-package-header-missing",
+    ),
+    (
+        "ops.cpp(3): fatal error C1083: Cannot open include file: 'torch/extension.h': "
+        "No such file or directory",
+        "python-package-header-missing",
+    ),
+    (
+        'kernel.cu(2): catastrophic error: cannot open source file "ATen/cuda/CUDAContext.h"',
+        "python-package-header-missing",
+    ),
+    (
+        "vision.h:3:10: fatal error: torch/extension.h: File or directory does not exist",
+        "python-package-header-missing",
+    ),
+    ("fatal error: torch/extension.h: 没有那个文件或目录", "python-package-header-missing"),
+    (
+        "Cargo, the Rust package manager, is not installed or is not on PATH.",
+        "rust-toolchain-missing-sdist-build",
+    ),
+    ("      error: can't find Rust compiler", "rust-toolchain-missing-sdist-build"),
+    ("error: Can not find Rust compiler", "rust-toolchain-missing-sdist-build"),
+    (
+        "$ pip install https://example.org/whl/cu80/torch-0.4.1-cp35-cp35m-linux_x86_64.whl",
+        "torch-wheel-file-named",
+    ),
+]
+
+# CMake's CUDA architecture list (CUD156): a keyword passed verbatim, native without a GPU, empty
+EXAMPLES += [
+    (
+        "nvcc fatal   : Unsupported gpu architecture 'compute_native'",
+        "cmake-cuda-arch-keyword-passed-verbatim",
+    ),
+    (
+        "nvcc fatal   : Unsupported gpu architecture 'compute_all-major'",
+        "cmake-cuda-arch-keyword-passed-verbatim",
+    ),
+    (
+        '  CUDA_ARCHITECTURES is set to "native", but no GPU was detected.',
+        "cmake-cuda-arch-native-no-gpu",
+    ),
+    (
+        '  CUDA_ARCHITECTURES is set to "native", but no NVIDIA GPU was detected.',
+        "cmake-cuda-arch-native-no-gpu",
+    ),
+    ("  CMAKE_CUDA_ARCHITECTURES must be non-empty if set.", "cmake-cuda-arch-empty"),
+]

@@ -28,6 +28,7 @@ from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.data import conda_toolkit
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
 from envcheck.rules.node.build_prebuilt import prebuilt_install
+from envcheck.rules.node.rust_sdist import package_named, take_a_wheel
 
 _HEADER = lazy(
     r"([A-Za-z0-9_/]+\.c?u?h)(?:: No such file or directory|' file not found|': No such file)"
@@ -362,8 +363,23 @@ def _cmake_too_old(line: LogLine, needed: str, have: str) -> Hit:
     )
 
 
+def _rust_build(line: LogLine) -> Hit:
+    """A wrapper line of a build whose backend found no Rust toolchain (SYS169's line in the
+    same log): the build is an sdist of a Rust-extension package, not a torch extension."""
+    package, _ = package_named(line)
+    return Hit(
+        f"pip could not build {package} from source (line {line.line}): its build backend "
+        f"found no Rust toolchain ({line.stated['missing_toolchain']} missing); the package "
+        "publishes wheels, so none of the release pip chose fits this pip, Python or platform",
+        evidence={"line": line.line, "package": package},
+        fix=take_a_wheel(package),
+    )
+
+
 @from_log("SYS153")
 def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
+    if "missing_toolchain" in line.stated:
+        return _rust_build(line)
     if _ISOLATED.search(line.text):
         return _isolated_build(facts, line)
     if "torch_extensions" in line.text and "cannot open shared object file" in line.text:
