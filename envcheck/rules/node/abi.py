@@ -28,6 +28,8 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.extension_builds import install_text
 from envcheck.rules.fixes import fix, manual, pip_install
+from envcheck.rules.node.native_crash import crash_reading
+from envcheck.rules.signals import SIGNAL_SIGNATURES
 
 _SITE_PATH = lazy(r"/(?:site|dist)-packages/(?P<top>[A-Za-z0-9_.+-]+)")
 _TORCH = lazy(r"^_ZN?K?(?:St|N)?K?(?:3c10|2at|5torch|6caffe2)")
@@ -211,7 +213,9 @@ def _torch_text(facts: Facts) -> str:
 
 
 @from_log("TOR150")
-def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
+def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    if line.signature in SIGNAL_SIGNATURES:  # a native crash: native_crash.py decides
+        return crash_reading(facts, line, "TOR150")
     path = line.stated.get("library_path")
     symbol = line.stated.get("undefined_symbol")
     windows = _WINDOWS.search(line.text)
