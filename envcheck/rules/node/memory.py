@@ -130,7 +130,7 @@ def _limit_note(facts: Facts) -> str:
 
 
 @from_log("SYS190")
-def host_memory_exhausted_in_log(facts: Facts, line: LogLine) -> Hit:
+def host_memory_exhausted_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """The kernel's OOM-killer line names the cause; a bare SIGKILL (`Killed`, `exitcode : -9`)
     is worded as the OOM killer's most likely trace, with the command that confirms it."""
     if routes_elsewhere(line.signature, line.stated, "SYS190"):
