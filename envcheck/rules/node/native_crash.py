@@ -80,8 +80,8 @@ def process_crashed_in_native_code(facts: Facts) -> Iterable[Hit]:
     while `import torch;import chainer` works.
 
     ## Fix
-    Where the crash is at import and torch is imported after another native package: import
-    torch first. Where the log names the package or library that crashed: rebuild or reinstall
+    Where the log shows torch and another native package imported: swap their order (torch
+    first where it came second, the other package first where torch came first). Where the log names the package or library that crashed: rebuild or reinstall
     it against what is installed (`pip install --force-reinstall --no-cache-dir --no-binary
     PKG PKG`). Otherwise run it with `python -X faulthandler` (or under `gdb`, `bt`) to see
     which library crashed.
@@ -227,7 +227,7 @@ def native_crash_in_log(facts: Facts, line: LogLine) -> Hit | None:
             "names the cause"
         )
     names = _imports(line)
-    if len(names) >= 2 and "torch" in names and names[0] != "torch":
+    if len(names) >= 2 and "torch" in names:
         return _import_order(line, names)
     library = _library(line)
     if library is not None:
@@ -237,24 +237,34 @@ def native_crash_in_log(facts: Facts, line: LogLine) -> Hit | None:
         return _rebuild_hit(line, package)
     raise NotStated(
         f"line {line.line} states the crash but not where it happened",
-        "if it crashes right after importing another native package before torch: import "
+        fix="if it crashes right after importing another native package before torch: import "
         f"torch first; else find the library that crashed: {_CHECK}; then reinstall that "
         "package with pip install --force-reinstall --no-cache-dir --no-binary PKG PKG",
     )
 
 
 def _import_order(line: LogLine, names: list[str]) -> Hit:
-    first = names[0]
+    """The crash of a process that imports torch and another native package: the order the
+    log shows, swapped. The package imported first loads its copy of a runtime both use
+    (OpenMP, libstdc++, protobuf) and the other runs on it; threads fix it by the other order
+    (chainer, decord, open3d before torch crash where torch first works, and open3d after
+    torch crashes where open3d first works)."""
+    if names[0] != "torch":
+        first, then = "torch", names[0]
+    else:
+        first, then = next(n for n in reversed(names) if n != "torch"), "torch"
+    shown = ", ".join(names)
     return Hit(
-        f"the process crashed (line {line.line}) importing {', '.join(names)}: torch imported "
-        f"after {first}, which loaded its own copy of a native runtime first (OpenMP, "
-        "libstdc++, protobuf); torch then runs on the other package's copy",
+        f"the process crashed (line {line.line}) with {shown} imported in that order: the "
+        "package imported first loaded its own copy of a native runtime both use (OpenMP, "
+        "libstdc++, protobuf), and the other crashes on it",
         evidence={"line": line.line, "imports": ",".join(names)},
         fix=fix(
-            f"Import torch first (before {first}): put `import torch` at the top of the "
-            "script; then update the other package so both use compatible runtimes",
+            f"Swap the import order: import {first} before {then} (at the top of the script, "
+            "in every module that imports either); then update the two packages so that they "
+            "ship compatible runtimes",
             "manual",
-            manual(f"python -c 'import torch; import {first}'  (the order that works)"),
+            manual(f"python -c 'import {first}; import {then}'  (the order that works)"),
             manual(_CHECK),
         ),
         severity=Severity.ERROR,
