@@ -26,6 +26,8 @@ _NAMES: dict[str, int] = {
     "SEGV": 11,
     "segmentation fault": 11,
     "段错误": 11,
+    "speicherzugriffsfehler": 11,
+    "已放弃": 6,
 }
 
 # a signal -> the rule code of its family: SIGKILL is the kernel's OOM killer's trace (SYS190),

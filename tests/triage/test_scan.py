@@ -4078,3 +4078,11 @@ EXAMPLES += [
     ),
     ("段错误 (核心已转储)", "native-crash"),
 ]
+# glibc's other heap checks and strsignal's texts in a shell's translation
+EXAMPLES += [
+    ("free(): double free detected in tcache 2", "native-crash"),
+    ("corrupted double-linked list", "native-crash"),
+    ("Aborted (core dumped) python train.py --config a.yaml", "native-crash"),
+    ("Speicherzugriffsfehler (Speicherabzug geschrieben)", "native-crash"),
+    ("已放弃 (核心已转储)", "native-crash"),
+]

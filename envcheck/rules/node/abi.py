@@ -175,7 +175,10 @@ def extension_undefined_symbol(facts: Facts) -> Iterable[Hit]:
     wheel's that misses a CUDA runtime symbol names the mixed CUDA copies; an NCCL symbol
     (`ncclCommInitRankConfig`) names the NCCL that loads as older than the build's; a symbol a library
     release removed (the matrix's `[[removed_symbol]]`: `iJIT_NotifyEvent`, gone from MKL
-    2024.1) names the last release that has it. Only a log states an undefined symbol.
+    2024.1) names the last release that has it. Only a log states an undefined symbol. A
+    native crash (`Segmentation fault`, glibc's `double free or corruption`) of a command that
+    imports a torch extension beside torch (`python -c "import torchsort, torch; ..."`) is
+    read as this cause too (native_crash.py): its fix, the rebuild without pip's cache.
 
     ## Why it matters
     An extension compiled against one torch (or C++ ABI, CUDA major, Python) links symbols

@@ -49,6 +49,14 @@ _FRAMES_SKIPPED = re.compile(
 _IMPORT = re.compile(
     r"\b(?:import|from)\s+([A-Za-z_][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z_][A-Za-z0-9_]*)*)"
 )
+# the condition and fix of TOR150 and SYS203 where a crash's facts decide neither
+_OPEN_FIXES = {
+    "TOR150": "where the crash began after torch was upgraded or reinstalled: rebuild the "
+    "compiled extensions against it (pip install --force-reinstall --no-cache-dir PKG)",
+    "SYS203": "where two packages that bring their own OpenMP runtime are loaded (torch and "
+    "xgboost, lightgbm, scikit-learn, faiss): change their import order, or make them share "
+    "one libgomp/libomp",
+}
 _CHECK = "python -X faulthandler your_script.py  (prints each thread's Python stack at the crash)"
 _GDB = "gdb -batch -ex run -ex bt --args python your_script.py  (the native frame that crashed)"
 
@@ -162,7 +170,10 @@ def crash_reading(facts: Facts, line: LogLine, code: str) -> Hit | None:
     if routes_elsewhere(line.signature, line.stated, code):
         return None
     if decided_cause(facts, line) != code:
-        raise NotStated(f"line {line.line} states no fact that ties the crash to {code}")
+        raise NotStated(
+            f"line {line.line} states no fact that ties the crash to {code}",
+            fix=_OPEN_FIXES[code],
+        )
     return torch_extension_crash(facts, line) if code == "TOR150" else openmp_crash(facts, line)
 
 
@@ -237,9 +248,10 @@ def native_crash_in_log(facts: Facts, line: LogLine) -> Hit | None:
         return _rebuild_hit(line, package)
     raise NotStated(
         f"line {line.line} states the crash but not where it happened",
-        fix="if it crashes right after importing another native package before torch: import "
-        f"torch first; else find the library that crashed: {_CHECK}; then reinstall that "
-        "package with pip install --force-reinstall --no-cache-dir --no-binary PKG PKG",
+        fix=f"find the library that crashed: {_CHECK}; where torch and another native package "
+        "are imported, swap their import order (import torch first, or the other package "
+        "first where torch came first); reinstall the package that crashed with pip install "
+        "--force-reinstall --no-cache-dir --no-binary PKG PKG",
     )
 
 

@@ -475,7 +475,10 @@ def openmp_runtime_twice(facts: Facts) -> Iterable[Hit]:
 
     ## What it checks
     Only a log states it: `OMP: Error #15: Initializing libiomp5md.dll, but found libiomp5md.dll
-    already initialized.` (libiomp5.so / libomp.dylib elsewhere).
+    already initialized.` (libiomp5.so / libomp.dylib elsewhere). A native crash
+    (`Segmentation fault`) whose log names torch and another package that brings its own
+    OpenMP runtime (xgboost, lightgbm, scikit-learn, faiss: an import, a pip freeze row) is
+    read as this cause too (native_crash.py).
 
     ## Why it matters
     MKL's numpy (conda's defaults channel, in `<env>\\Library\\bin`), torch and packages that
