@@ -28,6 +28,12 @@ _NAMES: dict[str, int] = {
     "段错误": 11,
     "speicherzugriffsfehler": 11,
     "已放弃": 6,
+    # Windows' NTSTATUS of the same crashes: an access violation, a stack buffer overrun
+    # (__fastfail, what abort() and the CRT's checks end in)
+    "0xC0000005": 11,
+    "0xc0000005": 11,
+    "0xC0000409": 6,
+    "0xc0000409": 6,
 }
 
 # a signal -> the rule code of its family: SIGKILL is the kernel's OOM killer's trace (SYS190),

@@ -4086,3 +4086,24 @@ EXAMPLES += [
     ("Speicherzugriffsfehler (Speicherabzug geschrieben)", "native-crash"),
     ("已放弃 (核心已转储)", "native-crash"),
 ]
+# more launchers' words for a signal: torch's spawn, multiprocessing's repr, Go's os/exec, Open
+# MPI's backtrace, GNU make; Go's runtime and Windows' NTSTATUS for the crash itself
+EXAMPLES += [
+    (
+        "torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with signal "
+        "SIGSEGV",
+        "process-died-by-signal",
+    ),
+    (
+        "<Process name='Process-1' pid=1234 parent=1 stopped exitcode=-SIGSEGV>",
+        "process-died-by-signal",
+    ),
+    ("Error: signal: segmentation fault (core dumped)", "process-died-by-signal"),
+    ("[node1:12345] Signal: Segmentation fault (11)", "process-died-by-signal"),
+    ("make: *** [Makefile:12: train] Error 139", "process-died-by-signal"),
+    (
+        "[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x7f3c9a2b1c4d]",
+        "native-crash",
+    ),
+    ("Process finished with exit code -1073741819 (0xC0000005)", "native-crash"),
+]

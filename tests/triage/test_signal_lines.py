@@ -131,3 +131,22 @@ def test_a_compiled_package_imported_before_the_crash(cli: Cli, tmp_path: Path) 
     cause = causes(cli, log)["SYS250"]
     assert cause["verdict"] == "confirmed"
     assert "--no-binary reboundx reboundx" in fix_text(cause)
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("<Process name='Process-1' pid=1234 parent=1 stopped exitcode=-SIGKILL>", "SYS190"),
+        ("Error: signal: segmentation fault (core dumped)", "SYS250"),
+        ("[node1:12345] Signal: Aborted (6)", "SYS250"),
+        ("make: *** [Makefile:12: train] Error 139", "SYS250"),
+    ],
+)
+def test_other_launchers_route_by_the_signal(
+    cli: Cli, tmp_path: Path, text: str, code: str
+) -> None:
+    found = causes(cli, log_file(tmp_path, text))
+    assert found[code]["verdict"] in ("confirmed", "unknown")
+    for other in ("SYS190", "SYS250"):
+        if other != code:
+            assert found[other]["verdict"] == "ruled_out"
