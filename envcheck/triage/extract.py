@@ -290,6 +290,8 @@ FACTS: dict[str, str] = {
     "above the crash ('python -c \"import torchsort, torch\"', '>>> import reboundx')",
     "openmp_package": "a package besides torch that brings its own OpenMP runtime, named in "
     "the lines above a crash (an import, a pip freeze row: xgboost, lightgbm, scikit-learn)",
+    "crash_frame_package": "the package whose Python code the crashing thread was running, "
+    "from the first site-packages frame of faulthandler's 'Current thread' stack",
     "crash_imports": "the import statements of a 'python -c' command that crashed, in their "
     "order ('import chainer;import torch')",
 }

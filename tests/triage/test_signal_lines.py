@@ -150,3 +150,21 @@ def test_other_launchers_route_by_the_signal(
     for other in ("SYS190", "SYS250"):
         if other != code:
             assert found[other]["verdict"] == "ruled_out"
+
+
+def test_the_package_faulthandler_shows_the_crashing_thread_in(cli: Cli, tmp_path: Path) -> None:
+    log = log_file(
+        tmp_path,
+        "Fatal Python error: Segmentation fault",
+        "",
+        "Thread 0x00007f01669f7700 (most recent call first):",
+        '  File "/env/lib/python3.10/threading.py", line 320 in wait',
+        "",
+        "Current thread 0x00007f0175fff740 (most recent call first):",
+        '  File "<frozen importlib._bootstrap>", line 228 in _call_with_frames_removed',
+        '  File "/env/lib/python3.10/site-packages/decord/video_reader.py", line 54 in __init__',
+        '  File "train.py", line 12 in <module>',
+    )
+    cause = causes(cli, log)["SYS250"]
+    assert cause["verdict"] == "confirmed"
+    assert "--no-binary decord decord" in fix_text(cause)

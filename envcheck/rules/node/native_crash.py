@@ -243,7 +243,10 @@ def native_crash_in_log(facts: Facts, line: LogLine) -> Hit | None:
     library = _library(line)
     if library is not None:
         return _library_hit(facts, line, library)
+    framed = line.stated.get("crash_frame_package")
     package = next((n for n in reversed(names) if n not in ("torch", "numpy")), None)
+    if framed is not None and framed not in ("torch", "numpy"):
+        package = framed  # the code the crashing thread ran, over an import above it
     if package is not None:
         return _rebuild_hit(line, package)
     raise NotStated(
