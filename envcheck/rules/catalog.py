@@ -62,6 +62,7 @@ from envcheck.rules.node import (  # noqa: F401
     model_files,
     model_hub,
     mps_memory,
+    native_crash,
     nccl,
     nccl_cumem,
     nccl_descriptors,

@@ -291,6 +291,22 @@ FACTS: dict[str, str] = {
     "(Docker's 'detected host platform (linux/arm64/v8)', QEMU's own SIGILL line)",
     "cpu_features": "the instruction-set extensions a library's own check says this CPU lacks "
     "('avx2, fma, bmi1', 'AVX')",
+    "signal": "the number of the signal a process died of, as a launcher states it (torchrun's "
+    "'exitcode : -11', Open MPI's 'exited on signal 6', systemd's 'status=11/SEGV')",
+    "signal_name": "the signal a process died of by its name or strsignal text (SEGV, "
+    "'Segmentation fault', 'Aborted')",
+    "exit_status": "a shell's or container's exit status of a process ended by a signal, 128 + "
+    "its number ('exited with code 139', 'Exit Code: 134')",
+    "crash_library": "the shared library a native crash happened in: the kernel's 'segfault at "
+    "... in libcublasLt.so.12[...]' or the first frame of a backtrace",
+    "crash_package": "a package the crashed process imported, from the command or the lines "
+    "above the crash ('python -c \"import torchsort, torch\"', '>>> import reboundx')",
+    "openmp_package": "a package besides torch that brings its own OpenMP runtime, named in "
+    "the lines above a crash (an import, a pip freeze row: xgboost, lightgbm, scikit-learn)",
+    "crash_frame_package": "the package whose Python code the crashing thread was running, "
+    "from the first site-packages frame of faulthandler's 'Current thread' stack",
+    "crash_imports": "the import statements of a 'python -c' command that crashed, in their "
+    "order ('import chainer;import torch')",
 }
 _FAILURES = {
     "vulkan_error": "vulkan",

@@ -4175,3 +4175,91 @@ EXAMPLES += [
     ),
     ("  CMAKE_CUDA_ARCHITECTURES must be non-empty if set.", "cmake-cuda-arch-empty"),
 ]
+
+# a process that died of a signal, in each launcher's words (signals.toml): the signal is a
+# fact that routes the line to its family; and the native crash in its own words
+EXAMPLES += [
+    ("    exitcode  : -11 (pid: 6421)", "process-died-by-signal"),
+    (
+        "E0101 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: -6) "
+        "local_rank: 0 (pid: 1234) of binary: /usr/bin/python",
+        "process-died-by-signal",
+    ),
+    (
+        "[2024-01-01 00:00:00,000] [ERROR] [launch.py:325:sigkill_handler] ['/usr/bin/python', "
+        "'-u', 'train.py', '--local_rank=0'] exits with return code = -11",
+        "process-died-by-signal",
+    ),
+    (
+        "mpirun noticed that process rank 0 with PID 1234 on node n1 exited on signal 11 "
+        "(Segmentation fault).",
+        "process-died-by-signal",
+    ),
+    (
+        "Process finished with exit code 139 (interrupted by signal 11: SIGSEGV)",
+        "process-died-by-signal",
+    ),
+    ("srun: error: node-01: task 0: Segmentation fault (core dumped)", "process-died-by-signal"),
+    (
+        "subprocess.CalledProcessError: Command '['python', 'x.py']' returned non-zero exit "
+        "status 139.",
+        "process-died-by-signal",
+    ),
+    ("trainer-1 exited with code 139", "process-died-by-signal"),
+    ("    Exit Code:    134", "process-died-by-signal"),
+    ("Main process exited, code=dumped, status=11/SEGV", "process-died-by-signal"),
+    ("Segmentation fault (core dumped)", "native-crash"),
+    ("Fatal Python error: Segmentation fault", "native-crash"),
+    ("Fatal Python error: Aborted", "native-crash"),
+    ("Aborted (core dumped)", "native-crash"),
+    ("[1]    27331 segmentation fault  segfault_example.py", "native-crash"),
+    (
+        "*** SIGSEGV (@0x0) received by PID 1234 (TID 0x7f12) from PID 0; stack trace: ***",
+        "native-crash",
+    ),
+    ("*** SIGSEGV received at time=1700000000 on cpu 3 ***", "native-crash"),
+    (
+        "python[1234]: segfault at 0 ip 00007f3c9a2b1c4d sp 00007ffd1c2e3f40 error 4 in "
+        "libcublasLt.so.12[7f3c98000000+1f000000]",
+        "native-crash",
+    ),
+    ("double free or corruption (!prev)", "native-crash"),
+    ("free(): invalid pointer", "native-crash"),
+    ("malloc(): unaligned tcache chunk detected", "native-crash"),
+    ("*** stack smashing detected ***: terminated", "native-crash"),
+    ("terminate called after throwing an instance of 'c10::Error'", "native-crash"),
+    (
+        "[photon:943812:0:943812] Caught signal 11 (Segmentation fault: Sent by the kernel at address (nil))",
+        "native-crash",
+    ),
+    ("段错误 (核心已转储)", "native-crash"),
+]
+# glibc's other heap checks and strsignal's texts in a shell's translation
+EXAMPLES += [
+    ("free(): double free detected in tcache 2", "native-crash"),
+    ("corrupted double-linked list", "native-crash"),
+    ("Aborted (core dumped) python train.py --config a.yaml", "native-crash"),
+    ("Speicherzugriffsfehler (Speicherabzug geschrieben)", "native-crash"),
+    ("已放弃 (核心已转储)", "native-crash"),
+]
+# more launchers' words for a signal: torch's spawn, multiprocessing's repr, Go's os/exec, Open
+# MPI's backtrace, GNU make; Go's runtime and Windows' NTSTATUS for the crash itself
+EXAMPLES += [
+    (
+        "torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with signal "
+        "SIGSEGV",
+        "process-died-by-signal",
+    ),
+    (
+        "<Process name='Process-1' pid=1234 parent=1 stopped exitcode=-SIGSEGV>",
+        "process-died-by-signal",
+    ),
+    ("Error: signal: segmentation fault (core dumped)", "process-died-by-signal"),
+    ("[node1:12345] Signal: Segmentation fault (11)", "process-died-by-signal"),
+    ("make: *** [Makefile:12: train] Error 139", "process-died-by-signal"),
+    (
+        "[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x7f3c9a2b1c4d]",
+        "native-crash",
+    ),
+    ("Process finished with exit code -1073741819 (0xC0000005)", "native-crash"),
+]

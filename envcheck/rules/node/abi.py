@@ -28,6 +28,8 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.extension_builds import install_text
 from envcheck.rules.fixes import fix, manual, pip_install
+from envcheck.rules.node.native_crash import crash_reading
+from envcheck.rules.signals import SIGNAL_SIGNATURES
 
 _SITE_PATH = lazy(r"/(?:site|dist)-packages/(?P<top>[A-Za-z0-9_.+-]+)")
 _TORCH = lazy(r"^_ZN?K?(?:St|N)?K?(?:3c10|2at|5torch|6caffe2)")
@@ -173,7 +175,10 @@ def extension_undefined_symbol(facts: Facts) -> Iterable[Hit]:
     wheel's that misses a CUDA runtime symbol names the mixed CUDA copies; an NCCL symbol
     (`ncclCommInitRankConfig`) names the NCCL that loads as older than the build's; a symbol a library
     release removed (the matrix's `[[removed_symbol]]`: `iJIT_NotifyEvent`, gone from MKL
-    2024.1) names the last release that has it. Only a log states an undefined symbol.
+    2024.1) names the last release that has it. Only a log states an undefined symbol. A
+    native crash (`Segmentation fault`, glibc's `double free or corruption`) of a command that
+    imports a torch extension beside torch (`python -c "import torchsort, torch; ..."`) is
+    read as this cause too (native_crash.py): its fix, the rebuild without pip's cache.
 
     ## Why it matters
     An extension compiled against one torch (or C++ ABI, CUDA major, Python) links symbols
@@ -211,7 +216,9 @@ def _torch_text(facts: Facts) -> str:
 
 
 @from_log("TOR150")
-def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit:
+def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    if line.signature in SIGNAL_SIGNATURES:  # a native crash: native_crash.py decides
+        return crash_reading(facts, line, "TOR150")
     path = line.stated.get("library_path")
     symbol = line.stated.get("undefined_symbol")
     windows = _WINDOWS.search(line.text)

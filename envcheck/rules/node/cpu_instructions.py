@@ -13,6 +13,7 @@ from envcheck.facts.skip import Skip
 from envcheck.model.finding import Action, Severity
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install, pip_uninstall, set_env
+from envcheck.rules.signals import routes_elsewhere
 
 
 @dataclass(frozen=True)
@@ -140,10 +141,12 @@ def _emulated(platform: str, package: str) -> tuple[str, tuple[Action, ...]] | N
 
 
 @from_log("SYS243")
-def binary_needs_cpu_instructions_in_log(facts: Facts, line: LogLine) -> Hit:
+def binary_needs_cpu_instructions_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """The package's own build for older CPUs where the log names one that has it; else a
     build on this CPU; the check of the CPU's flags and the VM/Rosetta case in both."""
-    package = line.stated.get("sigill_package", "")
+    if routes_elsewhere(line.signature, line.stated, "SYS243"):
+        return None  # a signal line that states another signal than SIGILL
+    package = line.stated.get("sigill_package", "") or line.stated.get("crash_package", "")
     missing = line.stated.get("cpu_features", "")
     lacks = f" (it lacks {missing})" if missing else ""
     named = f" in {package}" if package else ""

@@ -15,6 +15,7 @@ from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.memory import SHM_SIGNATURES, shm_hit
 from envcheck.rules.node.nccl_scope import GENERIC_NCCL_LINES, ranks_span_nodes
 from envcheck.rules.node.ray import shm_step
+from envcheck.rules.signals import SIGNAL_SIGNATURES, routes_elsewhere
 
 
 @rule("SYS101", "dev-shm-too-small-for-nccl", Severity.WARNING)
@@ -104,7 +105,9 @@ def shm_full_in_log(facts: Facts, line: LogLine) -> Hit | None:
     shared-memory lines (attaching to another rank's segment) confirm it only in a container. torch's DataLoader and
     multiprocessing lines (a worker's bus error, `unable to write to file </torch_...>`) are
     worded by memory.py."""
-    if line.signature in SHM_SIGNATURES:
+    if routes_elsewhere(line.signature, line.stated, "SYS101"):
+        return None  # a signal line that states another signal than SIGBUS
+    if line.signature in SHM_SIGNATURES or line.signature in SIGNAL_SIGNATURES:
         try:
             return shm_hit(facts, line, shm_step(facts))
         except Skip:  # packages unknown: NCCL's size

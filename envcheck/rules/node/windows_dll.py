@@ -22,6 +22,8 @@ from envcheck.model.finding import Action, Severity
 from envcheck.patterns import LazyPattern, lazy
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
+from envcheck.rules.node.native_crash import crash_reading
+from envcheck.rules.signals import SIGNAL_SIGNATURES
 
 # Microsoft's link to the latest supported Visual C++ Redistributable (x64)
 VC_REDIST_URL = "https://aka.ms/vs/17/release/vc_redist.x64.exe"
@@ -473,7 +475,10 @@ def openmp_runtime_twice(facts: Facts) -> Iterable[Hit]:
 
     ## What it checks
     Only a log states it: `OMP: Error #15: Initializing libiomp5md.dll, but found libiomp5md.dll
-    already initialized.` (libiomp5.so / libomp.dylib elsewhere).
+    already initialized.` (libiomp5.so / libomp.dylib elsewhere). A native crash
+    (`Segmentation fault`) whose log names torch and another package that brings its own
+    OpenMP runtime (xgboost, lightgbm, scikit-learn, faiss: an import, a pip freeze row) is
+    read as this cause too (native_crash.py).
 
     ## Why it matters
     MKL's numpy (conda's defaults channel, in `<env>\\Library\\bin`), torch and packages that
@@ -499,8 +504,10 @@ def openmp_runtime_twice(facts: Facts) -> Iterable[Hit]:
 
 
 @from_log("SYS203")
-def openmp_runtime_twice_in_log(facts: Facts, line: LogLine) -> Hit:
+def openmp_runtime_twice_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """One runtime (nomkl, the extra copy removed) first, the variable as the workaround."""
+    if line.signature in SIGNAL_SIGNATURES:  # a native crash: native_crash.py decides
+        return crash_reading(facts, line, "SYS203")
     lib = (line.stated.get("dll") if line.stated else None) or "libiomp5md.dll"
     windows = lib.endswith(".dll")
     find = f'where /r "%CONDA_PREFIX%" {lib}' if windows else f'find "$CONDA_PREFIX" -name "{lib}*"'
