@@ -493,15 +493,17 @@ def judge(
     matches = tuple(
         Match(
             t,
-            tuple(
-                _as_witnessed(checks[c], t, confirmed, witnessed, rules)
-                for c in t.signature.causes
-                if c in checks
-            )
-            + tuple(
-                b
-                for b in binary_causes(t.first.text, checked, matrix, rules)
-                if b.code not in t.signature.causes
+            likely_first(
+                tuple(
+                    _as_witnessed(checks[c], t, confirmed, witnessed, rules)
+                    for c in t.signature.causes
+                    if c in checks
+                )
+                + tuple(
+                    b
+                    for b in binary_causes(t.first.text, checked, matrix, rules)
+                    if b.code not in t.signature.causes
+                )
             ),
         )
         for t in tallies
@@ -515,6 +517,16 @@ def judge(
             besides = any(not m.noise for m in matches)
             matches += (Match(environment.tally(shown, where, besides), causes),)
     return TriageResult(name, scan, matches, checked, node_note, facts)
+
+
+_VERDICT_RANK = {"confirmed": 0, "unknown": 1, "unchecked": 1, "ruled_out": 2}
+
+
+def likely_first(causes: tuple[CauseCheck, ...]) -> tuple[CauseCheck, ...]:
+    """A line's causes as they are printed, "most likely first": those the facts confirm, then
+    those they leave open, then those they rule out; within each, the signature's own order
+    (a native crash lists its generic causes before the cuBLAS build the log's facts confirm)."""
+    return tuple(sorted(causes, key=lambda c: _VERDICT_RANK.get(c.verdict, 1)))
 
 
 def _decided_by(line: int | LogLine | None, tally: Tally) -> bool:

@@ -434,3 +434,26 @@ def test_a_docker_hostname_on_nccls_lines_decides_an_unstated_shm_failure(
     (finding,) = sys101["findings"]
     assert "names the segment NCCL creates in /dev/shm" in finding["message"]
     assert "the node is a container" not in finding["message"]
+
+
+# a verl rollout's worker crashing in cuBLAS on a Hopper GPU, the stack listed above the crash
+_CUBLAS_CRASH = """\
+(main_task pid=1234) GPU: NVIDIA H100 80GB HBM3
+nvidia-cublas-cu12==12.1.3.1
+torch==2.4.0
+(WorkerDict pid=5678) *** SIGSEGV received at time=1732700000 on cpu 12 ***
+"""
+
+
+def test_a_confirmed_cause_is_listed_before_the_open_ones(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """Most likely first: the native crash's generic causes stay open, the cuBLAS build the
+    listed stack confirms leads them, and the causes the facts rule out come last."""
+    result = cli("triage", str(log_file(tmp_path, _CUBLAS_CRASH)), "--json", "--no-probe")
+    (crash,) = [m for m in result.json()["data"]["matches"] if m["id"] == "native-crash"]
+    verdicts = [c["verdict"] for c in crash["causes"]]
+    assert crash["causes"][0]["code"] == "CUD102"
+    assert verdicts[0] == "confirmed" and "unknown" in verdicts[1:]
+    rank = {"confirmed": 0, "unknown": 1, "unchecked": 1, "ruled_out": 2}
+    assert [rank[v] for v in verdicts] == sorted(rank[v] for v in verdicts)
