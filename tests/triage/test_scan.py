@@ -4019,3 +4019,25 @@ EXAMPLES += [
         "ngc-pytorch-image-named",
     ),
 ]
+
+# the hosts a multi-node launcher states: DeepSpeed's workers and its pdsh command, its world
+# (host -> GPU indices), Slurm's node list of several nodes
+EXAMPLES += [
+    (
+        "[2024-01-08 16:13:56,462] [INFO] [multinode_runner.py:80:get_cmd] Running on the "
+        "following workers: 192.168.3.100,192.168.3.101",
+        "launcher-pdsh-workers",
+    ),
+    (
+        "[INFO] [runner.py:571:main] cmd = pdsh -S -f 1024 -w worker-0,worker-1 export "
+        "NCCL_DEBUG=INFO; cd /root; /usr/bin/python -u -m deepspeed.launcher.launch",
+        "launcher-pdsh-workers",
+    ),
+    (
+        "[INFO] [launch.py:145:main] WORLD INFO DICT: {'worker-0': [0, 1, 2, 3], "
+        "'worker-1': [0, 1, 2, 3]}",
+        "launcher-deepspeed-world-info",
+    ),
+    ("SLURM_JOB_NODELIST=gpu[01-02]", "slurm-node-list"),
+    ("export SLURM_NODELIST=node1,node2", "slurm-node-list"),
+]
