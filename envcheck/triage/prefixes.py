@@ -116,8 +116,14 @@ def unprefixed_text(text: str) -> str:
     return text if rest is None else rest.decode("utf-8", errors="surrogateescape")
 
 
-# pdsh's host prefix on a line of a job's output (the first prefix of the line)
-_LINE_HOST = re.compile(rb"(" + _PDSH_HOST + rb"): ")
+# pdsh's host prefix on a line of a job's output (the first prefix of the line): the forms
+# above, and a bare host name ending in two or more digits ('gpu003: ', 'worker02: ',
+# 'ainode01: '), read only for the host (a line is not named by what follows it); the words a
+# program numbers its own lines with are none ('rank10: ', 'epoch12: ', 'step100: ')
+_LINE_HOST = re.compile(
+    rb"(" + _PDSH_HOST + rb"|(?!(?:rank|step|epoch|iter|line|cuda|batch|layer|sample|test|sm|gfx)"
+    rb"[0-9])[a-z][a-z-]*[0-9]{2,}): "
+)
 # NCCL's own prefix on each of its debug lines, after any launcher's: 'host:pid:tid [dev] '
 # and 'NCCL INFO' or, for a WARN, the source file and line first (NVIDIA/nccl src/debug.cc
 # ncclDebugLog: '%s:%d:%d [%d] NCCL INFO ' and '%s:%d:%d [%d] %s:%d NCCL WARN ', the hostname,

@@ -110,6 +110,10 @@ def test_the_prefixes_name_their_hosts() -> None:
     assert line_host("worker-1: [INFO] x") == "worker-1"
     assert line_host("10.0.0.2: x") == "10.0.0.2"
     assert line_host("libcuda.so.1: cannot open shared object file") is None
+    assert line_host('gpu003:   File "/data/train.py", line 5, in main') == "gpu003"
+    assert line_host("ainode01: ncclInternalError: Internal check failed.") == "ainode01"
+    for numbered in ("rank10: x", "epoch12: loss 0.1", "step100: x", "sm90: x", "gpu0: x"):
+        assert line_host(numbered) is None
     assert nccl_host("gpu2:46654:46654 [0] NCCL INFO NET : Using interface ib0") == "gpu2"
     assert nccl_host("[1,0]<stdout>:dlv01:257:257 [0] misc/socket.cc:484 NCCL WARN x") == "dlv01"
     assert nccl_host("worker-1: node-b:22:22 [3] NCCL INFO comm 0x1 rank 3") == "node-b"
