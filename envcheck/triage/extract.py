@@ -157,6 +157,8 @@ FACTS: dict[str, str] = {
     "('site-packages/mmcv/ops/deform_conv.py' -> mmcv): whose call launched the kernel",
     "min_arch": "the oldest GPU architecture a library's check accepts, by name ('Ampere GPUs "
     "or newer', 'requires Hopper')",
+    "build_arch_list": "the TORCH_CUDA_ARCH_LIST a log sets for an extension build "
+    "('export TORCH_CUDA_ARCH_LIST=\"7.5\"', '8.0;8.6+PTX')",
     "built_archs": "the architectures a build was compiled for, as its own check lists them "
     "('ggml-cuda.cu was compiled for: 520,610,700')",
     "cuda_suggested": "the CUDA release torch's own warning names for the GPU ('Please install "

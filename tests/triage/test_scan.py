@@ -4041,3 +4041,18 @@ EXAMPLES += [
     ("SLURM_JOB_NODELIST=gpu[01-02]", "slurm-node-list"),
     ("export SLURM_NODELIST=node1,node2", "slurm-node-list"),
 ]
+
+# the GPU a sentence names by its model alone, after a word that says it is the GPU or runs on it
+EXAMPLES += [
+    ("I'm using an NVIDIA GeForce RTX 3090 with torch==2.0.1+cu117", "gpu-model-in-prose"),
+    ("My GPU is a GTX 1080 Ti and I installed torch 2.4.0 from pip", "gpu-model-in-prose"),
+    ("GPU: Tesla K80, pytorch 1.13.1", "gpu-model-in-prose"),
+    ("Training on 8x H100 fails at the first step", "gpu-model-in-prose"),
+]
+
+# the architecture list a log sets for an extension build
+EXAMPLES += [
+    ('**export TORCH_CUDA_ARCH_LIST="7.5"**', "torch-cuda-arch-list-set"),
+    ("TORCH_CUDA_ARCH_LIST=8.0 bash compile.sh", "torch-cuda-arch-list-set"),
+    ("My experimental environment is cuda11.0 RTX3080 pytorch1.7.1", "gpu-model-in-prose"),
+]
