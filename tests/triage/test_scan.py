@@ -4046,7 +4046,7 @@ EXAMPLES += [
 EXAMPLES += [
     ("I'm using an NVIDIA GeForce RTX 3090 with torch==2.0.1+cu117", "gpu-model-in-prose"),
     ("My GPU is a GTX 1080 Ti and I installed torch 2.4.0 from pip", "gpu-model-in-prose"),
-    ("GPU: Tesla K80, pytorch 1.13.1", "gpu-model-in-prose"),
+    ("Running on a Tesla K80 with pytorch 1.13.1", "gpu-model-in-prose"),
     ("Training on 8x H100 fails at the first step", "gpu-model-in-prose"),
 ]
 
