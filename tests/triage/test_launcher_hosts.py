@@ -123,3 +123,21 @@ def test_the_prefixes_name_their_hosts() -> None:
 def test_a_world_of_one_host_says_nothing() -> None:
     assert ranks_span_nodes({"launcher_world_info": "'localhost': [0, 1]"}) is None
     assert ranks_span_nodes({"launcher_world_info": "'a': [0], 'b': [0]"}) is not None
+
+
+def test_an_exported_interface_across_nodes_is_net101s_finding(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """The ranks span nodes and the log sets NCCL_SOCKET_IFNAME: the ranks connected over the
+    interface it names, so NCCL's failure between them is that interface's (NET101)."""
+    cmd = (
+        "[INFO] [runner.py:571:main] cmd = pdsh -S -f 1024 -w 192.168.3.100,192.168.3.101 "
+        "export NCCL_SOCKET_IFNAME=eno1; cd /root/"
+    )
+    found = causes(cli, log_file(tmp_path, cmd, _REMOTE))
+    assert found["NET101"]["verdict"] == "confirmed"
+    assert "NCCL_SOCKET_IFNAME=eno1" in found["NET101"]["findings"][0]["message"]
+    single = causes(
+        cli, log_file(tmp_path, "export NCCL_SOCKET_IFNAME=eno1", _REMOTE, name="one.log")
+    )
+    assert single["NET101"]["verdict"] != "confirmed"
