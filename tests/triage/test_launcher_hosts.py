@@ -33,6 +33,12 @@ _REMOTE = (
         ["[INFO] [runner.py:571:main] cmd = pdsh -S -f 1024 -w node-a1,node-b2 cd /root"],
         ["[INFO] [launch.py:162:main] WORLD INFO DICT: {'worker-0': [0, 1], 'worker-1': [0, 1]}"],
         ["SLURM_JOB_NODELIST=gpu[01-02]"],
+        ["PET_NNODES=2"],
+        ["PET_NODE_RANK=1"],
+        [
+            "[INFO] [launch.py:164:main] global_rank_mapping=defaultdict(<class 'list'>, "
+            "{'worker-0': [0, 1], 'worker-1': [2, 3]})"
+        ],
         [
             "worker-0: node-a:1234:1234 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>",
             "worker-1: node-b:2234:2234 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>",
@@ -42,7 +48,17 @@ _REMOTE = (
             "node-b:2234:2234 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>",
         ],
     ],
-    ids=["ds-workers", "pdsh-w", "ds-world", "slurm-nodelist", "pdsh-prefix", "nccl-prefix"],
+    ids=[
+        "ds-workers",
+        "pdsh-w",
+        "ds-world",
+        "slurm-nodelist",
+        "pet-nnodes",
+        "pet-node-rank",
+        "ds-rank-mapping",
+        "pdsh-prefix",
+        "nccl-prefix",
+    ],
 )
 def test_hosts_a_launcher_states_decide_the_interface(
     cli: Callable[..., CliResult], tmp_path: Path, lines: list[str]

@@ -4056,3 +4056,14 @@ EXAMPLES += [
     ("TORCH_CUDA_ARCH_LIST=8.0 bash compile.sh", "torch-cuda-arch-list-set"),
     ("My experimental environment is cuda11.0 RTX3080 pytorch1.7.1", "gpu-model-in-prose"),
 ]
+
+# torchrun's arguments as PET_ variables (torch/distributed/argparse_util.py), DeepSpeed's rank map
+EXAMPLES += [
+    ("PET_NNODES=2", "launcher-node-count"),
+    ("PET_NODE_RANK=1", "launcher-node-rank"),
+    (
+        "[INFO] [launch.py:164:main] global_rank_mapping=defaultdict(<class 'list'>, "
+        "{'worker-0': [0, 1], 'worker-1': [2, 3]})",
+        "launcher-deepspeed-world-info",
+    ),
+]
