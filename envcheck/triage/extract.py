@@ -157,6 +157,8 @@ FACTS: dict[str, str] = {
     "('site-packages/mmcv/ops/deform_conv.py' -> mmcv): whose call launched the kernel",
     "min_arch": "the oldest GPU architecture a library's check accepts, by name ('Ampere GPUs "
     "or newer', 'requires Hopper')",
+    "build_arch_list": "the TORCH_CUDA_ARCH_LIST a log sets for an extension build "
+    "('export TORCH_CUDA_ARCH_LIST=\"7.5\"', '8.0;8.6+PTX')",
     "built_archs": "the architectures a build was compiled for, as its own check lists them "
     "('ggml-cuda.cu was compiled for: 520,610,700')",
     "cuda_suggested": "the CUDA release torch's own warning names for the GPU ('Please install "
@@ -250,7 +252,14 @@ FACTS: dict[str, str] = {
     "('(RayWorkerWrapper pid=N, ip=A)': Ray adds ip= only for a node other than the driver's)",
     "nnodes": "the number of nodes a launcher was given (torchrun --nnodes, DeepSpeed --num_nodes, "
     "Slurm's SLURM_NNODES) or NCCL's communicator spans ('nRanks 16 nNodes 2')",
-    "launcher_hosts": "the hosts an mpirun or horovodrun -H names ('host1:8,host2:8')",
+    "launcher_hosts": "the hosts an mpirun or horovodrun -H, pdsh -w or DeepSpeed's 'Running on "
+    "the following workers:' names ('host1:8,host2:8')",
+    "launcher_line_host": "the host pdsh names before a line it gathered ('worker-1: ...'); "
+    "several in one log: the ranks ran on several nodes",
+    "launcher_world_info": "the hosts and GPUs of DeepSpeed's launcher, its 'WORLD INFO DICT' "
+    "(\"'worker-0': [0, 1], 'worker-1': [0, 1]\")",
+    "slurm_nodelist": "the nodes Slurm allocated to the job, in its hostlist form "
+    "(SLURM_JOB_NODELIST=gpu[01-02])",
     "nccl_own_address": "an address NCCL's bootstrap or socket transport uses on this node "
     "('Bootstrap : Using [0]eth0:10.38.10.4<0>'); all of them in nccl_own_addresses",
     "nccl_peer_address": "the address NCCL's socket tried to reach ('socketStartConnect: Connect "

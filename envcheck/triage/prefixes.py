@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import re
 
+# pdsh's host before a line of its output (see LAUNCHER_PREFIXES)
+_PDSH_HOST = rb"(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]*[0-9]+|[0-9]{1,3}(?:\.[0-9]{1,3}){3})"
+
 # (what prints it, the prefix as a regex over bytes, the source of its format)
 LAUNCHER_PREFIXES: tuple[tuple[str, bytes, str], ...] = (
     (
@@ -51,7 +54,7 @@ LAUNCHER_PREFIXES: tuple[tuple[str, bytes, str], ...] = (
         "pdsh (DeepSpeed's multi-node launcher): a host's line",
         # a host name with a hyphen and a number (worker-0, gpu-node-07) or an IPv4 address:
         # a bare word with a digit would read a soname's line ('libcuda.so.1: cannot open')
-        rb"(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]*[0-9]+|[0-9]{1,3}(?:\.[0-9]{1,3}){3}): ",
+        _PDSH_HOST + rb": ",
         "pdsh(1): each line of output is prefixed with the name of the host it came from; "
         "microsoft/DeepSpeed deepspeed/launcher/multinode_runner.py PDSHRunner runs 'pdsh -S -f "
         "1024 -w <hosts>'",
@@ -111,3 +114,34 @@ def unprefixed_text(text: str) -> str:
     """A line of text (a context line extractors read) without its launchers' prefixes."""
     rest = strip_prefixes(text.encode("utf-8", errors="surrogateescape"))
     return text if rest is None else rest.decode("utf-8", errors="surrogateescape")
+
+
+# pdsh's host prefix on a line of a job's output (the first prefix of the line): the forms
+# above, and a bare host name ending in two or more digits ('gpu003: ', 'worker02: ',
+# 'ainode01: '), read only for the host (a line is not named by what follows it); the words a
+# program numbers its own lines with are none ('rank10: ', 'epoch12: ', 'step100: ')
+_LINE_HOST = re.compile(
+    rb"(" + _PDSH_HOST + rb"|(?!(?:rank|step|epoch|iter|line|cuda|batch|layer|sample|test|sm|gfx)"
+    rb"[0-9])[a-z][a-z-]*[0-9]{2,}): "
+)
+# NCCL's own prefix on each of its debug lines, after any launcher's: 'host:pid:tid [dev] '
+# and 'NCCL INFO' or, for a WARN, the source file and line first (NVIDIA/nccl src/debug.cc
+# ncclDebugLog: '%s:%d:%d [%d] NCCL INFO ' and '%s:%d:%d [%d] %s:%d NCCL WARN ', the hostname,
+# pid, tid and CUDA device)
+_NCCL_HOST = re.compile(
+    r"([A-Za-z0-9][A-Za-z0-9._-]*):[0-9]+:[0-9]+ \[[0-9]+\] (?:[^ ]+:[0-9]+ )?NCCL (?:INFO|WARN)"
+)
+
+
+def line_host(text: str) -> str | None:
+    """The host pdsh names before a line of the output it gathered (DeepSpeed's multi-node
+    launcher: 'worker-1: ...'), or None for a line without that prefix."""
+    found = _LINE_HOST.match(text.encode("utf-8", errors="surrogateescape"))
+    return found.group(1).decode() if found else None
+
+
+def nccl_host(text: str) -> str | None:
+    """The host NCCL's own prefix names on one of its INFO or WARN lines (after any launcher's
+    prefixes), or None for another line."""
+    found = _NCCL_HOST.match(unprefixed_text(text))
+    return found.group(1) if found else None

@@ -28,7 +28,7 @@ from envcheck.triage.extract import LogFact, dedupe, extract
 from envcheck.triage.forms import plain_text
 from envcheck.triage.grep_engine import GrepScanner, gnu_grep
 from envcheck.triage.hardwrap import CUT_LINES, WRAPPED_AT, cut_joined
-from envcheck.triage.prefixes import unprefixed_text
+from envcheck.triage.prefixes import line_host, nccl_host, unprefixed_text
 from envcheck.triage.scan import (
     MAX_MATCHED,
     UNWRAP_LIMIT,
@@ -330,7 +330,25 @@ def log_facts(path: str, scan: ScanResult) -> tuple[LogFact, ...]:
             known = {f.name for f in facts if f.signature == sig.id}
             joined = cut_joined(rest[0][1], rest[1:])
             facts += [f for f in extract(sig, tally.first.line, joined) if f.name not in known]
+    facts += host_facts(scan)
     return dedupe(facts)
+
+
+def host_facts(scan: ScanResult) -> list[LogFact]:
+    """The hosts that the matched lines' own prefixes name, whatever signature matched them:
+    pdsh's host before each line it gathered (``launcher_line_host``) and NCCL's hostname
+    before each of its INFO and WARN lines (``nccl_host``). Two hosts in one log say the job's
+    ranks ran on several nodes."""
+    found: list[LogFact] = []
+    for tally in scan.tallies.values():
+        for seen in (tally.first, tally.last):
+            for name, host in (
+                ("launcher_line_host", line_host(seen.text)),
+                ("nccl_host", nccl_host(seen.text)),
+            ):
+                if host:
+                    found.append(LogFact(name, host, seen.line, tally.signature.id))
+    return found
 
 
 def read_context(
@@ -418,6 +436,10 @@ def judge(
     hosts = dict.fromkeys(f.value for f in facts if f.name == "nccl_host")
     if len(hosts) > 1:
         stated["nccl_hosts"] = ",".join(hosts)
+    # lines pdsh gathered from several hosts (DeepSpeed's multi-node launcher)
+    gathered = dict.fromkeys(f.value for f in facts if f.name == "launcher_line_host")
+    if len(gathered) > 1:
+        stated["launcher_line_hosts"] = ",".join(gathered)
     # every address NCCL's INFO lines say this node's ranks use (a peer at none of them is a rank
     # on another node)
     addresses = dict.fromkeys(f.value for f in facts if f.name == "nccl_own_address")

@@ -53,7 +53,8 @@ def test_an_af_unix_address_is_not_a_missing_interface(
         "neither AF_INET(2) nor AF_INET6(10)\n"
         "internal error - please report this issue to the NCCL developers",
     )
-    assert _causes(cli, log)["NET101"]["verdict"] == "unchecked"
+    # open (the log names no interface), never confirmed
+    assert _causes(cli, log)["NET101"]["verdict"] in ("unchecked", "unknown")
 
 
 def test_an_exact_match_prefix_is_dropped_in_the_fix(

@@ -60,9 +60,10 @@ def test_nccls_own_lines_or_the_launcher_say_several_nodes(
 @pytest.mark.parametrize(
     "hint",
     [
-        "node0:1043:1187 [0] NCCL INFO comm 0x55d1c7a4e0 rank 0 nRanks 8 nNodes 1 localRanks 8 "
-        "localRank 0 MNNVL 0",
-        "node0:88:88 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read",
+        # the host of _CONNECT's own line: NCCL's lines from another host are another node's
+        "h100-15:1043:1187 [0] NCCL INFO comm 0x55d1c7a4e0 rank 0 nRanks 8 nNodes 1 "
+        "localRanks 8 localRank 0 MNNVL 0",
+        "h100-15:88:88 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read",
         "torchrun --nnodes 1 --node_rank 0 --nproc_per_node 8 train.py",
         "",
     ],
@@ -79,8 +80,8 @@ def test_the_network_transport_with_shm_disabled_says_nothing_of_nodes(
 ) -> None:
     log = log_file(
         tmp_path,
-        "node0:88:88 [0] NCCL INFO NCCL_SHM_DISABLE set by environment to 1.",
-        "node0:88:88 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] [send] via NET/Socket/0",
+        "h100-15:88:88 [0] NCCL INFO NCCL_SHM_DISABLE set by environment to 1.",
+        "h100-15:88:88 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] [send] via NET/Socket/0",
         _CONNECT,
     )
     assert causes(cli, log)["NET104"]["verdict"] == "unknown"

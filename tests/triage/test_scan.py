@@ -4263,3 +4263,50 @@ EXAMPLES += [
     ),
     ("Process finished with exit code -1073741819 (0xC0000005)", "native-crash"),
 ]
+# the hosts a multi-node launcher states: DeepSpeed's workers and its pdsh command, its world
+# (host -> GPU indices), Slurm's node list of several nodes
+EXAMPLES += [
+    (
+        "[2024-01-08 16:13:56,462] [INFO] [multinode_runner.py:80:get_cmd] Running on the "
+        "following workers: 192.168.3.100,192.168.3.101",
+        "launcher-pdsh-workers",
+    ),
+    (
+        "[INFO] [runner.py:571:main] cmd = pdsh -S -f 1024 -w worker-0,worker-1 export "
+        "NCCL_DEBUG=INFO; cd /root; /usr/bin/python -u -m deepspeed.launcher.launch",
+        "launcher-pdsh-workers",
+    ),
+    (
+        "[INFO] [launch.py:145:main] WORLD INFO DICT: {'worker-0': [0, 1, 2, 3], "
+        "'worker-1': [0, 1, 2, 3]}",
+        "launcher-deepspeed-world-info",
+    ),
+    ("SLURM_JOB_NODELIST=gpu[01-02]", "slurm-node-list"),
+    ("export SLURM_NODELIST=node1,node2", "slurm-node-list"),
+]
+
+# the GPU a sentence names by its model alone, after a word that says it is the GPU or runs on it
+EXAMPLES += [
+    ("I'm using an NVIDIA GeForce RTX 3090 with torch==2.0.1+cu117", "gpu-model-in-prose"),
+    ("My GPU is a GTX 1080 Ti and I installed torch 2.4.0 from pip", "gpu-model-in-prose"),
+    ("Running on a Tesla K80 with pytorch 1.13.1", "gpu-model-in-prose"),
+    ("Training on 8x H100 fails at the first step", "gpu-model-in-prose"),
+]
+
+# the architecture list a log sets for an extension build
+EXAMPLES += [
+    ('**export TORCH_CUDA_ARCH_LIST="7.5"**', "torch-cuda-arch-list-set"),
+    ("TORCH_CUDA_ARCH_LIST=8.0 bash compile.sh", "torch-cuda-arch-list-set"),
+    ("My experimental environment is cuda11.0 RTX3080 pytorch1.7.1", "gpu-model-in-prose"),
+]
+
+# torchrun's arguments as PET_ variables (torch/distributed/argparse_util.py), DeepSpeed's rank map
+EXAMPLES += [
+    ("PET_NNODES=2", "launcher-node-count"),
+    ("PET_NODE_RANK=1", "launcher-node-rank"),
+    (
+        "[INFO] [launch.py:164:main] global_rank_mapping=defaultdict(<class 'list'>, "
+        "{'worker-0': [0, 1], 'worker-1': [2, 3]})",
+        "launcher-deepspeed-world-info",
+    ),
+]

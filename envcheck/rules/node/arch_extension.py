@@ -18,7 +18,7 @@ from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
-from envcheck.rules.choose import sm
+from envcheck.rules.choose import covers, parse_arch_list, sm
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.torch_build import gpu_arch_missing
 
@@ -70,6 +70,9 @@ def extension_arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
     native = _native_program(facts, line)
     if native is not None:
         return native
+    listed = _built_without_gpu(facts, line)
+    if listed is not None:
+        return listed
     try:
         if facts.torch_arch_stated() is None and facts.torch_cuda() is None:
             raise NotStated("the node's torch is not a CUDA build the facts show", "torch")
@@ -105,6 +108,49 @@ def extension_arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
             "manual",
             manual(
                 f'TORCH_CUDA_ARCH_LIST="{arch_list}" pip install --no-build-isolation '
+                "--no-cache-dir --force-reinstall <the extension's package>"
+            ),
+        ),
+    )
+
+
+# TORCH_CUDA_ARCH_LIST in torch's form: X.Y entries, '+PTX' after any, ';' or spaces between
+_ARCH_LIST = lazy(r"[0-9]+\.[0-9](?:\+PTX)?(?:[; ]+[0-9]+\.[0-9](?:\+PTX)?)*")
+
+
+def _built_without_gpu(facts: Facts, line: LogLine) -> Hit | None:
+    """The log sets the architecture list an extension build compiles for
+    (``TORCH_CUDA_ARCH_LIST="7.5"``: torch's cpp_extension compiles for exactly that list) and
+    the facts name the GPU: a list with no entry the GPU runs (SASS of its major at an equal or
+    lower minor, PTX at or below it) built the extension without the GPU's architecture,
+    whatever torch's own build has. None when the list covers every GPU, names
+    architectures by name ('Ampere') or no GPU is known."""
+    text = (line.stated.get("build_arch_list") or "").strip()
+    if not text or _ARCH_LIST.fullmatch(text) is None:
+        return None
+    archs = parse_arch_list(text.replace(",", ";"))
+    try:
+        gpus = facts.gpus()
+        ccs = sorted({facts.compute_capability(g) for g in gpus})
+    except Skip:
+        return None
+    lacking = [cc for cc in ccs if not covers(archs, cc)]
+    if not archs or not lacking:
+        return None
+    names = ", ".join(dict.fromkeys(g.name for g in gpus if g.name)) or "the GPU"
+    wanted = ";".join(f"{cc.major}.{cc.minor}" for cc in ccs)
+    missing = ", ".join(sm(cc) for cc in lacking)
+    return Hit(
+        f'the log builds with TORCH_CUDA_ARCH_LIST="{text}", which holds no architecture '
+        f"{names} ({missing}) runs: the extension built under it has no kernels for the GPU "
+        f"(line {line.line})",
+        evidence={"line": line.line, "build_arch_list": text, "gpu_archs": missing},
+        fix=fix(
+            f'Rebuild the extension for {missing}: TORCH_CUDA_ARCH_LIST="{wanted}" (a CUDA '
+            "toolkit that compiles it: CUD150 names the first), then reinstall it",
+            "manual",
+            manual(
+                f'TORCH_CUDA_ARCH_LIST="{wanted}" pip install --no-build-isolation '
                 "--no-cache-dir --force-reinstall <the extension's package>"
             ),
         ),

@@ -60,6 +60,32 @@ _NO_SUBNET = "nccl-no-interface-in-peer-subnet"
 
 # names an MPI host list may give this node itself
 _LOCAL = frozenset({"localhost", "127.0.0.1", "::1"})
+# a host of DeepSpeed's 'WORLD INFO DICT' (deepspeed/launcher/launch.py logs the dict of host ->
+# the GPU indices it runs ranks on): "'worker-0': [0, 1]"
+_WORLD_HOST = lazy(r"['\"]([^'\"]+)['\"]: ?\[")
+# one name of a Slurm hostlist: a prefix and, in brackets, numbers and ranges ('gpu[01-04,07]')
+_HOSTLIST_NAME = lazy(r"[^,\[]*(?:\[([^\]]*)\][^,\[]*)?")
+
+
+def slurm_hosts(nodelist: str) -> int:
+    """How many nodes a Slurm hostlist names ('gpu[01-02],cpu7' -> 3): each comma-separated
+    name, its bracketed numbers and ranges counted (Slurm's hostlist expressions, the form of
+    SLURM_JOB_NODELIST); 0 for an empty list."""
+    count = 0
+    for found in _HOSTLIST_NAME.finditer(nodelist):
+        if not found.group(0):
+            continue
+        ranges = found.group(1)
+        if ranges is None:
+            count += 1
+            continue
+        for part in ranges.split(","):
+            low, _, high = part.partition("-")
+            if low.isdigit() and high.isdigit() and int(high) >= int(low):
+                count += int(high) - int(low) + 1
+            elif part:
+                count += 1
+    return count
 
 
 def ranks_span_nodes(stated: Mapping[str, str]) -> str | None:
@@ -77,6 +103,18 @@ def ranks_span_nodes(stated: Mapping[str, str]) -> str | None:
     launched = dict.fromkeys(h.split(":")[0] for h in named if h and h.split(":")[0] not in _LOCAL)
     if len(launched) > 1:
         return f"the launcher was given {len(launched)} hosts ({', '.join(list(launched)[:3])})"
+    gathered = stated.get("launcher_line_hosts", "").split(",")
+    if len(gathered) > 1:
+        return (
+            f"pdsh gathered the job's lines from {len(gathered)} hosts ({', '.join(gathered[:3])})"
+        )
+    world = _WORLD_HOST.findall(stated.get("launcher_world_info", ""))
+    if len(dict.fromkeys(world)) > 1:
+        shown = ", ".join(list(dict.fromkeys(world))[:3])
+        return f"DeepSpeed's launcher states {len(dict.fromkeys(world))} hosts ({shown})"
+    allocated = slurm_hosts(stated.get("slurm_nodelist", ""))
+    if allocated > 1:
+        return f"Slurm allocated {allocated} nodes ({stated['slurm_nodelist']})"
     rank = stated.get("node_rank")
     if rank and rank.isdigit() and int(rank) > 0:
         return f"the launcher was given node rank {rank} (a job of several nodes)"

@@ -421,6 +421,9 @@ def gloo_no_address_in_log(facts: Facts, line: LogLine) -> Hit | None:
     excluded interfaces, lo and docker0, is left)."""
     if line.signature in (_NCCL_NO_INTERFACE, _NCCL_IFNAME_NO_INTERFACE):
         return _nccl_no_interface(line)
+    named = _named_interface_between_nodes(facts, line)
+    if named is not None:
+        return named
     name = _gloo_iface(line)
     if name.startswith(("^", "=")):
         return None
@@ -433,6 +436,57 @@ def gloo_no_address_in_log(facts: Facts, line: LogLine) -> Hit | None:
             f"Set GLOO_SOCKET_IFNAME to an interface this node has (not {name}): the name can "
             "differ from node to node",
         ),
+    )
+
+
+def _named_interface_between_nodes(facts: Facts, line: LogLine) -> Hit | None:
+    """NCCL's generic error between nodes where the log sets NCCL_SOCKET_IFNAME: the ranks
+    connect over the interface it names (NCCL uses only the interfaces the variable selects,
+    src/misc/socket.cc), so the failure is of that interface between the nodes: missing or
+    without the address on one of them, named differently there, enslaved to a bridge that
+    holds the address. The reading NET104 gives the same line where nothing sets it (the
+    interface NCCL chose itself). None for other lines."""
+    from envcheck.rules.node.nccl_scope import GENERIC_NCCL_LINES, ranks_span_nodes
+
+    if line.signature not in GENERIC_NCCL_LINES:
+        return None
+    named = line.stated.get("nccl_socket_ifname")
+    if not named:
+        raise NotStated(
+            f"line {line.line} is NCCL's error with no interface named: the log does not set "
+            "NCCL_SOCKET_IFNAME (where nothing sets it, the interface NCCL chose is NET104's)",
+            "log.iface",
+        )
+    spans = ranks_span_nodes(line.stated)
+    if spans is None:
+        raise NotStated(
+            f"NCCL_SOCKET_IFNAME={named} is set, and line {line.line} does not say whether the "
+            "ranks ran on several nodes",
+            "log.nodes",
+        )
+    try:
+        remedy = _ifname_fix(facts.network(), ("NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME"))
+    except Skip:
+        remedy = None
+    return Hit(
+        f"NCCL failed between nodes (line {line.line}): {spans}, and the log sets "
+        f"NCCL_SOCKET_IFNAME={named}, so the ranks connected over that interface: it is "
+        "missing, down or without the address the other nodes reach on one of them (or named "
+        "differently there)",
+        evidence={"line": line.line, "value": named, "spans_nodes": spans},
+        fix=remedy
+        or fix(
+            f"Set NCCL_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME) on every node to the interface "
+            f"that carries the address the other nodes reach, not {named} unless it does (a "
+            "bridge such as br0 holds the address of the NIC enslaved to it); names may differ "
+            "per node: list each (NCCL_SOCKET_IFNAME=eno1,eth0)",
+            "manual",
+            manual("ip -br addr   # on each node: the interface with the address the others reach"),
+            manual(
+                "export NCCL_SOCKET_IFNAME=<that interface> GLOO_SOCKET_IFNAME=<that interface>"
+            ),
+        ),
+        severity=Severity.WARNING,
     )
 
 
