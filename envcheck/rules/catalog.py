@@ -96,6 +96,7 @@ from envcheck.rules.node import (  # noqa: F401
     torch_stated,
     vendored_headers,
     virtual_display,
+    wheel_tags,
     windows_dll,
     worker_limits,
 )

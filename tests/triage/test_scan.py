@@ -4019,3 +4019,36 @@ EXAMPLES += [
         "ngc-pytorch-image-named",
     ),
 ]
+
+# pip's refusal of a wheel by its tags, for any package (PKG194), and a library's import-time
+# guard worded as a bound and a side (numba's, PKG101)
+EXAMPLES += [
+    (
+        "ERROR: flash_attn-2.5.8+cu122torch2.3cxx11abiFALSE-cp310-cp310-linux_x86_64.whl is not "
+        "a supported wheel on this platform.",
+        "wheel-tags-not-supported",
+    ),
+    (
+        "ERROR: datoviz-0.1.0a1-cp38-cp38-win_amd64.whl is not a supported wheel on this platform.",
+        "wheel-tags-not-supported",
+    ),
+    (
+        "lxml-4.5.0-cp37-cp37m-macosx_10_9_x86_64.whl is not a supported wheel on this platform.",
+        "wheel-tags-not-supported",
+    ),
+    ("ImportError: Numba needs NumPy 1.24 or less", "library-version-guard"),
+    ("ImportError: Numba needs NumPy 2.1 or less. Got NumPy 2.2.", "library-version-guard"),
+    ("Numba needs NumPy 2.0 or less. Got NumPy 2.1.", "library-version-guard"),
+    (
+        "ImportError: Numba needs NumPy 1.22 or greater. Got NumPy 1.21.",
+        "library-version-guard",
+    ),
+    (
+        '    raise ImportError("Numba needs NumPy 1.22 or less")',
+        "library-version-guard",
+    ),
+    (
+        "ImportError: Numba requires SciPy version 1.0 or greater. Got SciPy 0.19.1.",
+        "library-version-guard",
+    ),
+]
