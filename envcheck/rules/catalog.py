@@ -34,6 +34,7 @@ from envcheck.rules.node import (  # noqa: F401
     driver_kernel_modules,
     driver_runtimes,
     dtype,
+    exec_format,
     extension_ops,
     features,
     flash_attn,

@@ -278,6 +278,12 @@ FACTS: dict[str, str] = {
     "(its shell's 'Illegal instruction: 4', Python's 'on darwin' banner, an Apple M-series "
     "chip, an arm64 Darwin kernel) or an arm64 host running an amd64 container image "
     "(Docker's 'detected host platform (linux/arm64/v8)', QEMU's own SIGILL line)",
+    "exec_host_arch": "the CPU the node runs, as a log beside an exec format error states it "
+    "(uname -a's 'aarch64 GNU/Linux', lscpu's or an issue's 'Architecture: Arm64', Docker's "
+    "'detected host platform (linux/arm64/v8)')",
+    "exec_file_arch": "the CPU a binary or image is built for, as file(1) or Docker states it "
+    "('ELF 64-bit LSB executable, ARM aarch64', 'x86-64'; 'requested image's platform "
+    "(linux/amd64)')",
     "cpu_features": "the instruction-set extensions a library's own check says this CPU lacks "
     "('avx2, fma, bmi1', 'AVX')",
 }

@@ -4052,3 +4052,21 @@ EXAMPLES += [
         "library-version-guard",
     ),
 ]
+
+# the kernel's ENOEXEC in each layer's words: a binary or image for another CPU (SYS223)
+EXAMPLES += [
+    ("OSError: [Errno 8] Exec format error: '/usr/local/bin/kallisto'", "exec-format-error"),
+    ("bash: ./ArchImmich: cannot execute binary file: Exec format error", "exec-format-error"),
+    (
+        "redlib.service: Failed to execute /var/www/redlib/redlib: Exec format error",
+        "exec-format-error",
+    ),
+    (
+        'standard_init_linux.go:178: exec user process caused "exec format error"',
+        "exec-format-error",
+    ),
+    ("exec /docker-entrypoint.sh: exec format error", "exec-format-error"),
+    ("zsh: exec format error: ./piper/piper", "exec-format-error"),
+    ("zsh: bad CPU type in executable: ./tool", "exec-format-error"),
+    ("-bash: ./tool: Bad CPU type in executable", "exec-format-error"),
+]
