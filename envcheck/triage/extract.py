@@ -95,6 +95,8 @@ FACTS: dict[str, str] = {
     "than itself ('object is not subscriptable' for list[int] before 3.9)",
     "wheel_file": "the wheel file pip refused as 'not a supported wheel on this platform' "
     "(flash_attn-2.7.2.post1+cu12torch2.5cxx11abiFALSE-cp310-cp310-linux_x86_64.whl)",
+    "wheel_host_tag": "the platform tag uv's hint says this node has beside a refused wheel "
+    "('but you're on Windows (`win_amd64`)')",
     "check_upgrade": "the package a runtime version check's own hint says to upgrade "
     "(transformers' 'Try: `pip install transformers -U`')",
     "checker_file": "the file of the traceback frame that called a runtime version check "

@@ -4026,7 +4026,7 @@ EXAMPLES += [
     (
         "ERROR: flash_attn-2.5.8+cu122torch2.3cxx11abiFALSE-cp310-cp310-linux_x86_64.whl is not "
         "a supported wheel on this platform.",
-        "wheel-tags-not-supported",
+        "flash-attn-wheel-not-supported",
     ),
     (
         "ERROR: datoviz-0.1.0a1-cp38-cp38-win_amd64.whl is not a supported wheel on this platform.",
@@ -4069,4 +4069,24 @@ EXAMPLES += [
     ("zsh: exec format error: ./piper/piper", "exec-format-error"),
     ("zsh: bad CPU type in executable: ./tool", "exec-format-error"),
     ("-bash: ./tool: Bad CPU type in executable", "exec-format-error"),
+]
+
+# uv's refusal of a wheel given by URL (PKG194); a flash-attn file named before its ABI signature
+EXAMPLES += [
+    (
+        "  Caused by: A URL dependency is incompatible with the current platform: "
+        "https://example.org/wheels/xformers-0.0.28-cp311-cp311-manylinux_2_28_x86_64.whl",
+        "wheel-tags-not-supported",
+    ),
+    (
+        "  Caused by: A URL dependency is incompatible with the current platform: "
+        "https://github.com/Dao-AILab/flash-attention/releases/download/v2.8.3/"
+        "flash_attn-2.8.3%2Bcu12torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl",
+        "flash-attn-wheel-not-supported",
+    ),
+    (
+        "ERROR: flash_attn-2.7.4.post1+cu12torch2.5cxx11abiTRUE-cp312-cp312-linux_x86_64.whl "
+        "is not a supported wheel on this platform.",
+        "flash-attn-wheel-not-supported",
+    ),
 ]

@@ -198,6 +198,7 @@ def wheel_tags_in_log(facts: Facts, line: LogLine) -> Hit:
             f"{file} is not a wheel file name pip could read", "log.wheel_file"
         ) from None
     target = wheel_target(tags)
+    who = "uv" if "URL dependency is incompatible" in line.text else "pip"
     where = " ".join(
         w
         for w in (
@@ -237,15 +238,15 @@ def wheel_tags_in_log(facts: Facts, line: LogLine) -> Hit:
             f"{_py_words(theirs)})"
         )
         return Hit(
-            f"pip refused {file} (line {line.line}): its tags are for {wants}, and this Python is "
+            f"{who} refused {file} (line {line.line}): its tags are for {wants}, and this Python is "
             f"{node_py}",
             evidence=evidence,
             fix=fix(summary, "unsafe", manual(f"pip install {mine}"), *_env_commands(theirs)),
         )
-    other = _platform_mismatch(facts, target)
+    other = _platform_mismatch(facts, target, line.stated.get("wheel_host_tag"))
     if other is not None:
         return Hit(
-            f"pip refused {file} (line {line.line}): its tags are for {wants}, and {other}",
+            f"{who} refused {file} (line {line.line}): its tags are for {wants}, and {other}",
             evidence=evidence,
             fix=fix(
                 f"Install {name} {version.public} from a file built for this node's platform "
@@ -269,16 +270,21 @@ def wheel_tags_in_log(facts: Facts, line: LogLine) -> Hit:
         )
         actions += _env_commands(first)
     return Hit(
-        f"pip refused {file} (line {line.line}): its tags are for {wants}"
+        f"{who} refused {file} (line {line.line}): its tags are for {wants}"
         + (f" and this Python is {node_py}" if node_py is not None else ""),
         evidence=evidence,
         fix=fix(summary, "unsafe", *actions),
     )
 
 
-def _platform_mismatch(facts: Facts, target: WheelTarget) -> str | None:
-    """What in the node's stated system the file's platform tag excludes: another CPU, a glibc
-    older than its manylinux tag; None when the system states nothing against it."""
+def _platform_mismatch(facts: Facts, target: WheelTarget, host_tag: str | None) -> str | None:
+    """What in the node's stated system the file's platform tag excludes: another OS or CPU
+    (uv's hint names this node's platform tag), a glibc older than its manylinux tag; None when
+    nothing stated is against it."""
+    if host_tag:
+        os, arch, _glibc = _platform(host_tag)
+        if (target.os and os and target.os != os) or (target.arch and arch and target.arch != arch):
+            return f"this node's platform is {host_tag}"
     try:
         system = facts.system()
     except Skip:
