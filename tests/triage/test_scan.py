@@ -4090,3 +4090,13 @@ EXAMPLES += [
         "flash-attn-wheel-not-supported",
     ),
 ]
+
+# matplotlib's _check_versions: a floor and the release found (PKG101)
+EXAMPLES += [
+    ("ImportError: Matplotlib requires numpy>=1.23; you have 1.21.6", "library-version-guard"),
+    (
+        "ImportError: Keras requires TensorFlow 2.2 or higher. Install TensorFlow via "
+        "`pip install tensorflow`",
+        "library-version-guard",
+    ),
+]

@@ -24,7 +24,7 @@ from envcheck.rules.node.imports import frame_distribution
 from envcheck.rules.node.packages import requirements_in_effect
 from envcheck.rules.node.resolver_lines import installed_conflict_hit, stated_conflict
 from envcheck.rules.node.version_checks import REQUIRED_FOUND, version_check_in_log
-from envcheck.rules.node.version_guards import GUARD, version_guard_in_log
+from envcheck.rules.node.version_guards import states_guard, version_guard_in_log
 
 # the last NumPy 1 release: a requirement that excludes it asks for NumPy 2
 _LAST_NUMPY1 = Version("1.26.4")
@@ -262,7 +262,7 @@ def runtime_check_in_log(facts: Facts, line: LogLine) -> Hit | None:
     makes (rules/node/version_guards.py)."""
     if REQUIRED_FOUND.search(line.text) is not None:
         return version_check_in_log(facts, line)
-    if GUARD.search(line.text) is not None:  # 'Numba needs NumPy 2.1 or less. Got NumPy 2.2.'
+    if states_guard(line.text):  # 'Numba needs NumPy 2.1 or less. Got NumPy 2.2.'
         return version_guard_in_log(facts, line)
     conflict = stated_conflict(line.text)  # pip's check, pkg_resources: the installed set
     if conflict is not None and not conflict.resolver:

@@ -7,7 +7,8 @@ than a requirement: numba's ``_ensure_critical_deps`` (numba/__init__.py) raises
     ImportError: Numba requires SciPy version 1.0 or greater. Got SciPy 0.19.1.
 
 Any library that words its guard ``X needs|requires Y [version] A.B or less|greater`` is read
-the same way. The guard compares the release to the bound at the bound's own precision (numba
+the same way, and matplotlib's ``_check_versions`` form, ``Matplotlib requires numpy>=1.23; you
+have 1.21.6``, as a floor. The guard compares the release to the bound at the bound's own precision (numba
 takes NumPy's major.minor: ``numpy_version > (2, 1)`` refuses 2.2 and accepts 2.1.3), so "A.B
 or less" is the pin ``Y<A.(B+1)`` and "A.B or greater" is ``Y>=A.B``. The other way out is the
 guarding package at a release made for the Y installed (``pip install -U X``). A guard on the
@@ -36,6 +37,12 @@ GUARD = lazy(
     r"greater|higher|newer|above|later)\b(?:[.,;]? *(?:Got|got|found|Found) "
     r"(?:[A-Za-z][A-Za-z0-9_.-]* )?(?:version )?(?P<found>[0-9]+(?:\.[0-9]+)*[0-9a-z+]*))?"
 )
+# matplotlib/__init__.py (_check_versions): f"Matplotlib requires {modname}>={minver}; "
+# f"you have {module.__version__}"
+REQUIRES_HAVE = lazy(
+    r"(?P<by>[A-Z][A-Za-z0-9_.-]*) requires (?P<dep>[A-Za-z][A-Za-z0-9_.-]*)>="
+    r"(?P<bound>[0-9]+(?:\.[0-9]+)*); you have (?P<found>[0-9]+(?:\.[0-9]+)*[0-9a-z+]*)"
+)
 _CEILING = ("less", "lower", "older", "below", "earlier")
 # words a guard may bound that no pip install changes: the toolkit, the driver, the compiler
 _NOT_PIP = frozenset({"cuda", "cudnn", "nvcc", "driver", "gcc", "cmake", "glibc", "rocm", "gpu"})
@@ -63,11 +70,16 @@ def _distribution(facts: Facts, name: str) -> str:
     return canonicalize_name(name)
 
 
+def states_guard(text: str) -> bool:
+    """Whether ``text`` holds a guard this module reads (either wording)."""
+    return GUARD.search(text) is not None or REQUIRES_HAVE.search(text) is not None
+
+
 def version_guard_in_log(facts: Facts, line: LogLine) -> Hit | None:
-    """The finding for a ``GUARD`` line: the pin the guard's bound makes, or the guarding
+    """The finding for a ``GUARD`` or ``REQUIRES_HAVE`` line: the pin the guard's bound makes, or the guarding
     package upgraded. None when the release the line (or the given environment) states is
     inside the bound after all: then the guard did not refuse it, and it is not this cause."""
-    found = GUARD.search(line.text)
+    found = GUARD.search(line.text) or REQUIRES_HAVE.search(line.text)
     if found is None:
         raise NotStated("the line is cut before the bound the guard states", "packages")
     try:
@@ -80,7 +92,7 @@ def version_guard_in_log(facts: Facts, line: LogLine) -> Hit | None:
     by, dep = _distribution(facts, found.group("by")), _distribution(facts, found.group("dep"))
     if dep in _NOT_PIP:
         return None  # a toolkit's or a driver's floor: the CUDA and build rules' cause
-    ceiling = found.group("side") in _CEILING
+    ceiling = "side" in found.re.groupindex and found.group("side") in _CEILING
     allowed = SpecifierSet(f"<{_next_release(bound)}" if ceiling else f">={bound}")
     have = stated if stated is not None else facts.known_version(dep)
     if have is not None and allowed.contains(_at_precision(have, bound), prereleases=True):
