@@ -36,6 +36,7 @@ from envcheck.rules.node import (  # noqa: F401
     driver_kernel_modules,
     driver_runtimes,
     dtype,
+    exec_format,
     extension_ops,
     features,
     flash_attn,
@@ -102,6 +103,7 @@ from envcheck.rules.node import (  # noqa: F401
     torch_stated,
     vendored_headers,
     virtual_display,
+    wheel_tags,
     windows_dll,
     worker_limits,
 )

@@ -93,6 +93,10 @@ FACTS: dict[str, str] = {
     "file run as a script (no known parent package)",
     "python_feature": "the words of the error an interpreter raises on a language feature newer "
     "than itself ('object is not subscriptable' for list[int] before 3.9)",
+    "wheel_file": "the wheel file pip refused as 'not a supported wheel on this platform' "
+    "(flash_attn-2.7.2.post1+cu12torch2.5cxx11abiFALSE-cp310-cp310-linux_x86_64.whl)",
+    "wheel_host_tag": "the platform tag uv's hint says this node has beside a refused wheel "
+    "('but you're on Windows (`win_amd64`)')",
     "check_upgrade": "the package a runtime version check's own hint says to upgrade "
     "(transformers' 'Try: `pip install transformers -U`')",
     "checker_file": "the file of the traceback frame that called a runtime version check "
@@ -298,6 +302,12 @@ FACTS: dict[str, str] = {
     "(its shell's 'Illegal instruction: 4', Python's 'on darwin' banner, an Apple M-series "
     "chip, an arm64 Darwin kernel) or an arm64 host running an amd64 container image "
     "(Docker's 'detected host platform (linux/arm64/v8)', QEMU's own SIGILL line)",
+    "exec_host_arch": "the CPU the node runs, as a log beside an exec format error states it "
+    "(uname -a's 'aarch64 GNU/Linux', lscpu's or an issue's 'Architecture: Arm64', Docker's "
+    "'detected host platform (linux/arm64/v8)')",
+    "exec_file_arch": "the CPU a binary or image is built for, as file(1) or Docker states it "
+    "('ELF 64-bit LSB executable, ARM aarch64', 'x86-64'; 'requested image's platform "
+    "(linux/amd64)')",
     "cpu_features": "the instruction-set extensions a library's own check says this CPU lacks "
     "('avx2, fma, bmi1', 'AVX')",
     "signal": "the number of the signal a process died of, as a launcher states it (torchrun's "

@@ -4310,3 +4310,84 @@ EXAMPLES += [
         "launcher-deepspeed-world-info",
     ),
 ]
+
+# pip's refusal of a wheel by its tags, for any package (PKG194), and a library's import-time
+# guard worded as a bound and a side (numba's, PKG101)
+EXAMPLES += [
+    (
+        "ERROR: flash_attn-2.5.8+cu122torch2.3cxx11abiFALSE-cp310-cp310-linux_x86_64.whl is not "
+        "a supported wheel on this platform.",
+        "flash-attn-wheel-not-supported",
+    ),
+    (
+        "ERROR: datoviz-0.1.0a1-cp38-cp38-win_amd64.whl is not a supported wheel on this platform.",
+        "wheel-tags-not-supported",
+    ),
+    (
+        "lxml-4.5.0-cp37-cp37m-macosx_10_9_x86_64.whl is not a supported wheel on this platform.",
+        "wheel-tags-not-supported",
+    ),
+    ("ImportError: Numba needs NumPy 1.24 or less", "library-version-guard"),
+    ("ImportError: Numba needs NumPy 2.1 or less. Got NumPy 2.2.", "library-version-guard"),
+    ("Numba needs NumPy 2.0 or less. Got NumPy 2.1.", "library-version-guard"),
+    (
+        "ImportError: Numba needs NumPy 1.22 or greater. Got NumPy 1.21.",
+        "library-version-guard",
+    ),
+    (
+        '    raise ImportError("Numba needs NumPy 1.22 or less")',
+        "library-version-guard",
+    ),
+    (
+        "ImportError: Numba requires SciPy version 1.0 or greater. Got SciPy 0.19.1.",
+        "library-version-guard",
+    ),
+]
+
+# the kernel's ENOEXEC in each layer's words: a binary or image for another CPU (SYS223)
+EXAMPLES += [
+    ("OSError: [Errno 8] Exec format error: '/usr/local/bin/kallisto'", "exec-format-error"),
+    ("bash: ./ArchImmich: cannot execute binary file: Exec format error", "exec-format-error"),
+    (
+        "redlib.service: Failed to execute /var/www/redlib/redlib: Exec format error",
+        "exec-format-error",
+    ),
+    (
+        'standard_init_linux.go:178: exec user process caused "exec format error"',
+        "exec-format-error",
+    ),
+    ("exec /docker-entrypoint.sh: exec format error", "exec-format-error"),
+    ("zsh: exec format error: ./piper/piper", "exec-format-error"),
+    ("zsh: bad CPU type in executable: ./tool", "exec-format-error"),
+    ("-bash: ./tool: Bad CPU type in executable", "exec-format-error"),
+]
+
+# uv's refusal of a wheel given by URL (PKG194); a flash-attn file named before its ABI signature
+EXAMPLES += [
+    (
+        "  Caused by: A URL dependency is incompatible with the current platform: "
+        "https://example.org/wheels/xformers-0.0.28-cp311-cp311-manylinux_2_28_x86_64.whl",
+        "wheel-tags-not-supported",
+    ),
+    (
+        "  Caused by: A URL dependency is incompatible with the current platform: "
+        "https://github.com/Dao-AILab/flash-attention/releases/download/v2.8.3/"
+        "flash_attn-2.8.3%2Bcu12torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl",
+        "flash-attn-wheel-not-supported",
+    ),
+    (
+        "ERROR: flash_attn-2.7.4.post1+cu12torch2.5cxx11abiTRUE-cp312-cp312-linux_x86_64.whl "
+        "is not a supported wheel on this platform.",
+        "flash-attn-wheel-not-supported",
+    ),
+]
+
+# matplotlib's _check_versions: a floor and the release found (PKG101)
+EXAMPLES += [
+    ("ImportError: Matplotlib requires numpy>=1.23; you have 1.21.6", "library-version-guard"),
+    (
+        "ImportError: Keras requires TensorFlow 2.2 or higher. Install TensorFlow via "
+        "`pip install tensorflow`",
+        "library-version-guard",
+    ),
+]

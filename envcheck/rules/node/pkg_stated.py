@@ -24,6 +24,7 @@ from envcheck.rules.node.imports import frame_distribution
 from envcheck.rules.node.packages import requirements_in_effect
 from envcheck.rules.node.resolver_lines import installed_conflict_hit, stated_conflict
 from envcheck.rules.node.version_checks import REQUIRED_FOUND, version_check_in_log
+from envcheck.rules.node.version_guards import states_guard, version_guard_in_log
 
 # the last NumPy 1 release: a requirement that excludes it asks for NumPy 2
 _LAST_NUMPY1 = Version("1.26.4")
@@ -256,9 +257,13 @@ def runtime_check_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """A package's own start-up check raised (LLaMA-Factory's check_dependencies, the traceback
     naming the range it checks): the installed release is outside that range, or missing. The
     range is what the log states (up to where the line is cut). transformers' require_version
-    line states the range and the release it found by itself (rules/node/version_checks.py)."""
+    line states the range and the release it found by itself (rules/node/version_checks.py), and
+    a guard worded as a bound and a side, numba's 'needs NumPy 2.1 or less', the pin that bound
+    makes (rules/node/version_guards.py)."""
     if REQUIRED_FOUND.search(line.text) is not None:
         return version_check_in_log(facts, line)
+    if states_guard(line.text):  # 'Numba needs NumPy 2.1 or less. Got NumPy 2.2.'
+        return version_guard_in_log(facts, line)
     conflict = stated_conflict(line.text)  # pip's check, pkg_resources: the installed set
     if conflict is not None and not conflict.resolver:
         return installed_conflict_hit(facts, line, conflict)
