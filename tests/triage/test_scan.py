@@ -4019,3 +4019,51 @@ EXAMPLES += [
         "ngc-pytorch-image-named",
     ),
 ]
+
+# a CUDA call's result by number or NVIDIA's message, in any tool's words (DRV150)
+EXAMPLES += [
+    ("cuInit returned 999", "cuda-call-result-stated"),
+    ("CUDA driver initialization failed, error code 3", "cuda-call-result-stated"),
+    ("cuda init failed: error 100", "cuda-call-result-stated"),
+    ("failed with error code 999 (unknown error)_", "cuda-call-result-stated"),
+    (
+        "Run on ubuntu 22.04 with conda, `cudaGetDeviceCount` Error Code 999",
+        "cuda-call-result-stated",
+    ),
+    (
+        "/instant-ngp/dependencies/tiny-cuda-nn/include/tiny-cuda-nn/multi_stream.h:44 "
+        "cudaStreamCreate(&m_stream) failed with error unknown error",
+        "cuda-call-result-stated",
+    ),
+    (
+        "CUDA error = 999 at .../nvblox/nvblox/src/core/cuda_stream.cpp:31 "
+        "'cudaStreamCreateWithFlags(&stream_, flags)'. Error string: unknown error.",
+        "cuda-call-result-stated",
+    ),
+    ("ExternalError: CUDA error(999), unknown error.", "cuda-call-result-stated"),
+    (
+        "CUDA error at /home/u/GpuBTree/src/allocator/pool_allocator.cuh 36: initialization error",
+        "cuda-call-result-stated",
+    ),
+    (
+        "CUDA API failed at src/cusz.cu:154 with error: initialization error (3)",
+        "cuda-call-result-stated",
+    ),
+    ("GPU1 CUDA error in CudaProgram.cu:456 : unknown error (999)", "cuda-call-result-stated"),
+    ("CUDA error DRIVER: '999' in func 'run_single_stream' line 978", "cuda-call-result-stated"),
+    ("CU-INIT failed with driver API error nº 3", "cuda-call-result-stated"),
+    ("cuMemAlloc failed: 2", "cuda-call-result-stated"),
+]
+
+# the NVIDIA kernel module refused with ENODEV: no GPU it drives (nv.c's nvidia_init_module)
+EXAMPLES += [
+    (
+        "modprobe: ERROR: could not insert 'nvidia': No such device",
+        "modprobe-nvidia-no-such-device",
+    ),
+    (
+        "FATAL: Error inserting nvidia_current "
+        "(/lib/modules/2.6.38-8-generic/updates/dkms/nvidia-current.ko): No such device",
+        "modprobe-nvidia-no-such-device",
+    ),
+]
