@@ -48,3 +48,35 @@ def test_modprobe_enodev_leaves_the_gpu_causes_open(cli: Cli, tmp_path: Path) ->
     )
     assert {"DRV222", "DRV110", "DRV227"} <= set(found)
     assert all(c["verdict"] != "confirmed" for c in found.values())
+
+
+def test_torch_nvml_warning_leaves_nvml_open(cli: Cli, tmp_path: Path) -> None:
+    """torch prints no return code: DRV151 stays open, never confirmed from the warning."""
+    log = log_file(
+        tmp_path,
+        "/opt/conda/lib/python3.10/site-packages/torch/cuda/__init__.py:546: "
+        "UserWarning: Can't initialize NVML\n",
+    )
+    cause = causes(cli, log)["DRV151"]
+    assert cause["verdict"] != "confirmed"
+
+
+@pytest.mark.parametrize(
+    ("line", "codes"),
+    [
+        (
+            "(EE) NVIDIA(0): Failed to initialize the NVIDIA GPU at PCI:1:0:0.  Please",
+            {"DRV228", "DRV222", "DRV110"},
+        ),
+        (
+            "(EE) NVIDIA: Failed to load the NVIDIA kernel module. Please check your",
+            {"DRV224", "DRV225", "DRV222"},
+        ),
+        ("[   719.532] (EE) No devices detected.", {"DRV222", "DRV110", "DRV227"}),
+    ],
+)
+def test_xorg_nvidia_lines_name_the_kernel_module_causes(
+    cli: Cli, tmp_path: Path, line: str, codes: set[str]
+) -> None:
+    found = causes(cli, log_file(tmp_path, line))
+    assert codes <= set(found)

@@ -4067,3 +4067,26 @@ EXAMPLES += [
         "modprobe-nvidia-no-such-device",
     ),
 ]
+
+# torch's own NVML probe failing, and Xorg's log with the NVIDIA X driver
+EXAMPLES += [
+    (
+        "/opt/conda/lib/python3.10/site-packages/torch/cuda/__init__.py:546: "
+        "UserWarning: Can't initialize NVML",
+        "torch-nvml-init-warning",
+    ),
+    ("W0101 torch/cuda/__init__.py:716] Can't initialize NVML", "torch-nvml-init-warning"),
+    (
+        "[   149.400] (EE) NVIDIA(0): Failed to initialize the NVIDIA GPU at PCI:1:0:0.  Please",
+        "xorg-nvidia-gpu-init-failed",
+    ),
+    (
+        "(EE) NVIDIA(GPU-0): Failed to initialize the NVIDIA graphics device!",
+        "xorg-nvidia-gpu-init-failed",
+    ),
+    (
+        "[  9687.318] (EE) NVIDIA: Failed to load the NVIDIA kernel module. Please check your",
+        "xorg-nvidia-kernel-module-not-loaded",
+    ),
+    ("[   719.532] (EE) No devices detected.", "xorg-no-devices-detected"),
+]
