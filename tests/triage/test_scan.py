@@ -4090,3 +4090,15 @@ EXAMPLES += [
     ),
     ("[   719.532] (EE) No devices detected.", "xorg-no-devices-detected"),
 ]
+
+# the container runtime and a vGPU library stating CUDA's result (cuda-call-result-stated)
+EXAMPLES += [
+    (
+        "nvidia-container-cli: initialization error: cuda error: unknown error",
+        "cuda-call-result-stated",
+    ),
+    (
+        "[HAMI-core ERROR (pid:1 thread=2 libvgpu.c:872)]: cuInit failed:100",
+        "cuda-call-result-stated",
+    ),
+]
