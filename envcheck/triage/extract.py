@@ -152,6 +152,8 @@ FACTS: dict[str, str] = {
     "ldconfig_path": "the ldconfig a container runtime's configuration names (/sbin/ldconfig.real)",
     "windows_build": "the Windows build a log or an issue states (19042 for Windows 10 20H2)",
     "cuda_error_name": "a CUDA error's name (cudaErrorNoDevice, CUDA_ERROR_NOT_INITIALIZED)",
+    "cuda_call": "the CUDA driver or runtime call a line says failed (cuInit, cudaGetDeviceCount): "
+    "a `cu*` call returns the driver API's CUresult, a `cuda*` call the runtime's cudaError_t",
     "nvml_error": "an NVML return code's name (NVML_ERROR_LIB_RM_VERSION_MISMATCH)",
     "ptx_isa": "the PTX ISA version of PTX a compiler was given (.version 8.5)",
     "ptxas_isa": "the newest PTX ISA a ptxas knows (its 'current version', 7.5)",

@@ -4391,3 +4391,86 @@ EXAMPLES += [
         "library-version-guard",
     ),
 ]
+
+# a CUDA call's result by number or NVIDIA's message, in any tool's words (DRV150)
+EXAMPLES += [
+    ("cuInit returned 999", "cuda-call-result-stated"),
+    ("CUDA driver initialization failed, error code 3", "cuda-call-result-stated"),
+    ("cuda init failed: error 100", "cuda-call-result-stated"),
+    ("failed with error code 999 (unknown error)_", "cuda-call-result-stated"),
+    (
+        "Run on ubuntu 22.04 with conda, `cudaGetDeviceCount` Error Code 999",
+        "cuda-call-result-stated",
+    ),
+    (
+        "/instant-ngp/dependencies/tiny-cuda-nn/include/tiny-cuda-nn/multi_stream.h:44 "
+        "cudaStreamCreate(&m_stream) failed with error unknown error",
+        "cuda-call-result-stated",
+    ),
+    (
+        "CUDA error = 999 at .../nvblox/nvblox/src/core/cuda_stream.cpp:31 "
+        "'cudaStreamCreateWithFlags(&stream_, flags)'. Error string: unknown error.",
+        "cuda-call-result-stated",
+    ),
+    ("ExternalError: CUDA error(999), unknown error.", "cuda-call-result-stated"),
+    (
+        "CUDA error at /home/u/GpuBTree/src/allocator/pool_allocator.cuh 36: initialization error",
+        "cuda-call-result-stated",
+    ),
+    (
+        "CUDA API failed at src/cusz.cu:154 with error: initialization error (3)",
+        "cuda-call-result-stated",
+    ),
+    ("GPU1 CUDA error in CudaProgram.cu:456 : unknown error (999)", "cuda-call-result-stated"),
+    ("CUDA error DRIVER: '999' in func 'run_single_stream' line 978", "cuda-call-result-stated"),
+    ("CU-INIT failed with driver API error nº 3", "cuda-call-result-stated"),
+    ("cuMemAlloc failed: 2", "cuda-call-result-stated"),
+]
+
+# the NVIDIA kernel module refused with ENODEV: no GPU it drives (nv.c's nvidia_init_module)
+EXAMPLES += [
+    (
+        "modprobe: ERROR: could not insert 'nvidia': No such device",
+        "modprobe-nvidia-no-such-device",
+    ),
+    (
+        "FATAL: Error inserting nvidia_current "
+        "(/lib/modules/2.6.38-8-generic/updates/dkms/nvidia-current.ko): No such device",
+        "modprobe-nvidia-no-such-device",
+    ),
+]
+
+# torch's own NVML probe failing, and Xorg's log with the NVIDIA X driver
+EXAMPLES += [
+    (
+        "/opt/conda/lib/python3.10/site-packages/torch/cuda/__init__.py:546: "
+        "UserWarning: Can't initialize NVML",
+        "torch-nvml-init-warning",
+    ),
+    ("W0101 torch/cuda/__init__.py:716] Can't initialize NVML", "torch-nvml-init-warning"),
+    (
+        "[   149.400] (EE) NVIDIA(0): Failed to initialize the NVIDIA GPU at PCI:1:0:0.  Please",
+        "xorg-nvidia-gpu-init-failed",
+    ),
+    (
+        "(EE) NVIDIA(GPU-0): Failed to initialize the NVIDIA graphics device!",
+        "xorg-nvidia-gpu-init-failed",
+    ),
+    (
+        "[  9687.318] (EE) NVIDIA: Failed to load the NVIDIA kernel module. Please check your",
+        "xorg-nvidia-kernel-module-not-loaded",
+    ),
+    ("[   719.532] (EE) No devices detected.", "xorg-no-devices-detected"),
+]
+
+# the container runtime and a vGPU library stating CUDA's result (cuda-call-result-stated)
+EXAMPLES += [
+    (
+        "nvidia-container-cli: initialization error: cuda error: unknown error",
+        "cuda-call-result-stated",
+    ),
+    (
+        "[HAMI-core ERROR (pid:1 thread=2 libvgpu.c:872)]: cuInit failed:100",
+        "cuda-call-result-stated",
+    ),
+]

@@ -47,14 +47,20 @@ def stated_error(facts: Facts, line: LogLine, apis: tuple[str, ...]) -> CudaErro
     named = line.stated.get("cuda_error_name") or line.stated.get("nvml_error")
     if named is None and (found := _ERROR_NAME.search(line.text)) is not None:
         named = found.group(0)  # cuda-samples' 'code=35(cudaErrorInsufficientDriver)'
-    return facts.matrix.cuda_error(
-        number=_number(line.stated.get("cuda_error")),
-        name=named,
-        text=line.text,
-        apis=apis,
-    )
+    number = _number(line.stated.get("cuda_error"))
+    tail = _AFTER_CUDA_ERROR.search(line.text)
+    if named is None and number is None and tail is not None:
+        # the text after 'cuda error: ' is cudaGetErrorString's: it decides before the words
+        # around it ('initialization error: cuda error: unknown error' is 999, not 3)
+        entry = facts.matrix.cuda_error(text=tail.group(1), apis=apis)
+        if entry is not None:
+            return entry
+    return facts.matrix.cuda_error(number=number, name=named, text=line.text, apis=apis)
 
 
+# the message a library prints after 'CUDA error: ' (torch's C10_CUDA_CHECK, the container
+# runtime's 'cuda error: unknown error')
+_AFTER_CUDA_ERROR = lazy(r"(?i)\bcuda error: (.+)$")
 # the name an error is printed with where the signature extracted none
 _ERROR_NAME = lazy(r"\bcudaError[A-Z]\w+|\bCUDA_ERROR_[A-Z_]+\b")
 
