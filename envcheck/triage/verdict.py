@@ -97,7 +97,9 @@ class CauseCheck:
 
 
 def _lower_first(text: str) -> str:
-    return text if text[:2].isupper() else text[:1].lower() + text[1:]
+    """'A process crashed' -> 'a process crashed'; an acronym ('NCCL', 'GPU memory') stays."""
+    first = text.split(" ", 1)[0]
+    return text if len(first) > 1 and first[:2].isupper() else text[:1].lower() + text[1:]
 
 
 def conditional_fix(rule: Rule) -> CauseFix:

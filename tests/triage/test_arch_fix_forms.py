@@ -105,8 +105,8 @@ def test_without_a_gpu_the_open_causes_keep_the_documented_fix(cli: Cli, tmp_pat
     found = causes(cli, log_file(tmp_path, _NO_IMAGE))
     # open, not confirmed: the line alone does not say whose kernel had no image
     assert found["TOR101"]["verdict"] == "unknown"
-    assert found["TOR101"]["fix"]["summary"].startswith("if A GPU's architecture")
-    assert found["CUD153"]["fix"]["summary"].startswith("if A CUDA extension")
+    assert found["TOR101"]["fix"]["summary"].startswith("if a GPU's architecture")
+    assert found["CUD153"]["fix"]["summary"].startswith("if a CUDA extension")
     assert found["TOR102"]["verdict"] == "unchecked"
 
 

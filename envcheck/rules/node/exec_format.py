@@ -145,8 +145,8 @@ def exec_format_in_log(facts: Facts, line: LogLine) -> Hit:
         ]
     else:
         summary = (
-            f"Install the build for {target} (the release's {target} binary or wheel), or build "
-            "it from source on this node"
+            f"Install the release's binary or wheel for {target}, or build it from source on "
+            "this node"
         )
         if path:
             summary += (
