@@ -4019,3 +4019,29 @@ EXAMPLES += [
         "ngc-pytorch-image-named",
     ),
 ]
+
+# atomicAdd with no overload for its operand type below its architecture floor (TOR193), the
+# argument types nvcc lists below it (a fact), and ptxas' static shared memory limit (TOR201)
+EXAMPLES += [
+    (
+        'gridencoder/src/gridencoder.cu(333): error: no instance of overloaded function "atomicAdd"'
+        " matches the argument list",
+        "atomic-overload-below-target",
+    ),
+    (
+        'dcn_v2_im2col_cuda_double.cu(248): error: no instance of overloaded function "atomicAdd" '
+        "matches the argument list argument types are: (double *, double)",
+        "atomic-overload-below-target",
+    ),
+    ("            argument types are: (double *, const double)", "nvcc-overload-argument-types"),
+    (
+        "ptxas error   : Entry function '_ZN3cub30DeviceRadixSortDownsweepKernelE' uses too much "
+        "shared data (0xc300 bytes, 0xc000 max)",
+        "ptxas-static-shared-data-over-limit",
+    ),
+    (
+        "ptxas error   : Entry function 'scanExclusive' uses too much shared data (0x4010 bytes + "
+        "0x10 bytes system, 0x4000 max)",
+        "ptxas-static-shared-data-over-limit",
+    ),
+]
