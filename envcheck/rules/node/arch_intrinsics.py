@@ -30,7 +30,9 @@ _UNDEFINED = lazy(
 _HALF_FLOOR = (5, 3)
 # nvcc's front end: 'error: no instance of overloaded function "atomicAdd" matches the argument
 # list', its operand types on the next line ('argument types are: (double *, double)')
-_ATOMIC = lazy(r'no instance of overloaded function "(?P<name>atomicAdd)" matches the argument list')
+_ATOMIC = lazy(
+    r'no instance of overloaded function "(?P<name>atomicAdd)" matches the argument list'
+)
 # atomicAdd's operand type -> the compute capability from which CUDA declares that overload
 # (CUDA C++ Programming Guide, "atomicAdd()": "The 64-bit floating-point version of atomicAdd()
 # is only supported by devices of compute capability 6.x and higher", the __half2 version 6.x,
