@@ -4045,3 +4045,29 @@ EXAMPLES += [
         "ptxas-static-shared-data-over-limit",
     ),
 ]
+
+# a C++17 standard-library name the compiler does not declare, in each compiler's words (SYS131)
+EXAMPLES += [
+    (
+        "sugared_value.h:715:8: error: 'optional' in namespace 'std' does not name a template type",
+        "cxx17-library-name-undeclared",
+    ),
+    ("error: 'std::optional' has not been declared", "cxx17-library-name-undeclared"),
+    (
+        "sugared_value.h:670:3: note: 'std::optional' is only available from C++17 onwards",
+        "cxx17-library-name-undeclared",
+    ),
+    (
+        "expectation.hpp:120:44: error: no template named 'optional' in namespace 'std'; did you "
+        "mean simply 'optional'?",
+        "cxx17-library-name-undeclared",
+    ),
+    (
+        'csrc/ops.cu(17): error: namespace "std" has no member "string_view"',
+        "cxx17-library-name-undeclared",
+    ),
+    (
+        "segment_coo_cpu.h(5,32): error C2039: 'optional': is not a member of 'std'",
+        "cxx17-library-name-undeclared",
+    ),
+]
