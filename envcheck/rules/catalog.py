@@ -19,6 +19,7 @@ from envcheck.rules.node import (  # noqa: F401
     coverage,
     cpu_instructions,
     cub_headers,
+    cuda_compiler_crash,
     cuda_copies,
     cuda_libs,
     cuda_stated,

@@ -4071,3 +4071,16 @@ EXAMPLES += [
         "cxx17-library-name-undeclared",
     ),
 ]
+
+# a component of nvcc's toolchain crashed on a kernel (CUD193); signal 9 stays SYS160's
+EXAMPLES += [
+    (
+        "nvcc error   : 'ptxas' died due to signal 11 (Invalid memory reference)",
+        "cuda-compiler-component-crashed",
+    ),
+    (
+        "nvcc error   : 'cudafe++' died due to signal 11 (Invalid memory reference)",
+        "cuda-compiler-component-crashed",
+    ),
+    ("nvcc error   : 'cicc' died due to signal 6 (Aborted)", "cuda-compiler-component-crashed"),
+]
