@@ -95,6 +95,7 @@ from envcheck.rules.node import (  # noqa: F401
     torch_cpp_api,
     torch_cpu,
     torch_stated,
+    triton_compiler,
     vendored_headers,
     virtual_display,
     windows_dll,

@@ -4084,3 +4084,12 @@ EXAMPLES += [
     ),
     ("nvcc error   : 'cicc' died due to signal 6 (Aborted)", "cuda-compiler-component-crashed"),
 ]
+
+# Triton's compiler failing in an MLIR pass (TOR202) and the Triton release a log states (a fact)
+EXAMPLES += [
+    ("RuntimeError: PassManager::run failed", "triton-pass-manager-failed"),
+    ("> `RuntimeError: PassManager::run failed`", "triton-pass-manager-failed"),
+    ("- `triton`: 3.7.0", "triton-version-stated"),
+    ("triton==3.1.0", "triton-version-stated"),
+    ("triton                    3.3.1", "triton-version-stated"),
+]
