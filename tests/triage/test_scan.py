@@ -4093,3 +4093,14 @@ EXAMPLES += [
     ("triton==3.1.0", "triton-version-stated"),
     ("triton                    3.3.1", "triton-version-stated"),
 ]
+
+# ninja's failed build step (noise read for its fact: a .cu object means nvcc was in use)
+EXAMPLES += [
+    ("FAILED: /tmp/build/temp.linux-x86_64-cpython-310/csrc/ops.o", "ninja-step-failed"),
+    (
+        "FAILED: vllm-flash-attn/CMakeFiles/_vllm_fa3_C.dir/hopper/instantiations/"
+        "flash_fwd_hdimall_fp16_paged_split_sm90.cu.o",
+        "ninja-step-failed",
+    ),
+    ("FAILED: [code=1] csrc/ops.cuda.o", "ninja-step-failed"),
+]
