@@ -67,15 +67,12 @@ def triton_compiler_pass_failed(facts: Facts) -> Iterable[Hit]:
 def _triton(facts: Facts, line: LogLine) -> Version | None:
     """The Triton release: the log's statement (triton==3.7.0), else the node's."""
     text = line.stated.get("triton_version")
-    if text is None:
-        with contextlib.suppress(Skip):
-            text = facts.version("triton")
-    if not text:
-        return None
-    try:
-        return Version(text)
-    except InvalidVersion:
-        return None
+    if text:
+        with contextlib.suppress(InvalidVersion):
+            return Version(text)
+    with contextlib.suppress(Skip):
+        return facts.version("triton")
+    return None
 
 
 @from_log("TOR202")
