@@ -56,3 +56,14 @@ def test_half2_atomic_names_sm60_and_half_sm70(
 def test_lone_ninja_failed_line_is_noise(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
     result = cli("triage", str(log_file(tmp_path, _FAILED)), "--json", "--no-probe")
     assert [m.get("noise") for m in result.json()["data"]["matches"]] == [True]
+
+
+def test_bf16_name_with_a_cuda11_nvcc_is_not_the_toolkit(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "Cuda compilation tools, release 11.8, V11.8.89",
+        "csrc/ops.h:12:3: error: '__nv_bfloat16' does not name a type",
+    )
+    assert _causes(cli, log)["CUD110"]["verdict"] != "confirmed"

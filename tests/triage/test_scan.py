@@ -4104,3 +4104,13 @@ EXAMPLES += [
     ),
     ("FAILED: [code=1] csrc/ops.cuda.o", "ninja-step-failed"),
 ]
+
+# a bfloat16 name of the CUDA toolkit undeclared (CUD110 when nvcc predates CUDA 11.0)
+EXAMPLES += [
+    (
+        'fused_weight_gradient_dense_16bit_prec_cuda.cu(33): error: identifier "CUDA_R_16BF" '
+        "is undefined",
+        "bf16-name-before-cuda11",
+    ),
+    ("csrc/ops.h:12:3: error: '__nv_bfloat16' does not name a type", "bf16-name-before-cuda11"),
+]
