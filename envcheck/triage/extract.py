@@ -118,6 +118,9 @@ FACTS: dict[str, str] = {
     "cuda_lib": "a CUDA shared library named on the line (libcudart.so.12)",
     "ext_library": "a compiled extension that failed to load (paired with undefined_symbol)",
     "undefined_symbol": "the symbol it could not resolve (a mangled C++ name)",
+    "triton_version": "the Triton release a log states ('triton==3.7.0', a package list's row)",
+    "overload_args": "the argument types nvcc's front end lists below a call it found no "
+    "overload for ('double *, double' under 'no instance of overloaded function \"atomicAdd\"')",
     "nvcc_version": "the CUDA toolkit release (nvcc) a build or JIT compiler found (10.1, 12.8)",
     "torch_cuda": "the CUDA release torch was built with (torch.version.cuda: 11.8)",
     "cuda_build": "what the line shows compiling CUDA code (an extension build, a JIT compiler)",

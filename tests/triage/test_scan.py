@@ -4474,3 +4474,98 @@ EXAMPLES += [
         "cuda-call-result-stated",
     ),
 ]
+
+# atomicAdd with no overload for its operand type below its architecture floor (TOR193), the
+# argument types nvcc lists below it (a fact), and ptxas' static shared memory limit (TOR201)
+EXAMPLES += [
+    (
+        'gridencoder/src/gridencoder.cu(333): error: no instance of overloaded function "atomicAdd"'
+        " matches the argument list",
+        "atomic-overload-below-target",
+    ),
+    (
+        'dcn_v2_im2col_cuda_double.cu(248): error: no instance of overloaded function "atomicAdd" '
+        "matches the argument list argument types are: (double *, double)",
+        "atomic-overload-below-target",
+    ),
+    ("            argument types are: (double *, const double)", "nvcc-overload-argument-types"),
+    (
+        "ptxas error   : Entry function '_ZN3cub30DeviceRadixSortDownsweepKernelE' uses too much "
+        "shared data (0xc300 bytes, 0xc000 max)",
+        "ptxas-static-shared-data-over-limit",
+    ),
+    (
+        "ptxas error   : Entry function 'scanExclusive' uses too much shared data (0x4010 bytes + "
+        "0x10 bytes system, 0x4000 max)",
+        "ptxas-static-shared-data-over-limit",
+    ),
+]
+
+# a C++17 standard-library name the compiler does not declare, in each compiler's words (SYS131)
+EXAMPLES += [
+    (
+        "sugared_value.h:715:8: error: 'optional' in namespace 'std' does not name a template type",
+        "cxx17-library-name-undeclared",
+    ),
+    ("error: 'std::optional' has not been declared", "cxx17-library-name-undeclared"),
+    (
+        "sugared_value.h:670:3: note: 'std::optional' is only available from C++17 onwards",
+        "cxx17-library-name-undeclared",
+    ),
+    (
+        "expectation.hpp:120:44: error: no template named 'optional' in namespace 'std'; did you "
+        "mean simply 'optional'?",
+        "cxx17-library-name-undeclared",
+    ),
+    (
+        'csrc/ops.cu(17): error: namespace "std" has no member "string_view"',
+        "cxx17-library-name-undeclared",
+    ),
+    (
+        "segment_coo_cpu.h(5,32): error C2039: 'optional': is not a member of 'std'",
+        "cxx17-library-name-undeclared",
+    ),
+]
+
+# a component of nvcc's toolchain crashed on a kernel (CUD193); signal 9 stays SYS160's
+EXAMPLES += [
+    (
+        "nvcc error   : 'ptxas' died due to signal 11 (Invalid memory reference)",
+        "cuda-compiler-component-crashed",
+    ),
+    (
+        "nvcc error   : 'cudafe++' died due to signal 11 (Invalid memory reference)",
+        "cuda-compiler-component-crashed",
+    ),
+    ("nvcc error   : 'cicc' died due to signal 6 (Aborted)", "cuda-compiler-component-crashed"),
+]
+
+# Triton's compiler failing in an MLIR pass (TOR202) and the Triton release a log states (a fact)
+EXAMPLES += [
+    ("RuntimeError: PassManager::run failed", "triton-pass-manager-failed"),
+    ("> `RuntimeError: PassManager::run failed`", "triton-pass-manager-failed"),
+    ("- `triton`: 3.7.0", "triton-version-stated"),
+    ("triton==3.1.0", "triton-version-stated"),
+    ("triton                    3.3.1", "triton-version-stated"),
+]
+
+# ninja's failed build step (noise read for its fact: a .cu object means nvcc was in use)
+EXAMPLES += [
+    ("FAILED: /tmp/build/temp.linux-x86_64-cpython-310/csrc/ops.o", "ninja-step-failed"),
+    (
+        "FAILED: vllm-flash-attn/CMakeFiles/_vllm_fa3_C.dir/hopper/instantiations/"
+        "flash_fwd_hdimall_fp16_paged_split_sm90.cu.o",
+        "ninja-step-failed",
+    ),
+    ("FAILED: [code=1] csrc/ops.cuda.o", "ninja-step-failed"),
+]
+
+# a bfloat16 name of the CUDA toolkit undeclared (CUD110 when nvcc predates CUDA 11.0)
+EXAMPLES += [
+    (
+        'fused_weight_gradient_dense_16bit_prec_cuda.cu(33): error: identifier "CUDA_R_16BF" '
+        "is undefined",
+        "bf16-name-before-cuda11",
+    ),
+    ("csrc/ops.h:12:3: error: '__nv_bfloat16' does not name a type", "bf16-name-before-cuda11"),
+]

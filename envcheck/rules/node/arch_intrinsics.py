@@ -1,9 +1,14 @@
-"""TOR193: nvcc reports a CUDA intrinsic undefined (`identifier "__hfma2" is undefined`)
-because the build compiles the kernel for an architecture older than the one the intrinsic
-needs: CUDA's half-precision arithmetic (`__hfma2`, `__hadd2`, `__hmul`, ...) is declared in
-cuda_fp16.hpp only for `__CUDA_ARCH__ >= 530`, so a TORCH_CUDA_ARCH_LIST, `-gencode` or CMake
-architecture list that still holds Maxwell (5.0, 5.2) or Kepler fails there, whatever GPU the
-node has. The intrinsic comes from the line, the GPU's own architecture from the node or log."""
+"""TOR193: nvcc reports a CUDA intrinsic undefined (`identifier "__hfma2" is undefined`) or an
+atomic without an overload for its operand type (`no instance of overloaded function
+"atomicAdd" matches the argument list` / `argument types are: (double *, double)`) because the
+build compiles the kernel for an architecture older than the one the function needs: CUDA's
+half-precision arithmetic (`__hfma2`, `__hadd2`, `__hmul`, ...) is declared in cuda_fp16.hpp
+only for `__CUDA_ARCH__ >= 530`; atomicAdd on `double` and `__half2` only from compute
+capability 6.0, on `__half` from 7.0, on `__nv_bfloat16`/`__nv_bfloat162` from 8.0 (NVIDIA's
+CUDA C++ Programming Guide, atomicAdd()). A TORCH_CUDA_ARCH_LIST, `-gencode` or CMake
+architecture list that still holds an older target fails there, whatever GPU the node has.
+The function comes from the line, its operand type from the `argument types are:` line below
+it, the GPU's own architecture from the node or log."""
 
 from __future__ import annotations
 
@@ -23,16 +28,52 @@ _UNDEFINED = lazy(
 )
 # the architecture below which cuda_fp16.hpp leaves half arithmetic out
 _HALF_FLOOR = (5, 3)
+# nvcc's front end: 'error: no instance of overloaded function "atomicAdd" matches the argument
+# list', its operand types on the next line ('argument types are: (double *, double)')
+_ATOMIC = lazy(
+    r'no instance of overloaded function "(?P<name>atomicAdd)" matches the argument list'
+)
+# atomicAdd's operand type -> the compute capability from which CUDA declares that overload
+# (CUDA C++ Programming Guide, "atomicAdd()": "The 64-bit floating-point version of atomicAdd()
+# is only supported by devices of compute capability 6.x and higher", the __half2 version 6.x,
+# the __half version 7.x, the __nv_bfloat162 and __nv_bfloat16 versions 8.x)
+_ATOMIC_FLOORS: tuple[tuple[str, tuple[int, int]], ...] = (
+    ("__nv_bfloat162", (8, 0)),
+    ("__nv_bfloat16", (8, 0)),
+    ("__half2", (6, 0)),
+    ("__half", (7, 0)),
+    ("double", (6, 0)),
+)
+_OPERAND = lazy(r"^\s*(?:const\s+|volatile\s+)*(?P<type>[A-Za-z_][A-Za-z_0-9:]*)\s*\*")
+
+
+def atomic_floor(arguments: str) -> tuple[str, tuple[int, int]] | None:
+    """The operand type of an atomicAdd call and the compute capability its overload needs,
+    from nvcc's 'argument types are: (double *, const double)' text; None for a type CUDA has
+    no atomicAdd for at any architecture (c10::Half, a user's struct)."""
+    found = _OPERAND.match(arguments)
+    if found is None:
+        return None
+    kind = found.group("type").removeprefix("::")
+    for name, floor in _ATOMIC_FLOORS:
+        if kind == name:
+            return name, floor
+    return None
 
 
 @rule("TOR193", "intrinsic-below-build-target", Severity.ERROR)
 def intrinsic_below_build_target(facts: Facts) -> Iterable[Hit]:
-    """A kernel uses a CUDA intrinsic that the build's oldest target architecture lacks (half2 arithmetic needs sm_53)
+    """A kernel uses a CUDA intrinsic or atomic that the build's oldest target architecture lacks (half2 arithmetic needs sm_53, double atomicAdd sm_60)
 
     ## What it checks
     In `triage`, nvcc's front end reporting a half-precision intrinsic undefined while it
     compiles an extension's kernel: `marlin_qqq_kernel.cu(152): error: identifier "__hfma2"
-    is undefined`, the same for `__hadd2`, `__hmul`, `__hfma`. Only a build log states it.
+    is undefined`, the same for `__hadd2`, `__hmul`, `__hfma`; and an atomicAdd with no
+    overload for its operand type, `error: no instance of overloaded function "atomicAdd"
+    matches the argument list` with `argument types are: (double *, double)` below it (double
+    and `__half2` need compute capability 6.0, `__half` 7.0, `__nv_bfloat16` 8.0; another
+    type, such as torch's `c10::Half`, has no atomicAdd at any architecture and is left
+    open). Only a build log states it.
 
     ## Why it matters
     CUDA's cuda_fp16.hpp declares half arithmetic only for `__CUDA_ARCH__ >= 530`: a kernel
@@ -41,16 +82,23 @@ def intrinsic_below_build_target(facts: Facts) -> Iterable[Hit]:
     choice of every architecture when no GPU is visible in a container build) stops the whole
     build, although the GPU it is for is newer.
 
+    CUDA declares atomicAdd on `double` only for `__CUDA_ARCH__ >= 600`: a project whose
+    target list (SM_TARGETS, `-gencode=arch=compute_52`, nvcc's default target of older
+    toolkits) holds Maxwell or older fails the same way.
+
     ## Example
     Building torchao 0.12 for CUDA 12.6 with `TORCH_CUDA_ARCH_LIST="5.0;6.0;7.0;7.5;8.0;8.6;8.9"`:
     `marlin_qqq_kernel.cu(152): error: identifier "__hfma2" is undefined`; exllamav2's JIT on a
-    V100 with a compute_52 target: the same error in `h_gemm.cu`.
+    V100 with a compute_52 target: the same error in `h_gemm.cu`; gunrock built with
+    `SM_TARGETS = $(GEN_SM50)`: `error: no instance of overloaded function "atomicAdd" matches
+    the argument list` / `argument types are: (double *, double)`.
 
     ## Fix
-    Build only for architectures 5.3 and newer: `export TORCH_CUDA_ARCH_LIST="<the GPUs' X.Y>"`
-    (e.g. `7.0` for a V100, `8.0;9.0` for A100 and H100) before `pip install
-    --no-build-isolation`, or CMake `-DCMAKE_CUDA_ARCHITECTURES` / nvcc `-gencode` lists without
-    50 and 52.
+    Build only for architectures at or above the function's floor (5.3 for half arithmetic,
+    6.0 for double atomicAdd): `export TORCH_CUDA_ARCH_LIST="<the GPUs' X.Y>"` (e.g. `7.0` for
+    a V100, `8.0;9.0` for A100 and H100) before `pip install --no-build-isolation`, or CMake
+    `-DCMAKE_CUDA_ARCHITECTURES` / nvcc `-gencode` lists without the older targets. For a GPU
+    below the floor itself, only the project's own fallback (an atomicCAS loop) compiles.
 
     ## References
     - https://docs.nvidia.com/cuda/cuda-math-api/cuda_math_api/group__CUDA__MATH____HALF2__ARITHMETIC.html
@@ -58,15 +106,17 @@ def intrinsic_below_build_target(facts: Facts) -> Iterable[Hit]:
     - https://github.com/pytorch/ao/pull/1557
     - https://github.com/pytorch/FBGEMM/pull/3434
     - https://github.com/turboderp-org/exllamav2/issues/380
+    - https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#atomicadd
+    - https://github.com/gunrock/gunrock/issues/460
     """
     raise Skip("only a build log states which intrinsic a kernel's target lacked", "log.ptx_target")
 
 
-def _gpu_arch_list(facts: Facts) -> str | None:
+def _gpu_arch_list(facts: Facts, floor: tuple[int, int] = _HALF_FLOOR) -> str | None:
     """The node's or log's GPUs as X.Y (those at or above the floor), if known."""
     with contextlib.suppress(Skip):
         ccs = sorted({facts.compute_capability(g) for g in facts.gpus()})
-        kept = [f"{cc.major}.{cc.minor}" for cc in ccs if (cc.major, cc.minor) >= _HALF_FLOOR]
+        kept = [f"{cc.major}.{cc.minor}" for cc in ccs if (cc.major, cc.minor) >= floor]
         if kept:
             return ";".join(kept)
     return None
@@ -76,6 +126,8 @@ def _gpu_arch_list(facts: Facts) -> str | None:
 def intrinsic_below_build_target_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """The intrinsic from the line; the fix sets the architecture list to the GPUs' own (from
     the node or log) or says to leave out everything below 5.3."""
+    if _ATOMIC.search(line.text):
+        return _atomic_below_target(facts, line)
     found = _UNDEFINED.search(line.text)
     if found is None:
         raise NotStated(f"line {line.line} names no half-precision intrinsic", "log.ptx_target")
@@ -94,5 +146,39 @@ def intrinsic_below_build_target_in_log(facts: Facts, line: LogLine) -> Hit | No
             "manual",
             manual(f'export TORCH_CUDA_ARCH_LIST="{value}"'),
             manual("pip install --no-build-isolation --no-cache-dir <the package>"),
+        ),
+    )
+
+
+def _atomic_below_target(facts: Facts, line: LogLine) -> Hit:
+    """atomicAdd without an overload: its operand type from nvcc's 'argument types are:' line
+    (a fact), the floor from the programming guide's table, the fix as for the intrinsics."""
+    arguments = line.stated.get("overload_args", "")
+    known = atomic_floor(arguments)
+    if known is None:
+        raise NotStated(
+            f"line {line.line}: nvcc's argument types ({arguments or 'not in the log'}) name no "
+            "type whose atomicAdd depends on the architecture",
+            "log.ptx_target",
+        )
+    kind, floor = known
+    need = f"{floor[0]}.{floor[1]}"
+    sm = f"sm_{floor[0]}{floor[1]}"
+    value = _gpu_arch_list(facts, floor) or (
+        f"<the GPUs' X.Y, {need} or newer: 7.0 V100, 8.0 A100, 8.9 L4, 9.0 H100>"
+    )
+    return Hit(
+        f"nvcc has no atomicAdd for {kind} on a target the build compiles (line {line.line}): "
+        f"CUDA declares it only for compute capability {need} ({sm}) and newer, so the "
+        "architecture list still holds an older target",
+        evidence={"line": line.line, "intrinsic": "atomicAdd", "operand": kind, "floor": need},
+        fix=fix(
+            f"Build only for architectures {need} and newer: `export "
+            f'TORCH_CUDA_ARCH_LIST="{value}"` (the GPUs the build must run on), a CMake build '
+            f"-DCMAKE_CUDA_ARCHITECTURES, nvcc -gencode arch=compute_XY without targets below "
+            f"{sm}; a GPU older than {sm} needs the project's own atomicCAS fallback",
+            "manual",
+            manual(f'export TORCH_CUDA_ARCH_LIST="{value}"'),
+            manual("cmake -DCMAKE_CUDA_ARCHITECTURES=<XY of the GPUs> .."),
         ),
     )

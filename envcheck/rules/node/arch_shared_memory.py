@@ -165,3 +165,87 @@ def shared_memory_in_log(facts: Facts, line: LogLine) -> Hit | None:
             manual("triton.Config({...}, num_stages=1)"),
         ),
     )
+
+
+# ptxas' refusal of a kernel whose static shared memory is over the per-kernel limit, in hex:
+# 'uses too much shared data (0xc400 bytes, 0xc000 max)' (OpenCL's adds '+ 0x10 bytes system')
+_STATIC = lazy(
+    r"uses too much shared data \((?P<used>0x[0-9a-fA-F]+) bytes"
+    r"(?: \+ (?P<system>0x[0-9a-fA-F]+) bytes system)?, (?P<limit>0x[0-9a-fA-F]+) max\)"
+)
+# the static limit: 48 KB per block on every architecture from Fermi (sm_20) on; beyond it a
+# kernel must use dynamic shared memory and opt in (cudaFuncSetAttribute), compute capability 7.0+
+_STATIC_LIMIT = 0xC000
+
+
+@rule("TOR201", "kernel-static-shared-memory-over-limit", Severity.ERROR)
+def static_shared_memory_over_limit(facts: Facts) -> Iterable[Hit]:
+    """A kernel declares more static shared memory than ptxas allows one block (48 KB): its tile sizes for the targets the build compiles do not fit
+
+    ## What it checks
+    In `triage`, ptxas refusing a kernel while a source build compiles it: `ptxas error   :
+    Entry function '_Z15flash_attn_tile...' uses too much shared data (0xc400 bytes, 0xc000
+    max)`. Both numbers are on the line, in hex: the kernel's statically sized `__shared__`
+    arrays and the limit (0xc000 = 48 KB on every architecture since Fermi; 0x4000 = 16 KB on
+    compute capability 1.x, as old OpenCL compilers state it). Only a build log states it.
+
+    ## Why it matters
+    Statically sized shared memory is capped at 48 KB per block whatever the GPU: a kernel that
+    needs more must allocate it dynamically and opt in with
+    `cudaFuncSetAttribute(..., cudaFuncAttributeMaxDynamicSharedMemorySize, ...)` (compute
+    capability 7.0 and newer). A project whose tile sizes depend on the architecture or on a
+    build option (CUB's tuning policies, a flash-attention tile, double instead of float)
+    compiles for some targets and not others, so the build stops although nothing is missing
+    from the node.
+
+    ## Example
+    llama.cpp b6498 built with `CUDA_ARCH="60;61;70;75"`: `flash_attn_tile` uses 0xc400 bytes,
+    fixed in the next release; CUB's radix sort in supersurfel_fusion, whose CMake module chose
+    the architectures: 0xc300 bytes.
+
+    ## Fix
+    Update the project to a release whose kernels fit (the maintainers' fix), build only for
+    the GPU's own architecture (`-DCMAKE_CUDA_ARCHITECTURES=<XY>`, `TORCH_CUDA_ARCH_LIST`,
+    nvcc `-arch=sm_XY` instead of a project's fixed list), or lower the build option that
+    sized the kernel (tile or block size, double precision).
+
+    ## References
+    - https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#shared-memory-7-x
+    - https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#features-and-technical-specifications-technical-specifications-per-compute-capability
+    - https://github.com/ggml-org/llama.cpp/issues/16081
+    - https://github.com/BruceCanovas/supersurfel_fusion/issues/1
+    """
+    raise Skip("only a build log states the static shared memory of a kernel", "log.smem")
+
+
+@from_log("TOR201")
+def static_shared_memory_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """Used and limit from ptxas' hex numbers; the fix names the release, the architecture list
+    and the kernel's own sizing, in that order."""
+    found = _STATIC.search(line.text)
+    if found is None:
+        raise NotStated(
+            f"line {line.line} does not state the kernel's shared data and the limit", "log.smem"
+        )
+    used = int(found.group("used"), 16) + int(found.group("system") or "0", 16)
+    limit = int(found.group("limit"), 16)
+    if used <= limit:
+        return None
+    static = "the static limit of every architecture since Fermi" if limit == _STATIC_LIMIT else ""
+    where = f", {static}" if static else ""
+    return Hit(
+        f"ptxas refused a kernel that declares {used} bytes ({_kib(used)}) of static shared "
+        f"memory (line {line.line}); one block may hold {limit} ({_kib(limit)}{where}): its "
+        "tile sizes for a target the build compiles do not fit",
+        evidence={"line": line.line, "used": used, "limit": limit},
+        fix=fix(
+            "The kernel does not fit the static shared memory limit: update the project to a "
+            "release whose kernels fit (its maintainers' fix), or build only for the GPU's own "
+            "architecture (-DCMAKE_CUDA_ARCHITECTURES=<XY>, TORCH_CUDA_ARCH_LIST=<X.Y>, nvcc "
+            "-arch=sm_XY) instead of the project's fixed list; else lower the build option "
+            "that sized the kernel (tile or block size, double precision)",
+            "manual",
+            manual("git pull && cmake --build build"),
+            manual("cmake -B build -DCMAKE_CUDA_ARCHITECTURES=<XY of the GPU>"),
+        ),
+    )

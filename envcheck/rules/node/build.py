@@ -508,6 +508,8 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
     every nvcc call, torch's cpp_extension also passes CC as -ccbin)."""
     if line.signature == _HOST_HEADER:
         return _host_header_line(facts, line)
+    if line.signature == _CXX17_NAME:
+        return _cxx17_name_line(line)
     if (
         "C++17 or later" in line.text
         or "option '-std=" in line.text
@@ -574,6 +576,47 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
 
 # nvcc's front end failing inside the host's own headers (signatures/build_toolchains.toml)
 _HOST_HEADER = "nvcc-host-header-rejected"
+# a C++17 standard-library name the compiler does not declare (signatures/build_toolchains.toml)
+_CXX17_NAME = "cxx17-library-name-undeclared"
+_CXX17_WHICH = lazy(
+    r"(?:std::|['‘’\"])(?P<name>[a-z_]+)['‘’\"]?(?: in namespace|: is not| has not| is only)"
+    r"|named ['‘’\"](?P<named>[a-z_]+)['‘’\"]|has no member (?:class )?\"(?P<member>[a-z_]+)\""
+)
+# the header that needs it: torch's own (a wheel's torch/include, libtorch's include)
+_TORCH_HEADER = lazy(r"(?:site-packages/torch/include|libtorch[^ ]*/include)/")
+
+
+def _cxx17_name_line(line: LogLine) -> Hit:
+    """A C++17 standard-library name undeclared: the build compiles an older standard than a
+    header it includes needs (torch's headers: C++17 since torch 2.1, pytorch/pytorch#85969).
+    The fix sets the standard where the build states it: setup.py's extra_compile_args for
+    cxx and nvcc, CMake's CMAKE_CXX_STANDARD / CMAKE_CUDA_STANDARD, MSVC's /std:c++17; a gcc
+    older than 7 cannot compile C++17 (torch's headers need gcc 9)."""
+    found = _CXX17_WHICH.search(line.text)
+    name = next((n for n in found.groups() if n), "optional") if found else "optional"
+    torch = (
+        " (torch's own headers need C++17 since torch 2.1)"
+        if _TORCH_HEADER.search(line.text)
+        else ""
+    )
+    return Hit(
+        f"the compiler does not declare std::{name}, a C++17 name (line {line.line}): the build "
+        f"compiles an older C++ standard than a header it includes needs{torch}",
+        evidence={"line": line.line, "name": f"std::{name}"},
+        fix=fix(
+            "Compile as C++17: a setup.py's extra_compile_args={'cxx': ['-std=c++17'], "
+            "'nvcc': ['-std=c++17']} (in place of -std=c++14), CMake's "
+            "set(CMAKE_CXX_STANDARD 17) and set(CMAKE_CUDA_STANDARD 17), MSVC's /std:c++17; "
+            "with a gcc older than 9 (CentOS 7's 4.8), a newer gcc first (gcc-toolset, "
+            "conda's gxx)",
+            "manual",
+            manual("extra_compile_args={'cxx': ['-std=c++17'], 'nvcc': ['-std=c++17']}"),
+            manual("set(CMAKE_CXX_STANDARD 17)  # CMakeLists.txt; CUDA: CMAKE_CUDA_STANDARD"),
+            set_env(CXXFLAGS="-std=c++17"),
+        ),
+    )
+
+
 # NVIDIA's forum answer for glibc 2.41's C23 math declarations against CUDA's math_functions.h
 _GLIBC_MATH_PATCH = (
     "https://forums.developer.nvidia.com/t/"

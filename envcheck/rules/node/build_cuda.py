@@ -36,6 +36,42 @@ _BUILD_WRAPPERS = frozenset(
 )
 
 
+# a bfloat16 name of the toolkit undeclared (build.toml): cuda_bf16.h and CUDA_R_16BF are CUDA 11.0's
+_BF16_NAMES = "bf16-name-before-cuda11"
+_BF16_CUDA = Version("11.0")
+
+
+def _bf16_before_cuda11(facts: Facts, line: LogLine) -> Hit | None:
+    """A bfloat16 name the toolkit does not declare: the toolkit is older than CUDA 11.0 when
+    nvcc's release (the log's banner, the node) says so; an nvcc of 11.0 or newer clears the
+    toolkit (the source's own include is at fault); no release stated leaves it open."""
+    nvcc = _nvcc(facts, line)
+    if nvcc is None:
+        raise NodeDecides(
+            f"line {line.line}: a bfloat16 name is undefined, and no nvcc release is stated "
+            "(CUDA 11.0 added the bfloat16 types)"
+        )
+    if nvcc >= _BF16_CUDA:
+        return None
+    torch_cuda = _torch_cuda(facts, line)
+    known = torch_cuda is not None and torch_cuda >= _BF16_CUDA
+    release = str(torch_cuda) if known else "<X.Y: 11.0 or newer, torch's CUDA>"
+    home = f"/usr/local/cuda-{release}" if known else "/usr/local/cuda-<X.Y>"
+    return Hit(
+        f"nvcc is CUDA {nvcc}, which has no bfloat16 types (cuda_bf16.h's __nv_bfloat16 and "
+        f"CUDA_R_16BF arrived in CUDA 11.0), and the build uses them (line {line.line})",
+        evidence={"line": line.line, "nvcc": str(nvcc), "needs": str(_BF16_CUDA)},
+        fix=fix(
+            f"Build with a CUDA toolkit of 11.0 or newer (CUDA {release}): install it, export CUDA_HOME={home} and put $CUDA_HOME/bin "
+            "first on PATH (conda: conda install -c nvidia cuda-toolkit and export "
+            "CUDA_HOME=$CONDA_PREFIX), then rebuild the extension",
+            "manual",
+            set_env(CUDA_HOME=home),
+            manual(f"export PATH={home}/bin:$PATH"),
+        ),
+    )
+
+
 def _version(text: str | None) -> Version | None:
     try:
         return major_minor(Version(text)) if text else None
@@ -137,6 +173,8 @@ def nvcc_vs_torch_in_log(facts: Facts, line: LogLine) -> Hit | None:
     the line, nvcc's banner elsewhere in the log, or the node."""
     if line.signature in _BUILD_WRAPPERS:
         return _below_build_floor(facts, line)
+    if line.signature == _BF16_NAMES:
+        return _bf16_before_cuda11(facts, line)
     nvcc, torch_cuda = _nvcc(facts, line), _torch_cuda(facts, line)
     if (
         "mismatches the version" in line.text

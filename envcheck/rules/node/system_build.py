@@ -145,7 +145,7 @@ def _present(facts: Facts, name: str) -> bool:
 
 @rule("SYS131", "host-compiler-vs-cuda", Severity.ERROR)
 def host_compiler(facts: Facts) -> Iterable[Hit]:
-    """The host g++ is outside the range the CUDA toolkit accepts
+    """The host g++ is outside the range the CUDA toolkit accepts, or compiles an older C++ standard than the build's headers need
 
     ## What it checks
     The g++ a CUDA extension build found against the versions that build's CUDA toolkit accepts,
@@ -155,7 +155,13 @@ def host_compiler(facts: Facts) -> Iterable[Hit]:
     the newest gcc that release's nvcc accepts (`matrices/cuda/host_compilers.toml`); in
     `triage`, nvcc's own host_config.h check for gcc (`gcc versions later than 12 are not
     supported`), MSVC (`Only the versions between 2017 and 2022 (inclusive) are supported`) and
-    clang (`clang version must be less than 16`).
+    clang (`clang version must be less than 16`); and a C++17 standard-library name the
+    compiler does not declare (`'optional' in namespace 'std' does not name a template type`,
+    `'std::optional' has not been declared`, clang's `no template named 'optional' in
+    namespace 'std'`, nvcc's `namespace "std" has no member "optional"`, MSVC's C2039): the
+    build compiles C++14 or older (a setup.py's `-std=c++14`, `CMAKE_CXX_STANDARD 14`, a gcc
+    before 11 without a flag) while torch's headers (C++17 since torch 2.1) or another
+    header need C++17; the fix sets `-std=c++17` where the build states its standard.
 
     ## Why it matters
     nvcc refuses host compilers older or newer than its supported range; source builds of
@@ -173,6 +179,8 @@ def host_compiler(facts: Facts) -> Iterable[Hit]:
     ## References
     - https://github.com/Dao-AILab/flash-attention/issues/246
     - https://docs.nvidia.com/cuda/cuda-installation-guide-linux/ (supported host compilers)
+    - https://github.com/pytorch/pytorch/pull/85969 (torch's headers need C++17)
+    - https://github.com/meta-pytorch/multipy/issues/312
     """
     system = facts.system()
     if system.gxx is not None and system.gxx_needed is None:
