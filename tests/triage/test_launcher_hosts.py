@@ -2,7 +2,7 @@
 count: DeepSpeed's workers, its pdsh command and its world, pdsh's host before each gathered
 line, NCCL's own hostname before its lines, Slurm's node list (signatures in
 matrices/signatures/nccl_transports.toml, facts in envcheck/triage/run.py host_facts, read by
-envcheck/rules/node/nccl_scope.py ranks_span_nodes)."""
+envcheck/rules/node/rank_hosts.py ranks_span_nodes)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from envcheck.rules.node.nccl_scope import ranks_span_nodes, slurm_hosts
+from envcheck.rules.node.rank_hosts import ranks_span_nodes, slurm_hosts
 from envcheck.triage.prefixes import line_host, nccl_host
 from tests.conftest import CliResult
 from tests.triage.from_log import causes, fix_text, log_file

@@ -16,12 +16,12 @@ that tell them apart (the faulthandler's stack, the import order, a rebuild)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Action, Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.signals import routes_elsewhere
@@ -43,12 +43,10 @@ _DISTRIBUTION = {"sklearn": "scikit-learn", "faiss": "faiss-cpu"}
 
 # the libraries a backtrace's frames pass through on the way to the one that crashed: the C
 # library, the signal handlers that print the backtrace, the interpreter, libffi
-_FRAMES_SKIPPED = re.compile(
+_FRAMES_SKIPPED = lazy(
     r"^lib(c|pthread|dl|ucs|ucm|python3?[0-9.]*m?|ffi|gcc_s|stdc\+\+|unwind|backtrace)[.-]"
 )
-_IMPORT = re.compile(
-    r"\b(?:import|from)\s+([A-Za-z_][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z_][A-Za-z0-9_]*)*)"
-)
+_IMPORT = lazy(r"\b(?:import|from)\s+([A-Za-z_][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z_][A-Za-z0-9_]*)*)")
 # the condition and fix of TOR150 and SYS203 where a crash's facts decide neither
 _OPEN_FIXES = {
     "TOR150": "where the crash began after torch was upgraded or reinstalled: rebuild the "

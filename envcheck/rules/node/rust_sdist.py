@@ -13,7 +13,6 @@ release with a wheel for this interpreter or say that none has one; building nee
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from packaging.utils import canonicalize_name
@@ -21,13 +20,14 @@ from packaging.utils import canonicalize_name
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Fix, Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
 
 _RUSTUP = "curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh"
 # an sdist file name: {name}-{version}.tar.gz (the name's own '-' are '_' or kept; the version
 # starts with a digit)
-_SDIST = re.compile(r"^(?P<name>.+?)-(?P<version>[0-9][A-Za-z0-9_.!+]*)\.(?:tar\.gz|zip)$")
+_SDIST = lazy(r"^(?P<name>.+?)-(?P<version>[0-9][A-Za-z0-9_.!+]*)\.(?:tar\.gz|zip)$")
 
 
 @rule("SYS169", "rust-sdist-build-without-toolchain", Severity.ERROR)

@@ -13,7 +13,7 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.memory import SHM_SIGNATURES, shm_hit
-from envcheck.rules.node.nccl_scope import GENERIC_NCCL_LINES, ranks_span_nodes
+from envcheck.rules.node.rank_hosts import GENERIC_NCCL_LINES, ranks_span_nodes
 from envcheck.rules.node.ray import shm_step
 from envcheck.rules.signals import SIGNAL_SIGNATURES, routes_elsewhere
 
