@@ -51,7 +51,7 @@ LINES: list[tuple[str, str, dict[str, str]]] = [
     (
         "nccl-version-banner",
         "gpu-node-3:2715:2715 [0] NCCL INFO NCCL version 2.25.1+cuda12.8",
-        {"nccl_version": "2.25.1", "nccl_cuda": "12.8"},
+        {"nccl_version": "2.25.1", "nccl_cuda": "12.8", "nccl_host": "gpu-node-3"},
     ),
     (
         "ray-memory-monitor-kill",
