@@ -525,7 +525,7 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
         or "of the host compiler ('" in line.text
     ):
         return _other_host_compiler(line)
-    toolkit = _line_toolkit(facts, line)
+    toolkit = line_toolkit(facts, line)
     ceiling = line.stated.get("gcc_max")
     if "required version by CUDA" in line.text:  # torch's cpp_extension compared the two
         if " is less than " in line.text:
@@ -631,7 +631,7 @@ def _host_header_line(facts: Facts, line: LogLine) -> Hit:
     library's (the distribution's glibc is newer than the toolkit: C23 math functions declared
     noexcept clash with CUDA's math_functions.h; NVIDIA's patch to that header, or a build
     image of an older distribution)."""
-    toolkit = _line_toolkit(facts, line)
+    toolkit = line_toolkit(facts, line)
     built = f"CUDA {toolkit}'s nvcc" if toolkit else "this CUDA toolkit's nvcc"
     header = line.stated.get("gcc_header")
     if header is not None and header.isdigit():
@@ -718,7 +718,7 @@ def _gcc_below_range(facts: Facts, line: LogLine, toolkit: str | None) -> Hit:
     )
 
 
-def _line_toolkit(facts: Facts, line: LogLine) -> str | None:
+def line_toolkit(facts: Facts, line: LogLine) -> str | None:
     """The CUDA toolkit whose nvcc refused the compiler: the release its own path on the line
     names (``/usr/local/cuda-9.0/include/crt/host_config.h``), else the nvcc banner the log
     states (``Cuda compilation tools, release 12.1``), else the node's nvcc."""

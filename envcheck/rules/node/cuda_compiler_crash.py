@@ -8,16 +8,15 @@ toolkit release comes from the log (the component's path, nvcc's banner) or the 
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterable
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
 from envcheck.patterns import lazy
-from envcheck.rules import nvcc_host
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, set_env
+from envcheck.rules.node.build import line_toolkit
 
 # nvcc's report of a component that crashed: "nvcc error   : 'ptxas' died due to signal 11
 # (Invalid memory reference)"; signal 9 (Kill signal) is the OOM killer's, not a crash
@@ -74,19 +73,6 @@ def cuda_compiler_crashed(facts: Facts) -> Iterable[Hit]:
     raise Skip("only a build log states that a CUDA compiler component crashed", "log.cuda_build")
 
 
-def _toolkit(facts: Facts, line: LogLine) -> str | None:
-    """The CUDA release whose compiler crashed: the line's own path, nvcc's banner in the log,
-    else the node's nvcc."""
-    named = nvcc_host.cuda_in_text(line.text) or line.stated.get("nvcc_version")
-    if named is not None:
-        return named
-    with contextlib.suppress(Skip):
-        nvcc = facts.system().nvcc
-        if nvcc is not None and nvcc.version:
-            return nvcc.version
-    return None
-
-
 @from_log("CUD193")
 def cuda_compiler_crashed_in_log(facts: Facts, line: LogLine) -> Hit:
     """The component and signal from nvcc's line; the release from the log or node; the fix
@@ -98,7 +84,7 @@ def cuda_compiler_crashed_in_log(facts: Facts, line: LogLine) -> Hit:
         )
     tool, signal = found.group("tool"), found.group("signal")
     kind = "a segmentation fault" if signal == "11" else "an abort"
-    toolkit = _toolkit(facts, line)
+    toolkit = line_toolkit(facts, line)
     release = f"CUDA {toolkit}'s" if toolkit else "this CUDA toolkit's"
     other = f"not {toolkit}: " if toolkit else ""
     return Hit(
