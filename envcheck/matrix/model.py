@@ -471,8 +471,17 @@ class Matrix:
         return exact or found
 
     def soname_wheels(self, library: str) -> tuple[str, ...]:
-        """The pip wheels that ship ``library`` (a name without its .so suffix: ``libcublas``)
-        for any CUDA major, CUDA 12's first; () when the matrix knows none."""
+        """The pip wheels that ship ``library``: a name without its .so suffix (``libcublas``)
+        for any CUDA major, CUDA 12's first; a soname (``libcublasLt.so.12``, or with the full
+        version ``libcublasLt.so.12.1.3.1``) for that major only; () when the matrix knows
+        none."""
+        if ".so" in library:
+            exact = [
+                e for e in self.sonames if e.name == library or library.startswith(e.name + ".")
+            ]
+            if exact:
+                return tuple(dict.fromkeys(n for e in exact for n in package_names(e.pip)))
+            library = library.split(".so", 1)[0]
         names: list[str] = []
         for entry in self.sonames:
             if entry.name.startswith(library + ".so"):

@@ -318,6 +318,13 @@ def test_package_names_read_each_alternative_and_skip_bundled_copies() -> None:
     assert package_names("bundled inside torch wheels (torch/lib/libgomp.so.1)") == []
     # CUD104 reads the wheels of a library from the same table
     assert MATRIX.soname_wheels("libnvJitLink") == ("nvidia-nvjitlink-cu12", "nvidia-nvjitlink")
+    # a soname names its CUDA major: only that major's wheel ships it (a kernel's segfault line
+    # names the loaded file, libcublasLt.so.12, sometimes with its full version)
+    assert MATRIX.soname_wheels("libcublasLt.so.12") == ("nvidia-cublas-cu12",)
+    assert MATRIX.soname_wheels("libcublasLt.so.12.1.3.1") == ("nvidia-cublas-cu12",)
+    assert MATRIX.soname_wheels("libcublasLt.so.11") == ("nvidia-cublas-cu11",)
+    # a major the table does not hold: every major's wheels, as for the bare name
+    assert MATRIX.soname_wheels("libcublasLt.so.99") == MATRIX.soname_wheels("libcublasLt")
 
 
 def test_glibc_line_with_straight_quotes_states_the_floor(

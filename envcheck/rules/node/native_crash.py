@@ -285,7 +285,7 @@ def _import_order(line: LogLine, names: list[str]) -> Hit:
 
 
 def _library_hit(facts: Facts, line: LogLine, library: str) -> Hit:
-    wheels = facts.matrix.soname_wheels(library.split(".so", 1)[0])
+    wheels = facts.matrix.soname_wheels(library)
     ships = f" (shipped by {', '.join(wheels)})" if wheels else ""
     steps: list[Action] = []
     if wheels:
