@@ -170,10 +170,11 @@ _TOOLS_ENV = ("PYTEST_CURRENT_TEST", "PYTHONBREAKPOINT", "RAY_")
 
 def _in_process(args: tuple[str, ...]) -> bool:
     """Whether a command can run in this process and behave as in its own: triage of a log
-    file without probing (no NVML, no node files), in the environment and directory the
+    file without probing (no NVML, no node files: --no-probe, or a saved --report), in the environment and directory the
     session started with, so that nothing a run keeps (the compiled matrix, tables read once)
     came from other settings."""
-    if args[:1] != ("triage",) or "--no-probe" not in args or "-" in args:
+    probes = "--no-probe" not in args and "--report" not in args
+    if args[:1] != ("triage",) or probes or "-" in args:
         return False
     try:
         cwd = os.getcwd()

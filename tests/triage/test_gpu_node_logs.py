@@ -1,0 +1,155 @@
+"""Failures made on a real H200 by scripts/gpu_failures.py (tests/triage/gpu_node/README.md).
+
+What each failure is comes from how the scenario made it (the script's ``kind``), not from
+triage's output: each case names the signature family and the cause whose fix is the right
+one for that failure. Triage runs twice: on the log alone (``--no-probe``), and against the
+node's own saved report (``--report``), as on the node.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import run_cli
+
+HERE = Path(__file__).parent / "gpu_node"
+REPORT = HERE / "h200-node-report.json"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _triage(name: str, node: bool) -> tuple[int, dict[str, Any]]:
+    where = ["--report", str(REPORT)] if node else ["--no-probe"]
+    done = run_cli("triage", *where, "--json", str(HERE / f"{name}.log"))
+    return done.returncode, done.json()["data"]
+
+
+def _causes(data: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(signature, cause, verdict) of every failure line, causes in printed order."""
+    return [
+        (m["id"], c["code"], c["verdict"])
+        for m in data["matches"]
+        if not m["noise"]
+        for c in m["causes"]
+    ]
+
+
+def _top(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """(signature, its first cause) of every failure line."""
+    return [
+        (m["id"], m["causes"][0]["code"] if m["causes"] else "")
+        for m in data["matches"]
+        if not m["noise"]
+    ]
+
+
+# (log, signature, the cause whose fix is right), from how the scenario made the failure
+MADE = [
+    ("torch_oom", "cuda-out-of-memory", "DRV150"),
+    ("torch_invalid_ordinal", "cuda-error", "DRV150"),
+    ("torch_no_visible_gpu", "torch-found-no-driver", "DRV103"),
+    ("torch_stub_libcuda", "cuda-error", "DRV150"),
+    ("torch_device_assert", "cuda-error", "DRV150"),
+    ("triton_illegal_address", "cuda-error", "DRV150"),
+    ("cupy_illegal_address", "cuda-error", "DRV150"),
+    ("jax_no_visible_gpu", "cuda-error", "DRV150"),
+    ("cuda_in_forked_child", "cuda-reinit-in-forked-child", "CUD195"),
+    ("nccl_duplicate_gpu", "nccl-duplicate-gpu", "CUD152"),
+    ("nccl_bad_socket_ifname", "nccl-no-socket-interface", "NET101"),
+    ("gloo_bad_socket_ifname", "gloo-unable-to-find-address", "NET101"),
+    ("store_port_in_use", "c10d-store-port-in-use", "NET160"),
+    ("nvcc_missing_header", "vendored-cutlass-headers-missing", "SYS165"),
+    ("torch_ext_compile_error", "extension-build-failed", "SYS153"),
+    ("ext_undefined_symbol", "undefined-symbol-torch", "TOR150"),
+    ("ext_missing_cudart11", "shared-object-cannot-open", "SYS150"),
+    ("triton_shared_memory", "triton-shared-memory-over-limit", "TOR200"),
+    ("module_missing", "no-module-named", "PY151"),
+]
+
+
+@pytest.mark.parametrize(("name", "signature", "code"), MADE)
+@pytest.mark.parametrize("node", [False, True], ids=["log", "node"])
+def test_a_made_failure_is_found_with_its_cause(
+    name: str, signature: str, code: str, node: bool
+) -> None:
+    exit_code, data = _triage(name, node)
+    assert exit_code == 1
+    assert (signature, code) in _top(data), _top(data)
+    verdicts = {(s, c): v for s, c, v in _causes(data)}
+    assert verdicts[(signature, code)] in {"confirmed", "unknown"}
+
+
+# the fix's own words that make it the right one for how the failure was made
+FIX_WORDS = [
+    ("torch_invalid_ordinal", "CUDA_VISIBLE_DEVICES"),
+    ("torch_no_visible_gpu", "CUDA_VISIBLE_DEVICES"),
+    ("jax_no_visible_gpu", "CUDA_VISIBLE_DEVICES"),
+    ("torch_stub_libcuda", "stubs"),
+    ("torch_device_assert", "CUDA_LAUNCH_BLOCKING=1"),
+    ("cupy_illegal_address", "compute-sanitizer"),
+    ("nccl_bad_socket_ifname", "NCCL_SOCKET_IFNAME"),
+    ("gloo_bad_socket_ifname", "GLOO_SOCKET_IFNAME"),
+]
+
+
+@pytest.mark.parametrize(("name", "words"), FIX_WORDS)
+def test_the_fix_names_what_made_the_failure(name: str, words: str) -> None:
+    _, data = _triage(name, node=True)
+    first = next(m for m in data["matches"] if not m["noise"])
+    fix = json.dumps(first["causes"][0].get("fix"))
+    assert words in fix, fix
+
+
+@pytest.mark.parametrize("name", ["clean_train"])
+@pytest.mark.parametrize("node", [False, True], ids=["log", "node"])
+def test_a_clean_run_has_no_finding(name: str, node: bool) -> None:
+    exit_code, data = _triage(name, node)
+    assert exit_code == 0, _top(data)
+
+
+def test_the_script_makes_and_triages_the_failures_a_cpu_can_make(tmp_path: Path) -> None:
+    """The two scenarios that need no GPU, end to end: the failing program's log, then
+    triage's verdict in results.tsv."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "gpu_failures.py"),
+            str(tmp_path),
+            "--no-probe",
+            "--only",
+            "native_segfault",
+            "module_missing",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Segmentation fault" in (tmp_path / "native_segfault.log").read_text()
+    rows = {
+        line.split("\t")[0]: line.split("\t")
+        for line in (tmp_path / "results.tsv").read_text().splitlines()[1:]
+    }
+    assert rows["native_segfault"][1] != "0" and rows["native_segfault"][2] == "1"
+    assert rows["native_segfault"][3].startswith("native-crash")
+    assert rows["module_missing"][3].startswith("no-module-named PY151")
+    assert "triage found 2" in done.stdout
+
+
+def test_the_script_refuses_an_unknown_scenario(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "gpu_failures.py"), str(tmp_path), "--only", "x"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "unknown scenario(s): x" in done.stderr
+    assert not any(tmp_path.iterdir())
