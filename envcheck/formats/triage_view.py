@@ -134,6 +134,8 @@ def print_triage(result: TriageResult, out: Console) -> None:
         title.append(f"  {sig.id}")
         if sig.noise:
             title.append("  NOISE", style="dim")
+        elif match.information_ruled_out:
+            title.append("  INFO, RULED OUT HERE", style="dim")
         if not sig.verified:
             title.append("  (signature UNVERIFIED)", style="yellow")
         out.print(title)
@@ -163,7 +165,13 @@ def markdown(result: TriageResult) -> str:
         lines.append("")
     for match in result.matches:
         sig = match.tally.signature
-        tag = " (noise)" if sig.noise else ""
+        tag = (
+            " (noise)"
+            if sig.noise
+            else " (information, ruled out here)"
+            if match.information_ruled_out
+            else ""
+        )
         lines += [
             f"### {_where(match)}: `{sig.id}`{tag}",
             "",

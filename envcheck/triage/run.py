@@ -48,13 +48,30 @@ class Match:
 
     @property
     def noise(self) -> bool:
-        return self.tally.signature.noise
+        """Not a failure: a signature known as noise, or information the node rules out."""
+        return self.tally.signature.noise or self.information_ruled_out
+
+    @property
+    def information_ruled_out(self) -> bool:
+        """A line the program logged as information (NCCL's ``INFO NET/IB : No device found.``
+        on a node without InfiniBand) whose every cause the node's facts rule out: what it
+        names does not apply on this node, so it is no failure. A line logged as an error
+        stays a failure whatever its causes' verdicts: something failed, for a reason
+        still unknown."""
+        return (
+            self.tally.count > 0
+            and bool(self.causes)
+            and all(c.verdict == "ruled_out" for c in self.causes)
+            and informational(self.tally.first.text)
+            and informational(self.tally.last.text)
+        )
 
     def to_json(self) -> dict[str, Any]:
         sig = self.tally.signature
         return {
             "id": sig.id,
-            "noise": sig.noise,
+            "noise": self.noise,
+            "information_ruled_out": self.information_ruled_out,
             "meaning": sig.meaning,
             "note": sig.note,
             "source": sig.source,

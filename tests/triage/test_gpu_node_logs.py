@@ -105,11 +105,34 @@ def test_the_fix_names_what_made_the_failure(name: str, words: str) -> None:
     assert words in fix, fix
 
 
-@pytest.mark.parametrize("name", ["clean_train"])
+@pytest.mark.parametrize("name", ["clean_train", "clean_nccl_info"])
 @pytest.mark.parametrize("node", [False, True], ids=["log", "node"])
 def test_a_clean_run_has_no_finding(name: str, node: bool) -> None:
     exit_code, data = _triage(name, node)
     assert exit_code == 0, _top(data)
+
+
+@pytest.mark.parametrize("node", [False, True], ids=["log", "node"])
+def test_nccl_info_that_the_node_rules_out_is_no_failure(node: bool) -> None:
+    """NCCL's INFO `NET/IB : No device found.` on a one-node job without InfiniBand: the cause
+    (NET150) is ruled out, by the node's facts or by the log's own `nNodes 1`, so the line is
+    shown as information ruled out here and sets no exit 1."""
+    _, data = _triage("clean_nccl_info", node)
+    ib = next(m for m in data["matches"] if m["id"] == "nccl-ib-unavailable")
+    assert ib["noise"] and ib["information_ruled_out"]
+    assert [c["verdict"] for c in ib["causes"]] == ["ruled_out"]
+
+
+def test_the_same_info_line_in_a_job_of_two_nodes_stays_open(tmp_path: Path) -> None:
+    """Across nodes NCCL's traffic goes over the network: without InfiniBand it falls back to
+    sockets, so the same INFO line keeps its cause open when the node's HCAs are unknown."""
+    log = tmp_path / "two-nodes.log"
+    text = (HERE / "clean_nccl_info.log").read_text()
+    log.write_text(text.replace("nNodes 1", "nNodes 2"))
+    done = run_cli("triage", "--no-probe", "--json", str(log))
+    assert done.returncode == 1
+    ib = next(m for m in done.json()["data"]["matches"] if m["id"] == "nccl-ib-unavailable")
+    assert not ib["noise"] and [c["verdict"] for c in ib["causes"]] == ["unknown"]
 
 
 def test_the_script_makes_and_triages_the_failures_a_cpu_can_make(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
@@ -16,6 +16,7 @@ from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.network import candidate
+from envcheck.rules.node.rank_hosts import ranks_span_nodes
 
 _STEPS = (
     "with InfiniBand/RoCE HCAs on the node: install rdma-core (libibverbs1, ibverbs-providers; "
@@ -183,7 +184,7 @@ def nccl_ib_unavailable_in_log(facts: Facts, line: LogLine) -> Hit | None:
     if line.informational and not hcas:
         # NCCL's INFO `NET/IB : No device found.` is what every healthy node without an HCA
         # prints before using sockets: a fault only where the node has HCAs NCCL did not open
-        if hcas is not None:
+        if hcas is not None or _one_node(line.stated):
             return None
         raise NotStated(
             f"line {line.line} is NCCL's INFO that it uses no InfiniBand device, which nodes "
@@ -217,6 +218,13 @@ def nccl_ib_unavailable_in_log(facts: Facts, line: LogLine) -> Hit | None:
         evidence={"line": line.line, "hcas": list(hcas) if hcas is not None else None},
         fix=fix(summary, "manual", *(manual(s) for s in steps)),
     )
+
+
+def _one_node(stated: Mapping[str, str]) -> bool:
+    """Whether the log states that the job ran on one node (NCCL's communicator summary `nNodes
+    1`, a launcher's `--nnodes 1`) and nothing says otherwise: NCCL's network transport then
+    carries nothing, and an InfiniBand it cannot open is moot."""
+    return stated.get("nnodes") == "1" and ranks_span_nodes(stated) is None
 
 
 def _hca_filter_matched_nothing(
