@@ -59,6 +59,7 @@ from envcheck.rules.node import (  # noqa: F401
     loader_files,
     locale_encoding,
     locked_memory,
+    main_guard,
     memory,
     mkl_symbols,
     model_files,

@@ -193,6 +193,11 @@ FACTS: dict[str, str] = {
     "rendezvous_var": "the rendezvous variable torch's env:// init needed and did not find",
     "fork_layer": "the layer that forked a process after CUDA was initialised, as the log "
     "names it (vLLM's VllmWorkerProcess or vllm/ paths, torch's DataLoader worker loop)",
+    "main_script": "the script a spawned child re-imported as its main module (the first "
+    "`<module>` frame of a file after runpy's in the child's traceback)",
+    "main_line": "the line of that script that started processes at module level",
+    "spawn_layer": "the code that started the child processes, by the frame's path "
+    "(torch/multiprocessing/spawn.py, torch's DataLoader, vllm/, a ProcessPoolExecutor, a Pool)",
     "gcs_address": "the head node's GCS address a Ray node or driver could not reach, as "
     "Ray printed it ('10.0.0.1:6379'; ':6379' when the host expanded to nothing)",
     "rendezvous_method": "how torch.distributed found its store: 'tcp' (an init_method "

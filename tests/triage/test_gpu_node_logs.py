@@ -69,6 +69,7 @@ MADE = [
     ("ext_missing_cudart11", "shared-object-cannot-open", "SYS150"),
     ("triton_shared_memory", "triton-shared-memory-over-limit", "TOR200"),
     ("module_missing", "no-module-named", "PY151"),
+    ("spawn_unguarded_main", "multiprocessing-main-not-guarded", "PY170"),
 ]
 
 

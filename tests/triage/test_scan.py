@@ -4569,3 +4569,16 @@ EXAMPLES += [
     ),
     ("csrc/ops.h:12:3: error: '__nv_bfloat16' does not name a type", "bf16-name-before-cuda11"),
 ]
+
+# multiprocessing refusing a child that re-imported an unguarded main module (PY170)
+EXAMPLES += [
+    (
+        "        An attempt has been made to start a new process before the",
+        "multiprocessing-main-not-guarded",
+    ),
+    (
+        "RuntimeError: An attempt has been made to start a new process before the current "
+        "process has finished its bootstrapping phase.",
+        "multiprocessing-main-not-guarded",
+    ),
+]
