@@ -177,3 +177,15 @@ def test_the_script_refuses_an_unknown_scenario(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "unknown scenario(s): x" in done.stderr
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("node", [False, True], ids=["log", "node"])
+def test_a_segfault_in_code_that_loads_no_openmp_package_confirms_no_cause(node: bool) -> None:
+    """`ctypes.string_at(0)` under faulthandler on a node with torch and scikit-learn installed:
+    nothing in the log shows either loaded, so the OpenMP cause (SYS203) stays open and the
+    generic native crash (SYS250) leads."""
+    exit_code, data = _triage("native_segfault", node)
+    assert exit_code == 1
+    causes = _causes(data)
+    assert causes[0][:2] == ("native-crash", "SYS250")
+    assert all(verdict != "confirmed" for _, _, verdict in causes)

@@ -123,18 +123,22 @@ def _library(line: LogLine) -> str | None:
 
 def _openmp_packages(facts: Facts, line: LogLine, names: list[str]) -> list[str]:
     """The packages of the crashed process that each bring an OpenMP runtime: the command's
-    imports, the one the lines above name (a pip freeze row), those the node has; torch
-    also where the log states its version."""
+    imports, the one the lines above name (a pip freeze row), torch where the log states its
+    version; and those the node has, only where the log shows the process loaded one of them
+    (a package installed is not a package loaded: a segfault in code that imports neither,
+    on a node with torch and scikit-learn installed, is not theirs)."""
     found = [n for n in names if n in OPENMP_BUNDLERS]
     named = line.stated.get("openmp_package", "").replace("scikit-learn", "sklearn")
     named = named.replace("faiss-cpu", "faiss")
     if named in OPENMP_BUNDLERS and named not in found:
         found.append(named)
+    if "torch" not in found and line.stated.get("torch_version"):
+        found.append("torch")
+    if not found:
+        return found
     for module in OPENMP_BUNDLERS:
         if module not in found and facts.known_version(_DISTRIBUTION.get(module, module)):
             found.append(module)
-    if "torch" not in found and line.stated.get("torch_version"):
-        found.append("torch")
     return found
 
 
