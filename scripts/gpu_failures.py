@@ -316,6 +316,64 @@ SCENARIOS: tuple[Scenario, ...] = (
         timeout=60,
     ),
     Scenario(
+        "torch_oom_other_process",
+        "CUDA out of memory because another process holds most of the GPU",
+        shell=(
+            "d=$(mktemp -d)\n"
+            '$PY -c "import torch, time; x = torch.empty(int(0.8 * '
+            "torch.cuda.get_device_properties(0).total_memory), dtype=torch.uint8, "
+            "device='cuda'); print('holder ready', flush=True); time.sleep(90)\" > $d/h 2>&1 & h=$!\n"
+            "for i in $(seq 120); do grep -q ready $d/h || ! kill -0 $h && break; sleep 0.5; done\n"
+            '$PY -c "import torch; y = torch.empty(int(0.5 * '
+            "torch.cuda.get_device_properties(0).total_memory), dtype=torch.uint8, "
+            "device='cuda')\"\nrc=$?; kill $h; wait; exit $rc\n"
+        ),
+        needs=("torch",),
+        timeout=90,
+    ),
+    Scenario(
+        "torch_oom_beside_jax",
+        "CUDA out of memory because a JAX process preallocated 75% of the GPU",
+        shell=(
+            "d=$(mktemp -d)\n"
+            '$PY -c "import jax.numpy as jnp, time; jnp.ones(8).block_until_ready(); '
+            "print('holder ready', flush=True); time.sleep(90)\" > $d/h 2>&1 & h=$!\n"
+            "for i in $(seq 120); do grep -q ready $d/h || ! kill -0 $h && break; sleep 0.5; done\n"
+            '$PY -c "import torch; y = torch.empty(int(0.5 * '
+            "torch.cuda.get_device_properties(0).total_memory), dtype=torch.uint8, "
+            "device='cuda')\"\nrc=$?; kill $h; wait; exit $rc\n"
+        ),
+        needs=("torch", "jax"),
+        timeout=90,
+    ),
+    Scenario(
+        "nvidia_smi_missing_index",
+        "nvidia-smi asked for a GPU index the node does not have (-i 5 on a 1-GPU node)",
+        shell="nvidia-smi -i 5\n",
+        needs=("nvidia-smi",),
+    ),
+    Scenario(
+        "cupy_block_too_large",
+        "a kernel launched with more threads per block than the GPU allows (2048 > 1024)",
+        python=(
+            "import cupy as cp\n"
+            "k = cp.RawKernel(r'extern \"C\" __global__ void k(float* p) { p[0] = 1.0f; }', 'k')\n"
+            "x = cp.zeros(1, dtype=cp.float32)\nk((1,), (2048,), (x,))\n"
+            "cp.cuda.runtime.deviceSynchronize()\n"
+        ),
+        needs=("cupy",),
+    ),
+    Scenario(
+        "cupy_kernel_compile_error",
+        "a CuPy raw kernel's source does not compile (NVRTC: an undefined identifier)",
+        python=(
+            "import cupy as cp\n"
+            "k = cp.RawKernel(r'extern \"C\" __global__ void k(float* p) { p[0] = undefined_x; }',"
+            " 'k')\nk((1,), (1,), (cp.zeros(1, dtype=cp.float32),))\n"
+        ),
+        needs=("cupy",),
+    ),
+    Scenario(
         "native_segfault",
         "a native crash: the process died of SIGSEGV",
         shell="$PY -X faulthandler -c 'import ctypes; ctypes.string_at(0)'; exit $?\n",
@@ -356,7 +414,7 @@ def _missing(needs: tuple[str, ...], python: str) -> str | None:
     import importlib.util
 
     for need in needs:
-        if need in {"nvcc", "ptxas", "cc", "ninja"}:
+        if need in {"nvcc", "ptxas", "cc", "ninja", "nvidia-smi"}:
             if shutil.which(need) is None:
                 return f"{need} not on PATH"
         elif importlib.util.find_spec(need) is None:
