@@ -68,6 +68,19 @@ def work(rank, backend, world, port, sleep_rank):
     dist.destroy_process_group()
 """
 
+# a DataLoader whose worker dies of a signal while loading (the main process reports it)
+_LOADER = (
+    "import os, signal, torch\n"
+    "from torch.utils.data import DataLoader\n"
+    "class D(torch.utils.data.Dataset):\n"
+    "    def __len__(self): return 64\n"
+    "    def __getitem__(self, i):\n"
+    "        if i == 9: os.kill(os.getpid(), signal.{signal})\n"
+    "        return torch.zeros(4)\n"
+    "if __name__ == '__main__':\n"
+    "    for batch in DataLoader(D(), batch_size=4, num_workers=2): pass\n"
+)
+
 # spawned workers import the main module again: the call must sit under the __main__ guard
 _MAIN = "if __name__ == '__main__':\n    mp.spawn(work, args={})\n"
 
@@ -372,6 +385,33 @@ SCENARIOS: tuple[Scenario, ...] = (
             " 'k')\nk((1,), (1,), (cp.zeros(1, dtype=cp.float32),))\n"
         ),
         needs=("cupy",),
+    ),
+    Scenario(
+        "dataloader_worker_killed",
+        "a DataLoader worker killed by SIGKILL, the signal the kernel's OOM killer sends",
+        python=_LOADER.format(signal="SIGKILL"),
+        needs=("torch",),
+    ),
+    Scenario(
+        "dataloader_worker_bus_error",
+        "a DataLoader worker died of SIGBUS, what a full /dev/shm raises in its shared tensors",
+        python=_LOADER.format(signal="SIGBUS"),
+        needs=("torch",),
+    ),
+    Scenario(
+        "dataloader_open_files_limit",
+        "DataLoader workers pass tensors by file descriptor past the open-files limit",
+        shell=(
+            'ulimit -n 128\n$PY -c "import torch\n'
+            "from torch.utils.data import DataLoader\n"
+            "class D(torch.utils.data.Dataset):\n"
+            "    def __len__(self): return 4096\n"
+            "    def __getitem__(self, i): return [torch.zeros(4) for _ in range(8)]\n"
+            "if __name__ == '__main__':\n"
+            '    kept = [b for b in DataLoader(D(), batch_size=None, num_workers=2)]\n"\n'
+        ),
+        needs=("torch",),
+        timeout=120,
     ),
     Scenario(
         "native_segfault",
