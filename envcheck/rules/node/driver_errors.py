@@ -186,7 +186,10 @@ def cuda_error_stated(facts: Facts) -> Iterable[Hit]:
     ## Fix
     The table's fix for the code, e.g. for 100: check `echo $CUDA_VISIBLE_DEVICES`,
     `nvidia-smi -L` and the container's GPU flags (`--gpus all`, the `nvidia.com/gpu`
-    resource); for 34: remove the toolkit's `stubs` directory from `LD_LIBRARY_PATH`.
+    resource); for 34: remove the toolkit's `stubs` directory from `LD_LIBRARY_PATH`. For out
+    of memory (2), the numbers of the line decide: one allocation larger than the whole GPU (or
+    the job's live tensors plus it) needs the work split (a smaller batch or input for that
+    tensor, sharding, offload, a larger GPU), not memory freed or expandable_segments.
 
     ## References
     - https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html

@@ -66,7 +66,10 @@ def framework_preallocates(facts: Facts) -> Iterable[Hit]:
     `export XLA_PYTHON_CLIENT_PREALLOCATE=false` (or `XLA_PYTHON_CLIENT_MEM_FRACTION=.5`) before
     JAX is imported; TensorFlow: `export TF_FORCE_GPU_ALLOW_GROWTH=true` (in code:
     `tf.config.experimental.set_memory_growth(gpu, True)`, TF 1.x `allow_growth = True`); else
-    a smaller batch.
+    a smaller batch. The line's own words decide which runtime's switch leads (JAX's
+    `JaxRuntimeError` / `XlaRuntimeError`, TensorFlow's `ResourceExhaustedError`); where one
+    allocation is larger than the whole GPU (the node's GPUs when the line does not say), no
+    switch helps: split the work (a smaller batch or input, `jax.sharding` across devices).
 
     ## References
     - https://docs.jax.dev/en/latest/gpu_memory_allocation.html
