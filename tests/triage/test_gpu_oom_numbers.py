@@ -8,11 +8,15 @@ bfc_allocator.cc, XLA's pjrt and cuMemAllocAsync allocator, llama.cpp's ggml-cud
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from envcheck.rules.node.gpu_oom_size import GIB, line_total, oversize, requested
-from tests.triage.test_gpu_node_logs import _causes, _top, _triage
+from tests.conftest import CliResult
+from tests.triage import from_log
+from tests.triage.test_gpu_node_logs import REPORT, _causes, _top, _triage
 
 # (log, the signature that names the GPU's memory, the cause whose fix is right)
 OOM_LOGS = [
@@ -178,3 +182,63 @@ def test_the_jobs_live_tensors_plus_the_request_above_the_gpu() -> None:
     big = oversize(line)
     assert big is not None and not big.single
     assert "the job's live tensors (20.56 GiB) plus this allocation (252.00 MiB)" in big.said()
+
+
+# --- the runtime a line names, and the numbers that rule out other processes -------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "who", "first"),
+    [
+        (
+            "W tensorflow/core/common_runtime/bfc_allocator.cc:275] Allocator (GPU_0_bfc) ran "
+            "out of memory trying to allocate 39.81MiB.  See logs for memory state.",
+            "TensorFlow",
+            "TF_FORCE_GPU_ALLOW_GROWTH=true",
+        ),
+        (
+            "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying "
+            "to allocate 14745600000 bytes.",
+            "JAX (XLA)",
+            "XLA_PYTHON_CLIENT_PREALLOCATE=false",
+        ),
+    ],
+)
+def test_the_runtime_named_by_its_exception_leads(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str, who: str, first: str
+) -> None:
+    cause = from_log.causes(cli, from_log.log_file(tmp_path, line))["SYS182"]
+    (finding,) = cause["findings"]
+    assert finding["message"].startswith(f"{who} ran out of GPU memory")
+    assert first in finding["fix"]["summary"]
+
+
+def test_an_xla_request_above_the_nodes_gpus_splits_the_work(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """XLA's line states no total: the node's report (the H200's 140 GiB) decides."""
+    line = (
+        "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying "
+        "to allocate 1374521760000 bytes."
+    )
+    log = from_log.log_file(tmp_path, line)
+    cause = from_log.causes(cli, log, "--report", str(REPORT))["SYS182"]
+    text = from_log.fix_text(cause)
+    assert text.startswith("Split the work so no single tensor needs 1280.12 GiB"), text
+    assert "XLA_PYTHON_CLIENT_PREALLOCATE" not in text
+
+
+def test_torch_numbers_that_leave_nothing_for_others_rule_drv104_out(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """torch 2.1+: this process holds all of the GPU but the free part, nothing is left for
+    another process: DRV104 is ruled out in the line's own terms."""
+    line = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+        "capacity of 23.65 GiB of which 1.19 GiB is free. Including non-PyTorch memory, this "
+        "process has 22.44 GiB memory in use. Of the allocated memory 20.10 GiB is allocated by "
+        "PyTorch, and 1.84 GiB is reserved by PyTorch but unallocated."
+    )
+    cause = from_log.causes(cli, from_log.log_file(tmp_path, line))["DRV104"]
+    assert cause["verdict"] == "ruled_out"
+    assert "0.02 GiB for other processes" in json.dumps(cause)

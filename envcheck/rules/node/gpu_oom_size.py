@@ -78,6 +78,12 @@ _OWN = (
 )
 
 
+# the job's live tensors plus the request count as larger than the GPU only this far above its
+# total: torch rounds each block (2 MiB, 20 MiB) and states sizes to two decimals, and a job just
+# above the GPU is the common out-of-memory whose numbers already pick the fix (memory.py)
+_JOB_MARGIN = 1.10
+
+
 def _bytes(value: str, unit: str) -> float:
     return float(value.replace(",", "")) * _UNITS.get(unit, 1)
 
@@ -165,7 +171,7 @@ def oversize(text: str, facts: Facts | None = None) -> Oversize | None:
     if request > total:
         return Oversize(request, total, 0.0, True, from_node)
     own = _first(_OWN, text)
-    if own is not None and own + request > total:
+    if own is not None and own + request > _JOB_MARGIN * total:
         return Oversize(request, total, own, False, from_node)
     return None
 
