@@ -265,9 +265,13 @@ def cuda_error_in_log(facts: Facts, line: LogLine) -> Hit:
         )
     elif entry.name in _OUT_OF_MEMORY:  # the allocator's numbers pick the fix
         summary, steps, said = gpu_oom_fix(line.text, facts)
-        hit = dataclasses.replace(
-            hit, message=hit.message + said, fix=fix(summary, "manual", *steps)
+        big = oversize(line.text, facts)
+        message = (  # the job larger than the GPU: the numbers state the cause by themselves
+            f"{api} {_label(entry)} ('{entry.message}', line {line.line}): {big.said()}"
+            if big is not None
+            else hit.message + said
         )
+        hit = dataclasses.replace(hit, message=message, fix=fix(summary, "manual", *steps))
     return hit
 
 
