@@ -242,3 +242,22 @@ def test_torch_numbers_that_leave_nothing_for_others_rule_drv104_out(
     cause = from_log.causes(cli, from_log.log_file(tmp_path, line))["DRV104"]
     assert cause["verdict"] == "ruled_out"
     assert "0.02 GiB for other processes" in json.dumps(cause)
+
+
+def test_a_runtimes_own_line_above_the_gpu_keeps_its_knob_first(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """llama.cpp's cudaMalloc line (gpu-out-of-memory-any-library) asking for more than the
+    node's GPU: the work is split, llama.cpp's own way (fewer layers on the GPU) first."""
+    line = (
+        "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 204800.00 MiB on device 0: "
+        "cudaMalloc failed: out of memory"
+    )
+    log = from_log.log_file(tmp_path, line)
+    cause = from_log.causes(cli, log, "--report", str(REPORT))["DRV150"]
+    (finding,) = cause["findings"]
+    assert "one allocation of 200.00 GiB is larger than the node's largest GPU's" in (
+        finding["message"]
+    )
+    assert finding["fix"]["summary"].startswith("Split the work")
+    assert finding["fix"]["commands"][0].startswith("# offload fewer layers to the GPU")
