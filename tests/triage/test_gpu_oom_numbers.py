@@ -256,8 +256,9 @@ def test_a_runtimes_own_line_above_the_gpu_keeps_its_knob_first(
     log = from_log.log_file(tmp_path, line)
     cause = from_log.causes(cli, log, "--report", str(REPORT))["DRV150"]
     (finding,) = cause["findings"]
-    assert "one allocation of 200.00 GiB is larger than the node's largest GPU's" in (
-        finding["message"]
+    assert (
+        "one allocation of 200.00 GiB is larger than the node's largest GPU's"
+        in (finding["message"])
     )
     assert finding["fix"]["summary"].startswith("Split the work")
     assert finding["fix"]["commands"][0].startswith("# offload fewer layers to the GPU")
