@@ -51,6 +51,12 @@ class NotStated(Skip):
         self.fix = fix
 
 
+class StatedOtherwise(Skip):
+    """Raised by a ``@from_log`` function when the facts the line states rule the cause out,
+    with the reason in the line's own terms (torch's numbers showing that other processes held
+    nothing): the cause is ruled out, worded by ``reason``, whatever the node shows."""
+
+
 class NodeDecides(NotStated):
     """A ``NotStated`` for a line that only sometimes decides its cause (a build's wrapper line
     decides CUD110 only where the package's toolkit floor applies): where the node's own check

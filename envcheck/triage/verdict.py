@@ -277,7 +277,7 @@ def _from_log(
     from envcheck.facts.node import Facts
     from envcheck.facts.skip import Skip
     from envcheck.rules import log_hit
-    from envcheck.rules.base import NodeDecides, NotStated
+    from envcheck.rules.base import NodeDecides, NotStated, StatedOtherwise
 
     hook = log_hit(rule.code)
     if hook is None or not line.signature:
@@ -294,6 +294,8 @@ def _from_log(
         return CauseCheck(
             rule.code, rule.title, "unknown", exc.reason, fix=open_fix(rule, report, matrix)
         )
+    except StatedOtherwise as exc:  # the line's own facts rule it out, in its terms
+        return CauseCheck(rule.code, rule.title, "ruled_out", exc.reason)
     except NotStated as exc:
         stated_fix = (
             CauseFix.from_text(f"if {_lower_first(rule.title.rstrip('.'))}: {exc.fix}")

@@ -4582,3 +4582,23 @@ EXAMPLES += [
         "multiprocessing-main-not-guarded",
     ),
 ]
+
+# an out-of-memory exception of a `cuda` module (CuPy's) and CuPy's own message without its type
+EXAMPLES += [
+    (
+        "cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 322,122,547,200 bytes "
+        "(allocated so far: 0 bytes).",
+        "cuda-module-oom-exception",
+    ),
+    (
+        "Exception in main training loop: Out of memory allocating 25,600,000 bytes (allocated "
+        "so far: 3,635,267,072 bytes).",
+        "cuda-module-oom-exception",
+    ),
+    (
+        "Exception in main training loop: out of memory to allocate 163840000 bytes (total "
+        "1673061376 bytes)",
+        "cuda-module-oom-exception",
+    ),
+    ("E   mylib.cuda.allocator.OutOfMemoryError: pool exhausted", "cuda-module-oom-exception"),
+]

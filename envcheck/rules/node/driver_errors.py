@@ -19,11 +19,18 @@ from envcheck.facts.skip import Skip
 from envcheck.matrix.schema import CudaError
 from envcheck.model.finding import Fix, Severity
 from envcheck.patterns import lazy
-from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
+from envcheck.rules.base import Hit, LogLine, NotStated, StatedOtherwise, from_log, rule
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.driver_upgrade import DRIVER_UPGRADE, TOO_OLD, upgrade_fix
+from envcheck.rules.node.gpu_oom_size import oversize
 from envcheck.rules.node.locked_memory import pinned_oom_fix
-from envcheck.rules.node.memory import GIB, gpu_oom_fix, listed_processes, oom_held_hit
+from envcheck.rules.node.memory import (
+    GIB,
+    gpu_oom_fix,
+    listed_processes,
+    oom_held_hit,
+    oom_share,
+)
 
 CUDA_APIS = ("runtime", "driver")
 NVML_APIS = ("nvidia-smi", "nvml")
@@ -35,7 +42,7 @@ _READ_STATED = {802}
 _TORCH_LINE = lazy(r"\btorch\b|THC|ATen|c10|_cuda_init|CUDAFunctions")
 _OUT_OF_MEMORY = {"cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY"}
 # torch's device out-of-memory exception by its type alone (memory.toml): error 2 by definition
-_DEVICE_OOM_NAMED = frozenset({"torch-device-oom-exception"})
+_DEVICE_OOM_NAMED = frozenset({"torch-device-oom-exception", "cuda-module-oom-exception"})
 
 
 def _number(text: str | None) -> int | None:
@@ -179,7 +186,10 @@ def cuda_error_stated(facts: Facts) -> Iterable[Hit]:
     ## Fix
     The table's fix for the code, e.g. for 100: check `echo $CUDA_VISIBLE_DEVICES`,
     `nvidia-smi -L` and the container's GPU flags (`--gpus all`, the `nvidia.com/gpu`
-    resource); for 34: remove the toolkit's `stubs` directory from `LD_LIBRARY_PATH`.
+    resource); for 34: remove the toolkit's `stubs` directory from `LD_LIBRARY_PATH`. For out
+    of memory (2), the numbers of the line decide: one allocation larger than the whole GPU (or
+    the job's live tensors plus it) needs the work split (a smaller batch or input for that
+    tensor, sharding, offload, a larger GPU), not memory freed or expandable_segments.
 
     ## References
     - https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html
@@ -254,10 +264,14 @@ def cuda_error_in_log(facts: Facts, line: LogLine) -> Hit:
             hit, message=hit.message + said, fix=fix(summary, "manual", *steps)
         )
     elif entry.name in _OUT_OF_MEMORY:  # the allocator's numbers pick the fix
-        summary, steps, said = gpu_oom_fix(line.text)
-        hit = dataclasses.replace(
-            hit, message=hit.message + said, fix=fix(summary, "manual", *steps)
+        summary, steps, said = gpu_oom_fix(line.text, facts)
+        big = oversize(line.text, facts)
+        message = (  # the job larger than the GPU: the numbers state the cause by themselves
+            f"{api} {_label(entry)} ('{entry.message}', line {line.line}): {big.said()}"
+            if big is not None
+            else hit.message + said
         )
+        hit = dataclasses.replace(hit, message=message, fix=fix(summary, "manual", *steps))
     return hit
 
 
@@ -538,10 +552,22 @@ def memory_held_in_log(facts: Facts, line: LogLine) -> Hit | None:
             f"view), yet {rest / GIB:.2f} GiB of the GPU is held beside it",
             "gpu.processes",
         )
+    big = oversize(line.text, facts)
+    if big is not None:  # the job alone is larger than the GPU: nothing others free makes room
+        raise StatedOtherwise(f"line {line.line}: {big.said()}", "gpu.processes")
     if not others:
         stated = oom_held_hit(line.line, line.text)  # the numbers say others held it
         if stated is not None:
             return stated
+        share = oom_share(line.text)
+        if share is not None and not listed.processes:
+            # total - free - this process's own: what anything else on the GPU held
+            raise StatedOtherwise(
+                f"line {line.line}'s numbers leave {share.others / GIB:.2f} GiB for other "
+                f"processes (GPU {share.gpu}: {share.total / GIB:.2f} GiB, "
+                f"{share.free / GIB:.2f} GiB free, this process {share.own / GIB:.2f} GiB)",
+                "gpu.processes",
+            )
         raise NotStated(
             f"line {line.line} does not name other processes holding GPU memory", "gpu.processes"
         )

@@ -13,6 +13,7 @@ from envcheck.model.finding import Action, Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
+from envcheck.rules.node.gpu_oom_size import oversize, split_fix
 
 _JAX = "export XLA_PYTHON_CLIENT_PREALLOCATE=false"
 _TF = "export TF_FORCE_GPU_ALLOW_GROWTH=true"
@@ -65,7 +66,10 @@ def framework_preallocates(facts: Facts) -> Iterable[Hit]:
     `export XLA_PYTHON_CLIENT_PREALLOCATE=false` (or `XLA_PYTHON_CLIENT_MEM_FRACTION=.5`) before
     JAX is imported; TensorFlow: `export TF_FORCE_GPU_ALLOW_GROWTH=true` (in code:
     `tf.config.experimental.set_memory_growth(gpu, True)`, TF 1.x `allow_growth = True`); else
-    a smaller batch.
+    a smaller batch. The line's own words decide which runtime's switch leads (JAX's
+    `JaxRuntimeError` / `XlaRuntimeError`, TensorFlow's `ResourceExhaustedError`); where one
+    allocation is larger than the whole GPU (the node's GPUs when the line does not say), no
+    switch helps: split the work (a smaller batch or input, `jax.sharding` across devices).
 
     ## References
     - https://docs.jax.dev/en/latest/gpu_memory_allocation.html
@@ -76,18 +80,42 @@ def framework_preallocates(facts: Facts) -> Iterable[Hit]:
     raise Skip("only a log line states the framework's out-of-memory", "log.gpu_preallocation")
 
 
+# the runtime a line names by its exception or module words: JAX's (jax.errors.JaxRuntimeError,
+# jaxlib's XlaRuntimeError) and TensorFlow's (tensorflow.python.framework.errors_impl,
+# ResourceExhaustedError, 'OOM when allocating tensor'); both use XLA's TSL BFC allocator, so its
+# 'GPU_0_bfc' and bfc_allocator.cc are neither's alone
+_JAX_WORDS = lazy(r"\bjax(?:lib)?\b|JaxRuntimeError|XlaRuntimeError|xla_extension")
+_TF_WORDS = lazy(
+    r"\btensorflow\b|ResourceExhaustedError|OOM when allocating tensor|"
+    r"from device: CUDA_ERROR_OUT_OF_MEMORY|\btf\.config\b"
+)
+
+
 @from_log("SYS182")
 def framework_preallocates_in_log(facts: Facts, line: LogLine) -> Hit:
-    """JAX's variables for XLA's wording, TensorFlow's for its allocator's."""
+    """JAX's variables for the line of JAX's (its exception or module words), TensorFlow's for
+    TensorFlow's; a bare allocator line (XLA's TSL BFC allocator, both use it) is read as
+    TensorFlow's. Where the numbers show one allocation larger than the GPU (the node's GPUs
+    when the line does not state the total), no preallocation switch helps: the fix splits the
+    work (gpu_oom_size)."""
     # the same words through JAX (XlaRuntimeError: ... without BLAS support) are JAX's
-    library = line.signature in _TF_LIBRARY_LINES and "XlaRuntimeError" not in line.text
-    tf = (
+    jax = bool(_JAX_WORDS.search(line.text))
+    library = line.signature in _TF_LIBRARY_LINES and not jax
+    tf = not jax and (
         library
+        or bool(_TF_WORDS.search(line.text))
         or "GPU_0_bfc" in line.text
         or "bfc_allocator.cc" in line.text
-        or "from device: CUDA_ERROR_OUT_OF_MEMORY" in line.text
     )
     who = "TensorFlow" if tf else "JAX (XLA)"
+    big = None if library else oversize(line.text, facts)
+    if big is not None:
+        summary, steps = split_fix(big)
+        return Hit(
+            f"{who} ran out of GPU memory (line {line.line}): {big.said()}",
+            evidence={"line": line.line, "framework": who, "requested_bytes": int(big.request)},
+            fix=fix(summary, "manual", *steps),
+        )
     first, second = (_TF, _JAX) if tf else (_JAX, _TF)
     what = (
         f"TensorFlow's cuDNN/cuBLAS call failed for GPU memory (or its cuFFT plan, its copy to the "
@@ -113,7 +141,10 @@ def framework_preallocates_in_log(facts: Facts, line: LogLine) -> Hit:
                 if not tf
                 else _TF_CODE
             ),
-            manual("a smaller batch size; check nvidia-smi for other processes on the GPU"),
+            manual(
+                "a smaller batch size, or a GPU with more memory; check nvidia-smi for other "
+                "processes on the GPU"
+            ),
             *((manual(second),) if tf else ()),
         ),
     )

@@ -21,6 +21,7 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.driver_upgrade import wsl_kernel
+from envcheck.rules.node.gpu_oom_size import oversize, split_fix
 from envcheck.rules.signals import routes_elsewhere
 
 GIB = 1024**3
@@ -771,6 +772,15 @@ _RUNTIME_KNOBS: tuple[tuple[tuple[str, ...], str, str], ...] = (
         "decrease the batch size of the model (Paddle's own advice), or stop the other "
         "processes on the GPU",
     ),
+    # cupy/cupy cupy/cuda/memory.pyx (OutOfMemoryError) and docs/source/user_guide/memory.rst
+    # (the memory pool caches freed blocks: MemoryPool.free_all_blocks(); a limit:
+    # CUPY_GPU_MEMORY_LIMIT / set_limit)
+    (
+        ("cupy.cuda.memory", "Out of memory allocating", "out of memory to allocate"),
+        "CuPy",
+        "smaller arrays (a smaller dtype: float32, the computation in chunks); between steps "
+        "return what CuPy's pool caches: cupy.get_default_memory_pool().free_all_blocks()",
+    ),
 )
 
 
@@ -782,12 +792,19 @@ def _runtime_knobs(text: str) -> tuple[str, str] | None:
     return None
 
 
-def gpu_oom_fix(text: str) -> tuple[str, tuple[Action, ...], str]:
-    """The fix for a CUDA out-of-memory line: the allocator setting first when torch's numbers
-    show fragmentation (reserved but unallocated memory), else a smaller job first; and what the
-    numbers say, for the message. A GPU runtime's own line (llama.cpp, CTranslate2, ONNX
-    Runtime, Paddle) gets that runtime's knobs first."""
+def gpu_oom_fix(text: str, facts: Facts | None = None) -> tuple[str, tuple[Action, ...], str]:
+    """The fix for a CUDA out-of-memory line: where the numbers show the job larger than the
+    GPU (one request above the GPU's whole memory, from the line or the node's GPUs; the job's
+    live tensors plus the request above it), splitting the work first (gpu_oom_size); else the
+    allocator setting first when torch's numbers show fragmentation (reserved but unallocated
+    memory), else a smaller job first; and what the numbers say, for the message. A GPU
+    runtime's own line (llama.cpp, CTranslate2, ONNX Runtime, Paddle, CuPy) gets that runtime's
+    knobs first, and torch's allocator setting only a line of torch's."""
     runtime = _runtime_knobs(text)
+    big = oversize(text, facts)
+    if big is not None:
+        split, actions = split_fix(big, (manual(runtime[1]),) if runtime is not None else ())
+        return split, actions, "; " + big.said()
     if runtime is not None:
         held = (
             "nvidia-smi --query-compute-apps=pid,used_memory --format=csv (other processes "
@@ -803,8 +820,9 @@ def gpu_oom_fix(text: str) -> tuple[str, tuple[Action, ...], str]:
     setting = SPLIT if old else EXPANDABLE
     smaller = (
         "lower the job's GPU memory: a smaller batch size (gradient accumulation keeps the "
-        "effective batch), gradient checkpointing, bf16/fp16, a shorter max sequence length; "
-        "vLLM/SGLang: a lower gpu_memory_utilization / mem_fraction_static or max_model_len"
+        "effective batch), gradient checkpointing, bf16/fp16, a shorter max sequence length or "
+        "a lower input resolution; vLLM/SGLang: a lower gpu_memory_utilization / "
+        "mem_fraction_static or max_model_len; or a GPU with more memory"
     )
     stale = (
         "nvidia-smi --query-compute-apps=pid,used_memory --format=csv (kill stale processes "
