@@ -87,6 +87,7 @@ from envcheck.rules.node import (  # noqa: F401
     python_range,
     ray,
     ray_gcs,
+    rank_timeouts,
     rendezvous,
     resolver_lines,
     rust_sdist,

@@ -193,6 +193,11 @@ FACTS: dict[str, str] = {
     "rendezvous_var": "the rendezvous variable torch's env:// init needed and did not find",
     "fork_layer": "the layer that forked a process after CUDA was initialised, as the log "
     "names it (vLLM's VllmWorkerProcess or vllm/ paths, torch's DataLoader worker loop)",
+    "collective_op": "the collective (OpType=ALLREDUCE in torch's NCCL watchdog) or transfer (Gloo's "
+    "recv / send) that timed out",
+    "collective_timeout_ms": "the timeout it ran into, in milliseconds",
+    "clients_joined": "how many ranks reached torch's rendezvous store before its timeout",
+    "clients_expected": "how many ranks the store waited for (the world size)",
     "main_script": "the script a spawned child re-imported as its main module (the first "
     "`<module>` frame of a file after runpy's in the child's traceback)",
     "main_line": "the line of that script that started processes at module level",

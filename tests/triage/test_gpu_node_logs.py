@@ -70,6 +70,7 @@ MADE = [
     ("triton_shared_memory", "triton-shared-memory-over-limit", "TOR200"),
     ("module_missing", "no-module-named", "PY151"),
     ("spawn_unguarded_main", "multiprocessing-main-not-guarded", "PY170"),
+    ("gloo_recv_timeout", "gloo-collective-timeout", "NET170"),
 ]
 
 

@@ -824,7 +824,7 @@ EXAMPLES += [
     (
         "[../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms "
         "for recv operation to complete",
-        "gloo-pair-connection-lost",
+        "gloo-collective-timeout",
     ),
     (
         "docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility isaac-sim",
@@ -4601,4 +4601,18 @@ EXAMPLES += [
         "cuda-module-oom-exception",
     ),
     ("E   mylib.cuda.allocator.OutOfMemoryError: pool exhausted", "cuda-module-oom-exception"),
+]
+
+# a Gloo collective that waited past its timeout on a connected pair (NET170)
+EXAMPLES += [
+    (
+        "RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed "
+        "out waiting 5000ms for recv operation to complete",
+        "gloo-collective-timeout",
+    ),
+    (
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:136] Timed out "
+        "waiting 1800000ms for send operation to complete",
+        "gloo-collective-timeout",
+    ),
 ]
