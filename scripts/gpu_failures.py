@@ -381,7 +381,9 @@ def _run(argv: list[str], env: dict[str, str], timeout: float, log: Path) -> int
     return done.returncode
 
 
-def _triage(log: Path, report: Path | None, out: Path, env: dict[str, str]) -> tuple[int, dict[str, Any]]:
+def _triage(
+    log: Path, report: Path | None, out: Path, env: dict[str, str]
+) -> tuple[int, dict[str, Any]]:
     node = ["--report", str(report)] if report else ["--no-probe"]
     base = [sys.executable, "-m", "envcheck", "triage", *node, str(log)]
     text_env = dict(env, COLUMNS="80", NO_COLOR="1")

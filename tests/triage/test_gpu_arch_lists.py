@@ -77,12 +77,7 @@ def _run(tmp_path: Path, text: str, node: bool = False) -> dict[str, dict[str, A
     log.write_text(text)
     where = ["--report", str(REPORT)] if node else ["--no-probe"]
     data = run_cli("triage", *where, "--json", str(log)).json()["data"]
-    return {
-        c["code"]: c
-        for m in data["matches"]
-        if not m["noise"]
-        for c in m["causes"]
-    }
+    return {c["code"]: c for m in data["matches"] if not m["noise"] for c in m["causes"]}
 
 
 def test_a_real_arch_no_gpu_here_has_is_the_lists(tmp_path: Path) -> None:
