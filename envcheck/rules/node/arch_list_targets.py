@@ -277,7 +277,9 @@ def arch_list_names_no_gpu_here(facts: Facts) -> Iterable[Hit]:
     """A build's architecture list names an architecture no GPU here has, or no GPU at all
 
     ## What it checks
-    Only a build log says it: torch's extension builder refusing a TORCH_CUDA_ARCH_LIST entry
+    On a node, TORCH_CUDA_ARCH_LIST in the environment naming an entry no NVIDIA GPU has or
+    not spelled as an architecture (torch's names, Ampere, Hopper, are fine). In `triage`,
+    torch's extension builder refusing a TORCH_CUDA_ARCH_LIST entry
     (`ValueError: Unknown CUDA arch (12.5) or GPU not supported`) that no NVIDIA GPU has, that
     is not spelled as an architecture, or that no GPU of the node has; nvcc or ptxas refusing
     a target no NVIDIA GPU has (`Unsupported gpu architecture 'sm_200'`, `Value 'sm_99' is
@@ -306,7 +308,62 @@ def arch_list_names_no_gpu_here(facts: Facts) -> Iterable[Hit]:
     - https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#gpu-feature-list
     - https://github.com/OpenBMB/BMTrain/issues/83
     """
-    raise Skip("only a build log states the architecture a build's list names", "log.build")
+    value = facts.env().get("TORCH_CUDA_ARCH_LIST")
+    if value is None or not value.strip():
+        return []
+    bad = _entries_no_gpu_has(facts.matrix, value)
+    if not bad:
+        return []
+    gpus = node_gpu_archs(facts)
+    return [
+        Hit(
+            f"TORCH_CUDA_ARCH_LIST={value} names {', '.join(repr(b) for b in bad)}: no NVIDIA GPU "
+            "has it (or it is not an architecture in torch's spelling), so every torch "
+            "extension built here stops with 'Unknown CUDA arch (...) or GPU not supported'",
+            evidence={"TORCH_CUDA_ARCH_LIST": value, "entries": bad, "gpu_archs": gpus.torch},
+            fix=_set_list(gpus, "names such as Ampere or Hopper and X.Y numbers both work"),
+            # only an extension build reads it: on a node it is a warning
+            severity=Severity.WARNING,
+        )
+    ]
+
+
+# torch's cpp_extension expands these names before it checks each entry (named_arches)
+_NAMED = (
+    "Kepler+Tesla",
+    "Kepler",
+    "Maxwell+Tegra",
+    "Maxwell",
+    "Pascal",
+    "Volta+Tegra",
+    "Volta",
+    "Turing",
+    "Ampere+Tegra",
+    "Ampere",
+    "Ada",
+    "Hopper",
+    "Blackwell+Tegra",
+    "Blackwell",
+)
+
+
+def _entries_no_gpu_has(matrix: Matrix, value: str) -> list[str]:
+    """The entries of a TORCH_CUDA_ARCH_LIST value that no NVIDIA GPU has or that are not
+    spelled as an architecture (names torch expands, and 'native', are fine)."""
+    if value.strip() == "native":
+        return []
+    text = value.replace(" ", ";")
+    for name in _NAMED:
+        text = text.replace(name, "")
+    bad = []
+    for entry in text.split(";"):
+        if not entry.strip():
+            continue
+        parsed = _TORCH_ENTRY.fullmatch(entry.strip())
+        cc = Version(f"{parsed.group(1)}.{parsed.group(2)}") if parsed else None
+        if cc is None or no_gpu_has(matrix, cc):
+            bad.append(entry.strip())
+    return bad
 
 
 @from_log("CUD157")
