@@ -156,6 +156,8 @@ def _torch_entry_hit(facts: Facts, line: LogLine) -> Hit | None:
             else f"'{entry}', which is not an architecture in torch's spelling (X.Y, X.Y+PTX, "
             "9.0a; entries separated by ';' or spaces)"
         )
+        if re.search(r"[;\uff1b\uff0c,]", entry):  # torch splits on ";": one left is full-width
+            what += ": a comma or an input method's full-width semicolon stands between entries"
         return Hit(
             f"torch's extension builder refused {what} (line {line.line}): the value came "
             "from TORCH_CUDA_ARCH_LIST",
