@@ -7,6 +7,7 @@ from envcheck.rules.node import (  # noqa: F401
     arch_ceiling,
     arch_extension,
     arch_intrinsics,
+    arch_list_targets,
     arch_shared_memory,
     arch_specific,
     binaries,

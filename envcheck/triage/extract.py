@@ -168,6 +168,9 @@ FACTS: dict[str, str] = {
     "or newer', 'requires Hopper')",
     "build_arch_list": "the TORCH_CUDA_ARCH_LIST a log sets for an extension build "
     "('export TORCH_CUDA_ARCH_LIST=\"7.5\"', '8.0;8.6+PTX')",
+    "build_arch": "an architecture torch's extension builder refused, as its line names it "
+    "('Unknown CUDA arch (12.5)': 12.5, '9.0+PTX'): a TORCH_CUDA_ARCH_LIST entry, or a visible "
+    "GPU's when the list is unset",
     "built_archs": "the architectures a build was compiled for, as its own check lists them "
     "('ggml-cuda.cu was compiled for: 520,610,700')",
     "cuda_suggested": "the CUDA release torch's own warning names for the GPU ('Please install "

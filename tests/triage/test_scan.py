@@ -4616,3 +4616,19 @@ EXAMPLES += [
         "gloo-collective-timeout",
     ),
 ]
+
+# an architecture a build's list names that no GPU has, or spelled for another tool (CUD157);
+# CMake's compiler check reducing a keyword to no number (CUD156)
+EXAMPLES += [
+    ("ValueError: Unknown CUDA arch (12.5) or GPU not supported", "cpp-extension-unknown-arch"),
+    ("ValueError: Unknown CUDA arch (8.6；8.9) or GPU not supported", "cpp-extension-unknown-arch"),
+    ("ValueError: Unknown CUDA arch () or GPU not supported", "cpp-extension-unknown-arch"),
+    ("nvcc fatal   : Unsupported gpu architecture 'compute_80+PTX'", "compiler-unknown-arch"),
+    ("nvcc fatal   : Unsupported gpu architecture 'compute_'", "compiler-unknown-arch"),
+    ("nvcc fatal   : Unsupported gpu architecture 'sm_200'", "compiler-unknown-arch"),
+    (
+        "Id flags: --keep;--keep-dir;tmp;-gencode=arch=compute_,code=sm_ -v",
+        "cmake-cuda-arch-keyword-passed-verbatim",
+    ),
+    ("echo $TORCH_CUDA_ARCH_LIST", "torch-cuda-arch-list-set"),
+]

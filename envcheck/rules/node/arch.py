@@ -25,6 +25,7 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.choose import sm
 from envcheck.rules.fixes import fix, manual
+from envcheck.rules.node.arch_list_targets import no_gpu_has
 from envcheck.rules.node.arch_names import architecture_floor, gpus_at_or_above
 
 
@@ -106,8 +107,9 @@ def _toolkit_fix(support: SmSupport, cuda: Version | None) -> str:
     return (
         f"Compile with {use}: install it and export CUDA_HOME={home} PATH={home}/bin:$PATH "
         f"(conda: conda install -c nvidia cuda-toolkit={release}){triton}; or leave "
-        f"{support.arch} out of the targets (TORCH_CUDA_ARCH_LIST without {cc}, the build's "
-        "-gencode / --gpu-architecture list)"
+        f"{support.arch} out of the targets (TORCH_CUDA_ARCH_LIST without {cc}, "
+        f"CMAKE_CUDA_ARCHITECTURES without {support.arch[3:]}, the build's -gencode / "
+        "--gpu-architecture list)"
     )
 
 
@@ -187,6 +189,11 @@ def toolkit_refused_arch_in_log(facts: Facts, line: LogLine) -> Hit | None:
         target = sm(cc)
     support = sm_support(facts.matrix, target)
     if support is None:
+        cc = _cc(target)
+        if cc is None or no_gpu_has(facts.matrix, cc):
+            # no NVIDIA GPU has it (or it is not spelled as one): no toolkit is too old for
+            # it, the build's flags are wrong (CUD157)
+            return None
         raise NotStated(
             f"the matrix's [[sm]] table does not know {target} (line {line.line})", "log.ptx_target"
         )

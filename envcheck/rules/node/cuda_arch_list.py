@@ -116,10 +116,20 @@ def cmake_cuda_architectures_in_log(facts: Facts, line: LogLine) -> Hit:
             ),
         )
     floor = _KEYWORD_CMAKE.get(keyword, "3.24")
-    return Hit(
+    said = (
         f"nvcc was given CMake's keyword '{keyword}' as an architecture (line {line.line}): "
         f"the CMake that configured the build is older than {floor}, the first that resolves "
-        "it, and passed CMAKE_CUDA_ARCHITECTURES through verbatim",
+        "it, and passed CMAKE_CUDA_ARCHITECTURES through verbatim"
+    )
+    if "compute_," in line.text:  # CMake's compiler check kept only the entry's digits
+        said = (
+            f"CMake's compiler check passed an architecture with no number, "
+            f"arch=compute_,code=sm_ (line {line.line}): a CMake older than 3.24 keeps only "
+            "the digits of each CMAKE_CUDA_ARCHITECTURES entry, and a keyword (native, all, "
+            "all-major) has none"
+        )
+    return Hit(
+        said,
         evidence=evidence,
         fix=fix(
             f'Use a CMake that knows the keyword: pip install "cmake>={floor}" (then hash -r; '

@@ -6,6 +6,7 @@ flash-attn's 'FlashAttention only supports Ampere GPUs or newer' establishes TOR
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from packaging.utils import canonicalize_name
 from packaging.version import Version
@@ -19,6 +20,7 @@ from envcheck.rules.choose import sm
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.abi import names_other_package
 from envcheck.rules.node.arch import _cc
+from envcheck.rules.node.arch_list_targets import list_reading
 from envcheck.rules.node.torch_build import _upgrade_fix, gpu_arch_missing
 
 _TORCH_OWN = frozenset({"torch", "torchvision", "torchaudio"})
@@ -27,6 +29,8 @@ _TORCH_OWN = frozenset({"torch", "torchvision", "torchaudio"})
 @from_log("TOR101")
 def arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """torch's own warning (below), or CUDA's 'no kernel image is available' (``_no_image``)."""
+    if line.signature == "cpp-extension-unknown-arch":
+        return _extension_builder(facts, line)
     if line.signature != "no-kernel-image":
         return _warned(facts, line)
     known = _no_image(facts, line)
@@ -42,6 +46,17 @@ def arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
         "torch's)",
         "torch",
     )
+
+
+def _extension_builder(facts: Facts, line: LogLine) -> Hit | None:
+    """torch's extension builder refusing an architecture: TOR101 only where the value is a
+    GPU's own (of the node, or, the GPUs unknown, a real GPU's with no list of several
+    architectures stated); a value that came from TORCH_CUDA_ARCH_LIST is CUD157's."""
+    if list_reading(facts, line) == "list":
+        return None
+    entry = re.sub(r"[af]?(\+PTX)?$", "", (line.stated.get("build_arch") or "").strip())
+    stated = dict(line.stated, gpu_cc=entry)
+    return _warned(facts, dataclasses.replace(line, stated=stated), "torch's extension builder")
 
 
 def _no_image(facts: Facts, line: LogLine) -> tuple[Hit | None] | None:
