@@ -35,6 +35,7 @@ from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.model import Matrix
 from envcheck.model.finding import Fix, Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.choose import sm, torch_choices
 from envcheck.rules.fixes import fix, manual
@@ -44,9 +45,9 @@ _READ_CC = (
     "--format=csv,noheader (8.6 for an RTX 3090, 9.0 for an H100)"
 )
 # torch's spelling of one entry: 8.6, 9.0a, 12.0f, 8.6+PTX
-_TORCH_ENTRY = re.compile(r"([0-9]+)\.([0-9])([af]?)(\+PTX)?")
+_TORCH_ENTRY = lazy(r"([0-9]+)\.([0-9])([af]?)(\+PTX)?")
 # nvcc's and ptxas' spelling of a target: sm_90, compute_90a, lto_90
-_TARGET = re.compile(r"(?:sm|compute|lto)_([0-9]+)([af]?)")
+_TARGET = lazy(r"(?:sm|compute|lto)_([0-9]+)([af]?)")
 
 
 @dataclass(frozen=True)
