@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from contextlib import nullcontext
 from typing import Any
 
@@ -152,11 +151,17 @@ def run(args: argparse.Namespace) -> int:
         text = common.json_text(env) if text is None else text
         common.write_output(args.output, text, overwrite=args.force)
     s = result.summary()
-    sys.stderr.write(
-        f"envcheck: {scan.lines} lines; {s['signatures']} known failure signature(s), "
-        f"{s['noise']} noise; causes: {s['confirmed']} confirmed, {s['ruled_out']} ruled out, "
-        f"{s['unknown'] + s['unchecked']} open"
-        + (f"; the environment shows {s['environment']}" if s["environment"] else "")
-        + f"; exit {result.exit_code}\n"
+    shown = [f"the environment shows {s['environment']};"] if s["environment"] else []
+    common.summary(
+        [
+            f"{scan.lines} lines;",
+            f"{s['signatures']} known failure signature(s),",
+            f"{s['noise']} noise;",
+            f"causes: {s['confirmed']} confirmed,",
+            f"{s['ruled_out']} ruled out,",
+            f"{s['unknown'] + s['unchecked']} open;",
+            *shown,
+            f"exit {result.exit_code}",
+        ]
     )
     return result.exit_code
