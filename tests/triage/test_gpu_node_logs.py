@@ -74,16 +74,22 @@ MADE = [
 ]
 
 
+def found_with(name: str, node: bool, signature: str, code: str) -> tuple[str, dict[str, Any]]:
+    """Triage of a made failure: it fails (exit 1) with ``signature`` led by ``code``; the
+    verdict of that cause, and the data."""
+    exit_code, data = _triage(name, node)
+    assert exit_code == 1
+    assert (signature, code) in _top(data), _top(data)
+    return {(s, c): v for s, c, v in _causes(data)}[(signature, code)], data
+
+
 @pytest.mark.parametrize(("name", "signature", "code"), MADE)
 @pytest.mark.parametrize("node", [False, True], ids=["log", "node"])
 def test_a_made_failure_is_found_with_its_cause(
     name: str, signature: str, code: str, node: bool
 ) -> None:
-    exit_code, data = _triage(name, node)
-    assert exit_code == 1
-    assert (signature, code) in _top(data), _top(data)
-    verdicts = {(s, c): v for s, c, v in _causes(data)}
-    assert verdicts[(signature, code)] in {"confirmed", "unknown"}
+    verdict, _ = found_with(name, node, signature, code)
+    assert verdict in {"confirmed", "unknown"}
 
 
 # the fix's own words that make it the right one for how the failure was made

@@ -16,7 +16,7 @@ import pytest
 from envcheck.rules.node.gpu_oom_size import GIB, line_total, oversize, requested
 from tests.conftest import CliResult
 from tests.triage import from_log
-from tests.triage.test_gpu_node_logs import REPORT, _causes, _top, _triage
+from tests.triage.test_gpu_node_logs import REPORT, _causes, _triage, found_with
 
 # (log, the signature that names the GPU's memory, the cause whose fix is right)
 OOM_LOGS = [
@@ -31,11 +31,8 @@ OOM_LOGS = [
 def test_a_gpu_oom_is_named_with_the_gpu_cause(
     name: str, signature: str, code: str, node: bool
 ) -> None:
-    exit_code, data = _triage(name, node)
-    assert exit_code == 1
-    assert (signature, code) in _top(data), _top(data)
-    verdicts = {(s, c): v for s, c, v in _causes(data)}
-    assert verdicts[(signature, code)] == "confirmed"
+    verdict, data = found_with(name, node, signature, code)
+    assert verdict == "confirmed"
     assert all(c != "SYS190" for _, c, _ in _causes(data))  # not host memory
 
 
