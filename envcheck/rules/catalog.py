@@ -92,6 +92,7 @@ from envcheck.rules.node import (  # noqa: F401
     rendezvous,
     resolver_lines,
     rust_sdist,
+    server_ports,
     sgl_kernel,
     sim_render,
     sim_stated,

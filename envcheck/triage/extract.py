@@ -191,7 +191,8 @@ FACTS: dict[str, str] = {
     "nccl_chosen_iface": "the interface NCCL's bootstrap or socket transport chose (docker0, eth0)",
     "nccl_listed_iface": "a physical interface in NCCL's 'NET/Socket : Using' list beside bridges "
     "(bond0, eth0): the one between the nodes",
-    "port": "a TCP port a rendezvous server could not bind (MASTER_PORT, --master_port)",
+    "port": "a TCP port a server could not bind (a rendezvous store's MASTER_PORT or "
+    "--master_port, a model server's --port)",
     "qt_plugin_dir": "the directory Qt loaded its platform plugins from (.../cv2/qt/plugins)",
     "rendezvous_var": "the rendezvous variable torch's env:// init needed and did not find",
     "fork_layer": "the layer that forked a process after CUDA was initialised, as the log "

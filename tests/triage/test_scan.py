@@ -4632,3 +4632,18 @@ EXAMPLES += [
     ),
     ("echo $TORCH_CUDA_ARCH_LIST", "torch-cuda-arch-list-set"),
 ]
+
+# a server's port already taken on the node (NET162)
+EXAMPLES += [
+    (
+        "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): "
+        "address already in use",
+        "server-port-in-use",
+    ),
+    ("OSError: [Errno 48] Address already in use", "server-port-in-use"),
+    (
+        "Port 5000 is in use by another program. Either identify and stop that program, or "
+        "start the server with a different port.",
+        "server-port-in-use",
+    ),
+]
