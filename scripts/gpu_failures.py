@@ -81,6 +81,17 @@ _LOADER = (
     "    for batch in DataLoader(D(), batch_size=4, num_workers=2): pass\n"
 )
 
+# a process that holds GPU memory ({holder}, then sleeps) and, once it holds it, torch asking
+# for half the GPU beside it; the holder is stopped after
+_BESIDE = (
+    "d=$(mktemp -d)\n"
+    "$PY -c \"{holder}; print('holder ready', flush=True); time.sleep(90)\" > $d/h 2>&1 & h=$!\n"
+    "for i in $(seq 120); do grep -q ready $d/h || ! kill -0 $h && break; sleep 0.5; done\n"
+    '$PY -c "import torch; y = torch.empty(int(0.5 * '
+    "torch.cuda.get_device_properties(0).total_memory), dtype=torch.uint8, "
+    "device='cuda')\"\nrc=$?; kill $h; wait; exit $rc\n"
+)
+
 # spawned workers import the main module again: the call must sit under the __main__ guard
 _MAIN = "if __name__ == '__main__':\n    mp.spawn(work, args={})\n"
 
@@ -331,15 +342,9 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "torch_oom_other_process",
         "CUDA out of memory because another process holds most of the GPU",
-        shell=(
-            "d=$(mktemp -d)\n"
-            '$PY -c "import torch, time; x = torch.empty(int(0.8 * '
-            "torch.cuda.get_device_properties(0).total_memory), dtype=torch.uint8, "
-            "device='cuda'); print('holder ready', flush=True); time.sleep(90)\" > $d/h 2>&1 & h=$!\n"
-            "for i in $(seq 120); do grep -q ready $d/h || ! kill -0 $h && break; sleep 0.5; done\n"
-            '$PY -c "import torch; y = torch.empty(int(0.5 * '
-            "torch.cuda.get_device_properties(0).total_memory), dtype=torch.uint8, "
-            "device='cuda')\"\nrc=$?; kill $h; wait; exit $rc\n"
+        shell=_BESIDE.format(
+            holder="import torch, time; x = torch.empty(int(0.8 * "
+            "torch.cuda.get_device_properties(0).total_memory), dtype=torch.uint8, device='cuda')"
         ),
         needs=("torch",),
         timeout=90,
@@ -347,14 +352,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "torch_oom_beside_jax",
         "CUDA out of memory because a JAX process preallocated 75% of the GPU",
-        shell=(
-            "d=$(mktemp -d)\n"
-            '$PY -c "import jax.numpy as jnp, time; jnp.ones(8).block_until_ready(); '
-            "print('holder ready', flush=True); time.sleep(90)\" > $d/h 2>&1 & h=$!\n"
-            "for i in $(seq 120); do grep -q ready $d/h || ! kill -0 $h && break; sleep 0.5; done\n"
-            '$PY -c "import torch; y = torch.empty(int(0.5 * '
-            "torch.cuda.get_device_properties(0).total_memory), dtype=torch.uint8, "
-            "device='cuda')\"\nrc=$?; kill $h; wait; exit $rc\n"
+        shell=_BESIDE.format(
+            holder="import jax.numpy as jnp, time; jnp.ones(8).block_until_ready()"
         ),
         needs=("torch", "jax"),
         timeout=90,
