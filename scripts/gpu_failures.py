@@ -386,6 +386,34 @@ SCENARIOS: tuple[Scenario, ...] = (
         needs=("cupy",),
     ),
     Scenario(
+        "cubin_other_arch",
+        "a kernel binary built only for another GPU (an sm_80 cubin, no PTX) loaded on this one",
+        shell=(
+            "d=$(mktemp -d)\n"
+            "echo 'extern \"C\" __global__ void k(float* p) { p[0] = 1.0f; }' > $d/k.cu\n"
+            "nvcc -cubin -arch=sm_80 -o $d/k.cubin $d/k.cu\n"
+            "$PY -c \"import cupy as cp; cp.RawModule(path='$d/k.cubin').get_function('k')\"\n"
+        ),
+        needs=("cupy", "nvcc"),
+    ),
+    Scenario(
+        "ext_no_kernel_image",
+        "a torch CUDA extension built for another GPU only (TORCH_CUDA_ARCH_LIST=8.0, no PTX)",
+        python=(
+            "import torch\nfrom torch.utils.cpp_extension import load_inline\n"
+            "cu = '''#include <torch/extension.h>\n#include <c10/cuda/CUDAException.h>\n"
+            "__global__ void k(float* p) { p[0] = 1.0f; }\n"
+            "void run(torch::Tensor t) { k<<<1, 1>>>(t.data_ptr<float>());"
+            " C10_CUDA_KERNEL_LAUNCH_CHECK(); }'''\n"
+            "m = load_inline('archext', cpp_sources='void run(torch::Tensor t);',"
+            " cuda_sources=cu, functions=['run'])\n"
+            "m.run(torch.zeros(1, device='cuda'))\ntorch.cuda.synchronize()\n"
+        ),
+        env={"TORCH_CUDA_ARCH_LIST": "8.0"},
+        needs=("torch", "ninja", "nvcc"),
+        timeout=240,
+    ),
+    Scenario(
         "dataloader_worker_killed",
         "a DataLoader worker killed by SIGKILL, the signal the kernel's OOM killer sends",
         python=_LOADER.format(signal="SIGKILL"),
