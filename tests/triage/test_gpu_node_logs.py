@@ -71,6 +71,16 @@ MADE = [
     ("module_missing", "no-module-named", "PY151"),
     ("spawn_unguarded_main", "multiprocessing-main-not-guarded", "PY170"),
     ("gloo_recv_timeout", "gloo-collective-timeout", "NET170"),
+    # the second run on the node (the scenarios the first left unrun, and two arch failures)
+    ("torch_oom_other_process", "cuda-out-of-memory", "DRV104"),
+    ("torch_oom_beside_jax", "cuda-out-of-memory", "DRV104"),
+    ("cupy_block_too_large", "cuda-error", "DRV150"),
+]
+
+# made failures whose cause only the node decides: the log alone leaves it open
+MADE_ON_NODE = [
+    # torch's own kernels and the extension's are both called from the job's frame
+    ("ext_no_kernel_image", "no-kernel-image", "CUD153"),
 ]
 
 
@@ -92,6 +102,13 @@ def test_a_made_failure_is_found_with_its_cause(
     assert verdict in {"confirmed", "unknown"}
 
 
+@pytest.mark.parametrize(("name", "signature", "code"), MADE_ON_NODE)
+def test_a_made_failure_the_node_decides_is_confirmed_on_it(
+    name: str, signature: str, code: str
+) -> None:
+    assert found_with(name, True, signature, code)[0] == "confirmed"
+
+
 # the fix's own words that make it the right one for how the failure was made
 FIX_WORDS = [
     ("torch_invalid_ordinal", "CUDA_VISIBLE_DEVICES"),
@@ -102,6 +119,10 @@ FIX_WORDS = [
     ("cupy_illegal_address", "compute-sanitizer"),
     ("nccl_bad_socket_ifname", "NCCL_SOCKET_IFNAME"),
     ("gloo_bad_socket_ifname", "GLOO_SOCKET_IFNAME"),
+    ("torch_oom_other_process", "kill 1072"),
+    ("torch_oom_beside_jax", "kill 1143"),
+    ("ext_no_kernel_image", 'TORCH_CUDA_ARCH_LIST=\\"9.0\\"'),
+    ("nvidia_smi_missing_index", "nvidia-smi -L"),
 ]
 
 
@@ -196,3 +217,24 @@ def test_a_segfault_in_code_that_loads_no_openmp_package_confirms_no_cause(node:
     causes = _causes(data)
     assert causes[0][:2] == ("native-crash", "SYS250")
     assert all(verdict != "confirmed" for _, _, verdict in causes)
+
+
+@pytest.mark.parametrize("name", ["torch_oom_other_process", "torch_oom_beside_jax"])
+def test_an_oom_whose_numbers_show_no_fragmentation_offers_no_allocator_setting(name: str) -> None:
+    _, data = _triage(name, node=True)
+    fixes = json.dumps([c.get("fix") for m in data["matches"] for c in m["causes"]])
+    assert "0 bytes is reserved by PyTorch but unallocated" in (HERE / f"{name}.log").read_text()
+    assert "expandable_segments" not in fixes and "max_split_size_mb" not in fixes
+
+
+def test_no_devices_on_a_node_whose_nvml_sees_a_gpu_is_a_selection_of_a_missing_one() -> None:
+    """`nvidia-smi -i 5` on the one-GPU node printed 'No devices were found': the node's NVML
+    lists its H200, so the GPUs did not fail to initialise; the command chose none of them."""
+    verdict, data = found_with("nvidia_smi_missing_index", True, "nvidia-smi-no-devices", "DRV151")
+    assert verdict == "confirmed"
+    message = data["matches"][0]["causes"][0]["findings"][0]["message"]
+    assert "selected a GPU that is not there" in message
+    assert "NVIDIA H200" in message
+    # from the log alone the table's causes stand: GPUs that failed to initialise
+    _, alone = _triage("nvidia_smi_missing_index", node=False)
+    assert "enumerated zero GPUs" in json.dumps(alone["matches"][0]["causes"][0])
