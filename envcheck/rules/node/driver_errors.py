@@ -18,6 +18,7 @@ from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.schema import CudaError
 from envcheck.model.finding import Fix, Severity
+from envcheck.model.report import Gpu
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, StatedOtherwise, from_log, rule
 from envcheck.rules.fixes import fix, manual
@@ -421,7 +422,35 @@ def nvml_failure_in_log(facts: Facts, line: LogLine) -> Hit:
         raise NotStated(
             f"line {line.line} states no NVML return code the table knows", "log.nvml_error"
         )
+    if entry.message == _NO_DEVICES:
+        seen = _gpus_seen(facts)
+        if seen:  # the node's NVML enumerates GPUs: the command chose none of them
+            model = seen[0].name or "model not reported"
+            return Hit(
+                f"nvidia-smi printed '{_NO_DEVICES}' (line {line.line}), yet the node's NVML "
+                f"sees {len(seen)} GPU(s) ({model}): the command selected a GPU that is "
+                "not there (`-i`/`--id` past the last index, another node's UUID or bus id), "
+                "or it ran where no GPU was given (a container without GPUs, a Slurm step "
+                "without --gres)",
+                evidence={"line": line.line, "name": entry.name, "gpus": len(seen)},
+                fix=fix(
+                    "Select a GPU the node has: `nvidia-smi -L` lists the indices and UUIDs",
+                    "manual",
+                    manual("nvidia-smi -L   # then pass an index or UUID it lists"),
+                ),
+            )
     return _hit(entry, line, "NVML / nvidia-smi failed with", facts)
+
+
+_NO_DEVICES = "No devices were found"
+
+
+def _gpus_seen(facts: Facts) -> tuple[Gpu, ...]:
+    """The GPUs the node's own NVML reported (none where the node was not read)."""
+    try:
+        return facts.gpus() if facts.gpu_info().driver_source == "nvml" else ()
+    except Skip:
+        return ()
 
 
 @from_log("GPU102")
