@@ -21,7 +21,7 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.driver_upgrade import wsl_kernel
-from envcheck.rules.node.gpu_oom_size import oversize, split_fix
+from envcheck.rules.node.gpu_oom_size import oversize, requested, split_fix
 from envcheck.rules.signals import routes_elsewhere
 
 GIB = 1024**3
@@ -720,6 +720,16 @@ EXPANDABLE = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
 SPLIT = "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128"
 
 
+def _beyond_reuse(text: str, unallocated: float) -> bool:
+    """Whether torch's numbers show the request larger than the GPU's free memory and what
+    PyTorch reserved but left unallocated together: an allocator setting only lets the cache
+    reuse memory that exists, so it cannot serve such a request."""
+    stated, want = _TOTAL_FREE.search(text) or _OLD_OOM.search(text), requested(text)
+    if stated is None or want is None:
+        return False
+    return _bytes(stated.group(4), stated.group(5)) + unallocated < want
+
+
 def _fragmentation(text: str) -> tuple[float, float, bool] | None:
     """(reserved but unallocated, allocated, old message format) as torch's message states."""
     free = _UNALLOCATED.search(text)
@@ -844,6 +854,13 @@ def gpu_oom_fix(text: str, facts: Facts | None = None) -> tuple[str, tuple[Actio
             "fragmentation); else lower the job's GPU memory (a smaller batch size)"
         )
         steps: tuple[Action, ...] = (manual(setting), manual(smaller), manual(stale))
+    elif state is not None and _beyond_reuse(text, state[0]):
+        summary = (
+            "Lower the job's GPU memory (a smaller batch size, gradient checkpointing) or free "
+            "the GPU of stale processes (free plus reserved-but-unallocated memory is less than "
+            "the request: no PYTORCH_CUDA_ALLOC_CONF setting can serve it)"
+        )
+        steps = (manual(smaller), manual(stale))
     else:
         summary = (
             "Lower the job's GPU memory (a smaller batch size, gradient checkpointing) or free "
