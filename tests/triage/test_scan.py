@@ -4647,3 +4647,16 @@ EXAMPLES += [
         "server-port-in-use",
     ),
 ]
+
+# Keras' HDF5 loaders decoding a string attribute that h5py 3 returns as str (PY152): the
+# traceback's source line, not the bare AttributeError
+EXAMPLES += [
+    (
+        "    original_keras_version = f.attrs['keras_version'].decode('utf8')",
+        "h5py-str-attribute-decoded",
+    ),
+    (
+        "    model_config = json.loads(model_config.decode('utf-8'))",
+        "h5py-str-attribute-decoded",
+    ),
+]

@@ -11,6 +11,7 @@ libraries' wheels); the installed version, when the node states it, rules the ca
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from packaging.version import Version
@@ -23,6 +24,7 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.import_releases import short
+from envcheck.rules.node.imports import frame_distribution
 
 # CPython's wording (Python/ceval.c, Python/getargs.c): '%U() got an unexpected keyword
 # argument '%S''; the callable is its __qualname__ from Python 3.10, its bare name before
@@ -87,6 +89,41 @@ def keyword_changed_by_release(facts: Facts) -> Iterable[Hit]:
     - python/cpython Python/getargs.c ('%U() got an unexpected keyword argument '%S'')
     """
     raise Skip("only a log line states the call that failed", "log.python")
+
+
+# the top-level package of a frame's file under site-packages (.../site-packages/trl/x.py -> trl)
+_FRAME_PACKAGE = re.compile(r"[/\\](?:site|dist)-packages[/\\]([A-Za-z0-9_]+)[/\\]")
+
+
+def caller_of(facts: Facts, line: LogLine) -> str | None:
+    """The distribution whose code made the call: the innermost traceback frame above the line
+    under site-packages (trl's sft_trainer.py calling transformers' Trainer); None when the
+    traceback does not show one."""
+    found = _FRAME_PACKAGE.search(line.stated.get("importer_file", ""))
+    return frame_distribution(facts, found.group(1)) if found else None
+
+
+def caller_pin(facts: Facts, caller: str, library: str, added_in: Version) -> str | None:
+    """'caller<F': the caller's releases before F admit a ``library`` older than ``added_in``
+    and F is the first whose declared bound (generated/importers.toml, the caller's own
+    setup.py/pyproject by release) excludes the ``library`` release before ``added_in``: the
+    caller began requiring the release that added the argument there. None when the tables
+    do not say."""
+    rows = facts.matrix.python_importer(caller)
+    lib = facts.matrix.python_names().library(library) if rows is not None else None
+    if rows is None or lib is None:
+        return None
+    older = [r for r in lib.releases if r < added_in]
+    if not older:
+        return None
+    before = max(older)
+    for release in sorted(rows.releases):
+        bound = rows.bound(library, release)
+        if bound is not None and not bound.contains(before, prereleases=True):
+            if release == min(rows.releases):
+                return None  # every release scanned requires it: no older caller to pin
+            return f"{caller}<{short(release)}"
+    return None
 
 
 def _have(entry: KeywordChange, installed: Version | None) -> str:
@@ -169,10 +206,26 @@ def _added(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> Hi
     actions: list[Action] = [pip_install(need, flags=("--upgrade",))]
     other = _workaround(entry.workaround, actions)
     have = _have(entry, installed)
+    caller = caller_of(facts, line)
+    by = "the caller (or a saved config) comes from a newer release"
+    if caller is not None and caller != entry.package:
+        called = facts.known_version(caller)
+        by = (
+            f"the call is {caller}{f' {called}' if called is not None else ''}'s, made for "
+            f"a newer {entry.package}"
+        )
+        pin = caller_pin(facts, caller, entry.package, entry.added_in)
+        if pin is not None:
+            other += (
+                f", or pin {caller} to its releases made for an older {entry.package}: "
+                f'pip install "{pin}" ({caller} requires {need} from there on)'
+            )
+            actions.append(manual(f'pip install "{pin}"  (instead: {caller} before it)'))
+        else:
+            other += f", or install the {caller} release made for {have}"
     return Hit(
         f"{callee}() does not take the {entry.keyword} argument yet (line {line.line}): {entry.package} "
-        f"{short(entry.added_in)} added it and {have} is older; the caller (or a saved config) "
-        "comes from a newer release",
+        f"{short(entry.added_in)} added it and {have} is older; {by}",
         evidence=_evidence(
             line, callee, entry.keyword, entry, installed, added_in=str(entry.added_in)
         ),
@@ -253,6 +306,7 @@ def keyword_changed_in_log(facts: Facts, line: LogLine) -> Hit | None:
             f"line {line.line}: no release the matrix knows added or removed {callee}()'s "
             f"{keyword} argument (matrices/packages/keyword_changes.toml)",
             "log.python",
+            fix=_across(facts, line, callee, keyword),
         )
     for entry in entries:
         if entry.keyword == "*":
@@ -269,6 +323,24 @@ def keyword_changed_in_log(facts: Facts, line: LogLine) -> Hit | None:
         if hit is not None:
             return hit
     return None
+
+
+def _across(facts: Facts, line: LogLine, callee: str, keyword: str) -> str | None:
+    """The open cause's fix where the traceback shows the package whose code made the call
+    (its innermost frame under site-packages): that package and the callee's library are from
+    releases made for different versions of each other, the versions where the log states
+    them. None when the traceback does not show the caller (the generic fix stands)."""
+    caller = caller_of(facts, line)
+    if caller is None:
+        return None
+    version = facts.known_version(caller)
+    named = f"{caller} {version}" if version is not None else caller
+    return (
+        f"{named}'s code passes {keyword} to {callee}(), which the installed release of "
+        f"{callee}()'s library does not take: install the release of that library {caller} "
+        f"requires (pip check names the range; pip show {caller} states it), or pin {caller} "
+        f"to the release made for the installed one"
+    )
 
 
 def _changes_of(facts: Facts, callee: str) -> str:
