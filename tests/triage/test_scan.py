@@ -4660,3 +4660,16 @@ EXAMPLES += [
         "h5py-str-attribute-decoded",
     ),
 ]
+
+# transformers' DynamicCache members a release removed, read by a checkpoint's own model code
+EXAMPLES += [
+    (
+        "AttributeError: 'DynamicCache' object has no attribute 'get_max_length'. Did you mean: "
+        "'get_seq_length'?",
+        "object-member-removed",
+    ),
+    (
+        "AttributeError: 'DynamicCache' object has no attribute 'seen_tokens'",
+        "object-member-removed",
+    ),
+]
