@@ -344,6 +344,10 @@ class KeywordChange:
     replacement: str | None = None
     workaround: str | None = None
     note: str | None = None
+    # the packages whose own code passes the keyword to the callee, each as the requirement of
+    # its releases that do ("trl>=0.12.0"): the other side of the skew, pinned below that
+    # release where the traceback does not show the calling package
+    callers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

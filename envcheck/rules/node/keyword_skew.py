@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import Version
 
 from envcheck.facts.node import Facts
@@ -78,7 +79,10 @@ def keyword_changed_by_release(facts: Facts) -> Iterable[Hit]:
     for SFTTrainer's tokenizer), pass its replacement (processing_class), or upgrade the package
     whose call passes it; an added one: upgrade the callee's library to the first release with
     it (peft 0.10 for layer_replication), or drop the key from the saved config where the table
-    names that workaround; an argument a release began passing to an override: pin the last
+    names that workaround, or pin the calling package to its releases made for the older
+    library: the package of the traceback's innermost frame under site-packages, below the
+    release whose declared bound began requiring the library's new release (`trl<0.12` for
+    transformers 4.46's Trainer processing_class), or the callers the table records; an argument a release began passing to an override: pin the last
     release before it (transformers 4.45.2) or accept the argument in the override. A required
     argument the call does not pass: pass it, or the release the caller was written for (an
     override requiring num_items_in_batch needs transformers 4.46 or newer, or a default for
@@ -223,6 +227,8 @@ def _added(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> Hi
             actions.append(manual(f'pip install "{pin}"  (instead: {caller} before it)'))
         else:
             other += f", or install the {caller} release made for {have}"
+    else:
+        other += _known_callers(entry, need, actions)
     return Hit(
         f"{callee}() does not take the {entry.keyword} argument yet (line {line.line}): {entry.package} "
         f"{short(entry.added_in)} added it and {have} is older; {by}",
@@ -257,6 +263,30 @@ def _any_newer(facts: Facts, line: LogLine, entry: KeywordChange, callee: str, k
             "unsafe",
             *actions,
         ),
+    )
+
+
+def _known_callers(entry: KeywordChange, need: str, actions: list[Action]) -> str:
+    """', or pin trl below 0.12 ...': the packages the table records as passing the keyword
+    (``callers``, "trl>=0.12.0"), each pinned below the release that began passing it, where
+    the traceback does not show which package made the call; added to ``actions`` too."""
+    said = []
+    for text in entry.callers:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        first = next((s.version for s in req.specifier if s.operator == ">="), None)
+        if first is None:
+            continue
+        pin = f"{req.name}<{short(Version(first))}"
+        said.append(f'pip install "{pin}" where {req.name} makes the call')
+        actions.append(manual(f'pip install "{pin}"  (instead: {req.name} before it passed it)'))
+    if not said:
+        return ""
+    return (
+        f", or pin the package that passes {entry.keyword} to its releases made for an older "
+        f"{entry.package} ({'; '.join(said)}; it requires {need} from there on)"
     )
 
 
