@@ -45,7 +45,9 @@ def h5py3_str_attributes(facts: Facts) -> Iterable[Hit]:
     A traceback whose frame decodes an HDF5 file's string attribute, as Keras 2.x's model and
     weights loaders do (`original_keras_version = f.attrs['keras_version'].decode('utf8')`,
     `model_config.decode('utf-8')` in keras/engine/saving.py, topology.py or tf.keras's
-    hdf5_format.py), followed by `AttributeError: 'str' object has no attribute 'decode'`:
+    hdf5_format.py), or the frame of one of those loaders (load_model_from_hdf5,
+    load_weights_from_hdf5_group), followed by `AttributeError: 'str' object has no attribute
+    'decode'`; a loader's frame followed by another error rules it out:
     h5py 3.0 reads variable-length string attributes as str, h5py 2 as bytes. The bare error
     line alone is not read as this cause. Only a log states it.
 
@@ -78,6 +80,8 @@ def h5py3_str_attributes(facts: Facts) -> Iterable[Hit]:
 @from_log("PY152")
 def h5py3_str_attributes_in_log(facts: Facts, line: LogLine) -> Hit | None:
     if "str_decoded" not in line.stated:
+        if ".decode(" not in line.text:
+            return None  # a loader's frame followed by another error: not this cause
         raise NotStated(
             f"line {line.line} decodes an HDF5 attribute, but no `'str' object has no "
             "attribute 'decode'` follows it",
