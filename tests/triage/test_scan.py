@@ -4673,3 +4673,13 @@ EXAMPLES += [
         "object-member-removed",
     ),
 ]
+
+# the frame of a Keras / tf.keras HDF5 loader (PY152 confirms it only with the str-decode error
+# under it)
+EXAMPLES += [
+    (
+        '  File "/venv/lib/python3.7/site-packages/tensorflow_core/python/keras/saving/'
+        'hdf5_format.py", line 166, in load_model_from_hdf5',
+        "h5py-str-attribute-decoded",
+    ),
+]
