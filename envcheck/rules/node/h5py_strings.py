@@ -11,7 +11,6 @@ it), so the signature is the frame's line and this rule requires the error below
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from packaging.version import Version
@@ -19,13 +18,14 @@ from packaging.version import Version
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
 
 # the package whose frame decodes the attribute, from the frame's path
 # (.../site-packages/keras/engine/saving.py -> keras)
-_PACKAGE = re.compile(r"(?:^|[/\\])(?:site|dist)-packages[/\\]([A-Za-z0-9_]+)[/\\]")
-_BARE = re.compile(r"^([A-Za-z0-9_]+)[/\\](?:engine|saving)[/\\]")
+_PACKAGE = lazy(r"(?:^|[/\\])(?:site|dist)-packages[/\\]([A-Za-z0-9_]+)[/\\]")
+_BARE = lazy(r"^([A-Za-z0-9_]+)[/\\](?:engine|saving)[/\\]")
 
 
 def _reader(path: str | None) -> str | None:

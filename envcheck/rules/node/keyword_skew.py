@@ -11,7 +11,6 @@ libraries' wheels); the installed version, when the node states it, rules the ca
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -96,7 +95,7 @@ def keyword_changed_by_release(facts: Facts) -> Iterable[Hit]:
 
 
 # the top-level package of a frame's file under site-packages (.../site-packages/trl/x.py -> trl)
-_FRAME_PACKAGE = re.compile(r"[/\\](?:site|dist)-packages[/\\]([A-Za-z0-9_]+)[/\\]")
+_FRAME_PACKAGE = lazy(r"[/\\](?:site|dist)-packages[/\\]([A-Za-z0-9_]+)[/\\]")
 
 
 def caller_of(facts: Facts, line: LogLine) -> str | None:
