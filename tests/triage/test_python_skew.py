@@ -103,3 +103,35 @@ def test_h5py_2_installed_rules_the_str_attribute_out(
     node = saved_node(tmp_path, h5py="2.10.0")
     found = causes(cli, log, "--report", str(node))["PY152"]
     assert found["verdict"] != "confirmed"
+
+
+def _httpx_call(package: str) -> tuple[str, ...]:
+    return (
+        "Traceback (most recent call last):",
+        f'  File "/usr/local/lib/python3.11/site-packages/{package}/_base_client.py", line 723, '
+        "in __init__",
+        "    super().__init__(**kwargs)",
+        "TypeError: Client.__init__() got an unexpected keyword argument 'proxies'",
+    )
+
+
+def test_a_removed_argument_upgrades_the_recorded_caller_the_frame_names(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """httpx 0.28 removed proxies; openai before 1.55.3 passes it: httpx pinned back, or the
+    caller the traceback shows upgraded to its release that stopped passing it."""
+    found = causes(cli, log_file(tmp_path, *_httpx_call("openai")))["PY160"]
+    assert found["verdict"] == "confirmed"
+    text = fix_text(found)
+    assert "pip install httpx==0.27.2" in text
+    assert 'pip install -U "openai>=1.55.3"' in text
+
+
+def test_another_caller_in_the_frame_is_named_not_the_recorded_one(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    found = causes(cli, log_file(tmp_path, *_httpx_call("anthropic")))["PY160"]
+    text = fix_text(found)
+    assert "pip install httpx==0.27.2" in text
+    assert "upgrade anthropic, whose call passes it" in text
+    assert "openai" not in text

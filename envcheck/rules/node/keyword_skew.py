@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from envcheck.facts.node import Facts
@@ -75,8 +76,9 @@ def keyword_changed_by_release(facts: Facts) -> Iterable[Hit]:
 
     ## Fix
     A removed argument: pin the last release of the callee's library that takes it (trl 0.15.2
-    for SFTTrainer's tokenizer), pass its replacement (processing_class), or upgrade the package
-    whose call passes it; an added one: upgrade the callee's library to the first release with
+    for SFTTrainer's tokenizer; httpx 0.27.2 for Client's proxies), pass its replacement
+    (processing_class), or upgrade the package whose call passes it (the traceback's caller,
+    or the callers the table records: openai 1.55.3 stopped passing proxies); an added one: upgrade the callee's library to the first release with
     it (peft 0.10 for layer_replication), or drop the key from the saved config where the table
     names that workaround, or pin the calling package to its releases made for the older
     library: the package of the traceback's innermost frame under site-packages, below the
@@ -193,11 +195,49 @@ def _removed(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> 
         ),
         fix=fix(
             f'Pin the last {entry.package} release with the {entry.keyword} argument: pip install "{pin}" '
-            f"({below}){rename}, or upgrade the package whose call passes it",
+            f"({below}){rename}, or {_upgrade_callers(facts, line, entry, actions)}",
             "unsafe",
             *actions,
         ),
     )
+
+
+def _upgrade_callers(
+    facts: Facts, line: LogLine, entry: KeywordChange, actions: list[Action]
+) -> str:
+    """'upgrade openai to 1.55.3 or newer ...': the packages the table records as passing a
+    removed keyword before a release of their own (``callers``, "openai<1.55.3"), the one the
+    traceback's innermost frame names first; else that frame's package; else the generic
+    words. Their upgrades are added to ``actions``."""
+    assert entry.removed_in is not None
+    gone = short(entry.removed_in)
+    caller = caller_of(facts, line)
+    said: list[str] = []
+    for text in entry.callers:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        fixed = next((s.version for s in req.specifier if s.operator == "<"), None)
+        if fixed is None:
+            continue
+        name = canonicalize_name(req.name)
+        if caller is not None and caller != name:
+            continue  # the traceback shows another package making the call
+        need = f"{req.name}>={fixed}"
+        said.append(f'{req.name} to {fixed} or newer: pip install -U "{need}"')
+        actions.append(manual(f'pip install -U "{need}"  (instead: {req.name} stops passing it)'))
+    if said:
+        return (
+            f"upgrade the package whose call passes it to a release that no longer does "
+            f"({'; '.join(said)}; other clients of {entry.package}: their release made for "
+            f"{entry.package} {gone})"
+        )
+    if caller is not None and caller != canonicalize_name(entry.package):
+        return (
+            f"upgrade {caller}, whose call passes it, to a release made for {entry.package} {gone}"
+        )
+    return "upgrade the package whose call passes it"
 
 
 def _added(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> Hit | None:
