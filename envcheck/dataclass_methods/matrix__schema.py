@@ -176,10 +176,10 @@ FUNCTIONS['38a0b1b975ab1ca5df6a40b035aa9cd90442b76a62e36ccba3c03b8ffa20661d'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.package,self.callee,self.keyword,self.source,self.removed_in,self.last,self.added_in,self.passed_from,self.replacement,self.workaround,self.note,)==(other.package,other.callee,other.keyword,other.source,other.removed_in,other.last,other.added_in,other.passed_from,other.replacement,other.workaround,other.note,)
+   return (self.package,self.callee,self.keyword,self.source,self.removed_in,self.last,self.added_in,self.passed_from,self.replacement,self.workaround,self.note,self.callers,)==(other.package,other.callee,other.keyword,other.source,other.removed_in,other.last,other.added_in,other.passed_from,other.replacement,other.workaround,other.note,other.callers,)
   return NotImplemented
  return __eq__
-FUNCTIONS['90c630c9bd78013ce5c34aa8787fdff334ee2cffc5f6c53829b83a17140b254b'] = __create_fn__
+FUNCTIONS['68c216d8326b68643103b71744ddafd16492943c1130558e6be36fee1c8f8df8'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -453,9 +453,9 @@ FUNCTIONS['37be08daa836a781a9c1c28ec423d612678c96a08cb8c9d3f1512528daaca90a'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.package,self.callee,self.keyword,self.source,self.removed_in,self.last,self.added_in,self.passed_from,self.replacement,self.workaround,self.note,))
+  return hash((self.package,self.callee,self.keyword,self.source,self.removed_in,self.last,self.added_in,self.passed_from,self.replacement,self.workaround,self.note,self.callers,))
  return __hash__
-FUNCTIONS['980ff637b76adbb2ab200bdae4c8393568e0a41eab61c40aab9f4b86cae3e7c9'] = __create_fn__
+FUNCTIONS['0405c967ebc62476ab3d7a0ca2450088144f405ba79090d4a4f076318f016e73'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -693,9 +693,9 @@ FUNCTIONS['7d35b326410efb4a70403b43ddd88fc16223c84e6ed16612d0759c1c8aac083a'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(package={self.package!r}, callee={self.callee!r}, keyword={self.keyword!r}, source={self.source!r}, removed_in={self.removed_in!r}, last={self.last!r}, added_in={self.added_in!r}, passed_from={self.passed_from!r}, replacement={self.replacement!r}, workaround={self.workaround!r}, note={self.note!r})"
+  return self.__class__.__qualname__ + f"(package={self.package!r}, callee={self.callee!r}, keyword={self.keyword!r}, source={self.source!r}, removed_in={self.removed_in!r}, last={self.last!r}, added_in={self.added_in!r}, passed_from={self.passed_from!r}, replacement={self.replacement!r}, workaround={self.workaround!r}, note={self.note!r}, callers={self.callers!r})"
  return __repr__
-FUNCTIONS['a558447f6e2c17ebf2db5872bd9d2c7259cfa142a07ae4a64846484b80ec3107'] = __create_fn__
+FUNCTIONS['d3d180d88728fec4601aedc3bc6dec2e040c96e657618da34ac9c7b26e4a1fc0'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -1106,8 +1106,8 @@ def __create_fn__(_type_package, _type_arch, _type_versions, _type_source, _type
  return __init__
 FUNCTIONS['559c34e91d9bbf2d81fbbcdc928f643f3dc59b96dbe8c25badd9991c5d877b85'] = __create_fn__
 
-def __create_fn__(_type_package, _type_callee, _type_keyword, _type_source, _type_removed_in, _type_last, _type_added_in, _type_passed_from, _type_replacement, _type_workaround, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_removed_in, _dflt_last, _dflt_added_in, _dflt_passed_from, _dflt_replacement, _dflt_workaround, _dflt_note, _return_type):
- def __init__(self,package:_type_package,callee:_type_callee,keyword:_type_keyword,source:_type_source,removed_in:_type_removed_in=_dflt_removed_in,last:_type_last=_dflt_last,added_in:_type_added_in=_dflt_added_in,passed_from:_type_passed_from=_dflt_passed_from,replacement:_type_replacement=_dflt_replacement,workaround:_type_workaround=_dflt_workaround,note:_type_note=_dflt_note)->_return_type:
+def __create_fn__(_type_package, _type_callee, _type_keyword, _type_source, _type_removed_in, _type_last, _type_added_in, _type_passed_from, _type_replacement, _type_workaround, _type_note, _type_callers, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_removed_in, _dflt_last, _dflt_added_in, _dflt_passed_from, _dflt_replacement, _dflt_workaround, _dflt_note, _dflt_callers, _return_type):
+ def __init__(self,package:_type_package,callee:_type_callee,keyword:_type_keyword,source:_type_source,removed_in:_type_removed_in=_dflt_removed_in,last:_type_last=_dflt_last,added_in:_type_added_in=_dflt_added_in,passed_from:_type_passed_from=_dflt_passed_from,replacement:_type_replacement=_dflt_replacement,workaround:_type_workaround=_dflt_workaround,note:_type_note=_dflt_note,callers:_type_callers=_dflt_callers)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'package',package)
   __dataclass_builtins_object__.__setattr__(self,'callee',callee)
   __dataclass_builtins_object__.__setattr__(self,'keyword',keyword)
@@ -1119,8 +1119,9 @@ def __create_fn__(_type_package, _type_callee, _type_keyword, _type_source, _typ
   __dataclass_builtins_object__.__setattr__(self,'replacement',replacement)
   __dataclass_builtins_object__.__setattr__(self,'workaround',workaround)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
+  __dataclass_builtins_object__.__setattr__(self,'callers',callers)
  return __init__
-FUNCTIONS['94be07f1beb20f98b3a8db3005321999215ee7a5ede6dd9284b42080dcdabb1c'] = __create_fn__
+FUNCTIONS['42592e99f68da0587ecf6f80e652c0ed2a6a1452a53a65411496cb16ddae2aa7'] = __create_fn__
 
 def __create_fn__(_type_package, _type_feature, _type_message, _type_fix, _type_source, _type_min_compute_capability, _type_at_or_above, _type_at_or_above_fix, _type_whole_package, _type_note, _type_ceiling, _type_max_compute_capability, _type_keywords, _type_fallback, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_min_compute_capability, _dflt_at_or_above, _dflt_at_or_above_fix, _dflt_whole_package, _dflt_note, _dflt_ceiling, _dflt_max_compute_capability, _dflt_keywords, _dflt_fallback, _return_type):
  def __init__(self,package:_type_package,feature:_type_feature,message:_type_message,fix:_type_fix,source:_type_source,min_compute_capability:_type_min_compute_capability=_dflt_min_compute_capability,at_or_above:_type_at_or_above=_dflt_at_or_above,at_or_above_fix:_type_at_or_above_fix=_dflt_at_or_above_fix,whole_package:_type_whole_package=_dflt_whole_package,note:_type_note=_dflt_note,ceiling:_type_ceiling=_dflt_ceiling,max_compute_capability:_type_max_compute_capability=_dflt_max_compute_capability,keywords:_type_keywords=_dflt_keywords,fallback:_type_fallback=_dflt_fallback)->_return_type:
@@ -1532,11 +1533,11 @@ FUNCTIONS['db8731ae553ee6da0b96dac628ee5af55676ba709e2023893cd9fd3337e891a5'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('package','callee','keyword','source','removed_in','last','added_in','passed_from','replacement','workaround','note',):
+  if type(self) is cls or name in ('package','callee','keyword','source','removed_in','last','added_in','passed_from','replacement','workaround','note','callers',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['198d18a6ef169b57b47b22a2274564eb68cfdf9008e8dd638d72f08387e502c6'] = __create_fn__
+FUNCTIONS['aa8e5965e5008923ad4bee4abd7f0395b8a730e8d9907f5a2d883c32bb147b6b'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1852,11 +1853,11 @@ FUNCTIONS['7f68ad54f4dc3eee47b162376eb3c6160db74757a705c0a2af496d70a1a1b3d3'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('package','callee','keyword','source','removed_in','last','added_in','passed_from','replacement','workaround','note',):
+  if type(self) is cls or name in ('package','callee','keyword','source','removed_in','last','added_in','passed_from','replacement','workaround','note','callers',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['77084a66ab4d80e9ffb74a31159022c321cfb5279ed5808cdff12be434cf37d4'] = __create_fn__
+FUNCTIONS['c5dbe6d86dbbbaa656bdc854da67eebf602903fdc7efc41ce4ab0e0b31bc0b18'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

@@ -344,6 +344,10 @@ class KeywordChange:
     replacement: str | None = None
     workaround: str | None = None
     note: str | None = None
+    # the packages whose own code passes the keyword to the callee, each as the requirement of
+    # its releases that do: the other side of the skew ("trl>=0.12.0" for an added keyword,
+    # pinned below that release; "openai<1.55.3" for a removed one, upgraded to that release)
+    callers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

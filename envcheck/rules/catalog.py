@@ -53,6 +53,7 @@ from envcheck.rules.node import (  # noqa: F401
     gpu_torch,
     gpu_workspace,
     graphics,
+    h5py_strings,
     imports,
     kernel_limits,
     keyword_skew,

@@ -234,6 +234,10 @@ FACTS: dict[str, str] = {
     "object has no attribute 'X')",
     "importer_file": "the file of the innermost traceback frame above a failed import, under "
     "site-packages (the module whose import statement failed)",
+    "str_decoded": "Python's error that a str was decoded as if it were bytes ('str' object "
+    "has no attribute 'decode'), in the lines below a traceback frame that decodes what it read",
+    "hdf5_reader_file": "the file of the traceback frame that decodes an HDF5 file's attribute "
+    "(keras/engine/saving.py, tensorflow/python/keras/saving/hdf5_format.py)",
     "conda_virtual_have": "the version of a conda virtual package (__cuda, __glibc) this system "
     "has, as conda's UnsatisfiableError states it ('Your installed version is: 10.2')",
     "conda_virtual_need": "a conda package's constraint on a virtual package "

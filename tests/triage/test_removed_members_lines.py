@@ -133,3 +133,33 @@ def test_urllib3_openssl_floor_pins_urllib3_1(
     assert found["verdict"] == "confirmed"
     assert "pip install 'urllib3<2'" in fix_text(found)
     assert "OpenSSL 1.0.2k-fips" in str(found)
+
+
+def test_dynamic_cache_members_pin_transformers_before_their_removal(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """A checkpoint's own model code (trust_remote_code) reading DynamicCache members that
+    transformers 4.49 (get_max_length) and 4.54 (seen_tokens, get_usable_length) removed."""
+    lines = {
+        "AttributeError: 'DynamicCache' object has no attribute 'get_max_length'. Did you "
+        "mean: 'get_seq_length'?": "transformers<4.49",
+        "AttributeError: 'DynamicCache' object has no attribute 'seen_tokens'": (
+            "transformers<4.54"
+        ),
+        "AttributeError: 'DynamicCache' object has no attribute 'get_usable_length'": (
+            "transformers<4.54"
+        ),
+    }
+    for n, (line, pin) in enumerate(lines.items()):
+        found = causes(cli, log_file(tmp_path, line, name=f"{n}.log"))["PY150"]
+        assert found["verdict"] == "confirmed", line
+        assert pin in fix_text(found), line
+
+
+def test_installed_transformers_before_the_removal_rules_it_out(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(tmp_path, "AttributeError: 'DynamicCache' object has no attribute 'seen_tokens'")
+    node = saved_node(tmp_path, transformers="4.53.3")
+    found = causes(cli, log, "--report", str(node))["PY150"]
+    assert found["verdict"] != "confirmed"

@@ -4647,3 +4647,39 @@ EXAMPLES += [
         "server-port-in-use",
     ),
 ]
+
+# Keras' HDF5 loaders decoding a string attribute that h5py 3 returns as str (PY152): the
+# traceback's source line, not the bare AttributeError
+EXAMPLES += [
+    (
+        "    original_keras_version = f.attrs['keras_version'].decode('utf8')",
+        "h5py-str-attribute-decoded",
+    ),
+    (
+        "    model_config = json.loads(model_config.decode('utf-8'))",
+        "h5py-str-attribute-decoded",
+    ),
+]
+
+# transformers' DynamicCache members a release removed, read by a checkpoint's own model code
+EXAMPLES += [
+    (
+        "AttributeError: 'DynamicCache' object has no attribute 'get_max_length'. Did you mean: "
+        "'get_seq_length'?",
+        "object-member-removed",
+    ),
+    (
+        "AttributeError: 'DynamicCache' object has no attribute 'seen_tokens'",
+        "object-member-removed",
+    ),
+]
+
+# the frame of a Keras / tf.keras HDF5 loader (PY152 confirms it only with the str-decode error
+# under it)
+EXAMPLES += [
+    (
+        '  File "/venv/lib/python3.7/site-packages/tensorflow_core/python/keras/saving/'
+        'hdf5_format.py", line 166, in load_model_from_hdf5',
+        "h5py-str-attribute-decoded",
+    ),
+]

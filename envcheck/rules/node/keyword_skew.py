@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from envcheck.facts.node import Facts
@@ -23,6 +25,7 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.import_releases import short
+from envcheck.rules.node.imports import frame_distribution
 
 # CPython's wording (Python/ceval.c, Python/getargs.c): '%U() got an unexpected keyword
 # argument '%S''; the callable is its __qualname__ from Python 3.10, its bare name before
@@ -73,10 +76,14 @@ def keyword_changed_by_release(facts: Facts) -> Iterable[Hit]:
 
     ## Fix
     A removed argument: pin the last release of the callee's library that takes it (trl 0.15.2
-    for SFTTrainer's tokenizer), pass its replacement (processing_class), or upgrade the package
-    whose call passes it; an added one: upgrade the callee's library to the first release with
+    for SFTTrainer's tokenizer; httpx 0.27.2 for Client's proxies), pass its replacement
+    (processing_class), or upgrade the package whose call passes it (the traceback's caller,
+    or the callers the table records: openai 1.55.3 stopped passing proxies); an added one: upgrade the callee's library to the first release with
     it (peft 0.10 for layer_replication), or drop the key from the saved config where the table
-    names that workaround; an argument a release began passing to an override: pin the last
+    names that workaround, or pin the calling package to its releases made for the older
+    library: the package of the traceback's innermost frame under site-packages, below the
+    release whose declared bound began requiring the library's new release (`trl<0.12` for
+    transformers 4.46's Trainer processing_class), or the callers the table records; an argument a release began passing to an override: pin the last
     release before it (transformers 4.45.2) or accept the argument in the override. A required
     argument the call does not pass: pass it, or the release the caller was written for (an
     override requiring num_items_in_batch needs transformers 4.46 or newer, or a default for
@@ -87,6 +94,41 @@ def keyword_changed_by_release(facts: Facts) -> Iterable[Hit]:
     - python/cpython Python/getargs.c ('%U() got an unexpected keyword argument '%S'')
     """
     raise Skip("only a log line states the call that failed", "log.python")
+
+
+# the top-level package of a frame's file under site-packages (.../site-packages/trl/x.py -> trl)
+_FRAME_PACKAGE = lazy(r"[/\\](?:site|dist)-packages[/\\]([A-Za-z0-9_]+)[/\\]")
+
+
+def caller_of(facts: Facts, line: LogLine) -> str | None:
+    """The distribution whose code made the call: the innermost traceback frame above the line
+    under site-packages (trl's sft_trainer.py calling transformers' Trainer); None when the
+    traceback does not show one."""
+    found = _FRAME_PACKAGE.search(line.stated.get("importer_file", ""))
+    return frame_distribution(facts, found.group(1)) if found else None
+
+
+def caller_pin(facts: Facts, caller: str, library: str, added_in: Version) -> str | None:
+    """'caller<F': the caller's releases before F admit a ``library`` older than ``added_in``
+    and F is the first whose declared bound (generated/importers.toml, the caller's own
+    setup.py/pyproject by release) excludes the ``library`` release before ``added_in``: the
+    caller began requiring the release that added the argument there. None when the tables
+    do not say."""
+    rows = facts.matrix.python_importer(caller)
+    lib = facts.matrix.python_names().library(library) if rows is not None else None
+    if rows is None or lib is None:
+        return None
+    older = [r for r in lib.releases if r < added_in]
+    if not older:
+        return None
+    before = max(older)
+    for release in sorted(rows.releases):
+        bound = rows.bound(library, release)
+        if bound is not None and not bound.contains(before, prereleases=True):
+            if release == min(rows.releases):
+                return None  # every release scanned requires it: no older caller to pin
+            return f"{caller}<{short(release)}"
+    return None
 
 
 def _have(entry: KeywordChange, installed: Version | None) -> str:
@@ -153,11 +195,49 @@ def _removed(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> 
         ),
         fix=fix(
             f'Pin the last {entry.package} release with the {entry.keyword} argument: pip install "{pin}" '
-            f"({below}){rename}, or upgrade the package whose call passes it",
+            f"({below}){rename}, or {_upgrade_callers(facts, line, entry, actions)}",
             "unsafe",
             *actions,
         ),
     )
+
+
+def _upgrade_callers(
+    facts: Facts, line: LogLine, entry: KeywordChange, actions: list[Action]
+) -> str:
+    """'upgrade openai to 1.55.3 or newer ...': the packages the table records as passing a
+    removed keyword before a release of their own (``callers``, "openai<1.55.3"), the one the
+    traceback's innermost frame names first; else that frame's package; else the generic
+    words. Their upgrades are added to ``actions``."""
+    assert entry.removed_in is not None
+    gone = short(entry.removed_in)
+    caller = caller_of(facts, line)
+    said: list[str] = []
+    for text in entry.callers:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        fixed = next((s.version for s in req.specifier if s.operator == "<"), None)
+        if fixed is None:
+            continue
+        name = canonicalize_name(req.name)
+        if caller is not None and caller != name:
+            continue  # the traceback shows another package making the call
+        need = f"{req.name}>={fixed}"
+        said.append(f'{req.name} to {fixed} or newer: pip install -U "{need}"')
+        actions.append(manual(f'pip install -U "{need}"  (instead: {req.name} stops passing it)'))
+    if said:
+        return (
+            f"upgrade the package whose call passes it to a release that no longer does "
+            f"({'; '.join(said)}; other clients of {entry.package}: their release made for "
+            f"{entry.package} {gone})"
+        )
+    if caller is not None and caller != canonicalize_name(entry.package):
+        return (
+            f"upgrade {caller}, whose call passes it, to a release made for {entry.package} {gone}"
+        )
+    return "upgrade the package whose call passes it"
 
 
 def _added(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> Hit | None:
@@ -169,10 +249,28 @@ def _added(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> Hi
     actions: list[Action] = [pip_install(need, flags=("--upgrade",))]
     other = _workaround(entry.workaround, actions)
     have = _have(entry, installed)
+    caller = caller_of(facts, line)
+    by = "the caller (or a saved config) comes from a newer release"
+    if caller is not None and caller != entry.package:
+        called = facts.known_version(caller)
+        by = (
+            f"the call is {caller}{f' {called}' if called is not None else ''}'s, made for "
+            f"a newer {entry.package}"
+        )
+        pin = caller_pin(facts, caller, entry.package, entry.added_in)
+        if pin is not None:
+            other += (
+                f", or pin {caller} to its releases made for an older {entry.package}: "
+                f'pip install "{pin}" ({caller} requires {need} from there on)'
+            )
+            actions.append(manual(f'pip install "{pin}"  (instead: {caller} before it)'))
+        else:
+            other += f", or install the {caller} release made for {have}"
+    else:
+        other += _known_callers(entry, need, actions)
     return Hit(
         f"{callee}() does not take the {entry.keyword} argument yet (line {line.line}): {entry.package} "
-        f"{short(entry.added_in)} added it and {have} is older; the caller (or a saved config) "
-        "comes from a newer release",
+        f"{short(entry.added_in)} added it and {have} is older; {by}",
         evidence=_evidence(
             line, callee, entry.keyword, entry, installed, added_in=str(entry.added_in)
         ),
@@ -204,6 +302,30 @@ def _any_newer(facts: Facts, line: LogLine, entry: KeywordChange, callee: str, k
             "unsafe",
             *actions,
         ),
+    )
+
+
+def _known_callers(entry: KeywordChange, need: str, actions: list[Action]) -> str:
+    """', or pin trl below 0.12 ...': the packages the table records as passing the keyword
+    (``callers``, "trl>=0.12.0"), each pinned below the release that began passing it, where
+    the traceback does not show which package made the call; added to ``actions`` too."""
+    said = []
+    for text in entry.callers:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        first = next((s.version for s in req.specifier if s.operator == ">="), None)
+        if first is None:
+            continue
+        pin = f"{req.name}<{short(Version(first))}"
+        said.append(f'pip install "{pin}" where {req.name} makes the call')
+        actions.append(manual(f'pip install "{pin}"  (instead: {req.name} before it passed it)'))
+    if not said:
+        return ""
+    return (
+        f", or pin the package that passes {entry.keyword} to its releases made for an older "
+        f"{entry.package} ({'; '.join(said)}; it requires {need} from there on)"
     )
 
 
@@ -253,6 +375,7 @@ def keyword_changed_in_log(facts: Facts, line: LogLine) -> Hit | None:
             f"line {line.line}: no release the matrix knows added or removed {callee}()'s "
             f"{keyword} argument (matrices/packages/keyword_changes.toml)",
             "log.python",
+            fix=_across(facts, line, callee, keyword),
         )
     for entry in entries:
         if entry.keyword == "*":
@@ -269,6 +392,24 @@ def keyword_changed_in_log(facts: Facts, line: LogLine) -> Hit | None:
         if hit is not None:
             return hit
     return None
+
+
+def _across(facts: Facts, line: LogLine, callee: str, keyword: str) -> str | None:
+    """The open cause's fix where the traceback shows the package whose code made the call
+    (its innermost frame under site-packages): that package and the callee's library are from
+    releases made for different versions of each other, the versions where the log states
+    them. None when the traceback does not show the caller (the generic fix stands)."""
+    caller = caller_of(facts, line)
+    if caller is None:
+        return None
+    version = facts.known_version(caller)
+    named = f"{caller} {version}" if version is not None else caller
+    return (
+        f"{named}'s code passes {keyword} to {callee}(), which the installed release of "
+        f"{callee}()'s library does not take: install the release of that library {caller} "
+        f"requires (pip check names the range; pip show {caller} states it), or pin {caller} "
+        f"to the release made for the installed one"
+    )
 
 
 def _changes_of(facts: Facts, callee: str) -> str:
