@@ -14,7 +14,12 @@ from envcheck.probes.run import run, which
 
 # cgroup v1 reports "no limit" as a page-rounded LONG_MAX; anything this large is unlimited.
 _V1_NO_LIMIT = 1 << 60
-_ULIMITS = {"Max open files": "nofile", "Max locked memory": "memlock", "Max stack size": "stack"}
+_ULIMITS = {
+    "Max open files": "nofile",
+    "Max locked memory": "memlock",
+    "Max stack size": "stack",
+    "Max address space": "as",
+}
 _NVCC_RELEASE = re.compile(r"release (\d+\.\d+)")
 
 

@@ -40,14 +40,17 @@ def test_limits_real_format():
     from tests.conftest import FIXTURES
 
     limits = parse_limits((FIXTURES / "system" / "limits").read_text())
-    assert set(limits) == {"nofile", "memlock", "stack"}
+    assert set(limits) == {"nofile", "memlock", "stack", "as"}
+    assert limits["as"].soft == UNLIMITED
     text = (
         "Limit                     Soft Limit           Hard Limit           Units     \n"
         "Max stack size            8388608              unlimited            bytes     \n"
         "Max open files            1024                 1048576              files     \n"
         "Max locked memory         unlimited            unlimited            bytes     \n"
+        "Max address space         17179869184          unlimited            bytes     \n"
     )
     limits = parse_limits(text)
+    assert (limits["as"].soft, limits["as"].hard) == (17179869184, UNLIMITED)
     assert limits["stack"].soft == 8388608 and limits["stack"].hard == UNLIMITED
     assert (limits["nofile"].soft, limits["nofile"].hard) == (1024, 1048576)
     assert limits["memlock"].soft == UNLIMITED
