@@ -204,6 +204,11 @@ def check_causes(
     failed = {e.split(" ", 1)[0]: e for e in result.errors}
     for rule in wanted:
         findings = tuple(f for f in result.findings if f.code == rule.code)
+        if findings and rule.code in lines:  # the line's own facts outrank the node's check
+            otherwise = _stated_otherwise(rule, lines[rule.code], report, matrix)
+            if otherwise is not None:
+                out[rule.code] = otherwise
+                continue
         if findings:
             from_log = _log_lines(rule, report, matrix)
             evidence = f"confirmed from the log's {from_log}" if from_log else None
@@ -327,6 +332,30 @@ def _from_log(
         fix=text,
         evidence=f"confirmed from line {line.line}",
     )
+
+
+def _stated_otherwise(
+    rule: Rule, line: LogLine, report: NodeReport | None, matrix: Matrix
+) -> CauseCheck | None:
+    """The cause ruled out by the facts the line states (``StatedOtherwise``), whatever the
+    node's own check found: an allocation's out-of-memory line is not a start-up failure,
+    however the node is configured. None when the line does not rule it out."""
+    from envcheck.facts.node import Facts
+    from envcheck.facts.skip import Skip
+    from envcheck.rules import log_hit
+    from envcheck.rules.base import StatedOtherwise
+
+    hook = log_hit(rule.code)
+    if hook is None or not line.signature:
+        return None
+    node = report if report is not None else _empty_report()
+    try:
+        hook(Facts(node, matrix), dataclasses.replace(line, stated=_Reads(line.stated)))
+    except StatedOtherwise as exc:
+        return CauseCheck(rule.code, rule.title, "ruled_out", exc.reason)
+    except Skip:
+        return None
+    return None
 
 
 class _Reads(Mapping[str, str]):
