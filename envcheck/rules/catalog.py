@@ -3,6 +3,7 @@ imported only by what needs them: `check` never runs them)."""
 
 from envcheck.rules.node import (  # noqa: F401
     abi,
+    address_space,
     arch,
     arch_ceiling,
     arch_extension,
