@@ -116,6 +116,27 @@ SCENARIOS: tuple[Scenario, ...] = (
         needs=("torch",),
     ),
     Scenario(
+        "torch_visible_index_past_end",
+        "CUDA_VISIBLE_DEVICES names an index the node does not have (1 on a 1-GPU node)",
+        python="import torch\nx = torch.zeros(1, device='cuda')\n",
+        env={"CUDA_VISIBLE_DEVICES": "1"},
+        needs=("torch",),
+    ),
+    Scenario(
+        "torch_init_under_vmem_limit",
+        "CUDA initialised under an address-space limit (ulimit -v 16 GiB): the driver cannot "
+        "reserve its virtual address range",
+        shell="ulimit -v 16777216\n$PY -c \"import torch; x = torch.zeros(1, device='cuda')\"\n",
+        needs=("torch",),
+    ),
+    Scenario(
+        "jax_init_under_vmem_limit",
+        "CUDA initialised under an address-space limit (ulimit -v 16 GiB), through JAX",
+        shell='ulimit -v 16777216\n$PY -c "import jax; jax.numpy.zeros(1).block_until_ready()"\n',
+        env={"JAX_PLATFORMS": "cuda"},
+        needs=("jax",),
+    ),
+    Scenario(
         "torch_stub_libcuda",
         "the CUDA driver stub library loaded instead of the driver (stubs on LD_LIBRARY_PATH)",
         shell=(

@@ -75,6 +75,7 @@ MADE = [
     ("torch_oom_other_process", "cuda-out-of-memory", "DRV104"),
     ("torch_oom_beside_jax", "cuda-out-of-memory", "DRV104"),
     ("cupy_block_too_large", "cuda-error", "DRV150"),
+    ("torch_visible_index_past_end", "torch-found-no-driver", "DRV103"),
 ]
 
 # made failures whose cause only the node decides: the log alone leaves it open
@@ -123,6 +124,7 @@ FIX_WORDS = [
     ("torch_oom_beside_jax", "kill 1143"),
     ("ext_no_kernel_image", 'TORCH_CUDA_ARCH_LIST=\\"9.0\\"'),
     ("nvidia_smi_missing_index", "nvidia-smi -L"),
+    ("torch_visible_index_past_end", "CUDA_VISIBLE_DEVICES"),
 ]
 
 
@@ -238,3 +240,66 @@ def test_no_devices_on_a_node_whose_nvml_sees_a_gpu_is_a_selection_of_a_missing_
     # from the log alone the table's causes stand: GPUs that failed to initialise
     _, alone = _triage("nvidia_smi_missing_index", node=False)
     assert "enumerated zero GPUs" in json.dumps(alone["matches"][0]["causes"][0])
+
+
+def _with_address_space(tmp_path: Path, soft: int) -> Path:
+    """The node's report with the address-space limit the job ran under (`ulimit -v`, bytes;
+    -1 unlimited), as `probe` reads it from /proc/self/limits in that shell."""
+    report = json.loads(REPORT.read_text())
+    report["system"]["data"]["ulimits"]["as"] = {"soft": soft, "hard": -1}
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "signature"),
+    [
+        ("torch_init_under_vmem_limit", "cuda-out-of-memory"),
+        ("jax_init_under_vmem_limit", "cuda-init-out-of-memory"),
+    ],
+)
+def test_cuda_start_up_under_an_address_space_limit_is_that_limit(
+    tmp_path: Path, name: str, signature: str
+) -> None:
+    """`ulimit -v 16777216` (16 GiB) made torch's first CUDA call and JAX's backend fail with
+    out of memory on the empty H200: with the limit on the node, SYS192 leads; with none, it is
+    ruled out; from the log alone it stays open."""
+    limited = run_cli(
+        "triage",
+        "--report",
+        str(_with_address_space(tmp_path, 16 * 2**30)),
+        "--json",
+        str(HERE / f"{name}.log"),
+    ).json()["data"]
+    assert (signature, "SYS192") in _top(limited)
+    verdicts = {(s, c): v for s, c, v in _causes(limited)}
+    assert verdicts[(signature, "SYS192")] == "confirmed"
+    assert "ulimit -v unlimited" in json.dumps(limited)
+    unlimited = run_cli(
+        "triage",
+        "--report",
+        str(_with_address_space(tmp_path, -1)),
+        "--json",
+        str(HERE / f"{name}.log"),
+    ).json()["data"]
+    assert {(s, c): v for s, c, v in _causes(unlimited)}[(signature, "SYS192")] == "ruled_out"
+    _, alone = _triage(name, node=False)
+    assert {(s, c): v for s, c, v in _causes(alone)}[(signature, "SYS192")] == "unknown"
+
+
+def test_an_allocations_oom_is_not_the_address_space_limit_whatever_the_node(
+    tmp_path: Path,
+) -> None:
+    """torch's allocator line states an allocation the job made after CUDA started: a limit
+    on the node does not make it SYS192's (the line's facts outrank the node's check)."""
+    data = run_cli(
+        "triage",
+        "--report",
+        str(_with_address_space(tmp_path, 16 * 2**30)),
+        "--json",
+        str(HERE / "torch_oom.log"),
+    ).json()["data"]
+    verdicts = {(s, c): v for s, c, v in _causes(data)}
+    assert verdicts[("cuda-out-of-memory", "SYS192")] == "ruled_out"
+    assert _top(data)[0] == ("cuda-out-of-memory", "DRV150")
