@@ -4647,3 +4647,40 @@ EXAMPLES += [
         "server-port-in-use",
     ),
 ]
+
+# a CUDA device function the build's target or toolkit does not declare (TOR193, CUD110), the
+# failing pass's and the compile command's targets (facts), a CUDA header younger than the
+# toolkit (CUD110, SYS152)
+EXAMPLES += [
+    (
+        "Model_Hydro/GPU_Hydro/CUFLU_Shared_FullStepUpdate.cu(185): error: identifier "
+        '"atomicExch_block" is undefined',
+        "device-function-undefined",
+    ),
+    (
+        'logistic_loss.impl(34): error: identifier "atomicAdd" is undefined',
+        "device-function-undefined",
+    ),
+    ('error: identifier "__hmul2_rn" is undefined', "device-function-undefined"),
+    ('kernel.cu(12): error: identifier "__shfl_down" is undefined', "device-function-undefined"),
+    (
+        "8 errors detected in the compilation of "
+        '"/tmp/tmpxft_000004bb_00000000-13_all_reduce.compute_52.cpp1.ii".',
+        "nvcc-failed-pass-target",
+    ),
+    (
+        "[7/8] /usr/local/cuda/bin/nvcc  -DTORCH_EXTENSION_NAME=lightseq_layers_new "
+        "-gencode=arch=compute_52,code=sm_52 -gencode=arch=compute_60,code=sm_60 -c x.cu",
+        "nvcc-command-targets",
+    ),
+    (
+        " cpp/tensorrt_llm/kernels/cutlass_kernels/cutlass_type_conversion.h:31:10: fatal error: "
+        "cuda_fp4.h: No such file or directory",
+        "cuda-header-newer-than-toolkit",
+    ),
+    (
+        "/third_party/cutlass/include/cutlass/float8.h:83:10: fatal error: cuda_fp8.h: No such "
+        "file or directory",
+        "cuda-header-newer-than-toolkit",
+    ),
+]

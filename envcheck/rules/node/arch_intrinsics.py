@@ -21,6 +21,7 @@ from envcheck.model.finding import Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
+from envcheck.rules.node.device_functions import below_target
 
 # nvcc's front end: 'error: identifier "__hfma2" is undefined' for cuda_fp16's half arithmetic
 _UNDEFINED = lazy(
@@ -125,7 +126,10 @@ def _gpu_arch_list(facts: Facts, floor: tuple[int, int] = _HALF_FLOOR) -> str | 
 @from_log("TOR193")
 def intrinsic_below_build_target_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """The intrinsic from the line; the fix sets the architecture list to the GPUs' own (from
-    the node or log) or says to leave out everything below 5.3."""
+    the node or log) or says to leave out everything below 5.3; the other device functions
+    (scoped atomics, __ldg, warp shuffles) from their table (rules/node/device_functions.py)."""
+    if line.signature == "device-function-undefined":
+        return below_target(facts, line)
     if _ATOMIC.search(line.text):
         return _atomic_below_target(facts, line)
     found = _UNDEFINED.search(line.text)

@@ -27,6 +27,7 @@ from envcheck.rules import nvcc_host
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.data import conda_toolkit
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
+from envcheck.rules.node import toolkit_headers
 from envcheck.rules.node.build_prebuilt import prebuilt_install
 from envcheck.rules.node.rust_sdist import package_named, take_a_wheel
 
@@ -99,7 +100,9 @@ def cuda_toolkit_missing(facts: Facts) -> Iterable[Hit]:
 
 
 @from_log("SYS152")
-def cuda_toolkit_missing_in_log(facts: Facts, line: LogLine) -> Hit:
+def cuda_toolkit_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    if line.signature == toolkit_headers.SIGNATURE:
+        return toolkit_headers.other_toolkit_headers(facts, line)
     cuda = _torch_cuda(facts)
     home = f"/usr/local/cuda-{cuda}" if cuda else "/usr/local/cuda"
     release = (

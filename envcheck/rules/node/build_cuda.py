@@ -23,6 +23,8 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NodeDecides, from_log
 from envcheck.rules.choose import torch_build_for_cuda
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
+from envcheck.rules.node import toolkit_headers
+from envcheck.rules.node.device_functions import newer_than_toolkit
 
 # flash-attn's setup.py: the oldest nvcc it builds with
 _FLOOR = lazy(r"is only supported on CUDA ([0-9]+\.[0-9]+) and above")
@@ -175,6 +177,10 @@ def nvcc_vs_torch_in_log(facts: Facts, line: LogLine) -> Hit | None:
         return _below_build_floor(facts, line)
     if line.signature == _BF16_NAMES:
         return _bf16_before_cuda11(facts, line)
+    if line.signature == "device-function-undefined":
+        return newer_than_toolkit(facts, line)
+    if line.signature == toolkit_headers.SIGNATURE:
+        return toolkit_headers.older_toolkit(facts, line)
     nvcc, torch_cuda = _nvcc(facts, line), _torch_cuda(facts, line)
     if (
         "mismatches the version" in line.text
