@@ -4683,4 +4683,15 @@ EXAMPLES += [
         "file or directory",
         "cuda-header-newer-than-toolkit",
     ),
+    (
+        "/flashinfer/data/include/flashinfer/utils.cuh:21:10: fatal error: cuda_fp8.h: "
+        "没有那个文件或目录",
+        "cuda-header-newer-than-toolkit",
+    ),
+    ("csrc/ops.cu:3:10: fatal error: cuda_runtime.h: 没有那个文件或目录", "cuda-header-missing"),
+    ("/usr/include/python3.10/Python.h: 没有那个文件或目录", "python-h-missing"),
+    (
+        "csrc/aio.cpp:1:10: fatal error: libaio.h: そのようなファイルやディレクトリはありません",
+        "system-header-missing",
+    ),
 ]
