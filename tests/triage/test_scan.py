@@ -4695,3 +4695,17 @@ EXAMPLES += [
         "system-header-missing",
     ),
 ]
+
+# a CPU option the compiler does not know: x86's -mavx2 to an ARM compiler, a newer CPU (SYS173)
+EXAMPLES += [
+    (
+        "aarch64-linux-gnu-gcc: 错误: unrecognized command line option '-mavx'",
+        "compiler-cpu-option-unknown",
+    ),
+    ("c++: error: unrecognized command-line option '-mavx2'", "compiler-cpu-option-unknown"),
+    (
+        "cc: error: unrecognized command line option '-mavxvnni'; did you mean '-mavx512vnni'?",
+        "compiler-cpu-option-unknown",
+    ),
+    ("cc1: error: bad value 'sapphirerapids' for '-march=' switch", "compiler-cpu-option-unknown"),
+]
