@@ -124,3 +124,32 @@ def test_header_missing_without_a_release_is_the_toolkit_s_age(
     found = _causes(cli, log_file(tmp_path, _FP4))
     assert found["CUD110"]["verdict"] == "confirmed"
     assert found["SYS152"]["verdict"] == "unknown"
+
+
+def test_any_other_missing_include_names_the_header(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    for text, header in (
+        (
+            "csrc/x.cu:3:10: fatal error: infiniband/verbs.h: No such file or directory",
+            "infiniband/verbs.h",
+        ),
+        ("csrc/y.cpp:1:10: fatal error: 'omp.h' file not found", "omp.h"),
+        (
+            "a.cpp(2): fatal error C1083: Cannot open include file: 'omp.h': No such file or directory",
+            "omp.h",
+        ),
+        ('csrc/z.cu(4): catastrophic error: cannot open source file "nvshmem.h"', "nvshmem.h"),
+    ):
+        cause = _causes(cli, log_file(tmp_path, text))["SYS161"]
+        assert cause["verdict"] == "unknown"
+        assert f"apt-file search {header}" in cause["fix"]["summary"], text
+
+
+def test_a_known_system_header_keeps_its_package(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(tmp_path, "csrc/aio.cpp:1:10: fatal error: libaio.h: No such file or directory")
+    found = _causes(cli, log)["SYS161"]
+    assert found["verdict"] == "confirmed"
+    assert "libaio-dev" in _fix(found)

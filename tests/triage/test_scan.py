@@ -4709,3 +4709,20 @@ EXAMPLES += [
     ),
     ("cc1: error: bad value 'sapphirerapids' for '-march=' switch", "compiler-cpu-option-unknown"),
 ]
+
+# any other include file the compiler cannot open, the header named (SYS161, open)
+EXAMPLES += [
+    (
+        "csrc/x.cu:3:10: fatal error: infiniband/verbs.h: No such file or directory",
+        "include-file-missing",
+    ),
+    ("csrc/y.cpp:1:10: fatal error: 'omp.h' file not found", "include-file-missing"),
+    (
+        "a.cpp(2): fatal error C1083: Cannot open include file: 'omp.h': No such file or directory",
+        "include-file-missing",
+    ),
+    (
+        'csrc/z.cu(4): catastrophic error: cannot open source file "nvshmem.h"',
+        "include-file-missing",
+    ),
+]
