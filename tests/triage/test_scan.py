@@ -4726,3 +4726,13 @@ EXAMPLES += [
         "include-file-missing",
     ),
 ]
+
+# torch's AT_CHECK macro, removed in torch 1.5 (CUD192)
+EXAMPLES += [
+    ("error: 'AT_CHECK' was not declared in this scope", "torch-at-check-removed"),
+    (
+        "pkg/include\\emd.h(32): error C3861: 'AT_CHECK': identifier not found",
+        "torch-at-check-removed",
+    ),
+    ('ops.cu(12): error: identifier "AT_CHECK" is undefined', "torch-at-check-removed"),
+]
