@@ -4736,3 +4736,16 @@ EXAMPLES += [
     ),
     ('ops.cu(12): error: identifier "AT_CHECK" is undefined', "torch-at-check-removed"),
 ]
+
+# nvcc 12's own spelling of a component it ran, its path variable quoted: killed (SYS160),
+# crashed (CUD193)
+EXAMPLES += [
+    (
+        "nvcc error   : '\"$CICC_PATH/cicc\"' died due to signal 9 (Kill signal)",
+        "compiler-killed-oom",
+    ),
+    (
+        "nvcc error   : '\"$CICC_PATH/cicc\"' died due to signal 11 (Invalid memory reference)",
+        "cuda-compiler-component-crashed",
+    ),
+]

@@ -48,7 +48,8 @@ _CMAKE_CUDA = lazy(
 )
 _GCC_NEEDED = lazy(r"too old version of GCC\. We need GCC ([0-9]+) or later")
 _KILLED = lazy(
-    r"(?:Killed signal terminated program |')(?P<program>[A-Za-z0-9_+]+)(?:' died due to signal 9)?"
+    r"(?:Killed signal terminated program |'\"?(?:\$[A-Z_]+/)?)(?P<program>[A-Za-z0-9_+]+)"
+    r"(?:\"?' died due to signal 9)?"
 )
 # the toolchain's own out-of-memory words (not killed: an allocation refused): libiberty's
 # xmalloc_failed ('cc1plus: out of memory allocating N bytes after a total of M bytes'), GCC's
