@@ -153,3 +153,14 @@ def test_a_known_system_header_keeps_its_package(
     found = _causes(cli, log)["SYS161"]
     assert found["verdict"] == "confirmed"
     assert "libaio-dev" in _fix(found)
+
+
+def test_nvcc_option_newer_than_the_toolkit(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    line = "nvcc fatal   : Unknown option '--threads'"
+    old = _causes(cli, log_file(tmp_path, line))["CUD110"]
+    assert old["verdict"] == "confirmed"
+    assert "CUDA 11.2 added" in old["findings"][0]["message"]
+    spec = _spec(tmp_path, '[system]\nnvcc = "12.1"\n')
+    assert _causes(cli, log_file(tmp_path, line), "--spec", str(spec))["CUD110"]["verdict"] == (
+        "ruled_out"
+    )

@@ -4749,3 +4749,12 @@ EXAMPLES += [
         "cuda-compiler-component-crashed",
     ),
 ]
+
+# an nvcc option newer than the toolkit that runs it (CUD110)
+EXAMPLES += [
+    ("nvcc fatal   : Unknown option '--threads'", "nvcc-option-newer-than-toolkit"),
+    (
+        "nvcc fatal   : Value 'c++20' is not defined for option 'std'",
+        "nvcc-option-newer-than-toolkit",
+    ),
+]
