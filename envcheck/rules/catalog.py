@@ -19,6 +19,7 @@ from envcheck.rules.node import (  # noqa: F401
     build_cuda,
     conda_solver,
     coverage,
+    cpu_flags,
     cpu_instructions,
     cub_headers,
     cuda_arch_list,

@@ -171,6 +171,12 @@ FACTS: dict[str, str] = {
     "build_arch": "an architecture torch's extension builder refused, as its line names it "
     "('Unknown CUDA arch (12.5)': 12.5, '9.0+PTX'): a TORCH_CUDA_ARCH_LIST entry, or a visible "
     "GPU's when the list is unset",
+    "cpu_option": "a CPU option a compiler refused ('-mavx2', '-march=sapphirerapids')",
+    "compile_target": "the target architecture an nvcc pass compiled for: the compute_52 of "
+    "older nvcc's failing intermediate file, or the first -gencode / -arch target of a compile "
+    "command (the lowest, in the ascending lists torch and CMake write)",
+    "device_function": "a CUDA device function nvcc's front end found undeclared "
+    "('identifier \"atomicExch_block\" is undefined')",
     "built_archs": "the architectures a build was compiled for, as its own check lists them "
     "('ggml-cuda.cu was compiled for: 520,610,700')",
     "cuda_suggested": "the CUDA release torch's own warning names for the GPU ('Please install "

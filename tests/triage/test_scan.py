@@ -4683,3 +4683,114 @@ EXAMPLES += [
         "h5py-str-attribute-decoded",
     ),
 ]
+
+# a CUDA device function the build's target or toolkit does not declare (TOR193, CUD110), the
+# failing pass's and the compile command's targets (facts), a CUDA header younger than the
+# toolkit (CUD110, SYS152)
+EXAMPLES += [
+    (
+        "Model_Hydro/GPU_Hydro/CUFLU_Shared_FullStepUpdate.cu(185): error: identifier "
+        '"atomicExch_block" is undefined',
+        "device-function-undefined",
+    ),
+    (
+        'logistic_loss.impl(34): error: identifier "atomicAdd" is undefined',
+        "device-function-undefined",
+    ),
+    ('error: identifier "__hmul2_rn" is undefined', "device-function-undefined"),
+    ('kernel.cu(12): error: identifier "__shfl_down" is undefined', "device-function-undefined"),
+    (
+        "8 errors detected in the compilation of "
+        '"/tmp/tmpxft_000004bb_00000000-13_all_reduce.compute_52.cpp1.ii".',
+        "nvcc-failed-pass-target",
+    ),
+    (
+        "[7/8] /usr/local/cuda/bin/nvcc  -DTORCH_EXTENSION_NAME=lightseq_layers_new "
+        "-gencode=arch=compute_52,code=sm_52 -gencode=arch=compute_60,code=sm_60 -c x.cu",
+        "nvcc-command-targets",
+    ),
+    (
+        " cpp/tensorrt_llm/kernels/cutlass_kernels/cutlass_type_conversion.h:31:10: fatal error: "
+        "cuda_fp4.h: No such file or directory",
+        "cuda-header-newer-than-toolkit",
+    ),
+    (
+        "/third_party/cutlass/include/cutlass/float8.h:83:10: fatal error: cuda_fp8.h: No such "
+        "file or directory",
+        "cuda-header-newer-than-toolkit",
+    ),
+    (
+        "/flashinfer/data/include/flashinfer/utils.cuh:21:10: fatal error: cuda_fp8.h: "
+        "没有那个文件或目录",
+        "cuda-header-newer-than-toolkit",
+    ),
+    ("csrc/ops.cu:3:10: fatal error: cuda_runtime.h: 没有那个文件或目录", "cuda-header-missing"),
+    ("/usr/include/python3.10/Python.h: 没有那个文件或目录", "python-h-missing"),
+    (
+        "csrc/aio.cpp:1:10: fatal error: libaio.h: そのようなファイルやディレクトリはありません",
+        "system-header-missing",
+    ),
+]
+
+# a CPU option the compiler does not know: x86's -mavx2 to an ARM compiler, a newer CPU (SYS173)
+EXAMPLES += [
+    (
+        "aarch64-linux-gnu-gcc: 错误: unrecognized command line option '-mavx'",
+        "compiler-cpu-option-unknown",
+    ),
+    ("c++: error: unrecognized command-line option '-mavx2'", "compiler-cpu-option-unknown"),
+    (
+        "cc: error: unrecognized command line option '-mavxvnni'; did you mean '-mavx512vnni'?",
+        "compiler-cpu-option-unknown",
+    ),
+    ("cc1: error: bad value 'sapphirerapids' for '-march=' switch", "compiler-cpu-option-unknown"),
+]
+
+# any other include file the compiler cannot open, the header named (SYS161, open)
+EXAMPLES += [
+    (
+        "csrc/x.cu:3:10: fatal error: infiniband/verbs.h: No such file or directory",
+        "include-file-missing",
+    ),
+    ("csrc/y.cpp:1:10: fatal error: 'omp.h' file not found", "include-file-missing"),
+    (
+        "a.cpp(2): fatal error C1083: Cannot open include file: 'omp.h': No such file or directory",
+        "include-file-missing",
+    ),
+    (
+        'csrc/z.cu(4): catastrophic error: cannot open source file "nvshmem.h"',
+        "include-file-missing",
+    ),
+]
+
+# torch's AT_CHECK macro, removed in torch 1.5 (CUD192)
+EXAMPLES += [
+    ("error: 'AT_CHECK' was not declared in this scope", "torch-at-check-removed"),
+    (
+        "pkg/include\\emd.h(32): error C3861: 'AT_CHECK': identifier not found",
+        "torch-at-check-removed",
+    ),
+    ('ops.cu(12): error: identifier "AT_CHECK" is undefined', "torch-at-check-removed"),
+]
+
+# nvcc 12's own spelling of a component it ran, its path variable quoted: killed (SYS160),
+# crashed (CUD193)
+EXAMPLES += [
+    (
+        "nvcc error   : '\"$CICC_PATH/cicc\"' died due to signal 9 (Kill signal)",
+        "compiler-killed-oom",
+    ),
+    (
+        "nvcc error   : '\"$CICC_PATH/cicc\"' died due to signal 11 (Invalid memory reference)",
+        "cuda-compiler-component-crashed",
+    ),
+]
+
+# an nvcc option newer than the toolkit that runs it (CUD110)
+EXAMPLES += [
+    ("nvcc fatal   : Unknown option '--threads'", "nvcc-option-newer-than-toolkit"),
+    (
+        "nvcc fatal   : Value 'c++20' is not defined for option 'std'",
+        "nvcc-option-newer-than-toolkit",
+    ),
+]

@@ -21,6 +21,7 @@ from envcheck.model.finding import Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
+from envcheck.rules.node.device_functions import below_target
 
 # nvcc's front end: 'error: identifier "__hfma2" is undefined' for cuda_fp16's half arithmetic
 _UNDEFINED = lazy(
@@ -73,7 +74,15 @@ def intrinsic_below_build_target(facts: Facts) -> Iterable[Hit]:
     matches the argument list` with `argument types are: (double *, double)` below it (double
     and `__half2` need compute capability 6.0, `__half` 7.0, `__nv_bfloat16` 8.0; another
     type, such as torch's `c10::Half`, has no atomicAdd at any architecture and is left
-    open). Only a build log states it.
+    open). Also a bare `error: identifier "atomicExch_block" is undefined` for the device
+    functions of `matrices/cuda/device_functions.toml`, read from CUDA's headers: the scoped
+    atomics (`atomicAdd_block`, `atomicExch_system`) need 6.0, `__ldg` and the cache-hinted
+    loads 3.2, `__dp4a` 6.1, the warp shuffles 3.0 (the non-sync `__shfl_down` and its kin
+    exist only below 7.0), any atomic 1.1 (nvcc before CUDA 6.5 compiled for compute_10 without
+    an -arch). A function younger than the toolkit (`__hmul2_rn`, CUDA 11.6; the `_sync` warp
+    functions, 9.0) under an older nvcc is the toolkit's (CUD110), and a target the log states
+    (older nvcc's `....compute_70.cpp1.ii`, a compile command's first `-gencode`) that has the
+    function rules this out. Only a build log states it.
 
     ## Why it matters
     CUDA's cuda_fp16.hpp declares half arithmetic only for `__CUDA_ARCH__ >= 530`: a kernel
@@ -91,14 +100,20 @@ def intrinsic_below_build_target(facts: Facts) -> Iterable[Hit]:
     `marlin_qqq_kernel.cu(152): error: identifier "__hfma2" is undefined`; exllamav2's JIT on a
     V100 with a compute_52 target: the same error in `h_gemm.cu`; gunrock built with
     `SM_TARGETS = $(GEN_SM50)`: `error: no instance of overloaded function "atomicAdd" matches
-    the argument list` / `argument types are: (double *, double)`.
+    the argument list` / `argument types are: (double *, double)`; gamer built with CUDA 10.2
+    for a Kepler GPU: `CUFLU_Shared_FullStepUpdate.cu(185): error: identifier
+    "atomicExch_block" is undefined`; `nvcc -ptx kernels.cu` under CUDA 5.5: `error:
+    identifier "atomicAdd" is undefined`.
 
     ## Fix
     Build only for architectures at or above the function's floor (5.3 for half arithmetic,
     6.0 for double atomicAdd): `export TORCH_CUDA_ARCH_LIST="<the GPUs' X.Y>"` (e.g. `7.0` for
     a V100, `8.0;9.0` for A100 and H100) before `pip install --no-build-isolation`, or CMake
     `-DCMAKE_CUDA_ARCHITECTURES` / nvcc `-gencode` lists without the older targets. For a GPU
-    below the floor itself, only the project's own fallback (an atomicCAS loop) compiles.
+    below the floor itself, only the project's own fallback compiles (an atomicCAS loop, a call
+    guarded by `#if __CUDA_ARCH__ >= 600`); the non-sync warp shuffles on Volta and newer need
+    the `_sync` form (`__shfl_down_sync(0xffffffff, ...)`), and an atomic undefined at all, the
+    GPU's own `-arch=sm_XY`.
 
     ## References
     - https://docs.nvidia.com/cuda/cuda-math-api/cuda_math_api/group__CUDA__MATH____HALF2__ARITHMETIC.html
@@ -108,6 +123,10 @@ def intrinsic_below_build_target(facts: Facts) -> Iterable[Hit]:
     - https://github.com/turboderp-org/exllamav2/issues/380
     - https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#atomicadd
     - https://github.com/gunrock/gunrock/issues/460
+    - https://github.com/gamer-project/gamer/issues/99
+    - https://github.com/pluskid/Mocha.jl/issues/205
+    - https://github.com/bytedance/lightseq/issues/402
+    - CUDA's sm_30_intrinsics.h, sm_32_intrinsics.h, sm_60_atomic_functions.h, sm_61_intrinsics.h (NVIDIA's nvidia-cuda-runtime-cu12 wheels)
     """
     raise Skip("only a build log states which intrinsic a kernel's target lacked", "log.ptx_target")
 
@@ -125,7 +144,10 @@ def _gpu_arch_list(facts: Facts, floor: tuple[int, int] = _HALF_FLOOR) -> str | 
 @from_log("TOR193")
 def intrinsic_below_build_target_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """The intrinsic from the line; the fix sets the architecture list to the GPUs' own (from
-    the node or log) or says to leave out everything below 5.3."""
+    the node or log) or says to leave out everything below 5.3; the other device functions
+    (scoped atomics, __ldg, warp shuffles) from their table (rules/node/device_functions.py)."""
+    if line.signature == "device-function-undefined":
+        return below_target(facts, line)
     if _ATOMIC.search(line.text):
         return _atomic_below_target(facts, line)
     found = _UNDEFINED.search(line.text)

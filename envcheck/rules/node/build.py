@@ -27,6 +27,7 @@ from envcheck.rules import nvcc_host
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.data import conda_toolkit
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
+from envcheck.rules.node import toolkit_headers
 from envcheck.rules.node.build_prebuilt import prebuilt_install
 from envcheck.rules.node.rust_sdist import package_named, take_a_wheel
 
@@ -47,7 +48,8 @@ _CMAKE_CUDA = lazy(
 )
 _GCC_NEEDED = lazy(r"too old version of GCC\. We need GCC ([0-9]+) or later")
 _KILLED = lazy(
-    r"(?:Killed signal terminated program |')(?P<program>[A-Za-z0-9_+]+)(?:' died due to signal 9)?"
+    r"(?:Killed signal terminated program |'\"?(?:\$[A-Z_]+/)?)(?P<program>[A-Za-z0-9_+]+)"
+    r"(?:\"?' died due to signal 9)?"
 )
 # the toolchain's own out-of-memory words (not killed: an allocation refused): libiberty's
 # xmalloc_failed ('cc1plus: out of memory allocating N bytes after a total of M bytes'), GCC's
@@ -99,7 +101,9 @@ def cuda_toolkit_missing(facts: Facts) -> Iterable[Hit]:
 
 
 @from_log("SYS152")
-def cuda_toolkit_missing_in_log(facts: Facts, line: LogLine) -> Hit:
+def cuda_toolkit_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    if line.signature == toolkit_headers.SIGNATURE:
+        return toolkit_headers.other_toolkit_headers(facts, line)
     cuda = _torch_cuda(facts)
     home = f"/usr/local/cuda-{cuda}" if cuda else "/usr/local/cuda"
     release = (
@@ -998,8 +1002,10 @@ def build_system_header_missing(facts: Facts) -> Iterable[Hit]:
     ## What it checks
     A compiler's `fatal error: crypt.h: No such file or directory` (clang: `'crypt.h' file not
     found`) for a header an OS or conda package ships: crypt.h (which Python.h includes),
-    libaio.h (DeepSpeed's async_io), zlib.h, ffi.h, numa.h, features.h, mpi.h. Only a build log
-    states it.
+    libaio.h (DeepSpeed's async_io), zlib.h, ffi.h, numa.h, features.h, mpi.h. Any other
+    include file a compiler cannot open (`infiniband/verbs.h`, `'omp.h' file not found`, MSVC's
+    C1083, nvcc's `cannot open source file "nvshmem.h"`) is named and left open, with the way
+    to find the package that ships it. Only a build log states it.
 
     ## Why it matters
     Python.h of Python < 3.13 includes crypt.h: a conda env's compiler (or a new distro without
@@ -1025,9 +1031,22 @@ def build_system_header_missing(facts: Facts) -> Iterable[Hit]:
 @from_log("SYS161")
 def build_system_header_missing_in_log(facts: Facts, line: LogLine) -> Hit:
     found = _SYSTEM_HEADER.search(line.text)
-    header = found.group("header") if found else None
+    header = found.group("header") if found else line.stated.get("missing_header")
+    if not header:
+        raise NotStated(f"line {line.line} names no header", "system")
     if header not in SYSTEM_HEADERS:
-        raise NotStated(f"line {line.line} names no header envcheck knows", "system")
+        raise NotStated(
+            f"line {line.line}: the compiler cannot open {header}, which envcheck does not map "
+            "to a package",
+            "system",
+            fix=(
+                f"install what ships {header}: apt-file search {header} (Debian/Ubuntu; then "
+                f"sudo apt-get install its -dev package), dnf provides '*/{header}' (RHEL, "
+                "Fedora), or its conda-forge package with export CPATH=$CONDA_PREFIX/include; "
+                "a header of the project's own third_party/ needs git submodule update --init "
+                "--recursive; then rebuild"
+            ),
+        )
     apt, conda = SYSTEM_HEADERS[header]
     return Hit(
         f"the build cannot find the system header {header} (line {line.line}): the package "

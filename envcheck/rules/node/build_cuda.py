@@ -23,9 +23,14 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NodeDecides, from_log
 from envcheck.rules.choose import torch_build_for_cuda
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
+from envcheck.rules.node import toolkit_headers
+from envcheck.rules.node.device_functions import newer_than_toolkit
 
 # flash-attn's setup.py: the oldest nvcc it builds with
 _FLOOR = lazy(r"is only supported on CUDA ([0-9]+\.[0-9]+) and above")
+# nvcc's options newer than some toolkits: the option as nvcc names it -> the release that added it
+_NEWER_OPTION = lazy(r"Unknown option '-?-(?P<threads>threads)'|Value 'c\+\+(?P<std>20)'")
+_OPTION_SINCE = {"threads": ("--threads", Version("11.2")), "std": ("-std=c++20", Version("12.0"))}
 _ONLY_ON_CUDA = lazy(r"([A-Za-z][A-Za-z0-9_-]*) is only supported on CUDA [0-9]+\.[0-9]+ and above")
 
 
@@ -175,6 +180,10 @@ def nvcc_vs_torch_in_log(facts: Facts, line: LogLine) -> Hit | None:
         return _below_build_floor(facts, line)
     if line.signature == _BF16_NAMES:
         return _bf16_before_cuda11(facts, line)
+    if line.signature == "device-function-undefined":
+        return newer_than_toolkit(facts, line)
+    if line.signature == toolkit_headers.SIGNATURE:
+        return toolkit_headers.older_toolkit(facts, line)
     nvcc, torch_cuda = _nvcc(facts, line), _torch_cuda(facts, line)
     if (
         "mismatches the version" in line.text
@@ -186,7 +195,16 @@ def nvcc_vs_torch_in_log(facts: Facts, line: LogLine) -> Hit | None:
     floor = _FLOOR.search(line.text)
     if floor is not None and nvcc is not None and nvcc >= Version(floor.group(1)):
         return None  # the toolkit the node has is one the build accepts
-    if "c++17" in line.text:
+    if (newer := _NEWER_OPTION.search(line.text)) is not None:
+        option, since = _OPTION_SINCE["threads" if newer.group("threads") else "std"]
+        if nvcc is not None and nvcc >= since:
+            return None  # the toolkit the node has knows the option
+        have = f" (nvcc is CUDA {nvcc})" if nvcc else ""
+        what = (
+            f"nvcc does not know {option}, which CUDA {since} added{have}: the CUDA toolkit the "
+            "build runs is older than the build"
+        )
+    elif "c++17" in line.text:
         what = (
             "nvcc does not know -std=c++17: the CUDA toolkit the build uses is older than CUDA "
             "11.0, and torch's headers need C++17"

@@ -21,7 +21,8 @@ from envcheck.rules.node.build import line_toolkit
 # nvcc's report of a component that crashed: "nvcc error   : 'ptxas' died due to signal 11
 # (Invalid memory reference)"; signal 9 (Kill signal) is the OOM killer's, not a crash
 _CRASHED = lazy(
-    r"'(?P<tool>ptxas|cicc|cudafe\+\+|nvlink|fatbinary|nvptxcompiler)' died due to signal "
+    r"'\"?(?:\$[A-Z_]+/)?(?P<tool>ptxas|cicc|cudafe\+\+|nvlink|fatbinary|nvptxcompiler)\"?' "
+    r"died due to signal "
     r"(?P<signal>11|6)\b"
 )
 # what each component does, for the message

@@ -20,7 +20,7 @@ from envcheck.rules.fixes import fix, manual, pip_install
 # the API a compiler error names: a header path ('THC/THC.h', 'THC/THCGeneral.h') or an
 # identifier of the same library ('THCState', 'THCudaCheck')
 _HEADER = lazy(r"(?P<header>(?:THC|TH)/[A-Za-z_]+\.h)")
-_IDENTIFIER = lazy(r"(?P<name>\bTHC[A-Za-z_]*)")
+_IDENTIFIER = lazy(r"(?P<name>\bTHC[A-Za-z_]*|\bAT_CHECK\b)")
 
 
 def _entry(matrix: Matrix, text: str) -> tuple[str, RemovedSymbol] | None:
@@ -31,7 +31,7 @@ def _entry(matrix: Matrix, text: str) -> tuple[str, RemovedSymbol] | None:
         return None
     api = named.group(0)
     entry = matrix.removed_symbol(api)
-    if entry is None:
+    if entry is None and api.startswith("TH"):
         library = api.split("/", 1)[0] if "/" in api else "THC"
         entry = matrix.removed_symbol(f"{library}/{library}.h")
     if entry is None or entry.removed_by != "torch":
@@ -41,13 +41,14 @@ def _entry(matrix: Matrix, text: str) -> tuple[str, RemovedSymbol] | None:
 
 @rule("CUD192", "extension-uses-removed-torch-api", Severity.ERROR)
 def removed_torch_api(facts: Facts) -> Iterable[Hit]:
-    """An extension's source uses torch C++ API the installed torch removed (THC, gone in 1.11)
+    """An extension's source uses torch C++ API the installed torch removed (THC, gone in 1.11; AT_CHECK, 1.5)
 
     ## What it checks
     A compiler error of a CUDA extension build that names torch C++ API a torch release removed
     (`matrices/packages/torch_cpp_api.toml`): `fatal error: THC/THC.h: No such file or directory`,
-    `'THCState' was not declared in this scope`, `identifier "THCudaCheck" is undefined`. Only a
-    build log states it.
+    `'THCState' was not declared in this scope`, `identifier "THCudaCheck" is undefined`; the
+    AT_CHECK macro torch 1.5 removed (`'AT_CHECK' was not declared in this scope`, MSVC's
+    `'AT_CHECK': identifier not found`), ported to TORCH_CHECK. Only a build log states it.
 
     ## Why it matters
     torch 1.11 removed THC, the legacy CUDA tensor library; extensions written for torch 1.10 or
@@ -69,6 +70,7 @@ def removed_torch_api(facts: Facts) -> Iterable[Hit]:
     - https://github.com/pytorch/pytorch/releases/tag/v1.11.0
     - https://github.com/open-mmlab/OpenPCDet/issues/900
     - https://github.com/MVIG-SJTU/AlphAction/issues/84
+    - https://github.com/pytorch/pytorch/issues/36581 (AT_CHECK -> TORCH_CHECK)
     """
     raise Skip("only a build log states the torch API an extension's source uses", "log.build")
 
@@ -91,6 +93,8 @@ def removed_torch_api_in_log(facts: Facts, line: LogLine) -> Hit:
     library = entry.library or api
     package = line.stated.get("pip_build") or line.stated.get("extension")
     newer = f"a release of {package}" if package else "a release of the package"
+    if not api.startswith("TH"):
+        return _macro_hit(line, api, entry, have, newer)
     return Hit(
         f"the extension's source uses {api} ({library}), which torch {entry.removed_in} "
         f"removed{have}: it compiles only against torch {last} or older (line {line.line})",
@@ -114,6 +118,26 @@ def removed_torch_api_in_log(facts: Facts, line: LogLine) -> Hit:
                 "extension's .cpp/.cu/.h files>, then delete extern THCState *state; and "
                 "replace THCudaCheck with C10_CUDA_CHECK"
             ),
+            pip_install(f"torch<{entry.removed_in}"),
+        ),
+    )
+
+
+def _macro_hit(line: LogLine, api: str, entry: RemovedSymbol, have: str, newer: str) -> Hit:
+    """Removed API other than THC (a macro such as AT_CHECK): the port is the entry's note."""
+    last = entry.last or f"a release before {entry.removed_in}"
+    port = entry.note or f"replace {api} with its successor"
+    return Hit(
+        f"the extension's source uses {api} ({entry.library or api}), which torch "
+        f"{entry.removed_in} removed{have}: it compiles only against torch {last} or older "
+        f"(line {line.line})",
+        evidence={"line": line.line, "api": api, "removed_in": str(entry.removed_in)},
+        fix=fix(
+            f"Port the extension's source: {port}; or use {newer} that supports torch "
+            f"{entry.removed_in} or newer; or build it against torch {last}: pip install "
+            f"'torch<{entry.removed_in}' with the torchvision of that release, then rebuild",
+            "manual",
+            manual(f"grep -rln '{api}' <the extension's sources>  # then port each use"),
             pip_install(f"torch<{entry.removed_in}"),
         ),
     )
