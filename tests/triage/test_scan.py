@@ -4647,3 +4647,10 @@ EXAMPLES += [
         "server-port-in-use",
     ),
 ]
+
+# a CMake build's own CUDA architectures set in a log (CUD153 reads them at a 'no kernel image')
+EXAMPLES += [
+    ("set(CMAKE_CUDA_ARCHITECTURES 89)", "cmake-cuda-architectures-set"),
+    ('cmake -B build -DCMAKE_CUDA_ARCHITECTURES="80;86" ..', "cmake-cuda-architectures-set"),
+    ("My torch version is 1.13.1, and pytorch_lightning version is 1.9.5.", "torch-version-listed"),
+]

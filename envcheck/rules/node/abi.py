@@ -129,6 +129,8 @@ def distribution(top: str, matrix: Matrix, *, single_file: bool) -> str | None:
         return canonicalize_name(extension.package)
     if single_file and _COMPILED_PART.search(top):
         return None
+    if top.startswith("_"):  # a private module (`_torch_sox`): no distribution is named so
+        return None  # (PEP 508 names begin with a letter or digit); only a table or RECORD says
     return canonicalize_name(top)
 
 
@@ -924,8 +926,8 @@ def _source_build(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
         },
         fix=fix(
             f"Rebuild the extension against {against}: in the project that built it, rm -rf "
-            "build/ and the stale .so, then pip install --no-build-isolation -e . "
-            "(or python setup.py build develop)"
+            "build/ and the stale .so (a setup.py project: python setup.py clean --all), then "
+            "pip install --no-build-isolation -e . (or python setup.py build develop)"
             + (
                 "; or install the torch release the extension was built against (pip install "
                 "torch==<that release>) when it is a prebuilt copy"
@@ -951,6 +953,8 @@ def _source_build(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
                 else []
             ),
             manual(f"rm -rf build/ {folder}/*.so  (in the project's source tree)"),
+            # distutils' clean command: --all removes build/ (the thread's fix, audio#171)
+            manual("python setup.py clean --all  (a setup.py project: removes build/ too)"),
             manual("pip install --no-build-isolation --no-cache-dir -e ."),
             *(
                 [manual("pip install torch==<the release it was built against>  (a prebuilt copy)")]
@@ -1009,11 +1013,25 @@ def names_other_package(facts: Facts, line: LogLine, modules: Iterable[str]) -> 
     # a package's path: under site-packages, a bare extension file name, or any directory
     # (a source tree's `/mmcv/_ext...so`, a build's `build/lib.../x.so`); only a file named
     # alone without its package's tag (`_C.so`) may still be one of ``modules``'
-    if owner(path, facts.matrix) is None and not _BARE_NAME.match(path) and "/" not in path:
+    owned = owner(path, facts.matrix)
+    if owned is None and not _BARE_NAME.match(path) and "/" not in path:
         return None
     if any(m in path for m in modules):
         return None
+    # a module whose installing distribution a table names (torchaudio 0.x's top-level
+    # `_torch_sox`): the line names that distribution, whatever the file is called
+    if owned is not None and owned[1] is not None and owned[1].replace("-", "_") in modules:
+        return None
     return path
+
+
+def owning_distribution(facts: Facts, line: LogLine) -> str | None:
+    """The distribution that installed the extension a loader line names (its path under
+    site-packages, through the matrix's import-name and compiled-ops tables); None when the
+    line names no such path or no table says."""
+    path = line.stated.get("library_path")
+    owned = owner(path, facts.matrix) if path else None
+    return owned[1] if owned is not None else None
 
 
 @from_log("TOR103")

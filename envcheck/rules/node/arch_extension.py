@@ -20,7 +20,9 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.choose import covers, parse_arch_list, sm
 from envcheck.rules.fixes import fix, manual
+from envcheck.rules.node.arch_cmake_list import built_for_cmake_list
 from envcheck.rules.node.torch_build import gpu_arch_missing
+from envcheck.rules.node.trace_frames import TORCH_OWN, frame_package
 
 
 @rule("CUD153", "extension-arch-missing", Severity.ERROR)
@@ -32,7 +34,12 @@ def extension_arch_missing(facts: Facts) -> Iterable[Hit]:
     function`, the older runtimes' word for it) on a node whose torch build covers every GPU
     (the TOR101 check finds nothing): the kernel that failed is not torch's but an
     extension's, built (by `setup.py`, `pip install` from source, a JIT build, a prebuilt
-    wheel) for other architectures. Only a log states the failed launch.
+    wheel) for other architectures. Only a log states the failed launch. Where the node's
+    torch is not known, the log decides: the traceback's innermost frame at the error in a
+    compiled-ops package's code (installed, or a source checkout such as
+    `/root/mmcv/mmcv/ops/focal_loss.py`; a debugger's frames printed innermost first below
+    the message), or the architecture list the log sets for the build (TORCH_CUDA_ARCH_LIST,
+    or a CMake build's `set(CMAKE_CUDA_ARCHITECTURES 89)`, whose fix is in CMake's spelling).
 
     ## Why it matters
     torch's cpp_extension compiles for `TORCH_CUDA_ARCH_LIST`, or, unset, for the GPUs visible
@@ -51,6 +58,9 @@ def extension_arch_missing(facts: Facts) -> Iterable[Hit]:
 
     ## References
     - https://github.com/csuhan/ReDet/issues/49
+    - https://github.com/open-mmlab/mmcv/issues/2201
+    - https://github.com/laugh12321/TensorRT-YOLO/issues/74
+    - https://cmake.org/cmake/help/latest/prop_tgt/CUDA_ARCHITECTURES.html
     - https://github.com/thomasbrandon/mish-cuda/issues/10
     - https://github.com/facebookresearch/detectron2/issues/235
     - pytorch/pytorch torch/utils/cpp_extension.py (_get_cuda_arch_flags: TORCH_CUDA_ARCH_LIST)
@@ -73,6 +83,9 @@ def extension_arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
     listed = _built_without_gpu(facts, line)
     if listed is not None:
         return listed
+    cmake = built_for_cmake_list(facts, line)
+    if cmake is not None:
+        return cmake
     try:
         if facts.torch_arch_stated() is None and facts.torch_cuda() is None:
             raise NotStated("the node's torch is not a CUDA build the facts show", "torch")
@@ -85,7 +98,7 @@ def extension_arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
         framed = _framed_extension(facts, line)
         if framed is not None:
             return framed
-        if line.stated.get("ext_frame") in {"torch", "torchvision", "torchaudio"}:
+        if frame_package(facts, line) in TORCH_OWN:
             return None  # torch's own frame launched the kernel: TOR101's cause
         if isinstance(exc, NotStated):
             raise
@@ -163,9 +176,9 @@ def _framed_extension(facts: Facts, line: LogLine) -> Hit | None:
     kernel that has no image, and a launch fails at once, so the kernel is that package's;
     where torch lacked the architecture, torch's own kernels before it would have failed
     first. Read only where the torch build's coverage is not known."""
-    frame = line.stated.get("ext_frame")
+    frame = frame_package(facts, line)
     entry = facts.matrix.extension(frame) if frame else None
-    if entry is None or frame in {"torch", "torchvision", "torchaudio"}:
+    if entry is None or frame in TORCH_OWN:
         return None
     cc = _stated_cc(line)
     if cc is None:
@@ -183,7 +196,7 @@ def _framed_extension(facts: Facts, line: LogLine) -> Hit | None:
     where = f" ({sm(cc)})" if cc is not None else ""
     return Hit(
         f"the kernel with no image for the GPU{where} was launched by {entry.package} (line "
-        f"{line.line}: the traceback's last frame is in {frame}): {entry.package} was built "
+        f"{line.line}: the traceback's innermost frame is in {frame}): {entry.package} was built "
         "without the GPU's architecture (on another machine, or with an architecture list "
         "that omits it)",
         evidence={"line": line.line, "package": entry.package, "frame": frame},

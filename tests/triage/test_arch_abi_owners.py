@@ -1,0 +1,158 @@
+"""Which binary lacks the kernel, or which package's extension lacks the symbol, read from what
+the log shows: the innermost frame at a 'no kernel image' in a source checkout or printed after
+the message (rules/node/trace_frames.py), a CMake build's own architecture list
+(rules/node/arch_cmake_list.py), a private top-level extension module owned by a package the
+import-name table names (torchaudio 0.x's `_torch_sox`), a torch release stated in prose."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.conftest import CliResult
+from tests.triage.from_log import causes, fix_text, log_file
+
+Cli = Callable[..., CliResult]
+
+_NO_IMAGE = "CUDA error: no kernel image is available for execution on the device"
+
+
+def test_frames_after_the_message_name_the_extension_in_a_source_checkout(
+    cli: Cli, tmp_path: Path
+) -> None:
+    # open-mmlab/mmcv#2201: VS Code prints the frames innermost first, below the message
+    log = log_file(
+        tmp_path,
+        "GPU 0: Tesla V100-SXM2-32GB (UUID: GPU-1)",
+        "Exception has occurred: RuntimeError",
+        _NO_IMAGE,
+        "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.",
+        '  File "/root/mmcv/mmcv/ops/focal_loss.py", line 60, in forward',
+        "    ext_module.sigmoid_focal_loss_forward(",
+        '  File "/root/mmdetection/mmdet/models/losses/focal_loss.py", line 139, in loss',
+        "    loss = _sigmoid_focal_loss(pred, target)",
+    )
+    cause = causes(cli, log)["CUD153"]
+    assert cause["verdict"] == "confirmed"
+    text = fix_text(cause)
+    assert 'TORCH_CUDA_ARCH_LIST="7.0"' in text and "mmcv" in text
+
+
+def test_the_last_frame_above_the_error_in_a_checkout_of_torch_is_torchs(
+    cli: Cli, tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "Traceback (most recent call last):",
+        '  File "/home/u/train.py", line 10, in <module>',
+        "    y = x.cuda() + 1",
+        '  File "/home/u/src/pytorch/torch/_tensor.py", line 40, in wrapped',
+        "    return f(*args, **kwargs)",
+        f"RuntimeError: {_NO_IMAGE}",
+    )
+    found = causes(cli, log)
+    assert found["CUD153"]["verdict"] == "ruled_out"
+    assert found["TOR101"]["verdict"] == "confirmed"
+
+
+def test_a_project_frame_no_table_names_leaves_the_binary_open(cli: Cli, tmp_path: Path) -> None:
+    log = log_file(
+        tmp_path,
+        "Traceback (most recent call last):",
+        '  File "/home/u/project/model.py", line 10, in forward',
+        "    out = self.layer(x)",
+        f"RuntimeError: {_NO_IMAGE}",
+    )
+    assert causes(cli, log)["CUD153"]["verdict"] != "confirmed"
+
+
+def test_a_cmake_list_set_in_the_log_names_the_build_in_cmake_spelling(
+    cli: Cli, tmp_path: Path
+) -> None:
+    # laugh12321/TensorRT-YOLO#74: set(CMAKE_CUDA_ARCHITECTURES 89) on another GPU
+    log = log_file(
+        tmp_path,
+        "CUDA Error:",
+        "    File:       TensorRT-YOLO/source/deploy/vision/inference.cpp",
+        "    Error code: 98",
+        "    Error text: invalid device function",
+        "The thing I changed in CMakeLists to make the code build",
+        "# set(CMAKE_CUDA_ARCHITECTURES native)",
+        "set(CMAKE_CUDA_ARCHITECTURES 89)",
+    )
+    cause = causes(cli, log)["CUD153"]
+    assert cause["verdict"] == "confirmed"
+    text = fix_text(cause)
+    assert "-DCMAKE_CUDA_ARCHITECTURES=<XY>" in text and "compute_cap" in text
+    assert "torch==" not in text
+
+
+def test_a_cmake_list_the_known_gpu_runs_is_not_the_cause(cli: Cli, tmp_path: Path) -> None:
+    log = log_file(
+        tmp_path,
+        "GPU 0: NVIDIA GeForce RTX 4090 (UUID: GPU-1)",
+        "cmake -B build -DCMAKE_CUDA_ARCHITECTURES=86 ..",
+        "Error text: invalid device function",
+    )
+    cause = causes(cli, log)["CUD153"]
+    assert cause["verdict"] != "confirmed" or "CMAKE_CUDA_ARCHITECTURES" not in fix_text(cause)
+
+
+def test_a_cmake_list_without_the_known_gpu_names_its_capability(cli: Cli, tmp_path: Path) -> None:
+    log = log_file(
+        tmp_path,
+        "GPU 0: Tesla T4 (UUID: GPU-1)",
+        "cmake -B build -DCMAKE_CUDA_ARCHITECTURES=89 ..",
+        "Error text: invalid device function",
+    )
+    cause = causes(cli, log)["CUD153"]
+    assert cause["verdict"] == "confirmed"
+    assert "-DCMAKE_CUDA_ARCHITECTURES=75" in fix_text(cause)
+
+
+def test_a_private_top_level_module_is_owned_by_the_package_the_table_names(
+    cli: Cli, tmp_path: Path
+) -> None:
+    # pytorch/audio#99: torchaudio 0.x's _torch_sox beside the torchaudio package
+    log = log_file(
+        tmp_path,
+        "ImportError: /usr/local/lib/python3.5/dist-packages/_torch_sox.cpython-35m-x86_64-"
+        "linux-gnu.so: undefined symbol: _ZN2at19UndefinedTensorImpl10_singletonE",
+    )
+    found = causes(cli, log)
+    assert found["TOR104"]["verdict"] == "confirmed"
+    assert "torchaudio" in fix_text(found["TOR104"])
+    assert "-torch-sox" not in str(found)
+
+
+def test_an_unknown_private_module_is_never_made_a_distribution_name(
+    cli: Cli, tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "ImportError: /usr/lib/python3/dist-packages/_private_sox.cpython-310-x86_64-linux-gnu."
+        "so: undefined symbol: _ZN2at19UndefinedTensorImpl10_singletonE",
+    )
+    assert "-private-sox" not in str(causes(cli, log))
+
+
+def test_a_source_build_fix_names_setup_py_clean(cli: Cli, tmp_path: Path) -> None:
+    # pytorch/audio#171: a stale build/ survived the reinstall
+    log = log_file(
+        tmp_path,
+        "ImportError: /home/u/audio/_torch_sox.cpython-36m-x86_64-linux-gnu.so: undefined "
+        "symbol: _ZN2at19NonVariableTypeMode10is_enabledEv",
+    )
+    assert "python setup.py clean --all" in fix_text(causes(cli, log)["TOR150"])
+
+
+def test_a_torch_release_stated_in_prose_pairs_the_companion(cli: Cli, tmp_path: Path) -> None:
+    # RangiLyu/nanodet#547
+    log = log_file(
+        tmp_path,
+        "OSError: /usr/local/lib/python3.8/dist-packages/torchaudio/lib/libtorchaudio.so: "
+        "undefined symbol: _ZNK3c107SymBool10guard_boolEPKcl",
+        "",
+        "My torch version is 1.13.1, and pytorch_lightning version is 1.9.5.",
+    )
+    assert "torchaudio==0.13.1" in fix_text(causes(cli, log)["TOR104"])
