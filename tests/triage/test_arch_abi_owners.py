@@ -156,3 +156,29 @@ def test_a_torch_release_stated_in_prose_pairs_the_companion(cli: Cli, tmp_path:
         "My torch version is 1.13.1, and pytorch_lightning version is 1.9.5.",
     )
     assert "torchaudio==0.13.1" in fix_text(causes(cli, log)["TOR104"])
+
+
+def test_a_check_site_in_an_extensions_source_names_its_build(cli: Cli, tmp_path: Path) -> None:
+    # facebookresearch/xformers#1251: the bundled flash-attention kernels of a wheel, sm_120
+    log = log_file(
+        tmp_path,
+        "GPU 0: NVIDIA GeForce RTX 5090 (UUID: GPU-1)",
+        "CUDA error (/__w/xformers/xformers/third_party/flash-attention/hopper/"
+        "flash_fwd_launch_template.h:175): no kernel image is available for execution on the "
+        "device",
+    )
+    found = causes(cli, log)
+    assert found["CUD153"]["verdict"] == "confirmed"
+    text = fix_text(found["CUD153"])
+    assert 'TORCH_CUDA_ARCH_LIST="12.0"' in text
+    assert "git+https://github.com/facebookresearch/xformers.git" in text
+    assert found["TOR101"]["verdict"] != "confirmed"
+
+
+def test_a_check_site_in_torchs_own_source_is_not_an_extensions(cli: Cli, tmp_path: Path) -> None:
+    log = log_file(
+        tmp_path,
+        "CUDA error (/pytorch/aten/src/ATen/native/cuda/Loops.cuh:94): no kernel image is "
+        "available for execution on the device",
+    )
+    assert causes(cli, log)["CUD153"]["verdict"] != "confirmed"

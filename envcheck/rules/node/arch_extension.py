@@ -22,7 +22,7 @@ from envcheck.rules.choose import covers, parse_arch_list, sm
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.arch_cmake_list import built_for_cmake_list
 from envcheck.rules.node.torch_build import gpu_arch_missing
-from envcheck.rules.node.trace_frames import TORCH_OWN, frame_package
+from envcheck.rules.node.trace_frames import TORCH_OWN, check_site_package, frame_package
 
 
 @rule("CUD153", "extension-arch-missing", Severity.ERROR)
@@ -77,6 +77,9 @@ def extension_arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
     stated = _stated_by_package(facts, line)
     if stated is not None:
         return stated
+    checked = _checked_by_extension(facts, line)
+    if checked is not None:
+        return checked
     native = _native_program(facts, line)
     if native is not None:
         return native
@@ -171,12 +174,27 @@ def _built_without_gpu(facts: Facts, line: LogLine) -> Hit | None:
 
 
 def _framed_extension(facts: Facts, line: LogLine) -> Hit | None:
-    """The traceback's last frame above the error is a compiled-ops package's own code (the
+    """The traceback's innermost frame at the error is a compiled-ops package's own code (the
     ``[[extension]]`` table: mmcv's ops, detectron2, torch-scatter, apex): its call launched the
     kernel that has no image, and a launch fails at once, so the kernel is that package's;
     where torch lacked the architecture, torch's own kernels before it would have failed
     first. Read only where the torch build's coverage is not known."""
     frame = frame_package(facts, line)
+    return _extension_kernel(facts, line, frame, f"the traceback's innermost frame is in {frame}")
+
+
+def _checked_by_extension(facts: Facts, line: LogLine) -> Hit | None:
+    """The CUDA check that reported the error is in a compiled-ops package's own source (its
+    file and line on the error line): the kernel without an image is that package's, whatever
+    torch's own build covers (torch's kernels are not the ones that failed here)."""
+    package = check_site_package(facts, line)
+    source = (line.stated.get("cuda_program") or "").rsplit("/", 1)[-1]
+    return _extension_kernel(facts, line, package, f"the CUDA check that reported it is {source}")
+
+
+def _extension_kernel(facts: Facts, line: LogLine, frame: str | None, seen: str) -> Hit | None:
+    """CUD153's finding for the kernel of the compiled-ops package ``frame`` names: rebuild it
+    for the GPU's compute capability under the variable its build reads."""
     entry = facts.matrix.extension(frame) if frame else None
     if entry is None or frame in TORCH_OWN:
         return None
@@ -196,7 +214,7 @@ def _framed_extension(facts: Facts, line: LogLine) -> Hit | None:
     where = f" ({sm(cc)})" if cc is not None else ""
     return Hit(
         f"the kernel with no image for the GPU{where} was launched by {entry.package} (line "
-        f"{line.line}: the traceback's innermost frame is in {frame}): {entry.package} was built "
+        f"{line.line}: {seen}): {entry.package} was built "
         "without the GPU's architecture (on another machine, or with an architecture list "
         "that omits it)",
         evidence={"line": line.line, "package": entry.package, "frame": frame},

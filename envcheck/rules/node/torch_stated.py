@@ -22,7 +22,7 @@ from envcheck.rules.node.abi import names_other_package, owning_distribution
 from envcheck.rules.node.arch import _cc
 from envcheck.rules.node.arch_list_targets import list_reading
 from envcheck.rules.node.torch_build import _upgrade_fix, gpu_arch_missing
-from envcheck.rules.node.trace_frames import TORCH_OWN, frame_package
+from envcheck.rules.node.trace_frames import TORCH_OWN, check_site_package, frame_package
 
 
 @from_log("TOR101")
@@ -32,6 +32,14 @@ def arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
         return _extension_builder(facts, line)
     if line.signature != "no-kernel-image":
         return _warned(facts, line)
+    checked = check_site_package(facts, line)
+    if checked is not None and facts.matrix.extension(checked) is not None:
+        raise NotStated(
+            f"the CUDA check that reported the kernel without an image is {checked}'s own "
+            f"source ({line.stated.get('cuda_program')}): the kernel is {checked}'s; whether "
+            "torch's own build also lacks the GPU's architecture this line does not show",
+            "torch",
+        )
     known = _no_image(facts, line)
     if known is not None:
         return known[0]

@@ -29,6 +29,26 @@ def frame_package(facts: Facts, line: LogLine) -> str | None:
     path = line.stated.get("ext_frame_path")
     if not path:
         return line.stated.get("ext_frame") or None
+    return path_package(facts, path)
+
+
+def check_site_package(facts: Facts, line: LogLine) -> str | None:
+    """The compiled-ops package whose own source holds the CUDA check that reported the error
+    (``cuda_program``: xformers' ``CUDA error (/__w/xformers/xformers/third_party/flash-
+    attention/hopper/flash_fwd_launch_template.h:175)``, detectron2's ``(ROIAlign_forward_cuda
+    at .../detectron2/layers/csrc/ROIAlign/ROIAlign_cuda.cu:365)``): the kernel without an image
+    is that package's. None for torch's own sources (aten, c10) or a path no table names."""
+    source = line.stated.get("cuda_program")
+    if not source:
+        return None
+    found = path_package(facts, source)
+    return None if found is None or found in TORCH_OWN else found
+
+
+def path_package(facts: Facts, path: str) -> str | None:
+    """The module a source or frame path belongs to: the directory after site-packages, else the
+    innermost directory the tables name (``[[extension]]`` modules, torch and its companions);
+    the file's own name never counts. None for a project's own code."""
     parts = [p for p in re.split(r"[/\\]", path.strip()) if p]
     if len(parts) < 2:
         return None
@@ -36,9 +56,13 @@ def frame_package(facts: Facts, line: LogLine) -> str | None:
         if part in _SITE:
             top = parts[i + 1].split(".", 1)[0]
             return top if top.isidentifier() else None
-    # a source checkout: the innermost directory named as a module the tables know (the
-    # file's own name never counts, nor a directory above the checkout's package)
     for part in reversed(parts[:-1]):
+        if part in _TORCH_TREE:
+            return "torch"
         if part in TORCH_OWN or (part.isidentifier() and facts.matrix.extension(part)):
             return part
     return None
+
+
+# torch's own source directories (a check site in aten/ or c10/ is torch's kernel)
+_TORCH_TREE = frozenset({"aten", "c10", "THC", "THCUNN", "caffe2"})
