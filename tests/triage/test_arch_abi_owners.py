@@ -182,3 +182,24 @@ def test_a_check_site_in_torchs_own_source_is_not_an_extensions(cli: Cli, tmp_pa
         "available for execution on the device",
     )
     assert causes(cli, log)["CUD153"]["verdict"] != "confirmed"
+
+
+def test_the_drivers_no_binary_names_the_loaded_module_not_torch(
+    cli: Cli, tmp_path: Path
+) -> None:
+    # scripts/gpu_failures.py cubin_other_arch: an sm_80 cubin loaded through CuPy on an H200
+    log = log_file(
+        tmp_path,
+        "GPU 0: NVIDIA H200 (UUID: GPU-1)",
+        "Traceback (most recent call last):",
+        '  File "cupy/cuda/function.pyx", line 191, in cupy.cuda.function.Module.load_file',
+        '  File "cupy_backends/cuda/api/driver.pyx", line 229, in '
+        "cupy_backends.cuda.api.driver.moduleLoad",
+        "cupy_backends.cuda.api.driver.CUDADriverError: CUDA_ERROR_NO_BINARY_FOR_GPU: no "
+        "kernel image is available for execution on the device",
+    )
+    cause = causes(cli, log)["CUD153"]
+    assert cause["verdict"] == "confirmed"
+    text = fix_text(cause)
+    assert "nvcc -cubin -arch=sm_90" in text and "RawModule(code=" in text
+    assert "TORCH_CUDA_ARCH_LIST" not in text and "torch==" not in text

@@ -40,6 +40,10 @@ def extension_arch_missing(facts: Facts) -> Iterable[Hit]:
     `/root/mmcv/mmcv/ops/focal_loss.py`; a debugger's frames printed innermost first below
     the message), or the architecture list the log sets for the build (TORCH_CUDA_ARCH_LIST,
     or a CMake build's `set(CMAKE_CUDA_ARCHITECTURES 89)`, whose fix is in CMake's spelling).
+    Whatever torch covers: a CUDA check site in a compiled-ops package's own source (xformers'
+    `flash_fwd_launch_template.h:175`) names that package's kernel, and the driver API's
+    `CUDA_ERROR_NO_BINARY_FOR_GPU` a module the program loaded itself (a cubin through CuPy's
+    RawModule), compiled again for the GPU with nvcc, not a torch or extension build.
 
     ## Why it matters
     torch's cpp_extension compiles for `TORCH_CUDA_ARCH_LIST`, or, unset, for the GPUs visible
@@ -61,6 +65,8 @@ def extension_arch_missing(facts: Facts) -> Iterable[Hit]:
     - https://github.com/open-mmlab/mmcv/issues/2201
     - https://github.com/laugh12321/TensorRT-YOLO/issues/74
     - https://cmake.org/cmake/help/latest/prop_tgt/CUDA_ARCHITECTURES.html
+    - https://github.com/facebookresearch/xformers/issues/1251
+    - include/cuda.h (CUDA_ERROR_NO_BINARY_FOR_GPU = 209, a module load's answer)
     - https://github.com/thomasbrandon/mish-cuda/issues/10
     - https://github.com/facebookresearch/detectron2/issues/235
     - pytorch/pytorch torch/utils/cpp_extension.py (_get_cuda_arch_flags: TORCH_CUDA_ARCH_LIST)
@@ -80,6 +86,9 @@ def extension_arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
     checked = _checked_by_extension(facts, line)
     if checked is not None:
         return checked
+    loaded = _driver_module(facts, line)
+    if loaded is not None:
+        return loaded
     native = _native_program(facts, line)
     if native is not None:
         return native
@@ -228,6 +237,60 @@ def _extension_kernel(facts: Facts, line: LogLine, frame: str | None, seen: str)
             + "; or install a prebuilt release made for this GPU, torch and CUDA",
             "manual",
             manual(command),
+        ),
+    )
+
+
+# the driver API's name of 'no kernel image' (cuModuleLoad*, cuLibraryLoad* return it for a
+# module with no SASS for the GPU and no PTX it can JIT); torch and other runtime-API users
+# report cudaErrorNoKernelImageForDevice instead (matrices/cuda/errors.toml, number 209)
+_DRIVER_NO_BINARY = lazy(r"CUDA_ERROR_NO_BINARY_FOR_GPU")
+
+
+def _driver_module(facts: Facts, line: LogLine) -> Hit | None:
+    """The driver API's CUDA_ERROR_NO_BINARY_FOR_GPU: a module the program loaded itself
+    through the driver (a cubin or fatbin file CuPy's RawModule(path=...), PyCUDA or numba
+    loads, or an image a library embeds) has no code for the GPU: it was compiled for other
+    architectures and without PTX. Neither torch's build nor a TORCH_CUDA_ARCH_LIST extension
+    build is the fix: the module is compiled again for the GPU, or with PTX the driver can
+    JIT, or loaded from source so NVRTC compiles it for the GPU at run time."""
+    if _DRIVER_NO_BINARY.search(line.text) is None:
+        return None
+    ccs: list[Version] = []
+    with contextlib.suppress(Skip):
+        for known in facts.gpus():
+            with contextlib.suppress(Skip):
+                ccs.append(facts.compute_capability(known))
+    stated = _stated_cc(line)
+    low = min(ccs) if ccs else stated
+    arch = sm(low) if low is not None else "sm_<XY>"
+    digits = arch.removeprefix("sm_")
+    cubin = f"nvcc -cubin -arch={arch} -o kernel.cubin kernel.cu"
+    fatbin = (
+        f"nvcc -fatbin -gencode arch=compute_{digits},code=[{arch},compute_{digits}] "
+        "-o kernel.fatbin kernel.cu"
+    )
+    return Hit(
+        "a CUDA module the program loaded through the driver has no code for the GPU"
+        + (f" ({arch})" if low is not None else "")
+        + f" (line {line.line}: CUDA_ERROR_NO_BINARY_FOR_GPU, the driver API's answer to a "
+        "module load): the cubin or fatbin was compiled for other architectures and carries "
+        "no PTX the driver could compile for this one",
+        evidence={"line": line.line, "gpu_arch": arch},
+        fix=fix(
+            f"Compile the module again for the GPU (`{cubin}`), or as a fatbin that also holds "
+            f"PTX, which the driver compiles for newer GPUs (`{fatbin}`); or load its source "
+            "instead of a prebuilt binary (CuPy's RawModule(code=...) / RawKernel, compiled by "
+            "NVRTC for the GPU it runs on)"
+            + (
+                ""
+                if low is not None
+                else "; the GPU's architecture: `nvidia-smi "
+                "--query-gpu=name,compute_cap --format=csv`"
+            ),
+            "manual",
+            manual(cubin),
+            manual(fatbin),
         ),
     )
 
