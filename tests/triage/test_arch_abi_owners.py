@@ -184,9 +184,7 @@ def test_a_check_site_in_torchs_own_source_is_not_an_extensions(cli: Cli, tmp_pa
     assert causes(cli, log)["CUD153"]["verdict"] != "confirmed"
 
 
-def test_the_drivers_no_binary_names_the_loaded_module_not_torch(
-    cli: Cli, tmp_path: Path
-) -> None:
+def test_the_drivers_no_binary_names_the_loaded_module_not_torch(cli: Cli, tmp_path: Path) -> None:
     # scripts/gpu_failures.py cubin_other_arch: an sm_80 cubin loaded through CuPy on an H200
     log = log_file(
         tmp_path,
@@ -203,3 +201,35 @@ def test_the_drivers_no_binary_names_the_loaded_module_not_torch(
     text = fix_text(cause)
     assert "nvcc -cubin -arch=sm_90" in text and "RawModule(code=" in text
     assert "TORCH_CUDA_ARCH_LIST" not in text and "torch==" not in text
+
+
+def test_pybind11_at_a_torch_cpp_type_is_a_registry_not_torchs(cli: Cli, tmp_path: Path) -> None:
+    # llvm/torch-mlir#138: the extension's pybind11 does not know torch's registered type
+    log = log_file(
+        tmp_path,
+        "TypeError: import_function(): incompatible function arguments. The following argument "
+        "types are supported:",
+        "    1. (self: _torch_mlir.ModuleBuilder, arg0: torch::jit::StrongFunctionPtr) -> "
+        "torch::jit::StrongFunctionPtr",
+        "",
+        "Invoked with: <_torch_mlir.ModuleBuilder object at 0x7f81c3e8d0b0>, "
+        "<torch.jit.ScriptFunction object at 0x7f81a8cb36d0>",
+    )
+    cause = causes(cli, log)["TOR150"]
+    assert cause["verdict"] == "confirmed"
+    text = fix_text(cause)
+    assert "torch.utils.cpp_extension" in text and "_PYBIND11_COMPILER_TYPE" in text
+
+
+def test_pybind11_at_the_callers_own_types_is_not_an_abi_cause(cli: Cli, tmp_path: Path) -> None:
+    log = log_file(
+        tmp_path,
+        "TypeError: only_float(): incompatible function arguments. The following argument types "
+        "are supported:",
+        "    1. (arg0: float) -> float",
+        "",
+        "Invoked with: 'a'",
+    )
+    result = cli("triage", str(log), "--json", "--no-probe")
+    found = {c["code"]: c for m in result.json()["data"]["matches"] for c in m["causes"]}
+    assert found.get("TOR150", {}).get("verdict") != "confirmed"

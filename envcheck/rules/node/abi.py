@@ -29,6 +29,8 @@ from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.extension_builds import install_text
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.native_crash import crash_reading
+from envcheck.rules.node.pybind_registry import SIGNATURE as PYBIND_SIGNATURE
+from envcheck.rules.node.pybind_registry import pybind_type_unregistered
 from envcheck.rules.signals import SIGNAL_SIGNATURES
 
 _SITE_PATH = lazy(r"/(?:site|dist)-packages/(?P<top>[A-Za-z0-9_.+-]+)")
@@ -181,6 +183,10 @@ def extension_undefined_symbol(facts: Facts) -> Iterable[Hit]:
     native crash (`Segmentation fault`, glibc's `double free or corruption`) of a command that
     imports a torch extension beside torch (`python -c "import torchsort, torch; ..."`) is
     read as this cause too (native_crash.py): its fix, the rebuild without pip's cache.
+    pybind11's own `incompatible function arguments` / `Unable to convert function return
+    value to a Python type!` at a torch C++ type (`torch::jit::StrongFunctionPtr`,
+    `c10d::Backend`) is an extension whose pybind11 registry is not torch's (another pybind11
+    release or compiler ABI than torch's, PYBIND11_INTERNALS_ID; pybind_registry.py).
 
     ## Why it matters
     An extension compiled against one torch (or C++ ABI, CUDA major, Python) links symbols
@@ -202,6 +208,8 @@ def extension_undefined_symbol(facts: Facts) -> Iterable[Hit]:
     ## References
     - bminor/glibc elf/dl-lookup.c ("undefined symbol: %s%s%s")
     - https://github.com/Dao-AILab/flash-attention/issues/931
+    - pybind/pybind11 include/pybind11/detail/internals.h (PYBIND11_INTERNALS_ID)
+    - https://github.com/llvm/torch-mlir/issues/138
     """
     raise Skip("only a log line states an undefined symbol", "log.abi")
 
@@ -221,6 +229,8 @@ def _torch_text(facts: Facts) -> str:
 def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None:
     if line.signature in SIGNAL_SIGNATURES:  # a native crash: native_crash.py decides
         return crash_reading(facts, line, "TOR150")
+    if line.signature == PYBIND_SIGNATURE:  # pybind11's conversion error at a torch type
+        return pybind_type_unregistered(facts, line)
     path = line.stated.get("library_path")
     symbol = line.stated.get("undefined_symbol")
     windows = _WINDOWS.search(line.text)
