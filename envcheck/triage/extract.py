@@ -164,6 +164,9 @@ FACTS: dict[str, str] = {
     "min_cc": "the compute capability a library's check requires ('(8, 0)', 8.9)",
     "ext_frame": "the installed package of a traceback's last frame above a CUDA error "
     "('site-packages/mmcv/ops/deform_conv.py' -> mmcv): whose call launched the kernel",
+    "pybind_cpp_type": "a torch C++ type pybind11's conversion error names by its C++ name "
+    "('torch::jit::StrongFunctionPtr', 'c10d::Backend'): one the failing module's pybind11 "
+    "registry does not know",
     "ext_frame_path": "the file of a traceback's innermost frame at a CUDA error, the last "
     "above it or, where a debugger prints frames innermost first, the first below it "
     "('/root/mmcv/mmcv/ops/focal_loss.py'): whose call launched the kernel",
