@@ -164,6 +164,15 @@ FACTS: dict[str, str] = {
     "min_cc": "the compute capability a library's check requires ('(8, 0)', 8.9)",
     "ext_frame": "the installed package of a traceback's last frame above a CUDA error "
     "('site-packages/mmcv/ops/deform_conv.py' -> mmcv): whose call launched the kernel",
+    "pybind_cpp_type": "a torch C++ type pybind11's conversion error names by its C++ name "
+    "('torch::jit::StrongFunctionPtr', 'c10d::Backend'): one the failing module's pybind11 "
+    "registry does not know",
+    "ext_frame_path": "the file of a traceback's innermost frame at a CUDA error, the last "
+    "above it or, where a debugger prints frames innermost first, the first below it "
+    "('/root/mmcv/mmcv/ops/focal_loss.py'): whose call launched the kernel",
+    "cmake_cuda_archs": "the CUDA architectures a log sets for a CMake build "
+    "('set(CMAKE_CUDA_ARCHITECTURES 89)', '-DCMAKE_CUDA_ARCHITECTURES=\"80;86\"', "
+    "'CUDAARCHS=75'): the only architectures the build's kernels are compiled for",
     "min_arch": "the oldest GPU architecture a library's check accepts, by name ('Ampere GPUs "
     "or newer', 'requires Hopper')",
     "build_arch_list": "the TORCH_CUDA_ARCH_LIST a log sets for an extension build "

@@ -4794,3 +4794,23 @@ EXAMPLES += [
         "nvcc-option-newer-than-toolkit",
     ),
 ]
+
+# a CMake build's own CUDA architectures set in a log (CUD153 reads them at a 'no kernel image')
+EXAMPLES += [
+    ("set(CMAKE_CUDA_ARCHITECTURES 89)", "cmake-cuda-architectures-set"),
+    ('cmake -B build -DCMAKE_CUDA_ARCHITECTURES="80;86" ..', "cmake-cuda-architectures-set"),
+    ("My torch version is 1.13.1, and pytorch_lightning version is 1.9.5.", "torch-version-listed"),
+]
+
+# pybind11's own conversion errors (TOR150 where the signature names a torch C++ type)
+EXAMPLES += [
+    (
+        "TypeError: import_function(): incompatible function arguments. The following argument "
+        "types are supported:",
+        "pybind11-torch-type-unregistered",
+    ),
+    (
+        "TypeError: Unable to convert function return value to a Python type! The signature was",
+        "pybind11-torch-type-unregistered",
+    ),
+]

@@ -29,6 +29,8 @@ from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.extension_builds import install_text
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.native_crash import crash_reading
+from envcheck.rules.node.pybind_registry import SIGNATURE as PYBIND_SIGNATURE
+from envcheck.rules.node.pybind_registry import pybind_type_unregistered
 from envcheck.rules.signals import SIGNAL_SIGNATURES
 
 _SITE_PATH = lazy(r"/(?:site|dist)-packages/(?P<top>[A-Za-z0-9_.+-]+)")
@@ -129,6 +131,8 @@ def distribution(top: str, matrix: Matrix, *, single_file: bool) -> str | None:
         return canonicalize_name(extension.package)
     if single_file and _COMPILED_PART.search(top):
         return None
+    if top.startswith("_"):  # a private module (`_torch_sox`): no distribution is named so
+        return None  # (PEP 508 names begin with a letter or digit); only a table or RECORD says
     return canonicalize_name(top)
 
 
@@ -179,6 +183,10 @@ def extension_undefined_symbol(facts: Facts) -> Iterable[Hit]:
     native crash (`Segmentation fault`, glibc's `double free or corruption`) of a command that
     imports a torch extension beside torch (`python -c "import torchsort, torch; ..."`) is
     read as this cause too (native_crash.py): its fix, the rebuild without pip's cache.
+    pybind11's own `incompatible function arguments` / `Unable to convert function return
+    value to a Python type!` at a torch C++ type (`torch::jit::StrongFunctionPtr`,
+    `c10d::Backend`) is an extension whose pybind11 registry is not torch's (another pybind11
+    release or compiler ABI than torch's, PYBIND11_INTERNALS_ID; pybind_registry.py).
 
     ## Why it matters
     An extension compiled against one torch (or C++ ABI, CUDA major, Python) links symbols
@@ -200,6 +208,8 @@ def extension_undefined_symbol(facts: Facts) -> Iterable[Hit]:
     ## References
     - bminor/glibc elf/dl-lookup.c ("undefined symbol: %s%s%s")
     - https://github.com/Dao-AILab/flash-attention/issues/931
+    - pybind/pybind11 include/pybind11/detail/internals.h (PYBIND11_INTERNALS_ID)
+    - https://github.com/llvm/torch-mlir/issues/138
     """
     raise Skip("only a log line states an undefined symbol", "log.abi")
 
@@ -219,6 +229,8 @@ def _torch_text(facts: Facts) -> str:
 def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None:
     if line.signature in SIGNAL_SIGNATURES:  # a native crash: native_crash.py decides
         return crash_reading(facts, line, "TOR150")
+    if line.signature == PYBIND_SIGNATURE:  # pybind11's conversion error at a torch type
+        return pybind_type_unregistered(facts, line)
     path = line.stated.get("library_path")
     symbol = line.stated.get("undefined_symbol")
     windows = _WINDOWS.search(line.text)
@@ -924,8 +936,8 @@ def _source_build(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
         },
         fix=fix(
             f"Rebuild the extension against {against}: in the project that built it, rm -rf "
-            "build/ and the stale .so, then pip install --no-build-isolation -e . "
-            "(or python setup.py build develop)"
+            "build/ and the stale .so (a setup.py project: python setup.py clean --all), then "
+            "pip install --no-build-isolation -e . (or python setup.py build develop)"
             + (
                 "; or install the torch release the extension was built against (pip install "
                 "torch==<that release>) when it is a prebuilt copy"
@@ -951,6 +963,8 @@ def _source_build(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
                 else []
             ),
             manual(f"rm -rf build/ {folder}/*.so  (in the project's source tree)"),
+            # distutils' clean command: --all removes build/ (the thread's fix, audio#171)
+            manual("python setup.py clean --all  (a setup.py project: removes build/ too)"),
             manual("pip install --no-build-isolation --no-cache-dir -e ."),
             *(
                 [manual("pip install torch==<the release it was built against>  (a prebuilt copy)")]
@@ -1009,11 +1023,25 @@ def names_other_package(facts: Facts, line: LogLine, modules: Iterable[str]) -> 
     # a package's path: under site-packages, a bare extension file name, or any directory
     # (a source tree's `/mmcv/_ext...so`, a build's `build/lib.../x.so`); only a file named
     # alone without its package's tag (`_C.so`) may still be one of ``modules``'
-    if owner(path, facts.matrix) is None and not _BARE_NAME.match(path) and "/" not in path:
+    owned = owner(path, facts.matrix)
+    if owned is None and not _BARE_NAME.match(path) and "/" not in path:
         return None
     if any(m in path for m in modules):
         return None
+    # a module whose installing distribution a table names (torchaudio 0.x's top-level
+    # `_torch_sox`): the line names that distribution, whatever the file is called
+    if owned is not None and owned[1] is not None and owned[1].replace("-", "_") in modules:
+        return None
     return path
+
+
+def owning_distribution(facts: Facts, line: LogLine) -> str | None:
+    """The distribution that installed the extension a loader line names (its path under
+    site-packages, through the matrix's import-name and compiled-ops tables); None when the
+    line names no such path or no table says."""
+    path = line.stated.get("library_path")
+    owned = owner(path, facts.matrix) if path else None
+    return owned[1] if owned is not None else None
 
 
 @from_log("TOR103")

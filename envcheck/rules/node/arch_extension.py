@@ -20,7 +20,9 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.choose import covers, parse_arch_list, sm
 from envcheck.rules.fixes import fix, manual
+from envcheck.rules.node.arch_cmake_list import built_for_cmake_list
 from envcheck.rules.node.torch_build import gpu_arch_missing
+from envcheck.rules.node.trace_frames import TORCH_OWN, check_site_package, frame_package
 
 
 @rule("CUD153", "extension-arch-missing", Severity.ERROR)
@@ -32,7 +34,16 @@ def extension_arch_missing(facts: Facts) -> Iterable[Hit]:
     function`, the older runtimes' word for it) on a node whose torch build covers every GPU
     (the TOR101 check finds nothing): the kernel that failed is not torch's but an
     extension's, built (by `setup.py`, `pip install` from source, a JIT build, a prebuilt
-    wheel) for other architectures. Only a log states the failed launch.
+    wheel) for other architectures. Only a log states the failed launch. Where the node's
+    torch is not known, the log decides: the traceback's innermost frame at the error in a
+    compiled-ops package's code (installed, or a source checkout such as
+    `/root/mmcv/mmcv/ops/focal_loss.py`; a debugger's frames printed innermost first below
+    the message), or the architecture list the log sets for the build (TORCH_CUDA_ARCH_LIST,
+    or a CMake build's `set(CMAKE_CUDA_ARCHITECTURES 89)`, whose fix is in CMake's spelling).
+    Whatever torch covers: a CUDA check site in a compiled-ops package's own source (xformers'
+    `flash_fwd_launch_template.h:175`) names that package's kernel, and the driver API's
+    `CUDA_ERROR_NO_BINARY_FOR_GPU` a module the program loaded itself (a cubin through CuPy's
+    RawModule), compiled again for the GPU with nvcc, not a torch or extension build.
 
     ## Why it matters
     torch's cpp_extension compiles for `TORCH_CUDA_ARCH_LIST`, or, unset, for the GPUs visible
@@ -51,6 +62,11 @@ def extension_arch_missing(facts: Facts) -> Iterable[Hit]:
 
     ## References
     - https://github.com/csuhan/ReDet/issues/49
+    - https://github.com/open-mmlab/mmcv/issues/2201
+    - https://github.com/laugh12321/TensorRT-YOLO/issues/74
+    - https://cmake.org/cmake/help/latest/prop_tgt/CUDA_ARCHITECTURES.html
+    - https://github.com/facebookresearch/xformers/issues/1251
+    - include/cuda.h (CUDA_ERROR_NO_BINARY_FOR_GPU = 209, a module load's answer)
     - https://github.com/thomasbrandon/mish-cuda/issues/10
     - https://github.com/facebookresearch/detectron2/issues/235
     - pytorch/pytorch torch/utils/cpp_extension.py (_get_cuda_arch_flags: TORCH_CUDA_ARCH_LIST)
@@ -67,12 +83,21 @@ def extension_arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
     stated = _stated_by_package(facts, line)
     if stated is not None:
         return stated
+    checked = _checked_by_extension(facts, line)
+    if checked is not None:
+        return checked
+    loaded = _driver_module(facts, line)
+    if loaded is not None:
+        return loaded
     native = _native_program(facts, line)
     if native is not None:
         return native
     listed = _built_without_gpu(facts, line)
     if listed is not None:
         return listed
+    cmake = built_for_cmake_list(facts, line)
+    if cmake is not None:
+        return cmake
     try:
         if facts.torch_arch_stated() is None and facts.torch_cuda() is None:
             raise NotStated("the node's torch is not a CUDA build the facts show", "torch")
@@ -85,7 +110,7 @@ def extension_arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
         framed = _framed_extension(facts, line)
         if framed is not None:
             return framed
-        if line.stated.get("ext_frame") in {"torch", "torchvision", "torchaudio"}:
+        if frame_package(facts, line) in TORCH_OWN:
             return None  # torch's own frame launched the kernel: TOR101's cause
         if isinstance(exc, NotStated):
             raise
@@ -158,14 +183,29 @@ def _built_without_gpu(facts: Facts, line: LogLine) -> Hit | None:
 
 
 def _framed_extension(facts: Facts, line: LogLine) -> Hit | None:
-    """The traceback's last frame above the error is a compiled-ops package's own code (the
+    """The traceback's innermost frame at the error is a compiled-ops package's own code (the
     ``[[extension]]`` table: mmcv's ops, detectron2, torch-scatter, apex): its call launched the
     kernel that has no image, and a launch fails at once, so the kernel is that package's;
     where torch lacked the architecture, torch's own kernels before it would have failed
     first. Read only where the torch build's coverage is not known."""
-    frame = line.stated.get("ext_frame")
+    frame = frame_package(facts, line)
+    return _extension_kernel(facts, line, frame, f"the traceback's innermost frame is in {frame}")
+
+
+def _checked_by_extension(facts: Facts, line: LogLine) -> Hit | None:
+    """The CUDA check that reported the error is in a compiled-ops package's own source (its
+    file and line on the error line): the kernel without an image is that package's, whatever
+    torch's own build covers (torch's kernels are not the ones that failed here)."""
+    package = check_site_package(facts, line)
+    source = (line.stated.get("cuda_program") or "").rsplit("/", 1)[-1]
+    return _extension_kernel(facts, line, package, f"the CUDA check that reported it is {source}")
+
+
+def _extension_kernel(facts: Facts, line: LogLine, frame: str | None, seen: str) -> Hit | None:
+    """CUD153's finding for the kernel of the compiled-ops package ``frame`` names: rebuild it
+    for the GPU's compute capability under the variable its build reads."""
     entry = facts.matrix.extension(frame) if frame else None
-    if entry is None or frame in {"torch", "torchvision", "torchaudio"}:
+    if entry is None or frame in TORCH_OWN:
         return None
     cc = _stated_cc(line)
     if cc is None:
@@ -183,7 +223,7 @@ def _framed_extension(facts: Facts, line: LogLine) -> Hit | None:
     where = f" ({sm(cc)})" if cc is not None else ""
     return Hit(
         f"the kernel with no image for the GPU{where} was launched by {entry.package} (line "
-        f"{line.line}: the traceback's last frame is in {frame}): {entry.package} was built "
+        f"{line.line}: {seen}): {entry.package} was built "
         "without the GPU's architecture (on another machine, or with an architecture list "
         "that omits it)",
         evidence={"line": line.line, "package": entry.package, "frame": frame},
@@ -197,6 +237,60 @@ def _framed_extension(facts: Facts, line: LogLine) -> Hit | None:
             + "; or install a prebuilt release made for this GPU, torch and CUDA",
             "manual",
             manual(command),
+        ),
+    )
+
+
+# the driver API's name of 'no kernel image' (cuModuleLoad*, cuLibraryLoad* return it for a
+# module with no SASS for the GPU and no PTX it can JIT); torch and other runtime-API users
+# report cudaErrorNoKernelImageForDevice instead (matrices/cuda/errors.toml, number 209)
+_DRIVER_NO_BINARY = lazy(r"CUDA_ERROR_NO_BINARY_FOR_GPU")
+
+
+def _driver_module(facts: Facts, line: LogLine) -> Hit | None:
+    """The driver API's CUDA_ERROR_NO_BINARY_FOR_GPU: a module the program loaded itself
+    through the driver (a cubin or fatbin file CuPy's RawModule(path=...), PyCUDA or numba
+    loads, or an image a library embeds) has no code for the GPU: it was compiled for other
+    architectures and without PTX. Neither torch's build nor a TORCH_CUDA_ARCH_LIST extension
+    build is the fix: the module is compiled again for the GPU, or with PTX the driver can
+    JIT, or loaded from source so NVRTC compiles it for the GPU at run time."""
+    if _DRIVER_NO_BINARY.search(line.text) is None:
+        return None
+    ccs: list[Version] = []
+    with contextlib.suppress(Skip):
+        for known in facts.gpus():
+            with contextlib.suppress(Skip):
+                ccs.append(facts.compute_capability(known))
+    stated = _stated_cc(line)
+    low = min(ccs) if ccs else stated
+    arch = sm(low) if low is not None else "sm_<XY>"
+    digits = arch.removeprefix("sm_")
+    cubin = f"nvcc -cubin -arch={arch} -o kernel.cubin kernel.cu"
+    fatbin = (
+        f"nvcc -fatbin -gencode arch=compute_{digits},code=[{arch},compute_{digits}] "
+        "-o kernel.fatbin kernel.cu"
+    )
+    return Hit(
+        "a CUDA module the program loaded through the driver has no code for the GPU"
+        + (f" ({arch})" if low is not None else "")
+        + f" (line {line.line}: CUDA_ERROR_NO_BINARY_FOR_GPU, the driver API's answer to a "
+        "module load): the cubin or fatbin was compiled for other architectures and carries "
+        "no PTX the driver could compile for this one",
+        evidence={"line": line.line, "gpu_arch": arch},
+        fix=fix(
+            f"Compile the module again for the GPU (`{cubin}`), or as a fatbin that also holds "
+            f"PTX, which the driver compiles for newer GPUs (`{fatbin}`); or load its source "
+            "instead of a prebuilt binary (CuPy's RawModule(code=...) / RawKernel, compiled by "
+            "NVRTC for the GPU it runs on)"
+            + (
+                ""
+                if low is not None
+                else "; the GPU's architecture: `nvidia-smi "
+                "--query-gpu=name,compute_cap --format=csv`"
+            ),
+            "manual",
+            manual(cubin),
+            manual(fatbin),
         ),
     )
 

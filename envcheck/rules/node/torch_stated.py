@@ -18,12 +18,11 @@ from envcheck.model.finding import Fix
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log
 from envcheck.rules.choose import sm
 from envcheck.rules.fixes import fix, manual, pip_install
-from envcheck.rules.node.abi import names_other_package
+from envcheck.rules.node.abi import names_other_package, owning_distribution
 from envcheck.rules.node.arch import _cc
 from envcheck.rules.node.arch_list_targets import list_reading
 from envcheck.rules.node.torch_build import _upgrade_fix, gpu_arch_missing
-
-_TORCH_OWN = frozenset({"torch", "torchvision", "torchaudio"})
+from envcheck.rules.node.trace_frames import TORCH_OWN, check_site_package, frame_package
 
 
 @from_log("TOR101")
@@ -33,11 +32,19 @@ def arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
         return _extension_builder(facts, line)
     if line.signature != "no-kernel-image":
         return _warned(facts, line)
+    checked = check_site_package(facts, line)
+    if checked is not None and facts.matrix.extension(checked) is not None:
+        raise NotStated(
+            f"the CUDA check that reported the kernel without an image is {checked}'s own "
+            f"source ({line.stated.get('cuda_program')}): the kernel is {checked}'s; whether "
+            "torch's own build also lacks the GPU's architecture this line does not show",
+            "torch",
+        )
     known = _no_image(facts, line)
     if known is not None:
         return known[0]
-    frame = line.stated.get("ext_frame")
-    if frame in _TORCH_OWN:
+    frame = frame_package(facts, line)
+    if frame in TORCH_OWN:
         return _warned(facts, line, f"'no kernel image' raised in {frame}'s own code")
     # the open cause's fix: the rule's own for the facts known (the GPU's build, where stated)
     raise NotStated(
@@ -236,7 +243,16 @@ def companion_in_log(facts: Facts, line: LogLine) -> Hit | None:
     if names_other_package(facts, line, modules) is not None:
         return None  # a generic loader line naming another package's extension
     extension = line.stated.get("ext_library")  # torchaudio/lib/libtorchaudio.so
-    name = str(canonicalize_name(extension.split("/", 1)[0] if extension else "torchvision"))
+    owned = owning_distribution(facts, line)  # torchaudio 0.x's top-level _torch_sox...so
+    name = str(
+        canonicalize_name(
+            extension.split("/", 1)[0]
+            if extension
+            else owned
+            if owned in companions
+            else "torchvision"
+        )
+    )
     symbol = line.stated.get("undefined_symbol")
     try:
         torch = facts.version("torch")
