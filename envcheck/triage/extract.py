@@ -56,6 +56,8 @@ FACTS: dict[str, str] = {
     "driver_cuda": "the newest CUDA the driver supports, as CUDA prints it (12080 -> 12.8)",
     "driver_version": "the NVIDIA driver version",
     "kernel_module": "the NVIDIA kernel module's flavour as its ID names it ('Open Kernel Module' or 'x86_64 Kernel Module')",
+    "uvm_module": "the NVIDIA Unified Memory module as modprobe names it (nvidia_uvm, "
+    "nvidia_331_uvm)",
     "secure_boot": "whether Secure Boot is on, as mokutil --sb-state or bootctl states it "
     "(enabled / disabled)",
     "nvrm_init": "RmInitAdapter's stage and NV_STATUS code, '0x62:0x40'",

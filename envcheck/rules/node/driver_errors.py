@@ -62,7 +62,26 @@ def stated_error(facts: Facts, line: LogLine, apis: tuple[str, ...]) -> CudaErro
         entry = facts.matrix.cuda_error(text=tail.group(1), apis=apis)
         if entry is not None:
             return entry
-    return facts.matrix.cuda_error(number=number, name=named, text=line.text, apis=apis)
+    entry = facts.matrix.cuda_error(number=number, name=named, text=line.text, apis=apis)
+    if entry is None and named is None:
+        entry = before_renumbering(facts, number, apis)
+    return entry
+
+
+# cudaError_t's numbers that CUDA 10.1 changed (CUDA 10.0's include/driver_types.h, enum
+# cudaError: cudaErrorUnknown = 30, cudaErrorNoDevice = 38; since 10.1 999 and 100), which no
+# error of today's runtime has: a program built with CUDA <= 10.0 still prints them
+# ('cudaGetDeviceCount returned 30' from an old deviceQuery)
+_BEFORE_10_1 = {30: "cudaErrorUnknown", 38: "cudaErrorNoDevice"}
+
+
+def before_renumbering(facts: Facts, number: int | None, apis: tuple[str, ...]) -> CudaError | None:
+    """The runtime error a number printed by a CUDA <= 10.0 program names, where today's
+    runtime has no error of that number."""
+    name = _BEFORE_10_1.get(number) if number is not None and "runtime" in apis else None
+    if name is None:
+        return None
+    return facts.matrix.cuda_error(name=name, apis=apis)
 
 
 # the message a library prints after 'CUDA error: ' (torch's C10_CUDA_CHECK, the container
@@ -207,15 +226,20 @@ def cuda_error_stated(facts: Facts) -> Iterable[Hit]:
             name=text if number is None else None,
             text=text if number is None else None,
             apis=CUDA_APIS,
-        )
+        ) or before_renumbering(facts, number, CUDA_APIS)
         if entry is None or entry.cause is None or entry.fix is None or entry.fault != "node":
             continue
         if entry.name in seen or entry.number in _READ_STATED:
             continue
         seen.add(entry.name)
+        renumbered = (
+            f", printed as {number} by a program built with CUDA 10.0 or older"
+            if number in _BEFORE_10_1 and entry.number != number
+            else ""
+        )
         hits.append(
             Hit(
-                f"CUDA error {_label(entry)} ('{entry.message}'): {entry.cause}",
+                f"CUDA error {_label(entry)}{renumbered} ('{entry.message}'): {entry.cause}",
                 evidence={"name": entry.name, "number": number, "message": entry.message},
                 fix=(
                     upgrade_fix(facts, entry, text)
@@ -257,6 +281,17 @@ def cuda_error_in_log(facts: Facts, line: LogLine) -> Hit:
             )
     api = "CUDA runtime error" if entry.api == "runtime" else "CUDA driver error"
     hit = _hit(entry, line, api, facts)
+    printed = _number(line.stated.get("cuda_error"))
+    if printed in _BEFORE_10_1 and entry.number != printed:
+        hit = dataclasses.replace(
+            hit,
+            message=hit.message.replace(
+                f"{_label(entry)} (",
+                f"{_label(entry)}, printed as {printed} by a program built with CUDA 10.0 or "
+                "older (",
+                1,
+            ),
+        )
     pinned = line.stated.get("pinned_call")
     if entry.name in _OUT_OF_MEMORY and pinned:  # the failed allocation was pinned host memory
         summary, steps, said = pinned_oom_fix(pinned, line.line)
