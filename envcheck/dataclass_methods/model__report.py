@@ -24,10 +24,10 @@ FUNCTIONS['03f1ff0c8b1474b22ae8efd858ffa813404d262f7234d931fa126fb32f2dfb57'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.driver_version,self.cuda_driver_version,self.nvml_version,self.driver_source,self.gpus,self.gpus_reason,self.cuda_errors,self.device_nodes,self.libcuda_cached,)==(other.driver_version,other.cuda_driver_version,other.nvml_version,other.driver_source,other.gpus,other.gpus_reason,other.cuda_errors,other.device_nodes,other.libcuda_cached,)
+   return (self.driver_version,self.cuda_driver_version,self.nvml_version,self.driver_source,self.gpus,self.gpus_reason,self.cuda_errors,self.device_nodes,self.libcuda_cached,self.kernel_modules,)==(other.driver_version,other.cuda_driver_version,other.nvml_version,other.driver_source,other.gpus,other.gpus_reason,other.cuda_errors,other.device_nodes,other.libcuda_cached,other.kernel_modules,)
   return NotImplemented
  return __eq__
-FUNCTIONS['e9dca6e6fb4afec4db5adea44d40cdaf7ee8eac8350c9631b7901156ffbf4ba6'] = __create_fn__
+FUNCTIONS['9fe223c7251de80b0e4fced69acc4009d39b8b722b6e8287abbc5bf23b3e8d53'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -219,9 +219,9 @@ FUNCTIONS['9bff98e541352a682dcf18f6467ec1cfc195b3d07de46aa64392261385a8a156'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.driver_version,self.cuda_driver_version,self.nvml_version,self.driver_source,self.gpus,self.gpus_reason,self.cuda_errors,self.device_nodes,self.libcuda_cached,))
+  return hash((self.driver_version,self.cuda_driver_version,self.nvml_version,self.driver_source,self.gpus,self.gpus_reason,self.cuda_errors,self.device_nodes,self.libcuda_cached,self.kernel_modules,))
  return __hash__
-FUNCTIONS['79727519cb52f29c93a5152071bfd8644a2ae343c9de6d4b4ead5b7b626a931e'] = __create_fn__
+FUNCTIONS['6ffe2c8dea1a2896804b4850f491a140152cb69d3317fca987e9e063d4bc8761'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -369,9 +369,9 @@ FUNCTIONS['12f42a13a40c2dec029d340448c7ad58a705ef4f5796429fc3f0d8e48022d005'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(driver_version={self.driver_version!r}, cuda_driver_version={self.cuda_driver_version!r}, nvml_version={self.nvml_version!r}, driver_source={self.driver_source!r}, gpus={self.gpus!r}, gpus_reason={self.gpus_reason!r}, cuda_errors={self.cuda_errors!r}, device_nodes={self.device_nodes!r}, libcuda_cached={self.libcuda_cached!r})"
+  return self.__class__.__qualname__ + f"(driver_version={self.driver_version!r}, cuda_driver_version={self.cuda_driver_version!r}, nvml_version={self.nvml_version!r}, driver_source={self.driver_source!r}, gpus={self.gpus!r}, gpus_reason={self.gpus_reason!r}, cuda_errors={self.cuda_errors!r}, device_nodes={self.device_nodes!r}, libcuda_cached={self.libcuda_cached!r}, kernel_modules={self.kernel_modules!r})"
  return __repr__
-FUNCTIONS['601262a214c595a5d7abc0e79226b146e706da1cc16ad06636dd71f2a130ed0f'] = __create_fn__
+FUNCTIONS['0a162dbe7116a6a6405ae0350bb707d56005723d701b30d5eb54534d792a03dc'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -520,8 +520,8 @@ def __create_fn__(_type_distributions, _type_broken, _type_search_path, _type_pa
  return __init__
 FUNCTIONS['e50245f309438d69da86456c793b4f48f26228b8350220ca19f7c956ee2085e4'] = __create_fn__
 
-def __create_fn__(_type_driver_version, _type_cuda_driver_version, _type_nvml_version, _type_driver_source, _type_gpus, _type_gpus_reason, _type_cuda_errors, _type_device_nodes, _type_libcuda_cached, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_driver_version, _dflt_cuda_driver_version, _dflt_nvml_version, _dflt_driver_source, _dflt_gpus, _dflt_gpus_reason, _dflt_cuda_errors, _dflt_device_nodes, _dflt_libcuda_cached, _return_type):
- def __init__(self,driver_version:_type_driver_version=_dflt_driver_version,cuda_driver_version:_type_cuda_driver_version=_dflt_cuda_driver_version,nvml_version:_type_nvml_version=_dflt_nvml_version,driver_source:_type_driver_source=_dflt_driver_source,gpus:_type_gpus=_dflt_gpus,gpus_reason:_type_gpus_reason=_dflt_gpus_reason,cuda_errors:_type_cuda_errors=_dflt_cuda_errors,device_nodes:_type_device_nodes=_dflt_device_nodes,libcuda_cached:_type_libcuda_cached=_dflt_libcuda_cached)->_return_type:
+def __create_fn__(_type_driver_version, _type_cuda_driver_version, _type_nvml_version, _type_driver_source, _type_gpus, _type_gpus_reason, _type_cuda_errors, _type_device_nodes, _type_libcuda_cached, _type_kernel_modules, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_driver_version, _dflt_cuda_driver_version, _dflt_nvml_version, _dflt_driver_source, _dflt_gpus, _dflt_gpus_reason, _dflt_cuda_errors, _dflt_device_nodes, _dflt_libcuda_cached, _dflt_kernel_modules, _return_type):
+ def __init__(self,driver_version:_type_driver_version=_dflt_driver_version,cuda_driver_version:_type_cuda_driver_version=_dflt_cuda_driver_version,nvml_version:_type_nvml_version=_dflt_nvml_version,driver_source:_type_driver_source=_dflt_driver_source,gpus:_type_gpus=_dflt_gpus,gpus_reason:_type_gpus_reason=_dflt_gpus_reason,cuda_errors:_type_cuda_errors=_dflt_cuda_errors,device_nodes:_type_device_nodes=_dflt_device_nodes,libcuda_cached:_type_libcuda_cached=_dflt_libcuda_cached,kernel_modules:_type_kernel_modules=_dflt_kernel_modules)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'driver_version',driver_version)
   __dataclass_builtins_object__.__setattr__(self,'cuda_driver_version',cuda_driver_version)
   __dataclass_builtins_object__.__setattr__(self,'nvml_version',nvml_version)
@@ -531,8 +531,9 @@ def __create_fn__(_type_driver_version, _type_cuda_driver_version, _type_nvml_ve
   __dataclass_builtins_object__.__setattr__(self,'cuda_errors',cuda_errors)
   __dataclass_builtins_object__.__setattr__(self,'device_nodes',device_nodes)
   __dataclass_builtins_object__.__setattr__(self,'libcuda_cached',libcuda_cached)
+  __dataclass_builtins_object__.__setattr__(self,'kernel_modules',kernel_modules)
  return __init__
-FUNCTIONS['522f5fcef44f6a1368b84b918205e8772336c96f95f3d5ecf88efcabea8a12b1'] = __create_fn__
+FUNCTIONS['041dbbdde66e3f8e89454869ddf242e4bf3ab32e36466269951dfb24637fb62a'] = __create_fn__
 
 def __create_fn__(_type_dtype, _type_model_type, _type_command, _type_runs, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_dtype, _dflt_model_type, _dflt_command, _dflt_runs, _return_type):
  def __init__(self,dtype:_type_dtype=_dflt_dtype,model_type:_type_model_type=_dflt_model_type,command:_type_command=_dflt_command,runs:_type_runs=_dflt_runs)->_return_type:
@@ -804,11 +805,11 @@ FUNCTIONS['5db079e1b49e3fc60ddf9f6887c67eab49caa43bc2fc3240ffb3acb7d4165f3b'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('driver_version','cuda_driver_version','nvml_version','driver_source','gpus','gpus_reason','cuda_errors','device_nodes','libcuda_cached',):
+  if type(self) is cls or name in ('driver_version','cuda_driver_version','nvml_version','driver_source','gpus','gpus_reason','cuda_errors','device_nodes','libcuda_cached','kernel_modules',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['f7889614f5dcee58befbdb2bb941cfb9685f4fb982bb0af94c4ab8de71c2f37c'] = __create_fn__
+FUNCTIONS['226cf13939a1d7fcffccc8be8f681f43d89297fe7626a2d9db18b8154657f0dc'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1004,11 +1005,11 @@ FUNCTIONS['592cfc8d317c0cf01d621b52ff7af4a16b7db583d1084c09f5f260f0a20091a0'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('driver_version','cuda_driver_version','nvml_version','driver_source','gpus','gpus_reason','cuda_errors','device_nodes','libcuda_cached',):
+  if type(self) is cls or name in ('driver_version','cuda_driver_version','nvml_version','driver_source','gpus','gpus_reason','cuda_errors','device_nodes','libcuda_cached','kernel_modules',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['578591cfa40b9ba47906a8d40d2e2d994f4813299add71da6f129841da130730'] = __create_fn__
+FUNCTIONS['c09d9889c5dddc59f5f948b74082d40ff10efcb641850bf365394a063fb0fb12'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

@@ -70,6 +70,9 @@ class GpuInfo:
     # where the loader's cache (ldconfig -p) has the driver's libcuda.so.1 and, with none, the
     # unversioned libcuda.so (a toolkit's stub); None: not stated, (): the listing has neither
     libcuda_cached: tuple[str, ...] | None = None
+    # the NVIDIA kernel modules a pasted lsmod lists loaded ("nvidia", "nvidia_uvm"); None: not
+    # stated
+    kernel_modules: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -4647,3 +4647,22 @@ EXAMPLES += [
         "server-port-in-use",
     ),
 ]
+
+# the Unified Memory module not loaded or its device missing (DRV229): nvidia-docker 1.x's line,
+# modprobe's refusal of a branch's uvm module, Docker's device it could not find
+EXAMPLES += [
+    (
+        "nvidia-docker | 2016/06/06 22:49:17 Error: Could not load UVM kernel module",
+        "uvm-module-not-loaded",
+    ),
+    (
+        "modprobe: ERROR: could not insert 'nvidia_331_uvm': Function not implemented",
+        "uvm-module-not-loaded",
+    ),
+    (
+        'error gathering device information while adding custom device "/dev/nvidia-uvm": '
+        "lstat /dev/nvidia-uvm: no such file or directory",
+        "uvm-module-not-loaded",
+    ),
+    ("modprobe: FATAL: Module nvidia-uvm not found.", "uvm-module-not-loaded"),
+]

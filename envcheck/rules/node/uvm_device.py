@@ -43,6 +43,18 @@ def _container(facts: Facts) -> bool:
     return bool(system.is_ok and system.data and system.data.container not in (None, "none"))
 
 
+def _severity(facts: Facts) -> Severity:
+    """A listing alone: on a host CUDA loads nvidia_uvm and creates its device on first use
+    (through nvidia-modprobe, setuid root), so before any CUDA program ran its absence is a
+    warning; in a container nothing creates it, and a failed CUDA call the input states makes
+    it the cause (an error)."""
+    if _container(facts):
+        return Severity.ERROR
+    section = facts.report.gpu
+    errors = section.data.cuda_errors if section.is_ok and section.data is not None else ()
+    return Severity.ERROR if errors else Severity.WARNING
+
+
 def uvm_fix(module: str | None = None, container: bool | None = None) -> Fix:
     """Load the module and create the device on the host; pass it to a container. ``module``:
     the branch-named module modprobe named (Ubuntu's nvidia-<branch>-uvm package holds it)."""
@@ -91,7 +103,8 @@ def uvm_device_missing(facts: Facts) -> Iterable[Hit]:
 
     ## What it checks
     A pasted listing of `/dev/nvidia*` (`ls -l /dev/nvidia*`) that shows the driver's control
-    file `/dev/nvidiactl` or a GPU's `/dev/nvidia<N>` but no `/dev/nvidia-uvm`. In a log: the
+    file `/dev/nvidiactl` or a GPU's `/dev/nvidia<N>` but no `/dev/nvidia-uvm`, or a pasted
+    `lsmod` that lists the `nvidia` module but not `nvidia_uvm`. In a log: the
     lines that say the Unified Memory module did not load or its device is not there:
     nvidia-docker 1.x's `Could not load UVM kernel module`, modprobe refusing or not finding
     `nvidia_uvm` (or a branch's `nvidia_331_uvm`), Docker's `lstat /dev/nvidia-uvm: no such
@@ -102,7 +115,9 @@ def uvm_device_missing(facts: Facts) -> Iterable[Hit]:
     it CUDA fails with the unknown error (cudaErrorUnknown: 999, 30 before CUDA 10.1) or finds
     no device while nvidia-smi shows the GPUs. The module is loaded and the file created by
     nvidia-modprobe, which CUDA runs itself only where it may (not in a container, not
-    without its setuid bit); after a suspend the module can also be left unusable.
+    without its setuid bit); after a suspend the module can also be left unusable. A listing
+    alone, on a host where no CUDA program may have run yet, is a warning; in a container, or
+    beside a CUDA error the input states, an error.
 
     ## Example
     `ls -l /dev/nvidia*` lists /dev/nvidia0 and /dev/nvidiactl only; torch says `CUDA unknown
@@ -125,7 +140,21 @@ def uvm_device_missing(facts: Facts) -> Iterable[Hit]:
     section = facts.report.gpu
     info = section.data if section.is_ok else None
     nodes = info.device_nodes if info is not None else None
+    modules = info.kernel_modules if info is not None else None
+    if modules is not None and "nvidia" in modules and "nvidia_uvm" not in modules:
+        return [
+            Hit(
+                f"lsmod lists the NVIDIA modules {', '.join(modules)} but not nvidia_uvm: "
+                f"without it there is no {UVM}, which CUDA opens at initialisation (the "
+                "unknown error, 999; or no device) while nvidia-smi still works",
+                evidence={"kernel_modules": list(modules)},
+                fix=uvm_fix(container=_container(facts)),
+                severity=_severity(facts),
+            )
+        ]
     if nodes is None:
+        if modules is not None:
+            return []  # lsmod lists nvidia_uvm loaded
         raise Skip("no listing of /dev/nvidia* given (ls -l /dev/nvidia*)", "gpu.device_nodes")
     names = {n.removeprefix("/dev/") for n in nodes}
     if "nvidia-uvm" in names:
@@ -142,6 +171,7 @@ def uvm_device_missing(facts: Facts) -> Iterable[Hit]:
             + (", or the container was not given the device" if _container(facts) else ""),
             evidence={"device_nodes": list(nodes)},
             fix=uvm_fix(container=_container(facts)),
+            severity=_severity(facts),
         )
     ]
 
