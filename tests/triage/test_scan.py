@@ -4666,3 +4666,23 @@ EXAMPLES += [
     ),
     ("modprobe: FATAL: Module nvidia-uvm not found.", "uvm-module-not-loaded"),
 ]
+
+# an NGC container's start-up check of CUDA (its entrypoint re-prints deviceQuery's error,
+# capitalised, with the number): 802/803/804 by their messages, any other by the number
+EXAMPLES += [
+    (
+        "ERROR: The NVIDIA Driver is present, but CUDA failed to initialize.  GPU functionality "
+        "will not be available.",
+        "ngc-container-cuda-init-failed",
+    ),
+    ("   [[ Unknown error (error 999) ]]", "ngc-container-cuda-init-failed"),
+    (
+        "   [[ System has unsupported display driver / cuda driver combination (error 803) ]]",
+        "cuda-error-803",
+    ),
+    ("   [[ System not yet initialized (error 802) ]]", "cuda-error-802"),
+    (
+        "   [[ Forward compatibility was attempted on non supported HW (error 804) ]]",
+        "cuda-error-804",
+    ),
+]

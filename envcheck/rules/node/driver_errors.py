@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.schema import CudaError
-from envcheck.model.finding import Fix, Severity
+from envcheck.model.finding import Action, Fix, Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, StatedOtherwise, from_log, rule
 from envcheck.rules.fixes import fix, manual
@@ -535,6 +535,24 @@ def driver_library_mismatch_in_log(facts: Facts, line: LogLine) -> Hit:
                 "installer), then reboot"
             )
         )
+    if entry is not None and entry.number == 803 and _in_container(facts):
+        # in a container the libcuda that loads is the image's, not the host's: its CUDA
+        # forward-compatibility copy (/usr/local/cuda/compat) or driver libraries it carries
+        summary, actions = _container_803_fix(kernel)
+        return Hit(
+            f"{said}, in a container ({_container_evidence(facts)}): the libcuda the process "
+            "loads is not the host driver's that the NVIDIA runtime mounts, but one the image "
+            "carries: its CUDA forward-compatibility libcuda (/usr/local/cuda*/compat, for "
+            "datacenter GPUs on the driver branches NVIDIA lists) or driver libraries installed "
+            f"in it, used with a host kernel module it does not support{module}",
+            evidence={
+                "line": line.line,
+                "name": entry.name,
+                "kernel_driver": kernel,
+                "container": True,
+            },
+            fix=fix(summary, "manual", *actions),
+        )
     return Hit(
         f"{said}: the NVIDIA kernel module and "
         f"the user-space driver libraries are different versions{module}: the driver was "
@@ -546,6 +564,49 @@ def driver_library_mismatch_in_log(facts: Facts, line: LogLine) -> Hit:
         },
         fix=fix(summary, "manual", *actions),
     )
+
+
+def _in_container(facts: Facts) -> bool:
+    system = facts.report.system
+    return bool(system.is_ok and system.data and system.data.container not in (None, "none"))
+
+
+def _container_evidence(facts: Facts) -> str:
+    system = facts.report.system
+    data = system.data if system.is_ok else None
+    return (data.container_evidence if data is not None else None) or "as the input states"
+
+
+def _container_803_fix(kernel: str | None) -> tuple[str, list[Action]]:
+    """803 in a container: the image's libcuda off the loader's path (the host's, which the
+    NVIDIA runtime mounts, then loads), or a host driver the image's CUDA supports."""
+    summary = (
+        "Let the container load the host's libcuda: take the image's compat directory off the "
+        "loader's path (unset LD_LIBRARY_PATH entries under /usr/local/cuda*/compat, or drop "
+        "the cuda-compat package from the image) and do not install driver libraries in the "
+        "image; or upgrade the host driver to the CUDA the image needs (then reboot the host)"
+    )
+    actions = [
+        manual(
+            "in the container: ldconfig -p | grep libcuda.so.1; echo $LD_LIBRARY_PATH  (a "
+            "/usr/local/cuda*/compat/libcuda.so.1 first is the image's forward-compatibility "
+            "copy)"
+        ),
+        manual(
+            "export LD_LIBRARY_PATH=$(echo $LD_LIBRARY_PATH | tr ':' '\\n' | grep -v compat | "
+            "paste -sd:)  (or remove cuda-compat-* from the image)"
+        ),
+        manual(
+            "on the host: nvidia-smi; cat /proc/driver/nvidia/version"
+            + (f"  (the module is {kernel})" if kernel else "")
+            + ": upgrade the host driver to one that supports the image's CUDA, then reboot"
+        ),
+        manual(
+            "docker run --gpus all ...  (the NVIDIA runtime mounts the host's libcuda; an image "
+            "must not ship libcuda.so.* or libnvidia-*.so.* of its own)"
+        ),
+    ]
+    return summary, actions
 
 
 # the kernel module's own line (dmesg, journalctl) when a client of another version opens it
