@@ -4686,3 +4686,12 @@ EXAMPLES += [
         "cuda-error-804",
     ),
 ]
+
+# PyCUDA's driver-API error: routine, then cuGetErrorString's text (DRV150 from the table)
+EXAMPLES += [
+    ("pycuda._driver.Error: cuInit failed: unknown error", "pycuda-driver-call-failed"),
+    (
+        "pycuda._driver.LogicError: cuCtxCreate failed: invalid device ordinal",
+        "pycuda-driver-call-failed",
+    ),
+]
