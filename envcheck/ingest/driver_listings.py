@@ -27,7 +27,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from envcheck.ingest.common import FormatError, Source, blank
+from envcheck.ingest.common import FormatError, Source, blank, valid_version
+from envcheck.ingest.driver_dumps import LIBRARY_LINE
 from envcheck.model.report import GpuInfo, NodeReport, SystemInfo
 from envcheck.model.section import Section
 
@@ -288,6 +289,20 @@ def parse_ld_cache(source: Source) -> NodeReport:
         note = "ldconfig -p rows (filtered: they do not say where libcuda.so.1 is)"
         section = Section.ok(GpuInfo(), source=LD_CACHE, notes=(note,))
         return blank(source, LD_CACHE).with_sections(gpu=section)
-    info = GpuInfo(libcuda_cached=entries)
+    # a row naming the driver's versioned file (libcuda.so.535.104.05): the user-space driver
+    versions = sorted(
+        {
+            m["version"]
+            for m in LIBRARY_LINE.finditer(source.text)
+            if "/compat/" not in source.text[: m.end()].rsplit("\n", 1)[-1]
+        },
+        key=lambda v: tuple(int(p) for p in v.split(".")),
+    )
+    driver = valid_version(versions[-1]) if versions else None
+    info = GpuInfo(
+        libcuda_cached=entries,
+        driver_version=driver,
+        driver_source=LD_CACHE if driver else None,
+    )
     section = Section.ok(info, source=LD_CACHE, notes=(ld_cache_said(entries, nvml),))
     return blank(source, LD_CACHE).with_sections(gpu=section)

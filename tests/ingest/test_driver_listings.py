@@ -232,3 +232,14 @@ def test_the_summary_line_states_what_the_listings_establish(tmp_path: Path) -> 
     assert "no nvidia-uvm" in out
     assert "Secure Boot disabled" in out
     assert "libcuda.so.1: /usr/lib/x86_64-linux-gnu/libcuda.so.1" in out
+
+
+def test_ldconfig_row_of_the_versioned_file_states_the_driver() -> None:
+    text = (
+        "$ ldconfig -p | grep libcuda\n"
+        "\tlibcuda.so.535.104.05 (libc6,x86-64) => "
+        "/usr/lib/x86_64-linux-gnu/libcuda.so.535.104.05\n"
+        "\tlibcuda.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcuda.so.1\n"
+    )
+    info = _read(text).gpu.data
+    assert info is not None and info.driver_version == "535.104.05"
