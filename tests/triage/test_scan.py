@@ -4695,3 +4695,12 @@ EXAMPLES += [
         "pycuda-driver-call-failed",
     ),
 ]
+
+EXAMPLES += [
+    (
+        "Error response from daemon: linux runtime spec devices: error gathering device information "
+        'while adding custom device "/dev/nvidia-uvm-tools": lstat /dev/nvidia-uvm-tools: no such '
+        "file or directory",
+        "uvm-module-not-loaded",
+    ),
+]

@@ -31,8 +31,15 @@ UVM = "/dev/nvidia-uvm"
 # nvidia-331-updates-uvm, nvidia-340-uvm ('NVIDIA Unified Memory kernel module') carried it
 _BRANCH_MODULE = lazy(r"\bnvidia_(?P<branch>[0-9]{3}(?:_updates)?)_uvm\b")
 _LINE_SAYS = (
-    (lazy(r"Could not load UVM kernel module"), "the container tool could not load it"),
-    (lazy(r"lstat /dev/nvidia-uvm: no such file"), "Docker found no /dev/nvidia-uvm to pass"),
+    (
+        lazy(r"Could not load UVM kernel module"),
+        "nvidia-docker's nvidia-modprobe -u -c=0 failed: nvidia-modprobe is missing, or the "
+        "nvidia-uvm module, or the nvidia module it needs, did not load",
+    ),
+    (
+        lazy(r"lstat /dev/nvidia-uvm(?:-tools)?: no such file"),
+        "Docker found no /dev/nvidia-uvm to pass (the host's module not loaded since boot)",
+    ),
     (lazy(r"could not insert '[^']*uvm'|could not find module by name='[^']*uvm'"), "modprobe"),
     (lazy(r"Module nvidia[-_]uvm not found"), "modprobe found no such module"),
 )
@@ -81,8 +88,10 @@ def uvm_fix(module: str | None = None, container: bool | None = None) -> Fix:
     else:
         steps.append(
             manual(
-                "if modprobe says the module is not found: the driver's modules were not built "
-                "for this kernel (dkms status; reinstall the driver package for this kernel)"
+                "if nvidia-smi fails too, or modprobe says the module is not found: the NVIDIA "
+                "driver itself is not loaded or not built for this kernel, and nvidia-uvm loads "
+                "only on top of it (dkms status; sudo dkms autoinstall, or reinstall the driver "
+                "package for this kernel)"
             )
         )
     container_step = manual(
@@ -146,7 +155,8 @@ def uvm_device_missing(facts: Facts) -> Iterable[Hit]:
             Hit(
                 f"lsmod lists the NVIDIA modules {', '.join(modules)} but not nvidia_uvm: "
                 f"without it there is no {UVM}, which CUDA opens at initialisation (the "
-                "unknown error, 999; or no device) while nvidia-smi still works",
+                "unknown error, 999; or no device); nvidia-smi, which does not open it, may "
+                "still work",
                 evidence={"kernel_modules": list(modules)},
                 fix=uvm_fix(container=_container(facts)),
                 severity=_severity(facts),
@@ -167,8 +177,8 @@ def uvm_device_missing(facts: Facts) -> Iterable[Hit]:
         Hit(
             f"the /dev/nvidia* listing has no {UVM} ({listed}): CUDA opens it at "
             "initialisation and fails without it (the unknown error, 999; or no device) while "
-            "nvidia-smi still works: the nvidia-uvm module is not loaded"
-            + (", or the container was not given the device" if _container(facts) else ""),
+            "nvidia-smi, which does not open it, may still work: the nvidia-uvm module is not "
+            "loaded" + (", or the container was not given the device" if _container(facts) else ""),
             evidence={"device_nodes": list(nodes)},
             fix=uvm_fix(container=_container(facts)),
             severity=_severity(facts),
@@ -187,7 +197,8 @@ def uvm_device_missing_in_log(facts: Facts, line: LogLine) -> Hit:
     return Hit(
         f"the NVIDIA Unified Memory module{named} is not loaded or {UVM} is missing (line "
         f"{line.line}: {said}): every CUDA program needs {UVM}; without it CUDA fails with "
-        "the unknown error (999, 30 before CUDA 10.1) while nvidia-smi works",
+        "the unknown error (999, 30 before CUDA 10.1); nvidia-smi, which does not open it, "
+        "may still work",
         evidence={"line": line.line, "uvm_module": module},
         fix=uvm_fix(module, _container(facts) or None),
     )
