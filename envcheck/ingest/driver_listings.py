@@ -286,9 +286,9 @@ def parse_ld_cache(source: Source) -> NodeReport:
     nvml = any(m["name"] == "libnvidia-ml.so.1" for m in rows)
     if not entries and not _absence_stated(source.text):
         # 'ldconfig -p | grep cudart': a libcuda the rows lack may be filtered out
-        note = "ldconfig -p rows (filtered: they do not say where libcuda.so.1 is)"
-        section = Section.ok(GpuInfo(), source=LD_CACHE, notes=(note,))
-        return blank(source, LD_CACHE).with_sections(gpu=section)
+        note = "ldconfig -p rows filtered by grep: they do not say where libcuda.so.1 is"
+        unknown: Section[GpuInfo] = Section.unavailable(note, source=LD_CACHE)
+        return blank(source, LD_CACHE).with_sections(gpu=unknown)
     # a row naming the driver's versioned file (libcuda.so.535.104.05): the user-space driver
     versions = sorted(
         {
