@@ -20,6 +20,11 @@ does establish:
   ``libcuda.so`` (the CUDA toolkit's link-time stub under ``.../stubs/``, which fails every
   call with error 34): the GPU section's ``libcuda_cached``. A ``libcuda.so.1`` under
   ``.../compat/`` is the CUDA forward-compatibility package (datacenter GPUs only).
+- ``prime-select query`` (Ubuntu's nvidia-prime on a laptop with two GPUs): ``intel``, ``nvidia``
+  or ``on-demand``. The ``intel`` profile blacklists the nvidia modules
+  (canonical/nvidia-prime prime-select: ``_disable_nvidia`` writes
+  ``/lib/modprobe.d/blacklist-nvidia.conf``), so no NVIDIA driver runs: the GPU section stated
+  absent; ``nvidia`` and ``on-demand`` keep the modules (context).
 """
 
 from __future__ import annotations
@@ -30,9 +35,10 @@ from collections.abc import Sequence
 from envcheck.ingest.common import FormatError, Source, blank, valid_version
 from envcheck.ingest.driver_dumps import LIBRARY_LINE
 from envcheck.model.report import GpuInfo, NodeReport, SystemInfo
-from envcheck.model.section import Section
+from envcheck.model.section import STATED_ABSENT, Section, Status
 
 DEVICE_FILES = "ls /dev/nvidia*"
+PRIME = "prime-select query"
 SB_STATE = "mokutil --sb-state"
 LD_CACHE = "ldconfig -p"
 
@@ -306,3 +312,42 @@ def parse_ld_cache(source: Source) -> NodeReport:
     )
     section = Section.ok(info, source=LD_CACHE, notes=(ld_cache_said(entries, nvml),))
     return blank(source, LD_CACHE).with_sections(gpu=section)
+
+
+# -- prime-select query ------------------------------------------------------------------------
+
+_PRIME_COMMAND = re.compile(r"\bprime-select\s+query\b")
+_PRIME_PROFILE = re.compile(r"^\s*(?P<profile>intel|nvidia|on-demand)\s*$")
+
+
+def find_prime(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
+    """The profile on the line under its command (a prompt's or the bare command)."""
+    previous = lines[i - 1] if i > 0 else ""
+    if not (_PRIME_COMMAND.search(previous) and _PRIME_PROFILE.match(lines[i])):
+        return None
+    return i - 1, i + 1
+
+
+def parse_prime(source: Source) -> NodeReport:
+    found = next((m for m in map(_PRIME_PROFILE.match, source.text.splitlines()) if m), None)
+    if found is None or not _PRIME_COMMAND.search(source.text):
+        raise FormatError(f"format not recognised as {PRIME}: no profile under the command")
+    profile = found["profile"]
+    if profile == "intel":
+        section: Section[GpuInfo] = Section(
+            Status.UNAVAILABLE,
+            reason=(
+                "no usable NVIDIA driver: the laptop's PRIME profile is intel (prime-select "
+                "query), which blacklists the NVIDIA kernel module (nvidia-prime's "
+                "/lib/modprobe.d/blacklist-nvidia.conf): sudo prime-select nvidia (or "
+                "on-demand) and reboot"
+            ),
+            source=PRIME,
+            notes=(STATED_ABSENT,),
+        )
+    else:
+        section = Section.unavailable(
+            f"prime-select query: {profile} (nvidia-prime keeps the NVIDIA modules loadable)",
+            source=PRIME,
+        )
+    return blank(source, PRIME).with_sections(gpu=section)

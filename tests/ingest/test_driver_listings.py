@@ -243,3 +243,36 @@ def test_ldconfig_row_of_the_versioned_file_states_the_driver() -> None:
     )
     info = _read(text).gpu.data
     assert info is not None and info.driver_version == "535.104.05"
+
+
+def test_prime_select_intel_states_the_driver_absent() -> None:
+    gpu = _read("$ prime-select query\nintel\n").gpu
+    assert gpu.stated_absent and "prime-select nvidia" in (gpu.reason or "")
+    on_demand = _read("$ prime-select query\non-demand\n").gpu
+    assert not on_demand.is_ok and not on_demand.stated_absent
+
+
+def test_prime_select_intel_is_the_driver_not_loaded(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.txt"
+    dump.write_text("$ prime-select query\nintel\n")
+    result = run_cli("check", "--from", str(dump), "--json")
+    assert result.returncode == 1, result.stderr
+    assert "DRV151" in {f["code"] for f in result.json()["data"]["findings"]}
+
+
+def test_a_grep_of_nvidia_smi_q_states_the_driver_not_an_empty_gpu_list(tmp_path: Path) -> None:
+    """'nvidia-smi -q | grep -i version' has no GPU block: the GPUs are unknown, not none (a
+    CUDA torch beside it is not 'a driver that shows no GPUs', DRV103)."""
+    text = (
+        "$ nvidia-smi -q | grep -i version\n"
+        "Driver Version                            : 535.104.05\n"
+        "CUDA Version                              : 12.2\n"
+        "    VBIOS Version                         : 94.02.5C.00.02\n"
+    )
+    info = _read(text).gpu.data
+    assert info is not None and info.driver_version == "535.104.05" and info.gpus is None
+    dump = tmp_path / "dump.txt"
+    dump.write_text(text + "$ pip list | grep torch\ntorch        2.3.0+cu121\n")
+    result = run_cli("check", "--from", str(dump), "--json")
+    assert result.returncode in (0, 1), result.stderr
+    assert "DRV103" not in {f["code"] for f in result.json()["data"]["findings"]}
