@@ -24,10 +24,10 @@ FUNCTIONS['03f1ff0c8b1474b22ae8efd858ffa813404d262f7234d931fa126fb32f2dfb57'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.driver_version,self.cuda_driver_version,self.nvml_version,self.driver_source,self.gpus,self.gpus_reason,self.cuda_errors,)==(other.driver_version,other.cuda_driver_version,other.nvml_version,other.driver_source,other.gpus,other.gpus_reason,other.cuda_errors,)
+   return (self.driver_version,self.cuda_driver_version,self.nvml_version,self.driver_source,self.gpus,self.gpus_reason,self.cuda_errors,self.device_nodes,self.libcuda_cached,self.kernel_modules,)==(other.driver_version,other.cuda_driver_version,other.nvml_version,other.driver_source,other.gpus,other.gpus_reason,other.cuda_errors,other.device_nodes,other.libcuda_cached,other.kernel_modules,)
   return NotImplemented
  return __eq__
-FUNCTIONS['21bbc88260ee930fd41aec533153e79bfdcf82f3fc31fcec119e8a9d2c17023b'] = __create_fn__
+FUNCTIONS['9fe223c7251de80b0e4fced69acc4009d39b8b722b6e8287abbc5bf23b3e8d53'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -128,10 +128,10 @@ FUNCTIONS['fcd80221a38700872e0b41dbf2a6f39dbee9277edc7bfd0cebe59493466d720a'] = 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.os_id,self.os_version,self.os_pretty,self.kernel,self.arch,self.glibc,self.cpu_count,self.cpu_affinity,self.memory_total_bytes,self.memory_available_bytes,self.cgroup,self.container,self.container_evidence,self.container_image,self.ulimits,self.nvcc,self.glibc_lacks,self.glibc_needed_by,self.gxx,self.gxx_needed,self.nvcc_searched,)==(other.os_id,other.os_version,other.os_pretty,other.kernel,other.arch,other.glibc,other.cpu_count,other.cpu_affinity,other.memory_total_bytes,other.memory_available_bytes,other.cgroup,other.container,other.container_evidence,other.container_image,other.ulimits,other.nvcc,other.glibc_lacks,other.glibc_needed_by,other.gxx,other.gxx_needed,other.nvcc_searched,)
+   return (self.os_id,self.os_version,self.os_pretty,self.kernel,self.arch,self.glibc,self.cpu_count,self.cpu_affinity,self.memory_total_bytes,self.memory_available_bytes,self.cgroup,self.container,self.container_evidence,self.container_image,self.ulimits,self.nvcc,self.glibc_lacks,self.glibc_needed_by,self.gxx,self.gxx_needed,self.nvcc_searched,self.secure_boot,)==(other.os_id,other.os_version,other.os_pretty,other.kernel,other.arch,other.glibc,other.cpu_count,other.cpu_affinity,other.memory_total_bytes,other.memory_available_bytes,other.cgroup,other.container,other.container_evidence,other.container_image,other.ulimits,other.nvcc,other.glibc_lacks,other.glibc_needed_by,other.gxx,other.gxx_needed,other.nvcc_searched,other.secure_boot,)
   return NotImplemented
  return __eq__
-FUNCTIONS['8d7f0b203fefd801088fedd0f17d673f4fc923a66b7be14b920f14b6da5ccf02'] = __create_fn__
+FUNCTIONS['5c6052b637ec707372d4ee887894ea1ac824573af8a294fc695ea870080809b6'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -219,9 +219,9 @@ FUNCTIONS['9bff98e541352a682dcf18f6467ec1cfc195b3d07de46aa64392261385a8a156'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.driver_version,self.cuda_driver_version,self.nvml_version,self.driver_source,self.gpus,self.gpus_reason,self.cuda_errors,))
+  return hash((self.driver_version,self.cuda_driver_version,self.nvml_version,self.driver_source,self.gpus,self.gpus_reason,self.cuda_errors,self.device_nodes,self.libcuda_cached,self.kernel_modules,))
  return __hash__
-FUNCTIONS['9f9d0a77eab75f97c81008bd0d5930799416729b7cc1af9fbb49c35c458c2c19'] = __create_fn__
+FUNCTIONS['6ffe2c8dea1a2896804b4850f491a140152cb69d3317fca987e9e063d4bc8761'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -297,9 +297,9 @@ FUNCTIONS['69e453d1fd1264e0ba47da70287019d8af07a92169b2d39f62d18f9e0e887c4e'] = 
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.os_id,self.os_version,self.os_pretty,self.kernel,self.arch,self.glibc,self.cpu_count,self.cpu_affinity,self.memory_total_bytes,self.memory_available_bytes,self.cgroup,self.container,self.container_evidence,self.container_image,self.ulimits,self.nvcc,self.glibc_lacks,self.glibc_needed_by,self.gxx,self.gxx_needed,self.nvcc_searched,))
+  return hash((self.os_id,self.os_version,self.os_pretty,self.kernel,self.arch,self.glibc,self.cpu_count,self.cpu_affinity,self.memory_total_bytes,self.memory_available_bytes,self.cgroup,self.container,self.container_evidence,self.container_image,self.ulimits,self.nvcc,self.glibc_lacks,self.glibc_needed_by,self.gxx,self.gxx_needed,self.nvcc_searched,self.secure_boot,))
  return __hash__
-FUNCTIONS['b5aaf21c064625280c68e130fdcde355d64c5fa1470b1925ca12dbe15aae4563'] = __create_fn__
+FUNCTIONS['4996ff4c2142d950f330a148d8381722471aca5c4eadf148aa2e59e622007431'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -369,9 +369,9 @@ FUNCTIONS['12f42a13a40c2dec029d340448c7ad58a705ef4f5796429fc3f0d8e48022d005'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(driver_version={self.driver_version!r}, cuda_driver_version={self.cuda_driver_version!r}, nvml_version={self.nvml_version!r}, driver_source={self.driver_source!r}, gpus={self.gpus!r}, gpus_reason={self.gpus_reason!r}, cuda_errors={self.cuda_errors!r})"
+  return self.__class__.__qualname__ + f"(driver_version={self.driver_version!r}, cuda_driver_version={self.cuda_driver_version!r}, nvml_version={self.nvml_version!r}, driver_source={self.driver_source!r}, gpus={self.gpus!r}, gpus_reason={self.gpus_reason!r}, cuda_errors={self.cuda_errors!r}, device_nodes={self.device_nodes!r}, libcuda_cached={self.libcuda_cached!r}, kernel_modules={self.kernel_modules!r})"
  return __repr__
-FUNCTIONS['9a1ddc2a3a1981ee8fef79a42abf485446ce1cc1a7d048807477e70f7588c120'] = __create_fn__
+FUNCTIONS['0a162dbe7116a6a6405ae0350bb707d56005723d701b30d5eb54534d792a03dc'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -447,9 +447,9 @@ FUNCTIONS['f67960c2618f74014cb1e18617b68d9284cf416738834e5385cb104d3d615969'] = 
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(os_id={self.os_id!r}, os_version={self.os_version!r}, os_pretty={self.os_pretty!r}, kernel={self.kernel!r}, arch={self.arch!r}, glibc={self.glibc!r}, cpu_count={self.cpu_count!r}, cpu_affinity={self.cpu_affinity!r}, memory_total_bytes={self.memory_total_bytes!r}, memory_available_bytes={self.memory_available_bytes!r}, cgroup={self.cgroup!r}, container={self.container!r}, container_evidence={self.container_evidence!r}, container_image={self.container_image!r}, ulimits={self.ulimits!r}, nvcc={self.nvcc!r}, glibc_lacks={self.glibc_lacks!r}, glibc_needed_by={self.glibc_needed_by!r}, gxx={self.gxx!r}, gxx_needed={self.gxx_needed!r}, nvcc_searched={self.nvcc_searched!r})"
+  return self.__class__.__qualname__ + f"(os_id={self.os_id!r}, os_version={self.os_version!r}, os_pretty={self.os_pretty!r}, kernel={self.kernel!r}, arch={self.arch!r}, glibc={self.glibc!r}, cpu_count={self.cpu_count!r}, cpu_affinity={self.cpu_affinity!r}, memory_total_bytes={self.memory_total_bytes!r}, memory_available_bytes={self.memory_available_bytes!r}, cgroup={self.cgroup!r}, container={self.container!r}, container_evidence={self.container_evidence!r}, container_image={self.container_image!r}, ulimits={self.ulimits!r}, nvcc={self.nvcc!r}, glibc_lacks={self.glibc_lacks!r}, glibc_needed_by={self.glibc_needed_by!r}, gxx={self.gxx!r}, gxx_needed={self.gxx_needed!r}, nvcc_searched={self.nvcc_searched!r}, secure_boot={self.secure_boot!r})"
  return __repr__
-FUNCTIONS['03c9c17defcdcfd0a5d1750551f69a30bdbe677d659b3c7d0e3b03a9cbabc647'] = __create_fn__
+FUNCTIONS['3e5a2122e3756f802aa4a8a8d103cbc6d094e1097b42179322ee6af7816f4894'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -520,8 +520,8 @@ def __create_fn__(_type_distributions, _type_broken, _type_search_path, _type_pa
  return __init__
 FUNCTIONS['e50245f309438d69da86456c793b4f48f26228b8350220ca19f7c956ee2085e4'] = __create_fn__
 
-def __create_fn__(_type_driver_version, _type_cuda_driver_version, _type_nvml_version, _type_driver_source, _type_gpus, _type_gpus_reason, _type_cuda_errors, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_driver_version, _dflt_cuda_driver_version, _dflt_nvml_version, _dflt_driver_source, _dflt_gpus, _dflt_gpus_reason, _dflt_cuda_errors, _return_type):
- def __init__(self,driver_version:_type_driver_version=_dflt_driver_version,cuda_driver_version:_type_cuda_driver_version=_dflt_cuda_driver_version,nvml_version:_type_nvml_version=_dflt_nvml_version,driver_source:_type_driver_source=_dflt_driver_source,gpus:_type_gpus=_dflt_gpus,gpus_reason:_type_gpus_reason=_dflt_gpus_reason,cuda_errors:_type_cuda_errors=_dflt_cuda_errors)->_return_type:
+def __create_fn__(_type_driver_version, _type_cuda_driver_version, _type_nvml_version, _type_driver_source, _type_gpus, _type_gpus_reason, _type_cuda_errors, _type_device_nodes, _type_libcuda_cached, _type_kernel_modules, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_driver_version, _dflt_cuda_driver_version, _dflt_nvml_version, _dflt_driver_source, _dflt_gpus, _dflt_gpus_reason, _dflt_cuda_errors, _dflt_device_nodes, _dflt_libcuda_cached, _dflt_kernel_modules, _return_type):
+ def __init__(self,driver_version:_type_driver_version=_dflt_driver_version,cuda_driver_version:_type_cuda_driver_version=_dflt_cuda_driver_version,nvml_version:_type_nvml_version=_dflt_nvml_version,driver_source:_type_driver_source=_dflt_driver_source,gpus:_type_gpus=_dflt_gpus,gpus_reason:_type_gpus_reason=_dflt_gpus_reason,cuda_errors:_type_cuda_errors=_dflt_cuda_errors,device_nodes:_type_device_nodes=_dflt_device_nodes,libcuda_cached:_type_libcuda_cached=_dflt_libcuda_cached,kernel_modules:_type_kernel_modules=_dflt_kernel_modules)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'driver_version',driver_version)
   __dataclass_builtins_object__.__setattr__(self,'cuda_driver_version',cuda_driver_version)
   __dataclass_builtins_object__.__setattr__(self,'nvml_version',nvml_version)
@@ -529,8 +529,11 @@ def __create_fn__(_type_driver_version, _type_cuda_driver_version, _type_nvml_ve
   __dataclass_builtins_object__.__setattr__(self,'gpus',gpus)
   __dataclass_builtins_object__.__setattr__(self,'gpus_reason',gpus_reason)
   __dataclass_builtins_object__.__setattr__(self,'cuda_errors',cuda_errors)
+  __dataclass_builtins_object__.__setattr__(self,'device_nodes',device_nodes)
+  __dataclass_builtins_object__.__setattr__(self,'libcuda_cached',libcuda_cached)
+  __dataclass_builtins_object__.__setattr__(self,'kernel_modules',kernel_modules)
  return __init__
-FUNCTIONS['5568f81ca3ab1d3dd9d070d0f486cce1a654e667b35098c226253aa45ba4efe6'] = __create_fn__
+FUNCTIONS['041dbbdde66e3f8e89454869ddf242e4bf3ab32e36466269951dfb24637fb62a'] = __create_fn__
 
 def __create_fn__(_type_dtype, _type_model_type, _type_command, _type_runs, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_dtype, _dflt_model_type, _dflt_command, _dflt_runs, _return_type):
  def __init__(self,dtype:_type_dtype=_dflt_dtype,model_type:_type_model_type=_dflt_model_type,command:_type_command=_dflt_command,runs:_type_runs=_dflt_runs)->_return_type:
@@ -662,8 +665,8 @@ def __create_fn__(_type_nvcc_path, _type_version, _type_in_use, MISSING, _HAS_DE
  return __init__
 FUNCTIONS['de9189a8e06378dcc0b19f0c2cfce9c1797d8820d6e08fa52a8c1b27173a08dd'] = __create_fn__
 
-def __create_fn__(_type_os_id, _type_os_version, _type_os_pretty, _type_kernel, _type_arch, _type_glibc, _type_cpu_count, _type_cpu_affinity, _type_memory_total_bytes, _type_memory_available_bytes, _type_cgroup, _type_container, _type_container_evidence, _type_container_image, _type_ulimits, _type_nvcc, _type_glibc_lacks, _type_glibc_needed_by, _type_gxx, _type_gxx_needed, _type_nvcc_searched, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_os_id, _dflt_os_version, _dflt_os_pretty, _dflt_kernel, _dflt_arch, _dflt_glibc, _dflt_cpu_count, _dflt_cpu_affinity, _dflt_memory_total_bytes, _dflt_memory_available_bytes, _dflt_cgroup, _dflt_container, _dflt_container_evidence, _dflt_container_image, _dflt_ulimits, _dflt_nvcc, _dflt_glibc_lacks, _dflt_glibc_needed_by, _dflt_gxx, _dflt_gxx_needed, _dflt_nvcc_searched, _return_type):
- def __init__(self,os_id:_type_os_id=_dflt_os_id,os_version:_type_os_version=_dflt_os_version,os_pretty:_type_os_pretty=_dflt_os_pretty,kernel:_type_kernel=_dflt_kernel,arch:_type_arch=_dflt_arch,glibc:_type_glibc=_dflt_glibc,cpu_count:_type_cpu_count=_dflt_cpu_count,cpu_affinity:_type_cpu_affinity=_dflt_cpu_affinity,memory_total_bytes:_type_memory_total_bytes=_dflt_memory_total_bytes,memory_available_bytes:_type_memory_available_bytes=_dflt_memory_available_bytes,cgroup:_type_cgroup=_dflt_cgroup,container:_type_container=_dflt_container,container_evidence:_type_container_evidence=_dflt_container_evidence,container_image:_type_container_image=_dflt_container_image,ulimits:_type_ulimits=_HAS_DEFAULT_FACTORY,nvcc:_type_nvcc=_dflt_nvcc,glibc_lacks:_type_glibc_lacks=_dflt_glibc_lacks,glibc_needed_by:_type_glibc_needed_by=_dflt_glibc_needed_by,gxx:_type_gxx=_dflt_gxx,gxx_needed:_type_gxx_needed=_dflt_gxx_needed,nvcc_searched:_type_nvcc_searched=_dflt_nvcc_searched)->_return_type:
+def __create_fn__(_type_os_id, _type_os_version, _type_os_pretty, _type_kernel, _type_arch, _type_glibc, _type_cpu_count, _type_cpu_affinity, _type_memory_total_bytes, _type_memory_available_bytes, _type_cgroup, _type_container, _type_container_evidence, _type_container_image, _type_ulimits, _type_nvcc, _type_glibc_lacks, _type_glibc_needed_by, _type_gxx, _type_gxx_needed, _type_nvcc_searched, _type_secure_boot, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_os_id, _dflt_os_version, _dflt_os_pretty, _dflt_kernel, _dflt_arch, _dflt_glibc, _dflt_cpu_count, _dflt_cpu_affinity, _dflt_memory_total_bytes, _dflt_memory_available_bytes, _dflt_cgroup, _dflt_container, _dflt_container_evidence, _dflt_container_image, _dflt_ulimits, _dflt_nvcc, _dflt_glibc_lacks, _dflt_glibc_needed_by, _dflt_gxx, _dflt_gxx_needed, _dflt_nvcc_searched, _dflt_secure_boot, _return_type):
+ def __init__(self,os_id:_type_os_id=_dflt_os_id,os_version:_type_os_version=_dflt_os_version,os_pretty:_type_os_pretty=_dflt_os_pretty,kernel:_type_kernel=_dflt_kernel,arch:_type_arch=_dflt_arch,glibc:_type_glibc=_dflt_glibc,cpu_count:_type_cpu_count=_dflt_cpu_count,cpu_affinity:_type_cpu_affinity=_dflt_cpu_affinity,memory_total_bytes:_type_memory_total_bytes=_dflt_memory_total_bytes,memory_available_bytes:_type_memory_available_bytes=_dflt_memory_available_bytes,cgroup:_type_cgroup=_dflt_cgroup,container:_type_container=_dflt_container,container_evidence:_type_container_evidence=_dflt_container_evidence,container_image:_type_container_image=_dflt_container_image,ulimits:_type_ulimits=_HAS_DEFAULT_FACTORY,nvcc:_type_nvcc=_dflt_nvcc,glibc_lacks:_type_glibc_lacks=_dflt_glibc_lacks,glibc_needed_by:_type_glibc_needed_by=_dflt_glibc_needed_by,gxx:_type_gxx=_dflt_gxx,gxx_needed:_type_gxx_needed=_dflt_gxx_needed,nvcc_searched:_type_nvcc_searched=_dflt_nvcc_searched,secure_boot:_type_secure_boot=_dflt_secure_boot)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'os_id',os_id)
   __dataclass_builtins_object__.__setattr__(self,'os_version',os_version)
   __dataclass_builtins_object__.__setattr__(self,'os_pretty',os_pretty)
@@ -685,8 +688,9 @@ def __create_fn__(_type_os_id, _type_os_version, _type_os_pretty, _type_kernel, 
   __dataclass_builtins_object__.__setattr__(self,'gxx',gxx)
   __dataclass_builtins_object__.__setattr__(self,'gxx_needed',gxx_needed)
   __dataclass_builtins_object__.__setattr__(self,'nvcc_searched',nvcc_searched)
+  __dataclass_builtins_object__.__setattr__(self,'secure_boot',secure_boot)
  return __init__
-FUNCTIONS['8f8e3bf87891bd2b0469ca3674cb29b910d9f234cfbbc59f4dd54feccab7fcc5'] = __create_fn__
+FUNCTIONS['319cb9259bd2420d9f3321bd46f18fc277df1bb07c7e9adcf678700ca9eec888'] = __create_fn__
 
 def __create_fn__(_type_path, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,path:_type_path,reason:_type_reason)->_return_type:
@@ -801,11 +805,11 @@ FUNCTIONS['5db079e1b49e3fc60ddf9f6887c67eab49caa43bc2fc3240ffb3acb7d4165f3b'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('driver_version','cuda_driver_version','nvml_version','driver_source','gpus','gpus_reason','cuda_errors',):
+  if type(self) is cls or name in ('driver_version','cuda_driver_version','nvml_version','driver_source','gpus','gpus_reason','cuda_errors','device_nodes','libcuda_cached','kernel_modules',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['9decc9bd1488196983cca3c5d458f819bc949dd580431355f868bbcfa9cefab3'] = __create_fn__
+FUNCTIONS['226cf13939a1d7fcffccc8be8f681f43d89297fe7626a2d9db18b8154657f0dc'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -905,11 +909,11 @@ FUNCTIONS['07526fd6ae02949ca948093b229eeec3740bb30ca3cc4b3bcdce778959107522'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('os_id','os_version','os_pretty','kernel','arch','glibc','cpu_count','cpu_affinity','memory_total_bytes','memory_available_bytes','cgroup','container','container_evidence','container_image','ulimits','nvcc','glibc_lacks','glibc_needed_by','gxx','gxx_needed','nvcc_searched',):
+  if type(self) is cls or name in ('os_id','os_version','os_pretty','kernel','arch','glibc','cpu_count','cpu_affinity','memory_total_bytes','memory_available_bytes','cgroup','container','container_evidence','container_image','ulimits','nvcc','glibc_lacks','glibc_needed_by','gxx','gxx_needed','nvcc_searched','secure_boot',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['15a9cf526f45ee555d57fddf07bdd3245d2c8e1e437dab79e06c8e55176af01c'] = __create_fn__
+FUNCTIONS['cc94f10f15ae1a9425edbba299c0ce258d7288cbbb528e3e3daf6ce56bc913b7'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1001,11 +1005,11 @@ FUNCTIONS['592cfc8d317c0cf01d621b52ff7af4a16b7db583d1084c09f5f260f0a20091a0'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('driver_version','cuda_driver_version','nvml_version','driver_source','gpus','gpus_reason','cuda_errors',):
+  if type(self) is cls or name in ('driver_version','cuda_driver_version','nvml_version','driver_source','gpus','gpus_reason','cuda_errors','device_nodes','libcuda_cached','kernel_modules',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['fb66942b5423c4066e275b4e21879e1a5ce7eb1a4688f33938e2943209bec9e1'] = __create_fn__
+FUNCTIONS['c09d9889c5dddc59f5f948b74082d40ff10efcb641850bf365394a063fb0fb12'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1105,11 +1109,11 @@ FUNCTIONS['deb35eea60c679b164816973a47ee6aadf28e5318123efa07824d1d0232281e4'] = 
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('os_id','os_version','os_pretty','kernel','arch','glibc','cpu_count','cpu_affinity','memory_total_bytes','memory_available_bytes','cgroup','container','container_evidence','container_image','ulimits','nvcc','glibc_lacks','glibc_needed_by','gxx','gxx_needed','nvcc_searched',):
+  if type(self) is cls or name in ('os_id','os_version','os_pretty','kernel','arch','glibc','cpu_count','cpu_affinity','memory_total_bytes','memory_available_bytes','cgroup','container','container_evidence','container_image','ulimits','nvcc','glibc_lacks','glibc_needed_by','gxx','gxx_needed','nvcc_searched','secure_boot',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['4eed5fd91a85b94d90af53850fbf4d251c1c271978afb0882ef7ecb2e3755588'] = __create_fn__
+FUNCTIONS['8229927439056327e7612c2412b6209af0dd7a7d3469083e49fda771cb6d3059'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

@@ -7,7 +7,7 @@ from typing import Any
 
 from envcheck.formats.rows import Group, Row, Tone
 from envcheck.model.finding import CheckResult, Skipped
-from envcheck.model.report import NodeReport
+from envcheck.model.report import GpuInfo, NodeReport
 from envcheck.model.section import Section
 
 KEY_PACKAGES = (
@@ -372,8 +372,12 @@ def summary_parts(report: NodeReport) -> list[str]:
                 f" (CUDA <= {gpu.data.cuda_driver_version})" if gpu.data.cuda_driver_version else ""
             )
             parts.append(f"driver {gpu.data.driver_version}{cuda}")
+        parts.extend(_driver_listing_parts(gpu.data))
     else:
         parts.append("no GPU facts")
+    system = report.system
+    if system.is_ok and system.data is not None and system.data.secure_boot:
+        parts.append(f"Secure Boot {system.data.secure_boot}")
     if report.python.is_ok and report.python.data is not None:
         parts.append(f"Python {report.python.data.version}")
     if report.torch.is_ok and report.torch.data is not None:
@@ -390,6 +394,26 @@ def summary_parts(report: NodeReport) -> list[str]:
         steps = ", ".join(f"{st.name} {st.status}" for st in deep.data.steps)
         took = f" in {deep.duration_ms / 1000:.1f} s" if deep.duration_ms is not None else ""
         parts.append(f"--deep: {steps}{took}")
+    return parts
+
+
+def _driver_listing_parts(info: GpuInfo) -> list[str]:
+    """The device files and the loader's libcuda a pasted listing states (ls -l /dev/nvidia*,
+    ldconfig -p)."""
+    parts: list[str] = []
+    if info.device_nodes is not None:
+        names = {n.removeprefix("/dev/") for n in info.device_nodes}
+        gpus = sum(1 for n in names if n.startswith("nvidia") and n[6:].isdigit())
+        listed = f"/dev/nvidia*: {gpus} GPU file(s)"
+        listed += ", nvidiactl" if "nvidiactl" in names else ", no nvidiactl"
+        listed += ", nvidia-uvm" if "nvidia-uvm" in names else ", no nvidia-uvm"
+        parts.append(listed)
+    if info.libcuda_cached is not None:
+        first = next(iter(info.libcuda_cached), None)
+        if first is None or not first.endswith("libcuda.so.1"):
+            parts.append("no libcuda.so.1 in the loader's cache")
+        else:
+            parts.append(f"libcuda.so.1: {first}")
     return parts
 
 

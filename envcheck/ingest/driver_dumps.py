@@ -29,7 +29,7 @@ tools (``driver_text``, ``driver_tools``): the other programs' reports that name
 
 The CUDA versions Numba and CuPy print are cuDriverGetVersion's (1000 * major + 10 * minor):
 the newest CUDA the driver supports, as nvidia-smi's "CUDA Version". ``lsmod`` with an nvidia
-module is recognised and skipped (it states no version, GPU model or CUDA); ``lsmod`` with
+module states which NVIDIA modules are loaded (nvidia_uvm among them or not: DRV229); ``lsmod`` with
 nouveau and no nvidia module, ``lsmod | grep nvidia`` after a prompt with no output before the
 next prompt, and ``ls`` finding no ``/dev/nvidia*``, state that no NVIDIA driver runs (the GPU section unavailable, stated absent).
 """
@@ -843,6 +843,7 @@ def _absent(source: Source, label: str, reason: str) -> NodeReport:
     return blank(source, label).with_sections(gpu=section)
 
 
+LSMOD = "lsmod"
 LSMOD_EMPTY = "lsmod | grep nvidia (no output)"
 # the command whose empty output says no nvidia module is loaded; grep's options
 # (-i, -w, -E ...) and quotes as people type them
@@ -867,6 +868,23 @@ def parse_lsmod_empty(source: Source) -> NodeReport:
         "no usable NVIDIA driver: the NVIDIA kernel module is not loaded (`lsmod | grep "
         "nvidia` printed nothing)",
     )
+
+
+def parse_lsmod(source: Source) -> NodeReport:
+    """lsmod's rows of the NVIDIA modules: which are loaded. The nvidia module states the driver
+    runs; without nvidia_uvm, CUDA cannot open /dev/nvidia-uvm (DRV229)."""
+    modules = tuple(
+        dict.fromkeys(
+            m.group(0).split()[0] for m in map(_LSMOD.match, source.text.splitlines()) if m
+        )
+    )
+    if "nvidia" not in modules:
+        raise FormatError(f"format not recognised as {LSMOD}: no nvidia module row")
+    said = "the NVIDIA kernel modules loaded (lsmod): " + ", ".join(modules)
+    if "nvidia_uvm" not in modules:
+        said += "; nvidia_uvm is not loaded (CUDA needs it: /dev/nvidia-uvm)"
+    info = GpuInfo(kernel_modules=modules, gpus_reason="lsmod names no GPU model")
+    return _gpu(source, LSMOD, info, (said,))
 
 
 def parse_lsmod_nouveau(source: Source) -> NodeReport:
@@ -906,7 +924,7 @@ PARSERS: dict[str, tuple[str, Callable[[Source], NodeReport] | None]] = {
     "modinfo-version": (MODINFO_VERSION, parse_modinfo_version),
     "smi-driver-csv": (SMI_DRIVER_CSV, parse_driver_csv),
     "nvidia-smi-q-part": ("nvidia-smi -q (without its banner)", nvidia_smi.parse_query),
-    "lsmod": ("lsmod", None),
+    "lsmod": (LSMOD, parse_lsmod),
     "lsmod-nouveau": ("lsmod (nouveau)", parse_lsmod_nouveau),
     "lsmod-empty": (LSMOD_EMPTY, parse_lsmod_empty),
 }

@@ -187,7 +187,15 @@ def parse_query(source: Source) -> NodeReport:
     if driver is None:
         notes.append("nvidia-smi -q (a part of it): the driver version is not in the part pasted")
     report = blank(source, "nvidia-smi -q")
-    return report.with_sections(gpu=_info(driver, cuda, gpus, "nvidia-smi -q", notes))
+    section = _info(driver, cuda, gpus, "nvidia-smi -q", notes)
+    if not gpus and not re.search(r"^\s*Attached GPUs\s*:", source.text, re.MULTILINE):
+        # a grep of it ('nvidia-smi -q | grep -i version'): no GPU block, and no count of them
+        assert section.data is not None
+        unknown = replace(
+            section.data, gpus=None, gpus_reason="the part of nvidia-smi -q pasted has no GPU block"
+        )
+        section = replace(section, data=unknown)
+    return report.with_sections(gpu=section)
 
 
 CSV_FIELDS = {

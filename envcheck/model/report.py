@@ -64,6 +64,15 @@ class GpuInfo:
     gpus: tuple[Gpu, ...] | None = None  # None: the GPU list is unknown (see gpus_reason)
     gpus_reason: str | None = None
     cuda_errors: tuple[str, ...] = ()  # CUDA error numbers a log states ("802")
+    # the /dev/nvidia* device files a pasted listing shows ("/dev/nvidiactl", "/dev/nvidia0",
+    # "/dev/nvidia-uvm"); None: not stated, (): the listing found none
+    device_nodes: tuple[str, ...] | None = None
+    # where the loader's cache (ldconfig -p) has the driver's libcuda.so.1 and, with none, the
+    # unversioned libcuda.so (a toolkit's stub); None: not stated, (): the listing has neither
+    libcuda_cached: tuple[str, ...] | None = None
+    # the NVIDIA kernel modules a pasted lsmod lists loaded ("nvidia", "nvidia_uvm"); None: not
+    # stated
+    kernel_modules: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -200,6 +209,8 @@ class SystemInfo:
     gxx_needed: str | None = None  # what the CUDA toolkit accepts (">=6.0.0, <12.0"), ditto
     # True when the source looked for nvcc (PATH, CUDA_HOME): then no ``nvcc`` means none found
     nvcc_searched: bool = False
+    # Secure Boot as mokutil --sb-state states it: "enabled", "disabled", "unsupported"
+    secure_boot: str | None = None
 
 
 @dataclass(frozen=True)

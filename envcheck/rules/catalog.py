@@ -110,6 +110,7 @@ from envcheck.rules.node import (  # noqa: F401
     torch_cpu,
     torch_stated,
     triton_compiler,
+    uvm_device,
     vendored_headers,
     virtual_display,
     wheel_tags,

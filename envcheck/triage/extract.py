@@ -56,6 +56,8 @@ FACTS: dict[str, str] = {
     "driver_cuda": "the newest CUDA the driver supports, as CUDA prints it (12080 -> 12.8)",
     "driver_version": "the NVIDIA driver version",
     "kernel_module": "the NVIDIA kernel module's flavour as its ID names it ('Open Kernel Module' or 'x86_64 Kernel Module')",
+    "uvm_module": "the NVIDIA Unified Memory module as modprobe names it (nvidia_uvm, "
+    "nvidia_331_uvm)",
     "secure_boot": "whether Secure Boot is on, as mokutil --sb-state or bootctl states it "
     "(enabled / disabled)",
     "nvrm_init": "RmInitAdapter's stage and NV_STATUS code, '0x62:0x40'",
@@ -136,6 +138,8 @@ FACTS: dict[str, str] = {
     "glibc_lacks": "X.Y of a GLIBC_X.Y symbol version the system's glibc lacks",
     "os_name": "the Linux distribution an environment list names (Rocky Linux, Ubuntu)",
     "container_image": "the container image a log names (nvcr.io/nvidia/pytorch:23.11-py3)",
+    "ngc_check": "an NGC container's start-up check of CUDA (its entrypoint's 'The NVIDIA Driver "
+    "is present, but CUDA failed to initialize'): the process runs in a container",
     "glibc_required_by": "the binary that needs that GLIBC_X.Y ('(required by /path/ext.so)')",
     "gxx_version": "the host g++ version a CUDA extension build found",
     "gxx_needed": "the g++ versions that build's CUDA accepts ('>=6.0.0, <12.0')",
@@ -666,7 +670,8 @@ class _Builder:
         host = self.first("container_host")
         os_name = self.first("os_name")
         image = self.first("container_image")
-        if total is None and not any((lacks, gxx, needed, nvcc, build, host, os_name, image)):
+        ngc = self.first("ngc_check")
+        if total is None and not any((lacks, gxx, needed, nvcc, build, host, os_name, image, ngc)):
             return None
         total_bytes = _bytes_gb(total.value) if total else None
         used_bytes = _bytes_gb(used.value) if used else None
@@ -696,18 +701,20 @@ class _Builder:
             gxx=gxx.value if gxx else None,
             gxx_needed=needed.value if needed else None,
             nvcc=toolkit,
-            container="docker" if host is not None or image is not None else None,
+            container="docker" if host is not None or image is not None or ngc else None,
             container_evidence=(
                 f"hostname {host.value} (Docker's default: the container ID), {self.where(host)}"
                 if host is not None
                 else f"the image {image.value}, {self.where(image)}"
                 if image is not None
+                else f"an NGC container's start-up check, {self.where(ngc)}"
+                if ngc is not None
                 else None
             ),
             container_image=image.value if image is not None else None,
         )
         return self.section(
-            info, total, used, lacks, gxx, needed, nvcc, build, host, needed_by, os_name, image
+            info, total, used, lacks, gxx, needed, nvcc, build, host, needed_by, os_name, image, ngc
         )
 
     def torch_cuda(self) -> LogFact | None:

@@ -4814,3 +4814,60 @@ EXAMPLES += [
         "pybind11-torch-type-unregistered",
     ),
 ]
+
+# the Unified Memory module not loaded or its device missing (DRV229): nvidia-docker 1.x's line,
+# modprobe's refusal of a branch's uvm module, Docker's device it could not find
+EXAMPLES += [
+    (
+        "nvidia-docker | 2016/06/06 22:49:17 Error: Could not load UVM kernel module",
+        "uvm-module-not-loaded",
+    ),
+    (
+        "modprobe: ERROR: could not insert 'nvidia_331_uvm': Function not implemented",
+        "uvm-module-not-loaded",
+    ),
+    (
+        'error gathering device information while adding custom device "/dev/nvidia-uvm": '
+        "lstat /dev/nvidia-uvm: no such file or directory",
+        "uvm-module-not-loaded",
+    ),
+    ("modprobe: FATAL: Module nvidia-uvm not found.", "uvm-module-not-loaded"),
+]
+
+# an NGC container's start-up check of CUDA (its entrypoint re-prints deviceQuery's error,
+# capitalised, with the number): 802/803/804 by their messages, any other by the number
+EXAMPLES += [
+    (
+        "ERROR: The NVIDIA Driver is present, but CUDA failed to initialize.  GPU functionality "
+        "will not be available.",
+        "ngc-container-cuda-init-failed",
+    ),
+    ("   [[ Unknown error (error 999) ]]", "ngc-container-cuda-init-failed"),
+    (
+        "   [[ System has unsupported display driver / cuda driver combination (error 803) ]]",
+        "cuda-error-803",
+    ),
+    ("   [[ System not yet initialized (error 802) ]]", "cuda-error-802"),
+    (
+        "   [[ Forward compatibility was attempted on non supported HW (error 804) ]]",
+        "cuda-error-804",
+    ),
+]
+
+# PyCUDA's driver-API error: routine, then cuGetErrorString's text (DRV150 from the table)
+EXAMPLES += [
+    ("pycuda._driver.Error: cuInit failed: unknown error", "pycuda-driver-call-failed"),
+    (
+        "pycuda._driver.LogicError: cuCtxCreate failed: invalid device ordinal",
+        "pycuda-driver-call-failed",
+    ),
+]
+
+EXAMPLES += [
+    (
+        "Error response from daemon: linux runtime spec devices: error gathering device information "
+        'while adding custom device "/dev/nvidia-uvm-tools": lstat /dev/nvidia-uvm-tools: no such '
+        "file or directory",
+        "uvm-module-not-loaded",
+    ),
+]

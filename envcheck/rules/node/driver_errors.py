@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.schema import CudaError
-from envcheck.model.finding import Fix, Severity
+from envcheck.model.finding import Action, Fix, Severity
 from envcheck.model.report import Gpu
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, StatedOtherwise, from_log, rule
@@ -63,7 +63,26 @@ def stated_error(facts: Facts, line: LogLine, apis: tuple[str, ...]) -> CudaErro
         entry = facts.matrix.cuda_error(text=tail.group(1), apis=apis)
         if entry is not None:
             return entry
-    return facts.matrix.cuda_error(number=number, name=named, text=line.text, apis=apis)
+    entry = facts.matrix.cuda_error(number=number, name=named, text=line.text, apis=apis)
+    if entry is None and named is None:
+        entry = before_renumbering(facts, number, apis)
+    return entry
+
+
+# cudaError_t's numbers that CUDA 10.1 changed (CUDA 10.0's include/driver_types.h, enum
+# cudaError: cudaErrorUnknown = 30, cudaErrorNoDevice = 38; since 10.1 999 and 100), which no
+# error of today's runtime has: a program built with CUDA <= 10.0 still prints them
+# ('cudaGetDeviceCount returned 30' from an old deviceQuery)
+_BEFORE_10_1 = {30: "cudaErrorUnknown", 38: "cudaErrorNoDevice"}
+
+
+def before_renumbering(facts: Facts, number: int | None, apis: tuple[str, ...]) -> CudaError | None:
+    """The runtime error a number printed by a CUDA <= 10.0 program names, where today's
+    runtime has no error of that number."""
+    name = _BEFORE_10_1.get(number) if number is not None and "runtime" in apis else None
+    if name is None:
+        return None
+    return facts.matrix.cuda_error(name=name, apis=apis)
 
 
 # the message a library prints after 'CUDA error: ' (torch's C10_CUDA_CHECK, the container
@@ -208,15 +227,20 @@ def cuda_error_stated(facts: Facts) -> Iterable[Hit]:
             name=text if number is None else None,
             text=text if number is None else None,
             apis=CUDA_APIS,
-        )
+        ) or before_renumbering(facts, number, CUDA_APIS)
         if entry is None or entry.cause is None or entry.fix is None or entry.fault != "node":
             continue
         if entry.name in seen or entry.number in _READ_STATED:
             continue
         seen.add(entry.name)
+        renumbered = (
+            f", printed as {number} by a program built with CUDA 10.0 or older"
+            if number in _BEFORE_10_1 and entry.number != number
+            else ""
+        )
         hits.append(
             Hit(
-                f"CUDA error {_label(entry)} ('{entry.message}'): {entry.cause}",
+                f"CUDA error {_label(entry)}{renumbered} ('{entry.message}'): {entry.cause}",
                 evidence={"name": entry.name, "number": number, "message": entry.message},
                 fix=(
                     upgrade_fix(facts, entry, text)
@@ -258,6 +282,17 @@ def cuda_error_in_log(facts: Facts, line: LogLine) -> Hit:
             )
     api = "CUDA runtime error" if entry.api == "runtime" else "CUDA driver error"
     hit = _hit(entry, line, api, facts)
+    printed = _number(line.stated.get("cuda_error"))
+    if printed in _BEFORE_10_1 and entry.number != printed:
+        hit = dataclasses.replace(
+            hit,
+            message=hit.message.replace(
+                f"{_label(entry)} (",
+                f"{_label(entry)}, printed as {printed} by a program built with CUDA 10.0 or "
+                "older (",
+                1,
+            ),
+        )
     pinned = line.stated.get("pinned_call")
     if entry.name in _OUT_OF_MEMORY and pinned:  # the failed allocation was pinned host memory
         summary, steps, said = pinned_oom_fix(pinned, line.line)
@@ -529,6 +564,24 @@ def driver_library_mismatch_in_log(facts: Facts, line: LogLine) -> Hit:
                 "installer), then reboot"
             )
         )
+    if entry is not None and entry.number == 803 and _in_container(facts):
+        # in a container the libcuda that loads is the image's, not the host's: its CUDA
+        # forward-compatibility copy (/usr/local/cuda/compat) or driver libraries it carries
+        summary, actions = _container_803_fix(kernel)
+        return Hit(
+            f"{said}, in a container ({_container_evidence(facts)}): the libcuda the process "
+            "loads is not the host driver's that the NVIDIA runtime mounts, but one the image "
+            "carries: its CUDA forward-compatibility libcuda (/usr/local/cuda*/compat, for "
+            "datacenter GPUs on the driver branches NVIDIA lists) or driver libraries installed "
+            f"in it, used with a host kernel module it does not support{module}",
+            evidence={
+                "line": line.line,
+                "name": entry.name,
+                "kernel_driver": kernel,
+                "container": True,
+            },
+            fix=fix(summary, "manual", *actions),
+        )
     return Hit(
         f"{said}: the NVIDIA kernel module and "
         f"the user-space driver libraries are different versions{module}: the driver was "
@@ -540,6 +593,49 @@ def driver_library_mismatch_in_log(facts: Facts, line: LogLine) -> Hit:
         },
         fix=fix(summary, "manual", *actions),
     )
+
+
+def _in_container(facts: Facts) -> bool:
+    system = facts.report.system
+    return bool(system.is_ok and system.data and system.data.container not in (None, "none"))
+
+
+def _container_evidence(facts: Facts) -> str:
+    system = facts.report.system
+    data = system.data if system.is_ok else None
+    return (data.container_evidence if data is not None else None) or "as the input states"
+
+
+def _container_803_fix(kernel: str | None) -> tuple[str, list[Action]]:
+    """803 in a container: the image's libcuda off the loader's path (the host's, which the
+    NVIDIA runtime mounts, then loads), or a host driver the image's CUDA supports."""
+    summary = (
+        "Let the container load the host's libcuda: take the image's compat directory off the "
+        "loader's path (unset LD_LIBRARY_PATH entries under /usr/local/cuda*/compat, or drop "
+        "the cuda-compat package from the image) and do not install driver libraries in the "
+        "image; or upgrade the host driver to the CUDA the image needs (then reboot the host)"
+    )
+    actions = [
+        manual(
+            "in the container: ldconfig -p | grep libcuda.so.1; echo $LD_LIBRARY_PATH  (a "
+            "/usr/local/cuda*/compat/libcuda.so.1 first is the image's forward-compatibility "
+            "copy)"
+        ),
+        manual(
+            "export LD_LIBRARY_PATH=$(echo $LD_LIBRARY_PATH | tr ':' '\\n' | grep -v compat | "
+            "paste -sd:)  (or remove cuda-compat-* from the image)"
+        ),
+        manual(
+            "on the host: nvidia-smi; cat /proc/driver/nvidia/version"
+            + (f"  (the module is {kernel})" if kernel else "")
+            + ": upgrade the host driver to one that supports the image's CUDA, then reboot"
+        ),
+        manual(
+            "docker run --gpus all ...  (the NVIDIA runtime mounts the host's libcuda; an image "
+            "must not ship libcuda.so.* or libnvidia-*.so.* of its own)"
+        ),
+    ]
+    return summary, actions
 
 
 # the kernel module's own line (dmesg, journalctl) when a client of another version opens it

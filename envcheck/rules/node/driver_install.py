@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
-from envcheck.model.finding import Severity
+from envcheck.model.finding import Fix, Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
@@ -333,7 +333,62 @@ def module_signature_rejected(facts: Facts) -> Iterable[Hit]:
     - https://wiki.ubuntu.com/UEFI/SecureBoot/DKMS
     - NVIDIA driver README, "Installing the NVIDIA Driver on Systems with Secure Boot"
     """
-    raise Skip("only modprobe's or the installer's output states the rejected signature", "log")
+    state = secure_boot(facts)
+    if state is None:
+        raise Skip("only modprobe's or the installer's output states the rejected signature", "log")
+    if state != "enabled":
+        return []  # no Secure Boot: signatures do not stop the module
+    gpu = facts.report.gpu
+    reason = gpu.reason or ""
+    if not (gpu.stated_absent and _MODULE_NOT_LOADED.search(reason)):
+        raise Skip(
+            "Secure Boot is enabled (mokutil --sb-state); the input does not say the NVIDIA "
+            "module failed to load",
+            "gpu",
+        )
+    return [
+        Hit(
+            f"the input says the NVIDIA kernel module is not loaded ({reason.rstrip('.')}) and "
+            "mokutil says Secure Boot is enabled: the kernel refuses a module signed by a key "
+            "it does not trust (a DKMS or .run build whose key is not enrolled)",
+            evidence={"secure_boot": state, "reason": reason},
+            fix=_signing_fix(),
+        )
+    ]
+
+
+# a stated absence of the driver that a refused module explains (not a container's missing GPUs)
+_MODULE_NOT_LOADED = lazy(
+    r"kernel module is not loaded|not loaded|modprobe|Secure Boot|lsmod|NVIDIA driver is not "
+    r"loaded|couldn't communicate"
+)
+
+
+def secure_boot(facts: Facts) -> str | None:
+    """Secure Boot's state as a pasted mokutil --sb-state states it (system.secure_boot)."""
+    system = facts.report.system
+    return system.data.secure_boot if system.is_ok and system.data is not None else None
+
+
+_SIGNING_STEPS = (
+    "mokutil --sb-state  (SecureBoot enabled: the kernel only loads signed modules)",
+    "sudo mokutil --import /var/lib/shim-signed/mok/MOK.der  (DKMS' signing key), sudo "
+    "reboot, then 'Enroll MOK' in the blue MOK manager screen",
+    "Ubuntu: sudo apt install linux-modules-nvidia-<branch>-$(uname -r)  (modules Canonical "
+    "signed; or sudo ubuntu-drivers install)",
+    "NVIDIA's .run installer: sign the module it builds (--module-signing-secret-key=... "
+    "--module-signing-public-key=..., the key enrolled with mokutil)",
+    "or disable Secure Boot in the firmware settings",
+)
+
+
+def _signing_fix() -> Fix:
+    return fix(
+        "Enroll the DKMS signing key (sudo mokutil --import /var/lib/shim-signed/mok/MOK.der, "
+        "reboot, Enroll MOK), install Ubuntu's signed prebuilt modules, or disable Secure Boot",
+        "manual",
+        *(manual(s) for s in _SIGNING_STEPS),
+    )
 
 
 # NVML's words for a kernel module that is not loaded, the line Secure Boot leaves behind when
@@ -348,21 +403,11 @@ _NOT_LOADED = lazy(
 def module_signature_rejected_in_log(facts: Facts, line: LogLine) -> Hit | None:
     if line.signature == "nvml-failure":
         # NVML found no module loaded: Secure Boot's refusal when the log says it is on
-        state = line.stated.get("secure_boot", "").lower()
+        state = (line.stated.get("secure_boot") or secure_boot(facts) or "").lower()
         if not _NOT_LOADED.search(line.text) or state == "disabled":
             return None
         if state != "enabled":
             raise NotStated("the log does not say whether Secure Boot is enabled", "log")
-    steps = (
-        "mokutil --sb-state  (SecureBoot enabled: the kernel only loads signed modules)",
-        "sudo mokutil --import /var/lib/shim-signed/mok/MOK.der  (DKMS' signing key), sudo "
-        "reboot, then 'Enroll MOK' in the blue MOK manager screen",
-        "Ubuntu: sudo apt install linux-modules-nvidia-<branch>-$(uname -r)  (modules Canonical "
-        "signed; or sudo ubuntu-drivers install)",
-        "NVIDIA's .run installer: sign the module it builds (--module-signing-secret-key=... "
-        "--module-signing-public-key=..., the key enrolled with mokutil)",
-        "or disable Secure Boot in the firmware settings",
-    )
     said = (
         f"the NVIDIA kernel module is not loaded (line {line.line}) and the log says Secure "
         "Boot is enabled: the kernel refuses a module signed by a key it does not trust"
@@ -370,16 +415,7 @@ def module_signature_rejected_in_log(facts: Facts, line: LogLine) -> Hit | None:
         else f"the kernel refused the NVIDIA module's signature (line {line.line}): Secure Boot "
         "enforces module signatures and the key that signed it is not enrolled"
     )
-    return Hit(
-        said,
-        evidence={"line": line.line},
-        fix=fix(
-            "Enroll the DKMS signing key (sudo mokutil --import /var/lib/shim-signed/mok/MOK.der, "
-            "reboot, Enroll MOK), install Ubuntu's signed prebuilt modules, or disable Secure Boot",
-            "manual",
-            *(manual(s) for s in steps),
-        ),
-    )
+    return Hit(said, evidence={"line": line.line}, fix=_signing_fix())
 
 
 @rule("DRV226", "nvidia-modules-in-use-during-install", Severity.ERROR)

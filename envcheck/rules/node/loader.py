@@ -96,7 +96,9 @@ def shared_library_not_found(facts: Facts) -> Iterable[Hit]:
     `OSError: libcudnn.so.9: cannot open shared object file`, ldd's `libX.so.N => not found`):
     which pip wheel, apt, dnf or conda package ships that SONAME (the matrix's `[[soname]]`
     table, for the CUDA major of the node's torch when it is known). Only a log states which
-    library failed to load: on a node alone the rule does not run.
+    library failed to load: on a node alone the rule does not run, except for the driver's
+    `libcuda.so.1` where a pasted `ldconfig -p` shows the loader's cache without it (none, or
+    only the CUDA toolkit's link-time stub `libcuda.so`).
 
     ## Why it matters
     The loader searches LD_LIBRARY_PATH, the binary's RUNPATH and ld.so.cache, never
@@ -117,7 +119,46 @@ def shared_library_not_found(facts: Facts) -> Iterable[Hit]:
     - bminor/glibc elf/dl-load.c, elf/dl-catch.c (the loader's messages)
     - matrices/cuda/sonames.toml (who ships each SONAME, with sources)
     """
-    raise Skip("only a log line states a library the loader could not open", "log.loader")
+    gpu = facts.report.gpu
+    cached = gpu.data.libcuda_cached if gpu.is_ok and gpu.data is not None else None
+    if cached is None or any(p.endswith("libcuda.so.1") for p in cached):
+        raise Skip("only a log line states a library the loader could not open", "log.loader")
+    stub = next((p for p in cached if "/stubs/" in p), None)
+    said = (
+        f"only the CUDA toolkit's stub {stub}, which links but fails every call (error 34)"
+        if stub
+        else "no libcuda"
+    )
+    return [
+        Hit(
+            f"the loader's cache (ldconfig -p) has no libcuda.so.1, {said}: every CUDA program "
+            "opens libcuda.so.1, the NVIDIA driver's user-space library, and fails without it",
+            evidence={"libcuda_cached": list(cached)},
+            fix=fix(
+                "Install the NVIDIA driver's user-space libraries (they bring libcuda.so.1) and "
+                "run sudo ldconfig; in a container, start it with the GPUs (--gpus all): the "
+                "NVIDIA runtime mounts the host's libcuda",
+                "manual",
+                manual(
+                    "ls -l /usr/lib/x86_64-linux-gnu/libcuda.so*  (the driver's copy; "
+                    "then sudo ldconfig so the cache lists it)"
+                ),
+                manual(
+                    "Ubuntu: sudo apt install libnvidia-compute-<branch>  (the branch of the "
+                    "loaded module: cat /proc/driver/nvidia/version), or reinstall the driver"
+                ),
+                manual("in a container: docker run --gpus all ...  (NVIDIA Container Toolkit)"),
+                manual(
+                    "WSL 2: export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH (the "
+                    "Windows driver's libcuda is there)"
+                ),
+                manual(
+                    "never put the toolkit's lib64/stubs directory on LD_LIBRARY_PATH at run "
+                    "time: its libcuda.so is for linking only"
+                ),
+            ),
+        )
+    ]
 
 
 # NVIDIA's CUDA libraries whose SONAME major is the component's major version, which is the
