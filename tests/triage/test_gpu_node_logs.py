@@ -75,6 +75,7 @@ MADE = [
     ("torch_oom_other_process", "cuda-out-of-memory", "DRV104"),
     ("torch_oom_beside_jax", "cuda-out-of-memory", "DRV104"),
     ("cupy_block_too_large", "cuda-error", "DRV150"),
+    ("cubin_other_arch", "no-kernel-image", "CUD153"),
     ("torch_visible_index_past_end", "torch-found-no-driver", "DRV103"),
 ]
 
@@ -125,6 +126,7 @@ FIX_WORDS = [
     ("ext_no_kernel_image", 'TORCH_CUDA_ARCH_LIST=\\"9.0\\"'),
     ("nvidia_smi_missing_index", "nvidia-smi -L"),
     ("torch_visible_index_past_end", "CUDA_VISIBLE_DEVICES"),
+    ("cubin_other_arch", "nvcc -cubin -arch=sm_90"),
 ]
 
 
