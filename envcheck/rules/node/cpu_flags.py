@@ -15,28 +15,26 @@ for the flag. The host's architecture (the compiler's own name, the build direct
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Iterable
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
 
 # GCC's x86 target options (gcc/config/i386/i386.opt): the SIMD extensions and the x86-only
 # code-model options a build hard-codes
-_X86 = re.compile(
+_X86 = lazy(
     r"^-m(?:no-)?(?:avx\w*|sse\w*|ssse3|fma4?|f16c|bmi2?|popcnt|lzcnt|amx\w*|vnni\w*|xop|"
     r"pclmul|aes|sha|adx|rdrnd|rdseed|movbe|mmx|3dnow|80387|red-zone|tune=(?:haswell|skylake\w*"
     r"|znver\d|icelake\w*|sapphirerapids|alderlake))$"
 )
-_OPTION = re.compile(
-    r"""option ['‘"](?P<flag>-m[^'’"]+)['’"]|bad value ['‘"](?P<cpu>[^'’"]+)['’"]"""
-)
+_OPTION = lazy(r"""option ['‘"](?P<flag>-m[^'’"]+)['’"]|bad value ['‘"](?P<cpu>[^'’"]+)['’"]""")
 # GCC's spelling hint ('did you mean ‘-mavx512vnni’?'): an option of the compiler's own target
-_SUGGESTED = re.compile(r"""did you mean ['‘"](-m[^'’"]+)['’"]""")
-_NON_X86 = re.compile(r"\b(aarch64|arm64|armv[0-9]\w*|ppc64\w*|powerpc64\w*|riscv64|s390x)\b")
+_SUGGESTED = lazy(r"""did you mean ['‘"](-m[^'’"]+)['’"]""")
+_NON_X86 = lazy(r"\b(aarch64|arm64|armv[0-9]\w*|ppc64\w*|powerpc64\w*|riscv64|s390x)\b")
 
 
 def _flag(line: LogLine) -> str:

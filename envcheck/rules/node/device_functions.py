@@ -17,7 +17,6 @@ or above the floor rules TOR193 out."""
 from __future__ import annotations
 
 import contextlib
-import re
 
 from packaging.version import InvalidVersion, Version
 
@@ -26,12 +25,13 @@ from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.model import Matrix, major_minor
 from envcheck.model.finding import Fix
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NodeDecides, NotStated, StatedOtherwise
 from envcheck.rules.fixes import fix, manual, set_env
 
-_TARGET = re.compile(r"(?:compute|sm)_(?P<major>[0-9]+?)(?P<minor>[0-9])[af]?$")
-_LISTED = re.compile(r"([0-9]+)\.([0-9])")
-_NAME = re.compile(r'identifier "(?P<name>[A-Za-z_0-9]+)" is undefined')
+_TARGET = lazy(r"(?:compute|sm)_(?P<major>[0-9]+?)(?P<minor>[0-9])[af]?$")
+_LISTED = lazy(r"([0-9]+)\.([0-9])")
+_NAME = lazy(r'identifier "(?P<name>[A-Za-z_0-9]+)" is undefined')
 # float atomicAdd needs 2.0 (CUDA C Programming Guide, atomicAdd()); what an atomic's 1.1 floor
 # means in practice for the commonest call
 _FLOAT_ATOMIC = "2.0"

@@ -12,17 +12,16 @@ age is the reading the line supports, and SYS152 stays open."""
 
 from __future__ import annotations
 
-import re
-
 from packaging.version import Version
 
 from envcheck.facts.node import Facts
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NodeDecides
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.device_functions import stated_toolkit, toolkit_hit
 
 SIGNATURE = "cuda-header-newer-than-toolkit"
-_HEADER = re.compile(r"(cuda_fp[0-9]\.hp?p?|cuda_bf16\.hp?p?)")
+_HEADER = lazy(r"(cuda_fp[0-9]\.hp?p?|cuda_bf16\.hp?p?)")
 
 
 def header(line: LogLine) -> str:
