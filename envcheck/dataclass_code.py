@@ -10,7 +10,7 @@ module, imported when that module's first class is created), modules of the pack
 cache or an input: there is no code from data here (docs/security.md).
 
 For the length of a CLI run (:func:`install`), the ``exec`` that the ``dataclasses`` module
-calls is one that looks each text up there (by its sha256) and makes the function ``exec``
+calls is one that looks each text up there (by the text itself) and makes the function ``exec``
 would have made, from the same code and with the same globals; a text it does not hold (another
 Python version, a class changed since the module was generated) is compiled by ``exec`` as
 usual. ``tests/model/test_dataclass_code.py`` checks that the module is current and that its
@@ -30,7 +30,7 @@ _ACTIVE: list[Callable[..., None]] = []
 
 
 def table(module: str) -> dict[str, Any]:
-    """The generated functions of ``module``'s dataclasses by the sha256 of their text (empty
+    """The generated functions of ``module``'s dataclasses by their text (empty
     for a module without any, or on another interpreter)."""
     from envcheck import dataclass_methods
 
@@ -54,7 +54,6 @@ def install() -> bool:
     import dataclasses
 
     from envcheck import dataclass_methods
-    from envcheck.cachefiles import sha256
 
     if sys.implementation.cache_tag != dataclass_methods.CACHE_TAG:
         return False
@@ -66,7 +65,7 @@ def install() -> bool:
             known = tables.get(module)
             if known is None:
                 known = tables[module] = table(module)
-            found = known.get(sha256(source.encode("utf-8")).hexdigest()) if known else None
+            found = known.get(source) if known else None
             if found is not None:
                 # what `exec` of the text does: bind the function it defines in `locals`,
                 # made from the same code with the caller's globals
