@@ -16,16 +16,18 @@ from __future__ import annotations
 
 import re
 
+from envcheck.patterns import lazy
+
 # ESC [ params intermediates final | ESC ] ... (BEL | ESC \) | ESC P/X/^/_ ... ESC \ | ESC + one
 # character | 8-bit CSI/OSC/DCS forms. A string sequence left open runs to the end of the text.
-_SEQUENCE = re.compile(
+_SEQUENCE = lazy(
     r"(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?"
     r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
     r"|\x1b[\x20-\x2f]*[\x30-\x7e]?"
 )
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
-_SGR = re.compile(r"\x1b\[[0-9;:]*m")
-_FAST = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = lazy(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
+_SGR = lazy(r"\x1b\[[0-9;:]*m")
+_FAST = lazy(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def strip_controls(text: str, *, keep_sgr: bool = False) -> str:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import time
 from collections.abc import Iterable, Mapping
@@ -36,6 +35,7 @@ from typing import NamedTuple
 
 from envcheck.cachefiles import cache_root, fingerprint, read_own, safe_dir, sha256, write_own
 from envcheck.model.binaries import BinariesInfo
+from envcheck.patterns import lazy
 from envcheck.probes.context import ProbeContext
 from envcheck.version import __version__
 
@@ -43,7 +43,7 @@ FORMAT = 1
 KEEP = 16  # answers kept (one per interpreter and environment scanned)
 RACY_NS = 1_000_000_000  # a path changed this close to the scan's start is not trusted
 MAPS_CAP = 8 * 1024 * 1024
-MAPPED_NAME = re.compile(r"^(?P<soname>.+?\.so(?:\.\d+)?)(?:\.\d+)*$")
+MAPPED_NAME = lazy(r"^(?P<soname>.+?\.so(?:\.\d+)?)(?:\.\d+)*$")
 
 
 @lru_cache(maxsize=1)

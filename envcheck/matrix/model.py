@@ -46,6 +46,7 @@ from envcheck.matrix.schema import (
     WheelPlatform,
     Xid,
 )
+from envcheck.patterns import lazy
 
 if TYPE_CHECKING:
     from envcheck.matrix.python_names import Importer, PythonNames
@@ -105,7 +106,7 @@ def _mentions(token: str, form: str, lowered: str) -> bool:
     return _word(token).search(form) is not None
 
 
-_PACKAGE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+_PACKAGE_NAME = lazy(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
 
 def package_names(field: str | None, cuda_major: int | None = None) -> list[str]:
@@ -560,7 +561,7 @@ class Matrix:
         return const.value if const else None
 
 
-_ARTICLE = re.compile(r"\b(?:the|a|an) ")
+_ARTICLE = lazy(r"\b(?:the|a|an) ")
 
 
 def _plain(text: str) -> str:

@@ -24,6 +24,7 @@ from envcheck.matrix.model import Matrix
 from envcheck.model.finding import Action, Applicability, CheckResult, Finding, Severity
 from envcheck.model.plan import Conflict, Plan, Step
 from envcheck.model.report import NodeReport
+from envcheck.patterns import lazy
 from envcheck.plan.simulate import changes_something, parse_requirement, simulate, version_within
 from envcheck.plan.torch_choice import rechoose
 from envcheck.rules.base import Rule
@@ -254,9 +255,9 @@ def merge(findings: Sequence[Finding]) -> tuple[list[Step], list[Conflict]]:
     return steps, conflicts
 
 
-_DRIVER_STEP = re.compile(r"\bNVIDIA driver\b", re.IGNORECASE)
-_DRIVER_VERSION = re.compile(r"\b(\d{3}\.\d{2,3}(?:\.\d{2,3})?)\b")
-_DRIVER_PACKAGE = re.compile(r"\bapt install nvidia-driver-(\d{3})\b")
+_DRIVER_STEP = lazy(r"\bNVIDIA driver\b", re.IGNORECASE)
+_DRIVER_VERSION = lazy(r"\b(\d{3}\.\d{2,3}(?:\.\d{2,3})?)\b")
+_DRIVER_PACKAGE = lazy(r"\bapt install nvidia-driver-(\d{3})\b")
 
 
 def _driver_floor(text: str) -> Version | None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,6 +12,7 @@ from envcheck.errors import InputError
 from envcheck.inputs import read_regular
 from envcheck.model.report import BrokenDistribution, Distribution, PackagesInfo, PythonInfo
 from envcheck.model.section import Section
+from envcheck.patterns import lazy
 from envcheck.probes import pyfacts
 from envcheck.probes.context import ProbeContext
 from envcheck.probes.run import run
@@ -168,7 +168,7 @@ def find_distributions(search_path: Sequence[str]) -> list[Path] | None:
     return found
 
 
-_SEPARATORS = re.compile(r"[-_.]+")
+_SEPARATORS = lazy(r"[-_.]+")
 
 
 def _metadata_text(dist: Path | MetadataDistribution) -> str | None:

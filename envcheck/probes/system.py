@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import os
 import platform
-import re
 import shlex
 
 from envcheck.model.report import UNLIMITED, CgroupInfo, Limit, SystemInfo, Toolkit
 from envcheck.model.section import Section
+from envcheck.patterns import lazy
 from envcheck.probes.context import ProbeContext
 from envcheck.probes.run import run, which
 
 # cgroup v1 reports "no limit" as a page-rounded LONG_MAX; anything this large is unlimited.
 _V1_NO_LIMIT = 1 << 60
 _ULIMITS = {"Max open files": "nofile", "Max locked memory": "memlock", "Max stack size": "stack"}
-_NVCC_RELEASE = re.compile(r"release (\d+\.\d+)")
+_NVCC_RELEASE = lazy(r"release (\d+\.\d+)")
 
 
 def parse_os_release(text: str) -> dict[str, str]:
