@@ -148,7 +148,7 @@ def register_not_per_node(
     def not_per_node(facts: Facts) -> Iterable[Any]:
         raise Skip(reason)
 
-    title, doc = parse_doc(docstring or "")
+    title, doc = docstring_doc(docstring or "")
     _REGISTRY.append(
         Rule(
             code=code,
@@ -161,6 +161,55 @@ def register_not_per_node(
             cluster_check=cluster_check,
         )
     )
+
+
+class _DocstringDoc(RuleDoc):
+    """A code rule's ``RuleDoc``, its sections parsed from the docstring when first read: a
+    ``check`` reads the docs of the few rules that found something (their references), not of
+    the ~240 it registers. Answers, compares and prints as the parsed ``RuleDoc``."""
+
+    def __init__(self, text: str) -> None:
+        object.__setattr__(self, "_text", text)
+
+    def __getattr__(self, name: str) -> Any:
+        # reached only while the fields are unset (or for a name no RuleDoc has)
+        if name.startswith("__") or name == "_text":
+            raise AttributeError(name)
+        parsed = parse_doc(self._text)[1]
+        for key in ("what", "why", "example", "fix", "references"):
+            object.__setattr__(self, key, getattr(parsed, key))
+        return object.__getattribute__(self, name)
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.what, self.why, self.example, self.fix, self.references)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RuleDoc):
+            return self._fields() == (
+                other.what,
+                other.why,
+                other.example,
+                other.fix,
+                other.references,
+            )
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return "RuleDoc" + RuleDoc.__repr__(self).removeprefix(type(self).__qualname__)
+
+
+def _title(text: str) -> str:
+    """``parse_doc(text)[0]`` without parsing the sections."""
+    first = text.expandtabs().split("\n", 1)[0].strip()
+    return first if first else parse_doc(text)[0]
+
+
+def docstring_doc(text: str) -> tuple[str, RuleDoc]:
+    """``parse_doc(text)``, the sections parsed when first read."""
+    return _title(text), _DocstringDoc(text)
 
 
 def parse_doc(text: str) -> tuple[str, RuleDoc]:
@@ -194,7 +243,7 @@ def rule(code: str, name: str, severity: Severity) -> Callable[[CheckFn], CheckF
     """Register a code rule; its docstring supplies the title and docs."""
 
     def register(fn: CheckFn) -> CheckFn:
-        title, doc = parse_doc(fn.__doc__ or "")
+        title, doc = docstring_doc(fn.__doc__ or "")
         _REGISTRY.append(
             Rule(code=code, name=name, severity=severity, title=title, doc=doc, check=fn)
         )
