@@ -7,7 +7,6 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from envcheck.matrix.generated import Generated
@@ -46,6 +45,7 @@ from envcheck.matrix.schema import (
     WheelPlatform,
     Xid,
 )
+from envcheck.names import canonicalize_name
 from envcheck.patterns import lazy
 
 if TYPE_CHECKING:

@@ -12,11 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from packaging.utils import canonicalize_name
-
 from envcheck.errors import CodecError, ReportError
 from envcheck.model.codec import from_dict, to_dict
 from envcheck.model.section import Section, Status
+from envcheck.names import canonicalize_name
 
 if TYPE_CHECKING:
     from envcheck.model.binaries import BinariesInfo

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from envcheck.engine import evaluate
@@ -24,6 +23,7 @@ from envcheck.matrix.model import Matrix
 from envcheck.model.finding import Action, Applicability, CheckResult, Finding, Severity
 from envcheck.model.plan import Conflict, Plan, Step
 from envcheck.model.report import NodeReport
+from envcheck.names import canonicalize_name
 from envcheck.patterns import lazy
 from envcheck.plan.simulate import changes_something, parse_requirement, simulate, version_within
 from envcheck.plan.torch_choice import rechoose

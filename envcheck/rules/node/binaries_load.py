@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
 
 from envcheck.binaries.demangle import demangle
 from envcheck.facts.node import Facts
@@ -16,6 +15,7 @@ from envcheck.facts.skip import Skip
 from envcheck.matrix.model import package_names
 from envcheck.matrix.schema import Soname
 from envcheck.model.finding import Severity
+from envcheck.names import canonicalize_name
 from envcheck.rules.base import Hit, rule
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.binaries import MAX_NAMED, _label, binaries

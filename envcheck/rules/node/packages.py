@@ -7,7 +7,6 @@ from collections.abc import Iterable
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from envcheck.facts.node import Facts
@@ -15,6 +14,7 @@ from envcheck.facts.skip import Skip
 from envcheck.matrix.model import public
 from envcheck.model.finding import Fix, Severity
 from envcheck.model.report import Distribution
+from envcheck.names import canonicalize_name
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, rule
 from envcheck.rules.extension_builds import extension_installs
