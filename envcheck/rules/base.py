@@ -76,6 +76,8 @@ class Hit:
 
 @dataclass(frozen=True)
 class RuleDoc:
+    """A rule's documentation sections (``envcheck explain``)."""
+
     what: str
     why: str
     example: str
@@ -95,6 +97,8 @@ ClusterCheckFn = Callable[["ClusterFacts"], Iterable["ClusterHit"]]
 
 @dataclass(frozen=True)
 class Rule:
+    """A rule: its code, severity, docs and the check it runs on a node's facts."""
+
     code: str
     name: str
     severity: Severity
@@ -166,16 +170,18 @@ def register_not_per_node(
 class _DocstringDoc(RuleDoc):
     """A code rule's ``RuleDoc``, its sections parsed from the docstring when first read: a
     ``check`` reads the docs of the few rules that found something (their references), not of
-    the ~240 it registers. Answers, compares and prints as the parsed ``RuleDoc``."""
+    the ~240 it registers. Answers, compares and prints as the parsed ``RuleDoc``. ``text``:
+    the docstring, or what reads it (the rules `check` does not import, rules/__init__.py)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str | Callable[[], str]) -> None:
         object.__setattr__(self, "_text", text)
 
     def __getattr__(self, name: str) -> Any:
         # reached only while the fields are unset (or for a name no RuleDoc has)
         if name.startswith("__") or name == "_text":
             raise AttributeError(name)
-        parsed = parse_doc(self._text)[1]
+        text = self._text
+        parsed = parse_doc(text if isinstance(text, str) else text())[1]
         for key in ("what", "why", "example", "fix", "references"):
             object.__setattr__(self, key, getattr(parsed, key))
         return object.__getattribute__(self, name)
@@ -205,6 +211,37 @@ def _title(text: str) -> str:
     """``parse_doc(text)[0]`` without parsing the sections."""
     first = text.expandtabs().split("\n", 1)[0].strip()
     return first if first else parse_doc(text)[0]
+
+
+def log_only_rule(
+    code: str,
+    name: str,
+    severity: str,
+    title: str,
+    module: str,
+    function: str,
+    reason: str,
+    fact: str | None,
+) -> Rule:
+    """A rule of rules/log_only.py as its module registers it, the module not imported (until
+    its docs are read): its check raises at once the ``Skip`` the module's check raises at once."""
+
+    def read_doc() -> str:
+        import importlib
+
+        return str(getattr(importlib.import_module(module), function).__doc__ or "")
+
+    def check(facts: Facts) -> Iterable[Hit]:
+        raise Skip(reason, fact)
+
+    return Rule(
+        code=code,
+        name=name,
+        severity=Severity(severity),
+        title=title,
+        doc=_DocstringDoc(read_doc),
+        check=check,
+    )
 
 
 def docstring_doc(text: str) -> tuple[str, RuleDoc]:
