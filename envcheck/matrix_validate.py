@@ -38,6 +38,8 @@ _VARIANT = lazy(r"^(cu\d{3}|cpu|rocm\d+(\.\d+)*|xpu)$")
 
 @dataclass(frozen=True)
 class Problem:
+    """A problem ``matrix validate`` found, and where."""
+
     where: str
     key: str
     message: str

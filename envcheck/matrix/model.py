@@ -128,6 +128,8 @@ def package_names(field: str | None, cuda_major: int | None = None) -> list[str]
 
 @dataclass(frozen=True)
 class Matrix:
+    """The merged compatibility matrix: every table and its lookups."""
+
     files: tuple[str, ...] = ()
     toolkits: tuple[CudaToolkit, ...] = ()
     driver_branches: tuple[DriverBranch, ...] = ()

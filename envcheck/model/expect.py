@@ -14,6 +14,8 @@ NO_GPU_WORDS = ("no-gpu", "nogpu", "no gpu", "cpu-only", "cpu only", "gpu-less",
 
 @dataclass(frozen=True)
 class Expectation:
+    """What the node must have (``--expect``): GPUs, a driver floor, or no GPU."""
+
     text: str
     gpu_count: int | None = None  # at least this many GPUs visible
     gpu_model: str | None = None  # a token their names must hold ("H100")

@@ -39,6 +39,8 @@ _RANK: dict[Applicability, int] = {"safe": 0, "unsafe": 1, "manual": 2}
 
 @dataclass
 class _Want:
+    """A requirement a fix asks for, and the finding it comes from."""
+
     req: Requirement
     index_url: str | None
     flags: tuple[str, ...]
@@ -50,6 +52,8 @@ class _Want:
 
 @dataclass
 class _Collected:
+    """The installs, uninstalls, settings and manual steps of the fixes, in order."""
+
     installs: dict[str, list[_Want]] = field(default_factory=dict)
     uninstalls: dict[str, list[tuple[str, str, Applicability, str]]] = field(default_factory=dict)
     env: dict[str, list[tuple[str, str, Applicability, str]]] = field(default_factory=dict)

@@ -52,6 +52,8 @@ def signal_name(exc: BaseException) -> str:
 
 @dataclass(frozen=True)
 class RunResult:
+    """A finished (or failed) subprocess: its argv, exit code, output and problem."""
+
     argv: tuple[str, ...]
     returncode: int | None = None
     stdout: str = ""
