@@ -115,7 +115,7 @@ class Rule:
 
     @property
     def family(self) -> str:
-        return re.sub(r"\d+$", "", self.code)
+        return family_of(self.code)
 
     def finding(self, hit: Hit, node: str) -> Finding:
         """The Finding a hit of this rule on ``node`` reports."""
@@ -129,6 +129,14 @@ class Rule:
             fix=hit.fix,
             references=self.doc.references,
         )
+
+
+def family_of(code: str) -> str:
+    r"""A rule code's family: its letters (``re.sub(r"\d+$", "", code)``, without the regular
+    expression for a code of ASCII letters and digits)."""
+    if code.isascii() and code.isalnum():
+        return code.rstrip("0123456789")
+    return re.sub(r"\d+$", "", code)
 
 
 _REGISTRY: list[Rule] = []

@@ -45,6 +45,13 @@ _EXTRA_ONLY = lazy(
 )
 
 
+@functools.lru_cache(maxsize=8192)
+def _extra_only(line: str) -> bool:
+    """``_EXTRA_ONLY`` matches the line (asked again for each rule and plan round that reads
+    the requirements: the pattern's scan of a line costs more than the lookup)."""
+    return _EXTRA_ONLY.match(line) is not None
+
+
 def requirements_in_effect(dist: Distribution, markers: dict[str, str] | None) -> list[Requirement]:
     """A distribution's requirements whose markers hold on this node (no extras selected).
     With the marker environment unknown (``None``), only the requirements without a marker:
@@ -52,7 +59,7 @@ def requirements_in_effect(dist: Distribution, markers: dict[str, str] | None) -
     env = {**(markers or {}), "extra": ""}
     out = []
     for line in dist.requires:
-        if _EXTRA_ONLY.match(line):
+        if _extra_only(line):
             continue
         req = _parse(line)
         if req is None:
