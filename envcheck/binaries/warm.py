@@ -48,16 +48,20 @@ MAPPED_NAME = lazy(r"^(?P<soname>.+?\.so(?:\.\d+)?)(?:\.\d+)*$")
 
 @lru_cache(maxsize=1)
 def code_key() -> str:
-    """A digest of the code that scans: a changed scanner never answers from an old entry."""
+    """A digest of the code that scans, by its files' names and stat (as the merged matrix
+    keys the code that decodes it, matrix/merged.py): a changed scanner never answers from an
+    old entry. Hashing the files' bytes (~200 KB) cost more than the lookup it keys."""
     digest = sha256(f"{__version__}|{sys.version}|scan{FORMAT}".encode())
-    package = Path(__file__).resolve().parent
-    sources = [*sorted(package.glob("*.py")), package.parent / "model" / "binaries.py"]
+    package = os.path.dirname(os.path.realpath(__file__))
+    try:
+        names = sorted(n for n in os.listdir(package) if n.endswith(".py"))
+    except OSError:
+        names = []
+    sources = [os.path.join(package, n) for n in names]
+    sources.append(os.path.join(os.path.dirname(package), "model", "binaries.py"))
     for source in sources:
-        try:
-            digest.update(source.name.encode())
-            digest.update(source.read_bytes())
-        except OSError:
-            digest.update(b"?")
+        mark = fingerprint(source)
+        digest.update(json.dumps([os.path.basename(source), mark]).encode())
     return digest.hexdigest()
 
 
