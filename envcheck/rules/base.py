@@ -175,23 +175,22 @@ def register_not_per_node(
     )
 
 
-class _DocstringDoc(RuleDoc):
-    """A code rule's ``RuleDoc``, its sections parsed from the docstring when first read: a
-    ``check`` reads the docs of the few rules that found something (their references), not of
-    the ~240 it registers. Answers, compares and prints as the parsed ``RuleDoc``. ``text``:
-    the docstring, or what reads it (the rules `check` does not import, rules/__init__.py)."""
+class LazyDoc(RuleDoc):
+    """A rule's ``RuleDoc`` made when first read: a ``check`` reads the docs of the few rules
+    that found something (their references), not of the ~270 it builds. ``make`` gives the
+    ``RuleDoc`` (a code rule's docstring parsed, a data rule's entry described). Answers,
+    compares and prints as that ``RuleDoc``."""
 
-    def __init__(self, text: str | Callable[[], str]) -> None:
-        object.__setattr__(self, "_text", text)
+    def __init__(self, make: Callable[[], RuleDoc]) -> None:
+        object.__setattr__(self, "_make", make)
 
     def __getattr__(self, name: str) -> Any:
         # reached only while the fields are unset (or for a name no RuleDoc has)
-        if name.startswith("__") or name == "_text":
+        if name.startswith("__") or name == "_make":
             raise AttributeError(name)
-        text = self._text
-        parsed = parse_doc(text if isinstance(text, str) else text())[1]
+        made = self._make()
         for key in ("what", "why", "example", "fix", "references"):
-            object.__setattr__(self, key, getattr(parsed, key))
+            object.__setattr__(self, key, getattr(made, key))
         return object.__getattribute__(self, name)
 
     def _fields(self) -> tuple[Any, ...]:
@@ -247,14 +246,14 @@ def log_only_rule(
         name=name,
         severity=Severity(severity),
         title=title,
-        doc=_DocstringDoc(read_doc),
+        doc=LazyDoc(lambda: parse_doc(read_doc())[1]),
         check=check,
     )
 
 
 def docstring_doc(text: str) -> tuple[str, RuleDoc]:
     """``parse_doc(text)``, the sections parsed when first read."""
-    return _title(text), _DocstringDoc(text)
+    return _title(text), LazyDoc(lambda: parse_doc(text)[1])
 
 
 def parse_doc(text: str) -> tuple[str, RuleDoc]:
