@@ -10,7 +10,7 @@ module, imported when that module's first class is created), modules of the pack
 cache or an input: there is no code from data here (docs/security.md).
 
 For the length of a CLI run (:func:`install`), the ``exec`` that the ``dataclasses`` module
-calls is one that looks each text up there (by its sha256) and makes the function ``exec``
+calls is one that looks each text up there (by the text itself) and makes the function ``exec``
 would have made, from the same code and with the same globals; a text it does not hold (another
 Python version, a class changed since the module was generated) is compiled by ``exec`` as
 usual. ``tests/model/test_dataclass_code.py`` checks that the module is current and that its
@@ -21,6 +21,7 @@ installs it.
 from __future__ import annotations
 
 import builtins
+import functools
 import sys
 import types
 from collections.abc import Callable
@@ -30,7 +31,7 @@ _ACTIVE: list[Callable[..., None]] = []
 
 
 def table(module: str) -> dict[str, Any]:
-    """The generated functions of ``module``'s dataclasses by the sha256 of their text (empty
+    """The generated functions of ``module``'s dataclasses by their text (empty
     for a module without any, or on another interpreter)."""
     from envcheck import dataclass_methods
 
@@ -54,7 +55,6 @@ def install() -> bool:
     import dataclasses
 
     from envcheck import dataclass_methods
-    from envcheck.cachefiles import sha256
 
     if sys.implementation.cache_tag != dataclass_methods.CACHE_TAG:
         return False
@@ -66,7 +66,7 @@ def install() -> bool:
             known = tables.get(module)
             if known is None:
                 known = tables[module] = table(module)
-            found = known.get(sha256(source.encode("utf-8")).hexdigest()) if known else None
+            found = known.get(source) if known else None
             if found is not None:
                 # what `exec` of the text does: bind the function it defines in `locals`,
                 # made from the same code with the caller's globals
@@ -76,7 +76,50 @@ def install() -> bool:
 
     dataclasses.exec = exec_  # type: ignore[attr-defined]  # the module's global, not builtins
     _ACTIVE.append(exec_)
+    original = getattr(dataclasses, "_is_type", None)
+    if original is not None and hasattr(dataclasses, "_MODULE_IDENTIFIER_RE"):
+        _ORIGINAL_IS_TYPE[:] = [original]
+        dataclasses._is_type = _is_type  # type: ignore[attr-defined]
     return True
+
+
+_ORIGINAL_IS_TYPE: list[Callable[..., bool]] = []
+
+
+@functools.lru_cache(maxsize=4096)
+def _annotation_names(annotation: str) -> tuple[str | None, str] | None:
+    """The module and name a string annotation starts with (``typing.ClassVar[int]``:
+    ("typing", "ClassVar"); ``str | None``: (None, "str")), as ``dataclasses`` reads them."""
+    import dataclasses
+
+    match = dataclasses._MODULE_IDENTIFIER_RE.match(annotation)  # type: ignore[attr-defined]
+    return (match.group(1), match.group(2)) if match else None
+
+
+def _is_type(
+    annotation: str,
+    cls: type,
+    a_module: Any,
+    a_type: Any,
+    is_type_predicate: Callable[[Any, Any], bool],
+) -> bool:
+    """``dataclasses._is_type`` (Python 3.10-3.13), its regular expression's match of each
+    annotation kept: every field's string annotation is tested three times (ClassVar, InitVar,
+    KW_ONLY), the same few dozen texts across all the classes."""
+    names = _annotation_names(annotation)
+    if names:
+        ns = None
+        module_name, name = names
+        if not module_name:
+            # no module name: the class's module imported the name itself
+            ns = sys.modules.get(cls.__module__).__dict__
+        else:
+            module = sys.modules.get(cls.__module__)
+            if module and module.__dict__.get(module_name) is a_module:
+                ns = sys.modules.get(a_type.__module__).__dict__
+        if ns and is_type_predicate(ns.get(name), a_module):
+            return True
+    return False
 
 
 def uninstall() -> None:
@@ -86,3 +129,5 @@ def uninstall() -> None:
 
     if getattr(dataclasses, "exec", None) is _ACTIVE.pop():
         del dataclasses.exec  # type: ignore[attr-defined]
+    if _ORIGINAL_IS_TYPE and getattr(dataclasses, "_is_type", None) is _is_type:
+        dataclasses._is_type = _ORIGINAL_IS_TYPE.pop()  # type: ignore[attr-defined]

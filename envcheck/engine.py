@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Sequence
 
 from envcheck.facts.node import Facts
@@ -11,12 +10,12 @@ from envcheck.facts.skip import Skip
 from envcheck.matrix.model import Matrix
 from envcheck.model.finding import CheckResult, Finding, Skipped
 from envcheck.model.report import DEEP_NOT_RUN, NodeReport
-from envcheck.rules.base import Rule
+from envcheck.rules.base import Rule, family_of
 
 
 @functools.cache
 def _gpu_family(code: str) -> bool:
-    return re.sub(r"\d+$", "", code) == "GPU"  # Rule.family, once per code
+    return family_of(code) == "GPU"  # Rule.family, once per code
 
 
 def not_asked(report: NodeReport, rule: Rule) -> bool:

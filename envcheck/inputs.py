@@ -19,7 +19,6 @@ import codecs
 import errno
 import json
 import os
-import re
 import select
 import stat
 import sys
@@ -27,6 +26,7 @@ import time
 from typing import Any, BinaryIO
 
 from envcheck.errors import InputError
+from envcheck.patterns import lazy
 
 MAX_BYTES = 64 * 1024**2  # reports and specs are kilobytes; a bigger input is a mistake
 STREAM_SECONDS = 60.0  # how long a named FIFO or device may take to deliver its bytes
@@ -205,8 +205,8 @@ def read_text(
 
 
 # A \uD800-\uDBFF escape not followed by a \uDC00-\uDFFF one, or a low one without a high one.
-_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_ESCAPED_SURROGATE = lazy(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE = lazy("[\ud800-\udfff]")
 
 
 def loads_json(

@@ -19,6 +19,7 @@ from envcheck.errors import MatrixError
 from envcheck.matrix.locate import line_of
 from envcheck.matrix.model import Matrix, variant_cuda
 from envcheck.matrix.schema import Condition
+from envcheck.patterns import lazy
 from envcheck.rules.base import CODE_PATTERN
 
 REQUIRED_CONSTANTS = (
@@ -32,11 +33,13 @@ REQUIRED_CONSTANTS = (
     "unix.socket_path_max_bytes",
 )
 MESSAGE_FIELDS = {"pkg", "driver", "gpu", "python", "evidence"}
-_VARIANT = re.compile(r"^(cu\d{3}|cpu|rocm\d+(\.\d+)*|xpu)$")
+_VARIANT = lazy(r"^(cu\d{3}|cpu|rocm\d+(\.\d+)*|xpu)$")
 
 
 @dataclass(frozen=True)
 class Problem:
+    """A problem ``matrix validate`` found, and where."""
+
     where: str
     key: str
     message: str

@@ -6,10 +6,12 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from envcheck.patterns import lazy
+
 REDACTED = "<redacted>"
 _SECRET_WORDS = r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE"
-_SECRET_NAME = re.compile(_SECRET_WORDS, re.IGNORECASE)
-_IPV4 = re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}\b")
+_SECRET_NAME = lazy(_SECRET_WORDS, re.IGNORECASE)
+_IPV4 = lazy(r"\b(?:\d{1,3}\.){3}\d{1,3}\b")
 
 # Every pattern below is linear in the text's length with Python's backtracking engine: each
 # one can only start a match at the start of a token (a look-behind rejects the middle of a
@@ -19,11 +21,11 @@ _IPV4 = re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}\b")
 # before the host ends it), ``alice:pw@proxy:3128``. A scheme-less one needs the ':' between
 # user and password, so ``git@github.com`` and e-mail addresses stay as they are.
 _TOKEN_START = r"(?<![^\s\"'=,;(\[{<|])"
-_URL_USERINFO = re.compile(
+_URL_USERINFO = lazy(
     r"(?P<scheme>(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]*://)"
     r"(?P<userinfo>[^/\s\"'<>@][^/\s\"'<>]*)@(?=[^\s@/\"'<>]*(?:[/\s\"'<>]|$))"
 )
-_BARE_USERINFO = re.compile(
+_BARE_USERINFO = lazy(
     _TOKEN_START + r"(?P<userinfo>[A-Za-z0-9._%+\-~]+:[^/\s\"'<>]*)"
     r"@(?=[A-Za-z0-9][A-Za-z0-9.\-]*(?::\d+)?(?:[/\s\"'<>,;)\]}]|$))"
 )
@@ -34,21 +36,21 @@ _BARE_USERINFO = re.compile(
 # api_key) so that prose ("the key: ...") is kept.
 _WHOLE_NAME = r"(?<![A-Za-z0-9_])(?=(?P<name>[A-Za-z_][A-Za-z0-9_]*))(?P=name)"
 _QUOTED = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
-_ASSIGNED = re.compile(
+_ASSIGNED = lazy(
     _WHOLE_NAME + r"(?P<sep>\s?=\s?)(?P<value>" + _QUOTED + r"|(?:[^\s\"'\\,;&]|\\.)+)"
 )
-_QUOTED_PAIR = re.compile(
+_QUOTED_PAIR = lazy(
     r"(?P<q>[\"'])" + _WHOLE_NAME + r"(?P=q)(?P<sep>\s*:\s*)(?P<value>" + _QUOTED + ")"
 )
-_COLON = re.compile(_WHOLE_NAME + r"(?P<sep>: )(?P<value>[^\s\"'<>,;]+)")
-_ENV_STYLE = re.compile(r"[A-Z0-9_]+|.*_.*")
+_COLON = lazy(_WHOLE_NAME + r"(?P<sep>: )(?P<value>[^\s\"'<>,;]+)")
+_ENV_STYLE = lazy(r"[A-Z0-9_]+|.*_.*")
 
 
 def is_secret_name(name: str) -> bool:
     return bool(_SECRET_NAME.search(name))
 
 
-_PARTS = re.compile(r"[_\-.]+|(?<=[a-z0-9])(?=[A-Z])")
+_PARTS = lazy(r"[_\-.]+|(?<=[a-z0-9])(?=[A-Z])")
 _WORD_PARTS = {"token", "tokens", "key", "keys", "apikey", "secret", "secrets", "password"}
 _WORD_PARTS |= {"passwords", "passwd", "credential", "credentials", "private", "privatekey"}
 
@@ -75,7 +77,7 @@ def _hide_value(match: re.Match[str]) -> str:
 
 # a dotted key path with an array index (``torch[0].bogus_key``): what envcheck's own JSON
 # names under "key" (matrix validate's problems), never a secret (no token has brackets)
-_KEY_PATH = re.compile(r"[A-Za-z_][\w-]*\[\d+\](?:\.[A-Za-z_][\w-]*(?:\[\d+\])?)*")
+_KEY_PATH = lazy(r"[A-Za-z_][\w-]*\[\d+\](?:\.[A-Za-z_][\w-]*(?:\[\d+\])?)*")
 
 
 def _hide_pair(match: re.Match[str]) -> str:
@@ -121,7 +123,7 @@ def _redact_line(line: str, words: bool) -> str:
     return line
 
 
-_WORD_HITS = re.compile("|".join(_WORDS))  # run on lowered text: no IGNORECASE (slow)
+_WORD_HITS = lazy("|".join(_WORDS))  # run on lowered text: no IGNORECASE (slow)
 
 
 def redact_text(text: str) -> str:
@@ -210,7 +212,7 @@ def pseudonym(text: str, prefix: str = "node") -> str:
 # an IPv6 candidate: a run of hex digits and colons with two colons at least, taken whole (the
 # look-behind rejects the middle of a run), then checked by ``ipaddress``: compressed forms
 # (fd00::2, ::ffff:10.0.0.1) included, times (10:30:45) and MAC addresses left alone
-_IPV6_TOKEN = re.compile(
+_IPV6_TOKEN = lazy(
     r"(?<![0-9A-Za-z:.])(?=[0-9A-Fa-f]*:[0-9A-Fa-f]*:)[0-9A-Fa-f:]+(?:\.\d{1,3}){0,3}(?![0-9A-Za-z:])"
 )
 
@@ -242,14 +244,14 @@ def _keeps(address: str) -> bool:
 #   its fixes pin), so prose such as "torch pins 12.1.3.1" keeps it too.
 # Everything else (``MASTER_ADDR=10.0.0.4``, ``tcp://192.168.1.2:29500``, ``eth0:10.0.0.4<0>``)
 # is an address. The look-arounds read a bounded window, so masking stays linear.
-_VERSION_BEFORE = re.compile(
+_VERSION_BEFORE = lazy(
     r"(?:===?|[<>!~]=)\s*$"
     r"|[A-Za-z0-9][-_.]$"
     r"|(?i:version)[A-Za-z0-9_]*[\"']?\s*[:=]?\s*[\"'(]?\s*$"
     r"|(?:[-_]cu(?:da)?\d+[A-Za-z0-9]*|\bcu[A-Z]{2,}[A-Za-z]*)\s*(?:==|[:=(])?\s*[\"']?$"
 )
-_RANGE_BEFORE = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}-$")
-_VERSION_AFTER = re.compile(
+_RANGE_BEFORE = lazy(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}-$")
+_VERSION_AFTER = lazy(
     r"[+~]|-\d+(?![\d]|\.\d)|\.\d|\.(?:post|dev|rc|dist-info|egg-info|whl|tar|zip)"
 )
 _WINDOW = 64
@@ -306,7 +308,7 @@ def mask_addresses(text: str, versions: frozenset[str] = frozenset()) -> str:
     return _IPV6_TOKEN.sub(_mask_v6, text)
 
 
-_PROXY_HOST = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://(?:[^@/\s]*@)?(?P<host>[^:/\s,@\[\]]+)")
+_PROXY_HOST = lazy(r"[A-Za-z][A-Za-z0-9+.\-]*://(?:[^@/\s]*@)?(?P<host>[^:/\s,@\[\]]+)")
 
 
 def proxy_hosts(variables: Mapping[str, str]) -> tuple[str, ...]:

@@ -30,6 +30,8 @@ _ISOLATED: list[bool] = []  # set by --isolated for the rest of this process
 
 @dataclass(frozen=True)
 class Settings:
+    """The settings file's choices (envcheck.toml or [tool.envcheck]), and where it is."""
+
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     severity: Literal["error", "warning", "info"] | None = None

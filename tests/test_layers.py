@@ -31,6 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "output",
         "cachefiles",
         "patterns",
+        "names",
     ),
     ("dataclass_methods", "dataclass_code"),
     ("model",),

@@ -20,17 +20,18 @@ from __future__ import annotations
 import ast
 import json
 import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
+
+from envcheck.patterns import lazy
 
 MAX_DEPTH = 6
 MAX_ENTRIES = 20_000
 MAX_META = 256 * 1024  # direct_url.json, an .egg-link, a finder: a few lines each
 _SKIP = {"build", "dist", "node_modules", "__pycache__", "site-packages", "tests", "docs"}
-_SHARED = re.compile(r"\.so(?:\.\d+)*$")
-FINDER = re.compile(r"^__editable___(?P<dist>.+?)_\d[\w.+!]*_finder\.py$")  # version: 0_1
+_SHARED = lazy(r"\.so(?:\.\d+)*$")
+FINDER = lazy(r"^__editable___(?P<dist>.+?)_\d[\w.+!]*_finder\.py$")  # version: 0_1
 
 
 def _text(path: Path) -> str | None:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import time
 from collections.abc import Iterable, Mapping
@@ -36,6 +35,7 @@ from typing import NamedTuple
 
 from envcheck.cachefiles import cache_root, fingerprint, read_own, safe_dir, sha256, write_own
 from envcheck.model.binaries import BinariesInfo
+from envcheck.patterns import lazy
 from envcheck.probes.context import ProbeContext
 from envcheck.version import __version__
 
@@ -43,21 +43,25 @@ FORMAT = 1
 KEEP = 16  # answers kept (one per interpreter and environment scanned)
 RACY_NS = 1_000_000_000  # a path changed this close to the scan's start is not trusted
 MAPS_CAP = 8 * 1024 * 1024
-MAPPED_NAME = re.compile(r"^(?P<soname>.+?\.so(?:\.\d+)?)(?:\.\d+)*$")
+MAPPED_NAME = lazy(r"^(?P<soname>.+?\.so(?:\.\d+)?)(?:\.\d+)*$")
 
 
 @lru_cache(maxsize=1)
 def code_key() -> str:
-    """A digest of the code that scans: a changed scanner never answers from an old entry."""
+    """A digest of the code that scans, by its files' names and stat (as the merged matrix
+    keys the code that decodes it, matrix/merged.py): a changed scanner never answers from an
+    old entry. Hashing the files' bytes (~200 KB) cost more than the lookup it keys."""
     digest = sha256(f"{__version__}|{sys.version}|scan{FORMAT}".encode())
-    package = Path(__file__).resolve().parent
-    sources = [*sorted(package.glob("*.py")), package.parent / "model" / "binaries.py"]
+    package = os.path.dirname(os.path.realpath(__file__))
+    try:
+        names = sorted(n for n in os.listdir(package) if n.endswith(".py"))
+    except OSError:
+        names = []
+    sources = [os.path.join(package, n) for n in names]
+    sources.append(os.path.join(os.path.dirname(package), "model", "binaries.py"))
     for source in sources:
-        try:
-            digest.update(source.name.encode())
-            digest.update(source.read_bytes())
-        except OSError:
-            digest.update(b"?")
+        mark = fingerprint(source)
+        digest.update(json.dumps([os.path.basename(source), mark]).encode())
     return digest.hexdigest()
 
 

@@ -18,7 +18,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from envcheck.errors import EnvcheckError
 from envcheck.version import __version__
@@ -34,7 +34,30 @@ class UsageExit(SystemExit):
         self.message = message
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, the terminal's width read as ``shutil.get_terminal_size``
+    reads it (``envcheck.terminal``): argparse imports shutil for it in every parser and
+    `--help` check otherwise, and shutil loads the bz2 and lzma modules (~1% of a `check`)."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        if width is None:
+            from envcheck.terminal import terminal_size
+
+            width = terminal_size().columns - 2
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> None:  # type: ignore[override]
         """One line (the usage block is one `--help` away)."""
         message = " ".join(message.split())

@@ -182,11 +182,10 @@ def summary(units: list[str]) -> None:
     """Write a command's closing summary to stderr, wrapped to the terminal's width
     (``COLUMNS``, else the terminal's, else 80 columns). ``units`` are the phrases never split across lines
     ("5 error(s),", "0 matter for the node); exit 1"); continuation lines are indented."""
-    import shutil
-
     from envcheck.formats.wrapping import wrap_units
+    from envcheck.terminal import terminal_size
 
-    width = shutil.get_terminal_size((80, 24)).columns
+    width = terminal_size((80, 24)).columns
     sys.stderr.write("\n".join(wrap_units(["envcheck:", *units], width)) + "\n")
 
 

@@ -16,8 +16,9 @@ import socket
 from collections.abc import Callable, Mapping
 
 from envcheck.errors import UsageError
+from envcheck.patterns import lazy
 
-_PATTERN = re.compile(r"%(.)|\{(\w+)\}|%$")
+_PATTERN = lazy(r"%(.)|\{(\w+)\}|%$")
 
 
 def _hostname(env: Mapping[str, str]) -> str:

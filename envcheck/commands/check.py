@@ -40,6 +40,8 @@ class RuleOptions:
 
 @dataclass(frozen=True)
 class CheckOutcome:
+    """The result of ``check``: the reports, the verdicts and what makes them fail."""
+
     reports: tuple[NodeReport, ...]
     result: CheckResult
     threshold: Severity

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ProbeOptions:
+    """How to probe this node: the interpreter, timeouts, redaction, --deep."""
+
     python: str | None = None  # another interpreter whose packages to inspect
     timeout: float = 5.0  # seconds per external command and name lookup
     redact: bool = False  # hostnames and addresses replaced by pseudonyms

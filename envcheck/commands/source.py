@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class SourceOptions:
+    """Which node to check: a spec, a saved report, a paste, or this node probed."""
+
     spec: str | None = None
     report: str | None = None
     from_: tuple[str, ...] = ()

@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.soname,self.needed,self.rpath,self.runpath,self.version_needs,self.version_defs,self.kernels,self.undefined,self.machine,)==(other.soname,other.needed,other.rpath,other.runpath,other.version_needs,other.version_defs,other.kernels,other.undefined,other.machine,)
   return NotImplemented
  return __eq__
-FUNCTIONS['f3ce4f01a7bd097e168e182d17e0c3e821cb6ed97a5720bc3ab9cac8e5140029'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.soname,self.needed,self.rpath,self.runpath,self.version_needs,self.version_defs,self.kernels,self.undefined,self.machine,)==(other.soname,other.needed,other.rpath,other.runpath,other.version_needs,other.version_defs,other.kernels,other.undefined,other.machine,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.soname,self.needed,self.rpath,self.runpath,self.version_needs,self.version_defs,self.kernels,self.undefined,self.machine,))
  return __hash__
-FUNCTIONS['b98a5dd07e73e883342e3a917497c50c20d40ecda274b7497b524f2cf98f44e3'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.soname,self.needed,self.rpath,self.runpath,self.version_needs,self.version_defs,self.kernels,self.undefined,self.machine,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(soname={self.soname!r}, needed={self.needed!r}, rpath={self.rpath!r}, runpath={self.runpath!r}, version_needs={self.version_needs!r}, version_defs={self.version_defs!r}, kernels={self.kernels!r}, undefined={self.undefined!r}, machine={self.machine!r})"
  return __repr__
-FUNCTIONS['c60b165343eca84a7e6a0faee8c0104405b6bbb542b8006b03b51254d68475eb'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(soname={self.soname!r}, needed={self.needed!r}, rpath={self.rpath!r}, runpath={self.runpath!r}, version_needs={self.version_needs!r}, version_defs={self.version_defs!r}, kernels={self.kernels!r}, undefined={self.undefined!r}, machine={self.machine!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_soname, _type_needed, _type_rpath, _type_runpath, _type_version_needs, _type_version_defs, _type_kernels, _type_undefined, _type_machine, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_soname, _dflt_needed, _dflt_rpath, _dflt_runpath, _dflt_version_needs, _dflt_version_defs, _dflt_kernels, _dflt_undefined, _dflt_machine, _return_type):
  def __init__(self,soname:_type_soname=_dflt_soname,needed:_type_needed=_dflt_needed,rpath:_type_rpath=_dflt_rpath,runpath:_type_runpath=_dflt_runpath,version_needs:_type_version_needs=_HAS_DEFAULT_FACTORY,version_defs:_type_version_defs=_dflt_version_defs,kernels:_type_kernels=_dflt_kernels,undefined:_type_undefined=_dflt_undefined,machine:_type_machine=_dflt_machine)->_return_type:
@@ -37,7 +37,7 @@ def __create_fn__(_type_soname, _type_needed, _type_rpath, _type_runpath, _type_
   __dataclass_builtins_object__.__setattr__(self,'undefined',undefined)
   __dataclass_builtins_object__.__setattr__(self,'machine',machine)
  return __init__
-FUNCTIONS['18fc07eca886771b2e6df242edbef0b738c2fcd0fd104a3656b5bf6b1541e2f6'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_soname, _type_needed, _type_rpath, _type_runpath, _type_version_needs, _type_version_defs, _type_kernels, _type_undefined, _type_machine, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_soname, _dflt_needed, _dflt_rpath, _dflt_runpath, _dflt_version_needs, _dflt_version_defs, _dflt_kernels, _dflt_undefined, _dflt_machine, _return_type):\n def __init__(self,soname:_type_soname=_dflt_soname,needed:_type_needed=_dflt_needed,rpath:_type_rpath=_dflt_rpath,runpath:_type_runpath=_dflt_runpath,version_needs:_type_version_needs=_HAS_DEFAULT_FACTORY,version_defs:_type_version_defs=_dflt_version_defs,kernels:_type_kernels=_dflt_kernels,undefined:_type_undefined=_dflt_undefined,machine:_type_machine=_dflt_machine)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'soname',soname)\n  __dataclass_builtins_object__.__setattr__(self,'needed',needed)\n  __dataclass_builtins_object__.__setattr__(self,'rpath',rpath)\n  __dataclass_builtins_object__.__setattr__(self,'runpath',runpath)\n  __dataclass_builtins_object__.__setattr__(self,'version_needs',_dflt_version_needs() if version_needs is _HAS_DEFAULT_FACTORY else version_needs)\n  __dataclass_builtins_object__.__setattr__(self,'version_defs',version_defs)\n  __dataclass_builtins_object__.__setattr__(self,'kernels',kernels)\n  __dataclass_builtins_object__.__setattr__(self,'undefined',undefined)\n  __dataclass_builtins_object__.__setattr__(self,'machine',machine)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -45,7 +45,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['faaca230f0c5b8f78507bcf00bdb2148b152d842afd97b80f8c5ae9097011565'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'soname\',\'needed\',\'rpath\',\'runpath\',\'version_needs\',\'version_defs\',\'kernels\',\'undefined\',\'machine\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -53,6 +53,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['c7367e312a22321ded1b2cddc7ca76ec13d3e0857e70277a7612442a083e8351'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'soname\',\'needed\',\'rpath\',\'runpath\',\'version_needs\',\'version_defs\',\'kernels\',\'undefined\',\'machine\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.sass,self.ptx,self.ptx_isa,self.entries,self.reads,)==(other.sass,other.ptx,other.ptx_isa,other.entries,other.reads,)
   return NotImplemented
  return __eq__
-FUNCTIONS['f1fa8d132de0a377ecd4ce496cba639d7987b1cd47d30dc665f0ad27c58e2826'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.sass,self.ptx,self.ptx_isa,self.entries,self.reads,)==(other.sass,other.ptx,other.ptx_isa,other.entries,other.reads,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.sass,self.ptx,self.ptx_isa,self.entries,self.reads,))
  return __hash__
-FUNCTIONS['e36fdbb4d3d9d36ba5f2978f4712c05c636208a23875b01f88e92214fda10ef4'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.sass,self.ptx,self.ptx_isa,self.entries,self.reads,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(sass={self.sass!r}, ptx={self.ptx!r}, ptx_isa={self.ptx_isa!r}, entries={self.entries!r}, reads={self.reads!r})"
  return __repr__
-FUNCTIONS['de8df070f759ce925a0d17fe14c5de720d9de420b17cce1fe5e5e3c0f0709036'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(sass={self.sass!r}, ptx={self.ptx!r}, ptx_isa={self.ptx_isa!r}, entries={self.entries!r}, reads={self.reads!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_sass, _type_ptx, _type_ptx_isa, _type_entries, _type_reads, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,sass:_type_sass,ptx:_type_ptx,ptx_isa:_type_ptx_isa,entries:_type_entries,reads:_type_reads)->_return_type:
@@ -33,7 +33,7 @@ def __create_fn__(_type_sass, _type_ptx, _type_ptx_isa, _type_entries, _type_rea
   __dataclass_builtins_object__.__setattr__(self,'entries',entries)
   __dataclass_builtins_object__.__setattr__(self,'reads',reads)
  return __init__
-FUNCTIONS['35d2df457879a8a94e4efdd5ab9fc33993036e4ade1307bb92bf8b66f49cab8f'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_sass, _type_ptx, _type_ptx_isa, _type_entries, _type_reads, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,sass:_type_sass,ptx:_type_ptx,ptx_isa:_type_ptx_isa,entries:_type_entries,reads:_type_reads)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'sass',sass)\n  __dataclass_builtins_object__.__setattr__(self,'ptx',ptx)\n  __dataclass_builtins_object__.__setattr__(self,'ptx_isa',ptx_isa)\n  __dataclass_builtins_object__.__setattr__(self,'entries',entries)\n  __dataclass_builtins_object__.__setattr__(self,'reads',reads)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -41,7 +41,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['327e88b04c573f3daa7cb938d026bfb2e73b23d7d3e7f590ea6a84a0e1985542'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'sass\',\'ptx\',\'ptx_isa\',\'entries\',\'reads\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -49,6 +49,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['09c2dd5b073ffbd05ef28c7778ce42aa69924ac94be03e8c559b1aff07ed7ffe'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'sass\',\'ptx\',\'ptx_isa\',\'entries\',\'reads\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.path,self.via,)==(other.path,other.via,)
   return NotImplemented
  return __eq__
-FUNCTIONS['3121f6f45d08d270eab8b6539d9d7cfd5dbbbf87039ef7d6be06c290a24888a4'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.via,)==(other.path,other.via,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,38 +19,38 @@ def __create_fn__():
    return (self.root,self.ld_library_path,self.cache,self.default_dirs,self.loaded,)==(other.root,other.ld_library_path,other.cache,other.default_dirs,other.loaded,)
   return NotImplemented
  return __eq__
-FUNCTIONS['ddc9278f5c1bb2fbb3636e395b35467b1e239dd47319b779d64c55d77f7fead3'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.root,self.ld_library_path,self.cache,self.default_dirs,self.loaded,)==(other.root,other.ld_library_path,other.cache,other.default_dirs,other.loaded,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.path,self.via,))
  return __hash__
-FUNCTIONS['bb04201cbfa8203bab5b4c5dfb3502fe15c7061b29cc6ce7155c5947ef407b26'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.path,self.via,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.root,self.ld_library_path,self.cache,self.default_dirs,self.loaded,))
  return __hash__
-FUNCTIONS['c88209a5cf6d27e219c4d86ae53918a4210c30540b84c88482b59379f567805b'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.root,self.ld_library_path,self.cache,self.default_dirs,self.loaded,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(path={self.path!r}, via={self.via!r})"
  return __repr__
-FUNCTIONS['f4fe730c8118a2b11dcb13dd0219ce813e636ef822595dcb2b05767766749b82'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, via={self.via!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(root={self.root!r}, ld_library_path={self.ld_library_path!r}, cache={self.cache!r}, default_dirs={self.default_dirs!r}, loaded={self.loaded!r})"
  return __repr__
-FUNCTIONS['661bbe9cb7857b7d207a801ce833fc6b04e4eef726ffb2befa2463724998bf38'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(root={self.root!r}, ld_library_path={self.ld_library_path!r}, cache={self.cache!r}, default_dirs={self.default_dirs!r}, loaded={self.loaded!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_path, _type_via, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,path:_type_path,via:_type_via)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'path',path)
   __dataclass_builtins_object__.__setattr__(self,'via',via)
  return __init__
-FUNCTIONS['d4382e45f2ecd0cb73bd0bdd6d0886f6b62751dbe982e652f985694bdf63e316'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_path, _type_via, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,path:_type_path,via:_type_via)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'path',path)\n  __dataclass_builtins_object__.__setattr__(self,'via',via)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_root, _type_ld_library_path, _type_cache, _type_default_dirs, _type_loaded, _type_listings, _type_answers, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_root, _dflt_ld_library_path, _dflt_cache, _dflt_default_dirs, _dflt_loaded, _dflt_listings, _dflt_answers, _return_type):
  def __init__(self,root:_type_root=_dflt_root,ld_library_path:_type_ld_library_path=_dflt_ld_library_path,cache:_type_cache=_HAS_DEFAULT_FACTORY,default_dirs:_type_default_dirs=_dflt_default_dirs,loaded:_type_loaded=_HAS_DEFAULT_FACTORY,listings:_type_listings=_HAS_DEFAULT_FACTORY,answers:_type_answers=_HAS_DEFAULT_FACTORY)->_return_type:
@@ -62,7 +62,7 @@ def __create_fn__(_type_root, _type_ld_library_path, _type_cache, _type_default_
   __dataclass_builtins_object__.__setattr__(self,'listings',_dflt_listings() if listings is _HAS_DEFAULT_FACTORY else listings)
   __dataclass_builtins_object__.__setattr__(self,'answers',_dflt_answers() if answers is _HAS_DEFAULT_FACTORY else answers)
  return __init__
-FUNCTIONS['c95de1e1d9d4f2892c6450c76bee8fcf45aa069ca1fe89e0cd46de6dd4b4b7a5'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_root, _type_ld_library_path, _type_cache, _type_default_dirs, _type_loaded, _type_listings, _type_answers, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_root, _dflt_ld_library_path, _dflt_cache, _dflt_default_dirs, _dflt_loaded, _dflt_listings, _dflt_answers, _return_type):\n def __init__(self,root:_type_root=_dflt_root,ld_library_path:_type_ld_library_path=_dflt_ld_library_path,cache:_type_cache=_HAS_DEFAULT_FACTORY,default_dirs:_type_default_dirs=_dflt_default_dirs,loaded:_type_loaded=_HAS_DEFAULT_FACTORY,listings:_type_listings=_HAS_DEFAULT_FACTORY,answers:_type_answers=_HAS_DEFAULT_FACTORY)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'root',root)\n  __dataclass_builtins_object__.__setattr__(self,'ld_library_path',ld_library_path)\n  __dataclass_builtins_object__.__setattr__(self,'cache',_dflt_cache() if cache is _HAS_DEFAULT_FACTORY else cache)\n  __dataclass_builtins_object__.__setattr__(self,'default_dirs',default_dirs)\n  __dataclass_builtins_object__.__setattr__(self,'loaded',_dflt_loaded() if loaded is _HAS_DEFAULT_FACTORY else loaded)\n  __dataclass_builtins_object__.__setattr__(self,'listings',_dflt_listings() if listings is _HAS_DEFAULT_FACTORY else listings)\n  __dataclass_builtins_object__.__setattr__(self,'answers',_dflt_answers() if answers is _HAS_DEFAULT_FACTORY else answers)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -70,7 +70,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['a3194189431ab73d517dfdedab5727870344257b10e51eca2fcced7af94ce475'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'path\',\'via\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -78,7 +78,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['4949b9d94c78b54145e70a7bd2f326dc9d33064671fe52f9bc58d5df3762d12b'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'root\',\'ld_library_path\',\'cache\',\'default_dirs\',\'loaded\',\'listings\',\'answers\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -86,7 +86,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['411aa056289faa8558baafaabbc74a8856938e189e9db9bddab7237506d3678d'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'path\',\'via\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -94,6 +94,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['6815f24d0333a7a86022f5539dbfe3b5e6797c8ceab7cd59459b721a1949379f'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'root\',\'ld_library_path\',\'cache\',\'default_dirs\',\'loaded\',\'listings\',\'answers\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

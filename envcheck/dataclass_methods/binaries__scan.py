@@ -11,13 +11,13 @@ def __create_fn__():
    return (self.path,self.facts,self.error,self.cached,self.key,)==(other.path,other.facts,other.error,other.cached,other.key,)
   return NotImplemented
  return __eq__
-FUNCTIONS['3d90593e7fcc9bf05b15f5c8368eb5737516698bfd81a79e4956c7ad77b658b4'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.facts,self.error,self.cached,self.key,)==(other.path,other.facts,other.error,other.cached,other.key,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(path={self.path!r}, facts={self.facts!r}, error={self.error!r}, cached={self.cached!r}, key={self.key!r})"
  return __repr__
-FUNCTIONS['e338342bb30040d742cfcd2d35beeeeaa0c0ba959c5cfa19a3af3c82cd12e6e0'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, facts={self.facts!r}, error={self.error!r}, cached={self.cached!r}, key={self.key!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_path, _type_facts, _type_error, _type_cached, _type_key, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,path:_type_path,facts:_type_facts,error:_type_error,cached:_type_cached,key:_type_key)->_return_type:
@@ -27,6 +27,6 @@ def __create_fn__(_type_path, _type_facts, _type_error, _type_cached, _type_key,
   self.cached=cached
   self.key=key
  return __init__
-FUNCTIONS['5dc7729b29ff4723df9025031d76661b16413b148013339d7181ae19c6d7b53f'] = __create_fn__
+FUNCTIONS['def __create_fn__(_type_path, _type_facts, _type_error, _type_cached, _type_key, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,path:_type_path,facts:_type_facts,error:_type_error,cached:_type_cached,key:_type_key)->_return_type:\n  self.path=path\n  self.facts=facts\n  self.error=error\n  self.cached=cached\n  self.key=key\n return __init__'] = __create_fn__
 
 del __create_fn__

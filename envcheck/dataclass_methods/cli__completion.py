@@ -11,13 +11,13 @@ def __create_fn__():
    return (self.path,self.help,self.options,self.subcommands,self.positional_choices,)==(other.path,other.help,other.options,other.subcommands,other.positional_choices,)
   return NotImplemented
  return __eq__
-FUNCTIONS['4a5f9bac02ccb1f940183dd06ed8f57eb36595d89365f6f3b72724a43c08d8fa'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.help,self.options,self.subcommands,self.positional_choices,)==(other.path,other.help,other.options,other.subcommands,other.positional_choices,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(path={self.path!r}, help={self.help!r}, options={self.options!r}, subcommands={self.subcommands!r}, positional_choices={self.positional_choices!r})"
  return __repr__
-FUNCTIONS['6c6295cae12ea0d358ebc1748c480944269d712d5e6462b09a0828d5de0eb23e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, help={self.help!r}, options={self.options!r}, subcommands={self.subcommands!r}, positional_choices={self.positional_choices!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_path, _type_help, _type_options, _type_subcommands, _type_positional_choices, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_help, _dflt_options, _dflt_subcommands, _dflt_positional_choices, _return_type):
  def __init__(self,path:_type_path,help:_type_help=_dflt_help,options:_type_options=_HAS_DEFAULT_FACTORY,subcommands:_type_subcommands=_HAS_DEFAULT_FACTORY,positional_choices:_type_positional_choices=_dflt_positional_choices)->_return_type:
@@ -27,6 +27,6 @@ def __create_fn__(_type_path, _type_help, _type_options, _type_subcommands, _typ
   self.subcommands=_dflt_subcommands() if subcommands is _HAS_DEFAULT_FACTORY else subcommands
   self.positional_choices=positional_choices
  return __init__
-FUNCTIONS['99621483e43316299ab42cfce89aedc78d5b09485ed0780227e155079a8b507a'] = __create_fn__
+FUNCTIONS['def __create_fn__(_type_path, _type_help, _type_options, _type_subcommands, _type_positional_choices, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_help, _dflt_options, _dflt_subcommands, _dflt_positional_choices, _return_type):\n def __init__(self,path:_type_path,help:_type_help=_dflt_help,options:_type_options=_HAS_DEFAULT_FACTORY,subcommands:_type_subcommands=_HAS_DEFAULT_FACTORY,positional_choices:_type_positional_choices=_dflt_positional_choices)->_return_type:\n  self.path=path\n  self.help=help\n  self.options=_dflt_options() if options is _HAS_DEFAULT_FACTORY else options\n  self.subcommands=_dflt_subcommands() if subcommands is _HAS_DEFAULT_FACTORY else subcommands\n  self.positional_choices=positional_choices\n return __init__'] = __create_fn__
 
 del __create_fn__

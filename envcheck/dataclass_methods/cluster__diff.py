@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.command,self.comparison,self.threshold,self.context,self.include_reports,)==(other.command,other.comparison,other.threshold,other.context,other.include_reports,)
   return NotImplemented
  return __eq__
-FUNCTIONS['27c160b14f8b2b538c4df4346f7ff04e090b81a48519ecb7e6e4b2d1d59e8914'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.command,self.comparison,self.threshold,self.context,self.include_reports,)==(other.command,other.comparison,other.threshold,other.context,other.include_reports,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,31 +19,31 @@ def __create_fn__():
    return (self.members,self.reports,self.failures,self.drift,self.node_result,self.cluster_result,self.collective,self.rules,)==(other.members,other.reports,other.failures,other.drift,other.node_result,other.cluster_result,other.collective,other.rules,)
   return NotImplemented
  return __eq__
-FUNCTIONS['ffdb1548fd8d44dbf345aeffc59f7e21a69eee532538357a2d02a322ec298a0f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.members,self.reports,self.failures,self.drift,self.node_result,self.cluster_result,self.collective,self.rules,)==(other.members,other.reports,other.failures,other.drift,other.node_result,other.cluster_result,other.collective,other.rules,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.command,self.comparison,self.threshold,self.context,self.include_reports,))
  return __hash__
-FUNCTIONS['bade3a83aeeed984fd45d061c81b3de59592ad45535cf724e463803ef4215ab1'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.command,self.comparison,self.threshold,self.context,self.include_reports,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.members,self.reports,self.failures,self.drift,self.node_result,self.cluster_result,self.collective,self.rules,))
  return __hash__
-FUNCTIONS['5ba0a35e093a81ccea12b5a1409f17a6dc57e34393ea68327e0576e69ced4791'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.members,self.reports,self.failures,self.drift,self.node_result,self.cluster_result,self.collective,self.rules,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(command={self.command!r}, comparison={self.comparison!r}, threshold={self.threshold!r}, context={self.context!r}, include_reports={self.include_reports!r})"
  return __repr__
-FUNCTIONS['35bae884c14b4af8ee4d82ba534606909273ee3ddd4555d9d0a5099dd5e57c23'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(command={self.command!r}, comparison={self.comparison!r}, threshold={self.threshold!r}, context={self.context!r}, include_reports={self.include_reports!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(members={self.members!r}, reports={self.reports!r}, failures={self.failures!r}, drift={self.drift!r}, node_result={self.node_result!r}, cluster_result={self.cluster_result!r}, collective={self.collective!r}, rules={self.rules!r})"
  return __repr__
-FUNCTIONS['64f27d231540fce015d0ebd6c878a1d54ffcfc609905b8e49522b89830187b21'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(members={self.members!r}, reports={self.reports!r}, failures={self.failures!r}, drift={self.drift!r}, node_result={self.node_result!r}, cluster_result={self.cluster_result!r}, collective={self.collective!r}, rules={self.rules!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_command, _type_comparison, _type_threshold, _type_context, _type_include_reports, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_context, _dflt_include_reports, _return_type):
  def __init__(self,command:_type_command,comparison:_type_comparison,threshold:_type_threshold,context:_type_context=_HAS_DEFAULT_FACTORY,include_reports:_type_include_reports=_dflt_include_reports)->_return_type:
@@ -53,7 +53,7 @@ def __create_fn__(_type_command, _type_comparison, _type_threshold, _type_contex
   __dataclass_builtins_object__.__setattr__(self,'context',_dflt_context() if context is _HAS_DEFAULT_FACTORY else context)
   __dataclass_builtins_object__.__setattr__(self,'include_reports',include_reports)
  return __init__
-FUNCTIONS['e2847baad69414be0ceea90dd35aa81cb520762db3a19f4751d407220db49efc'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_command, _type_comparison, _type_threshold, _type_context, _type_include_reports, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_context, _dflt_include_reports, _return_type):\n def __init__(self,command:_type_command,comparison:_type_comparison,threshold:_type_threshold,context:_type_context=_HAS_DEFAULT_FACTORY,include_reports:_type_include_reports=_dflt_include_reports)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'command',command)\n  __dataclass_builtins_object__.__setattr__(self,'comparison',comparison)\n  __dataclass_builtins_object__.__setattr__(self,'threshold',threshold)\n  __dataclass_builtins_object__.__setattr__(self,'context',_dflt_context() if context is _HAS_DEFAULT_FACTORY else context)\n  __dataclass_builtins_object__.__setattr__(self,'include_reports',include_reports)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_members, _type_reports, _type_failures, _type_drift, _type_node_result, _type_cluster_result, _type_collective, _type_rules, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_collective, _dflt_rules, _return_type):
  def __init__(self,members:_type_members,reports:_type_reports,failures:_type_failures,drift:_type_drift,node_result:_type_node_result,cluster_result:_type_cluster_result,collective:_type_collective=_dflt_collective,rules:_type_rules=_dflt_rules)->_return_type:
@@ -66,7 +66,7 @@ def __create_fn__(_type_members, _type_reports, _type_failures, _type_drift, _ty
   __dataclass_builtins_object__.__setattr__(self,'collective',collective)
   __dataclass_builtins_object__.__setattr__(self,'rules',rules)
  return __init__
-FUNCTIONS['6c66b7b496800218cf1e6ac4542e67eb7fcc201b1e5da8fcd8baa7ecfbe1d98e'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_members, _type_reports, _type_failures, _type_drift, _type_node_result, _type_cluster_result, _type_collective, _type_rules, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_collective, _dflt_rules, _return_type):\n def __init__(self,members:_type_members,reports:_type_reports,failures:_type_failures,drift:_type_drift,node_result:_type_node_result,cluster_result:_type_cluster_result,collective:_type_collective=_dflt_collective,rules:_type_rules=_dflt_rules)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'members',members)\n  __dataclass_builtins_object__.__setattr__(self,'reports',reports)\n  __dataclass_builtins_object__.__setattr__(self,'failures',failures)\n  __dataclass_builtins_object__.__setattr__(self,'drift',drift)\n  __dataclass_builtins_object__.__setattr__(self,'node_result',node_result)\n  __dataclass_builtins_object__.__setattr__(self,'cluster_result',cluster_result)\n  __dataclass_builtins_object__.__setattr__(self,'collective',collective)\n  __dataclass_builtins_object__.__setattr__(self,'rules',rules)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -74,7 +74,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['c0ee632b203c06ed5201325249dff8326a31201acf80bfff55aab2c957392055'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'command\',\'comparison\',\'threshold\',\'context\',\'include_reports\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -82,7 +82,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['e69be54b1e836cb15629732644072e937528753d8ab4aa9f5e298ee77d842585'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'members\',\'reports\',\'failures\',\'drift\',\'node_result\',\'cluster_result\',\'collective\',\'rules\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -90,7 +90,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['7da8e311256626b5a8ed37a7d68f3e56f24e84376d45eb3992c5b5476ec7e041'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'command\',\'comparison\',\'threshold\',\'context\',\'include_reports\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -98,6 +98,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['fc1309aa542521dff05dd51d875f6c83dfb0d6479773139d7d8c515a712a3152'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'members\',\'reports\',\'failures\',\'drift\',\'node_result\',\'cluster_result\',\'collective\',\'rules\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.address,self.ray_version,self.nodes,self.dead,)==(other.address,other.ray_version,other.nodes,other.dead,)
   return NotImplemented
  return __eq__
-FUNCTIONS['554b00dcf2b5721afe94b4be0b6ecc9215e26db56fd1b28da28ba2273ad3ec55'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.address,self.ray_version,self.nodes,self.dead,)==(other.address,other.ray_version,other.nodes,other.dead,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,7 +19,7 @@ def __create_fn__():
    return (self.node,self.payload,self.failure,self.kind,self.seconds,)==(other.node,other.payload,other.failure,other.kind,other.seconds,)
   return NotImplemented
  return __eq__
-FUNCTIONS['3a7db130cbdf5f4d97047df69753c821b17c8e2c61e50e154902027832c43797'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.node,self.payload,self.failure,self.kind,self.seconds,)==(other.node,other.payload,other.failure,other.kind,other.seconds,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -27,43 +27,43 @@ def __create_fn__():
    return (self.node_id,self.address,self.name,self.is_head,self.resources,)==(other.node_id,other.address,other.name,other.is_head,other.resources,)
   return NotImplemented
  return __eq__
-FUNCTIONS['c5d5514f75f4257b0d30c2122058da72c5cfcc158114432945167899cc851891'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.node_id,self.address,self.name,self.is_head,self.resources,)==(other.node_id,other.address,other.name,other.is_head,other.resources,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.address,self.ray_version,self.nodes,self.dead,))
  return __hash__
-FUNCTIONS['35f6d592a951602cff3061bf639c41a488a6f4e6647ffe8c71d2e058768f1bd9'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.address,self.ray_version,self.nodes,self.dead,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.node,self.payload,self.failure,self.kind,self.seconds,))
  return __hash__
-FUNCTIONS['b3d3b82a294b5e9e46e5183a95779e7df6390fb0e4f50b2aba547e3d13b98216'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.node,self.payload,self.failure,self.kind,self.seconds,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.node_id,self.address,self.name,self.is_head,self.resources,))
  return __hash__
-FUNCTIONS['01f3d99f82300e736abd7885fddd1a4f73367ead6a42be44d6699ddc07b19d91'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.node_id,self.address,self.name,self.is_head,self.resources,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(address={self.address!r}, ray_version={self.ray_version!r}, nodes={self.nodes!r}, dead={self.dead!r})"
  return __repr__
-FUNCTIONS['721c129cfc92876a00afc674c455a6f089fdbef268d1511dfe1a7b21f29c797e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(address={self.address!r}, ray_version={self.ray_version!r}, nodes={self.nodes!r}, dead={self.dead!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(node={self.node!r}, payload={self.payload!r}, failure={self.failure!r}, kind={self.kind!r}, seconds={self.seconds!r})"
  return __repr__
-FUNCTIONS['b2d6f30a88f28cce11618d925db467b599a03fff6d5fc94dfccb1004dde99d4f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(node={self.node!r}, payload={self.payload!r}, failure={self.failure!r}, kind={self.kind!r}, seconds={self.seconds!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(node_id={self.node_id!r}, address={self.address!r}, name={self.name!r}, is_head={self.is_head!r}, resources={self.resources!r})"
  return __repr__
-FUNCTIONS['982c027ab2306cfa4e2078a4e817703d8b55aa82b1a48f0b5199be072928d83d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(node_id={self.node_id!r}, address={self.address!r}, name={self.name!r}, is_head={self.is_head!r}, resources={self.resources!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_address, _type_ray_version, _type_nodes, _type_dead, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_dead, _return_type):
  def __init__(self,address:_type_address,ray_version:_type_ray_version,nodes:_type_nodes,dead:_type_dead=_dflt_dead)->_return_type:
@@ -72,7 +72,7 @@ def __create_fn__(_type_address, _type_ray_version, _type_nodes, _type_dead, MIS
   __dataclass_builtins_object__.__setattr__(self,'nodes',nodes)
   __dataclass_builtins_object__.__setattr__(self,'dead',dead)
  return __init__
-FUNCTIONS['cf30599afaa506867749ffa7b0ee71f0c469b9dd2fadcd26b0b5946069181646'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_address, _type_ray_version, _type_nodes, _type_dead, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_dead, _return_type):\n def __init__(self,address:_type_address,ray_version:_type_ray_version,nodes:_type_nodes,dead:_type_dead=_dflt_dead)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'address',address)\n  __dataclass_builtins_object__.__setattr__(self,'ray_version',ray_version)\n  __dataclass_builtins_object__.__setattr__(self,'nodes',nodes)\n  __dataclass_builtins_object__.__setattr__(self,'dead',dead)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_node, _type_payload, _type_failure, _type_kind, _type_seconds, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_payload, _dflt_failure, _dflt_kind, _dflt_seconds, _return_type):
  def __init__(self,node:_type_node,payload:_type_payload=_dflt_payload,failure:_type_failure=_dflt_failure,kind:_type_kind=_dflt_kind,seconds:_type_seconds=_dflt_seconds)->_return_type:
@@ -82,7 +82,7 @@ def __create_fn__(_type_node, _type_payload, _type_failure, _type_kind, _type_se
   __dataclass_builtins_object__.__setattr__(self,'kind',kind)
   __dataclass_builtins_object__.__setattr__(self,'seconds',seconds)
  return __init__
-FUNCTIONS['50525acbcfeb00e3a59e85d75f1b620f64ce8bb78fbbedb810253fec0cb48b1e'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_node, _type_payload, _type_failure, _type_kind, _type_seconds, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_payload, _dflt_failure, _dflt_kind, _dflt_seconds, _return_type):\n def __init__(self,node:_type_node,payload:_type_payload=_dflt_payload,failure:_type_failure=_dflt_failure,kind:_type_kind=_dflt_kind,seconds:_type_seconds=_dflt_seconds)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'node',node)\n  __dataclass_builtins_object__.__setattr__(self,'payload',payload)\n  __dataclass_builtins_object__.__setattr__(self,'failure',failure)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'seconds',seconds)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_node_id, _type_address, _type_name, _type_is_head, _type_resources, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_is_head, _dflt_resources, _return_type):
  def __init__(self,node_id:_type_node_id,address:_type_address,name:_type_name,is_head:_type_is_head=_dflt_is_head,resources:_type_resources=_HAS_DEFAULT_FACTORY)->_return_type:
@@ -92,7 +92,7 @@ def __create_fn__(_type_node_id, _type_address, _type_name, _type_is_head, _type
   __dataclass_builtins_object__.__setattr__(self,'is_head',is_head)
   __dataclass_builtins_object__.__setattr__(self,'resources',_dflt_resources() if resources is _HAS_DEFAULT_FACTORY else resources)
  return __init__
-FUNCTIONS['dcd7120b904cef762d9b8992160f464d05a6f902dd21bc9858fe383114c351a1'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_node_id, _type_address, _type_name, _type_is_head, _type_resources, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_is_head, _dflt_resources, _return_type):\n def __init__(self,node_id:_type_node_id,address:_type_address,name:_type_name,is_head:_type_is_head=_dflt_is_head,resources:_type_resources=_HAS_DEFAULT_FACTORY)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'node_id',node_id)\n  __dataclass_builtins_object__.__setattr__(self,'address',address)\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'is_head',is_head)\n  __dataclass_builtins_object__.__setattr__(self,'resources',_dflt_resources() if resources is _HAS_DEFAULT_FACTORY else resources)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -100,7 +100,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['9ed52fc13e557b43998e84b7899f647676fa77b8116b739c75b155e580964cef'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'address\',\'ray_version\',\'nodes\',\'dead\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -108,7 +108,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['941f106d7c511d448073f37fee987b8e142b376a4275d28feb54fd0948c5a184'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'node\',\'payload\',\'failure\',\'kind\',\'seconds\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -116,7 +116,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['023a6abe3f6b2b443d6d7ef0981d89dde96ac92b75f8c1f014ce4e9e54420e39'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'node_id\',\'address\',\'name\',\'is_head\',\'resources\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -124,7 +124,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['197b02d72b029a416f59c70077c953f28069450bb9b778131be62368a4a7e939'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'address\',\'ray_version\',\'nodes\',\'dead\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -132,7 +132,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['d7d21a5a2510324536bc851c5a790bf2a53ea98b4c6b1bf6df0bcfbb436dd9ae'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'node\',\'payload\',\'failure\',\'kind\',\'seconds\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -140,6 +140,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['cdda0013ff9625b207653ff0cac25bbd28ba02f6ca8ebb68bd531d34d28c274b'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'node_id\',\'address\',\'name\',\'is_head\',\'resources\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

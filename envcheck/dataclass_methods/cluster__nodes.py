@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.hits,self.skip,self.skip_fact,self.error,)==(other.hits,other.skip,other.skip_fact,other.error,)
   return NotImplemented
  return __eq__
-FUNCTIONS['271911324654b694e68f13599c3b3228cb87799f268c8b9b6ad3b6cfd6331959'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.hits,self.skip,self.skip_fact,self.error,)==(other.hits,other.skip,other.skip_fact,other.error,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,31 +19,31 @@ def __create_fn__():
    return (self.section,)==(other.section,)
   return NotImplemented
  return __eq__
-FUNCTIONS['b3d7039ddff9f48afd4c661ec7738baccbb5615d9b9b43bf4c918df69fec78b7'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.section,)==(other.section,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.hits,self.skip,self.skip_fact,self.error,))
  return __hash__
-FUNCTIONS['752b203e15d251f2521c07723c8a8ab44ea5a0dfd4b72b665c4fe77d005a0183'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.hits,self.skip,self.skip_fact,self.error,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.section,))
  return __hash__
-FUNCTIONS['dab4861e7a8e1cc85bb43c65f5d0a73ac30f9f7e57b1c4531fa2fae8b7428c5a'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.section,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(hits={self.hits!r}, skip={self.skip!r}, skip_fact={self.skip_fact!r}, error={self.error!r})"
  return __repr__
-FUNCTIONS['c4f4f989611800226d7d4263ec4e4e6dcde231aca05d69ed2d6fd6141883cabc'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(hits={self.hits!r}, skip={self.skip!r}, skip_fact={self.skip_fact!r}, error={self.error!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(section={self.section!r})"
  return __repr__
-FUNCTIONS['ccfd979c00274f06518fa207e6c41857626d2c07b420f2568c3d3f40f3ffb873'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(section={self.section!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_hits, _type_skip, _type_skip_fact, _type_error, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_hits, _dflt_skip, _dflt_skip_fact, _dflt_error, _return_type):
  def __init__(self,hits:_type_hits=_dflt_hits,skip:_type_skip=_dflt_skip,skip_fact:_type_skip_fact=_dflt_skip_fact,error:_type_error=_dflt_error)->_return_type:
@@ -52,13 +52,13 @@ def __create_fn__(_type_hits, _type_skip, _type_skip_fact, _type_error, MISSING,
   __dataclass_builtins_object__.__setattr__(self,'skip_fact',skip_fact)
   __dataclass_builtins_object__.__setattr__(self,'error',error)
  return __init__
-FUNCTIONS['3ebd8c4e886d6cdde81ff921c55a44d71a54c83f37738cf0efa512817606b572'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_hits, _type_skip, _type_skip_fact, _type_error, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_hits, _dflt_skip, _dflt_skip_fact, _dflt_error, _return_type):\n def __init__(self,hits:_type_hits=_dflt_hits,skip:_type_skip=_dflt_skip,skip_fact:_type_skip_fact=_dflt_skip_fact,error:_type_error=_dflt_error)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'hits',hits)\n  __dataclass_builtins_object__.__setattr__(self,'skip',skip)\n  __dataclass_builtins_object__.__setattr__(self,'skip_fact',skip_fact)\n  __dataclass_builtins_object__.__setattr__(self,'error',error)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_section, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,section:_type_section)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'section',section)
  return __init__
-FUNCTIONS['9436b8d41d56344664abb9d51a0431126cb83c47d5e69135b677770720137e15'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_section, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,section:_type_section)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'section',section)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -66,7 +66,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['ee12710744631246a954a2f8fcae5a61276df7d7186d67ebd9354134e28cefff'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'hits\',\'skip\',\'skip_fact\',\'error\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -74,7 +74,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['570cc1d7f7d665ff1e327719fcd61b7bd199d40550c736362103478b485e6592'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'section\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -82,7 +82,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['e0ed72847c2e9f5464f9f6debf32e441c41abac244053a4a429d9c65fecc3e91'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'hits\',\'skip\',\'skip_fact\',\'error\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -90,6 +90,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['c3a13ef54f189878eda2b589c4be2f51a23519c9a822de268e1259afdb375f0d'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'section\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

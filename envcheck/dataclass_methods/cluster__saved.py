@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.members,self.reports,self.failures,self.files,self.warnings,)==(other.members,other.reports,other.failures,other.files,other.warnings,)
   return NotImplemented
  return __eq__
-FUNCTIONS['f9ef8810d10ecd57657dff67ca1e3b0741da0241e266c39d71830ac4bab23348'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.members,self.reports,self.failures,self.files,self.warnings,)==(other.members,other.reports,other.failures,other.files,other.warnings,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.members,self.reports,self.failures,self.files,self.warnings,))
  return __hash__
-FUNCTIONS['22d9191a30b44496fa2300ba057479219cc03200090cb7c65eb03e5ff47eaa0d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.members,self.reports,self.failures,self.files,self.warnings,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(members={self.members!r}, reports={self.reports!r}, failures={self.failures!r}, files={self.files!r}, warnings={self.warnings!r})"
  return __repr__
-FUNCTIONS['976d215e5e278be12b3f2a956fdcdde04f896e729078c3420ab88fe2bf6b3445'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(members={self.members!r}, reports={self.reports!r}, failures={self.failures!r}, files={self.files!r}, warnings={self.warnings!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_members, _type_reports, _type_failures, _type_files, _type_warnings, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_warnings, _return_type):
  def __init__(self,members:_type_members,reports:_type_reports,failures:_type_failures,files:_type_files,warnings:_type_warnings=_dflt_warnings)->_return_type:
@@ -33,7 +33,7 @@ def __create_fn__(_type_members, _type_reports, _type_failures, _type_files, _ty
   __dataclass_builtins_object__.__setattr__(self,'files',files)
   __dataclass_builtins_object__.__setattr__(self,'warnings',warnings)
  return __init__
-FUNCTIONS['f2291caee63f4dd28e991bace11605410852e41519c9093131e606944a5619fe'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_members, _type_reports, _type_failures, _type_files, _type_warnings, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_warnings, _return_type):\n def __init__(self,members:_type_members,reports:_type_reports,failures:_type_failures,files:_type_files,warnings:_type_warnings=_dflt_warnings)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'members',members)\n  __dataclass_builtins_object__.__setattr__(self,'reports',reports)\n  __dataclass_builtins_object__.__setattr__(self,'failures',failures)\n  __dataclass_builtins_object__.__setattr__(self,'files',files)\n  __dataclass_builtins_object__.__setattr__(self,'warnings',warnings)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -41,7 +41,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['1352b4731d637c02f7ddd3484f88942caa52600fe6df62f09dc33c521fda3f2e'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'members\',\'reports\',\'failures\',\'files\',\'warnings\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -49,6 +49,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['6e7c8aba6f960b3fe81aa2bdc5ae90157a3116aa0104ca956795d9bbdeeeea32'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'members\',\'reports\',\'failures\',\'files\',\'warnings\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.reports,self.result,self.threshold,self.strict,self.rules,)==(other.reports,other.result,other.threshold,other.strict,other.rules,)
   return NotImplemented
  return __eq__
-FUNCTIONS['1f584983f75e846f00433f71188a951f2ea43eb06c2b2c46e0f0c53223bbc2f9'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.reports,self.result,self.threshold,self.strict,self.rules,)==(other.reports,other.result,other.threshold,other.strict,other.rules,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,31 +19,31 @@ def __create_fn__():
    return (self.select,self.ignore,self.severity,self.matrix,self.strict,self.expect,)==(other.select,other.ignore,other.severity,other.matrix,other.strict,other.expect,)
   return NotImplemented
  return __eq__
-FUNCTIONS['efe269f7f3ccdf3d9d6d402fb9d2f89412ed8fa5d77b39744a37768a442aeb0c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.select,self.ignore,self.severity,self.matrix,self.strict,self.expect,)==(other.select,other.ignore,other.severity,other.matrix,other.strict,other.expect,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.reports,self.result,self.threshold,self.strict,self.rules,))
  return __hash__
-FUNCTIONS['08449b63868a3966c963bda5e5876227cf42b6472f51920ff732898b46099662'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.reports,self.result,self.threshold,self.strict,self.rules,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.select,self.ignore,self.severity,self.matrix,self.strict,self.expect,))
  return __hash__
-FUNCTIONS['4231638aca665a8293cda397681daf854c03c14074c6dbf9bd26225535483bbb'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.select,self.ignore,self.severity,self.matrix,self.strict,self.expect,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(reports={self.reports!r}, result={self.result!r}, threshold={self.threshold!r}, strict={self.strict!r}, rules={self.rules!r})"
  return __repr__
-FUNCTIONS['497d7bc41fb9d562fff226942270a9b195b3789b47f2c2dbbbc1025b9be4d95e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(reports={self.reports!r}, result={self.result!r}, threshold={self.threshold!r}, strict={self.strict!r}, rules={self.rules!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(select={self.select!r}, ignore={self.ignore!r}, severity={self.severity!r}, matrix={self.matrix!r}, strict={self.strict!r}, expect={self.expect!r})"
  return __repr__
-FUNCTIONS['920af3766081c9ad6e3911b62f847b2bbb3cf7fa9de744f6a2862e6b466f7e3a'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(select={self.select!r}, ignore={self.ignore!r}, severity={self.severity!r}, matrix={self.matrix!r}, strict={self.strict!r}, expect={self.expect!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_reports, _type_result, _type_threshold, _type_strict, _type_rules, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_strict, _dflt_rules, _return_type):
  def __init__(self,reports:_type_reports,result:_type_result,threshold:_type_threshold,strict:_type_strict=_dflt_strict,rules:_type_rules=_dflt_rules)->_return_type:
@@ -53,7 +53,7 @@ def __create_fn__(_type_reports, _type_result, _type_threshold, _type_strict, _t
   __dataclass_builtins_object__.__setattr__(self,'strict',strict)
   __dataclass_builtins_object__.__setattr__(self,'rules',rules)
  return __init__
-FUNCTIONS['f11f904cbe82142c63c9de9f4c8c950b8d5cd7265ed760fbdb89d118816a15d5'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_reports, _type_result, _type_threshold, _type_strict, _type_rules, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_strict, _dflt_rules, _return_type):\n def __init__(self,reports:_type_reports,result:_type_result,threshold:_type_threshold,strict:_type_strict=_dflt_strict,rules:_type_rules=_dflt_rules)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'reports',reports)\n  __dataclass_builtins_object__.__setattr__(self,'result',result)\n  __dataclass_builtins_object__.__setattr__(self,'threshold',threshold)\n  __dataclass_builtins_object__.__setattr__(self,'strict',strict)\n  __dataclass_builtins_object__.__setattr__(self,'rules',rules)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_select, _type_ignore, _type_severity, _type_matrix, _type_strict, _type_expect, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_select, _dflt_ignore, _dflt_severity, _dflt_matrix, _dflt_strict, _dflt_expect, _return_type):
  def __init__(self,select:_type_select=_dflt_select,ignore:_type_ignore=_dflt_ignore,severity:_type_severity=_dflt_severity,matrix:_type_matrix=_dflt_matrix,strict:_type_strict=_dflt_strict,expect:_type_expect=_dflt_expect)->_return_type:
@@ -64,7 +64,7 @@ def __create_fn__(_type_select, _type_ignore, _type_severity, _type_matrix, _typ
   __dataclass_builtins_object__.__setattr__(self,'strict',strict)
   __dataclass_builtins_object__.__setattr__(self,'expect',expect)
  return __init__
-FUNCTIONS['27a5e8290dcc34c0b9ff71b8c0c64e0c11479e972a00ab0416b751af25fbb492'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_select, _type_ignore, _type_severity, _type_matrix, _type_strict, _type_expect, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_select, _dflt_ignore, _dflt_severity, _dflt_matrix, _dflt_strict, _dflt_expect, _return_type):\n def __init__(self,select:_type_select=_dflt_select,ignore:_type_ignore=_dflt_ignore,severity:_type_severity=_dflt_severity,matrix:_type_matrix=_dflt_matrix,strict:_type_strict=_dflt_strict,expect:_type_expect=_dflt_expect)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'select',select)\n  __dataclass_builtins_object__.__setattr__(self,'ignore',ignore)\n  __dataclass_builtins_object__.__setattr__(self,'severity',severity)\n  __dataclass_builtins_object__.__setattr__(self,'matrix',matrix)\n  __dataclass_builtins_object__.__setattr__(self,'strict',strict)\n  __dataclass_builtins_object__.__setattr__(self,'expect',expect)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -72,7 +72,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['c8b7f9d6ff35a0e902e55c6efc420d65524bcce6a33a3e5ae6ef6a3ecf8401c1'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'reports\',\'result\',\'threshold\',\'strict\',\'rules\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -80,7 +80,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['3a502c020b1f9428e41e8a71fb71192dd35ab7c85e292b5a54fb9285d89be938'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'select\',\'ignore\',\'severity\',\'matrix\',\'strict\',\'expect\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -88,7 +88,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['a83d8584e51f05f71ed21cc79663ca08c6897d497f2f47b0c41bf603ecc0df62'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'reports\',\'result\',\'threshold\',\'strict\',\'rules\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -96,6 +96,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['7a7da9299f485e521e361b729595f999279f51d5d937d9a9d08b89b66cf6fe06'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'select\',\'ignore\',\'severity\',\'matrix\',\'strict\',\'expect\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.address,self.timeout,self.collective,self.ifname,self.num_cpus,self.redact,self.deep,self.deep_timeout,self.rules,)==(other.address,other.timeout,other.collective,other.ifname,other.num_cpus,other.redact,other.deep,other.deep_timeout,other.rules,)
   return NotImplemented
  return __eq__
-FUNCTIONS['73b1308dab5d82e0f68679c6d9e95098511781dcc979f1281066830965e50ff8'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.address,self.timeout,self.collective,self.ifname,self.num_cpus,self.redact,self.deep,self.deep_timeout,self.rules,)==(other.address,other.timeout,other.collective,other.ifname,other.num_cpus,other.redact,other.deep,other.deep_timeout,other.rules,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.address,self.timeout,self.collective,self.ifname,self.num_cpus,self.redact,self.deep,self.deep_timeout,self.rules,))
  return __hash__
-FUNCTIONS['c861a4cfdc057c98d63857e4aee065e9955e9a6d05ba661a44f22f4e9ba2a4e4'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.address,self.timeout,self.collective,self.ifname,self.num_cpus,self.redact,self.deep,self.deep_timeout,self.rules,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(address={self.address!r}, timeout={self.timeout!r}, collective={self.collective!r}, ifname={self.ifname!r}, num_cpus={self.num_cpus!r}, redact={self.redact!r}, deep={self.deep!r}, deep_timeout={self.deep_timeout!r}, rules={self.rules!r})"
  return __repr__
-FUNCTIONS['17fae885f021c8b2f08c0dd4d7e1957ba390d44097297647e3260addb065c7bc'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(address={self.address!r}, timeout={self.timeout!r}, collective={self.collective!r}, ifname={self.ifname!r}, num_cpus={self.num_cpus!r}, redact={self.redact!r}, deep={self.deep!r}, deep_timeout={self.deep_timeout!r}, rules={self.rules!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_address, _type_timeout, _type_collective, _type_ifname, _type_num_cpus, _type_redact, _type_deep, _type_deep_timeout, _type_rules, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_address, _dflt_timeout, _dflt_collective, _dflt_ifname, _dflt_num_cpus, _dflt_redact, _dflt_deep, _dflt_deep_timeout, _dflt_rules, _return_type):
  def __init__(self,address:_type_address=_dflt_address,timeout:_type_timeout=_dflt_timeout,collective:_type_collective=_dflt_collective,ifname:_type_ifname=_dflt_ifname,num_cpus:_type_num_cpus=_dflt_num_cpus,redact:_type_redact=_dflt_redact,deep:_type_deep=_dflt_deep,deep_timeout:_type_deep_timeout=_dflt_deep_timeout,rules:_type_rules=_HAS_DEFAULT_FACTORY)->_return_type:
@@ -37,7 +37,7 @@ def __create_fn__(_type_address, _type_timeout, _type_collective, _type_ifname, 
   __dataclass_builtins_object__.__setattr__(self,'deep_timeout',deep_timeout)
   __dataclass_builtins_object__.__setattr__(self,'rules',_dflt_rules() if rules is _HAS_DEFAULT_FACTORY else rules)
  return __init__
-FUNCTIONS['d05ca16f1cbc5aa52a0fef24d6a6986abea37120655ad778381fda6a3569fe7e'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_address, _type_timeout, _type_collective, _type_ifname, _type_num_cpus, _type_redact, _type_deep, _type_deep_timeout, _type_rules, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_address, _dflt_timeout, _dflt_collective, _dflt_ifname, _dflt_num_cpus, _dflt_redact, _dflt_deep, _dflt_deep_timeout, _dflt_rules, _return_type):\n def __init__(self,address:_type_address=_dflt_address,timeout:_type_timeout=_dflt_timeout,collective:_type_collective=_dflt_collective,ifname:_type_ifname=_dflt_ifname,num_cpus:_type_num_cpus=_dflt_num_cpus,redact:_type_redact=_dflt_redact,deep:_type_deep=_dflt_deep,deep_timeout:_type_deep_timeout=_dflt_deep_timeout,rules:_type_rules=_HAS_DEFAULT_FACTORY)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'address',address)\n  __dataclass_builtins_object__.__setattr__(self,'timeout',timeout)\n  __dataclass_builtins_object__.__setattr__(self,'collective',collective)\n  __dataclass_builtins_object__.__setattr__(self,'ifname',ifname)\n  __dataclass_builtins_object__.__setattr__(self,'num_cpus',num_cpus)\n  __dataclass_builtins_object__.__setattr__(self,'redact',redact)\n  __dataclass_builtins_object__.__setattr__(self,'deep',deep)\n  __dataclass_builtins_object__.__setattr__(self,'deep_timeout',deep_timeout)\n  __dataclass_builtins_object__.__setattr__(self,'rules',_dflt_rules() if rules is _HAS_DEFAULT_FACTORY else rules)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -45,7 +45,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['7610f8d557c4d55f404d804dfa9eb00eb7bc12a907985c73da2617d2562fa739'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'address\',\'timeout\',\'collective\',\'ifname\',\'num_cpus\',\'redact\',\'deep\',\'deep_timeout\',\'rules\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -53,6 +53,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['f1f0b7960cf3f3de354eb1c2d19bae485de76ed15175b9d9bdf47bd1052ad57b'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'address\',\'timeout\',\'collective\',\'ifname\',\'num_cpus\',\'redact\',\'deep\',\'deep_timeout\',\'rules\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.outcome,self.code,)==(other.outcome,other.code,)
   return NotImplemented
  return __eq__
-FUNCTIONS['e1de597f0eba8d97b33a7fd18a95f401ad4da9d55711e7c4a2e732263a4c0384'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.outcome,self.code,)==(other.outcome,other.code,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,7 +19,7 @@ def __create_fn__():
    return (self.plan,self.report,self.code,self.message,)==(other.plan,other.report,other.code,other.message,)
   return NotImplemented
  return __eq__
-FUNCTIONS['ca62360446979d7ef4d88b60b03426adfd047ff16d4facad692607e637ff37fe'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.plan,self.report,self.code,self.message,)==(other.plan,other.report,other.code,other.message,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -27,7 +27,7 @@ def __create_fn__():
    return (self.python,self.snapshot,self.unsafe,self.force,self.matrix,)==(other.python,other.snapshot,other.unsafe,other.force,other.matrix,)
   return NotImplemented
  return __eq__
-FUNCTIONS['920fe558338b3335223942d05df085150acc607a8d12826c09f90c67946cb8b3'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.python,self.snapshot,self.unsafe,self.force,self.matrix,)==(other.python,other.snapshot,other.unsafe,other.force,other.matrix,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -35,62 +35,62 @@ def __create_fn__():
    return (self.report,self.severity,self.select,self.ignore,self.matrix,self.unsafe,self.resolve,self.index_url,self.extra_index_urls,self.find_links,self.no_index,)==(other.report,other.severity,other.select,other.ignore,other.matrix,other.unsafe,other.resolve,other.index_url,other.extra_index_urls,other.find_links,other.no_index,)
   return NotImplemented
  return __eq__
-FUNCTIONS['e5bf87fde20d46afcacc5ae867767b16185622113a0abc088c7af1e97bdf32f5'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.report,self.severity,self.select,self.ignore,self.matrix,self.unsafe,self.resolve,self.index_url,self.extra_index_urls,self.find_links,self.no_index,)==(other.report,other.severity,other.select,other.ignore,other.matrix,other.unsafe,other.resolve,other.index_url,other.extra_index_urls,other.find_links,other.no_index,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.outcome,self.code,))
  return __hash__
-FUNCTIONS['c8c09c1bfce40bd0dda20e2b51b7efb1f337fdece7f4ea1c01d426c810b51774'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.outcome,self.code,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.plan,self.report,self.code,self.message,))
  return __hash__
-FUNCTIONS['55a6c9c16042bb9f90542bd10e7cc41bcbafc321c14f06318da950d495f28d43'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.plan,self.report,self.code,self.message,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.python,self.snapshot,self.unsafe,self.force,self.matrix,))
  return __hash__
-FUNCTIONS['04364763ce9098c442ae3d8cc6d6078561be04a9788e5b89c09f44dc2221ea60'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.python,self.snapshot,self.unsafe,self.force,self.matrix,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.report,self.severity,self.select,self.ignore,self.matrix,self.unsafe,self.resolve,self.index_url,self.extra_index_urls,self.find_links,self.no_index,))
  return __hash__
-FUNCTIONS['03ce1907e8862526b5ba25f81e2fc22b2a42a279ba058cb8e83ba27e2f339cde'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.report,self.severity,self.select,self.ignore,self.matrix,self.unsafe,self.resolve,self.index_url,self.extra_index_urls,self.find_links,self.no_index,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(outcome={self.outcome!r}, code={self.code!r})"
  return __repr__
-FUNCTIONS['7b639b45b1341425a818683d226193b1681238e7db6aa53b91f7331d185cba99'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(outcome={self.outcome!r}, code={self.code!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(plan={self.plan!r}, report={self.report!r}, code={self.code!r}, message={self.message!r})"
  return __repr__
-FUNCTIONS['49a8ee97fa318eb39683bf19ea6d9ab55f59da4859bbd1fed0de5e5c2295bf44'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(plan={self.plan!r}, report={self.report!r}, code={self.code!r}, message={self.message!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(python={self.python!r}, snapshot={self.snapshot!r}, unsafe={self.unsafe!r}, force={self.force!r}, matrix={self.matrix!r})"
  return __repr__
-FUNCTIONS['fe452f4270da2caaf37a102f5519aae5d88687fbeb9c8b04de6dc9645b40167f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(python={self.python!r}, snapshot={self.snapshot!r}, unsafe={self.unsafe!r}, force={self.force!r}, matrix={self.matrix!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(report={self.report!r}, severity={self.severity!r}, select={self.select!r}, ignore={self.ignore!r}, matrix={self.matrix!r}, unsafe={self.unsafe!r}, resolve={self.resolve!r}, index_url={self.index_url!r}, extra_index_urls={self.extra_index_urls!r}, find_links={self.find_links!r}, no_index={self.no_index!r})"
  return __repr__
-FUNCTIONS['88f3b3cf19ffe3e3d7d6d55865482bf8f98e0af4ade1d72217041e01edd3153d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(report={self.report!r}, severity={self.severity!r}, select={self.select!r}, ignore={self.ignore!r}, matrix={self.matrix!r}, unsafe={self.unsafe!r}, resolve={self.resolve!r}, index_url={self.index_url!r}, extra_index_urls={self.extra_index_urls!r}, find_links={self.find_links!r}, no_index={self.no_index!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_outcome, _type_code, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,outcome:_type_outcome,code:_type_code)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'outcome',outcome)
   __dataclass_builtins_object__.__setattr__(self,'code',code)
  return __init__
-FUNCTIONS['bddc8f9e2b2674b2e5f24a02b3ac603fa53232139987dd8bef7a812d619b10fd'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_outcome, _type_code, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,outcome:_type_outcome,code:_type_code)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'outcome',outcome)\n  __dataclass_builtins_object__.__setattr__(self,'code',code)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_plan, _type_report, _type_code, _type_message, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_message, _return_type):
  def __init__(self,plan:_type_plan,report:_type_report,code:_type_code,message:_type_message=_dflt_message)->_return_type:
@@ -99,7 +99,7 @@ def __create_fn__(_type_plan, _type_report, _type_code, _type_message, MISSING, 
   __dataclass_builtins_object__.__setattr__(self,'code',code)
   __dataclass_builtins_object__.__setattr__(self,'message',message)
  return __init__
-FUNCTIONS['520745995fd9f79e3036244299ea28f305fff05e141d97d56a5b9a54c6dbbd60'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_plan, _type_report, _type_code, _type_message, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_message, _return_type):\n def __init__(self,plan:_type_plan,report:_type_report,code:_type_code,message:_type_message=_dflt_message)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'plan',plan)\n  __dataclass_builtins_object__.__setattr__(self,'report',report)\n  __dataclass_builtins_object__.__setattr__(self,'code',code)\n  __dataclass_builtins_object__.__setattr__(self,'message',message)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_python, _type_snapshot, _type_unsafe, _type_force, _type_matrix, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_python, _dflt_snapshot, _dflt_unsafe, _dflt_force, _dflt_matrix, _return_type):
  def __init__(self,python:_type_python=_dflt_python,snapshot:_type_snapshot=_dflt_snapshot,unsafe:_type_unsafe=_dflt_unsafe,force:_type_force=_dflt_force,matrix:_type_matrix=_dflt_matrix)->_return_type:
@@ -109,7 +109,7 @@ def __create_fn__(_type_python, _type_snapshot, _type_unsafe, _type_force, _type
   __dataclass_builtins_object__.__setattr__(self,'force',force)
   __dataclass_builtins_object__.__setattr__(self,'matrix',matrix)
  return __init__
-FUNCTIONS['ebbd7f20ed10a42dc11762ed5cfe544a59db532e5bdf951c511e25df0817931a'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_python, _type_snapshot, _type_unsafe, _type_force, _type_matrix, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_python, _dflt_snapshot, _dflt_unsafe, _dflt_force, _dflt_matrix, _return_type):\n def __init__(self,python:_type_python=_dflt_python,snapshot:_type_snapshot=_dflt_snapshot,unsafe:_type_unsafe=_dflt_unsafe,force:_type_force=_dflt_force,matrix:_type_matrix=_dflt_matrix)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'python',python)\n  __dataclass_builtins_object__.__setattr__(self,'snapshot',snapshot)\n  __dataclass_builtins_object__.__setattr__(self,'unsafe',unsafe)\n  __dataclass_builtins_object__.__setattr__(self,'force',force)\n  __dataclass_builtins_object__.__setattr__(self,'matrix',matrix)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_report, _type_severity, _type_select, _type_ignore, _type_matrix, _type_unsafe, _type_resolve, _type_index_url, _type_extra_index_urls, _type_find_links, _type_no_index, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_severity, _dflt_select, _dflt_ignore, _dflt_matrix, _dflt_unsafe, _dflt_resolve, _dflt_index_url, _dflt_extra_index_urls, _dflt_find_links, _dflt_no_index, _return_type):
  def __init__(self,report:_type_report,severity:_type_severity=_dflt_severity,select:_type_select=_dflt_select,ignore:_type_ignore=_dflt_ignore,matrix:_type_matrix=_dflt_matrix,unsafe:_type_unsafe=_dflt_unsafe,resolve:_type_resolve=_dflt_resolve,index_url:_type_index_url=_dflt_index_url,extra_index_urls:_type_extra_index_urls=_dflt_extra_index_urls,find_links:_type_find_links=_dflt_find_links,no_index:_type_no_index=_dflt_no_index)->_return_type:
@@ -125,7 +125,7 @@ def __create_fn__(_type_report, _type_severity, _type_select, _type_ignore, _typ
   __dataclass_builtins_object__.__setattr__(self,'find_links',find_links)
   __dataclass_builtins_object__.__setattr__(self,'no_index',no_index)
  return __init__
-FUNCTIONS['2bb372c309ebcb5889190dad0e455a46a923eab78e728f10ce7f684970ba1004'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_report, _type_severity, _type_select, _type_ignore, _type_matrix, _type_unsafe, _type_resolve, _type_index_url, _type_extra_index_urls, _type_find_links, _type_no_index, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_severity, _dflt_select, _dflt_ignore, _dflt_matrix, _dflt_unsafe, _dflt_resolve, _dflt_index_url, _dflt_extra_index_urls, _dflt_find_links, _dflt_no_index, _return_type):\n def __init__(self,report:_type_report,severity:_type_severity=_dflt_severity,select:_type_select=_dflt_select,ignore:_type_ignore=_dflt_ignore,matrix:_type_matrix=_dflt_matrix,unsafe:_type_unsafe=_dflt_unsafe,resolve:_type_resolve=_dflt_resolve,index_url:_type_index_url=_dflt_index_url,extra_index_urls:_type_extra_index_urls=_dflt_extra_index_urls,find_links:_type_find_links=_dflt_find_links,no_index:_type_no_index=_dflt_no_index)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'report',report)\n  __dataclass_builtins_object__.__setattr__(self,'severity',severity)\n  __dataclass_builtins_object__.__setattr__(self,'select',select)\n  __dataclass_builtins_object__.__setattr__(self,'ignore',ignore)\n  __dataclass_builtins_object__.__setattr__(self,'matrix',matrix)\n  __dataclass_builtins_object__.__setattr__(self,'unsafe',unsafe)\n  __dataclass_builtins_object__.__setattr__(self,'resolve',resolve)\n  __dataclass_builtins_object__.__setattr__(self,'index_url',index_url)\n  __dataclass_builtins_object__.__setattr__(self,'extra_index_urls',extra_index_urls)\n  __dataclass_builtins_object__.__setattr__(self,'find_links',find_links)\n  __dataclass_builtins_object__.__setattr__(self,'no_index',no_index)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -133,7 +133,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['a2fcaaf17edb08ed61ac436043769d3cc81d156ac30fb45e2dc0514705827611'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'outcome\',\'code\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -141,7 +141,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['66d0f0e543971bb1283df17c76b86bb3c3de6dd5efaf690e6af0e187bea4169d'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'plan\',\'report\',\'code\',\'message\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -149,7 +149,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['106a4cd8d4dc4b4d07b967934b4b08a33723c78a4a85690e46b2b3741f960b03'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'python\',\'snapshot\',\'unsafe\',\'force\',\'matrix\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -157,7 +157,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['77302efa9c303e0c05875be29fc86f5c0e4b725ba2ae3eb56983d3280ee79163'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'report\',\'severity\',\'select\',\'ignore\',\'matrix\',\'unsafe\',\'resolve\',\'index_url\',\'extra_index_urls\',\'find_links\',\'no_index\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -165,7 +165,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['5f0f72fd3d0589d63e1127be252e197d15d94e59894a5e3b29ee6a47532d061d'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'outcome\',\'code\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -173,7 +173,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['638aae33f28e7c8b234de5018a08b422367ca82f08935387cedd30c352006ad2'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'plan\',\'report\',\'code\',\'message\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -181,7 +181,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['4fee13e7085e813a7eb764ab50e7a7a32fcd5c8ca2e8d1f7031680f4d3100f37'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'python\',\'snapshot\',\'unsafe\',\'force\',\'matrix\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -189,6 +189,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['af9c60fe70de82215f92b699f264fb3f42c0f64ad679dc8339c2d7be8c1f44f2'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'report\',\'severity\',\'select\',\'ignore\',\'matrix\',\'unsafe\',\'resolve\',\'index_url\',\'extra_index_urls\',\'find_links\',\'no_index\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.old,self.new,self.added,self.removed,self.moved,)==(other.old,other.new,other.added,other.removed,other.moved,)
   return NotImplemented
  return __eq__
-FUNCTIONS['882082c3433b1429fcfb1f3454d72e18bdd54fc824b3c6cf40d8eb2af89ffd9c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.old,self.new,self.added,self.removed,self.moved,)==(other.old,other.new,other.added,other.removed,other.moved,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,31 +19,31 @@ def __create_fn__():
    return (self.path,self.pins,self.findings,self.blocking,)==(other.path,other.pins,other.findings,other.blocking,)
   return NotImplemented
  return __eq__
-FUNCTIONS['8334e88b29154c9f32f4c0bb455dce9de060e1ade57cc0b7be520f7258d7eaa9'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.pins,self.findings,self.blocking,)==(other.path,other.pins,other.findings,other.blocking,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.old,self.new,self.added,self.removed,self.moved,))
  return __hash__
-FUNCTIONS['1ddf4509209e5b2584b3a39bd4ea1a91965b59e337da8416a753b3737bc8e9e7'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.old,self.new,self.added,self.removed,self.moved,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.path,self.pins,self.findings,self.blocking,))
  return __hash__
-FUNCTIONS['bf3886afcc05dec784ad74c63348498c0188f445cf989f26537f26437ec6f4da'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.path,self.pins,self.findings,self.blocking,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(old={self.old!r}, new={self.new!r}, added={self.added!r}, removed={self.removed!r}, moved={self.moved!r})"
  return __repr__
-FUNCTIONS['9abf37b86d9312a18f9eb57061778fab3ba7ab214567f9d3601ad529eec6bbc9'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(old={self.old!r}, new={self.new!r}, added={self.added!r}, removed={self.removed!r}, moved={self.moved!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(path={self.path!r}, pins={self.pins!r}, findings={self.findings!r}, blocking={self.blocking!r})"
  return __repr__
-FUNCTIONS['8c47a01c0806e9091a890b942aa127cc67f64601e79c4cdc06143e8d3b187ecd'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, pins={self.pins!r}, findings={self.findings!r}, blocking={self.blocking!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_old, _type_new, _type_added, _type_removed, _type_moved, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_added, _dflt_removed, _dflt_moved, _return_type):
  def __init__(self,old:_type_old,new:_type_new,added:_type_added=_HAS_DEFAULT_FACTORY,removed:_type_removed=_HAS_DEFAULT_FACTORY,moved:_type_moved=_HAS_DEFAULT_FACTORY)->_return_type:
@@ -53,7 +53,7 @@ def __create_fn__(_type_old, _type_new, _type_added, _type_removed, _type_moved,
   __dataclass_builtins_object__.__setattr__(self,'removed',_dflt_removed() if removed is _HAS_DEFAULT_FACTORY else removed)
   __dataclass_builtins_object__.__setattr__(self,'moved',_dflt_moved() if moved is _HAS_DEFAULT_FACTORY else moved)
  return __init__
-FUNCTIONS['765cb385801ef57ae4515c8391b9f01b2b534507d53bc1940e4d2ca553c0280a'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_old, _type_new, _type_added, _type_removed, _type_moved, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_added, _dflt_removed, _dflt_moved, _return_type):\n def __init__(self,old:_type_old,new:_type_new,added:_type_added=_HAS_DEFAULT_FACTORY,removed:_type_removed=_HAS_DEFAULT_FACTORY,moved:_type_moved=_HAS_DEFAULT_FACTORY)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'old',old)\n  __dataclass_builtins_object__.__setattr__(self,'new',new)\n  __dataclass_builtins_object__.__setattr__(self,'added',_dflt_added() if added is _HAS_DEFAULT_FACTORY else added)\n  __dataclass_builtins_object__.__setattr__(self,'removed',_dflt_removed() if removed is _HAS_DEFAULT_FACTORY else removed)\n  __dataclass_builtins_object__.__setattr__(self,'moved',_dflt_moved() if moved is _HAS_DEFAULT_FACTORY else moved)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_path, _type_pins, _type_findings, _type_blocking, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,path:_type_path,pins:_type_pins,findings:_type_findings,blocking:_type_blocking)->_return_type:
@@ -62,7 +62,7 @@ def __create_fn__(_type_path, _type_pins, _type_findings, _type_blocking, MISSIN
   __dataclass_builtins_object__.__setattr__(self,'findings',findings)
   __dataclass_builtins_object__.__setattr__(self,'blocking',blocking)
  return __init__
-FUNCTIONS['207bfb15bc90fe51750092f715005b5e5d5e92d1bad0726d81a7afeda83cb511'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_path, _type_pins, _type_findings, _type_blocking, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,path:_type_path,pins:_type_pins,findings:_type_findings,blocking:_type_blocking)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'path',path)\n  __dataclass_builtins_object__.__setattr__(self,'pins',pins)\n  __dataclass_builtins_object__.__setattr__(self,'findings',findings)\n  __dataclass_builtins_object__.__setattr__(self,'blocking',blocking)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -70,7 +70,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['144136e6ec1f2d32be28d27135f5b4ce8e0cdeaae3b8715101d2e04943c67225'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'old\',\'new\',\'added\',\'removed\',\'moved\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -78,7 +78,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['1e01044914a0dfee1feea073837b1f47d00160fb15b1057000553e788b2ce383'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'path\',\'pins\',\'findings\',\'blocking\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -86,7 +86,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['258b17290f4492ee883f6df00a7359a6d12965435bfe84cf3455d51fd95cddce'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'old\',\'new\',\'added\',\'removed\',\'moved\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -94,6 +94,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['694476f3f2bd61c58e87244ec71a40fdf435da484752ae66e3036f2506dbc336'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'path\',\'pins\',\'findings\',\'blocking\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

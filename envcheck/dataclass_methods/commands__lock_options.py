@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.code,self.status,self.stack,self.message,self.text,self.detail,self.findings,self.pins,self.blocking,self.notes,)==(other.code,other.status,other.stack,other.message,other.text,other.detail,other.findings,other.pins,other.blocking,other.notes,)
   return NotImplemented
  return __eq__
-FUNCTIONS['e9dd45478dc39f08f2278ef0c0d3b24831de4cce0fc07e7e18cad46fbb766394'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.code,self.status,self.stack,self.message,self.text,self.detail,self.findings,self.pins,self.blocking,self.notes,)==(other.code,other.status,other.stack,other.message,other.text,other.detail,other.findings,other.pins,other.blocking,other.notes,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,31 +19,31 @@ def __create_fn__():
    return (self.requirements,self.requirement_files,self.profile,self.allow_unverified,self.spec,self.python,self.gpus,self.driver,self.arch,self.glibc,self.index_url,self.extra_index_urls,self.find_links,self.no_index,self.allow_local,self.format,self.force,self.severity,self.dry_run,self.matrix,self.exclude_newer,self.upgrade_packages,self.from_lock,)==(other.requirements,other.requirement_files,other.profile,other.allow_unverified,other.spec,other.python,other.gpus,other.driver,other.arch,other.glibc,other.index_url,other.extra_index_urls,other.find_links,other.no_index,other.allow_local,other.format,other.force,other.severity,other.dry_run,other.matrix,other.exclude_newer,other.upgrade_packages,other.from_lock,)
   return NotImplemented
  return __eq__
-FUNCTIONS['f4e9af53a227ca9bfb1e0a459d1ca2fa47ea2ecdeec3fcd4d23cdf4d497d1f45'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.requirements,self.requirement_files,self.profile,self.allow_unverified,self.spec,self.python,self.gpus,self.driver,self.arch,self.glibc,self.index_url,self.extra_index_urls,self.find_links,self.no_index,self.allow_local,self.format,self.force,self.severity,self.dry_run,self.matrix,self.exclude_newer,self.upgrade_packages,self.from_lock,)==(other.requirements,other.requirement_files,other.profile,other.allow_unverified,other.spec,other.python,other.gpus,other.driver,other.arch,other.glibc,other.index_url,other.extra_index_urls,other.find_links,other.no_index,other.allow_local,other.format,other.force,other.severity,other.dry_run,other.matrix,other.exclude_newer,other.upgrade_packages,other.from_lock,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.code,self.status,self.stack,self.message,self.text,self.detail,self.findings,self.pins,self.blocking,self.notes,))
  return __hash__
-FUNCTIONS['8853595135646659b0fd85f79f04bbe1990a7a5065201352031474194747d533'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.code,self.status,self.stack,self.message,self.text,self.detail,self.findings,self.pins,self.blocking,self.notes,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.requirements,self.requirement_files,self.profile,self.allow_unverified,self.spec,self.python,self.gpus,self.driver,self.arch,self.glibc,self.index_url,self.extra_index_urls,self.find_links,self.no_index,self.allow_local,self.format,self.force,self.severity,self.dry_run,self.matrix,self.exclude_newer,self.upgrade_packages,self.from_lock,))
  return __hash__
-FUNCTIONS['361a462a37c5fe434b7fc96e6286d9c2578c34ecacced7b5ee69de6a0276095d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.requirements,self.requirement_files,self.profile,self.allow_unverified,self.spec,self.python,self.gpus,self.driver,self.arch,self.glibc,self.index_url,self.extra_index_urls,self.find_links,self.no_index,self.allow_local,self.format,self.force,self.severity,self.dry_run,self.matrix,self.exclude_newer,self.upgrade_packages,self.from_lock,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(code={self.code!r}, status={self.status!r}, stack={self.stack!r}, message={self.message!r}, text={self.text!r}, detail={self.detail!r}, findings={self.findings!r}, pins={self.pins!r}, blocking={self.blocking!r}, notes={self.notes!r})"
  return __repr__
-FUNCTIONS['5684e369d050c42a6fee2e5a6f47fffc5e68fe658a048e97f852d8e50cb7bfed'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(code={self.code!r}, status={self.status!r}, stack={self.stack!r}, message={self.message!r}, text={self.text!r}, detail={self.detail!r}, findings={self.findings!r}, pins={self.pins!r}, blocking={self.blocking!r}, notes={self.notes!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(requirements={self.requirements!r}, requirement_files={self.requirement_files!r}, profile={self.profile!r}, allow_unverified={self.allow_unverified!r}, spec={self.spec!r}, python={self.python!r}, gpus={self.gpus!r}, driver={self.driver!r}, arch={self.arch!r}, glibc={self.glibc!r}, index_url={self.index_url!r}, extra_index_urls={self.extra_index_urls!r}, find_links={self.find_links!r}, no_index={self.no_index!r}, allow_local={self.allow_local!r}, format={self.format!r}, force={self.force!r}, severity={self.severity!r}, dry_run={self.dry_run!r}, matrix={self.matrix!r}, exclude_newer={self.exclude_newer!r}, upgrade_packages={self.upgrade_packages!r}, from_lock={self.from_lock!r})"
  return __repr__
-FUNCTIONS['01002a809d3c00bcadce2af96cd371d0d3f045723e5e6842f4ebdb212a75193f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(requirements={self.requirements!r}, requirement_files={self.requirement_files!r}, profile={self.profile!r}, allow_unverified={self.allow_unverified!r}, spec={self.spec!r}, python={self.python!r}, gpus={self.gpus!r}, driver={self.driver!r}, arch={self.arch!r}, glibc={self.glibc!r}, index_url={self.index_url!r}, extra_index_urls={self.extra_index_urls!r}, find_links={self.find_links!r}, no_index={self.no_index!r}, allow_local={self.allow_local!r}, format={self.format!r}, force={self.force!r}, severity={self.severity!r}, dry_run={self.dry_run!r}, matrix={self.matrix!r}, exclude_newer={self.exclude_newer!r}, upgrade_packages={self.upgrade_packages!r}, from_lock={self.from_lock!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_code, _type_status, _type_stack, _type_message, _type_text, _type_detail, _type_findings, _type_pins, _type_blocking, _type_notes, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_text, _dflt_detail, _dflt_findings, _dflt_pins, _dflt_blocking, _dflt_notes, _return_type):
  def __init__(self,code:_type_code,status:_type_status,stack:_type_stack,message:_type_message,text:_type_text=_dflt_text,detail:_type_detail=_dflt_detail,findings:_type_findings=_dflt_findings,pins:_type_pins=_HAS_DEFAULT_FACTORY,blocking:_type_blocking=_dflt_blocking,notes:_type_notes=_dflt_notes)->_return_type:
@@ -58,7 +58,7 @@ def __create_fn__(_type_code, _type_status, _type_stack, _type_message, _type_te
   __dataclass_builtins_object__.__setattr__(self,'blocking',blocking)
   __dataclass_builtins_object__.__setattr__(self,'notes',notes)
  return __init__
-FUNCTIONS['ed6238bf9d7ede01870e618773bb853e691a269c2c28dd1f13e5fc3966117f72'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_code, _type_status, _type_stack, _type_message, _type_text, _type_detail, _type_findings, _type_pins, _type_blocking, _type_notes, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_text, _dflt_detail, _dflt_findings, _dflt_pins, _dflt_blocking, _dflt_notes, _return_type):\n def __init__(self,code:_type_code,status:_type_status,stack:_type_stack,message:_type_message,text:_type_text=_dflt_text,detail:_type_detail=_dflt_detail,findings:_type_findings=_dflt_findings,pins:_type_pins=_HAS_DEFAULT_FACTORY,blocking:_type_blocking=_dflt_blocking,notes:_type_notes=_dflt_notes)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'code',code)\n  __dataclass_builtins_object__.__setattr__(self,'status',status)\n  __dataclass_builtins_object__.__setattr__(self,'stack',stack)\n  __dataclass_builtins_object__.__setattr__(self,'message',message)\n  __dataclass_builtins_object__.__setattr__(self,'text',text)\n  __dataclass_builtins_object__.__setattr__(self,'detail',detail)\n  __dataclass_builtins_object__.__setattr__(self,'findings',findings)\n  __dataclass_builtins_object__.__setattr__(self,'pins',_dflt_pins() if pins is _HAS_DEFAULT_FACTORY else pins)\n  __dataclass_builtins_object__.__setattr__(self,'blocking',blocking)\n  __dataclass_builtins_object__.__setattr__(self,'notes',notes)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_requirements, _type_requirement_files, _type_profile, _type_allow_unverified, _type_spec, _type_python, _type_gpus, _type_driver, _type_arch, _type_glibc, _type_index_url, _type_extra_index_urls, _type_find_links, _type_no_index, _type_allow_local, _type_format, _type_force, _type_severity, _type_dry_run, _type_matrix, _type_exclude_newer, _type_upgrade_packages, _type_from_lock, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_requirements, _dflt_requirement_files, _dflt_profile, _dflt_allow_unverified, _dflt_spec, _dflt_python, _dflt_gpus, _dflt_driver, _dflt_arch, _dflt_glibc, _dflt_index_url, _dflt_extra_index_urls, _dflt_find_links, _dflt_no_index, _dflt_allow_local, _dflt_format, _dflt_force, _dflt_severity, _dflt_dry_run, _dflt_matrix, _dflt_exclude_newer, _dflt_upgrade_packages, _dflt_from_lock, _return_type):
  def __init__(self,requirements:_type_requirements=_dflt_requirements,requirement_files:_type_requirement_files=_dflt_requirement_files,profile:_type_profile=_dflt_profile,allow_unverified:_type_allow_unverified=_dflt_allow_unverified,spec:_type_spec=_dflt_spec,python:_type_python=_dflt_python,gpus:_type_gpus=_dflt_gpus,driver:_type_driver=_dflt_driver,arch:_type_arch=_dflt_arch,glibc:_type_glibc=_dflt_glibc,index_url:_type_index_url=_dflt_index_url,extra_index_urls:_type_extra_index_urls=_dflt_extra_index_urls,find_links:_type_find_links=_dflt_find_links,no_index:_type_no_index=_dflt_no_index,allow_local:_type_allow_local=_dflt_allow_local,format:_type_format=_dflt_format,force:_type_force=_dflt_force,severity:_type_severity=_dflt_severity,dry_run:_type_dry_run=_dflt_dry_run,matrix:_type_matrix=_dflt_matrix,exclude_newer:_type_exclude_newer=_dflt_exclude_newer,upgrade_packages:_type_upgrade_packages=_dflt_upgrade_packages,from_lock:_type_from_lock=_dflt_from_lock)->_return_type:
@@ -86,7 +86,7 @@ def __create_fn__(_type_requirements, _type_requirement_files, _type_profile, _t
   __dataclass_builtins_object__.__setattr__(self,'upgrade_packages',upgrade_packages)
   __dataclass_builtins_object__.__setattr__(self,'from_lock',from_lock)
  return __init__
-FUNCTIONS['e0a482a137a3dd8067fe1b5409c7a007f4c227c26a5f3bb550bf8ce7968f277c'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_requirements, _type_requirement_files, _type_profile, _type_allow_unverified, _type_spec, _type_python, _type_gpus, _type_driver, _type_arch, _type_glibc, _type_index_url, _type_extra_index_urls, _type_find_links, _type_no_index, _type_allow_local, _type_format, _type_force, _type_severity, _type_dry_run, _type_matrix, _type_exclude_newer, _type_upgrade_packages, _type_from_lock, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_requirements, _dflt_requirement_files, _dflt_profile, _dflt_allow_unverified, _dflt_spec, _dflt_python, _dflt_gpus, _dflt_driver, _dflt_arch, _dflt_glibc, _dflt_index_url, _dflt_extra_index_urls, _dflt_find_links, _dflt_no_index, _dflt_allow_local, _dflt_format, _dflt_force, _dflt_severity, _dflt_dry_run, _dflt_matrix, _dflt_exclude_newer, _dflt_upgrade_packages, _dflt_from_lock, _return_type):\n def __init__(self,requirements:_type_requirements=_dflt_requirements,requirement_files:_type_requirement_files=_dflt_requirement_files,profile:_type_profile=_dflt_profile,allow_unverified:_type_allow_unverified=_dflt_allow_unverified,spec:_type_spec=_dflt_spec,python:_type_python=_dflt_python,gpus:_type_gpus=_dflt_gpus,driver:_type_driver=_dflt_driver,arch:_type_arch=_dflt_arch,glibc:_type_glibc=_dflt_glibc,index_url:_type_index_url=_dflt_index_url,extra_index_urls:_type_extra_index_urls=_dflt_extra_index_urls,find_links:_type_find_links=_dflt_find_links,no_index:_type_no_index=_dflt_no_index,allow_local:_type_allow_local=_dflt_allow_local,format:_type_format=_dflt_format,force:_type_force=_dflt_force,severity:_type_severity=_dflt_severity,dry_run:_type_dry_run=_dflt_dry_run,matrix:_type_matrix=_dflt_matrix,exclude_newer:_type_exclude_newer=_dflt_exclude_newer,upgrade_packages:_type_upgrade_packages=_dflt_upgrade_packages,from_lock:_type_from_lock=_dflt_from_lock)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'requirements',requirements)\n  __dataclass_builtins_object__.__setattr__(self,'requirement_files',requirement_files)\n  __dataclass_builtins_object__.__setattr__(self,'profile',profile)\n  __dataclass_builtins_object__.__setattr__(self,'allow_unverified',allow_unverified)\n  __dataclass_builtins_object__.__setattr__(self,'spec',spec)\n  __dataclass_builtins_object__.__setattr__(self,'python',python)\n  __dataclass_builtins_object__.__setattr__(self,'gpus',gpus)\n  __dataclass_builtins_object__.__setattr__(self,'driver',driver)\n  __dataclass_builtins_object__.__setattr__(self,'arch',arch)\n  __dataclass_builtins_object__.__setattr__(self,'glibc',glibc)\n  __dataclass_builtins_object__.__setattr__(self,'index_url',index_url)\n  __dataclass_builtins_object__.__setattr__(self,'extra_index_urls',extra_index_urls)\n  __dataclass_builtins_object__.__setattr__(self,'find_links',find_links)\n  __dataclass_builtins_object__.__setattr__(self,'no_index',no_index)\n  __dataclass_builtins_object__.__setattr__(self,'allow_local',allow_local)\n  __dataclass_builtins_object__.__setattr__(self,'format',format)\n  __dataclass_builtins_object__.__setattr__(self,'force',force)\n  __dataclass_builtins_object__.__setattr__(self,'severity',severity)\n  __dataclass_builtins_object__.__setattr__(self,'dry_run',dry_run)\n  __dataclass_builtins_object__.__setattr__(self,'matrix',matrix)\n  __dataclass_builtins_object__.__setattr__(self,'exclude_newer',exclude_newer)\n  __dataclass_builtins_object__.__setattr__(self,'upgrade_packages',upgrade_packages)\n  __dataclass_builtins_object__.__setattr__(self,'from_lock',from_lock)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -94,7 +94,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['7e44c1bbb20f9311403b893a669e293b7aa3f518a19b0a4fad08e139303c847b'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'code\',\'status\',\'stack\',\'message\',\'text\',\'detail\',\'findings\',\'pins\',\'blocking\',\'notes\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -102,7 +102,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['545e9eabd52e76869db784595feeada1a7e24e84fc556123fec59ce2a352ea1e'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'requirements\',\'requirement_files\',\'profile\',\'allow_unverified\',\'spec\',\'python\',\'gpus\',\'driver\',\'arch\',\'glibc\',\'index_url\',\'extra_index_urls\',\'find_links\',\'no_index\',\'allow_local\',\'format\',\'force\',\'severity\',\'dry_run\',\'matrix\',\'exclude_newer\',\'upgrade_packages\',\'from_lock\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -110,7 +110,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['174e07105e4ca7822b7ad1609ae754b10360166670b94b6ad4e4a4fff3d38caf'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'code\',\'status\',\'stack\',\'message\',\'text\',\'detail\',\'findings\',\'pins\',\'blocking\',\'notes\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -118,6 +118,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['b3b7149f2e012a013c7c71c6dd2c560959046032203bab1a832e361e8bfcefef'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'requirements\',\'requirement_files\',\'profile\',\'allow_unverified\',\'spec\',\'python\',\'gpus\',\'driver\',\'arch\',\'glibc\',\'index_url\',\'extra_index_urls\',\'find_links\',\'no_index\',\'allow_local\',\'format\',\'force\',\'severity\',\'dry_run\',\'matrix\',\'exclude_newer\',\'upgrade_packages\',\'from_lock\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.findings,self.steps,self.installed,)==(other.findings,other.steps,other.installed,)
   return NotImplemented
  return __eq__
-FUNCTIONS['febef47ed5d382b9db74f23c03b94c18ef0ec33f77ce0250a1f619e1c5fd8642'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.findings,self.steps,self.installed,)==(other.findings,other.steps,other.installed,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,7 +19,7 @@ def __create_fn__():
    return (self.name,self.seconds,self.ok,self.detail,)==(other.name,other.seconds,other.ok,other.detail,)
   return NotImplemented
  return __eq__
-FUNCTIONS['d75cd8077984911e8520df47ee67dfe7fb9a62e18c72609ef59d5c772aac4e23'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.seconds,self.ok,self.detail,)==(other.name,other.seconds,other.ok,other.detail,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -27,43 +27,43 @@ def __create_fn__():
    return (self.python,self.arch,self.index_url,self.extra_index_urls,self.find_links,self.no_index,self.modules,self.import_timeout,self.install_timeout,self.env,)==(other.python,other.arch,other.index_url,other.extra_index_urls,other.find_links,other.no_index,other.modules,other.import_timeout,other.install_timeout,other.env,)
   return NotImplemented
  return __eq__
-FUNCTIONS['d8c59cfe0961137e3af93a34fcde8d88c14b46b25805bb8a31f3202f88de1e29'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.python,self.arch,self.index_url,self.extra_index_urls,self.find_links,self.no_index,self.modules,self.import_timeout,self.install_timeout,self.env,)==(other.python,other.arch,other.index_url,other.extra_index_urls,other.find_links,other.no_index,other.modules,other.import_timeout,other.install_timeout,other.env,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.findings,self.steps,self.installed,))
  return __hash__
-FUNCTIONS['f01eba767c0da984befcfa5e5bbeb2456f6dc31ad533ca592306ffa523e09ede'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.findings,self.steps,self.installed,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.name,self.seconds,self.ok,self.detail,))
  return __hash__
-FUNCTIONS['bdabdd7373e28dd49721298213ffdcbc5c91f0fdf3cfe2cf59083df5406d391e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.seconds,self.ok,self.detail,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.python,self.arch,self.index_url,self.extra_index_urls,self.find_links,self.no_index,self.modules,self.import_timeout,self.install_timeout,self.env,))
  return __hash__
-FUNCTIONS['ca7f7537cff5ee786a3e2290e1b28916240b68239b86a724af87ef7159162f0d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.python,self.arch,self.index_url,self.extra_index_urls,self.find_links,self.no_index,self.modules,self.import_timeout,self.install_timeout,self.env,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(findings={self.findings!r}, steps={self.steps!r}, installed={self.installed!r})"
  return __repr__
-FUNCTIONS['653440e4a77fac30a593e76dd2b76f7b22ac53438218fc9692e068ee660a55f4'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(findings={self.findings!r}, steps={self.steps!r}, installed={self.installed!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(name={self.name!r}, seconds={self.seconds!r}, ok={self.ok!r}, detail={self.detail!r})"
  return __repr__
-FUNCTIONS['72e38169c630b1710f0c2488b1830fbee77931153ca41b362d1eee3df3b44113'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, seconds={self.seconds!r}, ok={self.ok!r}, detail={self.detail!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(python={self.python!r}, arch={self.arch!r}, index_url={self.index_url!r}, extra_index_urls={self.extra_index_urls!r}, find_links={self.find_links!r}, no_index={self.no_index!r}, modules={self.modules!r}, import_timeout={self.import_timeout!r}, install_timeout={self.install_timeout!r}, env={self.env!r})"
  return __repr__
-FUNCTIONS['df8cb2b9acd88e482c44f137fe2f6ae6416719c72dab4303fbcc5f5db3822a9b'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(python={self.python!r}, arch={self.arch!r}, index_url={self.index_url!r}, extra_index_urls={self.extra_index_urls!r}, find_links={self.find_links!r}, no_index={self.no_index!r}, modules={self.modules!r}, import_timeout={self.import_timeout!r}, install_timeout={self.install_timeout!r}, env={self.env!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_findings, _type_steps, _type_installed, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_installed, _return_type):
  def __init__(self,findings:_type_findings,steps:_type_steps,installed:_type_installed=_HAS_DEFAULT_FACTORY)->_return_type:
@@ -71,7 +71,7 @@ def __create_fn__(_type_findings, _type_steps, _type_installed, MISSING, _HAS_DE
   __dataclass_builtins_object__.__setattr__(self,'steps',steps)
   __dataclass_builtins_object__.__setattr__(self,'installed',_dflt_installed() if installed is _HAS_DEFAULT_FACTORY else installed)
  return __init__
-FUNCTIONS['4f599903075a0c69ab564f2ce8a96ae710209fa2457281907786662e63a6126d'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_findings, _type_steps, _type_installed, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_installed, _return_type):\n def __init__(self,findings:_type_findings,steps:_type_steps,installed:_type_installed=_HAS_DEFAULT_FACTORY)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'findings',findings)\n  __dataclass_builtins_object__.__setattr__(self,'steps',steps)\n  __dataclass_builtins_object__.__setattr__(self,'installed',_dflt_installed() if installed is _HAS_DEFAULT_FACTORY else installed)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_name, _type_seconds, _type_ok, _type_detail, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_detail, _return_type):
  def __init__(self,name:_type_name,seconds:_type_seconds,ok:_type_ok,detail:_type_detail=_dflt_detail)->_return_type:
@@ -80,7 +80,7 @@ def __create_fn__(_type_name, _type_seconds, _type_ok, _type_detail, MISSING, _H
   __dataclass_builtins_object__.__setattr__(self,'ok',ok)
   __dataclass_builtins_object__.__setattr__(self,'detail',detail)
  return __init__
-FUNCTIONS['ae8694970c44666b0f26938525d290b81709f63ad61bb2316848b7c9f66907cf'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_name, _type_seconds, _type_ok, _type_detail, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_detail, _return_type):\n def __init__(self,name:_type_name,seconds:_type_seconds,ok:_type_ok,detail:_type_detail=_dflt_detail)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'seconds',seconds)\n  __dataclass_builtins_object__.__setattr__(self,'ok',ok)\n  __dataclass_builtins_object__.__setattr__(self,'detail',detail)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_python, _type_arch, _type_index_url, _type_extra_index_urls, _type_find_links, _type_no_index, _type_modules, _type_import_timeout, _type_install_timeout, _type_env, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_python, _dflt_arch, _dflt_index_url, _dflt_extra_index_urls, _dflt_find_links, _dflt_no_index, _dflt_modules, _dflt_import_timeout, _dflt_install_timeout, _dflt_env, _return_type):
  def __init__(self,python:_type_python=_dflt_python,arch:_type_arch=_dflt_arch,index_url:_type_index_url=_dflt_index_url,extra_index_urls:_type_extra_index_urls=_dflt_extra_index_urls,find_links:_type_find_links=_dflt_find_links,no_index:_type_no_index=_dflt_no_index,modules:_type_modules=_dflt_modules,import_timeout:_type_import_timeout=_dflt_import_timeout,install_timeout:_type_install_timeout=_dflt_install_timeout,env:_type_env=_dflt_env)->_return_type:
@@ -95,7 +95,7 @@ def __create_fn__(_type_python, _type_arch, _type_index_url, _type_extra_index_u
   __dataclass_builtins_object__.__setattr__(self,'install_timeout',install_timeout)
   __dataclass_builtins_object__.__setattr__(self,'env',env)
  return __init__
-FUNCTIONS['e5f97aa7b795174cd683c97dbe0dee3a4588af791ad83205d95316f952b7a90d'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_python, _type_arch, _type_index_url, _type_extra_index_urls, _type_find_links, _type_no_index, _type_modules, _type_import_timeout, _type_install_timeout, _type_env, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_python, _dflt_arch, _dflt_index_url, _dflt_extra_index_urls, _dflt_find_links, _dflt_no_index, _dflt_modules, _dflt_import_timeout, _dflt_install_timeout, _dflt_env, _return_type):\n def __init__(self,python:_type_python=_dflt_python,arch:_type_arch=_dflt_arch,index_url:_type_index_url=_dflt_index_url,extra_index_urls:_type_extra_index_urls=_dflt_extra_index_urls,find_links:_type_find_links=_dflt_find_links,no_index:_type_no_index=_dflt_no_index,modules:_type_modules=_dflt_modules,import_timeout:_type_import_timeout=_dflt_import_timeout,install_timeout:_type_install_timeout=_dflt_install_timeout,env:_type_env=_dflt_env)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'python',python)\n  __dataclass_builtins_object__.__setattr__(self,'arch',arch)\n  __dataclass_builtins_object__.__setattr__(self,'index_url',index_url)\n  __dataclass_builtins_object__.__setattr__(self,'extra_index_urls',extra_index_urls)\n  __dataclass_builtins_object__.__setattr__(self,'find_links',find_links)\n  __dataclass_builtins_object__.__setattr__(self,'no_index',no_index)\n  __dataclass_builtins_object__.__setattr__(self,'modules',modules)\n  __dataclass_builtins_object__.__setattr__(self,'import_timeout',import_timeout)\n  __dataclass_builtins_object__.__setattr__(self,'install_timeout',install_timeout)\n  __dataclass_builtins_object__.__setattr__(self,'env',env)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -103,7 +103,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['41e590e283ca0b9dce798f8d2286d7671664d61034fe879cc4d5f613d08b0ea3'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'findings\',\'steps\',\'installed\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -111,7 +111,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['bb0dee7a3fff1dab4f24c345390774fe3a388a8c0cd714c1ce7d2aa55a0f11af'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'seconds\',\'ok\',\'detail\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -119,7 +119,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['a32f305e26c316a78f634e35494170ac4766ebe484047db28221af99683d59e6'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'python\',\'arch\',\'index_url\',\'extra_index_urls\',\'find_links\',\'no_index\',\'modules\',\'import_timeout\',\'install_timeout\',\'env\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -127,7 +127,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['d54dfe669236bac2795258478016d6409638f0957c1f193c879794342d9b105e'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'findings\',\'steps\',\'installed\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -135,7 +135,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['2f78d9e6a65edc0299662e8d70d08c2c143551002fa86ae6ee8ee84b00344efe'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'seconds\',\'ok\',\'detail\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -143,6 +143,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['7b1d20597d1ca19e46e53c3bb151660e31fcf6b9948bbee72ff496aaeb1c185e'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'python\',\'arch\',\'index_url\',\'extra_index_urls\',\'find_links\',\'no_index\',\'modules\',\'import_timeout\',\'install_timeout\',\'env\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.python,self.timeout,self.redact,self.deep,self.deep_timeout,)==(other.python,other.timeout,other.redact,other.deep,other.deep_timeout,)
   return NotImplemented
  return __eq__
-FUNCTIONS['eac8d6ed1ff54c012f2e3864219bad3cabd0b6e5ccedc6f327058e6c74ec016d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.python,self.timeout,self.redact,self.deep,self.deep_timeout,)==(other.python,other.timeout,other.redact,other.deep,other.deep_timeout,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.python,self.timeout,self.redact,self.deep,self.deep_timeout,))
  return __hash__
-FUNCTIONS['768317de13411e757e14107f601f4adf434080080114561a8873349913f04804'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.python,self.timeout,self.redact,self.deep,self.deep_timeout,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(python={self.python!r}, timeout={self.timeout!r}, redact={self.redact!r}, deep={self.deep!r}, deep_timeout={self.deep_timeout!r})"
  return __repr__
-FUNCTIONS['9220051ebecbddab0ee46b7349c687ffa2f5cfcb6e831d665a66a14a3d721ce4'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(python={self.python!r}, timeout={self.timeout!r}, redact={self.redact!r}, deep={self.deep!r}, deep_timeout={self.deep_timeout!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_python, _type_timeout, _type_redact, _type_deep, _type_deep_timeout, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_python, _dflt_timeout, _dflt_redact, _dflt_deep, _dflt_deep_timeout, _return_type):
  def __init__(self,python:_type_python=_dflt_python,timeout:_type_timeout=_dflt_timeout,redact:_type_redact=_dflt_redact,deep:_type_deep=_dflt_deep,deep_timeout:_type_deep_timeout=_dflt_deep_timeout)->_return_type:
@@ -33,7 +33,7 @@ def __create_fn__(_type_python, _type_timeout, _type_redact, _type_deep, _type_d
   __dataclass_builtins_object__.__setattr__(self,'deep',deep)
   __dataclass_builtins_object__.__setattr__(self,'deep_timeout',deep_timeout)
  return __init__
-FUNCTIONS['2edcad63c3f712e73c7955f08e27d4fe4bab65444febdf4bbb4dfef15685ecbc'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_python, _type_timeout, _type_redact, _type_deep, _type_deep_timeout, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_python, _dflt_timeout, _dflt_redact, _dflt_deep, _dflt_deep_timeout, _return_type):\n def __init__(self,python:_type_python=_dflt_python,timeout:_type_timeout=_dflt_timeout,redact:_type_redact=_dflt_redact,deep:_type_deep=_dflt_deep,deep_timeout:_type_deep_timeout=_dflt_deep_timeout)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'python',python)\n  __dataclass_builtins_object__.__setattr__(self,'timeout',timeout)\n  __dataclass_builtins_object__.__setattr__(self,'redact',redact)\n  __dataclass_builtins_object__.__setattr__(self,'deep',deep)\n  __dataclass_builtins_object__.__setattr__(self,'deep_timeout',deep_timeout)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -41,7 +41,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['a342a7ac960bd93622b229725c9a9baff9a2892242a7c06e49cbc34c7eecebc0'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'python\',\'timeout\',\'redact\',\'deep\',\'deep_timeout\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -49,6 +49,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['fe832b64f3a368682ee4f10e4d35694bc7c343a86547df6142eb43634d3e08ae'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'python\',\'timeout\',\'redact\',\'deep\',\'deep_timeout\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

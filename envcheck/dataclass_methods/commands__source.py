@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.spec,self.report,self.from_,self.from_format,self.python,self.timeout,self.redact,self.deep,self.deep_timeout,)==(other.spec,other.report,other.from_,other.from_format,other.python,other.timeout,other.redact,other.deep,other.deep_timeout,)
   return NotImplemented
  return __eq__
-FUNCTIONS['e32b7b4ca5a0edeea3600d82dc032f6b7f7d7fd850d694b0955012fa12b1acde'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.spec,self.report,self.from_,self.from_format,self.python,self.timeout,self.redact,self.deep,self.deep_timeout,)==(other.spec,other.report,other.from_,other.from_format,other.python,other.timeout,other.redact,other.deep,other.deep_timeout,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.spec,self.report,self.from_,self.from_format,self.python,self.timeout,self.redact,self.deep,self.deep_timeout,))
  return __hash__
-FUNCTIONS['3bb9c7ddfd30b5537900b1f6c081dfafbad4e8aeed75be1b6b3ee47973b6c671'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.spec,self.report,self.from_,self.from_format,self.python,self.timeout,self.redact,self.deep,self.deep_timeout,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(spec={self.spec!r}, report={self.report!r}, from_={self.from_!r}, from_format={self.from_format!r}, python={self.python!r}, timeout={self.timeout!r}, redact={self.redact!r}, deep={self.deep!r}, deep_timeout={self.deep_timeout!r})"
  return __repr__
-FUNCTIONS['30f9bd51076c4adfb069abe36ba7189929c1581a5585070b68bf438e7102b999'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(spec={self.spec!r}, report={self.report!r}, from_={self.from_!r}, from_format={self.from_format!r}, python={self.python!r}, timeout={self.timeout!r}, redact={self.redact!r}, deep={self.deep!r}, deep_timeout={self.deep_timeout!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_spec, _type_report, _type_from_, _type_from_format, _type_python, _type_timeout, _type_redact, _type_deep, _type_deep_timeout, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_spec, _dflt_report, _dflt_from_, _dflt_from_format, _dflt_python, _dflt_timeout, _dflt_redact, _dflt_deep, _dflt_deep_timeout, _return_type):
  def __init__(self,spec:_type_spec=_dflt_spec,report:_type_report=_dflt_report,from_:_type_from_=_dflt_from_,from_format:_type_from_format=_dflt_from_format,python:_type_python=_dflt_python,timeout:_type_timeout=_dflt_timeout,redact:_type_redact=_dflt_redact,deep:_type_deep=_dflt_deep,deep_timeout:_type_deep_timeout=_dflt_deep_timeout)->_return_type:
@@ -37,7 +37,7 @@ def __create_fn__(_type_spec, _type_report, _type_from_, _type_from_format, _typ
   __dataclass_builtins_object__.__setattr__(self,'deep',deep)
   __dataclass_builtins_object__.__setattr__(self,'deep_timeout',deep_timeout)
  return __init__
-FUNCTIONS['07f586ed193c9e1bfd3e53f02a02e595e68136c67ba4902e065c62c7c441d5eb'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_spec, _type_report, _type_from_, _type_from_format, _type_python, _type_timeout, _type_redact, _type_deep, _type_deep_timeout, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_spec, _dflt_report, _dflt_from_, _dflt_from_format, _dflt_python, _dflt_timeout, _dflt_redact, _dflt_deep, _dflt_deep_timeout, _return_type):\n def __init__(self,spec:_type_spec=_dflt_spec,report:_type_report=_dflt_report,from_:_type_from_=_dflt_from_,from_format:_type_from_format=_dflt_from_format,python:_type_python=_dflt_python,timeout:_type_timeout=_dflt_timeout,redact:_type_redact=_dflt_redact,deep:_type_deep=_dflt_deep,deep_timeout:_type_deep_timeout=_dflt_deep_timeout)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'spec',spec)\n  __dataclass_builtins_object__.__setattr__(self,'report',report)\n  __dataclass_builtins_object__.__setattr__(self,'from_',from_)\n  __dataclass_builtins_object__.__setattr__(self,'from_format',from_format)\n  __dataclass_builtins_object__.__setattr__(self,'python',python)\n  __dataclass_builtins_object__.__setattr__(self,'timeout',timeout)\n  __dataclass_builtins_object__.__setattr__(self,'redact',redact)\n  __dataclass_builtins_object__.__setattr__(self,'deep',deep)\n  __dataclass_builtins_object__.__setattr__(self,'deep_timeout',deep_timeout)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -45,7 +45,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['bd25a1a9a646097d219e85af072a4af788c7eeda45113424e45e794a143ca0a7'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'spec\',\'report\',\'from_\',\'from_format\',\'python\',\'timeout\',\'redact\',\'deep\',\'deep_timeout\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -53,6 +53,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['1552e07dd7ba3f71cea3a6fd467b2b384e3d9ad714713465006dbaf81bd4c695'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'spec\',\'report\',\'from_\',\'from_format\',\'python\',\'timeout\',\'redact\',\'deep\',\'deep_timeout\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

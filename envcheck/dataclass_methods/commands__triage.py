@@ -11,26 +11,26 @@ def __create_fn__():
    return (self.engine,self.matrix,)==(other.engine,other.matrix,)
   return NotImplemented
  return __eq__
-FUNCTIONS['5fae1cf80abb5247a034a6d415881bce3fcad75f2c93fc4c36e1a3bcf8e99f07'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.engine,self.matrix,)==(other.engine,other.matrix,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.engine,self.matrix,))
  return __hash__
-FUNCTIONS['b29810dfe28a9e92d82db1d1be5e3dec92cf3557786fbd6f5c2881d1e9edbd45'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.engine,self.matrix,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(engine={self.engine!r}, matrix={self.matrix!r})"
  return __repr__
-FUNCTIONS['b04eab3dee5d3e133bc083b29e6e4935e64f67dba34b87c66dce12fe13eb9b1a'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(engine={self.engine!r}, matrix={self.matrix!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_engine, _type_matrix, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_engine, _dflt_matrix, _return_type):
  def __init__(self,engine:_type_engine=_dflt_engine,matrix:_type_matrix=_dflt_matrix)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'engine',engine)
   __dataclass_builtins_object__.__setattr__(self,'matrix',matrix)
  return __init__
-FUNCTIONS['1fac134e52df5cfd100799e996255df1bcf5633b4418b5acaf0881ecb9e44ecb'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_engine, _type_matrix, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_engine, _dflt_matrix, _return_type):\n def __init__(self,engine:_type_engine=_dflt_engine,matrix:_type_matrix=_dflt_matrix)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'engine',engine)\n  __dataclass_builtins_object__.__setattr__(self,'matrix',matrix)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -38,7 +38,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['184d8de306aba5380cde6dc2a585e0ea89376b54ceb28c9b3c4e9294dcb2966e'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'engine\',\'matrix\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -46,6 +46,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['1e80233fee15303bc2fddc20848bfbe716ab1d54cceecc7ebdbb276aacfb2a2e'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'engine\',\'matrix\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

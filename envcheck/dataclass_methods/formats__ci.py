@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.code,self.name,self.title,self.severity,self.family,self.what,self.fix,self.references,)==(other.code,other.name,other.title,other.severity,other.family,other.what,other.fix,other.references,)
   return NotImplemented
  return __eq__
-FUNCTIONS['7f0b49da7900315ab63293e6f299ec458f482308ee2803f05a166ff3818e0374'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.code,self.name,self.title,self.severity,self.family,self.what,self.fix,self.references,)==(other.code,other.name,other.title,other.severity,other.family,other.what,other.fix,other.references,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,7 +19,7 @@ def __create_fn__():
    return (self.code,self.severity,self.title,self.message,self.node,self.failing,self.fix,self.file,self.line,)==(other.code,other.severity,other.title,other.message,other.node,other.failing,other.fix,other.file,other.line,)
   return NotImplemented
  return __eq__
-FUNCTIONS['ce1de8c817ac457e6f032ab7f2a4d723d81e2de4950fd6e4145828a05ed7e3e3'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.code,self.severity,self.title,self.message,self.node,self.failing,self.fix,self.file,self.line,)==(other.code,other.severity,other.title,other.message,other.node,other.failing,other.fix,other.file,other.line,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -27,43 +27,43 @@ def __create_fn__():
    return (self.command,self.rules,self.results,self.skipped,self.errors,self.exit_code,self.strict_gaps,)==(other.command,other.rules,other.results,other.skipped,other.errors,other.exit_code,other.strict_gaps,)
   return NotImplemented
  return __eq__
-FUNCTIONS['85911ccbf960558edad5a6427d5fcf1bf802d7b3568b675e62496119649a41b9'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.command,self.rules,self.results,self.skipped,self.errors,self.exit_code,self.strict_gaps,)==(other.command,other.rules,other.results,other.skipped,other.errors,other.exit_code,other.strict_gaps,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.code,self.name,self.title,self.severity,self.family,self.what,self.fix,self.references,))
  return __hash__
-FUNCTIONS['5fbeaa847512352124fb0f776efb2d18b89e0228bc3ca3c37dd3dcaffc8b0432'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.code,self.name,self.title,self.severity,self.family,self.what,self.fix,self.references,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.code,self.severity,self.title,self.message,self.node,self.failing,self.fix,self.file,self.line,))
  return __hash__
-FUNCTIONS['2da17413d68974a4fdb0f6771d36246bf2f37047c81d882c78373acd4525f3ea'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.code,self.severity,self.title,self.message,self.node,self.failing,self.fix,self.file,self.line,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.command,self.rules,self.results,self.skipped,self.errors,self.exit_code,self.strict_gaps,))
  return __hash__
-FUNCTIONS['8c1e8be819c0b171de9256f940f589c1263063be56ddf27f88901e3b239dfb93'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.command,self.rules,self.results,self.skipped,self.errors,self.exit_code,self.strict_gaps,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(code={self.code!r}, name={self.name!r}, title={self.title!r}, severity={self.severity!r}, family={self.family!r}, what={self.what!r}, fix={self.fix!r}, references={self.references!r})"
  return __repr__
-FUNCTIONS['4e4f3a8d80048d0becd9af996671fa5fecced6071d5a47585bc69462faec861c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(code={self.code!r}, name={self.name!r}, title={self.title!r}, severity={self.severity!r}, family={self.family!r}, what={self.what!r}, fix={self.fix!r}, references={self.references!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(code={self.code!r}, severity={self.severity!r}, title={self.title!r}, message={self.message!r}, node={self.node!r}, failing={self.failing!r}, fix={self.fix!r}, file={self.file!r}, line={self.line!r})"
  return __repr__
-FUNCTIONS['79e9fbfdac21c5c5457b10b48cae1aec5a376099630c996aa7f7d06aa0c2de01'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(code={self.code!r}, severity={self.severity!r}, title={self.title!r}, message={self.message!r}, node={self.node!r}, failing={self.failing!r}, fix={self.fix!r}, file={self.file!r}, line={self.line!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(command={self.command!r}, rules={self.rules!r}, results={self.results!r}, skipped={self.skipped!r}, errors={self.errors!r}, exit_code={self.exit_code!r}, strict_gaps={self.strict_gaps!r})"
  return __repr__
-FUNCTIONS['833f05d2796c91481bc69f9366df17e0e31fbf1736577d6d30c33776b476b6a1'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(command={self.command!r}, rules={self.rules!r}, results={self.results!r}, skipped={self.skipped!r}, errors={self.errors!r}, exit_code={self.exit_code!r}, strict_gaps={self.strict_gaps!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_code, _type_name, _type_title, _type_severity, _type_family, _type_what, _type_fix, _type_references, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_what, _dflt_fix, _dflt_references, _return_type):
  def __init__(self,code:_type_code,name:_type_name,title:_type_title,severity:_type_severity,family:_type_family,what:_type_what=_dflt_what,fix:_type_fix=_dflt_fix,references:_type_references=_dflt_references)->_return_type:
@@ -76,7 +76,7 @@ def __create_fn__(_type_code, _type_name, _type_title, _type_severity, _type_fam
   __dataclass_builtins_object__.__setattr__(self,'fix',fix)
   __dataclass_builtins_object__.__setattr__(self,'references',references)
  return __init__
-FUNCTIONS['5343b774df9bd1327c5f1ce52fff1e456f08e89ae37628409bce065b2fc6ef41'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_code, _type_name, _type_title, _type_severity, _type_family, _type_what, _type_fix, _type_references, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_what, _dflt_fix, _dflt_references, _return_type):\n def __init__(self,code:_type_code,name:_type_name,title:_type_title,severity:_type_severity,family:_type_family,what:_type_what=_dflt_what,fix:_type_fix=_dflt_fix,references:_type_references=_dflt_references)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'code',code)\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'title',title)\n  __dataclass_builtins_object__.__setattr__(self,'severity',severity)\n  __dataclass_builtins_object__.__setattr__(self,'family',family)\n  __dataclass_builtins_object__.__setattr__(self,'what',what)\n  __dataclass_builtins_object__.__setattr__(self,'fix',fix)\n  __dataclass_builtins_object__.__setattr__(self,'references',references)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_code, _type_severity, _type_title, _type_message, _type_node, _type_failing, _type_fix, _type_file, _type_line, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_fix, _dflt_file, _dflt_line, _return_type):
  def __init__(self,code:_type_code,severity:_type_severity,title:_type_title,message:_type_message,node:_type_node,failing:_type_failing,fix:_type_fix=_dflt_fix,file:_type_file=_dflt_file,line:_type_line=_dflt_line)->_return_type:
@@ -90,7 +90,7 @@ def __create_fn__(_type_code, _type_severity, _type_title, _type_message, _type_
   __dataclass_builtins_object__.__setattr__(self,'file',file)
   __dataclass_builtins_object__.__setattr__(self,'line',line)
  return __init__
-FUNCTIONS['eed311fa6420769293b82f5439a744d785124f3193573b1ef2ac11b604b4750b'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_code, _type_severity, _type_title, _type_message, _type_node, _type_failing, _type_fix, _type_file, _type_line, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_fix, _dflt_file, _dflt_line, _return_type):\n def __init__(self,code:_type_code,severity:_type_severity,title:_type_title,message:_type_message,node:_type_node,failing:_type_failing,fix:_type_fix=_dflt_fix,file:_type_file=_dflt_file,line:_type_line=_dflt_line)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'code',code)\n  __dataclass_builtins_object__.__setattr__(self,'severity',severity)\n  __dataclass_builtins_object__.__setattr__(self,'title',title)\n  __dataclass_builtins_object__.__setattr__(self,'message',message)\n  __dataclass_builtins_object__.__setattr__(self,'node',node)\n  __dataclass_builtins_object__.__setattr__(self,'failing',failing)\n  __dataclass_builtins_object__.__setattr__(self,'fix',fix)\n  __dataclass_builtins_object__.__setattr__(self,'file',file)\n  __dataclass_builtins_object__.__setattr__(self,'line',line)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_command, _type_rules, _type_results, _type_skipped, _type_errors, _type_exit_code, _type_strict_gaps, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_skipped, _dflt_errors, _dflt_exit_code, _dflt_strict_gaps, _return_type):
  def __init__(self,command:_type_command,rules:_type_rules,results:_type_results,skipped:_type_skipped=_dflt_skipped,errors:_type_errors=_dflt_errors,exit_code:_type_exit_code=_dflt_exit_code,strict_gaps:_type_strict_gaps=_dflt_strict_gaps)->_return_type:
@@ -102,7 +102,7 @@ def __create_fn__(_type_command, _type_rules, _type_results, _type_skipped, _typ
   __dataclass_builtins_object__.__setattr__(self,'exit_code',exit_code)
   __dataclass_builtins_object__.__setattr__(self,'strict_gaps',strict_gaps)
  return __init__
-FUNCTIONS['5e73fb89b075a719f2b4aaeecb6880abd433b0584533891f239893339868c266'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_command, _type_rules, _type_results, _type_skipped, _type_errors, _type_exit_code, _type_strict_gaps, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_skipped, _dflt_errors, _dflt_exit_code, _dflt_strict_gaps, _return_type):\n def __init__(self,command:_type_command,rules:_type_rules,results:_type_results,skipped:_type_skipped=_dflt_skipped,errors:_type_errors=_dflt_errors,exit_code:_type_exit_code=_dflt_exit_code,strict_gaps:_type_strict_gaps=_dflt_strict_gaps)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'command',command)\n  __dataclass_builtins_object__.__setattr__(self,'rules',rules)\n  __dataclass_builtins_object__.__setattr__(self,'results',results)\n  __dataclass_builtins_object__.__setattr__(self,'skipped',skipped)\n  __dataclass_builtins_object__.__setattr__(self,'errors',errors)\n  __dataclass_builtins_object__.__setattr__(self,'exit_code',exit_code)\n  __dataclass_builtins_object__.__setattr__(self,'strict_gaps',strict_gaps)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -110,7 +110,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['a0c542fbcb949baf69f2323c60bb8c1019814f68599b5001d08e1f117f8cc209'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'code\',\'name\',\'title\',\'severity\',\'family\',\'what\',\'fix\',\'references\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -118,7 +118,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['b267dd52a488f25eaa7b082dc659ddc38df02c5e16fe81ba352bd2a5663f41d2'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'code\',\'severity\',\'title\',\'message\',\'node\',\'failing\',\'fix\',\'file\',\'line\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -126,7 +126,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['2baca0961768e32198737d9f64701437df8237cb152766afd851c092eb720f43'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'command\',\'rules\',\'results\',\'skipped\',\'errors\',\'exit_code\',\'strict_gaps\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -134,7 +134,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['2b59d4f3f6b3c9ac00e3ee96115f3c695858457f43b90ac5996dd52fa3f88b54'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'code\',\'name\',\'title\',\'severity\',\'family\',\'what\',\'fix\',\'references\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -142,7 +142,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['24851d48da0bdac5a9075b47767ba72682a9d7bc4abf920fbb6ee29365766654'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'code\',\'severity\',\'title\',\'message\',\'node\',\'failing\',\'fix\',\'file\',\'line\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -150,6 +150,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['55e0b7e0e45974044e53bc22e210a1c6a9959a3793581567ef80a3c57b5d8ca7'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'command\',\'rules\',\'results\',\'skipped\',\'errors\',\'exit_code\',\'strict_gaps\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,26 +11,26 @@ def __create_fn__():
    return (self.first,self.nodes,)==(other.first,other.nodes,)
   return NotImplemented
  return __eq__
-FUNCTIONS['9ea1293efcb288681f59a83c5a932a013417a97c85e99b5cecb8e810f780acfa'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.first,self.nodes,)==(other.first,other.nodes,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.first,self.nodes,))
  return __hash__
-FUNCTIONS['3852b4c247dd4b2b063874831eb797f7b39277ce96a390be778479ec13f90048'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.first,self.nodes,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(first={self.first!r}, nodes={self.nodes!r})"
  return __repr__
-FUNCTIONS['a8dd46f6e9bb8f0f6cfe3c04ab5911444c15e101c0e9a7436d12da036c92f643'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(first={self.first!r}, nodes={self.nodes!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_first, _type_nodes, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,first:_type_first,nodes:_type_nodes)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'first',first)
   __dataclass_builtins_object__.__setattr__(self,'nodes',nodes)
  return __init__
-FUNCTIONS['ca71740a28b29eca060794c0ce07cb678e987d193871971a6e4248174b39d195'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_first, _type_nodes, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,first:_type_first,nodes:_type_nodes)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'first',first)\n  __dataclass_builtins_object__.__setattr__(self,'nodes',nodes)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -38,7 +38,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['d60a7a371c7ab936593f8064ef12d7ed3c5ceb9ff55bd38973cfac0e18685f94'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'first\',\'nodes\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -46,6 +46,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['f7a571b87f1330219348ce0a594a79a5ac331fa480c1061c0beb873eef64f583'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'first\',\'nodes\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

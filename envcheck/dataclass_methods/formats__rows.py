@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.label,self.value,self.tone,)==(other.label,other.value,other.tone,)
   return NotImplemented
  return __eq__
-FUNCTIONS['2847b9df6b05e5abfc92edf1a482eb4ba77dd5865705b51e78366a1ffe29221f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.label,self.value,self.tone,)==(other.label,other.value,other.tone,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,31 +19,31 @@ def __create_fn__():
    return (self.title,self.rows,)==(other.title,other.rows,)
   return NotImplemented
  return __eq__
-FUNCTIONS['c04e1216fa4d2e15f5ee1325dfae352b657a77006c9e075123c5bf08103eb897'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.title,self.rows,)==(other.title,other.rows,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.label,self.value,self.tone,))
  return __hash__
-FUNCTIONS['ef81219bf26ccca27f8a8c3c6b5ea294a27f7f8c4e187a44ea809653301af3ad'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.label,self.value,self.tone,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.title,self.rows,))
  return __hash__
-FUNCTIONS['3107154ce08c9f93a20ad25aa3f4c81eaa73f501f5513108699a0073480c6860'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.title,self.rows,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(label={self.label!r}, value={self.value!r}, tone={self.tone!r})"
  return __repr__
-FUNCTIONS['1eb36fa52ee829e00cdbdea2b9691d60b62e0132fbc92a51a517c904985d1cb0'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(label={self.label!r}, value={self.value!r}, tone={self.tone!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(title={self.title!r}, rows={self.rows!r})"
  return __repr__
-FUNCTIONS['56df2b2830963b0da0cd6f91d2d2129f93a136c0d9a843cd3685bf68f379e128'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(title={self.title!r}, rows={self.rows!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_label, _type_value, _type_tone, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_tone, _return_type):
  def __init__(self,label:_type_label,value:_type_value,tone:_type_tone=_dflt_tone)->_return_type:
@@ -51,14 +51,14 @@ def __create_fn__(_type_label, _type_value, _type_tone, MISSING, _HAS_DEFAULT_FA
   __dataclass_builtins_object__.__setattr__(self,'value',value)
   __dataclass_builtins_object__.__setattr__(self,'tone',tone)
  return __init__
-FUNCTIONS['fddb0d98ea5804635f531866e79dcd599be6b704facbb2b18a6e980109cbdffc'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_label, _type_value, _type_tone, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_tone, _return_type):\n def __init__(self,label:_type_label,value:_type_value,tone:_type_tone=_dflt_tone)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'label',label)\n  __dataclass_builtins_object__.__setattr__(self,'value',value)\n  __dataclass_builtins_object__.__setattr__(self,'tone',tone)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_title, _type_rows, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,title:_type_title,rows:_type_rows)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'title',title)
   __dataclass_builtins_object__.__setattr__(self,'rows',rows)
  return __init__
-FUNCTIONS['ef6a090923057d83eafac8da58d117a071bd6a45a2ac3b59bb742c0e964cdc05'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_title, _type_rows, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,title:_type_title,rows:_type_rows)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'title',title)\n  __dataclass_builtins_object__.__setattr__(self,'rows',rows)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -66,7 +66,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['4df1e624251099172c725eebd8bcbdc45a90dfe05d8a84dc216b175ec8d877bb'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'label\',\'value\',\'tone\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -74,7 +74,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['08f9f280dac42134dd0dc9aba112947e330e4c6c8d2837dda2daa2fff1c73b5d'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'title\',\'rows\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -82,7 +82,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['ea6206541a3d8e5713127bcf37aa45f235ab042c37ea884f554ac6cab5fe30a6'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'label\',\'value\',\'tone\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -90,6 +90,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['b80461614dcf5c440fccaf80f1a23e728ad9c08aa7d992373524e0e17cb793fa'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'title\',\'rows\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

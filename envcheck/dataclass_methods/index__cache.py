@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.text,self.how,)==(other.text,other.how,)
   return NotImplemented
  return __eq__
-FUNCTIONS['0ac8340d2abb57e77e04e47c72e06370e6d4d6c0693a5d251540e006a2d25a0f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.text,self.how,)==(other.text,other.how,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,38 +19,38 @@ def __create_fn__():
    return (self.url,self.body,self.etag,self.last_modified,)==(other.url,other.body,other.etag,other.last_modified,)
   return NotImplemented
  return __eq__
-FUNCTIONS['6b246789765e14fa0f859e10c09bc4c59505f8243c198714783de2ffed486ea2'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.url,self.body,self.etag,self.last_modified,)==(other.url,other.body,other.etag,other.last_modified,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.text,self.how,))
  return __hash__
-FUNCTIONS['6fb6297b9f8407b988b63c8886f1d1deb2b5f4653e0e66c6dddbee1ef83f64ce'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.text,self.how,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.url,self.body,self.etag,self.last_modified,))
  return __hash__
-FUNCTIONS['421360877c409df6451a55c79a48aec90f422f8b209007e00648e795bd4d7107'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.url,self.body,self.etag,self.last_modified,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(text={self.text!r}, how={self.how!r})"
  return __repr__
-FUNCTIONS['7f7a33bd1589c919803bbf5b3fa5f655c86d9a41ab6833fa077f6071357d7f95'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(text={self.text!r}, how={self.how!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(url={self.url!r}, body={self.body!r}, etag={self.etag!r}, last_modified={self.last_modified!r})"
  return __repr__
-FUNCTIONS['14ff31fe62885270bd633bf09e9010651e920635c9b5d9248338ca02fc09bf8d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(url={self.url!r}, body={self.body!r}, etag={self.etag!r}, last_modified={self.last_modified!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_text, _type_how, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,text:_type_text,how:_type_how)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'text',text)
   __dataclass_builtins_object__.__setattr__(self,'how',how)
  return __init__
-FUNCTIONS['69e909659e36e3fede9b965546d8436fbcefcc61670b8b2ee88087e501cc4f57'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_text, _type_how, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,text:_type_text,how:_type_how)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'text',text)\n  __dataclass_builtins_object__.__setattr__(self,'how',how)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_url, _type_body, _type_etag, _type_last_modified, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_etag, _dflt_last_modified, _return_type):
  def __init__(self,url:_type_url,body:_type_body,etag:_type_etag=_dflt_etag,last_modified:_type_last_modified=_dflt_last_modified)->_return_type:
@@ -59,7 +59,7 @@ def __create_fn__(_type_url, _type_body, _type_etag, _type_last_modified, MISSIN
   __dataclass_builtins_object__.__setattr__(self,'etag',etag)
   __dataclass_builtins_object__.__setattr__(self,'last_modified',last_modified)
  return __init__
-FUNCTIONS['3a2760ab80ffc2475ad2d8ebc7f9c62a86badf3f0cca7b3f6a47ea6beb973d5f'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_url, _type_body, _type_etag, _type_last_modified, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_etag, _dflt_last_modified, _return_type):\n def __init__(self,url:_type_url,body:_type_body,etag:_type_etag=_dflt_etag,last_modified:_type_last_modified=_dflt_last_modified)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'url',url)\n  __dataclass_builtins_object__.__setattr__(self,'body',body)\n  __dataclass_builtins_object__.__setattr__(self,'etag',etag)\n  __dataclass_builtins_object__.__setattr__(self,'last_modified',last_modified)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -67,7 +67,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['9e7f0a5090f61410443a6d938c6ff5b49b73b10631f510d025f00cb5f9e02845'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'text\',\'how\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -75,7 +75,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['f544877c88a5c5e484a2f809acf8822c3b6dceb5447b9cd893453cd095799ba4'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'url\',\'body\',\'etag\',\'last_modified\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -83,7 +83,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['524872dd7cc5627d115e751389cbea1052e02e974913363f86d2917db93c5318'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'text\',\'how\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -91,6 +91,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['dcc2b871e92db519cc6c139750f01f78ae0ecbd9325f7df102ed0b11a88fe663'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'url\',\'body\',\'etag\',\'last_modified\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

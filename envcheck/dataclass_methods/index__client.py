@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.body,self.how,self.etag,self.last_modified,)==(other.body,other.how,other.etag,other.last_modified,)
   return NotImplemented
  return __eq__
-FUNCTIONS['91635e941b991f5237e9b40429a125c154d764d7764d069e1295daec0be813d1'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.body,self.how,self.etag,self.last_modified,)==(other.body,other.how,other.etag,other.last_modified,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,7 +19,7 @@ def __create_fn__():
    return (self.requests,self.retries,self.not_modified,self.range_requests,self.metadata_files,self.cache_hits,self.bytes,self.by_kind,)==(other.requests,other.retries,other.not_modified,other.range_requests,other.metadata_files,other.cache_hits,other.bytes,other.by_kind,)
   return NotImplemented
  return __eq__
-FUNCTIONS['e8e5c7a0105ce7a0d9753b81f4b6ca72676e90926598e50ce82e5aeb1c4d2fef'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.requests,self.retries,self.not_modified,self.range_requests,self.metadata_files,self.cache_hits,self.bytes,self.by_kind,)==(other.requests,other.retries,other.not_modified,other.range_requests,other.metadata_files,other.cache_hits,other.bytes,other.by_kind,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -27,37 +27,37 @@ def __create_fn__():
    return (self.timeout,self.retries,self.request_deadline,self.command_deadline,self.max_body,self.backoff,self.backoff_max,self.workers,self.offline,)==(other.timeout,other.retries,other.request_deadline,other.command_deadline,other.max_body,other.backoff,other.backoff_max,other.workers,other.offline,)
   return NotImplemented
  return __eq__
-FUNCTIONS['e5e5078558fe0e34882e293f4f446fbd788c5296c5bb1da6b38f6b8ce447e7fe'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.timeout,self.retries,self.request_deadline,self.command_deadline,self.max_body,self.backoff,self.backoff_max,self.workers,self.offline,)==(other.timeout,other.retries,other.request_deadline,other.command_deadline,other.max_body,other.backoff,other.backoff_max,other.workers,other.offline,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.body,self.how,self.etag,self.last_modified,))
  return __hash__
-FUNCTIONS['406f1d4c20faa2817ecac5f526f2f802f292f8d47c8ecba7e392ee02c9ea0551'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.body,self.how,self.etag,self.last_modified,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.timeout,self.retries,self.request_deadline,self.command_deadline,self.max_body,self.backoff,self.backoff_max,self.workers,self.offline,))
  return __hash__
-FUNCTIONS['e353ef6feeba6b17343560646c520ca7727a7901c21d7161309f73cac79abdd3'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.timeout,self.retries,self.request_deadline,self.command_deadline,self.max_body,self.backoff,self.backoff_max,self.workers,self.offline,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(body={self.body!r}, how={self.how!r}, etag={self.etag!r}, last_modified={self.last_modified!r})"
  return __repr__
-FUNCTIONS['fb715865234af048e633351dd60d79a4adc0e627500a3554ab2e828a2523898b'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(body={self.body!r}, how={self.how!r}, etag={self.etag!r}, last_modified={self.last_modified!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(requests={self.requests!r}, retries={self.retries!r}, not_modified={self.not_modified!r}, range_requests={self.range_requests!r}, metadata_files={self.metadata_files!r}, cache_hits={self.cache_hits!r}, bytes={self.bytes!r}, by_kind={self.by_kind!r})"
  return __repr__
-FUNCTIONS['ba439a2c252d79fd74124f1c2e31f684a0761b744d10b48a9325cc7bc73c2fe0'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(requests={self.requests!r}, retries={self.retries!r}, not_modified={self.not_modified!r}, range_requests={self.range_requests!r}, metadata_files={self.metadata_files!r}, cache_hits={self.cache_hits!r}, bytes={self.bytes!r}, by_kind={self.by_kind!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(timeout={self.timeout!r}, retries={self.retries!r}, request_deadline={self.request_deadline!r}, command_deadline={self.command_deadline!r}, max_body={self.max_body!r}, backoff={self.backoff!r}, backoff_max={self.backoff_max!r}, workers={self.workers!r}, offline={self.offline!r})"
  return __repr__
-FUNCTIONS['871ea4bce70543978983b96963641a15f2feb81da9b1570fe190e5245f5ee739'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(timeout={self.timeout!r}, retries={self.retries!r}, request_deadline={self.request_deadline!r}, command_deadline={self.command_deadline!r}, max_body={self.max_body!r}, backoff={self.backoff!r}, backoff_max={self.backoff_max!r}, workers={self.workers!r}, offline={self.offline!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_body, _type_how, _type_etag, _type_last_modified, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_etag, _dflt_last_modified, _return_type):
  def __init__(self,body:_type_body,how:_type_how,etag:_type_etag=_dflt_etag,last_modified:_type_last_modified=_dflt_last_modified)->_return_type:
@@ -66,7 +66,7 @@ def __create_fn__(_type_body, _type_how, _type_etag, _type_last_modified, MISSIN
   __dataclass_builtins_object__.__setattr__(self,'etag',etag)
   __dataclass_builtins_object__.__setattr__(self,'last_modified',last_modified)
  return __init__
-FUNCTIONS['cc6e6d74211d99ea71642695010d96d697e8a9e02a08b2ff88d7ee41f6d303da'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_body, _type_how, _type_etag, _type_last_modified, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_etag, _dflt_last_modified, _return_type):\n def __init__(self,body:_type_body,how:_type_how,etag:_type_etag=_dflt_etag,last_modified:_type_last_modified=_dflt_last_modified)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'body',body)\n  __dataclass_builtins_object__.__setattr__(self,'how',how)\n  __dataclass_builtins_object__.__setattr__(self,'etag',etag)\n  __dataclass_builtins_object__.__setattr__(self,'last_modified',last_modified)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_requests, _type_retries, _type_not_modified, _type_range_requests, _type_metadata_files, _type_cache_hits, _type_bytes, _type_by_kind, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_requests, _dflt_retries, _dflt_not_modified, _dflt_range_requests, _dflt_metadata_files, _dflt_cache_hits, _dflt_bytes, _dflt_by_kind, _return_type):
  def __init__(self,requests:_type_requests=_dflt_requests,retries:_type_retries=_dflt_retries,not_modified:_type_not_modified=_dflt_not_modified,range_requests:_type_range_requests=_dflt_range_requests,metadata_files:_type_metadata_files=_dflt_metadata_files,cache_hits:_type_cache_hits=_dflt_cache_hits,bytes:_type_bytes=_dflt_bytes,by_kind:_type_by_kind=_HAS_DEFAULT_FACTORY)->_return_type:
@@ -79,7 +79,7 @@ def __create_fn__(_type_requests, _type_retries, _type_not_modified, _type_range
   self.bytes=bytes
   self.by_kind=_dflt_by_kind() if by_kind is _HAS_DEFAULT_FACTORY else by_kind
  return __init__
-FUNCTIONS['21385c4ceac336b068d52e43780f7f9445ba70cee888bbccd16a76d4ee3d16bb'] = __create_fn__
+FUNCTIONS['def __create_fn__(_type_requests, _type_retries, _type_not_modified, _type_range_requests, _type_metadata_files, _type_cache_hits, _type_bytes, _type_by_kind, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_requests, _dflt_retries, _dflt_not_modified, _dflt_range_requests, _dflt_metadata_files, _dflt_cache_hits, _dflt_bytes, _dflt_by_kind, _return_type):\n def __init__(self,requests:_type_requests=_dflt_requests,retries:_type_retries=_dflt_retries,not_modified:_type_not_modified=_dflt_not_modified,range_requests:_type_range_requests=_dflt_range_requests,metadata_files:_type_metadata_files=_dflt_metadata_files,cache_hits:_type_cache_hits=_dflt_cache_hits,bytes:_type_bytes=_dflt_bytes,by_kind:_type_by_kind=_HAS_DEFAULT_FACTORY)->_return_type:\n  self.requests=requests\n  self.retries=retries\n  self.not_modified=not_modified\n  self.range_requests=range_requests\n  self.metadata_files=metadata_files\n  self.cache_hits=cache_hits\n  self.bytes=bytes\n  self.by_kind=_dflt_by_kind() if by_kind is _HAS_DEFAULT_FACTORY else by_kind\n return __init__'] = __create_fn__
 
 def __create_fn__(_type_timeout, _type_retries, _type_request_deadline, _type_command_deadline, _type_max_body, _type_backoff, _type_backoff_max, _type_workers, _type_offline, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_timeout, _dflt_retries, _dflt_request_deadline, _dflt_command_deadline, _dflt_max_body, _dflt_backoff, _dflt_backoff_max, _dflt_workers, _dflt_offline, _return_type):
  def __init__(self,timeout:_type_timeout=_dflt_timeout,retries:_type_retries=_dflt_retries,request_deadline:_type_request_deadline=_dflt_request_deadline,command_deadline:_type_command_deadline=_dflt_command_deadline,max_body:_type_max_body=_dflt_max_body,backoff:_type_backoff=_dflt_backoff,backoff_max:_type_backoff_max=_dflt_backoff_max,workers:_type_workers=_dflt_workers,offline:_type_offline=_dflt_offline)->_return_type:
@@ -93,7 +93,7 @@ def __create_fn__(_type_timeout, _type_retries, _type_request_deadline, _type_co
   __dataclass_builtins_object__.__setattr__(self,'workers',workers)
   __dataclass_builtins_object__.__setattr__(self,'offline',offline)
  return __init__
-FUNCTIONS['4b2aedf1a09ac58a6e5291f048f9707e94221a01022db14a3263ebaa9fc0a523'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_timeout, _type_retries, _type_request_deadline, _type_command_deadline, _type_max_body, _type_backoff, _type_backoff_max, _type_workers, _type_offline, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_timeout, _dflt_retries, _dflt_request_deadline, _dflt_command_deadline, _dflt_max_body, _dflt_backoff, _dflt_backoff_max, _dflt_workers, _dflt_offline, _return_type):\n def __init__(self,timeout:_type_timeout=_dflt_timeout,retries:_type_retries=_dflt_retries,request_deadline:_type_request_deadline=_dflt_request_deadline,command_deadline:_type_command_deadline=_dflt_command_deadline,max_body:_type_max_body=_dflt_max_body,backoff:_type_backoff=_dflt_backoff,backoff_max:_type_backoff_max=_dflt_backoff_max,workers:_type_workers=_dflt_workers,offline:_type_offline=_dflt_offline)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'timeout',timeout)\n  __dataclass_builtins_object__.__setattr__(self,'retries',retries)\n  __dataclass_builtins_object__.__setattr__(self,'request_deadline',request_deadline)\n  __dataclass_builtins_object__.__setattr__(self,'command_deadline',command_deadline)\n  __dataclass_builtins_object__.__setattr__(self,'max_body',max_body)\n  __dataclass_builtins_object__.__setattr__(self,'backoff',backoff)\n  __dataclass_builtins_object__.__setattr__(self,'backoff_max',backoff_max)\n  __dataclass_builtins_object__.__setattr__(self,'workers',workers)\n  __dataclass_builtins_object__.__setattr__(self,'offline',offline)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -101,7 +101,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['0fc575b4e57c7a3380dcfc8b573cec33e09217af5d8d2732496408413ef784be'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'body\',\'how\',\'etag\',\'last_modified\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -109,7 +109,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['83d455dc629fd09f3c695ec4545ad745c7a12d3ad82db03ed77b103207dbcd38'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'timeout\',\'retries\',\'request_deadline\',\'command_deadline\',\'max_body\',\'backoff\',\'backoff_max\',\'workers\',\'offline\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -117,7 +117,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['bace311313d0df05d501a350450aa124a495cbe6db74c2265cde65725ca53530'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'body\',\'how\',\'etag\',\'last_modified\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -125,6 +125,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['94633f6c7440ac63e65adeb903feeffa2f9fe49822f72aaaae7ef9d0c9925fac'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'timeout\',\'retries\',\'request_deadline\',\'command_deadline\',\'max_body\',\'backoff\',\'backoff_max\',\'workers\',\'offline\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

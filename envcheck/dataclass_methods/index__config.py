@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.urls,self.origin,self.skipped,)==(other.urls,other.origin,other.skipped,)
   return NotImplemented
  return __eq__
-FUNCTIONS['082916fa2996c3137b28122043ce22f8024431af065c92d4cca883d81fb062ed'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.urls,self.origin,self.skipped,)==(other.urls,other.origin,other.skipped,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.urls,self.origin,self.skipped,))
  return __hash__
-FUNCTIONS['a20c1c8b1d25cde031d935710252dbb086017157a75e5765cd128c3f0673881b'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.urls,self.origin,self.skipped,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(urls={self.urls!r}, origin={self.origin!r}, skipped={self.skipped!r})"
  return __repr__
-FUNCTIONS['e064797a9d9c5a0462dc2385739bb474788a41ff04742a480764d48333483c5f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(urls={self.urls!r}, origin={self.origin!r}, skipped={self.skipped!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_urls, _type_origin, _type_skipped, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_skipped, _return_type):
  def __init__(self,urls:_type_urls,origin:_type_origin,skipped:_type_skipped=_dflt_skipped)->_return_type:
@@ -31,7 +31,7 @@ def __create_fn__(_type_urls, _type_origin, _type_skipped, MISSING, _HAS_DEFAULT
   __dataclass_builtins_object__.__setattr__(self,'origin',origin)
   __dataclass_builtins_object__.__setattr__(self,'skipped',skipped)
  return __init__
-FUNCTIONS['d4a4eb260f6b2332c1e3053757a4db623b1b6d8d516b39fec39287b184f06f47'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_urls, _type_origin, _type_skipped, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_skipped, _return_type):\n def __init__(self,urls:_type_urls,origin:_type_origin,skipped:_type_skipped=_dflt_skipped)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'urls',urls)\n  __dataclass_builtins_object__.__setattr__(self,'origin',origin)\n  __dataclass_builtins_object__.__setattr__(self,'skipped',skipped)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -39,7 +39,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['b12704dca2a3142456fc46902c2e1bd36eb64195229dfd59e67962546afbd7c5'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'urls\',\'origin\',\'skipped\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -47,6 +47,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['cf21ed2f540a378003c58d02c359774dead1dc58abc69b18029c2923cce530a2'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'urls\',\'origin\',\'skipped\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.file,self.version,self.wheel,self.tags,self.build,)==(other.file,other.version,other.wheel,other.tags,other.build,)
   return NotImplemented
  return __eq__
-FUNCTIONS['a337386cbec4e0557993934885eccb543ffa4ff8f6a92c1168e0558e55889ca4'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.file,self.version,self.wheel,self.tags,self.build,)==(other.file,other.version,other.wheel,other.tags,other.build,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,31 +19,31 @@ def __create_fn__():
    return (self.name,self.version,self.requires_python,self.requires,self.extras,)==(other.name,other.version,other.requires_python,other.requires,other.extras,)
   return NotImplemented
  return __eq__
-FUNCTIONS['fbb847c4cdb7adf45a77b2815cf6d349823b813142b93093ca33a6e31eac3a8e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.version,self.requires_python,self.requires,self.extras,)==(other.name,other.version,other.requires_python,other.requires,other.extras,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.file,self.version,self.wheel,self.tags,self.build,))
  return __hash__
-FUNCTIONS['f937512fbd590057d34d1c43039030e005a06900a2ab133721542720eab9e4fe'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.file,self.version,self.wheel,self.tags,self.build,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.name,self.version,self.requires_python,self.requires,self.extras,))
  return __hash__
-FUNCTIONS['b4d3afca8ef7c1f92729be9aab3f18d92567d100ee8f45d18a7c0a96a6ea8200'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.version,self.requires_python,self.requires,self.extras,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(file={self.file!r}, version={self.version!r}, wheel={self.wheel!r}, tags={self.tags!r}, build={self.build!r})"
  return __repr__
-FUNCTIONS['bf51a409f273a81f10ee3c392da9cb6e7ffc8ba7a189a8a529e618203c8f7083'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(file={self.file!r}, version={self.version!r}, wheel={self.wheel!r}, tags={self.tags!r}, build={self.build!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(name={self.name!r}, version={self.version!r}, requires_python={self.requires_python!r}, requires={self.requires!r}, extras={self.extras!r})"
  return __repr__
-FUNCTIONS['c83b832a2f8e7b76c0b6497dc997ea766772b7282ceaa7d5e180ec1b87a4ea7a'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, version={self.version!r}, requires_python={self.requires_python!r}, requires={self.requires!r}, extras={self.extras!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_file, _type_version, _type_wheel, _type_tags, _type_build, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_tags, _dflt_build, _return_type):
  def __init__(self,file:_type_file,version:_type_version,wheel:_type_wheel,tags:_type_tags=_dflt_tags,build:_type_build=_dflt_build)->_return_type:
@@ -53,7 +53,7 @@ def __create_fn__(_type_file, _type_version, _type_wheel, _type_tags, _type_buil
   __dataclass_builtins_object__.__setattr__(self,'tags',tags)
   __dataclass_builtins_object__.__setattr__(self,'build',build)
  return __init__
-FUNCTIONS['dae8e6aee9921945749b64e50088b36bb544cd0fb72a3a68f8e3eda7b3fbf498'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_file, _type_version, _type_wheel, _type_tags, _type_build, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_tags, _dflt_build, _return_type):\n def __init__(self,file:_type_file,version:_type_version,wheel:_type_wheel,tags:_type_tags=_dflt_tags,build:_type_build=_dflt_build)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'file',file)\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'wheel',wheel)\n  __dataclass_builtins_object__.__setattr__(self,'tags',tags)\n  __dataclass_builtins_object__.__setattr__(self,'build',build)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_name, _type_version, _type_requires_python, _type_requires, _type_extras, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,name:_type_name,version:_type_version,requires_python:_type_requires_python,requires:_type_requires,extras:_type_extras)->_return_type:
@@ -63,7 +63,7 @@ def __create_fn__(_type_name, _type_version, _type_requires_python, _type_requir
   __dataclass_builtins_object__.__setattr__(self,'requires',requires)
   __dataclass_builtins_object__.__setattr__(self,'extras',extras)
  return __init__
-FUNCTIONS['b6365d7e67f885635f0268b3ce5a1b368b2e901decc5ceda118168f531252831'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_name, _type_version, _type_requires_python, _type_requires, _type_extras, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,name:_type_name,version:_type_version,requires_python:_type_requires_python,requires:_type_requires,extras:_type_extras)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'requires_python',requires_python)\n  __dataclass_builtins_object__.__setattr__(self,'requires',requires)\n  __dataclass_builtins_object__.__setattr__(self,'extras',extras)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -71,7 +71,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['862858722e6b84829f0c381181b6cb4c9a6aa4ef144e461c2ec8703a4cdf25a4'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'file\',\'version\',\'wheel\',\'tags\',\'build\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -79,7 +79,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['4184a0541ad6cb679d25c1d849e771b9ea9622402565194af614611528c5bbf0'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'version\',\'requires_python\',\'requires\',\'extras\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -87,7 +87,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['0c6949d8988fd70115f515497678ee887cc78b5a8a54b42b50d976895a0e01cc'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'file\',\'version\',\'wheel\',\'tags\',\'build\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -95,6 +95,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['810e1a3b6f05304fe1a9e61ef7dc3d0fb3822af3572904622d968a3fd0f47190'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'version\',\'requires_python\',\'requires\',\'extras\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

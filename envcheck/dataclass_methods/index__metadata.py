@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.text,self.how,self.unknown,self.cached,)==(other.text,other.how,other.unknown,other.cached,)
   return NotImplemented
  return __eq__
-FUNCTIONS['302faf4f2f08b9dd85b74f99abad1e3534d1b54f480e7d68f26c9947b02abb82'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.text,self.how,self.unknown,self.cached,)==(other.text,other.how,other.unknown,other.cached,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.text,self.how,self.unknown,self.cached,))
  return __hash__
-FUNCTIONS['4322ac9bd9e122110bb0233a710825b172e0aa3725d98f096cb9817053ad1fce'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.text,self.how,self.unknown,self.cached,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(text={self.text!r}, how={self.how!r}, unknown={self.unknown!r}, cached={self.cached!r})"
  return __repr__
-FUNCTIONS['7cc195aea401d679c7794cd8bbdf1da615eafba203c67725fad284d21a2957a4'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(text={self.text!r}, how={self.how!r}, unknown={self.unknown!r}, cached={self.cached!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_text, _type_how, _type_unknown, _type_cached, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_how, _dflt_unknown, _dflt_cached, _return_type):
  def __init__(self,text:_type_text,how:_type_how=_dflt_how,unknown:_type_unknown=_dflt_unknown,cached:_type_cached=_dflt_cached)->_return_type:
@@ -32,7 +32,7 @@ def __create_fn__(_type_text, _type_how, _type_unknown, _type_cached, MISSING, _
   __dataclass_builtins_object__.__setattr__(self,'unknown',unknown)
   __dataclass_builtins_object__.__setattr__(self,'cached',cached)
  return __init__
-FUNCTIONS['23b78d224ee586ff4953a201b88d7f23c8e8dab5e9ff4cb7eb6a0aad65b01483'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_text, _type_how, _type_unknown, _type_cached, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_how, _dflt_unknown, _dflt_cached, _return_type):\n def __init__(self,text:_type_text,how:_type_how=_dflt_how,unknown:_type_unknown=_dflt_unknown,cached:_type_cached=_dflt_cached)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'text',text)\n  __dataclass_builtins_object__.__setattr__(self,'how',how)\n  __dataclass_builtins_object__.__setattr__(self,'unknown',unknown)\n  __dataclass_builtins_object__.__setattr__(self,'cached',cached)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -40,7 +40,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['df3651a7e483df03f670354edc9942d03c130559b6d6636c0a0e27c9359500de'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'text\',\'how\',\'unknown\',\'cached\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -48,6 +48,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['3358ed8232172be8b98697b0f6734c29aaac0ed6a2511fc5a19f53ed6c8166ac'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'text\',\'how\',\'unknown\',\'cached\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.filename,self.url,self.sha256,self.requires_python,self.yanked,self.yanked_reason,self.core_metadata,self.metadata_sha256,self.size,)==(other.filename,other.url,other.sha256,other.requires_python,other.yanked,other.yanked_reason,other.core_metadata,other.metadata_sha256,other.size,)
   return NotImplemented
  return __eq__
-FUNCTIONS['99467bca9beb4c88473a5dcf81f847daf58b3e634979f7bd8f5757289ab07e94'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.filename,self.url,self.sha256,self.requires_python,self.yanked,self.yanked_reason,self.core_metadata,self.metadata_sha256,self.size,)==(other.filename,other.url,other.sha256,other.requires_python,other.yanked,other.yanked_reason,other.core_metadata,other.metadata_sha256,other.size,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,31 +19,31 @@ def __create_fn__():
    return (self.name,self.url,self.files,self.versions,self.api_version,self.problems,)==(other.name,other.url,other.files,other.versions,other.api_version,other.problems,)
   return NotImplemented
  return __eq__
-FUNCTIONS['9a55aa84b7035854311a6fb20717e67058c32876423c20fb1d2f485762034537'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.url,self.files,self.versions,self.api_version,self.problems,)==(other.name,other.url,other.files,other.versions,other.api_version,other.problems,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.filename,self.url,self.sha256,self.requires_python,self.yanked,self.yanked_reason,self.core_metadata,self.metadata_sha256,self.size,))
  return __hash__
-FUNCTIONS['305a1652d732d2155a66ffe395bf332d50c74b94316ad1f2477671c56e7b6934'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.filename,self.url,self.sha256,self.requires_python,self.yanked,self.yanked_reason,self.core_metadata,self.metadata_sha256,self.size,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.name,self.url,self.files,self.versions,self.api_version,self.problems,))
  return __hash__
-FUNCTIONS['12dd312fa05cefaf17f5b38352123e7eaa8a2c12a7e226c86fbab18171078763'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.url,self.files,self.versions,self.api_version,self.problems,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(filename={self.filename!r}, url={self.url!r}, sha256={self.sha256!r}, requires_python={self.requires_python!r}, yanked={self.yanked!r}, yanked_reason={self.yanked_reason!r}, core_metadata={self.core_metadata!r}, metadata_sha256={self.metadata_sha256!r}, size={self.size!r})"
  return __repr__
-FUNCTIONS['fde84fe8635dd0aa6f28075f7352f725644d8db0929e5d682e4cd84200172e54'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(filename={self.filename!r}, url={self.url!r}, sha256={self.sha256!r}, requires_python={self.requires_python!r}, yanked={self.yanked!r}, yanked_reason={self.yanked_reason!r}, core_metadata={self.core_metadata!r}, metadata_sha256={self.metadata_sha256!r}, size={self.size!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(name={self.name!r}, url={self.url!r}, files={self.files!r}, versions={self.versions!r}, api_version={self.api_version!r}, problems={self.problems!r})"
  return __repr__
-FUNCTIONS['c296fe98a676bd4d0ae3e83c0fd324b9d17e0c5377ad46b167eb8b409f5a3c1a'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, url={self.url!r}, files={self.files!r}, versions={self.versions!r}, api_version={self.api_version!r}, problems={self.problems!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_filename, _type_url, _type_sha256, _type_requires_python, _type_yanked, _type_yanked_reason, _type_core_metadata, _type_metadata_sha256, _type_size, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_sha256, _dflt_requires_python, _dflt_yanked, _dflt_yanked_reason, _dflt_core_metadata, _dflt_metadata_sha256, _dflt_size, _return_type):
  def __init__(self,filename:_type_filename,url:_type_url,sha256:_type_sha256=_dflt_sha256,requires_python:_type_requires_python=_dflt_requires_python,yanked:_type_yanked=_dflt_yanked,yanked_reason:_type_yanked_reason=_dflt_yanked_reason,core_metadata:_type_core_metadata=_dflt_core_metadata,metadata_sha256:_type_metadata_sha256=_dflt_metadata_sha256,size:_type_size=_dflt_size)->_return_type:
@@ -57,7 +57,7 @@ def __create_fn__(_type_filename, _type_url, _type_sha256, _type_requires_python
   __dataclass_builtins_object__.__setattr__(self,'metadata_sha256',metadata_sha256)
   __dataclass_builtins_object__.__setattr__(self,'size',size)
  return __init__
-FUNCTIONS['8a813775925f199c0538fb3b56128ca306f4fd0b38d7527ed3e2256a9dbbb0cb'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_filename, _type_url, _type_sha256, _type_requires_python, _type_yanked, _type_yanked_reason, _type_core_metadata, _type_metadata_sha256, _type_size, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_sha256, _dflt_requires_python, _dflt_yanked, _dflt_yanked_reason, _dflt_core_metadata, _dflt_metadata_sha256, _dflt_size, _return_type):\n def __init__(self,filename:_type_filename,url:_type_url,sha256:_type_sha256=_dflt_sha256,requires_python:_type_requires_python=_dflt_requires_python,yanked:_type_yanked=_dflt_yanked,yanked_reason:_type_yanked_reason=_dflt_yanked_reason,core_metadata:_type_core_metadata=_dflt_core_metadata,metadata_sha256:_type_metadata_sha256=_dflt_metadata_sha256,size:_type_size=_dflt_size)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'filename',filename)\n  __dataclass_builtins_object__.__setattr__(self,'url',url)\n  __dataclass_builtins_object__.__setattr__(self,'sha256',sha256)\n  __dataclass_builtins_object__.__setattr__(self,'requires_python',requires_python)\n  __dataclass_builtins_object__.__setattr__(self,'yanked',yanked)\n  __dataclass_builtins_object__.__setattr__(self,'yanked_reason',yanked_reason)\n  __dataclass_builtins_object__.__setattr__(self,'core_metadata',core_metadata)\n  __dataclass_builtins_object__.__setattr__(self,'metadata_sha256',metadata_sha256)\n  __dataclass_builtins_object__.__setattr__(self,'size',size)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_name, _type_url, _type_files, _type_versions, _type_api_version, _type_problems, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_versions, _dflt_api_version, _dflt_problems, _return_type):
  def __init__(self,name:_type_name,url:_type_url,files:_type_files,versions:_type_versions=_dflt_versions,api_version:_type_api_version=_dflt_api_version,problems:_type_problems=_dflt_problems)->_return_type:
@@ -68,7 +68,7 @@ def __create_fn__(_type_name, _type_url, _type_files, _type_versions, _type_api_
   __dataclass_builtins_object__.__setattr__(self,'api_version',api_version)
   __dataclass_builtins_object__.__setattr__(self,'problems',problems)
  return __init__
-FUNCTIONS['b8a1aa0eb9db187e421b634226c9a2cdd18af681d776ab94f3f5a13536797f45'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_name, _type_url, _type_files, _type_versions, _type_api_version, _type_problems, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_versions, _dflt_api_version, _dflt_problems, _return_type):\n def __init__(self,name:_type_name,url:_type_url,files:_type_files,versions:_type_versions=_dflt_versions,api_version:_type_api_version=_dflt_api_version,problems:_type_problems=_dflt_problems)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'url',url)\n  __dataclass_builtins_object__.__setattr__(self,'files',files)\n  __dataclass_builtins_object__.__setattr__(self,'versions',versions)\n  __dataclass_builtins_object__.__setattr__(self,'api_version',api_version)\n  __dataclass_builtins_object__.__setattr__(self,'problems',problems)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -76,7 +76,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['06b5a84037b2d49774540e7a7fa0fef1cdba00e04579f48d7fa6298bfb64298b'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'filename\',\'url\',\'sha256\',\'requires_python\',\'yanked\',\'yanked_reason\',\'core_metadata\',\'metadata_sha256\',\'size\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -84,7 +84,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['3fc3710499c8a3da9bee6eabc6ece7364b5b70810aef18e870c31763806dd780'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'url\',\'files\',\'versions\',\'api_version\',\'problems\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -92,7 +92,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['f2ec6ffbcc71a00e484c13296f8f982b544986c10a1c8b4ea21eebc2fe43752e'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'filename\',\'url\',\'sha256\',\'requires_python\',\'yanked\',\'yanked_reason\',\'core_metadata\',\'metadata_sha256\',\'size\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -100,6 +100,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['34cf951dce47fd84378c3c6b9e35984d5c5efa46083e7c3e1e73d227ed9cc20c'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'url\',\'files\',\'versions\',\'api_version\',\'problems\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,13 +11,13 @@ def __create_fn__():
    return (self.values,self.blocks,self.pip,self.conda,self.lines,)==(other.values,other.blocks,other.pip,other.conda,other.lines,)
   return NotImplemented
  return __eq__
-FUNCTIONS['44c82d08053d230dcf6407c46a78bb233ce9a0645d5205005f3d3c6f486a17ce'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.values,self.blocks,self.pip,self.conda,self.lines,)==(other.values,other.blocks,other.pip,other.conda,other.lines,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(values={self.values!r}, blocks={self.blocks!r}, pip={self.pip!r}, conda={self.conda!r}, lines={self.lines!r})"
  return __repr__
-FUNCTIONS['6ebb6c4eceb21573fde3f3805edecb3d030d2c0f091b1a71637181c5f9888e3c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(values={self.values!r}, blocks={self.blocks!r}, pip={self.pip!r}, conda={self.conda!r}, lines={self.lines!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_values, _type_blocks, _type_pip, _type_conda, _type_lines, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_values, _dflt_blocks, _dflt_pip, _dflt_conda, _dflt_lines, _return_type):
  def __init__(self,values:_type_values=_HAS_DEFAULT_FACTORY,blocks:_type_blocks=_HAS_DEFAULT_FACTORY,pip:_type_pip=_HAS_DEFAULT_FACTORY,conda:_type_conda=_HAS_DEFAULT_FACTORY,lines:_type_lines=_HAS_DEFAULT_FACTORY)->_return_type:
@@ -27,6 +27,6 @@ def __create_fn__(_type_values, _type_blocks, _type_pip, _type_conda, _type_line
   self.conda=_dflt_conda() if conda is _HAS_DEFAULT_FACTORY else conda
   self.lines=_dflt_lines() if lines is _HAS_DEFAULT_FACTORY else lines
  return __init__
-FUNCTIONS['4ae31f167862e55eb7580afbfc2c30dbc62c75de2fb8850fcfcb17f3c3878a2f'] = __create_fn__
+FUNCTIONS['def __create_fn__(_type_values, _type_blocks, _type_pip, _type_conda, _type_lines, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_values, _dflt_blocks, _dflt_pip, _dflt_conda, _dflt_lines, _return_type):\n def __init__(self,values:_type_values=_HAS_DEFAULT_FACTORY,blocks:_type_blocks=_HAS_DEFAULT_FACTORY,pip:_type_pip=_HAS_DEFAULT_FACTORY,conda:_type_conda=_HAS_DEFAULT_FACTORY,lines:_type_lines=_HAS_DEFAULT_FACTORY)->_return_type:\n  self.values=_dflt_values() if values is _HAS_DEFAULT_FACTORY else values\n  self.blocks=_dflt_blocks() if blocks is _HAS_DEFAULT_FACTORY else blocks\n  self.pip=_dflt_pip() if pip is _HAS_DEFAULT_FACTORY else pip\n  self.conda=_dflt_conda() if conda is _HAS_DEFAULT_FACTORY else conda\n  self.lines=_dflt_lines() if lines is _HAS_DEFAULT_FACTORY else lines\n return __init__'] = __create_fn__
 
 del __create_fn__

@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.name,self.text,self.notes,)==(other.name,other.text,other.notes,)
   return NotImplemented
  return __eq__
-FUNCTIONS['ddbc5851ad05681aab805555f29e4cf6ed5a334fbb3b8741cf8e1b5fd1ddc58b'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.text,self.notes,)==(other.name,other.text,other.notes,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.name,self.text,self.notes,))
  return __hash__
-FUNCTIONS['d003a7ea75efc4015da0d58970a03b150b0478338f72e8d29231c0f420f64c61'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.text,self.notes,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(name={self.name!r}, text={self.text!r}, notes={self.notes!r})"
  return __repr__
-FUNCTIONS['e8dd037c77f874f9b023434f07a2d5bdf427850a5e953a36fa17a999c553c467'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, text={self.text!r}, notes={self.notes!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_name, _type_text, _type_notes, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_notes, _return_type):
  def __init__(self,name:_type_name,text:_type_text,notes:_type_notes=_dflt_notes)->_return_type:
@@ -31,7 +31,7 @@ def __create_fn__(_type_name, _type_text, _type_notes, MISSING, _HAS_DEFAULT_FAC
   __dataclass_builtins_object__.__setattr__(self,'text',text)
   __dataclass_builtins_object__.__setattr__(self,'notes',notes)
  return __init__
-FUNCTIONS['b4b60b2be1717ad9b5550ea5ad615b9efcf8cb11b4fe172dfb82ba1caf3840c5'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_name, _type_text, _type_notes, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_notes, _return_type):\n def __init__(self,name:_type_name,text:_type_text,notes:_type_notes=_dflt_notes)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'text',text)\n  __dataclass_builtins_object__.__setattr__(self,'notes',notes)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -39,7 +39,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['ce86e4cf525608824a1483971393eb8912b94e5858b6054a9a32eb62a2bd40c0'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'text\',\'notes\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -47,6 +47,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['91840886a1028ef8780ca3236fc49607b4281f7959991d7beb5ee97bc1c2b382'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'text\',\'notes\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

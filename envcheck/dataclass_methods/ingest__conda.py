@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.name,self.version,self.build,self.channel,)==(other.name,other.version,other.build,other.channel,)
   return NotImplemented
  return __eq__
-FUNCTIONS['97704f21fbc5df47ff6b0373250ceff1eaf457db21af7730845a9c67f8dc9a42'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.version,self.build,self.channel,)==(other.name,other.version,other.build,other.channel,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.name,self.version,self.build,self.channel,))
  return __hash__
-FUNCTIONS['396e360ca8666cfc8cfc6907bb9a9ff33471d5491dfe0702a68718f0e1b53e28'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.version,self.build,self.channel,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(name={self.name!r}, version={self.version!r}, build={self.build!r}, channel={self.channel!r})"
  return __repr__
-FUNCTIONS['66e63724ef546ced9cb067997529e31d2f616bd25678e3e2fec2c156ce9edafd'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, version={self.version!r}, build={self.build!r}, channel={self.channel!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_name, _type_version, _type_build, _type_channel, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,name:_type_name,version:_type_version,build:_type_build,channel:_type_channel)->_return_type:
@@ -32,7 +32,7 @@ def __create_fn__(_type_name, _type_version, _type_build, _type_channel, MISSING
   __dataclass_builtins_object__.__setattr__(self,'build',build)
   __dataclass_builtins_object__.__setattr__(self,'channel',channel)
  return __init__
-FUNCTIONS['143ccd0852c54aa5577d4c917657f1e4072fd625fe35e421c8b2317be97af9a4'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_name, _type_version, _type_build, _type_channel, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,name:_type_name,version:_type_version,build:_type_build,channel:_type_channel)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'build',build)\n  __dataclass_builtins_object__.__setattr__(self,'channel',channel)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -40,7 +40,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['464dcaa2756c921926997c677660b2a90e3aa55e569493c56d2246f015cbd918'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'version\',\'build\',\'channel\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -48,6 +48,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['d00a4826273dd63c70076d854270f43867ce8fbabf1aee231eb46356e3caff9c'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'version\',\'build\',\'channel\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.name,self.label,self.parse,)==(other.name,other.label,other.parse,)
   return NotImplemented
  return __eq__
-FUNCTIONS['ef7da3bfdcacbed112ddc799dd53e7314612407ac94ed8ae10f4ee0de1b90220'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.label,self.parse,)==(other.name,other.label,other.parse,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.name,self.label,self.parse,))
  return __hash__
-FUNCTIONS['1a8c655bf41a230a4a460a32fa17b1bf57df20e375455d77495892e5ef462763'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.label,self.parse,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(name={self.name!r}, label={self.label!r}, parse={self.parse!r})"
  return __repr__
-FUNCTIONS['533cf3a80107abcb8d6b2231e85c551f0351f1fd51dc03aa84695ee91336552d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, label={self.label!r}, parse={self.parse!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_name, _type_label, _type_parse, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,name:_type_name,label:_type_label,parse:_type_parse)->_return_type:
@@ -31,7 +31,7 @@ def __create_fn__(_type_name, _type_label, _type_parse, MISSING, _HAS_DEFAULT_FA
   __dataclass_builtins_object__.__setattr__(self,'label',label)
   __dataclass_builtins_object__.__setattr__(self,'parse',parse)
  return __init__
-FUNCTIONS['4780842a6beb8c49be4d8cfb29855e9e1b876688fb1e4053c3a2bea8d71b21b7'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_name, _type_label, _type_parse, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,name:_type_name,label:_type_label,parse:_type_parse)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'label',label)\n  __dataclass_builtins_object__.__setattr__(self,'parse',parse)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -39,7 +39,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['9ea1027dbc8095e0d8790f9704d84618ae5d974b14874817fdf095a7e09f07e1'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'label\',\'parse\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -47,6 +47,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['77789afbddb81a1a1770fee444ac2b9b4d835cfc68fec94a2936b993c221124d'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'label\',\'parse\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

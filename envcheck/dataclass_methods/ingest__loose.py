@@ -11,13 +11,13 @@ def __create_fn__():
    return (self.values,self.gpus,self.packages,self.lines,self.runs,self.line,)==(other.values,other.gpus,other.packages,other.lines,other.runs,other.line,)
   return NotImplemented
  return __eq__
-FUNCTIONS['5a34a66b35953d82d9c2747b73b122f4dd7903e5eeb781d73fa04627a2fa4552'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.values,self.gpus,self.packages,self.lines,self.runs,self.line,)==(other.values,other.gpus,other.packages,other.lines,other.runs,other.line,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(values={self.values!r}, gpus={self.gpus!r}, packages={self.packages!r}, lines={self.lines!r}, runs={self.runs!r}, line={self.line!r})"
  return __repr__
-FUNCTIONS['e1d86995eab63d721994aea82b4cb643bdee93602571704f85ff2a48a638d366'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(values={self.values!r}, gpus={self.gpus!r}, packages={self.packages!r}, lines={self.lines!r}, runs={self.runs!r}, line={self.line!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_values, _type_gpus, _type_packages, _type_lines, _type_runs, _type_line, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_values, _dflt_gpus, _dflt_packages, _dflt_lines, _dflt_runs, _dflt_line, _return_type):
  def __init__(self,values:_type_values=_HAS_DEFAULT_FACTORY,gpus:_type_gpus=_HAS_DEFAULT_FACTORY,packages:_type_packages=_HAS_DEFAULT_FACTORY,lines:_type_lines=_HAS_DEFAULT_FACTORY,runs:_type_runs=_HAS_DEFAULT_FACTORY,line:_type_line=_dflt_line)->_return_type:
@@ -28,6 +28,6 @@ def __create_fn__(_type_values, _type_gpus, _type_packages, _type_lines, _type_r
   self.runs=_dflt_runs() if runs is _HAS_DEFAULT_FACTORY else runs
   self.line=line
  return __init__
-FUNCTIONS['7edf85d3c13499a84df3fca767744f2d8317fbf0efa8c29966455475a481947e'] = __create_fn__
+FUNCTIONS['def __create_fn__(_type_values, _type_gpus, _type_packages, _type_lines, _type_runs, _type_line, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_values, _dflt_gpus, _dflt_packages, _dflt_lines, _dflt_runs, _dflt_line, _return_type):\n def __init__(self,values:_type_values=_HAS_DEFAULT_FACTORY,gpus:_type_gpus=_HAS_DEFAULT_FACTORY,packages:_type_packages=_HAS_DEFAULT_FACTORY,lines:_type_lines=_HAS_DEFAULT_FACTORY,runs:_type_runs=_HAS_DEFAULT_FACTORY,line:_type_line=_dflt_line)->_return_type:\n  self.values=_dflt_values() if values is _HAS_DEFAULT_FACTORY else values\n  self.gpus=_dflt_gpus() if gpus is _HAS_DEFAULT_FACTORY else gpus\n  self.packages=_dflt_packages() if packages is _HAS_DEFAULT_FACTORY else packages\n  self.lines=_dflt_lines() if lines is _HAS_DEFAULT_FACTORY else lines\n  self.runs=_dflt_runs() if runs is _HAS_DEFAULT_FACTORY else runs\n  self.line=line\n return __init__'] = __create_fn__
 
 del __create_fn__

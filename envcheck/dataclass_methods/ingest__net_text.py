@@ -11,13 +11,13 @@ def __create_fn__():
    return (self.name,self.state,self.mtu,self.ipv4,self.ipv6,self.kind,)==(other.name,other.state,other.mtu,other.ipv4,other.ipv6,other.kind,)
   return NotImplemented
  return __eq__
-FUNCTIONS['58ccfeb9112ce333a02a8d2d0e2bfca37a086e2b560f4626a7282e73d794e96f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.state,self.mtu,self.ipv4,self.ipv6,self.kind,)==(other.name,other.state,other.mtu,other.ipv4,other.ipv6,other.kind,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(name={self.name!r}, state={self.state!r}, mtu={self.mtu!r}, ipv4={self.ipv4!r}, ipv6={self.ipv6!r}, kind={self.kind!r})"
  return __repr__
-FUNCTIONS['d7d1a1c58eb486123ebd9237ba23ca9ff35b8ff9eea4ac3e8c91020a11545d7b'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, state={self.state!r}, mtu={self.mtu!r}, ipv4={self.ipv4!r}, ipv6={self.ipv6!r}, kind={self.kind!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_name, _type_state, _type_mtu, _type_ipv4, _type_ipv6, _type_kind, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_state, _dflt_mtu, _dflt_ipv4, _dflt_ipv6, _dflt_kind, _return_type):
  def __init__(self,name:_type_name,state:_type_state=_dflt_state,mtu:_type_mtu=_dflt_mtu,ipv4:_type_ipv4=_HAS_DEFAULT_FACTORY,ipv6:_type_ipv6=_HAS_DEFAULT_FACTORY,kind:_type_kind=_dflt_kind)->_return_type:
@@ -28,6 +28,6 @@ def __create_fn__(_type_name, _type_state, _type_mtu, _type_ipv4, _type_ipv6, _t
   self.ipv6=_dflt_ipv6() if ipv6 is _HAS_DEFAULT_FACTORY else ipv6
   self.kind=kind
  return __init__
-FUNCTIONS['52c9923b40087a33b365f8d6798e2ac8332879b9d2609ceeaa4af0e96ea52099'] = __create_fn__
+FUNCTIONS['def __create_fn__(_type_name, _type_state, _type_mtu, _type_ipv4, _type_ipv6, _type_kind, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_state, _dflt_mtu, _dflt_ipv4, _dflt_ipv6, _dflt_kind, _return_type):\n def __init__(self,name:_type_name,state:_type_state=_dflt_state,mtu:_type_mtu=_dflt_mtu,ipv4:_type_ipv4=_HAS_DEFAULT_FACTORY,ipv6:_type_ipv6=_HAS_DEFAULT_FACTORY,kind:_type_kind=_dflt_kind)->_return_type:\n  self.name=name\n  self.state=state\n  self.mtu=mtu\n  self.ipv4=_dflt_ipv4() if ipv4 is _HAS_DEFAULT_FACTORY else ipv4\n  self.ipv6=_dflt_ipv6() if ipv6 is _HAS_DEFAULT_FACTORY else ipv6\n  self.kind=kind\n return __init__'] = __create_fn__
 
 del __create_fn__

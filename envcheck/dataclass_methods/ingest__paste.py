@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.kind,self.start,self.end,)==(other.kind,other.start,other.end,)
   return NotImplemented
  return __eq__
-FUNCTIONS['577b0553cc375864d9337c944abeffd592c09dfb1b1475e946639a84cc9aa3ee'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.kind,self.start,self.end,)==(other.kind,other.start,other.end,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.kind,self.start,self.end,))
  return __hash__
-FUNCTIONS['fc6eb63e3f0eb01199bb6048e0aef07b3f284f4ddefea820662d6bd4ec0d44cb'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.kind,self.start,self.end,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(kind={self.kind!r}, start={self.start!r}, end={self.end!r})"
  return __repr__
-FUNCTIONS['f8f383883ad1a0792f2ef38794a3c8ab45e1bd1bf29c73d0e45abbb58e93577c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(kind={self.kind!r}, start={self.start!r}, end={self.end!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_kind, _type_start, _type_end, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,kind:_type_kind,start:_type_start,end:_type_end)->_return_type:
@@ -31,7 +31,7 @@ def __create_fn__(_type_kind, _type_start, _type_end, MISSING, _HAS_DEFAULT_FACT
   __dataclass_builtins_object__.__setattr__(self,'start',start)
   __dataclass_builtins_object__.__setattr__(self,'end',end)
  return __init__
-FUNCTIONS['5512da510f6e25b6c82690ed13e61be73774f7d41f292a663abff8367c5bbc65'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_kind, _type_start, _type_end, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,kind:_type_kind,start:_type_start,end:_type_end)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'start',start)\n  __dataclass_builtins_object__.__setattr__(self,'end',end)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -39,7 +39,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['bc2bd7a4184f03d2936097d259e79c9fa6fcc608ffdf2c51166409f852cb8298'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'kind\',\'start\',\'end\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -47,6 +47,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['6951f686fc32e862be4f0757ffb3b0dac635d622fdd10bf49429f7eab68b6630'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'kind\',\'start\',\'end\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.driver,self.cuda,self.models,self.compute_capability,)==(other.driver,other.cuda,other.models,other.compute_capability,)
   return NotImplemented
  return __eq__
-FUNCTIONS['135024be2b1cfdeab0dfe48e290598332d91e168cac99632b2e83560337f7edb'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.driver,self.cuda,self.models,self.compute_capability,)==(other.driver,other.cuda,other.models,other.compute_capability,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,7 +19,7 @@ def __create_fn__():
    return (self.dtype,self.model_type,self.command,self.runs,)==(other.dtype,other.model_type,other.command,other.runs,)
   return NotImplemented
  return __eq__
-FUNCTIONS['1b52003c0a014d3a437b2dc15a589b1a0a266735e2e680614490a8b7e2a5c0b2'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.dtype,self.model_type,self.command,self.runs,)==(other.dtype,other.model_type,other.command,other.runs,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -27,7 +27,7 @@ def __create_fn__():
    return (self.hostname,self.hostname_resolves_to,self.interfaces,)==(other.hostname,other.hostname_resolves_to,other.interfaces,)
   return NotImplemented
  return __eq__
-FUNCTIONS['1360fbb656fac1ada54862a4d52434eb9494d07d5918340af5597bf39af7ed30'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.hostname,self.hostname_resolves_to,self.interfaces,)==(other.hostname,other.hostname_resolves_to,other.interfaces,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -35,7 +35,7 @@ def __create_fn__():
    return (self.name,self.ipv4,self.ipv6,self.up,self.mtu,)==(other.name,other.ipv4,other.ipv6,other.up,other.mtu,)
   return NotImplemented
  return __eq__
-FUNCTIONS['17ba93b8fa25cfb490da7eca3020e8c959924f13e83724da603d75a6367aa812'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.ipv4,self.ipv6,self.up,self.mtu,)==(other.name,other.ipv4,other.ipv6,other.up,other.mtu,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -43,7 +43,7 @@ def __create_fn__():
    return (self.node,self.gpu,self.python,self.packages,self.system,self.env,self.network,self.workload,)==(other.node,other.gpu,other.python,other.packages,other.system,other.env,other.network,other.workload,)
   return NotImplemented
  return __eq__
-FUNCTIONS['266336aa187f9611ed8da961493d5afa38433ff5b6c8e64f0215bd1227817398'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.node,self.gpu,self.python,self.packages,self.system,self.env,self.network,self.workload,)==(other.node,other.gpu,other.python,other.packages,other.system,other.env,other.network,other.workload,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -51,7 +51,7 @@ def __create_fn__():
    return (self.os,self.kernel,self.arch,self.glibc,self.nvcc,self.cpus,self.memory_gib,self.memory_available_gib,self.memory_limit_gib,self.shm_gib,self.in_container,self.disks,)==(other.os,other.kernel,other.arch,other.glibc,other.nvcc,other.cpus,other.memory_gib,other.memory_available_gib,other.memory_limit_gib,other.shm_gib,other.in_container,other.disks,)
   return NotImplemented
  return __eq__
-FUNCTIONS['7c29958dbf0146275680247ca6fdd7a03de3fc97018c435023a2d33be2914639'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.os,self.kernel,self.arch,self.glibc,self.nvcc,self.cpus,self.memory_gib,self.memory_available_gib,self.memory_limit_gib,self.shm_gib,self.in_container,self.disks,)==(other.os,other.kernel,other.arch,other.glibc,other.nvcc,other.cpus,other.memory_gib,other.memory_available_gib,other.memory_limit_gib,other.shm_gib,other.in_container,other.disks,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -59,7 +59,7 @@ def __create_fn__():
    return (self.path,self.size_gib,self.free_gib,)==(other.path,other.size_gib,other.free_gib,)
   return NotImplemented
  return __eq__
-FUNCTIONS['b122d7c18faae08c4250a9ebe5b9ee47b54582e4339ddf1011a35f6d83ea8610'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.size_gib,self.free_gib,)==(other.path,other.size_gib,other.free_gib,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -67,103 +67,103 @@ def __create_fn__():
    return (self.version,self.implementation,)==(other.version,other.implementation,)
   return NotImplemented
  return __eq__
-FUNCTIONS['6cc3419696fa6b544d3b6664e981b17ca612e95cdcbdd92d9329402b72b03e1f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.version,self.implementation,)==(other.version,other.implementation,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.driver,self.cuda,self.models,self.compute_capability,))
  return __hash__
-FUNCTIONS['695f3691814eb40f3e6ea89741223fbb55f46c9fcbe3c1494a64ba956346fc17'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.driver,self.cuda,self.models,self.compute_capability,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.dtype,self.model_type,self.command,self.runs,))
  return __hash__
-FUNCTIONS['a5d0ec664ef6699300ace2603b612eb62a5952b382888d1054a534112db6107d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.dtype,self.model_type,self.command,self.runs,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.hostname,self.hostname_resolves_to,self.interfaces,))
  return __hash__
-FUNCTIONS['45f4547ad86bd9092a070e205b50bc4f7019a17a092b1e08fc38c148f0a703d7'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.hostname,self.hostname_resolves_to,self.interfaces,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.name,self.ipv4,self.ipv6,self.up,self.mtu,))
  return __hash__
-FUNCTIONS['02353eb28ddec4e1fb6d098a2fb06a69bf43d099b980052be43bcdc4d8469ca8'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.ipv4,self.ipv6,self.up,self.mtu,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.node,self.gpu,self.python,self.packages,self.system,self.env,self.network,self.workload,))
  return __hash__
-FUNCTIONS['1ef9e5dbbb794c619c4578e7f1fc70ab17b8d39faa5c19eadcb88d292e7ff4c3'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.node,self.gpu,self.python,self.packages,self.system,self.env,self.network,self.workload,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.os,self.kernel,self.arch,self.glibc,self.nvcc,self.cpus,self.memory_gib,self.memory_available_gib,self.memory_limit_gib,self.shm_gib,self.in_container,self.disks,))
  return __hash__
-FUNCTIONS['fae036db382cd3f79f84d612219ad2fc6a682b2b926d56a6e18968426f6f7fbe'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.os,self.kernel,self.arch,self.glibc,self.nvcc,self.cpus,self.memory_gib,self.memory_available_gib,self.memory_limit_gib,self.shm_gib,self.in_container,self.disks,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.path,self.size_gib,self.free_gib,))
  return __hash__
-FUNCTIONS['c2bd0b10dad6e00d1f1a4c77b453dd76b5d58b3fa1841ed0e4da2df6fa0886b5'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.path,self.size_gib,self.free_gib,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.version,self.implementation,))
  return __hash__
-FUNCTIONS['c4d4ef8facf11e08d52d4fc1026d964e5c0eeb83299b23b12024e8d14de0db13'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.version,self.implementation,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(driver={self.driver!r}, cuda={self.cuda!r}, models={self.models!r}, compute_capability={self.compute_capability!r})"
  return __repr__
-FUNCTIONS['f7c0df24887c33b2c9ef6ae9de56b66b8380539b3b7c812f13cda7c0a9654fda'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(driver={self.driver!r}, cuda={self.cuda!r}, models={self.models!r}, compute_capability={self.compute_capability!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(dtype={self.dtype!r}, model_type={self.model_type!r}, command={self.command!r}, runs={self.runs!r})"
  return __repr__
-FUNCTIONS['4a471f23fcda82e7cad94163049099830dfcefcfa42795aef6c861e418853738'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(dtype={self.dtype!r}, model_type={self.model_type!r}, command={self.command!r}, runs={self.runs!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(hostname={self.hostname!r}, hostname_resolves_to={self.hostname_resolves_to!r}, interfaces={self.interfaces!r})"
  return __repr__
-FUNCTIONS['0a33a88281ad8ddd8d1cd2fcb530909bd404777912e5e6d318fd0857882af899'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(hostname={self.hostname!r}, hostname_resolves_to={self.hostname_resolves_to!r}, interfaces={self.interfaces!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(name={self.name!r}, ipv4={self.ipv4!r}, ipv6={self.ipv6!r}, up={self.up!r}, mtu={self.mtu!r})"
  return __repr__
-FUNCTIONS['5df63e354015de8ee2ee976ab41e1eb93ac9779015b68d6084d07a4b770269e1'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, ipv4={self.ipv4!r}, ipv6={self.ipv6!r}, up={self.up!r}, mtu={self.mtu!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(node={self.node!r}, gpu={self.gpu!r}, python={self.python!r}, packages={self.packages!r}, system={self.system!r}, env={self.env!r}, network={self.network!r}, workload={self.workload!r})"
  return __repr__
-FUNCTIONS['fd5da0a1bd1344efea7b6458a92dfb66718367407ebd81ce80b4ca743d7fee6e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(node={self.node!r}, gpu={self.gpu!r}, python={self.python!r}, packages={self.packages!r}, system={self.system!r}, env={self.env!r}, network={self.network!r}, workload={self.workload!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(os={self.os!r}, kernel={self.kernel!r}, arch={self.arch!r}, glibc={self.glibc!r}, nvcc={self.nvcc!r}, cpus={self.cpus!r}, memory_gib={self.memory_gib!r}, memory_available_gib={self.memory_available_gib!r}, memory_limit_gib={self.memory_limit_gib!r}, shm_gib={self.shm_gib!r}, in_container={self.in_container!r}, disks={self.disks!r})"
  return __repr__
-FUNCTIONS['c70834d60492a7ee03e042736591afee25435ebffd5e4f93649f3eff2e8faf99'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(os={self.os!r}, kernel={self.kernel!r}, arch={self.arch!r}, glibc={self.glibc!r}, nvcc={self.nvcc!r}, cpus={self.cpus!r}, memory_gib={self.memory_gib!r}, memory_available_gib={self.memory_available_gib!r}, memory_limit_gib={self.memory_limit_gib!r}, shm_gib={self.shm_gib!r}, in_container={self.in_container!r}, disks={self.disks!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(path={self.path!r}, size_gib={self.size_gib!r}, free_gib={self.free_gib!r})"
  return __repr__
-FUNCTIONS['a32327d64a18538d90f2af7056696df7dd2e6c71539f634281137e8674ae8543'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, size_gib={self.size_gib!r}, free_gib={self.free_gib!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(version={self.version!r}, implementation={self.implementation!r})"
  return __repr__
-FUNCTIONS['b68e3dfd16be33114f1c91e5cc5b5c53fb9c98cd5dc693124b2ffa2f75431fb6'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(version={self.version!r}, implementation={self.implementation!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_driver, _type_cuda, _type_models, _type_compute_capability, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_driver, _dflt_cuda, _dflt_models, _dflt_compute_capability, _return_type):
  def __init__(self,driver:_type_driver=_dflt_driver,cuda:_type_cuda=_dflt_cuda,models:_type_models=_dflt_models,compute_capability:_type_compute_capability=_dflt_compute_capability)->_return_type:
@@ -172,7 +172,7 @@ def __create_fn__(_type_driver, _type_cuda, _type_models, _type_compute_capabili
   __dataclass_builtins_object__.__setattr__(self,'models',models)
   __dataclass_builtins_object__.__setattr__(self,'compute_capability',compute_capability)
  return __init__
-FUNCTIONS['3418680edb9d74ef7da5bfd64b8ff61100dd08c9d4c7d414bd445765d27bf68f'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_driver, _type_cuda, _type_models, _type_compute_capability, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_driver, _dflt_cuda, _dflt_models, _dflt_compute_capability, _return_type):\n def __init__(self,driver:_type_driver=_dflt_driver,cuda:_type_cuda=_dflt_cuda,models:_type_models=_dflt_models,compute_capability:_type_compute_capability=_dflt_compute_capability)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'driver',driver)\n  __dataclass_builtins_object__.__setattr__(self,'cuda',cuda)\n  __dataclass_builtins_object__.__setattr__(self,'models',models)\n  __dataclass_builtins_object__.__setattr__(self,'compute_capability',compute_capability)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_dtype, _type_model_type, _type_command, _type_runs, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_dtype, _dflt_model_type, _dflt_command, _dflt_runs, _return_type):
  def __init__(self,dtype:_type_dtype=_dflt_dtype,model_type:_type_model_type=_dflt_model_type,command:_type_command=_dflt_command,runs:_type_runs=_dflt_runs)->_return_type:
@@ -181,7 +181,7 @@ def __create_fn__(_type_dtype, _type_model_type, _type_command, _type_runs, MISS
   __dataclass_builtins_object__.__setattr__(self,'command',command)
   __dataclass_builtins_object__.__setattr__(self,'runs',runs)
  return __init__
-FUNCTIONS['5a2d00eb6d65a4027f3a8b3620669f890e5791ca785525447cd57055b93360d2'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_dtype, _type_model_type, _type_command, _type_runs, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_dtype, _dflt_model_type, _dflt_command, _dflt_runs, _return_type):\n def __init__(self,dtype:_type_dtype=_dflt_dtype,model_type:_type_model_type=_dflt_model_type,command:_type_command=_dflt_command,runs:_type_runs=_dflt_runs)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'dtype',dtype)\n  __dataclass_builtins_object__.__setattr__(self,'model_type',model_type)\n  __dataclass_builtins_object__.__setattr__(self,'command',command)\n  __dataclass_builtins_object__.__setattr__(self,'runs',runs)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_hostname, _type_hostname_resolves_to, _type_interfaces, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_hostname, _dflt_hostname_resolves_to, _dflt_interfaces, _return_type):
  def __init__(self,hostname:_type_hostname=_dflt_hostname,hostname_resolves_to:_type_hostname_resolves_to=_dflt_hostname_resolves_to,interfaces:_type_interfaces=_dflt_interfaces)->_return_type:
@@ -189,7 +189,7 @@ def __create_fn__(_type_hostname, _type_hostname_resolves_to, _type_interfaces, 
   __dataclass_builtins_object__.__setattr__(self,'hostname_resolves_to',hostname_resolves_to)
   __dataclass_builtins_object__.__setattr__(self,'interfaces',interfaces)
  return __init__
-FUNCTIONS['4354febdfd7055eb716134c60a9e6a63f167852a4a0c2c345f2f37104dcd29b7'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_hostname, _type_hostname_resolves_to, _type_interfaces, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_hostname, _dflt_hostname_resolves_to, _dflt_interfaces, _return_type):\n def __init__(self,hostname:_type_hostname=_dflt_hostname,hostname_resolves_to:_type_hostname_resolves_to=_dflt_hostname_resolves_to,interfaces:_type_interfaces=_dflt_interfaces)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'hostname',hostname)\n  __dataclass_builtins_object__.__setattr__(self,'hostname_resolves_to',hostname_resolves_to)\n  __dataclass_builtins_object__.__setattr__(self,'interfaces',interfaces)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_name, _type_ipv4, _type_ipv6, _type_up, _type_mtu, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_ipv4, _dflt_ipv6, _dflt_up, _dflt_mtu, _return_type):
  def __init__(self,name:_type_name,ipv4:_type_ipv4=_dflt_ipv4,ipv6:_type_ipv6=_dflt_ipv6,up:_type_up=_dflt_up,mtu:_type_mtu=_dflt_mtu)->_return_type:
@@ -199,7 +199,7 @@ def __create_fn__(_type_name, _type_ipv4, _type_ipv6, _type_up, _type_mtu, MISSI
   __dataclass_builtins_object__.__setattr__(self,'up',up)
   __dataclass_builtins_object__.__setattr__(self,'mtu',mtu)
  return __init__
-FUNCTIONS['ab376ddedb22fb807c3733d81bebfd4a8389e45d2c84db06479835539ff3201b'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_name, _type_ipv4, _type_ipv6, _type_up, _type_mtu, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_ipv4, _dflt_ipv6, _dflt_up, _dflt_mtu, _return_type):\n def __init__(self,name:_type_name,ipv4:_type_ipv4=_dflt_ipv4,ipv6:_type_ipv6=_dflt_ipv6,up:_type_up=_dflt_up,mtu:_type_mtu=_dflt_mtu)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'ipv4',ipv4)\n  __dataclass_builtins_object__.__setattr__(self,'ipv6',ipv6)\n  __dataclass_builtins_object__.__setattr__(self,'up',up)\n  __dataclass_builtins_object__.__setattr__(self,'mtu',mtu)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_node, _type_gpu, _type_python, _type_packages, _type_system, _type_env, _type_network, _type_workload, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_node, _dflt_gpu, _dflt_python, _dflt_packages, _dflt_system, _dflt_env, _dflt_network, _dflt_workload, _return_type):
  def __init__(self,node:_type_node=_dflt_node,gpu:_type_gpu=_dflt_gpu,python:_type_python=_dflt_python,packages:_type_packages=_dflt_packages,system:_type_system=_dflt_system,env:_type_env=_dflt_env,network:_type_network=_dflt_network,workload:_type_workload=_dflt_workload)->_return_type:
@@ -212,7 +212,7 @@ def __create_fn__(_type_node, _type_gpu, _type_python, _type_packages, _type_sys
   __dataclass_builtins_object__.__setattr__(self,'network',network)
   __dataclass_builtins_object__.__setattr__(self,'workload',workload)
  return __init__
-FUNCTIONS['21d790212f1d1ccfca0259c841a2f5f8a56916e29ac13f3e9ff52d304e24af1d'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_node, _type_gpu, _type_python, _type_packages, _type_system, _type_env, _type_network, _type_workload, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_node, _dflt_gpu, _dflt_python, _dflt_packages, _dflt_system, _dflt_env, _dflt_network, _dflt_workload, _return_type):\n def __init__(self,node:_type_node=_dflt_node,gpu:_type_gpu=_dflt_gpu,python:_type_python=_dflt_python,packages:_type_packages=_dflt_packages,system:_type_system=_dflt_system,env:_type_env=_dflt_env,network:_type_network=_dflt_network,workload:_type_workload=_dflt_workload)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'node',node)\n  __dataclass_builtins_object__.__setattr__(self,'gpu',gpu)\n  __dataclass_builtins_object__.__setattr__(self,'python',python)\n  __dataclass_builtins_object__.__setattr__(self,'packages',packages)\n  __dataclass_builtins_object__.__setattr__(self,'system',system)\n  __dataclass_builtins_object__.__setattr__(self,'env',env)\n  __dataclass_builtins_object__.__setattr__(self,'network',network)\n  __dataclass_builtins_object__.__setattr__(self,'workload',workload)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_os, _type_kernel, _type_arch, _type_glibc, _type_nvcc, _type_cpus, _type_memory_gib, _type_memory_available_gib, _type_memory_limit_gib, _type_shm_gib, _type_in_container, _type_disks, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_os, _dflt_kernel, _dflt_arch, _dflt_glibc, _dflt_nvcc, _dflt_cpus, _dflt_memory_gib, _dflt_memory_available_gib, _dflt_memory_limit_gib, _dflt_shm_gib, _dflt_in_container, _dflt_disks, _return_type):
  def __init__(self,os:_type_os=_dflt_os,kernel:_type_kernel=_dflt_kernel,arch:_type_arch=_dflt_arch,glibc:_type_glibc=_dflt_glibc,nvcc:_type_nvcc=_dflt_nvcc,cpus:_type_cpus=_dflt_cpus,memory_gib:_type_memory_gib=_dflt_memory_gib,memory_available_gib:_type_memory_available_gib=_dflt_memory_available_gib,memory_limit_gib:_type_memory_limit_gib=_dflt_memory_limit_gib,shm_gib:_type_shm_gib=_dflt_shm_gib,in_container:_type_in_container=_dflt_in_container,disks:_type_disks=_dflt_disks)->_return_type:
@@ -229,7 +229,7 @@ def __create_fn__(_type_os, _type_kernel, _type_arch, _type_glibc, _type_nvcc, _
   __dataclass_builtins_object__.__setattr__(self,'in_container',in_container)
   __dataclass_builtins_object__.__setattr__(self,'disks',disks)
  return __init__
-FUNCTIONS['c3cdc3f1192ce8104f498e22e30340e7f6023b3cf4560ddabd477918194b8be8'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_os, _type_kernel, _type_arch, _type_glibc, _type_nvcc, _type_cpus, _type_memory_gib, _type_memory_available_gib, _type_memory_limit_gib, _type_shm_gib, _type_in_container, _type_disks, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_os, _dflt_kernel, _dflt_arch, _dflt_glibc, _dflt_nvcc, _dflt_cpus, _dflt_memory_gib, _dflt_memory_available_gib, _dflt_memory_limit_gib, _dflt_shm_gib, _dflt_in_container, _dflt_disks, _return_type):\n def __init__(self,os:_type_os=_dflt_os,kernel:_type_kernel=_dflt_kernel,arch:_type_arch=_dflt_arch,glibc:_type_glibc=_dflt_glibc,nvcc:_type_nvcc=_dflt_nvcc,cpus:_type_cpus=_dflt_cpus,memory_gib:_type_memory_gib=_dflt_memory_gib,memory_available_gib:_type_memory_available_gib=_dflt_memory_available_gib,memory_limit_gib:_type_memory_limit_gib=_dflt_memory_limit_gib,shm_gib:_type_shm_gib=_dflt_shm_gib,in_container:_type_in_container=_dflt_in_container,disks:_type_disks=_dflt_disks)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'os',os)\n  __dataclass_builtins_object__.__setattr__(self,'kernel',kernel)\n  __dataclass_builtins_object__.__setattr__(self,'arch',arch)\n  __dataclass_builtins_object__.__setattr__(self,'glibc',glibc)\n  __dataclass_builtins_object__.__setattr__(self,'nvcc',nvcc)\n  __dataclass_builtins_object__.__setattr__(self,'cpus',cpus)\n  __dataclass_builtins_object__.__setattr__(self,'memory_gib',memory_gib)\n  __dataclass_builtins_object__.__setattr__(self,'memory_available_gib',memory_available_gib)\n  __dataclass_builtins_object__.__setattr__(self,'memory_limit_gib',memory_limit_gib)\n  __dataclass_builtins_object__.__setattr__(self,'shm_gib',shm_gib)\n  __dataclass_builtins_object__.__setattr__(self,'in_container',in_container)\n  __dataclass_builtins_object__.__setattr__(self,'disks',disks)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_path, _type_size_gib, _type_free_gib, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_free_gib, _return_type):
  def __init__(self,path:_type_path,size_gib:_type_size_gib,free_gib:_type_free_gib=_dflt_free_gib)->_return_type:
@@ -237,14 +237,14 @@ def __create_fn__(_type_path, _type_size_gib, _type_free_gib, MISSING, _HAS_DEFA
   __dataclass_builtins_object__.__setattr__(self,'size_gib',size_gib)
   __dataclass_builtins_object__.__setattr__(self,'free_gib',free_gib)
  return __init__
-FUNCTIONS['a974bc370e6f098b12d2048f940c2fcd8e2faee33a37b06e213a7dea2449bba3'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_path, _type_size_gib, _type_free_gib, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_free_gib, _return_type):\n def __init__(self,path:_type_path,size_gib:_type_size_gib,free_gib:_type_free_gib=_dflt_free_gib)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'path',path)\n  __dataclass_builtins_object__.__setattr__(self,'size_gib',size_gib)\n  __dataclass_builtins_object__.__setattr__(self,'free_gib',free_gib)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_version, _type_implementation, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_implementation, _return_type):
  def __init__(self,version:_type_version,implementation:_type_implementation=_dflt_implementation)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'version',version)
   __dataclass_builtins_object__.__setattr__(self,'implementation',implementation)
  return __init__
-FUNCTIONS['4300d69ddc8ccf60854540aad544df94842b4005882212fec9dc9c7fbd39fb2c'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_version, _type_implementation, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_implementation, _return_type):\n def __init__(self,version:_type_version,implementation:_type_implementation=_dflt_implementation)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'implementation',implementation)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -252,7 +252,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['54e0f17f1990d6fc36dd42eb291b42b6cf1ba4b90bd8f60b3acc840fd8ba053c'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'driver\',\'cuda\',\'models\',\'compute_capability\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -260,7 +260,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['5e1ddfe29ac9f4afe91a149ef4f68243fbb479c2b473d894e9e88ec7d3e6b59c'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'dtype\',\'model_type\',\'command\',\'runs\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -268,7 +268,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['708532dfa93216101f44eb20eb77c14d39ac21a25dfee26fa756a2dc5e6b74d9'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'hostname\',\'hostname_resolves_to\',\'interfaces\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -276,7 +276,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['8709dc66b48ebdbf284529d41eb22a17d37cb41d8cb9c4da7e9973c0f1fba377'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'ipv4\',\'ipv6\',\'up\',\'mtu\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -284,7 +284,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['2f0d5cfe2ffd2aa642750fad1e29013f6e748d17de5fe74b3791ee79120b0c01'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'node\',\'gpu\',\'python\',\'packages\',\'system\',\'env\',\'network\',\'workload\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -292,7 +292,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['a4bcc11cc38cefd1038a4619a86b0630ae8afdebdab0c840b66c12881f4c2f09'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'os\',\'kernel\',\'arch\',\'glibc\',\'nvcc\',\'cpus\',\'memory_gib\',\'memory_available_gib\',\'memory_limit_gib\',\'shm_gib\',\'in_container\',\'disks\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -300,7 +300,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['014f93f0b195ecd2f8d4b2f809189b5f5cce72b8f2ec5289244308bec302429c'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'path\',\'size_gib\',\'free_gib\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -308,7 +308,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['eab652865f9de1f0bf0d9a2dd99830292d12eacf73a6d48feaf66d938cb5ffe3'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'version\',\'implementation\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -316,7 +316,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['0dbf71fc74f8c41b4411da0933d4d37fe64b8786326ccc7db929f5844b455ce7'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'driver\',\'cuda\',\'models\',\'compute_capability\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -324,7 +324,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['6af47853ea4b22aae967907d51af9af058505f929a2d6d6f651a5e9949fd397a'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'dtype\',\'model_type\',\'command\',\'runs\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -332,7 +332,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['db4e9d83b611d9a77367e0a9ebd221a81a635fc4ae3b4c66edc8625116407b7b'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'hostname\',\'hostname_resolves_to\',\'interfaces\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -340,7 +340,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['923bae4449279a80676bd3cce618073b15ac30983a149cd498ae0c563bcc3de6'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'ipv4\',\'ipv6\',\'up\',\'mtu\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -348,7 +348,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['a8829c62b96fcb455c3c0f3114b91830bd09a1c8b404f472b4e183a88f379dfb'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'node\',\'gpu\',\'python\',\'packages\',\'system\',\'env\',\'network\',\'workload\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -356,7 +356,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['ee459aea96c650fa2a94d50ba377689d42a47df93d860f2a0dd93797f18cbe76'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'os\',\'kernel\',\'arch\',\'glibc\',\'nvcc\',\'cpus\',\'memory_gib\',\'memory_available_gib\',\'memory_limit_gib\',\'shm_gib\',\'in_container\',\'disks\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -364,7 +364,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['9c5c772b79371691b6a4dbee72020ab07d387cd924aa7fee82e660a49526fd4c'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'path\',\'size_gib\',\'free_gib\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -372,6 +372,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['aa18a74de23b8fb59348c33a02a72b48d3053067366af8d40f2a2d4235554551'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'version\',\'implementation\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

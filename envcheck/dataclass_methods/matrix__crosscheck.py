@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.table,self.key,self.field,self.curated,self.generated,self.curated_verified,self.source,)==(other.table,other.key,other.field,other.curated,other.generated,other.curated_verified,other.source,)
   return NotImplemented
  return __eq__
-FUNCTIONS['8697c59657a5611824bd58f9e61fc1bd2710ba8266fa22f0066681610aed62a3'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.table,self.key,self.field,self.curated,self.generated,self.curated_verified,self.source,)==(other.table,other.key,other.field,other.curated,other.generated,other.curated_verified,other.source,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.table,self.key,self.field,self.curated,self.generated,self.curated_verified,self.source,))
  return __hash__
-FUNCTIONS['8f3657690ae8bd2c8bde4a322628302c1e704cf31f37fcb9a33ec6e5ded2f1b4'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.table,self.key,self.field,self.curated,self.generated,self.curated_verified,self.source,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(table={self.table!r}, key={self.key!r}, field={self.field!r}, curated={self.curated!r}, generated={self.generated!r}, curated_verified={self.curated_verified!r}, source={self.source!r})"
  return __repr__
-FUNCTIONS['56cfb3643a44231d09dc7c0a94eb5de27769904268b250e90bbed75e0a812ec5'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(table={self.table!r}, key={self.key!r}, field={self.field!r}, curated={self.curated!r}, generated={self.generated!r}, curated_verified={self.curated_verified!r}, source={self.source!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_table, _type_key, _type_field, _type_curated, _type_generated, _type_curated_verified, _type_source, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,table:_type_table,key:_type_key,field:_type_field,curated:_type_curated,generated:_type_generated,curated_verified:_type_curated_verified,source:_type_source)->_return_type:
@@ -35,7 +35,7 @@ def __create_fn__(_type_table, _type_key, _type_field, _type_curated, _type_gene
   __dataclass_builtins_object__.__setattr__(self,'curated_verified',curated_verified)
   __dataclass_builtins_object__.__setattr__(self,'source',source)
  return __init__
-FUNCTIONS['5fb7191d87d98d0a5998ea788e420a7760b97aecfad1dfd4df3a13e2b6f6121a'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_table, _type_key, _type_field, _type_curated, _type_generated, _type_curated_verified, _type_source, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,table:_type_table,key:_type_key,field:_type_field,curated:_type_curated,generated:_type_generated,curated_verified:_type_curated_verified,source:_type_source)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'table',table)\n  __dataclass_builtins_object__.__setattr__(self,'key',key)\n  __dataclass_builtins_object__.__setattr__(self,'field',field)\n  __dataclass_builtins_object__.__setattr__(self,'curated',curated)\n  __dataclass_builtins_object__.__setattr__(self,'generated',generated)\n  __dataclass_builtins_object__.__setattr__(self,'curated_verified',curated_verified)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -43,7 +43,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['e0f58ee16d04bcde1357d86d9f0b2c071e385bdda2fe4ee68054da25924b17ad'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'table\',\'key\',\'field\',\'curated\',\'generated\',\'curated_verified\',\'source\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -51,6 +51,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['068d54e658eff74be614f9970dbf1a8f6c3b80a3ad4a5482e59f80441537713e'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'table\',\'key\',\'field\',\'curated\',\'generated\',\'curated_verified\',\'source\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

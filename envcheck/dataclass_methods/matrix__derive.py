@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.dist,self.metadata,self.how,self.unknown,)==(other.dist,other.metadata,other.how,other.unknown,)
   return NotImplemented
  return __eq__
-FUNCTIONS['405b8e54e526aaf0b8b70436a4eadd4966b53f0d2c8fadcff101e0585edd4868'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.dist,self.metadata,self.how,self.unknown,)==(other.dist,other.metadata,other.how,other.unknown,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,7 +19,7 @@ def __create_fn__():
    return (self.project,self.version,self.dists,self.read,)==(other.project,other.version,other.dists,other.read,)
   return NotImplemented
  return __eq__
-FUNCTIONS['fd8dfd443843a436c56f6a10fa98c8322c6296e5cb48ec1298cd58527ea9ee9e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.project,self.version,self.dists,self.read,)==(other.project,other.version,other.dists,other.read,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -27,43 +27,43 @@ def __create_fn__():
    return (self.table,self.wanted,self.records,)==(other.table,other.wanted,other.records,)
   return NotImplemented
  return __eq__
-FUNCTIONS['9924f861a194ad1148409f2633c6d7e94c1071f8c579e98af7d161433c441c70'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.table,self.wanted,self.records,)==(other.table,other.wanted,other.records,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.dist,self.metadata,self.how,self.unknown,))
  return __hash__
-FUNCTIONS['9e82548e403b9e44d49accfe273b1067555d1a8d7e8b9cc92d6d8708a8ac74b2'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.dist,self.metadata,self.how,self.unknown,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.project,self.version,self.dists,self.read,))
  return __hash__
-FUNCTIONS['9ebd48df559dc70f3e30c487f1c123954d36da4d26e4c6bc971685ff7df33e65'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.project,self.version,self.dists,self.read,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.table,self.wanted,self.records,))
  return __hash__
-FUNCTIONS['6bc4ca4f1970da37c5e084593d2afe8fa9a0d7f12ffb9dc8b3e4efcf4c8d7e24'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.table,self.wanted,self.records,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(dist={self.dist!r}, metadata={self.metadata!r}, how={self.how!r}, unknown={self.unknown!r})"
  return __repr__
-FUNCTIONS['6cbf3d339c327df7aaf331bd8d0a3369315b18c748801a48d71e1d19bd4ef1b6'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(dist={self.dist!r}, metadata={self.metadata!r}, how={self.how!r}, unknown={self.unknown!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(project={self.project!r}, version={self.version!r}, dists={self.dists!r}, read={self.read!r})"
  return __repr__
-FUNCTIONS['5880444167306c670852ee52199645d6c56d4798959e2eba08f33fd354db75c9'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(project={self.project!r}, version={self.version!r}, dists={self.dists!r}, read={self.read!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(table={self.table!r}, wanted={self.wanted!r}, records={self.records!r})"
  return __repr__
-FUNCTIONS['ab980dde656fdf2590b0f9724856f6cbc03a3d56395f2b8ad492863464eadcc8'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(table={self.table!r}, wanted={self.wanted!r}, records={self.records!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_dist, _type_metadata, _type_how, _type_unknown, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,dist:_type_dist,metadata:_type_metadata,how:_type_how,unknown:_type_unknown)->_return_type:
@@ -72,7 +72,7 @@ def __create_fn__(_type_dist, _type_metadata, _type_how, _type_unknown, MISSING,
   __dataclass_builtins_object__.__setattr__(self,'how',how)
   __dataclass_builtins_object__.__setattr__(self,'unknown',unknown)
  return __init__
-FUNCTIONS['fb9a2cbdeae808916deb777696e32fbb7e470499ae5f61f12d06e0829b52b119'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_dist, _type_metadata, _type_how, _type_unknown, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,dist:_type_dist,metadata:_type_metadata,how:_type_how,unknown:_type_unknown)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'dist',dist)\n  __dataclass_builtins_object__.__setattr__(self,'metadata',metadata)\n  __dataclass_builtins_object__.__setattr__(self,'how',how)\n  __dataclass_builtins_object__.__setattr__(self,'unknown',unknown)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_project, _type_version, _type_dists, _type_read, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,project:_type_project,version:_type_version,dists:_type_dists,read:_type_read)->_return_type:
@@ -81,7 +81,7 @@ def __create_fn__(_type_project, _type_version, _type_dists, _type_read, MISSING
   __dataclass_builtins_object__.__setattr__(self,'dists',dists)
   __dataclass_builtins_object__.__setattr__(self,'read',read)
  return __init__
-FUNCTIONS['14a465c88db31a7257f1f8592132c2e9c92bfcacb5dfeb5fa6f438072c723f3d'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_project, _type_version, _type_dists, _type_read, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,project:_type_project,version:_type_version,dists:_type_dists,read:_type_read)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'project',project)\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'dists',dists)\n  __dataclass_builtins_object__.__setattr__(self,'read',read)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_table, _type_wanted, _type_records, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,table:_type_table,wanted:_type_wanted,records:_type_records)->_return_type:
@@ -89,7 +89,7 @@ def __create_fn__(_type_table, _type_wanted, _type_records, MISSING, _HAS_DEFAUL
   __dataclass_builtins_object__.__setattr__(self,'wanted',wanted)
   __dataclass_builtins_object__.__setattr__(self,'records',records)
  return __init__
-FUNCTIONS['6e48eb842c4a1b40c052d721419a3050970899131c20fa0b24b8fde12cecbbb2'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_table, _type_wanted, _type_records, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,table:_type_table,wanted:_type_wanted,records:_type_records)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'table',table)\n  __dataclass_builtins_object__.__setattr__(self,'wanted',wanted)\n  __dataclass_builtins_object__.__setattr__(self,'records',records)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -97,7 +97,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['7f745f6997c60f1d2e91f23d83df98680e544f438c46e884d542b10be700adf0'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'dist\',\'metadata\',\'how\',\'unknown\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -105,7 +105,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['48842a43761092d9b517e8a61d5b1ec2cb8aafc7c0fa69f5567ed2774ec7e80f'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'project\',\'version\',\'dists\',\'read\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -113,7 +113,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['f2fed8b4930c8959ca2dd7566606ccc3fd2eb566a1fe2a30fb2f070666ec2cf7'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'table\',\'wanted\',\'records\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -121,7 +121,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['c7d084632073edae6105752e986c2d0761ac3c63ce3a9f1416997ad3bd4ab199'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'dist\',\'metadata\',\'how\',\'unknown\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -129,7 +129,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['360397f41d5d29065140bdc72b18b307d661ef6249c64cc25abc183efb25cf10'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'project\',\'version\',\'dists\',\'read\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -137,6 +137,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['d549076c27b3dd5483c070e2facceac0eac25231311c2bc733d229a986cd7559'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'table\',\'wanted\',\'records\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.field,self.old,self.new,)==(other.field,other.old,other.new,)
   return NotImplemented
  return __eq__
-FUNCTIONS['7bd474a8b18c3bfc0b369cbb5a6031d6ea16d995660280964da3e9e9d1b6930c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.field,self.old,self.new,)==(other.field,other.old,other.new,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,31 +19,31 @@ def __create_fn__():
    return (self.table,self.key,self.kind,self.fields,)==(other.table,other.key,other.kind,other.fields,)
   return NotImplemented
  return __eq__
-FUNCTIONS['7ff23691e625a278fdfb332e6c37138d319010871f69b24ef158e3de2be7752c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.table,self.key,self.kind,self.fields,)==(other.table,other.key,other.kind,other.fields,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.field,self.old,self.new,))
  return __hash__
-FUNCTIONS['0686192eb7f50541271270c348851137edb775ccb33657b3f43e0503abd20bc2'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.field,self.old,self.new,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.table,self.key,self.kind,self.fields,))
  return __hash__
-FUNCTIONS['002ca97ebbe5a6dc907f7babdc8cea386e0c2e3f74c0b972db2296e07430722a'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.table,self.key,self.kind,self.fields,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(field={self.field!r}, old={self.old!r}, new={self.new!r})"
  return __repr__
-FUNCTIONS['72c079fbe90c9c2e7b928cb59156b8f20e55192a3644264f71443b2eaa8749c2'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(field={self.field!r}, old={self.old!r}, new={self.new!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(table={self.table!r}, key={self.key!r}, kind={self.kind!r}, fields={self.fields!r})"
  return __repr__
-FUNCTIONS['866470d6f4b0ef7aaf9702ae21530e0bfd0cf6a348c2f1680036f2860434c595'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(table={self.table!r}, key={self.key!r}, kind={self.kind!r}, fields={self.fields!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_field, _type_old, _type_new, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,field:_type_field,old:_type_old,new:_type_new)->_return_type:
@@ -51,7 +51,7 @@ def __create_fn__(_type_field, _type_old, _type_new, MISSING, _HAS_DEFAULT_FACTO
   __dataclass_builtins_object__.__setattr__(self,'old',old)
   __dataclass_builtins_object__.__setattr__(self,'new',new)
  return __init__
-FUNCTIONS['9fdc63d130da4e4984cbd2f0c8f581418d83d40e18b3b94f80746a131caea302'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_field, _type_old, _type_new, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,field:_type_field,old:_type_old,new:_type_new)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'field',field)\n  __dataclass_builtins_object__.__setattr__(self,'old',old)\n  __dataclass_builtins_object__.__setattr__(self,'new',new)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_table, _type_key, _type_kind, _type_fields, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_fields, _return_type):
  def __init__(self,table:_type_table,key:_type_key,kind:_type_kind,fields:_type_fields=_dflt_fields)->_return_type:
@@ -60,7 +60,7 @@ def __create_fn__(_type_table, _type_key, _type_kind, _type_fields, MISSING, _HA
   __dataclass_builtins_object__.__setattr__(self,'kind',kind)
   __dataclass_builtins_object__.__setattr__(self,'fields',fields)
  return __init__
-FUNCTIONS['616dbeeab20d83a13d2e2904c670543bb2dd543db766cc538f998d3e0782b052'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_table, _type_key, _type_kind, _type_fields, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_fields, _return_type):\n def __init__(self,table:_type_table,key:_type_key,kind:_type_kind,fields:_type_fields=_dflt_fields)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'table',table)\n  __dataclass_builtins_object__.__setattr__(self,'key',key)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'fields',fields)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -68,7 +68,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['143f0fb230c5626701c8f6d52460fef3c9901d13d84032086d6ad42f0aaa8c7a'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'field\',\'old\',\'new\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -76,7 +76,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['67c6d168d5db0f43b16495455dbfc73e73f0db1cd906f511093d9b76b7ed2a1b'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'table\',\'key\',\'kind\',\'fields\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -84,7 +84,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['23aed336467c390ee8587d24c41a468026e0879efea62a51e61a14fb4342ce7d'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'field\',\'old\',\'new\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -92,6 +92,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['73f7fd91d900f2602c2be70782cbf79150bda39bf69663e05608b7d92402944a'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'table\',\'key\',\'kind\',\'fields\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

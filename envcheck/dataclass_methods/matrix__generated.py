@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.package,self.version,self.read,self.file,self.sha256,self.metadata,self.torch,self.requires_python,self.requires,self.yanked,self.yanked_reason,self.unknown,)==(other.package,other.version,other.read,other.file,other.sha256,other.metadata,other.torch,other.requires_python,other.requires,other.yanked,other.yanked_reason,other.unknown,)
   return NotImplemented
  return __eq__
-FUNCTIONS['3921666a01042730ff8d8673c35a097f70f6ea0c456d991f3d955f8ae624e57f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.package,self.version,self.read,self.file,self.sha256,self.metadata,self.torch,self.requires_python,self.requires,self.yanked,self.yanked_reason,self.unknown,)==(other.package,other.version,other.read,other.file,other.sha256,other.metadata,other.torch,other.requires_python,other.requires,other.yanked,other.yanked_reason,other.unknown,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,7 +19,7 @@ def __create_fn__():
    return (self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,)==(other.torch_wheel,other.vllm_metadata,other.ray_wheels,other.flash_attn_index,other.isaacsim_index,other.companion_metadata,)
   return NotImplemented
  return __eq__
-FUNCTIONS['4032b87ab59a756635bc4b5f34cd89d94d8068d374323795795a8ea416b1670f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,)==(other.torch_wheel,other.vllm_metadata,other.ray_wheels,other.flash_attn_index,other.isaacsim_index,other.companion_metadata,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -27,7 +27,7 @@ def __create_fn__():
    return (self.version,self.arch,self.read,self.python,self.free_threaded,self.wheels,self.requires_python,self.file,self.sha256,self.metadata,self.pins,self.markers,self.variant,self.yanked,self.yanked_reason,self.unknown,)==(other.version,other.arch,other.read,other.python,other.free_threaded,other.wheels,other.requires_python,other.file,other.sha256,other.metadata,other.pins,other.markers,other.variant,other.yanked,other.yanked_reason,other.unknown,)
   return NotImplemented
  return __eq__
-FUNCTIONS['e47df280038ad48a6cd674013315164776bcf161fe9532c44f3315f37b009431'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.version,self.arch,self.read,self.python,self.free_threaded,self.wheels,self.requires_python,self.file,self.sha256,self.metadata,self.pins,self.markers,self.variant,self.yanked,self.yanked_reason,self.unknown,)==(other.version,other.arch,other.read,other.python,other.free_threaded,other.wheels,other.requires_python,other.file,other.sha256,other.metadata,other.pins,other.markers,other.variant,other.yanked,other.yanked_reason,other.unknown,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -35,7 +35,7 @@ def __create_fn__():
    return (self.version,self.read,self.file,self.sha256,self.metadata,self.requires_python,self.torch,self.torchvision,self.xformers,self.flashinfer,self.numpy,self.ray,self.transformers,self.markers,self.yanked,self.yanked_reason,self.unknown,)==(other.version,other.read,other.file,other.sha256,other.metadata,other.requires_python,other.torch,other.torchvision,other.xformers,other.flashinfer,other.numpy,other.ray,other.transformers,other.markers,other.yanked,other.yanked_reason,other.unknown,)
   return NotImplemented
  return __eq__
-FUNCTIONS['7b6626fdb42a95a1125938f999523689d5f3d1e51f2cf442ab9b0928ca86f630'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.version,self.read,self.file,self.sha256,self.metadata,self.requires_python,self.torch,self.torchvision,self.xformers,self.flashinfer,self.numpy,self.ray,self.transformers,self.markers,self.yanked,self.yanked_reason,self.unknown,)==(other.version,other.read,other.file,other.sha256,other.metadata,other.requires_python,other.torch,other.torchvision,other.xformers,other.flashinfer,other.numpy,other.ray,other.transformers,other.markers,other.yanked,other.yanked_reason,other.unknown,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -43,7 +43,7 @@ def __create_fn__():
    return (self.version,self.read,self.files,self.sdist,self.sha256,self.wheel_tags,self.requires_python,self.yanked,self.yanked_reason,self.note,)==(other.version,other.read,other.files,other.sdist,other.sha256,other.wheel_tags,other.requires_python,other.yanked,other.yanked_reason,other.note,)
   return NotImplemented
  return __eq__
-FUNCTIONS['872dc1781183a515548ac353b34e9f9335a04bfc268d0038402711dda117b48c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.version,self.read,self.files,self.sdist,self.sha256,self.wheel_tags,self.requires_python,self.yanked,self.yanked_reason,self.note,)==(other.version,other.read,other.files,other.sdist,other.sha256,other.wheel_tags,other.requires_python,other.yanked,other.yanked_reason,other.note,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -51,7 +51,7 @@ def __create_fn__():
    return (self.version,self.read,self.python,self.python_aarch64,self.wheels,self.requires_python,self.yanked,self.yanked_reason,self.unknown,)==(other.version,other.read,other.python,other.python_aarch64,other.wheels,other.requires_python,other.yanked,other.yanked_reason,other.unknown,)
   return NotImplemented
  return __eq__
-FUNCTIONS['48d6946b3da829e590b52aac482f4781c83c312c1bf103fa805d511a28b47d2b'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.version,self.read,self.python,self.python_aarch64,self.wheels,self.requires_python,self.yanked,self.yanked_reason,self.unknown,)==(other.version,other.read,other.python,other.python_aarch64,other.wheels,other.requires_python,other.yanked,other.yanked_reason,other.unknown,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -59,91 +59,91 @@ def __create_fn__():
    return (self.version,self.read,self.requires_python,self.python,self.glibc,self.wheels,self.yanked,self.yanked_reason,self.unknown,)==(other.version,other.read,other.requires_python,other.python,other.glibc,other.wheels,other.yanked,other.yanked_reason,other.unknown,)
   return NotImplemented
  return __eq__
-FUNCTIONS['62fac1d10da99bf85309ef829195c2df9e73dff27ba458defad70525f48bd45d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.version,self.read,self.requires_python,self.python,self.glibc,self.wheels,self.yanked,self.yanked_reason,self.unknown,)==(other.version,other.read,other.requires_python,other.python,other.glibc,other.wheels,other.yanked,other.yanked_reason,other.unknown,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.package,self.version,self.read,self.file,self.sha256,self.metadata,self.torch,self.requires_python,self.requires,self.yanked,self.yanked_reason,self.unknown,))
  return __hash__
-FUNCTIONS['a966c93baa7328a10c90c55acfab8a71866977b008a932c0b5e92e76a3fd9ec4'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.package,self.version,self.read,self.file,self.sha256,self.metadata,self.torch,self.requires_python,self.requires,self.yanked,self.yanked_reason,self.unknown,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,))
  return __hash__
-FUNCTIONS['5cb08c15c4df1729e831ec035b4c1fd7f65747f2bdd06aaac0deebc4a50846d6'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.version,self.arch,self.read,self.python,self.free_threaded,self.wheels,self.requires_python,self.file,self.sha256,self.metadata,self.pins,self.markers,self.variant,self.yanked,self.yanked_reason,self.unknown,))
  return __hash__
-FUNCTIONS['5b8f6c43dbf598dc0b625b3bb114c6b8f553de9144789a57f069f54a0ea7b635'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.version,self.arch,self.read,self.python,self.free_threaded,self.wheels,self.requires_python,self.file,self.sha256,self.metadata,self.pins,self.markers,self.variant,self.yanked,self.yanked_reason,self.unknown,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.version,self.read,self.file,self.sha256,self.metadata,self.requires_python,self.torch,self.torchvision,self.xformers,self.flashinfer,self.numpy,self.ray,self.transformers,self.markers,self.yanked,self.yanked_reason,self.unknown,))
  return __hash__
-FUNCTIONS['e91d08377f2f0e8300339a8c4d0498b1ece36c889ea80a3cb485738d1b2a98ff'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.version,self.read,self.file,self.sha256,self.metadata,self.requires_python,self.torch,self.torchvision,self.xformers,self.flashinfer,self.numpy,self.ray,self.transformers,self.markers,self.yanked,self.yanked_reason,self.unknown,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.version,self.read,self.files,self.sdist,self.sha256,self.wheel_tags,self.requires_python,self.yanked,self.yanked_reason,self.note,))
  return __hash__
-FUNCTIONS['d15af89910258c1b48564c5b0e83cdc701ef46c680e12767a4ee5ac129f949a2'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.version,self.read,self.files,self.sdist,self.sha256,self.wheel_tags,self.requires_python,self.yanked,self.yanked_reason,self.note,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.version,self.read,self.python,self.python_aarch64,self.wheels,self.requires_python,self.yanked,self.yanked_reason,self.unknown,))
  return __hash__
-FUNCTIONS['a112d0e5151430a1f7b99ec770a09ad71c481f149852d1a3e29e105ba83bac65'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.version,self.read,self.python,self.python_aarch64,self.wheels,self.requires_python,self.yanked,self.yanked_reason,self.unknown,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.version,self.read,self.requires_python,self.python,self.glibc,self.wheels,self.yanked,self.yanked_reason,self.unknown,))
  return __hash__
-FUNCTIONS['f559d346317c88b8510cd50d86ea3bb56108c6b87b546630344a3f53f90500cb'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.version,self.read,self.requires_python,self.python,self.glibc,self.wheels,self.yanked,self.yanked_reason,self.unknown,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(package={self.package!r}, version={self.version!r}, read={self.read!r}, file={self.file!r}, sha256={self.sha256!r}, metadata={self.metadata!r}, torch={self.torch!r}, requires_python={self.requires_python!r}, requires={self.requires!r}, yanked={self.yanked!r}, yanked_reason={self.yanked_reason!r}, unknown={self.unknown!r})"
  return __repr__
-FUNCTIONS['7026efc5200e5ba7c2a7c68974f3eac31156e1508f20e05a523477e16b731e4f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(package={self.package!r}, version={self.version!r}, read={self.read!r}, file={self.file!r}, sha256={self.sha256!r}, metadata={self.metadata!r}, torch={self.torch!r}, requires_python={self.requires_python!r}, requires={self.requires!r}, yanked={self.yanked!r}, yanked_reason={self.yanked_reason!r}, unknown={self.unknown!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(torch_wheel={self.torch_wheel!r}, vllm_metadata={self.vllm_metadata!r}, ray_wheels={self.ray_wheels!r}, flash_attn_index={self.flash_attn_index!r}, isaacsim_index={self.isaacsim_index!r}, companion_metadata={self.companion_metadata!r})"
  return __repr__
-FUNCTIONS['247d1e5d5491cda5f2b43e1a0f5bd82e95f6e7abd6be2a9106010e44d29127c5'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(torch_wheel={self.torch_wheel!r}, vllm_metadata={self.vllm_metadata!r}, ray_wheels={self.ray_wheels!r}, flash_attn_index={self.flash_attn_index!r}, isaacsim_index={self.isaacsim_index!r}, companion_metadata={self.companion_metadata!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(version={self.version!r}, arch={self.arch!r}, read={self.read!r}, python={self.python!r}, free_threaded={self.free_threaded!r}, wheels={self.wheels!r}, requires_python={self.requires_python!r}, file={self.file!r}, sha256={self.sha256!r}, metadata={self.metadata!r}, pins={self.pins!r}, markers={self.markers!r}, variant={self.variant!r}, yanked={self.yanked!r}, yanked_reason={self.yanked_reason!r}, unknown={self.unknown!r})"
  return __repr__
-FUNCTIONS['cdb157737e50dfe41d945b0ac2e72920f477bde17e759160a373f1eb16996d7b'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(version={self.version!r}, arch={self.arch!r}, read={self.read!r}, python={self.python!r}, free_threaded={self.free_threaded!r}, wheels={self.wheels!r}, requires_python={self.requires_python!r}, file={self.file!r}, sha256={self.sha256!r}, metadata={self.metadata!r}, pins={self.pins!r}, markers={self.markers!r}, variant={self.variant!r}, yanked={self.yanked!r}, yanked_reason={self.yanked_reason!r}, unknown={self.unknown!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(version={self.version!r}, read={self.read!r}, file={self.file!r}, sha256={self.sha256!r}, metadata={self.metadata!r}, requires_python={self.requires_python!r}, torch={self.torch!r}, torchvision={self.torchvision!r}, xformers={self.xformers!r}, flashinfer={self.flashinfer!r}, numpy={self.numpy!r}, ray={self.ray!r}, transformers={self.transformers!r}, markers={self.markers!r}, yanked={self.yanked!r}, yanked_reason={self.yanked_reason!r}, unknown={self.unknown!r})"
  return __repr__
-FUNCTIONS['fc29000818bd197f80228aed1659c108deed51c08196ac57a9d8a95da4df7710'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(version={self.version!r}, read={self.read!r}, file={self.file!r}, sha256={self.sha256!r}, metadata={self.metadata!r}, requires_python={self.requires_python!r}, torch={self.torch!r}, torchvision={self.torchvision!r}, xformers={self.xformers!r}, flashinfer={self.flashinfer!r}, numpy={self.numpy!r}, ray={self.ray!r}, transformers={self.transformers!r}, markers={self.markers!r}, yanked={self.yanked!r}, yanked_reason={self.yanked_reason!r}, unknown={self.unknown!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(version={self.version!r}, read={self.read!r}, files={self.files!r}, sdist={self.sdist!r}, sha256={self.sha256!r}, wheel_tags={self.wheel_tags!r}, requires_python={self.requires_python!r}, yanked={self.yanked!r}, yanked_reason={self.yanked_reason!r}, note={self.note!r})"
  return __repr__
-FUNCTIONS['00154ccd735beb80233ef1cf81fdb5904210b6152b674f82143c2fee19f68699'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(version={self.version!r}, read={self.read!r}, files={self.files!r}, sdist={self.sdist!r}, sha256={self.sha256!r}, wheel_tags={self.wheel_tags!r}, requires_python={self.requires_python!r}, yanked={self.yanked!r}, yanked_reason={self.yanked_reason!r}, note={self.note!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(version={self.version!r}, read={self.read!r}, python={self.python!r}, python_aarch64={self.python_aarch64!r}, wheels={self.wheels!r}, requires_python={self.requires_python!r}, yanked={self.yanked!r}, yanked_reason={self.yanked_reason!r}, unknown={self.unknown!r})"
  return __repr__
-FUNCTIONS['6f58fde3eefcf8d431d5645d772ebda90f5091968cd09ade608d6302881709e2'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(version={self.version!r}, read={self.read!r}, python={self.python!r}, python_aarch64={self.python_aarch64!r}, wheels={self.wheels!r}, requires_python={self.requires_python!r}, yanked={self.yanked!r}, yanked_reason={self.yanked_reason!r}, unknown={self.unknown!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(version={self.version!r}, read={self.read!r}, requires_python={self.requires_python!r}, python={self.python!r}, glibc={self.glibc!r}, wheels={self.wheels!r}, yanked={self.yanked!r}, yanked_reason={self.yanked_reason!r}, unknown={self.unknown!r})"
  return __repr__
-FUNCTIONS['0180eb6babd541247c119fc963bb32a9db3cdd2ffbcd05fc929710d322669f18'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(version={self.version!r}, read={self.read!r}, requires_python={self.requires_python!r}, python={self.python!r}, glibc={self.glibc!r}, wheels={self.wheels!r}, yanked={self.yanked!r}, yanked_reason={self.yanked_reason!r}, unknown={self.unknown!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_package, _type_version, _type_read, _type_file, _type_sha256, _type_metadata, _type_torch, _type_requires_python, _type_requires, _type_yanked, _type_yanked_reason, _type_unknown, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_file, _dflt_sha256, _dflt_metadata, _dflt_torch, _dflt_requires_python, _dflt_requires, _dflt_yanked, _dflt_yanked_reason, _dflt_unknown, _return_type):
  def __init__(self,package:_type_package,version:_type_version,read:_type_read,file:_type_file=_dflt_file,sha256:_type_sha256=_dflt_sha256,metadata:_type_metadata=_dflt_metadata,torch:_type_torch=_dflt_torch,requires_python:_type_requires_python=_dflt_requires_python,requires:_type_requires=_HAS_DEFAULT_FACTORY,yanked:_type_yanked=_dflt_yanked,yanked_reason:_type_yanked_reason=_dflt_yanked_reason,unknown:_type_unknown=_dflt_unknown)->_return_type:
@@ -160,7 +160,7 @@ def __create_fn__(_type_package, _type_version, _type_read, _type_file, _type_sh
   __dataclass_builtins_object__.__setattr__(self,'yanked_reason',yanked_reason)
   __dataclass_builtins_object__.__setattr__(self,'unknown',unknown)
  return __init__
-FUNCTIONS['ce50739f663d2b2d2260e5e5db877184f8534b8248b72822d6e8c1ef4a235551'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_package, _type_version, _type_read, _type_file, _type_sha256, _type_metadata, _type_torch, _type_requires_python, _type_requires, _type_yanked, _type_yanked_reason, _type_unknown, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_file, _dflt_sha256, _dflt_metadata, _dflt_torch, _dflt_requires_python, _dflt_requires, _dflt_yanked, _dflt_yanked_reason, _dflt_unknown, _return_type):\n def __init__(self,package:_type_package,version:_type_version,read:_type_read,file:_type_file=_dflt_file,sha256:_type_sha256=_dflt_sha256,metadata:_type_metadata=_dflt_metadata,torch:_type_torch=_dflt_torch,requires_python:_type_requires_python=_dflt_requires_python,requires:_type_requires=_HAS_DEFAULT_FACTORY,yanked:_type_yanked=_dflt_yanked,yanked_reason:_type_yanked_reason=_dflt_yanked_reason,unknown:_type_unknown=_dflt_unknown)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'package',package)\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'read',read)\n  __dataclass_builtins_object__.__setattr__(self,'file',file)\n  __dataclass_builtins_object__.__setattr__(self,'sha256',sha256)\n  __dataclass_builtins_object__.__setattr__(self,'metadata',metadata)\n  __dataclass_builtins_object__.__setattr__(self,'torch',torch)\n  __dataclass_builtins_object__.__setattr__(self,'requires_python',requires_python)\n  __dataclass_builtins_object__.__setattr__(self,'requires',_dflt_requires() if requires is _HAS_DEFAULT_FACTORY else requires)\n  __dataclass_builtins_object__.__setattr__(self,'yanked',yanked)\n  __dataclass_builtins_object__.__setattr__(self,'yanked_reason',yanked_reason)\n  __dataclass_builtins_object__.__setattr__(self,'unknown',unknown)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_torch_wheel, _type_vllm_metadata, _type_ray_wheels, _type_flash_attn_index, _type_isaacsim_index, _type_companion_metadata, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_torch_wheel, _dflt_vllm_metadata, _dflt_ray_wheels, _dflt_flash_attn_index, _dflt_isaacsim_index, _dflt_companion_metadata, _return_type):
  def __init__(self,torch_wheel:_type_torch_wheel=_dflt_torch_wheel,vllm_metadata:_type_vllm_metadata=_dflt_vllm_metadata,ray_wheels:_type_ray_wheels=_dflt_ray_wheels,flash_attn_index:_type_flash_attn_index=_dflt_flash_attn_index,isaacsim_index:_type_isaacsim_index=_dflt_isaacsim_index,companion_metadata:_type_companion_metadata=_dflt_companion_metadata)->_return_type:
@@ -171,7 +171,7 @@ def __create_fn__(_type_torch_wheel, _type_vllm_metadata, _type_ray_wheels, _typ
   __dataclass_builtins_object__.__setattr__(self,'isaacsim_index',isaacsim_index)
   __dataclass_builtins_object__.__setattr__(self,'companion_metadata',companion_metadata)
  return __init__
-FUNCTIONS['8a6e25e1d41197f2c076768b0ffbb28f50bf24af2784ea7288a0dd0806cd7874'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_torch_wheel, _type_vllm_metadata, _type_ray_wheels, _type_flash_attn_index, _type_isaacsim_index, _type_companion_metadata, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_torch_wheel, _dflt_vllm_metadata, _dflt_ray_wheels, _dflt_flash_attn_index, _dflt_isaacsim_index, _dflt_companion_metadata, _return_type):\n def __init__(self,torch_wheel:_type_torch_wheel=_dflt_torch_wheel,vllm_metadata:_type_vllm_metadata=_dflt_vllm_metadata,ray_wheels:_type_ray_wheels=_dflt_ray_wheels,flash_attn_index:_type_flash_attn_index=_dflt_flash_attn_index,isaacsim_index:_type_isaacsim_index=_dflt_isaacsim_index,companion_metadata:_type_companion_metadata=_dflt_companion_metadata)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'torch_wheel',torch_wheel)\n  __dataclass_builtins_object__.__setattr__(self,'vllm_metadata',vllm_metadata)\n  __dataclass_builtins_object__.__setattr__(self,'ray_wheels',ray_wheels)\n  __dataclass_builtins_object__.__setattr__(self,'flash_attn_index',flash_attn_index)\n  __dataclass_builtins_object__.__setattr__(self,'isaacsim_index',isaacsim_index)\n  __dataclass_builtins_object__.__setattr__(self,'companion_metadata',companion_metadata)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_version, _type_arch, _type_read, _type_python, _type_free_threaded, _type_wheels, _type_requires_python, _type_file, _type_sha256, _type_metadata, _type_pins, _type_markers, _type_variant, _type_yanked, _type_yanked_reason, _type_unknown, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_python, _dflt_free_threaded, _dflt_wheels, _dflt_requires_python, _dflt_file, _dflt_sha256, _dflt_metadata, _dflt_pins, _dflt_markers, _dflt_variant, _dflt_yanked, _dflt_yanked_reason, _dflt_unknown, _return_type):
  def __init__(self,version:_type_version,arch:_type_arch,read:_type_read,python:_type_python=_dflt_python,free_threaded:_type_free_threaded=_dflt_free_threaded,wheels:_type_wheels=_dflt_wheels,requires_python:_type_requires_python=_dflt_requires_python,file:_type_file=_dflt_file,sha256:_type_sha256=_dflt_sha256,metadata:_type_metadata=_dflt_metadata,pins:_type_pins=_HAS_DEFAULT_FACTORY,markers:_type_markers=_HAS_DEFAULT_FACTORY,variant:_type_variant=_dflt_variant,yanked:_type_yanked=_dflt_yanked,yanked_reason:_type_yanked_reason=_dflt_yanked_reason,unknown:_type_unknown=_dflt_unknown)->_return_type:
@@ -192,7 +192,7 @@ def __create_fn__(_type_version, _type_arch, _type_read, _type_python, _type_fre
   __dataclass_builtins_object__.__setattr__(self,'yanked_reason',yanked_reason)
   __dataclass_builtins_object__.__setattr__(self,'unknown',unknown)
  return __init__
-FUNCTIONS['c81a0a274d733cdcc2f41c866bd3599cd4f5cca7f01f59d5bfa5817bcc9bc220'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_version, _type_arch, _type_read, _type_python, _type_free_threaded, _type_wheels, _type_requires_python, _type_file, _type_sha256, _type_metadata, _type_pins, _type_markers, _type_variant, _type_yanked, _type_yanked_reason, _type_unknown, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_python, _dflt_free_threaded, _dflt_wheels, _dflt_requires_python, _dflt_file, _dflt_sha256, _dflt_metadata, _dflt_pins, _dflt_markers, _dflt_variant, _dflt_yanked, _dflt_yanked_reason, _dflt_unknown, _return_type):\n def __init__(self,version:_type_version,arch:_type_arch,read:_type_read,python:_type_python=_dflt_python,free_threaded:_type_free_threaded=_dflt_free_threaded,wheels:_type_wheels=_dflt_wheels,requires_python:_type_requires_python=_dflt_requires_python,file:_type_file=_dflt_file,sha256:_type_sha256=_dflt_sha256,metadata:_type_metadata=_dflt_metadata,pins:_type_pins=_HAS_DEFAULT_FACTORY,markers:_type_markers=_HAS_DEFAULT_FACTORY,variant:_type_variant=_dflt_variant,yanked:_type_yanked=_dflt_yanked,yanked_reason:_type_yanked_reason=_dflt_yanked_reason,unknown:_type_unknown=_dflt_unknown)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'arch',arch)\n  __dataclass_builtins_object__.__setattr__(self,'read',read)\n  __dataclass_builtins_object__.__setattr__(self,'python',python)\n  __dataclass_builtins_object__.__setattr__(self,'free_threaded',free_threaded)\n  __dataclass_builtins_object__.__setattr__(self,'wheels',wheels)\n  __dataclass_builtins_object__.__setattr__(self,'requires_python',requires_python)\n  __dataclass_builtins_object__.__setattr__(self,'file',file)\n  __dataclass_builtins_object__.__setattr__(self,'sha256',sha256)\n  __dataclass_builtins_object__.__setattr__(self,'metadata',metadata)\n  __dataclass_builtins_object__.__setattr__(self,'pins',_dflt_pins() if pins is _HAS_DEFAULT_FACTORY else pins)\n  __dataclass_builtins_object__.__setattr__(self,'markers',_dflt_markers() if markers is _HAS_DEFAULT_FACTORY else markers)\n  __dataclass_builtins_object__.__setattr__(self,'variant',variant)\n  __dataclass_builtins_object__.__setattr__(self,'yanked',yanked)\n  __dataclass_builtins_object__.__setattr__(self,'yanked_reason',yanked_reason)\n  __dataclass_builtins_object__.__setattr__(self,'unknown',unknown)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_version, _type_read, _type_file, _type_sha256, _type_metadata, _type_requires_python, _type_torch, _type_torchvision, _type_xformers, _type_flashinfer, _type_numpy, _type_ray, _type_transformers, _type_markers, _type_yanked, _type_yanked_reason, _type_unknown, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_file, _dflt_sha256, _dflt_metadata, _dflt_requires_python, _dflt_torch, _dflt_torchvision, _dflt_xformers, _dflt_flashinfer, _dflt_numpy, _dflt_ray, _dflt_transformers, _dflt_markers, _dflt_yanked, _dflt_yanked_reason, _dflt_unknown, _return_type):
  def __init__(self,version:_type_version,read:_type_read,file:_type_file=_dflt_file,sha256:_type_sha256=_dflt_sha256,metadata:_type_metadata=_dflt_metadata,requires_python:_type_requires_python=_dflt_requires_python,torch:_type_torch=_dflt_torch,torchvision:_type_torchvision=_dflt_torchvision,xformers:_type_xformers=_dflt_xformers,flashinfer:_type_flashinfer=_dflt_flashinfer,numpy:_type_numpy=_dflt_numpy,ray:_type_ray=_dflt_ray,transformers:_type_transformers=_dflt_transformers,markers:_type_markers=_HAS_DEFAULT_FACTORY,yanked:_type_yanked=_dflt_yanked,yanked_reason:_type_yanked_reason=_dflt_yanked_reason,unknown:_type_unknown=_dflt_unknown)->_return_type:
@@ -214,7 +214,7 @@ def __create_fn__(_type_version, _type_read, _type_file, _type_sha256, _type_met
   __dataclass_builtins_object__.__setattr__(self,'yanked_reason',yanked_reason)
   __dataclass_builtins_object__.__setattr__(self,'unknown',unknown)
  return __init__
-FUNCTIONS['25d5e548ab86f63ed721759735b8b77794d234bacb50ca5685be1a7b97add058'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_version, _type_read, _type_file, _type_sha256, _type_metadata, _type_requires_python, _type_torch, _type_torchvision, _type_xformers, _type_flashinfer, _type_numpy, _type_ray, _type_transformers, _type_markers, _type_yanked, _type_yanked_reason, _type_unknown, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_file, _dflt_sha256, _dflt_metadata, _dflt_requires_python, _dflt_torch, _dflt_torchvision, _dflt_xformers, _dflt_flashinfer, _dflt_numpy, _dflt_ray, _dflt_transformers, _dflt_markers, _dflt_yanked, _dflt_yanked_reason, _dflt_unknown, _return_type):\n def __init__(self,version:_type_version,read:_type_read,file:_type_file=_dflt_file,sha256:_type_sha256=_dflt_sha256,metadata:_type_metadata=_dflt_metadata,requires_python:_type_requires_python=_dflt_requires_python,torch:_type_torch=_dflt_torch,torchvision:_type_torchvision=_dflt_torchvision,xformers:_type_xformers=_dflt_xformers,flashinfer:_type_flashinfer=_dflt_flashinfer,numpy:_type_numpy=_dflt_numpy,ray:_type_ray=_dflt_ray,transformers:_type_transformers=_dflt_transformers,markers:_type_markers=_HAS_DEFAULT_FACTORY,yanked:_type_yanked=_dflt_yanked,yanked_reason:_type_yanked_reason=_dflt_yanked_reason,unknown:_type_unknown=_dflt_unknown)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'read',read)\n  __dataclass_builtins_object__.__setattr__(self,'file',file)\n  __dataclass_builtins_object__.__setattr__(self,'sha256',sha256)\n  __dataclass_builtins_object__.__setattr__(self,'metadata',metadata)\n  __dataclass_builtins_object__.__setattr__(self,'requires_python',requires_python)\n  __dataclass_builtins_object__.__setattr__(self,'torch',torch)\n  __dataclass_builtins_object__.__setattr__(self,'torchvision',torchvision)\n  __dataclass_builtins_object__.__setattr__(self,'xformers',xformers)\n  __dataclass_builtins_object__.__setattr__(self,'flashinfer',flashinfer)\n  __dataclass_builtins_object__.__setattr__(self,'numpy',numpy)\n  __dataclass_builtins_object__.__setattr__(self,'ray',ray)\n  __dataclass_builtins_object__.__setattr__(self,'transformers',transformers)\n  __dataclass_builtins_object__.__setattr__(self,'markers',_dflt_markers() if markers is _HAS_DEFAULT_FACTORY else markers)\n  __dataclass_builtins_object__.__setattr__(self,'yanked',yanked)\n  __dataclass_builtins_object__.__setattr__(self,'yanked_reason',yanked_reason)\n  __dataclass_builtins_object__.__setattr__(self,'unknown',unknown)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_version, _type_read, _type_files, _type_sdist, _type_sha256, _type_wheel_tags, _type_requires_python, _type_yanked, _type_yanked_reason, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_files, _dflt_sdist, _dflt_sha256, _dflt_wheel_tags, _dflt_requires_python, _dflt_yanked, _dflt_yanked_reason, _dflt_note, _return_type):
  def __init__(self,version:_type_version,read:_type_read,files:_type_files=_dflt_files,sdist:_type_sdist=_dflt_sdist,sha256:_type_sha256=_dflt_sha256,wheel_tags:_type_wheel_tags=_dflt_wheel_tags,requires_python:_type_requires_python=_dflt_requires_python,yanked:_type_yanked=_dflt_yanked,yanked_reason:_type_yanked_reason=_dflt_yanked_reason,note:_type_note=_dflt_note)->_return_type:
@@ -229,7 +229,7 @@ def __create_fn__(_type_version, _type_read, _type_files, _type_sdist, _type_sha
   __dataclass_builtins_object__.__setattr__(self,'yanked_reason',yanked_reason)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
  return __init__
-FUNCTIONS['9c4474f45fdb6a5e196ce853e967fe440985a692cee727f5964da829b5c37846'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_version, _type_read, _type_files, _type_sdist, _type_sha256, _type_wheel_tags, _type_requires_python, _type_yanked, _type_yanked_reason, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_files, _dflt_sdist, _dflt_sha256, _dflt_wheel_tags, _dflt_requires_python, _dflt_yanked, _dflt_yanked_reason, _dflt_note, _return_type):\n def __init__(self,version:_type_version,read:_type_read,files:_type_files=_dflt_files,sdist:_type_sdist=_dflt_sdist,sha256:_type_sha256=_dflt_sha256,wheel_tags:_type_wheel_tags=_dflt_wheel_tags,requires_python:_type_requires_python=_dflt_requires_python,yanked:_type_yanked=_dflt_yanked,yanked_reason:_type_yanked_reason=_dflt_yanked_reason,note:_type_note=_dflt_note)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'read',read)\n  __dataclass_builtins_object__.__setattr__(self,'files',files)\n  __dataclass_builtins_object__.__setattr__(self,'sdist',sdist)\n  __dataclass_builtins_object__.__setattr__(self,'sha256',sha256)\n  __dataclass_builtins_object__.__setattr__(self,'wheel_tags',wheel_tags)\n  __dataclass_builtins_object__.__setattr__(self,'requires_python',requires_python)\n  __dataclass_builtins_object__.__setattr__(self,'yanked',yanked)\n  __dataclass_builtins_object__.__setattr__(self,'yanked_reason',yanked_reason)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_version, _type_read, _type_python, _type_python_aarch64, _type_wheels, _type_requires_python, _type_yanked, _type_yanked_reason, _type_unknown, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_python, _dflt_python_aarch64, _dflt_wheels, _dflt_requires_python, _dflt_yanked, _dflt_yanked_reason, _dflt_unknown, _return_type):
  def __init__(self,version:_type_version,read:_type_read,python:_type_python=_dflt_python,python_aarch64:_type_python_aarch64=_dflt_python_aarch64,wheels:_type_wheels=_dflt_wheels,requires_python:_type_requires_python=_dflt_requires_python,yanked:_type_yanked=_dflt_yanked,yanked_reason:_type_yanked_reason=_dflt_yanked_reason,unknown:_type_unknown=_dflt_unknown)->_return_type:
@@ -243,7 +243,7 @@ def __create_fn__(_type_version, _type_read, _type_python, _type_python_aarch64,
   __dataclass_builtins_object__.__setattr__(self,'yanked_reason',yanked_reason)
   __dataclass_builtins_object__.__setattr__(self,'unknown',unknown)
  return __init__
-FUNCTIONS['e6b3c0ddc2be625c6ce4217e2f39ab8bb28e6238aacf0723e7d06e7b63b27af0'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_version, _type_read, _type_python, _type_python_aarch64, _type_wheels, _type_requires_python, _type_yanked, _type_yanked_reason, _type_unknown, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_python, _dflt_python_aarch64, _dflt_wheels, _dflt_requires_python, _dflt_yanked, _dflt_yanked_reason, _dflt_unknown, _return_type):\n def __init__(self,version:_type_version,read:_type_read,python:_type_python=_dflt_python,python_aarch64:_type_python_aarch64=_dflt_python_aarch64,wheels:_type_wheels=_dflt_wheels,requires_python:_type_requires_python=_dflt_requires_python,yanked:_type_yanked=_dflt_yanked,yanked_reason:_type_yanked_reason=_dflt_yanked_reason,unknown:_type_unknown=_dflt_unknown)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'read',read)\n  __dataclass_builtins_object__.__setattr__(self,'python',python)\n  __dataclass_builtins_object__.__setattr__(self,'python_aarch64',python_aarch64)\n  __dataclass_builtins_object__.__setattr__(self,'wheels',wheels)\n  __dataclass_builtins_object__.__setattr__(self,'requires_python',requires_python)\n  __dataclass_builtins_object__.__setattr__(self,'yanked',yanked)\n  __dataclass_builtins_object__.__setattr__(self,'yanked_reason',yanked_reason)\n  __dataclass_builtins_object__.__setattr__(self,'unknown',unknown)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_version, _type_read, _type_requires_python, _type_python, _type_glibc, _type_wheels, _type_yanked, _type_yanked_reason, _type_unknown, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_requires_python, _dflt_python, _dflt_glibc, _dflt_wheels, _dflt_yanked, _dflt_yanked_reason, _dflt_unknown, _return_type):
  def __init__(self,version:_type_version,read:_type_read,requires_python:_type_requires_python=_dflt_requires_python,python:_type_python=_dflt_python,glibc:_type_glibc=_dflt_glibc,wheels:_type_wheels=_dflt_wheels,yanked:_type_yanked=_dflt_yanked,yanked_reason:_type_yanked_reason=_dflt_yanked_reason,unknown:_type_unknown=_dflt_unknown)->_return_type:
@@ -257,7 +257,7 @@ def __create_fn__(_type_version, _type_read, _type_requires_python, _type_python
   __dataclass_builtins_object__.__setattr__(self,'yanked_reason',yanked_reason)
   __dataclass_builtins_object__.__setattr__(self,'unknown',unknown)
  return __init__
-FUNCTIONS['074d33d9d7d2eb7344d6cf28eb4938bdf6799acdcc7be63db9948ebb5c01997f'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_version, _type_read, _type_requires_python, _type_python, _type_glibc, _type_wheels, _type_yanked, _type_yanked_reason, _type_unknown, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_requires_python, _dflt_python, _dflt_glibc, _dflt_wheels, _dflt_yanked, _dflt_yanked_reason, _dflt_unknown, _return_type):\n def __init__(self,version:_type_version,read:_type_read,requires_python:_type_requires_python=_dflt_requires_python,python:_type_python=_dflt_python,glibc:_type_glibc=_dflt_glibc,wheels:_type_wheels=_dflt_wheels,yanked:_type_yanked=_dflt_yanked,yanked_reason:_type_yanked_reason=_dflt_yanked_reason,unknown:_type_unknown=_dflt_unknown)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'read',read)\n  __dataclass_builtins_object__.__setattr__(self,'requires_python',requires_python)\n  __dataclass_builtins_object__.__setattr__(self,'python',python)\n  __dataclass_builtins_object__.__setattr__(self,'glibc',glibc)\n  __dataclass_builtins_object__.__setattr__(self,'wheels',wheels)\n  __dataclass_builtins_object__.__setattr__(self,'yanked',yanked)\n  __dataclass_builtins_object__.__setattr__(self,'yanked_reason',yanked_reason)\n  __dataclass_builtins_object__.__setattr__(self,'unknown',unknown)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -265,7 +265,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['40cacf58964853219fb7a945d6796913c5ac9bbf0b8c43e5bc1f8b25ce91d8ee'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'package\',\'version\',\'read\',\'file\',\'sha256\',\'metadata\',\'torch\',\'requires_python\',\'requires\',\'yanked\',\'yanked_reason\',\'unknown\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -273,7 +273,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['7a882c54509ad02a6550b2e4188a96de4d072048381805669010c11efcbf2416'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'torch_wheel\',\'vllm_metadata\',\'ray_wheels\',\'flash_attn_index\',\'isaacsim_index\',\'companion_metadata\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -281,7 +281,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['0434e01cc202240a41d92bf779cf285629bd8fe40d88ae50627e1e98c5cc9826'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'version\',\'arch\',\'read\',\'python\',\'free_threaded\',\'wheels\',\'requires_python\',\'file\',\'sha256\',\'metadata\',\'pins\',\'markers\',\'variant\',\'yanked\',\'yanked_reason\',\'unknown\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -289,7 +289,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['74d46f6da8023056e664185de5acdc3ced6b55eb14aef332d0913efdd0ee3bc1'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'version\',\'read\',\'file\',\'sha256\',\'metadata\',\'requires_python\',\'torch\',\'torchvision\',\'xformers\',\'flashinfer\',\'numpy\',\'ray\',\'transformers\',\'markers\',\'yanked\',\'yanked_reason\',\'unknown\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -297,7 +297,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['4a67de78134f206f74489c781b728d0ffef3896180df88f2cdd9996433e7b6e1'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'version\',\'read\',\'files\',\'sdist\',\'sha256\',\'wheel_tags\',\'requires_python\',\'yanked\',\'yanked_reason\',\'note\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -305,7 +305,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['64efdef6e96282fc1f0c17b8c67b2f989d9b8d93ea2196fb23240fef76e5d35e'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'version\',\'read\',\'python\',\'python_aarch64\',\'wheels\',\'requires_python\',\'yanked\',\'yanked_reason\',\'unknown\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -313,7 +313,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['044b2818d19bf31cd676ff3db4b44f0e321945c758319e2ea3a774adbc539e30'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'version\',\'read\',\'requires_python\',\'python\',\'glibc\',\'wheels\',\'yanked\',\'yanked_reason\',\'unknown\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -321,7 +321,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['ad0227e3329f85ecb9fe894c01eeecad7ad41666ca3d52b716f0f4b6fcc01288'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'package\',\'version\',\'read\',\'file\',\'sha256\',\'metadata\',\'torch\',\'requires_python\',\'requires\',\'yanked\',\'yanked_reason\',\'unknown\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -329,7 +329,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['ce189c06d2ad9a2d9dea1dd6d2ed49c263cee999b2007d77e19def135e5e5e97'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'torch_wheel\',\'vllm_metadata\',\'ray_wheels\',\'flash_attn_index\',\'isaacsim_index\',\'companion_metadata\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -337,7 +337,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['88f10a4ba2e3291dbeab86ed6e6588a0fe7b721c8f1ce99b64c673ba71ec87cc'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'version\',\'arch\',\'read\',\'python\',\'free_threaded\',\'wheels\',\'requires_python\',\'file\',\'sha256\',\'metadata\',\'pins\',\'markers\',\'variant\',\'yanked\',\'yanked_reason\',\'unknown\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -345,7 +345,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['c96fb1069f3d0f1fe61529e24bd140d4f9696e436ed5b4aa8c67436c67f60a5e'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'version\',\'read\',\'file\',\'sha256\',\'metadata\',\'requires_python\',\'torch\',\'torchvision\',\'xformers\',\'flashinfer\',\'numpy\',\'ray\',\'transformers\',\'markers\',\'yanked\',\'yanked_reason\',\'unknown\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -353,7 +353,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['45def92d3dcedda0974086c567a2de4340a1c72322f0b90253fe58ba069e8e4d'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'version\',\'read\',\'files\',\'sdist\',\'sha256\',\'wheel_tags\',\'requires_python\',\'yanked\',\'yanked_reason\',\'note\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -361,7 +361,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['8d3114b3b44ce2f3fb53f1087ad061b4ab257817ffc9896e87f9bd4f238cec65'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'version\',\'read\',\'python\',\'python_aarch64\',\'wheels\',\'requires_python\',\'yanked\',\'yanked_reason\',\'unknown\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -369,6 +369,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['4c08a7cb621266b3f29ea117a34a203f58cfc61b68f8698445f2df90dfe84567'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'version\',\'read\',\'requires_python\',\'python\',\'glibc\',\'wheels\',\'yanked\',\'yanked_reason\',\'unknown\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.distribution,self.packages,self.source,self.releases,self.modules,self.names,)==(other.distribution,other.packages,other.source,other.releases,other.modules,other.names,)
   return NotImplemented
  return __eq__
-FUNCTIONS['66e16cb36911adbba4066b7e96be712c9520ade343970e23c78d20dc4020d240'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.distribution,self.packages,self.source,self.releases,self.modules,self.names,)==(other.distribution,other.packages,other.source,other.releases,other.modules,other.names,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,7 +19,7 @@ def __create_fn__():
    return (self.distribution,self.packages,self.source,self.releases,self.requires,self.names,self.modules,)==(other.distribution,other.packages,other.source,other.releases,other.requires,other.names,other.modules,)
   return NotImplemented
  return __eq__
-FUNCTIONS['b4ca70412e33cb278ec38480ab592296bc99b7bbf6b26d3f6f8272fe7efcae64'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.distribution,self.packages,self.source,self.releases,self.requires,self.names,self.modules,)==(other.distribution,other.packages,other.source,other.releases,other.requires,other.names,other.modules,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -27,43 +27,43 @@ def __create_fn__():
    return (self.libraries,self.files,self.importers,)==(other.libraries,other.files,other.importers,)
   return NotImplemented
  return __eq__
-FUNCTIONS['ddd09f7f90974ef59b653c5ed078f8e36dfd93982982d19c46a765c464bcd7e4'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.libraries,self.files,self.importers,)==(other.libraries,other.files,other.importers,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.distribution,self.packages,self.source,self.releases,self.modules,self.names,))
  return __hash__
-FUNCTIONS['40e7fdec55e62bda22eafec7953c9d69c52229c41d044e12a64849b3190f4c87'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.distribution,self.packages,self.source,self.releases,self.modules,self.names,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.distribution,self.packages,self.source,self.releases,self.requires,self.names,self.modules,))
  return __hash__
-FUNCTIONS['36593f25d95474c817ecc95f331abb99b1598be934b34fb1799d83f4c4dac541'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.distribution,self.packages,self.source,self.releases,self.requires,self.names,self.modules,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.libraries,self.files,self.importers,))
  return __hash__
-FUNCTIONS['dea18b7be6d6fefef98559268784883024e13495db7a0cd5af8bc4cbab7de09a'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.libraries,self.files,self.importers,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(distribution={self.distribution!r}, packages={self.packages!r}, source={self.source!r}, releases={self.releases!r}, modules={self.modules!r}, names={self.names!r})"
  return __repr__
-FUNCTIONS['e921c8bf0a33fdd82b1ffb36d92553e09b86183928c71f7e67ddb4a81fc06155'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(distribution={self.distribution!r}, packages={self.packages!r}, source={self.source!r}, releases={self.releases!r}, modules={self.modules!r}, names={self.names!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(distribution={self.distribution!r}, packages={self.packages!r}, source={self.source!r}, releases={self.releases!r}, requires={self.requires!r}, names={self.names!r}, modules={self.modules!r})"
  return __repr__
-FUNCTIONS['a3c30b2b9c85e55c1a18e7fb8adc298b4d9d4805a805029944163c89c988e288'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(distribution={self.distribution!r}, packages={self.packages!r}, source={self.source!r}, releases={self.releases!r}, requires={self.requires!r}, names={self.names!r}, modules={self.modules!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(libraries={self.libraries!r}, files={self.files!r}, importers={self.importers!r})"
  return __repr__
-FUNCTIONS['54f145cce675578d741363cb421dc46bb05b45528d28e14a087c63e2d2598cdc'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(libraries={self.libraries!r}, files={self.files!r}, importers={self.importers!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_distribution, _type_packages, _type_source, _type_releases, _type_modules, _type_names, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_modules, _dflt_names, _return_type):
  def __init__(self,distribution:_type_distribution,packages:_type_packages,source:_type_source,releases:_type_releases,modules:_type_modules=_HAS_DEFAULT_FACTORY,names:_type_names=_HAS_DEFAULT_FACTORY)->_return_type:
@@ -74,7 +74,7 @@ def __create_fn__(_type_distribution, _type_packages, _type_source, _type_releas
   __dataclass_builtins_object__.__setattr__(self,'modules',_dflt_modules() if modules is _HAS_DEFAULT_FACTORY else modules)
   __dataclass_builtins_object__.__setattr__(self,'names',_dflt_names() if names is _HAS_DEFAULT_FACTORY else names)
  return __init__
-FUNCTIONS['92c008724686807d4352403ceec624664ca82865f515e29c4bd52b9ca96f2971'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_distribution, _type_packages, _type_source, _type_releases, _type_modules, _type_names, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_modules, _dflt_names, _return_type):\n def __init__(self,distribution:_type_distribution,packages:_type_packages,source:_type_source,releases:_type_releases,modules:_type_modules=_HAS_DEFAULT_FACTORY,names:_type_names=_HAS_DEFAULT_FACTORY)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'distribution',distribution)\n  __dataclass_builtins_object__.__setattr__(self,'packages',packages)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'releases',releases)\n  __dataclass_builtins_object__.__setattr__(self,'modules',_dflt_modules() if modules is _HAS_DEFAULT_FACTORY else modules)\n  __dataclass_builtins_object__.__setattr__(self,'names',_dflt_names() if names is _HAS_DEFAULT_FACTORY else names)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_distribution, _type_packages, _type_source, _type_releases, _type_requires, _type_names, _type_modules, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_requires, _dflt_names, _dflt_modules, _return_type):
  def __init__(self,distribution:_type_distribution,packages:_type_packages,source:_type_source,releases:_type_releases,requires:_type_requires=_HAS_DEFAULT_FACTORY,names:_type_names=_HAS_DEFAULT_FACTORY,modules:_type_modules=_HAS_DEFAULT_FACTORY)->_return_type:
@@ -86,7 +86,7 @@ def __create_fn__(_type_distribution, _type_packages, _type_source, _type_releas
   __dataclass_builtins_object__.__setattr__(self,'names',_dflt_names() if names is _HAS_DEFAULT_FACTORY else names)
   __dataclass_builtins_object__.__setattr__(self,'modules',_dflt_modules() if modules is _HAS_DEFAULT_FACTORY else modules)
  return __init__
-FUNCTIONS['5e165e28a8e56a5bed7bd51bf713a091539174fa865ef05ca6fba68c963a3e9e'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_distribution, _type_packages, _type_source, _type_releases, _type_requires, _type_names, _type_modules, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_requires, _dflt_names, _dflt_modules, _return_type):\n def __init__(self,distribution:_type_distribution,packages:_type_packages,source:_type_source,releases:_type_releases,requires:_type_requires=_HAS_DEFAULT_FACTORY,names:_type_names=_HAS_DEFAULT_FACTORY,modules:_type_modules=_HAS_DEFAULT_FACTORY)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'distribution',distribution)\n  __dataclass_builtins_object__.__setattr__(self,'packages',packages)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'releases',releases)\n  __dataclass_builtins_object__.__setattr__(self,'requires',_dflt_requires() if requires is _HAS_DEFAULT_FACTORY else requires)\n  __dataclass_builtins_object__.__setattr__(self,'names',_dflt_names() if names is _HAS_DEFAULT_FACTORY else names)\n  __dataclass_builtins_object__.__setattr__(self,'modules',_dflt_modules() if modules is _HAS_DEFAULT_FACTORY else modules)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_libraries, _type_files, _type_importers, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_libraries, _dflt_files, _dflt_importers, _return_type):
  def __init__(self,libraries:_type_libraries=_dflt_libraries,files:_type_files=_dflt_files,importers:_type_importers=_dflt_importers)->_return_type:
@@ -94,7 +94,7 @@ def __create_fn__(_type_libraries, _type_files, _type_importers, MISSING, _HAS_D
   __dataclass_builtins_object__.__setattr__(self,'files',files)
   __dataclass_builtins_object__.__setattr__(self,'importers',importers)
  return __init__
-FUNCTIONS['bf996f6b914dfc4dc97362cd84284dad22d54779ca6785aabc937b7cb84033e1'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_libraries, _type_files, _type_importers, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_libraries, _dflt_files, _dflt_importers, _return_type):\n def __init__(self,libraries:_type_libraries=_dflt_libraries,files:_type_files=_dflt_files,importers:_type_importers=_dflt_importers)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'libraries',libraries)\n  __dataclass_builtins_object__.__setattr__(self,'files',files)\n  __dataclass_builtins_object__.__setattr__(self,'importers',importers)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -102,7 +102,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['2dfdaeb3d6e3a55dee16b3a4143ab2593f493aa54969f6b3512680d26fe82ddb'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'distribution\',\'packages\',\'source\',\'releases\',\'modules\',\'names\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -110,7 +110,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['35d4267a2ff265864d6a2c283280609e35caf03eca6af7a1463753191d15b545'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'distribution\',\'packages\',\'source\',\'releases\',\'requires\',\'names\',\'modules\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -118,7 +118,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['f08994f4dcd134f344bdf297f2f3a47f514ab750b370d008d543bac33d8ffca2'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'libraries\',\'files\',\'importers\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -126,7 +126,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['1bba002f67d8c0889fbfe06031215f8e5098aab0d00deb39ed8ab47895158956'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'distribution\',\'packages\',\'source\',\'releases\',\'modules\',\'names\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -134,7 +134,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['023445e4f4f339ec91c1f1159a56eba1efe0796c6b05f3b8f8fd99c527b95519'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'distribution\',\'packages\',\'source\',\'releases\',\'requires\',\'names\',\'modules\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -142,6 +142,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['43ac998d0c192e6dd79a7b8713ff3eb6532f192c88200da789782fec86fd539f'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'libraries\',\'files\',\'importers\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.name,self.file,self.index,self.page,self.releases,self.records,self.yanked,self.unknown,self.kept,self.metadata,self.problems,self.error,self.changes,self.written,)==(other.name,other.file,other.index,other.page,other.releases,other.records,other.yanked,other.unknown,other.kept,other.metadata,other.problems,other.error,other.changes,other.written,)
   return NotImplemented
  return __eq__
-FUNCTIONS['8697ddc82f1c432397dc74632e6f455cb4dd8dd8b200fbc5c2347a639c53cb0d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.file,self.index,self.page,self.releases,self.records,self.yanked,self.unknown,self.kept,self.metadata,self.problems,self.error,self.changes,self.written,)==(other.name,other.file,other.index,other.page,other.releases,other.records,other.yanked,other.unknown,other.kept,other.metadata,other.problems,other.error,other.changes,other.written,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,7 +19,7 @@ def __create_fn__():
    return (self.packages,self.counters,self.seconds,)==(other.packages,other.counters,other.seconds,)
   return NotImplemented
  return __eq__
-FUNCTIONS['1a11a67c1421b91176ecc2c0b106b4cbc60faac33a6d1b94daf9ed8a34382bdb'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.packages,self.counters,self.seconds,)==(other.packages,other.counters,other.seconds,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -27,43 +27,43 @@ def __create_fn__():
    return (self.packages,self.output,self.today,self.since,self.pre,self.dry_run,)==(other.packages,other.output,other.today,other.since,other.pre,other.dry_run,)
   return NotImplemented
  return __eq__
-FUNCTIONS['c0b923c6977c2b459698c1818082326a436983f60a722c54dd56309a776140a0'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.packages,self.output,self.today,self.since,self.pre,self.dry_run,)==(other.packages,other.output,other.today,other.since,other.pre,other.dry_run,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.name,self.file,self.index,self.page,self.releases,self.records,self.yanked,self.unknown,self.kept,self.metadata,self.problems,self.error,self.changes,self.written,))
  return __hash__
-FUNCTIONS['5968b90fef8167aa7c1b636285b086f1a3e3f36fd08c5c7de6a1834d7918c525'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.file,self.index,self.page,self.releases,self.records,self.yanked,self.unknown,self.kept,self.metadata,self.problems,self.error,self.changes,self.written,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.packages,self.counters,self.seconds,))
  return __hash__
-FUNCTIONS['bacbd12754c45a4453e3df1881f74ccff5b67c33caec35bde390235a1722fc3b'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.packages,self.counters,self.seconds,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.packages,self.output,self.today,self.since,self.pre,self.dry_run,))
  return __hash__
-FUNCTIONS['6eca8aea09feed5a848b9ed605c2387f26d0d4343c29e0a75ba3c0e53ba8e2c2'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.packages,self.output,self.today,self.since,self.pre,self.dry_run,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(name={self.name!r}, file={self.file!r}, index={self.index!r}, page={self.page!r}, releases={self.releases!r}, records={self.records!r}, yanked={self.yanked!r}, unknown={self.unknown!r}, kept={self.kept!r}, metadata={self.metadata!r}, problems={self.problems!r}, error={self.error!r}, changes={self.changes!r}, written={self.written!r})"
  return __repr__
-FUNCTIONS['e9dbdd2ae9aa2f5a337a25af96a9ddddb5db79309a847c7e828aedd33cfe36dc'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, file={self.file!r}, index={self.index!r}, page={self.page!r}, releases={self.releases!r}, records={self.records!r}, yanked={self.yanked!r}, unknown={self.unknown!r}, kept={self.kept!r}, metadata={self.metadata!r}, problems={self.problems!r}, error={self.error!r}, changes={self.changes!r}, written={self.written!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(packages={self.packages!r}, counters={self.counters!r}, seconds={self.seconds!r})"
  return __repr__
-FUNCTIONS['3d32a53a7e5c9156677bf1bdadae21b69976bc96c408e4bcc49827919254bd72'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(packages={self.packages!r}, counters={self.counters!r}, seconds={self.seconds!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(packages={self.packages!r}, output={self.output!r}, today={self.today!r}, since={self.since!r}, pre={self.pre!r}, dry_run={self.dry_run!r})"
  return __repr__
-FUNCTIONS['ba69e6b469d7f43bd51909f5a5816bb164a66a4ce70aa85dad8ed8d9e817c5fb'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(packages={self.packages!r}, output={self.output!r}, today={self.today!r}, since={self.since!r}, pre={self.pre!r}, dry_run={self.dry_run!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_name, _type_file, _type_index, _type_page, _type_releases, _type_records, _type_yanked, _type_unknown, _type_kept, _type_metadata, _type_problems, _type_error, _type_changes, _type_written, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_index, _dflt_page, _dflt_releases, _dflt_records, _dflt_yanked, _dflt_unknown, _dflt_kept, _dflt_metadata, _dflt_problems, _dflt_error, _dflt_changes, _dflt_written, _return_type):
  def __init__(self,name:_type_name,file:_type_file,index:_type_index=_dflt_index,page:_type_page=_dflt_page,releases:_type_releases=_dflt_releases,records:_type_records=_dflt_records,yanked:_type_yanked=_dflt_yanked,unknown:_type_unknown=_dflt_unknown,kept:_type_kept=_dflt_kept,metadata:_type_metadata=_HAS_DEFAULT_FACTORY,problems:_type_problems=_dflt_problems,error:_type_error=_dflt_error,changes:_type_changes=_dflt_changes,written:_type_written=_dflt_written)->_return_type:
@@ -82,7 +82,7 @@ def __create_fn__(_type_name, _type_file, _type_index, _type_page, _type_release
   __dataclass_builtins_object__.__setattr__(self,'changes',changes)
   __dataclass_builtins_object__.__setattr__(self,'written',written)
  return __init__
-FUNCTIONS['da0d25204ed6486497003239c1ef378cebbf5c19a0fd90e68cd10518d9119df7'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_name, _type_file, _type_index, _type_page, _type_releases, _type_records, _type_yanked, _type_unknown, _type_kept, _type_metadata, _type_problems, _type_error, _type_changes, _type_written, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_index, _dflt_page, _dflt_releases, _dflt_records, _dflt_yanked, _dflt_unknown, _dflt_kept, _dflt_metadata, _dflt_problems, _dflt_error, _dflt_changes, _dflt_written, _return_type):\n def __init__(self,name:_type_name,file:_type_file,index:_type_index=_dflt_index,page:_type_page=_dflt_page,releases:_type_releases=_dflt_releases,records:_type_records=_dflt_records,yanked:_type_yanked=_dflt_yanked,unknown:_type_unknown=_dflt_unknown,kept:_type_kept=_dflt_kept,metadata:_type_metadata=_HAS_DEFAULT_FACTORY,problems:_type_problems=_dflt_problems,error:_type_error=_dflt_error,changes:_type_changes=_dflt_changes,written:_type_written=_dflt_written)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'file',file)\n  __dataclass_builtins_object__.__setattr__(self,'index',index)\n  __dataclass_builtins_object__.__setattr__(self,'page',page)\n  __dataclass_builtins_object__.__setattr__(self,'releases',releases)\n  __dataclass_builtins_object__.__setattr__(self,'records',records)\n  __dataclass_builtins_object__.__setattr__(self,'yanked',yanked)\n  __dataclass_builtins_object__.__setattr__(self,'unknown',unknown)\n  __dataclass_builtins_object__.__setattr__(self,'kept',kept)\n  __dataclass_builtins_object__.__setattr__(self,'metadata',_dflt_metadata() if metadata is _HAS_DEFAULT_FACTORY else metadata)\n  __dataclass_builtins_object__.__setattr__(self,'problems',problems)\n  __dataclass_builtins_object__.__setattr__(self,'error',error)\n  __dataclass_builtins_object__.__setattr__(self,'changes',changes)\n  __dataclass_builtins_object__.__setattr__(self,'written',written)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_packages, _type_counters, _type_seconds, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,packages:_type_packages,counters:_type_counters,seconds:_type_seconds)->_return_type:
@@ -90,7 +90,7 @@ def __create_fn__(_type_packages, _type_counters, _type_seconds, MISSING, _HAS_D
   __dataclass_builtins_object__.__setattr__(self,'counters',counters)
   __dataclass_builtins_object__.__setattr__(self,'seconds',seconds)
  return __init__
-FUNCTIONS['f8fbe6a3eb38bdbcbe1685fdd1a0fc51b0d3872ba1d77cef4e8a28b3f5067ca1'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_packages, _type_counters, _type_seconds, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,packages:_type_packages,counters:_type_counters,seconds:_type_seconds)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'packages',packages)\n  __dataclass_builtins_object__.__setattr__(self,'counters',counters)\n  __dataclass_builtins_object__.__setattr__(self,'seconds',seconds)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_packages, _type_output, _type_today, _type_since, _type_pre, _type_dry_run, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_since, _dflt_pre, _dflt_dry_run, _return_type):
  def __init__(self,packages:_type_packages,output:_type_output,today:_type_today,since:_type_since=_dflt_since,pre:_type_pre=_dflt_pre,dry_run:_type_dry_run=_dflt_dry_run)->_return_type:
@@ -101,7 +101,7 @@ def __create_fn__(_type_packages, _type_output, _type_today, _type_since, _type_
   __dataclass_builtins_object__.__setattr__(self,'pre',pre)
   __dataclass_builtins_object__.__setattr__(self,'dry_run',dry_run)
  return __init__
-FUNCTIONS['690e8336e17368002cd0397f4a91a3f1c180268a029f0480cfbadf431a3b5831'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_packages, _type_output, _type_today, _type_since, _type_pre, _type_dry_run, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_since, _dflt_pre, _dflt_dry_run, _return_type):\n def __init__(self,packages:_type_packages,output:_type_output,today:_type_today,since:_type_since=_dflt_since,pre:_type_pre=_dflt_pre,dry_run:_type_dry_run=_dflt_dry_run)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'packages',packages)\n  __dataclass_builtins_object__.__setattr__(self,'output',output)\n  __dataclass_builtins_object__.__setattr__(self,'today',today)\n  __dataclass_builtins_object__.__setattr__(self,'since',since)\n  __dataclass_builtins_object__.__setattr__(self,'pre',pre)\n  __dataclass_builtins_object__.__setattr__(self,'dry_run',dry_run)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -109,7 +109,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['188f936ec60a53fdfe466b3bb4ce60c8863864504e365837b4f71a28d74ce72c'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'file\',\'index\',\'page\',\'releases\',\'records\',\'yanked\',\'unknown\',\'kept\',\'metadata\',\'problems\',\'error\',\'changes\',\'written\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -117,7 +117,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['0339d54515493baf9d5c5bcf65599fbcc4ae190c107808892f984d8e0d06c0f7'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'packages\',\'counters\',\'seconds\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -125,7 +125,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['87d43498c418e5c277d045eb79caf24a8a3b911cd9f3378cf74ff8d6ff4fa546'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'packages\',\'output\',\'today\',\'since\',\'pre\',\'dry_run\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -133,7 +133,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['56f6e38595606285b0bc14423d2a617207f05d1e95ad83344d17fd1358bad80f'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'file\',\'index\',\'page\',\'releases\',\'records\',\'yanked\',\'unknown\',\'kept\',\'metadata\',\'problems\',\'error\',\'changes\',\'written\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -141,7 +141,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['4f8674412f3496aa49d6813ed5bd0d993a3ba615ce8306cb6bb82eef07bdad8f'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'packages\',\'counters\',\'seconds\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -149,6 +149,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['72c6f01d4bc9db1550c266d20ba8d5c64a6434bbc13df3357d5fe089cc606219'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'packages\',\'output\',\'today\',\'since\',\'pre\',\'dry_run\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.api,self.name,self.message,self.source,self.number,self.cause,self.fix,self.fault,self.note,)==(other.api,other.name,other.message,other.source,other.number,other.cause,other.fix,other.fault,other.note,)
   return NotImplemented
  return __eq__
-FUNCTIONS['4b51a255381f5566b0825ea7fad3d1e70be94c885b9682d63f6460b51c3eeebd'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.api,self.name,self.message,self.source,self.number,self.cause,self.fix,self.fault,self.note,)==(other.api,other.name,other.message,other.source,other.number,other.cause,other.fix,other.fault,other.note,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,7 +19,7 @@ def __create_fn__():
    return (self.arch,self.first_cuda,self.source,self.last_cuda,self.verified,self.note,self.last_driver_branch,self.first_triton,self.first_triton_source,)==(other.arch,other.first_cuda,other.source,other.last_cuda,other.verified,other.note,other.last_driver_branch,other.first_triton,other.first_triton_source,)
   return NotImplemented
  return __eq__
-FUNCTIONS['c553c14895d2d146c1103e2250e074d9d77979347537204ddf9b8626ad0ab424'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.arch,self.first_cuda,self.source,self.last_cuda,self.verified,self.note,self.last_driver_branch,self.first_triton,self.first_triton_source,)==(other.arch,other.first_cuda,other.source,other.last_cuda,other.verified,other.note,other.last_driver_branch,other.first_triton,other.first_triton_source,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -27,7 +27,7 @@ def __create_fn__():
    return (self.branch,self.max_cuda,self.source,self.verified,self.note,)==(other.branch,other.max_cuda,other.source,other.verified,other.note,)
   return NotImplemented
  return __eq__
-FUNCTIONS['c6a08f3052aa537d1b8bb34069ba612d984cefa43db202c0aef87fa9f8f0dbed'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.branch,self.max_cuda,self.source,self.verified,self.note,)==(other.branch,other.max_cuda,other.source,other.verified,other.note,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -35,7 +35,7 @@ def __create_fn__():
    return (self.code,self.id,self.title,self.severity,self.when,self.message,self.symptom,self.cause,self.source,self.fix,self.evidence,self.verified,self.note,)==(other.code,other.id,other.title,other.severity,other.when,other.message,other.symptom,other.cause,other.source,other.fix,other.evidence,other.verified,other.note,)
   return NotImplemented
  return __eq__
-FUNCTIONS['38229bb40ed7efe7a1cd3f9fd0849689ae84a2d101fb6c43077c144e844edbb3'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.code,self.id,self.title,self.severity,self.when,self.message,self.symptom,self.cause,self.source,self.fix,self.evidence,self.verified,self.note,)==(other.code,other.id,other.title,other.severity,other.when,other.message,other.symptom,other.cause,other.source,other.fix,other.evidence,other.verified,other.note,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -43,7 +43,7 @@ def __create_fn__():
    return (self.cuda,self.source,self.min_driver,self.minor_compat_min_driver,self.verified,self.note,)==(other.cuda,other.source,other.min_driver,other.minor_compat_min_driver,other.verified,other.note,)
   return NotImplemented
  return __eq__
-FUNCTIONS['0ddc7736ebc7615dc70a648735410f281fc747010ae7947015cb9234fd781025'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.cuda,self.source,self.min_driver,self.minor_compat_min_driver,self.verified,self.note,)==(other.cuda,other.source,other.min_driver,other.minor_compat_min_driver,other.verified,other.note,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -51,7 +51,7 @@ def __create_fn__():
    return (self.cuda,self.torch,self.versions,)==(other.cuda,other.torch,other.versions,)
   return NotImplemented
  return __eq__
-FUNCTIONS['5244a5f89f8bccd5278a71c128b1503413fbd134bf9f5b68ae9b776c4962625b'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.cuda,self.torch,self.versions,)==(other.cuda,other.torch,other.versions,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -59,7 +59,7 @@ def __create_fn__():
    return (self.description,self.reviewed,self.generated_by,)==(other.description,other.reviewed,other.generated_by,)
   return NotImplemented
  return __eq__
-FUNCTIONS['1e439cfd7c75208afe70692674206ee318646d6427afb06d327802c4587ede1b'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.description,self.reviewed,self.generated_by,)==(other.description,other.reviewed,other.generated_by,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -67,7 +67,7 @@ def __create_fn__():
    return (self.distribution,self.module,self.name,self.spans,self.oldest,self.newest,self.source,)==(other.distribution,other.module,other.name,other.spans,other.oldest,other.newest,other.source,)
   return NotImplemented
  return __eq__
-FUNCTIONS['e80a3547b2227f3d782b68176b1c34744093812414e51a5e57d723e36eaf77a8'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.distribution,self.module,self.name,self.spans,self.oldest,self.newest,self.source,)==(other.distribution,other.module,other.name,other.spans,other.oldest,other.newest,other.source,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -75,7 +75,7 @@ def __create_fn__():
    return (self.first,self.last,self.gone,)==(other.first,other.last,other.gone,)
   return NotImplemented
  return __eq__
-FUNCTIONS['28add3d754a015d187912f46d7e143ae281b753bba5b6418a89fc5b91dd1e093'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.first,self.last,self.gone,)==(other.first,other.last,other.gone,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -83,7 +83,7 @@ def __create_fn__():
    return (self.id,self.pattern,self.meaning,self.source,self.causes,self.noise,self.verified,self.note,self.extract,self.context,self.context_before,self.confirms,self.requirer,self.generic,self.decides,)==(other.id,other.pattern,other.meaning,other.source,other.causes,other.noise,other.verified,other.note,other.extract,other.context,other.context_before,other.confirms,other.requirer,other.generic,other.decides,)
   return NotImplemented
  return __eq__
-FUNCTIONS['a518d036f3c3df925469eb9fc573363645b4732005121ebdcba5dd09638ff283'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.id,self.pattern,self.meaning,self.source,self.causes,self.noise,self.verified,self.note,self.extract,self.context,self.context_before,self.confirms,self.requirer,self.generic,self.decides,)==(other.id,other.pattern,other.meaning,other.source,other.causes,other.noise,other.verified,other.note,other.extract,other.context,other.context_before,other.confirms,other.requirer,other.generic,other.decides,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -91,7 +91,7 @@ def __create_fn__():
    return (self.isa,self.cuda,self.source,self.note,)==(other.isa,other.cuda,other.source,other.note,)
   return NotImplemented
  return __eq__
-FUNCTIONS['3bb818ae910ca2def391ffbd67cc0a549044917fde493548531b0c0da110c47e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.isa,self.cuda,self.source,self.note,)==(other.isa,other.cuda,other.source,other.note,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -99,7 +99,7 @@ def __create_fn__():
    return (self.library,self.package,self.line,self.install,self.source,self.cuda_majors,self.cuda_default,self.cuda_libs,self.requires,self.note,)==(other.library,other.package,other.line,other.install,other.source,other.cuda_majors,other.cuda_default,other.cuda_libs,other.requires,other.note,)
   return NotImplemented
  return __eq__
-FUNCTIONS['1b92577d6e318917aa95ada6116c89803435a96676e4c68af652a33bcd6315b7'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.library,self.package,self.line,self.install,self.source,self.cuda_majors,self.cuda_default,self.cuda_libs,self.requires,self.note,)==(other.library,other.package,other.line,other.install,other.source,other.cuda_majors,other.cuda_default,other.cuda_libs,other.requires,other.note,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -107,7 +107,7 @@ def __create_fn__():
    return (self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.removed_symbol,self.keyword_change,self.companion,self.override,self.bound,self.wheel_platform,self.known_bad,self.constant,self.signature,self.cuda_error,self.arch_floor,self.extension,self.gpu_build,self.xid,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,)==(other.meta,other.toolkit,other.driver_branch,other.sm,other.gpu,other.torch,other.torch_index,other.vllm,other.ray,other.flash_attn,other.isaacsim,other.omnigibson,other.os_release,other.first_release,other.ptx_isa,other.soname,other.libstdcxx,other.import_name,other.removed_symbol,other.keyword_change,other.companion,other.override,other.bound,other.wheel_platform,other.known_bad,other.constant,other.signature,other.cuda_error,other.arch_floor,other.extension,other.gpu_build,other.xid,other.torch_wheel,other.vllm_metadata,other.ray_wheels,other.flash_attn_index,other.isaacsim_index,other.companion_metadata,)
   return NotImplemented
  return __eq__
-FUNCTIONS['b0f1ceb39b42718da08484f43a118ca267c527230e24d5fc6c7319d5bbe4225b'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.removed_symbol,self.keyword_change,self.companion,self.override,self.bound,self.wheel_platform,self.known_bad,self.constant,self.signature,self.cuda_error,self.arch_floor,self.extension,self.gpu_build,self.xid,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,)==(other.meta,other.toolkit,other.driver_branch,other.sm,other.gpu,other.torch,other.torch_index,other.vllm,other.ray,other.flash_attn,other.isaacsim,other.omnigibson,other.os_release,other.first_release,other.ptx_isa,other.soname,other.libstdcxx,other.import_name,other.removed_symbol,other.keyword_change,other.companion,other.override,other.bound,other.wheel_platform,other.known_bad,other.constant,other.signature,other.cuda_error,other.arch_floor,other.extension,other.gpu_build,other.xid,other.torch_wheel,other.vllm_metadata,other.ray_wheels,other.flash_attn_index,other.isaacsim_index,other.companion_metadata,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -115,7 +115,7 @@ def __create_fn__():
    return (self.module,self.source,self.distribution,self.removed_by,self.removed_in,self.replacement,self.verified,self.note,self.importer_fix,self.compiled,self.apt,self.dnf,self.brew,)==(other.module,other.source,other.distribution,other.removed_by,other.removed_in,other.replacement,other.verified,other.note,other.importer_fix,other.compiled,other.apt,other.dnf,other.brew,)
   return NotImplemented
  return __eq__
-FUNCTIONS['ac5a00f74cb0b41d625ec247a596f2af4bdf6c62b109739746c2a992c018eaaf'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.module,self.source,self.distribution,self.removed_by,self.removed_in,self.replacement,self.verified,self.note,self.importer_fix,self.compiled,self.apt,self.dnf,self.brew,)==(other.module,other.source,other.distribution,other.removed_by,other.removed_in,other.replacement,other.verified,other.note,other.importer_fix,other.compiled,other.apt,other.dnf,other.brew,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -123,7 +123,7 @@ def __create_fn__():
    return (self.name,self.kind,self.source,self.cuda_major,self.pip,self.pip_dir,self.toolkit_dir,self.apt,self.apt_nvidia,self.dnf,self.conda,self.note,self.unverified_fields,)==(other.name,other.kind,other.source,other.cuda_major,other.pip,other.pip_dir,other.toolkit_dir,other.apt,other.apt_nvidia,other.dnf,other.conda,other.note,other.unverified_fields,)
   return NotImplemented
  return __eq__
-FUNCTIONS['fa825265b4bc965162eec1d3ba196eef87c277c5b07add797520bd977044f0cb'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.kind,self.source,self.cuda_major,self.pip,self.pip_dir,self.toolkit_dir,self.apt,self.apt_nvidia,self.dnf,self.conda,self.note,self.unverified_fields,)==(other.name,other.kind,other.source,other.cuda_major,other.pip,other.pip_dir,other.toolkit_dir,other.apt,other.apt_nvidia,other.dnf,other.conda,other.note,other.unverified_fields,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -131,7 +131,7 @@ def __create_fn__():
    return (self.name,self.match,self.compute_capability,self.architecture,self.source,self.rt_cores,self.rt_cores_source,self.datacenter,self.datacenter_source,self.host_arch,self.host_arch_source,self.verified,self.note,)==(other.name,other.match,other.compute_capability,other.architecture,other.source,other.rt_cores,other.rt_cores_source,other.datacenter,other.datacenter_source,other.host_arch,other.host_arch_source,other.verified,other.note,)
   return NotImplemented
  return __eq__
-FUNCTIONS['bf89b59a7cb9d322ed6fba3896be34b5370ea051884d17f7efbfea943cab1b60'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.match,self.compute_capability,self.architecture,self.source,self.rt_cores,self.rt_cores_source,self.datacenter,self.datacenter_source,self.host_arch,self.host_arch_source,self.verified,self.note,)==(other.name,other.match,other.compute_capability,other.architecture,other.source,other.rt_cores,other.rt_cores_source,other.datacenter,other.datacenter_source,other.host_arch,other.host_arch_source,other.verified,other.note,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -139,7 +139,7 @@ def __create_fn__():
    return (self.name,self.value,self.source,self.note,)==(other.name,other.value,other.source,other.note,)
   return NotImplemented
  return __eq__
-FUNCTIONS['01408217898e7a7d99b1b3f20ddd5e2b499c306635b49fe7cd5683a90e9e8d6e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.value,self.source,self.note,)==(other.name,other.value,other.source,other.note,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -147,7 +147,7 @@ def __create_fn__():
    return (self.names,self.compute_capability,self.rt_cores,self.min_count,)==(other.names,other.compute_capability,other.rt_cores,other.min_count,)
   return NotImplemented
  return __eq__
-FUNCTIONS['9afe0a4a1868620bda438e764d8ba992df258f07f79a09be071dc2fb07928b8e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.names,self.compute_capability,self.rt_cores,self.min_count,)==(other.names,other.compute_capability,other.rt_cores,other.min_count,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -155,7 +155,7 @@ def __create_fn__():
    return (self.number,self.name,self.meaning,self.fault,self.action,self.source,self.note,)==(other.number,other.name,other.meaning,other.fault,other.action,other.source,other.note,)
   return NotImplemented
  return __eq__
-FUNCTIONS['099d7549923209e4825c867ccff67e5eec6191a12ca724dcc497ed4435fa57e9'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.number,self.name,self.meaning,self.fault,self.action,self.source,self.note,)==(other.number,other.name,other.meaning,other.fault,other.action,other.source,other.note,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -163,7 +163,7 @@ def __create_fn__():
    return (self.os,self.version,self.glibc,self.source,self.note,self.glibcxx_max,self.cxxabi_max,self.libstdcxx_gcc,self.verified,)==(other.os,other.version,other.glibc,other.source,other.note,other.glibcxx_max,other.cxxabi_max,other.libstdcxx_gcc,other.verified,)
   return NotImplemented
  return __eq__
-FUNCTIONS['1c8e4833d36933a84c3f1e96fe3f7b983f3f5984ef077fe29b9a463e576460f9'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.os,self.version,self.glibc,self.source,self.note,self.glibcxx_max,self.cxxabi_max,self.libstdcxx_gcc,self.verified,)==(other.os,other.version,other.glibc,other.source,other.note,other.glibcxx_max,other.cxxabi_max,other.libstdcxx_gcc,other.verified,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -171,7 +171,7 @@ def __create_fn__():
    return (self.package,self.arch,self.versions,self.source,self.wheels,self.cuda,self.verified,self.note,)==(other.package,other.arch,other.versions,other.source,other.wheels,other.cuda,other.verified,other.note,)
   return NotImplemented
  return __eq__
-FUNCTIONS['38a0b1b975ab1ca5df6a40b035aa9cd90442b76a62e36ccba3c03b8ffa20661d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.package,self.arch,self.versions,self.source,self.wheels,self.cuda,self.verified,self.note,)==(other.package,other.arch,other.versions,other.source,other.wheels,other.cuda,other.verified,other.note,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -179,7 +179,7 @@ def __create_fn__():
    return (self.package,self.callee,self.keyword,self.source,self.removed_in,self.last,self.added_in,self.passed_from,self.replacement,self.workaround,self.note,self.callers,)==(other.package,other.callee,other.keyword,other.source,other.removed_in,other.last,other.added_in,other.passed_from,other.replacement,other.workaround,other.note,other.callers,)
   return NotImplemented
  return __eq__
-FUNCTIONS['68c216d8326b68643103b71744ddafd16492943c1130558e6be36fee1c8f8df8'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.package,self.callee,self.keyword,self.source,self.removed_in,self.last,self.added_in,self.passed_from,self.replacement,self.workaround,self.note,self.callers,)==(other.package,other.callee,other.keyword,other.source,other.removed_in,other.last,other.added_in,other.passed_from,other.replacement,other.workaround,other.note,other.callers,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -187,7 +187,7 @@ def __create_fn__():
    return (self.package,self.feature,self.message,self.fix,self.source,self.min_compute_capability,self.at_or_above,self.at_or_above_fix,self.whole_package,self.note,self.ceiling,self.max_compute_capability,self.keywords,self.fallback,)==(other.package,other.feature,other.message,other.fix,other.source,other.min_compute_capability,other.at_or_above,other.at_or_above_fix,other.whole_package,other.note,other.ceiling,other.max_compute_capability,other.keywords,other.fallback,)
   return NotImplemented
  return __eq__
-FUNCTIONS['5c971de1d680a6f6e83b6f36ac9b0ca96a1bf9215887c703e34ffdb0db971d90'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.package,self.feature,self.message,self.fix,self.source,self.min_compute_capability,self.at_or_above,self.at_or_above_fix,self.whole_package,self.note,self.ceiling,self.max_compute_capability,self.keywords,self.fallback,)==(other.package,other.feature,other.message,other.fix,other.source,other.min_compute_capability,other.at_or_above,other.at_or_above_fix,other.whole_package,other.note,other.ceiling,other.max_compute_capability,other.keywords,other.fallback,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -195,7 +195,7 @@ def __create_fn__():
    return (self.package,self.kind,self.name,self.version,self.source,self.note,)==(other.package,other.kind,other.name,other.version,other.source,other.note,)
   return NotImplemented
  return __eq__
-FUNCTIONS['b8c7552723d4ce4b98ae32336dd8f7a7c38004289d3df8f802cc5343ec15e698'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.package,self.kind,self.name,self.version,self.source,self.note,)==(other.package,other.kind,other.name,other.version,other.source,other.note,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -203,7 +203,7 @@ def __create_fn__():
    return (self.package,self.modules,self.source,self.ops,self.wheel_index,self.installer,self.build,self.arch_env,self.note,self.wheels,)==(other.package,other.modules,other.source,other.ops,other.wheel_index,other.installer,other.build,other.arch_env,other.note,other.wheels,)
   return NotImplemented
  return __eq__
-FUNCTIONS['bf940d65627b4fa86430a8504ecd286dcf9a07bc1d5112c56baf3c7824f37870'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.package,self.modules,self.source,self.ops,self.wheel_index,self.installer,self.build,self.arch_env,self.note,self.wheels,)==(other.package,other.modules,other.source,other.ops,other.wheel_index,other.installer,other.build,other.arch_env,other.note,other.wheels,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -211,7 +211,7 @@ def __create_fn__():
    return (self.package,self.version,self.torch,self.source,self.verified,)==(other.package,other.version,other.torch,other.source,other.verified,)
   return NotImplemented
  return __eq__
-FUNCTIONS['018329be637b962dace3c302c1f2ce07b07255625becffc6f5227bd730ccea4d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.package,self.version,self.torch,self.source,self.verified,)==(other.package,other.version,other.torch,other.source,other.verified,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -219,7 +219,7 @@ def __create_fn__():
    return (self.package,self.versions,self.dependency,self.allowed,self.reason,self.source,self.symptom,self.verified,self.note,self.install,self.workaround,self.required,)==(other.package,other.versions,other.dependency,other.allowed,other.reason,other.source,other.symptom,other.verified,other.note,other.install,other.workaround,other.required,)
   return NotImplemented
  return __eq__
-FUNCTIONS['03f495fb168f5b1d127e04b803276bc33ec3117313063c7e48782643e2973b29'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.package,self.versions,self.dependency,self.allowed,self.reason,self.source,self.symptom,self.verified,self.note,self.install,self.workaround,self.required,)==(other.package,other.versions,other.dependency,other.allowed,other.reason,other.source,other.symptom,other.verified,other.note,other.install,other.workaround,other.required,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -227,7 +227,7 @@ def __create_fn__():
    return (self.package,self.versions,self.replaces,self.torch,self.reason,self.source,self.verified,)==(other.package,other.versions,other.replaces,other.torch,other.reason,other.source,other.verified,)
   return NotImplemented
  return __eq__
-FUNCTIONS['e16308a797abdf2eeacd9085656925f2038876c97006c8a38a3402e75a9d563a'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.package,self.versions,self.replaces,self.torch,self.reason,self.source,self.verified,)==(other.package,other.versions,other.replaces,other.torch,other.reason,other.source,other.verified,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -235,7 +235,7 @@ def __create_fn__():
    return (self.packages,self.absent,self.absent_or_unlisted,self.installer,self.gpu,self.driver,self.python,self.torch_cuda,self.torch_cpu,self.nvcc_matches_torch,self.glibc,self.nvcc_in_use,self.nvcc_found,self.nccl_loaded,self.nccl_loaded_cuda,self.arch,self.env_set,self.env_unset,self.any,)==(other.packages,other.absent,other.absent_or_unlisted,other.installer,other.gpu,other.driver,other.python,other.torch_cuda,other.torch_cpu,other.nvcc_matches_torch,other.glibc,other.nvcc_in_use,other.nvcc_found,other.nccl_loaded,other.nccl_loaded_cuda,other.arch,other.env_set,other.env_unset,other.any,)
   return NotImplemented
  return __eq__
-FUNCTIONS['605a146d3c1a92b4c933e6136d69b2c59650b51d95ef8ed198f94e189d4bbf3a'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.packages,self.absent,self.absent_or_unlisted,self.installer,self.gpu,self.driver,self.python,self.torch_cuda,self.torch_cpu,self.nvcc_matches_torch,self.glibc,self.nvcc_in_use,self.nvcc_found,self.nccl_loaded,self.nccl_loaded_cuda,self.arch,self.env_set,self.env_unset,self.any,)==(other.packages,other.absent,other.absent_or_unlisted,other.installer,other.gpu,other.driver,other.python,other.torch_cuda,other.torch_cpu,other.nvcc_matches_torch,other.glibc,other.nvcc_in_use,other.nvcc_found,other.nccl_loaded,other.nccl_loaded_cuda,other.arch,other.env_set,other.env_unset,other.any,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -243,7 +243,7 @@ def __create_fn__():
    return (self.summary,self.applicability,self.pip,self.pip_flags,self.pip_uninstall,self.env,self.manual,)==(other.summary,other.applicability,other.pip,other.pip_flags,other.pip_uninstall,other.env,other.manual,)
   return NotImplemented
  return __eq__
-FUNCTIONS['7510a98c5945a0e981a81569efe747b271cb97beec86b98d58a6619c0e78addc'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.summary,self.applicability,self.pip,self.pip_flags,self.pip_uninstall,self.env,self.manual,)==(other.summary,other.applicability,other.pip,other.pip_flags,other.pip_uninstall,other.env,other.manual,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -251,7 +251,7 @@ def __create_fn__():
    return (self.symbol,self.removed_by,self.removed_in,self.source,self.last,self.library,self.note,)==(other.symbol,other.removed_by,other.removed_in,other.source,other.last,other.library,other.note,)
   return NotImplemented
  return __eq__
-FUNCTIONS['051aeec2429ce28dc9ba0ca4bdcf6f7ded5ce43e147782b6cbe32d4986334ebd'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.symbol,self.removed_by,self.removed_in,self.source,self.last,self.library,self.note,)==(other.symbol,other.removed_by,other.removed_in,other.source,other.last,other.library,other.note,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -259,7 +259,7 @@ def __create_fn__():
    return (self.symbol_version,self.gcc,self.gcc_major,self.source,self.cxxabi_max,self.libstdcxx_file,self.note,)==(other.symbol_version,other.gcc,other.gcc_major,other.source,other.cxxabi_max,other.libstdcxx_file,other.note,)
   return NotImplemented
  return __eq__
-FUNCTIONS['e76f5486e7fa30c48c260d18fab72eaaebc21a1a3f5b2e3d640afb552abfd763'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.symbol_version,self.gcc,self.gcc_major,self.source,self.cxxabi_max,self.libstdcxx_file,self.note,)==(other.symbol_version,other.gcc,other.gcc_major,other.source,other.cxxabi_max,other.libstdcxx_file,other.note,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -267,7 +267,7 @@ def __create_fn__():
    return (self.url_template,self.source,)==(other.url_template,other.source,)
   return NotImplemented
  return __eq__
-FUNCTIONS['d9ad9cc86acc5a9b678ba206d76324b6a35b2834d45ef18599a83da80c7d49c2'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.url_template,self.source,)==(other.url_template,other.source,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -275,7 +275,7 @@ def __create_fn__():
    return (self.version,self.prebuilt_torch,self.python,self.cuda_tag,self.source,self.verified,self.cxx11abi_false_loads,)==(other.version,other.prebuilt_torch,other.python,other.cuda_tag,other.source,other.verified,other.cxx11abi_false_loads,)
   return NotImplemented
  return __eq__
-FUNCTIONS['87f0a68bff03b3598c7ee41f0eec19440f1c69bedec9d1e2f62dd2f489c3cba3'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.version,self.prebuilt_torch,self.python,self.cuda_tag,self.source,self.verified,self.cxx11abi_false_loads,)==(other.version,other.prebuilt_torch,other.python,other.cuda_tag,other.source,other.verified,other.cxx11abi_false_loads,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -283,7 +283,7 @@ def __create_fn__():
    return (self.version,self.python,self.source,self.verified,)==(other.version,other.python,other.source,other.verified,)
   return NotImplemented
  return __eq__
-FUNCTIONS['b19a8ff3f4f49da8f39f0b5ca6f3328b3e3ca8acbac207269448ca08e4138374'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.version,self.python,self.source,self.verified,)==(other.version,other.python,other.source,other.verified,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -291,7 +291,7 @@ def __create_fn__():
    return (self.version,self.python,self.variants,self.source,self.pypi_default,self.pins,self.arch_list,self.arch_list_verified,self.numpy2,self.verified,self.note,)==(other.version,other.python,other.variants,other.source,other.pypi_default,other.pins,other.arch_list,other.arch_list_verified,other.numpy2,other.verified,other.note,)
   return NotImplemented
  return __eq__
-FUNCTIONS['4d87485d6aeb8fa2d2b2f8be4de567667c037400be7f8f26912544bb612908b1'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.version,self.python,self.variants,self.source,self.pypi_default,self.pins,self.arch_list,self.arch_list_verified,self.numpy2,self.verified,self.note,)==(other.version,other.python,other.variants,other.source,other.pypi_default,other.pins,other.arch_list,other.arch_list_verified,other.numpy2,other.verified,other.note,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -299,7 +299,7 @@ def __create_fn__():
    return (self.version,self.source,self.python,self.glibc,self.min_driver,self.validated_driver,self.numpy,self.verified,self.note,)==(other.version,other.source,other.python,other.glibc,other.min_driver,other.validated_driver,other.numpy,other.verified,other.note,)
   return NotImplemented
  return __eq__
-FUNCTIONS['bfd75bf8e7ceaa5d513e96dc4eadfbd660b89537a3c8d2f75b7a08ba01b5afdf'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.version,self.source,self.python,self.glibc,self.min_driver,self.validated_driver,self.numpy,self.verified,self.note,)==(other.version,other.source,other.python,other.glibc,other.min_driver,other.validated_driver,other.numpy,other.verified,other.note,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -307,7 +307,7 @@ def __create_fn__():
    return (self.version,self.source,self.requires_python,self.torch,self.torchvision,self.xformers,self.ray,self.numpy,self.flashinfer,self.cuda,self.verified,self.note,)==(other.version,other.source,other.requires_python,other.torch,other.torchvision,other.xformers,other.ray,other.numpy,other.flashinfer,other.cuda,other.verified,other.note,)
   return NotImplemented
  return __eq__
-FUNCTIONS['da6f52484bb646d0887b1e58a6851f60f7d38bb2849815bb8e18d5f8aaeec7e5'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.version,self.source,self.requires_python,self.torch,self.torchvision,self.xformers,self.ray,self.numpy,self.flashinfer,self.cuda,self.verified,self.note,)==(other.version,other.source,other.requires_python,other.torch,other.torchvision,other.xformers,other.ray,other.numpy,other.flashinfer,other.cuda,other.verified,other.note,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -315,7 +315,7 @@ def __create_fn__():
    return (self.versions,self.source,self.isaacsim,self.python,self.numpy,self.verified,self.note,)==(other.versions,other.source,other.isaacsim,other.python,other.numpy,other.verified,other.note,)
   return NotImplemented
  return __eq__
-FUNCTIONS['7dbecf6da023d67c6022ec55c9d7a83f35ce0b9744d92ca0c8373eeeb64d41b5'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.versions,self.source,self.isaacsim,self.python,self.numpy,self.verified,self.note,)==(other.versions,other.source,other.isaacsim,other.python,other.numpy,other.verified,other.note,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -323,487 +323,487 @@ def __create_fn__():
    return (self.when,self.severity,self.text,self.verified,)==(other.when,other.severity,other.text,other.verified,)
   return NotImplemented
  return __eq__
-FUNCTIONS['d75e16e1ad48439b160a6c9ddb96ba064aade6ee1fde5c2f4ab99dc8d71985be'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.when,self.severity,self.text,self.verified,)==(other.when,other.severity,other.text,other.verified,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.api,self.name,self.message,self.source,self.number,self.cause,self.fix,self.fault,self.note,))
  return __hash__
-FUNCTIONS['b80c1f689e3129659d04c70c8045d356b15a6d100f6e9722f253eee6bfabaa0a'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.api,self.name,self.message,self.source,self.number,self.cause,self.fix,self.fault,self.note,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.arch,self.first_cuda,self.source,self.last_cuda,self.verified,self.note,self.last_driver_branch,self.first_triton,self.first_triton_source,))
  return __hash__
-FUNCTIONS['7f747fc9c9d6c0535f0ed9a9a79e77fa7c4581e66b87dcb472795912b7545b23'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.arch,self.first_cuda,self.source,self.last_cuda,self.verified,self.note,self.last_driver_branch,self.first_triton,self.first_triton_source,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.branch,self.max_cuda,self.source,self.verified,self.note,))
  return __hash__
-FUNCTIONS['d137c79c558226063fd69732e418a698c426c1b8acb02acf4f4d8470611b815a'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.branch,self.max_cuda,self.source,self.verified,self.note,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.code,self.id,self.title,self.severity,self.when,self.message,self.symptom,self.cause,self.source,self.fix,self.evidence,self.verified,self.note,))
  return __hash__
-FUNCTIONS['01ceec7bb5d2923e93f03633d129e44ff1436af12164f885ba738500b5a1254b'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.code,self.id,self.title,self.severity,self.when,self.message,self.symptom,self.cause,self.source,self.fix,self.evidence,self.verified,self.note,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.cuda,self.source,self.min_driver,self.minor_compat_min_driver,self.verified,self.note,))
  return __hash__
-FUNCTIONS['16c22a861b8c293eedd205c64956642e5593c997d37ac9ddb7cffe0baddededb'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.cuda,self.source,self.min_driver,self.minor_compat_min_driver,self.verified,self.note,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.cuda,self.torch,self.versions,))
  return __hash__
-FUNCTIONS['6ca62ae8bf3b904a30bbae48f4fb299a9dd4379484934b8213845263259964ff'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.cuda,self.torch,self.versions,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.description,self.reviewed,self.generated_by,))
  return __hash__
-FUNCTIONS['1a0c00f67f4e9003ca2c5ea1b6ebd484db587f97df09ba38128c0f6c1ef52596'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.description,self.reviewed,self.generated_by,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.distribution,self.module,self.name,self.spans,self.oldest,self.newest,self.source,))
  return __hash__
-FUNCTIONS['b94ad198c3dbcbbc8b75b7336b5a5bc9d8ea262df9bc30b4db99cd0dc38fd95a'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.distribution,self.module,self.name,self.spans,self.oldest,self.newest,self.source,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.first,self.last,self.gone,))
  return __hash__
-FUNCTIONS['d9f2e2d962a701dddfb55c637dc636ce2aea7cc34b8bae68c8534f29b3e69a40'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.first,self.last,self.gone,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.id,self.pattern,self.meaning,self.source,self.causes,self.noise,self.verified,self.note,self.extract,self.context,self.context_before,self.confirms,self.requirer,self.generic,self.decides,))
  return __hash__
-FUNCTIONS['dc3a365c66c217f95ce11934f3c062d8c8a07ce6d8c4fb47c24cd120f3a23793'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.id,self.pattern,self.meaning,self.source,self.causes,self.noise,self.verified,self.note,self.extract,self.context,self.context_before,self.confirms,self.requirer,self.generic,self.decides,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.isa,self.cuda,self.source,self.note,))
  return __hash__
-FUNCTIONS['73ab92fde24dbf5be5dfc195ea999a44ea791a154eebb8c9901d0e8ca2b04278'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.isa,self.cuda,self.source,self.note,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.library,self.package,self.line,self.install,self.source,self.cuda_majors,self.cuda_default,self.cuda_libs,self.requires,self.note,))
  return __hash__
-FUNCTIONS['1b6ebe18f80abc24c3233a95a1986296d703ac99ae0ed2bc2450c20dd3ecb93f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.library,self.package,self.line,self.install,self.source,self.cuda_majors,self.cuda_default,self.cuda_libs,self.requires,self.note,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.removed_symbol,self.keyword_change,self.companion,self.override,self.bound,self.wheel_platform,self.known_bad,self.constant,self.signature,self.cuda_error,self.arch_floor,self.extension,self.gpu_build,self.xid,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,))
  return __hash__
-FUNCTIONS['e4e89a2967377f4cc1b7d532bf762ff6582804939c69643da53d2c8f6723ca61'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.meta,self.toolkit,self.driver_branch,self.sm,self.gpu,self.torch,self.torch_index,self.vllm,self.ray,self.flash_attn,self.isaacsim,self.omnigibson,self.os_release,self.first_release,self.ptx_isa,self.soname,self.libstdcxx,self.import_name,self.removed_symbol,self.keyword_change,self.companion,self.override,self.bound,self.wheel_platform,self.known_bad,self.constant,self.signature,self.cuda_error,self.arch_floor,self.extension,self.gpu_build,self.xid,self.torch_wheel,self.vllm_metadata,self.ray_wheels,self.flash_attn_index,self.isaacsim_index,self.companion_metadata,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.module,self.source,self.distribution,self.removed_by,self.removed_in,self.replacement,self.verified,self.note,self.importer_fix,self.compiled,self.apt,self.dnf,self.brew,))
  return __hash__
-FUNCTIONS['d4113bc2efab26ed6571bce354cb480b80a168d6da2e8832ef07e13808888027'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.module,self.source,self.distribution,self.removed_by,self.removed_in,self.replacement,self.verified,self.note,self.importer_fix,self.compiled,self.apt,self.dnf,self.brew,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.name,self.kind,self.source,self.cuda_major,self.pip,self.pip_dir,self.toolkit_dir,self.apt,self.apt_nvidia,self.dnf,self.conda,self.note,self.unverified_fields,))
  return __hash__
-FUNCTIONS['5f4f51fb7a3eca30f723ab692613ee20d01cc21b32b97d0865b37b8e8bbebfd8'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.kind,self.source,self.cuda_major,self.pip,self.pip_dir,self.toolkit_dir,self.apt,self.apt_nvidia,self.dnf,self.conda,self.note,self.unverified_fields,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.name,self.match,self.compute_capability,self.architecture,self.source,self.rt_cores,self.rt_cores_source,self.datacenter,self.datacenter_source,self.host_arch,self.host_arch_source,self.verified,self.note,))
  return __hash__
-FUNCTIONS['2e2df1e47cd11e5897ebeeb1532559abc83ec568bff0afff48617412748a0acc'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.match,self.compute_capability,self.architecture,self.source,self.rt_cores,self.rt_cores_source,self.datacenter,self.datacenter_source,self.host_arch,self.host_arch_source,self.verified,self.note,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.name,self.value,self.source,self.note,))
  return __hash__
-FUNCTIONS['77b0005a2bc05c2bdd807178a4bcac5b7d5491efa1b3be98547f695188ed2a17'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.value,self.source,self.note,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.names,self.compute_capability,self.rt_cores,self.min_count,))
  return __hash__
-FUNCTIONS['4497f97379061c7308db80cca4a57eb272438e20d31fa8b05a5da2436985a623'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.names,self.compute_capability,self.rt_cores,self.min_count,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.number,self.name,self.meaning,self.fault,self.action,self.source,self.note,))
  return __hash__
-FUNCTIONS['b3ec78a16dca85f884a8da0d876bfe1ebd9b8132117c7790aabd37c78a11af9c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.number,self.name,self.meaning,self.fault,self.action,self.source,self.note,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.os,self.version,self.glibc,self.source,self.note,self.glibcxx_max,self.cxxabi_max,self.libstdcxx_gcc,self.verified,))
  return __hash__
-FUNCTIONS['278b5bc093183163cacf00ba0e8c17706e88d191ef1927726727df4522bd3ade'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.os,self.version,self.glibc,self.source,self.note,self.glibcxx_max,self.cxxabi_max,self.libstdcxx_gcc,self.verified,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.package,self.arch,self.versions,self.source,self.wheels,self.cuda,self.verified,self.note,))
  return __hash__
-FUNCTIONS['37be08daa836a781a9c1c28ec423d612678c96a08cb8c9d3f1512528daaca90a'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.package,self.arch,self.versions,self.source,self.wheels,self.cuda,self.verified,self.note,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.package,self.callee,self.keyword,self.source,self.removed_in,self.last,self.added_in,self.passed_from,self.replacement,self.workaround,self.note,self.callers,))
  return __hash__
-FUNCTIONS['0405c967ebc62476ab3d7a0ca2450088144f405ba79090d4a4f076318f016e73'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.package,self.callee,self.keyword,self.source,self.removed_in,self.last,self.added_in,self.passed_from,self.replacement,self.workaround,self.note,self.callers,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.package,self.feature,self.message,self.fix,self.source,self.min_compute_capability,self.at_or_above,self.at_or_above_fix,self.whole_package,self.note,self.ceiling,self.max_compute_capability,self.keywords,self.fallback,))
  return __hash__
-FUNCTIONS['1f0e8720887382a6ca09e6d5df3cc93f92869c50e5ff7ab47ed993a7fa55445a'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.package,self.feature,self.message,self.fix,self.source,self.min_compute_capability,self.at_or_above,self.at_or_above_fix,self.whole_package,self.note,self.ceiling,self.max_compute_capability,self.keywords,self.fallback,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.package,self.kind,self.name,self.version,self.source,self.note,))
  return __hash__
-FUNCTIONS['f623915c2068a917be69d67ed4419f54334346914884ad6e924ceecba4f441cf'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.package,self.kind,self.name,self.version,self.source,self.note,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.package,self.modules,self.source,self.ops,self.wheel_index,self.installer,self.build,self.arch_env,self.note,self.wheels,))
  return __hash__
-FUNCTIONS['47e96cb3e67793a6853a0432768a87928460dbe646e52a5830a00ae815edc5f3'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.package,self.modules,self.source,self.ops,self.wheel_index,self.installer,self.build,self.arch_env,self.note,self.wheels,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.package,self.version,self.torch,self.source,self.verified,))
  return __hash__
-FUNCTIONS['bfb65f0a38c20674b356063c336472171953ed0dc56f4e646c43f845a5a5489f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.package,self.version,self.torch,self.source,self.verified,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.package,self.versions,self.dependency,self.allowed,self.reason,self.source,self.symptom,self.verified,self.note,self.install,self.workaround,self.required,))
  return __hash__
-FUNCTIONS['e3e0d7102a4ff3cdcd56121a200f5ad813f3d8db9e70f986e9a180f9fb8465be'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.package,self.versions,self.dependency,self.allowed,self.reason,self.source,self.symptom,self.verified,self.note,self.install,self.workaround,self.required,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.package,self.versions,self.replaces,self.torch,self.reason,self.source,self.verified,))
  return __hash__
-FUNCTIONS['b2369d828b99239f79f3ba048adeff15e7ba663154868f62574c5bacb98b47cd'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.package,self.versions,self.replaces,self.torch,self.reason,self.source,self.verified,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.packages,self.absent,self.absent_or_unlisted,self.installer,self.gpu,self.driver,self.python,self.torch_cuda,self.torch_cpu,self.nvcc_matches_torch,self.glibc,self.nvcc_in_use,self.nvcc_found,self.nccl_loaded,self.nccl_loaded_cuda,self.arch,self.env_set,self.env_unset,self.any,))
  return __hash__
-FUNCTIONS['228185ff6db70db040f788d62e45d60a81da5136cec612ac12e6c28d158d7820'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.packages,self.absent,self.absent_or_unlisted,self.installer,self.gpu,self.driver,self.python,self.torch_cuda,self.torch_cpu,self.nvcc_matches_torch,self.glibc,self.nvcc_in_use,self.nvcc_found,self.nccl_loaded,self.nccl_loaded_cuda,self.arch,self.env_set,self.env_unset,self.any,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.summary,self.applicability,self.pip,self.pip_flags,self.pip_uninstall,self.env,self.manual,))
  return __hash__
-FUNCTIONS['a1e9daccdac48a3d208a4080a3762c3005a6f76f606a4dcca5a01f929ee51198'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.summary,self.applicability,self.pip,self.pip_flags,self.pip_uninstall,self.env,self.manual,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.symbol,self.removed_by,self.removed_in,self.source,self.last,self.library,self.note,))
  return __hash__
-FUNCTIONS['7435d1a263b0b39027f3dba28efc37da97c672fa33751389498245481983cf67'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.symbol,self.removed_by,self.removed_in,self.source,self.last,self.library,self.note,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.symbol_version,self.gcc,self.gcc_major,self.source,self.cxxabi_max,self.libstdcxx_file,self.note,))
  return __hash__
-FUNCTIONS['7e1928d94b53fa409c6b833b22576009182be57fd160284ccdd44db4cda4d190'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.symbol_version,self.gcc,self.gcc_major,self.source,self.cxxabi_max,self.libstdcxx_file,self.note,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.url_template,self.source,))
  return __hash__
-FUNCTIONS['cdf17df133657056f9aa44833996b2f5a1e10dec48c4b00c257f0b302b14779e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.url_template,self.source,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.version,self.prebuilt_torch,self.python,self.cuda_tag,self.source,self.verified,self.cxx11abi_false_loads,))
  return __hash__
-FUNCTIONS['53bb6dd10961c2336de66af5766e3553b30958961b9d1f23960c708a3ee61459'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.version,self.prebuilt_torch,self.python,self.cuda_tag,self.source,self.verified,self.cxx11abi_false_loads,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.version,self.python,self.source,self.verified,))
  return __hash__
-FUNCTIONS['bf71f7e238842a3cce4a2a670f472b7b2dca893fc731f3adba928fb031d2c588'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.version,self.python,self.source,self.verified,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.version,self.python,self.variants,self.source,self.pypi_default,self.pins,self.arch_list,self.arch_list_verified,self.numpy2,self.verified,self.note,))
  return __hash__
-FUNCTIONS['e670b8a7fd1e2d249067aa7b3413825052e606bbadd61f228fee7c59fab5a6f6'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.version,self.python,self.variants,self.source,self.pypi_default,self.pins,self.arch_list,self.arch_list_verified,self.numpy2,self.verified,self.note,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.version,self.source,self.python,self.glibc,self.min_driver,self.validated_driver,self.numpy,self.verified,self.note,))
  return __hash__
-FUNCTIONS['6f19ffbda403ad07d497bf24812ecdcecd81df1146beb611e7bc2ae5dbecdcea'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.version,self.source,self.python,self.glibc,self.min_driver,self.validated_driver,self.numpy,self.verified,self.note,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.version,self.source,self.requires_python,self.torch,self.torchvision,self.xformers,self.ray,self.numpy,self.flashinfer,self.cuda,self.verified,self.note,))
  return __hash__
-FUNCTIONS['3e8e887a46277dc06b8ef3d9c1eac4d3af786774ac22673f16aa35b490cefa43'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.version,self.source,self.requires_python,self.torch,self.torchvision,self.xformers,self.ray,self.numpy,self.flashinfer,self.cuda,self.verified,self.note,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.versions,self.source,self.isaacsim,self.python,self.numpy,self.verified,self.note,))
  return __hash__
-FUNCTIONS['cb6442a0514de63a8e19f7a9b60d7b523787bc8c5951126b0af113398225c694'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.versions,self.source,self.isaacsim,self.python,self.numpy,self.verified,self.note,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.when,self.severity,self.text,self.verified,))
  return __hash__
-FUNCTIONS['82001588337daecd0be6dc89e23887d8ef1872cd790a6065254dd220a9c69bb8'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.when,self.severity,self.text,self.verified,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(api={self.api!r}, name={self.name!r}, message={self.message!r}, source={self.source!r}, number={self.number!r}, cause={self.cause!r}, fix={self.fix!r}, fault={self.fault!r}, note={self.note!r})"
  return __repr__
-FUNCTIONS['2841458f1d61ebf34f575c6a96c551ee63130e42b97cf2860b94a179817b6333'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(api={self.api!r}, name={self.name!r}, message={self.message!r}, source={self.source!r}, number={self.number!r}, cause={self.cause!r}, fix={self.fix!r}, fault={self.fault!r}, note={self.note!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(arch={self.arch!r}, first_cuda={self.first_cuda!r}, source={self.source!r}, last_cuda={self.last_cuda!r}, verified={self.verified!r}, note={self.note!r}, last_driver_branch={self.last_driver_branch!r}, first_triton={self.first_triton!r}, first_triton_source={self.first_triton_source!r})"
  return __repr__
-FUNCTIONS['ec43a902c724b776dd55eacca19c24d91b45524873ae176d70b258e69712663a'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(arch={self.arch!r}, first_cuda={self.first_cuda!r}, source={self.source!r}, last_cuda={self.last_cuda!r}, verified={self.verified!r}, note={self.note!r}, last_driver_branch={self.last_driver_branch!r}, first_triton={self.first_triton!r}, first_triton_source={self.first_triton_source!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(branch={self.branch!r}, max_cuda={self.max_cuda!r}, source={self.source!r}, verified={self.verified!r}, note={self.note!r})"
  return __repr__
-FUNCTIONS['f7edac964ef936c62db5761a337995d72c832dc90ff20a7498950f60f21ddd56'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(branch={self.branch!r}, max_cuda={self.max_cuda!r}, source={self.source!r}, verified={self.verified!r}, note={self.note!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(code={self.code!r}, id={self.id!r}, title={self.title!r}, severity={self.severity!r}, when={self.when!r}, message={self.message!r}, symptom={self.symptom!r}, cause={self.cause!r}, source={self.source!r}, fix={self.fix!r}, evidence={self.evidence!r}, verified={self.verified!r}, note={self.note!r})"
  return __repr__
-FUNCTIONS['5c42b7a9d0530726ae9c7945f92acab81cf51d1721d4f9e290c3f85016f259f0'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(code={self.code!r}, id={self.id!r}, title={self.title!r}, severity={self.severity!r}, when={self.when!r}, message={self.message!r}, symptom={self.symptom!r}, cause={self.cause!r}, source={self.source!r}, fix={self.fix!r}, evidence={self.evidence!r}, verified={self.verified!r}, note={self.note!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(cuda={self.cuda!r}, source={self.source!r}, min_driver={self.min_driver!r}, minor_compat_min_driver={self.minor_compat_min_driver!r}, verified={self.verified!r}, note={self.note!r})"
  return __repr__
-FUNCTIONS['6407baeb8afc0aec1300fa846151ff40f6fde14a5268e9be0902d833f1071152'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(cuda={self.cuda!r}, source={self.source!r}, min_driver={self.min_driver!r}, minor_compat_min_driver={self.minor_compat_min_driver!r}, verified={self.verified!r}, note={self.note!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(cuda={self.cuda!r}, torch={self.torch!r}, versions={self.versions!r})"
  return __repr__
-FUNCTIONS['06caf9604c821d80b84ec0044378b6e025c9bc38f4c81234bb37801811f5ea0e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(cuda={self.cuda!r}, torch={self.torch!r}, versions={self.versions!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(description={self.description!r}, reviewed={self.reviewed!r}, generated_by={self.generated_by!r})"
  return __repr__
-FUNCTIONS['cd1ba98594519ba1549da384624c4546da36a750a7d98ead4cd8fa5e7de0666c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(description={self.description!r}, reviewed={self.reviewed!r}, generated_by={self.generated_by!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(distribution={self.distribution!r}, module={self.module!r}, name={self.name!r}, spans={self.spans!r}, oldest={self.oldest!r}, newest={self.newest!r}, source={self.source!r})"
  return __repr__
-FUNCTIONS['a5ffa7edfaf2eb3d14e29ef60e417fc69db0bab2139a34004d93fee1101e0ae8'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(distribution={self.distribution!r}, module={self.module!r}, name={self.name!r}, spans={self.spans!r}, oldest={self.oldest!r}, newest={self.newest!r}, source={self.source!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(first={self.first!r}, last={self.last!r}, gone={self.gone!r})"
  return __repr__
-FUNCTIONS['16a30ebd30832910ee18be9ab63cfcad988cd4b2c2bbc9dd6eb6f1aeefdb845d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(first={self.first!r}, last={self.last!r}, gone={self.gone!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(id={self.id!r}, pattern={self.pattern!r}, meaning={self.meaning!r}, source={self.source!r}, causes={self.causes!r}, noise={self.noise!r}, verified={self.verified!r}, note={self.note!r}, extract={self.extract!r}, context={self.context!r}, context_before={self.context_before!r}, confirms={self.confirms!r}, requirer={self.requirer!r}, generic={self.generic!r}, decides={self.decides!r})"
  return __repr__
-FUNCTIONS['7c4afbbd6103a6ec73cd7e0853f0743d2b97b4ad7d0debc94569024eb93d31da'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(id={self.id!r}, pattern={self.pattern!r}, meaning={self.meaning!r}, source={self.source!r}, causes={self.causes!r}, noise={self.noise!r}, verified={self.verified!r}, note={self.note!r}, extract={self.extract!r}, context={self.context!r}, context_before={self.context_before!r}, confirms={self.confirms!r}, requirer={self.requirer!r}, generic={self.generic!r}, decides={self.decides!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(isa={self.isa!r}, cuda={self.cuda!r}, source={self.source!r}, note={self.note!r})"
  return __repr__
-FUNCTIONS['5f1bce1d51301c3a004f97ad03210e683c44ec628890a460e477ad97c8327e32'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(isa={self.isa!r}, cuda={self.cuda!r}, source={self.source!r}, note={self.note!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(library={self.library!r}, package={self.package!r}, line={self.line!r}, install={self.install!r}, source={self.source!r}, cuda_majors={self.cuda_majors!r}, cuda_default={self.cuda_default!r}, cuda_libs={self.cuda_libs!r}, requires={self.requires!r}, note={self.note!r})"
  return __repr__
-FUNCTIONS['07aba3e1c105de2130d9ea1fe35253e7c7fd08502ba250cbd5676f1dbf4eae68'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(library={self.library!r}, package={self.package!r}, line={self.line!r}, install={self.install!r}, source={self.source!r}, cuda_majors={self.cuda_majors!r}, cuda_default={self.cuda_default!r}, cuda_libs={self.cuda_libs!r}, requires={self.requires!r}, note={self.note!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(meta={self.meta!r}, toolkit={self.toolkit!r}, driver_branch={self.driver_branch!r}, sm={self.sm!r}, gpu={self.gpu!r}, torch={self.torch!r}, torch_index={self.torch_index!r}, vllm={self.vllm!r}, ray={self.ray!r}, flash_attn={self.flash_attn!r}, isaacsim={self.isaacsim!r}, omnigibson={self.omnigibson!r}, os_release={self.os_release!r}, first_release={self.first_release!r}, ptx_isa={self.ptx_isa!r}, soname={self.soname!r}, libstdcxx={self.libstdcxx!r}, import_name={self.import_name!r}, removed_symbol={self.removed_symbol!r}, keyword_change={self.keyword_change!r}, companion={self.companion!r}, override={self.override!r}, bound={self.bound!r}, wheel_platform={self.wheel_platform!r}, known_bad={self.known_bad!r}, constant={self.constant!r}, signature={self.signature!r}, cuda_error={self.cuda_error!r}, arch_floor={self.arch_floor!r}, extension={self.extension!r}, gpu_build={self.gpu_build!r}, xid={self.xid!r}, torch_wheel={self.torch_wheel!r}, vllm_metadata={self.vllm_metadata!r}, ray_wheels={self.ray_wheels!r}, flash_attn_index={self.flash_attn_index!r}, isaacsim_index={self.isaacsim_index!r}, companion_metadata={self.companion_metadata!r})"
  return __repr__
-FUNCTIONS['4e69fea2c3c1933be9cc0c4352136dc82e9a12edeb98c51148e272103e63e109'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(meta={self.meta!r}, toolkit={self.toolkit!r}, driver_branch={self.driver_branch!r}, sm={self.sm!r}, gpu={self.gpu!r}, torch={self.torch!r}, torch_index={self.torch_index!r}, vllm={self.vllm!r}, ray={self.ray!r}, flash_attn={self.flash_attn!r}, isaacsim={self.isaacsim!r}, omnigibson={self.omnigibson!r}, os_release={self.os_release!r}, first_release={self.first_release!r}, ptx_isa={self.ptx_isa!r}, soname={self.soname!r}, libstdcxx={self.libstdcxx!r}, import_name={self.import_name!r}, removed_symbol={self.removed_symbol!r}, keyword_change={self.keyword_change!r}, companion={self.companion!r}, override={self.override!r}, bound={self.bound!r}, wheel_platform={self.wheel_platform!r}, known_bad={self.known_bad!r}, constant={self.constant!r}, signature={self.signature!r}, cuda_error={self.cuda_error!r}, arch_floor={self.arch_floor!r}, extension={self.extension!r}, gpu_build={self.gpu_build!r}, xid={self.xid!r}, torch_wheel={self.torch_wheel!r}, vllm_metadata={self.vllm_metadata!r}, ray_wheels={self.ray_wheels!r}, flash_attn_index={self.flash_attn_index!r}, isaacsim_index={self.isaacsim_index!r}, companion_metadata={self.companion_metadata!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(module={self.module!r}, source={self.source!r}, distribution={self.distribution!r}, removed_by={self.removed_by!r}, removed_in={self.removed_in!r}, replacement={self.replacement!r}, verified={self.verified!r}, note={self.note!r}, importer_fix={self.importer_fix!r}, compiled={self.compiled!r}, apt={self.apt!r}, dnf={self.dnf!r}, brew={self.brew!r})"
  return __repr__
-FUNCTIONS['0e957d8dded24eb70fcc2e7a879c831804db81066e1f4753e11ef96ba293c116'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(module={self.module!r}, source={self.source!r}, distribution={self.distribution!r}, removed_by={self.removed_by!r}, removed_in={self.removed_in!r}, replacement={self.replacement!r}, verified={self.verified!r}, note={self.note!r}, importer_fix={self.importer_fix!r}, compiled={self.compiled!r}, apt={self.apt!r}, dnf={self.dnf!r}, brew={self.brew!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(name={self.name!r}, kind={self.kind!r}, source={self.source!r}, cuda_major={self.cuda_major!r}, pip={self.pip!r}, pip_dir={self.pip_dir!r}, toolkit_dir={self.toolkit_dir!r}, apt={self.apt!r}, apt_nvidia={self.apt_nvidia!r}, dnf={self.dnf!r}, conda={self.conda!r}, note={self.note!r}, unverified_fields={self.unverified_fields!r})"
  return __repr__
-FUNCTIONS['5a769d89e0f02a4d856581cbeecbc546dd1a41b81ee12419b722feff4fafbbfe'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, kind={self.kind!r}, source={self.source!r}, cuda_major={self.cuda_major!r}, pip={self.pip!r}, pip_dir={self.pip_dir!r}, toolkit_dir={self.toolkit_dir!r}, apt={self.apt!r}, apt_nvidia={self.apt_nvidia!r}, dnf={self.dnf!r}, conda={self.conda!r}, note={self.note!r}, unverified_fields={self.unverified_fields!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(name={self.name!r}, match={self.match!r}, compute_capability={self.compute_capability!r}, architecture={self.architecture!r}, source={self.source!r}, rt_cores={self.rt_cores!r}, rt_cores_source={self.rt_cores_source!r}, datacenter={self.datacenter!r}, datacenter_source={self.datacenter_source!r}, host_arch={self.host_arch!r}, host_arch_source={self.host_arch_source!r}, verified={self.verified!r}, note={self.note!r})"
  return __repr__
-FUNCTIONS['11239b3d334cde3e7b4fd4f5c4a6f154395f0927f287ca7806af2a5d7020a055'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, match={self.match!r}, compute_capability={self.compute_capability!r}, architecture={self.architecture!r}, source={self.source!r}, rt_cores={self.rt_cores!r}, rt_cores_source={self.rt_cores_source!r}, datacenter={self.datacenter!r}, datacenter_source={self.datacenter_source!r}, host_arch={self.host_arch!r}, host_arch_source={self.host_arch_source!r}, verified={self.verified!r}, note={self.note!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(name={self.name!r}, value={self.value!r}, source={self.source!r}, note={self.note!r})"
  return __repr__
-FUNCTIONS['03c7b5b953068dbcda41d3583cb87197c56da535a0a2fcf5f2472724dddbfdc3'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, value={self.value!r}, source={self.source!r}, note={self.note!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(names={self.names!r}, compute_capability={self.compute_capability!r}, rt_cores={self.rt_cores!r}, min_count={self.min_count!r})"
  return __repr__
-FUNCTIONS['05ef5fe0ba71b12ff0874e6702a834595897de3898855e63b006d44504c97514'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(names={self.names!r}, compute_capability={self.compute_capability!r}, rt_cores={self.rt_cores!r}, min_count={self.min_count!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(number={self.number!r}, name={self.name!r}, meaning={self.meaning!r}, fault={self.fault!r}, action={self.action!r}, source={self.source!r}, note={self.note!r})"
  return __repr__
-FUNCTIONS['e10609c701a62be9e8280ec1011d3cea23d626bf7eb823e17ebc815069258713'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(number={self.number!r}, name={self.name!r}, meaning={self.meaning!r}, fault={self.fault!r}, action={self.action!r}, source={self.source!r}, note={self.note!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(os={self.os!r}, version={self.version!r}, glibc={self.glibc!r}, source={self.source!r}, note={self.note!r}, glibcxx_max={self.glibcxx_max!r}, cxxabi_max={self.cxxabi_max!r}, libstdcxx_gcc={self.libstdcxx_gcc!r}, verified={self.verified!r})"
  return __repr__
-FUNCTIONS['9c53acbac0d2e2cecae40bc658c5445f215d5a77adbd5967219f381f5ecc8c32'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(os={self.os!r}, version={self.version!r}, glibc={self.glibc!r}, source={self.source!r}, note={self.note!r}, glibcxx_max={self.glibcxx_max!r}, cxxabi_max={self.cxxabi_max!r}, libstdcxx_gcc={self.libstdcxx_gcc!r}, verified={self.verified!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(package={self.package!r}, arch={self.arch!r}, versions={self.versions!r}, source={self.source!r}, wheels={self.wheels!r}, cuda={self.cuda!r}, verified={self.verified!r}, note={self.note!r})"
  return __repr__
-FUNCTIONS['7d35b326410efb4a70403b43ddd88fc16223c84e6ed16612d0759c1c8aac083a'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(package={self.package!r}, arch={self.arch!r}, versions={self.versions!r}, source={self.source!r}, wheels={self.wheels!r}, cuda={self.cuda!r}, verified={self.verified!r}, note={self.note!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(package={self.package!r}, callee={self.callee!r}, keyword={self.keyword!r}, source={self.source!r}, removed_in={self.removed_in!r}, last={self.last!r}, added_in={self.added_in!r}, passed_from={self.passed_from!r}, replacement={self.replacement!r}, workaround={self.workaround!r}, note={self.note!r}, callers={self.callers!r})"
  return __repr__
-FUNCTIONS['d3d180d88728fec4601aedc3bc6dec2e040c96e657618da34ac9c7b26e4a1fc0'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(package={self.package!r}, callee={self.callee!r}, keyword={self.keyword!r}, source={self.source!r}, removed_in={self.removed_in!r}, last={self.last!r}, added_in={self.added_in!r}, passed_from={self.passed_from!r}, replacement={self.replacement!r}, workaround={self.workaround!r}, note={self.note!r}, callers={self.callers!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(package={self.package!r}, feature={self.feature!r}, message={self.message!r}, fix={self.fix!r}, source={self.source!r}, min_compute_capability={self.min_compute_capability!r}, at_or_above={self.at_or_above!r}, at_or_above_fix={self.at_or_above_fix!r}, whole_package={self.whole_package!r}, note={self.note!r}, ceiling={self.ceiling!r}, max_compute_capability={self.max_compute_capability!r}, keywords={self.keywords!r}, fallback={self.fallback!r})"
  return __repr__
-FUNCTIONS['90cfc9c53b9ec2a2a549b1cc33b25b69d7f708a4ae39044b35bdffca1704b2e6'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(package={self.package!r}, feature={self.feature!r}, message={self.message!r}, fix={self.fix!r}, source={self.source!r}, min_compute_capability={self.min_compute_capability!r}, at_or_above={self.at_or_above!r}, at_or_above_fix={self.at_or_above_fix!r}, whole_package={self.whole_package!r}, note={self.note!r}, ceiling={self.ceiling!r}, max_compute_capability={self.max_compute_capability!r}, keywords={self.keywords!r}, fallback={self.fallback!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(package={self.package!r}, kind={self.kind!r}, name={self.name!r}, version={self.version!r}, source={self.source!r}, note={self.note!r})"
  return __repr__
-FUNCTIONS['00dc795921a6042f1956d1500d4840ebada4679b762d05a19c0be6930eb14834'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(package={self.package!r}, kind={self.kind!r}, name={self.name!r}, version={self.version!r}, source={self.source!r}, note={self.note!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(package={self.package!r}, modules={self.modules!r}, source={self.source!r}, ops={self.ops!r}, wheel_index={self.wheel_index!r}, installer={self.installer!r}, build={self.build!r}, arch_env={self.arch_env!r}, note={self.note!r}, wheels={self.wheels!r})"
  return __repr__
-FUNCTIONS['0268fd95af4088c1b62d11c53f9e99b08690a44b4cc271319384e99d39af482c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(package={self.package!r}, modules={self.modules!r}, source={self.source!r}, ops={self.ops!r}, wheel_index={self.wheel_index!r}, installer={self.installer!r}, build={self.build!r}, arch_env={self.arch_env!r}, note={self.note!r}, wheels={self.wheels!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(package={self.package!r}, version={self.version!r}, torch={self.torch!r}, source={self.source!r}, verified={self.verified!r})"
  return __repr__
-FUNCTIONS['da70fd5d47d8f97ed94f77ba130f9c69bbbd7a7263e76733275a55af4b49bf82'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(package={self.package!r}, version={self.version!r}, torch={self.torch!r}, source={self.source!r}, verified={self.verified!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(package={self.package!r}, versions={self.versions!r}, dependency={self.dependency!r}, allowed={self.allowed!r}, reason={self.reason!r}, source={self.source!r}, symptom={self.symptom!r}, verified={self.verified!r}, note={self.note!r}, install={self.install!r}, workaround={self.workaround!r}, required={self.required!r})"
  return __repr__
-FUNCTIONS['ada72f8c3a553e973fa5341a13015438f07bfe445f951ca16c77d4323cc70798'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(package={self.package!r}, versions={self.versions!r}, dependency={self.dependency!r}, allowed={self.allowed!r}, reason={self.reason!r}, source={self.source!r}, symptom={self.symptom!r}, verified={self.verified!r}, note={self.note!r}, install={self.install!r}, workaround={self.workaround!r}, required={self.required!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(package={self.package!r}, versions={self.versions!r}, replaces={self.replaces!r}, torch={self.torch!r}, reason={self.reason!r}, source={self.source!r}, verified={self.verified!r})"
  return __repr__
-FUNCTIONS['8bc8ea1af8c406739b72b752f76124b8d32534a5e3c16bedc5b39c8de4e0b8d6'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(package={self.package!r}, versions={self.versions!r}, replaces={self.replaces!r}, torch={self.torch!r}, reason={self.reason!r}, source={self.source!r}, verified={self.verified!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(packages={self.packages!r}, absent={self.absent!r}, absent_or_unlisted={self.absent_or_unlisted!r}, installer={self.installer!r}, gpu={self.gpu!r}, driver={self.driver!r}, python={self.python!r}, torch_cuda={self.torch_cuda!r}, torch_cpu={self.torch_cpu!r}, nvcc_matches_torch={self.nvcc_matches_torch!r}, glibc={self.glibc!r}, nvcc_in_use={self.nvcc_in_use!r}, nvcc_found={self.nvcc_found!r}, nccl_loaded={self.nccl_loaded!r}, nccl_loaded_cuda={self.nccl_loaded_cuda!r}, arch={self.arch!r}, env_set={self.env_set!r}, env_unset={self.env_unset!r}, any={self.any!r})"
  return __repr__
-FUNCTIONS['fd06481dba74cc5a645cc365e1abf98b905a2e56666c4517544c045f7f6d7108'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(packages={self.packages!r}, absent={self.absent!r}, absent_or_unlisted={self.absent_or_unlisted!r}, installer={self.installer!r}, gpu={self.gpu!r}, driver={self.driver!r}, python={self.python!r}, torch_cuda={self.torch_cuda!r}, torch_cpu={self.torch_cpu!r}, nvcc_matches_torch={self.nvcc_matches_torch!r}, glibc={self.glibc!r}, nvcc_in_use={self.nvcc_in_use!r}, nvcc_found={self.nvcc_found!r}, nccl_loaded={self.nccl_loaded!r}, nccl_loaded_cuda={self.nccl_loaded_cuda!r}, arch={self.arch!r}, env_set={self.env_set!r}, env_unset={self.env_unset!r}, any={self.any!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(summary={self.summary!r}, applicability={self.applicability!r}, pip={self.pip!r}, pip_flags={self.pip_flags!r}, pip_uninstall={self.pip_uninstall!r}, env={self.env!r}, manual={self.manual!r})"
  return __repr__
-FUNCTIONS['7cac8bcceb125c3229aa82d0f4a9f6aa04fae2e6b57733ccd389d72dd7621390'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(summary={self.summary!r}, applicability={self.applicability!r}, pip={self.pip!r}, pip_flags={self.pip_flags!r}, pip_uninstall={self.pip_uninstall!r}, env={self.env!r}, manual={self.manual!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(symbol={self.symbol!r}, removed_by={self.removed_by!r}, removed_in={self.removed_in!r}, source={self.source!r}, last={self.last!r}, library={self.library!r}, note={self.note!r})"
  return __repr__
-FUNCTIONS['8db5e376e098c7a9c0b105f0be4c5260ecbdaacb1fa49bac942b07896832b115'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(symbol={self.symbol!r}, removed_by={self.removed_by!r}, removed_in={self.removed_in!r}, source={self.source!r}, last={self.last!r}, library={self.library!r}, note={self.note!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(symbol_version={self.symbol_version!r}, gcc={self.gcc!r}, gcc_major={self.gcc_major!r}, source={self.source!r}, cxxabi_max={self.cxxabi_max!r}, libstdcxx_file={self.libstdcxx_file!r}, note={self.note!r})"
  return __repr__
-FUNCTIONS['efefac9b6a95fbeb9b1c362e2248d437bf69d36ed934d62cf4296a3f69c97f9d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(symbol_version={self.symbol_version!r}, gcc={self.gcc!r}, gcc_major={self.gcc_major!r}, source={self.source!r}, cxxabi_max={self.cxxabi_max!r}, libstdcxx_file={self.libstdcxx_file!r}, note={self.note!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(url_template={self.url_template!r}, source={self.source!r})"
  return __repr__
-FUNCTIONS['b3ab6cf91a9481779712e849162aabd1a99212779065754c585832a410785535'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(url_template={self.url_template!r}, source={self.source!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(version={self.version!r}, prebuilt_torch={self.prebuilt_torch!r}, python={self.python!r}, cuda_tag={self.cuda_tag!r}, source={self.source!r}, verified={self.verified!r}, cxx11abi_false_loads={self.cxx11abi_false_loads!r})"
  return __repr__
-FUNCTIONS['256a7421ee9b82669469612312820e5dcf8cb90609272ccc61c3f3cc216ed7e2'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(version={self.version!r}, prebuilt_torch={self.prebuilt_torch!r}, python={self.python!r}, cuda_tag={self.cuda_tag!r}, source={self.source!r}, verified={self.verified!r}, cxx11abi_false_loads={self.cxx11abi_false_loads!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(version={self.version!r}, python={self.python!r}, source={self.source!r}, verified={self.verified!r})"
  return __repr__
-FUNCTIONS['893504ef60db08097a4fc8d4fa63c3f17acc0335033b82d71273e8de4fa8cc2f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(version={self.version!r}, python={self.python!r}, source={self.source!r}, verified={self.verified!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(version={self.version!r}, python={self.python!r}, variants={self.variants!r}, source={self.source!r}, pypi_default={self.pypi_default!r}, pins={self.pins!r}, arch_list={self.arch_list!r}, arch_list_verified={self.arch_list_verified!r}, numpy2={self.numpy2!r}, verified={self.verified!r}, note={self.note!r})"
  return __repr__
-FUNCTIONS['d3f087418fb2ec0eb468bc4a8972b7feb0ca7421704893d7880b17b382aa18a8'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(version={self.version!r}, python={self.python!r}, variants={self.variants!r}, source={self.source!r}, pypi_default={self.pypi_default!r}, pins={self.pins!r}, arch_list={self.arch_list!r}, arch_list_verified={self.arch_list_verified!r}, numpy2={self.numpy2!r}, verified={self.verified!r}, note={self.note!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(version={self.version!r}, source={self.source!r}, python={self.python!r}, glibc={self.glibc!r}, min_driver={self.min_driver!r}, validated_driver={self.validated_driver!r}, numpy={self.numpy!r}, verified={self.verified!r}, note={self.note!r})"
  return __repr__
-FUNCTIONS['11b508fc15d36d359b610fded3a2dcd3ef7ab234a176d0d1955f79dae36d2ddd'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(version={self.version!r}, source={self.source!r}, python={self.python!r}, glibc={self.glibc!r}, min_driver={self.min_driver!r}, validated_driver={self.validated_driver!r}, numpy={self.numpy!r}, verified={self.verified!r}, note={self.note!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(version={self.version!r}, source={self.source!r}, requires_python={self.requires_python!r}, torch={self.torch!r}, torchvision={self.torchvision!r}, xformers={self.xformers!r}, ray={self.ray!r}, numpy={self.numpy!r}, flashinfer={self.flashinfer!r}, cuda={self.cuda!r}, verified={self.verified!r}, note={self.note!r})"
  return __repr__
-FUNCTIONS['7a723508f171c1d433729ef4a8741fd6977679f5ccdf95a43fcbce926f0ecfe3'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(version={self.version!r}, source={self.source!r}, requires_python={self.requires_python!r}, torch={self.torch!r}, torchvision={self.torchvision!r}, xformers={self.xformers!r}, ray={self.ray!r}, numpy={self.numpy!r}, flashinfer={self.flashinfer!r}, cuda={self.cuda!r}, verified={self.verified!r}, note={self.note!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(versions={self.versions!r}, source={self.source!r}, isaacsim={self.isaacsim!r}, python={self.python!r}, numpy={self.numpy!r}, verified={self.verified!r}, note={self.note!r})"
  return __repr__
-FUNCTIONS['e487760c6eaa519712fcd9ed070ddabad94182a4467a29facb0bc0711be98e9e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(versions={self.versions!r}, source={self.source!r}, isaacsim={self.isaacsim!r}, python={self.python!r}, numpy={self.numpy!r}, verified={self.verified!r}, note={self.note!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(when={self.when!r}, severity={self.severity!r}, text={self.text!r}, verified={self.verified!r})"
  return __repr__
-FUNCTIONS['1c2a5fcfc9b5dde5153d2078f225c8c0012f135b87f02ac25249457a7f9c9605'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(when={self.when!r}, severity={self.severity!r}, text={self.text!r}, verified={self.verified!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_api, _type_name, _type_message, _type_source, _type_number, _type_cause, _type_fix, _type_fault, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_number, _dflt_cause, _dflt_fix, _dflt_fault, _dflt_note, _return_type):
  def __init__(self,api:_type_api,name:_type_name,message:_type_message,source:_type_source,number:_type_number=_dflt_number,cause:_type_cause=_dflt_cause,fix:_type_fix=_dflt_fix,fault:_type_fault=_dflt_fault,note:_type_note=_dflt_note)->_return_type:
@@ -817,7 +817,7 @@ def __create_fn__(_type_api, _type_name, _type_message, _type_source, _type_numb
   __dataclass_builtins_object__.__setattr__(self,'fault',fault)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
  return __init__
-FUNCTIONS['755d8fa16d21ce3860ca30bb1af4e1f7dcda5795655921ccc97095763359f509'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_api, _type_name, _type_message, _type_source, _type_number, _type_cause, _type_fix, _type_fault, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_number, _dflt_cause, _dflt_fix, _dflt_fault, _dflt_note, _return_type):\n def __init__(self,api:_type_api,name:_type_name,message:_type_message,source:_type_source,number:_type_number=_dflt_number,cause:_type_cause=_dflt_cause,fix:_type_fix=_dflt_fix,fault:_type_fault=_dflt_fault,note:_type_note=_dflt_note)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'api',api)\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'message',message)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'number',number)\n  __dataclass_builtins_object__.__setattr__(self,'cause',cause)\n  __dataclass_builtins_object__.__setattr__(self,'fix',fix)\n  __dataclass_builtins_object__.__setattr__(self,'fault',fault)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_arch, _type_first_cuda, _type_source, _type_last_cuda, _type_verified, _type_note, _type_last_driver_branch, _type_first_triton, _type_first_triton_source, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_last_cuda, _dflt_verified, _dflt_note, _dflt_last_driver_branch, _dflt_first_triton, _dflt_first_triton_source, _return_type):
  def __init__(self,arch:_type_arch,first_cuda:_type_first_cuda,source:_type_source,last_cuda:_type_last_cuda=_dflt_last_cuda,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,last_driver_branch:_type_last_driver_branch=_dflt_last_driver_branch,first_triton:_type_first_triton=_dflt_first_triton,first_triton_source:_type_first_triton_source=_dflt_first_triton_source)->_return_type:
@@ -831,7 +831,7 @@ def __create_fn__(_type_arch, _type_first_cuda, _type_source, _type_last_cuda, _
   __dataclass_builtins_object__.__setattr__(self,'first_triton',first_triton)
   __dataclass_builtins_object__.__setattr__(self,'first_triton_source',first_triton_source)
  return __init__
-FUNCTIONS['d98e03ece8aa7a5a28572a4e9c0cf381de2e9b512222645a2702ab1f2b7129a3'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_arch, _type_first_cuda, _type_source, _type_last_cuda, _type_verified, _type_note, _type_last_driver_branch, _type_first_triton, _type_first_triton_source, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_last_cuda, _dflt_verified, _dflt_note, _dflt_last_driver_branch, _dflt_first_triton, _dflt_first_triton_source, _return_type):\n def __init__(self,arch:_type_arch,first_cuda:_type_first_cuda,source:_type_source,last_cuda:_type_last_cuda=_dflt_last_cuda,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,last_driver_branch:_type_last_driver_branch=_dflt_last_driver_branch,first_triton:_type_first_triton=_dflt_first_triton,first_triton_source:_type_first_triton_source=_dflt_first_triton_source)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'arch',arch)\n  __dataclass_builtins_object__.__setattr__(self,'first_cuda',first_cuda)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'last_cuda',last_cuda)\n  __dataclass_builtins_object__.__setattr__(self,'verified',verified)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n  __dataclass_builtins_object__.__setattr__(self,'last_driver_branch',last_driver_branch)\n  __dataclass_builtins_object__.__setattr__(self,'first_triton',first_triton)\n  __dataclass_builtins_object__.__setattr__(self,'first_triton_source',first_triton_source)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_branch, _type_max_cuda, _type_source, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_verified, _dflt_note, _return_type):
  def __init__(self,branch:_type_branch,max_cuda:_type_max_cuda,source:_type_source,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:
@@ -841,7 +841,7 @@ def __create_fn__(_type_branch, _type_max_cuda, _type_source, _type_verified, _t
   __dataclass_builtins_object__.__setattr__(self,'verified',verified)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
  return __init__
-FUNCTIONS['937127fb8d398db2e613deec9e0237236e78ec901c4fe03aed6d24e68deb1b6f'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_branch, _type_max_cuda, _type_source, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_verified, _dflt_note, _return_type):\n def __init__(self,branch:_type_branch,max_cuda:_type_max_cuda,source:_type_source,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'branch',branch)\n  __dataclass_builtins_object__.__setattr__(self,'max_cuda',max_cuda)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'verified',verified)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_code, _type_id, _type_title, _type_severity, _type_when, _type_message, _type_symptom, _type_cause, _type_source, _type_fix, _type_evidence, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_fix, _dflt_evidence, _dflt_verified, _dflt_note, _return_type):
  def __init__(self,code:_type_code,id:_type_id,title:_type_title,severity:_type_severity,when:_type_when,message:_type_message,symptom:_type_symptom,cause:_type_cause,source:_type_source,fix:_type_fix=_dflt_fix,evidence:_type_evidence=_dflt_evidence,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:
@@ -859,7 +859,7 @@ def __create_fn__(_type_code, _type_id, _type_title, _type_severity, _type_when,
   __dataclass_builtins_object__.__setattr__(self,'verified',verified)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
  return __init__
-FUNCTIONS['e1c2ec1e235b7685bd8d9b6b2da68e7c212ec18c97338c1f0f2bd61c09293653'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_code, _type_id, _type_title, _type_severity, _type_when, _type_message, _type_symptom, _type_cause, _type_source, _type_fix, _type_evidence, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_fix, _dflt_evidence, _dflt_verified, _dflt_note, _return_type):\n def __init__(self,code:_type_code,id:_type_id,title:_type_title,severity:_type_severity,when:_type_when,message:_type_message,symptom:_type_symptom,cause:_type_cause,source:_type_source,fix:_type_fix=_dflt_fix,evidence:_type_evidence=_dflt_evidence,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'code',code)\n  __dataclass_builtins_object__.__setattr__(self,'id',id)\n  __dataclass_builtins_object__.__setattr__(self,'title',title)\n  __dataclass_builtins_object__.__setattr__(self,'severity',severity)\n  __dataclass_builtins_object__.__setattr__(self,'when',when)\n  __dataclass_builtins_object__.__setattr__(self,'message',message)\n  __dataclass_builtins_object__.__setattr__(self,'symptom',symptom)\n  __dataclass_builtins_object__.__setattr__(self,'cause',cause)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'fix',fix)\n  __dataclass_builtins_object__.__setattr__(self,'evidence',evidence)\n  __dataclass_builtins_object__.__setattr__(self,'verified',verified)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_cuda, _type_source, _type_min_driver, _type_minor_compat_min_driver, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_min_driver, _dflt_minor_compat_min_driver, _dflt_verified, _dflt_note, _return_type):
  def __init__(self,cuda:_type_cuda,source:_type_source,min_driver:_type_min_driver=_dflt_min_driver,minor_compat_min_driver:_type_minor_compat_min_driver=_dflt_minor_compat_min_driver,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:
@@ -870,7 +870,7 @@ def __create_fn__(_type_cuda, _type_source, _type_min_driver, _type_minor_compat
   __dataclass_builtins_object__.__setattr__(self,'verified',verified)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
  return __init__
-FUNCTIONS['5c426d8246801d2a9286a13e654fcb6f0c6fadf2089024e88f7f5569e9d5312e'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_cuda, _type_source, _type_min_driver, _type_minor_compat_min_driver, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_min_driver, _dflt_minor_compat_min_driver, _dflt_verified, _dflt_note, _return_type):\n def __init__(self,cuda:_type_cuda,source:_type_source,min_driver:_type_min_driver=_dflt_min_driver,minor_compat_min_driver:_type_minor_compat_min_driver=_dflt_minor_compat_min_driver,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'cuda',cuda)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'min_driver',min_driver)\n  __dataclass_builtins_object__.__setattr__(self,'minor_compat_min_driver',minor_compat_min_driver)\n  __dataclass_builtins_object__.__setattr__(self,'verified',verified)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_cuda, _type_torch, _type_versions, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,cuda:_type_cuda,torch:_type_torch,versions:_type_versions)->_return_type:
@@ -878,7 +878,7 @@ def __create_fn__(_type_cuda, _type_torch, _type_versions, MISSING, _HAS_DEFAULT
   __dataclass_builtins_object__.__setattr__(self,'torch',torch)
   __dataclass_builtins_object__.__setattr__(self,'versions',versions)
  return __init__
-FUNCTIONS['8ef7b566c72be939dac0b559774100f603684890d7b4a53598171f0771f7315e'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_cuda, _type_torch, _type_versions, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,cuda:_type_cuda,torch:_type_torch,versions:_type_versions)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'cuda',cuda)\n  __dataclass_builtins_object__.__setattr__(self,'torch',torch)\n  __dataclass_builtins_object__.__setattr__(self,'versions',versions)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_description, _type_reviewed, _type_generated_by, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_description, _dflt_reviewed, _dflt_generated_by, _return_type):
  def __init__(self,description:_type_description=_dflt_description,reviewed:_type_reviewed=_dflt_reviewed,generated_by:_type_generated_by=_dflt_generated_by)->_return_type:
@@ -886,7 +886,7 @@ def __create_fn__(_type_description, _type_reviewed, _type_generated_by, MISSING
   __dataclass_builtins_object__.__setattr__(self,'reviewed',reviewed)
   __dataclass_builtins_object__.__setattr__(self,'generated_by',generated_by)
  return __init__
-FUNCTIONS['bd16c98125829cee19f32e15000eba062d4db96715ddb43922cb796ef7de9137'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_description, _type_reviewed, _type_generated_by, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_description, _dflt_reviewed, _dflt_generated_by, _return_type):\n def __init__(self,description:_type_description=_dflt_description,reviewed:_type_reviewed=_dflt_reviewed,generated_by:_type_generated_by=_dflt_generated_by)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'description',description)\n  __dataclass_builtins_object__.__setattr__(self,'reviewed',reviewed)\n  __dataclass_builtins_object__.__setattr__(self,'generated_by',generated_by)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_distribution, _type_module, _type_name, _type_spans, _type_oldest, _type_newest, _type_source, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,distribution:_type_distribution,module:_type_module,name:_type_name,spans:_type_spans,oldest:_type_oldest,newest:_type_newest,source:_type_source)->_return_type:
@@ -898,7 +898,7 @@ def __create_fn__(_type_distribution, _type_module, _type_name, _type_spans, _ty
   __dataclass_builtins_object__.__setattr__(self,'newest',newest)
   __dataclass_builtins_object__.__setattr__(self,'source',source)
  return __init__
-FUNCTIONS['39d1a17d3131011a1e97191e66a7d47412849278fa5e3ebab2c9ca762118eb2f'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_distribution, _type_module, _type_name, _type_spans, _type_oldest, _type_newest, _type_source, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,distribution:_type_distribution,module:_type_module,name:_type_name,spans:_type_spans,oldest:_type_oldest,newest:_type_newest,source:_type_source)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'distribution',distribution)\n  __dataclass_builtins_object__.__setattr__(self,'module',module)\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'spans',spans)\n  __dataclass_builtins_object__.__setattr__(self,'oldest',oldest)\n  __dataclass_builtins_object__.__setattr__(self,'newest',newest)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_first, _type_last, _type_gone, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_last, _dflt_gone, _return_type):
  def __init__(self,first:_type_first,last:_type_last=_dflt_last,gone:_type_gone=_dflt_gone)->_return_type:
@@ -906,7 +906,7 @@ def __create_fn__(_type_first, _type_last, _type_gone, MISSING, _HAS_DEFAULT_FAC
   __dataclass_builtins_object__.__setattr__(self,'last',last)
   __dataclass_builtins_object__.__setattr__(self,'gone',gone)
  return __init__
-FUNCTIONS['70eb78e7cdc1439e2907b83359569346ca3dbf8f29ce07830b2cd8ea59d131d6'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_first, _type_last, _type_gone, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_last, _dflt_gone, _return_type):\n def __init__(self,first:_type_first,last:_type_last=_dflt_last,gone:_type_gone=_dflt_gone)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'first',first)\n  __dataclass_builtins_object__.__setattr__(self,'last',last)\n  __dataclass_builtins_object__.__setattr__(self,'gone',gone)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_id, _type_pattern, _type_meaning, _type_source, _type_causes, _type_noise, _type_verified, _type_note, _type_extract, _type_context, _type_context_before, _type_confirms, _type_requirer, _type_generic, _type_decides, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_causes, _dflt_noise, _dflt_verified, _dflt_note, _dflt_extract, _dflt_context, _dflt_context_before, _dflt_confirms, _dflt_requirer, _dflt_generic, _dflt_decides, _return_type):
  def __init__(self,id:_type_id,pattern:_type_pattern,meaning:_type_meaning,source:_type_source,causes:_type_causes=_dflt_causes,noise:_type_noise=_dflt_noise,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,extract:_type_extract=_dflt_extract,context:_type_context=_dflt_context,context_before:_type_context_before=_dflt_context_before,confirms:_type_confirms=_dflt_confirms,requirer:_type_requirer=_dflt_requirer,generic:_type_generic=_dflt_generic,decides:_type_decides=_dflt_decides)->_return_type:
@@ -926,7 +926,7 @@ def __create_fn__(_type_id, _type_pattern, _type_meaning, _type_source, _type_ca
   __dataclass_builtins_object__.__setattr__(self,'generic',generic)
   __dataclass_builtins_object__.__setattr__(self,'decides',decides)
  return __init__
-FUNCTIONS['476ab8ff313d8634007b86dd79e17815ddbc928f0894c7a6f44ba6aaad35ab43'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_id, _type_pattern, _type_meaning, _type_source, _type_causes, _type_noise, _type_verified, _type_note, _type_extract, _type_context, _type_context_before, _type_confirms, _type_requirer, _type_generic, _type_decides, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_causes, _dflt_noise, _dflt_verified, _dflt_note, _dflt_extract, _dflt_context, _dflt_context_before, _dflt_confirms, _dflt_requirer, _dflt_generic, _dflt_decides, _return_type):\n def __init__(self,id:_type_id,pattern:_type_pattern,meaning:_type_meaning,source:_type_source,causes:_type_causes=_dflt_causes,noise:_type_noise=_dflt_noise,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,extract:_type_extract=_dflt_extract,context:_type_context=_dflt_context,context_before:_type_context_before=_dflt_context_before,confirms:_type_confirms=_dflt_confirms,requirer:_type_requirer=_dflt_requirer,generic:_type_generic=_dflt_generic,decides:_type_decides=_dflt_decides)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'id',id)\n  __dataclass_builtins_object__.__setattr__(self,'pattern',pattern)\n  __dataclass_builtins_object__.__setattr__(self,'meaning',meaning)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'causes',causes)\n  __dataclass_builtins_object__.__setattr__(self,'noise',noise)\n  __dataclass_builtins_object__.__setattr__(self,'verified',verified)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n  __dataclass_builtins_object__.__setattr__(self,'extract',extract)\n  __dataclass_builtins_object__.__setattr__(self,'context',context)\n  __dataclass_builtins_object__.__setattr__(self,'context_before',context_before)\n  __dataclass_builtins_object__.__setattr__(self,'confirms',confirms)\n  __dataclass_builtins_object__.__setattr__(self,'requirer',requirer)\n  __dataclass_builtins_object__.__setattr__(self,'generic',generic)\n  __dataclass_builtins_object__.__setattr__(self,'decides',decides)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_isa, _type_cuda, _type_source, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_note, _return_type):
  def __init__(self,isa:_type_isa,cuda:_type_cuda,source:_type_source,note:_type_note=_dflt_note)->_return_type:
@@ -935,7 +935,7 @@ def __create_fn__(_type_isa, _type_cuda, _type_source, _type_note, MISSING, _HAS
   __dataclass_builtins_object__.__setattr__(self,'source',source)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
  return __init__
-FUNCTIONS['5bcbaae724178c1d5cc7284c615df7e4d2a0693d43803dc76e2b597fd4e0dc22'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_isa, _type_cuda, _type_source, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_note, _return_type):\n def __init__(self,isa:_type_isa,cuda:_type_cuda,source:_type_source,note:_type_note=_dflt_note)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'isa',isa)\n  __dataclass_builtins_object__.__setattr__(self,'cuda',cuda)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_library, _type_package, _type_line, _type_install, _type_source, _type_cuda_majors, _type_cuda_default, _type_cuda_libs, _type_requires, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_cuda_majors, _dflt_cuda_default, _dflt_cuda_libs, _dflt_requires, _dflt_note, _return_type):
  def __init__(self,library:_type_library,package:_type_package,line:_type_line,install:_type_install,source:_type_source,cuda_majors:_type_cuda_majors=_dflt_cuda_majors,cuda_default:_type_cuda_default=_dflt_cuda_default,cuda_libs:_type_cuda_libs=_dflt_cuda_libs,requires:_type_requires=_dflt_requires,note:_type_note=_dflt_note)->_return_type:
@@ -950,7 +950,7 @@ def __create_fn__(_type_library, _type_package, _type_line, _type_install, _type
   __dataclass_builtins_object__.__setattr__(self,'requires',requires)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
  return __init__
-FUNCTIONS['266f93cde9f3945a3a2575e938cb6312263ec2407b85b57def5bdf0f80b3b2cf'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_library, _type_package, _type_line, _type_install, _type_source, _type_cuda_majors, _type_cuda_default, _type_cuda_libs, _type_requires, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_cuda_majors, _dflt_cuda_default, _dflt_cuda_libs, _dflt_requires, _dflt_note, _return_type):\n def __init__(self,library:_type_library,package:_type_package,line:_type_line,install:_type_install,source:_type_source,cuda_majors:_type_cuda_majors=_dflt_cuda_majors,cuda_default:_type_cuda_default=_dflt_cuda_default,cuda_libs:_type_cuda_libs=_dflt_cuda_libs,requires:_type_requires=_dflt_requires,note:_type_note=_dflt_note)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'library',library)\n  __dataclass_builtins_object__.__setattr__(self,'package',package)\n  __dataclass_builtins_object__.__setattr__(self,'line',line)\n  __dataclass_builtins_object__.__setattr__(self,'install',install)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'cuda_majors',cuda_majors)\n  __dataclass_builtins_object__.__setattr__(self,'cuda_default',cuda_default)\n  __dataclass_builtins_object__.__setattr__(self,'cuda_libs',cuda_libs)\n  __dataclass_builtins_object__.__setattr__(self,'requires',requires)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _type_gpu, _type_torch, _type_torch_index, _type_vllm, _type_ray, _type_flash_attn, _type_isaacsim, _type_omnigibson, _type_os_release, _type_first_release, _type_ptx_isa, _type_soname, _type_libstdcxx, _type_import_name, _type_removed_symbol, _type_keyword_change, _type_companion, _type_override, _type_bound, _type_wheel_platform, _type_known_bad, _type_constant, _type_signature, _type_cuda_error, _type_arch_floor, _type_extension, _type_gpu_build, _type_xid, _type_torch_wheel, _type_vllm_metadata, _type_ray_wheels, _type_flash_attn_index, _type_isaacsim_index, _type_companion_metadata, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_meta, _dflt_toolkit, _dflt_driver_branch, _dflt_sm, _dflt_gpu, _dflt_torch, _dflt_torch_index, _dflt_vllm, _dflt_ray, _dflt_flash_attn, _dflt_isaacsim, _dflt_omnigibson, _dflt_os_release, _dflt_first_release, _dflt_ptx_isa, _dflt_soname, _dflt_libstdcxx, _dflt_import_name, _dflt_removed_symbol, _dflt_keyword_change, _dflt_companion, _dflt_override, _dflt_bound, _dflt_wheel_platform, _dflt_known_bad, _dflt_constant, _dflt_signature, _dflt_cuda_error, _dflt_arch_floor, _dflt_extension, _dflt_gpu_build, _dflt_xid, _dflt_torch_wheel, _dflt_vllm_metadata, _dflt_ray_wheels, _dflt_flash_attn_index, _dflt_isaacsim_index, _dflt_companion_metadata, _return_type):
  def __init__(self,meta:_type_meta=_HAS_DEFAULT_FACTORY,toolkit:_type_toolkit=_dflt_toolkit,driver_branch:_type_driver_branch=_dflt_driver_branch,sm:_type_sm=_dflt_sm,gpu:_type_gpu=_dflt_gpu,torch:_type_torch=_dflt_torch,torch_index:_type_torch_index=_dflt_torch_index,vllm:_type_vllm=_dflt_vllm,ray:_type_ray=_dflt_ray,flash_attn:_type_flash_attn=_dflt_flash_attn,isaacsim:_type_isaacsim=_dflt_isaacsim,omnigibson:_type_omnigibson=_dflt_omnigibson,os_release:_type_os_release=_dflt_os_release,first_release:_type_first_release=_dflt_first_release,ptx_isa:_type_ptx_isa=_dflt_ptx_isa,soname:_type_soname=_dflt_soname,libstdcxx:_type_libstdcxx=_dflt_libstdcxx,import_name:_type_import_name=_dflt_import_name,removed_symbol:_type_removed_symbol=_dflt_removed_symbol,keyword_change:_type_keyword_change=_dflt_keyword_change,companion:_type_companion=_dflt_companion,override:_type_override=_dflt_override,bound:_type_bound=_dflt_bound,wheel_platform:_type_wheel_platform=_dflt_wheel_platform,known_bad:_type_known_bad=_dflt_known_bad,constant:_type_constant=_dflt_constant,signature:_type_signature=_dflt_signature,cuda_error:_type_cuda_error=_dflt_cuda_error,arch_floor:_type_arch_floor=_dflt_arch_floor,extension:_type_extension=_dflt_extension,gpu_build:_type_gpu_build=_dflt_gpu_build,xid:_type_xid=_dflt_xid,torch_wheel:_type_torch_wheel=_dflt_torch_wheel,vllm_metadata:_type_vllm_metadata=_dflt_vllm_metadata,ray_wheels:_type_ray_wheels=_dflt_ray_wheels,flash_attn_index:_type_flash_attn_index=_dflt_flash_attn_index,isaacsim_index:_type_isaacsim_index=_dflt_isaacsim_index,companion_metadata:_type_companion_metadata=_dflt_companion_metadata)->_return_type:
@@ -993,7 +993,7 @@ def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _typ
   __dataclass_builtins_object__.__setattr__(self,'isaacsim_index',isaacsim_index)
   __dataclass_builtins_object__.__setattr__(self,'companion_metadata',companion_metadata)
  return __init__
-FUNCTIONS['b1b52f69bfd8624b849b9f63851f7034720c321bb136a3b286a206e4f17de561'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_meta, _type_toolkit, _type_driver_branch, _type_sm, _type_gpu, _type_torch, _type_torch_index, _type_vllm, _type_ray, _type_flash_attn, _type_isaacsim, _type_omnigibson, _type_os_release, _type_first_release, _type_ptx_isa, _type_soname, _type_libstdcxx, _type_import_name, _type_removed_symbol, _type_keyword_change, _type_companion, _type_override, _type_bound, _type_wheel_platform, _type_known_bad, _type_constant, _type_signature, _type_cuda_error, _type_arch_floor, _type_extension, _type_gpu_build, _type_xid, _type_torch_wheel, _type_vllm_metadata, _type_ray_wheels, _type_flash_attn_index, _type_isaacsim_index, _type_companion_metadata, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_meta, _dflt_toolkit, _dflt_driver_branch, _dflt_sm, _dflt_gpu, _dflt_torch, _dflt_torch_index, _dflt_vllm, _dflt_ray, _dflt_flash_attn, _dflt_isaacsim, _dflt_omnigibson, _dflt_os_release, _dflt_first_release, _dflt_ptx_isa, _dflt_soname, _dflt_libstdcxx, _dflt_import_name, _dflt_removed_symbol, _dflt_keyword_change, _dflt_companion, _dflt_override, _dflt_bound, _dflt_wheel_platform, _dflt_known_bad, _dflt_constant, _dflt_signature, _dflt_cuda_error, _dflt_arch_floor, _dflt_extension, _dflt_gpu_build, _dflt_xid, _dflt_torch_wheel, _dflt_vllm_metadata, _dflt_ray_wheels, _dflt_flash_attn_index, _dflt_isaacsim_index, _dflt_companion_metadata, _return_type):\n def __init__(self,meta:_type_meta=_HAS_DEFAULT_FACTORY,toolkit:_type_toolkit=_dflt_toolkit,driver_branch:_type_driver_branch=_dflt_driver_branch,sm:_type_sm=_dflt_sm,gpu:_type_gpu=_dflt_gpu,torch:_type_torch=_dflt_torch,torch_index:_type_torch_index=_dflt_torch_index,vllm:_type_vllm=_dflt_vllm,ray:_type_ray=_dflt_ray,flash_attn:_type_flash_attn=_dflt_flash_attn,isaacsim:_type_isaacsim=_dflt_isaacsim,omnigibson:_type_omnigibson=_dflt_omnigibson,os_release:_type_os_release=_dflt_os_release,first_release:_type_first_release=_dflt_first_release,ptx_isa:_type_ptx_isa=_dflt_ptx_isa,soname:_type_soname=_dflt_soname,libstdcxx:_type_libstdcxx=_dflt_libstdcxx,import_name:_type_import_name=_dflt_import_name,removed_symbol:_type_removed_symbol=_dflt_removed_symbol,keyword_change:_type_keyword_change=_dflt_keyword_change,companion:_type_companion=_dflt_companion,override:_type_override=_dflt_override,bound:_type_bound=_dflt_bound,wheel_platform:_type_wheel_platform=_dflt_wheel_platform,known_bad:_type_known_bad=_dflt_known_bad,constant:_type_constant=_dflt_constant,signature:_type_signature=_dflt_signature,cuda_error:_type_cuda_error=_dflt_cuda_error,arch_floor:_type_arch_floor=_dflt_arch_floor,extension:_type_extension=_dflt_extension,gpu_build:_type_gpu_build=_dflt_gpu_build,xid:_type_xid=_dflt_xid,torch_wheel:_type_torch_wheel=_dflt_torch_wheel,vllm_metadata:_type_vllm_metadata=_dflt_vllm_metadata,ray_wheels:_type_ray_wheels=_dflt_ray_wheels,flash_attn_index:_type_flash_attn_index=_dflt_flash_attn_index,isaacsim_index:_type_isaacsim_index=_dflt_isaacsim_index,companion_metadata:_type_companion_metadata=_dflt_companion_metadata)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'meta',_dflt_meta() if meta is _HAS_DEFAULT_FACTORY else meta)\n  __dataclass_builtins_object__.__setattr__(self,'toolkit',toolkit)\n  __dataclass_builtins_object__.__setattr__(self,'driver_branch',driver_branch)\n  __dataclass_builtins_object__.__setattr__(self,'sm',sm)\n  __dataclass_builtins_object__.__setattr__(self,'gpu',gpu)\n  __dataclass_builtins_object__.__setattr__(self,'torch',torch)\n  __dataclass_builtins_object__.__setattr__(self,'torch_index',torch_index)\n  __dataclass_builtins_object__.__setattr__(self,'vllm',vllm)\n  __dataclass_builtins_object__.__setattr__(self,'ray',ray)\n  __dataclass_builtins_object__.__setattr__(self,'flash_attn',flash_attn)\n  __dataclass_builtins_object__.__setattr__(self,'isaacsim',isaacsim)\n  __dataclass_builtins_object__.__setattr__(self,'omnigibson',omnigibson)\n  __dataclass_builtins_object__.__setattr__(self,'os_release',os_release)\n  __dataclass_builtins_object__.__setattr__(self,'first_release',first_release)\n  __dataclass_builtins_object__.__setattr__(self,'ptx_isa',ptx_isa)\n  __dataclass_builtins_object__.__setattr__(self,'soname',soname)\n  __dataclass_builtins_object__.__setattr__(self,'libstdcxx',libstdcxx)\n  __dataclass_builtins_object__.__setattr__(self,'import_name',import_name)\n  __dataclass_builtins_object__.__setattr__(self,'removed_symbol',removed_symbol)\n  __dataclass_builtins_object__.__setattr__(self,'keyword_change',keyword_change)\n  __dataclass_builtins_object__.__setattr__(self,'companion',companion)\n  __dataclass_builtins_object__.__setattr__(self,'override',override)\n  __dataclass_builtins_object__.__setattr__(self,'bound',bound)\n  __dataclass_builtins_object__.__setattr__(self,'wheel_platform',wheel_platform)\n  __dataclass_builtins_object__.__setattr__(self,'known_bad',known_bad)\n  __dataclass_builtins_object__.__setattr__(self,'constant',constant)\n  __dataclass_builtins_object__.__setattr__(self,'signature',signature)\n  __dataclass_builtins_object__.__setattr__(self,'cuda_error',cuda_error)\n  __dataclass_builtins_object__.__setattr__(self,'arch_floor',arch_floor)\n  __dataclass_builtins_object__.__setattr__(self,'extension',extension)\n  __dataclass_builtins_object__.__setattr__(self,'gpu_build',gpu_build)\n  __dataclass_builtins_object__.__setattr__(self,'xid',xid)\n  __dataclass_builtins_object__.__setattr__(self,'torch_wheel',torch_wheel)\n  __dataclass_builtins_object__.__setattr__(self,'vllm_metadata',vllm_metadata)\n  __dataclass_builtins_object__.__setattr__(self,'ray_wheels',ray_wheels)\n  __dataclass_builtins_object__.__setattr__(self,'flash_attn_index',flash_attn_index)\n  __dataclass_builtins_object__.__setattr__(self,'isaacsim_index',isaacsim_index)\n  __dataclass_builtins_object__.__setattr__(self,'companion_metadata',companion_metadata)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_module, _type_source, _type_distribution, _type_removed_by, _type_removed_in, _type_replacement, _type_verified, _type_note, _type_importer_fix, _type_compiled, _type_apt, _type_dnf, _type_brew, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_distribution, _dflt_removed_by, _dflt_removed_in, _dflt_replacement, _dflt_verified, _dflt_note, _dflt_importer_fix, _dflt_compiled, _dflt_apt, _dflt_dnf, _dflt_brew, _return_type):
  def __init__(self,module:_type_module,source:_type_source,distribution:_type_distribution=_dflt_distribution,removed_by:_type_removed_by=_dflt_removed_by,removed_in:_type_removed_in=_dflt_removed_in,replacement:_type_replacement=_dflt_replacement,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,importer_fix:_type_importer_fix=_dflt_importer_fix,compiled:_type_compiled=_dflt_compiled,apt:_type_apt=_dflt_apt,dnf:_type_dnf=_dflt_dnf,brew:_type_brew=_dflt_brew)->_return_type:
@@ -1011,7 +1011,7 @@ def __create_fn__(_type_module, _type_source, _type_distribution, _type_removed_
   __dataclass_builtins_object__.__setattr__(self,'dnf',dnf)
   __dataclass_builtins_object__.__setattr__(self,'brew',brew)
  return __init__
-FUNCTIONS['855047505057fb649925fc35a2298867ae21d7f4a1db223ca064ee2533494440'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_module, _type_source, _type_distribution, _type_removed_by, _type_removed_in, _type_replacement, _type_verified, _type_note, _type_importer_fix, _type_compiled, _type_apt, _type_dnf, _type_brew, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_distribution, _dflt_removed_by, _dflt_removed_in, _dflt_replacement, _dflt_verified, _dflt_note, _dflt_importer_fix, _dflt_compiled, _dflt_apt, _dflt_dnf, _dflt_brew, _return_type):\n def __init__(self,module:_type_module,source:_type_source,distribution:_type_distribution=_dflt_distribution,removed_by:_type_removed_by=_dflt_removed_by,removed_in:_type_removed_in=_dflt_removed_in,replacement:_type_replacement=_dflt_replacement,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,importer_fix:_type_importer_fix=_dflt_importer_fix,compiled:_type_compiled=_dflt_compiled,apt:_type_apt=_dflt_apt,dnf:_type_dnf=_dflt_dnf,brew:_type_brew=_dflt_brew)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'module',module)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'distribution',distribution)\n  __dataclass_builtins_object__.__setattr__(self,'removed_by',removed_by)\n  __dataclass_builtins_object__.__setattr__(self,'removed_in',removed_in)\n  __dataclass_builtins_object__.__setattr__(self,'replacement',replacement)\n  __dataclass_builtins_object__.__setattr__(self,'verified',verified)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n  __dataclass_builtins_object__.__setattr__(self,'importer_fix',importer_fix)\n  __dataclass_builtins_object__.__setattr__(self,'compiled',compiled)\n  __dataclass_builtins_object__.__setattr__(self,'apt',apt)\n  __dataclass_builtins_object__.__setattr__(self,'dnf',dnf)\n  __dataclass_builtins_object__.__setattr__(self,'brew',brew)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_name, _type_kind, _type_source, _type_cuda_major, _type_pip, _type_pip_dir, _type_toolkit_dir, _type_apt, _type_apt_nvidia, _type_dnf, _type_conda, _type_note, _type_unverified_fields, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_cuda_major, _dflt_pip, _dflt_pip_dir, _dflt_toolkit_dir, _dflt_apt, _dflt_apt_nvidia, _dflt_dnf, _dflt_conda, _dflt_note, _dflt_unverified_fields, _return_type):
  def __init__(self,name:_type_name,kind:_type_kind,source:_type_source,cuda_major:_type_cuda_major=_dflt_cuda_major,pip:_type_pip=_dflt_pip,pip_dir:_type_pip_dir=_dflt_pip_dir,toolkit_dir:_type_toolkit_dir=_dflt_toolkit_dir,apt:_type_apt=_dflt_apt,apt_nvidia:_type_apt_nvidia=_dflt_apt_nvidia,dnf:_type_dnf=_dflt_dnf,conda:_type_conda=_dflt_conda,note:_type_note=_dflt_note,unverified_fields:_type_unverified_fields=_dflt_unverified_fields)->_return_type:
@@ -1029,7 +1029,7 @@ def __create_fn__(_type_name, _type_kind, _type_source, _type_cuda_major, _type_
   __dataclass_builtins_object__.__setattr__(self,'note',note)
   __dataclass_builtins_object__.__setattr__(self,'unverified_fields',unverified_fields)
  return __init__
-FUNCTIONS['57499e9e9ab975788377f86caa9500af9fc9924395f88a6178e0a778d58222a2'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_name, _type_kind, _type_source, _type_cuda_major, _type_pip, _type_pip_dir, _type_toolkit_dir, _type_apt, _type_apt_nvidia, _type_dnf, _type_conda, _type_note, _type_unverified_fields, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_cuda_major, _dflt_pip, _dflt_pip_dir, _dflt_toolkit_dir, _dflt_apt, _dflt_apt_nvidia, _dflt_dnf, _dflt_conda, _dflt_note, _dflt_unverified_fields, _return_type):\n def __init__(self,name:_type_name,kind:_type_kind,source:_type_source,cuda_major:_type_cuda_major=_dflt_cuda_major,pip:_type_pip=_dflt_pip,pip_dir:_type_pip_dir=_dflt_pip_dir,toolkit_dir:_type_toolkit_dir=_dflt_toolkit_dir,apt:_type_apt=_dflt_apt,apt_nvidia:_type_apt_nvidia=_dflt_apt_nvidia,dnf:_type_dnf=_dflt_dnf,conda:_type_conda=_dflt_conda,note:_type_note=_dflt_note,unverified_fields:_type_unverified_fields=_dflt_unverified_fields)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'cuda_major',cuda_major)\n  __dataclass_builtins_object__.__setattr__(self,'pip',pip)\n  __dataclass_builtins_object__.__setattr__(self,'pip_dir',pip_dir)\n  __dataclass_builtins_object__.__setattr__(self,'toolkit_dir',toolkit_dir)\n  __dataclass_builtins_object__.__setattr__(self,'apt',apt)\n  __dataclass_builtins_object__.__setattr__(self,'apt_nvidia',apt_nvidia)\n  __dataclass_builtins_object__.__setattr__(self,'dnf',dnf)\n  __dataclass_builtins_object__.__setattr__(self,'conda',conda)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n  __dataclass_builtins_object__.__setattr__(self,'unverified_fields',unverified_fields)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_name, _type_match, _type_compute_capability, _type_architecture, _type_source, _type_rt_cores, _type_rt_cores_source, _type_datacenter, _type_datacenter_source, _type_host_arch, _type_host_arch_source, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_rt_cores, _dflt_rt_cores_source, _dflt_datacenter, _dflt_datacenter_source, _dflt_host_arch, _dflt_host_arch_source, _dflt_verified, _dflt_note, _return_type):
  def __init__(self,name:_type_name,match:_type_match,compute_capability:_type_compute_capability,architecture:_type_architecture,source:_type_source,rt_cores:_type_rt_cores=_dflt_rt_cores,rt_cores_source:_type_rt_cores_source=_dflt_rt_cores_source,datacenter:_type_datacenter=_dflt_datacenter,datacenter_source:_type_datacenter_source=_dflt_datacenter_source,host_arch:_type_host_arch=_dflt_host_arch,host_arch_source:_type_host_arch_source=_dflt_host_arch_source,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:
@@ -1047,7 +1047,7 @@ def __create_fn__(_type_name, _type_match, _type_compute_capability, _type_archi
   __dataclass_builtins_object__.__setattr__(self,'verified',verified)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
  return __init__
-FUNCTIONS['0b51d3a6170c7492748c16927f58f902560671dfe0b240959caa53abe13ec50f'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_name, _type_match, _type_compute_capability, _type_architecture, _type_source, _type_rt_cores, _type_rt_cores_source, _type_datacenter, _type_datacenter_source, _type_host_arch, _type_host_arch_source, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_rt_cores, _dflt_rt_cores_source, _dflt_datacenter, _dflt_datacenter_source, _dflt_host_arch, _dflt_host_arch_source, _dflt_verified, _dflt_note, _return_type):\n def __init__(self,name:_type_name,match:_type_match,compute_capability:_type_compute_capability,architecture:_type_architecture,source:_type_source,rt_cores:_type_rt_cores=_dflt_rt_cores,rt_cores_source:_type_rt_cores_source=_dflt_rt_cores_source,datacenter:_type_datacenter=_dflt_datacenter,datacenter_source:_type_datacenter_source=_dflt_datacenter_source,host_arch:_type_host_arch=_dflt_host_arch,host_arch_source:_type_host_arch_source=_dflt_host_arch_source,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'match',match)\n  __dataclass_builtins_object__.__setattr__(self,'compute_capability',compute_capability)\n  __dataclass_builtins_object__.__setattr__(self,'architecture',architecture)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'rt_cores',rt_cores)\n  __dataclass_builtins_object__.__setattr__(self,'rt_cores_source',rt_cores_source)\n  __dataclass_builtins_object__.__setattr__(self,'datacenter',datacenter)\n  __dataclass_builtins_object__.__setattr__(self,'datacenter_source',datacenter_source)\n  __dataclass_builtins_object__.__setattr__(self,'host_arch',host_arch)\n  __dataclass_builtins_object__.__setattr__(self,'host_arch_source',host_arch_source)\n  __dataclass_builtins_object__.__setattr__(self,'verified',verified)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_name, _type_value, _type_source, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_note, _return_type):
  def __init__(self,name:_type_name,value:_type_value,source:_type_source,note:_type_note=_dflt_note)->_return_type:
@@ -1056,7 +1056,7 @@ def __create_fn__(_type_name, _type_value, _type_source, _type_note, MISSING, _H
   __dataclass_builtins_object__.__setattr__(self,'source',source)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
  return __init__
-FUNCTIONS['c765da942d5136da2f5183bfec7bccbf556fa0f51e0ba787df478cabceeff7e5'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_name, _type_value, _type_source, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_note, _return_type):\n def __init__(self,name:_type_name,value:_type_value,source:_type_source,note:_type_note=_dflt_note)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'value',value)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_names, _type_compute_capability, _type_rt_cores, _type_min_count, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_names, _dflt_compute_capability, _dflt_rt_cores, _dflt_min_count, _return_type):
  def __init__(self,names:_type_names=_dflt_names,compute_capability:_type_compute_capability=_dflt_compute_capability,rt_cores:_type_rt_cores=_dflt_rt_cores,min_count:_type_min_count=_dflt_min_count)->_return_type:
@@ -1065,7 +1065,7 @@ def __create_fn__(_type_names, _type_compute_capability, _type_rt_cores, _type_m
   __dataclass_builtins_object__.__setattr__(self,'rt_cores',rt_cores)
   __dataclass_builtins_object__.__setattr__(self,'min_count',min_count)
  return __init__
-FUNCTIONS['f3e3e1aa74dd368330fc5d0b90607525b9a6021e40e517fe5384afa04c555ad6'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_names, _type_compute_capability, _type_rt_cores, _type_min_count, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_names, _dflt_compute_capability, _dflt_rt_cores, _dflt_min_count, _return_type):\n def __init__(self,names:_type_names=_dflt_names,compute_capability:_type_compute_capability=_dflt_compute_capability,rt_cores:_type_rt_cores=_dflt_rt_cores,min_count:_type_min_count=_dflt_min_count)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'names',names)\n  __dataclass_builtins_object__.__setattr__(self,'compute_capability',compute_capability)\n  __dataclass_builtins_object__.__setattr__(self,'rt_cores',rt_cores)\n  __dataclass_builtins_object__.__setattr__(self,'min_count',min_count)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_number, _type_name, _type_meaning, _type_fault, _type_action, _type_source, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_note, _return_type):
  def __init__(self,number:_type_number,name:_type_name,meaning:_type_meaning,fault:_type_fault,action:_type_action,source:_type_source,note:_type_note=_dflt_note)->_return_type:
@@ -1077,7 +1077,7 @@ def __create_fn__(_type_number, _type_name, _type_meaning, _type_fault, _type_ac
   __dataclass_builtins_object__.__setattr__(self,'source',source)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
  return __init__
-FUNCTIONS['08519ebbca80bb307e04468d90a82931336b8ce6c494cb8edd0156f4918b41ff'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_number, _type_name, _type_meaning, _type_fault, _type_action, _type_source, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_note, _return_type):\n def __init__(self,number:_type_number,name:_type_name,meaning:_type_meaning,fault:_type_fault,action:_type_action,source:_type_source,note:_type_note=_dflt_note)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'number',number)\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'meaning',meaning)\n  __dataclass_builtins_object__.__setattr__(self,'fault',fault)\n  __dataclass_builtins_object__.__setattr__(self,'action',action)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_os, _type_version, _type_glibc, _type_source, _type_note, _type_glibcxx_max, _type_cxxabi_max, _type_libstdcxx_gcc, _type_verified, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_note, _dflt_glibcxx_max, _dflt_cxxabi_max, _dflt_libstdcxx_gcc, _dflt_verified, _return_type):
  def __init__(self,os:_type_os,version:_type_version,glibc:_type_glibc,source:_type_source,note:_type_note=_dflt_note,glibcxx_max:_type_glibcxx_max=_dflt_glibcxx_max,cxxabi_max:_type_cxxabi_max=_dflt_cxxabi_max,libstdcxx_gcc:_type_libstdcxx_gcc=_dflt_libstdcxx_gcc,verified:_type_verified=_dflt_verified)->_return_type:
@@ -1091,7 +1091,7 @@ def __create_fn__(_type_os, _type_version, _type_glibc, _type_source, _type_note
   __dataclass_builtins_object__.__setattr__(self,'libstdcxx_gcc',libstdcxx_gcc)
   __dataclass_builtins_object__.__setattr__(self,'verified',verified)
  return __init__
-FUNCTIONS['e127e408512fe8617669cc2cee580e2b5f491fbd0e8139c45eb4c963eabbbed1'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_os, _type_version, _type_glibc, _type_source, _type_note, _type_glibcxx_max, _type_cxxabi_max, _type_libstdcxx_gcc, _type_verified, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_note, _dflt_glibcxx_max, _dflt_cxxabi_max, _dflt_libstdcxx_gcc, _dflt_verified, _return_type):\n def __init__(self,os:_type_os,version:_type_version,glibc:_type_glibc,source:_type_source,note:_type_note=_dflt_note,glibcxx_max:_type_glibcxx_max=_dflt_glibcxx_max,cxxabi_max:_type_cxxabi_max=_dflt_cxxabi_max,libstdcxx_gcc:_type_libstdcxx_gcc=_dflt_libstdcxx_gcc,verified:_type_verified=_dflt_verified)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'os',os)\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'glibc',glibc)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n  __dataclass_builtins_object__.__setattr__(self,'glibcxx_max',glibcxx_max)\n  __dataclass_builtins_object__.__setattr__(self,'cxxabi_max',cxxabi_max)\n  __dataclass_builtins_object__.__setattr__(self,'libstdcxx_gcc',libstdcxx_gcc)\n  __dataclass_builtins_object__.__setattr__(self,'verified',verified)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_package, _type_arch, _type_versions, _type_source, _type_wheels, _type_cuda, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_wheels, _dflt_cuda, _dflt_verified, _dflt_note, _return_type):
  def __init__(self,package:_type_package,arch:_type_arch,versions:_type_versions,source:_type_source,wheels:_type_wheels=_dflt_wheels,cuda:_type_cuda=_dflt_cuda,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:
@@ -1104,7 +1104,7 @@ def __create_fn__(_type_package, _type_arch, _type_versions, _type_source, _type
   __dataclass_builtins_object__.__setattr__(self,'verified',verified)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
  return __init__
-FUNCTIONS['559c34e91d9bbf2d81fbbcdc928f643f3dc59b96dbe8c25badd9991c5d877b85'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_package, _type_arch, _type_versions, _type_source, _type_wheels, _type_cuda, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_wheels, _dflt_cuda, _dflt_verified, _dflt_note, _return_type):\n def __init__(self,package:_type_package,arch:_type_arch,versions:_type_versions,source:_type_source,wheels:_type_wheels=_dflt_wheels,cuda:_type_cuda=_dflt_cuda,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'package',package)\n  __dataclass_builtins_object__.__setattr__(self,'arch',arch)\n  __dataclass_builtins_object__.__setattr__(self,'versions',versions)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'wheels',wheels)\n  __dataclass_builtins_object__.__setattr__(self,'cuda',cuda)\n  __dataclass_builtins_object__.__setattr__(self,'verified',verified)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_package, _type_callee, _type_keyword, _type_source, _type_removed_in, _type_last, _type_added_in, _type_passed_from, _type_replacement, _type_workaround, _type_note, _type_callers, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_removed_in, _dflt_last, _dflt_added_in, _dflt_passed_from, _dflt_replacement, _dflt_workaround, _dflt_note, _dflt_callers, _return_type):
  def __init__(self,package:_type_package,callee:_type_callee,keyword:_type_keyword,source:_type_source,removed_in:_type_removed_in=_dflt_removed_in,last:_type_last=_dflt_last,added_in:_type_added_in=_dflt_added_in,passed_from:_type_passed_from=_dflt_passed_from,replacement:_type_replacement=_dflt_replacement,workaround:_type_workaround=_dflt_workaround,note:_type_note=_dflt_note,callers:_type_callers=_dflt_callers)->_return_type:
@@ -1121,7 +1121,7 @@ def __create_fn__(_type_package, _type_callee, _type_keyword, _type_source, _typ
   __dataclass_builtins_object__.__setattr__(self,'note',note)
   __dataclass_builtins_object__.__setattr__(self,'callers',callers)
  return __init__
-FUNCTIONS['42592e99f68da0587ecf6f80e652c0ed2a6a1452a53a65411496cb16ddae2aa7'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_package, _type_callee, _type_keyword, _type_source, _type_removed_in, _type_last, _type_added_in, _type_passed_from, _type_replacement, _type_workaround, _type_note, _type_callers, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_removed_in, _dflt_last, _dflt_added_in, _dflt_passed_from, _dflt_replacement, _dflt_workaround, _dflt_note, _dflt_callers, _return_type):\n def __init__(self,package:_type_package,callee:_type_callee,keyword:_type_keyword,source:_type_source,removed_in:_type_removed_in=_dflt_removed_in,last:_type_last=_dflt_last,added_in:_type_added_in=_dflt_added_in,passed_from:_type_passed_from=_dflt_passed_from,replacement:_type_replacement=_dflt_replacement,workaround:_type_workaround=_dflt_workaround,note:_type_note=_dflt_note,callers:_type_callers=_dflt_callers)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'package',package)\n  __dataclass_builtins_object__.__setattr__(self,'callee',callee)\n  __dataclass_builtins_object__.__setattr__(self,'keyword',keyword)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'removed_in',removed_in)\n  __dataclass_builtins_object__.__setattr__(self,'last',last)\n  __dataclass_builtins_object__.__setattr__(self,'added_in',added_in)\n  __dataclass_builtins_object__.__setattr__(self,'passed_from',passed_from)\n  __dataclass_builtins_object__.__setattr__(self,'replacement',replacement)\n  __dataclass_builtins_object__.__setattr__(self,'workaround',workaround)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n  __dataclass_builtins_object__.__setattr__(self,'callers',callers)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_package, _type_feature, _type_message, _type_fix, _type_source, _type_min_compute_capability, _type_at_or_above, _type_at_or_above_fix, _type_whole_package, _type_note, _type_ceiling, _type_max_compute_capability, _type_keywords, _type_fallback, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_min_compute_capability, _dflt_at_or_above, _dflt_at_or_above_fix, _dflt_whole_package, _dflt_note, _dflt_ceiling, _dflt_max_compute_capability, _dflt_keywords, _dflt_fallback, _return_type):
  def __init__(self,package:_type_package,feature:_type_feature,message:_type_message,fix:_type_fix,source:_type_source,min_compute_capability:_type_min_compute_capability=_dflt_min_compute_capability,at_or_above:_type_at_or_above=_dflt_at_or_above,at_or_above_fix:_type_at_or_above_fix=_dflt_at_or_above_fix,whole_package:_type_whole_package=_dflt_whole_package,note:_type_note=_dflt_note,ceiling:_type_ceiling=_dflt_ceiling,max_compute_capability:_type_max_compute_capability=_dflt_max_compute_capability,keywords:_type_keywords=_dflt_keywords,fallback:_type_fallback=_dflt_fallback)->_return_type:
@@ -1140,7 +1140,7 @@ def __create_fn__(_type_package, _type_feature, _type_message, _type_fix, _type_
   __dataclass_builtins_object__.__setattr__(self,'keywords',keywords)
   __dataclass_builtins_object__.__setattr__(self,'fallback',fallback)
  return __init__
-FUNCTIONS['2f20609584e68adee5886d27bc74deea2392f10da025263b2e2d774655691011'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_package, _type_feature, _type_message, _type_fix, _type_source, _type_min_compute_capability, _type_at_or_above, _type_at_or_above_fix, _type_whole_package, _type_note, _type_ceiling, _type_max_compute_capability, _type_keywords, _type_fallback, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_min_compute_capability, _dflt_at_or_above, _dflt_at_or_above_fix, _dflt_whole_package, _dflt_note, _dflt_ceiling, _dflt_max_compute_capability, _dflt_keywords, _dflt_fallback, _return_type):\n def __init__(self,package:_type_package,feature:_type_feature,message:_type_message,fix:_type_fix,source:_type_source,min_compute_capability:_type_min_compute_capability=_dflt_min_compute_capability,at_or_above:_type_at_or_above=_dflt_at_or_above,at_or_above_fix:_type_at_or_above_fix=_dflt_at_or_above_fix,whole_package:_type_whole_package=_dflt_whole_package,note:_type_note=_dflt_note,ceiling:_type_ceiling=_dflt_ceiling,max_compute_capability:_type_max_compute_capability=_dflt_max_compute_capability,keywords:_type_keywords=_dflt_keywords,fallback:_type_fallback=_dflt_fallback)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'package',package)\n  __dataclass_builtins_object__.__setattr__(self,'feature',feature)\n  __dataclass_builtins_object__.__setattr__(self,'message',message)\n  __dataclass_builtins_object__.__setattr__(self,'fix',fix)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'min_compute_capability',min_compute_capability)\n  __dataclass_builtins_object__.__setattr__(self,'at_or_above',at_or_above)\n  __dataclass_builtins_object__.__setattr__(self,'at_or_above_fix',at_or_above_fix)\n  __dataclass_builtins_object__.__setattr__(self,'whole_package',whole_package)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n  __dataclass_builtins_object__.__setattr__(self,'ceiling',ceiling)\n  __dataclass_builtins_object__.__setattr__(self,'max_compute_capability',max_compute_capability)\n  __dataclass_builtins_object__.__setattr__(self,'keywords',keywords)\n  __dataclass_builtins_object__.__setattr__(self,'fallback',fallback)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_package, _type_kind, _type_name, _type_version, _type_source, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_note, _return_type):
  def __init__(self,package:_type_package,kind:_type_kind,name:_type_name,version:_type_version,source:_type_source,note:_type_note=_dflt_note)->_return_type:
@@ -1151,7 +1151,7 @@ def __create_fn__(_type_package, _type_kind, _type_name, _type_version, _type_so
   __dataclass_builtins_object__.__setattr__(self,'source',source)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
  return __init__
-FUNCTIONS['d7e7175a8ef63fc5ebc46917e94e0c74a548d72342a6c313dcb41871408834b2'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_package, _type_kind, _type_name, _type_version, _type_source, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_note, _return_type):\n def __init__(self,package:_type_package,kind:_type_kind,name:_type_name,version:_type_version,source:_type_source,note:_type_note=_dflt_note)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'package',package)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_package, _type_modules, _type_source, _type_ops, _type_wheel_index, _type_installer, _type_build, _type_arch_env, _type_note, _type_wheels, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_ops, _dflt_wheel_index, _dflt_installer, _dflt_build, _dflt_arch_env, _dflt_note, _dflt_wheels, _return_type):
  def __init__(self,package:_type_package,modules:_type_modules,source:_type_source,ops:_type_ops=_dflt_ops,wheel_index:_type_wheel_index=_dflt_wheel_index,installer:_type_installer=_dflt_installer,build:_type_build=_dflt_build,arch_env:_type_arch_env=_dflt_arch_env,note:_type_note=_dflt_note,wheels:_type_wheels=_dflt_wheels)->_return_type:
@@ -1166,7 +1166,7 @@ def __create_fn__(_type_package, _type_modules, _type_source, _type_ops, _type_w
   __dataclass_builtins_object__.__setattr__(self,'note',note)
   __dataclass_builtins_object__.__setattr__(self,'wheels',wheels)
  return __init__
-FUNCTIONS['cb6766d02211e841d01ce423b165ab413169bf651f6a4f1593cc07e832249924'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_package, _type_modules, _type_source, _type_ops, _type_wheel_index, _type_installer, _type_build, _type_arch_env, _type_note, _type_wheels, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_ops, _dflt_wheel_index, _dflt_installer, _dflt_build, _dflt_arch_env, _dflt_note, _dflt_wheels, _return_type):\n def __init__(self,package:_type_package,modules:_type_modules,source:_type_source,ops:_type_ops=_dflt_ops,wheel_index:_type_wheel_index=_dflt_wheel_index,installer:_type_installer=_dflt_installer,build:_type_build=_dflt_build,arch_env:_type_arch_env=_dflt_arch_env,note:_type_note=_dflt_note,wheels:_type_wheels=_dflt_wheels)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'package',package)\n  __dataclass_builtins_object__.__setattr__(self,'modules',modules)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'ops',ops)\n  __dataclass_builtins_object__.__setattr__(self,'wheel_index',wheel_index)\n  __dataclass_builtins_object__.__setattr__(self,'installer',installer)\n  __dataclass_builtins_object__.__setattr__(self,'build',build)\n  __dataclass_builtins_object__.__setattr__(self,'arch_env',arch_env)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n  __dataclass_builtins_object__.__setattr__(self,'wheels',wheels)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_package, _type_version, _type_torch, _type_source, _type_verified, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_verified, _return_type):
  def __init__(self,package:_type_package,version:_type_version,torch:_type_torch,source:_type_source,verified:_type_verified=_dflt_verified)->_return_type:
@@ -1176,7 +1176,7 @@ def __create_fn__(_type_package, _type_version, _type_torch, _type_source, _type
   __dataclass_builtins_object__.__setattr__(self,'source',source)
   __dataclass_builtins_object__.__setattr__(self,'verified',verified)
  return __init__
-FUNCTIONS['32f0393bdc98ac6175f588ff552694de6b37d7ac8af2cb98b3dd243072cb3f73'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_package, _type_version, _type_torch, _type_source, _type_verified, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_verified, _return_type):\n def __init__(self,package:_type_package,version:_type_version,torch:_type_torch,source:_type_source,verified:_type_verified=_dflt_verified)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'package',package)\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'torch',torch)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'verified',verified)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_package, _type_versions, _type_dependency, _type_allowed, _type_reason, _type_source, _type_symptom, _type_verified, _type_note, _type_install, _type_workaround, _type_required, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_symptom, _dflt_verified, _dflt_note, _dflt_install, _dflt_workaround, _dflt_required, _return_type):
  def __init__(self,package:_type_package,versions:_type_versions,dependency:_type_dependency,allowed:_type_allowed,reason:_type_reason,source:_type_source,symptom:_type_symptom=_dflt_symptom,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,install:_type_install=_dflt_install,workaround:_type_workaround=_dflt_workaround,required:_type_required=_dflt_required)->_return_type:
@@ -1193,7 +1193,7 @@ def __create_fn__(_type_package, _type_versions, _type_dependency, _type_allowed
   __dataclass_builtins_object__.__setattr__(self,'workaround',workaround)
   __dataclass_builtins_object__.__setattr__(self,'required',required)
  return __init__
-FUNCTIONS['b72093f1407d2b267a914a42feb2630ca6194bf01d768ecaf94d38ac5601ef70'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_package, _type_versions, _type_dependency, _type_allowed, _type_reason, _type_source, _type_symptom, _type_verified, _type_note, _type_install, _type_workaround, _type_required, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_symptom, _dflt_verified, _dflt_note, _dflt_install, _dflt_workaround, _dflt_required, _return_type):\n def __init__(self,package:_type_package,versions:_type_versions,dependency:_type_dependency,allowed:_type_allowed,reason:_type_reason,source:_type_source,symptom:_type_symptom=_dflt_symptom,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note,install:_type_install=_dflt_install,workaround:_type_workaround=_dflt_workaround,required:_type_required=_dflt_required)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'package',package)\n  __dataclass_builtins_object__.__setattr__(self,'versions',versions)\n  __dataclass_builtins_object__.__setattr__(self,'dependency',dependency)\n  __dataclass_builtins_object__.__setattr__(self,'allowed',allowed)\n  __dataclass_builtins_object__.__setattr__(self,'reason',reason)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'symptom',symptom)\n  __dataclass_builtins_object__.__setattr__(self,'verified',verified)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n  __dataclass_builtins_object__.__setattr__(self,'install',install)\n  __dataclass_builtins_object__.__setattr__(self,'workaround',workaround)\n  __dataclass_builtins_object__.__setattr__(self,'required',required)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_package, _type_versions, _type_replaces, _type_torch, _type_reason, _type_source, _type_verified, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_verified, _return_type):
  def __init__(self,package:_type_package,versions:_type_versions,replaces:_type_replaces,torch:_type_torch,reason:_type_reason,source:_type_source,verified:_type_verified=_dflt_verified)->_return_type:
@@ -1205,7 +1205,7 @@ def __create_fn__(_type_package, _type_versions, _type_replaces, _type_torch, _t
   __dataclass_builtins_object__.__setattr__(self,'source',source)
   __dataclass_builtins_object__.__setattr__(self,'verified',verified)
  return __init__
-FUNCTIONS['452ee25ec6c50468488bd18c96b9bf05053d02137757bc380e884a4c76031d03'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_package, _type_versions, _type_replaces, _type_torch, _type_reason, _type_source, _type_verified, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_verified, _return_type):\n def __init__(self,package:_type_package,versions:_type_versions,replaces:_type_replaces,torch:_type_torch,reason:_type_reason,source:_type_source,verified:_type_verified=_dflt_verified)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'package',package)\n  __dataclass_builtins_object__.__setattr__(self,'versions',versions)\n  __dataclass_builtins_object__.__setattr__(self,'replaces',replaces)\n  __dataclass_builtins_object__.__setattr__(self,'torch',torch)\n  __dataclass_builtins_object__.__setattr__(self,'reason',reason)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'verified',verified)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_packages, _type_absent, _type_absent_or_unlisted, _type_installer, _type_gpu, _type_driver, _type_python, _type_torch_cuda, _type_torch_cpu, _type_nvcc_matches_torch, _type_glibc, _type_nvcc_in_use, _type_nvcc_found, _type_nccl_loaded, _type_nccl_loaded_cuda, _type_arch, _type_env_set, _type_env_unset, _type_any, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_packages, _dflt_absent, _dflt_absent_or_unlisted, _dflt_installer, _dflt_gpu, _dflt_driver, _dflt_python, _dflt_torch_cuda, _dflt_torch_cpu, _dflt_nvcc_matches_torch, _dflt_glibc, _dflt_nvcc_in_use, _dflt_nvcc_found, _dflt_nccl_loaded, _dflt_nccl_loaded_cuda, _dflt_arch, _dflt_env_set, _dflt_env_unset, _dflt_any, _return_type):
  def __init__(self,packages:_type_packages=_HAS_DEFAULT_FACTORY,absent:_type_absent=_dflt_absent,absent_or_unlisted:_type_absent_or_unlisted=_dflt_absent_or_unlisted,installer:_type_installer=_HAS_DEFAULT_FACTORY,gpu:_type_gpu=_dflt_gpu,driver:_type_driver=_dflt_driver,python:_type_python=_dflt_python,torch_cuda:_type_torch_cuda=_dflt_torch_cuda,torch_cpu:_type_torch_cpu=_dflt_torch_cpu,nvcc_matches_torch:_type_nvcc_matches_torch=_dflt_nvcc_matches_torch,glibc:_type_glibc=_dflt_glibc,nvcc_in_use:_type_nvcc_in_use=_dflt_nvcc_in_use,nvcc_found:_type_nvcc_found=_dflt_nvcc_found,nccl_loaded:_type_nccl_loaded=_dflt_nccl_loaded,nccl_loaded_cuda:_type_nccl_loaded_cuda=_dflt_nccl_loaded_cuda,arch:_type_arch=_dflt_arch,env_set:_type_env_set=_dflt_env_set,env_unset:_type_env_unset=_dflt_env_unset,any:_type_any=_dflt_any)->_return_type:
@@ -1229,7 +1229,7 @@ def __create_fn__(_type_packages, _type_absent, _type_absent_or_unlisted, _type_
   __dataclass_builtins_object__.__setattr__(self,'env_unset',env_unset)
   __dataclass_builtins_object__.__setattr__(self,'any',any)
  return __init__
-FUNCTIONS['000279aa65771b041cce11e9af8c5bd83fb4949a61694e67a54b8682f045f1a1'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_packages, _type_absent, _type_absent_or_unlisted, _type_installer, _type_gpu, _type_driver, _type_python, _type_torch_cuda, _type_torch_cpu, _type_nvcc_matches_torch, _type_glibc, _type_nvcc_in_use, _type_nvcc_found, _type_nccl_loaded, _type_nccl_loaded_cuda, _type_arch, _type_env_set, _type_env_unset, _type_any, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_packages, _dflt_absent, _dflt_absent_or_unlisted, _dflt_installer, _dflt_gpu, _dflt_driver, _dflt_python, _dflt_torch_cuda, _dflt_torch_cpu, _dflt_nvcc_matches_torch, _dflt_glibc, _dflt_nvcc_in_use, _dflt_nvcc_found, _dflt_nccl_loaded, _dflt_nccl_loaded_cuda, _dflt_arch, _dflt_env_set, _dflt_env_unset, _dflt_any, _return_type):\n def __init__(self,packages:_type_packages=_HAS_DEFAULT_FACTORY,absent:_type_absent=_dflt_absent,absent_or_unlisted:_type_absent_or_unlisted=_dflt_absent_or_unlisted,installer:_type_installer=_HAS_DEFAULT_FACTORY,gpu:_type_gpu=_dflt_gpu,driver:_type_driver=_dflt_driver,python:_type_python=_dflt_python,torch_cuda:_type_torch_cuda=_dflt_torch_cuda,torch_cpu:_type_torch_cpu=_dflt_torch_cpu,nvcc_matches_torch:_type_nvcc_matches_torch=_dflt_nvcc_matches_torch,glibc:_type_glibc=_dflt_glibc,nvcc_in_use:_type_nvcc_in_use=_dflt_nvcc_in_use,nvcc_found:_type_nvcc_found=_dflt_nvcc_found,nccl_loaded:_type_nccl_loaded=_dflt_nccl_loaded,nccl_loaded_cuda:_type_nccl_loaded_cuda=_dflt_nccl_loaded_cuda,arch:_type_arch=_dflt_arch,env_set:_type_env_set=_dflt_env_set,env_unset:_type_env_unset=_dflt_env_unset,any:_type_any=_dflt_any)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'packages',_dflt_packages() if packages is _HAS_DEFAULT_FACTORY else packages)\n  __dataclass_builtins_object__.__setattr__(self,'absent',absent)\n  __dataclass_builtins_object__.__setattr__(self,'absent_or_unlisted',absent_or_unlisted)\n  __dataclass_builtins_object__.__setattr__(self,'installer',_dflt_installer() if installer is _HAS_DEFAULT_FACTORY else installer)\n  __dataclass_builtins_object__.__setattr__(self,'gpu',gpu)\n  __dataclass_builtins_object__.__setattr__(self,'driver',driver)\n  __dataclass_builtins_object__.__setattr__(self,'python',python)\n  __dataclass_builtins_object__.__setattr__(self,'torch_cuda',torch_cuda)\n  __dataclass_builtins_object__.__setattr__(self,'torch_cpu',torch_cpu)\n  __dataclass_builtins_object__.__setattr__(self,'nvcc_matches_torch',nvcc_matches_torch)\n  __dataclass_builtins_object__.__setattr__(self,'glibc',glibc)\n  __dataclass_builtins_object__.__setattr__(self,'nvcc_in_use',nvcc_in_use)\n  __dataclass_builtins_object__.__setattr__(self,'nvcc_found',nvcc_found)\n  __dataclass_builtins_object__.__setattr__(self,'nccl_loaded',nccl_loaded)\n  __dataclass_builtins_object__.__setattr__(self,'nccl_loaded_cuda',nccl_loaded_cuda)\n  __dataclass_builtins_object__.__setattr__(self,'arch',arch)\n  __dataclass_builtins_object__.__setattr__(self,'env_set',env_set)\n  __dataclass_builtins_object__.__setattr__(self,'env_unset',env_unset)\n  __dataclass_builtins_object__.__setattr__(self,'any',any)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_summary, _type_applicability, _type_pip, _type_pip_flags, _type_pip_uninstall, _type_env, _type_manual, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_pip, _dflt_pip_flags, _dflt_pip_uninstall, _dflt_env, _dflt_manual, _return_type):
  def __init__(self,summary:_type_summary,applicability:_type_applicability,pip:_type_pip=_dflt_pip,pip_flags:_type_pip_flags=_dflt_pip_flags,pip_uninstall:_type_pip_uninstall=_dflt_pip_uninstall,env:_type_env=_HAS_DEFAULT_FACTORY,manual:_type_manual=_dflt_manual)->_return_type:
@@ -1241,7 +1241,7 @@ def __create_fn__(_type_summary, _type_applicability, _type_pip, _type_pip_flags
   __dataclass_builtins_object__.__setattr__(self,'env',_dflt_env() if env is _HAS_DEFAULT_FACTORY else env)
   __dataclass_builtins_object__.__setattr__(self,'manual',manual)
  return __init__
-FUNCTIONS['c4b90cb599ba5e83b7afa8ad329d0427807d1eec3201787af1f9b527f9d72833'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_summary, _type_applicability, _type_pip, _type_pip_flags, _type_pip_uninstall, _type_env, _type_manual, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_pip, _dflt_pip_flags, _dflt_pip_uninstall, _dflt_env, _dflt_manual, _return_type):\n def __init__(self,summary:_type_summary,applicability:_type_applicability,pip:_type_pip=_dflt_pip,pip_flags:_type_pip_flags=_dflt_pip_flags,pip_uninstall:_type_pip_uninstall=_dflt_pip_uninstall,env:_type_env=_HAS_DEFAULT_FACTORY,manual:_type_manual=_dflt_manual)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'summary',summary)\n  __dataclass_builtins_object__.__setattr__(self,'applicability',applicability)\n  __dataclass_builtins_object__.__setattr__(self,'pip',pip)\n  __dataclass_builtins_object__.__setattr__(self,'pip_flags',pip_flags)\n  __dataclass_builtins_object__.__setattr__(self,'pip_uninstall',pip_uninstall)\n  __dataclass_builtins_object__.__setattr__(self,'env',_dflt_env() if env is _HAS_DEFAULT_FACTORY else env)\n  __dataclass_builtins_object__.__setattr__(self,'manual',manual)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_symbol, _type_removed_by, _type_removed_in, _type_source, _type_last, _type_library, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_last, _dflt_library, _dflt_note, _return_type):
  def __init__(self,symbol:_type_symbol,removed_by:_type_removed_by,removed_in:_type_removed_in,source:_type_source,last:_type_last=_dflt_last,library:_type_library=_dflt_library,note:_type_note=_dflt_note)->_return_type:
@@ -1253,7 +1253,7 @@ def __create_fn__(_type_symbol, _type_removed_by, _type_removed_in, _type_source
   __dataclass_builtins_object__.__setattr__(self,'library',library)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
  return __init__
-FUNCTIONS['d286f08eb565de566e88e1b40fd7e91be369221a6881f0fdf18fa4582eb697d6'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_symbol, _type_removed_by, _type_removed_in, _type_source, _type_last, _type_library, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_last, _dflt_library, _dflt_note, _return_type):\n def __init__(self,symbol:_type_symbol,removed_by:_type_removed_by,removed_in:_type_removed_in,source:_type_source,last:_type_last=_dflt_last,library:_type_library=_dflt_library,note:_type_note=_dflt_note)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'symbol',symbol)\n  __dataclass_builtins_object__.__setattr__(self,'removed_by',removed_by)\n  __dataclass_builtins_object__.__setattr__(self,'removed_in',removed_in)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'last',last)\n  __dataclass_builtins_object__.__setattr__(self,'library',library)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_symbol_version, _type_gcc, _type_gcc_major, _type_source, _type_cxxabi_max, _type_libstdcxx_file, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_cxxabi_max, _dflt_libstdcxx_file, _dflt_note, _return_type):
  def __init__(self,symbol_version:_type_symbol_version,gcc:_type_gcc,gcc_major:_type_gcc_major,source:_type_source,cxxabi_max:_type_cxxabi_max=_dflt_cxxabi_max,libstdcxx_file:_type_libstdcxx_file=_dflt_libstdcxx_file,note:_type_note=_dflt_note)->_return_type:
@@ -1265,14 +1265,14 @@ def __create_fn__(_type_symbol_version, _type_gcc, _type_gcc_major, _type_source
   __dataclass_builtins_object__.__setattr__(self,'libstdcxx_file',libstdcxx_file)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
  return __init__
-FUNCTIONS['e9d41e6a2db0eae4ec786a2dd7ac476509d086eba89db5ff8fea01cab9568230'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_symbol_version, _type_gcc, _type_gcc_major, _type_source, _type_cxxabi_max, _type_libstdcxx_file, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_cxxabi_max, _dflt_libstdcxx_file, _dflt_note, _return_type):\n def __init__(self,symbol_version:_type_symbol_version,gcc:_type_gcc,gcc_major:_type_gcc_major,source:_type_source,cxxabi_max:_type_cxxabi_max=_dflt_cxxabi_max,libstdcxx_file:_type_libstdcxx_file=_dflt_libstdcxx_file,note:_type_note=_dflt_note)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'symbol_version',symbol_version)\n  __dataclass_builtins_object__.__setattr__(self,'gcc',gcc)\n  __dataclass_builtins_object__.__setattr__(self,'gcc_major',gcc_major)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'cxxabi_max',cxxabi_max)\n  __dataclass_builtins_object__.__setattr__(self,'libstdcxx_file',libstdcxx_file)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_url_template, _type_source, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,url_template:_type_url_template,source:_type_source)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'url_template',url_template)
   __dataclass_builtins_object__.__setattr__(self,'source',source)
  return __init__
-FUNCTIONS['b271e115e933c2b28547c793778de264ec5c49c86f8e4936bcfd73c418330f02'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_url_template, _type_source, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,url_template:_type_url_template,source:_type_source)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'url_template',url_template)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_version, _type_prebuilt_torch, _type_python, _type_cuda_tag, _type_source, _type_verified, _type_cxx11abi_false_loads, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_verified, _dflt_cxx11abi_false_loads, _return_type):
  def __init__(self,version:_type_version,prebuilt_torch:_type_prebuilt_torch,python:_type_python,cuda_tag:_type_cuda_tag,source:_type_source,verified:_type_verified=_dflt_verified,cxx11abi_false_loads:_type_cxx11abi_false_loads=_dflt_cxx11abi_false_loads)->_return_type:
@@ -1284,7 +1284,7 @@ def __create_fn__(_type_version, _type_prebuilt_torch, _type_python, _type_cuda_
   __dataclass_builtins_object__.__setattr__(self,'verified',verified)
   __dataclass_builtins_object__.__setattr__(self,'cxx11abi_false_loads',cxx11abi_false_loads)
  return __init__
-FUNCTIONS['ab697ad9d14ace6813c52862b0d3b80c3f82b9a59cb4c1e17acca6213008973d'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_version, _type_prebuilt_torch, _type_python, _type_cuda_tag, _type_source, _type_verified, _type_cxx11abi_false_loads, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_verified, _dflt_cxx11abi_false_loads, _return_type):\n def __init__(self,version:_type_version,prebuilt_torch:_type_prebuilt_torch,python:_type_python,cuda_tag:_type_cuda_tag,source:_type_source,verified:_type_verified=_dflt_verified,cxx11abi_false_loads:_type_cxx11abi_false_loads=_dflt_cxx11abi_false_loads)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'prebuilt_torch',prebuilt_torch)\n  __dataclass_builtins_object__.__setattr__(self,'python',python)\n  __dataclass_builtins_object__.__setattr__(self,'cuda_tag',cuda_tag)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'verified',verified)\n  __dataclass_builtins_object__.__setattr__(self,'cxx11abi_false_loads',cxx11abi_false_loads)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_version, _type_python, _type_source, _type_verified, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_verified, _return_type):
  def __init__(self,version:_type_version,python:_type_python,source:_type_source,verified:_type_verified=_dflt_verified)->_return_type:
@@ -1293,7 +1293,7 @@ def __create_fn__(_type_version, _type_python, _type_source, _type_verified, MIS
   __dataclass_builtins_object__.__setattr__(self,'source',source)
   __dataclass_builtins_object__.__setattr__(self,'verified',verified)
  return __init__
-FUNCTIONS['4d1041638a4a9ecef7d3831cc8befa0cffb0883ace61603ed98eeca53ff4a887'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_version, _type_python, _type_source, _type_verified, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_verified, _return_type):\n def __init__(self,version:_type_version,python:_type_python,source:_type_source,verified:_type_verified=_dflt_verified)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'python',python)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'verified',verified)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_version, _type_python, _type_variants, _type_source, _type_pypi_default, _type_pins, _type_arch_list, _type_arch_list_verified, _type_numpy2, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_pypi_default, _dflt_pins, _dflt_arch_list, _dflt_arch_list_verified, _dflt_numpy2, _dflt_verified, _dflt_note, _return_type):
  def __init__(self,version:_type_version,python:_type_python,variants:_type_variants,source:_type_source,pypi_default:_type_pypi_default=_dflt_pypi_default,pins:_type_pins=_HAS_DEFAULT_FACTORY,arch_list:_type_arch_list=_HAS_DEFAULT_FACTORY,arch_list_verified:_type_arch_list_verified=_HAS_DEFAULT_FACTORY,numpy2:_type_numpy2=_dflt_numpy2,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:
@@ -1309,7 +1309,7 @@ def __create_fn__(_type_version, _type_python, _type_variants, _type_source, _ty
   __dataclass_builtins_object__.__setattr__(self,'verified',verified)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
  return __init__
-FUNCTIONS['59337bd8716620a3bc9780d65caf5355000b19ccc283ad339076197e47a318dc'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_version, _type_python, _type_variants, _type_source, _type_pypi_default, _type_pins, _type_arch_list, _type_arch_list_verified, _type_numpy2, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_pypi_default, _dflt_pins, _dflt_arch_list, _dflt_arch_list_verified, _dflt_numpy2, _dflt_verified, _dflt_note, _return_type):\n def __init__(self,version:_type_version,python:_type_python,variants:_type_variants,source:_type_source,pypi_default:_type_pypi_default=_dflt_pypi_default,pins:_type_pins=_HAS_DEFAULT_FACTORY,arch_list:_type_arch_list=_HAS_DEFAULT_FACTORY,arch_list_verified:_type_arch_list_verified=_HAS_DEFAULT_FACTORY,numpy2:_type_numpy2=_dflt_numpy2,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'python',python)\n  __dataclass_builtins_object__.__setattr__(self,'variants',variants)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'pypi_default',pypi_default)\n  __dataclass_builtins_object__.__setattr__(self,'pins',_dflt_pins() if pins is _HAS_DEFAULT_FACTORY else pins)\n  __dataclass_builtins_object__.__setattr__(self,'arch_list',_dflt_arch_list() if arch_list is _HAS_DEFAULT_FACTORY else arch_list)\n  __dataclass_builtins_object__.__setattr__(self,'arch_list_verified',_dflt_arch_list_verified() if arch_list_verified is _HAS_DEFAULT_FACTORY else arch_list_verified)\n  __dataclass_builtins_object__.__setattr__(self,'numpy2',numpy2)\n  __dataclass_builtins_object__.__setattr__(self,'verified',verified)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_version, _type_source, _type_python, _type_glibc, _type_min_driver, _type_validated_driver, _type_numpy, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_python, _dflt_glibc, _dflt_min_driver, _dflt_validated_driver, _dflt_numpy, _dflt_verified, _dflt_note, _return_type):
  def __init__(self,version:_type_version,source:_type_source,python:_type_python=_dflt_python,glibc:_type_glibc=_dflt_glibc,min_driver:_type_min_driver=_dflt_min_driver,validated_driver:_type_validated_driver=_dflt_validated_driver,numpy:_type_numpy=_dflt_numpy,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:
@@ -1323,7 +1323,7 @@ def __create_fn__(_type_version, _type_source, _type_python, _type_glibc, _type_
   __dataclass_builtins_object__.__setattr__(self,'verified',verified)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
  return __init__
-FUNCTIONS['5c99c39f79d0ab8466c31c1e40b819d8261b14fbfb84308dd4c2805339610c18'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_version, _type_source, _type_python, _type_glibc, _type_min_driver, _type_validated_driver, _type_numpy, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_python, _dflt_glibc, _dflt_min_driver, _dflt_validated_driver, _dflt_numpy, _dflt_verified, _dflt_note, _return_type):\n def __init__(self,version:_type_version,source:_type_source,python:_type_python=_dflt_python,glibc:_type_glibc=_dflt_glibc,min_driver:_type_min_driver=_dflt_min_driver,validated_driver:_type_validated_driver=_dflt_validated_driver,numpy:_type_numpy=_dflt_numpy,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'python',python)\n  __dataclass_builtins_object__.__setattr__(self,'glibc',glibc)\n  __dataclass_builtins_object__.__setattr__(self,'min_driver',min_driver)\n  __dataclass_builtins_object__.__setattr__(self,'validated_driver',validated_driver)\n  __dataclass_builtins_object__.__setattr__(self,'numpy',numpy)\n  __dataclass_builtins_object__.__setattr__(self,'verified',verified)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_version, _type_source, _type_requires_python, _type_torch, _type_torchvision, _type_xformers, _type_ray, _type_numpy, _type_flashinfer, _type_cuda, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_requires_python, _dflt_torch, _dflt_torchvision, _dflt_xformers, _dflt_ray, _dflt_numpy, _dflt_flashinfer, _dflt_cuda, _dflt_verified, _dflt_note, _return_type):
  def __init__(self,version:_type_version,source:_type_source,requires_python:_type_requires_python=_dflt_requires_python,torch:_type_torch=_dflt_torch,torchvision:_type_torchvision=_dflt_torchvision,xformers:_type_xformers=_dflt_xformers,ray:_type_ray=_dflt_ray,numpy:_type_numpy=_dflt_numpy,flashinfer:_type_flashinfer=_dflt_flashinfer,cuda:_type_cuda=_dflt_cuda,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:
@@ -1340,7 +1340,7 @@ def __create_fn__(_type_version, _type_source, _type_requires_python, _type_torc
   __dataclass_builtins_object__.__setattr__(self,'verified',verified)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
  return __init__
-FUNCTIONS['1454b1a4889f5083d32089f4da26cdefc5ca3fcb0e38174f37173ef3abb428aa'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_version, _type_source, _type_requires_python, _type_torch, _type_torchvision, _type_xformers, _type_ray, _type_numpy, _type_flashinfer, _type_cuda, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_requires_python, _dflt_torch, _dflt_torchvision, _dflt_xformers, _dflt_ray, _dflt_numpy, _dflt_flashinfer, _dflt_cuda, _dflt_verified, _dflt_note, _return_type):\n def __init__(self,version:_type_version,source:_type_source,requires_python:_type_requires_python=_dflt_requires_python,torch:_type_torch=_dflt_torch,torchvision:_type_torchvision=_dflt_torchvision,xformers:_type_xformers=_dflt_xformers,ray:_type_ray=_dflt_ray,numpy:_type_numpy=_dflt_numpy,flashinfer:_type_flashinfer=_dflt_flashinfer,cuda:_type_cuda=_dflt_cuda,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'requires_python',requires_python)\n  __dataclass_builtins_object__.__setattr__(self,'torch',torch)\n  __dataclass_builtins_object__.__setattr__(self,'torchvision',torchvision)\n  __dataclass_builtins_object__.__setattr__(self,'xformers',xformers)\n  __dataclass_builtins_object__.__setattr__(self,'ray',ray)\n  __dataclass_builtins_object__.__setattr__(self,'numpy',numpy)\n  __dataclass_builtins_object__.__setattr__(self,'flashinfer',flashinfer)\n  __dataclass_builtins_object__.__setattr__(self,'cuda',cuda)\n  __dataclass_builtins_object__.__setattr__(self,'verified',verified)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_versions, _type_source, _type_isaacsim, _type_python, _type_numpy, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_isaacsim, _dflt_python, _dflt_numpy, _dflt_verified, _dflt_note, _return_type):
  def __init__(self,versions:_type_versions,source:_type_source,isaacsim:_type_isaacsim=_dflt_isaacsim,python:_type_python=_dflt_python,numpy:_type_numpy=_dflt_numpy,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:
@@ -1352,7 +1352,7 @@ def __create_fn__(_type_versions, _type_source, _type_isaacsim, _type_python, _t
   __dataclass_builtins_object__.__setattr__(self,'verified',verified)
   __dataclass_builtins_object__.__setattr__(self,'note',note)
  return __init__
-FUNCTIONS['bb8cbc645583840a350e15a53dfeeabaa674d019d99fb8d19eacca35d82c0aef'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_versions, _type_source, _type_isaacsim, _type_python, _type_numpy, _type_verified, _type_note, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_isaacsim, _dflt_python, _dflt_numpy, _dflt_verified, _dflt_note, _return_type):\n def __init__(self,versions:_type_versions,source:_type_source,isaacsim:_type_isaacsim=_dflt_isaacsim,python:_type_python=_dflt_python,numpy:_type_numpy=_dflt_numpy,verified:_type_verified=_dflt_verified,note:_type_note=_dflt_note)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'versions',versions)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'isaacsim',isaacsim)\n  __dataclass_builtins_object__.__setattr__(self,'python',python)\n  __dataclass_builtins_object__.__setattr__(self,'numpy',numpy)\n  __dataclass_builtins_object__.__setattr__(self,'verified',verified)\n  __dataclass_builtins_object__.__setattr__(self,'note',note)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_when, _type_severity, _type_text, _type_verified, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_verified, _return_type):
  def __init__(self,when:_type_when,severity:_type_severity,text:_type_text,verified:_type_verified=_dflt_verified)->_return_type:
@@ -1361,7 +1361,7 @@ def __create_fn__(_type_when, _type_severity, _type_text, _type_verified, MISSIN
   __dataclass_builtins_object__.__setattr__(self,'text',text)
   __dataclass_builtins_object__.__setattr__(self,'verified',verified)
  return __init__
-FUNCTIONS['8e29df5b923865c208778c33eb1c2d13f641412cf53268ef915dd513a290fe36'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_when, _type_severity, _type_text, _type_verified, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_verified, _return_type):\n def __init__(self,when:_type_when,severity:_type_severity,text:_type_text,verified:_type_verified=_dflt_verified)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'when',when)\n  __dataclass_builtins_object__.__setattr__(self,'severity',severity)\n  __dataclass_builtins_object__.__setattr__(self,'text',text)\n  __dataclass_builtins_object__.__setattr__(self,'verified',verified)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1369,7 +1369,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['40b9ff3309f4e81a384707edd919f5df2f070ad9dbff5dda037a7b1dd92157c3'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'api\',\'name\',\'message\',\'source\',\'number\',\'cause\',\'fix\',\'fault\',\'note\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1377,7 +1377,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['b0e47764c892c2292bbc99d31701c8349bf07e8d8f69a00afadfec270dd148a9'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'arch\',\'first_cuda\',\'source\',\'last_cuda\',\'verified\',\'note\',\'last_driver_branch\',\'first_triton\',\'first_triton_source\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1385,7 +1385,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['289e3d7a71b1e231d6fa2b007a7b4fab9c66e1b4b00646b040d104fbee54c3be'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'branch\',\'max_cuda\',\'source\',\'verified\',\'note\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1393,7 +1393,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['d8335b3330c0997510a0dc1920476bd9c5e95ece234316e8bb259ef6b986e5a3'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'code\',\'id\',\'title\',\'severity\',\'when\',\'message\',\'symptom\',\'cause\',\'source\',\'fix\',\'evidence\',\'verified\',\'note\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1401,7 +1401,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['2a503e62bf1a1c429720744b394af3288aa7bb7bcddcb3b88727119921f2aa7a'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'cuda\',\'source\',\'min_driver\',\'minor_compat_min_driver\',\'verified\',\'note\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1409,7 +1409,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['be29e9f4560dd33bcfa0fcc844c3bf9e717d1fded9d9aec8dab7dadb9c116ba6'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'cuda\',\'torch\',\'versions\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1417,7 +1417,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['8b2b91df58e7301606f2392df7b57ddc98e03e1ece7e3565d49768bd8f8c728f'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'description\',\'reviewed\',\'generated_by\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1425,7 +1425,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['d7de20aead77e1d2e3866fc1d19a92f3a4619c04051ffba07e93d017dca644ff'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'distribution\',\'module\',\'name\',\'spans\',\'oldest\',\'newest\',\'source\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1433,7 +1433,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['4dd7f0c9d85b4fef58983778553b39e36a4c241d8a63cb7da970122a447ac3f2'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'first\',\'last\',\'gone\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1441,7 +1441,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['37aff294e6e0ba696e060e809182242397bff3be2617c2d8c66de8c12f7bdaf6'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'id\',\'pattern\',\'meaning\',\'source\',\'causes\',\'noise\',\'verified\',\'note\',\'extract\',\'context\',\'context_before\',\'confirms\',\'requirer\',\'generic\',\'decides\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1449,7 +1449,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['a97f3af12e54c168e022a140fb2b525333be09ee0fcf5fb908e23969cec6ed87'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'isa\',\'cuda\',\'source\',\'note\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1457,7 +1457,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['7389ae7aab3a171ef9809004ffb075b66bbcf3404cec0d13decb2b20d16982e8'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'library\',\'package\',\'line\',\'install\',\'source\',\'cuda_majors\',\'cuda_default\',\'cuda_libs\',\'requires\',\'note\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1465,7 +1465,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['5c3b8a5dba2d484c9cb155ee8e65355b1f583effc3243b79ccbfae12a941d48f'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'meta\',\'toolkit\',\'driver_branch\',\'sm\',\'gpu\',\'torch\',\'torch_index\',\'vllm\',\'ray\',\'flash_attn\',\'isaacsim\',\'omnigibson\',\'os_release\',\'first_release\',\'ptx_isa\',\'soname\',\'libstdcxx\',\'import_name\',\'removed_symbol\',\'keyword_change\',\'companion\',\'override\',\'bound\',\'wheel_platform\',\'known_bad\',\'constant\',\'signature\',\'cuda_error\',\'arch_floor\',\'extension\',\'gpu_build\',\'xid\',\'torch_wheel\',\'vllm_metadata\',\'ray_wheels\',\'flash_attn_index\',\'isaacsim_index\',\'companion_metadata\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1473,7 +1473,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['370e8bcd1c3f541ba094b65cf90fbee412438ff8245394214def2ae989ee8e85'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'module\',\'source\',\'distribution\',\'removed_by\',\'removed_in\',\'replacement\',\'verified\',\'note\',\'importer_fix\',\'compiled\',\'apt\',\'dnf\',\'brew\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1481,7 +1481,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['56980d6e4f91d3de9c82049287b601f5be0bf813ca587242b644cf4ad8a1d86b'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'kind\',\'source\',\'cuda_major\',\'pip\',\'pip_dir\',\'toolkit_dir\',\'apt\',\'apt_nvidia\',\'dnf\',\'conda\',\'note\',\'unverified_fields\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1489,7 +1489,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['1a094bf07150891880b75ca29a83daaa46dca7a90e14540a072302082c4443b0'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'match\',\'compute_capability\',\'architecture\',\'source\',\'rt_cores\',\'rt_cores_source\',\'datacenter\',\'datacenter_source\',\'host_arch\',\'host_arch_source\',\'verified\',\'note\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1497,7 +1497,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['799d4827837ed40734eb8dc29744777fa202ee09ac943262c274942070a9c0fc'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'value\',\'source\',\'note\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1505,7 +1505,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['a515fbaa7637d4d89703a4a2942599e4de904f80df21837e342572a4c75eefbb'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'names\',\'compute_capability\',\'rt_cores\',\'min_count\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1513,7 +1513,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['bacc20be9508947b420492ad8ba7ccc8770e6851a660abf182e24869fd80709f'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'number\',\'name\',\'meaning\',\'fault\',\'action\',\'source\',\'note\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1521,7 +1521,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['518b11bcb47e4d7f9b2f34dd0837c6b1cfae01b41bbebbd3c636345180a819d5'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'os\',\'version\',\'glibc\',\'source\',\'note\',\'glibcxx_max\',\'cxxabi_max\',\'libstdcxx_gcc\',\'verified\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1529,7 +1529,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['db8731ae553ee6da0b96dac628ee5af55676ba709e2023893cd9fd3337e891a5'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'package\',\'arch\',\'versions\',\'source\',\'wheels\',\'cuda\',\'verified\',\'note\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1537,7 +1537,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['aa8e5965e5008923ad4bee4abd7f0395b8a730e8d9907f5a2d883c32bb147b6b'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'package\',\'callee\',\'keyword\',\'source\',\'removed_in\',\'last\',\'added_in\',\'passed_from\',\'replacement\',\'workaround\',\'note\',\'callers\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1545,7 +1545,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['e9ae477934d960c56d2b0632d0f579fdc2c249d07ea924fa866e317816c63e57'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'package\',\'feature\',\'message\',\'fix\',\'source\',\'min_compute_capability\',\'at_or_above\',\'at_or_above_fix\',\'whole_package\',\'note\',\'ceiling\',\'max_compute_capability\',\'keywords\',\'fallback\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1553,7 +1553,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['325c66797217fe546fb1bb800ce22c806e799e0e9b018e408515649529a94039'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'package\',\'kind\',\'name\',\'version\',\'source\',\'note\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1561,7 +1561,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['3d90f27d9c7511082a82e2973f725dc846d07a9da16bc28513f4dcd71c3441b8'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'package\',\'modules\',\'source\',\'ops\',\'wheel_index\',\'installer\',\'build\',\'arch_env\',\'note\',\'wheels\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1569,7 +1569,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['5c385e0f5e162f7aa535b76c096e32357347a9662cde5c64b14b8e648e7b9545'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'package\',\'version\',\'torch\',\'source\',\'verified\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1577,7 +1577,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['83492fa45cbe1f715f9cbd4d6d292ed00c8549f1f64c3ab2bea6aa5853ea37e1'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'package\',\'versions\',\'dependency\',\'allowed\',\'reason\',\'source\',\'symptom\',\'verified\',\'note\',\'install\',\'workaround\',\'required\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1585,7 +1585,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['1171b988130fc0fcd3e2fcf30203c9d4c9b4cce66f0f0dc1dd609653850864c0'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'package\',\'versions\',\'replaces\',\'torch\',\'reason\',\'source\',\'verified\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1593,7 +1593,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['18a78f7573a09a9d9dc97c1e56756cf59094bef77fb4a3e464d0001ccb74b4e0'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'packages\',\'absent\',\'absent_or_unlisted\',\'installer\',\'gpu\',\'driver\',\'python\',\'torch_cuda\',\'torch_cpu\',\'nvcc_matches_torch\',\'glibc\',\'nvcc_in_use\',\'nvcc_found\',\'nccl_loaded\',\'nccl_loaded_cuda\',\'arch\',\'env_set\',\'env_unset\',\'any\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1601,7 +1601,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['ea1a48a20230d1ebf9170c967d6f35e86169a259dd8b3795011034cc5cd20635'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'summary\',\'applicability\',\'pip\',\'pip_flags\',\'pip_uninstall\',\'env\',\'manual\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1609,7 +1609,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['4c3cf9ce81ba2c0218d05e741b3037906f489dd7e2d9d8ad0df21f6e7a251847'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'symbol\',\'removed_by\',\'removed_in\',\'source\',\'last\',\'library\',\'note\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1617,7 +1617,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['30ccac99758c4bbf905dd1f0201dbda6c57ecbcf4d270db8836f5f3854e4dce0'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'symbol_version\',\'gcc\',\'gcc_major\',\'source\',\'cxxabi_max\',\'libstdcxx_file\',\'note\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1625,7 +1625,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['a2c69f175239c40a3ea74dae6140c85c50b6590466055bb38edd1cd4676ef0ce'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'url_template\',\'source\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1633,7 +1633,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['a5b00096854306584b1fcca7a2522814b93f83fa49b1ccce752930be4e5ecf01'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'version\',\'prebuilt_torch\',\'python\',\'cuda_tag\',\'source\',\'verified\',\'cxx11abi_false_loads\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1641,7 +1641,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['d4e247079fa62653e65273b2650339a90c39cc6b8e4ea2c777f65a463c828d05'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'version\',\'python\',\'source\',\'verified\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1649,7 +1649,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['a04ca8155b0dc77417ea4cba195823142ee31d5f7ac5b52e26ab3bcef2818057'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'version\',\'python\',\'variants\',\'source\',\'pypi_default\',\'pins\',\'arch_list\',\'arch_list_verified\',\'numpy2\',\'verified\',\'note\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1657,7 +1657,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['fb31b7e0436732fc261210537890f5e51bd054d6cb0860d70025033bc5b6f402'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'version\',\'source\',\'python\',\'glibc\',\'min_driver\',\'validated_driver\',\'numpy\',\'verified\',\'note\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1665,7 +1665,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['b862d28a2eddc8040ef912554bfbc389da18c967977af20f29560c53e8884088'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'version\',\'source\',\'requires_python\',\'torch\',\'torchvision\',\'xformers\',\'ray\',\'numpy\',\'flashinfer\',\'cuda\',\'verified\',\'note\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1673,7 +1673,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['dcdd92805268ac56d632e47dba9a2f490f50d8b70baa62fd392d411ef3795deb'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'versions\',\'source\',\'isaacsim\',\'python\',\'numpy\',\'verified\',\'note\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1681,7 +1681,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['0064aa4531cb07b3aef8190fe831fcd34c5e02022b6023f84e62cd32fc30dae8'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'when\',\'severity\',\'text\',\'verified\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1689,7 +1689,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['43081fcdd774990570a5203342afae42e52736dd16d975e268764d36e83a3e72'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'api\',\'name\',\'message\',\'source\',\'number\',\'cause\',\'fix\',\'fault\',\'note\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1697,7 +1697,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['1ef5dbe8cf3c0a6dfd5c2868a32e94853f9db9e3b760a5452d36e0d9ed081107'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'arch\',\'first_cuda\',\'source\',\'last_cuda\',\'verified\',\'note\',\'last_driver_branch\',\'first_triton\',\'first_triton_source\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1705,7 +1705,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['865856b99baa620dd7476b330c4609d7e4fb0a658ef94af284e18434a83fd790'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'branch\',\'max_cuda\',\'source\',\'verified\',\'note\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1713,7 +1713,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['2c4696d0324e64a900c280f363ad9ecb71ed94be54b4032c7f0b2e8d08bb6a3f'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'code\',\'id\',\'title\',\'severity\',\'when\',\'message\',\'symptom\',\'cause\',\'source\',\'fix\',\'evidence\',\'verified\',\'note\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1721,7 +1721,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['5396f73df0da985c4ba4654c9658ba46be085483c258a34f404a6304e078b1ab'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'cuda\',\'source\',\'min_driver\',\'minor_compat_min_driver\',\'verified\',\'note\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1729,7 +1729,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['1b379ab01aa44e1eefff011c144beb1149313e3fc402494f2ef78c33a00a217d'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'cuda\',\'torch\',\'versions\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1737,7 +1737,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['ad3e3a85ece21a5e2b336c071ecbc841d63d2c14380526217b8e82a88311b6ba'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'description\',\'reviewed\',\'generated_by\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1745,7 +1745,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['124caaae4a39f7411d98eda2b0263e94bca18fe9790472fe1533f597f9aa8483'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'distribution\',\'module\',\'name\',\'spans\',\'oldest\',\'newest\',\'source\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1753,7 +1753,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['a98aba23c33d4f5d57f35f684c8357ceaf68d91651df354aee289eb91976e6e5'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'first\',\'last\',\'gone\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1761,7 +1761,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['3fcb10ec40e9e423b3f1e78f3770a5ad4e9762cf450e6e76a368dfeb4fa79fe9'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'id\',\'pattern\',\'meaning\',\'source\',\'causes\',\'noise\',\'verified\',\'note\',\'extract\',\'context\',\'context_before\',\'confirms\',\'requirer\',\'generic\',\'decides\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1769,7 +1769,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['871a920cce52157c0c246caac88dbf1098c64ea46df2a28ea76eca5564f48d30'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'isa\',\'cuda\',\'source\',\'note\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1777,7 +1777,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['fb8761e2387b1a9f4159046822774cba3aba26021fb4496604b13b0b2a8cb876'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'library\',\'package\',\'line\',\'install\',\'source\',\'cuda_majors\',\'cuda_default\',\'cuda_libs\',\'requires\',\'note\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1785,7 +1785,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['13c284181cc9662bf558a5dff83d79ecfdb686aaeb125a6cae436be1385ee2fc'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'meta\',\'toolkit\',\'driver_branch\',\'sm\',\'gpu\',\'torch\',\'torch_index\',\'vllm\',\'ray\',\'flash_attn\',\'isaacsim\',\'omnigibson\',\'os_release\',\'first_release\',\'ptx_isa\',\'soname\',\'libstdcxx\',\'import_name\',\'removed_symbol\',\'keyword_change\',\'companion\',\'override\',\'bound\',\'wheel_platform\',\'known_bad\',\'constant\',\'signature\',\'cuda_error\',\'arch_floor\',\'extension\',\'gpu_build\',\'xid\',\'torch_wheel\',\'vllm_metadata\',\'ray_wheels\',\'flash_attn_index\',\'isaacsim_index\',\'companion_metadata\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1793,7 +1793,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['2339f11015f1aea2512e51f17ac26fa8d2d09d99601e9a6bdf75bdd82053b427'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'module\',\'source\',\'distribution\',\'removed_by\',\'removed_in\',\'replacement\',\'verified\',\'note\',\'importer_fix\',\'compiled\',\'apt\',\'dnf\',\'brew\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1801,7 +1801,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['e8a4f409555980786659d4fadb4d39dbe340ffc7a415d247cde57704fe11ee58'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'kind\',\'source\',\'cuda_major\',\'pip\',\'pip_dir\',\'toolkit_dir\',\'apt\',\'apt_nvidia\',\'dnf\',\'conda\',\'note\',\'unverified_fields\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1809,7 +1809,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['b3ec4f3fdd0ea83df1da3df812d61534d6e822c5058e928fcbc1055e17a53821'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'match\',\'compute_capability\',\'architecture\',\'source\',\'rt_cores\',\'rt_cores_source\',\'datacenter\',\'datacenter_source\',\'host_arch\',\'host_arch_source\',\'verified\',\'note\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1817,7 +1817,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['2ff75603ee12ce013ef4566890d28b288c60351179fc9e484cac21ab622621ed'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'value\',\'source\',\'note\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1825,7 +1825,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['2bf1fe396b463f5347155fdd0091aa266e06fa277eb6f594d56dba7f7b35745f'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'names\',\'compute_capability\',\'rt_cores\',\'min_count\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1833,7 +1833,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['89b19154c8807735385747864f13999ca3049f1c871f9e85db23b0a0219ee244'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'number\',\'name\',\'meaning\',\'fault\',\'action\',\'source\',\'note\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1841,7 +1841,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['ce833ff3c528100461d0cdbf69ea12ffaf61534759dd23b075b1a378428f138f'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'os\',\'version\',\'glibc\',\'source\',\'note\',\'glibcxx_max\',\'cxxabi_max\',\'libstdcxx_gcc\',\'verified\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1849,7 +1849,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['7f68ad54f4dc3eee47b162376eb3c6160db74757a705c0a2af496d70a1a1b3d3'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'package\',\'arch\',\'versions\',\'source\',\'wheels\',\'cuda\',\'verified\',\'note\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1857,7 +1857,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['c5dbe6d86dbbbaa656bdc854da67eebf602903fdc7efc41ce4ab0e0b31bc0b18'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'package\',\'callee\',\'keyword\',\'source\',\'removed_in\',\'last\',\'added_in\',\'passed_from\',\'replacement\',\'workaround\',\'note\',\'callers\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1865,7 +1865,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['fab650e864a67eef328b675f3abbdaea3991a5eb45daf3fa04b797378be039f0'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'package\',\'feature\',\'message\',\'fix\',\'source\',\'min_compute_capability\',\'at_or_above\',\'at_or_above_fix\',\'whole_package\',\'note\',\'ceiling\',\'max_compute_capability\',\'keywords\',\'fallback\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1873,7 +1873,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['2e649d1f68cbc0956542bcbc8680fb6b6191e39c6f5ae70d3a34c6d6cdcc4af7'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'package\',\'kind\',\'name\',\'version\',\'source\',\'note\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1881,7 +1881,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['e91100bbf88514549b51ec8a26c146a9d916f2233e6b4170d718723bbefc54d7'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'package\',\'modules\',\'source\',\'ops\',\'wheel_index\',\'installer\',\'build\',\'arch_env\',\'note\',\'wheels\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1889,7 +1889,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['7c7cebd7fa16acc2c2407875da43b03051aaafac57dba73b4bff9a4508c1ff2e'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'package\',\'version\',\'torch\',\'source\',\'verified\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1897,7 +1897,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['1cab65c3cf21a05400a7b14a50256878ff25dd8e638b5569a4d95b02e18e945f'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'package\',\'versions\',\'dependency\',\'allowed\',\'reason\',\'source\',\'symptom\',\'verified\',\'note\',\'install\',\'workaround\',\'required\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1905,7 +1905,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['dea4a1a94cb09cb6a8b3c9a08fe481b9d57c61aa23de5d04d0393b1f335a2700'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'package\',\'versions\',\'replaces\',\'torch\',\'reason\',\'source\',\'verified\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1913,7 +1913,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['98fa7117dd2dc232237f902d3bf2dc070b3368e02be9d5a64b9c2542b3c6dcee'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'packages\',\'absent\',\'absent_or_unlisted\',\'installer\',\'gpu\',\'driver\',\'python\',\'torch_cuda\',\'torch_cpu\',\'nvcc_matches_torch\',\'glibc\',\'nvcc_in_use\',\'nvcc_found\',\'nccl_loaded\',\'nccl_loaded_cuda\',\'arch\',\'env_set\',\'env_unset\',\'any\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1921,7 +1921,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['670808b5a18a4d8824ee24df5c5afa2e8da54cdf47637de11bea3163852655e9'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'summary\',\'applicability\',\'pip\',\'pip_flags\',\'pip_uninstall\',\'env\',\'manual\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1929,7 +1929,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['8a07f42532256c980975065815fd7e746a5f3646a8751b6b3b338bcd6e7f54a3'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'symbol\',\'removed_by\',\'removed_in\',\'source\',\'last\',\'library\',\'note\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1937,7 +1937,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['86fe907f4d38511e090f6b7ba295ccdd86c6ce0752954eb9a2727271aafe4e2e'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'symbol_version\',\'gcc\',\'gcc_major\',\'source\',\'cxxabi_max\',\'libstdcxx_file\',\'note\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1945,7 +1945,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['96f233cc31bfaa84caa0ad165ca3c81344fcca5e3db9ee49a8cada4890dcd35b'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'url_template\',\'source\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1953,7 +1953,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['dcf89f35fbbdc63f7ce53b84b76851c8befeb54504dbcf6e27058d18e2417124'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'version\',\'prebuilt_torch\',\'python\',\'cuda_tag\',\'source\',\'verified\',\'cxx11abi_false_loads\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1961,7 +1961,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['9366f697ded6be510e941351ee894023312c98d587f40f493827bd4c2f68ccb6'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'version\',\'python\',\'source\',\'verified\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1969,7 +1969,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['45f567cf68483013641b8133a3c30861885b9a538034416794ed3dbd338f898b'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'version\',\'python\',\'variants\',\'source\',\'pypi_default\',\'pins\',\'arch_list\',\'arch_list_verified\',\'numpy2\',\'verified\',\'note\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1977,7 +1977,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['3a6106b32bb0bcbbaacd5cc4433b1595e8f53381c4ae9b8d58cee8999a1f09a0'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'version\',\'source\',\'python\',\'glibc\',\'min_driver\',\'validated_driver\',\'numpy\',\'verified\',\'note\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1985,7 +1985,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['5af51607a28b7dfbcdd90986a0daee2ba825bafe001695dc94eca91ddb0d1861'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'version\',\'source\',\'requires_python\',\'torch\',\'torchvision\',\'xformers\',\'ray\',\'numpy\',\'flashinfer\',\'cuda\',\'verified\',\'note\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1993,7 +1993,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['fd0eb8bbe4c6426336938398bc4e5d2c693fd977c7deb224ec310ada1c8441f4'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'versions\',\'source\',\'isaacsim\',\'python\',\'numpy\',\'verified\',\'note\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -2001,6 +2001,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['ac7c885925a67981ace1d4aebbf9eb282e70ab2e25719889a4429ca944d95384'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'when\',\'severity\',\'text\',\'verified\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.where,self.key,self.message,)==(other.where,other.key,other.message,)
   return NotImplemented
  return __eq__
-FUNCTIONS['b7a3a254d5b0781e76520af63fe99351d159d7847b9478c85a901194df69a704'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.where,self.key,self.message,)==(other.where,other.key,other.message,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.where,self.key,self.message,))
  return __hash__
-FUNCTIONS['20612961139302b4d042ef055f3b16f816fd01689bf98693c7f0380c2e53a222'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.where,self.key,self.message,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(where={self.where!r}, key={self.key!r}, message={self.message!r})"
  return __repr__
-FUNCTIONS['0b8f2cc74f870d02992e2b138ba625297bc859efff367c5ff0aaee61e8668908'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(where={self.where!r}, key={self.key!r}, message={self.message!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_where, _type_key, _type_message, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,where:_type_where,key:_type_key,message:_type_message)->_return_type:
@@ -31,7 +31,7 @@ def __create_fn__(_type_where, _type_key, _type_message, MISSING, _HAS_DEFAULT_F
   __dataclass_builtins_object__.__setattr__(self,'key',key)
   __dataclass_builtins_object__.__setattr__(self,'message',message)
  return __init__
-FUNCTIONS['25ac5502e89bfb7ec7979013ac9f16b5a30e000ca20a0618939b7b4f23437840'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_where, _type_key, _type_message, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,where:_type_where,key:_type_key,message:_type_message)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'where',where)\n  __dataclass_builtins_object__.__setattr__(self,'key',key)\n  __dataclass_builtins_object__.__setattr__(self,'message',message)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -39,7 +39,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['3cff1663c8fad533e124ca8e229cb5edd9c4090fa3290a8fae7b8bb7a1b7a3d5'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'where\',\'key\',\'message\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -47,6 +47,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['d85b3428f1730486f9a6214d922650d632d5c1f225da8fbdb7f26fa570c4bd3c'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'where\',\'key\',\'message\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.kernel_module,self.libcuda,self.libcuda_path,self.nvml_library,self.device_nodes,self.container,self.visible_devices,)==(other.kernel_module,other.libcuda,other.libcuda_path,other.nvml_library,other.device_nodes,other.container,other.visible_devices,)
   return NotImplemented
  return __eq__
-FUNCTIONS['f933cbdad68d0a4d7342e1c3d27fbf4825156d2e00e2bce13053214392c557ee'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.kernel_module,self.libcuda,self.libcuda_path,self.nvml_library,self.device_nodes,self.container,self.visible_devices,)==(other.kernel_module,other.libcuda,other.libcuda_path,other.nvml_library,other.device_nodes,other.container,other.visible_devices,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,7 +19,7 @@ def __create_fn__():
    return (self.name,self.path,self.via,self.meant,self.lacking,self.has_max,)==(other.name,other.path,other.via,other.meant,other.lacking,other.has_max,)
   return NotImplemented
  return __eq__
-FUNCTIONS['fa8690c2da75dfe4358322eee71e579ea502c6c96dc74504b944274981f96005'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.path,self.via,self.meant,self.lacking,self.has_max,)==(other.name,other.path,other.via,other.meant,other.lacking,other.has_max,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -27,7 +27,7 @@ def __create_fn__():
    return (self.path,self.distribution,self.extension,self.kernels,self.needs,self.torch_missing,self.torch_checked,self.error,)==(other.path,other.distribution,other.extension,other.kernels,other.needs,other.torch_missing,other.torch_checked,other.error,)
   return NotImplemented
  return __eq__
-FUNCTIONS['7f3a5808fbb97cba8e03cc899a9dd0713b06ed134d2b8449061f1beecd8b9427'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.distribution,self.extension,self.kernels,self.needs,self.torch_missing,self.torch_checked,self.error,)==(other.path,other.distribution,other.extension,other.kernels,other.needs,other.torch_missing,other.torch_checked,other.error,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -35,7 +35,7 @@ def __create_fn__():
    return (self.sass,self.ptx,self.ptx_isa,)==(other.sass,other.ptx,other.ptx_isa,)
   return NotImplemented
  return __eq__
-FUNCTIONS['666145695974c91e054318165efafda2042608b01a4a19bc37bbb4cfaef9916d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.sass,self.ptx,self.ptx_isa,)==(other.sass,other.ptx,other.ptx_isa,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -43,67 +43,67 @@ def __create_fn__():
    return (self.site_dirs,self.files,self.scanned,self.from_cache,self.torch_lib,self.driver,)==(other.site_dirs,other.files,other.scanned,other.from_cache,other.torch_lib,other.driver,)
   return NotImplemented
  return __eq__
-FUNCTIONS['2ec568f8858f8f19943e3a8cea060aa41f3439b9988f0c52e2a6efa7a05dc7b5'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.site_dirs,self.files,self.scanned,self.from_cache,self.torch_lib,self.driver,)==(other.site_dirs,other.files,other.scanned,other.from_cache,other.torch_lib,other.driver,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.kernel_module,self.libcuda,self.libcuda_path,self.nvml_library,self.device_nodes,self.container,self.visible_devices,))
  return __hash__
-FUNCTIONS['8c0357480a872d82f7aa93ab01385744c60907716be6ce51d5d76124f05a8f71'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.kernel_module,self.libcuda,self.libcuda_path,self.nvml_library,self.device_nodes,self.container,self.visible_devices,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.name,self.path,self.via,self.meant,self.lacking,self.has_max,))
  return __hash__
-FUNCTIONS['03b4de21f1185bf370c14e1fa5445ddb9059d01ff9b78027a478ffde1e792ba9'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.path,self.via,self.meant,self.lacking,self.has_max,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.path,self.distribution,self.extension,self.kernels,self.needs,self.torch_missing,self.torch_checked,self.error,))
  return __hash__
-FUNCTIONS['a1404e388e3376903ef1bd05ae118a3c8737fa44c5405c3cf0182a70c779edc4'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.path,self.distribution,self.extension,self.kernels,self.needs,self.torch_missing,self.torch_checked,self.error,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.sass,self.ptx,self.ptx_isa,))
  return __hash__
-FUNCTIONS['c8d1ec671c6d045a0dcff03a98997c7fd691b0aaf70258b4b167d5ff7b31608d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.sass,self.ptx,self.ptx_isa,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.site_dirs,self.files,self.scanned,self.from_cache,self.torch_lib,self.driver,))
  return __hash__
-FUNCTIONS['75f9735c799c73b538cc60d1d2ffca7dec488034ff54335484b86e5189804b82'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.site_dirs,self.files,self.scanned,self.from_cache,self.torch_lib,self.driver,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(kernel_module={self.kernel_module!r}, libcuda={self.libcuda!r}, libcuda_path={self.libcuda_path!r}, nvml_library={self.nvml_library!r}, device_nodes={self.device_nodes!r}, container={self.container!r}, visible_devices={self.visible_devices!r})"
  return __repr__
-FUNCTIONS['d5025c48edba4f291a553586e71600addead691a362da5ae40b6f1361a6958a0'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(kernel_module={self.kernel_module!r}, libcuda={self.libcuda!r}, libcuda_path={self.libcuda_path!r}, nvml_library={self.nvml_library!r}, device_nodes={self.device_nodes!r}, container={self.container!r}, visible_devices={self.visible_devices!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(name={self.name!r}, path={self.path!r}, via={self.via!r}, meant={self.meant!r}, lacking={self.lacking!r}, has_max={self.has_max!r})"
  return __repr__
-FUNCTIONS['d58c2f212cd8f1432358eb46a60fdafbc204ec9c2cca9cc45625f4209a10a1a2'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, path={self.path!r}, via={self.via!r}, meant={self.meant!r}, lacking={self.lacking!r}, has_max={self.has_max!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(path={self.path!r}, distribution={self.distribution!r}, extension={self.extension!r}, kernels={self.kernels!r}, needs={self.needs!r}, torch_missing={self.torch_missing!r}, torch_checked={self.torch_checked!r}, error={self.error!r})"
  return __repr__
-FUNCTIONS['798a5676b50f0e1e1e5b2f80cfce0320f4df03739b94d80d913f82b6fd13fa12'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, distribution={self.distribution!r}, extension={self.extension!r}, kernels={self.kernels!r}, needs={self.needs!r}, torch_missing={self.torch_missing!r}, torch_checked={self.torch_checked!r}, error={self.error!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(sass={self.sass!r}, ptx={self.ptx!r}, ptx_isa={self.ptx_isa!r})"
  return __repr__
-FUNCTIONS['f1b75f429527a25da32b4c75bcae352489a0bced07af04dd7b41a1fc77cf858b'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(sass={self.sass!r}, ptx={self.ptx!r}, ptx_isa={self.ptx_isa!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(site_dirs={self.site_dirs!r}, files={self.files!r}, scanned={self.scanned!r}, from_cache={self.from_cache!r}, torch_lib={self.torch_lib!r}, driver={self.driver!r})"
  return __repr__
-FUNCTIONS['d0d1d0fffd5c9a1f8e1df72bc7289005792bf11898875ba530c46f7d9fa161fa'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(site_dirs={self.site_dirs!r}, files={self.files!r}, scanned={self.scanned!r}, from_cache={self.from_cache!r}, torch_lib={self.torch_lib!r}, driver={self.driver!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_kernel_module, _type_libcuda, _type_libcuda_path, _type_nvml_library, _type_device_nodes, _type_container, _type_visible_devices, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_kernel_module, _dflt_libcuda, _dflt_libcuda_path, _dflt_nvml_library, _dflt_device_nodes, _dflt_container, _dflt_visible_devices, _return_type):
  def __init__(self,kernel_module:_type_kernel_module=_dflt_kernel_module,libcuda:_type_libcuda=_dflt_libcuda,libcuda_path:_type_libcuda_path=_dflt_libcuda_path,nvml_library:_type_nvml_library=_dflt_nvml_library,device_nodes:_type_device_nodes=_dflt_device_nodes,container:_type_container=_dflt_container,visible_devices:_type_visible_devices=_dflt_visible_devices)->_return_type:
@@ -115,7 +115,7 @@ def __create_fn__(_type_kernel_module, _type_libcuda, _type_libcuda_path, _type_
   __dataclass_builtins_object__.__setattr__(self,'container',container)
   __dataclass_builtins_object__.__setattr__(self,'visible_devices',visible_devices)
  return __init__
-FUNCTIONS['8d32365e0f1a1fce8f3c6f51dec83c44d16dea7ee969c494be1404cc5da0e746'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_kernel_module, _type_libcuda, _type_libcuda_path, _type_nvml_library, _type_device_nodes, _type_container, _type_visible_devices, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_kernel_module, _dflt_libcuda, _dflt_libcuda_path, _dflt_nvml_library, _dflt_device_nodes, _dflt_container, _dflt_visible_devices, _return_type):\n def __init__(self,kernel_module:_type_kernel_module=_dflt_kernel_module,libcuda:_type_libcuda=_dflt_libcuda,libcuda_path:_type_libcuda_path=_dflt_libcuda_path,nvml_library:_type_nvml_library=_dflt_nvml_library,device_nodes:_type_device_nodes=_dflt_device_nodes,container:_type_container=_dflt_container,visible_devices:_type_visible_devices=_dflt_visible_devices)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'kernel_module',kernel_module)\n  __dataclass_builtins_object__.__setattr__(self,'libcuda',libcuda)\n  __dataclass_builtins_object__.__setattr__(self,'libcuda_path',libcuda_path)\n  __dataclass_builtins_object__.__setattr__(self,'nvml_library',nvml_library)\n  __dataclass_builtins_object__.__setattr__(self,'device_nodes',device_nodes)\n  __dataclass_builtins_object__.__setattr__(self,'container',container)\n  __dataclass_builtins_object__.__setattr__(self,'visible_devices',visible_devices)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_name, _type_path, _type_via, _type_meant, _type_lacking, _type_has_max, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_path, _dflt_via, _dflt_meant, _dflt_lacking, _dflt_has_max, _return_type):
  def __init__(self,name:_type_name,path:_type_path=_dflt_path,via:_type_via=_dflt_via,meant:_type_meant=_dflt_meant,lacking:_type_lacking=_dflt_lacking,has_max:_type_has_max=_dflt_has_max)->_return_type:
@@ -126,7 +126,7 @@ def __create_fn__(_type_name, _type_path, _type_via, _type_meant, _type_lacking,
   __dataclass_builtins_object__.__setattr__(self,'lacking',lacking)
   __dataclass_builtins_object__.__setattr__(self,'has_max',has_max)
  return __init__
-FUNCTIONS['d801cc2aba2a2b1cf344bef7072d74e62a864fe3b5e9edfb8868df63e591488e'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_name, _type_path, _type_via, _type_meant, _type_lacking, _type_has_max, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_path, _dflt_via, _dflt_meant, _dflt_lacking, _dflt_has_max, _return_type):\n def __init__(self,name:_type_name,path:_type_path=_dflt_path,via:_type_via=_dflt_via,meant:_type_meant=_dflt_meant,lacking:_type_lacking=_dflt_lacking,has_max:_type_has_max=_dflt_has_max)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'path',path)\n  __dataclass_builtins_object__.__setattr__(self,'via',via)\n  __dataclass_builtins_object__.__setattr__(self,'meant',meant)\n  __dataclass_builtins_object__.__setattr__(self,'lacking',lacking)\n  __dataclass_builtins_object__.__setattr__(self,'has_max',has_max)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_path, _type_distribution, _type_extension, _type_kernels, _type_needs, _type_torch_missing, _type_torch_checked, _type_error, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_distribution, _dflt_extension, _dflt_kernels, _dflt_needs, _dflt_torch_missing, _dflt_torch_checked, _dflt_error, _return_type):
  def __init__(self,path:_type_path,distribution:_type_distribution=_dflt_distribution,extension:_type_extension=_dflt_extension,kernels:_type_kernels=_dflt_kernels,needs:_type_needs=_dflt_needs,torch_missing:_type_torch_missing=_dflt_torch_missing,torch_checked:_type_torch_checked=_dflt_torch_checked,error:_type_error=_dflt_error)->_return_type:
@@ -139,7 +139,7 @@ def __create_fn__(_type_path, _type_distribution, _type_extension, _type_kernels
   __dataclass_builtins_object__.__setattr__(self,'torch_checked',torch_checked)
   __dataclass_builtins_object__.__setattr__(self,'error',error)
  return __init__
-FUNCTIONS['9d3e34205ccbc018450a319c008f3534f3209f55112d962b40b732a87e8c876d'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_path, _type_distribution, _type_extension, _type_kernels, _type_needs, _type_torch_missing, _type_torch_checked, _type_error, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_distribution, _dflt_extension, _dflt_kernels, _dflt_needs, _dflt_torch_missing, _dflt_torch_checked, _dflt_error, _return_type):\n def __init__(self,path:_type_path,distribution:_type_distribution=_dflt_distribution,extension:_type_extension=_dflt_extension,kernels:_type_kernels=_dflt_kernels,needs:_type_needs=_dflt_needs,torch_missing:_type_torch_missing=_dflt_torch_missing,torch_checked:_type_torch_checked=_dflt_torch_checked,error:_type_error=_dflt_error)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'path',path)\n  __dataclass_builtins_object__.__setattr__(self,'distribution',distribution)\n  __dataclass_builtins_object__.__setattr__(self,'extension',extension)\n  __dataclass_builtins_object__.__setattr__(self,'kernels',kernels)\n  __dataclass_builtins_object__.__setattr__(self,'needs',needs)\n  __dataclass_builtins_object__.__setattr__(self,'torch_missing',torch_missing)\n  __dataclass_builtins_object__.__setattr__(self,'torch_checked',torch_checked)\n  __dataclass_builtins_object__.__setattr__(self,'error',error)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_sass, _type_ptx, _type_ptx_isa, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_sass, _dflt_ptx, _dflt_ptx_isa, _return_type):
  def __init__(self,sass:_type_sass=_dflt_sass,ptx:_type_ptx=_dflt_ptx,ptx_isa:_type_ptx_isa=_dflt_ptx_isa)->_return_type:
@@ -147,7 +147,7 @@ def __create_fn__(_type_sass, _type_ptx, _type_ptx_isa, MISSING, _HAS_DEFAULT_FA
   __dataclass_builtins_object__.__setattr__(self,'ptx',ptx)
   __dataclass_builtins_object__.__setattr__(self,'ptx_isa',ptx_isa)
  return __init__
-FUNCTIONS['93127c0c8394853eea98a9f97038817e0da19f2bd20b843f5ba28352f4f2515d'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_sass, _type_ptx, _type_ptx_isa, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_sass, _dflt_ptx, _dflt_ptx_isa, _return_type):\n def __init__(self,sass:_type_sass=_dflt_sass,ptx:_type_ptx=_dflt_ptx,ptx_isa:_type_ptx_isa=_dflt_ptx_isa)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'sass',sass)\n  __dataclass_builtins_object__.__setattr__(self,'ptx',ptx)\n  __dataclass_builtins_object__.__setattr__(self,'ptx_isa',ptx_isa)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_site_dirs, _type_files, _type_scanned, _type_from_cache, _type_torch_lib, _type_driver, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_site_dirs, _dflt_files, _dflt_scanned, _dflt_from_cache, _dflt_torch_lib, _dflt_driver, _return_type):
  def __init__(self,site_dirs:_type_site_dirs=_dflt_site_dirs,files:_type_files=_dflt_files,scanned:_type_scanned=_dflt_scanned,from_cache:_type_from_cache=_dflt_from_cache,torch_lib:_type_torch_lib=_dflt_torch_lib,driver:_type_driver=_dflt_driver)->_return_type:
@@ -158,7 +158,7 @@ def __create_fn__(_type_site_dirs, _type_files, _type_scanned, _type_from_cache,
   __dataclass_builtins_object__.__setattr__(self,'torch_lib',torch_lib)
   __dataclass_builtins_object__.__setattr__(self,'driver',driver)
  return __init__
-FUNCTIONS['8093667a25f4ff5cea83af024c25978565de3ef69c3358ef5dfa2e958036f99c'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_site_dirs, _type_files, _type_scanned, _type_from_cache, _type_torch_lib, _type_driver, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_site_dirs, _dflt_files, _dflt_scanned, _dflt_from_cache, _dflt_torch_lib, _dflt_driver, _return_type):\n def __init__(self,site_dirs:_type_site_dirs=_dflt_site_dirs,files:_type_files=_dflt_files,scanned:_type_scanned=_dflt_scanned,from_cache:_type_from_cache=_dflt_from_cache,torch_lib:_type_torch_lib=_dflt_torch_lib,driver:_type_driver=_dflt_driver)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'site_dirs',site_dirs)\n  __dataclass_builtins_object__.__setattr__(self,'files',files)\n  __dataclass_builtins_object__.__setattr__(self,'scanned',scanned)\n  __dataclass_builtins_object__.__setattr__(self,'from_cache',from_cache)\n  __dataclass_builtins_object__.__setattr__(self,'torch_lib',torch_lib)\n  __dataclass_builtins_object__.__setattr__(self,'driver',driver)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -166,7 +166,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['1981ba4008465d8dd96017e1e12ef517d1ae8c76004a37d81301031a1ce71b8b'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'kernel_module\',\'libcuda\',\'libcuda_path\',\'nvml_library\',\'device_nodes\',\'container\',\'visible_devices\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -174,7 +174,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['e7c059bb5804621f14be3c7e3382b17970f52fca309d1940f0287a843482e4cd'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'path\',\'via\',\'meant\',\'lacking\',\'has_max\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -182,7 +182,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['07eae50983660a7fb98c2fdc2eabba95b70d74467b93ee10b260c57c461b3e26'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'path\',\'distribution\',\'extension\',\'kernels\',\'needs\',\'torch_missing\',\'torch_checked\',\'error\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -190,7 +190,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['2b437b52de0cb80d81bd3046f22861d4bd37682de39deeafc6416cf9772910ae'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'sass\',\'ptx\',\'ptx_isa\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -198,7 +198,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['cb6c615b7c51df706341f1287131dad63bfd1ea2a35d910b9336a73c68430146'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'site_dirs\',\'files\',\'scanned\',\'from_cache\',\'torch_lib\',\'driver\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -206,7 +206,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['d4404f8715ca4d0c0ca18210496c31fb486bb85f6f13f35de576261a05cd9243'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'kernel_module\',\'libcuda\',\'libcuda_path\',\'nvml_library\',\'device_nodes\',\'container\',\'visible_devices\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -214,7 +214,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['2f46c6dee5b451cad420a9c0b0f06a1a07c8e4c656f0ab66cfa2ebee0c14047e'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'path\',\'via\',\'meant\',\'lacking\',\'has_max\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -222,7 +222,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['779e300972ee464136536b41ad8fa4682684ec3042b1fed4052f3cd6fb26b82e'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'path\',\'distribution\',\'extension\',\'kernels\',\'needs\',\'torch_missing\',\'torch_checked\',\'error\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -230,7 +230,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['d7fbf55dedb7b1a6486ee63ec6c60ad94a8a074fc02cf78f77711c9df9654a3c'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'sass\',\'ptx\',\'ptx_isa\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -238,6 +238,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['24b51f01d4414e8b8a38ed491785796a2a8c31ad7894e955a09736e1a6d8ece5'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'site_dirs\',\'files\',\'scanned\',\'from_cache\',\'torch_lib\',\'driver\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

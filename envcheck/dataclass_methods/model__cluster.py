@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.backend,self.ok,self.summary,self.store,self.timeout_s,self.ranks,self.pairs,self.not_run,self.seconds,self.notes,)==(other.backend,other.ok,other.summary,other.store,other.timeout_s,other.ranks,other.pairs,other.not_run,other.seconds,other.notes,)
   return NotImplemented
  return __eq__
-FUNCTIONS['3ae02162821db586264b7fbee4af091b5e300818d939e7bd6f9460cc358f64ea'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.backend,self.ok,self.summary,self.store,self.timeout_s,self.ranks,self.pairs,self.not_run,self.seconds,self.notes,)==(other.backend,other.ok,other.summary,other.store,other.timeout_s,other.ranks,other.pairs,other.not_run,other.seconds,other.notes,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,7 +19,7 @@ def __create_fn__():
    return (self.fact,self.label,self.values,self.unknown,)==(other.fact,other.label,other.values,other.unknown,)
   return NotImplemented
  return __eq__
-FUNCTIONS['eaccd5a089cb6ca0c3cd99bd61800d6ff6259d18a054b71cfc314383b3d1cb7b'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.fact,self.label,self.values,self.unknown,)==(other.fact,other.label,other.values,other.unknown,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -27,7 +27,7 @@ def __create_fn__():
    return (self.label,self.node_id,self.address,self.source,self.duration_ms,)==(other.label,other.node_id,other.address,other.source,other.duration_ms,)
   return NotImplemented
  return __eq__
-FUNCTIONS['36fed1b22496b55bcad655343b61e937cdc6d4cdf0bdfedd85b018f013c07d75'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.label,self.node_id,self.address,self.source,self.duration_ms,)==(other.label,other.node_id,other.address,other.source,other.duration_ms,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -35,7 +35,7 @@ def __create_fn__():
    return (self.node,self.rank,self.ok,self.stage,self.reason,self.kind,self.bound,self.expected,self.ifname,self.error,self.seconds,self.log,)==(other.node,other.rank,other.ok,other.stage,other.reason,other.kind,other.bound,other.expected,other.ifname,other.error,other.seconds,other.log,)
   return NotImplemented
  return __eq__
-FUNCTIONS['369a245f0c4a5d469614dcffd15ac0e32fdd78cf27d5809a0267166f19931ddd'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.node,self.rank,self.ok,self.stage,self.reason,self.kind,self.bound,self.expected,self.ifname,self.error,self.seconds,self.log,)==(other.node,other.rank,other.ok,other.stage,other.reason,other.kind,other.bound,other.expected,other.ifname,other.error,other.seconds,other.log,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -43,7 +43,7 @@ def __create_fn__():
    return (self.node,self.reason,self.node_id,self.address,self.kind,)==(other.node,other.reason,other.node_id,other.address,other.kind,)
   return NotImplemented
  return __eq__
-FUNCTIONS['327205e81303ed251044678ca2bee4e28e1a23598f2595ad27ec855809efd7dc'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.node,self.reason,self.node_id,self.address,self.kind,)==(other.node,other.reason,other.node_id,other.address,other.kind,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -51,7 +51,7 @@ def __create_fn__():
    return (self.src,self.dst,self.ok,self.reason,)==(other.src,other.dst,other.ok,other.reason,)
   return NotImplemented
  return __eq__
-FUNCTIONS['a49a3f450b7e824bf2ea6a9f5d1792ff340611941f76e05eab19539f24c06695'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.src,self.dst,self.ok,self.reason,)==(other.src,other.dst,other.ok,other.reason,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -59,91 +59,91 @@ def __create_fn__():
    return (self.value,self.nodes,)==(other.value,other.nodes,)
   return NotImplemented
  return __eq__
-FUNCTIONS['aaabacfc671eb1cb5fa87c26fb4bb48821b07409d12946487422a2af54edf6bd'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.value,self.nodes,)==(other.value,other.nodes,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.backend,self.ok,self.summary,self.store,self.timeout_s,self.ranks,self.pairs,self.not_run,self.seconds,self.notes,))
  return __hash__
-FUNCTIONS['a687b83a9cae0ca2f422d9b83945a10aa7a0d3a56d0aae9c91a371bd6e947f5f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.backend,self.ok,self.summary,self.store,self.timeout_s,self.ranks,self.pairs,self.not_run,self.seconds,self.notes,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.fact,self.label,self.values,self.unknown,))
  return __hash__
-FUNCTIONS['a53c87e3b61f7251f65840fd495fd33946a4c7f409e2d98024fc123efae4142a'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.fact,self.label,self.values,self.unknown,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.label,self.node_id,self.address,self.source,self.duration_ms,))
  return __hash__
-FUNCTIONS['435bf8b6545759c658814661841b3d973158e4dd731cb4e4feddfdf57dce2928'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.label,self.node_id,self.address,self.source,self.duration_ms,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.node,self.rank,self.ok,self.stage,self.reason,self.kind,self.bound,self.expected,self.ifname,self.error,self.seconds,self.log,))
  return __hash__
-FUNCTIONS['fd9cc2a9781817f8eedb1bbba2b6d223488dc1d8df7ff3ed21eabe2104365a55'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.node,self.rank,self.ok,self.stage,self.reason,self.kind,self.bound,self.expected,self.ifname,self.error,self.seconds,self.log,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.node,self.reason,self.node_id,self.address,self.kind,))
  return __hash__
-FUNCTIONS['6e7ed2c0849ab962f0294d5cc3bb7ac4a6a9e4cb9d2b3c26f9a220a1d8ad7458'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.node,self.reason,self.node_id,self.address,self.kind,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.src,self.dst,self.ok,self.reason,))
  return __hash__
-FUNCTIONS['9e14c304ca00adec758dc40549694c3e400830a4845d32f5822fb3b2f7c90a44'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.src,self.dst,self.ok,self.reason,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.value,self.nodes,))
  return __hash__
-FUNCTIONS['6d20bb47eef6f3eca7ec18b78744ef144b15330d6f56037d03e5360550c709bc'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.value,self.nodes,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(backend={self.backend!r}, ok={self.ok!r}, summary={self.summary!r}, store={self.store!r}, timeout_s={self.timeout_s!r}, ranks={self.ranks!r}, pairs={self.pairs!r}, not_run={self.not_run!r}, seconds={self.seconds!r}, notes={self.notes!r})"
  return __repr__
-FUNCTIONS['0ed473ec8f9641a3b409cc20aad03a20c58c7e2566697518d9b187f119361470'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(backend={self.backend!r}, ok={self.ok!r}, summary={self.summary!r}, store={self.store!r}, timeout_s={self.timeout_s!r}, ranks={self.ranks!r}, pairs={self.pairs!r}, not_run={self.not_run!r}, seconds={self.seconds!r}, notes={self.notes!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(fact={self.fact!r}, label={self.label!r}, values={self.values!r}, unknown={self.unknown!r})"
  return __repr__
-FUNCTIONS['787f08fbaf5c94df941687bf1d9057a45356868d489e6e20212818a6bfdbd63c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(fact={self.fact!r}, label={self.label!r}, values={self.values!r}, unknown={self.unknown!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(label={self.label!r}, node_id={self.node_id!r}, address={self.address!r}, source={self.source!r}, duration_ms={self.duration_ms!r})"
  return __repr__
-FUNCTIONS['8b693351a2d53a8245a2a3caa2caa8b053dd6cec2f59bb06543d5fb4041137ce'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(label={self.label!r}, node_id={self.node_id!r}, address={self.address!r}, source={self.source!r}, duration_ms={self.duration_ms!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(node={self.node!r}, rank={self.rank!r}, ok={self.ok!r}, stage={self.stage!r}, reason={self.reason!r}, kind={self.kind!r}, bound={self.bound!r}, expected={self.expected!r}, ifname={self.ifname!r}, error={self.error!r}, seconds={self.seconds!r}, log={self.log!r})"
  return __repr__
-FUNCTIONS['2a13d3e5fd5dafc14083be32bbfb793a5fb18871fcaa5d0b5cc05974cbcc2224'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(node={self.node!r}, rank={self.rank!r}, ok={self.ok!r}, stage={self.stage!r}, reason={self.reason!r}, kind={self.kind!r}, bound={self.bound!r}, expected={self.expected!r}, ifname={self.ifname!r}, error={self.error!r}, seconds={self.seconds!r}, log={self.log!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(node={self.node!r}, reason={self.reason!r}, node_id={self.node_id!r}, address={self.address!r}, kind={self.kind!r})"
  return __repr__
-FUNCTIONS['ada8dbf5d0f56b5cd1fad956dbdc5e50b726319da58e610f05dd4062575d099c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(node={self.node!r}, reason={self.reason!r}, node_id={self.node_id!r}, address={self.address!r}, kind={self.kind!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(src={self.src!r}, dst={self.dst!r}, ok={self.ok!r}, reason={self.reason!r})"
  return __repr__
-FUNCTIONS['f4049b7f57ef4ffd339c0aff300f427270e0704003b58bad74e26e998d63ce10'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(src={self.src!r}, dst={self.dst!r}, ok={self.ok!r}, reason={self.reason!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(value={self.value!r}, nodes={self.nodes!r})"
  return __repr__
-FUNCTIONS['968c94825c36536a49687492bd12bb07364fb28755fd09f94f061b33b378a66c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(value={self.value!r}, nodes={self.nodes!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_backend, _type_ok, _type_summary, _type_store, _type_timeout_s, _type_ranks, _type_pairs, _type_not_run, _type_seconds, _type_notes, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_store, _dflt_timeout_s, _dflt_ranks, _dflt_pairs, _dflt_not_run, _dflt_seconds, _dflt_notes, _return_type):
  def __init__(self,backend:_type_backend,ok:_type_ok,summary:_type_summary,store:_type_store=_dflt_store,timeout_s:_type_timeout_s=_dflt_timeout_s,ranks:_type_ranks=_dflt_ranks,pairs:_type_pairs=_dflt_pairs,not_run:_type_not_run=_dflt_not_run,seconds:_type_seconds=_dflt_seconds,notes:_type_notes=_HAS_DEFAULT_FACTORY)->_return_type:
@@ -158,7 +158,7 @@ def __create_fn__(_type_backend, _type_ok, _type_summary, _type_store, _type_tim
   __dataclass_builtins_object__.__setattr__(self,'seconds',seconds)
   __dataclass_builtins_object__.__setattr__(self,'notes',_dflt_notes() if notes is _HAS_DEFAULT_FACTORY else notes)
  return __init__
-FUNCTIONS['1bb0703653521554eab66e1b95bc6986f55cb9e350f0bdc522000181d3f0a896'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_backend, _type_ok, _type_summary, _type_store, _type_timeout_s, _type_ranks, _type_pairs, _type_not_run, _type_seconds, _type_notes, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_store, _dflt_timeout_s, _dflt_ranks, _dflt_pairs, _dflt_not_run, _dflt_seconds, _dflt_notes, _return_type):\n def __init__(self,backend:_type_backend,ok:_type_ok,summary:_type_summary,store:_type_store=_dflt_store,timeout_s:_type_timeout_s=_dflt_timeout_s,ranks:_type_ranks=_dflt_ranks,pairs:_type_pairs=_dflt_pairs,not_run:_type_not_run=_dflt_not_run,seconds:_type_seconds=_dflt_seconds,notes:_type_notes=_HAS_DEFAULT_FACTORY)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'backend',backend)\n  __dataclass_builtins_object__.__setattr__(self,'ok',ok)\n  __dataclass_builtins_object__.__setattr__(self,'summary',summary)\n  __dataclass_builtins_object__.__setattr__(self,'store',store)\n  __dataclass_builtins_object__.__setattr__(self,'timeout_s',timeout_s)\n  __dataclass_builtins_object__.__setattr__(self,'ranks',ranks)\n  __dataclass_builtins_object__.__setattr__(self,'pairs',pairs)\n  __dataclass_builtins_object__.__setattr__(self,'not_run',not_run)\n  __dataclass_builtins_object__.__setattr__(self,'seconds',seconds)\n  __dataclass_builtins_object__.__setattr__(self,'notes',_dflt_notes() if notes is _HAS_DEFAULT_FACTORY else notes)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_fact, _type_label, _type_values, _type_unknown, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_unknown, _return_type):
  def __init__(self,fact:_type_fact,label:_type_label,values:_type_values,unknown:_type_unknown=_dflt_unknown)->_return_type:
@@ -167,7 +167,7 @@ def __create_fn__(_type_fact, _type_label, _type_values, _type_unknown, MISSING,
   __dataclass_builtins_object__.__setattr__(self,'values',values)
   __dataclass_builtins_object__.__setattr__(self,'unknown',unknown)
  return __init__
-FUNCTIONS['b17eddf46be4c1d6f705a11ec2c824d10e06268117687a55d467b06da6e9dc2b'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_fact, _type_label, _type_values, _type_unknown, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_unknown, _return_type):\n def __init__(self,fact:_type_fact,label:_type_label,values:_type_values,unknown:_type_unknown=_dflt_unknown)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'fact',fact)\n  __dataclass_builtins_object__.__setattr__(self,'label',label)\n  __dataclass_builtins_object__.__setattr__(self,'values',values)\n  __dataclass_builtins_object__.__setattr__(self,'unknown',unknown)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_label, _type_node_id, _type_address, _type_source, _type_duration_ms, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_node_id, _dflt_address, _dflt_source, _dflt_duration_ms, _return_type):
  def __init__(self,label:_type_label,node_id:_type_node_id=_dflt_node_id,address:_type_address=_dflt_address,source:_type_source=_dflt_source,duration_ms:_type_duration_ms=_dflt_duration_ms)->_return_type:
@@ -177,7 +177,7 @@ def __create_fn__(_type_label, _type_node_id, _type_address, _type_source, _type
   __dataclass_builtins_object__.__setattr__(self,'source',source)
   __dataclass_builtins_object__.__setattr__(self,'duration_ms',duration_ms)
  return __init__
-FUNCTIONS['4b1d95f8d153413fc3c53675ed57ff98d7114be3581a5da5722a6a4439324895'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_label, _type_node_id, _type_address, _type_source, _type_duration_ms, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_node_id, _dflt_address, _dflt_source, _dflt_duration_ms, _return_type):\n def __init__(self,label:_type_label,node_id:_type_node_id=_dflt_node_id,address:_type_address=_dflt_address,source:_type_source=_dflt_source,duration_ms:_type_duration_ms=_dflt_duration_ms)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'label',label)\n  __dataclass_builtins_object__.__setattr__(self,'node_id',node_id)\n  __dataclass_builtins_object__.__setattr__(self,'address',address)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'duration_ms',duration_ms)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_node, _type_rank, _type_ok, _type_stage, _type_reason, _type_kind, _type_bound, _type_expected, _type_ifname, _type_error, _type_seconds, _type_log, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_reason, _dflt_kind, _dflt_bound, _dflt_expected, _dflt_ifname, _dflt_error, _dflt_seconds, _dflt_log, _return_type):
  def __init__(self,node:_type_node,rank:_type_rank,ok:_type_ok,stage:_type_stage,reason:_type_reason=_dflt_reason,kind:_type_kind=_dflt_kind,bound:_type_bound=_dflt_bound,expected:_type_expected=_dflt_expected,ifname:_type_ifname=_dflt_ifname,error:_type_error=_dflt_error,seconds:_type_seconds=_dflt_seconds,log:_type_log=_dflt_log)->_return_type:
@@ -194,7 +194,7 @@ def __create_fn__(_type_node, _type_rank, _type_ok, _type_stage, _type_reason, _
   __dataclass_builtins_object__.__setattr__(self,'seconds',seconds)
   __dataclass_builtins_object__.__setattr__(self,'log',log)
  return __init__
-FUNCTIONS['d2e82e80242d21bed7013299d00ee9bbf67e950b728ae483abeb90b6c9862809'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_node, _type_rank, _type_ok, _type_stage, _type_reason, _type_kind, _type_bound, _type_expected, _type_ifname, _type_error, _type_seconds, _type_log, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_reason, _dflt_kind, _dflt_bound, _dflt_expected, _dflt_ifname, _dflt_error, _dflt_seconds, _dflt_log, _return_type):\n def __init__(self,node:_type_node,rank:_type_rank,ok:_type_ok,stage:_type_stage,reason:_type_reason=_dflt_reason,kind:_type_kind=_dflt_kind,bound:_type_bound=_dflt_bound,expected:_type_expected=_dflt_expected,ifname:_type_ifname=_dflt_ifname,error:_type_error=_dflt_error,seconds:_type_seconds=_dflt_seconds,log:_type_log=_dflt_log)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'node',node)\n  __dataclass_builtins_object__.__setattr__(self,'rank',rank)\n  __dataclass_builtins_object__.__setattr__(self,'ok',ok)\n  __dataclass_builtins_object__.__setattr__(self,'stage',stage)\n  __dataclass_builtins_object__.__setattr__(self,'reason',reason)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'bound',bound)\n  __dataclass_builtins_object__.__setattr__(self,'expected',expected)\n  __dataclass_builtins_object__.__setattr__(self,'ifname',ifname)\n  __dataclass_builtins_object__.__setattr__(self,'error',error)\n  __dataclass_builtins_object__.__setattr__(self,'seconds',seconds)\n  __dataclass_builtins_object__.__setattr__(self,'log',log)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_node, _type_reason, _type_node_id, _type_address, _type_kind, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_node_id, _dflt_address, _dflt_kind, _return_type):
  def __init__(self,node:_type_node,reason:_type_reason,node_id:_type_node_id=_dflt_node_id,address:_type_address=_dflt_address,kind:_type_kind=_dflt_kind)->_return_type:
@@ -204,7 +204,7 @@ def __create_fn__(_type_node, _type_reason, _type_node_id, _type_address, _type_
   __dataclass_builtins_object__.__setattr__(self,'address',address)
   __dataclass_builtins_object__.__setattr__(self,'kind',kind)
  return __init__
-FUNCTIONS['3300eeb16fd039f0058f454ed0efd07e5737168cc660ed5bb8c5ff4f39d7aff4'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_node, _type_reason, _type_node_id, _type_address, _type_kind, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_node_id, _dflt_address, _dflt_kind, _return_type):\n def __init__(self,node:_type_node,reason:_type_reason,node_id:_type_node_id=_dflt_node_id,address:_type_address=_dflt_address,kind:_type_kind=_dflt_kind)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'node',node)\n  __dataclass_builtins_object__.__setattr__(self,'reason',reason)\n  __dataclass_builtins_object__.__setattr__(self,'node_id',node_id)\n  __dataclass_builtins_object__.__setattr__(self,'address',address)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_src, _type_dst, _type_ok, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_reason, _return_type):
  def __init__(self,src:_type_src,dst:_type_dst,ok:_type_ok,reason:_type_reason=_dflt_reason)->_return_type:
@@ -213,14 +213,14 @@ def __create_fn__(_type_src, _type_dst, _type_ok, _type_reason, MISSING, _HAS_DE
   __dataclass_builtins_object__.__setattr__(self,'ok',ok)
   __dataclass_builtins_object__.__setattr__(self,'reason',reason)
  return __init__
-FUNCTIONS['56174cd8e96f7ad09ffff3f11e461144ebcdc2585be9b9d163477a180c70cec0'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_src, _type_dst, _type_ok, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_reason, _return_type):\n def __init__(self,src:_type_src,dst:_type_dst,ok:_type_ok,reason:_type_reason=_dflt_reason)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'src',src)\n  __dataclass_builtins_object__.__setattr__(self,'dst',dst)\n  __dataclass_builtins_object__.__setattr__(self,'ok',ok)\n  __dataclass_builtins_object__.__setattr__(self,'reason',reason)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_value, _type_nodes, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,value:_type_value,nodes:_type_nodes)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'value',value)
   __dataclass_builtins_object__.__setattr__(self,'nodes',nodes)
  return __init__
-FUNCTIONS['dd8aae81bb1fa5b629d7faa6b7b792cbf484f9d812f31ec06bb00e2a3f2a97e0'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_value, _type_nodes, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,value:_type_value,nodes:_type_nodes)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'value',value)\n  __dataclass_builtins_object__.__setattr__(self,'nodes',nodes)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -228,7 +228,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['bc10b7377e8c371c912e6534dea2fd0b02a4dad6aa2c5a7feedd8403fb495422'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'backend\',\'ok\',\'summary\',\'store\',\'timeout_s\',\'ranks\',\'pairs\',\'not_run\',\'seconds\',\'notes\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -236,7 +236,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['f79ac091b92f5928ac99c059b1e69d4cc311f6192f180beb2d184a3b20a28604'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'fact\',\'label\',\'values\',\'unknown\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -244,7 +244,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['a7ff757ff1015f9f9c3158161a157ac89fdce8b83fe24318b163aaaeafdca098'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'label\',\'node_id\',\'address\',\'source\',\'duration_ms\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -252,7 +252,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['2eaad211fd566523f50fd0f810aedecdc8aef6a5a1e7c4c17b6e763d2af82fbf'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'node\',\'rank\',\'ok\',\'stage\',\'reason\',\'kind\',\'bound\',\'expected\',\'ifname\',\'error\',\'seconds\',\'log\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -260,7 +260,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['49dd8ee966724b9073e76696b2b02c6e86d3b821ca3e045048f0b8bfab5b0048'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'node\',\'reason\',\'node_id\',\'address\',\'kind\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -268,7 +268,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['67d63b07814d6de175bcf94a9d5612d64685eb845a057672b178827030635f25'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'src\',\'dst\',\'ok\',\'reason\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -276,7 +276,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['eb140a98f3234321abc9902fcf6b6a7293fe21e70a0dd65c2a8f212a6463f489'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'value\',\'nodes\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -284,7 +284,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['f3027f33817f73ecbd4a8719fae83bdecd078f82bf6e191200a272f34e72f2dd'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'backend\',\'ok\',\'summary\',\'store\',\'timeout_s\',\'ranks\',\'pairs\',\'not_run\',\'seconds\',\'notes\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -292,7 +292,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['a4c4ba8c4e156385c2013e3e6fa11191b5b00378def94af0baa055815596315a'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'fact\',\'label\',\'values\',\'unknown\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -300,7 +300,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['b84cf8ed060dd3862a7b53f8d861ea94797728ed26b9974991e469916bb6d4ad'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'label\',\'node_id\',\'address\',\'source\',\'duration_ms\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -308,7 +308,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['fd923f5f7cee2f2205a0302ecc732233f588704e4736ff43783a88220c7ad77c'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'node\',\'rank\',\'ok\',\'stage\',\'reason\',\'kind\',\'bound\',\'expected\',\'ifname\',\'error\',\'seconds\',\'log\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -316,7 +316,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['04de70e5b1d84d1a8db30fc54e89623768914e4989e84eccb060e49d0684f27a'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'node\',\'reason\',\'node_id\',\'address\',\'kind\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -324,7 +324,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['ff9ed64253f896365369ec3918f8a7ca9507e7603baf0dbcd9d2498cffde2f25'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'src\',\'dst\',\'ok\',\'reason\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -332,6 +332,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['1ef1c253f743869b00bec4e129e51fc22fe8266af7d732be1c91d96673188e23'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'value\',\'nodes\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.a,self.b,self.status,)==(other.a,other.b,other.status,)
   return NotImplemented
  return __eq__
-FUNCTIONS['e4e53849a3b5ea69c5b228056bf00f341f29e9af0dda5cfbe776d25a1960fe17'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.a,self.b,self.status,)==(other.a,other.b,other.status,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,7 +19,7 @@ def __create_fn__():
    return (self.address,self.gpu,self.acs_ctrl,self.readable,)==(other.address,other.gpu,other.acs_ctrl,other.readable,)
   return NotImplemented
  return __eq__
-FUNCTIONS['8f11b550b105c5987f89c67b769ca46a4567ae58aa8788e9c3f71033cc1c2b28'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.address,self.gpu,self.acs_ctrl,self.readable,)==(other.address,other.gpu,other.acs_ctrl,other.readable,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -27,7 +27,7 @@ def __create_fn__():
    return (self.bridges,self.iommu,self.iommu_evidence,self.unreadable,)==(other.bridges,other.iommu,other.iommu_evidence,other.unreadable,)
   return NotImplemented
  return __eq__
-FUNCTIONS['eddd9a0f5be1a78a69ec0cc7aa932083961e62ae7777e2672001340d9f7ab79b'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.bridges,self.iommu,self.iommu_evidence,self.unreadable,)==(other.bridges,other.iommu,other.iommu_evidence,other.unreadable,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -35,7 +35,7 @@ def __create_fn__():
    return (self.call,self.result,self.name,self.device,self.duration_ms,)==(other.call,other.result,other.name,other.device,other.duration_ms,)
   return NotImplemented
  return __eq__
-FUNCTIONS['9f40b86c5bfa0c3a0161e37755a7de9fbc347a6ab393d5c4379a57b9c233e0ed'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.call,self.result,self.name,self.device,self.duration_ms,)==(other.call,other.result,other.name,other.device,other.duration_ms,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -43,7 +43,7 @@ def __create_fn__():
    return (self.cuda,self.health,self.health_reason,self.pcie,self.torch,self.steps,)==(other.cuda,other.health,other.health_reason,other.pcie,other.torch,other.steps,)
   return NotImplemented
  return __eq__
-FUNCTIONS['d2457baf31d34ea856914e3126d8984a99fc0abad07608c56b36b513971f1874'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.cuda,self.health,self.health_reason,self.pcie,self.torch,self.steps,)==(other.cuda,other.health,other.health_reason,other.pcie,other.torch,other.steps,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -51,7 +51,7 @@ def __create_fn__():
    return (self.dtype,self.shape,self.outcome,self.detail,self.source,self.duration_ms,)==(other.dtype,other.shape,other.outcome,other.detail,other.source,other.duration_ms,)
   return NotImplemented
  return __eq__
-FUNCTIONS['112b733c44ecbb6c7c29e595ecc0d8a9b3283f29f095b9704b9c984f76276d4c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.dtype,self.shape,self.outcome,self.detail,self.source,self.duration_ms,)==(other.dtype,other.shape,other.outcome,other.detail,other.source,other.duration_ms,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -59,7 +59,7 @@ def __create_fn__():
    return (self.gpus,self.p2p,self.nvswitch_count,)==(other.gpus,other.p2p,other.nvswitch_count,)
   return NotImplemented
  return __eq__
-FUNCTIONS['35a86afcd8026e70cadf64459ee717a3dfc1d9d1737de772c106e5c0f91e1eec'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.gpus,self.p2p,self.nvswitch_count,)==(other.gpus,other.p2p,other.nvswitch_count,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -67,7 +67,7 @@ def __create_fn__():
    return (self.hw_slowdown,self.hw_thermal,self.sw_thermal,self.power_brake,self.sw_power_cap,self.mask,)==(other.hw_slowdown,other.hw_thermal,other.sw_thermal,other.power_brake,other.sw_power_cap,other.mask,)
   return NotImplemented
  return __eq__
-FUNCTIONS['c67f86d2e331e2c597b505e41fc86232a0f279c1527eeeb4ccfd49ff194a9bfd'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.hw_slowdown,self.hw_thermal,self.sw_thermal,self.power_brake,self.sw_power_cap,self.mask,)==(other.hw_slowdown,other.hw_thermal,other.sw_thermal,other.power_brake,other.sw_power_cap,other.mask,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -75,7 +75,7 @@ def __create_fn__():
    return (self.index,self.ecc_volatile_uncorrected,self.ecc_aggregate_uncorrected,self.retired_pages_pending,self.retired_pages_dbe,self.remapped_rows_uncorrectable,self.remap_pending,self.remap_failure,self.throttle,self.persistence_mode,self.mig_mode,self.pcie_gen,self.pcie_gen_max,self.pcie_width,self.pcie_width_max,self.nvlink_active,self.nvlink_inactive,self.fabric_state,self.fabric_status,self.process_count,self.process_memory_mib,self.pci_bus_id,self.errors,)==(other.index,other.ecc_volatile_uncorrected,other.ecc_aggregate_uncorrected,other.retired_pages_pending,other.retired_pages_dbe,other.remapped_rows_uncorrectable,other.remap_pending,other.remap_failure,other.throttle,other.persistence_mode,other.mig_mode,other.pcie_gen,other.pcie_gen_max,other.pcie_width,other.pcie_width_max,other.nvlink_active,other.nvlink_inactive,other.fabric_state,other.fabric_status,other.process_count,other.process_memory_mib,other.pci_bus_id,other.errors,)
   return NotImplemented
  return __eq__
-FUNCTIONS['8a2ee87707ec5a59958796f6d0676cac1327f0d020f827dacfe1e123a377e1a6'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.index,self.ecc_volatile_uncorrected,self.ecc_aggregate_uncorrected,self.retired_pages_pending,self.retired_pages_dbe,self.remapped_rows_uncorrectable,self.remap_pending,self.remap_failure,self.throttle,self.persistence_mode,self.mig_mode,self.pcie_gen,self.pcie_gen_max,self.pcie_width,self.pcie_width_max,self.nvlink_active,self.nvlink_inactive,self.fabric_state,self.fabric_status,self.process_count,self.process_memory_mib,self.pci_bus_id,self.errors,)==(other.index,other.ecc_volatile_uncorrected,other.ecc_aggregate_uncorrected,other.retired_pages_pending,other.retired_pages_dbe,other.remapped_rows_uncorrectable,other.remap_pending,other.remap_failure,other.throttle,other.persistence_mode,other.mig_mode,other.pcie_gen,other.pcie_gen_max,other.pcie_width,other.pcie_width_max,other.nvlink_active,other.nvlink_inactive,other.fabric_state,other.fabric_status,other.process_count,other.process_memory_mib,other.pci_bus_id,other.errors,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -83,7 +83,7 @@ def __create_fn__():
    return (self.name,self.status,self.duration_ms,self.reason,)==(other.name,other.status,other.duration_ms,other.reason,)
   return NotImplemented
  return __eq__
-FUNCTIONS['847da7f4f94c46a4a64509bb935f3681b348f7c36616bd6b7f0ab7fc97e43e1f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.status,self.duration_ms,self.reason,)==(other.name,other.status,other.duration_ms,other.reason,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -91,7 +91,7 @@ def __create_fn__():
    return (self.outcome,self.library,self.library_version,self.compat,self.driver_api_version,self.device_count,self.device_names,self.calls,self.reason,)==(other.outcome,other.library,other.library_version,other.compat,other.driver_api_version,other.device_count,other.device_names,other.calls,other.reason,)
   return NotImplemented
  return __eq__
-FUNCTIONS['de8562277b2e85f1cd3aafc8b8dde7067e8aaf2657adacc426b4fb2ceb8adcc5'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.outcome,self.library,self.library_version,self.compat,self.driver_api_version,self.device_count,self.device_names,self.calls,self.reason,)==(other.outcome,other.library,other.library_version,other.compat,other.driver_api_version,other.device_count,other.device_names,other.calls,other.reason,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -99,151 +99,151 @@ def __create_fn__():
    return (self.outcome,self.torch_version,self.cuda_available,self.device_count,self.gemms,self.signal,self.allreduce,self.allreduce_detail,self.nccl_warnings,self.reason,)==(other.outcome,other.torch_version,other.cuda_available,other.device_count,other.gemms,other.signal,other.allreduce,other.allreduce_detail,other.nccl_warnings,other.reason,)
   return NotImplemented
  return __eq__
-FUNCTIONS['f7498f829f847dfeb0f1676527ba57ff9140f60d14bac9a5ba9b1061d333b589'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.outcome,self.torch_version,self.cuda_available,self.device_count,self.gemms,self.signal,self.allreduce,self.allreduce_detail,self.nccl_warnings,self.reason,)==(other.outcome,other.torch_version,other.cuda_available,other.device_count,other.gemms,other.signal,other.allreduce,other.allreduce_detail,other.nccl_warnings,other.reason,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.a,self.b,self.status,))
  return __hash__
-FUNCTIONS['82322463dc8cebb236b6d6e7a2a03b2f8aefbc4492d4bf1945e3508c5560703c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.a,self.b,self.status,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.address,self.gpu,self.acs_ctrl,self.readable,))
  return __hash__
-FUNCTIONS['73a87cecd7b4aa85272799d9dbdfeb00ce68373b3c4b497000bc83b9727e7a62'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.address,self.gpu,self.acs_ctrl,self.readable,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.bridges,self.iommu,self.iommu_evidence,self.unreadable,))
  return __hash__
-FUNCTIONS['07bf5152a115d8ceabb5d5041bb14426b55e0b3a83ef91606ff073c07759f9ef'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.bridges,self.iommu,self.iommu_evidence,self.unreadable,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.call,self.result,self.name,self.device,self.duration_ms,))
  return __hash__
-FUNCTIONS['72137d87dd111205ae4669a5077e19c9f5f77c91b68ad76100e084b7a25e8592'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.call,self.result,self.name,self.device,self.duration_ms,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.cuda,self.health,self.health_reason,self.pcie,self.torch,self.steps,))
  return __hash__
-FUNCTIONS['4d96fed0926722b0c8fdfd51f7f08c3fc3039a6df52f5a1d0c636f5473e8aabe'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.cuda,self.health,self.health_reason,self.pcie,self.torch,self.steps,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.dtype,self.shape,self.outcome,self.detail,self.source,self.duration_ms,))
  return __hash__
-FUNCTIONS['5ce717b743dd16678ad8fe392d1b9ba2132ace419bf6ed5a198f83544b392240'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.dtype,self.shape,self.outcome,self.detail,self.source,self.duration_ms,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.gpus,self.p2p,self.nvswitch_count,))
  return __hash__
-FUNCTIONS['ec4b360073828eaeabda3ec5afec2775cb2453d8f63dc6303741411152019af4'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.gpus,self.p2p,self.nvswitch_count,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.hw_slowdown,self.hw_thermal,self.sw_thermal,self.power_brake,self.sw_power_cap,self.mask,))
  return __hash__
-FUNCTIONS['706090e86584beb0858a5585132d1b9d3310c67102a8229fa13abdf54d6d0d97'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.hw_slowdown,self.hw_thermal,self.sw_thermal,self.power_brake,self.sw_power_cap,self.mask,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.index,self.ecc_volatile_uncorrected,self.ecc_aggregate_uncorrected,self.retired_pages_pending,self.retired_pages_dbe,self.remapped_rows_uncorrectable,self.remap_pending,self.remap_failure,self.throttle,self.persistence_mode,self.mig_mode,self.pcie_gen,self.pcie_gen_max,self.pcie_width,self.pcie_width_max,self.nvlink_active,self.nvlink_inactive,self.fabric_state,self.fabric_status,self.process_count,self.process_memory_mib,self.pci_bus_id,self.errors,))
  return __hash__
-FUNCTIONS['04b84409bc9da9a4d4ac5a53fcbbe9bb61190cbfa238314bfb706e88cfd22f7d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.index,self.ecc_volatile_uncorrected,self.ecc_aggregate_uncorrected,self.retired_pages_pending,self.retired_pages_dbe,self.remapped_rows_uncorrectable,self.remap_pending,self.remap_failure,self.throttle,self.persistence_mode,self.mig_mode,self.pcie_gen,self.pcie_gen_max,self.pcie_width,self.pcie_width_max,self.nvlink_active,self.nvlink_inactive,self.fabric_state,self.fabric_status,self.process_count,self.process_memory_mib,self.pci_bus_id,self.errors,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.name,self.status,self.duration_ms,self.reason,))
  return __hash__
-FUNCTIONS['7a1f826bf73f0184ed3705df1890005484182e5dad2404a136f02ec6fb3c914e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.status,self.duration_ms,self.reason,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.outcome,self.library,self.library_version,self.compat,self.driver_api_version,self.device_count,self.device_names,self.calls,self.reason,))
  return __hash__
-FUNCTIONS['7934e8b79e09dfd3c885eb7a7cbb4f1518437916c67e1e4c47220d11f0a8fa98'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.outcome,self.library,self.library_version,self.compat,self.driver_api_version,self.device_count,self.device_names,self.calls,self.reason,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.outcome,self.torch_version,self.cuda_available,self.device_count,self.gemms,self.signal,self.allreduce,self.allreduce_detail,self.nccl_warnings,self.reason,))
  return __hash__
-FUNCTIONS['e4eaf4fef738ee057831efa4e9caafb7b767e223cdff2971ebbedd285f743ad1'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.outcome,self.torch_version,self.cuda_available,self.device_count,self.gemms,self.signal,self.allreduce,self.allreduce_detail,self.nccl_warnings,self.reason,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(a={self.a!r}, b={self.b!r}, status={self.status!r})"
  return __repr__
-FUNCTIONS['351ac7fb0dbbe149d270274dc54f295aa8b3ed33c4cdbc682cc4ccba29ee7bd9'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(a={self.a!r}, b={self.b!r}, status={self.status!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(address={self.address!r}, gpu={self.gpu!r}, acs_ctrl={self.acs_ctrl!r}, readable={self.readable!r})"
  return __repr__
-FUNCTIONS['1c6217f02de6f5cdc9a5a405c8cb10ce89ceb8958c35027d7e924e5518ac35a3'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(address={self.address!r}, gpu={self.gpu!r}, acs_ctrl={self.acs_ctrl!r}, readable={self.readable!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(bridges={self.bridges!r}, iommu={self.iommu!r}, iommu_evidence={self.iommu_evidence!r}, unreadable={self.unreadable!r})"
  return __repr__
-FUNCTIONS['ee96c394b5ba62ffee42a1037cf612271632796dcf83cd9dfa7564b163d2fdbd'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(bridges={self.bridges!r}, iommu={self.iommu!r}, iommu_evidence={self.iommu_evidence!r}, unreadable={self.unreadable!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(call={self.call!r}, result={self.result!r}, name={self.name!r}, device={self.device!r}, duration_ms={self.duration_ms!r})"
  return __repr__
-FUNCTIONS['ad8853f88e70cc3e3e9481ae928379be3878a0d3fdca227626d921890c4045c3'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(call={self.call!r}, result={self.result!r}, name={self.name!r}, device={self.device!r}, duration_ms={self.duration_ms!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(cuda={self.cuda!r}, health={self.health!r}, health_reason={self.health_reason!r}, pcie={self.pcie!r}, torch={self.torch!r}, steps={self.steps!r})"
  return __repr__
-FUNCTIONS['2fe11fd39403711f83a00dfbfe6ff513f19a36664f640ed22e672ba89e1ad497'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(cuda={self.cuda!r}, health={self.health!r}, health_reason={self.health_reason!r}, pcie={self.pcie!r}, torch={self.torch!r}, steps={self.steps!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(dtype={self.dtype!r}, shape={self.shape!r}, outcome={self.outcome!r}, detail={self.detail!r}, source={self.source!r}, duration_ms={self.duration_ms!r})"
  return __repr__
-FUNCTIONS['47d18d61f698ce0e4ba308895710f9cb7f6642c136e4227a4114e846385ca3a2'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(dtype={self.dtype!r}, shape={self.shape!r}, outcome={self.outcome!r}, detail={self.detail!r}, source={self.source!r}, duration_ms={self.duration_ms!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(gpus={self.gpus!r}, p2p={self.p2p!r}, nvswitch_count={self.nvswitch_count!r})"
  return __repr__
-FUNCTIONS['b12aec1f98ad5b0afc22913981a59ec7344ca15c8efeeea35d38cd39874ca88f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(gpus={self.gpus!r}, p2p={self.p2p!r}, nvswitch_count={self.nvswitch_count!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(hw_slowdown={self.hw_slowdown!r}, hw_thermal={self.hw_thermal!r}, sw_thermal={self.sw_thermal!r}, power_brake={self.power_brake!r}, sw_power_cap={self.sw_power_cap!r}, mask={self.mask!r})"
  return __repr__
-FUNCTIONS['66c1ac1847fcf461f84d0108c6373d1ad0631a5d4a4a99b4ca60e205278e04f0'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(hw_slowdown={self.hw_slowdown!r}, hw_thermal={self.hw_thermal!r}, sw_thermal={self.sw_thermal!r}, power_brake={self.power_brake!r}, sw_power_cap={self.sw_power_cap!r}, mask={self.mask!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(index={self.index!r}, ecc_volatile_uncorrected={self.ecc_volatile_uncorrected!r}, ecc_aggregate_uncorrected={self.ecc_aggregate_uncorrected!r}, retired_pages_pending={self.retired_pages_pending!r}, retired_pages_dbe={self.retired_pages_dbe!r}, remapped_rows_uncorrectable={self.remapped_rows_uncorrectable!r}, remap_pending={self.remap_pending!r}, remap_failure={self.remap_failure!r}, throttle={self.throttle!r}, persistence_mode={self.persistence_mode!r}, mig_mode={self.mig_mode!r}, pcie_gen={self.pcie_gen!r}, pcie_gen_max={self.pcie_gen_max!r}, pcie_width={self.pcie_width!r}, pcie_width_max={self.pcie_width_max!r}, nvlink_active={self.nvlink_active!r}, nvlink_inactive={self.nvlink_inactive!r}, fabric_state={self.fabric_state!r}, fabric_status={self.fabric_status!r}, process_count={self.process_count!r}, process_memory_mib={self.process_memory_mib!r}, pci_bus_id={self.pci_bus_id!r}, errors={self.errors!r})"
  return __repr__
-FUNCTIONS['d87707990a387f6cf2b54d69a9d23df2ce8f0aa067efbef18ee1615a93830ac7'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(index={self.index!r}, ecc_volatile_uncorrected={self.ecc_volatile_uncorrected!r}, ecc_aggregate_uncorrected={self.ecc_aggregate_uncorrected!r}, retired_pages_pending={self.retired_pages_pending!r}, retired_pages_dbe={self.retired_pages_dbe!r}, remapped_rows_uncorrectable={self.remapped_rows_uncorrectable!r}, remap_pending={self.remap_pending!r}, remap_failure={self.remap_failure!r}, throttle={self.throttle!r}, persistence_mode={self.persistence_mode!r}, mig_mode={self.mig_mode!r}, pcie_gen={self.pcie_gen!r}, pcie_gen_max={self.pcie_gen_max!r}, pcie_width={self.pcie_width!r}, pcie_width_max={self.pcie_width_max!r}, nvlink_active={self.nvlink_active!r}, nvlink_inactive={self.nvlink_inactive!r}, fabric_state={self.fabric_state!r}, fabric_status={self.fabric_status!r}, process_count={self.process_count!r}, process_memory_mib={self.process_memory_mib!r}, pci_bus_id={self.pci_bus_id!r}, errors={self.errors!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(name={self.name!r}, status={self.status!r}, duration_ms={self.duration_ms!r}, reason={self.reason!r})"
  return __repr__
-FUNCTIONS['8fddbee7e6cbbbba138a999038684766103d0debec95d60016bebecf5a901091'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, status={self.status!r}, duration_ms={self.duration_ms!r}, reason={self.reason!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(outcome={self.outcome!r}, library={self.library!r}, library_version={self.library_version!r}, compat={self.compat!r}, driver_api_version={self.driver_api_version!r}, device_count={self.device_count!r}, device_names={self.device_names!r}, calls={self.calls!r}, reason={self.reason!r})"
  return __repr__
-FUNCTIONS['7991d2c4354429f7bbd87fdae231702575eb3324a314e10e054ea2a556c8488c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(outcome={self.outcome!r}, library={self.library!r}, library_version={self.library_version!r}, compat={self.compat!r}, driver_api_version={self.driver_api_version!r}, device_count={self.device_count!r}, device_names={self.device_names!r}, calls={self.calls!r}, reason={self.reason!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(outcome={self.outcome!r}, torch_version={self.torch_version!r}, cuda_available={self.cuda_available!r}, device_count={self.device_count!r}, gemms={self.gemms!r}, signal={self.signal!r}, allreduce={self.allreduce!r}, allreduce_detail={self.allreduce_detail!r}, nccl_warnings={self.nccl_warnings!r}, reason={self.reason!r})"
  return __repr__
-FUNCTIONS['b6b90a92ecb51bab38b769d59a8fc0d717e664233da2873ee558cbcf3cb5e1fe'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(outcome={self.outcome!r}, torch_version={self.torch_version!r}, cuda_available={self.cuda_available!r}, device_count={self.device_count!r}, gemms={self.gemms!r}, signal={self.signal!r}, allreduce={self.allreduce!r}, allreduce_detail={self.allreduce_detail!r}, nccl_warnings={self.nccl_warnings!r}, reason={self.reason!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_a, _type_b, _type_status, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,a:_type_a,b:_type_b,status:_type_status)->_return_type:
@@ -251,7 +251,7 @@ def __create_fn__(_type_a, _type_b, _type_status, MISSING, _HAS_DEFAULT_FACTORY,
   __dataclass_builtins_object__.__setattr__(self,'b',b)
   __dataclass_builtins_object__.__setattr__(self,'status',status)
  return __init__
-FUNCTIONS['d139662bc61f7d65c29df268d5a27cc4a81917a5f642df5c488ba8ebd9a4703b'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_a, _type_b, _type_status, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,a:_type_a,b:_type_b,status:_type_status)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'a',a)\n  __dataclass_builtins_object__.__setattr__(self,'b',b)\n  __dataclass_builtins_object__.__setattr__(self,'status',status)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_address, _type_gpu, _type_acs_ctrl, _type_readable, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_readable, _return_type):
  def __init__(self,address:_type_address,gpu:_type_gpu,acs_ctrl:_type_acs_ctrl,readable:_type_readable=_dflt_readable)->_return_type:
@@ -260,7 +260,7 @@ def __create_fn__(_type_address, _type_gpu, _type_acs_ctrl, _type_readable, MISS
   __dataclass_builtins_object__.__setattr__(self,'acs_ctrl',acs_ctrl)
   __dataclass_builtins_object__.__setattr__(self,'readable',readable)
  return __init__
-FUNCTIONS['6267995e7d363198217d8483892acb16cd265b0ad8e6a2d1d85b93c43057a0d7'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_address, _type_gpu, _type_acs_ctrl, _type_readable, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_readable, _return_type):\n def __init__(self,address:_type_address,gpu:_type_gpu,acs_ctrl:_type_acs_ctrl,readable:_type_readable=_dflt_readable)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'address',address)\n  __dataclass_builtins_object__.__setattr__(self,'gpu',gpu)\n  __dataclass_builtins_object__.__setattr__(self,'acs_ctrl',acs_ctrl)\n  __dataclass_builtins_object__.__setattr__(self,'readable',readable)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_bridges, _type_iommu, _type_iommu_evidence, _type_unreadable, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_bridges, _dflt_iommu, _dflt_iommu_evidence, _dflt_unreadable, _return_type):
  def __init__(self,bridges:_type_bridges=_dflt_bridges,iommu:_type_iommu=_dflt_iommu,iommu_evidence:_type_iommu_evidence=_dflt_iommu_evidence,unreadable:_type_unreadable=_dflt_unreadable)->_return_type:
@@ -269,7 +269,7 @@ def __create_fn__(_type_bridges, _type_iommu, _type_iommu_evidence, _type_unread
   __dataclass_builtins_object__.__setattr__(self,'iommu_evidence',iommu_evidence)
   __dataclass_builtins_object__.__setattr__(self,'unreadable',unreadable)
  return __init__
-FUNCTIONS['a6000d78f368e3b4a266a3d952e67b5adc4c2ce26959f55122cda75c11de0959'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_bridges, _type_iommu, _type_iommu_evidence, _type_unreadable, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_bridges, _dflt_iommu, _dflt_iommu_evidence, _dflt_unreadable, _return_type):\n def __init__(self,bridges:_type_bridges=_dflt_bridges,iommu:_type_iommu=_dflt_iommu,iommu_evidence:_type_iommu_evidence=_dflt_iommu_evidence,unreadable:_type_unreadable=_dflt_unreadable)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'bridges',bridges)\n  __dataclass_builtins_object__.__setattr__(self,'iommu',iommu)\n  __dataclass_builtins_object__.__setattr__(self,'iommu_evidence',iommu_evidence)\n  __dataclass_builtins_object__.__setattr__(self,'unreadable',unreadable)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_call, _type_result, _type_name, _type_device, _type_duration_ms, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_name, _dflt_device, _dflt_duration_ms, _return_type):
  def __init__(self,call:_type_call,result:_type_result,name:_type_name=_dflt_name,device:_type_device=_dflt_device,duration_ms:_type_duration_ms=_dflt_duration_ms)->_return_type:
@@ -279,7 +279,7 @@ def __create_fn__(_type_call, _type_result, _type_name, _type_device, _type_dura
   __dataclass_builtins_object__.__setattr__(self,'device',device)
   __dataclass_builtins_object__.__setattr__(self,'duration_ms',duration_ms)
  return __init__
-FUNCTIONS['8f9f99ce36e270aad39d3be1cf076b98e118f77f84226147854668bf932034ff'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_call, _type_result, _type_name, _type_device, _type_duration_ms, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_name, _dflt_device, _dflt_duration_ms, _return_type):\n def __init__(self,call:_type_call,result:_type_result,name:_type_name=_dflt_name,device:_type_device=_dflt_device,duration_ms:_type_duration_ms=_dflt_duration_ms)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'call',call)\n  __dataclass_builtins_object__.__setattr__(self,'result',result)\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'device',device)\n  __dataclass_builtins_object__.__setattr__(self,'duration_ms',duration_ms)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_cuda, _type_health, _type_health_reason, _type_pcie, _type_torch, _type_steps, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_cuda, _dflt_health, _dflt_health_reason, _dflt_pcie, _dflt_torch, _dflt_steps, _return_type):
  def __init__(self,cuda:_type_cuda=_dflt_cuda,health:_type_health=_dflt_health,health_reason:_type_health_reason=_dflt_health_reason,pcie:_type_pcie=_dflt_pcie,torch:_type_torch=_dflt_torch,steps:_type_steps=_dflt_steps)->_return_type:
@@ -290,7 +290,7 @@ def __create_fn__(_type_cuda, _type_health, _type_health_reason, _type_pcie, _ty
   __dataclass_builtins_object__.__setattr__(self,'torch',torch)
   __dataclass_builtins_object__.__setattr__(self,'steps',steps)
  return __init__
-FUNCTIONS['c846452a291942e779cf03956fab34684441a9c5e0ae57f60fe37b553b4c9665'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_cuda, _type_health, _type_health_reason, _type_pcie, _type_torch, _type_steps, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_cuda, _dflt_health, _dflt_health_reason, _dflt_pcie, _dflt_torch, _dflt_steps, _return_type):\n def __init__(self,cuda:_type_cuda=_dflt_cuda,health:_type_health=_dflt_health,health_reason:_type_health_reason=_dflt_health_reason,pcie:_type_pcie=_dflt_pcie,torch:_type_torch=_dflt_torch,steps:_type_steps=_dflt_steps)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'cuda',cuda)\n  __dataclass_builtins_object__.__setattr__(self,'health',health)\n  __dataclass_builtins_object__.__setattr__(self,'health_reason',health_reason)\n  __dataclass_builtins_object__.__setattr__(self,'pcie',pcie)\n  __dataclass_builtins_object__.__setattr__(self,'torch',torch)\n  __dataclass_builtins_object__.__setattr__(self,'steps',steps)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_dtype, _type_shape, _type_outcome, _type_detail, _type_source, _type_duration_ms, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_detail, _dflt_source, _dflt_duration_ms, _return_type):
  def __init__(self,dtype:_type_dtype,shape:_type_shape,outcome:_type_outcome,detail:_type_detail=_dflt_detail,source:_type_source=_dflt_source,duration_ms:_type_duration_ms=_dflt_duration_ms)->_return_type:
@@ -301,7 +301,7 @@ def __create_fn__(_type_dtype, _type_shape, _type_outcome, _type_detail, _type_s
   __dataclass_builtins_object__.__setattr__(self,'source',source)
   __dataclass_builtins_object__.__setattr__(self,'duration_ms',duration_ms)
  return __init__
-FUNCTIONS['ace35a78c4730d3f72a4efc2c4474f7de4714eef5d474544e9209a7eeab6839d'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_dtype, _type_shape, _type_outcome, _type_detail, _type_source, _type_duration_ms, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_detail, _dflt_source, _dflt_duration_ms, _return_type):\n def __init__(self,dtype:_type_dtype,shape:_type_shape,outcome:_type_outcome,detail:_type_detail=_dflt_detail,source:_type_source=_dflt_source,duration_ms:_type_duration_ms=_dflt_duration_ms)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'dtype',dtype)\n  __dataclass_builtins_object__.__setattr__(self,'shape',shape)\n  __dataclass_builtins_object__.__setattr__(self,'outcome',outcome)\n  __dataclass_builtins_object__.__setattr__(self,'detail',detail)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'duration_ms',duration_ms)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_gpus, _type_p2p, _type_nvswitch_count, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_gpus, _dflt_p2p, _dflt_nvswitch_count, _return_type):
  def __init__(self,gpus:_type_gpus=_dflt_gpus,p2p:_type_p2p=_dflt_p2p,nvswitch_count:_type_nvswitch_count=_dflt_nvswitch_count)->_return_type:
@@ -309,7 +309,7 @@ def __create_fn__(_type_gpus, _type_p2p, _type_nvswitch_count, MISSING, _HAS_DEF
   __dataclass_builtins_object__.__setattr__(self,'p2p',p2p)
   __dataclass_builtins_object__.__setattr__(self,'nvswitch_count',nvswitch_count)
  return __init__
-FUNCTIONS['77e8d561fd765d0d4bb38eff47e2f85c46cc5d0189c2a37b8f80e06d0cff27b4'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_gpus, _type_p2p, _type_nvswitch_count, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_gpus, _dflt_p2p, _dflt_nvswitch_count, _return_type):\n def __init__(self,gpus:_type_gpus=_dflt_gpus,p2p:_type_p2p=_dflt_p2p,nvswitch_count:_type_nvswitch_count=_dflt_nvswitch_count)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'gpus',gpus)\n  __dataclass_builtins_object__.__setattr__(self,'p2p',p2p)\n  __dataclass_builtins_object__.__setattr__(self,'nvswitch_count',nvswitch_count)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_hw_slowdown, _type_hw_thermal, _type_sw_thermal, _type_power_brake, _type_sw_power_cap, _type_mask, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_hw_slowdown, _dflt_hw_thermal, _dflt_sw_thermal, _dflt_power_brake, _dflt_sw_power_cap, _dflt_mask, _return_type):
  def __init__(self,hw_slowdown:_type_hw_slowdown=_dflt_hw_slowdown,hw_thermal:_type_hw_thermal=_dflt_hw_thermal,sw_thermal:_type_sw_thermal=_dflt_sw_thermal,power_brake:_type_power_brake=_dflt_power_brake,sw_power_cap:_type_sw_power_cap=_dflt_sw_power_cap,mask:_type_mask=_dflt_mask)->_return_type:
@@ -320,7 +320,7 @@ def __create_fn__(_type_hw_slowdown, _type_hw_thermal, _type_sw_thermal, _type_p
   __dataclass_builtins_object__.__setattr__(self,'sw_power_cap',sw_power_cap)
   __dataclass_builtins_object__.__setattr__(self,'mask',mask)
  return __init__
-FUNCTIONS['162040d16dce3f83bf9d2518e64605c123bb6db01721fa9c5be1e6be3a10c119'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_hw_slowdown, _type_hw_thermal, _type_sw_thermal, _type_power_brake, _type_sw_power_cap, _type_mask, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_hw_slowdown, _dflt_hw_thermal, _dflt_sw_thermal, _dflt_power_brake, _dflt_sw_power_cap, _dflt_mask, _return_type):\n def __init__(self,hw_slowdown:_type_hw_slowdown=_dflt_hw_slowdown,hw_thermal:_type_hw_thermal=_dflt_hw_thermal,sw_thermal:_type_sw_thermal=_dflt_sw_thermal,power_brake:_type_power_brake=_dflt_power_brake,sw_power_cap:_type_sw_power_cap=_dflt_sw_power_cap,mask:_type_mask=_dflt_mask)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'hw_slowdown',hw_slowdown)\n  __dataclass_builtins_object__.__setattr__(self,'hw_thermal',hw_thermal)\n  __dataclass_builtins_object__.__setattr__(self,'sw_thermal',sw_thermal)\n  __dataclass_builtins_object__.__setattr__(self,'power_brake',power_brake)\n  __dataclass_builtins_object__.__setattr__(self,'sw_power_cap',sw_power_cap)\n  __dataclass_builtins_object__.__setattr__(self,'mask',mask)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_index, _type_ecc_volatile_uncorrected, _type_ecc_aggregate_uncorrected, _type_retired_pages_pending, _type_retired_pages_dbe, _type_remapped_rows_uncorrectable, _type_remap_pending, _type_remap_failure, _type_throttle, _type_persistence_mode, _type_mig_mode, _type_pcie_gen, _type_pcie_gen_max, _type_pcie_width, _type_pcie_width_max, _type_nvlink_active, _type_nvlink_inactive, _type_fabric_state, _type_fabric_status, _type_process_count, _type_process_memory_mib, _type_pci_bus_id, _type_errors, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_ecc_volatile_uncorrected, _dflt_ecc_aggregate_uncorrected, _dflt_retired_pages_pending, _dflt_retired_pages_dbe, _dflt_remapped_rows_uncorrectable, _dflt_remap_pending, _dflt_remap_failure, _dflt_throttle, _dflt_persistence_mode, _dflt_mig_mode, _dflt_pcie_gen, _dflt_pcie_gen_max, _dflt_pcie_width, _dflt_pcie_width_max, _dflt_nvlink_active, _dflt_nvlink_inactive, _dflt_fabric_state, _dflt_fabric_status, _dflt_process_count, _dflt_process_memory_mib, _dflt_pci_bus_id, _dflt_errors, _return_type):
  def __init__(self,index:_type_index,ecc_volatile_uncorrected:_type_ecc_volatile_uncorrected=_dflt_ecc_volatile_uncorrected,ecc_aggregate_uncorrected:_type_ecc_aggregate_uncorrected=_dflt_ecc_aggregate_uncorrected,retired_pages_pending:_type_retired_pages_pending=_dflt_retired_pages_pending,retired_pages_dbe:_type_retired_pages_dbe=_dflt_retired_pages_dbe,remapped_rows_uncorrectable:_type_remapped_rows_uncorrectable=_dflt_remapped_rows_uncorrectable,remap_pending:_type_remap_pending=_dflt_remap_pending,remap_failure:_type_remap_failure=_dflt_remap_failure,throttle:_type_throttle=_dflt_throttle,persistence_mode:_type_persistence_mode=_dflt_persistence_mode,mig_mode:_type_mig_mode=_dflt_mig_mode,pcie_gen:_type_pcie_gen=_dflt_pcie_gen,pcie_gen_max:_type_pcie_gen_max=_dflt_pcie_gen_max,pcie_width:_type_pcie_width=_dflt_pcie_width,pcie_width_max:_type_pcie_width_max=_dflt_pcie_width_max,nvlink_active:_type_nvlink_active=_dflt_nvlink_active,nvlink_inactive:_type_nvlink_inactive=_dflt_nvlink_inactive,fabric_state:_type_fabric_state=_dflt_fabric_state,fabric_status:_type_fabric_status=_dflt_fabric_status,process_count:_type_process_count=_dflt_process_count,process_memory_mib:_type_process_memory_mib=_dflt_process_memory_mib,pci_bus_id:_type_pci_bus_id=_dflt_pci_bus_id,errors:_type_errors=_HAS_DEFAULT_FACTORY)->_return_type:
@@ -348,7 +348,7 @@ def __create_fn__(_type_index, _type_ecc_volatile_uncorrected, _type_ecc_aggrega
   __dataclass_builtins_object__.__setattr__(self,'pci_bus_id',pci_bus_id)
   __dataclass_builtins_object__.__setattr__(self,'errors',_dflt_errors() if errors is _HAS_DEFAULT_FACTORY else errors)
  return __init__
-FUNCTIONS['27b840f373fd703feaa3593f24ffd7c3dd9535f0a6af494e48557b0a82f5934b'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_index, _type_ecc_volatile_uncorrected, _type_ecc_aggregate_uncorrected, _type_retired_pages_pending, _type_retired_pages_dbe, _type_remapped_rows_uncorrectable, _type_remap_pending, _type_remap_failure, _type_throttle, _type_persistence_mode, _type_mig_mode, _type_pcie_gen, _type_pcie_gen_max, _type_pcie_width, _type_pcie_width_max, _type_nvlink_active, _type_nvlink_inactive, _type_fabric_state, _type_fabric_status, _type_process_count, _type_process_memory_mib, _type_pci_bus_id, _type_errors, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_ecc_volatile_uncorrected, _dflt_ecc_aggregate_uncorrected, _dflt_retired_pages_pending, _dflt_retired_pages_dbe, _dflt_remapped_rows_uncorrectable, _dflt_remap_pending, _dflt_remap_failure, _dflt_throttle, _dflt_persistence_mode, _dflt_mig_mode, _dflt_pcie_gen, _dflt_pcie_gen_max, _dflt_pcie_width, _dflt_pcie_width_max, _dflt_nvlink_active, _dflt_nvlink_inactive, _dflt_fabric_state, _dflt_fabric_status, _dflt_process_count, _dflt_process_memory_mib, _dflt_pci_bus_id, _dflt_errors, _return_type):\n def __init__(self,index:_type_index,ecc_volatile_uncorrected:_type_ecc_volatile_uncorrected=_dflt_ecc_volatile_uncorrected,ecc_aggregate_uncorrected:_type_ecc_aggregate_uncorrected=_dflt_ecc_aggregate_uncorrected,retired_pages_pending:_type_retired_pages_pending=_dflt_retired_pages_pending,retired_pages_dbe:_type_retired_pages_dbe=_dflt_retired_pages_dbe,remapped_rows_uncorrectable:_type_remapped_rows_uncorrectable=_dflt_remapped_rows_uncorrectable,remap_pending:_type_remap_pending=_dflt_remap_pending,remap_failure:_type_remap_failure=_dflt_remap_failure,throttle:_type_throttle=_dflt_throttle,persistence_mode:_type_persistence_mode=_dflt_persistence_mode,mig_mode:_type_mig_mode=_dflt_mig_mode,pcie_gen:_type_pcie_gen=_dflt_pcie_gen,pcie_gen_max:_type_pcie_gen_max=_dflt_pcie_gen_max,pcie_width:_type_pcie_width=_dflt_pcie_width,pcie_width_max:_type_pcie_width_max=_dflt_pcie_width_max,nvlink_active:_type_nvlink_active=_dflt_nvlink_active,nvlink_inactive:_type_nvlink_inactive=_dflt_nvlink_inactive,fabric_state:_type_fabric_state=_dflt_fabric_state,fabric_status:_type_fabric_status=_dflt_fabric_status,process_count:_type_process_count=_dflt_process_count,process_memory_mib:_type_process_memory_mib=_dflt_process_memory_mib,pci_bus_id:_type_pci_bus_id=_dflt_pci_bus_id,errors:_type_errors=_HAS_DEFAULT_FACTORY)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'index',index)\n  __dataclass_builtins_object__.__setattr__(self,'ecc_volatile_uncorrected',ecc_volatile_uncorrected)\n  __dataclass_builtins_object__.__setattr__(self,'ecc_aggregate_uncorrected',ecc_aggregate_uncorrected)\n  __dataclass_builtins_object__.__setattr__(self,'retired_pages_pending',retired_pages_pending)\n  __dataclass_builtins_object__.__setattr__(self,'retired_pages_dbe',retired_pages_dbe)\n  __dataclass_builtins_object__.__setattr__(self,'remapped_rows_uncorrectable',remapped_rows_uncorrectable)\n  __dataclass_builtins_object__.__setattr__(self,'remap_pending',remap_pending)\n  __dataclass_builtins_object__.__setattr__(self,'remap_failure',remap_failure)\n  __dataclass_builtins_object__.__setattr__(self,'throttle',throttle)\n  __dataclass_builtins_object__.__setattr__(self,'persistence_mode',persistence_mode)\n  __dataclass_builtins_object__.__setattr__(self,'mig_mode',mig_mode)\n  __dataclass_builtins_object__.__setattr__(self,'pcie_gen',pcie_gen)\n  __dataclass_builtins_object__.__setattr__(self,'pcie_gen_max',pcie_gen_max)\n  __dataclass_builtins_object__.__setattr__(self,'pcie_width',pcie_width)\n  __dataclass_builtins_object__.__setattr__(self,'pcie_width_max',pcie_width_max)\n  __dataclass_builtins_object__.__setattr__(self,'nvlink_active',nvlink_active)\n  __dataclass_builtins_object__.__setattr__(self,'nvlink_inactive',nvlink_inactive)\n  __dataclass_builtins_object__.__setattr__(self,'fabric_state',fabric_state)\n  __dataclass_builtins_object__.__setattr__(self,'fabric_status',fabric_status)\n  __dataclass_builtins_object__.__setattr__(self,'process_count',process_count)\n  __dataclass_builtins_object__.__setattr__(self,'process_memory_mib',process_memory_mib)\n  __dataclass_builtins_object__.__setattr__(self,'pci_bus_id',pci_bus_id)\n  __dataclass_builtins_object__.__setattr__(self,'errors',_dflt_errors() if errors is _HAS_DEFAULT_FACTORY else errors)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_name, _type_status, _type_duration_ms, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_duration_ms, _dflt_reason, _return_type):
  def __init__(self,name:_type_name,status:_type_status,duration_ms:_type_duration_ms=_dflt_duration_ms,reason:_type_reason=_dflt_reason)->_return_type:
@@ -357,7 +357,7 @@ def __create_fn__(_type_name, _type_status, _type_duration_ms, _type_reason, MIS
   __dataclass_builtins_object__.__setattr__(self,'duration_ms',duration_ms)
   __dataclass_builtins_object__.__setattr__(self,'reason',reason)
  return __init__
-FUNCTIONS['aca80ce7210de1f4016c9cdfbcf88f3ca71e68714402f0a1443e2acf66d33bdd'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_name, _type_status, _type_duration_ms, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_duration_ms, _dflt_reason, _return_type):\n def __init__(self,name:_type_name,status:_type_status,duration_ms:_type_duration_ms=_dflt_duration_ms,reason:_type_reason=_dflt_reason)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'status',status)\n  __dataclass_builtins_object__.__setattr__(self,'duration_ms',duration_ms)\n  __dataclass_builtins_object__.__setattr__(self,'reason',reason)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_outcome, _type_library, _type_library_version, _type_compat, _type_driver_api_version, _type_device_count, _type_device_names, _type_calls, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_library, _dflt_library_version, _dflt_compat, _dflt_driver_api_version, _dflt_device_count, _dflt_device_names, _dflt_calls, _dflt_reason, _return_type):
  def __init__(self,outcome:_type_outcome,library:_type_library=_dflt_library,library_version:_type_library_version=_dflt_library_version,compat:_type_compat=_dflt_compat,driver_api_version:_type_driver_api_version=_dflt_driver_api_version,device_count:_type_device_count=_dflt_device_count,device_names:_type_device_names=_dflt_device_names,calls:_type_calls=_dflt_calls,reason:_type_reason=_dflt_reason)->_return_type:
@@ -371,7 +371,7 @@ def __create_fn__(_type_outcome, _type_library, _type_library_version, _type_com
   __dataclass_builtins_object__.__setattr__(self,'calls',calls)
   __dataclass_builtins_object__.__setattr__(self,'reason',reason)
  return __init__
-FUNCTIONS['49f44fb3e98e78747525deb75800c5dcc5ee63134c96e3e4ef1a8f1c8ec714b8'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_outcome, _type_library, _type_library_version, _type_compat, _type_driver_api_version, _type_device_count, _type_device_names, _type_calls, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_library, _dflt_library_version, _dflt_compat, _dflt_driver_api_version, _dflt_device_count, _dflt_device_names, _dflt_calls, _dflt_reason, _return_type):\n def __init__(self,outcome:_type_outcome,library:_type_library=_dflt_library,library_version:_type_library_version=_dflt_library_version,compat:_type_compat=_dflt_compat,driver_api_version:_type_driver_api_version=_dflt_driver_api_version,device_count:_type_device_count=_dflt_device_count,device_names:_type_device_names=_dflt_device_names,calls:_type_calls=_dflt_calls,reason:_type_reason=_dflt_reason)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'outcome',outcome)\n  __dataclass_builtins_object__.__setattr__(self,'library',library)\n  __dataclass_builtins_object__.__setattr__(self,'library_version',library_version)\n  __dataclass_builtins_object__.__setattr__(self,'compat',compat)\n  __dataclass_builtins_object__.__setattr__(self,'driver_api_version',driver_api_version)\n  __dataclass_builtins_object__.__setattr__(self,'device_count',device_count)\n  __dataclass_builtins_object__.__setattr__(self,'device_names',device_names)\n  __dataclass_builtins_object__.__setattr__(self,'calls',calls)\n  __dataclass_builtins_object__.__setattr__(self,'reason',reason)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_outcome, _type_torch_version, _type_cuda_available, _type_device_count, _type_gemms, _type_signal, _type_allreduce, _type_allreduce_detail, _type_nccl_warnings, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_torch_version, _dflt_cuda_available, _dflt_device_count, _dflt_gemms, _dflt_signal, _dflt_allreduce, _dflt_allreduce_detail, _dflt_nccl_warnings, _dflt_reason, _return_type):
  def __init__(self,outcome:_type_outcome,torch_version:_type_torch_version=_dflt_torch_version,cuda_available:_type_cuda_available=_dflt_cuda_available,device_count:_type_device_count=_dflt_device_count,gemms:_type_gemms=_dflt_gemms,signal:_type_signal=_dflt_signal,allreduce:_type_allreduce=_dflt_allreduce,allreduce_detail:_type_allreduce_detail=_dflt_allreduce_detail,nccl_warnings:_type_nccl_warnings=_dflt_nccl_warnings,reason:_type_reason=_dflt_reason)->_return_type:
@@ -386,7 +386,7 @@ def __create_fn__(_type_outcome, _type_torch_version, _type_cuda_available, _typ
   __dataclass_builtins_object__.__setattr__(self,'nccl_warnings',nccl_warnings)
   __dataclass_builtins_object__.__setattr__(self,'reason',reason)
  return __init__
-FUNCTIONS['a6803653942fb40e06df56cff652470b2ad34643f30716616c527bc06c35b25b'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_outcome, _type_torch_version, _type_cuda_available, _type_device_count, _type_gemms, _type_signal, _type_allreduce, _type_allreduce_detail, _type_nccl_warnings, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_torch_version, _dflt_cuda_available, _dflt_device_count, _dflt_gemms, _dflt_signal, _dflt_allreduce, _dflt_allreduce_detail, _dflt_nccl_warnings, _dflt_reason, _return_type):\n def __init__(self,outcome:_type_outcome,torch_version:_type_torch_version=_dflt_torch_version,cuda_available:_type_cuda_available=_dflt_cuda_available,device_count:_type_device_count=_dflt_device_count,gemms:_type_gemms=_dflt_gemms,signal:_type_signal=_dflt_signal,allreduce:_type_allreduce=_dflt_allreduce,allreduce_detail:_type_allreduce_detail=_dflt_allreduce_detail,nccl_warnings:_type_nccl_warnings=_dflt_nccl_warnings,reason:_type_reason=_dflt_reason)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'outcome',outcome)\n  __dataclass_builtins_object__.__setattr__(self,'torch_version',torch_version)\n  __dataclass_builtins_object__.__setattr__(self,'cuda_available',cuda_available)\n  __dataclass_builtins_object__.__setattr__(self,'device_count',device_count)\n  __dataclass_builtins_object__.__setattr__(self,'gemms',gemms)\n  __dataclass_builtins_object__.__setattr__(self,'signal',signal)\n  __dataclass_builtins_object__.__setattr__(self,'allreduce',allreduce)\n  __dataclass_builtins_object__.__setattr__(self,'allreduce_detail',allreduce_detail)\n  __dataclass_builtins_object__.__setattr__(self,'nccl_warnings',nccl_warnings)\n  __dataclass_builtins_object__.__setattr__(self,'reason',reason)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -394,7 +394,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['ae230bbd6b3541a9f718081d3a7cd547ca25bd603a1676e440c42a759abfed64'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'a\',\'b\',\'status\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -402,7 +402,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['82bb62ec171bdfaecd96ff66939ff93e23d49283dea5f4eed087a89d0f64b6ed'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'address\',\'gpu\',\'acs_ctrl\',\'readable\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -410,7 +410,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['6b2108f89f984b135dec1d5dc12621efe4273965e815fec070d25e9567ffe312'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'bridges\',\'iommu\',\'iommu_evidence\',\'unreadable\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -418,7 +418,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['71620e383ee4f5837b4ca05cd29882e59fbbee31d5ad2ebbb14d86172be5d06c'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'call\',\'result\',\'name\',\'device\',\'duration_ms\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -426,7 +426,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['6f8b6c5b51816222b786cc3a39d429004f147117a83d510229d42ca58c62228e'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'cuda\',\'health\',\'health_reason\',\'pcie\',\'torch\',\'steps\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -434,7 +434,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['2f693b0b8209ac8e7ece93099dc810d63c31f56636c080e98a2014239e07956c'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'dtype\',\'shape\',\'outcome\',\'detail\',\'source\',\'duration_ms\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -442,7 +442,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['90c2cf0ab96f89f88708e1a742c7ad82fae21377b402b03e207c3e2031a86582'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'gpus\',\'p2p\',\'nvswitch_count\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -450,7 +450,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['76b9f76fb6560ff9fa0d188a155f8a58e58afb46403673b4db6ff54afecf3fdf'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'hw_slowdown\',\'hw_thermal\',\'sw_thermal\',\'power_brake\',\'sw_power_cap\',\'mask\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -458,7 +458,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['7486cabf64946d922f0f6f5bc3f5a80b3c400ae9487125d4178e39b902e0e93f'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'index\',\'ecc_volatile_uncorrected\',\'ecc_aggregate_uncorrected\',\'retired_pages_pending\',\'retired_pages_dbe\',\'remapped_rows_uncorrectable\',\'remap_pending\',\'remap_failure\',\'throttle\',\'persistence_mode\',\'mig_mode\',\'pcie_gen\',\'pcie_gen_max\',\'pcie_width\',\'pcie_width_max\',\'nvlink_active\',\'nvlink_inactive\',\'fabric_state\',\'fabric_status\',\'process_count\',\'process_memory_mib\',\'pci_bus_id\',\'errors\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -466,7 +466,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['6af935c6e7517d542efc65977c7ca026b8cd7fabf379f275da50efbe3b9d86e0'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'status\',\'duration_ms\',\'reason\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -474,7 +474,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['e49ebbbd7752e4226a5d30b3b85c08447878b4c120a57325284df09bc8715f83'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'outcome\',\'library\',\'library_version\',\'compat\',\'driver_api_version\',\'device_count\',\'device_names\',\'calls\',\'reason\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -482,7 +482,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['eca6d7856b3907e36574baec9f19d806fbb2dffa9abd9941f24c5517e0f060f0'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'outcome\',\'torch_version\',\'cuda_available\',\'device_count\',\'gemms\',\'signal\',\'allreduce\',\'allreduce_detail\',\'nccl_warnings\',\'reason\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -490,7 +490,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['07976834a7b6cd56ef3ae26febbcfbfc21f56b571822307d4c9af4ec3729fce8'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'a\',\'b\',\'status\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -498,7 +498,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['69b6f5cba4729e5e4d0ec343c0e1b55eedaf986a55c1d5b1c100a85db8a63c2e'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'address\',\'gpu\',\'acs_ctrl\',\'readable\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -506,7 +506,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['9e866aad9bd55aba52c1650dfd6b746579394bbb595e66f08c710641ed55a701'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'bridges\',\'iommu\',\'iommu_evidence\',\'unreadable\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -514,7 +514,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['219a58bdb0ac3cb8dec89e0769c4e6235f4dfc925b86c327e1aa4a27752b265b'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'call\',\'result\',\'name\',\'device\',\'duration_ms\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -522,7 +522,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['0ee38f761e8d8456459a761edaba99918bbb118dd3335e39f4661ff810489075'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'cuda\',\'health\',\'health_reason\',\'pcie\',\'torch\',\'steps\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -530,7 +530,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['91045eb5f01809be5e604a24c5fc3f6acf31528f10c2c6a3322bbc950ba25e64'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'dtype\',\'shape\',\'outcome\',\'detail\',\'source\',\'duration_ms\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -538,7 +538,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['b217aa8a809d2fd1a934963de3dd1fde7f2c52e9ee3f3dd386e134d8f683da07'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'gpus\',\'p2p\',\'nvswitch_count\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -546,7 +546,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['27b8f336d72e92c2f3ff8be182624cf33c4d35df5976a4c6e7847c22b4ce5596'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'hw_slowdown\',\'hw_thermal\',\'sw_thermal\',\'power_brake\',\'sw_power_cap\',\'mask\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -554,7 +554,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['a889c3cd6da2cebfc47e07819388ca3d0a71d0eade1aeb19385b15f5075e1e1c'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'index\',\'ecc_volatile_uncorrected\',\'ecc_aggregate_uncorrected\',\'retired_pages_pending\',\'retired_pages_dbe\',\'remapped_rows_uncorrectable\',\'remap_pending\',\'remap_failure\',\'throttle\',\'persistence_mode\',\'mig_mode\',\'pcie_gen\',\'pcie_gen_max\',\'pcie_width\',\'pcie_width_max\',\'nvlink_active\',\'nvlink_inactive\',\'fabric_state\',\'fabric_status\',\'process_count\',\'process_memory_mib\',\'pci_bus_id\',\'errors\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -562,7 +562,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['548bd7fecaae73600cd5f2e57390ce5ab647ee609a2d3b997de3e7bccd8e636c'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'status\',\'duration_ms\',\'reason\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -570,7 +570,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['1b46f1509f2916f62ad0e828b5354fa9fdba3d985cd4fd8df142327f2db96b6d'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'outcome\',\'library\',\'library_version\',\'compat\',\'driver_api_version\',\'device_count\',\'device_names\',\'calls\',\'reason\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -578,6 +578,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['ba3759335fbe23669260ae7edb91840e9214090861b5c14ca6563c8f68047ef2'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'outcome\',\'torch_version\',\'cuda_available\',\'device_count\',\'gemms\',\'signal\',\'allreduce\',\'allreduce_detail\',\'nccl_warnings\',\'reason\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.text,self.gpu_count,self.gpu_model,self.min_driver,self.no_gpu,)==(other.text,other.gpu_count,other.gpu_model,other.min_driver,other.no_gpu,)
   return NotImplemented
  return __eq__
-FUNCTIONS['6eb3b5245461bc01f2feb3edd2601b99cdf102177a4739b7c78eb46427fccea3'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.text,self.gpu_count,self.gpu_model,self.min_driver,self.no_gpu,)==(other.text,other.gpu_count,other.gpu_model,other.min_driver,other.no_gpu,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.text,self.gpu_count,self.gpu_model,self.min_driver,self.no_gpu,))
  return __hash__
-FUNCTIONS['06801acc8465beb1b9bdec96ebbd7631df07c32419deac02f7f9688f4a95cc23'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.text,self.gpu_count,self.gpu_model,self.min_driver,self.no_gpu,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(text={self.text!r}, gpu_count={self.gpu_count!r}, gpu_model={self.gpu_model!r}, min_driver={self.min_driver!r}, no_gpu={self.no_gpu!r})"
  return __repr__
-FUNCTIONS['cbd3d2289bd00c248be711ced770836ebad1f8cbd75ff812c12feade6f19cf43'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(text={self.text!r}, gpu_count={self.gpu_count!r}, gpu_model={self.gpu_model!r}, min_driver={self.min_driver!r}, no_gpu={self.no_gpu!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_text, _type_gpu_count, _type_gpu_model, _type_min_driver, _type_no_gpu, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_gpu_count, _dflt_gpu_model, _dflt_min_driver, _dflt_no_gpu, _return_type):
  def __init__(self,text:_type_text,gpu_count:_type_gpu_count=_dflt_gpu_count,gpu_model:_type_gpu_model=_dflt_gpu_model,min_driver:_type_min_driver=_dflt_min_driver,no_gpu:_type_no_gpu=_dflt_no_gpu)->_return_type:
@@ -33,7 +33,7 @@ def __create_fn__(_type_text, _type_gpu_count, _type_gpu_model, _type_min_driver
   __dataclass_builtins_object__.__setattr__(self,'min_driver',min_driver)
   __dataclass_builtins_object__.__setattr__(self,'no_gpu',no_gpu)
  return __init__
-FUNCTIONS['70c914e4ff64e96f4d53d4b0f0f188f43cdac1c2a83b1b7d59c49df157c92231'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_text, _type_gpu_count, _type_gpu_model, _type_min_driver, _type_no_gpu, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_gpu_count, _dflt_gpu_model, _dflt_min_driver, _dflt_no_gpu, _return_type):\n def __init__(self,text:_type_text,gpu_count:_type_gpu_count=_dflt_gpu_count,gpu_model:_type_gpu_model=_dflt_gpu_model,min_driver:_type_min_driver=_dflt_min_driver,no_gpu:_type_no_gpu=_dflt_no_gpu)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'text',text)\n  __dataclass_builtins_object__.__setattr__(self,'gpu_count',gpu_count)\n  __dataclass_builtins_object__.__setattr__(self,'gpu_model',gpu_model)\n  __dataclass_builtins_object__.__setattr__(self,'min_driver',min_driver)\n  __dataclass_builtins_object__.__setattr__(self,'no_gpu',no_gpu)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -41,7 +41,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['a48f4c97766f37631a53e25f90700f903db853d82422a8d386eeaf64ee0b6c23'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'text\',\'gpu_count\',\'gpu_model\',\'min_driver\',\'no_gpu\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -49,6 +49,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['a70fb3ea2e5b30f167006e7db5d82d8f7cbe332fc143aea21ffd1966bf46d400'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'text\',\'gpu_count\',\'gpu_model\',\'min_driver\',\'no_gpu\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

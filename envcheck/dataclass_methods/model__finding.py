@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.code,self.reason,self.node,self.fact,)==(other.code,other.reason,other.node,other.fact,)
   return NotImplemented
  return __eq__
-FUNCTIONS['bfc5b048fe194fc9d043541eab485dd69de848737f2c4b353ff135c852613947'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.code,self.reason,self.node,self.fact,)==(other.code,other.reason,other.node,other.fact,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,7 +19,7 @@ def __create_fn__():
    return (self.code,self.severity,self.title,self.message,self.node,self.evidence,self.fix,self.references,)==(other.code,other.severity,other.title,other.message,other.node,other.evidence,other.fix,other.references,)
   return NotImplemented
  return __eq__
-FUNCTIONS['b8491c4000c892a13f78cfe0b9a40c623e7204234161916c2909baf64f561630'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.code,self.severity,self.title,self.message,self.node,self.evidence,self.fix,self.references,)==(other.code,other.severity,other.title,other.message,other.node,other.evidence,other.fix,other.references,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -27,7 +27,7 @@ def __create_fn__():
    return (self.findings,self.skipped,self.rules_run,self.errors,)==(other.findings,other.skipped,other.rules_run,other.errors,)
   return NotImplemented
  return __eq__
-FUNCTIONS['9f4129bd2d60db23ce1abf946f557b185ea129e569e28b11dfded5737ed67e8a'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.findings,self.skipped,self.rules_run,self.errors,)==(other.findings,other.skipped,other.rules_run,other.errors,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -35,7 +35,7 @@ def __create_fn__():
    return (self.kind,self.packages,self.index_url,self.flags,self.env,self.text,self.python,self.constraints,)==(other.kind,other.packages,other.index_url,other.flags,other.env,other.text,other.python,other.constraints,)
   return NotImplemented
  return __eq__
-FUNCTIONS['1bf94e796b5e08f31c6ff769f7fb3bd71f60c56c66102029e9e14de2a7586a9e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.kind,self.packages,self.index_url,self.flags,self.env,self.text,self.python,self.constraints,)==(other.kind,other.packages,other.index_url,other.flags,other.env,other.text,other.python,other.constraints,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -43,67 +43,67 @@ def __create_fn__():
    return (self.summary,self.applicability,self.actions,)==(other.summary,other.applicability,other.actions,)
   return NotImplemented
  return __eq__
-FUNCTIONS['35a753d15cfd8f6ce79c7fd8146ddece7e90988c361b237080401e52614f972e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.summary,self.applicability,self.actions,)==(other.summary,other.applicability,other.actions,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.code,self.reason,self.node,self.fact,))
  return __hash__
-FUNCTIONS['db229725d36f593eaa79533be12995e2e9763eeaf889d4e7a64042f8b7211b8b'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.code,self.reason,self.node,self.fact,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.code,self.severity,self.title,self.message,self.node,self.evidence,self.fix,self.references,))
  return __hash__
-FUNCTIONS['8a06cf84304356bade48f1c275b683b45e88483bae880ce5e516c893d52a2831'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.code,self.severity,self.title,self.message,self.node,self.evidence,self.fix,self.references,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.findings,self.skipped,self.rules_run,self.errors,))
  return __hash__
-FUNCTIONS['c3c8d96b4d4431219b571c68815cd01d9c65e9854f76780c1a2ba9c88fa543dc'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.findings,self.skipped,self.rules_run,self.errors,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.kind,self.packages,self.index_url,self.flags,self.env,self.text,self.python,self.constraints,))
  return __hash__
-FUNCTIONS['80fcabeae9bdc67f712af867ce3aa85b2813419c33f4d0fa92e09c65ec0349a7'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.kind,self.packages,self.index_url,self.flags,self.env,self.text,self.python,self.constraints,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.summary,self.applicability,self.actions,))
  return __hash__
-FUNCTIONS['f650ef99f35571895714361b88bbbb9bb9fc473d83df2670ad8005b04bb085de'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.summary,self.applicability,self.actions,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(code={self.code!r}, reason={self.reason!r}, node={self.node!r}, fact={self.fact!r})"
  return __repr__
-FUNCTIONS['b5ceb4a869956acf634ddc55d02aee4254f188802dc47d3a1a6fb9f012102af8'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(code={self.code!r}, reason={self.reason!r}, node={self.node!r}, fact={self.fact!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(code={self.code!r}, severity={self.severity!r}, title={self.title!r}, message={self.message!r}, node={self.node!r}, evidence={self.evidence!r}, fix={self.fix!r}, references={self.references!r})"
  return __repr__
-FUNCTIONS['b2032c1e7bf54de96a7b75134eadd92d9111273fc8235ca0d8dc9aabf43a3532'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(code={self.code!r}, severity={self.severity!r}, title={self.title!r}, message={self.message!r}, node={self.node!r}, evidence={self.evidence!r}, fix={self.fix!r}, references={self.references!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(findings={self.findings!r}, skipped={self.skipped!r}, rules_run={self.rules_run!r}, errors={self.errors!r})"
  return __repr__
-FUNCTIONS['ea1c8689d9ffd6f9263024afa8cdd51957f98b3f851a7133110ff1f0d3fc0c8e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(findings={self.findings!r}, skipped={self.skipped!r}, rules_run={self.rules_run!r}, errors={self.errors!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(kind={self.kind!r}, packages={self.packages!r}, index_url={self.index_url!r}, flags={self.flags!r}, env={self.env!r}, text={self.text!r}, python={self.python!r}, constraints={self.constraints!r})"
  return __repr__
-FUNCTIONS['87ca6120870558006bbaac9a48c7d0522f6304c20aaaa0b1d496910ba8e4dce4'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(kind={self.kind!r}, packages={self.packages!r}, index_url={self.index_url!r}, flags={self.flags!r}, env={self.env!r}, text={self.text!r}, python={self.python!r}, constraints={self.constraints!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(summary={self.summary!r}, applicability={self.applicability!r}, actions={self.actions!r})"
  return __repr__
-FUNCTIONS['f8c23e3faacacca7909fc490c1e29a4a77995a06901ea09318cf3f7ceb101962'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(summary={self.summary!r}, applicability={self.applicability!r}, actions={self.actions!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_code, _type_reason, _type_node, _type_fact, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_node, _dflt_fact, _return_type):
  def __init__(self,code:_type_code,reason:_type_reason,node:_type_node=_dflt_node,fact:_type_fact=_dflt_fact)->_return_type:
@@ -112,7 +112,7 @@ def __create_fn__(_type_code, _type_reason, _type_node, _type_fact, MISSING, _HA
   __dataclass_builtins_object__.__setattr__(self,'node',node)
   __dataclass_builtins_object__.__setattr__(self,'fact',fact)
  return __init__
-FUNCTIONS['2477be24275b3df470304db30a5c095802485706ced873c7cd912859ae3ef475'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_code, _type_reason, _type_node, _type_fact, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_node, _dflt_fact, _return_type):\n def __init__(self,code:_type_code,reason:_type_reason,node:_type_node=_dflt_node,fact:_type_fact=_dflt_fact)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'code',code)\n  __dataclass_builtins_object__.__setattr__(self,'reason',reason)\n  __dataclass_builtins_object__.__setattr__(self,'node',node)\n  __dataclass_builtins_object__.__setattr__(self,'fact',fact)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_code, _type_severity, _type_title, _type_message, _type_node, _type_evidence, _type_fix, _type_references, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_evidence, _dflt_fix, _dflt_references, _return_type):
  def __init__(self,code:_type_code,severity:_type_severity,title:_type_title,message:_type_message,node:_type_node,evidence:_type_evidence=_HAS_DEFAULT_FACTORY,fix:_type_fix=_dflt_fix,references:_type_references=_dflt_references)->_return_type:
@@ -125,7 +125,7 @@ def __create_fn__(_type_code, _type_severity, _type_title, _type_message, _type_
   __dataclass_builtins_object__.__setattr__(self,'fix',fix)
   __dataclass_builtins_object__.__setattr__(self,'references',references)
  return __init__
-FUNCTIONS['ab6c773c17112455b9fc9f53bcc18214ba59b57b13a2e5fd999d3b78062cf616'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_code, _type_severity, _type_title, _type_message, _type_node, _type_evidence, _type_fix, _type_references, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_evidence, _dflt_fix, _dflt_references, _return_type):\n def __init__(self,code:_type_code,severity:_type_severity,title:_type_title,message:_type_message,node:_type_node,evidence:_type_evidence=_HAS_DEFAULT_FACTORY,fix:_type_fix=_dflt_fix,references:_type_references=_dflt_references)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'code',code)\n  __dataclass_builtins_object__.__setattr__(self,'severity',severity)\n  __dataclass_builtins_object__.__setattr__(self,'title',title)\n  __dataclass_builtins_object__.__setattr__(self,'message',message)\n  __dataclass_builtins_object__.__setattr__(self,'node',node)\n  __dataclass_builtins_object__.__setattr__(self,'evidence',_dflt_evidence() if evidence is _HAS_DEFAULT_FACTORY else evidence)\n  __dataclass_builtins_object__.__setattr__(self,'fix',fix)\n  __dataclass_builtins_object__.__setattr__(self,'references',references)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_findings, _type_skipped, _type_rules_run, _type_errors, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_findings, _dflt_skipped, _dflt_rules_run, _dflt_errors, _return_type):
  def __init__(self,findings:_type_findings=_dflt_findings,skipped:_type_skipped=_dflt_skipped,rules_run:_type_rules_run=_dflt_rules_run,errors:_type_errors=_dflt_errors)->_return_type:
@@ -134,7 +134,7 @@ def __create_fn__(_type_findings, _type_skipped, _type_rules_run, _type_errors, 
   __dataclass_builtins_object__.__setattr__(self,'rules_run',rules_run)
   __dataclass_builtins_object__.__setattr__(self,'errors',errors)
  return __init__
-FUNCTIONS['d5d6c4c44d97b00a16843790163da96191e5648fa45a730907dbc22ca3a39d41'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_findings, _type_skipped, _type_rules_run, _type_errors, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_findings, _dflt_skipped, _dflt_rules_run, _dflt_errors, _return_type):\n def __init__(self,findings:_type_findings=_dflt_findings,skipped:_type_skipped=_dflt_skipped,rules_run:_type_rules_run=_dflt_rules_run,errors:_type_errors=_dflt_errors)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'findings',findings)\n  __dataclass_builtins_object__.__setattr__(self,'skipped',skipped)\n  __dataclass_builtins_object__.__setattr__(self,'rules_run',rules_run)\n  __dataclass_builtins_object__.__setattr__(self,'errors',errors)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_kind, _type_packages, _type_index_url, _type_flags, _type_env, _type_text, _type_python, _type_constraints, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_packages, _dflt_index_url, _dflt_flags, _dflt_env, _dflt_text, _dflt_python, _dflt_constraints, _return_type):
  def __init__(self,kind:_type_kind,packages:_type_packages=_dflt_packages,index_url:_type_index_url=_dflt_index_url,flags:_type_flags=_dflt_flags,env:_type_env=_HAS_DEFAULT_FACTORY,text:_type_text=_dflt_text,python:_type_python=_dflt_python,constraints:_type_constraints=_dflt_constraints)->_return_type:
@@ -147,7 +147,7 @@ def __create_fn__(_type_kind, _type_packages, _type_index_url, _type_flags, _typ
   __dataclass_builtins_object__.__setattr__(self,'python',python)
   __dataclass_builtins_object__.__setattr__(self,'constraints',constraints)
  return __init__
-FUNCTIONS['ffe215129534ea6284aba86f15092a751c4e6cfef87a197d0c6a8fd3ea35978f'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_kind, _type_packages, _type_index_url, _type_flags, _type_env, _type_text, _type_python, _type_constraints, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_packages, _dflt_index_url, _dflt_flags, _dflt_env, _dflt_text, _dflt_python, _dflt_constraints, _return_type):\n def __init__(self,kind:_type_kind,packages:_type_packages=_dflt_packages,index_url:_type_index_url=_dflt_index_url,flags:_type_flags=_dflt_flags,env:_type_env=_HAS_DEFAULT_FACTORY,text:_type_text=_dflt_text,python:_type_python=_dflt_python,constraints:_type_constraints=_dflt_constraints)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'packages',packages)\n  __dataclass_builtins_object__.__setattr__(self,'index_url',index_url)\n  __dataclass_builtins_object__.__setattr__(self,'flags',flags)\n  __dataclass_builtins_object__.__setattr__(self,'env',_dflt_env() if env is _HAS_DEFAULT_FACTORY else env)\n  __dataclass_builtins_object__.__setattr__(self,'text',text)\n  __dataclass_builtins_object__.__setattr__(self,'python',python)\n  __dataclass_builtins_object__.__setattr__(self,'constraints',constraints)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_summary, _type_applicability, _type_actions, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_actions, _return_type):
  def __init__(self,summary:_type_summary,applicability:_type_applicability,actions:_type_actions=_dflt_actions)->_return_type:
@@ -155,7 +155,7 @@ def __create_fn__(_type_summary, _type_applicability, _type_actions, MISSING, _H
   __dataclass_builtins_object__.__setattr__(self,'applicability',applicability)
   __dataclass_builtins_object__.__setattr__(self,'actions',actions)
  return __init__
-FUNCTIONS['17b637b35df6c1527aa1ed3bc01ad50196d8f495f3c538457960f223e23aface'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_summary, _type_applicability, _type_actions, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_actions, _return_type):\n def __init__(self,summary:_type_summary,applicability:_type_applicability,actions:_type_actions=_dflt_actions)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'summary',summary)\n  __dataclass_builtins_object__.__setattr__(self,'applicability',applicability)\n  __dataclass_builtins_object__.__setattr__(self,'actions',actions)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -163,7 +163,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['4288124a7eb37f7cb679077a2abc0d84bb1baad8668b4445b86ba383024afeb7'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'code\',\'reason\',\'node\',\'fact\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -171,7 +171,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['05b9eeb4a0c68bfa7358cdfc8d1409e6d4e0452192fa6af89acab254d06b3d41'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'code\',\'severity\',\'title\',\'message\',\'node\',\'evidence\',\'fix\',\'references\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -179,7 +179,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['3dc64c7b546b02cee893bc76b048d1533cb76a7c1fa3b28ce87a4adbf475278e'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'findings\',\'skipped\',\'rules_run\',\'errors\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -187,7 +187,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['4c20beb96c583f8aa555b71f578c8a2d690276fb1247849a3211a1f48e59acd7'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'kind\',\'packages\',\'index_url\',\'flags\',\'env\',\'text\',\'python\',\'constraints\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -195,7 +195,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['af3abe5139335fc4d7b7c23e186d36b67d5e2465ad1615516912c089468c3385'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'summary\',\'applicability\',\'actions\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -203,7 +203,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['0fb5a7381a2c4cd02fbb44d3c9c4cdd71fd93a7f2110a967253d426225594e8c'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'code\',\'reason\',\'node\',\'fact\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -211,7 +211,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['db3675f3c2b021e0be4220a8e147d51667301544ef2fe4d71fcf908a3199f145'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'code\',\'severity\',\'title\',\'message\',\'node\',\'evidence\',\'fix\',\'references\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -219,7 +219,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['dd0b380c603783802c741926908b20744f4adad6cbe555f61671e45c039e38c8'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'findings\',\'skipped\',\'rules_run\',\'errors\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -227,7 +227,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['7ab8334cfc088ecbe2b4c66baa71bd5fec6104441cce6158899414ec7ef20cbc'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'kind\',\'packages\',\'index_url\',\'flags\',\'env\',\'text\',\'python\',\'constraints\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -235,6 +235,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['9844ff23dfc081f2b512d205908c50ba0087a6fe7e33503593f81d6299a2d2c9'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'summary\',\'applicability\',\'actions\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.action,self.applicability,self.codes,self.reason,)==(other.action,other.applicability,other.codes,other.reason,)
   return NotImplemented
  return __eq__
-FUNCTIONS['66d6a3a012c2564476589b1f87657b9a7624dabf14026d007d9b68d2b5f61387'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.action,self.applicability,self.codes,self.reason,)==(other.action,other.applicability,other.codes,other.reason,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,7 +19,7 @@ def __create_fn__():
    return (self.node,self.steps,self.conflicts,self.addressed,self.remaining,self.iterations,self.converged,self.notes,self.resolved,self.resolver,)==(other.node,other.steps,other.conflicts,other.addressed,other.remaining,other.iterations,other.converged,other.notes,other.resolved,other.resolver,)
   return NotImplemented
  return __eq__
-FUNCTIONS['b538e7a2b0a94fa3cd79b1ab7ad1ae56102d1114388ed911351a668a7fb128ca'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.node,self.steps,self.conflicts,self.addressed,self.remaining,self.iterations,self.converged,self.notes,self.resolved,self.resolver,)==(other.node,other.steps,other.conflicts,other.addressed,other.remaining,other.iterations,other.converged,other.notes,other.resolved,other.resolver,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -27,7 +27,7 @@ def __create_fn__():
    return (self.python,self.arch,self.glibc,self.driver,self.max_cuda,self.gpus,self.compute_capability,)==(other.python,other.arch,other.glibc,other.driver,other.max_cuda,other.gpus,other.compute_capability,)
   return NotImplemented
  return __eq__
-FUNCTIONS['8b2cd66e0027de4b4ad3fa30243113c19e7417def0655a3650600616d0873d5b'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.python,self.arch,self.glibc,self.driver,self.max_cuda,self.gpus,self.compute_capability,)==(other.python,other.arch,other.glibc,other.driver,other.max_cuda,other.gpus,other.compute_capability,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -35,7 +35,7 @@ def __create_fn__():
    return (self.subject,self.value,self.reason,)==(other.subject,other.value,other.reason,)
   return NotImplemented
  return __eq__
-FUNCTIONS['43cd1d078a56662cbf51711a3de836e0426b5afe88c1d0e93aeecb06ad30c943'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.subject,self.value,self.reason,)==(other.subject,other.value,other.reason,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -43,7 +43,7 @@ def __create_fn__():
    return (self.subject,self.wanted,self.codes,self.message,)==(other.subject,other.wanted,other.codes,other.message,)
   return NotImplemented
  return __eq__
-FUNCTIONS['60fc921df3d58ff494fa00b08918cbc65747cf8e363e3436cca437c4f1af1f89'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.subject,self.wanted,self.codes,self.message,)==(other.subject,other.wanted,other.codes,other.message,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -51,79 +51,79 @@ def __create_fn__():
    return (self.target,self.requirements,self.overrides,self.constraints,self.torch,self.torch_variant,self.torch_index_url,self.choices,self.conflicts,self.notes,self.manual,self.env,self.profile,)==(other.target,other.requirements,other.overrides,other.constraints,other.torch,other.torch_variant,other.torch_index_url,other.choices,other.conflicts,other.notes,other.manual,other.env,other.profile,)
   return NotImplemented
  return __eq__
-FUNCTIONS['c18375b3d99ef16b7037203e157c61b49086bcd5023320bcd55603a6020e90a0'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.target,self.requirements,self.overrides,self.constraints,self.torch,self.torch_variant,self.torch_index_url,self.choices,self.conflicts,self.notes,self.manual,self.env,self.profile,)==(other.target,other.requirements,other.overrides,other.constraints,other.torch,other.torch_variant,other.torch_index_url,other.choices,other.conflicts,other.notes,other.manual,other.env,other.profile,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.action,self.applicability,self.codes,self.reason,))
  return __hash__
-FUNCTIONS['f7741f3c38d76a9853ef05762a49b8495c2e761692c08f80ac6bc0768a4de98a'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.action,self.applicability,self.codes,self.reason,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.node,self.steps,self.conflicts,self.addressed,self.remaining,self.iterations,self.converged,self.notes,self.resolved,self.resolver,))
  return __hash__
-FUNCTIONS['7c0551c3f90e3935769e629b144c662f0f039457d3965a697e80114a19749090'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.node,self.steps,self.conflicts,self.addressed,self.remaining,self.iterations,self.converged,self.notes,self.resolved,self.resolver,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.python,self.arch,self.glibc,self.driver,self.max_cuda,self.gpus,self.compute_capability,))
  return __hash__
-FUNCTIONS['9320b49d6253a5b92dc3dc505d381aa04c0a458538b38d679c3052858748fb09'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.python,self.arch,self.glibc,self.driver,self.max_cuda,self.gpus,self.compute_capability,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.subject,self.value,self.reason,))
  return __hash__
-FUNCTIONS['73461ca077928b5a683c4601bb3e151cb6aa17238e3e6560622c6c7d150e14a3'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.subject,self.value,self.reason,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.subject,self.wanted,self.codes,self.message,))
  return __hash__
-FUNCTIONS['17107d6c7b8d05ac8778666758d80a265779ca982a42fba3f22f00c3d1e78d08'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.subject,self.wanted,self.codes,self.message,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.target,self.requirements,self.overrides,self.constraints,self.torch,self.torch_variant,self.torch_index_url,self.choices,self.conflicts,self.notes,self.manual,self.env,self.profile,))
  return __hash__
-FUNCTIONS['e1ff2b3169624971c957e4e0d48ae087c2eff6c4854287fe4d9dc4d281b9390a'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.target,self.requirements,self.overrides,self.constraints,self.torch,self.torch_variant,self.torch_index_url,self.choices,self.conflicts,self.notes,self.manual,self.env,self.profile,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(action={self.action!r}, applicability={self.applicability!r}, codes={self.codes!r}, reason={self.reason!r})"
  return __repr__
-FUNCTIONS['4ee6e3a5436f38a560375ca8f049aaf2683aef792e2f932d45bc0902779db47c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(action={self.action!r}, applicability={self.applicability!r}, codes={self.codes!r}, reason={self.reason!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(node={self.node!r}, steps={self.steps!r}, conflicts={self.conflicts!r}, addressed={self.addressed!r}, remaining={self.remaining!r}, iterations={self.iterations!r}, converged={self.converged!r}, notes={self.notes!r}, resolved={self.resolved!r}, resolver={self.resolver!r})"
  return __repr__
-FUNCTIONS['9afb3dbfba6fe2fc6946f5732cabebaad7975169edf441036325324109942324'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(node={self.node!r}, steps={self.steps!r}, conflicts={self.conflicts!r}, addressed={self.addressed!r}, remaining={self.remaining!r}, iterations={self.iterations!r}, converged={self.converged!r}, notes={self.notes!r}, resolved={self.resolved!r}, resolver={self.resolver!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(python={self.python!r}, arch={self.arch!r}, glibc={self.glibc!r}, driver={self.driver!r}, max_cuda={self.max_cuda!r}, gpus={self.gpus!r}, compute_capability={self.compute_capability!r})"
  return __repr__
-FUNCTIONS['94d96aff055f52a98492c8b0a2a6de839786245db3638b7cce311f414c58e344'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(python={self.python!r}, arch={self.arch!r}, glibc={self.glibc!r}, driver={self.driver!r}, max_cuda={self.max_cuda!r}, gpus={self.gpus!r}, compute_capability={self.compute_capability!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(subject={self.subject!r}, value={self.value!r}, reason={self.reason!r})"
  return __repr__
-FUNCTIONS['a423c44ea16caef2709cd1bacb90e20c8285d5437a7c73bb3be98d054e28f029'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(subject={self.subject!r}, value={self.value!r}, reason={self.reason!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(subject={self.subject!r}, wanted={self.wanted!r}, codes={self.codes!r}, message={self.message!r})"
  return __repr__
-FUNCTIONS['071420947cdc47177fe0a8e7d9b88dbf42f10b6ad613420ba2d0e6621f3841ae'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(subject={self.subject!r}, wanted={self.wanted!r}, codes={self.codes!r}, message={self.message!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(target={self.target!r}, requirements={self.requirements!r}, overrides={self.overrides!r}, constraints={self.constraints!r}, torch={self.torch!r}, torch_variant={self.torch_variant!r}, torch_index_url={self.torch_index_url!r}, choices={self.choices!r}, conflicts={self.conflicts!r}, notes={self.notes!r}, manual={self.manual!r}, env={self.env!r}, profile={self.profile!r})"
  return __repr__
-FUNCTIONS['253cd28ac0e153493102cf42f93a211e25bda36449adfa8e80e4e4c82e03ba86'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(target={self.target!r}, requirements={self.requirements!r}, overrides={self.overrides!r}, constraints={self.constraints!r}, torch={self.torch!r}, torch_variant={self.torch_variant!r}, torch_index_url={self.torch_index_url!r}, choices={self.choices!r}, conflicts={self.conflicts!r}, notes={self.notes!r}, manual={self.manual!r}, env={self.env!r}, profile={self.profile!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_action, _type_applicability, _type_codes, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,action:_type_action,applicability:_type_applicability,codes:_type_codes,reason:_type_reason)->_return_type:
@@ -132,7 +132,7 @@ def __create_fn__(_type_action, _type_applicability, _type_codes, _type_reason, 
   __dataclass_builtins_object__.__setattr__(self,'codes',codes)
   __dataclass_builtins_object__.__setattr__(self,'reason',reason)
  return __init__
-FUNCTIONS['f47f460c0a7736c61fc4958de650e5b6772aa2bd511d67382d38b3409bfebc20'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_action, _type_applicability, _type_codes, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,action:_type_action,applicability:_type_applicability,codes:_type_codes,reason:_type_reason)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'action',action)\n  __dataclass_builtins_object__.__setattr__(self,'applicability',applicability)\n  __dataclass_builtins_object__.__setattr__(self,'codes',codes)\n  __dataclass_builtins_object__.__setattr__(self,'reason',reason)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_node, _type_steps, _type_conflicts, _type_addressed, _type_remaining, _type_iterations, _type_converged, _type_notes, _type_resolved, _type_resolver, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_steps, _dflt_conflicts, _dflt_addressed, _dflt_remaining, _dflt_iterations, _dflt_converged, _dflt_notes, _dflt_resolved, _dflt_resolver, _return_type):
  def __init__(self,node:_type_node,steps:_type_steps=_dflt_steps,conflicts:_type_conflicts=_dflt_conflicts,addressed:_type_addressed=_dflt_addressed,remaining:_type_remaining=_dflt_remaining,iterations:_type_iterations=_dflt_iterations,converged:_type_converged=_dflt_converged,notes:_type_notes=_dflt_notes,resolved:_type_resolved=_dflt_resolved,resolver:_type_resolver=_dflt_resolver)->_return_type:
@@ -147,7 +147,7 @@ def __create_fn__(_type_node, _type_steps, _type_conflicts, _type_addressed, _ty
   __dataclass_builtins_object__.__setattr__(self,'resolved',resolved)
   __dataclass_builtins_object__.__setattr__(self,'resolver',resolver)
  return __init__
-FUNCTIONS['f8e3a3714ce7b79312ed120f360a5cd2d7c648b03aa79ac678360aa28f618a1d'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_node, _type_steps, _type_conflicts, _type_addressed, _type_remaining, _type_iterations, _type_converged, _type_notes, _type_resolved, _type_resolver, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_steps, _dflt_conflicts, _dflt_addressed, _dflt_remaining, _dflt_iterations, _dflt_converged, _dflt_notes, _dflt_resolved, _dflt_resolver, _return_type):\n def __init__(self,node:_type_node,steps:_type_steps=_dflt_steps,conflicts:_type_conflicts=_dflt_conflicts,addressed:_type_addressed=_dflt_addressed,remaining:_type_remaining=_dflt_remaining,iterations:_type_iterations=_dflt_iterations,converged:_type_converged=_dflt_converged,notes:_type_notes=_dflt_notes,resolved:_type_resolved=_dflt_resolved,resolver:_type_resolver=_dflt_resolver)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'node',node)\n  __dataclass_builtins_object__.__setattr__(self,'steps',steps)\n  __dataclass_builtins_object__.__setattr__(self,'conflicts',conflicts)\n  __dataclass_builtins_object__.__setattr__(self,'addressed',addressed)\n  __dataclass_builtins_object__.__setattr__(self,'remaining',remaining)\n  __dataclass_builtins_object__.__setattr__(self,'iterations',iterations)\n  __dataclass_builtins_object__.__setattr__(self,'converged',converged)\n  __dataclass_builtins_object__.__setattr__(self,'notes',notes)\n  __dataclass_builtins_object__.__setattr__(self,'resolved',resolved)\n  __dataclass_builtins_object__.__setattr__(self,'resolver',resolver)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_python, _type_arch, _type_glibc, _type_driver, _type_max_cuda, _type_gpus, _type_compute_capability, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_arch, _dflt_glibc, _dflt_driver, _dflt_max_cuda, _dflt_gpus, _dflt_compute_capability, _return_type):
  def __init__(self,python:_type_python,arch:_type_arch=_dflt_arch,glibc:_type_glibc=_dflt_glibc,driver:_type_driver=_dflt_driver,max_cuda:_type_max_cuda=_dflt_max_cuda,gpus:_type_gpus=_dflt_gpus,compute_capability:_type_compute_capability=_dflt_compute_capability)->_return_type:
@@ -159,7 +159,7 @@ def __create_fn__(_type_python, _type_arch, _type_glibc, _type_driver, _type_max
   __dataclass_builtins_object__.__setattr__(self,'gpus',gpus)
   __dataclass_builtins_object__.__setattr__(self,'compute_capability',compute_capability)
  return __init__
-FUNCTIONS['e10aef7a9f7726499dbdf9d680ec41563a6db8610a575aaa24271e4ffb260927'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_python, _type_arch, _type_glibc, _type_driver, _type_max_cuda, _type_gpus, _type_compute_capability, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_arch, _dflt_glibc, _dflt_driver, _dflt_max_cuda, _dflt_gpus, _dflt_compute_capability, _return_type):\n def __init__(self,python:_type_python,arch:_type_arch=_dflt_arch,glibc:_type_glibc=_dflt_glibc,driver:_type_driver=_dflt_driver,max_cuda:_type_max_cuda=_dflt_max_cuda,gpus:_type_gpus=_dflt_gpus,compute_capability:_type_compute_capability=_dflt_compute_capability)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'python',python)\n  __dataclass_builtins_object__.__setattr__(self,'arch',arch)\n  __dataclass_builtins_object__.__setattr__(self,'glibc',glibc)\n  __dataclass_builtins_object__.__setattr__(self,'driver',driver)\n  __dataclass_builtins_object__.__setattr__(self,'max_cuda',max_cuda)\n  __dataclass_builtins_object__.__setattr__(self,'gpus',gpus)\n  __dataclass_builtins_object__.__setattr__(self,'compute_capability',compute_capability)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_subject, _type_value, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,subject:_type_subject,value:_type_value,reason:_type_reason)->_return_type:
@@ -167,7 +167,7 @@ def __create_fn__(_type_subject, _type_value, _type_reason, MISSING, _HAS_DEFAUL
   __dataclass_builtins_object__.__setattr__(self,'value',value)
   __dataclass_builtins_object__.__setattr__(self,'reason',reason)
  return __init__
-FUNCTIONS['7a650b62b2601aa05aaf0dcc2b371d500774e8d1c61ed664e5a5b94749aac50c'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_subject, _type_value, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,subject:_type_subject,value:_type_value,reason:_type_reason)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'subject',subject)\n  __dataclass_builtins_object__.__setattr__(self,'value',value)\n  __dataclass_builtins_object__.__setattr__(self,'reason',reason)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_subject, _type_wanted, _type_codes, _type_message, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,subject:_type_subject,wanted:_type_wanted,codes:_type_codes,message:_type_message)->_return_type:
@@ -176,7 +176,7 @@ def __create_fn__(_type_subject, _type_wanted, _type_codes, _type_message, MISSI
   __dataclass_builtins_object__.__setattr__(self,'codes',codes)
   __dataclass_builtins_object__.__setattr__(self,'message',message)
  return __init__
-FUNCTIONS['c185d43c192774a9eac939ca31b25615d20e2c1d6e3f051b08805e540b969ad0'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_subject, _type_wanted, _type_codes, _type_message, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,subject:_type_subject,wanted:_type_wanted,codes:_type_codes,message:_type_message)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'subject',subject)\n  __dataclass_builtins_object__.__setattr__(self,'wanted',wanted)\n  __dataclass_builtins_object__.__setattr__(self,'codes',codes)\n  __dataclass_builtins_object__.__setattr__(self,'message',message)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_target, _type_requirements, _type_overrides, _type_constraints, _type_torch, _type_torch_variant, _type_torch_index_url, _type_choices, _type_conflicts, _type_notes, _type_manual, _type_env, _type_profile, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_overrides, _dflt_constraints, _dflt_torch, _dflt_torch_variant, _dflt_torch_index_url, _dflt_choices, _dflt_conflicts, _dflt_notes, _dflt_manual, _dflt_env, _dflt_profile, _return_type):
  def __init__(self,target:_type_target,requirements:_type_requirements,overrides:_type_overrides=_dflt_overrides,constraints:_type_constraints=_dflt_constraints,torch:_type_torch=_dflt_torch,torch_variant:_type_torch_variant=_dflt_torch_variant,torch_index_url:_type_torch_index_url=_dflt_torch_index_url,choices:_type_choices=_dflt_choices,conflicts:_type_conflicts=_dflt_conflicts,notes:_type_notes=_dflt_notes,manual:_type_manual=_dflt_manual,env:_type_env=_HAS_DEFAULT_FACTORY,profile:_type_profile=_dflt_profile)->_return_type:
@@ -194,7 +194,7 @@ def __create_fn__(_type_target, _type_requirements, _type_overrides, _type_const
   __dataclass_builtins_object__.__setattr__(self,'env',_dflt_env() if env is _HAS_DEFAULT_FACTORY else env)
   __dataclass_builtins_object__.__setattr__(self,'profile',profile)
  return __init__
-FUNCTIONS['a90fe3daf9c6aab2fcd2fd9ccaa79fa7d2548e136f35da54b778cc245e8d9ed4'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_target, _type_requirements, _type_overrides, _type_constraints, _type_torch, _type_torch_variant, _type_torch_index_url, _type_choices, _type_conflicts, _type_notes, _type_manual, _type_env, _type_profile, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_overrides, _dflt_constraints, _dflt_torch, _dflt_torch_variant, _dflt_torch_index_url, _dflt_choices, _dflt_conflicts, _dflt_notes, _dflt_manual, _dflt_env, _dflt_profile, _return_type):\n def __init__(self,target:_type_target,requirements:_type_requirements,overrides:_type_overrides=_dflt_overrides,constraints:_type_constraints=_dflt_constraints,torch:_type_torch=_dflt_torch,torch_variant:_type_torch_variant=_dflt_torch_variant,torch_index_url:_type_torch_index_url=_dflt_torch_index_url,choices:_type_choices=_dflt_choices,conflicts:_type_conflicts=_dflt_conflicts,notes:_type_notes=_dflt_notes,manual:_type_manual=_dflt_manual,env:_type_env=_HAS_DEFAULT_FACTORY,profile:_type_profile=_dflt_profile)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'target',target)\n  __dataclass_builtins_object__.__setattr__(self,'requirements',requirements)\n  __dataclass_builtins_object__.__setattr__(self,'overrides',overrides)\n  __dataclass_builtins_object__.__setattr__(self,'constraints',constraints)\n  __dataclass_builtins_object__.__setattr__(self,'torch',torch)\n  __dataclass_builtins_object__.__setattr__(self,'torch_variant',torch_variant)\n  __dataclass_builtins_object__.__setattr__(self,'torch_index_url',torch_index_url)\n  __dataclass_builtins_object__.__setattr__(self,'choices',choices)\n  __dataclass_builtins_object__.__setattr__(self,'conflicts',conflicts)\n  __dataclass_builtins_object__.__setattr__(self,'notes',notes)\n  __dataclass_builtins_object__.__setattr__(self,'manual',manual)\n  __dataclass_builtins_object__.__setattr__(self,'env',_dflt_env() if env is _HAS_DEFAULT_FACTORY else env)\n  __dataclass_builtins_object__.__setattr__(self,'profile',profile)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -202,7 +202,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['33557be0bd312c81617889b209c5ebcafd6f16b28dc693d163f2b3c762a7f883'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'action\',\'applicability\',\'codes\',\'reason\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -210,7 +210,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['3bd25bc5d156a7e6d27aa2dc380b6009f28705a815de5eefeb38756eb080f944'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'node\',\'steps\',\'conflicts\',\'addressed\',\'remaining\',\'iterations\',\'converged\',\'notes\',\'resolved\',\'resolver\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -218,7 +218,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['d2761f8e4d80c99cd60a06e6a5340ad2a723301e75ec0c1c7238a59198ebc699'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'python\',\'arch\',\'glibc\',\'driver\',\'max_cuda\',\'gpus\',\'compute_capability\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -226,7 +226,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['8b914cb2c602716700fbcaf3c90abd7670e15b2683da7a086f56b572c62e85ac'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'subject\',\'value\',\'reason\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -234,7 +234,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['9485c316bacb2a217c9604d75a080f6c8a7aa2fa27105426e808b97f27bdf913'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'subject\',\'wanted\',\'codes\',\'message\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -242,7 +242,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['ae4955ceab3b5f825feb6829c2ca81ebf2b201e1ec2bfaa2fef910810c37d420'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'target\',\'requirements\',\'overrides\',\'constraints\',\'torch\',\'torch_variant\',\'torch_index_url\',\'choices\',\'conflicts\',\'notes\',\'manual\',\'env\',\'profile\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -250,7 +250,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['506c6043245e86668a08f42572d9a1be0db119b2b3b128ceb5741eb753a32175'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'action\',\'applicability\',\'codes\',\'reason\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -258,7 +258,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['3f3e72e93b37b3e6e2af8e9a08c51e8acb124646cae30f4fb41bbadb20f05326'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'node\',\'steps\',\'conflicts\',\'addressed\',\'remaining\',\'iterations\',\'converged\',\'notes\',\'resolved\',\'resolver\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -266,7 +266,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['5b93577783a8fd6b83fcc47e4222903d28c34dda8c3c5479c66d185a08d1eaf5'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'python\',\'arch\',\'glibc\',\'driver\',\'max_cuda\',\'gpus\',\'compute_capability\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -274,7 +274,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['71e9deaefff4cbd607fdf5600b4fa3b6382959286ce2469f404e58633363ce01'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'subject\',\'value\',\'reason\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -282,7 +282,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['569cc529447b43f4255609e334a391dd017a92b3763a6e34d4272ddf338636d1'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'subject\',\'wanted\',\'codes\',\'message\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -290,6 +290,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['c8cd76ee72cdb361ab35a9e4701f62682061e6f0f4c954e6c4b0a9094f0b09ce'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'target\',\'requirements\',\'overrides\',\'constraints\',\'torch\',\'torch_variant\',\'torch_index_url\',\'choices\',\'conflicts\',\'notes\',\'manual\',\'env\',\'profile\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

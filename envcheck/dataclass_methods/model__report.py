@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.disks,)==(other.disks,)
   return NotImplemented
  return __eq__
-FUNCTIONS['1cdba671c3eb69be5608f2f904a385e44734261af96f4bdecfb45ef649e3db82'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.disks,)==(other.disks,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,7 +19,7 @@ def __create_fn__():
    return (self.distributions,self.broken,self.search_path,self.partial,)==(other.distributions,other.broken,other.search_path,other.partial,)
   return NotImplemented
  return __eq__
-FUNCTIONS['03f1ff0c8b1474b22ae8efd858ffa813404d262f7234d931fa126fb32f2dfb57'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.distributions,self.broken,self.search_path,self.partial,)==(other.distributions,other.broken,other.search_path,other.partial,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -27,7 +27,7 @@ def __create_fn__():
    return (self.driver_version,self.cuda_driver_version,self.nvml_version,self.driver_source,self.gpus,self.gpus_reason,self.cuda_errors,self.device_nodes,self.libcuda_cached,self.kernel_modules,)==(other.driver_version,other.cuda_driver_version,other.nvml_version,other.driver_source,other.gpus,other.gpus_reason,other.cuda_errors,other.device_nodes,other.libcuda_cached,other.kernel_modules,)
   return NotImplemented
  return __eq__
-FUNCTIONS['9fe223c7251de80b0e4fced69acc4009d39b8b722b6e8287abbc5bf23b3e8d53'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.driver_version,self.cuda_driver_version,self.nvml_version,self.driver_source,self.gpus,self.gpus_reason,self.cuda_errors,self.device_nodes,self.libcuda_cached,self.kernel_modules,)==(other.driver_version,other.cuda_driver_version,other.nvml_version,other.driver_source,other.gpus,other.gpus_reason,other.cuda_errors,other.device_nodes,other.libcuda_cached,other.kernel_modules,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -35,7 +35,7 @@ def __create_fn__():
    return (self.dtype,self.model_type,self.command,self.runs,)==(other.dtype,other.model_type,other.command,other.runs,)
   return NotImplemented
  return __eq__
-FUNCTIONS['1b52003c0a014d3a437b2dc15a589b1a0a266735e2e680614490a8b7e2a5c0b2'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.dtype,self.model_type,self.command,self.runs,)==(other.dtype,other.model_type,other.command,other.runs,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -43,7 +43,7 @@ def __create_fn__():
    return (self.hostname,self.hostname_addresses,self.resolve_error,self.interfaces,self.infiniband,)==(other.hostname,other.hostname_addresses,other.resolve_error,other.interfaces,other.infiniband,)
   return NotImplemented
  return __eq__
-FUNCTIONS['78d781e4ec78dd425c67e587f57772311d13f8f00dd404ae15c81b28d6f9c3fa'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.hostname,self.hostname_addresses,self.resolve_error,self.interfaces,self.infiniband,)==(other.hostname,other.hostname_addresses,other.resolve_error,other.interfaces,other.infiniband,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -51,7 +51,7 @@ def __create_fn__():
    return (self.index,self.name,self.uuid_hash,self.compute_capability,self.memory_total_mib,self.memory_used_mib,self.persistence_mode,self.process_count,self.process_memory_mib,)==(other.index,other.name,other.uuid_hash,other.compute_capability,other.memory_total_mib,other.memory_used_mib,other.persistence_mode,other.process_count,other.process_memory_mib,)
   return NotImplemented
  return __eq__
-FUNCTIONS['5741e3ac6256cc4b96b2bcfbaacae82d052abbf1647e29f86d3b618f092214c5'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.index,self.name,self.uuid_hash,self.compute_capability,self.memory_total_mib,self.memory_used_mib,self.persistence_mode,self.process_count,self.process_memory_mib,)==(other.index,other.name,other.uuid_hash,other.compute_capability,other.memory_total_mib,other.memory_used_mib,other.persistence_mode,other.process_count,other.process_memory_mib,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -59,7 +59,7 @@ def __create_fn__():
    return (self.kind,self.detail,)==(other.kind,other.detail,)
   return NotImplemented
  return __eq__
-FUNCTIONS['03d0d0c17e7f3c0ad9fa0b8ee281b4f794af4dcf523a428b86bc036ebe8e0603'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.kind,self.detail,)==(other.kind,other.detail,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -67,7 +67,7 @@ def __create_fn__():
    return (self.ld_library_path,self.ld_preload,self.cuda_libraries,self.unresolved,self.missing,self.nccl_loaded,self.nccl_loaded_cuda,)==(other.ld_library_path,other.ld_preload,other.cuda_libraries,other.unresolved,other.missing,other.nccl_loaded,other.nccl_loaded_cuda,)
   return NotImplemented
  return __eq__
-FUNCTIONS['80972a38ede9ef5780a72f039d2754c598c4802926157c6989b371365e7b0ebc'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.ld_library_path,self.ld_preload,self.cuda_libraries,self.unresolved,self.missing,self.nccl_loaded,self.nccl_loaded_cuda,)==(other.ld_library_path,other.ld_preload,other.cuda_libraries,other.unresolved,other.missing,other.nccl_loaded,other.nccl_loaded_cuda,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -75,7 +75,7 @@ def __create_fn__():
    return (self.library,self.symbol,)==(other.library,other.symbol,)
   return NotImplemented
  return __eq__
-FUNCTIONS['fd32e651a1ffe8eb36b4a2a59a92174371b3d217eb60d8fee07abd3bd93a1590'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.library,self.symbol,)==(other.library,other.symbol,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -83,7 +83,7 @@ def __create_fn__():
    return (self.name,self.path,self.version,self.via,)==(other.name,other.path,other.version,other.via,)
   return NotImplemented
  return __eq__
-FUNCTIONS['74753be785f0d2e384ca170bf9e508eb3a32e33c6120fafd1a0298aeca636f8b'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.path,self.version,self.via,)==(other.name,other.path,other.version,other.via,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -91,7 +91,7 @@ def __create_fn__():
    return (self.name,self.ports,)==(other.name,other.ports,)
   return NotImplemented
  return __eq__
-FUNCTIONS['2eb9fb5f8f0840c5edcfba738931827c59479cc9aa0b6caf2307e0bdd9bfeeb3'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.ports,)==(other.name,other.ports,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -99,7 +99,7 @@ def __create_fn__():
    return (self.name,self.state,self.mtu,self.ipv4,self.ipv6,self.kind,)==(other.name,other.state,other.mtu,other.ipv4,other.ipv6,other.kind,)
   return NotImplemented
  return __eq__
-FUNCTIONS['58ccfeb9112ce333a02a8d2d0e2bfca37a086e2b560f4626a7282e73d794e96f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.state,self.mtu,self.ipv4,self.ipv6,self.kind,)==(other.name,other.state,other.mtu,other.ipv4,other.ipv6,other.kind,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -107,7 +107,7 @@ def __create_fn__():
    return (self.name,self.version,self.location,self.installer,self.requires,self.check_switch,)==(other.name,other.version,other.location,other.installer,other.requires,other.check_switch,)
   return NotImplemented
  return __eq__
-FUNCTIONS['52fa758c8c9999d49e399780de86963efac9a77b26f966873d94ce3d2afc34dc'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.version,self.location,self.installer,self.requires,self.check_switch,)==(other.name,other.version,other.location,other.installer,other.requires,other.check_switch,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -115,7 +115,7 @@ def __create_fn__():
    return (self.node,self.envcheck_version,self.created_at,self.origin,self.redacted,self.schema,self.gpu,self.python,self.packages,self.torch,self.system,self.storage,self.libraries,self.network,self.env,self.graphics,self.workload,self.deep,self.binaries,self.expect,)==(other.node,other.envcheck_version,other.created_at,other.origin,other.redacted,other.schema,other.gpu,other.python,other.packages,other.torch,other.system,other.storage,other.libraries,other.network,other.env,other.graphics,other.workload,other.deep,other.binaries,other.expect,)
   return NotImplemented
  return __eq__
-FUNCTIONS['d5b465cb547b1accc1ba24d6419bf2ac9282f5a7dd449be25f6f092374422aa0'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.node,self.envcheck_version,self.created_at,self.origin,self.redacted,self.schema,self.gpu,self.python,self.packages,self.torch,self.system,self.storage,self.libraries,self.network,self.env,self.graphics,self.workload,self.deep,self.binaries,self.expect,)==(other.node,other.envcheck_version,other.created_at,other.origin,other.redacted,other.schema,other.gpu,other.python,other.packages,other.torch,other.system,other.storage,other.libraries,other.network,other.env,other.graphics,other.workload,other.deep,other.binaries,other.expect,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -123,7 +123,7 @@ def __create_fn__():
    return (self.nvcc_path,self.version,self.in_use,)==(other.nvcc_path,other.version,other.in_use,)
   return NotImplemented
  return __eq__
-FUNCTIONS['fcd80221a38700872e0b41dbf2a6f39dbee9277edc7bfd0cebe59493466d720a'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.nvcc_path,self.version,self.in_use,)==(other.nvcc_path,other.version,other.in_use,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -131,7 +131,7 @@ def __create_fn__():
    return (self.os_id,self.os_version,self.os_pretty,self.kernel,self.arch,self.glibc,self.cpu_count,self.cpu_affinity,self.memory_total_bytes,self.memory_available_bytes,self.cgroup,self.container,self.container_evidence,self.container_image,self.ulimits,self.nvcc,self.glibc_lacks,self.glibc_needed_by,self.gxx,self.gxx_needed,self.nvcc_searched,self.secure_boot,)==(other.os_id,other.os_version,other.os_pretty,other.kernel,other.arch,other.glibc,other.cpu_count,other.cpu_affinity,other.memory_total_bytes,other.memory_available_bytes,other.cgroup,other.container,other.container_evidence,other.container_image,other.ulimits,other.nvcc,other.glibc_lacks,other.glibc_needed_by,other.gxx,other.gxx_needed,other.nvcc_searched,other.secure_boot,)
   return NotImplemented
  return __eq__
-FUNCTIONS['5c6052b637ec707372d4ee887894ea1ac824573af8a294fc695ea870080809b6'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.os_id,self.os_version,self.os_pretty,self.kernel,self.arch,self.glibc,self.cpu_count,self.cpu_affinity,self.memory_total_bytes,self.memory_available_bytes,self.cgroup,self.container,self.container_evidence,self.container_image,self.ulimits,self.nvcc,self.glibc_lacks,self.glibc_needed_by,self.gxx,self.gxx_needed,self.nvcc_searched,self.secure_boot,)==(other.os_id,other.os_version,other.os_pretty,other.kernel,other.arch,other.glibc,other.cpu_count,other.cpu_affinity,other.memory_total_bytes,other.memory_available_bytes,other.cgroup,other.container,other.container_evidence,other.container_image,other.ulimits,other.nvcc,other.glibc_lacks,other.glibc_needed_by,other.gxx,other.gxx_needed,other.nvcc_searched,other.secure_boot,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -139,7 +139,7 @@ def __create_fn__():
    return (self.path,self.reason,)==(other.path,other.reason,)
   return NotImplemented
  return __eq__
-FUNCTIONS['59c01c58e9473d88b7aaac434bc3d884bfedaff67628fab6793beafc090c0502'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.path,self.reason,)==(other.path,other.reason,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -147,7 +147,7 @@ def __create_fn__():
    return (self.port,self.state,self.rate,self.link_layer,)==(other.port,other.state,other.rate,other.link_layer,)
   return NotImplemented
  return __eq__
-FUNCTIONS['8d5ee43a257239c482654b440a75465812cbc63b457b40a1be45dea9342320d2'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.port,self.state,self.rate,self.link_layer,)==(other.port,other.state,other.rate,other.link_layer,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -155,7 +155,7 @@ def __create_fn__():
    return (self.role,self.path,self.measured_path,self.exists,self.total_bytes,self.free_bytes,self.fs_type,)==(other.role,other.path,other.measured_path,other.exists,other.total_bytes,other.free_bytes,other.fs_type,)
   return NotImplemented
  return __eq__
-FUNCTIONS['54b293bf2081d9f0acc8e3dd738023c51efa7f7db7c42452201bd884f276ff5b'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.role,self.path,self.measured_path,self.exists,self.total_bytes,self.free_bytes,self.fs_type,)==(other.role,other.path,other.measured_path,other.exists,other.total_bytes,other.free_bytes,other.fs_type,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -163,7 +163,7 @@ def __create_fn__():
    return (self.soft,self.hard,)==(other.soft,other.hard,)
   return NotImplemented
  return __eq__
-FUNCTIONS['45fdc4dc6b1f0cf6e6ca5e46382e06a339eea1098e9da71173caf05ece902805'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.soft,self.hard,)==(other.soft,other.hard,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -171,7 +171,7 @@ def __create_fn__():
    return (self.variables,self.redacted,)==(other.variables,other.redacted,)
   return NotImplemented
  return __eq__
-FUNCTIONS['68fbadb872f8e1559d6e1d68e9c1ee12f0976200de335986753402e8f7265d3c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.variables,self.redacted,)==(other.variables,other.redacted,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -179,7 +179,7 @@ def __create_fn__():
    return (self.version,self.implementation,self.executable,self.prefix,self.base_prefix,self.env_kind,self.env_name,self.markers,self.sys_path,self.headers,)==(other.version,other.implementation,other.executable,other.prefix,other.base_prefix,other.env_kind,other.env_name,other.markers,other.sys_path,other.headers,)
   return NotImplemented
  return __eq__
-FUNCTIONS['de5b4085272c8d72a20d86f302d40d1c56820e9f3041fdc78db0ac0b3b424e79'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.version,self.implementation,self.executable,self.prefix,self.base_prefix,self.env_kind,self.env_name,self.markers,self.sys_path,self.headers,)==(other.version,other.implementation,other.executable,other.prefix,other.base_prefix,other.env_kind,other.env_name,other.markers,other.sys_path,other.headers,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -187,7 +187,7 @@ def __create_fn__():
    return (self.version,self.local_label,self.cuda,self.hip,self.git_version,self.variant,self.location,self.version_file,self.requires_cuda,self.installed_cuda,self.cxx11_abi,self.arch_list,)==(other.version,other.local_label,other.cuda,other.hip,other.git_version,other.variant,other.location,other.version_file,other.requires_cuda,other.installed_cuda,other.cxx11_abi,other.arch_list,)
   return NotImplemented
  return __eq__
-FUNCTIONS['0d863379c3dd2b60548ef805f426dad820ef4cab4f926b173205c75425fe4f23'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.version,self.local_label,self.cuda,self.hip,self.git_version,self.variant,self.location,self.version_file,self.requires_cuda,self.installed_cuda,self.cxx11_abi,self.arch_list,)==(other.version,other.local_label,other.cuda,other.hip,other.git_version,other.variant,other.location,other.version_file,other.requires_cuda,other.installed_cuda,other.cxx11_abi,other.arch_list,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -195,7 +195,7 @@ def __create_fn__():
    return (self.version,self.memory_limit_bytes,self.cpu_limit,)==(other.version,other.memory_limit_bytes,other.cpu_limit,)
   return NotImplemented
  return __eq__
-FUNCTIONS['e25c13d02240c218658e8e18a44e7567082d8213d1686e17725ba48bad0403b1'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.version,self.memory_limit_bytes,self.cpu_limit,)==(other.version,other.memory_limit_bytes,other.cpu_limit,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -203,313 +203,313 @@ def __create_fn__():
    return (self.vulkan_icds,self.egl_vendors,self.egl_libraries,self.driver_capabilities,self.render_nodes,self.render_nodes_denied,self.rtx_min_driver,self.failures,)==(other.vulkan_icds,other.egl_vendors,other.egl_libraries,other.driver_capabilities,other.render_nodes,other.render_nodes_denied,other.rtx_min_driver,other.failures,)
   return NotImplemented
  return __eq__
-FUNCTIONS['8db6d45b0f28b0861ac9c4ad58482ffd76db05eeca9198863f1d4ebe4baefec6'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.vulkan_icds,self.egl_vendors,self.egl_libraries,self.driver_capabilities,self.render_nodes,self.render_nodes_denied,self.rtx_min_driver,self.failures,)==(other.vulkan_icds,other.egl_vendors,other.egl_libraries,other.driver_capabilities,other.render_nodes,other.render_nodes_denied,other.rtx_min_driver,other.failures,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.disks,))
  return __hash__
-FUNCTIONS['e8d5e5ff7ce989f64c161845fd077a973c2def59139ef04eb19a00ce6e207a4e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.disks,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.distributions,self.broken,self.search_path,self.partial,))
  return __hash__
-FUNCTIONS['9bff98e541352a682dcf18f6467ec1cfc195b3d07de46aa64392261385a8a156'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.distributions,self.broken,self.search_path,self.partial,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.driver_version,self.cuda_driver_version,self.nvml_version,self.driver_source,self.gpus,self.gpus_reason,self.cuda_errors,self.device_nodes,self.libcuda_cached,self.kernel_modules,))
  return __hash__
-FUNCTIONS['6ffe2c8dea1a2896804b4850f491a140152cb69d3317fca987e9e063d4bc8761'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.driver_version,self.cuda_driver_version,self.nvml_version,self.driver_source,self.gpus,self.gpus_reason,self.cuda_errors,self.device_nodes,self.libcuda_cached,self.kernel_modules,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.dtype,self.model_type,self.command,self.runs,))
  return __hash__
-FUNCTIONS['a5d0ec664ef6699300ace2603b612eb62a5952b382888d1054a534112db6107d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.dtype,self.model_type,self.command,self.runs,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.hostname,self.hostname_addresses,self.resolve_error,self.interfaces,self.infiniband,))
  return __hash__
-FUNCTIONS['3bbd1ea8c90fff477be2efb89fc0040846d370b6370b58378a42851781246ced'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.hostname,self.hostname_addresses,self.resolve_error,self.interfaces,self.infiniband,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.index,self.name,self.uuid_hash,self.compute_capability,self.memory_total_mib,self.memory_used_mib,self.persistence_mode,self.process_count,self.process_memory_mib,))
  return __hash__
-FUNCTIONS['b3abe002e23ac18fe016319443bb63ad000308a19903d319094337de9cf4fcd9'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.index,self.name,self.uuid_hash,self.compute_capability,self.memory_total_mib,self.memory_used_mib,self.persistence_mode,self.process_count,self.process_memory_mib,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.kind,self.detail,))
  return __hash__
-FUNCTIONS['e999050bf0bc482d2befe6748374a87db2bf7e47e7e1c3f8858f5e9a0b402663'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.kind,self.detail,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.ld_library_path,self.ld_preload,self.cuda_libraries,self.unresolved,self.missing,self.nccl_loaded,self.nccl_loaded_cuda,))
  return __hash__
-FUNCTIONS['57a322d0e5c2d96231e4b8d16e30f2a4db71b84d1a1df909c83df0dd3309fb2d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.ld_library_path,self.ld_preload,self.cuda_libraries,self.unresolved,self.missing,self.nccl_loaded,self.nccl_loaded_cuda,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.library,self.symbol,))
  return __hash__
-FUNCTIONS['73a4769a8dc9c5caf5f1177da0df6c429fa4f2b40f84dec935e97e542f5cd0f6'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.library,self.symbol,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.name,self.path,self.version,self.via,))
  return __hash__
-FUNCTIONS['ff20d1c484e2af6b62e6b6f3ccbcd3b570daef292afff221945c7a221227d001'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.path,self.version,self.via,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.name,self.ports,))
  return __hash__
-FUNCTIONS['42b2913de08373c4aac61417daaa2f06eb09f11d8ab110d5db4a6da0022ac054'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.ports,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.name,self.state,self.mtu,self.ipv4,self.ipv6,self.kind,))
  return __hash__
-FUNCTIONS['66a074b1805c89b5fe65a586c35da2bb28faefd9fce6d25830f8e1cd0047913e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.state,self.mtu,self.ipv4,self.ipv6,self.kind,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.name,self.version,self.location,self.installer,self.requires,self.check_switch,))
  return __hash__
-FUNCTIONS['dfced2e86955e82c661ddca69a52e249890cd20e2c7c8d7bfb6f59d06dc5b601'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.version,self.location,self.installer,self.requires,self.check_switch,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.node,self.envcheck_version,self.created_at,self.origin,self.redacted,self.schema,self.gpu,self.python,self.packages,self.torch,self.system,self.storage,self.libraries,self.network,self.env,self.graphics,self.workload,self.deep,self.binaries,self.expect,))
  return __hash__
-FUNCTIONS['0eeec97ee089300ee9df36271c66a5d045c7123b8d1bc6521777fb309ae82c61'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.node,self.envcheck_version,self.created_at,self.origin,self.redacted,self.schema,self.gpu,self.python,self.packages,self.torch,self.system,self.storage,self.libraries,self.network,self.env,self.graphics,self.workload,self.deep,self.binaries,self.expect,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.nvcc_path,self.version,self.in_use,))
  return __hash__
-FUNCTIONS['69e453d1fd1264e0ba47da70287019d8af07a92169b2d39f62d18f9e0e887c4e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.nvcc_path,self.version,self.in_use,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.os_id,self.os_version,self.os_pretty,self.kernel,self.arch,self.glibc,self.cpu_count,self.cpu_affinity,self.memory_total_bytes,self.memory_available_bytes,self.cgroup,self.container,self.container_evidence,self.container_image,self.ulimits,self.nvcc,self.glibc_lacks,self.glibc_needed_by,self.gxx,self.gxx_needed,self.nvcc_searched,self.secure_boot,))
  return __hash__
-FUNCTIONS['4996ff4c2142d950f330a148d8381722471aca5c4eadf148aa2e59e622007431'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.os_id,self.os_version,self.os_pretty,self.kernel,self.arch,self.glibc,self.cpu_count,self.cpu_affinity,self.memory_total_bytes,self.memory_available_bytes,self.cgroup,self.container,self.container_evidence,self.container_image,self.ulimits,self.nvcc,self.glibc_lacks,self.glibc_needed_by,self.gxx,self.gxx_needed,self.nvcc_searched,self.secure_boot,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.path,self.reason,))
  return __hash__
-FUNCTIONS['8416c6cc9e520726a7e07fa419cad8dfc5efb0337042fabd47456cc40f4c11a1'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.path,self.reason,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.port,self.state,self.rate,self.link_layer,))
  return __hash__
-FUNCTIONS['9158ca1284ba60ba7d4131f284040918328b2386ff932a6f2296bdc6879c3d8c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.port,self.state,self.rate,self.link_layer,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.role,self.path,self.measured_path,self.exists,self.total_bytes,self.free_bytes,self.fs_type,))
  return __hash__
-FUNCTIONS['f6687b0f4bd7e5511f618b38bd6d57cdb59960f51383323dd7b1e2fbc61b2eb9'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.role,self.path,self.measured_path,self.exists,self.total_bytes,self.free_bytes,self.fs_type,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.soft,self.hard,))
  return __hash__
-FUNCTIONS['79985dbb4058000b060bb4e04e70e04d7d4d51c4a4c951241eeec3b335e75f42'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.soft,self.hard,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.variables,self.redacted,))
  return __hash__
-FUNCTIONS['d8aeee6be306b6b55d04b145be6edc82466cd942a931b2073f03835cdea52f6d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.variables,self.redacted,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.version,self.implementation,self.executable,self.prefix,self.base_prefix,self.env_kind,self.env_name,self.markers,self.sys_path,self.headers,))
  return __hash__
-FUNCTIONS['2c9e45633e525fae6353ad40a3d6b6c50ea7bf9a5151635606ec306c465d385d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.version,self.implementation,self.executable,self.prefix,self.base_prefix,self.env_kind,self.env_name,self.markers,self.sys_path,self.headers,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.version,self.local_label,self.cuda,self.hip,self.git_version,self.variant,self.location,self.version_file,self.requires_cuda,self.installed_cuda,self.cxx11_abi,self.arch_list,))
  return __hash__
-FUNCTIONS['782d86af5ab493ff9bb9be727796e8f77c6c733cf51faf00f600ccb59422318a'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.version,self.local_label,self.cuda,self.hip,self.git_version,self.variant,self.location,self.version_file,self.requires_cuda,self.installed_cuda,self.cxx11_abi,self.arch_list,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.version,self.memory_limit_bytes,self.cpu_limit,))
  return __hash__
-FUNCTIONS['d7ce5920956229991765c8b017c92a2eb83c058d3f23ef808773d0c50ff585fa'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.version,self.memory_limit_bytes,self.cpu_limit,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.vulkan_icds,self.egl_vendors,self.egl_libraries,self.driver_capabilities,self.render_nodes,self.render_nodes_denied,self.rtx_min_driver,self.failures,))
  return __hash__
-FUNCTIONS['11a0add35b1f0085c18eaa33fe0bc8308355f0e569078d7980ea47692912538b'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.vulkan_icds,self.egl_vendors,self.egl_libraries,self.driver_capabilities,self.render_nodes,self.render_nodes_denied,self.rtx_min_driver,self.failures,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(disks={self.disks!r})"
  return __repr__
-FUNCTIONS['73acb96b727e6a65260de2f206a294d43266dd99b5444c794c4b44d8e377aad1'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(disks={self.disks!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(distributions={self.distributions!r}, broken={self.broken!r}, search_path={self.search_path!r}, partial={self.partial!r})"
  return __repr__
-FUNCTIONS['12f42a13a40c2dec029d340448c7ad58a705ef4f5796429fc3f0d8e48022d005'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(distributions={self.distributions!r}, broken={self.broken!r}, search_path={self.search_path!r}, partial={self.partial!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(driver_version={self.driver_version!r}, cuda_driver_version={self.cuda_driver_version!r}, nvml_version={self.nvml_version!r}, driver_source={self.driver_source!r}, gpus={self.gpus!r}, gpus_reason={self.gpus_reason!r}, cuda_errors={self.cuda_errors!r}, device_nodes={self.device_nodes!r}, libcuda_cached={self.libcuda_cached!r}, kernel_modules={self.kernel_modules!r})"
  return __repr__
-FUNCTIONS['0a162dbe7116a6a6405ae0350bb707d56005723d701b30d5eb54534d792a03dc'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(driver_version={self.driver_version!r}, cuda_driver_version={self.cuda_driver_version!r}, nvml_version={self.nvml_version!r}, driver_source={self.driver_source!r}, gpus={self.gpus!r}, gpus_reason={self.gpus_reason!r}, cuda_errors={self.cuda_errors!r}, device_nodes={self.device_nodes!r}, libcuda_cached={self.libcuda_cached!r}, kernel_modules={self.kernel_modules!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(dtype={self.dtype!r}, model_type={self.model_type!r}, command={self.command!r}, runs={self.runs!r})"
  return __repr__
-FUNCTIONS['4a471f23fcda82e7cad94163049099830dfcefcfa42795aef6c861e418853738'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(dtype={self.dtype!r}, model_type={self.model_type!r}, command={self.command!r}, runs={self.runs!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(hostname={self.hostname!r}, hostname_addresses={self.hostname_addresses!r}, resolve_error={self.resolve_error!r}, interfaces={self.interfaces!r}, infiniband={self.infiniband!r})"
  return __repr__
-FUNCTIONS['c73e8f14a63ad78fc15982f5de18ffcd4f90489cf48b405b44a9134b520c77e9'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(hostname={self.hostname!r}, hostname_addresses={self.hostname_addresses!r}, resolve_error={self.resolve_error!r}, interfaces={self.interfaces!r}, infiniband={self.infiniband!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(index={self.index!r}, name={self.name!r}, uuid_hash={self.uuid_hash!r}, compute_capability={self.compute_capability!r}, memory_total_mib={self.memory_total_mib!r}, memory_used_mib={self.memory_used_mib!r}, persistence_mode={self.persistence_mode!r}, process_count={self.process_count!r}, process_memory_mib={self.process_memory_mib!r})"
  return __repr__
-FUNCTIONS['234405efe7b10c3c2383d0e795579aa59afd0e188a41368caf166e874349896a'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(index={self.index!r}, name={self.name!r}, uuid_hash={self.uuid_hash!r}, compute_capability={self.compute_capability!r}, memory_total_mib={self.memory_total_mib!r}, memory_used_mib={self.memory_used_mib!r}, persistence_mode={self.persistence_mode!r}, process_count={self.process_count!r}, process_memory_mib={self.process_memory_mib!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(kind={self.kind!r}, detail={self.detail!r})"
  return __repr__
-FUNCTIONS['30988875209a434082b6bffe97f022b53f7194aa9e7658390dcc171ce5f9f68d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(kind={self.kind!r}, detail={self.detail!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(ld_library_path={self.ld_library_path!r}, ld_preload={self.ld_preload!r}, cuda_libraries={self.cuda_libraries!r}, unresolved={self.unresolved!r}, missing={self.missing!r}, nccl_loaded={self.nccl_loaded!r}, nccl_loaded_cuda={self.nccl_loaded_cuda!r})"
  return __repr__
-FUNCTIONS['05fc13cb00b1c02a2330b4552bf9e6c814e650ef90ee8565aedd11ba28b7c61c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(ld_library_path={self.ld_library_path!r}, ld_preload={self.ld_preload!r}, cuda_libraries={self.cuda_libraries!r}, unresolved={self.unresolved!r}, missing={self.missing!r}, nccl_loaded={self.nccl_loaded!r}, nccl_loaded_cuda={self.nccl_loaded_cuda!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(library={self.library!r}, symbol={self.symbol!r})"
  return __repr__
-FUNCTIONS['3bbea7b6f0df2639da73aa5cbfe78d376c4202d5de3bf9c57eb4993fb988ea23'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(library={self.library!r}, symbol={self.symbol!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(name={self.name!r}, path={self.path!r}, version={self.version!r}, via={self.via!r})"
  return __repr__
-FUNCTIONS['b18cc65b3407761d2885414747ab923f5fa02f7b3e109570e86b4abf92af6f69'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, path={self.path!r}, version={self.version!r}, via={self.via!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(name={self.name!r}, ports={self.ports!r})"
  return __repr__
-FUNCTIONS['64aa055869cf279106e78a219c5abc79ad352ab6cbf0e2a6bcf7e8b1ff8b46c8'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, ports={self.ports!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(name={self.name!r}, state={self.state!r}, mtu={self.mtu!r}, ipv4={self.ipv4!r}, ipv6={self.ipv6!r}, kind={self.kind!r})"
  return __repr__
-FUNCTIONS['d7d1a1c58eb486123ebd9237ba23ca9ff35b8ff9eea4ac3e8c91020a11545d7b'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, state={self.state!r}, mtu={self.mtu!r}, ipv4={self.ipv4!r}, ipv6={self.ipv6!r}, kind={self.kind!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(name={self.name!r}, version={self.version!r}, location={self.location!r}, installer={self.installer!r}, requires={self.requires!r}, check_switch={self.check_switch!r})"
  return __repr__
-FUNCTIONS['d6a304445656590a9604e957de057f95e6f6896e8425f184f183be446aebe88e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, version={self.version!r}, location={self.location!r}, installer={self.installer!r}, requires={self.requires!r}, check_switch={self.check_switch!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(node={self.node!r}, envcheck_version={self.envcheck_version!r}, created_at={self.created_at!r}, origin={self.origin!r}, redacted={self.redacted!r}, schema={self.schema!r}, gpu={self.gpu!r}, python={self.python!r}, packages={self.packages!r}, torch={self.torch!r}, system={self.system!r}, storage={self.storage!r}, libraries={self.libraries!r}, network={self.network!r}, env={self.env!r}, graphics={self.graphics!r}, workload={self.workload!r}, deep={self.deep!r}, binaries={self.binaries!r}, expect={self.expect!r})"
  return __repr__
-FUNCTIONS['5dca4dd8a7eaba7be6c79cc1a1cdffd1276f7d852537933947eff44f4be44fb6'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(node={self.node!r}, envcheck_version={self.envcheck_version!r}, created_at={self.created_at!r}, origin={self.origin!r}, redacted={self.redacted!r}, schema={self.schema!r}, gpu={self.gpu!r}, python={self.python!r}, packages={self.packages!r}, torch={self.torch!r}, system={self.system!r}, storage={self.storage!r}, libraries={self.libraries!r}, network={self.network!r}, env={self.env!r}, graphics={self.graphics!r}, workload={self.workload!r}, deep={self.deep!r}, binaries={self.binaries!r}, expect={self.expect!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(nvcc_path={self.nvcc_path!r}, version={self.version!r}, in_use={self.in_use!r})"
  return __repr__
-FUNCTIONS['f67960c2618f74014cb1e18617b68d9284cf416738834e5385cb104d3d615969'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(nvcc_path={self.nvcc_path!r}, version={self.version!r}, in_use={self.in_use!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(os_id={self.os_id!r}, os_version={self.os_version!r}, os_pretty={self.os_pretty!r}, kernel={self.kernel!r}, arch={self.arch!r}, glibc={self.glibc!r}, cpu_count={self.cpu_count!r}, cpu_affinity={self.cpu_affinity!r}, memory_total_bytes={self.memory_total_bytes!r}, memory_available_bytes={self.memory_available_bytes!r}, cgroup={self.cgroup!r}, container={self.container!r}, container_evidence={self.container_evidence!r}, container_image={self.container_image!r}, ulimits={self.ulimits!r}, nvcc={self.nvcc!r}, glibc_lacks={self.glibc_lacks!r}, glibc_needed_by={self.glibc_needed_by!r}, gxx={self.gxx!r}, gxx_needed={self.gxx_needed!r}, nvcc_searched={self.nvcc_searched!r}, secure_boot={self.secure_boot!r})"
  return __repr__
-FUNCTIONS['3e5a2122e3756f802aa4a8a8d103cbc6d094e1097b42179322ee6af7816f4894'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(os_id={self.os_id!r}, os_version={self.os_version!r}, os_pretty={self.os_pretty!r}, kernel={self.kernel!r}, arch={self.arch!r}, glibc={self.glibc!r}, cpu_count={self.cpu_count!r}, cpu_affinity={self.cpu_affinity!r}, memory_total_bytes={self.memory_total_bytes!r}, memory_available_bytes={self.memory_available_bytes!r}, cgroup={self.cgroup!r}, container={self.container!r}, container_evidence={self.container_evidence!r}, container_image={self.container_image!r}, ulimits={self.ulimits!r}, nvcc={self.nvcc!r}, glibc_lacks={self.glibc_lacks!r}, glibc_needed_by={self.glibc_needed_by!r}, gxx={self.gxx!r}, gxx_needed={self.gxx_needed!r}, nvcc_searched={self.nvcc_searched!r}, secure_boot={self.secure_boot!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(path={self.path!r}, reason={self.reason!r})"
  return __repr__
-FUNCTIONS['66eb51dca993d47bf4cc41878067c3d359aba26bd6996d69fdd6c3254088a616'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(path={self.path!r}, reason={self.reason!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(port={self.port!r}, state={self.state!r}, rate={self.rate!r}, link_layer={self.link_layer!r})"
  return __repr__
-FUNCTIONS['56ae6e5fb7902e784114318c97d6638512de0809edf300edc4bfd712d46e72b4'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(port={self.port!r}, state={self.state!r}, rate={self.rate!r}, link_layer={self.link_layer!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(role={self.role!r}, path={self.path!r}, measured_path={self.measured_path!r}, exists={self.exists!r}, total_bytes={self.total_bytes!r}, free_bytes={self.free_bytes!r}, fs_type={self.fs_type!r})"
  return __repr__
-FUNCTIONS['a319327e43eb81a41b2a76f915e57c87a52fcac31d8bce344816e54bc312ca0e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(role={self.role!r}, path={self.path!r}, measured_path={self.measured_path!r}, exists={self.exists!r}, total_bytes={self.total_bytes!r}, free_bytes={self.free_bytes!r}, fs_type={self.fs_type!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(soft={self.soft!r}, hard={self.hard!r})"
  return __repr__
-FUNCTIONS['4507ea61e1696a1db6522714eceef54e248178aa478f92c281b81ee2eb1f6776'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(soft={self.soft!r}, hard={self.hard!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(variables={self.variables!r}, redacted={self.redacted!r})"
  return __repr__
-FUNCTIONS['d807ca33112a7753ef61a91d6d3e16612c5b260e077ecc8556924ca5ae50ae61'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(variables={self.variables!r}, redacted={self.redacted!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(version={self.version!r}, implementation={self.implementation!r}, executable={self.executable!r}, prefix={self.prefix!r}, base_prefix={self.base_prefix!r}, env_kind={self.env_kind!r}, env_name={self.env_name!r}, markers={self.markers!r}, sys_path={self.sys_path!r}, headers={self.headers!r})"
  return __repr__
-FUNCTIONS['3ba4a6b4d487dd896a8fe8708493b396a7c40105c80f3951fc1276dde7e1f3be'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(version={self.version!r}, implementation={self.implementation!r}, executable={self.executable!r}, prefix={self.prefix!r}, base_prefix={self.base_prefix!r}, env_kind={self.env_kind!r}, env_name={self.env_name!r}, markers={self.markers!r}, sys_path={self.sys_path!r}, headers={self.headers!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(version={self.version!r}, local_label={self.local_label!r}, cuda={self.cuda!r}, hip={self.hip!r}, git_version={self.git_version!r}, variant={self.variant!r}, location={self.location!r}, version_file={self.version_file!r}, requires_cuda={self.requires_cuda!r}, installed_cuda={self.installed_cuda!r}, cxx11_abi={self.cxx11_abi!r}, arch_list={self.arch_list!r})"
  return __repr__
-FUNCTIONS['758ad937fa43b5cb24eeae28f9c6daf85a023c3e8b2f64a5118d8444528d3181'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(version={self.version!r}, local_label={self.local_label!r}, cuda={self.cuda!r}, hip={self.hip!r}, git_version={self.git_version!r}, variant={self.variant!r}, location={self.location!r}, version_file={self.version_file!r}, requires_cuda={self.requires_cuda!r}, installed_cuda={self.installed_cuda!r}, cxx11_abi={self.cxx11_abi!r}, arch_list={self.arch_list!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(version={self.version!r}, memory_limit_bytes={self.memory_limit_bytes!r}, cpu_limit={self.cpu_limit!r})"
  return __repr__
-FUNCTIONS['7108a53d2805756b609f49e4f0e8066883c2a8cccec9678045549df189faee5c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(version={self.version!r}, memory_limit_bytes={self.memory_limit_bytes!r}, cpu_limit={self.cpu_limit!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(vulkan_icds={self.vulkan_icds!r}, egl_vendors={self.egl_vendors!r}, egl_libraries={self.egl_libraries!r}, driver_capabilities={self.driver_capabilities!r}, render_nodes={self.render_nodes!r}, render_nodes_denied={self.render_nodes_denied!r}, rtx_min_driver={self.rtx_min_driver!r}, failures={self.failures!r})"
  return __repr__
-FUNCTIONS['3ad534b405328f940120475b9a2cdf7503e90dbd6c7b63e4ee492c488468c294'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(vulkan_icds={self.vulkan_icds!r}, egl_vendors={self.egl_vendors!r}, egl_libraries={self.egl_libraries!r}, driver_capabilities={self.driver_capabilities!r}, render_nodes={self.render_nodes!r}, render_nodes_denied={self.render_nodes_denied!r}, rtx_min_driver={self.rtx_min_driver!r}, failures={self.failures!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_disks, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_disks, _return_type):
  def __init__(self,disks:_type_disks=_dflt_disks)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'disks',disks)
  return __init__
-FUNCTIONS['7d09de9f33d2ee206f4f27cc68b5a515c255e6cbf3884e20a2ec282ecc80727d'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_disks, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_disks, _return_type):\n def __init__(self,disks:_type_disks=_dflt_disks)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'disks',disks)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_distributions, _type_broken, _type_search_path, _type_partial, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_distributions, _dflt_broken, _dflt_search_path, _dflt_partial, _return_type):
  def __init__(self,distributions:_type_distributions=_dflt_distributions,broken:_type_broken=_dflt_broken,search_path:_type_search_path=_dflt_search_path,partial:_type_partial=_dflt_partial)->_return_type:
@@ -518,7 +518,7 @@ def __create_fn__(_type_distributions, _type_broken, _type_search_path, _type_pa
   __dataclass_builtins_object__.__setattr__(self,'search_path',search_path)
   __dataclass_builtins_object__.__setattr__(self,'partial',partial)
  return __init__
-FUNCTIONS['e50245f309438d69da86456c793b4f48f26228b8350220ca19f7c956ee2085e4'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_distributions, _type_broken, _type_search_path, _type_partial, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_distributions, _dflt_broken, _dflt_search_path, _dflt_partial, _return_type):\n def __init__(self,distributions:_type_distributions=_dflt_distributions,broken:_type_broken=_dflt_broken,search_path:_type_search_path=_dflt_search_path,partial:_type_partial=_dflt_partial)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'distributions',distributions)\n  __dataclass_builtins_object__.__setattr__(self,'broken',broken)\n  __dataclass_builtins_object__.__setattr__(self,'search_path',search_path)\n  __dataclass_builtins_object__.__setattr__(self,'partial',partial)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_driver_version, _type_cuda_driver_version, _type_nvml_version, _type_driver_source, _type_gpus, _type_gpus_reason, _type_cuda_errors, _type_device_nodes, _type_libcuda_cached, _type_kernel_modules, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_driver_version, _dflt_cuda_driver_version, _dflt_nvml_version, _dflt_driver_source, _dflt_gpus, _dflt_gpus_reason, _dflt_cuda_errors, _dflt_device_nodes, _dflt_libcuda_cached, _dflt_kernel_modules, _return_type):
  def __init__(self,driver_version:_type_driver_version=_dflt_driver_version,cuda_driver_version:_type_cuda_driver_version=_dflt_cuda_driver_version,nvml_version:_type_nvml_version=_dflt_nvml_version,driver_source:_type_driver_source=_dflt_driver_source,gpus:_type_gpus=_dflt_gpus,gpus_reason:_type_gpus_reason=_dflt_gpus_reason,cuda_errors:_type_cuda_errors=_dflt_cuda_errors,device_nodes:_type_device_nodes=_dflt_device_nodes,libcuda_cached:_type_libcuda_cached=_dflt_libcuda_cached,kernel_modules:_type_kernel_modules=_dflt_kernel_modules)->_return_type:
@@ -533,7 +533,7 @@ def __create_fn__(_type_driver_version, _type_cuda_driver_version, _type_nvml_ve
   __dataclass_builtins_object__.__setattr__(self,'libcuda_cached',libcuda_cached)
   __dataclass_builtins_object__.__setattr__(self,'kernel_modules',kernel_modules)
  return __init__
-FUNCTIONS['041dbbdde66e3f8e89454869ddf242e4bf3ab32e36466269951dfb24637fb62a'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_driver_version, _type_cuda_driver_version, _type_nvml_version, _type_driver_source, _type_gpus, _type_gpus_reason, _type_cuda_errors, _type_device_nodes, _type_libcuda_cached, _type_kernel_modules, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_driver_version, _dflt_cuda_driver_version, _dflt_nvml_version, _dflt_driver_source, _dflt_gpus, _dflt_gpus_reason, _dflt_cuda_errors, _dflt_device_nodes, _dflt_libcuda_cached, _dflt_kernel_modules, _return_type):\n def __init__(self,driver_version:_type_driver_version=_dflt_driver_version,cuda_driver_version:_type_cuda_driver_version=_dflt_cuda_driver_version,nvml_version:_type_nvml_version=_dflt_nvml_version,driver_source:_type_driver_source=_dflt_driver_source,gpus:_type_gpus=_dflt_gpus,gpus_reason:_type_gpus_reason=_dflt_gpus_reason,cuda_errors:_type_cuda_errors=_dflt_cuda_errors,device_nodes:_type_device_nodes=_dflt_device_nodes,libcuda_cached:_type_libcuda_cached=_dflt_libcuda_cached,kernel_modules:_type_kernel_modules=_dflt_kernel_modules)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'driver_version',driver_version)\n  __dataclass_builtins_object__.__setattr__(self,'cuda_driver_version',cuda_driver_version)\n  __dataclass_builtins_object__.__setattr__(self,'nvml_version',nvml_version)\n  __dataclass_builtins_object__.__setattr__(self,'driver_source',driver_source)\n  __dataclass_builtins_object__.__setattr__(self,'gpus',gpus)\n  __dataclass_builtins_object__.__setattr__(self,'gpus_reason',gpus_reason)\n  __dataclass_builtins_object__.__setattr__(self,'cuda_errors',cuda_errors)\n  __dataclass_builtins_object__.__setattr__(self,'device_nodes',device_nodes)\n  __dataclass_builtins_object__.__setattr__(self,'libcuda_cached',libcuda_cached)\n  __dataclass_builtins_object__.__setattr__(self,'kernel_modules',kernel_modules)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_dtype, _type_model_type, _type_command, _type_runs, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_dtype, _dflt_model_type, _dflt_command, _dflt_runs, _return_type):
  def __init__(self,dtype:_type_dtype=_dflt_dtype,model_type:_type_model_type=_dflt_model_type,command:_type_command=_dflt_command,runs:_type_runs=_dflt_runs)->_return_type:
@@ -542,7 +542,7 @@ def __create_fn__(_type_dtype, _type_model_type, _type_command, _type_runs, MISS
   __dataclass_builtins_object__.__setattr__(self,'command',command)
   __dataclass_builtins_object__.__setattr__(self,'runs',runs)
  return __init__
-FUNCTIONS['5a2d00eb6d65a4027f3a8b3620669f890e5791ca785525447cd57055b93360d2'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_dtype, _type_model_type, _type_command, _type_runs, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_dtype, _dflt_model_type, _dflt_command, _dflt_runs, _return_type):\n def __init__(self,dtype:_type_dtype=_dflt_dtype,model_type:_type_model_type=_dflt_model_type,command:_type_command=_dflt_command,runs:_type_runs=_dflt_runs)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'dtype',dtype)\n  __dataclass_builtins_object__.__setattr__(self,'model_type',model_type)\n  __dataclass_builtins_object__.__setattr__(self,'command',command)\n  __dataclass_builtins_object__.__setattr__(self,'runs',runs)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_hostname, _type_hostname_addresses, _type_resolve_error, _type_interfaces, _type_infiniband, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_hostname, _dflt_hostname_addresses, _dflt_resolve_error, _dflt_interfaces, _dflt_infiniband, _return_type):
  def __init__(self,hostname:_type_hostname=_dflt_hostname,hostname_addresses:_type_hostname_addresses=_dflt_hostname_addresses,resolve_error:_type_resolve_error=_dflt_resolve_error,interfaces:_type_interfaces=_dflt_interfaces,infiniband:_type_infiniband=_dflt_infiniband)->_return_type:
@@ -552,7 +552,7 @@ def __create_fn__(_type_hostname, _type_hostname_addresses, _type_resolve_error,
   __dataclass_builtins_object__.__setattr__(self,'interfaces',interfaces)
   __dataclass_builtins_object__.__setattr__(self,'infiniband',infiniband)
  return __init__
-FUNCTIONS['032a4d4b2c2ba5f4fa81a7a64e290a4d535a61c9d4d953c198e79250bb1112a8'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_hostname, _type_hostname_addresses, _type_resolve_error, _type_interfaces, _type_infiniband, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_hostname, _dflt_hostname_addresses, _dflt_resolve_error, _dflt_interfaces, _dflt_infiniband, _return_type):\n def __init__(self,hostname:_type_hostname=_dflt_hostname,hostname_addresses:_type_hostname_addresses=_dflt_hostname_addresses,resolve_error:_type_resolve_error=_dflt_resolve_error,interfaces:_type_interfaces=_dflt_interfaces,infiniband:_type_infiniband=_dflt_infiniband)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'hostname',hostname)\n  __dataclass_builtins_object__.__setattr__(self,'hostname_addresses',hostname_addresses)\n  __dataclass_builtins_object__.__setattr__(self,'resolve_error',resolve_error)\n  __dataclass_builtins_object__.__setattr__(self,'interfaces',interfaces)\n  __dataclass_builtins_object__.__setattr__(self,'infiniband',infiniband)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_index, _type_name, _type_uuid_hash, _type_compute_capability, _type_memory_total_mib, _type_memory_used_mib, _type_persistence_mode, _type_process_count, _type_process_memory_mib, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_name, _dflt_uuid_hash, _dflt_compute_capability, _dflt_memory_total_mib, _dflt_memory_used_mib, _dflt_persistence_mode, _dflt_process_count, _dflt_process_memory_mib, _return_type):
  def __init__(self,index:_type_index,name:_type_name=_dflt_name,uuid_hash:_type_uuid_hash=_dflt_uuid_hash,compute_capability:_type_compute_capability=_dflt_compute_capability,memory_total_mib:_type_memory_total_mib=_dflt_memory_total_mib,memory_used_mib:_type_memory_used_mib=_dflt_memory_used_mib,persistence_mode:_type_persistence_mode=_dflt_persistence_mode,process_count:_type_process_count=_dflt_process_count,process_memory_mib:_type_process_memory_mib=_dflt_process_memory_mib)->_return_type:
@@ -566,14 +566,14 @@ def __create_fn__(_type_index, _type_name, _type_uuid_hash, _type_compute_capabi
   __dataclass_builtins_object__.__setattr__(self,'process_count',process_count)
   __dataclass_builtins_object__.__setattr__(self,'process_memory_mib',process_memory_mib)
  return __init__
-FUNCTIONS['9d6286dc5cbdde50123c92a6e5bd66b9b5ade07df15267ba2477d50815c4ef80'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_index, _type_name, _type_uuid_hash, _type_compute_capability, _type_memory_total_mib, _type_memory_used_mib, _type_persistence_mode, _type_process_count, _type_process_memory_mib, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_name, _dflt_uuid_hash, _dflt_compute_capability, _dflt_memory_total_mib, _dflt_memory_used_mib, _dflt_persistence_mode, _dflt_process_count, _dflt_process_memory_mib, _return_type):\n def __init__(self,index:_type_index,name:_type_name=_dflt_name,uuid_hash:_type_uuid_hash=_dflt_uuid_hash,compute_capability:_type_compute_capability=_dflt_compute_capability,memory_total_mib:_type_memory_total_mib=_dflt_memory_total_mib,memory_used_mib:_type_memory_used_mib=_dflt_memory_used_mib,persistence_mode:_type_persistence_mode=_dflt_persistence_mode,process_count:_type_process_count=_dflt_process_count,process_memory_mib:_type_process_memory_mib=_dflt_process_memory_mib)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'index',index)\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'uuid_hash',uuid_hash)\n  __dataclass_builtins_object__.__setattr__(self,'compute_capability',compute_capability)\n  __dataclass_builtins_object__.__setattr__(self,'memory_total_mib',memory_total_mib)\n  __dataclass_builtins_object__.__setattr__(self,'memory_used_mib',memory_used_mib)\n  __dataclass_builtins_object__.__setattr__(self,'persistence_mode',persistence_mode)\n  __dataclass_builtins_object__.__setattr__(self,'process_count',process_count)\n  __dataclass_builtins_object__.__setattr__(self,'process_memory_mib',process_memory_mib)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_kind, _type_detail, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_kind, _dflt_detail, _return_type):
  def __init__(self,kind:_type_kind=_dflt_kind,detail:_type_detail=_dflt_detail)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'kind',kind)
   __dataclass_builtins_object__.__setattr__(self,'detail',detail)
  return __init__
-FUNCTIONS['519360abb793ff6ec69c8de69d0af621fcd23f89a99b4d3fa59ccd59144a4c7f'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_kind, _type_detail, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_kind, _dflt_detail, _return_type):\n def __init__(self,kind:_type_kind=_dflt_kind,detail:_type_detail=_dflt_detail)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'detail',detail)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_ld_library_path, _type_ld_preload, _type_cuda_libraries, _type_unresolved, _type_missing, _type_nccl_loaded, _type_nccl_loaded_cuda, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_ld_library_path, _dflt_ld_preload, _dflt_cuda_libraries, _dflt_unresolved, _dflt_missing, _dflt_nccl_loaded, _dflt_nccl_loaded_cuda, _return_type):
  def __init__(self,ld_library_path:_type_ld_library_path=_dflt_ld_library_path,ld_preload:_type_ld_preload=_dflt_ld_preload,cuda_libraries:_type_cuda_libraries=_dflt_cuda_libraries,unresolved:_type_unresolved=_dflt_unresolved,missing:_type_missing=_dflt_missing,nccl_loaded:_type_nccl_loaded=_dflt_nccl_loaded,nccl_loaded_cuda:_type_nccl_loaded_cuda=_dflt_nccl_loaded_cuda)->_return_type:
@@ -585,14 +585,14 @@ def __create_fn__(_type_ld_library_path, _type_ld_preload, _type_cuda_libraries,
   __dataclass_builtins_object__.__setattr__(self,'nccl_loaded',nccl_loaded)
   __dataclass_builtins_object__.__setattr__(self,'nccl_loaded_cuda',nccl_loaded_cuda)
  return __init__
-FUNCTIONS['178add25a6bcc43aca6be0dcc7ea9a1c79ef91ec90a24bef3c23cca590aa33af'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_ld_library_path, _type_ld_preload, _type_cuda_libraries, _type_unresolved, _type_missing, _type_nccl_loaded, _type_nccl_loaded_cuda, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_ld_library_path, _dflt_ld_preload, _dflt_cuda_libraries, _dflt_unresolved, _dflt_missing, _dflt_nccl_loaded, _dflt_nccl_loaded_cuda, _return_type):\n def __init__(self,ld_library_path:_type_ld_library_path=_dflt_ld_library_path,ld_preload:_type_ld_preload=_dflt_ld_preload,cuda_libraries:_type_cuda_libraries=_dflt_cuda_libraries,unresolved:_type_unresolved=_dflt_unresolved,missing:_type_missing=_dflt_missing,nccl_loaded:_type_nccl_loaded=_dflt_nccl_loaded,nccl_loaded_cuda:_type_nccl_loaded_cuda=_dflt_nccl_loaded_cuda)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'ld_library_path',ld_library_path)\n  __dataclass_builtins_object__.__setattr__(self,'ld_preload',ld_preload)\n  __dataclass_builtins_object__.__setattr__(self,'cuda_libraries',cuda_libraries)\n  __dataclass_builtins_object__.__setattr__(self,'unresolved',unresolved)\n  __dataclass_builtins_object__.__setattr__(self,'missing',missing)\n  __dataclass_builtins_object__.__setattr__(self,'nccl_loaded',nccl_loaded)\n  __dataclass_builtins_object__.__setattr__(self,'nccl_loaded_cuda',nccl_loaded_cuda)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_library, _type_symbol, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,library:_type_library,symbol:_type_symbol)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'library',library)
   __dataclass_builtins_object__.__setattr__(self,'symbol',symbol)
  return __init__
-FUNCTIONS['7e36a998a1c633191a10994fee07083a6109dc4f86d6cbc424e60e6a345a6253'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_library, _type_symbol, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,library:_type_library,symbol:_type_symbol)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'library',library)\n  __dataclass_builtins_object__.__setattr__(self,'symbol',symbol)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_name, _type_path, _type_version, _type_via, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_version, _dflt_via, _return_type):
  def __init__(self,name:_type_name,path:_type_path,version:_type_version=_dflt_version,via:_type_via=_dflt_via)->_return_type:
@@ -601,14 +601,14 @@ def __create_fn__(_type_name, _type_path, _type_version, _type_via, MISSING, _HA
   __dataclass_builtins_object__.__setattr__(self,'version',version)
   __dataclass_builtins_object__.__setattr__(self,'via',via)
  return __init__
-FUNCTIONS['2435be0842ffdbc646aa4b3353019b811df1fc8dc3758896d0a817eb3946f549'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_name, _type_path, _type_version, _type_via, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_version, _dflt_via, _return_type):\n def __init__(self,name:_type_name,path:_type_path,version:_type_version=_dflt_version,via:_type_via=_dflt_via)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'path',path)\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'via',via)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_name, _type_ports, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_ports, _return_type):
  def __init__(self,name:_type_name,ports:_type_ports=_dflt_ports)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'name',name)
   __dataclass_builtins_object__.__setattr__(self,'ports',ports)
  return __init__
-FUNCTIONS['4078db26bb94bffde3f9ac01c3a910d782a6c6c69003cdc0ec09b46d8ae5811e'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_name, _type_ports, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_ports, _return_type):\n def __init__(self,name:_type_name,ports:_type_ports=_dflt_ports)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'ports',ports)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_name, _type_state, _type_mtu, _type_ipv4, _type_ipv6, _type_kind, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_state, _dflt_mtu, _dflt_ipv4, _dflt_ipv6, _dflt_kind, _return_type):
  def __init__(self,name:_type_name,state:_type_state=_dflt_state,mtu:_type_mtu=_dflt_mtu,ipv4:_type_ipv4=_dflt_ipv4,ipv6:_type_ipv6=_dflt_ipv6,kind:_type_kind=_dflt_kind)->_return_type:
@@ -619,7 +619,7 @@ def __create_fn__(_type_name, _type_state, _type_mtu, _type_ipv4, _type_ipv6, _t
   __dataclass_builtins_object__.__setattr__(self,'ipv6',ipv6)
   __dataclass_builtins_object__.__setattr__(self,'kind',kind)
  return __init__
-FUNCTIONS['af577abfc43e167623e0175e2ff9b2d59492cf36e0b39640080f0a3e82ac775f'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_name, _type_state, _type_mtu, _type_ipv4, _type_ipv6, _type_kind, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_state, _dflt_mtu, _dflt_ipv4, _dflt_ipv6, _dflt_kind, _return_type):\n def __init__(self,name:_type_name,state:_type_state=_dflt_state,mtu:_type_mtu=_dflt_mtu,ipv4:_type_ipv4=_dflt_ipv4,ipv6:_type_ipv6=_dflt_ipv6,kind:_type_kind=_dflt_kind)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'state',state)\n  __dataclass_builtins_object__.__setattr__(self,'mtu',mtu)\n  __dataclass_builtins_object__.__setattr__(self,'ipv4',ipv4)\n  __dataclass_builtins_object__.__setattr__(self,'ipv6',ipv6)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_name, _type_version, _type_location, _type_installer, _type_requires, _type_check_switch, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_location, _dflt_installer, _dflt_requires, _dflt_check_switch, _return_type):
  def __init__(self,name:_type_name,version:_type_version,location:_type_location=_dflt_location,installer:_type_installer=_dflt_installer,requires:_type_requires=_dflt_requires,check_switch:_type_check_switch=_dflt_check_switch)->_return_type:
@@ -630,7 +630,7 @@ def __create_fn__(_type_name, _type_version, _type_location, _type_installer, _t
   __dataclass_builtins_object__.__setattr__(self,'requires',requires)
   __dataclass_builtins_object__.__setattr__(self,'check_switch',check_switch)
  return __init__
-FUNCTIONS['6aae123917d93832898c09889d33ae35598bab76ac76329e9c447d8cc920081d'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_name, _type_version, _type_location, _type_installer, _type_requires, _type_check_switch, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_location, _dflt_installer, _dflt_requires, _dflt_check_switch, _return_type):\n def __init__(self,name:_type_name,version:_type_version,location:_type_location=_dflt_location,installer:_type_installer=_dflt_installer,requires:_type_requires=_dflt_requires,check_switch:_type_check_switch=_dflt_check_switch)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'location',location)\n  __dataclass_builtins_object__.__setattr__(self,'installer',installer)\n  __dataclass_builtins_object__.__setattr__(self,'requires',requires)\n  __dataclass_builtins_object__.__setattr__(self,'check_switch',check_switch)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_node, _type_envcheck_version, _type_created_at, _type_origin, _type_redacted, _type_schema, _type_gpu, _type_python, _type_packages, _type_torch, _type_system, _type_storage, _type_libraries, _type_network, _type_env, _type_graphics, _type_workload, _type_deep, _type_binaries, _type_expect, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_origin, _dflt_redacted, _dflt_schema, _dflt_gpu, _dflt_python, _dflt_packages, _dflt_torch, _dflt_system, _dflt_storage, _dflt_libraries, _dflt_network, _dflt_env, _dflt_graphics, _dflt_workload, _dflt_deep, _dflt_binaries, _dflt_expect, _return_type):
  def __init__(self,node:_type_node,envcheck_version:_type_envcheck_version,created_at:_type_created_at,origin:_type_origin=_HAS_DEFAULT_FACTORY,redacted:_type_redacted=_dflt_redacted,schema:_type_schema=_dflt_schema,gpu:_type_gpu=_HAS_DEFAULT_FACTORY,python:_type_python=_HAS_DEFAULT_FACTORY,packages:_type_packages=_HAS_DEFAULT_FACTORY,torch:_type_torch=_HAS_DEFAULT_FACTORY,system:_type_system=_HAS_DEFAULT_FACTORY,storage:_type_storage=_HAS_DEFAULT_FACTORY,libraries:_type_libraries=_HAS_DEFAULT_FACTORY,network:_type_network=_HAS_DEFAULT_FACTORY,env:_type_env=_HAS_DEFAULT_FACTORY,graphics:_type_graphics=_HAS_DEFAULT_FACTORY,workload:_type_workload=_HAS_DEFAULT_FACTORY,deep:_type_deep=_HAS_DEFAULT_FACTORY,binaries:_type_binaries=_HAS_DEFAULT_FACTORY,expect:_type_expect=_HAS_DEFAULT_FACTORY)->_return_type:
@@ -655,7 +655,7 @@ def __create_fn__(_type_node, _type_envcheck_version, _type_created_at, _type_or
   __dataclass_builtins_object__.__setattr__(self,'binaries',_dflt_binaries() if binaries is _HAS_DEFAULT_FACTORY else binaries)
   __dataclass_builtins_object__.__setattr__(self,'expect',_dflt_expect() if expect is _HAS_DEFAULT_FACTORY else expect)
  return __init__
-FUNCTIONS['95726b82ce62cc0e2571970103df34583798979c8977af30f4ce568d79d22f68'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_node, _type_envcheck_version, _type_created_at, _type_origin, _type_redacted, _type_schema, _type_gpu, _type_python, _type_packages, _type_torch, _type_system, _type_storage, _type_libraries, _type_network, _type_env, _type_graphics, _type_workload, _type_deep, _type_binaries, _type_expect, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_origin, _dflt_redacted, _dflt_schema, _dflt_gpu, _dflt_python, _dflt_packages, _dflt_torch, _dflt_system, _dflt_storage, _dflt_libraries, _dflt_network, _dflt_env, _dflt_graphics, _dflt_workload, _dflt_deep, _dflt_binaries, _dflt_expect, _return_type):\n def __init__(self,node:_type_node,envcheck_version:_type_envcheck_version,created_at:_type_created_at,origin:_type_origin=_HAS_DEFAULT_FACTORY,redacted:_type_redacted=_dflt_redacted,schema:_type_schema=_dflt_schema,gpu:_type_gpu=_HAS_DEFAULT_FACTORY,python:_type_python=_HAS_DEFAULT_FACTORY,packages:_type_packages=_HAS_DEFAULT_FACTORY,torch:_type_torch=_HAS_DEFAULT_FACTORY,system:_type_system=_HAS_DEFAULT_FACTORY,storage:_type_storage=_HAS_DEFAULT_FACTORY,libraries:_type_libraries=_HAS_DEFAULT_FACTORY,network:_type_network=_HAS_DEFAULT_FACTORY,env:_type_env=_HAS_DEFAULT_FACTORY,graphics:_type_graphics=_HAS_DEFAULT_FACTORY,workload:_type_workload=_HAS_DEFAULT_FACTORY,deep:_type_deep=_HAS_DEFAULT_FACTORY,binaries:_type_binaries=_HAS_DEFAULT_FACTORY,expect:_type_expect=_HAS_DEFAULT_FACTORY)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'node',node)\n  __dataclass_builtins_object__.__setattr__(self,'envcheck_version',envcheck_version)\n  __dataclass_builtins_object__.__setattr__(self,'created_at',created_at)\n  __dataclass_builtins_object__.__setattr__(self,'origin',_dflt_origin() if origin is _HAS_DEFAULT_FACTORY else origin)\n  __dataclass_builtins_object__.__setattr__(self,'redacted',redacted)\n  __dataclass_builtins_object__.__setattr__(self,'schema',schema)\n  __dataclass_builtins_object__.__setattr__(self,'gpu',_dflt_gpu() if gpu is _HAS_DEFAULT_FACTORY else gpu)\n  __dataclass_builtins_object__.__setattr__(self,'python',_dflt_python() if python is _HAS_DEFAULT_FACTORY else python)\n  __dataclass_builtins_object__.__setattr__(self,'packages',_dflt_packages() if packages is _HAS_DEFAULT_FACTORY else packages)\n  __dataclass_builtins_object__.__setattr__(self,'torch',_dflt_torch() if torch is _HAS_DEFAULT_FACTORY else torch)\n  __dataclass_builtins_object__.__setattr__(self,'system',_dflt_system() if system is _HAS_DEFAULT_FACTORY else system)\n  __dataclass_builtins_object__.__setattr__(self,'storage',_dflt_storage() if storage is _HAS_DEFAULT_FACTORY else storage)\n  __dataclass_builtins_object__.__setattr__(self,'libraries',_dflt_libraries() if libraries is _HAS_DEFAULT_FACTORY else libraries)\n  __dataclass_builtins_object__.__setattr__(self,'network',_dflt_network() if network is _HAS_DEFAULT_FACTORY else network)\n  __dataclass_builtins_object__.__setattr__(self,'env',_dflt_env() if env is _HAS_DEFAULT_FACTORY else env)\n  __dataclass_builtins_object__.__setattr__(self,'graphics',_dflt_graphics() if graphics is _HAS_DEFAULT_FACTORY else graphics)\n  __dataclass_builtins_object__.__setattr__(self,'workload',_dflt_workload() if workload is _HAS_DEFAULT_FACTORY else workload)\n  __dataclass_builtins_object__.__setattr__(self,'deep',_dflt_deep() if deep is _HAS_DEFAULT_FACTORY else deep)\n  __dataclass_builtins_object__.__setattr__(self,'binaries',_dflt_binaries() if binaries is _HAS_DEFAULT_FACTORY else binaries)\n  __dataclass_builtins_object__.__setattr__(self,'expect',_dflt_expect() if expect is _HAS_DEFAULT_FACTORY else expect)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_nvcc_path, _type_version, _type_in_use, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_version, _dflt_in_use, _return_type):
  def __init__(self,nvcc_path:_type_nvcc_path,version:_type_version=_dflt_version,in_use:_type_in_use=_dflt_in_use)->_return_type:
@@ -663,7 +663,7 @@ def __create_fn__(_type_nvcc_path, _type_version, _type_in_use, MISSING, _HAS_DE
   __dataclass_builtins_object__.__setattr__(self,'version',version)
   __dataclass_builtins_object__.__setattr__(self,'in_use',in_use)
  return __init__
-FUNCTIONS['de9189a8e06378dcc0b19f0c2cfce9c1797d8820d6e08fa52a8c1b27173a08dd'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_nvcc_path, _type_version, _type_in_use, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_version, _dflt_in_use, _return_type):\n def __init__(self,nvcc_path:_type_nvcc_path,version:_type_version=_dflt_version,in_use:_type_in_use=_dflt_in_use)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'nvcc_path',nvcc_path)\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'in_use',in_use)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_os_id, _type_os_version, _type_os_pretty, _type_kernel, _type_arch, _type_glibc, _type_cpu_count, _type_cpu_affinity, _type_memory_total_bytes, _type_memory_available_bytes, _type_cgroup, _type_container, _type_container_evidence, _type_container_image, _type_ulimits, _type_nvcc, _type_glibc_lacks, _type_glibc_needed_by, _type_gxx, _type_gxx_needed, _type_nvcc_searched, _type_secure_boot, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_os_id, _dflt_os_version, _dflt_os_pretty, _dflt_kernel, _dflt_arch, _dflt_glibc, _dflt_cpu_count, _dflt_cpu_affinity, _dflt_memory_total_bytes, _dflt_memory_available_bytes, _dflt_cgroup, _dflt_container, _dflt_container_evidence, _dflt_container_image, _dflt_ulimits, _dflt_nvcc, _dflt_glibc_lacks, _dflt_glibc_needed_by, _dflt_gxx, _dflt_gxx_needed, _dflt_nvcc_searched, _dflt_secure_boot, _return_type):
  def __init__(self,os_id:_type_os_id=_dflt_os_id,os_version:_type_os_version=_dflt_os_version,os_pretty:_type_os_pretty=_dflt_os_pretty,kernel:_type_kernel=_dflt_kernel,arch:_type_arch=_dflt_arch,glibc:_type_glibc=_dflt_glibc,cpu_count:_type_cpu_count=_dflt_cpu_count,cpu_affinity:_type_cpu_affinity=_dflt_cpu_affinity,memory_total_bytes:_type_memory_total_bytes=_dflt_memory_total_bytes,memory_available_bytes:_type_memory_available_bytes=_dflt_memory_available_bytes,cgroup:_type_cgroup=_dflt_cgroup,container:_type_container=_dflt_container,container_evidence:_type_container_evidence=_dflt_container_evidence,container_image:_type_container_image=_dflt_container_image,ulimits:_type_ulimits=_HAS_DEFAULT_FACTORY,nvcc:_type_nvcc=_dflt_nvcc,glibc_lacks:_type_glibc_lacks=_dflt_glibc_lacks,glibc_needed_by:_type_glibc_needed_by=_dflt_glibc_needed_by,gxx:_type_gxx=_dflt_gxx,gxx_needed:_type_gxx_needed=_dflt_gxx_needed,nvcc_searched:_type_nvcc_searched=_dflt_nvcc_searched,secure_boot:_type_secure_boot=_dflt_secure_boot)->_return_type:
@@ -690,14 +690,14 @@ def __create_fn__(_type_os_id, _type_os_version, _type_os_pretty, _type_kernel, 
   __dataclass_builtins_object__.__setattr__(self,'nvcc_searched',nvcc_searched)
   __dataclass_builtins_object__.__setattr__(self,'secure_boot',secure_boot)
  return __init__
-FUNCTIONS['319cb9259bd2420d9f3321bd46f18fc277df1bb07c7e9adcf678700ca9eec888'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_os_id, _type_os_version, _type_os_pretty, _type_kernel, _type_arch, _type_glibc, _type_cpu_count, _type_cpu_affinity, _type_memory_total_bytes, _type_memory_available_bytes, _type_cgroup, _type_container, _type_container_evidence, _type_container_image, _type_ulimits, _type_nvcc, _type_glibc_lacks, _type_glibc_needed_by, _type_gxx, _type_gxx_needed, _type_nvcc_searched, _type_secure_boot, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_os_id, _dflt_os_version, _dflt_os_pretty, _dflt_kernel, _dflt_arch, _dflt_glibc, _dflt_cpu_count, _dflt_cpu_affinity, _dflt_memory_total_bytes, _dflt_memory_available_bytes, _dflt_cgroup, _dflt_container, _dflt_container_evidence, _dflt_container_image, _dflt_ulimits, _dflt_nvcc, _dflt_glibc_lacks, _dflt_glibc_needed_by, _dflt_gxx, _dflt_gxx_needed, _dflt_nvcc_searched, _dflt_secure_boot, _return_type):\n def __init__(self,os_id:_type_os_id=_dflt_os_id,os_version:_type_os_version=_dflt_os_version,os_pretty:_type_os_pretty=_dflt_os_pretty,kernel:_type_kernel=_dflt_kernel,arch:_type_arch=_dflt_arch,glibc:_type_glibc=_dflt_glibc,cpu_count:_type_cpu_count=_dflt_cpu_count,cpu_affinity:_type_cpu_affinity=_dflt_cpu_affinity,memory_total_bytes:_type_memory_total_bytes=_dflt_memory_total_bytes,memory_available_bytes:_type_memory_available_bytes=_dflt_memory_available_bytes,cgroup:_type_cgroup=_dflt_cgroup,container:_type_container=_dflt_container,container_evidence:_type_container_evidence=_dflt_container_evidence,container_image:_type_container_image=_dflt_container_image,ulimits:_type_ulimits=_HAS_DEFAULT_FACTORY,nvcc:_type_nvcc=_dflt_nvcc,glibc_lacks:_type_glibc_lacks=_dflt_glibc_lacks,glibc_needed_by:_type_glibc_needed_by=_dflt_glibc_needed_by,gxx:_type_gxx=_dflt_gxx,gxx_needed:_type_gxx_needed=_dflt_gxx_needed,nvcc_searched:_type_nvcc_searched=_dflt_nvcc_searched,secure_boot:_type_secure_boot=_dflt_secure_boot)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'os_id',os_id)\n  __dataclass_builtins_object__.__setattr__(self,'os_version',os_version)\n  __dataclass_builtins_object__.__setattr__(self,'os_pretty',os_pretty)\n  __dataclass_builtins_object__.__setattr__(self,'kernel',kernel)\n  __dataclass_builtins_object__.__setattr__(self,'arch',arch)\n  __dataclass_builtins_object__.__setattr__(self,'glibc',glibc)\n  __dataclass_builtins_object__.__setattr__(self,'cpu_count',cpu_count)\n  __dataclass_builtins_object__.__setattr__(self,'cpu_affinity',cpu_affinity)\n  __dataclass_builtins_object__.__setattr__(self,'memory_total_bytes',memory_total_bytes)\n  __dataclass_builtins_object__.__setattr__(self,'memory_available_bytes',memory_available_bytes)\n  __dataclass_builtins_object__.__setattr__(self,'cgroup',cgroup)\n  __dataclass_builtins_object__.__setattr__(self,'container',container)\n  __dataclass_builtins_object__.__setattr__(self,'container_evidence',container_evidence)\n  __dataclass_builtins_object__.__setattr__(self,'container_image',container_image)\n  __dataclass_builtins_object__.__setattr__(self,'ulimits',_dflt_ulimits() if ulimits is _HAS_DEFAULT_FACTORY else ulimits)\n  __dataclass_builtins_object__.__setattr__(self,'nvcc',nvcc)\n  __dataclass_builtins_object__.__setattr__(self,'glibc_lacks',glibc_lacks)\n  __dataclass_builtins_object__.__setattr__(self,'glibc_needed_by',glibc_needed_by)\n  __dataclass_builtins_object__.__setattr__(self,'gxx',gxx)\n  __dataclass_builtins_object__.__setattr__(self,'gxx_needed',gxx_needed)\n  __dataclass_builtins_object__.__setattr__(self,'nvcc_searched',nvcc_searched)\n  __dataclass_builtins_object__.__setattr__(self,'secure_boot',secure_boot)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_path, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,path:_type_path,reason:_type_reason)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'path',path)
   __dataclass_builtins_object__.__setattr__(self,'reason',reason)
  return __init__
-FUNCTIONS['8fce2a2caaaf71d3ca3491f05345f33aeb8929c734ecb9467c8037c703a17841'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_path, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,path:_type_path,reason:_type_reason)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'path',path)\n  __dataclass_builtins_object__.__setattr__(self,'reason',reason)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_port, _type_state, _type_rate, _type_link_layer, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_state, _dflt_rate, _dflt_link_layer, _return_type):
  def __init__(self,port:_type_port,state:_type_state=_dflt_state,rate:_type_rate=_dflt_rate,link_layer:_type_link_layer=_dflt_link_layer)->_return_type:
@@ -706,7 +706,7 @@ def __create_fn__(_type_port, _type_state, _type_rate, _type_link_layer, MISSING
   __dataclass_builtins_object__.__setattr__(self,'rate',rate)
   __dataclass_builtins_object__.__setattr__(self,'link_layer',link_layer)
  return __init__
-FUNCTIONS['0775d64e86aadb85a519a4290fce94f99a8d4605be0d51e10b7b3feb32d59b2d'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_port, _type_state, _type_rate, _type_link_layer, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_state, _dflt_rate, _dflt_link_layer, _return_type):\n def __init__(self,port:_type_port,state:_type_state=_dflt_state,rate:_type_rate=_dflt_rate,link_layer:_type_link_layer=_dflt_link_layer)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'port',port)\n  __dataclass_builtins_object__.__setattr__(self,'state',state)\n  __dataclass_builtins_object__.__setattr__(self,'rate',rate)\n  __dataclass_builtins_object__.__setattr__(self,'link_layer',link_layer)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_role, _type_path, _type_measured_path, _type_exists, _type_total_bytes, _type_free_bytes, _type_fs_type, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_measured_path, _dflt_exists, _dflt_total_bytes, _dflt_free_bytes, _dflt_fs_type, _return_type):
  def __init__(self,role:_type_role,path:_type_path,measured_path:_type_measured_path=_dflt_measured_path,exists:_type_exists=_dflt_exists,total_bytes:_type_total_bytes=_dflt_total_bytes,free_bytes:_type_free_bytes=_dflt_free_bytes,fs_type:_type_fs_type=_dflt_fs_type)->_return_type:
@@ -718,21 +718,21 @@ def __create_fn__(_type_role, _type_path, _type_measured_path, _type_exists, _ty
   __dataclass_builtins_object__.__setattr__(self,'free_bytes',free_bytes)
   __dataclass_builtins_object__.__setattr__(self,'fs_type',fs_type)
  return __init__
-FUNCTIONS['700a1d69ecb9e469707f56fda4ebecc94ad7890e3a92ac1a146d384a7771a13f'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_role, _type_path, _type_measured_path, _type_exists, _type_total_bytes, _type_free_bytes, _type_fs_type, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_measured_path, _dflt_exists, _dflt_total_bytes, _dflt_free_bytes, _dflt_fs_type, _return_type):\n def __init__(self,role:_type_role,path:_type_path,measured_path:_type_measured_path=_dflt_measured_path,exists:_type_exists=_dflt_exists,total_bytes:_type_total_bytes=_dflt_total_bytes,free_bytes:_type_free_bytes=_dflt_free_bytes,fs_type:_type_fs_type=_dflt_fs_type)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'role',role)\n  __dataclass_builtins_object__.__setattr__(self,'path',path)\n  __dataclass_builtins_object__.__setattr__(self,'measured_path',measured_path)\n  __dataclass_builtins_object__.__setattr__(self,'exists',exists)\n  __dataclass_builtins_object__.__setattr__(self,'total_bytes',total_bytes)\n  __dataclass_builtins_object__.__setattr__(self,'free_bytes',free_bytes)\n  __dataclass_builtins_object__.__setattr__(self,'fs_type',fs_type)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_soft, _type_hard, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,soft:_type_soft,hard:_type_hard)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'soft',soft)
   __dataclass_builtins_object__.__setattr__(self,'hard',hard)
  return __init__
-FUNCTIONS['2177e0d6b81db1cfd8d2d117ff6448ef5edec4bad85de7f66d836464a2c77277'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_soft, _type_hard, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,soft:_type_soft,hard:_type_hard)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'soft',soft)\n  __dataclass_builtins_object__.__setattr__(self,'hard',hard)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_variables, _type_redacted, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_variables, _dflt_redacted, _return_type):
  def __init__(self,variables:_type_variables=_HAS_DEFAULT_FACTORY,redacted:_type_redacted=_dflt_redacted)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'variables',_dflt_variables() if variables is _HAS_DEFAULT_FACTORY else variables)
   __dataclass_builtins_object__.__setattr__(self,'redacted',redacted)
  return __init__
-FUNCTIONS['b078fb7dcc563461d1a14ed53c25989ec546bdf6d49705e4642ca7b57e273522'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_variables, _type_redacted, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_variables, _dflt_redacted, _return_type):\n def __init__(self,variables:_type_variables=_HAS_DEFAULT_FACTORY,redacted:_type_redacted=_dflt_redacted)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'variables',_dflt_variables() if variables is _HAS_DEFAULT_FACTORY else variables)\n  __dataclass_builtins_object__.__setattr__(self,'redacted',redacted)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_version, _type_implementation, _type_executable, _type_prefix, _type_base_prefix, _type_env_kind, _type_env_name, _type_markers, _type_sys_path, _type_headers, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_implementation, _dflt_executable, _dflt_prefix, _dflt_base_prefix, _dflt_env_kind, _dflt_env_name, _dflt_markers, _dflt_sys_path, _dflt_headers, _return_type):
  def __init__(self,version:_type_version,implementation:_type_implementation=_dflt_implementation,executable:_type_executable=_dflt_executable,prefix:_type_prefix=_dflt_prefix,base_prefix:_type_base_prefix=_dflt_base_prefix,env_kind:_type_env_kind=_dflt_env_kind,env_name:_type_env_name=_dflt_env_name,markers:_type_markers=_HAS_DEFAULT_FACTORY,sys_path:_type_sys_path=_dflt_sys_path,headers:_type_headers=_dflt_headers)->_return_type:
@@ -747,7 +747,7 @@ def __create_fn__(_type_version, _type_implementation, _type_executable, _type_p
   __dataclass_builtins_object__.__setattr__(self,'sys_path',sys_path)
   __dataclass_builtins_object__.__setattr__(self,'headers',headers)
  return __init__
-FUNCTIONS['0fb91ac3d36c904860bff6553c6ae3081549559d7fe5ad146d080dd4eb75ac40'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_version, _type_implementation, _type_executable, _type_prefix, _type_base_prefix, _type_env_kind, _type_env_name, _type_markers, _type_sys_path, _type_headers, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_implementation, _dflt_executable, _dflt_prefix, _dflt_base_prefix, _dflt_env_kind, _dflt_env_name, _dflt_markers, _dflt_sys_path, _dflt_headers, _return_type):\n def __init__(self,version:_type_version,implementation:_type_implementation=_dflt_implementation,executable:_type_executable=_dflt_executable,prefix:_type_prefix=_dflt_prefix,base_prefix:_type_base_prefix=_dflt_base_prefix,env_kind:_type_env_kind=_dflt_env_kind,env_name:_type_env_name=_dflt_env_name,markers:_type_markers=_HAS_DEFAULT_FACTORY,sys_path:_type_sys_path=_dflt_sys_path,headers:_type_headers=_dflt_headers)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'implementation',implementation)\n  __dataclass_builtins_object__.__setattr__(self,'executable',executable)\n  __dataclass_builtins_object__.__setattr__(self,'prefix',prefix)\n  __dataclass_builtins_object__.__setattr__(self,'base_prefix',base_prefix)\n  __dataclass_builtins_object__.__setattr__(self,'env_kind',env_kind)\n  __dataclass_builtins_object__.__setattr__(self,'env_name',env_name)\n  __dataclass_builtins_object__.__setattr__(self,'markers',_dflt_markers() if markers is _HAS_DEFAULT_FACTORY else markers)\n  __dataclass_builtins_object__.__setattr__(self,'sys_path',sys_path)\n  __dataclass_builtins_object__.__setattr__(self,'headers',headers)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_version, _type_local_label, _type_cuda, _type_hip, _type_git_version, _type_variant, _type_location, _type_version_file, _type_requires_cuda, _type_installed_cuda, _type_cxx11_abi, _type_arch_list, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_local_label, _dflt_cuda, _dflt_hip, _dflt_git_version, _dflt_variant, _dflt_location, _dflt_version_file, _dflt_requires_cuda, _dflt_installed_cuda, _dflt_cxx11_abi, _dflt_arch_list, _return_type):
  def __init__(self,version:_type_version,local_label:_type_local_label=_dflt_local_label,cuda:_type_cuda=_dflt_cuda,hip:_type_hip=_dflt_hip,git_version:_type_git_version=_dflt_git_version,variant:_type_variant=_dflt_variant,location:_type_location=_dflt_location,version_file:_type_version_file=_dflt_version_file,requires_cuda:_type_requires_cuda=_HAS_DEFAULT_FACTORY,installed_cuda:_type_installed_cuda=_HAS_DEFAULT_FACTORY,cxx11_abi:_type_cxx11_abi=_dflt_cxx11_abi,arch_list:_type_arch_list=_dflt_arch_list)->_return_type:
@@ -764,7 +764,7 @@ def __create_fn__(_type_version, _type_local_label, _type_cuda, _type_hip, _type
   __dataclass_builtins_object__.__setattr__(self,'cxx11_abi',cxx11_abi)
   __dataclass_builtins_object__.__setattr__(self,'arch_list',arch_list)
  return __init__
-FUNCTIONS['158be882021b05cc5d09266cc6cd21c0085656e16f643a1a00d2c90886c5dfb2'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_version, _type_local_label, _type_cuda, _type_hip, _type_git_version, _type_variant, _type_location, _type_version_file, _type_requires_cuda, _type_installed_cuda, _type_cxx11_abi, _type_arch_list, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_local_label, _dflt_cuda, _dflt_hip, _dflt_git_version, _dflt_variant, _dflt_location, _dflt_version_file, _dflt_requires_cuda, _dflt_installed_cuda, _dflt_cxx11_abi, _dflt_arch_list, _return_type):\n def __init__(self,version:_type_version,local_label:_type_local_label=_dflt_local_label,cuda:_type_cuda=_dflt_cuda,hip:_type_hip=_dflt_hip,git_version:_type_git_version=_dflt_git_version,variant:_type_variant=_dflt_variant,location:_type_location=_dflt_location,version_file:_type_version_file=_dflt_version_file,requires_cuda:_type_requires_cuda=_HAS_DEFAULT_FACTORY,installed_cuda:_type_installed_cuda=_HAS_DEFAULT_FACTORY,cxx11_abi:_type_cxx11_abi=_dflt_cxx11_abi,arch_list:_type_arch_list=_dflt_arch_list)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'local_label',local_label)\n  __dataclass_builtins_object__.__setattr__(self,'cuda',cuda)\n  __dataclass_builtins_object__.__setattr__(self,'hip',hip)\n  __dataclass_builtins_object__.__setattr__(self,'git_version',git_version)\n  __dataclass_builtins_object__.__setattr__(self,'variant',variant)\n  __dataclass_builtins_object__.__setattr__(self,'location',location)\n  __dataclass_builtins_object__.__setattr__(self,'version_file',version_file)\n  __dataclass_builtins_object__.__setattr__(self,'requires_cuda',_dflt_requires_cuda() if requires_cuda is _HAS_DEFAULT_FACTORY else requires_cuda)\n  __dataclass_builtins_object__.__setattr__(self,'installed_cuda',_dflt_installed_cuda() if installed_cuda is _HAS_DEFAULT_FACTORY else installed_cuda)\n  __dataclass_builtins_object__.__setattr__(self,'cxx11_abi',cxx11_abi)\n  __dataclass_builtins_object__.__setattr__(self,'arch_list',arch_list)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_version, _type_memory_limit_bytes, _type_cpu_limit, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_version, _dflt_memory_limit_bytes, _dflt_cpu_limit, _return_type):
  def __init__(self,version:_type_version=_dflt_version,memory_limit_bytes:_type_memory_limit_bytes=_dflt_memory_limit_bytes,cpu_limit:_type_cpu_limit=_dflt_cpu_limit)->_return_type:
@@ -772,7 +772,7 @@ def __create_fn__(_type_version, _type_memory_limit_bytes, _type_cpu_limit, MISS
   __dataclass_builtins_object__.__setattr__(self,'memory_limit_bytes',memory_limit_bytes)
   __dataclass_builtins_object__.__setattr__(self,'cpu_limit',cpu_limit)
  return __init__
-FUNCTIONS['d1324d5f7c2c0190a761da2ccfc96d2c12c1b75a1781e9bf7af086339ae17f59'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_version, _type_memory_limit_bytes, _type_cpu_limit, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_version, _dflt_memory_limit_bytes, _dflt_cpu_limit, _return_type):\n def __init__(self,version:_type_version=_dflt_version,memory_limit_bytes:_type_memory_limit_bytes=_dflt_memory_limit_bytes,cpu_limit:_type_cpu_limit=_dflt_cpu_limit)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'memory_limit_bytes',memory_limit_bytes)\n  __dataclass_builtins_object__.__setattr__(self,'cpu_limit',cpu_limit)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_vulkan_icds, _type_egl_vendors, _type_egl_libraries, _type_driver_capabilities, _type_render_nodes, _type_render_nodes_denied, _type_rtx_min_driver, _type_failures, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_vulkan_icds, _dflt_egl_vendors, _dflt_egl_libraries, _dflt_driver_capabilities, _dflt_render_nodes, _dflt_render_nodes_denied, _dflt_rtx_min_driver, _dflt_failures, _return_type):
  def __init__(self,vulkan_icds:_type_vulkan_icds=_dflt_vulkan_icds,egl_vendors:_type_egl_vendors=_dflt_egl_vendors,egl_libraries:_type_egl_libraries=_dflt_egl_libraries,driver_capabilities:_type_driver_capabilities=_dflt_driver_capabilities,render_nodes:_type_render_nodes=_dflt_render_nodes,render_nodes_denied:_type_render_nodes_denied=_dflt_render_nodes_denied,rtx_min_driver:_type_rtx_min_driver=_dflt_rtx_min_driver,failures:_type_failures=_dflt_failures)->_return_type:
@@ -785,7 +785,7 @@ def __create_fn__(_type_vulkan_icds, _type_egl_vendors, _type_egl_libraries, _ty
   __dataclass_builtins_object__.__setattr__(self,'rtx_min_driver',rtx_min_driver)
   __dataclass_builtins_object__.__setattr__(self,'failures',failures)
  return __init__
-FUNCTIONS['c9559205ef575f6a9a733456d01bd09c7557de30388b5330421f2141612f0fca'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_vulkan_icds, _type_egl_vendors, _type_egl_libraries, _type_driver_capabilities, _type_render_nodes, _type_render_nodes_denied, _type_rtx_min_driver, _type_failures, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_vulkan_icds, _dflt_egl_vendors, _dflt_egl_libraries, _dflt_driver_capabilities, _dflt_render_nodes, _dflt_render_nodes_denied, _dflt_rtx_min_driver, _dflt_failures, _return_type):\n def __init__(self,vulkan_icds:_type_vulkan_icds=_dflt_vulkan_icds,egl_vendors:_type_egl_vendors=_dflt_egl_vendors,egl_libraries:_type_egl_libraries=_dflt_egl_libraries,driver_capabilities:_type_driver_capabilities=_dflt_driver_capabilities,render_nodes:_type_render_nodes=_dflt_render_nodes,render_nodes_denied:_type_render_nodes_denied=_dflt_render_nodes_denied,rtx_min_driver:_type_rtx_min_driver=_dflt_rtx_min_driver,failures:_type_failures=_dflt_failures)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'vulkan_icds',vulkan_icds)\n  __dataclass_builtins_object__.__setattr__(self,'egl_vendors',egl_vendors)\n  __dataclass_builtins_object__.__setattr__(self,'egl_libraries',egl_libraries)\n  __dataclass_builtins_object__.__setattr__(self,'driver_capabilities',driver_capabilities)\n  __dataclass_builtins_object__.__setattr__(self,'render_nodes',render_nodes)\n  __dataclass_builtins_object__.__setattr__(self,'render_nodes_denied',render_nodes_denied)\n  __dataclass_builtins_object__.__setattr__(self,'rtx_min_driver',rtx_min_driver)\n  __dataclass_builtins_object__.__setattr__(self,'failures',failures)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -793,7 +793,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['e4eaf9ab746284638a4bfa865556cf5985030096ec40733940a9fc5a8e74d505'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'disks\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -801,7 +801,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['5db079e1b49e3fc60ddf9f6887c67eab49caa43bc2fc3240ffb3acb7d4165f3b'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'distributions\',\'broken\',\'search_path\',\'partial\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -809,7 +809,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['226cf13939a1d7fcffccc8be8f681f43d89297fe7626a2d9db18b8154657f0dc'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'driver_version\',\'cuda_driver_version\',\'nvml_version\',\'driver_source\',\'gpus\',\'gpus_reason\',\'cuda_errors\',\'device_nodes\',\'libcuda_cached\',\'kernel_modules\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -817,7 +817,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['5e1ddfe29ac9f4afe91a149ef4f68243fbb479c2b473d894e9e88ec7d3e6b59c'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'dtype\',\'model_type\',\'command\',\'runs\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -825,7 +825,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['0c58eb88d8197decfa26b15b1d5380ccd38413153024faf75782192f98183e51'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'hostname\',\'hostname_addresses\',\'resolve_error\',\'interfaces\',\'infiniband\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -833,7 +833,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['85dfd51093a67db6eb266467c88086ca9efaad273fb5760fd0ce681df65db2dc'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'index\',\'name\',\'uuid_hash\',\'compute_capability\',\'memory_total_mib\',\'memory_used_mib\',\'persistence_mode\',\'process_count\',\'process_memory_mib\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -841,7 +841,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['e830adf26081a3d3f02dbf16df75c9849a2c01f8506046e4229448714abf3a49'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'kind\',\'detail\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -849,7 +849,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['bb13793dd12561501ce87fec3c427485e34e8433a667a9ec824ee0f7fb9365ed'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'ld_library_path\',\'ld_preload\',\'cuda_libraries\',\'unresolved\',\'missing\',\'nccl_loaded\',\'nccl_loaded_cuda\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -857,7 +857,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['4d0b9e22ca309a60803a02761e5d5f93f1aff917ac06de1c21183488c4da5bd6'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'library\',\'symbol\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -865,7 +865,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['de7c2b404df0cc4f9ef9eb50c57c2c9d3856b37c449f408b964384ca01d4258f'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'path\',\'version\',\'via\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -873,7 +873,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['09febb539fb0b35c4b1b86cd112fd471b49a8a1fc0a4218b2e7361f27be5a8c6'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'ports\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -881,7 +881,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['f28bdf5d5eb41cd736f35b6c8681212608210cffe7ce784e3651affae0937540'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'state\',\'mtu\',\'ipv4\',\'ipv6\',\'kind\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -889,7 +889,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['7c8a88c9591db729cce0e3c7dc0ce4bf381555691df8d8d9bdb51f30c815a290'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'version\',\'location\',\'installer\',\'requires\',\'check_switch\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -897,7 +897,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['75b462485516373c25893289e6627b61277a3a36db652ba722348600aa8a6598'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'node\',\'envcheck_version\',\'created_at\',\'origin\',\'redacted\',\'schema\',\'gpu\',\'python\',\'packages\',\'torch\',\'system\',\'storage\',\'libraries\',\'network\',\'env\',\'graphics\',\'workload\',\'deep\',\'binaries\',\'expect\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -905,7 +905,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['07526fd6ae02949ca948093b229eeec3740bb30ca3cc4b3bcdce778959107522'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'nvcc_path\',\'version\',\'in_use\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -913,7 +913,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['cc94f10f15ae1a9425edbba299c0ce258d7288cbbb528e3e3daf6ce56bc913b7'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'os_id\',\'os_version\',\'os_pretty\',\'kernel\',\'arch\',\'glibc\',\'cpu_count\',\'cpu_affinity\',\'memory_total_bytes\',\'memory_available_bytes\',\'cgroup\',\'container\',\'container_evidence\',\'container_image\',\'ulimits\',\'nvcc\',\'glibc_lacks\',\'glibc_needed_by\',\'gxx\',\'gxx_needed\',\'nvcc_searched\',\'secure_boot\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -921,7 +921,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['e3d52307ca32dec6352e253c91d0bd85ac3e8d2bf885fb58ae96be07ac17329d'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'path\',\'reason\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -929,7 +929,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['379ecc7822cbe74895d3b69a9d9a8b4bb2ad66bce4d30cfd52db148c0a08e489'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'port\',\'state\',\'rate\',\'link_layer\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -937,7 +937,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['4d3de07e7f0bfabab7d8bd4c95919f1ed539aafd6543d7a95d976f45b7cbeb92'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'role\',\'path\',\'measured_path\',\'exists\',\'total_bytes\',\'free_bytes\',\'fs_type\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -945,7 +945,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['6330738ecca2213c73ce32d14bdb7a5c085edcb3708532f3db6dac97bb9824dc'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'soft\',\'hard\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -953,7 +953,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['5c1772b681a1f751abef196d0df81f72d9ade7dc0f6989fcf21d12b24137bfa2'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'variables\',\'redacted\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -961,7 +961,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['91198c38194ad8a072766333297f5c7eb7d408b749277f60138c7d717812f83c'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'version\',\'implementation\',\'executable\',\'prefix\',\'base_prefix\',\'env_kind\',\'env_name\',\'markers\',\'sys_path\',\'headers\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -969,7 +969,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['eff76ca27e782e8839b418eb52d075fdcfa8cec15906ca69edb9488151acae1f'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'version\',\'local_label\',\'cuda\',\'hip\',\'git_version\',\'variant\',\'location\',\'version_file\',\'requires_cuda\',\'installed_cuda\',\'cxx11_abi\',\'arch_list\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -977,7 +977,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['4b7d8d480d9e65d976a45326267c1ffc9291eef8c074c18fbf5851eb3fd16db9'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'version\',\'memory_limit_bytes\',\'cpu_limit\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -985,7 +985,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['902b73a78605e052d564e243692a002d267318cf0f4d553d72882d0ebb96aa3e'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'vulkan_icds\',\'egl_vendors\',\'egl_libraries\',\'driver_capabilities\',\'render_nodes\',\'render_nodes_denied\',\'rtx_min_driver\',\'failures\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -993,7 +993,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['2cf1d7620111b83d38f81df22b7da802a311d56fe323a530c8bc80c359e7157a'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'disks\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1001,7 +1001,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['592cfc8d317c0cf01d621b52ff7af4a16b7db583d1084c09f5f260f0a20091a0'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'distributions\',\'broken\',\'search_path\',\'partial\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1009,7 +1009,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['c09d9889c5dddc59f5f948b74082d40ff10efcb641850bf365394a063fb0fb12'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'driver_version\',\'cuda_driver_version\',\'nvml_version\',\'driver_source\',\'gpus\',\'gpus_reason\',\'cuda_errors\',\'device_nodes\',\'libcuda_cached\',\'kernel_modules\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1017,7 +1017,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['6af47853ea4b22aae967907d51af9af058505f929a2d6d6f651a5e9949fd397a'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'dtype\',\'model_type\',\'command\',\'runs\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1025,7 +1025,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['923bd166776a9c63bb90661ba8e1ecc9363c7d168e4557620020ca92eed0b929'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'hostname\',\'hostname_addresses\',\'resolve_error\',\'interfaces\',\'infiniband\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1033,7 +1033,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['2a9eb294dab97600e53bc23dbe98bd114cfe9d92ecc8f7c54adbfa1e5a3aa18d'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'index\',\'name\',\'uuid_hash\',\'compute_capability\',\'memory_total_mib\',\'memory_used_mib\',\'persistence_mode\',\'process_count\',\'process_memory_mib\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1041,7 +1041,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['d1e96a1b19acf1cd038b688d253b1a79f655af4533453905be7290889a745702'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'kind\',\'detail\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1049,7 +1049,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['c1c56d8419e1b15fa83f215d55d32e05d73ae4c9a9c32a5fbaf59246c3dd920a'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'ld_library_path\',\'ld_preload\',\'cuda_libraries\',\'unresolved\',\'missing\',\'nccl_loaded\',\'nccl_loaded_cuda\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1057,7 +1057,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['d8bf8a1fd8c2c91c6923d99d3262ba4ae585dea37dc42b86c7f195e821e55dd6'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'library\',\'symbol\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1065,7 +1065,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['db569ef9e812d7bc3fff7e37036d085ef97bccc959c90fc909b95789a179fd40'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'path\',\'version\',\'via\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1073,7 +1073,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['e4bd1b28e838ce988814ff5d2bc889747717b8782035a99490175594483b0342'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'ports\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1081,7 +1081,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['cf1f9123d366d91722f0e833b1196dbcb2a0c1b0119d11ef716402990003d517'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'state\',\'mtu\',\'ipv4\',\'ipv6\',\'kind\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1089,7 +1089,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['2a4fa62dda1e9fec951eba68d952691127f32c9889a9a10c07657e746f06e686'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'version\',\'location\',\'installer\',\'requires\',\'check_switch\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1097,7 +1097,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['b2b0daabc5f88e0ad01500ebbdd152dda673e343c7ca7b6a0d71221e9fc30074'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'node\',\'envcheck_version\',\'created_at\',\'origin\',\'redacted\',\'schema\',\'gpu\',\'python\',\'packages\',\'torch\',\'system\',\'storage\',\'libraries\',\'network\',\'env\',\'graphics\',\'workload\',\'deep\',\'binaries\',\'expect\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1105,7 +1105,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['deb35eea60c679b164816973a47ee6aadf28e5318123efa07824d1d0232281e4'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'nvcc_path\',\'version\',\'in_use\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1113,7 +1113,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['8229927439056327e7612c2412b6209af0dd7a7d3469083e49fda771cb6d3059'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'os_id\',\'os_version\',\'os_pretty\',\'kernel\',\'arch\',\'glibc\',\'cpu_count\',\'cpu_affinity\',\'memory_total_bytes\',\'memory_available_bytes\',\'cgroup\',\'container\',\'container_evidence\',\'container_image\',\'ulimits\',\'nvcc\',\'glibc_lacks\',\'glibc_needed_by\',\'gxx\',\'gxx_needed\',\'nvcc_searched\',\'secure_boot\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1121,7 +1121,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['dbaee500aacae9aff286248a7ff377df2327ea8982695b40f9d4f4252d797826'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'path\',\'reason\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1129,7 +1129,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['615edcef4fde9639fa54834d766158527d9a6bf9731ddc97708e271300d36921'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'port\',\'state\',\'rate\',\'link_layer\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1137,7 +1137,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['1e3c2c758e8958f9fd7440a3c6b11417cd9fa1fffa0f9b1204f26e9f62dafb2a'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'role\',\'path\',\'measured_path\',\'exists\',\'total_bytes\',\'free_bytes\',\'fs_type\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1145,7 +1145,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['206009ea7242b96d9d683fccb4e158808632dc1b7a9029b4f3dcfbf15b09e1b8'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'soft\',\'hard\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1153,7 +1153,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['eaa590f68fc9aa4834c4246f452d7f13acce14181633ea2c0fc6e54bc44ebefa'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'variables\',\'redacted\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1161,7 +1161,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['83793d125b7b50c13cdf04afcd52dddb22a7617edab36f05085864c46c12533c'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'version\',\'implementation\',\'executable\',\'prefix\',\'base_prefix\',\'env_kind\',\'env_name\',\'markers\',\'sys_path\',\'headers\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1169,7 +1169,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['88a0869eb45dc4efe50c4858d3169ec99013c866b66e4ec23bc6aa881dfc553c'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'version\',\'local_label\',\'cuda\',\'hip\',\'git_version\',\'variant\',\'location\',\'version_file\',\'requires_cuda\',\'installed_cuda\',\'cxx11_abi\',\'arch_list\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1177,7 +1177,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['833842ad619a85be6a9b3e016e6d4113c096f1c79188d5ed7d8a9c245391a1cd'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'version\',\'memory_limit_bytes\',\'cpu_limit\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1185,6 +1185,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['286cdfefa9f6d85162ad684548726d908cc9e2b5df960a21b581481c65e32d1b'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'vulkan_icds\',\'egl_vendors\',\'egl_libraries\',\'driver_capabilities\',\'render_nodes\',\'render_nodes_denied\',\'rtx_min_driver\',\'failures\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.status,self.data,self.reason,self.source,self.duration_ms,self.notes,)==(other.status,other.data,other.reason,other.source,other.duration_ms,other.notes,)
   return NotImplemented
  return __eq__
-FUNCTIONS['e62e837fab97379f405fbcb81cdb9d07a1a34390547357de707d88cca09d0699'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.status,self.data,self.reason,self.source,self.duration_ms,self.notes,)==(other.status,other.data,other.reason,other.source,other.duration_ms,other.notes,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.status,self.data,self.reason,self.source,self.duration_ms,self.notes,))
  return __hash__
-FUNCTIONS['f5e512b85e9ec4166312365dc9eadaa6075e7f103fd5f7b2d89afe78e201cbfd'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.status,self.data,self.reason,self.source,self.duration_ms,self.notes,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(status={self.status!r}, data={self.data!r}, reason={self.reason!r}, source={self.source!r}, duration_ms={self.duration_ms!r}, notes={self.notes!r})"
  return __repr__
-FUNCTIONS['5e59d683d25dbf7c9dc2e5495d997c9f68010d2ab163d1a6d631c1665b28aa2e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(status={self.status!r}, data={self.data!r}, reason={self.reason!r}, source={self.source!r}, duration_ms={self.duration_ms!r}, notes={self.notes!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_status, _type_data, _type_reason, _type_source, _type_duration_ms, _type_notes, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_data, _dflt_reason, _dflt_source, _dflt_duration_ms, _dflt_notes, _return_type):
  def __init__(self,status:_type_status,data:_type_data=_dflt_data,reason:_type_reason=_dflt_reason,source:_type_source=_dflt_source,duration_ms:_type_duration_ms=_dflt_duration_ms,notes:_type_notes=_dflt_notes)->_return_type:
@@ -34,7 +34,7 @@ def __create_fn__(_type_status, _type_data, _type_reason, _type_source, _type_du
   __dataclass_builtins_object__.__setattr__(self,'duration_ms',duration_ms)
   __dataclass_builtins_object__.__setattr__(self,'notes',notes)
  return __init__
-FUNCTIONS['c18660ffa20a078da120d876564b153a01822cb2ddb43f73af82db231f4dee62'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_status, _type_data, _type_reason, _type_source, _type_duration_ms, _type_notes, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_data, _dflt_reason, _dflt_source, _dflt_duration_ms, _dflt_notes, _return_type):\n def __init__(self,status:_type_status,data:_type_data=_dflt_data,reason:_type_reason=_dflt_reason,source:_type_source=_dflt_source,duration_ms:_type_duration_ms=_dflt_duration_ms,notes:_type_notes=_dflt_notes)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'status',status)\n  __dataclass_builtins_object__.__setattr__(self,'data',data)\n  __dataclass_builtins_object__.__setattr__(self,'reason',reason)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'duration_ms',duration_ms)\n  __dataclass_builtins_object__.__setattr__(self,'notes',notes)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -42,7 +42,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['04b2779eff048fc7552099ebfcae82378a830071bba9a453ac9d41aa4b96471e'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'status\',\'data\',\'reason\',\'source\',\'duration_ms\',\'notes\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -50,6 +50,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['823012a80f99be758390d9f1eb7f89c89bd34cfda3216b7fa6bd338da000fe7f'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'status\',\'data\',\'reason\',\'source\',\'duration_ms\',\'notes\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

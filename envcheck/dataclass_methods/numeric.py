@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.minimum,self.maximum,self.integer,self.positive,)==(other.minimum,other.maximum,other.integer,other.positive,)
   return NotImplemented
  return __eq__
-FUNCTIONS['3c2a23185c519d2b990221014867b1098ccddc1393f75d4b252a1ae36db9f93b'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.minimum,self.maximum,self.integer,self.positive,)==(other.minimum,other.maximum,other.integer,other.positive,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.minimum,self.maximum,self.integer,self.positive,))
  return __hash__
-FUNCTIONS['168c970291ad2132d2995d52df8a55f5e90795ed477a49ee9885d82655adfac0'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.minimum,self.maximum,self.integer,self.positive,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(minimum={self.minimum!r}, maximum={self.maximum!r}, integer={self.integer!r}, positive={self.positive!r})"
  return __repr__
-FUNCTIONS['f999b04ffda083ed5e1cb23ff8cef278344b50eda88a84c20f068615f0aef43a'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(minimum={self.minimum!r}, maximum={self.maximum!r}, integer={self.integer!r}, positive={self.positive!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_minimum, _type_maximum, _type_integer, _type_positive, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_minimum, _dflt_maximum, _dflt_integer, _dflt_positive, _return_type):
  def __init__(self,minimum:_type_minimum=_dflt_minimum,maximum:_type_maximum=_dflt_maximum,integer:_type_integer=_dflt_integer,positive:_type_positive=_dflt_positive)->_return_type:
@@ -32,7 +32,7 @@ def __create_fn__(_type_minimum, _type_maximum, _type_integer, _type_positive, M
   __dataclass_builtins_object__.__setattr__(self,'integer',integer)
   __dataclass_builtins_object__.__setattr__(self,'positive',positive)
  return __init__
-FUNCTIONS['b19d3e9b4e90470aafd21606d73eacc81dedac3e94dda331735133d3e75722d6'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_minimum, _type_maximum, _type_integer, _type_positive, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_minimum, _dflt_maximum, _dflt_integer, _dflt_positive, _return_type):\n def __init__(self,minimum:_type_minimum=_dflt_minimum,maximum:_type_maximum=_dflt_maximum,integer:_type_integer=_dflt_integer,positive:_type_positive=_dflt_positive)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'minimum',minimum)\n  __dataclass_builtins_object__.__setattr__(self,'maximum',maximum)\n  __dataclass_builtins_object__.__setattr__(self,'integer',integer)\n  __dataclass_builtins_object__.__setattr__(self,'positive',positive)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -40,7 +40,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['f5d21d5282aff308e8853a2b75cc8b1017b4a008e061b9b7e4f26df35370c020'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'minimum\',\'maximum\',\'integer\',\'positive\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -48,6 +48,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['bda9c1272c709305b69c2a481069bed36cde584440af7081b30f2691cb641b0a'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'minimum\',\'maximum\',\'integer\',\'positive\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.python,self.snapshot,self.ran,self.not_run,self.changes,self.rollback,self.state_error,self.extra,)==(other.python,other.snapshot,other.ran,other.not_run,other.changes,other.rollback,other.state_error,other.extra,)
   return NotImplemented
  return __eq__
-FUNCTIONS['0ff346a6a36470142b734119cfe600467391ffe84a88fc2554705cccce83f747'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.python,self.snapshot,self.ran,self.not_run,self.changes,self.rollback,self.state_error,self.extra,)==(other.python,other.snapshot,other.ran,other.not_run,other.changes,other.rollback,other.state_error,other.extra,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,31 +19,31 @@ def __create_fn__():
    return (self.step,self.argv,self.ok,self.detail,)==(other.step,other.argv,other.ok,other.detail,)
   return NotImplemented
  return __eq__
-FUNCTIONS['e63d39033ee57bfc7efd4774749cd07ff1880217d125d42869bcbf208b1d5c7e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.step,self.argv,self.ok,self.detail,)==(other.step,other.argv,other.ok,other.detail,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.python,self.snapshot,self.ran,self.not_run,self.changes,self.rollback,self.state_error,self.extra,))
  return __hash__
-FUNCTIONS['f043465320760df296df3ac564ff09d14dec35cfd672a8e839a3d3542abf3738'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.python,self.snapshot,self.ran,self.not_run,self.changes,self.rollback,self.state_error,self.extra,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.step,self.argv,self.ok,self.detail,))
  return __hash__
-FUNCTIONS['2357cb11b8b01cf049493457f545547a1d6e8ffcdb339b31cfe6651d32f6cfdd'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.step,self.argv,self.ok,self.detail,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(python={self.python!r}, snapshot={self.snapshot!r}, ran={self.ran!r}, not_run={self.not_run!r}, changes={self.changes!r}, rollback={self.rollback!r}, state_error={self.state_error!r}, extra={self.extra!r})"
  return __repr__
-FUNCTIONS['5ec97e756ab351e7443a77de500d81be494ab5137d7a3fc66d5a04f0e37c4124'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(python={self.python!r}, snapshot={self.snapshot!r}, ran={self.ran!r}, not_run={self.not_run!r}, changes={self.changes!r}, rollback={self.rollback!r}, state_error={self.state_error!r}, extra={self.extra!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(step={self.step!r}, argv={self.argv!r}, ok={self.ok!r}, detail={self.detail!r})"
  return __repr__
-FUNCTIONS['931f12b06d3219c07da9b3503f99dd9ecd0199a0fd896539e9a33ae1562a21a0'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(step={self.step!r}, argv={self.argv!r}, ok={self.ok!r}, detail={self.detail!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_python, _type_snapshot, _type_ran, _type_not_run, _type_changes, _type_rollback, _type_state_error, _type_extra, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_ran, _dflt_not_run, _dflt_changes, _dflt_rollback, _dflt_state_error, _dflt_extra, _return_type):
  def __init__(self,python:_type_python,snapshot:_type_snapshot,ran:_type_ran=_dflt_ran,not_run:_type_not_run=_dflt_not_run,changes:_type_changes=_dflt_changes,rollback:_type_rollback=_dflt_rollback,state_error:_type_state_error=_dflt_state_error,extra:_type_extra=_HAS_DEFAULT_FACTORY)->_return_type:
@@ -56,7 +56,7 @@ def __create_fn__(_type_python, _type_snapshot, _type_ran, _type_not_run, _type_
   __dataclass_builtins_object__.__setattr__(self,'state_error',state_error)
   __dataclass_builtins_object__.__setattr__(self,'extra',_dflt_extra() if extra is _HAS_DEFAULT_FACTORY else extra)
  return __init__
-FUNCTIONS['8286a27c20be474f2645cfbdc51206a1612ea854b97d257f7b041f3958098754'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_python, _type_snapshot, _type_ran, _type_not_run, _type_changes, _type_rollback, _type_state_error, _type_extra, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_ran, _dflt_not_run, _dflt_changes, _dflt_rollback, _dflt_state_error, _dflt_extra, _return_type):\n def __init__(self,python:_type_python,snapshot:_type_snapshot,ran:_type_ran=_dflt_ran,not_run:_type_not_run=_dflt_not_run,changes:_type_changes=_dflt_changes,rollback:_type_rollback=_dflt_rollback,state_error:_type_state_error=_dflt_state_error,extra:_type_extra=_HAS_DEFAULT_FACTORY)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'python',python)\n  __dataclass_builtins_object__.__setattr__(self,'snapshot',snapshot)\n  __dataclass_builtins_object__.__setattr__(self,'ran',ran)\n  __dataclass_builtins_object__.__setattr__(self,'not_run',not_run)\n  __dataclass_builtins_object__.__setattr__(self,'changes',changes)\n  __dataclass_builtins_object__.__setattr__(self,'rollback',rollback)\n  __dataclass_builtins_object__.__setattr__(self,'state_error',state_error)\n  __dataclass_builtins_object__.__setattr__(self,'extra',_dflt_extra() if extra is _HAS_DEFAULT_FACTORY else extra)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_step, _type_argv, _type_ok, _type_detail, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_detail, _return_type):
  def __init__(self,step:_type_step,argv:_type_argv,ok:_type_ok,detail:_type_detail=_dflt_detail)->_return_type:
@@ -65,7 +65,7 @@ def __create_fn__(_type_step, _type_argv, _type_ok, _type_detail, MISSING, _HAS_
   __dataclass_builtins_object__.__setattr__(self,'ok',ok)
   __dataclass_builtins_object__.__setattr__(self,'detail',detail)
  return __init__
-FUNCTIONS['804f6151c3bfb6a33f2aaef869a4fdf15e7419b4d547543ebde4af696cfb4436'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_step, _type_argv, _type_ok, _type_detail, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_detail, _return_type):\n def __init__(self,step:_type_step,argv:_type_argv,ok:_type_ok,detail:_type_detail=_dflt_detail)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'step',step)\n  __dataclass_builtins_object__.__setattr__(self,'argv',argv)\n  __dataclass_builtins_object__.__setattr__(self,'ok',ok)\n  __dataclass_builtins_object__.__setattr__(self,'detail',detail)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -73,7 +73,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['a5e0eb65cd226e95469b6f59882ba2470089263d06de8b2b4fe07c1ce5cd5e55'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'python\',\'snapshot\',\'ran\',\'not_run\',\'changes\',\'rollback\',\'state_error\',\'extra\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -81,7 +81,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['d8026b0abf129718c22be427e1476336f40c9f85852bb155b3fd498c513f5806'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'step\',\'argv\',\'ok\',\'detail\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -89,7 +89,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['dee46237e11a2ce34850521b266a73d4a2bccc301f71a08c8f5df3558ca959c2'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'python\',\'snapshot\',\'ran\',\'not_run\',\'changes\',\'rollback\',\'state_error\',\'extra\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -97,6 +97,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['cde272fdb9afe99de2d3b1495828b56462d386d557e1d842ee033c7256ab6870'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'step\',\'argv\',\'ok\',\'detail\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.filename,self.sha256,self.requires_python,self.yanked,self.yanked_reason,)==(other.filename,other.sha256,other.requires_python,other.yanked,other.yanked_reason,)
   return NotImplemented
  return __eq__
-FUNCTIONS['b0094ccd341797c22db5480d51c073643ba53728af975b90e038224377ed99ef'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.filename,self.sha256,self.requires_python,self.yanked,self.yanked_reason,)==(other.filename,other.sha256,other.requires_python,other.yanked,other.yanked_reason,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,7 +19,7 @@ def __create_fn__():
    return (self.fmt,self.pins,self.indexes,self.requires_python,self.environments,self.allowed_yanked,self.replaces_default,)==(other.fmt,other.pins,other.indexes,other.requires_python,other.environments,other.allowed_yanked,other.replaces_default,)
   return NotImplemented
  return __eq__
-FUNCTIONS['64dbe414aeb30fad87b8941d7f7e3aeaa26db753be46ff17f90ab5be65803540'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.fmt,self.pins,self.indexes,self.requires_python,self.environments,self.allowed_yanked,self.replaces_default,)==(other.fmt,other.pins,other.indexes,other.requires_python,other.environments,other.allowed_yanked,other.replaces_default,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -27,7 +27,7 @@ def __create_fn__():
    return (self.kind,self.message,self.pin,self.evidence,)==(other.kind,other.message,other.pin,other.evidence,)
   return NotImplemented
  return __eq__
-FUNCTIONS['72ca0850b4cf95f8576153df8fa104e624a918a32364068da9e70eb7277dd1cc'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.kind,self.message,self.pin,self.evidence,)==(other.kind,other.message,other.pin,other.evidence,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -35,7 +35,7 @@ def __create_fn__():
    return (self.name,self.version,self.marker,self.line,self.hashes,self.requires_python,self.files,self.index,)==(other.name,other.version,other.marker,other.line,other.hashes,other.requires_python,other.files,other.index,)
   return NotImplemented
  return __eq__
-FUNCTIONS['dc4783bed05f7082a29d14f67111e5c2aeff25a12b55c53b450600bd2a7c3de1'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.version,self.marker,self.line,self.hashes,self.requires_python,self.files,self.index,)==(other.name,other.version,other.marker,other.line,other.hashes,other.requires_python,other.files,other.index,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -43,67 +43,67 @@ def __create_fn__():
    return (self.python,self.arch,self.glibc,self.markers,)==(other.python,other.arch,other.glibc,other.markers,)
   return NotImplemented
  return __eq__
-FUNCTIONS['9d7e30b7d7efdcc65938e205b4ca656eed12c669e8a585939eb8c2a5c2575f10'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.python,self.arch,self.glibc,self.markers,)==(other.python,other.arch,other.glibc,other.markers,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.filename,self.sha256,self.requires_python,self.yanked,self.yanked_reason,))
  return __hash__
-FUNCTIONS['5508c3879232ec8509dd37bb7b622736959612ee4d4077778274596a50fa0107'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.filename,self.sha256,self.requires_python,self.yanked,self.yanked_reason,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.fmt,self.pins,self.indexes,self.requires_python,self.environments,self.allowed_yanked,self.replaces_default,))
  return __hash__
-FUNCTIONS['5dbe6c0e5fe27cf299120974125865abb35714ee906ca1a14cceb2a6b55deb74'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.fmt,self.pins,self.indexes,self.requires_python,self.environments,self.allowed_yanked,self.replaces_default,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.kind,self.message,self.pin,self.evidence,))
  return __hash__
-FUNCTIONS['ef0a78b2fd7a9dc2ece443843e91e9cc81be5f39a6dca01b5dbca30433cc52a3'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.kind,self.message,self.pin,self.evidence,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.name,self.version,self.marker,self.line,self.hashes,self.requires_python,self.files,self.index,))
  return __hash__
-FUNCTIONS['7f262106b64efb2e337bb2e665fea5916759c04a876cbd595ffec55a340f5e12'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.version,self.marker,self.line,self.hashes,self.requires_python,self.files,self.index,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.python,self.arch,self.glibc,self.markers,))
  return __hash__
-FUNCTIONS['ca475108597bf43911ec591159b32ebafc9b8d65db6db8e90c866075e31d0dc7'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.python,self.arch,self.glibc,self.markers,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(filename={self.filename!r}, sha256={self.sha256!r}, requires_python={self.requires_python!r}, yanked={self.yanked!r}, yanked_reason={self.yanked_reason!r})"
  return __repr__
-FUNCTIONS['f97484bba13f0ff1a01e697fa8999d30a69330418ec4cb3c256ab6a94ead93b6'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(filename={self.filename!r}, sha256={self.sha256!r}, requires_python={self.requires_python!r}, yanked={self.yanked!r}, yanked_reason={self.yanked_reason!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(fmt={self.fmt!r}, pins={self.pins!r}, indexes={self.indexes!r}, requires_python={self.requires_python!r}, environments={self.environments!r}, allowed_yanked={self.allowed_yanked!r}, replaces_default={self.replaces_default!r})"
  return __repr__
-FUNCTIONS['01223e29d622fad649e142b4e2b18322389d9d14a2173420a76859211fdd1d08'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(fmt={self.fmt!r}, pins={self.pins!r}, indexes={self.indexes!r}, requires_python={self.requires_python!r}, environments={self.environments!r}, allowed_yanked={self.allowed_yanked!r}, replaces_default={self.replaces_default!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(kind={self.kind!r}, message={self.message!r}, pin={self.pin!r}, evidence={self.evidence!r})"
  return __repr__
-FUNCTIONS['f8fe180522872f8c7b3b5dcbd6887c37309e64af0c7010e11ce5dfdd07959f8d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(kind={self.kind!r}, message={self.message!r}, pin={self.pin!r}, evidence={self.evidence!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(name={self.name!r}, version={self.version!r}, marker={self.marker!r}, line={self.line!r}, hashes={self.hashes!r}, requires_python={self.requires_python!r}, files={self.files!r}, index={self.index!r})"
  return __repr__
-FUNCTIONS['45dd13193361610d0ba4207eac5978cd55cbd083098c7e143953744dce228c7f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, version={self.version!r}, marker={self.marker!r}, line={self.line!r}, hashes={self.hashes!r}, requires_python={self.requires_python!r}, files={self.files!r}, index={self.index!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(python={self.python!r}, arch={self.arch!r}, glibc={self.glibc!r}, markers={self.markers!r})"
  return __repr__
-FUNCTIONS['e087b08a9cd0d02ee490d647bebacde6834ece422b74a647f57f8a60ef1c97de'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(python={self.python!r}, arch={self.arch!r}, glibc={self.glibc!r}, markers={self.markers!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_filename, _type_sha256, _type_requires_python, _type_yanked, _type_yanked_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_sha256, _dflt_requires_python, _dflt_yanked, _dflt_yanked_reason, _return_type):
  def __init__(self,filename:_type_filename,sha256:_type_sha256=_dflt_sha256,requires_python:_type_requires_python=_dflt_requires_python,yanked:_type_yanked=_dflt_yanked,yanked_reason:_type_yanked_reason=_dflt_yanked_reason)->_return_type:
@@ -113,7 +113,7 @@ def __create_fn__(_type_filename, _type_sha256, _type_requires_python, _type_yan
   __dataclass_builtins_object__.__setattr__(self,'yanked',yanked)
   __dataclass_builtins_object__.__setattr__(self,'yanked_reason',yanked_reason)
  return __init__
-FUNCTIONS['9bce175c7c3ffd1322bddc8b198c232caafee8edc07a83095695363fecdfaf64'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_filename, _type_sha256, _type_requires_python, _type_yanked, _type_yanked_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_sha256, _dflt_requires_python, _dflt_yanked, _dflt_yanked_reason, _return_type):\n def __init__(self,filename:_type_filename,sha256:_type_sha256=_dflt_sha256,requires_python:_type_requires_python=_dflt_requires_python,yanked:_type_yanked=_dflt_yanked,yanked_reason:_type_yanked_reason=_dflt_yanked_reason)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'filename',filename)\n  __dataclass_builtins_object__.__setattr__(self,'sha256',sha256)\n  __dataclass_builtins_object__.__setattr__(self,'requires_python',requires_python)\n  __dataclass_builtins_object__.__setattr__(self,'yanked',yanked)\n  __dataclass_builtins_object__.__setattr__(self,'yanked_reason',yanked_reason)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_fmt, _type_pins, _type_indexes, _type_requires_python, _type_environments, _type_allowed_yanked, _type_replaces_default, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_indexes, _dflt_requires_python, _dflt_environments, _dflt_allowed_yanked, _dflt_replaces_default, _return_type):
  def __init__(self,fmt:_type_fmt,pins:_type_pins,indexes:_type_indexes=_dflt_indexes,requires_python:_type_requires_python=_dflt_requires_python,environments:_type_environments=_dflt_environments,allowed_yanked:_type_allowed_yanked=_HAS_DEFAULT_FACTORY,replaces_default:_type_replaces_default=_dflt_replaces_default)->_return_type:
@@ -125,7 +125,7 @@ def __create_fn__(_type_fmt, _type_pins, _type_indexes, _type_requires_python, _
   __dataclass_builtins_object__.__setattr__(self,'allowed_yanked',_dflt_allowed_yanked() if allowed_yanked is _HAS_DEFAULT_FACTORY else allowed_yanked)
   __dataclass_builtins_object__.__setattr__(self,'replaces_default',replaces_default)
  return __init__
-FUNCTIONS['afa79ffb50788bef95353bff33eecd3a645ba0c157305c72c2d172cb8e0cc34e'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_fmt, _type_pins, _type_indexes, _type_requires_python, _type_environments, _type_allowed_yanked, _type_replaces_default, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_indexes, _dflt_requires_python, _dflt_environments, _dflt_allowed_yanked, _dflt_replaces_default, _return_type):\n def __init__(self,fmt:_type_fmt,pins:_type_pins,indexes:_type_indexes=_dflt_indexes,requires_python:_type_requires_python=_dflt_requires_python,environments:_type_environments=_dflt_environments,allowed_yanked:_type_allowed_yanked=_HAS_DEFAULT_FACTORY,replaces_default:_type_replaces_default=_dflt_replaces_default)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'fmt',fmt)\n  __dataclass_builtins_object__.__setattr__(self,'pins',pins)\n  __dataclass_builtins_object__.__setattr__(self,'indexes',indexes)\n  __dataclass_builtins_object__.__setattr__(self,'requires_python',requires_python)\n  __dataclass_builtins_object__.__setattr__(self,'environments',environments)\n  __dataclass_builtins_object__.__setattr__(self,'allowed_yanked',_dflt_allowed_yanked() if allowed_yanked is _HAS_DEFAULT_FACTORY else allowed_yanked)\n  __dataclass_builtins_object__.__setattr__(self,'replaces_default',replaces_default)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_kind, _type_message, _type_pin, _type_evidence, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_pin, _dflt_evidence, _return_type):
  def __init__(self,kind:_type_kind,message:_type_message,pin:_type_pin=_dflt_pin,evidence:_type_evidence=_HAS_DEFAULT_FACTORY)->_return_type:
@@ -134,7 +134,7 @@ def __create_fn__(_type_kind, _type_message, _type_pin, _type_evidence, MISSING,
   __dataclass_builtins_object__.__setattr__(self,'pin',pin)
   __dataclass_builtins_object__.__setattr__(self,'evidence',_dflt_evidence() if evidence is _HAS_DEFAULT_FACTORY else evidence)
  return __init__
-FUNCTIONS['23d545b5522ea51357b1ce3963d4aaf32c72fd9c9be5585e42a1236d77f6a2c7'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_kind, _type_message, _type_pin, _type_evidence, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_pin, _dflt_evidence, _return_type):\n def __init__(self,kind:_type_kind,message:_type_message,pin:_type_pin=_dflt_pin,evidence:_type_evidence=_HAS_DEFAULT_FACTORY)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'message',message)\n  __dataclass_builtins_object__.__setattr__(self,'pin',pin)\n  __dataclass_builtins_object__.__setattr__(self,'evidence',_dflt_evidence() if evidence is _HAS_DEFAULT_FACTORY else evidence)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_name, _type_version, _type_marker, _type_line, _type_hashes, _type_requires_python, _type_files, _type_index, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_marker, _dflt_line, _dflt_hashes, _dflt_requires_python, _dflt_files, _dflt_index, _return_type):
  def __init__(self,name:_type_name,version:_type_version,marker:_type_marker=_dflt_marker,line:_type_line=_dflt_line,hashes:_type_hashes=_dflt_hashes,requires_python:_type_requires_python=_dflt_requires_python,files:_type_files=_dflt_files,index:_type_index=_dflt_index)->_return_type:
@@ -147,7 +147,7 @@ def __create_fn__(_type_name, _type_version, _type_marker, _type_line, _type_has
   __dataclass_builtins_object__.__setattr__(self,'files',files)
   __dataclass_builtins_object__.__setattr__(self,'index',index)
  return __init__
-FUNCTIONS['79ee5d9dc2f96e87bf2ec6633921ec719aa2b240378761675b77c1cfa74302c0'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_name, _type_version, _type_marker, _type_line, _type_hashes, _type_requires_python, _type_files, _type_index, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_marker, _dflt_line, _dflt_hashes, _dflt_requires_python, _dflt_files, _dflt_index, _return_type):\n def __init__(self,name:_type_name,version:_type_version,marker:_type_marker=_dflt_marker,line:_type_line=_dflt_line,hashes:_type_hashes=_dflt_hashes,requires_python:_type_requires_python=_dflt_requires_python,files:_type_files=_dflt_files,index:_type_index=_dflt_index)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'marker',marker)\n  __dataclass_builtins_object__.__setattr__(self,'line',line)\n  __dataclass_builtins_object__.__setattr__(self,'hashes',hashes)\n  __dataclass_builtins_object__.__setattr__(self,'requires_python',requires_python)\n  __dataclass_builtins_object__.__setattr__(self,'files',files)\n  __dataclass_builtins_object__.__setattr__(self,'index',index)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_python, _type_arch, _type_glibc, _type_markers, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,python:_type_python,arch:_type_arch,glibc:_type_glibc,markers:_type_markers)->_return_type:
@@ -156,7 +156,7 @@ def __create_fn__(_type_python, _type_arch, _type_glibc, _type_markers, MISSING,
   __dataclass_builtins_object__.__setattr__(self,'glibc',glibc)
   __dataclass_builtins_object__.__setattr__(self,'markers',markers)
  return __init__
-FUNCTIONS['70b83a6e6e1f6476d5e41919b71d0168eaff7937c18f098756a20f0f63483bee'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_python, _type_arch, _type_glibc, _type_markers, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,python:_type_python,arch:_type_arch,glibc:_type_glibc,markers:_type_markers)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'python',python)\n  __dataclass_builtins_object__.__setattr__(self,'arch',arch)\n  __dataclass_builtins_object__.__setattr__(self,'glibc',glibc)\n  __dataclass_builtins_object__.__setattr__(self,'markers',markers)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -164,7 +164,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['241ece740285ced279a1f5298ef5de680c6a2a1524c5f44bf73656ea5749705b'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'filename\',\'sha256\',\'requires_python\',\'yanked\',\'yanked_reason\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -172,7 +172,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['417d0642d9038fbcb3e72bade4bf09db9ac1147c67cab976b516d0f3a217a191'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'fmt\',\'pins\',\'indexes\',\'requires_python\',\'environments\',\'allowed_yanked\',\'replaces_default\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -180,7 +180,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['0e4aa67b88b76fc1a685d891e79abd5c96c96376234efd5558a9a15bf58b6ca7'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'kind\',\'message\',\'pin\',\'evidence\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -188,7 +188,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['94db562d654d2c61f85a2a1185215342a296fca88ec007e93262c3cb5a459034'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'version\',\'marker\',\'line\',\'hashes\',\'requires_python\',\'files\',\'index\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -196,7 +196,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['de22e7971a42ec3801a205d9abe8dcde6c6086e89ec490c267407c7f8f6b4337'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'python\',\'arch\',\'glibc\',\'markers\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -204,7 +204,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['5a44ce96b3d7666e7558e3b8c66630022ccb913bfca464ddd2a2ff55eec2a541'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'filename\',\'sha256\',\'requires_python\',\'yanked\',\'yanked_reason\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -212,7 +212,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['2ee9567452addea1fc2c3bc03d85a25f745306bd574bc4a42d97cd4e92469845'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'fmt\',\'pins\',\'indexes\',\'requires_python\',\'environments\',\'allowed_yanked\',\'replaces_default\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -220,7 +220,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['f9d02dbaba9821d4f3cd63d16bb283ec50e2a776faf52c8c9cf457f82d39e383'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'kind\',\'message\',\'pin\',\'evidence\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -228,7 +228,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['6fff171c74006b230caa8a72517c1d4b1367e425f98b24f3eebd8e4290501d6e'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'version\',\'marker\',\'line\',\'hashes\',\'requires_python\',\'files\',\'index\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -236,6 +236,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['86780e4b917a8279f3734ac1e0e730bbcca5ac0ec4eeae94b9dbcf365d0c1806'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'python\',\'arch\',\'glibc\',\'markers\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

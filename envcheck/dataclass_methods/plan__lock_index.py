@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.files,self.indexes,self.unread,)==(other.files,other.indexes,other.unread,)
   return NotImplemented
  return __eq__
-FUNCTIONS['3c8a8341598b56524716a81712950eac08a944020cd63e3debb52ad1eb6427be'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.files,self.indexes,self.unread,)==(other.files,other.indexes,other.unread,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.files,self.indexes,self.unread,))
  return __hash__
-FUNCTIONS['d9942f9da9ef73081a418dd40be586bfded76bca18d729314d665b920fea743e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.files,self.indexes,self.unread,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(files={self.files!r}, indexes={self.indexes!r}, unread={self.unread!r})"
  return __repr__
-FUNCTIONS['eca6077d45fb8824e76ac9c750bc9a04a7cc1a43df371fdfbc26f481061cd6c2'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(files={self.files!r}, indexes={self.indexes!r}, unread={self.unread!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_files, _type_indexes, _type_unread, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_unread, _return_type):
  def __init__(self,files:_type_files,indexes:_type_indexes,unread:_type_unread=_dflt_unread)->_return_type:
@@ -31,7 +31,7 @@ def __create_fn__(_type_files, _type_indexes, _type_unread, MISSING, _HAS_DEFAUL
   __dataclass_builtins_object__.__setattr__(self,'indexes',indexes)
   __dataclass_builtins_object__.__setattr__(self,'unread',unread)
  return __init__
-FUNCTIONS['01b4ec8c99a4c555450f86fc9f60d310225ee2f4d280c827cf6594aa20f9a914'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_files, _type_indexes, _type_unread, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_unread, _return_type):\n def __init__(self,files:_type_files,indexes:_type_indexes,unread:_type_unread=_dflt_unread)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'files',files)\n  __dataclass_builtins_object__.__setattr__(self,'indexes',indexes)\n  __dataclass_builtins_object__.__setattr__(self,'unread',unread)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -39,7 +39,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['f44cd16c987e2d2c67ac8c4503108daeb95eedd227cd64cac9e00395bb00951c'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'files\',\'indexes\',\'unread\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -47,6 +47,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['6fad0554cfa1af205542fe698819db6a3b08e8d1bfa1b1241c7adb257beaaaad'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'files\',\'indexes\',\'unread\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

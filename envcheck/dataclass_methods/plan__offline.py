@@ -11,26 +11,26 @@ def __create_fn__():
    return (self.matrix,self.reason,)==(other.matrix,other.reason,)
   return NotImplemented
  return __eq__
-FUNCTIONS['d8daf63aa3bf6c7ba4a33dfa521fd003d46f25541dbcc1a5f3102354a718d6c2'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.matrix,self.reason,)==(other.matrix,other.reason,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.matrix,self.reason,))
  return __hash__
-FUNCTIONS['6925d0b7f4d298fc49baf3892944f4d3add714944f82bfe319f5accf3eb3531d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.matrix,self.reason,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(matrix={self.matrix!r}, reason={self.reason!r})"
  return __repr__
-FUNCTIONS['b7893cd09f64a0d2caba3c94b65ee5a5ad7eb456c05c1bf7179cb333f8a3d2ef'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(matrix={self.matrix!r}, reason={self.reason!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_matrix, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_reason, _return_type):
  def __init__(self,matrix:_type_matrix,reason:_type_reason=_dflt_reason)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'matrix',matrix)
   __dataclass_builtins_object__.__setattr__(self,'reason',reason)
  return __init__
-FUNCTIONS['ff0b69f4b605b9c8931a22971041d81dfac10b385e693b8621fbdb42952c6f02'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_matrix, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_reason, _return_type):\n def __init__(self,matrix:_type_matrix,reason:_type_reason=_dflt_reason)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'matrix',matrix)\n  __dataclass_builtins_object__.__setattr__(self,'reason',reason)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -38,7 +38,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['5418dfeea64ca6dcc8a385dcef6ef0c2b49a6f18a77e88af973668b1dd464441'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'matrix\',\'reason\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -46,6 +46,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['cd1d64038693e14c23905cc226095d129148ad0fba074c880096acde8d1d8319'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'matrix\',\'reason\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

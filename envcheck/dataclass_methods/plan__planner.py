@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.installs,self.uninstalls,self.env,self.manual,self.order,)==(other.installs,other.uninstalls,other.env,other.manual,other.order,)
   return NotImplemented
  return __eq__
-FUNCTIONS['01126471f636e32b8a518469982761a430f47fe69b6303530021e0bfca34f9fd'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.installs,self.uninstalls,self.env,self.manual,self.order,)==(other.installs,other.uninstalls,other.env,other.manual,other.order,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,7 +19,7 @@ def __create_fn__():
    return (self.req,self.index_url,self.flags,self.applicability,self.code,self.summary,self.origin,)==(other.req,other.index_url,other.flags,other.applicability,other.code,other.summary,other.origin,)
   return NotImplemented
  return __eq__
-FUNCTIONS['4141c2d1513c506affa233038238c55046bd75997419eb141311d7330e7b1bab'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.req,self.index_url,self.flags,self.applicability,self.code,self.summary,self.origin,)==(other.req,other.index_url,other.flags,other.applicability,other.code,other.summary,other.origin,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -27,25 +27,25 @@ def __create_fn__():
    return (self.resolved,self.reason,self.notes,self.conflict,self.followed,self.pins,)==(other.resolved,other.reason,other.notes,other.conflict,other.followed,other.pins,)
   return NotImplemented
  return __eq__
-FUNCTIONS['f0af925270951e420967aca63054e50e6cbe27b9f05545b335e5273df48a1f93'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.resolved,self.reason,self.notes,self.conflict,self.followed,self.pins,)==(other.resolved,other.reason,other.notes,other.conflict,other.followed,other.pins,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(installs={self.installs!r}, uninstalls={self.uninstalls!r}, env={self.env!r}, manual={self.manual!r}, order={self.order!r})"
  return __repr__
-FUNCTIONS['9d71f9bed0bf2ecedb80d0c059913dd09659abf4f23408c964a274ede62d6032'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(installs={self.installs!r}, uninstalls={self.uninstalls!r}, env={self.env!r}, manual={self.manual!r}, order={self.order!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(req={self.req!r}, index_url={self.index_url!r}, flags={self.flags!r}, applicability={self.applicability!r}, code={self.code!r}, summary={self.summary!r}, origin={self.origin!r})"
  return __repr__
-FUNCTIONS['8a6d08e5e8f850efe844625fc959a3a65d44fc52d24ac3d79a67cf9569bb41bf'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(req={self.req!r}, index_url={self.index_url!r}, flags={self.flags!r}, applicability={self.applicability!r}, code={self.code!r}, summary={self.summary!r}, origin={self.origin!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(resolved={self.resolved!r}, reason={self.reason!r}, notes={self.notes!r}, conflict={self.conflict!r}, followed={self.followed!r}, pins={self.pins!r})"
  return __repr__
-FUNCTIONS['fbef2e39dd86fb16a1a9b558bcd1d2ba5b1741d7489d1b16a284db16a51790e8'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(resolved={self.resolved!r}, reason={self.reason!r}, notes={self.notes!r}, conflict={self.conflict!r}, followed={self.followed!r}, pins={self.pins!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_installs, _type_uninstalls, _type_env, _type_manual, _type_order, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_installs, _dflt_uninstalls, _dflt_env, _dflt_manual, _dflt_order, _return_type):
  def __init__(self,installs:_type_installs=_HAS_DEFAULT_FACTORY,uninstalls:_type_uninstalls=_HAS_DEFAULT_FACTORY,env:_type_env=_HAS_DEFAULT_FACTORY,manual:_type_manual=_HAS_DEFAULT_FACTORY,order:_type_order=_HAS_DEFAULT_FACTORY)->_return_type:
@@ -55,7 +55,7 @@ def __create_fn__(_type_installs, _type_uninstalls, _type_env, _type_manual, _ty
   self.manual=_dflt_manual() if manual is _HAS_DEFAULT_FACTORY else manual
   self.order=_dflt_order() if order is _HAS_DEFAULT_FACTORY else order
  return __init__
-FUNCTIONS['40fe9d3a75b457246cb87e6377cbfdb82df11dbb9545acdb195579dcd0c0fc9c'] = __create_fn__
+FUNCTIONS['def __create_fn__(_type_installs, _type_uninstalls, _type_env, _type_manual, _type_order, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_installs, _dflt_uninstalls, _dflt_env, _dflt_manual, _dflt_order, _return_type):\n def __init__(self,installs:_type_installs=_HAS_DEFAULT_FACTORY,uninstalls:_type_uninstalls=_HAS_DEFAULT_FACTORY,env:_type_env=_HAS_DEFAULT_FACTORY,manual:_type_manual=_HAS_DEFAULT_FACTORY,order:_type_order=_HAS_DEFAULT_FACTORY)->_return_type:\n  self.installs=_dflt_installs() if installs is _HAS_DEFAULT_FACTORY else installs\n  self.uninstalls=_dflt_uninstalls() if uninstalls is _HAS_DEFAULT_FACTORY else uninstalls\n  self.env=_dflt_env() if env is _HAS_DEFAULT_FACTORY else env\n  self.manual=_dflt_manual() if manual is _HAS_DEFAULT_FACTORY else manual\n  self.order=_dflt_order() if order is _HAS_DEFAULT_FACTORY else order\n return __init__'] = __create_fn__
 
 def __create_fn__(_type_req, _type_index_url, _type_flags, _type_applicability, _type_code, _type_summary, _type_origin, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_origin, _return_type):
  def __init__(self,req:_type_req,index_url:_type_index_url,flags:_type_flags,applicability:_type_applicability,code:_type_code,summary:_type_summary,origin:_type_origin=_dflt_origin)->_return_type:
@@ -67,7 +67,7 @@ def __create_fn__(_type_req, _type_index_url, _type_flags, _type_applicability, 
   self.summary=summary
   self.origin=origin
  return __init__
-FUNCTIONS['ce6cf49ff2fcd153aac126535fc7ab210edf0afeae9b81ac505bfbf58d9635c0'] = __create_fn__
+FUNCTIONS['def __create_fn__(_type_req, _type_index_url, _type_flags, _type_applicability, _type_code, _type_summary, _type_origin, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_origin, _return_type):\n def __init__(self,req:_type_req,index_url:_type_index_url,flags:_type_flags,applicability:_type_applicability,code:_type_code,summary:_type_summary,origin:_type_origin=_dflt_origin)->_return_type:\n  self.req=req\n  self.index_url=index_url\n  self.flags=flags\n  self.applicability=applicability\n  self.code=code\n  self.summary=summary\n  self.origin=origin\n return __init__'] = __create_fn__
 
 def __create_fn__(_type_resolved, _type_reason, _type_notes, _type_conflict, _type_followed, _type_pins, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_resolved, _dflt_reason, _dflt_notes, _dflt_conflict, _dflt_followed, _dflt_pins, _return_type):
  def __init__(self,resolved:_type_resolved=_dflt_resolved,reason:_type_reason=_dflt_reason,notes:_type_notes=_dflt_notes,conflict:_type_conflict=_dflt_conflict,followed:_type_followed=_HAS_DEFAULT_FACTORY,pins:_type_pins=_HAS_DEFAULT_FACTORY)->_return_type:
@@ -78,6 +78,6 @@ def __create_fn__(_type_resolved, _type_reason, _type_notes, _type_conflict, _ty
   self.followed=_dflt_followed() if followed is _HAS_DEFAULT_FACTORY else followed
   self.pins=_dflt_pins() if pins is _HAS_DEFAULT_FACTORY else pins
  return __init__
-FUNCTIONS['50d6b298b86b4ed4ec5a4360af2f2abd77512abdf81f17f5b6803860dddd047d'] = __create_fn__
+FUNCTIONS['def __create_fn__(_type_resolved, _type_reason, _type_notes, _type_conflict, _type_followed, _type_pins, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_resolved, _dflt_reason, _dflt_notes, _dflt_conflict, _dflt_followed, _dflt_pins, _return_type):\n def __init__(self,resolved:_type_resolved=_dflt_resolved,reason:_type_reason=_dflt_reason,notes:_type_notes=_dflt_notes,conflict:_type_conflict=_dflt_conflict,followed:_type_followed=_HAS_DEFAULT_FACTORY,pins:_type_pins=_HAS_DEFAULT_FACTORY)->_return_type:\n  self.resolved=resolved\n  self.reason=reason\n  self.notes=notes\n  self.conflict=conflict\n  self.followed=_dflt_followed() if followed is _HAS_DEFAULT_FACTORY else followed\n  self.pins=_dflt_pins() if pins is _HAS_DEFAULT_FACTORY else pins\n return __init__'] = __create_fn__
 
 del __create_fn__

@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.name,self.title,self.source,self.requirements,self.python,self.env,self.after,self.notes,self.verified,self.unverified,self.path,)==(other.name,other.title,other.source,other.requirements,other.python,other.env,other.after,other.notes,other.verified,other.unverified,other.path,)
   return NotImplemented
  return __eq__
-FUNCTIONS['204d12b2835ed08b81be3518c9b1e6ba7ca8dc1c1ca1eebc4b76aba3ad272e18'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.title,self.source,self.requirements,self.python,self.env,self.after,self.notes,self.verified,self.unverified,self.path,)==(other.name,other.title,other.source,other.requirements,other.python,other.env,other.after,other.notes,other.verified,other.unverified,other.path,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.name,self.title,self.source,self.requirements,self.python,self.env,self.after,self.notes,self.verified,self.unverified,self.path,))
  return __hash__
-FUNCTIONS['6cf30072009848a805f147c73910f58d8a83ea65a8998f0e1557d22d9b8dc501'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.title,self.source,self.requirements,self.python,self.env,self.after,self.notes,self.verified,self.unverified,self.path,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(name={self.name!r}, title={self.title!r}, source={self.source!r}, requirements={self.requirements!r}, python={self.python!r}, env={self.env!r}, after={self.after!r}, notes={self.notes!r}, verified={self.verified!r}, unverified={self.unverified!r}, path={self.path!r})"
  return __repr__
-FUNCTIONS['e6b75c1981e163d13b933e127c6afc240b7f1fe8d211e5081b0b910295537d47'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, title={self.title!r}, source={self.source!r}, requirements={self.requirements!r}, python={self.python!r}, env={self.env!r}, after={self.after!r}, notes={self.notes!r}, verified={self.verified!r}, unverified={self.unverified!r}, path={self.path!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_name, _type_title, _type_source, _type_requirements, _type_python, _type_env, _type_after, _type_notes, _type_verified, _type_unverified, _type_path, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_python, _dflt_env, _dflt_after, _dflt_notes, _dflt_verified, _dflt_unverified, _dflt_path, _return_type):
  def __init__(self,name:_type_name,title:_type_title,source:_type_source,requirements:_type_requirements,python:_type_python=_dflt_python,env:_type_env=_HAS_DEFAULT_FACTORY,after:_type_after=_dflt_after,notes:_type_notes=_dflt_notes,verified:_type_verified=_dflt_verified,unverified:_type_unverified=_dflt_unverified,path:_type_path=_dflt_path)->_return_type:
@@ -39,7 +39,7 @@ def __create_fn__(_type_name, _type_title, _type_source, _type_requirements, _ty
   __dataclass_builtins_object__.__setattr__(self,'unverified',unverified)
   __dataclass_builtins_object__.__setattr__(self,'path',path)
  return __init__
-FUNCTIONS['423962dfce263b364bcb66aa3e7d4b0aca99453ad9f2324feeb14b45c986a013'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_name, _type_title, _type_source, _type_requirements, _type_python, _type_env, _type_after, _type_notes, _type_verified, _type_unverified, _type_path, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_python, _dflt_env, _dflt_after, _dflt_notes, _dflt_verified, _dflt_unverified, _dflt_path, _return_type):\n def __init__(self,name:_type_name,title:_type_title,source:_type_source,requirements:_type_requirements,python:_type_python=_dflt_python,env:_type_env=_HAS_DEFAULT_FACTORY,after:_type_after=_dflt_after,notes:_type_notes=_dflt_notes,verified:_type_verified=_dflt_verified,unverified:_type_unverified=_dflt_unverified,path:_type_path=_dflt_path)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'title',title)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'requirements',requirements)\n  __dataclass_builtins_object__.__setattr__(self,'python',python)\n  __dataclass_builtins_object__.__setattr__(self,'env',_dflt_env() if env is _HAS_DEFAULT_FACTORY else env)\n  __dataclass_builtins_object__.__setattr__(self,'after',after)\n  __dataclass_builtins_object__.__setattr__(self,'notes',notes)\n  __dataclass_builtins_object__.__setattr__(self,'verified',verified)\n  __dataclass_builtins_object__.__setattr__(self,'unverified',unverified)\n  __dataclass_builtins_object__.__setattr__(self,'path',path)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -47,7 +47,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['447155fab9782b91632f28776f7cead2159974f6c89e0b62df01cf79e90e70eb'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'title\',\'source\',\'requirements\',\'python\',\'env\',\'after\',\'notes\',\'verified\',\'unverified\',\'path\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -55,6 +55,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['0811368a4d19eddf915ac58a3605689a8b0e89409d0239a068b49a8d9fa3dee3'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'title\',\'source\',\'requirements\',\'python\',\'env\',\'after\',\'notes\',\'verified\',\'unverified\',\'path\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

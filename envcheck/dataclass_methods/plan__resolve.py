@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.index_url,self.extra_index_urls,self.find_links,self.no_index,self.source,self.dropped,)==(other.index_url,other.extra_index_urls,other.find_links,other.no_index,other.source,other.dropped,)
   return NotImplemented
  return __eq__
-FUNCTIONS['e2aae555722e26faebb385c93bcf50740433d4e32f6617a262fad2bfa2d63d9f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.index_url,self.extra_index_urls,self.find_links,self.no_index,self.source,self.dropped,)==(other.index_url,other.extra_index_urls,other.find_links,other.no_index,other.source,other.dropped,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,31 +19,31 @@ def __create_fn__():
    return (self.text,self.pins,self.format,)==(other.text,other.pins,other.format,)
   return NotImplemented
  return __eq__
-FUNCTIONS['cf41422df6b1f21083e9ab8a74ec62ddc139007bc7e9505648e2be680169728e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.text,self.pins,self.format,)==(other.text,other.pins,other.format,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.index_url,self.extra_index_urls,self.find_links,self.no_index,self.source,self.dropped,))
  return __hash__
-FUNCTIONS['73999478057d0928b1a7e5802c5000c729106fea0ed884e55e1b02562b56f6ff'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.index_url,self.extra_index_urls,self.find_links,self.no_index,self.source,self.dropped,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.text,self.pins,self.format,))
  return __hash__
-FUNCTIONS['855d53d2b5bb766be03a41afad977660f9e11061567561d24b62540831f9a0f2'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.text,self.pins,self.format,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(index_url={self.index_url!r}, extra_index_urls={self.extra_index_urls!r}, find_links={self.find_links!r}, no_index={self.no_index!r}, source={self.source!r}, dropped={self.dropped!r})"
  return __repr__
-FUNCTIONS['6287205532d9a7351585b14968a89dcbd181d9c39c3a15b42cd557fddaf5e75e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(index_url={self.index_url!r}, extra_index_urls={self.extra_index_urls!r}, find_links={self.find_links!r}, no_index={self.no_index!r}, source={self.source!r}, dropped={self.dropped!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(text={self.text!r}, pins={self.pins!r}, format={self.format!r})"
  return __repr__
-FUNCTIONS['b950d8152bb74f04c21310ce054f7397e43f8b2480efced25199a382487e45b4'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(text={self.text!r}, pins={self.pins!r}, format={self.format!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_index_url, _type_extra_index_urls, _type_find_links, _type_no_index, _type_source, _type_dropped, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_index_url, _dflt_extra_index_urls, _dflt_find_links, _dflt_no_index, _dflt_source, _dflt_dropped, _return_type):
  def __init__(self,index_url:_type_index_url=_dflt_index_url,extra_index_urls:_type_extra_index_urls=_dflt_extra_index_urls,find_links:_type_find_links=_dflt_find_links,no_index:_type_no_index=_dflt_no_index,source:_type_source=_dflt_source,dropped:_type_dropped=_dflt_dropped)->_return_type:
@@ -54,7 +54,7 @@ def __create_fn__(_type_index_url, _type_extra_index_urls, _type_find_links, _ty
   __dataclass_builtins_object__.__setattr__(self,'source',source)
   __dataclass_builtins_object__.__setattr__(self,'dropped',dropped)
  return __init__
-FUNCTIONS['a6687cc3287484c877dd46cb59d4199108b5b3200dbbf027076dde2f29a96252'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_index_url, _type_extra_index_urls, _type_find_links, _type_no_index, _type_source, _type_dropped, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_index_url, _dflt_extra_index_urls, _dflt_find_links, _dflt_no_index, _dflt_source, _dflt_dropped, _return_type):\n def __init__(self,index_url:_type_index_url=_dflt_index_url,extra_index_urls:_type_extra_index_urls=_dflt_extra_index_urls,find_links:_type_find_links=_dflt_find_links,no_index:_type_no_index=_dflt_no_index,source:_type_source=_dflt_source,dropped:_type_dropped=_dflt_dropped)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'index_url',index_url)\n  __dataclass_builtins_object__.__setattr__(self,'extra_index_urls',extra_index_urls)\n  __dataclass_builtins_object__.__setattr__(self,'find_links',find_links)\n  __dataclass_builtins_object__.__setattr__(self,'no_index',no_index)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n  __dataclass_builtins_object__.__setattr__(self,'dropped',dropped)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_text, _type_pins, _type_format, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,text:_type_text,pins:_type_pins,format:_type_format)->_return_type:
@@ -62,7 +62,7 @@ def __create_fn__(_type_text, _type_pins, _type_format, MISSING, _HAS_DEFAULT_FA
   __dataclass_builtins_object__.__setattr__(self,'pins',pins)
   __dataclass_builtins_object__.__setattr__(self,'format',format)
  return __init__
-FUNCTIONS['eb2304628cb2415aa6d822ebd836982b1137be99ab0730b959d667ad7d0624a8'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_text, _type_pins, _type_format, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,text:_type_text,pins:_type_pins,format:_type_format)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'text',text)\n  __dataclass_builtins_object__.__setattr__(self,'pins',pins)\n  __dataclass_builtins_object__.__setattr__(self,'format',format)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -70,7 +70,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['1a0c94fbd9b78d3630552c71c66d80182c95e43b7a4871604536a6057e7f3288'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'index_url\',\'extra_index_urls\',\'find_links\',\'no_index\',\'source\',\'dropped\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -78,7 +78,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['41932fa25357ecd3404489899c94d28a93f6c75e7c13457211214cdbf45f2c6b'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'text\',\'pins\',\'format\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -86,7 +86,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['b617144113f157e29319c69565423970854c00aad1fa2acf0665d7f9b4f54590'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'index_url\',\'extra_index_urls\',\'find_links\',\'no_index\',\'source\',\'dropped\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -94,6 +94,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['ba50527c4b177a05b5b3a6824e6b0d4c4177e72132736031df3257e1d3ec2096'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'text\',\'pins\',\'format\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,13 +11,13 @@ def __create_fn__():
    return (self.uv,self.index,self.matrix,self.timeout,self.budget,self.env,self.runs,self.held,self.missing,self._deadline,)==(other.uv,other.index,other.matrix,other.timeout,other.budget,other.env,other.runs,other.held,other.missing,other._deadline,)
   return NotImplemented
  return __eq__
-FUNCTIONS['e76bb9fdf31fc763ced41406ef545d0b74151082f1529c424881f96f734d3841'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.uv,self.index,self.matrix,self.timeout,self.budget,self.env,self.runs,self.held,self.missing,self._deadline,)==(other.uv,other.index,other.matrix,other.timeout,other.budget,other.env,other.runs,other.held,other.missing,other._deadline,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(uv={self.uv!r}, index={self.index!r}, matrix={self.matrix!r}, timeout={self.timeout!r}, budget={self.budget!r}, env={self.env!r}, runs={self.runs!r}, held={self.held!r}, missing={self.missing!r})"
  return __repr__
-FUNCTIONS['dd44b8d62dade6fae25cfe4329dc8a87482a8081688346429b97d2ec0b64d17b'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(uv={self.uv!r}, index={self.index!r}, matrix={self.matrix!r}, timeout={self.timeout!r}, budget={self.budget!r}, env={self.env!r}, runs={self.runs!r}, held={self.held!r}, missing={self.missing!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_uv, _type_index, _type_matrix, _type_timeout, _type_budget, _type_env, _type_runs, _type_held, _type_missing, _type__deadline, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_timeout, _dflt_budget, _dflt_env, _dflt_runs, _dflt_held, _dflt_missing, _dflt__deadline, _return_type):
  def __init__(self,uv:_type_uv,index:_type_index,matrix:_type_matrix,timeout:_type_timeout=_dflt_timeout,budget:_type_budget=_dflt_budget,env:_type_env=_dflt_env,runs:_type_runs=_dflt_runs,held:_type_held=_HAS_DEFAULT_FACTORY,missing:_type_missing=_HAS_DEFAULT_FACTORY,_deadline:_type__deadline=_dflt__deadline)->_return_type:
@@ -32,6 +32,6 @@ def __create_fn__(_type_uv, _type_index, _type_matrix, _type_timeout, _type_budg
   self.missing=_dflt_missing() if missing is _HAS_DEFAULT_FACTORY else missing
   self._deadline=_deadline
  return __init__
-FUNCTIONS['3e4e4da01406690704962f3a1f4273cd7c72d0e5ad435bca2825d8eae9d522ef'] = __create_fn__
+FUNCTIONS['def __create_fn__(_type_uv, _type_index, _type_matrix, _type_timeout, _type_budget, _type_env, _type_runs, _type_held, _type_missing, _type__deadline, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_timeout, _dflt_budget, _dflt_env, _dflt_runs, _dflt_held, _dflt_missing, _dflt__deadline, _return_type):\n def __init__(self,uv:_type_uv,index:_type_index,matrix:_type_matrix,timeout:_type_timeout=_dflt_timeout,budget:_type_budget=_dflt_budget,env:_type_env=_dflt_env,runs:_type_runs=_dflt_runs,held:_type_held=_HAS_DEFAULT_FACTORY,missing:_type_missing=_HAS_DEFAULT_FACTORY,_deadline:_type__deadline=_dflt__deadline)->_return_type:\n  self.uv=uv\n  self.index=index\n  self.matrix=matrix\n  self.timeout=timeout\n  self.budget=budget\n  self.env=env\n  self.runs=runs\n  self.held=_dflt_held() if held is _HAS_DEFAULT_FACTORY else held\n  self.missing=_dflt_missing() if missing is _HAS_DEFAULT_FACTORY else missing\n  self._deadline=_deadline\n return __init__'] = __create_fn__
 
 del __create_fn__

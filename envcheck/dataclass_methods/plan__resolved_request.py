@@ -11,13 +11,13 @@ def __create_fn__():
    return (self.python,self.arch,self.plan,self.installed,self.top,self.overrides,self.torch_index,self.excluded,self.freed,self.held,self.followed,self.node,)==(other.python,other.arch,other.plan,other.installed,other.top,other.overrides,other.torch_index,other.excluded,other.freed,other.held,other.followed,other.node,)
   return NotImplemented
  return __eq__
-FUNCTIONS['96872294bf3934ce439fea00da1ff95268c539574e786818ca778701ac00a79c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.python,self.arch,self.plan,self.installed,self.top,self.overrides,self.torch_index,self.excluded,self.freed,self.held,self.followed,self.node,)==(other.python,other.arch,other.plan,other.installed,other.top,other.overrides,other.torch_index,other.excluded,other.freed,other.held,other.followed,other.node,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(python={self.python!r}, arch={self.arch!r}, plan={self.plan!r}, installed={self.installed!r}, top={self.top!r}, overrides={self.overrides!r}, torch_index={self.torch_index!r}, excluded={self.excluded!r}, freed={self.freed!r}, held={self.held!r}, followed={self.followed!r}, node={self.node!r})"
  return __repr__
-FUNCTIONS['5d092925a95cd51f80a1e6b588f670c77236a0b7d47646a7063e829acaaeb841'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(python={self.python!r}, arch={self.arch!r}, plan={self.plan!r}, installed={self.installed!r}, top={self.top!r}, overrides={self.overrides!r}, torch_index={self.torch_index!r}, excluded={self.excluded!r}, freed={self.freed!r}, held={self.held!r}, followed={self.followed!r}, node={self.node!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_python, _type_arch, _type_plan, _type_installed, _type_top, _type_overrides, _type_torch_index, _type_excluded, _type_freed, _type_held, _type_followed, _type_node, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_excluded, _dflt_freed, _dflt_held, _dflt_followed, _dflt_node, _return_type):
  def __init__(self,python:_type_python,arch:_type_arch,plan:_type_plan,installed:_type_installed,top:_type_top,overrides:_type_overrides,torch_index:_type_torch_index,excluded:_type_excluded=_HAS_DEFAULT_FACTORY,freed:_type_freed=_HAS_DEFAULT_FACTORY,held:_type_held=_HAS_DEFAULT_FACTORY,followed:_type_followed=_HAS_DEFAULT_FACTORY,node:_type_node=_HAS_DEFAULT_FACTORY)->_return_type:
@@ -34,6 +34,6 @@ def __create_fn__(_type_python, _type_arch, _type_plan, _type_installed, _type_t
   self.followed=_dflt_followed() if followed is _HAS_DEFAULT_FACTORY else followed
   self.node=_dflt_node() if node is _HAS_DEFAULT_FACTORY else node
  return __init__
-FUNCTIONS['ceb4960eee46d85383ff7d471dcdaa0845e4ae3a70df16a00c3ba09c3ae80928'] = __create_fn__
+FUNCTIONS['def __create_fn__(_type_python, _type_arch, _type_plan, _type_installed, _type_top, _type_overrides, _type_torch_index, _type_excluded, _type_freed, _type_held, _type_followed, _type_node, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_excluded, _dflt_freed, _dflt_held, _dflt_followed, _dflt_node, _return_type):\n def __init__(self,python:_type_python,arch:_type_arch,plan:_type_plan,installed:_type_installed,top:_type_top,overrides:_type_overrides,torch_index:_type_torch_index,excluded:_type_excluded=_HAS_DEFAULT_FACTORY,freed:_type_freed=_HAS_DEFAULT_FACTORY,held:_type_held=_HAS_DEFAULT_FACTORY,followed:_type_followed=_HAS_DEFAULT_FACTORY,node:_type_node=_HAS_DEFAULT_FACTORY)->_return_type:\n  self.python=python\n  self.arch=arch\n  self.plan=plan\n  self.installed=installed\n  self.top=top\n  self.overrides=overrides\n  self.torch_index=torch_index\n  self.excluded=_dflt_excluded() if excluded is _HAS_DEFAULT_FACTORY else excluded\n  self.freed=_dflt_freed() if freed is _HAS_DEFAULT_FACTORY else freed\n  self.held=_dflt_held() if held is _HAS_DEFAULT_FACTORY else held\n  self.followed=_dflt_followed() if followed is _HAS_DEFAULT_FACTORY else followed\n  self.node=_dflt_node() if node is _HAS_DEFAULT_FACTORY else node\n return __init__'] = __create_fn__
 
 del __create_fn__

@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.asked,self.codes,self.version,self.installed,self.conflict,)==(other.asked,other.codes,other.version,other.installed,other.conflict,)
   return NotImplemented
  return __eq__
-FUNCTIONS['f00673ce34949bff71a91b7f56ece4766226cedb977a0846e5a6b50e3d1aeebe'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.asked,self.codes,self.version,self.installed,self.conflict,)==(other.asked,other.codes,other.version,other.installed,other.conflict,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,31 +19,31 @@ def __create_fn__():
    return (self.pins,self.notes,self.count,self.followed,self.verified,self.reason,)==(other.pins,other.notes,other.count,other.followed,other.verified,other.reason,)
   return NotImplemented
  return __eq__
-FUNCTIONS['42738d1a979111c8fc8762844db697b96819e65984fad62d68a76f0ddd2974f9'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.pins,self.notes,self.count,self.followed,self.verified,self.reason,)==(other.pins,other.notes,other.count,other.followed,other.verified,other.reason,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.asked,self.codes,self.version,self.installed,self.conflict,))
  return __hash__
-FUNCTIONS['19f0381273d1fb14716c863b69a0b42d16c5a08066e34e384f86efec101df6d5'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.asked,self.codes,self.version,self.installed,self.conflict,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.pins,self.notes,self.count,self.followed,self.verified,self.reason,))
  return __hash__
-FUNCTIONS['6aad63f5119f3b790039090e31fa80a0a3138894d6fb865a96aa0844b1eeda14'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.pins,self.notes,self.count,self.followed,self.verified,self.reason,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(asked={self.asked!r}, codes={self.codes!r}, version={self.version!r}, installed={self.installed!r}, conflict={self.conflict!r})"
  return __repr__
-FUNCTIONS['0716d8cd4efa7e4f1fe2fd0d3613e19c3c11c716696f9208fa6b7d93d32c1880'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(asked={self.asked!r}, codes={self.codes!r}, version={self.version!r}, installed={self.installed!r}, conflict={self.conflict!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(pins={self.pins!r}, notes={self.notes!r}, count={self.count!r}, followed={self.followed!r}, verified={self.verified!r}, reason={self.reason!r})"
  return __repr__
-FUNCTIONS['84ebf6bc9c74b1ecca838cba16605436a0ed0cb557bb539006a10a817cb21d1c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(pins={self.pins!r}, notes={self.notes!r}, count={self.count!r}, followed={self.followed!r}, verified={self.verified!r}, reason={self.reason!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_asked, _type_codes, _type_version, _type_installed, _type_conflict, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,asked:_type_asked,codes:_type_codes,version:_type_version,installed:_type_installed,conflict:_type_conflict)->_return_type:
@@ -53,7 +53,7 @@ def __create_fn__(_type_asked, _type_codes, _type_version, _type_installed, _typ
   __dataclass_builtins_object__.__setattr__(self,'installed',installed)
   __dataclass_builtins_object__.__setattr__(self,'conflict',conflict)
  return __init__
-FUNCTIONS['00dcc76f4f6b029d068aa1306842b4851690f7bbfb9bf9d5f2a03339f4c4ce86'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_asked, _type_codes, _type_version, _type_installed, _type_conflict, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,asked:_type_asked,codes:_type_codes,version:_type_version,installed:_type_installed,conflict:_type_conflict)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'asked',asked)\n  __dataclass_builtins_object__.__setattr__(self,'codes',codes)\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'installed',installed)\n  __dataclass_builtins_object__.__setattr__(self,'conflict',conflict)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_pins, _type_notes, _type_count, _type_followed, _type_verified, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_notes, _dflt_count, _dflt_followed, _dflt_verified, _dflt_reason, _return_type):
  def __init__(self,pins:_type_pins,notes:_type_notes=_dflt_notes,count:_type_count=_dflt_count,followed:_type_followed=_HAS_DEFAULT_FACTORY,verified:_type_verified=_dflt_verified,reason:_type_reason=_dflt_reason)->_return_type:
@@ -64,7 +64,7 @@ def __create_fn__(_type_pins, _type_notes, _type_count, _type_followed, _type_ve
   __dataclass_builtins_object__.__setattr__(self,'verified',verified)
   __dataclass_builtins_object__.__setattr__(self,'reason',reason)
  return __init__
-FUNCTIONS['cbbb9c1c5eae09d2c6e1c5f1f41abe385dff6e7ae35840e3db8b09ca83d91aaf'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_pins, _type_notes, _type_count, _type_followed, _type_verified, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_notes, _dflt_count, _dflt_followed, _dflt_verified, _dflt_reason, _return_type):\n def __init__(self,pins:_type_pins,notes:_type_notes=_dflt_notes,count:_type_count=_dflt_count,followed:_type_followed=_HAS_DEFAULT_FACTORY,verified:_type_verified=_dflt_verified,reason:_type_reason=_dflt_reason)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'pins',pins)\n  __dataclass_builtins_object__.__setattr__(self,'notes',notes)\n  __dataclass_builtins_object__.__setattr__(self,'count',count)\n  __dataclass_builtins_object__.__setattr__(self,'followed',_dflt_followed() if followed is _HAS_DEFAULT_FACTORY else followed)\n  __dataclass_builtins_object__.__setattr__(self,'verified',verified)\n  __dataclass_builtins_object__.__setattr__(self,'reason',reason)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -72,7 +72,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['4044f6d4a3b0383694ce1a5b0d97ab7d24482888e700e003d03d7fed9af360af'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'asked\',\'codes\',\'version\',\'installed\',\'conflict\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -80,7 +80,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['e6f78e5951c0ad372958b39cbf84753fc04ed02aed2b627c8371783976488c1b'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'pins\',\'notes\',\'count\',\'followed\',\'verified\',\'reason\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -88,7 +88,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['44658c6e354625e05551e6337b66748f23a193d88b59b5710ef37992b0dd1235'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'asked\',\'codes\',\'version\',\'installed\',\'conflict\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -96,6 +96,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['1046639f12c202c54f9040ec66e0601d82ea431e1b390333edd4226a73a6e86d'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'pins\',\'notes\',\'count\',\'followed\',\'verified\',\'reason\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

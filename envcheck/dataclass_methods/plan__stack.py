@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.ccs,self.driver,self.driver_text,self.max_cuda,self.max_cuda_source,self.python,self.unknown_gpus,self.pypi,)==(other.ccs,other.driver,other.driver_text,other.max_cuda,other.max_cuda_source,other.python,other.unknown_gpus,other.pypi,)
   return NotImplemented
  return __eq__
-FUNCTIONS['2c08b2a2ea78c3e85482052bd3ca7fd36ecd3f0c7f0389562f233ca74630eea1'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.ccs,self.driver,self.driver_text,self.max_cuda,self.max_cuda_source,self.python,self.unknown_gpus,self.pypi,)==(other.ccs,other.driver,other.driver_text,other.max_cuda,other.max_cuda_source,other.python,other.unknown_gpus,other.pypi,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,31 +19,31 @@ def __create_fn__():
    return (self.verdict,self.passed_over,self.newer_rejected,)==(other.verdict,other.passed_over,other.newer_rejected,)
   return NotImplemented
  return __eq__
-FUNCTIONS['7ea7bc6783a390a88f84303dc55150a87ed93b003b393ce6c8f9dcce3492ccbd'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.verdict,self.passed_over,self.newer_rejected,)==(other.verdict,other.passed_over,other.newer_rejected,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.ccs,self.driver,self.driver_text,self.max_cuda,self.max_cuda_source,self.python,self.unknown_gpus,self.pypi,))
  return __hash__
-FUNCTIONS['3d36b9d2d048b55593f772bd819afb6878ea16010fdc9eec69680595112e7929'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.ccs,self.driver,self.driver_text,self.max_cuda,self.max_cuda_source,self.python,self.unknown_gpus,self.pypi,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.verdict,self.passed_over,self.newer_rejected,))
  return __hash__
-FUNCTIONS['073fad26f6ecc046b8e15a53081447ad9111d860b9d6211a584364f8333f5cb7'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.verdict,self.passed_over,self.newer_rejected,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(ccs={self.ccs!r}, driver={self.driver!r}, driver_text={self.driver_text!r}, max_cuda={self.max_cuda!r}, max_cuda_source={self.max_cuda_source!r}, python={self.python!r}, unknown_gpus={self.unknown_gpus!r}, pypi={self.pypi!r})"
  return __repr__
-FUNCTIONS['bbbb1ac4ed9065dbca72718930c66f5127373b2a4fdf5fd76bf60f77d6229c72'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(ccs={self.ccs!r}, driver={self.driver!r}, driver_text={self.driver_text!r}, max_cuda={self.max_cuda!r}, max_cuda_source={self.max_cuda_source!r}, python={self.python!r}, unknown_gpus={self.unknown_gpus!r}, pypi={self.pypi!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(verdict={self.verdict!r}, passed_over={self.passed_over!r}, newer_rejected={self.newer_rejected!r})"
  return __repr__
-FUNCTIONS['f0d5c4c389f8b2b5e84951f1a8f8fd2f58e30c0d35e02b5c46b1b4b35fa2aea0'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(verdict={self.verdict!r}, passed_over={self.passed_over!r}, newer_rejected={self.newer_rejected!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_ccs, _type_driver, _type_driver_text, _type_max_cuda, _type_max_cuda_source, _type_python, _type_unknown_gpus, _type_pypi, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_pypi, _return_type):
  def __init__(self,ccs:_type_ccs,driver:_type_driver,driver_text:_type_driver_text,max_cuda:_type_max_cuda,max_cuda_source:_type_max_cuda_source,python:_type_python,unknown_gpus:_type_unknown_gpus,pypi:_type_pypi=_HAS_DEFAULT_FACTORY)->_return_type:
@@ -56,7 +56,7 @@ def __create_fn__(_type_ccs, _type_driver, _type_driver_text, _type_max_cuda, _t
   __dataclass_builtins_object__.__setattr__(self,'unknown_gpus',unknown_gpus)
   __dataclass_builtins_object__.__setattr__(self,'pypi',_dflt_pypi() if pypi is _HAS_DEFAULT_FACTORY else pypi)
  return __init__
-FUNCTIONS['5bdad8746a2c7a0b8abe4b4205c428a5320a6c9d1b440e181852626381d6af57'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_ccs, _type_driver, _type_driver_text, _type_max_cuda, _type_max_cuda_source, _type_python, _type_unknown_gpus, _type_pypi, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_pypi, _return_type):\n def __init__(self,ccs:_type_ccs,driver:_type_driver,driver_text:_type_driver_text,max_cuda:_type_max_cuda,max_cuda_source:_type_max_cuda_source,python:_type_python,unknown_gpus:_type_unknown_gpus,pypi:_type_pypi=_HAS_DEFAULT_FACTORY)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'ccs',ccs)\n  __dataclass_builtins_object__.__setattr__(self,'driver',driver)\n  __dataclass_builtins_object__.__setattr__(self,'driver_text',driver_text)\n  __dataclass_builtins_object__.__setattr__(self,'max_cuda',max_cuda)\n  __dataclass_builtins_object__.__setattr__(self,'max_cuda_source',max_cuda_source)\n  __dataclass_builtins_object__.__setattr__(self,'python',python)\n  __dataclass_builtins_object__.__setattr__(self,'unknown_gpus',unknown_gpus)\n  __dataclass_builtins_object__.__setattr__(self,'pypi',_dflt_pypi() if pypi is _HAS_DEFAULT_FACTORY else pypi)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_verdict, _type_passed_over, _type_newer_rejected, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,verdict:_type_verdict,passed_over:_type_passed_over,newer_rejected:_type_newer_rejected)->_return_type:
@@ -64,7 +64,7 @@ def __create_fn__(_type_verdict, _type_passed_over, _type_newer_rejected, MISSIN
   __dataclass_builtins_object__.__setattr__(self,'passed_over',passed_over)
   __dataclass_builtins_object__.__setattr__(self,'newer_rejected',newer_rejected)
  return __init__
-FUNCTIONS['57d551712c316e8740c332202926259c5c67f8e921f52505c583ac6338c1af0b'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_verdict, _type_passed_over, _type_newer_rejected, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,verdict:_type_verdict,passed_over:_type_passed_over,newer_rejected:_type_newer_rejected)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'verdict',verdict)\n  __dataclass_builtins_object__.__setattr__(self,'passed_over',passed_over)\n  __dataclass_builtins_object__.__setattr__(self,'newer_rejected',newer_rejected)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -72,7 +72,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['4353f0a77a6d78d36d8d758e702bce2934e8f6eaa5f4d4468d0ff6759fd0b478'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'ccs\',\'driver\',\'driver_text\',\'max_cuda\',\'max_cuda_source\',\'python\',\'unknown_gpus\',\'pypi\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -80,7 +80,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['e2a0e2958ec94b331cd74a51125834ab53a5337168ecf3f2499e0b96baa0a258'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'verdict\',\'passed_over\',\'newer_rejected\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -88,7 +88,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['b29e0d52e5d486b73770a8c2b80db177e459b53afa6a5d561d5ab090fc81cbd6'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'ccs\',\'driver\',\'driver_text\',\'max_cuda\',\'max_cuda_source\',\'python\',\'unknown_gpus\',\'pypi\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -96,6 +96,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['6a4592413071fa9fc1953eecd13e2fd74b5decc32082b7cd26889354e29af52d'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'verdict\',\'passed_over\',\'newer_rejected\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.pythons,self.arches,)==(other.pythons,other.arches,)
   return NotImplemented
  return __eq__
-FUNCTIONS['3375dfeb85b62c16e5b4f2af05c3757329ee0be38101f718a949db9aa666313f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.pythons,self.arches,)==(other.pythons,other.arches,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,38 +19,38 @@ def __create_fn__():
    return (self.stack,self.index,self.targets,self.fmt,self.exclude_newer,self.keep_pins,self.upgrade,self.allow_local,self.variant_names,self.index_strategy,)==(other.stack,other.index,other.targets,other.fmt,other.exclude_newer,other.keep_pins,other.upgrade,other.allow_local,other.variant_names,other.index_strategy,)
   return NotImplemented
  return __eq__
-FUNCTIONS['02e03eedd9fd383ac39aadfc7964081adcc7624d994a4379ee75c055f9899b49'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.stack,self.index,self.targets,self.fmt,self.exclude_newer,self.keep_pins,self.upgrade,self.allow_local,self.variant_names,self.index_strategy,)==(other.stack,other.index,other.targets,other.fmt,other.exclude_newer,other.keep_pins,other.upgrade,other.allow_local,other.variant_names,other.index_strategy,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.pythons,self.arches,))
  return __hash__
-FUNCTIONS['c499f1a58547c23892431f9d581e6128d90a9746c703ddb23953f16abce64f60'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.pythons,self.arches,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.stack,self.index,self.targets,self.fmt,self.exclude_newer,self.keep_pins,self.upgrade,self.allow_local,self.variant_names,self.index_strategy,))
  return __hash__
-FUNCTIONS['808e7c1f952587204aa61df337ca0f3af76b324563012c5debff3a3cb06ef315'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.stack,self.index,self.targets,self.fmt,self.exclude_newer,self.keep_pins,self.upgrade,self.allow_local,self.variant_names,self.index_strategy,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(pythons={self.pythons!r}, arches={self.arches!r})"
  return __repr__
-FUNCTIONS['ae61adbea0d16ebec5bbd9005359c8398fd558fab78f7ac3f4a33e2d29b2e219'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(pythons={self.pythons!r}, arches={self.arches!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(stack={self.stack!r}, index={self.index!r}, targets={self.targets!r}, fmt={self.fmt!r}, exclude_newer={self.exclude_newer!r}, keep_pins={self.keep_pins!r}, upgrade={self.upgrade!r}, allow_local={self.allow_local!r}, variant_names={self.variant_names!r}, index_strategy={self.index_strategy!r})"
  return __repr__
-FUNCTIONS['e5862fa1040714fb26ea00f141b4fc5aa784dd9574ea7cfe24f7b9f2cd31832a'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(stack={self.stack!r}, index={self.index!r}, targets={self.targets!r}, fmt={self.fmt!r}, exclude_newer={self.exclude_newer!r}, keep_pins={self.keep_pins!r}, upgrade={self.upgrade!r}, allow_local={self.allow_local!r}, variant_names={self.variant_names!r}, index_strategy={self.index_strategy!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_pythons, _type_arches, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_arches, _return_type):
  def __init__(self,pythons:_type_pythons,arches:_type_arches=_dflt_arches)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'pythons',pythons)
   __dataclass_builtins_object__.__setattr__(self,'arches',arches)
  return __init__
-FUNCTIONS['67384e2ed0ad2f43f6eca2514c69620539d39989aff243b0ca3c13ff19e5188f'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_pythons, _type_arches, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_arches, _return_type):\n def __init__(self,pythons:_type_pythons,arches:_type_arches=_dflt_arches)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'pythons',pythons)\n  __dataclass_builtins_object__.__setattr__(self,'arches',arches)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_stack, _type_index, _type_targets, _type_fmt, _type_exclude_newer, _type_keep_pins, _type_upgrade, _type_allow_local, _type_variant_names, _type_index_strategy, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_fmt, _dflt_exclude_newer, _dflt_keep_pins, _dflt_upgrade, _dflt_allow_local, _dflt_variant_names, _dflt_index_strategy, _return_type):
  def __init__(self,stack:_type_stack,index:_type_index,targets:_type_targets,fmt:_type_fmt=_dflt_fmt,exclude_newer:_type_exclude_newer=_dflt_exclude_newer,keep_pins:_type_keep_pins=_dflt_keep_pins,upgrade:_type_upgrade=_dflt_upgrade,allow_local:_type_allow_local=_dflt_allow_local,variant_names:_type_variant_names=_dflt_variant_names,index_strategy:_type_index_strategy=_dflt_index_strategy)->_return_type:
@@ -65,7 +65,7 @@ def __create_fn__(_type_stack, _type_index, _type_targets, _type_fmt, _type_excl
   __dataclass_builtins_object__.__setattr__(self,'variant_names',variant_names)
   __dataclass_builtins_object__.__setattr__(self,'index_strategy',index_strategy)
  return __init__
-FUNCTIONS['1356298f4eecca3b9054c3a2ce6e793050bb9a8d7b701dcd8ba86f900cdf144a'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_stack, _type_index, _type_targets, _type_fmt, _type_exclude_newer, _type_keep_pins, _type_upgrade, _type_allow_local, _type_variant_names, _type_index_strategy, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_fmt, _dflt_exclude_newer, _dflt_keep_pins, _dflt_upgrade, _dflt_allow_local, _dflt_variant_names, _dflt_index_strategy, _return_type):\n def __init__(self,stack:_type_stack,index:_type_index,targets:_type_targets,fmt:_type_fmt=_dflt_fmt,exclude_newer:_type_exclude_newer=_dflt_exclude_newer,keep_pins:_type_keep_pins=_dflt_keep_pins,upgrade:_type_upgrade=_dflt_upgrade,allow_local:_type_allow_local=_dflt_allow_local,variant_names:_type_variant_names=_dflt_variant_names,index_strategy:_type_index_strategy=_dflt_index_strategy)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'stack',stack)\n  __dataclass_builtins_object__.__setattr__(self,'index',index)\n  __dataclass_builtins_object__.__setattr__(self,'targets',targets)\n  __dataclass_builtins_object__.__setattr__(self,'fmt',fmt)\n  __dataclass_builtins_object__.__setattr__(self,'exclude_newer',exclude_newer)\n  __dataclass_builtins_object__.__setattr__(self,'keep_pins',keep_pins)\n  __dataclass_builtins_object__.__setattr__(self,'upgrade',upgrade)\n  __dataclass_builtins_object__.__setattr__(self,'allow_local',allow_local)\n  __dataclass_builtins_object__.__setattr__(self,'variant_names',variant_names)\n  __dataclass_builtins_object__.__setattr__(self,'index_strategy',index_strategy)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -73,7 +73,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['80e628fae3187ea2a49d6d4dd22e9ceccc73e8870776ea86e2a1cf9b308ceb6a'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'pythons\',\'arches\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -81,7 +81,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['ede2831d361e5c91ba40275fa35b22f5b66cd22cb0bff630ab587b9c7c0a69aa'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'stack\',\'index\',\'targets\',\'fmt\',\'exclude_newer\',\'keep_pins\',\'upgrade\',\'allow_local\',\'variant_names\',\'index_strategy\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -89,7 +89,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['1b71f67182ff2fadb2b4e851a94fe1f96768b586f08e896add829b3b1c2594c8'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'pythons\',\'arches\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -97,6 +97,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['aeac7be90c8c8efbe65ebe895b5d48955e232e4f560fadd260c7efcf3c785c6a'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'stack\',\'index\',\'targets\',\'fmt\',\'exclude_newer\',\'keep_pins\',\'upgrade\',\'allow_local\',\'variant_names\',\'index_strategy\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.events,self.returncode,self.timed_out,self.start_error,self.stderr,self.duration_ms,)==(other.events,other.returncode,other.timed_out,other.start_error,other.stderr,other.duration_ms,)
   return NotImplemented
  return __eq__
-FUNCTIONS['04101f182a12e678ffabfe5a198cdc4b7d9d092bff805d858602c2257d4beef9'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.events,self.returncode,self.timed_out,self.start_error,self.stderr,self.duration_ms,)==(other.events,other.returncode,other.timed_out,other.start_error,other.stderr,other.duration_ms,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.events,self.returncode,self.timed_out,self.start_error,self.stderr,self.duration_ms,))
  return __hash__
-FUNCTIONS['8bd2891ae7090078f5bc079edf467b921a12d110edd4f924830a13040de5c38f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.events,self.returncode,self.timed_out,self.start_error,self.stderr,self.duration_ms,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(events={self.events!r}, returncode={self.returncode!r}, timed_out={self.timed_out!r}, start_error={self.start_error!r}, stderr={self.stderr!r}, duration_ms={self.duration_ms!r})"
  return __repr__
-FUNCTIONS['59f22c1c08711818b4bfab241874ba8449a63807a604ec1fe65f1313c6a6c9f7'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(events={self.events!r}, returncode={self.returncode!r}, timed_out={self.timed_out!r}, start_error={self.start_error!r}, stderr={self.stderr!r}, duration_ms={self.duration_ms!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_events, _type_returncode, _type_timed_out, _type_start_error, _type_stderr, _type_duration_ms, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_events, _dflt_returncode, _dflt_timed_out, _dflt_start_error, _dflt_stderr, _dflt_duration_ms, _return_type):
  def __init__(self,events:_type_events=_HAS_DEFAULT_FACTORY,returncode:_type_returncode=_dflt_returncode,timed_out:_type_timed_out=_dflt_timed_out,start_error:_type_start_error=_dflt_start_error,stderr:_type_stderr=_dflt_stderr,duration_ms:_type_duration_ms=_dflt_duration_ms)->_return_type:
@@ -34,7 +34,7 @@ def __create_fn__(_type_events, _type_returncode, _type_timed_out, _type_start_e
   __dataclass_builtins_object__.__setattr__(self,'stderr',stderr)
   __dataclass_builtins_object__.__setattr__(self,'duration_ms',duration_ms)
  return __init__
-FUNCTIONS['d42278d9007f9335982c7caa21236bc21e0b4cea4110e66e0950a8ab0588f336'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_events, _type_returncode, _type_timed_out, _type_start_error, _type_stderr, _type_duration_ms, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_events, _dflt_returncode, _dflt_timed_out, _dflt_start_error, _dflt_stderr, _dflt_duration_ms, _return_type):\n def __init__(self,events:_type_events=_HAS_DEFAULT_FACTORY,returncode:_type_returncode=_dflt_returncode,timed_out:_type_timed_out=_dflt_timed_out,start_error:_type_start_error=_dflt_start_error,stderr:_type_stderr=_dflt_stderr,duration_ms:_type_duration_ms=_dflt_duration_ms)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'events',_dflt_events() if events is _HAS_DEFAULT_FACTORY else events)\n  __dataclass_builtins_object__.__setattr__(self,'returncode',returncode)\n  __dataclass_builtins_object__.__setattr__(self,'timed_out',timed_out)\n  __dataclass_builtins_object__.__setattr__(self,'start_error',start_error)\n  __dataclass_builtins_object__.__setattr__(self,'stderr',stderr)\n  __dataclass_builtins_object__.__setattr__(self,'duration_ms',duration_ms)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -42,7 +42,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['6d0cc41ecd346b13559320025bd8c6f8766eaa1dcb64dc6f5a253b6bca799a07'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'events\',\'returncode\',\'timed_out\',\'start_error\',\'stderr\',\'duration_ms\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -50,6 +50,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['062bb04be0b9d9bec526fd52503c2415b9caa3f9c80368e7872950d52420a53a'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'events\',\'returncode\',\'timed_out\',\'start_error\',\'stderr\',\'duration_ms\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

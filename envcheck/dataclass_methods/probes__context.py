@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.root,self.env,self.python,self.timeout,self.redact,self.deep,self.torch_timeout,self.binaries,self.addresses,self.resolver,self.hostname,)==(other.root,other.env,other.python,other.timeout,other.redact,other.deep,other.torch_timeout,other.binaries,other.addresses,other.resolver,other.hostname,)
   return NotImplemented
  return __eq__
-FUNCTIONS['59d4673ee5fd331634056ebef1e381e73060d5102537b202143331179f31943d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.root,self.env,self.python,self.timeout,self.redact,self.deep,self.torch_timeout,self.binaries,self.addresses,self.resolver,self.hostname,)==(other.root,other.env,other.python,other.timeout,other.redact,other.deep,other.torch_timeout,other.binaries,other.addresses,other.resolver,other.hostname,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.root,self.env,self.python,self.timeout,self.redact,self.deep,self.torch_timeout,self.binaries,self.addresses,self.resolver,self.hostname,))
  return __hash__
-FUNCTIONS['06c08d21ac72ba317fe1847a2e3c30266387c638a33b88c2bbbc017355911f18'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.root,self.env,self.python,self.timeout,self.redact,self.deep,self.torch_timeout,self.binaries,self.addresses,self.resolver,self.hostname,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(root={self.root!r}, env={self.env!r}, python={self.python!r}, timeout={self.timeout!r}, redact={self.redact!r}, deep={self.deep!r}, torch_timeout={self.torch_timeout!r}, binaries={self.binaries!r}, addresses={self.addresses!r}, resolver={self.resolver!r}, hostname={self.hostname!r})"
  return __repr__
-FUNCTIONS['364a8aa32ee2924ce787e674f466ebf27bd2d8b2a587c2ea8a3fe718c7e4b19d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(root={self.root!r}, env={self.env!r}, python={self.python!r}, timeout={self.timeout!r}, redact={self.redact!r}, deep={self.deep!r}, torch_timeout={self.torch_timeout!r}, binaries={self.binaries!r}, addresses={self.addresses!r}, resolver={self.resolver!r}, hostname={self.hostname!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_root, _type_env, _type_python, _type_timeout, _type_redact, _type_deep, _type_torch_timeout, _type_binaries, _type_addresses, _type_resolver, _type_hostname, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_root, _dflt_env, _dflt_python, _dflt_timeout, _dflt_redact, _dflt_deep, _dflt_torch_timeout, _dflt_binaries, _dflt_addresses, _dflt_resolver, _dflt_hostname, _return_type):
  def __init__(self,root:_type_root=_dflt_root,env:_type_env=_HAS_DEFAULT_FACTORY,python:_type_python=_dflt_python,timeout:_type_timeout=_dflt_timeout,redact:_type_redact=_dflt_redact,deep:_type_deep=_dflt_deep,torch_timeout:_type_torch_timeout=_dflt_torch_timeout,binaries:_type_binaries=_dflt_binaries,addresses:_type_addresses=_dflt_addresses,resolver:_type_resolver=_dflt_resolver,hostname:_type_hostname=_dflt_hostname)->_return_type:
@@ -39,7 +39,7 @@ def __create_fn__(_type_root, _type_env, _type_python, _type_timeout, _type_reda
   __dataclass_builtins_object__.__setattr__(self,'resolver',resolver)
   __dataclass_builtins_object__.__setattr__(self,'hostname',hostname)
  return __init__
-FUNCTIONS['26095da7edf64b15a889ad1602530213237c204e1e387d28b8ddf6242ee4b5a2'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_root, _type_env, _type_python, _type_timeout, _type_redact, _type_deep, _type_torch_timeout, _type_binaries, _type_addresses, _type_resolver, _type_hostname, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_root, _dflt_env, _dflt_python, _dflt_timeout, _dflt_redact, _dflt_deep, _dflt_torch_timeout, _dflt_binaries, _dflt_addresses, _dflt_resolver, _dflt_hostname, _return_type):\n def __init__(self,root:_type_root=_dflt_root,env:_type_env=_HAS_DEFAULT_FACTORY,python:_type_python=_dflt_python,timeout:_type_timeout=_dflt_timeout,redact:_type_redact=_dflt_redact,deep:_type_deep=_dflt_deep,torch_timeout:_type_torch_timeout=_dflt_torch_timeout,binaries:_type_binaries=_dflt_binaries,addresses:_type_addresses=_dflt_addresses,resolver:_type_resolver=_dflt_resolver,hostname:_type_hostname=_dflt_hostname)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'root',root)\n  __dataclass_builtins_object__.__setattr__(self,'env',_dflt_env() if env is _HAS_DEFAULT_FACTORY else env)\n  __dataclass_builtins_object__.__setattr__(self,'python',python)\n  __dataclass_builtins_object__.__setattr__(self,'timeout',timeout)\n  __dataclass_builtins_object__.__setattr__(self,'redact',redact)\n  __dataclass_builtins_object__.__setattr__(self,'deep',deep)\n  __dataclass_builtins_object__.__setattr__(self,'torch_timeout',torch_timeout)\n  __dataclass_builtins_object__.__setattr__(self,'binaries',binaries)\n  __dataclass_builtins_object__.__setattr__(self,'addresses',addresses)\n  __dataclass_builtins_object__.__setattr__(self,'resolver',resolver)\n  __dataclass_builtins_object__.__setattr__(self,'hostname',hostname)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -47,7 +47,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['0d99702c024bac823c02779ce8c574f2c11b60f9ced663b2ca6613751b8d8750'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'root\',\'env\',\'python\',\'timeout\',\'redact\',\'deep\',\'torch_timeout\',\'binaries\',\'addresses\',\'resolver\',\'hostname\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -55,6 +55,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['356bcecc24b483157dacd8f57561ed47fdabe70b23d04ecb4d7169456f1926e3'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'root\',\'env\',\'python\',\'timeout\',\'redact\',\'deep\',\'torch_timeout\',\'binaries\',\'addresses\',\'resolver\',\'hostname\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

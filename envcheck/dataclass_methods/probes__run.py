@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.argv,self.returncode,self.stdout,self.stderr,self.problem,)==(other.argv,other.returncode,other.stdout,other.stderr,other.problem,)
   return NotImplemented
  return __eq__
-FUNCTIONS['c85374b9a9ed4aa888ac5f838ddca5a4ed646029a920472628c219e1c8b6829d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.argv,self.returncode,self.stdout,self.stderr,self.problem,)==(other.argv,other.returncode,other.stdout,other.stderr,other.problem,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,31 +19,31 @@ def __create_fn__():
    return (self.returncode,self.stdout,self.stderr,self.timed_out,self.start_error,self.overflow,)==(other.returncode,other.stdout,other.stderr,other.timed_out,other.start_error,other.overflow,)
   return NotImplemented
  return __eq__
-FUNCTIONS['eb0d64938ad9d76a306b5784f95f7753fc27ce02a986d0bd9a09cb61dd3e217e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.returncode,self.stdout,self.stderr,self.timed_out,self.start_error,self.overflow,)==(other.returncode,other.stdout,other.stderr,other.timed_out,other.start_error,other.overflow,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.argv,self.returncode,self.stdout,self.stderr,self.problem,))
  return __hash__
-FUNCTIONS['8c8b99b8e29bd3043195252daaaf5b4dcc73054bd3cace4b2b0b271aee1ad58e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.argv,self.returncode,self.stdout,self.stderr,self.problem,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.returncode,self.stdout,self.stderr,self.timed_out,self.start_error,self.overflow,))
  return __hash__
-FUNCTIONS['28a498b751590ce790570922b8a150a4db8ec0067bfcd15988262f2b6817d1c5'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.returncode,self.stdout,self.stderr,self.timed_out,self.start_error,self.overflow,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(argv={self.argv!r}, returncode={self.returncode!r}, stdout={self.stdout!r}, stderr={self.stderr!r}, problem={self.problem!r})"
  return __repr__
-FUNCTIONS['3ed116c8770f98463476a641983e54ccc3b0c9d2ec5d61da4cfe7566961b9a2e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(argv={self.argv!r}, returncode={self.returncode!r}, stdout={self.stdout!r}, stderr={self.stderr!r}, problem={self.problem!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(returncode={self.returncode!r}, stdout={self.stdout!r}, stderr={self.stderr!r}, timed_out={self.timed_out!r}, start_error={self.start_error!r}, overflow={self.overflow!r})"
  return __repr__
-FUNCTIONS['a68d0a02177cb10f53e5df70ec46a149a4dfefb8ad37a74f15a9413fccd32537'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(returncode={self.returncode!r}, stdout={self.stdout!r}, stderr={self.stderr!r}, timed_out={self.timed_out!r}, start_error={self.start_error!r}, overflow={self.overflow!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_argv, _type_returncode, _type_stdout, _type_stderr, _type_problem, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_returncode, _dflt_stdout, _dflt_stderr, _dflt_problem, _return_type):
  def __init__(self,argv:_type_argv,returncode:_type_returncode=_dflt_returncode,stdout:_type_stdout=_dflt_stdout,stderr:_type_stderr=_dflt_stderr,problem:_type_problem=_dflt_problem)->_return_type:
@@ -53,7 +53,7 @@ def __create_fn__(_type_argv, _type_returncode, _type_stdout, _type_stderr, _typ
   __dataclass_builtins_object__.__setattr__(self,'stderr',stderr)
   __dataclass_builtins_object__.__setattr__(self,'problem',problem)
  return __init__
-FUNCTIONS['62fde0c333d41cf521e099e05076826f9713300715028d9301f51eb98c7e37ef'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_argv, _type_returncode, _type_stdout, _type_stderr, _type_problem, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_returncode, _dflt_stdout, _dflt_stderr, _dflt_problem, _return_type):\n def __init__(self,argv:_type_argv,returncode:_type_returncode=_dflt_returncode,stdout:_type_stdout=_dflt_stdout,stderr:_type_stderr=_dflt_stderr,problem:_type_problem=_dflt_problem)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'argv',argv)\n  __dataclass_builtins_object__.__setattr__(self,'returncode',returncode)\n  __dataclass_builtins_object__.__setattr__(self,'stdout',stdout)\n  __dataclass_builtins_object__.__setattr__(self,'stderr',stderr)\n  __dataclass_builtins_object__.__setattr__(self,'problem',problem)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_returncode, _type_stdout, _type_stderr, _type_timed_out, _type_start_error, _type_overflow, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_returncode, _dflt_stdout, _dflt_stderr, _dflt_timed_out, _dflt_start_error, _dflt_overflow, _return_type):
  def __init__(self,returncode:_type_returncode=_dflt_returncode,stdout:_type_stdout=_dflt_stdout,stderr:_type_stderr=_dflt_stderr,timed_out:_type_timed_out=_dflt_timed_out,start_error:_type_start_error=_dflt_start_error,overflow:_type_overflow=_dflt_overflow)->_return_type:
@@ -64,7 +64,7 @@ def __create_fn__(_type_returncode, _type_stdout, _type_stderr, _type_timed_out,
   __dataclass_builtins_object__.__setattr__(self,'start_error',start_error)
   __dataclass_builtins_object__.__setattr__(self,'overflow',overflow)
  return __init__
-FUNCTIONS['7e82e84bc327fd44ba6352e5718aa4fc6db5744716a81466e76e949a573e8529'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_returncode, _type_stdout, _type_stderr, _type_timed_out, _type_start_error, _type_overflow, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_returncode, _dflt_stdout, _dflt_stderr, _dflt_timed_out, _dflt_start_error, _dflt_overflow, _return_type):\n def __init__(self,returncode:_type_returncode=_dflt_returncode,stdout:_type_stdout=_dflt_stdout,stderr:_type_stderr=_dflt_stderr,timed_out:_type_timed_out=_dflt_timed_out,start_error:_type_start_error=_dflt_start_error,overflow:_type_overflow=_dflt_overflow)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'returncode',returncode)\n  __dataclass_builtins_object__.__setattr__(self,'stdout',stdout)\n  __dataclass_builtins_object__.__setattr__(self,'stderr',stderr)\n  __dataclass_builtins_object__.__setattr__(self,'timed_out',timed_out)\n  __dataclass_builtins_object__.__setattr__(self,'start_error',start_error)\n  __dataclass_builtins_object__.__setattr__(self,'overflow',overflow)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -72,7 +72,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['75b8769184b9925212504fe925a159d36f978ddd60844ad2e0621b16eeabe0ea'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'argv\',\'returncode\',\'stdout\',\'stderr\',\'problem\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -80,7 +80,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['05d89af0b011e205ca64b9f75d28691570f9d9f9a5139bfcf9de32ff4fc22fa1'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'returncode\',\'stdout\',\'stderr\',\'timed_out\',\'start_error\',\'overflow\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -88,7 +88,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['9e2729b56e589f7ccd313a5c96db760f17df493b5833e315abf40ee335740f7e'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'argv\',\'returncode\',\'stdout\',\'stderr\',\'problem\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -96,6 +96,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['0b3a2cfcf55adaf3a31141de8afa188d564585edaee81ff04fc9b78ec2b9bb9e'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'returncode\',\'stdout\',\'stderr\',\'timed_out\',\'start_error\',\'overflow\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.code,self.name,self.severity,self.title,self.doc,self.check,self.origin,self.verified,self.scope,self.cluster_check,)==(other.code,other.name,other.severity,other.title,other.doc,other.check,other.origin,other.verified,other.scope,other.cluster_check,)
   return NotImplemented
  return __eq__
-FUNCTIONS['bef2860dbad28acfffc2180a12db0546714bc36ed234885f1f6a3c13ed21c6e6'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.code,self.name,self.severity,self.title,self.doc,self.check,self.origin,self.verified,self.scope,self.cluster_check,)==(other.code,other.name,other.severity,other.title,other.doc,other.check,other.origin,other.verified,other.scope,other.cluster_check,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,7 +19,7 @@ def __create_fn__():
    return (self.message,self.evidence,self.fix,self.severity,)==(other.message,other.evidence,other.fix,other.severity,)
   return NotImplemented
  return __eq__
-FUNCTIONS['f5b7a1ff8429b52bdeaa893ebb7dde7c269c6da21f7c3431b7bd1903bc60d14e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.message,self.evidence,self.fix,self.severity,)==(other.message,other.evidence,other.fix,other.severity,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -27,7 +27,7 @@ def __create_fn__():
    return (self.signature,self.line,self.text,self.stated,)==(other.signature,other.line,other.text,other.stated,)
   return NotImplemented
  return __eq__
-FUNCTIONS['86c13e7cd0c8b3bed62c3281cc84e3ca24b1019cf19a4a830229064561881c9c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.signature,self.line,self.text,self.stated,)==(other.signature,other.line,other.text,other.stated,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -35,55 +35,55 @@ def __create_fn__():
    return (self.what,self.why,self.example,self.fix,self.references,)==(other.what,other.why,other.example,other.fix,other.references,)
   return NotImplemented
  return __eq__
-FUNCTIONS['3f5b08c729fb5dae97f4d7df1f3ade168afc54a7466918e0a62089e969f181a5'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.what,self.why,self.example,self.fix,self.references,)==(other.what,other.why,other.example,other.fix,other.references,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.code,self.name,self.severity,self.title,self.doc,self.check,self.origin,self.verified,self.scope,self.cluster_check,))
  return __hash__
-FUNCTIONS['456b054e8109a4d199c6fd70c05d13b9c055aba53449b3b0bbcc9ff868eb4c64'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.code,self.name,self.severity,self.title,self.doc,self.check,self.origin,self.verified,self.scope,self.cluster_check,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.message,self.evidence,self.fix,self.severity,))
  return __hash__
-FUNCTIONS['93aa9c4ffe84c78d3331bb8ae32b95acfea59e340b6230f3b05fac895231c967'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.message,self.evidence,self.fix,self.severity,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.signature,self.line,self.text,self.stated,))
  return __hash__
-FUNCTIONS['ca75719fe1b1ee7bd496af33ac4dfd7aa01b2af6289f5d81447bf65e4ded3dfd'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.signature,self.line,self.text,self.stated,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.what,self.why,self.example,self.fix,self.references,))
  return __hash__
-FUNCTIONS['57cbfc29e73c658edc3f0b7bdd2f36bcb2cb6acd2122436b62d8098d751e39ec'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.what,self.why,self.example,self.fix,self.references,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(code={self.code!r}, name={self.name!r}, severity={self.severity!r}, title={self.title!r}, doc={self.doc!r}, check={self.check!r}, origin={self.origin!r}, verified={self.verified!r}, scope={self.scope!r}, cluster_check={self.cluster_check!r})"
  return __repr__
-FUNCTIONS['8c86e328ef7a69681b0c5fd98cfbb8dd90928663b6ad0bd0b9ca9232cd40fbe1'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(code={self.code!r}, name={self.name!r}, severity={self.severity!r}, title={self.title!r}, doc={self.doc!r}, check={self.check!r}, origin={self.origin!r}, verified={self.verified!r}, scope={self.scope!r}, cluster_check={self.cluster_check!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(message={self.message!r}, evidence={self.evidence!r}, fix={self.fix!r}, severity={self.severity!r})"
  return __repr__
-FUNCTIONS['5849063727c32a283213862500d3849ee8a29519dc2311363eb0f5e4b3b5e0da'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(message={self.message!r}, evidence={self.evidence!r}, fix={self.fix!r}, severity={self.severity!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(signature={self.signature!r}, line={self.line!r}, text={self.text!r}, stated={self.stated!r})"
  return __repr__
-FUNCTIONS['c67f188ca31ae643872b031433650bb9aa009a2ca0c11edf05b657be45c93ec7'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(signature={self.signature!r}, line={self.line!r}, text={self.text!r}, stated={self.stated!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(what={self.what!r}, why={self.why!r}, example={self.example!r}, fix={self.fix!r}, references={self.references!r})"
  return __repr__
-FUNCTIONS['b7951924f530debe0a85b8d69545e526a6bcd48a5e78f76c8abdc45d320daa14'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(what={self.what!r}, why={self.why!r}, example={self.example!r}, fix={self.fix!r}, references={self.references!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_code, _type_name, _type_severity, _type_title, _type_doc, _type_check, _type_origin, _type_verified, _type_scope, _type_cluster_check, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_origin, _dflt_verified, _dflt_scope, _dflt_cluster_check, _return_type):
  def __init__(self,code:_type_code,name:_type_name,severity:_type_severity,title:_type_title,doc:_type_doc,check:_type_check,origin:_type_origin=_dflt_origin,verified:_type_verified=_dflt_verified,scope:_type_scope=_dflt_scope,cluster_check:_type_cluster_check=_dflt_cluster_check)->_return_type:
@@ -98,7 +98,7 @@ def __create_fn__(_type_code, _type_name, _type_severity, _type_title, _type_doc
   __dataclass_builtins_object__.__setattr__(self,'scope',scope)
   __dataclass_builtins_object__.__setattr__(self,'cluster_check',cluster_check)
  return __init__
-FUNCTIONS['971a7b6fb735137bf1ba2db77f5809317b212520b0c524951922a9c84bd17460'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_code, _type_name, _type_severity, _type_title, _type_doc, _type_check, _type_origin, _type_verified, _type_scope, _type_cluster_check, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_origin, _dflt_verified, _dflt_scope, _dflt_cluster_check, _return_type):\n def __init__(self,code:_type_code,name:_type_name,severity:_type_severity,title:_type_title,doc:_type_doc,check:_type_check,origin:_type_origin=_dflt_origin,verified:_type_verified=_dflt_verified,scope:_type_scope=_dflt_scope,cluster_check:_type_cluster_check=_dflt_cluster_check)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'code',code)\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'severity',severity)\n  __dataclass_builtins_object__.__setattr__(self,'title',title)\n  __dataclass_builtins_object__.__setattr__(self,'doc',doc)\n  __dataclass_builtins_object__.__setattr__(self,'check',check)\n  __dataclass_builtins_object__.__setattr__(self,'origin',origin)\n  __dataclass_builtins_object__.__setattr__(self,'verified',verified)\n  __dataclass_builtins_object__.__setattr__(self,'scope',scope)\n  __dataclass_builtins_object__.__setattr__(self,'cluster_check',cluster_check)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_message, _type_evidence, _type_fix, _type_severity, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_evidence, _dflt_fix, _dflt_severity, _return_type):
  def __init__(self,message:_type_message,evidence:_type_evidence=_HAS_DEFAULT_FACTORY,fix:_type_fix=_dflt_fix,severity:_type_severity=_dflt_severity)->_return_type:
@@ -107,7 +107,7 @@ def __create_fn__(_type_message, _type_evidence, _type_fix, _type_severity, MISS
   __dataclass_builtins_object__.__setattr__(self,'fix',fix)
   __dataclass_builtins_object__.__setattr__(self,'severity',severity)
  return __init__
-FUNCTIONS['26ee7d0d93cf5546b16697cbdb0678eb6f1bb38ce021ec8fa5f59c7cc48dd987'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_message, _type_evidence, _type_fix, _type_severity, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_evidence, _dflt_fix, _dflt_severity, _return_type):\n def __init__(self,message:_type_message,evidence:_type_evidence=_HAS_DEFAULT_FACTORY,fix:_type_fix=_dflt_fix,severity:_type_severity=_dflt_severity)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'message',message)\n  __dataclass_builtins_object__.__setattr__(self,'evidence',_dflt_evidence() if evidence is _HAS_DEFAULT_FACTORY else evidence)\n  __dataclass_builtins_object__.__setattr__(self,'fix',fix)\n  __dataclass_builtins_object__.__setattr__(self,'severity',severity)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_signature, _type_line, _type_text, _type_stated, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_stated, _return_type):
  def __init__(self,signature:_type_signature,line:_type_line,text:_type_text,stated:_type_stated=_HAS_DEFAULT_FACTORY)->_return_type:
@@ -116,7 +116,7 @@ def __create_fn__(_type_signature, _type_line, _type_text, _type_stated, MISSING
   __dataclass_builtins_object__.__setattr__(self,'text',text)
   __dataclass_builtins_object__.__setattr__(self,'stated',_dflt_stated() if stated is _HAS_DEFAULT_FACTORY else stated)
  return __init__
-FUNCTIONS['333fd51086a74651eab870a3271bcd61b59b5b71bc21621adc0433bc2a61b87f'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_signature, _type_line, _type_text, _type_stated, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_stated, _return_type):\n def __init__(self,signature:_type_signature,line:_type_line,text:_type_text,stated:_type_stated=_HAS_DEFAULT_FACTORY)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'signature',signature)\n  __dataclass_builtins_object__.__setattr__(self,'line',line)\n  __dataclass_builtins_object__.__setattr__(self,'text',text)\n  __dataclass_builtins_object__.__setattr__(self,'stated',_dflt_stated() if stated is _HAS_DEFAULT_FACTORY else stated)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_what, _type_why, _type_example, _type_fix, _type_references, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,what:_type_what,why:_type_why,example:_type_example,fix:_type_fix,references:_type_references)->_return_type:
@@ -126,7 +126,7 @@ def __create_fn__(_type_what, _type_why, _type_example, _type_fix, _type_referen
   __dataclass_builtins_object__.__setattr__(self,'fix',fix)
   __dataclass_builtins_object__.__setattr__(self,'references',references)
  return __init__
-FUNCTIONS['dea6366f1338f56768983fb088664bff566ca48f5950dc0bd80e3e600becc557'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_what, _type_why, _type_example, _type_fix, _type_references, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,what:_type_what,why:_type_why,example:_type_example,fix:_type_fix,references:_type_references)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'what',what)\n  __dataclass_builtins_object__.__setattr__(self,'why',why)\n  __dataclass_builtins_object__.__setattr__(self,'example',example)\n  __dataclass_builtins_object__.__setattr__(self,'fix',fix)\n  __dataclass_builtins_object__.__setattr__(self,'references',references)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -134,7 +134,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['031e0782d0be3dc743037ab4d11135b5495260c1d25aa1c6a4b0bfbd2262835c'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'code\',\'name\',\'severity\',\'title\',\'doc\',\'check\',\'origin\',\'verified\',\'scope\',\'cluster_check\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -142,7 +142,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['94c12f7bafe31264e2116ccac5a161e489b7db4941c6bdc6f8b59f4c66c82f86'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'message\',\'evidence\',\'fix\',\'severity\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -150,7 +150,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['f6e01f06704bf33a71196d5f42a1b6659fe3c9849223d21aa296f96e991243ed'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'signature\',\'line\',\'text\',\'stated\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -158,7 +158,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['387559c58f8e693df37ee79646f8ab43b483fd28545bf38dcf844276a086085b'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'what\',\'why\',\'example\',\'fix\',\'references\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -166,7 +166,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['ad3a19bc20b8f4bd6bc219adc77eff08b77e8da45f609f9c42b3d67092935390'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'code\',\'name\',\'severity\',\'title\',\'doc\',\'check\',\'origin\',\'verified\',\'scope\',\'cluster_check\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -174,7 +174,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['ef3db98cca56228dc1d56a60421f8f713142482429b6006fafeca8c95cad5479'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'message\',\'evidence\',\'fix\',\'severity\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -182,7 +182,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['f5f67a33bec3eae3cd8093612046241bcb40295b9759b3a80f065062e231702d'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'signature\',\'line\',\'text\',\'stated\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -190,6 +190,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['c05557467fad8e00d0dc64db275238bb10aa26bcb3b89384117f9127285d1a73'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'what\',\'why\',\'example\',\'fix\',\'references\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.cc,self.ptx,)==(other.cc,other.ptx,)
   return NotImplemented
  return __eq__
-FUNCTIONS['2ef1270f5763155e1eb3d10cf803541bc8ccde8a891405b87a1d700b8b2531c6'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.cc,self.ptx,)==(other.cc,other.ptx,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,7 +19,7 @@ def __create_fn__():
    return (self.release,self.variant,self.support,self.problems,)==(other.release,other.variant,other.support,other.problems,)
   return NotImplemented
  return __eq__
-FUNCTIONS['ec08e6d713b8bc150a8eeeb22b0f271f4df35b0360debb3ab957b97e66a1725d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.release,self.variant,self.support,self.problems,)==(other.release,other.variant,other.support,other.problems,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -27,50 +27,50 @@ def __create_fn__():
    return (self.release,self.variant,self.support,self.reason,)==(other.release,other.variant,other.support,other.reason,)
   return NotImplemented
  return __eq__
-FUNCTIONS['2e7f18b7c2590037ee9fda08e18bdee8b5952a8342a7f046854d6487b3bfe629'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.release,self.variant,self.support,self.reason,)==(other.release,other.variant,other.support,other.reason,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.cc,self.ptx,))
  return __hash__
-FUNCTIONS['3fedef9399f7b8db1c044801536983ff55a82cd0652f42f20b86075ae08ea3b3'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.cc,self.ptx,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.release,self.variant,self.support,self.problems,))
  return __hash__
-FUNCTIONS['1aaf51bcbaca90388baabebf7fcbf5f441576e2559f6b895984f32a935588b7e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.release,self.variant,self.support,self.problems,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.release,self.variant,self.support,self.reason,))
  return __hash__
-FUNCTIONS['68976a57dcde437e52f4b4f10f7baaae901221c0d8bcec636035b530ea4a9a81'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.release,self.variant,self.support,self.reason,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(cc={self.cc!r}, ptx={self.ptx!r})"
  return __repr__
-FUNCTIONS['a3084dec60bd576217443821dae2746d9dee9eecab531d1e578e8748b7c180f8'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(cc={self.cc!r}, ptx={self.ptx!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(release={self.release!r}, variant={self.variant!r}, support={self.support!r}, problems={self.problems!r})"
  return __repr__
-FUNCTIONS['41acd85c7d1aaa7eebac4339c135400b0eca9e123390338a4b6375c04c6f30a7'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(release={self.release!r}, variant={self.variant!r}, support={self.support!r}, problems={self.problems!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(release={self.release!r}, variant={self.variant!r}, support={self.support!r}, reason={self.reason!r})"
  return __repr__
-FUNCTIONS['3381ace18da17616b62a9481dd619989feff51dea8e15e5e97900429f90e6fb4'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(release={self.release!r}, variant={self.variant!r}, support={self.support!r}, reason={self.reason!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_cc, _type_ptx, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,cc:_type_cc,ptx:_type_ptx)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'cc',cc)
   __dataclass_builtins_object__.__setattr__(self,'ptx',ptx)
  return __init__
-FUNCTIONS['6f7e06396c357a6ee6cce1f8376c057a24dfb612c0d938b0acd676a1f58941df'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_cc, _type_ptx, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,cc:_type_cc,ptx:_type_ptx)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'cc',cc)\n  __dataclass_builtins_object__.__setattr__(self,'ptx',ptx)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_release, _type_variant, _type_support, _type_problems, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,release:_type_release,variant:_type_variant,support:_type_support,problems:_type_problems)->_return_type:
@@ -79,7 +79,7 @@ def __create_fn__(_type_release, _type_variant, _type_support, _type_problems, M
   __dataclass_builtins_object__.__setattr__(self,'support',support)
   __dataclass_builtins_object__.__setattr__(self,'problems',problems)
  return __init__
-FUNCTIONS['4a8a95af641f4163001b78034282b8e646acbc403bf2bb0d4b83ff01c622c251'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_release, _type_variant, _type_support, _type_problems, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,release:_type_release,variant:_type_variant,support:_type_support,problems:_type_problems)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'release',release)\n  __dataclass_builtins_object__.__setattr__(self,'variant',variant)\n  __dataclass_builtins_object__.__setattr__(self,'support',support)\n  __dataclass_builtins_object__.__setattr__(self,'problems',problems)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_release, _type_variant, _type_support, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,release:_type_release,variant:_type_variant,support:_type_support,reason:_type_reason)->_return_type:
@@ -88,7 +88,7 @@ def __create_fn__(_type_release, _type_variant, _type_support, _type_reason, MIS
   __dataclass_builtins_object__.__setattr__(self,'support',support)
   __dataclass_builtins_object__.__setattr__(self,'reason',reason)
  return __init__
-FUNCTIONS['cc0f1a6ee56acac9ef5e704f0b2e5bbed82bf6688df8c6e545e5c5d0c42261db'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_release, _type_variant, _type_support, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,release:_type_release,variant:_type_variant,support:_type_support,reason:_type_reason)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'release',release)\n  __dataclass_builtins_object__.__setattr__(self,'variant',variant)\n  __dataclass_builtins_object__.__setattr__(self,'support',support)\n  __dataclass_builtins_object__.__setattr__(self,'reason',reason)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -96,7 +96,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['74786c7f399e3e6784ef08f068cda653c53e6e95e936fb8442da0b40f3a2b563'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'cc\',\'ptx\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -104,7 +104,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['d12d06e703f1b47a2cd4dbda3b31e5cbffd3d6f5d1fb906eeac9bc05d1cf541d'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'release\',\'variant\',\'support\',\'problems\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -112,7 +112,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['9f08677485304f65dd299e8a9097605b28362a2a7c7c219070be9831467649ed'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'release\',\'variant\',\'support\',\'reason\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -120,7 +120,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['097760f0a48b73bfc821616b227ab66d979181f04ec79e87adbe2fd8ac49074d'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'cc\',\'ptx\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -128,7 +128,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['4dac8953f2cfcb6f211cf226268092e5117d6d2a9c11976e7213f7a0230b654a'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'release\',\'variant\',\'support\',\'problems\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -136,6 +136,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['c245e5c6168f451bd775170687e407f76154b701858dc9960103f24cce95e9b6'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'release\',\'variant\',\'support\',\'reason\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

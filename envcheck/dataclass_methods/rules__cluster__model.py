@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.fn,self.reads,)==(other.fn,other.reads,)
   return NotImplemented
  return __eq__
-FUNCTIONS['e9a9eb43a980ba0adff24aac6773d18d321d8ae791fc9bc4d39ee65c2d4d171e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.fn,self.reads,)==(other.fn,other.reads,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,7 +19,7 @@ def __create_fn__():
    return (self.member,self.facts,)==(other.member,other.facts,)
   return NotImplemented
  return __eq__
-FUNCTIONS['5ecf7dc87c84b53b331d551b95b43ab516d5acb0472a0e0d4ac95861c0f13f1c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.member,self.facts,)==(other.member,other.facts,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -27,57 +27,57 @@ def __create_fn__():
    return (self.message,self.evidence,self.fix,self.severity,self.node,)==(other.message,other.evidence,other.fix,other.severity,other.node,)
   return NotImplemented
  return __eq__
-FUNCTIONS['cc40e4c14edc048601a6385fac2c4061f170333f64f2b96636a54d4fa7e4dbd0'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.message,self.evidence,self.fix,self.severity,self.node,)==(other.message,other.evidence,other.fix,other.severity,other.node,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.fn,self.reads,))
  return __hash__
-FUNCTIONS['25d39b4e0bc78eed076875365ee47b4fcb731c66102fe3aef377531e1e9a5769'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.fn,self.reads,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.member,self.facts,))
  return __hash__
-FUNCTIONS['9d106567e370b5756d98902733e77564e2037fa458c15866f0633c193ab93cce'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.member,self.facts,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.message,self.evidence,self.fix,self.severity,self.node,))
  return __hash__
-FUNCTIONS['db9b688eb5cecf175f027db0ca5f87584d705cdc5867102d7b182caaab26e6aa'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.message,self.evidence,self.fix,self.severity,self.node,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(fn={self.fn!r}, reads={self.reads!r})"
  return __repr__
-FUNCTIONS['4032ae482137da601e483be7d9070569d6a5273ea5694054d4568b6c55753e39'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(fn={self.fn!r}, reads={self.reads!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(member={self.member!r}, facts={self.facts!r})"
  return __repr__
-FUNCTIONS['7154aa764ec0b2b84f987471b3e1ce73955e89072fda786452895652acc8ecf7'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(member={self.member!r}, facts={self.facts!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(message={self.message!r}, evidence={self.evidence!r}, fix={self.fix!r}, severity={self.severity!r}, node={self.node!r})"
  return __repr__
-FUNCTIONS['9d336ecb216ffe1e320f2f721765fd04ef0400a1a42fb6d99f4a26d40236d7bc'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(message={self.message!r}, evidence={self.evidence!r}, fix={self.fix!r}, severity={self.severity!r}, node={self.node!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_fn, _type_reads, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_reads, _return_type):
  def __init__(self,fn:_type_fn,reads:_type_reads=_dflt_reads)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'fn',fn)
   __dataclass_builtins_object__.__setattr__(self,'reads',reads)
  return __init__
-FUNCTIONS['2e6e973be2f437627e6f06c47781cb437907e0aa6dab8f884a8564d829ac565b'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_fn, _type_reads, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_reads, _return_type):\n def __init__(self,fn:_type_fn,reads:_type_reads=_dflt_reads)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'fn',fn)\n  __dataclass_builtins_object__.__setattr__(self,'reads',reads)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_member, _type_facts, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,member:_type_member,facts:_type_facts)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'member',member)
   __dataclass_builtins_object__.__setattr__(self,'facts',facts)
  return __init__
-FUNCTIONS['d11432393ea89710baed28e23e58e6bcdb7e3d949fa48400de3b94b6ddc14c38'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_member, _type_facts, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,member:_type_member,facts:_type_facts)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'member',member)\n  __dataclass_builtins_object__.__setattr__(self,'facts',facts)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_message, _type_evidence, _type_fix, _type_severity, _type_node, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_evidence, _dflt_fix, _dflt_severity, _dflt_node, _return_type):
  def __init__(self,message:_type_message,evidence:_type_evidence=_HAS_DEFAULT_FACTORY,fix:_type_fix=_dflt_fix,severity:_type_severity=_dflt_severity,node:_type_node=_dflt_node)->_return_type:
@@ -87,7 +87,7 @@ def __create_fn__(_type_message, _type_evidence, _type_fix, _type_severity, _typ
   __dataclass_builtins_object__.__setattr__(self,'severity',severity)
   __dataclass_builtins_object__.__setattr__(self,'node',node)
  return __init__
-FUNCTIONS['99ea3ba724ef428c0acc8fa658b70f74fbde9e65fe51d8309ebe490d3d5ef66c'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_message, _type_evidence, _type_fix, _type_severity, _type_node, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_evidence, _dflt_fix, _dflt_severity, _dflt_node, _return_type):\n def __init__(self,message:_type_message,evidence:_type_evidence=_HAS_DEFAULT_FACTORY,fix:_type_fix=_dflt_fix,severity:_type_severity=_dflt_severity,node:_type_node=_dflt_node)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'message',message)\n  __dataclass_builtins_object__.__setattr__(self,'evidence',_dflt_evidence() if evidence is _HAS_DEFAULT_FACTORY else evidence)\n  __dataclass_builtins_object__.__setattr__(self,'fix',fix)\n  __dataclass_builtins_object__.__setattr__(self,'severity',severity)\n  __dataclass_builtins_object__.__setattr__(self,'node',node)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -95,7 +95,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['dc9d04a091e39d661433eaf8afa9fb20de4c66a5519dbec812dba3d8d5d81f96'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'fn\',\'reads\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -103,7 +103,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['ec7abeedb38c9655517adbb1f02dc8c4247722102e492704be1354827ebce265'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'member\',\'facts\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -111,7 +111,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['83ad8197325775784a4897d07c14b76afd801982de18ce32333b8608caaf835a'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'message\',\'evidence\',\'fix\',\'severity\',\'node\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -119,7 +119,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['a945a075774a4c8e6ca32b3a2a263bce85dcd89b7866c1755b4f8fd188f24533'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'fn\',\'reads\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -127,7 +127,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['5490f84e1065e7ea583e9b125385e158d6eb2ccc918ce75530bec60c5e4ec4fb'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'member\',\'facts\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -135,6 +135,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['29f56c83b15b3558bfcc4176ce1670ccf9260468783b5091b8232649e5152579'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'message\',\'evidence\',\'fix\',\'severity\',\'node\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.fact,self.label,self.extract,)==(other.fact,other.label,other.extract,)
   return NotImplemented
  return __eq__
-FUNCTIONS['dd43186fc2a3f13fb17523d2c12bd9d2fc0061b5a60a4a035d9539f1a5aafdaa'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.fact,self.label,self.extract,)==(other.fact,other.label,other.extract,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,31 +19,31 @@ def __create_fn__():
    return (self.interface,self.how,self.prefix_known,)==(other.interface,other.how,other.prefix_known,)
   return NotImplemented
  return __eq__
-FUNCTIONS['3ea28505df6332f8ed4312954212905282dafa1c6e860df8bb24ffdb800bc330'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.interface,self.how,self.prefix_known,)==(other.interface,other.how,other.prefix_known,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.fact,self.label,self.extract,))
  return __hash__
-FUNCTIONS['f5e1bc90f60a821e616e8376c0fd0cb1dbbfafb3190a92bfce64170180c40537'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.fact,self.label,self.extract,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.interface,self.how,self.prefix_known,))
  return __hash__
-FUNCTIONS['5cb388fd7c2143c2ec31f25cec081341497cf32b950cdb6a5b54a8af9328fdb9'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.interface,self.how,self.prefix_known,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(fact={self.fact!r}, label={self.label!r}, extract={self.extract!r})"
  return __repr__
-FUNCTIONS['3e7f034c35bf31121a00f3b39406d51109ddfcc6ee78055a22b464c037977dc6'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(fact={self.fact!r}, label={self.label!r}, extract={self.extract!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(interface={self.interface!r}, how={self.how!r}, prefix_known={self.prefix_known!r})"
  return __repr__
-FUNCTIONS['0572b9ac2b5392fc7ef1dc1fa4a96ddd6945162cc0c8e3cd6455061fe581fe61'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(interface={self.interface!r}, how={self.how!r}, prefix_known={self.prefix_known!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_fact, _type_label, _type_extract, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,fact:_type_fact,label:_type_label,extract:_type_extract)->_return_type:
@@ -51,7 +51,7 @@ def __create_fn__(_type_fact, _type_label, _type_extract, MISSING, _HAS_DEFAULT_
   __dataclass_builtins_object__.__setattr__(self,'label',label)
   __dataclass_builtins_object__.__setattr__(self,'extract',extract)
  return __init__
-FUNCTIONS['308ea3543dc9a7aed3596739292192d411e3f147b6b42027729258ad902278c8'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_fact, _type_label, _type_extract, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,fact:_type_fact,label:_type_label,extract:_type_extract)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'fact',fact)\n  __dataclass_builtins_object__.__setattr__(self,'label',label)\n  __dataclass_builtins_object__.__setattr__(self,'extract',extract)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_interface, _type_how, _type_prefix_known, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_prefix_known, _return_type):
  def __init__(self,interface:_type_interface,how:_type_how,prefix_known:_type_prefix_known=_dflt_prefix_known)->_return_type:
@@ -59,7 +59,7 @@ def __create_fn__(_type_interface, _type_how, _type_prefix_known, MISSING, _HAS_
   __dataclass_builtins_object__.__setattr__(self,'how',how)
   __dataclass_builtins_object__.__setattr__(self,'prefix_known',prefix_known)
  return __init__
-FUNCTIONS['8f8aadfd9413c8b3e7fef298399fd0731c9c2889eec5da1696c4245ce83c7eb7'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_interface, _type_how, _type_prefix_known, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_prefix_known, _return_type):\n def __init__(self,interface:_type_interface,how:_type_how,prefix_known:_type_prefix_known=_dflt_prefix_known)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'interface',interface)\n  __dataclass_builtins_object__.__setattr__(self,'how',how)\n  __dataclass_builtins_object__.__setattr__(self,'prefix_known',prefix_known)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -67,7 +67,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['2afb5985a70810f627d882d11752c7128adc7c4c236701c262d7c3b9473293c5'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'fact\',\'label\',\'extract\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -75,7 +75,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['079c63304466ab07eaa68846b0e45806e8fbec175886663a5c967fb0868fdfc9'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'interface\',\'how\',\'prefix_known\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -83,7 +83,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['ad34cdf29faee9b810d6d9c7a4f9cae4e6baa77066f54dcf58cdd295b74501a8'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'fact\',\'label\',\'extract\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -91,6 +91,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['9398a66a63fc4fd01bd7c2fd4e4427f769ce5f323cce5a81fc9c191469806422'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'interface\',\'how\',\'prefix_known\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

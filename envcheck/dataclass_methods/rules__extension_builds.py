@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.requirement,self.tags,self.why,)==(other.requirement,other.tags,other.why,)
   return NotImplemented
  return __eq__
-FUNCTIONS['8cda6834ee5dea17b8790b1e113face5ec6ca825b30c3114b91fbd4e7fd8bf20'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.requirement,self.tags,self.why,)==(other.requirement,other.tags,other.why,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,31 +19,31 @@ def __create_fn__():
    return (self.torch,self.torch_mm,self.cuda_tag,)==(other.torch,other.torch_mm,other.cuda_tag,)
   return NotImplemented
  return __eq__
-FUNCTIONS['e5b8ce203d8a32edb6d989446a06b2f3bea21164eb747717d9498360802b6584'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.torch,self.torch_mm,self.cuda_tag,)==(other.torch,other.torch_mm,other.cuda_tag,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.requirement,self.tags,self.why,))
  return __hash__
-FUNCTIONS['55494d6b113587066ee10b664dcb678a005adddd64a72c61aa92af5281e5bea1'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.requirement,self.tags,self.why,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.torch,self.torch_mm,self.cuda_tag,))
  return __hash__
-FUNCTIONS['c8a49e155b1d4495b05445bf317451cf87f21f731dcb883ec0f3444feb2a2572'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.torch,self.torch_mm,self.cuda_tag,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(requirement={self.requirement!r}, tags={self.tags!r}, why={self.why!r})"
  return __repr__
-FUNCTIONS['f84fca3bf61396f6c7b0b895956303e5ec2304976040a815b145856f06f29bb4'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(requirement={self.requirement!r}, tags={self.tags!r}, why={self.why!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(torch={self.torch!r}, torch_mm={self.torch_mm!r}, cuda_tag={self.cuda_tag!r})"
  return __repr__
-FUNCTIONS['40fbc89431679a3d237adecc8fe831664145b763b70baa51050af302c30547ab'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(torch={self.torch!r}, torch_mm={self.torch_mm!r}, cuda_tag={self.cuda_tag!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_requirement, _type_tags, _type_why, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,requirement:_type_requirement,tags:_type_tags,why:_type_why)->_return_type:
@@ -51,7 +51,7 @@ def __create_fn__(_type_requirement, _type_tags, _type_why, MISSING, _HAS_DEFAUL
   __dataclass_builtins_object__.__setattr__(self,'tags',tags)
   __dataclass_builtins_object__.__setattr__(self,'why',why)
  return __init__
-FUNCTIONS['302ffc307a545199af6210389e6a9bce0b4f8203e273f1b666f287fe417ef839'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_requirement, _type_tags, _type_why, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,requirement:_type_requirement,tags:_type_tags,why:_type_why)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'requirement',requirement)\n  __dataclass_builtins_object__.__setattr__(self,'tags',tags)\n  __dataclass_builtins_object__.__setattr__(self,'why',why)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_torch, _type_torch_mm, _type_cuda_tag, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,torch:_type_torch,torch_mm:_type_torch_mm,cuda_tag:_type_cuda_tag)->_return_type:
@@ -59,7 +59,7 @@ def __create_fn__(_type_torch, _type_torch_mm, _type_cuda_tag, MISSING, _HAS_DEF
   __dataclass_builtins_object__.__setattr__(self,'torch_mm',torch_mm)
   __dataclass_builtins_object__.__setattr__(self,'cuda_tag',cuda_tag)
  return __init__
-FUNCTIONS['34e9b7eef664e39c7a5f1716d085d3cbae9f9d644d2adb582c54c947cbb556eb'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_torch, _type_torch_mm, _type_cuda_tag, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,torch:_type_torch,torch_mm:_type_torch_mm,cuda_tag:_type_cuda_tag)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'torch',torch)\n  __dataclass_builtins_object__.__setattr__(self,'torch_mm',torch_mm)\n  __dataclass_builtins_object__.__setattr__(self,'cuda_tag',cuda_tag)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -67,7 +67,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['7f809481ed37f0e293e6e39923204b5fb28de7ea347de1b72b14078d089704df'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'requirement\',\'tags\',\'why\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -75,7 +75,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['4dc7e5a2c22f66e4b0a75b464a14ff77420152aeeb4bfa3c276d9d484c15c46b'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'torch\',\'torch_mm\',\'cuda_tag\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -83,7 +83,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['4698f3746b44aa633da7b8267cfa229229ca1432f43c66eeacdac9f549d98bbe'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'requirement\',\'tags\',\'why\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -91,6 +91,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['ef0a2961abe0edd5a183cbb4c127102cac75f1ca4e29217428dc87cac4c16a94'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'torch\',\'torch_mm\',\'cuda_tag\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

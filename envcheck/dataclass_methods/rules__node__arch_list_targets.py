@@ -11,25 +11,25 @@ def __create_fn__():
    return (self.ccs,)==(other.ccs,)
   return NotImplemented
  return __eq__
-FUNCTIONS['a6dca1f762547876456c69006819ebd29afc1e5c1629da4db6322d6a6045e70f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.ccs,)==(other.ccs,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.ccs,))
  return __hash__
-FUNCTIONS['316a3f8421cfcf36e06676838bbc7ee21487f0559914008c2405be595d1fbec9'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.ccs,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(ccs={self.ccs!r})"
  return __repr__
-FUNCTIONS['1b52134d215a6255b97ee62a411b61b1a01d7c861c6541ebac116f05eabcee3c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(ccs={self.ccs!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_ccs, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,ccs:_type_ccs)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'ccs',ccs)
  return __init__
-FUNCTIONS['a0a3220515804e918fc3ce8e2612d46ba14f674b0db4c37e3edbcee4e35b4c9a'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_ccs, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,ccs:_type_ccs)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'ccs',ccs)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -37,7 +37,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['f772ba16894c9ed20204e7b00c0851aa788d7805117455b87790e433ce911bdc'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'ccs\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -45,6 +45,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['827cd90e9a7c09bee707601ac7277628d2f12fdbd7d96b5ba66bdb7f48f92304'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'ccs\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

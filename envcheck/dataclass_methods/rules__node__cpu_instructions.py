@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.summary,self.actions,self.source,)==(other.summary,other.actions,other.source,)
   return NotImplemented
  return __eq__
-FUNCTIONS['d5642bf72b24bcd2c5f0cb8611c9a09460a0169ebd9124ab8c5633568e4b7961'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.summary,self.actions,self.source,)==(other.summary,other.actions,other.source,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.summary,self.actions,self.source,))
  return __hash__
-FUNCTIONS['0a9828962e9d3817e26fc64457bd47850005ba9cc3cf313bdd953d8f49557f6d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.summary,self.actions,self.source,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(summary={self.summary!r}, actions={self.actions!r}, source={self.source!r})"
  return __repr__
-FUNCTIONS['bb3d55416e5d7cd571b4c031c1df50fd7a58e92f583191483d717c1ae850b051'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(summary={self.summary!r}, actions={self.actions!r}, source={self.source!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_summary, _type_actions, _type_source, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,summary:_type_summary,actions:_type_actions,source:_type_source)->_return_type:
@@ -31,7 +31,7 @@ def __create_fn__(_type_summary, _type_actions, _type_source, MISSING, _HAS_DEFA
   __dataclass_builtins_object__.__setattr__(self,'actions',actions)
   __dataclass_builtins_object__.__setattr__(self,'source',source)
  return __init__
-FUNCTIONS['0b90c75b61585f1e2538c79907d9ac12c316787f593a49d67d66e869bdc3b387'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_summary, _type_actions, _type_source, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,summary:_type_summary,actions:_type_actions,source:_type_source)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'summary',summary)\n  __dataclass_builtins_object__.__setattr__(self,'actions',actions)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -39,7 +39,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['031e930ea9d406c674e34e48642e6a5011dbd97ada352eb14c5218abc3710f9f'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'summary\',\'actions\',\'source\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -47,6 +47,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['d5a8569567de4207c3e033e8745d5c68ee08b2494b073ca40c4580f09e187373'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'summary\',\'actions\',\'source\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

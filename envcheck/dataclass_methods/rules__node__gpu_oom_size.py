@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.request,self.total,self.own,self.single,self.from_node,)==(other.request,other.total,other.own,other.single,other.from_node,)
   return NotImplemented
  return __eq__
-FUNCTIONS['49a5454ae01139b000e44f842f90e47e830b82eff785325368b383d083f9c917'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.request,self.total,self.own,self.single,self.from_node,)==(other.request,other.total,other.own,other.single,other.from_node,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.request,self.total,self.own,self.single,self.from_node,))
  return __hash__
-FUNCTIONS['ed5df00f50872c48dbaa2f928632504c1974c38100f7ac22801f4ddf4fd72444'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.request,self.total,self.own,self.single,self.from_node,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(request={self.request!r}, total={self.total!r}, own={self.own!r}, single={self.single!r}, from_node={self.from_node!r})"
  return __repr__
-FUNCTIONS['061cb4b542dd1f88e1f859f079db9878bd70228fdf694d5b71134f6e5a527ddc'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(request={self.request!r}, total={self.total!r}, own={self.own!r}, single={self.single!r}, from_node={self.from_node!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_request, _type_total, _type_own, _type_single, _type_from_node, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,request:_type_request,total:_type_total,own:_type_own,single:_type_single,from_node:_type_from_node)->_return_type:
@@ -33,7 +33,7 @@ def __create_fn__(_type_request, _type_total, _type_own, _type_single, _type_fro
   __dataclass_builtins_object__.__setattr__(self,'single',single)
   __dataclass_builtins_object__.__setattr__(self,'from_node',from_node)
  return __init__
-FUNCTIONS['3c311fa7338afa0e58a2cbb51c00619d54778af301bc0ba01893208499417c04'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_request, _type_total, _type_own, _type_single, _type_from_node, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,request:_type_request,total:_type_total,own:_type_own,single:_type_single,from_node:_type_from_node)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'request',request)\n  __dataclass_builtins_object__.__setattr__(self,'total',total)\n  __dataclass_builtins_object__.__setattr__(self,'own',own)\n  __dataclass_builtins_object__.__setattr__(self,'single',single)\n  __dataclass_builtins_object__.__setattr__(self,'from_node',from_node)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -41,7 +41,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['d06ef0570ce7ca098a9692678e44e67c150658671e77cd0d566830f5a886ba6c'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'request\',\'total\',\'own\',\'single\',\'from_node\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -49,6 +49,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['cc93e711d79f2b9b9bb1b2a41b6df00c4a0add2df9ec47c9b6e034e2be1b9d3d'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'request\',\'total\',\'own\',\'single\',\'from_node\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.name,self.counts,self.value,)==(other.name,other.counts,other.value,)
   return NotImplemented
  return __eq__
-FUNCTIONS['211a906877ee9df907f3fb842732041e9ca37c2bdb3ac1f82f4f4ab14f03d621'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.counts,self.value,)==(other.name,other.counts,other.value,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.name,self.counts,self.value,))
  return __hash__
-FUNCTIONS['fdc45ad717d393bb20a3a74692af96ffac04202a4c40fe429ab0c36c282af441'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.counts,self.value,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(name={self.name!r}, counts={self.counts!r}, value={self.value!r})"
  return __repr__
-FUNCTIONS['356a8c9a51ec12b7783de0d5e4370a0ca5856e94b4f8805e0681e5af4f92d5fa'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, counts={self.counts!r}, value={self.value!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_name, _type_counts, _type_value, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,name:_type_name,counts:_type_counts,value:_type_value)->_return_type:
@@ -31,7 +31,7 @@ def __create_fn__(_type_name, _type_counts, _type_value, MISSING, _HAS_DEFAULT_F
   __dataclass_builtins_object__.__setattr__(self,'counts',counts)
   __dataclass_builtins_object__.__setattr__(self,'value',value)
  return __init__
-FUNCTIONS['9a9610477178667c225c153ace0b3755ccffc6c72f26352f766f8cc24387fecb'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_name, _type_counts, _type_value, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,name:_type_name,counts:_type_counts,value:_type_value)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'counts',counts)\n  __dataclass_builtins_object__.__setattr__(self,'value',value)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -39,7 +39,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['8448e6566034d16328729a0111cbc613e3a10e0bf9b6e196f8ac61cd9bf73dee'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'counts\',\'value\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -47,6 +47,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['7eeb5bc1ce5aa04525af2b3f0678a9842f04b92154059fc2dcba2ede4c02f090'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'counts\',\'value\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

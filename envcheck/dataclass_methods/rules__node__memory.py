@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.gpu,self.total,self.free,self.own,self.others,)==(other.gpu,other.total,other.free,other.own,other.others,)
   return NotImplemented
  return __eq__
-FUNCTIONS['5bd14ebb7724d336bda61a2d0ea98dfbffab00a4f97a0c87aa5b3c56b2d95988'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.gpu,self.total,self.free,self.own,self.others,)==(other.gpu,other.total,other.free,other.own,other.others,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,31 +19,31 @@ def __create_fn__():
    return (self.processes,self.itself,self.total,self.free,)==(other.processes,other.itself,other.total,other.free,)
   return NotImplemented
  return __eq__
-FUNCTIONS['f008fc3f26b0f0b2d0c7af9a8aa70e8112db6ac62b0d8c828b1e24dfc722ea74'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.processes,self.itself,self.total,self.free,)==(other.processes,other.itself,other.total,other.free,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.gpu,self.total,self.free,self.own,self.others,))
  return __hash__
-FUNCTIONS['bbca565f0cac761e60a03f7502773a79a72b2ae46f19b6493d380f45cf5dd55b'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.gpu,self.total,self.free,self.own,self.others,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.processes,self.itself,self.total,self.free,))
  return __hash__
-FUNCTIONS['6094c1012ed8b069d42cab4ba8d3018643ebdbd1e49cc934dbcfade2e422352b'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.processes,self.itself,self.total,self.free,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(gpu={self.gpu!r}, total={self.total!r}, free={self.free!r}, own={self.own!r}, others={self.others!r})"
  return __repr__
-FUNCTIONS['45feb6223bf962fdc89072201c3883999d4ab01af699076776df121509318926'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(gpu={self.gpu!r}, total={self.total!r}, free={self.free!r}, own={self.own!r}, others={self.others!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(processes={self.processes!r}, itself={self.itself!r}, total={self.total!r}, free={self.free!r})"
  return __repr__
-FUNCTIONS['70938bad94b5e099bb56d5f29d7021640093de19d7c59f49d9ce1b7d9682e9cf'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(processes={self.processes!r}, itself={self.itself!r}, total={self.total!r}, free={self.free!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_gpu, _type_total, _type_free, _type_own, _type_others, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,gpu:_type_gpu,total:_type_total,free:_type_free,own:_type_own,others:_type_others)->_return_type:
@@ -53,7 +53,7 @@ def __create_fn__(_type_gpu, _type_total, _type_free, _type_own, _type_others, M
   __dataclass_builtins_object__.__setattr__(self,'own',own)
   __dataclass_builtins_object__.__setattr__(self,'others',others)
  return __init__
-FUNCTIONS['01d5635f8d57334f2cddc50ecf915bae5672606b3cfac66d7afdbd68a4aa338e'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_gpu, _type_total, _type_free, _type_own, _type_others, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,gpu:_type_gpu,total:_type_total,free:_type_free,own:_type_own,others:_type_others)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'gpu',gpu)\n  __dataclass_builtins_object__.__setattr__(self,'total',total)\n  __dataclass_builtins_object__.__setattr__(self,'free',free)\n  __dataclass_builtins_object__.__setattr__(self,'own',own)\n  __dataclass_builtins_object__.__setattr__(self,'others',others)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_processes, _type_itself, _type_total, _type_free, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,processes:_type_processes,itself:_type_itself,total:_type_total,free:_type_free)->_return_type:
@@ -62,7 +62,7 @@ def __create_fn__(_type_processes, _type_itself, _type_total, _type_free, MISSIN
   __dataclass_builtins_object__.__setattr__(self,'total',total)
   __dataclass_builtins_object__.__setattr__(self,'free',free)
  return __init__
-FUNCTIONS['2447baae8ee829fb68888a34268800a5f929d8652ac5537f5e5b1751ad1fbe75'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_processes, _type_itself, _type_total, _type_free, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,processes:_type_processes,itself:_type_itself,total:_type_total,free:_type_free)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'processes',processes)\n  __dataclass_builtins_object__.__setattr__(self,'itself',itself)\n  __dataclass_builtins_object__.__setattr__(self,'total',total)\n  __dataclass_builtins_object__.__setattr__(self,'free',free)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -70,7 +70,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['8b6e30b28081377833ada2ceb538556e1bcbbd87112a59ea99355ebf3b19a685'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'gpu\',\'total\',\'free\',\'own\',\'others\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -78,7 +78,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['c918a6640432a6687d5d64817cae02d185b39223cdf81c5954d45b5e91849537'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'processes\',\'itself\',\'total\',\'free\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -86,7 +86,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['1838543e2760310355afa7bde5987dd69abb2675e4ddc8bd40399ec367c00c37'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'gpu\',\'total\',\'free\',\'own\',\'others\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -94,6 +94,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['114d9dc77743cef747a92e8b4ef36bf361a2c56b96c4ac97e5e2ff9ae72b0469'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'processes\',\'itself\',\'total\',\'free\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

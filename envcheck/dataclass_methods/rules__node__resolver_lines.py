@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.tool,self.by,self.by_version,self.requirement,self.have,self.asked,)==(other.tool,other.by,other.by_version,other.requirement,other.have,other.asked,)
   return NotImplemented
  return __eq__
-FUNCTIONS['c0a7a4226e1231fbc6511d285d59d16aa4356130b45c99c9ea9189842d00be89'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.tool,self.by,self.by_version,self.requirement,self.have,self.asked,)==(other.tool,other.by,other.by_version,other.requirement,other.have,other.asked,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.tool,self.by,self.by_version,self.requirement,self.have,self.asked,))
  return __hash__
-FUNCTIONS['b9cfed8de2522a14768eb7808bf6cd874fc5fec99c5989f88566d16c21280898'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.tool,self.by,self.by_version,self.requirement,self.have,self.asked,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(tool={self.tool!r}, by={self.by!r}, by_version={self.by_version!r}, requirement={self.requirement!r}, have={self.have!r}, asked={self.asked!r})"
  return __repr__
-FUNCTIONS['35a3a3094852f6ff71984b46cb0a782ac9a298015e061ca70f4caf08428bb6c4'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(tool={self.tool!r}, by={self.by!r}, by_version={self.by_version!r}, requirement={self.requirement!r}, have={self.have!r}, asked={self.asked!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_tool, _type_by, _type_by_version, _type_requirement, _type_have, _type_asked, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_have, _dflt_asked, _return_type):
  def __init__(self,tool:_type_tool,by:_type_by,by_version:_type_by_version,requirement:_type_requirement,have:_type_have=_dflt_have,asked:_type_asked=_dflt_asked)->_return_type:
@@ -34,7 +34,7 @@ def __create_fn__(_type_tool, _type_by, _type_by_version, _type_requirement, _ty
   __dataclass_builtins_object__.__setattr__(self,'have',have)
   __dataclass_builtins_object__.__setattr__(self,'asked',asked)
  return __init__
-FUNCTIONS['e859949cb29d68ddce6b6eeabaeeedaa053dc16c3bbc179cdff343757edaf4a2'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_tool, _type_by, _type_by_version, _type_requirement, _type_have, _type_asked, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_have, _dflt_asked, _return_type):\n def __init__(self,tool:_type_tool,by:_type_by,by_version:_type_by_version,requirement:_type_requirement,have:_type_have=_dflt_have,asked:_type_asked=_dflt_asked)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'tool',tool)\n  __dataclass_builtins_object__.__setattr__(self,'by',by)\n  __dataclass_builtins_object__.__setattr__(self,'by_version',by_version)\n  __dataclass_builtins_object__.__setattr__(self,'requirement',requirement)\n  __dataclass_builtins_object__.__setattr__(self,'have',have)\n  __dataclass_builtins_object__.__setattr__(self,'asked',asked)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -42,7 +42,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['a2f7ab1613c609dd35d207127f94b63db2ab3a099ed82f9fb75a622b8d91682a'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'tool\',\'by\',\'by_version\',\'requirement\',\'have\',\'asked\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -50,6 +50,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['274fcb01eb5df81068607ea97464a04c537b892fa6dd6423ce51f34ab2a7c510'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'tool\',\'by\',\'by_version\',\'requirement\',\'have\',\'asked\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

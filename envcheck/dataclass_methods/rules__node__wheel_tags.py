@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.pythons,self.stable_abi,self.os,self.arch,self.glibc,)==(other.pythons,other.stable_abi,other.os,other.arch,other.glibc,)
   return NotImplemented
  return __eq__
-FUNCTIONS['1c21ca94297efca9cf647904465f9582cba59d9350fc2453237afdb004cd0f9c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.pythons,self.stable_abi,self.os,self.arch,self.glibc,)==(other.pythons,other.stable_abi,other.os,other.arch,other.glibc,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.pythons,self.stable_abi,self.os,self.arch,self.glibc,))
  return __hash__
-FUNCTIONS['28db32b5808171729ddecd9e2cd3c15df2eb522a18613881fb4974ee862f7585'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.pythons,self.stable_abi,self.os,self.arch,self.glibc,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(pythons={self.pythons!r}, stable_abi={self.stable_abi!r}, os={self.os!r}, arch={self.arch!r}, glibc={self.glibc!r})"
  return __repr__
-FUNCTIONS['d1daa07b57a1ea77b044bce969e80d55f5782021a7ecdbf40e3179b6b1649f95'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(pythons={self.pythons!r}, stable_abi={self.stable_abi!r}, os={self.os!r}, arch={self.arch!r}, glibc={self.glibc!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_pythons, _type_stable_abi, _type_os, _type_arch, _type_glibc, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,pythons:_type_pythons,stable_abi:_type_stable_abi,os:_type_os,arch:_type_arch,glibc:_type_glibc)->_return_type:
@@ -33,7 +33,7 @@ def __create_fn__(_type_pythons, _type_stable_abi, _type_os, _type_arch, _type_g
   __dataclass_builtins_object__.__setattr__(self,'arch',arch)
   __dataclass_builtins_object__.__setattr__(self,'glibc',glibc)
  return __init__
-FUNCTIONS['6f30e52787e6c73b447f793f52128e0b14c47e9c362b95b42a280d6b8df07397'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_pythons, _type_stable_abi, _type_os, _type_arch, _type_glibc, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,pythons:_type_pythons,stable_abi:_type_stable_abi,os:_type_os,arch:_type_arch,glibc:_type_glibc)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'pythons',pythons)\n  __dataclass_builtins_object__.__setattr__(self,'stable_abi',stable_abi)\n  __dataclass_builtins_object__.__setattr__(self,'os',os)\n  __dataclass_builtins_object__.__setattr__(self,'arch',arch)\n  __dataclass_builtins_object__.__setattr__(self,'glibc',glibc)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -41,7 +41,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['7b049ddf0eff9599e5a7330ceeef8db1c2319090328558cbfb2af6e6723b4f54'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'pythons\',\'stable_abi\',\'os\',\'arch\',\'glibc\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -49,6 +49,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['945ec632fafe6d45950dba64096bd68fb72f64864d97b15de9eb27a3e073d536'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'pythons\',\'stable_abi\',\'os\',\'arch\',\'glibc\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

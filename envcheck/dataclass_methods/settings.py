@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.select,self.ignore,self.severity,self.matrix,self.expect,self.source,)==(other.select,other.ignore,other.severity,other.matrix,other.expect,other.source,)
   return NotImplemented
  return __eq__
-FUNCTIONS['075ac274a89c5c4ab5c88ed4eed47cbc37b1ed52cc2c196df426f9083deb09d1'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.select,self.ignore,self.severity,self.matrix,self.expect,self.source,)==(other.select,other.ignore,other.severity,other.matrix,other.expect,other.source,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.select,self.ignore,self.severity,self.matrix,self.expect,self.source,))
  return __hash__
-FUNCTIONS['a293d309a031060f68501eb52b6169375c37c7b834cf1c8a08b0a7631fc7b482'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.select,self.ignore,self.severity,self.matrix,self.expect,self.source,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(select={self.select!r}, ignore={self.ignore!r}, severity={self.severity!r}, matrix={self.matrix!r}, expect={self.expect!r}, source={self.source!r})"
  return __repr__
-FUNCTIONS['c0fdbaa48b936f180f291b107c9ef8eb1ecba19f7b92c04bb109b470abcf284d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(select={self.select!r}, ignore={self.ignore!r}, severity={self.severity!r}, matrix={self.matrix!r}, expect={self.expect!r}, source={self.source!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_select, _type_ignore, _type_severity, _type_matrix, _type_expect, _type_source, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_select, _dflt_ignore, _dflt_severity, _dflt_matrix, _dflt_expect, _dflt_source, _return_type):
  def __init__(self,select:_type_select=_dflt_select,ignore:_type_ignore=_dflt_ignore,severity:_type_severity=_dflt_severity,matrix:_type_matrix=_dflt_matrix,expect:_type_expect=_dflt_expect,source:_type_source=_dflt_source)->_return_type:
@@ -34,7 +34,7 @@ def __create_fn__(_type_select, _type_ignore, _type_severity, _type_matrix, _typ
   __dataclass_builtins_object__.__setattr__(self,'expect',expect)
   __dataclass_builtins_object__.__setattr__(self,'source',source)
  return __init__
-FUNCTIONS['f909c0c36ba2a294f4d1a2da166f8452cc70303e733a400505b3a295bc552556'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_select, _type_ignore, _type_severity, _type_matrix, _type_expect, _type_source, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_select, _dflt_ignore, _dflt_severity, _dflt_matrix, _dflt_expect, _dflt_source, _return_type):\n def __init__(self,select:_type_select=_dflt_select,ignore:_type_ignore=_dflt_ignore,severity:_type_severity=_dflt_severity,matrix:_type_matrix=_dflt_matrix,expect:_type_expect=_dflt_expect,source:_type_source=_dflt_source)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'select',select)\n  __dataclass_builtins_object__.__setattr__(self,'ignore',ignore)\n  __dataclass_builtins_object__.__setattr__(self,'severity',severity)\n  __dataclass_builtins_object__.__setattr__(self,'matrix',matrix)\n  __dataclass_builtins_object__.__setattr__(self,'expect',expect)\n  __dataclass_builtins_object__.__setattr__(self,'source',source)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -42,7 +42,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['76984e83b06fbb6217d13eacb66df8b4b4a837e5ed2e0d717a5d230f9e426fde'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'select\',\'ignore\',\'severity\',\'matrix\',\'expect\',\'source\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -50,6 +50,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['ea534193ec9da2a90ae9b49f8c3be59d0885c2189da78c3c952a2df40d86ed43'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'select\',\'ignore\',\'severity\',\'matrix\',\'expect\',\'source\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,19 +11,19 @@ def __create_fn__():
    return (self.name,self.value,self.line,self.signature,)==(other.name,other.value,other.line,other.signature,)
   return NotImplemented
  return __eq__
-FUNCTIONS['d7e8206b29056ea988703dc06794138cadafb682c849c64e8485b7953fa8289f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.value,self.line,self.signature,)==(other.name,other.value,other.line,other.signature,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.name,self.value,self.line,self.signature,))
  return __hash__
-FUNCTIONS['e0a682a7ba222611e685f944d0b70e0aaee7dc572dd6ff6b123cfd096c30d601'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.value,self.line,self.signature,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(name={self.name!r}, value={self.value!r}, line={self.line!r}, signature={self.signature!r})"
  return __repr__
-FUNCTIONS['73796b0fb72ca3f72c4e94619b1c8d13de3435dd43f1feb1c639e644d77d1754'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, value={self.value!r}, line={self.line!r}, signature={self.signature!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_name, _type_value, _type_line, _type_signature, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,name:_type_name,value:_type_value,line:_type_line,signature:_type_signature)->_return_type:
@@ -32,7 +32,7 @@ def __create_fn__(_type_name, _type_value, _type_line, _type_signature, MISSING,
   __dataclass_builtins_object__.__setattr__(self,'line',line)
   __dataclass_builtins_object__.__setattr__(self,'signature',signature)
  return __init__
-FUNCTIONS['15247220d7d8690eaef87ff66936faea294e3e2d77c3fb37266d5bb01cb82c40'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_name, _type_value, _type_line, _type_signature, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,name:_type_name,value:_type_value,line:_type_line,signature:_type_signature)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'value',value)\n  __dataclass_builtins_object__.__setattr__(self,'line',line)\n  __dataclass_builtins_object__.__setattr__(self,'signature',signature)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -40,7 +40,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['bea0ab621567127dbcc2bb4aae0a143c175d2de793db32e94070323764ce63a8'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'value\',\'line\',\'signature\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -48,6 +48,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['d761f5ce467b61848dba7f7c3bf8d67008cd492a2eb5cf2b04b9db5d4a149f42'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'value\',\'line\',\'signature\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

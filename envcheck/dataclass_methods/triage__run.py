@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.log,self.scan,self.matches,self.node,self.node_note,self.facts,)==(other.log,other.scan,other.matches,other.node,other.node_note,other.facts,)
   return NotImplemented
  return __eq__
-FUNCTIONS['71a1a6cd3051ce131d9f7727ffb1d86909d4a2667c5261786e9e3f9c1bf20f34'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.log,self.scan,self.matches,self.node,self.node_note,self.facts,)==(other.log,other.scan,other.matches,other.node,other.node_note,other.facts,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,31 +19,31 @@ def __create_fn__():
    return (self.tally,self.causes,)==(other.tally,other.causes,)
   return NotImplemented
  return __eq__
-FUNCTIONS['a506fc6fd197bd3fc21e028c4c128fadc3086d4a2f473ea5ba7590ead60dbdda'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.tally,self.causes,)==(other.tally,other.causes,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.log,self.scan,self.matches,self.node,self.node_note,self.facts,))
  return __hash__
-FUNCTIONS['14b54ca0ab8c12a4639172b50fadc964b5d8656c4c8c1ffde8d90c5e6dcab61c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.log,self.scan,self.matches,self.node,self.node_note,self.facts,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.tally,self.causes,))
  return __hash__
-FUNCTIONS['42aaccfd7be3461d26c67b6ff5349ca3013f2b970916931fb35a31246342fef7'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.tally,self.causes,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(log={self.log!r}, scan={self.scan!r}, matches={self.matches!r}, node={self.node!r}, node_note={self.node_note!r}, facts={self.facts!r})"
  return __repr__
-FUNCTIONS['7d692a8e94b9e59b05515b9288b2dc9704134f552212729af509de1068609076'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(log={self.log!r}, scan={self.scan!r}, matches={self.matches!r}, node={self.node!r}, node_note={self.node_note!r}, facts={self.facts!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(tally={self.tally!r}, causes={self.causes!r})"
  return __repr__
-FUNCTIONS['8b32cfbcd9ba5b337132a2bc54d0276630289fc7ae1bee9908f162c771a8f38c'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(tally={self.tally!r}, causes={self.causes!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_log, _type_scan, _type_matches, _type_node, _type_node_note, _type_facts, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_facts, _return_type):
  def __init__(self,log:_type_log,scan:_type_scan,matches:_type_matches,node:_type_node,node_note:_type_node_note,facts:_type_facts=_dflt_facts)->_return_type:
@@ -54,14 +54,14 @@ def __create_fn__(_type_log, _type_scan, _type_matches, _type_node, _type_node_n
   __dataclass_builtins_object__.__setattr__(self,'node_note',node_note)
   __dataclass_builtins_object__.__setattr__(self,'facts',facts)
  return __init__
-FUNCTIONS['ccab2eb1b73512ff2e29def3ba1abee77e381de5db76ec1d62eaa6d6eea611ef'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_log, _type_scan, _type_matches, _type_node, _type_node_note, _type_facts, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_facts, _return_type):\n def __init__(self,log:_type_log,scan:_type_scan,matches:_type_matches,node:_type_node,node_note:_type_node_note,facts:_type_facts=_dflt_facts)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'log',log)\n  __dataclass_builtins_object__.__setattr__(self,'scan',scan)\n  __dataclass_builtins_object__.__setattr__(self,'matches',matches)\n  __dataclass_builtins_object__.__setattr__(self,'node',node)\n  __dataclass_builtins_object__.__setattr__(self,'node_note',node_note)\n  __dataclass_builtins_object__.__setattr__(self,'facts',facts)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_tally, _type_causes, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,tally:_type_tally,causes:_type_causes)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'tally',tally)
   __dataclass_builtins_object__.__setattr__(self,'causes',causes)
  return __init__
-FUNCTIONS['fbd7ad66d9dcbbbd9bdafea0089f46c9117c993f69b89aad2411566fd5cb8461'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_tally, _type_causes, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,tally:_type_tally,causes:_type_causes)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'tally',tally)\n  __dataclass_builtins_object__.__setattr__(self,'causes',causes)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -69,7 +69,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['732343fff038c5f5a5cdd6220bebda8268cc0ded2e22fd43ce31bcc7031c7c6f'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'log\',\'scan\',\'matches\',\'node\',\'node_note\',\'facts\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -77,7 +77,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['b0378dd38f844d790cefdfa01266832b780d1f69777ea979f5a1eef128b32cf9'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'tally\',\'causes\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -85,7 +85,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['fabfd08092a9f0ae707eff837a700295872727943f049d6b7e2b810732ff7765'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'log\',\'scan\',\'matches\',\'node\',\'node_note\',\'facts\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -93,6 +93,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['8c9c02e61edc640397a3be2d177912f6fd103c9d1d00a3c199318dae18382cb4'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'tally\',\'causes\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

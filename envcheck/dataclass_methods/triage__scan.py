@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.bytes_read,self.lines,self.engine,self.tallies,self.named,)==(other.bytes_read,other.lines,other.engine,other.tallies,other.named,)
   return NotImplemented
  return __eq__
-FUNCTIONS['00577b0c83a4cc1c05c2bb08e4667a38543afd9715384c16cf7f4a2959789de8'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.bytes_read,self.lines,self.engine,self.tallies,self.named,)==(other.bytes_read,other.lines,other.engine,other.tallies,other.named,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,7 +19,7 @@ def __create_fn__():
    return (self.line,self.text,)==(other.line,other.text,)
   return NotImplemented
  return __eq__
-FUNCTIONS['45227c46e252b540cfd6a7ba95768aa0f1930e70f9e3581ffdf6942aa91254fa'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.line,self.text,)==(other.line,other.text,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -27,7 +27,7 @@ def __create_fn__():
    return (self.line_res,self.gate,self.engine,self.literals,)==(other.line_res,other.gate,other.engine,other.literals,)
   return NotImplemented
  return __eq__
-FUNCTIONS['e223f712f92b8a877a40affc35f7d2c0e15a7620317bf463d97f4f35a075d6c5'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.line_res,self.gate,self.engine,self.literals,)==(other.line_res,other.gate,other.engine,other.literals,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -35,43 +35,43 @@ def __create_fn__():
    return (self.signature,self.count,self.first,self._last,self._last_raw,)==(other.signature,other.count,other.first,other._last,other._last_raw,)
   return NotImplemented
  return __eq__
-FUNCTIONS['32e4f6cd592ae58d05869aaa8f77d7e20e85b3f49331f6b3e900ee136db96ed5'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.signature,self.count,self.first,self._last,self._last_raw,)==(other.signature,other.count,other.first,other._last,other._last_raw,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.line,self.text,))
  return __hash__
-FUNCTIONS['0fdd6925e04b616682ce63ac5c35aa713d34990a2ee594b171551a1d1a19b826'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.line,self.text,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.line_res,self.gate,self.engine,self.literals,))
  return __hash__
-FUNCTIONS['aaec7787ad14ce907cbcfc82b02392818ef9a294eebbe885b42c554f0e103c98'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.line_res,self.gate,self.engine,self.literals,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(bytes_read={self.bytes_read!r}, lines={self.lines!r}, engine={self.engine!r}, tallies={self.tallies!r})"
  return __repr__
-FUNCTIONS['40184e86e83d7e588ca90c7083721ce78e370ef700904a228283985ec116288d'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(bytes_read={self.bytes_read!r}, lines={self.lines!r}, engine={self.engine!r}, tallies={self.tallies!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(line={self.line!r}, text={self.text!r}, whole={self.whole!r})"
  return __repr__
-FUNCTIONS['cf6c628dd184b0976d59cd7fc1aeeb8fe4ce0ccce4a7c693dca67418adee880f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(line={self.line!r}, text={self.text!r}, whole={self.whole!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(line_res={self.line_res!r}, gate={self.gate!r}, engine={self.engine!r}, literals={self.literals!r})"
  return __repr__
-FUNCTIONS['aad02b0244fa48f8c0394ff817550982cb6a70b3cda5d5fbdfe0e1157b05ecf0'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(line_res={self.line_res!r}, gate={self.gate!r}, engine={self.engine!r}, literals={self.literals!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(signature={self.signature!r}, count={self.count!r}, first={self.first!r}, _last={self._last!r}, _last_raw={self._last_raw!r})"
  return __repr__
-FUNCTIONS['ad86faf17fb8c0579b8232aa77ed85b15264bb94b62bae54ef394f78d8c99ded'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(signature={self.signature!r}, count={self.count!r}, first={self.first!r}, _last={self._last!r}, _last_raw={self._last_raw!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_bytes_read, _type_lines, _type_engine, _type_tallies, _type_named, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_bytes_read, _dflt_lines, _dflt_engine, _dflt_tallies, _dflt_named, _return_type):
  def __init__(self,bytes_read:_type_bytes_read=_dflt_bytes_read,lines:_type_lines=_dflt_lines,engine:_type_engine=_dflt_engine,tallies:_type_tallies=_HAS_DEFAULT_FACTORY,named:_type_named=_HAS_DEFAULT_FACTORY)->_return_type:
@@ -81,7 +81,7 @@ def __create_fn__(_type_bytes_read, _type_lines, _type_engine, _type_tallies, _t
   self.tallies=_dflt_tallies() if tallies is _HAS_DEFAULT_FACTORY else tallies
   self.named=_dflt_named() if named is _HAS_DEFAULT_FACTORY else named
  return __init__
-FUNCTIONS['995caef43cb7078e762091cf937773a563ed5c55df06b102c8228b2ef86e215f'] = __create_fn__
+FUNCTIONS['def __create_fn__(_type_bytes_read, _type_lines, _type_engine, _type_tallies, _type_named, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_bytes_read, _dflt_lines, _dflt_engine, _dflt_tallies, _dflt_named, _return_type):\n def __init__(self,bytes_read:_type_bytes_read=_dflt_bytes_read,lines:_type_lines=_dflt_lines,engine:_type_engine=_dflt_engine,tallies:_type_tallies=_HAS_DEFAULT_FACTORY,named:_type_named=_HAS_DEFAULT_FACTORY)->_return_type:\n  self.bytes_read=bytes_read\n  self.lines=lines\n  self.engine=engine\n  self.tallies=_dflt_tallies() if tallies is _HAS_DEFAULT_FACTORY else tallies\n  self.named=_dflt_named() if named is _HAS_DEFAULT_FACTORY else named\n return __init__'] = __create_fn__
 
 def __create_fn__(_type_line, _type_text, _type_whole, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_whole, _return_type):
  def __init__(self,line:_type_line,text:_type_text,whole:_type_whole=_dflt_whole)->_return_type:
@@ -89,7 +89,7 @@ def __create_fn__(_type_line, _type_text, _type_whole, MISSING, _HAS_DEFAULT_FAC
   __dataclass_builtins_object__.__setattr__(self,'text',text)
   __dataclass_builtins_object__.__setattr__(self,'whole',whole)
  return __init__
-FUNCTIONS['aaccc739ded3a4915558da38920b8fd0abd4274c5bbdfa0d786041b1af11d5c3'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_line, _type_text, _type_whole, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_whole, _return_type):\n def __init__(self,line:_type_line,text:_type_text,whole:_type_whole=_dflt_whole)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'line',line)\n  __dataclass_builtins_object__.__setattr__(self,'text',text)\n  __dataclass_builtins_object__.__setattr__(self,'whole',whole)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_line_res, _type_gate, _type_engine, _type_literals, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,line_res:_type_line_res,gate:_type_gate,engine:_type_engine,literals:_type_literals)->_return_type:
@@ -98,7 +98,7 @@ def __create_fn__(_type_line_res, _type_gate, _type_engine, _type_literals, MISS
   __dataclass_builtins_object__.__setattr__(self,'engine',engine)
   __dataclass_builtins_object__.__setattr__(self,'literals',literals)
  return __init__
-FUNCTIONS['87c5b0302287b56246b1527d2673f96e6faa3d3839f1a56f95ed51b7d5ec080a'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_line_res, _type_gate, _type_engine, _type_literals, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,line_res:_type_line_res,gate:_type_gate,engine:_type_engine,literals:_type_literals)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'line_res',line_res)\n  __dataclass_builtins_object__.__setattr__(self,'gate',gate)\n  __dataclass_builtins_object__.__setattr__(self,'engine',engine)\n  __dataclass_builtins_object__.__setattr__(self,'literals',literals)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_signature, _type_count, _type_first, _type__last, _type__last_raw, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt__last, _dflt__last_raw, _return_type):
  def __init__(self,signature:_type_signature,count:_type_count,first:_type_first,_last:_type__last=_dflt__last,_last_raw:_type__last_raw=_dflt__last_raw)->_return_type:
@@ -108,7 +108,7 @@ def __create_fn__(_type_signature, _type_count, _type_first, _type__last, _type_
   self._last=_last
   self._last_raw=_last_raw
  return __init__
-FUNCTIONS['4a95fbca3b27aef5705cb3f030a3a6eeeb041a18f0e523b0209211429f404eb3'] = __create_fn__
+FUNCTIONS['def __create_fn__(_type_signature, _type_count, _type_first, _type__last, _type__last_raw, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt__last, _dflt__last_raw, _return_type):\n def __init__(self,signature:_type_signature,count:_type_count,first:_type_first,_last:_type__last=_dflt__last,_last_raw:_type__last_raw=_dflt__last_raw)->_return_type:\n  self.signature=signature\n  self.count=count\n  self.first=first\n  self._last=_last\n  self._last_raw=_last_raw\n return __init__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -116,7 +116,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['307865e866add9014af6167d6e1e1ee849e9aef6472d00f78b720cb0f2dd37f2'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'line\',\'text\',\'whole\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -124,7 +124,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['5d575cafb71827be2712bfcfe0c519dc683a9fb1fe02b4dbeea3334c294de4ce'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'line_res\',\'gate\',\'engine\',\'literals\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -132,7 +132,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['549d73c3721e3c877ce9810693ac7fb9887a5876905e4320d4fe18d0fb1c88a9'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'line\',\'text\',\'whole\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -140,6 +140,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['ebda95a9cd7fa35df5e041248785e1b8c2c546b2e8c7d50205fe638285177ad0'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'line_res\',\'gate\',\'engine\',\'literals\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -11,7 +11,7 @@ def __create_fn__():
    return (self.code,self.title,self.verdict,self.reason,self.findings,self.fix,self.evidence,self.fact,)==(other.code,other.title,other.verdict,other.reason,other.findings,other.fix,other.evidence,other.fact,)
   return NotImplemented
  return __eq__
-FUNCTIONS['d50651a4be42ddf42ec002f2108308f66e9b7dc7f48e5d345c09ecb1a2fb62a7'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.code,self.title,self.verdict,self.reason,self.findings,self.fix,self.evidence,self.fact,)==(other.code,other.title,other.verdict,other.reason,other.findings,other.fix,other.evidence,other.fact,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -19,31 +19,31 @@ def __create_fn__():
    return (self.summary,self.commands,self.applicability,)==(other.summary,other.commands,other.applicability,)
   return NotImplemented
  return __eq__
-FUNCTIONS['b3d867daff157e733f4484aad42945e725bdcaf810774c8ab680fae2ea58e999'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.summary,self.commands,self.applicability,)==(other.summary,other.commands,other.applicability,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.code,self.title,self.verdict,self.reason,self.findings,self.fix,self.evidence,self.fact,))
  return __hash__
-FUNCTIONS['e8a9deec712e870ac5c00361cdb942fb282657946a6c37ade54ea7a70ace24de'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.code,self.title,self.verdict,self.reason,self.findings,self.fix,self.evidence,self.fact,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
   return hash((self.summary,self.commands,self.applicability,))
  return __hash__
-FUNCTIONS['167dacfd9648bff003997e29b7603857f87496e11f315e04f9463336bc1e718f'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.summary,self.commands,self.applicability,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(code={self.code!r}, title={self.title!r}, verdict={self.verdict!r}, reason={self.reason!r}, findings={self.findings!r}, fix={self.fix!r}, evidence={self.evidence!r}, fact={self.fact!r})"
  return __repr__
-FUNCTIONS['c4dd9da6de7432079787967079fe71159266d30b5ddf7f64d8afa91cf7594d7e'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(code={self.code!r}, title={self.title!r}, verdict={self.verdict!r}, reason={self.reason!r}, findings={self.findings!r}, fix={self.fix!r}, evidence={self.evidence!r}, fact={self.fact!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
   return self.__class__.__qualname__ + f"(summary={self.summary!r}, commands={self.commands!r}, applicability={self.applicability!r})"
  return __repr__
-FUNCTIONS['99da6dec7f7599f34fb7945ce4d2a06c32c9b50dd6a1b4f0bcddf0c110c3242a'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(summary={self.summary!r}, commands={self.commands!r}, applicability={self.applicability!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_code, _type_title, _type_verdict, _type_reason, _type_findings, _type_fix, _type_evidence, _type_fact, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_reason, _dflt_findings, _dflt_fix, _dflt_evidence, _dflt_fact, _return_type):
  def __init__(self,code:_type_code,title:_type_title,verdict:_type_verdict,reason:_type_reason=_dflt_reason,findings:_type_findings=_dflt_findings,fix:_type_fix=_dflt_fix,evidence:_type_evidence=_dflt_evidence,fact:_type_fact=_dflt_fact)->_return_type:
@@ -56,7 +56,7 @@ def __create_fn__(_type_code, _type_title, _type_verdict, _type_reason, _type_fi
   __dataclass_builtins_object__.__setattr__(self,'evidence',evidence)
   __dataclass_builtins_object__.__setattr__(self,'fact',fact)
  return __init__
-FUNCTIONS['9a6c087b99641bad051d89562e2a1169c34337cf783aed547f4b7e1cadc06bec'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_code, _type_title, _type_verdict, _type_reason, _type_findings, _type_fix, _type_evidence, _type_fact, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_reason, _dflt_findings, _dflt_fix, _dflt_evidence, _dflt_fact, _return_type):\n def __init__(self,code:_type_code,title:_type_title,verdict:_type_verdict,reason:_type_reason=_dflt_reason,findings:_type_findings=_dflt_findings,fix:_type_fix=_dflt_fix,evidence:_type_evidence=_dflt_evidence,fact:_type_fact=_dflt_fact)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'code',code)\n  __dataclass_builtins_object__.__setattr__(self,'title',title)\n  __dataclass_builtins_object__.__setattr__(self,'verdict',verdict)\n  __dataclass_builtins_object__.__setattr__(self,'reason',reason)\n  __dataclass_builtins_object__.__setattr__(self,'findings',findings)\n  __dataclass_builtins_object__.__setattr__(self,'fix',fix)\n  __dataclass_builtins_object__.__setattr__(self,'evidence',evidence)\n  __dataclass_builtins_object__.__setattr__(self,'fact',fact)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_summary, _type_commands, _type_applicability, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_commands, _dflt_applicability, _return_type):
  def __init__(self,summary:_type_summary,commands:_type_commands=_dflt_commands,applicability:_type_applicability=_dflt_applicability)->_return_type:
@@ -64,7 +64,7 @@ def __create_fn__(_type_summary, _type_commands, _type_applicability, MISSING, _
   __dataclass_builtins_object__.__setattr__(self,'commands',commands)
   __dataclass_builtins_object__.__setattr__(self,'applicability',applicability)
  return __init__
-FUNCTIONS['b2ba114b6082c6c47b849f02683614666a1bd32b071f250b101ae5f6f0362ca5'] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_summary, _type_commands, _type_applicability, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_commands, _dflt_applicability, _return_type):\n def __init__(self,summary:_type_summary,commands:_type_commands=_dflt_commands,applicability:_type_applicability=_dflt_applicability)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'summary',summary)\n  __dataclass_builtins_object__.__setattr__(self,'commands',commands)\n  __dataclass_builtins_object__.__setattr__(self,'applicability',applicability)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -72,7 +72,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['341f19e8137c0b612ddfe128a3ac41c930dc513f926f02f98d6ec2e5cb12c278'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'code\',\'title\',\'verdict\',\'reason\',\'findings\',\'fix\',\'evidence\',\'fact\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -80,7 +80,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['e3adba37b464a07c412e2fdb5e5412b534d5fd699c8d401e2e14feef03e0a5aa'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'summary\',\'commands\',\'applicability\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -88,7 +88,7 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['0b046ea224287db0c0a8a67527aa3db8efa51efa766e69e54373c04095a926af'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'code\',\'title\',\'verdict\',\'reason\',\'findings\',\'fix\',\'evidence\',\'fact\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -96,6 +96,6 @@ def __create_fn__(cls, FrozenInstanceError):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['2adc8528f6c55de38e7bfa1d924097a414d6a5bd6fa24bedeb46571c6be1e845'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'summary\',\'commands\',\'applicability\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

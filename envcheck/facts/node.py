@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name as canonical_name
 from packaging.version import InvalidVersion, Version
 
 from envcheck.facts.skip import Skip
@@ -32,6 +31,7 @@ from envcheck.model.report import (
 )
 from envcheck.model.section import Section
 from envcheck.model.versions import DriverVersion
+from envcheck.names import canonicalize_name as canonical_name
 
 if TYPE_CHECKING:  # the --deep records are imported when a --deep report is read or probed
     from envcheck.model.deep import CudaDriverCheck, DeepInfo, NvmlHealth, PcieTopology, TorchSmoke

@@ -13,9 +13,9 @@ _W = 100  # at most; narrower on a narrower terminal ($COLUMNS)
 
 
 def _width() -> int:
-    import shutil
+    from envcheck.terminal import terminal_size
 
-    return max(40, min(_W, shutil.get_terminal_size((_W, 24)).columns))
+    return max(40, min(_W, terminal_size((_W, 24)).columns))
 
 
 def _whole(text: str, first: str) -> list[str]:

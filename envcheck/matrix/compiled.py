@@ -26,7 +26,6 @@ import dataclasses
 import enum
 import json
 import os
-import re
 import sys
 import types
 import typing
@@ -41,10 +40,11 @@ from packaging.version import Version
 from envcheck.cachefiles import cache_root, read_own, safe_dir, sha256, write_own
 from envcheck.matrix.schema import MatrixFile
 from envcheck.model.codec import to_dict, type_hints
+from envcheck.patterns import lazy
 from envcheck.version import __version__
 
 _FORMAT = 2  # records as lists of field values
-_NAME = re.compile(r"m-[0-9a-f]{48}\.json")  # the only names this cache writes (and prunes)
+_NAME = lazy(r"m-[0-9a-f]{48}\.json")  # the only names this cache writes (and prunes)
 _KEEP = 256  # entries kept; older ones are pruned when a new one is written
 
 

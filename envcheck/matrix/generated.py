@@ -81,6 +81,8 @@ class TorchWheel:
 
 @dataclass(frozen=True)
 class VllmMetadata:
+    """A vLLM release's wheel metadata as the index serves it (its pins)."""
+
     version: Version
     read: str
     file: str | None = None
@@ -102,6 +104,8 @@ class VllmMetadata:
 
 @dataclass(frozen=True)
 class RayWheels:
+    """A Ray release's wheels and the Pythons they are built for."""
+
     version: Version
     read: str
     python: tuple[str, ...] = ()  # from the Linux x86_64 wheels' tags
@@ -132,6 +136,8 @@ class FlashAttnIndex:
 
 @dataclass(frozen=True)
 class IsaacSimIndex:
+    """An Isaac Sim release's wheels and what they require."""
+
     version: Version
     read: str
     requires_python: SpecifierSet | None = None

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import re
 
-_SEGMENT = re.compile(r"([^.\[\]]+)(?:\[(\d+)\])?")
-_ARRAY_HEADER = re.compile(r"^\s*\[\[\s*([A-Za-z0-9_\-]+)\s*\]\]")
-_ANY_HEADER = re.compile(r"^\s*\[")
+from envcheck.patterns import lazy
+
+_SEGMENT = lazy(r"([^.\[\]]+)(?:\[(\d+)\])?")
+_ARRAY_HEADER = lazy(r"^\s*\[\[\s*([A-Za-z0-9_\-]+)\s*\]\]")
+_ANY_HEADER = lazy(r"^\s*\[")
 
 
 def _segments(path: str) -> list[tuple[str, int | None]]:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import threading
 import time
@@ -40,12 +39,13 @@ from envcheck.cachefiles import cache_root, fingerprint, read_own, safe_dir, sha
 from envcheck.matrix.generated import Generated
 from envcheck.matrix.lazy import lazy_instance
 from envcheck.matrix.model import Matrix
+from envcheck.patterns import lazy
 from envcheck.version import __version__
 
 FORMAT = 1
 KEEP = 16  # merged matrices kept (one per set of overlays and matrix code)
 RACY_NS = 1_000_000_000  # a file changed this close to the load's start is not trusted
-_NAME = re.compile(r"w-[0-9a-f]{48}\.json")
+_NAME = lazy(r"w-[0-9a-f]{48}\.json")
 # the fields an entry holds as such (not as a segment), and the one rebuilt from the others
 _PLAIN = ("files", "python_names_files", "origins")
 _GENERATED = "generated"

@@ -7,7 +7,6 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from envcheck.matrix.generated import Generated
@@ -46,6 +45,8 @@ from envcheck.matrix.schema import (
     WheelPlatform,
     Xid,
 )
+from envcheck.names import canonicalize_name
+from envcheck.patterns import lazy
 
 if TYPE_CHECKING:
     from envcheck.matrix.python_names import Importer, PythonNames
@@ -105,7 +106,7 @@ def _mentions(token: str, form: str, lowered: str) -> bool:
     return _word(token).search(form) is not None
 
 
-_PACKAGE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+_PACKAGE_NAME = lazy(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
 
 def package_names(field: str | None, cuda_major: int | None = None) -> list[str]:
@@ -127,6 +128,8 @@ def package_names(field: str | None, cuda_major: int | None = None) -> list[str]
 
 @dataclass(frozen=True)
 class Matrix:
+    """The merged compatibility matrix: every table and its lookups."""
+
     files: tuple[str, ...] = ()
     toolkits: tuple[CudaToolkit, ...] = ()
     driver_branches: tuple[DriverBranch, ...] = ()
@@ -560,7 +563,7 @@ class Matrix:
         return const.value if const else None
 
 
-_ARTICLE = re.compile(r"\b(?:the|a|an) ")
+_ARTICLE = lazy(r"\b(?:the|a|an) ")
 
 
 def _plain(text: str) -> str:

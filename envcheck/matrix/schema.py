@@ -27,6 +27,8 @@ from envcheck.model.versions import DriverVersion
 
 @dataclass(frozen=True)
 class Meta:
+    """A matrix file's description, review date and generator."""
+
     description: str = ""
     reviewed: str | None = None
     generated_by: str | None = None  # set in files written by `envcheck matrix refresh`
@@ -46,6 +48,8 @@ class CudaToolkit:
 
 @dataclass(frozen=True)
 class DriverBranch:
+    """An NVIDIA driver branch and the newest CUDA it supports."""
+
     branch: int
     max_cuda: Version
     source: str
@@ -73,6 +77,8 @@ class SmSupport:
 
 @dataclass(frozen=True)
 class GpuModel:
+    """A GPU model: how its name matches, its compute capability and architecture."""
+
     name: str
     match: tuple[str, ...]  # tokens matched as whole words in the name NVML/nvidia-smi reports
     compute_capability: Version
@@ -93,6 +99,8 @@ class GpuModel:
 
 @dataclass(frozen=True)
 class TorchRelease:
+    """A torch release: its Pythons, CUDA variants, pins and architecture list."""
+
     version: Version
     python: tuple[str, ...]
     variants: tuple[str, ...]
@@ -108,12 +116,16 @@ class TorchRelease:
 
 @dataclass(frozen=True)
 class TorchIndex:
+    """The URL template of torch's wheel index, one index per variant."""
+
     url_template: str  # "https://download.pytorch.org/whl/{variant}"
     source: str
 
 
 @dataclass(frozen=True)
 class VllmRelease:
+    """A vLLM release and the torch, CUDA and companions it requires."""
+
     version: Version
     source: str
     requires_python: SpecifierSet | None = None
@@ -130,6 +142,8 @@ class VllmRelease:
 
 @dataclass(frozen=True)
 class RayRelease:
+    """A Ray release and the Pythons it has wheels for."""
+
     version: Version
     python: tuple[str, ...]
     source: str
@@ -138,6 +152,8 @@ class RayRelease:
 
 @dataclass(frozen=True)
 class FlashAttnRelease:
+    """A flash-attn release and the torch, Python and CUDA of its prebuilt wheels."""
+
     version: Version
     prebuilt_torch: tuple[str, ...]  # torch major.minor with prebuilt wheels
     python: tuple[str, ...]
@@ -151,6 +167,8 @@ class FlashAttnRelease:
 
 @dataclass(frozen=True)
 class IsaacSimRelease:
+    """An Isaac Sim release: its Python, glibc, drivers and NumPy."""
+
     version: Version
     source: str
     python: str | None = None  # the one CPython minor the release is built for
@@ -164,6 +182,8 @@ class IsaacSimRelease:
 
 @dataclass(frozen=True)
 class OmniGibsonRelease:
+    """OmniGibson releases and the Isaac Sim, Python and NumPy they need."""
+
     versions: SpecifierSet
     source: str
     isaacsim: SpecifierSet | None = None
@@ -460,6 +480,8 @@ class Override:
 
 @dataclass(frozen=True)
 class GpuCondition:
+    """Which GPUs a known-bad entry applies to."""
+
     names: tuple[str, ...] = ()
     compute_capability: SpecifierSet | None = None
     rt_cores: bool | None = None
@@ -503,6 +525,8 @@ class Condition:
 
 @dataclass(frozen=True)
 class Evidence:
+    """A line of evidence a known-bad entry shows when its condition holds."""
+
     when: Condition
     severity: Severity
     text: str
@@ -511,6 +535,8 @@ class Evidence:
 
 @dataclass(frozen=True)
 class FixSpec:
+    """A known-bad entry's fix: what to install, uninstall, set or do."""
+
     summary: str
     applicability: Applicability
     pip: tuple[str, ...] = ()
@@ -522,6 +548,8 @@ class FixSpec:
 
 @dataclass(frozen=True)
 class KnownBad:
+    """A known-bad combination: when it applies, its cause, source and fix."""
+
     code: str
     id: str
     title: str
@@ -539,6 +567,8 @@ class KnownBad:
 
 @dataclass(frozen=True)
 class Constant:
+    """A named value the rules use, with its source."""
+
     name: str
     value: float
     source: str

@@ -39,6 +39,8 @@ class Need:
 
 @dataclass(frozen=True)
 class BinaryFile:
+    """A compiled file of the Python environment: its kernels and what it needs."""
+
     path: str  # as installed (absolute)
     distribution: str | None = None  # the installed distribution that owns it (RECORD)
     extension: bool = False  # a Python extension module (imported), not a plain library
@@ -66,6 +68,8 @@ class DriverFiles:
 
 @dataclass(frozen=True)
 class BinariesInfo:
+    """The compiled files of the environment's GPU packages that were scanned."""
+
     site_dirs: tuple[str, ...] = ()  # where installed files were read
     files: tuple[BinaryFile, ...] = ()  # files with GPU kernels, a loading problem or an error
     scanned: int = 0  # ELF files looked at

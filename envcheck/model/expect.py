@@ -7,12 +7,15 @@ import re
 from dataclasses import dataclass
 
 from envcheck.errors import InputError
+from envcheck.patterns import lazy
 
 NO_GPU_WORDS = ("no-gpu", "nogpu", "no gpu", "cpu-only", "cpu only", "gpu-less", "none")
 
 
 @dataclass(frozen=True)
 class Expectation:
+    """What the node must have (``--expect``): GPUs, a driver floor, or no GPU."""
+
     text: str
     gpu_count: int | None = None  # at least this many GPUs visible
     gpu_model: str | None = None  # a token their names must hold ("H100")
@@ -20,9 +23,9 @@ class Expectation:
     no_gpu: bool = False  # the node is meant to have no GPU (an image build, a CPU worker)
 
 
-_COUNT = re.compile(r"^(\d+)\s*[x×*]\s*([A-Za-z][\w.\- ]*)$|^(\d+)$", re.IGNORECASE)
-_DRIVER = re.compile(r"^driver\s*>=\s*(\d+(?:\.\d+){0,2})$", re.IGNORECASE)
-_GPUS = re.compile(r"^gpus?\s*[=:]\s*(\d+)$", re.IGNORECASE)
+_COUNT = lazy(r"^(\d+)\s*[x×*]\s*([A-Za-z][\w.\- ]*)$|^(\d+)$", re.IGNORECASE)
+_DRIVER = lazy(r"^driver\s*>=\s*(\d+(?:\.\d+){0,2})$", re.IGNORECASE)
+_GPUS = lazy(r"^gpus?\s*[=:]\s*(\d+)$", re.IGNORECASE)
 
 
 def parse_expect(text: str, where: str = "--expect") -> Expectation:

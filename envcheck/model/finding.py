@@ -64,6 +64,8 @@ class Action:
 
 @dataclass(frozen=True)
 class Fix:
+    """What to do about a finding: a summary, how safe it is, and the actions."""
+
     summary: str
     applicability: Applicability
     actions: tuple[Action, ...] = ()
@@ -85,6 +87,8 @@ class Fix:
 
 @dataclass(frozen=True)
 class Finding:
+    """A rule's verdict on a node: what is wrong, the evidence and the fix."""
+
     code: str
     severity: Severity
     title: str
@@ -109,6 +113,8 @@ class Finding:
 
 @dataclass(frozen=True)
 class Skipped:
+    """A rule that did not run on a node, and the unknown fact that stopped it."""
+
     code: str
     reason: str
     node: str | None = None
@@ -149,6 +155,8 @@ def skip_kinds(skipped: tuple[Skipped, ...]) -> dict[str, int]:
 
 @dataclass(frozen=True)
 class CheckResult:
+    """The findings, skipped rules and errors of evaluating the rules."""
+
     findings: tuple[Finding, ...] = ()
     skipped: tuple[Skipped, ...] = ()
     rules_run: int = 0

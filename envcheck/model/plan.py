@@ -56,6 +56,8 @@ class Conflict:
 
 @dataclass(frozen=True)
 class Plan:
+    """The steps that fix a node's findings, and what they leave."""
+
     node: str
     steps: tuple[Step, ...] = ()
     conflicts: tuple[Conflict, ...] = ()

@@ -12,11 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from packaging.utils import canonicalize_name
-
 from envcheck.errors import CodecError, ReportError
 from envcheck.model.codec import from_dict, to_dict
 from envcheck.model.section import Section, Status
+from envcheck.names import canonicalize_name
 
 if TYPE_CHECKING:
     from envcheck.model.binaries import BinariesInfo
@@ -44,6 +43,8 @@ DEEP_NOT_RUN = "not run (pass --deep)"
 
 @dataclass(frozen=True)
 class Gpu:
+    """One GPU as the driver reports it (its UUID only as a hash)."""
+
     index: int
     name: str | None = None
     uuid_hash: str | None = None
@@ -57,6 +58,8 @@ class Gpu:
 
 @dataclass(frozen=True)
 class GpuInfo:
+    """The driver, NVML and CUDA driver versions and the GPUs they report."""
+
     driver_version: str | None = None
     cuda_driver_version: str | None = None  # the newest CUDA the driver supports
     nvml_version: str | None = None
@@ -77,6 +80,8 @@ class GpuInfo:
 
 @dataclass(frozen=True)
 class PythonInfo:
+    """The interpreter checked: version, environment, marker values and sys.path."""
+
     version: str
     implementation: str = "CPython"
     executable: str | None = None
@@ -91,6 +96,8 @@ class PythonInfo:
 
 @dataclass(frozen=True)
 class Distribution:
+    """An installed (or declared) Python distribution and its Requires-Dist lines."""
+
     name: str
     version: str
     location: str | None = None
@@ -107,6 +114,8 @@ class Distribution:
 
 @dataclass(frozen=True)
 class BrokenDistribution:
+    """A distribution's metadata that could not be read, and why."""
+
     path: str
     reason: str
 
@@ -146,6 +155,8 @@ class PackagesInfo:
 
 @dataclass(frozen=True)
 class TorchBuild:
+    """What the installed torch was built for (CUDA or HIP, variant, arch list, ABI)."""
+
     version: str
     local_label: str | None = None  # "cu121", "cpu", "rocm6.2" (PyPI wheels have none)
     cuda: str | None = None  # torch.version.cuda, read from torch/version.py
@@ -164,12 +175,16 @@ class TorchBuild:
 
 @dataclass(frozen=True)
 class Limit:
+    """A resource limit's soft and hard values."""
+
     soft: int  # UNLIMITED (-1) for "unlimited"
     hard: int
 
 
 @dataclass(frozen=True)
 class CgroupInfo:
+    """The cgroup version and the memory and CPU limits it sets."""
+
     version: int | None = None
     memory_limit_bytes: int | None = None  # None: no limit set
     cpu_limit: float | None = None  # CPUs allowed by the quota; None: no quota
@@ -177,6 +192,8 @@ class CgroupInfo:
 
 @dataclass(frozen=True)
 class Toolkit:
+    """A CUDA toolkit's nvcc found on the node, and whether it is the one in use."""
+
     nvcc_path: str
     version: str | None = None  # nvcc's release, e.g. "12.1": the toolkit, not torch's runtime
     # what a log shows compiling CUDA with it (an extension build, a JIT compiler): the toolkit
@@ -186,6 +203,8 @@ class Toolkit:
 
 @dataclass(frozen=True)
 class SystemInfo:
+    """The OS, kernel, CPU, memory, glibc, cgroup and container of the node."""
+
     os_id: str | None = None
     os_version: str | None = None
     os_pretty: str | None = None
@@ -215,6 +234,8 @@ class SystemInfo:
 
 @dataclass(frozen=True)
 class DiskUsage:
+    """The space on the file system behind a path a job writes to."""
+
     role: str  # "tmp", "ray_tmp", "hf_cache", "torch_cache", "dev_shm"
     path: str
     measured_path: str | None = None  # nearest existing ancestor actually measured
@@ -232,6 +253,8 @@ class DiskUsage:
 
 @dataclass(frozen=True)
 class StorageInfo:
+    """The disks of the paths a job writes to."""
+
     disks: tuple[DiskUsage, ...] = ()
 
     def by_role(self, role: str) -> DiskUsage | None:
@@ -240,6 +263,8 @@ class StorageInfo:
 
 @dataclass(frozen=True)
 class SharedLibrary:
+    """A shared library the loader finds, and how (its path and version)."""
+
     name: str  # "libcublas", "libcudart", ...
     path: str
     version: str | None = None
@@ -257,6 +282,8 @@ class UnresolvedSymbol:
 
 @dataclass(frozen=True)
 class LibrariesInfo:
+    """The loader's settings and the CUDA libraries it finds, misses or loads."""
+
     ld_library_path: tuple[str, ...] = ()
     ld_preload: tuple[str, ...] = ()
     cuda_libraries: tuple[SharedLibrary, ...] = ()
@@ -270,6 +297,8 @@ class LibrariesInfo:
 
 @dataclass(frozen=True)
 class Interface:
+    """A network interface: state, MTU and addresses."""
+
     name: str
     state: str | None = None  # "up", "down", "unknown"
     mtu: int | None = None
@@ -280,6 +309,8 @@ class Interface:
 
 @dataclass(frozen=True)
 class IbPort:
+    """An InfiniBand port's state, rate and link layer."""
+
     port: int
     state: str | None = None
     rate: str | None = None
@@ -288,12 +319,16 @@ class IbPort:
 
 @dataclass(frozen=True)
 class IbDevice:
+    """An InfiniBand device and its ports."""
+
     name: str
     ports: tuple[IbPort, ...] = ()
 
 
 @dataclass(frozen=True)
 class NetworkInfo:
+    """The hostname, what it resolves to, the interfaces and InfiniBand devices."""
+
     hostname: str | None = None
     hostname_addresses: tuple[str, ...] = ()  # what the hostname resolves to
     resolve_error: str | None = None
@@ -343,12 +378,16 @@ class WorkloadInfo:
 
 @dataclass(frozen=True)
 class EnvInfo:
+    """The environment variables read, and the names of those whose values were redacted."""
+
     variables: dict[str, str] = field(default_factory=dict)
     redacted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Origin:
+    """Where a report came from: this node probed, a spec, a paste, a saved report."""
+
     kind: Literal["probe", "declared", "ingested", "remote", "saved"] = "probe"
     detail: str | None = None
 
@@ -359,6 +398,8 @@ def _missing(what: str) -> Any:
 
 @dataclass(frozen=True)
 class NodeReport:
+    """Everything known about one node, each section with its status and source."""
+
     node: str
     envcheck_version: str
     created_at: str

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from envcheck.engine import evaluate
@@ -24,6 +23,8 @@ from envcheck.matrix.model import Matrix
 from envcheck.model.finding import Action, Applicability, CheckResult, Finding, Severity
 from envcheck.model.plan import Conflict, Plan, Step
 from envcheck.model.report import NodeReport
+from envcheck.names import canonicalize_name
+from envcheck.patterns import lazy
 from envcheck.plan.simulate import changes_something, parse_requirement, simulate, version_within
 from envcheck.plan.torch_choice import rechoose
 from envcheck.rules.base import Rule
@@ -38,6 +39,8 @@ _RANK: dict[Applicability, int] = {"safe": 0, "unsafe": 1, "manual": 2}
 
 @dataclass
 class _Want:
+    """A requirement a fix asks for, and the finding it comes from."""
+
     req: Requirement
     index_url: str | None
     flags: tuple[str, ...]
@@ -49,6 +52,8 @@ class _Want:
 
 @dataclass
 class _Collected:
+    """The installs, uninstalls, settings and manual steps of the fixes, in order."""
+
     installs: dict[str, list[_Want]] = field(default_factory=dict)
     uninstalls: dict[str, list[tuple[str, str, Applicability, str]]] = field(default_factory=dict)
     env: dict[str, list[tuple[str, str, Applicability, str]]] = field(default_factory=dict)
@@ -254,9 +259,9 @@ def merge(findings: Sequence[Finding]) -> tuple[list[Step], list[Conflict]]:
     return steps, conflicts
 
 
-_DRIVER_STEP = re.compile(r"\bNVIDIA driver\b", re.IGNORECASE)
-_DRIVER_VERSION = re.compile(r"\b(\d{3}\.\d{2,3}(?:\.\d{2,3})?)\b")
-_DRIVER_PACKAGE = re.compile(r"\bapt install nvidia-driver-(\d{3})\b")
+_DRIVER_STEP = lazy(r"\bNVIDIA driver\b", re.IGNORECASE)
+_DRIVER_VERSION = lazy(r"\b(\d{3}\.\d{2,3}(?:\.\d{2,3})?)\b")
+_DRIVER_PACKAGE = lazy(r"\bapt install nvidia-driver-(\d{3})\b")
 
 
 def _driver_floor(text: str) -> Version | None:

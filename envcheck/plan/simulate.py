@@ -30,10 +30,11 @@ from envcheck.model.report import (
     TorchBuild,
 )
 from envcheck.model.section import Section
+from envcheck.patterns import lazy
 from envcheck.probes.torch_build import is_cuda_dist
 
 PLANNED = "envcheck-plan"
-_VARIANT_URL = re.compile(r"/(cu\d{3,}|cpu|rocm[\d.]+)/?$")
+_VARIANT_URL = lazy(r"/(cu\d{3,}|cpu|rocm[\d.]+)/?$")
 
 
 def variant_of_index(url: str | None) -> str | None:

@@ -7,14 +7,14 @@ a container started without GPUs has the libraries' absence or no device nodes."
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 from envcheck.model.binaries import DriverFiles
+from envcheck.patterns import lazy
 from envcheck.probes.context import ProbeContext
 
-_MODULE = re.compile(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+\.\d+(?:\.\d+)?)")
-_VERSIONED = re.compile(r"\.so\.(\d+\.\d+(?:\.\d+)?)$")
+_MODULE = lazy(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+\.\d+(?:\.\d+)?)")
+_VERSIONED = lazy(r"\.so\.(\d+\.\d+(?:\.\d+)?)$")
 LIB_DIRS = (
     "/usr/lib/x86_64-linux-gnu",
     "/usr/lib64",

@@ -6,13 +6,13 @@ Every NVML call that fails leaves its field unknown; nothing here raises to the 
 from __future__ import annotations
 
 import contextlib
-import re
 import time
 from collections.abc import Mapping
 from typing import Any
 
 from envcheck.model.report import Gpu, GpuInfo
 from envcheck.model.section import Section
+from envcheck.patterns import lazy
 from envcheck.probes.context import ProbeContext
 from envcheck.probes.run import run, which
 
@@ -228,7 +228,7 @@ def _read_device(pynvml: Any, nvml_error: type[Exception], index: int) -> Gpu:
 
 # --- fallbacks: /proc, /sys, nvidia-smi ---------------------------------------------------------
 
-_PROC_VERSION = re.compile(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+\.\d+(?:\.\d+)?)")
+_PROC_VERSION = lazy(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+\.\d+(?:\.\d+)?)")
 _QUERY_FIELDS = (
     "index",
     "name",

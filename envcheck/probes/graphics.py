@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fnmatch
 import os
+from pathlib import Path
 
 from envcheck.model.report import GraphicsInfo
 from envcheck.model.section import Section
@@ -28,6 +30,22 @@ LIB_DIRS = (
 )
 
 
+def _matching(directory: Path, pattern: str) -> list[str]:
+    """The names ``directory.glob(pattern)`` finds for a one-part pattern (``*.json``,
+    ``libEGL_nvidia.so*``), in listing order: read with os.scandir and compared as strings,
+    where pathlib makes a path object per match out of library directories of thousands."""
+    try:
+        with os.scandir(directory) as listing:
+            names = [entry.name for entry in listing]
+    except PermissionError:  # what pathlib's glob gives for such a directory
+        return []
+    if pattern.count("*") == 1 and not any(c in pattern for c in "?[]"):
+        head, _, tail = pattern.partition("*")
+        least = len(head) + len(tail)
+        return [n for n in names if len(n) >= least and n.startswith(head) and n.endswith(tail)]
+    return [n for n in names if fnmatch.fnmatchcase(n, pattern)]
+
+
 def _listed(
     ctx: ProbeContext, dirs: tuple[str, ...], pattern: str, env_vars: tuple[str, ...]
 ) -> list[str]:
@@ -39,7 +57,7 @@ def _listed(
     for directory in dirs:
         staged = ctx.path(directory)
         if staged.is_dir():
-            found += sorted(f"{directory}/{p.name}" for p in staged.glob(pattern))
+            found += sorted(f"{directory}/{name}" for name in _matching(staged, pattern))
     return list(dict.fromkeys(found))
 
 
@@ -48,7 +66,7 @@ def _render_nodes(ctx: ProbeContext) -> tuple[list[str], list[str]]:
     staged = ctx.path("/dev/dri")
     if not staged.is_dir():
         return [], []
-    nodes = sorted(staged.glob("renderD*"))[:64]
+    nodes = [staged / name for name in sorted(_matching(staged, "renderD*"))][:64]
     denied = [p for p in nodes if not os.access(p, os.R_OK | os.W_OK)]
     return [f"/dev/dri/{p.name}" for p in nodes], [f"/dev/dri/{p.name}" for p in denied]
 

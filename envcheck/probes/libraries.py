@@ -9,6 +9,7 @@ from pathlib import Path
 
 from envcheck.model.report import LibrariesInfo, SharedLibrary
 from envcheck.model.section import Section
+from envcheck.patterns import lazy
 from envcheck.probes.context import ProbeContext
 
 CUDA_LIBRARIES = (
@@ -20,7 +21,7 @@ CUDA_LIBRARIES = (
     "libnvJitLink",
     "libcusparse",
 )
-_SONAME = re.compile(r"^(lib[A-Za-z]+)\.so(?:\.([0-9][0-9.]*))?$")
+_SONAME = lazy(r"^(lib[A-Za-z]+)\.so(?:\.([0-9][0-9.]*))?$")
 
 
 def library_version(path: str) -> tuple[str, str | None] | None:

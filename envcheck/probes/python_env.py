@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,6 +12,7 @@ from envcheck.errors import InputError
 from envcheck.inputs import read_regular
 from envcheck.model.report import BrokenDistribution, Distribution, PackagesInfo, PythonInfo
 from envcheck.model.section import Section
+from envcheck.patterns import lazy
 from envcheck.probes import pyfacts
 from envcheck.probes.context import ProbeContext
 from envcheck.probes.run import run
@@ -168,7 +168,7 @@ def find_distributions(search_path: Sequence[str]) -> list[Path] | None:
     return found
 
 
-_SEPARATORS = re.compile(r"[-_.]+")
+_SEPARATORS = lazy(r"[-_.]+")
 
 
 def _metadata_text(dist: Path | MetadataDistribution) -> str | None:
@@ -178,12 +178,13 @@ def _metadata_text(dist: Path | MetadataDistribution) -> str | None:
     base = dist if isinstance(dist, Path) else getattr(dist, "_path", None)
     if not isinstance(base, Path):
         return dist.read_text("METADATA") or dist.read_text("PKG-INFO")
+    folder = str(base)
     for name in ("METADATA", "PKG-INFO"):
-        candidate = base / name
+        candidate = os.path.join(folder, name)  # base / name, without a path object
         if not os.path.lexists(candidate):
             continue
         try:
-            data = read_regular(str(candidate), limit=MAX_METADATA)
+            data = read_regular(candidate, limit=MAX_METADATA)
         except InputError as exc:
             raise OSError(exc.message) from None
         return data.decode("utf-8", errors="replace")
@@ -223,9 +224,9 @@ def _read_distribution(dist: Path | MetadataDistribution) -> Distribution | Brok
         requires = _egg_requires(dist)
     installer = None
     try:
-        installer_path = Path(path) / "INSTALLER"
+        installer_path = os.path.join(path, "INSTALLER")  # path: a path object's text
         if os.path.lexists(installer_path):
-            raw = read_regular(str(installer_path), limit=4096)
+            raw = read_regular(installer_path, limit=4096)
             installer = raw.decode("utf-8", errors="replace").strip() or None
     except InputError:
         pass

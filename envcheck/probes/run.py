@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -52,6 +52,8 @@ def signal_name(exc: BaseException) -> str:
 
 @dataclass(frozen=True)
 class RunResult:
+    """A finished (or failed) subprocess: its argv, exit code, output and problem."""
+
     argv: tuple[str, ...]
     returncode: int | None = None
     stdout: str = ""
@@ -80,7 +82,32 @@ def which(command: str, env: Mapping[str, str]) -> str | None:
     anyone may have left an ``nvidia-smi`` (docs/security.md)."""
     path = env.get("PATH", os.defpath)
     absolute = os.pathsep.join(p for p in path.split(os.pathsep) if p and os.path.isabs(p))
-    return shutil.which(command, path=absolute) if absolute else None
+    return _which(command, absolute) if absolute else None
+
+
+def _which(command: str, path: str) -> str | None:
+    """``shutil.which(command, path=path)`` (Python 3.10-3.13) without importing shutil (it
+    loads the bz2 and lzma modules, about 1% of a `check`): the first directory of ``path``
+    holding an executable ``command`` that is not a directory."""
+    if sys.platform == "win32":  # PATHEXT and the working directory first: shutil's own
+        import shutil
+
+        return shutil.which(command, path=path)
+    if os.path.dirname(command):
+        return command if _runnable(command) else None
+    seen = set()
+    for folder in path.split(os.pathsep):
+        normdir = os.path.normcase(folder)
+        if normdir not in seen:
+            seen.add(normdir)
+            name = os.path.join(folder, command)
+            if _runnable(name):
+                return name
+    return None
+
+
+def _runnable(name: str) -> bool:
+    return os.path.exists(name) and os.access(name, os.F_OK | os.X_OK) and not os.path.isdir(name)
 
 
 def spawn(argv: Sequence[str], **kwargs: Any) -> subprocess.Popen[Any]:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import platform
-import re
 import shlex
 
 from envcheck.model.report import UNLIMITED, CgroupInfo, Limit, SystemInfo, Toolkit
 from envcheck.model.section import Section
+from envcheck.patterns import lazy
 from envcheck.probes.context import ProbeContext
 from envcheck.probes.run import run, which
 
@@ -20,7 +20,7 @@ _ULIMITS = {
     "Max stack size": "stack",
     "Max address space": "as",
 }
-_NVCC_RELEASE = re.compile(r"release (\d+\.\d+)")
+_NVCC_RELEASE = lazy(r"release (\d+\.\d+)")
 
 
 def parse_os_release(text: str) -> dict[str, str]:

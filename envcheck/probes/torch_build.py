@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import re
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -13,8 +12,9 @@ from envcheck.errors import InputError
 from envcheck.inputs import read_regular
 from envcheck.model.report import PackagesInfo, TorchBuild
 from envcheck.model.section import Section
+from envcheck.patterns import lazy
 
-_LABEL = re.compile(r"^(cu\d+|cpu|rocm[\d.]+|xpu)$")
+_LABEL = lazy(r"^(cu\d+|cpu|rocm[\d.]+|xpu)$")
 CUDA_DIST_PREFIXES = ("nvidia-", "cuda-toolkit", "cuda-bindings")
 
 

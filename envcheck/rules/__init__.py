@@ -10,9 +10,9 @@ from envcheck.matrix.model import Matrix
 from envcheck.rules.base import _FROM_LOG, _REGISTRY, LogHitFn, Rule
 
 
-def all_rules(matrix: Matrix, scope: Literal["node", "all"] = "all") -> list[Rule]:
+def all_rules(matrix: Matrix, scope: Literal["check", "node", "all"] = "all") -> list[Rule]:
     """Code rules and the matrix's data rules; ``scope="node"`` leaves the cluster rules out
-    (and unimported). A data rule reusing a cluster rule's code is then not caught here, but
+    (and unimported), ``scope="check"`` too (see ``code_rules``). A data rule reusing a cluster rule's code is then not caught here, but
     the built-in matrix is tested for it and an overlay is refused at load by the same check
     (``envcheck matrix validate`` against every code rule)."""
     from envcheck.rules.data import data_rules
@@ -46,7 +46,7 @@ def node_rules(
     """``select(all_rules(matrix), ...)`` cut to the node rules, without importing the cluster
     rules unless a --select/--ignore prefix matches only one of them (it is a known prefix,
     as in `envcheck cluster`: it selects no node rule)."""
-    rules = all_rules(matrix, "node")
+    rules = all_rules(matrix, "check")
     if any(not any(r.code.startswith(p) for r in rules) for p in (*select_, *ignore)):
         rules = all_rules(matrix)
     return [r for r in select(rules, select_, ignore) if r.scope == "node"]
@@ -57,11 +57,22 @@ def find(rules: Sequence[Rule], code: str) -> Rule | None:
     return next((r for r in rules if r.code == wanted or r.name == code.strip().lower()), None)
 
 
-def code_rules(scope: Literal["node", "all"] = "all") -> list[Rule]:
+def code_rules(scope: Literal["check", "node", "all"] = "all") -> list[Rule]:
     """Every code rule, or (``scope="node"``) the node rules only: those leave the cluster rule
     modules (and the lock gate's, rules/lock.py) unimported, which node commands (`check`,
-    `lock`) do not pay for."""
+    `lock`) do not pay for. ``scope="check"``: the node rules too, those of the modules whose
+    every rule only a log establishes (rules/log_catalog.py) as rules/log_only.py states them,
+    without importing those modules (`check` reads no log: each one skips at once)."""
     from envcheck.rules import catalog  # noqa: F401 - importing registers every node rule
+
+    if scope == "check":
+        from envcheck.rules.base import log_only_rule
+        from envcheck.rules.log_only import RULES
+
+        rules = [r for r in _REGISTRY if r.scope == "node"]
+        present = {r.code for r in rules}  # a module imported already: its own rules
+        return rules + [log_only_rule(*entry) for entry in RULES if entry[0] not in present]
+    from envcheck.rules import log_catalog  # noqa: F401 - and the rules only a log establishes
 
     if scope == "node":
         return [r for r in _REGISTRY if r.scope == "node"]

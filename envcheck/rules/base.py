@@ -76,6 +76,8 @@ class Hit:
 
 @dataclass(frozen=True)
 class RuleDoc:
+    """A rule's documentation sections (``envcheck explain``)."""
+
     what: str
     why: str
     example: str
@@ -95,6 +97,8 @@ ClusterCheckFn = Callable[["ClusterFacts"], Iterable["ClusterHit"]]
 
 @dataclass(frozen=True)
 class Rule:
+    """A rule: its code, severity, docs and the check it runs on a node's facts."""
+
     code: str
     name: str
     severity: Severity
@@ -111,7 +115,7 @@ class Rule:
 
     @property
     def family(self) -> str:
-        return re.sub(r"\d+$", "", self.code)
+        return family_of(self.code)
 
     def finding(self, hit: Hit, node: str) -> Finding:
         """The Finding a hit of this rule on ``node`` reports."""
@@ -125,6 +129,14 @@ class Rule:
             fix=hit.fix,
             references=self.doc.references,
         )
+
+
+def family_of(code: str) -> str:
+    r"""A rule code's family: its letters (``re.sub(r"\d+$", "", code)``, without the regular
+    expression for a code of ASCII letters and digits)."""
+    if code.isascii() and code.isalnum():
+        return code.rstrip("0123456789")
+    return re.sub(r"\d+$", "", code)
 
 
 _REGISTRY: list[Rule] = []
@@ -148,7 +160,7 @@ def register_not_per_node(
     def not_per_node(facts: Facts) -> Iterable[Any]:
         raise Skip(reason)
 
-    title, doc = parse_doc(docstring or "")
+    title, doc = docstring_doc(docstring or "")
     _REGISTRY.append(
         Rule(
             code=code,
@@ -161,6 +173,87 @@ def register_not_per_node(
             cluster_check=cluster_check,
         )
     )
+
+
+class LazyDoc(RuleDoc):
+    """A rule's ``RuleDoc`` made when first read: a ``check`` reads the docs of the few rules
+    that found something (their references), not of the ~270 it builds. ``make`` gives the
+    ``RuleDoc`` (a code rule's docstring parsed, a data rule's entry described). Answers,
+    compares and prints as that ``RuleDoc``."""
+
+    def __init__(self, make: Callable[[], RuleDoc]) -> None:
+        object.__setattr__(self, "_make", make)
+
+    def __getattr__(self, name: str) -> Any:
+        # reached only while the fields are unset (or for a name no RuleDoc has)
+        if name.startswith("__") or name == "_make":
+            raise AttributeError(name)
+        made = self._make()
+        for key in ("what", "why", "example", "fix", "references"):
+            object.__setattr__(self, key, getattr(made, key))
+        return object.__getattribute__(self, name)
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.what, self.why, self.example, self.fix, self.references)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RuleDoc):
+            return self._fields() == (
+                other.what,
+                other.why,
+                other.example,
+                other.fix,
+                other.references,
+            )
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return "RuleDoc" + RuleDoc.__repr__(self).removeprefix(type(self).__qualname__)
+
+
+def _title(text: str) -> str:
+    """``parse_doc(text)[0]`` without parsing the sections."""
+    first = text.expandtabs().split("\n", 1)[0].strip()
+    return first if first else parse_doc(text)[0]
+
+
+def log_only_rule(
+    code: str,
+    name: str,
+    severity: str,
+    title: str,
+    module: str,
+    function: str,
+    reason: str,
+    fact: str | None,
+) -> Rule:
+    """A rule of rules/log_only.py as its module registers it, the module not imported (until
+    its docs are read): its check raises at once the ``Skip`` the module's check raises at once."""
+
+    def read_doc() -> str:
+        import importlib
+
+        return str(getattr(importlib.import_module(module), function).__doc__ or "")
+
+    def check(facts: Facts) -> Iterable[Hit]:
+        raise Skip(reason, fact)
+
+    return Rule(
+        code=code,
+        name=name,
+        severity=Severity(severity),
+        title=title,
+        doc=LazyDoc(lambda: parse_doc(read_doc())[1]),
+        check=check,
+    )
+
+
+def docstring_doc(text: str) -> tuple[str, RuleDoc]:
+    """``parse_doc(text)``, the sections parsed when first read."""
+    return _title(text), LazyDoc(lambda: parse_doc(text)[1])
 
 
 def parse_doc(text: str) -> tuple[str, RuleDoc]:
@@ -194,7 +287,7 @@ def rule(code: str, name: str, severity: Severity) -> Callable[[CheckFn], CheckF
     """Register a code rule; its docstring supplies the title and docs."""
 
     def register(fn: CheckFn) -> CheckFn:
-        title, doc = parse_doc(fn.__doc__ or "")
+        title, doc = docstring_doc(fn.__doc__ or "")
         _REGISTRY.append(
             Rule(code=code, name=name, severity=severity, title=title, doc=doc, check=fn)
         )

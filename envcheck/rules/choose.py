@@ -20,6 +20,8 @@ Support = Literal["full", "minor-compat", "no"]
 
 @dataclass(frozen=True)
 class Arch:
+    """A compute capability, as a cubin or as PTX."""
+
     cc: Version
     ptx: bool
 
@@ -122,6 +124,8 @@ def driver_support(toolkit: CudaToolkit, driver: Version, max_cuda: Version | No
 
 @dataclass(frozen=True)
 class TorchChoice:
+    """A torch release and variant for the node, and how well it supports it."""
+
     release: TorchRelease
     variant: str
     support: Support | None  # None when the driver is unknown

@@ -18,7 +18,7 @@ from envcheck.facts.skip import Skip
 from envcheck.matrix.model import parse_version, public
 from envcheck.matrix.schema import Condition, FixSpec, KnownBad
 from envcheck.model.finding import Severity
-from envcheck.rules.base import Hit, Rule, RuleDoc
+from envcheck.rules.base import Hit, LazyDoc, Rule, RuleDoc
 from envcheck.rules.choose import torch_build_for_cuda
 from envcheck.rules.fixes import from_spec
 
@@ -231,6 +231,20 @@ def make_rule(entry: KnownBad) -> Rule:
         fix = from_spec(render_fix(entry.fix, facts)) if entry.fix else None
         return [Hit(message, evidence=evidence, fix=fix, severity=severity)]
 
+    return Rule(
+        code=entry.code,
+        name=re.sub(r"[^a-z0-9]+", "-", entry.id.lower()).strip("-"),
+        severity=entry.severity,
+        title=entry.title,
+        doc=LazyDoc(lambda: _doc(entry)),
+        check=check,
+        origin="matrix",
+        verified=entry.verified,
+    )
+
+
+def _doc(entry: KnownBad) -> RuleDoc:
+    """A data rule's docs, from its matrix entry."""
     evidence_doc = ""
     if entry.evidence:
         levels = "; ".join(
@@ -242,7 +256,7 @@ def make_rule(entry: KnownBad) -> Rule:
             f" The severity follows the evidence for the node's GPU: {levels}; {entry.severity.value} "
             "when the GPU is unknown. On other known GPUs it does not fire."
         )
-    doc = RuleDoc(
+    return RuleDoc(
         what=f"Fires when: {describe(entry.when)}."
         + evidence_doc
         + (f" {entry.note}" if entry.note else ""),
@@ -250,16 +264,6 @@ def make_rule(entry: KnownBad) -> Rule:
         example=entry.symptom,
         fix=doc_text(entry.fix.summary) if entry.fix else "No fix is known; see the references.",
         references=split_sources(entry.source),
-    )
-    return Rule(
-        code=entry.code,
-        name=re.sub(r"[^a-z0-9]+", "-", entry.id.lower()).strip("-"),
-        severity=entry.severity,
-        title=entry.title,
-        doc=doc,
-        check=check,
-        origin="matrix",
-        verified=entry.verified,
     )
 
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -307,3 +308,36 @@ def test_an_overlay_replacing_a_builtin_entry_is_no_clash(tmp_path, cli):
     (tmp_path / "site.toml").write_text(same)
     result = cli("matrix", "validate", str(tmp_path))
     assert result.returncode == 0 and "the same soname" not in result.stderr, result.stderr
+
+
+def test_the_files_are_those_pathlib_finds(tmp_path: Path) -> None:
+    from envcheck.matrix.load import GENERATED_DIR, PROFILES_DIR, matrix_files, tree_files
+    from envcheck.matrix.python_names import LAZY
+
+    for rel in (
+        "a.toml",
+        "cuda/b.toml",
+        "cuda/deep/c.toml",
+        "x.txt",
+        ".h.toml",
+        f"{GENERATED_DIR}/g.toml",
+        f"{GENERATED_DIR}/sub/h.toml",
+        f"{PROFILES_DIR}/p.toml",
+        "sub/generated/k.toml",
+        f"{GENERATED_DIR}/{sorted(LAZY)[0]}",
+    ):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    (tmp_path / "d.toml").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "cuda")
+    found = [
+        p
+        for p in tmp_path.rglob("*.toml")
+        if p.is_file() and p.relative_to(tmp_path).parts[0] not in (GENERATED_DIR, PROFILES_DIR)
+    ]
+    expected = sorted(found, key=lambda p: p.relative_to(tmp_path).parts)
+    assert matrix_files(tmp_path) == expected
+    generated = sorted(
+        p for p in (tmp_path / GENERATED_DIR).glob("*.toml") if p.is_file() and p.name not in LAZY
+    )
+    assert tree_files(tmp_path) == expected + generated

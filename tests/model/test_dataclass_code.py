@@ -3,7 +3,6 @@ methods of envcheck's dataclasses, and is current; the CLI uses it, the library 
 
 from __future__ import annotations
 
-import hashlib
 import subprocess
 import sys
 import types
@@ -50,7 +49,7 @@ def test_the_generated_module_is_current_and_holds_what_exec_compiles() -> None:
     assert len(texts) > 500
     missing = []
     for module, text in texts:
-        found = dataclass_code.table(module).get(hashlib.sha256(text.encode()).hexdigest())
+        found = dataclass_code.table(module).get(text)
         if found is None:
             missing.append(text)
             continue
@@ -150,3 +149,49 @@ def test_envcheck_classes_get_the_generated_code(monkeypatch: pytest.MonkeyPatch
     values = {f.name: f.default for f in dataclasses.fields(RunResult)}
     values.update(argv=("x",), returncode=0, stdout="", stderr="")
     assert copy(**values) == copy(**values)
+
+
+@pytest.mark.parametrize(
+    "annotation",
+    [
+        "ClassVar[int]",
+        "typing.ClassVar[int]",
+        "t.ClassVar",
+        "InitVar[str]",
+        "dataclasses.InitVar[str]",
+        "KW_ONLY",
+        "dataclasses.KW_ONLY",
+        "str | None",
+        " tuple[str, ...]",
+        "  typing . ClassVar",
+        "",
+        "[int]",
+    ],
+)
+def test_the_annotation_test_answers_as_dataclasses_own(annotation: str) -> None:
+    """The ClassVar/InitVar/KW_ONLY test of a string annotation, with its parse kept per text,
+    answers as dataclasses' own in a module that imports the names both ways."""
+    import dataclasses
+    import typing
+
+    module = types.ModuleType("envcheck_annotation_probe")
+    module.__dict__.update(
+        ClassVar=typing.ClassVar, InitVar=dataclasses.InitVar, KW_ONLY=dataclasses.KW_ONLY
+    )
+    module.__dict__.update(typing=typing, dataclasses=dataclasses, t=typing)
+    cls = type("Probe", (), {"__module__": module.__name__})
+    sys.modules[module.__name__] = module
+    try:
+        original = dataclasses._is_type  # type: ignore[attr-defined]
+        assert original is not dataclass_code._is_type
+        checks = [
+            (typing, typing.ClassVar, dataclasses._is_classvar),  # type: ignore[attr-defined]
+            (dataclasses, dataclasses.InitVar, dataclasses._is_initvar),  # type: ignore[attr-defined]
+            (dataclasses, dataclasses.KW_ONLY, dataclasses._is_kw_only),  # type: ignore[attr-defined]
+        ]
+        for a_module, a_type, predicate in checks:
+            assert dataclass_code._is_type(
+                annotation, cls, a_module, a_type, predicate
+            ) == original(annotation, cls, a_module, a_type, predicate)
+    finally:
+        del sys.modules[module.__name__]

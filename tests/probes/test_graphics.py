@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -40,3 +41,25 @@ def test_no_dri_directory_means_no_render_nodes(stage) -> None:
     info = probe_graphics(stage.ctx()).data
     assert info is not None
     assert (info.render_nodes, info.render_nodes_denied, info.vulkan_icds) == ((), (), ())
+
+
+def test_directories_are_listed_as_pathlib_globs_them(tmp_path: Path) -> None:
+    from envcheck.probes.graphics import _matching
+
+    for name in (
+        "a.json",
+        "b.json.bak",
+        ".hidden.json",
+        "libEGL_nvidia.so.0",
+        "libEGL.so",
+        "libEGL_nvidia.so",
+        "renderD128",
+        "card0",
+        "x[1].json",
+    ):
+        (tmp_path / name).write_text("")
+    (tmp_path / "dir.json").mkdir()
+    for pattern in ("*.json", "libEGL_nvidia.so*", "renderD*", "x[1].json", "*"):
+        assert sorted(_matching(tmp_path, pattern)) == sorted(
+            p.name for p in tmp_path.glob(pattern)
+        ), pattern

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 from envcheck.probes.storage import probe_storage, ray_temp_dir
 
 
@@ -36,3 +38,14 @@ def test_used_fraction_matches_rays_measure():
     disk = DiskUsage(role="ray_tmp", path="/tmp/ray", total_bytes=100 * 2**30, free_bytes=3 * 2**30)
     assert round(disk.used_fraction, 2) == 0.97
     assert DiskUsage(role="x", path="/x").used_fraction is None
+
+
+def test_total_and_free_are_shutils(tmp_path: Path) -> None:
+    import shutil
+
+    from envcheck.probes.storage import _total_and_free
+
+    usage = shutil.disk_usage(tmp_path)
+    total, free = _total_and_free(tmp_path)
+    assert total == usage.total
+    assert abs(free - usage.free) < 64 * 2**20  # the same statvfs, moments apart

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from envcheck.model.report import UNLIMITED
@@ -154,3 +157,19 @@ def test_missing_proc_files_are_unknown_not_errors(stage):
     info = probe_system(stage.ctx()).data
     assert info.os_id is None and info.memory_total_bytes is None and info.kernel is None
     assert info.cgroup is None and info.ulimits == {}
+
+
+def test_which_finds_what_shutil_finds(tmp_path: Path) -> None:
+    import shutil
+
+    from envcheck.probes.run import _which
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "tool").write_text("")  # not executable
+    (tmp_path / "b" / "tool").write_text("#!/bin/sh\n")
+    (tmp_path / "b" / "tool").chmod(0o755)
+    (tmp_path / "b" / "folder").mkdir()
+    path = os.pathsep.join([str(tmp_path / "a"), str(tmp_path / "b"), str(tmp_path / "a")])
+    for command in ("tool", "folder", "missing", str(tmp_path / "b" / "tool"), "b/tool"):
+        assert _which(command, path) == shutil.which(command, path=path), command

@@ -5,10 +5,10 @@ loads does not define, torch symbols it expects that the installed torch does no
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
 
 from envcheck.binaries.demangle import demangle
 from envcheck.facts.node import Facts
@@ -16,6 +16,7 @@ from envcheck.facts.skip import Skip
 from envcheck.matrix.model import package_names
 from envcheck.matrix.schema import Soname
 from envcheck.model.finding import Severity
+from envcheck.names import canonicalize_name
 from envcheck.rules.base import Hit, rule
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.binaries import MAX_NAMED, _label, binaries
@@ -118,6 +119,16 @@ def _binding_of(path: str, missing: list[str]) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=4096)
+def _requirement(line: str) -> Requirement | None:
+    """A Requires-Dist line parsed (None: not a requirement), once: SYS171 asks for the same
+    package's lines for every library it checks."""
+    try:
+        return Requirement(line)
+    except InvalidRequirement:
+        return None
+
+
 def _requires_any(facts: Facts, distribution: str | None, wheels: list[str]) -> bool:
     """Whether the distribution requires (not as an extra) one of ``wheels``."""
     try:
@@ -128,9 +139,8 @@ def _requires_any(facts: Facts, distribution: str | None, wheels: list[str]) -> 
         return False
     wanted = {canonicalize_name(w) for w in wheels}
     for line in dist.requires:
-        try:
-            requirement = Requirement(line)
-        except InvalidRequirement:
+        requirement = _requirement(line)
+        if requirement is None:
             continue
         marker = str(requirement.marker or "")
         if "extra" not in marker and canonicalize_name(requirement.name) in wanted:
@@ -150,9 +160,8 @@ def _uses_nvidia_wheels(facts: Facts, distribution: str | None) -> bool:
     if dist is None:
         return True
     for line in dist.requires:
-        try:
-            requirement = Requirement(line)
-        except InvalidRequirement:
+        requirement = _requirement(line)
+        if requirement is None:
             continue
         if "extra" not in str(requirement.marker or "") and canonicalize_name(
             requirement.name

@@ -7,7 +7,6 @@ from collections.abc import Iterable
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from envcheck.facts.node import Facts
@@ -15,6 +14,7 @@ from envcheck.facts.skip import Skip
 from envcheck.matrix.model import public
 from envcheck.model.finding import Fix, Severity
 from envcheck.model.report import Distribution
+from envcheck.names import canonicalize_name
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, rule
 from envcheck.rules.extension_builds import extension_installs
@@ -45,6 +45,13 @@ _EXTRA_ONLY = lazy(
 )
 
 
+@functools.lru_cache(maxsize=8192)
+def _extra_only(line: str) -> bool:
+    """``_EXTRA_ONLY`` matches the line (asked again for each rule and plan round that reads
+    the requirements: the pattern's scan of a line costs more than the lookup)."""
+    return _EXTRA_ONLY.match(line) is not None
+
+
 def requirements_in_effect(dist: Distribution, markers: dict[str, str] | None) -> list[Requirement]:
     """A distribution's requirements whose markers hold on this node (no extras selected).
     With the marker environment unknown (``None``), only the requirements without a marker:
@@ -52,7 +59,7 @@ def requirements_in_effect(dist: Distribution, markers: dict[str, str] | None) -
     env = {**(markers or {}), "extra": ""}
     out = []
     for line in dist.requires:
-        if _EXTRA_ONLY.match(line):
+        if _extra_only(line):
             continue
         req = _parse(line)
         if req is None:
