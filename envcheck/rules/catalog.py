@@ -27,6 +27,7 @@ from envcheck.rules.node import (  # noqa: F401
     flash_attn1,
     gpu_cuda,
     gpu_health,
+    gpu_runtimes,
     gpu_state,
     gpu_torch,
     graphics,

@@ -29,7 +29,6 @@ from envcheck.rules.node import (  # noqa: F401
     gl_platform_os,
     gl_preload,
     gpu_preallocation,
-    gpu_runtimes,
     gpu_workspace,
     h5py_strings,
     kernel_limits,
