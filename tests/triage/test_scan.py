@@ -4871,3 +4871,23 @@ EXAMPLES += [
         "uvm-module-not-loaded",
     ),
 ]
+
+# CUDA's own start-up out of memory (SYS192 where the node has an address-space limit), as XLA
+# printed it under ulimit -v on an H200 and as numba and TensorFlow word cuInit's failure
+EXAMPLES += [
+    (
+        "E1127 22:45:26.876652     906 platform_util.cc:279] Failed to create stream executor for "
+        "device CUDA:0: : CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+        "cuda-init-out-of-memory",
+    ),
+    (
+        "numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: Call to cuInit results "
+        "in CUDA_ERROR_OUT_OF_MEMORY (2)",
+        "cuda-init-out-of-memory",
+    ),
+    (
+        "E tensorflow/stream_executor/cuda/cuda_driver.cc:271] failed call to cuInit: "
+        "CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+        "cuda-init-out-of-memory",
+    ),
+]
