@@ -45,6 +45,7 @@ from envcheck.rules.node import (  # noqa: F401
     nccl_net_plugin,
     nccl_ranks,
     numpy_c_api,
+    nvrtc_compile,
     openmp_symbols,
     package_headers,
     pip_managed,

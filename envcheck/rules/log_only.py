@@ -45,6 +45,16 @@ RULES: tuple[tuple[str, str, str, str, str, str, str, str | None], ...] = (
         'log.build',
     ),
     (
+        'CUD158',
+        'nvrtc-kernel-does-not-compile',
+        'warning',
+        'A kernel compiled at run time (NVRTC) does not compile',
+        'envcheck.rules.node.nvrtc_compile',
+        'nvrtc_kernel_does_not_compile',
+        'only a log states a kernel NVRTC could not compile',
+        'log.nvrtc',
+    ),
+    (
         'CUD192',
         'extension-uses-removed-torch-api',
         'error',

@@ -76,6 +76,7 @@ MADE = [
     ("torch_oom_beside_jax", "cuda-out-of-memory", "DRV104"),
     ("cupy_block_too_large", "cuda-error", "DRV150"),
     ("cubin_other_arch", "no-kernel-image", "CUD153"),
+    ("cupy_kernel_compile_error", "nvrtc-kernel-compile-error", "CUD158"),
     ("torch_visible_index_past_end", "torch-found-no-driver", "DRV103"),
 ]
 

@@ -4891,3 +4891,18 @@ EXAMPLES += [
         "cuda-init-out-of-memory",
     ),
 ]
+
+# a kernel NVRTC compiles at run time that does not compile (CUD158), as CuPy 14.2 printed it on
+# an H200 and as numba's NVRTC binding raises it
+EXAMPLES += [
+    (
+        "cupy.cuda.compiler.CompileException: /tmp/tmp4kgc7ptq/ac82dacab99eaa1d5db8d7317d9533170"
+        'a34ce46.cubin.cu(1): error: identifier "undefined_x" is undefined',
+        "nvrtc-kernel-compile-error",
+    ),
+    (
+        "numba.cuda.cudadrv.driver.NvrtcCompilationError: NVRTC Compilation failure whilst "
+        "compiling kernel:",
+        "nvrtc-kernel-compile-error",
+    ),
+]
