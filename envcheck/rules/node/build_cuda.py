@@ -12,12 +12,11 @@ from __future__ import annotations
 import contextlib
 
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
-from envcheck.facts.conditions import torch_cuda_stated
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
-from envcheck.matrix.model import major_minor, public
+from envcheck.matrix.model import public
 from envcheck.model.finding import Fix
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NodeDecides, from_log
@@ -25,6 +24,7 @@ from envcheck.rules.choose import torch_build_for_cuda
 from envcheck.rules.fixes import fix, manual, pip_install, set_env
 from envcheck.rules.node import toolkit_headers
 from envcheck.rules.node.device_functions import newer_than_toolkit
+from envcheck.rules.node.stated_toolkits import stated_toolkit, stated_torch_cuda
 
 # flash-attn's setup.py: the oldest nvcc it builds with
 _FLOOR = lazy(r"is only supported on CUDA ([0-9]+\.[0-9]+) and above")
@@ -50,7 +50,7 @@ def _bf16_before_cuda11(facts: Facts, line: LogLine) -> Hit | None:
     """A bfloat16 name the toolkit does not declare: the toolkit is older than CUDA 11.0 when
     nvcc's release (the log's banner, the node) says so; an nvcc of 11.0 or newer clears the
     toolkit (the source's own include is at fault); no release stated leaves it open."""
-    nvcc = _nvcc(facts, line)
+    nvcc = stated_toolkit(facts, line)
     if nvcc is None:
         raise NodeDecides(
             f"line {line.line}: a bfloat16 name is undefined, and no nvcc release is stated "
@@ -58,7 +58,7 @@ def _bf16_before_cuda11(facts: Facts, line: LogLine) -> Hit | None:
         )
     if nvcc >= _BF16_CUDA:
         return None
-    torch_cuda = _torch_cuda(facts, line)
+    torch_cuda = stated_torch_cuda(facts, line)
     known = torch_cuda is not None and torch_cuda >= _BF16_CUDA
     release = str(torch_cuda) if known else "<X.Y: 11.0 or newer, torch's CUDA>"
     home = f"/usr/local/cuda-{release}" if known else "/usr/local/cuda-<X.Y>"
@@ -77,31 +77,6 @@ def _bf16_before_cuda11(facts: Facts, line: LogLine) -> Hit | None:
     )
 
 
-def _version(text: str | None) -> Version | None:
-    try:
-        return major_minor(Version(text)) if text else None
-    except InvalidVersion:
-        return None
-
-
-def _nvcc(facts: Facts, line: LogLine) -> Version | None:
-    stated = _version(line.stated.get("nvcc_version"))
-    if stated is None:
-        with contextlib.suppress(Skip):
-            toolkit = facts.system().nvcc
-            stated = _version(toolkit.version if toolkit is not None else None)
-    return stated
-
-
-def _torch_cuda(facts: Facts, line: LogLine) -> Version | None:
-    stated = _version(line.stated.get("torch_cuda"))
-    if stated is None:
-        with contextlib.suppress(Skip):
-            cuda = torch_cuda_stated(facts)
-            stated = major_minor(cuda) if cuda is not None else None
-    return stated
-
-
 def _torch_for_cuda(facts: Facts, cuda: Version) -> tuple[Version, str] | None:
     current = None
     with contextlib.suppress(Skip):
@@ -118,7 +93,7 @@ def _below_build_floor(facts: Facts, line: LogLine) -> Hit:
     package = line.stated.get("pip_build") or line.stated.get("extension")
     name = canonicalize_name(package) if package else None
     floor = facts.matrix.constant(f"build.nvcc_min.{name}") if name else None
-    nvcc = _nvcc(facts, line)
+    nvcc = stated_toolkit(facts, line)
     if name is None or floor is None or nvcc is None:
         raise NodeDecides(
             f"line {line.line} is the build's wrapper: the package, the oldest toolkit it "
@@ -135,7 +110,7 @@ def _below_build_floor(facts: Facts, line: LogLine) -> Hit:
         f"builds only with CUDA {needed} and above (its nvcc -V check), so the CUDA toolkit "
         "the build runs is too old",
         evidence={"line": line.line, "nvcc": str(nvcc), "package": name, "needs": str(needed)},
-        fix=_fix(facts, nvcc, _torch_cuda(facts, line)),
+        fix=_fix(facts, nvcc, stated_torch_cuda(facts, line)),
     )
 
 
@@ -184,7 +159,7 @@ def nvcc_vs_torch_in_log(facts: Facts, line: LogLine) -> Hit | None:
         return newer_than_toolkit(facts, line)
     if line.signature == toolkit_headers.SIGNATURE:
         return toolkit_headers.older_toolkit(facts, line)
-    nvcc, torch_cuda = _nvcc(facts, line), _torch_cuda(facts, line)
+    nvcc, torch_cuda = stated_toolkit(facts, line), stated_torch_cuda(facts, line)
     if (
         "mismatches the version" in line.text
         and nvcc is not None

@@ -18,16 +18,16 @@ from __future__ import annotations
 
 import contextlib
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
-from envcheck.facts.conditions import torch_cuda_stated
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
-from envcheck.matrix.model import Matrix, major_minor
+from envcheck.matrix.model import Matrix
 from envcheck.model.finding import Fix
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NodeDecides, NotStated, StatedOtherwise
 from envcheck.rules.fixes import fix, manual, set_env
+from envcheck.rules.node.stated_toolkits import stated_toolkit, stated_torch_cuda
 
 _TARGET = lazy(r"(?:compute|sm)_(?P<major>[0-9]+?)(?P<minor>[0-9])[af]?$")
 _LISTED = lazy(r"([0-9]+)\.([0-9])")
@@ -58,33 +58,6 @@ def toolkit_floor(matrix: Matrix, name: str) -> Version | None:
     """The first CUDA toolkit release that ships ``name``."""
     value = matrix.constant(f"cuda.device_fn_since.{name}")
     return Version(f"{value:.1f}") if value is not None else None
-
-
-def _release(text: str | None) -> Version | None:
-    try:
-        return major_minor(Version(text)) if text else None
-    except InvalidVersion:
-        return None
-
-
-def stated_toolkit(facts: Facts, line: LogLine) -> Version | None:
-    """nvcc's release as the log states it (banner, versioned path), else the node's."""
-    stated = _release(line.stated.get("nvcc_version"))
-    if stated is None:
-        with contextlib.suppress(Skip):
-            nvcc = facts.system().nvcc
-            stated = _release(nvcc.version if nvcc is not None else None)
-    return stated
-
-
-def stated_torch_cuda(facts: Facts, line: LogLine) -> Version | None:
-    """torch's CUDA release as the log or the node states it."""
-    stated = _release(line.stated.get("torch_cuda"))
-    if stated is None:
-        with contextlib.suppress(Skip):
-            cuda = torch_cuda_stated(facts)
-            stated = major_minor(cuda) if cuda is not None else None
-    return stated
 
 
 def compile_target(line: LogLine) -> tuple[int, int] | None:

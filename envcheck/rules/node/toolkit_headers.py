@@ -18,7 +18,8 @@ from envcheck.facts.node import Facts
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NodeDecides
 from envcheck.rules.fixes import fix, manual
-from envcheck.rules.node.device_functions import stated_toolkit, toolkit_hit
+from envcheck.rules.node.device_functions import toolkit_hit
+from envcheck.rules.node.stated_toolkits import stated_toolkit
 
 SIGNATURE = "cuda-header-newer-than-toolkit"
 _HEADER = lazy(r"(cuda_fp[0-9]\.hp?p?|cuda_bf16\.hp?p?)")
