@@ -80,24 +80,17 @@ def extension_arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
     extension's); ruled out when torch itself lacks one (TOR101's cause); open otherwise. A
     package's own check that names the GPU's compute capability (tiny-cuda-nn's 'Could not
     find compatible tinycudann extension for compute capability 86') establishes it alone."""
-    stated = _stated_by_package(facts, line)
-    if stated is not None:
-        return stated
-    checked = _checked_by_extension(facts, line)
-    if checked is not None:
-        return checked
-    loaded = _driver_module(facts, line)
-    if loaded is not None:
-        return loaded
-    native = _native_program(facts, line)
-    if native is not None:
-        return native
-    listed = _built_without_gpu(facts, line)
-    if listed is not None:
-        return listed
-    cmake = built_for_cmake_list(facts, line)
-    if cmake is not None:
-        return cmake
+    for reading in (  # what the log states decides first, in this order
+        _stated_by_package,
+        _checked_by_extension,
+        _driver_module,
+        _native_program,
+        _built_without_gpu,
+        built_for_cmake_list,
+    ):
+        hit = reading(facts, line)
+        if hit is not None:
+            return hit
     try:
         if facts.torch_arch_stated() is None and facts.torch_cuda() is None:
             raise NotStated("the node's torch is not a CUDA build the facts show", "torch")
