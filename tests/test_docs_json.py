@@ -12,7 +12,7 @@ from tests.conftest import REPO
 DOC = (REPO / "docs" / "json.md").read_text()
 RECORDS = [
     report.NodeReport, report.GpuInfo, report.Gpu, report.PythonInfo, report.PackagesInfo, report.Distribution,
-    report.BrokenDistribution, report.TorchBuild, report.SystemInfo, report.CgroupInfo, report.Limit, report.Toolkit,
+    report.BrokenDistribution, report.TorchBuild, report.SystemInfo, report.CgroupInfo, report.ContainerEngine, report.Limit, report.Toolkit,
     report.StorageInfo, report.DiskUsage, report.LibrariesInfo, report.SharedLibrary, report.NetworkInfo,
     report.Interface, report.IbDevice, report.IbPort, report.EnvInfo, report.GraphicsInfo, report.Origin,
     Section, Finding, Action, deep.DeepInfo, deep.Step, deep.CudaDriverCheck, deep.CudaCall,

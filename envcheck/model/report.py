@@ -191,6 +191,26 @@ class CgroupInfo:
 
 
 @dataclass(frozen=True)
+class ContainerEngine:
+    """The container engine on the host and its NVIDIA runtime set-up, as pasted dumps state
+    it: ``docker info`` (the running daemon), ``/etc/docker/daemon.json`` (its configuration,
+    read only at the daemon's start), ``nvidia-ctk --version`` / ``nvidia-container-cli
+    --version`` and the toolkit's ``config.toml``. None of a field: not stated."""
+
+    engine: str = "docker"
+    server_version: str | None = None
+    runtimes: tuple[str, ...] | None = None  # the running daemon's runtimes (docker info)
+    default_runtime: str | None = None  # ditto
+    cgroup_driver: str | None = None  # "systemd" or "cgroupfs" (docker info)
+    cgroup_version: int | None = None  # the host's cgroup hierarchy as the daemon sees it
+    configured_runtimes: tuple[str, ...] | None = None  # daemon.json's "runtimes" keys
+    configured_default_runtime: str | None = None  # daemon.json's "default-runtime"
+    toolkit_version: str | None = None  # NVIDIA Container Toolkit / libnvidia-container
+    no_cgroups: bool | None = None  # config.toml's [nvidia-container-cli] no-cgroups
+    warnings: tuple[str, ...] = ()  # docker info's "WARNING: ..." lines
+
+
+@dataclass(frozen=True)
 class Toolkit:
     """A CUDA toolkit's nvcc found on the node, and whether it is the one in use."""
 
@@ -230,6 +250,8 @@ class SystemInfo:
     nvcc_searched: bool = False
     # Secure Boot as mokutil --sb-state states it: "enabled", "disabled", "unsupported"
     secure_boot: str | None = None
+    # the host's container engine and NVIDIA runtime set-up, as pasted dumps state it
+    container_engine: ContainerEngine | None = None
 
 
 @dataclass(frozen=True)
