@@ -18,6 +18,7 @@ from envcheck.facts.skip import Skip
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log
 from envcheck.rules.fixes import fix, manual
+from envcheck.rules.node.container_engine import runtime_hit
 from envcheck.rules.node.driver_upgrade import WSL_STEPS, on_wsl
 from envcheck.rules.node.gpu_state import CUDA_UNUSABLE, cuda_unusable_cause
 
@@ -54,6 +55,9 @@ def container_without_gpu_runtime_in_log(facts: Facts, line: LogLine) -> Hit | N
     if found is None:
         return _no_gpu_seen(facts, line)
     asked = "--runtime=nvidia" if found.group("runtime") else "--gpus (or a GPU reservation)"
+    stated = runtime_hit(facts, line, asked)  # docker info / daemon.json pasted beside it
+    if stated is not None:
+        return stated
     return Hit(
         f"Docker could not give the container GPUs (line {line.line}): {asked} needs the NVIDIA "
         "Container Toolkit, which is not installed on the host or not registered with this "

@@ -22,6 +22,7 @@ from envcheck.model.report import Gpu
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, StatedOtherwise, from_log, rule
 from envcheck.rules.fixes import fix, manual
+from envcheck.rules.node.container_engine import no_cgroups_hit
 from envcheck.rules.node.driver_upgrade import DRIVER_UPGRADE, TOO_OLD, upgrade_fix
 from envcheck.rules.node.gpu_oom_size import oversize
 from envcheck.rules.node.locked_memory import pinned_oom_fix
@@ -353,6 +354,10 @@ def nvml_failure_stated(facts: Facts) -> Iterable[Hit]:
     - https://docs.nvidia.com/deploy/nvidia-smi/index.html
     """
     stated = stated_nvidia_smi_failure(facts)
+    if stated is not None and stated.message.endswith("Unknown Error"):
+        cgroups = no_cgroups_hit(facts, "as the input states")  # config.toml pasted with it
+        if cgroups is not None:
+            return [cgroups]
     if stated is not None and stated.name != MISMATCH:
         return [_stated_hit(stated)]
     absent = _absence_hit(facts) if stated is None else None
@@ -474,6 +479,10 @@ def nvml_failure_in_log(facts: Facts, line: LogLine) -> Hit:
                     manual("nvidia-smi -L   # then pass an index or UUID it lists"),
                 ),
             )
+    if entry.message.endswith("Unknown Error"):
+        stated = no_cgroups_hit(facts, f"line {line.line}")  # config.toml pasted beside it
+        if stated is not None:
+            return stated
     return _hit(entry, line, "NVML / nvidia-smi failed with", facts)
 
 
