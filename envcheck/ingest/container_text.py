@@ -186,7 +186,9 @@ _DAEMON_KEYS = (
 _DAEMON_KEY = re.compile(r"^\s*\{?\s*\"(?P<key>[a-z][a-z-]{1,30})\"\s*:")
 _OPEN = re.compile(r"^\s*\{\s*(?:\"[a-z][a-z-]{1,30}\"\s*:.*)?$")
 # a runtime entry as JSON text: "name": { ... "path": (when the text is not valid JSON)
-_RUNTIME_ENTRY = re.compile(r"\"(?P<name>[\w.-]{1,40})\"\s*:\s*\{[^{}\"]{0,40}\"(?:path|runtimeArgs|args)\"")
+_RUNTIME_ENTRY = re.compile(
+    r"\"(?P<name>[\w.-]{1,40})\"\s*:\s*\{[^{}\"]{0,40}\"(?:path|runtimeArgs|args)\""
+)
 _DEFAULT_ENTRY = re.compile(r"\"default-runtime\"\s*:\s*\"(?P<name>[\w.-]{1,40})\"")
 
 
@@ -206,7 +208,11 @@ def find_daemon_json(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int
         if key and key["key"] in _DAEMON_KEYS and depth <= 1:
             keyed = True
         depth += line.count("{") - line.count("}")
-        if depth <= 0 and end > i or depth <= 0 and "}" in line:
+        if depth <= 0 and ("}" in line or end > i):
+            nxt = _DAEMON_KEY.match(lines[end + 1]) if end + 1 < limit else None
+            if nxt is not None and nxt["key"] in _DAEMON_KEYS:
+                depth = 1  # a brace too many as pasted: the object goes on
+                continue
             return (i, end + 1) if keyed else None
     return None
 
@@ -281,7 +287,9 @@ def parse_toolkit_version(source: Source) -> NodeReport:
     engine = ContainerEngine(toolkit_version=version)
     said = f"NVIDIA Container Toolkit {version} installed on the host"
     return blank(source, TOOLKIT_VERSION).with_sections(
-        system=Section.ok(SystemInfo(container_engine=engine), source=TOOLKIT_VERSION, notes=(said,))
+        system=Section.ok(
+            SystemInfo(container_engine=engine), source=TOOLKIT_VERSION, notes=(said,)
+        )
     )
 
 
@@ -305,9 +313,7 @@ def find_toolkit_config(lines: Sequence[str], i: int, stops: set[int]) -> tuple[
     limit = min(len(lines), i + _MAX_LINES)
     while end < limit and end not in stops:
         current = lines[end]
-        if _CONFIG_LINE.match(current):
-            end += 1
-        elif not current.strip() and end + 1 < limit and _CONFIG_LINE.match(lines[end + 1]):
+        if _CONFIG_LINE.match(current) or (not current.strip() and end + 1 < limit and _CONFIG_LINE.match(lines[end + 1])):
             end += 1
         else:
             break
@@ -341,9 +347,10 @@ PARSERS = {
     "toolkit-version": (TOOLKIT_VERSION, parse_toolkit_version),
     "toolkit-config": (TOOLKIT_CONFIG, parse_toolkit_config),
 }
+# before modinfo's reader, which would take nvidia-container-cli -V's 'version:' line
+EARLY_FINDERS = (("toolkit-version", find_toolkit_version),)
 FINDERS = (
     ("docker-info", find_docker_info),
     ("daemon-json", find_daemon_json),
-    ("toolkit-version", find_toolkit_version),
     ("toolkit-config", find_toolkit_config),
 )

@@ -364,6 +364,7 @@ def _ray(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | Non
 _FINDERS: tuple[
     tuple[str, Callable[[Sequence[str], int, set[int]], tuple[int, int] | None]], ...
 ] = (
+    *container_text.EARLY_FINDERS,
     *driver_dumps.EARLY_FINDERS,
     ("nvidia-smi", _smi),
     ("nvidia-smi-q", _smi_q),

@@ -42,7 +42,9 @@ FREE = "free -h"
 
 # -- echo $LD_LIBRARY_PATH ----------------------------------------------------------------------
 
-_PATH_LIST = re.compile(r"^\s*(?:LD_LIBRARY_PATH=)?(?P<value>:?/[^\s:]{0,200}(?::(?:/[^\s:]{0,200})?){0,40})\s*$")
+_PATH_LIST = re.compile(
+    r"^\s*(?:LD_LIBRARY_PATH=)?(?P<value>:?/[^\s:]{0,200}(?::(?:/[^\s:]{0,200})?){0,40})\s*$"
+)
 _LIB_DIR = re.compile(r"/lib(?:32|64|x32)?(?:/[\w.+-]{1,60}-linux-gnu)?/?$|/lib(?:32|64)?/")
 _BIN_DIR = re.compile(r"/s?bin/?$")
 _ASKED = re.compile(r"\b(?:echo|printenv)\b.{0,20}\bLD_LIBRARY_PATH\b")
@@ -207,8 +209,12 @@ def parse_df(source: Source) -> NodeReport:
 
 # -- free -h -------------------------------------------------------------------------------------
 
-_FREE_HEAD = re.compile(r"^\s*total\s+used\s+free\s+shared\s+(?:buff/cache|buffers\s+cached)(?:\s+available)?\s*$")
-_FREE_ROW = re.compile(r"^\s*(?:Mem|Swap|Low|High|Total|-/\+ buffers/cache):(?:\s+[0-9.,]{1,14}[KMGTP]?i?B?){1,7}\s*$")
+_FREE_HEAD = re.compile(
+    r"^\s*total\s+used\s+free\s+shared\s+(?:buff/cache|buffers\s+cached)(?:\s+available)?\s*$"
+)
+_FREE_ROW = re.compile(
+    r"^\s*(?:Mem|Swap|Low|High|Total|-/\+ buffers/cache):(?:\s+[0-9.,]{1,14}[KMGTP]?i?B?){1,7}\s*$"
+)
 _MEM = re.compile(r"^\s*Mem:\s+(?P<values>.{1,200}?)\s*$", re.MULTILINE)
 # below this many KiB a unitless total is free -m's or -g's, not free's default KiB
 _KIB_FLOOR = 16 * 1024 * 1024

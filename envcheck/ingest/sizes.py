@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import re
 
-_SIZE = re.compile(r"^\s*(?P<number>[0-9]{1,12}(?:[.,][0-9]{1,4})?)\s?(?P<unit>[KMGTPE]?)(?:i?B?)\s*$")
+_SIZE = re.compile(
+    r"^\s*(?P<number>[0-9]{1,12}(?:[.,][0-9]{1,4})?)\s?(?P<unit>[KMGTPE]?)(?:i?B?)\s*$"
+)
 _POWERS = {"": 0, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
 
 
