@@ -313,7 +313,9 @@ def find_toolkit_config(lines: Sequence[str], i: int, stops: set[int]) -> tuple[
     limit = min(len(lines), i + _MAX_LINES)
     while end < limit and end not in stops:
         current = lines[end]
-        if _CONFIG_LINE.match(current) or (not current.strip() and end + 1 < limit and _CONFIG_LINE.match(lines[end + 1])):
+        if _CONFIG_LINE.match(current) or (
+            not current.strip() and end + 1 < limit and _CONFIG_LINE.match(lines[end + 1])
+        ):
             end += 1
         else:
             break
