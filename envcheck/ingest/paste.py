@@ -107,7 +107,7 @@ _PARSERS: dict[str, tuple[str, Callable[[Source], NodeReport] | None]] = {
     "nvcc": (system_text.NVCC, system_text.parse_nvcc),
     **container_text.PARSERS,
     **shell_values.PARSERS,
-    "ldd": ("ldd output", None),
+    "ldd": (shell_values.LDD, shell_values.parse_ldd),
     "ray-status": ("ray status", None),
 }
 # sections that, alone in a text, its format's own detection reads whole (as before this reader)

@@ -10,7 +10,10 @@
   ``stack``, ``as``, in bytes as /proc/self/limits states them);
 - ``df -h /dev/shm`` (or ``df -h | grep shm``): the ``dev_shm`` row of the storage section
   (``shm 64M 0 64M 0% /dev/shm`` is Docker's default);
-- ``free -h``: the ``Mem:`` row's total and available memory.
+- ``free -h``: the ``Mem:`` row's total and available memory;
+- ``ldd <binary>`` (glibc's ldd: ``libcudart.so.11.0 => not found``): the libraries the
+  loader could not find, the libraries section's ``missing``; an ldd whose every library
+  resolved states no fact envcheck reads (said skipped).
 
 ``ulimit -a`` states only the soft limits: the hard one is taken as equal and said so.
 """
@@ -39,6 +42,7 @@ UNAME_R = "uname -r"
 ULIMIT = "ulimit -a"
 DF = "df -h"
 FREE = "free -h"
+LDD = "ldd output"
 
 # -- echo $LD_LIBRARY_PATH ----------------------------------------------------------------------
 
@@ -245,6 +249,25 @@ def parse_free(source: Source) -> NodeReport:
         available = size_bytes(values[columns.index("available")], 1024)
     info = SystemInfo(memory_total_bytes=total, memory_available_bytes=available)
     return blank(source, FREE).with_sections(system=Section.ok(info, source=FREE))
+
+
+# -- ldd -----------------------------------------------------------------------------------------
+
+_LDD_MISSING = re.compile(
+    r"^\s*(?P<name>[\w.+-]{1,120}\.so(?:\.[0-9]{1,6}){0,4})\s+=>\s+not found\s*$"
+)
+
+
+def parse_ldd(source: Source) -> NodeReport:
+    missing = tuple(
+        dict.fromkeys(m["name"] for m in map(_LDD_MISSING.match, source.text.splitlines()) if m)
+    )
+    if not missing:
+        raise FormatError("every library resolved: states no node fact envcheck reads")
+    said = f"ldd: the loader finds no {', '.join(missing)}"
+    return blank(source, LDD).with_sections(
+        libraries=Section.ok(LibrariesInfo(missing=missing), source=LDD, notes=(said,))
+    )
 
 
 PARSERS = {

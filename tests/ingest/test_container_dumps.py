@@ -304,3 +304,14 @@ def test_parsers_are_linear_on_hostile_lines() -> None:
     with contextlib.suppress(Exception):  # refusing is fine; hanging is not
         read(hostile)
     assert time.monotonic() - start < 5
+
+
+def test_ldd_not_found_is_a_missing_library() -> None:
+    text = (
+        "$ ldd $(which python)\n"
+        "\tlinux-vdso.so.1 (0x00007ffd6a5f2000)\n"
+        "\tlibcudart.so.11.0 => not found\n"
+        "\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f0b1c255000)\n"
+    )
+    libraries = read(text).libraries.data
+    assert libraries is not None and libraries.missing == ("libcudart.so.11.0",)
