@@ -7,7 +7,7 @@ from typing import Any
 
 from envcheck.formats.rows import Group, Row, Tone
 from envcheck.model.finding import CheckResult, Skipped
-from envcheck.model.report import GpuInfo, NodeReport
+from envcheck.model.report import ContainerEngine, GpuInfo, NodeReport
 from envcheck.model.section import Section
 
 KEY_PACKAGES = (
@@ -378,6 +378,8 @@ def summary_parts(report: NodeReport) -> list[str]:
     system = report.system
     if system.is_ok and system.data is not None and system.data.secure_boot:
         parts.append(f"Secure Boot {system.data.secure_boot}")
+    if system.is_ok and system.data is not None and system.data.container_engine is not None:
+        parts.extend(_engine_parts(system.data.container_engine))
     if report.python.is_ok and report.python.data is not None:
         parts.append(f"Python {report.python.data.version}")
     if report.torch.is_ok and report.torch.data is not None:
@@ -394,6 +396,25 @@ def summary_parts(report: NodeReport) -> list[str]:
         steps = ", ".join(f"{st.name} {st.status}" for st in deep.data.steps)
         took = f" in {deep.duration_ms / 1000:.1f} s" if deep.duration_ms is not None else ""
         parts.append(f"--deep: {steps}{took}")
+    return parts
+
+
+def _engine_parts(engine: ContainerEngine) -> list[str]:
+    """The host's container engine as pasted dumps state it (docker info, daemon.json, the
+    NVIDIA Container Toolkit)."""
+    parts: list[str] = []
+    if engine.runtimes is not None:
+        default = f", default {engine.default_runtime}" if engine.default_runtime else ""
+        parts.append(f"Docker runtimes {' '.join(engine.runtimes)}{default}")
+    if engine.configured_runtimes is not None:
+        configured = " ".join(engine.configured_runtimes) or "none"
+        parts.append(f"daemon.json runtimes {configured}")
+    if engine.cgroup_version is not None:
+        parts.append(f"cgroup v{engine.cgroup_version}")
+    if engine.toolkit_version:
+        parts.append(f"NVIDIA Container Toolkit {engine.toolkit_version}")
+    if engine.no_cgroups is not None:
+        parts.append(f"no-cgroups = {'true' if engine.no_cgroups else 'false'}")
     return parts
 
 

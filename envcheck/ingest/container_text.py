@@ -16,7 +16,9 @@ system section's ``container_engine`` (and the facts of the host ``docker info``
   ``nvidia-container-toolkit -version`` (``NVIDIA Container Runtime Hook version 1.11.0``,
   https://github.com/NVIDIA/nvidia-docker/issues/1671), ``nvidia-container-runtime
   --version`` (``NVIDIA Container Runtime version 1.14.3``) and ``nvidia-container-cli -V``
-  (``version: 1.0.6`` then ``build date:``, https://github.com/NVIDIA/nvidia-docker/issues/1088);
+  (``version: 1.0.6`` then ``build date:``, https://github.com/NVIDIA/nvidia-docker/issues/1088;
+  ``cli-version: 1.14.0`` / ``lib-version: 1.14.0`` in newer releases,
+  https://github.com/NVIDIA/nvidia-container-toolkit/issues/106);
 - the toolkit's ``/etc/nvidia-container-runtime/config.toml`` (NVIDIA/nvidia-container-toolkit
   internal/config: ``[nvidia-container-cli]`` ... ``no-cgroups = true``; a commented
   ``#no-cgroups = false`` is the default, false): ``no-cgroups = true`` is for rootless
@@ -255,8 +257,8 @@ _TOOLKIT_LINE = re.compile(
     r"^\s*NVIDIA Container (?:Toolkit CLI|Runtime Hook|Runtime) version "
     r"(?P<version>[0-9]+\.[0-9]+\.[0-9]+(?:-[\w.]{1,20})?)\s*$"
 )
-_CLI_VERSION = re.compile(r"^\s*version: (?P<version>[0-9]+\.[0-9]+\.[0-9]+)\s*$")
-_CLI_BUILD = re.compile(r"^\s*build (?:date|revision|compiler|platform|flags): ")
+_CLI_VERSION = re.compile(r"^\s*(?:cli-)?version: (?P<version>[0-9]+\.[0-9]+\.[0-9]+)\s*$")
+_CLI_BUILD = re.compile(r"^\s*(?:lib-version|build (?:date|revision|compiler|platform|flags)): ")
 _TOOLKIT_MORE = re.compile(r"^\s*(?:commit: [0-9a-f]{7,40}|spec: \S+)\s*$")
 
 

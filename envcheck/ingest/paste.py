@@ -580,3 +580,29 @@ def parse(source: Source, stops: set[int], parts: Sequence[Part] | None = None) 
     return dataclasses.replace(
         merged, node=source.stem, origin=Origin(kind="ingested", detail=detail)
     )
+
+
+def parse_sections(source: Source, kinds: frozenset[str]) -> NodeReport | None:
+    """Only the sections of the given kinds, each by its own parser, merged; None when the
+    text holds none that parses. The prose around them is not read (a log's lines are too often
+    about something else)."""
+    stops = boundaries(source.text)
+    lines = source.text.splitlines()
+    read: list[tuple[int, NodeReport]] = []
+    for part in split(source.text, stops):
+        if part.kind not in kinds:
+            continue
+        parser = _PARSERS[part.kind][1]
+        if parser is None:
+            continue
+        piece = Source(
+            name=f"{source.name} {part.where}", text="\n".join(lines[part.start : part.end])
+        )
+        try:
+            read.append((_ORDER.index(part.kind), parser(piece)))
+        except (FormatError, ValueError, IndexError, KeyError, TypeError):
+            continue
+    if not read:
+        return None
+    read.sort(key=lambda r: r[0])
+    return merge([r for _, r in read])

@@ -5,7 +5,11 @@ packages) decide causes a matched line leaves open ("no kernel image" on which G
 torch), so triage reads them like the facts of a ``--from`` dump, from the log's head.
 
 Only the fixed formats count (each found by its own markers, envcheck/ingest/detect.py):
-loose prose ("torch 2.1") in a log is too often a line about something else.
+loose prose ("torch 2.1") in a log is too often a line about something else. Beside them, the
+host's container engine and limits pasted with the failure (``docker info``, daemon.json, the
+NVIDIA Container Toolkit's config.toml and version, ``ulimit -a``, ``df -h /dev/shm``, ``free
+-h``: sections with markers of their own, envcheck/ingest/container_text.py and
+shell_values.py) are read the same way.
 """
 
 from __future__ import annotations
@@ -19,6 +23,10 @@ from envcheck.model.report import NodeReport
 
 # formats a log may carry pasted inside it, found by markers no error line has
 PASTED_FORMATS = ("collect-env", "vllm-env", "sglang-env", "nvidia-smi", "nvidia-smi-q")
+# sections of a pasted text a log may carry beside its lines (ingest/paste.py's kinds)
+PASTED_SECTIONS = frozenset(
+    {"docker-info", "daemon-json", "toolkit-config", "toolkit-version", "ulimit", "df", "free"}
+)
 HEAD = 2 * 1024 * 1024  # bytes of the log read for a pasted environment
 
 
@@ -31,13 +39,25 @@ def pasted_environment(text: str, name: str) -> NodeReport | None:
     text = unwrap(text)
     found = detect(text)
     if found not in PASTED_FORMATS:
-        return None
+        return _pasted_sections(text, name)
     try:
         report = FORMATS[found].parse(Source(name, text))
     except (FormatError, ValueError):
         return None
     label = FORMATS[found].label
     origin = dataclasses.replace(report.origin, detail=f"{label} pasted in {name}")
+    return dataclasses.replace(report, origin=origin)
+
+
+def _pasted_sections(text: str, name: str) -> NodeReport | None:
+    """The container engine and limits sections pasted in the log, None when there are none."""
+    from envcheck.ingest.common import Source
+    from envcheck.ingest.paste import parse_sections
+
+    report = parse_sections(Source(name, text), PASTED_SECTIONS)
+    if report is None:
+        return None
+    origin = dataclasses.replace(report.origin, detail=f"host's set-up pasted in {name}")
     return dataclasses.replace(report, origin=origin)
 
 

@@ -94,6 +94,15 @@ build platform: x86_64
 """
 
 # NVIDIA/deepops#824 (the toolkit's config.toml on Ubuntu)
+# NVIDIA/nvidia-container-toolkit#106
+CLI_V_NEW = """\
+nvidia-container-cli -V
+cli-version: 1.14.0
+lib-version: 1.14.0
+build date: 2023-08-29T15:25+00:00
+build revision: 6a24508dff6cb36841114ff4c1287cd29ded72af
+"""
+
 CONFIG = """\
 disable-require = false
 #swarm-resource = "DOCKER_RESOURCE_GPU"
@@ -176,7 +185,9 @@ def test_daemon_json_that_is_not_json_is_read_as_text() -> None:
     assert engine is not None and engine.configured_runtimes == ("nvidia",)
 
 
-@pytest.mark.parametrize(("text", "version"), [(CTK, "1.17.3"), (CLI_V, "1.0.6")])
+@pytest.mark.parametrize(
+    ("text", "version"), [(CTK, "1.17.3"), (CLI_V, "1.0.6"), (CLI_V_NEW, "1.14.0")]
+)
 def test_toolkit_version(text: str, version: str) -> None:
     engine = read(text).system.data.container_engine  # type: ignore[union-attr]
     assert engine is not None and engine.toolkit_version == version
@@ -315,3 +326,25 @@ def test_ldd_not_found_is_a_missing_library() -> None:
     )
     libraries = read(text).libraries.data
     assert libraries is not None and libraries.missing == ("libcudart.so.11.0",)
+
+
+def test_docker_info_pasted_in_the_log_decides_drv103(tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+    log.write_text(
+        "$ docker run --gpus all nvidia/cuda:12.2.0-base-ubuntu22.04 nvidia-smi\n"
+        'docker: Error response from daemon: could not select device driver "" with '
+        "capabilities: [[gpu]].\n"
+        "$ docker info | grep -i runtime\n"
+        " Runtimes: io.containerd.runc.v2 runc\n"
+        " Default Runtime: runc\n"
+    )
+    result = run_cli("triage", "--no-probe", str(log))
+    assert result.returncode == 1
+    assert "the running daemon has only" in result.stdout
+
+
+def test_summary_names_the_container_engine(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.txt"
+    dump.write_text(DOCKER_INFO + "\n" + CONFIG)
+    result = run_cli("check", "--from", str(dump))
+    assert "cgroup v2" in result.stdout and "no-cgroups = true" in result.stdout
