@@ -184,7 +184,8 @@ def parse(source: Source, forced: str | None = None) -> NodeReport:
     if name is None:
         known = ", ".join(FORMATS)
         raise NoFactsError(
-            f"format not recognised (envcheck reads: {known}; force one with --from-format)",
+            f"format not recognised (envcheck reads: {known}; force one with --from-format)"
+            + first_not_understood(source.text),
             where=source.name,
         )
     fmt = FORMATS[name]
@@ -200,6 +201,18 @@ def parse(source: Source, forced: str | None = None) -> NodeReport:
     if forced is None:  # interfaces, /etc/hosts or ibstat pasted beside the environment
         report = net_text.with_network(report, source)
     return report
+
+
+def first_not_understood(text: str) -> str:
+    """'; line N not understood: '...'' for the first line that is not blank (secrets hidden,
+    cut at 60 characters), or '' for a text with none."""
+    from envcheck.redact import redact_text
+
+    for number, line in enumerate(text.splitlines()[:100_000], 1):
+        if line.strip():
+            shown = redact_text(line.strip())[:60]
+            return f"; line {number} not understood: {shown!r}"
+    return ""
 
 
 def _with_listed_packages(report: NodeReport, source: Source) -> NodeReport:

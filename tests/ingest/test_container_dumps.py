@@ -348,3 +348,13 @@ def test_summary_names_the_container_engine(tmp_path: Path) -> None:
     dump.write_text(DOCKER_INFO + "\n" + CONFIG)
     result = run_cli("check", "--from", str(dump))
     assert "cgroup v2" in result.stdout and "no-cgroups = true" in result.stdout
+
+
+def test_unreadable_text_names_its_first_line(tmp_path: Path) -> None:
+    dump = tmp_path / "notes.txt"
+    dump.write_text("\n\nsee the attached screenshot, token=abc123secret\n")
+    result = run_cli("check", "--from", str(dump))
+    assert result.returncode == 2
+    assert "line 3 not understood: 'see the attached screenshot" in result.stderr
+    assert "abc123secret" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
