@@ -109,6 +109,7 @@ def parse_docker_info(source: Source) -> NodeReport:
             if _DOCKER_WARNING.match(line)
         )
     )
+    rootless = _rootless(source.text)
     runtimes = fields.get("Runtimes")
     default = fields.get("Default Runtime")
     cgroup = fields.get("Cgroup Version", "")
@@ -118,6 +119,7 @@ def parse_docker_info(source: Source) -> NodeReport:
         default_runtime=default.split()[0] if default else None,
         cgroup_driver=fields.get("Cgroup Driver"),
         cgroup_version=int(cgroup) if cgroup in ("1", "2") else None,
+        rootless=rootless,
         warnings=warnings,
     )
     if engine == ContainerEngine(warnings=warnings) and not warnings:
@@ -149,6 +151,27 @@ def parse_docker_info(source: Source) -> NodeReport:
     return blank(source, DOCKER_INFO).with_sections(
         system=Section.ok(info, source=DOCKER_INFO, notes=notes)
     )
+
+
+_SECURITY = re.compile(r"^\s{0,4}Security Options:\s*$")
+_OPTION = re.compile(r"^\s{2,12}(?P<name>[\w.=-]{1,40})\s*$")
+_SUBFIELD = re.compile(r"^\s{3,12}[A-Z][\w ]{0,30}:")
+
+
+def _rootless(text: str) -> bool | None:
+    """Whether docker info's Security Options list 'rootless'; None without that list."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if _SECURITY.match(line):
+            names = []
+            for follow in lines[i + 1 : i + 16]:
+                found = _OPTION.match(follow)
+                if found is not None:
+                    names.append(found["name"])
+                elif not _SUBFIELD.match(follow):  # '   Profile: builtin' belongs to seccomp
+                    break
+            return "rootless" in names
+    return None
 
 
 def _runtime_note(engine: ContainerEngine) -> str:

@@ -207,6 +207,7 @@ class ContainerEngine:
     configured_default_runtime: str | None = None  # daemon.json's "default-runtime"
     toolkit_version: str | None = None  # NVIDIA Container Toolkit / libnvidia-container
     no_cgroups: bool | None = None  # config.toml's [nvidia-container-cli] no-cgroups
+    rootless: bool | None = None  # docker info's Security Options list 'rootless'
     warnings: tuple[str, ...] = ()  # docker info's "WARNING: ..." lines
 
 

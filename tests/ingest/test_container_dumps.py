@@ -358,3 +358,21 @@ def test_unreadable_text_names_its_first_line(tmp_path: Path) -> None:
     assert "line 3 not understood: 'see the attached screenshot" in result.stderr
     assert "abc123secret" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_rootless_docker_keeps_no_cgroups(tmp_path: Path) -> None:
+    """docker info's Security Options list 'rootless': no-cgroups = true is its right
+    setting, not the cause of NVML's Unknown Error."""
+    info = DOCKER_INFO.replace(
+        " Kernel Version:",
+        " Security Options:\n  seccomp\n   Profile: builtin\n  rootless\n  cgroupns\n Kernel Version:",
+    )
+    engine = read(info).system.data.container_engine  # type: ignore[union-attr]
+    assert engine is not None and engine.rootless is True
+    assert read(DOCKER_INFO).system.data.container_engine.rootless is None  # type: ignore[union-attr]
+    log = tmp_path / "log.txt"
+    log.write_text("Failed to initialize NVML: Unknown Error\n")
+    dump = tmp_path / "dump.txt"
+    dump.write_text(info + "\n" + CONFIG)
+    result = run_cli("triage", str(log), "--from", str(dump))
+    assert "sets no-cgroups = true" not in result.stdout

@@ -118,8 +118,8 @@ def no_cgroups_hit(facts: Facts, where: str) -> Hit | None:
     """DRV151 for NVML's 'Unknown Error' (``where``: 'line 4', 'as the input states') where
     the toolkit's config.toml sets no-cgroups."""
     stated = engine(facts)
-    if stated is None or stated.no_cgroups is not True:
-        return None
+    if stated is None or stated.no_cgroups is not True or stated.rootless:
+        return None  # rootless Docker needs no-cgroups = true
     cgroup = f" on a cgroup v{stated.cgroup_version} host" if stated.cgroup_version else ""
     return Hit(
         f"NVML failed with 'Unknown Error' ({where}) and {_CONFIG} sets no-cgroups = "
