@@ -49,8 +49,30 @@ def pasted_environment(text: str, name: str) -> NodeReport | None:
     return dataclasses.replace(report, origin=origin)
 
 
+# a string each of PASTED_SECTIONS' formats holds (docker info's fields, daemon.json's keys,
+# the toolkit's version line and config table, ulimit's, df's and free's headers)
+_SECTION_MARKERS = (
+    "Runtimes:",
+    "Default Runtime:",
+    "Cgroup Version:",
+    "Server Version:",
+    '"runtimes"',
+    '"default-runtime"',
+    "NVIDIA Container ",
+    "build date: ",
+    "nvidia-container-cli]",
+    "no-cgroups",
+    "(kbytes, -",
+    "Mounted on",
+    "/dev/shm",
+    "buff/cache",
+)
+
+
 def _pasted_sections(text: str, name: str) -> NodeReport | None:
     """The container engine and limits sections pasted in the log, None when there are none."""
+    if not any(marker in text for marker in _SECTION_MARKERS):
+        return None  # the common case: no section to look for, no line-by-line split
     from envcheck.ingest.common import Source
     from envcheck.ingest.paste import parse_sections
 
