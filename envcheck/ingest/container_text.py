@@ -46,6 +46,7 @@ TOOLKIT_VERSION = "NVIDIA Container Toolkit version"
 TOOLKIT_CONFIG = "nvidia-container-runtime config.toml"
 
 _MAX_LINES = 400
+_DAEMON_LINES = 150  # a daemon.json is short; bounds the brace count on a log's JSON
 
 # -- docker info ---------------------------------------------------------------------------------
 
@@ -209,7 +210,7 @@ _DAEMON_KEYS = (
     "graph",
 )
 _DAEMON_KEY = re.compile(r"^\s*\{?\s*\"(?P<key>[a-z][a-z-]{1,30})\"\s*:")
-_OPEN = re.compile(r"^\s*\{\s*(?:\"[a-z][a-z-]{1,30}\"\s*:.*)?$")
+_OPEN = re.compile(r"^\s{0,2}\{\s*(?:\"[a-z][a-z-]{1,30}\"\s*:.*)?$")  # a top-level brace
 # a runtime entry as JSON text: "name": { ... "path": (when the text is not valid JSON)
 _RUNTIME_ENTRY = re.compile(
     r"\"(?P<name>[\w.-]{1,40})\"\s*:\s*\{[^{}\"]{0,40}\"(?:path|runtimeArgs|args)\""
@@ -224,7 +225,7 @@ def find_daemon_json(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int
         return None
     depth = 0
     keyed = False
-    limit = min(len(lines), i + _MAX_LINES)
+    limit = min(len(lines), i + _DAEMON_LINES)
     for end in range(i, limit):
         if end in stops and end > i:
             return None

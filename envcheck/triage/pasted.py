@@ -69,6 +69,26 @@ _SECTION_MARKERS = (
 )
 
 
+def _near_markers(text: str) -> str:
+    """The text with only the lines near a marker kept (the rest blank, so line numbers hold):
+    a long log is split into sections only where one can be."""
+    import bisect
+    import re
+
+    starts = [0, *(m.end() for m in re.finditer("\n", text))]
+    found = re.finditer("|".join(map(re.escape, _SECTION_MARKERS)), text)
+    marked = sorted({bisect.bisect_right(starts, m.start()) - 1 for m in found})
+    lines = text.splitlines()
+    keep = [False] * len(lines)
+    for i in marked:
+        for j in range(max(0, i - _BEFORE), min(len(lines), i + _AFTER)):
+            keep[j] = True
+    return "\n".join(line if kept else "" for line, kept in zip(lines, keep, strict=False))
+
+
+_BEFORE, _AFTER = 60, 400  # lines a section may start before its marker, and run after it
+
+
 def _pasted_sections(text: str, name: str) -> NodeReport | None:
     """The container engine and limits sections pasted in the log, None when there are none."""
     if not any(marker in text for marker in _SECTION_MARKERS):
@@ -76,7 +96,7 @@ def _pasted_sections(text: str, name: str) -> NodeReport | None:
     from envcheck.ingest.common import Source
     from envcheck.ingest.paste import parse_sections
 
-    report = parse_sections(Source(name, text), PASTED_SECTIONS)
+    report = parse_sections(Source(name, _near_markers(text)), PASTED_SECTIONS)
     if report is None:
         return None
     origin = dataclasses.replace(report.origin, detail=f"host's set-up pasted in {name}")
