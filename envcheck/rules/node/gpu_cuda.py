@@ -14,12 +14,12 @@ from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log, rule
+from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.address_space import (
     OUT_OF_MEMORY,
     START_CALLS,
     address_space_limited,
 )
-from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.driver_errors import (
     MISMATCH,
     nvidia_smi_said,
