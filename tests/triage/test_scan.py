@@ -4935,3 +4935,11 @@ EXAMPLES += [
         "ray-object-store-exceeds-shm",
     ),
 ]
+
+# llama.cpp's ggml logging a failed cudaMallocHost of its host buffer (SYS181, not the GPU's)
+EXAMPLES += [
+    (
+        "ggml_cuda_host_malloc: failed to allocate 1024.00 MiB of pinned memory: out of memory",
+        "cuda-host-allocation-failed",
+    ),
+]

@@ -219,7 +219,8 @@ def pinned_host_memory_in_log(facts: Facts, line: LogLine) -> Hit:
         what = "the DataLoader's pin-memory thread died"
     else:
         found = re.search(r"(?:size: |alloc )([0-9]+)(?: bytes)?", text)
-        size = int(found.group(1)) if found else None
+        mib = re.search(r"allocate ([0-9]+(?:\.[0-9]+)?) MiB of pinned", text)
+        size = int(found.group(1)) if found else int(float(mib.group(1)) * 1024**2) if mib else None
         amount = f" ({size / 1024**3:.1f} GiB)" if size is not None else ""
         what = f"pinned (page-locked) host memory could not be allocated{amount}"
     summary = (
@@ -235,6 +236,10 @@ def pinned_host_memory_in_log(facts: Facts, line: LogLine) -> Hit:
         manual(_RAISE[1]),
         manual("fewer DataLoader workers / a smaller prefetch_factor pin fewer batches at once"),
     ]
+    if "of pinned memory" in text:  # ggml's (llama.cpp) host buffer; it has its own switch
+        steps.insert(
+            0, manual("export GGML_CUDA_NO_PINNED=1  (llama.cpp / ggml: no pinned host buffers)")
+        )
     if size is not None and size >= _ONE_BUFFER:
         one = f"{size / 1024**3:.1f} GiB"
         summary = (
