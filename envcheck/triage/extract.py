@@ -113,6 +113,8 @@ FACTS: dict[str, str] = {
     "last frame above a CUDA out-of-memory: the allocation that failed was pinned host memory",
     "shm_request_bytes": "bytes of a shared-memory segment that could not be created in /dev/shm",
     "ray_shm_suggest_gib": "the --shm-size (GiB) Ray's object-store warning asks for (1.1x the store)",
+    "ray_store_gb": "the object store (GB, 10**9 bytes) Ray refused because /dev/shm is smaller",
+    "ray_shm_gb": "/dev/shm's size (GB) as Ray's refusal of a larger object store states it",
     "cuda_required": "the CUDA release a container image or binary requires of the driver",
     "disk_path": "the directory whose disk is reported",
     "disk_free": "free bytes on it",

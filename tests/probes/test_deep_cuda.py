@@ -180,3 +180,41 @@ def test_healthy_driver_produces_no_gpu10x_finding(stage, fake_libcuda):
     report = _report({}, stage, fake_libcuda, ("NVIDIA H100 80GB HBM3",), "550.54.15")
     result = evaluate(report, MATRIX, RULES)
     assert result.findings == () and not result.errors
+
+
+# --- ulimit -v: cuInit's out-of-memory is the driver's reservation (docs/gpu.md, last section) --
+
+
+def _limited_report(stage, fake_libcuda, soft: int):
+    from dataclasses import replace
+
+    from envcheck.model.report import Limit, SystemInfo
+
+    report = _report({"FAKE_CUDA_INIT": "2"}, stage, fake_libcuda, ("NVIDIA H200",), "580.159.04")
+    system = SystemInfo(ulimits={"as": Limit(soft=soft, hard=-1)})
+    return replace(report, system=Section.ok(system))
+
+
+def test_cuinit_out_of_memory_under_ulimit_v_confirms_sys192(stage, fake_libcuda):
+    check, _ = _cuda(stage, fake_libcuda, FAKE_CUDA_INIT="2")
+    assert [(c.call, c.result, c.name) for c in check.calls][:1] == [
+        ("cuInit", 2, "CUDA_ERROR_OUT_OF_MEMORY")
+    ]
+    report = _limited_report(stage, fake_libcuda, 16 * 1024**3)
+    rules = [r for r in all_rules(MATRIX) if r.code in ("SYS192", "GPU104")]
+    result = evaluate(report, MATRIX, rules)
+    assert not result.errors
+    (finding,) = result.findings
+    assert finding.code == "SYS192" and finding.severity.value == "error"
+    assert "cuInit returned 2 (CUDA_ERROR_OUT_OF_MEMORY)" in finding.message
+    assert "16.0 GiB" in finding.message and "confirmed" in finding.message
+    assert "ulimit -v unlimited" in " ".join(finding.fix.commands) + finding.fix.summary
+
+
+def test_cuinit_out_of_memory_without_a_limit_stays_gpu104(stage, fake_libcuda):
+    report = _limited_report(stage, fake_libcuda, -1)  # unlimited
+    rules = [r for r in all_rules(MATRIX) if r.code in ("SYS192", "GPU104")]
+    result = evaluate(report, MATRIX, rules)
+    assert not result.errors
+    assert [f.code for f in result.findings] == ["GPU104"]
+    assert "CUDA_ERROR_OUT_OF_MEMORY" in result.findings[0].message

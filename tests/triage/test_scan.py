@@ -4906,3 +4906,40 @@ EXAMPLES += [
         "nvrtc-kernel-compile-error",
     ),
 ]
+
+# CUDA's out-of-memory answer to a pinned host allocation (SYS181, not the GPU's memory), as
+# TensorFlow's stream executor logs it (antonilo/unsupervised_detection#15); Ray's refusal of an
+# object store larger than /dev/shm (RAY105), Ray 1.2's and Ray 1.3+'s words (ray#14535)
+EXAMPLES += [
+    (
+        "2020-11-24 11:32:25.434730: E tensorflow/stream_executor/cuda/cuda_driver.cc:868] failed "
+        "to alloc 4294967296 bytes on host: CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+        "cuda-host-allocation-failed",
+    ),
+    (
+        "Error: cudaMallocHost failed: cudaErrorMemoryAllocation: out of memory",
+        "cuda-host-allocation-failed",
+    ),
+    (
+        "ValueError: The configured object store size exceeds the capacity of /dev/shm. This will "
+        "harm performance. To proceed regardless of this warning, you can set "
+        "RAY_OBJECT_STORE_ALLOW_SLOW_STORAGE=1. Consider deleting files in /dev/shm or increasing "
+        "its size with --shm-size in Docker.",
+        "ray-object-store-exceeds-shm",
+    ),
+    (
+        "ValueError: The configured object store size (15.032385536 GB) exceeds /dev/shm size "
+        "(4.500000768 GB). This will harm performance. Consider deleting files in /dev/shm or "
+        "increasing its size with --shm-size in Docker. To ignore this warning, set "
+        "RAY_OBJECT_STORE_ALLOW_SLOW_STORAGE=1.",
+        "ray-object-store-exceeds-shm",
+    ),
+]
+
+# llama.cpp's ggml logging a failed cudaMallocHost of its host buffer (SYS181, not the GPU's)
+EXAMPLES += [
+    (
+        "ggml_cuda_host_malloc: failed to allocate 1024.00 MiB of pinned memory: out of memory",
+        "cuda-host-allocation-failed",
+    ),
+]

@@ -20,6 +20,10 @@ from envcheck.rules.base import Hit, LogLine, NodeDecides, StatedOtherwise, from
 from envcheck.rules.fixes import fix, manual
 
 GIB = 1024**3
+# CUresult CUDA_ERROR_OUT_OF_MEMORY (cuda.h), and the --deep check's calls that allocate no
+# memory of the job's: an out-of-memory answer there is the driver's own reservation
+OUT_OF_MEMORY = 2
+START_CALLS = frozenset({"cuInit", "cuDevicePrimaryCtxRetain", "cuCtxCreate"})
 
 
 def _limit(facts: Facts) -> int | None:
@@ -58,7 +62,9 @@ def address_space_limit(facts: Facts) -> Iterable[Hit]:
     process, on a node with NVIDIA GPUs. Any finite limit is named with its size; where a log
     states an out-of-memory error from CUDA's initialisation (a bare `CUDA error: out of
     memory`, `cuInit ... CUDA_ERROR_OUT_OF_MEMORY`, XLA's `Failed to create stream executor
-    ... CUDA_ERROR_OUT_OF_MEMORY`), the limit is its cause.
+    ... CUDA_ERROR_OUT_OF_MEMORY`), the limit is its cause. With `--deep`, the CUDA check's
+    own `cuInit` (or primary context) answering 2, `CUDA_ERROR_OUT_OF_MEMORY`, under a finite
+    limit confirms it: an error, not a warning (those calls allocate nothing of a job's).
 
     ## Why it matters
     When CUDA creates its first context the driver reserves one virtual address range for
@@ -84,6 +90,19 @@ def address_space_limit(facts: Facts) -> Iterable[Hit]:
     limit = _limit(facts)
     if limit is None:
         return []
+    refused = cuda_refused_under_limit(facts)
+    if refused is not None:
+        return [
+            Hit(
+                f"the address-space limit (ulimit -v) is {_size(limit)} and the --deep CUDA "
+                f"check's {refused} returned 2 (CUDA_ERROR_OUT_OF_MEMORY): CUDA could not "
+                "reserve its virtual address range under the limit, so every CUDA program on "
+                "this node fails at its first call (confirmed by the driver)",
+                evidence={"as_soft_bytes": limit, "call": refused, "result": OUT_OF_MEMORY},
+                fix=_fix(),
+                severity=Severity.ERROR,
+            )
+        ]
     if not facts.gpus():
         return []
     return [
@@ -96,6 +115,30 @@ def address_space_limit(facts: Facts) -> Iterable[Hit]:
             fix=_fix(),
         )
     ]
+
+
+def address_space_limited(facts: Facts) -> bool:
+    """Whether the node states a finite address-space limit (unknown counts as not)."""
+    try:
+        return _limit(facts) is not None
+    except Skip:
+        return False
+
+
+def cuda_refused_under_limit(facts: Facts) -> str | None:
+    """The call of the --deep CUDA check (cuInit, or a context on a GPU) that answered
+    CUDA_ERROR_OUT_OF_MEMORY; with an address-space limit set, that is the driver's own
+    reservation failing, not the GPU's memory (the check's calls allocate nothing of a
+    job's). None when the check did not run or no such call failed."""
+    try:
+        check = facts.cuda_check()
+    except Skip:
+        return None
+    for call in check.calls:
+        if call.result == OUT_OF_MEMORY and call.call in START_CALLS:
+            on = f" on GPU {call.device}" if call.device is not None else ""
+            return f"{call.call}{on}"
+    return None
 
 
 # the caching allocator's own exception and words: an allocation the job made, after CUDA had

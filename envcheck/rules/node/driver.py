@@ -525,6 +525,17 @@ _COMPAT_804 = (
 )
 
 
+# the image's layer: an image built for a CUDA the host driver runs needs no forward
+# compatibility (Haidra-Org/horde-worker-reGen#349: 'lower the container version used';
+# oobabooga/textgen#4407: the Dockerfile of the CUDA 11.8 build; nixiesearch/nixiesearch#386:
+# the image moved to CUDA 12.4 for hosts on driver 550)
+_OLDER_IMAGE_804 = (
+    "or run an image built for a CUDA the host's driver supports (nvidia-smi on the host prints "
+    "it: 'CUDA Version: 12.2' runs a 12.2 image, not a 12.4 one): an older tag of the image, or "
+    "its build for that CUDA"
+)
+
+
 def _forward_compat_fix(facts: Facts, upgrade: str, actions: list[Action]) -> Fix:
     """804: a container (the node says so) first upgrades the host driver; elsewhere a reboot
     after a driver update is the common fix. Both are named, with cuda-compat's removal."""
@@ -532,19 +543,21 @@ def _forward_compat_fix(facts: Facts, upgrade: str, actions: list[Action]) -> Fi
     with contextlib.suppress(Skip):
         container = facts.system().container
     in_container = container not in (None, "none")
-    steps = [*actions, manual(_COMPAT_804)]
+    steps = [*actions, manual(_OLDER_IMAGE_804), manual(_COMPAT_804)]
     steps = [*steps, manual(_REBOOT_804)] if in_container else [manual(_REBOOT_804), *steps]
     first, then = (
         (upgrade, "reboot") if in_container else ("Reboot", upgrade[0].lower() + upgrade[1:])
     )
     if in_container:
         summary = (
-            f"{first} (in the container's host); or {then} if the driver was updated since boot"
+            f"{first} (in the container's host), or run an image built for the driver's CUDA; "
+            f"or {then} if the driver was updated since boot"
         )
     else:
         summary = (
             f"{first} if the NVIDIA driver was updated since boot (the libcuda is newer than the "
-            f"loaded module); else {then}, and take cuda-compat off LD_LIBRARY_PATH"
+            f"loaded module); else {then} (or, in a container, use an image built for the "
+            "driver's CUDA), and take cuda-compat off LD_LIBRARY_PATH"
         )
     return fix(summary, "manual", *steps)
 

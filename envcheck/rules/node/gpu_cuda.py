@@ -15,6 +15,11 @@ from envcheck.model.finding import Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
+from envcheck.rules.node.address_space import (
+    OUT_OF_MEMORY,
+    START_CALLS,
+    address_space_limited,
+)
 from envcheck.rules.node.driver_errors import (
     MISMATCH,
     nvidia_smi_said,
@@ -296,7 +301,8 @@ def cuda_failed(facts: Facts) -> Iterable[Hit]:
     `cuDeviceGetCount`, `cuDeviceGet` and `cuDevicePrimaryCtxRetain` on each GPU) other than
     success and the codes GPU101-GPU103 explain: 100 (no device), 101 (invalid device), 999
     (unknown), 34 (stub library), 46 (device unavailable), 214 (uncorrectable ECC), 304 (OS
-    call failed) and any other.
+    call failed) and any other. 2 (out of memory) from cuInit or a primary context under a
+    finite `ulimit -v` is SYS192's, which that result confirms.
 
     ## Why it matters
     Frameworks report these late and vaguely ("CUDA unknown error", `torch.cuda.is_available()`
@@ -318,6 +324,8 @@ def cuda_failed(facts: Facts) -> Iterable[Hit]:
         if call.result in (None, 0) or call.result in _OWN_RULES:
             continue
         code = int(call.result)  # mypy: not None here
+        if code == OUT_OF_MEMORY and call.call in START_CALLS and address_space_limited(facts):
+            continue  # the driver's reservation under ulimit -v: SYS192 confirms and fixes it
         entry = facts.matrix.cuda_error(number=code, name=call.name, apis=("driver",))
         meaning = (entry.cause or entry.message) if entry else "see the CUresult table"
         on = f" on GPU {call.device}" if call.device is not None else ""

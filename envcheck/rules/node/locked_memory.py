@@ -140,6 +140,11 @@ def memlock_limit_in_log(facts: Facts, line: LogLine) -> Hit:
     )
 
 
+# a single pinned request this large is a buffer the job sized (a batch, a dataset, an
+# offload or cache buffer), not a DataLoader pinning batch by batch
+_ONE_BUFFER = 1024**3
+
+
 @rule("SYS181", "pinned-host-memory-failed", Severity.WARNING)
 def pinned_host_memory_failed(facts: Facts) -> Iterable[Hit]:
     """Pinned (page-locked) host memory could not be allocated
@@ -162,7 +167,9 @@ def pinned_host_memory_failed(facts: Facts) -> Iterable[Hit]:
     ## Fix
     Turn pinning off (`DataLoader(..., pin_memory=False)`; in configs `pin_memory=False`), or
     give the job more lockable memory (`ulimit -l unlimited`, `docker run --ulimit
-    memlock=-1:-1`) and host RAM; fewer DataLoader workers pin fewer batches at once.
+    memlock=-1:-1`) and host RAM; fewer DataLoader workers pin fewer batches at once. Where the
+    line names one request of a gibibyte or more (`failed to alloc 4294967296 bytes on host`),
+    the job sized that buffer: a smaller batch or fewer samples per step come first.
 
     ## References
     - https://github.com/open-mmlab/mmpretrain/issues/392
@@ -203,31 +210,55 @@ def pinned_oom_fix(call: str, line: int) -> tuple[str, tuple[Action, ...], str]:
 
 @from_log("SYS181")
 def pinned_host_memory_in_log(facts: Facts, line: LogLine) -> Hit:
-    """pin_memory=False first (what the threads establish), then the limits."""
+    """pin_memory=False first (what the threads establish), then the limits. One request of a
+    gibibyte or more (TensorFlow's and XLA's host allocator name its size) is a buffer the job
+    sized itself: making the job smaller comes first there."""
     text = line.text
+    size: int | None = None
     if "Pin memory thread" in text:
         what = "the DataLoader's pin-memory thread died"
     else:
-        size = re.search(r"(?:size: |alloc )([0-9]+)(?: bytes)?", text)
-        amount = f" ({int(size.group(1)) / 1024**3:.1f} GiB)" if size else ""
+        found = re.search(r"(?:size: |alloc )([0-9]+)(?: bytes)?", text)
+        mib = re.search(r"allocate ([0-9]+(?:\.[0-9]+)?) MiB of pinned", text)
+        size = int(found.group(1)) if found else int(float(mib.group(1)) * 1024**2) if mib else None
+        amount = f" ({size / 1024**3:.1f} GiB)" if size is not None else ""
         what = f"pinned (page-locked) host memory could not be allocated{amount}"
+    summary = (
+        "Turn off pinned memory: DataLoader(..., pin_memory=False) (pin_memory=False in the "
+        "config); or raise the locked-memory limit (ulimit -l unlimited, docker run "
+        "--ulimit memlock=-1:-1) and give the job more host RAM"
+    )
+    steps = [
+        manual(
+            "DataLoader(..., pin_memory=False)  (train and val loaders; configs: pin_memory=False)"
+        ),
+        manual(_RAISE[0]),
+        manual(_RAISE[1]),
+        manual("fewer DataLoader workers / a smaller prefetch_factor pin fewer batches at once"),
+    ]
+    if "of pinned memory" in text:  # ggml's (llama.cpp) host buffer; it has its own switch
+        steps.insert(
+            0, manual("export GGML_CUDA_NO_PINNED=1  (llama.cpp / ggml: no pinned host buffers)")
+        )
+    if size is not None and size >= _ONE_BUFFER:
+        one = f"{size / 1024**3:.1f} GiB"
+        summary = (
+            f"Make the job's pinned buffer smaller: the failed request was one {one} "
+            "allocation, sized by the job (a smaller batch, fewer samples or a shorter "
+            "sequence per step; an offload or cache buffer set smaller); or raise the "
+            "locked-memory limit and give the job more host RAM"
+        )
+        steps.insert(
+            0,
+            manual(
+                f"one {one} pinned buffer: a smaller batch / fewer samples per step (or the "
+                "offload or cache buffer's size option set lower) shrinks it"
+            ),
+        )
     return Hit(
         f"{what} (line {line.line}): pinning host RAM for GPU copies failed (the locked-memory "
         "limit, a container's or WSL's cap on pinned memory, or host RAM running short)",
-        evidence={"line": line.line},
-        fix=fix(
-            "Turn off pinned memory: DataLoader(..., pin_memory=False) (pin_memory=False in the "
-            "config); or raise the locked-memory limit (ulimit -l unlimited, docker run "
-            "--ulimit memlock=-1:-1) and give the job more host RAM",
-            "manual",
-            manual(
-                "DataLoader(..., pin_memory=False)  (train and val loaders; configs: pin_memory=False)"
-            ),
-            manual(_RAISE[0]),
-            manual(_RAISE[1]),
-            manual(
-                "fewer DataLoader workers / a smaller prefetch_factor pin fewer batches at once"
-            ),
-        ),
+        evidence={"line": line.line, "bytes": size},
+        fix=fix(summary, "manual", *steps),
         severity=Severity.WARNING,
     )

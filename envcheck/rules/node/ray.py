@@ -291,7 +291,11 @@ def shm_smaller_than_object_store(facts: Facts) -> Iterable[Hit]:
 def object_store_in_tmp_in_log(facts: Facts, line: LogLine) -> Hit:
     """Ray's own warning: it put the object store in /tmp because /dev/shm had less room than
     the store (python/ray/_private/services.py: the warning's --shm-size is
-    ``object_store_memory * 1.1 / 2**30``)."""
+    ``object_store_memory * 1.1 / 2**30``). Ray's refusal to start (a store over 10 GB that
+    /dev/shm cannot hold, 'The configured object store size exceeds /dev/shm size') is
+    ``_store_refused``."""
+    if "exceeds" in line.text:
+        return _store_refused(line)
     shm = line.number("shm_bytes")
     asked = line.number("ray_shm_suggest_gib")
     if asked is not None and shm is not None and asked * GIB < 2 * shm:
@@ -316,6 +320,41 @@ def object_store_in_tmp_in_log(facts: Facts, line: LogLine) -> Hit:
                 "medium: Memory at /dev/shm; in a Ray cluster config, add it to run_options"
             ),
         ),
+    )
+
+
+def _store_refused(line: LogLine) -> Hit:
+    """Ray's ValueError: the store (its size in GB, 10**9 bytes, where Ray 1.3+ states it) does
+    not fit /dev/shm and is too large for Ray to put in /tmp; /dev/shm sized for the store
+    first (what the threads establish), then a smaller store, then slow storage."""
+    store = line.number("ray_store_gb")
+    shm = line.number("ray_shm_gb")
+    sizes = (
+        f" ({store:.1f} GB asked, /dev/shm {shm:.1f} GB)"
+        if store is not None and shm is not None
+        else ""
+    )
+    size = f"{math.ceil(store * 1e9 * 1.1 / GIB)}g" if store is not None else "<the store + 10%>"
+    return Hit(
+        f"Ray refused to start (line {line.line}): its object store is larger than /dev/shm"
+        f"{sizes}, and Ray keeps a store over 10 GB out of /tmp",
+        evidence={"line": line.line, "object_store_gb": store, "dev_shm_gb": shm},
+        fix=fix(
+            "Give the container a /dev/shm larger than the object store; or ask Ray for a "
+            "smaller store; RAY_OBJECT_STORE_ALLOW_SLOW_STORAGE=1 starts it in /tmp (slow)",
+            "manual",
+            manual(
+                f"docker run --shm-size={size} (or --ipc=host); on Kubernetes an emptyDir with "
+                "medium: Memory at /dev/shm, its sizeLimit above the store; in a Ray cluster "
+                "config, add --shm-size to run_options"
+            ),
+            manual(
+                "a smaller store: ray start --object-store-memory=<bytes below /dev/shm's size> "
+                "(ray.init(object_store_memory=...))"
+            ),
+            manual("export RAY_OBJECT_STORE_ALLOW_SLOW_STORAGE=1  (the store in /tmp: slower)"),
+        ),
+        severity=Severity.ERROR,
     )
 
 
