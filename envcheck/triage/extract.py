@@ -62,6 +62,8 @@ FACTS: dict[str, str] = {
     "(enabled / disabled)",
     "nvrm_init": "RmInitAdapter's stage and NV_STATUS code, '0x62:0x40'",
     "torch_version": "the torch version",
+    "index_torch": "the torch release an extension's own wheel index page is for, as a log names the page (data.pyg.org/whl/torch-1.9.0+cu111.html: 1.9.0)",
+    "index_cuda": "the CUDA tag of that wheel index page (cu111, cpu)",
     "cuda_available": "what torch.cuda.is_available() returned (True/False), read from the line "
     "after the call in a Python REPL",
     "xformers_torch": "the torch build xformers' extensions were compiled for (xformers.info)",

@@ -31,6 +31,12 @@ from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.native_crash import crash_reading
 from envcheck.rules.node.pybind_registry import SIGNATURE as PYBIND_SIGNATURE
 from envcheck.rules.node.pybind_registry import pybind_type_unregistered
+from envcheck.rules.node.wheel_index_torch import (
+    index_cause,
+    index_fix,
+    page_is_other_torch,
+    stated_index,
+)
 from envcheck.rules.signals import SIGNAL_SIGNATURES
 
 _SITE_PATH = lazy(r"/(?:site|dist)-packages/(?P<top>[A-Za-z0-9_.+-]+)")
@@ -179,7 +185,11 @@ def extension_undefined_symbol(facts: Facts) -> Iterable[Hit]:
     wheel's that misses a CUDA runtime symbol names the mixed CUDA copies; an NCCL symbol
     (`ncclCommInitRankConfig`) names the NCCL that loads as older than the build's; a symbol a library
     release removed (the matrix's `[[removed_symbol]]`: `iJIT_NotifyEvent`, gone from MKL
-    2024.1) names the last release that has it. Only a log states an undefined symbol. A
+    2024.1) names the last release that has it. A wheel index page of the package's own that
+    the log installed it from (PyG's `data.pyg.org/whl/torch-1.9.0+cu111.html`, OpenMMLab's,
+    detectron2's, DGL's) names the torch its wheels were built for: where that is not the
+    installed torch, the fix names both ways out, that page's torch or the installed torch's
+    page (wheel_index_torch.py). Only a log states an undefined symbol. A
     native crash (`Segmentation fault`, glibc's `double free or corruption`) of a command that
     imports a torch extension beside torch (`python -c "import torchsort, torch; ..."`) is
     read as this cause too (native_crash.py): its fix, the rebuild without pip's cache.
@@ -217,11 +227,13 @@ def extension_undefined_symbol(facts: Facts) -> Iterable[Hit]:
 def _torch_text(facts: Facts) -> str:
     try:
         torch = facts.known_version("torch")
-        cuda = facts.torch_cuda() if torch is not None else None
     except Skip:
         return "the installed torch"
     if torch is None:
         return "the installed torch"
+    cuda = None
+    with contextlib.suppress(Skip):  # a release stated without its build
+        cuda = facts.torch_cuda()
     return f"torch {torch}" + (f" (CUDA {cuda})" if cuda else "")
 
 
@@ -471,7 +483,18 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None
         index = _FIND_LINKS.search(note)
         if index is not None:  # the package's own wheel index, as its README gives it
             actions = [manual(index.group(0).rstrip(".,;")), *actions]
-    if source == "torch":  # the other way out threads take: torch back to the extension's
+    page = stated_index(line) if source == "torch" else None
+    if page is not None and not page_is_other_torch(facts, page):
+        page = None  # the page's torch is the installed one: the symbol says something else
+    if page is not None:
+        # the log installed it from the wheel index page of another torch (PyG's
+        # torch-1.9.0+cu111.html under Colab's 1.10: pytorch_geometric#3484): that page's
+        # torch, or the installed torch's page
+        cause += index_cause(dist, page)
+        lead, index_actions = index_fix(facts, dist, page)
+        summary = f"{lead}. {summary}"
+        actions = [*index_actions, *actions]
+    if source == "torch" and page is None:  # the other way out threads take: torch back
         built_for = _built_for_torch(version)
         torch_pin = (
             f"torch=={built_for}.*" if built_for else "torch==<the release it was built for>"
