@@ -4932,6 +4932,6 @@ EXAMPLES += [
     (
         "Downloading https://download.pytorch.org/whl/cu111/torch-1.9.0+cu111-cp37-cp37m-"
         "linux_x86_64.whl",
-        "torch-build-printed",
+        "torch-wheel-file-named",
     ),
 ]
