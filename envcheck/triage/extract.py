@@ -255,6 +255,9 @@ FACTS: dict[str, str] = {
     "object has no attribute 'X')",
     "importer_file": "the file of the innermost traceback frame above a failed import, under "
     "site-packages (the module whose import statement failed)",
+    "importer_statement": "the top-level module of the Python import statement printed just "
+    "above a loader error ('from vllm import cuda_utils': vllm), where no site-packages frame "
+    "is shown",
     "str_decoded": "Python's error that a str was decoded as if it were bytes ('str' object "
     "has no attribute 'decode'), in the lines below a traceback frame that decodes what it read",
     "hdf5_reader_file": "the file of the traceback frame that decodes an HDF5 file's attribute "

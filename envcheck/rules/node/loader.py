@@ -98,7 +98,10 @@ def shared_library_not_found(facts: Facts) -> Iterable[Hit]:
     table, for the CUDA major of the node's torch when it is known). Only a log states which
     library failed to load: on a node alone the rule does not run, except for the driver's
     `libcuda.so.1` where a pasted `ldconfig -p` shows the loader's cache without it (none, or
-    only the CUDA toolkit's link-time stub `libcuda.so`).
+    only the CUDA toolkit's link-time stub `libcuda.so`). The package whose extension wants a
+    CUDA library is the traceback's innermost site-packages frame above the line, or, with no
+    frame shown, the import statement printed just above it (`from vllm import cuda_utils`)
+    when the matrix knows that package: its build for the node's CUDA is the other way out.
 
     ## Why it matters
     The loader searches LD_LIBRARY_PATH, the binary's RUNPATH and ld.so.cache, never
@@ -824,7 +827,8 @@ def _runtime_commands(
 
 def _loading_package(facts: Facts, line: LogLine, entries: Iterable[Soname]) -> str | None:
     """The distribution whose code loads a CUDA library (the innermost site-packages frame
-    above the line, ``importer_file``): an extension built for that library's CUDA major
+    above the line, ``importer_file``, else the import statement printed above it when the
+    import-names table knows its module, ``importer_statement``): an extension built for that library's CUDA major
     (bitsandbytes, xformers, a CUDA 11 build on a CUDA 12 node) is reinstalled in the build for
     the node's CUDA as the other way out. None when the library is not a CUDA one, the frame is
     not shown, or it is torch's own or a CUDA wheel's (their fix is the library itself)."""
@@ -832,12 +836,34 @@ def _loading_package(facts: Facts, line: LogLine, entries: Iterable[Soname]) -> 
         return None
     path = line.stated.get("importer_file")
     found = _SITE_TOP.search(path) if path else None
-    if found is None or found.group("top").startswith("_"):
+    top = found.group("top") if found is not None else None
+    if top is None and path is None:
+        # no frame shown: the import statement printed above the error (vllm#1718's `from
+        # vllm import cuda_utils`) names the package as well
+        top = line.stated.get("importer_statement")
+        if top is not None and not _known_package(facts, top):
+            return None  # a name no table knows: maybe the user's own module, not a package
+    if top is None or top.startswith("_"):
         return None
-    dist = distribution_of(facts, found.group("top"))
+    dist = distribution_of(facts, top)
     if dist in ("torch", "nvidia") or dist.startswith("nvidia-"):
         return None
     return dist
+
+
+def _known_package(facts: Facts, module: str) -> bool:
+    """Whether an import name is a distribution the matrix's tables know (its import name,
+    compiled-ops entry, importers table or wheel platforms), or the node states installed."""
+    matrix = facts.matrix
+    dist = distribution_of(facts, module)
+    return bool(
+        matrix.import_name(module) is not None
+        or matrix.extension(module) is not None
+        or matrix.extension(dist) is not None
+        or matrix.python_importer(dist) is not None
+        or any(matrix.wheels_known(dist, arch) for arch in ("x86_64", "aarch64"))
+        or facts.known_version(dist) is not None
+    )
 
 
 def _container_runtime_without_driver(soname: str, line: LogLine, wsl: bool) -> Hit:
