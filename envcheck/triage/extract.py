@@ -64,6 +64,8 @@ FACTS: dict[str, str] = {
     "torch_version": "the torch version",
     "index_torch": "the torch release an extension's own wheel index page is for, as a log names the page (data.pyg.org/whl/torch-1.9.0+cu111.html: 1.9.0)",
     "index_cuda": "the CUDA tag of that wheel index page (cu111, cpu)",
+    "index_package": "the package a pip line installs from that page ('pip install torch-scatter "
+    "-f ...': torch-scatter)",
     "cuda_available": "what torch.cuda.is_available() returned (True/False), read from the line "
     "after the call in a Python REPL",
     "xformers_torch": "the torch build xformers' extensions were compiled for (xformers.info)",
@@ -173,6 +175,9 @@ FACTS: dict[str, str] = {
     "pybind_cpp_type": "a torch C++ type pybind11's conversion error names by its C++ name "
     "('torch::jit::StrongFunctionPtr', 'c10d::Backend'): one the failing module's pybind11 "
     "registry does not know",
+    "ext_package": "the installed package of the innermost traceback frame above a loader "
+    "error that is not torch's own ('site-packages/torch_scatter/__init__.py' -> torch_scatter, "
+    "past torch.ops.load_library's frames): whose extension failed to load",
     "ext_frame_path": "the file of a traceback's innermost frame at a CUDA error, the last "
     "above it or, where a debugger prints frames innermost first, the first below it "
     "('/root/mmcv/mmcv/ops/focal_loss.py'): whose call launched the kernel",

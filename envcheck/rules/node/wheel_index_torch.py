@@ -63,20 +63,33 @@ def installed_torch(facts: Facts) -> Version | None:
     return None
 
 
+def installed_cuda_tag(facts: Facts) -> str | None:
+    """The installed torch's CUDA as wheel pages spell it (cu102), None when not stated."""
+    with contextlib.suppress(Skip):
+        cuda = facts.torch_cuda()
+        return f"cu{cuda.major}{cuda.minor}" if cuda is not None else None
+    return None
+
+
 def page_is_other_torch(facts: Facts, index: IndexTorch) -> bool:
     """Whether the page's torch can be the one the extension was built against while
-    another loads: the installed torch unknown, or another major.minor than the page's."""
+    another loads: the installed torch unknown, another major.minor than the page's, or
+    another CUDA build (cu111's page under a cu102 torch: pytorch_scatter#211)."""
     installed = installed_torch(facts)
     if installed is None:
         return True
-    return (installed.major, installed.minor) != (index.torch.major, index.torch.minor)
+    if (installed.major, installed.minor) != (index.torch.major, index.torch.minor):
+        return True
+    cuda = installed_cuda_tag(facts)
+    return cuda is not None and index.cuda_tag is not None and cuda != index.cuda_tag
 
 
 def index_cause(dist: str, index: IndexTorch) -> str:
     """The sentence that says which torch the extension's wheels were built for."""
+    built = f"torch {index.minor}" + (f" with {index.cuda_tag}" if index.cuda_tag else "")
     return (
         f" ({dist} came from the wheel index page for {index.text}: its wheels are built for "
-        f"torch {index.minor}, and the torch that loads is another release)"
+        f"{built}, and the torch that loads is another release or build)"
     )
 
 
@@ -112,5 +125,7 @@ def index_fix(facts: Facts, dist: str, index: IndexTorch) -> tuple[str, list[Act
         f"the page's torch, `{torch_command}` (with the torchvision / torchaudio of that "
         "release)"
     )
-    actions = [manual("python -c 'import torch; print(torch.__version__)'  (the installed torch)")]
-    return lead, [*actions, torch_action]
+    if installed is not None:
+        return lead, [torch_action]
+    ask = manual("python -c 'import torch; print(torch.__version__)'  (the installed torch)")
+    return lead, [ask, torch_action]
