@@ -19,7 +19,7 @@ from packaging.specifiers import SpecifierSet
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.model import Matrix, package_names
-from envcheck.matrix.schema import OsRelease, Soname
+from envcheck.matrix.schema import OsRelease, Soname, TorchRelease
 from envcheck.model.finding import Action, Fix, Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
@@ -705,6 +705,35 @@ def _torch_release_shipping(
                 variant = release.pypi_default
             if variant is not None:
                 return str(release.version), variant
+        crossed = _other_variant_shipping(release, entries, wheels, major)
+        if crossed is not None:
+            return str(release.version), crossed
+    return None
+
+
+def _other_variant_shipping(
+    release: TorchRelease, entries: tuple[Soname, ...], wheels: set[str], major: int | None
+) -> str | None:
+    """A variant on torch's own index of another CUDA major than the release's PyPI pins
+    (2.7.1's cu118 beside its cu126 default): its wheels depend on the same nvidia-* families
+    with that major's suffix, so a library whose SONAME follows the CUDA major (libcudart.so.11.0,
+    libcublas.so.11) comes with it (pytorch/pytorch .github/scripts/
+    generate_binary_build_matrix.py, PYTORCH_EXTRA_INSTALL_REQUIREMENTS["11.8"]:
+    nvidia-cuda-runtime-cu11==11.8.89, nvidia-cublas-cu11, ...). cuDNN's major is its own
+    (the variant's pin is not in the matrix): not read this way. The newest such variant, None
+    when the release has none."""
+    if any(e.kind == "cudnn" for e in entries):
+        return None
+    families = {_CUDA_SUFFIX.sub("", w) for w in release.pins}
+    for wheel in sorted(wheels):
+        cuda = _CUDA_SUFFIX.search(wheel)
+        if cuda is None or (major is not None and int(cuda.group(1)) != major):
+            continue
+        if _CUDA_SUFFIX.sub("", wheel) not in families or wheel in release.pins:
+            continue
+        variants = [v for v in release.variants if v.startswith(f"cu{cuda.group(1)}")]
+        if variants:
+            return max(variants, key=lambda v: int(v[2:]))
     return None
 
 
