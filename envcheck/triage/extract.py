@@ -260,6 +260,9 @@ FACTS: dict[str, str] = {
     "object has no attribute 'X')",
     "importer_file": "the file of the innermost traceback frame above a failed import, under "
     "site-packages (the module whose import statement failed)",
+    "lib64_site": "a site-packages directory under lib64/ that holds torch, as a traceback path "
+    "names it ('venv/lib64/python3.11/site-packages'): pip may have put the nvidia-* wheels "
+    "under lib/",
     "importer_statement": "the top-level module of the Python import statement printed just "
     "above a loader error ('from vllm import cuda_utils': vllm), where no site-packages frame "
     "is shown",

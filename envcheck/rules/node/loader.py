@@ -102,6 +102,8 @@ def shared_library_not_found(facts: Facts) -> Iterable[Hit]:
     CUDA library is the traceback's innermost site-packages frame above the line, or, with no
     frame shown, the import statement printed just above it (`from vllm import cuda_utils`)
     when the matrix knows that package: its build for the node's CUDA is the other way out.
+    A torch in a `lib64/` site-packages whose nvidia-* wheels pip put under `lib/` (RHEL-family
+    Pythons, some venvs) is told to link lib's nvidia directory beside torch.
 
     ## Why it matters
     The loader searches LD_LIBRARY_PATH, the binary's RUNPATH and ld.so.cache, never
@@ -534,6 +536,11 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         else:
             words.append(said_torch)
             actions.append(torch_action)
+    split = _lib64_split(line, entries, soname)
+    if split is not None:  # torch under lib64/, the nvidia-* wheels under lib/: link them
+        said_split, split_actions = split
+        words.insert(0, said_split)
+        actions = [*split_actions, *actions]
     runtime = _runtime_commands(facts, line, entries)
     if runtime is not None:  # the GPU runtime that opens it: its own way to the CUDA libraries
         said_runtime, runtime_actions = runtime
@@ -709,6 +716,36 @@ def _torch_release_shipping(
         if crossed is not None:
             return str(release.version), crossed
     return None
+
+
+_LIB64_SITE = lazy(
+    r"^(?P<prefix>.*?)/?lib64/(?P<python>python3\.[0-9]+)/(?P<site>site|dist)-packages$"
+)
+
+
+def _lib64_split(
+    line: LogLine, entries: tuple[Soname, ...], soname: str
+) -> tuple[str, list[Action]] | None:
+    """torch in a lib64/ site-packages (``lib64_site``: RHEL-family Pythons and some venvs
+    keep platform wheels there) while pip put the nvidia-* wheels, pure-Python by their tags,
+    in lib/: torch's RUNPATH ($ORIGIN/../../nvidia/<lib>/lib) looks beside itself and finds
+    nothing (pytorch#165812: 'torch install to venv/lib64 but nvidia install to venv/lib';
+    pytorch#104259: a symlink of lib's nvidia directory into lib64 fixed it). None when the
+    log names no such site-packages or no nvidia-* wheel ships the library."""
+    where = line.stated.get("lib64_site")
+    found = _LIB64_SITE.match(where) if where else None
+    if found is None or not any("nvidia-" in (e.pip or "") for e in entries):
+        return None
+    prefix = found.group("prefix")
+    lib = f"{prefix}/lib/{found.group('python')}/{found.group('site')}-packages/nvidia"
+    lib64 = f"{where}/nvidia"
+    command = f"ln -s $(realpath {lib}) {lib64}"
+    said = (
+        f"torch is installed under {where} but the nvidia-* wheels that ship {soname} go to "
+        f"lib/ ({lib}), where torch's RUNPATH does not look: link that directory beside "
+        f"torch, {command} (or put its */lib directories on LD_LIBRARY_PATH)"
+    )
+    return said, [manual(f"{command}  (torch finds the nvidia-* wheels beside itself)")]
 
 
 def _other_variant_shipping(
