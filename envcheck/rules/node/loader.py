@@ -101,7 +101,9 @@ def shared_library_not_found(facts: Facts) -> Iterable[Hit]:
     only the CUDA toolkit's link-time stub `libcuda.so`). The package whose extension wants a
     CUDA library is the traceback's innermost site-packages frame above the line, or, with no
     frame shown, the import statement printed just above it (`from vllm import cuda_utils`)
-    when the matrix knows that package: its build for the node's CUDA is the other way out.
+    or in the traceback of the exception raised while handling it, when the matrix knows that
+    package: its build for the node's CUDA is the other way out, with the package's own
+    commands per CUDA where `[[gpu_build]]` has them (vLLM's +cu118 release assets).
     A torch in a `lib64/` site-packages whose nvidia-* wheels pip put under `lib/` (RHEL-family
     Pythons, some venvs) is told to link lib's nvidia directory beside torch.
 
@@ -862,7 +864,8 @@ def _runtime_commands(
     majors = [e.cuda_major for e in entries if e.cuda_major is not None]
     if not majors:
         return None
-    build = facts.matrix.gpu_build(line.text + "\n" + (line.stated.get("importer_file") or ""))
+    named = (line.stated.get(k) or "" for k in ("importer_file", "importer_statement"))
+    build = facts.matrix.gpu_build("\n".join((line.text, *named)))
     if build is None:
         return None
     wanted = majors[0] if len(set(majors)) == 1 else None
