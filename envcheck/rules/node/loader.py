@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
@@ -921,15 +922,16 @@ def _loading_package(facts: Facts, line: LogLine, entries: Iterable[Soname]) -> 
 
 
 def _known_package(facts: Facts, module: str) -> bool:
-    """Whether an import name is a distribution the matrix's tables know (its import name,
-    compiled-ops entry, importers table or wheel platforms), or the node states installed."""
+    """Whether an import name is a package the matrix knows to ship compiled code that loads
+    CUDA libraries (a compiled-ops `[[extension]]`, a `[[gpu_build]]`, a package with wheels
+    per CPU architecture), or one the node states installed. A pure-Python package named by
+    the statement (`from diffusers import ...`) reaches the library through torch: not named."""
     matrix = facts.matrix
     dist = distribution_of(facts, module)
     return bool(
-        matrix.import_name(module) is not None
-        or matrix.extension(module) is not None
+        matrix.extension(module) is not None
         or matrix.extension(dist) is not None
-        or matrix.python_importer(dist) is not None
+        or any(canonicalize_name(b.package) == dist for b in matrix.gpu_builds)
         or any(matrix.wheels_known(dist, arch) for arch in ("x86_64", "aarch64"))
         or facts.known_version(dist) is not None
     )
