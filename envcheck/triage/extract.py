@@ -62,6 +62,10 @@ FACTS: dict[str, str] = {
     "(enabled / disabled)",
     "nvrm_init": "RmInitAdapter's stage and NV_STATUS code, '0x62:0x40'",
     "torch_version": "the torch version",
+    "index_torch": "the torch release an extension's own wheel index page is for, as a log names the page (data.pyg.org/whl/torch-1.9.0+cu111.html: 1.9.0)",
+    "index_cuda": "the CUDA tag of that wheel index page (cu111, cpu)",
+    "index_package": "the package a pip line installs from that page ('pip install torch-scatter "
+    "-f ...': torch-scatter)",
     "cuda_available": "what torch.cuda.is_available() returned (True/False), read from the line "
     "after the call in a Python REPL",
     "xformers_torch": "the torch build xformers' extensions were compiled for (xformers.info)",
@@ -173,6 +177,9 @@ FACTS: dict[str, str] = {
     "pybind_cpp_type": "a torch C++ type pybind11's conversion error names by its C++ name "
     "('torch::jit::StrongFunctionPtr', 'c10d::Backend'): one the failing module's pybind11 "
     "registry does not know",
+    "ext_package": "the installed package of the innermost traceback frame above a loader "
+    "error that is not torch's own ('site-packages/torch_scatter/__init__.py' -> torch_scatter, "
+    "past torch.ops.load_library's frames): whose extension failed to load",
     "ext_frame_path": "the file of a traceback's innermost frame at a CUDA error, the last "
     "above it or, where a debugger prints frames innermost first, the first below it "
     "('/root/mmcv/mmcv/ops/focal_loss.py'): whose call launched the kernel",
@@ -255,6 +262,12 @@ FACTS: dict[str, str] = {
     "object has no attribute 'X')",
     "importer_file": "the file of the innermost traceback frame above a failed import, under "
     "site-packages (the module whose import statement failed)",
+    "lib64_site": "a site-packages directory under lib64/ that holds torch, as a traceback path "
+    "names it ('venv/lib64/python3.11/site-packages'): pip may have put the nvidia-* wheels "
+    "under lib/",
+    "importer_statement": "the top-level module of the Python import statement printed just "
+    "above a loader error ('from vllm import cuda_utils': vllm), where no site-packages frame "
+    "is shown",
     "str_decoded": "Python's error that a str was decoded as if it were bytes ('str' object "
     "has no attribute 'decode'), in the lines below a traceback frame that decodes what it read",
     "hdf5_reader_file": "the file of the traceback frame that decodes an HDF5 file's attribute "

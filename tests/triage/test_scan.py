@@ -4943,3 +4943,32 @@ EXAMPLES += [
         "cuda-host-allocation-failed",
     ),
 ]
+
+# an extension's own wheel index page names the torch its wheels were built for, not the
+# installed torch (pytorch_geometric#3484: Colab's torch 1.10 under PyG's torch-1.9.0 page;
+# OpenMMLab's, detectron2's and DGL's pages the same way)
+EXAMPLES += [
+    (
+        "!pip install -q torch-scatter -f https://data.pyg.org/whl/torch-1.9.0+cu111.html",
+        "extension-wheel-index-named",
+    ),
+    (
+        "pip install mmcv-full -f https://download.openmmlab.com/mmcv/dist/cu113/torch1.10.0/"
+        "index.html",
+        "extension-wheel-index-named",
+    ),
+    (
+        "python -m pip install detectron2 -f "
+        "https://dl.fbaipublicfiles.com/detectron2/wheels/cu111/torch1.9/index.html",
+        "extension-wheel-index-named",
+    ),
+    (
+        "pip install dgl -f https://data.dgl.ai/wheels/torch-2.3/cu121/repo.html",
+        "extension-wheel-index-named",
+    ),
+    (
+        "Downloading https://download.pytorch.org/whl/cu111/torch-1.9.0+cu111-cp37-cp37m-"
+        "linux_x86_64.whl",
+        "torch-wheel-file-named",
+    ),
+]

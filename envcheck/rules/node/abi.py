@@ -31,6 +31,12 @@ from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.native_crash import crash_reading
 from envcheck.rules.node.pybind_registry import SIGNATURE as PYBIND_SIGNATURE
 from envcheck.rules.node.pybind_registry import pybind_type_unregistered
+from envcheck.rules.node.wheel_index_torch import (
+    index_cause,
+    index_fix,
+    page_is_other_torch,
+    stated_index,
+)
 from envcheck.rules.signals import SIGNAL_SIGNATURES
 
 _SITE_PATH = lazy(r"/(?:site|dist)-packages/(?P<top>[A-Za-z0-9_.+-]+)")
@@ -179,7 +185,13 @@ def extension_undefined_symbol(facts: Facts) -> Iterable[Hit]:
     wheel's that misses a CUDA runtime symbol names the mixed CUDA copies; an NCCL symbol
     (`ncclCommInitRankConfig`) names the NCCL that loads as older than the build's; a symbol a library
     release removed (the matrix's `[[removed_symbol]]`: `iJIT_NotifyEvent`, gone from MKL
-    2024.1) names the last release that has it. Only a log states an undefined symbol. A
+    2024.1) names the last release that has it. A wheel index page of the package's own that
+    the log installed it from (PyG's `data.pyg.org/whl/torch-1.9.0+cu111.html`, OpenMMLab's,
+    detectron2's, DGL's) names the torch its wheels were built for: where that is not the
+    installed torch, the fix names both ways out, that page's torch or the installed torch's
+    page (wheel_index_torch.py). An extension that links torch 1.12's `libtorch_cuda_cu.so` is
+    named by the traceback's innermost frame outside torch or by the pip line that installed
+    it, and gets its wheel for the installed torch before the source-tree rebuild. Only a log states an undefined symbol. A
     native crash (`Segmentation fault`, glibc's `double free or corruption`) of a command that
     imports a torch extension beside torch (`python -c "import torchsort, torch; ..."`) is
     read as this cause too (native_crash.py): its fix, the rebuild without pip's cache.
@@ -217,11 +229,13 @@ def extension_undefined_symbol(facts: Facts) -> Iterable[Hit]:
 def _torch_text(facts: Facts) -> str:
     try:
         torch = facts.known_version("torch")
-        cuda = facts.torch_cuda() if torch is not None else None
     except Skip:
         return "the installed torch"
     if torch is None:
         return "the installed torch"
+    cuda = None
+    with contextlib.suppress(Skip):  # a release stated without its build
+        cuda = facts.torch_cuda()
     return f"torch {torch}" + (f" (CUDA {cuda})" if cuda else "")
 
 
@@ -471,7 +485,18 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None
         index = _FIND_LINKS.search(note)
         if index is not None:  # the package's own wheel index, as its README gives it
             actions = [manual(index.group(0).rstrip(".,;")), *actions]
-    if source == "torch":  # the other way out threads take: torch back to the extension's
+    page = stated_index(line) if source == "torch" else None
+    if page is not None and not page_is_other_torch(facts, page):
+        page = None  # the page's torch is the installed one: the symbol says something else
+    if page is not None:
+        # the log installed it from the wheel index page of another torch (PyG's
+        # torch-1.9.0+cu111.html under Colab's 1.10: pytorch_geometric#3484): that page's
+        # torch, or the installed torch's page
+        cause += index_cause(dist, page)
+        lead, index_actions = index_fix(facts, dist, page)
+        summary = f"{lead}. {summary}"
+        actions = [*index_actions, *actions]
+    if source == "torch" and page is None:  # the other way out threads take: torch back
         built_for = _built_for_torch(version)
         torch_pin = (
             f"torch=={built_for}.*" if built_for else "torch==<the release it was built for>"
@@ -785,23 +810,66 @@ _VERSIONED = lazy(r"undefined symbol: [A-Za-z0-9_]+, version (lib[A-Za-z0-9_]+\.
 def _old_torch_library(facts: Facts, line: LogLine, library: str) -> Hit:
     """An extension links libtorch_cuda_cu.so / libtorch_cuda_cpp.so, which only torch 1.12 and
     older ship: it was built for an older torch, or a stale build directory was reinstalled
-    (FRNN#18: remove the build folders, then reinstall)."""
+    (FRNN#18: remove the build folders, then reinstall). Where a traceback frame names an
+    installed compiled-ops package with its own wheel index (PyG's, OpenMMLab's), its wheel
+    for the installed torch comes first, with the index page the log installed it from
+    (wheel_index_torch.py) when that page serves another torch."""
     torch = _torch_text(facts)
-    return Hit(
-        f"a compiled extension links {library}.so (line {line.line}), a library only torch 1.12 "
-        f"and older ship (later wheels have libtorch_cuda.so): it was built for an older torch "
-        f"than {torch}, or its install reused a stale build",
-        evidence={"line": line.line, "library": f"{library}.so"},
-        fix=fix(
-            f"Rebuild the extension against {torch}: in its source tree rm -rf build/ (and the "
-            "stale *.so files setup.py left there), then pip install --no-build-isolation "
-            "--no-cache-dir --force-reinstall . (or install its wheel built for this torch); the "
-            "traceback's last frame above this line names the package",
-            "manual",
-            manual("rm -rf build/  (in the extension's source tree)"),
-            manual("pip install --no-build-isolation --no-cache-dir --force-reinstall ."),
-        ),
+    installed = None
+    with contextlib.suppress(Skip):
+        installed = facts.known_version("torch")
+    # torch 1.8 to 1.12 split libtorch_cuda in two only in its CUDA 11 builds (BUILD_SPLIT_CUDA):
+    # under one of those releases the extension's wheel is of another CUDA build
+    split_era = installed is not None and installed.release[:2] <= (1, 12)
+    older = (
+        f"another build of torch {installed.major}.{installed.minor} than {torch} (of 1.8 to "
+        "1.12 only the CUDA 11 builds split libtorch_cuda in two)"
+        if split_era and installed is not None
+        else f"an older torch than {torch}"
     )
+    cause = (
+        f"a compiled extension links {library}.so (line {line.line}), a library only torch 1.12 "
+        f"and older ship (later wheels have libtorch_cuda.so): it was built for {older}, or "
+        "its install reused a stale build"
+    )
+    summary = (
+        f"Rebuild the extension against {torch}: in its source tree rm -rf build/ (and the "
+        "stale *.so files setup.py left there), then pip install --no-build-isolation "
+        "--no-cache-dir --force-reinstall . (or install its wheel built for this torch); the "
+        "traceback's last frame above this line names the package"
+    )
+    actions = [
+        manual("rm -rf build/  (in the extension's source tree)"),
+        manual("pip install --no-build-isolation --no-cache-dir --force-reinstall ."),
+    ]
+    top = line.stated.get("ext_package") or line.stated.get("index_package")
+    extension = facts.matrix.extension(top) if top else None
+    evidence: dict[str, object] = {"line": line.line, "library": f"{library}.so"}
+    if extension is not None and extension.wheel_index is not None:
+        # an installed wheel from the package's own index, not a source tree: its wheel for
+        # the installed torch (pytorch_scatter#211: libtorch_cuda_cu.so, the wheels of
+        # another torch)
+        dist = extension.package
+        cause = (
+            f"{dist}'s extension links {library}.so (line {line.line}), a library only torch "
+            f"1.12 and older ship (later wheels have libtorch_cuda.so): {dist} was built for "
+            f"{older}"
+        )
+        text, ext_actions = install_text(facts, extension)
+        summary = (
+            f"Install the {dist} build made for {torch}: {text}; or, where {dist} was built "
+            "from a source checkout, rm -rf build/ there (and the stale *.so files setup.py "
+            "left) and pip install --no-build-isolation --no-cache-dir --force-reinstall ."
+        )
+        actions = [*ext_actions, *actions]
+        page = stated_index(line)
+        if page is not None and page_is_other_torch(facts, page):
+            cause += index_cause(dist, page)
+            lead, index_actions = index_fix(facts, dist, page)
+            summary = f"{lead}. {summary}"
+            actions = [*index_actions, *actions]
+        evidence["distribution"] = dist
+    return Hit(cause, evidence=evidence, fix=fix(summary, "manual", *actions))
 
 
 def _mixed_torch(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:

@@ -15,11 +15,12 @@ import re
 from collections.abc import Iterable, Mapping
 
 from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.model import Matrix, package_names
-from envcheck.matrix.schema import OsRelease, Soname
+from envcheck.matrix.schema import OsRelease, Soname, TorchRelease
 from envcheck.model.finding import Action, Fix, Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
@@ -98,7 +99,14 @@ def shared_library_not_found(facts: Facts) -> Iterable[Hit]:
     table, for the CUDA major of the node's torch when it is known). Only a log states which
     library failed to load: on a node alone the rule does not run, except for the driver's
     `libcuda.so.1` where a pasted `ldconfig -p` shows the loader's cache without it (none, or
-    only the CUDA toolkit's link-time stub `libcuda.so`).
+    only the CUDA toolkit's link-time stub `libcuda.so`). The package whose extension wants a
+    CUDA library is the traceback's innermost site-packages frame above the line, or, with no
+    frame shown, the import statement printed just above it (`from vllm import cuda_utils`)
+    or in the traceback of the exception raised while handling it, when the matrix knows that
+    package: its build for the node's CUDA is the other way out, with the package's own
+    commands per CUDA where `[[gpu_build]]` has them (vLLM's +cu118 release assets).
+    A torch in a `lib64/` site-packages whose nvidia-* wheels pip put under `lib/` (RHEL-family
+    Pythons, some venvs) is told to link lib's nvidia directory beside torch.
 
     ## Why it matters
     The loader searches LD_LIBRARY_PATH, the binary's RUNPATH and ld.so.cache, never
@@ -531,6 +539,11 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         else:
             words.append(said_torch)
             actions.append(torch_action)
+    split = _lib64_split(line, entries, soname)
+    if split is not None:  # torch under lib64/, the nvidia-* wheels under lib/: link them
+        said_split, split_actions = split
+        words.insert(0, said_split)
+        actions = [*split_actions, *actions]
     runtime = _runtime_commands(facts, line, entries)
     if runtime is not None:  # the GPU runtime that opens it: its own way to the CUDA libraries
         said_runtime, runtime_actions = runtime
@@ -702,6 +715,65 @@ def _torch_release_shipping(
                 variant = release.pypi_default
             if variant is not None:
                 return str(release.version), variant
+        crossed = _other_variant_shipping(release, entries, wheels, major)
+        if crossed is not None:
+            return str(release.version), crossed
+    return None
+
+
+_LIB64_SITE = lazy(
+    r"^(?P<prefix>.*?)/?lib64/(?P<python>python3\.[0-9]+)/(?P<site>site|dist)-packages$"
+)
+
+
+def _lib64_split(
+    line: LogLine, entries: tuple[Soname, ...], soname: str
+) -> tuple[str, list[Action]] | None:
+    """torch in a lib64/ site-packages (``lib64_site``: RHEL-family Pythons and some venvs
+    keep platform wheels there) while pip put the nvidia-* wheels, pure-Python by their tags,
+    in lib/: torch's RUNPATH ($ORIGIN/../../nvidia/<lib>/lib) looks beside itself and finds
+    nothing (pytorch#165812: 'torch install to venv/lib64 but nvidia install to venv/lib';
+    pytorch#104259: a symlink of lib's nvidia directory into lib64 fixed it). None when the
+    log names no such site-packages or no nvidia-* wheel ships the library."""
+    where = line.stated.get("lib64_site")
+    found = _LIB64_SITE.match(where) if where else None
+    if found is None or not any("nvidia-" in (e.pip or "") for e in entries):
+        return None
+    prefix = found.group("prefix")
+    lib = f"{prefix}/lib/{found.group('python')}/{found.group('site')}-packages/nvidia"
+    lib64 = f"{where}/nvidia"
+    command = f"ln -s $(realpath {lib}) {lib64}"
+    said = (
+        f"torch is installed under {where} but the nvidia-* wheels that ship {soname} go to "
+        f"lib/ ({lib}), where torch's RUNPATH does not look: link that directory beside "
+        f"torch, {command} (or put its */lib directories on LD_LIBRARY_PATH)"
+    )
+    return said, [manual(f"{command}  (torch finds the nvidia-* wheels beside itself)")]
+
+
+def _other_variant_shipping(
+    release: TorchRelease, entries: tuple[Soname, ...], wheels: set[str], major: int | None
+) -> str | None:
+    """A variant on torch's own index of another CUDA major than the release's PyPI pins
+    (2.7.1's cu118 beside its cu126 default): its wheels depend on the same nvidia-* families
+    with that major's suffix, so a library whose SONAME follows the CUDA major (libcudart.so.11.0,
+    libcublas.so.11) comes with it (pytorch/pytorch .github/scripts/
+    generate_binary_build_matrix.py, PYTORCH_EXTRA_INSTALL_REQUIREMENTS["11.8"]:
+    nvidia-cuda-runtime-cu11==11.8.89, nvidia-cublas-cu11, ...). cuDNN's major is its own
+    (the variant's pin is not in the matrix): not read this way. The newest such variant, None
+    when the release has none."""
+    if any(e.kind == "cudnn" for e in entries):
+        return None
+    families = {_CUDA_SUFFIX.sub("", w) for w in release.pins}
+    for wheel in sorted(wheels):
+        cuda = _CUDA_SUFFIX.search(wheel)
+        if cuda is None or (major is not None and int(cuda.group(1)) != major):
+            continue
+        if _CUDA_SUFFIX.sub("", wheel) not in families or wheel in release.pins:
+            continue
+        variants = [v for v in release.variants if v.startswith(f"cu{cuda.group(1)}")]
+        if variants:
+            return max(variants, key=lambda v: int(v[2:]))
     return None
 
 
@@ -793,7 +865,8 @@ def _runtime_commands(
     majors = [e.cuda_major for e in entries if e.cuda_major is not None]
     if not majors:
         return None
-    build = facts.matrix.gpu_build(line.text + "\n" + (line.stated.get("importer_file") or ""))
+    named = (line.stated.get(k) or "" for k in ("importer_file", "importer_statement"))
+    build = facts.matrix.gpu_build("\n".join((line.text, *named)))
     if build is None:
         return None
     wanted = majors[0] if len(set(majors)) == 1 else None
@@ -824,7 +897,8 @@ def _runtime_commands(
 
 def _loading_package(facts: Facts, line: LogLine, entries: Iterable[Soname]) -> str | None:
     """The distribution whose code loads a CUDA library (the innermost site-packages frame
-    above the line, ``importer_file``): an extension built for that library's CUDA major
+    above the line, ``importer_file``, else the import statement printed above it when the
+    import-names table knows its module, ``importer_statement``): an extension built for that library's CUDA major
     (bitsandbytes, xformers, a CUDA 11 build on a CUDA 12 node) is reinstalled in the build for
     the node's CUDA as the other way out. None when the library is not a CUDA one, the frame is
     not shown, or it is torch's own or a CUDA wheel's (their fix is the library itself)."""
@@ -832,12 +906,35 @@ def _loading_package(facts: Facts, line: LogLine, entries: Iterable[Soname]) -> 
         return None
     path = line.stated.get("importer_file")
     found = _SITE_TOP.search(path) if path else None
-    if found is None or found.group("top").startswith("_"):
+    top = found.group("top") if found is not None else None
+    if top is None and path is None:
+        # no frame shown: the import statement printed above the error (vllm#1718's `from
+        # vllm import cuda_utils`) names the package as well
+        top = line.stated.get("importer_statement")
+        if top is not None and not _known_package(facts, top):
+            return None  # a name no table knows: maybe the user's own module, not a package
+    if top is None or top.startswith("_"):
         return None
-    dist = distribution_of(facts, found.group("top"))
+    dist = distribution_of(facts, top)
     if dist in ("torch", "nvidia") or dist.startswith("nvidia-"):
         return None
     return dist
+
+
+def _known_package(facts: Facts, module: str) -> bool:
+    """Whether an import name is a package the matrix knows to ship compiled code that loads
+    CUDA libraries (a compiled-ops `[[extension]]`, a `[[gpu_build]]`, a package with wheels
+    per CPU architecture), or one the node states installed. A pure-Python package named by
+    the statement (`from diffusers import ...`) reaches the library through torch: not named."""
+    matrix = facts.matrix
+    dist = distribution_of(facts, module)
+    return bool(
+        matrix.extension(module) is not None
+        or matrix.extension(dist) is not None
+        or any(canonicalize_name(b.package) == dist for b in matrix.gpu_builds)
+        or any(matrix.wheels_known(dist, arch) for arch in ("x86_64", "aarch64"))
+        or facts.known_version(dist) is not None
+    )
 
 
 def _container_runtime_without_driver(soname: str, line: LogLine, wsl: bool) -> Hit:
