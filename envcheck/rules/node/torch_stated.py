@@ -250,11 +250,19 @@ def pre_ampere_in_log(facts: Facts, line: LogLine) -> Hit | None:
     if not old and _all_ampere_or_newer(facts, line):
         return None  # a GPU newer than the release's check: CUD151's entry names that cause
     gpus = f" ({', '.join(old)})" if old else ""
+    in_vllm = line.stated.get("ext_frame") == "vllm" or "vllm_flash_attn" in line.text
     return Hit(
         f"flash-attn 2 refused the GPU{gpus} (line {line.line}: 'FlashAttention only supports "
-        "Ampere GPUs or newer'): its kernels exist only for Ampere (sm_80) and newer",
-        evidence={"line": line.line, "gpus": old},
-        fix=fix(
+        "Ampere GPUs or newer'): its kernels exist only for Ampere (sm_80) and newer"
+        + (
+            ", and vLLM's attention backend called it (its own copy, vllm_flash_attn)"
+            if in_vllm
+            else ""
+        ),
+        evidence={"line": line.line, "gpus": old, "layer": "vllm" if in_vllm else None},
+        fix=_vllm_backend_fix()
+        if in_vllm
+        else fix(
             "Use SDPA (or eager) attention on pre-Ampere GPUs",
             "manual",
             manual(
@@ -262,6 +270,19 @@ def pre_ampere_in_log(facts: Facts, line: LogLine) -> Hit | None:
                 '"flash_attention_2"'
             ),
         ),
+    )
+
+
+def _vllm_backend_fix() -> Fix:
+    """vLLM chose the attention backend that called flash-attn: its own knob picks another,
+    VLLM_ATTENTION_BACKEND (vllm/envs.py); XFORMERS runs below Ampere (the arch_floor entry's
+    fallback for flash-attn, matrices/packages/arch_floors.toml). transformers'
+    attn_implementation does not reach vLLM's engine."""
+    return fix(
+        "Pick a vLLM attention backend that runs below Ampere: VLLM_ATTENTION_BACKEND=XFORMERS "
+        "(transformers' attn_implementation does not reach vLLM's engine)",
+        "manual",
+        manual("export VLLM_ATTENTION_BACKEND=XFORMERS"),
     )
 
 
