@@ -43,3 +43,16 @@ def test_transformers_flash_attn_gets_sdpa(cli: Cli, tmp_path: Path) -> None:
     cause = causes(cli, log)["TOR102"]
     assert cause["verdict"] == "confirmed"
     assert 'attn_implementation="sdpa"' in fix_text(cause)
+
+
+def test_a_line_vllms_logger_wrote_gets_vllms_backend(cli: Cli, tmp_path: Path) -> None:
+    """No frame above it, but vLLM's own logger prefix on the line (vllm/logger.py's
+    '%(levelname)s %(asctime)s [%(filename)s:%(lineno)d]', a worker's tag before it)."""
+    for text in (
+        "ERROR 08-16 18:47:21 [engine.py:456] RuntimeError: FlashAttention only supports Ampere "
+        "GPUs or newer.",
+        "(VllmWorker rank=1 pid=4242) ERROR 06-20 12:27:37 [multiproc_executor.py:527] "
+        "RuntimeError: FlashAttention only supports Ampere GPUs or newer.",
+    ):
+        cause = causes(cli, log_file(tmp_path, text))["TOR102"]
+        assert "VLLM_ATTENTION_BACKEND=XFORMERS" in fix_text(cause), text

@@ -250,7 +250,11 @@ def pre_ampere_in_log(facts: Facts, line: LogLine) -> Hit | None:
     if not old and _all_ampere_or_newer(facts, line):
         return None  # a GPU newer than the release's check: CUD151's entry names that cause
     gpus = f" ({', '.join(old)})" if old else ""
-    in_vllm = line.stated.get("ext_frame") == "vllm" or "vllm_flash_attn" in line.text
+    in_vllm = (
+        line.stated.get("ext_frame") == "vllm"
+        or "vllm_flash_attn" in line.text
+        or _VLLM_LOGGED.search(line.text) is not None
+    )
     return Hit(
         f"flash-attn 2 refused the GPU{gpus} (line {line.line}: 'FlashAttention only supports "
         "Ampere GPUs or newer'): its kernels exist only for Ampere (sm_80) and newer"
@@ -271,6 +275,16 @@ def pre_ampere_in_log(facts: Facts, line: LogLine) -> Hit | None:
             ),
         ),
     )
+
+
+# vLLM's logger prefix on the line itself (vllm/logger.py: '%(levelname)s %(asctime)s
+# [%(filename)s:%(lineno)d] %(message)s' with the date '%m-%d %H:%M:%S'; before 0.8 without the
+# '['), after a worker's or engine core's own '(VllmWorker rank=0 pid=N)' tag: the engine
+# logged the error, so its attention backend called flash-attn
+_VLLM_LOGGED = re.compile(
+    r"^(?:\((?:VllmWorker|EngineCore|RayWorkerWrapper)[^)]*\) )?(?:ERROR|WARNING|INFO) "
+    r"\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \[?[\w.]+\.py:\d+\]"
+)
 
 
 def _vllm_backend_fix() -> Fix:
