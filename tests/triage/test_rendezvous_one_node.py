@@ -70,3 +70,15 @@ def test_a_node_count_of_one_beside_another_host_is_not_one_node() -> None:
     assert ranks_on_one_node({"nnodes": "1", "nccl_hosts": "a,b"}) is None
     assert ranks_on_one_node({"nnodes": "2"}) is None
     assert ranks_on_one_node({}) is None
+
+
+def test_the_unique_id_store_line_on_one_node(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    line = (
+        "RuntimeError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] "
+        "via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout"
+    )
+    one = causes(cli, log_file(tmp_path, "torchrun --nnodes=1 --nproc_per_node=2 x.py", line))
+    assert one["NET103"]["verdict"] == "ruled_out"
+    assert one["NET104"]["verdict"] == "ruled_out"
+    two = causes(cli, log_file(tmp_path, "torchrun --nnodes=2 --nproc_per_node=2 x.py", line))
+    assert two["NET103"]["verdict"] == "unknown"

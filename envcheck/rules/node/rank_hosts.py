@@ -26,8 +26,11 @@ GENERIC_NCCL_LINES = frozenset(
     }
 )
 # torch.distributed's rendezvous-store lines (matrices/signatures/nccl.toml): a store on rank 0
-# that waited for ranks, a client that could not reach it
-STORE_LINES = frozenset({"c10d-store-wait-timeout", "c10d-store-connect-failed"})
+# that waited for ranks, a client that could not reach it, a rank that could not read what rank 0
+# published there (the NCCL unique id)
+STORE_LINES = frozenset(
+    {"c10d-store-wait-timeout", "c10d-store-connect-failed", "c10d-nccl-unique-id-store"}
+)
 # names an MPI host list may give this node itself
 _LOCAL = frozenset({"localhost", "127.0.0.1", "::1"})
 # a host of DeepSpeed's 'WORLD INFO DICT' (deepspeed/launcher/launch.py logs the dict of host ->
