@@ -72,7 +72,9 @@ def test_a_node_count_of_one_beside_another_host_is_not_one_node() -> None:
     assert ranks_on_one_node({}) is None
 
 
-def test_the_unique_id_store_line_on_one_node(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+def test_the_unique_id_store_line_on_one_node(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
     line = (
         "RuntimeError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] "
         "via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout"
