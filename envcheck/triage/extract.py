@@ -317,6 +317,8 @@ FACTS: dict[str, str] = {
     "the following workers:' names ('host1:8,host2:8')",
     "launcher_line_host": "the host pdsh names before a line it gathered ('worker-1: ...'); "
     "several in one log: the ranks ran on several nodes",
+    "nccl_tests_host": "the host nccl-tests' device table names for a rank ('Rank  2 Group  0 "
+    "Pid 3164639 on    fengyun device  0'); several in one log: the ranks ran on several nodes",
     "launcher_world_info": "the hosts and GPUs of DeepSpeed's launcher, its 'WORLD INFO DICT' "
     "(\"'worker-0': [0, 1], 'worker-1': [0, 1]\")",
     "slurm_nodelist": "the nodes Slurm allocated to the job, in its hostlist form "

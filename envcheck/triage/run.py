@@ -457,6 +457,10 @@ def judge(
     gathered = dict.fromkeys(f.value for f in facts if f.name == "launcher_line_host")
     if len(gathered) > 1:
         stated["launcher_line_hosts"] = ",".join(gathered)
+    # nccl-tests' device table naming several hosts
+    tested = dict.fromkeys(f.value for f in facts if f.name == "nccl_tests_host")
+    if len(tested) > 1:
+        stated["nccl_tests_hosts"] = ",".join(tested)
     # every address NCCL's INFO lines say this node's ranks use (a peer at none of them is a rank
     # on another node)
     addresses = dict.fromkeys(f.value for f in facts if f.name == "nccl_own_address")

@@ -233,3 +233,21 @@ def test_pybind11_at_the_callers_own_types_is_not_an_abi_cause(cli: Cli, tmp_pat
     result = cli("triage", str(log), "--json", "--no-probe")
     found = {c["code"]: c for m in result.json()["data"]["matches"] for c in m["causes"]}
     assert found.get("TOR150", {}).get("verdict") != "confirmed"
+
+
+def test_xformers_bundled_flash_attention_3_is_built_without_it(cli: Cli, tmp_path: Path) -> None:
+    """facebookresearch/xformers#1329: a source checkout (any directory name) whose check site
+    is its bundled FlashAttention-3, third_party/flash-attention/hopper: xformers builds it only
+    for sm_80/sm_90 (setup.py), so on an RTX 5090 the fix is a build without it."""
+    log = log_file(
+        tmp_path,
+        "GPU 0: NVIDIA GeForce RTX 5090 (UUID: GPU-1)",
+        "CUDA error (/workspace/xfrm2/third_party/flash-attention/hopper/"
+        "flash_fwd_launch_template.h:188): no kernel image is available for execution on the "
+        "device",
+    )
+    cause = causes(cli, log)["CUD153"]
+    assert cause["verdict"] == "confirmed"
+    text = fix_text(cause)
+    assert 'XFORMERS_DISABLE_FLASH_ATTN=1 TORCH_CUDA_ARCH_LIST="12.0"' in text
+    assert "0.0.33" in text

@@ -67,7 +67,22 @@ def test_a_traceback_that_ends_in_torch_makes_it_torchs_build(cli: Cli, tmp_path
 
 def test_a_traceback_of_user_code_only_leaves_both_open(cli: Cli, tmp_path: Path) -> None:
     """The user's own frame called the op directly: torch's kernel or an extension's, the
-    log does not say; both stay open, torch's build worded as a condition."""
+    log does not say; on a GPU every recent torch build has (an A100), both stay open."""
+    log = log_file(
+        tmp_path,
+        "Using device: NVIDIA A100-SXM4-80GB",
+        "Traceback (most recent call last):",
+        '  File "/home/u/train.py", line 10, in <module>',
+        "    x = torch.randn(3, device='cuda') * 2",
+        _ERROR,
+    )
+    found = causes(cli, log)
+    assert (found["TOR101"]["verdict"], found["CUD153"]["verdict"]) == ("unknown", "unknown")
+
+
+def test_user_code_on_a_gpu_torch_added_late_reads_as_torchs(cli: Cli, tmp_path: Path) -> None:
+    """The same on an RTX 5090: sm_120 is in no default torch build before 2.7, so the kernel
+    without an image is most likely torch's (tests/triage/test_kernel_image_new_gpu.py)."""
     log = log_file(
         tmp_path,
         "Using device: NVIDIA GeForce RTX 5090",
@@ -77,5 +92,5 @@ def test_a_traceback_of_user_code_only_leaves_both_open(cli: Cli, tmp_path: Path
         _ERROR,
     )
     found = causes(cli, log)
-    assert (found["TOR101"]["verdict"], found["CUD153"]["verdict"]) == ("unknown", "unknown")
-    assert "sm_120" in json.dumps(found["TOR101"]["fix"])  # as a condition
+    assert found["TOR101"]["verdict"] == "confirmed"
+    assert "sm_120" in json.dumps(found["TOR101"]["findings"])

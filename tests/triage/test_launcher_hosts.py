@@ -157,3 +157,53 @@ def test_an_exported_interface_across_nodes_is_net101s_finding(
         cli, log_file(tmp_path, "export NCCL_SOCKET_IFNAME=eno1", _REMOTE, name="one.log")
     )
     assert single["NET101"]["verdict"] != "confirmed"
+
+
+# nccl-tests' device table and the NCCL_SOCKET_IFNAME an mpirun exports to every host, as
+# NVIDIA/nccl-tests#219 logged them: two hosts, one name for both
+_NCCL_TESTS_TWO_HOSTS = (
+    "`mpirun -np 2 -pernode --allow-run-as-root -hostfile host.txt -mca btl_tcp_if_include "
+    "192.168.0.0/24 -x NCCL_SOCKET_IFNAME=enp6s0 ./nccl-tests/build/all_reduce_perf -b 8 -e 128M "
+    "-f 2 -g 2 -c 0`",
+    "#  Rank  0 Group  0 Pid 3740409 on fengyun416 device  0 [0x01] NVIDIA RTX A6000",
+    "#  Rank  1 Group  0 Pid 3740409 on fengyun416 device  1 [0x07] NVIDIA RTX A6000",
+    "#  Rank  2 Group  0 Pid 3164639 on    fengyun device  0 [0x01] NVIDIA RTX A6000",
+    "#  Rank  3 Group  0 Pid 3164639 on    fengyun device  1 [0x05] NVIDIA RTX A6000",
+    "fengyun: Test NCCL failure common.cu:959 'internal error - please report this issue to the "
+    "NCCL developers / '",
+)
+
+
+def test_an_interface_mpirun_exports_to_two_hosts_is_net101s(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """mpirun's `-x NCCL_SOCKET_IFNAME=enp6s0` gives every host the same name; nccl-tests'
+    device table puts the ranks on two hosts: NET101, its fix each host's own name, listed or in
+    /etc/nccl.conf."""
+    found = causes(cli, log_file(tmp_path, *_NCCL_TESTS_TWO_HOSTS))
+    assert found["NET101"]["verdict"] == "confirmed"
+    message = found["NET101"]["findings"][0]["message"]
+    assert "2 hosts (fengyun416, fengyun)" in message
+    assert "NCCL_SOCKET_IFNAME=enp6s0" in message
+    text = fix_text(found["NET101"])
+    assert "NCCL_SOCKET_IFNAME=enp6s0,<the other nodes' interface names>" in text
+    assert "/etc/nccl.conf" in text
+    assert found["NET104"]["verdict"] == "unknown"
+
+
+def test_one_host_in_nccl_tests_table_says_nothing_of_nodes(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    one_host = [line.replace("   fengyun ", "fengyun416 ") for line in _NCCL_TESTS_TWO_HOSTS]
+    found = causes(cli, log_file(tmp_path, *one_host))
+    assert found["NET101"]["verdict"] == "unknown"
+
+
+def test_mpich_genv_states_the_interface(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    lines = (
+        "mpiexec -n 16 -ppn 8 -hosts gpu01,gpu02 -genv NCCL_SOCKET_IFNAME ib0 ./train",
+        _REMOTE,
+    )
+    found = causes(cli, log_file(tmp_path, *lines))
+    assert found["NET101"]["verdict"] == "confirmed"
+    assert "NCCL_SOCKET_IFNAME=ib0" in found["NET101"]["findings"][0]["message"]

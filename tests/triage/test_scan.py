@@ -4972,3 +4972,17 @@ EXAMPLES += [
         "torch-wheel-file-named",
     ),
 ]
+
+# an MPI launch exporting NCCL_SOCKET_IFNAME to every host (Open MPI's -x, MPICH's -genv), as
+# NVIDIA/nccl-tests#219 ran it
+EXAMPLES += [
+    (
+        "mpirun -np 2 -pernode --allow-run-as-root -hostfile host.txt -mca btl_tcp_if_include "
+        "192.168.0.0/24 -x NCCL_SOCKET_IFNAME=enp6s0 ./nccl-tests/build/all_reduce_perf -b 8",
+        "launcher-exported-socket-ifname",
+    ),
+    (
+        "mpiexec -n 16 -ppn 8 -genv NCCL_SOCKET_IFNAME ib0 ./train",
+        "launcher-exported-socket-ifname",
+    ),
+]

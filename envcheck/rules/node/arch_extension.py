@@ -190,6 +190,8 @@ def _checked_by_extension(facts: Facts, line: LogLine) -> Hit | None:
     file and line on the error line): the kernel without an image is that package's, whatever
     torch's own build covers (torch's kernels are not the ones that failed here)."""
     package = check_site_package(facts, line)
+    if package is None and _FA3_SOURCE.search(line.stated.get("cuda_program") or ""):
+        package = "xformers"  # its submodule's path (.gitmodules), in a checkout of any name
     source = (line.stated.get("cuda_program") or "").rsplit("/", 1)[-1]
     return _extension_kernel(facts, line, package, f"the CUDA check that reported it is {source}")
 
@@ -214,6 +216,9 @@ def _extension_kernel(facts: Facts, line: LogLine, frame: str | None, seen: str)
     )
     command = f'{env}="{value}" {build}'
     where = f" ({sm(cc)})" if cc is not None else ""
+    fa3 = _FA3_SOURCE.search(line.stated.get("cuda_program") or "")
+    if entry.package == "xformers" and fa3 and (cc is None or cc.major not in (8, 9)):
+        return _xformers_fa3(line, command, where, frame)  # sm_80's SASS runs on sm_8x
     return Hit(
         f"the kernel with no image for the GPU{where} was launched by {entry.package} (line "
         f"{line.line}: {seen}): {entry.package} was built "
@@ -230,6 +235,35 @@ def _extension_kernel(facts: Facts, line: LogLine, frame: str | None, seen: str)
             + "; or install a prebuilt release made for this GPU, torch and CUDA",
             "manual",
             manual(command),
+        ),
+    )
+
+
+# xformers' bundled FlashAttention-3, its third_party/flash-attention/hopper sources
+_FA3_SOURCE = lazy(r"third_party[/\\]flash-attention[/\\]hopper[/\\]")
+
+
+def _xformers_fa3(line: LogLine, command: str, where: str, frame: str | None) -> Hit:
+    """The check site is xformers' bundled FlashAttention-3 (third_party/flash-attention/hopper):
+    xformers' setup.py builds it only for sm_80 and sm_90 ('only support Sm80/Sm90', whatever
+    TORCH_CUDA_ARCH_LIST names; XFORMERS_DISABLE_FLASH_ATTN skips it), and releases before
+    0.0.33 dispatch it to any GPU from sm_90 on (0.0.33 gave its ops a maximum capability of
+    9.0). On another GPU the kernel cannot be built for it: xformers is rebuilt without it,
+    or 0.0.33 or newer runs another op there (facebookresearch/xformers#1329: 'building
+    without flash attention fixes the issue'; xformers#1251)."""
+    disabled = f"XFORMERS_DISABLE_FLASH_ATTN=1 {command}"
+    return Hit(
+        f"the kernel with no image for the GPU{where} is xformers' bundled FlashAttention-3 (line "
+        f"{line.line}: the CUDA check in third_party/flash-attention/hopper): xformers builds it "
+        "only for sm_80 and sm_90, and releases before 0.0.33 still dispatch it on newer GPUs",
+        evidence={"line": line.line, "package": "xformers", "frame": frame, "kernel": "fa3"},
+        fix=fix(
+            "Rebuild xformers without its FlashAttention-3 (it has no kernels for this GPU at "
+            f"any build setting): `{disabled}`; or install xformers 0.0.33 or newer, whose "
+            "FlashAttention-3 ops stop at sm_90 (a wheel for the installed torch, from torch's "
+            "index)",
+            "manual",
+            manual(disabled),
         ),
     )
 

@@ -15,13 +15,16 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable
 
+from packaging.version import Version
+
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
 from envcheck.patterns import lazy
-from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
+from envcheck.rules.base import Hit, LogLine, NotStated, StatedOtherwise, from_log, rule
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.device_functions import below_target
+from envcheck.rules.node.stated_toolkits import stated_toolkit
 
 # nvcc's front end: 'error: identifier "__hfma2" is undefined' for cuda_fp16's half arithmetic
 _UNDEFINED = lazy(
@@ -29,6 +32,14 @@ _UNDEFINED = lazy(
 )
 # the architecture below which cuda_fp16.hpp leaves half arithmetic out
 _HALF_FLOOR = (5, 3)
+# cuda_fp16.hpp's own guards, read in NVIDIA's nvidia-cuda-runtime-cu12 wheels: up to CUDA
+# 12.1 (12.1.105) every half arithmetic function (__hadd, __hsub, __hmul, __hfma, __hdiv,
+# __hneg, their half2, _sat and _rn forms) sits under '#if !defined(__CUDA_ARCH__) ||
+# (__CUDA_ARCH__ >= 530)', the fused multiply-add with relu (__hfma_relu, __hfma2_relu) under
+# '>= 800'; from CUDA 12.2 (12.2.140, 12.8.90) only the fused multiply-add family (__hfma,
+# __hfma2, _sat, _relu) keeps the '>= 530' guard, the rest is declared for every target
+_HALF_ALL_TARGETS_FROM = Version("12.2")
+_RELU_FLOOR = (8, 0)
 # nvcc's front end: 'error: no instance of overloaded function "atomicAdd" matches the argument
 # list', its operand types on the next line ('argument types are: (double *, double)')
 _ATOMIC = lazy(
@@ -85,8 +96,12 @@ def intrinsic_below_build_target(facts: Facts) -> Iterable[Hit]:
     function rules this out. Only a build log states it.
 
     ## Why it matters
-    CUDA's cuda_fp16.hpp declares half arithmetic only for `__CUDA_ARCH__ >= 530`: a kernel
-    that calls it does not compile for Maxwell (5.0, 5.2) or older. An architecture list that
+    CUDA's cuda_fp16.hpp declares half arithmetic only for `__CUDA_ARCH__ >= 530` (the
+    `_relu` forms of the fused multiply-add `>= 800`) up to CUDA 12.1; from 12.2 only the fused
+    multiply-add family (`__hfma`, `__hfma2`, `_sat`, `_relu`) keeps the sm_53 floor and the rest
+    compiles for every target, so with an nvcc the log or node states as 12.2 or newer,
+    `__hadd2` undefined is not the target's (ruled out). A kernel that calls a guarded function
+    does not compile for Maxwell (5.0, 5.2) or older. An architecture list that
     keeps those targets (a packaging script's `TORCH_CUDA_ARCH_LIST="5.0;6.0;..."`, or torch's
     choice of every architecture when no GPU is visible in a container build) stops the whole
     build, although the GPU it is for is newer.
@@ -117,6 +132,7 @@ def intrinsic_below_build_target(facts: Facts) -> Iterable[Hit]:
 
     ## References
     - https://docs.nvidia.com/cuda/cuda-math-api/cuda_math_api/group__CUDA__MATH____HALF2__ARITHMETIC.html
+    - CUDA's include/cuda_fp16.hpp in NVIDIA's nvidia-cuda-runtime-cu12 wheels 12.1.105 (every half arithmetic function under `__CUDA_ARCH__ >= 530`, `__hfma_relu` under `>= 800`), 12.2.140 and 12.8.90 (only `__hfma*` under `>= 530`)
     - https://github.com/pytorch/ao/issues/2611
     - https://github.com/pytorch/ao/pull/1557
     - https://github.com/pytorch/FBGEMM/pull/3434
@@ -129,6 +145,17 @@ def intrinsic_below_build_target(facts: Facts) -> Iterable[Hit]:
     - CUDA's sm_30_intrinsics.h, sm_32_intrinsics.h, sm_60_atomic_functions.h, sm_61_intrinsics.h (NVIDIA's nvidia-cuda-runtime-cu12 wheels)
     """
     raise Skip("only a build log states which intrinsic a kernel's target lacked", "log.ptx_target")
+
+
+def half_floor(name: str, nvcc: Version | None) -> tuple[int, int] | None:
+    """The oldest architecture for which the nvcc release's cuda_fp16.hpp declares the half
+    intrinsic ``name``: sm_53 (the relu forms sm_80) up to CUDA 12.1; from 12.2 sm_53 for the
+    fused multiply-add family only, None for the rest (declared for every target). An nvcc the
+    log and node do not state is read as the older header's (the floor the error implies)."""
+    fma = name.startswith("__hfma")
+    if nvcc is not None and nvcc >= _HALF_ALL_TARGETS_FROM:
+        return _HALF_FLOOR if fma else None
+    return _RELU_FLOOR if name.endswith("_relu") else _HALF_FLOOR
 
 
 def _gpu_arch_list(facts: Facts, floor: tuple[int, int] = _HALF_FLOOR) -> str | None:
@@ -154,17 +181,34 @@ def intrinsic_below_build_target_in_log(facts: Facts, line: LogLine) -> Hit | No
     if found is None:
         raise NotStated(f"line {line.line} names no half-precision intrinsic", "log.ptx_target")
     name = found.group("name")
-    gpus = _gpu_arch_list(facts)
-    value = gpus or "<the GPUs' X.Y, 5.3 or newer: 7.0 V100, 8.0 A100, 8.9 L4, 9.0 H100>"
+    nvcc = stated_toolkit(facts, line)
+    floor = half_floor(name, nvcc)
+    if floor is None:
+        raise StatedOtherwise(
+            f"nvcc {nvcc}'s cuda_fp16.hpp declares {name} for every target (from CUDA 12.2 only "
+            f"the fused multiply-add family, __hfma*, needs sm_53): no target explains line "
+            f"{line.line}"
+        )
+    need, arch = f"{floor[0]}.{floor[1]}", f"sm_{floor[0]}{floor[1]}"
+    gpus = _gpu_arch_list(facts, floor)
+    value = gpus or f"<the GPUs' X.Y, {need} or newer: 7.0 V100, 8.0 A100, 8.9 L4, 9.0 H100>"
+    which = (
+        f"CUDA {nvcc} declares the fused multiply-add family (__hfma*) only for sm_53 and newer"
+        if nvcc is not None and nvcc >= _HALF_ALL_TARGETS_FROM
+        else f"CUDA declares {name} only for {arch} and newer"
+        + ("" if nvcc is not None else " (up to CUDA 12.1; from 12.2 only __hfma* keeps sm_53)")
+    )
+    older = "Maxwell (5.0/5.2) or older" if floor == _HALF_FLOOR else f"a target below {arch}"
     return Hit(
-        f"nvcc has no {name} for a target the build compiles (line {line.line}): CUDA "
-        "declares half-precision arithmetic only for sm_53 and newer, so the architecture list "
-        "still holds Maxwell (5.0/5.2) or older",
-        evidence={"line": line.line, "intrinsic": name},
+        f"nvcc has no {name} for a target the build compiles (line {line.line}): {which}, so "
+        f"the architecture list still holds {older}",
+        evidence={"line": line.line, "intrinsic": name, "floor": need, "nvcc": str(nvcc)},
         fix=fix(
-            f'Build only for architectures 5.3 and newer: `export TORCH_CUDA_ARCH_LIST="{value}"` '
+            f"Build only for architectures {need} and newer: "
+            f'`export TORCH_CUDA_ARCH_LIST="{value}"` '
             "(the GPUs the build must run on), then build again with `pip install "
-            "--no-build-isolation`; a CMake build: -DCMAKE_CUDA_ARCHITECTURES without 50 and 52",
+            "--no-build-isolation`; a CMake build: -DCMAKE_CUDA_ARCHITECTURES without "
+            + ("50 and 52" if floor == _HALF_FLOOR else f"targets below {floor[0]}{floor[1]}"),
             "manual",
             manual(f'export TORCH_CUDA_ARCH_LIST="{value}"'),
             manual("pip install --no-build-isolation --no-cache-dir <the package>"),

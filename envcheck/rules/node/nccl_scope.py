@@ -33,12 +33,14 @@ from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
 from envcheck.patterns import lazy
-from envcheck.rules.base import Hit, LogLine, NotStated, from_log
+from envcheck.rules.base import Hit, LogLine, NotStated, StatedOtherwise, from_log
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.nccl import nccl_chose_virtual_interface
 from envcheck.rules.node.network import candidate
 from envcheck.rules.node.rank_hosts import (
     GENERIC_NCCL_LINES,
+    STORE_LINES,
+    ranks_on_one_node,
     ranks_span_nodes,
 )
 
@@ -65,6 +67,20 @@ def nccl_chose_virtual_interface_or_spans_nodes(facts: Facts, line: LogLine) -> 
     a job whose log shows ranks on several nodes and no NCCL_SOCKET_IFNAME."""
     if line.signature == _NO_SUBNET:
         return _no_interface_in_peer_subnet(facts, line)
+    one = ranks_on_one_node(line.stated)
+    if line.signature in STORE_LINES:
+        if one:
+            raise StatedOtherwise(
+                f"{one}: the ranks reach rank 0's store on this host, whatever interface "
+                f"Gloo and NCCL would choose between nodes (line {line.line})"
+            )
+        raise NotStated(
+            f"line {line.line} is the rendezvous store's: the interface NCCL and Gloo choose "
+            "between nodes comes after it"
+            if ranks_span_nodes(line.stated)
+            else f"line {line.line} does not say whether the ranks ran on several nodes",
+            "log.nodes",
+        )
     if line.signature not in GENERIC_NCCL_LINES:
         if line.informational and not line.stated.get("nccl_listed_iface"):
             _info_line_alone(line)

@@ -9,9 +9,13 @@ from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Fix, Severity
 from envcheck.model.report import Interface, NetworkInfo
-from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
+from envcheck.rules.base import Hit, LogLine, NotStated, StatedOtherwise, from_log, rule
 from envcheck.rules.fixes import fix, manual, set_env
-from envcheck.rules.node.rank_hosts import GENERIC_NCCL_LINES, ranks_span_nodes
+from envcheck.rules.node.rank_hosts import (
+    GENERIC_NCCL_LINES,
+    ranks_on_one_node,
+    ranks_span_nodes,
+)
 
 SOCKET_VARS = ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME", "TP_SOCKET_IFNAME")
 PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
@@ -326,10 +330,42 @@ def loopback_fix() -> Fix:
     )
 
 
+# Gloo's own warning that the hostname resolved to loopback (matrices/signatures/nccl.toml)
+_GLOO_LOOPBACK = "gloo-hostname-loopback"
+
+
 @from_log("NET103")
 def hostname_loopback_in_log(facts: Facts, line: LogLine) -> Hit:
     """Gloo's own warning: 'Unable to resolve hostname to a (local) address. Using the loopback
-    address as fallback' (gloo/transport/tcp: the hostname gave no non-loopback address)."""
+    address as fallback' (gloo/transport/tcp: the hostname gave no non-loopback address). A
+    loopback hostname matters only to ranks on other nodes: where the log states one node, the
+    warning is harmless and a rendezvous or store timeout is not this cause (every rank reaches
+    rank 0's store on the same host); where it states several, the store's and the generic lines
+    leave the node's hostname to check; where it says neither, the cause stays open."""
+    one = ranks_on_one_node(line.stated)
+    if line.signature != _GLOO_LOOPBACK:
+        if one:
+            raise StatedOtherwise(
+                f"{one}: every rank reaches the store and its peers on this host, so what the "
+                f"hostname resolves to does not decide line {line.line}"
+            )
+        spans = ranks_span_nodes(line.stated)
+        if spans is None:
+            raise NotStated(
+                f"line {line.line} does not say whether the ranks ran on several nodes (a "
+                "loopback hostname matters only between nodes)",
+                "log.nodes",
+            )
+        raise NotStated(
+            f"{spans}: the other nodes reach this one only where its hostname resolves to an "
+            "address they can reach; `getent hosts $(hostname)` on each node says whether it does",
+            "network.hostname",
+        )
+    if one:
+        raise StatedOtherwise(
+            f"Gloo fell back to loopback (line {line.line}), harmless here: {one}, so no rank "
+            "connects from another host"
+        )
     try:
         remedy = _ifname_fix(facts.network(), ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"))
     except Skip:
@@ -473,19 +509,35 @@ def _named_interface_between_nodes(facts: Facts, line: LogLine) -> Hit | None:
         "missing, down or without the address the other nodes reach on one of them (or named "
         "differently there)",
         evidence={"line": line.line, "value": named, "spans_nodes": spans},
-        fix=remedy
-        or fix(
-            f"Set NCCL_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME) on every node to the interface "
-            f"that carries the address the other nodes reach, not {named} unless it does (a "
-            "bridge such as br0 holds the address of the NIC enslaved to it); names may differ "
-            "per node: list each (NCCL_SOCKET_IFNAME=eno1,eth0)",
-            "manual",
-            manual("ip -br addr   # on each node: the interface with the address the others reach"),
-            manual(
-                "export NCCL_SOCKET_IFNAME=<that interface> GLOO_SOCKET_IFNAME=<that interface>"
-            ),
-        ),
+        fix=remedy or _between_nodes_fix(named),
         severity=Severity.WARNING,
+    )
+
+
+def _between_nodes_fix(named: str) -> Fix:
+    """The interface fix for ranks on several nodes where the log sets NCCL_SOCKET_IFNAME:
+    each node's own interface. One name (``enp6s0``, the same on every host where a launcher
+    exports it, mpirun's ``-x``) fails where another node names its NIC otherwise: NCCL takes a
+    comma-separated list of prefixes (src/misc/socket.cc), so listing every node's name works on
+    all of them, and /etc/nccl.conf (or ~/.nccl.conf) sets a host's own value (NCCL's
+    documentation, 'Environment Variables'; NVIDIA/nccl#286, NVIDIA/nccl-tests#219)."""
+    single = "," not in named and not named.startswith(("^", "="))
+    listed = (
+        f"NCCL_SOCKET_IFNAME={named},<the other nodes' interface names>"
+        if single
+        else ("NCCL_SOCKET_IFNAME=eno1,eth0")
+    )
+    return fix(
+        f"Set NCCL_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME) on every node to the interface "
+        f"that carries the address the other nodes reach, not {named} unless it does (a "
+        "bridge such as br0 holds the address of the NIC enslaved to it); names may differ "
+        f"per node: list each node's ({listed}), or set each host's own in /etc/nccl.conf",
+        "manual",
+        manual("ip -br addr   # on each node: the interface with the address the others reach"),
+        manual(f"export {listed}" if single else "export NCCL_SOCKET_IFNAME=<that interface>"),
+        manual(
+            'echo "NCCL_SOCKET_IFNAME=<this host\'s interface>" >> /etc/nccl.conf   # on each host'
+        ),
     )
 
 

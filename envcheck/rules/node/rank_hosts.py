@@ -25,6 +25,12 @@ GENERIC_NCCL_LINES = frozenset(
         "torch-nccl-error-any-reason",
     }
 )
+# torch.distributed's rendezvous-store lines (matrices/signatures/nccl.toml): a store on rank 0
+# that waited for ranks, a client that could not reach it, a rank that could not read what rank 0
+# published there (the NCCL unique id)
+STORE_LINES = frozenset(
+    {"c10d-store-wait-timeout", "c10d-store-connect-failed", "c10d-nccl-unique-id-store"}
+)
 # names an MPI host list may give this node itself
 _LOCAL = frozenset({"localhost", "127.0.0.1", "::1"})
 # a host of DeepSpeed's 'WORLD INFO DICT' (deepspeed/launcher/launch.py logs the dict of host ->
@@ -66,6 +72,11 @@ def ranks_span_nodes(stated: Mapping[str, str]) -> str | None:
     hosts = stated.get("nccl_hosts", "").split(",")
     if len(hosts) > 1:
         return f"NCCL's lines come from {len(hosts)} hosts ({', '.join(hosts[:3])})"
+    tested = stated.get("nccl_tests_hosts", "").split(",")
+    if len(tested) > 1:
+        return (
+            f"nccl-tests' device table lists ranks on {len(tested)} hosts ({', '.join(tested[:3])})"
+        )
     named = stated.get("launcher_hosts", "").split(",")
     launched = dict.fromkeys(h.split(":")[0] for h in named if h and h.split(":")[0] not in _LOCAL)
     if len(launched) > 1:
@@ -93,6 +104,20 @@ def ranks_span_nodes(stated: Mapping[str, str]) -> str | None:
             f"NCCL connected ranks through its network transport (via NET/{net.strip()}), "
             "which it uses between nodes"
         )
+    return None
+
+
+def ranks_on_one_node(stated: Mapping[str, str]) -> str | None:
+    """Why the log says every rank ran on one node, or None when it does not say so (or says
+    several): the launcher's node count of 1 (torchrun's `--nnodes=1`, Slurm's
+    `SLURM_NNODES=1`, DeepSpeed's `--num_nodes 1`; launcher-node-count) with nothing in the log
+    placing a rank elsewhere. On one node every rank reaches the store and its peers on the same
+    host, so what another node would need of this one (a hostname that resolves to a routable
+    address, the interface between the nodes) decides nothing there."""
+    if ranks_span_nodes(stated) is not None:
+        return None
+    if stated.get("nnodes") == "1":
+        return "the launcher states one node (nnodes 1)"
     return None
 
 

@@ -16,7 +16,7 @@ from envcheck.facts.skip import Skip
 from envcheck.matrix.model import public
 from envcheck.model.finding import Fix
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log
-from envcheck.rules.choose import sm
+from envcheck.rules.choose import arch_list, covers, sm
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.abi import names_other_package, owning_distribution
 from envcheck.rules.node.arch import _cc
@@ -46,12 +46,61 @@ def arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
     frame = frame_package(facts, line)
     if frame in TORCH_OWN:
         return _warned(facts, line, f"'no kernel image' raised in {frame}'s own code")
+    if frame is None:  # no frame, or a project's own: an installed package's may be compiled
+        lacking = _default_builds_lack(facts, line)
+        if lacking is not None:
+            return _warned(facts, line, lacking)
     # the open cause's fix: the rule's own for the facts known (the GPU's build, where stated)
     raise NotStated(
         "whether the kernel without an image was torch's or an extension's is not stated (the "
         "node's torch is not known, and the traceback's last frame above the error is not "
         "torch's)",
         "torch",
+    )
+
+
+# the share of torch's PyPI-default builds without the GPU's architecture from which a bare
+# 'no kernel image' on a GPU newer than most of them is read as torch's: an architecture torch's
+# default wheels added late (Blackwell's sm_100/sm_120: none before 2.7, 2.7's cu126 default
+# neither); sm_75-sm_89 are in every one, sm_90 missing only from the cu117 defaults of 1.13-2.0
+_LACKING_SHARE = 1 / 3
+# torch's own source directories: a check site there is torch's kernel
+_TORCH_SOURCE = re.compile(r"(?:^|[/\\])(?:aten|c10|THC|THCUNN|caffe2)[/\\]")
+
+
+def _default_builds_lack(facts: Facts, line: LogLine) -> str | None:
+    """Why a 'no kernel image' that no extension claims (no check site, no frame of a compiled-
+    ops package) is torch's own, from the GPU alone: its architecture is newer than torch's
+    default builds up to a recent release (missing from at least a third of the PyPI-default
+    builds the matrix knows, the newest having it). An extension alone lacking the kernel needs
+    a torch that has the GPU's, which a GPU that new most often does not run yet (Blackwell GPUs
+    on a cu126 or pre-2.7 torch: FramePack#267, ComfyUI#7380). None where the GPU is not known,
+    where every default build but a few old ones has its architecture (an A100's or H100's
+    'no kernel image' is an extension's: CUD153 stays open for the node's facts to decide), and
+    for a GPU whose architecture the newest builds dropped (a Pascal GPU's thread may well run
+    the old torch that had it: the torch release decides, mish-cuda#10)."""
+    source = line.stated.get("cuda_program")
+    if source and not _TORCH_SOURCE.search(source):
+        return None  # a native program's own check site (ggml-cuda.cu): CUD153 reads it
+    try:
+        ccs, _ = _stated_gpus(facts, line)
+    except Skip:
+        return None
+    if not ccs:
+        return None
+    builds = []
+    for release in sorted(facts.matrix.torch_releases, key=lambda r: r.version):
+        archs = arch_list(release, release.pypi_default) if release.pypi_default else None
+        if archs is not None and archs[1]:
+            builds.append((release, archs[0]))
+    lacking = [r for r, archs in builds if not all(covers(archs, cc) for cc in ccs)]
+    if not lacking or lacking[-1] is builds[-1][0] or len(lacking) < _LACKING_SHARE * len(builds):
+        return None
+    gpus = ", ".join(sm(cc) for cc in ccs)
+    return (
+        f"no traceback frame or check site names an extension, and {gpus} is missing from the "
+        f"default builds of {len(lacking)} of the {len(builds)} torch releases the matrix knows "
+        f"(up to {lacking[-1].version}): the kernel without an image is most likely torch's"
     )
 
 
@@ -201,11 +250,23 @@ def pre_ampere_in_log(facts: Facts, line: LogLine) -> Hit | None:
     if not old and _all_ampere_or_newer(facts, line):
         return None  # a GPU newer than the release's check: CUD151's entry names that cause
     gpus = f" ({', '.join(old)})" if old else ""
+    in_vllm = (
+        line.stated.get("ext_frame") == "vllm"
+        or "vllm_flash_attn" in line.text
+        or _VLLM_LOGGED.search(line.text) is not None
+    )
     return Hit(
         f"flash-attn 2 refused the GPU{gpus} (line {line.line}: 'FlashAttention only supports "
-        "Ampere GPUs or newer'): its kernels exist only for Ampere (sm_80) and newer",
-        evidence={"line": line.line, "gpus": old},
-        fix=fix(
+        "Ampere GPUs or newer'): its kernels exist only for Ampere (sm_80) and newer"
+        + (
+            ", and vLLM's attention backend called it (its own copy, vllm_flash_attn)"
+            if in_vllm
+            else ""
+        ),
+        evidence={"line": line.line, "gpus": old, "layer": "vllm" if in_vllm else None},
+        fix=_vllm_backend_fix()
+        if in_vllm
+        else fix(
             "Use SDPA (or eager) attention on pre-Ampere GPUs",
             "manual",
             manual(
@@ -213,6 +274,29 @@ def pre_ampere_in_log(facts: Facts, line: LogLine) -> Hit | None:
                 '"flash_attention_2"'
             ),
         ),
+    )
+
+
+# vLLM's logger prefix on the line itself (vllm/logger.py: '%(levelname)s %(asctime)s
+# [%(filename)s:%(lineno)d] %(message)s' with the date '%m-%d %H:%M:%S'; before 0.8 without the
+# '['), after a worker's or engine core's own '(VllmWorker rank=0 pid=N)' tag: the engine
+# logged the error, so its attention backend called flash-attn
+_VLLM_LOGGED = re.compile(
+    r"^(?:\((?:VllmWorker|EngineCore|RayWorkerWrapper)[^)]*\) )?(?:ERROR|WARNING|INFO) "
+    r"\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \[?[\w.]+\.py:\d+\]"
+)
+
+
+def _vllm_backend_fix() -> Fix:
+    """vLLM chose the attention backend that called flash-attn: its own knob picks another,
+    VLLM_ATTENTION_BACKEND (vllm/envs.py); XFORMERS runs below Ampere (the arch_floor entry's
+    fallback for flash-attn, matrices/packages/arch_floors.toml). transformers'
+    attn_implementation does not reach vLLM's engine."""
+    return fix(
+        "Pick a vLLM attention backend that runs below Ampere: VLLM_ATTENTION_BACKEND=XFORMERS "
+        "(transformers' attn_implementation does not reach vLLM's engine)",
+        "manual",
+        manual("export VLLM_ATTENTION_BACKEND=XFORMERS"),
     )
 
 
