@@ -135,3 +135,64 @@ def test_another_caller_in_the_frame_is_named_not_the_recorded_one(
     assert "pip install httpx==0.27.2" in text
     assert "upgrade anthropic, whose call passes it" in text
     assert "openai" not in text
+
+
+_VERL_CALL = (
+    '  File "/root/miniconda3/envs/r1/lib/python3.10/site-packages/vllm/entrypoints/llm.py", '
+    "line 247, in __init__",
+    "    engine_args = EngineArgs(",
+    "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'model_hf_config'",
+)
+
+
+def test_a_keyword_only_a_callers_own_copy_takes_pins_the_release_it_was_made_for(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """verl's LLM copy for vLLM 0.6.3 takes model_hf_config; vLLM's own never did: the
+    release verl's copy was made for, not vLLM's first or last release with the argument."""
+    found = causes(cli, log_file(tmp_path, *_VERL_CALL))["PY160"]
+    assert found["verdict"] == "confirmed"
+    text = fix_text(found)
+    assert "pip install vllm==0.6.3" in text
+    assert "verl's own copy" in str(found)
+
+
+def test_the_release_the_callers_copy_was_made_for_rules_it_out(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    node = saved_node(tmp_path, vllm="0.6.3")
+    found = causes(cli, log_file(tmp_path, *_VERL_CALL), "--report", str(node))["PY160"]
+    assert found["verdict"] != "confirmed"
+
+
+def test_a_bare_init_is_the_class_its_source_line_calls_not_any_class(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """Python 3.8's `__init__() got an unexpected keyword argument` under `engine_args =
+    EngineArgs(`: EngineArgs', whose argument the table does not know, never peft's LoraConfig
+    (whose every unknown argument the table reads as a newer adapter config)."""
+    log = log_file(
+        tmp_path,
+        '  File "/usr/local/lib/python3.8/dist-packages/vllm/entrypoints/llm.py", line 53, in '
+        "__init__",
+        "    engine_args = EngineArgs(",
+        "TypeError: __init__() got an unexpected keyword argument 'trust_remote_code'",
+    )
+    found = causes(cli, log)["PY160"]
+    assert found["verdict"] == "unknown"
+    assert "peft" not in str(found)
+    assert "EngineArgs.__init__()" in str(found)
+
+
+def test_a_removed_vllm_engine_argument_pins_its_last_release(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """vLLM 0.13 removed EngineArgs' task (its wheels, release by release); an installed
+    0.12.0 still has it, so the line is not this cause there."""
+    line = "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'task'"
+    found = causes(cli, log_file(tmp_path, line))["PY160"]
+    assert found["verdict"] == "confirmed"
+    assert "pip install vllm==0.12.0" in fix_text(found)
+    node = saved_node(tmp_path, vllm="0.12.0")
+    found = causes(cli, log_file(tmp_path, line), "--report", str(node))["PY160"]
+    assert found["verdict"] != "confirmed"

@@ -4906,3 +4906,18 @@ EXAMPLES += [
         "nvrtc-kernel-compile-error",
     ),
 ]
+
+# GCC's aarch64 back end's refusals of a CPU option (SYS173): an x86 CPU name for -march and
+# -mtune, and an -march feature modifier it does not know (older GCC's wording, no %qs)
+EXAMPLES += [
+    ("cc1plus: error: unknown value 'core-avx2' for '-march'", "compiler-cpu-option-unknown"),
+    ("cc1plus: error: unknown value 'core-avx2' for '-mtune'", "compiler-cpu-option-unknown"),
+    (
+        "cc1plus: error: invalid feature modifier in '-march=armv8.2-a+dotprod+fp16'",
+        "compiler-cpu-option-unknown",
+    ),
+    (
+        "cc1: error: invalid feature modifier 'sve3' in '-march=armv9-a+sve3'",
+        "compiler-cpu-option-unknown",
+    ),
+]

@@ -55,8 +55,12 @@ def keyword_changed_by_release(facts: Facts) -> Iterable[Hit]:
     library removed K (the caller was written for the releases before) or added it (the caller,
     or a saved config such as peft's adapter_config.json, comes from a newer release), or where
     the library's own code passes a new argument to a method others override (transformers 4.46
-    passes num_items_in_batch to a Trainer subclass's compute_loss), from the
-    matrix's `[[keyword_change]]` table (each library's wheels read release by release). The
+    passes num_items_in_batch to a Trainer subclass's compute_loss), or where no release of
+    the library took K and the calling package's own copy of the callable does, used only with
+    some releases (verl's LLM copy for vLLM 0.6.3 takes model_hf_config), from the
+    matrix's `[[keyword_change]]` table (each library's wheels read release by release; vLLM's
+    EngineArgs fields, which LLM(...) and AsyncEngineArgs(...) reach). Pythons before 3.10
+    print a bare `__init__()`: the class the traceback's last source line calls names it. The
     installed version, when known, must be on the failing side. CPython's other refusals of a
     call: `missing 1 required positional argument: 'K'` is confirmed where the table knows the
     release that changed K (an override that requires an argument the installed release does
@@ -84,7 +88,9 @@ def keyword_changed_by_release(facts: Facts) -> Iterable[Hit]:
     library: the package of the traceback's innermost frame under site-packages, below the
     release whose declared bound began requiring the library's new release (`trl<0.12` for
     transformers 4.46's Trainer processing_class), or the callers the table records; an argument a release began passing to an override: pin the last
-    release before it (transformers 4.45.2) or accept the argument in the override. A required
+    release before it (transformers 4.45.2) or accept the argument in the override; an argument
+    only the caller's own copy takes: the release that copy was made for (vllm==0.6.3 for
+    verl's model_hf_config), or a caller release made for the installed one. A required
     argument the call does not pass: pass it, or the release the caller was written for (an
     override requiring num_items_in_batch needs transformers 4.46 or newer, or a default for
     it); an argument given twice: pass the call's arguments by keyword.
@@ -92,6 +98,8 @@ def keyword_changed_by_release(facts: Facts) -> Iterable[Hit]:
     ## References
     - matrices/packages/keyword_changes.toml
     - python/cpython Python/getargs.c ('%U() got an unexpected keyword argument '%S'')
+    - https://github.com/hiyouga/LlamaFactory/issues/6654 (vLLM 0.5.0 without limit_mm_per_prompt)
+    - https://github.com/ustc-time-series/Time-R1/issues/7 (verl's model_hf_config; vllm==0.6.3)
     """
     raise Skip("only a log line states the call that failed", "log.python")
 
@@ -356,6 +364,39 @@ def _passed(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> H
     )
 
 
+def _vendored(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> Hit | None:
+    """A keyword no release of the library took: the calling package's own copy of the callable
+    takes it (verl's LLM for vLLM 0.6.3), used only with the releases ``vendored_for``; with
+    another release installed, the package's call reaches the library's own callable."""
+    assert entry.vendored_by is not None
+    try:
+        wanted = Requirement(entry.vendored_for or "")
+    except InvalidRequirement:
+        return None
+    installed = facts.known_version(entry.package)
+    if installed is not None and wanted.specifier.contains(installed, prereleases=True):
+        return None  # the package uses its own copy with this release: not this cause
+    by, pin = entry.vendored_by, str(wanted)
+    actions: list[Action] = [pip_install(pin)]
+    other = _workaround(entry.workaround, actions)
+    have = _have(entry, installed)
+    return Hit(
+        f"{callee}() of {entry.package} never took the {entry.keyword} argument (line "
+        f"{line.line}): {by}'s own copy of it does, and {by} uses that copy only with {pin}; "
+        f"with {have}, {by}'s call reaches {entry.package}'s own",
+        evidence=_evidence(
+            line, callee, entry.keyword, entry, installed, vendored_by=by, vendored_for=pin
+        ),
+        fix=fix(
+            f"Install the {entry.package} release {by}'s copy was made for: pip install "
+            f'"{pin}"{other}, or a {by} release made for {have} (one that calls '
+            f"{entry.package}'s own API)",
+            "unsafe",
+            *actions,
+        ),
+    )
+
+
 @from_log("PY160")
 def keyword_changed_in_log(facts: Facts, line: LogLine) -> Hit | None:
     found = _UNEXPECTED.search(line.text)
@@ -367,6 +408,11 @@ def keyword_changed_in_log(facts: Facts, line: LogLine) -> Hit | None:
             _given_twice(facts, line, multiple.group("callee"), multiple.group("keyword"))
         raise NotStated(f"line {line.line} is cut before the keyword", "log.python")
     callee, keyword = found.group("callee"), found.group("keyword")
+    called = line.stated.get("call_class")
+    if "." not in callee and called:
+        # Python 3.9's bare `__init__()`: the class the traceback's last source line calls
+        # names it, and no other class's change is this one
+        callee = f"{called}.{callee}"
     entries = facts.matrix.keyword_changes_for(callee, keyword)
     if len({e.package for e in entries}) != 1:
         # the caller's own argument, or a change the table does not hold (or a bare name that
@@ -381,7 +427,9 @@ def keyword_changed_in_log(facts: Facts, line: LogLine) -> Hit | None:
         if entry.keyword == "*":
             return _any_newer(facts, line, entry, callee, keyword)
         hit = (
-            _removed(facts, line, entry, callee)
+            _vendored(facts, line, entry, callee)
+            if entry.vendored_by is not None
+            else _removed(facts, line, entry, callee)
             if entry.removed_in is not None
             else _added(facts, line, entry, callee)
             if entry.added_in is not None
