@@ -196,3 +196,37 @@ def test_a_removed_vllm_engine_argument_pins_its_last_release(
     node = saved_node(tmp_path, vllm="0.12.0")
     found = causes(cli, log_file(tmp_path, line), "--report", str(node))["PY160"]
     assert found["verdict"] != "confirmed"
+
+
+_SWIFT_IMPORT = (
+    "Traceback (most recent call last):",
+    '  File "/root/miniconda3/envs/env/lib/python3.12/site-packages/swift/llm/deploy.py", line '
+    "880, in llm_deploy",
+    "    from .utils import prepare_vllm_engine_template",
+    "ImportError: cannot import name 'prepare_vllm_engine_template' from 'swift.llm.utils' "
+    "(/root/miniconda3/envs/env/lib/python3.12/site-packages/swift/llm/utils/__init__.py)",
+)
+
+
+def test_a_name_gated_on_an_installed_backend_imports_the_backend_by_itself(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """vLLM installed: ms-swift's vLLM helpers are missing because vLLM does not import, so the
+    fix runs `import vllm` for its own error; neither package is upgraded blindly."""
+    node = saved_node(tmp_path, vllm="0.6.3")
+    found = causes(cli, log_file(tmp_path, *_SWIFT_IMPORT), "--report", str(node))["PY150"]
+    assert found["verdict"] == "confirmed"
+    text = fix_text(found)
+    assert "python -c 'import vllm'" in text
+    assert "pip install --upgrade swift" not in text
+    assert "vllm 0.6.3 is installed" in str(found)
+
+
+def test_an_availability_check_is_not_read_as_a_gated_name() -> None:
+    from envcheck.rules.node.optional_backends import backend_in_name
+
+    assert backend_in_name("swift.llm", "get_vllm_engine") == "vllm"
+    assert backend_in_name("swift.llm", "VllmEngine") == "vllm"
+    assert backend_in_name("transformers.utils", "is_vllm_available") is None
+    assert backend_in_name("transformers.integrations.deepspeed", "deepspeed_config") is None
+    assert backend_in_name("trl", "GRPOConfig") is None
