@@ -169,14 +169,14 @@ def test_a_bare_init_is_the_class_its_source_line_calls_not_any_class(
     cli: Callable[..., CliResult], tmp_path: Path
 ) -> None:
     """Python 3.8's `__init__() got an unexpected keyword argument` under `engine_args =
-    EngineArgs(`: EngineArgs', whose argument the table does not know, never peft's LoraConfig
+    EngineArgs(`: EngineArgs', with an argument the table does not know, never peft's LoraConfig
     (whose every unknown argument the table reads as a newer adapter config)."""
     log = log_file(
         tmp_path,
         '  File "/usr/local/lib/python3.8/dist-packages/vllm/entrypoints/llm.py", line 53, in '
         "__init__",
         "    engine_args = EngineArgs(",
-        "TypeError: __init__() got an unexpected keyword argument 'trust_remote_code'",
+        "TypeError: __init__() got an unexpected keyword argument 'zz_flag'",
     )
     found = causes(cli, log)["PY160"]
     assert found["verdict"] == "unknown"
@@ -230,3 +230,24 @@ def test_an_availability_check_is_not_read_as_a_gated_name() -> None:
     assert backend_in_name("transformers.utils", "is_vllm_available") is None
     assert backend_in_name("transformers.integrations.deepspeed", "deepspeed_config") is None
     assert backend_in_name("trl", "GRPOConfig") is None
+
+
+def test_a_script_that_reaches_the_callee_through_the_package_is_the_other_side(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """vLLM's own frame forwards the benchmark's keyword (one the table does not know) to EngineArgs: the script and the
+    installed vLLM are the two sides, so upgrading vLLM (the script's release) is named."""
+    log = log_file(
+        tmp_path,
+        "Traceback (most recent call last):",
+        '  File "benchmark_latency.py", line 18, in main',
+        "    llm = LLM(",
+        '  File "/usr/local/lib/python3.8/dist-packages/vllm/entrypoints/llm.py", line 53, in '
+        "__init__",
+        "    engine_args = EngineArgs(",
+        "TypeError: __init__() got an unexpected keyword argument 'zz_flag'",
+    )
+    found = causes(cli, log)["PY160"]
+    assert found["verdict"] == "unknown"
+    assert "pip install -U vllm" in found["fix"]["summary"]
+    assert "benchmark_latency.py reaches EngineArgs.__init__()" in found["fix"]["summary"]

@@ -452,6 +452,20 @@ def _across(facts: Facts, line: LogLine, callee: str, keyword: str) -> str | Non
         return None
     version = facts.known_version(caller)
     named = f"{caller} {version}" if version is not None else caller
+    script = line.stated.get("script_file")
+    if script:
+        # a script outside site-packages called into the package, whose frame forwards the
+        # argument (vLLM's LLM(...) to EngineArgs): the script and the package may be from
+        # two releases, a script from the package's own repository newer than the install
+        return (
+            f"{script} reaches {callee}() through {named}'s code with {keyword}, which the "
+            f"installed release does not take: install the {caller} release the script was "
+            f"written for (pip install -U {caller} where the script is newer, as one from "
+            f"{caller}'s repository is; or the {caller} release its requirements pin), or run "
+            f"the script of the installed {caller} release; where {caller}'s own code passes "
+            f"{keyword}, install the release of {callee}()'s library that {caller} requires "
+            f"(pip check)"
+        )
     return (
         f"{named}'s code passes {keyword} to {callee}(), which the installed release of "
         f"{callee}()'s library does not take: install the release of that library {caller} "
