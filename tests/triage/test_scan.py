@@ -4921,3 +4921,17 @@ EXAMPLES += [
         "compiler-cpu-option-unknown",
     ),
 ]
+
+# ninja without its build file (SYS153), and CPython's refusal of extra positional arguments
+# (PY160, left open: the line names no argument)
+EXAMPLES += [
+    ("ninja: error: loading 'build.ninja': No such file or directory", "ninja-no-build-file"),
+    (
+        "TypeError: forward() takes 2 positional arguments but 3 were given",
+        "too-many-positional-arguments",
+    ),
+    (
+        "TypeError: Attention.forward() takes from 2 to 4 positional arguments but 5 were given",
+        "too-many-positional-arguments",
+    ),
+]

@@ -44,6 +44,11 @@ _MULTIPLE = lazy(
     r"(?P<callee>[A-Za-z_][A-Za-z0-9_.]*)\(\) got multiple values for (?:keyword )?"
     r"argument '(?P<keyword>[A-Za-z_][A-Za-z0-9_]*)'"
 )
+# '%U() takes %s positional argument%s but %zd%U %s given' (too_many_positional)
+_TOO_MANY = lazy(
+    r"(?P<callee>[A-Za-z_][A-Za-z0-9_.]*)\(\) takes (?P<takes>(?:from [0-9]+ to )?[0-9]+) "
+    r"positional arguments? but (?P<given>[0-9]+) "
+)
 
 
 @rule("PY160", "keyword-changed-by-release", Severity.ERROR)
@@ -406,6 +411,9 @@ def keyword_changed_in_log(facts: Facts, line: LogLine) -> Hit | None:
             return _missing(facts, line, missing.group("callee"), missing.group("keyword"))
         if multiple is not None:
             _given_twice(facts, line, multiple.group("callee"), multiple.group("keyword"))
+        too_many = _TOO_MANY.search(line.text)
+        if too_many is not None:
+            _too_many(facts, line, too_many.group("callee"), too_many.group("takes"))
         raise NotStated(f"line {line.line} is cut before the keyword", "log.python")
     callee, keyword = found.group("callee"), found.group("keyword")
     called = line.stated.get("call_class")
@@ -584,6 +592,24 @@ def _given_twice(facts: Facts, line: LogLine, callee: str, keyword: str) -> None
             f"pass the call's arguments to {callee}() by keyword ({keyword}=... once, and no more "
             "positional arguments than the installed release's parameters before it), or install "
             f"the release of {callee}()'s library the calling code was written for"
+            f"{_changes_of(facts, callee)}"
+        ),
+    )
+
+
+def _too_many(facts: Facts, line: LogLine, callee: str, takes: str) -> None:
+    """`X() takes 2 positional arguments but 3 were given`: the call passes more arguments than
+    the installed callable declares, as a caller written for a release with one more parameter
+    does, or a library that began passing one more to a method a subclass overrides. The line
+    names no argument: the cause stays open with its fix."""
+    raise NotStated(
+        f"line {line.line}: the call gives {callee}() more positional arguments than the "
+        f"{takes} it takes; the line does not say which release changed the parameters",
+        "log.python",
+        fix=(
+            f"install the release of {callee}()'s library the calling code was written for (the "
+            "pin in its requirements; a method you override, such as forward(), takes the "
+            f"arguments the installed library now passes: add them to its signature, or *args)"
             f"{_changes_of(facts, callee)}"
         ),
     )
