@@ -333,6 +333,33 @@ LIBS: tuple[Lib, ...] = (
         since="0.4",
     ),
     Lib("einops", ("einops",), ("einops", "einops.layers"), repo="arogozhnikov/einops"),
+    # vLLM's repository is too big to mirror: its wheels (slimmed to their .py files), the
+    # first and the newest release of each minor series from 0.2 on, every 0.4 release; the
+    # modules RL frameworks (verl, OpenRLHF) and serving layers import
+    Lib(
+        "vllm",
+        ("vllm",),
+        (
+            "vllm",
+            "vllm.utils",
+            "vllm.envs",
+            "vllm.config",
+            "vllm.sampling_params",
+            "vllm.outputs",
+            "vllm.inputs",
+            "vllm.distributed",
+            "vllm.distributed.parallel_state",
+            "vllm.engine.arg_utils",
+            "vllm.engine.llm_engine",
+            "vllm.entrypoints.llm",
+            "vllm.model_executor",
+            "vllm.model_executor.model_loader",
+            "vllm.lora.request",
+            "vllm.worker.worker_base",
+            "vllm.transformers_utils.tokenizer",
+        ),
+        since="0.2",
+    ),
 )
 
 

@@ -449,8 +449,9 @@ class Matrix:
 
     def keyword_changes_for(self, callee: str, keyword: str) -> tuple[KeywordChange, ...]:
         """The releases that added or removed ``keyword`` of ``callee`` (its ``__qualname__``
-        as a traceback prints it: ``SFTTrainer.__init__``; a bare ``__init__`` from Python
-        before 3.10 matches every class's). Underscores are compared loosely, as a pasted
+        as a traceback prints it: ``SFTTrainer.__init__``, or a subclass's that inherits it,
+        ``inherited_by``; a bare ``__init__`` from Python before 3.10 matches every class's).
+        Underscores are compared loosely, as a pasted
         ``LoraConfig.init()`` lost its dunders to Markdown). An entry whose keyword is ``*``
         stands for every keyword of that callable the table does not name."""
 
@@ -459,15 +460,18 @@ class Matrix:
 
         want = bare(callee)
         class_less = "." not in callee
+
+        def named(name: str) -> bool:
+            return (
+                bare(name) == want
+                or (class_less and bare(name).endswith("." + want))
+                or ("." not in name and want.endswith("." + bare(name)))
+            )
+
         found = tuple(
             e
             for e in self.keyword_changes
-            if e.keyword in (keyword, "*")
-            and (
-                bare(e.callee) == want
-                or (class_less and bare(e.callee).endswith("." + want))
-                or ("." not in e.callee and want.endswith("." + bare(e.callee)))
-            )
+            if e.keyword in (keyword, "*") and any(named(n) for n in (e.callee, *e.inherited_by))
         )
         # an entry for the keyword itself wins over one for any keyword of the callable ("*")
         exact = tuple(e for e in found if e.keyword == keyword)

@@ -368,6 +368,15 @@ class KeywordChange:
     # its releases that do: the other side of the skew ("trl>=0.12.0" for an added keyword,
     # pinned below that release; "openai<1.55.3" for a removed one, upgraded to that release)
     callers: tuple[str, ...] = ()
+    # the callable under the names of subclasses that inherit it, as a traceback prints them
+    # (vLLM's AsyncEngineArgs.__init__ is EngineArgs.__init__, a dataclass's inherited fields)
+    inherited_by: tuple[str, ...] = ()
+    # a keyword no release of the library took: another package's own copy of the callable
+    # takes it (verl's LLM for vLLM 0.6.3 takes model_hf_config), and that package uses its
+    # copy only with the library releases ``vendored_for`` ("vllm==0.6.3"); with any other
+    # release installed, the package's call reaches the library's own callable and fails
+    vendored_by: str | None = None
+    vendored_for: str | None = None
 
 
 @dataclass(frozen=True)

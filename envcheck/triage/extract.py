@@ -260,6 +260,8 @@ FACTS: dict[str, str] = {
     "from_module": "the module that import read it from (cannot import name 'X' from 'Y')",
     "object_class": "the class an instance's missing attribute was read from ('DataFrame' "
     "object has no attribute 'X')",
+    "call_class": "the class a traceback's last source line calls (`engine_args = "
+    "EngineArgs(`) above Python 3.9's bare `__init__() got an unexpected keyword argument`",
     "importer_file": "the file of the innermost traceback frame above a failed import, under "
     "site-packages (the module whose import statement failed)",
     "lib64_site": "a site-packages directory under lib64/ that holds torch, as a traceback path "

@@ -135,3 +135,119 @@ def test_another_caller_in_the_frame_is_named_not_the_recorded_one(
     assert "pip install httpx==0.27.2" in text
     assert "upgrade anthropic, whose call passes it" in text
     assert "openai" not in text
+
+
+_VERL_CALL = (
+    '  File "/root/miniconda3/envs/r1/lib/python3.10/site-packages/vllm/entrypoints/llm.py", '
+    "line 247, in __init__",
+    "    engine_args = EngineArgs(",
+    "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'model_hf_config'",
+)
+
+
+def test_a_keyword_only_a_callers_own_copy_takes_pins_the_release_it_was_made_for(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """verl's LLM copy for vLLM 0.6.3 takes model_hf_config; vLLM's own never did: the
+    release verl's copy was made for, not vLLM's first or last release with the argument."""
+    found = causes(cli, log_file(tmp_path, *_VERL_CALL))["PY160"]
+    assert found["verdict"] == "confirmed"
+    text = fix_text(found)
+    assert "pip install vllm==0.6.3" in text
+    assert "verl's own copy" in str(found)
+
+
+def test_the_release_the_callers_copy_was_made_for_rules_it_out(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    node = saved_node(tmp_path, vllm="0.6.3")
+    found = causes(cli, log_file(tmp_path, *_VERL_CALL), "--report", str(node))["PY160"]
+    assert found["verdict"] != "confirmed"
+
+
+def test_a_bare_init_is_the_class_its_source_line_calls_not_any_class(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """Python 3.8's `__init__() got an unexpected keyword argument` under `engine_args =
+    EngineArgs(`: EngineArgs', with an argument the table does not know, never peft's LoraConfig
+    (whose every unknown argument the table reads as a newer adapter config)."""
+    log = log_file(
+        tmp_path,
+        '  File "/usr/local/lib/python3.8/dist-packages/vllm/entrypoints/llm.py", line 53, in '
+        "__init__",
+        "    engine_args = EngineArgs(",
+        "TypeError: __init__() got an unexpected keyword argument 'zz_flag'",
+    )
+    found = causes(cli, log)["PY160"]
+    assert found["verdict"] == "unknown"
+    assert "peft" not in str(found)
+    assert "EngineArgs.__init__()" in str(found)
+
+
+def test_a_removed_vllm_engine_argument_pins_its_last_release(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """vLLM 0.13 removed EngineArgs' task (its wheels, release by release); an installed
+    0.12.0 still has it, so the line is not this cause there."""
+    line = "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'task'"
+    found = causes(cli, log_file(tmp_path, line))["PY160"]
+    assert found["verdict"] == "confirmed"
+    assert "pip install vllm==0.12.0" in fix_text(found)
+    node = saved_node(tmp_path, vllm="0.12.0")
+    found = causes(cli, log_file(tmp_path, line), "--report", str(node))["PY160"]
+    assert found["verdict"] != "confirmed"
+
+
+_SWIFT_IMPORT = (
+    "Traceback (most recent call last):",
+    '  File "/root/miniconda3/envs/env/lib/python3.12/site-packages/swift/llm/deploy.py", line '
+    "880, in llm_deploy",
+    "    from .utils import prepare_vllm_engine_template",
+    "ImportError: cannot import name 'prepare_vllm_engine_template' from 'swift.llm.utils' "
+    "(/root/miniconda3/envs/env/lib/python3.12/site-packages/swift/llm/utils/__init__.py)",
+)
+
+
+def test_a_name_gated_on_an_installed_backend_imports_the_backend_by_itself(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """vLLM installed: ms-swift's vLLM helpers are missing because vLLM does not import, so the
+    fix runs `import vllm` for its own error; neither package is upgraded blindly."""
+    node = saved_node(tmp_path, vllm="0.6.3")
+    found = causes(cli, log_file(tmp_path, *_SWIFT_IMPORT), "--report", str(node))["PY150"]
+    assert found["verdict"] == "confirmed"
+    text = fix_text(found)
+    assert "python -c 'import vllm'" in text
+    assert "pip install --upgrade swift" not in text
+    assert "vllm 0.6.3 is installed" in str(found)
+
+
+def test_an_availability_check_is_not_read_as_a_gated_name() -> None:
+    from envcheck.rules.node.optional_backends import backend_in_name
+
+    assert backend_in_name("swift.llm", "get_vllm_engine") == "vllm"
+    assert backend_in_name("swift.llm", "VllmEngine") == "vllm"
+    assert backend_in_name("transformers.utils", "is_vllm_available") is None
+    assert backend_in_name("transformers.integrations.deepspeed", "deepspeed_config") is None
+    assert backend_in_name("trl", "GRPOConfig") is None
+
+
+def test_a_script_that_reaches_the_callee_through_the_package_is_the_other_side(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """vLLM's own frame forwards the benchmark's keyword (one the table does not know) to EngineArgs: the script and the
+    installed vLLM are the two sides, so upgrading vLLM (the script's release) is named."""
+    log = log_file(
+        tmp_path,
+        "Traceback (most recent call last):",
+        '  File "benchmark_latency.py", line 18, in main',
+        "    llm = LLM(",
+        '  File "/usr/local/lib/python3.8/dist-packages/vllm/entrypoints/llm.py", line 53, in '
+        "__init__",
+        "    engine_args = EngineArgs(",
+        "TypeError: __init__() got an unexpected keyword argument 'zz_flag'",
+    )
+    found = causes(cli, log)["PY160"]
+    assert found["verdict"] == "unknown"
+    assert "pip install -U vllm" in found["fix"]["summary"]
+    assert "benchmark_latency.py reaches EngineArgs.__init__()" in found["fix"]["summary"]

@@ -4986,3 +4986,32 @@ EXAMPLES += [
         "launcher-exported-socket-ifname",
     ),
 ]
+
+# GCC's aarch64 back end's refusals of a CPU option (SYS173): an x86 CPU name for -march and
+# -mtune, and an -march feature modifier it does not know (older GCC's wording, no %qs)
+EXAMPLES += [
+    ("cc1plus: error: unknown value 'core-avx2' for '-march'", "compiler-cpu-option-unknown"),
+    ("cc1plus: error: unknown value 'core-avx2' for '-mtune'", "compiler-cpu-option-unknown"),
+    (
+        "cc1plus: error: invalid feature modifier in '-march=armv8.2-a+dotprod+fp16'",
+        "compiler-cpu-option-unknown",
+    ),
+    (
+        "cc1: error: invalid feature modifier 'sve3' in '-march=armv9-a+sve3'",
+        "compiler-cpu-option-unknown",
+    ),
+]
+
+# ninja without its build file (SYS153), and CPython's refusal of extra positional arguments
+# (PY160, left open: the line names no argument)
+EXAMPLES += [
+    ("ninja: error: loading 'build.ninja': No such file or directory", "ninja-no-build-file"),
+    (
+        "TypeError: forward() takes 2 positional arguments but 3 were given",
+        "too-many-positional-arguments",
+    ),
+    (
+        "TypeError: Attention.forward() takes from 2 to 4 positional arguments but 5 were given",
+        "too-many-positional-arguments",
+    ),
+]

@@ -92,10 +92,15 @@ def cuda_toolkit_missing(facts: Facts) -> Iterable[Hit]:
     ## Fix
     Install the CUDA toolkit of torch's CUDA release and point the build at it: `export
     CUDA_HOME=/usr/local/cuda-12.1 PATH=/usr/local/cuda-12.1/bin:$PATH`; or install a prebuilt
-    wheel of the package that needs no compiler.
+    wheel of the package that needs no compiler. cuDNN's `cudnn.h`, which the toolkit does not
+    ship: `export CUDNN_PATH=<its root>` (torch's extension builder reads CUDNN_HOME or
+    CUDNN_PATH), the pip wheel's directory or a cluster's cuDNN module.
 
     ## References
-    - pytorch/pytorch torch/utils/cpp_extension.py (_join_cuda_home, CUDA_NOT_FOUND_MESSAGE)
+    - pytorch/pytorch torch/utils/cpp_extension.py (_join_cuda_home, CUDA_NOT_FOUND_MESSAGE;
+      CUDNN_HOME = os.environ.get('CUDNN_HOME') or os.environ.get('CUDNN_PATH'))
+    - https://github.com/NVIDIA/TransformerEngine/issues/918 (cudnn.h from torch's
+      cudnn-wrapper.h: CUDNN_HOME / CUDNN_PATH)
     """
     raise Skip("only a build log states a missing CUDA toolkit", "log.build")
 
@@ -127,6 +132,24 @@ def cuda_toolkit_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
         actions = [
             manual(f"find / -name {header} 2>/dev/null; export CPATH=<that directory>:$CPATH")
         ]
+        if header == "cudnn.h":
+            # torch.utils.cpp_extension adds $CUDNN_HOME/include (or $CUDNN_PATH/include) to
+            # an extension's include path: the directory above include/cudnn.h, a cuDNN
+            # module's or the pip wheel's (site-packages/nvidia/cudnn)
+            summary = (
+                "Point the build at cuDNN: export CUDNN_PATH=<the directory above "
+                "include/cudnn.h> (torch's extension builder reads CUDNN_HOME or CUDNN_PATH; "
+                "the pip wheel's is python -c 'import nvidia.cudnn; "
+                "print(nvidia.cudnn.__path__[0])'), or install cuDNN's headers for "
+                f"{release} (its -dev package), then rebuild"
+            )
+            actions.insert(
+                0,
+                manual(
+                    "export CUDNN_PATH=$(python -c 'import nvidia.cudnn; "
+                    "print(nvidia.cudnn.__path__[0])')  (or the cuDNN root with include/cudnn.h)"
+                ),
+            )
     else:
         if header is not None:
             what = f"the compiler cannot find the CUDA header {header}: no CUDA toolkit is on the include path"

@@ -28,10 +28,21 @@ from envcheck.rules.fixes import fix, manual
 # code-model options a build hard-codes
 _X86 = lazy(
     r"^-m(?:no-)?(?:avx\w*|sse\w*|ssse3|fma4?|f16c|bmi2?|popcnt|lzcnt|amx\w*|vnni\w*|xop|"
-    r"pclmul|aes|sha|adx|rdrnd|rdseed|movbe|mmx|3dnow|80387|red-zone|tune=(?:haswell|skylake\w*"
-    r"|znver\d|icelake\w*|sapphirerapids|alderlake))$"
+    r"pclmul|aes|sha|adx|rdrnd|rdseed|movbe|mmx|3dnow|80387|red-zone|(?:arch|tune)=(?:haswell|"
+    r"skylake\w*|znver\d|icelake\w*|sapphirerapids|alderlake|core-avx2|core-avx-i|core2|"
+    r"corei7\w*|nehalem|westmere|sandybridge|ivybridge|broadwell|cascadelake|cooperlake|"
+    r"tigerlake|rocketlake|raptorlake|x86-64(?:-v[234])?|k8|btver\d|bdver\d))$"
 )
-_OPTION = lazy(r"""option ['‘"](?P<flag>-m[^'’"]+)['’"]|bad value ['‘"](?P<cpu>[^'’"]+)['’"]""")
+_OPTION = lazy(
+    r"""option ['‘"](?P<flag>-m[^'’"]+)['’"]|bad value ['‘"](?P<cpu>[^'’"]+)['’"]"""
+    r"""|unknown value ['‘"](?P<value>[^'’"]+)['’"] for ['‘"]?-(?P<which>m(?:arch|cpu|tune))"""
+    r"""|invalid feature modifier (?:['‘"][^'’"]+['’"] )?in ['‘"]?(?P<modified>-m(?:arch|cpu)=[^'’"\s]+)"""
+)
+# GCC's aarch64 back end words a -march/-mcpu/-mtune it does not know 'unknown value %qs for
+# %<-march%>' (gcc/common/config/aarch64/aarch64-common.cc); x86's says 'bad value'
+_AARCH64_WORDS = lazy(
+    r"unknown value ['‘\"][^'’\"]+['’\"] for ['‘\"]?-m(?:arch|cpu|tune)|invalid feature modifier"
+)
 # GCC's spelling hint ('did you mean ‘-mavx512vnni’?'): an option of the compiler's own target
 _SUGGESTED = lazy(r"""did you mean ['‘"](-m[^'’"]+)['’"]""")
 _NON_X86 = lazy(r"\b(aarch64|arm64|armv[0-9]\w*|ppc64\w*|powerpc64\w*|riscv64|s390x)\b")
@@ -41,7 +52,9 @@ def _flag(line: LogLine) -> str:
     found = _OPTION.search(line.text)
     if found is None:
         return line.stated.get("cpu_option") or ""
-    return found.group("flag") or f"-march={found.group('cpu')}"
+    if found.group("value"):
+        return f"-{found.group('which')}={found.group('value')}"
+    return found.group("flag") or found.group("modified") or f"-march={found.group('cpu')}"
 
 
 def _host(facts: Facts, line: LogLine) -> str | None:
@@ -49,7 +62,10 @@ def _host(facts: Facts, line: LogLine) -> str | None:
     x86 option GCC suggests instead (its own target's), else the node's (a report, a spec)."""
     stated = _NON_X86.search(line.text)
     if stated is not None:
-        return "aarch64" if stated.group(1) in ("arm64",) else stated.group(1)
+        name = stated.group(1)
+        return "aarch64" if name == "arm64" or name.startswith(("armv8", "armv9")) else name
+    if _AARCH64_WORDS.search(line.text):
+        return "aarch64"  # only GCC's aarch64 back end words its refusal so
     suggested = _SUGGESTED.search(line.text)
     if suggested is not None and _X86.match(suggested.group(1)):
         return "x86_64"  # GCC suggests only options its own target has
@@ -68,7 +84,10 @@ def compiler_cpu_option(facts: Facts) -> Iterable[Hit]:
     ## What it checks
     Only a build log says it: GCC's `c++: error: unrecognized command-line option '-mavx2'`
     (also in GCC's translated words, `错误： unrecognized command line option`), `bad value
-    'sapphirerapids' for '-march=' switch`, clang's `unknown target CPU`. An x86 option with a
+    'sapphirerapids' for '-march=' switch`, clang's `unknown target CPU`, and GCC's aarch64
+    back end's `unknown value 'core-avx2' for '-march'` (also `-mcpu`, `-mtune`) and `invalid
+    feature modifier in '-march=armv8.2-a+dotprod'`, words only an ARM compiler prints. An x86
+    option or CPU name (`-march=haswell`, `core-avx2`) with a
     compiler for another CPU (its name, `aarch64-linux-gnu-gcc`; a build directory's
     `linux-aarch64`; the node's architecture) is the build configured for x86; otherwise the
     compiler is older than the CPU or extension the option names.
@@ -98,6 +117,8 @@ def compiler_cpu_option(facts: Facts) -> Iterable[Hit]:
     - https://github.com/giaf/hpipm/issues/91 (maintainer: 'switch to the GENERIC target ... AVX is an instruction set of the x86 architecture not supported in ARM')
     - https://github.com/vllm-project/vllm/issues/20523
     - https://github.com/ollama/ollama/issues/9013
+    - https://github.com/parthenon-hpc-lab/phoebus/issues/52 (`unknown value 'core-avx2' for '-march'`: Kokkos configured for Haswell on aarch64)
+    - GCC's aarch64 option checks, gcc/common/config/aarch64/aarch64-common.cc (aarch64_validate_march)
     - GCC's x86 options, gcc/config/i386/i386.opt; https://gcc.gnu.org/onlinedocs/gcc/x86-Options.html
     """
     raise Skip("only a build log states a compiler's refused CPU option", "log.build")

@@ -33,6 +33,7 @@ from envcheck.rules.node.import_releases import (
     last_clause,
 )
 from envcheck.rules.node.openssl_bindings import LIB_SYMBOL_MISSING, lib_symbol_missing
+from envcheck.rules.node.optional_backends import optional_backend
 from envcheck.rules.node.pydantic_v1_code import PYDANTIC_V1_FORM, pydantic_v1_form
 
 
@@ -94,7 +95,10 @@ def import_name_missing(facts: Facts) -> Iterable[Hit]:
     broken or half-removed install, or a local directory of that name). An instance's
     `'DataFrame' object has no attribute 'append'` is the same skew for a member a release
     removed from a library's class (`[[import_name]]` "pandas.DataFrame.append"); other members
-    (a missing column, a typo) are the code's own. Only a log states the failed import.
+    (a missing column, a typo) are the code's own. A name that carries an optional backend's
+    import name (`get_vllm_engine` from `swift.llm`) is one its package defines only when that
+    backend imports: the backend is missing or broken, not the package's release. Only a log
+    states the failed import.
 
     ## Why it matters
     Packages move, rename and remove names between releases: an importer written for another
@@ -119,7 +123,9 @@ def import_name_missing(facts: Facts) -> Iterable[Hit]:
     `pip install "pydantic<2"`. pyOpenSSL's `module 'lib' has no attribute 'X'` (a symbol the
     installed cryptography's bindings dropped) upgrades pyOpenSSL. A removed class member pins
     the release before its removal (`pip install "pandas<2.0"` for DataFrame.append, `"pillow<10"`
-    for ImageDraw.textsize, `"matplotlib<3.10"` for FigureCanvasAgg.tostring_rgb).
+    for ImageDraw.textsize, `"matplotlib<3.10"` for FigureCanvasAgg.tostring_rgb). A name
+    gated on an optional backend: install the backend (`pip install vllm`), or, where it is
+    installed, `python -c 'import vllm'` shows the error that keeps it from importing.
 
     ## References
     - python/cpython Python/ceval.c (import_from: "cannot import name %R from %R (%S)")
@@ -127,6 +133,7 @@ def import_name_missing(facts: Facts) -> Iterable[Hit]:
     - https://github.com/huggingface/alignment-handbook/issues/180 (deepspeed==0.14.4)
     - https://github.com/pyca/pyopenssl/issues/1114 (upgrade pyOpenSSL, or pin cryptography)
     - https://github.com/cppcoders/cpm-python/issues/3 (pandas 2.0's DataFrame.append)
+    - https://github.com/modelscope/ms-swift/issues/637 (get_vllm_engine: install vllm)
     - matrices/generated/python_names.toml (scripts/gen_python_names.py)
     - matrices/generated/importers.toml (scripts/gen_importers.py)
     """
@@ -199,6 +206,10 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
                 manual(f"python -c 'import {top}; print({top}.__file__)'  (must be site-packages)"),
             ),
         )
+    if _name_history(facts, module, name) is None:
+        gated = optional_backend(facts, line, module, name)
+        if gated is not None:  # get_vllm_engine: defined only when vllm imports
+            return gated
     dist = distribution_of(facts, module)
     version = facts.known_version(dist)
     have = f"{dist} {version}" if version is not None else f"the installed {dist}"
@@ -792,6 +803,7 @@ def module_not_found(facts: Facts) -> Iterable[Hit]:
     - python/cpython Lib/importlib/_bootstrap.py ("No module named {!r}"; "attempted relative
       import with no known parent package")
     - matrices/packages/import_names.toml
+    - https://github.com/modelscope/ms-swift/issues/637 (get_vllm_engine: install vllm)
     - matrices/generated/python_names.toml (scripts/gen_python_names.py)
     - matrices/generated/importers.toml (scripts/gen_importers.py)
     """

@@ -44,6 +44,11 @@ _MULTIPLE = lazy(
     r"(?P<callee>[A-Za-z_][A-Za-z0-9_.]*)\(\) got multiple values for (?:keyword )?"
     r"argument '(?P<keyword>[A-Za-z_][A-Za-z0-9_]*)'"
 )
+# '%U() takes %s positional argument%s but %zd%U %s given' (too_many_positional)
+_TOO_MANY = lazy(
+    r"(?P<callee>[A-Za-z_][A-Za-z0-9_.]*)\(\) takes (?P<takes>(?:from [0-9]+ to )?[0-9]+) "
+    r"positional arguments? but (?P<given>[0-9]+) "
+)
 
 
 @rule("PY160", "keyword-changed-by-release", Severity.ERROR)
@@ -55,8 +60,12 @@ def keyword_changed_by_release(facts: Facts) -> Iterable[Hit]:
     library removed K (the caller was written for the releases before) or added it (the caller,
     or a saved config such as peft's adapter_config.json, comes from a newer release), or where
     the library's own code passes a new argument to a method others override (transformers 4.46
-    passes num_items_in_batch to a Trainer subclass's compute_loss), from the
-    matrix's `[[keyword_change]]` table (each library's wheels read release by release). The
+    passes num_items_in_batch to a Trainer subclass's compute_loss), or where no release of
+    the library took K and the calling package's own copy of the callable does, used only with
+    some releases (verl's LLM copy for vLLM 0.6.3 takes model_hf_config), from the
+    matrix's `[[keyword_change]]` table (each library's wheels read release by release; vLLM's
+    EngineArgs fields, which LLM(...) and AsyncEngineArgs(...) reach). Pythons before 3.10
+    print a bare `__init__()`: the class the traceback's last source line calls names it. The
     installed version, when known, must be on the failing side. CPython's other refusals of a
     call: `missing 1 required positional argument: 'K'` is confirmed where the table knows the
     release that changed K (an override that requires an argument the installed release does
@@ -84,7 +93,9 @@ def keyword_changed_by_release(facts: Facts) -> Iterable[Hit]:
     library: the package of the traceback's innermost frame under site-packages, below the
     release whose declared bound began requiring the library's new release (`trl<0.12` for
     transformers 4.46's Trainer processing_class), or the callers the table records; an argument a release began passing to an override: pin the last
-    release before it (transformers 4.45.2) or accept the argument in the override. A required
+    release before it (transformers 4.45.2) or accept the argument in the override; an argument
+    only the caller's own copy takes: the release that copy was made for (vllm==0.6.3 for
+    verl's model_hf_config), or a caller release made for the installed one. A required
     argument the call does not pass: pass it, or the release the caller was written for (an
     override requiring num_items_in_batch needs transformers 4.46 or newer, or a default for
     it); an argument given twice: pass the call's arguments by keyword.
@@ -92,6 +103,8 @@ def keyword_changed_by_release(facts: Facts) -> Iterable[Hit]:
     ## References
     - matrices/packages/keyword_changes.toml
     - python/cpython Python/getargs.c ('%U() got an unexpected keyword argument '%S'')
+    - https://github.com/hiyouga/LlamaFactory/issues/6654 (vLLM 0.5.0 without limit_mm_per_prompt)
+    - https://github.com/ustc-time-series/Time-R1/issues/7 (verl's model_hf_config; vllm==0.6.3)
     """
     raise Skip("only a log line states the call that failed", "log.python")
 
@@ -356,6 +369,39 @@ def _passed(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> H
     )
 
 
+def _vendored(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) -> Hit | None:
+    """A keyword no release of the library took: the calling package's own copy of the callable
+    takes it (verl's LLM for vLLM 0.6.3), used only with the releases ``vendored_for``; with
+    another release installed, the package's call reaches the library's own callable."""
+    assert entry.vendored_by is not None
+    try:
+        wanted = Requirement(entry.vendored_for or "")
+    except InvalidRequirement:
+        return None
+    installed = facts.known_version(entry.package)
+    if installed is not None and wanted.specifier.contains(installed, prereleases=True):
+        return None  # the package uses its own copy with this release: not this cause
+    by, pin = entry.vendored_by, str(wanted)
+    actions: list[Action] = [pip_install(pin)]
+    other = _workaround(entry.workaround, actions)
+    have = _have(entry, installed)
+    return Hit(
+        f"{callee}() of {entry.package} never took the {entry.keyword} argument (line "
+        f"{line.line}): {by}'s own copy of it does, and {by} uses that copy only with {pin}; "
+        f"with {have}, {by}'s call reaches {entry.package}'s own",
+        evidence=_evidence(
+            line, callee, entry.keyword, entry, installed, vendored_by=by, vendored_for=pin
+        ),
+        fix=fix(
+            f"Install the {entry.package} release {by}'s copy was made for: pip install "
+            f'"{pin}"{other}, or a {by} release made for {have} (one that calls '
+            f"{entry.package}'s own API)",
+            "unsafe",
+            *actions,
+        ),
+    )
+
+
 @from_log("PY160")
 def keyword_changed_in_log(facts: Facts, line: LogLine) -> Hit | None:
     found = _UNEXPECTED.search(line.text)
@@ -365,8 +411,16 @@ def keyword_changed_in_log(facts: Facts, line: LogLine) -> Hit | None:
             return _missing(facts, line, missing.group("callee"), missing.group("keyword"))
         if multiple is not None:
             _given_twice(facts, line, multiple.group("callee"), multiple.group("keyword"))
+        too_many = _TOO_MANY.search(line.text)
+        if too_many is not None:
+            _too_many(facts, line, too_many.group("callee"), too_many.group("takes"))
         raise NotStated(f"line {line.line} is cut before the keyword", "log.python")
     callee, keyword = found.group("callee"), found.group("keyword")
+    called = line.stated.get("call_class")
+    if "." not in callee and called:
+        # Python 3.9's bare `__init__()`: the class the traceback's last source line calls
+        # names it, and no other class's change is this one
+        callee = f"{called}.{callee}"
     entries = facts.matrix.keyword_changes_for(callee, keyword)
     if len({e.package for e in entries}) != 1:
         # the caller's own argument, or a change the table does not hold (or a bare name that
@@ -381,7 +435,9 @@ def keyword_changed_in_log(facts: Facts, line: LogLine) -> Hit | None:
         if entry.keyword == "*":
             return _any_newer(facts, line, entry, callee, keyword)
         hit = (
-            _removed(facts, line, entry, callee)
+            _vendored(facts, line, entry, callee)
+            if entry.vendored_by is not None
+            else _removed(facts, line, entry, callee)
             if entry.removed_in is not None
             else _added(facts, line, entry, callee)
             if entry.added_in is not None
@@ -404,6 +460,20 @@ def _across(facts: Facts, line: LogLine, callee: str, keyword: str) -> str | Non
         return None
     version = facts.known_version(caller)
     named = f"{caller} {version}" if version is not None else caller
+    script = line.stated.get("script_file")
+    if script:
+        # a script outside site-packages called into the package, whose frame forwards the
+        # argument (vLLM's LLM(...) to EngineArgs): the script and the package may be from
+        # two releases, a script from the package's own repository newer than the install
+        return (
+            f"{script} reaches {callee}() through {named}'s code with {keyword}, which the "
+            f"installed release does not take: install the {caller} release the script was "
+            f"written for (pip install -U {caller} where the script is newer, as one from "
+            f"{caller}'s repository is; or the {caller} release its requirements pin), or run "
+            f"the script of the installed {caller} release; where {caller}'s own code passes "
+            f"{keyword}, install the release of {callee}()'s library that {caller} requires "
+            f"(pip check)"
+        )
     return (
         f"{named}'s code passes {keyword} to {callee}(), which the installed release of "
         f"{callee}()'s library does not take: install the release of that library {caller} "
@@ -522,6 +592,24 @@ def _given_twice(facts: Facts, line: LogLine, callee: str, keyword: str) -> None
             f"pass the call's arguments to {callee}() by keyword ({keyword}=... once, and no more "
             "positional arguments than the installed release's parameters before it), or install "
             f"the release of {callee}()'s library the calling code was written for"
+            f"{_changes_of(facts, callee)}"
+        ),
+    )
+
+
+def _too_many(facts: Facts, line: LogLine, callee: str, takes: str) -> None:
+    """`X() takes 2 positional arguments but 3 were given`: the call passes more arguments than
+    the installed callable declares, as a caller written for a release with one more parameter
+    does, or a library that began passing one more to a method a subclass overrides. The line
+    names no argument: the cause stays open with its fix."""
+    raise NotStated(
+        f"line {line.line}: the call gives {callee}() more positional arguments than the "
+        f"{takes} it takes; the line does not say which release changed the parameters",
+        "log.python",
+        fix=(
+            f"install the release of {callee}()'s library the calling code was written for (the "
+            "pin in its requirements; a method you override, such as forward(), takes the "
+            f"arguments the installed library now passes: add them to its signature, or *args)"
             f"{_changes_of(facts, callee)}"
         ),
     )
