@@ -241,6 +241,18 @@ class _Entry:
             return getattr(fresh.generated, segment.split(".", 1)[1])
         return getattr(fresh, segment)
 
+    def rows(self, segment: str) -> list[Any] | None:
+        """The segment's records as the entry holds them (each the JSON list of its field
+        values, in field order), not decoded; None when the entry is not used any more."""
+        if self._fresh is not None:
+            return None
+        try:
+            start, end = self._spans[segment]
+            value = json.loads(self._body[start:end])
+        except Exception:  # a damaged entry: the caller reads the decoded table
+            return None
+        return value if type(value) is list else None
+
     def origins(self, matrix: Matrix) -> dict[int, Origin]:
         """``matrix.origins`` for the records this matrix holds (all decoded now)."""
         records = {name: recs for name, _, recs in _segments(matrix)}  # decodes each segment
@@ -325,7 +337,23 @@ def load(
 
     makers["origins"] = origins
     matrix = lazy_instance(Matrix, ready, makers)
+    _ENTRIES[:] = [(matrix, entry)]
     return matrix
+
+
+_ENTRIES: list[tuple[Matrix, _Entry]] = []  # the last matrix load() made, and its entry
+
+
+def raw_rows(matrix: Matrix, segment: str) -> list[Any] | None:
+    """The records of ``segment`` (a table, ``generated.<table>`` for a generated one) as the
+    kept entry holds them, each the list of its field values in field order, for a rule that
+    needs a few records of a large table (PY140: the Requires-Python of the installed
+    releases among 761) and decodes only those; None when ``matrix`` was not read from an
+    entry (the caller reads the decoded table: the same records)."""
+    for known, entry in _ENTRIES:
+        if known is matrix:
+            return entry.rows(segment)
+    return None
 
 
 def _touch(path: Path) -> None:

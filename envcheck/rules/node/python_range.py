@@ -9,6 +9,7 @@ NumPy, FlashInfer, SGLang, torchvision ... as `envcheck matrix refresh` read it)
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import fields
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -16,6 +17,8 @@ from packaging.version import InvalidVersion, Version
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
+from envcheck.matrix.generated import CompanionMetadata
+from envcheck.matrix.merged import raw_rows
 from envcheck.matrix.model import Matrix
 from envcheck.model.finding import Severity
 from envcheck.names import canonicalize_name
@@ -60,20 +63,70 @@ def _newest_for(matrix: Matrix, package: str, python: Version) -> Version | None
     return max(fits, default=None)
 
 
-_INDEX: list[tuple[object, dict[tuple[str, Version], SpecifierSet]]] = []
+_INDEX: list[tuple[object, _Releases]] = []
 
 
-def _ranges(matrix: Matrix) -> dict[tuple[str, Version], SpecifierSet]:
-    """(name, version) -> Requires-Python of the generated tables, built once per matrix."""
-    table = matrix.generated.companion_metadata
-    if _INDEX and _INDEX[0][0] is table:
+class _Releases:
+    """The Requires-Python of the releases the generated tables know, by package, for one
+    matrix: each package's releases parsed when a distribution of it is asked about (a node
+    has a few of the table's 761 records' packages installed), from the kept matrix entry's
+    rows where there is one (``merged.raw_rows``), else from the decoded table."""
+
+    def __init__(self, matrix: Matrix) -> None:
+        self._matrix = matrix
+        self._texts = _texts(matrix)
+        self._parsed: dict[str, dict[Version, SpecifierSet]] = {}
+
+    def get(self, key: str, version: Version) -> SpecifierSet | None:
+        known = self._parsed.get(key)
+        if known is None:
+            known = self._parsed[key] = self._parse(key)
+        return known.get(version)
+
+    def _parse(self, key: str) -> dict[Version, SpecifierSet]:
+        if self._texts is not None:
+            try:  # what the table's decoder makes of the same texts
+                return {Version(v): SpecifierSet(r) for v, r in self._texts.get(key, ())}
+            except ValueError:  # not this code's entry: the decoded table decides
+                pass
+        return {
+            c.version: c.requires_python
+            for c in self._matrix.generated.companion_metadata
+            if c.requires_python is not None and str(canonicalize_name(c.package)) == key
+        }
+
+
+def _texts(matrix: Matrix) -> dict[str, list[tuple[str, str]]] | None:
+    """(version, Requires-Python) texts by package, in the table's order, from the kept
+    entry's rows of ``generated.companion_metadata``; None without an entry (or rows not of
+    this shape)."""
+    rows = raw_rows(matrix, "generated.companion_metadata")
+    if rows is None:
+        return None
+    names = [f.name for f in fields(CompanionMetadata)]
+    count = len(names)
+    package, version, python = (names.index(n) for n in ("package", "version", "requires_python"))
+    out: dict[str, list[tuple[str, str]]] = {}
+    for row in rows:
+        if type(row) is not list or len(row) != count:
+            return None
+        name, text, spec = row[package], row[version], row[python]
+        if type(name) is not str or type(text) is not str:
+            return None
+        if spec is None:
+            continue
+        if type(spec) is not str:
+            return None
+        out.setdefault(str(canonicalize_name(name)), []).append((text, spec))
+    return out
+
+
+def _ranges(matrix: Matrix) -> _Releases:
+    """The Requires-Python of each known (name, version), built once per matrix."""
+    if _INDEX and _INDEX[0][0] is matrix:
         return _INDEX[0][1]
-    index = {
-        (str(canonicalize_name(c.package)), c.version): c.requires_python
-        for c in table
-        if c.requires_python is not None
-    }
-    _INDEX[:] = [(table, index)]
+    index = _Releases(matrix)
+    _INDEX[:] = [(matrix, index)]
     return index
 
 
@@ -147,7 +200,7 @@ def package_python_range(facts: Facts) -> Iterable[Hit]:
         if dist.key in _OWN_RULES:
             continue
         try:
-            spec = metadata.get((dist.key, Version(dist.version)))
+            spec = metadata.get(dist.key, Version(dist.version))
         except InvalidVersion:
             continue
         if spec is not None:
