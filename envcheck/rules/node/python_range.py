@@ -18,7 +18,7 @@ from packaging.version import InvalidVersion, Version
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.generated import CompanionMetadata
-from envcheck.matrix.merged import raw_rows
+from envcheck.matrix.merged import grouped
 from envcheck.matrix.model import Matrix
 from envcheck.model.finding import Severity
 from envcheck.names import canonicalize_name
@@ -26,7 +26,6 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.pip_offered import offered_versions
-from envcheck.rules.node.python_syntax import syntax_in_log, unknown_syntax_in_log
 
 # checked by their own rules (PY101, PY102, RAY101)
 _OWN_RULES = frozenset({"torch", "vllm", "ray"})
@@ -68,13 +67,16 @@ _INDEX: list[tuple[object, _Releases]] = []
 
 class _Releases:
     """The Requires-Python of the releases the generated tables know, by package, for one
-    matrix: each package's releases parsed when a distribution of it is asked about (a node
-    has a few of the table's 761 records' packages installed), from the kept matrix entry's
-    rows where there is one (``merged.raw_rows``), else from the decoded table."""
+    matrix: a package's releases are read when a distribution of it is asked about (a node
+    has a few of the 761 records' packages installed), from the kept matrix entry's records
+    of that package where there is one (``merged.grouped``), else from the decoded table."""
 
     def __init__(self, matrix: Matrix) -> None:
         self._matrix = matrix
-        self._texts = _texts(matrix)
+        self._grouped = grouped(matrix, "generated.companion_metadata")
+        self._spelled: dict[str, list[str]] = {}  # canonical name -> the records' spellings
+        for name in self._grouped.names if self._grouped is not None else ():
+            self._spelled.setdefault(str(canonicalize_name(name)), []).append(name)
         self._parsed: dict[str, dict[Version, SpecifierSet]] = {}
 
     def get(self, key: str, version: Version) -> SpecifierSet | None:
@@ -84,9 +86,10 @@ class _Releases:
         return known.get(version)
 
     def _parse(self, key: str) -> dict[Version, SpecifierSet]:
-        if self._texts is not None:
+        texts = self._texts(key)
+        if texts is not None:
             try:  # what the table's decoder makes of the same texts
-                return {Version(v): SpecifierSet(r) for v, r in self._texts.get(key, ())}
+                return {Version(v): SpecifierSet(r) for v, r in texts}
             except ValueError:  # not this code's entry: the decoded table decides
                 pass
         return {
@@ -95,30 +98,31 @@ class _Releases:
             if c.requires_python is not None and str(canonicalize_name(c.package)) == key
         }
 
-
-def _texts(matrix: Matrix) -> dict[str, list[tuple[str, str]]] | None:
-    """(version, Requires-Python) texts by package, in the table's order, from the kept
-    entry's rows of ``generated.companion_metadata``; None without an entry (or rows not of
-    this shape)."""
-    rows = raw_rows(matrix, "generated.companion_metadata")
-    if rows is None:
-        return None
-    names = [f.name for f in fields(CompanionMetadata)]
-    count = len(names)
-    package, version, python = (names.index(n) for n in ("package", "version", "requires_python"))
-    out: dict[str, list[tuple[str, str]]] = {}
-    for row in rows:
-        if type(row) is not list or len(row) != count:
+    def _texts(self, key: str) -> list[tuple[str, str]] | None:
+        """(version, Requires-Python) of the package's records, in the table's order, as the
+        entry holds them; None without an entry (or records not of this shape)."""
+        if self._grouped is None:
             return None
-        name, text, spec = row[package], row[version], row[python]
-        if type(name) is not str or type(text) is not str:
+        rows = self._grouped.records(self._spelled.get(key, []))
+        if rows is None:
             return None
-        if spec is None:
-            continue
-        if type(spec) is not str:
-            return None
-        out.setdefault(str(canonicalize_name(name)), []).append((text, spec))
-    return out
+        names = [f.name for f in fields(CompanionMetadata)]
+        package, version, python = (
+            names.index(n) for n in ("package", "version", "requires_python")
+        )
+        out: list[tuple[str, str]] = []
+        for row in rows:
+            if type(row) is not list or len(row) != len(names):
+                return None
+            text, spec = row[version], row[python]
+            if type(row[package]) is not str or type(text) is not str:
+                return None
+            if spec is None:
+                continue
+            if type(spec) is not str:
+                return None
+            out.append((text, spec))
+        return out
 
 
 def _ranges(matrix: Matrix) -> _Releases:
@@ -220,6 +224,8 @@ def python_range_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """pip's 'Package X requires a different Python: A not in B' names all three; an
     interpreter's error on a newer language feature names the feature
     (rules/node/python_syntax.py)."""
+    from envcheck.rules.node.python_syntax import syntax_in_log, unknown_syntax_in_log
+
     feature = line.stated.get("python_feature")
     if feature:
         return syntax_in_log(facts, line, feature)
