@@ -135,7 +135,7 @@ def _segments(matrix: Matrix) -> list[tuple[str, Any, list[Any]]]:
 
 def entry_text(matrix: Matrix, key: Key) -> str:
     """The entry for ``matrix`` (merged and filled, as ``load.merge`` returns it)."""
-    from envcheck.matrix.compiled import _data
+    from envcheck.model.record_lists import _data
 
     files = list(matrix.files)
     place = {name: index for index, name in enumerate(files)}
@@ -225,7 +225,7 @@ _PLANNING = threading.Lock()  # a record's decoder is in the memo before it is c
 
 
 def _decoder(segment: str) -> Callable[[Any], Any]:
-    from envcheck.matrix.compiled import _plan
+    from envcheck.model.record_lists import _plan
 
     with _PLANNING:
         return _plan(_hints()[segment], _MEMO)

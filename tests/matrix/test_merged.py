@@ -105,7 +105,7 @@ def test_tables_decode_on_first_use_only(tmp_path: Path) -> None:
 
 
 def test_grouped_records_are_the_tables_records_undecoded(tmp_path: Path) -> None:
-    from envcheck.matrix.compiled import _data
+    from envcheck.model.record_lists import _data
     from envcheck.names import canonicalize_name
     from envcheck.rules.node.python_range import _Releases
 
