@@ -33,7 +33,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "patterns",
         "names",
     ),
-    ("dataclass_methods", "dataclass_code"),
+    ("dataclass_methods", "dataclass_code", "regex_programs", "regex_code"),
     ("model",),
     ("probes", "binaries"),
     ("index",),

@@ -27,11 +27,11 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from envcheck.cachefiles import cache_root, fingerprint, read_own, safe_dir, sha256, write_own
 from envcheck.model.binaries import BinariesInfo
@@ -39,7 +39,7 @@ from envcheck.patterns import lazy
 from envcheck.probes.context import ProbeContext
 from envcheck.version import __version__
 
-FORMAT = 1
+FORMAT = 2  # the answer as lists of field values (model/record_lists.py)
 KEEP = 16  # answers kept (one per interpreter and environment scanned)
 RACY_NS = 1_000_000_000  # a path changed this close to the scan's start is not trusted
 MAPS_CAP = 8 * 1024 * 1024
@@ -58,7 +58,8 @@ def code_key() -> str:
     except OSError:
         names = []
     sources = [os.path.join(package, n) for n in names]
-    sources.append(os.path.join(os.path.dirname(package), "model", "binaries.py"))
+    model = os.path.join(os.path.dirname(package), "model")
+    sources += [os.path.join(model, n) for n in ("binaries.py", "record_lists.py")]
     for source in sources:
         mark = fingerprint(source)
         digest.update(json.dumps([os.path.basename(source), mark]).encode())
@@ -122,9 +123,7 @@ class WarmScan:
             for seen, mark in data["paths"].items():
                 if fingerprint(seen) != mark:
                     return None
-            from envcheck.model.codec import from_dict
-
-            info = from_dict(BinariesInfo, data["info"], path="info")
+            info = _decoder()(data["info"])
         except Exception:  # a truncated or foreign entry is a miss, never an error
             return None
         return info if isinstance(info, BinariesInfo) else None
@@ -143,10 +142,10 @@ class WarmScan:
             if mark is not None and max(mark[4], mark[5]) >= started_ns - RACY_NS:
                 return  # changed while scanned, or too recently to tell
             paths[name] = mark
-        from envcheck.model.codec import to_dict
+        from envcheck.model.record_lists import _data
 
         text = json.dumps(
-            {"format": FORMAT, "key": self.key, "paths": paths, "info": to_dict(info)},
+            {"format": FORMAT, "key": self.key, "paths": paths, "info": _data(info)},
             separators=(",", ":"),
         )
         try:
@@ -154,6 +153,14 @@ class WarmScan:
                 _prune(directory)
         except Exception:  # a read-only or full disk only costs the next run a scan
             return
+
+
+@lru_cache(maxsize=1)
+def _decoder() -> Callable[[Any], Any]:
+    """The answer's decoder, planned once (the records the scan builds, as their lists)."""
+    from envcheck.model.record_lists import _plan
+
+    return _plan(BinariesInfo, {})
 
 
 def _prune(directory: Path) -> None:

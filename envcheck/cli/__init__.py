@@ -397,8 +397,12 @@ def entry() -> NoReturn:
     without the interpreter's final garbage collection walking every object the run made
     (gc.freeze(); reference counting has freed what is garbage). That walk was a fifth of a
     probe's time. The command's own process creates its dataclasses from the method code
-    compiled with the package (``envcheck.dataclass_code``), not compiled again at every run."""
-    from envcheck import dataclass_code
+    compiled with the package (``envcheck.dataclass_code``), not compiled again at every run,
+    and finds the programs of the regular expressions it compiles made already
+    (``envcheck.regex_code``)."""
+    from envcheck import dataclass_code, regex_code
+
+    regex_code.install()
 
     # a run builds its objects once and keeps them to the end: the young generation is
     # collected every 10,000 allocations rather than every 700 (each collection of an older

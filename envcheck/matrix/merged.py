@@ -49,6 +49,10 @@ _NAME = lazy(r"w-[0-9a-f]{48}\.json")
 # the fields an entry holds as such (not as a segment), and the one rebuilt from the others
 _PLAIN = ("files", "python_names_files", "origins")
 _GENERATED = "generated"
+# tables whose records the entry also places by their first field (a package's name), for a
+# rule that reads a few packages' records of a large table (PY140: the installed releases'
+# Requires-Python among the 761 companion-metadata records) without decoding or parsing it all
+GROUPED = ("generated.companion_metadata",)
 
 Origin = tuple[str, str, int]
 
@@ -131,7 +135,7 @@ def _segments(matrix: Matrix) -> list[tuple[str, Any, list[Any]]]:
 
 def entry_text(matrix: Matrix, key: Key) -> str:
     """The entry for ``matrix`` (merged and filled, as ``load.merge`` returns it)."""
-    from envcheck.matrix.compiled import _data
+    from envcheck.model.record_lists import _data
 
     files = list(matrix.files)
     place = {name: index for index, name in enumerate(files)}
@@ -144,8 +148,19 @@ def entry_text(matrix: Matrix, key: Key) -> str:
     live: dict[str, list[Any]] = {}
     seen: set[int] = set()
     offset = 0
+    groups: dict[str, dict[str, list[list[int]]]] = {}
     for name, value, records in _segments(matrix):
-        text = json.dumps(_data(value), separators=(",", ":"))
+        if name in GROUPED:
+            # the same text as the whole list's, each record's place kept by its first field
+            items = [json.dumps(_data(r), separators=(",", ":")) for r in records]
+            text = "[" + ",".join(items) + "]"
+            at, placed = offset + 1, groups.setdefault(name, {})
+            for record, item in zip(records, items, strict=True):
+                size = len(item.encode("utf-8"))
+                placed.setdefault(str(_data(record)[0]), []).append([at, at + size])
+                at += size + 1
+        else:
+            text = json.dumps(_data(value), separators=(",", ":"))
         size = len(text.encode("utf-8"))
         spans[name] = [offset, offset + size]
         offset += size
@@ -158,7 +173,13 @@ def entry_text(matrix: Matrix, key: Key) -> str:
     origins = json.dumps({"live": live, "orphans": orphans}, separators=(",", ":"))
     spans["origins"] = [offset, offset + len(origins.encode("utf-8"))]
     parts.append(origins)
-    header = {"format": FORMAT, "key": key.digest, "files": files, "segments": spans}
+    header = {
+        "format": FORMAT,
+        "key": key.digest,
+        "files": files,
+        "segments": spans,
+        "groups": groups,
+    }
     return json.dumps(header, separators=(",", ":")) + "\n" + "".join(parts)
 
 
@@ -204,7 +225,7 @@ _PLANNING = threading.Lock()  # a record's decoder is in the memo before it is c
 
 
 def _decoder(segment: str) -> Callable[[Any], Any]:
-    from envcheck.matrix.compiled import _plan
+    from envcheck.model.record_lists import _plan
 
     with _PLANNING:
         return _plan(_hints()[segment], _MEMO)
@@ -215,10 +236,15 @@ class _Entry:
     whole matrix over to ``fresh`` (the load without this entry)."""
 
     def __init__(
-        self, body: bytes, spans: Mapping[str, tuple[int, int]], fresh: Callable[[], Matrix]
+        self,
+        body: bytes,
+        spans: Mapping[str, tuple[int, int]],
+        fresh: Callable[[], Matrix],
+        groups: Mapping[str, Any] | None = None,
     ) -> None:
         self._body = body
         self._spans = spans
+        self._groups = dict(groups or {})
         self._fresh_load = fresh
         self._fresh: Matrix | None = None
         self._lock = threading.Lock()
@@ -240,6 +266,32 @@ class _Entry:
         if segment.startswith(f"{_GENERATED}."):
             return getattr(fresh.generated, segment.split(".", 1)[1])
         return getattr(fresh, segment)
+
+    def records_of(self, segment: str, names: Sequence[str]) -> list[Any] | None:
+        """The records of ``segment`` whose first field is one of ``names``, in the table's
+        order, as the entry holds them (each the JSON list of its field values, in field
+        order), not decoded; None when the entry does not place them (or is not used)."""
+        if self._fresh is not None:
+            return None
+        try:
+            placed = self._groups[segment]
+            start, end = self._spans[segment]
+            spans = sorted(span for name in names for span in placed.get(name, ()))
+            out = []
+            for first, last in spans:
+                if not (type(first) is int and type(last) is int and start < first < last < end):
+                    return None
+                out.append(json.loads(self._body[first:last]))
+            return out
+        except Exception:  # a damaged entry: the caller reads the decoded table
+            return None
+
+    def group_names(self, segment: str) -> list[str] | None:
+        """The first fields of ``segment``'s records (see ``records_of``)."""
+        placed = self._groups.get(segment) if self._fresh is None else None
+        if type(placed) is not dict or not all(type(n) is str for n in placed):
+            return None
+        return list(placed)
 
     def origins(self, matrix: Matrix) -> dict[int, Origin]:
         """``matrix.origins`` for the records this matrix holds (all decoded now)."""
@@ -304,7 +356,8 @@ def load(
     except (ValueError, TypeError, KeyError, AttributeError):
         return None
     _touch(directory / key.name)
-    entry = _Entry(body, spans, fresh)
+    groups = header.get("groups")
+    entry = _Entry(body, spans, fresh, groups if type(groups) is dict else None)
     generated = {
         name.split(".", 1)[1]: partial(entry.value, name)
         for name in spans
@@ -325,7 +378,11 @@ def load(
 
     makers["origins"] = origins
     matrix = lazy_instance(Matrix, ready, makers)
+    _ENTRIES[:] = [(matrix, entry)]
     return matrix
+
+
+_ENTRIES: list[tuple[Matrix, _Entry]] = []  # the last matrix load() made, and its entry
 
 
 def _touch(path: Path) -> None:
@@ -334,3 +391,28 @@ def _touch(path: Path) -> None:
         os.utime(path)
     except OSError:
         return
+
+
+def grouped(matrix: Matrix, segment: str) -> Grouped | None:
+    """The records of ``segment`` (one of ``GROUPED``) by their first field, as the kept
+    entry holds them; None when ``matrix`` was not read from an entry (the caller reads the
+    decoded table: the same records)."""
+    for known, entry in _ENTRIES:
+        if known is matrix:
+            names = entry.group_names(segment)
+            return None if names is None else Grouped(entry, segment, names)
+    return None
+
+
+class Grouped:
+    """A table's records by their first field, read from the entry when asked for."""
+
+    def __init__(self, entry: _Entry, segment: str, names: list[str]) -> None:
+        self._entry = entry
+        self._segment = segment
+        self.names = names
+
+    def records(self, names: Sequence[str]) -> list[Any] | None:
+        """The records whose first field is one of ``names``, in the table's order, each the
+        list of its field values in field order (not decoded); None on a damaged entry."""
+        return self._entry.records_of(self._segment, names)

@@ -1,5 +1,7 @@
 """Importing this module registers every node rule but those of rules/log_catalog.py (the cluster
-rules: rules/cluster/catalog.py, imported only by what needs them: `check` never runs them)."""
+rules: rules/cluster/catalog.py, imported only by what needs them: `check` never runs them).
+Each module here registers a rule a node can answer; one that only registers log readers
+(``@from_log``) belongs in rules/log_catalog.py (tests/rules/test_log_only.py)."""
 
 from envcheck.rules.node import (  # noqa: F401
     abi,
@@ -9,15 +11,10 @@ from envcheck.rules.node import (  # noqa: F401
     binaries,
     binaries_load,
     bounds,
-    bounds_log,
-    build_cuda,
     coverage,
-    cuda_copies,
     cuda_libs,
-    cuda_stated,
     driver,
     driver_arch,
-    driver_container,
     driver_errors,
     driver_files,
     driver_install,
@@ -38,9 +35,7 @@ from envcheck.rules.node import (  # noqa: F401
     native_crash,
     nccl,
     nccl_env,
-    nccl_scope,
     packages,
-    pip_offered,
     pkg_stated,
     python_range,
     ray,
@@ -48,13 +43,11 @@ from envcheck.rules.node import (  # noqa: F401
     resolver_lines,
     sgl_kernel,
     sim_render,
-    sim_stated,
     simulators,
     system,
     system_build,
     torch_build,
     torch_cpu,
-    torch_stated,
     uvm_device,
 )
 from envcheck.rules.node import network as node_network  # noqa: F401

@@ -3,7 +3,9 @@ establishes: each one's check on a node raises ``Skip`` at once, with the same r
 the node. ``check`` reads no log, so it does not import them: it runs their rules as
 rules/log_only.py states them (generated from these modules by scripts/gen_docs.py, CI fails
 when it is out of date); every other command imports them with rules/catalog.py. A module
-here that gains a rule a node can answer moves to rules/catalog.py."""
+here that gains a rule a node can answer moves to rules/catalog.py. The modules that only
+register how a log line words a rule's finding (``@from_log``, no rule of their own:
+``torch_stated``, ``cuda_stated`` ...) are here too: only ``triage`` reads them."""
 
 from envcheck.rules.node import (  # noqa: F401
     arch_ceiling,
@@ -11,16 +13,21 @@ from envcheck.rules.node import (  # noqa: F401
     arch_intrinsics,
     arch_shared_memory,
     arch_specific,
+    bounds_log,
     build,
+    build_cuda,
     conda_solver,
     cpu_flags,
     cpu_instructions,
     cub_headers,
     cuda_arch_list,
     cuda_compiler_crash,
+    cuda_copies,
     cuda_fork,
+    cuda_stated,
     cudnn_load,
     disk_full,
+    driver_container,
     driver_dlopen,
     driver_kernel_modules,
     driver_runtimes,
@@ -44,11 +51,13 @@ from envcheck.rules.node import (  # noqa: F401
     nccl_descriptors,
     nccl_net_plugin,
     nccl_ranks,
+    nccl_scope,
     numpy_c_api,
     nvrtc_compile,
     openmp_symbols,
     package_headers,
     pip_managed,
+    pip_offered,
     pip_unavailable,
     pod_scheduling,
     protobuf_generated,
@@ -57,10 +66,12 @@ from envcheck.rules.node import (  # noqa: F401
     ray_gcs,
     rust_sdist,
     server_ports,
+    sim_stated,
     simulator_buffers,
     ssl_floor,
     thread_limits,
     torch_cpp_api,
+    torch_stated,
     triton_compiler,
     vendored_headers,
     virtual_display,

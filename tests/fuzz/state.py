@@ -150,8 +150,8 @@ def _entry_name(where: str, text: str) -> str:
 @lru_cache(maxsize=64)
 def _valid_entry(index: int) -> str:
     """The JSON envcheck itself writes for built-in file ``index``."""
-    from envcheck.matrix.compiled import _data
     from envcheck.matrix.load import parse_text
+    from envcheck.model.record_lists import _data
 
     where, text = _builtin_files()[index]
     return json.dumps({"format": 2, "file": _data(parse_text(text, where))})

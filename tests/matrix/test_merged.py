@@ -104,6 +104,36 @@ def test_tables_decode_on_first_use_only(tmp_path: Path) -> None:
     assert "signatures" not in vars(kept)
 
 
+def test_grouped_records_are_the_tables_records_undecoded(tmp_path: Path) -> None:
+    from envcheck.model.record_lists import _data
+    from envcheck.names import canonicalize_name
+    from envcheck.rules.node.python_range import _Releases
+
+    env = _env(tmp_path)
+    load(env=env)
+    kept = load(env=env)
+    fresh = load(env=NO_CACHE)
+    table = fresh.generated.companion_metadata
+    for segment in merged.GROUPED:
+        groups = merged.grouped(kept, segment)
+        assert groups is not None
+        assert merged.grouped(fresh, segment) is None  # not read from an entry
+        assert "generated" not in vars(kept)  # nothing decoded to read them
+        assert sorted(groups.names) == sorted({c.package for c in table})
+        assert groups.records(groups.names) == [_data(c) for c in table]  # in the table's order
+        for name in groups.names:
+            assert groups.records([name]) == [_data(c) for c in table if c.package == name]
+        assert groups.records(["not-a-package"]) == []
+    # PY140's per-package ranges: the same from the records as from the decoded table
+    from_rows, decoded = _Releases(kept), _Releases(fresh)
+    for name in sorted({str(canonicalize_name(c.package)) for c in table}):
+        assert from_rows._texts(name) is not None and decoded._texts(name) is None
+        assert from_rows._parse(name) == decoded._parse(name)
+        for c in table:
+            if str(canonicalize_name(c.package)) == name:
+                assert from_rows.get(name, c.version) == decoded.get(name, c.version)
+
+
 def _overlay(tmp_path: Path, version: str) -> Path:
     directory = tmp_path / "site"
     directory.mkdir(exist_ok=True)

@@ -59,3 +59,18 @@ def test_check_imports_none_of_their_modules() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_every_catalog_module_registers_a_rule() -> None:
+    """A module of rules/catalog.py that registers no rule (only ``@from_log`` readers, which
+    only ``triage`` reads) belongs in rules/log_catalog.py: ``check`` would import it for
+    nothing."""
+    import types
+
+    from envcheck.rules import catalog
+    from envcheck.rules.base import _REGISTRY
+
+    code_rules("node")
+    ruled = {r.check.__module__ for r in _REGISTRY}
+    modules = {m.__name__ for m in vars(catalog).values() if isinstance(m, types.ModuleType)}
+    assert sorted(modules - ruled) == []

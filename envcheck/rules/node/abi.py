@@ -29,15 +29,12 @@ from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.extension_builds import install_text
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.native_crash import crash_reading
-from envcheck.rules.node.pybind_registry import SIGNATURE as PYBIND_SIGNATURE
-from envcheck.rules.node.pybind_registry import pybind_type_unregistered
 from envcheck.rules.node.wheel_index_torch import (
     index_cause,
     index_fix,
     page_is_other_torch,
     stated_index,
 )
-from envcheck.rules.signals import SIGNAL_SIGNATURES
 
 _SITE_PATH = lazy(r"/(?:site|dist)-packages/(?P<top>[A-Za-z0-9_.+-]+)")
 _TORCH = lazy(r"^_ZN?K?(?:St|N)?K?(?:3c10|2at|5torch|6caffe2)")
@@ -241,6 +238,14 @@ def _torch_text(facts: Facts) -> str:
 
 @from_log("TOR150")
 def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    from envcheck.rules.node.pybind_registry import (
+        SIGNATURE as PYBIND_SIGNATURE,
+    )
+    from envcheck.rules.node.pybind_registry import (
+        pybind_type_unregistered,
+    )
+    from envcheck.rules.signals import SIGNAL_SIGNATURES
+
     if line.signature in SIGNAL_SIGNATURES:  # a native crash: native_crash.py decides
         return crash_reading(facts, line, "TOR150")
     if line.signature == PYBIND_SIGNATURE:  # pybind11's conversion error at a torch type

@@ -26,7 +26,6 @@ from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.choose import sm
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.arch_list_targets import no_gpu_has
-from envcheck.rules.node.arch_names import architecture_floor, gpus_at_or_above
 
 
 def _cc(text: str | None) -> Version | None:
@@ -374,6 +373,8 @@ def _only_decides(facts: Facts, line: LogLine) -> bool:
 def _stated_floor(facts: Facts, line: LogLine) -> Version | None:
     """The floor the line states: a compute capability in any writing (8.0, sm_75, '(8, 0)',
     75), else an architecture name the GPU table knows ('Ampere GPUs or newer')."""
+    from envcheck.rules.node.arch_names import architecture_floor
+
     stated = _cc(line.stated.get("min_cc"))
     if stated is not None:
         return stated
@@ -388,6 +389,8 @@ def arch_floor_in_log(facts: Facts, line: LogLine) -> Hit | None:
     or above it rules it out, unless the table says what the same text means there. A wording
     the table does not know is read by the feature it names (the entry's ``keywords``: its
     fallback on this GPU) and the floor it states, in any writing."""
+    from envcheck.rules.node.arch_names import gpus_at_or_above
+
     if _only_decides(facts, line) and _NOTE.search(line.text):
         raise NotStated(
             f"line {line.line} states the floor as a note (a warning, a fallback taken, a help "
@@ -438,6 +441,8 @@ def _stated_floor_hit(
     """A library's refusal in a wording the table does not know: the floor the line states (or
     the feature entry's own), the GPU the line or the node names, and the fix: this GPU's
     fallback for the feature the line names, and the GPUs that meet the floor."""
+    from envcheck.rules.node.arch_names import gpus_at_or_above
+
     entry, word = feature if feature is not None else (None, None)
     floor = stated or (entry.min_compute_capability if entry is not None else None)
     if floor is None:

@@ -23,7 +23,6 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, StatedOtherwise, from_log, rule
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.container_engine import no_cgroups_hit
-from envcheck.rules.node.driver_upgrade import DRIVER_UPGRADE, TOO_OLD, upgrade_fix
 from envcheck.rules.node.gpu_oom_size import oversize
 from envcheck.rules.node.locked_memory import pinned_oom_fix
 from envcheck.rules.node.memory import (
@@ -99,6 +98,8 @@ def _label(entry: CudaError) -> str:
 
 
 def _hit(entry: CudaError, line: LogLine, what: str, facts: Facts | None = None) -> Hit:
+    from envcheck.rules.node.driver_upgrade import DRIVER_UPGRADE, upgrade_fix
+
     if entry.cause is None or entry.fix is None:
         raise NotStated(
             f"line {line.line} states {_label(entry)} ('{entry.message}'), which the table gives "
@@ -216,6 +217,8 @@ def cuda_error_stated(facts: Facts) -> Iterable[Hit]:
     - https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html
     - https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html
     """
+    from envcheck.rules.node.driver_upgrade import DRIVER_UPGRADE, upgrade_fix
+
     info = facts.gpu_info()  # no CUDA error stated: nothing failed
     hits = []
     seen: set[str] = set()
@@ -257,6 +260,8 @@ def cuda_error_stated(facts: Facts) -> Iterable[Hit]:
 def cuda_error_in_log(facts: Facts, line: LogLine) -> Hit:
     """The error the line names, from the table: its cause and fix; a code with no node cause
     (an application bug) stays open with the reason."""
+    from envcheck.rules.node.driver_upgrade import TOO_OLD
+
     entry = stated_error(facts, line, CUDA_APIS)
     if entry is None and line.signature in _DEVICE_OOM_NAMED:
         # torch's device out-of-memory exception named without its message: error 2's entry

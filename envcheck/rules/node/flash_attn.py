@@ -16,21 +16,6 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, rule
 from envcheck.rules.choose import sm
 from envcheck.rules.fixes import fix, manual, pip_install, pip_uninstall
-from envcheck.rules.node.flash_attn_pick import (
-    LAST_OLD_ABI,
-    abi_wheel_fix,
-    known_bad_fix,
-    newest_loading,
-    torch_for_tag,
-    torch_old_abi,
-)
-from envcheck.rules.node.flash_attn_source import (
-    FORCE_BUILD_COMMAND,
-    ngc_image,
-    no_release_wheel,
-    source_build_after,
-    source_build_fix,
-)
 
 _FA_TAG = lazy(r"cu(\d+)torch(\d+\.\d+)cxx11abi(TRUE|FALSE)", re.IGNORECASE)
 
@@ -94,6 +79,20 @@ def _flash_attn_fix(facts: Facts, torch: Version | None, *, old_abi: bool | None
     old-ABI torch) whose wheels load on its ABI. A torch that no release wheel was built
     against (a pre-release or vendor build: NGC's 2.2.0a0+6a974be) gets the build from source
     first: a reinstall would download the same release wheel (flash_attn_source.py)."""
+    from envcheck.rules.node.flash_attn_pick import (
+        LAST_OLD_ABI,
+        known_bad_fix,
+        newest_loading,
+        torch_old_abi,
+    )
+    from envcheck.rules.node.flash_attn_source import (
+        FORCE_BUILD_COMMAND,
+        ngc_image,
+        no_release_wheel,
+        source_build_after,
+        source_build_fix,
+    )
+
     vendor = no_release_wheel(torch)
     if vendor is not None:
         return source_build_fix(f"torch {torch}", vendor)
@@ -197,6 +196,8 @@ def flash_attn_other_torch(facts: Facts) -> Iterable[Hit]:
     - https://github.com/Dao-AILab/flash-attention/issues/1061 (torch pinned back)
     - Dao-AILab/flash-attention setup.py (get_wheel_url; CachedWheelsCommand.run: FORCE_BUILD)
     """
+    from envcheck.rules.node.flash_attn_pick import abi_wheel_fix, torch_old_abi
+
     try:
         dist = facts.dist("flash-attn")
     except Skip:  # a partial list; a log that shows its extension failing says it is there
@@ -266,6 +267,8 @@ def _or_torch_back(
     """``remedy`` with the other way threads take: keep the flash-attn wheel and install the
     torch its tag names, from that CUDA variant's index (flash-attention#1061: torch pinned
     back); unchanged when the matrix has no torch build of the tag's release, CUDA and ABI."""
+    from envcheck.rules.node.flash_attn_pick import torch_for_tag
+
     back = torch_for_tag(facts, torch_mm, cuda_tag, cxx11abi)
     if back is None:
         return remedy

@@ -25,16 +25,7 @@ from envcheck.model.finding import Action, Fix, Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
-from envcheck.rules.node.import_releases import (
-    by_release,
-    declared_bound,
-    declared_by_installed,
-    importer_fit,
-    last_clause,
-)
-from envcheck.rules.node.openssl_bindings import LIB_SYMBOL_MISSING, lib_symbol_missing
 from envcheck.rules.node.optional_backends import optional_backend
-from envcheck.rules.node.pydantic_v1_code import PYDANTIC_V1_FORM, pydantic_v1_form
 
 
 def distribution_of(facts: Facts, module: str) -> str:
@@ -142,6 +133,14 @@ def import_name_missing(facts: Facts) -> Iterable[Hit]:
 
 @from_log("PY150")
 def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    from envcheck.rules.node.import_releases import (
+        by_release,
+        declared_bound,
+        declared_by_installed,
+    )
+    from envcheck.rules.node.openssl_bindings import LIB_SYMBOL_MISSING, lib_symbol_missing
+    from envcheck.rules.node.pydantic_v1_code import PYDANTIC_V1_FORM, pydantic_v1_form
+
     name, module = line.stated.get("import_name"), line.stated.get("from_module")
     numpy_line = _NUMPY_REMOVED.search(line.text)
     if numpy_line is not None:
@@ -387,6 +386,8 @@ def _numpy_removed(facts: Facts, line: LogLine, name: str, major: str) -> Hit:
     """NumPy's own line names the alias and the release that removed it: the importing code
     was written for the NumPy major before; threads pin that major back (numpy<2) until the
     importing package has a release for NumPy 2."""
+    from envcheck.rules.node.import_releases import last_clause
+
     version = facts.known_version("numpy")
     have = f"numpy {version}" if version is not None else "the installed numpy"
     pin = f"numpy<{major}"
@@ -535,6 +536,8 @@ def _removed_fix(
     """The fix for a curated removal: the library pinned below it, and the importer's release
     that stopped importing the name (from generated/importers.toml) first where the traceback
     shows the importer, after where it does not."""
+    from envcheck.rules.node.import_releases import importer_fit, last_clause
+
     last, pinned = last_clause(facts, by, spelled, when, note)
     summary = (
         f'Install the last {by} release before the removal: pip install "{spelled}<{when}"'
@@ -812,6 +815,8 @@ def module_not_found(facts: Facts) -> Iterable[Hit]:
 
 @from_log("PY151")
 def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
+    from envcheck.rules.node.import_releases import by_release, importer_fit, last_clause
+
     if "attempted relative import" in line.text:
         return _relative_import(line, line.stated.get("script_file"))
     module = line.stated.get("module")

@@ -26,7 +26,6 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import apt_command, apt_words, conda_words, fix, manual, pip_install
 from envcheck.rules.node.cuda_libs import _pins
-from envcheck.rules.node.driver_upgrade import on_wsl
 from envcheck.rules.node.gpu_runtimes import _commands as _runtime_cuda_commands
 from envcheck.rules.node.gpu_runtimes import cuda_major
 from envcheck.rules.node.imports import distribution_of
@@ -1021,6 +1020,8 @@ def _wsl_without_driver(soname: str, line: LogLine) -> Hit:
 def _on_wsl(facts: Facts, line: LogLine) -> bool:
     """The line, the log or the node says WSL 2: the platform a line of the log states, else
     ``driver_upgrade.on_wsl`` (a /usr/lib/wsl path or WSL on the line, a Microsoft kernel)."""
+    from envcheck.rules.node.driver_upgrade import on_wsl
+
     platform = line.stated.get("host_platform") or ""
     return "wsl" in platform.lower() or on_wsl(facts, line.text)
 

@@ -20,9 +20,7 @@ from envcheck.model.finding import Action, Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
-from envcheck.rules.node.driver_upgrade import wsl_kernel
 from envcheck.rules.node.gpu_oom_size import oversize, requested, split_fix
-from envcheck.rules.signals import routes_elsewhere
 
 GIB = 1024**3
 # available host memory below this share of the total before a job starts (SYS190 on a node)
@@ -134,6 +132,9 @@ def _limit_note(facts: Facts) -> str:
 def host_memory_exhausted_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """The kernel's OOM-killer line names the cause; a bare SIGKILL (`Killed`, `exitcode : -9`)
     is worded as the OOM killer's most likely trace, with the command that confirms it."""
+    from envcheck.rules.node.driver_upgrade import wsl_kernel
+    from envcheck.rules.signals import routes_elsewhere
+
     if routes_elsewhere(line.signature, line.stated, "SYS190"):
         return None  # a signal line that states another signal than SIGKILL
     compiler = line.stated.get("killed_compiler")

@@ -24,7 +24,6 @@ from envcheck.model.finding import Action, Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
-from envcheck.rules.signals import routes_elsewhere
 
 # packages whose own binaries bring an OpenMP runtime into the process, with the source that
 # says so. Two of them in one process are two runtimes unless they share the file.
@@ -169,6 +168,8 @@ def decided_cause(facts: Facts, line: LogLine) -> str | None:
 def crash_reading(facts: Facts, line: LogLine, code: str) -> Hit | None:
     """TOR150's and SYS203's reading of a signal line: None (ruled out) where the signal
     belongs to another family, open where the facts decide another cause, else the finding."""
+    from envcheck.rules.signals import routes_elsewhere
+
     if routes_elsewhere(line.signature, line.stated, code):
         return None
     if decided_cause(facts, line) != code:
@@ -229,6 +230,8 @@ def openmp_crash(facts: Facts, line: LogLine) -> Hit:
 def native_crash_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """The crash's fix by what the log shows; open (with the steps that decide it) where it
     shows nothing."""
+    from envcheck.rules.signals import routes_elsewhere
+
     if routes_elsewhere(line.signature, line.stated, "SYS250"):
         return None
     cause = decided_cause(facts, line)

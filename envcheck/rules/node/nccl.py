@@ -16,7 +16,6 @@ from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.network import candidate
-from envcheck.rules.node.rank_hosts import ranks_span_nodes
 
 _STEPS = (
     "with InfiniBand/RoCE HCAs on the node: install rdma-core (libibverbs1, ibverbs-providers; "
@@ -224,6 +223,8 @@ def _one_node(stated: Mapping[str, str]) -> bool:
     """Whether the log states that the job ran on one node (NCCL's communicator summary `nNodes
     1`, a launcher's `--nnodes 1`) and nothing says otherwise: NCCL's network transport then
     carries nothing, and an InfiniBand it cannot open is moot."""
+    from envcheck.rules.node.rank_hosts import ranks_span_nodes
+
     return stated.get("nnodes") == "1" and ranks_span_nodes(stated) is None
 
 

@@ -11,11 +11,6 @@ from envcheck.model.finding import Fix, Severity
 from envcheck.model.report import Interface, NetworkInfo
 from envcheck.rules.base import Hit, LogLine, NotStated, StatedOtherwise, from_log, rule
 from envcheck.rules.fixes import fix, manual, set_env
-from envcheck.rules.node.rank_hosts import (
-    GENERIC_NCCL_LINES,
-    ranks_on_one_node,
-    ranks_span_nodes,
-)
 
 SOCKET_VARS = ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME", "TP_SOCKET_IFNAME")
 PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
@@ -342,6 +337,8 @@ def hostname_loopback_in_log(facts: Facts, line: LogLine) -> Hit:
     warning is harmless and a rendezvous or store timeout is not this cause (every rank reaches
     rank 0's store on the same host); where it states several, the store's and the generic lines
     leave the node's hostname to check; where it says neither, the cause stays open."""
+    from envcheck.rules.node.rank_hosts import ranks_on_one_node, ranks_span_nodes
+
     one = ranks_on_one_node(line.stated)
     if line.signature != _GLOO_LOOPBACK:
         if one:
@@ -483,6 +480,8 @@ def _named_interface_between_nodes(facts: Facts, line: LogLine) -> Hit | None:
     without the address on one of them, named differently there, enslaved to a bridge that
     holds the address. The reading NET104 gives the same line where nothing sets it (the
     interface NCCL chose itself). None for other lines."""
+    from envcheck.rules.node.rank_hosts import GENERIC_NCCL_LINES, ranks_span_nodes
+
     if line.signature not in GENERIC_NCCL_LINES:
         return None
     named = line.stated.get("nccl_socket_ifname")

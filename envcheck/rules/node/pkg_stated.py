@@ -23,8 +23,6 @@ from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.imports import frame_distribution
 from envcheck.rules.node.packages import requirements_in_effect
 from envcheck.rules.node.resolver_lines import installed_conflict_hit, stated_conflict
-from envcheck.rules.node.version_checks import REQUIRED_FOUND, version_check_in_log
-from envcheck.rules.node.version_guards import states_guard, version_guard_in_log
 
 # the last NumPy 1 release: a requirement that excludes it asks for NumPy 2
 _LAST_NUMPY1 = Version("1.26.4")
@@ -260,6 +258,9 @@ def runtime_check_in_log(facts: Facts, line: LogLine) -> Hit | None:
     line states the range and the release it found by itself (rules/node/version_checks.py), and
     a guard worded as a bound and a side, numba's 'needs NumPy 2.1 or less', the pin that bound
     makes (rules/node/version_guards.py)."""
+    from envcheck.rules.node.version_checks import REQUIRED_FOUND, version_check_in_log
+    from envcheck.rules.node.version_guards import states_guard, version_guard_in_log
+
     if REQUIRED_FOUND.search(line.text) is not None:
         return version_check_in_log(facts, line)
     if states_guard(line.text):  # 'Numba needs NumPy 2.1 or less. Got NumPy 2.2.'

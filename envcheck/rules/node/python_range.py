@@ -9,6 +9,7 @@ NumPy, FlashInfer, SGLang, torchvision ... as `envcheck matrix refresh` read it)
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import fields
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -16,6 +17,8 @@ from packaging.version import InvalidVersion, Version
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
+from envcheck.matrix.generated import CompanionMetadata
+from envcheck.matrix.merged import grouped
 from envcheck.matrix.model import Matrix
 from envcheck.model.finding import Severity
 from envcheck.names import canonicalize_name
@@ -23,7 +26,6 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.pip_offered import offered_versions
-from envcheck.rules.node.python_syntax import syntax_in_log, unknown_syntax_in_log
 
 # checked by their own rules (PY101, PY102, RAY101)
 _OWN_RULES = frozenset({"torch", "vllm", "ray"})
@@ -60,20 +62,75 @@ def _newest_for(matrix: Matrix, package: str, python: Version) -> Version | None
     return max(fits, default=None)
 
 
-_INDEX: list[tuple[object, dict[tuple[str, Version], SpecifierSet]]] = []
+_INDEX: list[tuple[object, _Releases]] = []
 
 
-def _ranges(matrix: Matrix) -> dict[tuple[str, Version], SpecifierSet]:
-    """(name, version) -> Requires-Python of the generated tables, built once per matrix."""
-    table = matrix.generated.companion_metadata
-    if _INDEX and _INDEX[0][0] is table:
+class _Releases:
+    """The Requires-Python of the releases the generated tables know, by package, for one
+    matrix: a package's releases are read when a distribution of it is asked about (a node
+    has a few of the 761 records' packages installed), from the kept matrix entry's records
+    of that package where there is one (``merged.grouped``), else from the decoded table."""
+
+    def __init__(self, matrix: Matrix) -> None:
+        self._matrix = matrix
+        self._grouped = grouped(matrix, "generated.companion_metadata")
+        self._spelled: dict[str, list[str]] = {}  # canonical name -> the records' spellings
+        for name in self._grouped.names if self._grouped is not None else ():
+            self._spelled.setdefault(str(canonicalize_name(name)), []).append(name)
+        self._parsed: dict[str, dict[Version, SpecifierSet]] = {}
+
+    def get(self, key: str, version: Version) -> SpecifierSet | None:
+        known = self._parsed.get(key)
+        if known is None:
+            known = self._parsed[key] = self._parse(key)
+        return known.get(version)
+
+    def _parse(self, key: str) -> dict[Version, SpecifierSet]:
+        texts = self._texts(key)
+        if texts is not None:
+            try:  # what the table's decoder makes of the same texts
+                return {Version(v): SpecifierSet(r) for v, r in texts}
+            except ValueError:  # not this code's entry: the decoded table decides
+                pass
+        return {
+            c.version: c.requires_python
+            for c in self._matrix.generated.companion_metadata
+            if c.requires_python is not None and str(canonicalize_name(c.package)) == key
+        }
+
+    def _texts(self, key: str) -> list[tuple[str, str]] | None:
+        """(version, Requires-Python) of the package's records, in the table's order, as the
+        entry holds them; None without an entry (or records not of this shape)."""
+        if self._grouped is None:
+            return None
+        rows = self._grouped.records(self._spelled.get(key, []))
+        if rows is None:
+            return None
+        names = [f.name for f in fields(CompanionMetadata)]
+        package, version, python = (
+            names.index(n) for n in ("package", "version", "requires_python")
+        )
+        out: list[tuple[str, str]] = []
+        for row in rows:
+            if type(row) is not list or len(row) != len(names):
+                return None
+            text, spec = row[version], row[python]
+            if type(row[package]) is not str or type(text) is not str:
+                return None
+            if spec is None:
+                continue
+            if type(spec) is not str:
+                return None
+            out.append((text, spec))
+        return out
+
+
+def _ranges(matrix: Matrix) -> _Releases:
+    """The Requires-Python of each known (name, version), built once per matrix."""
+    if _INDEX and _INDEX[0][0] is matrix:
         return _INDEX[0][1]
-    index = {
-        (str(canonicalize_name(c.package)), c.version): c.requires_python
-        for c in table
-        if c.requires_python is not None
-    }
-    _INDEX[:] = [(table, index)]
+    index = _Releases(matrix)
+    _INDEX[:] = [(matrix, index)]
     return index
 
 
@@ -147,7 +204,7 @@ def package_python_range(facts: Facts) -> Iterable[Hit]:
         if dist.key in _OWN_RULES:
             continue
         try:
-            spec = metadata.get((dist.key, Version(dist.version)))
+            spec = metadata.get(dist.key, Version(dist.version))
         except InvalidVersion:
             continue
         if spec is not None:
@@ -167,6 +224,8 @@ def python_range_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """pip's 'Package X requires a different Python: A not in B' names all three; an
     interpreter's error on a newer language feature names the feature
     (rules/node/python_syntax.py)."""
+    from envcheck.rules.node.python_syntax import syntax_in_log, unknown_syntax_in_log
+
     feature = line.stated.get("python_feature")
     if feature:
         return syntax_in_log(facts, line, feature)

@@ -13,9 +13,7 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.memory import SHM_SIGNATURES, shm_hit
-from envcheck.rules.node.rank_hosts import GENERIC_NCCL_LINES, ranks_span_nodes
 from envcheck.rules.node.ray import shm_step
-from envcheck.rules.signals import SIGNAL_SIGNATURES, routes_elsewhere
 
 
 @rule("SYS101", "dev-shm-too-small-for-nccl", Severity.WARNING)
@@ -105,6 +103,9 @@ def shm_full_in_log(facts: Facts, line: LogLine) -> Hit | None:
     shared-memory lines (attaching to another rank's segment) confirm it only in a container. torch's DataLoader and
     multiprocessing lines (a worker's bus error, `unable to write to file </torch_...>`) are
     worded by memory.py."""
+    from envcheck.rules.node.rank_hosts import GENERIC_NCCL_LINES
+    from envcheck.rules.signals import SIGNAL_SIGNATURES, routes_elsewhere
+
     if routes_elsewhere(line.signature, line.stated, "SYS101"):
         return None  # a signal line that states another signal than SIGBUS
     if line.signature in SHM_SIGNATURES or line.signature in SIGNAL_SIGNATURES:
@@ -193,6 +194,8 @@ def _generic_line_in_container(facts: Facts, line: LogLine) -> Hit | None:
     whose log says nothing of another node: the shared-memory transport in the container's
     /dev/shm (Docker's default 64 MiB) is the system call NCCL's troubleshooting guide names
     for containers; /dev/shm known to be 1 GiB or more rules it out (nccl_scope.py)."""
+    from envcheck.rules.node.rank_hosts import ranks_span_nodes
+
     spans = ranks_span_nodes(line.stated)
     if spans:
         raise NotStated(f"{spans}: the interface between the nodes (NET104) is the likelier call")

@@ -19,7 +19,6 @@ from envcheck.facts.skip import Skip
 from envcheck.matrix.model import package_names
 from envcheck.model.finding import Severity
 from envcheck.patterns import lazy
-from envcheck.rules import nvcc_host
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import apt_words, fix, manual, set_env
 
@@ -227,6 +226,8 @@ def _gcc_above_nvcc_ceiling(facts: Facts, gxx: str) -> list[Hit]:
     """The g++ a build log states against the newest gcc the stated CUDA toolkit's nvcc
     accepts (host_config.h, the matrix's ``nvcc.gcc_max.<cuda>``): a gcc above it stops every
     CUDA compile of the build."""
+    from envcheck.rules import nvcc_host
+
     nvcc = facts.system().nvcc
     if nvcc is None or not nvcc.version:
         return []
