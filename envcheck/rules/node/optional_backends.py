@@ -12,10 +12,9 @@ not help. The name itself carries the backend's import name (`get_vllm_engine`,
 
 from __future__ import annotations
 
-import re
-
 from envcheck.facts.node import Facts
 from envcheck.model.finding import Action
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine
 from envcheck.rules.fixes import fix, manual, pip_install
 
@@ -37,7 +36,7 @@ BACKENDS: dict[str, str] = {
     "mindspeed": "mindspeed",
 }
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_CAMEL = lazy(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 def backend_in_name(module: str, name: str) -> str | None:

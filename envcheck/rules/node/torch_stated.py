@@ -15,6 +15,7 @@ from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.model import public
 from envcheck.model.finding import Fix
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log
 from envcheck.rules.choose import arch_list, covers, sm
 from envcheck.rules.fixes import fix, manual, pip_install
@@ -65,7 +66,7 @@ def arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
 # neither); sm_75-sm_89 are in every one, sm_90 missing only from the cu117 defaults of 1.13-2.0
 _LACKING_SHARE = 1 / 3
 # torch's own source directories: a check site there is torch's kernel
-_TORCH_SOURCE = re.compile(r"(?:^|[/\\])(?:aten|c10|THC|THCUNN|caffe2)[/\\]")
+_TORCH_SOURCE = lazy(r"(?:^|[/\\])(?:aten|c10|THC|THCUNN|caffe2)[/\\]")
 
 
 def _default_builds_lack(facts: Facts, line: LogLine) -> str | None:
@@ -281,7 +282,7 @@ def pre_ampere_in_log(facts: Facts, line: LogLine) -> Hit | None:
 # [%(filename)s:%(lineno)d] %(message)s' with the date '%m-%d %H:%M:%S'; before 0.8 without the
 # '['), after a worker's or engine core's own '(VllmWorker rank=0 pid=N)' tag: the engine
 # logged the error, so its attention backend called flash-attn
-_VLLM_LOGGED = re.compile(
+_VLLM_LOGGED = lazy(
     r"^(?:\((?:VllmWorker|EngineCore|RayWorkerWrapper)[^)]*\) )?(?:ERROR|WARNING|INFO) "
     r"\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \[?[\w.]+\.py:\d+\]"
 )
