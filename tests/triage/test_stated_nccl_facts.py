@@ -113,3 +113,22 @@ def test_without_a_container_fact_sys101_stays_open(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
     assert _causes(cli, log_file(tmp_path, _SYSTEM_ERROR))["SYS101"]["verdict"] == "unknown"
+
+
+def test_nvidia_smi_query_csv_in_a_log_states_the_gpu(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    # nvidia-smi --query-gpu=name,compute_cap --format=csv pasted above the failure: the GPU
+    # (sm_61) against the torch release the log prints (2.7.1+cu128 is built from sm_75)
+    log = log_file(
+        tmp_path,
+        "$ nvidia-smi --query-gpu=name,compute_cap --format=csv",
+        "name, compute_cap",
+        "Tesla P40, 6.1",
+        '$ python -c "import torch; print(torch.__version__)"',
+        "2.7.1+cu128",
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+    )
+    cause = _causes(cli, log)["TOR101"]
+    assert cause["verdict"] == "confirmed"
+    assert "sm_61" in cause["findings"][0]["message"]
