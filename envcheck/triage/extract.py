@@ -340,6 +340,11 @@ FACTS: dict[str, str] = {
     "transport)",
     "container_host": "a hostname of Docker's default form (the container's 12-hex-digit ID) "
     "that NCCL prefixes its lines with: the job ran in a Docker container",
+    "container_run": "the engine of a `docker run` (nvidia-docker, podman) command the log "
+    "shows: the job ran in a container",
+    "container_shm_size": "the /dev/shm size a `docker run` command passes (--shm-size=16g; "
+    "bytes without a unit)",
+    "container_ipc": "the IPC mode a `docker run` command passes (--ipc=host: the host's /dev/shm)",
     "dll": "a Windows DLL (or extension module) a line says failed to load (c10.dll, "
     "cublas64_12.dll, zlibwapi.dll; for 'DLL load failed while importing X' the module X)",
     "dll_importing": "the extension module whose import failed ('DLL load failed while importing "
@@ -497,6 +502,11 @@ def _cuda_number(value: str) -> str | None:
 def _major_minor(value: str) -> str | None:
     found = re.match(r"(\d+)\.(\d+)", value.strip())
     return f"{found.group(1)}.{found.group(2)}" if found else None
+
+
+def _engine(run: str) -> str:
+    """The container engine a `... run` command names: nvidia-docker's is Docker's."""
+    return "podman" if run == "podman" else "docker"
 
 
 def _bytes_gb(value: str) -> int | None:
@@ -687,10 +697,13 @@ class _Builder:
         )
         nvcc, build = self.first("nvcc_version"), self.first("cuda_build")
         host = self.first("container_host")
+        run = self.first("container_run")
         os_name = self.first("os_name")
         image = self.first("container_image")
         ngc = self.first("ngc_check")
-        if total is None and not any((lacks, gxx, needed, nvcc, build, host, os_name, image, ngc)):
+        if total is None and not any(
+            (lacks, gxx, needed, nvcc, build, host, run, os_name, image, ngc)
+        ):
             return None
         total_bytes = _bytes_gb(total.value) if total else None
         used_bytes = _bytes_gb(used.value) if used else None
@@ -720,9 +733,16 @@ class _Builder:
             gxx=gxx.value if gxx else None,
             gxx_needed=needed.value if needed else None,
             nvcc=toolkit,
-            container="docker" if host is not None or image is not None or ngc else None,
+            container=_engine(run.value)
+            if run is not None
+            else "docker"
+            if host is not None or image is not None or ngc
+            else None,
             container_evidence=(
-                f"hostname {host.value} (Docker's default: the container ID), {self.where(host)}"
+                f"a `{run.value} run` command, {self.where(run)}"
+                if run is not None
+                else f"hostname {host.value} (Docker's default: the container ID), "
+                f"{self.where(host)}"
                 if host is not None
                 else f"the image {image.value}, {self.where(image)}"
                 if image is not None
@@ -733,7 +753,20 @@ class _Builder:
             container_image=image.value if image is not None else None,
         )
         return self.section(
-            info, total, used, lacks, gxx, needed, nvcc, build, host, needed_by, os_name, image, ngc
+            info,
+            total,
+            used,
+            lacks,
+            gxx,
+            needed,
+            nvcc,
+            build,
+            host,
+            run,
+            needed_by,
+            os_name,
+            image,
+            ngc,
         )
 
     def torch_cuda(self) -> LogFact | None:

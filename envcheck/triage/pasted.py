@@ -25,7 +25,16 @@ from envcheck.model.report import NodeReport
 PASTED_FORMATS = ("collect-env", "vllm-env", "sglang-env", "nvidia-smi", "nvidia-smi-q")
 # sections of a pasted text a log may carry beside its lines (ingest/paste.py's kinds)
 PASTED_SECTIONS = frozenset(
-    {"docker-info", "daemon-json", "toolkit-config", "toolkit-version", "ulimit", "df", "free"}
+    {
+        "docker-info",
+        "daemon-json",
+        "toolkit-config",
+        "toolkit-version",
+        "ulimit",
+        "df",
+        "free",
+        "nvidia-smi-csv",
+    }
 )
 HEAD = 2 * 1024 * 1024  # bytes of the log read for a pasted environment
 
@@ -50,7 +59,8 @@ def pasted_environment(text: str, name: str) -> NodeReport | None:
 
 
 # a string each of PASTED_SECTIONS' formats holds (docker info's fields, daemon.json's keys,
-# the toolkit's version line and config table, ulimit's, df's and free's headers)
+# the toolkit's version line and config table, ulimit's, df's and free's headers, nvidia-smi's
+# --query-gpu command and its CSV header's compute_cap column)
 _SECTION_MARKERS = (
     "Runtimes:",
     "Default Runtime:",
@@ -66,6 +76,8 @@ _SECTION_MARKERS = (
     "Mounted on",
     "/dev/shm",
     "buff/cache",
+    "--query-gpu",
+    "compute_cap",
 )
 
 
@@ -90,7 +102,8 @@ _BEFORE, _AFTER = 60, 400  # lines a section may start before its marker, and ru
 
 
 def _pasted_sections(text: str, name: str) -> NodeReport | None:
-    """The container engine and limits sections pasted in the log, None when there are none."""
+    """The container engine and limits sections pasted in the log, and the GPUs an nvidia-smi
+    --query-gpu CSV lists (name, compute_cap), None when there are none."""
     if not any(marker in text for marker in _SECTION_MARKERS):
         return None  # the common case: no section to look for, no line-by-line split
     from envcheck.ingest.common import Source

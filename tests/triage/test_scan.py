@@ -5015,3 +5015,29 @@ EXAMPLES += [
         "too-many-positional-arguments",
     ),
 ]
+
+# NCCL's own kernels without an image for the GPU (CUD153), nccl-tests' device table in its
+# pre-2.11 and Markdown-pasted forms, and a `docker run` command read for its /dev/shm options
+EXAMPLES += [
+    (
+        "gcn75:2336636:2336906 [0] enqueue.cc:58 NCCL WARN Cuda failure 'named symbol not found'",
+        "nccl-kernels-no-image",
+    ),
+    (
+        "node1:72:456 [0] enqueue.cc:47 NCCL WARN Cuda failure 'invalid device function'",
+        "nccl-kernels-no-image",
+    ),
+    (
+        "#   Rank  0 Pid   1688 on    fastmoe device  0 [0x18] GeForce RTX 2080 Ti",
+        "nccl-tests-device-line",
+    ),
+    (
+        " Rank  1 Group  0 Pid 1896106 on noodle-4090-0 device  1 [0x34] NVIDIA GeForce RTX 4090",
+        "nccl-tests-device-line",
+    ),
+    ("docker run --gpus all --rm -it video-diffusion /bin/bash", "container-run-command"),
+    (
+        "$ sudo nvidia-docker run -it --network=host --ipc=host -v /home:/home img bash",
+        "container-run-command",
+    ),
+]

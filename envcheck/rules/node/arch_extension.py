@@ -21,6 +21,7 @@ from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.choose import covers, parse_arch_list, sm
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.arch_cmake_list import built_for_cmake_list
+from envcheck.rules.node.nccl_kernels import nccl_kernels_hit
 from envcheck.rules.node.torch_build import gpu_arch_missing
 from envcheck.rules.node.trace_frames import TORCH_OWN, check_site_package, frame_package
 
@@ -43,7 +44,10 @@ def extension_arch_missing(facts: Facts) -> Iterable[Hit]:
     Whatever torch covers: a CUDA check site in a compiled-ops package's own source (xformers'
     `flash_fwd_launch_template.h:175`) names that package's kernel, and the driver API's
     `CUDA_ERROR_NO_BINARY_FOR_GPU` a module the program loaded itself (a cubin through CuPy's
-    RawModule), compiled again for the GPU with nvcc, not a torch or extension build.
+    RawModule), compiled again for the GPU with nvcc, not a torch or extension build. NCCL's
+    own kernels alike: `enqueue.cc:58 NCCL WARN Cuda failure 'named symbol not found'` while
+    NCCL sets them up is a libnccl compiled with an `NVCC_GENCODE` that has no image for the
+    GPU (a site build for an older GPU generation), its fix the `-gencode` to add.
 
     ## Why it matters
     torch's cpp_extension compiles for `TORCH_CUDA_ARCH_LIST`, or, unset, for the GPUs visible
@@ -69,6 +73,8 @@ def extension_arch_missing(facts: Facts) -> Iterable[Hit]:
     - include/cuda.h (CUDA_ERROR_NO_BINARY_FOR_GPU = 209, a module load's answer)
     - https://github.com/thomasbrandon/mish-cuda/issues/10
     - https://github.com/facebookresearch/detectron2/issues/235
+    - https://github.com/NVIDIA/nccl/issues/1372
+    - NVIDIA/nccl src/enqueue.cc (ncclInitKernelsForDevice: cudaFuncGetAttributes per kernel)
     - pytorch/pytorch torch/utils/cpp_extension.py (_get_cuda_arch_flags: TORCH_CUDA_ARCH_LIST)
     """
     raise Skip("only a log line states a kernel launch without an image", "log.arch")
@@ -81,6 +87,7 @@ def extension_arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
     package's own check that names the GPU's compute capability (tiny-cuda-nn's 'Could not
     find compatible tinycudann extension for compute capability 86') establishes it alone."""
     for reading in (  # what the log states decides first, in this order
+        nccl_kernels_hit,
         _stated_by_package,
         _checked_by_extension,
         _driver_module,

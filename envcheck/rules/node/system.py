@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
+from envcheck.ingest.sizes import size_bytes
 from envcheck.model.finding import Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
@@ -24,7 +25,9 @@ def shm_too_small(facts: Facts) -> Iterable[Hit]:
     With torch installed: the size of /dev/shm against Docker's 64 MiB default (an error when
     the node has several GPUs or their number is unknown) and NCCL's recommended 1 GiB (a
     warning). In `triage`: NCCL's shared-memory lines and torch's (a DataLoader worker's
-    `Unexpected bus error encountered in worker`, `unable to write to file </torch_...>`).
+    `Unexpected bus error encountered in worker`, `unable to write to file </torch_...>`);
+    NCCL's bare `unhandled system error` on one node where the log shows a container, a
+    `docker run` command deciding it by its `--shm-size` / `--ipc=host`.
 
     ## Why it matters
     NCCL's intra-node transport and torch's DataLoader workers use /dev/shm. At 64 MiB NCCL
@@ -119,12 +122,7 @@ def shm_full_in_log(facts: Facts, line: LogLine) -> Hit | None:
         return _generic_line_in_container(facts, line)
     size = line.number("shm_request_bytes")
     segment = f"a {size / 1024**2:.1f} MiB segment" if size else "its segment"
-    shm = None
-    try:
-        disk = facts.storage().by_role("dev_shm")
-        shm = disk.total_bytes if disk is not None else None
-    except Skip:
-        pass
+    shm = _dev_shm_bytes(facts, line)
     known = f" (/dev/shm is {shm / 1024**2:.0f} MiB)" if shm else ""
     reason = "No space left on device"
     # NCCL 2.22 on appends the errno: ', error: No space left on device (28)'
@@ -145,6 +143,11 @@ def shm_full_in_log(facts: Facts, line: LogLine) -> Hit | None:
         with contextlib.suppress(Skip):
             container = facts.system().container
         named = _NAMED_SEGMENT.search(line.text) is not None
+        if shm is None and line.stated.get("container_ipc") == "host":
+            raise NotStated(
+                f"line {line.line} does not say why NCCL could not create its segment, and the "
+                "container shares the host's /dev/shm (docker run --ipc=host)"
+            )
         if shm is None and (container == "none" or (container is None and not named)):
             raise NotStated(
                 f"line {line.line} does not say why NCCL could not create its segment, and "
@@ -189,25 +192,41 @@ def shm_full_in_log(facts: Facts, line: LogLine) -> Hit | None:
     )
 
 
+def _dev_shm_bytes(facts: Facts, line: LogLine) -> int | None:
+    """/dev/shm's size as the node or the log states it (df's line), else the size a `docker
+    run --shm-size` command in the log gives the container; None when neither says."""
+    with contextlib.suppress(Skip):
+        disk = facts.storage().by_role("dev_shm")
+        if disk is not None and disk.total_bytes is not None:
+            return disk.total_bytes
+    passed = line.stated.get("container_shm_size")
+    return size_bytes(passed.upper()) if passed else None
+
+
 def _generic_line_in_container(facts: Facts, line: LogLine) -> Hit | None:
     """NCCL's `unhandled system error` (or its proxy's failure) from a job in a Docker container
     whose log says nothing of another node: the shared-memory transport in the container's
     /dev/shm (Docker's default 64 MiB) is the system call NCCL's troubleshooting guide names
-    for containers; /dev/shm known to be 1 GiB or more rules it out (nccl_scope.py)."""
+    for containers; /dev/shm known to be 1 GiB or more rules it out (nccl_scope.py). A `docker
+    run` command in the log decides it by its options: `--ipc=host` (the host's /dev/shm) or a
+    `--shm-size` of 1 GiB or more rules it out, a smaller one is the size, neither is Docker's
+    64 MiB default."""
     from envcheck.rules.node.rank_hosts import ranks_span_nodes
 
     spans = ranks_span_nodes(line.stated)
     if spans:
         raise NotStated(f"{spans}: the interface between the nodes (NET104) is the likelier call")
-    shm = None
-    with contextlib.suppress(Skip):
-        disk = facts.storage().by_role("dev_shm")
-        shm = disk.total_bytes if disk is not None else None
+    if line.stated.get("container_ipc") == "host":
+        return None  # `docker run --ipc=host`: the container has the host's /dev/shm
+    shm = _dev_shm_bytes(facts, line)
+    passed = line.stated.get("container_shm_size")
     recommended = facts.matrix.constant("nccl.recommended_shm_bytes") or 1024**3
     if shm is not None:
         if shm >= recommended:
             return None
-        where = f"/dev/shm is {shm / 1024**2:.0f} MiB"
+        where = f"/dev/shm is {shm / 1024**2:.0f} MiB" + (
+            f" (docker run --shm-size={passed})" if passed else ""
+        )
     else:
         container = None
         with contextlib.suppress(Skip):
@@ -217,9 +236,13 @@ def _generic_line_in_container(facts: Facts, line: LogLine) -> Hit | None:
                 f"line {line.line} names no subsystem, and neither /dev/shm's size nor a "
                 "container is known"
             )
+        run = line.stated.get("container_run")
         where = (
-            "the job ran in a Docker container, whose /dev/shm is 64 MiB unless it was started "
-            "with --shm-size or --ipc=host"
+            f"the job's container was started by `{run} run` without --shm-size or --ipc=host, "
+            "so its /dev/shm is the default 64 MiB"
+            if run
+            else "the job ran in a Docker container, whose /dev/shm is 64 MiB unless it was "
+            "started with --shm-size or --ipc=host"
         )
     try:
         step = shm_step(facts)
