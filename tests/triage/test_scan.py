@@ -5015,3 +5015,12 @@ EXAMPLES += [
         "too-many-positional-arguments",
     ),
 ]
+
+# pip's conflict check before 20.3 ('has requirement ..., but you'll have'), PKG101
+EXAMPLES += [
+    (
+        "ERROR: torchvision 0.4.2 has requirement torch==1.3.1, but you'll have torch 1.2.0 which "
+        "is incompatible.",
+        "pip-resolver-conflict",
+    ),
+]
