@@ -230,3 +230,22 @@ def test_the_legacy_wording_pins_the_companion_of_the_torch_being_installed(
     cause = causes(cli, log)["PKG101"]
     assert cause["verdict"] == "confirmed", cause
     assert "pip install torchvision==0.4.0" in fix_text(cause)
+
+
+def test_a_resolver_refusal_names_the_xformers_built_for_the_pinned_torch(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """xformers' changelog states the torch each release's wheels were built for: the pinned
+    torch 2.2.0 selects xformers 0.0.24, not the newest release."""
+    log = log_file(
+        tmp_path,
+        "ERROR: Cannot install torch==2.2.0 and xformers==0.0.26.post1 because these package "
+        "versions have conflicting dependencies.",
+        "",
+        "The conflict is caused by:",
+        "    The user requested torch==2.2.0",
+        "    xformers 0.0.26.post1 depends on torch==2.3.0",
+    )
+    cause = causes(cli, log)["PKG192"]
+    assert cause["verdict"] == "confirmed", cause
+    assert "pip install xformers==0.0.24" in fix_text(cause)
