@@ -5024,3 +5024,8 @@ EXAMPLES += [
         "pip-resolver-conflict",
     ),
 ]
+
+# pip removing torch while it installs a torch companion (TOR104)
+EXAMPLES += [
+    ("    Found existing installation: torch 2.4.1", "pip-replaced-torch-for-companion"),
+]
