@@ -392,6 +392,12 @@ FACTS: dict[str, str] = {
     "from the first site-packages frame of faulthandler's 'Current thread' stack",
     "crash_imports": "the import statements of a 'python -c' command that crashed, in their "
     "order ('import chainer;import torch')",
+    "torch_replaced": "the torch release pip uninstalled to meet another package's requirement "
+    "('Found existing installation: torch 2.4.1')",
+    "torch_replacer": "the torch companion whose install made pip replace torch, from the "
+    "install command or pip's 'Collecting' line above ('pip3 install -U xformers')",
+    "torch_requested": "torch itself asked for in the install that replaced it ('Collecting "
+    "torch==2.5.1' without pip's '(from X)', 'pip install torch torchvision')",
 }
 _FAILURES = {
     "vulkan_error": "vulkan",

@@ -38,6 +38,16 @@ from tests.triage.from_log import causes, fix_text, log_file
             None,
         ),
         (
+            # pip before 20.3 (pypa/pip commands/install.py, _warn_about_conflicts)
+            "ERROR: torchvision 0.4.2 has requirement torch==1.3.1, but you'll have torch 1.2.0 "
+            "which is incompatible.",
+            "pip",
+            "torchvision",
+            "torch==1.3.1",
+            "1.2.0",
+            None,
+        ),
+        (
             "accelerate 0.30.0 requires huggingface-hub, which is not installed.",
             "pip",
             "accelerate",
@@ -190,3 +200,52 @@ def test_uv_and_poetry_refusals_are_fixed_in_their_own_spelling(
         assert f"{install} 'accelerate<0.22.0,>=0.21.0' peft" in text
         assert f"{install} peft 'accelerate==0.30.1'" in text
         assert "pip install 'accelerate<0.22.0,>=0.21.0' peft" in text
+
+
+def test_a_companion_conflict_below_the_header_pins_the_companion_of_the_torch_installed(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """The conflict line below pip's header decides PKG101; the torch the line says is
+    installed (2.3.0), not the one the companion requires (2.2.0+cu121), picks the pair."""
+    log = log_file(
+        tmp_path,
+        "ERROR: pip's dependency resolver does not currently take into account all the packages "
+        "that are installed. This behaviour is the source of the following dependency conflicts.",
+        "torchaudio 2.2.0+cu121 requires torch==2.2.0+cu121, but you have torch 2.3.0 which is "
+        "incompatible.",
+    )
+    cause = causes(cli, log)["PKG101"]
+    assert cause["verdict"] == "confirmed", cause
+    assert "pip install torchaudio==2.3.0" in fix_text(cause)
+
+
+def test_the_legacy_wording_pins_the_companion_of_the_torch_being_installed(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "ERROR: torchvision 0.4.2 has requirement torch==1.3.1, but you'll have torch 1.2.0 "
+        "which is incompatible.",
+    )
+    cause = causes(cli, log)["PKG101"]
+    assert cause["verdict"] == "confirmed", cause
+    assert "pip install torchvision==0.4.0" in fix_text(cause)
+
+
+def test_a_resolver_refusal_names_the_xformers_built_for_the_pinned_torch(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """xformers' changelog states the torch each release's wheels were built for: the pinned
+    torch 2.2.0 selects xformers 0.0.24, not the newest release."""
+    log = log_file(
+        tmp_path,
+        "ERROR: Cannot install torch==2.2.0 and xformers==0.0.26.post1 because these package "
+        "versions have conflicting dependencies.",
+        "",
+        "The conflict is caused by:",
+        "    The user requested torch==2.2.0",
+        "    xformers 0.0.26.post1 depends on torch==2.3.0",
+    )
+    cause = causes(cli, log)["PKG192"]
+    assert cause["verdict"] == "confirmed", cause
+    assert "pip install xformers==0.0.24" in fix_text(cause)

@@ -5041,3 +5041,17 @@ EXAMPLES += [
         "container-run-command",
     ),
 ]
+
+# pip's conflict check before 20.3 ('has requirement ..., but you'll have'), PKG101
+EXAMPLES += [
+    (
+        "ERROR: torchvision 0.4.2 has requirement torch==1.3.1, but you'll have torch 1.2.0 which "
+        "is incompatible.",
+        "pip-resolver-conflict",
+    ),
+]
+
+# pip removing torch while it installs a torch companion (TOR104)
+EXAMPLES += [
+    ("    Found existing installation: torch 2.4.1", "pip-replaced-torch-for-companion"),
+]

@@ -265,7 +265,9 @@ def runtime_check_in_log(facts: Facts, line: LogLine) -> Hit | None:
         return version_check_in_log(facts, line)
     if states_guard(line.text):  # 'Numba needs NumPy 2.1 or less. Got NumPy 2.2.'
         return version_guard_in_log(facts, line)
-    conflict = stated_conflict(line.text)  # pip's check, pkg_resources: the installed set
+    # pip's check, pkg_resources: the installed set; after pip's 'dependency resolver does not
+    # currently take into account' header, the first conflict line below it (`requires`)
+    conflict = stated_conflict(line.text) or stated_conflict(line.stated.get("requires", ""))
     if conflict is not None and not conflict.resolver:
         return installed_conflict_hit(facts, line, conflict)
     signature = next((s for s in facts.matrix.signatures if s.id == line.signature), None)

@@ -3,7 +3,8 @@ runtime prints when it is not met, in each tool's own words:
 
 - pip's check after installing (pypa/pip src/pip/_internal/commands/install.py,
   _warn_about_conflicts): `X V requires REQ, but you have Y W which is incompatible.` and
-  `X V requires Y, which is not installed.`;
+  `X V requires Y, which is not installed.`; before pip 20.3 the same
+  function's `X V has requirement REQ, but you'll have Y W which is incompatible.`;
 - pip's resolver (src/pip/_internal/resolution/resolvelib/factory.py,
   _report_conflict / ResolutionImpossible): `Cannot install A and B because these package
   versions have conflicting dependencies.`, `The user requested REQ`, `X V depends on REQ`;
@@ -39,9 +40,12 @@ from envcheck.rules.fixes import fix, manual, pip_install
 
 _NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 _VERSION = r"[0-9][^\s,;()']*[0-9A-Za-z]|[0-9]"
-# pip's post-install check: the requirement runs to ', but you have' (markers included)
+# pip's post-install check: the requirement runs to ', but you have' (markers included);
+# pip before 20.3 (the same _warn_about_conflicts) and `pip check` word it 'X V has
+# requirement REQ, but you'll have Y W which is incompatible.' / 'but you have Y W.'
 _PIP_HAVE = lazy(
-    rf"(?P<by>{_NAME}) (?P<by_version>{_VERSION}) requires (?P<req>[^\n]+?), but you have "
+    rf"(?P<by>{_NAME}) (?P<by_version>{_VERSION}) (?:requires|has requirement) "
+    r"(?P<req>[^\n]+?), but you(?:'ll)? have "
     rf"(?P<name>{_NAME}) (?P<have>{_VERSION})(?: which is incompatible)?"
 )
 _PIP_MISSING = lazy(

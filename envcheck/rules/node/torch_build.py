@@ -406,8 +406,10 @@ def companion_other_torch(facts: Facts) -> Iterable[Hit]:
 
     ## What it checks
     The torch release each of torchvision, torchaudio and xformers was built against (its own
-    `torch==` requirement, or the matrix's pairs from vLLM's metadata) against the installed
-    torch.
+    `torch==` requirement, or the matrix's pairs from vLLM's metadata, the PyTorch
+    previous-versions page and xformers' changelog) against the installed torch. A log where
+    pip uninstalled torch while it installed a companion (`Found existing installation: torch
+    2.4.1` below `pip install -U xformers`) establishes it for the torch pip removed.
 
     ## Why it matters
     These packages ship C++/CUDA extensions for exactly one torch. With another torch,
@@ -419,10 +421,13 @@ def companion_other_torch(facts: Facts) -> Iterable[Hit]:
 
     ## Fix
     Install the companion release built for the installed torch, from the same wheel index as
-    torch.
+    torch (after pip replaced torch for a companion, the release built for the torch it
+    removed: `pip install xformers==0.0.28` for torch 2.4.1).
 
     ## References
     - https://github.com/facebookresearch/xformers/issues/982
+    - https://github.com/facebookresearch/xformers/issues/1146 (pip replaced torch 2.4.1)
+    - facebookresearch/xformers CHANGELOG.md ('Pre-built binary wheels require PyTorch X')
     - PyTorch wheel metadata (torchvision pins torch==X)
     """
     torch = facts.version("torch")

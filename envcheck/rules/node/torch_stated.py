@@ -9,7 +9,7 @@ import dataclasses
 import re
 
 from packaging.utils import canonicalize_name
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
@@ -322,7 +322,11 @@ def companion_in_log(facts: Facts, line: LogLine) -> Hit | None:
     'operator torchvision::nms does not exist', or the companion's own extension with an
     `undefined symbol` (torchvision, torchaudio, xformers: the extension's path names it). Where the
     node's torch is known, the paired release (the matrix's companions) is named; otherwise the
-    pairing rule: the companion of the same channel and release as torch, from torch's index."""
+    pairing rule: the companion of the same channel and release as torch, from torch's index.
+    pip's uninstall of torch while it installed a companion (`Found existing installation:
+    torch 2.4.1` below `pip install -U xformers`) is the companion of the torch it removed."""
+    if (replaced := line.stated.get("torch_replaced")) is not None:
+        return _replaced_torch_hit(facts, line, replaced)
     companions = {str(canonicalize_name(c.package)) for c in facts.matrix.companions}
     modules = {c.replace("-", "_") for c in companions}
     if names_other_package(facts, line, modules) is not None:
@@ -392,5 +396,60 @@ def companion_in_log(facts: Facts, line: LogLine) -> Hit | None:
     return Hit(
         message,
         evidence={"line": line.line, "torch": str(torch), "companion": name, "symbol": symbol},
+        fix=remedy,
+    )
+
+
+def _replaced_torch_hit(facts: Facts, line: LogLine, replaced: str) -> Hit | None:
+    """TOR104 from pip's uninstall of torch while it installed a companion: the companion's
+    release was built for another torch; the release the matrix pairs with the torch pip
+    removed keeps that torch (from its CUDA variant's index where the version names one).
+    None where the install asked for torch itself."""
+    replacer = line.stated.get("torch_replacer")
+    if line.stated.get("torch_requested") is not None:
+        return None  # the install asked for torch itself: its change was the request
+    if replacer is None:
+        raise NotStated(
+            f"line {line.line}: pip removed torch {replaced}, but the lines above do not name "
+            "the package whose install required another torch",
+            "packages.torch",
+        )
+    name = str(canonicalize_name(replacer))
+    try:
+        removed = Version(replaced)
+    except InvalidVersion:
+        raise NotStated(f"torch {replaced!r} is not a version", "packages.torch") from None
+    pair = next(
+        (
+            c
+            for c in facts.matrix.companions
+            if canonicalize_name(c.package) == name and c.torch == public(removed)
+        ),
+        None,
+    )
+    variant = removed.local
+    url = facts.matrix.torch_index_url(variant) if variant and variant[:2] in ("cu", "cp") else None
+    message = (
+        f"pip removed torch {replaced} to install {name} (line {line.line}): the {name} "
+        f"release it chose was built for another torch"
+    )
+    if pair is not None:
+        remedy = fix(
+            f"Install {name} {pair.version}, the release built for torch {pair.torch}, so pip "
+            f"keeps torch {replaced}",
+            "safe",
+            pip_install(f"{name}=={pair.version}", index_url=url),
+        )
+    else:
+        remedy = fix(
+            f"Install the {name} release built for torch {public(removed)} (its release notes "
+            f"or its own torch== requirement name it), or reinstall torch {replaced} and "
+            f"{name} together so pip pairs them",
+            "manual",
+            manual(f"pip install 'torch=={replaced}' {name}"),
+        )
+    return Hit(
+        message,
+        evidence={"line": line.line, "torch": replaced, "companion": name},
         fix=remedy,
     )
