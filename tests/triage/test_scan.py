@@ -5015,3 +5015,37 @@ EXAMPLES += [
         "too-many-positional-arguments",
     ),
 ]
+
+# Lines the round-17 sweep of RL/LLM trackers found matching nothing: torch_memory_saver's check
+# macro with the CUresult by number (DRV150: 2 is out of memory), XLA's pending CUDA error before
+# its cuDNN handle (DRV150), Triton with no active backend (TOR110/DRV103), DeepSpeed's CPU op
+# built without CUDA (SYS152/CUD110) and CMake finding no cuDNN (SYS152)
+EXAMPLES += [
+    (
+        "[torch_memory_saver.cpp] CUresult error  result=2 file=csrc/torch_memory_saver.cpp "
+        "func=cu_mem_create line=103",
+        "cuda-check-macro-result",
+    ),
+    (
+        "[torch_memory_saver.cpp] cudaError error: 2 (out of memory)  file=csrc/core.cpp "
+        "func=resume line=172",
+        "cuda-check-macro-result",
+    ),
+    (
+        "E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:407] There was an error before "
+        "creating cudnn handle (302): cudaGetErrorName symbol not found. : cudaGetErrorString "
+        "symbol not found.",
+        "xla-error-before-cudnn-handle",
+    ),
+    ("RuntimeError: 0 active drivers ([]). There should only be one.", "triton-no-active-driver"),
+    (
+        " [WARNING]  cpu_adam cuda is missing or is incompatible with installed torch, only cpu "
+        "ops can be compiled!",
+        "deepspeed-op-cuda-disabled",
+    ),
+    (
+        "      Could not find cudnn_LIBRARY using the following names: cudnn, libcudnn.so.",
+        "cmake-cudnn-not-found",
+    ),
+    ("Could NOT find CUDNN (missing: CUDNN_INCLUDE_DIR CUDNN_LIBRARY)", "cmake-cudnn-not-found"),
+]
