@@ -5049,3 +5049,20 @@ EXAMPLES += [
     ),
     ("Could NOT find CUDNN (missing: CUDNN_INCLUDE_DIR CUDNN_LIBRARY)", "cmake-cudnn-not-found"),
 ]
+
+# a setup.py that found no CUDA toolkit before compiling (vLLM's source build and its copies)
+EXAMPLES += [
+    (
+        "      RuntimeError: Cannot find CUDA_HOME. CUDA must be available to build the package.",
+        "setup-cannot-find-cuda-home",
+    ),
+]
+
+# torch 2.1's out-of-memory report failing at its driver API table (SYS230)
+EXAMPLES += [
+    (
+        'RuntimeError: handle_0 INTERNAL ASSERT FAILED at "../c10/cuda/driver_api.cpp":15, please '
+        "report a bug to PyTorch.",
+        "torch-oom-report-driver-api-assert",
+    ),
+]
