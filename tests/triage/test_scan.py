@@ -5066,3 +5066,17 @@ EXAMPLES += [
         "torch-oom-report-driver-api-assert",
     ),
 ]
+
+# Omniverse Kit's renderer losing its Vulkan device (SIM105/SIM104/SIM110, left open)
+EXAMPLES += [
+    (
+        "2025-07-01 13:28:33 [8,091ms] [Error] [carb.graphics-vulkan.plugin] VkResult: "
+        "ERROR_DEVICE_LOST",
+        "kit-gpu-crash",
+    ),
+    (
+        "2025-07-01 13:28:33 [8,091ms] [Error] [gpu.foundation.plugin] A GPU crash occurred. "
+        "Exiting the application...",
+        "kit-gpu-crash",
+    ),
+]
