@@ -5047,7 +5047,10 @@ EXAMPLES += [
         "      Could not find cudnn_LIBRARY using the following names: cudnn, libcudnn.so.",
         "cmake-cudnn-not-found",
     ),
-    ("Could NOT find CUDNN (missing: CUDNN_INCLUDE_DIR CUDNN_LIBRARY)", "cmake-cudnn-not-found"),
+    (
+        "Could NOT find CUDNN (missing: CUDNN_INCLUDE_DIR CUDNN_LIBRARY)",
+        "cmake-cudnn-not-found-status",
+    ),
 ]
 
 # a setup.py that found no CUDA toolkit before compiling (vLLM's source build and its copies)
