@@ -5083,3 +5083,12 @@ EXAMPLES += [
         "kit-gpu-crash",
     ),
 ]
+
+# torch's expandable segments asserting after a growth that failed partway (SYS230)
+EXAMPLES += [
+    (
+        '!handles_.at(i) INTERNAL ASSERT FAILED at "/pytorch/c10/cuda/CUDACachingAllocator.cpp":'
+        "430, please report a bug to PyTorch.",
+        "torch-expandable-segment-map-assert",
+    ),
+]
