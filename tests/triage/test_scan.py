@@ -5055,3 +5055,80 @@ EXAMPLES += [
 EXAMPLES += [
     ("    Found existing installation: torch 2.4.1", "pip-replaced-torch-for-companion"),
 ]
+
+# Lines the round-17 sweep of RL/LLM trackers found matching nothing: torch_memory_saver's check
+# macro with the CUresult by number (DRV150: 2 is out of memory), XLA's pending CUDA error before
+# its cuDNN handle (DRV150), Triton with no active backend (TOR110/DRV103), DeepSpeed's CPU op
+# built without CUDA (SYS152/CUD110) and CMake finding no cuDNN (SYS152)
+EXAMPLES += [
+    (
+        "[torch_memory_saver.cpp] CUresult error  result=2 file=csrc/torch_memory_saver.cpp "
+        "func=cu_mem_create line=103",
+        "cuda-check-macro-result",
+    ),
+    (
+        "[torch_memory_saver.cpp] cudaError error: 2 (out of memory)  file=csrc/core.cpp "
+        "func=resume line=172",
+        "cuda-check-macro-result",
+    ),
+    (
+        "E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:407] There was an error before "
+        "creating cudnn handle (302): cudaGetErrorName symbol not found. : cudaGetErrorString "
+        "symbol not found.",
+        "xla-error-before-cudnn-handle",
+    ),
+    ("RuntimeError: 0 active drivers ([]). There should only be one.", "triton-no-active-driver"),
+    (
+        " [WARNING]  cpu_adam cuda is missing or is incompatible with installed torch, only cpu "
+        "ops can be compiled!",
+        "deepspeed-op-cuda-disabled",
+    ),
+    (
+        "      Could not find cudnn_LIBRARY using the following names: cudnn, libcudnn.so.",
+        "cmake-cudnn-not-found",
+    ),
+    (
+        "Could NOT find CUDNN (missing: CUDNN_INCLUDE_DIR CUDNN_LIBRARY)",
+        "cmake-cudnn-not-found-status",
+    ),
+]
+
+# a setup.py that found no CUDA toolkit before compiling (vLLM's source build and its copies)
+EXAMPLES += [
+    (
+        "      RuntimeError: Cannot find CUDA_HOME. CUDA must be available to build the package.",
+        "setup-cannot-find-cuda-home",
+    ),
+]
+
+# torch 2.1's out-of-memory report failing at its driver API table (SYS230)
+EXAMPLES += [
+    (
+        'RuntimeError: handle_0 INTERNAL ASSERT FAILED at "../c10/cuda/driver_api.cpp":15, please '
+        "report a bug to PyTorch.",
+        "torch-oom-report-driver-api-assert",
+    ),
+]
+
+# Omniverse Kit's renderer losing its Vulkan device (SIM105/SIM104/SIM110, left open)
+EXAMPLES += [
+    (
+        "2025-07-01 13:28:33 [8,091ms] [Error] [carb.graphics-vulkan.plugin] VkResult: "
+        "ERROR_DEVICE_LOST",
+        "kit-gpu-crash",
+    ),
+    (
+        "2025-07-01 13:28:33 [8,091ms] [Error] [gpu.foundation.plugin] A GPU crash occurred. "
+        "Exiting the application...",
+        "kit-gpu-crash",
+    ),
+]
+
+# torch's expandable segments asserting after a growth that failed partway (SYS230)
+EXAMPLES += [
+    (
+        '!handles_.at(i) INTERNAL ASSERT FAILED at "/pytorch/c10/cuda/CUDACachingAllocator.cpp":'
+        "430, please report a bug to PyTorch.",
+        "torch-expandable-segment-map-assert",
+    ),
+]

@@ -60,6 +60,10 @@ _OUT_OF_MEMORY = lazy(
 )
 # headers that come with a CUDA library's own package rather than the toolkit's core
 _LIBRARY_HEADERS = {"cudnn.h": "cuDNN", "nccl.h": "NCCL"}
+# CMake's find_library(... REQUIRED) finding no cuDNN library (build.toml): cuDNN's fix
+_CMAKE_CUDNN = "cmake-cudnn-not-found"
+# FindPackageHandleStandardArgs' 'Could NOT find CUDNN (missing: ...)' (build.toml)
+_CMAKE_CUDNN_STATUS = "cmake-cudnn-not-found-status"
 
 
 def _torch_cuda(facts: Facts) -> str | None:
@@ -119,12 +123,18 @@ def cuda_toolkit_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
     header = line.stated.get("missing_header")
     if header is None and (found := _HEADER.search(line.text)):
         header = found.group(1) or found.group(2)
+    if header is None and line.signature in (_CMAKE_CUDNN, _CMAKE_CUDNN_STATUS):
+        header = "cudnn.h"
     nvcc_at = _NVCC_AT.search(line.text)
     if _CMAKE_CUDA.search(line.text):
         return _cmake_no_nvcc(facts, line)
     if header in _LIBRARY_HEADERS:
         library = _LIBRARY_HEADERS[header]
         what = f"the compiler cannot find {header}: {library}'s development headers are not on the include path"
+        if line.signature == _CMAKE_CUDNN:
+            what = f"CMake found no {library} library for the build: none where it searched"
+        elif line.signature == _CMAKE_CUDNN_STATUS:
+            what = f"CMake's FindCUDNN found no {library} library or headers for the build"
         summary = (
             f"Install {library}'s headers for {release} (its -dev package, or the pip wheel's "
             f"include/ directory on CPATH), then rebuild"

@@ -35,6 +35,11 @@ _TPU_COMPILE = lazy(
 )
 _NVML = "NVML_SUCCESS"
 _NVML_INIT = "nvmlInit"
+# torch 2.1's out-of-memory report asserting on its driver API table before NVML
+# (memory_runtimes.toml): the unversioned libcuda.so it looks for is not loaded on WSL 2
+_DRIVER_API = "torch-oom-report-driver-api-assert"
+# expandable segments asserting after a growth that failed partway (memory_runtimes.toml)
+_SEGMENT_MAP = "torch-expandable-segment-map-assert"
 _HELD = (
     "nvidia-smi --query-compute-apps=pid,used_memory --format=csv (other processes holding the "
     "GPU: a second notebook or run, stale workers)"
@@ -89,7 +94,11 @@ def gpu_memory_short_unnamed(facts: Facts) -> Iterable[Hit]:
     run convolution` and darknet's `cuDNN isn't found FWD algo for convolution` (every cuDNN
     algorithm's workspace failed to allocate), and torch's `NVML_SUCCESS == r INTERNAL ASSERT
     FAILED at ".../CUDACachingAllocator.cpp"` (an allocation failed, and writing the
-    out-of-memory message torch's query of NVML for the processes on the GPU failed too);
+    out-of-memory message torch's query of NVML for the processes on the GPU failed too) and
+    torch 2.1's `handle_0 INTERNAL ASSERT FAILED at ".../c10/cuda/driver_api.cpp"` (the same
+    report failing one step earlier, at the libcuda it looks up by its unversioned name: WSL 2),
+    and `!handles_.at(i) INTERNAL ASSERT FAILED at ".../CUDACachingAllocator.cpp"` (expandable
+    segments after a growth that failed partway);
     the CUDA libraries' `CUBLAS_STATUS_ALLOC_FAILED`, `CUDNN_STATUS_ALLOC_FAILED`,
     `CUFFT_ALLOC_FAILED` (a cudaMalloc inside the library that failed); XLA's TPU compiler,
     `Ran out of memory in memory space hbm. Used 17.91G of 15.48G hbm` (also `smem`,
@@ -118,6 +127,8 @@ def gpu_memory_short_unnamed(facts: Facts) -> Iterable[Hit]:
     - https://github.com/ultralytics/yolov5/issues/11250
     - https://github.com/AlexeyAB/darknet/issues/7660
     - https://github.com/Stability-AI/sd3.5/issues/18
+    - https://github.com/pytorch/pytorch/issues/112957 (driver_api.cpp's handle_0 on WSL 2)
+    - https://github.com/pytorch/pytorch/issues/188008 (expandable segments' !handles_.at(i))
     - https://github.com/vllm-project/vllm/issues/8318 (TPU SMEM: --max-model-len 8192)
     """
     raise Skip("only a log line states a library's hidden out-of-memory", "log.gpu_memory")
@@ -161,6 +172,40 @@ def gpu_memory_short_unnamed_in_log(facts: Facts, line: LogLine) -> Hit:
                     "driver update; a container started with --gpus all)"
                 ),
             )
+    elif line.signature == _DRIVER_API:
+        message = (
+            f"torch could not allocate GPU memory (line {line.line}): writing its out-of-memory "
+            "report, torch 2.1 looks up the libcuda already loaded by its unversioned name "
+            "(libcuda.so), which WSL 2 and some containers load only as libcuda.so.1, and the "
+            "assert hides torch's 'CUDA out of memory' message (with "
+            "expandable_segments:True it fires at the first allocation instead)"
+        )
+        summary = (
+            "Lower the job's GPU memory (a smaller batch size, a smaller model or input); where "
+            "PYTORCH_CUDA_ALLOC_CONF sets expandable_segments:True, unset it"
+        )
+        steps = (
+            manual(_SMALLER),
+            manual(_HELD),
+            manual("unset PYTORCH_CUDA_ALLOC_CONF  (where it sets expandable_segments:True)"),
+        )
+    elif line.signature == _SEGMENT_MAP:
+        message = (
+            f"torch's expandable segments assert on pages an earlier growth recorded but never "
+            f"mapped (line {line.line}): that growth failed partway, an out-of-memory (or, on WSL "
+            "2, the driver refusing cuMemSetAccess), and every allocation after it fails the same "
+            "way without torch's 'CUDA out of memory' message"
+        )
+        summary = (
+            "Lower the job's GPU memory (a smaller batch size, a smaller model or input), or "
+            "turn expandable segments off (unset PYTORCH_CUDA_ALLOC_CONF) so an out-of-memory "
+            "is reported as one; restart the process"
+        )
+        steps = (
+            manual(_SMALLER),
+            manual("unset PYTORCH_CUDA_ALLOC_CONF  (where it sets expandable_segments:True)"),
+            manual(_HELD),
+        )
     elif line.signature in _PHYSX_LINES:
         message = (
             f"PhysX could not allocate GPU memory for the simulation (line {line.line}): the "
