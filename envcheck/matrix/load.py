@@ -166,6 +166,7 @@ IDENTITY: dict[str, Callable[[Any], object]] = {
     "removed_symbol": lambda e: e.symbol,
     "keyword_change": lambda e: (_canonical(e.package), e.callee, e.keyword),
     "companion": lambda e: (e.package, e.version),
+    "legacy_torch": lambda e: e.version,
     "override": lambda e: (e.package, str(e.replaces), str(e.torch)),
     "bound": lambda e: (
         _canonical(e.package),
@@ -226,6 +227,7 @@ def merge(parsed: Iterable[tuple[str, MatrixFile]]) -> Matrix:
         removed_symbols=values["removed_symbol"],
         keyword_changes=values["keyword_change"],
         companions=values["companion"],
+        legacy_torch=values["legacy_torch"],
         overrides=values["override"],
         bounds=values["bound"],
         wheel_platforms=values["wheel_platform"],

@@ -28,6 +28,7 @@ from envcheck.matrix.schema import (
     IsaacSimRelease,
     KeywordChange,
     KnownBad,
+    LegacyTorch,
     Libstdcxx,
     NameHistory,
     OmniGibsonRelease,
@@ -151,6 +152,7 @@ class Matrix:
     removed_symbols: tuple[RemovedSymbol, ...] = ()
     keyword_changes: tuple[KeywordChange, ...] = ()
     companions: tuple[Companion, ...] = ()
+    legacy_torch: tuple[LegacyTorch, ...] = ()
     overrides: tuple[Override, ...] = ()
     bounds: tuple[Bound, ...] = ()
     wheel_platforms: tuple[WheelPlatform, ...] = ()

@@ -29,6 +29,7 @@ PLACES: dict[str, tuple[str, ...]] = {
     "torch": ("torch",),
     "torch_index": ("torch",),
     "companion": ("torch",),
+    "legacy_torch": ("torch",),
     "override": ("torch", "cuda"),
     "vllm": ("packages",),
     "ray": ("packages",),

@@ -434,6 +434,17 @@ class Companion:
 
 
 @dataclass(frozen=True)
+class LegacyTorch:
+    """A torch release older than the ``[[torch]]`` table's first, with the CUDA variants its
+    Linux wheels were published in (pytorch.org's 'Previous PyTorch Versions'): what a project
+    pinned to that release installs for a GPU its default build has no kernels for."""
+
+    version: Version
+    variants: tuple[str, ...]
+    source: str
+
+
+@dataclass(frozen=True)
 class WheelPlatform:
     """Which releases of a package the index serves as wheels for one CPU architecture (the
     rest are an sdist there: pip builds it, which for a CUDA package needs the toolkit and
@@ -773,6 +784,7 @@ class MatrixFile:
     removed_symbol: tuple[RemovedSymbol, ...] = ()
     keyword_change: tuple[KeywordChange, ...] = ()
     companion: tuple[Companion, ...] = ()
+    legacy_torch: tuple[LegacyTorch, ...] = ()
     override: tuple[Override, ...] = ()
     bound: tuple[Bound, ...] = ()
     wheel_platform: tuple[WheelPlatform, ...] = ()

@@ -53,6 +53,36 @@ def test_a_gpu_newer_than_every_release_the_table_lists_gets_its_first_variant(
     assert "torch_stable.html" in text
 
 
+def test_an_older_pinned_release_gets_its_own_variant_from_the_previous_versions_table(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """A torch before the [[torch]] table's first (1.13): [[legacy_torch]] (pytorch.org's
+    previous versions) names the variants with the GPU's kernels by release, and the stated
+    release's own wheel with its torchvision (andreimargeloiu/WPFS#3: torch==1.10.1+cu111)."""
+    log = log_file(
+        tmp_path,
+        "torch                    1.9.0",
+        "NVIDIA GeForce RTX 3090 with CUDA capability sm_86 is not compatible with the current "
+        "PyTorch installation.",
+        "The current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_70.",
+    )
+    text = fix_text(causes(cli, log)["TOR101"])
+    assert "+cu111 (torch 1.8.0-1.10.1), +cu113 (torch 1.11.0-1.12.1)" in text
+    assert "+cu110" not in text  # CUDA 11.0 does not compile sm_86
+    assert "pip install torch==1.9.0+cu111 torchvision==0.10.0+cu111 -f " in text
+    # no release stated: the variants by release, the example without one
+    bare = log_file(
+        tmp_path,
+        "NVIDIA A100-SXM4-80GB with CUDA capability sm_80 is not compatible with the current "
+        "PyTorch installation.",
+        "The current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_70.",
+        name="bare.log",
+    )
+    text = fix_text(causes(cli, bare)["TOR101"])
+    assert "+cu110 (torch 1.7.0-1.7.1), +cu111 (torch 1.8.0-1.10.1)" in text
+    assert "torch==<release>+<variant>" in text
+
+
 def test_a_gpu_older_than_every_known_toolkit_gets_no_invented_variant(
     cli: Cli, tmp_path: Path
 ) -> None:

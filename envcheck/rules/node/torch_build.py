@@ -109,7 +109,7 @@ def _upgrade_fix(
     ]
     known = {c.variant for c in newer + older}
     if newer or not older:
-        extra += [a for a in (_first_variant(facts, ccs, known),) if a is not None]
+        extra += [a for a in (_first_variant(facts, ccs, known, current),) if a is not None]
     extra.append(_rebuild_extensions(ccs))
     nightly = facts.matrix.torch_index_url(f"nightly/{best.variant}")
     if newer and nightly is not None and _needs_newest_toolkit(facts, best.variant, ccs):
@@ -127,11 +127,15 @@ def _upgrade_fix(
     return dataclasses.replace(remedy, actions=(*remedy.actions, *extra))
 
 
-def _first_variant(facts: Facts, ccs: list[Version], known: set[str]) -> Action | None:
+def _first_variant(
+    facts: Facts, ccs: list[Version], known: set[str], current: Version | None = None
+) -> Action | None:
     """The oldest CUDA variant whose toolkit compiles every GPU's architecture (the ``[[sm]]``
     table), where it is older than every variant the matrix's torch table lists: a project that
     pins an older torch release keeps its release and takes that variant or a newer one
-    (threads: `torch==1.9.0+cu111` for sm_86)."""
+    (threads: `torch==1.9.0+cu111` for sm_86). The ``[[legacy_torch]]`` table (pytorch.org's
+    previous versions) names the releases each such variant was published for, and the
+    installed release's own variant where the node states a release in it."""
     firsts = [s.first_cuda for cc in ccs if (s := facts.matrix.sm(sm(cc))) is not None]
     if not firsts:
         return None
@@ -144,10 +148,41 @@ def _first_variant(facts: Facts, ccs: list[Version], known: set[str]) -> Action 
         # known to carry its tag, so naming '+cu70' would name a wheel that does not exist
         return None
     archs = ", ".join(sm(cc) for cc in ccs)
+    stable = "https://download.pytorch.org/whl/torch_stable.html"
+    by_variant: dict[str, list[Version]] = {}
+    for legacy in facts.matrix.legacy_torch:
+        for variant in legacy.variants:
+            cuda = variant_cuda(variant)
+            if cuda is not None and cuda >= first and variant not in known:
+                by_variant.setdefault(variant, []).append(legacy.version)
+    if not by_variant:
+        return manual(
+            f"a project pinned to an older torch: its release built for CUDA {first} or newer "
+            f"(+{tag} or a later variant; CUDA {first} is the first to compile {archs}), e.g. "
+            f"pip install torch==<release>+{tag} -f {stable}"
+        )
+    order = sorted(by_variant, key=lambda v: variant_cuda(v) or Version("0"))
+    spans = ", ".join(
+        f"+{v} (torch {min(by_variant[v])}"
+        + (f"-{max(by_variant[v])})" if len(by_variant[v]) > 1 else ")")
+        for v in order
+    )
+    own = public(current) if current is not None else None
+    mine = [v for v in order if own is not None and own in by_variant[v]]
+    if mine:
+        # with the torchvision built for that release, of the same variant (the page's command)
+        paired = [
+            c.version
+            for c in facts.matrix.companions
+            if canonicalize_name(c.package) == "torchvision" and c.torch == own
+        ]
+        vision = f" torchvision=={max(paired)}+{mine[0]}" if paired else ""
+        example = f"pip install torch=={own}+{mine[0]}{vision} -f {stable}"
+    else:
+        example = f"pip install torch==<release>+<variant> -f {stable}"
     return manual(
         f"a project pinned to an older torch: its release built for CUDA {first} or newer "
-        f"(+{tag} or a later variant; CUDA {first} is the first to compile {archs}), e.g. "
-        f"pip install torch==<release>+{tag} -f https://download.pytorch.org/whl/torch_stable.html"
+        f"(CUDA {first} is the first to compile {archs}): {spans}; e.g. {example}"
     )
 
 
