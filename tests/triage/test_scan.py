@@ -5056,7 +5056,7 @@ EXAMPLES += [
     ("    Found existing installation: torch 2.4.1", "pip-replaced-torch-for-companion"),
 ]
 
-# Lines the round-17 sweep of RL/LLM trackers found matching nothing: torch_memory_saver's check
+# Lines a sweep of RL/LLM trackers found matching nothing: torch_memory_saver's check
 # macro with the CUresult by number (DRV150: 2 is out of memory), XLA's pending CUDA error before
 # its cuDNN handle (DRV150), Triton with no active backend (TOR110/DRV103), DeepSpeed's CPU op
 # built without CUDA (SYS152/CUD110) and CMake finding no cuDNN (SYS152)
