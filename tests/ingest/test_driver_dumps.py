@@ -554,6 +554,12 @@ LSMOD_EMPTY_LAST = "I ran:\n\n    user@gpu1:~$ lsmod | grep nvidia\n    user@gpu
         (NO_DEVICE_NODES, "no NVIDIA device nodes"),
         (LSMOD_EMPTY, "kernel module is not loaded"),
         (LSMOD_EMPTY_LAST, "`lsmod | grep nvidia` printed nothing"),
+        ("$ modinfo nvidia\nmodinfo: ERROR: Module nvidia not found.\n", "for the running kernel"),
+        (
+            "$ sudo modprobe nvidia\nmodprobe: FATAL: Module nvidia not found in directory "
+            "/lib/modules/6.5.0-14-generic\n",
+            "installed in /lib/modules/6.5.0-14-generic",
+        ),
     ],
 )
 def test_a_paste_that_says_no_nvidia_driver_runs_is_read(

@@ -5132,3 +5132,8 @@ EXAMPLES += [
         "torch-expandable-segment-map-assert",
     ),
 ]
+
+# kmod's modinfo finding no nvidia module for the running kernel, as modprobe does (DRV224)
+EXAMPLES += [
+    ("modinfo: ERROR: Module nvidia not found.", "modprobe-nvidia-not-found"),
+]

@@ -165,7 +165,8 @@ def module_build_failed(facts: Facts) -> Iterable[Hit]:
     NVIDIA kernel module`, and the compiler lines that say why: `gcc-12: not found`,
     `unrecognized command-line option '-ftrivial-auto-var-init=zero'` and the kernel's `The
     kernel was built by: ... 12.3.0`; modprobe's `Module nvidia not found in directory
-    /lib/modules/<kernel>` (no module was built for it). The kernel release, the module's
+    /lib/modules/<kernel>` and modinfo's `Module nvidia not found.` (no module was built for
+    it). The kernel release, the module's
     version and the kernel's GCC are read from the lines.
 
     ## Why it matters
