@@ -216,13 +216,6 @@ _POLICY_INSTALLED = re.compile(rf"^\s+Installed:\s*(?P<version>{_DRIVER})-", re.
 _MODINFO_COMMAND = re.compile(r"modinfo\s+(?:-F\s+version\s+)?nvidia\b")
 _MODINFO_VERSION = re.compile(rf"^\s*(?:version:\s+)?(?P<version>{_DRIVER})\s*$")
 _DRIVER_CSV_HEAD = re.compile(r"^\s*driver_version\s*(?:,\s*[\w.]+(?: \[[^\]]+\])?\s*)*$")
-# kmod's own refusals when no nvidia.ko is installed for the running kernel (tools/modinfo.c:
-# 'Module %s not found.'; tools/modprobe.c: 'Module %s not found in directory %s', both behind
-# the tool's name and its level)
-_MODULE_NOT_FOUND = re.compile(
-    r"^\s*(?:modinfo: ERROR: Module nvidia not found\.|modprobe: FATAL: Module nvidia not found "
-    r"in directory (?P<dir>\S+))\s*$"
-)
 _LSMOD = re.compile(r"^\s*nvidia(?:_uvm|_drm|_modeset|_peermem)?\s+[0-9]+\s+[0-9]+\b")
 # lsmod's rows of nouveau and of the modules it uses (mxm_wmi, drm_ttm_helper, ttm: their
 # 'Used by' column names nouveau): the open-source driver bound to the GPU
@@ -908,26 +901,6 @@ def parse_lsmod_nouveau(source: Source) -> NodeReport:
     )
 
 
-MODULE_NOT_FOUND = "modinfo/modprobe nvidia (not found)"
-
-
-def parse_module_not_found(source: Source) -> NodeReport:
-    """kmod's modinfo or modprobe finding no nvidia module for the running kernel: no driver can
-    run until the module is built for it (the driver's DKMS build for a newer kernel failed or
-    never ran, or the driver is not installed)."""
-    found = next(filter(None, map(_MODULE_NOT_FOUND.match, source.text.splitlines())), None)
-    if found is None:
-        raise FormatError(f"format not recognised as {MODULE_NOT_FOUND}: no kmod refusal")
-    where = f" in {found['dir']}" if found["dir"] else " for the running kernel"
-    return _absent(
-        source,
-        MODULE_NOT_FOUND,
-        f"no usable NVIDIA driver: no nvidia kernel module is installed{where} (kmod: 'Module "
-        "nvidia not found'): the driver's DKMS build for this kernel failed or never ran "
-        "(`dkms status`), or the driver is not installed",
-    )
-
-
 # kind -> (label, parser); None: recognised, states no node fact envcheck reads
 PARSERS: dict[str, tuple[str, Callable[[Source], NodeReport] | None]] = {
     "glxinfo": (GLXINFO, parse_glxinfo),
@@ -954,7 +927,6 @@ PARSERS: dict[str, tuple[str, Callable[[Source], NodeReport] | None]] = {
     "lsmod": (LSMOD, parse_lsmod),
     "lsmod-nouveau": ("lsmod (nouveau)", parse_lsmod_nouveau),
     "lsmod-empty": (LSMOD_EMPTY, parse_lsmod_empty),
-    "module-not-found": (MODULE_NOT_FOUND, parse_module_not_found),
 }
 
 # tried before every other section: its line is modinfo's own 'version:' line, which the full
@@ -983,5 +955,4 @@ FINDERS: tuple[tuple[str, Finder], ...] = (
     ("driver-libraries", _any_line(LIBRARY_LINE.search)),
     ("lsmod", _any_line(_LSMOD.match)),
     ("lsmod-nouveau", _any_line(_LSMOD_NOUVEAU.match)),
-    ("module-not-found", _any_line(_MODULE_NOT_FOUND.match)),
 )

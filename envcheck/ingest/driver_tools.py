@@ -199,6 +199,7 @@ NO_DRIVER_LINE = re.compile(
     r"recognized as an internal or external command|command not found: nvidia-smi"
     r"|nvidia-smi: not found|The term 'nvidia-smi' is not recognized as (?:the|a) name of a cmdlet"
     r"|modprobe: FATAL: Module nvidia\S* not found"
+    r"|modinfo: ERROR: Module nvidia\S* not found\."
     r"|modprobe: ERROR: could not insert 'nvidia\w*': .+"
     r"|Found no NVIDIA driver on your system"
     r"|/proc/driver/nvidia/version: No such file or directory"
@@ -218,6 +219,14 @@ _WHY = (
         re.compile(r"Module nvidia\S* not found in directory /lib/modules/(?P<kernel>\S+)"),
         (
             "no NVIDIA kernel module is built for the running kernel {kernel} (DKMS did not build "
+            "it, or the kernel changed since the driver was installed)"
+        ),
+    ),
+    (
+        # kmod's modinfo (tools/modinfo.c: 'Module %s not found.'): no module for this kernel
+        re.compile(r"modinfo: ERROR: Module nvidia\S* not found\."),
+        (
+            "no NVIDIA kernel module is installed for the running kernel (DKMS did not build "
             "it, or the kernel changed since the driver was installed)"
         ),
     ),

@@ -558,7 +558,7 @@ LSMOD_EMPTY_LAST = "I ran:\n\n    user@gpu1:~$ lsmod | grep nvidia\n    user@gpu
         (
             "$ sudo modprobe nvidia\nmodprobe: FATAL: Module nvidia not found in directory "
             "/lib/modules/6.5.0-14-generic\n",
-            "installed in /lib/modules/6.5.0-14-generic",
+            "running kernel 6.5.0-14-generic",
         ),
     ],
 )
