@@ -83,6 +83,28 @@ def test_an_older_pinned_release_gets_its_own_variant_from_the_previous_versions
     assert "torch==<release>+<variant>" in text
 
 
+def test_torch_1_7_1_to_1_8_1_get_their_torchvision_from_the_previous_versions_page(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """torch 1.7.1, 1.8.0 and 1.8.1 have their own torchvision in pytorch.org's previous
+    versions (0.8.2, 0.9.0, 0.9.1): the older-release example installs the pair."""
+    for torch, vision, variant in (
+        ("1.8.1", "0.9.1", "cu111"),
+        ("1.8.0", "0.9.0", "cu111"),
+        ("1.7.1", "0.8.2", "cu110"),
+    ):
+        log = log_file(
+            tmp_path,
+            f"torch                    {torch}",
+            "NVIDIA A100-SXM4-80GB with CUDA capability sm_80 is not compatible with the "
+            "current PyTorch installation.",
+            "The current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_70.",
+            name=f"{torch}.log",
+        )
+        text = fix_text(causes(cli, log)["TOR101"])
+        assert f"pip install torch=={torch}+{variant} torchvision=={vision}+{variant} -f " in text
+
+
 def test_a_gpu_older_than_every_known_toolkit_gets_no_invented_variant(
     cli: Cli, tmp_path: Path
 ) -> None:
