@@ -5137,3 +5137,28 @@ EXAMPLES += [
 EXAMPLES += [
     ("modinfo: ERROR: Module nvidia not found.", "modprobe-nvidia-not-found"),
 ]
+
+# JAX's own release checks: jax, jaxlib and the CUDA plugin from other releases (PKG101)
+EXAMPLES += [
+    (
+        "RuntimeWarning: JAX plugin jax_cuda12_plugin version 0.9.2 is installed, but it is not "
+        "compatible with the installed jaxlib version 0.9.0.1, so it will not be used.",
+        "jax-plugin-not-jaxlib-release",
+    ),
+    (
+        "RuntimeError: jaxlib version 0.4.30 is newer than and incompatible with jax version "
+        "0.4.23. Please update your jax and/or jaxlib packages.",
+        "jaxlib-outside-jax-range",
+    ),
+    (
+        "RuntimeError: Unable to initialize backend 'cuda': INVALID_ARGUMENT: Mismatched PJRT "
+        "plugin PJRT API version (0.54) and framework PJRT API version 0.51).",
+        "pjrt-plugin-api-mismatch",
+    ),
+    (
+        "ERROR:2025-01-09 23:34:04,053:jax._src.xla_bridge:629: Jax plugin configuration error: "
+        "Exception when calling jax_plugins.xla_cuda12.initialize()",
+        "jax-plugin-initialize-failed",
+    ),
+    ("jaxlib: 0.4.35", "jax-environment-info"),
+]

@@ -258,6 +258,7 @@ def runtime_check_in_log(facts: Facts, line: LogLine) -> Hit | None:
     line states the range and the release it found by itself (rules/node/version_checks.py), and
     a guard worded as a bound and a side, numba's 'needs NumPy 2.1 or less', the pin that bound
     makes (rules/node/version_guards.py)."""
+    from envcheck.rules.node.jax_versions import is_jax_check, jax_check_in_log
     from envcheck.rules.node.version_checks import REQUIRED_FOUND, version_check_in_log
     from envcheck.rules.node.version_guards import states_guard, version_guard_in_log
 
@@ -265,6 +266,8 @@ def runtime_check_in_log(facts: Facts, line: LogLine) -> Hit | None:
         return version_check_in_log(facts, line)
     if states_guard(line.text):  # 'Numba needs NumPy 2.1 or less. Got NumPy 2.2.'
         return version_guard_in_log(facts, line)
+    if is_jax_check(line.text):  # jax, jaxlib and the CUDA plugin from other releases
+        return jax_check_in_log(facts, line)
     # pip's check, pkg_resources: the installed set; after pip's 'dependency resolver does not
     # currently take into account' header, the first conflict line below it (`requires`)
     conflict = stated_conflict(line.text) or stated_conflict(line.stated.get("requires", ""))
