@@ -9,7 +9,8 @@ loose prose ("torch 2.1") in a log is too often a line about something else. Bes
 host's container engine and limits pasted with the failure (``docker info``, daemon.json, the
 NVIDIA Container Toolkit's config.toml and version, ``ulimit -a``, ``df -h /dev/shm``, ``free
 -h``: sections with markers of their own, envcheck/ingest/container_text.py and
-shell_values.py) are read the same way.
+shell_values.py) are read the same way, and so is the ``- Key: value`` report of ``transformers
+env`` and its kin (envcheck/ingest/library_env.py), a block no error line looks like.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def pasted_environment(text: str, name: str) -> NodeReport | None:
     text = unwrap(text)
     found = detect(text)
     if found not in PASTED_FORMATS:
-        return _pasted_sections(text, name)
+        return _with_library_env(_pasted_sections(text, name), text, name)
     try:
         report = FORMATS[found].parse(Source(name, text))
     except (FormatError, ValueError):
@@ -99,6 +100,23 @@ def _near_markers(text: str) -> str:
 
 
 _BEFORE, _AFTER = 60, 400  # lines a section may start before its marker, and run after it
+
+
+def _with_library_env(report: NodeReport | None, text: str, name: str) -> NodeReport | None:
+    """``report`` with what a library env report pasted in the log states (``transformers
+    env``'s ``- Key: value`` block, envcheck/ingest/library_env.py), the sections first."""
+    from envcheck.ingest import library_env
+
+    if not any(marker in text for marker in library_env.MARKERS):
+        return report
+    stated = library_env.parse_in(text, name)
+    if stated is None:
+        return report
+    if report is None:
+        return stated
+    from envcheck.ingest.merge import merge
+
+    return merge([report, stated])
 
 
 def _pasted_sections(text: str, name: str) -> NodeReport | None:

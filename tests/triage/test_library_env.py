@@ -1,0 +1,57 @@
+"""A library env report (``transformers env``'s ``- Key: value`` block) pasted in a log is read
+for the node's facts (envcheck/ingest/library_env.py): the versions it states decide the causes
+and the pins of the fixes, and the log's other lines are not read as packages."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from envcheck.ingest.library_env import find_block, parse_in
+from tests.conftest import CliResult
+from tests.triage.from_log import causes, fix_text, log_file
+
+Cli = Callable[..., CliResult]
+
+# transformers/commands/env.py's format_dict: one '- {prop}: {val}' line per fact
+_TRANSFORMERS_ENV = (
+    "- `transformers` version: 4.41.2",
+    "- Platform: Linux-5.15.0-105-generic-x86_64-with-glibc2.35",
+    "- Python version: 3.10.12",
+    "- Huggingface_hub version: 0.23.4",
+    "- Safetensors version: 0.4.3",
+    "- Accelerate version: 0.31.0",
+    "- Accelerate config: \tnot found",
+    "- PyTorch version (GPU?): 2.3.1+cu121 (True)",
+    "- Tensorflow version (GPU?): not installed (NA)",
+    "- Using GPU in script?: yes",
+)
+
+
+def test_the_block_is_found_and_read_alone() -> None:
+    lines = ["Traceback (most recent call last):", "- note: not a report", "", *_TRANSFORMERS_ENV]
+    assert find_block(lines) == (3, 13)
+    report = parse_in("\n".join(lines), "job.log")
+    assert report is not None
+    versions = {d.name: d.version for d in report.packages.data.distributions}
+    assert versions["transformers"] == "4.41.2" and versions["accelerate"] == "0.31.0"
+    assert report.python.data is not None and report.python.data.version == "3.10.12"
+    # a list of prose items with no version is no report
+    assert find_block(["- Platform: Linux", "- Using GPU in script?: yes"]) is None
+    assert parse_in("just a log line\n- one: item\n", "job.log") is None
+
+
+def test_a_pasted_report_states_the_release_a_bound_is_checked_against(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """trl before 0.8.1 imports top_k_top_p_filtering, which transformers 4.39 removed: with the
+    report the finding names the transformers installed (4.41.2); without it, it cannot."""
+    error = (
+        "ImportError: cannot import name 'top_k_top_p_filtering' from 'transformers' "
+        "(/usr/local/lib/python3.10/site-packages/transformers/__init__.py)"
+    )
+    cause = causes(cli, log_file(tmp_path, *_TRANSFORMERS_ENV, error))["PKG110"]
+    assert "transformers 4.41.2" in cause["findings"][0]["message"]
+    assert "transformers<4.39" in fix_text(cause)
+    bare = causes(cli, log_file(tmp_path, error, name="bare.log"))["PKG110"]
+    assert "4.41.2" not in bare["findings"][0]["message"]
