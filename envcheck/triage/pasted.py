@@ -9,7 +9,7 @@ loose prose ("torch 2.1") in a log is too often a line about something else. Bes
 host's container engine and limits pasted with the failure (``docker info``, daemon.json, the
 NVIDIA Container Toolkit's config.toml and version, ``ulimit -a``, ``df -h /dev/shm``, ``free
 -h``: sections with markers of their own, envcheck/ingest/container_text.py and
-shell_values.py) are read the same way, and so is the ``- Key: value`` report of ``transformers
+shell_values.py) and ``pip list`` with its header and rule are read the same way, and so is the ``- Key: value`` report of ``transformers
 env`` and its kin (envcheck/ingest/library_env.py), a block no error line looks like.
 """
 
@@ -35,6 +35,7 @@ PASTED_SECTIONS = frozenset(
         "df",
         "free",
         "nvidia-smi-csv",
+        "pip-list",
     }
 )
 HEAD = 2 * 1024 * 1024  # bytes of the log read for a pasted environment
@@ -79,6 +80,7 @@ _SECTION_MARKERS = (
     "buff/cache",
     "--query-gpu",
     "compute_cap",
+    "Package ",
 )
 
 

@@ -55,3 +55,19 @@ def test_a_pasted_report_states_the_release_a_bound_is_checked_against(
     assert "transformers<4.39" in fix_text(cause)
     bare = causes(cli, log_file(tmp_path, error, name="bare.log"))["PKG110"]
     assert "4.41.2" not in bare["findings"][0]["message"]
+
+
+def test_a_pip_list_pasted_in_a_log_states_the_packages(cli: Cli, tmp_path: Path) -> None:
+    """`pip list` with its header and rule, pasted above the error: its rows are the node's
+    packages (the jaxlib whose CUDA plugin the fix pins); the same rows without pip's header
+    are not read from a log."""
+    rows = ("jax                       0.4.28", "jaxlib                    0.4.28")
+    error = (
+        "RuntimeError: Unable to initialize backend 'cuda': INVALID_ARGUMENT: Mismatched PJRT "
+        "plugin PJRT API version (0.54) and framework PJRT API version 0.51)."
+    )
+    header = ("Package                   Version", "------------------------- ---------")
+    text = fix_text(causes(cli, log_file(tmp_path, *header, *rows, "", error))["PKG101"])
+    assert "pip install jax-cuda12-plugin==0.4.28 jax-cuda12-pjrt==0.4.28" in text
+    bare = fix_text(causes(cli, log_file(tmp_path, *rows, "", error, name="bare.log"))["PKG101"])
+    assert "0.4.28" not in bare
