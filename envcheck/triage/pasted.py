@@ -9,7 +9,8 @@ loose prose ("torch 2.1") in a log is too often a line about something else. Bes
 host's container engine and limits pasted with the failure (``docker info``, daemon.json, the
 NVIDIA Container Toolkit's config.toml and version, ``ulimit -a``, ``df -h /dev/shm``, ``free
 -h``: sections with markers of their own, envcheck/ingest/container_text.py and
-shell_values.py) and ``pip list`` with its header and rule are read the same way, and so is the ``- Key: value`` report of ``transformers
+shell_values.py) and ``pip list`` with its header and rule and ``conda list`` with its header are read the same
+way, and so is the ``- Key: value`` report of ``transformers
 env`` and its kin (envcheck/ingest/library_env.py), a block no error line looks like.
 """
 
@@ -36,6 +37,7 @@ PASTED_SECTIONS = frozenset(
         "free",
         "nvidia-smi-csv",
         "pip-list",
+        "conda-list",
     }
 )
 HEAD = 2 * 1024 * 1024  # bytes of the log read for a pasted environment
@@ -81,6 +83,7 @@ _SECTION_MARKERS = (
     "--query-gpu",
     "compute_cap",
     "Package ",
+    "# packages in environment at",
 )
 
 

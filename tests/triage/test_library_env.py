@@ -57,7 +57,7 @@ def test_a_pasted_report_states_the_release_a_bound_is_checked_against(
     assert "4.41.2" not in bare["findings"][0]["message"]
 
 
-def test_a_pip_list_pasted_in_a_log_states_the_packages(cli: Cli, tmp_path: Path) -> None:
+def test_a_pip_or_conda_list_pasted_in_a_log_states_the_packages(cli: Cli, tmp_path: Path) -> None:
     """`pip list` with its header and rule, pasted above the error: its rows are the node's
     packages (the jaxlib whose CUDA plugin the fix pins); the same rows without pip's header
     are not read from a log."""
@@ -71,3 +71,12 @@ def test_a_pip_list_pasted_in_a_log_states_the_packages(cli: Cli, tmp_path: Path
     assert "pip install jax-cuda12-plugin==0.4.28 jax-cuda12-pjrt==0.4.28" in text
     bare = fix_text(causes(cli, log_file(tmp_path, *rows, "", error, name="bare.log"))["PKG101"])
     assert "0.4.28" not in bare
+    # conda list with its header: the same
+    conda = (
+        "# packages in environment at /opt/conda/envs/train:",
+        "#",
+        "# Name                    Version                   Build  Channel",
+        "jaxlib                    0.4.28                   pypi_0    pypi",
+    )
+    text = fix_text(causes(cli, log_file(tmp_path, *conda, "", error, name="c.log"))["PKG101"])
+    assert "pip install jax-cuda12-plugin==0.4.28 jax-cuda12-pjrt==0.4.28" in text
