@@ -7,9 +7,12 @@ env`` (``- `Accelerate` version: 0.31.0``), ``diffusers-cli env`` (``- 🤗 Diff
 transformers, accelerate, peft, trl, diffusers, LLaMA-Factory and the RL stacks built on them ask
 for it, so a thread's log often carries it above or below the traceback.
 
-Only the block itself is read (a run of ``- Key: value`` lines holding at least one ``...
-version:`` item), by the prose reader (``loose``), which knows these labels; the log's other
-lines are not.
+``pip show`` blocks in a log are read the same way (``Name: torch`` followed by ``Version:
+2.3.1``, pip's own order in pip/_internal/commands/show.py).
+
+Only the blocks themselves are read (a run of ``- Key: value`` lines holding at least one ``...
+version:`` item; a ``Name:`` line with ``Version:`` after it), by the prose reader (``loose``),
+which knows these labels; the log's other lines are not.
 """
 
 from __future__ import annotations
@@ -21,12 +24,21 @@ from envcheck.ingest import loose
 from envcheck.ingest.common import Source
 from envcheck.model.report import NodeReport
 
-LABEL = "library env report"
+LABEL = "pasted env report"
 # the strings triage looks for before it splits a log (triage/pasted.py's markers)
-MARKERS = ("- Platform:", "Huggingface_hub version:", "` version:", "Diffusers version:")
+MARKERS = (
+    "- Platform:",
+    "Huggingface_hub version:",
+    "` version:",
+    "Diffusers version:",
+    "Name: ",
+)
 
 _ITEM = re.compile(r"^\s*[-*]\s+[^:\n]{1,80}:(?:\s|$)")
 _NESTED = re.compile(r"^\s+[-*]\s+\S")  # accelerate's default config, indented under its item
+_SHOW_NAME = re.compile(r"^Name: [A-Za-z0-9][A-Za-z0-9._-]*\s*$")
+_SHOW_VERSION = re.compile(r"^Version: [0-9]\S*\s*$")
+_SHOW_FIELD = re.compile(r"^[A-Z][A-Za-z-]{1,20}:(?:\s|$)")
 _VERSION_ITEM = re.compile(r"^\s*[-*]\s+[^:\n]{0,60}\b[Vv]ersion\b[^:\n]{0,20}:\s*[0-9]")
 
 
@@ -47,16 +59,34 @@ def find_block(lines: Sequence[str]) -> tuple[int, int] | None:
     return None
 
 
+def find_shows(lines: Sequence[str]) -> list[tuple[int, int]]:
+    """Each ``pip show`` block: (start, end), end exclusive."""
+    blocks = []
+    i = 0
+    while i + 1 < len(lines):
+        if _SHOW_NAME.match(lines[i]) and _SHOW_VERSION.match(lines[i + 1]):
+            end = i + 2
+            while end < len(lines) and _SHOW_FIELD.match(lines[end]):
+                end += 1
+            blocks.append((i, end))
+            i = end
+        else:
+            i += 1
+    return blocks
+
+
 def parse_in(text: str, name: str) -> NodeReport | None:
-    """The node as the first library env report in ``text`` states it; None when there is
-    none, or it states no fact."""
+    """The node as the library env report and the ``pip show`` blocks in ``text`` state it;
+    None when there are none, or they state no fact."""
     lines = text.splitlines()
-    block = find_block(lines)
-    if block is None:
+    blocks = find_shows(lines)
+    report = find_block(lines)
+    if report is not None:
+        blocks.insert(0, report)
+    if not blocks:
         return None
-    start, end = block
-    kept = "\n".join(lines[start:end])
+    kept = "\n\n".join("\n".join(lines[start:end]) for start, end in blocks)
     if not loose.facts_stated(kept):
         return None
-    where = f"{name} ({LABEL}, lines {start + 1}-{end})"
-    return loose.parse(Source(name=where, text=kept), label=LABEL)
+    where = ", ".join(f"{start + 1}-{end}" for start, end in blocks)
+    return loose.parse(Source(name=f"{name} ({LABEL}, lines {where})", text=kept), label=LABEL)

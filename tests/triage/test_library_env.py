@@ -80,3 +80,18 @@ def test_a_pip_or_conda_list_pasted_in_a_log_states_the_packages(cli: Cli, tmp_p
     )
     text = fix_text(causes(cli, log_file(tmp_path, *conda, "", error, name="c.log"))["PKG101"])
     assert "pip install jax-cuda12-plugin==0.4.28 jax-cuda12-pjrt==0.4.28" in text
+
+
+def test_a_pip_show_block_in_a_log_states_its_package(cli: Cli, tmp_path: Path) -> None:
+    error = (
+        "RuntimeError: Unable to initialize backend 'cuda': INVALID_ARGUMENT: Mismatched PJRT "
+        "plugin PJRT API version (0.54) and framework PJRT API version 0.51)."
+    )
+    show = ("Name: jaxlib", "Version: 0.4.28", "Summary: XLA library for JAX", "Location: /x")
+    text = fix_text(
+        causes(cli, log_file(tmp_path, "$ pip show jaxlib", *show, "", error))["PKG101"]
+    )
+    assert "pip install jax-cuda12-plugin==0.4.28 jax-cuda12-pjrt==0.4.28" in text
+    # a 'Name:' line that no 'Version:' follows is not pip's
+    other = log_file(tmp_path, "Name: jaxlib", "Status: 0.4.28", "", error, name="o.log")
+    assert "0.4.28" not in fix_text(causes(cli, other)["PKG101"])
