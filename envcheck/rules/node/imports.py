@@ -140,11 +140,15 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
     )
     from envcheck.rules.node.openssl_bindings import LIB_SYMBOL_MISSING, lib_symbol_missing
     from envcheck.rules.node.pydantic_v1_code import PYDANTIC_V1_FORM, pydantic_v1_form
+    from envcheck.rules.node.stated_removals import STATED_REMOVAL, stated_removal
 
     name, module = line.stated.get("import_name"), line.stated.get("from_module")
     numpy_line = _NUMPY_REMOVED.search(line.text)
     if numpy_line is not None:
         return _numpy_removed(facts, line, numpy_line.group(1), numpy_line.group(2))
+    stated = STATED_REMOVAL.search(line.text)
+    if stated is not None:
+        return stated_removal(facts, line, stated)
     if PYDANTIC_V1_FORM.search(line.text) is not None:
         return pydantic_v1_form(facts, line)
     if LIB_SYMBOL_MISSING.search(line.text) is not None:
