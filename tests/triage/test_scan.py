@@ -5137,3 +5137,14 @@ EXAMPLES += [
 EXAMPLES += [
     ("modinfo: ERROR: Module nvidia not found.", "modprobe-nvidia-not-found"),
 ]
+
+# JAX's own AttributeError for a name its release removed, with the release (PY150); an
+# instance of importlib-metadata 5.0's EntryPoints read as a dict (PY150)
+EXAMPLES += [
+    (
+        "AttributeError: jax.tree_map was removed in JAX v0.6.0: use jax.tree.map (jax v0.4.25 "
+        "or newer) or jax.tree_util.tree_map (any JAX version).",
+        "jax-removed-attribute",
+    ),
+    ("AttributeError: 'EntryPoints' object has no attribute 'get'", "object-member-removed"),
+]
