@@ -114,7 +114,10 @@ def import_name_missing(facts: Facts) -> Iterable[Hit]:
     `pip install "pydantic<2"`. pyOpenSSL's `module 'lib' has no attribute 'X'` (a symbol the
     installed cryptography's bindings dropped) upgrades pyOpenSSL. A removed class member pins
     the release before its removal (`pip install "pandas<2.0"` for DataFrame.append, `"pillow<10"`
-    for ImageDraw.textsize, `"matplotlib<3.10"` for FigureCanvasAgg.tostring_rgb). A name
+    for ImageDraw.textsize, `"matplotlib<3.10"` for FigureCanvasAgg.tostring_rgb,
+    `"importlib_metadata<5.0"` for EntryPoints.get). A library's own line that states the
+    release that removed the name (JAX's `jax.tree_map was removed in JAX v0.6.0: use
+    jax.tree.map`) pins the release before it (`pip install "jax<0.6.0"`). A name
     gated on an optional backend: install the backend (`pip install vllm`), or, where it is
     installed, `python -c 'import vllm'` shows the error that keeps it from importing.
 
