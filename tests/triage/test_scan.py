@@ -5147,4 +5147,9 @@ EXAMPLES += [
         "jax-removed-attribute",
     ),
     ("AttributeError: 'EntryPoints' object has no attribute 'get'", "object-member-removed"),
+    # the closing quote lost where the line was pasted (huawei-noah/trustworthyAI#87)
+    (
+        "AttributeError: module 'networkx' has no attribute 'to_numpy_matrix",
+        "module-has-no-attribute",
+    ),
 ]

@@ -1,6 +1,7 @@
 """Removals a line states or the matrix records, read for their pin (PY150): JAX's own
 `X was removed in JAX vN` message, NumPy 2.0's removed type aliases (np.bool8), jax 0.3.16's
-tree_multimap and importlib-metadata 5.0's EntryPoints.get as gym's registration reads it."""
+tree_multimap, importlib-metadata 5.0's EntryPoints.get as gym's registration reads it,
+transformers 4.39's top_k_top_p_filtering for any importer, a line whose closing quote was lost."""
 
 from __future__ import annotations
 
@@ -68,3 +69,24 @@ def test_entry_points_get_pins_importlib_metadata_4(
     found = causes(cli, log)["PY150"]
     assert found["verdict"] == "confirmed"
     assert "importlib_metadata<5.0" in fix_text(found)
+
+
+def test_top_k_top_p_filtering_is_also_a_transformers_removal(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(
+        tmp_path,
+        "from histogpt.helpers.inference import generate\n"
+        "ImportError: cannot import name 'top_k_top_p_filtering' from 'transformers'",
+    )
+    found = causes(cli, log)
+    assert found["PKG110"]["verdict"] == "confirmed"
+    assert found["PY150"]["verdict"] == "confirmed"
+    assert "transformers==4.38.2" in fix_text(found["PY150"])
+
+
+def test_lost_closing_quote_still_names_the_removal(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    log = log_file(tmp_path, "AttributeError: module 'networkx' has no attribute 'to_numpy_matrix")
+    assert "networkx<3.0" in fix_text(causes(cli, log)["PY150"])
