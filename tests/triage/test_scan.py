@@ -5152,4 +5152,9 @@ EXAMPLES += [
         "AttributeError: module 'networkx' has no attribute 'to_numpy_matrix",
         "module-has-no-attribute",
     ),
+    # a title copied from rendered Markdown: `__init__` taken for bold, underscores lost
+    (
+        "TypeError:Accelerator.init got an unexpected keyword argument 'dispatch batches'",
+        "unexpected-keyword-argument",
+    ),
 ]

@@ -90,3 +90,13 @@ def test_lost_closing_quote_still_names_the_removal(
 ) -> None:
     log = log_file(tmp_path, "AttributeError: module 'networkx' has no attribute 'to_numpy_matrix")
     assert "networkx<3.0" in fix_text(causes(cli, log)["PY150"])
+
+
+def test_keyword_line_from_rendered_markdown(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    log = log_file(
+        tmp_path,
+        "TypeError:Accelerator.init got an unexpected keyword argument 'dispatch batches'",
+    )
+    found = causes(cli, log)["PY160"]
+    assert found["verdict"] == "confirmed"
+    assert "accelerate==0.34.2" in fix_text(found)
