@@ -5162,3 +5162,24 @@ EXAMPLES += [
     ),
     ("jaxlib: 0.4.35", "jax-environment-info"),
 ]
+
+# JAX's own AttributeError for a name its release removed, with the release (PY150); an
+# instance of importlib-metadata 5.0's EntryPoints read as a dict (PY150)
+EXAMPLES += [
+    (
+        "AttributeError: jax.tree_map was removed in JAX v0.6.0: use jax.tree.map (jax v0.4.25 "
+        "or newer) or jax.tree_util.tree_map (any JAX version).",
+        "jax-removed-attribute",
+    ),
+    ("AttributeError: 'EntryPoints' object has no attribute 'get'", "object-member-removed"),
+    # the closing quote lost where the line was pasted (huawei-noah/trustworthyAI#87)
+    (
+        "AttributeError: module 'networkx' has no attribute 'to_numpy_matrix",
+        "module-has-no-attribute",
+    ),
+    # a title copied from rendered Markdown: `__init__` taken for bold, underscores lost
+    (
+        "TypeError:Accelerator.init got an unexpected keyword argument 'dispatch batches'",
+        "unexpected-keyword-argument",
+    ),
+]

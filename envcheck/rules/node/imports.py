@@ -114,7 +114,10 @@ def import_name_missing(facts: Facts) -> Iterable[Hit]:
     `pip install "pydantic<2"`. pyOpenSSL's `module 'lib' has no attribute 'X'` (a symbol the
     installed cryptography's bindings dropped) upgrades pyOpenSSL. A removed class member pins
     the release before its removal (`pip install "pandas<2.0"` for DataFrame.append, `"pillow<10"`
-    for ImageDraw.textsize, `"matplotlib<3.10"` for FigureCanvasAgg.tostring_rgb). A name
+    for ImageDraw.textsize, `"matplotlib<3.10"` for FigureCanvasAgg.tostring_rgb,
+    `"importlib_metadata<5.0"` for EntryPoints.get). A library's own line that states the
+    release that removed the name (JAX's `jax.tree_map was removed in JAX v0.6.0: use
+    jax.tree.map`) pins the release before it (`pip install "jax<0.6.0"`). A name
     gated on an optional backend: install the backend (`pip install vllm`), or, where it is
     installed, `python -c 'import vllm'` shows the error that keeps it from importing.
 
@@ -140,11 +143,15 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
     )
     from envcheck.rules.node.openssl_bindings import LIB_SYMBOL_MISSING, lib_symbol_missing
     from envcheck.rules.node.pydantic_v1_code import PYDANTIC_V1_FORM, pydantic_v1_form
+    from envcheck.rules.node.stated_removals import STATED_REMOVAL, stated_removal
 
     name, module = line.stated.get("import_name"), line.stated.get("from_module")
     numpy_line = _NUMPY_REMOVED.search(line.text)
     if numpy_line is not None:
         return _numpy_removed(facts, line, numpy_line.group(1), numpy_line.group(2))
+    stated = STATED_REMOVAL.search(line.text)
+    if stated is not None:
+        return stated_removal(facts, line, stated)
     if PYDANTIC_V1_FORM.search(line.text) is not None:
         return pydantic_v1_form(facts, line)
     if LIB_SYMBOL_MISSING.search(line.text) is not None:

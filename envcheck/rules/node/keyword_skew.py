@@ -28,10 +28,11 @@ from envcheck.rules.node.import_releases import short
 from envcheck.rules.node.imports import frame_distribution
 
 # CPython's wording (Python/ceval.c, Python/getargs.c): '%U() got an unexpected keyword
-# argument '%S''; the callable is its __qualname__ from Python 3.10, its bare name before
+# argument '%S''; the callable is its __qualname__ from Python 3.10, its bare name before;
+# also as rendered Markdown leaves it (`_as_python_prints`)
 _UNEXPECTED = lazy(
-    r"(?P<callee>[A-Za-z_][A-Za-z0-9_.]*)\(\) got an unexpected keyword argument "
-    r"'(?P<keyword>[A-Za-z_][A-Za-z0-9_]*)'"
+    r"(?P<callee>[A-Za-z_][A-Za-z0-9_.]*)(?:\(\))? got an unexpected keyword argument "
+    r"'(?P<keyword>[A-Za-z_][A-Za-z0-9_ ]*[A-Za-z0-9_])'"
 )
 # its other refusals of a call against the callee's signature (Python/ceval.c missing_arguments:
 # '%U() missing %i required %s argument%s: %U', the names quoted and joined by ', ' and ' and ';
@@ -402,6 +403,16 @@ def _vendored(facts: Facts, line: LogLine, entry: KeywordChange, callee: str) ->
     )
 
 
+def _as_python_prints(callee: str, keyword: str) -> tuple[str, str]:
+    """The callee and keyword as Python printed them, from a line copied out of rendered
+    Markdown (an issue page, a blog): the renderer takes `__init__`'s underscores for bold
+    (`Accelerator.init got ...`) and a keyword's underscores may be lost to spaces
+    (`'dispatch batches'`); a keyword never holds a space, so a space was an underscore."""
+    if callee.endswith(".init"):
+        callee = callee.removesuffix(".init") + ".__init__"
+    return callee, keyword.replace(" ", "_")
+
+
 @from_log("PY160")
 def keyword_changed_in_log(facts: Facts, line: LogLine) -> Hit | None:
     found = _UNEXPECTED.search(line.text)
@@ -415,7 +426,7 @@ def keyword_changed_in_log(facts: Facts, line: LogLine) -> Hit | None:
         if too_many is not None:
             _too_many(facts, line, too_many.group("callee"), too_many.group("takes"))
         raise NotStated(f"line {line.line} is cut before the keyword", "log.python")
-    callee, keyword = found.group("callee"), found.group("keyword")
+    callee, keyword = _as_python_prints(found.group("callee"), found.group("keyword"))
     called = line.stated.get("call_class")
     if "." not in callee and called:
         # Python 3.9's bare `__init__()`: the class the traceback's last source line calls
