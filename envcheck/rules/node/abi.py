@@ -532,7 +532,7 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None
             *actions,
         ]
     if source == "torch" and old_abi:  # a pre-C++11-ABI build against a C++11-ABI torch
-        first, abi_actions = _old_abi_first(facts, line, dist)
+        first, abi_actions = old_abi_first(facts, line, dist)
         summary = f"{first}. Otherwise: {summary[0].lower()}{summary[1:]}"
         actions = [*abi_actions, *actions]
     return Hit(
@@ -633,16 +633,20 @@ def _built_for_torch(version: Version | None) -> str | None:
 _LOCAL_CUDA = lazy(r"\+(?P<variant>cu[0-9]{2,3})\b")
 
 
-def _old_abi_first(facts: Facts, line: LogLine, dist: str) -> tuple[str, list[Action]]:
+def old_abi_first(
+    facts: Facts, line: LogLine, dist: str, pin: str | None = None
+) -> tuple[str, list[Action]]:
     """The fix when the symbol names the pre-C++11 std::string (``Ss``): the extension was built
     with _GLIBCXX_USE_CXX11_ABI=0, as every prebuilt wheel made for PyPI's torch up to the
     matrix's last pre-C++11 release is, and the torch that loads is a C++11-ABI build
     (conda-forge's pytorch, a container's or a source build, PyPI's from 2.7 on). Another wheel of
     the same package has the same ABI: the extension is built here against this torch, or torch
-    becomes PyPI's build of the same release (the pytorch channel's under conda)."""
+    becomes PyPI's build of the same release (the pytorch channel's under conda). ``pin``: the
+    requirement to build (``torchvision==0.13.0``, the release paired with torch)."""
+    target = pin or dist
     rebuild = (
         f"build {dist} here against this torch (pip install --no-build-isolation --no-cache-dir "
-        f"--force-reinstall --no-binary {dist} {dist})"
+        f"--force-reinstall --no-binary {dist} {target})"
     )
     torch_text = facts.known_version("torch") or line.stated.get("torch_version")
     last_major = facts.matrix.constant("torch.pre_cxx11_abi_last.major")
@@ -655,7 +659,10 @@ def _old_abi_first(facts: Facts, line: LogLine, dist: str) -> tuple[str, list[Ac
         "conda: conda install pytorch -c pytorch, not conda-forge's)"
     )
     actions: list[Action] = [
-        pip_install(dist, flags=("--no-build-isolation", "--no-cache-dir", "--force-reinstall"))
+        pip_install(
+            target,
+            flags=("--no-build-isolation", "--no-cache-dir", "--force-reinstall", "--no-binary", dist),
+        )
     ]
     if (
         torch is not None
@@ -753,6 +760,14 @@ _BARE_NAME = lazy(r"^[A-Za-z][A-Za-z0-9_]*\.(?:cpython-[0-9a-z_-]+|abi3)\.so$")
 # the pre-C++11 std::string in a mangled name (`Ss`, std::basic_string<char> of the old ABI);
 # the C++11 ABI's is NSt7__cxx1112basic_string... (Itanium C++ ABI, libstdc++'s dual ABI)
 _OLD_ABI_STRING = lazy(r"(?<=[A-Za-z_])Ss(?=[A-Za-z_]|$)")  # not inside a <len><name>
+
+
+def pre_cxx11_torch_symbol(symbol: str | None) -> bool:
+    """A torch symbol (c10, at::, torch::) that passes the pre-C++11 std::string (``Ss``): the
+    library that wants it was built with _GLIBCXX_USE_CXX11_ABI=0."""
+    if not symbol or "__cxx11" in symbol or "B5cxx11" in symbol:
+        return False
+    return provider(symbol) == "torch" and _OLD_ABI_STRING.search(symbol) is not None
 _CPYTHON_TAG = lazy(r"\.cpython-3([0-9]+)")
 _FIND_LINKS = lazy(r"pip install [A-Za-z0-9_.-]+ -f https://\S+")
 
