@@ -232,6 +232,9 @@ class Soname:
     apt_nvidia: str | None = None
     dnf: str | None = None
     conda: str | None = None
+    # the release line of the conda package whose build ships this SONAME (libffi.so.7: libffi
+    # 3.3; the package's newer builds ship the next SONAME), pinned in the conda command
+    conda_release: str | None = None
     note: str | None = None
     unverified_fields: str | None = None
 

@@ -40,3 +40,32 @@ def test_a_companion_of_another_torch_still_gets_the_paired_release(
     assert cause["verdict"] == "confirmed", cause
     assert "torchvision==0.13.0" in fix_text(cause)
     assert "--no-binary" not in fix_text(cause)
+
+
+def test_a_conda_package_is_pinned_to_the_release_that_ships_the_soname(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        '  File "/opt/conda/lib/python3.9/site-packages/cffi/api.py", line 56, in __init__',
+        "    import _cffi_backend as backend",
+        "ImportError: libffi.so.7: cannot open shared object file: No such file or directory",
+    )
+    cause = causes(cli, log)["SYS150"]
+    assert cause["verdict"] == "confirmed", cause
+    assert "conda install -c conda-forge libffi=3.3" in fix_text(cause)
+
+
+def test_libffi_6_and_openssl_1_1_name_their_conda_releases(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    six = log_file(
+        tmp_path,
+        "ImportError: libffi.so.6: cannot open shared object file: No such file or directory",
+    )
+    assert "libffi=3.2" in fix_text(causes(cli, six)["SYS150"])
+    ssl = tmp_path / "ssl.txt"
+    ssl.write_text(
+        "ImportError: libssl.so.1.1: cannot open shared object file: No such file or directory\n"
+    )
+    assert "openssl=1.1.1" in fix_text(causes(cli, ssl)["SYS150"])

@@ -223,6 +223,8 @@ def _soname_actions(
             major_of = re.search(r"\.so\.([0-9]+)", soname)
             if major_of and int(major_of.group(1)) >= 1 and entry.kind in _VERSIONED_LIKE_SONAME:
                 name = f"{name}={major_of.group(1)}"  # conda's package follows the SONAME's major
+            elif entry.conda_release:  # the release whose build ships this SONAME (libffi=3.3)
+                name = f"{name}={entry.conda_release}"
             words.append(conda_words(name))
             actions.append(manual(f"conda install -c conda-forge {name}"))
         else:
