@@ -69,3 +69,37 @@ def test_libffi_6_and_openssl_1_1_name_their_conda_releases(
         "ImportError: libssl.so.1.1: cannot open shared object file: No such file or directory\n"
     )
     assert "openssl=1.1.1" in fix_text(causes(cli, ssl)["SYS150"])
+
+
+def test_a_conda_copy_bound_for_a_system_program_takes_the_env_off_the_path(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH",
+        "bash: /home/u/miniconda3/envs/x/lib/libtinfo.so.6: no version information available "
+        "(required by bash)",
+    )
+    cause = causes(cli, log)["SYS224"]
+    assert cause["verdict"] == "confirmed", cause
+    text = fix_text(cause)
+    assert "off LD_LIBRARY_PATH" in text
+    assert 'grep -vx "$CONDA_PREFIX/lib"' in text
+
+
+def test_a_stale_environment_copy_under_a_system_library_is_moved_aside(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "samtools: /opt/anaconda2/bin/../lib/libtinfo.so.5: no version information available "
+        "(required by /lib/x86_64-linux-gnu/libncurses.so.5) ...",
+        "samtools: relocation error: /lib/x86_64-linux-gnu/libncurses.so.5: symbol _nc_putchar, "
+        "version NCURSES_TINFO_5.9.20150530 not defined in file libtinfo.so.5 with link time "
+        "reference",
+    )
+    cause = causes(cli, log)["SYS224"]
+    assert cause["verdict"] == "confirmed", cause
+    text = fix_text(cause)
+    assert "mv /opt/anaconda2/lib/libtinfo.so* /tmp/" in text
+    assert "conda install -c conda-forge ncurses" in text

@@ -661,7 +661,13 @@ def old_abi_first(
     actions: list[Action] = [
         pip_install(
             target,
-            flags=("--no-build-isolation", "--no-cache-dir", "--force-reinstall", "--no-binary", dist),
+            flags=(
+                "--no-build-isolation",
+                "--no-cache-dir",
+                "--force-reinstall",
+                "--no-binary",
+                dist,
+            ),
         )
     ]
     if (
@@ -768,6 +774,8 @@ def pre_cxx11_torch_symbol(symbol: str | None) -> bool:
     if not symbol or "__cxx11" in symbol or "B5cxx11" in symbol:
         return False
     return provider(symbol) == "torch" and _OLD_ABI_STRING.search(symbol) is not None
+
+
 _CPYTHON_TAG = lazy(r"\.cpython-3([0-9]+)")
 _FIND_LINKS = lazy(r"pip install [A-Za-z0-9_.-]+ -f https://\S+")
 
