@@ -103,3 +103,20 @@ def test_a_stale_environment_copy_under_a_system_library_is_moved_aside(
     text = fix_text(cause)
     assert "mv /opt/anaconda2/lib/libtinfo.so* /tmp/" in text
     assert "conda install -c conda-forge ncurses" in text
+
+
+def test_an_extension_imported_whenever_installed_can_be_removed(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "RuntimeError: Failed to import transformers.models.clipseg.modeling_clipseg because of "
+        "the following error (look up to see its traceback):",
+        "/usr/local/lib/python3.8/dist-packages/transformer_engine_extensions.cpython-38-x86_64-"
+        "linux-gnu.so: undefined symbol: _ZN2at4_ops5zeros4callEN3c108ArrayRefINS2_6SymIntEEE",
+    )
+    cause = causes(cli, log)["TOR150"]
+    assert cause["verdict"] == "confirmed", cause
+    text = fix_text(cause)
+    assert "pip uninstall -y transformer-engine" in text
+    assert "transformer-engine-extensions" not in text

@@ -188,7 +188,10 @@ def extension_undefined_symbol(facts: Facts) -> Iterable[Hit]:
     installed torch, the fix names both ways out, that page's torch or the installed torch's
     page (wheel_index_torch.py). An extension that links torch 1.12's `libtorch_cuda_cu.so` is
     named by the traceback's innermost frame outside torch or by the pip line that installed
-    it, and gets its wheel for the installed torch before the source-tree rebuild. Only a log states an undefined symbol. A
+    it, and gets its wheel for the installed torch before the source-tree rebuild. An
+    extension another library imports whenever its distribution is installed (the matrix's
+    `imported_when_installed`: transformer_engine under accelerate) also gets its removal,
+    `pip uninstall -y transformer-engine`, for a job that does not use it. Only a log states an undefined symbol. A
     native crash (`Segmentation fault`, glibc's `double free or corruption`) of a command that
     imports a torch extension beside torch (`python -c "import torchsort, torch; ..."`) is
     read as this cause too (native_crash.py): its fix, the rebuild without pip's cache.
@@ -535,6 +538,16 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None
         first, abi_actions = old_abi_first(facts, line, dist)
         summary = f"{first}. Otherwise: {summary[0].lower()}{summary[1:]}"
         actions = [*abi_actions, *actions]
+    named_entry = facts.matrix.import_name(top)
+    if named_entry is not None and named_entry.imported_when_installed:
+        # TaskMatrix#116: transformers' import reached transformer_engine_extensions through
+        # accelerate only because transformer-engine was installed; uninstalling it fixed it
+        summary += (
+            f"; or, when the job does not use {dist} itself, remove it "
+            f"(pip uninstall -y {dist}): {named_entry.imported_when_installed} import it "
+            "whenever it is installed"
+        )
+        actions.append(manual(f"pip uninstall -y {dist}  (when the job does not use it)"))
     return Hit(
         f"{path} (package {dist}, line {line.line}) cannot resolve {shown}, which {source_text(source)} "
         f"should provide: {cause}",
