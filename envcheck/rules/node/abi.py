@@ -156,6 +156,19 @@ def _source_only(extension: Extension) -> bool:
     )
 
 
+# the variable of the setup.py files whose CachedWheelsCommand downloads a release wheel
+# unless it is set (flash-attn's, causal-conv1d's, mamba-ssm's `*_FORCE_BUILD=TRUE`); not a
+# variable that only switches CUDA ops on (FORCE_CUDA=1)
+_ENV_ASSIGNMENT = lazy(r"^[A-Z][A-Z0-9_]*_FORCE_BUILD=TRUE ")
+
+
+def _forced_build(extension: Extension) -> bool:
+    """Whether the package's documented build sets the variable that makes its setup.py compile
+    (causal-conv1d's CAUSAL_CONV1D_FORCE_BUILD=TRUE): without it, setup.py installs a prebuilt
+    release wheel, so a plain reinstall (even --no-binary) is not the rebuild."""
+    return extension.build is not None and _ENV_ASSIGNMENT.match(extension.build) is not None
+
+
 def paired_with_torch(matrix: Matrix) -> set[str]:
     """Distributions whose releases the matrix pairs with torch releases, each judged by its
     own rule on the node's facts."""
@@ -472,9 +485,9 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None
         # a compiled-ops package with its own wheel index / build (matrices/packages/extensions.toml)
         text, ext_actions = install_text(facts, extension)
         summary = f"Install the {extension.package} build made for {_torch_text(facts)}: {text}"
-        if _source_only(
-            extension
-        ):  # the index has no build of it (apex's name is another project's)
+        if _source_only(extension) or _forced_build(extension):
+            # the index has no build of it (apex's name is another project's), or its setup.py
+            # downloads a prebuilt wheel unless the build's variable is set
             actions = [*ext_actions, *(a for a in actions if a is not rebuild)]
         else:
             summary += (

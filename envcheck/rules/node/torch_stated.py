@@ -374,14 +374,20 @@ def companion_in_log(facts: Facts, line: LogLine) -> Hit | None:
         f"{name}'s compiled ops did not load into {have} (line {line.line}: {said}): the "
         f"{name} installed was built for another torch"
     )
-    if pre_cxx11_torch_symbol(symbol):
-        # the release pairing cannot help: every prebuilt wheel of the paired release has the
-        # same pre-C++11 ABI as the one installed (NixOS/nixpkgs#162286: torchvision 0.13.0
+    if pair is not None and pre_cxx11_torch_symbol(symbol):
+        # where the paired release is already installed, pinning it cannot help: every prebuilt
+        # wheel of it has the same pre-C++11 ABI (NixOS/nixpkgs#162286: torchvision 0.13.0
         # under a distribution's torch 1.12.0 built with the C++11 ABI)
-        target = f"{name}=={pair.version}" if pair is not None else None
+        target = f"{name}=={pair.version}"
         first, actions = old_abi_first(facts, line, name, target)
-        message += " with the other C++ ABI (its symbol passes the pre-C++11 std::string, `Ss`)"
-        remedy = fix(first, "manual", *actions)
+        message += " or with the other C++ ABI (its symbol passes the pre-C++11 std::string, `Ss`)"
+        remedy = fix(
+            f"Install {name} {pair.version}, built for torch {pair.torch} (pip install "
+            f"{target}{index}); where that release is already installed: {first}",
+            "manual",
+            pip_install(target, index_url=url),
+            *actions,
+        )
     elif pair is not None:
         remedy = fix(
             f"Install {name} {pair.version}, built for torch {pair.torch}"
