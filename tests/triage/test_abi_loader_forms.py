@@ -135,3 +135,16 @@ def test_a_setup_py_that_downloads_release_wheels_is_built_with_its_variable(
     text = fix_text(cause)
     assert "CAUSAL_CONV1D_FORCE_BUILD=TRUE pip install --no-build-isolation" in text
     assert "--no-binary causal-conv1d causal-conv1d" not in text
+
+
+def test_a_program_under_usr_local_refreshes_the_loader_cache_first(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "/usr/local/sbin/login_duo: error while loading shared libraries: libduo.so.1: cannot "
+        "open shared object file: No such file or directory",
+    )
+    cause = causes(cli, log)["SYS150"]
+    assert cause["verdict"] == "confirmed", cause
+    assert "sudo ldconfig  (after make install into /usr/local)" in fix_text(cause)
