@@ -118,9 +118,12 @@ def shared_library_not_found(facts: Facts) -> Iterable[Hit]:
 
     ## Fix
     Install the package that ships the library (`pip install nvidia-cudnn-cu12==9.*`, at the
-    version the node's torch pins when known; `apt install libgl1`), or, when it is installed,
-    put its directory on `LD_LIBRARY_PATH`. A sub-library (libcudnn_cnn_infer.so.8) is shipped
-    by its family's package; torch's own libraries (libc10.so) load with `import torch`.
+    version the node's torch pins when known; `apt install libgl1`; conda's package at the
+    release whose build ships that SONAME, `conda install -c conda-forge libffi=3.3` for
+    libffi.so.7), or, when it is installed, put its directory on `LD_LIBRARY_PATH` (a program
+    under /usr/local from a source install: `sudo ldconfig` first). A sub-library
+    (libcudnn_cnn_infer.so.8) is shipped by its family's package; torch's own libraries
+    (libc10.so) load with `import torch`.
 
     ## References
     - bminor/glibc elf/dl-load.c, elf/dl-catch.c (the loader's messages)
