@@ -148,3 +148,36 @@ def test_a_program_under_usr_local_refreshes_the_loader_cache_first(
     cause = causes(cli, log)["SYS150"]
     assert cause["verdict"] == "confirmed", cause
     assert "sudo ldconfig  (after make install into /usr/local)" in fix_text(cause)
+
+
+def test_flash_attn_failing_under_a_torch_its_release_has_no_wheel_for(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        ">>> import flash_attn",
+        "Traceback (most recent call last):",
+        '  File "<stdin>", line 1, in <module>',
+        '  File "/usr/local/lib/python3.10/dist-packages/flash_attn/__init__.py", line 3, in '
+        "<module>",
+    )
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        '[python]\nversion = "3.10"\n\n[packages]\ntorch = "2.4.0+cu118"\nflash-attn = "2.5.6"\n'
+    )
+    cause = causes(cli, log, "--no-probe", "--spec", str(spec))["TOR103"]
+    assert cause["verdict"] == "confirmed", cause
+    assert "no release wheel" in cause["findings"][0]["message"]
+
+
+def test_flash_attn_failing_under_a_torch_its_release_has_wheels_for_stays_open(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        '  File "/usr/local/lib/python3.10/dist-packages/flash_attn/__init__.py", line 3, in '
+        "<module>",
+    )
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[packages]\ntorch = "2.2.0"\nflash-attn = "2.5.6"\n')
+    assert causes(cli, log, "--no-probe", "--spec", str(spec))["TOR103"]["verdict"] != "confirmed"

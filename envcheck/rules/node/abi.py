@@ -1174,10 +1174,41 @@ def flash_attn_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None:
     have their signature (abi.toml's undefined-symbol-flash-attn)."""
     if names_other_package(facts, line, ("flash_attn",)) is not None:
         return None
+    if line.signature == "flash-attn-import-traceback":
+        built = _flash_attn_without_wheel(facts, line)
+        if built is not None:
+            return built
     raise NotStated(
         f"line {line.line} does not name another package's extension: TOR103 compares "
         "flash-attn's release with the node's torch",
         "packages.flash-attn",
+    )
+
+
+def _flash_attn_without_wheel(facts: Facts, line: LogLine) -> Hit | None:
+    """flash-attn's import failing (its __init__'s frame, line) where the installed release has
+    no release wheel for the node's torch: a build made here against this torch would load,
+    so the one installed was made for the torch present when it was installed (a release wheel
+    of an older torch, or a build against it) and torch has changed since
+    (flash-attention#1348: 2.5.6 under torch 2.4, whose wheels stop at torch 2.3). None where
+    a fact is unknown or the release has a wheel for this torch."""
+    from envcheck.rules.node.flash_attn import _flash_attn_fix
+
+    flash = facts.known_version("flash-attn")
+    torch = facts.known_version("torch")
+    release = facts.matrix.flash_attn_release(flash) if flash is not None else None
+    if torch is None or release is None or not release.prebuilt_torch:
+        return None
+    mm = f"{torch.major}.{torch.minor}"
+    if mm in release.prebuilt_torch:
+        return None
+    remedy = _flash_attn_fix(facts, torch)
+    return Hit(
+        f"flash-attn {flash} fails to import (line {line.line}) under torch {torch}, for which "
+        f"it has no release wheel (its wheels: torch {', '.join(release.prebuilt_torch)}): it "
+        "was installed for the torch present then, and torch has changed since",
+        evidence={"line": line.line, "flash_attn": str(flash), "torch": str(torch)},
+        fix=remedy,
     )
 
 
