@@ -6,21 +6,21 @@ copy found beside a system library (the signatures in matrices/signatures/loader
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.matrix.model import package_names
 from envcheck.model.finding import Action, Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.loader import _conda_prefix, _lookup, _normalized
 
 # a program the system installs (bash, /usr/bin/cmake, /lib/x86_64-linux-gnu/libncurses.so.5),
 # not one of the environment's: a bare name is a command run from PATH
-_SYSTEM_OBJECT = re.compile(r"^(?:/(?:usr/)?(?:s?bin|lib(?:32|64|x32)?)/|[A-Za-z0-9_.+-]+$)")
-_ENV_LIB = re.compile(r"\$\{?CONDA_PREFIX\}?/lib|/envs/[^/:]+/lib|conda[0-9]*/lib|forge[0-9]*/lib")
+_SYSTEM_OBJECT = lazy(r"^(?:/(?:usr/)?(?:s?bin|lib(?:32|64|x32)?)/|[A-Za-z0-9_.+-]+$)")
+_ENV_LIB = lazy(r"\$\{?CONDA_PREFIX\}?/lib|/envs/[^/:]+/lib|conda[0-9]*/lib|forge[0-9]*/lib")
 
 
 def _stem(library: str) -> str:
