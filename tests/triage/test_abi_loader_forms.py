@@ -181,3 +181,14 @@ def test_flash_attn_failing_under_a_torch_its_release_has_wheels_for_stays_open(
     spec = tmp_path / "spec.toml"
     spec.write_text('[packages]\ntorch = "2.2.0"\nflash-attn = "2.5.6"\n')
     assert causes(cli, log, "--no-probe", "--spec", str(spec))["TOR103"]["verdict"] != "confirmed"
+
+
+def test_an_unnamed_module_failing_to_load_on_windows_names_import_torch_first(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path, "ImportError: DLL load failed: The specified module could not be found."
+    )
+    cause = causes(cli, log)["SYS200"]
+    assert cause["verdict"] == "confirmed", cause
+    assert "import torch  (first, before a torch C++/CUDA extension)" in fix_text(cause)
