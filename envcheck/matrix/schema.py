@@ -232,6 +232,9 @@ class Soname:
     apt_nvidia: str | None = None
     dnf: str | None = None
     conda: str | None = None
+    # the release line of the conda package whose build ships this SONAME (libffi.so.7: libffi
+    # 3.3; the package's newer builds ship the next SONAME), pinned in the conda command
+    conda_release: str | None = None
     note: str | None = None
     unverified_fields: str | None = None
 
@@ -258,6 +261,10 @@ class ImportName:
     # missing means the installed distribution lacks its build, so the fix reinstalls it built
     # here (--no-build-isolation), not a plain install that pip answers 'already satisfied'
     compiled: bool = False
+    # the libraries that import this module whenever its distribution is installed, whether or
+    # not the job uses it (accelerate's `if is_fp8_available(): import transformer_engine`): a
+    # broken build of it fails their import too, and removing it is the fix threads take
+    imported_when_installed: str | None = None
     # a standard-library module compiled only when a C library's headers were present when that
     # Python was built (`_lzma`: liblzma): the OS development packages it needs
     apt: str | None = None

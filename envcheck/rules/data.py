@@ -262,9 +262,20 @@ def _doc(entry: KnownBad) -> RuleDoc:
         + (f" {entry.note}" if entry.note else ""),
         why=entry.cause,
         example=entry.symptom,
-        fix=doc_text(entry.fix.summary) if entry.fix else "No fix is known; see the references.",
+        fix=_fix_doc(entry.fix) if entry.fix else "No fix is known; see the references.",
         references=split_sources(entry.source),
     )
+
+
+def _fix_doc(spec: FixSpec) -> str:
+    """A data rule's documented fix: its summary, and the pip requirements it installs where
+    the summary does not spell them (a cause left open prints this text, so it carries the
+    command, `pip install nvidia-cublas-cu12==12.3.4.1`, not only `cuBLAS 12.3.4.1`)."""
+    text = doc_text(spec.summary)
+    missing = [p for p in spec.pip if p not in text]
+    if missing:
+        text = f"{text.rstrip()} (pip install {' '.join(missing)})"
+    return text
 
 
 def data_rules(entries: Iterable[KnownBad]) -> list[Rule]:

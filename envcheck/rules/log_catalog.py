@@ -41,6 +41,7 @@ from envcheck.rules.node import (  # noqa: F401
     kernel_limits,
     keyword_skew,
     loader_files,
+    loader_shadowing,
     locale_encoding,
     main_guard,
     mkl_symbols,

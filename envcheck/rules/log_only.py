@@ -695,6 +695,16 @@ RULES: tuple[tuple[str, str, str, str, str, str, str, str | None], ...] = (
         'log.exec_format',
     ),
     (
+        'SYS224',
+        'shared-library-shadowed',
+        'error',
+        'Another build of a shared library is loaded in place of the one a binary was linked against',
+        'envcheck.rules.node.loader_shadowing',
+        'shared_library_shadowed',
+        'only a loader line states which copy of a library was bound',
+        'log.loader',
+    ),
+    (
         'SYS230',
         'gpu-memory-short-unnamed',
         'warning',

@@ -251,6 +251,12 @@ FACTS: dict[str, str] = {
     "library_path": "the library file the line names: the copy that lacks a symbol version "
     "(a conda env's lib/libstdc++.so.6) or an extension with an undefined symbol",
     "required_by": "the binary that needs it ('(required by /path/ext.so)')",
+    "shadowing_library": "the copy of a library the loader bound that lacks the symbol "
+    "versions a binary was linked against ('<lib>: no version information available (required "
+    "by X)', relocation error's 'not defined in file <lib> with link time reference')",
+    "shadowed_for": "the binary or library that was linked against another copy of it",
+    "ld_library_path_export": "the LD_LIBRARY_PATH a log's shell or script sets (export "
+    "LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH)",
     "ld_library_path": "the LD_LIBRARY_PATH a loader error prints beside the library it could "
     "not open (TensorFlow's dso_loader: '... LD_LIBRARY_PATH: /usr/local/cuda-9.0/lib64')",
     "gl_library": "an OpenGL library PyOpenGL could not load, by the short name it loads it by "

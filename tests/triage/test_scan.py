@@ -5183,3 +5183,19 @@ EXAMPLES += [
         "unexpected-keyword-argument",
     ),
 ]
+
+# another build of a library bound in place of the one a binary was linked against (SYS224)
+EXAMPLES += [
+    (
+        "bash: /home/u/miniconda3/envs/x/lib/libtinfo.so.6: no version information available "
+        "(required by bash)",
+        "shared-object-no-version-information",
+    ),
+    (
+        "samtools: relocation error: /lib/x86_64-linux-gnu/libncurses.so.5: symbol _nc_putchar, "
+        "version NCURSES_TINFO_5.9.20150530 not defined in file libtinfo.so.5 with link time "
+        "reference",
+        "symbol-version-not-defined-other-copy",
+    ),
+    ("export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH", "ld-library-path-export"),
+]

@@ -156,6 +156,19 @@ def _source_only(extension: Extension) -> bool:
     )
 
 
+# the variable of the setup.py files whose CachedWheelsCommand downloads a release wheel
+# unless it is set (flash-attn's, causal-conv1d's, mamba-ssm's `*_FORCE_BUILD=TRUE`); not a
+# variable that only switches CUDA ops on (FORCE_CUDA=1)
+_ENV_ASSIGNMENT = lazy(r"^[A-Z][A-Z0-9_]*_FORCE_BUILD=TRUE ")
+
+
+def _forced_build(extension: Extension) -> bool:
+    """Whether the package's documented build sets the variable that makes its setup.py compile
+    (causal-conv1d's CAUSAL_CONV1D_FORCE_BUILD=TRUE): without it, setup.py installs a prebuilt
+    release wheel, so a plain reinstall (even --no-binary) is not the rebuild."""
+    return extension.build is not None and _ENV_ASSIGNMENT.match(extension.build) is not None
+
+
 def paired_with_torch(matrix: Matrix) -> set[str]:
     """Distributions whose releases the matrix pairs with torch releases, each judged by its
     own rule on the node's facts."""
@@ -188,7 +201,10 @@ def extension_undefined_symbol(facts: Facts) -> Iterable[Hit]:
     installed torch, the fix names both ways out, that page's torch or the installed torch's
     page (wheel_index_torch.py). An extension that links torch 1.12's `libtorch_cuda_cu.so` is
     named by the traceback's innermost frame outside torch or by the pip line that installed
-    it, and gets its wheel for the installed torch before the source-tree rebuild. Only a log states an undefined symbol. A
+    it, and gets its wheel for the installed torch before the source-tree rebuild. An
+    extension another library imports whenever its distribution is installed (the matrix's
+    `imported_when_installed`: transformer_engine under accelerate) also gets its removal,
+    `pip uninstall -y transformer-engine`, for a job that does not use it. Only a log states an undefined symbol. A
     native crash (`Segmentation fault`, glibc's `double free or corruption`) of a command that
     imports a torch extension beside torch (`python -c "import torchsort, torch; ..."`) is
     read as this cause too (native_crash.py): its fix, the rebuild without pip's cache.
@@ -469,9 +485,9 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None
         # a compiled-ops package with its own wheel index / build (matrices/packages/extensions.toml)
         text, ext_actions = install_text(facts, extension)
         summary = f"Install the {extension.package} build made for {_torch_text(facts)}: {text}"
-        if _source_only(
-            extension
-        ):  # the index has no build of it (apex's name is another project's)
+        if _source_only(extension) or _forced_build(extension):
+            # the index has no build of it (apex's name is another project's), or its setup.py
+            # downloads a prebuilt wheel unless the build's variable is set
             actions = [*ext_actions, *(a for a in actions if a is not rebuild)]
         else:
             summary += (
@@ -532,9 +548,19 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None
             *actions,
         ]
     if source == "torch" and old_abi:  # a pre-C++11-ABI build against a C++11-ABI torch
-        first, abi_actions = _old_abi_first(facts, line, dist)
+        first, abi_actions = old_abi_first(facts, line, dist)
         summary = f"{first}. Otherwise: {summary[0].lower()}{summary[1:]}"
         actions = [*abi_actions, *actions]
+    named_entry = facts.matrix.import_name(top)
+    if named_entry is not None and named_entry.imported_when_installed:
+        # TaskMatrix#116: transformers' import reached transformer_engine_extensions through
+        # accelerate only because transformer-engine was installed; uninstalling it fixed it
+        summary += (
+            f"; or, when the job does not use {dist} itself, remove it "
+            f"(pip uninstall -y {dist}): {named_entry.imported_when_installed} import it "
+            "whenever it is installed"
+        )
+        actions.append(manual(f"pip uninstall -y {dist}  (when the job does not use it)"))
     return Hit(
         f"{path} (package {dist}, line {line.line}) cannot resolve {shown}, which {source_text(source)} "
         f"should provide: {cause}",
@@ -633,16 +659,20 @@ def _built_for_torch(version: Version | None) -> str | None:
 _LOCAL_CUDA = lazy(r"\+(?P<variant>cu[0-9]{2,3})\b")
 
 
-def _old_abi_first(facts: Facts, line: LogLine, dist: str) -> tuple[str, list[Action]]:
+def old_abi_first(
+    facts: Facts, line: LogLine, dist: str, pin: str | None = None
+) -> tuple[str, list[Action]]:
     """The fix when the symbol names the pre-C++11 std::string (``Ss``): the extension was built
     with _GLIBCXX_USE_CXX11_ABI=0, as every prebuilt wheel made for PyPI's torch up to the
     matrix's last pre-C++11 release is, and the torch that loads is a C++11-ABI build
     (conda-forge's pytorch, a container's or a source build, PyPI's from 2.7 on). Another wheel of
     the same package has the same ABI: the extension is built here against this torch, or torch
-    becomes PyPI's build of the same release (the pytorch channel's under conda)."""
+    becomes PyPI's build of the same release (the pytorch channel's under conda). ``pin``: the
+    requirement to build (``torchvision==0.13.0``, the release paired with torch)."""
+    target = pin or dist
     rebuild = (
         f"build {dist} here against this torch (pip install --no-build-isolation --no-cache-dir "
-        f"--force-reinstall --no-binary {dist} {dist})"
+        f"--force-reinstall --no-binary {dist} {target})"
     )
     torch_text = facts.known_version("torch") or line.stated.get("torch_version")
     last_major = facts.matrix.constant("torch.pre_cxx11_abi_last.major")
@@ -655,7 +685,16 @@ def _old_abi_first(facts: Facts, line: LogLine, dist: str) -> tuple[str, list[Ac
         "conda: conda install pytorch -c pytorch, not conda-forge's)"
     )
     actions: list[Action] = [
-        pip_install(dist, flags=("--no-build-isolation", "--no-cache-dir", "--force-reinstall"))
+        pip_install(
+            target,
+            flags=(
+                "--no-build-isolation",
+                "--no-cache-dir",
+                "--force-reinstall",
+                "--no-binary",
+                dist,
+            ),
+        )
     ]
     if (
         torch is not None
@@ -753,6 +792,16 @@ _BARE_NAME = lazy(r"^[A-Za-z][A-Za-z0-9_]*\.(?:cpython-[0-9a-z_-]+|abi3)\.so$")
 # the pre-C++11 std::string in a mangled name (`Ss`, std::basic_string<char> of the old ABI);
 # the C++11 ABI's is NSt7__cxx1112basic_string... (Itanium C++ ABI, libstdc++'s dual ABI)
 _OLD_ABI_STRING = lazy(r"(?<=[A-Za-z_])Ss(?=[A-Za-z_]|$)")  # not inside a <len><name>
+
+
+def pre_cxx11_torch_symbol(symbol: str | None) -> bool:
+    """A torch symbol (c10, at::, torch::) that passes the pre-C++11 std::string (``Ss``): the
+    library that wants it was built with _GLIBCXX_USE_CXX11_ABI=0."""
+    if not symbol or "__cxx11" in symbol or "B5cxx11" in symbol:
+        return False
+    return provider(symbol) == "torch" and _OLD_ABI_STRING.search(symbol) is not None
+
+
 _CPYTHON_TAG = lazy(r"\.cpython-3([0-9]+)")
 _FIND_LINKS = lazy(r"pip install [A-Za-z0-9_.-]+ -f https://\S+")
 
@@ -1125,10 +1174,41 @@ def flash_attn_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None:
     have their signature (abi.toml's undefined-symbol-flash-attn)."""
     if names_other_package(facts, line, ("flash_attn",)) is not None:
         return None
+    if line.signature == "flash-attn-import-traceback":
+        built = _flash_attn_without_wheel(facts, line)
+        if built is not None:
+            return built
     raise NotStated(
         f"line {line.line} does not name another package's extension: TOR103 compares "
         "flash-attn's release with the node's torch",
         "packages.flash-attn",
+    )
+
+
+def _flash_attn_without_wheel(facts: Facts, line: LogLine) -> Hit | None:
+    """flash-attn's import failing (its __init__'s frame, line) where the installed release has
+    no release wheel for the node's torch: a build made here against this torch would load,
+    so the one installed was made for the torch present when it was installed (a release wheel
+    of an older torch, or a build against it) and torch has changed since
+    (flash-attention#1348: 2.5.6 under torch 2.4, whose wheels stop at torch 2.3). None where
+    a fact is unknown or the release has a wheel for this torch."""
+    from envcheck.rules.node.flash_attn import _flash_attn_fix
+
+    flash = facts.known_version("flash-attn")
+    torch = facts.known_version("torch")
+    release = facts.matrix.flash_attn_release(flash) if flash is not None else None
+    if torch is None or release is None or not release.prebuilt_torch:
+        return None
+    mm = f"{torch.major}.{torch.minor}"
+    if mm in release.prebuilt_torch:
+        return None
+    remedy = _flash_attn_fix(facts, torch)
+    return Hit(
+        f"flash-attn {flash} fails to import (line {line.line}) under torch {torch}, for which "
+        f"it has no release wheel (its wheels: torch {', '.join(release.prebuilt_torch)}): it "
+        "was installed for the torch present then, and torch has changed since",
+        evidence={"line": line.line, "flash_attn": str(flash), "torch": str(torch)},
+        fix=remedy,
     )
 
 

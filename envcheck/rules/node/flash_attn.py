@@ -167,7 +167,10 @@ def flash_attn_other_torch(facts: Facts) -> Iterable[Hit]:
     major and, when known, its C++ ABI. Versions without a tag (built or fetched by `pip install
     flash-attn`) record no torch: they are judged only when a log shows the extension failing to
     load on a torch symbol (`flash_attn_2_cuda...so: undefined symbol: _ZN3c10...`); a missing
-    C++11-ABI symbol (`__cxx11`) means the wheel's ABI flag is not torch's.
+    C++11-ABI symbol (`__cxx11`) means the wheel's ABI flag is not torch's. A log whose
+    traceback fails in flash_attn/__init__.py, where the installed release (untagged) has no
+    release wheel for the node's torch, says the same: a build made against this torch would
+    load, so the one installed was made for the torch present when it was installed.
 
     ## Why it matters
     The extension links against one torch; after pip swaps torch (installing vLLM, upgrading

@@ -118,9 +118,12 @@ def shared_library_not_found(facts: Facts) -> Iterable[Hit]:
 
     ## Fix
     Install the package that ships the library (`pip install nvidia-cudnn-cu12==9.*`, at the
-    version the node's torch pins when known; `apt install libgl1`), or, when it is installed,
-    put its directory on `LD_LIBRARY_PATH`. A sub-library (libcudnn_cnn_infer.so.8) is shipped
-    by its family's package; torch's own libraries (libc10.so) load with `import torch`.
+    version the node's torch pins when known; `apt install libgl1`; conda's package at the
+    release whose build ships that SONAME, `conda install -c conda-forge libffi=3.3` for
+    libffi.so.7), or, when it is installed, put its directory on `LD_LIBRARY_PATH` (a program
+    under /usr/local from a source install: `sudo ldconfig` first). A sub-library
+    (libcudnn_cnn_infer.so.8) is shipped by its family's package; torch's own libraries
+    (libc10.so) load with `import torch`.
 
     ## References
     - bminor/glibc elf/dl-load.c, elf/dl-catch.c (the loader's messages)
@@ -223,6 +226,8 @@ def _soname_actions(
             major_of = re.search(r"\.so\.([0-9]+)", soname)
             if major_of and int(major_of.group(1)) >= 1 and entry.kind in _VERSIONED_LIKE_SONAME:
                 name = f"{name}={major_of.group(1)}"  # conda's package follows the SONAME's major
+            elif entry.conda_release:  # the release whose build ships this SONAME (libffi=3.3)
+                name = f"{name}={entry.conda_release}"
             words.append(conda_words(name))
             actions.append(manual(f"conda install -c conda-forge {name}"))
         else:
@@ -315,11 +320,16 @@ _TOOLKIT_KINDS = frozenset(
 _NVIDIA_SONAME = lazy(r"lib(?:cu|npp|nvrtc|nvJitLink|nvToolsExt|nvblas|nccl)[A-Za-z0-9_]*\.so")
 
 
-def _unknown_soname_fix(soname: str, toolkit_dir: str | None = None) -> Fix:
+def _unknown_soname_fix(
+    soname: str, toolkit_dir: str | None = None, needer: str | None = None
+) -> Fix:
     """A library the matrix does not know: what threads run when it is installed but not found
     (its directory on LD_LIBRARY_PATH, or in ld.so.conf.d and ldconfig), then how to find the
     package that ships it. ``toolkit_dir``: the CUDA toolkit's directory that holds a library
-    of NVIDIA's (``_toolkit_folder``)."""
+    of NVIDIA's (``_toolkit_folder``). ``needer``: the program that needs it; one under
+    /usr/local was put there by a source install (make install), whose libraries land in
+    /usr/local/lib, a directory ld.so.conf lists but the loader's cache holds only after
+    ldconfig runs (duo_unix#12, openjpeg#219: sudo ldconfig fixed it)."""
     where = (
         toolkit_dir or "/usr/local/cuda/lib64"
         if _NVIDIA_SONAME.match(soname)
@@ -333,12 +343,21 @@ def _unknown_soname_fix(soname: str, toolkit_dir: str | None = None) -> Fix:
         if debian
         else ""
     )
+    local = bool(needer and needer.startswith("/usr/local/") and where == "<its directory>")
+    first = (
+        f"{needer} was installed under /usr/local (a source build's make install): its "
+        f"libraries are in /usr/local/lib, which the loader's cache lists only after sudo "
+        f"ldconfig runs (ls /usr/local/lib/{soname}*); otherwise: "
+        if local
+        else ""
+    )
     return fix(
-        f"Put the directory that holds {soname} on the loader's path: export "
+        f"{first}Put the directory that holds {soname} on the loader's path: export "
         f"LD_LIBRARY_PATH={where}:$LD_LIBRARY_PATH (find / -name '{soname}*' shows where it "
         "is), or add that directory to /etc/ld.so.conf.d/ and run sudo ldconfig; if it is "
         f"nowhere, install the package that ships {soname} (apt-file search {soname}){likely}",
         "manual",
+        *([manual("sudo ldconfig  (after make install into /usr/local)")] if local else []),
         manual(f"export LD_LIBRARY_PATH={where}:$LD_LIBRARY_PATH"),
         manual(f"find / -name '{soname}*' 2>/dev/null  (installed but not on the path?)"),
         manual(f"echo {where} | sudo tee /etc/ld.so.conf.d/{stem}.conf && sudo ldconfig"),
@@ -422,7 +441,7 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         return _torch_library(soname, by, needer, line, severity)
     toolkit, folder = _toolkit_folder(facts.matrix, soname, line)
     if not entries:
-        unknown = _unknown_soname_fix(soname, folder)
+        unknown = _unknown_soname_fix(soname, folder, needer)
         old_cuda = _soname_cuda(soname, entries)
         if old_cuda is not None:  # a CUDA runtime of a release no wheel ships (10.x)
             said_old, action_old = _old_cuda_build(soname, old_cuda[1], major)

@@ -19,7 +19,12 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log
 from envcheck.rules.choose import arch_list, covers, sm
 from envcheck.rules.fixes import fix, manual, pip_install
-from envcheck.rules.node.abi import names_other_package, owning_distribution
+from envcheck.rules.node.abi import (
+    names_other_package,
+    old_abi_first,
+    owning_distribution,
+    pre_cxx11_torch_symbol,
+)
 from envcheck.rules.node.arch import _cc
 from envcheck.rules.node.arch_list_targets import list_reading
 from envcheck.rules.node.torch_build import _upgrade_fix, gpu_arch_missing
@@ -369,7 +374,21 @@ def companion_in_log(facts: Facts, line: LogLine) -> Hit | None:
         f"{name}'s compiled ops did not load into {have} (line {line.line}: {said}): the "
         f"{name} installed was built for another torch"
     )
-    if pair is not None:
+    if pair is not None and pre_cxx11_torch_symbol(symbol):
+        # where the paired release is already installed, pinning it cannot help: every prebuilt
+        # wheel of it has the same pre-C++11 ABI (NixOS/nixpkgs#162286: torchvision 0.13.0
+        # under a distribution's torch 1.12.0 built with the C++11 ABI)
+        target = f"{name}=={pair.version}"
+        first, actions = old_abi_first(facts, line, name, target)
+        message += " or with the other C++ ABI (its symbol passes the pre-C++11 std::string, `Ss`)"
+        remedy = fix(
+            f"Install {name} {pair.version}, built for torch {pair.torch} (pip install "
+            f"{target}{index}); where that release is already installed: {first}",
+            "manual",
+            pip_install(target, index_url=url),
+            *actions,
+        )
+    elif pair is not None:
         remedy = fix(
             f"Install {name} {pair.version}, built for torch {pair.torch}"
             + (f", from torch's index (pip install {name}=={pair.version}{index})" if url else ""),

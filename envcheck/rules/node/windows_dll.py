@@ -186,7 +186,9 @@ def windows_dll_not_found(facts: Facts) -> Iterable[Hit]:
     reinstall the package (`pip install --force-reinstall --no-cache-dir torch==<version>` from
     its index). For a CUDA DLL: the wheel that ships it (`pip install nvidia-cublas-cu12`) with
     its bin folder on PATH, or the CUDA toolkit of that release. For nvcuda.dll: the NVIDIA
-    driver.
+    driver. For a PyTorch C++/CUDA extension (an unnamed module, or a compiled-ops package the
+    matrix knows): `import torch` before it, since its DLLs (c10.dll, torch_cpu.dll) are found
+    only once torch has added torch\\lib to the DLL search path.
 
     ## References
     - https://learn.microsoft.com/en-us/windows/win32/debug/system-error-codes--0-499-
@@ -301,6 +303,15 @@ def windows_dll_not_found_in_log(facts: Facts, line: LogLine) -> Hit | None:
                     "Optional features); or pip install opencv-python-headless"
                 )
             )
+    # a torch C++/CUDA extension (torch.utils.cpp_extension) imports torch's own DLLs (c10.dll,
+    # torch_cpu.dll), which Windows finds only once torch's __init__ has added torch\lib to the
+    # DLL search path (pytorch/pytorch torch/__init__.py _load_dll_libraries:
+    # os.add_dll_directory(th_dll_path)); pytorch#26800: `import torch` first fixed it
+    extension = package != "torch" and (
+        package is None or facts.matrix.extension(package) is not None
+    )
+    if extension:
+        actions.append(manual("import torch  (first, before a torch C++/CUDA extension)"))
     actions.append(
         manual(
             "To see which dependency is missing: run Dependencies (github.com/lucasg/Dependencies) "
@@ -317,7 +328,14 @@ def windows_dll_not_found_in_log(facts: Facts, line: LogLine) -> Hit | None:
         fix=fix(
             f"{VC_REDIST}; then reinstall "
             + (_distribution(facts, package) if package else "the package")
-            + " if it still fails",
+            + " if it still fails"
+            + (
+                "; a PyTorch C++/CUDA extension imports torch's own DLLs (c10.dll, "
+                "torch_cpu.dll), found only once torch has added torch\\lib to the DLL search "
+                "path: import torch before importing it"
+                if extension
+                else ""
+            ),
             "manual",
             *actions,
         ),
