@@ -5137,3 +5137,24 @@ EXAMPLES += [
 EXAMPLES += [
     ("modinfo: ERROR: Module nvidia not found.", "modprobe-nvidia-not-found"),
 ]
+
+# older PhysX's struct name and wording (PxgDynamicsMemoryConfig), as SAPIEN and Isaac Sim 2023
+# print them (SYS231)
+EXAMPLES += [
+    (
+        "[2025-07-31 12:53:49.591] [SAPIEN] [critical] PxgDynamicsMemoryConfig::collisionStackSize"
+        " buffer overflow detected, please increase its size to at least 73774744 in the scene"
+        " desc!",
+        "physx-gpu-buffer-overflow",
+    ),
+    (
+        "PhysX error: the application need to increase the PxgDynamicsMemoryConfig::"
+        "foundLostPairsCapacity parameter to 3072, otherwise the simulation will miss interactions",
+        "physx-gpu-buffer-overflow",
+    ),
+    (
+        "Particle system contact buffer overflow detected, please increase "
+        "PxGpuDynamicsMemoryConfig::maxParticleContacts to at least 1048576",
+        "physx-gpu-buffer-overflow",
+    ),
+]

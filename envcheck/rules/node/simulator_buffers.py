@@ -20,8 +20,9 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
 
-# PhysX: the PxGpuDynamicsMemoryConfig field a line names, and the size it needs
-_FIELD = lazy(r"PxGpuDynamicsMemoryConfig::(?P<field>[A-Za-z]+)")
+# PhysX: the PxGpuDynamicsMemoryConfig field a line names (PxgDynamicsMemoryConfig in older
+# PhysX releases, as Isaac Sim 2022/2023 and SAPIEN print it), and the size it needs
+_FIELD = lazy(r"Px(?:Gpu|g)DynamicsMemoryConfig::(?P<field>[A-Za-z]+)")
 _AT_LEAST = lazy(r"(?:at least|to) (?P<size>-?[0-9]+)")
 # the two PhysX lines that name their buffer in words (PxgNphaseCore / the CPU narrow phase)
 _WORDS = {"Contact buffer": "maxRigidContactCount", "Patch buffer": "maxRigidPatchCount"}
@@ -53,9 +54,12 @@ def simulator_buffer_too_small(facts: Facts) -> Iterable[Hit]:
     (`PxGpuDynamicsMemoryConfig::foundLostPairsCapacity buffer overflow detected, please
     increase its size to at least N in the scene desc!`, `Patch buffer overflow detected`,
     `Contact buffer overflow detected`, `The application needs to increase
-    PxGpuDynamicsMemoryConfig::tempBufferCapacity to N`) and MuJoCo's full arena (`Insufficient
-    arena memory for the number of constraints generated. Increase arena memory allocation above
-    N bytes.`, before 2.3 `Pre-allocated constraint buffer is full. Increase njmax above N`).
+    PxGpuDynamicsMemoryConfig::tempBufferCapacity to N`; older PhysX releases, as Isaac Sim
+    2022/2023 and SAPIEN print them: `PxgDynamicsMemoryConfig::collisionStackSize buffer
+    overflow detected`, `the application need to increase the
+    PxgDynamicsMemoryConfig::foundLostPairsCapacity parameter to N`) and MuJoCo's full arena
+    (`Insufficient arena memory for the number of constraints generated. Increase arena memory
+    allocation above N bytes.`, before 2.3 `Pre-allocated constraint buffer is full. Increase njmax above N`).
 
     ## Why it matters
     These buffers are sized once from the scene description, not from the GPU's memory: with
@@ -169,7 +173,7 @@ def _mujoco(line: LogLine) -> tuple[str, str, tuple[Action, ...]]:
 @from_log("SYS231")
 def simulator_buffer_too_small_in_log(facts: Facts, line: LogLine) -> Hit:
     """The buffer the line names, in the config of the simulators that expose it."""
-    physx = "buffer overflow detected" in line.text or "PxGpuDynamicsMemoryConfig" in line.text
+    physx = "buffer overflow detected" in line.text or "DynamicsMemoryConfig" in line.text
     message, summary, steps = _physx(line) if physx else _mujoco(line)
     return Hit(
         message,
