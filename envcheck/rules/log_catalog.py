@@ -32,6 +32,7 @@ from envcheck.rules.node import (  # noqa: F401
     driver_kernel_modules,
     driver_runtimes,
     exec_format,
+    kit_descriptors,
     extension_ops,
     gl_platform_os,
     gl_preload,

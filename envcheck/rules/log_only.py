@@ -335,6 +335,16 @@ RULES: tuple[tuple[str, str, str, str, str, str, str, str | None], ...] = (
         'log.ray',
     ),
     (
+        'SIM125',
+        'kit-resource-descriptors-exhausted',
+        'error',
+        'Omniverse Kit (Isaac Sim) ran out of GPU resource descriptors and stopped',
+        'envcheck.rules.node.kit_descriptors',
+        'kit_resource_descriptors',
+        "only a log line states Kit's descriptors ran out",
+        'log.kit_descriptors',
+    ),
+    (
         'SIM170',
         'glew-missing-gl-version',
         'warning',

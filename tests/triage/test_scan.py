@@ -5158,3 +5158,18 @@ EXAMPLES += [
         "physx-gpu-buffer-overflow",
     ),
 ]
+
+# Omniverse Kit's renderer out of GPU resource descriptors, and the warning with the table's size
+# (SIM125)
+EXAMPLES += [
+    (
+        "2024-11-12 09:29:17 [520,110ms] [Fatal] [gpu.foundation.plugin] Out of resource "
+        "descriptors!",
+        "kit-out-of-resource-descriptors",
+    ),
+    (
+        "2024-11-12 09:29:17 [520,192ms] [Warning] [gpu.foundation.plugin] Exceeding capacity of "
+        "resource descriptors 458753 / 458752",
+        "kit-out-of-resource-descriptors",
+    ),
+]
