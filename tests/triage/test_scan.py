@@ -5173,3 +5173,14 @@ EXAMPLES += [
         "kit-out-of-resource-descriptors",
     ),
 ]
+
+# SAPIEN's import-time check for the NVIDIA EGL vendor manifest (SIM109)
+EXAMPLES += [
+    (
+        "/home/x/.venv/lib/python3.12/site-packages/sapien/_vulkan_tricks.py:95: UserWarning: "
+        "Failed to find glvnd ICD file. This is probably due to an incorrect or partial "
+        "installation of the NVIDIA driver. SAPIEN will attempt to provide an ICD file anyway "
+        "but it may not work.",
+        "sapien-egl-vendor-not-found",
+    ),
+]
