@@ -5184,3 +5184,21 @@ EXAMPLES += [
         "sapien-egl-vendor-not-found",
     ),
 ]
+
+# NVIDIA Warp's allocators refusing a GPU allocation, and Warp 0.x's words (DRV150, DRV104)
+EXAMPLES += [
+    (
+        "Warp error: Failed to allocate 4294967296 bytes on device 'cuda:0' (in function "
+        "wp_alloc_device_default)",
+        "gpu-out-of-memory-any-library",
+    ),
+    (
+        "RuntimeError: Failed to allocate 1073741824 bytes with CudaManagedAllocator on device "
+        "'cuda:0'",
+        "gpu-out-of-memory-any-library",
+    ),
+    (
+        "RuntimeError: Memory allocation failed on device: cuda for 120 bytes",
+        "gpu-out-of-memory-any-library",
+    ),
+]
