@@ -5190,15 +5190,15 @@ EXAMPLES += [
     (
         "Warp error: Failed to allocate 4294967296 bytes on device 'cuda:0' (in function "
         "wp_alloc_device_default)",
-        "gpu-out-of-memory-any-library",
+        "warp-gpu-allocation-failed",
     ),
     (
         "RuntimeError: Failed to allocate 1073741824 bytes with CudaManagedAllocator on device "
         "'cuda:0'",
-        "gpu-out-of-memory-any-library",
+        "warp-gpu-allocation-failed",
     ),
     (
         "RuntimeError: Memory allocation failed on device: cuda for 120 bytes",
-        "gpu-out-of-memory-any-library",
+        "warp-gpu-allocation-failed",
     ),
 ]
