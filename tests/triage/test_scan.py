@@ -5202,3 +5202,25 @@ EXAMPLES += [
         "warp-gpu-allocation-failed",
     ),
 ]
+
+# Taichi's CUDA pool reserved at ti.init, used up (SYS231); renderers' and MindSpore's own words
+# for GPU memory running out (SYS230)
+EXAMPLES += [
+    (
+        "Taichi JIT:0: allocate_from_reserved_memory: block: [0,0,0], thread: [0,0,0] Assertion "
+        "`Out of CUDA pre-allocated memory.",
+        "taichi-preallocated-memory-exhausted",
+    ),
+    ("Error: System is out of GPU memory", "device-memory-short-other-api"),
+    (
+        "Out of video memory trying to allocate a rendering resource. Make sure your video card "
+        "has the minimum required memory, try lowering the resolution and/or closing other "
+        "applications that are running. Exiting...",
+        "device-memory-short-other-api",
+    ),
+    (
+        "Device(id:0) memory isn't enough and alloc failed, kernel name: Default/Conv2D-op1, "
+        "alloc size: 1073741824B.",
+        "device-memory-short-other-api",
+    ),
+]

@@ -78,6 +78,29 @@ _API_KNOBS = (
         "a smaller batch, image size or sequence length, so that no single tensor is that "
         "large; or run that step on the CPU",
     ),
+    # blender/blender intern/cycles/device/memory.cpp (generic_alloc's set_error)
+    (
+        "System is out of GPU",
+        "Blender Cycles",
+        "a lower render resolution and smaller textures (Render Properties > Simplify > "
+        "Texture Limit), fewer or simpler objects, Performance > Memory > Use Tiling; or "
+        "render on the CPU (Device: CPU)",
+    ),
+    # Unreal Engine's RHI (TerminateOnOutOfMemory); CARLA's launch options
+    # (carla.readthedocs.io: -quality-level=Low, -ResX/-ResY, -RenderOffScreen)
+    (
+        "Out of video memory",
+        "Unreal Engine (CARLA, AirSim)",
+        "a lower resolution and quality (CARLA: -quality-level=Low -ResX=<w> -ResY=<h>), close "
+        "other programs that hold the GPU; where nvidia-smi shows the GPU's memory free, the "
+        "host's RAM ran out instead",
+    ),
+    (
+        "memory isn't enough and alloc failed",
+        "MindSpore",
+        "a smaller batch size or model (the alloc size on the line is one request), or a device "
+        "with more memory",
+    ),
     ("OutOfDeviceMemory", "Vulkan", _SMALLER),
     ("OUT_OF_DEVICE_MEMORY", "Vulkan / Level Zero (SYCL)", _SMALLER),
     ("Allocation failure", "OpenCL", _SMALLER),
