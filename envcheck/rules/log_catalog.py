@@ -67,6 +67,7 @@ from envcheck.rules.node import (  # noqa: F401
     ray_gcs,
     rust_sdist,
     server_ports,
+    sdl_video,
     sim_stated,
     simulator_buffers,
     ssl_floor,

@@ -375,6 +375,16 @@ RULES: tuple[tuple[str, str, str, str, str, str, str, str | None], ...] = (
         'log.graphics',
     ),
     (
+        'SIM173',
+        'sdl-no-video-device',
+        'warning',
+        'SDL (pygame) found no video device: the node has no display',
+        'envcheck.rules.node.sdl_video',
+        'sdl_no_video_device',
+        'only a log line states SDL found no video device',
+        'log.sdl_video',
+    ),
+    (
         'SYS152',
         'cuda-toolkit-missing-for-build',
         'error',

@@ -5224,3 +5224,9 @@ EXAMPLES += [
         "device-memory-short-other-api",
     ),
 ]
+
+# SDL (pygame) finding no video device on a node without a display (SIM173)
+EXAMPLES += [
+    ("pygame.error: No available video device", "sdl-no-video-device"),
+    ("pygame.error: x11 not available", "sdl-no-video-device"),
+]
