@@ -793,8 +793,13 @@ _RUNTIME_KNOBS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     # particles a simulator on it (Newton, MuJoCo Warp, ManiSkill's soft bodies) allocates;
     # https://github.com/google-deepmind/mujoco_warp/issues/926 (beside JAX's preallocation)
     (
-        ("Warp CUDA error 2:", "Warp error: Failed to allocate", "bytes on device 'cuda",
-         "Memory allocation failed on device: cuda", "CudaManagedAllocator on device"),
+        (
+            "Warp CUDA error 2:",
+            "Warp error: Failed to allocate",
+            "bytes on device 'cuda",
+            "Memory allocation failed on device: cuda",
+            "CudaManagedAllocator on device",
+        ),
         "NVIDIA Warp",
         "fewer parallel worlds/environments, bodies or particles (Warp's arrays grow with "
         "them); a JAX learner in the same process preallocates 75% of the GPU: "
