@@ -5230,3 +5230,17 @@ EXAMPLES += [
     ("pygame.error: No available video device", "sdl-no-video-device"),
     ("pygame.error: x11 not available", "sdl-no-video-device"),
 ]
+
+# Omniverse Kit's own Vulkan allocation failures, otherwise read as Kit's noise prefix (SYS230)
+EXAMPLES += [
+    (
+        "2022-09-22 01:17:40 [28,987ms] [Error] [carb.graphics-vulkan.plugin] vkAllocateMemory "
+        "failed for flags: 0.",
+        "device-memory-short-other-api",
+    ),
+    (
+        "2022-09-22 01:17:40 [28,987ms] [Error] [gpu.foundation.plugin] subAllocate() failed for "
+        "AccelStruct size: 113494016",
+        "device-memory-short-other-api",
+    ),
+]

@@ -59,6 +59,10 @@ _PHYSX = "physx-gpu-allocation-failed"
 # Isaac Gym's own CUDA check saying out of memory (memory_runtimes.toml): PhysX's buffers too
 _PHYSX_LINES = frozenset({_PHYSX, "isaac-gym-cuda-out-of-memory"})
 # (words of the line, the API that said it, what lowers its memory): the first that fits
+_KIT = (
+    "fewer cameras or render products and a lower render resolution, --headless (no "
+    "viewport), fewer environments (num_envs)"
+)
 _API_KNOBS = (
     (
         "ggml_vulkan",
@@ -101,6 +105,16 @@ _API_KNOBS = (
         "a smaller batch size or model (the alloc size on the line is one request), or a device "
         "with more memory",
     ),
+    # Omniverse Kit's Vulkan allocations (Isaac Sim): the renderer's memory grows with the
+    # cameras and render products; Isaac Lab's --headless runs without the viewport
+    (
+        "vkAllocateMemory failed",
+        "Omniverse Kit's renderer (Isaac Sim)",
+        _KIT,
+    ),
+    ("subAllocate() failed", "Omniverse Kit's renderer (Isaac Sim)", _KIT),
+    ("carb.graphics-vulkan", "Omniverse Kit's renderer (Isaac Sim)", _KIT),
+    ("Unable to allocate buffer", "Omniverse Kit's renderer (Isaac Sim)", _KIT),
     ("OutOfDeviceMemory", "Vulkan", _SMALLER),
     ("OUT_OF_DEVICE_MEMORY", "Vulkan / Level Zero (SYCL)", _SMALLER),
     ("Allocation failure", "OpenCL", _SMALLER),
