@@ -5244,3 +5244,15 @@ EXAMPLES += [
         "device-memory-short-other-api",
     ),
 ]
+
+# MLX's Metal allocator refusing one buffer above the device's maximum (SYS230), R's vector
+# allocation (SYS190), a GPU's memory in plain words (DRV150)
+EXAMPLES += [
+    (
+        "ValueError: [metal::malloc] Attempting to allocate 134767706112 bytes which is greater "
+        "than the maximum allowed buffer size of 86586540032 bytes.",
+        "device-memory-short-other-api",
+    ),
+    ("Error: cannot allocate vector of size 1.2 Gb", "host-allocation-failed-other-wordings"),
+    ("RuntimeError: out of GPU memory", "gpu-memory-short-in-words"),
+]

@@ -77,6 +77,12 @@ _API_KNOBS = (
         "managed_memory=True) lets it spill to host memory",
     ),
     (
+        "[metal::malloc]",
+        "MLX (one buffer above the Metal device's maximum buffer size)",
+        "a smaller batch, context or image size, so that no single array is that large "
+        "(the line states the device's limit); a smaller or more quantized model",
+    ),
+    (
         "Invalid buffer size",
         "torch's MPS backend (one buffer above the Metal device's maximum)",
         "a smaller batch, image size or sequence length, so that no single tensor is that "
