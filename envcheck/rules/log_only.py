@@ -335,6 +335,16 @@ RULES: tuple[tuple[str, str, str, str, str, str, str, str | None], ...] = (
         'log.ray',
     ),
     (
+        'SIM125',
+        'kit-resource-descriptors-exhausted',
+        'error',
+        'Omniverse Kit (Isaac Sim) ran out of GPU resource descriptors and stopped',
+        'envcheck.rules.node.kit_descriptors',
+        'kit_resource_descriptors',
+        "only a log line states Kit's descriptors ran out",
+        'log.kit_descriptors',
+    ),
+    (
         'SIM170',
         'glew-missing-gl-version',
         'warning',
@@ -363,6 +373,16 @@ RULES: tuple[tuple[str, str, str, str, str, str, str, str | None], ...] = (
         'xvfb_failed_to_start',
         "only a log line states that xvfb-run's X server did not start",
         'log.graphics',
+    ),
+    (
+        'SIM173',
+        'sdl-no-video-device',
+        'warning',
+        'SDL (pygame) found no video device: the node has no display',
+        'envcheck.rules.node.sdl_video',
+        'sdl_no_video_device',
+        'only a log line states SDL found no video device',
+        'log.sdl_video',
     ),
     (
         'SYS152',

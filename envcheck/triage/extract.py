@@ -358,6 +358,9 @@ FACTS: dict[str, str] = {
     "win_error": "the Windows system error number of a failed load (126, 127, 193, 1114)",
     "dll_package": "the package whose folder under site-packages holds that DLL (torch for "
     "...\\site-packages\\torch\\lib\\c10.dll)",
+    "kit_descriptors": "how many GPU resource descriptors Omniverse Kit's renderer asked for and "
+    "its table holds, as its warning states them ('Exceeding capacity of resource descriptors "
+    "458753 / 458752')",
     "kit_plugin": "an Omniverse Kit plugin that logged the line (gpu.foundation.plugin): the job "
     "runs a Kit app, Isaac Sim (Isaac Lab and OmniGibson run on it)",
     "build_dependency": "the package a source build imports without declaring it as a build "

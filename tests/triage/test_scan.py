@@ -5199,3 +5199,122 @@ EXAMPLES += [
     ),
     ("export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH", "ld-library-path-export"),
 ]
+
+# older PhysX's struct name and wording (PxgDynamicsMemoryConfig), as SAPIEN and Isaac Sim 2023
+# print them (SYS231)
+EXAMPLES += [
+    (
+        "[2025-07-31 12:53:49.591] [SAPIEN] [critical] PxgDynamicsMemoryConfig::collisionStackSize"
+        " buffer overflow detected, please increase its size to at least 73774744 in the scene"
+        " desc!",
+        "physx-gpu-buffer-overflow",
+    ),
+    (
+        "PhysX error: the application need to increase the PxgDynamicsMemoryConfig::"
+        "foundLostPairsCapacity parameter to 3072, otherwise the simulation will miss interactions",
+        "physx-gpu-buffer-overflow",
+    ),
+    (
+        "Particle system contact buffer overflow detected, please increase "
+        "PxGpuDynamicsMemoryConfig::maxParticleContacts to at least 1048576",
+        "physx-gpu-buffer-overflow",
+    ),
+]
+
+# Omniverse Kit's renderer out of GPU resource descriptors, and the warning with the table's size
+# (SIM125)
+EXAMPLES += [
+    (
+        "2024-11-12 09:29:17 [520,110ms] [Fatal] [gpu.foundation.plugin] Out of resource "
+        "descriptors!",
+        "kit-out-of-resource-descriptors",
+    ),
+    (
+        "2024-11-12 09:29:17 [520,192ms] [Warning] [gpu.foundation.plugin] Exceeding capacity of "
+        "resource descriptors 458753 / 458752",
+        "kit-out-of-resource-descriptors",
+    ),
+]
+
+# SAPIEN's import-time check for the NVIDIA EGL vendor manifest (SIM109)
+EXAMPLES += [
+    (
+        "/home/x/.venv/lib/python3.12/site-packages/sapien/_vulkan_tricks.py:95: UserWarning: "
+        "Failed to find glvnd ICD file. This is probably due to an incorrect or partial "
+        "installation of the NVIDIA driver. SAPIEN will attempt to provide an ICD file anyway "
+        "but it may not work.",
+        "sapien-egl-vendor-not-found",
+    ),
+]
+
+# NVIDIA Warp's allocators refusing a GPU allocation, and Warp 0.x's words (DRV150, DRV104)
+EXAMPLES += [
+    (
+        "Warp error: Failed to allocate 4294967296 bytes on device 'cuda:0' (in function "
+        "wp_alloc_device_default)",
+        "warp-gpu-allocation-failed",
+    ),
+    (
+        "RuntimeError: Failed to allocate 1073741824 bytes with CudaManagedAllocator on device "
+        "'cuda:0'",
+        "warp-gpu-allocation-failed",
+    ),
+    (
+        "RuntimeError: Memory allocation failed on device: cuda for 120 bytes",
+        "warp-gpu-allocation-failed",
+    ),
+]
+
+# Taichi's CUDA pool reserved at ti.init, used up (SYS231); renderers' and MindSpore's own words
+# for GPU memory running out (SYS230)
+EXAMPLES += [
+    (
+        "Taichi JIT:0: allocate_from_reserved_memory: block: [0,0,0], thread: [0,0,0] Assertion "
+        "`Out of CUDA pre-allocated memory.",
+        "taichi-preallocated-memory-exhausted",
+    ),
+    ("Error: System is out of GPU memory", "device-memory-short-other-api"),
+    (
+        "Out of video memory trying to allocate a rendering resource. Make sure your video card "
+        "has the minimum required memory, try lowering the resolution and/or closing other "
+        "applications that are running. Exiting...",
+        "device-memory-short-other-api",
+    ),
+    (
+        "Device(id:0) memory isn't enough and alloc failed, kernel name: Default/Conv2D-op1, "
+        "alloc size: 1073741824B.",
+        "device-memory-short-other-api",
+    ),
+]
+
+# SDL (pygame) finding no video device on a node without a display (SIM173)
+EXAMPLES += [
+    ("pygame.error: No available video device", "sdl-no-video-device"),
+    ("pygame.error: x11 not available", "sdl-no-video-device"),
+]
+
+# Omniverse Kit's own Vulkan allocation failures, otherwise read as Kit's noise prefix (SYS230)
+EXAMPLES += [
+    (
+        "2022-09-22 01:17:40 [28,987ms] [Error] [carb.graphics-vulkan.plugin] vkAllocateMemory "
+        "failed for flags: 0.",
+        "device-memory-short-other-api",
+    ),
+    (
+        "2022-09-22 01:17:40 [28,987ms] [Error] [gpu.foundation.plugin] subAllocate() failed for "
+        "AccelStruct size: 113494016",
+        "device-memory-short-other-api",
+    ),
+]
+
+# MLX's Metal allocator refusing one buffer above the device's maximum (SYS230), R's vector
+# allocation (SYS190), a GPU's memory in plain words (DRV150)
+EXAMPLES += [
+    (
+        "ValueError: [metal::malloc] Attempting to allocate 134767706112 bytes which is greater "
+        "than the maximum allowed buffer size of 86586540032 bytes.",
+        "device-memory-short-other-api",
+    ),
+    ("Error: cannot allocate vector of size 1.2 Gb", "host-allocation-failed-other-wordings"),
+    ("RuntimeError: out of GPU memory", "gpu-memory-short-in-words"),
+]

@@ -59,6 +59,10 @@ _PHYSX = "physx-gpu-allocation-failed"
 # Isaac Gym's own CUDA check saying out of memory (memory_runtimes.toml): PhysX's buffers too
 _PHYSX_LINES = frozenset({_PHYSX, "isaac-gym-cuda-out-of-memory"})
 # (words of the line, the API that said it, what lowers its memory): the first that fits
+_KIT = (
+    "fewer cameras or render products and a lower render resolution, --headless (no "
+    "viewport), fewer environments (num_envs)"
+)
 _API_KNOBS = (
     (
         "ggml_vulkan",
@@ -73,11 +77,50 @@ _API_KNOBS = (
         "managed_memory=True) lets it spill to host memory",
     ),
     (
+        "[metal::malloc]",
+        "MLX (one buffer above the Metal device's maximum buffer size)",
+        "a smaller batch, context or image size, so that no single array is that large "
+        "(the line states the device's limit); a smaller or more quantized model",
+    ),
+    (
         "Invalid buffer size",
         "torch's MPS backend (one buffer above the Metal device's maximum)",
         "a smaller batch, image size or sequence length, so that no single tensor is that "
         "large; or run that step on the CPU",
     ),
+    # blender/blender intern/cycles/device/memory.cpp (generic_alloc's set_error)
+    (
+        "System is out of GPU",
+        "Blender Cycles",
+        "a lower render resolution and smaller textures (Render Properties > Simplify > "
+        "Texture Limit), fewer or simpler objects, Performance > Memory > Use Tiling; or "
+        "render on the CPU (Device: CPU)",
+    ),
+    # Unreal Engine's RHI (TerminateOnOutOfMemory); CARLA's launch options
+    # (carla.readthedocs.io: -quality-level=Low, -ResX/-ResY, -RenderOffScreen)
+    (
+        "Out of video memory",
+        "Unreal Engine (CARLA, AirSim)",
+        "a lower resolution and quality (CARLA: -quality-level=Low -ResX=<w> -ResY=<h>), close "
+        "other programs that hold the GPU; where nvidia-smi shows the GPU's memory free, the "
+        "host's RAM ran out instead",
+    ),
+    (
+        "memory isn't enough and alloc failed",
+        "MindSpore",
+        "a smaller batch size or model (the alloc size on the line is one request), or a device "
+        "with more memory",
+    ),
+    # Omniverse Kit's Vulkan allocations (Isaac Sim): the renderer's memory grows with the
+    # cameras and render products; Isaac Lab's --headless runs without the viewport
+    (
+        "vkAllocateMemory failed",
+        "Omniverse Kit's renderer (Isaac Sim)",
+        _KIT,
+    ),
+    ("subAllocate() failed", "Omniverse Kit's renderer (Isaac Sim)", _KIT),
+    ("carb.graphics-vulkan", "Omniverse Kit's renderer (Isaac Sim)", _KIT),
+    ("Unable to allocate buffer", "Omniverse Kit's renderer (Isaac Sim)", _KIT),
     ("OutOfDeviceMemory", "Vulkan", _SMALLER),
     ("OUT_OF_DEVICE_MEMORY", "Vulkan / Level Zero (SYCL)", _SMALLER),
     ("Allocation failure", "OpenCL", _SMALLER),

@@ -786,6 +786,34 @@ _RUNTIME_KNOBS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     # cupy/cupy cupy/cuda/memory.pyx (OutOfMemoryError) and docs/source/user_guide/memory.rst
     # (the memory pool caches freed blocks: MemoryPool.free_all_blocks(); a limit:
     # CUPY_GPU_MEMORY_LIMIT / set_limit)
+    # NVIDIA/warp warp/_src/context.py ('Failed to allocate {n} bytes on device {device}'),
+    # warp/native/warp.cu ('Warp error: Failed to allocate %llu bytes on device 'cuda:%d'',
+    # 'Warp CUDA error %d: %s (in function wp_alloc_device...)'), Warp 0.x ('Memory allocation
+    # failed on device: {} for {} bytes'): its arrays grow with the worlds, bodies and
+    # particles a simulator on it (Newton, MuJoCo Warp, ManiSkill's soft bodies) allocates;
+    # https://github.com/google-deepmind/mujoco_warp/issues/926 (beside JAX's preallocation)
+    (
+        (
+            "Warp CUDA error 2:",
+            "Warp error: Failed to allocate",
+            "bytes on device 'cuda",
+            "Memory allocation failed on device: cuda",
+            "CudaManagedAllocator on device",
+        ),
+        "NVIDIA Warp",
+        "fewer parallel worlds/environments, bodies or particles (Warp's arrays grow with "
+        "them); a JAX learner in the same process preallocates 75% of the GPU: "
+        "XLA_PYTHON_CLIENT_PREALLOCATE=false (or XLA_PYTHON_CLIENT_MEM_FRACTION=.5)",
+    ),
+    # NVlabs/tiny-cuda-nn include/tiny-cuda-nn/gpu_memory.h ('Could not allocate memory: ...
+    # cudaMalloc(...) failed with error out of memory'); https://github.com/NVlabs/instant-ngp/
+    # issues/488 (maintainer: a marching-cubes resolution above 768^3 exhausts 24 GB)
+    (
+        ("Could not allocate memory:", "tiny-cuda-nn"),
+        "tiny-cuda-nn (instant-ngp)",
+        "a lower resolution for what it renders or exports (marching cubes, screenshots, "
+        "training images), a smaller hash grid (log2_hashmap_size), or a GPU with more memory",
+    ),
     (
         ("cupy.cuda.memory", "Out of memory allocating", "out of memory to allocate"),
         "CuPy",
@@ -809,8 +837,8 @@ def gpu_oom_fix(text: str, facts: Facts | None = None) -> tuple[str, tuple[Actio
     live tensors plus the request above it), splitting the work first (gpu_oom_size); else the
     allocator setting first when torch's numbers show fragmentation (reserved but unallocated
     memory), else a smaller job first; and what the numbers say, for the message. A GPU
-    runtime's own line (llama.cpp, CTranslate2, ONNX Runtime, Paddle, CuPy) gets that runtime's
-    knobs first, and torch's allocator setting only a line of torch's."""
+    runtime's own line (llama.cpp, CTranslate2, ONNX Runtime, Paddle, CuPy, Warp, tiny-cuda-nn)
+    gets that runtime's knobs first, and torch's allocator setting only a line of torch's."""
     runtime = _runtime_knobs(text)
     big = oversize(text, facts)
     if big is not None:

@@ -36,6 +36,13 @@ def _stated(facts: Facts) -> GraphicsInfo | None:
     return section.data if section.is_ok and section.data is not None else None
 
 
+# where NVIDIA's container toolkit mounts the driver's Vulkan ICD manifest, and SAPIEN's warning
+# when /usr/share/vulkan/icd.d has none (haosulab/SAPIEN python/py_package/_vulkan_tricks.py;
+# https://github.com/NVIDIA/nvidia-container-toolkit/issues/1392)
+_CONTAINER_ICD = "/etc/vulkan/icd.d/nvidia_icd.json"
+_SAPIEN_ICD_CHECK = "Failed to find Vulkan ICD file"
+
+
 def _failures(facts: Facts, kind: str) -> list[str]:
     info = _stated(facts)
     prefix = kind + ": "
@@ -146,6 +153,11 @@ def _userspace_fix(facts: Facts, egl: bool, vulkan: bool) -> list[str]:
             "VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/nvidia_icd.json (newer loaders also read "
             "VK_DRIVER_FILES)"
         )
+        steps.append(
+            f"in a container: export VK_ICD_FILENAMES={_CONTAINER_ICD} where that file exists "
+            "(NVIDIA's container toolkit mounts the ICD there; SAPIEN looks only in "
+            "/usr/share/vulkan/icd.d and otherwise loads its own copy)"
+        )
     if egl:
         steps.append(
             "EGL: check that /usr/share/glvnd/egl_vendor.d/10_nvidia.json exists and names "
@@ -182,8 +194,10 @@ def headless_userspace(facts: Facts) -> Iterable[Hit]:
     driver's GL package (`libnvidia-gl-<branch>`) and the Vulkan loader (`libvulkan1`), and make
     sure `nvidia_icd.json` (Vulkan) and `10_nvidia.json` (EGL) exist and name libraries that
     exist (`VK_ICD_FILENAMES` / `__EGL_VENDOR_LIBRARY_FILENAMES` point the loaders at them when
-    another ICD or a conda Mesa libEGL is found first). MuJoCo can also render without EGL: `MUJOCO_GL=glx` with a display, `MUJOCO_GL=osmesa`
-    in software.
+    another ICD or a conda Mesa libEGL is found first). NVIDIA's container toolkit mounts the
+    ICD at `/etc/vulkan/icd.d/nvidia_icd.json`, where SAPIEN does not look (`Failed to find
+    Vulkan ICD file`): `export VK_ICD_FILENAMES=/etc/vulkan/icd.d/nvidia_icd.json`. MuJoCo can
+    also render without EGL: `MUJOCO_GL=glx` with a display, `MUJOCO_GL=osmesa` in software.
 
     ## References
     - RLinf/RLinf docs/source-en/rst_source/resources/faq.rst
@@ -191,6 +205,8 @@ def headless_userspace(facts: Facts) -> Iterable[Hit]:
     - https://github.com/mani-skill/ManiSkill/issues/159
     - https://github.com/mani-skill/ManiSkill/issues/160
     - https://github.com/NVIDIA/libnvidia-container/issues/55
+    - https://github.com/NVIDIA/nvidia-container-toolkit/issues/1392
+    - haosulab/SAPIEN python/py_package/_vulkan_tricks.py (_ensure_vulkan_icd)
     - https://github.com/ARISE-Initiative/robosuite/issues/616
     - KhronosGroup/Vulkan-Loader docs/LoaderInterfaceArchitecture.md (VK_ICD_FILENAMES,
       VK_DRIVER_FILES)
@@ -245,6 +261,14 @@ def _logged_failure(facts: Facts, vulkan: list[str], egl: list[str]) -> Hit:
         if vulkan
         else "Provide the NVIDIA EGL vendor library (10_nvidia.json, libEGL_nvidia.so.0)"
     )
+    if any(_SAPIEN_ICD_CHECK in v for v in vulkan):
+        # SAPIEN's own check (python/py_package/_vulkan_tricks.py) reads only /usr/share's
+        # manifest: in NVIDIA's containers the driver's is under /etc/vulkan/icd.d
+        summary = (
+            f"Point Vulkan at the driver's ICD: export VK_ICD_FILENAMES={_CONTAINER_ICD} "
+            "where it exists (NVIDIA's container toolkit mounts it there; SAPIEN looks only "
+            "in /usr/share/vulkan/icd.d); else " + summary[:1].lower() + summary[1:]
+        )
     if egl:
         steps.append(
             "MuJoCo without EGL: MUJOCO_GL=glx where a display exists, or MUJOCO_GL=osmesa "

@@ -3,7 +3,8 @@
 ManiSkill/SAPIEN) sizes its contact, patch, pair and heap buffers once, from the scene
 description, and MuJoCo its arena (or, before 2.3, njmax/nconmax). The line names the buffer and,
 mostly, the size it needs: the fix is that buffer's setting in the simulator's config, at the
-next power of two (PhysX) or twice the size (MuJoCo). The config names are derived from PhysX's
+next power of two (PhysX) or twice the size (MuJoCo); Taichi's (Genesis') CUDA pool, reserved
+at ti.init, is its device_memory_fraction / device_memory_GB. The config names are derived from PhysX's
 field name, not listed: Isaac Lab's PhysxCfg prefixes ``gpu_`` to the field in snake case
 (``foundLostPairsCapacity`` -> ``gpu_found_lost_pairs_capacity``; ``tempBufferCapacity`` is
 ``gpu_temp_buffer_size``), ManiSkill's GPUMemoryConfig uses the snake case itself."""
@@ -20,8 +21,9 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
 
-# PhysX: the PxGpuDynamicsMemoryConfig field a line names, and the size it needs
-_FIELD = lazy(r"PxGpuDynamicsMemoryConfig::(?P<field>[A-Za-z]+)")
+# PhysX: the PxGpuDynamicsMemoryConfig field a line names (PxgDynamicsMemoryConfig in older
+# PhysX releases, as Isaac Sim 2022/2023 and SAPIEN print it), and the size it needs
+_FIELD = lazy(r"Px(?:Gpu|g)DynamicsMemoryConfig::(?P<field>[A-Za-z]+)")
 _AT_LEAST = lazy(r"(?:at least|to) (?P<size>-?[0-9]+)")
 # the two PhysX lines that name their buffer in words (PxgNphaseCore / the CPU narrow phase)
 _WORDS = {"Contact buffer": "maxRigidContactCount", "Patch buffer": "maxRigidPatchCount"}
@@ -53,9 +55,14 @@ def simulator_buffer_too_small(facts: Facts) -> Iterable[Hit]:
     (`PxGpuDynamicsMemoryConfig::foundLostPairsCapacity buffer overflow detected, please
     increase its size to at least N in the scene desc!`, `Patch buffer overflow detected`,
     `Contact buffer overflow detected`, `The application needs to increase
-    PxGpuDynamicsMemoryConfig::tempBufferCapacity to N`) and MuJoCo's full arena (`Insufficient
-    arena memory for the number of constraints generated. Increase arena memory allocation above
-    N bytes.`, before 2.3 `Pre-allocated constraint buffer is full. Increase njmax above N`).
+    PxGpuDynamicsMemoryConfig::tempBufferCapacity to N`; older PhysX releases, as Isaac Sim
+    2022/2023 and SAPIEN print them: `PxgDynamicsMemoryConfig::collisionStackSize buffer
+    overflow detected`, `the application need to increase the
+    PxgDynamicsMemoryConfig::foundLostPairsCapacity parameter to N`) and MuJoCo's full arena
+    (`Insufficient arena memory for the number of constraints generated. Increase arena memory
+    allocation above N bytes.`, before 2.3 `Pre-allocated constraint buffer is full. Increase
+    njmax above N`), and Taichi's CUDA pool used up (`Out of CUDA pre-allocated memory`; Genesis
+    runs on Taichi's forks).
 
     ## Why it matters
     These buffers are sized once from the scene description, not from the GPU's memory: with
@@ -71,7 +78,8 @@ def simulator_buffer_too_small(facts: Facts) -> Iterable[Hit]:
     `sim=SimulationCfg(physx=PhysxCfg(gpu_max_rigid_patch_count=2**18))`, ManiSkill
     `sim_config=dict(gpu_memory_config=dict(max_rigid_patch_count=2**18))`, Isaac Gym
     `sim_params.physx.max_gpu_contact_pairs`; MuJoCo `<size memory="..."/>` in the model (older:
-    `njmax`/`nconmax`). Fewer parallel environments need less.
+    `njmax`/`nconmax`); Taichi `ti.init(arch=ti.cuda, device_memory_fraction=0.9)` (or
+    `device_memory_GB=N`). Fewer parallel environments need less.
 
     ## References
     - https://github.com/NVIDIA-Omniverse/PhysX (physx/source/gpunarrowphase, PxgNphaseCore:
@@ -79,6 +87,8 @@ def simulator_buffer_too_small(facts: Facts) -> Iterable[Hit]:
     - https://isaac-sim.github.io/IsaacLab/main/source/api/lab/isaaclab.sim.html (PhysxCfg)
     - https://github.com/google-deepmind/mujoco/blob/main/src/engine/engine_util_errmem.c
       (mjWARN_CNSTRFULL)
+    - taichi-dev/taichi taichi/runtime/llvm/runtime_module/runtime.cpp
+      (allocate_from_reserved_memory: 'Out of CUDA pre-allocated memory')
     """
     raise Skip("only a log line states a simulator buffer overflow", "log.simulator_buffer")
 
@@ -166,11 +176,34 @@ def _mujoco(line: LogLine) -> tuple[str, str, tuple[Action, ...]]:
     return message, summary, steps
 
 
+def _taichi(line: LogLine) -> tuple[str, str, tuple[Action, ...]]:
+    """Taichi's CUDA pool, reserved once at ti.init (runtime.cpp's own advice names the two
+    knobs)."""
+    message = (
+        f"Taichi's CUDA runtime ran out of the device memory it reserved at ti.init (line "
+        f"{line.line}): the fields or sparse structures outgrew that pool, while the GPU may "
+        "still have memory free"
+    )
+    summary = (
+        "Reserve a larger pool: ti.init(arch=ti.cuda, device_memory_fraction=0.9) or "
+        "ti.init(arch=ti.cuda, device_memory_GB=<N>); or fewer environments/particles"
+    )
+    steps = (
+        manual("ti.init(arch=ti.cuda, device_memory_fraction=0.9)"),
+        manual("ti.init(arch=ti.cuda, device_memory_GB=<N>)  (a fixed size in GiB)"),
+        manual("fewer parallel environments, particles or a smaller sparse grid"),
+    )
+    return message, summary, steps
+
+
 @from_log("SYS231")
 def simulator_buffer_too_small_in_log(facts: Facts, line: LogLine) -> Hit:
     """The buffer the line names, in the config of the simulators that expose it."""
-    physx = "buffer overflow detected" in line.text or "PxGpuDynamicsMemoryConfig" in line.text
-    message, summary, steps = _physx(line) if physx else _mujoco(line)
+    physx = "buffer overflow detected" in line.text or "DynamicsMemoryConfig" in line.text
+    if "pre-allocated memory" in line.text:
+        message, summary, steps = _taichi(line)
+    else:
+        message, summary, steps = _physx(line) if physx else _mujoco(line)
     return Hit(
         message,
         evidence={"line": line.line, "signature": line.signature},
