@@ -5137,3 +5137,20 @@ EXAMPLES += [
 EXAMPLES += [
     ("modinfo: ERROR: Module nvidia not found.", "modprobe-nvidia-not-found"),
 ]
+
+# the Fabric Manager refusing the loaded driver (GPU101), NCCL's driver-API 802 (NET122), and
+# NCCL's list of the IB devices it uses (noise read for NET150's NCCL_IB_HCA fix)
+EXAMPLES += [
+    (
+        "Nov 05 13:55:26 node1 nv-fabricmanager[104230]: fabric manager NVIDIA GPU driver "
+        "interface version 550.127.05 don't match with driver version 550.120. Please update "
+        "with matching NVIDIA driver package.",
+        "fabric-manager-driver-version-mismatch",
+    ),
+    ("[rank2]: Cuda failure 802 'system not yet initialized'", "nccl-cuda-failure-802"),
+    (
+        "dgxh100-4:460770:460842 [0] NCCL INFO NET/IB : Using [0]mlx5_10:1/RoCE "
+        "[1]mlx5_11:1/RoCE [RO]; OOB enp220s0np0:11.1.128.136<0>",
+        "nccl-ib-devices-stated",
+    ),
+]

@@ -141,6 +141,8 @@ def _ib_runtime(line: LogLine) -> Hit | None:
                 manual("modprobe nvidia-peermem   # GPUDirect RDMA's kernel module"),
             ),
         )
+    if "No such device" in text:
+        return _hca_gone(line)
     if "ibv_modify_qp" in text or "Got completion" in text:
         gid = re.search(r"GID index ([0-9]+)", text)
         if gid is not None and gid.group(1) == "3":  # already the RoCE v2 GID: the rails
@@ -162,6 +164,49 @@ def _ib_runtime(line: LogLine) -> Hit | None:
             fix=fix(summary, "manual", *(manual(s) for s in _FABRIC)),
         )
     return None
+
+
+_IB_DEVICE = re.compile(r"\[[0-9]+\]([A-Za-z0-9_.-]+):[0-9]+/")
+
+
+def _hca_gone(line: LogLine) -> Hit:
+    """A verbs call on a device NCCL had opened answers ENODEV ('No such device'): that HCA (or
+    its port, or the RoCE GID NCCL picked on it) cannot carry the connection, a virtual function
+    or port without a usable address, or a device another namespace owns. NCCL's device list
+    ('NET/IB : Using [0]mlx5_3:1/RoCE') names what to exclude with NCCL_IB_HCA's '^'."""
+    listed = line.stated.get("nccl_ib_devices") or ""
+    names = list(dict.fromkeys(_IB_DEVICE.findall(listed)))
+    if len(names) == 1:
+        exclude = f"export NCCL_IB_HCA=^{names[0]}"
+        summary = (
+            f"NCCL used {names[0]} alone: exclude it ({exclude}) or name the HCAs that work; "
+            "NCCL_IB_DISABLE=1 falls back to sockets"
+        )
+    elif names:
+        exclude = f"export NCCL_IB_HCA=^<the one that fails of {','.join(names)}>"
+        summary = (
+            f"NCCL used {', '.join(names)}: exclude the one that fails (NCCL_IB_HCA=^<hca>) or "
+            "name the HCAs that work; NCCL_IB_DISABLE=1 falls back to sockets"
+        )
+    else:
+        exclude = "export NCCL_IB_HCA=^<the HCA NCCL's 'NET/IB : Using' line names>"
+        summary = (
+            "Exclude the HCA that fails with NCCL_IB_HCA=^<hca> or name the HCAs that work; "
+            "NCCL_IB_DISABLE=1 falls back to sockets"
+        )
+    return Hit(
+        f"an InfiniBand/RoCE verbs call answered 'No such device' (line {line.line}): an HCA "
+        "NCCL chose cannot carry the connection (its port or RoCE GID unusable, a virtual "
+        "function without an address)",
+        evidence={"line": line.line, "hcas": names},
+        fix=fix(
+            summary,
+            "manual",
+            manual(exclude),
+            manual("ibv_devinfo; show_gids   # ports ACTIVE, a RoCE v2 GID with an IP address"),
+            manual("export NCCL_IB_DISABLE=1   # TCP sockets: works, slower"),
+        ),
+    )
 
 
 @from_log("NET150")

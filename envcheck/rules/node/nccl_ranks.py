@@ -187,13 +187,17 @@ def nccl_nvls_failed(facts: Facts) -> Iterable[Hit]:
     Turn NVLS off, which NCCL's maintainers ask first and the threads report working:
     `export NCCL_NVLS_ENABLE=0` (all-reduce then uses NVLink rings and trees). To keep NVLS,
     check the fabric: `systemctl status nvidia-fabricmanager` (same version as the driver),
-    `nvidia-smi -q | grep -A2 Fabric` (State Completed, Status Success).
+    `nvidia-smi -q | grep -A2 Fabric` (State Completed, Status Success). After the Fabric
+    Manager was restarted on a running node, reset the GPUs (`nvidia-smi -r`) or reboot: the
+    fabric is set up only while the GPUs are idle.
 
     ## References
     - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-nvls-enable
     - https://github.com/NVIDIA/nccl/issues/1788
     - https://github.com/NVIDIA/nccl/issues/1672
     - https://github.com/sgl-project/sglang/pull/631
+    - https://github.com/NVIDIA/nccl/issues/976
+    - https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/
     """
     raise Skip("only a log line states that NCCL's NVLS transport failed", "log.nccl")
 
@@ -214,5 +218,17 @@ def nccl_nvls_failed_in_log(facts: Facts, line: LogLine) -> Hit:
             manual("export NCCL_NVLS_ENABLE=0"),
             manual("systemctl status nvidia-fabricmanager   # running, same version as the driver"),
             manual("nvidia-smi -q | grep -A2 Fabric   # State: Completed, Status: Success"),
+            manual(_FM_RESTARTED),
         ),
     )
+
+
+# The Fabric Manager user guide's start-up order: the fabric is set up while no GPU is in use,
+# so a Fabric Manager restarted under a running system leaves the GPUs' NVLink state stale
+# until they are reset (NVIDIA/nccl#976: 'usually due to nv-fabricmanager having been manually
+# restarted while processes were still holding resources on the GPU. Rebooting the node is
+# usually the easiest solution').
+_FM_RESTARTED = (
+    "after nvidia-fabricmanager was restarted: reset the GPUs (no process on them: "
+    "nvidia-smi -r) or reboot"
+)
