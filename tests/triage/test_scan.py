@@ -5153,4 +5153,9 @@ EXAMPLES += [
         "[1]mlx5_11:1/RoCE [RO]; OOB enp220s0np0:11.1.128.136<0>",
         "nccl-ib-devices-stated",
     ),
+    (
+        "learn01:2228637:2230195 [3] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 "
+        "'mlx5_0'",
+        "nccl-gdr-disabled",
+    ),
 ]

@@ -37,7 +37,9 @@ def nccl_ib_unavailable(facts: Facts) -> Iterable[Hit]:
     memory` (the memlock limit), `Call to ibv_modify_qp failed`, `NET/IB : Got completion ...
     with error 12` (the fabric or, on RoCE, the GID index); `NCCL_IB_HCA set to X` followed by
     `No device found.` (the filter kept no HCA). On a node: HCAs whose ports are all down (NCCL
-    uses only ACTIVE ports); what NCCL inside a container could open only its log says.
+    uses only ACTIVE ports); what NCCL inside a container could open only its log says. NCCL's
+    INFO `NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'`: the transport works without
+    GPUDirect RDMA (no peer-memory module it detects), through host memory.
 
     ## Why it matters
     Without the IB plugin NCCL falls back to TCP sockets (`NET/Socket`): multi-node collectives
@@ -55,13 +57,15 @@ def nccl_ib_unavailable(facts: Facts) -> Iterable[Hit]:
     `export NCCL_IB_DISABLE=1` and set NCCL_SOCKET_IFNAME. Memory registration refused: raise
     memlock (`--ulimit memlock=-1`); completion errors on RoCE: `export NCCL_IB_GID_INDEX=3`.
     An NCCL_IB_HCA that names no HCA of the node: set it to the names `ibv_devices` lists there,
-    or unset it.
+    or unset it. GPUDirect RDMA disabled: `modprobe nvidia-peermem` on every node; NCCL before
+    2.23.4 looks only for the older nv_peer_mem, so with nvidia-peermem use NCCL 2.23.4+.
 
     ## References
     - https://github.com/NVIDIA/nccl/blob/master/src/transport/net_ib.cc
     - https://github.com/NVIDIA/nccl/blob/master/src/misc/ibvwrap.cc
     - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-ib-disable
     - https://github.com/NVIDIA/nccl/issues/426
+    - https://github.com/NVIDIA/nccl/blob/v2.23.4-1/src/transport/net_ib.cc
     """
     network = facts.network()
     hcas = network.infiniband
@@ -216,6 +220,8 @@ def nccl_ib_unavailable_in_log(facts: Facts, line: LogLine) -> Hit | None:
     runtime = _ib_runtime(line)
     if runtime is not None:
         return runtime
+    if "GPU Direct RDMA Disabled" in line.text:
+        return None if _one_node(line.stated) else _gdr_disabled(line)
     hcas: tuple[str, ...] | None = None
     try:
         hcas = tuple(d.name for d in facts.network().infiniband)
@@ -261,6 +267,46 @@ def nccl_ib_unavailable_in_log(facts: Facts, line: LogLine) -> Hit | None:
         "socket interface is wrong too",
         evidence={"line": line.line, "hcas": list(hcas) if hcas is not None else None},
         fix=fix(summary, "manual", *(manual(s) for s in steps)),
+    )
+
+
+# NCCL 2.23.4 is the first whose IB transport also looks for /sys/module/nvidia_peermem/version
+# (v2.22.3's ncclIbGdrSupport read only nv_peer_mem's /sys/kernel/mm/memory_peers/nv_mem*)
+_SEES_PEERMEM = (2, 23, 4)
+
+
+def _gdr_disabled(line: LogLine) -> Hit:
+    """NCCL's INFO that GPUDirect RDMA is off for an HCA: no peer-memory module it detects. The
+    NCCL release the log states decides which fix comes first: before 2.23.4 NCCL does not see
+    a loaded nvidia-peermem at all."""
+    stated = line.stated.get("nccl_version")
+    release = tuple(int(p) for p in stated.split(".")[:3]) if stated else None
+    old = release is not None and release < _SEES_PEERMEM
+    upgrade = "pip install -U 'nvidia-nccl-cu12>=2.23.4'   # or an image with NCCL 2.23.4+"
+    load = "modprobe nvidia-peermem   # and list it in /etc/modules-load.d/ for reboots"
+    if old:
+        summary = (
+            f"NCCL {stated} looks only for nv_peer_mem: with nvidia-peermem loaded, use NCCL "
+            "2.23.4 or newer; else load nvidia-peermem"
+        )
+        steps = (upgrade, load)
+    else:
+        summary = (
+            "Load nvidia-peermem on every node (NCCL before 2.23.4 misses it: upgrade NCCL to "
+            "2.23.4 or newer)"
+        )
+        steps = (load, upgrade)
+    return Hit(
+        f"NCCL runs InfiniBand/RoCE without GPUDirect RDMA (line {line.line}): it found no "
+        "peer-memory module, so inter-node transfers go through host memory, several times "
+        "slower",
+        evidence={"line": line.line, "nccl_version": stated},
+        fix=fix(
+            summary,
+            "manual",
+            *(manual(s) for s in steps),
+            manual("lsmod | grep -e nvidia_peermem -e nv_peer_mem   # on every node"),
+        ),
     )
 
 
