@@ -5158,4 +5158,9 @@ EXAMPLES += [
         "'mlx5_0'",
         "nccl-gdr-disabled",
     ),
+    (
+        "pod-0:46312:46318 [0] transport/net_ib.cc:339 NCCL WARN NET/IB: read failed in "
+        "ncclIbRoceGetVersionNum: Invalid argument",
+        "nccl-roce-gid-type-unreadable",
+    ),
 ]

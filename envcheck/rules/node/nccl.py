@@ -147,6 +147,8 @@ def _ib_runtime(line: LogLine) -> Hit | None:
         )
     if "No such device" in text:
         return _hca_gone(line)
+    if "ncclIbRoceGetVersionNum" in text:
+        return _gid_type_unreadable(line)
     if "ibv_modify_qp" in text or "Got completion" in text:
         gid = re.search(r"GID index ([0-9]+)", text)
         if gid is not None and gid.group(1) == "3":  # already the RoCE v2 GID: the rails
@@ -168,6 +170,26 @@ def _ib_runtime(line: LogLine) -> Hit | None:
             fix=fix(summary, "manual", *(manual(s) for s in _FABRIC)),
         )
     return None
+
+
+def _gid_type_unreadable(line: LogLine) -> Hit:
+    """NCCL's GID search reading a RoCE GID's type from sysfs and failing: a container's sparse
+    GID table (NCCL 2.26.2 skips such entries); an explicit NCCL_IB_GID_INDEX skips the search
+    (ncclIbGetGidIndex returns the parameter as given)."""
+    return Hit(
+        f"NCCL could not read a RoCE GID's type from sysfs while choosing its GID (line "
+        f"{line.line}): in a container or pod the GID table is sparse and NCCL before 2.26 "
+        "aborts on the entries it cannot read",
+        evidence={"line": line.line, "nccl_version": line.stated.get("nccl_version")},
+        fix=fix(
+            "Give NCCL the GID: export NCCL_IB_GID_INDEX=<the RoCE v2 index show_gids lists "
+            "with the pod's address>; or use NCCL 2.26.2 or newer, which skips such entries",
+            "manual",
+            manual("show_gids   # in the pod: the v2 line that carries its IP address"),
+            manual("export NCCL_IB_GID_INDEX=<that index>   # the same on every rank's pod"),
+            manual("pip install -U 'nvidia-nccl-cu12>=2.26.2'   # or an image with NCCL 2.26+"),
+        ),
+    )
 
 
 _IB_DEVICE = re.compile(r"\[[0-9]+\]([A-Za-z0-9_.-]+):[0-9]+/")
