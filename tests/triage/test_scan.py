@@ -803,7 +803,7 @@ EXAMPLES += [
     (
         "[trainer0|0]:ncclSocketInit: connecting to address  with family 59936 is neither "
         "AF_INET(2) nor AF_INET6(10)",
-        "nccl-no-socket-interface",
+        "nccl-socket-address-family-garbage",
     ),
     (
         "gpu-1:2:3 [0] NCCL WARN Net : Call to recv from 10.0.0.2<43218> failed : Connection "

@@ -145,12 +145,45 @@ def nccl_ranks_differ(facts: Facts) -> Iterable[Hit]:
     raise Skip("only a log line states which NCCL each rank runs", "log.nccl")
 
 
+# matrices/signatures/nccl.toml: an address of no family, which a peer's other NCCL also gives
+_FAMILY_GARBAGE = "nccl-socket-address-family-garbage"
+# ingest/merge.py's note where two pasted listings (one per node) name an NCCL wheel differently
+_LISTED_TWICE = lazy(
+    r"conflict: packages\.(nvidia-nccl-cu[0-9]+) is '([0-9][0-9.]*)' in (.+?) but "
+    r"'([0-9][0-9.]*)' in (.+?); kept"
+)
+
+
+def _listings_differ(facts: Facts) -> tuple[str, tuple[str, str], tuple[str, str]] | None:
+    """The NCCL wheel two listings pasted beside the log (a `pip freeze` per node) name at two
+    versions: the wheel, and each listing with its version. None when none does."""
+    report = facts.report.packages
+    for note in report.notes if report.is_ok else ():
+        found = _LISTED_TWICE.search(note)
+        if found is not None:
+            wheel, va, a, vb, b = found.groups()
+            return wheel, (a, va), (b, vb)
+    return None
+
+
 @from_log("NET121")
 def nccl_ranks_differ_in_log(facts: Facts, line: LogLine) -> Hit:
     """The version check names both ranks' NCCL (decoded from NCCL_VERSION_CODE): the newer one
-    is the pin to install everywhere. A truncated message names no version: left open."""
+    is the pin to install everywhere. A truncated message names no version: left open. An
+    address of no family is the other NCCL only where the pasted listings name two releases."""
     if line.signature == _DISAGREE:
         return _ranks_disagree(line)
+    if line.signature == _FAMILY_GARBAGE:
+        listed = _listings_differ(facts)
+        if listed is None:
+            raise NotStated(
+                f"line {line.line} is an address of no family: a peer with another NCCL "
+                "release sends one, and so does a node where no interface matched; which NCCL "
+                "each node runs is not stated",
+                fix="pip list | grep nccl   # on every node: one NCCL release everywhere",
+            )
+        _, a, b = listed
+        return _versions_differ(line, (f"the listing in {a[0]}", a[1]), (f"{b[0]}", b[1]))
     found = _MISMATCH.search(line.text)
     if found is None:
         raise NotStated(

@@ -377,6 +377,8 @@ def hostname_loopback_in_log(facts: Facts, line: LogLine) -> Hit:
 
 
 _NCCL_NO_INTERFACE = "nccl-no-socket-interface"
+# ncclSocketInit's address of no family: the same missing interface, or a peer's other NCCL
+_NCCL_FAMILY_GARBAGE = "nccl-socket-address-family-garbage"
 # 'NCCL_SOCKET_IFNAME set to ib0 but no interface found', NCCL_OOB_NET_IFNAME's 'no device found
 # matching ...' (matrices/signatures/nccl_transports.toml)
 _NCCL_IFNAME_NO_INTERFACE = "nccl-socket-ifname-no-interface"
@@ -453,7 +455,7 @@ def gloo_no_address_in_log(facts: Facts, line: LogLine) -> Hit | None:
     address on the node that logged it (a `^`/`=` value is NET102 instead). NCCL's 'Bootstrap :
     no socket interface found' says the same of NCCL_SOCKET_IFNAME (or that nothing but
     excluded interfaces, lo and docker0, is left)."""
-    if line.signature in (_NCCL_NO_INTERFACE, _NCCL_IFNAME_NO_INTERFACE):
+    if line.signature in (_NCCL_NO_INTERFACE, _NCCL_IFNAME_NO_INTERFACE, _NCCL_FAMILY_GARBAGE):
         return _nccl_no_interface(line)
     named = _named_interface_between_nodes(facts, line)
     if named is not None:
