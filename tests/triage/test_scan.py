@@ -5163,4 +5163,13 @@ EXAMPLES += [
         "ncclIbRoceGetVersionNum: Invalid argument",
         "nccl-roce-gid-type-unreadable",
     ),
+    (
+        "[Fri Feb 12 11:47:20 2021] nv_peer_mem: Unknown symbol ib_register_peer_memory_client "
+        "(err 0)",
+        "peermem-module-refused",
+    ),
+    (
+        "modprobe: ERROR: could not insert 'nvidia_peermem': Invalid argument",
+        "peermem-module-refused",
+    ),
 ]

@@ -244,6 +244,8 @@ def nccl_ib_unavailable_in_log(facts: Facts, line: LogLine) -> Hit | None:
         return runtime
     if "GPU Direct RDMA Disabled" in line.text:
         return None if _one_node(line.stated) else _gdr_disabled(line)
+    if line.signature == _PEERMEM_REFUSED:
+        return _peermem_refused(line)
     hcas: tuple[str, ...] | None = None
     try:
         hcas = tuple(d.name for d in facts.network().infiniband)
@@ -328,6 +330,48 @@ def _gdr_disabled(line: LogLine) -> Hit:
             "manual",
             *(manual(s) for s in steps),
             manual("lsmod | grep -e nvidia_peermem -e nv_peer_mem   # on every node"),
+        ),
+    )
+
+
+# matrices/signatures/nccl.toml: the GPUDirect RDMA module refused by the kernel
+_PEERMEM_REFUSED = "peermem-module-refused"
+
+
+def _peermem_refused(line: LogLine) -> Hit:
+    """The peer-memory module did not load. An unknown or other-version symbol: it was built
+    against another ib_core than the loaded one (MLNX_OFED reinstalled or upgraded after it);
+    EINVAL from nvidia-peermem: built where MLNX_OFED's peer-memory API was absent."""
+    mismatch = "symbol" in line.text.lower()
+    if mismatch:
+        what = (
+            "it was built against another ib_core than the loaded one (MLNX_OFED installed or "
+            "upgraded after it, or the kernel's own ib_core loaded instead of MLNX_OFED's)"
+        )
+        summary = (
+            "Rebuild the module against the MLNX_OFED that runs: reinstall MLNX_OFED (or "
+            "DOCA-OFED), then the peer-memory module (nvidia-peermem: reinstall the driver)"
+        )
+    else:
+        what = (
+            "nvidia-peermem was built where MLNX_OFED's peer-memory API was absent (the driver "
+            "installed before MLNX_OFED, or no MLNX_OFED), so it refuses to load"
+        )
+        summary = (
+            "Install MLNX_OFED (or DOCA-OFED) first, then reinstall the NVIDIA driver so its "
+            "DKMS build of nvidia-peermem finds the peer-memory API; or use DMA-BUF"
+        )
+    return Hit(
+        f"the GPUDirect RDMA kernel module did not load (line {line.line}): {what}; NCCL runs "
+        "InfiniBand/RoCE through host memory without it",
+        evidence={"line": line.line},
+        fix=fix(
+            summary,
+            "manual",
+            manual("cat /proc/kallsyms | grep ib_register_peer_memory_client   # MLNX_OFED's"),
+            manual("ofed_info -s; modinfo nvidia_peermem | grep -e vermagic -e depends"),
+            manual("reinstall MLNX_OFED / DOCA-OFED, then the NVIDIA driver (or nv_peer_mem)"),
+            manual("modprobe nvidia-peermem; lsmod | grep peermem"),
         ),
     )
 
