@@ -39,7 +39,9 @@ def nccl_ib_unavailable(facts: Facts) -> Iterable[Hit]:
     `No device found.` (the filter kept no HCA). On a node: HCAs whose ports are all down (NCCL
     uses only ACTIVE ports); what NCCL inside a container could open only its log says. NCCL's
     INFO `NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'`: the transport works without
-    GPUDirect RDMA (no peer-memory module it detects), through host memory.
+    GPUDirect RDMA (no peer-memory module it detects), through host memory; the kernel refusing
+    that module (`could not insert 'nvidia_peermem': Invalid argument`, `nv_peer_mem: Unknown
+    symbol ib_register_peer_memory_client`).
 
     ## Why it matters
     Without the IB plugin NCCL falls back to TCP sockets (`NET/Socket`): multi-node collectives
@@ -58,7 +60,8 @@ def nccl_ib_unavailable(facts: Facts) -> Iterable[Hit]:
     memlock (`--ulimit memlock=-1`); completion errors on RoCE: `export NCCL_IB_GID_INDEX=3`.
     An NCCL_IB_HCA that names no HCA of the node: set it to the names `ibv_devices` lists there,
     or unset it. GPUDirect RDMA disabled: `modprobe nvidia-peermem` on every node; NCCL before
-    2.23.4 looks only for the older nv_peer_mem, so with nvidia-peermem use NCCL 2.23.4+.
+    2.23.4 looks only for the older nv_peer_mem, so with nvidia-peermem use NCCL 2.23.4+. The
+    module refused: install MLNX_OFED first, then rebuild it (reinstall the driver).
 
     ## References
     - https://github.com/NVIDIA/nccl/blob/master/src/transport/net_ib.cc
