@@ -5172,4 +5172,8 @@ EXAMPLES += [
         "modprobe: ERROR: could not insert 'nvidia_peermem': Invalid argument",
         "peermem-module-refused",
     ),
+    (
+        "ssh: Could not resolve hostname node0: Name or service not known",
+        "launcher-ssh-host-unresolvable",
+    ),
 ]
