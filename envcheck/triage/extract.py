@@ -208,6 +208,14 @@ FACTS: dict[str, str] = {
     "nccl_subsystem": "the NCCL subsystem a line comes from (NET/IB, NET/Socket, Bootstrap, P2P)",
     "nccl_socket_ifname": "the NCCL_SOCKET_IFNAME value NCCL echoes ('set by environment to eth0')",
     "nccl_ib_hca": "the NCCL_IB_HCA value NCCL echoes ('NCCL_IB_HCA set to mlx5_0,mlx5_1')",
+    "unresolved_host": "a host name ssh could not resolve for a launcher ('Could not resolve "
+    "hostname node-0')",
+    "nccl_ib_devices": "the InfiniBand/RoCE devices NCCL's IB transport chose, as its INFO "
+    "line lists them ('[0]mlx5_3:1/RoCE [1]mlx5_4:1/RoCE')",
+    "fm_version": "the driver interface version the NVIDIA Fabric Manager was built for, as its "
+    "refusal states it ('interface version 550.90.07')",
+    "fm_driver": "the loaded driver's version the Fabric Manager compared itself with ('don't "
+    "match with driver version 550.54.15')",
     "nccl_topo_file": "the topology XML NCCL was given (NCCL_TOPO_FILE), as NCCL or the "
     "aws-ofi-nccl plugin that set it echoes it",
     "nccl_net_plugin": "the network plugin NCCL loaded ('AWS Libfabric', 'aws-ofi-nccl 1.11.0-aws')",

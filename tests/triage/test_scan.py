@@ -803,7 +803,7 @@ EXAMPLES += [
     (
         "[trainer0|0]:ncclSocketInit: connecting to address  with family 59936 is neither "
         "AF_INET(2) nor AF_INET6(10)",
-        "nccl-no-socket-interface",
+        "nccl-socket-address-family-garbage",
     ),
     (
         "gpu-1:2:3 [0] NCCL WARN Net : Call to recv from 10.0.0.2<43218> failed : Connection "
@@ -5317,4 +5317,43 @@ EXAMPLES += [
     ),
     ("Error: cannot allocate vector of size 1.2 Gb", "host-allocation-failed-other-wordings"),
     ("RuntimeError: out of GPU memory", "gpu-memory-short-in-words"),
+]
+# the Fabric Manager refusing the loaded driver (GPU101), NCCL's driver-API 802 (NET122), and
+# NCCL's list of the IB devices it uses (noise read for NET150's NCCL_IB_HCA fix)
+EXAMPLES += [
+    (
+        "Nov 05 13:55:26 node1 nv-fabricmanager[104230]: fabric manager NVIDIA GPU driver "
+        "interface version 550.127.05 don't match with driver version 550.120. Please update "
+        "with matching NVIDIA driver package.",
+        "fabric-manager-driver-version-mismatch",
+    ),
+    ("[rank2]: Cuda failure 802 'system not yet initialized'", "nccl-cuda-failure-802"),
+    (
+        "dgxh100-4:460770:460842 [0] NCCL INFO NET/IB : Using [0]mlx5_10:1/RoCE "
+        "[1]mlx5_11:1/RoCE [RO]; OOB enp220s0np0:11.1.128.136<0>",
+        "nccl-ib-devices-stated",
+    ),
+    (
+        "learn01:2228637:2230195 [3] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 "
+        "'mlx5_0'",
+        "nccl-gdr-disabled",
+    ),
+    (
+        "pod-0:46312:46318 [0] transport/net_ib.cc:339 NCCL WARN NET/IB: read failed in "
+        "ncclIbRoceGetVersionNum: Invalid argument",
+        "nccl-roce-gid-type-unreadable",
+    ),
+    (
+        "[Fri Feb 12 11:47:20 2021] nv_peer_mem: Unknown symbol ib_register_peer_memory_client "
+        "(err 0)",
+        "peermem-module-refused",
+    ),
+    (
+        "modprobe: ERROR: could not insert 'nvidia_peermem': Invalid argument",
+        "peermem-module-refused",
+    ),
+    (
+        "ssh: Could not resolve hostname node0: Name or service not known",
+        "launcher-ssh-host-unresolvable",
+    ),
 ]

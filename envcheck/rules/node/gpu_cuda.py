@@ -122,11 +122,42 @@ _STATES_802 = lazy(
 )
 
 
+# matrices/signatures/driver_states.toml: nv-fabricmanager's start-up refusal
+FM_MISMATCH = "fabric-manager-driver-version-mismatch"
+
+
+def fabric_manager_mismatch(line: LogLine) -> Hit:
+    """The Fabric Manager's own refusal names both versions: its package must be rebuilt at the
+    loaded driver's exact version (the apt/dnf package of that driver branch), or the driver
+    moved to the Fabric Manager's."""
+    fm, driver = line.stated.get("fm_version"), line.stated.get("fm_driver")
+    branch = driver.split(".")[0] if driver else "<driver branch>"
+    want = driver or "<the loaded driver's version>"
+    return Hit(
+        f"the NVIDIA Fabric Manager did not start (line {line.line}): it was built for driver "
+        f"{fm or '(another release)'} and the loaded driver is {driver or '(another)'}, so the "
+        "NVSwitch fabric is never set up (CUDA 802, NCCL hangs or NVLS failures)",
+        evidence={"line": line.line, "fabric_manager": fm, "driver": driver},
+        fix=fix(
+            f"Install nvidia-fabricmanager at the loaded driver's exact version ({want}), "
+            "then restart it; or move the driver to the Fabric Manager's version",
+            "manual",
+            manual(f"apt-get install nvidia-fabricmanager-{branch}={want}-1"),
+            manual(f"apt-cache policy nvidia-fabricmanager-{branch}   # the builds there"),
+            manual("systemctl restart nvidia-fabricmanager"),
+            manual("cat /proc/driver/nvidia/version   # the driver loaded now"),
+        ),
+    )
+
+
 @from_log("GPU101")
 def cuda_system_not_ready_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """NVIDIA's message for 802 ('system not yet initialized') as a wrapper prints it without
     the number (llama.cpp's ggml, gpu-burn, a C++ exception text); None for a line of such a
-    wrapper that states another CUDA error."""
+    wrapper that states another CUDA error. The Fabric Manager's own refusal names the versions
+    that decide the fix."""
+    if line.signature == FM_MISMATCH:
+        return fabric_manager_mismatch(line)
     if not _STATES_802.search(line.text):
         return None
     return _not_ready(facts, f"CUDA (line {line.line}: 'system not yet initialized')", None)

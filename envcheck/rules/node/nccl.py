@@ -37,7 +37,11 @@ def nccl_ib_unavailable(facts: Facts) -> Iterable[Hit]:
     memory` (the memlock limit), `Call to ibv_modify_qp failed`, `NET/IB : Got completion ...
     with error 12` (the fabric or, on RoCE, the GID index); `NCCL_IB_HCA set to X` followed by
     `No device found.` (the filter kept no HCA). On a node: HCAs whose ports are all down (NCCL
-    uses only ACTIVE ports); what NCCL inside a container could open only its log says.
+    uses only ACTIVE ports); what NCCL inside a container could open only its log says. NCCL's
+    INFO `NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'`: the transport works without
+    GPUDirect RDMA (no peer-memory module it detects), through host memory; the kernel refusing
+    that module (`could not insert 'nvidia_peermem': Invalid argument`, `nv_peer_mem: Unknown
+    symbol ib_register_peer_memory_client`).
 
     ## Why it matters
     Without the IB plugin NCCL falls back to TCP sockets (`NET/Socket`): multi-node collectives
@@ -55,13 +59,16 @@ def nccl_ib_unavailable(facts: Facts) -> Iterable[Hit]:
     `export NCCL_IB_DISABLE=1` and set NCCL_SOCKET_IFNAME. Memory registration refused: raise
     memlock (`--ulimit memlock=-1`); completion errors on RoCE: `export NCCL_IB_GID_INDEX=3`.
     An NCCL_IB_HCA that names no HCA of the node: set it to the names `ibv_devices` lists there,
-    or unset it.
+    or unset it. GPUDirect RDMA disabled: `modprobe nvidia-peermem` on every node; NCCL before
+    2.23.4 looks only for the older nv_peer_mem, so with nvidia-peermem use NCCL 2.23.4+. The
+    module refused: install MLNX_OFED first, then rebuild it (reinstall the driver).
 
     ## References
     - https://github.com/NVIDIA/nccl/blob/master/src/transport/net_ib.cc
     - https://github.com/NVIDIA/nccl/blob/master/src/misc/ibvwrap.cc
     - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-ib-disable
     - https://github.com/NVIDIA/nccl/issues/426
+    - https://github.com/NVIDIA/nccl/blob/v2.23.4-1/src/transport/net_ib.cc
     """
     network = facts.network()
     hcas = network.infiniband
@@ -141,6 +148,10 @@ def _ib_runtime(line: LogLine) -> Hit | None:
                 manual("modprobe nvidia-peermem   # GPUDirect RDMA's kernel module"),
             ),
         )
+    if "No such device" in text:
+        return _hca_gone(line)
+    if "ncclIbRoceGetVersionNum" in text:
+        return _gid_type_unreadable(line)
     if "ibv_modify_qp" in text or "Got completion" in text:
         gid = re.search(r"GID index ([0-9]+)", text)
         if gid is not None and gid.group(1) == "3":  # already the RoCE v2 GID: the rails
@@ -164,6 +175,69 @@ def _ib_runtime(line: LogLine) -> Hit | None:
     return None
 
 
+def _gid_type_unreadable(line: LogLine) -> Hit:
+    """NCCL's GID search reading a RoCE GID's type from sysfs and failing: a container's sparse
+    GID table (NCCL 2.26.2 skips such entries); an explicit NCCL_IB_GID_INDEX skips the search
+    (ncclIbGetGidIndex returns the parameter as given)."""
+    return Hit(
+        f"NCCL could not read a RoCE GID's type from sysfs while choosing its GID (line "
+        f"{line.line}): in a container or pod the GID table is sparse and NCCL before 2.26 "
+        "aborts on the entries it cannot read",
+        evidence={"line": line.line, "nccl_version": line.stated.get("nccl_version")},
+        fix=fix(
+            "Give NCCL the GID: export NCCL_IB_GID_INDEX=<the RoCE v2 index show_gids lists "
+            "with the pod's address>; or use NCCL 2.26.2 or newer, which skips such entries",
+            "manual",
+            manual("show_gids   # in the pod: the v2 line that carries its IP address"),
+            manual("export NCCL_IB_GID_INDEX=<that index>   # the same on every rank's pod"),
+            manual("pip install -U 'nvidia-nccl-cu12>=2.26.2'   # or an image with NCCL 2.26+"),
+        ),
+    )
+
+
+_IB_DEVICE = re.compile(r"\[[0-9]+\]([A-Za-z0-9_.-]+):[0-9]+/")
+
+
+def _hca_gone(line: LogLine) -> Hit:
+    """A verbs call on a device NCCL had opened answers ENODEV ('No such device'): that HCA (or
+    its port, or the RoCE GID NCCL picked on it) cannot carry the connection, a virtual function
+    or port without a usable address, or a device another namespace owns. NCCL's device list
+    ('NET/IB : Using [0]mlx5_3:1/RoCE') names what to exclude with NCCL_IB_HCA's '^'."""
+    listed = line.stated.get("nccl_ib_devices") or ""
+    names = list(dict.fromkeys(_IB_DEVICE.findall(listed)))
+    if len(names) == 1:
+        exclude = f"export NCCL_IB_HCA=^{names[0]}"
+        summary = (
+            f"NCCL used {names[0]} alone: exclude it ({exclude}) or name the HCAs that work; "
+            "NCCL_IB_DISABLE=1 falls back to sockets"
+        )
+    elif names:
+        exclude = f"export NCCL_IB_HCA=^<the one that fails of {','.join(names)}>"
+        summary = (
+            f"NCCL used {', '.join(names)}: exclude the one that fails (NCCL_IB_HCA=^<hca>) or "
+            "name the HCAs that work; NCCL_IB_DISABLE=1 falls back to sockets"
+        )
+    else:
+        exclude = "export NCCL_IB_HCA=^<the HCA NCCL's 'NET/IB : Using' line names>"
+        summary = (
+            "Exclude the HCA that fails with NCCL_IB_HCA=^<hca> or name the HCAs that work; "
+            "NCCL_IB_DISABLE=1 falls back to sockets"
+        )
+    return Hit(
+        f"an InfiniBand/RoCE verbs call answered 'No such device' (line {line.line}): an HCA "
+        "NCCL chose cannot carry the connection (its port or RoCE GID unusable, a virtual "
+        "function without an address)",
+        evidence={"line": line.line, "hcas": names},
+        fix=fix(
+            summary,
+            "manual",
+            manual(exclude),
+            manual("ibv_devinfo; show_gids   # ports ACTIVE, a RoCE v2 GID with an IP address"),
+            manual("export NCCL_IB_DISABLE=1   # TCP sockets: works, slower"),
+        ),
+    )
+
+
 @from_log("NET150")
 def nccl_ib_unavailable_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """The IB line NCCL printed; the node's HCAs, where known, say which fix applies. A verbs
@@ -171,6 +245,10 @@ def nccl_ib_unavailable_in_log(facts: Facts, line: LogLine) -> Hit | None:
     runtime = _ib_runtime(line)
     if runtime is not None:
         return runtime
+    if "GPU Direct RDMA Disabled" in line.text:
+        return None if _one_node(line.stated) else _gdr_disabled(line)
+    if line.signature == _PEERMEM_REFUSED:
+        return _peermem_refused(line)
     hcas: tuple[str, ...] | None = None
     try:
         hcas = tuple(d.name for d in facts.network().infiniband)
@@ -216,6 +294,88 @@ def nccl_ib_unavailable_in_log(facts: Facts, line: LogLine) -> Hit | None:
         "socket interface is wrong too",
         evidence={"line": line.line, "hcas": list(hcas) if hcas is not None else None},
         fix=fix(summary, "manual", *(manual(s) for s in steps)),
+    )
+
+
+# NCCL 2.23.4 is the first whose IB transport also looks for /sys/module/nvidia_peermem/version
+# (v2.22.3's ncclIbGdrSupport read only nv_peer_mem's /sys/kernel/mm/memory_peers/nv_mem*)
+_SEES_PEERMEM = (2, 23, 4)
+
+
+def _gdr_disabled(line: LogLine) -> Hit:
+    """NCCL's INFO that GPUDirect RDMA is off for an HCA: no peer-memory module it detects. The
+    NCCL release the log states decides which fix comes first: before 2.23.4 NCCL does not see
+    a loaded nvidia-peermem at all."""
+    stated = line.stated.get("nccl_version")
+    release = tuple(int(p) for p in stated.split(".")[:3]) if stated else None
+    old = release is not None and release < _SEES_PEERMEM
+    upgrade = "pip install -U 'nvidia-nccl-cu12>=2.23.4'   # or an image with NCCL 2.23.4+"
+    load = "modprobe nvidia-peermem   # and list it in /etc/modules-load.d/ for reboots"
+    if old:
+        summary = (
+            f"NCCL {stated} looks only for nv_peer_mem: with nvidia-peermem loaded, use NCCL "
+            "2.23.4 or newer; else load nvidia-peermem"
+        )
+        steps = (upgrade, load)
+    else:
+        summary = (
+            "Load nvidia-peermem on every node (NCCL before 2.23.4 misses it: upgrade NCCL to "
+            "2.23.4 or newer)"
+        )
+        steps = (load, upgrade)
+    return Hit(
+        f"NCCL runs InfiniBand/RoCE without GPUDirect RDMA (line {line.line}): it found no "
+        "peer-memory module, so inter-node transfers go through host memory, several times "
+        "slower",
+        evidence={"line": line.line, "nccl_version": stated},
+        fix=fix(
+            summary,
+            "manual",
+            *(manual(s) for s in steps),
+            manual("lsmod | grep -e nvidia_peermem -e nv_peer_mem   # on every node"),
+        ),
+    )
+
+
+# matrices/signatures/nccl.toml: the GPUDirect RDMA module refused by the kernel
+_PEERMEM_REFUSED = "peermem-module-refused"
+
+
+def _peermem_refused(line: LogLine) -> Hit:
+    """The peer-memory module did not load. An unknown or other-version symbol: it was built
+    against another ib_core than the loaded one (MLNX_OFED reinstalled or upgraded after it);
+    EINVAL from nvidia-peermem: built where MLNX_OFED's peer-memory API was absent."""
+    mismatch = "symbol" in line.text.lower()
+    if mismatch:
+        what = (
+            "it was built against another ib_core than the loaded one (MLNX_OFED installed or "
+            "upgraded after it, or the kernel's own ib_core loaded instead of MLNX_OFED's)"
+        )
+        summary = (
+            "Rebuild the module against the MLNX_OFED that runs: reinstall MLNX_OFED (or "
+            "DOCA-OFED), then the peer-memory module (nvidia-peermem: reinstall the driver)"
+        )
+    else:
+        what = (
+            "nvidia-peermem was built where MLNX_OFED's peer-memory API was absent (the driver "
+            "installed before MLNX_OFED, or no MLNX_OFED), so it refuses to load"
+        )
+        summary = (
+            "Install MLNX_OFED (or DOCA-OFED) first, then reinstall the NVIDIA driver so its "
+            "DKMS build of nvidia-peermem finds the peer-memory API; or use DMA-BUF"
+        )
+    return Hit(
+        f"the GPUDirect RDMA kernel module did not load (line {line.line}): {what}; NCCL runs "
+        "InfiniBand/RoCE through host memory without it",
+        evidence={"line": line.line},
+        fix=fix(
+            summary,
+            "manual",
+            manual("cat /proc/kallsyms | grep ib_register_peer_memory_client   # MLNX_OFED's"),
+            manual("ofed_info -s; modinfo nvidia_peermem | grep -e vermagic -e depends"),
+            manual("reinstall MLNX_OFED / DOCA-OFED, then the NVIDIA driver (or nv_peer_mem)"),
+            manual("modprobe nvidia-peermem; lsmod | grep peermem"),
+        ),
     )
 
 

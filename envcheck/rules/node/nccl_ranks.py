@@ -145,12 +145,45 @@ def nccl_ranks_differ(facts: Facts) -> Iterable[Hit]:
     raise Skip("only a log line states which NCCL each rank runs", "log.nccl")
 
 
+# matrices/signatures/nccl.toml: an address of no family, which a peer's other NCCL also gives
+_FAMILY_GARBAGE = "nccl-socket-address-family-garbage"
+# ingest/merge.py's note where two pasted listings (one per node) name an NCCL wheel differently
+_LISTED_TWICE = lazy(
+    r"conflict: packages\.(nvidia-nccl-cu[0-9]+) is '([0-9][0-9.]*)' in (.+?) but "
+    r"'([0-9][0-9.]*)' in (.+?); kept"
+)
+
+
+def _listings_differ(facts: Facts) -> tuple[str, tuple[str, str], tuple[str, str]] | None:
+    """The NCCL wheel two listings pasted beside the log (a `pip freeze` per node) name at two
+    versions: the wheel, and each listing with its version. None when none does."""
+    report = facts.report.packages
+    for note in report.notes if report.is_ok else ():
+        found = _LISTED_TWICE.search(note)
+        if found is not None:
+            wheel, va, a, vb, b = found.groups()
+            return wheel, (a, va), (b, vb)
+    return None
+
+
 @from_log("NET121")
 def nccl_ranks_differ_in_log(facts: Facts, line: LogLine) -> Hit:
     """The version check names both ranks' NCCL (decoded from NCCL_VERSION_CODE): the newer one
-    is the pin to install everywhere. A truncated message names no version: left open."""
+    is the pin to install everywhere. A truncated message names no version: left open. An
+    address of no family is the other NCCL only where the pasted listings name two releases."""
     if line.signature == _DISAGREE:
         return _ranks_disagree(line)
+    if line.signature == _FAMILY_GARBAGE:
+        listed = _listings_differ(facts)
+        if listed is None:
+            raise NotStated(
+                f"line {line.line} is an address of no family: a peer with another NCCL "
+                "release sends one, and so does a node where no interface matched; which NCCL "
+                "each node runs is not stated",
+                fix="pip list | grep nccl   # on every node: one NCCL release everywhere",
+            )
+        _, a, b = listed
+        return _versions_differ(line, (f"the listing in {a[0]}", a[1]), (f"{b[0]}", b[1]))
     found = _MISMATCH.search(line.text)
     if found is None:
         raise NotStated(
@@ -187,13 +220,17 @@ def nccl_nvls_failed(facts: Facts) -> Iterable[Hit]:
     Turn NVLS off, which NCCL's maintainers ask first and the threads report working:
     `export NCCL_NVLS_ENABLE=0` (all-reduce then uses NVLink rings and trees). To keep NVLS,
     check the fabric: `systemctl status nvidia-fabricmanager` (same version as the driver),
-    `nvidia-smi -q | grep -A2 Fabric` (State Completed, Status Success).
+    `nvidia-smi -q | grep -A2 Fabric` (State Completed, Status Success). After the Fabric
+    Manager was restarted on a running node, reset the GPUs (`nvidia-smi -r`) or reboot: the
+    fabric is set up only while the GPUs are idle.
 
     ## References
     - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-nvls-enable
     - https://github.com/NVIDIA/nccl/issues/1788
     - https://github.com/NVIDIA/nccl/issues/1672
     - https://github.com/sgl-project/sglang/pull/631
+    - https://github.com/NVIDIA/nccl/issues/976
+    - https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/
     """
     raise Skip("only a log line states that NCCL's NVLS transport failed", "log.nccl")
 
@@ -214,5 +251,17 @@ def nccl_nvls_failed_in_log(facts: Facts, line: LogLine) -> Hit:
             manual("export NCCL_NVLS_ENABLE=0"),
             manual("systemctl status nvidia-fabricmanager   # running, same version as the driver"),
             manual("nvidia-smi -q | grep -A2 Fabric   # State: Completed, Status: Success"),
+            manual(_FM_RESTARTED),
         ),
     )
+
+
+# The Fabric Manager user guide's start-up order: the fabric is set up while no GPU is in use,
+# so a Fabric Manager restarted under a running system leaves the GPUs' NVLink state stale
+# until they are reset (NVIDIA/nccl#976: 'usually due to nv-fabricmanager having been manually
+# restarted while processes were still holding resources on the GPU. Rebooting the node is
+# usually the easiest solution').
+_FM_RESTARTED = (
+    "after nvidia-fabricmanager was restarted: reset the GPUs (no process on them: "
+    "nvidia-smi -r) or reboot"
+)

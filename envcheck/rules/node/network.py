@@ -246,7 +246,9 @@ def hostname_loopback(facts: Facts) -> Iterable[Hit]:
     What the node's hostname resolves to through getaddrinfo, as Gloo resolves it when
     `GLOO_SOCKET_IFNAME` is not set. Debian and Ubuntu map the hostname to 127.0.1.1 in
     /etc/hosts. With a valid `GLOO_SOCKET_IFNAME` Gloo does not use the hostname and the finding
-    is a warning (torch's TCPStore and tools that use the hostname still see loopback).
+    is a warning (torch's TCPStore and tools that use the hostname still see loopback). In a
+    log, also a multi-node launcher's ssh that cannot resolve a host of its hostfile (`ssh:
+    Could not resolve hostname node-0: Name or service not known`).
 
     ## Why it matters
     Gloo binds loopback: `Unable to resolve hostname to a (local) address. Using the loopback
@@ -260,7 +262,8 @@ def hostname_loopback(facts: Facts) -> Iterable[Hit]:
 
     ## Fix
     Set `GLOO_SOCKET_IFNAME` (and `NCCL_SOCKET_IFNAME`) to the routable interface on every node,
-    or map the hostname to the node's routable address in /etc/hosts.
+    or map the hostname to the node's routable address in /etc/hosts. A hostfile name ssh
+    cannot resolve: put the node's IP address in the hostfile, or add the name to /etc/hosts.
 
     ## References
     - https://github.com/vllm-project/vllm/issues/5094
@@ -329,6 +332,29 @@ def loopback_fix() -> Fix:
 _GLOO_LOOPBACK = "gloo-hostname-loopback"
 
 
+# matrices/signatures/nccl.toml: ssh's own refusal under a launcher's hostfile
+_SSH_UNRESOLVABLE = "launcher-ssh-host-unresolvable"
+
+
+def _launcher_host_unresolvable(line: LogLine) -> Hit:
+    """ssh could not resolve a host of the launcher's hostfile: the name in the hostfile is the
+    thing to change (an address, or a name /etc/hosts gives)."""
+    host = line.stated.get("unresolved_host") or "<the host>"
+    return Hit(
+        f"the launcher could not reach {host} (line {line.line}): ssh cannot resolve that name, "
+        "so the hostfile names a host this machine does not know",
+        evidence={"line": line.line, "host": host},
+        fix=fix(
+            f"Put the node's IP address (or a name that resolves) in the hostfile in place of "
+            f"{host}, or add {host} to /etc/hosts",
+            "manual",
+            manual(f"getent hosts {host}   # nothing: the name does not resolve here"),
+            manual(f"hostfile: replace {host} with the node's IP (e.g. 10.0.0.2 slots=8)"),
+            manual(f"echo '<its IP> {host}' | sudo tee -a /etc/hosts   # or fix DNS"),
+        ),
+    )
+
+
 @from_log("NET103")
 def hostname_loopback_in_log(facts: Facts, line: LogLine) -> Hit:
     """Gloo's own warning: 'Unable to resolve hostname to a (local) address. Using the loopback
@@ -339,6 +365,8 @@ def hostname_loopback_in_log(facts: Facts, line: LogLine) -> Hit:
     leave the node's hostname to check; where it says neither, the cause stays open."""
     from envcheck.rules.node.rank_hosts import ranks_on_one_node, ranks_span_nodes
 
+    if line.signature == _SSH_UNRESOLVABLE:
+        return _launcher_host_unresolvable(line)
     one = ranks_on_one_node(line.stated)
     if line.signature != _GLOO_LOOPBACK:
         if one:
@@ -377,6 +405,8 @@ def hostname_loopback_in_log(facts: Facts, line: LogLine) -> Hit:
 
 
 _NCCL_NO_INTERFACE = "nccl-no-socket-interface"
+# ncclSocketInit's address of no family: the same missing interface, or a peer's other NCCL
+_NCCL_FAMILY_GARBAGE = "nccl-socket-address-family-garbage"
 # 'NCCL_SOCKET_IFNAME set to ib0 but no interface found', NCCL_OOB_NET_IFNAME's 'no device found
 # matching ...' (matrices/signatures/nccl_transports.toml)
 _NCCL_IFNAME_NO_INTERFACE = "nccl-socket-ifname-no-interface"
@@ -453,7 +483,7 @@ def gloo_no_address_in_log(facts: Facts, line: LogLine) -> Hit | None:
     address on the node that logged it (a `^`/`=` value is NET102 instead). NCCL's 'Bootstrap :
     no socket interface found' says the same of NCCL_SOCKET_IFNAME (or that nothing but
     excluded interfaces, lo and docker0, is left)."""
-    if line.signature in (_NCCL_NO_INTERFACE, _NCCL_IFNAME_NO_INTERFACE):
+    if line.signature in (_NCCL_NO_INTERFACE, _NCCL_IFNAME_NO_INTERFACE, _NCCL_FAMILY_GARBAGE):
         return _nccl_no_interface(line)
     named = _named_interface_between_nodes(facts, line)
     if named is not None:
