@@ -5137,3 +5137,18 @@ EXAMPLES += [
 EXAMPLES += [
     ("modinfo: ERROR: Module nvidia not found.", "modprobe-nvidia-not-found"),
 ]
+
+# the proprietary module refusing a Blackwell GPU (DRV228: the open module); TensorFlow's
+# CUDA initialisation failure with cudaGetErrorString (DRV150)
+EXAMPLES += [
+    (
+        "               NVRM: installed in this system requires use of the NVIDIA open kernel "
+        "modules.",
+        "nvrm-open-module-required",
+    ),
+    (
+        "tensorflow.python.framework.errors_impl.InternalError: CUDA runtime implicit "
+        "initialization on GPU:0 failed. Status: all CUDA-capable devices are busy or unavailable",
+        "cuda-error",
+    ),
+]
