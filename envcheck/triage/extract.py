@@ -163,6 +163,8 @@ FACTS: dict[str, str] = {
     "container_device": "the GPU a container runtime was asked for (an index, UUID or PCI "
     "address: NVIDIA_VISIBLE_DEVICES, --gpus device=N)",
     "ldconfig_path": "the ldconfig a container runtime's configuration names (/sbin/ldconfig.real)",
+    "jetson_platform": "the Jetson platform a log or an issue names: L4T, JetPack, a Jetson "
+    "module or board ('nvidia-jetpack', 'l4t-pytorch', 'Jetson Orin', 'R35 (release)')",
     "windows_build": "the Windows build a log or an issue states (19042 for Windows 10 20H2)",
     "cuda_error_name": "a CUDA error's name (cudaErrorNoDevice, CUDA_ERROR_NOT_INITIALIZED)",
     "cuda_call": "the CUDA driver or runtime call a line says failed (cuInit, cudaGetDeviceCount): "

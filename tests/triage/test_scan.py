@@ -5152,3 +5152,9 @@ EXAMPLES += [
         "cuda-error",
     ),
 ]
+
+# a Jetson as a log names it (a fact for SYS150: JetPack's CUDA through the nvidia runtime)
+EXAMPLES += [
+    ("Package: nvidia-jetpack", "jetson-platform-stated"),
+    ("dustynv/ros:noetic-pytorch-l4t-r32.5.0", "jetson-platform-stated"),
+]

@@ -1,0 +1,77 @@
+"""Driver failures of platforms the corpus had few of: the proprietary module refusing a
+Blackwell GPU (DRV228, the open module), TensorFlow's CUDA initialisation failure and an
+unlicensed vGPU behind error 46 (DRV150), a CUDA library missing in a Jetson container
+(SYS150, the NVIDIA runtime as Docker's default)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import run_cli
+from tests.triage.from_log import causes, fix_text, log_file
+
+
+def test_the_proprietary_module_refusing_a_blackwell_gpu_names_the_open_module(
+    tmp_path: Path,
+) -> None:
+    log = log_file(
+        tmp_path,
+        "[    5.499014] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  580.105.08  Wed Oct 29 "
+        "23:15:11 UTC 2025\n"
+        "[    5.559842] NVRM: The NVIDIA GPU 0000:02:00.0 (PCI ID: 10de:2c58)\n"
+        "               NVRM: installed in this system requires use of the NVIDIA open kernel "
+        "modules.\n"
+        "[    5.559858] NVRM: GPU 0000:02:00.0: RmInitAdapter failed! (0x22:0x56:884)\n",
+    )
+    found = causes(run_cli, log)
+    assert found["DRV228"]["verdict"] == "confirmed"
+    text = fix_text(found["DRV228"])
+    assert "nvidia-driver-<branch>-open" in text and "--kernel-module-type=open" in text
+
+
+def test_a_report_that_the_open_modules_are_required_reads_the_same(tmp_path: Path) -> None:
+    # getsolus/packages#5575: the reporter's words for the dmesg line
+    log = log_file(
+        tmp_path,
+        "running dmesg shows an explicit error message about the open kernel modules being "
+        "required - nvidia-smi returns no devices were found",
+    )
+    text = fix_text(causes(run_cli, log)["DRV228"])
+    assert "nvidia-driver-<branch>-open" in text
+
+
+def test_tensorflow_cuda_initialisation_names_error_46_and_the_vgpu_license(
+    tmp_path: Path,
+) -> None:
+    # DDMAL/Rodan#1332: the cloud VM's vGPU had lost its license
+    log = log_file(
+        tmp_path,
+        "tensorflow.python.framework.errors_impl.InternalError: CUDA runtime implicit "
+        "initialization on GPU:0 failed. Status: all CUDA-capable devices are busy or "
+        "unavailable",
+    )
+    found = causes(run_cli, log)
+    assert found["DRV150"]["verdict"] == "confirmed"
+    text = fix_text(found["DRV150"])
+    assert "sudo nvidia-smi -c DEFAULT" in text and "nvidia-gridd" in text
+
+
+def test_a_cuda_library_missing_on_a_jetson_names_the_default_runtime(tmp_path: Path) -> None:
+    # dusty-nv/jetson-containers#121
+    log = log_file(
+        tmp_path,
+        "./scripts/docker_build_ml.sh all        # build all: l4t-pytorch\n"
+        "OSError: libcurand.so.10: cannot open shared object file: No such file or directory\n"
+        "Package: nvidia-jetpack\n",
+    )
+    text = fix_text(causes(run_cli, log)["SYS150"])
+    assert '"default-runtime": "nvidia"' in text and "--runtime nvidia" in text
+
+
+def test_a_cuda_library_missing_elsewhere_names_no_jetson_step(tmp_path: Path) -> None:
+    log = log_file(
+        tmp_path,
+        "OSError: libcurand.so.10: cannot open shared object file: No such file or directory\n",
+    )
+    text = fix_text(causes(run_cli, log)["SYS150"])
+    assert "default-runtime" not in text
