@@ -75,3 +75,26 @@ def test_a_cuda_library_missing_elsewhere_names_no_jetson_step(tmp_path: Path) -
     )
     text = fix_text(causes(run_cli, log)["SYS150"])
     assert "default-runtime" not in text
+
+
+def test_torch_device_index_assert_on_mig_names_one_mig_device(tmp_path: Path) -> None:
+    # pytorch/pytorch#130181
+    log = log_file(
+        tmp_path,
+        "on a NVIDIA-A100-SXM4-80GB-MIG-3g.40gb using 2 GPUs\n"
+        'RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED at "/opt/conda/'
+        'conda-bld/pytorch_1682343997789/work/aten/src/ATen/cuda/CUDAContext.cpp":50, please '
+        "report a bug to PyTorch.\n",
+    )
+    found = causes(run_cli, log)
+    assert found["GPU119"]["verdict"] == "confirmed"
+    assert "CUDA_VISIBLE_DEVICES=MIG-<UUID>" in fix_text(found["GPU119"])
+
+
+def test_torch_device_index_assert_without_mig_stays_open(tmp_path: Path) -> None:
+    log = log_file(
+        tmp_path,
+        "RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED at "
+        '"../aten/src/ATen/cuda/CUDAContext.cpp":50, please report a bug to PyTorch.\n',
+    )
+    assert causes(run_cli, log)["GPU119"]["verdict"] != "confirmed"

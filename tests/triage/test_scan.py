@@ -5158,3 +5158,18 @@ EXAMPLES += [
     ("Package: nvidia-jetpack", "jetson-platform-stated"),
     ("dustynv/ros:noetic-pytorch-l4t-r32.5.0", "jetson-platform-stated"),
 ]
+
+# torch's device-index assert (GPU119 where the log names MIG devices) and MIG as stated
+EXAMPLES += [
+    (
+        'RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED at "/opt/conda/'
+        'conda-bld/pytorch_1682343997789/work/aten/src/ATen/cuda/CUDAContext.cpp":50, please '
+        "report a bug to PyTorch.",
+        "torch-device-index-assert",
+    ),
+    (
+        "  MIG 1g.5gb      Device  0: (UUID: MIG-c6d4f1ef-42e4-5de3-91c7-45d71c87eb3f)",
+        "mig-device-stated",
+    ),
+    ("nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB-MIG-3g.40gb", "mig-device-stated"),
+]
