@@ -98,3 +98,16 @@ def test_torch_device_index_assert_without_mig_stays_open(tmp_path: Path) -> Non
         '"../aten/src/ATen/cuda/CUDAContext.cpp":50, please report a bug to PyTorch.\n',
     )
     assert causes(run_cli, log)["GPU119"]["verdict"] != "confirmed"
+
+
+def test_fabric_manager_refusing_the_driver_names_the_driver_version(tmp_path: Path) -> None:
+    # NVIDIA/gpu-driver-container#735
+    log = log_file(
+        tmp_path,
+        "fabric manager NVIDIA GPU driver interface version 590.48.01 don't match with driver "
+        "version 580.126.09.\nPlease update with matching NVIDIA driver package.\n",
+    )
+    found = causes(run_cli, log)
+    assert found["GPU101"]["verdict"] == "confirmed"
+    text = fix_text(found["GPU101"])
+    assert "nvidia-fabricmanager-580=580.126.09-1" in text and "apt-mark hold" in text

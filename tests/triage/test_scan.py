@@ -5181,3 +5181,13 @@ EXAMPLES += [
         "ldconfig-soname-not-a-link",
     ),
 ]
+
+# Fabric Manager refusing a driver of another release (GPU101: the FM of the driver's version)
+EXAMPLES += [
+    (
+        "Nov 05 13:55:26 node1 nv-fabricmanager[104230]: fabric manager NVIDIA GPU driver "
+        "interface version 550.127.05 doesn't match with driver version 550.120. Please update "
+        "with the matching NVIDIA driver package.",
+        "fabricmanager-driver-version-mismatch",
+    ),
+]

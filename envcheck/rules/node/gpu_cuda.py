@@ -59,6 +59,9 @@ def system_not_ready(facts: Facts) -> Iterable[Hit]:
     ## Example
     cuInit returned 802 (CUDA_ERROR_SYSTEM_NOT_READY) with driver 535.104.05 and 4 NVSwitches.
 
+    Fabric Manager's own refusal in the journal states the same cause: `fabric manager NVIDIA
+    GPU driver interface version 590.48.01 don't match with driver version 580.126.09`.
+
     ## Fix
     Install `nvidia-fabricmanager-<branch>` matching the driver version exactly (for driver
     535.104.05: `nvidia-fabricmanager-535` version 535.104.05) and
@@ -68,6 +71,7 @@ def system_not_ready(facts: Facts) -> Iterable[Hit]:
     - https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/
     - https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html
     - https://github.com/pytorch/pytorch/issues/35710
+    - https://github.com/NVIDIA/gpu-driver-container/issues/735
     """
     stated = facts.report.gpu.data if facts.report.gpu.is_ok else None
     switches: int | None = None
@@ -122,11 +126,48 @@ _STATES_802 = lazy(
 )
 
 
+def _fabricmanager_skew(fm: str, driver: str | None, line: LogLine) -> Hit:
+    """Fabric Manager's own refusal of a driver of another release: the FM package of the
+    driver's exact version, held so apt does not move one without the other
+    (NVIDIA/gpu-driver-container#735, dstackai/dstack#2355)."""
+    branch = (driver or fm).split(".")[0]
+    want = driver or "<the driver's version>"
+    return Hit(
+        f"NVIDIA Fabric Manager {fm} refused driver {driver or '(unknown)'} (line {line.line}): "
+        "it starts only with the driver of its own release, and without it CUDA on the "
+        "NVSwitch node answers 802",
+        evidence={"line": line.line, "fabricmanager": fm, "driver": driver},
+        fix=fix(
+            f"Install Fabric Manager of the driver's exact version ({want}), or the driver of "
+            f"Fabric Manager's ({fm}), hold both, and start it",
+            "manual",
+            manual(
+                f"apt-cache policy nvidia-fabricmanager-{branch}  (dnf: dnf list --showduplicates "
+                "nvidia-fabricmanager)"
+            ),
+            manual(
+                f"sudo apt-get install nvidia-fabricmanager-{branch}={want}-1  (the build of "
+                f"version {want})"
+            ),
+            manual(
+                f"sudo apt-mark hold nvidia-fabricmanager-{branch} nvidia-driver-{branch}  "
+                "(or -server / -open: the driver package installed)"
+            ),
+            manual(
+                "sudo systemctl enable --now nvidia-fabricmanager; systemctl status nvidia-fabricmanager"
+            ),
+        ),
+    )
+
+
 @from_log("GPU101")
 def cuda_system_not_ready_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """NVIDIA's message for 802 ('system not yet initialized') as a wrapper prints it without
     the number (llama.cpp's ggml, gpu-burn, a C++ exception text); None for a line of such a
     wrapper that states another CUDA error."""
+    fm = line.stated.get("fabricmanager_version")
+    if fm:
+        return _fabricmanager_skew(fm, line.stated.get("driver_version"), line)
     if not _STATES_802.search(line.text):
         return None
     return _not_ready(facts, f"CUDA (line {line.line}: 'system not yet initialized')", None)

@@ -15,7 +15,9 @@ from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
 
 _WSL_DIR = "/usr/lib/wsl/lib"
-_NOT_A_LINK = re.compile(r"(?P<path>/\S+?)/(?P<name>[^/\s]+\.so(?:\.[0-9]+)*) is not a symbolic link")
+_NOT_A_LINK = re.compile(
+    r"(?P<path>/\S+?)/(?P<name>[^/\s]+\.so(?:\.[0-9]+)*) is not a symbolic link"
+)
 
 
 @rule("SYS224", "soname-file-not-a-link", Severity.WARNING)
