@@ -111,3 +111,10 @@ def test_fabric_manager_refusing_the_driver_names_the_driver_version(tmp_path: P
     assert found["GPU101"]["verdict"] == "confirmed"
     text = fix_text(found["GPU101"])
     assert "nvidia-fabricmanager-580=580.126.09-1" in text and "apt-mark hold" in text
+
+
+def test_launch_timeout_names_windows_tdr_and_tcc(tmp_path: Path) -> None:
+    # Purfview/whisper-standalone-win#411
+    log = log_file(tmp_path, "CUDA error: the launch timed out and was terminated\n")
+    text = fix_text(causes(run_cli, log)["DRV150"])
+    assert "TdrDelay" in text and "nvidia-smi -i 0 -dm 1" in text
