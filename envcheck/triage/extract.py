@@ -167,6 +167,8 @@ FACTS: dict[str, str] = {
     "nvidia-smi -L's 'MIG 1g.5gb Device 0', a MIG-<UUID>): the GPUs are split by MIG",
     "fabricmanager_version": "the driver release NVIDIA Fabric Manager was built for, from its "
     "refusal of another driver ('driver interface version 590.48.01')",
+    "gpu_bound_driver": "the PCI driver the NVIDIA kernel module finds a GPU bound to "
+    "(NovaCore, nouveau, vfio-pci)",
     "jetson_platform": "the Jetson platform a log or an issue names: L4T, JetPack, a Jetson "
     "module or board ('nvidia-jetpack', 'l4t-pytorch', 'Jetson Orin', 'R35 (release)')",
     "windows_build": "the Windows build a log or an issue states (19042 for Windows 10 20H2)",

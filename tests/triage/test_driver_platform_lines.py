@@ -118,3 +118,9 @@ def test_launch_timeout_names_windows_tdr_and_tcc(tmp_path: Path) -> None:
     log = log_file(tmp_path, "CUDA error: the launch timed out and was terminated\n")
     text = fix_text(causes(run_cli, log)["DRV150"])
     assert "TdrDelay" in text and "nvidia-smi -i 0 -dm 1" in text
+
+
+def test_a_gpu_bound_to_vfio_names_the_passthrough_binding(tmp_path: Path) -> None:
+    log = log_file(tmp_path, "NVRM: GPU 0000:41:00.0 is already bound to vfio-pci.\n")
+    text = fix_text(causes(run_cli, log)["DRV222"])
+    assert "vfio-pci.ids=" in text and "nova_core" not in text

@@ -5191,3 +5191,11 @@ EXAMPLES += [
         "fabricmanager-driver-version-mismatch",
     ),
 ]
+
+# the NVIDIA module naming the driver that holds the GPU (DRV222: nova_core on kernel 7.0)
+EXAMPLES += [
+    (
+        "[  201.910514] NVRM: GPU 0000:01:00.0 is already bound to NovaCore.",
+        "nvrm-gpu-bound-to-another-driver",
+    ),
+]

@@ -32,7 +32,9 @@ def nouveau_blocks_installer(facts: Facts) -> Iterable[Hit]:
     Only a log states it: nvidia-installer's `ERROR: The Nouveau kernel driver is currently in
     use by your system.  This driver is incompatible with the NVIDIA driver, and must be
     disabled before proceeding.`, and the loaded module's own `NVRM: The NVIDIA probe routine
-    was not called for 1 device(s)` (another driver obtained the GPU first).
+    was not called for 1 device(s)` (another driver obtained the GPU first) or `NVRM: GPU
+    0000:01:00.0 is already bound to NovaCore.` (the driver named: nova_core on kernel 7.0,
+    vfio-pci for passthrough).
 
     ## Why it matters
     The open-source nouveau module binds the GPU at boot; the NVIDIA module cannot take it, so
@@ -51,12 +53,70 @@ def nouveau_blocks_installer(facts: Facts) -> Iterable[Hit]:
     ## References
     - https://docs.nvidia.com/cuda/cuda-installation-guide-linux/ (Disabling Nouveau)
     - https://github.com/Oneflow-Inc/oneflow/issues/3106
+    - https://github.com/beclab/Olares/pull/3963 (nova_core)
     """
     raise Skip("only the installer's output states that nouveau blocked it", "log")
 
 
+def _bound_elsewhere(holder: str, line: LogLine) -> Hit:
+    """The NVIDIA module's own line naming the PCI driver that holds the GPU: that driver's
+    blacklist (nova_core, the Rust successor of nouveau that kernel 7.0 builds, binds Turing to
+    Ada GPUs and blacklisting nouveau does not stop it: beclab/Olares#3963), or vfio-pci's
+    unbinding (a GPU set aside for a VM)."""
+    name = holder.lower()
+    where = f"the GPU is bound to {holder} (line {line.line}), so the NVIDIA module drives none"
+    if name.startswith("nova"):
+        conf = (
+            "printf 'blacklist nova_core\\nblacklist nova_drm\\nblacklist nova\\nblacklist "
+            "nouveau\\n' | sudo tee /etc/modprobe.d/blacklist-nova.conf"
+        )
+        return Hit(
+            where + ": the kernel's nova_core driver (nouveau's successor) claimed it",
+            evidence={"line": line.line, "holder": holder},
+            fix=fix(
+                "Blacklist nova_core, nova_drm and nova as well as nouveau, rebuild the "
+                "initramfs, reboot, then load or install the NVIDIA driver",
+                "manual",
+                manual(conf),
+                manual(_INITRAMFS),
+                manual("sudo reboot; lspci -nnk -d 10de:  ('Kernel driver in use: nvidia')"),
+            ),
+        )
+    if name.startswith("vfio"):
+        return Hit(
+            where + ": vfio-pci holds it for device passthrough to a VM",
+            evidence={"line": line.line, "holder": holder},
+            fix=fix(
+                "Take the GPU away from vfio-pci (remove its vfio-pci.ids= entry from the "
+                "kernel command line or /etc/modprobe.d, rebuild the initramfs, reboot), or use "
+                "it inside the VM it was set aside for",
+                "manual",
+                manual("grep -r vfio /etc/modprobe.d /etc/default/grub"),
+                manual(_INITRAMFS),
+                manual("sudo reboot"),
+            ),
+        )
+    return Hit(
+        where,
+        evidence={"line": line.line, "holder": holder},
+        fix=fix(
+            f"Stop {holder} from claiming the GPU (blacklist its module in /etc/modprobe.d), "
+            "rebuild the initramfs, reboot",
+            "manual",
+            manual(
+                f"printf 'blacklist {name}\\n' | sudo tee /etc/modprobe.d/blacklist-{name}.conf"
+            ),
+            manual(_INITRAMFS),
+            manual("sudo reboot"),
+        ),
+    )
+
+
 @from_log("DRV222")
 def nouveau_blocks_installer_in_log(facts: Facts, line: LogLine) -> Hit:
+    holder = line.stated.get("gpu_bound_driver")
+    if holder and line.signature == _BOUND_ELSEWHERE:
+        return _bound_elsewhere(holder, line)
     if line.signature == _PROBE_NOT_CALLED:
         return Hit(
             f"the NVIDIA module loaded but drives no GPU: another driver (nouveau, a framebuffer "
@@ -149,6 +209,7 @@ _MAKE_LOG = lazy(r"(?P<path>/var/lib/dkms/nvidia[a-z0-9-]*/[0-9][0-9.]*/build/ma
 _INSTALLER_LOG = "/var/log/nvidia-installer.log"
 _NOT_FOUND = "modprobe-nvidia-not-found"  # modprobe finds no module: it was never built
 _PROBE_NOT_CALLED = "nvrm-probe-not-called"  # the module loaded, another driver holds the GPU
+_BOUND_ELSEWHERE = "nvrm-gpu-bound-to-another-driver"  # ... and the module names that driver
 # GCC 12 is the first release with -ftrivial-auto-var-init (gcc.gnu.org/gcc-12/changes.html)
 _AUTO_VAR_INIT_GCC = "12"
 
