@@ -124,3 +124,27 @@ def test_a_gpu_bound_to_vfio_names_the_passthrough_binding(tmp_path: Path) -> No
     log = log_file(tmp_path, "NVRM: GPU 0000:41:00.0 is already bound to vfio-pci.\n")
     text = fix_text(causes(run_cli, log)["DRV222"])
     assert "vfio-pci.ids=" in text and "nova_core" not in text
+
+
+def test_nvml_blocked_in_a_container_on_wsl_names_no_cgroups(tmp_path: Path) -> None:
+    # microsoft/WSL#9962
+    log = log_file(
+        tmp_path,
+        "- [X] WSL 2\n"
+        "nvidia-smi works well in wsl2, but it doesn't work properly in the docker container "
+        'started in wsl2, with error "Failed to initialize NVML: GPU access blocked by the '
+        'operating system".\n',
+    )
+    text = fix_text(causes(run_cli, log)["DRV151"])
+    assert "no-cgroups=false" in text and "-dm 0" in text
+
+
+def test_nvml_blocked_under_wsl_names_wddm_first(tmp_path: Path) -> None:
+    log = log_file(
+        tmp_path,
+        "Linux version 5.15.90.1-microsoft-standard-WSL2\n"
+        "Failed to initialize NVML: GPU access blocked by the operating system\n",
+    )
+    text = fix_text(causes(run_cli, log)["DRV151"])
+    assert text.index("-dm 0") < text.index("nvidia-utils")
+    assert "no-cgroups" not in text
