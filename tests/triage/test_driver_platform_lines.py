@@ -148,3 +148,15 @@ def test_nvml_blocked_under_wsl_names_wddm_first(tmp_path: Path) -> None:
     text = fix_text(causes(run_cli, log)["DRV151"])
     assert text.index("-dm 0") < text.index("nvidia-utils")
     assert "no-cgroups" not in text
+
+
+def test_a_cpu_torch_on_a_jetson_names_nvidias_jetson_build(tmp_path: Path) -> None:
+    # Lmy0217/PyTorch-aarch64#3: a CPU-only aarch64 wheel on a Jetson Nano (L4T 32.4.3)
+    log = log_file(
+        tmp_path,
+        "Package: nvidia-jetpack\nAssertionError: Torch not compiled with CUDA enabled\n",
+    )
+    found = causes(run_cli, log)
+    assert found["TOR110"]["verdict"] == "confirmed"
+    text = fix_text(found["TOR110"])
+    assert "JetPack release" in text and "download.pytorch.org" not in text
