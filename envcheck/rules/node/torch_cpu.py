@@ -185,9 +185,10 @@ def _cpu_fallback(facts: Facts, torch: Version | None) -> tuple[str, Fix] | None
 
 _JETSON_TORCH_STEPS = (
     "pip uninstall -y torch torchvision torchaudio  (PyPI's aarch64 wheels)",
-    "install NVIDIA's torch wheel for the JetPack release (cat /etc/nv_tegra_release names the "
-    "L4T release): the 'PyTorch for Jetson' list, forums.developer.nvidia.com/t/72048, or the "
-    "l4t-pytorch image of jetson-containers",
+    "install NVIDIA's torch wheel for the JetPack release (cat /etc/nv_tegra_release names "
+    "the L4T release): the 'PyTorch for Jetson' list, "
+    "https://forums.developer.nvidia.com/t/pytorch-for-jetson/72048, or the l4t-pytorch image "
+    "of jetson-containers",
     'python3 -c "import torch; print(torch.cuda.is_available())"',
 )
 
