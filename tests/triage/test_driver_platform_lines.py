@@ -160,3 +160,15 @@ def test_a_cpu_torch_on_a_jetson_names_nvidias_jetson_build(tmp_path: Path) -> N
     assert found["TOR110"]["verdict"] == "confirmed"
     text = fix_text(found["TOR110"])
     assert "JetPack release" in text and "download.pytorch.org" not in text
+
+
+def test_lspci_showing_nouveau_on_the_gpu_names_the_blacklist(tmp_path: Path) -> None:
+    log = log_file(
+        tmp_path,
+        "01:00.0 VGA compatible controller: NVIDIA Corporation GA102 [GeForce RTX 3090]\n"
+        "\tKernel driver in use: nouveau\n"
+        "\tKernel modules: nvidiafb, nouveau, nvidia_drm, nvidia\n",
+    )
+    found = causes(run_cli, log)
+    assert found["DRV222"]["verdict"] == "confirmed"
+    assert "modprobe.blacklist=nouveau" in fix_text(found["DRV222"])

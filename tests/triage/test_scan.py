@@ -5199,3 +5199,9 @@ EXAMPLES += [
         "nvrm-gpu-bound-to-another-driver",
     ),
 ]
+
+# nouveau bound to the GPU, in its own dmesg words and lspci -k's (DRV222)
+EXAMPLES += [
+    ("[    5.436312] nouveau 0000:01:00.0: NVIDIA GM204 (124020a1)", "nouveau-bound-to-gpu"),
+    ("\tKernel driver in use: nouveau", "nouveau-bound-to-gpu"),
+]
