@@ -169,6 +169,7 @@ FACTS: dict[str, str] = {
     "refusal of another driver ('driver interface version 590.48.01')",
     "gpu_bound_driver": "the PCI driver the NVIDIA kernel module finds a GPU bound to "
     "(NovaCore, nouveau, vfio-pci)",
+    "amd_gfx": "an AMD GPU's gfx target a ROCm line or rocminfo names (gfx1031, gfx1151)",
     "jetson_platform": "the Jetson platform a log or an issue names: L4T, JetPack, a Jetson "
     "module or board ('nvidia-jetpack', 'l4t-pytorch', 'Jetson Orin', 'R35 (release)')",
     "windows_build": "the Windows build a log or an issue states (19042 for Windows 10 20H2)",

@@ -172,3 +172,25 @@ def test_lspci_showing_nouveau_on_the_gpu_names_the_blacklist(tmp_path: Path) ->
     found = causes(run_cli, log)
     assert found["DRV222"]["verdict"] == "confirmed"
     assert "modprobe.blacklist=nouveau" in fix_text(found["DRV222"])
+
+
+def test_hip_invalid_device_function_names_the_gfx_override(tmp_path: Path) -> None:
+    # ROCm/rocALUTION#197 (gfx1031: HSA_OVERRIDE_GFX_VERSION=10.3.0)
+    log = log_file(
+        tmp_path,
+        "  Name:                    gfx1031                            \n"
+        "HIP error: invalid device function\n",
+    )
+    found = causes(run_cli, log)
+    assert found["TOR101"]["verdict"] == "confirmed"
+    assert "export HSA_OVERRIDE_GFX_VERSION=10.3.0" in fix_text(found["TOR101"])
+
+
+def test_rocblas_missing_tensile_library_for_rdna3_names_11(tmp_path: Path) -> None:
+    log = log_file(
+        tmp_path,
+        "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such "
+        "file or directory for GPU arch : gfx1102\n",
+    )
+    text = fix_text(causes(run_cli, log)["TOR101"])
+    assert "HSA_OVERRIDE_GFX_VERSION=11.0.0" in text

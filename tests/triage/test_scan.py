@@ -5205,3 +5205,9 @@ EXAMPLES += [
     ("[    5.436312] nouveau 0000:01:00.0: NVIDIA GM204 (124020a1)", "nouveau-bound-to-gpu"),
     ("\tKernel driver in use: nouveau", "nouveau-bound-to-gpu"),
 ]
+
+# HIP's invalid device function (TOR101 on ROCm: HSA_OVERRIDE_GFX_VERSION) and rocminfo's target
+EXAMPLES += [
+    ("RuntimeError: HIP error: invalid device function", "hip-invalid-device-function"),
+    ("  Name:                    gfx1031                            ", "rocm-gfx-stated"),
+]
