@@ -5211,3 +5211,13 @@ EXAMPLES += [
     ("RuntimeError: HIP error: invalid device function", "hip-invalid-device-function"),
     ("  Name:                    gfx1031                            ", "rocm-gfx-stated"),
 ]
+
+# nvidia-persistenced finding no device files (the kernel module's causes, open)
+EXAMPLES += [
+    (
+        "Jun 03 10:00:01 host nvidia-persistenced[1234]: Failed to query NVIDIA devices. Please "
+        "ensure that the NVIDIA device files (/dev/nvidia*) exist, and that user 143 has read "
+        "and write permissions for those files.",
+        "persistenced-no-devices",
+    ),
+]
