@@ -22,8 +22,8 @@ from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.abi import names_other_package, owning_distribution
 from envcheck.rules.node.arch import _cc
 from envcheck.rules.node.arch_list_targets import list_reading
-from envcheck.rules.node.torch_build import _upgrade_fix, gpu_arch_missing
 from envcheck.rules.node.rocm_targets import ROCM_SIGNATURES, rocm_arch_hit
+from envcheck.rules.node.torch_build import _upgrade_fix, gpu_arch_missing
 from envcheck.rules.node.trace_frames import TORCH_OWN, check_site_package, frame_package
 
 
