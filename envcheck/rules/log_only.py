@@ -695,7 +695,7 @@ RULES: tuple[tuple[str, str, str, str, str, str, str, str | None], ...] = (
         'log.exec_format',
     ),
     (
-        'SYS224',
+        'SYS225',
         'soname-file-not-a-link',
         'warning',
         "A library's SONAME name is a copy of the library, not a link to it (ldconfig warns)",

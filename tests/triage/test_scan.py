@@ -5174,7 +5174,7 @@ EXAMPLES += [
     ("nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB-MIG-3g.40gb", "mig-device-stated"),
 ]
 
-# ldconfig finding a SONAME file that is a copy (SYS224: WSL 2's libcuda.so.1)
+# ldconfig finding a SONAME file that is a copy (SYS225: WSL 2's libcuda.so.1)
 EXAMPLES += [
     (
         "ldconfig: /usr/lib/wsl/lib/libcuda.so.1 is not a symbolic link",

@@ -1,4 +1,4 @@
-"""SYS224: ldconfig found a library's SONAME name that is a copy of the library, not a link to
+"""SYS225: ldconfig found a library's SONAME name that is a copy of the library, not a link to
 it (`ldconfig: /usr/lib/wsl/lib/libcuda.so.1 is not a symbolic link`). WSL 2's driver
 directory is the case threads show: the Windows driver ships libcuda.so, libcuda.so.1 and
 libcuda.so.1.1 as three files in C:\\Windows\\System32\\lxss\\lib."""
@@ -20,7 +20,7 @@ _NOT_A_LINK = re.compile(
 )
 
 
-@rule("SYS224", "soname-file-not-a-link", Severity.WARNING)
+@rule("SYS225", "soname-file-not-a-link", Severity.WARNING)
 def soname_file_not_a_link(facts: Facts) -> Iterable[Hit]:
     """A library's SONAME name is a copy of the library, not a link to it (ldconfig warns)
 
@@ -57,7 +57,7 @@ def soname_file_not_a_link(facts: Facts) -> Iterable[Hit]:
     raise Skip("only ldconfig's output states a SONAME file that is not a link", "log.loader")
 
 
-@from_log("SYS224")
+@from_log("SYS225")
 def soname_file_not_a_link_in_log(facts: Facts, line: LogLine) -> Hit:
     """ldconfig's line: the Windows-side links for WSL's driver directory, else a link."""
     found = _NOT_A_LINK.search(line.text)
