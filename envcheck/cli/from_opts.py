@@ -20,6 +20,7 @@ FORMAT_NAMES = (
     "nvidia-smi",
     "nvidia-smi-q",
     "nvidia-smi-csv",
+    "nvidia-smi-xml",
     "env-text",
     "net-text",
 )

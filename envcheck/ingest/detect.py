@@ -26,6 +26,7 @@ from envcheck.ingest import (
     loose,
     net_text,
     nvidia_smi,
+    nvidia_smi_xml,
     paste,
     pip,
     vllm_env,
@@ -58,6 +59,7 @@ FORMATS: dict[str, Format] = {
         Format("nvidia-smi", "nvidia-smi", nvidia_smi.parse_screen),
         Format("nvidia-smi-q", "nvidia-smi -q", nvidia_smi.parse_query),
         Format("nvidia-smi-csv", "nvidia-smi --query-gpu", nvidia_smi.parse_csv),
+        Format("nvidia-smi-xml", nvidia_smi_xml.LABEL, nvidia_smi_xml.parse),
         Format("env-text", loose.LABEL, loose.parse),
         Format("net-text", net_text.LABEL, net_text.parse),
     )
@@ -110,6 +112,8 @@ def detect(text: str) -> str | None:
         )
     if vllm_env.looks_like_sglang(head):
         return "sglang-env"
+    if nvidia_smi_xml.looks_like(head):
+        return "nvidia-smi-xml"
     if "==============NVSMI LOG==============" in head:
         return "nvidia-smi-q"
     if nvidia_smi.looks_like_screen(head):

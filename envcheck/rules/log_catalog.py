@@ -71,6 +71,7 @@ from envcheck.rules.node import (  # noqa: F401
     server_ports,
     sim_stated,
     simulator_buffers,
+    soname_links,
     ssl_floor,
     thread_limits,
     torch_cpp_api,

@@ -725,6 +725,16 @@ RULES: tuple[tuple[str, str, str, str, str, str, str, str | None], ...] = (
         'log.loader',
     ),
     (
+        'SYS225',
+        'soname-file-not-a-link',
+        'warning',
+        "A library's SONAME name is a copy of the library, not a link to it (ldconfig warns)",
+        'envcheck.rules.node.soname_links',
+        'soname_file_not_a_link',
+        "only ldconfig's output states a SONAME file that is not a link",
+        'log.loader',
+    ),
+    (
         'SYS230',
         'gpu-memory-short-unnamed',
         'warning',

@@ -163,6 +163,13 @@ FACTS: dict[str, str] = {
     "container_device": "the GPU a container runtime was asked for (an index, UUID or PCI "
     "address: NVIDIA_VISIBLE_DEVICES, --gpus device=N)",
     "ldconfig_path": "the ldconfig a container runtime's configuration names (/sbin/ldconfig.real)",
+    "mig_device": "a MIG device or profile a log names (3g.40gb in a GPU's product name, "
+    "nvidia-smi -L's 'MIG 1g.5gb Device 0', a MIG-<UUID>): the GPUs are split by MIG",
+    "gpu_bound_driver": "the PCI driver the NVIDIA kernel module finds a GPU bound to "
+    "(NovaCore, nouveau, vfio-pci)",
+    "amd_gfx": "an AMD GPU's gfx target a ROCm line or rocminfo names (gfx1031, gfx1151)",
+    "jetson_platform": "the Jetson platform a log or an issue names: L4T, JetPack, a Jetson "
+    "module or board ('nvidia-jetpack', 'l4t-pytorch', 'Jetson Orin', 'R35 (release)')",
     "windows_build": "the Windows build a log or an issue states (19042 for Windows 10 20H2)",
     "cuda_error_name": "a CUDA error's name (cudaErrorNoDevice, CUDA_ERROR_NOT_INITIALIZED)",
     "cuda_call": "the CUDA driver or runtime call a line says failed (cuInit, cudaGetDeviceCount): "

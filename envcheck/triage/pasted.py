@@ -24,7 +24,14 @@ from envcheck.errors import InputError
 from envcheck.model.report import NodeReport
 
 # formats a log may carry pasted inside it, found by markers no error line has
-PASTED_FORMATS = ("collect-env", "vllm-env", "sglang-env", "nvidia-smi", "nvidia-smi-q")
+PASTED_FORMATS = (
+    "collect-env",
+    "vllm-env",
+    "sglang-env",
+    "nvidia-smi",
+    "nvidia-smi-q",
+    "nvidia-smi-xml",
+)
 # sections of a pasted text a log may carry beside its lines (ingest/paste.py's kinds)
 PASTED_SECTIONS = frozenset(
     {

@@ -43,6 +43,7 @@ DETECTED = [
     ("nvidia_smi_580_t4.txt", "nvidia-smi"),
     ("nvidia_smi_q.txt", "nvidia-smi-q"),
     ("nvidia_smi_query.csv", "nvidia-smi-csv"),
+    ("nvidia_smi_q_x.xml", "nvidia-smi-xml"),
 ]
 
 

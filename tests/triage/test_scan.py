@@ -5357,3 +5357,87 @@ EXAMPLES += [
         "launcher-ssh-host-unresolvable",
     ),
 ]
+
+# the proprietary module refusing a Blackwell GPU (DRV228: the open module); TensorFlow's
+# CUDA initialisation failure with cudaGetErrorString (DRV150)
+EXAMPLES += [
+    (
+        "               NVRM: installed in this system requires use of the NVIDIA open kernel "
+        "modules.",
+        "nvrm-open-module-required",
+    ),
+    (
+        "tensorflow.python.framework.errors_impl.InternalError: CUDA runtime implicit "
+        "initialization on GPU:0 failed. Status: all CUDA-capable devices are busy or unavailable",
+        "cuda-error",
+    ),
+]
+
+# a Jetson as a log names it (a fact for SYS150: JetPack's CUDA through the nvidia runtime)
+EXAMPLES += [
+    ("Package: nvidia-jetpack", "jetson-platform-stated"),
+    ("dustynv/ros:noetic-pytorch-l4t-r32.5.0", "jetson-platform-stated"),
+]
+
+# torch's device-index assert (GPU119 where the log names MIG devices) and MIG as stated
+EXAMPLES += [
+    (
+        'RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED at "/opt/conda/'
+        'conda-bld/pytorch_1682343997789/work/aten/src/ATen/cuda/CUDAContext.cpp":50, please '
+        "report a bug to PyTorch.",
+        "torch-device-index-assert",
+    ),
+    (
+        "  MIG 1g.5gb      Device  0: (UUID: MIG-c6d4f1ef-42e4-5de3-91c7-45d71c87eb3f)",
+        "mig-device-stated",
+    ),
+    ("nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB-MIG-3g.40gb", "mig-device-stated"),
+]
+
+# ldconfig finding a SONAME file that is a copy (SYS225: WSL 2's libcuda.so.1)
+EXAMPLES += [
+    (
+        "ldconfig: /usr/lib/wsl/lib/libcuda.so.1 is not a symbolic link",
+        "ldconfig-soname-not-a-link",
+    ),
+]
+
+# Fabric Manager refusing a driver of another release (GPU101: the FM of the driver's version)
+EXAMPLES += [
+    (
+        "Nov 05 13:55:26 node1 nv-fabricmanager[104230]: fabric manager NVIDIA GPU driver "
+        "interface version 550.127.05 doesn't match with driver version 550.120. Please update "
+        "with the matching NVIDIA driver package.",
+        "fabric-manager-driver-version-mismatch",
+    ),
+]
+
+# the NVIDIA module naming the driver that holds the GPU (DRV222: nova_core on kernel 7.0)
+EXAMPLES += [
+    (
+        "[  201.910514] NVRM: GPU 0000:01:00.0 is already bound to NovaCore.",
+        "nvrm-gpu-bound-to-another-driver",
+    ),
+]
+
+# nouveau bound to the GPU, in its own dmesg words and lspci -k's (DRV222)
+EXAMPLES += [
+    ("[    5.436312] nouveau 0000:01:00.0: NVIDIA GM204 (124020a1)", "nouveau-bound-to-gpu"),
+    ("\tKernel driver in use: nouveau", "nouveau-bound-to-gpu"),
+]
+
+# HIP's invalid device function (TOR101 on ROCm: HSA_OVERRIDE_GFX_VERSION) and rocminfo's target
+EXAMPLES += [
+    ("RuntimeError: HIP error: invalid device function", "hip-invalid-device-function"),
+    ("  Name:                    gfx1031                            ", "rocm-gfx-stated"),
+]
+
+# nvidia-persistenced finding no device files (the kernel module's causes, open)
+EXAMPLES += [
+    (
+        "Jun 03 10:00:01 host nvidia-persistenced[1234]: Failed to query NVIDIA devices. Please "
+        "ensure that the NVIDIA device files (/dev/nvidia*) exist, and that user 143 has read "
+        "and write permissions for those files.",
+        "persistenced-no-devices",
+    ),
+]

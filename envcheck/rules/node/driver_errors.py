@@ -32,6 +32,7 @@ from envcheck.rules.node.memory import (
     oom_held_hit,
     oom_share,
 )
+from envcheck.rules.node.nvml_blocked import os_blocked_hit
 
 CUDA_APIS = ("runtime", "driver")
 NVML_APIS = ("nvidia-smi", "nvml")
@@ -490,6 +491,8 @@ def nvml_failure_in_log(facts: Facts, line: LogLine) -> Hit:
         stated = no_cgroups_hit(facts, f"line {line.line}")  # config.toml pasted beside it
         if stated is not None:
             return stated
+    if entry.name == "NVML_ERROR_OPERATING_SYSTEM":  # WSL 2's TCC GPUs, containers' cgroups
+        return os_blocked_hit(facts, line, entry)
     return _hit(entry, line, "NVML / nvidia-smi failed with", facts)
 
 

@@ -32,7 +32,10 @@ def nouveau_blocks_installer(facts: Facts) -> Iterable[Hit]:
     Only a log states it: nvidia-installer's `ERROR: The Nouveau kernel driver is currently in
     use by your system.  This driver is incompatible with the NVIDIA driver, and must be
     disabled before proceeding.`, and the loaded module's own `NVRM: The NVIDIA probe routine
-    was not called for 1 device(s)` (another driver obtained the GPU first).
+    was not called for 1 device(s)` (another driver obtained the GPU first) or `NVRM: GPU
+    0000:01:00.0 is already bound to NovaCore.` (the driver named: nova_core on kernel 7.0,
+    vfio-pci for passthrough). nouveau's own dmesg line for the GPU (`nouveau 0000:01:00.0:
+    NVIDIA GM204 (124020a1)`) or lspci -k's `Kernel driver in use: nouveau` says the same.
 
     ## Why it matters
     The open-source nouveau module binds the GPU at boot; the NVIDIA module cannot take it, so
@@ -51,12 +54,103 @@ def nouveau_blocks_installer(facts: Facts) -> Iterable[Hit]:
     ## References
     - https://docs.nvidia.com/cuda/cuda-installation-guide-linux/ (Disabling Nouveau)
     - https://github.com/Oneflow-Inc/oneflow/issues/3106
+    - https://github.com/beclab/Olares/pull/3963 (nova_core)
     """
     raise Skip("only the installer's output states that nouveau blocked it", "log")
 
 
+def _bound_elsewhere(holder: str, line: LogLine) -> Hit:
+    """The NVIDIA module's own line naming the PCI driver that holds the GPU: that driver's
+    blacklist (nova_core, the Rust successor of nouveau that kernel 7.0 builds, binds Turing to
+    Ada GPUs and blacklisting nouveau does not stop it: beclab/Olares#3963), or vfio-pci's
+    unbinding (a GPU set aside for a VM)."""
+    name = holder.lower()
+    where = f"the GPU is bound to {holder} (line {line.line}), so the NVIDIA module drives none"
+    if name.startswith("nova"):
+        conf = (
+            "printf 'blacklist nova_core\\nblacklist nova_drm\\nblacklist nova\\nblacklist "
+            "nouveau\\n' | sudo tee /etc/modprobe.d/blacklist-nova.conf"
+        )
+        return Hit(
+            where + ": the kernel's nova_core driver (nouveau's successor) claimed it",
+            evidence={"line": line.line, "holder": holder},
+            fix=fix(
+                "Blacklist nova_core, nova_drm and nova as well as nouveau, rebuild the "
+                "initramfs, reboot, then load or install the NVIDIA driver",
+                "manual",
+                manual(conf),
+                manual(_INITRAMFS),
+                manual("sudo reboot; lspci -nnk -d 10de:  ('Kernel driver in use: nvidia')"),
+            ),
+        )
+    if name.startswith("vfio"):
+        return Hit(
+            where + ": vfio-pci holds it for device passthrough to a VM",
+            evidence={"line": line.line, "holder": holder},
+            fix=fix(
+                "Take the GPU away from vfio-pci (remove its vfio-pci.ids= entry from the "
+                "kernel command line or /etc/modprobe.d, rebuild the initramfs, reboot), or use "
+                "it inside the VM it was set aside for",
+                "manual",
+                manual("grep -r vfio /etc/modprobe.d /etc/default/grub"),
+                manual(_INITRAMFS),
+                manual("sudo reboot"),
+            ),
+        )
+    return Hit(
+        where,
+        evidence={"line": line.line, "holder": holder},
+        fix=fix(
+            f"Stop {holder} from claiming the GPU (blacklist its module in /etc/modprobe.d), "
+            "rebuild the initramfs, reboot",
+            "manual",
+            manual(
+                f"printf 'blacklist {name}\\n' | sudo tee /etc/modprobe.d/blacklist-{name}.conf"
+            ),
+            manual(_INITRAMFS),
+            manual("sudo reboot"),
+        ),
+    )
+
+
+def _nouveau_bound(line: LogLine) -> Hit:
+    """nouveau bound the GPU (its dmesg line or lspci -k): the blacklist in modprobe.d, in the
+    initramfs and on the kernel command line (a blacklist in /etc/modprobe.d alone does not
+    stop a nouveau the initramfs loads: negativo17/nvidia-driver#73, #75), and a look at why
+    the NVIDIA module did not load first (a DKMS build that failed leaves nouveau as the
+    fallback)."""
+    return Hit(
+        f"nouveau drives the NVIDIA GPU (line {line.line}), so the NVIDIA kernel module cannot",
+        evidence={"line": line.line},
+        fix=fix(
+            "Keep nouveau off the GPU: blacklist it in /etc/modprobe.d (with 'install nouveau "
+            "/bin/true'), put modprobe.blacklist=nouveau rd.driver.blacklist=nouveau on the "
+            "kernel command line, rebuild the initramfs and reboot; then check that the NVIDIA "
+            "module was built for the running kernel (dkms status)",
+            "manual",
+            manual(
+                "printf 'blacklist nouveau\\noptions nouveau modeset=0\\ninstall nouveau "
+                "/bin/true\\n' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf"
+            ),
+            manual(
+                "Fedora/RHEL: sudo grubby --update-kernel=ALL --args='modprobe.blacklist=nouveau "
+                "rd.driver.blacklist=nouveau'; Ubuntu: add both to GRUB_CMDLINE_LINUX in "
+                "/etc/default/grub, sudo update-grub"
+            ),
+            manual(_INITRAMFS),
+            manual("dkms status  (the nvidia module built for $(uname -r)?)"),
+            manual("sudo reboot; lspci -nnk -d 10de:  ('Kernel driver in use: nvidia')"),
+        ),
+    )
+
+
 @from_log("DRV222")
 def nouveau_blocks_installer_in_log(facts: Facts, line: LogLine) -> Hit:
+    holder = line.stated.get("gpu_bound_driver")
+    if holder and line.signature == _BOUND_ELSEWHERE:
+        return _bound_elsewhere(holder, line)
+    if line.signature == _NOUVEAU_BOUND:
+        return _nouveau_bound(line)
     if line.signature == _PROBE_NOT_CALLED:
         return Hit(
             f"the NVIDIA module loaded but drives no GPU: another driver (nouveau, a framebuffer "
@@ -149,6 +243,8 @@ _MAKE_LOG = lazy(r"(?P<path>/var/lib/dkms/nvidia[a-z0-9-]*/[0-9][0-9.]*/build/ma
 _INSTALLER_LOG = "/var/log/nvidia-installer.log"
 _NOT_FOUND = "modprobe-nvidia-not-found"  # modprobe finds no module: it was never built
 _PROBE_NOT_CALLED = "nvrm-probe-not-called"  # the module loaded, another driver holds the GPU
+_NOUVEAU_BOUND = "nouveau-bound-to-gpu"  # nouveau's own dmesg line, lspci -k
+_BOUND_ELSEWHERE = "nvrm-gpu-bound-to-another-driver"  # ... and the module names that driver
 # GCC 12 is the first release with -ftrivial-auto-var-init (gcc.gnu.org/gcc-12/changes.html)
 _AUTO_VAR_INIT_GCC = "12"
 

@@ -118,6 +118,9 @@ def gpu_initialisation_failed(facts: Facts) -> Iterable[Hit]:
     reinstall the driver package that ships /lib/firmware/nvidia/<version>/. WPR2 already up:
     power the node off and on (the BMC's power cycle), not a warm reboot. Power: connect the
     GPU's PCIe power cables. PCI region invalid: Above 4G Decoding in the firmware setup, or `pci=realloc`.
+    The proprietary module's own refusal of a Blackwell GPU, `NVRM: installed in this system
+    requires use of the NVIDIA open kernel modules.` (or a report saying the open kernel
+    modules are required): the open module of the same release.
     Otherwise: the NVRM lines above, reseat the GPU, its power and slot, `nvidia-bug-report.sh`.
 
     ## References
@@ -126,6 +129,7 @@ def gpu_initialisation_failed(facts: Facts) -> Iterable[Hit]:
     - NVIDIA/open-gpu-kernel-modules kernel-open/nvidia/nv-reg.h (EnableGpuFirmware)
     - https://github.com/NVIDIA/open-gpu-kernel-modules/issues/820
     - https://forums.developer.nvidia.com/t/unix-graphics-feature-deprecation-schedule/60588
+    - https://download.nvidia.com/XFree86/Linux-x86_64/570.144/README/kernel_open.html
     """
     raise Skip("only the kernel module's own lines state that a GPU failed to initialise", "log")
 
@@ -137,6 +141,10 @@ _POWER = lazy(r"necessary power cables")
 _NO_IMAGE = lazy(r"No firmware image found")
 _FIRMWARE_FETCH = 0x61
 _BAR = lazy(r"PCI I/O region assigned to your NVIDIA device is invalid")
+_OPEN_REQUIRED = lazy(
+    r"requires use of the NVIDIA open kernel modules|open kernel modules? (?:being|is|are) required"
+    r"|(?:need|require)s? (?:the )?(?:NVIDIA )?open kernel modules?"
+)
 _STAGE = "nvrm.init_status."
 _STATUS = "nvrm.status."
 _FIRMWARE_STAGES = (0x60, 0x61, 0x62)
@@ -224,7 +232,24 @@ def gpu_initialisation_failed_in_log(facts: Facts, line: LogLine) -> Hit:
     said = f"; {decoded[2]}" if decoded and decoded[2] else ""
     where = f"line {line.line}"
     steps: tuple[str, ...]
-    if _WPR2.search(text):
+    if _OPEN_REQUIRED.search(text):
+        summary = (
+            "This GPU (Blackwell and later) is driven only by the open NVIDIA kernel modules and "
+            "the proprietary module is loaded: install the open module of the same release "
+            "(nvidia-driver-<branch>-open), then reboot"
+        )
+        steps = (
+            "Ubuntu/Debian: sudo apt install nvidia-driver-<branch>-open  (replaces "
+            "nvidia-driver-<branch>; the prebuilt linux-modules-nvidia-<branch>-open-$(uname -r) "
+            "where the kernel has them)",
+            "NVIDIA's .run installer: sudo sh NVIDIA-Linux-x86_64-<version>.run "
+            "--kernel-module-type=open",
+            "Fedora (negativo17/akmods): kernel-open in /etc/nvidia/kernel.conf, sudo akmods "
+            "--rebuild; NixOS: hardware.nvidia.open = true",
+            "sudo reboot",
+        )
+        why = "the proprietary module does not drive it; the open kernel modules are required"
+    elif _WPR2.search(text):
         summary = (
             "The GPU was left in a bad state (its GSP's protected region still set up): reset it "
             "by powering the node off and on (not a warm reboot), then load the driver again"

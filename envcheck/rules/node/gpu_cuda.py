@@ -59,6 +59,9 @@ def system_not_ready(facts: Facts) -> Iterable[Hit]:
     ## Example
     cuInit returned 802 (CUDA_ERROR_SYSTEM_NOT_READY) with driver 535.104.05 and 4 NVSwitches.
 
+    Fabric Manager's own refusal in the journal states the same cause: `fabric manager NVIDIA
+    GPU driver interface version 590.48.01 don't match with driver version 580.126.09`.
+
     ## Fix
     Install `nvidia-fabricmanager-<branch>` matching the driver version exactly (for driver
     535.104.05: `nvidia-fabricmanager-535` version 535.104.05) and
@@ -68,6 +71,7 @@ def system_not_ready(facts: Facts) -> Iterable[Hit]:
     - https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/
     - https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html
     - https://github.com/pytorch/pytorch/issues/35710
+    - https://github.com/NVIDIA/gpu-driver-container/issues/735
     """
     stated = facts.report.gpu.data if facts.report.gpu.is_ok else None
     switches: int | None = None
@@ -145,6 +149,7 @@ def fabric_manager_mismatch(line: LogLine) -> Hit:
             manual(f"apt-get install nvidia-fabricmanager-{branch}={want}-1"),
             manual(f"apt-cache policy nvidia-fabricmanager-{branch}   # the builds there"),
             manual("systemctl restart nvidia-fabricmanager"),
+            manual(f"apt-mark hold nvidia-fabricmanager-{branch}   # and the driver package"),
             manual("cat /proc/driver/nvidia/version   # the driver loaded now"),
         ),
     )

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
-from envcheck.rules.base import Hit, rule
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
 
 if TYPE_CHECKING:  # the --deep records are imported when a --deep report is read
@@ -529,12 +529,18 @@ def mig_enabled(facts: Facts) -> Iterable[Hit]:
     ## Example
     GPU 0: MIG mode enabled.
 
+    A log states it too: torch's `device >= 0 && device < num_gpus INTERNAL ASSERT FAILED` on
+    a node whose log names MIG devices (a GPU named `...-MIG-3g.40gb`, nvidia-smi -L's `MIG
+    1g.5gb Device 0`): torch counted the physical GPUs, CUDA enumerates one MIG device.
+
     ## Fix
-    If the node is for training: `nvidia-smi -i N -mig 0` (as root, with no processes on the GPU)
-    and reset the GPU.
+    A CUDA process uses one MIG device: export `CUDA_VISIBLE_DEVICES=MIG-<UUID>` (nvidia-smi -L
+    lists them) before the process starts, one per process. If the node is for training:
+    `nvidia-smi -i N -mig 0` (as root, with no processes on the GPU) and reset the GPU.
 
     ## References
     - https://docs.nvidia.com/datacenter/tesla/mig-user-guide/
+    - https://github.com/pytorch/pytorch/issues/130181
     """
     return [
         Hit(
@@ -549,6 +555,35 @@ def mig_enabled(facts: Facts) -> Iterable[Hit]:
         for g in _mig(facts)
         if g.mig_mode is True
     ]
+
+
+@from_log("GPU119")
+def mig_device_count_in_log(facts: Facts, line: LogLine) -> Hit:
+    """torch's device-index assert where the log names MIG devices: one MIG device per process
+    (pytorch/pytorch#130181, vllm-project/vllm#327); without MIG named the cause stays open."""
+    mig = line.stated.get("mig_device")
+    if not mig:
+        raise NotStated(
+            f"line {line.line}: torch counted more GPUs than CUDA enumerates; the log names no "
+            "MIG device (nvidia-smi -L shows whether the GPUs are split by MIG)",
+            "gpu.mig_mode",
+            fix="if nvidia-smi -L lists MIG devices: export CUDA_VISIBLE_DEVICES=MIG-<UUID> (one "
+            "per process) before the process starts",
+        )
+    return Hit(
+        f"torch counted more GPUs than CUDA enumerates (line {line.line}) on GPUs split by MIG "
+        f"({mig}): a CUDA process enumerates one MIG device",
+        evidence={"line": line.line, "mig_device": mig},
+        fix=fix(
+            "Give each process one MIG device: export CUDA_VISIBLE_DEVICES=MIG-<UUID> before it "
+            "starts (nvidia-smi -L lists the MIG devices' UUIDs); or, for a training node, "
+            "disable MIG",
+            "manual",
+            manual("nvidia-smi -L  (the MIG devices: 'MIG 3g.40gb Device 0: (UUID: MIG-...)')"),
+            manual("export CUDA_VISIBLE_DEVICES=MIG-<UUID>  (one MIG device per process)"),
+            manual("training node: sudo nvidia-smi -i <gpu> -mig 0 && sudo nvidia-smi -r -i <gpu>"),
+        ),
+    )
 
 
 @rule("GPU120", "gpu-persistence-off", Severity.INFO)

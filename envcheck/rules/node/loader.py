@@ -567,6 +567,11 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         said_runtime, runtime_actions = runtime
         words.insert(0, said_runtime)
         actions = [*runtime_actions, *actions]
+    jetson = _jetson_container(line, entries)
+    if jetson is not None:  # L4T: JetPack's CUDA comes from the host through the nvidia runtime
+        said_jetson, jetson_actions = jetson
+        words.insert(0, said_jetson)
+        actions = [*jetson_actions, *actions]
     for_cuda = f" for torch's CUDA {major}" if major is not None and entries[0].cuda_major else ""
     # the table's notes are advice about the fix (another package, the headless wheel, the
     # container's GPUs): they go with it; the message keeps what the name itself says
@@ -598,6 +603,42 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
             *actions,
         ),
         severity=severity,
+    )
+
+
+_JETSON_KINDS = frozenset({"cuda-math", "cuda-runtime", "cuda-compiler", "cuda-tools", "cudnn"})
+_JETSON_KINDS_MORE = frozenset({"tensorrt"})
+
+
+def _jetson_container(
+    line: LogLine, entries: tuple[Soname, ...]
+) -> tuple[str, tuple[Action, ...]] | None:
+    """On a Jetson (the log names L4T, JetPack or a Jetson module), CUDA, cuDNN and TensorRT
+    are JetPack's, installed on the host; NVIDIA's container runtime mounts them into L4T
+    containers (its host-files-for-container.d CSV lists), and `docker build` uses that runtime
+    only when it is Docker's default. The pip packages of the CUDA libraries are x86_64/SBSA
+    builds that do not serve a Jetson. dusty-nv/jetson-containers#121 (libcurand.so.10 while
+    building l4t-pytorch: the maintainer's fix, the default runtime), #194 (the CSV lists)."""
+    platform = line.stated.get("jetson_platform")
+    if not platform:
+        return None
+    if not all(e.kind in _JETSON_KINDS | _JETSON_KINDS_MORE for e in entries):
+        return None
+    said = (
+        f"on a Jetson ({platform}, as the log says) JetPack's CUDA libraries on the host, which "
+        "NVIDIA's container runtime mounts into the container: docker run --runtime nvidia, "
+        'and for docker build "default-runtime": "nvidia" in /etc/docker/daemon.json '
+        "(then sudo systemctl restart docker); outside a container: sudo apt install "
+        "nvidia-jetpack"
+    )
+    return said, (
+        manual(
+            'sudo nano /etc/docker/daemon.json  (add "default-runtime": "nvidia" beside the '
+            '"runtimes" entry of nvidia), then sudo systemctl restart docker'
+        ),
+        manual("docker run --runtime nvidia ...  (L4T images get CUDA from the host)"),
+        manual("ls /etc/nvidia-container-runtime/host-files-for-container.d/  (cuda.csv etc.)"),
+        manual("without a container: sudo apt install nvidia-jetpack"),
     )
 
 

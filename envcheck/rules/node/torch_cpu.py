@@ -183,6 +183,27 @@ def _cpu_fallback(facts: Facts, torch: Version | None) -> tuple[str, Fix] | None
     return None
 
 
+_JETSON_TORCH_STEPS = (
+    "pip uninstall -y torch torchvision torchaudio  (PyPI's aarch64 wheels)",
+    "install NVIDIA's torch wheel for the JetPack release (cat /etc/nv_tegra_release names "
+    "the L4T release): the 'PyTorch for Jetson' list, "
+    "https://forums.developer.nvidia.com/t/pytorch-for-jetson/72048, or the l4t-pytorch image "
+    "of jetson-containers",
+    'python3 -c "import torch; print(torch.cuda.is_available())"',
+)
+
+
+def _jetson_torch(platform: str) -> str:
+    """The fix on a Jetson: PyPI's aarch64 torch wheels are built for servers (CPU-only, or
+    CUDA for SBSA GPUs) and do not drive the Jetson's integrated GPU; NVIDIA publishes torch
+    wheels per JetPack release (Lmy0217/PyTorch-aarch64#3: a CPU-only aarch64 wheel on a Jetson
+    Nano; pinokiocomputer/pinokio#1027: `pip install torch` on an AGX Orin)."""
+    return (
+        f"On a Jetson ({platform}, as the log says) install NVIDIA's torch build for the "
+        "JetPack release in place of PyPI's aarch64 wheel, which does not drive the Jetson's GPU"
+    )
+
+
 @from_log("TOR110")
 def cpu_torch_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """'Torch not compiled with CUDA enabled' is torch's own statement that it is a CPU-only build
@@ -200,11 +221,18 @@ def cpu_torch_in_log(facts: Facts, line: LogLine) -> Hit | None:
     if torch is not None and gpus:
         remedy = _cuda_build_fix(facts, torch, _capabilities(facts, gpus))
     have = f"torch {torch}" if torch is not None else "the installed torch"
+    jetson = line.stated.get("jetson_platform")
+    if jetson:  # PyPI's aarch64 wheels do not drive a Jetson's GPU: NVIDIA's Jetson builds do
+        remedy = fix(_jetson_torch(jetson), "manual", *(manual(s) for s in _JETSON_TORCH_STEPS))
     if line.signature in CUDA_UNUSABLE:  # the program's own output: CUDA is not usable
         try:
             cuda_unusable_cause(facts, line, "TOR110")
         except LookupError:
             return None  # a CUDA build: not this cause
+        except NotStated as unknown:
+            if jetson:
+                raise NotStated(unknown.reason, unknown.fact, fix=_jetson_torch(jetson)) from None
+            raise
         if remedy is None and torch is not None:
             remedy = _cuda_build_fix(facts, torch, [])
         if remedy is None:

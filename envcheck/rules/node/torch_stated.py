@@ -27,13 +27,17 @@ from envcheck.rules.node.abi import (
 )
 from envcheck.rules.node.arch import _cc
 from envcheck.rules.node.arch_list_targets import list_reading
+from envcheck.rules.node.rocm_targets import ROCM_SIGNATURES, rocm_arch_hit
 from envcheck.rules.node.torch_build import _upgrade_fix, gpu_arch_missing
 from envcheck.rules.node.trace_frames import TORCH_OWN, check_site_package, frame_package
 
 
 @from_log("TOR101")
 def arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
-    """torch's own warning (below), or CUDA's 'no kernel image is available' (``_no_image``)."""
+    """torch's own warning (below), or CUDA's 'no kernel image is available' (``_no_image``);
+    HIP's invalid device function and missing code object on an AMD GPU (``rocm_targets``)."""
+    if line.signature in ROCM_SIGNATURES:
+        return rocm_arch_hit(line)
     if line.signature == "cpp-extension-unknown-arch":
         return _extension_builder(facts, line)
     if line.signature != "no-kernel-image":
