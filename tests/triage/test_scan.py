@@ -5137,3 +5137,29 @@ EXAMPLES += [
 EXAMPLES += [
     ("modinfo: ERROR: Module nvidia not found.", "modprobe-nvidia-not-found"),
 ]
+
+# a vendored header-only library's header missing (GLM, fmt, a third_party/ tree): SYS165
+EXAMPLES += [
+    (
+        '`fatal error C1083: Cannot open include file: "glm/glm.hpp": No such file or directory`',
+        "vendored-submodule-header-missing",
+    ),
+    (
+        "        gsplat/cuda_legacy/csrc/helpers.cuh:2:10: fatal error: "
+        "third_party/glm/glm/glm.hpp: No such file or directory",
+        "vendored-submodule-header-missing",
+    ),
+    (
+        "fatal error: fmt/core.h: No such file or directory",
+        "vendored-submodule-header-missing",
+    ),
+]
+
+# Deformable-DETR's ops setup.py refusing to build where torch sees no GPU (TOR110/DRV103)
+EXAMPLES += [
+    ("NotImplementedError: Cuda is not availabel", "setup-py-cuda-unavailable-refusal"),
+    (
+        "        raise NotImplementedError('Cuda is not availabel')",
+        "setup-py-cuda-unavailable-refusal",
+    ),
+]
