@@ -359,6 +359,8 @@ FACTS: dict[str, str] = {
     "msvc_min": "the oldest Visual Studio release nvcc accepts, as its MSVC check prints it",
     "msvc_max": "the newest Visual Studio release nvcc accepts, as its MSVC check prints it",
     "clang_below": "the clang major nvcc's host-compiler check requires clang to be below",
+    "stl_cuda_min": "the oldest CUDA release (nvcc) the MSVC standard library's own check "
+    "accepts, as its STL1002 error states it",
     "torch_library": "a library torch 1.12 and older shipped that a stale extension build links "
     "(libtorch_cuda_cu, libtorch_cuda_cpp)",
     "sigill_package": "the package a process was running when the CPU refused an instruction: "

@@ -5163,3 +5163,13 @@ EXAMPLES += [
         "setup-py-cuda-unavailable-refusal",
     ),
 ]
+
+# MSVC's standard library refusing an nvcc older than it supports (SYS131)
+EXAMPLES += [
+    (
+        "C:\\Program Files\\Microsoft Visual Studio\\2022\\Community\\VC\\Tools\\MSVC\\14.42.34433"
+        "\\include\\yvals_core.h(902): error STL1002: Unexpected compiler version, expected "
+        "CUDA 12.4 or newer.",
+        "msvc-stl-expects-newer-cuda",
+    ),
+]
