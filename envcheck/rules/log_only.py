@@ -438,7 +438,7 @@ RULES: tuple[tuple[str, str, str, str, str, str, str, str | None], ...] = (
         'SYS165',
         'vendored-headers-missing',
         'error',
-        "A source build cannot find CUTLASS's headers: the git submodules are not checked out",
+        "A source build cannot find a vendored library's headers (CUTLASS, GLM, fmt): the git submodules are not checked out",
         'envcheck.rules.node.vendored_headers',
         'vendored_headers_missing',
         'only a build log states a missing vendored header',
