@@ -785,6 +785,16 @@ RULES: tuple[tuple[str, str, str, str, str, str, str, str | None], ...] = (
         'log.network',
     ),
     (
+        'SYS251',
+        'windows-path-limit',
+        'error',
+        'An install or build on Windows hit the 260-character path limit (git, pip, ninja, cl.exe)',
+        'envcheck.rules.node.windows_paths',
+        'windows_path_limit',
+        'only a Windows install or build log states the path limit',
+        'log.build',
+    ),
+    (
         'TOR180',
         'extension-ops-not-built',
         'error',
