@@ -340,6 +340,7 @@ FACTS: dict[str, str] = {
     "transport)",
     "container_host": "a hostname of Docker's default form (the container's 12-hex-digit ID) "
     "that NCCL prefixes its lines with: the job ran in a Docker container",
+    "container_stated": "prose that says the job runs in a container ('inside the container')",
     "container_run": "the engine of a `docker run` (nvidia-docker, podman) command the log "
     "shows: the job ran in a container",
     "container_shm_size": "the /dev/shm size a `docker run` command passes (--shm-size=16g; "

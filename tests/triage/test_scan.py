@@ -5218,3 +5218,9 @@ EXAMPLES += [
         "include-file-missing",
     ),
 ]
+
+# a container the prose says the job runs in: a fact, noise (DRV103 for a setup.py's refusal)
+EXAMPLES += [
+    ("inside the container while configuring the environment?", "container-stated-in-prose"),
+    ("I run it in a Docker container on the cluster", "container-stated-in-prose"),
+]
