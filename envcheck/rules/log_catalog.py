@@ -81,5 +81,6 @@ from envcheck.rules.node import (  # noqa: F401
     virtual_display,
     wheel_tags,
     windows_dll,
+    windows_paths,
     worker_limits,
 )

@@ -361,6 +361,7 @@ FACTS: dict[str, str] = {
     "transport)",
     "container_host": "a hostname of Docker's default form (the container's 12-hex-digit ID) "
     "that NCCL prefixes its lines with: the job ran in a Docker container",
+    "container_stated": "prose that says the job runs in a container ('inside the container')",
     "container_run": "the engine of a `docker run` (nvidia-docker, podman) command the log "
     "shows: the job ran in a container",
     "container_shm_size": "the /dev/shm size a `docker run` command passes (--shm-size=16g; "
@@ -383,6 +384,8 @@ FACTS: dict[str, str] = {
     "msvc_min": "the oldest Visual Studio release nvcc accepts, as its MSVC check prints it",
     "msvc_max": "the newest Visual Studio release nvcc accepts, as its MSVC check prints it",
     "clang_below": "the clang major nvcc's host-compiler check requires clang to be below",
+    "stl_cuda_min": "the oldest CUDA release (nvcc) the MSVC standard library's own check "
+    "accepts, as its STL1002 error states it",
     "torch_library": "a library torch 1.12 and older shipped that a stale extension build links "
     "(libtorch_cuda_cu, libtorch_cuda_cpp)",
     "sigill_package": "the package a process was running when the CPU refused an instruction: "

@@ -5441,3 +5441,90 @@ EXAMPLES += [
         "persistenced-no-devices",
     ),
 ]
+
+# a vendored header-only library's header missing (GLM, fmt, a third_party/ tree): SYS165
+EXAMPLES += [
+    (
+        '`fatal error C1083: Cannot open include file: "glm/glm.hpp": No such file or directory`',
+        "vendored-submodule-header-missing",
+    ),
+    (
+        "        gsplat/cuda_legacy/csrc/helpers.cuh:2:10: fatal error: "
+        "third_party/glm/glm/glm.hpp: No such file or directory",
+        "vendored-submodule-header-missing",
+    ),
+    (
+        "fatal error: fmt/core.h: No such file or directory",
+        "vendored-submodule-header-missing",
+    ),
+]
+
+# Deformable-DETR's ops setup.py refusing to build where torch sees no GPU (TOR110/DRV103)
+EXAMPLES += [
+    ("NotImplementedError: Cuda is not availabel", "setup-py-cuda-unavailable-refusal"),
+    (
+        "        raise NotImplementedError('Cuda is not availabel')",
+        "setup-py-cuda-unavailable-refusal",
+    ),
+]
+
+# MSVC's standard library refusing an nvcc older than it supports (SYS131)
+EXAMPLES += [
+    (
+        "C:\\Program Files\\Microsoft Visual Studio\\2022\\Community\\VC\\Tools\\MSVC\\14.42.34433"
+        "\\include\\yvals_core.h(902): error STL1002: Unexpected compiler version, expected "
+        "CUDA 12.4 or newer.",
+        "msvc-stl-expects-newer-cuda",
+    ),
+]
+
+# Windows' 260-character path limit in git, pip, ninja and cl.exe (SYS251)
+EXAMPLES += [
+    (
+        "  error: unable to create file docs/classcutlass_1_1epilogue_1_1thread_1_1LinearCombina"
+        "tionRelu_3_01ElementOutput___00_01Count_00_01int_00_01float_00_01Round_01_4.html: "
+        "Filename too long",
+        "windows-path-too-long",
+    ),
+    (
+        "HINT: This error might have occurred since this system does not have Windows Long Path "
+        "support enabled. You can find information on how to enable this at "
+        "https://pip.pypa.io/warnings/enable-long-paths",
+        "windows-path-too-long",
+    ),
+    (
+        "      ninja: error: Stat(C:/Users/win11/AppData/Local/Temp/pip-install-cusdawns/xformers_b"
+        "32183b030ee4a28bd49e949821d1b53/build/temp.win-amd64-cpython-311/Release/flash_api.obj)"
+        ": Filename longer than 260 characters",
+        "windows-path-too-long",
+    ),
+    (
+        "C:\\Users\\me\\AppData\\Local\\Temp\\pip-install-cy8q7xfw\\xformers_06605d5ac8334cc2a1d5"
+        "005993c148de\\xformers\\components\\attention\\csrc\\attention.cpp : fatal error C1083: "
+        "Cannot open compiler generated file: '': Invalid argument",
+        "windows-path-too-long",
+    ),
+    (
+        "flash_api.cpp : fatal error C1083: 无法打开编译器生成的文: “”: Invalid argument",
+        "windows-path-too-long",
+    ),
+]
+
+# MSVC's C1083 in zh_CN's words and curly quotes, the header named (SYS165, SYS161)
+EXAMPLES += [
+    (
+        "x.cu(3): fatal error C1083: 无法打开包括文件: “glm/glm.hpp”: No such file or directory",
+        "vendored-submodule-header-missing",
+    ),
+    (
+        "x.cu(3): fatal error C1083: Cannot open include file: “foo/bar.h”: No such file or "
+        "directory",
+        "include-file-missing",
+    ),
+]
+
+# a container the prose says the job runs in: a fact, noise (DRV103 for a setup.py's refusal)
+EXAMPLES += [
+    ("inside the container while configuring the environment?", "container-stated-in-prose"),
+    ("I run it in a Docker container on the cluster", "container-stated-in-prose"),
+]

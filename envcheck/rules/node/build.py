@@ -556,6 +556,8 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
         or "too old version of GCC" in line.text
     ):
         return _host_compiler_line(facts, line)
+    if "STL1002" in line.text:
+        return _stl_expects_newer_cuda(line)
     if (
         "Microsoft Visual Studio version" in line.text
         or "clang version must be" in line.text
@@ -851,6 +853,35 @@ def _other_host_compiler(line: LogLine) -> Hit:
             set_env(
                 CC=f"clang-{clang}" if clang else "gcc",
                 CXX=f"clang++-{clang}" if clang else "g++",
+            ),
+        ),
+    )
+
+
+def _stl_expects_newer_cuda(line: LogLine) -> Hit:
+    """MSVC's STL (yvals_core.h) names the oldest nvcc it compiles under: a CUDA toolkit that
+    new, or an MSVC toolset old enough for the installed toolkit; nvcc's
+    -allow-unsupported-compiler does not reach this check, the STL's own macro does."""
+    need = line.stated.get("stl_cuda_min")
+    cuda = f"CUDA {need}" if need else "the CUDA release it names"
+    version = need or "<X.Y>"
+    path = f"C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v{version}"
+    return Hit(
+        f"the MSVC standard library refuses this nvcc (line {line.line}): the Visual Studio "
+        f"toolset is newer than the CUDA toolkit, and its STL wants {cuda} or newer",
+        evidence={"line": line.line, "stl_cuda_min": need},
+        fix=fix(
+            f"Build with {cuda} or newer: install that toolkit and put it first (set "
+            f'CUDA_PATH="{path}" and CUDA_HOME likewise, its bin first on PATH; a torch '
+            "extension also wants torch's CUDA major); or build with an older MSVC toolset the "
+            "installed CUDA supports (Visual Studio 2019 Build Tools, or an earlier 2022 toolset "
+            "from the Visual Studio Installer: vcvars64.bat -vcvars_ver=14.xx); at your own "
+            "risk, -Xcompiler /D_ALLOW_COMPILER_AND_STL_VERSION_MISMATCH skips the STL's check",
+            "manual",
+            manual(f"install the CUDA {version} toolkit, then: set CUDA_PATH={path}"),
+            manual(
+                "or, at your own risk: set NVCC_APPEND_FLAGS=-Xcompiler "
+                "/D_ALLOW_COMPILER_AND_STL_VERSION_MISMATCH"
             ),
         ),
     )

@@ -7,7 +7,10 @@ lines ('Found no NVIDIA driver on your system', 'No CUDA GPUs are available') sa
 saw no driver or no GPU: a container started without GPUs, CUDA_VISIBLE_DEVICES hiding them
 (named where the node states it), or no driver loaded on the host. nvidia-container-cli's own
 refusals name theirs: a GPU the host lacks, the ldconfig its configuration names, and no cgroup
-v1 devices controller (a cgroup v2 host with libnvidia-container before 1.8)."""
+v1 devices controller (a cgroup v2 host with libnvidia-container before 1.8). A setup.py that
+builds its CUDA ops only where torch sees a GPU (Deformable-DETR's `NotImplementedError: Cuda is
+not availabel`) in a container the log states is the container's missing GPUs; the torch build
+unstated, a CPU-only torch (TOR110) stays open beside it."""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ import contextlib
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.patterns import lazy
-from envcheck.rules.base import Hit, LogLine, from_log
+from envcheck.rules.base import Hit, LogLine, NotStated, from_log
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.container_engine import runtime_hit
 from envcheck.rules.node.driver_upgrade import WSL_STEPS, on_wsl
@@ -26,6 +29,11 @@ _NO_RUNTIME = lazy(
     r"could not select device driver (?:\"(?P<driver>[^\"]*)\" )?with capabilities: \[\["
     r"|unknown or invalid runtime name: (?P<runtime>nvidia)"
 )
+
+# a package's setup.py that builds its CUDA ops only where torch.cuda.is_available() (Deformable-
+# DETR's models/ops/setup.py and its copies)
+SETUP_REFUSAL = "setup-py-cuda-unavailable-refusal"
+_CONTAINER_FACTS = ("container_stated", "container_run", "container_image", "container_host")
 
 # NVIDIA Container Toolkit install guide (Installing with Apt; Configuring Docker)
 INSTALL = (
@@ -45,6 +53,10 @@ def container_without_gpu_runtime_in_log(facts: Facts, line: LogLine) -> Hit | N
             cuda_unusable_cause(facts, line, "DRV103")
         except LookupError:
             return None  # a CPU-only torch: TOR110's cause
+        except NotStated:
+            if line.signature != SETUP_REFUSAL or not _in_container(line):
+                raise
+            return _build_in_container_without_gpu(line)
     if line.signature == "container-device-unknown":
         return _unknown_device(line)
     if line.signature == "container-ldcache-missing-ldconfig":
@@ -317,5 +329,35 @@ def _missing_ldconfig(line: LogLine) -> Hit:
                 "/etc/nvidia-container-runtime/config.toml"
             ),
             manual(RESTART),
+        ),
+    )
+
+
+def _in_container(line: LogLine) -> bool:
+    """Whether the log says the job runs in a container: its prose, a `docker run`, NGC's
+    image, Docker's hostname on NCCL's lines."""
+    return any(line.stated.get(name) for name in _CONTAINER_FACTS)
+
+
+def _build_in_container_without_gpu(line: LogLine) -> Hit:
+    """A setup.py that builds its CUDA ops only where torch sees a GPU, run in a container the
+    log states: a CUDA toolkit is there (cpp_extension's CUDA_HOME), so the container's missing
+    GPUs come first; a CPU-only torch (TOR110) stays open beside it, the torch build unstated."""
+    return Hit(
+        f"the package's setup.py builds its CUDA ops only where torch sees a GPU (line "
+        f"{line.line}), and the log says it runs in a container: one started without the GPUs "
+        "(no --gpus, or no NVIDIA Container Toolkit on the host); a `docker build` step has no "
+        "GPU either",
+        evidence={"line": line.line},
+        fix=fix(
+            "Run the build in a container started with the GPUs: docker run --gpus all ... "
+            "(the NVIDIA Container Toolkit, nvidia-container-toolkit, installed on the host and "
+            "registered with Docker), then python setup.py build install there; a Dockerfile's "
+            "RUN step sees no GPU: build the ops in the running container (or with FORCE_CUDA=1 "
+            "where the setup.py reads it)",
+            "manual",
+            manual(CONTAINER),
+            manual(INSTALL),
+            manual(CONFIGURE),
         ),
     )

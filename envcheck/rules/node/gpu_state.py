@@ -48,6 +48,7 @@ CUDA_UNUSABLE = (
     "autocast-cuda-unavailable",
     "torch-cuda-tensor-type-unavailable",
     "half-op-on-cpu",
+    "setup-py-cuda-unavailable-refusal",
 )
 HALF_ON_CPU = "half-op-on-cpu"
 # torch's collect_env prints it for every report, wanted or not: it says CUDA is unusable only

@@ -154,7 +154,10 @@ def host_compiler(facts: Facts) -> Iterable[Hit]:
     the newest gcc that release's nvcc accepts (`matrices/cuda/host_compilers.toml`); in
     `triage`, nvcc's own host_config.h check for gcc (`gcc versions later than 12 are not
     supported`), MSVC (`Only the versions between 2017 and 2022 (inclusive) are supported`) and
-    clang (`clang version must be less than 16`); and a C++17 standard-library name the
+    clang (`clang version must be less than 16`); the other direction on Windows, MSVC's
+    standard library refusing an nvcc older than it supports (`error STL1002: Unexpected
+    compiler version, expected CUDA 12.4 or newer`: that CUDA, or an older MSVC toolset); and
+    a C++17 standard-library name the
     compiler does not declare (`'optional' in namespace 'std' does not name a template type`,
     `'std::optional' has not been declared`, clang's `no template named 'optional' in
     namespace 'std'`, nvcc's `namespace "std" has no member "optional"`, MSVC's C2039): the
@@ -178,6 +181,7 @@ def host_compiler(facts: Facts) -> Iterable[Hit]:
     ## References
     - https://github.com/Dao-AILab/flash-attention/issues/246
     - https://docs.nvidia.com/cuda/cuda-installation-guide-linux/ (supported host compilers)
+    - https://github.com/microsoft/STL/blob/main/stl/inc/yvals_core.h (STL1002)
     - https://github.com/pytorch/pytorch/pull/85969 (torch's headers need C++17)
     - https://github.com/meta-pytorch/multipy/issues/312
     """
