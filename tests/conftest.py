@@ -120,6 +120,33 @@ def fake_libcuda(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out / "libcuda.so.1"
 
 
+_VENV_TEMPLATE: list[Path] = []
+
+
+def new_venv(folder: Path) -> Path:
+    """A venv with pip at ``folder`` (what ``python -m venv FOLDER`` makes), copied from one
+    made once per test process: ensurepip's install of pip is most of a venv's ~5 s. The copy's
+    scripts and pyvenv.cfg name ``folder``, as a venv made there has them. Its interpreter."""
+    import atexit
+    import shutil
+    import tempfile
+
+    if not _VENV_TEMPLATE:
+        made = Path(tempfile.mkdtemp(prefix="envcheck-venv-template-")) / "venv"
+        atexit.register(shutil.rmtree, made.parent, True)
+        subprocess.run([sys.executable, "-m", "venv", str(made)], check=True, timeout=120)
+        _VENV_TEMPLATE.append(made)
+    template = _VENV_TEMPLATE[0]
+    shutil.copytree(template, folder, symlinks=True)
+    for path in [folder / "pyvenv.cfg", *(folder / "bin").iterdir()]:
+        if path.is_symlink() or not path.is_file():
+            continue
+        data = path.read_bytes()
+        if str(template).encode() in data:
+            path.write_bytes(data.replace(str(template).encode(), str(folder).encode()))
+    return folder / "bin" / "python"
+
+
 @dataclass
 class CliResult:
     returncode: int

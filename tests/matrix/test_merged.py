@@ -5,6 +5,7 @@ kept."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -215,13 +216,20 @@ DAMAGE = {
 }
 
 
+@functools.cache
+def _uncached() -> Matrix:
+    """A load without the cache, once for the damaged entries' nine tests (a matrix is data:
+    comparing it decodes its tables, the same records for every test)."""
+    return load(env=NO_CACHE)
+
+
 @pytest.mark.parametrize("damage", sorted(DAMAGE))
 def test_a_damaged_entry_gives_the_matrix_of_a_load_without_it(tmp_path: Path, damage: str) -> None:
     env = _env(tmp_path)
     load(env=env)
     (entry,) = _entries(tmp_path)
     entry.write_bytes(DAMAGE[damage](entry.read_bytes()))
-    _same(load(env=env), load(env=NO_CACHE))
+    _same(load(env=env), _uncached())
 
 
 @pytest.mark.parametrize("unsafe", ["group-writable directory", "a link", "a directory"])

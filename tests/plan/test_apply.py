@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 from envcheck.model.finding import Action
 from envcheck.model.plan import Plan, Step
 from envcheck.plan.apply import apply_plan
-from tests.conftest import cli_env, run_cli
+from tests.conftest import cli_env, new_venv, run_cli
 from tests.plan.conftest import LocalIndex
 
 pytestmark = pytest.mark.slow
@@ -23,8 +22,7 @@ pytestmark = pytest.mark.slow
 def venv(tmp_path: Path, local_index: LocalIndex) -> Iterator[tuple[Path, dict[str, str]]]:
     """A venv holding numpy 2.1.3 and vllm 0.6.3 (numpy<2), with pip offline on the local wheels."""
     folder = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, timeout=120)
-    python = folder / "bin" / "python"
+    python = new_venv(folder)
     env = cli_env(
         PIP_NO_INDEX="1",
         PIP_FIND_LINKS=str(local_index.wheels),
@@ -181,8 +179,7 @@ def test_rollback_restores_a_variant_build(local_index: LocalIndex, tmp_path: Pa
     """A torch that only the variant index serves (+cu128): the snapshot records that index,
     so the printed rollback puts the same build back."""
     folder = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, timeout=120)
-    python = folder / "bin" / "python"
+    python = new_venv(folder)
     variant = local_index.server.url("whl/cu128")
     env = cli_env(
         PIP_INDEX_URL=local_index.url,
@@ -224,8 +221,7 @@ def test_a_locks_after_step_keeps_the_override(local_index: LocalIndex, tmp_path
     from envcheck.plan.emit.text import stack_header
 
     folder = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, timeout=120)
-    python = folder / "bin" / "python"
+    python = new_venv(folder)
     env = cli_env(
         PIP_NO_INDEX="1",
         PIP_FIND_LINKS=str(local_index.wheels),

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -25,7 +24,7 @@ from envcheck.plan.resolve import IndexConfig, find_uv
 from envcheck.plan.resolved import PlanResolver
 from envcheck.rules import all_rules, select
 from envcheck.rules.base import Rule
-from tests.conftest import cli_env
+from tests.conftest import cli_env, new_venv
 from tests.index.wheels import WheelIndexes
 from tests.wheelfactory import CUDA_MARK, WheelSpec, make_wheels
 
@@ -154,8 +153,7 @@ def test_h100_vllm_xformers_from_a_probed_venv_reaches_a_clean_fixed_point(
     from envcheck.commands.probe import ProbeOptions, probe
 
     folder = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, timeout=120)
-    python = folder / "bin" / "python"
+    python = new_venv(folder)
     env = cli_env(
         PIP_NO_INDEX="1",
         PIP_FIND_LINKS=str(world.wheels),
@@ -252,8 +250,7 @@ def test_an_h100_on_driver_470_gets_one_driver_target(tmp_path: Path) -> None:
 
 def _venv(tmp_path: Path, wheels: Path, *pins: str) -> tuple[Path, dict[str, str]]:
     folder = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, timeout=120)
-    python = folder / "bin" / "python"
+    python = new_venv(folder)
     env = cli_env(
         PIP_NO_INDEX="1",
         PIP_FIND_LINKS=str(wheels),

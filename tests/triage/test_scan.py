@@ -4,15 +4,20 @@ boundaries, collapsing, noise, both engines, odd bytes."""
 from __future__ import annotations
 
 import atexit
+import bisect
 import gzip
 import io
+import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
+from typing import IO, Any
 
 import pytest
 
 from envcheck.matrix.model import Matrix
 from envcheck.matrix_validate import load
+from envcheck.triage import grep_engine as grep_mod
 from envcheck.triage import scan as scan_mod
 from envcheck.triage.grep_engine import GrepScanner, gnu_grep
 from envcheck.triage.patterns import re2_module, required_literals
@@ -1084,11 +1089,120 @@ def test_every_signature_has_an_example(matrix: Matrix) -> None:
     assert {sig.id for sig in matrix.signatures} == {sid for _, sid in EXAMPLES}
 
 
+def _example(line: str) -> bytes:
+    return f"INFO starting\n{line}\nINFO done\n".encode()
+
+
+class _Tee:
+    """grep's stdout, keeping what the scanner read of it."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self.raw = raw
+        self.seen = bytearray()
+
+    def readline(self, size: int = -1) -> bytes:
+        got = self.raw.readline(size)
+        self.seen += got
+        return got
+
+    def read(self, size: int = -1) -> bytes:
+        return self.raw.read(size)
+
+
+# what grep printed for each example's input, numbered from that input's start: one grep over
+# all examples' inputs one after another (grep selects and numbers each line on its own, and
+# the lines around each example, "INFO ...", are never selected), instead of one grep a test
+# (grep reads the ~750 signatures' patterns again each time: ~0.1 s of CPU)
+_PRINTED: dict[int, tuple[Matrix, dict[str, bytes]]] = {}
+
+
+def _grep_printed(matrix: Matrix) -> dict[str, bytes]:
+    made = _PRINTED.get(id(matrix))
+    if made is not None:
+        return made[1]
+    scanner = _scanner(matrix, "grep")
+    lines = list(dict.fromkeys(line for line, _ in EXAMPLES))
+    data = [_example(line) for line in lines]
+    tees: list[_Tee] = []
+    real_spawn = grep_mod.spawn
+
+    def spawn(argv: Sequence[str], **kwargs: Any) -> subprocess.Popen[Any]:
+        proc = real_spawn(argv, **kwargs)
+        tees.append(_Tee(proc.stdout))
+        proc.stdout = tees[-1]  # type: ignore[assignment]
+        return proc
+
+    grep_mod.spawn = spawn  # type: ignore[assignment]
+    try:
+        scanner.scan(io.BytesIO(b"".join(data)))
+    finally:
+        grep_mod.spawn = real_spawn
+    (tee,) = tees
+    # each example's first line number and byte offset in the whole input
+    starts, number, offset = [], 1, 0
+    for block in data:
+        starts.append((number, offset))
+        number += block.count(b"\n")
+        offset += len(block)
+    printed: list[bytearray] = [bytearray() for _ in data]
+    at = 0
+    for raw in (part + b"\n" for part in bytes(tee.seen).split(b"\n")[:-1]):
+        found = grep_mod._PRINTED.match(raw)
+        if found is None:  # "--": between groups of one example's lines, never before them
+            if printed[at]:
+                printed[at] += raw
+            continue
+        at = bisect.bisect_right(starts, (int(found.group(1)), 1 << 62)) - 1
+        base_number, base_offset = starts[at]
+        sep = found.group(2)
+        printed[at] += b"%d%s%d%s" % (
+            int(found.group(1)) - base_number + 1,
+            sep,
+            int(found.group(3)) - base_offset,
+            sep,
+        )
+        printed[at] += raw[found.end() :]
+    result = dict(zip(lines, map(bytes, printed), strict=True))
+    _PRINTED[id(matrix)] = (matrix, result)
+    return result
+
+
+class _Printed:
+    """The grep process of one example's scan, replayed: what grep printed for its input."""
+
+    def __init__(self, out: bytes) -> None:
+        self.stdin = io.BytesIO()  # the feeder thread writes the input here
+        self.stdout = io.BytesIO(out)
+        self.stderr = io.BytesIO(b"")
+        self.code = 0 if out else 1
+
+    def wait(self) -> int:
+        return self.code
+
+
+def scan_example(matrix: Matrix, line: str, engine: str) -> scan_mod.ScanResult:
+    """The scan of ``line`` between two others; grep's engines read what grep printed for it
+    (``_grep_printed``) as they read a grep process's output, through the same code."""
+    data = _example(line)
+    if engine not in ("grep", "grep-file"):
+        return run_scan(matrix, data, engine)
+    scanner = _scanner(matrix, engine)
+    assert isinstance(scanner, GrepScanner)
+    proc = _Printed(_grep_printed(matrix)[line])
+    result = scan_mod.ScanResult(engine="grep")
+    collect = scanner._collect
+    if engine == "grep":  # piped in by the feeder thread
+        return collect(proc, result, None, io.BytesIO(data))  # type: ignore[arg-type]
+    with tempfile.TemporaryFile() as handle:  # a regular file: its tail counted with pread()
+        handle.write(data)
+        handle.seek(0)
+        return collect(proc, result, grep_mod._TailCount(handle.fileno(), 0), None)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize(("line", "expected"), EXAMPLES)
 def test_signature_matches_its_line(matrix: Matrix, engine: str, line: str, expected: str) -> None:
-    data = f"INFO starting\n{line}\nINFO done\n".encode()
-    result = run_scan(matrix, data, engine)
+    result = scan_example(matrix, line, engine)
     assert list(result.tallies) == [expected]
     tally = result.tallies[expected]
     assert (tally.count, tally.first.line, tally.first.text) == (1, 2, line.strip())
