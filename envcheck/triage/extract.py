@@ -425,8 +425,8 @@ FACTS: dict[str, str] = {
     "install command or pip's 'Collecting' line above ('pip3 install -U xformers')",
     "torch_requested": "torch itself asked for in the install that replaced it ('Collecting "
     "torch==2.5.1' without pip's '(from X)', 'pip install torch torchvision')",
-    "jax_plugin_error": "the error a JAX plugin's import or initialize() raised on a name of "
-    "jax's or jaxlib's ('module 'jaxlib.xla_client' has no attribute ...')",
+    "jax_plugin": "the JAX plugin a traceback's frames name (cuda12 from "
+    "jax_plugins/xla_cuda12/__init__.py)",
 }
 _FAILURES = {
     "vulkan_error": "vulkan",

@@ -74,36 +74,37 @@ def test_a_pjrt_api_mismatch_is_the_plugin_of_another_release(cli: Cli, tmp_path
     assert "METAL plugin" in metal and "cuda12" not in metal
 
 
-def test_a_plugin_failing_on_a_jaxlib_name_is_a_release_skew_and_open_without_it(
-    cli: Cli, tmp_path: Path
-) -> None:
+def test_a_plugin_failing_on_a_jaxlib_name_is_a_release_skew(cli: Cli, tmp_path: Path) -> None:
     # jax-ml/jax#26750: the plugin calls what only a newer jaxlib has
     head = (
-        "Jax plugin configuration error: Exception when calling jax_plugins.xla_cuda12.initialize()"
+        "Jax plugin configuration error: Exception when calling jax_plugins.xla_cuda13.initialize()"
     )
-    log = log_file(
-        tmp_path,
-        head,
+    frames = (
         "Traceback (most recent call last):",
-        '  File "/venv/lib/python3.13/site-packages/jax_plugins/xla_cuda12/__init__.py", line 96,'
+        '  File "/venv/lib/python3.13/site-packages/jax_plugins/xla_cuda13/__init__.py", line 96,'
         " in initialize",
         "    xla_client.register_custom_type_id_handler(",
-        "AttributeError: module 'jaxlib.xla_client' has no attribute "
-        "'register_custom_type_id_handler'.",
     )
-    cause = causes(cli, log)["PKG101"]
+    error = (
+        "AttributeError: module 'jaxlib.xla_client' has no attribute "
+        "'register_custom_type_id_handler'."
+    )
+    cause = causes(cli, log_file(tmp_path, head, *frames, error))["PKG101"]
     assert cause["verdict"] == "confirmed"
-    assert "pip install --upgrade 'jax[cuda12]'" in fix_text(cause)
+    # the plugin the frames name decides the extra
+    assert "pip install --upgrade 'jax[cuda13]'" in fix_text(cause)
     # jax.print_environment_info()'s lines state jax's release: the extra at that release
     stated = log_file(
-        tmp_path,
-        *log.read_text().splitlines(),
-        "",
-        "jax:    0.4.35",
-        "jaxlib: 0.4.35",
-        name="s.log",
+        tmp_path, head, *frames, error, "", "jax:    0.4.35", "jaxlib: 0.4.35", name="s.log"
     )
-    assert "pip install --upgrade 'jax[cuda12]==0.4.35'" in fix_text(causes(cli, stated)["PKG101"])
-    # the plugin's error not in the log: the cause stays open
-    bare = causes(cli, log_file(tmp_path, head, name="bare.log"))["PKG101"]
-    assert bare["verdict"] in ("unchecked", "unknown")
+    assert "pip install --upgrade 'jax[cuda13]==0.4.35'" in fix_text(causes(cli, stated)["PKG101"])
+    # the plugin failing for another reason (no GPU: cuInit's CUDA_ERROR_NO_DEVICE) is not this
+    other = log_file(
+        tmp_path,
+        head,
+        *frames[:2],
+        "RuntimeError: jaxlib/cuda/versions_helpers.cc:135: operation cuInit(0) failed: "
+        "CUDA_ERROR_NO_DEVICE",
+        name="o.log",
+    )
+    assert "PKG101" not in causes(cli, other)

@@ -5270,9 +5270,14 @@ EXAMPLES += [
         "pjrt-plugin-api-mismatch",
     ),
     (
-        "ERROR:2025-01-09 23:34:04,053:jax._src.xla_bridge:629: Jax plugin configuration error: "
-        "Exception when calling jax_plugins.xla_cuda12.initialize()",
-        "jax-plugin-initialize-failed",
+        "AttributeError: module 'jaxlib.xla_client' has no attribute "
+        "'register_custom_type_id_handler'. Did you mean: 'register_custom_call_handler'?",
+        "jax-internal-name-missing",
+    ),
+    (
+        "ImportError: cannot import name 'triton' from 'jax._src.lib' "
+        "(/usr/local/lib/python3.11/dist-packages/jax/_src/lib/__init__.py)",
+        "jax-internal-name-missing",
     ),
     ("jaxlib: 0.4.35", "jax-environment-info"),
 ]

@@ -13,6 +13,9 @@ the others behind, and JAX says so in one of three ways, each of which states th
 - jax/_src/lib/__init__.py (check_jaxlib_version): ``jaxlib version X is newer than and
   incompatible with jax version Y`` and ``jaxlib is version X, but this version of jax requires
   version >= Y``;
+- a name of jaxlib's internal modules missing where JAX's own code (a plugin's
+  ``initialize()``) calls it, ``AttributeError: module 'jaxlib.xla_client' has no attribute
+  'register_custom_type_id_handler'`` -- the plugin of a later release than jaxlib;
 - XLA's PJRT loader (xla/pjrt/pjrt_api.cc, InitPjrtPlugin), through jax's backend set-up:
   ``Unable to initialize backend 'cuda': INVALID_ARGUMENT: Mismatched PJRT plugin PJRT API
   version (0.54) and framework PJRT API version 0.51)`` -- a plugin built for another jaxlib (the
@@ -46,9 +49,9 @@ PJRT_MISMATCH = lazy(
     r"PJRT API version \((?P<plugin_api>[0-9.]+)\) and framework PJRT API version "
     r"\(?(?P<framework_api>[0-9]+\.[0-9]+)"
 )
-PLUGIN_INIT = lazy(
-    r"Jax plugin configuration error: (?:Exception when calling (?P<module>jax_plugins\.[A-Za-z0-9_]+)"
-    r"|Plugin module)"
+INTERNAL_NAME = lazy(
+    r"(?:AttributeError: module|ImportError: cannot import name '[A-Za-z0-9_]+' from) "
+    r"'jax(?:lib|\._src\.lib)(?:\.[A-Za-z0-9_]+)*'"
 )
 _CUDA_PLUGIN = lazy(
     r"jax[_-](cuda[0-9]+)[_-](?:plugin|pjrt)|jax\[(cuda[0-9]+)\]|jax_plugins\.xla_(cuda[0-9]+)"
@@ -57,7 +60,7 @@ _CUDA_PLUGIN = lazy(
 
 def is_jax_check(text: str) -> bool:
     """Does the line state one of JAX's release checks?"""
-    checks = (PLUGIN_CHECK, JAXLIB_CHECK, PJRT_MISMATCH, PLUGIN_INIT)
+    checks = (PLUGIN_CHECK, JAXLIB_CHECK, PJRT_MISMATCH, INTERNAL_NAME)
     return any(p.search(text) is not None for p in checks)
 
 
@@ -69,11 +72,14 @@ def _version(text: str | None) -> Version | None:
 
 
 def _cuda_extra(facts: Facts, line: LogLine) -> str:
-    """The CUDA major of the node's JAX plugin (cuda12, cuda13): from the line, else from the
-    installed plugin; cuda12 when neither says."""
+    """The CUDA major of the node's JAX plugin (cuda12, cuda13): from the line or the plugin
+    its traceback names, else from the installed plugin; cuda12 when none says."""
     found = _CUDA_PLUGIN.search(line.text)
     if found is not None:
         return next(g for g in found.groups() if g)
+    stated = line.stated.get("jax_plugin")
+    if stated:
+        return stated
     for extra in ("cuda13", "cuda12"):
         if facts.known_version(f"jax-{extra}-plugin") is not None:
             return extra
@@ -96,8 +102,8 @@ def jax_check_in_log(facts: Facts, line: LogLine) -> Hit | None:
         if found.group("newer"):
             return _jaxlib_newer(line, found.group("newer"), found.group("jax"))
         return _jaxlib_older(facts, line, found.group("older"), found.group("minimum"))
-    if PLUGIN_INIT.search(line.text) is not None:
-        return _plugin_initialize(facts, line)
+    if INTERNAL_NAME.search(line.text) is not None:
+        return _internal_name(facts, line)
     found = PJRT_MISMATCH.search(line.text)
     if found is None:
         raise NotStated("the line is not one of JAX's release checks", "packages.jax")
@@ -206,22 +212,21 @@ def _pjrt_mismatch(
     )
 
 
-def _plugin_initialize(facts: Facts, line: LogLine) -> Hit:
-    """The plugin's import or initialize() failed: a version skew where its error names one of
-    jax's or jaxlib's modules (the plugin calls what its own release of jaxlib has); open
-    otherwise (a plugin can fail for other reasons)."""
-    error = line.stated.get("jax_plugin_error")
-    if not error:
-        raise NotStated("the log does not show the plugin's error", "packages.jax")
+def _internal_name(facts: Facts, line: LogLine) -> Hit:
+    """JAX's own code (a plugin's initialize(), jax itself) failed on a name of jaxlib's
+    internal modules: the packages are from different releases (user code does not import
+    jaxlib.xla_client or jax._src.lib)."""
     extra = _cuda_extra(facts, line)
     jax = facts.known_version("jax")
     wanted = f"jax[{extra}]=={jax}" if jax is not None else f"jax[{extra}]"
     have = f" (jax {jax} is installed)" if jax is not None else ""
+    plugin = line.stated.get("jax_plugin")
+    who = f"JAX's {plugin.upper()} plugin" if plugin else "JAX's own code"
+    error = line.text.strip().rstrip(".")
     return Hit(
-        f"JAX's {extra.upper()} plugin failed to load (line {line.line}) on a name of jax's or "
-        f"jaxlib's: {error.strip().rstrip('.')[:120]}; the plugin is from another release than jax and "
-        f"jaxlib{have}, so JAX runs without the GPU",
-        evidence={"line": line.line, "error": error.strip()},
+        f"{who} failed on a name of jaxlib's (line {line.line}): {error[:120]}; jax, jaxlib "
+        f"and the plugin are from different releases{have}, so JAX runs without the GPU",
+        evidence={"line": line.line, "error": error, "plugin": plugin},
         fix=fix(
             f'Install jax, jaxlib and the plugin from one release: pip install -U "{wanted}"',
             "unsafe",

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.network import candidate
@@ -195,7 +196,7 @@ def _gid_type_unreadable(line: LogLine) -> Hit:
     )
 
 
-_IB_DEVICE = re.compile(r"\[[0-9]+\]([A-Za-z0-9_.-]+):[0-9]+/")
+_IB_DEVICE = lazy(r"\[[0-9]+\]([A-Za-z0-9_.-]+):[0-9]+/")
 
 
 def _hca_gone(line: LogLine) -> Hit:

@@ -6,20 +6,19 @@ gfx103x, 11.0.0 for RDNA3's gfx110x and gfx115x), else a build that lists the ta
 
 from __future__ import annotations
 
-import re
-
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine
 from envcheck.rules.fixes import fix, manual
 
 ROCM_SIGNATURES = frozenset({"hip-invalid-device-function", "rocm-no-code-object-for-gpu"})
 
-_GFX = re.compile(r"gfx(?P<num>[0-9]{3,4})[a-z]?")
+_GFX = lazy(r"gfx(?P<num>[0-9]{3,4})[a-z]?")
 # gfx family -> the supported target of the same family that HSA_OVERRIDE_GFX_VERSION names
 # (ROCm/tensorflow-upstream#1800 and ROCm/rocALUTION#197: 10.3.0 for gfx1031; pytorch#164346:
 # 11.0.0 for gfx1151)
 _OVERRIDES = (
-    (re.compile(r"^103[0-9]$"), "10.3.0", "RDNA2"),
-    (re.compile(r"^11[05][0-9]$"), "11.0.0", "RDNA3"),
+    (lazy(r"^103[0-9]$"), "10.3.0", "RDNA2"),
+    (lazy(r"^11[05][0-9]$"), "11.0.0", "RDNA3"),
 )
 
 

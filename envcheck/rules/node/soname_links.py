@@ -5,19 +5,17 @@ libcuda.so.1.1 as three files in C:\\Windows\\System32\\lxss\\lib."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
+from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, from_log, rule
 from envcheck.rules.fixes import fix, manual
 
 _WSL_DIR = "/usr/lib/wsl/lib"
-_NOT_A_LINK = re.compile(
-    r"(?P<path>/\S+?)/(?P<name>[^/\s]+\.so(?:\.[0-9]+)*) is not a symbolic link"
-)
+_NOT_A_LINK = lazy(r"(?P<path>/\S+?)/(?P<name>[^/\s]+\.so(?:\.[0-9]+)*) is not a symbolic link")
 
 
 @rule("SYS225", "soname-file-not-a-link", Severity.WARNING)
