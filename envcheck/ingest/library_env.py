@@ -8,7 +8,9 @@ transformers, accelerate, peft, trl, diffusers, LLaMA-Factory and the RL stacks 
 for it, so a thread's log often carries it above or below the traceback.
 
 ``pip show`` blocks in a log are read the same way (``Name: torch`` followed by ``Version:
-2.3.1``, pip's own order in pip/_internal/commands/show.py).
+2.3.1``, pip's own order in pip/_internal/commands/show.py), and so is DeepSpeed's ``ds_report``
+(deepspeed/env_report.py: ``torch version .................... 2.3.0+cu121``, a key padded with
+dots to its value, three lines or more).
 
 Only the blocks themselves are read (a run of ``- Key: value`` lines holding at least one ``...
 version:`` item; a ``Name:`` line with ``Version:`` after it), by the prose reader (``loose``),
@@ -32,6 +34,7 @@ MARKERS = (
     "` version:",
     "Diffusers version:",
     "Name: ",
+    "..... ",
 )
 
 _ITEM = re.compile(r"^\s*[-*]\s+[^:\n]{1,80}:(?:\s|$)")
@@ -39,6 +42,7 @@ _NESTED = re.compile(r"^\s+[-*]\s+\S")  # accelerate's default config, indented 
 _SHOW_NAME = re.compile(r"^Name: [A-Za-z0-9][A-Za-z0-9._-]*\s*$")
 _SHOW_VERSION = re.compile(r"^Version: [0-9]\S*\s*$")
 _SHOW_FIELD = re.compile(r"^[A-Z][A-Za-z-]{1,20}:(?:\s|$)")
+_DOTTED = re.compile(r"^[A-Za-z][A-Za-z0-9 ()/._-]{1,60}? \.{3,} \S")
 _VERSION_ITEM = re.compile(r"^\s*[-*]\s+[^:\n]{0,60}\b[Vv]ersion\b[^:\n]{0,20}:\s*[0-9]")
 
 
@@ -75,11 +79,27 @@ def find_shows(lines: Sequence[str]) -> list[tuple[int, int]]:
     return blocks
 
 
+def find_dotted(lines: Sequence[str]) -> list[tuple[int, int]]:
+    """Each run of three or more ``key ..... value`` lines (ds_report's form)."""
+    blocks = []
+    i = 0
+    while i < len(lines):
+        if not _DOTTED.match(lines[i]):
+            i += 1
+            continue
+        start = i
+        while i < len(lines) and _DOTTED.match(lines[i]):
+            i += 1
+        if i - start >= 3:
+            blocks.append((start, i))
+    return blocks
+
+
 def parse_in(text: str, name: str) -> NodeReport | None:
     """The node as the library env report and the ``pip show`` blocks in ``text`` state it;
     None when there are none, or they state no fact."""
     lines = text.splitlines()
-    blocks = find_shows(lines)
+    blocks = sorted(find_shows(lines) + find_dotted(lines))
     report = find_block(lines)
     if report is not None:
         blocks.insert(0, report)

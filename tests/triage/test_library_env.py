@@ -95,3 +95,24 @@ def test_a_pip_show_block_in_a_log_states_its_package(cli: Cli, tmp_path: Path) 
     # a 'Name:' line that no 'Version:' follows is not pip's
     other = log_file(tmp_path, "Name: jaxlib", "Status: 0.4.28", "", error, name="o.log")
     assert "0.4.28" not in fix_text(causes(cli, other)["PKG101"])
+
+
+def test_a_ds_report_block_in_a_log_states_torch_and_deepspeed() -> None:
+    """DeepSpeed's ds_report (deepspeed/env_report.py): keys padded with dots to their values;
+    three such lines or more are a block, read for the packages and nvcc it states."""
+    lines = [
+        "DeepSpeed general environment info:",
+        "torch install path ............... ['/usr/lib/python3/dist-packages/torch']",
+        "torch version .................... 2.3.0+cu121",
+        "deepspeed info ................... 0.14.4, unknown, unknown",
+        "nvcc version ..................... 12.2",
+        "ImportError: cannot import name 'x' from 'y'",
+    ]
+    report = parse_in("\n".join(lines), "job.log")
+    assert report is not None
+    versions = {d.name: d.version for d in report.packages.data.distributions}
+    assert versions == {"torch": "2.3.0+cu121", "deepspeed": "0.14.4"}
+    assert report.system.data is not None and report.system.data.nvcc is not None
+    assert report.system.data.nvcc.version == "12.2"
+    # two dotted lines are not a report (a progress line, a table of contents)
+    assert parse_in("step one ..... done\nstep two ..... done\n", "job.log") is None
