@@ -86,8 +86,16 @@ def _cuda_extra(facts: Facts, line: LogLine) -> str:
     return "cuda12"
 
 
-def _plugin_pins(extra: str, release: Version) -> tuple[str, ...]:
-    return (f"jax-{extra}-plugin=={release}", f"jax-{extra}-pjrt=={release}")
+def _plugin_fix(extra: str, jaxlib: Version) -> tuple[str, list[Action]]:
+    """The summary and commands that install the CUDA plugin (and its PJRT package) of
+    jaxlib's release, or all of JAX from one release."""
+    pins = (f"jax-{extra}-plugin=={jaxlib}", f"jax-{extra}-pjrt=={jaxlib}")
+    summary = (
+        f"Install the CUDA plugin of jaxlib {jaxlib}'s release: pip install "
+        + " ".join(f'"{p}"' for p in pins)
+        + f' (or all of JAX from one release: pip install -U "jax[{extra}]")'
+    )
+    return summary, [pip_install(*pins), pip_install(f"jax[{extra}]", flags=("--upgrade",))]
 
 
 def jax_check_in_log(facts: Facts, line: LogLine) -> Hit | None:
@@ -122,13 +130,7 @@ def _plugin_not_jaxlib(
     extra = _cuda_extra(facts, line)
     actions: list[Action]
     if dist.startswith("jax-cuda"):
-        pins = _plugin_pins(extra, jaxlib)
-        summary = (
-            "Install the CUDA plugin of jaxlib's release: pip install "
-            + " ".join(f'"{p}"' for p in pins)
-            + f' (or all of JAX from one release: pip install -U "jax[{extra}]")'
-        )
-        actions = [pip_install(*pins), pip_install(f"jax[{extra}]", flags=("--upgrade",))]
+        summary, actions = _plugin_fix(extra, jaxlib)
     else:
         summary = (
             f'Install the {dist} release made for jaxlib {jaxlib}: pip install "{dist}=={jaxlib}"'
@@ -181,13 +183,7 @@ def _pjrt_mismatch(
     if backend is None or backend.lower() in ("cuda", "gpu"):
         extra = _cuda_extra(facts, line)
         if jaxlib is not None:
-            pins = _plugin_pins(extra, jaxlib)
-            summary = (
-                f"Install the CUDA plugin of jaxlib {jaxlib}'s release: pip install "
-                + " ".join(f'"{p}"' for p in pins)
-                + f' (or all of JAX from one release: pip install -U "jax[{extra}]")'
-            )
-            actions = [pip_install(*pins), pip_install(f"jax[{extra}]", flags=("--upgrade",))]
+            summary, actions = _plugin_fix(extra, jaxlib)
         else:
             summary = (
                 f"Install jax, jaxlib and the CUDA plugin from one release: pip install -U "
