@@ -109,4 +109,4 @@ def parse_in(text: str, name: str) -> NodeReport | None:
     if not loose.facts_stated(kept):
         return None
     where = ", ".join(f"{start + 1}-{end}" for start, end in blocks)
-    return loose.parse(Source(name=f"{name} ({LABEL}, lines {where})", text=kept), label=LABEL)
+    return loose.parse(Source(name=f"{name} lines {where}", text=kept), label=LABEL)
