@@ -9,8 +9,10 @@ loose prose ("torch 2.1") in a log is too often a line about something else. Bes
 host's container engine and limits pasted with the failure (``docker info``, daemon.json, the
 NVIDIA Container Toolkit's config.toml and version, ``ulimit -a``, ``df -h /dev/shm``, ``free
 -h``: sections with markers of their own, envcheck/ingest/container_text.py and
-shell_values.py) and ``pip list`` with its header and rule and ``conda list`` with its header are read the same
-way, and so is the ``- Key: value`` report of ``transformers
+shell_values.py), ``pip list`` with its header and rule, ``conda list`` with its header and
+``pip freeze`` (three ``name==version`` rows or more, or such pins run together on one line by
+rendered Markdown, and nothing else on it: a ``pip install`` command is not one) are read the
+same way, and so is the ``- Key: value`` report of ``transformers
 env`` and its kin (envcheck/ingest/library_env.py), a block no error line looks like.
 """
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import re
 import zlib
 
 from envcheck.errors import InputError
@@ -45,6 +48,7 @@ PASTED_SECTIONS = frozenset(
         "nvidia-smi-csv",
         "pip-list",
         "conda-list",
+        "pip-freeze",
     }
 )
 HEAD = 2 * 1024 * 1024  # bytes of the log read for a pasted environment
@@ -59,7 +63,8 @@ def pasted_environment(text: str, name: str) -> NodeReport | None:
     text = unwrap(text)
     found = detect(text)
     if found not in PASTED_FORMATS:
-        return _with_library_env(_pasted_sections(text, name), text, name)
+        sections = _with_one_line_freeze(_pasted_sections(text, name), text, name)
+        return _with_library_env(sections, text, name)
     try:
         report = FORMATS[found].parse(Source(name, text))
     except (FormatError, ValueError):
@@ -94,15 +99,47 @@ _SECTION_MARKERS = (
 )
 
 
+# a ``pip freeze`` row alone on its line (``name==version``, ``name[extra]==version``); three in
+# a row are a pasted ``pip freeze`` (or requirements file), the section's own marker
+_FREEZE_ROW = re.compile(
+    r"^[ \t]*[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]\n]*\])?[ \t]*==[ \t]*[0-9][A-Za-z0-9.+!_-]*[ \t]*\r?$",
+    re.MULTILINE,
+)
+_FREEZE_RUN = 3
+# the same rows run together on one line, as rendered Markdown joins a pasted ``pip freeze``
+_PIN = r"[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]\s]*\])?==[0-9][A-Za-z0-9.+!_-]*"
+_ONE_LINE_FREEZE = re.compile(
+    rf"^[ \t]*(?:{_PIN}[ \t]+){{{_FREEZE_RUN - 1},}}{_PIN}[ \t]*\r?$", re.MULTILINE
+)
+
+
+def _freeze_rows(text: str, starts: list[int]) -> set[int]:
+    """The lines of runs of ``_FREEZE_RUN`` or more ``pip freeze`` rows."""
+    import bisect
+
+    rows = sorted({bisect.bisect_right(starts, m.start()) - 1 for m in _FREEZE_ROW.finditer(text)})
+    marked: set[int] = set()
+    run: list[int] = []
+    for row in [*rows, -2]:
+        if run and row == run[-1] + 1:
+            run.append(row)
+            continue
+        if len(run) >= _FREEZE_RUN:
+            marked.update(run)
+        run = [row]
+    return marked
+
+
 def _near_markers(text: str) -> str:
     """The text with only the lines near a marker kept (the rest blank, so line numbers hold):
     a long log is split into sections only where one can be."""
     import bisect
-    import re
 
     starts = [0, *(m.end() for m in re.finditer("\n", text))]
     found = re.finditer("|".join(map(re.escape, _SECTION_MARKERS)), text)
-    marked = sorted({bisect.bisect_right(starts, m.start()) - 1 for m in found})
+    marked = sorted(
+        {bisect.bisect_right(starts, m.start()) - 1 for m in found} | _freeze_rows(text, starts)
+    )
     lines = text.splitlines()
     keep = [False] * len(lines)
     for i in marked:
@@ -131,10 +168,38 @@ def _with_library_env(report: NodeReport | None, text: str, name: str) -> NodeRe
     return merge([report, stated])
 
 
+def _with_one_line_freeze(report: NodeReport | None, text: str, name: str) -> NodeReport | None:
+    """``report`` with the packages of a ``pip freeze`` whose rows run together on one line
+    (``torch==2.3.0 transformers==4.41.2 ...``: three pins or more and nothing else, so a
+    ``pip install`` command is not one)."""
+    if "==" not in text:
+        return report
+    from envcheck.ingest import pip
+    from envcheck.ingest.common import FormatError, Source
+
+    read = [] if report is None else [report]
+    for match in _ONE_LINE_FREEZE.finditer(text):
+        number = text.count("\n", 0, match.start()) + 1
+        rows = "\n".join(match.group().split())
+        try:
+            stated = pip.parse_freeze(Source(f"{name} line {number}", rows))
+        except (FormatError, ValueError):
+            continue
+        origin = dataclasses.replace(stated.origin, detail=f"pip freeze pasted in {name}")
+        read.append(dataclasses.replace(stated, origin=origin))
+    if len(read) <= 1:
+        return read[0] if read else None
+    from envcheck.ingest.merge import merge
+
+    return merge(read)
+
+
 def _pasted_sections(text: str, name: str) -> NodeReport | None:
     """The container engine and limits sections pasted in the log, and the GPUs an nvidia-smi
     --query-gpu CSV lists (name, compute_cap), None when there are none."""
-    if not any(marker in text for marker in _SECTION_MARKERS):
+    if not any(marker in text for marker in _SECTION_MARKERS) and not (
+        "==" in text and _FREEZE_ROW.search(text)
+    ):
         return None  # the common case: no section to look for, no line-by-line split
     from envcheck.ingest.common import Source
     from envcheck.ingest.paste import parse_sections

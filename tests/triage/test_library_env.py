@@ -82,6 +82,25 @@ def test_a_pip_or_conda_list_pasted_in_a_log_states_the_packages(cli: Cli, tmp_p
     assert "pip install jax-cuda12-plugin==0.4.28 jax-cuda12-pjrt==0.4.28" in text
 
 
+def test_a_pip_freeze_pasted_in_a_log_states_the_packages(cli: Cli, tmp_path: Path) -> None:
+    """`pip freeze` pasted beside the error, as rows or run together on one line (rendered
+    Markdown joins a thread's paste): its pins are the node's packages. Two rows, or a `pip
+    install` command naming the same pins, are not a listing."""
+    error = (
+        "RuntimeError: Unable to initialize backend 'cuda': INVALID_ARGUMENT: Mismatched PJRT "
+        "plugin PJRT API version (0.54) and framework PJRT API version 0.51)."
+    )
+    rows = ("flax==0.8.4", "jax==0.4.28", "jaxlib==0.4.28", "numpy==1.26.4")
+    want = "pip install jax-cuda12-plugin==0.4.28 jax-cuda12-pjrt==0.4.28"
+    assert want in fix_text(causes(cli, log_file(tmp_path, *rows, "", error))["PKG101"])
+    one = log_file(tmp_path, "env: ", " ".join(rows), "", error, name="one.log")
+    assert want in fix_text(causes(cli, one)["PKG101"])
+    two = log_file(tmp_path, "jax==0.4.28", "jaxlib==0.4.28", "", error, name="two.log")
+    assert "0.4.28" not in fix_text(causes(cli, two)["PKG101"])
+    command = log_file(tmp_path, "$ pip install " + " ".join(rows), "", error, name="cmd.log")
+    assert "0.4.28" not in fix_text(causes(cli, command)["PKG101"])
+
+
 def test_a_pip_show_block_in_a_log_states_its_package(cli: Cli, tmp_path: Path) -> None:
     error = (
         "RuntimeError: Unable to initialize backend 'cuda': INVALID_ARGUMENT: Mismatched PJRT "
