@@ -28,6 +28,7 @@ from envcheck.triage.extract import LogFact, dedupe, extract
 from envcheck.triage.forms import plain_text
 from envcheck.triage.grep_engine import GrepScanner, gnu_grep
 from envcheck.triage.hardwrap import CUT_LINES, WRAPPED_AT, cut_joined
+from envcheck.triage.pasted import HEAD as HEAD_KEPT
 from envcheck.triage.prefixes import line_host, nccl_host, unprefixed_text
 from envcheck.triage.scan import (
     MAX_MATCHED,
@@ -198,10 +199,41 @@ def _starts_with_gzip_magic(stream: BinaryIO) -> bool:
         return False
 
 
-def scan_log(path: str, matrix: Matrix, engine: Engine = "auto") -> tuple[str, ScanResult]:
+class _HeadKept(io.RawIOBase):
+    """A stream read once (standard input) whose first ``limit`` bytes are kept as the scan
+    reads them: the log's head, for what a file's head is read again for (an environment pasted
+    in it, its hard-wrapped messages)."""
+
+    def __init__(self, stream: BinaryIO, head: bytearray, limit: int) -> None:
+        super().__init__()
+        self._stream = stream
+        self._head = head
+        self._limit = limit
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        read1 = getattr(self._stream, "read1", None)
+        data = read1(len(buffer)) if read1 is not None else self._stream.read(len(buffer))
+        size = len(data)
+        buffer[:size] = data
+        room = self._limit - len(self._head)
+        if room > 0:
+            self._head += data[:room]
+        return size
+
+
+def scan_log(
+    path: str, matrix: Matrix, engine: Engine = "auto", head: bytearray | None = None
+) -> tuple[str, ScanResult]:
+    """Scan the log at ``path`` ('-': standard input). For standard input, ``head`` (when given)
+    receives its first ``HEAD_KEPT`` bytes as they are read: stdin cannot be read twice."""
     if not matrix.signatures:
         raise InputError("the matrix has no [[signature]] entries to look for")
     stream, name = open_log(path)
+    if path == "-" and head is not None:
+        stream = io.BufferedReader(_HeadKept(stream, head, HEAD_KEPT), buffer_size=65536)
     try:
         try:
             scanner = _scanner(matrix, engine, _bytes_left(stream))
@@ -211,6 +243,9 @@ def scan_log(path: str, matrix: Matrix, engine: Engine = "auto") -> tuple[str, S
             result = scanner.scan(stream)
             if path != "-" and result.bytes_read <= UNWRAP_LIMIT:
                 _unwrap(path, scanner, result)
+            elif head is not None and result.bytes_read <= min(UNWRAP_LIMIT, len(head)):
+                scanner.rejoin(bytes(head), result)
+                scanner.unwrap(bytes(head), result)
             return name, result
         except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise InputError(f"cannot read: {exc}", where=name) from None

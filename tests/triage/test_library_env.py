@@ -101,6 +101,23 @@ def test_a_pip_freeze_pasted_in_a_log_states_the_packages(cli: Cli, tmp_path: Pa
     assert "0.4.28" not in fix_text(causes(cli, command)["PKG101"])
 
 
+def test_a_log_on_standard_input_has_its_pasted_environment_read() -> None:
+    """`triage -` reads standard input once; the head it keeps as it scans is read for a pasted
+    environment as a file's head is (a pipe, and the grep engine's feeder)."""
+    from tests.conftest import run_cli
+
+    error = (
+        "RuntimeError: Unable to initialize backend 'cuda': INVALID_ARGUMENT: Mismatched PJRT "
+        "plugin PJRT API version (0.54) and framework PJRT API version 0.51)."
+    )
+    text = "\n".join(("jax==0.4.28", "jaxlib==0.4.28", "numpy==1.26.4", "", error, ""))
+    want = "pip install jax-cuda12-plugin==0.4.28 jax-cuda12-pjrt==0.4.28"
+    for engine in ("re", "grep"):
+        res = run_cli("triage", "-", "--no-probe", "--json", "--engine", engine, stdin=text)
+        assert res.returncode == 1, res.stderr
+        assert want in res.stdout, engine
+
+
 def test_a_pip_show_block_in_a_log_states_its_package(cli: Cli, tmp_path: Path) -> None:
     error = (
         "RuntimeError: Unable to initialize backend 'cuda': INVALID_ARGUMENT: Mismatched PJRT "
