@@ -159,11 +159,15 @@ def span_reading(facts: Facts, symbol: str, readable: str | None = None) -> Span
     cause = (
         f": the torch releases that export it are {span}, so it was built for one of them{where}"
     )
-    if side == "inside" and abi is not None:  # the release has it: its other ABI's spelling
+    other_abi = torch is not None and (
+        (abi == "cxx11" and torch < PYPI_CXX11_FROM) or (abi == "old" and torch >= PYPI_CXX11_FROM)
+    )
+    if side == "inside" and other_abi:  # the release has it, in PyPI's other ABI's spelling
         cause += (
-            f" (the table keys both C++ ABIs' spellings as one): the symbol is the "
-            f"{'C++11' if abi == 'cxx11' else 'pre-C++11'} ABI's spelling, so the extension "
-            "was built with the other _GLIBCXX_USE_CXX11_ABI than the torch that loads"
+            f" (the table keys both C++ ABIs' spellings as one), and PyPI's torch {torch} is "
+            f"built with the {'pre-C++11' if abi == 'cxx11' else 'C++11'} ABI while the "
+            f"symbol is the {'C++11' if abi == 'cxx11' else 'pre-C++11'} ABI's spelling: the "
+            "extension was built with the other _GLIBCXX_USE_CXX11_ABI than the torch that loads"
         )
         return SpanReading(history, cause, (), "abi")
     if side == "inside":
