@@ -678,11 +678,11 @@ _TORCH_TAG = lazy(r"torch([0-9]+)\.([0-9]+)")
 
 def _release_ruled_out(reading: SpanReading | None) -> bool:
     """Whether the symbols table rules a torch release out as the difference: the installed
-    torch exports the symbol too, or every release exports it in the other C++ ABI's spelling
-    (then a torch pin of the same ABI only moves the failure)."""
+    torch exports the symbol too, or every release exports it (in the other C++ ABI's
+    spelling, a torch pin of the same ABI only moves the failure)."""
     if reading is None:
         return False
-    return reading.side in ("inside", "abi")
+    return reading.side in ("inside", "abi", "every")
 
 
 def _conda_release(pins: tuple[str, ...]) -> str | None:

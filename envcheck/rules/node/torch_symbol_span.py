@@ -117,9 +117,9 @@ def span_reading(facts: Facts, symbol: str, readable: str | None = None) -> Span
             )
             return SpanReading(history, cause, (), "abi")
         cause = (
-            f"; every torch release read ({read}) exports {name}: no torch release lacks "
-            "it, so the torch that loads is not a release build of these libraries (a "
-            "source build, or another torch copy found first)"
+            f"; every torch release read ({read}) exports {name}, so which torch release "
+            "is installed is not the difference (torch's libraries not loaded first, a "
+            "source build of torch, or another torch copy found first may be)"
         )
         return SpanReading(history, cause, (), "every")
     span = _span_text(history)
