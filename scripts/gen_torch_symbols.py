@@ -333,7 +333,9 @@ def spans(present: list[bool], releases: list[str]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--index-url", default=os.environ.get("PIP_INDEX_URL"))
-    parser.add_argument("--cache", type=Path, default=Path("/work/cache-abi19"))
+    parser.add_argument(
+        "--cache", type=Path, default=Path.home() / ".cache" / "envcheck" / "torch-symbols"
+    )
     parser.add_argument("--only", help="one torch minor release (2.1): fetch it only")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
