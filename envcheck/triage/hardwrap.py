@@ -169,6 +169,25 @@ def moved_down(above: str, line: str) -> bool:
     )
 
 
+# a shared library's path ending a line with the colon its loader's message goes on after
+# ('ImportError: /x/ext.cpython-312-x86_64-linux-gnu.so:' above an indented 'undefined symbol: ...')
+_PATH_THEN_COLON = re.compile(r"\S+\.(?:so(?:\.[0-9]+)*|dylib|pyd|dll):$")
+
+
+def split_after_path(above: str, line: str) -> bool:
+    """Whether ``line`` is the rest of a loader's message that its writer put, indented, on the
+    line below the library's path (``above`` ends with the path and its colon): the path
+    belongs to the message below (ai-dynamo/nixl#1798's
+    ``.../nixl_ep_cpp...so:`` then ``  undefined symbol: _ZN3c10...``)."""
+    rest = line.strip()
+    return (
+        bool(rest)
+        and rest[:1].islower()
+        and line[:1].isspace()
+        and _PATH_THEN_COLON.search(above.rstrip()) is not None
+    )
+
+
 # a line that names the program it comes from ('docker: Error response ...', 'ls: cannot
 # access'): a record of its own; a shell's or Python's prompt above: a command, not a message
 _PROGRAM = re.compile(r"[\w.-]+: ")

@@ -28,6 +28,7 @@ from envcheck.triage.hardwrap import (
     looks_cut,
     moved_down,
     rejoined,
+    split_after_path,
 )
 from envcheck.triage.patterns import re2_module, required_literals
 from envcheck.triage.prefixes import strip_prefixes
@@ -452,7 +453,8 @@ class Scanner:
         if before is None or self._identify(before) is not None:
             return named  # nothing above, or a message a signature names on its own
         text, above = line.rstrip(b"\r"), before.rstrip(b"\r")
-        if not moved_down(above.decode("utf-8", "replace"), text.decode("utf-8", "replace")):
+        upper, lower = above.decode("utf-8", "replace"), text.decode("utf-8", "replace")
+        if not (moved_down(upper, lower) or split_after_path(upper, lower)):
             return named
         whole = above.rstrip() + b" " + text.strip()
         return (index, whole, at - 1) if self._line_res[index].search(whole) else named

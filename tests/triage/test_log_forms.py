@@ -238,6 +238,33 @@ def test_a_named_line_takes_the_start_its_wrap_left_above(
     assert "see below" not in json.dumps(cli("triage", str(log), "--json", "--no-probe").json())
 
 
+def test_a_path_ending_its_line_with_a_colon_takes_the_indented_message_below(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """The writer put 'undefined symbol: ...' indented on the line below the library's path
+    and its colon (ai-dynamo/nixl#1798): the path is the message's start, so the package's
+    extension is the confirmed cause, not a companion's or vLLM's."""
+    log = tmp_path / "split.log"
+    log.write_text(
+        "ImportError: /usr/local/lib/python3.12/dist-packages/nixl_ep/"
+        "nixl_ep_cpp.cpython-312-x86_64-linux-gnu.so:\n"
+        "  undefined symbol: _ZN3c104impl3cow23materialize_cow_storageERNS_11StorageImplE\n",
+        encoding="utf-8",
+    )
+    data = cli("triage", str(log), "--json", "--no-probe").json()["data"]
+    assert "nixl_ep/nixl_ep_cpp" in json.dumps(data)
+    causes = [c for m in data["matches"] for c in m["causes"]]
+    confirmed = {c["code"] for c in causes if c["verdict"] == "confirmed"}
+    assert confirmed == {"TOR150"}
+    # a line that does not end with a library's path and colon is not taken
+    log.write_text(
+        "ImportError: see below:\n  undefined symbol: _ZN3c104impl3cow23materialize_cow_storage"
+        "ERNS_11StorageImplE\n",
+        encoding="utf-8",
+    )
+    assert "see below" not in json.dumps(cli("triage", str(log), "--json", "--no-probe").json())
+
+
 def test_short_lines_are_not_joined(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
     """Two short lines that only together read as a message are two messages, not one cut
     line: nothing is named."""

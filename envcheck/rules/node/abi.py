@@ -29,6 +29,7 @@ from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.extension_builds import install_text
 from envcheck.rules.fixes import fix, manual, pip_install
 from envcheck.rules.node.native_crash import crash_reading
+from envcheck.rules.node.torch_symbol_span import SpanReading, span_reading
 from envcheck.rules.node.wheel_index_torch import (
     index_cause,
     index_fix,
@@ -208,6 +209,14 @@ def extension_undefined_symbol(facts: Facts) -> Iterable[Hit]:
     native crash (`Segmentation fault`, glibc's `double free or corruption`) of a command that
     imports a torch extension beside torch (`python -c "import torchsort, torch; ..."`) is
     read as this cause too (native_crash.py): its fix, the rebuild without pip's cache.
+    A torch symbol is looked up in the table of torch's exported symbols by release
+    (matrices/generated/torch_symbols.tsv, read from the release wheels' dynamic symbol tables
+    by scripts/gen_torch_symbols.py): the releases that export it are the ones the extension
+    was built for ("2.2.2 .. 2.12.1"), the installed torch past them or before them says which
+    side, and the fix pins the nearest release that has it (with the torchvision / torchaudio
+    paired with it); a symbol every release exports in the other C++ ABI's spelling names the
+    `_GLIBCXX_USE_CXX11_ABI` mismatch instead, and the installed torch inside the span rules
+    a torch release out (torch_symbol_span.py).
     pybind11's own `incompatible function arguments` / `Unable to convert function return
     value to a Python type!` at a torch C++ type (`torch::jit::StrongFunctionPtr`,
     `c10d::Backend`) is an extension whose pybind11 registry is not torch's (another pybind11
@@ -232,6 +241,9 @@ def extension_undefined_symbol(facts: Facts) -> Iterable[Hit]:
 
     ## References
     - bminor/glibc elf/dl-lookup.c ("undefined symbol: %s%s%s")
+    - torch's release wheels, torch/lib/lib{c10,torch_cpu,torch_cuda,torch_python}.so .dynsym
+      (scripts/gen_torch_symbols.py)
+    - https://github.com/ai-dynamo/nixl/issues/1798
     - https://github.com/Dao-AILab/flash-attention/issues/931
     - pybind/pybind11 include/pybind11/detail/internals.h (PYBIND11_INTERNALS_ID)
     - https://github.com/llvm/torch-mlir/issues/138
@@ -517,18 +529,31 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None
         lead, index_actions = index_fix(facts, dist, page)
         summary = f"{lead}. {summary}"
         actions = [*index_actions, *actions]
-    if source == "torch" and page is None:  # the other way out threads take: torch back
+    reading = span_reading(facts, symbol, readable) if source == "torch" else None
+    if reading is not None:  # the releases of torch that export the symbol (the wheels' table)
+        cause += reading.cause
+    if source == "torch" and page is None and not _release_ruled_out(reading):
+        # the other way out threads take: the torch it was built for back
         built_for = _built_for_torch(version)
+        spanned = reading.pin if reading is not None and not built_for else ()
         torch_pin = (
-            f"torch=={built_for}.*" if built_for else "torch==<the release it was built for>"
+            f"torch=={built_for}.*"
+            if built_for
+            else " ".join(spanned) or "torch==<the release it was built for>"
         )
         summary += (
             f"; or install the torch {have} was built for: pip install {torch_pin}"
             + (f" (its version's local tag names torch {built_for})" if built_for else "")
-            + " (with the torchvision / torchaudio of that release)"
+            + (" (a torch release that exports the symbol)" if spanned else "")
+            + (" (with the torchvision / torchaudio of that release)" if len(spanned) < 2 else "")
         )
-        actions.append(manual(f"pip install {torch_pin}  (the torch {have} was built for)"))
+        actions.append(
+            pip_install(*spanned)
+            if spanned
+            else manual(f"pip install {torch_pin}  (the torch {have} was built for)")
+        )
         if _CONDA_ENV.search(path):  # a conda environment: its own spelling of the same change
+            built_for = built_for or _conda_release(spanned)
             conda_pin = f"pytorch={built_for}" if built_for else "pytorch=<that release>"
             summary += f" (in this conda environment: conda install {conda_pin} -c pytorch)"
             actions.append(manual(f"conda install {conda_pin} -c pytorch  (conda's spelling)"))
@@ -617,13 +642,21 @@ def _unnamed_distribution(facts: Facts, line: LogLine, path: str, symbol: str, t
         + ("; from a source checkout, rm -rf build/ first (a stale build is reused)")
     )
     actions: list[Action] = [manual(which), manual(again)]
-    if source == "torch":
-        summary += "; or install the torch it was built for: pip install torch==<that release>"
-        actions.append(manual("pip install torch==<the release it was built for>"))
+    reading = span_reading(facts, symbol, readable) if source == "torch" else None
+    spanned = reading.pin if reading is not None else ()
+    if source == "torch" and not _release_ruled_out(reading):
+        torch_pin = " ".join(spanned) or "torch==<that release>"
+        summary += f"; or install the torch it was built for: pip install {torch_pin}"
+        actions.append(
+            pip_install(*spanned)
+            if spanned
+            else manual("pip install torch==<the release it was built for>")
+        )
     return Hit(
         f"{path} (module {top}, line {line.line}) cannot resolve {shown}, which "
         f"{source_text(source)} should provide: the extension was built against {against} "
-        f"(no table of the matrix names the distribution that installs {top})",
+        f"(no table of the matrix names the distribution that installs {top})"
+        + (reading.cause if reading is not None else ""),
         evidence={
             "line": line.line,
             "library": path,
@@ -641,6 +674,20 @@ def _unnamed_distribution(facts: Facts, line: LogLine, path: str, symbol: str, t
 # (torch 2.8, 1.13), and `torch2.1` spellings (flash-attn's and others' wheel tags)
 _PT_TAG = lazy(r"(?:^|[^a-z])pt([0-9])([0-9]{1,2})(?:cu[0-9]+|cpu)?(?:$|[^0-9])")
 _TORCH_TAG = lazy(r"torch([0-9]+)\.([0-9]+)")
+
+
+def _release_ruled_out(reading: SpanReading | None) -> bool:
+    """Whether the symbols table rules a torch release out as the difference: the installed
+    torch exports the symbol too, or every release exports it (in the other C++ ABI's
+    spelling, a torch pin of the same ABI only moves the failure)."""
+    if reading is None:
+        return False
+    return reading.side in ("inside", "abi", "every")
+
+
+def _conda_release(pins: tuple[str, ...]) -> str | None:
+    """The release of a ``torch==X`` pin, as conda's ``pytorch=X`` spells it."""
+    return next((p.split("==", 1)[1] for p in pins if p.startswith("torch==")), None)
 
 
 def _built_for_torch(version: Version | None) -> str | None:
@@ -1045,10 +1092,14 @@ def _source_build(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
     nvcc = source == "nvcc"
     if nvcc:  # compiled by another CUDA's nvcc than the runtime torch loads
         against = f"the CUDA of {_torch_text(facts)}"
+    reading = span_reading(facts, symbol, readable) if source == "torch" else None
+    offer_torch = source == "torch" and not _release_ruled_out(reading)
+    spanned = reading.pin if reading is not None else ()
+    torch_pin = " ".join(spanned) or "torch==<that release>"
     return Hit(
         f"{path} (built in place, outside site-packages; line {line.line}) cannot resolve "
         f"{shown}, which {source_text(source)} should provide: the extension was compiled "
-        f"against another version than {against}",
+        f"against another version than {against}" + (reading.cause if reading else ""),
         evidence={
             "line": line.line,
             "library": path,
@@ -1062,8 +1113,8 @@ def _source_build(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
             "pip install --no-build-isolation -e . (or python setup.py build develop)"
             + (
                 "; or install the torch release the extension was built against (pip install "
-                "torch==<that release>) when it is a prebuilt copy"
-                if source == "torch"
+                f"{torch_pin}) when it is a prebuilt copy"
+                if offer_torch
                 else ""
             )
             + (
@@ -1089,8 +1140,14 @@ def _source_build(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
             manual("python setup.py clean --all  (a setup.py project: removes build/ too)"),
             manual("pip install --no-build-isolation --no-cache-dir -e ."),
             *(
-                [manual("pip install torch==<the release it was built against>  (a prebuilt copy)")]
-                if source == "torch"
+                [
+                    pip_install(*spanned)
+                    if spanned
+                    else manual(
+                        "pip install torch==<the release it was built against>  (a prebuilt copy)"
+                    )
+                ]
+                if offer_torch
                 else []
             ),
         ),
