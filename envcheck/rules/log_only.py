@@ -868,7 +868,7 @@ RULES: tuple[tuple[str, str, str, str, str, str, str, str | None], ...] = (
         'TOR192',
         'torch-cmake-unknown-arch-name',
         'error',
-        "torch's CMake architecture selection cannot parse a name in the autodetected CUDA architecture list",
+        "torch's architecture selection (its CMake module, its extension builder) cannot parse a name in the autodetected CUDA architecture list",
         'envcheck.rules.node.arch_specific',
         'torch_cmake_unknown_arch_name',
         'only a build log states the architecture list CMake refused',

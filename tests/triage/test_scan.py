@@ -5647,3 +5647,11 @@ EXAMPLES += [
     ("inside the container while configuring the environment?", "container-stated-in-prose"),
     ("I run it in a Docker container on the cluster", "container-stated-in-prose"),
 ]
+
+# torch's extension builder parsing an arch-specific name of torch's own list (TOR192); nvcc's
+# line retyped with 'GPU' in capitals (CUD150/CUD157)
+EXAMPLES += [
+    ("ValueError: invalid literal for int() with base 10: '90a'", "cpp-extension-arch-suffix-unparsed"),
+    ("      ValueError: invalid literal for int() with base 10: '120f'", "cpp-extension-arch-suffix-unparsed"),
+    ("nvcc fatal : Unsupported GPU architecture 'compute_30'", "compiler-unknown-arch"),
+]
