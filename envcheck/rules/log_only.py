@@ -835,6 +835,16 @@ RULES: tuple[tuple[str, str, str, str, str, str, str, str | None], ...] = (
         'log.build',
     ),
     (
+        'SYS270',
+        'apple-clang-no-openmp',
+        'error',
+        "A build passes -fopenmp to Apple's clang, which has no OpenMP (macOS)",
+        'envcheck.rules.node.apple_openmp',
+        'apple_clang_no_openmp',
+        "only a build log states Apple's clang refusing -fopenmp",
+        'log.build',
+    ),
+    (
         'TOR180',
         'extension-ops-not-built',
         'error',

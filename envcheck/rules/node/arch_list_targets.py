@@ -434,7 +434,5 @@ def _other_gpu_kernels_hit(facts: Facts, line: LogLine) -> Hit | None:
             "kernel_arch": sm(arch),
             "gpu_archs": gpus.torch,
         },
-        fix=_set_list(
-            gpus, f"drop {arch.major}.{arch.minor}: no GPU here runs those kernels"
-        ),
+        fix=_set_list(gpus, f"drop {arch.major}.{arch.minor}: no GPU here runs those kernels"),
     )
