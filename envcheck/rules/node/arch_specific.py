@@ -215,7 +215,7 @@ def torch_cmake_unknown_arch_name(facts: Facts) -> Iterable[Hit]:
 
 
 # cpp_extension's int() of an arch-specific name from torch.cuda.get_arch_list() ('90a')
-_SUFFIXED = lazy(r"invalid literal for int\(\) with base 10: '([0-9]{2,3}[af])'")
+_SUFFIXED = lazy(r"invalid literal for int\(\) with base 10: '((?:9[0-9]|1[0-9]{2})[af])'")
 
 
 @from_log("TOR192")
