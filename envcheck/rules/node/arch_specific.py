@@ -22,7 +22,7 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.arch import sm_support
-from envcheck.rules.node.ptx_instructions import list_for_other_gpu, other_arch
+from envcheck.rules.node.ptx_instructions import list_for_other_gpu, node_lacks, other_arch
 
 # ptxas' diagnostic: "<file>.ptx, line N; error   : Instruction 'X' not supported on .target 'sm_120'"
 _REFUSED = lazy(
@@ -98,6 +98,10 @@ def arch_specific_in_log(facts: Facts, line: LogLine) -> Hit | None:
     evidence = {"line": line.line, "instruction": what, "target": target}
     if own is not None and own.group("digits") != digits:
         other = own.group("digits")
+        written_for = Version(f"{int(other[:-1])}.{other[-1]}")
+        if node_lacks(facts, written_for):  # no GPU here runs that kernel: build the GPUs' own
+            why = f"the kernel's file is written for sm_{other} (sm_{other}a's instructions)"
+            return _other_arch_hit(facts, line, what, written_for, why)
         return Hit(
             f"ptxas refused '{what}' on {target} (line {line.line}): the kernel's file is written "
             f"for sm_{other} (sm_{other}a's instructions), and the build compiles it for "
@@ -254,12 +258,15 @@ def torch_cmake_unknown_arch_in_log(facts: Facts, line: LogLine) -> Hit | None:
     )
 
 
-def _other_arch_hit(facts: Facts, line: LogLine, what: str, arch: Version) -> Hit:
+def _other_arch_hit(
+    facts: Facts, line: LogLine, what: str, arch: Version, why: str | None = None
+) -> Hit:
     """ptxas refused an instruction only another architecture's arch-specific target has
     (Hopper's wgmma on sm_120, `cuda/ptx_instructions.toml`): the kernel is that
     architecture's, compiled for this target too; no spelling of the target takes it, so the
     build must leave that architecture's kernels out of this target's (the architecture list
-    the GPUs' own, or the project's option for those kernels)."""
+    the GPUs' own, or the project's option for those kernels). Also where the kernel's file
+    names another architecture (``sm90_q64n32.ptx`` built for sm_120) and no GPU here is it."""
     found = _REFUSED.search(line.text)
     digits = found.group("digits") if found else ""
     target = f"sm_{digits}"
@@ -269,10 +276,10 @@ def _other_arch_hit(facts: Facts, line: LogLine, what: str, arch: Version) -> Hi
         if ccs:
             digits = ";".join(f"{c.major}{c.minor}" for c in ccs)
     torch_list = ";".join(f"{d[:-1]}.{d[-1]}" for d in digits.split(";") if d)
+    why = why or f"the instruction exists only on sm_{own}a; no spelling of {target} has it"
     return Hit(
-        f"ptxas refused '{what}' on {target} (line {line.line}): the instruction exists only on "
-        f"sm_{own}a, so the kernel is an sm_{own} one compiled for {target} as well; no "
-        f"spelling of {target} ('a' or 'f') has it",
+        f"ptxas refused '{what}' on {target} (line {line.line}): {why}, so the kernel is an "
+        f"sm_{own} one compiled for {target} as well",
         evidence={"line": line.line, "instruction": what, "target": target, "kernel_arch": own},
         fix=fix(
             f"Build for the GPUs' own architectures only, without {arch.major}.{arch.minor}: "
