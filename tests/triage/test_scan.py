@@ -5647,3 +5647,23 @@ EXAMPLES += [
     ("inside the container while configuring the environment?", "container-stated-in-prose"),
     ("I run it in a Docker container on the cluster", "container-stated-in-prose"),
 ]
+
+# torch's extension builder parsing an arch-specific name of torch's own list (TOR192); nvcc's
+# line retyped with 'GPU' in capitals (CUD150/CUD157)
+EXAMPLES += [
+    (
+        "ValueError: invalid literal for int() with base 10: '90a'",
+        "cpp-extension-arch-suffix-unparsed",
+    ),
+    (
+        "      ValueError: invalid literal for int() with base 10: '120f'",
+        "cpp-extension-arch-suffix-unparsed",
+    ),
+    ("nvcc fatal : Unsupported GPU architecture 'compute_30'", "compiler-unknown-arch"),
+]
+
+# Apple's clang refusing OpenMP in a macOS source build (SYS270)
+EXAMPLES += [
+    ("clang: error: unsupported option '-fopenmp'", "apple-clang-no-openmp"),
+    ("      clang++: error: unsupported option '-fopenmp'", "apple-clang-no-openmp"),
+]

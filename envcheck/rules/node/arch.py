@@ -25,7 +25,7 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.choose import sm
 from envcheck.rules.fixes import fix, manual
-from envcheck.rules.node.arch_list_targets import no_gpu_has
+from envcheck.rules.node.arch_list_targets import no_gpu_has, node_gpu_archs, older_than_table
 
 
 def _cc(text: str | None) -> Version | None:
@@ -192,6 +192,11 @@ def toolkit_refused_arch_in_log(facts: Facts, line: LogLine) -> Hit | None:
         if cc is None or no_gpu_has(facts.matrix, cc):
             # no NVIDIA GPU has it (or it is not spelled as one): no toolkit is too old for
             # it, the build's flags are wrong (CUD157)
+            return None
+        gpus = node_gpu_archs(facts).ccs
+        if older_than_table(facts.matrix, cc) and gpus and cc not in gpus:
+            # an old GPU's architecture no GPU here has: the flags are wrong (CUD157), no
+            # toolkit is to be installed for it
             return None
         raise NotStated(
             f"the matrix's [[sm]] table does not know {target} (line {line.line})", "log.ptx_target"

@@ -39,6 +39,7 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.choose import sm, torch_choices
 from envcheck.rules.fixes import fix, manual
+from envcheck.rules.node.ptx_instructions import list_for_other_gpu
 
 _READ_CC = (
     "X.Y: each GPU's compute capability, nvidia-smi --query-gpu=compute_cap "
@@ -96,6 +97,13 @@ def no_gpu_has(matrix: Matrix, cc: Version) -> bool:
         return False
     oldest = _oldest_in_table(matrix)
     return oldest is not None and cc >= oldest
+
+
+def older_than_table(matrix: Matrix, cc: Version) -> bool:
+    """Whether ``cc`` is a real architecture older than the ``[[sm]]`` table's oldest entry
+    (sm_30, sm_20: Kepler's first, Fermi), which the toolkits the table knows have dropped."""
+    oldest = _oldest_in_table(matrix)
+    return oldest is not None and cc < oldest and matrix.sm(sm(cc)) is None
 
 
 def _list_stated(line: LogLine) -> list[str]:
@@ -264,9 +272,19 @@ def _compiler_target_hit(facts: Facts, line: LogLine) -> Hit | None:
     if target is None:
         raise NotStated(f"line {line.line} does not name the refused target", "log.ptx_target")
     cc = _digits_cc(target)
+    gpus = node_gpu_archs(facts)
+    if cc is not None and older_than_table(facts.matrix, cc) and gpus.ccs and cc not in gpus.ccs:
+        compiler = "ptxas" if "ptxas" in line.text.lower() else "nvcc"
+        return Hit(
+            f"{compiler} refused {target} (line {line.line}), an architecture older than any "
+            "the [[sm]] table knows (toolkits of the last years dropped it), and no GPU here "
+            f"is {sm(cc)} (the GPUs are {', '.join(sm(c) for c in gpus.ccs)}): the build's "
+            "flags name an old GPU's architecture, not this node's",
+            evidence={"line": line.line, "target": target, "gpu_archs": gpus.digits},
+            fix=_compiler_flags_fix(gpus),
+        )
     if cc is not None and not no_gpu_has(facts.matrix, cc):
         return None  # a real architecture: whether the toolkit knows it is CUD150's
-    gpus = node_gpu_archs(facts)
     compiler = "ptxas" if "ptxas" in line.text.lower() else "nvcc"
     return Hit(
         f"{compiler} refused {target} (line {line.line}): {_target_problem(target)}",
@@ -287,7 +305,10 @@ def arch_list_names_no_gpu_here(facts: Facts) -> Iterable[Hit]:
     is not spelled as an architecture, or that no GPU of the node has; nvcc or ptxas refusing
     a target no NVIDIA GPU has (`Unsupported gpu architecture 'sm_200'`, `Value 'sm_99' is
     not defined for option 'gpu-name'`, `compute_80+PTX`, an empty `compute_`), read against
-    the `[[sm]]` table and the GPU table, with the node's or the log's GPUs.
+    the `[[sm]]` table and the GPU table, with the node's or the log's GPUs. ptxas refusing
+    an instruction only another architecture has (`Instruction 'wgmma.fence' not supported on
+    .target 'sm_120'`, Hopper's wgmma: `cuda/ptx_instructions.toml`) where the log's
+    TORCH_CUDA_ARCH_LIST names that architecture and no GPU here has it.
 
     ## Why it matters
     torch builds an extension for TORCH_CUDA_ARCH_LIST when it is set and for the visible GPUs
@@ -310,6 +331,7 @@ def arch_list_names_no_gpu_here(facts: Facts) -> Iterable[Hit]:
     - https://github.com/pytorch/pytorch/blob/main/torch/utils/cpp_extension.py
     - https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#gpu-feature-list
     - https://github.com/OpenBMB/BMTrain/issues/83
+    - https://github.com/thu-ml/SageAttention/issues/291
     """
     value = facts.env().get("TORCH_CUDA_ARCH_LIST")
     if value is None or not value.strip():
@@ -382,4 +404,35 @@ def arch_list_names_no_gpu_here_in_log(facts: Facts, line: LogLine) -> Hit | Non
                 fix=_set_list(gpus, "or drop the value from the list").summary,
             )
         return hit
+    if line.signature == "ptxas-arch-specific-on-plain-target":
+        return _other_gpu_kernels_hit(facts, line)
     return _compiler_target_hit(facts, line)
+
+
+def _other_gpu_kernels_hit(facts: Facts, line: LogLine) -> Hit | None:
+    """ptxas refusing an instruction only another architecture has (Hopper's wgmma on sm_120),
+    where the log's TORCH_CUDA_ARCH_LIST names that architecture and no GPU here has it: the
+    build compiles that architecture's kernels under the target's settings because the list
+    asks for a GPU the node does not have (thu-ml/SageAttention#291: 'You don't need to add
+    9.0 ... otherwise it will try to build sm90 binary using sm120 settings'). None for every
+    other refusal (TOR191 reads those)."""
+    other = list_for_other_gpu(facts, line)
+    if other is None:
+        return None
+    found, arch = other
+    gpus = node_gpu_archs(facts)
+    here = ", ".join(sm(c) for c in gpus.ccs or ())
+    stated = line.stated.get("build_arch_list") or ""
+    return Hit(
+        f'the log builds with TORCH_CUDA_ARCH_LIST="{stated}", which names '
+        f"{arch.major}.{arch.minor}, and no GPU here is {sm(arch)} (the GPUs are {here}): the "
+        f"build compiles the {sm(arch)} kernels ('{found.what}', which only {sm(arch)}a has) "
+        f"under {found.target}'s settings and ptxas refuses them (line {line.line})",
+        evidence={
+            "line": line.line,
+            "build_arch_list": stated,
+            "kernel_arch": sm(arch),
+            "gpu_archs": gpus.torch,
+        },
+        fix=_set_list(gpus, f"drop {arch.major}.{arch.minor}: no GPU here runs those kernels"),
+    )

@@ -13,6 +13,8 @@ import contextlib
 import re
 from collections.abc import Iterable
 
+from packaging.version import Version
+
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
@@ -20,6 +22,7 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
 from envcheck.rules.node.arch import sm_support
+from envcheck.rules.node.ptx_instructions import list_for_other_gpu, node_lacks, other_arch
 
 # ptxas' diagnostic: "<file>.ptx, line N; error   : Instruction 'X' not supported on .target 'sm_120'"
 _REFUSED = lazy(
@@ -95,6 +98,10 @@ def arch_specific_in_log(facts: Facts, line: LogLine) -> Hit | None:
     evidence = {"line": line.line, "instruction": what, "target": target}
     if own is not None and own.group("digits") != digits:
         other = own.group("digits")
+        written_for = Version(f"{int(other[:-1])}.{other[-1]}")
+        if node_lacks(facts, written_for):  # no GPU here runs that kernel: build the GPUs' own
+            why = f"the kernel's file is written for sm_{other} (sm_{other}a's instructions)"
+            return _other_arch_hit(facts, line, what, written_for, why)
         return Hit(
             f"ptxas refused '{what}' on {target} (line {line.line}): the kernel's file is written "
             f"for sm_{other} (sm_{other}a's instructions), and the build compiles it for "
@@ -109,6 +116,11 @@ def arch_specific_in_log(facts: Facts, line: LogLine) -> Hit | None:
                 manual(f'TORCH_CUDA_ARCH_LIST="{other[:-1]}.{other[-1]}a"  (torch extensions)'),
             ),
         )
+    other = other_arch(facts.matrix, line)
+    if other is not None:
+        if list_for_other_gpu(facts, line) is not None:
+            return None  # the list names a GPU the node does not have: CUD157's cause
+        return _other_arch_hit(facts, line, what, other[1])
     support = sm_support(facts.matrix, target)
     needs = (
         f"; a toolkit that compiles {target} (CUDA {support.first_cuda} or newer)"
@@ -169,13 +181,17 @@ def _stub_hit(facts: Facts, line: LogLine, digits: str | None) -> Hit:
 
 @rule("TOR192", "torch-cmake-unknown-arch-name", Severity.ERROR)
 def torch_cmake_unknown_arch_name(facts: Facts) -> Iterable[Hit]:
-    """torch's CMake architecture selection cannot parse a name in the autodetected CUDA architecture list
+    """torch's architecture selection (its CMake module, its extension builder) cannot parse a name in the autodetected CUDA architecture list
 
     ## What it checks
     In `triage`, the configure step of torch or of a CMake project built against libtorch
     stopping at `Unknown CUDA Architecture Name 9.0a in CUDA_SELECT_NVCC_ARCH_FLAGS` (torch's
     `select_compute_arch.cmake`), with the list it autodetected where the log prints it
-    (`Autodetected CUDA architecture(s): 5.0;8.0;8.6;8.9;9.0;9.0a`). Only a build log states it.
+    (`Autodetected CUDA architecture(s): 5.0;8.0;8.6;8.9;9.0;9.0a`); torch's extension
+    builder, with TORCH_CUDA_ARCH_LIST unset, parsing the torch build's own list
+    (`torch.cuda.get_arch_list()`) and stopping at an arch-specific name in it, `ValueError:
+    invalid literal for int() with base 10: '90a'` (the ARM+CUDA wheels for Grace Hopper list
+    sm_90a). Only a build log states it.
 
     ## Why it matters
     With no `TORCH_CUDA_ARCH_LIST` set the module builds its own list from the toolkit, and a
@@ -196,14 +212,23 @@ def torch_cmake_unknown_arch_name(facts: Facts) -> Iterable[Hit]:
     ## References
     - https://github.com/pytorch/pytorch/issues/113948
     - https://github.com/pytorch/pytorch/blob/main/cmake/Modules_CUDA_fix/upstream/FindCUDA/select_compute_arch.cmake
+    - https://github.com/pytorch/pytorch/issues/144037
+    - pytorch/pytorch torch/utils/cpp_extension.py (_get_cuda_arch_flags: int(arch.split('_')[1]))
     """
     raise Skip("only a build log states the architecture list CMake refused", "log.ptx_target")
+
+
+# cpp_extension's int() of an arch-specific name from torch.cuda.get_arch_list() ('90a')
+_SUFFIXED = lazy(r"invalid literal for int\(\) with base 10: '((?:9[0-9]|1[0-9]{2})[af])'")
 
 
 @from_log("TOR192")
 def torch_cmake_unknown_arch_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """The refused name from the line and the autodetected list where the log prints it: the
     fix sets TORCH_CUDA_ARCH_LIST to that list without the refused name, as plain X.Y."""
+    suffixed = _SUFFIXED.search(line.text)
+    if suffixed is not None:
+        return _builder_suffix_hit(facts, line, suffixed.group(1))
     found = re.search(r"Unknown CUDA Architecture Name (\S+) in", line.text)
     if found is None:
         raise NotStated(f"line {line.line} names no architecture", "log.ptx_target")
@@ -227,6 +252,70 @@ def torch_cmake_unknown_arch_in_log(facts: Facts, line: LogLine) -> Hit | None:
             f'Set the list yourself and build again: `export TORCH_CUDA_ARCH_LIST="{value}"` '
             f"({source}; keep the GPUs the build must run on); an architecture the module does "
             "not know at all needs a torch release whose CMake knows it",
+            "manual",
+            manual(f'export TORCH_CUDA_ARCH_LIST="{value}"'),
+        ),
+    )
+
+
+def _other_arch_hit(
+    facts: Facts, line: LogLine, what: str, arch: Version, why: str | None = None
+) -> Hit:
+    """ptxas refused an instruction only another architecture's arch-specific target has
+    (Hopper's wgmma on sm_120, `cuda/ptx_instructions.toml`): the kernel is that
+    architecture's, compiled for this target too; no spelling of the target takes it, so the
+    build must leave that architecture's kernels out of this target's (the architecture list
+    the GPUs' own, or the project's option for those kernels). Also where the kernel's file
+    names another architecture (``sm90_q64n32.ptx`` built for sm_120) and no GPU here is it."""
+    found = _REFUSED.search(line.text)
+    digits = found.group("digits") if found else ""
+    target = f"sm_{digits}"
+    own = f"{arch.major}{arch.minor}"
+    with contextlib.suppress(Skip):
+        ccs = sorted({facts.compute_capability(g) for g in facts.gpus()})
+        if ccs:
+            digits = ";".join(f"{c.major}{c.minor}" for c in ccs)
+    torch_list = ";".join(f"{d[:-1]}.{d[-1]}" for d in digits.split(";") if d)
+    why = why or f"the instruction exists only on sm_{own}a; no spelling of {target} has it"
+    return Hit(
+        f"ptxas refused '{what}' on {target} (line {line.line}): {why}, so the kernel is an "
+        f"sm_{own} one compiled for {target} as well",
+        evidence={"line": line.line, "instruction": what, "target": target, "kernel_arch": own},
+        fix=fix(
+            f"Build for the GPUs' own architectures only, without {arch.major}.{arch.minor}: "
+            f'TORCH_CUDA_ARCH_LIST="{torch_list}" (torch extensions), CMake '
+            f"`-DCMAKE_CUDA_ARCHITECTURES={digits}`; the sm_{own} kernels belong only in an "
+            f"sm_{own}a build (the project's option for them, on a GPU of that architecture)",
+            "manual",
+            manual(
+                f'TORCH_CUDA_ARCH_LIST="{torch_list}" pip install --no-build-isolation '
+                "--no-cache-dir --force-reinstall <the package>"
+            ),
+            manual(f'cmake -B build -DCMAKE_CUDA_ARCHITECTURES="{digits}"'),
+        ),
+    )
+
+
+def _builder_suffix_hit(facts: Facts, line: LogLine, name: str) -> Hit:
+    """torch's extension builder parsed torch's own architecture list (TORCH_CUDA_ARCH_LIST
+    unset) and met an arch-specific name it cannot read as a number ('sm_90a' of the ARM+CUDA
+    wheels): setting the list, the GPUs' own X.Y (else the name's), skips that parse
+    (pytorch/pytorch#144037: 'exporting TORCH_CUDA_ARCH_LIST=9.0' fixes it)."""
+    digits = name[:-1]
+    value = f"{int(digits[:-1])}.{digits[-1]}"
+    with contextlib.suppress(Skip):
+        ccs = sorted({facts.compute_capability(g) for g in facts.gpus()})
+        if ccs:
+            value = ";".join(f"{c.major}.{c.minor}" for c in ccs)
+    return Hit(
+        f"torch's extension builder cannot parse 'sm_{name}' (line {line.line}): with "
+        "TORCH_CUDA_ARCH_LIST unset it reads the torch build's own architecture list, "
+        "torch.cuda.get_arch_list(), and this build lists an arch-specific name",
+        evidence={"line": line.line, "refused": f"sm_{name}"},
+        fix=fix(
+            f'Set the list yourself and build again: `export TORCH_CUDA_ARCH_LIST="{value}"` '
+            "(the GPUs' own architectures as plain X.Y; the builder then does not parse torch's "
+            "list); torch releases whose builder reads the suffix need no setting",
             "manual",
             manual(f'export TORCH_CUDA_ARCH_LIST="{value}"'),
         ),

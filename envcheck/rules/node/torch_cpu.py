@@ -183,7 +183,7 @@ def _cpu_fallback(facts: Facts, torch: Version | None) -> tuple[str, Fix] | None
     return None
 
 
-_JETSON_TORCH_STEPS = (
+JETSON_TORCH_STEPS = (
     "pip uninstall -y torch torchvision torchaudio  (PyPI's aarch64 wheels)",
     "install NVIDIA's torch wheel for the JetPack release (cat /etc/nv_tegra_release names "
     "the L4T release): the 'PyTorch for Jetson' list, "
@@ -191,6 +191,27 @@ _JETSON_TORCH_STEPS = (
     "of jetson-containers",
     'python3 -c "import torch; print(torch.cuda.is_available())"',
 )
+
+
+def jetson_gpu(facts: Facts, line: LogLine) -> str | None:
+    """The Jetson the log or the node names: the platform a line states (L4T, JetPack, an
+    l4t-* image), else a GPU of the node whose GPU-table entry is a Jetson module (an
+    integrated Tegra GPU: Orin, Xavier); None elsewhere. PyPI's torch builds, x86 or aarch64
+    SBSA, do not drive a Jetson's GPU whatever architectures they list."""
+    stated = line.stated.get("jetson_platform")
+    if stated:
+        return stated
+    try:
+        gpus = facts.gpus()
+    except Skip:
+        return None
+    for gpu in gpus:
+        model = facts.gpu_model(gpu)
+        if model is not None and (
+            model.name.startswith("Jetson") or "Tegra" in (model.architecture or "")
+        ):
+            return model.name
+    return None
 
 
 def _jetson_torch(platform: str) -> str:
@@ -223,7 +244,7 @@ def cpu_torch_in_log(facts: Facts, line: LogLine) -> Hit | None:
     have = f"torch {torch}" if torch is not None else "the installed torch"
     jetson = line.stated.get("jetson_platform")
     if jetson:  # PyPI's aarch64 wheels do not drive a Jetson's GPU: NVIDIA's Jetson builds do
-        remedy = fix(_jetson_torch(jetson), "manual", *(manual(s) for s in _JETSON_TORCH_STEPS))
+        remedy = fix(_jetson_torch(jetson), "manual", *(manual(s) for s in JETSON_TORCH_STEPS))
     if line.signature in CUDA_UNUSABLE:  # the program's own output: CUDA is not usable
         try:
             cuda_unusable_cause(facts, line, "TOR110")

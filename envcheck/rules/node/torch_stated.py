@@ -29,6 +29,7 @@ from envcheck.rules.node.arch import _cc
 from envcheck.rules.node.arch_list_targets import list_reading
 from envcheck.rules.node.rocm_targets import ROCM_SIGNATURES, rocm_arch_hit
 from envcheck.rules.node.torch_build import _upgrade_fix, gpu_arch_missing
+from envcheck.rules.node.torch_cpu import JETSON_TORCH_STEPS, _jetson_torch, jetson_gpu
 from envcheck.rules.node.trace_frames import TORCH_OWN, check_site_package, frame_package
 
 
@@ -60,6 +61,14 @@ def arch_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
         lacking = _default_builds_lack(facts, line)
         if lacking is not None:
             return _warned(facts, line, lacking)
+        jetson = jetson_gpu(facts, line)
+        if jetson is not None:
+            return _warned(
+                facts,
+                line,
+                f"no traceback frame or check site names an extension, and on a Jetson "
+                f"({jetson}) only NVIDIA's Jetson torch builds have kernels for its GPU",
+            )
     # the open cause's fix: the rule's own for the facts known (the GPU's build, where stated)
     raise NotStated(
         "whether the kernel without an image was torch's or an extension's is not stated (the "
@@ -165,7 +174,12 @@ def _warned(facts: Facts, line: LogLine, why: str = "torch's own warning") -> Hi
     except Skip:
         current = None
     archs = ", ".join(sm(cc) for cc in ccs)
-    step = _upgrade_fix(facts, list(ccs), current, gpu_older=older)
+    jetson = jetson_gpu(facts, line)
+    step = (
+        fix(_jetson_torch(jetson), "manual", *(manual(s) for s in JETSON_TORCH_STEPS))
+        if jetson is not None
+        else _upgrade_fix(facts, list(ccs), current, gpu_older=older)
+    )
     if step is None and older:
         step = _source_build_fix(facts, ccs)
     if step is None:
