@@ -67,3 +67,28 @@ def test_scenedb_crash_on_a_declared_isaac_sim_51_with_driver_595_confirms_sim10
     sim104 = _causes(cli, log, "--spec", str(spec))["SIM104"]
     assert sim104["verdict"] == "confirmed"
     assert "580.65.06" in _fix(sim104)
+
+
+def test_nvdiffrast_egl_line_names_its_cuda_rasterizer_not_mujoco(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """nvdiffrast's own LOG(FATAL) line names the program: SIM109's fix offers its CUDA
+    rasterizer and the image's glvnd EGL loader, and MuJoCo's backends (SIM120) are not it."""
+    log = tmp_path / "comfy.log"
+    log.write_text("[F1216 14:33:13.286945381 glutil.cpp:338] eglInitialize() failed\n")
+    found = _causes(cli, log)
+    assert found["SIM109"]["verdict"] == "confirmed"
+    fix = _fix(found["SIM109"])
+    assert "dr.RasterizeCudaContext()" in fix
+    assert "apt install libglvnd0 libegl1" in fix
+    assert "MUJOCO_GL" not in fix
+    assert found["SIM120"]["verdict"] != "confirmed"
+
+
+def test_bare_egl_line_keeps_mujoco_backends(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    log = tmp_path / "job.log"
+    log.write_text("RuntimeError: eglInitialize() failed\n")
+    found = _causes(cli, log)
+    assert "MUJOCO_GL=osmesa" in _fix(found["SIM109"])
+    assert "RasterizeCudaContext" not in _fix(found["SIM109"])
+    assert found["SIM120"]["verdict"] == "confirmed"
