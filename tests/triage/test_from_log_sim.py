@@ -92,3 +92,33 @@ def test_bare_egl_line_keeps_mujoco_backends(tmp_path: Path, cli: Callable[..., 
     assert "MUJOCO_GL=osmesa" in _fix(found["SIM109"])
     assert "RasterizeCudaContext" not in _fix(found["SIM109"])
     assert found["SIM120"]["verdict"] == "confirmed"
+
+
+def test_display_unset_points_display_at_the_session(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """GLFW's 'DISPLAY environment variable is missing': a shell without DISPLAY on a machine
+    that may have a desktop (splatviz#5) is export DISPLAY=:0 first, xvfb-run headless."""
+    log = tmp_path / "viewer.log"
+    log.write_text("GLFWError: (65544) b'X11: The DISPLAY environment variable is missing'\n")
+    sim150 = _causes(cli, log)["SIM150"]
+    assert sim150["verdict"] == "confirmed"
+    assert "DISPLAY unset" in sim150["findings"][0]["message"]
+    fix = _fix(sim150)
+    assert "export DISPLAY=:0" in fix
+    assert "xvfb-run -a <command>" in fix
+    assert "xhost" not in fix
+
+
+def test_named_display_not_opened_is_x_access(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """GLFW's 'Failed to open display :1': DISPLAY is set, the X server is not reachable or
+    refuses (instant-ngp#512 in a container: xhost local:root)."""
+    log = tmp_path / "testbed.log"
+    log.write_text("GLFW error #65544: X11: Failed to open display :1\n")
+    sim150 = _causes(cli, log)["SIM150"]
+    assert "X display :1 could not be opened" in sim150["findings"][0]["message"]
+    fix = _fix(sim150)
+    assert "xhost +local:root" in fix
+    assert "-v /tmp/.X11-unix:/tmp/.X11-unix" in fix
