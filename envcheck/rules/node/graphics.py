@@ -129,12 +129,12 @@ def glx_driver_in_log(facts: Facts, line: LogLine) -> Hit:
     lacking = caps is not None and "graphics" not in caps and "all" not in caps
     display = "display" in line.text.lower()
     shown = _DISPLAY_NAMED.search(line.text) if display else None
-    named = shown.group("name") if shown else None
+    display_name = shown.group("name") if shown else None
     what = (
         "the X server refused the GLX context"
         if _GLX_REFUSED.search(line.text)
-        else f"X display {named} could not be opened"
-        if named
+        else f"X display {display_name} could not be opened"
+        if display_name
         else "no X display to open (DISPLAY unset)"
         if display
         else f"libGL could not load the {driver} driver"
@@ -193,7 +193,7 @@ def glx_driver_in_log(facts: Facts, line: LogLine) -> Hit:
         *context,
         *own,
         *conda,
-        *(_display_steps(named) if display and not refused else []),
+        *(_display_steps(display_name) if display and not refused else []),
         "headless: export MUJOCO_GL=egl PYOPENGL_PLATFORM=egl (no GLX; NVIDIA EGL vendor "
         "library), or MUJOCO_GL=osmesa PYOPENGL_PLATFORM=osmesa (software)",
         "in a container: start it with NVIDIA_DRIVER_CAPABILITIES=all (graphics) so the NVIDIA "
@@ -220,9 +220,9 @@ def glx_driver_in_log(facts: Facts, line: LogLine) -> Hit:
                 else "Under Mesa (a VM), export MESA_GL_VERSION_OVERRIDE=4.5; after a driver "
                 "update, reboot; else render"
                 if refused
-                else f"Let the process open X display {named} (a container: xhost +local:root "
-                "and the X socket mounted); or render"
-                if named
+                else f"Let the process open X display {display_name} (a container: xhost "
+                "+local:root and the X socket mounted); or render"
+                if display_name
                 else "Point DISPLAY at the machine's X display where it has one (export "
                 "DISPLAY=:0; over SSH ssh -X), on a headless node run under xvfb-run -a; or "
                 "render"
