@@ -138,8 +138,9 @@ FACTS: dict[str, str] = {
     "rtx_min_driver": "the driver floor an Omniverse RTX app states ('[0.0, 535.129)' -> 535.129)",
     "vulkan_error": "a Vulkan failure the log states (no device, no ICD, ICD library missing)",
     "egl_error": "an EGL failure the log states (no EGL device display)",
-    "egl_renderer": "the library whose own line states the EGL failure (nvdiffrast's "
-    "'[F glutil.cpp:338] eglInitialize() failed', its RasterizeGLContext)",
+    "gl_renderer": "the library whose own line states an EGL or OpenGL failure (nvdiffrast's "
+    "'[F glutil.cpp:338] eglInitialize() failed', Open3D's '[Open3D WARNING] Failed to "
+    "initialize GLFW')",
     "gl_error": "an OpenGL failure the log states (no platform library / context loaded)",
     "dri_denied": "a /dev/dri node the process was denied (permission)",
     "missing_lib": "a shared library the loader could not open (libGLU.so.1)",
@@ -436,9 +437,13 @@ _FAILURES = {
     "gl_error": "gl",
     "dri_denied": "dri",
 }
-# the library an `egl_renderer` fact's text names: nvdiffrast logs through its own LOG(FATAL),
+# the library a `gl_renderer` fact's text names: nvdiffrast logs through its own LOG(FATAL),
 # '[F glutil.cpp:338]' (NVlabs/nvdiffrast nvdiffrast/common/glutil.cpp)
-_RENDERERS = {"glutil.cpp": "nvdiffrast", "RasterizeGLContext": "nvdiffrast"}
+_RENDERERS = {
+    "glutil.cpp": "nvdiffrast",
+    "RasterizeGLContext": "nvdiffrast",
+    "Open3D": "open3d",
+}
 _PAIRS = {"pkg_name": "pkg_version", "pkg2_name": "pkg2_version"}
 _REQUIRES = re.compile(
     r"^(?P<by>[A-Za-z0-9][A-Za-z0-9._-]*)(?: [0-9][^ ]*)? requires (?P<req>.+?)"
@@ -872,7 +877,7 @@ class _Builder:
         floor = self.first("rtx_min_driver")
         caps = self.first("driver_capabilities")
         failures = [f for f in self.facts if f.name in _FAILURES]
-        renderers = self.all("egl_renderer")
+        renderers = self.all("gl_renderer")
         if floor is None and caps is None and not failures:
             return None
         denied = tuple(dict.fromkeys(f.value for f in failures if f.name == "dri_denied"))

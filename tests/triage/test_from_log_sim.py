@@ -122,3 +122,14 @@ def test_named_display_not_opened_is_x_access(
     fix = _fix(sim150)
     assert "xhost +local:root" in fix
     assert "-v /tmp/.X11-unix:/tmp/.X11-unix" in fix
+
+
+def test_open3d_glfw_line_is_not_mujocos(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    """Open3D's own '[Open3D WARNING] Failed to initialize GLFW' names its program: MuJoCo's
+    GLFW backend (SIM121, MUJOCO_GL=egl) is not the fix."""
+    log = tmp_path / "viz.log"
+    log.write_text("[Open3D WARNING] Failed to initialize GLFW\n")
+    found = _causes(cli, log)
+    assert found["SIM121"]["verdict"] != "confirmed"
+    log.write_text("mujoco.FatalError: gladLoadGL error\n")
+    assert _causes(cli, log)["SIM121"]["verdict"] == "confirmed"

@@ -43,12 +43,9 @@ def glx_driver_not_loaded(facts: Facts) -> Iterable[Hit]:
     Render headless without GLX (`MUJOCO_GL=egl` / `PYOPENGL_PLATFORM=egl` with the NVIDIA EGL
     vendor library, or `osmesa` in software); for GLX in a container start it with
     `NVIDIA_DRIVER_CAPABILITIES=all` (graphics) so the NVIDIA GLX library is mounted, or install
-    Mesa's drivers (`apt install libgl1-mesa-dri libglx-mesa0`) for software GL. Where the line
-    says no display was opened, it tells two causes apart: DISPLAY unset (`The DISPLAY
-    environment variable is missing`) on a machine with a desktop session is `export
-    DISPLAY=:0` (an IDE terminal, sudo; `ssh -X` over SSH; `xvfb-run -a` on a headless node); a
-    display named but not opened (`Failed to open display :1`) is X access, a container's
-    (`xhost +local:root` on the host and `-v /tmp/.X11-unix:/tmp/.X11-unix -e DISPLAY`).
+    Mesa's drivers (`apt install libgl1-mesa-dri libglx-mesa0`) for software GL. No display:
+    DISPLAY unset is `export DISPLAY=:0` where the machine has a desktop (else `ssh -X`,
+    `xvfb-run -a`); a named display not opened is X access (`xhost +local:root`).
 
     ## References
     - https://docs.mesa3d.org/envvars.html

@@ -428,6 +428,8 @@ def mujoco_no_gl_context(facts: Facts) -> Iterable[Hit]:
     - https://mujoco.readthedocs.io/en/stable/python.html#rendering
     """
     logged = _failures(facts, "gl")
+    if logged and _renderers(facts):
+        return []  # the GLFW line is another library's own (Open3D's), not MuJoCo's
     if not logged:
         env = _env(facts)
         if "MUJOCO_GL" in env or "DISPLAY" in env or not facts.report.env.is_ok:
