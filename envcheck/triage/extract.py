@@ -144,6 +144,9 @@ FACTS: dict[str, str] = {
     "gl_error": "an OpenGL failure the log states (no platform library / context loaded)",
     "dri_denied": "a /dev/dri node the process was denied (permission)",
     "missing_lib": "a shared library the loader could not open (libGLU.so.1)",
+    "library_found": "a shared library's path a listing in the log prints (locate, find, ls, "
+    "type -P: /home/u/.local/lib/python3.8/site-packages/nvidia/cudnn/lib/"
+    "libcudnn_ops_infer.so.8)",
     "glibc_lacks": "X.Y of a GLIBC_X.Y symbol version the system's glibc lacks",
     "os_name": "the Linux distribution an environment list names (Rocky Linux, Ubuntu)",
     "container_image": "the container image a log names (nvcr.io/nvidia/pytorch:23.11-py3)",

@@ -5647,3 +5647,14 @@ EXAMPLES += [
     ("inside the container while configuring the environment?", "container-stated-in-prose"),
     ("I run it in a Docker container on the cluster", "container-stated-in-prose"),
 ]
+
+# a listing's line that is only a library's path (locate, find): a fact for SYS150 / CUD154;
+# nvdiffrast's and Open3D's own EGL / GLFW lines keep their signatures (ldr19)
+EXAMPLES += [
+    (
+        "/home/u/.local/lib/python3.8/site-packages/nvidia/cudnn/lib/libcudnn_ops_infer.so.8",
+        "library-path-listed",
+    ),
+    ("[F1216 14:33:13.286945381 glutil.cpp:338] eglInitialize() failed", "egl-not-initialized"),
+    ("[Open3D WARNING] Failed to initialize GLFW", "glfw-not-initialised"),
+]
