@@ -5658,3 +5658,8 @@ EXAMPLES += [
     ("[F1216 14:33:13.286945381 glutil.cpp:338] eglInitialize() failed", "egl-not-initialized"),
     ("[Open3D WARNING] Failed to initialize GLFW", "glfw-not-initialised"),
 ]
+
+# a Vulkan program's own words for no physical device (SIM109, ldr19)
+EXAMPLES += [
+    ("RuntimeError: Failed to find a Vulkan physical device", "vulkan-no-physical-device"),
+]
