@@ -374,6 +374,7 @@ class GraphicsInfo:
     render_nodes_denied: tuple[str, ...] = ()  # ... that this user cannot open read-write
     rtx_min_driver: str | None = None  # the driver floor an Omniverse RTX app states in a log
     failures: tuple[str, ...] = ()  # rendering failures a log states ("egl: ...", "vulkan: ...")
+    renderers: tuple[str, ...] = ()  # the libraries whose own lines state them ("nvdiffrast")
 
     @property
     def nvidia_vulkan(self) -> bool:

@@ -138,9 +138,15 @@ FACTS: dict[str, str] = {
     "rtx_min_driver": "the driver floor an Omniverse RTX app states ('[0.0, 535.129)' -> 535.129)",
     "vulkan_error": "a Vulkan failure the log states (no device, no ICD, ICD library missing)",
     "egl_error": "an EGL failure the log states (no EGL device display)",
+    "gl_renderer": "the library whose own line states an EGL or OpenGL failure (nvdiffrast's "
+    "'[F glutil.cpp:338] eglInitialize() failed', Open3D's '[Open3D WARNING] Failed to "
+    "initialize GLFW')",
     "gl_error": "an OpenGL failure the log states (no platform library / context loaded)",
     "dri_denied": "a /dev/dri node the process was denied (permission)",
     "missing_lib": "a shared library the loader could not open (libGLU.so.1)",
+    "library_found": "a shared library's path a listing in the log prints (locate, find, ls, "
+    "type -P: /home/u/.local/lib/python3.8/site-packages/nvidia/cudnn/lib/"
+    "libcudnn_ops_infer.so.8)",
     "glibc_lacks": "X.Y of a GLIBC_X.Y symbol version the system's glibc lacks",
     "os_name": "the Linux distribution an environment list names (Rocky Linux, Ubuntu)",
     "container_image": "the container image a log names (nvcr.io/nvidia/pytorch:23.11-py3)",
@@ -433,6 +439,13 @@ _FAILURES = {
     "egl_error": "egl",
     "gl_error": "gl",
     "dri_denied": "dri",
+}
+# the library a `gl_renderer` fact's text names: nvdiffrast logs through its own LOG(FATAL),
+# '[F glutil.cpp:338]' (NVlabs/nvdiffrast nvdiffrast/common/glutil.cpp)
+_RENDERERS = {
+    "glutil.cpp": "nvdiffrast",
+    "RasterizeGLContext": "nvdiffrast",
+    "Open3D": "open3d",
 }
 _PAIRS = {"pkg_name": "pkg_version", "pkg2_name": "pkg2_version"}
 _REQUIRES = re.compile(
@@ -867,6 +880,7 @@ class _Builder:
         floor = self.first("rtx_min_driver")
         caps = self.first("driver_capabilities")
         failures = [f for f in self.facts if f.name in _FAILURES]
+        renderers = self.all("gl_renderer")
         if floor is None and caps is None and not failures:
             return None
         denied = tuple(dict.fromkeys(f.value for f in failures if f.name == "dri_denied"))
@@ -876,8 +890,9 @@ class _Builder:
             failures=tuple(dict.fromkeys(f"{_FAILURES[f.name]}: {f.value}" for f in failures)),
             render_nodes=denied,
             render_nodes_denied=denied,
+            renderers=tuple(dict.fromkeys(_RENDERERS.get(f.value, f.value) for f in renderers)),
         )
-        return self.section(info, floor, caps, *failures)
+        return self.section(info, floor, caps, *failures, *renderers)
 
     def env(self) -> Section[EnvInfo] | None:
         stated = [

@@ -212,3 +212,38 @@ def test_ctranslate2_driver_error_checks_its_cuda12_floor(
     assert drv140["verdict"] == verdict
     if verdict == "confirmed":
         assert "525.60.13 or newer" in _fix(drv140)
+
+
+def test_nvjitlink_symbol_without_a_path_confirms_cud104_and_drops_the_toolkit(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """The versioned entry point alone (pytorch#152783's title line) says an older nvJitLink
+    loaded first: confirmed, the fix drops the toolkit from LD_LIBRARY_PATH or puts the
+    wheel's directory first, found by Python whatever the environment's site-packages."""
+    log = _file(
+        tmp_path,
+        "job.log",
+        "undefined symbol: __nvJitLinkCreate_12_8, version libnvJitLink.so.12\n",
+    )
+    cud104 = _causes(cli, log)["CUD104"]
+    assert cud104["verdict"] == "confirmed"
+    assert "CUDA 12.8's nvJitLink" in cud104["findings"][0]["message"]
+    fix = _fix(cud104)
+    assert "unset LD_LIBRARY_PATH" in fix
+    assert "nvidia.nvjitlink.lib" in fix
+    assert "nvidia-nvjitlink-cu12>=12.8" in fix
+
+
+def test_nvjitlink_symbol_without_a_path_and_the_toolkit_stated_sets_the_rest(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    spec = _file(
+        tmp_path, "node.toml", '[env]\nLD_LIBRARY_PATH = "/usr/local/cuda-12.4/lib64:/opt/x/lib"\n'
+    )
+    log = _file(
+        tmp_path,
+        "job.log",
+        "undefined symbol: __nvJitLinkCreate_12_8, version libnvJitLink.so.12\n",
+    )
+    (finding,) = _causes(cli, log, "--spec", str(spec))["CUD104"]["findings"]
+    assert "export LD_LIBRARY_PATH=/opt/x/lib" in finding["fix"]["commands"]

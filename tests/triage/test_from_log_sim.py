@@ -67,3 +67,69 @@ def test_scenedb_crash_on_a_declared_isaac_sim_51_with_driver_595_confirms_sim10
     sim104 = _causes(cli, log, "--spec", str(spec))["SIM104"]
     assert sim104["verdict"] == "confirmed"
     assert "580.65.06" in _fix(sim104)
+
+
+def test_nvdiffrast_egl_line_names_its_cuda_rasterizer_not_mujoco(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """nvdiffrast's own LOG(FATAL) line names the program: SIM109's fix offers its CUDA
+    rasterizer and the image's glvnd EGL loader, and MuJoCo's backends (SIM120) are not it."""
+    log = tmp_path / "comfy.log"
+    log.write_text("[F1216 14:33:13.286945381 glutil.cpp:338] eglInitialize() failed\n")
+    found = _causes(cli, log)
+    assert found["SIM109"]["verdict"] == "confirmed"
+    fix = _fix(found["SIM109"])
+    assert "dr.RasterizeCudaContext()" in fix
+    assert "apt install libglvnd0 libegl1" in fix
+    assert "MUJOCO_GL" not in fix
+    assert found["SIM120"]["verdict"] != "confirmed"
+
+
+def test_bare_egl_line_keeps_mujoco_backends(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    log = tmp_path / "job.log"
+    log.write_text("RuntimeError: eglInitialize() failed\n")
+    found = _causes(cli, log)
+    assert "MUJOCO_GL=osmesa" in _fix(found["SIM109"])
+    assert "RasterizeCudaContext" not in _fix(found["SIM109"])
+    assert found["SIM120"]["verdict"] == "confirmed"
+
+
+def test_display_unset_points_display_at_the_session(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """GLFW's 'DISPLAY environment variable is missing': a shell without DISPLAY on a machine
+    that may have a desktop (splatviz#5) is export DISPLAY=:0 first, xvfb-run headless."""
+    log = tmp_path / "viewer.log"
+    log.write_text("GLFWError: (65544) b'X11: The DISPLAY environment variable is missing'\n")
+    sim150 = _causes(cli, log)["SIM150"]
+    assert sim150["verdict"] == "confirmed"
+    assert "DISPLAY unset" in sim150["findings"][0]["message"]
+    fix = _fix(sim150)
+    assert "export DISPLAY=:0" in fix
+    assert "xvfb-run -a <command>" in fix
+    assert "xhost" not in fix
+
+
+def test_named_display_not_opened_is_x_access(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """GLFW's 'Failed to open display :1': DISPLAY is set, the X server is not reachable or
+    refuses (instant-ngp#512 in a container: xhost local:root)."""
+    log = tmp_path / "testbed.log"
+    log.write_text("GLFW error #65544: X11: Failed to open display :1\n")
+    sim150 = _causes(cli, log)["SIM150"]
+    assert "X display :1 could not be opened" in sim150["findings"][0]["message"]
+    fix = _fix(sim150)
+    assert "xhost +local:root" in fix
+    assert "-v /tmp/.X11-unix:/tmp/.X11-unix" in fix
+
+
+def test_open3d_glfw_line_is_not_mujocos(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    """Open3D's own '[Open3D WARNING] Failed to initialize GLFW' names its program: MuJoCo's
+    GLFW backend (SIM121, MUJOCO_GL=egl) is not the fix."""
+    log = tmp_path / "viz.log"
+    log.write_text("[Open3D WARNING] Failed to initialize GLFW\n")
+    found = _causes(cli, log)
+    assert found["SIM121"]["verdict"] != "confirmed"
+    log.write_text("mujoco.FatalError: gladLoadGL error\n")
+    assert _causes(cli, log)["SIM121"]["verdict"] == "confirmed"

@@ -161,3 +161,40 @@ def test_pyopengls_short_library_names_map_to_their_packages(
         "No such file or directory', 'OSMesa', None)",
     )
     assert "libosmesa6" in _confirmed(cli, log, "SYS150")
+
+
+WHEEL_CUDNN = "/home/u/.local/lib/python3.8/site-packages/nvidia/cudnn/lib"
+
+
+def test_a_listed_cudnn_library_puts_its_directory_first(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """locate's output beside cuDNN 8's own line (faster-whisper#297): the wheel is installed
+    where the loader does not look; its directory leads the fix, not another install."""
+    log = _log(
+        tmp_path,
+        "Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot "
+        "open shared object file: No such file or directory",
+        "$ locate libcudnn_ops_infer.so.8",
+        f"{WHEEL_CUDNN}/libcudnn_ops_infer.so.8",
+    )
+    fix = _confirmed(cli, log, "CUD154")
+    assert fix.startswith(f"libcudnn_ops_infer.so.8 is installed in {WHEEL_CUDNN}")
+    assert f"export LD_LIBRARY_PATH={WHEEL_CUDNN}:$LD_LIBRARY_PATH" in fix
+
+
+def test_a_listed_library_of_another_name_leaves_the_fix_alone(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = _log(
+        tmp_path,
+        "ImportError: libfoo.so.1: cannot open shared object file: No such file or directory",
+        "/opt/bar/lib/libbar.so.1",
+    )
+    assert "/opt/bar/lib" not in _confirmed(cli, log, "SYS150")
+    log = _log(
+        tmp_path,
+        "ImportError: libfoo.so.1: cannot open shared object file: No such file or directory",
+        "/opt/foo/lib/libfoo.so.1.2.3",
+    )
+    assert "export LD_LIBRARY_PATH=/opt/foo/lib:$LD_LIBRARY_PATH" in _confirmed(cli, log, "SYS150")

@@ -5667,3 +5667,19 @@ EXAMPLES += [
     ("clang: error: unsupported option '-fopenmp'", "apple-clang-no-openmp"),
     ("      clang++: error: unsupported option '-fopenmp'", "apple-clang-no-openmp"),
 ]
+
+# a listing's line that is only a library's path (locate, find): a fact for SYS150 / CUD154;
+# nvdiffrast's and Open3D's own EGL / GLFW lines keep their signatures (ldr19)
+EXAMPLES += [
+    (
+        "/home/u/.local/lib/python3.8/site-packages/nvidia/cudnn/lib/libcudnn_ops_infer.so.8",
+        "library-path-listed",
+    ),
+    ("[F1216 14:33:13.286945381 glutil.cpp:338] eglInitialize() failed", "egl-not-initialized"),
+    ("[Open3D WARNING] Failed to initialize GLFW", "glfw-not-initialised"),
+]
+
+# a Vulkan program's own words for no physical device (SIM109, ldr19)
+EXAMPLES += [
+    ("RuntimeError: Failed to find a Vulkan physical device", "vulkan-no-physical-device"),
+]

@@ -43,6 +43,65 @@ _WHEEL_LIB = lazy(
 _SYMBOL = lazy(r"undefined symbol: (?P<symbol>[A-Za-z0-9_]+)")
 
 
+# nvJitLink's versioned entry points, `__nvJitLinkCreate_12_8, version libnvJitLink.so.12`: the
+# caller was built against CUDA 12.8's nvJitLink and the copy that loaded is older
+_NVJITLINK_VERSIONED = lazy(
+    r"undefined symbol: (?P<symbol>__nvJitLink[A-Za-z]+_(?P<major>1[0-9])_(?P<minor>[0-9]+))"
+    r", version libnvJitLink\.so\.1[0-9]"
+)
+# a library's path on the line (a toolkit's own libcusparse lacking the symbol is two toolkits
+# mixed, not torch's wheels shadowed: that stays open)
+_LIB_PATH = lazy(r"/[^\s:]*lib[A-Za-z_]+\.so")
+# the nvidia-nvjitlink wheel's directory, whatever the environment's site-packages is (the
+# form the threads run: nvidia.cudnn.lib's directory for cuDNN)
+_WHEEL_DIR_CMD = (
+    "python -c 'import os, nvidia.nvjitlink.lib as m; print(os.path.dirname(m.__file__))'"
+)
+
+
+def _nvjitlink_older_hit(facts: Facts, line: LogLine) -> Hit:
+    """An nvJitLink entry point versioned for CUDA 12.X missing from the libnvJitLink.so.12
+    that loaded, no library's path on the line (a title line, a rich traceback's cut line):
+    the symbol alone says an older nvJitLink came first on the loader's path (pytorch#152783:
+    /usr/local/cuda-12.4 on LD_LIBRARY_PATH under torch's CUDA 12.8 wheels)."""
+    found = _NVJITLINK_VERSIONED.search(line.text)
+    assert found is not None
+    floor = f"{found.group('major')}.{found.group('minor')}"
+    wheel = f"nvidia-nvjitlink-cu{found.group('major')}"
+    try:
+        variables = facts.env()
+    except Skip:
+        variables = {}
+    paths = [p for p in variables.get("LD_LIBRARY_PATH", "").split(":") if p]
+    toolkit = [p for p in paths if _TOOLKIT_DIR.search(p)]
+    actions = []
+    if toolkit:
+        actions.append(set_env(LD_LIBRARY_PATH=":".join(p for p in paths if p not in toolkit)))
+    else:
+        actions.append(
+            manual(
+                "drop the CUDA toolkit's directories (/usr/local/cuda*/lib64) from "
+                "LD_LIBRARY_PATH; where it holds nothing else: unset LD_LIBRARY_PATH"
+            )
+        )
+    actions.append(manual(f'export LD_LIBRARY_PATH="$({_WHEEL_DIR_CMD})":$LD_LIBRARY_PATH'))
+    actions.append(pip_install(f"{wheel}>={floor}", flags=("--upgrade",)))
+    return Hit(
+        f"line {line.line}: the libnvJitLink.so.12 that loaded lacks {found.group('symbol')}, "
+        f"an entry point of CUDA {floor}'s nvJitLink: an older copy (a CUDA toolkit's on "
+        "LD_LIBRARY_PATH or in the loader's cache) came before the one the CUDA libraries "
+        "were built with",
+        evidence={"line": line.line, "symbol": found.group("symbol"), "toolkit_dirs": toolkit},
+        fix=fix(
+            "Drop the CUDA toolkit directories from LD_LIBRARY_PATH for the job (pip's CUDA "
+            f"wheels need none), or put the {wheel} wheel's directory first; if that wheel "
+            f"itself is older than {floor}: pip install --upgrade {wheel} (>= {floor})",
+            "safe",
+            *actions,
+        ),
+    )
+
+
 @from_log("CUD104")
 def nvjitlink_shadowed_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """A wheel's library (the path on the line is under site-packages/nvidia/) could not find
@@ -68,6 +127,8 @@ def nvjitlink_shadowed_in_log(facts: Facts, line: LogLine) -> Hit | None:
     if line.signature == JAX_SIGNATURE:
         return jax_library_hit(facts, line)
     found = _WHEEL_LIB.search(line.text)
+    if found is None and _NVJITLINK_VERSIONED.search(line.text) and not _LIB_PATH.search(line.text):
+        return _nvjitlink_older_hit(facts, line)
     if found is None:
         raise NotStated(
             f"line {line.line} does not show the failing library is a pip wheel's "

@@ -19,6 +19,7 @@ from envcheck.model.finding import Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
+from envcheck.rules.node.located_library import lead_with_located
 
 _LIBRARY = lazy(r"(?P<lib>libcudnn[a-z_]*)\.so\.(?P<major>[0-9]+)")
 # cuDNN on Windows: cudnn_ops_infer64_8.dll (cuDNN 8), cudnn_ops64_9.dll (cuDNN 9)
@@ -176,7 +177,14 @@ def _driver_library_missing(line: LogLine, lib: str) -> Hit:
 @from_log("CUD154")
 def cudnn_not_loadable_in_log(facts: Facts, line: LogLine) -> Hit:
     """The cuDNN major the line asks for, the wheel the node has (where known), the fix; a
-    library cuDNN opens in turn (NVRTC, libcuda) when the line names that one."""
+    library cuDNN opens in turn (NVRTC, libcuda) when the line names that one. Where a listing
+    in the log shows the library installed, its directory leads the fix (located_library.py)."""
+    hit = _cudnn_not_loadable(facts, line)
+    found = _LIBRARY.search(line.text)
+    return lead_with_located(hit, line, found.group(0)) if found else hit
+
+
+def _cudnn_not_loadable(facts: Facts, line: LogLine) -> Hit:
     driver_lib = _DRIVER_LIB.search(line.text)
     if driver_lib is not None:
         return _driver_library_missing(line, driver_lib.group(1))

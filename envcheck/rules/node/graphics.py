@@ -43,10 +43,15 @@ def glx_driver_not_loaded(facts: Facts) -> Iterable[Hit]:
     Render headless without GLX (`MUJOCO_GL=egl` / `PYOPENGL_PLATFORM=egl` with the NVIDIA EGL
     vendor library, or `osmesa` in software); for GLX in a container start it with
     `NVIDIA_DRIVER_CAPABILITIES=all` (graphics) so the NVIDIA GLX library is mounted, or install
-    Mesa's drivers (`apt install libgl1-mesa-dri libglx-mesa0`) for software GL.
+    Mesa's drivers (`apt install libgl1-mesa-dri libglx-mesa0`) for software GL. No display:
+    DISPLAY unset is `export DISPLAY=:0` where the machine has a desktop (else `ssh -X`,
+    `xvfb-run -a`); a named display not opened is X access (`xhost +local:root`).
 
     ## References
     - https://docs.mesa3d.org/envvars.html
+    - https://www.x.org/releases/current/doc/man/man1/xhost.1.xhtml
+    - https://github.com/Florian-Barthel/splatviz/issues/5
+    - https://github.com/NVlabs/instant-ngp/issues/512
     - https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html
     - https://github.com/NVIDIA/libglvnd
     """
@@ -82,6 +87,34 @@ _GLX_REFUSED = lazy(
 )
 
 
+# a display the line names (GLFW's 'X11: Failed to open display :1', Xlib's 'cannot open
+# display: localhost:10.0'): DISPLAY is set, the X server refuses or cannot be reached
+_DISPLAY_NAMED = lazy(r"display:? +[\"']?(?P<name>(?:[A-Za-z0-9.-]+)?:[0-9]+(?:\.[0-9]+)?)")
+
+
+def _display_steps(named: str | None) -> list[str]:
+    """What opens an X display, told apart by the line: DISPLAY unset on a machine that may
+    have a desktop session (splatviz#5: export DISPLAY=:0.0), or a named display the process
+    may not open, a container's (instant-ngp#512: xhost local:root)."""
+    if named is None:
+        return [
+            "the machine has a desktop session but this shell lacks DISPLAY (a VS Code or IDE "
+            "terminal, sudo, tmux): export DISPLAY=:0 (ls /tmp/.X11-unix: X0 is :0, X1 is :1)",
+            "over SSH: connect with ssh -X (or -Y) so a forwarded display is set",
+            "with a GUI program on a headless node: run it under a virtual display: "
+            "xvfb-run -a <command>, or the program's headless mode (--no-gui, --headless)",
+        ]
+    return [
+        f"from a container: let it open the host's X server {named}: xhost +local:root on "
+        "the host, and docker run -e DISPLAY -v /tmp/.X11-unix:/tmp/.X11-unix ...",
+        "over SSH (localhost:10.0): the server needs xauth and X11Forwarding yes; connect "
+        "with ssh -X",
+        f"no X server at {named} (a session that ended): export DISPLAY=:0 for the running "
+        "session, or the program's headless mode (--no-gui, --headless), or xvfb-run -a "
+        "<command>",
+    ]
+
+
 @from_log("SIM150")
 def glx_driver_in_log(facts: Facts, line: LogLine) -> Hit:
     """The driver libGL could not load, named from the line; the container's capabilities, where
@@ -92,9 +125,13 @@ def glx_driver_in_log(facts: Facts, line: LogLine) -> Hit:
     caps = section.data.driver_capabilities if section.is_ok and section.data else None
     lacking = caps is not None and "graphics" not in caps and "all" not in caps
     display = "display" in line.text.lower()
+    shown = _DISPLAY_NAMED.search(line.text) if display else None
+    display_name = shown.group("name") if shown else None
     what = (
         "the X server refused the GLX context"
         if _GLX_REFUSED.search(line.text)
+        else f"X display {display_name} could not be opened"
+        if display_name
         else "no X display to open (DISPLAY unset)"
         if display
         else f"libGL could not load the {driver} driver"
@@ -153,11 +190,7 @@ def glx_driver_in_log(facts: Facts, line: LogLine) -> Hit:
         *context,
         *own,
         *conda,
-        *(
-            ["with a GUI program: run it under a virtual display: xvfb-run -a <command>"]
-            if display
-            else []
-        ),
+        *(_display_steps(display_name) if display and not refused else []),
         "headless: export MUJOCO_GL=egl PYOPENGL_PLATFORM=egl (no GLX; NVIDIA EGL vendor "
         "library), or MUJOCO_GL=osmesa PYOPENGL_PLATFORM=osmesa (software)",
         "in a container: start it with NVIDIA_DRIVER_CAPABILITIES=all (graphics) so the NVIDIA "
@@ -184,6 +217,13 @@ def glx_driver_in_log(facts: Facts, line: LogLine) -> Hit:
                 else "Under Mesa (a VM), export MESA_GL_VERSION_OVERRIDE=4.5; after a driver "
                 "update, reboot; else render"
                 if refused
+                else f"Let the process open X display {display_name} (a container: xhost "
+                "+local:root and the X socket mounted); or render"
+                if display_name
+                else "Point DISPLAY at the machine's X display where it has one (export "
+                "DISPLAY=:0; over SSH ssh -X), on a headless node run under xvfb-run -a; or "
+                "render"
+                if display
                 else "Render"
             )
             + " headless through EGL (or OSMesa), or provide a GL driver: "

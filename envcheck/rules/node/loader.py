@@ -29,6 +29,7 @@ from envcheck.rules.node.cuda_libs import _pins
 from envcheck.rules.node.gpu_runtimes import _commands as _runtime_cuda_commands
 from envcheck.rules.node.gpu_runtimes import cuda_major
 from envcheck.rules.node.imports import distribution_of
+from envcheck.rules.node.located_library import lead_with_located
 
 # glibc's and ldd's wordings, and CTranslate2's ('Library %s is not found or cannot be loaded')
 _SONAME = lazy(
@@ -414,6 +415,14 @@ def debian_package(soname: str) -> str | None:
 
 @from_log("SYS150")
 def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
+    """The library the line names; where a listing in the log shows it installed, its
+    directory leads the fix (located_library.py)."""
+    hit = _shared_library_not_found(facts, line)
+    soname = line.stated.get("soname") or ""
+    return lead_with_located(hit, line, soname)
+
+
+def _shared_library_not_found(facts: Facts, line: LogLine) -> Hit:
     soname = line.stated.get("soname")
     gl_library = line.stated.get("gl_library")
     if soname is None and gl_library:  # PyOpenGL loads 'OSMesa', 'GL', 'glut' as lib<name>.so

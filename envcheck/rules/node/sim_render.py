@@ -49,6 +49,21 @@ def _failures(facts: Facts, kind: str) -> list[str]:
     return [f[len(prefix) :] for f in info.failures if f.startswith(prefix)] if info else []
 
 
+def _renderers(facts: Facts) -> tuple[str, ...]:
+    """The libraries whose own lines state a rendering failure ("nvdiffrast"), else ()."""
+    info = _stated(facts)
+    return info.renderers if info else ()
+
+
+# nvdiffrast's rasterizer without OpenGL: RasterizeCudaContext (nvdiffrast 0.3.0 on, NVlabs/
+# nvdiffrast docs/index.html 'Rasterizing with CUDA vs OpenGL'), the one-line change the
+# threads of its EGL failure make instead of fixing EGL
+_NVDIFFRAST_CUDA = (
+    "nvdiffrast without EGL: dr.RasterizeCudaContext() in place of dr.RasterizeGLContext() "
+    "(its CUDA rasterizer, nvdiffrast>=0.3.0)"
+)
+
+
 def _env(facts: Facts) -> dict[str, str]:
     return dict(facts.env()) if facts.report.env.is_ok else {}
 
@@ -159,6 +174,13 @@ def _userspace_fix(facts: Facts, egl: bool, vulkan: bool) -> list[str]:
             "/usr/share/vulkan/icd.d and otherwise loads its own copy)"
         )
     if egl:
+        # the container runtime mounts the driver's libEGL_nvidia.so.0 only: the glvnd loader
+        # (libEGL.so.1) and the vendor manifest come from the image (NVlabs/nvdiffrast
+        # docker/Dockerfile installs libglvnd0 libegl1 and copies 10_nvidia.json)
+        steps.append(
+            "container images: install glvnd's EGL loader, which the runtime does not mount "
+            "(apt install libglvnd0 libegl1; RHEL/Fedora: libglvnd-egl; openSUSE: libEGL1)"
+        )
         steps.append(
             "EGL: check that /usr/share/glvnd/egl_vendor.d/10_nvidia.json exists and names "
             "libEGL_nvidia.so.0"
@@ -196,8 +218,12 @@ def headless_userspace(facts: Facts) -> Iterable[Hit]:
     exist (`VK_ICD_FILENAMES` / `__EGL_VENDOR_LIBRARY_FILENAMES` point the loaders at them when
     another ICD or a conda Mesa libEGL is found first). NVIDIA's container toolkit mounts the
     ICD at `/etc/vulkan/icd.d/nvidia_icd.json`, where SAPIEN does not look (`Failed to find
-    Vulkan ICD file`): `export VK_ICD_FILENAMES=/etc/vulkan/icd.d/nvidia_icd.json`. MuJoCo can
-    also render without EGL: `MUJOCO_GL=glx` with a display, `MUJOCO_GL=osmesa` in software.
+    Vulkan ICD file`): `export VK_ICD_FILENAMES=/etc/vulkan/icd.d/nvidia_icd.json`. The runtime
+    mounts only the driver's `libEGL_nvidia.so.0`: an image needs glvnd's EGL loader itself
+    (`apt install libglvnd0 libegl1`, as nvdiffrast's Dockerfile does). MuJoCo can also render
+    without EGL: `MUJOCO_GL=glx` with a display, `MUJOCO_GL=osmesa` in software; where the EGL
+    line is nvdiffrast's own (`[F glutil.cpp:338] eglInitialize() failed`), its CUDA rasterizer
+    needs no EGL: `dr.RasterizeCudaContext()`.
 
     ## References
     - RLinf/RLinf docs/source-en/rst_source/resources/faq.rst
@@ -211,6 +237,9 @@ def headless_userspace(facts: Facts) -> Iterable[Hit]:
     - KhronosGroup/Vulkan-Loader docs/LoaderInterfaceArchitecture.md (VK_ICD_FILENAMES,
       VK_DRIVER_FILES)
     - NVIDIA/libglvnd src/EGL/icd_enumeration.md (__EGL_VENDOR_LIBRARY_FILENAMES)
+    - NVlabs/nvdiffrast docker/Dockerfile (libglvnd0 libegl1, 10_nvidia.json) and
+      nvdiffrast/common/glutil.cpp
+    - https://github.com/NVlabs/nvdiffrast/issues/58
     """
     vulkan_log, egl_log = _failures(facts, "vulkan"), _failures(facts, "egl")
     if vulkan_log or egl_log:
@@ -269,7 +298,11 @@ def _logged_failure(facts: Facts, vulkan: list[str], egl: list[str]) -> Hit:
             "where it exists (NVIDIA's container toolkit mounts it there; SAPIEN looks only "
             "in /usr/share/vulkan/icd.d); else " + summary[:1].lower() + summary[1:]
         )
-    if egl:
+    renderers = _renderers(facts)
+    if egl and "nvdiffrast" in renderers:
+        steps.append(_NVDIFFRAST_CUDA)
+        summary += "; or rasterize with nvdiffrast's CUDA rasterizer (dr.RasterizeCudaContext())"
+    elif egl and not renderers:
         steps.append(
             "MuJoCo without EGL: MUJOCO_GL=glx where a display exists, or MUJOCO_GL=osmesa "
             "PYOPENGL_PLATFORM=osmesa (software rendering, apt install libosmesa6)"
@@ -299,7 +332,9 @@ def mujoco_egl_no_device(facts: Facts) -> Iterable[Hit]:
 
     ## What it checks
     `MUJOCO_GL=egl` (or a log where MuJoCo's EGL backend found no device) on a node without an
-    NVIDIA GPU, or where EGL could not open a device display.
+    NVIDIA GPU, or where EGL could not open a device display. An EGL line another library
+    states as its own (nvdiffrast's `[F glutil.cpp:338] eglInitialize() failed`) is not
+    MuJoCo's: SIM109 alone.
 
     ## Why it matters
     The EGL backend needs a GPU exposed as an EGL device (`EGL_EXT_platform_device`): on CPU-only
@@ -319,6 +354,8 @@ def mujoco_egl_no_device(facts: Facts) -> Iterable[Hit]:
     - https://mujoco.readthedocs.io/en/stable/python.html#rendering
     """
     logged = _failures(facts, "egl")
+    if logged and _renderers(facts):
+        return []  # the EGL line is another library's own (nvdiffrast's), not MuJoCo's
     if not logged:
         env = _env(facts)
         if env.get("MUJOCO_GL") != "egl" or not _installed(facts, ("mujoco",)):
@@ -391,6 +428,8 @@ def mujoco_no_gl_context(facts: Facts) -> Iterable[Hit]:
     - https://mujoco.readthedocs.io/en/stable/python.html#rendering
     """
     logged = _failures(facts, "gl")
+    if logged and _renderers(facts):
+        return []  # the GLFW line is another library's own (Open3D's), not MuJoCo's
     if not logged:
         env = _env(facts)
         if "MUJOCO_GL" in env or "DISPLAY" in env or not facts.report.env.is_ok:
