@@ -5647,3 +5647,31 @@ EXAMPLES += [
     ("inside the container while configuring the environment?", "container-stated-in-prose"),
     ("I run it in a Docker container on the cluster", "container-stated-in-prose"),
 ]
+
+# drv19: Arch's DKMS hook without a kernel's headers (DRV223), Debian's nvidia-detect on a GPU
+# newer than its driver (DRV110), R515's open module on a non-data-center GPU (DRV228), ollama's
+# cudart discovery failing with a cudaError_t (DRV150)
+EXAMPLES += [
+    (
+        "==> ERROR: Missing 6.2.1-zen1-1-zen kernel headers for module nvidia/525.89.02.",
+        "dkms-hook-missing-headers",
+    ),
+    (
+        "Uh oh. Your card is not supported by any driver version up to 580.119.02.",
+        "nvidia-detect-card-unsupported",
+    ),
+    (
+        "Checking card:  NVIDIA Corporation GB207M [GeForce RTX 5050 Max-Q / Mobile] (rev a1)",
+        "nvidia-detect-checking-card",
+    ),
+    (
+        "[    3.513141] NVRM: Open nvidia.ko is only ready for use on Data Center GPUs.",
+        "nvrm-open-module-datacenter-only",
+    ),
+    ("cudaSetDevice err: 999", "ollama-cudart-init-failure"),
+    (
+        'time=2024-09-05T09:20:35.624+08:00 level=DEBUG source=gpu.go:533 msg="Unable to load '
+        'cudart" library=/opt/cuda/lib64/libcudart.so.12.6.37 error="cudart init failure: 999"',
+        "ollama-cudart-init-failure",
+    ),
+]
