@@ -68,3 +68,23 @@ def test_nvcc_section_stops_before_nvidia_smi() -> None:
     gpu = _gpu(NVCC_THEN_SMI)
     assert str(gpu.driver_version) == "525.85.12"
     assert str(gpu.cuda_driver_version) == "12.0"
+
+
+COLLECT_ENV_ONE_LINE = (
+    "PyTorch version: 1.4.0 Is debug build: No CUDA used to build PyTorch: 10.1 OS: Ubuntu "
+    "18.04.3 LTS GCC version: (Ubuntu 7.4.0-1ubuntu1~18.04.1) 7.4.0 CMake version: version "
+    "3.10.2 Python version: 3.7 Is CUDA available: No CUDA runtime version: 10.1.243 GPU "
+    "models and configuration: GPU 0: GeForce RTX 2080 Ti Nvidia driver version: 418.87.01 "
+    "cuDNN version: /usr/lib/x86_64-linux-gnu/libcudnn.so.7.6.5 Versions of relevant "
+    "libraries: [pip] numpy==1.18.1 [pip] torch==1.4.0\n"
+)
+
+
+def test_collect_env_on_one_line_keeps_the_driver_and_gpu() -> None:
+    report = parse(Source(name="dump.txt", text=COLLECT_ENV_ONE_LINE))
+    gpu = report.gpu.data
+    assert gpu is not None
+    assert str(gpu.driver_version) == "418.87.01"
+    assert [g.name for g in gpu.gpus or ()] == ["GeForce RTX 2080 Ti"]
+    assert report.torch.data is not None
+    assert report.torch.data.cuda == "10.1"
