@@ -28,7 +28,8 @@ def driver_for_architecture(facts: Facts) -> Iterable[Hit]:
     From a log: the NVIDIA kernel module's own lines that it ignores a GPU, `supported through
     the NVIDIA 470.xx Legacy drivers ... The 535.129.03 NVIDIA driver will ignore this GPU`
     (the legacy branch named) or `installed in this system is not supported by the NVIDIA
-    550.120 driver release` (a GPU the release does not know).
+    550.120 driver release` (a GPU the release does not know); Debian's nvidia-detect, `Your
+    card is not supported by any driver version up to 580.119.02` with the card it checked.
 
     ## Why it matters
     A driver that predates the GPU does not drive it: `nvidia-smi` shows no device or
@@ -48,6 +49,9 @@ def driver_for_architecture(facts: Facts) -> Iterable[Hit]:
     driver runs.
     A GPU the kernel module sends to a legacy branch: that branch's packages (Ubuntu's
     nvidia-driver-470, RPM Fusion's akmod-nvidia-470xx), and torch builds for its newest CUDA.
+    A GPU newer than the driver a log states: the next branch of the driver table above it
+    (and at or above the GPU's first CUDA's driver), `nvidia-driver-<branch>-open` from
+    Blackwell on (those GPUs run on the open kernel modules only).
 
     ## References
     - https://docs.nvidia.com/datacenter/tesla/drivers/cuda-toolkit-driver-and-architecture-matrix.html

@@ -194,7 +194,8 @@ def no_kernel_headers(facts: Facts) -> Iterable[Hit]:
     Only a log states it: nvidia-installer's `ERROR: Unable to find the kernel source tree for
     the currently running kernel.  Please make sure you have installed the kernel source
     files for your kernel` (also DKMS' `Your kernel headers for kernel <version> cannot be
-    found`).
+    found`, and Arch Linux's DKMS hook, `==> ERROR: Missing <kernel> kernel headers for module
+    nvidia/<version>.`).
 
     ## Why it matters
     The NVIDIA kernel module is compiled for the running kernel at install time (and by DKMS
@@ -207,7 +208,10 @@ def no_kernel_headers(facts: Facts) -> Iterable[Hit]:
     ## Fix
     Install the headers of the running kernel (`sudo apt install linux-headers-$(uname -r)`;
     RHEL/Fedora `kernel-devel-$(uname -r)`), then install the driver again or let DKMS build it
-    (`sudo dkms autoinstall`), and reboot.
+    (`sudo dkms autoinstall`), and reboot. Where the log states the kernel release, its
+    distribution's package (rules/node/kernel_packages.py): Arch's `linux-zen-headers` for
+    `6.2.6-zen1-1-zen`, `linux-lts-headers` for `-lts`, dnf's `kernel-devel-<release>` for
+    `.fc39`/`.el9`, zypper's `kernel-default-devel` for `-default`.
 
     ## References
     - https://docs.nvidia.com/cuda/cuda-installation-guide-linux/ (the kernel headers and development packages for the currently running kernel)

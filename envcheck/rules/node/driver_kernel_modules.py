@@ -116,7 +116,10 @@ def gpu_initialisation_failed(facts: Facts) -> Iterable[Hit]:
     in /etc/modprobe.d); with the proprietary module on a Blackwell GPU: the open module
     (nvidia-driver-<branch>-open, --kernel-module-type=open). No firmware image found (0x61):
     reinstall the driver package that ships /lib/firmware/nvidia/<version>/. WPR2 already up:
-    power the node off and on (the BMC's power cycle), not a warm reboot. Power: connect the
+    power the node off and on (the BMC's power cycle), not a warm reboot. R515-R525's open
+    module on a GPU that is not a data-center one (`Open nvidia.ko is only ready for use on
+    Data Center GPUs`): `options nvidia NVreg_OpenRmEnableUnsupportedGpus=1`, or the
+    proprietary module of the release. Power: connect the
     GPU's PCIe power cables. PCI region invalid: Above 4G Decoding in the firmware setup, or `pci=realloc`.
     The proprietary module's own refusal of a Blackwell GPU, `NVRM: installed in this system
     requires use of the NVIDIA open kernel modules.` (or a report saying the open kernel
