@@ -28,6 +28,7 @@ from tests.conftest import CliResult
         ("6.1.0-32-amd64", "sudo apt install linux-headers-6.1.0-32-amd64"),
         ("6.5.0-1015-aws", "sudo apt install linux-headers-6.5.0-1015-aws"),
         ("6.4.0-150600.23.25-default", "sudo zypper install kernel-default-devel"),
+        ("5.6.15-1-MANJARO", "sudo pacman -S --needed linux56-headers"),
     ],
 )
 def test_headers_by_the_distribution_the_release_names(release: str, command: str) -> None:
@@ -40,6 +41,18 @@ def test_a_release_that_names_no_distribution_keeps_apt_and_dnf() -> None:
     assert "apt install linux-headers-6.9.0-custom" in text
     assert "dnf install kernel-devel-6.9.0-custom" in text
     assert kernel_packages(None) is None
+    assert kernel_packages("4.17.6-1.el7.elrepo.x86_64") is None
+
+
+def test_dkms_headers_line_states_the_fedora_kernel(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    data = _triage(
+        tmp_path,
+        cli,
+        "Error! echo\nYour kernel headers for kernel 5.3.7-301.fc31.x86_64 cannot be found at\n",
+    )
+    assert "sudo dnf install kernel-devel-5.3.7-301.fc31.x86_64" in _fix(data, "DRV223")
 
 
 def _fix(data: dict[str, object], code: str) -> str:

@@ -13,6 +13,9 @@ Sources, each distribution's kernel naming and its headers package:
   kernel-devel-$(uname -r) kernel-headers-$(uname -r)`; releases `.fc39.x86_64`, `.el9.x86_64`)
 - Ubuntu/Debian: the same guide (`sudo apt-get install linux-headers-$(uname -r)`; Ubuntu's
   flavours `-generic`, `-aws`, ...; Debian's `-amd64`, `-cloud-amd64`)
+- Manjaro: https://wiki.manjaro.org/index.php/Manjaro_Kernels (`linux66` and its
+  `linux66-headers`; releases `6.6.19-1-MANJARO`), as in
+  https://github.com/smlinux/rtl8723de/issues/23 (`5.6.15-1-MANJARO`: `linux56-headers`)
 - openSUSE/SLES: the same guide (`sudo zypper install -y kernel-<variant>-devel=<version>`;
   releases end in the variant, `-default`)
 """
@@ -28,6 +31,8 @@ _ARCH = re.compile(
     r"^[0-9][0-9.]*-(?:(?P<arch>arch[0-9]+-[0-9]+)|[a-z]*[0-9]*-?[0-9]+-"
     r"(?P<flavour>lts|zen|hardened|rt|cachyos(?:-[a-z]+)?))$"
 )
+# Manjaro's kernels: 6.6.19-1-MANJARO, headers in linux<major><minor>-headers (linux66-headers)
+_MANJARO = re.compile(r"^(?P<major>[0-9]+)\.(?P<minor>[0-9]+)\.[0-9]+-[0-9]+-MANJARO$")
 _FEDORA = re.compile(r"\.(?:fc|el)[0-9]+(?:_[0-9]+)?(?:\.[a-z0-9_]+)*$|\.amzn[0-9]+\.")
 _SUSE = re.compile(r"-(?P<variant>default|azure|rt|kvmsmall|64kb)$")
 _DEBIAN = re.compile(
@@ -48,8 +53,12 @@ class KernelPackages:
 def kernel_packages(release: str | None) -> KernelPackages | None:
     """The distribution a kernel release names and its headers command, or None when the
     release does not say (a custom kernel, or none stated)."""
-    if not release:
+    if not release or "elrepo" in release:  # ELRepo's kernel-ml/-lt: their own -devel
         return None
+    manjaro = _MANJARO.match(release)
+    if manjaro is not None:
+        package = f"linux{manjaro.group('major')}{manjaro.group('minor')}-headers"
+        return KernelPackages("Manjaro", f"sudo pacman -S --needed {package}", apt=False)
     arch = _ARCH.match(release)
     if arch is not None:
         flavour = arch.group("flavour")
