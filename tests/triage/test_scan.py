@@ -5675,3 +5675,14 @@ EXAMPLES += [
         "ollama-cudart-init-failure",
     ),
 ]
+
+# drv19: torch's error 804 cut short (an issue title quotes it up to 'on non'): the number and
+# the start of its words name it (DRV101, GPU102)
+EXAMPLES += [
+    (
+        "Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before "
+        "calling NumCudaDevices() that might have already set an error? Error 804: forward "
+        "compatibility was attempted on non ",
+        "cuda-error-804",
+    ),
+]
