@@ -130,7 +130,10 @@ def _lines(text: str) -> list[str]:
         text = "\n".join(line[1:].removeprefix(" ") for line in text.splitlines())
     out: list[str] = []
     for line in textwrap.dedent(text).splitlines():
-        if line.startswith("[") and _GLUED.search(line):
+        if len(_FOLDED_KEY.findall(line)) >= _FOLDED_MIN:  # a paste that lost its line breaks
+            unfolded = _FOLDED_KEY.sub(lambda m: "\n" + (m.group(1) or m.group(2)), line)
+            out.extend(part for part in unfolded.splitlines() if part)
+        elif line.startswith("[") and _GLUED.search(line):
             out.extend(_GLUED.sub(r"\n\1", line).splitlines())
         else:
             out.append(line)
@@ -138,6 +141,16 @@ def _lines(text: str) -> list[str]:
 
 
 _RETYPED = sorted((k for k in KEYS if k != "cpu"), key=len, reverse=True)
+# collect_env's labels inside one line, where an unfenced paste in an issue lost the breaks
+# ('PyTorch version: 1.4.0 Is debug build: No CUDA used to build PyTorch: 10.1 ...'), with
+# the package rows and the GPU list's entries; three or more labels on a line mark it
+_FOLDED_KEY = re.compile(
+    r"(?<=\S)\s+("
+    + "|".join(re.escape(k) for k in _RETYPED)
+    + r")(?=\s*:)|(?<=\S)\s+(\[(?:pip3?|conda)\]\s|GPU [0-9]+:\s)",
+    re.IGNORECASE,
+)
+_FOLDED_MIN = 3
 
 
 def _retyped(line: str) -> tuple[str | None, str]:

@@ -25,7 +25,11 @@ tools (``driver_text``, ``driver_tools``): the other programs' reports that name
 - ``nvidia-smi --query-gpu=... --format=csv,noheader`` after its command line (the columns are
   the command's), and ``cat /sys/module/nvidia/version`` after its command line;
 - ``lshw -c display`` (``product: GA104 [GeForce RTX 3070]``, ``vendor: NVIDIA Corporation``,
-  ``configuration: driver=nvidia``).
+  ``configuration: driver=nvidia``);
+- the kernel log's lines of the NVIDIA modules loading without an NVRM line (``nvidia: module
+  license 'NVIDIA' taints kernel.``, ``nvidia-modeset: Loading NVIDIA Kernel Mode Setting
+  Driver for UNIX platforms  535.129.03``, ``nvidia-uvm: Loaded the UVM driver``): the module
+  loaded, and the modeset banner's driver version.
 
 The CUDA versions Numba and CuPy print are cuDriverGetVersion's (1000 * major + 10 * minor):
 the newest CUDA the driver supports, as nvidia-smi's "CUDA Version". ``lsmod`` with an nvidia
@@ -887,6 +891,65 @@ def parse_lsmod(source: Source) -> NodeReport:
     return _gpu(source, LSMOD, info, (said,))
 
 
+KERNEL_MODULE_LINES = "kernel log (NVIDIA modules loading)"
+# the kernel's and the NVIDIA modules' own lines as each module loads (dmesg, journalctl),
+# which module each names: the kernel's taint notice (kernel/module: '%s: module license '%s'
+# taints kernel.', '%s: loading out-of-tree module taints kernel.'), the nvlink core, the
+# modeset module's banner with the driver's version, the UVM module's, nvidia-drm's [drm]
+# line, and the PCI core's lines for the nvidia driver's device
+# (NVIDIA/open-gpu-kernel-modules kernel-open/nvidia/nv.c, nvlink_linux.c, nvidia-modeset,
+# nvidia-uvm/uvm.c 'Loaded the UVM driver, major device number %d.', nvidia-drm/nvidia-drm-drv.c)
+_MODULE_LINES = (
+    (
+        re.compile(
+            r"\bnvidia: (?:module license '[^']*' taints kernel|loading out-of-tree module)"
+        ),
+        "nvidia",
+    ),
+    (re.compile(r"\bnvidia-nvlink: Nvlink Core is being initialized"), "nvidia"),
+    (re.compile(r"\bnvidia [0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9]: "), "nvidia"),
+    (re.compile(r"\bnvidia-modeset: Loading NVIDIA Kernel Mode Setting Driver"), "nvidia_modeset"),
+    (re.compile(r"\bnvidia-uvm: Loaded the UVM driver"), "nvidia_uvm"),
+    (re.compile(r"\[drm\] Initialized nvidia-drm "), "nvidia_drm"),
+)
+_MODESET_VERSION = re.compile(
+    rf"Loading NVIDIA Kernel Mode Setting Driver for UNIX platforms\s+(?P<version>{_DRIVER})\b"
+)
+
+
+def module_line(line: str) -> str | None:
+    """The NVIDIA module a kernel log line says is loading, or None."""
+    if "nvidia" not in line:
+        return None
+    return next((module for regex, module in _MODULE_LINES if regex.search(line)), None)
+
+
+def _module_lines(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
+    if module_line(lines[i]) is None:
+        return None
+    return i, _while(lines, i + 1, stops, lambda line: module_line(line) is not None)
+
+
+def parse_module_lines(source: Source) -> NodeReport:
+    """The kernel log's lines of the NVIDIA modules loading: the driver's module loaded (a
+    note), and the driver's version where the modeset module's banner states it. The modules
+    are not taken as lsmod's list: an excerpt of the log that does not show nvidia_uvm
+    loading does not say it is absent (it loads at the first CUDA use)."""
+    modules = tuple(
+        dict.fromkeys(m for m in map(module_line, source.text.splitlines()) if m is not None)
+    )
+    if not modules:
+        raise FormatError(f"format not recognised as {KERNEL_MODULE_LINES}: no module named")
+    version = _MODESET_VERSION.search(source.text)
+    said = "the NVIDIA kernel modules the kernel log shows loading: " + ", ".join(modules)
+    info = GpuInfo(
+        driver_version=valid_version(version.group("version")) if version else None,
+        driver_source=KERNEL_MODULE_LINES if version else None,
+        gpus_reason="the kernel log names no GPU model",
+    )
+    return _gpu(source, KERNEL_MODULE_LINES, info, (said,))
+
+
 def parse_lsmod_nouveau(source: Source) -> NodeReport:
     """lsmod's rows with nouveau loaded and no nvidia module: no NVIDIA driver drives the GPU
     (the NVIDIA installer and the kernel module refuse to load beside it)."""
@@ -927,6 +990,7 @@ PARSERS: dict[str, tuple[str, Callable[[Source], NodeReport] | None]] = {
     "lsmod": (LSMOD, parse_lsmod),
     "lsmod-nouveau": ("lsmod (nouveau)", parse_lsmod_nouveau),
     "lsmod-empty": (LSMOD_EMPTY, parse_lsmod_empty),
+    "kernel-module-lines": (KERNEL_MODULE_LINES, parse_module_lines),
 }
 
 # tried before every other section: its line is modinfo's own 'version:' line, which the full
@@ -955,4 +1019,5 @@ FINDERS: tuple[tuple[str, Finder], ...] = (
     ("driver-libraries", _any_line(LIBRARY_LINE.search)),
     ("lsmod", _any_line(_LSMOD.match)),
     ("lsmod-nouveau", _any_line(_LSMOD_NOUVEAU.match)),
+    ("kernel-module-lines", _module_lines),
 )

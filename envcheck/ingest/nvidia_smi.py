@@ -121,9 +121,33 @@ def _q_value(raw: str) -> tuple[str, str] | None:
     return before.strip() or before[-1], after.strip()
 
 
+# the top-level keys of `nvidia-smi -q` (and a GPU block's first ones): where a paste whose
+# line breaks were lost (an unfenced paste in an issue renders as one line) is broken again
+_Q_KEYS = re.compile(
+    r"\s+(?=(?:Timestamp|Driver Version|CUDA Version|Attached GPUs|Product Name|Product Brand"
+    r"|Product Architecture|Display Mode|Persistence Mode|Addressing Mode|MIG Mode"
+    r"|Driver Model|Serial Number|GPU UUID|VBIOS Version)\s+:\s)"
+    r"|\s+(?=GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9]\s)"
+)
+
+
+def unfolded_query(text: str) -> str:
+    """``nvidia-smi -q`` text with its line breaks back where a line holds several of its
+    'Key : value' pairs (the paste lost them); other text as it is."""
+    lines = []
+    for line in text.splitlines():
+        if line.count(" : ") >= 2 and _Q_KEYS.search(line):
+            lines.extend(_Q_KEYS.split(line))
+        else:
+            lines.append(line)
+    return "\n".join(lines)
+
+
 def parse_query(source: Source) -> NodeReport:
     """``nvidia-smi -q``: '==============NVSMI LOG==============', then 'Key : value' lines with
-    one indented block per GPU ('GPU 00000000:08:00.0')."""
+    one indented block per GPU ('GPU 00000000:08:00.0'); a paste that lost its line breaks is
+    broken again at the keys first (the GPU blocks' nesting is lost with them)."""
+    source = replace(source, text=unfolded_query(source.text))
     driver = cuda = None
     gpus: list[Gpu] = []
     notes: list[str] = list(source.notes)

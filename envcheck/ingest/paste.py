@@ -337,11 +337,21 @@ def _run(
     return find
 
 
+# the lines `nvcc --version` prints after its first: the copyright, the build date, the
+# release and the build tag; a line of another shape ends the section (`nvidia-smi` pasted
+# right after it without a prompt)
+_NVCC_REST = re.compile(
+    r"\s*(?:Copyright \(c\)|Built on |Cuda compilation tools|Build cuda_|nvcc: NVIDIA)"
+)
+
+
 def _nvcc(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
     if not system_text.NVCC_FIRST.match(lines[i]):
         return None
     end = i + 1
     while end < min(len(lines), i + 5) and end not in stops:
+        if not _NVCC_REST.match(lines[end]):
+            break
         end += 1
         if lines[end - 1].startswith("Build "):
             break

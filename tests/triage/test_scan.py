@@ -5683,3 +5683,42 @@ EXAMPLES += [
 EXAMPLES += [
     ("RuntimeError: Failed to find a Vulkan physical device", "vulkan-no-physical-device"),
 ]
+
+# drv19: Arch's DKMS hook without a kernel's headers (DRV223), Debian's nvidia-detect on a GPU
+# newer than its driver (DRV110), R515's open module on a non-data-center GPU (DRV228), ollama's
+# cudart discovery failing with a cudaError_t (DRV150)
+EXAMPLES += [
+    (
+        "==> ERROR: Missing 6.2.1-zen1-1-zen kernel headers for module nvidia/525.89.02.",
+        "dkms-hook-missing-headers",
+    ),
+    (
+        "Uh oh. Your card is not supported by any driver version up to 580.119.02.",
+        "nvidia-detect-card-unsupported",
+    ),
+    (
+        "Checking card:  NVIDIA Corporation GB207M [GeForce RTX 5050 Max-Q / Mobile] (rev a1)",
+        "nvidia-detect-checking-card",
+    ),
+    (
+        "[    3.513141] NVRM: Open nvidia.ko is only ready for use on Data Center GPUs.",
+        "nvrm-open-module-datacenter-only",
+    ),
+    ("cudaSetDevice err: 999", "ollama-cudart-init-failure"),
+    (
+        'time=2024-09-05T09:20:35.624+08:00 level=DEBUG source=gpu.go:533 msg="Unable to load '
+        'cudart" library=/opt/cuda/lib64/libcudart.so.12.6.37 error="cudart init failure: 999"',
+        "ollama-cudart-init-failure",
+    ),
+]
+
+# drv19: torch's error 804 cut short (an issue title quotes it up to 'on non'): the number and
+# the start of its words name it (DRV101, GPU102)
+EXAMPLES += [
+    (
+        "Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before "
+        "calling NumCudaDevices() that might have already set an error? Error 804: forward "
+        "compatibility was attempted on non ",
+        "cuda-error-804",
+    ),
+]

@@ -28,7 +28,8 @@ def driver_for_architecture(facts: Facts) -> Iterable[Hit]:
     From a log: the NVIDIA kernel module's own lines that it ignores a GPU, `supported through
     the NVIDIA 470.xx Legacy drivers ... The 535.129.03 NVIDIA driver will ignore this GPU`
     (the legacy branch named) or `installed in this system is not supported by the NVIDIA
-    550.120 driver release` (a GPU the release does not know).
+    550.120 driver release` (a GPU the release does not know); Debian's nvidia-detect, `Your
+    card is not supported by any driver version up to 580.119.02` with the card it checked.
 
     ## Why it matters
     A driver that predates the GPU does not drive it: `nvidia-smi` shows no device or
@@ -48,6 +49,9 @@ def driver_for_architecture(facts: Facts) -> Iterable[Hit]:
     driver runs.
     A GPU the kernel module sends to a legacy branch: that branch's packages (Ubuntu's
     nvidia-driver-470, RPM Fusion's akmod-nvidia-470xx), and torch builds for its newest CUDA.
+    A GPU newer than the driver a log states: the next branch of the driver table above it
+    (and at or above the GPU's first CUDA's driver), `nvidia-driver-<branch>-open` from
+    Blackwell on (those GPUs run on the open kernel modules only).
 
     ## References
     - https://docs.nvidia.com/datacenter/tesla/drivers/cuda-toolkit-driver-and-architecture-matrix.html
@@ -72,6 +76,11 @@ def driver_for_architecture(facts: Facts) -> Iterable[Hit]:
             if dropped and support is not None
             else f"Upgrade the NVIDIA driver: {problem.split(' needs ', 1)[-1]}"
         )
+        steps: tuple[str, ...] = (step,)
+        package = None if dropped else _package_for(facts, cc, driver_text(driver))
+        if package is not None:
+            step = f"{step}: {package} or newer"
+            steps = (step, f"Ubuntu/Debian: sudo apt install {package}  (then sudo reboot)")
         hits.append(
             Hit(
                 f"driver {driver_text(driver)}: {problem}; the GPU is not usable by any CUDA "
@@ -86,7 +95,7 @@ def driver_for_architecture(facts: Facts) -> Iterable[Hit]:
                 fix=fix(
                     f"{step}; keep the GPUs and the torch build choice for after the upgrade",
                     "manual",
-                    manual(step),
+                    *(manual(s) for s in steps),
                 ),
             )
         )
@@ -134,6 +143,9 @@ def driver_ignores_gpu_in_log(facts: Facts, line: LogLine) -> Hit:
                 *(manual(s) for s in steps),
             ),
         )
+    newer = _newer_branch(facts, gpu, driver)
+    if newer is not None:
+        return _newer_branch_hit(line, release, what, newer)
     steps = (
         "lspci -nn -d 10de:  (the GPU and its PCI ID)",
         "ubuntu-drivers devices  (the driver branches that support it; 'recommended')",
@@ -149,6 +161,90 @@ def driver_ignores_gpu_in_log(facts: Facts, line: LogLine) -> Hit:
         fix=fix(
             "Install a driver branch that supports the GPU (ubuntu-drivers devices lists them: a "
             "newer branch for a new GPU, the legacy branch for an old one), then reboot",
+            "manual",
+            *(manual(s) for s in steps),
+        ),
+    )
+
+
+# Blackwell and later GPUs are driven by the open kernel modules only (NVIDIA's driver README,
+# "Open Linux Kernel Modules": https://download.nvidia.com/XFree86/Linux-x86_64/570.144/README/
+# kernel_open.html); compute capability 10.0 is the first Blackwell's
+_OPEN_ONLY_FROM_CC = Version("10.0")
+
+
+def _package_for(facts: Facts, cc: Version, driver: str) -> str | None:
+    """Ubuntu's driver package for a GPU of compute capability ``cc`` that ``driver`` is too
+    old for: the first branch the matrix lists at or above the minimum driver of the first
+    CUDA for its architecture (and above ``driver``'s), -open from Blackwell on."""
+    try:
+        floor = Version(driver).major + 1
+    except ValueError:
+        floor = 0
+    support = facts.matrix.sm(sm(cc))
+    toolkit = facts.matrix.toolkit(support.first_cuda) if support is not None else None
+    if toolkit is not None and toolkit.min_driver is not None:
+        floor = max(floor, toolkit.min_driver.major)
+    branch = _branch_at_least(facts, floor)
+    if branch is None:
+        return None
+    return f"nvidia-driver-{branch}{'-open' if cc >= _OPEN_ONLY_FROM_CC else ''}"
+
+
+def _branch_at_least(facts: Facts, floor: int) -> int | None:
+    """The first branch of the matrix's driver table at or above ``floor``."""
+    branches = sorted(b.branch for b in facts.matrix.driver_branches)
+    return next((b for b in branches if b >= floor), None)
+
+
+def _newer_branch(facts: Facts, gpu: str | None, driver: str | None) -> tuple[str, bool] | None:
+    """The driver branch to install for a GPU newer than the stated driver: the first branch
+    of the matrix's driver table above the driver's (and at or above the minimum driver of the
+    first CUDA for the GPU's architecture), and whether the GPU needs the open modules. None
+    when the log names no GPU the matrix knows or no driver, or the GPU is not newer."""
+    if not gpu or not driver:
+        return None
+    model = facts.matrix.gpu_model(gpu)
+    try:
+        stated = Version(driver)
+    except ValueError:
+        return None
+    if model is None:
+        return None
+    support = facts.matrix.sm(sm(model.compute_capability))
+    if support is not None and support.last_driver_branch is not None:
+        return None  # a dropped architecture: its legacy branch, not a newer one
+    floor = stated.major + 1
+    toolkit = facts.matrix.toolkit(support.first_cuda) if support is not None else None
+    if toolkit is not None and toolkit.min_driver is not None:
+        floor = max(floor, toolkit.min_driver.major)
+    branch = _branch_at_least(facts, floor)
+    if branch is None:
+        return None
+    return str(branch), model.compute_capability >= _OPEN_ONLY_FROM_CC
+
+
+def _newer_branch_hit(line: LogLine, release: str, what: str, newer: tuple[str, bool]) -> Hit:
+    branch, open_only = newer
+    package = f"nvidia-driver-{branch}{'-open' if open_only else ''}"
+    modules = " (its GPUs are driven by the open kernel modules only)" if open_only else ""
+    steps = (
+        f"Ubuntu/Debian: sudo apt install {package}  (or a newer branch; remove the older "
+        "nvidia-driver-* first: sudo apt purge 'nvidia-driver-*')",
+        f"Fedora/RHEL (RPM Fusion): sudo dnf install akmod-nvidia{'-open' if open_only else ''}"
+        f"  (its current branch, {branch} or newer)",
+        f"NVIDIA's installer: NVIDIA-Linux-x86_64-{branch}.*.run"
+        f"{' with -m=kernel-open' if open_only else ''}",
+        "sudo reboot",
+    )
+    return Hit(
+        f"{release} does not support {what} (line {line.line}): the GPU is newer than the "
+        f"release; a newer branch supports it ({branch} is the next the driver table "
+        f"lists){modules}",
+        evidence={"line": line.line, "branch": branch, "open_modules": open_only},
+        fix=fix(
+            f"Install the NVIDIA {branch} driver or newer ({package}) in place of {release}, "
+            "then reboot",
             "manual",
             *(manual(s) for s in steps),
         ),

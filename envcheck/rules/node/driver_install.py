@@ -15,13 +15,13 @@ from envcheck.model.finding import Fix, Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
+from envcheck.rules.node.kernel_packages import headers_command, kernel_packages
 
 _BLACKLIST = (
     "printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo tee "
     "/etc/modprobe.d/blacklist-nouveau.conf"
 )
 _INITRAMFS = "sudo update-initramfs -u  (RHEL/Fedora: sudo dracut --force)"
-_HEADERS = "sudo apt install linux-headers-$(uname -r)  (RHEL/Fedora: sudo dnf install kernel-devel-$(uname -r) kernel-headers-$(uname -r))"
 
 
 @rule("DRV222", "nouveau-blocks-nvidia-installer", Severity.ERROR)
@@ -194,7 +194,8 @@ def no_kernel_headers(facts: Facts) -> Iterable[Hit]:
     Only a log states it: nvidia-installer's `ERROR: Unable to find the kernel source tree for
     the currently running kernel.  Please make sure you have installed the kernel source
     files for your kernel` (also DKMS' `Your kernel headers for kernel <version> cannot be
-    found`).
+    found`, and Arch Linux's DKMS hook, `==> ERROR: Missing <kernel> kernel headers for module
+    nvidia/<version>.`).
 
     ## Why it matters
     The NVIDIA kernel module is compiled for the running kernel at install time (and by DKMS
@@ -207,7 +208,10 @@ def no_kernel_headers(facts: Facts) -> Iterable[Hit]:
     ## Fix
     Install the headers of the running kernel (`sudo apt install linux-headers-$(uname -r)`;
     RHEL/Fedora `kernel-devel-$(uname -r)`), then install the driver again or let DKMS build it
-    (`sudo dkms autoinstall`), and reboot.
+    (`sudo dkms autoinstall`), and reboot. Where the log states the kernel release, its
+    distribution's package (rules/node/kernel_packages.py): Arch's `linux-zen-headers` for
+    `6.2.6-zen1-1-zen`, `linux-lts-headers` for `-lts`, dnf's `kernel-devel-<release>` for
+    `.fc39`/`.el9`, zypper's `kernel-default-devel` for `-default`.
 
     ## References
     - https://docs.nvidia.com/cuda/cuda-installation-guide-linux/ (the kernel headers and development packages for the currently running kernel)
@@ -217,7 +221,11 @@ def no_kernel_headers(facts: Facts) -> Iterable[Hit]:
 
 @from_log("DRV223")
 def no_kernel_headers_in_log(facts: Facts, line: LogLine) -> Hit:
-    headers = _HEADERS
+    kernel = line.stated.get("kernel_release")
+    headers = headers_command(kernel)
+    known = kernel_packages(kernel)
+    if known is not None:
+        headers += f"  (the headers of kernel {kernel} on {known.distro})"
     steps = (
         headers,
         "sudo dkms autoinstall  (or run the NVIDIA installer again), then sudo reboot",
@@ -347,9 +355,12 @@ def module_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
     modules = f"linux-modules-nvidia-{branch or '<branch>'}-{target}"
     if line.signature == _NOT_FOUND:
         return _no_module_for_kernel(line, target, modules, rebuild)
+    known = kernel_packages(kernel)
+    if known is not None and not known.apt:
+        return _module_build_failed_off_apt(line, what, log_path, known.distro, known.headers)
     steps = (
         f"grep -m1 -B2 -A5 'error:' {log_path}  (the first compile error says which cause)",
-        f"sudo apt install linux-headers-{target}  (the kernel's headers: DRV223)",
+        f"{headers_command(target)}  (the kernel's headers: DRV223)",
         f"Ubuntu: the prebuilt module instead of a DKMS build: sudo apt install {modules}  "
         "(or sudo ubuntu-drivers install)",
         "a kernel newer than the driver branch supports: install a newer branch (sudo apt "
@@ -370,12 +381,36 @@ def module_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
     )
 
 
+def _module_build_failed_off_apt(
+    line: LogLine, what: str, log_path: str, distro: str, headers: str
+) -> Hit:
+    """The module build failed on a distribution the kernel release names that is not
+    Ubuntu's or Debian's: its own headers package and DKMS' rebuild, no apt or dpkg step."""
+    steps = (
+        f"grep -m1 -B2 -A5 'error:' {log_path}  (the first compile error says which cause)",
+        f"{headers}  (the kernel's headers on {distro}: DRV223)",
+        "a kernel newer than the driver branch supports: update the driver package or boot "
+        "the previous kernel",
+        "sudo dkms autoinstall  (or reinstall the driver's DKMS package), then sudo reboot",
+    )
+    return Hit(
+        f"{what} (line {line.line}): no module will load after the next boot",
+        evidence={"line": line.line, "distro": distro},
+        fix=fix(
+            f"Read the first error in {log_path}; install the kernel's headers ({headers}) "
+            "or a driver that supports the kernel, then rebuild the module and reboot",
+            "manual",
+            *(manual(s) for s in steps),
+        ),
+    )
+
+
 def _no_module_for_kernel(line: LogLine, kernel: str, modules: str, rebuild: str) -> Hit:
     """modprobe found no NVIDIA module for the running kernel: build or install one for it."""
     steps = (
         "dkms status  (the kernels DKMS built the NVIDIA module for)",
-        f"sudo apt install linux-headers-{kernel} && sudo dkms autoinstall  (DKMS builds it for "
-        "this kernel)",
+        f"{headers_command(kernel).split('  (')[0]} && sudo dkms autoinstall  (DKMS builds it "
+        "for this kernel)",
         f"Ubuntu: sudo apt install {modules}  (the prebuilt module; or sudo ubuntu-drivers "
         "install)",
         "no driver installed at all: install the driver package (sudo ubuntu-drivers install, or "

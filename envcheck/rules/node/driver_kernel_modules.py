@@ -116,7 +116,10 @@ def gpu_initialisation_failed(facts: Facts) -> Iterable[Hit]:
     in /etc/modprobe.d); with the proprietary module on a Blackwell GPU: the open module
     (nvidia-driver-<branch>-open, --kernel-module-type=open). No firmware image found (0x61):
     reinstall the driver package that ships /lib/firmware/nvidia/<version>/. WPR2 already up:
-    power the node off and on (the BMC's power cycle), not a warm reboot. Power: connect the
+    power the node off and on (the BMC's power cycle), not a warm reboot. R515-R525's open
+    module on a GPU that is not a data-center one (`Open nvidia.ko is only ready for use on
+    Data Center GPUs`): `options nvidia NVreg_OpenRmEnableUnsupportedGpus=1`, or the
+    proprietary module of the release. Power: connect the
     GPU's PCIe power cables. PCI region invalid: Above 4G Decoding in the firmware setup, or `pci=realloc`.
     The proprietary module's own refusal of a Blackwell GPU, `NVRM: installed in this system
     requires use of the NVIDIA open kernel modules.` (or a report saying the open kernel
@@ -145,6 +148,9 @@ _OPEN_REQUIRED = lazy(
     r"requires use of the NVIDIA open kernel modules|open kernel modules? (?:being|is|are) required"
     r"|(?:need|require)s? (?:the )?(?:NVIDIA )?open kernel modules?"
 )
+# R515-R525's open module refusing a GPU that is not a data-center one (its README: GeForce
+# and workstation support needs NVreg_OpenRmEnableUnsupportedGpus=1)
+_OPEN_DATACENTER_ONLY = lazy(r"Open nvidia\.ko is only ready for use on Data Center GPUs")
 _STAGE = "nvrm.init_status."
 _STATUS = "nvrm.status."
 _FIRMWARE_STAGES = (0x60, 0x61, 0x62)
@@ -249,6 +255,23 @@ def gpu_initialisation_failed_in_log(facts: Facts, line: LogLine) -> Hit:
             "sudo reboot",
         )
         why = "the proprietary module does not drive it; the open kernel modules are required"
+    elif _OPEN_DATACENTER_ONLY.search(text):
+        summary = (
+            "This release's open kernel module drives only data-center GPUs by default: set "
+            "its NVreg_OpenRmEnableUnsupportedGpus=1 parameter (or install the proprietary "
+            "module of the same release, nvidia-driver-<branch>), then reboot"
+        )
+        steps = (
+            "echo 'options nvidia NVreg_OpenRmEnableUnsupportedGpus=1' | sudo tee "
+            "/etc/modprobe.d/nvidia-open.conf",
+            "or the proprietary module: sudo apt install nvidia-driver-<branch>  (remove "
+            "nvidia-driver-<branch>-open; .run: --kernel-module-type=proprietary)",
+            "sudo update-initramfs -u  (dracut -f on Fedora/RHEL), then sudo reboot",
+        )
+        why = (
+            "the open module of this release refuses GPUs that are not data-center ones "
+            "unless OpenRmEnableUnsupportedGpus is set"
+        )
     elif _WPR2.search(text):
         summary = (
             "The GPU was left in a bad state (its GSP's protected region still set up): reset it "
