@@ -208,10 +208,10 @@ FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.vulkan_icds,self.egl_vendors,self.egl_libraries,self.driver_capabilities,self.render_nodes,self.render_nodes_denied,self.rtx_min_driver,self.failures,)==(other.vulkan_icds,other.egl_vendors,other.egl_libraries,other.driver_capabilities,other.render_nodes,other.render_nodes_denied,other.rtx_min_driver,other.failures,)
+   return (self.vulkan_icds,self.egl_vendors,self.egl_libraries,self.driver_capabilities,self.render_nodes,self.render_nodes_denied,self.rtx_min_driver,self.failures,self.renderers,)==(other.vulkan_icds,other.egl_vendors,other.egl_libraries,other.driver_capabilities,other.render_nodes,other.render_nodes_denied,other.rtx_min_driver,other.failures,other.renderers,)
   return NotImplemented
  return __eq__
-FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.vulkan_icds,self.egl_vendors,self.egl_libraries,self.driver_capabilities,self.render_nodes,self.render_nodes_denied,self.rtx_min_driver,self.failures,)==(other.vulkan_icds,other.egl_vendors,other.egl_libraries,other.driver_capabilities,other.render_nodes,other.render_nodes_denied,other.rtx_min_driver,other.failures,)\n  return NotImplemented\n return __eq__'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.vulkan_icds,self.egl_vendors,self.egl_libraries,self.driver_capabilities,self.render_nodes,self.render_nodes_denied,self.rtx_min_driver,self.failures,self.renderers,)==(other.vulkan_icds,other.egl_vendors,other.egl_libraries,other.driver_capabilities,other.render_nodes,other.render_nodes_denied,other.rtx_min_driver,other.failures,other.renderers,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __hash__(self):
@@ -365,9 +365,9 @@ FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.versi
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.vulkan_icds,self.egl_vendors,self.egl_libraries,self.driver_capabilities,self.render_nodes,self.render_nodes_denied,self.rtx_min_driver,self.failures,))
+  return hash((self.vulkan_icds,self.egl_vendors,self.egl_libraries,self.driver_capabilities,self.render_nodes,self.render_nodes_denied,self.rtx_min_driver,self.failures,self.renderers,))
  return __hash__
-FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.vulkan_icds,self.egl_vendors,self.egl_libraries,self.driver_capabilities,self.render_nodes,self.render_nodes_denied,self.rtx_min_driver,self.failures,))\n return __hash__'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.vulkan_icds,self.egl_vendors,self.egl_libraries,self.driver_capabilities,self.render_nodes,self.render_nodes_denied,self.rtx_min_driver,self.failures,self.renderers,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -521,9 +521,9 @@ FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__._
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(vulkan_icds={self.vulkan_icds!r}, egl_vendors={self.egl_vendors!r}, egl_libraries={self.egl_libraries!r}, driver_capabilities={self.driver_capabilities!r}, render_nodes={self.render_nodes!r}, render_nodes_denied={self.render_nodes_denied!r}, rtx_min_driver={self.rtx_min_driver!r}, failures={self.failures!r})"
+  return self.__class__.__qualname__ + f"(vulkan_icds={self.vulkan_icds!r}, egl_vendors={self.egl_vendors!r}, egl_libraries={self.egl_libraries!r}, driver_capabilities={self.driver_capabilities!r}, render_nodes={self.render_nodes!r}, render_nodes_denied={self.render_nodes_denied!r}, rtx_min_driver={self.rtx_min_driver!r}, failures={self.failures!r}, renderers={self.renderers!r})"
  return __repr__
-FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(vulkan_icds={self.vulkan_icds!r}, egl_vendors={self.egl_vendors!r}, egl_libraries={self.egl_libraries!r}, driver_capabilities={self.driver_capabilities!r}, render_nodes={self.render_nodes!r}, render_nodes_denied={self.render_nodes_denied!r}, rtx_min_driver={self.rtx_min_driver!r}, failures={self.failures!r})"\n return __repr__'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(vulkan_icds={self.vulkan_icds!r}, egl_vendors={self.egl_vendors!r}, egl_libraries={self.egl_libraries!r}, driver_capabilities={self.driver_capabilities!r}, render_nodes={self.render_nodes!r}, render_nodes_denied={self.render_nodes_denied!r}, rtx_min_driver={self.rtx_min_driver!r}, failures={self.failures!r}, renderers={self.renderers!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__(_type_disks, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_disks, _return_type):
  def __init__(self,disks:_type_disks=_dflt_disks)->_return_type:
@@ -812,8 +812,8 @@ def __create_fn__(_type_version, _type_memory_limit_bytes, _type_cpu_limit, MISS
  return __init__
 FUNCTIONS["def __create_fn__(_type_version, _type_memory_limit_bytes, _type_cpu_limit, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_version, _dflt_memory_limit_bytes, _dflt_cpu_limit, _return_type):\n def __init__(self,version:_type_version=_dflt_version,memory_limit_bytes:_type_memory_limit_bytes=_dflt_memory_limit_bytes,cpu_limit:_type_cpu_limit=_dflt_cpu_limit)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'version',version)\n  __dataclass_builtins_object__.__setattr__(self,'memory_limit_bytes',memory_limit_bytes)\n  __dataclass_builtins_object__.__setattr__(self,'cpu_limit',cpu_limit)\n return __init__"] = __create_fn__
 
-def __create_fn__(_type_vulkan_icds, _type_egl_vendors, _type_egl_libraries, _type_driver_capabilities, _type_render_nodes, _type_render_nodes_denied, _type_rtx_min_driver, _type_failures, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_vulkan_icds, _dflt_egl_vendors, _dflt_egl_libraries, _dflt_driver_capabilities, _dflt_render_nodes, _dflt_render_nodes_denied, _dflt_rtx_min_driver, _dflt_failures, _return_type):
- def __init__(self,vulkan_icds:_type_vulkan_icds=_dflt_vulkan_icds,egl_vendors:_type_egl_vendors=_dflt_egl_vendors,egl_libraries:_type_egl_libraries=_dflt_egl_libraries,driver_capabilities:_type_driver_capabilities=_dflt_driver_capabilities,render_nodes:_type_render_nodes=_dflt_render_nodes,render_nodes_denied:_type_render_nodes_denied=_dflt_render_nodes_denied,rtx_min_driver:_type_rtx_min_driver=_dflt_rtx_min_driver,failures:_type_failures=_dflt_failures)->_return_type:
+def __create_fn__(_type_vulkan_icds, _type_egl_vendors, _type_egl_libraries, _type_driver_capabilities, _type_render_nodes, _type_render_nodes_denied, _type_rtx_min_driver, _type_failures, _type_renderers, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_vulkan_icds, _dflt_egl_vendors, _dflt_egl_libraries, _dflt_driver_capabilities, _dflt_render_nodes, _dflt_render_nodes_denied, _dflt_rtx_min_driver, _dflt_failures, _dflt_renderers, _return_type):
+ def __init__(self,vulkan_icds:_type_vulkan_icds=_dflt_vulkan_icds,egl_vendors:_type_egl_vendors=_dflt_egl_vendors,egl_libraries:_type_egl_libraries=_dflt_egl_libraries,driver_capabilities:_type_driver_capabilities=_dflt_driver_capabilities,render_nodes:_type_render_nodes=_dflt_render_nodes,render_nodes_denied:_type_render_nodes_denied=_dflt_render_nodes_denied,rtx_min_driver:_type_rtx_min_driver=_dflt_rtx_min_driver,failures:_type_failures=_dflt_failures,renderers:_type_renderers=_dflt_renderers)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'vulkan_icds',vulkan_icds)
   __dataclass_builtins_object__.__setattr__(self,'egl_vendors',egl_vendors)
   __dataclass_builtins_object__.__setattr__(self,'egl_libraries',egl_libraries)
@@ -822,8 +822,9 @@ def __create_fn__(_type_vulkan_icds, _type_egl_vendors, _type_egl_libraries, _ty
   __dataclass_builtins_object__.__setattr__(self,'render_nodes_denied',render_nodes_denied)
   __dataclass_builtins_object__.__setattr__(self,'rtx_min_driver',rtx_min_driver)
   __dataclass_builtins_object__.__setattr__(self,'failures',failures)
+  __dataclass_builtins_object__.__setattr__(self,'renderers',renderers)
  return __init__
-FUNCTIONS["def __create_fn__(_type_vulkan_icds, _type_egl_vendors, _type_egl_libraries, _type_driver_capabilities, _type_render_nodes, _type_render_nodes_denied, _type_rtx_min_driver, _type_failures, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_vulkan_icds, _dflt_egl_vendors, _dflt_egl_libraries, _dflt_driver_capabilities, _dflt_render_nodes, _dflt_render_nodes_denied, _dflt_rtx_min_driver, _dflt_failures, _return_type):\n def __init__(self,vulkan_icds:_type_vulkan_icds=_dflt_vulkan_icds,egl_vendors:_type_egl_vendors=_dflt_egl_vendors,egl_libraries:_type_egl_libraries=_dflt_egl_libraries,driver_capabilities:_type_driver_capabilities=_dflt_driver_capabilities,render_nodes:_type_render_nodes=_dflt_render_nodes,render_nodes_denied:_type_render_nodes_denied=_dflt_render_nodes_denied,rtx_min_driver:_type_rtx_min_driver=_dflt_rtx_min_driver,failures:_type_failures=_dflt_failures)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'vulkan_icds',vulkan_icds)\n  __dataclass_builtins_object__.__setattr__(self,'egl_vendors',egl_vendors)\n  __dataclass_builtins_object__.__setattr__(self,'egl_libraries',egl_libraries)\n  __dataclass_builtins_object__.__setattr__(self,'driver_capabilities',driver_capabilities)\n  __dataclass_builtins_object__.__setattr__(self,'render_nodes',render_nodes)\n  __dataclass_builtins_object__.__setattr__(self,'render_nodes_denied',render_nodes_denied)\n  __dataclass_builtins_object__.__setattr__(self,'rtx_min_driver',rtx_min_driver)\n  __dataclass_builtins_object__.__setattr__(self,'failures',failures)\n return __init__"] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_vulkan_icds, _type_egl_vendors, _type_egl_libraries, _type_driver_capabilities, _type_render_nodes, _type_render_nodes_denied, _type_rtx_min_driver, _type_failures, _type_renderers, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_vulkan_icds, _dflt_egl_vendors, _dflt_egl_libraries, _dflt_driver_capabilities, _dflt_render_nodes, _dflt_render_nodes_denied, _dflt_rtx_min_driver, _dflt_failures, _dflt_renderers, _return_type):\n def __init__(self,vulkan_icds:_type_vulkan_icds=_dflt_vulkan_icds,egl_vendors:_type_egl_vendors=_dflt_egl_vendors,egl_libraries:_type_egl_libraries=_dflt_egl_libraries,driver_capabilities:_type_driver_capabilities=_dflt_driver_capabilities,render_nodes:_type_render_nodes=_dflt_render_nodes,render_nodes_denied:_type_render_nodes_denied=_dflt_render_nodes_denied,rtx_min_driver:_type_rtx_min_driver=_dflt_rtx_min_driver,failures:_type_failures=_dflt_failures,renderers:_type_renderers=_dflt_renderers)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'vulkan_icds',vulkan_icds)\n  __dataclass_builtins_object__.__setattr__(self,'egl_vendors',egl_vendors)\n  __dataclass_builtins_object__.__setattr__(self,'egl_libraries',egl_libraries)\n  __dataclass_builtins_object__.__setattr__(self,'driver_capabilities',driver_capabilities)\n  __dataclass_builtins_object__.__setattr__(self,'render_nodes',render_nodes)\n  __dataclass_builtins_object__.__setattr__(self,'render_nodes_denied',render_nodes_denied)\n  __dataclass_builtins_object__.__setattr__(self,'rtx_min_driver',rtx_min_driver)\n  __dataclass_builtins_object__.__setattr__(self,'failures',failures)\n  __dataclass_builtins_object__.__setattr__(self,'renderers',renderers)\n return __init__"] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -1027,11 +1028,11 @@ FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,n
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('vulkan_icds','egl_vendors','egl_libraries','driver_capabilities','render_nodes','render_nodes_denied','rtx_min_driver','failures',):
+  if type(self) is cls or name in ('vulkan_icds','egl_vendors','egl_libraries','driver_capabilities','render_nodes','render_nodes_denied','rtx_min_driver','failures','renderers',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'vulkan_icds\',\'egl_vendors\',\'egl_libraries\',\'driver_capabilities\',\'render_nodes\',\'render_nodes_denied\',\'rtx_min_driver\',\'failures\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'vulkan_icds\',\'egl_vendors\',\'egl_libraries\',\'driver_capabilities\',\'render_nodes\',\'render_nodes_denied\',\'rtx_min_driver\',\'failures\',\'renderers\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -1235,10 +1236,10 @@ FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,n
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('vulkan_icds','egl_vendors','egl_libraries','driver_capabilities','render_nodes','render_nodes_denied','rtx_min_driver','failures',):
+  if type(self) is cls or name in ('vulkan_icds','egl_vendors','egl_libraries','driver_capabilities','render_nodes','render_nodes_denied','rtx_min_driver','failures','renderers',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'vulkan_icds\',\'egl_vendors\',\'egl_libraries\',\'driver_capabilities\',\'render_nodes\',\'render_nodes_denied\',\'rtx_min_driver\',\'failures\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'vulkan_icds\',\'egl_vendors\',\'egl_libraries\',\'driver_capabilities\',\'render_nodes\',\'render_nodes_denied\',\'rtx_min_driver\',\'failures\',\'renderers\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__
