@@ -79,8 +79,10 @@ def triage_log(
 
     options = options or TriageOptions()
     matrix = _matrix(options)
+    from envcheck.triage.pasted import HEAD
+
     head = bytearray() if log == "-" else None  # stdin is read once: its head is kept
-    name, scan = scan_log(log, matrix, options.engine, head)
+    name, scan = scan_log(log, matrix, options.engine, head, HEAD)
     text = head.decode("utf-8", errors="replace") if head else None
     return _finish(name, scan, matrix, node, log, text, stated)
 

@@ -28,7 +28,6 @@ from envcheck.triage.extract import LogFact, dedupe, extract
 from envcheck.triage.forms import plain_text
 from envcheck.triage.grep_engine import GrepScanner, gnu_grep
 from envcheck.triage.hardwrap import CUT_LINES, WRAPPED_AT, cut_joined
-from envcheck.triage.pasted import HEAD as HEAD_KEPT
 from envcheck.triage.prefixes import line_host, nccl_host, unprefixed_text
 from envcheck.triage.scan import (
     MAX_MATCHED,
@@ -225,15 +224,19 @@ class _HeadKept(io.RawIOBase):
 
 
 def scan_log(
-    path: str, matrix: Matrix, engine: Engine = "auto", head: bytearray | None = None
+    path: str,
+    matrix: Matrix,
+    engine: Engine = "auto",
+    head: bytearray | None = None,
+    head_limit: int = 0,
 ) -> tuple[str, ScanResult]:
     """Scan the log at ``path`` ('-': standard input). For standard input, ``head`` (when given)
-    receives its first ``HEAD_KEPT`` bytes as they are read: stdin cannot be read twice."""
+    receives its first ``head_limit`` bytes as they are read: stdin cannot be read twice."""
     if not matrix.signatures:
         raise InputError("the matrix has no [[signature]] entries to look for")
     stream, name = open_log(path)
     if path == "-" and head is not None:
-        stream = io.BufferedReader(_HeadKept(stream, head, HEAD_KEPT), buffer_size=65536)
+        stream = io.BufferedReader(_HeadKept(stream, head, head_limit), buffer_size=65536)
     try:
         try:
             scanner = _scanner(matrix, engine, _bytes_left(stream))

@@ -22,20 +22,21 @@ Sources, each distribution's kernel naming and its headers package:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+
+from envcheck.patterns import lazy
 
 # Arch's kernels end in their package's suffix: 6.8.9-arch1-1 (linux), 6.6.30-2-lts,
 # 6.2.6-zen1-1-zen, 6.8.9-hardened1-1-hardened, 6.9.1-1-cachyos (CachyOS, Arch-based)
-_ARCH = re.compile(
+_ARCH = lazy(
     r"^[0-9][0-9.]*-(?:(?P<arch>arch[0-9]+-[0-9]+)|[a-z]*[0-9]*-?[0-9]+-"
     r"(?P<flavour>lts|zen|hardened|rt|cachyos(?:-[a-z]+)?))$"
 )
 # Manjaro's kernels: 6.6.19-1-MANJARO, headers in linux<major><minor>-headers (linux66-headers)
-_MANJARO = re.compile(r"^(?P<major>[0-9]+)\.(?P<minor>[0-9]+)\.[0-9]+-[0-9]+-MANJARO$")
-_FEDORA = re.compile(r"\.(?:fc|el)[0-9]+(?:_[0-9]+)?(?:\.[a-z0-9_]+)*$|\.amzn[0-9]+\.")
-_SUSE = re.compile(r"-(?P<variant>default|azure|rt|kvmsmall|64kb)$")
-_DEBIAN = re.compile(
+_MANJARO = lazy(r"^(?P<major>[0-9]+)\.(?P<minor>[0-9]+)\.[0-9]+-[0-9]+-MANJARO$")
+_FEDORA = lazy(r"\.(?:fc|el)[0-9]+(?:_[0-9]+)?(?:\.[a-z0-9_]+)*$|\.amzn[0-9]+\.")
+_SUSE = lazy(r"-(?P<variant>default|azure|rt|kvmsmall|64kb)$")
+_DEBIAN = lazy(
     r"-(?:generic|lowlatency|aws|azure|gcp|gke|oracle|nvidia|ibm|kvm|raspi|hwe|oem)"
     r"(?:-[0-9.]+)?$|-(?:cloud-|rt-)?(?:amd64|arm64)$|\+deb[0-9]+"
 )
