@@ -867,10 +867,12 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         note = f" {entry.note}" if entry.note else ""
         importer = _importer(facts, line, canonicalize_name(by))
         last, pinned = last_clause(facts, by, by, when, note) if when is not None else ("", [])
+        # the job's own code (no site-packages frame) is fixed by the replacement, not an upgrade
+        own = f" The job's own code can use {entry.replacement} instead." if entry.replacement else ""
         summary = (
             f"Upgrade {_importer_named(importer, 'the package')} that imports {module} to a "
             f'release made for {by} >= {when}, or install {by}<{when} (pip install "{by}<'
-            f'{when}"){last}.{note}'
+            f'{when}"){last}.{note}{own}'
         )
         actions: list[Action] = [
             *_importer_upgrade(importer, by, when),
