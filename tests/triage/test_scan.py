@@ -5647,3 +5647,13 @@ EXAMPLES += [
     ("inside the container while configuring the environment?", "container-stated-in-prose"),
     ("I run it in a Docker container on the cluster", "container-stated-in-prose"),
 ]
+
+# an instance's AttributeError for a member no release table records: the generic line, decided
+# by the traceback (an installed package's module body at import: PY150)
+EXAMPLES += [
+    (
+        "AttributeError: 'TreebankWordTokenizer' object has no attribute 'STARTING_QUOTES'",
+        "object-member-missing-at-import",
+    ),
+    ("AttributeError: 'Foo' object has no attribute 'bar'", "object-member-missing-at-import"),
+]
