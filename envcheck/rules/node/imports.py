@@ -825,7 +825,9 @@ def module_not_found(facts: Facts) -> Iterable[Hit]:
     ## What it checks
     The interpreter's `No module named 'X'`: the distribution that provides X (the matrix's
     `[[import_name]]` table where the import name differs: cv2 -> opencv-python, yaml ->
-    pyyaml), a compiled submodule of an installed package (`vllm._C`: the package's build is
+    pyyaml, jwt -> pyjwt, Crypto -> pycryptodome, read from each wheel; a namespace package's
+    member with a distribution of its own, google.generativeai -> google-generativeai, is
+    not installed rather than too old), a compiled submodule of an installed package (`vllm._C`: the package's build is
     incomplete), or a module a release removed (`torch._six`, removed in torch 2.0;
     `distutils`, removed in Python 3.12); transformers' `X requires the Y library but it was not
     found` names the library the same way; `attempted relative import with no known parent
@@ -963,7 +965,10 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
                 manual(f"python -c 'import {parts[0]}; print({parts[0]}.__file__)'"),
             ),
         )
-    if len(parts) > 1:
+    # a namespace package's member that a distribution of its own provides (google.protobuf,
+    # mpl_toolkits.basemap, ruamel.yaml): missing is not installed, never an older release
+    provided = entry is not None and entry.distribution is not None and entry.module == module
+    if len(parts) > 1 and not provided:
         # Python names the first component it cannot import: the parent package imported
         holder = f"{dist} {installed}" if installed is not None else f"the installed {dist}"
         return Hit(
