@@ -5657,3 +5657,17 @@ EXAMPLES += [
     ),
     ("AttributeError: 'Foo' object has no attribute 'bar'", "object-member-missing-at-import"),
 ]
+
+# Python 3.11's dataclasses refusing an unhashable default (PY140), with and without the class
+# GitHub's rendering drops
+EXAMPLES += [
+    (
+        "ValueError: mutable default <class 'fairseq.dataclass.configs.CommonConfig'> for field "
+        "common is not allowed: use default_factory",
+        "dataclass-unhashable-default-3-11",
+    ),
+    (
+        "ValueError: mutable default for field common is not allowed: use default_factory",
+        "dataclass-unhashable-default-3-11",
+    ),
+]
