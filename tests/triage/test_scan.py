@@ -5671,3 +5671,12 @@ EXAMPLES += [
         "dataclass-unhashable-default-3-11",
     ),
 ]
+
+# standard-library backports shadowing the interpreter's own module (PY171)
+EXAMPLES += [
+    (
+        "AttributeError: type object 'Callable' has no attribute '_abc_registry'",
+        "stdlib-backport-typing",
+    ),
+    ("AttributeError: module 'enum' has no attribute 'IntFlag'", "stdlib-backport-enum"),
+]
