@@ -289,9 +289,6 @@ FACTS: dict[str, str] = {
     "EngineArgs(`) above Python 3.9's bare `__init__() got an unexpected keyword argument`",
     "importer_file": "the file of the innermost traceback frame above a failed import, under "
     "site-packages (the module whose import statement failed)",
-    "import_time_file": "the file of the innermost traceback frame above an AttributeError "
-    "where that frame is an installed package's module body (`in <module>`, under "
-    "site-packages): the package's own code failing at import",
     "lib64_site": "a site-packages directory under lib64/ that holds torch, as a traceback path "
     "names it ('venv/lib64/python3.11/site-packages'): pip may have put the nvidia-* wheels "
     "under lib/",

@@ -5648,16 +5648,6 @@ EXAMPLES += [
     ("I run it in a Docker container on the cluster", "container-stated-in-prose"),
 ]
 
-# an instance's AttributeError for a member no release table records: the generic line, decided
-# by the traceback (an installed package's module body at import: PY150)
-EXAMPLES += [
-    (
-        "AttributeError: 'TreebankWordTokenizer' object has no attribute 'STARTING_QUOTES'",
-        "object-member-missing-at-import",
-    ),
-    ("AttributeError: 'Foo' object has no attribute 'bar'", "object-member-missing-at-import"),
-]
-
 # Python 3.11's dataclasses refusing an unhashable default (PY140), with and without the class
 # GitHub's rendering drops
 EXAMPLES += [

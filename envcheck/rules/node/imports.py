@@ -85,10 +85,8 @@ def import_name_missing(facts: Facts) -> Iterable[Hit]:
     that shadows the package; `(unknown location)` a package directory without its files (a
     broken or half-removed install, or a local directory of that name). An instance's
     `'DataFrame' object has no attribute 'append'` is the same skew for a member a release
-    removed from a library's class (`[[import_name]]` "pandas.DataFrame.append"); another
-    member is skew only where the traceback's innermost frame is an installed package's
-    module body (`site-packages/pywsd/utils.py", line 20, in <module>`: its own code at
-    import); elsewhere (a missing column, a typo) it is the code's own. A name that carries an optional backend's
+    removed from a library's class (`[[import_name]]` "pandas.DataFrame.append"); other members
+    (a missing column, a typo) are the code's own. A name that carries an optional backend's
     import name (`get_vllm_engine` from `swift.llm`) is one its package defines only when that
     backend imports: the backend is missing or broken, not the package's release. Only a log
     states the failed import.
@@ -121,13 +119,10 @@ def import_name_missing(facts: Facts) -> Iterable[Hit]:
     release that removed the name (JAX's `jax.tree_map was removed in JAX v0.6.0: use
     jax.tree.map`) pins the release before it (`pip install "jax<0.6.0"`). A name
     gated on an optional backend: install the backend (`pip install vllm`), or, where it is
-    installed, `python -c 'import vllm'` shows the error that keeps it from importing. An
-    installed package's import-time read of a member no table records upgrades that package
-    (`pip install -U pywsd`, which brings the NLTK its release declares), then `pip check`.
+    installed, `python -c 'import vllm'` shows the error that keeps it from importing.
 
     ## References
     - python/cpython Python/ceval.c (import_from: "cannot import name %R from %R (%S)")
-    - https://github.com/alvations/pywsd/issues/39 (pip install -U pywsd: NLTK's tokenizer)
     - pydantic/pydantic pydantic/_migration.py (PydanticImportError: "has been removed in V2")
     - https://github.com/huggingface/alignment-handbook/issues/180 (deepspeed==0.14.4)
     - https://github.com/pyca/pyopenssl/issues/1114 (upgrade pyOpenSSL, or pin cryptography)
@@ -169,7 +164,7 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
         # only by its class; any other member is the code's own (a column name, a typo)
         member = facts.matrix.removed_member(owner, name)
         if member is None:
-            return _member_at_import(facts, line, owner, name)
+            raise NotStated(f"no release is known to remove {owner}.{name}", "packages")
         # None: the installed release predates the removal, so it is not the cause
         return _removed_name(facts, line, member.module.rsplit(".", maxsplit=1)[0], name)
     if module is None:  # Python < 3.8 does not name the module
@@ -437,39 +432,6 @@ def _importer(facts: Facts, line: LogLine, dist: str) -> tuple[str, object] | No
     if by == dist:
         return None
     return by, facts.known_version(by)
-
-
-def _member_at_import(facts: Facts, line: LogLine, owner: str, name: str) -> Hit | None:
-    """An instance's missing member that no release table records: version skew only where the
-    traceback's innermost frame is an installed package's module body (its own code at import,
-    which its release's tests ran against the dependency it was made for); the package's
-    upgrade brings the release made for the dependency's current API (pywsd's for NLTK's
-    TreebankWordTokenizer.STARTING_QUOTES). Elsewhere the member may be the code's own."""
-    path = line.stated.get("import_time_file")
-    found = _SITE_TOP.search(path) if path else None
-    top = found.group("top") if found is not None else ""
-    top = top.removesuffix(".py") if top.endswith(".py") else top.split(".", 1)[0]
-    if not top or top.startswith("_") or top.endswith((".dist-info", ".egg-info")):
-        # the job's own code, or a library's function at run time: the member may be the
-        # code's own (a typo, an attribute set elsewhere), not a release's; ruled out
-        return None
-    by = distribution_of(facts, top)
-    have = facts.known_version(by)
-    named = f"{by} {have}" if have is not None else f"the installed {by}"
-    return Hit(
-        f"{named} reads {owner}.{name} while it is imported (line {line.line}) and the {owner} "
-        f"object has no such member: {by}'s release and the release of the library {owner} "
-        "comes from were not made for each other (version skew, not the job's code)",
-        evidence={"line": line.line, "name": name, "object_class": owner, "importer": by},
-        fix=fix(
-            f"Upgrade {by} so that pip installs the dependency releases its current release "
-            f"declares (pip install -U {by}), then `pip check`; or install the release of the "
-            f"library {owner} comes from that {by} {have or ''} was made for".replace("  ", " "),
-            "manual",
-            pip_install(by, flags=("--upgrade",)),
-            manual("pip check"),
-        ),
-    )
 
 
 def _importer_named(importer: tuple[str, object] | None, otherwise: str) -> str:
@@ -827,8 +789,8 @@ def module_not_found(facts: Facts) -> Iterable[Hit]:
     `[[import_name]]` table where the import name differs: cv2 -> opencv-python, yaml ->
     pyyaml, jwt -> pyjwt, Crypto -> pycryptodome, read from each wheel; a namespace package's
     member with a distribution of its own, google.generativeai -> google-generativeai, is
-    not installed rather than too old), a compiled submodule of an installed package (`vllm._C`: the package's build is
-    incomplete), or a module a release removed (`torch._six`, removed in torch 2.0;
+    not installed rather than too old), a compiled submodule of an installed package
+    (`vllm._C`: the package's build is incomplete), or a module a release removed (`torch._six`, removed in torch 2.0;
     `distutils`, removed in Python 3.12); transformers' `X requires the Y library but it was not
     found` names the library the same way; `attempted relative import with no known parent
     package` is a package's module run as a script (the file's path names the package and
