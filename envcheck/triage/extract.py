@@ -101,6 +101,8 @@ FACTS: dict[str, str] = {
     "than itself ('object is not subscriptable' for list[int] before 3.9)",
     "python_refusal": "the words of the error a newer interpreter raises on code written for an "
     "older one ('mutable default' for a dataclass's unhashable default from Python 3.11 on)",
+    "shadowed_module": "the standard-library module a PyPI backport installed beside it "
+    "shadows (typing, enum), as the backport's own failure or a frame's path names it",
     "refused_type": "the type of the default a dataclass field was refused ('mutable default "
     "<class 'X'> for field'): list, dict or set is refused by every Python",
     "wheel_file": "the wheel file pip refused as 'not a supported wheel on this platform' "
