@@ -270,6 +270,10 @@ class ImportName:
     apt: str | None = None
     dnf: str | None = None
     brew: str | None = None
+    # a PyPI backport of a standard-library module (``distribution`` enum34 for ``enum``): the
+    # Python release whose standard library has the module; on that Python or a later one the
+    # backport in site-packages shadows the interpreter's own module (PY171)
+    stdlib_since: Version | None = None
 
 
 @dataclass(frozen=True)

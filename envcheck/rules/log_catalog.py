@@ -74,6 +74,7 @@ from envcheck.rules.node import (  # noqa: F401
     simulator_buffers,
     soname_links,
     ssl_floor,
+    stdlib_backports,
     thread_limits,
     torch_cpp_api,
     torch_stated,

@@ -325,6 +325,16 @@ RULES: tuple[tuple[str, str, str, str, str, str, str, str | None], ...] = (
         'log.python',
     ),
     (
+        'PY171',
+        'stdlib-backport-shadows',
+        'error',
+        "A PyPI backport of a standard-library module shadows the interpreter's own module",
+        'envcheck.rules.node.stdlib_backports',
+        'stdlib_backport_shadows',
+        "only a log line states a backport's failure",
+        'log.imports',
+    ),
+    (
         'RAY110',
         'ray-gcs-unreachable',
         'error',

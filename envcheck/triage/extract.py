@@ -99,6 +99,12 @@ FACTS: dict[str, str] = {
     "file run as a script (no known parent package)",
     "python_feature": "the words of the error an interpreter raises on a language feature newer "
     "than itself ('object is not subscriptable' for list[int] before 3.9)",
+    "python_refusal": "the words of the error a newer interpreter raises on code written for an "
+    "older one ('mutable default' for a dataclass's unhashable default from Python 3.11 on)",
+    "shadowed_module": "the standard-library module a PyPI backport installed beside it "
+    "shadows (typing, enum), as the backport's own failure or a frame's path names it",
+    "refused_type": "the type of the default a dataclass field was refused ('mutable default "
+    "<class 'X'> for field'): list, dict or set is refused by every Python",
     "wheel_file": "the wheel file pip refused as 'not a supported wheel on this platform' "
     "(flash_attn-2.7.2.post1+cu12torch2.5cxx11abiFALSE-cp310-cp310-linux_x86_64.whl)",
     "wheel_host_tag": "the platform tag uv's hint says this node has beside a refused wheel "

@@ -5722,3 +5722,26 @@ EXAMPLES += [
         "cuda-error-804",
     ),
 ]
+
+# Python 3.11's dataclasses refusing an unhashable default (PY140), with and without the class
+# GitHub's rendering drops
+EXAMPLES += [
+    (
+        "ValueError: mutable default <class 'fairseq.dataclass.configs.CommonConfig'> for field "
+        "common is not allowed: use default_factory",
+        "dataclass-unhashable-default-3-11",
+    ),
+    (
+        "ValueError: mutable default for field common is not allowed: use default_factory",
+        "dataclass-unhashable-default-3-11",
+    ),
+]
+
+# standard-library backports shadowing the interpreter's own module (PY171)
+EXAMPLES += [
+    (
+        "AttributeError: type object 'Callable' has no attribute '_abc_registry'",
+        "stdlib-backport-typing",
+    ),
+    ("AttributeError: module 'enum' has no attribute 'IntFlag'", "stdlib-backport-enum"),
+]

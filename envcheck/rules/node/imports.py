@@ -787,8 +787,10 @@ def module_not_found(facts: Facts) -> Iterable[Hit]:
     ## What it checks
     The interpreter's `No module named 'X'`: the distribution that provides X (the matrix's
     `[[import_name]]` table where the import name differs: cv2 -> opencv-python, yaml ->
-    pyyaml), a compiled submodule of an installed package (`vllm._C`: the package's build is
-    incomplete), or a module a release removed (`torch._six`, removed in torch 2.0;
+    pyyaml, jwt -> pyjwt, Crypto -> pycryptodome, read from each wheel; a namespace package's
+    member with a distribution of its own, google.generativeai -> google-generativeai, is
+    not installed rather than too old), a compiled submodule of an installed package
+    (`vllm._C`: the package's build is incomplete), or a module a release removed (`torch._six`, removed in torch 2.0;
     `distutils`, removed in Python 3.12); transformers' `X requires the Y library but it was not
     found` names the library the same way; `attempted relative import with no known parent
     package` is a package's module run as a script (the file's path names the package and
@@ -867,10 +869,14 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
         note = f" {entry.note}" if entry.note else ""
         importer = _importer(facts, line, canonicalize_name(by))
         last, pinned = last_clause(facts, by, by, when, note) if when is not None else ("", [])
+        # the job's own code (no site-packages frame) is fixed by the replacement, not an upgrade
+        by_hand = (
+            f" The job's own code can use {entry.replacement} instead." if entry.replacement else ""
+        )
         summary = (
             f"Upgrade {_importer_named(importer, 'the package')} that imports {module} to a "
             f'release made for {by} >= {when}, or install {by}<{when} (pip install "{by}<'
-            f'{when}"){last}.{note}'
+            f'{when}"){last}.{note}{by_hand}'
         )
         actions: list[Action] = [
             *_importer_upgrade(importer, by, when),
@@ -921,7 +927,10 @@ def module_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
                 manual(f"python -c 'import {parts[0]}; print({parts[0]}.__file__)'"),
             ),
         )
-    if len(parts) > 1:
+    # a namespace package's member that a distribution of its own provides (google.protobuf,
+    # mpl_toolkits.basemap, ruamel.yaml): missing is not installed, never an older release
+    provided = entry is not None and entry.distribution is not None and entry.module == module
+    if len(parts) > 1 and not provided:
         # Python names the first component it cannot import: the parent package imported
         holder = f"{dist} {installed}" if installed is not None else f"the installed {dist}"
         return Hit(

@@ -175,7 +175,10 @@ def package_python_range(facts: Facts) -> Iterable[Hit]:
     3.8.17 not in '>=3.9'` states the same from a log, and so does the error an older
     interpreter raises on a newer language feature in a package's code (`'type' object is not
     subscriptable` for `list[int]` before 3.9, `unsupported operand type(s) for |` for
-    `str | None` before 3.10: the feature's first Python from the matrix).
+    `str | None` before 3.10: the feature's first Python from the matrix), or the error a newer
+    interpreter raises on code written for an older one (`mutable default <class 'X'> for field
+    f is not allowed`: from Python 3.11 on dataclasses refuse any unhashable default, fairseq
+    0.12's configs; a list, dict or set default is refused by every Python, the code's own).
 
     ## Why it matters
     pip refuses the release and keeps (or resolves) an older one without the features the job
@@ -191,11 +194,15 @@ def package_python_range(facts: Facts) -> Iterable[Hit]:
     wheels for), or the newest release of the package that still accepts this Python. For a
     language feature: a Python at or above its first release (`conda create -n py310
     python=3.10`, `uv venv --python 3.10`), else `pip install -U <package>` (a later release may
-    declare its floor or avoid the feature) or its release before the installed one.
+    declare its floor or avoid the feature) or its release before the installed one. For code
+    a newer Python refuses: Python 3.10 for the dataclass default (`conda create -n py310
+    python=3.10`), or the package's release made for 3.11 where it has one.
 
     ## References
     - https://github.com/modelscope/ms-swift/issues/3268
     - https://packaging.python.org/en/latest/specifications/core-metadata/#requires-python
+    - https://docs.python.org/3/library/dataclasses.html#mutable-default-values
+    - https://github.com/AI4Bharat/IndicXlit/issues/24 (fairseq on Python 3.11: Python 3.9)
     - the package index's wheel metadata (matrices/generated/*.toml)
     """
     metadata = _ranges(facts.matrix)
@@ -224,11 +231,17 @@ def python_range_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """pip's 'Package X requires a different Python: A not in B' names all three; an
     interpreter's error on a newer language feature names the feature
     (rules/node/python_syntax.py)."""
-    from envcheck.rules.node.python_syntax import syntax_in_log, unknown_syntax_in_log
+    from envcheck.rules.node.python_syntax import (
+        refusal_in_log,
+        syntax_in_log,
+        unknown_syntax_in_log,
+    )
 
     feature = line.stated.get("python_feature")
     if feature:
         return syntax_in_log(facts, line, feature)
+    if line.stated.get("python_refusal"):
+        return refusal_in_log(facts, line)
     if line.signature == "python-syntax-error-in-package":
         return unknown_syntax_in_log(facts, line)
     if _IGNORED.search(line.text) is not None:

@@ -140,3 +140,47 @@ def unknown_syntax_in_log(facts: Facts, line: LogLine) -> Hit | None:
             f"when the newest declares its floor{older})"
         ),
     )
+
+
+# Python 3.11's dataclasses refuse any unhashable field default (3.10 and older: list, dict and
+# set only; python/cpython Lib/dataclasses.py _get_field, bpo-44674)
+_UNHASHABLE_SINCE = Version("3.11")
+_ALWAYS_REFUSED = frozenset({"list", "dict", "set"})
+
+
+def refusal_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    """A newer interpreter refusing code written for an older one: a dataclass field whose
+    default is an unhashable instance (fairseq 0.12's config dataclasses), refused from Python
+    3.11 on. None where the default is a list, dict or set (every Python refuses those: the
+    code's own) or the Python the log states is older than 3.11."""
+    refused = line.stated.get("refused_type")
+    if refused in _ALWAYS_REFUSED:
+        return None
+    py = _running_python(facts, line)
+    if py is not None and Version(f"{py.major}.{py.minor}") < _UNHASHABLE_SINCE:
+        return None
+    dist = _package(facts, line)
+    what = f"<class '{refused}'>" if refused else "an unhashable object"
+    on = f"Python {py.major}.{py.minor}" if py is not None else "Python 3.11 or later"
+    where = f"{dist}'s" if dist is not None else "the code's"
+    summary = (
+        "Run the job on Python 3.10 (a new environment: conda create -n py310 python=3.10, or "
+        "uv venv --python 3.10; Python < 3.11 accepts the default) and reinstall its packages "
+        "there"
+    )
+    actions: list[Action] = [
+        manual("conda create -n py310 python=3.10  (or: uv venv --python 3.10)"),
+    ]
+    if dist is not None:
+        summary += (
+            f"; or upgrade {dist} to a release made for Python 3.11 (pip install -U {dist}), "
+            "where it has one"
+        )
+        actions.append(pip_install(dist, flags=("--upgrade",)))
+    return Hit(
+        f"{on} refuses {where} dataclass field default, {what} (line {line.line}): from "
+        "Python 3.11 on dataclasses refuse any unhashable default (3.10 and older refused only "
+        "list, dict and set), so the code was written for Python < 3.11",
+        evidence={"line": line.line, "needs_python": "<3.11", "package": dist},
+        fix=fix(summary, "manual", *actions),
+    )
