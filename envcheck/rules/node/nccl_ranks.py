@@ -119,7 +119,10 @@ def nccl_ranks_differ(facts: Facts) -> Iterable[Hit]:
     version 22105` (init.cc, ncclInvalidUsage), and the socket transport's `message truncated :
     receiving 524288 bytes instead of 65536` (or `Message truncated : received N bytes instead
     of M`), which NCCL itself attributes to a mismatch of versions, collective sizes or settings
-    (NCCL_PROTO, NCCL_ALGO) between ranks. `envcheck cluster` compares the nodes' NCCL.
+    (NCCL_PROTO, NCCL_ALGO) between ranks. In a multi-node log with `NCCL_DEBUG=INFO`, the
+    hosts' own banners side by side (`node1:...] NCCL INFO NCCL version 2.18.6+cuda12.1` and
+    `node2:...] NCCL INFO NCCL version 2.20.5+cuda12.4`, read by triage/nccl_hosts.py) state
+    it too. `envcheck cluster` compares the nodes' NCCL.
 
     ## Why it matters
     Every rank must run the same NCCL with the same protocol settings: nodes built from
@@ -173,6 +176,8 @@ def nccl_ranks_differ_in_log(facts: Facts, line: LogLine) -> Hit:
     address of no family is the other NCCL only where the pasted listings name two releases."""
     if line.signature == _DISAGREE:
         return _ranks_disagree(line)
+    if line.signature == _HOSTS:
+        return _hosts_differ(line)
     if line.signature == _FAMILY_GARBAGE:
         listed = _listings_differ(facts)
         if listed is None:
@@ -194,6 +199,48 @@ def nccl_ranks_differ_in_log(facts: Facts, line: LogLine) -> Hit:
         line,
         (f"rank {found.group(1)}", nccl_version(found.group(2))),
         (f"rank {found.group(3)}", nccl_version(found.group(4))),
+    )
+
+
+# the hosts' NCCL start-up lines set side by side (envcheck/triage/nccl_hosts.py)
+_HOSTS = "nccl-hosts-differ"
+# '2.18.6+cuda12.1' (the CUDA the release was built for, where the banner states it)
+_RELEASE = lazy(r"([0-9]+\.[0-9]+\.[0-9]+)(?:\+cuda([0-9]+)\.[0-9]+)?")
+
+
+def _hosts_differ(line: LogLine) -> Hit:
+    """The hosts' NCCL releases from their start-up banners (oldest first): the newest is the
+    pin for the hosts on an older one, in the wheel of the CUDA major its build names."""
+    from envcheck.rules.node.nccl_hosts import on_hosts, stated_groups
+
+    groups = stated_groups(line.stated.get("nccl_hosts_versions", ""))
+    if len(groups) < 2:
+        raise NotStated(f"line {line.line} states no two hosts' NCCL releases")
+    newest = _RELEASE.match(groups[-1][0])
+    version = newest.group(1) if newest else groups[-1][0]
+    major = (newest.group(2) if newest else None) or "12"
+    wheel = f"nvidia-nccl-cu{major}"
+    older = [h for _, hs in groups[:-1] for h in hs]
+    shown = "; ".join(f"NCCL {v} on {on_hosts(hs)}" for v, hs in groups)
+    drivers = line.stated.get("nccl_hosts_drivers")
+    also = (
+        "; their drivers differ too (cudaDriverVersion "
+        + drivers.replace("=", " on ").replace(";", ", ")
+        + ")"
+        if drivers
+        else ""
+    )
+    return Hit(
+        f"the hosts run different NCCL releases ({shown}; line {line.line}){also}: one "
+        "communicator needs one NCCL on every rank",
+        evidence={"line": line.line, "versions": line.stated["nccl_hosts_versions"]},
+        fix=fix(
+            f"Run one NCCL on every node: the same image or torch everywhere, or pip install "
+            f"{wheel}=={version} on {on_hosts(older)}",
+            "manual",
+            manual(f"pip install {wheel}=={version}   # on {on_hosts(older)}"),
+            *(manual(s) for s in _SAME_NCCL[::2]),
+        ),
     )
 
 
