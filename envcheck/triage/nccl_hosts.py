@@ -3,7 +3,8 @@
 The scan keeps a signature's first and last line only, so the banners of two hosts
 (``host1:1234:1234 [0] NCCL INFO NCCL version 2.18.6+cuda12.1`` on one node, ``2.20.5`` on
 another) are never set side by side. This module reads the log once more, in a stream of
-CHUNK-byte pieces (memory bounded by the chunk and MAX_HOSTS hosts, whatever the log's size),
+CHUNK-byte pieces (memory bounded by the chunk, MAX_CARRY bytes of a line without an end and
+MAX_HOSTS hosts, whatever the log's size),
 only where the scan saw NCCL INFO lines, and collects for each host that NCCL's own prefix
 names: the NCCL release and the CUDA it was built for, the driver's CUDA version, the
 bootstrap interface and address, the network transport and the network plugin. Each INFO
@@ -29,7 +30,6 @@ read: the hosts' NCCL releases, drivers, networks and bootstrap addresses where 
 from __future__ import annotations
 
 import gzip
-import ipaddress
 import re
 import zlib
 from collections.abc import Iterable, Iterator
@@ -37,11 +37,13 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from envcheck.matrix.schema import Signature
+from envcheck.rules.node.nccl_hosts import address_kind
 from envcheck.triage.extract import LogFact
 
 CHUNK = 4 * 1024 * 1024
 MAX_HOSTS = 512  # hosts kept; a larger job's further hosts are not read
 MAX_LINE = 4096  # bytes of one line read
+MAX_CARRY = 1024 * 1024  # a "line" longer than this is read in pieces
 SIGNATURE_ID = "nccl-hosts-differ"
 
 # NCCL's prefix on each INFO line, 'host:pid:tid [dev] NCCL INFO ' (src/debug.cc), after any
@@ -61,7 +63,9 @@ _BOOTSTRAP = re.compile(
 _NETWORK = re.compile(r"(?:Using network|Using internal Network) (\S+)")
 _IB_USING = re.compile(r"NET/IB ?: ?Using ?(\[[0-9]+\][A-Za-z0-9_.-]+:[0-9]+/(?:IB|RoCE))")
 _PLUGIN_LOADED = re.compile(r"(?:Loaded net plugin (.+?)(?: \(v[0-9]+\))?$|Plugin Path ?: ?(\S+))")
-_PLUGIN_NONE = re.compile(r"NET/Plugin ?: ?(?:Could not find|No plugin found|Plugin load.* returned)")
+_PLUGIN_NONE = re.compile(
+    r"NET/Plugin ?: ?(?:Could not find|No plugin found|Plugin load.* returned)"
+)
 
 
 @dataclass
@@ -125,7 +129,7 @@ def _chunks(stream: BinaryIO) -> Iterator[bytes]:
             return
         data = carry + data
         end = data.rfind(b"\n")
-        if end < 0 and len(data) < CHUNK * 2:
+        if end < 0 and len(data) <= MAX_CARRY:
             carry = data
             continue
         cut = end + 1 if end >= 0 else len(data)
@@ -186,22 +190,6 @@ def _network(host: HostNccl) -> str | None:
     return "IB" if host.hcas is not None else None
 
 
-def _address_kind(address: str) -> str | None:
-    """Why an address cannot reach another node, or None: loopback, link-local, or Docker's
-    default bridge (172.17.0.0/16, every node's containers numbered alike)."""
-    try:
-        ip = ipaddress.ip_address(address.split("%")[0])
-    except ValueError:
-        return None
-    if ip.is_loopback:
-        return "loopback"
-    if ip.is_link_local:
-        return "link-local"
-    if ip in ipaddress.ip_network("172.17.0.0/16"):
-        return "Docker's default bridge (172.17.0.0/16)"
-    return None
-
-
 def compare(hosts: list[HostNccl]) -> list[LogFact]:
     """The facts where two or more hosts' NCCL start-up lines differ: NCCL releases, driver
     CUDA versions, networks, plugins, and bootstrap addresses that are no node's own (two hosts
@@ -237,7 +225,7 @@ def compare(hosts: list[HostNccl]) -> list[LogFact]:
         add("nccl_hosts_plugins", plugins, "plugin")
     addresses = _by_host(hosts, "address")
     shared = {a for a, hs in addresses.items() if len(hs) > 1}
-    local = {a for a in addresses if _address_kind(a)}
+    local = {a for a in addresses if address_kind(a)}
     elsewhere = [h for h in hosts if h.address is not None and h.address not in shared | local]
     # one address on two hosts is no node's own; a host-local one only beside a host that is
     # on another network (containers of one node all on Docker's bridge reach each other)
@@ -250,11 +238,6 @@ def compare(hosts: list[HostNccl]) -> list[LogFact]:
         if elsewhere:
             add("nccl_hosts_routable", _by_host(elsewhere, "interface"), "interface")
     return facts
-
-
-def address_kind(address: str) -> str | None:
-    """Why a bootstrap address is no node's own (see _address_kind), for the rules."""
-    return _address_kind(address)
 
 
 _SHOWN = {

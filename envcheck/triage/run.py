@@ -572,9 +572,9 @@ def judge(
         )
         for t in tallies
     )
-    hosts = nccl_hosts_match(facts, stated, rules, matrix, checked, node_note)
-    if hosts is not None:
-        matches += (hosts,)
+    across = nccl_hosts_match(facts, stated, rules, matrix, checked, node_note)
+    if across is not None:
+        matches += (across,)
     if checked is not None and environment.stated(node, pasted):
         named = {c.code for m in matches for c in m.causes}
         shown, causes = environment.environment_causes(checked, rules, matrix, node_note, named)

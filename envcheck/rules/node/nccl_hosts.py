@@ -5,6 +5,7 @@ bootstrap address that is no node's own."""
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterable
 
 from envcheck.facts.node import Facts
@@ -12,6 +13,23 @@ from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
+
+
+def address_kind(address: str) -> str | None:
+    """Why a bootstrap address cannot reach another node, or None: loopback, link-local, or
+    Docker's default bridge (172.17.0.0/16, every node's containers numbered alike; Docker's
+    docs, 'Bridge network driver')."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", maxsplit=1)[0])
+    except ValueError:
+        return None
+    if ip.is_loopback:
+        return "loopback"
+    if ip.is_link_local:
+        return "link-local"
+    if ip in ipaddress.ip_network("172.17.0.0/16"):
+        return "Docker's default bridge (172.17.0.0/16)"
+    return None
 
 
 def stated_groups(value: str) -> list[tuple[str, list[str]]]:
@@ -175,8 +193,6 @@ def nccl_bootstrap_not_routable(facts: Facts) -> Iterable[Hit]:
 def nccl_bootstrap_not_routable_in_log(facts: Facts, line: LogLine) -> Hit:
     """The addresses no node owns, and the interfaces of the hosts whose own address it is:
     the interface to name in NCCL_SOCKET_IFNAME."""
-    from envcheck.triage.nccl_hosts import address_kind
-
     bad = stated_groups(line.stated.get("nccl_hosts_bootstrap", ""))
     if not bad:
         raise NotStated(f"line {line.line} states no bootstrap address")
