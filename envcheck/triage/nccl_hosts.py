@@ -46,13 +46,15 @@ MAX_LINE = 4096  # bytes of one line read
 MAX_CARRY = 1024 * 1024  # a "line" longer than this is read in pieces
 SIGNATURE_ID = "nccl-hosts-differ"
 
-# NCCL's prefix on each INFO line, 'host:pid:tid [dev] NCCL INFO ' (src/debug.cc), after any
-# launcher's prefix, and the start-up messages read from it
-_INFO = re.compile(
-    rb"(?:^|[^A-Za-z0-9._-])([A-Za-z0-9][A-Za-z0-9._-]*):[0-9]+:[0-9]+ \[[0-9]+\] NCCL INFO "
-    rb"(NCCL version |cudaDriverVersion |Bootstrap ?: ?Using|NET : Using interface |"
+# the start-up messages read, after 'NCCL INFO ' (a literal the regex engine searches for fast)
+_MESSAGE = re.compile(
+    rb"NCCL INFO (NCCL version |cudaDriverVersion |Bootstrap ?: ?Using|NET : Using interface |"
     rb"NET/IB ?: ?Using|NET/IB ?: No device found|Using network |Using internal Network |"
     rb"NET/Plugin|Plugin Path ?: )"
+)
+# NCCL's prefix before 'NCCL INFO ', 'host:pid:tid [dev] ' (src/debug.cc), after any launcher's
+_HOST = re.compile(
+    rb"(?:^|[^A-Za-z0-9._-])([A-Za-z0-9][A-Za-z0-9._-]*):[0-9]+:[0-9]+ \[[0-9]+\] $", re.MULTILINE
 )
 _VERSION = re.compile(r"NCCL version ([0-9]+\.[0-9]+\.[0-9]+)\S*?(?:\+cuda([0-9]+\.[0-9]+))?\b")
 _DRIVER = re.compile(r"cudaDriverVersion ([0-9]{4,6})")
@@ -146,15 +148,18 @@ def read_hosts(stream: BinaryIO) -> list[HostNccl]:
             number += chunk.count(b"\n")
             continue
         at = 0
-        for found in _INFO.finditer(chunk):
-            start = chunk.rfind(b"\n", 0, found.start() + 1) + 1
+        for found in _MESSAGE.finditer(chunk):
+            start = chunk.rfind(b"\n", 0, found.start()) + 1
             if start < at:  # a second message on a line already read
+                continue
+            host = _HOST.search(chunk, max(start, found.start() - 256), found.start())
+            if host is None:
                 continue
             number += chunk.count(b"\n", at, start)
             stop = chunk.find(b"\n", found.end())
             stop = len(chunk) if stop < 0 else stop
-            text = chunk[found.start(2) : min(stop, found.start(2) + MAX_LINE)]
-            _read(hosts, found.group(1).decode(), text.decode("utf-8", "replace").rstrip(), number)
+            text = chunk[found.start(1) : min(stop, found.start(1) + MAX_LINE)]
+            _read(hosts, host.group(1).decode(), text.decode("utf-8", "replace").rstrip(), number)
             at = start
         number += chunk.count(b"\n", at)
     return list(hosts.values())
