@@ -11,7 +11,9 @@ bootstrap interface and address, the network transport and the network plugin. E
 message is NCCL's own (NVIDIA/nccl):
 
 - src/init.cc showVersion: ``INFO(NCCL_ALL, "%s", VERSION_STRING)`` with VERSION_STRING
-  ``"NCCL version " X.Y.Z NCCL_SUFFIX "+cuda" A.B``;
+  ``"NCCL version " X.Y.Z NCCL_SUFFIX "+cuda" A.B``, on every process from v2.22.3-1 on (once
+  per process, pthread_once); before, only rank 0 printf'd it with no host prefix, so an older
+  job's other hosts state no release and are not compared;
 - src/misc/cudawrap.cc: ``INFO(NCCL_INIT, "cudaDriverVersion %d", driverVersion)``;
 - src/bootstrap.cc: ``INFO(NCCL_BOOTSTRAP, "Bootstrap: Using%s", " <ifname>:<address>")`` (``Bootstrap
   : Using [0]eth0:10.0.0.1<0>`` before 2.19), and before 2.4 ``NET : Using interface

@@ -172,12 +172,16 @@ def _listings_differ(facts: Facts) -> tuple[str, tuple[str, str], tuple[str, str
 @from_log("NET121")
 def nccl_ranks_differ_in_log(facts: Facts, line: LogLine) -> Hit:
     """The version check names both ranks' NCCL (decoded from NCCL_VERSION_CODE): the newer one
-    is the pin to install everywhere. A truncated message names no version: left open. An
+    is the pin to install everywhere. A line that names no version (a truncated message, an
+    address of no family, the ranks' disagreement) is decided by the hosts' own banners where
+    the log holds them (triage/nccl_hosts.py); else a truncated message is left open, and an
     address of no family is the other NCCL only where the pasted listings name two releases."""
+    names_both = any(p.search(line.text) for p in (_MISMATCH, _PEER_VERSIONS, _ROOT))
+    if line.signature == _HOSTS or (line.stated.get("nccl_hosts_versions") and not names_both):
+        # the hosts' own banners name their releases where the line names none
+        return _hosts_differ(line)
     if line.signature == _DISAGREE:
         return _ranks_disagree(line)
-    if line.signature == _HOSTS:
-        return _hosts_differ(line)
     if line.signature == _FAMILY_GARBAGE:
         listed = _listings_differ(facts)
         if listed is None:
@@ -231,8 +235,8 @@ def _hosts_differ(line: LogLine) -> Hit:
         else ""
     )
     return Hit(
-        f"the hosts run different NCCL releases ({shown}; line {line.line}){also}: one "
-        "communicator needs one NCCL on every rank",
+        f"the hosts run different NCCL releases ({shown}, as their start-up banners state)"
+        f"{also}: one communicator needs one NCCL on every rank (line {line.line})",
         evidence={"line": line.line, "versions": line.stated["nccl_hosts_versions"]},
         fix=fix(
             f"Run one NCCL on every node: the same image or torch everywhere, or pip install "
