@@ -348,6 +348,9 @@ FACTS: dict[str, str] = {
     "(SLURM_JOB_NODELIST=gpu[01-02])",
     "nccl_hosts_versions": "the NCCL releases the hosts of a multi-node log load, each with its "
     "hosts ('2.18.6=node1;2.20.5=node2'; triage/nccl_hosts.py), where they differ",
+    "nccl_hosts_settings": "NCCL_PROTO / NCCL_ALGO as each host's NCCL echoes them ('set by "
+    "environment to'), 'unset' where a host's lines state none, where they differ "
+    "('NCCL_PROTO:Simple=node1;unset=node2')",
     "nccl_hosts_drivers": "the driver CUDA versions NCCL's cudaDriverVersion states per host "
     "('12020=node1;12040=node2'), where they differ",
     "nccl_hosts_networks": "the network NCCL's 'Using network' names per host "

@@ -22,8 +22,12 @@ message is NCCL's own (NVIDIA/nccl):
   Network IB`` before 2.4);
 - src/transport/net_ib/init.cc: ``NET/IB : Using%s %s; OOB %s:%s`` (the HCAs) and ``NET/IB :
   No device found.``;
-- src/plugin/net.cc: ``NET/Plugin: Loaded net plugin %s``, ``Plugin Path : %s``, ``NET/Plugin:
-  Could not find: libnccl-net.so`` and ``No plugin found`` (the internal transports).
+- src/plugin/net.cc: ``NET/Plugin: Loaded net plugin %s``, ``NET/Plugin: Could not find:
+  libnccl-net.so`` and ``No plugin found`` (the internal transports); HPC-X's
+  nccl-rdma-sharp-plugins prints ``Plugin Path : %s`` when it loads;
+- src/graph/tuning.cc: ``NCCL_PROTO set by environment to %s`` and NCCL_ALGO's (INFO, ENV
+  subsystem, in NCCL_DEBUG_SUBSYS's default), the settings transport/net_socket.cc's truncated
+  message names as ones the ranks must share; a host whose lines state neither runs without it.
 
 ``compare`` turns the hosts into the facts the rules of nccl_hosts (NET121, NET171, NET172)
 read: the hosts' NCCL releases, drivers, networks and bootstrap addresses where they differ.
@@ -52,7 +56,7 @@ SIGNATURE_ID = "nccl-hosts-differ"
 _MESSAGE = re.compile(
     rb"NCCL INFO (NCCL version |cudaDriverVersion |Bootstrap ?: ?Using|NET : Using interface |"
     rb"NET/IB ?: ?Using|NET/IB ?: No device found|Using network |Using internal Network |"
-    rb"NET/Plugin|Plugin Path ?: )"
+    rb"NET/Plugin|Plugin Path ?: |NCCL_(?:PROTO|ALGO) set by environment to )"
 )
 # NCCL's prefix before 'NCCL INFO ', 'host:pid:tid [dev] ' (src/debug.cc), after any launcher's
 _HOST = re.compile(
@@ -67,6 +71,10 @@ _BOOTSTRAP = re.compile(
 _NETWORK = re.compile(r"(?:Using network|Using internal Network) (\S+)")
 _IB_USING = re.compile(r"NET/IB ?: ?Using ?(\[[0-9]+\][A-Za-z0-9_.-]+:[0-9]+/(?:IB|RoCE))")
 _PLUGIN_LOADED = re.compile(r"(?:Loaded net plugin (.+?)(?: \(v[0-9]+\))?$|Plugin Path ?: ?(\S+))")
+# src/graph/tuning.cc: INFO(NCCL_ENV, "NCCL_PROTO set by environment to %s") and NCCL_ALGO's; the
+# settings that net_socket.cc's truncated-message WARN names as ones the ranks must share
+_SETTING = re.compile(r"(NCCL_PROTO|NCCL_ALGO) set by environment to (\S+)")
+SETTINGS = ("NCCL_PROTO", "NCCL_ALGO")
 _PLUGIN_NONE = re.compile(
     r"NET/Plugin ?: ?(?:Could not find|No plugin found|Plugin load.* returned)"
 )
@@ -86,6 +94,7 @@ class HostNccl:
     network: str | None = None  # 'IB', 'Socket' or a plugin's network name
     hcas: str | None = None  # the first HCA of 'NET/IB : Using'
     plugin: str | None = None  # an external plugin's name or path, 'internal' where none
+    settings: dict[str, str] = field(default_factory=dict)  # NCCL_PROTO / NCCL_ALGO as set
     lines: dict[str, int] = field(default_factory=dict)  # fact -> the line that stated it
 
     def set(self, name: str, value: str, line: int) -> None:
@@ -117,6 +126,9 @@ def _read(hosts: dict[str, HostNccl], host: str, text: str, line: int) -> None:
         seen.set("plugin", (found.group(1) or found.group(2)).strip(), line)
     elif _PLUGIN_NONE.search(text):
         seen.set("plugin", "internal", line)
+    elif (found := _SETTING.search(text)) and found.group(1) not in seen.settings:
+        seen.settings[found.group(1)] = found.group(2)
+        seen.lines.setdefault(found.group(1), line)
 
 
 def _chunks(stream: BinaryIO) -> Iterator[bytes]:
@@ -221,6 +233,18 @@ def compare(hosts: list[HostNccl]) -> list[LogFact]:
     drivers = _by_host(hosts, "driver")
     if len(drivers) > 1:
         add("nccl_hosts_drivers", dict(sorted(drivers.items())), "driver")
+    differ = []
+    for name in SETTINGS:
+        if not any(name in h.settings for h in hosts):
+            continue
+        values: dict[str, list[HostNccl]] = {}
+        for host in hosts:
+            values.setdefault(host.settings.get(name, "unset"), []).append(host)
+        if len(values) > 1:
+            differ.append(f"{name}:{_listed(values)}")
+    if differ:
+        line = min(h.lines.get(n, h.line) for h in hosts for n in SETTINGS if n in h.settings)
+        facts.append(LogFact("nccl_hosts_settings", "|".join(differ), line, SIGNATURE_ID))
     networks: dict[str, list[HostNccl]] = {}
     for host in hosts:
         if (net := _network(host)) is not None:
@@ -249,6 +273,7 @@ def compare(hosts: list[HostNccl]) -> list[LogFact]:
 
 _SHOWN = {
     "nccl_hosts_versions": "NCCL",
+    "nccl_hosts_settings": "settings",
     "nccl_hosts_drivers": "driver CUDA",
     "nccl_hosts_networks": "network",
     "nccl_hosts_plugins": "net plugin",
@@ -259,7 +284,7 @@ _SHOWN = {
 def summary(stated: dict[str, str]) -> str:
     """The line shown for the match: each differing fact with its hosts."""
     parts = [
-        f"{label} {stated[name].replace('=', ' on ').replace(';', ', ')}"
+        f"{label} {stated[name].replace(':', ' ').replace('=', ' on ').replace(';', ', ')}"
         for name, label in _SHOWN.items()
         if name in stated
     ]
@@ -273,8 +298,9 @@ def signature(codes: tuple[str, ...]) -> Signature:
         pattern="",
         meaning=(
             "The NCCL start-up lines of the log's hosts (NCCL version, cudaDriverVersion, "
-            "Bootstrap, Using network, NET/Plugin) differ between hosts: one communicator's "
-            "ranks need one NCCL, one network transport and addresses the other nodes reach."
+            "Bootstrap, Using network, NET/Plugin, NCCL_PROTO / NCCL_ALGO) differ between "
+            "hosts: one communicator's ranks need one NCCL with the same settings, one network "
+            "transport and addresses the other nodes reach."
         ),
         source=(
             "NVIDIA/nccl src/init.cc (showVersion, 'Using network %s'), src/misc/cudawrap.cc "

@@ -603,7 +603,7 @@ def nccl_hosts_match(
     codes = tuple(
         code
         for code, names in (
-            ("NET121", ("nccl_hosts_versions",)),
+            ("NET121", ("nccl_hosts_versions", "nccl_hosts_settings")),
             ("NET171", ("nccl_hosts_networks", "nccl_hosts_plugins")),
             ("NET172", ("nccl_hosts_bootstrap",)),
         )

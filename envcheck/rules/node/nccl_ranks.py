@@ -122,7 +122,8 @@ def nccl_ranks_differ(facts: Facts) -> Iterable[Hit]:
     (NCCL_PROTO, NCCL_ALGO) between ranks. In a multi-node log with `NCCL_DEBUG=INFO`, the
     hosts' own banners side by side (`node1:...] NCCL INFO NCCL version 2.18.6+cuda12.1` and
     `node2:...] NCCL INFO NCCL version 2.20.5+cuda12.4`, read by triage/nccl_hosts.py) state
-    it too. `envcheck cluster` compares the nodes' NCCL.
+    it too, and so do their `NCCL_PROTO set by environment to Simple` lines on some hosts only.
+    `envcheck cluster` compares the nodes' NCCL.
 
     ## Why it matters
     Every rank must run the same NCCL with the same protocol settings: nodes built from
@@ -177,7 +178,8 @@ def nccl_ranks_differ_in_log(facts: Facts, line: LogLine) -> Hit:
     the log holds them (triage/nccl_hosts.py); else a truncated message is left open, and an
     address of no family is the other NCCL only where the pasted listings name two releases."""
     names_both = any(p.search(line.text) for p in (_MISMATCH, _PEER_VERSIONS, _ROOT))
-    if line.signature == _HOSTS or (line.stated.get("nccl_hosts_versions") and not names_both):
+    hosts_state = line.stated.get("nccl_hosts_versions") or line.stated.get("nccl_hosts_settings")
+    if line.signature == _HOSTS or (hosts_state and not names_both):
         # the hosts' own banners name their releases where the line names none
         return _hosts_differ(line)
     if line.signature == _DISAGREE:
@@ -219,7 +221,7 @@ def _hosts_differ(line: LogLine) -> Hit:
 
     groups = stated_groups(line.stated.get("nccl_hosts_versions", ""))
     if len(groups) < 2:
-        raise NotStated(f"line {line.line} states no two hosts' NCCL releases")
+        return _settings_differ(line)
     newest = _RELEASE.match(groups[-1][0])
     version = newest.group(1) if newest else groups[-1][0]
     major = (newest.group(2) if newest else None) or "12"
@@ -244,6 +246,41 @@ def _hosts_differ(line: LogLine) -> Hit:
             "manual",
             manual(f"pip install {wheel}=={version}   # on {on_hosts(older)}"),
             *(manual(s) for s in _SAME_NCCL[::2]),
+        ),
+    )
+
+
+def _settings_differ(line: LogLine) -> Hit:
+    """NCCL_PROTO / NCCL_ALGO set on some hosts only, or to other values, as each host's NCCL
+    echoes them: the hosts that set it unset it (or every host sets the same)."""
+    from envcheck.rules.node.nccl_hosts import on_hosts, stated_groups
+
+    stated = line.stated.get("nccl_hosts_settings", "")
+    if not stated:
+        raise NotStated(f"line {line.line} states no two hosts' NCCL releases or settings")
+    parts, actions = [], []
+    for entry in stated.split("|"):
+        name, _, groups = entry.partition(":")
+        values = stated_groups(groups)
+        parts.append(
+            f"{name} "
+            + "; ".join(f"{'unset' if v == 'unset' else v} on {on_hosts(hs)}" for v, hs in values)
+        )
+        setting = [h for v, hs in values if v != "unset" for h in hs]
+        actions.append(
+            manual(f"unset {name}   # on {on_hosts(setting)}, or the same value everywhere")
+        )
+    return Hit(
+        f"the hosts run NCCL with different settings ({'; '.join(parts)}, as each host's NCCL "
+        f"echoes them): every rank of a communicator needs the same protocol and algorithm "
+        f"settings (line {line.line})",
+        evidence={"line": line.line, "settings": stated},
+        fix=fix(
+            "Use the same NCCL_PROTO / NCCL_ALGO on every node: unset them where only some "
+            "nodes set them (/etc/nccl.conf, ~/.nccl.conf, the job's environment)",
+            "manual",
+            *actions,
+            manual(_SAME_NCCL[1]),
         ),
     )
 

@@ -63,7 +63,12 @@ def _loopback_peer(stated: Mapping[str, str]) -> str | None:
 
 # the facts of triage/nccl_hosts.py that name a difference between the hosts other than
 # their interfaces: another NCCL release, transport or plugin decides the generic error first
-_HOSTS_DIFFER = ("nccl_hosts_versions", "nccl_hosts_networks", "nccl_hosts_plugins")
+_HOSTS_DIFFER = (
+    "nccl_hosts_versions",
+    "nccl_hosts_settings",
+    "nccl_hosts_networks",
+    "nccl_hosts_plugins",
+)
 
 
 @from_log("NET104")
