@@ -121,3 +121,13 @@ def test_triage_names_the_bridge_address_and_host_networking(tmp_path, capsys):
     causes = _causes(_triage(tmp_path, log, capsys))
     assert causes["NET172"]["verdict"] == "confirmed"
     assert "--network=host" in json.dumps(causes["NET172"]["fix"])
+
+
+def test_a_protocol_set_on_some_hosts_only_is_named():
+    log = b"""\
+a:1:1 [0] NCCL INFO NCCL version 2.20.5+cuda12.4
+a:1:1 [0] NCCL INFO NCCL_PROTO set by environment to Simple
+b:2:2 [0] NCCL INFO NCCL version 2.20.5+cuda12.4
+"""
+    facts = {f.name: f.value for f in nccl_hosts.compare(_read(log))}
+    assert facts == {"nccl_hosts_settings": "NCCL_PROTO:Simple=a;unset=b"}
