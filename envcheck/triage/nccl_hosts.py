@@ -4,11 +4,12 @@ The scan keeps a signature's first and last line only, so the banners of two hos
 (``host1:1234:1234 [0] NCCL INFO NCCL version 2.18.6+cuda12.1`` on one node, ``2.20.5`` on
 another) are never set side by side. This module reads the log once more, in a stream of
 CHUNK-byte pieces (memory bounded by the chunk, MAX_CARRY bytes of a line without an end and
-MAX_HOSTS hosts, whatever the log's size),
-only where the scan saw NCCL INFO lines, and collects for each host that NCCL's own prefix
-names: the NCCL release and the CUDA it was built for, the driver's CUDA version, the
-bootstrap interface and address, the network transport and the network plugin. Each INFO
-message is NCCL's own (NVIDIA/nccl):
+MAX_HOSTS hosts, whatever the log's size; the literal 'NCCL INFO <message>' is searched, so a
+100 MB log of NCCL lines reads in about half a second), only where the scan matched one of
+NCCL's lines, and collects for each host that NCCL's own prefix names: the NCCL release and
+the CUDA it was built for, the driver's CUDA version, the bootstrap interface and address,
+the network transport, the network plugin and NCCL_PROTO / NCCL_ALGO. Each INFO message is
+NCCL's own (NVIDIA/nccl):
 
 - src/init.cc showVersion: ``INFO(NCCL_ALL, "%s", VERSION_STRING)`` with VERSION_STRING
   ``"NCCL version " X.Y.Z NCCL_SUFFIX "+cuda" A.B``, on every process from v2.22.3-1 on (once
@@ -29,8 +30,9 @@ message is NCCL's own (NVIDIA/nccl):
   subsystem, in NCCL_DEBUG_SUBSYS's default), the settings transport/net_socket.cc's truncated
   message names as ones the ranks must share; a host whose lines state neither runs without it.
 
-``compare`` turns the hosts into the facts the rules of nccl_hosts (NET121, NET171, NET172)
-read: the hosts' NCCL releases, drivers, networks and bootstrap addresses where they differ.
+``compare`` turns the hosts into the facts NET121 (rules/node/nccl_ranks.py), NET171 and
+NET172 (rules/node/nccl_hosts.py) read: the hosts' NCCL releases, settings, drivers, networks,
+plugins and bootstrap addresses where they differ.
 """
 
 from __future__ import annotations
