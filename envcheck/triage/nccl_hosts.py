@@ -125,6 +125,8 @@ def _read(hosts: dict[str, HostNccl], host: str, text: str, line: int) -> None:
     elif found := _IB_USING.search(text):
         seen.set("hcas", found.group(1), line)
     elif found := _PLUGIN_LOADED.search(text):
+        if seen.plugin == "internal":  # a name not found before the one that loaded
+            seen.plugin = None
         seen.set("plugin", (found.group(1) or found.group(2)).strip(), line)
     elif _PLUGIN_NONE.search(text):
         seen.set("plugin", "internal", line)

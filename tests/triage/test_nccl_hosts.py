@@ -131,3 +131,13 @@ b:2:2 [0] NCCL INFO NCCL version 2.20.5+cuda12.4
 """
     facts = {f.name: f.value for f in nccl_hosts.compare(_read(log))}
     assert facts == {"nccl_hosts_settings": "NCCL_PROTO:Simple=a;unset=b"}
+
+
+def test_a_plugin_loaded_after_a_name_not_found_is_the_hosts_plugin():
+    log = b"""\
+a:1:1 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so.
+a:1:1 [0] NCCL INFO NET/Plugin: Loaded net plugin AWS Libfabric (v8)
+b:2:2 [0] NCCL INFO NET/Plugin: Loaded net plugin AWS Libfabric (v8)
+"""
+    assert [h.plugin for h in _read(log)] == ["AWS Libfabric", "AWS Libfabric"]
+    assert nccl_hosts.compare(_read(log)) == []
