@@ -355,9 +355,13 @@ def log_facts(path: str, scan: ScanResult) -> tuple[LogFact, ...]:
 def nccl_host_facts(path: str, scan: ScanResult) -> list[LogFact]:
     """Where the hosts of a multi-node log disagree, read from every host's NCCL start-up
     lines (triage/nccl_hosts.py): one more pass over the log, only where a matched line is one
-    of NCCL's and the log can be read again (not standard input)."""
-    if path == "-" or not any(
-        "NCCL" in seen.text for t in scan.tallies.values() for seen in (t.first, t.last)
+    of NCCL's (or no line matched: NCCL INFO lines no signature names may be all there is) and
+    the log can be read again (not standard input)."""
+    if path == "-" or (
+        scan.tallies
+        and not any(
+            "NCCL" in seen.text for t in scan.tallies.values() for seen in (t.first, t.last)
+        )
     ):
         return []
     from envcheck.triage import nccl_hosts

@@ -141,3 +141,9 @@ b:2:2 [0] NCCL INFO NET/Plugin: Loaded net plugin AWS Libfabric (v8)
 """
     assert [h.plugin for h in _read(log)] == ["AWS Libfabric", "AWS Libfabric"]
     assert nccl_hosts.compare(_read(log)) == []
+
+
+def test_hosts_are_read_where_no_signature_names_a_line(tmp_path, capsys):
+    log = b"nodeA:11:40 [0] NCCL INFO Using network IB\nnodeB:22:50 [0] NCCL INFO Using network Socket\n"
+    causes = _causes(_triage(tmp_path, log, capsys))
+    assert causes["NET171"]["verdict"] == "confirmed"
