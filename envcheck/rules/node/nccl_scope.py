@@ -98,7 +98,9 @@ def nccl_chose_virtual_interface_or_spans_nodes(facts: Facts, line: LogLine) -> 
     differ = [line.stated[k] for k in _HOSTS_DIFFER if line.stated.get(k)]
     if differ:
         raise NotStated(
-            f"the hosts' NCCL start-up lines differ in more than the interface ({differ[0]}): "
+            "the hosts' NCCL start-up lines differ in more than the interface ("
+            + differ[0].replace(":", " ").replace("=", " on ").replace(";", ", ")
+            + "): "
             "nccl-hosts-differ's causes (NET121, NET171) are the likelier call"
         )
     why = (
