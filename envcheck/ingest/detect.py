@@ -176,15 +176,16 @@ def parse(source: Source, forced: str | None = None) -> NodeReport:
     name = forced or detect(source.text)
     if forced is None and name not in _WHOLE:
         parts = paste.mixed(source.text, stops)
-        if parts is not None:
-            return paste.parse(source, stops, parts)
+        if parts is not None:  # interfaces or ibstat among the sections: their network too
+            return net_text.with_network(paste.parse(source, stops, parts), source)
     if name == "envcheck-report":
         raise FormatError(
             "this is an envcheck report (JSON): check it with --report, not --from",
             where=source.name,
         )
     if name is None and forced is None and paste.split(source.text, stops):
-        return paste.parse(source, stops)  # sections only (ldd, ray status): says what it skipped
+        # sections only (ldd, ray status, env | grep NCCL): says what it skipped
+        return net_text.with_network(paste.parse(source, stops), source)
     if name is None:
         known = ", ".join(FORMATS)
         raise NoFactsError(

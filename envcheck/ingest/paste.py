@@ -434,8 +434,9 @@ _FINDERS: tuple[
 
 
 # sections torch's and vLLM's collect_env print themselves (lscpu under 'CPU:', vLLM's 'GPU
-# Topology:'): inside such a report they are its own lines, not a section of their own
-_COLLECT_PARTS = {"lscpu", "nvidia-smi-topo"}
+# Topology:', the NCCL_* lines of vLLM's 'Environment Variables:', which lists only some and
+# leaves the environment unknown): inside such a report they are its own lines, not a section
+_COLLECT_PARTS = {"lscpu", "nvidia-smi-topo", "env-listing"}
 
 
 def boundaries(original: str) -> set[int]:

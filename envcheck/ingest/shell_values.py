@@ -13,7 +13,12 @@
 - ``free -h``: the ``Mem:`` row's total and available memory;
 - ``ldd <binary>`` (glibc's ldd: ``libcudart.so.11.0 => not found``): the libraries the
   loader could not find, the libraries section's ``missing``; an ldd whose every library
-  resolved states no fact envcheck reads (said skipped).
+  resolved states no fact envcheck reads (said skipped);
+- ``env | grep NCCL`` (also a script's ``export NCCL_SOCKET_IFNAME=eth0`` lines and bash's
+  ``declare -x NCCL_IB_HCA="mlx5_0"``): the NCCL_*, GLOO_SOCKET_IFNAME and TP_SOCKET_IFNAME
+  variables, one per line, as the environment section's variables (only those are stated: the
+  listing says nothing of the others), read by the interface and NCCL rules (NET101 against a
+  pasted ``ip addr``, NET120, NET123, NET125).
 
 ``ulimit -a`` states only the soft limits: the hard one is taken as equal and said so.
 """
@@ -43,6 +48,7 @@ ULIMIT = "ulimit -a"
 DF = "df -h"
 FREE = "free -h"
 LDD = "ldd output"
+ENV_LIST = "env | grep NCCL"
 
 # -- echo $LD_LIBRARY_PATH ----------------------------------------------------------------------
 
@@ -270,12 +276,42 @@ def parse_ldd(source: Source) -> NodeReport:
     )
 
 
+# -- env | grep NCCL -----------------------------------------------------------------------------
+
+# 'NCCL_SOCKET_IFNAME=eth0', 'export NCCL_IB_HCA=mlx5_0', 'declare -x NCCL_DEBUG="INFO"': one
+# variable of the families NCCL, Gloo and TensorPipe read, alone on its line
+_ENV_LINE = re.compile(
+    r"^\s*(?:export\s+|declare -x\s+)?(?P<name>NCCL_[A-Z0-9_]{1,60}|GLOO_SOCKET_IFNAME|"
+    r"TP_SOCKET_IFNAME)=(?P<quote>[\"']?)(?P<value>[^\s\"']{0,300})(?P=quote)\s*$"
+)
+
+
+def find_env_listing(lines: Sequence[str], i: int, stops: set[int]) -> tuple[int, int] | None:
+    if not _ENV_LINE.match(lines[i]):
+        return None
+    j = i + 1
+    while j < len(lines) and j not in stops and _ENV_LINE.match(lines[j]):
+        j += 1
+    return (i, j)
+
+
+def parse_env_listing(source: Source) -> NodeReport:
+    variables = {m["name"]: m["value"] for m in map(_ENV_LINE.match, source.text.splitlines()) if m}
+    if not variables:
+        raise FormatError(f"{ENV_LIST}: no NCCL_/GLOO_/TP_ variable alone on a line")
+    said = "only the NCCL_*, GLOO_SOCKET_IFNAME and TP_SOCKET_IFNAME variables listed are stated"
+    return blank(source, ENV_LIST).with_sections(
+        env=Section.ok(EnvInfo(variables=variables), source=ENV_LIST, notes=(said,))
+    )
+
+
 PARSERS = {
     "ld-library-path": (LD_PATH, parse_ld_path),
     "uname-r": (UNAME_R, parse_uname_r),
     "ulimit": (ULIMIT, parse_ulimit),
     "df": (DF, parse_df),
     "free": (FREE, parse_free),
+    "env-listing": (ENV_LIST, parse_env_listing),
 }
 FINDERS = (
     ("ld-library-path", find_ld_path),
@@ -283,4 +319,5 @@ FINDERS = (
     ("ulimit", find_ulimit),
     ("df", find_df),
     ("free", find_free),
+    ("env-listing", find_env_listing),
 )

@@ -52,6 +52,7 @@ from envcheck.rules.node import (  # noqa: F401
     mps_memory,
     nccl_cumem,
     nccl_descriptors,
+    nccl_hosts,
     nccl_net_plugin,
     nccl_ranks,
     nccl_scope,

@@ -358,6 +358,21 @@ FACTS: dict[str, str] = {
     "(\"'worker-0': [0, 1], 'worker-1': [0, 1]\")",
     "slurm_nodelist": "the nodes Slurm allocated to the job, in its hostlist form "
     "(SLURM_JOB_NODELIST=gpu[01-02])",
+    "nccl_hosts_versions": "the NCCL releases the hosts of a multi-node log load, each with its "
+    "hosts ('2.18.6=node1;2.20.5=node2'; triage/nccl_hosts.py), where they differ",
+    "nccl_hosts_settings": "NCCL_PROTO / NCCL_ALGO as each host's NCCL echoes them ('set by "
+    "environment to'), 'unset' where a host's lines state none, where they differ "
+    "('NCCL_PROTO:Simple=node1;unset=node2')",
+    "nccl_hosts_drivers": "the driver CUDA versions NCCL's cudaDriverVersion states per host "
+    "('12020=node1;12040=node2'), where they differ",
+    "nccl_hosts_networks": "the network NCCL's 'Using network' names per host "
+    "('IB=node1;Socket=node2'), where they differ",
+    "nccl_hosts_plugins": "the network plugin per host ('internal' where NCCL found none), where "
+    "one host loads a plugin another lacks",
+    "nccl_hosts_bootstrap": "bootstrap interface:address pairs that are no node's own (one "
+    "address on two hosts, loopback, link-local, Docker's bridge), with their hosts",
+    "nccl_hosts_routable": "the interfaces of the hosts whose bootstrap address is their own, "
+    "beside nccl_hosts_bootstrap",
     "nccl_own_address": "an address NCCL's bootstrap or socket transport uses on this node "
     "('Bootstrap : Using [0]eth0:10.38.10.4<0>'); all of them in nccl_own_addresses",
     "nccl_peer_address": "the address NCCL's socket tried to reach ('socketStartConnect: Connect "

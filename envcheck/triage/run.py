@@ -386,7 +386,32 @@ def log_facts(path: str, scan: ScanResult) -> tuple[LogFact, ...]:
             joined = cut_joined(rest[0][1], rest[1:])
             facts += [f for f in extract(sig, tally.first.line, joined) if f.name not in known]
     facts += host_facts(scan)
+    facts += nccl_host_facts(path, scan)
     return dedupe(facts)
+
+
+def nccl_host_facts(path: str, scan: ScanResult) -> list[LogFact]:
+    """Where the hosts of a multi-node log disagree, read from every host's NCCL start-up
+    lines (triage/nccl_hosts.py): one more pass over the log, only where a matched line is one
+    of NCCL's (or no line matched: NCCL INFO lines no signature names may be all there is) and
+    the log can be read again (not standard input)."""
+    if path == "-" or (
+        scan.tallies
+        and not any(
+            "NCCL" in seen.text for t in scan.tallies.values() for seen in (t.first, t.last)
+        )
+    ):
+        return []
+    from envcheck.triage import nccl_hosts
+
+    try:
+        stream, _ = open_log(path)
+    except InputError:
+        return []
+    try:
+        return nccl_hosts.compare(nccl_hosts.read_hosts(stream))
+    finally:
+        stream.close()
 
 
 def host_facts(scan: ScanResult) -> list[LogFact]:
@@ -589,6 +614,9 @@ def judge(
         )
         for t in tallies
     )
+    across = nccl_hosts_match(facts, stated, rules, matrix, checked, node_note)
+    if across is not None:
+        matches += (across,)
     if checked is not None and environment.stated(node, pasted):
         named = {c.code for m in matches for c in m.causes}
         shown, causes = environment.environment_causes(checked, rules, matrix, node_note, named)
@@ -598,6 +626,42 @@ def judge(
             besides = any(not m.noise for m in matches)
             matches += (Match(environment.tally(shown, where, besides), causes),)
     return TriageResult(name, scan, matches, checked, node_note, facts)
+
+
+def nccl_hosts_match(
+    facts: tuple[LogFact, ...],
+    stated: dict[str, str],
+    rules: list[Rule],
+    matrix: Matrix,
+    checked: NodeReport | None,
+    note: str,
+) -> Match | None:
+    """One more match where the hosts' NCCL start-up lines disagree (nccl_hosts.compare's
+    facts): its causes, confirmed by those facts, are NET121 (NCCL releases), NET171 (network
+    transport or plugin) and NET172 (a bootstrap address that is no node's own)."""
+    from envcheck.triage import nccl_hosts
+
+    said = {f.name: f for f in facts if f.signature == nccl_hosts.SIGNATURE_ID}
+    codes = tuple(
+        code
+        for code, names in (
+            ("NET121", ("nccl_hosts_versions", "nccl_hosts_settings")),
+            ("NET171", ("nccl_hosts_networks", "nccl_hosts_plugins")),
+            ("NET172", ("nccl_hosts_bootstrap",)),
+        )
+        if any(n in said for n in names)
+    )
+    if not codes:
+        return None
+    line = min(f.line for f in said.values())
+    text = nccl_hosts.summary({n: f.value for n, f in said.items()})
+    known = {**stated, **{n: f.value for n, f in said.items()}}
+    confirmed: dict[str, int | LogLine] = {
+        c: LogLine(nccl_hosts.SIGNATURE_ID, line, text, known) for c in codes
+    }
+    checks = check_causes(codes, rules, matrix, checked, note, confirmed)
+    tally = Tally(nccl_hosts.signature(codes), 1, Occurrence(line, text))
+    return Match(tally, tuple(checks[c] for c in codes if c in checks))
 
 
 _VERDICT_RANK = {"confirmed": 0, "unknown": 1, "unchecked": 1, "ruled_out": 2}

@@ -119,7 +119,11 @@ def nccl_ranks_differ(facts: Facts) -> Iterable[Hit]:
     version 22105` (init.cc, ncclInvalidUsage), and the socket transport's `message truncated :
     receiving 524288 bytes instead of 65536` (or `Message truncated : received N bytes instead
     of M`), which NCCL itself attributes to a mismatch of versions, collective sizes or settings
-    (NCCL_PROTO, NCCL_ALGO) between ranks. `envcheck cluster` compares the nodes' NCCL.
+    (NCCL_PROTO, NCCL_ALGO) between ranks. In a multi-node log with `NCCL_DEBUG=INFO`, the
+    hosts' own banners side by side (`node1:...] NCCL INFO NCCL version 2.18.6+cuda12.1` and
+    `node2:...] NCCL INFO NCCL version 2.20.5+cuda12.4`, read by triage/nccl_hosts.py) state
+    it too, and so do their `NCCL_PROTO set by environment to Simple` lines on some hosts only.
+    `envcheck cluster` compares the nodes' NCCL.
 
     ## Why it matters
     Every rank must run the same NCCL with the same protocol settings: nodes built from
@@ -169,8 +173,15 @@ def _listings_differ(facts: Facts) -> tuple[str, tuple[str, str], tuple[str, str
 @from_log("NET121")
 def nccl_ranks_differ_in_log(facts: Facts, line: LogLine) -> Hit:
     """The version check names both ranks' NCCL (decoded from NCCL_VERSION_CODE): the newer one
-    is the pin to install everywhere. A truncated message names no version: left open. An
+    is the pin to install everywhere. A line that names no version (a truncated message, an
+    address of no family, the ranks' disagreement) is decided by the hosts' own banners where
+    the log holds them (triage/nccl_hosts.py); else a truncated message is left open, and an
     address of no family is the other NCCL only where the pasted listings name two releases."""
+    names_both = any(p.search(line.text) for p in (_MISMATCH, _PEER_VERSIONS, _ROOT))
+    hosts_state = line.stated.get("nccl_hosts_versions") or line.stated.get("nccl_hosts_settings")
+    if line.signature == _HOSTS or (hosts_state and not names_both):
+        # the hosts' own banners name their releases where the line names none
+        return _hosts_differ(line)
     if line.signature == _DISAGREE:
         return _ranks_disagree(line)
     if line.signature == _FAMILY_GARBAGE:
@@ -194,6 +205,83 @@ def nccl_ranks_differ_in_log(facts: Facts, line: LogLine) -> Hit:
         line,
         (f"rank {found.group(1)}", nccl_version(found.group(2))),
         (f"rank {found.group(3)}", nccl_version(found.group(4))),
+    )
+
+
+# the hosts' NCCL start-up lines set side by side (envcheck/triage/nccl_hosts.py)
+_HOSTS = "nccl-hosts-differ"
+# '2.18.6+cuda12.1' (the CUDA the release was built for, where the banner states it)
+_RELEASE = lazy(r"([0-9]+\.[0-9]+\.[0-9]+)(?:\+cuda([0-9]+)\.[0-9]+)?")
+
+
+def _hosts_differ(line: LogLine) -> Hit:
+    """The hosts' NCCL releases from their start-up banners (oldest first): the newest is the
+    pin for the hosts on an older one, in the wheel of the CUDA major its build names."""
+    from envcheck.rules.node.nccl_hosts import on_hosts, stated_groups
+
+    groups = stated_groups(line.stated.get("nccl_hosts_versions", ""))
+    if len(groups) < 2:
+        return _settings_differ(line)
+    newest = _RELEASE.match(groups[-1][0])
+    version = newest.group(1) if newest else groups[-1][0]
+    major = (newest.group(2) if newest else None) or "12"
+    wheel = f"nvidia-nccl-cu{major}"
+    older = [h for _, hs in groups[:-1] for h in hs]
+    shown = "; ".join(f"NCCL {v} on {on_hosts(hs)}" for v, hs in groups)
+    drivers = line.stated.get("nccl_hosts_drivers")
+    also = (
+        "; their drivers differ too (cudaDriverVersion "
+        + drivers.replace("=", " on ").replace(";", ", ")
+        + ")"
+        if drivers
+        else ""
+    )
+    return Hit(
+        f"the hosts run different NCCL releases ({shown}, as their start-up banners state)"
+        f"{also}: one communicator needs one NCCL on every rank (line {line.line})",
+        evidence={"line": line.line, "versions": line.stated["nccl_hosts_versions"]},
+        fix=fix(
+            f"Run one NCCL on every node: the same image or torch everywhere, or pip install "
+            f"{wheel}=={version} on {on_hosts(older)}",
+            "manual",
+            manual(f"pip install {wheel}=={version}   # on {on_hosts(older)}"),
+            *(manual(s) for s in _SAME_NCCL[::2]),
+        ),
+    )
+
+
+def _settings_differ(line: LogLine) -> Hit:
+    """NCCL_PROTO / NCCL_ALGO set on some hosts only, or to other values, as each host's NCCL
+    echoes them: the hosts that set it unset it (or every host sets the same)."""
+    from envcheck.rules.node.nccl_hosts import on_hosts, stated_groups
+
+    stated = line.stated.get("nccl_hosts_settings", "")
+    if not stated:
+        raise NotStated(f"line {line.line} states no two hosts' NCCL releases or settings")
+    parts, actions = [], []
+    for entry in stated.split("|"):
+        name, _, groups = entry.partition(":")
+        values = stated_groups(groups)
+        parts.append(
+            f"{name} "
+            + "; ".join(f"{'unset' if v == 'unset' else v} on {on_hosts(hs)}" for v, hs in values)
+        )
+        setting = [h for v, hs in values if v != "unset" for h in hs]
+        actions.append(
+            manual(f"unset {name}   # on {on_hosts(setting)}, or the same value everywhere")
+        )
+    return Hit(
+        f"the hosts run NCCL with different settings ({'; '.join(parts)}, as each host's NCCL "
+        f"echoes them): every rank of a communicator needs the same protocol and algorithm "
+        f"settings (line {line.line})",
+        evidence={"line": line.line, "settings": stated},
+        fix=fix(
+            "Use the same NCCL_PROTO / NCCL_ALGO on every node: unset them where only some "
+            "nodes set them (/etc/nccl.conf, ~/.nccl.conf, the job's environment)",
+            "manual",
+            *actions,
+            manual(_SAME_NCCL[1]),
+        ),
     )
 
 

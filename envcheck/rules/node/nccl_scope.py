@@ -61,6 +61,16 @@ def _loopback_peer(stated: Mapping[str, str]) -> str | None:
     return None
 
 
+# the facts of triage/nccl_hosts.py that name a difference between the hosts other than
+# their interfaces: another NCCL release, transport or plugin decides the generic error first
+_HOSTS_DIFFER = (
+    "nccl_hosts_versions",
+    "nccl_hosts_settings",
+    "nccl_hosts_networks",
+    "nccl_hosts_plugins",
+)
+
+
 @from_log("NET104")
 def nccl_chose_virtual_interface_or_spans_nodes(facts: Facts, line: LogLine) -> Hit | None:
     """NCCL's own 'Bootstrap : Using docker0:...' line (nccl.py); for NCCL's generic error lines,
@@ -85,6 +95,14 @@ def nccl_chose_virtual_interface_or_spans_nodes(facts: Facts, line: LogLine) -> 
         if line.informational and not line.stated.get("nccl_listed_iface"):
             _info_line_alone(line)
         return nccl_chose_virtual_interface(facts, line)
+    differ = [line.stated[k] for k in _HOSTS_DIFFER if line.stated.get(k)]
+    if differ:
+        raise NotStated(
+            "the hosts' NCCL start-up lines differ in more than the interface ("
+            + differ[0].replace(":", " ").replace("=", " on ").replace(";", ", ")
+            + "): "
+            "nccl-hosts-differ's causes (NET121, NET171) are the likelier call"
+        )
     why = (
         ranks_span_nodes(line.stated)
         or _loopback_peer(line.stated)
