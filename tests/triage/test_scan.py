@@ -5647,3 +5647,59 @@ EXAMPLES += [
     ("inside the container while configuring the environment?", "container-stated-in-prose"),
     ("I run it in a Docker container on the cluster", "container-stated-in-prose"),
 ]
+
+# memory in other runtimes' words (round 19): DALI's allocations, Intel GPUs' runtimes,
+# ONNX Runtime's arena at its configured limit, CUDA check macros of other frameworks
+EXAMPLES += [
+    ("CUDA allocation failed", "dali-gpu-allocation-failed"),
+    ("Can't allocate 129499136 bytes on device 0.", "dali-gpu-allocation-failed"),
+    (
+        "RuntimeError: Critical error in pipeline: Error in thread 0: [/opt/dali/dali/pipeline/"
+        "operators/decoder/nvjpeg/decoupled_api/nvjpeg_decoder_decoupled_api.h:355] NVJPEG error "
+        '"5" : NVJPEG_STATUS_ALLOCATOR_FAILURE n02130308/ILSVRC2012_val_00033687.JPEG',
+        "dali-gpu-allocation-failed",
+    ),
+    (
+        "RuntimeError: Native API failed. Native API returns: -5 (PI_ERROR_OUT_OF_RESOURCES) -5 "
+        "(PI_ERROR_OUT_OF_RESOURCES)",
+        "intel-gpu-out-of-resources",
+    ),
+    (
+        "RuntimeError: UR backend failed. UR backend returns:40 (UR_RESULT_ERROR_OUT_OF_RESOURCES)",
+        "intel-gpu-out-of-resources",
+    ),
+    ("[GPU] clFlush, error code: -5 CL_OUT_OF_RESOURCES", "intel-gpu-out-of-resources"),
+    (
+        "RuntimeError: Current platform can NOT allocate memory block with size larger than 4GB! "
+        "Tried to allocate 6.85 GiB (GPU  0; 15.56 GiB total capacity; 0 bytes already allocated; "
+        "0 bytes reserved in total by PyTorch)",
+        "intel-gpu-out-of-resources",
+    ),
+    (
+        "onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, "
+        "onnxruntime::WaitNotificationFn) Available memory of 0 is smaller than requested bytes "
+        "of 135383040",
+        "onnxruntime-arena-limit-reached",
+    ),
+    (
+        "F1206 10:15:04.766489   447 syncedmem.cpp:56] Check failed: error == cudaSuccess (2 vs. "
+        "0)  out of memory",
+        "gpu-out-of-memory-any-library",
+    ),
+    (
+        "MXNetError: [08:45:46] /home/travis/build/dmlc/mxnet-distro/mxnet-build/3rdparty/mshadow/"
+        "mshadow/./stream_gpu-inl.h:184: Check failed: e == cudaSuccess: CUDA: out of memory",
+        "gpu-out-of-memory-any-library",
+    ),
+    (
+        "[Open3D Error] (void* open3d::core::CUDAMemoryManager::Malloc(size_t, const "
+        "open3d::core::Device&)) /root/Open3D/cpp/open3d/core/CUDAUtils.cpp:318: CUDA runtime "
+        "error: out of memory",
+        "gpu-out-of-memory-any-library",
+    ),
+    (
+        "RuntimeError: XPU out of memory. Tried to allocate 1.71 GiB (GPU 0; 15.56 GiB total "
+        "capacity; 0 bytes already allocated; 0 bytes reserved in total by PyTorch)",
+        "torch-device-oom-exception",
+    ),
+]

@@ -128,6 +128,27 @@ _API_KNOBS = (
 )
 
 
+# NVIDIA DALI's allocations (memory_runtimes.toml's dali-gpu-allocation-failed): the pipeline's
+# batch, its decoder threads and its largest images; DALI's docs/advanced_topics.rst (memory
+# consumption: the mixed decoder's buffers grow to the largest image, preallocated with
+# device_memory_padding / hw_decoder_load); https://github.com/NVIDIA/DALI/issues/2598
+_DALI = "dali-gpu-allocation-failed"
+_DALI_KNOBS = (
+    "a smaller batch_size and fewer decoder threads for the pipeline (num_threads=3 or 4); "
+    "downscale or drop the dataset's oversized images (the mixed decoder's buffers grow to "
+    "the largest image); or decode on the CPU (fn.decoders.image(..., device='cpu'))"
+)
+# Intel GPUs' runtimes (memory_runtimes.toml's intel-gpu-out-of-resources)
+_INTEL = "intel-gpu-out-of-resources"
+_INTEL_4GB = "larger than 4GB"
+_INTEL_KNOBS = (
+    "a smaller model, context (max tokens) or batch; low-bit weights (ipex-llm: "
+    "load_in_low_bit='sym_int4'); ipex-llm: cpu_embedding=True keeps the embedding in host "
+    "memory; spread the model over more GPUs; an integrated GPU uses a share of system RAM: "
+    "close other programs (Intel's Shared GPU Memory Override raises the share)"
+)
+
+
 @rule("SYS230", "gpu-memory-short-unnamed", Severity.WARNING)
 def gpu_memory_short_unnamed(facts: Facts) -> Iterable[Hit]:
     """GPU memory ran out where the library's message does not say out of memory
@@ -312,6 +333,38 @@ def gpu_memory_short_unnamed_in_log(facts: Facts, line: LogLine) -> Hit:
             manual(
                 "or get_accelerator().empty_cache() in the training loop (DeepSpeed's own advice)"
             ),
+        )
+    elif line.signature == _DALI:
+        message = (
+            f"NVIDIA DALI could not allocate GPU memory for the pipeline (line {line.line}): "
+            "its 'CUDA allocation failed' / 'Can't allocate N bytes on device' is a "
+            "cudaMalloc that failed with out of memory (nvJPEG's allocator failure the same), "
+            "for the decoder's buffers of a batch beside the model on the GPU"
+        )
+        summary = f"Lower DALI's GPU memory: {_DALI_KNOBS}; stop other processes on the GPU"
+        steps = (manual(_DALI_KNOBS), manual(_HELD))
+    elif line.signature == _INTEL and _INTEL_4GB in text:
+        message = (
+            f"Intel's GPU runtime refused one allocation above 4 GB (line {line.line}): "
+            "a single tensor of the job is larger than the block size the platform allows, "
+            "whatever memory is free"
+        )
+        summary = (
+            "Keep every tensor below 4 GB: a smaller batch, sequence or image size (or the "
+            "step in chunks); a newer ipex-llm / IPEX where the model's own code made the block"
+        )
+        steps = (manual(_SMALLER), manual(_HELD))
+    elif line.signature == _INTEL:
+        message = (
+            f"Intel's GPU runtime ran out of device resources (line {line.line}): the "
+            "device's memory (an Arc card's, or an integrated GPU's share of system RAM) is "
+            "too small for the model, context or batch, or other programs hold it; a kernel's "
+            "out-of-bounds access is the rarer cause the same code reports"
+        )
+        summary = f"Lower the job's GPU memory: {_INTEL_KNOBS}"
+        steps = (
+            manual(_INTEL_KNOBS),
+            manual("xpu-smi stats -d 0 (or intel_gpu_top): what else holds the GPU's memory"),
         )
     elif line.signature == _OTHER_API and _BATCH_FINDER in text:
         message = (

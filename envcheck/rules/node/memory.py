@@ -751,9 +751,10 @@ def _fragmentation(text: str) -> tuple[float, float, bool] | None:
 _RUNTIME_KNOBS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     # ggml-org/llama.cpp tools/main/README.md (-ngl/--n-gpu-layers, -c/--ctx-size) and
     # ollama/ollama docs/modelfile.md (PARAMETER num_ctx, num_gpu); ggml-cuda.cu's
-    # 'cudaMalloc failed', ggml-alloc.c's 'failed to allocate CUDA0 buffer'
+    # 'cudaMalloc failed' on a line of ggml's own, ggml-alloc.c's 'failed to allocate CUDA0
+    # buffer' (MXNet's pooled_storage_manager.h says 'cudaMalloc failed: out of memory' too)
     (
-        ("cudaMalloc failed", "CUDA0 buffer", "CUDA1 buffer", "llama runner process"),
+        ("ggml", "CUDA0 buffer", "CUDA1 buffer", "llama runner process", "llama_"),
         "llama.cpp / ollama",
         "offload fewer layers to the GPU and shorten the context: llama.cpp -ngl <fewer> "
         "(--n-gpu-layers) and -c <smaller> (--ctx-size); ollama: PARAMETER num_gpu <fewer> / "
@@ -831,6 +832,25 @@ def _runtime_knobs(text: str) -> tuple[str, str] | None:
     return None
 
 
+# a CUDA check macro of another framework than torch said out of memory (memory.toml's
+# gpu-out-of-memory-any-library): glog's CHECK (Caffe, MXNet/mshadow, old Paddle, DGL),
+# Open3D's and Theano's; torch's allocator setting does not apply to them
+_OTHER_CHECKS = ("Check failed", "bytes of device memory", "CUDA runtime error: ")
+_SMALLER_JOB = (
+    "lower the job's GPU memory: a smaller batch size, a smaller image size (input "
+    "resolution) or a smaller model; or a GPU with more memory"
+)
+
+
+def stale_step() -> str:
+    """The step that frees GPU memory other processes, or state nothing lists, hold."""
+    return (
+        "nvidia-smi --query-compute-apps=pid,used_memory --format=csv (kill stale processes "
+        "of an earlier run: ray stop --force; close other programs on the GPU, or reboot to "
+        "free what no listed process holds)"
+    )
+
+
 def gpu_oom_fix(text: str, facts: Facts | None = None) -> tuple[str, tuple[Action, ...], str]:
     """The fix for a CUDA out-of-memory line: where the numbers show the job larger than the
     GPU (one request above the GPU's whole memory, from the line or the node's GPUs; the job's
@@ -857,16 +877,20 @@ def gpu_oom_fix(text: str, facts: Facts | None = None) -> tuple[str, tuple[Actio
     state = _fragmentation(text)
     old = state is not None and state[2]
     setting = SPLIT if old else EXPANDABLE
+    if any(words in text for words in _OTHER_CHECKS):  # not torch's allocator: no setting of it
+        return (
+            "Lower the job's GPU memory (a smaller batch size or image size, a smaller model) "
+            "or free the GPU of other processes",
+            (manual(_SMALLER_JOB), manual(stale_step())),
+            "",
+        )
     smaller = (
         "lower the job's GPU memory: a smaller batch size (gradient accumulation keeps the "
         "effective batch), gradient checkpointing, bf16/fp16, a shorter max sequence length or "
         "a lower input resolution; vLLM/SGLang: a lower gpu_memory_utilization / "
         "mem_fraction_static or max_model_len; or a GPU with more memory"
     )
-    stale = (
-        "nvidia-smi --query-compute-apps=pid,used_memory --format=csv (kill stale processes "
-        "of an earlier run: ray stop --force)"
-    )
+    stale = stale_step()
     if state is not None:
         unallocated, allocated = state[0], state[1]
         fragmented = unallocated >= _FRAGMENTED_BYTES and unallocated >= _FRAGMENTED_SHARE * (
