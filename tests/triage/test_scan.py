@@ -5702,4 +5702,14 @@ EXAMPLES += [
         "capacity; 0 bytes already allocated; 0 bytes reserved in total by PyTorch)",
         "torch-device-oom-exception",
     ),
+    ("NvMapMemAllocInternalTagged: 1075072515 error 12", "jetson-nvmap-allocation-failed"),
+    (
+        "llama_init_from_model: failed to allocate compute pp buffers",
+        "ggml-compute-buffer-allocation-failed",
+    ),
+    (
+        "ClientError: Please use an instance type with more memory, or reduce the size of job "
+        "data processed on an instance.",
+        "sagemaker-instance-memory",
+    ),
 ]

@@ -45,7 +45,12 @@ _TORCH_LINE = lazy(r"\btorch\b|THC|ATen|c10|_cuda_init|CUDAFunctions")
 _OUT_OF_MEMORY = {"cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY"}
 # torch's device out-of-memory exception by its type alone (memory.toml): error 2 by definition
 _DEVICE_OOM_NAMED = frozenset(
-    {"torch-device-oom-exception", "cuda-module-oom-exception", "warp-gpu-allocation-failed"}
+    {
+        "torch-device-oom-exception",
+        "cuda-module-oom-exception",
+        "warp-gpu-allocation-failed",
+        "ggml-compute-buffer-allocation-failed",
+    }
 )
 
 

@@ -138,6 +138,15 @@ _DALI_KNOBS = (
     "downscale or drop the dataset's oversized images (the mixed decoder's buffers grow to "
     "the largest image); or decode on the CPU (fn.decoders.image(..., device='cpu'))"
 )
+# a Jetson's NvMap out of memory (memory_runtimes.toml's jetson-nvmap-allocation-failed): the
+# GPU allocates from the module's RAM; https://github.com/0xShug0/audio.cpp/issues/12 (a reboot
+# cleared NvMap's fragmentation)
+_JETSON = "jetson-nvmap-allocation-failed"
+_JETSON_KNOBS = (
+    "a smaller model, batch, input size or TensorRT workspace; free the module's RAM (stop "
+    "the desktop: sudo systemctl isolate multi-user.target, other containers); reboot where "
+    "the same job ran before (NvMap's pool fragments); swap does not serve GPU buffers"
+)
 # Intel GPUs' runtimes (memory_runtimes.toml's intel-gpu-out-of-resources)
 _INTEL = "intel-gpu-out-of-resources"
 _INTEL_4GB = "larger than 4GB"
@@ -343,6 +352,17 @@ def gpu_memory_short_unnamed_in_log(facts: Facts, line: LogLine) -> Hit:
         )
         summary = f"Lower DALI's GPU memory: {_DALI_KNOBS}; stop other processes on the GPU"
         steps = (manual(_DALI_KNOBS), manual(_HELD))
+    elif line.signature == _JETSON:
+        message = (
+            f"the Jetson's memory manager (NvMap) could not allocate a GPU buffer (line "
+            f"{line.line}, error 12: ENOMEM): the GPU shares the module's RAM with the system, "
+            "and the model, its workspace and the other processes need more than is left"
+        )
+        summary = f"Lower the job's memory on the Jetson: {_JETSON_KNOBS}"
+        steps = (
+            manual(_JETSON_KNOBS),
+            manual("tegrastats (or jtop): the RAM the GPU and the other processes use"),
+        )
     elif line.signature == _INTEL and _INTEL_4GB in text:
         message = (
             f"Intel's GPU runtime refused one allocation above 4 GB (line {line.line}): "

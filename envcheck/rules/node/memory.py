@@ -401,6 +401,15 @@ _LAYER_LIMIT["container-platform-memory-limit"] = (
     "raise the container's memory limit (ECS task definition memory, gcloud run deploy "
     "--memory <size>, a larger dyno)",
 )
+# Amazon SageMaker's failure reason (memory_runtimes.toml's sagemaker-instance-memory)
+_LAYER_LIMIT["sagemaker-instance-memory"] = (
+    "SageMaker stopped the job at the instance's host memory (line {line}): what one instance "
+    "loads (the data, the batch, the model in RAM) does not fit its instance type",
+    "Use an instance type with more memory (the estimator's or processor's instance_type: "
+    "an ml.r5 / ml.m5 size up) or lower what one instance holds (a smaller batch_size, the "
+    "data in chunks or spread over more instances: instance_count)",
+    "a larger instance_type, or a smaller batch_size / data per instance",
+)
 # layer lines that leave room for another cause (a native crash, a warning of a job that ended
 # well): a warning, not an error
 _LAYER_UNSURE = frozenset(
@@ -754,11 +763,20 @@ _RUNTIME_KNOBS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     # 'cudaMalloc failed' on a line of ggml's own, ggml-alloc.c's 'failed to allocate CUDA0
     # buffer' (MXNet's pooled_storage_manager.h says 'cudaMalloc failed: out of memory' too)
     (
-        ("ggml", "CUDA0 buffer", "CUDA1 buffer", "llama runner process", "llama_"),
+        (
+            "ggml",
+            "CUDA0 buffer",
+            "CUDA1 buffer",
+            "llama runner process",
+            "llama_",
+            "compute pp buffers",
+            "graph_reserve",
+        ),
         "llama.cpp / ollama",
         "offload fewer layers to the GPU and shorten the context: llama.cpp -ngl <fewer> "
-        "(--n-gpu-layers) and -c <smaller> (--ctx-size); ollama: PARAMETER num_gpu <fewer> / "
-        "num_ctx <smaller> (OLLAMA_CONTEXT_LENGTH); or a smaller quantization (Q4_K_M)",
+        "(--n-gpu-layers) and -c <smaller> (--ctx-size), a smaller -ub (--ubatch-size) for the "
+        "compute buffer; ollama: PARAMETER num_gpu <fewer> / num_ctx <smaller> "
+        "(OLLAMA_CONTEXT_LENGTH); or a smaller quantization (Q4_K_M)",
     ),
     # OpenNMT/CTranslate2 docs/quantization.md (compute_type int8, int8_float16);
     # https://github.com/SYSTRAN/faster-whisper/issues/442 (a smaller model or compute type)
