@@ -5712,4 +5712,16 @@ EXAMPLES += [
         "data processed on an instance.",
         "sagemaker-instance-memory",
     ),
+    ("AssertionError: Insufficient space in device allocation", "device-memory-short-other-api"),
+    ("Status Message: bad allocation", "host-allocation-errno-enomem"),
+    (
+        "RuntimeError: Insufficient VRAM in split for model and cache",
+        "device-memory-short-other-api",
+    ),
+    ("Cuda Error in allocate: 2 (out of memory)", "tensorrt-gpu-out-of-memory"),
+    (
+        "[E] [TRT] C:\\source\\rtSafe\\safeRuntime.cpp (25) - Cuda Error in "
+        "nvinfer1::internal::DefaultAllocator::allocate: 2 (out of memory)",
+        "tensorrt-gpu-out-of-memory",
+    ),
 ]

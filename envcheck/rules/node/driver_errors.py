@@ -50,6 +50,7 @@ _DEVICE_OOM_NAMED = frozenset(
         "cuda-module-oom-exception",
         "warp-gpu-allocation-failed",
         "ggml-compute-buffer-allocation-failed",
+        "tensorrt-gpu-out-of-memory",
     }
 )
 

@@ -105,6 +105,20 @@ _API_KNOBS = (
         "other programs that hold the GPU; where nvidia-smi shows the GPU's memory free, the "
         "host's RAM ran out instead",
     ),
+    # turboderp/exllamav2 model.py (set_device_map's assert over the gpu_split list)
+    (
+        "Insufficient space in device allocation",
+        "ExLlama's GPU split",
+        "a larger or one more GPU in the split (gpu_split / --gpu_split 20,24, or autosplit), "
+        "a shorter max_seq_len (its cache and scratch space), a smaller quantization",
+    ),
+    # turboderp-org/exllamav3 model/model_ls.py (the split filled every device)
+    (
+        "Insufficient VRAM in split for model and cache",
+        "ExLlamaV3's GPU split",
+        "a shorter context (max_seq_len) or a quantized cache (cache_mode Q4), a smaller "
+        "quantization (bpw), MoE experts on the CPU, or one more GPU in the split",
+    ),
     (
         "memory isn't enough and alloc failed",
         "MindSpore",

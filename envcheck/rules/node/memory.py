@@ -230,14 +230,15 @@ _CONDOR_LIMIT = lazy(
 
 
 # lines of a scheduler that killed the job at its own memory limit: what they mean, the fix's
-# summary and its first step
+# summary and its first step (Slurm: sbatch(1)'s --mem, --mem=0 for all of a node's memory,
+# --exclusive for a node no other job shares)
 _SCHEDULER_LIMIT = {
     "slurm-oom-kill": (
         "Slurm's cgroup memory limit for the job step was reached and the OOM killer killed its "
         "processes (line {line}): the job needs more host memory than it asked for",
         "Ask Slurm for more memory (#SBATCH --mem=<size>, --mem-per-gpu or --mem-per-cpu; "
-        "--mem=0 takes the whole node's) or lower the job's host memory (fewer DataLoader "
-        "workers, a smaller batch)",
+        "--mem=0 takes the whole node's; --exclusive keeps other jobs off the node) or lower "
+        "the job's host memory (fewer DataLoader workers, a smaller batch)",
         "#SBATCH --mem=<more>  (or srun --mem / --mem-per-gpu; sacct -j <jobid> -o "
         "JobID,MaxRSS,ReqMem shows what it used)",
     ),
@@ -793,6 +794,15 @@ _RUNTIME_KNOBS: tuple[tuple[tuple[str, ...], str, str], ...] = (
         "ONNX Runtime",
         "bound each session's arena in the CUDA provider options: {'gpu_mem_limit': <bytes>, "
         "'arena_extend_strategy': 'kSameAsRequested'}; fewer sessions on one GPU",
+    ),
+    # NVIDIA TensorRT (IBuilderConfig.set_memory_pool_limit, trtexec --memPoolSize; the
+    # builder's workspace is scratch it reserves beside the engine's weights and activations)
+    (
+        ("[TRT]", "TensorRT", "virtualMemoryBuffer", "nvinfer1", "Cuda Error in allocate"),
+        "TensorRT",
+        "a smaller builder workspace (config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, "
+        "1 << 30); trtexec --memPoolSize=workspace:1024), a smaller batch or optimization "
+        "profile's max shape; free the GPU of other programs (another engine, torch's cache)",
     ),
     # PaddlePaddle paddle/fluid/memory/allocation: its own message ('If no, please decrease
     # the batch size of your model.')
