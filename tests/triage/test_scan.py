@@ -5724,4 +5724,15 @@ EXAMPLES += [
         "nvinfer1::internal::DefaultAllocator::allocate: 2 (out of memory)",
         "tensorrt-gpu-out-of-memory",
     ),
+    (
+        "llama_new_context_with_model: failed to allocate compute buffers",
+        "ggml-compute-buffer-allocation-failed",
+    ),
+    (
+        "ggml_backend_metal_buffer_type_alloc_buffer: error: failed to allocate buffer, size =  "
+        "4096.00 MiB",
+        "device-memory-short-other-api",
+    ),
+    ("Process finished with exit code -1073741523 (0xC000012D)", "windows-paging-file-code"),
+    ("RuntimeError: HIP error: out of memory", "gpu-out-of-memory-any-library"),
 ]

@@ -135,6 +135,13 @@ _API_KNOBS = (
     ("subAllocate() failed", "Omniverse Kit's renderer (Isaac Sim)", _KIT),
     ("carb.graphics-vulkan", "Omniverse Kit's renderer (Isaac Sim)", _KIT),
     ("Unable to allocate buffer", "Omniverse Kit's renderer (Isaac Sim)", _KIT),
+    # ggml-org/llama.cpp ggml/src/ggml-metal: a buffer the Mac's GPU working set cannot hold
+    (
+        "metal",
+        "llama.cpp's Metal backend (the Mac's unified memory)",
+        "fewer layers on the GPU (-ngl / --n-gpu-layers <fewer>), a smaller context (-c), a "
+        "smaller quantization of the model; close other apps that hold unified memory",
+    ),
     ("OutOfDeviceMemory", "Vulkan", _SMALLER),
     ("OUT_OF_DEVICE_MEMORY", "Vulkan / Level Zero (SYCL)", _SMALLER),
     ("Allocation failure", "OpenCL", _SMALLER),
