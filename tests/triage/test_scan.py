@@ -5735,4 +5735,29 @@ EXAMPLES += [
     ),
     ("Process finished with exit code -1073741523 (0xC000012D)", "windows-paging-file-code"),
     ("RuntimeError: HIP error: out of memory", "gpu-out-of-memory-any-library"),
+    (
+        "Error out of memory at line 380 in file /mmfs1/gscratch/zlab/timdettmers/git/"
+        "bitsandbytes/csrc/pythonInterface.c",
+        "gpu-out-of-memory-any-library",
+    ),
+    (
+        "[TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMallocAsync(ptr, n, "
+        "mMemPool->getPool(), mCudaStream->get()): out of memory (/home/jenkins/agent/workspace/"
+        "LLM/cpp/tensorrt_llm/runtime/tllmBuffers.h:123)",
+        "gpu-out-of-memory-any-library",
+    ),
+    (
+        "Windows successfully diagnosed a low virtual memory condition. The following programs "
+        "consumed the most virtual memory: python.exe (1234) consumed 34359738368 bytes",
+        "host-memory-exhausted-os-words",
+    ),
+    ("Your system has run out of application memory.", "host-memory-exhausted-os-words"),
+    (
+        "(ResourceExhausted) Fail to alloc memory of 1073741824 size, error code is 12.",
+        "host-memory-exhausted-os-words",
+    ),
+    (
+        "cgroup: fork rejected by pids controller in /system.slice/docker-abc.scope",
+        "thread-create-refused-limit",
+    ),
 ]

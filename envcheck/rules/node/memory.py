@@ -402,6 +402,16 @@ _LAYER_LIMIT["container-platform-memory-limit"] = (
     "raise the container's memory limit (ECS task definition memory, gcloud run deploy "
     "--memory <size>, a larger dyno)",
 )
+# the operating system's or a host allocator's own words (memory_runtimes.toml)
+_LAYER_LIMIT["host-memory-exhausted-os-words"] = (
+    "the host ran out of memory (line {line}): the job, with the other programs on the "
+    "machine, needs more RAM (and swap / paging file) than the machine has",
+    "Lower the job's host memory (fewer DataLoader workers, a smaller batch, data streamed "
+    "instead of loaded) or give it more: close other programs; Windows: let the paging file "
+    "grow (System > Advanced > Performance > Virtual memory: system managed size)",
+    "free -g / Task Manager / Activity Monitor: what holds the RAM; a smaller batch or fewer "
+    "workers",
+)
 # Amazon SageMaker's failure reason (memory_runtimes.toml's sagemaker-instance-memory)
 _LAYER_LIMIT["sagemaker-instance-memory"] = (
     "SageMaker stopped the job at the instance's host memory (line {line}): what one instance "
@@ -794,6 +804,14 @@ _RUNTIME_KNOBS: tuple[tuple[tuple[str, ...], str, str], ...] = (
         "ONNX Runtime",
         "bound each session's arena in the CUDA provider options: {'gpu_mem_limit': <bytes>, "
         "'arena_extend_strategy': 'kSameAsRequested'}; fewer sessions on one GPU",
+    ),
+    # NVIDIA/TensorRT-LLM (KvCacheConfig free_gpu_memory_fraction: the share of free memory the
+    # KV cache takes after the engine; max_batch_size / max_num_tokens size the activations)
+    (
+        ("TensorRT-LLM", "tensorrt_llm"),
+        "TensorRT-LLM",
+        "a smaller KV-cache share (KvCacheConfig(free_gpu_memory_fraction=0.8) / "
+        "--kv_cache_free_gpu_memory_fraction), a smaller max_batch_size or max_num_tokens",
     ),
     # NVIDIA TensorRT (IBuilderConfig.set_memory_pool_limit, trtexec --memPoolSize; the
     # builder's workspace is scratch it reserves beside the engine's weights and activations)
