@@ -5760,4 +5760,9 @@ EXAMPLES += [
         "cgroup: fork rejected by pids controller in /system.slice/docker-abc.scope",
         "thread-create-refused-limit",
     ),
+    ("ptxas fatal   : Memory allocation failure", "ptxas-memory-allocation-failure"),
+    (
+        "bash: xmalloc: cannot allocate 1073741824 bytes (0 bytes allocated)",
+        "host-memory-exhausted-os-words",
+    ),
 ]
