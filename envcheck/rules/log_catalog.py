@@ -8,6 +8,7 @@ register how a log line words a rule's finding (``@from_log``, no rule of their 
 ``torch_stated``, ``cuda_stated`` ...) are here too: only ``triage`` reads them."""
 
 from envcheck.rules.node import (  # noqa: F401
+    allocator_limits,
     apple_openmp,
     arch_ceiling,
     arch_extension,

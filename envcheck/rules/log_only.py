@@ -865,6 +865,16 @@ RULES: tuple[tuple[str, str, str, str, str, str, str, str | None], ...] = (
         'log.build',
     ),
     (
+        'SYS260',
+        'allocator-limit-reached',
+        'warning',
+        "An allocator's configured memory limit was reached, not the device's memory",
+        'envcheck.rules.node.allocator_limits',
+        'allocator_limit_reached',
+        'only a log line states that an allocator reached its configured limit',
+        'log.gpu_memory',
+    ),
+    (
         'SYS270',
         'apple-clang-no-openmp',
         'error',

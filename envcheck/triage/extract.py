@@ -121,6 +121,9 @@ FACTS: dict[str, str] = {
     "shm_bytes": "bytes available in /dev/shm",
     "pinned_call": "a call that pins host memory (pin_memory, cudaHostAlloc) in the traceback's "
     "last frame above a CUDA out-of-memory: the allocation that failed was pinned host memory",
+    "arena_available_bytes": "what ONNX Runtime's BFC arena had left under its configured limit "
+    "('Available memory of N is smaller than requested bytes of M')",
+    "arena_request_bytes": "the bytes ONNX Runtime's arena was asked for beyond its limit",
     "shm_request_bytes": "bytes of a shared-memory segment that could not be created in /dev/shm",
     "ray_shm_suggest_gib": "the --shm-size (GiB) Ray's object-store warning asks for (1.1x the store)",
     "ray_store_gb": "the object store (GB, 10**9 bytes) Ray refused because /dev/shm is smaller",

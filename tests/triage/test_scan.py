@@ -5745,3 +5745,121 @@ EXAMPLES += [
     ),
     ("AttributeError: module 'enum' has no attribute 'IntFlag'", "stdlib-backport-enum"),
 ]
+# memory in other runtimes' words (round 19): DALI's allocations, Intel GPUs' runtimes,
+# ONNX Runtime's arena at its configured limit, CUDA check macros of other frameworks
+EXAMPLES += [
+    ("CUDA allocation failed", "dali-gpu-allocation-failed"),
+    ("Can't allocate 129499136 bytes on device 0.", "dali-gpu-allocation-failed"),
+    (
+        "RuntimeError: Critical error in pipeline: Error in thread 0: [/opt/dali/dali/pipeline/"
+        "operators/decoder/nvjpeg/decoupled_api/nvjpeg_decoder_decoupled_api.h:355] NVJPEG error "
+        '"5" : NVJPEG_STATUS_ALLOCATOR_FAILURE n02130308/ILSVRC2012_val_00033687.JPEG',
+        "dali-gpu-allocation-failed",
+    ),
+    (
+        "RuntimeError: Native API failed. Native API returns: -5 (PI_ERROR_OUT_OF_RESOURCES) -5 "
+        "(PI_ERROR_OUT_OF_RESOURCES)",
+        "intel-gpu-out-of-resources",
+    ),
+    (
+        "RuntimeError: UR backend failed. UR backend returns:40 (UR_RESULT_ERROR_OUT_OF_RESOURCES)",
+        "intel-gpu-out-of-resources",
+    ),
+    ("[GPU] clFlush, error code: -5 CL_OUT_OF_RESOURCES", "intel-gpu-out-of-resources"),
+    (
+        "RuntimeError: Current platform can NOT allocate memory block with size larger than 4GB! "
+        "Tried to allocate 6.85 GiB (GPU  0; 15.56 GiB total capacity; 0 bytes already allocated; "
+        "0 bytes reserved in total by PyTorch)",
+        "intel-gpu-out-of-resources",
+    ),
+    (
+        "onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, "
+        "onnxruntime::WaitNotificationFn) Available memory of 0 is smaller than requested bytes "
+        "of 135383040",
+        "onnxruntime-arena-limit-reached",
+    ),
+    (
+        "F1206 10:15:04.766489   447 syncedmem.cpp:56] Check failed: error == cudaSuccess (2 vs. "
+        "0)  out of memory",
+        "gpu-out-of-memory-any-library",
+    ),
+    (
+        "MXNetError: [08:45:46] /home/travis/build/dmlc/mxnet-distro/mxnet-build/3rdparty/mshadow/"
+        "mshadow/./stream_gpu-inl.h:184: Check failed: e == cudaSuccess: CUDA: out of memory",
+        "gpu-out-of-memory-any-library",
+    ),
+    (
+        "[Open3D Error] (void* open3d::core::CUDAMemoryManager::Malloc(size_t, const "
+        "open3d::core::Device&)) /root/Open3D/cpp/open3d/core/CUDAUtils.cpp:318: CUDA runtime "
+        "error: out of memory",
+        "gpu-out-of-memory-any-library",
+    ),
+    (
+        "RuntimeError: XPU out of memory. Tried to allocate 1.71 GiB (GPU 0; 15.56 GiB total "
+        "capacity; 0 bytes already allocated; 0 bytes reserved in total by PyTorch)",
+        "torch-device-oom-exception",
+    ),
+    ("NvMapMemAllocInternalTagged: 1075072515 error 12", "jetson-nvmap-allocation-failed"),
+    (
+        "llama_init_from_model: failed to allocate compute pp buffers",
+        "ggml-compute-buffer-allocation-failed",
+    ),
+    (
+        "ClientError: Please use an instance type with more memory, or reduce the size of job "
+        "data processed on an instance.",
+        "sagemaker-instance-memory",
+    ),
+    ("AssertionError: Insufficient space in device allocation", "device-memory-short-other-api"),
+    ("Status Message: bad allocation", "host-allocation-errno-enomem"),
+    (
+        "RuntimeError: Insufficient VRAM in split for model and cache",
+        "device-memory-short-other-api",
+    ),
+    ("Cuda Error in allocate: 2 (out of memory)", "tensorrt-gpu-out-of-memory"),
+    (
+        "[E] [TRT] C:\\source\\rtSafe\\safeRuntime.cpp (25) - Cuda Error in "
+        "nvinfer1::internal::DefaultAllocator::allocate: 2 (out of memory)",
+        "tensorrt-gpu-out-of-memory",
+    ),
+    (
+        "llama_new_context_with_model: failed to allocate compute buffers",
+        "ggml-compute-buffer-allocation-failed",
+    ),
+    (
+        "ggml_backend_metal_buffer_type_alloc_buffer: error: failed to allocate buffer, size =  "
+        "4096.00 MiB",
+        "device-memory-short-other-api",
+    ),
+    ("Process finished with exit code -1073741523 (0xC000012D)", "windows-paging-file-code"),
+    ("RuntimeError: HIP error: out of memory", "gpu-out-of-memory-any-library"),
+    (
+        "Error out of memory at line 380 in file /mmfs1/gscratch/zlab/timdettmers/git/"
+        "bitsandbytes/csrc/pythonInterface.c",
+        "gpu-out-of-memory-any-library",
+    ),
+    (
+        "[TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMallocAsync(ptr, n, "
+        "mMemPool->getPool(), mCudaStream->get()): out of memory (/home/jenkins/agent/workspace/"
+        "LLM/cpp/tensorrt_llm/runtime/tllmBuffers.h:123)",
+        "gpu-out-of-memory-any-library",
+    ),
+    (
+        "Windows successfully diagnosed a low virtual memory condition. The following programs "
+        "consumed the most virtual memory: python.exe (1234) consumed 34359738368 bytes",
+        "host-memory-exhausted-os-words",
+    ),
+    ("Your system has run out of application memory.", "host-memory-exhausted-os-words"),
+    (
+        "(ResourceExhausted) Fail to alloc memory of 1073741824 size, error code is 12.",
+        "host-memory-exhausted-os-words",
+    ),
+    (
+        "cgroup: fork rejected by pids controller in /system.slice/docker-abc.scope",
+        "thread-create-refused-limit",
+    ),
+    ("ptxas fatal   : Memory allocation failure", "ptxas-memory-allocation-failure"),
+    (
+        "bash: xmalloc: cannot allocate 1073741824 bytes (0 bytes allocated)",
+        "host-memory-exhausted-os-words",
+    ),
+]

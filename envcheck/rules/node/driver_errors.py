@@ -45,7 +45,13 @@ _TORCH_LINE = lazy(r"\btorch\b|THC|ATen|c10|_cuda_init|CUDAFunctions")
 _OUT_OF_MEMORY = {"cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY"}
 # torch's device out-of-memory exception by its type alone (memory.toml): error 2 by definition
 _DEVICE_OOM_NAMED = frozenset(
-    {"torch-device-oom-exception", "cuda-module-oom-exception", "warp-gpu-allocation-failed"}
+    {
+        "torch-device-oom-exception",
+        "cuda-module-oom-exception",
+        "warp-gpu-allocation-failed",
+        "ggml-compute-buffer-allocation-failed",
+        "tensorrt-gpu-out-of-memory",
+    }
 )
 
 
@@ -58,8 +64,10 @@ def stated_error(facts: Facts, line: LogLine, apis: tuple[str, ...]) -> CudaErro
     named = line.stated.get("cuda_error_name") or line.stated.get("nvml_error")
     if named is None and (found := _ERROR_NAME.search(line.text)) is not None:
         named = found.group(0)  # cuda-samples' 'code=35(cudaErrorInsufficientDriver)'
+    if named is not None and named in {m.group(1) for m in _COMPARED.finditer(line.text)}:
+        named = None  # the check's condition, not the error: the message after it says which
     number = _number(line.stated.get("cuda_error"))
-    tail = _AFTER_CUDA_ERROR.search(line.text)
+    tail = _AFTER_CUDA_ERROR.search(line.text) or _AFTER_CHECK.search(line.text)
     if named is None and number is None and tail is not None:
         # the text after 'cuda error: ' is cudaGetErrorString's: it decides before the words
         # around it ('initialization error: cuda error: unknown error' is 999, not 3)
@@ -91,6 +99,12 @@ def before_renumbering(facts: Facts, number: int | None, apis: tuple[str, ...]) 
 # the message a library prints after 'CUDA error: ' (torch's C10_CUDA_CHECK, the container
 # runtime's 'cuda error: unknown error')
 _AFTER_CUDA_ERROR = lazy(r"(?i)\bcuda error: (.+)$")
+# a CUDA check macro's condition names the codes it accepts, dmlc's CUDA_CALL (mshadow, DGL,
+# TVM): 'Check failed: e == cudaSuccess || e == cudaErrorCudartUnloading: CUDA: out of memory';
+# the failure is cudaGetErrorString's text after 'CUDA: ' (dmlc/dgl src/runtime/cuda/
+# cuda_common.h: CHECK(e == cudaSuccess || e == cudaErrorCudartUnloading) << "CUDA: " << ...)
+_COMPARED = lazy(r"[=!]= *(cudaError[A-Z]\w+|CUDA_ERROR_[A-Z_]+)")
+_AFTER_CHECK = lazy(r"\bCUDA: (.+)$")
 # the name an error is printed with where the signature extracted none
 _ERROR_NAME = lazy(r"\bcudaError[A-Z]\w+|\bCUDA_ERROR_[A-Z_]+\b")
 

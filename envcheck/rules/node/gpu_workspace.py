@@ -105,6 +105,20 @@ _API_KNOBS = (
         "other programs that hold the GPU; where nvidia-smi shows the GPU's memory free, the "
         "host's RAM ran out instead",
     ),
+    # turboderp/exllamav2 model.py (set_device_map's assert over the gpu_split list)
+    (
+        "Insufficient space in device allocation",
+        "ExLlama's GPU split",
+        "a larger or one more GPU in the split (gpu_split / --gpu_split 20,24, or autosplit), "
+        "a shorter max_seq_len (its cache and scratch space), a smaller quantization",
+    ),
+    # turboderp-org/exllamav3 model/model_ls.py (the split filled every device)
+    (
+        "Insufficient VRAM in split for model and cache",
+        "ExLlamaV3's GPU split",
+        "a shorter context (max_seq_len) or a quantized cache (cache_mode Q4), a smaller "
+        "quantization (bpw), MoE experts on the CPU, or one more GPU in the split",
+    ),
     (
         "memory isn't enough and alloc failed",
         "MindSpore",
@@ -121,10 +135,47 @@ _API_KNOBS = (
     ("subAllocate() failed", "Omniverse Kit's renderer (Isaac Sim)", _KIT),
     ("carb.graphics-vulkan", "Omniverse Kit's renderer (Isaac Sim)", _KIT),
     ("Unable to allocate buffer", "Omniverse Kit's renderer (Isaac Sim)", _KIT),
+    # ggml-org/llama.cpp ggml/src/ggml-metal: a buffer the Mac's GPU working set cannot hold
+    (
+        "metal",
+        "llama.cpp's Metal backend (the Mac's unified memory)",
+        "fewer layers on the GPU (-ngl / --n-gpu-layers <fewer>), a smaller context (-c), a "
+        "smaller quantization of the model; close other apps that hold unified memory",
+    ),
     ("OutOfDeviceMemory", "Vulkan", _SMALLER),
     ("OUT_OF_DEVICE_MEMORY", "Vulkan / Level Zero (SYCL)", _SMALLER),
     ("Allocation failure", "OpenCL", _SMALLER),
     ("ALLOCATION_FAILURE", "OpenCL", _SMALLER),
+)
+
+
+# NVIDIA DALI's allocations (memory_runtimes.toml's dali-gpu-allocation-failed): the pipeline's
+# batch, its decoder threads and its largest images; DALI's docs/advanced_topics.rst (memory
+# consumption: the mixed decoder's buffers grow to the largest image, preallocated with
+# device_memory_padding / hw_decoder_load); https://github.com/NVIDIA/DALI/issues/2598
+_DALI = "dali-gpu-allocation-failed"
+_DALI_KNOBS = (
+    "a smaller batch_size and fewer decoder threads for the pipeline (num_threads=3 or 4); "
+    "downscale or drop the dataset's oversized images (the mixed decoder's buffers grow to "
+    "the largest image); or decode on the CPU (fn.decoders.image(..., device='cpu'))"
+)
+# a Jetson's NvMap out of memory (memory_runtimes.toml's jetson-nvmap-allocation-failed): the
+# GPU allocates from the module's RAM; https://github.com/0xShug0/audio.cpp/issues/12 (a reboot
+# cleared NvMap's fragmentation)
+_JETSON = "jetson-nvmap-allocation-failed"
+_JETSON_KNOBS = (
+    "a smaller model, batch, input size or TensorRT workspace; free the module's RAM (stop "
+    "the desktop: sudo systemctl isolate multi-user.target, other containers); reboot where "
+    "the same job ran before (NvMap's pool fragments); swap does not serve GPU buffers"
+)
+# Intel GPUs' runtimes (memory_runtimes.toml's intel-gpu-out-of-resources)
+_INTEL = "intel-gpu-out-of-resources"
+_INTEL_4GB = "larger than 4GB"
+_INTEL_KNOBS = (
+    "a smaller model, context (max tokens) or batch; low-bit weights (ipex-llm: "
+    "load_in_low_bit='sym_int4'); ipex-llm: cpu_embedding=True keeps the embedding in host "
+    "memory; spread the model over more GPUs; an integrated GPU uses a share of system RAM: "
+    "close other programs (Intel's Shared GPU Memory Override raises the share)"
 )
 
 
@@ -312,6 +363,49 @@ def gpu_memory_short_unnamed_in_log(facts: Facts, line: LogLine) -> Hit:
             manual(
                 "or get_accelerator().empty_cache() in the training loop (DeepSpeed's own advice)"
             ),
+        )
+    elif line.signature == _DALI:
+        message = (
+            f"NVIDIA DALI could not allocate GPU memory for the pipeline (line {line.line}): "
+            "its 'CUDA allocation failed' / 'Can't allocate N bytes on device' is a "
+            "cudaMalloc that failed with out of memory (nvJPEG's allocator failure the same), "
+            "for the decoder's buffers of a batch beside the model on the GPU"
+        )
+        summary = f"Lower DALI's GPU memory: {_DALI_KNOBS}; stop other processes on the GPU"
+        steps = (manual(_DALI_KNOBS), manual(_HELD))
+    elif line.signature == _JETSON:
+        message = (
+            f"the Jetson's memory manager (NvMap) could not allocate a GPU buffer (line "
+            f"{line.line}, error 12: ENOMEM): the GPU shares the module's RAM with the system, "
+            "and the model, its workspace and the other processes need more than is left"
+        )
+        summary = f"Lower the job's memory on the Jetson: {_JETSON_KNOBS}"
+        steps = (
+            manual(_JETSON_KNOBS),
+            manual("tegrastats (or jtop): the RAM the GPU and the other processes use"),
+        )
+    elif line.signature == _INTEL and _INTEL_4GB in text:
+        message = (
+            f"Intel's GPU runtime refused one allocation above 4 GB (line {line.line}): "
+            "a single tensor of the job is larger than the block size the platform allows, "
+            "whatever memory is free"
+        )
+        summary = (
+            "Keep every tensor below 4 GB: a smaller batch, sequence or image size (or the "
+            "step in chunks); a newer ipex-llm / IPEX where the model's own code made the block"
+        )
+        steps = (manual(_SMALLER), manual(_HELD))
+    elif line.signature == _INTEL:
+        message = (
+            f"Intel's GPU runtime ran out of device resources (line {line.line}): the "
+            "device's memory (an Arc card's, or an integrated GPU's share of system RAM) is "
+            "too small for the model, context or batch, or other programs hold it; a kernel's "
+            "out-of-bounds access is the rarer cause the same code reports"
+        )
+        summary = f"Lower the job's GPU memory: {_INTEL_KNOBS}"
+        steps = (
+            manual(_INTEL_KNOBS),
+            manual("xpu-smi stats -d 0 (or intel_gpu_top): what else holds the GPU's memory"),
         )
     elif line.signature == _OTHER_API and _BATCH_FINDER in text:
         message = (

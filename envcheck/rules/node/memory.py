@@ -230,14 +230,15 @@ _CONDOR_LIMIT = lazy(
 
 
 # lines of a scheduler that killed the job at its own memory limit: what they mean, the fix's
-# summary and its first step
+# summary and its first step (Slurm: sbatch(1)'s --mem, --mem=0 for all of a node's memory,
+# --exclusive for a node no other job shares)
 _SCHEDULER_LIMIT = {
     "slurm-oom-kill": (
         "Slurm's cgroup memory limit for the job step was reached and the OOM killer killed its "
         "processes (line {line}): the job needs more host memory than it asked for",
         "Ask Slurm for more memory (#SBATCH --mem=<size>, --mem-per-gpu or --mem-per-cpu; "
-        "--mem=0 takes the whole node's) or lower the job's host memory (fewer DataLoader "
-        "workers, a smaller batch)",
+        "--mem=0 takes the whole node's; --exclusive keeps other jobs off the node) or lower "
+        "the job's host memory (fewer DataLoader workers, a smaller batch)",
         "#SBATCH --mem=<more>  (or srun --mem / --mem-per-gpu; sacct -j <jobid> -o "
         "JobID,MaxRSS,ReqMem shows what it used)",
     ),
@@ -400,6 +401,25 @@ _LAYER_LIMIT["container-platform-memory-limit"] = (
     "data streamed instead of loaded)",
     "raise the container's memory limit (ECS task definition memory, gcloud run deploy "
     "--memory <size>, a larger dyno)",
+)
+# the operating system's or a host allocator's own words (memory_runtimes.toml)
+_LAYER_LIMIT["host-memory-exhausted-os-words"] = (
+    "the host ran out of memory (line {line}): the job, with the other programs on the "
+    "machine, needs more RAM (and swap / paging file) than the machine has",
+    "Lower the job's host memory (fewer DataLoader workers, a smaller batch, data streamed "
+    "instead of loaded) or give it more: close other programs; Windows: let the paging file "
+    "grow (System > Advanced > Performance > Virtual memory: system managed size)",
+    "free -g / Task Manager / Activity Monitor: what holds the RAM; a smaller batch or fewer "
+    "workers",
+)
+# Amazon SageMaker's failure reason (memory_runtimes.toml's sagemaker-instance-memory)
+_LAYER_LIMIT["sagemaker-instance-memory"] = (
+    "SageMaker stopped the job at the instance's host memory (line {line}): what one instance "
+    "loads (the data, the batch, the model in RAM) does not fit its instance type",
+    "Use an instance type with more memory (the estimator's or processor's instance_type: "
+    "an ml.r5 / ml.m5 size up) or lower what one instance holds (a smaller batch_size, the "
+    "data in chunks or spread over more instances: instance_count)",
+    "a larger instance_type, or a smaller batch_size / data per instance",
 )
 # layer lines that leave room for another cause (a native crash, a warning of a job that ended
 # well): a warning, not an error
@@ -751,13 +771,23 @@ def _fragmentation(text: str) -> tuple[float, float, bool] | None:
 _RUNTIME_KNOBS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     # ggml-org/llama.cpp tools/main/README.md (-ngl/--n-gpu-layers, -c/--ctx-size) and
     # ollama/ollama docs/modelfile.md (PARAMETER num_ctx, num_gpu); ggml-cuda.cu's
-    # 'cudaMalloc failed', ggml-alloc.c's 'failed to allocate CUDA0 buffer'
+    # 'cudaMalloc failed' on a line of ggml's own, ggml-alloc.c's 'failed to allocate CUDA0
+    # buffer' (MXNet's pooled_storage_manager.h says 'cudaMalloc failed: out of memory' too)
     (
-        ("cudaMalloc failed", "CUDA0 buffer", "CUDA1 buffer", "llama runner process"),
+        (
+            "ggml",
+            "CUDA0 buffer",
+            "CUDA1 buffer",
+            "llama runner process",
+            "llama_",
+            "compute pp buffers",
+            "graph_reserve",
+        ),
         "llama.cpp / ollama",
         "offload fewer layers to the GPU and shorten the context: llama.cpp -ngl <fewer> "
-        "(--n-gpu-layers) and -c <smaller> (--ctx-size); ollama: PARAMETER num_gpu <fewer> / "
-        "num_ctx <smaller> (OLLAMA_CONTEXT_LENGTH); or a smaller quantization (Q4_K_M)",
+        "(--n-gpu-layers) and -c <smaller> (--ctx-size), a smaller -ub (--ubatch-size) for the "
+        "compute buffer; ollama: PARAMETER num_gpu <fewer> / num_ctx <smaller> "
+        "(OLLAMA_CONTEXT_LENGTH); or a smaller quantization (Q4_K_M)",
     ),
     # OpenNMT/CTranslate2 docs/quantization.md (compute_type int8, int8_float16);
     # https://github.com/SYSTRAN/faster-whisper/issues/442 (a smaller model or compute type)
@@ -774,6 +804,23 @@ _RUNTIME_KNOBS: tuple[tuple[tuple[str, ...], str, str], ...] = (
         "ONNX Runtime",
         "bound each session's arena in the CUDA provider options: {'gpu_mem_limit': <bytes>, "
         "'arena_extend_strategy': 'kSameAsRequested'}; fewer sessions on one GPU",
+    ),
+    # NVIDIA/TensorRT-LLM (KvCacheConfig free_gpu_memory_fraction: the share of free memory the
+    # KV cache takes after the engine; max_batch_size / max_num_tokens size the activations)
+    (
+        ("TensorRT-LLM", "tensorrt_llm"),
+        "TensorRT-LLM",
+        "a smaller KV-cache share (KvCacheConfig(free_gpu_memory_fraction=0.8) / "
+        "--kv_cache_free_gpu_memory_fraction), a smaller max_batch_size or max_num_tokens",
+    ),
+    # NVIDIA TensorRT (IBuilderConfig.set_memory_pool_limit, trtexec --memPoolSize; the
+    # builder's workspace is scratch it reserves beside the engine's weights and activations)
+    (
+        ("[TRT]", "TensorRT", "virtualMemoryBuffer", "nvinfer1", "Cuda Error in allocate"),
+        "TensorRT",
+        "a smaller builder workspace (config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, "
+        "1 << 30); trtexec --memPoolSize=workspace:1024), a smaller batch or optimization "
+        "profile's max shape; free the GPU of other programs (another engine, torch's cache)",
     ),
     # PaddlePaddle paddle/fluid/memory/allocation: its own message ('If no, please decrease
     # the batch size of your model.')
@@ -831,6 +878,25 @@ def _runtime_knobs(text: str) -> tuple[str, str] | None:
     return None
 
 
+# a CUDA check macro of another framework than torch said out of memory (memory.toml's
+# gpu-out-of-memory-any-library): glog's CHECK (Caffe, MXNet/mshadow, old Paddle, DGL),
+# Open3D's and Theano's; torch's allocator setting does not apply to them
+_OTHER_CHECKS = ("Check failed", "bytes of device memory", "CUDA runtime error: ")
+_SMALLER_JOB = (
+    "lower the job's GPU memory: a smaller batch size, a smaller image size (input "
+    "resolution) or a smaller model; or a GPU with more memory"
+)
+
+
+def stale_step() -> str:
+    """The step that frees GPU memory other processes, or state nothing lists, hold."""
+    return (
+        "nvidia-smi --query-compute-apps=pid,used_memory --format=csv (kill stale processes "
+        "of an earlier run: ray stop --force; close other programs on the GPU, or reboot to "
+        "free what no listed process holds)"
+    )
+
+
 def gpu_oom_fix(text: str, facts: Facts | None = None) -> tuple[str, tuple[Action, ...], str]:
     """The fix for a CUDA out-of-memory line: where the numbers show the job larger than the
     GPU (one request above the GPU's whole memory, from the line or the node's GPUs; the job's
@@ -857,16 +923,20 @@ def gpu_oom_fix(text: str, facts: Facts | None = None) -> tuple[str, tuple[Actio
     state = _fragmentation(text)
     old = state is not None and state[2]
     setting = SPLIT if old else EXPANDABLE
+    if any(words in text for words in _OTHER_CHECKS):  # not torch's allocator: no setting of it
+        return (
+            "Lower the job's GPU memory (a smaller batch size or image size, a smaller model) "
+            "or free the GPU of other processes",
+            (manual(_SMALLER_JOB), manual(stale_step())),
+            "",
+        )
     smaller = (
         "lower the job's GPU memory: a smaller batch size (gradient accumulation keeps the "
         "effective batch), gradient checkpointing, bf16/fp16, a shorter max sequence length or "
         "a lower input resolution; vLLM/SGLang: a lower gpu_memory_utilization / "
         "mem_fraction_static or max_model_len; or a GPU with more memory"
     )
-    stale = (
-        "nvidia-smi --query-compute-apps=pid,used_memory --format=csv (kill stale processes "
-        "of an earlier run: ray stop --force)"
-    )
+    stale = stale_step()
     if state is not None:
         unallocated, allocated = state[0], state[1]
         fragmented = unallocated >= _FRAGMENTED_BYTES and unallocated >= _FRAGMENTED_SHARE * (
