@@ -765,6 +765,16 @@ RULES: tuple[tuple[str, str, str, str, str, str, str, str | None], ...] = (
         'log.loader',
     ),
     (
+        'SYS226',
+        'shared-object-static-tls-exhausted',
+        'error',
+        'A library loaded late needs static TLS the process has no room left for',
+        'envcheck.rules.node.loader_files',
+        'shared_object_static_tls_exhausted',
+        'only a loader line states a static TLS shortfall',
+        'log.loader',
+    ),
+    (
         'SYS230',
         'gpu-memory-short-unnamed',
         'warning',

@@ -5863,3 +5863,11 @@ EXAMPLES += [
         "host-memory-exhausted-os-words",
     ),
 ]
+
+EXAMPLES += [
+    (
+        "ImportError: /root/miniforge/envs/test-env/lib/python3.12/site-packages/sklearn/utils/"
+        "../../../../libgomp.so.1: cannot allocate memory in static TLS block",
+        "shared-object-static-tls-exhausted",
+    ),
+]

@@ -1,7 +1,8 @@
 """The loader found a file but could not use it: SYS220, a library of the other ELF class (a
 32-bit copy first on the path); SYS221, a file that is no ELF library at all (truncated, an
 LFS pointer, a copied symlink); SYS222, a library that asks for an executable stack, which
-glibc >= 2.41 refuses at dlopen (the signatures in matrices/signatures/loader_layers.toml)."""
+glibc >= 2.41 refuses at dlopen; SYS226, a library loaded late whose thread-local storage does
+not fit the static TLS space left (the signatures in matrices/signatures/loader_layers.toml)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from envcheck.rules.node.loader import _lookup
 # the object the loader names before its complaint: '<path or soname>: wrong ELF class: ...'
 _OBJECT = lazy(
     r"(?P<object>(?:/[^\s:'\"()]+/)?[A-Za-z0-9_+.-]+\.so(?:\.[0-9A-Za-z_.-]+)*)"
-    r": (?:wrong ELF class|file too short|invalid ELF header|cannot enable executable stack)"
+    r": (?:wrong ELF class|file too short|invalid ELF header|cannot enable executable stack"
+    r"|cannot allocate memory in static TLS block)"
 )
 _SITE_TOP = lazy(r"[/\\](?:site|dist)-packages[/\\](?P<top>[A-Za-z0-9_]+?)(?:\.libs)?[/\\]")
 
@@ -228,5 +230,62 @@ def shared_object_executable_stack_in_log(facts: Facts, line: LogLine) -> Hit:
             "GLIBC_TUNABLES=glibc.rtld.execstack=2",
             "manual",
             *actions,
+        ),
+    )
+
+
+@rule("SYS226", "shared-object-static-tls-exhausted", Severity.ERROR)
+def shared_object_static_tls_exhausted(facts: Facts) -> Iterable[Hit]:
+    """A library loaded late needs static TLS the process has no room left for
+
+    ## What it checks
+    A loader line `<library>: cannot allocate memory in static TLS block`.
+
+    ## Why it matters
+    A library built with initial-exec thread-local storage (GNU OpenMP's libgomp, jemalloc,
+    libGLdispatch, some torch and scikit-learn builds, common on aarch64) must take its TLS
+    from the small surplus glibc reserves at start; loaded by `dlopen` after other such
+    libraries, it finds none left and the import fails. It is not the machine's memory: it
+    depends on the order the process loads libraries in.
+
+    ## Example
+    `ImportError: /usr/lib/aarch64-linux-gnu/libgomp.so.1: cannot allocate memory in static
+    TLS block`.
+
+    ## Fix
+    Load that library at the process's start: `export LD_PRELOAD=<the library the line
+    names>`; or import the package that brings it first (before the one that fails); or, on
+    glibc >= 2.32, enlarge the surplus: `GLIBC_TUNABLES=glibc.rtld.optional_static_tls=<bytes>`.
+
+    ## References
+    - bminor/glibc:elf/dl-reloc.c (_dl_allocate_static_tls: 'cannot allocate memory in
+      static TLS block', as https://github.com/jemalloc/jemalloc/issues/2472 traces it)
+    - glibc manual, Dynamic Linking Tunables (glibc.rtld.optional_static_tls, glibc 2.32)
+    - https://github.com/NVIDIA/DALI/pull/5519 (LD_PRELOAD of scikit-learn's libgomp on aarch64)
+    - https://github.com/dmlc/xgboost/issues/8488 (fails when tensorflow is imported first)
+    - https://github.com/flox/flox/pull/2976 (GLIBC_TUNABLES optional_static_tls; default 512)
+    """
+    raise Skip("only a loader line states a static TLS shortfall", "log.loader")
+
+
+@from_log("SYS226")
+def shared_object_static_tls_exhausted_in_log(facts: Facts, line: LogLine) -> Hit:
+    path = _object(line)
+    name = (path or "the library").rsplit("/", 1)[-1]
+    target = path if path and "/" in path else f"$(find / -name '{name}' 2>/dev/null | head -1)"
+    return Hit(
+        f"{name} needs static TLS (line {line.line}) that the process has no room left for: "
+        "it was loaded after other libraries with initial-exec TLS took the space",
+        evidence={"line": line.line, "library": path},
+        fix=fix(
+            f"Load {name} at the process's start: export LD_PRELOAD={target}; or import the "
+            "package that brings it before the one that fails; on glibc >= 2.32: "
+            "GLIBC_TUNABLES=glibc.rtld.optional_static_tls=<bytes>",
+            "manual",
+            manual(f"export LD_PRELOAD={target}"),
+            manual(
+                "GLIBC_TUNABLES=glibc.rtld.optional_static_tls=16384 python ...  "
+                "(glibc >= 2.32: a larger surplus)"
+            ),
         ),
     )
