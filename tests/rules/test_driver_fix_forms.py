@@ -127,7 +127,7 @@ def test_gpu_newer_than_the_driver_before_blackwell_gets_the_proprietary_package
         "Uh oh. Your card is not supported by any driver version up to 515.65.01.\n",
     )
     text = _fix(data, "DRV110")
-    assert "sudo apt install nvidia-driver-520 " in text
+    assert "sudo apt install nvidia-driver-520," in text
     assert "-open" not in text
 
 

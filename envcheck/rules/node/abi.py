@@ -532,9 +532,10 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None
     reading = span_reading(facts, symbol, readable) if source == "torch" else None
     if reading is not None:  # the releases of torch that export the symbol (the wheels' table)
         cause += reading.cause
-    if source == "torch" and page is None and not _release_ruled_out(reading):
-        # the other way out threads take: the torch it was built for back
-        built_for = _built_for_torch(version)
+    built_for = _built_for_torch(version) if source == "torch" else None
+    if source == "torch" and page is None and (built_for or not _release_ruled_out(reading)):
+        # the other way out threads take: the torch it was built for back (the version's local
+        # tag names it whatever the symbols table says of the installed torch)
         spanned = reading.pin if reading is not None and not built_for else ()
         torch_pin = (
             f"torch=={built_for}.*"

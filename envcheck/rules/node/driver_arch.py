@@ -80,7 +80,7 @@ def driver_for_architecture(facts: Facts) -> Iterable[Hit]:
         package = None if dropped else _package_for(facts, cc, driver_text(driver))
         if package is not None:
             step = f"{step}: {package} or newer"
-            steps = (step, f"Ubuntu/Debian: sudo apt install {package}  (then sudo reboot)")
+            steps = (f"{step}  (Ubuntu/Debian: sudo apt install {package}, then sudo reboot)",)
         hits.append(
             Hit(
                 f"driver {driver_text(driver)}: {problem}; the GPU is not usable by any CUDA "
