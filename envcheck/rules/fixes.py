@@ -27,7 +27,13 @@ def manual(text: str) -> Action:
 
 
 def fix(summary: str, applicability: Applicability, *actions: Action) -> Fix:
-    return Fix(summary=summary, applicability=applicability, actions=tuple(actions))
+    """A fix of these steps, each printed once (two builders of one rule may both add the
+    same command: a rebuild that two readings of the line call for)."""
+    unique: list[Action] = []
+    for action in actions:
+        if action not in unique:
+            unique.append(action)
+    return Fix(summary=summary, applicability=applicability, actions=tuple(unique))
 
 
 def from_spec(spec: FixSpec) -> Fix:

@@ -123,6 +123,9 @@ def test_a_torch_symbol_names_the_torch_change_even_without_a_tag(
     # the difference is the ABI (PyPI's torch is pre-C++11 up to 2.6), not a release
     assert "_GLIBCXX_USE_CXX11_ABI" in text
     assert "pre-C++11 ABI up to 2.6" in text
+    # the ABI reading and the package's own builder both call for the rebuild: printed once
+    rebuild = "pip install --no-build-isolation --no-cache-dir --force-reinstall --no-binary spconv"
+    assert sum(line.startswith(rebuild) for line in text.splitlines()) == 1, text
 
 
 def test_a_cudnn_soname_of_unknown_cuda_offers_each_majors_wheel_newest_first(
