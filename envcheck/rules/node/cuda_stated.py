@@ -59,6 +59,17 @@ _WHEEL_DIR_CMD = (
 )
 
 
+def _loader_path(facts: Facts) -> tuple[list[str], list[str]]:
+    """The node's LD_LIBRARY_PATH entries (none when the environment is unknown), and those of
+    them that are a CUDA toolkit's library directories."""
+    try:
+        variables = facts.env()
+    except Skip:
+        variables = {}
+    paths = [p for p in variables.get("LD_LIBRARY_PATH", "").split(":") if p]
+    return paths, [p for p in paths if _TOOLKIT_DIR.search(p)]
+
+
 def _nvjitlink_older_hit(facts: Facts, line: LogLine) -> Hit:
     """An nvJitLink entry point versioned for CUDA 12.X missing from the libnvJitLink.so.12
     that loaded, no library's path on the line (a title line, a rich traceback's cut line):
@@ -68,12 +79,7 @@ def _nvjitlink_older_hit(facts: Facts, line: LogLine) -> Hit:
     assert found is not None
     floor = f"{found.group('major')}.{found.group('minor')}"
     wheel = f"nvidia-nvjitlink-cu{found.group('major')}"
-    try:
-        variables = facts.env()
-    except Skip:
-        variables = {}
-    paths = [p for p in variables.get("LD_LIBRARY_PATH", "").split(":") if p]
-    toolkit = [p for p in paths if _TOOLKIT_DIR.search(p)]
+    paths, toolkit = _loader_path(facts)
     actions = []
     if toolkit:
         actions.append(set_env(LD_LIBRARY_PATH=":".join(p for p in paths if p not in toolkit)))
@@ -138,12 +144,7 @@ def nvjitlink_shadowed_in_log(facts: Facts, line: LogLine) -> Hit | None:
     site, lib = found.group("site"), found.group("lib")
     wheel_dir = f"{site}/nvidia/nvjitlink/lib"
     prepend = f"export LD_LIBRARY_PATH={wheel_dir}:$LD_LIBRARY_PATH"
-    try:
-        variables = facts.env()
-    except Skip:
-        variables = {}
-    paths = [p for p in variables.get("LD_LIBRARY_PATH", "").split(":") if p]
-    toolkit = [p for p in paths if _TOOLKIT_DIR.search(p)]
+    paths, toolkit = _loader_path(facts)
     missing = f" ({symbol.group('symbol')})" if symbol else ""
     where = (
         f"the CUDA toolkit's, from LD_LIBRARY_PATH={':'.join(toolkit)}"

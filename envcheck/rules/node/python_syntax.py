@@ -26,7 +26,7 @@ from envcheck.rules.fixes import fix, manual, pip_install
 _SITE_TOP = lazy(r"[/\\](?:site|dist)-packages[/\\](?P<top>[A-Za-z0-9_]+)")
 
 
-def _running_python(facts: Facts, line: LogLine) -> Version | None:
+def running_python(facts: Facts, line: LogLine) -> Version | None:
     """X.Y of the interpreter: the traceback's pythonX.Y/site-packages, else the node's."""
     stated = line.stated.get("site_python") or line.stated.get("python_version")
     if stated:
@@ -66,7 +66,7 @@ def syntax_in_log(facts: Facts, line: LogLine, feature: str) -> Hit | None:
     floor = facts.matrix.first_release("python", "syntax", feature)
     if floor is None:
         raise NotStated(f"the matrix does not know which Python added '{feature}'", "python")
-    py = _running_python(facts, line)
+    py = running_python(facts, line)
     if py is None:
         raise NotStated("neither the log nor the node states the Python version", "python.version")
     minor = Version(f"{py.major}.{py.minor}")
@@ -126,7 +126,7 @@ def unknown_syntax_in_log(facts: Facts, line: LogLine) -> Hit | None:
     dist = _package(facts, line)
     if dist is None:
         raise NotStated("the file Python could not parse is not a package's", "log.line")
-    py = _running_python(facts, line)
+    py = running_python(facts, line)
     on = f" than Python {py.major}.{py.minor}" if py is not None else ""
     installed = facts.known_version(dist)
     older = f' or pip install "{dist}<{installed}"' if installed is not None else ""
@@ -156,7 +156,7 @@ def refusal_in_log(facts: Facts, line: LogLine) -> Hit | None:
     refused = line.stated.get("refused_type")
     if refused in _ALWAYS_REFUSED:
         return None
-    py = _running_python(facts, line)
+    py = running_python(facts, line)
     if py is not None and Version(f"{py.major}.{py.minor}") < _UNHASHABLE_SINCE:
         return None
     dist = _package(facts, line)

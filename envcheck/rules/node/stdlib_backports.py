@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
+from envcheck.rules.node.python_syntax import running_python
 
 # the typing backport's symptom names no module: the signature is the module's own
 _BY_SIGNATURE = {"stdlib-backport-typing": "typing", "stdlib-backport-enum": "enum"}
@@ -62,20 +63,6 @@ def stdlib_backport_shadows(facts: Facts) -> Iterable[Hit]:
     raise Skip("only a log line states a backport's failure", "log.imports")
 
 
-def _python(facts: Facts, line: LogLine) -> Version | None:
-    """X.Y of the interpreter: the traceback's pythonX.Y/site-packages, else the node's."""
-    stated = line.stated.get("site_python")
-    if stated:
-        try:
-            return Version(stated)
-        except InvalidVersion:
-            pass
-    try:
-        return facts.python_version()
-    except Skip:
-        return None
-
-
 @from_log("PY171")
 def stdlib_backport_shadows_in_log(facts: Facts, line: LogLine) -> Hit | None:
     module = line.stated.get("shadowed_module") or _BY_SIGNATURE.get(line.signature or "")
@@ -83,7 +70,7 @@ def stdlib_backport_shadows_in_log(facts: Facts, line: LogLine) -> Hit | None:
     if entry is None or entry.stdlib_since is None or entry.distribution is None:
         raise NotStated("the line names no backport the matrix knows", "packages")
     dist, since = entry.distribution, entry.stdlib_since
-    py = _python(facts, line)
+    py = running_python(facts, line)
     if py is not None and Version(f"{py.major}.{py.minor}") < since:
         return None  # the interpreter predates the module: the backport is the module here
     on = f"Python {py.major}.{py.minor}" if py is not None else f"this Python (>= {since})"
