@@ -93,6 +93,20 @@ class TorchSymbols:
         return None
 
 
+def _spans_read(spans: str) -> bool:
+    """Whether each ``A..L`` span's bounds are versions (a row of an edited or damaged copy
+    that is not is left out, not a failure later)."""
+    for span in spans.split(","):
+        first, dots, last = span.partition("..")
+        if not dots:
+            return False
+        try:
+            _ = [Version(v) for v in (first, last) if v]
+        except InvalidVersion:
+            return False
+    return True
+
+
 def _in_spans(version: Version, spans: str, releases: Sequence[Version]) -> bool:
     for span in spans.split(","):
         first, _, last = span.partition("..")
@@ -108,8 +122,8 @@ def read(path: str) -> TorchSymbols | None:
     """The table in ``path``; None when the file is absent or unreadable (the rule then
     words its fix without the releases)."""
     try:
-        text = Path(path).read_text()
-    except OSError:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
         return None
     releases: tuple[Version, ...] = ()
     wheels: tuple[str, ...] = ()
@@ -129,7 +143,7 @@ def read(path: str) -> TorchSymbols | None:
                 return None
         elif parts[0] == "wheels" and len(parts) == 2:
             wheels = tuple(parts[1].split())
-        elif len(parts) == 3:
+        elif len(parts) == 3 and _spans_read(parts[1]):
             rows[parts[0]] = (parts[1], parts[2])
     if not releases:
         return None

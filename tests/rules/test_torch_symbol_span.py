@@ -133,3 +133,26 @@ def test_the_committed_table_is_read_lazily_and_answers() -> None:
     cow = loaded.lookup(COW)
     assert cow is not None and not cow.every
     assert cow.has(Version("2.12.1")) and not cow.has(Version("2.13.0"))
+
+
+def test_a_damaged_table_is_read_for_its_good_rows_or_not_at_all(tmp_path: Path) -> None:
+    """An edited or damaged copy (an overlay's): a row whose span is no version is left out,
+    bytes that are not UTF-8 leave no table; neither fails later, at the lookup."""
+    good = "_ZN3c104cuda9SetDeviceEi"
+    table = tmp_path / "torch_symbols.tsv"
+    table.write_text(
+        "releases\t2.1.2 2.2.2 2.3.1\n"
+        f"{good}\t2.1.2..2.2.2\tc10_cuda\n"
+        "_ZN3c1015SmallVectorBase8grow_podEPvmm\tnot-a-version..2.2.2\tc10\n"
+        "_ZN3c106SymInt22maybe_as_int_slow_pathEv\t2.3.1\tc10\n"
+    )
+    read.cache_clear()
+    loaded = read(str(table))
+    assert loaded is not None and set(loaded.rows) == {good}
+    history = loaded.lookup(good)
+    assert history is not None and history.present == (Version("2.1.2"), Version("2.2.2"))
+    assert loaded.lookup("_ZN3c1015SmallVectorBase8grow_podEPvmm") is None
+    table.write_bytes(b"releases\t2.1.2\n\xff\xfe bad\n")
+    read.cache_clear()
+    assert read(str(table)) is None
+    read.cache_clear()
