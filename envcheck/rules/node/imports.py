@@ -141,10 +141,14 @@ def import_name_missing_in_log(facts: Facts, line: LogLine) -> Hit | None:
         declared_bound,
         declared_by_installed,
     )
+    from envcheck.rules.node.import_shadowing import shadowed
     from envcheck.rules.node.openssl_bindings import LIB_SYMBOL_MISSING, lib_symbol_missing
     from envcheck.rules.node.pydantic_v1_code import PYDANTIC_V1_FORM, pydantic_v1_form
     from envcheck.rules.node.stated_removals import STATED_REMOVAL, stated_removal
 
+    local = shadowed(line)  # CPython names a local file or an import cycle
+    if local is not None:
+        return local
     name, module = line.stated.get("import_name"), line.stated.get("from_module")
     numpy_line = _NUMPY_REMOVED.search(line.text)
     if numpy_line is not None:
