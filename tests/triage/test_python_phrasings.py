@@ -151,6 +151,37 @@ BATTERY: list[tuple[str, tuple[str, ...], str, str, str]] = [
         "PY160",
         "processing_class",
     ),
+    (
+        "py310-attribute-did-you-mean",
+        ("AttributeError: module 'numpy' has no attribute 'float'. Did you mean: 'cfloat'?",),
+        "python/cpython v3.10.0 whatsnew (AttributeError suggestions); "
+        "https://github.com/forlilab/cosolvkit/issues/1 (numpy 1.24.1; numpy 1.21.6 works)",
+        "PY150",
+        "numpy<1.24",
+    ),
+    (
+        "py312-import-did-you-mean-path",
+        (
+            "ImportError: cannot import name 'url_quote' from 'werkzeug.urls' "
+            "(/usr/local/lib/python3.12/site-packages/werkzeug/urls.py). Did you mean: 'unquote'?",
+        ),
+        "https://github.com/solo-io/envoy-workshop-basics/pull/17 (the 3.12 form verbatim); "
+        "pallets/werkzeug CHANGES.rst 3.0.0",
+        "PY150",
+        "werkzeug<3",
+    ),
+    (
+        "pytest-cut-module-quote",
+        (
+            ".venv/lib/python3.11/site-packages/gensim/matutils.py:20: in <module>",
+            "    from scipy.linalg import get_blas_funcs, triu",
+            "E   ImportError: cannot import name 'triu' from 'scipy.linalg",
+        ),
+        "https://github.com/piskvorky/gensim/issues/3525 (pytest's `E   ` form, the closing "
+        "quote lost); scipy 1.13.0 release notes (scipy.linalg.triu removed)",
+        "PY150",
+        "scipy<1.13",
+    ),
     # -- names a release removed, in the library's own words -----------------------------------
     (
         "numpy124-former-alias",
@@ -277,6 +308,68 @@ BATTERY: list[tuple[str, tuple[str, ...], str, str, str]] = [
     ),
     # -- modules a Python release removed ------------------------------------------------------
     (
+        "py312-pkgutil-impimporter",
+        (
+            "AttributeError: module 'pkgutil' has no attribute 'ImpImporter'. Did you mean: 'zipimporter'?",
+        ),
+        "python/cpython v3.12.0 whatsnew (pkgutil.ImpImporter removed with imp); "
+        "https://github.com/ISA-tools/isa-api/issues/581 (the line verbatim)",
+        "PY150",
+        "setuptools",
+    ),
+    (
+        "py310-collections-abc-attribute",
+        ("AttributeError: module 'collections' has no attribute 'MutableMapping'",),
+        "python/cpython v3.10.0 whatsnew (bpo-37324: the ABC aliases removed from collections)",
+        "PY150",
+        "collections.abc.MutableMapping",
+    ),
+    (
+        "typing-extensions-added-name",
+        (
+            "ImportError: cannot import name 'TypeIs' from 'typing_extensions' "
+            "(/usr/lib/python3/dist-packages/typing_extensions.py)",
+        ),
+        "python/typing_extensions CHANGELOG.md 4.10.0 (TypeIs added, PEP 742)",
+        "PY150",
+        "typing_extensions>=4.10",
+    ),
+    (
+        "py312-asynchat",
+        ("ModuleNotFoundError: No module named 'asynchat'",),
+        "python/cpython v3.12.0 whatsnew (asynchat and asyncore removed, PEP 594)",
+        "PY151",
+        "pyasynchat",
+    ),
+    (
+        "pkg-resources-absent",
+        ("ModuleNotFoundError: No module named 'pkg_resources'",),
+        "python/cpython v3.12.0 whatsnew (venv no longer installs setuptools); pypa/setuptools "
+        "NEWS.rst (pkg_resources)",
+        "PY151",
+        "pip install setuptools",
+    ),
+    (
+        "transformers-check-imports",
+        (
+            "ImportError: This modeling file requires the following packages that were not found "
+            "in your environment: flash_attn. Run `pip install flash_attn`",
+        ),
+        "huggingface/transformers src/transformers/dynamic_module_utils.py (check_imports)",
+        "PY151",
+        "flash_attn",
+    ),
+    (
+        "importlib-metadata-not-found",
+        (
+            "importlib.metadata.PackageNotFoundError: No package metadata was found for bitsandbytes",
+        ),
+        "python/cpython Lib/importlib/metadata/__init__.py (PackageNotFoundError: 'No package "
+        "metadata was found for {name}')",
+        "PY151",
+        "pip install bitsandbytes",
+    ),
+    (
         "py312-distutils",
         ("ModuleNotFoundError: No module named 'distutils'",),
         "python/cpython v3.12.0 whatsnew (PEP 632: distutils removed; setuptools provides it)",
@@ -354,6 +447,18 @@ BATTERY: list[tuple[str, tuple[str, ...], str, str, str]] = [
         "",
     ),
     (
+        "uv-project-requires-python",
+        (
+            "  ╰─▶ Because the requested Python version (>=3.8) does not satisfy",
+            "      Python>=3.10 and your project depends on mcp[cli], we can conclude that",
+            "      your project's requirements are unsatisfiable.",
+        ),
+        "https://github.com/astral-sh/uv/issues/12771 (the maintainer: edit the project's "
+        "requires-python)",
+        "PY140",
+        "requires-python",
+    ),
+    (
         "pip-already-satisfied-other-interpreter",
         (
             "$ pip install torch",
@@ -387,6 +492,22 @@ def test_wording_names_the_cause(
     assert cause["verdict"] == "confirmed"
     if fix:
         assert fix.lower() in fix_text(cause).lower()
+
+
+def test_pip_verbose_link_refusal_is_not_a_failure(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """pip -v logs every link it skips for Requires-Python (package_finder.py,
+    _check_link_requires_python: 'Link requires a different Python ({} not in: {!r})') even when
+    it then installs a release that accepts the interpreter: alone it is not a failure."""
+    log = log_file(
+        tmp_path,
+        "  Link requires a different Python (3.13.1 not in: '<3.13,>=3.9'): "
+        "https://example.invalid/quspin_extensions-0.1.3.tar.gz (requires-python:<3.13,>=3.9)",
+    )
+    result = cli("triage", str(log), "--json", "--no-probe")
+    assert result.returncode == 0, result.stdout
+    assert result.json()["data"]["matches"] == []
 
 
 def test_battery_rows_cite_a_source() -> None:

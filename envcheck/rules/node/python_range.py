@@ -256,7 +256,31 @@ def python_range_in_log(facts: Facts, line: LogLine) -> Hit | None:
         raise NotStated(f"'{spec_text}' or '{stated}' is not a version range", "log.line") from None
     if spec.contains(py, prereleases=True):
         return None
+    if _UV_REQUESTED.search(line.text) is not None:
+        return _project_range(package, spec, stated)
     return _hit(facts.matrix, package, None, spec, py)
+
+
+# uv lock / uv add / uv sync resolve for every Python the project's requires-python admits
+# ("the requested Python version (>=3.8)"), whatever interpreter or .python-version is in use:
+# the fix is the project's range, not the interpreter
+# (https://github.com/astral-sh/uv/issues/12771: "I think you want to edit your
+# requires-python? That determines the minimum-supported Python version for your project").
+_UV_REQUESTED = lazy(r"[Tt]he requested Python version \(")
+
+
+def _project_range(package: str, spec: SpecifierSet, lowest: str) -> Hit:
+    return Hit(
+        f"{package} requires Python '{spec}'; the project's requires-python admits Python {lowest}",
+        evidence={"package": package, "requires_python": str(spec), "python": lowest},
+        fix=fix(
+            f"Raise the project's requires-python (pyproject.toml [project]) to '{spec}', the "
+            f"range {package} accepts: uv resolves for every Python the project's range admits, "
+            "whatever .python-version pins",
+            "manual",
+            manual(f'requires-python = "{spec}"  (pyproject.toml [project]), then uv lock'),
+        ),
+    )
 
 
 # pip's resolver (factory.py, _report_requires_python_error / the 'Ignored the following
