@@ -64,6 +64,7 @@ from envcheck.rules.node import (  # noqa: F401
     pip_managed,
     pip_offered,
     pip_unavailable,
+    pip_uninstall,
     pod_scheduling,
     protobuf_generated,
     ptxas_version,

@@ -355,6 +355,16 @@ RULES: tuple[tuple[str, str, str, str, str, str, str, str | None], ...] = (
         'log.imports',
     ),
     (
+        'PY180',
+        'pip-cannot-uninstall-foreign',
+        'error',
+        'pip cannot replace a package that another installer (the OS, distutils, conda) installed',
+        'envcheck.rules.node.pip_uninstall',
+        'pip_cannot_uninstall',
+        "only a log line states pip's refusal to uninstall",
+        'log.resolver',
+    ),
+    (
         'RAY110',
         'ray-gcs-unreachable',
         'error',

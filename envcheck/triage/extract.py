@@ -80,6 +80,7 @@ FACTS: dict[str, str] = {
     "python_cluster_version": "the Python version the cluster was started with",
     "cloudpickle_version": "the cloudpickle version of the process that logged (early Ray)",
     "cloudpickle_cluster_version": "the cloudpickle version the cluster was started with",
+    "pip_uninstall_refused": "the distribution pip cannot uninstall (no RECORD file list: the OS, distutils or conda installed it)",
     "pkg_name": "an installed distribution's name (paired with pkg_version)",
     "pkg_version": "its version",
     "pkg2_name": "a second installed distribution's name (paired with pkg2_version)",

@@ -459,6 +459,48 @@ BATTERY: list[tuple[str, tuple[str, ...], str, str, str]] = [
         "requires-python",
     ),
     (
+        "pip-distutils-installed-legacy",
+        (
+            "  Attempting uninstall: PyYAML",
+            "    Found existing installation: PyYAML 5.3.1",
+            "ERROR: Cannot uninstall 'PyYAML'. It is a distutils installed project and thus we "
+            "cannot accurately determine which files belong to it which would lead to only a "
+            "partial uninstall.",
+        ),
+        "pypa/pip 10-23.0 src/pip/_internal/req/req_uninstall.py; "
+        "https://github.com/neka-nat/kinpy/issues/8 (--ignore-installed PyYAML)",
+        "PY180",
+        "pip install --ignore-installed PyYAML",
+    ),
+    (
+        "pip-distutils-installed-diagnostic",
+        (
+            "error: uninstall-distutils-installed-package",
+            "",
+            "× Cannot uninstall blinker 1.4",
+            "╰─> It is a distutils installed project and thus we cannot accurately determine "
+            "which files belong to it which would lead to only a partial uninstall.",
+        ),
+        "pypa/pip src/pip/_internal/exceptions.py (LegacyDistutilsInstall)",
+        "PY180",
+        "pip install --ignore-installed blinker",
+    ),
+    (
+        "pip-no-record-file",
+        (
+            "error: uninstall-no-record-file",
+            "",
+            "× Cannot uninstall requests 2.32.3",
+            "╰─> The package's contents are unknown: no RECORD file was found for requests.",
+            "",
+            "hint: The package was installed by debian. You should check if it can uninstall "
+            "the package.",
+        ),
+        "pypa/pip src/pip/_internal/exceptions.py (UninstallMissingRecord)",
+        "PY180",
+        "python3 -m venv",
+    ),
+    (
         "pip-already-satisfied-other-interpreter",
         (
             "$ pip install torch",
