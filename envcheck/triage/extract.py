@@ -551,6 +551,9 @@ _TRUNCATED = re.compile(r"(?:\.\.\.|…)\s*$")
 def _cc(sm: str) -> str | None:
     if re.fullmatch(r"[0-9]+\.[0-9]+", sm.strip()):
         return sm.strip()
+    if re.fullmatch(r"0x[0-9a-fA-F]{3,4}", sm.strip()):  # TensorRT's 'Unsupported SM: 0x601'
+        value = int(sm.strip(), 16)
+        return f"{value >> 8}.{value & 0xFF}"
     digits = re.sub(r"^sm_?", "", sm.strip().lower())  # sm_75, and SageAttention's sm75
     if not digits.isdigit() or len(digits) < 2:
         return None
