@@ -129,3 +129,34 @@ def test_no_cmake_prints_its_install(
     sys153 = causes(cli, log_file(tmp_path, line))["SYS153"]
     assert sys153["verdict"] == "confirmed"
     assert "pip install cmake" in fix_text(sys153)
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        (  # thrust's system_error in a CMake program (ingowald/cudaKDTree#18's form)
+            "terminate called after throwing an instance of 'thrust::system::system_error'",
+            "  what():  parallel_for failed: cudaErrorNoKernelImageForDevice: no kernel image is "
+            "available for execution on the device",
+        ),
+        ("Error: no kernel image is available for execution on the device 209",),
+    ],
+)
+def test_a_native_programs_own_report_names_its_build(
+    tmp_path: Path, cli: Callable[..., CliResult], lines: tuple[str, ...]
+) -> None:
+    cud153 = causes(cli, log_file(tmp_path, *lines))["CUD153"]
+    assert cud153["verdict"] == "confirmed"
+    assert "-DCMAKE_CUDA_ARCHITECTURES=" in fix_text(cud153)
+    assert "-gencode arch=compute_" in fix_text(cud153)
+
+
+def test_torchs_own_cpp_exception_is_not_a_native_programs(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    log = log_file(
+        tmp_path,
+        "terminate called after throwing an instance of 'c10::Error'",
+        "  what():  CUDA error: no kernel image is available for execution on the device",
+    )
+    assert causes(cli, log)["CUD153"]["verdict"] != "confirmed"
