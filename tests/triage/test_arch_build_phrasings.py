@@ -160,3 +160,27 @@ def test_torchs_own_cpp_exception_is_not_a_native_programs(
         "  what():  CUDA error: no kernel image is available for execution on the device",
     )
     assert causes(cli, log)["CUD153"]["verdict"] != "confirmed"
+
+
+@pytest.mark.parametrize(
+    ("line", "flag"),
+    [
+        (
+            "/usr/lib/python3.11/site-packages/torch/include/ATen/ATen.h:4:2: error: #error C++17 "
+            "or later compatible compiler is required to use ATen.",
+            "-std=c++17",
+        ),
+        (
+            "ATen/ATen.h:5: error: C++20 or later compatible compiler is required to use ATen.",
+            "-std=c++20",
+        ),
+    ],
+)
+def test_torchs_headers_name_the_standard_to_compile(
+    tmp_path: Path, cli: Callable[..., CliResult], line: str, flag: str
+) -> None:
+    sys131 = causes(cli, log_file(tmp_path, line))["SYS131"]
+    assert sys131["verdict"] == "confirmed"
+    text = fix_text(sys131)
+    assert f"'cxx': ['{flag}']" in text
+    assert text.index(flag) < text.index("CC=gcc-")  # the flag first, the compiler second

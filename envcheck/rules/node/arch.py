@@ -36,8 +36,8 @@ def _cc(text: str | None) -> Version | None:
     value = text.strip().strip("()").lower()
     hexa = re.fullmatch(r"0x([0-9a-f]{3,4})", value)  # TensorRT's 'Unsupported SM: 0x601' (6.1)
     if hexa:
-        number = int(hexa.group(1), 16)
-        return Version(f"{number >> 8}.{number & 0xFF}")
+        packed = int(hexa.group(1), 16)
+        return Version(f"{packed >> 8}.{packed & 0xFF}")
     pair = re.fullmatch(r"([0-9]+)\s*[.,]\s*([0-9]+)", value)
     if pair:
         return Version(f"{pair.group(1)}.{pair.group(2)}")

@@ -575,6 +575,7 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
         return _cxx17_name_line(line)
     if (
         "C++17 or later" in line.text
+        or _STANDARD_REQUIRED.search(line.text)
         or "option '-std=" in line.text
         or "ISO C++ 2011 standard" in line.text
         or 'option "-std=' in line.text
@@ -913,6 +914,41 @@ def _stl_expects_newer_cuda(line: LogLine) -> Hit:
     )
 
 
+# torch's headers refusing the C++ standard a build compiles: c10/util/C++17.h ('C++17 or later
+# compatible compiler is required to use PyTorch.'), ATen/ATen.h ('... to use ATen.'; C++20 from
+# torch 2.14, C++14 in torch 1.x)
+_STANDARD_REQUIRED = lazy(
+    r"C\+\+(?P<std>1[47]|20) or later compatible compiler is required to use (?P<by>PyTorch|ATen)"
+)
+# the gcc that compiles each standard by default or with -std (torch's headers need gcc 9 for
+# C++17; -std=c++20 arrives with gcc 10)
+_STANDARD_GCC = {"14": "9", "17": "11", "20": "11"}
+
+
+def _standard_required(line: LogLine, std: str, by: str) -> Hit:
+    """torch's headers need C++{std} and the compile is older: most often the extension's own
+    setup.py or CMakeLists.txt passes an older -std (mmcv's and horovod's -std=c++14 under torch
+    2.x; a -std=c++17 under torch 2.14's C++20 ATen.h), else a gcc whose default is older."""
+    gcc = _STANDARD_GCC[std]
+    return Hit(
+        f"the build compiles an older C++ standard than torch's headers need ({by}: C++{std}), "
+        f"or the host compiler is older than torch's headers need (line {line.line})",
+        evidence={"line": line.line, "standard": f"c++{std}"},
+        fix=fix(
+            f"Compile as C++{std}: where the extension's setup.py passes an older -std (a "
+            f"hard-coded -std=c++14), change it in extra_compile_args={{'cxx': ['-std=c++{std}'], "
+            f"'nvcc': ['-std=c++{std}']}} (CMake: set(CMAKE_CXX_STANDARD {std}) and "
+            f"CMAKE_CUDA_STANDARD {std}; MSVC /std:c++{std}), remove build/ and rebuild; with a "
+            f"gcc too old for it, build with gcc {gcc}: apt install gcc-{gcc} g++-{gcc}, export "
+            f"CC=gcc-{gcc} CXX=g++-{gcc} (conda: gcc_linux-64={gcc} gxx_linux-64={gcc})",
+            "manual",
+            manual(f"extra_compile_args={{'cxx': ['-std=c++{std}'], 'nvcc': ['-std=c++{std}']}}"),
+            manual(f"apt install gcc-{gcc} g++-{gcc}"),
+            set_env(CC=f"gcc-{gcc}", CXX=f"g++-{gcc}"),
+        ),
+    )
+
+
 def _host_compiler_line(facts: Facts, line: LogLine) -> Hit:
     """A compiler error that names the host gcc as the cause without nvcc's ceiling: torch's
     C++17 check (gcc older than torch's headers need) or GCC 11's std_function.h that an older
@@ -934,9 +970,8 @@ def _host_compiler_line(facts: Facts, line: LogLine) -> Hit:
             "headers need (C++17: gcc 9 or newer)"
         )
         gcc, flag = "11", ""
-    elif "C++17 or later" in line.text:
-        what = "the host compiler is older than torch's headers need (C++17: gcc 9 or newer)"
-        gcc, flag = "11", ""
+    elif (standard := _STANDARD_REQUIRED.search(line.text)) is not None:
+        return _standard_required(line, standard.group("std"), standard.group("by"))
     else:
         what = (
             "nvcc cannot parse the host gcc 11's <functional> (std_function.h): this CUDA "
