@@ -335,6 +335,8 @@ FACTS: dict[str, str] = {
     "select_compute_arch.cmake: '5.0;8.0;8.6;8.9;9.0;9.0a')",
     "cuda_program": "the source file of a native program's own CUDA error check that reported "
     "a failed kernel (ggml-cuda.cu, VX3_SimulationManager.cu): the kernel is that build's",
+    "cxx_exception": "the C++ exception type the terminate handler names above an error "
+    "('c10::Error': torch's own; 'thrust::system::system_error': a native program's)",
     "ext_module": "a compiled module or package a line names as lacking its CUDA ops "
     "(mmcv._ext, amp_C, Detectron2)",
     "pip_build": "a distribution pip or uv failed to build from source (Failed building "
@@ -552,6 +554,9 @@ _TRUNCATED = re.compile(r"(?:\.\.\.|…)\s*$")
 def _cc(sm: str) -> str | None:
     if re.fullmatch(r"[0-9]+\.[0-9]+", sm.strip()):
         return sm.strip()
+    if re.fullmatch(r"0x[0-9a-fA-F]{3,4}", sm.strip()):  # TensorRT's 'Unsupported SM: 0x601'
+        value = int(sm.strip(), 16)
+        return f"{value >> 8}.{value & 0xFF}"
     digits = re.sub(r"^sm_?", "", sm.strip().lower())  # sm_75, and SageAttention's sm75
     if not digits.isdigit() or len(digits) < 2:
         return None

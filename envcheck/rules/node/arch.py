@@ -34,6 +34,10 @@ def _cc(text: str | None) -> Version | None:
     if not text:
         return None
     value = text.strip().strip("()").lower()
+    hexa = re.fullmatch(r"0x([0-9a-f]{3,4})", value)  # TensorRT's 'Unsupported SM: 0x601' (6.1)
+    if hexa:
+        packed = int(hexa.group(1), 16)
+        return Version(f"{packed >> 8}.{packed & 0xFF}")
     pair = re.fullmatch(r"([0-9]+)\s*[.,]\s*([0-9]+)", value)
     if pair:
         return Version(f"{pair.group(1)}.{pair.group(2)}")
@@ -368,6 +372,12 @@ _NOTE = lazy(
 )
 
 
+# refusals that name no GPU and mean opposite things on either side of the entry's floor
+# (TensorRT 7.x's bare 'Unsupported SM.': a release that dropped the GPU, or one that predates
+# it): confirmed only where the node states the GPU (signatures/arch_floors.toml)
+_GPU_DECIDES_DIRECTION = frozenset({"tensorrt-unsupported-sm-bare"})
+
+
 def _only_decides(facts: Facts, line: LogLine) -> bool:
     """Whether the line's signature leaves CUD151 to the line's facts (``decides``) instead of
     establishing it (``confirms``): a statement of a floor with no error marker."""
@@ -413,6 +423,12 @@ def arch_floor_in_log(facts: Facts, line: LogLine) -> Hit | None:
     if built is not None:
         return built
     name, cc = _line_gpu(facts, line)
+    if cc is None and line.signature in _GPU_DECIDES_DIRECTION:
+        raise NotStated(
+            f"line {line.line} names no GPU, and {entry.package}'s refusal means a release that "
+            "dropped the GPU below its floor and one that predates it above: the GPU decides",
+            "gpu",
+        )
     gpu = f"{name or 'the GPU'}" + (f" ({sm(cc)}, compute capability {cc})" if cc else "")
     evidence = {
         "line": line.line,

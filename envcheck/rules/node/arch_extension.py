@@ -401,14 +401,53 @@ _PYTHON_PACKAGE = lazy(r"site-packages|dist-packages|[/\\]csrc[/\\]|[/\\]torch[/
 _RAISED = lazy(r"(?:^|[\s:\]|])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): ")
 
 
+# a native program's own report of the error, with no Python around it: a C++ exception's what()
+# (thrust's system_error: 'parallel_for failed: cudaErrorNoKernelImageForDevice: ...'), C++'s
+# terminate handler, or the error's number printed beside its text the way C programs print it
+# (CUDA samples' checkCudaErrors 'code=209(cudaErrorNoKernelImageForDevice)', 'Error: ... 209',
+# a driver-API wrapper's 'CUDA_ERROR_NO_BINARY_FOR_GPU (209)')
+_NATIVE_REPORT = lazy(
+    r"what\(\):|terminate called after throwing|code=209\b|device 209\s*$|\(209\)\s*$"
+)
+# anything that puts Python or torch around the error: then the torch build may be the one
+_PYTHON_AROUND = lazy(
+    r"Traceback \(most recent call last\)|File \"[^\"]+\", line [0-9]+|torch|THC|aten[/\\]|c10::"
+    r"|\.py\b"
+)
+
+
+def _native_source(line: LogLine) -> str | None:
+    """The native program whose own check reported the missing kernel: the CUDA source file the
+    line names (ggml-cuda.cu, 'kernel.cu(413)'), else 'the program' where the report is a C or
+    C++ program's own (a what(), the terminate handler, the error's number) with no Python and
+    no torch anywhere in the lines around it (a CMake program, thrust's algorithms)."""
+    source = line.stated.get("cuda_program")
+    if source:
+        if _TORCH_SOURCE.search(source) or _PYTHON_PACKAGE.search(source):
+            return None  # torch's own kernel, or a Python package's: the torch build decides
+        return source
+    around = (
+        (line.stated.get("cxx_exception") or "") + " " + (line.stated.get("ext_frame_path") or "")
+    )
+    if (
+        _NATIVE_REPORT.search(line.text)
+        and not _PYTHON_AROUND.search(line.text)
+        and not _PYTHON_AROUND.search(around)
+    ):
+        return "the program"
+    return None
+
+
 def _native_program(facts: Facts, line: LogLine) -> Hit | None:
     """The CUDA error check that reported the failed kernel is a native build's own source
-    (ggml-cuda.cu's check, a project's 'kernel.cu(413): CUDA error'), not torch's, and the log
-    states no torch build: that build lacks the GPU's architecture. The fix names it for the
-    GPU's compute capability (the log's, else the node's) in each build system's spelling."""
-    source = line.stated.get("cuda_program")
-    if not source or _TORCH_SOURCE.search(source) or _PYTHON_PACKAGE.search(source):
-        return None  # torch's own kernel, or a Python package's: the torch build decides
+    (ggml-cuda.cu's check, a project's 'kernel.cu(413): CUDA error') or a native program's own
+    report (a C++ exception's what(), the error's number beside its text) with no Python and no
+    torch around it, and the log states no torch build: that build lacks the GPU's
+    architecture. The fix names it for the GPU's compute capability (the log's, else the
+    node's) in each build system's spelling."""
+    source = _native_source(line)
+    if source is None:
+        return None
     if _RAISED.search(line.text):
         return None  # a Python exception: the kernel may be torch's or an extension's
     if line.stated.get("torch_version") or line.stated.get("torch_arch_list"):

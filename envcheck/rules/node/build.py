@@ -400,6 +400,30 @@ def _cmake_too_old(line: LogLine, needed: str, have: str) -> Hit:
     )
 
 
+# no cmake at all: a setup.py's CMakeBuild (pybind11's cmake_example template and the projects
+# built from it) checking `cmake --version`, a shell's or subprocess' cmake not found
+_CMAKE_MISSING = lazy(
+    r"CMake must be installed to build|\bcmake: (?:command )?not found|"
+    r"No such file or directory: '(?:[^']*/)?cmake'|'cmake' is not recognized as an internal"
+)
+
+
+def _cmake_missing(line: LogLine) -> Hit:
+    """The build runs CMake and finds none on PATH: PyPI's cmake wheel puts one there (into the
+    environment the build runs in; with build isolation the project must declare it)."""
+    return Hit(
+        f"the build runs CMake and there is no cmake on PATH (line {line.line})",
+        evidence={"line": line.line},
+        fix=fix(
+            "Install CMake where the build runs, then rebuild: pip install cmake (or conda "
+            "install cmake, apt install cmake); with pip's build isolation, pip install cmake "
+            "and rebuild with --no-build-isolation when the project does not declare cmake",
+            "safe",
+            pip_install("cmake"),
+        ),
+    )
+
+
 def _rust_build(line: LogLine) -> Hit:
     """A wrapper line of a build whose backend found no Rust toolchain (SYS169's line in the
     same log): the build is an sdist of a Rust-extension package, not a torch extension."""
@@ -425,6 +449,8 @@ def extension_build_failed_in_log(facts: Facts, line: LogLine) -> Hit:
         return _no_ninja(line)
     if (cmake := _CMAKE_TOO_OLD.search(line.text)) is not None:
         return _cmake_too_old(line, cmake.group("needed"), cmake.group("have"))
+    if _CMAKE_MISSING.search(line.text):
+        return _cmake_missing(line)
     if "Ninja is required" in line.text:
         return Hit(
             f"torch's C++ extension loader needs ninja, which is not on PATH (line {line.line})",
@@ -549,6 +575,7 @@ def host_compiler_in_log(facts: Facts, line: LogLine) -> Hit:
         return _cxx17_name_line(line)
     if (
         "C++17 or later" in line.text
+        or _STANDARD_REQUIRED.search(line.text)
         or "option '-std=" in line.text
         or "ISO C++ 2011 standard" in line.text
         or 'option "-std=' in line.text
@@ -887,6 +914,41 @@ def _stl_expects_newer_cuda(line: LogLine) -> Hit:
     )
 
 
+# torch's headers refusing the C++ standard a build compiles: c10/util/C++17.h ('C++17 or later
+# compatible compiler is required to use PyTorch.'), ATen/ATen.h ('... to use ATen.'; C++20 from
+# torch 2.14, C++14 in torch 1.x)
+_STANDARD_REQUIRED = lazy(
+    r"C\+\+(?P<std>1[47]|20) or later compatible compiler is required to use (?P<by>PyTorch|ATen)"
+)
+# the gcc that compiles each standard by default or with -std (torch's headers need gcc 9 for
+# C++17; -std=c++20 arrives with gcc 10)
+_STANDARD_GCC = {"14": "9", "17": "11", "20": "11"}
+
+
+def _standard_required(line: LogLine, std: str, by: str) -> Hit:
+    """torch's headers need C++{std} and the compile is older: most often the extension's own
+    setup.py or CMakeLists.txt passes an older -std (mmcv's and horovod's -std=c++14 under torch
+    2.x; a -std=c++17 under torch 2.14's C++20 ATen.h), else a gcc whose default is older."""
+    gcc = _STANDARD_GCC[std]
+    return Hit(
+        f"the build compiles an older C++ standard than torch's headers need ({by}: C++{std}), "
+        f"or the host compiler is older than torch's headers need (line {line.line})",
+        evidence={"line": line.line, "standard": f"c++{std}"},
+        fix=fix(
+            f"Compile as C++{std}: where the extension's setup.py passes an older -std (a "
+            f"hard-coded -std=c++14), change it in extra_compile_args={{'cxx': ['-std=c++{std}'], "
+            f"'nvcc': ['-std=c++{std}']}} (CMake: set(CMAKE_CXX_STANDARD {std}) and "
+            f"CMAKE_CUDA_STANDARD {std}; MSVC /std:c++{std}), remove build/ and rebuild; with a "
+            f"gcc too old for it, build with gcc {gcc}: apt install gcc-{gcc} g++-{gcc}, export "
+            f"CC=gcc-{gcc} CXX=g++-{gcc} (conda: gcc_linux-64={gcc} gxx_linux-64={gcc})",
+            "manual",
+            manual(f"extra_compile_args={{'cxx': ['-std=c++{std}'], 'nvcc': ['-std=c++{std}']}}"),
+            manual(f"apt install gcc-{gcc} g++-{gcc}"),
+            set_env(CC=f"gcc-{gcc}", CXX=f"g++-{gcc}"),
+        ),
+    )
+
+
 def _host_compiler_line(facts: Facts, line: LogLine) -> Hit:
     """A compiler error that names the host gcc as the cause without nvcc's ceiling: torch's
     C++17 check (gcc older than torch's headers need) or GCC 11's std_function.h that an older
@@ -908,9 +970,8 @@ def _host_compiler_line(facts: Facts, line: LogLine) -> Hit:
             "headers need (C++17: gcc 9 or newer)"
         )
         gcc, flag = "11", ""
-    elif "C++17 or later" in line.text:
-        what = "the host compiler is older than torch's headers need (C++17: gcc 9 or newer)"
-        gcc, flag = "11", ""
+    elif (standard := _STANDARD_REQUIRED.search(line.text)) is not None:
+        return _standard_required(line, standard.group("std"), standard.group("by"))
     else:
         what = (
             "nvcc cannot parse the host gcc 11's <functional> (std_function.h): this CUDA "
@@ -1305,8 +1366,48 @@ def linker_cannot_find_library(facts: Facts) -> Iterable[Hit]:
     raise Skip("only a build log states a library the linker cannot find", "log.build")
 
 
+# MSVC's linker: 'LINK : fatal error LNK1181: cannot open input file 'cudart.lib'' (and LNK1104's
+# 'cannot open file'): the library is named by its file, searched on LIB and /LIBPATH
+_MSVC_LINK_LIBRARY = lazy(r"LNK11(?:81|04): [^'“\n]*['“](?:[^'”\n]*[\\/])?([^'”\\/\n]+)\.lib['”]")
+
+
+def _msvc_cannot_open(facts: Facts, line: LogLine, name: str) -> Hit:
+    """MSVC's linker found no <name>.lib on LIB or /LIBPATH: a CUDA toolkit library's directory
+    is CUDA_PATH's lib\\x64 (CUDA_PATH set by the toolkit's installer, or not installed)."""
+    what = f"MSVC's linker cannot open {name}.lib (line {line.line})"
+    if name in _TOOLKIT_LIBRARIES or name == "cuda":
+        cuda = _torch_cuda(facts)
+        release = str(cuda) if cuda else "<X.Y, torch's CUDA>"
+        home = f"C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v{release}"
+        return Hit(
+            f"{what}: the CUDA toolkit's lib\\x64 is not on the linker's path (CUDA_PATH unset, "
+            "or no CUDA toolkit of torch's release installed)",
+            evidence={"line": line.line, "library": name},
+            fix=fix(
+                f"Install the CUDA toolkit of torch's CUDA and point the build at it: set "
+                f'CUDA_PATH="{home}" and CUDA_HOME to the same, add its lib\\x64 to LIB, and '
+                "rebuild from a fresh x64 Native Tools prompt",
+                "manual",
+                manual(f'set CUDA_HOME={home} && set "LIB={home}\\lib\\x64;%LIB%"'),
+            ),
+        )
+    return Hit(
+        f"{what}: the library's directory is not on LIB or the build's /LIBPATH",
+        evidence={"line": line.line, "library": name},
+        fix=fix(
+            f"Install what ships {name}.lib and add its directory to LIB (set "
+            f'"LIB=<its directory>;%LIB%"), then rebuild',
+            "manual",
+            manual(f'set "LIB=<the directory of {name}.lib>;%LIB%"'),
+        ),
+    )
+
+
 @from_log("SYS164")
 def linker_cannot_find_library_in_log(facts: Facts, line: LogLine) -> Hit:
+    msvc = _MSVC_LINK_LIBRARY.search(line.text)
+    if msvc is not None:
+        return _msvc_cannot_open(facts, line, msvc.group(1))
     found = _LINK_LIBRARY.search(line.text)
     name = found.group(1) if found else "the library"
     what = f"the linker cannot find lib{name}.so (line {line.line})"
