@@ -427,3 +427,14 @@ def test_the_wording_names_its_cause(
         (c["code"], c["verdict"]) for m in result.json()["data"]["matches"] for c in m["causes"]
     ]
     assert any(code in codes and verdict != "ruled_out" for code, verdict in named), named
+
+
+def test_a_pasted_nvidia_smi_that_found_no_devices_is_a_failure(tmp_path: Path) -> None:
+    """nvidia-smi's 'No devices were found' (the driver answered, no GPU came up) pasted alone
+    is DRV151 with the errors table's fix, not a node with nothing wrong."""
+    dump = tmp_path / "smi.txt"
+    dump.write_text("$ nvidia-smi\nNo devices were found\n")
+    result = run_cli("check", "--from", str(dump))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "DRV151" in result.stdout
+    assert "dmesg" in result.stdout
