@@ -332,8 +332,11 @@ def parse_failure(source: Source) -> NodeReport:
     label = "nvidia-smi (failed)"
     report = blank(source, label)
     if said.startswith("No devices were found"):
+        # zero GPUs, and a failure: the driver answered but none of the node's GPUs came up
+        # (the errors table's nvidia-smi entry names why), which DRV151 reads from the note
         info = GpuInfo(driver_source=label, gpus=(), gpus_reason=f"nvidia-smi: {said}")
-        return report.with_sections(gpu=Section.ok(info, source=label, notes=(said,)))
+        note = f"nvidia-smi failed: {said}"
+        return report.with_sections(gpu=Section.ok(info, source=label, notes=(note,)))
     # the whole message, as nvidia-smi printed it (a paste may wrap it): the errors table
     # matches its text
     whole = " ".join(line.strip() for line in source.text.splitlines() if line.strip())[:400]

@@ -1833,6 +1833,11 @@ EXAMPLES += [
         "jax-no-visible-gpu",
     ),
     (
+        "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: no supported devices found for "
+        "platform CUDA",
+        "xla-no-supported-devices",
+    ),
+    (
         "ggml_cuda_init: failed to initialize CUDA: system not yet initialized",
         "ggml-cuda-init-failed",
     ),
@@ -2330,6 +2335,10 @@ EXAMPLES += [
     (
         "modprobe: FATAL: Module nvidia not found in directory /lib/modules/6.5.0-14-generic",
         "modprobe-nvidia-not-found",
+    ),
+    (
+        "modprobe: ERROR: could not insert 'nvidia': Exec format error",
+        "modprobe-nvidia-exec-format",
     ),
     (
         "modprobe: ERROR: could not insert 'nvidia': Key was rejected by service",
@@ -3187,6 +3196,10 @@ EXAMPLES += [
 EXAMPLES += [
     # nvidia-container-cli's device and ldcache refusals (libnvidia-container configure.c)
     ("nvidia-container-cli: device error: 1: unknown device: unknown", "container-device-unknown"),
+    (
+        "Error: setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=all",
+        "cdi-devices-unresolvable",
+    ),
     (
         "nvidia-container-cli: ldcache error: open failed: /sbin/ldconfig.real: no such file or "
         "directory: unknown",

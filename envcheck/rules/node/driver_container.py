@@ -59,6 +59,8 @@ def container_without_gpu_runtime_in_log(facts: Facts, line: LogLine) -> Hit | N
             return _build_in_container_without_gpu(line)
     if line.signature == "container-device-unknown":
         return _unknown_device(line)
+    if line.signature == "cdi-devices-unresolvable":
+        return _cdi_unresolvable(line)
     if line.signature == "container-ldcache-missing-ldconfig":
         return _missing_ldconfig(line)
     if line.signature == "container-cgroup-devices-not-found":
@@ -274,6 +276,34 @@ def _unknown_device(line: LogLine) -> Hit:
             manual(
                 "docker run --gpus '\"device=0\"' ...  (or -e NVIDIA_VISIBLE_DEVICES=<index or "
                 "UUID>; compose: device_ids: ['0'])"
+            ),
+        ),
+    )
+
+
+def _cdi_unresolvable(line: LogLine) -> Hit:
+    """The engine asked for GPUs by CDI name and no CDI spec names them: NVIDIA's CDI page
+    generates the spec with nvidia-ctk (and again after each driver upgrade, or the spec names
+    the old driver's files); nvidia-container-toolkit#146 and nixpkgs#420638 are this line."""
+    device = line.stated.get("container_device", "nvidia.com/gpu=all")
+    return Hit(
+        f"the container engine found no CDI spec naming {device} (line {line.line}): the NVIDIA "
+        "CDI spec was not generated on this host, predates its driver, or is not readable",
+        evidence={"line": line.line, "device": device},
+        fix=fix(
+            "Generate the NVIDIA CDI spec on the host (sudo nvidia-ctk cdi generate "
+            "--output=/etc/cdi/nvidia.yaml, again after every driver upgrade), check it lists "
+            f"{device} (nvidia-ctk cdi list), then start the container again",
+            "manual",
+            manual(
+                "sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml  (from "
+                "nvidia-container-toolkit; sudo apt-get install -y nvidia-container-toolkit "
+                "where nvidia-ctk is missing)"
+            ),
+            manual("nvidia-ctk cdi list  (must list nvidia.com/gpu=all and each GPU)"),
+            manual(
+                "podman run --rm --device nvidia.com/gpu=all ubuntu nvidia-smi -L  (check; "
+                "the spec must be readable by the user that runs the engine)"
             ),
         ),
     )

@@ -11,7 +11,8 @@ first.
 - WSL 2 (the line or the node names ``/usr/lib/wsl`` or a ``microsoft`` kernel): the driver is the
   Windows one; nothing is installed inside the distribution;
 - 804 (or a ``/compat/`` library in the line): the compat directory off the loader's path, or an
-  image built for the host driver's CUDA;
+  image built for the host driver's CUDA; on a host whose driver was just updated, a reboot (the
+  loaded module older than the new libcuda: rapidsai/cusignal#398);
 - the table's own text last.
 """
 
@@ -113,8 +114,14 @@ def upgrade_fix(facts: Facts, entry: CudaError, text: str) -> Fix:
     if compat:
         summary += (
             "; in a container, run an image built for the host driver's CUDA, or take the "
-            "cuda-compat libraries (/usr/local/cuda*/compat) off LD_LIBRARY_PATH"
+            "cuda-compat libraries (/usr/local/cuda*/compat) off LD_LIBRARY_PATH; on a "
+            "host whose driver was just updated, reboot first (the loaded kernel module is "
+            "older than the new libcuda)"
         )
+        # a driver updated without a reboot: libcuda newer than the loaded module tries forward
+        # compatibility (rapidsai/cusignal#398: 'Rebooting resolved this issue' on a Quadro RTX
+        # 6000; SYSTRAN/faster-whisper#653: reboot or reload the driver's modules)
+        actions.append(manual("sudo reboot  (after a driver update: the module matches again)"))
         actions.append(
             manual(
                 "export LD_LIBRARY_PATH=$(echo \"$LD_LIBRARY_PATH\" | tr ':' '\\n' | "

@@ -6,13 +6,14 @@ no GPU answered its query.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
-from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
+from envcheck.rules.base import Hit, LogLine, NodeDecides, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual
 
 if TYPE_CHECKING:  # the --deep records are imported when a --deep report is read
@@ -621,3 +622,37 @@ def persistence_off(facts: Facts) -> Iterable[Hit]:
             ),
         )
     ]
+
+
+RPC_TIMEOUT = "container-driver-rpc-timeout"
+
+
+@from_log("GPU120")
+def persistence_off_in_log(facts: Facts, line: LogLine) -> Hit:
+    """nvidia-container-cli's `driver rpc error: timed out`: the container runtime's NVML queries
+    outran its RPC timeout because the driver set each GPU up afresh, persistence mode being off
+    (the maintainer, nvidia-container-toolkit#556 and #202: 'usually caused by Persistence Mode
+    not being enabled'; #202's reporter: works with `nvidia-smi -pm 1`). Where the node states
+    its GPUs' persistence mode, that check decides."""
+    if line.signature != RPC_TIMEOUT:
+        raise NotStated(f"line {line.line} does not state the GPUs' persistence mode", "gpu")
+    with contextlib.suppress(Skip):
+        if _persistence(facts):
+            raise NodeDecides(
+                f"line {line.line}: the node states its GPUs' persistence mode", "gpu"
+            )
+    return Hit(
+        f"the NVIDIA container runtime's call to the driver timed out (line {line.line}): with "
+        "persistence mode off the driver initialises the GPUs on each query, which outlasts the "
+        "runtime's RPC timeout",
+        evidence={"line": line.line},
+        fix=fix(
+            "Enable persistence mode on the host: sudo systemctl enable --now "
+            "nvidia-persistenced (preferred), or sudo nvidia-smi -pm 1; then start the container "
+            "again",
+            "manual",
+            manual("sudo systemctl enable --now nvidia-persistenced"),
+            manual("sudo nvidia-smi -pm 1  (until the next reboot)"),
+            manual("nvidia-smi --query-gpu=index,persistence_mode --format=csv  (check: Enabled)"),
+        ),
+    )
