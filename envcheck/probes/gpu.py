@@ -21,9 +21,11 @@ _MIB = 1024 * 1024
 
 def hash_uuid(uuid: str) -> str:
     """GPU UUIDs identify hardware; reports carry a short stable hash instead."""
-    import hashlib  # here: only a node with GPUs needs it (loading OpenSSL costs ms)
+    # the interpreter's own SHA-256 (the same digest): hashlib loads OpenSSL's libcrypto,
+    # which every `check` on a GPU node paid for these few bytes
+    from envcheck.cachefiles import sha256
 
-    return hashlib.sha256(uuid.strip().encode()).hexdigest()[:12]
+    return sha256(uuid.strip().encode()).hexdigest()[:12]
 
 
 def _text(value: Any) -> str:
