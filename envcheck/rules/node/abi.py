@@ -28,6 +28,7 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.extension_builds import install_text
 from envcheck.rules.fixes import fix, manual, pip_install
+from envcheck.rules.node.abi_unnamed import linked_program, unnamed_extension, unnamed_file
 from envcheck.rules.node.native_crash import crash_reading
 from envcheck.rules.node.torch_symbol_span import SpanReading, span_reading
 from envcheck.rules.node.wheel_index_torch import (
@@ -286,11 +287,20 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None
     old_library = line.stated.get("torch_library")
     if old_library is not None:
         return _old_torch_library(facts, line, old_library)
+    program = line.stated.get("linked_program")
+    if path is None and program and symbol is not None and provider(symbol) == "torch":
+        # `<program>: symbol lookup error: <program>: undefined symbol: _ZN2at...`: a C++
+        # program linked against another libtorch (abi_unnamed.py)
+        return linked_program(facts, line, program, symbol)
     if path is None and symbol is None and (stated := _stated_cuda_mismatch(facts, line)):
         return stated
     if path is None and symbol is not None and provider(symbol) != "other":
         bare = _BARE_EXTENSION.search(line.text)  # `foo.cpython-310-x86_64-linux-gnu.so: ...`
         path = bare.group("file") if bare is not None else None
+    if path is None and symbol is not None and provider(symbol) == "torch" and unnamed_file(line):
+        # no file on the line (`Error loading extension: undefined symbol: _ZN3c10...`): a torch
+        # symbol still establishes an extension built against another torch
+        return unnamed_extension(facts, line, symbol)
     if path is None or symbol is None:
         raise NotStated(
             f"line {line.line} does not name the extension's path and the symbol",
@@ -308,6 +318,10 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None
         top = relative.group("top")
         if facts.matrix.import_name(top) is not None or facts.matrix.extension(top) is not None:
             owned = top, distribution(top, facts.matrix, single_file=False)
+        elif (installed := _installed_as(facts, top)) is not None:
+            # a package the node states installed (`lmcache/c_ops...so` with lmcache in the
+            # spec, LMCache#1294): its distribution, not a source tree of that name
+            owned = top, installed
     if owned is None:
         return _source_build(facts, line, path, symbol)
     top, named = owned
@@ -1048,24 +1062,38 @@ def _mixed_cuda(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
     )
 
 
+# CPython's dynload_win.c: 'DLL load failed while importing %s: ' from 3.8 on, 'DLL load failed: '
+# before it (no module), then the system's text of ERROR_PROC_NOT_FOUND (zh-CN: 找不到指定的程序)
 _WINDOWS = lazy(
-    r"DLL load failed while importing ([A-Za-z0-9_.]+): The specified (?:procedure|program)"
+    r"DLL load failed(?: while importing ([A-Za-z0-9_.]+))?: "
+    r"(?:The specified (?:procedure|program)|找不到 ?指定的程序)"
 )
 
 
-def _windows_entry_point(facts: Facts, line: LogLine, module: str) -> Hit:
-    """Windows names neither the symbol nor the file: only the module being imported (`_C`);
-    the traceback above it names the package."""
+def _installed_as(facts: Facts, top: str) -> str | None:
+    """The distribution the node states installed under the import name ``top`` (its own name,
+    or with `_` spelled `-`); None where the packages are unknown or none is."""
+    for name in dict.fromkeys((top, top.replace("_", "-"))):
+        if facts.known_version(name) is not None:
+            return name
+    return None
+
+
+def _windows_entry_point(facts: Facts, line: LogLine, module: str | None) -> Hit:
+    """Windows names neither the symbol nor the file: only the module being imported (`_C`;
+    Python 3.7 and older not even that); the traceback above it names the package."""
     torch = _torch_text(facts)
+    named = f"the extension module {module}" if module else "the extension module being imported"
+    package = f"<the package importing {module}>" if module else "<the package being imported>"
     return Hit(
-        f"Windows could not resolve an entry point of the extension module {module} (line "
+        f"Windows could not resolve an entry point of {named} (line "
         f"{line.line}): it was built against another torch (or library) than {torch}",
         evidence={"line": line.line, "module": module},
         fix=fix(
             f"Install the package's build made for {torch} (the wheel for that torch, CUDA and "
             "Python), or rebuild it against the installed torch: pip install "
-            "--no-build-isolation --no-cache-dir --force-reinstall <the package importing "
-            f"{module}>; or install the torch release the package was built for",
+            f"--no-build-isolation --no-cache-dir --force-reinstall {package}; or install the "
+            "torch release the package was built for",
             "manual",
             manual("pip install --no-build-isolation --no-cache-dir --force-reinstall <package>"),
             manual('python -c "import torch; print(torch.__version__)"  (the torch it must match)'),
@@ -1198,6 +1226,9 @@ def names_other_package(facts: Facts, line: LogLine, modules: Iterable[str]) -> 
     cause about these is ruled out by it. None when the line names no such path or names one
     of them (the cause stays for its rule to judge)."""
     path = line.stated.get("library_path")
+    program = line.stated.get("linked_program")
+    if not path and program:  # `<program>: symbol lookup error: <program>: ...`: a program's
+        return program
     if not path:
         return None
     # a package's path: under site-packages, a bare extension file name, or any directory
@@ -1280,6 +1311,12 @@ def vllm_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None:
     symbol = line.stated.get("undefined_symbol")
     if names_other_package(facts, line, ("vllm",)) is not None:
         return None  # the failing extension is another package's
+    if unnamed_file(line) and "vllm" not in line.text:
+        raise NotStated(
+            f"line {line.line} names no extension file: VLM101 compares vLLM's torch pin with "
+            "the node's torch",
+            "packages.vllm",
+        )
     if symbol is None or provider(symbol) != "torch":
         raise NotStated(
             f"line {line.line} does not show a torch symbol: VLM101 compares vLLM's torch pin "
