@@ -556,14 +556,16 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None
             if built_for
             else " ".join(spanned) or "torch==<the release it was built for>"
         )
+        index = _pinned_torch_index(facts, spanned)
         summary += (
             f"; or install the torch {have} was built for: pip install {torch_pin}"
+            + (f" --index-url {index}" if index else "")
             + (f" (its version's local tag names torch {built_for})" if built_for else "")
             + (" (a torch release that exports the symbol)" if spanned else "")
             + (" (with the torchvision / torchaudio of that release)" if len(spanned) < 2 else "")
         )
         actions.append(
-            pip_install(*spanned)
+            pip_install(*spanned, index_url=index)
             if spanned
             else manual(f"pip install {torch_pin}  (the torch {have} was built for)")
         )
@@ -1000,6 +1002,10 @@ def _mixed_torch(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
     with contextlib.suppress(Skip):
         version = facts.known_version("torch")
     pin = f"torch=={version}" if version is not None else "torch"
+    # a conda environment's torch may be conda's package (pytorch, pytorch-nightly) beside
+    # pip's: pytorch/pytorch#13893 (soumith: a mix of pytorch-nightly and pytorch; conda
+    # uninstall both, pip uninstall torch, then install one)
+    conda = _CONDA_ENV.search(path) is not None
     python = line.stated.get("site_python")
     local = (
         f"~/.local/lib/python{python}/site-packages/torch"
@@ -1014,9 +1020,20 @@ def _mixed_torch(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
         fix=fix(
             f"Remove every copy of torch and install one: pip uninstall -y torch (repeat until pip "
             f"says it is not installed; also remove {local} and torch's files under "
-            f"/usr/local/lib if a source build installed any), then pip install --no-cache-dir "
-            f"{pin} (from the index of its CUDA variant)",
+            f"/usr/local/lib if a source build installed any"
+            + (
+                "; in this conda environment also conda uninstall -y pytorch (and "
+                "pytorch-nightly, whichever conda list shows)"
+                if conda
+                else ""
+            )
+            + f"), then pip install --no-cache-dir {pin} (from the index of its CUDA variant)",
             "manual",
+            *(
+                [manual("conda uninstall -y pytorch pytorch-nightly  (those conda list shows)")]
+                if conda
+                else []
+            ),
             manual("pip uninstall -y torch  (repeat until none is left)"),
             manual(f"rm -rf {local}  (a user-site copy that shadows the environment's)"),
             pip_install(pin, flags=("--no-cache-dir", "--force-reinstall")),
@@ -1068,6 +1085,26 @@ _WINDOWS = lazy(
     r"DLL load failed(?: while importing ([A-Za-z0-9_.]+))?: "
     r"(?:The specified (?:procedure|program)|找不到 ?指定的程序)"
 )
+
+
+def _pinned_torch_index(facts: Facts, pins: tuple[str, ...]) -> str | None:
+    """torch's index for the node's CUDA variant (`+cu121` of the installed torch) when the
+    pinned torch release is built for that variant too (the matrix's `[[torch]]` variants):
+    threads reinstall torch from that index (`--index-url https://download.pytorch.org/whl/
+    cu121`; the plain package index serves another CUDA's build). None otherwise: no index is
+    named that the pinned release does not have."""
+    pinned = next((p.split("==", 1)[1] for p in pins if p.startswith("torch==")), None)
+    installed = facts.known_version("torch")
+    variant = installed.local if installed is not None else None
+    if pinned is None or not variant or not variant.startswith("cu"):
+        return None
+    try:
+        release = facts.matrix.torch_release(Version(pinned))
+    except InvalidVersion:
+        return None
+    if release is None or variant not in release.variants:
+        return None
+    return facts.matrix.torch_index_url(variant)
 
 
 def _installed_as(facts: Facts, top: str) -> str | None:

@@ -130,10 +130,15 @@ def unnamed_extension(facts: Facts, line: LogLine, symbol: str) -> Hit:
         manual("pip install --no-build-isolation --no-cache-dir --force-reinstall <package>"),
     ]
     if pins:
+        from envcheck.rules.node.abi import _pinned_torch_index
+
+        index = _pinned_torch_index(facts, pins)
         summary += (
-            f"; or install a torch release that exports the symbol: pip install {' '.join(pins)}"
+            "; or install a torch release that exports the symbol: pip install "
+            + " ".join(pins)
+            + (f" --index-url {index}" if index else "")
         )
-        actions.append(pip_install(*pins))
+        actions.append(pip_install(*pins, index_url=index))
     return Hit(
         f"an extension (line {line.line} does not name its file) cannot resolve {shown}, a "
         f"symbol of torch itself: it was built against another torch than {torch}"

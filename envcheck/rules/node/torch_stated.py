@@ -434,9 +434,11 @@ def companion_in_log(facts: Facts, line: LogLine) -> Hit | None:
             manual(
                 f"pip install --force-reinstall --no-cache-dir torch=={torch.public} {name}{index}"
                 if url and torch is not None
+                # the index's form (torch's install selector): the cuXYZ of torch.version.cuda
                 else f"pip install --force-reinstall --no-cache-dir torch {name} --index-url "
-                "<the index torch was installed from, e.g. .../whl/cu121> (with --pre for a "
-                "nightly)"
+                f"{facts.matrix.torch_index_url('cuXYZ') or '<the index torch came from>'}  "
+                "(cuXYZ: torch.version.cuda without the dot, cu121 for 12.1; cpu for a CPU "
+                "build; with --pre and the nightly index for a nightly)"
             ),
         )
     return Hit(
