@@ -201,6 +201,21 @@ LINES: list[tuple[str, str, str, str]] = [
         "TOR120",
     ),
     (
+        "windows-zh-cn",
+        "ImportError: DLL load failed while importing _C: 找不到指定的程序。",
+        "CPython Python/dynload_win.c (FormatMessageW in the system's language) ; "
+        "https://github.com/smthemex/ComfyUI_TRELLIS/issues/27",
+        "TOR150",
+    ),
+    (
+        "companion-op-cuda-backend",
+        "NotImplementedError: Could not run 'torchvision::nms' with arguments from the 'CUDA' "
+        "backend. This could be because the operator doesn't exist for this backend",
+        "pytorch aten/src/ATen/core/dispatch/OperatorEntry.cpp (reportError) ; "
+        "https://github.com/ltdrdata/ComfyUI-Impact-Pack/issues/915",
+        "TOR104",
+    ),
+    (
         "torchvision-operator",
         "RuntimeError: operator torchvision::nms does not exist",
         "pytorch/vision torchvision/_meta_registrations.py",

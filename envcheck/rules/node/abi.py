@@ -28,7 +28,12 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.extension_builds import install_text
 from envcheck.rules.fixes import fix, manual, pip_install
-from envcheck.rules.node.abi_unnamed import linked_program, unnamed_extension, unnamed_file
+from envcheck.rules.node.abi_unnamed import (
+    linked_program,
+    pinned_torch_index,
+    unnamed_extension,
+    unnamed_file,
+)
 from envcheck.rules.node.native_crash import crash_reading
 from envcheck.rules.node.torch_symbol_span import SpanReading, span_reading
 from envcheck.rules.node.wheel_index_torch import (
@@ -191,8 +196,14 @@ def extension_undefined_symbol(facts: Facts) -> Iterable[Hit]:
     distribution that owns the extension (from the path), the symbol demangled, and the library
     expected to provide it (c10/at::/torch:: -> torch, `cu*`/cuBLAS/cuDNN/NCCL -> CUDA, `Py*`
     -> Python). vLLM, flash-attn and the torch companions are left to their own rules, which
-    compare versions on the node. macOS's `Symbol not found` (dlopen) and Windows' `DLL load
-    failed ... The specified procedure could not be found` are read the same way; an extension
+    compare versions on the node. macOS's `Symbol not found` (dlopen; macOS 12's `Symbol not
+    found: (__Z...)`, `symbol not found in flat namespace '__Z...'`, the extension on dyld4's
+    `Referenced from: <UUID> /path` line) and Windows' `DLL load failed ... The specified
+    procedure could not be found` (Python 3.7's `DLL load failed:` too) are read the same way;
+    a C++ program glibc names in `<program>: symbol lookup error: <program>: undefined symbol`
+    is one linked against another libtorch (release or C++ ABI), and a line that names no file
+    at all still establishes an extension built against another torch when the symbol is
+    torch's (abi_unnamed.py); an extension
     outside site-packages (built in place) gets the rebuild; torch's own library or a CUDA
     wheel's that misses a CUDA runtime symbol names the mixed CUDA copies; an NCCL symbol
     (`ncclCommInitRankConfig`) names the NCCL that loads as older than the build's; a symbol a library
@@ -291,7 +302,7 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None
     if path is None and program and symbol is not None and provider(symbol) == "torch":
         # `<program>: symbol lookup error: <program>: undefined symbol: _ZN2at...`: a C++
         # program linked against another libtorch (abi_unnamed.py)
-        return linked_program(facts, line, program, symbol)
+        return linked_program(facts, line, program, symbol, demangle(symbol))
     if path is None and symbol is None and (stated := _stated_cuda_mismatch(facts, line)):
         return stated
     if path is None and symbol is not None and provider(symbol) != "other":
@@ -300,7 +311,7 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None
     if path is None and symbol is not None and provider(symbol) == "torch" and unnamed_file(line):
         # no file on the line (`Error loading extension: undefined symbol: _ZN3c10...`): a torch
         # symbol still establishes an extension built against another torch
-        return unnamed_extension(facts, line, symbol)
+        return unnamed_extension(facts, line, symbol, demangle(symbol))
     if path is None or symbol is None:
         raise NotStated(
             f"line {line.line} does not name the extension's path and the symbol",
@@ -556,16 +567,16 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None
             if built_for
             else " ".join(spanned) or "torch==<the release it was built for>"
         )
-        index = _pinned_torch_index(facts, spanned)
+        torch_index = pinned_torch_index(facts, spanned)
         summary += (
             f"; or install the torch {have} was built for: pip install {torch_pin}"
-            + (f" --index-url {index}" if index else "")
+            + (f" --index-url {torch_index}" if torch_index else "")
             + (f" (its version's local tag names torch {built_for})" if built_for else "")
             + (" (a torch release that exports the symbol)" if spanned else "")
             + (" (with the torchvision / torchaudio of that release)" if len(spanned) < 2 else "")
         )
         actions.append(
-            pip_install(*spanned, index_url=index)
+            pip_install(*spanned, index_url=torch_index)
             if spanned
             else manual(f"pip install {torch_pin}  (the torch {have} was built for)")
         )
@@ -1085,26 +1096,6 @@ _WINDOWS = lazy(
     r"DLL load failed(?: while importing ([A-Za-z0-9_.]+))?: "
     r"(?:The specified (?:procedure|program)|找不到 ?指定的程序)"
 )
-
-
-def _pinned_torch_index(facts: Facts, pins: tuple[str, ...]) -> str | None:
-    """torch's index for the node's CUDA variant (`+cu121` of the installed torch) when the
-    pinned torch release is built for that variant too (the matrix's `[[torch]]` variants):
-    threads reinstall torch from that index (`--index-url https://download.pytorch.org/whl/
-    cu121`; the plain package index serves another CUDA's build). None otherwise: no index is
-    named that the pinned release does not have."""
-    pinned = next((p.split("==", 1)[1] for p in pins if p.startswith("torch==")), None)
-    installed = facts.known_version("torch")
-    variant = installed.local if installed is not None else None
-    if pinned is None or not variant or not variant.startswith("cu"):
-        return None
-    try:
-        release = facts.matrix.torch_release(Version(pinned))
-    except InvalidVersion:
-        return None
-    if release is None or variant not in release.variants:
-        return None
-    return facts.matrix.torch_index_url(variant)
 
 
 def _installed_as(facts: Facts, top: str) -> str | None:

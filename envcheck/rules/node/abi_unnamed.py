@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import contextlib
 
+from packaging.version import InvalidVersion, Version
+
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.patterns import lazy
@@ -36,6 +38,26 @@ GENERIC_LOADER_SIGNATURES = frozenset({"undefined-symbol", "undefined-symbol-tor
 # one (`Ss`, not inside a <length><name>)
 _CXX11 = lazy(r"__cxx11|B5cxx11")
 _OLD_STRING = lazy(r"(?<=[A-Za-z_])Ss(?=[A-Za-z_]|$)")
+
+
+def pinned_torch_index(facts: Facts, pins: tuple[str, ...]) -> str | None:
+    """torch's index for the node's CUDA variant (`+cu121` of the installed torch) when the
+    pinned torch release is built for that variant too (the matrix's `[[torch]]` variants):
+    threads reinstall torch from that index (`--index-url https://download.pytorch.org/whl/
+    cu121`; the plain package index serves another CUDA's build). None otherwise: no index is
+    named that the pinned release does not have."""
+    pinned = next((p.split("==", 1)[1] for p in pins if p.startswith("torch==")), None)
+    installed = facts.known_version("torch")
+    variant = installed.local if installed is not None else None
+    if pinned is None or not variant or not variant.startswith("cu"):
+        return None
+    try:
+        release = facts.matrix.torch_release(Version(pinned))
+    except InvalidVersion:
+        return None
+    if release is None or variant not in release.variants:
+        return None
+    return facts.matrix.torch_index_url(variant)
 
 
 def unnamed_file(line: LogLine) -> bool:
@@ -73,13 +95,12 @@ def _abi_clause(symbol: str) -> tuple[str, str]:
     return "", ""
 
 
-def linked_program(facts: Facts, line: LogLine, program: str, symbol: str) -> Hit:
+def linked_program(
+    facts: Facts, line: LogLine, program: str, symbol: str, readable: str | None
+) -> Hit:
     """A program (not a shared library) that misses a torch symbol at start-up: it was linked
     against another libtorch than the one the loader finds now (LD_LIBRARY_PATH, the rpath, a
     pip torch's torch/lib), or one of the other C++ ABI."""
-    from envcheck.rules.node.abi import demangle
-
-    readable = demangle(symbol)
     shown = f"{symbol} ({readable})" if readable else symbol
     clause, archive = _abi_clause(symbol)
     reading = span_reading(facts, symbol, readable)
@@ -108,14 +129,11 @@ def linked_program(facts: Facts, line: LogLine, program: str, symbol: str) -> Hi
     )
 
 
-def unnamed_extension(facts: Facts, line: LogLine, symbol: str) -> Hit:
+def unnamed_extension(facts: Facts, line: LogLine, symbol: str, readable: str | None) -> Hit:
     """A loader line that names no file but a torch symbol: some extension of the import that
     failed was built against another torch. The fix names the import's package by what the
     traceback shows (the line does not), then the two ways out every thread of the family
     takes: its build for the installed torch, or the torch release that exports the symbol."""
-    from envcheck.rules.node.abi import demangle
-
-    readable = demangle(symbol)
     shown = f"{symbol} ({readable})" if readable else symbol
     torch = _torch_text(facts)
     reading = span_reading(facts, symbol, readable)
@@ -130,9 +148,7 @@ def unnamed_extension(facts: Facts, line: LogLine, symbol: str) -> Hit:
         manual("pip install --no-build-isolation --no-cache-dir --force-reinstall <package>"),
     ]
     if pins:
-        from envcheck.rules.node.abi import _pinned_torch_index
-
-        index = _pinned_torch_index(facts, pins)
+        index = pinned_torch_index(facts, pins)
         summary += (
             "; or install a torch release that exports the symbol: pip install "
             + " ".join(pins)
