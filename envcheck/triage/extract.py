@@ -282,6 +282,9 @@ FACTS: dict[str, str] = {
     "library_path": "the library file the line names: the copy that lacks a symbol version "
     "(a conda env's lib/libstdc++.so.6) or an extension with an undefined symbol",
     "required_by": "the binary that needs it ('(required by /path/ext.so)')",
+    "linked_program": "a program (not a shared library) glibc names after 'symbol lookup error:' "
+    "as the object that misses a symbol ('./example-app: symbol lookup error: ./example-app: "
+    "undefined symbol: _ZN2at...': a C++ program linked against another libtorch)",
     "shadowing_library": "the copy of a library the loader bound that lacks the symbol "
     "versions a binary was linked against ('<lib>: no version information available (required "
     "by X)', relocation error's 'not defined in file <lib> with link time reference')",

@@ -1734,6 +1734,10 @@ EXAMPLES += [
     ),
     (
         "NotImplementedError: Could not run 'torchvision::nms' with arguments from the 'CUDA' backend.",
+        "companion-op-missing-cuda-kernel",
+    ),
+    (
+        "NotImplementedError: Could not run 'mmcv::nms' with arguments from the 'CUDA' backend.",
         "extension-op-missing-cuda-kernel",
     ),
 ]

@@ -28,6 +28,12 @@ from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.extension_builds import install_text
 from envcheck.rules.fixes import fix, manual, pip_install
+from envcheck.rules.node.abi_unnamed import (
+    linked_program,
+    pinned_torch_index,
+    unnamed_extension,
+    unnamed_file,
+)
 from envcheck.rules.node.native_crash import crash_reading
 from envcheck.rules.node.torch_symbol_span import SpanReading, span_reading
 from envcheck.rules.node.wheel_index_torch import (
@@ -190,8 +196,14 @@ def extension_undefined_symbol(facts: Facts) -> Iterable[Hit]:
     distribution that owns the extension (from the path), the symbol demangled, and the library
     expected to provide it (c10/at::/torch:: -> torch, `cu*`/cuBLAS/cuDNN/NCCL -> CUDA, `Py*`
     -> Python). vLLM, flash-attn and the torch companions are left to their own rules, which
-    compare versions on the node. macOS's `Symbol not found` (dlopen) and Windows' `DLL load
-    failed ... The specified procedure could not be found` are read the same way; an extension
+    compare versions on the node. macOS's `Symbol not found` (dlopen; macOS 12's `Symbol not
+    found: (__Z...)`, `symbol not found in flat namespace '__Z...'`, the extension on dyld4's
+    `Referenced from: <UUID> /path` line) and Windows' `DLL load failed ... The specified
+    procedure could not be found` (Python 3.7's `DLL load failed:` too) are read the same way;
+    a C++ program glibc names in `<program>: symbol lookup error: <program>: undefined symbol`
+    is one linked against another libtorch (release or C++ ABI), and a line that names no file
+    at all still establishes an extension built against another torch when the symbol is
+    torch's (abi_unnamed.py); an extension
     outside site-packages (built in place) gets the rebuild; torch's own library or a CUDA
     wheel's that misses a CUDA runtime symbol names the mixed CUDA copies; an NCCL symbol
     (`ncclCommInitRankConfig`) names the NCCL that loads as older than the build's; a symbol a library
@@ -286,11 +298,20 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None
     old_library = line.stated.get("torch_library")
     if old_library is not None:
         return _old_torch_library(facts, line, old_library)
+    program = line.stated.get("linked_program")
+    if path is None and program and symbol is not None and provider(symbol) == "torch":
+        # `<program>: symbol lookup error: <program>: undefined symbol: _ZN2at...`: a C++
+        # program linked against another libtorch (abi_unnamed.py)
+        return linked_program(facts, line, program, symbol, demangle(symbol))
     if path is None and symbol is None and (stated := _stated_cuda_mismatch(facts, line)):
         return stated
     if path is None and symbol is not None and provider(symbol) != "other":
         bare = _BARE_EXTENSION.search(line.text)  # `foo.cpython-310-x86_64-linux-gnu.so: ...`
         path = bare.group("file") if bare is not None else None
+    if path is None and symbol is not None and provider(symbol) == "torch" and unnamed_file(line):
+        # no file on the line (`Error loading extension: undefined symbol: _ZN3c10...`): a torch
+        # symbol still establishes an extension built against another torch
+        return unnamed_extension(facts, line, symbol, demangle(symbol))
     if path is None or symbol is None:
         raise NotStated(
             f"line {line.line} does not name the extension's path and the symbol",
@@ -308,6 +329,10 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None
         top = relative.group("top")
         if facts.matrix.import_name(top) is not None or facts.matrix.extension(top) is not None:
             owned = top, distribution(top, facts.matrix, single_file=False)
+        elif (installed := _installed_as(facts, top)) is not None:
+            # a package the node states installed (`lmcache/c_ops...so` with lmcache in the
+            # spec, LMCache#1294): its distribution, not a source tree of that name
+            owned = top, installed
     if owned is None:
         return _source_build(facts, line, path, symbol)
     top, named = owned
@@ -542,14 +567,16 @@ def extension_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None
             if built_for
             else " ".join(spanned) or "torch==<the release it was built for>"
         )
+        torch_index = pinned_torch_index(facts, spanned)
         summary += (
             f"; or install the torch {have} was built for: pip install {torch_pin}"
+            + (f" --index-url {torch_index}" if torch_index else "")
             + (f" (its version's local tag names torch {built_for})" if built_for else "")
             + (" (a torch release that exports the symbol)" if spanned else "")
             + (" (with the torchvision / torchaudio of that release)" if len(spanned) < 2 else "")
         )
         actions.append(
-            pip_install(*spanned)
+            pip_install(*spanned, index_url=torch_index)
             if spanned
             else manual(f"pip install {torch_pin}  (the torch {have} was built for)")
         )
@@ -986,6 +1013,10 @@ def _mixed_torch(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
     with contextlib.suppress(Skip):
         version = facts.known_version("torch")
     pin = f"torch=={version}" if version is not None else "torch"
+    # a conda environment's torch may be conda's package (pytorch, pytorch-nightly) beside
+    # pip's: pytorch/pytorch#13893 (soumith: a mix of pytorch-nightly and pytorch; conda
+    # uninstall both, pip uninstall torch, then install one)
+    conda = _CONDA_ENV.search(path) is not None
     python = line.stated.get("site_python")
     local = (
         f"~/.local/lib/python{python}/site-packages/torch"
@@ -1000,9 +1031,20 @@ def _mixed_torch(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
         fix=fix(
             f"Remove every copy of torch and install one: pip uninstall -y torch (repeat until pip "
             f"says it is not installed; also remove {local} and torch's files under "
-            f"/usr/local/lib if a source build installed any), then pip install --no-cache-dir "
-            f"{pin} (from the index of its CUDA variant)",
+            f"/usr/local/lib if a source build installed any"
+            + (
+                "; in this conda environment also conda uninstall -y pytorch (and "
+                "pytorch-nightly, whichever conda list shows)"
+                if conda
+                else ""
+            )
+            + f"), then pip install --no-cache-dir {pin} (from the index of its CUDA variant)",
             "manual",
+            *(
+                [manual("conda uninstall -y pytorch pytorch-nightly  (those conda list shows)")]
+                if conda
+                else []
+            ),
             manual("pip uninstall -y torch  (repeat until none is left)"),
             manual(f"rm -rf {local}  (a user-site copy that shadows the environment's)"),
             pip_install(pin, flags=("--no-cache-dir", "--force-reinstall")),
@@ -1048,24 +1090,38 @@ def _mixed_cuda(facts: Facts, line: LogLine, path: str, symbol: str) -> Hit:
     )
 
 
+# CPython's dynload_win.c: 'DLL load failed while importing %s: ' from 3.8 on, 'DLL load failed: '
+# before it (no module), then the system's text of ERROR_PROC_NOT_FOUND (zh-CN: 找不到指定的程序)
 _WINDOWS = lazy(
-    r"DLL load failed while importing ([A-Za-z0-9_.]+): The specified (?:procedure|program)"
+    r"DLL load failed(?: while importing ([A-Za-z0-9_.]+))?: "
+    r"(?:The specified (?:procedure|program)|找不到 ?指定的程序)"
 )
 
 
-def _windows_entry_point(facts: Facts, line: LogLine, module: str) -> Hit:
-    """Windows names neither the symbol nor the file: only the module being imported (`_C`);
-    the traceback above it names the package."""
+def _installed_as(facts: Facts, top: str) -> str | None:
+    """The distribution the node states installed under the import name ``top`` (its own name,
+    or with `_` spelled `-`); None where the packages are unknown or none is."""
+    for name in dict.fromkeys((top, top.replace("_", "-"))):
+        if facts.known_version(name) is not None:
+            return name
+    return None
+
+
+def _windows_entry_point(facts: Facts, line: LogLine, module: str | None) -> Hit:
+    """Windows names neither the symbol nor the file: only the module being imported (`_C`;
+    Python 3.7 and older not even that); the traceback above it names the package."""
     torch = _torch_text(facts)
+    named = f"the extension module {module}" if module else "the extension module being imported"
+    package = f"<the package importing {module}>" if module else "<the package being imported>"
     return Hit(
-        f"Windows could not resolve an entry point of the extension module {module} (line "
+        f"Windows could not resolve an entry point of {named} (line "
         f"{line.line}): it was built against another torch (or library) than {torch}",
         evidence={"line": line.line, "module": module},
         fix=fix(
             f"Install the package's build made for {torch} (the wheel for that torch, CUDA and "
             "Python), or rebuild it against the installed torch: pip install "
-            "--no-build-isolation --no-cache-dir --force-reinstall <the package importing "
-            f"{module}>; or install the torch release the package was built for",
+            f"--no-build-isolation --no-cache-dir --force-reinstall {package}; or install the "
+            "torch release the package was built for",
             "manual",
             manual("pip install --no-build-isolation --no-cache-dir --force-reinstall <package>"),
             manual('python -c "import torch; print(torch.__version__)"  (the torch it must match)'),
@@ -1198,6 +1254,9 @@ def names_other_package(facts: Facts, line: LogLine, modules: Iterable[str]) -> 
     cause about these is ruled out by it. None when the line names no such path or names one
     of them (the cause stays for its rule to judge)."""
     path = line.stated.get("library_path")
+    program = line.stated.get("linked_program")
+    if not path and program:  # `<program>: symbol lookup error: <program>: ...`: a program's
+        return program
     if not path:
         return None
     # a package's path: under site-packages, a bare extension file name, or any directory
@@ -1280,6 +1339,12 @@ def vllm_undefined_symbol_in_log(facts: Facts, line: LogLine) -> Hit | None:
     symbol = line.stated.get("undefined_symbol")
     if names_other_package(facts, line, ("vllm",)) is not None:
         return None  # the failing extension is another package's
+    if unnamed_file(line) and "vllm" not in line.text:
+        raise NotStated(
+            f"line {line.line} names no extension file: VLM101 compares vLLM's torch pin with "
+            "the node's torch",
+            "packages.vllm",
+        )
     if symbol is None or provider(symbol) != "torch":
         raise NotStated(
             f"line {line.line} does not show a torch symbol: VLM101 compares vLLM's torch pin "

@@ -25,6 +25,7 @@ from envcheck.rules.node.abi import (
     owning_distribution,
     pre_cxx11_torch_symbol,
 )
+from envcheck.rules.node.abi_unnamed import unnamed_file
 from envcheck.rules.node.arch import _cc
 from envcheck.rules.node.arch_list_targets import list_reading
 from envcheck.rules.node.rocm_targets import ROCM_SIGNATURES, rocm_arch_hit
@@ -354,6 +355,14 @@ def companion_in_log(facts: Facts, line: LogLine) -> Hit | None:
     modules = {c.replace("-", "_") for c in companions}
     if names_other_package(facts, line, modules) is not None:
         return None  # a generic loader line naming another package's extension
+    if unnamed_file(line) and not any(m in line.text for m in modules):
+        # `Error loading extension: undefined symbol: ...` names no companion: TOR150 reads it
+        # (abi_unnamed.py); the companions' pairing stays for the node to judge
+        raise NotStated(
+            f"line {line.line} names no extension file: TOR104 compares the companions' "
+            "releases with the node's torch",
+            "packages.torchvision",
+        )
     extension = line.stated.get("ext_library")  # torchaudio/lib/libtorchaudio.so
     owned = owning_distribution(facts, line)  # torchaudio 0.x's top-level _torch_sox...so
     name = str(
@@ -425,9 +434,11 @@ def companion_in_log(facts: Facts, line: LogLine) -> Hit | None:
             manual(
                 f"pip install --force-reinstall --no-cache-dir torch=={torch.public} {name}{index}"
                 if url and torch is not None
+                # the index's form (torch's install selector): the cuXYZ of torch.version.cuda
                 else f"pip install --force-reinstall --no-cache-dir torch {name} --index-url "
-                "<the index torch was installed from, e.g. .../whl/cu121> (with --pre for a "
-                "nightly)"
+                f"{facts.matrix.torch_index_url('cuXYZ') or '<the index torch came from>'}  "
+                "(cuXYZ: torch.version.cuda without the dot, cu121 for 12.1; cpu for a CPU "
+                "build; with --pre and the nightly index for a nightly)"
             ),
         )
     return Hit(
