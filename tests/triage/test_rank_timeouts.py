@@ -38,6 +38,9 @@ def test_the_watchdog_leaves_it_open_with_the_op_and_timeout(cli, tmp_path: Path
     assert code == 1 and cause["verdict"] == "unknown"
     assert "waited for 600 s for the other ranks at ALLREDUCE" in cause["reason"]
     assert "find the rank that did not arrive in the other ranks' logs" in cause["fix"]["summary"]
+    # the timeout in the forms the launchers take it, after finding the rank
+    for form in ("init_process_group(timeout=", "ddp_timeout=", "InitProcessGroupKwargs("):
+        assert form in cause["fix"]["summary"], form
 
 
 def test_the_store_names_how_many_ranks_never_joined(cli, tmp_path: Path) -> None:
