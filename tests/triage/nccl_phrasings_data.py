@@ -330,6 +330,13 @@ PHRASINGS: tuple[tuple[str, str, str], ...] = (
         "https://github.com/pytorch/pytorch/blob/main/torch/distributed/rendezvous.py",
         "NET161",
     ),
+    # torchrun's elastic rendezvous: the bare exception class
+    (
+        "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError",
+        "https://github.com/pytorch/pytorch/blob/main/torch/distributed/elastic/rendezvous/"
+        "dynamic_rendezvous.py",
+        "NET170",
+    ),
     # --- NCCL timeouts seen through torch ------------------------------------------------------
     (
         "[rank1]:[E1128 12:00:00.000 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective "

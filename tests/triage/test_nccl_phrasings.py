@@ -2,11 +2,11 @@
 libraries (``nccl_phrasings_data.PHRASINGS``): each line, as its source prints it, is read as a
 failure (not noise) that names the cause the condition is.
 
-Measured against main before this battery's signatures were generalised: 47 of 62 named the
-cause, 14 matched nothing (Gloo's 'Read timeout' / 'Connect timeout' / 'Socket closed', the
+Measured against main before this battery's signatures were generalised: 47 of 63 named the
+cause, 15 matched nothing (Gloo's 'Read timeout' / 'Connect timeout' / 'Socket closed', the
 DebugLogger's retry line, torch's 'Failed to recv, got 0 bytes' in both forms, DeepSpeed's and
-pdsh's ssh failures, Ray >= 2.10's heartbeat death) and 1 named other causes (torch's 'Some NCCL
-operations have failed or timed out' without NET170)."""
+pdsh's ssh failures, Ray >= 2.10's heartbeat death, torchrun's RendezvousTimeoutError) and 1
+named other causes (torch's 'Some NCCL operations have failed or timed out' without NET170)."""
 
 from __future__ import annotations
 

@@ -67,3 +67,18 @@ def test_a_connection_gloo_lost_is_not_a_timeout(cli, tmp_path: Path) -> None:
     matches = done.json()["data"]["matches"]
     assert [m["id"] for m in matches] == ["gloo-pair-connection-lost"]
     assert "NET170" not in {c["code"] for c in matches[0]["causes"]}
+
+
+def test_torchruns_rendezvous_timeout_names_the_launch_flags_and_join_timeout(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    text = (
+        '  File "/opt/venv/lib/python3.11/site-packages/torch/distributed/elastic/rendezvous/'
+        'dynamic_rendezvous.py", line 679, in run\n'
+        "    raise RendezvousTimeoutError\n"
+        "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError\n"
+    )
+    code, cause = _net170(cli, tmp_path, text)
+    assert code == 1 and cause["verdict"] == "unknown"
+    for part in ("--rdzv-id", "--nnodes", "join_timeout=1800"):
+        assert part in cause["fix"]["summary"], part

@@ -54,8 +54,10 @@ def rank_missed_collective(facts: Facts) -> Iterable[Hit]:
     in the words of the layer that timed out: Gloo's `Timed out waiting Nms for recv operation
     to complete` on a connection that was already up, torch's NCCL watchdog (`Watchdog caught
     collective operation timeout: WorkNCCL(SeqNum=..., OpType=ALLREDUCE, ...,
-    Timeout(ms)=600000)`), and torch's rendezvous store (`Timed out after 1800 seconds waiting
-    for clients. 1/2 clients joined.`).
+    Timeout(ms)=600000)`), torch's rendezvous store (`Timed out after 1800 seconds waiting
+    for clients. 1/2 clients joined.`), and torchrun's elastic rendezvous
+    (`torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError`, after its join
+    timeout).
 
     ## Why it matters
     Every rank of a collective must call it, in the same order. When one does not arrive, the
@@ -116,6 +118,16 @@ def rank_missed_collective_in_log(facts: Facts, line: LogLine) -> Hit:
                 f"start every rank with the same world size ({missing}): each node's "
                 "launcher's --nnodes and --nproc-per-node, or WORLD_SIZE; and read the first "
                 "error in their logs"
+            ),
+        )
+    if line.signature == "torchrun-rendezvous-timeout":
+        raise NotStated(
+            f"line {line.line}: torchrun's rendezvous did not gather its nodes in time; this "
+            "node's log cannot say which node did not join, or why",
+            fix=(
+                "start every node with the same --nnodes, --rdzv-id and --rdzv-endpoint, and "
+                "check each node reaches the endpoint (nc -zv <host> <port>); where nodes start "
+                "minutes apart, raise the join timeout: torchrun --rdzv-conf join_timeout=1800"
             ),
         )
     if line.signature != "gloo-collective-timeout":
