@@ -45,3 +45,17 @@ def test_other_lines_with_the_same_words_name_no_network_cause(line: str) -> Non
     result = api.triage(line + "\n")
     named = {c.code for m in result.matches if not m.noise for c in m.causes}
     assert not named & {"NET101", "NET103", "NET104", "NET170", "NET180"}, named
+
+
+def test_a_host_ssh_cannot_resolve_is_the_name_not_the_keys() -> None:
+    """DeepSpeed's check and ssh's own 'Could not resolve hostname' in one log: NET103 (the
+    hostfile's name) is confirmed, NET180 (keys, sshd) stands aside."""
+    text = (
+        "RuntimeError: Using hostfile at /etc/hostfile but host=worker-1 was not reachable via "
+        "ssh. If you are running with a single node please remove /etc/hostfile or setup "
+        "passwordless ssh.\n"
+        "ssh: Could not resolve hostname worker-1: Name or service not known\n"
+    )
+    verdicts = {c.code: c.verdict for m in api.triage(text).matches for c in m.causes}
+    assert verdicts["NET103"] == "confirmed", verdicts
+    assert verdicts["NET180"] == "ruled_out", verdicts

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
 from envcheck.model.finding import Severity
-from envcheck.rules.base import Hit, LogLine, from_log, rule
+from envcheck.rules.base import Hit, LogLine, StatedOtherwise, from_log, rule
 from envcheck.rules.fixes import fix, manual
 
 
@@ -78,8 +78,16 @@ def _host(line: LogLine) -> str:
 
 @from_log("NET180")
 def launcher_ssh_refused_in_log(facts: Facts, line: LogLine) -> Hit:
-    """The launcher's (or ssh's own) line establishes it; the host where the line names it."""
+    """The launcher's (or ssh's own) line establishes it; the host where the line names it.
+    Where ssh said it could not resolve that host's name (or the line names none), the name is
+    the cause (NET103's), not the keys or sshd: this reading stands aside."""
     host = _host(line)
+    unresolved = line.stated.get("unresolved_host")
+    if unresolved and host in (unresolved, "<host>"):
+        raise StatedOtherwise(
+            f"ssh could not resolve {unresolved} (the log says so): the hostfile's name is the "
+            "cause, not the keys or sshd on that host"
+        )
     return Hit(
         f"the launcher could not open ssh to {host} (line {line.line}): no rank starts on a host "
         "the launching node cannot ssh into without a password",
