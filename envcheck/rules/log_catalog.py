@@ -43,6 +43,7 @@ from envcheck.rules.node import (  # noqa: F401
     kernel_limits,
     keyword_skew,
     kit_descriptors,
+    launcher_ssh,
     loader_files,
     loader_shadowing,
     locale_encoding,

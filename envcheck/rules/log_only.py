@@ -235,6 +235,16 @@ RULES: tuple[tuple[str, str, str, str, str, str, str, str | None], ...] = (
         'log.nccl',
     ),
     (
+        'NET180',
+        'launcher-ssh-refused',
+        'error',
+        'A multi-node launcher cannot open ssh to a host of its hostfile',
+        'envcheck.rules.node.launcher_ssh',
+        'launcher_ssh_refused',
+        "only a log line states a launcher's ssh that failed",
+        'log.network',
+    ),
+    (
         'PKG190',
         'numpy-c-api-version',
         'error',

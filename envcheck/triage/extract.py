@@ -233,6 +233,8 @@ FACTS: dict[str, str] = {
     "nccl_ib_hca": "the NCCL_IB_HCA value NCCL echoes ('NCCL_IB_HCA set to mlx5_0,mlx5_1')",
     "unresolved_host": "a host name ssh could not resolve for a launcher ('Could not resolve "
     "hostname node-0')",
+    "ssh_host": "the host a multi-node launcher could not ssh into ('host=worker-1 was not "
+    "reachable via ssh', 'pdsh@node0: worker-1: ssh exited with exit code 255')",
     "nccl_ib_devices": "the InfiniBand/RoCE devices NCCL's IB transport chose, as its INFO "
     "line lists them ('[0]mlx5_3:1/RoCE [1]mlx5_4:1/RoCE')",
     "fm_version": "the driver interface version the NVIDIA Fabric Manager was built for, as its "

@@ -27,6 +27,12 @@ MIN_RECALL = 0.986  # reached: 902/914 = 0.987
 MIN_FIX_RATE = 0.963
 # reached: 806/822 = 0.9805 (conditional fixes of unchecked causes counted)
 MIN_PRINTED_RATE = 0.980
+MIN_RECALL = 0.986  # reached: 896/908 = 0.987
+# 0.963: round 20 added sglang-3226, a fresh thread whose bare 'Gloo connectFullMesh failed ...
+# no error' leaves its cause open (the interface, the hostname or a peer: only the nodes say),
+# so its GLOO_SOCKET_IFNAME is printed as a condition, not as a confirmed cause's fix
+MIN_FIX_RATE = 0.963  # reached: 788/818 = 0.963
+MIN_PRINTED_RATE = 0.981  # reached: 801/816 = 0.982 (conditional fixes of unchecked causes counted)
 MAX_CLEAN_ERROR_FPS = 0
 # cases whose dump envcheck cannot read (exit 2: "format not recognised"); they count as misses
 MAX_NOT_RUN = 0

@@ -38,6 +38,9 @@ def test_the_watchdog_leaves_it_open_with_the_op_and_timeout(cli, tmp_path: Path
     assert code == 1 and cause["verdict"] == "unknown"
     assert "waited for 600 s for the other ranks at ALLREDUCE" in cause["reason"]
     assert "find the rank that did not arrive in the other ranks' logs" in cause["fix"]["summary"]
+    # the timeout in the forms the launchers take it, after finding the rank
+    for form in ("init_process_group(timeout=", "ddp_timeout=", "InitProcessGroupKwargs("):
+        assert form in cause["fix"]["summary"], form
 
 
 def test_the_store_names_how_many_ranks_never_joined(cli, tmp_path: Path) -> None:
@@ -64,3 +67,18 @@ def test_a_connection_gloo_lost_is_not_a_timeout(cli, tmp_path: Path) -> None:
     matches = done.json()["data"]["matches"]
     assert [m["id"] for m in matches] == ["gloo-pair-connection-lost"]
     assert "NET170" not in {c["code"] for c in matches[0]["causes"]}
+
+
+def test_torchruns_rendezvous_timeout_names_the_launch_flags_and_join_timeout(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    text = (
+        '  File "/opt/venv/lib/python3.11/site-packages/torch/distributed/elastic/rendezvous/'
+        'dynamic_rendezvous.py", line 679, in run\n'
+        "    raise RendezvousTimeoutError\n"
+        "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError\n"
+    )
+    code, cause = _net170(cli, tmp_path, text)
+    assert code == 1 and cause["verdict"] == "unknown"
+    for part in ("--rdzv-id", "--nnodes", "join_timeout=1800"):
+        assert part in cause["fix"]["summary"], part

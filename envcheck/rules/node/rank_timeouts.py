@@ -27,6 +27,23 @@ _TIMEOUT = (
     "step one rank runs alone)"
 )
 
+# Where the slow step is legitimate (one rank saving, evaluating, tokenizing), the threads' fix
+# is the process group's timeout in the form the job's launcher takes it: torch's own
+# init_process_group(timeout=...), transformers' TrainingArguments(ddp_timeout=...) (seconds,
+# default 1800), accelerate's InitProcessGroupKwargs(timeout=...), deepspeed.init_distributed(
+# timeout=...). Sources: https://pytorch.org/docs/stable/distributed.html ;
+# https://huggingface.co/docs/transformers/main_classes/trainer (ddp_timeout) ;
+# https://huggingface.co/docs/accelerate/package_reference/kwargs (InitProcessGroupKwargs) ;
+# https://github.com/pytorch/pytorch/pull/14435 (the timeout kwarg: 'useful for ... parts of a
+# program with wildly varying runtime (e.g. some data loading or preprocessing)', #14376)
+_RAISE = (
+    "where one rank's long step is legitimate, raise the timeout where the job sets it: "
+    "dist.init_process_group(timeout=datetime.timedelta(minutes=60)), "
+    "TrainingArguments(ddp_timeout=3600) (transformers), "
+    "Accelerator(kwargs_handlers=[InitProcessGroupKwargs(timeout=timedelta(minutes=60))]) "
+    "(accelerate), deepspeed.init_distributed(timeout=timedelta(minutes=60))"
+)
+
 
 @rule("NET170", "rank-missed-collective", Severity.ERROR)
 def rank_missed_collective(facts: Facts) -> Iterable[Hit]:
@@ -37,8 +54,10 @@ def rank_missed_collective(facts: Facts) -> Iterable[Hit]:
     in the words of the layer that timed out: Gloo's `Timed out waiting Nms for recv operation
     to complete` on a connection that was already up, torch's NCCL watchdog (`Watchdog caught
     collective operation timeout: WorkNCCL(SeqNum=..., OpType=ALLREDUCE, ...,
-    Timeout(ms)=600000)`), and torch's rendezvous store (`Timed out after 1800 seconds waiting
-    for clients. 1/2 clients joined.`).
+    Timeout(ms)=600000)`), torch's rendezvous store (`Timed out after 1800 seconds waiting
+    for clients. 1/2 clients joined.`), and torchrun's elastic rendezvous
+    (`torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError`, after its join
+    timeout).
 
     ## Why it matters
     Every rank of a collective must call it, in the same order. When one does not arrive, the
@@ -101,11 +120,21 @@ def rank_missed_collective_in_log(facts: Facts, line: LogLine) -> Hit:
                 "error in their logs"
             ),
         )
+    if line.signature == "torchrun-rendezvous-timeout":
+        raise NotStated(
+            f"line {line.line}: torchrun's rendezvous did not gather its nodes in time; this "
+            "node's log cannot say which node did not join, or why",
+            fix=(
+                "start every node with the same --nnodes, --rdzv-id and --rdzv-endpoint, and "
+                "check each node reaches the endpoint (nc -zv <host> <port>); where nodes start "
+                "minutes apart, raise the join timeout: torchrun --rdzv-conf join_timeout=1800"
+            ),
+        )
     if line.signature != "gloo-collective-timeout":
         raise NotStated(
             f"line {line.line}: the rank {_waited(line)}; its own log cannot say which rank did "
             "not arrive, or why",
-            fix=f"find the rank that did not arrive in {_FIND}",
+            fix=f"find the rank that did not arrive in {_FIND}; {_RAISE}",
         )
     return Hit(
         f"the rank {_waited(line)} over a Gloo connection that was already up (line "
