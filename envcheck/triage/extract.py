@@ -303,6 +303,9 @@ FACTS: dict[str, str] = {
     "lib64_site": "a site-packages directory under lib64/ that holds torch, as a traceback path "
     "names it ('venv/lib64/python3.11/site-packages'): pip may have put the nvidia-* wheels "
     "under lib/",
+    "preload_lib": "a CUDA library torch looked for in the nvidia/<lib>/lib directories of "
+    "sys.path and did not find, by its file-name stem (torch's 'libcublas.so.*[0-9] not found "
+    "in the system path': libcublas)",
     "importer_statement": "the top-level module of the Python import statement printed just "
     "above a loader error ('from vllm import cuda_utils': vllm), where no site-packages frame "
     "is shown",

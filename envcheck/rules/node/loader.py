@@ -29,6 +29,7 @@ from envcheck.rules.node.cuda_libs import _pins
 from envcheck.rules.node.gpu_runtimes import _commands as _runtime_cuda_commands
 from envcheck.rules.node.gpu_runtimes import cuda_major
 from envcheck.rules.node.imports import distribution_of
+from envcheck.rules.node.loader_preload import torch_preload_missing
 from envcheck.rules.node.located_library import lead_with_located
 
 # glibc's and ldd's wordings, and CTranslate2's ('Library %s is not found or cannot be loaded')
@@ -427,6 +428,9 @@ def _shared_library_not_found(facts: Facts, line: LogLine) -> Hit:
     gl_library = line.stated.get("gl_library")
     if soname is None and gl_library:  # PyOpenGL loads 'OSMesa', 'GL', 'glut' as lib<name>.so
         soname = f"lib{gl_library}.so"
+    preload = line.stated.get("preload_lib")
+    if soname is None and preload:  # torch's `libcublas.so.*[0-9] not found in the system path`
+        return torch_preload_missing(facts, line, preload)
     if soname is None:
         found = _SONAME.search(line.text)
         if found is None:
