@@ -306,6 +306,8 @@ FACTS: dict[str, str] = {
     "preload_lib": "a CUDA library torch looked for in the nvidia/<lib>/lib directories of "
     "sys.path and did not find, by its file-name stem (torch's 'libcublas.so.*[0-9] not found "
     "in the system path': libcublas)",
+    "cpm_library": "a CUDA library cpm_kernels could not load, by the short name it loads it "
+    "by ('Library cublasLt is not initialized': cublasLt; cuda, cudart, nvrtc)",
     "importer_statement": "the top-level module of the Python import statement printed just "
     "above a loader error ('from vllm import cuda_utils': vllm), where no site-packages frame "
     "is shown",

@@ -4,9 +4,10 @@ without a symbol version, a CUDA library of another release) as glibc, Python's 
 TensorFlow, JAX, ONNX Runtime, CuPy, Numba, PaddlePaddle, TensorRT, cuDNN, CTranslate2,
 llama-cpp-python and cuda-python print it. Each row is (line, where the wording comes from,
 the cause code some match must name, whether the line alone confirms it). Round 20's
-battery: on main 7 of 45 rows matched nothing (torch's _preload_cuda_deps ValueError x3,
+battery: on main 9 of 47 rows matched nothing (torch's _preload_cuda_deps ValueError x3,
 CuPy's short form, cuDNN's 'Please make sure ... is in your library path!', cuda-python's
-libfabric's 'Failed to dlopen libcudart.so') and 1 did not name SYS150 (cuDNN's and XLA's
+libfabric's 'Failed to dlopen libcudart.so', cpm_kernels' 'Library cublasLt is not
+initialized' x2) and 1 did not name SYS150 (cuDNN's and XLA's
 'Cannot load symbol cublasLt...').
 """
 
@@ -38,56 +39,239 @@ CT2 = "OpenNMT/CTranslate2 src/cuda/utils.cc ('Library %s is not found or cannot
 LLAMA_CPP = "abetlen/llama-cpp-python llama_cpp/_ctypes_extensions.py (RuntimeError(f\"Failed to load shared library '{lib_path}': {e}\"))"
 NVRTC = "NVRTC libnvrtc.so ('nvrtc: error: failed to open %s.\\n  Make sure that %s is installed correctly.')"
 TRITON = "triton-lang/triton third_party/nvidia/backend/driver.py ('libcuda.so cannot found!')"
+CPM = 'OpenBMB/cpm_kernels cpm_kernels/library/base.py (raise RuntimeError("Library %s is not initialized" % self.__name)) ; https://github.com/zai-org/ChatGLM-6B/issues/465'
 MUSL = "musl ldso/dynlink.c ('Error loading shared library %s: %m (needed by %s)')"
-VERSION = "bminor/glibc elf/dl-version.c (match_symbol: \"version `%s' not found (required by %s)\")"
+VERSION = 'bminor/glibc elf/dl-version.c (match_symbol: "version `%s\' not found (required by %s)")'
 CUDNN_FRAMEWORKS = "openxla/xla xla/stream_executor/cuda/cuda_dnn.cc ('Loaded runtime CuDNN library: %s but source was compiled with: %s') ; pytorch/pytorch torch/backends/cudnn/__init__.py ('cuDNN version incompatibility: PyTorch was compiled against {} but found runtime version {}')"
 
 # (line, source, expected code, confirmed by the line alone)
 ROWS: list[tuple[str, str, str, bool]] = [
-    ("python3: error while loading shared libraries: libpython3.10.so.1.0: cannot open shared object file: No such file or directory", GLIBC, "SYS150", True),
-    ("OSError: libcuda.so.1: cannot open shared object file: No such file or directory", CTYPES, "SYS150", True),
-    ("OSError: /usr/local/cuda/lib64/libcudart.so: cannot open shared object file: No such file or directory", CTYPES, "SYS150", True),
-    ("OSError: libcudnn_ops.so.9: cannot open shared object file: No such file or directory", CTYPES, "SYS150", True),
-    ("OSError: cannot load library 'libcudnn.so.8': libcudnn.so.8: cannot open shared object file: No such file or directory", "cffi (dlopen: \"cannot load library '%s': %s\")", "SYS150", True),
-    ("libcudart.so.12 => not found", "bminor/glibc elf/rtld.c (trace mode: '%s => not found')", "SYS150", True),
-    ("ValueError: libcublas.so.*[0-9] not found in the system path ['/home/u', '/usr/lib/python310.zip', '/home/u/venv/lib/python3.10/site-packages']", TORCH_PRELOAD, "SYS150", True),
-    ("ValueError: libnvrtc.so.*[0-9].*[0-9] not found in the system path ['/app', '/usr/local/lib/python3.11/site-packages']", TORCH_PRELOAD, "SYS150", True),
-    ("E   ValueError: libcublasLt.so.*[0-9] not found in the system path ['/app/tests', '/usr/local/lib/python3.10/site-packages']", TORCH_PRELOAD, "SYS150", True),
-    ("RuntimeError: CuPy failed to load libnvrtc.so.12: OSError: libnvrtc.so.12: cannot open shared object file: No such file or directory", CUPY, "SYS150", True),
+    (
+        "python3: error while loading shared libraries: libpython3.10.so.1.0: cannot open shared object file: No such file or directory",
+        GLIBC,
+        "SYS150",
+        True,
+    ),
+    (
+        "OSError: libcuda.so.1: cannot open shared object file: No such file or directory",
+        CTYPES,
+        "SYS150",
+        True,
+    ),
+    (
+        "OSError: /usr/local/cuda/lib64/libcudart.so: cannot open shared object file: No such file or directory",
+        CTYPES,
+        "SYS150",
+        True,
+    ),
+    (
+        "OSError: libcudnn_ops.so.9: cannot open shared object file: No such file or directory",
+        CTYPES,
+        "SYS150",
+        True,
+    ),
+    (
+        "OSError: cannot load library 'libcudnn.so.8': libcudnn.so.8: cannot open shared object file: No such file or directory",
+        "cffi (dlopen: \"cannot load library '%s': %s\")",
+        "SYS150",
+        True,
+    ),
+    (
+        "libcudart.so.12 => not found",
+        "bminor/glibc elf/rtld.c (trace mode: '%s => not found')",
+        "SYS150",
+        True,
+    ),
+    (
+        "ValueError: libcublas.so.*[0-9] not found in the system path ['/home/u', '/usr/lib/python310.zip', '/home/u/venv/lib/python3.10/site-packages']",
+        TORCH_PRELOAD,
+        "SYS150",
+        True,
+    ),
+    (
+        "ValueError: libnvrtc.so.*[0-9].*[0-9] not found in the system path ['/app', '/usr/local/lib/python3.11/site-packages']",
+        TORCH_PRELOAD,
+        "SYS150",
+        True,
+    ),
+    (
+        "E   ValueError: libcublasLt.so.*[0-9] not found in the system path ['/app/tests', '/usr/local/lib/python3.10/site-packages']",
+        TORCH_PRELOAD,
+        "SYS150",
+        True,
+    ),
+    (
+        "RuntimeError: CuPy failed to load libnvrtc.so.12: OSError: libnvrtc.so.12: cannot open shared object file: No such file or directory",
+        CUPY,
+        "SYS150",
+        True,
+    ),
     ("RuntimeError: CuPy failed to load libcublas.so.12", CUPY, "SYS150", False),
-    ("nvrtc: error: failed to open libnvrtc-builtins.so.12.1.\n  Make sure that libnvrtc-builtins.so.12.1 is installed correctly.", NVRTC, "SYS150", True),
-    ("Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot open shared object file: No such file or directory", CUDNN8, "CUD154", True),
+    (
+        "nvrtc: error: failed to open libnvrtc-builtins.so.12.1.\n  Make sure that libnvrtc-builtins.so.12.1 is installed correctly.",
+        NVRTC,
+        "SYS150",
+        True,
+    ),
+    (
+        "Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot open shared object file: No such file or directory",
+        CUDNN8,
+        "CUD154",
+        True,
+    ),
     ("Please make sure libcudnn_cnn_infer.so.8 is in your library path!", CUDNN8, "CUD154", True),
-    ("Please make sure libcudnn_ops_infer.so.8 is in your library path!\nAborted (core dumped)", CUDNN8, "CUD154", True),
-    ("Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared object file: No such file or directory", CUDNN8, "CUD154", True),
-    ("Could not load library libcublasLt.so.12. Error: libcublasLt.so.12: cannot open shared object file: No such file or directory", CUDNN8, "SYS150", True),
+    (
+        "Please make sure libcudnn_ops_infer.so.8 is in your library path!\nAborted (core dumped)",
+        CUDNN8,
+        "CUD154",
+        True,
+    ),
+    (
+        "Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared object file: No such file or directory",
+        CUDNN8,
+        "CUD154",
+        True,
+    ),
+    (
+        "Could not load library libcublasLt.so.12. Error: libcublasLt.so.12: cannot open shared object file: No such file or directory",
+        CUDNN8,
+        "SYS150",
+        True,
+    ),
     ("Invalid handle. Cannot load symbol cublasLtCreate", CT2, "SYS150", False),
-    ("Unable to load any of {libcudnn_ops.so.9.1.0, libcudnn_ops.so.9.1, libcudnn_ops.so.9, libcudnn_ops.so}", CT2, "CUD154", True),
+    (
+        "Unable to load any of {libcudnn_ops.so.9.1.0, libcudnn_ops.so.9.1, libcudnn_ops.so.9, libcudnn_ops.so}",
+        CT2,
+        "CUD154",
+        True,
+    ),
     ("RuntimeError: Library libcublas.so.12 is not found or cannot be loaded", CT2, "SYS150", True),
     ("RuntimeError: Failed to dlopen libcuda.so.1", CUDA_PYTHON, "DRV210", True),
     ("Failed to dlopen libcudart.so", CUDA_PYTHON, "SYS150", False),
-    ("[E:onnxruntime:Default, provider_bridge_ort.cc:1548 TryGetProviderInfo_CUDA] /onnxruntime_src/onnxruntime/core/session/provider_bridge_ort.cc:1209 onnxruntime::Provider& onnxruntime::ProviderLibrary::Get() [ONNXRuntimeError] : 1 : FAIL : Failed to load library libonnxruntime_providers_cuda.so with error: libcublasLt.so.11: cannot open shared object file: No such file or directory", ORT, "SYS150", True),
-    ("[E:onnxruntime:Default, provider_bridge_ort.cc:1862 onnxruntime::TryGetProviderInfo_CUDA] D:\\a\\_work\\1\\s\\onnxruntime\\core\\session\\provider_bridge_ort.cc:1539 onnxruntime::ProviderLibrary::Get [ONNXRuntimeError] : 1 : FAIL : LoadLibrary failed with error 126 \"\" when trying to load \"C:\\Users\\u\\venv\\lib\\site-packages\\onnxruntime\\capi\\onnxruntime_providers_cuda.dll\"", ORT, "CUD190", True),
-    ("2023-01-01 W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file: No such file or directory", TF, "SYS150", True),
-    ("W tensorflow/core/common_runtime/gpu/gpu_device.cc:1850] Cannot dlopen some GPU libraries. Please make sure the missing libraries mentioned above are installed properly if you would like to use GPU.", TF, "CUD190", True),
-    ("Could not load dynamic library 'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot open shared object file: No such file or directory; LD_LIBRARY_PATH: /usr/local/nvidia/lib:/usr/local/nvidia/lib64", TF, "SYS150", True),
+    (
+        "[E:onnxruntime:Default, provider_bridge_ort.cc:1548 TryGetProviderInfo_CUDA] /onnxruntime_src/onnxruntime/core/session/provider_bridge_ort.cc:1209 onnxruntime::Provider& onnxruntime::ProviderLibrary::Get() [ONNXRuntimeError] : 1 : FAIL : Failed to load library libonnxruntime_providers_cuda.so with error: libcublasLt.so.11: cannot open shared object file: No such file or directory",
+        ORT,
+        "SYS150",
+        True,
+    ),
+    (
+        '[E:onnxruntime:Default, provider_bridge_ort.cc:1862 onnxruntime::TryGetProviderInfo_CUDA] D:\\a\\_work\\1\\s\\onnxruntime\\core\\session\\provider_bridge_ort.cc:1539 onnxruntime::ProviderLibrary::Get [ONNXRuntimeError] : 1 : FAIL : LoadLibrary failed with error 126 "" when trying to load "C:\\Users\\u\\venv\\lib\\site-packages\\onnxruntime\\capi\\onnxruntime_providers_cuda.dll"',
+        ORT,
+        "CUD190",
+        True,
+    ),
+    (
+        "2023-01-01 W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file: No such file or directory",
+        TF,
+        "SYS150",
+        True,
+    ),
+    (
+        "W tensorflow/core/common_runtime/gpu/gpu_device.cc:1850] Cannot dlopen some GPU libraries. Please make sure the missing libraries mentioned above are installed properly if you would like to use GPU.",
+        TF,
+        "CUD190",
+        True,
+    ),
+    (
+        "Could not load dynamic library 'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot open shared object file: No such file or directory; LD_LIBRARY_PATH: /usr/local/nvidia/lib:/usr/local/nvidia/lib64",
+        TF,
+        "SYS150",
+        True,
+    ),
     ("RuntimeError: Unable to load cuDNN. Is it installed?", JAX, "CUD104", True),
-    ("RuntimeError: jaxlib/cuda/versions_helpers.cc:81: operation cusparseGetProperty(MAJOR_VERSION, &major) failed: The cuSPARSE library was not found.", JAX, "CUD104", True),
-    ("CUDA backend failed to initialize: Unable to load CUDA. Is it installed? (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)", JAX, "CUD190", True),
-    ("numba.cuda.cudadrv.error.NvvmSupportError: libNVVM cannot be found. Do `conda install cudatoolkit`:\nlibrary nvvm not found", NUMBA, "CUD190", True),
-    ("numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: \nCUDA driver library cannot be found.", NUMBA, "DRV103", True),
-    ("The third-party dynamic library (libcudnn.so) that Paddle depends on is not configured correctly. (error code is libcudnn.so: cannot open shared object file: No such file or directory)", PADDLE, "CUD190", True),
-    ("PreconditionNotMetError: Cannot load cudnn shared library. Cannot invoke method cudnnGetVersion.", PADDLE, "CUD154", False),
-    ("[TRT] [E] 6: [libLoader.cpp::Impl::293] Error Code 6: Internal Error (Unable to load library: libnvinfer_builder_resource.so.8.6.1: libnvinfer_builder_resource.so.8.6.1: cannot open shared object file: No such file or directory)", TRT, "SYS150", True),
-    ("ImportError: libnvinfer.so.10: cannot open shared object file: No such file or directory", CTYPES, "SYS150", True),
-    ("RuntimeError: Failed to load shared library '/home/u/venv/lib/python3.11/site-packages/llama_cpp/lib/libllama.so': libcudart.so.12: cannot open shared object file: No such file or directory", LLAMA_CPP, "SYS150", True),
+    (
+        "RuntimeError: jaxlib/cuda/versions_helpers.cc:81: operation cusparseGetProperty(MAJOR_VERSION, &major) failed: The cuSPARSE library was not found.",
+        JAX,
+        "CUD104",
+        True,
+    ),
+    (
+        "CUDA backend failed to initialize: Unable to load CUDA. Is it installed? (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)",
+        JAX,
+        "CUD190",
+        True,
+    ),
+    (
+        "numba.cuda.cudadrv.error.NvvmSupportError: libNVVM cannot be found. Do `conda install cudatoolkit`:\nlibrary nvvm not found",
+        NUMBA,
+        "CUD190",
+        True,
+    ),
+    (
+        "numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: \nCUDA driver library cannot be found.",
+        NUMBA,
+        "DRV103",
+        True,
+    ),
+    (
+        "The third-party dynamic library (libcudnn.so) that Paddle depends on is not configured correctly. (error code is libcudnn.so: cannot open shared object file: No such file or directory)",
+        PADDLE,
+        "CUD190",
+        True,
+    ),
+    (
+        "PreconditionNotMetError: Cannot load cudnn shared library. Cannot invoke method cudnnGetVersion.",
+        PADDLE,
+        "CUD154",
+        False,
+    ),
+    (
+        "[TRT] [E] 6: [libLoader.cpp::Impl::293] Error Code 6: Internal Error (Unable to load library: libnvinfer_builder_resource.so.8.6.1: libnvinfer_builder_resource.so.8.6.1: cannot open shared object file: No such file or directory)",
+        TRT,
+        "SYS150",
+        True,
+    ),
+    (
+        "ImportError: libnvinfer.so.10: cannot open shared object file: No such file or directory",
+        CTYPES,
+        "SYS150",
+        True,
+    ),
+    (
+        "RuntimeError: Failed to load shared library '/home/u/venv/lib/python3.11/site-packages/llama_cpp/lib/libllama.so': libcudart.so.12: cannot open shared object file: No such file or directory",
+        LLAMA_CPP,
+        "SYS150",
+        True,
+    ),
     ("AssertionError: libcuda.so cannot found!", TRITON, "SYS164", True),
-    ("Error loading shared library libstdc++.so.6: No such file or directory (needed by /usr/local/lib/python3.11/site-packages/torch/lib/libtorch.so)", MUSL, "SYS150", True),
-    ("OSError: /opt/conda/lib/libstdc++.so.6: version `GLIBCXX_3.4.30' not found (required by /usr/lib/x86_64-linux-gnu/libLLVM-15.so.1)", VERSION, "SYS151", True),
-    ("ImportError: /lib/x86_64-linux-gnu/libstdc++.so.6: version GLIBCXX_3.4.32' not found (required by /x/site-packages/pkg/_C.so)", VERSION, "SYS151", True),
-    ("/lib64/libc.so.6: version `GLIBC_2.28' not found (required by /usr/local/lib/python3.9/site-packages/vllm/_C.abi3.so)", VERSION, "SYS132", True),
-    ("E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:439] Loaded runtime CuDNN library: 8.6.0 but source was compiled with: 8.9.4.  CuDNN library needs to have matching major version and equal or higher minor version.", CUDNN_FRAMEWORKS, "CUD104", True),
-    ("RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (8, 9, 2) but found runtime version (8, 5, 0). PyTorch already comes bundled with cuDNN.", CUDNN_FRAMEWORKS, "CUD104", True),
+    ("RuntimeError: Library cublasLt is not initialized", CPM, "SYS150", True),
+    ("!!! Exception during processing!!! Library cudart is not initialized", CPM, "SYS150", True),
+    (
+        "Error loading shared library libstdc++.so.6: No such file or directory (needed by /usr/local/lib/python3.11/site-packages/torch/lib/libtorch.so)",
+        MUSL,
+        "SYS150",
+        True,
+    ),
+    (
+        "OSError: /opt/conda/lib/libstdc++.so.6: version `GLIBCXX_3.4.30' not found (required by /usr/lib/x86_64-linux-gnu/libLLVM-15.so.1)",
+        VERSION,
+        "SYS151",
+        True,
+    ),
+    (
+        "ImportError: /lib/x86_64-linux-gnu/libstdc++.so.6: version GLIBCXX_3.4.32' not found (required by /x/site-packages/pkg/_C.so)",
+        VERSION,
+        "SYS151",
+        True,
+    ),
+    (
+        "/lib64/libc.so.6: version `GLIBC_2.28' not found (required by /usr/local/lib/python3.9/site-packages/vllm/_C.abi3.so)",
+        VERSION,
+        "SYS132",
+        True,
+    ),
+    (
+        "E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:439] Loaded runtime CuDNN library: 8.6.0 but source was compiled with: 8.9.4.  CuDNN library needs to have matching major version and equal or higher minor version.",
+        CUDNN_FRAMEWORKS,
+        "CUD104",
+        True,
+    ),
+    (
+        "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (8, 9, 2) but found runtime version (8, 5, 0). PyTorch already comes bundled with cuDNN.",
+        CUDNN_FRAMEWORKS,
+        "CUD104",
+        True,
+    ),
 ]
 
 

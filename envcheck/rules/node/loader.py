@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
@@ -29,7 +30,7 @@ from envcheck.rules.node.cuda_libs import _pins
 from envcheck.rules.node.gpu_runtimes import _commands as _runtime_cuda_commands
 from envcheck.rules.node.gpu_runtimes import cuda_major
 from envcheck.rules.node.imports import distribution_of
-from envcheck.rules.node.loader_preload import torch_preload_missing
+from envcheck.rules.node.loader_by_name import cpm_kernels_missing, torch_preload_missing
 from envcheck.rules.node.located_library import lead_with_located
 
 # glibc's and ldd's wordings, and CTranslate2's ('Library %s is not found or cannot be loaded')
@@ -241,7 +242,8 @@ def _soname_actions(
         actions += actions_
     if entry.apt_nvidia:
         name = entry.apt_nvidia.split(" (")[0]
-        words.append(f"apt-get install {name} (NVIDIA's CUDA repository; X = the CUDA minor)")
+        minor_note = "; X = the CUDA minor" if "-X" in name else ""
+        words.append(f"apt-get install {name} (NVIDIA's CUDA repository{minor_note})")
         actions.append(manual(f"sudo apt-get install -y {name}  (NVIDIA's CUDA repository)"))
     if entry.kind in _TOOLKIT_KINDS:
         # NVIDIA's installation guide, post-installation actions: the toolkit's lib64 on
@@ -431,6 +433,9 @@ def _shared_library_not_found(facts: Facts, line: LogLine) -> Hit:
     preload = line.stated.get("preload_lib")
     if soname is None and preload:  # torch's `libcublas.so.*[0-9] not found in the system path`
         return torch_preload_missing(facts, line, preload)
+    cpm = line.stated.get("cpm_library")
+    if soname is None and cpm:  # cpm_kernels' `Library cublasLt is not initialized`
+        return cpm_kernels_missing(facts, line, cpm)
     if soname is None:
         found = _SONAME.search(line.text)
         if found is None:
@@ -729,7 +734,11 @@ def _torch_reinstall(
         variant = None
     pin = f"torch=={version.public}" if version is not None else "torch"
     if variant is None:
-        found = _torch_release_shipping(facts.matrix, entries, soname, major)
+        try:
+            ceiling: Version | None = facts.max_cuda()[0]
+        except Skip:
+            ceiling = None
+        found = _torch_release_shipping(facts.matrix, entries, soname, major, ceiling)
         if found is not None:
             release, variant = found
             if version is None and not from_torch:
@@ -740,11 +749,16 @@ def _torch_reinstall(
     if url is None:
         return None
     command = f"pip install --force-reinstall --no-cache-dir {pin} --index-url {url}"
+    # the form of PyTorch's install selector (pytorch.org/get-started/locally: `pip3 install
+    # torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cu121`), which
+    # threads run (finic-ai/rag-stack#44, marella/chatdocs#8)
+    selector = f"pip install torch torchvision torchaudio --index-url {url}"
     if from_torch:
         said = (
             f"torch's own CUDA libraries are incomplete: reinstall torch from its CUDA index, "
             f"which brings {soname} with the nvidia-* wheels it pins: {command} (first pip "
-            "uninstall torch and every nvidia-* wheel when files were removed by hand)"
+            f"uninstall torch and every nvidia-* wheel when files were removed by hand; "
+            f"PyTorch's own form: {selector})"
         )
         return said, manual(command), True
     newest = (
@@ -753,18 +767,40 @@ def _torch_reinstall(
         else ""
     )
     said = (
-        f"take it from torch's CUDA build: {command}{newest}, and import torch before the "
-        "package that needs it (torch loads its CUDA libraries into the process)"
+        f"take it from torch's CUDA build: {command}{newest} (PyTorch's own form: {selector}), "
+        "and import torch before the package that needs it (torch loads its CUDA libraries "
+        "into the process)"
     )
     return said, manual(f"{command}  (then import torch first)"), False
 
 
+def _variant_cuda(variant: str) -> Version | None:
+    """The CUDA release a torch variant is built with: cu121 -> 12.1, cu118 -> 11.8."""
+    digits = variant[2:] if variant.startswith("cu") else ""
+    if len(digits) < 2 or not digits.isdigit():
+        return None
+    return Version(f"{digits[:-1]}.{digits[-1]}")
+
+
+def _under(variant: str, ceiling: Version | None) -> bool:
+    """Whether the driver runs a variant: its CUDA at most the newest the driver supports (the
+    figure nvidia-smi prints, `CUDA Version: 12.2`); True when the driver's is not known."""
+    cuda = _variant_cuda(variant)
+    return ceiling is None or cuda is None or cuda <= ceiling
+
+
 def _torch_release_shipping(
-    matrix: Matrix, entries: tuple[Soname, ...], soname: str, major: int | None
+    matrix: Matrix,
+    entries: tuple[Soname, ...],
+    soname: str,
+    major: int | None,
+    ceiling: Version | None = None,
 ) -> tuple[str, str] | None:
     """(release, variant) of the newest torch whose PyPI pins name a wheel that ships
     ``soname`` (its major as the pin's major for cuDNN-like libraries), for ``major`` when
-    known; None when no release in the matrix pins one."""
+    known, and with a variant the driver runs when its newest CUDA (``ceiling``) is known (a
+    driver of CUDA 12.2 gets a cu121 build, not the newest cu13x: threads install the build of
+    the CUDA nvidia-smi shows); None when no release in the matrix pins one."""
     so_major = re.search(r"\.so\.([0-9]+)", soname)
     wheels = {w for e in entries for w in package_names(e.pip, major)}
     for release in sorted(matrix.torch_releases, key=lambda r: r.version, reverse=True):
@@ -774,20 +810,28 @@ def _torch_release_shipping(
             cuda = _CUDA_SUFFIX.search(wheel)
             if cuda is None or (major is not None and int(cuda.group(1)) != major):
                 continue
+            if ceiling is not None and int(cuda.group(1)) > ceiling.major:
+                continue
             if (
                 so_major is not None
                 and any(e.kind in _VERSIONED_LIKE_SONAME for e in entries)
                 and not any(s.version.split(".")[0] == so_major.group(1) for s in spec)
             ):
                 continue
-            variant = next(
-                (v for v in release.variants if v.startswith(f"cu{cuda.group(1)}")), None
-            )
-            if release.pypi_default and release.pypi_default.startswith(f"cu{cuda.group(1)}"):
-                variant = release.pypi_default
+            runnable = [
+                v
+                for v in release.variants
+                if v.startswith(f"cu{cuda.group(1)}") and _under(v, ceiling)
+            ]
+            variant = runnable[0] if runnable else None
+            if ceiling is not None and runnable:  # the newest the driver runs
+                variant = max(runnable, key=lambda v: _variant_cuda(v) or Version("0"))
+            default = release.pypi_default
+            if default and default.startswith(f"cu{cuda.group(1)}") and _under(default, ceiling):
+                variant = default
             if variant is not None:
                 return str(release.version), variant
-        crossed = _other_variant_shipping(release, entries, wheels, major)
+        crossed = _other_variant_shipping(release, entries, wheels, major, ceiling)
         if crossed is not None:
             return str(release.version), crossed
     return None
@@ -824,7 +868,11 @@ def _lib64_split(
 
 
 def _other_variant_shipping(
-    release: TorchRelease, entries: tuple[Soname, ...], wheels: set[str], major: int | None
+    release: TorchRelease,
+    entries: tuple[Soname, ...],
+    wheels: set[str],
+    major: int | None,
+    ceiling: Version | None = None,
 ) -> str | None:
     """A variant on torch's own index of another CUDA major than the release's PyPI pins
     (2.7.1's cu118 beside its cu126 default): its wheels depend on the same nvidia-* families
@@ -843,7 +891,9 @@ def _other_variant_shipping(
             continue
         if _CUDA_SUFFIX.sub("", wheel) not in families or wheel in release.pins:
             continue
-        variants = [v for v in release.variants if v.startswith(f"cu{cuda.group(1)}")]
+        variants = [
+            v for v in release.variants if v.startswith(f"cu{cuda.group(1)}") and _under(v, ceiling)
+        ]
         if variants:
             return max(variants, key=lambda v: int(v[2:]))
     return None

@@ -1,5 +1,6 @@
-"""torch's own wording of a CUDA library it could not find (SYS150): `ValueError:
-libcublas.so.*[0-9] not found in the system path [...]`.
+"""Libraries that look for a CUDA library themselves, by name, and word its absence in their
+own terms (SYS150): torch's `ValueError: libcublas.so.*[0-9] not found in the system path
+[...]` and cpm_kernels' `RuntimeError: Library cublasLt is not initialized`.
 
 torch 1.13 to 2.x, when loading libtorch_global_deps fails, looks for each CUDA library its
 wheels depend on in `<sys.path entry>/nvidia/<lib>/lib/` by a glob (`_preload_cuda_deps`:
@@ -96,4 +97,63 @@ def torch_preload_missing(facts: Facts, line: LogLine, stem: str) -> Hit:
         "that skipped torch's dependencies, pip --no-deps, or a torch from another environment)",
         evidence={"line": line.line, "library": stem, "wheels": wheels},
         fix=fix("Give torch its CUDA wheels: " + "; or ".join(words), "manual", *actions),
+    )
+
+
+# cpm_kernels (OpenBMB/cpm_kernels cpm_kernels/library/base.py): Lib(name) looks for the CUDA
+# toolkit's library itself, never torch's wheels: on Linux unix_find_lib() tries
+# $CUDA_PATH/lib64/lib<name>.so, /usr/local/cuda/lib64/lib<name>.so, then
+# ctypes.util.find_library(name) (the loader's cache, unversioned names); on Windows the first
+# '<name>64_*.dll' in a PATH directory. A library it did not load raises at the first call:
+# RuntimeError("Library %s is not initialized"). Its users: ChatGLM's int4 quantization, Kolors.
+_PHYSX = r"C:\Program Files (x86)\NVIDIA Corporation\PhysX\Common"
+
+
+def cpm_kernels_missing(facts: Facts, line: LogLine, name: str) -> Hit:
+    """The Hit for cpm_kernels' `Library <name> is not initialized`: the CUDA toolkit's
+    library where cpm_kernels looks (a toolkit at /usr/local/cuda or CUDA_PATH, the toolkit's
+    bin on Windows' PATH ahead of PhysX's old cudart64_65.dll); for `cuda`, the driver's
+    unversioned libcuda.so link. Threads: zai-org/ChatGLM-6B#465 (the CUDA toolkit of the
+    right version, its DLL directory on PATH), #76 (a reboot after installing it),
+    MinusZoneAI/ComfyUI-Kolors-MZ#14 (PhysX's cudart64_65.dll found first on PATH)."""
+    major = _torch_major(facts)
+    toolkit = f"CUDA {major}" if major is not None else "torch's CUDA (torch.version.cuda)"
+    if name == "cuda":
+        words = [
+            "cpm_kernels opens the driver's libcuda.so by its unversioned name: link it where "
+            "the driver's libcuda.so.1 is (ldconfig -p | grep libcuda), sudo ln -s libcuda.so.1 "
+            "libcuda.so there, then sudo ldconfig",
+            "on Windows the NVIDIA driver's nvcuda.dll comes with the driver: reinstall it",
+        ]
+        actions: list[Action] = [
+            manual("ldconfig -p | grep libcuda  (the driver's directory)"),
+            manual("cd <that directory> && sudo ln -s libcuda.so.1 libcuda.so && sudo ldconfig"),
+        ]
+    else:
+        words = [
+            f"install the CUDA toolkit of {toolkit}, which ships lib{name}.so: cpm_kernels loads "
+            "the toolkit's libraries, not torch's nvidia-* wheels, from $CUDA_PATH/lib64 or "
+            f"/usr/local/cuda/lib64 (export CUDA_PATH=<the toolkit's root>), else the loader's "
+            f"cache (sudo ldconfig); in a conda environment conda install cudatoolkit=<major.minor> "
+            "(ChatGLM-6B#465)",
+            f"on Windows the first {name}64_*.dll on PATH: put the toolkit's bin directory "
+            r"(C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\vXX.Y\bin) on PATH, ahead of "
+            f"{_PHYSX} (PhysX's CUDA 6.5 cudart64_65.dll), then open a new shell or reboot so "
+            "the new PATH is read",
+        ]
+        actions = [
+            manual(f"ls /usr/local/cuda/lib64/lib{name}.so  (where cpm_kernels looks first)"),
+            manual("export CUDA_PATH=/usr/local/cuda-XX.Y  (a toolkit whose lib64 has it)"),
+            manual("conda install cudatoolkit=XX.Y  (in a conda environment, torch's CUDA)"),
+            manual(
+                "Windows: set PATH=C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\vXX.Y\\bin;%PATH%"
+                "  (then a new shell, or reboot)"
+            ),
+        ]
+    return Hit(
+        f"cpm_kernels could not load the CUDA library {name} (line {line.line}): it looks for the "
+        "CUDA toolkit's own copy (CUDA_PATH, /usr/local/cuda/lib64, the loader's cache; on "
+        "Windows the first matching DLL on PATH) and found none, or an older one first",
+        evidence={"line": line.line, "library": name},
+        fix=fix("Give cpm_kernels the library: " + "; or ".join(words), "manual", *actions),
     )
