@@ -4,7 +4,7 @@ without a symbol version, a CUDA library of another release) as glibc, Python's 
 TensorFlow, JAX, ONNX Runtime, CuPy, Numba, PaddlePaddle, TensorRT, cuDNN, CTranslate2,
 llama-cpp-python and cuda-python print it. Each row is (line, where the wording comes from,
 the cause code some match must name, whether the line alone confirms it). Round 20's
-battery: on main 9 of 47 rows matched nothing (torch's _preload_cuda_deps ValueError x3,
+battery: on main 9 of 48 rows matched nothing (torch's _preload_cuda_deps ValueError x3,
 CuPy's short form, cuDNN's 'Please make sure ... is in your library path!', cuda-python's
 libfabric's 'Failed to dlopen libcudart.so', cpm_kernels' 'Library cublasLt is not
 initialized' x2) and 1 did not name SYS150 (cuDNN's and XLA's
@@ -128,6 +128,12 @@ ROWS: list[tuple[str, str, str, bool]] = [
     ),
     (
         "Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared object file: No such file or directory",
+        CUDNN8,
+        "CUD154",
+        True,
+    ),
+    (
+        "Could not load library libcudnn_ops_infer.so.8. Error: libcublasLt.so.11: cannot open shared object file: No such file or directory",
         CUDNN8,
         "CUD154",
         True,
@@ -300,3 +306,47 @@ def test_phrasing_names_its_cause(
 def test_rows_cite_their_source() -> None:
     assert all(source.strip() for _, source, _, _ in ROWS)
     assert len({line for line, _, _, _ in ROWS}) == len(ROWS)
+
+
+def test_cudnn_names_the_cuda_library_it_could_not_open(tmp_path: Path) -> None:
+    """cuDNN 8 found, the cuBLASLt it opens not: the fix is cuBLASLt's (the dlerror's SONAME),
+    not cuDNN's."""
+    data = _triage(
+        tmp_path,
+        "Could not load library libcudnn_ops_infer.so.8. Error: libcublasLt.so.11: cannot open "
+        "shared object file: No such file or directory",
+    )
+    causes = [c for m in data["matches"] for c in m["causes"] if c["code"] == "CUD154"]
+    fix = causes[0]["fix"]
+    text = fix["summary"] + " ".join(fix["commands"])
+    assert "nvidia-cublas-cu11" in text
+    assert "libcublasLt.so.11 it loads is not" in causes[0]["findings"][0]["message"]
+
+
+def test_torch_preload_fix_reinstalls_torch_first(tmp_path: Path) -> None:
+    data = _triage(
+        tmp_path,
+        "ValueError: libcublas.so.*[0-9] not found in the system path ['/app', "
+        "'/usr/lib/python3/dist-packages']",
+    )
+    (cause,) = [c for m in data["matches"] for c in m["causes"] if c["code"] == "SYS150"]
+    assert cause["fix"]["summary"].index("torch torchvision torchaudio") < cause["fix"][
+        "summary"
+    ].index("nvidia-cublas-cu")
+    assert "!=2.0.1" in cause["fix"]["summary"]
+
+
+def test_torch_variant_is_one_the_stated_driver_runs(tmp_path: Path) -> None:
+    """nvidia-smi's CUDA 12.2 on the log: the torch build offered is a cu12x at most 12.2,
+    never the newest CUDA 13 one."""
+    data = _triage(
+        tmp_path,
+        "| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |\n"
+        "OSError: libcudnn.so.9: cannot open shared object file: No such file or directory",
+    )
+    (cause,) = [c for m in data["matches"] for c in m["causes"] if c["code"] == "SYS150"]
+    urls = [u for u in cause["fix"]["summary"].split() if "download.pytorch.org/whl/cu" in u]
+    assert urls
+    for url in urls:
+        variant = url.rstrip("),.").rsplit("/", 1)[-1]
+        assert variant.startswith("cu12") and int(variant[2:]) <= 122, variant

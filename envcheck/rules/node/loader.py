@@ -11,6 +11,7 @@ and, when the node is known, its OS release and torch's CUDA.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping
 
@@ -423,6 +424,13 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
     hit = _shared_library_not_found(facts, line)
     soname = line.stated.get("soname") or ""
     return lead_with_located(hit, line, soname)
+
+
+def shared_library_missing(facts: Facts, line: LogLine, soname: str) -> Hit:
+    """SYS150's reading of ``soname`` as the library the loader could not open, for a line
+    whose own signature is another's (cuDNN 8's `Error: libcublasLt.so.11: cannot open ...`)."""
+    stated = {**line.stated, "soname": soname}
+    return _shared_library_not_found(facts, dataclasses.replace(line, stated=stated))
 
 
 def _shared_library_not_found(facts: Facts, line: LogLine) -> Hit:
