@@ -308,6 +308,9 @@ FACTS: dict[str, str] = {
     "in the system path': libcublas)",
     "cpm_library": "a CUDA library cpm_kernels could not load, by the short name it loads it "
     "by ('Library cublasLt is not initialized': cublasLt; cuda, cudart, nvrtc)",
+    "ops_loader": "the package (top-level import name) whose frame calls torch.ops."
+    "load_library right above a loader error: the package whose compiled ops need the library "
+    "(torch_scatter)",
     "importer_statement": "the top-level module of the Python import statement printed just "
     "above a loader error ('from vllm import cuda_utils': vllm), where no site-packages frame "
     "is shown",

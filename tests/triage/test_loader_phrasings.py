@@ -350,3 +350,21 @@ def test_torch_variant_is_one_the_stated_driver_runs(tmp_path: Path) -> None:
     for url in urls:
         variant = url.rstrip("),.").rsplit("/", 1)[-1]
         assert variant.startswith("cu12") and int(variant[2:]) <= 122, variant
+
+
+PYG = """Traceback (most recent call last):
+  File "/home/u/venv/lib/python3.10/site-packages/torch_scatter/__init__.py", line 16, in <module>
+    torch.ops.load_library(spec.origin)
+  File "/home/u/venv/lib/python3.10/site-packages/torch/_ops.py", line 643, in load_library
+    ctypes.CDLL(path)
+OSError: libcudart.so.11.0: cannot open shared object file: No such file or directory"""
+
+
+def test_ops_library_loaded_through_torch_names_its_package(tmp_path: Path) -> None:
+    """torch.ops.load_library is torch's helper: the package above it (torch_scatter) is the
+    build for another CUDA, and its own wheel index leads the fix, not torch's reinstall."""
+    data = _triage(tmp_path, PYG)
+    (cause,) = [c for m in data["matches"] for c in m["causes"] if c["code"] == "SYS150"]
+    summary = cause["fix"]["summary"]
+    assert "torch-scatter -f https://data.pyg.org/whl/torch-" in summary
+    assert "torch's own CUDA libraries are incomplete" not in summary

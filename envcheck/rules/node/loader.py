@@ -26,6 +26,7 @@ from envcheck.matrix.schema import OsRelease, Soname, TorchRelease
 from envcheck.model.finding import Action, Fix, Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
+from envcheck.rules.extension_builds import torch_tags, wheel_index
 from envcheck.rules.fixes import apt_command, apt_words, conda_words, fix, manual, pip_install
 from envcheck.rules.node.cuda_libs import _pins
 from envcheck.rules.node.gpu_runtimes import _commands as _runtime_cuda_commands
@@ -234,6 +235,12 @@ def _soname_actions(
                 name = f"{name}={entry.conda_release}"
             words.append(conda_words(name))
             actions.append(manual(f"conda install -c conda-forge {name}"))
+            if entry.kind in _NVIDIA_CHANNEL_KINDS and (entry.cuda_major or 0) >= 12:
+                # NVIDIA's own conda channel carries CUDA 12's component packages under the
+                # same names (CUDA installation guide, Conda Installation: conda install cuda
+                # -c nvidia; a release's label: -c nvidia/label/cuda-12.4.0)
+                words.append(f"conda install -c nvidia {name}")
+                actions.append(manual(f"conda install -c nvidia {name}  (NVIDIA's channel)"))
         else:
             words.append(f"sudo dnf install {name}")
             actions.append(manual(f"sudo dnf install -y {name}"))
@@ -278,6 +285,8 @@ def _soname_actions(
 
 
 _CUDA_SUFFIX = lazy(r"-cu([0-9]+)$")
+# the CUDA toolkit's own components, which NVIDIA's conda channel publishes (not cuDNN or NCCL)
+_NVIDIA_CHANNEL_KINDS = frozenset({"cuda-runtime", "cuda-math", "cuda-compiler", "cuda-tools"})
 
 
 def _wheels_to_offer(wheels: list[str], major: int | None) -> list[str]:
@@ -552,6 +561,10 @@ def _shared_library_not_found(facts: Facts, line: LogLine) -> Hit:
     loader = _loading_package(facts, line, entries)
     if loader is not None:  # the package whose extension asked for it: its build for this CUDA
         by = f" needed by {loader}'s extension"
+        index = _extension_index(facts, loader)
+        if index is not None:  # its own wheel index for the node's torch and CUDA (PyG's)
+            words.insert(0, f"{loader}'s wheel for the installed torch and CUDA: {index}")
+            actions.insert(0, manual(index))
         words.append(
             f"{loader}'s build for the CUDA the node has (it was built for the CUDA major of "
             f"{soname}): pip install --upgrade --force-reinstall --no-cache-dir {loader}"
@@ -731,6 +744,8 @@ def _torch_reinstall(
         return None
     frame = line.stated.get("importer_file") or ""
     from_torch = bool(_TORCH_FRAME.search(frame) or _TORCH_FRAME.search(line.text))
+    if line.stated.get("ops_loader"):  # torch.ops.load_library for another package's ops
+        from_torch = False
     version = None
     variant = None
     try:
@@ -1037,6 +1052,9 @@ def _loading_package(facts: Facts, line: LogLine, entries: Iterable[Soname]) -> 
     path = line.stated.get("importer_file")
     found = _SITE_TOP.search(path) if path else None
     top = found.group("top") if found is not None else None
+    ops_loader = line.stated.get("ops_loader")
+    if ops_loader and top in (None, "torch"):  # torch.ops.load_library(<its ops library>)
+        top = ops_loader
     if top is None and path is None:
         # no frame shown: the import statement printed above the error (vllm#1718's `from
         # vllm import cuda_utils`) names the package as well
@@ -1049,6 +1067,20 @@ def _loading_package(facts: Facts, line: LogLine, entries: Iterable[Soname]) -> 
     if dist in ("torch", "nvidia") or dist.startswith("nvidia-"):
         return None
     return dist
+
+
+def _extension_index(facts: Facts, dist: str) -> str | None:
+    """`pip install <dist> -f <its wheel index>` for a compiled-ops package the matrix's
+    `[[extension]]` table knows (torch-scatter's data.pyg.org/whl/torch-X+cuY.html, filled from
+    the node's torch where it is stated): a build for a CUDA the node lacks is replaced by the
+    one for torch's (rusty1s/pytorch_scatter README)."""
+    entry = facts.matrix.extension(dist)
+    if entry is None:
+        return None
+    url = wheel_index(entry, torch_tags(facts))
+    if url is None:
+        return None
+    return f"pip install --force-reinstall --no-cache-dir {entry.package} -f {url}"
 
 
 def _known_package(facts: Facts, module: str) -> bool:
