@@ -309,6 +309,14 @@ FACTS: dict[str, str] = {
     "lib64_site": "a site-packages directory under lib64/ that holds torch, as a traceback path "
     "names it ('venv/lib64/python3.11/site-packages'): pip may have put the nvidia-* wheels "
     "under lib/",
+    "preload_lib": "a CUDA library torch looked for in the nvidia/<lib>/lib directories of "
+    "sys.path and did not find, by its file-name stem (torch's 'libcublas.so.*[0-9] not found "
+    "in the system path': libcublas)",
+    "cpm_library": "a CUDA library cpm_kernels could not load, by the short name it loads it "
+    "by ('Library cublasLt is not initialized': cublasLt; cuda, cudart, nvrtc)",
+    "ops_loader": "the package (top-level import name) whose frame calls torch.ops."
+    "load_library right above a loader error: the package whose compiled ops need the library "
+    "(torch_scatter)",
     "importer_statement": "the top-level module of the Python import statement printed just "
     "above a loader error ('from vllm import cuda_utils': vllm), where no site-packages frame "
     "is shown",

@@ -5888,3 +5888,15 @@ EXAMPLES += [
         "shared-object-static-tls-exhausted",
     ),
 ]
+
+# round 20, ldr20: other libraries' wordings of a CUDA library they could not open by name
+EXAMPLES += [
+    (
+        "ValueError: libcublas.so.*[0-9] not found in the system path ['/app', "
+        "'/usr/local/lib/python3.10/site-packages']",
+        "torch-cuda-dependency-not-in-sys-path",
+    ),
+    ("RuntimeError: CuPy failed to load libcublas.so.12", "cupy-library-not-loaded"),
+    ("RuntimeError: Failed to dlopen libcudart.so.12", "library-dlopen-failed-by-name"),
+    ("RuntimeError: Library cublasLt is not initialized", "cpm-kernels-library-not-initialized"),
+]

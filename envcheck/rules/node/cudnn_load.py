@@ -10,6 +10,7 @@ export and the system package."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
 
@@ -184,6 +185,34 @@ def cudnn_not_loadable_in_log(facts: Facts, line: LogLine) -> Hit:
     return lead_with_located(hit, line, found.group(0)) if found else hit
 
 
+# cuDNN 8 found its own sub-library, and the loader then missed a versioned CUDA library that
+# one needs ('Could not load library libcudnn_ops_infer.so.8. Error: libcublasLt.so.11: cannot
+# open shared object file'): the library the dlerror names is what is missing, not cuDNN
+_CUDA_DEPENDENCY = lazy(
+    r"Could not load library (?P<cudnn>libcudnn[a-z_]*\.so\.[0-9]+)\. Error: "
+    r"(?P<dep>lib(?:cublasLt|cublas|nvrtc|cudart|nvJitLink|cufft|curand|cusparse|cusolver)"
+    r"\.so\.[0-9][0-9.]*): cannot open shared object file"
+)
+
+
+def _cuda_dependency_hit(facts: Facts, line: LogLine) -> Hit | None:
+    """The CUDA library (cuBLASLt 11 for cuDNN 8.x of CUDA 11) cuDNN could not open: the
+    loader family's fix for that SONAME (who ships it, for torch's CUDA), with cuDNN named as
+    the library that asked for it."""
+    found = _CUDA_DEPENDENCY.search(line.text)
+    if found is None:
+        return None
+    from envcheck.rules.node.loader import shared_library_missing
+
+    cudnn, dep = found.group("cudnn"), found.group("dep")
+    hit = shared_library_missing(facts, line, dep)
+    return dataclasses.replace(
+        hit,
+        message=f"{cudnn} is there but the {dep} it loads is not (line {line.line}): "
+        + hit.message,
+    )
+
+
 def _cudnn_not_loadable(facts: Facts, line: LogLine) -> Hit:
     driver_lib = _DRIVER_LIB.search(line.text)
     if driver_lib is not None:
@@ -191,6 +220,9 @@ def _cudnn_not_loadable(facts: Facts, line: LogLine) -> Hit:
     dependency = _dependency_hit(line)
     if dependency is not None:
         return dependency
+    cuda_dependency = _cuda_dependency_hit(facts, line)
+    if cuda_dependency is not None:
+        return cuda_dependency
     found = _LIBRARY.search(line.text)
     dll = _DLL.search(line.text) if found is None else None
     symbol = _SYMBOL.search(line.text)

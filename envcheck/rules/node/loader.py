@@ -11,11 +11,13 @@ and, when the node is known, its OS release and torch's CUDA.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping
 
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
@@ -24,11 +26,13 @@ from envcheck.matrix.schema import OsRelease, Soname, TorchRelease
 from envcheck.model.finding import Action, Fix, Severity
 from envcheck.patterns import lazy
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
+from envcheck.rules.extension_builds import torch_tags, wheel_index
 from envcheck.rules.fixes import apt_command, apt_words, conda_words, fix, manual, pip_install
 from envcheck.rules.node.cuda_libs import _pins
 from envcheck.rules.node.gpu_runtimes import _commands as _runtime_cuda_commands
 from envcheck.rules.node.gpu_runtimes import cuda_major
 from envcheck.rules.node.imports import distribution_of
+from envcheck.rules.node.loader_by_name import cpm_kernels_missing, torch_preload_missing
 from envcheck.rules.node.located_library import lead_with_located
 
 # glibc's and ldd's wordings, and CTranslate2's ('Library %s is not found or cannot be loaded')
@@ -231,6 +235,12 @@ def _soname_actions(
                 name = f"{name}={entry.conda_release}"
             words.append(conda_words(name))
             actions.append(manual(f"conda install -c conda-forge {name}"))
+            if entry.kind in _NVIDIA_CHANNEL_KINDS and (entry.cuda_major or 0) >= 12:
+                # NVIDIA's own conda channel carries CUDA 12's component packages under the
+                # same names (CUDA installation guide, Conda Installation: conda install cuda
+                # -c nvidia; a release's label: -c nvidia/label/cuda-12.4.0)
+                words.append(f"conda install -c nvidia {name}")
+                actions.append(manual(f"conda install -c nvidia {name}  (NVIDIA's channel)"))
         else:
             words.append(f"sudo dnf install {name}")
             actions.append(manual(f"sudo dnf install -y {name}"))
@@ -240,7 +250,8 @@ def _soname_actions(
         actions += actions_
     if entry.apt_nvidia:
         name = entry.apt_nvidia.split(" (")[0]
-        words.append(f"apt-get install {name} (NVIDIA's CUDA repository; X = the CUDA minor)")
+        minor_note = "; X = the CUDA minor" if "-X" in name else ""
+        words.append(f"apt-get install {name} (NVIDIA's CUDA repository{minor_note})")
         actions.append(manual(f"sudo apt-get install -y {name}  (NVIDIA's CUDA repository)"))
     if entry.kind in _TOOLKIT_KINDS:
         # NVIDIA's installation guide, post-installation actions: the toolkit's lib64 on
@@ -274,6 +285,8 @@ def _soname_actions(
 
 
 _CUDA_SUFFIX = lazy(r"-cu([0-9]+)$")
+# the CUDA toolkit's own components, which NVIDIA's conda channel publishes (not cuDNN or NCCL)
+_NVIDIA_CHANNEL_KINDS = frozenset({"cuda-runtime", "cuda-math", "cuda-compiler", "cuda-tools"})
 
 
 def _wheels_to_offer(wheels: list[str], major: int | None) -> list[str]:
@@ -422,11 +435,24 @@ def shared_library_not_found_in_log(facts: Facts, line: LogLine) -> Hit:
     return lead_with_located(hit, line, soname)
 
 
+def shared_library_missing(facts: Facts, line: LogLine, soname: str) -> Hit:
+    """SYS150's reading of ``soname`` as the library the loader could not open, for a line
+    whose own signature is another's (cuDNN 8's `Error: libcublasLt.so.11: cannot open ...`)."""
+    stated = {**line.stated, "soname": soname}
+    return _shared_library_not_found(facts, dataclasses.replace(line, stated=stated))
+
+
 def _shared_library_not_found(facts: Facts, line: LogLine) -> Hit:
     soname = line.stated.get("soname")
     gl_library = line.stated.get("gl_library")
     if soname is None and gl_library:  # PyOpenGL loads 'OSMesa', 'GL', 'glut' as lib<name>.so
         soname = f"lib{gl_library}.so"
+    preload = line.stated.get("preload_lib")
+    if soname is None and preload:  # torch's `libcublas.so.*[0-9] not found in the system path`
+        return torch_preload_missing(facts, line, preload)
+    cpm = line.stated.get("cpm_library")
+    if soname is None and cpm:  # cpm_kernels' `Library cublasLt is not initialized`
+        return cpm_kernels_missing(facts, line, cpm)
     if soname is None:
         found = _SONAME.search(line.text)
         if found is None:
@@ -535,6 +561,10 @@ def _shared_library_not_found(facts: Facts, line: LogLine) -> Hit:
     loader = _loading_package(facts, line, entries)
     if loader is not None:  # the package whose extension asked for it: its build for this CUDA
         by = f" needed by {loader}'s extension"
+        index = _extension_index(facts, loader)
+        if index is not None:  # its own wheel index for the node's torch and CUDA (PyG's)
+            words.insert(0, f"{loader}'s wheel for the installed torch and CUDA: {index}")
+            actions.insert(0, manual(index))
         words.append(
             f"{loader}'s build for the CUDA the node has (it was built for the CUDA major of "
             f"{soname}): pip install --upgrade --force-reinstall --no-cache-dir {loader}"
@@ -714,6 +744,8 @@ def _torch_reinstall(
         return None
     frame = line.stated.get("importer_file") or ""
     from_torch = bool(_TORCH_FRAME.search(frame) or _TORCH_FRAME.search(line.text))
+    if line.stated.get("ops_loader"):  # torch.ops.load_library for another package's ops
+        from_torch = False
     version = None
     variant = None
     try:
@@ -725,7 +757,11 @@ def _torch_reinstall(
         variant = None
     pin = f"torch=={version.public}" if version is not None else "torch"
     if variant is None:
-        found = _torch_release_shipping(facts.matrix, entries, soname, major)
+        try:
+            ceiling: Version | None = facts.max_cuda()[0]
+        except Skip:
+            ceiling = None
+        found = _torch_release_shipping(facts.matrix, entries, soname, major, ceiling)
         if found is not None:
             release, variant = found
             if version is None and not from_torch:
@@ -736,11 +772,16 @@ def _torch_reinstall(
     if url is None:
         return None
     command = f"pip install --force-reinstall --no-cache-dir {pin} --index-url {url}"
+    # the form of PyTorch's install selector (pytorch.org/get-started/locally: `pip3 install
+    # torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cu121`), which
+    # threads run (finic-ai/rag-stack#44, marella/chatdocs#8)
+    selector = f"pip install torch torchvision torchaudio --index-url {url}"
     if from_torch:
         said = (
             f"torch's own CUDA libraries are incomplete: reinstall torch from its CUDA index, "
             f"which brings {soname} with the nvidia-* wheels it pins: {command} (first pip "
-            "uninstall torch and every nvidia-* wheel when files were removed by hand)"
+            f"uninstall torch and every nvidia-* wheel when files were removed by hand; "
+            f"PyTorch's own form: {selector})"
         )
         return said, manual(command), True
     newest = (
@@ -749,18 +790,40 @@ def _torch_reinstall(
         else ""
     )
     said = (
-        f"take it from torch's CUDA build: {command}{newest}, and import torch before the "
-        "package that needs it (torch loads its CUDA libraries into the process)"
+        f"take it from torch's CUDA build: {command}{newest} (PyTorch's own form: {selector}), "
+        "and import torch before the package that needs it (torch loads its CUDA libraries "
+        "into the process)"
     )
     return said, manual(f"{command}  (then import torch first)"), False
 
 
+def _variant_cuda(variant: str) -> Version | None:
+    """The CUDA release a torch variant is built with: cu121 -> 12.1, cu118 -> 11.8."""
+    digits = variant[2:] if variant.startswith("cu") else ""
+    if len(digits) < 2 or not digits.isdigit():
+        return None
+    return Version(f"{digits[:-1]}.{digits[-1]}")
+
+
+def _under(variant: str, ceiling: Version | None) -> bool:
+    """Whether the driver runs a variant: its CUDA at most the newest the driver supports (the
+    figure nvidia-smi prints, `CUDA Version: 12.2`); True when the driver's is not known."""
+    cuda = _variant_cuda(variant)
+    return ceiling is None or cuda is None or cuda <= ceiling
+
+
 def _torch_release_shipping(
-    matrix: Matrix, entries: tuple[Soname, ...], soname: str, major: int | None
+    matrix: Matrix,
+    entries: tuple[Soname, ...],
+    soname: str,
+    major: int | None,
+    ceiling: Version | None = None,
 ) -> tuple[str, str] | None:
     """(release, variant) of the newest torch whose PyPI pins name a wheel that ships
     ``soname`` (its major as the pin's major for cuDNN-like libraries), for ``major`` when
-    known; None when no release in the matrix pins one."""
+    known, and with a variant the driver runs when its newest CUDA (``ceiling``) is known (a
+    driver of CUDA 12.2 gets a cu121 build, not the newest cu13x: threads install the build of
+    the CUDA nvidia-smi shows); None when no release in the matrix pins one."""
     so_major = re.search(r"\.so\.([0-9]+)", soname)
     wheels = {w for e in entries for w in package_names(e.pip, major)}
     for release in sorted(matrix.torch_releases, key=lambda r: r.version, reverse=True):
@@ -770,20 +833,28 @@ def _torch_release_shipping(
             cuda = _CUDA_SUFFIX.search(wheel)
             if cuda is None or (major is not None and int(cuda.group(1)) != major):
                 continue
+            if ceiling is not None and int(cuda.group(1)) > ceiling.major:
+                continue
             if (
                 so_major is not None
                 and any(e.kind in _VERSIONED_LIKE_SONAME for e in entries)
                 and not any(s.version.split(".")[0] == so_major.group(1) for s in spec)
             ):
                 continue
-            variant = next(
-                (v for v in release.variants if v.startswith(f"cu{cuda.group(1)}")), None
-            )
-            if release.pypi_default and release.pypi_default.startswith(f"cu{cuda.group(1)}"):
-                variant = release.pypi_default
+            runnable = [
+                v
+                for v in release.variants
+                if v.startswith(f"cu{cuda.group(1)}") and _under(v, ceiling)
+            ]
+            variant = runnable[0] if runnable else None
+            if ceiling is not None and runnable:  # the newest the driver runs
+                variant = max(runnable, key=lambda v: _variant_cuda(v) or Version("0"))
+            default = release.pypi_default
+            if default and default.startswith(f"cu{cuda.group(1)}") and _under(default, ceiling):
+                variant = default
             if variant is not None:
                 return str(release.version), variant
-        crossed = _other_variant_shipping(release, entries, wheels, major)
+        crossed = _other_variant_shipping(release, entries, wheels, major, ceiling)
         if crossed is not None:
             return str(release.version), crossed
     return None
@@ -820,7 +891,11 @@ def _lib64_split(
 
 
 def _other_variant_shipping(
-    release: TorchRelease, entries: tuple[Soname, ...], wheels: set[str], major: int | None
+    release: TorchRelease,
+    entries: tuple[Soname, ...],
+    wheels: set[str],
+    major: int | None,
+    ceiling: Version | None = None,
 ) -> str | None:
     """A variant on torch's own index of another CUDA major than the release's PyPI pins
     (2.7.1's cu118 beside its cu126 default): its wheels depend on the same nvidia-* families
@@ -839,7 +914,9 @@ def _other_variant_shipping(
             continue
         if _CUDA_SUFFIX.sub("", wheel) not in families or wheel in release.pins:
             continue
-        variants = [v for v in release.variants if v.startswith(f"cu{cuda.group(1)}")]
+        variants = [
+            v for v in release.variants if v.startswith(f"cu{cuda.group(1)}") and _under(v, ceiling)
+        ]
         if variants:
             return max(variants, key=lambda v: int(v[2:]))
     return None
@@ -975,6 +1052,9 @@ def _loading_package(facts: Facts, line: LogLine, entries: Iterable[Soname]) -> 
     path = line.stated.get("importer_file")
     found = _SITE_TOP.search(path) if path else None
     top = found.group("top") if found is not None else None
+    ops_loader = line.stated.get("ops_loader")
+    if ops_loader and top in (None, "torch"):  # torch.ops.load_library(<its ops library>)
+        top = ops_loader
     if top is None and path is None:
         # no frame shown: the import statement printed above the error (vllm#1718's `from
         # vllm import cuda_utils`) names the package as well
@@ -987,6 +1067,20 @@ def _loading_package(facts: Facts, line: LogLine, entries: Iterable[Soname]) -> 
     if dist in ("torch", "nvidia") or dist.startswith("nvidia-"):
         return None
     return dist
+
+
+def _extension_index(facts: Facts, dist: str) -> str | None:
+    """`pip install <dist> -f <its wheel index>` for a compiled-ops package the matrix's
+    `[[extension]]` table knows (torch-scatter's data.pyg.org/whl/torch-X+cuY.html, filled from
+    the node's torch where it is stated): a build for a CUDA the node lacks is replaced by the
+    one for torch's (rusty1s/pytorch_scatter README)."""
+    entry = facts.matrix.extension(dist)
+    if entry is None:
+        return None
+    url = wheel_index(entry, torch_tags(facts))
+    if url is None:
+        return None
+    return f"pip install --force-reinstall --no-cache-dir {entry.package} -f {url}"
 
 
 def _known_package(facts: Facts, module: str) -> bool:
