@@ -1,8 +1,8 @@
 """Round 20's phrasing battery for the memory and graphics families: other wordings of the
 same conditions, from the libraries' own sources and threads, each with the cause it names.
 
-Measured on main before the round's changes (26 lines): 19 named their cause, 4 matched
-nothing (vLLM's worker died with -9, earlyoom's kill line, MuJoCo's MUJOCO_GL refusal, PyOpenGL's
+Measured on main before the round's changes (27 lines): 19 named their cause, 5 matched
+nothing (macOS dyld's newer dlopen wording, vLLM's worker died with -9, earlyoom's kill line, MuJoCo's MUJOCO_GL refusal, PyOpenGL's
 glGetError) and 3 were named only by the benign Omniverse Kit line (``omniverse-kit-line``,
 noise), which hid the failure a Kit line carries. The Kit prefix is
 now read off like a launcher's (envcheck/triage/prefixes.py), so what follows it is named."""
@@ -134,7 +134,13 @@ BATTERY: list[tuple[str, str, str, bool]] = [
         "AttributeError: 'NoneType' object has no attribute 'glGetError'",
         "mcfletch/pyopengl OpenGL/error.py (no GL library for the platform)",
         "SYS150",
-        False,
+        True,
+    ),
+    (
+        "dlopen(EGL): 'EGL' (no such file), '/usr/lib/EGL' (no such file, not in dyld cache)",
+        "macOS dyld's newer wording (https://github.com/lucas-maes/le-wm/issues/81)",
+        "SIM171",
+        True,
     ),
     (
         "[Error] [carb.graphics-vulkan.plugin] VkResult: ERROR_INITIALIZATION_FAILED",

@@ -59,7 +59,7 @@ def gl_platform_absent_in_log(facts: Facts, line: LogLine) -> Hit | None:
     library' with Linux's dlopen text beside it is another cause (None: ruled out); MuJoCo's own
     refusal of a Linux-only MUJOCO_GL (matrices/signatures/graphics_layers.toml
     mujoco-gl-linux-only-value) says the same of MuJoCo's backend."""
-    if line.stated.get("gl_platform_var") == "MUJOCO_GL":
+    if "environment variable MUJOCO_GL" in line.text:
         return _mujoco_gl_off_linux(line)
     if not any(word in line.text for word in _NOT_LINUX):
         return None
@@ -92,7 +92,7 @@ def _mujoco_gl_off_linux(line: LogLine) -> Hit:
     """MuJoCo's ``invalid value for environment variable MUJOCO_GL: egl``: egl, glx and osmesa
     are valid only on Linux (google-deepmind/mujoco python/mujoco/__init__.py), so the process
     runs on Windows or macOS, which the line does not tell apart."""
-    value = line.stated.get("gl_platform") or "egl"
+    value = line.stated.get("mujoco_gl") or "egl"
     return Hit(
         f"MuJoCo refused MUJOCO_GL={value} (line {line.line}): {value} is a Linux backend, and "
         "this process runs on Windows or macOS",
