@@ -82,6 +82,17 @@ LAUNCHER_PREFIXES: tuple[tuple[str, bytes, str], ...] = (
         "moby/buildkit util/progress/progressui (plain mode: '#<step> <seconds> <line>')",
     ),
     (
+        "Omniverse Kit (Isaac Sim, Isaac Lab, OmniGibson): a plugin's line, and the Python "
+        "output Kit forwards through it",
+        rb"(?:\[[0-9,]+ms\] )?\[(?:Info|Warning|Error|Fatal|Verbose)\] "
+        rb"\[(?:gpu|omni|carb|isaacsim|isaaclab)\.[A-Za-z0-9_.-]+\] (?:\[py std(?:out|err)\]: ?)?",
+        "NVIDIA Omniverse Kit log format ('<time> [<ms>] [<level>] [<plugin>] <message>', the "
+        "time read by the timestamp prefix above; Python's stderr as '[py stderr]: <line>'): "
+        "https://github.com/isaac-sim/IsaacLab/issues/4012 . Without it a Kit line was named "
+        "only by the benign omniverse-kit-line, hiding the failure it carries "
+        "('[Error] [omni.kit.app._impl] [py stderr]: ModuleNotFoundError: ...')",
+    ),
+    (
         "pytest's report of a failing test's error lines",
         rb"E {3,}",
         "pytest-dev/pytest src/_pytest/_code/code.py (FormattedExcinfo.fail_marker = 'E', the "

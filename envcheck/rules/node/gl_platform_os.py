@@ -56,7 +56,11 @@ _NOT_LINUX = ("Could not find module", "dlopen(", "Library not loaded")
 @from_log("SIM171")
 def gl_platform_absent_in_log(facts: Facts, line: LogLine) -> Hit | None:
     """The ctypes failure in Windows' or macOS' words; PyOpenGL's own 'Unable to load EGL
-    library' with Linux's dlopen text beside it is another cause (None: ruled out)."""
+    library' with Linux's dlopen text beside it is another cause (None: ruled out); MuJoCo's own
+    refusal of a Linux-only MUJOCO_GL (matrices/signatures/graphics_layers.toml
+    mujoco-gl-linux-only-value) says the same of MuJoCo's backend."""
+    if "environment variable MUJOCO_GL" in line.text:
+        return _mujoco_gl_off_linux(line)
     if not any(word in line.text for word in _NOT_LINUX):
         return None
     library = line.stated.get("gl_library") or "EGL"
@@ -80,5 +84,26 @@ def gl_platform_absent_in_log(facts: Facts, line: LogLine) -> Hit | None:
             ),
             manual(unset),
             manual(f"MuJoCo: {'export' if macos else 'set'} MUJOCO_GL=glfw"),
+        ),
+    )
+
+
+def _mujoco_gl_off_linux(line: LogLine) -> Hit:
+    """MuJoCo's ``invalid value for environment variable MUJOCO_GL: egl``: egl, glx and osmesa
+    are valid only on Linux (google-deepmind/mujoco python/mujoco/__init__.py), so the process
+    runs on Windows or macOS, which the line does not tell apart."""
+    value = line.stated.get("mujoco_gl") or "egl"
+    return Hit(
+        f"MuJoCo refused MUJOCO_GL={value} (line {line.line}): {value} is a Linux backend, and "
+        "this process runs on Windows or macOS",
+        evidence={"line": line.line, "MUJOCO_GL": value},
+        fix=fix(
+            f"Remove MUJOCO_GL={value} (os.environ['MUJOCO_GL'] = '{value}' in the script, or the "
+            "exported variable) so MuJoCo uses its default glfw, or set the OS's own backend: "
+            "MUJOCO_GL=wgl on Windows, MUJOCO_GL=cgl on macOS; headless EGL needs Linux or WSL2",
+            "manual",
+            manual(f"delete os.environ['MUJOCO_GL'] = '{value}' from the script"),
+            manual("Windows: set MUJOCO_GL=  (or set MUJOCO_GL=wgl)"),
+            manual("macOS: unset MUJOCO_GL  (or export MUJOCO_GL=cgl)"),
         ),
     )

@@ -453,6 +453,8 @@ def _shared_library_not_found(facts: Facts, line: LogLine) -> Hit:
     cpm = line.stated.get("cpm_library")
     if soname is None and cpm:  # cpm_kernels' `Library cublasLt is not initialized`
         return cpm_kernels_missing(facts, line, cpm)
+    if soname is None and _PYOPENGL_NO_GL.search(line.text):
+        return _pyopengl_platform_unloaded(line)
     if soname is None:
         found = _SONAME.search(line.text)
         if found is None:
@@ -1565,4 +1567,31 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
             "required_by": needer,
         },
         fix=fix(summary, "manual", *actions),
+    )
+
+
+# PyOpenGL's error checker reading glGetError off a platform that loaded no GL library
+# (mcfletch/pyopengl OpenGL/error.py: _ErrorChecker(_p, _p.GL.glGetError), GL None)
+_PYOPENGL_NO_GL = re.compile(r"'NoneType' object has no attribute 'gl[A-Z][A-Za-z]+'")
+
+
+def _pyopengl_platform_unloaded(line: LogLine) -> Hit:
+    """PyOpenGL's ``'NoneType' object has no attribute 'glGetError'``: the GL library of the
+    platform it was told (PYOPENGL_PLATFORM / MUJOCO_GL, osmesa on a headless node as a rule)
+    did not load. The line does not name the library, so the fix names the ways the threads
+    established: OSMesa from conda-forge (mesalib) or apt (libosmesa6-dev), or EGL instead
+    (https://github.com/NM512/dreamerv3-torch/issues/65)."""
+    return Hit(
+        f"PyOpenGL loaded no GL library for its platform (line {line.line}): with "
+        "MUJOCO_GL=osmesa / PYOPENGL_PLATFORM=osmesa libOSMesa is missing",
+        evidence={"line": line.line, "library": "OSMesa (or the platform's GL library)"},
+        fix=fix(
+            "Install the OSMesa library PyOpenGL opens: conda install -c conda-forge mesalib in a "
+            "conda environment, or apt-get install libgl1-mesa-dev libosmesa6-dev; or render "
+            "through EGL on an NVIDIA GPU instead (MUJOCO_GL=egl PYOPENGL_PLATFORM=egl)",
+            "manual",
+            manual("conda install -c conda-forge mesalib"),
+            manual("sudo apt-get install -y libgl1-mesa-dev libosmesa6-dev"),
+            manual("export MUJOCO_GL=egl PYOPENGL_PLATFORM=egl"),
+        ),
     )
