@@ -82,6 +82,12 @@ LAUNCHER_PREFIXES: tuple[tuple[str, bytes, str], ...] = (
         "moby/buildkit util/progress/progressui (plain mode: '#<step> <seconds> <line>')",
     ),
     (
+        "a Markdown block quote: a log quoted in an issue comment or a mail reply",
+        rb"> ",
+        "CommonMark spec 0.31.2, 5.1 Block quotes: 'a block quote marker consists of 0-3 spaces "
+        "of initial indentation, plus (a) the character > together with a following space'",
+    ),
+    (
         "pytest's report of a failing test's error lines",
         rb"E {3,}",
         "pytest-dev/pytest src/_pytest/_code/code.py (FormattedExcinfo.fail_marker = 'E', the "

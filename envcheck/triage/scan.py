@@ -436,7 +436,7 @@ class Scanner:
         after = _one_line(_unprefixed(around()[1]))
         if after is None:
             return named
-        text, rest = line.rstrip(b"\r"), after.rstrip(b"\r")
+        text, rest = (_unprefixed(line) or line).rstrip(b"\r"), after.rstrip(b"\r")
         if not continues(text.decode("utf-8", "replace"), rest.decode("utf-8", "replace")):
             return named
         whole = text + b" " + rest.strip()
@@ -452,7 +452,9 @@ class Scanner:
         before = _one_line(_unprefixed(around()[0]))
         if before is None or self._identify(before) is not None:
             return named  # nothing above, or a message a signature names on its own
-        text, above = line.rstrip(b"\r"), before.rstrip(b"\r")
+        # the line's own launcher prefix read off as the neighbour's is ('[rank3]:   undefined
+        # symbol: ...' below '[rank3]: ImportError: /x/ext.so:')
+        text, above = (_unprefixed(line) or line).rstrip(b"\r"), before.rstrip(b"\r")
         upper, lower = above.decode("utf-8", "replace"), text.decode("utf-8", "replace")
         if not (moved_down(upper, lower) or split_after_path(upper, lower)):
             return named
