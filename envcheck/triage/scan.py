@@ -30,7 +30,7 @@ from envcheck.triage.hardwrap import (
     rejoined,
     split_after_path,
 )
-from envcheck.triage.patterns import re2_module, required_literals
+from envcheck.triage.patterns import MIN_LITERAL, re2_module, required_literals
 from envcheck.triage.prefixes import strip_prefixes
 
 CHUNK = 4 * 1024 * 1024
@@ -104,6 +104,9 @@ class _Compiled:
     gate: Any  # RE2's compiled alternation, or None
     engine: Literal["re", "re2"]
     literals: tuple[bytes, ...]
+    # each literal's first three bytes -> (the literal, the signatures (indices) of which it
+    # is a required literal)
+    by_start: dict[bytes, tuple[tuple[bytes, tuple[int, ...]], ...]]
 
 
 # the patterns compiled last, by their texts and the engine asked for: a process that triages
@@ -137,18 +140,36 @@ def _compiled(signatures: tuple[Signature, ...], engine: Engine) -> _Compiled:
         except Exception as exc:  # re2.error: a pattern RE2 does not accept
             raise ValueError(f"RE2 rejects a signature pattern: {exc}") from None
     literals: list[bytes] = []
-    for s in signatures:
+    owners: dict[bytes, list[int]] = {}
+    for index, s in enumerate(signatures):
         found_literals = required_literals(s.pattern)
         if found_literals is None:  # validated away for the built-in matrix; overlays may slip
             raise ValueError(f"signature {s.id}: pattern has no literal to prefilter on")
-        literals += [lit.encode() for lit in found_literals]
+        for lit in found_literals:
+            literals.append(lit.encode())
+            owners.setdefault(lit.encode(), []).append(index)
     value = _Compiled(
-        tuple(line_res), gate, "re2" if gate is not None else "re", tuple(dict.fromkeys(literals))
+        tuple(line_res),
+        gate,
+        "re2" if gate is not None else "re",
+        tuple(dict.fromkeys(literals)),
+        _by_start(owners),
     )
     if len(_COMPILED) >= _COMPILED_KEPT:
         _COMPILED.pop(next(iter(_COMPILED)))
     _COMPILED[key] = value
     return value
+
+
+def _by_start(
+    owners: dict[bytes, list[int]],
+) -> dict[bytes, tuple[tuple[bytes, tuple[int, ...]], ...]]:
+    """The literals grouped by their first MIN_LITERAL bytes (each literal has at least as
+    many), with the signatures that require each."""
+    grouped: dict[bytes, list[tuple[bytes, tuple[int, ...]]]] = {}
+    for literal, indices in owners.items():
+        grouped.setdefault(literal[:MIN_LITERAL], []).append((literal, tuple(indices)))
+    return {start: tuple(group) for start, group in grouped.items()}
 
 
 class Scanner:
@@ -161,6 +182,8 @@ class Scanner:
         self._gate = compiled.gate
         self.engine: str = compiled.engine
         self._literals: tuple[bytes, ...] = compiled.literals
+        self._by_start = compiled.by_start
+        self._starts = frozenset(compiled.by_start)
         # lines in another form (HTML-escaped, typographic quotes, JSON, ...: triage/forms.py)
         self._marker_literals: tuple[bytes, ...] = MARKER_LITERALS
         self._seen: dict[bytes, int | None] = {}
@@ -191,9 +214,19 @@ class Scanner:
         cache = self._seen
         if line in cache:  # a log where every line matches mostly repeats a few lines
             return cache[line]
+        # only a signature one of whose required literals the text holds can match it (the
+        # prefilter's rule, patterns.required_literals): those are tried, in file order, not
+        # all ~800 (a log whose every line carries a literal, Ray's ' pid=', is read at the
+        # cost of a few patterns a line)
+        owners: set[int] = set()
+        starts = {line[i : i + MIN_LITERAL] for i in range(len(line) - MIN_LITERAL + 1)}
+        for start in self._starts.intersection(starts):
+            for literal, indices in self._by_start[start]:
+                if literal in line:
+                    owners.update(indices)
         found = None
-        for index, regex in enumerate(self._line_res):
-            if regex.search(line):
+        for index in sorted(owners):
+            if self._line_res[index].search(line):
                 found = index
                 break
         if len(cache) >= _CACHE_LINES:
@@ -436,7 +469,7 @@ class Scanner:
         after = _one_line(_unprefixed(around()[1]))
         if after is None:
             return named
-        text, rest = line.rstrip(b"\r"), after.rstrip(b"\r")
+        text, rest = (_unprefixed(line) or line).rstrip(b"\r"), after.rstrip(b"\r")
         if not continues(text.decode("utf-8", "replace"), rest.decode("utf-8", "replace")):
             return named
         whole = text + b" " + rest.strip()
@@ -452,7 +485,9 @@ class Scanner:
         before = _one_line(_unprefixed(around()[0]))
         if before is None or self._identify(before) is not None:
             return named  # nothing above, or a message a signature names on its own
-        text, above = line.rstrip(b"\r"), before.rstrip(b"\r")
+        # the line's own launcher prefix read off as the neighbour's is ('[rank3]:   undefined
+        # symbol: ...' below '[rank3]: ImportError: /x/ext.so:')
+        text, above = (_unprefixed(line) or line).rstrip(b"\r"), before.rstrip(b"\r")
         upper, lower = above.decode("utf-8", "replace"), text.decode("utf-8", "replace")
         if not (moved_down(upper, lower) or split_after_path(upper, lower)):
             return named

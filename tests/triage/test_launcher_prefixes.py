@@ -30,6 +30,12 @@ RAY_MISMATCH = (
     "    Ray: 1.10.0\n"
     "    Python: 3.7.7\n"
 )
+# https://github.com/ai-dynamo/nixl/issues/1798: the loader's message below its library's path
+NIXL_SPLIT = (
+    "ImportError: /usr/local/lib/python3.12/dist-packages/nixl_ep/"
+    "nixl_ep_cpp.cpython-312-x86_64-linux-gnu.so:\n"
+    "  undefined symbol: _ZN3c104impl3cow23materialize_cow_storageERNS_11StorageImplE\n"
+)
 
 # launcher: its prefix for line i
 PREFIXES: dict[str, Callable[[int], str]] = {
@@ -46,6 +52,7 @@ PREFIXES: dict[str, Callable[[int], str]] = {
     "srun-inside-ray": lambda i: "0: (WorkerDict pid=9) ",
     "compose-logging": lambda i: f"trainer-1  | 2024-05-01 12:00:{i % 60:02d},042 ERROR ",
     "logging-dashes": lambda i: f"2025-03-01 12:00:{i % 60:02d},123 - ERROR - ",
+    "markdown-quote": lambda i: "> ",
 }
 
 
@@ -54,7 +61,9 @@ def _prefixed(text: str, prefix: Callable[[int], str]) -> str:
 
 
 @pytest.mark.parametrize("launcher", sorted(PREFIXES))
-@pytest.mark.parametrize("text", [HF_HUB, RAY_MISMATCH], ids=["import", "ray-versions"])
+@pytest.mark.parametrize(
+    "text", [HF_HUB, RAY_MISMATCH, NIXL_SPLIT], ids=["import", "ray-versions", "split-symbol"]
+)
 def test_failure_behind_a_prefix_is_confirmed_with_its_facts_and_fix(
     tmp_path: Path, cli: Callable[..., CliResult], launcher: str, text: str
 ) -> None:
@@ -109,6 +118,7 @@ def test_rays_repeat_count_is_not_read_as_the_message(
         (b"0: (WorkerDict pid=9) Killed", b"Killed"),
         (b"worker-0 | 2024-05-01 12:00:00,042 ERROR RuntimeError: x", b"RuntimeError: x"),
         (b"2025-03-01 12:00:01,123 - ERROR - Killed", b"Killed"),
+        (b"> > ImportError: x", b"ImportError: x"),
     ],
 )
 def test_each_launchers_prefix_is_read_off(line: bytes, rest: bytes) -> None:
@@ -124,6 +134,7 @@ def test_each_launchers_prefix_is_read_off(line: bytes, rest: bytes) -> None:
         b"nvcc fatal   : Unsupported gpu architecture 'compute_89'",
         b"[W socket.cpp:663] [c10d] The client socket has failed to connect",
         b"(base) $ pip install vllm",
+        b">>> import torch",
         b"| 0  NVIDIA A100-SXM4-80GB  On  | 00000000:07:00.0 Off |",
         b"",
     ],
