@@ -24,10 +24,10 @@ FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ 
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.line_res,self.gate,self.engine,self.literals,)==(other.line_res,other.gate,other.engine,other.literals,)
+   return (self.line_res,self.gate,self.engine,self.literals,self.by_start,)==(other.line_res,other.gate,other.engine,other.literals,other.by_start,)
   return NotImplemented
  return __eq__
-FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.line_res,self.gate,self.engine,self.literals,)==(other.line_res,other.gate,other.engine,other.literals,)\n  return NotImplemented\n return __eq__'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.line_res,self.gate,self.engine,self.literals,self.by_start,)==(other.line_res,other.gate,other.engine,other.literals,other.by_start,)\n  return NotImplemented\n return __eq__'] = __create_fn__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -45,9 +45,9 @@ FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.line,
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.line_res,self.gate,self.engine,self.literals,))
+  return hash((self.line_res,self.gate,self.engine,self.literals,self.by_start,))
  return __hash__
-FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.line_res,self.gate,self.engine,self.literals,))\n return __hash__'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __hash__(self):\n  return hash((self.line_res,self.gate,self.engine,self.literals,self.by_start,))\n return __hash__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -63,9 +63,9 @@ FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__._
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(line_res={self.line_res!r}, gate={self.gate!r}, engine={self.engine!r}, literals={self.literals!r})"
+  return self.__class__.__qualname__ + f"(line_res={self.line_res!r}, gate={self.gate!r}, engine={self.engine!r}, literals={self.literals!r}, by_start={self.by_start!r})"
  return __repr__
-FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(line_res={self.line_res!r}, gate={self.gate!r}, engine={self.engine!r}, literals={self.literals!r})"\n return __repr__'] = __create_fn__
+FUNCTIONS['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(line_res={self.line_res!r}, gate={self.gate!r}, engine={self.engine!r}, literals={self.literals!r}, by_start={self.by_start!r})"\n return __repr__'] = __create_fn__
 
 def __create_fn__():
  def __repr__(self):
@@ -91,14 +91,15 @@ def __create_fn__(_type_line, _type_text, _type_whole, MISSING, _HAS_DEFAULT_FAC
  return __init__
 FUNCTIONS["def __create_fn__(_type_line, _type_text, _type_whole, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_whole, _return_type):\n def __init__(self,line:_type_line,text:_type_text,whole:_type_whole=_dflt_whole)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'line',line)\n  __dataclass_builtins_object__.__setattr__(self,'text',text)\n  __dataclass_builtins_object__.__setattr__(self,'whole',whole)\n return __init__"] = __create_fn__
 
-def __create_fn__(_type_line_res, _type_gate, _type_engine, _type_literals, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
- def __init__(self,line_res:_type_line_res,gate:_type_gate,engine:_type_engine,literals:_type_literals)->_return_type:
+def __create_fn__(_type_line_res, _type_gate, _type_engine, _type_literals, _type_by_start, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
+ def __init__(self,line_res:_type_line_res,gate:_type_gate,engine:_type_engine,literals:_type_literals,by_start:_type_by_start)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'line_res',line_res)
   __dataclass_builtins_object__.__setattr__(self,'gate',gate)
   __dataclass_builtins_object__.__setattr__(self,'engine',engine)
   __dataclass_builtins_object__.__setattr__(self,'literals',literals)
+  __dataclass_builtins_object__.__setattr__(self,'by_start',by_start)
  return __init__
-FUNCTIONS["def __create_fn__(_type_line_res, _type_gate, _type_engine, _type_literals, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,line_res:_type_line_res,gate:_type_gate,engine:_type_engine,literals:_type_literals)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'line_res',line_res)\n  __dataclass_builtins_object__.__setattr__(self,'gate',gate)\n  __dataclass_builtins_object__.__setattr__(self,'engine',engine)\n  __dataclass_builtins_object__.__setattr__(self,'literals',literals)\n return __init__"] = __create_fn__
+FUNCTIONS["def __create_fn__(_type_line_res, _type_gate, _type_engine, _type_literals, _type_by_start, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,line_res:_type_line_res,gate:_type_gate,engine:_type_engine,literals:_type_literals,by_start:_type_by_start)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'line_res',line_res)\n  __dataclass_builtins_object__.__setattr__(self,'gate',gate)\n  __dataclass_builtins_object__.__setattr__(self,'engine',engine)\n  __dataclass_builtins_object__.__setattr__(self,'literals',literals)\n  __dataclass_builtins_object__.__setattr__(self,'by_start',by_start)\n return __init__"] = __create_fn__
 
 def __create_fn__(_type_signature, _type_count, _type_first, _type__last, _type__last_raw, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt__last, _dflt__last_raw, _return_type):
  def __init__(self,signature:_type_signature,count:_type_count,first:_type_first,_last:_type__last=_dflt__last,_last_raw:_type__last_raw=_dflt__last_raw)->_return_type:
@@ -120,11 +121,11 @@ FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,n
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('line_res','gate','engine','literals',):
+  if type(self) is cls or name in ('line_res','gate','engine','literals','by_start',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'line_res\',\'gate\',\'engine\',\'literals\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'line_res\',\'gate\',\'engine\',\'literals\',\'by_start\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -136,10 +137,10 @@ FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,n
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('line_res','gate','engine','literals',):
+  if type(self) is cls or name in ('line_res','gate','engine','literals','by_start',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'line_res\',\'gate\',\'engine\',\'literals\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
+FUNCTIONS['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'line_res\',\'gate\',\'engine\',\'literals\',\'by_start\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__
 
 del __create_fn__

@@ -91,6 +91,8 @@ LAUNCHER_PREFIXES: tuple[tuple[str, bytes, str], ...] = (
         "https://github.com/isaac-sim/IsaacLab/issues/4012 . Without it a Kit line was named "
         "only by the benign omniverse-kit-line, hiding the failure it carries "
         "('[Error] [omni.kit.app._impl] [py stderr]: ModuleNotFoundError: ...')",
+    ),
+    (
         "a Markdown block quote: a log quoted in an issue comment or a mail reply",
         rb"> ",
         "CommonMark spec 0.31.2, 5.1 Block quotes: 'a block quote marker consists of 0-3 spaces "
