@@ -5900,3 +5900,35 @@ EXAMPLES += [
     ("RuntimeError: Failed to dlopen libcudart.so.12", "library-dlopen-failed-by-name"),
     ("RuntimeError: Library cublasLt is not initialized", "cpm-kernels-library-not-initialized"),
 ]
+
+
+# round 20's signatures, each with a line from its battery's or its corpus case's source
+EXAMPLES += [
+    ("sh: 1: cmake: not found", "cmake-missing"),
+    ("worker-1: Host key verification failed.", "launcher-ssh-refused"),
+    (
+        "AttributeError: cannot access submodule 'utils' of module 'mypkg' (most likely due to "
+        "a circular import)",
+        "module-still-initialising",
+    ),
+    (
+        "LINK : fatal error LNK1181: cannot open input file 'cudart.lib'",
+        "msvc-linker-cannot-open-library",
+    ),
+    (
+        "RuntimeError: invalid value for environment variable MUJOCO_GL: egl",
+        "mujoco-gl-linux-only-value",
+    ),
+    ("error: uninstall-no-record-file", "pip-cannot-uninstall-foreign"),
+    ("(Unsupported SM: 0x809)", "tensorrt-unsupported-sm"),
+    ("trtSmToCask: 0 (Unsupported SM.)", "tensorrt-unsupported-sm-bare"),
+    (
+        "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError",
+        "torchrun-rendezvous-timeout",
+    ),
+    # astral-sh/uv#12771 (tests/corpus/uv-12771), the line as uv wraps it
+    (
+        "  ╰─▶ Because the requested Python version (>=3.8) does not satisfy",
+        "uv-python-version-unsatisfied",
+    ),
+]

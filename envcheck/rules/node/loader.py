@@ -1572,7 +1572,7 @@ def libstdcxx_too_old_in_log(facts: Facts, line: LogLine) -> Hit:
 
 # PyOpenGL's error checker reading glGetError off a platform that loaded no GL library
 # (mcfletch/pyopengl OpenGL/error.py: _ErrorChecker(_p, _p.GL.glGetError), GL None)
-_PYOPENGL_NO_GL = re.compile(r"'NoneType' object has no attribute 'gl[A-Z][A-Za-z]+'")
+_PYOPENGL_NO_GL = lazy(r"'NoneType' object has no attribute 'gl[A-Z][A-Za-z]+'")
 
 
 def _pyopengl_platform_unloaded(line: LogLine) -> Hit:
