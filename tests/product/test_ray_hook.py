@@ -32,7 +32,10 @@ def test_runtime_env_refuses_to_replace_another_hook() -> None:
 @pytest.fixture
 def worker_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     for name in ("ENVCHECK_REQUIRE", "ENVCHECK_HOOK", "ENVCHECK_WORKER_CHECKED"):
-        monkeypatch.delenv(name, raising=False)
+        # set first, so that undoing removes what check_worker() sets (delenv of an absent
+        # variable records nothing, and the mark would outlive the test)
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
     monkeypatch.setenv("ENVCHECK_SELECT", "NET101")
     monkeypatch.delenv("GLOO_SOCKET_IFNAME", raising=False)
     return monkeypatch
