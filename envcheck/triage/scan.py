@@ -47,6 +47,11 @@ Neighbours = Callable[[], "tuple[bytes | None, bytes | None]"]
 NAMED_KEPT = 65536
 UNWRAP_LIMIT = 1024 * 1024  # a log up to this size (a paste) is also read with wrapped lines joined
 _STARTS = re.compile(MESSAGE_START.encode())
+# a byte no message text holds (C0 controls but BEL and backspace, which terminals' title and
+# overstrike sequences carry, tab, CR and ESC; DEL): a line with one is binary data, never part
+# of a hard-wrapped message (a core dump's 256-byte "lines" would otherwise each be joined to
+# their neighbours, and the joins read against every literal: 20 s a MiB)
+_BINARY = re.compile(rb"[\x00-\x06\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -393,6 +398,8 @@ class Scanner:
         joined text and none of its lines (``_unwrapped``'s guards). Called after ``scan``,
         for a log of at most UNWRAP_LIMIT bytes."""
         lines = data.split(b"\n")
+        # each line's plain form, read once (a line is in up to nine runs)
+        plain = [_one_line(_unprefixed(p)) for p in lines]
         runs: list[tuple[bytes, list[bytes], int]] = []
         for i in range(len(lines) - 1):
             for size in (4, 3, 2):  # the longer run first: the rest of a cut path
@@ -400,8 +407,7 @@ class Scanner:
                     n in result.named for n in range(i + 1, i + size + 1)
                 ):
                     continue
-                read = [_one_line(_unprefixed(p)) for p in lines[i : i + size]]
-                kept = [p for p in read if p is not None]
+                kept = [p for p in plain[i : i + size] if p is not None]
                 if len(kept) < size:
                     continue
                 for sep in _separators(kept):
@@ -474,7 +480,7 @@ class Scanner:
         reads from the line ('compiled against 7102' / 'but linked against 7605')."""
         index, line, at = named
         after = _one_line(_unprefixed(around()[1]))
-        if after is None:
+        if after is None or _BINARY.search(line):
             return named
         text, rest = (_unprefixed(line) or line).rstrip(b"\r"), after.rstrip(b"\r")
         if not continues(text.decode("utf-8", "replace"), rest.decode("utf-8", "replace")):
@@ -490,7 +496,7 @@ class Scanner:
         path before 'undefined symbol: ...' that names the package. Named at the line above."""
         index, line, at = named
         before = _one_line(_unprefixed(around()[0]))
-        if before is None or self._identify(before) is not None:
+        if before is None or _BINARY.search(line) or self._identify(before) is not None:
             return named  # nothing above, or a message a signature names on its own
         # the line's own launcher prefix read off as the neighbour's is ('[rank3]:   undefined
         # symbol: ...' below '[rank3]: ImportError: /x/ext.so:')
@@ -509,6 +515,8 @@ class Scanner:
         message hard-wrapped by an editor, a mail client or a terminal's width (each line but
         the last full (``hardwrap.full``), none after the first a message of
         its own)."""
+        if _BINARY.search(line):
+            return None  # binary data is no half of a message
         before, after = (_one_line(n) for n in around())
         runs: list[tuple[list[bytes], int]] = []
         if after is not None:
@@ -617,8 +625,10 @@ def _joined(parts: Sequence[bytes], sep: bytes) -> bytes:
 
 
 def _one_line(line: bytes | None) -> bytes | None:
-    """A neighbour in its plain form, when it is one line."""
-    if line is None or not needs_reading(line):
+    """A neighbour in its plain form, when it is one line of text (binary data is none)."""
+    if line is None or _BINARY.search(line):
+        return None
+    if not needs_reading(line):
         return line
     pieces = plain_lines(line[:MAX_MATCHED])
     return pieces[0] if len(pieces) == 1 else None

@@ -189,6 +189,26 @@ def test_wrapped_message_keeps_the_users_line_numbers(
     assert _named(cli, log) == {"no-kernel-image": 3, "cannot-import-name": 5}
 
 
+def test_binary_data_is_not_joined_as_a_wrapped_message(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """A line holding a byte no text holds (a NUL, a C0 control) is binary data, not half of a
+    hard-wrapped message: the same wrap is named as text and not with such a byte in a half
+    (a core dump's lines are not joined to each other)."""
+    wrapped = _wrap(LINES["no-kernel-image"], 35, " ")  # "... no kernel" / "image is ..."
+    assert wrapped.split("\n")[0].endswith(" no kernel")
+    text = tmp_path / "text.log"
+    text.write_text(f"step 1\n{wrapped}\n", encoding="utf-8")
+    assert _named(cli, text)["no-kernel-image"] == 2
+    binary = tmp_path / "binary.log"
+    binary.write_bytes(
+        f"step 1\n{wrapped}\n".replace(" no kernel\n", "\x00\x02 no kernel\n").encode()
+    )
+    result = cli("triage", str(binary), "--json", "--no-probe")
+    assert result.returncode in (0, 1), result.stderr
+    assert "no-kernel-image" not in {m["id"] for m in result.json()["data"]["matches"]}
+
+
 def test_a_wrap_before_each_long_word_is_read_as_one_message(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
