@@ -31,6 +31,14 @@ READY_S = 30.0  # the run reaches the wait it is stopped in (a loaded machine is
 END_S = 30.0  # after the signal: the documented end is at most 2 s of SIGTERM to SIGKILL
 SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
 SLEEPER = '#!/bin/sh\necho $$ >> "{pids}"\nexec sleep 300\n'
+# `python -m envcheck` as a terminal starts it: with SIGINT's default action. A harness started
+# in the background by a shell (`scripts/fuzz.py ... &`) has SIGINT ignored, children inherit
+# that across exec, and envcheck rightly leaves an ignored SIGINT ignored (docs/security.md):
+# `check` would then wait out its probe and `triage` read to its end, as if stopping had failed.
+ENVCHECK = (
+    "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "runpy.run_module('envcheck', run_name='__main__', alter_sys=True)"
+)
 
 
 @st.composite
@@ -110,7 +118,7 @@ def run_case(case: Case, directory: Path) -> tuple[list[str], Outcome]:
     )
     started = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "envcheck", *argv],
+        [sys.executable, "-c", ENVCHECK, *argv],
         cwd=directory,
         env=env,
         stdin=subprocess.PIPE,
