@@ -21,8 +21,9 @@ ALL: dict[str, Any] = {
 }
 
 # a case of these kinds costs several of the others' (a real process and a signal; a probe of
-# this node): they run this many times fewer examples
-COST = {"signals": 8, "binaries-cache": 10, "caches": 2}
+# this node; a loopback index; a matrix overlay validated and loaded): they run this many times
+# fewer examples in `make test` (scripts/fuzz.py runs thousands)
+COST = {"signals": 8, "binaries-cache": 10, "caches": 3, "index": 2, "overlay": 2, "settings": 2}
 
 
 def examples_for(kind: str, examples: int) -> int:
