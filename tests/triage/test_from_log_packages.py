@@ -186,6 +186,71 @@ def test_a_model_type_the_table_does_not_know_gets_an_upgrade(
     assert "pip install --upgrade transformers" in _fix(pkg141)
 
 
+def test_any_model_type_gets_the_release_whose_source_added_it(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """No curated entry for gemma3: the first transformers wheel with transformers.models.gemma3
+    (generated/python_names.toml) is 4.50.0; gemma3_text is transformers' special module name
+    for the same module."""
+    for model_type in ("gemma3", "gemma3_text"):
+        log = log_file(
+            tmp_path,
+            f"ValueError: The checkpoint you are trying to load has model type `{model_type}` "
+            "but Transformers does not recognize this architecture.",
+        )
+        pkg141 = _causes(cli, log)["PKG141"]
+        assert pkg141["verdict"] == "confirmed"
+        assert "pip install 'transformers>=4.50.0'" in _fix(pkg141), model_type
+
+
+def _tokenizer_log(tmp_path: Path, name: str) -> Path:
+    return log_file(
+        tmp_path,
+        '  File "/venv/lib/python3.10/site-packages/transformers/models/auto/'
+        'tokenization_auto.py", line 1153, in from_pretrained',
+        f"ValueError: Tokenizer class {name} does not exist or is not currently imported.",
+    )
+
+
+def test_a_tokenizer_class_a_later_release_added_names_that_release(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """transformers#47553: a checkpoint transformers 5 saved (TokenizersBackend) under v4."""
+    pkg141 = _causes(cli, _tokenizer_log(tmp_path, "TokenizersBackend"))["PKG141"]
+    assert pkg141["verdict"] == "confirmed"
+    assert "pip install 'transformers>=5.0.0'" in _fix(pkg141)
+    qwen2 = _causes(cli, _tokenizer_log(tmp_path, "Qwen2Tokenizer"))["PKG141"]
+    assert "pip install 'transformers>=4.37.0'" in _fix(qwen2)
+
+
+def test_a_tokenizer_class_the_node_has_means_another_environment(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    spec = _spec(tmp_path, '[packages]\ntransformers = "4.40.0"\n')
+    log = _tokenizer_log(tmp_path, "Qwen2Tokenizer")
+    pkg141 = _causes(cli, log, "--spec", str(spec))["PKG141"]
+    assert pkg141["verdict"] == "confirmed"
+    assert "the job ran another environment" in pkg141["findings"][0]["message"]
+
+
+def test_a_misspelled_tokenizer_class_names_the_librarys_spelling(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """transformers#22222: early LLaMA checkpoints name LLaMATokenizer."""
+    pkg141 = _causes(cli, _tokenizer_log(tmp_path, "LLaMATokenizer"))["PKG141"]
+    assert pkg141["verdict"] == "confirmed"
+    assert "LlamaTokenizer" in _fix(pkg141) and "tokenizer_config.json" in _fix(pkg141)
+
+
+def test_a_tokenizer_class_of_the_models_own_code_stays_open(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """Baichuan-13B#190: the model's own tokenizer; trust_remote_code, not an upgrade."""
+    pkg141 = _causes(cli, _tokenizer_log(tmp_path, "BaichuanTokenizer"))["PKG141"]
+    assert pkg141["verdict"] != "confirmed"
+    assert "trust_remote_code" in json.dumps(pkg141)
+
+
 LF_CHECK = (
     "ImportError: transformers>=4.41.2,<=4.48.1 is required for a normal functioning of this "
     "module, but found transformers==4.49.0.\n"

@@ -521,6 +521,11 @@ EXAMPLES += [
         "transformers-unknown-model-type",
     ),
     (
+        "ValueError: Tokenizer class TokenizersBackend does not exist or is not currently "
+        "imported.",
+        "transformers-tokenizer-class-unknown",
+    ),
+    (
         "Exception: flashinfer with minimum required version 0.1.6 is not installed. Please "
         "uninstall the old version and reinstall the latest version by following the "
         "instructions at https://docs.flashinfer.ai/installation.html.",

@@ -102,6 +102,49 @@ def trl_command_in_log(facts: Facts, line: LogLine) -> Hit:
     )
 
 
+# transformers' own mapping of a model type to the module that defines it (models/auto/
+# configuration_auto.py, model_type_to_module_name: SPECIAL_MODEL_TYPE_TO_MODULE_NAME, else
+# the type with "-" read as "_"); the entries of releases 4.20-4.50 together
+_SPECIAL_MODULES = {
+    "aria_text": "aria",
+    "chinese_clip_vision_model": "chinese_clip",
+    "clip_text_model": "clip",
+    "clip_vision_model": "clip",
+    "clipseg_vision_model": "clipseg",
+    "data2vec-audio": "data2vec",
+    "data2vec-text": "data2vec",
+    "data2vec-vision": "data2vec",
+    "donut-swin": "donut",
+    "gemma3_text": "gemma3",
+    "idefics3_vision": "idefics3",
+    "kosmos-2": "kosmos2",
+    "maskformer-swin": "maskformer",
+    "openai-gpt": "openai",
+    "qwen2_audio_encoder": "qwen2_audio",
+    "rt_detr_resnet": "rt_detr",
+    "siglip_vision_model": "siglip",
+    "smolvlm_vision": "smolvlm",
+    "xclip": "x_clip",
+}
+
+
+def first_knowing(facts: Facts, model_type: str) -> Version | None:
+    """The first transformers that knows ``model_type``: the curated ``[[first_release]]``
+    entry, else the first release whose own source has the type's module
+    (``transformers.models.<module>`` in generated/python_names.toml, read from transformers'
+    release wheels), where the module arrived after the oldest release scanned and is still in
+    the newest; None when neither says (an older type, a type of a model's own code)."""
+    first = facts.matrix.first_release("transformers", "model_type", model_type)
+    if first is not None:
+        return first
+    module = f"transformers.models.{_SPECIAL_MODULES.get(model_type, model_type.replace('-', '_'))}"
+    history = facts.matrix.python_module(module)
+    if history is None or history.module != module:
+        return None
+    added = history.added()
+    return added.first if added is not None else None
+
+
 def _dev_of(transformers: Version | None, first: Version, model_type: str) -> None:
     """A development build of the release that added the model type (4.49.0.dev0, from
     source) may or may not have it: undecided."""
@@ -127,22 +170,34 @@ def unknown_model_type(facts: Facts) -> Iterable[Hit]:
     The environment a user lists (`pip list` in one shell) is not always the one the job
     imports; the KeyError names neither.
 
+    ## Which release knows a type
+    A curated `[[first_release]]` entry, else the first release whose own source has the
+    type's module (`transformers.models.gemma3` for `gemma3`, `qwen3_moe` for `qwen3_moe`:
+    transformers' `model_type_to_module_name`), read from transformers' release wheels
+    (generated/python_names.toml): any model type added since 4.20, not a list of a few.
+
     ## Example
     Qwen1.5 fine-tuning fails with `KeyError: 'qwen2'` from a python3.11 env running
     transformers 4.32, while the user lists transformers 4.37.2; Qwen2 needs >= 4.37.0.
 
     ## Fix
-    Install a transformers that knows the model type (4.37.0 or newer for qwen2, 4.49.0 or newer
-    for qwen2_5_vl) in the environment the job runs, and check which interpreter that is.
+    Install a transformers that knows the model type or the tokenizer class (4.37.0 or newer
+    for qwen2, 4.49.0 or newer for qwen2_5_vl, 5.0.0 or newer for a checkpoint transformers 5
+    saved: `TokenizersBackend`) in the environment the job runs, and check which interpreter
+    that is. A class no release has is the model's own code (load it with
+    `trust_remote_code=True`) or a misspelling of the library's (`LLaMATokenizer`); a
+    SentencePiece tokenizer without its backend needs `pip install sentencepiece`.
 
     ## References
     - https://github.com/QwenLM/Qwen3/issues/434
     - https://github.com/hiyouga/LlamaFactory/issues/6784
+    - huggingface/transformers src/transformers/models/auto/configuration_auto.py
+      (`model_type_to_module_name`, `SPECIAL_MODEL_TYPE_TO_MODULE_NAME`)
     """
     model_type = facts.workload().model_type
     if model_type is None:
         raise Skip("the job's model type is not stated", "workload.model_type")
-    first = facts.matrix.first_release("transformers", "model_type", model_type)
+    first = first_knowing(facts, model_type)
     if first is None:
         raise Skip(f"the first transformers that knows {model_type!r} is not in the matrix")
     transformers = facts.version("transformers")
@@ -163,12 +218,15 @@ def unknown_model_type(facts: Facts) -> Iterable[Hit]:
 
 @from_log("PKG141")
 def unknown_model_type_in_log(facts: Facts, line: LogLine) -> Hit | None:
+    tokenizer = re.search(r"Tokenizer class ([A-Za-z0-9_]+) does not exist", line.text)
+    if tokenizer is not None:
+        return _unknown_tokenizer_class(facts, line, tokenizer.group(1))
     stated = line.stated.get("model_type")
     found = re.search(r"has model type `([A-Za-z0-9_-]+)`", line.text)
     model_type = found.group(1) if found else stated
     if not model_type:
         raise NotStated("the log is cut before the model type", "workload.model_type")
-    first = facts.matrix.first_release("transformers", "model_type", model_type)
+    first = first_knowing(facts, model_type)
     want = f"transformers>={first}" if first else "transformers"
     transformers = facts.known_version("transformers")
     if first is not None:
@@ -208,3 +266,83 @@ def unknown_model_type_in_log(facts: Facts, line: LogLine) -> Hit | None:
             pip_install(want, flags=() if first else ("--upgrade",)),
         ),
     )
+
+
+def _unknown_tokenizer_class(facts: Facts, line: LogLine, name: str) -> Hit:
+    """AutoTokenizer could not resolve the class the checkpoint's tokenizer_config.json names
+    (models/auto/tokenization_auto.py: 'Tokenizer class X does not exist or is not currently
+    imported'). By transformers' own releases (generated/python_names.toml): a class a later
+    release added (Qwen2Tokenizer 4.37.0; TokenizersBackend, which transformers 5 writes into
+    every checkpoint it saves, 5.0.0) means that release or newer; a class the library spells
+    otherwise (LLaMATokenizer for LlamaTokenizer) is the checkpoint's misspelling; any other
+    is the model's own code (trust_remote_code) or a tokenizer whose backend is missing
+    (sentencepiece): left open."""
+    # AutoTokenizer asks for the fast class first (name + "Fast"): the earlier of the two that a
+    # release added is the release that loads the checkpoint
+    candidates = (name,) if name.endswith("Fast") else (name, f"{name}Fast")
+    histories = [facts.matrix.python_name("transformers", n) for n in candidates]
+    spans = [s for h in histories if h is not None and (s := h.added()) is not None]
+    added = min(spans, key=lambda s: s.first, default=None)
+    if added is None:
+        spelled = _spelled_otherwise(facts, name)
+        if spelled is not None:
+            return Hit(
+                f"the checkpoint names tokenizer class {name} (line {line.line}), which no "
+                f"transformers release has: the library's class is {spelled}",
+                evidence={"line": line.line, "tokenizer_class": name, "spelled": spelled},
+                fix=fix(
+                    f"Spell the class {spelled} in the checkpoint's tokenizer_config.json "
+                    f"(its tokenizer_class), or load the tokenizer as {spelled}.from_pretrained",
+                    "manual",
+                    manual(f'sed -i \'s/"{name}"/"{spelled}"/\' tokenizer_config.json'),
+                ),
+            )
+        raise NotStated(
+            f"tokenizer class {name} is not one a transformers release added: the model's own "
+            "code (trust_remote_code=True) or a tokenizer whose backend is missing "
+            "(pip install sentencepiece)",
+            "packages.transformers",
+        )
+    first, want = added.first, f"transformers>={added.first}"
+    transformers = facts.known_version("transformers")
+    if transformers is not None and transformers >= first:
+        return Hit(
+            f"transformers could not load tokenizer class {name} (line {line.line}), yet "
+            f"transformers {transformers} here has it (it arrived in {first}): the job ran "
+            "another environment",
+            evidence={
+                "line": line.line,
+                "tokenizer_class": name,
+                "transformers": str(transformers),
+            },
+            fix=fix(
+                f"Run the job with the interpreter that has transformers {transformers}, or "
+                f"install '{want}' in the one it runs",
+                "manual",
+                manual("print transformers.__version__ and __file__ from the job's interpreter"),
+            ),
+        )
+    have = (
+        f"transformers {transformers}" if transformers is not None else "the transformers that ran"
+    )
+    return Hit(
+        f"{have} has no tokenizer class {name} (line {line.line}): it arrived in transformers "
+        f"{first}",
+        evidence={
+            "line": line.line,
+            "tokenizer_class": name,
+            "transformers": str(transformers) if transformers else None,
+            "needs": want,
+        },
+        fix=fix(f"pip install '{want}'", "safe", pip_install(want)),
+    )
+
+
+def _spelled_otherwise(facts: Facts, name: str) -> str | None:
+    """The transformers class ``name`` is another spelling of (letter case only)."""
+    if not facts.matrix.python_names_files:
+        return None
+    library = facts.matrix.python_names().library("transformers")
+    names = library.names.get("transformers", {}) if library is not None else {}
+    wanted = name.lower()
+    return next((n for n in names if n.lower() == wanted and n != name), None)
