@@ -19,16 +19,17 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 # the ratchet (see docs/accuracy.md, "The floor")
-MIN_FAILURE_CASES = 945
+MIN_FAILURE_CASES = 946
 MIN_CLEAN_CASES = 36
-MIN_RECALL = 0.986  # reached: 933/945 = 0.987
-# reached: 818/849 = 0.9635. Lowered from 0.964 by two honest fresh threads of round 20 whose
-# fix no reading can confirm, and by nothing else (every case right before is right still):
-# LMCache#1294's fix is an lmcache downgrade to 0.3.2 that no table knows, and sglang#3226's bare
-# 'Gloo connectFullMesh failed ... no error' leaves its cause open (the interface, the hostname
-# or a peer: only the nodes say), so GLOO_SOCKET_IFNAME is printed as a condition
+MIN_RECALL = 0.986  # reached: 934/946 = 0.987
+# reached: 819/850 = 0.9635 (818/849 before transformers#47553 joined). Lowered from 0.964 by
+# two honest fresh threads of round 20 whose fix no reading can confirm, and by nothing else
+# (every case right before is right still): LMCache#1294's fix is an lmcache downgrade to 0.3.2
+# that no table knows, and sglang#3226's bare 'Gloo connectFullMesh failed ... no error' leaves
+# its cause open (the interface, the hostname or a peer: only the nodes say), so
+# GLOO_SOCKET_IFNAME is printed as a condition
 MIN_FIX_RATE = 0.963
-MIN_PRINTED_RATE = 0.981  # reached: 833/849 = 0.981 (conditional fixes of unchecked causes counted)
+MIN_PRINTED_RATE = 0.981  # reached: 834/850 = 0.981 (conditional fixes of unchecked causes counted)
 MAX_CLEAN_ERROR_FPS = 0
 # cases whose dump envcheck cannot read (exit 2: "format not recognised"); they count as misses
 MAX_NOT_RUN = 0
