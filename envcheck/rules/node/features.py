@@ -13,7 +13,7 @@ from packaging.version import Version
 
 from envcheck.facts.node import Facts
 from envcheck.facts.skip import Skip
-from envcheck.model.finding import Severity
+from envcheck.model.finding import Fix, Severity
 from envcheck.rules.base import Hit, LogLine, NotStated, from_log, rule
 from envcheck.rules.fixes import fix, manual, pip_install
 
@@ -241,19 +241,10 @@ def unknown_model_type_in_log(facts: Facts, line: LogLine) -> Hit | None:
                 "model_type": model_type,
                 "transformers": str(transformers),
             },
-            fix=fix(
-                f"Run the job with the interpreter that has transformers {transformers} (check "
-                f"`python -c 'import transformers; print(transformers.__file__)'`), or install "
-                f"'{want}' in the one it runs",
-                "manual",
-                manual("print transformers.__version__ and __file__ from the job's interpreter"),
-            ),
+            fix=_another_environment(transformers, want),
         )
-    have = (
-        f"transformers {transformers}" if transformers is not None else "the transformers that ran"
-    )
     return Hit(
-        f"{have} does not know model type '{model_type}' (line {line.line}){since}",
+        f"{_ran(transformers)} does not know model type '{model_type}' (line {line.line}){since}",
         evidence={
             "line": line.line,
             "model_type": model_type,
@@ -265,6 +256,24 @@ def unknown_model_type_in_log(facts: Facts, line: LogLine) -> Hit | None:
             "safe",
             pip_install(want, flags=() if first else ("--upgrade",)),
         ),
+    )
+
+
+def _ran(transformers: Version | None) -> str:
+    return (
+        f"transformers {transformers}" if transformers is not None else "the transformers that ran"
+    )
+
+
+def _another_environment(transformers: Version, want: str) -> Fix:
+    """The fix where the node's transformers is new enough yet the job's refused: the job ran
+    another interpreter."""
+    return fix(
+        f"Run the job with the interpreter that has transformers {transformers} (check "
+        f"`python -c 'import transformers; print(transformers.__file__)'`), or install "
+        f"'{want}' in the one it runs",
+        "manual",
+        manual("print transformers.__version__ and __file__ from the job's interpreter"),
     )
 
 
@@ -315,18 +324,10 @@ def _unknown_tokenizer_class(facts: Facts, line: LogLine, name: str) -> Hit:
                 "tokenizer_class": name,
                 "transformers": str(transformers),
             },
-            fix=fix(
-                f"Run the job with the interpreter that has transformers {transformers}, or "
-                f"install '{want}' in the one it runs",
-                "manual",
-                manual("print transformers.__version__ and __file__ from the job's interpreter"),
-            ),
+            fix=_another_environment(transformers, want),
         )
-    have = (
-        f"transformers {transformers}" if transformers is not None else "the transformers that ran"
-    )
     return Hit(
-        f"{have} has no tokenizer class {name} (line {line.line}): it arrived in transformers "
+        f"{_ran(transformers)} has no tokenizer class {name} (line {line.line}): it arrived in transformers "
         f"{first}",
         evidence={
             "line": line.line,
